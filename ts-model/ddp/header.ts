@@ -1,0 +1,70 @@
+import { DdpFlag, TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE } from './constants';
+
+/**
+ * DDP segment headers [RFC 5041 §4.2, §4.3; spec/ddp-rdmap.md §1.2, §1.3]. The RsvdULP octet at
+ * D+1 belongs to the ULP (the RDMAP control octet); this layer carries it as a number.
+ */
+export interface TaggedHeader {
+  readonly tagged: true;
+  readonly last: boolean;
+  readonly dv: number;
+  /** D+1: RDMAP control octet. */
+  readonly rsvdUlp: number;
+  readonly stag: number;
+  readonly to: bigint;
+}
+
+export interface UntaggedHeader {
+  readonly tagged: false;
+  readonly last: boolean;
+  readonly dv: number;
+  readonly rsvdUlp: number;
+  /** D+2..5: RsvdULP[8:39], the Invalidate STag for Send with Invalidate. */
+  readonly rsvdUlp2: number;
+  readonly qn: number;
+  readonly msn: number;
+  readonly mo: number;
+}
+
+export type DdpHeader = TaggedHeader | UntaggedHeader;
+
+export const headerSize = (tagged: boolean): number => (tagged ? TAGGED_HEADER_SIZE : UNTAGGED_HEADER_SIZE);
+
+/** Decodes the header at the start of a ULPDU; null when the ULPDU is shorter than it (check H1). */
+export function decodeDdpHeader(ulpdu: Uint8Array): DdpHeader | null {
+  if (ulpdu.length < 1) return null;
+  const ctrl = ulpdu[0]!;
+  const tagged = (ctrl & DdpFlag.T) !== 0;
+  if (ulpdu.length < headerSize(tagged)) return null;
+  const dv = new DataView(ulpdu.buffer, ulpdu.byteOffset, ulpdu.length);
+  const common = { last: (ctrl & DdpFlag.L) !== 0, dv: ctrl & DdpFlag.DV, rsvdUlp: ulpdu[1]! };
+  if (tagged) return { tagged, ...common, stag: dv.getUint32(2), to: dv.getBigUint64(6) };
+  return { tagged, ...common, rsvdUlp2: dv.getUint32(2), qn: dv.getUint32(6), msn: dv.getUint32(10), mo: dv.getUint32(14) };
+}
+
+/** Writes `h` into `out` at `at` (header only); returns the header size. */
+export function writeDdpHeader(out: Uint8Array, at: number, h: DdpHeader): number {
+  const view = new DataView(out.buffer, out.byteOffset + at, headerSize(h.tagged));
+  view.setUint8(0, (h.tagged ? DdpFlag.T : 0) | (h.last ? DdpFlag.L : 0) | (h.dv & DdpFlag.DV));
+  view.setUint8(1, h.rsvdUlp);
+  if (h.tagged) {
+    view.setUint32(2, h.stag >>> 0);
+    view.setBigUint64(6, BigInt.asUintN(64, h.to));
+    return TAGGED_HEADER_SIZE;
+  }
+  view.setUint32(2, h.rsvdUlp2 >>> 0);
+  view.setUint32(6, h.qn >>> 0);
+  view.setUint32(10, h.msn >>> 0);
+  view.setUint32(14, h.mo >>> 0);
+  return UNTAGGED_HEADER_SIZE;
+}
+
+/** A DDP segment: header followed by `payload` (which may itself start with an RDMAP header). */
+export function encodeDdpSegment(h: DdpHeader, payload: Uint8Array): Uint8Array {
+  const size = headerSize(h.tagged);
+  const out = new Uint8Array(size + payload.length);
+  writeDdpHeader(out, 0, h);
+  out.set(payload, size);
+  return out;
+}
+

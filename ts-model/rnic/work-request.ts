@@ -1,0 +1,43 @@
+/**
+ * Work requests a ULP posts to an endpoint (the verbs of RFC 5040 §5 and RFC 7306 §5, §6). `id`
+ * ties every event the request causes back to it (the scenario's op index).
+ */
+export type WorkRequest =
+  | { readonly kind: 'write'; readonly id: number; readonly stag: number; readonly to: bigint; readonly data: Uint8Array }
+  | {
+      readonly kind: 'read';
+      readonly id: number;
+      /** Data Source: the remote buffer. */
+      readonly stag: number;
+      readonly to: bigint;
+      readonly length: number;
+      /** Data Sink: the local buffer (needs local-write). */
+      readonly localStag: number;
+      readonly localTo: bigint;
+    }
+  | {
+      readonly kind: 'send';
+      readonly id: number;
+      readonly solicited: boolean;
+      /** Send with Invalidate: the remote STag to invalidate. */
+      readonly invalidate: number | null;
+      readonly data: Uint8Array;
+    }
+  | { readonly kind: 'immediate'; readonly id: number; readonly solicited: boolean; readonly data: Uint8Array }
+  | {
+      readonly kind: 'atomic';
+      readonly id: number;
+      readonly aopcode: number;
+      readonly stag: number;
+      readonly to: bigint;
+      readonly addSwapData: bigint;
+      readonly addSwapMask: bigint;
+      readonly compareData: bigint;
+      readonly compareMask: bigint;
+      /** Where the original value is stored locally, if anywhere. */
+      readonly localStag: number | null;
+      readonly localTo: bigint;
+    };
+
+/** The RFC 6581 RTR indication the initiator sends first in peer-to-peer mode. */
+export type RtrKind = 'write' | 'read' | 'send';
