@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ZodError } from 'zod';
 import { formatDemo, runDemo } from './demo';
+import { UsageError, formatRun, loadScenario, runReport, runScenario, schemaText, toJson, writePcap } from './scenario-cli';
 
 /** `rnic`: a thin shell over library functions (which the tests call directly). */
 
@@ -17,6 +18,12 @@ commands:
             --no-markers      no markers in either direction
             --no-crc          CRC-32C off
             --seed N          payload and cut-point seed (default 1)
+  run       run a scenario file on the golden model: events, summary, memory digests
+            --scenario F      the scenario (JSON; see 'rnic schema' and examples/)
+            --json            one JSON object instead of text
+  pcap      run a scenario and write both directions as a pcap Wireshark reads
+            --scenario F -o OUT.pcap
+  schema    print the JSON Schema of scenario files
   help      this text
 
 exit status: 0 on success, 1 when the run found a mismatch, 2 on a usage or configuration error.`;
@@ -27,6 +34,13 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
     switch (command) {
       case 'demo':
         return demo(rest, out);
+      case 'run':
+        return run(rest, out);
+      case 'pcap':
+        return pcap(rest, out);
+      case 'schema':
+        out(schemaText());
+        return 0;
       case undefined:
       case 'help':
       case '--help':
@@ -38,6 +52,10 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         return 2;
     }
   } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`rnic ${command}: ${e.message}\n`);
+      return 2;
+    }
     if (e instanceof ZodError) {
       process.stderr.write(`rnic ${command}: invalid configuration:\n${formatZod(e)}\n`);
       return 2;
@@ -74,6 +92,28 @@ function demo(argv: string[], out: (s: string) => void): number {
   out(values.json ? JSON.stringify(report) : formatDemo(report, !!values.hex));
   const ok = report.received.matched === report.fpdus.length && report.received.errors.length === 0;
   return ok ? 0 : 1;
+}
+
+function scenarioArg(values: { scenario?: string }): string {
+  if (!values.scenario) throw new UsageError('--scenario F is required');
+  return values.scenario;
+}
+
+function run(argv: string[], out: (s: string) => void): number {
+  const { values } = parseArgs({ args: argv, strict: true, options: { scenario: { type: 'string' }, json: { type: 'boolean' } } });
+  const result = runScenario(loadScenario(scenarioArg(values)));
+  out(values.json ? toJson(runReport(result)) : formatRun(result));
+  return 0;
+}
+
+function pcap(argv: string[], out: (s: string) => void): number {
+  const { values } = parseArgs({ args: argv, strict: true, options: { scenario: { type: 'string' }, o: { type: 'string', short: 'o' } } });
+  const file = scenarioArg(values);
+  if (!values.o) throw new UsageError('-o OUT.pcap is required');
+  const result = runScenario(loadScenario(file));
+  const size = writePcap(result, values.o);
+  out(`${values.o}: ${result.segments.length} TCP segments with payload, ${size} octets`);
+  return 0;
 }
 
 /** Decimal or 0x-prefixed; anything else becomes NaN, which the schema rejects by name. */

@@ -64,7 +64,7 @@ interface OrqEntry {
   readonly size: number;
   received: number;
   readonly requestId: number;
-  /** The RFC 6581 RTR Read: not charged against ORD, completed as 'rtr'. */
+  /** The RFC 6581 RTR Read: sent whatever the credits, completed as 'rtr'. */
   readonly rtr: boolean;
 }
 
@@ -184,7 +184,8 @@ export class RdmapEndpoint {
 
   /** Anything to transmit: queued ULPDUs or requests to answer. */
   get hasOutput(): boolean {
-    return !this.txStopped && (this.tx.length > 0 || this.irrq.length > 0);
+    // A stopped endpoint still owes the peer its queued Terminate.
+    return this.tx.length > 0 || (!this.txStopped && this.irrq.length > 0);
   }
 
   /** The ULPDUs to hand to MPA now, in order; answers queued Reads and Atomics first. */
@@ -291,7 +292,8 @@ export class RdmapEndpoint {
   }
 
   private hasCredit(atomic: boolean): boolean {
-    const charged = this.orq.filter((e) => !e.rtr);
+    // The RTR Read is charged too: it takes one of the responder's IRD slots (RFC 6581 §9.1).
+    const charged = this.orq;
     if (this.rnic.options.atomicCredits === 'shared') return charged.length < unlimited(this.cfg.ord);
     const same = charged.filter((e) => (e.kind === 'atomic') === atomic).length;
     return same < (atomic ? this.rnic.options.maxAtomics : unlimited(this.cfg.ord));
