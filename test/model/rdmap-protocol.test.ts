@@ -602,6 +602,20 @@ describe('ORD / IRD (spec/ddp-rdmap.md §7, spec/rdmap-extensions.md §5)', () =
     ]);
   });
 
+  test('a Read RTR takes an IRD slot too: with ORD 1 / IRD 1 pipelined Reads wait for its response', () => {
+    const input = base([0, 1].map((i) => ({ from: 'initiator' as const, op: 'read' as const, stag: 0x100, offset: 8 * i, length: 8, localStag: 0x200 })));
+    const r = run({ ...input, connection: { ...(input.connection as object), rtr: 'read' } });
+    expect(terminatesSent(r)).toEqual([]);
+    const w = wire(r);
+    expect(w.map((u) => `${u.from[0]}${u.opcode}`)).toEqual(['i1', 'r2', 'i1', 'r2', 'i1', 'r2']);
+    expect(Math.max(...outstanding(w))).toBe(1);
+    expect(completions(r, 'initiator').map((e) => [e.kind, e.op, e.status])).toEqual([
+      ['rtr', null, 'success'],
+      ['read', 0, 'success'],
+      ['read', 1, 'success'],
+    ]);
+  });
+
   test('IRD 1 at the responder and an initiator that asks ORD 1: no overflow Terminate', () => {
     const r = run(base([0, 1, 2, 3, 4].map((i) => ({ from: 'initiator' as const, op: 'fetch-add' as const, stag: 0x100, offset: 8 * i, add: 1 }))));
     expect(terminatesSent(r)).toEqual([]);

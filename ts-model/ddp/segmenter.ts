@@ -1,5 +1,6 @@
 import { DDP_VERSION, TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE } from './constants';
 import { writeDdpHeader } from './header';
+import { allocateBytes } from '../util/slab';
 
 /**
  * DDP segmentation at the data source [RFC 5041 §5.2; spec/ddp-rdmap.md §4]: header + payload of
@@ -37,7 +38,7 @@ export function segmentMessage(msg: DdpMessage, mulpdu: number): Uint8Array[] {
   do {
     const n = Math.min(room, total - offset);
     const last = offset + n === total;
-    const seg = new Uint8Array(header + n);
+    const seg = allocateBytes(header + n);
     if (msg.tagged) {
       writeDdpHeader(seg, 0, { tagged: true, last, dv: DDP_VERSION, rsvdUlp: msg.rsvdUlp, stag: msg.stag, to: BigInt.asUintN(64, msg.to + BigInt(offset)) });
     } else {

@@ -172,7 +172,10 @@ export class IwarpLink {
           }
         }
       }
-      for (const e of this.events.slice(mark)) if (e.type === 'placement' && e.side === peer.side) placements.push(e);
+      for (let k = mark; k < this.events.length; k++) {
+        const e = this.events[k]!;
+        if (e.type === 'placement' && e.side === peer.side) placements.push(e);
+      }
       this.events.splice(mark, 0, {
         type: 'fpdu-sent',
         side,

@@ -382,6 +382,8 @@ export class RdmapEndpoint {
 
   /** MPA stopped the stream with an LLP error (spec/mpa.md §6): Terminate 0x2/0x0/code, no headers. */
   llpError(code: number, reason: string): void {
+    // An FPDU that failed MPA's checks has still arrived: MPA fencing is open (spec/mpa.md §7.4).
+    this.received++;
     if (this.rxStopped) return;
     if (code === LlpError.TCP_CLOSED.code) {
       // The connection is gone: a local report only, nothing can be sent.
@@ -395,32 +397,31 @@ export class RdmapEndpoint {
 
   private receiveTagged(seg: CheckedSegment, h: TaggedHeader, op: number | null): void {
     const len = seg.payload.length;
-    const fail = (e: ErrorCode, why: string) => this.fail(e, why, seg.ulpdu, seg.opcode, op);
     // H8: a continuation segment continues the open tagged message.
     const open = this.openTagged;
     if (open) {
-      if (seg.opcode !== open.opcode) return fail(RdmapError.UNEXPECTED_OPCODE, `opcode 0x${seg.opcode.toString(16)} inside an open tagged message of opcode 0x${open.opcode.toString(16)}`);
-      if (h.stag !== open.stag) return fail(DdpError.INVALID_STAG, `continuation STag 0x${h.stag.toString(16)} differs from 0x${open.stag.toString(16)}`);
-      if (h.to !== open.nextTo) return fail(DdpError.BASE_BOUNDS, `continuation TO ${h.to} is not ${open.nextTo}`);
+      if (seg.opcode !== open.opcode) return this.reject(seg, op, RdmapError.UNEXPECTED_OPCODE, `opcode 0x${seg.opcode.toString(16)} inside an open tagged message of opcode 0x${open.opcode.toString(16)}`);
+      if (h.stag !== open.stag) return this.reject(seg, op, DdpError.INVALID_STAG, `continuation STag 0x${h.stag.toString(16)} differs from 0x${open.stag.toString(16)}`);
+      if (h.to !== open.nextTo) return this.reject(seg, op, DdpError.BASE_BOUNDS, `continuation TO ${h.to} is not ${open.nextTo}`);
     }
     // T1–T5, skipped for zero-length segments: STag and TO MUST NOT be checked [RFC 5041 §5.2].
     let address = 0n;
     if (len > 0) {
       const right = seg.opcode === Opcode.WRITE ? 'remote-write' : 'local-write';
       const c = this.rnic.stags.check(h.stag, h.to, len, this.cfg.pd, right);
-      if (!c.ok) return fail(ddpTaggedError(c.fault), `${c.fault} for STag 0x${h.stag.toString(16)} TO ${h.to} length ${len}`);
+      if (!c.ok) return this.reject(seg, op, ddpTaggedError(c.fault), `${c.fault} for STag 0x${h.stag.toString(16)} TO ${h.to} length ${len}`);
       address = c.address;
     }
     let read: OrqEntry | null = null;
     if (seg.opcode === Opcode.READ_RESPONSE) {
       // T6: an RDMA Read is outstanding (at the head of the ORQ: responses come in request order).
       read = this.orq[0] ?? null;
-      if (!read || read.kind !== 'read') return fail(DdpError.LOCAL_CATASTROPHIC, 'Read Response with no outstanding Read');
+      if (!read || read.kind !== 'read') return this.reject(seg, op, DdpError.LOCAL_CATASTROPHIC, 'Read Response with no outstanding Read');
       // T7: the response matches its Read Request.
-      if (len > 0 && h.stag !== read.sinkStag) return fail(DdpError.INVALID_STAG, `Read Response STag 0x${h.stag.toString(16)} is not the Sink STag`);
-      if (len > 0 && h.to !== read.sinkTo + BigInt(read.received)) return fail(DdpError.BASE_BOUNDS, `Read Response TO ${h.to} does not continue the Sink TO`);
+      if (len > 0 && h.stag !== read.sinkStag) return this.reject(seg, op, DdpError.INVALID_STAG, `Read Response STag 0x${h.stag.toString(16)} is not the Sink STag`);
+      if (len > 0 && h.to !== read.sinkTo + BigInt(read.received)) return this.reject(seg, op, DdpError.BASE_BOUNDS, `Read Response TO ${h.to} does not continue the Sink TO`);
       const total = read.received + len;
-      if (total > read.size || (h.last && total !== read.size)) return fail(DdpError.BASE_BOUNDS, `Read Response of ${total} octets for a Read of ${read.size}`);
+      if (total > read.size || (h.last && total !== read.size)) return this.reject(seg, op, DdpError.BASE_BOUNDS, `Read Response of ${total} octets for a Read of ${read.size}`);
     }
     if (len > 0) {
       this.rnic.memory.write(address, seg.payload);
@@ -452,41 +453,40 @@ export class RdmapEndpoint {
 
   private receiveUntagged(seg: CheckedSegment, h: UntaggedHeader, op: number | null): void {
     const opcode = seg.opcode;
-    const fail = (e: ErrorCode, why: string) => this.fail(e, why, seg.ulpdu, opcode, op);
     // U1: the QN this opcode travels on.
     const qn = queueOf(opcode);
-    if (h.qn !== qn) return fail(DdpError.INVALID_QN, `QN ${h.qn} for opcode 0x${opcode.toString(16)} (expected ${qn})`);
+    if (h.qn !== qn) return this.reject(seg, op, DdpError.INVALID_QN, `QN ${h.qn} for opcode 0x${opcode.toString(16)} (expected ${qn})`);
     const open = this.openUntagged.get(qn);
     let buffer: RecvBuffer | null = null;
     if (open) {
       // H8 for untagged: same opcode, MSN and the next MO (U2 and U4 codes).
-      if (opcode !== open.opcode) return fail(RdmapError.UNEXPECTED_OPCODE, `opcode 0x${opcode.toString(16)} inside an open message of opcode 0x${open.opcode.toString(16)}`);
-      if (h.msn !== open.msn) return fail(DdpError.MSN_RANGE, `MSN ${h.msn} while message ${open.msn} is open on QN ${qn}`);
-      if (h.mo !== open.placed) return fail(DdpError.INVALID_MO, `MO ${h.mo}, expected ${open.placed}`);
+      if (opcode !== open.opcode) return this.reject(seg, op, RdmapError.UNEXPECTED_OPCODE, `opcode 0x${opcode.toString(16)} inside an open message of opcode 0x${open.opcode.toString(16)}`);
+      if (h.msn !== open.msn) return this.reject(seg, op, DdpError.MSN_RANGE, `MSN ${h.msn} while message ${open.msn} is open on QN ${qn}`);
+      if (h.mo !== open.placed) return this.reject(seg, op, DdpError.INVALID_MO, `MO ${h.mo}, expected ${open.placed}`);
       buffer = open.buffer;
     } else {
       // U2: the expected MSN (an in-order receiver).
-      if (h.msn !== this.rxMsn[qn]) return fail(DdpError.MSN_RANGE, `MSN ${h.msn} on QN ${qn}, expected ${this.rxMsn[qn]}`);
+      if (h.msn !== this.rxMsn[qn]) return this.reject(seg, op, DdpError.MSN_RANGE, `MSN ${h.msn} on QN ${qn}, expected ${this.rxMsn[qn]}`);
       // U3: a buffer for (QN, MSN).
       if (qn === Qn.SEND) {
-        if (!this.receives.length) return fail(DdpError.NO_BUFFER, `no receive buffer posted for MSN ${h.msn}`);
+        if (!this.receives.length) return this.reject(seg, op, DdpError.NO_BUFFER, `no receive buffer posted for MSN ${h.msn}`);
       } else if (qn === Qn.ATOMIC_RESPONSE && !this.orq.some((e) => e.kind === 'atomic')) {
-        return fail(DdpError.NO_BUFFER, 'Atomic Response with no outstanding Atomic Request');
+        return this.reject(seg, op, DdpError.NO_BUFFER, 'Atomic Response with no outstanding Atomic Request');
       }
       // U4: a new message starts at MO 0.
-      if (h.mo !== 0) return fail(DdpError.INVALID_MO, `MO ${h.mo} on the first segment of message ${h.msn}`);
+      if (h.mo !== 0) return this.reject(seg, op, DdpError.INVALID_MO, `MO ${h.mo} on the first segment of message ${h.msn}`);
       if (qn === Qn.SEND) buffer = this.receives[0]!;
     }
     // Messages with a fixed RDMAP part are one segment (spec/rdmap-extensions.md §1, project).
     if (!h.last && !isSendOpcode(opcode)) {
-      return fail(DdpError.TOO_LONG, `opcode 0x${opcode.toString(16)} continues past its fixed size (L = 0)`);
+      return this.reject(seg, op, DdpError.TOO_LONG, `opcode 0x${opcode.toString(16)} continues past its fixed size (L = 0)`);
     }
     const len = seg.payload.length;
     const isImmediate = opcode === Opcode.IMMEDIATE || opcode === Opcode.IMMEDIATE_SE;
     const places = isSendOpcode(opcode) || (isImmediate && this.rnic.options.immDataPlacement === 'buffer');
     // U5: the message fits its buffer.
     if (places && buffer && h.mo + len > buffer.length) {
-      return fail(DdpError.TOO_LONG, `${h.mo + len} octets for a receive buffer of ${buffer.length}`);
+      return this.reject(seg, op, DdpError.TOO_LONG, `${h.mo + len} octets for a receive buffer of ${buffer.length}`);
     }
     if (!open && qn === Qn.SEND) this.receives.shift();
     if (places && buffer && len > 0) {
@@ -506,7 +506,6 @@ export class RdmapEndpoint {
   /** RDMAP processing of a complete untagged message [RFC 5040 §5.5, §7.2; RFC 7306 §5, §6, §8]. */
   private deliver(seg: CheckedSegment, h: UntaggedHeader, length: number, op: number | null): void {
     const opcode = seg.opcode;
-    const fail = (e: ErrorCode, why: string) => this.fail(e, why, seg.ulpdu, opcode, op);
     const body = seg.payload;
     switch (opcode) {
       case Opcode.SEND:
@@ -519,7 +518,7 @@ export class RdmapEndpoint {
           const r = this.rnic.stags.invalidate(h.rsvdUlp2, this.cfg.pd);
           if (!r.ok) {
             const e = r.fault === 'not-invalidatable' ? RdmapError.OPERATION_CANNOT_INVALIDATE : RdmapError.PROTECTION_CANNOT_INVALIDATE;
-            return fail(e, `cannot invalidate STag 0x${h.rsvdUlp2.toString(16)}: ${r.fault}`);
+            return this.reject(seg, op, e, `cannot invalidate STag 0x${h.rsvdUlp2.toString(16)}: ${r.fault}`);
           }
           invalidatedStag = h.rsvdUlp2;
         }
@@ -554,22 +553,22 @@ export class RdmapEndpoint {
         // Zero-length Read: Source STag and TO are not validated (spec/ddp-rdmap.md §5.4).
         if (req.size > 0) {
           const c = this.rnic.stags.check(req.srcStag, req.srcTo, req.size, this.cfg.pd, 'remote-read');
-          if (!c.ok) return fail(rdmapProtectionError(c.fault), `Read Request source: ${c.fault} for STag 0x${req.srcStag.toString(16)}`);
+          if (!c.ok) return this.reject(seg, op, rdmapProtectionError(c.fault), `Read Request source: ${c.fault} for STag 0x${req.srcStag.toString(16)}`);
           address = c.address;
         }
-        if (!this.irrqHasRoom(false)) return fail(RdmapError.STREAM_CATASTROPHIC, `Read Request beyond IRD ${this.cfg.ird}`);
+        if (!this.irrqHasRoom(false)) return this.reject(seg, op, RdmapError.STREAM_CATASTROPHIC, `Read Request beyond IRD ${this.cfg.ird}`);
         this.irrq.push({ kind: 'read', req, address, op });
         return;
       }
       case Opcode.ATOMIC_REQUEST: {
         const req = decodeAtomicRequest(body);
         // A3–A9 (spec/rdmap-extensions.md §7).
-        if (!this.irrqHasRoom(true)) return fail(RdmapError.STREAM_CATASTROPHIC, `Atomic Request beyond IRD ${this.cfg.ird}`);
+        if (!this.irrqHasRoom(true)) return this.reject(seg, op, RdmapError.STREAM_CATASTROPHIC, `Atomic Request beyond IRD ${this.cfg.ird}`);
         const known = req.aopcode === AOpCode.FETCH_ADD || req.aopcode === AOpCode.CMP_SWAP || (req.aopcode === AOpCode.SWAP_DRAFT00 && this.rnic.options.draft00Swap);
-        if (!known) return fail(RdmapError.UNEXPECTED_OPCODE, `AOpCode 0x${req.aopcode.toString(16)}`);
+        if (!known) return this.reject(seg, op, RdmapError.UNEXPECTED_OPCODE, `AOpCode 0x${req.aopcode.toString(16)}`);
         const c = this.rnic.stags.check(req.stag, req.to, 8, this.cfg.pd, 'remote-atomic');
-        if (!c.ok) return fail(rdmapProtectionError(c.fault), `Atomic target: ${c.fault} for STag 0x${req.stag.toString(16)}`);
-        if (!isAligned64(c.address)) return fail(RdmapError.STREAM_CATASTROPHIC, `Atomic target address 0x${c.address.toString(16)} is not 64-bit aligned`);
+        if (!c.ok) return this.reject(seg, op, rdmapProtectionError(c.fault), `Atomic target: ${c.fault} for STag 0x${req.stag.toString(16)}`);
+        if (!isAligned64(c.address)) return this.reject(seg, op, RdmapError.STREAM_CATASTROPHIC, `Atomic target address 0x${c.address.toString(16)} is not 64-bit aligned`);
         this.irrq.push({ kind: 'atomic', req, address: c.address, op });
         return;
       }
@@ -577,7 +576,7 @@ export class RdmapEndpoint {
         const resp = decodeAtomicResponse(body);
         const head = this.orq[0];
         if (!head || head.kind !== 'atomic' || head.requestId !== resp.requestId) {
-          return fail(RdmapError.STREAM_CATASTROPHIC, `Atomic Response for request ${resp.requestId} does not match the oldest outstanding request`);
+          return this.reject(seg, op, RdmapError.STREAM_CATASTROPHIC, `Atomic Response for request ${resp.requestId} does not match the oldest outstanding request`);
         }
         this.orq.shift();
         const wr = head.wr;
@@ -603,6 +602,11 @@ export class RdmapEndpoint {
         return;
       }
     }
+  }
+
+  /** An error found in a received segment (no closure per segment: this is the hot path). */
+  private reject(seg: CheckedSegment, op: number | null, error: ErrorCode, reason: string): void {
+    this.fail(error, reason, seg.ulpdu, seg.opcode, op);
   }
 
   private irrqHasRoom(atomic: boolean): boolean {

@@ -57,14 +57,11 @@ function untaggedShape(opcode: number): { readonly fixed: number; readonly dataA
  * Header checks H1–H7 on every segment, in the project's order (spec/ddp-rdmap.md §5.1); H8
  * (continuation) needs the stream's state and runs in the endpoint.
  */
+function fail(error: ErrorCode, reason: string, header: DdpHeader | null = null, opcode: number | null = null): HeaderCheck {
+  return { ok: false, error, reason, header, opcode };
+}
+
 export function checkHeader(ulpdu: Uint8Array, options: RdmapOptions): HeaderCheck {
-  const fail = (error: ErrorCode, reason: string, header: DdpHeader | null = null, opcode: number | null = null): HeaderCheck => ({
-    ok: false,
-    error,
-    reason,
-    header,
-    opcode,
-  });
   // H1: a whole DDP header (its size comes from the T bit).
   const header = decodeDdpHeader(ulpdu);
   if (!header) return fail(LlpError.MARKER, `ULPDU_Length ${ulpdu.length} is shorter than the DDP header`);
