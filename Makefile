@@ -1,5 +1,5 @@
 # The front door. Every target sets the project up first (idempotent, seconds when done).
-#   make        / make run   the main job: the golden-model demo
+#   make        / make run   the main job: the demo scenario on the golden model, and its pcap
 #   make test               type-check and run every test
 #   make bench              model benchmarks (numbers for the README)
 SHELL := /bin/bash
@@ -10,7 +10,10 @@ setup:
 	@bash scripts/setup.sh
 
 run: setup
-	node bin/rnic.mjs demo
+	node bin/rnic.mjs run --scenario examples/demo.json
+	@mkdir -p out
+	node bin/rnic.mjs pcap --scenario examples/demo.json -o out/demo.pcap
+	@echo "out/demo.pcap: both directions as Ethernet/IPv4/TCP; open it in Wireshark"
 
 typecheck: setup
 	npx --no-install tsc --noEmit
@@ -22,4 +25,4 @@ bench: setup
 	npx --no-install tsx bench/run.ts
 
 clean:
-	rm -rf .cache
+	rm -rf .cache out

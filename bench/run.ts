@@ -4,17 +4,26 @@
  * Peers run in the same process and the same run, so the ratios hold on any machine; the
  * absolute MB/s move with the machine.
  */
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { crc32c as awsCrc32c } from '@aws-crypto/crc32c';
 import { crc32c } from '../ts-model/crc32c';
+import { IwarpLink } from '../ts-model/link/iwarp-link';
 import { MpaDeframer, MpaFramer, mulpdu } from '../ts-model/mpa';
+import { Rnic } from '../ts-model/rnic/rnic';
 
-const { values } = parseArgs({ options: { json: { type: 'boolean' }, seconds: { type: 'string', default: '1.5' } } });
+const GROUPS = ['e2e', 'crc', 'mpa'] as const;
+const { values } = parseArgs({
+  options: { json: { type: 'boolean' }, seconds: { type: 'string', default: '1.5' }, group: { type: 'string' } },
+});
 const budget = Number(values.seconds);
 const fastCrc32c = createRequire(import.meta.url)('fast-crc32c') as { calculate(b: Buffer, init?: number): number; impl?: unknown };
 
 const ROUNDS = 5;
+/** Enough calls to get the JIT to its final tier, fewer for big calls. */
+const warmup = (bytes: number): number => Math.max(20, Math.min(3000, Math.floor(64e6 / bytes)));
 
 /**
  * MB/s of each contender (each call handles `bytes`), median of ROUNDS time-boxed rounds. The
@@ -23,7 +32,7 @@ const ROUNDS = 5;
  */
 function rates(bytes: number, contenders: Record<string, () => unknown>): Record<string, number> {
   const names = Object.keys(contenders);
-  for (const name of names) for (let i = 0; i < 3000; i++) contenders[name]!(); // warm up the JIT
+  for (const name of names) for (let i = 0; i < warmup(bytes); i++) contenders[name]!(); // warm up the JIT
   const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
   const slice = (budget * 1000) / ROUNDS / names.length;
   for (let r = 0; r < ROUNDS; r++) {
@@ -56,7 +65,38 @@ const figures: Figure[] = [];
 const data = new Uint8Array(65536);
 for (let i = 0; i < data.length; i++) data[i] = (i * 2654435761) >>> 24;
 
-for (const size of [4096, 65536]) {
+const want = (g: (typeof GROUPS)[number]) => values.group === g;
+
+// End to end: 4 KiB RDMA Writes through the whole model (segment, frame with markers and CRC,
+// deframe, check, place) between two endpoints, at a standard and a jumbo EMSS.
+for (const emss of want('e2e') ? [1460, 9000] : []) {
+  const rnics = { initiator: new Rnic('initiator'), responder: new Rnic('responder') };
+  rnics.responder.stags.register({ stag: 0x100, length: 1n << 20n, base: 0x100000n, access: ['remote-write'] });
+  const link = new IwarpLink({
+    mpa: { initiatorIsn: 1, responderIsn: 2, initiator: { markers: true, crc: true }, responder: { markers: true, crc: true } },
+    emss,
+    width: 8,
+    rnics,
+  });
+  link.run(); // MPA start-up and the RTR
+  link.events.length = 0;
+  const ep = link.endpoint('initiator');
+  const payload = data.subarray(0, 4096);
+  const BATCH = 64;
+  let id = 0;
+  const value = rates(4096 * BATCH, {
+    writes: () => {
+      for (let k = 0; k < BATCH; k++) ep.post({ kind: 'write', id: id++, stag: 0x100, to: BigInt(k * 4096), data: payload });
+      link.run();
+      if (link.events.length !== BATCH * (2 * Math.ceil(4096 / (mulpdu(emss, true) - 14)) + 1)) throw new Error('unexpected events');
+      link.events.length = 0;
+      link.segments.length = 0;
+    },
+  }).writes!;
+  figures.push({ figure: `model end to end, 4 KiB RDMA Writes, markers+CRC, EMSS ${emss}`, unit: 'MB/s', value });
+}
+
+for (const size of want('crc') ? [4096, 65536] : []) {
   const buf = data.subarray(0, size);
   const nodeBuf = Buffer.from(buf.buffer, buf.byteOffset, size);
   if (crc32c(buf) !== awsCrc32c(buf) || crc32c(buf) !== fastCrc32c.calculate(nodeBuf) >>> 0) throw new Error('CRC peers disagree');
@@ -71,7 +111,7 @@ for (const size of [4096, 65536]) {
 }
 
 // Frame + deframe 4 KiB ULPDUs with markers and CRC on (EMSS 9000 so 4 KiB fits one FPDU).
-{
+if (want('mpa')) {
   const size = 4096;
   if (mulpdu(9000, true) < size) throw new Error('4 KiB does not fit EMSS 9000');
   const ulpdu = data.subarray(0, size);
@@ -87,8 +127,18 @@ for (const size of [4096, 65536]) {
   figures.push({ figure: 'MPA frame + deframe, 4 KiB ULPDUs, markers and CRC on', unit: 'MB/s', value });
 }
 
-if (values.json) {
-  for (const f of figures) console.log(JSON.stringify(roundAll(f)));
+if (values.group === undefined) {
+  // Each group runs in a process of its own: JIT state left by one figure skews the next.
+  for (const g of GROUPS) {
+    const args = [...process.execArgv, fileURLToPath(import.meta.url), '--group', g, '--json', '--seconds', String(budget)];
+    const child = spawnSync(process.execPath, args, { encoding: 'utf8' });
+    if (child.status !== 0) throw new Error(`bench group ${g} failed:\n${child.stderr}`);
+    for (const line of child.stdout.trim().split('\n')) figures.push(JSON.parse(line) as Figure);
+  }
+}
+
+if (values.json || values.group !== undefined) {
+  for (const f of figures) console.log(JSON.stringify(values.group === undefined ? f : roundAll(f)));
 } else {
   console.log(`node ${process.version}, ${budget} s per figure\n`);
   for (const f of figures) {

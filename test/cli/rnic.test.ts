@@ -1,7 +1,12 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { runDemo } from '../../cli/demo';
+import { runScenario } from '../../ts-model/scenario/run';
+import { CONNECTION_FAULTS, OP_FAULTS, OpSchema, parseScenario } from '../../ts-model/scenario/schema';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const rnic = (...args: string[]) => spawnSync('node', ['bin/rnic.mjs', ...args], { cwd: ROOT, encoding: 'utf8' });
@@ -45,5 +50,87 @@ describe('rnic demo (the main job)', () => {
     expect(rnic('frobnicate').status).toBe(2);
     expect(rnic('demo', '--bogus').status).toBe(2);
     expect(rnic('--help').stdout).toMatch(/usage: rnic/);
+  });
+});
+
+describe('rnic run / pcap / schema', () => {
+  const tmp = () => mkdtempSync(join(tmpdir(), 'rnic-cli-'));
+
+  test('run prints the events and summary of a scenario as JSON', () => {
+    const p = rnic('run', '--scenario', 'examples/demo.json', '--json');
+    expect(p.status, p.stderr).toBe(0);
+    const r = JSON.parse(p.stdout);
+    expect(r.connection.status).toBe('established');
+    expect(r.summary.terminates).toEqual([]);
+    expect(r.summary.fpdus).toBeGreaterThan(20);
+    expect(r.memory.length).toBe(6);
+    expect(r.events.some((e: { type: string }) => e.type === 'placement')).toBe(true);
+  });
+
+  test('a scenario with a bad field exits 2 and names the field', () => {
+    const dir = tmp();
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ ops: [{ from: 'initiator', op: 'write', stag: 'zz', length: 4 }] }));
+    const p = rnic('run', '--scenario', file);
+    expect(p.status).toBe(2);
+    expect(p.stderr).toMatch(/ops\.0\.stag/);
+    rmSync(dir, { recursive: true });
+  });
+
+  test('a missing file, bad JSON or a missing option exit 2 with a clear message', () => {
+    const dir = tmp();
+    const file = join(dir, 'broken.json');
+    writeFileSync(file, '{ "seed": ');
+    expect(rnic('run', '--scenario', join(dir, 'nope.json')).stderr).toMatch(/cannot read scenario/);
+    expect(rnic('run', '--scenario', file).stderr).toMatch(/not valid JSON/);
+    expect(rnic('run').stderr).toMatch(/--scenario F is required/);
+    expect(rnic('pcap', '--scenario', 'examples/demo.json').stderr).toMatch(/-o OUT.pcap is required/);
+    rmSync(dir, { recursive: true });
+  });
+
+  test('pcap writes a libpcap file of both directions', () => {
+    const dir = tmp();
+    const out = join(dir, 'demo.pcap');
+    const p = rnic('pcap', '--scenario', 'examples/demo.json', '-o', out);
+    expect(p.status, p.stderr).toBe(0);
+    const bytes = readFileSync(out);
+    expect(bytes.readUInt32LE(0)).toBe(0xa1b2c3d4);
+    expect(bytes.readUInt32LE(20)).toBe(1); // LINKTYPE_ETHERNET
+    rmSync(dir, { recursive: true });
+  });
+
+  test('schema prints the JSON Schema of scenario files', () => {
+    const p = rnic('schema');
+    expect(p.status).toBe(0);
+    const schema = JSON.parse(p.stdout);
+    expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['seed', 'connection', 'regions', 'receives', 'ops', 'faults']));
+  });
+});
+
+describe('examples/', () => {
+  const files = [
+    ...readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.json')).map((f) => `examples/${f}`),
+    ...readdirSync(join(ROOT, 'examples/faults')).map((f) => `examples/faults/${f}`),
+  ];
+  const scenarios = files.map((f) => parseScenario(JSON.parse(readFileSync(join(ROOT, f), 'utf8'))));
+
+  test('together they use every op and every fault kind', () => {
+    const ops = new Set(scenarios.flatMap((s) => s.ops.map((o) => o.op)));
+    const kinds = new Set(scenarios.flatMap((s) => s.faults.map((f) => f.kind)));
+    expect([...ops].sort()).toEqual(OpSchema.options.flatMap((o) => ('options' in o.shape.op ? o.shape.op.options : [o.shape.op.value])).filter((o) => o !== 'abort').sort());
+    expect([...kinds].sort()).toEqual([...Object.keys(OP_FAULTS), ...Object.keys(CONNECTION_FAULTS)].sort());
+  });
+
+  test.each(files.filter((f) => !f.includes('/faults/')))('%s runs without an error', (f) => {
+    const r = runScenario(scenarios[files.indexOf(f)]!);
+    expect(r.summary.terminates).toEqual([]);
+    expect(r.summary.flushed).toBe(0);
+  });
+
+  test.each(files.filter((f) => f.includes('/faults/')))('%s stops the stream with one error', (f) => {
+    const r = runScenario(scenarios[files.indexOf(f)]!);
+    const errors = r.events.filter((e) => e.type === 'terminate-sent' || (e.type === 'closed' && e.error));
+    expect(errors.length).toBeGreaterThanOrEqual(1);
+    expect(r.events.filter((e) => e.type === 'terminate-sent').length).toBeLessThanOrEqual(1);
   });
 });

@@ -44,6 +44,14 @@ export function crcWireOctets(c: number): Uint8Array {
   return Uint8Array.of(c & 0xff, (c >>> 8) & 0xff, (c >>> 16) & 0xff, c >>> 24);
 }
 
+/** Writes the CRC field in wire order (least-significant octet first) at `at`. */
+export function writeCrcField(buf: Uint8Array, at: number, c: number): void {
+  buf[at] = c & 0xff;
+  buf[at + 1] = (c >>> 8) & 0xff;
+  buf[at + 2] = (c >>> 16) & 0xff;
+  buf[at + 3] = c >>> 24;
+}
+
 /** Reads a CRC field in wire order (the inverse of `crcWireOctets`). */
 export function readCrcField(buf: Uint8Array, at: number): number {
   return (buf[at]! | (buf[at + 1]! << 8) | (buf[at + 2]! << 16) | (buf[at + 3]! << 24)) >>> 0;

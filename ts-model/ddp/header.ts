@@ -28,6 +28,9 @@ export interface UntaggedHeader {
 
 export type DdpHeader = TaggedHeader | UntaggedHeader;
 
+/** Big-endian 32-bit field (every DDP field is big-endian, RFC 5041 §4). */
+const be32 = (b: Uint8Array, at: number): number => ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
+
 export const headerSize = (tagged: boolean): number => (tagged ? TAGGED_HEADER_SIZE : UNTAGGED_HEADER_SIZE);
 
 /** Decodes the header at the start of a ULPDU; null when the ULPDU is shorter than it (check H1). */
@@ -36,10 +39,14 @@ export function decodeDdpHeader(ulpdu: Uint8Array): DdpHeader | null {
   const ctrl = ulpdu[0]!;
   const tagged = (ctrl & DdpFlag.T) !== 0;
   if (ulpdu.length < headerSize(tagged)) return null;
-  const dv = new DataView(ulpdu.buffer, ulpdu.byteOffset, ulpdu.length);
-  const common = { last: (ctrl & DdpFlag.L) !== 0, dv: ctrl & DdpFlag.DV, rsvdUlp: ulpdu[1]! };
-  if (tagged) return { tagged, ...common, stag: dv.getUint32(2), to: dv.getBigUint64(6) };
-  return { tagged, ...common, rsvdUlp2: dv.getUint32(2), qn: dv.getUint32(6), msn: dv.getUint32(10), mo: dv.getUint32(14) };
+  const last = (ctrl & DdpFlag.L) !== 0;
+  const version = ctrl & DdpFlag.DV;
+  const rsvdUlp = ulpdu[1]!;
+  if (tagged) {
+    const to = (BigInt(be32(ulpdu, 6)) << 32n) | BigInt(be32(ulpdu, 10));
+    return { tagged, last, dv: version, rsvdUlp, stag: be32(ulpdu, 2), to };
+  }
+  return { tagged, last, dv: version, rsvdUlp, rsvdUlp2: be32(ulpdu, 2), qn: be32(ulpdu, 6), msn: be32(ulpdu, 10), mo: be32(ulpdu, 14) };
 }
 
 /** Writes `h` into `out` at `at` (header only); returns the header size. */

@@ -1,4 +1,4 @@
-import { crc32cEngine, crcWireOctets } from '../crc32c';
+import { crc32cEngine, writeCrcField } from '../crc32c';
 import { allocateBytes } from '../util/slab';
 import { CRC_SIZE, MARKER_PERIOD, MARKER_SIZE, ULPDU_LENGTH_SIZE } from './constants';
 
@@ -117,7 +117,7 @@ export class MpaFramer {
     let crcValue = 0;
     if (crc) {
       crcValue = crc32cEngine.compute(wire, crcSpanStart, crcOffset);
-      wire.set(crcWireOctets(crcValue), crcOffset);
+      writeCrcField(wire, crcOffset, crcValue);
     }
     this.next = seqAdd(startSeq, wire.length);
     return {

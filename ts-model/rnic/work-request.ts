@@ -1,3 +1,5 @@
+import type { AtomicRequestFields } from '../rdmap/headers';
+
 /**
  * Work requests a ULP posts to an endpoint (the verbs of RFC 5040 §5 and RFC 7306 §5, §6). `id`
  * ties every event the request causes back to it (the scenario's op index).
@@ -24,20 +26,14 @@ export type WorkRequest =
       readonly data: Uint8Array;
     }
   | { readonly kind: 'immediate'; readonly id: number; readonly solicited: boolean; readonly data: Uint8Array }
-  | {
+  | ({
       readonly kind: 'atomic';
       readonly id: number;
-      readonly aopcode: number;
-      readonly stag: number;
-      readonly to: bigint;
-      readonly addSwapData: bigint;
-      readonly addSwapMask: bigint;
-      readonly compareData: bigint;
-      readonly compareMask: bigint;
       /** Where the original value is stored locally, if anywhere. */
       readonly localStag: number | null;
       readonly localTo: bigint;
-    };
+      // The requester picks the Request Identifier (RFC 7306 §5.2.1).
+    } & Omit<AtomicRequestFields, 'requestId'>);
 
 /** The RFC 6581 RTR indication the initiator sends first in peer-to-peer mode. */
 export type RtrKind = 'write' | 'read' | 'send';

@@ -17,7 +17,8 @@ export function allocateBytes(n: number): Uint8Array {
     slab = new Uint8Array(SLAB_SIZE);
     used = 0;
   }
-  const out = slab.subarray(used, used + n);
+  // A view built directly on the buffer: subarray() goes through the species constructor lookup.
+  const out = new Uint8Array(slab.buffer, used, n);
   used += (n + 7) & ~7; // keep every buffer 8-aligned for the CRC's word loads
   return out;
 }
