@@ -2,9 +2,10 @@
 #   make        / make run   the main job: the demo scenario on the golden model, and its pcap
 #   make test               type-check and run every test
 #   make bench              model benchmarks (numbers for the README)
+#   make rtl                regenerate rtl/ for the default configuration
 SHELL := /bin/bash
 .DEFAULT_GOAL := run
-.PHONY: run setup test typecheck bench clean
+.PHONY: run setup test typecheck bench rtl clean
 
 setup:
 	@bash scripts/setup.sh
@@ -20,6 +21,9 @@ typecheck: setup
 
 test: setup typecheck
 	bash scripts/test.sh
+
+rtl: setup
+	node bin/rnic.mjs gen --out rtl
 
 bench: setup
 	npx --no-install tsx bench/run.ts

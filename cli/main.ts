@@ -1,6 +1,9 @@
 import { parseArgs } from 'node:util';
 import { ZodError } from 'zod';
 import { formatDemo, runDemo } from './demo';
+import { runGen } from './gen-cli';
+import { formatSynth, runSynth } from './synth-cli';
+import { formatCosim, runCosim } from './cosim-cli';
 import { UsageError, formatRun, loadScenario, runReport, runScenario, schemaText, toJson, writePcap } from './scenario-cli';
 
 /** `rnic`: a thin shell over library functions (which the tests call directly). */
@@ -24,6 +27,21 @@ commands:
   pcap      run a scenario and write both directions as a pcap Wireshark reads
             --scenario F -o OUT.pcap
   schema    print the JSON Schema of scenario files
+  gen       generate the Verilog of the RNIC datapath
+            --config F        generator configuration (JSON: width, qps, stagDepth)
+            --out DIR         where to write the .v files, rnic.f and manifest.json
+  cosim     co-simulate generated RTL in Verilator against the model
+            --dut crc32c      the block under test
+            --width W         datapath octets: 4, 8, 16, 32, 64 (default 8)
+            --seed N --frames M   random workload (defaults 1, 1000); the seed replays it
+            --rtl DIR         use the Verilog in DIR (rnic.f, manifest.json): hand-edited or tool-processed
+            --vcd FILE        dump a VCD of the run
+            --json            one JSON object; exit status 1 on any mismatch
+  synth     synthesize a module: yosys (+ nextpnr-ice40 for Fmax)
+            --module M        e.g. crc32c_w8 (crc32c_w<N> for any width)
+            --target T        ice40 | generic | xilinx
+            --config F        generator configuration; --rtl DIR uses the Verilog in DIR instead
+            --json            one JSON object
   help      this text
 
 exit status: 0 on success, 1 when the run found a mismatch, 2 on a usage or configuration error.`;
@@ -38,6 +56,12 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         return run(rest, out);
       case 'pcap':
         return pcap(rest, out);
+      case 'gen':
+        return gen(rest, out);
+      case 'synth':
+        return synth(rest, out);
+      case 'cosim':
+        return cosim(rest, out);
       case 'schema':
         out(schemaText());
         return 0;
@@ -113,6 +137,52 @@ function pcap(argv: string[], out: (s: string) => void): number {
   const result = runScenario(loadScenario(file));
   const size = writePcap(result, values.o);
   out(`${values.o}: ${result.segments.length} TCP segments with payload, ${size} octets`);
+  return 0;
+}
+
+function gen(argv: string[], out: (s: string) => void): number {
+  const { values } = parseArgs({ args: argv, strict: true, options: { config: { type: 'string' }, out: { type: 'string' } } });
+  if (!values.out) throw new UsageError('--out DIR is required');
+  const files = runGen(values.config, values.out);
+  out(`${values.out}: ${files.join(', ')}`);
+  return 0;
+}
+
+function cosim(argv: string[], out: (s: string) => void): number {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      dut: { type: 'string', default: 'crc32c' },
+      width: { type: 'string', default: '8' },
+      seed: { type: 'string', default: '1' },
+      frames: { type: 'string', default: '1000' },
+      rtl: { type: 'string' },
+      vcd: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  const r = runCosim({
+    dut: values.dut,
+    width: toNumber(values.width),
+    seed: toNumber(values.seed),
+    frames: toNumber(values.frames),
+    ...(values.rtl !== undefined && { rtl: values.rtl }),
+    ...(values.vcd !== undefined && { vcd: values.vcd }),
+  });
+  out(values.json ? JSON.stringify(r) : formatCosim(r));
+  return r.mismatches ? 1 : 0;
+}
+
+function synth(argv: string[], out: (s: string) => void): number {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: { module: { type: 'string' }, target: { type: 'string', default: 'ice40' }, config: { type: 'string' }, rtl: { type: 'string' }, json: { type: 'boolean' } },
+  });
+  if (!values.module) throw new UsageError('--module M is required');
+  const r = runSynth({ module: values.module, target: values.target, ...(values.config && { config: values.config }), ...(values.rtl && { rtl: values.rtl }) });
+  out(values.json ? JSON.stringify(r) : formatSynth(r));
   return 0;
 }
 

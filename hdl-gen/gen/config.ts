@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+/**
+ * What `rnic gen` generates the RTL for. Validated by zod: a bad value is an error that names the
+ * field. Later issues add the blocks that use the QP count and the STag table depth.
+ */
+export const DATAPATH_WIDTHS = [4, 8, 16, 32, 64] as const;
+
+export const RnicConfigSchema = z
+  .object({
+    /** Datapath width in octets per cycle (a power of two, 4..64). */
+    width: z.union(DATAPATH_WIDTHS.map((w) => z.literal(w)) as unknown as [z.ZodLiteral<4>, z.ZodLiteral<8>, ...z.ZodLiteral<number>[]]).default(8),
+    /** Queue pairs (RDMAP streams) the datapath serves. */
+    qps: z.number().int().min(1).max(1024).default(4),
+    /** STag table entries (a power of two). */
+    stagDepth: z
+      .number()
+      .int()
+      .min(16)
+      .max(1 << 20)
+      .refine((n) => (n & (n - 1)) === 0, 'must be a power of two')
+      .default(256),
+  })
+  .strict();
+
+export type RnicConfig = z.infer<typeof RnicConfigSchema>;
+export type RnicConfigInput = z.input<typeof RnicConfigSchema>;
+
+export const DEFAULT_CONFIG: RnicConfig = Object.freeze(RnicConfigSchema.parse({}));
+
+export function parseConfig(input: unknown): RnicConfig {
+  return RnicConfigSchema.parse(input ?? {});
+}
+
+/** A stable hash of the configuration (keys sorted), recorded in the manifest. */
+export function configHash(c: RnicConfig): string {
+  const canonical = JSON.stringify(Object.fromEntries(Object.entries(c).sort(([a], [b]) => a.localeCompare(b))));
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+}

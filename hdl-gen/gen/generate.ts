@@ -1,0 +1,68 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { crc32cModule } from '../blocks/crc32c';
+import type { Module } from '../core/module';
+import { emitVerilog } from '../emit/verilog';
+import { configHash, type RnicConfig } from './config';
+
+export const GENERATOR_VERSION = '0.1.0';
+export const REGENERATE = 'make rtl (rnic gen --out rtl)';
+
+export interface PortInfo {
+  readonly name: string;
+  readonly direction: 'input' | 'output';
+  readonly width: number;
+  readonly group: string | null;
+}
+
+export interface ModuleInfo {
+  readonly name: string;
+  readonly file: string;
+  readonly params: Readonly<Record<string, string | number | boolean>>;
+  readonly ports: readonly PortInfo[];
+}
+
+export interface Manifest {
+  readonly generator: string;
+  readonly version: string;
+  readonly configHash: string;
+  readonly config: RnicConfig;
+  readonly top: string;
+  readonly modules: readonly ModuleInfo[];
+}
+
+export interface GeneratedFile {
+  readonly path: string;
+  readonly text: string;
+}
+
+/** The modules of a configuration, children before parents. */
+export function modulesFor(config: RnicConfig): Module[] {
+  return [crc32cModule(config.width)];
+}
+
+export function portsOf(m: Module): PortInfo[] {
+  return m.ports.map((p) => ({ name: p.name, direction: p.role === 'input' ? 'input' : 'output', width: p.width, group: p.group }));
+}
+
+/** Every file `rnic gen` writes, in memory: one .v per module, rnic.f and manifest.json. */
+export function generate(config: RnicConfig): GeneratedFile[] {
+  const modules = modulesFor(config);
+  const files: GeneratedFile[] = modules.map((m) => ({ path: `${m.name}.v`, text: emitVerilog(m, { regenerate: REGENERATE }) }));
+  const manifest: Manifest = {
+    generator: 'hdl-gen',
+    version: GENERATOR_VERSION,
+    configHash: configHash(config),
+    config,
+    top: modules[modules.length - 1]!.name,
+    modules: modules.map((m) => ({ name: m.name, file: `${m.name}.v`, params: m.params, ports: portsOf(m) })),
+  };
+  files.push({ path: 'rnic.f', text: modules.map((m) => `${m.name}.v`).join('\n') + '\n' });
+  files.push({ path: 'manifest.json', text: JSON.stringify(manifest, null, 2) + '\n' });
+  return files;
+}
+
+export function writeGenerated(files: readonly GeneratedFile[], dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  for (const f of files) writeFileSync(join(dir, f.path), f.text);
+}

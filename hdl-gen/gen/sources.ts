@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { crc32cModule } from '../blocks/crc32c';
+import type { Module } from '../core/module';
+import { emitVerilog } from '../emit/verilog';
+import { DEFAULT_CONFIG, type RnicConfig } from './config';
+import { REGENERATE, modulesFor, portsOf, type Manifest, type PortInfo } from './generate';
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The Verilog files and ports of one module, ready for Verilator or yosys. */
+export interface ModuleSources {
+  readonly top: string;
+  readonly sources: readonly string[];
+  readonly ports: readonly PortInfo[];
+  /** Where the Verilog came from: 'generated' or the user's --rtl directory. */
+  readonly origin: string;
+}
+
+/**
+ * The modules a name can mean: those of the configuration, plus the CRC block at any width
+ * (`crc32c_w<N>`), so the widths can be co-simulated and synthesized without a config file.
+ */
+function lookup(name: string, config: RnicConfig): Module {
+  const crc = /^crc32c_w(\d+)$/.exec(name);
+  if (crc) return crc32cModule(Number(crc[1]));
+  const m = modulesFor(config).find((x) => x.name === name);
+  if (!m) throw new Error(`no module '${name}' in the generated RTL (modules: ${modulesFor(config).map((x) => x.name).join(', ')}, crc32c_w<N>)`);
+  return m;
+}
+
+/**
+ * Sources for `module`: from `rtlDir` (its rnic.f; ports from its manifest.json) when given, so
+ * users can check hand-edited or tool-processed Verilog; otherwise generated into a content-
+ * addressed directory under .cache/gen.
+ */
+export function moduleSources(module: string, opts: { rtlDir?: string; config?: RnicConfig; cacheRoot?: string } = {}): ModuleSources {
+  const config = opts.config ?? DEFAULT_CONFIG;
+  if (opts.rtlDir) return fromRtlDir(module, resolve(opts.rtlDir), config);
+  const m = lookup(module, config);
+  const text = emitVerilog(m, { regenerate: REGENERATE });
+  const key = createHash('sha256').update(text).digest('hex').slice(0, 16);
+  const dir = join(opts.cacheRoot ?? join(REPO_ROOT, '.cache', 'gen'), `${m.name}-${key}`);
+  const file = join(dir, `${m.name}.v`);
+  if (!existsSync(file)) {
+    // Write beside and rename, so parallel test processes never read half a file.
+    const tmp = `${dir}.tmp-${process.pid}`;
+    mkdirSync(tmp, { recursive: true });
+    writeFileSync(join(tmp, `${m.name}.v`), text);
+    try {
+      renameSync(tmp, dir);
+    } catch {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+  return { top: m.name, sources: [file], ports: portsOf(m), origin: 'generated' };
+}
+
+function fromRtlDir(module: string, dir: string, config: RnicConfig): ModuleSources {
+  const list = join(dir, 'rnic.f');
+  if (!existsSync(list)) throw new Error(`${dir} has no rnic.f (the filelist rnic gen writes)`);
+  const sources = readFileSync(list, 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('//') && !l.startsWith('#'))
+    .map((l) => resolve(dir, l));
+  for (const s of sources) if (!existsSync(s)) throw new Error(`${list} names ${s}, which does not exist`);
+  const manifestFile = join(dir, 'manifest.json');
+  let ports: readonly PortInfo[] | undefined;
+  if (existsSync(manifestFile)) {
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as Manifest;
+    ports = manifest.modules.find((x) => x.name === module)?.ports;
+  }
+  // Without a manifest entry, the generator's own interface for that module is the contract.
+  ports ??= portsOf(lookup(module, config));
+  return { top: module, sources, ports, origin: dir };
+}

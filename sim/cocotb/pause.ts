@@ -1,0 +1,66 @@
+/**
+ * Pause generators (cocotbext-axi's `set_pause_generator`): one boolean per clock cycle, true
+ * meaning "hold off this cycle". A source will not start a new beat while paused (it never drops
+ * tvalid on a beat already offered); a sink drops tready. Deterministic: the same arguments give
+ * the same sequence, so a failing run replays exactly.
+ *
+ * A plain object with `next()` rather than a JS generator, so the per-cycle call allocates nothing.
+ */
+
+export interface PauseGen {
+  /** Whether to pause in the coming cycle. */
+  next(): boolean;
+}
+
+/** Pauses every cycle: a source that never sends, a sink that never accepts. */
+export const always = (): PauseGen => ({ next: () => true });
+
+/** Never pauses: full throughput. */
+export const never = (): PauseGen => ({ next: () => false });
+
+/** Pauses one cycle in every `n` (the n-th, 2n-th, …): `every(4)` runs at 3/4 rate. */
+export function every(n: number): PauseGen {
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`every(${n}): n must be a positive integer`);
+  let i = 0;
+  return {
+    next: () => {
+      i = i + 1 === n ? 0 : i + 1;
+      return i === 0;
+    },
+  };
+}
+
+/** Repeats a pattern of '1' (pause) and '0' (go) characters: '1100' pauses two cycles in four. */
+export function pattern(p: string): PauseGen {
+  if (!/^[01]+$/.test(p)) throw new Error(`pause pattern ${JSON.stringify(p)} must be a non-empty string of '0' and '1'`);
+  const bits = [...p].map((c) => c === '1');
+  let i = 0;
+  return {
+    next: () => {
+      const pause = bits[i]!;
+      i = i + 1 === bits.length ? 0 : i + 1;
+      return pause;
+    },
+  };
+}
+
+const U32_RANGE = 2 ** 32;
+const GOLDEN_GAMMA = 0x9e3779b9;
+const MIX_1 = 0x85ebca6b;
+const MIX_2 = 0xc2b2ae35;
+
+/** Pauses each cycle with probability `pPause`, from a splitmix32 stream seeded with `seed`. */
+export function random(seed: number, pPause: number): PauseGen {
+  if (!(pPause >= 0 && pPause <= 1)) throw new RangeError(`random(seed, ${pPause}): pPause must be in [0, 1]`);
+  let s = seed >>> 0;
+  const threshold = pPause * U32_RANGE;
+  return {
+    next: () => {
+      s = (s + GOLDEN_GAMMA) >>> 0;
+      let z = s;
+      z = Math.imul(z ^ (z >>> 16), MIX_1);
+      z = Math.imul(z ^ (z >>> 13), MIX_2);
+      return (z ^ (z >>> 16)) >>> 0 < threshold;
+    },
+  };
+}

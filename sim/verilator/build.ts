@@ -1,0 +1,228 @@
+/**
+ * Builds a Verilated model into a Node addon, once per distinct input.
+ *
+ * The cache entry `<cacheDir>/<top>-<key16>/model.node` is keyed by a hash of everything that
+ * can change the binary: source contents, flags, the port list, the wrapper generator version and
+ * the tool versions. A build runs in a temporary sibling directory that is renamed into place in
+ * one step, so parallel test processes never see half a build; if two processes build the same
+ * key, the first rename wins and the loser uses the winner's directory.
+ */
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseHeaderPorts, portMismatches } from './header-ports';
+import { validatePorts, type PortSpec } from './port-spec';
+import { commandLine, runStep, toolchain, type Toolchain } from './toolchain';
+import { WRAPPER_VERSION, generateWrapper } from './wrapper-gen';
+
+export interface BuildOptions {
+  readonly top: string;
+  /** Absolute paths of the Verilog sources. */
+  readonly sources: readonly string[];
+  readonly ports: readonly PortSpec[];
+  /** The 1-bit input `tick()` toggles; default 'clk'. */
+  readonly clock?: string;
+  /** Compile in VCD support (SimModel.vcd); costs some speed even while no file is open. */
+  readonly trace?: boolean;
+  /** Default `<repo root>/.cache/verilator`. */
+  readonly cacheDir?: string;
+  /** Appended to the Verilator command line (e.g. `-GDATA_WIDTH=128`). */
+  readonly extraFlags?: readonly string[];
+}
+
+export interface CompiledModel {
+  readonly top: string;
+  /** Absolute path of the addon. */
+  readonly path: string;
+  /** The cache entry holding the addon, the generated wrapper and the Verilator output. */
+  readonly dir: string;
+  /** Hex sha256 build key. */
+  readonly key: string;
+  readonly ports: readonly PortSpec[];
+  readonly clock: string;
+  readonly trace: boolean;
+  /** True when an existing cache entry was reused. */
+  readonly cached: boolean;
+  readonly buildMs: number;
+}
+
+export const DEFAULT_CLOCK = 'clk';
+export const MODEL_FILE = 'model.node';
+export const WRAPPER_FILE = 'wrapper.cpp';
+export const MANIFEST_FILE = 'manifest.json';
+/** Hex digits of the key in the directory name: 64 bits is plenty to avoid collisions. */
+export const KEY_DIGITS = 16;
+const CACHE_DIR_MODE = 0o755;
+/** Parallel jobs for the C++ compiles inside one build. */
+export const BUILD_JOBS = 2;
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const DEFAULT_CACHE_DIR = path.join(REPO_ROOT, '.cache', 'verilator');
+
+/**
+ * Optimisation levels. OPT_FAST=-O3 matters most: Verilator's default is -Os, which is markedly
+ * slower for the eval loop. OPT_SLOW covers one-time construction code; OPT_GLOBAL the runtime
+ * library (verilated.cpp …), which the eval loop barely touches.
+ */
+const MAKE_OPT = ['OPT_FAST=-O3', 'OPT_SLOW=-O1', 'OPT_GLOBAL=-O2'] as const;
+
+/** Flags that do not depend on paths, so they can go into the key verbatim. */
+function verilatorFlags(top: string, trace: boolean, extra: readonly string[]): string[] {
+  return [
+    '--cc', '--build', '-j', String(BUILD_JOBS), '-O3',
+    '-MAKEFLAGS', MAKE_OPT[0], '-MAKEFLAGS', MAKE_OPT[1],
+    '-CFLAGS', '-fPIC', '-CFLAGS', '-O3',
+    '--top-module', top, '-Wno-fatal',
+    ...(trace ? ['--trace'] : []),
+    ...extra,
+  ];
+}
+
+/** The defines Verilator's makefile passes to the model; the wrapper must agree (same headers, same ODR). */
+const modelDefines = (trace: boolean): string[] => [
+  '-DVM_COVERAGE=0', '-DVM_SC=0', `-DVM_TRACE=${trace ? 1 : 0}`, '-DVM_TRACE_FST=0', `-DVM_TRACE_VCD=${trace ? 1 : 0}`,
+];
+
+const GXX_FLAGS = ['-O3', '-shared', '-fPIC', '-std=c++17', '-faligned-new'] as const;
+
+interface Resolved {
+  readonly top: string;
+  readonly sources: readonly string[];
+  readonly ports: readonly PortSpec[];
+  readonly clock: string;
+  readonly trace: boolean;
+  readonly cacheDir: string;
+  readonly extraFlags: readonly string[];
+}
+
+function resolve(opts: BuildOptions): Resolved {
+  const clock = opts.clock ?? DEFAULT_CLOCK;
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(opts.top)) throw new Error(`top module name ${JSON.stringify(opts.top)} is not a plain identifier`);
+  if (opts.sources.length === 0) throw new Error(`buildModel(${opts.top}): no sources given`);
+  for (const s of opts.sources) {
+    if (!path.isAbsolute(s)) throw new Error(`source ${s} is not an absolute path`);
+    if (!existsSync(s)) throw new Error(`source ${s} does not exist`);
+  }
+  validatePorts(opts.ports, clock);
+  return {
+    top: opts.top,
+    sources: opts.sources,
+    ports: opts.ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })),
+    clock,
+    trace: opts.trace ?? false,
+    cacheDir: opts.cacheDir ?? DEFAULT_CACHE_DIR,
+    extraFlags: opts.extraFlags ?? [],
+  };
+}
+
+const sha256 = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
+
+/** The build key: everything that can change the addon, and nothing that cannot (no paths). */
+export function buildKey(opts: BuildOptions, tools: Toolchain = toolchain()): string {
+  const r = resolve(opts);
+  const description = {
+    top: r.top,
+    clock: r.clock,
+    sources: r.sources.map((s) => ({ name: path.basename(s), sha256: sha256(readFileSync(s)) })),
+    verilatorFlags: verilatorFlags(r.top, r.trace, r.extraFlags),
+    makeFlags: MAKE_OPT,
+    gxxFlags: [...GXX_FLAGS, ...modelDefines(r.trace)],
+    ports: r.ports,
+    wrapperVersion: WRAPPER_VERSION,
+    // The generated text too, so an edit to the generator that forgets the version bump still rebuilds.
+    wrapper: sha256(generateWrapper({ top: r.top, ports: r.ports, clock: r.clock, trace: r.trace })),
+    verilator: tools.verilatorVersion,
+    gxx: tools.gxxVersion,
+    node: process.version,
+    arch: process.arch,
+  };
+  return sha256(JSON.stringify(description));
+}
+
+/**
+ * Moves a finished build into place atomically. If another process got there first its entry
+ * is complete (it was renamed whole), so use it and drop ours.
+ */
+export function publish(tmpDir: string, finalDir: string): 'published' | 'lost-race' {
+  try {
+    renameSync(tmpDir, finalDir);
+    return 'published';
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if ((code === 'ENOTEMPTY' || code === 'EEXIST') && existsSync(path.join(finalDir, MODEL_FILE))) {
+      rmSync(tmpDir, { recursive: true, force: true });
+      return 'lost-race';
+    }
+    throw e;
+  }
+}
+
+/** The runtime-library objects Verilator's makefile would link into an executable (verilated.o …). */
+function runtimeObjects(objDir: string, prefix: string): string[] {
+  const classes = readFileSync(path.join(objDir, `${prefix}_classes.mk`), 'utf8');
+  const names: string[] = [];
+  for (const m of classes.matchAll(/^VM_GLOBAL_(?:FAST|SLOW) \+= \\\n((?:\t.*\\\n)*)/gm)) {
+    for (const line of (m[1] ?? '').split('\n')) {
+      const name = line.replace(/\\$/, '').trim();
+      if (name) names.push(`${name}.o`);
+    }
+  }
+  if (names.length === 0) throw new Error(`no runtime objects listed in ${prefix}_classes.mk: unexpected Verilator output`);
+  return names;
+}
+
+export function buildModel(opts: BuildOptions): CompiledModel {
+  const started = performance.now();
+  const r = resolve(opts);
+  const tools = toolchain();
+  const key = buildKey(opts, tools);
+  const dir = path.join(r.cacheDir, `${r.top}-${key.slice(0, KEY_DIGITS)}`);
+  const result = (cached: boolean): CompiledModel => ({
+    top: r.top, path: path.join(dir, MODEL_FILE), dir, key, ports: r.ports, clock: r.clock, trace: r.trace,
+    cached, buildMs: performance.now() - started,
+  });
+  if (existsSync(path.join(dir, MODEL_FILE))) return result(true);
+
+  mkdirSync(r.cacheDir, { recursive: true });
+  const tmp = mkdtempSync(path.join(r.cacheDir, `.tmp-${r.top}-${key.slice(0, KEY_DIGITS)}-`));
+  chmodSync(tmp, CACHE_DIR_MODE); // mkdtemp makes it private; the published entry is an ordinary directory
+  try {
+    // Every step runs inside the entry with relative paths, so the recorded commands stay true
+    // after the directory is renamed into place.
+    const obj = 'obj';
+    const prefix = `V${r.top}`;
+    const commands: string[] = [];
+    const step = (name: string, cmd: string, args: string[]): void => {
+      commands.push(commandLine(cmd, args));
+      runStep(`${name} (${r.top})`, cmd, args, tmp, path.join(tmp, `${name}.log`));
+    };
+
+    step('verilator', 'verilator', [...verilatorFlags(r.top, r.trace, r.extraFlags), '--Mdir', obj, ...r.sources]);
+
+    const header = readFileSync(path.join(tmp, obj, `${prefix}.h`), 'utf8');
+    const problems = portMismatches(r.ports, parseHeaderPorts(header));
+    if (problems.length > 0) throw new Error(`buildModel(${r.top}): the port list does not match the module:\n  ${problems.join('\n  ')}`);
+
+    // Verilator 5.006 archives only the model (V<top>__ALL.a); the runtime library objects are
+    // built for executables only, so ask its makefile for them with the same flags.
+    const runtime = runtimeObjects(path.join(tmp, obj), prefix);
+    step('runtime', 'make', ['-C', obj, '-f', `${prefix}.mk`, '-j', String(BUILD_JOBS), ...MAKE_OPT, ...runtime]);
+
+    writeFileSync(path.join(tmp, WRAPPER_FILE), generateWrapper({ top: r.top, ports: r.ports, clock: r.clock, trace: r.trace }));
+    const inc = tools.verilatorInclude;
+    step('link', 'g++', [
+      ...GXX_FLAGS, ...modelDefines(r.trace),
+      `-I${tools.nodeInclude}`, `-I${inc}`, `-I${path.join(inc, 'vltstd')}`, `-I${obj}`,
+      WRAPPER_FILE, path.join(obj, `${prefix}__ALL.a`), ...runtime.map((o) => path.join(obj, o)),
+      '-pthread', '-o', MODEL_FILE,
+    ]);
+
+    writeFileSync(path.join(tmp, MANIFEST_FILE), `${JSON.stringify({ key, top: r.top, sources: r.sources, ports: r.ports, clock: r.clock, trace: r.trace, commands, tools }, null, 2)}\n`);
+    publish(tmp, dir);
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
+  return result(false);
+}

@@ -1,0 +1,189 @@
+/**
+ * A Verilated model in-process, stepped by the test.
+ *
+ * Ports live in one shared buffer (layout.ts): pokes and peeks are plain array accesses, and the
+ * only native calls are `eval`, `tick(n)`, tracing and `close`. The recommended loop:
+ *
+ *   poke this cycle's inputs → tick() → read the pre-edge snapshot (peekPre…) to decide which
+ *   handshakes happened at the rising edge; peek… gives the values after the edge.
+ *
+ * Handles (`handle(name)`) carry the word offsets, so drivers on the hot path can use
+ * `pokeNumber`/`peekPreNumber` or index `words`/`bytes` directly without name lookups or BigInt.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { CompiledModel } from './build';
+import { CYCLES_WORD, FINISH_WORD, OCTETS_PER_WORD, layoutPorts, type PortSlot } from './layout';
+import { loadAddon, type NativeInstance } from './native';
+import { WORD_BITS, octetsFor, type PortSpec } from './port-spec';
+import { decodeBigInt, encodePortValue, type PortValue } from './port-values';
+
+export interface PortHandle extends PortSlot {
+  /** Octet index of the current value in `SimModel.bytes`. */
+  readonly byteOffset: number;
+  /** Octet index of the pre-edge value in `SimModel.bytes`. */
+  readonly preByteOffset: number;
+  /** Octets `peekBytes` returns: ceil(width / 8). */
+  readonly octets: number;
+}
+
+export type PortRef = string | PortHandle;
+export type { PortValue };
+
+/** Largest cycle count one native `tick` call accepts (it reads n as uint32). */
+export const MAX_TICK = 0xffffffff;
+
+export class SimModel {
+  readonly top: string;
+  /** The ports in the order they were listed when the model was built. */
+  readonly ports: readonly PortSpec[];
+  /** Whether the model was built with `trace: true`, so `vcd()` works. */
+  readonly traceable: boolean;
+  /** The shared buffer as 32-bit words: the raw fast path for drivers (see layout.ts). */
+  readonly words: Uint32Array;
+  /** The same buffer as octets (little-endian within each word). */
+  readonly bytes: Uint8Array;
+  private readonly status: Float64Array;
+  private readonly native: NativeInstance;
+  private readonly byName: ReadonlyMap<string, PortHandle>;
+  private closed = false;
+
+  /** Loads a model built by `buildModel` (or the path of its addon). */
+  static open(model: CompiledModel | string): SimModel {
+    return new SimModel(typeof model === 'string' ? model : model.path);
+  }
+
+  private constructor(file: string) {
+    const { addon, ports } = loadAddon(file);
+    const layout = layoutPorts(ports);
+    if (layout.totalWords !== addon.totalWords) throw new Error(`${file}: buffer layout disagrees with the addon (${layout.totalWords} vs ${addon.totalWords} words)`);
+    this.top = addon.top;
+    this.ports = ports;
+    this.traceable = addon.trace;
+    const buffer = new ArrayBuffer(layout.totalWords * OCTETS_PER_WORD);
+    this.words = new Uint32Array(buffer);
+    this.bytes = new Uint8Array(buffer);
+    this.status = new Float64Array(buffer, CYCLES_WORD * OCTETS_PER_WORD, 1);
+    this.byName = new Map(
+      layout.slots.map((s) => [
+        s.name,
+        Object.freeze({ ...s, byteOffset: s.offset * OCTETS_PER_WORD, preByteOffset: s.preOffset * OCTETS_PER_WORD, octets: octetsFor(s.width) }),
+      ]),
+    );
+    this.native = addon.create(buffer);
+  }
+
+  /** The handle of a port: resolve once, then use it on the hot path. */
+  handle(name: string): PortHandle {
+    const h = this.byName.get(name);
+    if (!h) throw new Error(`unknown port ${name} on ${this.top} (ports: ${[...this.byName.keys()].join(', ')})`);
+    return h;
+  }
+
+  /** Whether the model has a port of this name (optional AXI-Stream signals, for instance). */
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  private resolve(port: PortRef): PortHandle {
+    if (typeof port === 'string') return this.handle(port);
+    if (this.byName.get(port.name) !== port) throw new Error(`handle for ${port.name} does not belong to model ${this.top}`);
+    return port;
+  }
+
+  private input(port: PortRef): PortHandle {
+    const h = this.resolve(port);
+    if (h.direction !== 'input') throw new Error(`port ${h.name} of ${this.top} is an output: it cannot be poked`);
+    return h;
+  }
+
+  private narrow(h: PortHandle, what: string): void {
+    if (h.width > WORD_BITS) throw new RangeError(`${what}: port ${h.name} is ${h.width} bits, wider than ${WORD_BITS}; use the bigint or bytes variant`);
+  }
+
+  /** Sets an input for the next eval/tick. Octets are little-endian (octet 0 = bits 7:0). */
+  poke(port: PortRef, value: PortValue): void {
+    const h = this.input(port);
+    encodePortValue(this.words, this.bytes, h.offset, h, value);
+  }
+
+  /** Sets an input of at most 32 bits from a plain number: the allocation-free path for drivers. */
+  pokeNumber(h: PortHandle, n: number): void {
+    if (h.direction !== 'input') throw new Error(`port ${h.name} of ${this.top} is an output: it cannot be poked`);
+    this.narrow(h, 'pokeNumber');
+    if (n >>> 0 !== n || n > h.topMask) throw new RangeError(`value ${n} does not fit port ${h.name} (${h.width} bits)`);
+    this.words[h.offset] = n;
+  }
+
+  peek(port: PortRef): bigint {
+    const h = this.resolve(port);
+    return decodeBigInt(this.words, h.offset, h.words);
+  }
+
+  peekNumber(h: PortHandle): number {
+    this.narrow(h, 'peekNumber');
+    return this.words[h.offset]!;
+  }
+
+  /** The value as ceil(width/8) little-endian octets (a copy). */
+  peekBytes(port: PortRef): Uint8Array {
+    const h = this.resolve(port);
+    return this.bytes.slice(h.byteOffset, h.byteOffset + h.octets);
+  }
+
+  /** The value at the last rising edge (end of the last tick's low phase). */
+  peekPre(port: PortRef): bigint {
+    const h = this.resolve(port);
+    return decodeBigInt(this.words, h.preOffset, h.words);
+  }
+
+  peekPreNumber(h: PortHandle): number {
+    this.narrow(h, 'peekPreNumber');
+    return this.words[h.preOffset]!;
+  }
+
+  peekPreBytes(port: PortRef): Uint8Array {
+    const h = this.resolve(port);
+    return this.bytes.slice(h.preByteOffset, h.preByteOffset + h.octets);
+  }
+
+  /** Settles combinational logic on the current inputs (clock included) without a clock edge. */
+  eval(): void {
+    this.native.eval();
+  }
+
+  /** Runs n clock cycles with the current inputs; see the file comment for what is sampled when. */
+  tick(n = 1): void {
+    if (n !== 1 && (!Number.isInteger(n) || n < 0 || n > MAX_TICK)) throw new RangeError(`tick(${n}): n must be an integer in [0, ${MAX_TICK}]`);
+    if (n !== 0) this.native.tick(n);
+  }
+
+  /** Rising edges so far. */
+  get cycles(): number {
+    return this.status[0]!;
+  }
+
+  /** Whether the RTL has executed `$finish`. */
+  get gotFinish(): boolean {
+    return this.words[FINISH_WORD] !== 0;
+  }
+
+  /** Starts writing a VCD of every signal from the next tick on (replacing any open one). */
+  vcd(file: string): void {
+    if (!this.traceable) throw new Error(`model ${this.top} was built without trace: true, so it cannot write a VCD; rebuild with buildModel({ …, trace: true })`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    this.native.traceOn(file);
+  }
+
+  /** Closes the VCD, if one is open. */
+  vcdOff(): void {
+    this.native.traceOff();
+  }
+
+  /** Runs `final` blocks and closes the VCD; the model cannot be stepped afterwards. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.native.finish();
+  }
+}

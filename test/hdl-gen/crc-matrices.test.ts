@@ -1,0 +1,262 @@
+import { describe, expect, test } from 'vitest';
+import { apply, identity32, invert, mul, power, type Gf2Matrix } from '../../hdl-gen/blocks/gf2';
+import { crc32cModule } from '../../hdl-gen/index';
+import { CRC32C, applyCrcMatrices, crc32c, deriveCrcMatrices, referenceUpdate, type CrcMatrices } from '../../ts-model/crc32c';
+import { withSeed, type Rng } from '../support/random';
+import { IrEval } from './ir-eval';
+
+/**
+ * The CRC block's algebra, without a simulator. The block (hdl-gen/blocks/crc32c.ts) feeds a beat
+ * of k valid octets (lanes 0..k−1) by shifting the lanes up by j = W − k and first moving the CRC
+ * register j zero-octet steps back (Z^−j), then applying the single W-octet matrix pair. Here the
+ * same computation is done in TypeScript — stage by stage, as the RTL does — and compared with the
+ * byte-wise CRC update; then the built module's own expression tree is evaluated (ir-eval.ts) on
+ * random frames.
+ */
+
+const WIDTHS = [1, 2, 4, 8, 16, 32, 64] as const;
+const Z1 = deriveCrcMatrices(CRC32C, 1).stateRows;
+const Z_INV = invert(Z1);
+
+function randomMatrix(r: Rng): Gf2Matrix {
+  return Array.from({ length: 32 }, () => r.u32());
+}
+
+/** A random invertible matrix: a product of random elementary row operations. */
+function randomInvertible(r: Rng): Gf2Matrix {
+  const m = [...identity32];
+  for (let n = 0; n < 200; n++) {
+    const i = r.int(0, 31);
+    const j = r.int(0, 31);
+    if (i !== j) m[i] = (m[i]! ^ m[j]!) >>> 0;
+    else {
+      const k = r.int(0, 31);
+      [m[i], m[k]] = [m[k]!, m[i]!];
+    }
+  }
+  return m;
+}
+
+describe('GF(2) helpers', () => {
+  test('identity is neutral for mul and apply', () => {
+    withSeed(0x6f201, (r) => {
+      for (let n = 0; n < 20; n++) {
+        const a = randomMatrix(r);
+        expect(mul(identity32, a)).toEqual(a);
+        expect(mul(a, identity32)).toEqual(a);
+        const x = r.u32();
+        expect(apply(identity32, x)).toBe(x);
+      }
+    });
+  });
+
+  test('mul composes apply: (a·b) x = a (b x), and is associative', () => {
+    withSeed(0x6f202, (r) => {
+      for (let n = 0; n < 50; n++) {
+        const a = randomMatrix(r);
+        const b = randomMatrix(r);
+        const c = randomMatrix(r);
+        const x = r.u32();
+        expect(apply(mul(a, b), x)).toBe(apply(a, apply(b, x)));
+        expect(mul(mul(a, b), c)).toEqual(mul(a, mul(b, c)));
+      }
+    });
+  });
+
+  test('apply(Z, s) is the CRC register after one zero octet', () => {
+    withSeed(0x6f203, (r) => {
+      for (let n = 0; n < 100; n++) {
+        const s = r.u32();
+        expect(apply(Z1, s)).toBe(referenceUpdate(CRC32C, s, new Uint8Array(1)));
+      }
+    });
+  });
+
+  test('inverse · matrix = matrix · inverse = identity: Z, its powers and random invertible matrices', () => {
+    expect(mul(Z_INV, Z1)).toEqual(identity32);
+    expect(mul(Z1, Z_INV)).toEqual(identity32);
+    for (const n of [2, 4, 8, 32, 63]) {
+      const zn = power(Z1, n);
+      expect(mul(invert(zn), zn)).toEqual(identity32);
+      expect(mul(power(Z_INV, n), zn)).toEqual(identity32);
+    }
+    withSeed(0x6f204, (r) => {
+      for (let n = 0; n < 30; n++) {
+        const a = randomInvertible(r);
+        const inv = invert(a);
+        expect(mul(inv, a)).toEqual(identity32);
+        expect(mul(a, inv)).toEqual(identity32);
+      }
+    });
+    expect(invert(identity32)).toEqual(identity32);
+  });
+
+  test('invert does not modify its argument and throws on a singular matrix', () => {
+    const z = [...Z1];
+    invert(z);
+    expect(z).toEqual([...Z1]);
+    const singular = [...identity32];
+    singular[5] = singular[7]!;
+    expect(() => invert(singular)).toThrow(/singular/);
+    expect(() => invert(new Array(32).fill(0))).toThrow(/singular/);
+  });
+
+  test('power(a, n) is the n-fold product (n = 0..70)', () => {
+    withSeed(0x6f205, (r) => {
+      const a = randomMatrix(r);
+      let p: Gf2Matrix = identity32;
+      for (let n = 0; n <= 70; n++) {
+        expect(power(a, n)).toEqual(p);
+        p = mul(p, a);
+      }
+    });
+  });
+
+  test('power(Z, n) is the state matrix of an n-octet update (deriveCrcMatrices)', () => {
+    for (let n = 1; n <= 64; n++) expect(power(Z1, n)).toEqual(deriveCrcMatrices(CRC32C, n).stateRows);
+  });
+});
+
+/** j = W − k from tkeep, the way the block computes it: the top valid lane, then log2(W) OR bits. */
+function shiftFromKeep(W: number, keep: bigint): number {
+  const bit = (i: number) => Number((keep >> BigInt(i)) & 1n);
+  const top = Array.from({ length: W }, (_, i) => (i === W - 1 ? bit(i) : bit(i) & (bit(i + 1) ^ 1)));
+  let j = 0;
+  for (let b = 0; b < Math.log2(W); b++) {
+    const lanes = top.filter((_, i) => ((W - 1 - i) >> b) & 1);
+    if (lanes.some((x) => x === 1)) j |= 1 << b;
+  }
+  return j;
+}
+
+/** The block's beat update, staged like the RTL: per bit b of j, lanes up by 2^b and Z^−2^b. */
+function blockUpdate(full: CrcMatrices, W: number, state: number, octets: Uint8Array): number {
+  const k = octets.length;
+  const keep = (1n << BigInt(k)) - 1n;
+  const j = shiftFromKeep(W, keep);
+  expect(j).toBe(W - k);
+  let lanes = new Uint8Array(W);
+  lanes.set(octets, 0);
+  let reg = state;
+  for (let b = 0; b < Math.log2(W); b++) {
+    if (!((j >> b) & 1)) continue;
+    const by = 1 << b;
+    const shifted = new Uint8Array(W);
+    shifted.set(lanes.subarray(0, W - by), by);
+    lanes = shifted;
+    reg = apply(power(Z_INV, by), reg);
+  }
+  return applyCrcMatrices(full, reg, lanes);
+}
+
+describe('the block algebra: Z^-j rewind, lanes up by j, one W-octet matrix pair', () => {
+  test.each(WIDTHS.map((w) => [w]))('W = %i: equals the byte-wise update for every k in 1..W', (W) => {
+    const full = deriveCrcMatrices(CRC32C, W);
+    withSeed(0x6f300 + W, (r) => {
+      for (let k = 1; k <= W; k++) {
+        for (let n = 0; n < 4; n++) {
+          const state = r.u32();
+          const octets = r.bytes(k);
+          expect(blockUpdate(full, W, state, octets), `W=${W} k=${k} state=${state.toString(16)}`).toBe(referenceUpdate(CRC32C, state, octets));
+        }
+      }
+    });
+  });
+
+  test('the thermometer decode gives j = W − k for every k (and the shift stays within log2(W) bits)', () => {
+    for (const W of WIDTHS) {
+      for (let k = 1; k <= W; k++) expect(shiftFromKeep(W, (1n << BigInt(k)) - 1n)).toBe(W - k);
+    }
+  });
+
+  test.each(WIDTHS.map((w) => [w]))('W = %i: a frame of beats with any k per beat gives the CRC-32C of the frame', (W) => {
+    const full = deriveCrcMatrices(CRC32C, W);
+    withSeed(0x6f400 + W, (r) => {
+      for (let f = 0; f < 5; f++) {
+        const beats = Array.from({ length: r.int(1, 6) }, () => r.bytes(r.int(1, W)));
+        let reg = CRC32C.init;
+        for (const b of beats) reg = blockUpdate(full, W, reg, b);
+        const frame = new Uint8Array(beats.reduce<number[]>((acc, b) => [...acc, ...b], []));
+        expect((reg ^ CRC32C.xorOut) >>> 0).toBe(crc32c(frame));
+      }
+    });
+  });
+});
+
+/** Drives the built module through the IR evaluator; returns the CRC transfers seen on m_axis. */
+function runFrames(W: number, frames: readonly { beats: { keep: bigint; data: Uint8Array }[] }[], r: Rng): { crc: number; err: number }[] {
+  const sim = new IrEval(crc32cModule(W));
+  sim.setInput('clk', 0);
+  sim.setInput('rst', 0);
+  const beats = frames.flatMap((f) => f.beats.map((b, i) => ({ ...b, last: i === f.beats.length - 1 })));
+  const out: { crc: number; err: number }[] = [];
+  let i = 0;
+  for (let cycle = 0; cycle < 10 * beats.length + 10 && (i < beats.length || out.length < frames.length); cycle++) {
+    const b = beats[i];
+    const valid = b !== undefined && r.bool(0.8);
+    let word = 0n;
+    if (b) for (let lane = W - 1; lane >= 0; lane--) word = (word << 8n) | BigInt(b.data[lane] ?? 0);
+    sim.setInput('s_axis_tdata', word);
+    sim.setInput('s_axis_tkeep', b?.keep ?? 0n);
+    sim.setInput('s_axis_tlast', b?.last ? 1 : 0);
+    sim.setInput('s_axis_tvalid', valid ? 1 : 0);
+    sim.setInput('m_axis_tready', r.bool(0.7) ? 1 : 0);
+    if (sim.get('m_axis_tvalid') && sim.get('m_axis_tready')) out.push({ crc: Number(sim.get('m_axis_tdata')), err: Number(sim.get('m_axis_tuser')) });
+    if (valid && sim.get('s_axis_tready')) i++;
+    sim.step();
+  }
+  return out;
+}
+
+describe('the built module, evaluated from its IR', () => {
+  test.each(WIDTHS.map((w) => [w]))('W = %i: crc_after_beat equals the byte-wise update for every k in 0..W', (W) => {
+    const sim = new IrEval(crc32cModule(W));
+    withSeed(0x6f500 + W, (r) => {
+      for (let k = 0; k <= W; k++) {
+        const state = r.u32();
+        const data = r.bytes(W);
+        let word = 0n;
+        for (let lane = W - 1; lane >= 0; lane--) word = (word << 8n) | BigInt(data[lane]!);
+        sim.setReg('crc_state', state);
+        sim.setInput('s_axis_tdata', word);
+        sim.setInput('s_axis_tkeep', (1n << BigInt(k)) - 1n);
+        expect(Number(sim.get('crc_after_beat')), `W=${W} k=${k}`).toBe(referenceUpdate(CRC32C, state, data.subarray(0, k)));
+        expect(sim.get('keep_ok')).toBe(1n);
+      }
+      if (W > 1) {
+        sim.setInput('s_axis_tkeep', 0b10n);
+        expect(sim.get('keep_ok')).toBe(0n);
+      }
+    });
+  });
+
+  test.each(WIDTHS.map((w) => [w]))('W = %i: random frames with back-pressure give one CRC-32C per frame; a non-contiguous tkeep sets tuser', (W) => {
+    withSeed(0x6f600 + W, (r) => {
+      const frames: { beats: { keep: bigint; data: Uint8Array }[]; bytes: Uint8Array; bad: boolean }[] = [];
+      for (let f = 0; f < 6; f++) {
+        const beats: { keep: bigint; data: Uint8Array }[] = [];
+        const bytes: number[] = [];
+        let bad = false;
+        const n = r.int(1, 4);
+        for (let b = 0; b < n; b++) {
+          const k = r.bool(0.6) ? W : r.int(1, W);
+          const data = r.bytes(W);
+          beats.push({ keep: (1n << BigInt(k)) - 1n, data });
+          bytes.push(...data.subarray(0, k));
+        }
+        if (r.bool(0.2)) beats.push({ keep: 0n, data: r.bytes(W) }); // an empty last beat
+        if (W > 1 && f === 3) {
+          beats[0] = { ...beats[0]!, keep: 0b10n };
+          bad = true;
+        }
+        frames.push({ beats, bytes: Uint8Array.from(bytes), bad });
+      }
+      const out = runFrames(W, frames, r);
+      expect(out).toHaveLength(frames.length);
+      frames.forEach((f, i) => {
+        expect(out[i]!.err, `frame ${i} tuser`).toBe(f.bad ? 1 : 0);
+        if (!f.bad) expect(out[i]!.crc, `frame ${i} CRC`).toBe(crc32c(f.bytes));
+      });
+    });
+  });
+});

@@ -1,0 +1,56 @@
+/**
+ * Builds of the hand-written Verilog fixtures in test/fixtures/verilog, shared by the test/sim
+ * suites. Builds are cached (.cache/verilator), so only the first suite to ask pays for one.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { axisPortSpecs } from '../../sim/cocotb/axis-ports';
+import type { BuildOptions } from '../../sim/verilator/build';
+import type { PortSpec } from '../../sim/verilator/port-spec';
+
+export const FIXTURE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'verilog');
+export const fixture = (file: string): string => path.join(FIXTURE_DIR, file);
+
+/** A cold build compiles the Verilator runtime too; on a busy two-core machine allow minutes. */
+export const BUILD_TIMEOUT_MS = 180_000;
+
+const clk: PortSpec = { name: 'clk', direction: 'input', width: 1 };
+const rst: PortSpec = { name: 'rst', direction: 'input', width: 1 };
+
+export const COUNTER_WIDTH = 8;
+
+export const counterBuild = (extra: Partial<BuildOptions> = {}): BuildOptions => ({
+  top: 'counter',
+  sources: [fixture('counter.v')],
+  ports: [clk, rst, { name: 'count', direction: 'output', width: COUNTER_WIDTH }],
+  ...extra,
+});
+
+/** One width per storage class Verilator uses: CData, QData (33 and 64), VlWide (65 and 200). */
+export const PASSTHROUGH_WIDTHS = [7, 33, 64, 65, 200] as const;
+export const PASSTHROUGH_REGISTERED_WIDTH = 200;
+
+export const passthroughBuild = (): BuildOptions => ({
+  top: 'wide_passthrough',
+  sources: [fixture('wide_passthrough.v')],
+  ports: [
+    clk,
+    ...PASSTHROUGH_WIDTHS.map((w): PortSpec => ({ name: `a_${w}`, direction: 'input', width: w })),
+    ...PASSTHROUGH_WIDTHS.map((w): PortSpec => ({ name: `y_${w}`, direction: 'output', width: w })),
+    { name: `q_${PASSTHROUGH_REGISTERED_WIDTH}`, direction: 'output', width: PASSTHROUGH_REGISTERED_WIDTH },
+  ],
+});
+
+export const SKID_DATA_WIDTH = 64;
+
+export const skidRegisterBuild = (extra: Partial<BuildOptions> = {}): BuildOptions => ({
+  top: 'axis_skid_register',
+  sources: [fixture('axis_skid_register.v')],
+  ports: [
+    clk,
+    rst,
+    ...axisPortSpecs('s_axis', 'in', { dataWidth: SKID_DATA_WIDTH }),
+    ...axisPortSpecs('m_axis', 'out', { dataWidth: SKID_DATA_WIDTH }),
+  ],
+  ...extra,
+});
