@@ -1,23 +1,11 @@
 import type { Expr } from './expr';
 import { HdlError, formatLocation, type SourceLocation } from './location';
-import type { Instance, Memory, MemoryWrite, Module, Process, Stmt } from './module';
-import { Signal, type Domain } from './signal';
+import type { Module, Stmt } from './module';
+import { Signal } from './signal';
+import { childrenOf, statementExprs } from './walk';
 
 /** What ModuleBuilder hands over; `elaborate` checks it and returns the Module. */
-export interface RawModule {
-  readonly name: string;
-  readonly doc: string;
-  readonly params: Readonly<Record<string, string | number | boolean>>;
-  readonly ports: readonly Signal[];
-  readonly signals: readonly Signal[];
-  readonly domains: readonly Domain[];
-  readonly processes: readonly Process[];
-  readonly memories: readonly Memory[];
-  readonly memoryWrites: readonly MemoryWrite[];
-  readonly instances: readonly Instance[];
-  readonly localparams: ReadonlyMap<string, { readonly width: number; readonly value: bigint; readonly doc: string | null }>;
-  readonly unusedOk: ReadonlyMap<string, string>;
-}
+export type RawModule = Omit<Module, 'combPaths' | 'unused'> & { readonly unusedOk: ReadonlyMap<string, string> };
 
 /** Visits every signal an expression reads, with the bit range read ([lo, hi]). */
 export function visitReads(e: Expr, f: (s: Signal, lo: number, hi: number) => void, lo = 0, hi = e.width - 1): void {
@@ -73,26 +61,6 @@ function visitMemories(e: Expr, f: (name: string) => void): void {
   for (const c of childrenOf(e)) visitMemories(c, f);
 }
 
-function childrenOf(e: Expr): readonly Expr[] {
-  const n = e.node;
-  switch (n.kind) {
-    case 'unary':
-    case 'slice':
-    case 'repeat':
-      return [n.a];
-    case 'binary':
-      return [n.a, n.b];
-    case 'concat':
-      return n.parts;
-    case 'mux':
-      return [n.sel, n.t, n.f];
-    case 'memread':
-      return [n.addr];
-    default:
-      return [];
-  }
-}
-
 /**
  * Combinational dependencies of one comb process, in statement order: a read of one of the
  * process's own targets after that target was set on the path is procedural (no dependency); a
@@ -122,21 +90,6 @@ function processDeps(stmts: readonly Stmt[], targets: ReadonlySet<Signal>, assig
     assigned = done;
   }
   return done;
-}
-
-function* statementExprs(stmts: readonly Stmt[]): Generator<Expr> {
-  for (const s of stmts) {
-    if (s.kind === 'set') yield s.value;
-    else if (s.kind === 'if') {
-      yield s.cond;
-      yield* statementExprs(s.then);
-      yield* statementExprs(s.otherwise);
-    } else {
-      yield s.subject;
-      for (const c of s.cases) yield* statementExprs(c.body);
-      if (s.otherwise) yield* statementExprs(s.otherwise);
-    }
-  }
 }
 
 function targetsOf(stmts: readonly Stmt[], into = new Set<Signal>()): Set<Signal> {

@@ -1,6 +1,7 @@
 import type { Expr } from '../core/expr';
 import type { Module, Stmt } from '../core/module';
 import type { Signal } from '../core/signal';
+import { childrenOf, statementExprs } from '../core/walk';
 
 /**
  * Verilog-2005 for one module, in the verilog-axis / Corundum style (spec/design/style.md):
@@ -47,9 +48,9 @@ class Emitter {
     const count = (e: Expr) => {
       const k = this.uses.get(e) ?? 0;
       this.uses.set(e, k + 1);
-      if (k === 0) for (const c of children(e)) count(c);
+      if (k === 0) for (const c of childrenOf(e)) count(c);
     };
-    for (const p of m.processes) for (const e of stmtExprs(p.body)) count(e);
+    for (const p of m.processes) for (const e of statementExprs(p.body)) count(e);
     for (const w of m.memoryWrites) [w.enable, w.addr, w.data].forEach(count);
     for (const i of m.instances) for (const e of i.connections.values()) count(e);
   }
@@ -326,37 +327,3 @@ function sortedTargets(stmts: readonly Stmt[]): Signal[] {
   return [...set];
 }
 
-function children(e: Expr): Expr[] {
-  const n = e.node;
-  switch (n.kind) {
-    case 'unary':
-    case 'slice':
-    case 'repeat':
-      return [n.a];
-    case 'binary':
-      return [n.a, n.b];
-    case 'concat':
-      return [...n.parts];
-    case 'mux':
-      return [n.sel, n.t, n.f];
-    case 'memread':
-      return [n.addr];
-    default:
-      return [];
-  }
-}
-
-function* stmtExprs(stmts: readonly Stmt[]): Generator<Expr> {
-  for (const s of stmts) {
-    if (s.kind === 'set') yield s.value;
-    else if (s.kind === 'if') {
-      yield s.cond;
-      yield* stmtExprs(s.then);
-      yield* stmtExprs(s.otherwise);
-    } else {
-      yield s.subject;
-      for (const c of s.cases) yield* stmtExprs(c.body);
-      if (s.otherwise) yield* stmtExprs(s.otherwise);
-    }
-  }
-}
