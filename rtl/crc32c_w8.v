@@ -55,16 +55,16 @@ reg out_err_next;
 wire keep_ok;
 wire keep_none;
 wire [2:0] shift_lanes;
-wire [63:0] data_shift0; // lanes up by 1 if bit 0 of shift_lanes
+wire [63:0] crc_data_shift0; // lanes up by 1 if bit 0 of the shift
 wire [31:0] crc_back0; // Z^-1: the CRC register 1 zero octets back
-wire [31:0] crc_rewind0; // rewound if bit 0 of shift_lanes
-wire [63:0] data_shift1; // lanes up by 2 if bit 1 of shift_lanes
+wire [31:0] crc_rewind0; // rewound if bit 0 of the shift
+wire [63:0] crc_data_shift1; // lanes up by 2 if bit 1 of the shift
 wire [31:0] crc_back1; // Z^-2: the CRC register 2 zero octets back
-wire [31:0] crc_rewind1; // rewound if bit 1 of shift_lanes
-wire [63:0] data_shift2; // lanes up by 4 if bit 2 of shift_lanes
+wire [31:0] crc_rewind1; // rewound if bit 1 of the shift
+wire [63:0] crc_data_shift2; // lanes up by 4 if bit 2 of the shift
 wire [31:0] crc_back2; // Z^-4: the CRC register 4 zero octets back
-wire [31:0] crc_rewind2; // rewound if bit 2 of shift_lanes
-wire [31:0] crc_next_beat;
+wire [31:0] crc_rewind2; // rewound if bit 2 of the shift
+wire [31:0] crc_next;
 wire accept;
 wire [31:0] crc_after_beat;
 wire frame_err_after;
@@ -84,7 +84,7 @@ assign shift_lanes = {
     ((_t0 | _t1) | _t3) | (s_axis_tkeep[5] & (~s_axis_tkeep[6])),
     ((_t0 | _t2) | _t3) | (s_axis_tkeep[6] & (~s_axis_tkeep[7]))
 };
-assign data_shift0 = shift_lanes[0] ? {s_axis_tdata[55:0], 8'h0} : s_axis_tdata;
+assign crc_data_shift0 = shift_lanes[0] ? {s_axis_tdata[55:0], 8'h0} : s_axis_tdata;
 assign crc_back0 = {
     ^(crc_state_reg & 32'ha0800000),
     ^(crc_state_reg & 32'hd0400000),
@@ -120,7 +120,7 @@ assign crc_back0 = {
     ^(crc_state_reg & 32'h41000000)
 };
 assign crc_rewind0 = shift_lanes[0] ? crc_back0 : crc_state_reg;
-assign data_shift1 = shift_lanes[1] ? {data_shift0[47:0], 16'h0} : data_shift0;
+assign crc_data_shift1 = shift_lanes[1] ? {crc_data_shift0[47:0], 16'h0} : crc_data_shift0;
 assign crc_back1 = {
     ^(crc_rewind0 & 32'hbfa08000),
     ^(crc_rewind0 & 32'h5fd04000),
@@ -156,7 +156,7 @@ assign crc_back1 = {
     ^(crc_rewind0 & 32'h7f410000)
 };
 assign crc_rewind1 = shift_lanes[1] ? crc_back1 : crc_rewind0;
-assign data_shift2 = shift_lanes[2] ? {data_shift1[31:0], 32'h0} : data_shift1;
+assign crc_data_shift2 = shift_lanes[2] ? {crc_data_shift1[31:0], 32'h0} : crc_data_shift1;
 assign crc_back2 = {
     ^(crc_rewind1 & 32'hbd9ebfa0),
     ^(crc_rewind1 & 32'hdecf5fd0),
@@ -192,46 +192,46 @@ assign crc_back2 = {
     ^(crc_rewind1 & 32'h7b3d7f41)
 };
 assign crc_rewind2 = shift_lanes[2] ? crc_back2 : crc_rewind1;
-assign crc_next_beat = {
-    (^(crc_rewind2 & 32'h1c379612)) ^ (^(data_shift2 & 64'h8fc8e57b1c379612)),
-    (^(crc_rewind2 & 32'h8e1bcb09)) ^ (^(data_shift2 & 64'h47e472bd8e1bcb09)),
-    (^(crc_rewind2 & 32'hc70de584)) ^ (^(data_shift2 & 64'h23f2395ec70de584)),
-    (^(crc_rewind2 & 32'h6386f2c2)) ^ (^(data_shift2 & 64'h11f91caf6386f2c2)),
-    (^(crc_rewind2 & 32'hb1c37961)) ^ (^(data_shift2 & 64'h8fc8e57b1c37961)),
-    (^(crc_rewind2 & 32'hd8e1bcb0)) ^ (^(data_shift2 & 64'h47e472bd8e1bcb0)),
-    (^(crc_rewind2 & 32'hf047484a)) ^ (^(data_shift2 & 64'h8df7c6eef047484a)),
-    (^(crc_rewind2 & 32'h7823a425)) ^ (^(data_shift2 & 64'h46fbe3777823a425)),
-    (^(crc_rewind2 & 32'ha0264400)) ^ (^(data_shift2 & 64'hacb514c0a0264400)),
-    (^(crc_rewind2 & 32'h4c24b412)) ^ (^(data_shift2 & 64'hd9926f1b4c24b412)),
-    (^(crc_rewind2 & 32'hba25cc1b)) ^ (^(data_shift2 & 64'he301d2f6ba25cc1b)),
-    (^(crc_rewind2 & 32'h4125701f)) ^ (^(data_shift2 & 64'hfe480c004125701f)),
-    (^(crc_rewind2 & 32'h2092b80f)) ^ (^(data_shift2 & 64'h7f2406002092b80f)),
-    (^(crc_rewind2 & 32'hc7eca15)) ^ (^(data_shift2 & 64'hb05ae67b0c7eca15)),
-    (^(crc_rewind2 & 32'h9a08f318)) ^ (^(data_shift2 & 64'hd7e596469a08f318)),
-    (^(crc_rewind2 & 32'h4d04798c)) ^ (^(data_shift2 & 64'h6bf2cb234d04798c)),
-    (^(crc_rewind2 & 32'ha6823cc6)) ^ (^(data_shift2 & 64'h35f96591a6823cc6)),
-    (^(crc_rewind2 & 32'hd3411e63)) ^ (^(data_shift2 & 64'h1afcb2c8d3411e63)),
-    (^(crc_rewind2 & 32'h75971923)) ^ (^(data_shift2 & 64'h82b6bc1f75971923)),
-    (^(crc_rewind2 & 32'ha6fc1a83)) ^ (^(data_shift2 & 64'hce93bb74a6fc1a83)),
-    (^(crc_rewind2 & 32'h4f499b53)) ^ (^(data_shift2 & 64'he88138c14f499b53)),
-    (^(crc_rewind2 & 32'ha7a4cda9)) ^ (^(data_shift2 & 64'h74409c60a7a4cda9)),
-    (^(crc_rewind2 & 32'h4fe5f0c6)) ^ (^(data_shift2 & 64'hb5e8ab4b4fe5f0c6)),
-    (^(crc_rewind2 & 32'hbbc56e71)) ^ (^(data_shift2 & 64'hd53cb0debbc56e71)),
-    (^(crc_rewind2 & 32'h5de2b738)) ^ (^(data_shift2 & 64'h6a9e586f5de2b738)),
-    (^(crc_rewind2 & 32'hb2c6cd8e)) ^ (^(data_shift2 & 64'hba87c94cb2c6cd8e)),
-    (^(crc_rewind2 & 32'h4554f0d5)) ^ (^(data_shift2 & 64'hd28b01dd4554f0d5)),
-    (^(crc_rewind2 & 32'hbe9dee78)) ^ (^(data_shift2 & 64'he68d6595be9dee78)),
-    (^(crc_rewind2 & 32'hc379612e)) ^ (^(data_shift2 & 64'hfc8e57b1c379612e)),
-    (^(crc_rewind2 & 32'he1bcb097)) ^ (^(data_shift2 & 64'h7e472bd8e1bcb097)),
-    (^(crc_rewind2 & 32'h70de584b)) ^ (^(data_shift2 & 64'h3f2395ec70de584b)),
-    (^(crc_rewind2 & 32'h386f2c25)) ^ (^(data_shift2 & 64'h1f91caf6386f2c25))
+assign crc_next = {
+    (^(crc_rewind2 & 32'h1c379612)) ^ (^(crc_data_shift2 & 64'h8fc8e57b1c379612)),
+    (^(crc_rewind2 & 32'h8e1bcb09)) ^ (^(crc_data_shift2 & 64'h47e472bd8e1bcb09)),
+    (^(crc_rewind2 & 32'hc70de584)) ^ (^(crc_data_shift2 & 64'h23f2395ec70de584)),
+    (^(crc_rewind2 & 32'h6386f2c2)) ^ (^(crc_data_shift2 & 64'h11f91caf6386f2c2)),
+    (^(crc_rewind2 & 32'hb1c37961)) ^ (^(crc_data_shift2 & 64'h8fc8e57b1c37961)),
+    (^(crc_rewind2 & 32'hd8e1bcb0)) ^ (^(crc_data_shift2 & 64'h47e472bd8e1bcb0)),
+    (^(crc_rewind2 & 32'hf047484a)) ^ (^(crc_data_shift2 & 64'h8df7c6eef047484a)),
+    (^(crc_rewind2 & 32'h7823a425)) ^ (^(crc_data_shift2 & 64'h46fbe3777823a425)),
+    (^(crc_rewind2 & 32'ha0264400)) ^ (^(crc_data_shift2 & 64'hacb514c0a0264400)),
+    (^(crc_rewind2 & 32'h4c24b412)) ^ (^(crc_data_shift2 & 64'hd9926f1b4c24b412)),
+    (^(crc_rewind2 & 32'hba25cc1b)) ^ (^(crc_data_shift2 & 64'he301d2f6ba25cc1b)),
+    (^(crc_rewind2 & 32'h4125701f)) ^ (^(crc_data_shift2 & 64'hfe480c004125701f)),
+    (^(crc_rewind2 & 32'h2092b80f)) ^ (^(crc_data_shift2 & 64'h7f2406002092b80f)),
+    (^(crc_rewind2 & 32'hc7eca15)) ^ (^(crc_data_shift2 & 64'hb05ae67b0c7eca15)),
+    (^(crc_rewind2 & 32'h9a08f318)) ^ (^(crc_data_shift2 & 64'hd7e596469a08f318)),
+    (^(crc_rewind2 & 32'h4d04798c)) ^ (^(crc_data_shift2 & 64'h6bf2cb234d04798c)),
+    (^(crc_rewind2 & 32'ha6823cc6)) ^ (^(crc_data_shift2 & 64'h35f96591a6823cc6)),
+    (^(crc_rewind2 & 32'hd3411e63)) ^ (^(crc_data_shift2 & 64'h1afcb2c8d3411e63)),
+    (^(crc_rewind2 & 32'h75971923)) ^ (^(crc_data_shift2 & 64'h82b6bc1f75971923)),
+    (^(crc_rewind2 & 32'ha6fc1a83)) ^ (^(crc_data_shift2 & 64'hce93bb74a6fc1a83)),
+    (^(crc_rewind2 & 32'h4f499b53)) ^ (^(crc_data_shift2 & 64'he88138c14f499b53)),
+    (^(crc_rewind2 & 32'ha7a4cda9)) ^ (^(crc_data_shift2 & 64'h74409c60a7a4cda9)),
+    (^(crc_rewind2 & 32'h4fe5f0c6)) ^ (^(crc_data_shift2 & 64'hb5e8ab4b4fe5f0c6)),
+    (^(crc_rewind2 & 32'hbbc56e71)) ^ (^(crc_data_shift2 & 64'hd53cb0debbc56e71)),
+    (^(crc_rewind2 & 32'h5de2b738)) ^ (^(crc_data_shift2 & 64'h6a9e586f5de2b738)),
+    (^(crc_rewind2 & 32'hb2c6cd8e)) ^ (^(crc_data_shift2 & 64'hba87c94cb2c6cd8e)),
+    (^(crc_rewind2 & 32'h4554f0d5)) ^ (^(crc_data_shift2 & 64'hd28b01dd4554f0d5)),
+    (^(crc_rewind2 & 32'hbe9dee78)) ^ (^(crc_data_shift2 & 64'he68d6595be9dee78)),
+    (^(crc_rewind2 & 32'hc379612e)) ^ (^(crc_data_shift2 & 64'hfc8e57b1c379612e)),
+    (^(crc_rewind2 & 32'he1bcb097)) ^ (^(crc_data_shift2 & 64'h7e472bd8e1bcb097)),
+    (^(crc_rewind2 & 32'h70de584b)) ^ (^(crc_data_shift2 & 64'h3f2395ec70de584b)),
+    (^(crc_rewind2 & 32'h386f2c25)) ^ (^(crc_data_shift2 & 64'h1f91caf6386f2c25))
 };
 assign accept = s_axis_tvalid & s_axis_tready;
 assign s_axis_tready = (~out_valid_reg) | m_axis_tready;
 assign m_axis_tdata = out_crc_reg;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tuser = out_err_reg;
-assign crc_after_beat = keep_none ? crc_state_reg : crc_next_beat;
+assign crc_after_beat = keep_none ? crc_state_reg : crc_next;
 assign frame_err_after = frame_err_reg | (~keep_ok);
 
 always @* begin

@@ -1,1 +1,2 @@
 crc32c_w8.v
+mpa_tx_w8.v

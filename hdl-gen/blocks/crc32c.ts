@@ -1,8 +1,8 @@
-import { CRC32C, deriveCrcMatrices, type CrcParams } from '../../ts-model/crc32c';
+import { CRC32C, type CrcParams } from '../../ts-model/crc32c';
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream, sourceStream } from '../core/stream';
-import { invert, power, type Gf2Matrix } from './gf2';
+import { crcBeat } from './crc-beat';
 
 /**
  * CRC-32C of AXI4-Stream frames at one beat per cycle, for a datapath of `bytes` octets
@@ -39,10 +39,6 @@ export function crc32cModule(bytes: number, params: CrcParams = CRC32C): Module 
   const s = sinkStream({ bytes: W }).declare(m);
   const o = sourceStream({ bytes: 4, keep: false, last: false, user: 1 }).declare(m);
 
-  const full = deriveCrcMatrices(params, W);
-  const z1 = deriveCrcMatrices(params, 1).stateRows;
-  const zInv = invert(z1);
-
   const state = m.reg('crc_state', 32, { reset: params.init, doc: 'CRC register between the beats of a frame' });
   const frameErr = m.reg('frame_err', 1, { reset: 0, doc: 'a beat of this frame had a non-contiguous tkeep' });
   const outValid = m.reg('out_valid', 1, { reset: 0 });
@@ -61,22 +57,7 @@ export function crc32cModule(bytes: number, params: CrcParams = CRC32C): Module 
     jBits.push(lanes.length ? lanes.reduce((a, x) => a.or(x)) : lit(1, 0));
   }
   const shift = stages ? m.let('shift_lanes', cat(...[...jBits].reverse())) : null;
-
-  // Lanes up by j: the valid octets end in the top lanes, zero octets below them.
-  let data: Expr = s.data;
-  let reg: Expr = state;
-  for (let b = 0; b < stages; b++) {
-    const by = 8 * (1 << b);
-    const sel = shift!.bit(b);
-    data = m.let(`data_shift${b}`, mux(sel, cat(data.slice(8 * W - 1 - by, 0), lit(by, 0)), data), {
-      doc: `lanes up by ${1 << b} if bit ${b} of shift_lanes`,
-    });
-    const back = m.let(`crc_back${b}`, applyMatrix(power(zInv, 1 << b), reg), { doc: `Z^-${1 << b}: the CRC register ${1 << b} zero octets back` });
-    reg = m.let(`crc_rewind${b}`, mux(sel, back, reg), { doc: `rewound if bit ${b} of shift_lanes` });
-  }
-  const shifted = data;
-  const rewound = reg;
-  const next = m.let('crc_next_beat', crcUpdate(full.stateRows, full.dataRows, rewound, shifted));
+  const next = crcBeat(m, 'crc', params, state, s.data, shift);
 
   const accept = m.let('accept', s.valid.and(s.ready));
   m.assign(s.ready, outValid.not().or(o.ready));
@@ -107,20 +88,4 @@ export function crc32cModule(bytes: number, params: CrcParams = CRC32C): Module 
     });
   });
   return m.build();
-}
-
-/** x ↦ A·x as a 32-bit concatenation of parity terms (an XOR tree per output bit). */
-function applyMatrix(a: Gf2Matrix, x: Expr): Expr {
-  return cat(...a.map((row) => (row ? x.and(lit(32, row >>> 0)).parity() : lit(1, 0))).reverse());
-}
-
-/** next = S·state ⊕ D·data, per output bit the parity of the masked state and data. */
-function crcUpdate(stateRows: readonly number[], dataRows: readonly bigint[], state: Expr, data: Expr): Expr {
-  const bits = stateRows.map((srow, i) => {
-    const terms: Expr[] = [];
-    if (srow) terms.push(state.and(lit(32, srow >>> 0)).parity());
-    if (dataRows[i]) terms.push(data.and(lit(data.width, dataRows[i]!)).parity());
-    return terms.length ? terms.reduce((a, t) => a.xor(t)) : lit(1, 0);
-  });
-  return cat(...bits.reverse());
 }

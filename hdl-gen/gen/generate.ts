@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32cModule } from '../blocks/crc32c';
+import { mpaTxModule } from '../blocks/mpa-tx';
 import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
 import { configHash, type RnicConfig } from './config';
@@ -38,7 +39,7 @@ export interface GeneratedFile {
 
 /** The modules of a configuration, children before parents. */
 export function modulesFor(config: RnicConfig): Module[] {
-  return [crc32cModule(config.width)];
+  return [crc32cModule(config.width), mpaTxModule(config.width)];
 }
 
 export function portsOf(m: Module): PortInfo[] {

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32cModule } from '../blocks/crc32c';
+import { mpaTxModule } from '../blocks/mpa-tx';
 import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
 import { DEFAULT_CONFIG, type RnicConfig } from './config';
@@ -19,15 +20,24 @@ export interface ModuleSources {
   readonly origin: string;
 }
 
+/** Blocks generated at any width: `<name>_w<N>`. */
+const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width: number) => Module }[] = [
+  { pattern: /^crc32c_w(\d+)$/, build: (w) => crc32cModule(w) },
+  { pattern: /^mpa_tx_w(\d+)$/, build: (w) => mpaTxModule(w) },
+];
+
 /**
- * The modules a name can mean: those of the configuration, plus the CRC block at any width
- * (`crc32c_w<N>`), so the widths can be co-simulated and synthesized without a config file.
+ * The modules a name can mean: those of the configuration, plus every block at any width
+ * (`crc32c_w<N>`, `mpa_tx_w<N>`), so the widths can be co-simulated and synthesized without a
+ * config file.
  */
 function lookup(name: string, config: RnicConfig): Module {
-  const crc = /^crc32c_w(\d+)$/.exec(name);
-  if (crc) return crc32cModule(Number(crc[1]));
+  for (const b of WIDTH_BLOCKS) {
+    const hit = b.pattern.exec(name);
+    if (hit) return b.build(Number(hit[1]));
+  }
   const m = modulesFor(config).find((x) => x.name === name);
-  if (!m) throw new Error(`no module '${name}' in the generated RTL (modules: ${modulesFor(config).map((x) => x.name).join(', ')}, crc32c_w<N>)`);
+  if (!m) throw new Error(`no module '${name}' in the generated RTL (modules: ${modulesFor(config).map((x) => x.name).join(', ')}, crc32c_w<N>, mpa_tx_w<N>)`);
   return m;
 }
 

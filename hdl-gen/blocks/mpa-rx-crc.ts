@@ -1,0 +1,42 @@
+import { deriveCrcMatrices, type CrcParams } from '../../ts-model/crc32c';
+import { Expr, cat, lit, mux } from '../core/expr';
+import type { ModuleBuilder } from '../core/module';
+import { invert, power, type Gf2Matrix } from './gf2';
+
+/**
+ * CRC-32C register update over the first r 32-bit words of a window of K words, every matrix from
+ * the model's parameter object (ts-model/crc32c), none written by hand.
+ *
+ * The window is fed whole with its words r..K−1 zeroed; feeding zero octets only multiplies the
+ * register by Z (the one-octet state matrix), so the register after the r words is Z^−4(K−r) of
+ * the result: a postfix rewind, log2(K+1) stages of 32×32 matrices selected by the bits of
+ * `drop` = K − r (Z is invertible because x does not divide the polynomial). This is the
+ * rewind of crc32c.ts applied after the update instead of before, so the words need no shifter.
+ */
+export function crcWindowUpdate(m: ModuleBuilder, name: string, params: CrcParams, state: Expr, words: Expr, drop: Expr): Expr {
+  const octets = words.width / 8;
+  const full = deriveCrcMatrices(params, octets);
+  let v: Expr = m.let(`${name}_fwd`, update(full.stateRows, full.dataRows, state, words), { doc: `CRC register after all ${octets / 4} window words` });
+  const zInv = invert(deriveCrcMatrices(params, 1).stateRows);
+  for (let b = 0; b < drop.width; b++) {
+    const back = m.let(`${name}_back${b}`, applyMatrix(power(zInv, 4 << b), v), { doc: `Z^-${4 << b}: ${1 << b} zero words back` });
+    v = m.let(`${name}_rew${b}`, mux(drop.bit(b), back, v), { doc: `rewound if bit ${b} of the dropped word count` });
+  }
+  return v;
+}
+
+/** x ↦ A·x, one parity per output bit. */
+function applyMatrix(a: Gf2Matrix, x: Expr): Expr {
+  return cat(...a.map((row) => (row ? x.and(lit(32, row >>> 0)).parity() : lit(1, 0))).reverse());
+}
+
+/** next = S·state ⊕ D·data. */
+function update(stateRows: readonly number[], dataRows: readonly bigint[], state: Expr, data: Expr): Expr {
+  const bits = stateRows.map((srow, i) => {
+    const terms: Expr[] = [];
+    if (srow) terms.push(state.and(lit(32, srow >>> 0)).parity());
+    if (dataRows[i]) terms.push(data.and(lit(data.width, dataRows[i]!)).parity());
+    return terms.length ? terms.reduce((a, t) => a.xor(t)) : lit(1, 0);
+  });
+  return cat(...bits.reverse());
+}

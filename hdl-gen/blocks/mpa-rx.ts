@@ -1,0 +1,233 @@
+import { CRC32C } from '../../ts-model/crc32c';
+import { CRC_SIZE, MARKER_PERIOD, MpaErrorCode, ULPDU_LENGTH_SIZE } from '../../ts-model/mpa/constants';
+import { Expr, cat, lit, mux } from '../core/expr';
+import { ModuleBuilder, type Module } from '../core/module';
+import { sinkStream, sourceStream } from '../core/stream';
+import { crcWindowUpdate } from './mpa-rx-crc';
+import { ringPlace, ringWindow, unitsOf } from './mpa-rx-shift';
+
+/** 32-bit words: FPDU starts, markers and CRC fields are 4-aligned relative to S0 (spec/mpa.md §4.5). */
+const WORD = 4;
+/** Bits of the marker phase counted in words: 512 / 4 = 128 words per marker period. */
+const PHASE_BITS = Math.log2(MARKER_PERIOD / WORD);
+
+const log2 = (n: number): number => Math.log2(n);
+const bitLength = (n: number): number => Math.max(1, Math.ceil(Math.log2(n + 1)));
+const nextPow2 = (n: number): number => 1 << Math.ceil(Math.log2(n));
+
+/**
+ * The MPA receive side of one stream (RFC 5044 deframing; spec/mpa.md §2–§4, checks of §6) for a
+ * datapath of `bytes` = W octets (a power of two ≥ 4), matching ts-model/mpa/deframer.ts.
+ *
+ * Two stages around an octet ring of C words (C = the power of two ≥ 2N + 4, N = W/4):
+ *
+ * 1. Gearbox (write side): each accepted s_axis beat of k = 1..W octets is rotated to the write
+ *    pointer and stored, so TCP segments of any size pack into a contiguous octet stream whose
+ *    word boundaries are 4-aligned relative to S0. tready depends only on the ring's fill level
+ *    (registered), so one beat per cycle is taken while the reader keeps up.
+ * 2. Reader: each cycle it looks at the K = N + 3 words at the read pointer and, when the words it
+ *    needs are there and the output register is free, produces one m_axis beat of the current FPDU
+ *    and retires r words (r ≤ K): the ULPDU is the FPDU 2 octets in, so output beat j carries
+ *    marker-free octets 2 + jW .. 1 + (j+1)W; the last beat of an FPDU also retires its PAD and CRC
+ *    words. One FPDU per beat at most (one m_axis packet per FPDU).
+ *    - Markers are found by position: the word at the read pointer has marker phase
+ *      (cfg_seq − cfg_s0)/4 + retired words (mod 128); a marker word in the window is squeezed
+ *      out before the octets are picked (at most one: K < 128). A marker before an FPDU's first
+ *      octet is its leading marker (FPDUPTR must be 0); any other marker's FPDUPTR must equal its
+ *      distance from the ULPDU_Length octet (spec/mpa.md §4.4). Faults are remembered and reported
+ *      after the CRC, as the model does.
+ *    - CRC: every retired word (markers, a leading marker included, and the CRC field) goes
+ *      through the CRC register, restarted at each FPDU; the FPDU passes if the raw register ends
+ *      at the residue 0xB798B438 (spec/mpa.md §3.1) or cfg_crc = 0.
+ *    - ULPDU_Length > cfg_max_ulpdu is found on the FPDU's first beat: that FPDU is output as one
+ *      zero-length beat (tkeep 0, tlast, tuser 0) and the error is 0x03 (spec/mpa.md §6 step 2).
+ *
+ * The first failed FPDU ends with tuser = 0, sets err_valid/err_code (sticky until reset) and stops
+ * the stream: nothing more is output and every later input octet is accepted and dropped.
+ */
+export function mpaRxModule(bytes: number): Module {
+  if (!Number.isInteger(bytes) || bytes < WORD || (bytes & (bytes - 1)) !== 0) throw new RangeError(`MPA RX datapath width must be a power of two ≥ ${WORD}, got ${bytes}`);
+  const W = bytes;
+  const N = W / WORD;
+  /** Window words: the most one beat retires (N + 2 marker-free words and a marker). */
+  const K = N + 3;
+  const C = nextPow2(2 * N + 4);
+  const RING_OCTETS = WORD * C;
+  const PW = log2(C);
+  const OW = log2(RING_OCTETS);
+  /** Width of the small counts (fill level, words retired, words needed). */
+  const SW = Math.max(8, OW + 1);
+  const LB = log2(W);
+  const name = `mpa_rx_w${W}`;
+  const m = new ModuleBuilder(
+    name,
+    `MPA receive side of one stream (RFC 5044 deframing; spec/mpa.md sections 2-4 and 6), ${W} octets per beat.\n` +
+      'Takes the in-order TCP payload (any tkeep 2^k - 1 on any beat; tlast ignored), strips markers by\n' +
+      'sequence position, delineates FPDUs by ULPDU_Length and outputs one m_axis packet per FPDU holding its\n' +
+      'ULPDU (cut-through; a zero-length ULPDU is one beat with tkeep 0). tuser on tlast: 1 = the FPDU passed\n' +
+      'every check. Checks in the order of section 6: ULPDU_Length <= cfg_max_ulpdu (0x03, on the first beat,\n' +
+      'that FPDU is then one zero-length beat), CRC-32C (0x02, if cfg_crc), every FPDUPTR (0x03, if cfg_markers).\n' +
+      'The first error stops the stream: err_valid/err_code hold it, later input is accepted and dropped.\n' +
+      `Internals: an octet ring of ${C} words (input gearbox) and a reader that retires up to ${K} words per beat.`,
+    { bytes: W, ringWords: C, windowWords: K, leadMarkerInCrc: true, fpduptrRef: 'ulpduLength', checkMarkers: true },
+  );
+  const clkGroup = 'Clock and synchronous active-high reset';
+  const clk = m.input('clk', 1, { group: clkGroup });
+  const rst = m.input('rst', 1, { group: clkGroup });
+  m.clockDomain('sync', clk, rst);
+  const cfgGroup = 'Configuration (static while running)';
+  const cfgMarkers = m.input('cfg_markers', 1, { group: cfgGroup, doc: 'markers in this direction (spec/mpa.md §4.2)' });
+  const cfgCrc = m.input('cfg_crc', 1, { group: cfgGroup, doc: 'CRC-32C negotiated (spec/mpa.md §3.4)' });
+  const cfgS0 = m.input('cfg_s0', 9, { group: cfgGroup, doc: 'S0[8:0] (spec/mpa.md §4.3)' });
+  const cfgSeq = m.input('cfg_seq', 9, { group: cfgGroup, doc: 'sequence number [8:0] of the first octet received; (seq - S0) mod 4 = 0' });
+  const cfgMax = m.input('cfg_max_ulpdu', 16, { group: cfgGroup, doc: 'maxUlpduLength (spec/mpa.md §6 step 2)' });
+  const s = sinkStream({ bytes: W }).declare(m, 's_axis', 'AXI4-Stream input: in-order TCP payload (s_axis)');
+  const o = sourceStream({ bytes: W, user: 1 }).declare(m, 'm_axis', 'AXI4-Stream output: one ULPDU per FPDU, tuser = passed (m_axis)');
+  const stGroup = 'Status';
+  const errValid = m.output('err_valid', 1, { group: stGroup, doc: 'an MPA error stopped the stream (sticky until reset)' });
+  const errCode = m.output('err_code', 8, { group: stGroup, doc: 'its LLP error code (Terminate 0x2/0x0/code)' });
+  const fpduCount = m.output('fpdu_count', 32, { group: stGroup, doc: 'FPDUs delivered with tuser = 1' });
+  m.allowUnused(s.last!, 'a TCP segment end carries no MPA meaning: FPDUs are delineated by ULPDU_Length');
+
+  const crcInit = m.constant('CRC_INIT', 32, CRC32C.init >>> 0, 'CRC-32C register at the start of an FPDU');
+  const crcResidue = m.constant('CRC_RESIDUE', 32, CRC32C.residue >>> 0, 'raw register after an FPDU and its CRC field (spec/mpa.md §3.1)');
+  const errCrc = m.constant('ERR_CRC', 8, MpaErrorCode.CRC_MISMATCH, 'LLP error: CRC mismatch');
+  const errMarker = m.constant('ERR_MARKER', 8, MpaErrorCode.MARKER_MISMATCH, 'LLP error: FPDUPTR mismatch or ULPDU_Length over the maximum');
+
+  // --- registers ---------------------------------------------------------------------------------
+  const ring = m.reg('ring', 8 * RING_OCTETS, { doc: `${C} words of received octets, ring order` });
+  const wp = m.reg('wr_ptr', OW, { reset: 0, doc: 'octet where the next input octet goes' });
+  const rp = m.reg('rd_ptr', PW, { reset: 0, doc: 'word the reader is at' });
+  const fill = m.reg('fill', SW, { reset: 0, doc: 'octets in the ring' });
+  const retired = m.reg('retired', PHASE_BITS, { reset: 0, doc: 'words retired, mod 128 (marker phase)' });
+  const first = m.reg('at_start', 1, { reset: 1, doc: 'the reader is at the first beat of an FPDU' });
+  const ulLeft = m.reg('ul_left', 16, { doc: 'ULPDU octets of this FPDU not yet output' });
+  const hdrOff = m.reg('hdr_off', 15, { doc: 'words from the ULPDU_Length word to the read pointer' });
+  const crc = m.reg('crc', 32, { doc: 'CRC register of this FPDU' });
+  const mfault = m.reg('marker_fault', 1, { doc: 'a marker of this FPDU had a wrong FPDUPTR' });
+  const stopped = m.reg('stopped', 1, { reset: 0, doc: 'an error stopped the stream' });
+  const outValid = m.reg('out_valid', 1, { reset: 0 });
+  const outData = m.reg('out_data', 8 * W);
+  const outKeep = m.reg('out_keep', W);
+  const outLast = m.reg('out_last', 1);
+  const outUser = m.reg('out_user', 1);
+  const errValidR = m.reg('err_seen', 1, { reset: 0 });
+  const errCodeR = m.reg('err_llp', 8, { reset: 0 });
+  const count = m.reg('good_fpdus', 32, { reset: 0 });
+  m.assign(o.valid, outValid);
+  m.assign(o.data, outData);
+  m.assign(o.keep!, outKeep);
+  m.assign(o.last!, outLast);
+  m.assign(o.user!, outUser);
+  m.assign(errValid, errValidR);
+  m.assign(errCode, errCodeR);
+  m.assign(fpduCount, count);
+
+  // --- gearbox: input beats into the ring ----------------------------------------------------------
+  const keep = s.keep!;
+  // k from the thermometer code 2^k − 1: the top valid lane i gives k = i + 1.
+  const top = Array.from({ length: W }, (_, i) => (i === W - 1 ? keep.bit(i) : keep.bit(i).and(keep.bit(i + 1).not())));
+  const kBits: Expr[] = [];
+  for (let b = 0; b <= LB; b++) {
+    const lanes = top.filter((_, i) => ((i + 1) >> b) & 1);
+    kBits.push(lanes.length ? lanes.reduce((a, x) => a.or(x)) : lit(1, 0));
+  }
+  const kOctets = m.let('in_octets', cat(...kBits.reverse()), { doc: 'octets in the input beat' });
+  const room = m.let('ring_room', fill.le(RING_OCTETS - W), { doc: 'a whole beat fits whatever the reader does' });
+  m.assign(s.ready, stopped.or(room));
+  const accept = m.let('accept', s.valid.and(room).and(stopped.not()));
+  const placed = ringPlace(m, 'wr_data', s.data, 8, wp);
+  const placedKeep = ringPlace(m, 'wr_keep', keep, 1, wp);
+  const writeMask = m.let('wr_mask', cat(...unitsOf(placedKeep, 1).map((b) => b.repeat(8)).reverse()));
+
+  // --- reader: the window at the read pointer -----------------------------------------------------
+  const seqOff = m.let('seq_off', cfgSeq.sub(cfgS0), { doc: 'cfg_seq - S0 (mod 512)' });
+  m.allowUnused(seqOff, 'bits [1:0] are 0: cfg_seq is 4-aligned relative to S0 (spec/mpa.md §4.5)');
+  const phase = m.let('phase', seqOff.slice(8, 2).add(retired), { doc: 'marker phase of the word at the read pointer, in words' });
+  const mpos = m.let('marker_pos', lit(PHASE_BITS, 0).sub(phase), { doc: 'window index of the next marker word' });
+  const mk = m.let('marker_in', cfgMarkers.and(mpos.lt(K)), { doc: 'a marker word is in the window' });
+  const win = ringWindow(m, 'win', ring, 32, rp, K);
+  const w = unitsOf(win, 32);
+  // Marker-free words: the window with its marker word squeezed out (only the N + 1 the output reads).
+  const cw = Array.from({ length: N + 1 }, (_, i) => mux(mk.and(mpos.le(i)), w[i + 1]!, w[i]!));
+  const mf = m.let('mf_win', cat(cw[N]!.slice(8 * ULPDU_LENGTH_SIZE - 1, 0), ...cw.slice(0, N).reverse()), {
+    doc: 'marker-free octets 0..W+1 from the read pointer',
+  });
+  const lenField = m.let('ulpdu_length', cat(mf.slice(7, 0), mf.slice(15, 8)), { doc: 'ULPDU_Length (big-endian) if at_start' });
+  const lead = m.let('lead_marker', first.and(mk).and(mpos.eq(0)), { doc: "the window starts with this FPDU's leading marker" });
+  const ul = m.let('ul_now', mux(first, lenField, ulLeft), { doc: 'ULPDU octets left, this beat included' });
+  const last = m.let('last_beat', ul.le(W), { doc: 'this beat ends the FPDU' });
+  const ulSmall = ul.slice(LB, 0);
+  const z = (e: Expr, width = SW) => e.zext(width);
+  // Marker-free words of the rest of the FPDU: ceil((ul + 2) / 4) + 1 (ULPDU_Length, ULPDU, PAD, CRC).
+  const mfLast = z(ulSmall).add(ULPDU_LENGTH_SIZE + WORD - 1).shr(2).add(CRC_SIZE / WORD);
+  const mfr = m.let('mf_words', mux(last, mfLast, lit(SW, N)), { doc: 'marker-free words retired by this beat' });
+  const markerRet = m.let('marker_retired', mk.and(z(mpos).lt(mfr)), { doc: 'the marker word is retired by this beat' });
+  const r = m.let('words', mfr.add(z(markerRet)), { doc: 'words retired by this beat' });
+  const need = m.let('words_needed', mux(last, r, lit(SW, N + 1).add(z(mk.and(mpos.le(N))))), {
+    doc: 'words that must be in the ring for this beat',
+  });
+  const avail = m.let('words_avail', z(fill.slice(SW - 1, 2)), { doc: 'whole words in the ring' });
+  const oversize = m.let('oversize', first.and(lenField.gt(cfgMax)), { doc: 'ULPDU_Length over the maximum (spec/mpa.md §6 step 2)' });
+  const headerIn = avail.ge(z(lead).add(1));
+  const haveWords = avail.ge(need);
+  const canGo = mux(first, headerIn.and(oversize.or(haveWords)), haveWords);
+  const outFree = outValid.not().or(o.ready);
+  const go = m.let('go', stopped.not().and(outFree).and(canGo), { doc: 'the reader produces a beat' });
+
+  // Marker check (spec/mpa.md §4.4): leading marker 0, otherwise the distance from ULPDU_Length.
+  const fpduptr = m.let(
+    'fpduptr',
+    w.slice(0, K).map((word, i) => mux(mpos.eq(i), cat(word.slice(23, 16), word.slice(31, 24)), lit(16, 0))).reduce((a, b) => a.or(b)),
+    { doc: 'FPDUPTR of the marker word in the window' },
+  );
+  const dist = m.let('marker_dist', mux(first, lit(15, 0), hdrOff).add(z(mpos, 15)), { doc: 'words from ULPDU_Length to the marker' });
+  const ptrOk = mux(lead, fpduptr.eq(0), z(fpduptr, 17).eq(cat(dist, lit(2, 0))));
+  const markerBad = m.let('marker_bad', mux(first, lit(1, 0), mfault).or(markerRet.and(ptrOk.not())), { doc: 'a marker of this FPDU so far was wrong' });
+
+  // CRC over the retired words.
+  const retiredWords = cat(...w.map((word, i) => mux(r.gt(i), word, lit(32, 0))).reverse());
+  const DB = bitLength(K);
+  const drop = m.let('crc_drop', lit(DB, K).sub(r.slice(DB - 1, 0)), { doc: 'window words not retired' });
+  const crcOut = crcWindowUpdate(m, 'crc', CRC32C, mux(first, crcInit, crc), m.let('crc_words', retiredWords, { doc: 'retired words, the rest zero' }), drop);
+  const crcBad = m.let('crc_bad', cfgCrc.and(crcOut.ne(crcResidue)), { doc: 'the CRC check fails if this beat ends the FPDU' });
+  const verdictBad = crcBad.or(markerBad);
+  const fail = m.let('fail', oversize.or(last.and(verdictBad)), { doc: 'this beat ends the stream with an error' });
+  const code = mux(oversize.or(crcBad.not()), errMarker, errCrc);
+
+  const keepLast = cat(...Array.from({ length: W }, (_, i) => ulSmall.gt(i)).reverse());
+  const beatKeep = mux(oversize, lit(W, 0), mux(last, keepLast, lit(W, (1n << BigInt(W)) - 1n)));
+
+  m.sync(() => {
+    m.when(o.ready, () => m.set(outValid, 0));
+    m.when(accept, () => {
+      m.set(ring, ring.and(writeMask.not()).or(placed.and(writeMask)));
+      m.set(wp, wp.add(z(kOctets, OW)));
+    });
+    m.set(fill, fill.add(mux(accept, z(kOctets), lit(SW, 0))).sub(mux(go, r.shl(2), lit(SW, 0))));
+    m.when(go, () => {
+      m.set(outValid, 1);
+      m.set(outData, mf.slice(8 * (W + ULPDU_LENGTH_SIZE) - 1, 8 * ULPDU_LENGTH_SIZE));
+      m.set(outKeep, beatKeep);
+      m.set(outLast, oversize.or(last));
+      m.set(outUser, oversize.not().and(last).and(verdictBad.not()));
+      m.set(first, last.or(oversize));
+      m.set(ulLeft, ul.sub(W));
+      m.set(hdrOff, mux(first, lit(15, 0).sub(z(lead, 15)), hdrOff).add(z(r, 15)));
+      m.set(crc, crcOut);
+      m.set(mfault, markerBad);
+      m.set(retired, retired.add(r.slice(PHASE_BITS - 1, 0)));
+      m.set(rp, rp.add(r.slice(PW - 1, 0)));
+      m.when(fail, () => {
+        m.set(stopped, 1);
+        m.set(errValidR, 1);
+        m.set(errCodeR, code);
+      });
+    });
+    m.when(outValid.and(o.ready).and(outLast).and(outUser), () => m.set(count, count.add(1)));
+  });
+  return m.build();
+}
+
+/** Widths the block is generated for. */
+export const MPA_RX_WIDTHS = [4, 8, 16, 32, 64] as const;

@@ -1,0 +1,273 @@
+import { CRC32C, type CrcParams } from '../../ts-model/crc32c';
+import { Expr, cat, lit, mux } from '../core/expr';
+import { ModuleBuilder, type Module } from '../core/module';
+import { sinkStream, sourceStream } from '../core/stream';
+import { crcBeat } from './crc-beat';
+
+/**
+ * MPA transmit (RFC 5044; spec/mpa.md §2–§4) for one stream at one input beat per cycle:
+ * ULPDUs in, FPDUs out as the TCP payload, one FPDU per output packet (one TCP segment each).
+ *
+ * s_axis_tuser, sampled on the first beat of each ULPDU (the framing context of the QP):
+ *   [15:0]  ULPDU_Length (the number of ULPDU octets that follow)
+ *   [24:16] low 9 bits of the TCP sequence number of the FPDU's first octet
+ *   [33:25] low 9 bits of S0
+ *   [34]    markers on      [35] CRC on (off: the CRC field is sent as 0)
+ * s_axis_tkeep is all ones but on the tlast beat (2^k − 1 there; 0 for an empty ULPDU).
+ *
+ * Three stages, each one beat per cycle:
+ *   A  prepends ULPDU_Length (2 octets: the data shift by two lanes), zeroes PAD, and emits the
+ *      marker-free FPDU as 32-bit words (everything in MPA is 4-aligned relative to S0, §4.5);
+ *   B  a word gearbox that inserts a marker wherever (seq − S0)/4 ≡ 0 mod 128 (at most one per
+ *      beat for W ≤ 64), with FPDUPTR pointing back at ULPDU_Length (0 for a leading marker), and
+ *      reserves the CRC word after the last FPDU word (so a marker lands before it, case d);
+ *   C  runs the CRC over the output words, markers included (leadMarkerInCrc, §4.6), and puts it
+ *      in its slot, least-significant octet first.
+ * Input stalls only for the words that are inserted (markers, the header's extra word).
+ */
+export const MPA_TX_TUSER_BITS = 36;
+
+export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
+  if (!Number.isInteger(bytes) || bytes < 4 || (bytes & (bytes - 1)) !== 0 || bytes > 64) {
+    throw new RangeError(`mpa_tx width must be a power of two from 4 to 64 octets, got ${bytes}`);
+  }
+  const W = bytes;
+  const n = W / 4; // words per beat
+  const wBits = Math.log2(n) + 1; // 0..n words
+  const sBits = Math.max(1, Math.log2(n)); // a slot index 0..n−1
+  const bBits = Math.log2(2 * n) + 1; // 0..2n words in the gearbox
+  const m = new ModuleBuilder(
+    `mpa_tx_w${W}`,
+    `MPA transmit: ULPDUs in, FPDUs out (ULPDU_Length, ULPDU, PAD, markers, CRC-32C),\n` +
+      `${W} octets per beat, one input beat per cycle. RFC 5044 framing (spec/mpa.md sections 2-4).\n` +
+      's_axis_tuser on the first beat of a ULPDU: [15:0] ULPDU_Length, [24:16] seq[8:0],\n' +
+      '[33:25] S0[8:0], [34] markers, [35] CRC. One FPDU per m_axis packet (tlast at the CRC).',
+    { bytes: W },
+  );
+  const clkGroup = 'Clock and synchronous active-high reset';
+  const clk = m.input('clk', 1, { group: clkGroup });
+  const rst = m.input('rst', 1, { group: clkGroup });
+  m.clockDomain('sync', clk, rst);
+  const s = sinkStream({ bytes: W, user: MPA_TX_TUSER_BITS }).declare(m, 's_axis', 'AXI4-Stream input: ULPDUs (s_axis)');
+  const o = sourceStream({ bytes: W }).declare(m, 'm_axis', 'AXI4-Stream output: FPDUs, the TCP payload (m_axis)');
+  const user = s.user!;
+  m.allowUnused(s.keep!, 'the ULPDU length comes from tuser; tkeep is implied by it');
+
+  // ---- Stage A: marker-free FPDU words -------------------------------------------------------
+  const aInFpdu = m.reg('a_in_fpdu', 1, { reset: 0, doc: 'inside a ULPDU (after its first beat)' });
+  const aPrev = m.reg('a_prev', 16, { doc: 'the last two octets of the previous input beat' });
+  const aFlush = m.reg('a_flush', 1, { reset: 0, doc: 'one more FPDU word (the last two octets and PAD) is due' });
+  const aLeft = m.reg('a_left', 17, { doc: 'FPDU octets (PAD included, CRC not) still to emit' });
+  const aData = m.reg('a_data_left', 17, { doc: 'of those, octets of ULPDU_Length and ULPDU' });
+  const aCtx = m.reg('a_ctx', 9, { doc: '{CRC, markers, word phase of the FPDU start}' });
+  const fa = {
+    valid: m.reg('fa_valid', 1, { reset: 0 }),
+    data: m.reg('fa_data', 8 * W),
+    words: m.reg('fa_words', wBits),
+    first: m.reg('fa_first', 1),
+    last: m.reg('fa_last', 1),
+    ctx: m.reg('fa_ctx', 9),
+  };
+
+  const first = m.let('a_first', aInFpdu.not());
+  const len = user.slice(15, 0);
+  // Word phase (seq − S0)/4 mod 128: the FPDU start is 4-aligned to S0.
+  const phaseOctets = m.let('a_phase_octets', user.slice(24, 16).sub(user.slice(33, 25)));
+  m.allowUnused(phaseOctets, 'FPDUs start 4-aligned to S0 (spec/mpa.md section 4.5): the low two bits are 0');
+  const ctxIn = m.let('a_ctx_in', cat(user.bit(35), user.bit(34), phaseOctets.slice(8, 2)));
+  // FPDU octets without CRC: 2 + L + PAD, a multiple of 4.
+  const fTotal = m.let('a_fpdu_octets', len.zext(17).add(lit(17, 5)).and(lit(17, 0x1fffc)));
+  const leftNow = m.let('a_left_now', mux(first, fTotal, aLeft));
+  const dataNow = m.let('a_data_now', mux(first, len.zext(17).add(lit(17, 2)), aData));
+  const header = cat(len.slice(7, 0), len.slice(15, 8)); // lane 0 = ULPDU_Length[15:8] (big-endian)
+  const low2 = m.let('a_low2', mux(first, header, aPrev));
+  const shifted = cat(s.data.slice(8 * W - 17, 0), low2);
+  // PAD and anything past the ULPDU is zero.
+  const laneOk = Array.from({ length: W }, (_, j) => dataNow.gt(lit(17, j)));
+  const masked = cat(...laneOk.map((ok, j) => mux(ok, shifted.slice(8 * j + 7, 8 * j), lit(8, 0))).reverse());
+  const moreAfter = m.let('a_more_after', leftNow.gt(lit(17, W)));
+  // Words this beat: a full beat, or what is left (at most W octets, a multiple of 4).
+  const wordsNow = m.let('a_beat_words', mux(moreAfter, lit(wBits, n), leftNow.slice(wBits + 1, 2)));
+
+  const faReady = m.wire('fa_ready', 1, { doc: 'stage B takes the F beat' });
+  const faFree = m.let('fa_free', fa.valid.not().or(faReady));
+  m.assign(s.ready, aFlush.not().and(faFree));
+  const take = m.let('a_take', s.valid.and(s.ready));
+  const flushNow = m.let('a_flush_now', aFlush.and(faFree));
+
+  // ---- Stage B: the word gearbox with marker insertion ----------------------------------------
+  const gb = Array.from({ length: 2 * n }, (_, i) => m.reg(`gb_word${i}`, 32));
+  const gbCount = m.reg('gb_count', bBits, { reset: 0, doc: 'FPDU words waiting in the gearbox' });
+  const gbActive = m.reg('gb_active', 1, { reset: 0, doc: 'an FPDU is passing through stage B' });
+  const gbAll = m.reg('gb_all_in', 1, { doc: "the FPDU's last word is in the gearbox" });
+  const gbCtx = m.reg('gb_ctx', 2, { doc: '{CRC, markers} of the FPDU in stage B' });
+  const ph = m.reg('ph', 7, { doc: 'word phase of the next output slot: (seq - S0)/4 mod 128' });
+  const oIdx = m.reg('o_idx', 15, { doc: 'words of this FPDU already output (markers included)' });
+  const oLead = m.reg('o_lead', 1, { doc: 'this FPDU began with a leading marker' });
+  const ob = {
+    valid: m.reg('ob_valid', 1, { reset: 0 }),
+    data: m.reg('ob_data', 8 * W),
+    words: m.reg('ob_words', wBits),
+    first: m.reg('ob_first', 1),
+    last: m.reg('ob_last', 1),
+    crcSlot: m.reg('ob_crc_slot', sBits),
+    crcOn: m.reg('ob_crc_on', 1),
+  };
+  const obReady = m.wire('ob_ready', 1, { doc: 'stage C takes the output beat' });
+  const obFree = m.let('ob_free', ob.valid.not().or(obReady));
+  const markersOn = gbCtx.bit(0);
+  // The marker slot k = (−ph) mod 128, if it falls in this beat.
+  const k = m.let('mk_slot', lit(7, 0).sub(ph));
+  const kInBeat = m.let('mk_in_beat', markersOn.and(k.lt(lit(7, n))));
+  const kSlot = k.slice(sBits - 1, 0);
+  // Stream words left: the FPDU words in the gearbox, plus the CRC word once all are in.
+  const remaining = m.let('gb_remaining', gbCount.zext(bBits + 1).add(gbAll.zext(bBits + 1)));
+  // A marker goes in only if a stream word follows it in this FPDU.
+  const cw = Math.max(7, bBits + 1);
+  const hasMarker = m.let('mk_here', kInBeat.and(remaining.zext(cw).gt(k.zext(cw))));
+  const need = m.let('gb_need', mux(kInBeat, lit(bBits + 1, n - 1), lit(bBits + 1, n)));
+  const emit = m.let('gb_emit', gbActive.and(obFree).and(gbAll.or(gbCount.zext(bBits + 1).ge(need))));
+  // Output words this beat: min(n, remaining + marker).
+  const withMarker = m.let('gb_with_marker', remaining.add(hasMarker.zext(bBits + 1)));
+  const outWords = m.let('gb_out_words', mux(withMarker.gt(lit(bBits + 1, n)), lit(bBits + 1, n), withMarker).slice(wBits - 1, 0));
+  const consumed = m.let('gb_consumed', outWords.zext(bBits + 1).sub(hasMarker.zext(bBits + 1)));
+  // The CRC word went out this beat if every stream word did.
+  const crcOut = m.let('gb_crc_out', gbAll.and(consumed.eq(remaining)));
+  const fpduConsumed = m.let('gb_fpdu_consumed', mux(crcOut, consumed.sub(1), consumed).slice(bBits - 1, 0));
+  // FPDUPTR: back to ULPDU_Length; 0 for a leading marker (the FPDU's first word).
+  const leading = m.let('mk_leading', oIdx.eq(0).and(k.eq(0)));
+  const hdrIdx = mux(oLead, lit(15, 1), lit(15, 0));
+  const ptrWords = m.let('mk_ptr_words', oIdx.add(k.zext(15)).sub(hdrIdx));
+  m.allowUnused(ptrWords, 'FPDUPTR is 16 bits; MULPDU keeps an FPDU far below 64 KiB (spec/mpa.md section 5)');
+  const fpduptr = m.let('mk_fpduptr', mux(leading, lit(16, 0), cat(ptrWords.slice(13, 0), lit(2, 0))));
+  const markerWord = cat(fpduptr.slice(7, 0), fpduptr.slice(15, 8), lit(16, 0)); // 00 00 PTR_hi PTR_lo on the wire
+  const slots: Expr[] = [];
+  for (let i = 0; i < n; i++) {
+    // Slot i comes before the marker (or there is none); the last slot never comes before it.
+    const beforeMarker = i === n - 1 ? hasMarker.not() : kSlot.gt(lit(sBits, i)).or(hasMarker.not());
+    const src = i === 0 ? gb[0]! : mux(beforeMarker, gb[i]!, gb[i - 1]!);
+    const isMarker = hasMarker.and(kSlot.eq(lit(sBits, i)));
+    // Past the FPDU's words: the CRC slot (filled in stage C) or nothing.
+    const streamIdx = i === 0 ? lit(bBits, 0) : mux(beforeMarker, lit(bBits, i), lit(bBits, i - 1));
+    const isFpduWord = streamIdx.lt(gbCount);
+    slots.push(mux(isMarker, markerWord, mux(isFpduWord, src, lit(32, 0))));
+  }
+  const crcSlot = m.let('gb_crc_slot', outWords.sub(1).slice(sBits - 1, 0));
+  // Room for an F beat after this cycle's output.
+  const countAfter = m.let('gb_count_after', mux(emit, gbCount.sub(fpduConsumed), gbCount));
+  const fpduDone = m.let('gb_fpdu_done', emit.and(crcOut));
+  const roomFor = m.let('gb_room', countAfter.zext(bBits + 1).add(fa.words.zext(bBits + 1)).le(lit(bBits + 1, 2 * n)));
+  // A new FPDU enters only when the previous one is out (or leaves this cycle).
+  const faAccept = m.let('fa_accept', fa.valid.and(roomFor).and(mux(fa.first, gbActive.not().or(fpduDone), gbActive.and(fpduDone.not()))));
+  m.assign(faReady, faAccept);
+
+  m.sync(() => {
+    // Stage A.
+    m.when(faFree, () => m.set(fa.valid, 0));
+    m.when(take, () => {
+      m.set(fa.valid, 1);
+      m.set(fa.data, masked);
+      m.set(fa.words, wordsNow);
+      m.set(fa.first, first);
+      m.set(fa.last, s.last!.and(moreAfter.not()));
+      m.set(fa.ctx, mux(first, ctxIn, aCtx));
+      m.set(aPrev, s.data.slice(8 * W - 1, 8 * W - 16));
+      m.set(aLeft, leftNow.sub(lit(17, W)));
+      m.set(aData, mux(dataNow.gt(lit(17, W)), dataNow.sub(lit(17, W)), lit(17, 0)));
+      m.set(aInFpdu, s.last!.not());
+      m.set(aFlush, s.last!.and(moreAfter));
+      m.when(first, () => m.set(aCtx, ctxIn));
+    });
+    m.when(flushNow, () => {
+      // The last two octets of the ULPDU (or of ULPDU_Length) and PAD: one word.
+      m.set(fa.valid, 1);
+      m.set(fa.data, cat(lit(8 * W - 16, 0), mux(aData.gt(lit(17, 1)), aPrev, cat(lit(8, 0), aPrev.slice(7, 0)))));
+      m.set(fa.words, lit(wBits, 1));
+      m.set(fa.first, 0);
+      m.set(fa.last, 1);
+      m.set(fa.ctx, aCtx);
+      m.set(aFlush, 0);
+    });
+
+    // Stage B.
+    m.when(obFree, () => m.set(ob.valid, 0));
+    m.when(emit, () => {
+      m.set(ob.valid, 1);
+      m.set(ob.data, cat(...[...slots].reverse()));
+      m.set(ob.words, outWords);
+      m.set(ob.first, oIdx.eq(0));
+      m.set(ob.last, crcOut);
+      m.set(ob.crcSlot, crcSlot);
+      m.set(ob.crcOn, gbCtx.bit(1));
+      m.set(ph, ph.add(outWords.zext(7)));
+      m.set(oIdx, oIdx.add(outWords.zext(15)));
+      m.when(leading.and(hasMarker), () => m.set(oLead, 1));
+      m.when(crcOut, () => m.set(gbActive, 0));
+    });
+    // Shift out what was consumed, then append an accepted F beat.
+    for (let i = 0; i < 2 * n; i++) {
+      const options: [number, Expr][] = [];
+      for (let c = 0; c <= n && i + c < 2 * n; c++) options.push([c, gb[i + c]!]);
+      const shiftedWord = options.reduceRight<Expr>((acc, [c, w]) => mux(fpduConsumed.eq(lit(bBits, c)).and(emit), w, acc), gb[i]!);
+      let word = shiftedWord;
+      // Words of an accepted F beat land at count_after .. count_after + words − 1.
+      for (let j = 0; j < n && j <= i; j++) {
+        const here = faAccept.and(countAfter.eq(lit(bBits, i - j))).and(fa.words.gt(lit(wBits, j)));
+        word = mux(here, fa.data.slice(32 * j + 31, 32 * j), word);
+      }
+      m.set(gb[i]!, word);
+    }
+    m.set(gbCount, mux(faAccept, countAfter.add(fa.words.zext(bBits)), countAfter));
+    m.when(faAccept, () => {
+      m.set(gbAll, fa.last);
+      m.when(fa.first, () => {
+        m.set(gbActive, 1);
+        m.set(gbCtx, fa.ctx.slice(8, 7));
+        m.set(ph, fa.ctx.slice(6, 0));
+        m.set(oIdx, 0);
+        m.set(oLead, 0);
+      });
+    });
+  });
+
+  // ---- Stage C: CRC over the output words, inserted in its slot --------------------------------
+  const crcState = m.reg('crc_state', 32, { doc: 'CRC register over the FPDU so far' });
+  const outValid = m.reg('out_valid', 1, { reset: 0 });
+  const outData = m.reg('out_data', 8 * W);
+  const outKeep = m.reg('out_keep', W);
+  const outLast = m.reg('out_last', 1);
+  const outFree = m.let('out_free', outValid.not().or(o.ready));
+  m.assign(obReady, outFree);
+  const cTake = m.let('c_take', ob.valid.and(outFree));
+  // Octets the CRC covers in this beat: every word but the CRC slot on the last beat.
+  const crcWords = m.let('c_crc_words', mux(ob.last, ob.crcSlot.zext(wBits), ob.words));
+  const shiftWords = m.let('c_shift_words', lit(wBits, n).sub(crcWords));
+  const start = mux(ob.first, lit(32, params.init >>> 0), crcState);
+  // In octets: words × 4, so the one- and two-octet stages are never needed. A beat with no
+  // CRC octets (shift = n words) is handled by c_crc_none.
+  m.allowUnused(shiftWords, 'the top bit (a shift of n words) means no CRC octets: c_crc_none');
+  const shiftOctets = n > 1 ? cat(shiftWords.slice(Math.log2(n) - 1, 0), lit(2, 0)) : lit(2, 0);
+  const next = crcBeat(m, 'c_crc', params, start, ob.data, shiftOctets, 2);
+  const none = m.let('c_crc_none', crcWords.eq(0));
+  const after = m.let('c_crc_after', mux(none, start, next));
+  const crcValue = m.let('c_crc_value', mux(ob.crcOn, after.xor(lit(32, params.xorOut >>> 0)), lit(32, 0)));
+  const withCrc = cat(
+    ...Array.from({ length: n }, (_, i) => mux(ob.last.and(ob.crcSlot.eq(lit(sBits, i))), crcValue, ob.data.slice(32 * i + 31, 32 * i))).reverse(),
+  );
+  const keepBits = cat(...Array.from({ length: n }, (_, i) => ob.words.gt(lit(wBits, i)).repeat(4)).reverse());
+  m.sync(() => {
+    m.when(outFree, () => m.set(outValid, 0));
+    m.when(cTake, () => {
+      m.set(outValid, 1);
+      m.set(outData, withCrc);
+      m.set(outKeep, keepBits);
+      m.set(outLast, ob.last);
+      m.set(crcState, after);
+    });
+  });
+  m.assign(o.data, outData);
+  m.assign(o.keep!, outKeep);
+  m.assign(o.valid, outValid);
+  m.assign(o.last!, outLast);
+  return m.build();
+}

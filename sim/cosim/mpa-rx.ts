@@ -1,0 +1,350 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { mpaRxModule } from '../../hdl-gen/blocks/mpa-rx';
+import { emitVerilog } from '../../hdl-gen/emit/verilog';
+import { REGENERATE, portsOf, type Manifest, type PortInfo } from '../../hdl-gen/gen/generate';
+import { REPO_ROOT, type ModuleSources } from '../../hdl-gen/gen/sources';
+import { MpaDeframer } from '../../ts-model/mpa/deframer';
+import { corruptCrc, corruptMarker } from '../../ts-model/mpa/faults';
+import { MpaFramer } from '../../ts-model/mpa/framer';
+import { mulpdu } from '../../ts-model/mpa/mulpdu';
+import { mpaOptions } from '../../ts-model/mpa/options';
+import { MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
+import { prng, type Prng } from '../../ts-model/util/prng';
+import { random as randomPause } from '../cocotb/pause';
+import { Testbench } from '../cocotb/testbench';
+import { buildModel } from '../verilator/build';
+import { SimModel } from '../verilator/model';
+
+/**
+ * Co-simulation of the generated MPA receive block (mpa_rx_w<W>) against the model's MpaDeframer.
+ * Random streams framed by MpaFramer (random S0, also just below 2^32, random start position,
+ * markers and CRC on or off, ULPDUs of 0..MULPDU(1460) octets and some up to 4096), cut into TCP
+ * segments of random sizes, fed with random back-pressure on both sides; the ULPDUs coming out
+ * are compared FPDU by FPDU with the model's, and with faults injected (a CRC bit, an FPDUPTR with
+ * the CRC recomputed, a ULPDU_Length over cfg_max_ulpdu) the first failed FPDU's index and the
+ * error code must be the model's, with nothing output after it. Deterministic from the seed.
+ */
+export interface MpaRxCosimOptions {
+  readonly width: number;
+  readonly seed: number;
+  /** FPDUs to frame in total, over as many streams as it takes (each stream resets the DUT). */
+  readonly fpdus: number;
+  /** Probability per FPDU that a fault is injected into it (default 0). */
+  readonly faults?: number;
+  /** Use the Verilog in this directory (rnic.f, manifest.json) instead of generating it. */
+  readonly rtlDir?: string;
+  /** Write a VCD of the whole run here (builds the traced variant of the model). */
+  readonly vcd?: string;
+  /** Probability that the source pauses / the sink is not ready in a cycle (default: random per stream, 0..0.5). */
+  readonly sourcePause?: number;
+  readonly sinkPause?: number;
+  /** ULPDU size mix: 'mixed' (default) or 'large' (MULPDU-sized, for throughput). */
+  readonly sizes?: 'mixed' | 'large';
+  /** TCP segment size mix: 'mixed' (default) or 'full' (1460 octets). */
+  readonly segments?: 'mixed' | 'full';
+}
+
+export type FaultKind = 'crc' | 'marker' | 'oversize';
+
+export interface MpaRxMismatch {
+  readonly stream: number;
+  /** The FPDU index in the stream the first difference is at. */
+  readonly fpdu: number;
+  readonly what: string;
+  readonly expected: string;
+  readonly actual: string;
+  readonly config: StreamConfig;
+}
+
+export interface StreamConfig {
+  readonly markers: boolean;
+  readonly crc: boolean;
+  readonly s0: number;
+  readonly seq: number;
+  readonly maxUlpdu: number;
+  readonly sizes: readonly number[];
+  readonly fault: { readonly at: number; readonly kind: FaultKind } | null;
+}
+
+export interface MpaRxCosimResult {
+  readonly dut: 'mpa_rx';
+  readonly module: string;
+  readonly width: number;
+  readonly seed: number;
+  readonly streams: number;
+  /** FPDUs framed and fed. */
+  readonly fpdus: number;
+  /** FPDUs the model delivered (and the RTL had to output good). */
+  readonly delivered: number;
+  /** Streams whose first error (index and code) was compared with the model's. */
+  readonly errorsChecked: number;
+  readonly errorCodes: Readonly<Record<string, number>>;
+  readonly mismatches: number;
+  readonly payloadBytes: number;
+  readonly inputBeats: number;
+  readonly outputBeats: number;
+  readonly cycles: number;
+  readonly simCyclesPerSecond: number;
+  readonly buildSeconds: number;
+  readonly buildCached: boolean;
+  readonly rtl: string;
+  readonly firstMismatch?: MpaRxMismatch;
+}
+
+const EMSS = 1460;
+const LARGE_ULPDU = 4096;
+
+/**
+ * The Verilog of mpa_rx_w<W>: from `rtlDir` (its rnic.f; ports from its manifest.json or the
+ * generator), or emitted into a content-addressed directory under .cache/gen as
+ * hdl-gen/gen/sources.ts does for the modules it knows.
+ */
+export function mpaRxSources(width: number, opts: { rtlDir?: string; cacheRoot?: string } = {}): ModuleSources {
+  const m = mpaRxModule(width);
+  if (opts.rtlDir) {
+    const dir = resolve(opts.rtlDir);
+    const list = join(dir, 'rnic.f');
+    if (!existsSync(list)) throw new Error(`${dir} has no rnic.f (the filelist rnic gen writes)`);
+    const sources = readFileSync(list, 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('//') && !l.startsWith('#'))
+      .map((l) => resolve(dir, l));
+    for (const s of sources) if (!existsSync(s)) throw new Error(`${list} names ${s}, which does not exist`);
+    const manifestFile = join(dir, 'manifest.json');
+    let ports: readonly PortInfo[] | undefined;
+    if (existsSync(manifestFile)) ports = (JSON.parse(readFileSync(manifestFile, 'utf8')) as Manifest).modules.find((x) => x.name === m.name)?.ports;
+    return { top: m.name, sources, ports: ports ?? portsOf(m), origin: dir };
+  }
+  const text = emitVerilog(m, { regenerate: REGENERATE });
+  const key = createHash('sha256').update(text).digest('hex').slice(0, 16);
+  const dir = join(opts.cacheRoot ?? join(REPO_ROOT, '.cache', 'gen'), `${m.name}-${key}`);
+  const file = join(dir, `${m.name}.v`);
+  if (!existsSync(file)) {
+    // Write beside and rename, so parallel test processes never read half a file.
+    const tmp = `${dir}.tmp-${process.pid}`;
+    mkdirSync(tmp, { recursive: true });
+    writeFileSync(join(tmp, `${m.name}.v`), text);
+    try {
+      renameSync(tmp, dir);
+    } catch {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+  return { top: m.name, sources: [file], ports: portsOf(m), origin: 'generated' };
+}
+
+function ulpduSize(r: Prng, W: number, max: number, mix: 'mixed' | 'large'): number {
+  if (mix === 'large') return r.int(max - 64, max);
+  const x = r.u32() / 0x100000000;
+  if (x < 0.3) return r.int(0, 16); // several FPDUs per beat
+  if (x < 0.45) return Math.max(0, Math.min(max, r.int(1, 8) * W + r.int(-3, 3))); // beat-boundary edges
+  if (x < 0.9) return r.int(0, max);
+  return r.int(max, LARGE_ULPDU);
+}
+
+function segmentSize(r: Prng, W: number, mix: 'mixed' | 'full'): number {
+  if (mix === 'full') return EMSS;
+  const x = r.u32() / 0x100000000;
+  if (x < 0.3) return r.int(1, W + 3);
+  if (x < 0.6) return r.int(1, 4 * W);
+  return r.int(1, EMSS);
+}
+
+interface PlannedStream {
+  readonly cfg: StreamConfig;
+  readonly wire: Uint8Array;
+  readonly ulpdus: readonly Uint8Array[];
+}
+
+function planStream(r: Prng, W: number, n: number, faultRate: number, mix: 'mixed' | 'large'): PlannedStream {
+  const markers = r.bool(0.6);
+  const crc = r.bool(0.75);
+  const s0 = r.bool(0.3) ? (0xffffffff - r.int(0, 4000)) >>> 0 : r.u32();
+  const seq = r.bool(0.3) ? s0 : (s0 + 4 * r.int(1, 4000)) >>> 0;
+  const max = mulpdu(EMSS, markers);
+  const sizes = Array.from({ length: n }, () => ulpduSize(r, W, max, mix));
+  let fault: StreamConfig['fault'] = null;
+  let maxUlpdu = MAX_ULPDU_LENGTH;
+  for (let i = 0; i < n && !fault; i++) {
+    if (!r.bool(faultRate)) continue;
+    const kinds: FaultKind[] = ['oversize', ...(crc ? (['crc'] as const) : []), ...(markers ? (['marker'] as const) : [])];
+    const kind = r.pick(kinds);
+    fault = { at: i, kind };
+    if (kind === 'oversize') {
+      // The maximum lets every earlier ULPDU through and is exceeded by this one.
+      maxUlpdu = Math.max(0, ...sizes.slice(0, i));
+      if (sizes[i]! <= maxUlpdu) sizes[i] = Math.min(MAX_ULPDU_LENGTH, maxUlpdu + r.int(1, 300));
+    }
+  }
+  const framer = new MpaFramer({ s0, markers, crc, seq });
+  const parts: Uint8Array[] = [];
+  const ulpdus: Uint8Array[] = [];
+  let actualFault = fault;
+  sizes.forEach((size, i) => {
+    const ulpdu = r.bytes(size);
+    const f = framer.frame(ulpdu);
+    let wire = f.wire;
+    if (fault && fault.at === i && fault.kind === 'crc') wire = corruptCrc(f);
+    if (fault && fault.at === i && fault.kind === 'marker') {
+      if (f.markers.length) wire = corruptMarker(f, crc, r.int(0, f.markers.length - 1));
+      else actualFault = null; // no marker in this FPDU's span: the stream runs clean
+    }
+    ulpdus.push(ulpdu);
+    parts.push(wire);
+  });
+  const total = parts.reduce((a, p) => a + p.length, 0);
+  const wire = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    wire.set(p, at);
+    at += p.length;
+  }
+  return { cfg: { markers, crc, s0, seq, maxUlpdu, sizes, fault: actualFault }, wire, ulpdus };
+}
+
+const preview = (b: Uint8Array) => `${b.length} octets ${Buffer.from(b.subarray(0, 24)).toString('hex')}${b.length > 24 ? '…' : ''}`;
+
+export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
+  const W = opts.width;
+  const src = mpaRxSources(W, opts.rtlDir ? { rtlDir: opts.rtlDir } : {});
+  const compiled = buildModel({ top: src.top, sources: [...src.sources], ports: src.ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })), trace: opts.vcd !== undefined });
+  const model = SimModel.open(compiled);
+  if (opts.vcd) model.vcd(opts.vcd);
+  const tb = new Testbench(model);
+  const r = prng(opts.seed);
+  const source = tb.source('s_axis');
+  const sink = tb.sink('m_axis');
+  const h = (n: string) => model.handle(n);
+  const cfgPorts = { markers: h('cfg_markers'), crc: h('cfg_crc'), s0: h('cfg_s0'), seq: h('cfg_seq'), max: h('cfg_max_ulpdu') };
+  const errValid = h('err_valid');
+  const errCode = h('err_code');
+  const fpduCount = h('fpdu_count');
+  const sTvalid = h('s_axis_tvalid');
+  const sTready = h('s_axis_tready');
+  let inputBeats = 0;
+  tb.add({ sample: () => void (model.peekPreNumber(sTvalid) && model.peekPreNumber(sTready) && inputBeats++) });
+
+  let streams = 0;
+  let framed = 0;
+  let delivered = 0;
+  let errorsChecked = 0;
+  let payloadBytes = 0;
+  let mismatches = 0;
+  let cycles = 0;
+  let first: MpaRxMismatch | undefined;
+  const errorCodes: Record<string, number> = {};
+  const t0 = performance.now();
+
+  while (framed < opts.fpdus) {
+    const n = Math.min(opts.fpdus - framed, r.bool(0.2) ? r.int(1, 4) : r.int(5, 60));
+    const plan = planStream(r, W, n, opts.faults ?? 0, opts.sizes ?? 'mixed');
+    const { cfg } = plan;
+    const stream = streams++;
+    framed += n;
+    payloadBytes += plan.wire.length;
+
+    const deframer = new MpaDeframer({ s0: cfg.s0, markers: cfg.markers, crc: cfg.crc, seq: cfg.seq, options: mpaOptions({ maxUlpduLength: cfg.maxUlpdu }) });
+    const events = deframer.push(plan.wire);
+    const good = events.filter((e) => e.kind === 'fpdu');
+    const error = deframer.error;
+
+    source.setPause(randomPause(r.u32(), opts.sourcePause ?? (r.bool(0.2) ? 0 : r.int(0, 50) / 100)));
+    sink.setPause(randomPause(r.u32(), opts.sinkPause ?? (r.bool(0.2) ? 0 : r.int(0, 50) / 100)));
+    model.pokeNumber(cfgPorts.markers, cfg.markers ? 1 : 0);
+    model.pokeNumber(cfgPorts.crc, cfg.crc ? 1 : 0);
+    model.pokeNumber(cfgPorts.s0, cfg.s0 & 0x1ff);
+    model.pokeNumber(cfgPorts.seq, cfg.seq & 0x1ff);
+    model.pokeNumber(cfgPorts.max, cfg.maxUlpdu);
+    tb.reset();
+    for (let at = 0; at < plan.wire.length; ) {
+      const len = Math.min(plan.wire.length - at, segmentSize(r, W, opts.segments ?? 'mixed'));
+      source.send(plan.wire.subarray(at, at + len));
+      at += len;
+    }
+    const expectedFrames = good.length + (error ? 1 : 0);
+    const c0 = model.cycles;
+    const limit = Math.ceil(plan.wire.length / W) * 8 + plan.cfg.sizes.length * 16 + 2000;
+    let timedOut = true;
+    for (let i = 0; i < limit; i++) {
+      if (source.idle && sink.available >= expectedFrames) {
+        timedOut = false;
+        break;
+      }
+      tb.cycle();
+    }
+    // Anything output after the expected packets is a fault too: give it time to show.
+    if (!timedOut) tb.run(4 * W + 64);
+    cycles += model.cycles - c0;
+    const frames = sink.drain();
+
+    const report = (fpdu: number, what: string, expected: string, actual: string) => {
+      mismatches++;
+      first ??= { stream, fpdu, what, expected, actual, config: cfg };
+    };
+    let ok = true;
+    const check = (cond: boolean, fpdu: number, what: string, expected: string, actual: string) => {
+      if (!cond && ok) {
+        ok = false;
+        report(fpdu, what, expected, actual);
+      }
+    };
+    good.forEach((e, i) => {
+      const f = frames[i];
+      check(f !== undefined, i, 'packet missing', `ULPDU ${preview(e.ulpdu)}`, timedOut ? `nothing (timed out, ${sink.receivedCount} packets in all)` : 'nothing');
+      if (!f) return;
+      check(Number(f.tuser) === 1, i, 'tuser', '1 (good FPDU)', String(f.tuser));
+      check(Buffer.from(f.data).equals(Buffer.from(e.ulpdu)), i, 'ULPDU', preview(e.ulpdu), preview(f.data));
+    });
+    if (error) {
+      const i = error.index;
+      const f = frames[i];
+      check(f !== undefined, i, 'failed packet missing', `tuser 0, code ${error.code}`, 'nothing');
+      if (f) {
+        check(Number(f.tuser) === 0, i, 'tuser of the failed FPDU', '0', String(f.tuser));
+        // ULPDU_Length over the maximum: one zero-length beat; otherwise the ULPDU went out cut-through.
+        const want = cfg.sizes[i]! > cfg.maxUlpdu ? new Uint8Array(0) : plan.ulpdus[i]!;
+        check(Buffer.from(f.data).equals(Buffer.from(want)), i, 'octets of the failed FPDU', preview(want), preview(f.data));
+      }
+      check(model.peekNumber(errValid) === 1, i, 'err_valid', '1', String(model.peekNumber(errValid)));
+      check(model.peekNumber(errCode) === error.code, i, 'err_code', String(error.code), String(model.peekNumber(errCode)));
+      errorsChecked++;
+      errorCodes[`0x0${error.code}`] = (errorCodes[`0x0${error.code}`] ?? 0) + 1;
+    } else {
+      check(model.peekNumber(errValid) === 0, good.length, 'err_valid', '0', `1 (code ${model.peekNumber(errCode)})`);
+    }
+    check(frames.length <= expectedFrames, expectedFrames, 'packets after the last expected one', String(expectedFrames), String(frames.length));
+    check((model.peekNumber(fpduCount) >>> 0) === good.length, good.length, 'fpdu_count', String(good.length), String(model.peekNumber(fpduCount)));
+    delivered += good.length;
+    if (timedOut) {
+      // The source may still hold beats of this stream: later streams would be meaningless.
+      check(false, frames.length, 'stream did not drain', `${expectedFrames} packets, input all accepted`, `${frames.length} packets, source ${source.idle ? 'idle' : 'busy'}`);
+      break;
+    }
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  tb.close();
+  return {
+    dut: 'mpa_rx',
+    module: src.top,
+    width: W,
+    seed: opts.seed,
+    streams,
+    fpdus: framed,
+    delivered,
+    errorsChecked,
+    errorCodes,
+    mismatches,
+    payloadBytes,
+    inputBeats,
+    outputBeats: sink.beatCount,
+    cycles,
+    simCyclesPerSecond: Math.round(cycles / seconds),
+    buildSeconds: compiled.buildMs / 1000,
+    buildCached: compiled.cached,
+    rtl: src.origin,
+    ...(first && { firstMismatch: first }),
+  };
+}

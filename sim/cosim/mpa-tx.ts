@@ -1,0 +1,177 @@
+import { fpduCycles } from '../../ts-model/cost/cost-model';
+import { MpaFramer, mulpdu } from '../../ts-model/mpa';
+import { prng } from '../../ts-model/util/prng';
+import { moduleSources } from '../../hdl-gen/gen/sources';
+import { buildModel } from '../verilator/build';
+import { SimModel } from '../verilator/model';
+import type { AxisSendBeat } from '../cocotb/axis';
+import { random as randomPause } from '../cocotb/pause';
+import { Testbench } from '../cocotb/testbench';
+
+/**
+ * Co-simulation of mpa_tx_w<W> against the model's MpaFramer: random streams (S0 anywhere, also
+ * just below 2^32; markers and CRC on or off; ULPDUs of 0..MULPDU octets and some of 4 KiB),
+ * random back-pressure on both sides; every FPDU compared octet for octet.
+ */
+export interface MpaTxCosimOptions {
+  readonly width: number;
+  readonly seed: number;
+  readonly fpdus: number;
+  readonly rtlDir?: string;
+  readonly vcd?: string;
+  readonly sourcePause?: number;
+  readonly sinkPause?: number;
+  /** Fixed ULPDU size (e.g. 4096 for the efficiency benchmark); random when absent. */
+  readonly ulpduLength?: number;
+  /** Fixed stream settings; random per run when absent. */
+  readonly markers?: boolean;
+  readonly crc?: boolean;
+}
+
+export interface MpaTxMismatch {
+  readonly fpdu: number;
+  readonly ulpduLength: number;
+  readonly startSeq: string;
+  readonly firstDifference: number;
+  readonly expected: string;
+  readonly actual: string;
+}
+
+export interface MpaTxCosimResult {
+  readonly dut: 'mpa_tx';
+  readonly module: string;
+  readonly width: number;
+  readonly seed: number;
+  readonly fpdus: number;
+  readonly markers: boolean;
+  readonly crc: boolean;
+  readonly s0: string;
+  readonly mismatches: number;
+  readonly payloadBytes: number;
+  readonly wireBytes: number;
+  readonly cycles: number;
+  /** ULPDU octets per cycle ÷ width. */
+  readonly efficiency: number;
+  /** The best efficiency the FPDU overhead allows: ULPDU octets ÷ (W × Σ ⌈wire / W⌉). */
+  readonly bound: number;
+  readonly simCyclesPerSecond: number;
+  readonly rtl: string;
+  /**
+   * Cycles each FPDU took in the RTL (tlast to tlast, so meaningful without back-pressure) next
+   * to the cost model's MPA TX estimate: the relative error distribution.
+   */
+  readonly cycleCheck: CycleCheck;
+  readonly firstMismatch?: MpaTxMismatch;
+}
+
+export interface CycleCheck {
+  readonly fpdus: number;
+  /** FPDUs within ±5% of the model, and the largest relative error. */
+  readonly within5Percent: number;
+  readonly maxError: number;
+  readonly meanError: number;
+  /** Error buckets: [≤ −5%, (−5%, 0), 0, (0, 5%), ≥ 5%]. */
+  readonly histogram: readonly number[];
+}
+
+const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
+
+export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
+  const W = opts.width;
+  const name = `mpa_tx_w${W}`;
+  const src = moduleSources(name, opts.rtlDir ? { rtlDir: opts.rtlDir } : {});
+  const compiled = buildModel({ top: src.top, sources: [...src.sources], ports: src.ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })), trace: opts.vcd !== undefined });
+  const model = SimModel.open(compiled);
+  if (opts.vcd) model.vcd(opts.vcd);
+  const tb = new Testbench(model);
+  const r = prng(opts.seed);
+  const source = tb.source('s_axis', { pause: randomPause(r.u32(), opts.sourcePause ?? 0.15) });
+  const sink = tb.sink('m_axis', { pause: randomPause(r.u32(), opts.sinkPause ?? 0.15) });
+
+  const markers = opts.markers ?? r.bool(0.7);
+  const crc = opts.crc ?? r.bool(0.8);
+  const s0 = r.bool(0.4) ? (0x100000000 - 4 * r.int(1, 600)) >>> 0 : r.u32();
+  const framer = new MpaFramer({ s0, markers, crc, seq: (s0 + 4 * r.int(0, 1000)) >>> 0 });
+  const max = mulpdu(1460, markers);
+  const expected: Uint8Array[] = [];
+  const starts: number[] = [];
+  const lengths: number[] = [];
+  for (let i = 0; i < opts.fpdus; i++) {
+    const L = opts.ulpduLength ?? (r.bool(0.05) ? 4096 : r.pick([0, 1, 2, 3, 4, 5, r.int(0, 64), r.int(0, max), max]));
+    const ulpdu = r.bytes(L);
+    const seq = framer.seq;
+    expected.push(framer.frame(ulpdu).wire);
+    starts.push(seq);
+    lengths.push(L);
+    const tuser = BigInt(L) | (BigInt(seq & 0x1ff) << 16n) | (BigInt(s0 & 0x1ff) << 25n) | (BigInt(markers ? 1 : 0) << 34n) | (BigInt(crc ? 1 : 0) << 35n);
+    const beats: AxisSendBeat[] = [];
+    for (let at = 0; at < L || beats.length === 0; at += W) {
+      const k = Math.min(W, L - at);
+      beats.push({ data: ulpdu.subarray(at, at + k), tkeep: (1n << BigInt(k)) - 1n, tlast: at + W >= L, tuser: beats.length === 0 ? tuser : 0 });
+    }
+    source.sendBeats(beats);
+  }
+
+  tb.reset();
+  // Cycle of every output tlast: the RTL's time per FPDU.
+  const tlast = model.handle('m_axis_tlast');
+  const tvalid = model.handle('m_axis_tvalid');
+  const tready = model.handle('m_axis_tready');
+  const lastAt: number[] = [];
+  tb.add({ sample: () => {
+    if (model.peekPreNumber(tvalid) && model.peekPreNumber(tready) && model.peekPreNumber(tlast)) lastAt.push(model.cycles);
+  } });
+  const t0 = performance.now();
+  const c0 = model.cycles;
+  const wire = expected.reduce((a, e) => a + e.length, 0);
+  tb.until(() => sink.available >= opts.fpdus, wire * 4 + 10_000, `${opts.fpdus} FPDUs from ${name}`);
+  const seconds = (performance.now() - t0) / 1000;
+  const cycles = model.cycles - c0;
+  tb.close();
+
+  let mismatches = 0;
+  let first: MpaTxMismatch | undefined;
+  expected.forEach((want, i) => {
+    const got = sink.recv()!.data;
+    if (Buffer.compare(got, want) === 0) return;
+    mismatches++;
+    let d = 0;
+    while (d < want.length && d < got.length && want[d] === got[d]) d++;
+    first ??= { fpdu: i, ulpduLength: lengths[i]!, startSeq: `0x${starts[i]!.toString(16)}`, firstDifference: d, expected: hex(want), actual: hex(got) };
+  });
+  const payload = lengths.reduce((a, b) => a + b, 0);
+  // The first FPDU includes the pipeline's fill: compare from the second on.
+  const errors: number[] = [];
+  for (let i = 1; i < lastAt.length; i++) {
+    const modelCycles = fpduCycles(W, { wireLength: expected[i]!.length, ulpduLength: lengths[i]!, placements: [] }).mpaTx;
+    errors.push((lastAt[i]! - lastAt[i - 1]! - modelCycles) / modelCycles);
+  }
+  const cycleCheck: CycleCheck = {
+    fpdus: errors.length,
+    within5Percent: errors.filter((e) => Math.abs(e) <= 0.05).length,
+    maxError: errors.reduce((a, e) => (Math.abs(e) > Math.abs(a) ? e : a), 0),
+    meanError: errors.reduce((a, e) => a + e, 0) / Math.max(1, errors.length),
+    histogram: [errors.filter((e) => e <= -0.05).length, errors.filter((e) => e > -0.05 && e < 0).length, errors.filter((e) => e === 0).length, errors.filter((e) => e > 0 && e < 0.05).length, errors.filter((e) => e >= 0.05).length],
+  };
+  const beatsBound = expected.reduce((a, e) => a + Math.ceil(e.length / W), 0);
+  return {
+    dut: 'mpa_tx',
+    module: name,
+    width: W,
+    seed: opts.seed,
+    fpdus: opts.fpdus,
+    markers,
+    crc,
+    s0: `0x${s0.toString(16)}`,
+    mismatches,
+    payloadBytes: payload,
+    wireBytes: wire,
+    cycles,
+    efficiency: payload / (cycles * W),
+    bound: payload / (beatsBound * W),
+    simCyclesPerSecond: Math.round(cycles / seconds),
+    rtl: src.origin,
+    cycleCheck,
+    ...(first && { firstMismatch: first }),
+  };
+}
