@@ -31,9 +31,9 @@ commands:
             --config F        generator configuration (JSON: width, qps, stagDepth)
             --out DIR         where to write the .v files, rnic.f and manifest.json
   cosim     co-simulate generated RTL in Verilator against the model
-            --dut crc32c      the block under test
+            --dut D           the block under test: crc32c, mpa_tx
             --width W         datapath octets: 4, 8, 16, 32, 64 (default 8)
-            --seed N --frames M   random workload (defaults 1, 1000); the seed replays it
+            --seed N --frames M   random workload: frames (crc32c) or FPDUs (mpa_tx); the seed replays it
             --rtl DIR         use the Verilog in DIR (rnic.f, manifest.json): hand-edited or tool-processed
             --vcd FILE        dump a VCD of the run
             --json            one JSON object; exit status 1 on any mismatch

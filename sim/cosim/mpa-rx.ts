@@ -86,6 +86,10 @@ export interface MpaRxCosimResult {
   readonly inputBeats: number;
   readonly outputBeats: number;
   readonly cycles: number;
+  /** Cycles from each stream's start to its last packet (no reset, no idle tail). */
+  readonly busyCycles: number;
+  /** Input beats accepted per busy cycle. */
+  readonly inputBeatsPerCycle: number;
   readonly simCyclesPerSecond: number;
   readonly buildSeconds: number;
   readonly buildCached: boolean;
@@ -234,6 +238,7 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
   let payloadBytes = 0;
   let mismatches = 0;
   let cycles = 0;
+  let busyCycles = 0;
   let first: MpaRxMismatch | undefined;
   const errorCodes: Record<string, number> = {};
   const t0 = performance.now();
@@ -275,6 +280,7 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
       }
       tb.cycle();
     }
+    busyCycles += model.cycles - c0;
     // Anything output after the expected packets is a fault too: give it time to show.
     if (!timedOut) tb.run(4 * W + 64);
     cycles += model.cycles - c0;
@@ -311,7 +317,8 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
       check(model.peekNumber(errValid) === 1, i, 'err_valid', '1', String(model.peekNumber(errValid)));
       check(model.peekNumber(errCode) === error.code, i, 'err_code', String(error.code), String(model.peekNumber(errCode)));
       errorsChecked++;
-      errorCodes[`0x0${error.code}`] = (errorCodes[`0x0${error.code}`] ?? 0) + 1;
+      const key = `0x0${error.code} ${cfg.fault && cfg.fault.at === i ? cfg.fault.kind : 'other'}`;
+      errorCodes[key] = (errorCodes[key] ?? 0) + 1;
     } else {
       check(model.peekNumber(errValid) === 0, good.length, 'err_valid', '0', `1 (code ${model.peekNumber(errCode)})`);
     }
@@ -341,6 +348,8 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
     inputBeats,
     outputBeats: sink.beatCount,
     cycles,
+    busyCycles,
+    inputBeatsPerCycle: Math.round((inputBeats / busyCycles) * 1000) / 1000,
     simCyclesPerSecond: Math.round(cycles / seconds),
     buildSeconds: compiled.buildMs / 1000,
     buildCached: compiled.cached,

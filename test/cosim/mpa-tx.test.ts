@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -82,5 +82,46 @@ describe('mpa_tx Verilog', () => {
       rmSync(dir, { recursive: true });
     },
     120_000,
+  );
+});
+
+describe('rnic cosim --dut mpa_tx', () => {
+  const ROOT = new URL('../../', import.meta.url).pathname;
+  const rnic = (...args: string[]) => spawnSync('node', ['bin/rnic.mjs', ...args], { cwd: ROOT, encoding: 'utf8' });
+
+  test(
+    '--json reports the run, the full-rate efficiency against its bound and the cycle check',
+    () => {
+      const p = rnic('cosim', '--dut', 'mpa_tx', '--width', '8', '--frames', '150', '--seed', '6', '--json');
+      expect(p.status, p.stderr).toBe(0);
+      const r = JSON.parse(p.stdout);
+      expect(r).toMatchObject({ dut: 'mpa_tx', width: 8, seed: 6, fpdus: 150, mismatches: 0 });
+      expect(r.payloadBytes).toBeGreaterThan(0);
+      expect(r.efficiency / r.bound).toBeGreaterThan(0.99);
+      expect(r.cycleCheck.within5Percent).toBe(r.cycleCheck.fpdus);
+    },
+    BUILD_TIMEOUT,
+  );
+
+  test(
+    'a flipped bit in the committed mpa_tx_w8, passed through --rtl, is caught',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'mpa-tx-rtl-'));
+      cpSync(join(ROOT, 'rtl'), dir, { recursive: true });
+      const file = join(dir, 'mpa_tx_w8.v');
+      const v = readFileSync(file, 'utf8');
+      const start = v.indexOf('assign c_crc_next =');
+      expect(start).toBeGreaterThan(0);
+      const at = v.indexOf("32'h", start) + 4;
+      const end = v.slice(at).search(/[^0-9a-f]/) + at;
+      writeFileSync(file, v.slice(0, at) + (BigInt('0x' + v.slice(at, end)) ^ 4n).toString(16) + v.slice(end));
+      const p = rnic('cosim', '--dut', 'mpa_tx', '--width', '8', '--frames', '50', '--seed', '2', '--rtl', dir, '--json');
+      expect(p.status).toBe(1);
+      const r = JSON.parse(p.stdout);
+      expect(r.mismatches).toBeGreaterThan(0);
+      expect(r.firstMismatch.firstDifference).toBeGreaterThan(0);
+      rmSync(dir, { recursive: true });
+    },
+    BUILD_TIMEOUT,
   );
 });
