@@ -1,11 +1,31 @@
 import { cosimCrc32c, type CrcCosimResult } from '../sim/cosim/crc32c';
+import { cosimMpaRx, type MpaRxCosimResult } from '../sim/cosim/mpa-rx';
 import { cosimMpaTx, type MpaTxCosimResult } from '../sim/cosim/mpa-tx';
 import { DATAPATH_WIDTHS } from '../hdl-gen/gen/config';
 import { UsageError } from './scenario-cli';
 
-export const COSIM_DUTS = ['crc32c', 'mpa_tx'] as const;
+export const COSIM_DUTS = ['crc32c', 'mpa_tx', 'mpa_rx', 'mpa'] as const;
 
-export type CosimResult = CrcCosimResult | MpaTxCosimResult;
+/** `--dut mpa`: both MPA blocks, TX octet for octet and RX FPDU by FPDU (with faults). */
+export interface MpaCosimResult {
+  readonly dut: 'mpa';
+  readonly width: number;
+  readonly seed: number;
+  readonly frames: number;
+  readonly faults: number;
+  readonly mismatches: number;
+  readonly cycles: number;
+  readonly simCyclesPerSecond: number;
+  readonly payloadBytes: number;
+  /** TX at full rate: ULPDU octets per cycle ÷ width, and the best the FPDU overhead allows. */
+  readonly efficiency: number;
+  readonly bound: number;
+  readonly firstMismatch?: unknown;
+  readonly tx: MpaTxCosimResult;
+  readonly rx: MpaRxCosimResult;
+}
+
+export type CosimResult = CrcCosimResult | MpaTxCosimResult | MpaRxCosimResult | MpaCosimResult;
 
 export interface CosimArgs {
   readonly dut: string;
@@ -14,6 +34,8 @@ export interface CosimArgs {
   readonly frames: number;
   readonly rtl?: string;
   readonly vcd?: string;
+  /** Fault probability per FPDU (mpa, mpa_rx). */
+  readonly faults?: number;
 }
 
 export function runCosim(a: CosimArgs): CosimResult {
@@ -23,20 +45,31 @@ export function runCosim(a: CosimArgs): CosimResult {
   if (!Number.isInteger(a.seed) || a.seed < 0 || a.seed > 0xffffffff) throw new UsageError(`--seed must be a 32-bit unsigned integer, got ${a.seed}`);
   const common = { width: a.width, seed: a.seed, ...(a.rtl !== undefined && { rtlDir: a.rtl }), ...(a.vcd !== undefined && { vcd: a.vcd }) };
   try {
-    if (a.dut === 'mpa_tx') {
-      // Correctness under random back-pressure; efficiency and cycles per FPDU at full rate.
-      const checked = cosimMpaTx({ ...common, fpdus: a.frames });
-      const { vcd: _vcd, ...noVcd } = common;
-      const fullRate = cosimMpaTx({ ...noVcd, fpdus: a.frames, markers: checked.markers, crc: checked.crc, sourcePause: 0, sinkPause: 0 });
+    const faults = a.faults ?? 0;
+    if (!(faults >= 0 && faults <= 1)) throw new UsageError(`--faults must be a probability from 0 to 1, got ${a.faults}`);
+    if (a.dut === 'mpa_rx') return runRx(common, a.frames, faults);
+    if (a.dut === 'mpa') {
+      const { vcd: _v, ...plain } = common;
+      const tx = runTx(plain, a.frames);
+      const rx = runRx(plain, a.frames, faults);
       return {
-        ...checked,
-        mismatches: checked.mismatches + fullRate.mismatches,
-        efficiency: fullRate.efficiency,
-        bound: fullRate.bound,
-        cycleCheck: fullRate.cycleCheck,
-        ...(!checked.firstMismatch && fullRate.firstMismatch && { firstMismatch: fullRate.firstMismatch }),
+        dut: 'mpa',
+        width: a.width,
+        seed: a.seed,
+        frames: a.frames,
+        faults,
+        mismatches: tx.mismatches + rx.mismatches,
+        cycles: tx.cycles + rx.cycles,
+        simCyclesPerSecond: Math.round((tx.cycles + rx.cycles) / (tx.cycles / tx.simCyclesPerSecond + rx.cycles / rx.simCyclesPerSecond)),
+        payloadBytes: tx.payloadBytes + rx.payloadBytes,
+        efficiency: tx.efficiency,
+        bound: tx.bound,
+        ...((tx.firstMismatch ?? rx.firstMismatch) && { firstMismatch: tx.firstMismatch ?? rx.firstMismatch }),
+        tx,
+        rx,
       };
     }
+    if (a.dut === 'mpa_tx') return runTx(common, a.frames);
     return cosimCrc32c({ ...common, frames: a.frames });
   } catch (e) {
     const msg = (e as Error).message;
@@ -45,9 +78,55 @@ export function runCosim(a: CosimArgs): CosimResult {
   }
 }
 
+/**
+ * mpa_rx: correctness (random segments, back-pressure and faults); then, at full rate with one
+ * FPDU per segment, the input cycles per FPDU against the cost model.
+ */
+function runRx(common: { width: number; seed: number; rtlDir?: string; vcd?: string }, fpdus: number, faults: number): MpaRxCosimResult {
+  const checked = cosimMpaRx({ ...common, fpdus, faults });
+  const { vcd: _vcd, ...noVcd } = common;
+  const fullRate = cosimMpaRx({ ...noVcd, fpdus: Math.min(fpdus, 1000), sourcePause: 0, sinkPause: 0, segments: 'fpdu' });
+  return {
+    ...checked,
+    mismatches: checked.mismatches + fullRate.mismatches,
+    cycleCheck: fullRate.cycleCheck,
+    ...(!checked.firstMismatch && fullRate.firstMismatch && { firstMismatch: fullRate.firstMismatch }),
+  };
+}
+
+/** mpa_tx: correctness under random back-pressure; efficiency and cycles per FPDU at full rate. */
+function runTx(common: { width: number; seed: number; rtlDir?: string; vcd?: string }, fpdus: number): MpaTxCosimResult {
+  const checked = cosimMpaTx({ ...common, fpdus });
+  const { vcd: _vcd, ...noVcd } = common;
+  const fullRate = cosimMpaTx({ ...noVcd, fpdus, markers: checked.markers, crc: checked.crc, sourcePause: 0, sinkPause: 0 });
+  return {
+    ...checked,
+    mismatches: checked.mismatches + fullRate.mismatches,
+    efficiency: fullRate.efficiency,
+    bound: fullRate.bound,
+    cycleCheck: fullRate.cycleCheck,
+    ...(!checked.firstMismatch && fullRate.firstMismatch && { firstMismatch: fullRate.firstMismatch }),
+  };
+}
+
 export function formatCosim(r: CosimResult): string {
   if (r.dut === 'mpa_tx') return formatMpaTx(r);
+  if (r.dut === 'mpa_rx') return formatMpaRx(r);
+  if (r.dut === 'mpa') return [formatMpaTx(r.tx), formatMpaRx(r.rx), r.mismatches ? `MISMATCH: ${r.mismatches}` : 'mpa: TX and RX agree with the model'].join('\n');
   return formatCrc(r);
+}
+
+function formatMpaRx(r: MpaRxCosimResult): string {
+  const codes = Object.entries(r.errorCodes).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none';
+  const lines = [
+    `${r.module} (${r.rtl}): ${r.streams} streams, ${r.fpdus} FPDUs, ${r.delivered} delivered, ${r.payloadBytes} ULPDU octets, seed ${r.seed}`,
+    `${r.cycles} cycles at ${(r.simCyclesPerSecond / 1e6).toFixed(2)} M cycles/s; ${r.inputBeatsPerCycle.toFixed(3)} input beats per busy cycle`,
+    `first errors compared with the model: ${r.errorsChecked} (${codes})`,
+    ...(r.cycleCheck ? [`input cycles per FPDU vs the cost model (full rate, one FPDU per segment): ${r.cycleCheck.within5Percent}/${r.cycleCheck.fpdus} within ±5%, largest error ${(100 * r.cycleCheck.maxError).toFixed(1)}%`] : []),
+    r.mismatches ? `MISMATCH: ${r.mismatches} differences from the model` : 'every ULPDU, verdict and first error equals the model',
+  ];
+  if (r.firstMismatch) lines.push(`first mismatch: ${JSON.stringify(r.firstMismatch).slice(0, 400)}`);
+  return lines.join('\n');
 }
 
 function formatMpaTx(r: MpaTxCosimResult): string {

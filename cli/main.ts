@@ -31,7 +31,8 @@ commands:
             --config F        generator configuration (JSON: width, qps, stagDepth)
             --out DIR         where to write the .v files, rnic.f and manifest.json
   cosim     co-simulate generated RTL in Verilator against the model
-            --dut D           the block under test: crc32c, mpa_tx
+            --dut D           the block under test: crc32c, mpa_tx, mpa_rx, mpa (both MPA blocks)
+            --faults RATE     mpa, mpa_rx: probability per FPDU of a CRC, marker or length fault
             --width W         datapath octets: 4, 8, 16, 32, 64 (default 8)
             --seed N --frames M   random workload: frames (crc32c) or FPDUs (mpa_tx); the seed replays it
             --rtl DIR         use the Verilog in DIR (rnic.f, manifest.json): hand-edited or tool-processed
@@ -159,10 +160,12 @@ function cosim(argv: string[], out: (s: string) => void): number {
       frames: { type: 'string', default: '1000' },
       rtl: { type: 'string' },
       vcd: { type: 'string' },
+      faults: { type: 'string' },
       json: { type: 'boolean' },
     },
   });
   const r = runCosim({
+    ...(values.faults !== undefined && { faults: Number(values.faults) }),
     dut: values.dut,
     width: toNumber(values.width),
     seed: toNumber(values.seed),

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32cModule } from '../blocks/crc32c';
+import { mpaRxModule } from '../blocks/mpa-rx';
 import { mpaTxModule } from '../blocks/mpa-tx';
 import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
@@ -39,7 +40,7 @@ export interface GeneratedFile {
 
 /** The modules of a configuration, children before parents. */
 export function modulesFor(config: RnicConfig): Module[] {
-  return [crc32cModule(config.width), mpaTxModule(config.width)];
+  return [crc32cModule(config.width), mpaTxModule(config.width), mpaRxModule(config.width)];
 }
 
 export function portsOf(m: Module): PortInfo[] {

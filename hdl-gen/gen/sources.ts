@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32cModule } from '../blocks/crc32c';
+import { mpaRxModule } from '../blocks/mpa-rx';
 import { mpaTxModule } from '../blocks/mpa-tx';
 import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
@@ -24,6 +25,7 @@ export interface ModuleSources {
 const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width: number) => Module }[] = [
   { pattern: /^crc32c_w(\d+)$/, build: (w) => crc32cModule(w) },
   { pattern: /^mpa_tx_w(\d+)$/, build: (w) => mpaTxModule(w) },
+  { pattern: /^mpa_rx_w(\d+)$/, build: (w) => mpaRxModule(w) },
 ];
 
 /**
@@ -37,7 +39,7 @@ function lookup(name: string, config: RnicConfig): Module {
     if (hit) return b.build(Number(hit[1]));
   }
   const m = modulesFor(config).find((x) => x.name === name);
-  if (!m) throw new Error(`no module '${name}' in the generated RTL (modules: ${modulesFor(config).map((x) => x.name).join(', ')}, crc32c_w<N>, mpa_tx_w<N>)`);
+  if (!m) throw new Error(`no module '${name}' in the generated RTL (modules: ${modulesFor(config).map((x) => x.name).join(', ')}, crc32c_w<N>, mpa_tx_w<N>, mpa_rx_w<N>)`);
   return m;
 }
 

@@ -1,10 +1,6 @@
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { mpaRxModule } from '../../hdl-gen/blocks/mpa-rx';
-import { emitVerilog } from '../../hdl-gen/emit/verilog';
-import { REGENERATE, portsOf, type Manifest, type PortInfo } from '../../hdl-gen/gen/generate';
-import { REPO_ROOT, type ModuleSources } from '../../hdl-gen/gen/sources';
+import { moduleSources } from '../../hdl-gen/gen/sources';
+import { fpduCycles } from '../../ts-model/cost/cost-model';
+import { cycleCheck, type CycleCheck } from './cycle-check';
 import { MpaDeframer } from '../../ts-model/mpa/deframer';
 import { corruptCrc, corruptMarker } from '../../ts-model/mpa/faults';
 import { MpaFramer } from '../../ts-model/mpa/framer';
@@ -42,8 +38,11 @@ export interface MpaRxCosimOptions {
   readonly sinkPause?: number;
   /** ULPDU size mix: 'mixed' (default) or 'large' (MULPDU-sized, for throughput). */
   readonly sizes?: 'mixed' | 'large';
-  /** TCP segment size mix: 'mixed' (default) or 'full' (1460 octets). */
-  readonly segments?: 'mixed' | 'full';
+  /**
+   * TCP segment size mix: 'mixed' (default), 'full' (1460 octets), or 'fpdu': one FPDU per
+   * segment, as an MPA-aware sender sends them (spec/mpa.md §5) and as the cost model assumes.
+   */
+  readonly segments?: 'mixed' | 'full' | 'fpdu';
 }
 
 export type FaultKind = 'crc' | 'marker' | 'oversize';
@@ -80,7 +79,9 @@ export interface MpaRxCosimResult {
   readonly delivered: number;
   /** Streams whose first error (index and code) was compared with the model's. */
   readonly errorsChecked: number;
+  /** First errors compared, by code and injected fault ('0x02 crc', '0x03 marker', '0x03 oversize'). */
   readonly errorCodes: Readonly<Record<string, number>>;
+  readonly coverage: MpaRxCoverage;
   readonly mismatches: number;
   readonly payloadBytes: number;
   readonly inputBeats: number;
@@ -94,51 +95,13 @@ export interface MpaRxCosimResult {
   readonly buildSeconds: number;
   readonly buildCached: boolean;
   readonly rtl: string;
+  /** Input cycles per delivered FPDU against the cost model; only with segments 'fpdu' and no back-pressure. */
+  readonly cycleCheck: CycleCheck | null;
   readonly firstMismatch?: MpaRxMismatch;
 }
 
 const EMSS = 1460;
 const LARGE_ULPDU = 4096;
-
-/**
- * The Verilog of mpa_rx_w<W>: from `rtlDir` (its rnic.f; ports from its manifest.json or the
- * generator), or emitted into a content-addressed directory under .cache/gen as
- * hdl-gen/gen/sources.ts does for the modules it knows.
- */
-export function mpaRxSources(width: number, opts: { rtlDir?: string; cacheRoot?: string } = {}): ModuleSources {
-  const m = mpaRxModule(width);
-  if (opts.rtlDir) {
-    const dir = resolve(opts.rtlDir);
-    const list = join(dir, 'rnic.f');
-    if (!existsSync(list)) throw new Error(`${dir} has no rnic.f (the filelist rnic gen writes)`);
-    const sources = readFileSync(list, 'utf8')
-      .split('\n')
-      .map((l) => l.trim())
-      .filter((l) => l && !l.startsWith('//') && !l.startsWith('#'))
-      .map((l) => resolve(dir, l));
-    for (const s of sources) if (!existsSync(s)) throw new Error(`${list} names ${s}, which does not exist`);
-    const manifestFile = join(dir, 'manifest.json');
-    let ports: readonly PortInfo[] | undefined;
-    if (existsSync(manifestFile)) ports = (JSON.parse(readFileSync(manifestFile, 'utf8')) as Manifest).modules.find((x) => x.name === m.name)?.ports;
-    return { top: m.name, sources, ports: ports ?? portsOf(m), origin: dir };
-  }
-  const text = emitVerilog(m, { regenerate: REGENERATE });
-  const key = createHash('sha256').update(text).digest('hex').slice(0, 16);
-  const dir = join(opts.cacheRoot ?? join(REPO_ROOT, '.cache', 'gen'), `${m.name}-${key}`);
-  const file = join(dir, `${m.name}.v`);
-  if (!existsSync(file)) {
-    // Write beside and rename, so parallel test processes never read half a file.
-    const tmp = `${dir}.tmp-${process.pid}`;
-    mkdirSync(tmp, { recursive: true });
-    writeFileSync(join(tmp, `${m.name}.v`), text);
-    try {
-      renameSync(tmp, dir);
-    } catch {
-      rmSync(tmp, { recursive: true, force: true });
-    }
-  }
-  return { top: m.name, sources: [file], ports: portsOf(m), origin: 'generated' };
-}
 
 function ulpduSize(r: Prng, W: number, max: number, mix: 'mixed' | 'large'): number {
   if (mix === 'large') return r.int(max - 64, max);
@@ -149,7 +112,7 @@ function ulpduSize(r: Prng, W: number, max: number, mix: 'mixed' | 'large'): num
   return r.int(max, LARGE_ULPDU);
 }
 
-function segmentSize(r: Prng, W: number, mix: 'mixed' | 'full'): number {
+function segmentSize(r: Prng, W: number, mix: 'mixed' | 'full' | 'fpdu'): number {
   if (mix === 'full') return EMSS;
   const x = r.u32() / 0x100000000;
   if (x < 0.3) return r.int(1, W + 3);
@@ -157,11 +120,25 @@ function segmentSize(r: Prng, W: number, mix: 'mixed' | 'full'): number {
   return r.int(1, EMSS);
 }
 
+/** Corner cases of spec/mpa.md §4.5 met by the framed FPDUs (so a test can insist on them). */
+export interface MpaRxCoverage {
+  /** Case (a): an FPDU starting with its leading marker. */
+  leadingMarker: number;
+  /** Case (b): a marker right after the ULPDU_Length word. */
+  markerAfterHeader: number;
+  /** Case (d): a marker between PAD and CRC. */
+  markerBeforeCrc: number;
+  zeroLength: number;
+}
+
 interface PlannedStream {
   readonly cfg: StreamConfig;
   readonly wire: Uint8Array;
   readonly ulpdus: readonly Uint8Array[];
+  readonly coverage: MpaRxCoverage;
 }
+
+const WORD = 4;
 
 function planStream(r: Prng, W: number, n: number, faultRate: number, mix: 'mixed' | 'large'): PlannedStream {
   const markers = r.bool(0.6);
@@ -187,9 +164,15 @@ function planStream(r: Prng, W: number, n: number, faultRate: number, mix: 'mixe
   const parts: Uint8Array[] = [];
   const ulpdus: Uint8Array[] = [];
   let actualFault = fault;
+  const coverage: MpaRxCoverage = { leadingMarker: 0, markerAfterHeader: 0, markerBeforeCrc: 0, zeroLength: 0 };
   sizes.forEach((size, i) => {
     const ulpdu = r.bytes(size);
     const f = framer.frame(ulpdu);
+    const lead = f.markers.some((mk) => mk.leading) ? WORD : 0;
+    if (lead) coverage.leadingMarker++;
+    if (f.markers.some((mk) => !mk.leading && mk.wireOffset === lead + WORD)) coverage.markerAfterHeader++;
+    if (f.markers.some((mk) => mk.wireOffset + WORD === f.crcOffset)) coverage.markerBeforeCrc++;
+    if (size === 0) coverage.zeroLength++;
     let wire = f.wire;
     if (fault && fault.at === i && fault.kind === 'crc') wire = corruptCrc(f);
     if (fault && fault.at === i && fault.kind === 'marker') {
@@ -206,14 +189,14 @@ function planStream(r: Prng, W: number, n: number, faultRate: number, mix: 'mixe
     wire.set(p, at);
     at += p.length;
   }
-  return { cfg: { markers, crc, s0, seq, maxUlpdu, sizes, fault: actualFault }, wire, ulpdus };
+  return { cfg: { markers, crc, s0, seq, maxUlpdu, sizes, fault: actualFault }, wire, ulpdus, coverage };
 }
 
 const preview = (b: Uint8Array) => `${b.length} octets ${Buffer.from(b.subarray(0, 24)).toString('hex')}${b.length > 24 ? '…' : ''}`;
 
 export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
   const W = opts.width;
-  const src = mpaRxSources(W, opts.rtlDir ? { rtlDir: opts.rtlDir } : {});
+  const src = moduleSources(`mpa_rx_w${W}`, opts.rtlDir ? { rtlDir: opts.rtlDir } : {});
   const compiled = buildModel({ top: src.top, sources: [...src.sources], ports: src.ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })), trace: opts.vcd !== undefined });
   const model = SimModel.open(compiled);
   if (opts.vcd) model.vcd(opts.vcd);
@@ -228,8 +211,16 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
   const fpduCount = h('fpdu_count');
   const sTvalid = h('s_axis_tvalid');
   const sTready = h('s_axis_tready');
+  const mTvalid = h('m_axis_tvalid');
   let inputBeats = 0;
   tb.add({ sample: () => void (model.peekPreNumber(sTvalid) && model.peekPreNumber(sTready) && inputBeats++) });
+  // The cycles the block spends taking in each FPDU (input tlast to input tlast, one FPDU per
+  // segment): what the cost model's MPA RX stage estimates. Any stall of the input shows here.
+  const sTlast = h('s_axis_tlast');
+  let lastAt: number[] = [];
+  tb.add({ sample: () => void (model.peekPreNumber(sTvalid) && model.peekPreNumber(sTready) && model.peekPreNumber(sTlast) && lastAt.push(model.cycles)) });
+  const measuring = opts.sourcePause === 0 && opts.sinkPause === 0 && opts.segments === 'fpdu';
+  const cyclePairs: { measured: number; model: number }[] = [];
 
   let streams = 0;
   let framed = 0;
@@ -241,6 +232,7 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
   let busyCycles = 0;
   let first: MpaRxMismatch | undefined;
   const errorCodes: Record<string, number> = {};
+  const coverage: MpaRxCoverage = { leadingMarker: 0, markerAfterHeader: 0, markerBeforeCrc: 0, zeroLength: 0 };
   const t0 = performance.now();
 
   while (framed < opts.fpdus) {
@@ -250,6 +242,7 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
     const stream = streams++;
     framed += n;
     payloadBytes += plan.wire.length;
+    for (const k of Object.keys(coverage) as (keyof MpaRxCoverage)[]) coverage[k] += plan.coverage[k];
 
     const deframer = new MpaDeframer({ s0: cfg.s0, markers: cfg.markers, crc: cfg.crc, seq: cfg.seq, options: mpaOptions({ maxUlpduLength: cfg.maxUlpdu }) });
     const events = deframer.push(plan.wire);
@@ -264,17 +257,31 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
     model.pokeNumber(cfgPorts.seq, cfg.seq & 0x1ff);
     model.pokeNumber(cfgPorts.max, cfg.maxUlpdu);
     tb.reset();
-    for (let at = 0; at < plan.wire.length; ) {
-      const len = Math.min(plan.wire.length - at, segmentSize(r, W, opts.segments ?? 'mixed'));
-      source.send(plan.wire.subarray(at, at + len));
-      at += len;
+    lastAt = [];
+    if (opts.segments === 'fpdu') {
+      // Segment boundaries at the delivered FPDUs' edges; whatever follows them (a faulty FPDU
+      // and the rest) in one last segment.
+      let at = 0;
+      for (const g of good) {
+        const end = ((g.startSeq - cfg.seq) >>> 0) + g.wireLength;
+        source.send(plan.wire.subarray(at, end));
+        at = end;
+      }
+      if (at < plan.wire.length) source.send(plan.wire.subarray(at));
+    } else {
+      for (let at = 0; at < plan.wire.length; ) {
+        const len = Math.min(plan.wire.length - at, segmentSize(r, W, opts.segments ?? 'mixed'));
+        source.send(plan.wire.subarray(at, at + len));
+        at += len;
+      }
     }
     const expectedFrames = good.length + (error ? 1 : 0);
     const c0 = model.cycles;
     const limit = Math.ceil(plan.wire.length / W) * 8 + plan.cfg.sizes.length * 16 + 2000;
     let timedOut = true;
     for (let i = 0; i < limit; i++) {
-      if (source.idle && sink.available >= expectedFrames) {
+      // Done when every expected packet is out, or the RTL stopped on an error (expected or not).
+      if (source.idle && (sink.available >= expectedFrames || (model.peekNumber(errValid) === 1 && model.peekNumber(mTvalid) === 0))) {
         timedOut = false;
         break;
       }
@@ -284,6 +291,13 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
     // Anything output after the expected packets is a fault too: give it time to show.
     if (!timedOut) tb.run(4 * W + 64);
     cycles += model.cycles - c0;
+    if (measuring) {
+      // Delivered FPDUs after the first (which includes the fill), before any error.
+      for (let i = 1; i < Math.min(lastAt.length, good.length); i++) {
+        const g = good[i]!;
+        cyclePairs.push({ measured: lastAt[i]! - lastAt[i - 1]!, model: fpduCycles(W, { wireLength: g.wireLength, ulpduLength: g.ulpdu.length, placements: [] }).mpaRx });
+      }
+    }
     const frames = sink.drain();
 
     const report = (fpdu: number, what: string, expected: string, actual: string) => {
@@ -343,6 +357,7 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
     delivered,
     errorsChecked,
     errorCodes,
+    coverage,
     mismatches,
     payloadBytes,
     inputBeats,
@@ -350,6 +365,7 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
     cycles,
     busyCycles,
     inputBeatsPerCycle: Math.round((inputBeats / busyCycles) * 1000) / 1000,
+    cycleCheck: measuring ? cycleCheck(cyclePairs) : null,
     simCyclesPerSecond: Math.round(cycles / seconds),
     buildSeconds: compiled.buildMs / 1000,
     buildCached: compiled.cached,

@@ -1,4 +1,5 @@
 import { fpduCycles } from '../../ts-model/cost/cost-model';
+import { cycleCheck as summarize, type CycleCheck } from './cycle-check';
 import { MpaFramer, mulpdu } from '../../ts-model/mpa';
 import { prng } from '../../ts-model/util/prng';
 import { moduleSources } from '../../hdl-gen/gen/sources';
@@ -37,6 +38,8 @@ export interface MpaTxMismatch {
   readonly actual: string;
 }
 
+export type { CycleCheck };
+
 export interface MpaTxCosimResult {
   readonly dut: 'mpa_tx';
   readonly module: string;
@@ -62,16 +65,6 @@ export interface MpaTxCosimResult {
    */
   readonly cycleCheck: CycleCheck;
   readonly firstMismatch?: MpaTxMismatch;
-}
-
-export interface CycleCheck {
-  readonly fpdus: number;
-  /** FPDUs within ±5% of the model, and the largest relative error. */
-  readonly within5Percent: number;
-  readonly maxError: number;
-  readonly meanError: number;
-  /** Error buckets: [≤ −5%, (−5%, 0), 0, (0, 5%), ≥ 5%]. */
-  readonly histogram: readonly number[];
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
@@ -141,18 +134,11 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
   });
   const payload = lengths.reduce((a, b) => a + b, 0);
   // The first FPDU includes the pipeline's fill: compare from the second on.
-  const errors: number[] = [];
-  for (let i = 1; i < lastAt.length; i++) {
-    const modelCycles = fpduCycles(W, { wireLength: expected[i]!.length, ulpduLength: lengths[i]!, placements: [] }).mpaTx;
-    errors.push((lastAt[i]! - lastAt[i - 1]! - modelCycles) / modelCycles);
-  }
-  const cycleCheck: CycleCheck = {
-    fpdus: errors.length,
-    within5Percent: errors.filter((e) => Math.abs(e) <= 0.05).length,
-    maxError: errors.reduce((a, e) => (Math.abs(e) > Math.abs(a) ? e : a), 0),
-    meanError: errors.reduce((a, e) => a + e, 0) / Math.max(1, errors.length),
-    histogram: [errors.filter((e) => e <= -0.05).length, errors.filter((e) => e > -0.05 && e < 0).length, errors.filter((e) => e === 0).length, errors.filter((e) => e > 0 && e < 0.05).length, errors.filter((e) => e >= 0.05).length],
-  };
+  const pairs = lastAt.slice(1).map((t, j) => ({
+    measured: t - lastAt[j]!,
+    model: fpduCycles(W, { wireLength: expected[j + 1]!.length, ulpduLength: lengths[j + 1]!, placements: [] }).mpaTx,
+  }));
+  const cycleCheck = summarize(pairs);
   const beatsBound = expected.reduce((a, e) => a + Math.ceil(e.length / W), 0);
   return {
     dut: 'mpa_tx',

@@ -21,8 +21,8 @@ describe.each([4, 8, 16, 64])('mpa_tx_w%i against the model (MpaFramer)', (width
     'every FPDU octet for octet, markers $markers, CRC $crc, random S0 and back-pressure',
     ({ markers, crc }) => {
       const seed = (SEED ^ (width * 7919) ^ (markers ? 1 : 0) ^ (crc ? 2 : 0)) >>> 0;
-      const r = cosimMpaTx({ width, seed, fpdus: 250, markers, crc });
-      expect(r.firstMismatch, `replay: cosimMpaTx({ width: ${width}, seed: ${seed}, fpdus: 250, markers: ${markers}, crc: ${crc} })`).toBeUndefined();
+      const r = cosimMpaTx({ width, seed, fpdus: 1000, markers, crc });
+      expect(r.firstMismatch, `replay: cosimMpaTx({ width: ${width}, seed: ${seed}, fpdus: 1000, markers: ${markers}, crc: ${crc} })`).toBeUndefined();
       expect(r.mismatches).toBe(0);
     },
     BUILD_TIMEOUT,
