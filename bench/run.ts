@@ -14,8 +14,9 @@ import { IwarpLink } from '../ts-model/link/iwarp-link';
 import { MpaDeframer, MpaFramer, mulpdu } from '../ts-model/mpa';
 import { Rnic } from '../ts-model/rnic/rnic';
 import { cosimCrc32c } from '../sim/cosim/crc32c';
+import { cosimMpaTx } from '../sim/cosim/mpa-tx';
 
-const GROUPS = ['e2e', 'crc', 'mpa', 'cosim'] as const;
+const GROUPS = ['e2e', 'crc', 'mpa', 'cosim', 'rtl'] as const;
 const { values } = parseArgs({
   options: { json: { type: 'boolean' }, seconds: { type: 'string', default: '1.5' }, group: { type: 'string' } },
 });
@@ -137,6 +138,14 @@ for (const width of want('cosim') ? [8, 64] : []) {
   if (runs.some((r) => r.mismatches)) throw new Error('co-simulation mismatch in the benchmark');
   const rates = runs.map((r) => r.simCyclesPerSecond).sort((a, b) => a - b);
   figures.push({ figure: `co-simulation of crc32c_w${width} with TypeScript drivers and scoreboard`, unit: 'cycles/s', value: rates[1]! });
+}
+
+// RTL wire efficiency of mpa_tx in Verilator cycles (exact, machine-independent): 4 KiB ULPDUs,
+// markers and CRC on, no back-pressure; the peer figure is the bound the FPDU overhead allows.
+for (const width of want('rtl') ? [8, 64] : []) {
+  const r = cosimMpaTx({ width, seed: 5, fpdus: 200, ulpduLength: 4096, markers: true, crc: true, sourcePause: 0, sinkPause: 0 });
+  if (r.mismatches) throw new Error('mpa_tx mismatch in the benchmark');
+  figures.push({ figure: `mpa_tx_w${width} wire efficiency, 4 KiB ULPDUs, markers+CRC (Verilator cycles)`, unit: '% of width', value: 100 * r.efficiency, peer: 'overhead bound', peerValue: 100 * r.bound, ratio: r.efficiency / r.bound });
 }
 
 if (values.group === undefined) {

@@ -64,6 +64,8 @@ export interface MpaTxCosimResult {
    * to the cost model's MPA TX estimate: the relative error distribution.
    */
   readonly cycleCheck: CycleCheck;
+  /** FPDUs with a marker in each place it can land (spec/mpa.md §4.5 cases a–d). */
+  readonly coverage: { readonly leading: number; readonly afterHeader: number; readonly inside: number; readonly beforeCrc: number };
   readonly firstMismatch?: MpaTxMismatch;
 }
 
@@ -87,13 +89,22 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
   const framer = new MpaFramer({ s0, markers, crc, seq: (s0 + 4 * r.int(0, 1000)) >>> 0 });
   const max = mulpdu(1460, markers);
   const expected: Uint8Array[] = [];
+  const coverage = { leading: 0, afterHeader: 0, inside: 0, beforeCrc: 0 };
   const starts: number[] = [];
   const lengths: number[] = [];
   for (let i = 0; i < opts.fpdus; i++) {
     const L = opts.ulpduLength ?? (r.bool(0.05) ? 4096 : r.pick([0, 1, 2, 3, 4, 5, r.int(0, 64), r.int(0, max), max]));
     const ulpdu = r.bytes(L);
     const seq = framer.seq;
-    expected.push(framer.frame(ulpdu).wire);
+    const framed = framer.frame(ulpdu);
+    expected.push(framed.wire);
+    for (const mk of framed.markers) {
+      const hdr = framed.markers[0]?.leading ? 4 : 0;
+      if (mk.leading) coverage.leading++;
+      else if (mk.wireOffset === hdr + 4) coverage.afterHeader++;
+      else if (mk.wireOffset + 4 === framed.crcOffset) coverage.beforeCrc++;
+      else coverage.inside++;
+    }
     starts.push(seq);
     lengths.push(L);
     const tuser = BigInt(L) | (BigInt(seq & 0x1ff) << 16n) | (BigInt(s0 & 0x1ff) << 25n) | (BigInt(markers ? 1 : 0) << 34n) | (BigInt(crc ? 1 : 0) << 35n);
@@ -158,6 +169,7 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
     simCyclesPerSecond: Math.round(cycles / seconds),
     rtl: src.origin,
     cycleCheck,
+    coverage,
     ...(first && { firstMismatch: first }),
   };
 }

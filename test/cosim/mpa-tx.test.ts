@@ -55,6 +55,10 @@ describe('mpa_tx at full rate (exact Verilator cycle counts)', () => {
     // Many small FPDUs at the wrap: their ends fall on every 4-aligned phase.
     const r = cosimMpaTx({ width: 8, seed: 77, fpdus: 600, markers: true, crc: true });
     expect(r.mismatches).toBe(0);
+    expect(r.coverage.leading).toBeGreaterThan(0);
+    expect(r.coverage.afterHeader).toBeGreaterThan(0);
+    expect(r.coverage.inside).toBeGreaterThan(0);
+    expect(r.coverage.beforeCrc).toBeGreaterThan(0);
   }, BUILD_TIMEOUT);
 });
 
