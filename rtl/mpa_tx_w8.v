@@ -41,7 +41,12 @@ module mpa_tx_w8 (
     output wire [7:0]  m_axis_tkeep,
     output wire        m_axis_tvalid,
     input  wire        m_axis_tready,
-    output wire        m_axis_tlast
+    output wire        m_axis_tlast,
+
+    /*
+     * Status
+     */
+    output wire        err_length // sticky: a ULPDU ended elsewhere than its ULPDU_Length said
 );
 
 reg a_in_fpdu_reg; // inside a ULPDU (after its first beat)
@@ -83,6 +88,10 @@ wire [1:0] a_beat_words;
 wire fa_ready; // stage B takes the F beat
 wire fa_free;
 wire a_take;
+wire a_ends_here;
+wire a_length_bad;
+reg err_length_seen_reg;
+reg err_length_seen_next;
 wire a_flush_now;
 reg [31:0] gb_word0_reg;
 reg [31:0] gb_word0_next;
@@ -195,6 +204,9 @@ assign a_beat_words = a_more_after ? 2'b10 : a_left_now[3:2];
 assign fa_free = (~fa_valid_reg) | fa_ready;
 assign s_axis_tready = (~a_flush_reg) & fa_free;
 assign a_take = s_axis_tvalid & s_axis_tready;
+assign a_ends_here = (a_data_now <= 17'ha) & ((a_data_now > 17'h2) | a_first);
+assign a_length_bad = s_axis_tlast ? (~a_ends_here) : a_ends_here;
+assign err_length = err_length_seen_reg;
 assign a_flush_now = a_flush_reg & fa_free;
 assign ob_free = (~ob_valid_reg) | ob_ready;
 assign mk_slot = 7'h0 - ph_reg;
@@ -313,6 +325,7 @@ always @* begin
     a_in_fpdu_next = a_in_fpdu_reg;
     a_flush_next = a_flush_reg;
     a_ctx_next = a_ctx_reg;
+    err_length_seen_next = err_length_seen_reg;
     ob_valid_next = ob_valid_reg;
     ob_data_next = ob_data_reg;
     ob_words_next = ob_words_reg;
@@ -348,6 +361,9 @@ always @* begin
         a_flush_next = s_axis_tlast & a_more_after;
         if (a_first) begin
             a_ctx_next = a_ctx_in;
+        end
+        if (a_length_bad) begin
+            err_length_seen_next = 1'b1;
         end
     end
     if (a_flush_now) begin
@@ -427,6 +443,7 @@ always @(posedge clk) begin
     fa_first_reg <= fa_first_next;
     fa_last_reg <= fa_last_next;
     fa_ctx_reg <= fa_ctx_next;
+    err_length_seen_reg <= err_length_seen_next;
     gb_word0_reg <= gb_word0_next;
     gb_word1_reg <= gb_word1_next;
     gb_word2_reg <= gb_word2_next;
@@ -455,6 +472,7 @@ always @(posedge clk) begin
         a_in_fpdu_reg <= 1'b0;
         a_flush_reg <= 1'b0;
         fa_valid_reg <= 1'b0;
+        err_length_seen_reg <= 1'b0;
         gb_count_reg <= 3'b000;
         gb_active_reg <= 1'b0;
         ob_valid_reg <= 1'b0;

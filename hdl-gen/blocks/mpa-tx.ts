@@ -24,6 +24,7 @@ import { crcBeat } from './crc-beat';
  *   C  runs the CRC over the output words, markers included (leadMarkerInCrc, §4.6), and puts it
  *      in its slot, least-significant octet first.
  * Input stalls only for the words that are inserted (markers, the header's extra word).
+ * err_length (sticky) flags a ULPDU whose tlast does not fall where its ULPDU_Length says.
  */
 export const MPA_TX_TUSER_BITS = 36;
 
@@ -51,6 +52,7 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   const s = sinkStream({ bytes: W, user: MPA_TX_TUSER_BITS }).declare(m, 's_axis', 'AXI4-Stream input: ULPDUs (s_axis)');
   const o = sourceStream({ bytes: W }).declare(m, 'm_axis', 'AXI4-Stream output: FPDUs, the TCP payload (m_axis)');
   const user = s.user!;
+  const errLength = m.output('err_length', 1, { group: 'Status', doc: 'sticky: a ULPDU ended elsewhere than its ULPDU_Length said' });
   m.allowUnused(s.keep!, 'the ULPDU length comes from tuser; tkeep is implied by it');
 
   // ---- Stage A: marker-free FPDU words -------------------------------------------------------
@@ -93,6 +95,13 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   const faFree = m.let('fa_free', fa.valid.not().or(faReady));
   m.assign(s.ready, aFlush.not().and(faFree));
   const take = m.let('a_take', s.valid.and(s.ready));
+  // The last input beat holds the last ULPDU octet: the octets of ULPDU_Length and ULPDU still to
+  // come (dataNow, shifted by the two header octets) end within this beat's W + 2, after its first
+  // two (or it is the only beat of an empty ULPDU).
+  const endsHere = m.let('a_ends_here', dataNow.le(lit(17, W + 2)).and(dataNow.gt(lit(17, 2)).or(first)));
+  const lengthBad = m.let('a_length_bad', mux(s.last!, endsHere.not(), endsHere));
+  const lenErr = m.reg('err_length_seen', 1, { reset: 0 });
+  m.assign(errLength, lenErr);
   const flushNow = m.let('a_flush_now', aFlush.and(faFree));
 
   // ---- Stage B: the word gearbox with marker insertion ----------------------------------------
@@ -177,6 +186,7 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
       m.set(aInFpdu, s.last!.not());
       m.set(aFlush, s.last!.and(moreAfter));
       m.when(first, () => m.set(aCtx, ctxIn));
+      m.when(lengthBad, () => m.set(lenErr, 1));
     });
     m.when(flushNow, () => {
       // The last two octets of the ULPDU (or of ULPDU_Length) and PAD: one word.

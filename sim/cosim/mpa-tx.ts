@@ -66,6 +66,8 @@ export interface MpaTxCosimResult {
   readonly cycleCheck: CycleCheck;
   /** FPDUs with a marker in each place it can land (spec/mpa.md §4.5 cases a–d). */
   readonly coverage: { readonly leading: number; readonly afterHeader: number; readonly inside: number; readonly beforeCrc: number };
+  /** err_length at the end of the run (must stay 0: every ULPDU matches its ULPDU_Length). */
+  readonly errLength: boolean;
   readonly firstMismatch?: MpaTxMismatch;
 }
 
@@ -131,10 +133,12 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
   tb.until(() => sink.available >= opts.fpdus, wire * 4 + 10_000, `${opts.fpdus} FPDUs from ${name}`);
   const seconds = (performance.now() - t0) / 1000;
   const cycles = model.cycles - c0;
+  const errLength = model.peekNumber(model.handle('err_length')) === 1;
   tb.close();
 
   let mismatches = 0;
   let first: MpaTxMismatch | undefined;
+  if (errLength) mismatches++;
   expected.forEach((want, i) => {
     const got = sink.recv()!.data;
     if (Buffer.compare(got, want) === 0) return;
@@ -170,6 +174,7 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
     rtl: src.origin,
     cycleCheck,
     coverage,
+    errLength,
     ...(first && { firstMismatch: first }),
   };
 }

@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { mpaTxModule } from '../../hdl-gen/blocks/mpa-tx';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
+import { moduleSources } from '../../hdl-gen/gen/sources';
 import { cosimMpaTx } from '../../sim/cosim/mpa-tx';
+import { Testbench } from '../../sim/cocotb/testbench';
+import { buildModel } from '../../sim/verilator/build';
+import { SimModel } from '../../sim/verilator/model';
 import { SEED } from '../support/random';
 
 const BUILD_TIMEOUT = 300_000;
@@ -125,6 +129,36 @@ describe('rnic cosim --dut mpa_tx', () => {
       expect(r.mismatches).toBeGreaterThan(0);
       expect(r.firstMismatch.firstDifference).toBeGreaterThan(0);
       rmSync(dir, { recursive: true });
+    },
+    BUILD_TIMEOUT,
+  );
+});
+
+describe('mpa_tx input checks', () => {
+  test.each([
+    ['ends before', 100, 50],
+    ['runs past', 20, 60],
+  ])(
+    'a ULPDU that %s its ULPDU_Length raises err_length',
+    (_, said, sent) => {
+      const src = moduleSources('mpa_tx_w8');
+      const model = SimModel.open(buildModel({ top: src.top, sources: [...src.sources], ports: src.ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })) }));
+      const tb = new Testbench(model);
+      const source = tb.source('s_axis');
+      tb.sink('m_axis');
+      const data = new Uint8Array(sent).fill(0xab);
+      const beats = [];
+      for (let at = 0; at < sent; at += 8) {
+        const k = Math.min(8, sent - at);
+        beats.push({ data: data.subarray(at, at + k), tkeep: (1n << BigInt(k)) - 1n, tlast: at + 8 >= sent, tuser: at === 0 ? BigInt(said) | (1n << 35n) : 0 });
+      }
+      source.sendBeats(beats);
+      tb.reset();
+      const errLength = model.handle('err_length');
+      expect(model.peekNumber(errLength)).toBe(0);
+      tb.run(100);
+      expect(model.peekNumber(errLength)).toBe(1);
+      tb.close();
     },
     BUILD_TIMEOUT,
   );
