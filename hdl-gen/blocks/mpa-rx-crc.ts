@@ -1,7 +1,8 @@
 import { deriveCrcMatrices, type CrcParams } from '../../ts-model/crc32c';
-import { Expr, cat, lit, mux } from '../core/expr';
+import { Expr, mux } from '../core/expr';
 import type { ModuleBuilder } from '../core/module';
-import { invert, power, type Gf2Matrix } from './gf2';
+import { applyMatrix, crcUpdate } from './crc-beat';
+import { invert, power } from './gf2';
 
 /**
  * CRC-32C register update over the first r 32-bit words of a window of K words, every matrix from
@@ -16,27 +17,11 @@ import { invert, power, type Gf2Matrix } from './gf2';
 export function crcWindowUpdate(m: ModuleBuilder, name: string, params: CrcParams, state: Expr, words: Expr, drop: Expr): Expr {
   const octets = words.width / 8;
   const full = deriveCrcMatrices(params, octets);
-  let v: Expr = m.let(`${name}_fwd`, update(full.stateRows, full.dataRows, state, words), { doc: `CRC register after all ${octets / 4} window words` });
+  let v: Expr = m.let(`${name}_fwd`, crcUpdate(full.stateRows, full.dataRows, state, words), { doc: `CRC register after all ${octets / 4} window words` });
   const zInv = invert(deriveCrcMatrices(params, 1).stateRows);
   for (let b = 0; b < drop.width; b++) {
     const back = m.let(`${name}_back${b}`, applyMatrix(power(zInv, 4 << b), v), { doc: `Z^-${4 << b}: ${1 << b} zero words back` });
     v = m.let(`${name}_rew${b}`, mux(drop.bit(b), back, v), { doc: `rewound if bit ${b} of the dropped word count` });
   }
   return v;
-}
-
-/** x ↦ A·x, one parity per output bit. */
-function applyMatrix(a: Gf2Matrix, x: Expr): Expr {
-  return cat(...a.map((row) => (row ? x.and(lit(32, row >>> 0)).parity() : lit(1, 0))).reverse());
-}
-
-/** next = S·state ⊕ D·data. */
-function update(stateRows: readonly number[], dataRows: readonly bigint[], state: Expr, data: Expr): Expr {
-  const bits = stateRows.map((srow, i) => {
-    const terms: Expr[] = [];
-    if (srow) terms.push(state.and(lit(32, srow >>> 0)).parity());
-    if (dataRows[i]) terms.push(data.and(lit(data.width, dataRows[i]!)).parity());
-    return terms.length ? terms.reduce((a, t) => a.xor(t)) : lit(1, 0);
-  });
-  return cat(...bits.reverse());
 }

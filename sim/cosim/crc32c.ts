@@ -1,11 +1,9 @@
 import { crc32c } from '../../ts-model/crc32c';
 import { prng } from '../../ts-model/util/prng';
-import { moduleSources } from '../../hdl-gen/gen/sources';
-import { buildModel } from '../verilator/build';
-import { SimModel } from '../verilator/model';
 import type { AxisSendBeat } from '../cocotb/axis';
 import { random as randomPause } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
+import { openDut } from './dut';
 
 /**
  * Co-simulation of the generated CRC-32C block (crc32c_w<W>) against the model: random frames,
@@ -88,10 +86,7 @@ function randomFrame(r: ReturnType<typeof prng>, W: number): Frame {
 export function cosimCrc32c(opts: CrcCosimOptions): CrcCosimResult {
   const W = opts.width;
   const name = `crc32c_w${W}`;
-  const src = moduleSources(name, opts.rtlDir ? { rtlDir: opts.rtlDir } : {});
-  const compiled = buildModel({ top: src.top, sources: [...src.sources], ports: src.ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })), trace: opts.vcd !== undefined });
-  const model = SimModel.open(compiled);
-  if (opts.vcd) model.vcd(opts.vcd);
+  const { src, compiled, model } = openDut(name, opts);
   const tb = new Testbench(model);
   const r = prng(opts.seed);
   const source = tb.source('s_axis', { pause: randomPause(r.u32(), opts.sourcePause ?? 0.2) });

@@ -1,4 +1,3 @@
-import { moduleSources } from '../../hdl-gen/gen/sources';
 import { fpduCycles } from '../../ts-model/cost/cost-model';
 import { cycleCheck, type CycleCheck } from './cycle-check';
 import { MpaDeframer } from '../../ts-model/mpa/deframer';
@@ -10,8 +9,7 @@ import { MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
 import { prng, type Prng } from '../../ts-model/util/prng';
 import { random as randomPause } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
-import { buildModel } from '../verilator/build';
-import { SimModel } from '../verilator/model';
+import { openDut } from './dut';
 
 /**
  * Co-simulation of the generated MPA receive block (mpa_rx_w<W>) against the model's MpaDeframer.
@@ -196,10 +194,7 @@ const preview = (b: Uint8Array) => `${b.length} octets ${Buffer.from(b.subarray(
 
 export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
   const W = opts.width;
-  const src = moduleSources(`mpa_rx_w${W}`, opts.rtlDir ? { rtlDir: opts.rtlDir } : {});
-  const compiled = buildModel({ top: src.top, sources: [...src.sources], ports: src.ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })), trace: opts.vcd !== undefined });
-  const model = SimModel.open(compiled);
-  if (opts.vcd) model.vcd(opts.vcd);
+  const { src, compiled, model } = openDut(`mpa_rx_w${W}`, opts);
   const tb = new Testbench(model);
   const r = prng(opts.seed);
   const source = tb.source('s_axis');

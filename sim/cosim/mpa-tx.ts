@@ -2,12 +2,10 @@ import { fpduCycles } from '../../ts-model/cost/cost-model';
 import { cycleCheck as summarize, type CycleCheck } from './cycle-check';
 import { MpaFramer, mulpdu } from '../../ts-model/mpa';
 import { prng } from '../../ts-model/util/prng';
-import { moduleSources } from '../../hdl-gen/gen/sources';
-import { buildModel } from '../verilator/build';
-import { SimModel } from '../verilator/model';
 import type { AxisSendBeat } from '../cocotb/axis';
 import { random as randomPause } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
+import { openDut } from './dut';
 
 /**
  * Co-simulation of mpa_tx_w<W> against the model's MpaFramer: random streams (S0 anywhere, also
@@ -76,10 +74,7 @@ const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.length).toS
 export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
   const W = opts.width;
   const name = `mpa_tx_w${W}`;
-  const src = moduleSources(name, opts.rtlDir ? { rtlDir: opts.rtlDir } : {});
-  const compiled = buildModel({ top: src.top, sources: [...src.sources], ports: src.ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })), trace: opts.vcd !== undefined });
-  const model = SimModel.open(compiled);
-  if (opts.vcd) model.vcd(opts.vcd);
+  const { src, model } = openDut(name, opts);
   const tb = new Testbench(model);
   const r = prng(opts.seed);
   const source = tb.source('s_axis', { pause: randomPause(r.u32(), opts.sourcePause ?? 0.15) });
