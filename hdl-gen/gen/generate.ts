@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { atomicUnitModule } from '../blocks/atomic-unit';
 import { crc32cModule } from '../blocks/crc32c';
 import { mpaRxModule } from '../blocks/mpa-rx';
 import { mpaTxModule } from '../blocks/mpa-tx';
@@ -40,7 +41,7 @@ export interface GeneratedFile {
 
 /** The modules of a configuration, children before parents. */
 export function modulesFor(config: RnicConfig): Module[] {
-  return [crc32cModule(config.width), mpaTxModule(config.width), mpaRxModule(config.width)];
+  return [crc32cModule(config.width), mpaTxModule(config.width), mpaRxModule(config.width), atomicUnitModule()];
 }
 
 export function portsOf(m: Module): PortInfo[] {

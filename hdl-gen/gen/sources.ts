@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { atomicUnitModule } from '../blocks/atomic-unit';
 import { crc32cModule } from '../blocks/crc32c';
 import { mpaRxModule } from '../blocks/mpa-rx';
 import { mpaTxModule } from '../blocks/mpa-tx';
@@ -28,6 +29,9 @@ const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width:
   { pattern: /^mpa_rx_w(\d+)$/, build: (w) => mpaRxModule(w) },
 ];
 
+/** Blocks that do not depend on the datapath width. */
+const FIXED_BLOCKS: Readonly<Record<string, () => Module>> = { atomic_unit: () => atomicUnitModule() };
+
 /**
  * The modules a name can mean: those of the configuration, plus every block at any width
  * (`crc32c_w<N>`, `mpa_tx_w<N>`), so the widths can be co-simulated and synthesized without a
@@ -38,6 +42,8 @@ function lookup(name: string, config: RnicConfig): Module {
     const hit = b.pattern.exec(name);
     if (hit) return b.build(Number(hit[1]));
   }
+  const fixed = FIXED_BLOCKS[name];
+  if (fixed) return fixed();
   const m = modulesFor(config).find((x) => x.name === name);
   if (!m) throw new Error(`no module '${name}' in the generated RTL (modules: ${modulesFor(config).map((x) => x.name).join(', ')}, crc32c_w<N>, mpa_tx_w<N>, mpa_rx_w<N>)`);
   return m;

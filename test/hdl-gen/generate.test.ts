@@ -25,7 +25,8 @@ const config = (input: Partial<RnicConfig>): RnicConfig => parseConfig(input);
 
 /** The ports a Verilog file declares: `input  wire [63:0] s_axis_tdata,` → {name, direction, width}. */
 function verilogPorts(text: string): { name: string; direction: string; width: number }[] {
-  const header = text.slice(text.indexOf('module '), text.indexOf(');'));
+  const start = text.search(/^module /m);
+  const header = text.slice(start, text.indexOf('\n);', start));
   return [...header.matchAll(/^\s+(input|output)\s+(?:wire|reg)\s+(?:\[(\d+):0\]\s+)?(\w+)/gm)].map((m) => ({
     name: m[3]!,
     direction: m[1]!,
@@ -36,7 +37,7 @@ function verilogPorts(text: string): { name: string; direction: string; width: n
 describe('generate()', () => {
   test('the default configuration gives <module>.v for every module, rnic.f and manifest.json', () => {
     const files = generate(DEFAULT_CONFIG);
-    expect(files.map((f) => f.path)).toEqual(['crc32c_w8.v', 'mpa_tx_w8.v', 'mpa_rx_w8.v', 'rnic.f', 'manifest.json']);
+    expect(files.map((f) => f.path)).toEqual(['crc32c_w8.v', 'mpa_tx_w8.v', 'mpa_rx_w8.v', 'atomic_unit.v', 'rnic.f', 'manifest.json']);
   });
 
   test('is deterministic: the same configuration gives the same bytes, at every width', () => {

@@ -1,0 +1,538 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Endian } from '../../ts-model/memory/host-memory';
+import { AOpCode, MASK64, bytesToU64, cmpSwap, fetchAdd, isAligned64, u64ToBytes } from '../../ts-model/rdmap/atomics';
+import { prng, type Prng } from '../../ts-model/util/prng';
+import { REPO_ROOT, moduleSources } from '../../hdl-gen/gen/sources';
+import { random as randomPause, type PauseGen } from '../cocotb/pause';
+import { Testbench } from '../cocotb/testbench';
+import type { PortHandle, SimModel } from '../verilator/model';
+import { openDut } from './dut';
+
+/**
+ * Co-simulation of atomic_unit (hdl-gen/blocks/atomic-unit.ts) against ts-model/rdmap/atomics.ts.
+ *
+ * A TypeScript memory of 8-octet words (memory order) answers reads after a random latency
+ * (0..maxLatency cycles after the read handshake; 0 = in the handshake cycle) and applies writes at
+ * their handshake; rd/wr/rsp back-pressure and request gaps are random. Every response (tag,
+ * orig, status, match), the sequence of read and write addresses and data, and the final memory
+ * are compared with the model run on a mirrored memory in the same order. Protocol checks: no
+ * read or write ever goes to a misaligned address, a read is never issued before the previous
+ * operation's write-back was accepted and its read data returned (serialization), and valid and
+ * payload hold while a handshake is pending.
+ */
+
+export interface AtomicOp {
+  readonly aopcode: number;
+  readonly addr: bigint;
+  /** Add Data (FetchAdd) / Swap Data (CmpSwap). */
+  readonly addSwap: bigint;
+  /** Add Mask / Swap Mask. */
+  readonly addSwapMask: bigint;
+  readonly compare: bigint;
+  readonly compareMask: bigint;
+  readonly tag: number;
+}
+
+export interface AtomicRsp {
+  readonly tag: number;
+  readonly orig: bigint;
+  readonly status: number;
+  readonly match: boolean;
+}
+
+export interface AtomicWrite {
+  readonly addr: bigint;
+  /** The 8 octets in memory order. */
+  readonly data: string;
+  readonly strb: number;
+}
+
+/** 8-octet words in memory order, keyed by their (aligned) address; missing words read as zero. */
+export type WordMemory = Map<bigint, Uint8Array>;
+
+export const STATUS = Object.freeze({ OK: 0, MISALIGNED: 1, UNSUPPORTED: 2 });
+
+const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
+const h64 = (v: bigint): string => `0x${v.toString(16).padStart(16, '0')}`;
+
+/**
+ * Builds (or reuses) the Verilated atomic_unit and opens a fresh instance. `mutate` edits the
+ * emitted Verilog first (for tests that show the checks catch a broken RTL): the edited file goes
+ * through the same path as a user's --rtl directory.
+ */
+export function openAtomicUnit(opts: { vcd?: string; mutate?: (verilog: string) => string } = {}): SimModel {
+  const vcd = opts.vcd !== undefined ? { vcd: opts.vcd } : {};
+  if (!opts.mutate) return openDut('atomic_unit', vcd).model;
+  const text = opts.mutate(readFileSync(moduleSources('atomic_unit').sources[0]!, 'utf8'));
+  const dir = join(REPO_ROOT, '.cache', 'gen', `atomic_unit-mutated-${createHash('sha256').update(text).digest('hex').slice(0, 16)}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'atomic_unit.v'), text);
+  writeFileSync(join(dir, 'rnic.f'), 'atomic_unit.v\n');
+  return openDut('atomic_unit', { rtlDir: dir, ...vcd }).model;
+}
+
+// ---- the reference: the model on a mirrored memory ------------------------------------------------
+
+export interface AtomicExpected {
+  readonly responses: AtomicRsp[];
+  readonly reads: bigint[];
+  readonly writes: AtomicWrite[];
+  /** For each read (in order): how many writes precede it. */
+  readonly writesBeforeRead: number[];
+  readonly memory: WordMemory;
+}
+
+function readWord(mem: WordMemory, addr: bigint): Uint8Array {
+  return mem.get(addr) ?? new Uint8Array(8);
+}
+
+/** What the unit must do: the golden model applied to a copy of `memory`, in order. */
+export function expectAtomics(ops: readonly AtomicOp[], memory: WordMemory, endian: Endian): AtomicExpected {
+  const mem: WordMemory = new Map([...memory].map(([a, w]) => [a, w.slice()]));
+  const responses: AtomicRsp[] = [];
+  const reads: bigint[] = [];
+  const writes: AtomicWrite[] = [];
+  const writesBeforeRead: number[] = [];
+  for (const op of ops) {
+    if (op.aopcode !== AOpCode.FETCH_ADD && op.aopcode !== AOpCode.CMP_SWAP) {
+      responses.push({ tag: op.tag, orig: 0n, status: STATUS.UNSUPPORTED, match: false });
+      continue;
+    }
+    if (!isAligned64(op.addr)) {
+      responses.push({ tag: op.tag, orig: 0n, status: STATUS.MISALIGNED, match: false });
+      continue;
+    }
+    writesBeforeRead.push(writes.length);
+    reads.push(op.addr);
+    const orig = bytesToU64(readWord(mem, op.addr), endian);
+    let value: bigint | null;
+    let match = false;
+    if (op.aopcode === AOpCode.FETCH_ADD) value = fetchAdd(orig, op.addSwap, op.addSwapMask);
+    else {
+      const r = cmpSwap(orig, op.compare, op.compareMask, op.addSwap, op.addSwapMask);
+      match = r.match;
+      value = r.match ? r.value : null;
+    }
+    if (value !== null) {
+      const bytes = u64ToBytes(value, endian);
+      mem.set(op.addr, bytes);
+      writes.push({ addr: op.addr, data: hex(bytes), strb: 0xff });
+    }
+    responses.push({ tag: op.tag, orig, status: STATUS.OK, match });
+  }
+  return { responses, reads, writes, writesBeforeRead, memory: mem };
+}
+
+// ---- one run of the RTL -----------------------------------------------------------------------------
+
+export interface AtomicRunOptions {
+  readonly ops: readonly AtomicOp[];
+  /** Mutated: the RTL's writes land here. */
+  readonly memory: WordMemory;
+  readonly bigEndian: boolean;
+  readonly seed: number;
+  /** Per-cycle probabilities (default 0.3 each; 0 = full rate). */
+  readonly reqGap?: number;
+  readonly rdPause?: number;
+  readonly wrPause?: number;
+  readonly rspPause?: number;
+  /** Read latency 0..maxLatency cycles after the read handshake (default 5). */
+  readonly maxLatency?: number;
+  /** Use this open model (it is reset first); otherwise one is opened, and closed at the end. */
+  readonly model?: SimModel;
+  /** Close `model` at the end too (default: only a model this call opened). */
+  readonly closeModel?: boolean;
+  readonly vcd?: string;
+}
+
+export interface AtomicRun {
+  readonly responses: AtomicRsp[];
+  readonly reads: bigint[];
+  readonly writes: AtomicWrite[];
+  /** Protocol violations seen by the monitors (misaligned access, serialization, stability). */
+  readonly violations: string[];
+  readonly cycles: number;
+  readonly simCyclesPerSecond: number;
+}
+
+/** Checks that valid and payload hold from an unaccepted offer to the next edge. */
+class Stability {
+  private held: { payload: string } | null = null;
+  constructor(
+    private readonly model: SimModel,
+    private readonly name: string,
+    private readonly valid: PortHandle,
+    private readonly ready: PortHandle,
+    private readonly payload: readonly PortHandle[],
+    private readonly report: (s: string) => void,
+  ) {}
+  sample(): void {
+    const m = this.model;
+    const v = m.peekPreNumber(this.valid) === 1;
+    const payload = v ? this.payload.map((h) => m.peekPre(h).toString(16)).join(',') : '';
+    if (this.held) {
+      if (!v) this.report(`${this.name}: valid dropped before the handshake at cycle ${m.cycles}`);
+      else if (payload !== this.held.payload) this.report(`${this.name}: payload changed while waiting at cycle ${m.cycles}`);
+    }
+    this.held = v && m.peekPreNumber(this.ready) === 0 ? { payload } : null;
+  }
+}
+
+export function runAtomicUnit(opts: AtomicRunOptions): AtomicRun {
+  const model = opts.model ?? openAtomicUnit(opts.vcd !== undefined ? { vcd: opts.vcd } : {});
+  const tb = new Testbench(model);
+  const r = prng(opts.seed);
+  const pause = (p: number | undefined): PauseGen => randomPause(r.u32(), p ?? 0.3);
+  const reqGap = pause(opts.reqGap);
+  const rdPause = pause(opts.rdPause);
+  const wrPause = pause(opts.wrPause);
+  const rspPause = pause(opts.rspPause);
+  const maxLatency = opts.maxLatency ?? 5;
+  const mem = opts.memory;
+  const h = (n: string) => model.handle(n);
+  const P = {
+    cfg: h('cfg_big_endian'),
+    reqValid: h('req_valid'), reqReady: h('req_ready'), aop: h('req_aopcode'), addr: h('req_addr'), addSwap: h('req_add_swap'),
+    addSwapMask: h('req_add_swap_mask'), compare: h('req_compare'), compareMask: h('req_compare_mask'), tag: h('req_tag'),
+    rdValid: h('rd_valid'), rdReady: h('rd_ready'), rdAddr: h('rd_addr'), rdDataValid: h('rd_data_valid'), rdData: h('rd_data'),
+    wrValid: h('wr_valid'), wrReady: h('wr_ready'), wrAddr: h('wr_addr'), wrData: h('wr_data'), wrStrb: h('wr_strb'),
+    rspValid: h('rsp_valid'), rspReady: h('rsp_ready'), rspTag: h('rsp_tag'), rspOrig: h('rsp_orig'), rspStatus: h('rsp_status'), rspMatch: h('rsp_match'),
+  };
+  const ops = opts.ops;
+  const expected = expectAtomics(ops, mem, opts.bigEndian ? 'big' : 'little');
+  const responses: AtomicRsp[] = [];
+  const reads: bigint[] = [];
+  const writes: AtomicWrite[] = [];
+  const violations: string[] = [];
+  const report = (s: string) => {
+    if (violations.length < 50) violations.push(s);
+  };
+
+  model.pokeNumber(P.cfg, opts.bigEndian ? 1 : 0);
+  for (const p of [P.reqValid, P.rdReady, P.rdDataValid, P.wrReady, P.rspReady]) model.pokeNumber(p, 0);
+
+  // Requests: a gap generator decides when the next one is offered; it is held until taken.
+  let next = 0;
+  let offering = false;
+  tb.add({
+    drive() {
+      if (!offering && next < ops.length && !reqGap.next()) {
+        const op = ops[next]!;
+        model.pokeNumber(P.aop, op.aopcode);
+        model.poke(P.addr, op.addr);
+        model.poke(P.addSwap, op.addSwap);
+        model.poke(P.addSwapMask, op.addSwapMask);
+        model.poke(P.compare, op.compare);
+        model.poke(P.compareMask, op.compareMask);
+        model.pokeNumber(P.tag, op.tag >>> 0);
+        offering = true;
+      }
+      model.pokeNumber(P.reqValid, offering ? 1 : 0);
+    },
+    sample() {
+      if (offering && model.peekPreNumber(P.reqReady) === 1) {
+        offering = false;
+        next++;
+      }
+    },
+  });
+
+  // Memory: reads answered after a random latency, in order; writes applied at the handshake.
+  const pending: { data: Uint8Array; due: number }[] = [];
+  let cycle = 0;
+  let predictedRead = false;
+  let writesSeen = 0;
+  tb.add({
+    drive() {
+      const rdReady = !rdPause.next();
+      model.pokeNumber(P.rdReady, rdReady ? 1 : 0);
+      // rd_valid and rd_addr come from registers: their value now is the one at this edge.
+      predictedRead = rdReady && model.peekNumber(P.rdValid) === 1;
+      if (predictedRead) pending.push({ data: readWord(mem, model.peek(P.rdAddr)).slice(), due: cycle + r.int(0, maxLatency) });
+      const head = pending[0];
+      if (head && head.due <= cycle) {
+        pending.shift();
+        model.pokeNumber(P.rdDataValid, 1);
+        model.poke(P.rdData, head.data);
+      } else {
+        model.pokeNumber(P.rdDataValid, 0);
+        model.poke(P.rdData, r.bytes(8)); // garbage while not valid
+      }
+      model.pokeNumber(P.wrReady, wrPause.next() ? 0 : 1);
+    },
+    sample() {
+      cycle++;
+      const rdFire = model.peekPreNumber(P.rdValid) === 1 && model.peekPreNumber(P.rdReady) === 1;
+      if (rdFire !== predictedRead) report(`rd_valid changed combinationally at cycle ${model.cycles}`);
+      if (rdFire) {
+        const addr = model.peekPre(P.rdAddr);
+        if (!isAligned64(addr)) report(`read of misaligned ${h64(addr)} at cycle ${model.cycles}`);
+        const i = reads.length;
+        reads.push(addr);
+        const before = expected.writesBeforeRead[i];
+        if (before !== undefined && writesSeen < before) report(`read ${i} (${h64(addr)}) issued before the previous write-back was accepted, at cycle ${model.cycles}`);
+        if (pending.length > 1) report(`read ${i} issued before the previous read data returned, at cycle ${model.cycles}`);
+      }
+      if (model.peekPreNumber(P.wrValid) === 1 && model.peekPreNumber(P.wrReady) === 1) {
+        const addr = model.peekPre(P.wrAddr);
+        const data = model.peekPreBytes(P.wrData);
+        const strb = model.peekPreNumber(P.wrStrb);
+        if (!isAligned64(addr)) report(`write to misaligned ${h64(addr)} at cycle ${model.cycles}`);
+        const word = readWord(mem, addr).slice();
+        for (let k = 0; k < 8; k++) if ((strb >> k) & 1) word[k] = data[k]!;
+        mem.set(addr, word);
+        writes.push({ addr, data: hex(data), strb });
+        writesSeen++;
+      }
+    },
+  });
+
+  // Responses.
+  tb.add({
+    drive() {
+      model.pokeNumber(P.rspReady, rspPause.next() ? 0 : 1);
+    },
+    sample() {
+      if (model.peekPreNumber(P.rspValid) === 1 && model.peekPreNumber(P.rspReady) === 1) {
+        responses.push({
+          tag: model.peekPreNumber(P.rspTag),
+          orig: model.peekPre(P.rspOrig),
+          status: model.peekPreNumber(P.rspStatus),
+          match: model.peekPreNumber(P.rspMatch) === 1,
+        });
+      }
+    },
+  });
+  for (const s of [
+    new Stability(model, 'rd', P.rdValid, P.rdReady, [P.rdAddr], report),
+    new Stability(model, 'wr', P.wrValid, P.wrReady, [P.wrAddr, P.wrData, P.wrStrb], report),
+    new Stability(model, 'rsp', P.rspValid, P.rspReady, [P.rspTag, P.rspOrig, P.rspStatus, P.rspMatch], report),
+  ]) tb.add(s);
+
+  tb.reset();
+  const t0 = performance.now();
+  const c0 = model.cycles;
+  try {
+    tb.until(() => responses.length >= ops.length, 200 + ops.length * 200, `${ops.length} atomic responses`);
+    // A little longer: nothing more may come out.
+    tb.run(20);
+  } finally {
+    if (!opts.model || opts.closeModel) tb.close();
+  }
+  const cycles = model.cycles - c0;
+  if (pending.length > 0) report(`${pending.length} read(s) still pending at the end`);
+  return { responses, reads, writes, violations, cycles, simCyclesPerSecond: Math.round(cycles / ((performance.now() - t0) / 1000)) };
+}
+
+// ---- comparison -----------------------------------------------------------------------------------
+
+export interface AtomicMismatch {
+  readonly what: string;
+  readonly index: number;
+  readonly expected: string;
+  readonly actual: string;
+  readonly op?: string;
+}
+
+const showRsp = (r: AtomicRsp | undefined): string => (r ? `tag ${r.tag} orig ${h64(r.orig)} status ${r.status} match ${r.match}` : 'none');
+const showOp = (o: AtomicOp): string =>
+  `aop ${o.aopcode} addr ${h64(o.addr)} add/swap ${h64(o.addSwap)} mask ${h64(o.addSwapMask)} cmp ${h64(o.compare)} cmask ${h64(o.compareMask)} tag ${o.tag}`;
+
+/** Every difference between a run and the expectation (responses, reads, writes, final memory). */
+export function compareAtomics(ops: readonly AtomicOp[], exp: AtomicExpected, run: AtomicRun, memory: WordMemory): AtomicMismatch[] {
+  const out: AtomicMismatch[] = [];
+  for (const v of run.violations) out.push({ what: 'protocol', index: -1, expected: 'no violation', actual: v });
+  const n = Math.max(exp.responses.length, run.responses.length);
+  for (let i = 0; i < n; i++) {
+    const e = exp.responses[i];
+    const a = run.responses[i];
+    if (showRsp(e) !== showRsp(a)) out.push({ what: 'response', index: i, expected: showRsp(e), actual: showRsp(a), ...(ops[i] && { op: showOp(ops[i]!) }) });
+  }
+  for (let i = 0; i < Math.max(exp.reads.length, run.reads.length); i++) {
+    const e = exp.reads[i];
+    const a = run.reads[i];
+    if (e !== a) out.push({ what: 'read address', index: i, expected: e === undefined ? 'none' : h64(e), actual: a === undefined ? 'none' : h64(a) });
+  }
+  for (let i = 0; i < Math.max(exp.writes.length, run.writes.length); i++) {
+    const e = exp.writes[i];
+    const a = run.writes[i];
+    const s = (w: AtomicWrite | undefined) => (w ? `${h64(w.addr)} ${w.data} strb ${w.strb.toString(16)}` : 'none');
+    if (s(e) !== s(a)) out.push({ what: 'write', index: i, expected: s(e), actual: s(a) });
+  }
+  const addrs = new Set([...exp.memory.keys(), ...memory.keys()]);
+  for (const addr of [...addrs].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))) {
+    const e = hex(readWord(exp.memory, addr));
+    const a = hex(readWord(memory, addr));
+    if (e !== a) out.push({ what: `final memory ${h64(addr)}`, index: -1, expected: e, actual: a });
+  }
+  return out;
+}
+
+// ---- the random co-simulation -------------------------------------------------------------------------
+
+export interface AtomicCosimOptions {
+  readonly seed: number;
+  readonly operations: number;
+  /** cfg_big_endian (default false: little-endian host memory, the project default). */
+  readonly bigEndian?: boolean;
+  /** Per-cycle probability of a request gap / rd, wr, rsp back-pressure (default 0.3). */
+  readonly pause?: number;
+  readonly maxLatency?: number;
+  readonly vcd?: string;
+  /** Edits the emitted Verilog before it is built (mutation tests). */
+  readonly mutate?: (verilog: string) => string;
+}
+
+export interface AtomicCosimResult {
+  readonly dut: 'atomic_unit';
+  readonly seed: number;
+  readonly operations: number;
+  readonly bigEndian: boolean;
+  readonly mismatches: number;
+  readonly cycles: number;
+  readonly reads: number;
+  readonly writes: number;
+  readonly simCyclesPerSecond: number;
+  /** What the random sequence exercised. */
+  readonly coverage: {
+    readonly fetchAdd: number;
+    readonly fetchAddCarryAcrossLane: number;
+    readonly fetchAddWrap: number;
+    readonly cmpSwapHit: number;
+    readonly cmpSwapMiss: number;
+    readonly misaligned: number;
+    readonly unsupported: number;
+    /** Operations on the same address as the one before (ordering matters). */
+    readonly sameAddressAsPrevious: number;
+  };
+  readonly violations: readonly string[];
+  readonly firstMismatch?: AtomicMismatch;
+}
+
+const ONES = MASK64;
+const LANE_MASKS = [0x8080808080808080n, 0x8000800080008000n, 0x8000000080000000n, 0x8000000000000000n, 0x0000000000000001n, 0x00000000000000ffn, 0x0000000080000000n];
+const SELECT_MASKS = [0xff00ff00ff00ff00n, 0x00000000ffffffffn, 0xffffffff00000000n, 0x000000000000ffffn, 0x8000000000000001n];
+
+function rand64(r: Prng): bigint {
+  return (BigInt(r.u32()) << 32n) | BigInt(r.u32());
+}
+
+/** Values that make adders and comparators interesting. */
+function interesting(r: Prng): bigint {
+  return r.pick([0n, 1n, 2n, ONES, ONES - 1n, 0x7fffffffffffffffn, 1n << 63n, 0x00000000ffffffffn, 0xffffffff00000000n, 0x7f7f7f7f7f7f7f7fn, 0x0101010101010101n, rand64(r), rand64(r)]);
+}
+
+export interface AtomicScenario {
+  readonly ops: AtomicOp[];
+  readonly memory: WordMemory;
+}
+
+/**
+ * A random sequence biased to hit: operands from masks 0 / all ones / lane masks, compares made
+ * from the value the target will hold (so they hit, or miss by one selected bit), adds that carry
+ * across lanes and wrap; a few addresses reused back to back; misaligned targets and unsupported
+ * AOpCodes mixed in.
+ */
+export function atomicScenario(seed: number, operations: number, endian: Endian): AtomicScenario {
+  const r = prng(seed);
+  const pool: bigint[] = [0n, 0x1000n, 0x1008n, 0xfffffffffffffff8n, BigInt((r.u32() & ~7) >>> 0) | (BigInt(r.u32()) << 32n)];
+  for (let i = 0; i < 4; i++) pool.push(((rand64(r) >> 3n) << 3n) & ONES);
+  const memory: WordMemory = new Map();
+  for (const a of pool) if (r.bool(0.9)) memory.set(a, u64ToBytes(interesting(r), endian));
+  // The current values, to aim compares and carries (misaligned / unsupported never change them).
+  const cur = new Map<bigint, bigint>([...memory].map(([a, w]) => [a, bytesToU64(w, endian)]));
+  const ops: AtomicOp[] = [];
+  let prev = pool[0]!;
+  for (let i = 0; i < operations; i++) {
+    let addr = r.bool(0.35) ? prev : r.pick(pool);
+    const tag = r.u32();
+    const kind = r.int(0, 99);
+    if (kind < 4) {
+      ops.push({ aopcode: r.pick([1, 3, 4, 5, 7, 8, 0xa, 0xe, 0xf]), addr, addSwap: rand64(r), addSwapMask: rand64(r), compare: rand64(r), compareMask: rand64(r), tag });
+      continue;
+    }
+    if (kind < 9) {
+      addr = (addr + BigInt(r.int(1, 7))) & ONES;
+      ops.push({ aopcode: r.pick([AOpCode.FETCH_ADD, AOpCode.CMP_SWAP]), addr, addSwap: rand64(r), addSwapMask: 0n, compare: 0n, compareMask: 0n, tag });
+      continue;
+    }
+    prev = addr;
+    const o = cur.get(addr) ?? 0n;
+    if (kind < 55) {
+      const K = r.pick([0n, 0n, ONES, ...LANE_MASKS, interesting(r), rand64(r)]);
+      // Adds that carry across field boundaries and wrap: complements of the value, ±1, lanes.
+      const A = r.pick([0n, 1n, ONES, (ONES - o + 1n) & ONES, (ONES - o + BigInt(r.int(1, 300))) & ONES, 0x0101010101010101n, 0x0000000100000001n, interesting(r), rand64(r)]);
+      ops.push({ aopcode: AOpCode.FETCH_ADD, addr, addSwap: A, addSwapMask: K, compare: rand64(r), compareMask: rand64(r), tag });
+      cur.set(addr, fetchAdd(o, A, K));
+    } else {
+      const CM = r.pick([ONES, ONES, 0n, ...SELECT_MASKS, rand64(r)]);
+      let CD: bigint;
+      if (r.bool(0.6) || CM === 0n) CD = o ^ (rand64(r) & ~CM & ONES); // hit: differs only outside CM
+      else {
+        // miss by one bit inside CM (or anywhere inside it)
+        const bits = [...Array(64).keys()].filter((b) => (CM >> BigInt(b)) & 1n);
+        CD = r.bool(0.7) ? o ^ (1n << BigInt(r.pick(bits))) : o ^ (rand64(r) & CM) ^ (CM & -CM);
+      }
+      const SM = r.pick([ONES, ONES, 0n, ...SELECT_MASKS, rand64(r)]);
+      const SD = interesting(r);
+      ops.push({ aopcode: AOpCode.CMP_SWAP, addr, addSwap: SD, addSwapMask: SM, compare: CD, compareMask: CM, tag });
+      const res = cmpSwap(o, CD, CM, SD, SM);
+      cur.set(addr, res.value);
+    }
+  }
+  return { ops, memory };
+}
+
+export function cosimAtomicUnit(opts: AtomicCosimOptions): AtomicCosimResult {
+  const bigEndian = opts.bigEndian ?? false;
+  const endian: Endian = bigEndian ? 'big' : 'little';
+  const { ops, memory } = atomicScenario(opts.seed, opts.operations, endian);
+  const expected = expectAtomics(ops, memory, endian);
+  const p = opts.pause ?? 0.3;
+  const run = runAtomicUnit({
+    ops, memory, bigEndian, seed: opts.seed ^ 0x5a5a5a5a,
+    reqGap: p, rdPause: p, wrPause: p, rspPause: p,
+    ...(opts.maxLatency !== undefined && { maxLatency: opts.maxLatency }),
+    model: openAtomicUnit({ ...(opts.vcd !== undefined && { vcd: opts.vcd }), ...(opts.mutate && { mutate: opts.mutate }) }),
+    closeModel: true,
+  });
+  const mismatches = compareAtomics(ops, expected, run, memory);
+
+  // Coverage, from the model's view of each operation.
+  const cov = { fetchAdd: 0, fetchAddCarryAcrossLane: 0, fetchAddWrap: 0, cmpSwapHit: 0, cmpSwapMiss: 0, misaligned: 0, unsupported: 0, sameAddressAsPrevious: 0 };
+  let prevAddr: bigint | null = null;
+  ops.forEach((op, i) => {
+    const rsp = expected.responses[i]!;
+    if (rsp.status === STATUS.UNSUPPORTED) cov.unsupported++;
+    else if (rsp.status === STATUS.MISALIGNED) cov.misaligned++;
+    else {
+      if (op.addr === prevAddr) cov.sameAddressAsPrevious++;
+      prevAddr = op.addr;
+      if (op.aopcode === AOpCode.FETCH_ADD) {
+        cov.fetchAdd++;
+        const plain = (rsp.orig + op.addSwap) & ONES;
+        if (op.addSwapMask === 0n && rsp.orig + op.addSwap > ONES) cov.fetchAddWrap++;
+        // A carry was cut at a field MSB: the masked add differs from the plain one.
+        if (fetchAdd(rsp.orig, op.addSwap, op.addSwapMask) !== plain) cov.fetchAddCarryAcrossLane++;
+      } else if (rsp.match) cov.cmpSwapHit++;
+      else cov.cmpSwapMiss++;
+    }
+  });
+
+  return {
+    dut: 'atomic_unit',
+    seed: opts.seed,
+    operations: ops.length,
+    bigEndian,
+    mismatches: mismatches.length,
+    cycles: run.cycles,
+    reads: run.reads.length,
+    writes: run.writes.length,
+    simCyclesPerSecond: run.simCyclesPerSecond,
+    coverage: cov,
+    violations: run.violations,
+    ...(mismatches[0] && { firstMismatch: mismatches[0] }),
+  };
+}
