@@ -1,10 +1,12 @@
+import { cosimAtomicUnit, type AtomicCosimResult } from '../sim/cosim/atomic-unit';
 import { cosimCrc32c, type CrcCosimResult } from '../sim/cosim/crc32c';
 import { cosimMpaRx, type MpaRxCosimResult } from '../sim/cosim/mpa-rx';
 import { cosimMpaTx, type MpaTxCosimResult } from '../sim/cosim/mpa-tx';
+import { cosimStagTable, type StagTableCosimResult } from '../sim/cosim/stag-table';
 import { DATAPATH_WIDTHS } from '../hdl-gen/gen/config';
 import { UsageError } from './scenario-cli';
 
-export const COSIM_DUTS = ['crc32c', 'mpa_tx', 'mpa_rx', 'mpa'] as const;
+export const COSIM_DUTS = ['crc32c', 'mpa_tx', 'mpa_rx', 'mpa', 'atomic_unit', 'stag_table'] as const;
 
 /** `--dut mpa`: both MPA blocks, TX octet for octet and RX FPDU by FPDU (with faults). */
 export interface MpaCosimResult {
@@ -25,12 +27,15 @@ export interface MpaCosimResult {
   readonly rx: MpaRxCosimResult;
 }
 
-export type CosimResult = CrcCosimResult | MpaTxCosimResult | MpaRxCosimResult | MpaCosimResult;
+export type CosimResult = CrcCosimResult | MpaTxCosimResult | MpaRxCosimResult | MpaCosimResult | AtomicCosimResult | StagTableCosimResult;
 
 export interface CosimArgs {
   readonly dut: string;
   readonly width: number;
+  /** STag table entries (stag_table). */
+  readonly depth?: number;
   readonly seed: number;
+  /** FPDUs / frames; operations for atomic_unit and stag_table. */
   readonly frames: number;
   readonly rtl?: string;
   readonly vcd?: string;
@@ -48,6 +53,13 @@ export function runCosim(a: CosimArgs): CosimResult {
     const faults = a.faults ?? 0;
     if (!(faults >= 0 && faults <= 1)) throw new UsageError(`--faults must be a probability from 0 to 1, got ${a.faults}`);
     if (a.dut === 'mpa_rx') return runRx(common, a.frames, faults);
+    const { width: _w, ...unsized } = common;
+    if (a.dut === 'atomic_unit') return cosimAtomicUnit({ ...unsized, operations: a.frames });
+    if (a.dut === 'stag_table') {
+      const depth = a.depth ?? 256;
+      if (!(Number.isInteger(depth) && depth >= 16 && depth <= 65536 && (depth & (depth - 1)) === 0)) throw new UsageError(`--depth must be a power of two from 16 to 65536, got ${a.depth}`);
+      return cosimStagTable({ ...unsized, depth, operations: a.frames });
+    }
     if (a.dut === 'mpa') {
       const { vcd: _v, ...plain } = common;
       const tx = runTx(plain, a.frames);
@@ -112,12 +124,42 @@ function runTx(common: { width: number; seed: number; rtlDir?: string; vcd?: str
 export function formatCosim(r: CosimResult): string {
   if (r.dut === 'mpa_tx') return formatMpaTx(r);
   if (r.dut === 'mpa_rx') return formatMpaRx(r);
+  if (r.dut === 'atomic_unit') return formatAtomic(r);
+  if (r.dut === 'stag_table') return formatStagTable(r);
   if (r.dut === 'mpa') return [formatMpaTx(r.tx), formatMpaRx(r.rx), r.mismatches ? `MISMATCH: ${r.mismatches}` : 'mpa: TX and RX agree with the model'].join('\n');
   return formatCrc(r);
 }
 
+/** Differences from the model plus protocol violations: what makes `rnic cosim` exit 1. */
+export function failures(r: CosimResult): number {
+  return r.mismatches + (r.dut === 'atomic_unit' ? r.violations.length : 0);
+}
+
+const counts = (o: Readonly<Record<string, number>>): string => Object.entries(o).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none';
+
+function formatAtomic(r: AtomicCosimResult): string {
+  const lines = [
+    `atomic_unit: ${r.operations} operations (${r.bigEndian ? 'big' : 'little'}-endian targets), ${r.reads} reads, ${r.writes} write-backs, seed ${r.seed}`,
+    `${r.cycles} cycles at ${(r.simCyclesPerSecond / 1e6).toFixed(2)} M cycles/s; coverage: ${counts(r.coverage)}`,
+    r.mismatches ? `MISMATCH: ${r.mismatches} differences from the model` : 'every response, memory access and the final memory equal the model',
+    ...r.violations.slice(0, 5).map((v) => `protocol violation: ${v}`),
+  ];
+  if (r.firstMismatch) lines.push(`first mismatch: ${JSON.stringify(r.firstMismatch)}`, `replay: rnic cosim --dut atomic_unit --seed ${r.seed} --frames ${r.operations} --vcd atomic.vcd`);
+  return lines.join('\n');
+}
+
+function formatStagTable(r: StagTableCosimResult): string {
+  const lines = [
+    `${r.module}: ${r.lookups} lookups, ${r.invalidates} invalidates, ${r.configs} config writes, latency ${r.latency}, seed ${r.seed}`,
+    `${r.cycles} cycles; outcomes: ${counts(r.faultsSeen)}`,
+    r.mismatches ? `MISMATCH: ${r.mismatches} responses differ from the model` : 'every lookup and invalidate response equals the model, in the cycle the latency says',
+  ];
+  if (r.firstMismatch) lines.push(`first mismatch: ${JSON.stringify(r.firstMismatch)}`, `replay: rnic cosim --dut stag_table --depth ${r.depth} --seed ${r.seed} --frames ${r.lookups + r.invalidates + r.configs} --vcd stag.vcd`);
+  return lines.join('\n');
+}
+
 function formatMpaRx(r: MpaRxCosimResult): string {
-  const codes = Object.entries(r.errorCodes).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none';
+  const codes = counts(r.errorCodes);
   const lines = [
     `${r.module} (${r.rtl}): ${r.streams} streams, ${r.fpdus} FPDUs, ${r.delivered} delivered, ${r.payloadBytes} ULPDU octets, seed ${r.seed}`,
     `${r.cycles} cycles at ${(r.simCyclesPerSecond / 1e6).toFixed(2)} M cycles/s; ${r.inputBeatsPerCycle.toFixed(3)} input beats per busy cycle`,

@@ -3,7 +3,7 @@ import { ZodError } from 'zod';
 import { formatDemo, runDemo } from './demo';
 import { runGen } from './gen-cli';
 import { formatSynth, runSynth } from './synth-cli';
-import { formatCosim, runCosim } from './cosim-cli';
+import { failures, formatCosim, runCosim } from './cosim-cli';
 import { UsageError, formatRun, loadScenario, runReport, runScenario, schemaText, toJson, writePcap } from './scenario-cli';
 
 /** `rnic`: a thin shell over library functions (which the tests call directly). */
@@ -31,15 +31,18 @@ commands:
             --config F        generator configuration (JSON: width, qps, stagDepth)
             --out DIR         where to write the .v files, rnic.f and manifest.json
   cosim     co-simulate generated RTL in Verilator against the model
-            --dut D           the block under test: crc32c, mpa_tx, mpa_rx, mpa (both MPA blocks)
+            --dut D           the block under test: crc32c, mpa_tx, mpa_rx, mpa (both MPA blocks),
+                              atomic_unit, stag_table
             --faults RATE     mpa, mpa_rx: probability per FPDU of a CRC, marker or length fault
             --width W         datapath octets: 4, 8, 16, 32, 64 (default 8)
-            --seed N --frames M   random workload: frames (crc32c) or FPDUs (mpa_tx); the seed replays it
+            --depth N         stag_table entries: a power of two, 16..65536 (default 256)
+            --seed N --frames M   random workload: frames (crc32c), FPDUs (mpa*) or operations
+                              (atomic_unit, stag_table); the seed replays it
             --rtl DIR         use the Verilog in DIR (rnic.f, manifest.json): hand-edited or tool-processed
             --vcd FILE        dump a VCD of the run
             --json            one JSON object; exit status 1 on any mismatch
   synth     synthesize a module: yosys (+ nextpnr-ice40 for Fmax)
-            --module M        e.g. crc32c_w8 (crc32c_w<N> for any width)
+            --module M        e.g. crc32c_w8, mpa_rx_w64, stag_table_d256, atomic_unit
             --target T        ice40 | generic | xilinx
             --config F        generator configuration; --rtl DIR uses the Verilog in DIR instead
             --json            one JSON object
@@ -156,6 +159,7 @@ function cosim(argv: string[], out: (s: string) => void): number {
     options: {
       dut: { type: 'string', default: 'crc32c' },
       width: { type: 'string', default: '8' },
+      depth: { type: 'string' },
       seed: { type: 'string', default: '1' },
       frames: { type: 'string', default: '1000' },
       rtl: { type: 'string' },
@@ -168,13 +172,14 @@ function cosim(argv: string[], out: (s: string) => void): number {
     ...(values.faults !== undefined && { faults: Number(values.faults) }),
     dut: values.dut,
     width: toNumber(values.width),
+    ...(values.depth !== undefined && { depth: toNumber(values.depth) }),
     seed: toNumber(values.seed),
     frames: toNumber(values.frames),
     ...(values.rtl !== undefined && { rtl: values.rtl }),
     ...(values.vcd !== undefined && { vcd: values.vcd }),
   });
-  out(values.json ? JSON.stringify(r) : formatCosim(r));
-  return r.mismatches ? 1 : 0;
+  out(values.json ? JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `0x${v.toString(16)}` : v)) : formatCosim(r));
+  return failures(r) ? 1 : 0;
 }
 
 function synth(argv: string[], out: (s: string) => void): number {

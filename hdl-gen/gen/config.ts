@@ -13,12 +13,12 @@ export const RnicConfigSchema = z
     width: z.union(DATAPATH_WIDTHS.map((w) => z.literal(w)) as unknown as [z.ZodLiteral<4>, z.ZodLiteral<8>, ...z.ZodLiteral<number>[]]).default(8),
     /** Queue pairs (RDMAP streams) the datapath serves. */
     qps: z.number().int().min(1).max(1024).default(4),
-    /** STag table entries (a power of two). */
+    /** STag table entries (a power of two; hdl-gen/blocks/stag-table.ts). */
     stagDepth: z
       .number()
       .int()
       .min(16)
-      .max(1 << 20)
+      .max(65536)
       .refine((n) => (n & (n - 1)) === 0, 'must be a power of two')
       .default(256),
   })

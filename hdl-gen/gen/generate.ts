@@ -4,6 +4,7 @@ import { atomicUnitModule } from '../blocks/atomic-unit';
 import { crc32cModule } from '../blocks/crc32c';
 import { mpaRxModule } from '../blocks/mpa-rx';
 import { mpaTxModule } from '../blocks/mpa-tx';
+import { stagTableModule } from '../blocks/stag-table';
 import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
 import { configHash, type RnicConfig } from './config';
@@ -41,7 +42,7 @@ export interface GeneratedFile {
 
 /** The modules of a configuration, children before parents. */
 export function modulesFor(config: RnicConfig): Module[] {
-  return [crc32cModule(config.width), mpaTxModule(config.width), mpaRxModule(config.width), atomicUnitModule()];
+  return [crc32cModule(config.width), mpaTxModule(config.width), mpaRxModule(config.width), stagTableModule(config.stagDepth), atomicUnitModule()];
 }
 
 export function portsOf(m: Module): PortInfo[] {

@@ -6,6 +6,7 @@ import { atomicUnitModule } from '../blocks/atomic-unit';
 import { crc32cModule } from '../blocks/crc32c';
 import { mpaRxModule } from '../blocks/mpa-rx';
 import { mpaTxModule } from '../blocks/mpa-tx';
+import { stagTableModule } from '../blocks/stag-table';
 import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
 import { DEFAULT_CONFIG, type RnicConfig } from './config';
@@ -22,11 +23,12 @@ export interface ModuleSources {
   readonly origin: string;
 }
 
-/** Blocks generated at any width: `<name>_w<N>`. */
+/** Blocks generated at any width or depth: `<name>_w<N>`, `<name>_d<N>`. */
 const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width: number) => Module }[] = [
   { pattern: /^crc32c_w(\d+)$/, build: (w) => crc32cModule(w) },
   { pattern: /^mpa_tx_w(\d+)$/, build: (w) => mpaTxModule(w) },
   { pattern: /^mpa_rx_w(\d+)$/, build: (w) => mpaRxModule(w) },
+  { pattern: /^stag_table_d(\d+)$/, build: (d) => stagTableModule(d) },
 ];
 
 /** Blocks that do not depend on the datapath width. */
@@ -45,7 +47,7 @@ function lookup(name: string, config: RnicConfig): Module {
   const fixed = FIXED_BLOCKS[name];
   if (fixed) return fixed();
   const m = modulesFor(config).find((x) => x.name === name);
-  if (!m) throw new Error(`no module '${name}' in the generated RTL (modules: ${modulesFor(config).map((x) => x.name).join(', ')}, crc32c_w<N>, mpa_tx_w<N>, mpa_rx_w<N>)`);
+  if (!m) throw new Error(`no module '${name}' in the generated RTL (modules: ${modulesFor(config).map((x) => x.name).join(', ')}, crc32c_w<N>, mpa_tx_w<N>, mpa_rx_w<N>, stag_table_d<N>)`);
   return m;
 }
 

@@ -1,14 +1,10 @@
-import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Endian } from '../../ts-model/memory/host-memory';
 import { AOpCode, MASK64, bytesToU64, cmpSwap, fetchAdd, isAligned64, u64ToBytes } from '../../ts-model/rdmap/atomics';
 import { prng, type Prng } from '../../ts-model/util/prng';
-import { REPO_ROOT, moduleSources } from '../../hdl-gen/gen/sources';
 import { random as randomPause, type PauseGen } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
 import type { PortHandle, SimModel } from '../verilator/model';
-import { openDut } from './dut';
+import { openDut, type DutOptions } from './dut';
 
 /**
  * Co-simulation of atomic_unit (hdl-gen/blocks/atomic-unit.ts) against ts-model/rdmap/atomics.ts.
@@ -57,20 +53,9 @@ export const STATUS = Object.freeze({ OK: 0, MISALIGNED: 1, UNSUPPORTED: 2 });
 const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
 const h64 = (v: bigint): string => `0x${v.toString(16).padStart(16, '0')}`;
 
-/**
- * Builds (or reuses) the Verilated atomic_unit and opens a fresh instance. `mutate` edits the
- * emitted Verilog first (for tests that show the checks catch a broken RTL): the edited file goes
- * through the same path as a user's --rtl directory.
- */
-export function openAtomicUnit(opts: { vcd?: string; mutate?: (verilog: string) => string } = {}): SimModel {
-  const vcd = opts.vcd !== undefined ? { vcd: opts.vcd } : {};
-  if (!opts.mutate) return openDut('atomic_unit', vcd).model;
-  const text = opts.mutate(readFileSync(moduleSources('atomic_unit').sources[0]!, 'utf8'));
-  const dir = join(REPO_ROOT, '.cache', 'gen', `atomic_unit-mutated-${createHash('sha256').update(text).digest('hex').slice(0, 16)}`);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'atomic_unit.v'), text);
-  writeFileSync(join(dir, 'rnic.f'), 'atomic_unit.v\n');
-  return openDut('atomic_unit', { rtlDir: dir, ...vcd }).model;
+/** Builds (or reuses) the Verilated atomic_unit and opens a fresh instance. */
+export function openAtomicUnit(opts: DutOptions = {}): SimModel {
+  return openDut('atomic_unit', opts).model;
 }
 
 // ---- the reference: the model on a mirrored memory ------------------------------------------------
@@ -381,6 +366,8 @@ export interface AtomicCosimOptions {
   readonly pause?: number;
   readonly maxLatency?: number;
   readonly vcd?: string;
+  /** The user's Verilog (rnic.f directory) instead of the generated. */
+  readonly rtlDir?: string;
   /** Edits the emitted Verilog before it is built (mutation tests). */
   readonly mutate?: (verilog: string) => string;
 }
@@ -495,7 +482,7 @@ export function cosimAtomicUnit(opts: AtomicCosimOptions): AtomicCosimResult {
     ops, memory, bigEndian, seed: opts.seed ^ 0x5a5a5a5a,
     reqGap: p, rdPause: p, wrPause: p, rspPause: p,
     ...(opts.maxLatency !== undefined && { maxLatency: opts.maxLatency }),
-    model: openAtomicUnit({ ...(opts.vcd !== undefined && { vcd: opts.vcd }), ...(opts.mutate && { mutate: opts.mutate }) }),
+    model: openAtomicUnit({ ...(opts.vcd !== undefined && { vcd: opts.vcd }), ...(opts.rtlDir !== undefined && { rtlDir: opts.rtlDir }), ...(opts.mutate && { mutate: opts.mutate }) }),
     closeModel: true,
   });
   const mismatches = compareAtomics(ops, expected, run, memory);

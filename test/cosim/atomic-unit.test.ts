@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -188,5 +188,32 @@ describe('atomic_unit Verilog', () => {
     expect(mutate(text)).not.toBe(text);
     const r = cosimAtomicUnit({ seed: 3, operations: 300, bigEndian: true, mutate });
     expect(r.mismatches).toBeGreaterThan(0);
+  }, BUILD_TIMEOUT);
+});
+
+describe('rnic cosim --dut atomic_unit', () => {
+  const rnic = (...args: string[]) => spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'atomic_unit', ...args], { encoding: 'utf8' });
+
+  test('runs the seeded workload on the committed rtl/ and exits 0 with no mismatch', () => {
+    const p = rnic('--frames', '400', '--seed', '5', '--rtl', 'rtl', '--json');
+    expect(p.status, p.stderr).toBe(0);
+    const r = JSON.parse(p.stdout) as { operations: number; mismatches: number; violations: string[]; coverage: Record<string, number> };
+    expect([r.operations, r.mismatches, r.violations]).toEqual([400, 0, []]);
+    expect(r.coverage['cmpSwapMiss']).toBeGreaterThan(0);
+  }, BUILD_TIMEOUT);
+
+  test('a broken RTL in --rtl exits 1 and prints the first mismatch and the replay command', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'atomic-rtl-'));
+    // A CmpSwap miss writes back: the memory changes where it must not.
+    const text = emitVerilog(atomicUnitModule());
+    const broken = text.replace('assign write_back = (~op_cmp_swap_reg) | cs_match;', "assign write_back = 1'b1;");
+    expect(broken).not.toBe(text);
+    writeFileSync(join(dir, 'atomic_unit.v'), broken);
+    writeFileSync(join(dir, 'rnic.f'), 'atomic_unit.v\n');
+    const p = rnic('--frames', '300', '--seed', '5', '--rtl', dir);
+    rmSync(dir, { recursive: true });
+    expect(p.status, p.stderr).toBe(1);
+    expect(p.stdout).toMatch(/MISMATCH/);
+    expect(p.stdout).toContain('replay: rnic cosim --dut atomic_unit --seed 5 --frames 300');
   }, BUILD_TIMEOUT);
 });
