@@ -1,12 +1,13 @@
 import { cosimAtomicUnit, type AtomicCosimResult } from '../sim/cosim/atomic-unit';
 import { cosimCrc32c, type CrcCosimResult } from '../sim/cosim/crc32c';
+import { cosimDdpRxHdr, type DdpRxHdrCosimResult } from '../sim/cosim/ddp-rx-hdr';
 import { cosimMpaRx, type MpaRxCosimResult } from '../sim/cosim/mpa-rx';
 import { cosimMpaTx, type MpaTxCosimResult } from '../sim/cosim/mpa-tx';
 import { cosimStagTable, type StagTableCosimResult } from '../sim/cosim/stag-table';
 import { DATAPATH_WIDTHS } from '../hdl-gen/gen/config';
 import { UsageError } from './scenario-cli';
 
-export const COSIM_DUTS = ['crc32c', 'mpa_tx', 'mpa_rx', 'mpa', 'atomic_unit', 'stag_table'] as const;
+export const COSIM_DUTS = ['crc32c', 'mpa_tx', 'mpa_rx', 'mpa', 'ddp_rx_hdr', 'atomic_unit', 'stag_table'] as const;
 
 /** `--dut mpa`: both MPA blocks, TX octet for octet and RX FPDU by FPDU (with faults). */
 export interface MpaCosimResult {
@@ -27,7 +28,7 @@ export interface MpaCosimResult {
   readonly rx: MpaRxCosimResult;
 }
 
-export type CosimResult = CrcCosimResult | MpaTxCosimResult | MpaRxCosimResult | MpaCosimResult | AtomicCosimResult | StagTableCosimResult;
+export type CosimResult = CrcCosimResult | MpaTxCosimResult | MpaRxCosimResult | MpaCosimResult | DdpRxHdrCosimResult | AtomicCosimResult | StagTableCosimResult;
 
 export interface CosimArgs {
   readonly dut: string;
@@ -39,7 +40,7 @@ export interface CosimArgs {
   readonly frames: number;
   readonly rtl?: string;
   readonly vcd?: string;
-  /** Fault probability per FPDU (mpa, mpa_rx). */
+  /** Fault probability per FPDU (mpa, mpa_rx) or per ULPDU (ddp_rx_hdr). */
   readonly faults?: number;
 }
 
@@ -53,6 +54,7 @@ export function runCosim(a: CosimArgs): CosimResult {
     const faults = a.faults ?? 0;
     if (!(faults >= 0 && faults <= 1)) throw new UsageError(`--faults must be a probability from 0 to 1, got ${a.faults}`);
     if (a.dut === 'mpa_rx') return runRx(common, a.frames, faults);
+    if (a.dut === 'ddp_rx_hdr') return cosimDdpRxHdr({ ...common, ulpdus: a.frames, ...(a.faults !== undefined && { faultRate: faults }) });
     const { width: _w, ...unsized } = common;
     if (a.dut === 'atomic_unit') return cosimAtomicUnit({ ...unsized, operations: a.frames });
     if (a.dut === 'stag_table') {
@@ -124,6 +126,7 @@ function runTx(common: { width: number; seed: number; rtlDir?: string; vcd?: str
 export function formatCosim(r: CosimResult): string {
   if (r.dut === 'mpa_tx') return formatMpaTx(r);
   if (r.dut === 'mpa_rx') return formatMpaRx(r);
+  if (r.dut === 'ddp_rx_hdr') return formatDdpRxHdr(r);
   if (r.dut === 'atomic_unit') return formatAtomic(r);
   if (r.dut === 'stag_table') return formatStagTable(r);
   if (r.dut === 'mpa') return [formatMpaTx(r.tx), formatMpaRx(r.rx), r.mismatches ? `MISMATCH: ${r.mismatches}` : 'mpa: TX and RX agree with the model'].join('\n');
@@ -136,6 +139,17 @@ export function failures(r: CosimResult): number {
 }
 
 const counts = (o: Readonly<Record<string, number>>): string => Object.entries(o).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none';
+
+function formatDdpRxHdr(r: DdpRxHdrCosimResult): string {
+  const lines = [
+    `${r.module} (${r.rtl}): ${r.ulpdus} ULPDUs, ${r.inputBeats} input beats, ${r.coverage.payloadPackets} payload packets, RFC 7306 ${r.rfc7306 ? 'on' : 'off'}, seed ${r.seed}`,
+    `${r.cycles} cycles; checkHeader outcomes: ${counts(r.coverage.outcomes)}`,
+    `error codes: ${counts(r.coverage.errors)}`,
+    r.mismatches ? `MISMATCH: ${r.mismatches} differences from the model` : 'every descriptor and payload octet equals checkHeader',
+  ];
+  if (r.firstMismatch) lines.push(`first mismatch: ${JSON.stringify(r.firstMismatch).slice(0, 400)}`, `replay: rnic cosim --dut ddp_rx_hdr --width ${r.width} --seed ${r.seed} --frames ${r.ulpdus} --vcd hdr.vcd`);
+  return lines.join('\n');
+}
 
 function formatAtomic(r: AtomicCosimResult): string {
   const lines = [

@@ -32,11 +32,12 @@ commands:
             --out DIR         where to write the .v files, rnic.f and manifest.json
   cosim     co-simulate generated RTL in Verilator against the model
             --dut D           the block under test: crc32c, mpa_tx, mpa_rx, mpa (both MPA blocks),
-                              atomic_unit, stag_table
-            --faults RATE     mpa, mpa_rx: probability per FPDU of a CRC, marker or length fault
+                              ddp_rx_hdr, atomic_unit, stag_table
+            --faults RATE     mpa, mpa_rx: probability per FPDU of a CRC, marker or length fault;
+                              ddp_rx_hdr: per ULPDU of a header fault (H1-H7)
             --width W         datapath octets: 4, 8, 16, 32, 64 (default 8)
             --depth N         stag_table entries: a power of two, 16..65536 (default 256)
-            --seed N --frames M   random workload: frames (crc32c), FPDUs (mpa*) or operations
+            --seed N --frames M   random workload: frames (crc32c), FPDUs (mpa*), ULPDUs (ddp_rx_hdr) or operations
                               (atomic_unit, stag_table); the seed replays it
             --rtl DIR         use the Verilog in DIR (rnic.f, manifest.json): hand-edited or tool-processed
             --vcd FILE        dump a VCD of the run

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { atomicUnitModule } from '../blocks/atomic-unit';
 import { crc32cModule } from '../blocks/crc32c';
+import { ddpRxHdrModule } from '../blocks/ddp-rx-hdr';
 import { mpaRxModule } from '../blocks/mpa-rx';
 import { mpaTxModule } from '../blocks/mpa-tx';
 import { stagTableModule } from '../blocks/stag-table';
@@ -42,7 +43,7 @@ export interface GeneratedFile {
 
 /** The modules of a configuration, children before parents. */
 export function modulesFor(config: RnicConfig): Module[] {
-  return [crc32cModule(config.width), mpaTxModule(config.width), mpaRxModule(config.width), stagTableModule(config.stagDepth), atomicUnitModule()];
+  return [crc32cModule(config.width), mpaTxModule(config.width), mpaRxModule(config.width), ddpRxHdrModule(config.width), stagTableModule(config.stagDepth), atomicUnitModule()];
 }
 
 export function portsOf(m: Module): PortInfo[] {

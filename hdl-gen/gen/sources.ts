@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { atomicUnitModule } from '../blocks/atomic-unit';
 import { crc32cModule } from '../blocks/crc32c';
+import { ddpRxHdrModule } from '../blocks/ddp-rx-hdr';
 import { mpaRxModule } from '../blocks/mpa-rx';
 import { mpaTxModule } from '../blocks/mpa-tx';
 import { stagTableModule } from '../blocks/stag-table';
@@ -28,6 +29,7 @@ const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width:
   { pattern: /^crc32c_w(\d+)$/, build: (w) => crc32cModule(w) },
   { pattern: /^mpa_tx_w(\d+)$/, build: (w) => mpaTxModule(w) },
   { pattern: /^mpa_rx_w(\d+)$/, build: (w) => mpaRxModule(w) },
+  { pattern: /^ddp_rx_hdr_w(\d+)$/, build: (w) => ddpRxHdrModule(w) },
   { pattern: /^stag_table_d(\d+)$/, build: (d) => stagTableModule(d) },
 ];
 
@@ -47,7 +49,7 @@ function lookup(name: string, config: RnicConfig): Module {
   const fixed = FIXED_BLOCKS[name];
   if (fixed) return fixed();
   const m = modulesFor(config).find((x) => x.name === name);
-  if (!m) throw new Error(`no module '${name}' in the generated RTL (modules: ${modulesFor(config).map((x) => x.name).join(', ')}, crc32c_w<N>, mpa_tx_w<N>, mpa_rx_w<N>, stag_table_d<N>)`);
+  if (!m) throw new Error(`no module '${name}' in the generated RTL (modules: ${modulesFor(config).map((x) => x.name).join(', ')}, crc32c_w<N>, mpa_tx_w<N>, mpa_rx_w<N>, ddp_rx_hdr_w<N>, stag_table_d<N>)`);
   return m;
 }
 

@@ -37,7 +37,7 @@ function verilogPorts(text: string): { name: string; direction: string; width: n
 describe('generate()', () => {
   test('the default configuration gives <module>.v for every module, rnic.f and manifest.json', () => {
     const files = generate(DEFAULT_CONFIG);
-    expect(files.map((f) => f.path)).toEqual(['crc32c_w8.v', 'mpa_tx_w8.v', 'mpa_rx_w8.v', 'stag_table_d256.v', 'atomic_unit.v', 'rnic.f', 'manifest.json']);
+    expect(files.map((f) => f.path)).toEqual(['crc32c_w8.v', 'mpa_tx_w8.v', 'mpa_rx_w8.v', 'ddp_rx_hdr_w8.v', 'stag_table_d256.v', 'atomic_unit.v', 'rnic.f', 'manifest.json']);
   });
 
   test('is deterministic: the same configuration gives the same bytes, at every width', () => {

@@ -1,0 +1,329 @@
+import { DDP_VERSION, DdpFlag, TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
+import {
+  ATOMIC_REQUEST_HEADER_SIZE,
+  ATOMIC_RESPONSE_HEADER_SIZE,
+  IMMEDIATE_DATA_SIZE,
+  Opcode,
+  RDMAP_VERSION,
+  READ_REQUEST_HEADER_SIZE,
+  RdmapCtrl,
+  TERM_SEGMENT_LENGTH_SIZE,
+  TERMINATE_HEADER_SIZE,
+  TermCtrl,
+} from '../../ts-model/rdmap/constants';
+import { DdpError, LlpError, RdmapError, type ErrorCode } from '../../ts-model/terminate-codes';
+import { Expr, cat, lit, mux } from '../core/expr';
+import { ModuleBuilder, type Module } from '../core/module';
+import { sinkStream, sourceStream } from '../core/stream';
+
+/**
+ * The first stage of the receive path: DDP/RDMAP header decoding and the header checks H1–H7 of
+ * ts-model/rnic/header-checks.ts (`checkHeader`; spec/ddp-rdmap.md §5.1), for a datapath of W
+ * octets (a power of two, 4..64).
+ *
+ * Input: one ULPDU per s_axis packet, as mpa_rx_w<W> outputs it (every beat full but the last,
+ * whose tkeep is 2^k − 1; a zero-length ULPDU is one beat with tkeep 0). Its tuser verdict is not
+ * taken: the MPA verdict is the MPA layer's, and this stage checks whatever octets it is given.
+ *
+ * Outputs:
+ * - m_desc: one descriptor per ULPDU (layout `DDP_RX_DESC`), after the ULPDU's last beat (H1, H6
+ *   and H7 need its length). The first 70 octets (the untagged header and the largest RDMAP part,
+ *   the 52-octet Atomic Request or the longest Terminate) are caught in a buffer; the checks run on
+ *   them and the length when tlast is accepted.
+ * - m_axis: the ULP data of every ULPDU that passes and whose opcode may carry data (Write, Read
+ *   Response, the four Sends), octets after the DDP header, realigned to lane 0, one packet per
+ *   ULPDU; none when it has no such octets (descriptor has_payload = 0). Opcodes with an RDMAP
+ *   part and no data (Read Request, Terminate, Immediate, Atomics) send nothing on m_axis: their
+ *   whole RDMAP part is the descriptor's `rdmap` field (and `ulpdu_len` − 18 says how much of it).
+ *   ULPDUs that fail send nothing on m_axis. `segment.payload` of the model is m_axis for the
+ *   first group, `rdmap[0 .. ulpdu_len − 18)` for the second.
+ * Payload beats leave one cycle after their input beat; the descriptor is loaded with the ULPDU's
+ * last input beat, so a consumer must not rely on an order between the two ports (the residual
+ * flush beat may follow the descriptor). s_axis_tready depends on m_axis_tready and
+ * m_desc_tready combinationally (output registers without skid buffers). cfg_rfc7306 must not
+ * change while a ULPDU is in flight; ULPDU lengths are counted in 16 bits (MPA's ULPDU_Length).
+ *
+ * Rate: one input beat per cycle. A ULPDU whose last beat holds more data octets than the header
+ * offset (14 or 18 mod W) leaves one more output beat (the residual flush); at W <= 8 it goes out
+ * with the next ULPDU's first beat (which never holds data), at W >= 16 it costs one input cycle.
+ */
+
+/** Octets of the ULPDU start the descriptor holds: the untagged header and the largest RDMAP part. */
+export const DDP_RX_CAPTURE = UNTAGGED_HEADER_SIZE + ATOMIC_REQUEST_HEADER_SIZE;
+/** The longest Terminate RDMAP part (D and R set, untagged copy): fits in the capture too. */
+const TERMINATE_MAX = TERMINATE_HEADER_SIZE + TERM_SEGMENT_LENGTH_SIZE + UNTAGGED_HEADER_SIZE + READ_REQUEST_HEADER_SIZE;
+if (UNTAGGED_HEADER_SIZE + TERMINATE_MAX > DDP_RX_CAPTURE) throw new Error('Terminate does not fit the capture');
+
+/** Bit fields of m_desc_tdata, [lo, width]: LSB first; multi-octet wire fields as big-endian numbers. */
+export const DDP_RX_DESC = Object.freeze({
+  ok: [0, 1],
+  hasPayload: [1, 1],
+  errLayer: [2, 2],
+  errEtype: [4, 4],
+  errCode: [8, 8],
+  ulpduLen: [16, 16],
+  payloadLen: [32, 16],
+  t: [48, 1],
+  l: [49, 1],
+  dv: [50, 2],
+  opcode: [52, 4],
+  rsvdUlp: [56, 8],
+  /** D+2..5: tagged STag; untagged RsvdULP[8:39] (the Invalidate STag). */
+  stag: [64, 32],
+  /** D+6..13 (tagged TO). */
+  to: [96, 64],
+  /** D+6..9, D+10..13, D+14..17 (untagged). */
+  qn: [160, 32],
+  msn: [192, 32],
+  mo: [224, 32],
+  /** D+18..D+69, octet D+18+j at bits [263 + 8j : 256 + 8j] (lane 32 + j); zero past the ULPDU. */
+  rdmap: [256, 8 * ATOMIC_REQUEST_HEADER_SIZE],
+} as const);
+export const DDP_RX_DESC_BITS = 256 + 8 * ATOMIC_REQUEST_HEADER_SIZE;
+
+/** Octets of RDMAP part an untagged opcode needs (0: data allowed), as in checkHeader. */
+const FIXED: ReadonlyArray<readonly [number, number]> = [
+  [Opcode.READ_REQUEST, READ_REQUEST_HEADER_SIZE],
+  [Opcode.TERMINATE, TERMINATE_HEADER_SIZE],
+  [Opcode.IMMEDIATE, IMMEDIATE_DATA_SIZE],
+  [Opcode.IMMEDIATE_SE, IMMEDIATE_DATA_SIZE],
+  [Opcode.ATOMIC_REQUEST, ATOMIC_REQUEST_HEADER_SIZE],
+  [Opcode.ATOMIC_RESPONSE, ATOMIC_RESPONSE_HEADER_SIZE],
+];
+
+const bitLength = (n: number): number => Math.max(1, Math.ceil(Math.log2(n + 1)));
+const errBits = (e: ErrorCode): bigint => (BigInt(e.code) << 6n) | (BigInt(e.etype) << 2n) | BigInt(e.layer);
+const orAll = (xs: readonly Expr[]): Expr => xs.reduce((a, b) => a.or(b));
+
+/** Header checks on the DDP control octet (D+0) and the RDMAP control octet (D+1). */
+function ctrlChecks(c0: Expr, c1: Expr, rfc7306: Expr) {
+  const t = c0.bit(7);
+  const dv = c0.slice(1, 0);
+  const rv = c1.slice(7, 6);
+  const op = c1.slice(3, 0);
+  const badDv = dv.ne(DDP_VERSION);
+  const badRv = rv.ne(RDMAP_VERSION);
+  const badOp = op.gt(Opcode.ATOMIC_RESPONSE).or(op.ge(Opcode.IMMEDIATE).and(rfc7306.not()));
+  const taggedOp = op.eq(Opcode.WRITE).or(op.eq(Opcode.READ_RESPONSE));
+  const badT = t.ne(taggedOp);
+  const noData = orAll(FIXED.map(([o]) => op.eq(o)));
+  return { t, dv, op, badDv, badRv, badOp, badT, noData };
+}
+
+export function ddpRxHdrModule(bytes: number): Module {
+  if (!Number.isInteger(bytes) || bytes < 4 || bytes > 64 || (bytes & (bytes - 1)) !== 0) throw new RangeError(`DDP RX header datapath width must be a power of two from 4 to 64, got ${bytes}`);
+  if (DdpFlag.T !== 0x80 || RdmapCtrl.OPCODE !== 0x0f || TermCtrl.D !== 0x40) throw new Error('wire constants moved');
+  const W = bytes;
+  const CAP = DDP_RX_CAPTURE;
+  const BMAX = Math.ceil(CAP / W);
+  const BW = bitLength(BMAX);
+  const oT = TAGGED_HEADER_SIZE % W;
+  const kT = Math.floor(TAGGED_HEADER_SIZE / W);
+  const oU = UNTAGGED_HEADER_SIZE % W;
+  const kU = Math.floor(UNTAGGED_HEADER_SIZE / W);
+  const name = `ddp_rx_hdr_w${W}`;
+  const m = new ModuleBuilder(
+    name,
+    `DDP/RDMAP header decoder and header checks H1-H7 (RFC 5041 sections 4 and 7, RFC 5040 section 4,\n` +
+      `RFC 7306; spec/ddp-rdmap.md section 5.1), ${W} octets per beat. One ULPDU per s_axis packet (as\n` +
+      'mpa_rx outputs it). m_desc: one descriptor per ULPDU after its last beat (decoded DDP header, the first\n' +
+      '52 octets after the untagged header, lengths, verdict ok or Terminate layer/etype/code). m_axis: the ULP\n' +
+      'data after the DDP header of every ULPDU that passes and whose opcode carries data (Write, Read Response,\n' +
+      'Sends), realigned to lane 0, one packet per ULPDU, none when empty.',
+    { bytes: W, capture: CAP },
+  );
+  const clkGroup = 'Clock and synchronous active-high reset';
+  const clk = m.input('clk', 1, { group: clkGroup });
+  const rst = m.input('rst', 1, { group: clkGroup });
+  m.clockDomain('sync', clk, rst);
+  const cfg7306 = m.input('cfg_rfc7306', 1, { group: 'Configuration (static while a ULPDU is in flight)', doc: 'accept RFC 7306 opcodes 0x8-0xB' });
+  const s = sinkStream({ bytes: W }).declare(m, 's_axis', 'AXI4-Stream input: one ULPDU per packet (s_axis)');
+  const o = sourceStream({ bytes: W }).declare(m, 'm_axis', 'AXI4-Stream output: ULP data of passing data-carrying ULPDUs, from lane 0 (m_axis)');
+  const dGroup = 'Descriptor output: one per ULPDU, after its last input beat (m_desc)';
+  const dData = m.output('m_desc_tdata', DDP_RX_DESC_BITS, { group: dGroup, doc: 'layout DDP_RX_DESC in hdl-gen/blocks/ddp-rx-hdr.ts' });
+  const dValidO = m.output('m_desc_tvalid', 1, { group: dGroup });
+  const dReady = m.input('m_desc_tready', 1, { group: dGroup });
+
+  const errOk = m.constant('ERR_NONE', 14, 0, 'no error');
+  const E = (n: string, e: ErrorCode) => m.constant(n, 14, errBits(e), `${e.name} {code, etype, layer}`);
+  const eMarker = E('ERR_LLP_MARKER', LlpError.MARKER);
+  const eTagVer = E('ERR_DDP_TAGGED_VERSION', DdpError.TAGGED_VERSION);
+  const eUntVer = E('ERR_DDP_UNTAGGED_VERSION', DdpError.UNTAGGED_VERSION);
+  const eTooLong = E('ERR_DDP_TOO_LONG', DdpError.TOO_LONG);
+  const eRv = E('ERR_RDMAP_VERSION', RdmapError.INVALID_VERSION);
+  const eOp = E('ERR_RDMAP_OPCODE', RdmapError.UNEXPECTED_OPCODE);
+
+  // --- registers ---------------------------------------------------------------------------------
+  const bcnt = m.reg('beat', BW, { reset: 0, doc: `beat index in the ULPDU, saturating at ${BMAX}` });
+  const pos = m.reg('pos', 16, { reset: 0, doc: 'octets of the ULPDU before this beat' });
+  const tReg = m.reg('tagged', 1, { doc: 'T bit of this ULPDU' });
+  const passReg = m.reg('pass', 1, { doc: 'this ULPDU passes H2-H5 and may carry data: its data goes to m_axis' });
+  const buf = m.reg('capture', 8 * CAP, { doc: `first ${CAP} octets of this ULPDU, zero past its end` });
+  const res = m.reg('res_data', 8 * W, { doc: 'octets of the previous beat waiting for the next output beat' });
+  const resKeep = m.reg('res_keep', W, { reset: 0 });
+  const flush = m.reg('flush', 1, { reset: 0, doc: 'the residual of a ended ULPDU is the next output beat' });
+  const pValid = m.reg('out_valid', 1, { reset: 0 });
+  const pData = m.reg('out_data', 8 * W);
+  const pKeep = m.reg('out_keep', W);
+  const pLast = m.reg('out_last', 1);
+  const dValid = m.reg('desc_valid', 1, { reset: 0 });
+  const desc = m.reg('desc', DDP_RX_DESC_BITS);
+  m.assign(o.valid, pValid);
+  m.assign(o.data, pData);
+  m.assign(o.keep!, pKeep);
+  m.assign(o.last!, pLast);
+  m.assign(dValidO, dValid);
+  m.assign(dData, desc);
+
+  // --- input beat ----------------------------------------------------------------------------------
+  const keep = s.keep!;
+  const last = s.last!;
+  const lane = (e: Expr, i: number) => e.slice(8 * i + 7, 8 * i);
+  const curM = m.let('in_masked', cat(...Array.from({ length: W }, (_, i) => mux(keep.bit(i), lane(s.data, i), lit(8, 0))).reverse()), {
+    doc: 'input lanes, zero where tkeep is 0',
+  });
+  const outFree = pValid.not().or(o.ready);
+  const descFree = dValid.not().or(dReady);
+  const isFirst = m.let('first_beat', bcnt.eq(0));
+  // The residual flush of a ULPDU shares its cycle with the next ULPDU's first beat when no first
+  // beat holds data (W <= 8: the data starts in beat 1 or later), so back-to-back ULPDUs lose nothing.
+  const inOk = Math.min(kT, kU) > 0 ? flush.not().or(isFirst) : flush.not();
+  m.assign(s.ready, inOk.and(outFree).and(descFree));
+  const fire = m.let('fire', s.valid.and(inOk).and(outFree).and(descFree), { doc: 'an input beat is accepted' });
+  const count = Array.from({ length: W }, (_, i) => keep.bit(i).zext(16)).reduce((a, b) => a.add(b));
+  const len = m.let('ulpdu_len', pos.add(count), { doc: 'octets of the ULPDU up to and including this beat' });
+
+  // Beat-0 decision: the data of a passing, data-carrying ULPDU goes out as it arrives (H1 only
+  // shortens it to nothing, and H6/H7 do not apply to opcodes that carry data).
+  const c0 = ctrlChecks(lane(s.data, 0), lane(s.data, 1), cfg7306);
+  const pass0 = c0.badDv.or(c0.badRv).or(c0.badOp).or(c0.badT).or(c0.noData).not();
+  const T = m.let('t_now', mux(isFirst, c0.t, tReg), { doc: 'T bit of the ULPDU in flight' });
+  const pass = m.let('pass_now', mux(isFirst, pass0, passReg));
+
+  // --- realignment: the data starts at octet 14 (tagged) or 18 (untagged) -------------------------
+  const shDown = (e: Expr, unit: number, off: number) => (off === 0 ? e : cat(lit(unit * off, 0), e.slice(unit * W - 1, unit * off)));
+  /** Lanes [0, W − off) from res, [W − off, W) from the current beat's lanes [0, off). */
+  const join = (r: Expr, c: Expr, unit: number, off: number) => (off === 0 ? r : cat(c.slice(unit * off - 1, 0), r.slice(unit * (W - off) - 1, 0)));
+  const sel = (f: (off: number) => Expr) => (oT === oU ? f(oT) : mux(T, f(oT), f(oU)));
+  const shData = m.let('sh_data', sel((off) => shDown(s.data, 8, off)), { doc: 'this beat moved down past the header offset' });
+  const shKeep = m.let('sh_keep', sel((off) => shDown(keep, 1, off)));
+  const jData = m.let('join_data', sel((off) => join(res, s.data, 8, off)), { doc: 'the residual and the head of this beat' });
+  const jKeep = m.let('join_keep', sel((off) => join(resKeep, keep, 1, off)));
+  const beyond = m.let('in_beyond', sel((off) => keep.bit(off)), { doc: 'this beat has octets past the header offset' });
+  const kNow = mux(T, lit(BW, kT), lit(BW, kU));
+  const atK = m.let('at_k', pass.and(bcnt.eq(kNow)), { doc: 'this beat holds the first data octet' });
+  const pastK = m.let('past_k', pass.and(bcnt.gt(kNow)), { doc: 'a later data beat' });
+
+  // --- the first 70 octets ------------------------------------------------------------------------
+  const view: Expr[] = [];
+  const capNext: Expr[] = [];
+  for (let i = 0; i < CAP; i++) {
+    const b = Math.floor(i / W);
+    const here = bcnt.eq(b);
+    const cur = lane(curM, i % W);
+    const old = lane(buf, i);
+    view.push(mux(here, cur, b === 0 ? old : mux(bcnt.lt(b), lit(8, 0), old)));
+    capNext.push(mux(here, cur, mux(isFirst, lit(8, 0), old)));
+  }
+  const v = m.let('hdr_view', cat(...view.reverse()), { doc: 'the first octets of the ULPDU as of this beat (zero past its end)' });
+  const V = (i: number) => lane(v, i);
+  m.allowUnused(v, 'the reserved bits [5:2] of the DDP control octet are ignored on receipt (RFC 5041 section 4.1)');
+
+  // --- checks H1-H7 at the last beat, in checkHeader's order -------------------------------------
+  const c = ctrlChecks(V(0), V(1), cfg7306);
+  const hsize = mux(c.t, lit(16, TAGGED_HEADER_SIZE), lit(16, UNTAGGED_HEADER_SIZE));
+  const plen = m.let('rdmap_len', len.sub(UNTAGGED_HEADER_SIZE), { doc: 'octets after the untagged header' });
+  const fixed = m.let(
+    'fixed_len',
+    FIXED.reduce<Expr>((acc, [op, size]) => mux(c.op.eq(op), lit(16, size), acc), lit(16, 0)),
+    { doc: 'RDMAP part the untagged opcode needs (0: data allowed)' },
+  );
+  const term = c.op.eq(Opcode.TERMINATE);
+  const termCtrl = V(UNTAGGED_HEADER_SIZE + 2);
+  const tD = termCtrl.bit(6);
+  const tR = termCtrl.bit(5);
+  const tc = tD.and(plen.gt(TERMINATE_HEADER_SIZE + TERM_SEGMENT_LENGTH_SIZE)).and(V(UNTAGGED_HEADER_SIZE + TERMINATE_HEADER_SIZE + TERM_SEGMENT_LENGTH_SIZE).bit(7));
+  const termLen = m.let(
+    'term_len',
+    lit(16, TERMINATE_HEADER_SIZE)
+      .add(mux(tD, mux(tc, lit(16, TERM_SEGMENT_LENGTH_SIZE + TAGGED_HEADER_SIZE), lit(16, TERM_SEGMENT_LENGTH_SIZE + UNTAGGED_HEADER_SIZE)), lit(16, 0)))
+      .add(mux(tR, lit(16, READ_REQUEST_HEADER_SIZE), lit(16, 0))),
+    { doc: "a Terminate's length from its D/R bits and copied header type" },
+  );
+  const untagged = c.t.not();
+  const allowed = mux(term, termLen, fixed);
+  const checks: [Expr, Expr][] = [
+    [len.lt(hsize), eMarker],
+    [c.badDv, mux(c.t, eTagVer, eUntVer)],
+    [c.badRv, eRv],
+    [c.badOp, eOp],
+    [c.badT, eOp],
+    [untagged.and(plen.lt(fixed)), eMarker],
+    [untagged.and(term).and(plen.lt(termLen)), eMarker],
+    [untagged.and(c.noData).and(plen.gt(allowed)), eTooLong],
+  ];
+  const err = m.let('verdict', checks.reduceRight<Expr>((acc, [cond, e]) => mux(cond, e, acc), errOk), { doc: '{code, etype, layer}, 0 = passed' });
+  const ok = err.eq(0);
+  const hasPayload = m.let('has_payload', ok.and(c.noData.not()).and(len.gt(hsize)));
+  const descNext = cat(
+    v.slice(8 * CAP - 1, 8 * UNTAGGED_HEADER_SIZE),
+    ...[14, 10, 6].map((at) => cat(V(at), V(at + 1), V(at + 2), V(at + 3))),
+    cat(...Array.from({ length: 8 }, (_, j) => V(6 + j))),
+    cat(V(2), V(3), V(4), V(5)),
+    V(1),
+    c.op,
+    c.dv,
+    V(0).bit(6),
+    c.t,
+    mux(hasPayload, len.sub(hsize), lit(16, 0)),
+    len,
+    err,
+    hasPayload,
+    ok,
+  );
+  if (descNext.width !== DDP_RX_DESC_BITS) throw new Error(`descriptor is ${descNext.width} bits`);
+
+  m.sync(() => {
+    m.when(o.ready, () => m.set(pValid, 0));
+    m.when(dReady, () => m.set(dValid, 0));
+    m.when(flush.and(outFree), () => {
+      m.set(pValid, 1);
+      m.set(pData, res);
+      m.set(pKeep, resKeep);
+      m.set(pLast, 1);
+      m.set(flush, 0);
+    });
+    m.when(fire, () => {
+      m.set(buf, cat(...capNext.slice().reverse()));
+      m.set(bcnt, mux(last, lit(BW, 0), mux(bcnt.eq(BMAX), bcnt, bcnt.add(1))));
+      m.set(pos, mux(last, lit(16, 0), pos.add(W)));
+      m.set(tReg, T);
+      m.set(passReg, pass);
+      m.when(atK.or(pastK), () => {
+        m.set(res, shData);
+        m.set(resKeep, shKeep);
+      });
+      m.when(atK.and(last).and(shKeep.any()), () => {
+        m.set(pValid, 1);
+        m.set(pData, shData);
+        m.set(pKeep, shKeep);
+        m.set(pLast, 1);
+      });
+      m.when(pastK, () => {
+        m.set(pValid, 1);
+        m.set(pData, jData);
+        m.set(pKeep, jKeep);
+        m.set(pLast, last.and(beyond.not()));
+        m.set(flush, last.and(beyond));
+      });
+      m.when(last, () => {
+        m.set(dValid, 1);
+        m.set(desc, descNext);
+      });
+    });
+  });
+  return m.build();
+}
+
+/** Widths the block is generated for. */
+export const DDP_RX_HDR_WIDTHS = [4, 8, 16, 32, 64] as const;
