@@ -1,13 +1,11 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import { DDP_RX_HDR_WIDTHS, ddpRxHdrModule } from '../../hdl-gen/blocks/ddp-rx-hdr';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { DDP_RX_OUTCOMES, cosimDdpRxHdr, type DdpRxHdrCosimOptions, type DdpRxHdrCosimResult } from '../../sim/cosim/ddp-rx-hdr';
 import { Opcode } from '../../ts-model/rdmap/constants';
 import { SEED } from '../support/random';
+import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
 
 const BUILD_TIMEOUT = 300_000;
 
@@ -86,27 +84,13 @@ describe('ddp_rx_hdr checks catch a broken RTL', () => {
 describe('ddp_rx_hdr Verilog', () => {
   test.each([...DDP_RX_HDR_WIDTHS])(
     'ddp_rx_hdr_w%i is lint-clean under verilator -Wall',
-    (width) => {
-      const dir = mkdtempSync(join(tmpdir(), 'ddp-rx-hdr-'));
-      const file = join(dir, `ddp_rx_hdr_w${width}.v`);
-      writeFileSync(file, emitVerilog(ddpRxHdrModule(width)));
-      execFileSync('verilator', ['--lint-only', '-Wall', file], { encoding: 'utf8' });
-      rmSync(dir, { recursive: true });
-    },
+    (width) => expect(verilatorLint(ddpRxHdrModule(width))).toBe(''),
     60_000,
   );
 
   test.each([8, 64])(
     'ddp_rx_hdr_w%i synthesizes in yosys without latches',
-    (width) => {
-      const dir = mkdtempSync(join(tmpdir(), 'ddp-rx-hdr-'));
-      const top = `ddp_rx_hdr_w${width}`;
-      const file = join(dir, `${top}.v`);
-      writeFileSync(file, emitVerilog(ddpRxHdrModule(width)));
-      execFileSync('yosys', ['-q', '-p', `read_verilog ${file}; synth -top ${top}; tee -q -o ${dir}/stat.txt stat; select -assert-none t:$dlatch t:$_DLATCH_*`], { encoding: 'utf8' });
-      expect(readFileSync(join(dir, 'stat.txt'), 'utf8')).toMatch(/Number of cells/);
-      rmSync(dir, { recursive: true });
-    },
+    (width) => expect(yosysSynthNoLatch(ddpRxHdrModule(width))).toMatch(/Number of cells/),
     120_000,
   );
 });

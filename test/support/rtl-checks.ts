@@ -1,0 +1,38 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Module } from '../../hdl-gen/core/module';
+import { emitVerilog } from '../../hdl-gen/emit/verilog';
+
+/** Runs `body` on the emitted Verilog of `m`, written alone into a fresh temporary directory. */
+function withVerilog<T>(m: Module, body: (dir: string, file: string) => T): T {
+  const dir = mkdtempSync(join(tmpdir(), `${m.name}-`));
+  try {
+    const file = join(dir, `${m.name}.v`);
+    writeFileSync(file, emitVerilog(m));
+    return body(dir, file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** What `verilator --lint-only -Wall` prints on the module (throws on a non-zero exit); '' when clean. */
+export function verilatorLint(m: Module): string {
+  return withVerilog(m, (_dir, file) =>
+    execFileSync('verilator', ['--lint-only', '-Wall', '--top-module', m.name, file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim(),
+  );
+}
+
+/**
+ * yosys `synth` of the module, failing (throwing) on an error or on any latch; returns the
+ * `stat` text. `extra` runs after synth (more `select -assert-*` checks).
+ */
+export function yosysSynthNoLatch(m: Module, extra: readonly string[] = []): string {
+  return withVerilog(m, (dir, file) => {
+    const stat = join(dir, 'stat.txt');
+    const script = [`read_verilog ${file}`, `synth -top ${m.name}`, `tee -q -o ${stat} stat`, 'select -assert-none t:$_DLATCH* t:$dlatch* t:$adlatch', ...extra].join('; ');
+    execFileSync('yosys', ['-q', '-p', script], { encoding: 'utf8' });
+    return readFileSync(stat, 'utf8');
+  });
+}
