@@ -14,7 +14,9 @@ import { IwarpLink } from '../ts-model/link/iwarp-link';
 import { MpaDeframer, MpaFramer, mulpdu } from '../ts-model/mpa';
 import { Rnic } from '../ts-model/rnic/rnic';
 import { cosimCrc32c } from '../sim/cosim/crc32c';
+import { cosimDdpRxHdr } from '../sim/cosim/ddp-rx-hdr';
 import { cosimMpaTx } from '../sim/cosim/mpa-tx';
+import { Opcode } from '../ts-model/rdmap/constants';
 
 const GROUPS = ['e2e', 'crc', 'mpa', 'cosim', 'rtl'] as const;
 const { values } = parseArgs({
@@ -146,6 +148,16 @@ for (const width of want('rtl') ? [8, 64] : []) {
   const r = cosimMpaTx({ width, seed: 5, fpdus: 200, ulpduLength: 4096, markers: true, crc: true, sourcePause: 0, sinkPause: 0 });
   if (r.mismatches) throw new Error('mpa_tx mismatch in the benchmark');
   figures.push({ figure: `mpa_tx_w${width} wire efficiency, 4 KiB ULPDUs, markers+CRC (Verilator cycles)`, unit: '% of width', value: 100 * r.efficiency, peer: 'overhead bound', peerValue: 100 * r.bound, ratio: r.efficiency / r.bound });
+}
+
+// Receive-path header stage: 4 KiB RDMA Write ULPDUs back to back, no back-pressure; cycles per
+// ULPDU against the input beats it takes (the bound at one beat per cycle).
+for (const width of want('rtl') ? [8, 64] : []) {
+  const length = 4096;
+  const r = cosimDdpRxHdr({ width, seed: 5, ulpdus: 100, fixed: { opcode: Opcode.WRITE, length }, sourcePause: 0, sinkPause: 0, descPause: 0 });
+  if (r.mismatches) throw new Error('ddp_rx_hdr mismatch in the benchmark');
+  const beats = Math.ceil(length / width);
+  figures.push({ figure: `ddp_rx_hdr_w${width}, 4 KiB RDMA Writes back to back (Verilator cycles)`, unit: 'cycles/ULPDU', value: r.cyclesPerUlpdu, peer: 'input beats', peerValue: beats, ratio: beats / r.cyclesPerUlpdu });
 }
 
 if (values.group === undefined) {
