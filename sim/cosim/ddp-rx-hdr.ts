@@ -28,9 +28,6 @@ import { openDut } from './dut';
  * payload packet octet for octet with `segment.payload`, and for the opcodes without data the
  * descriptor's RDMAP octets with `segment.payload`. Every m_axis beat must start at lane 0 (tkeep
  * all ones but on tlast, 2^k − 1 there).
- *
- * moduleSources does not know ddp_rx_hdr_w<N> yet, so the Verilog is emitted here into a content-
- * addressed directory with rnic.f and manifest.json and opened as a user's --rtl directory.
  */
 export interface DdpRxHdrCosimOptions {
   readonly width: number;
