@@ -43,9 +43,11 @@ import { sinkStream, sourceStream } from '../core/stream';
  * m_desc_tready combinationally (output registers without skid buffers). cfg_rfc7306 must not
  * change while a ULPDU is in flight; ULPDU lengths are counted in 16 bits (MPA's ULPDU_Length).
  *
- * Rate: one input beat per cycle. A ULPDU whose last beat holds more data octets than the header
- * offset (14 or 18 mod W) leaves one more output beat (the residual flush); at W <= 8 it goes out
- * with the next ULPDU's first beat (which never holds data), at W >= 16 it costs one input cycle.
+ * Rate: one input beat per cycle, back-to-back ULPDUs included, at every width. A ULPDU whose last
+ * beat holds more data octets than the header offset (14 or 18 mod W) leaves one more output beat
+ * (the residual flush); it goes out with the next ULPDU's first beat, which at W <= 8 never holds
+ * data and at W >= 16 sends nothing itself unless it is a whole one-beat ULPDU with data, whose
+ * beat then waits in the residual register and is flushed with the next input beat.
  */
 
 /** Octets of the ULPDU start the descriptor holds: the untagged header and the largest RDMAP part. */
@@ -185,9 +187,12 @@ export function ddpRxHdrModule(bytes: number): Module {
   const outFree = pValid.not().or(o.ready);
   const descFree = dValid.not().or(dReady);
   const isFirst = m.let('first_beat', bcnt.eq(0));
-  // The residual flush of a ULPDU shares its cycle with the next ULPDU's first beat when no first
-  // beat holds data (W <= 8: the data starts in beat 1 or later), so back-to-back ULPDUs lose nothing.
-  const inOk = Math.min(kT, kU) > 0 ? flush.not().or(isFirst) : flush.not();
+  // The residual flush of a ULPDU shares its cycle with the next ULPDU's first beat (a flush is
+  // pending only before a first beat, and it goes out whenever an input beat can be accepted). That
+  // beat sends nothing itself unless it is a whole one-beat ULPDU with data (W >= 16 only): then its
+  // beat takes the place of the flushed residual in res and is flushed in turn. Back-to-back
+  // ULPDUs lose no cycle at any width.
+  const inOk = flush.not().or(isFirst);
   m.assign(s.ready, inOk.and(outFree).and(descFree));
   const fire = m.let('fire', s.valid.and(inOk).and(outFree).and(descFree), { doc: 'an input beat is accepted' });
   const count = Array.from({ length: W }, (_, i) => keep.bit(i).zext(16)).reduce((a, b) => a.add(b));
@@ -303,12 +308,16 @@ export function ddpRxHdrModule(bytes: number): Module {
         m.set(res, shData);
         m.set(resKeep, shKeep);
       });
-      m.when(atK.and(last).and(shKeep.any()), () => {
+      // A one-beat packet (W >= 16) after a residual flush waits in res and is flushed next.
+      const oneBeat = atK.and(last).and(shKeep.any());
+      const wait = Math.min(kT, kU) === 0;
+      m.when(wait ? oneBeat.and(flush.not()) : oneBeat, () => {
         m.set(pValid, 1);
         m.set(pData, shData);
         m.set(pKeep, shKeep);
         m.set(pLast, 1);
       });
+      if (wait) m.when(oneBeat.and(flush), () => m.set(flush, 1));
       m.when(pastK, () => {
         m.set(pValid, 1);
         m.set(pData, jData);
