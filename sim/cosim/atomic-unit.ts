@@ -5,6 +5,7 @@ import { random as randomPause, type PauseGen } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
 import type { PortHandle, SimModel } from '../verilator/model';
 import { openDut, type DutOptions } from './dut';
+import { hex } from '../../ts-model/util/hex';
 
 /**
  * Co-simulation of atomic_unit (hdl-gen/blocks/atomic-unit.ts) against ts-model/rdmap/atomics.ts.
@@ -50,7 +51,6 @@ export type WordMemory = Map<bigint, Uint8Array>;
 
 export const STATUS = Object.freeze({ OK: 0, MISALIGNED: 1, UNSUPPORTED: 2 });
 
-const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
 const h64 = (v: bigint): string => `0x${v.toString(16).padStart(16, '0')}`;
 
 /** Builds (or reuses) the Verilated atomic_unit and opens a fresh instance. */
@@ -402,13 +402,9 @@ const ONES = MASK64;
 const LANE_MASKS = [0x8080808080808080n, 0x8000800080008000n, 0x8000000080000000n, 0x8000000000000000n, 0x0000000000000001n, 0x00000000000000ffn, 0x0000000080000000n];
 const SELECT_MASKS = [0xff00ff00ff00ff00n, 0x00000000ffffffffn, 0xffffffff00000000n, 0x000000000000ffffn, 0x8000000000000001n];
 
-function rand64(r: Prng): bigint {
-  return (BigInt(r.u32()) << 32n) | BigInt(r.u32());
-}
-
 /** Values that make adders and comparators interesting. */
 function interesting(r: Prng): bigint {
-  return r.pick([0n, 1n, 2n, ONES, ONES - 1n, 0x7fffffffffffffffn, 1n << 63n, 0x00000000ffffffffn, 0xffffffff00000000n, 0x7f7f7f7f7f7f7f7fn, 0x0101010101010101n, rand64(r), rand64(r)]);
+  return r.pick([0n, 1n, 2n, ONES, ONES - 1n, 0x7fffffffffffffffn, 1n << 63n, 0x00000000ffffffffn, 0xffffffff00000000n, 0x7f7f7f7f7f7f7f7fn, 0x0101010101010101n, r.u64(), r.u64()]);
 }
 
 export interface AtomicScenario {
@@ -425,7 +421,7 @@ export interface AtomicScenario {
 export function atomicScenario(seed: number, operations: number, endian: Endian): AtomicScenario {
   const r = prng(seed);
   const pool: bigint[] = [0n, 0x1000n, 0x1008n, 0xfffffffffffffff8n, BigInt((r.u32() & ~7) >>> 0) | (BigInt(r.u32()) << 32n)];
-  for (let i = 0; i < 4; i++) pool.push(((rand64(r) >> 3n) << 3n) & ONES);
+  for (let i = 0; i < 4; i++) pool.push(((r.u64() >> 3n) << 3n) & ONES);
   const memory: WordMemory = new Map();
   for (const a of pool) if (r.bool(0.9)) memory.set(a, u64ToBytes(interesting(r), endian));
   // The current values, to aim compares and carries (misaligned / unsupported never change them).
@@ -437,32 +433,32 @@ export function atomicScenario(seed: number, operations: number, endian: Endian)
     const tag = r.u32();
     const kind = r.int(0, 99);
     if (kind < 4) {
-      ops.push({ aopcode: r.pick([1, 3, 4, 5, 7, 8, 0xa, 0xe, 0xf]), addr, addSwap: rand64(r), addSwapMask: rand64(r), compare: rand64(r), compareMask: rand64(r), tag });
+      ops.push({ aopcode: r.pick([1, 3, 4, 5, 7, 8, 0xa, 0xe, 0xf]), addr, addSwap: r.u64(), addSwapMask: r.u64(), compare: r.u64(), compareMask: r.u64(), tag });
       continue;
     }
     if (kind < 9) {
       addr = (addr + BigInt(r.int(1, 7))) & ONES;
-      ops.push({ aopcode: r.pick([AOpCode.FETCH_ADD, AOpCode.CMP_SWAP]), addr, addSwap: rand64(r), addSwapMask: 0n, compare: 0n, compareMask: 0n, tag });
+      ops.push({ aopcode: r.pick([AOpCode.FETCH_ADD, AOpCode.CMP_SWAP]), addr, addSwap: r.u64(), addSwapMask: 0n, compare: 0n, compareMask: 0n, tag });
       continue;
     }
     prev = addr;
     const o = cur.get(addr) ?? 0n;
     if (kind < 55) {
-      const K = r.pick([0n, 0n, ONES, ...LANE_MASKS, interesting(r), rand64(r)]);
+      const K = r.pick([0n, 0n, ONES, ...LANE_MASKS, interesting(r), r.u64()]);
       // Adds that carry across field boundaries and wrap: complements of the value, ±1, lanes.
-      const A = r.pick([0n, 1n, ONES, (ONES - o + 1n) & ONES, (ONES - o + BigInt(r.int(1, 300))) & ONES, 0x0101010101010101n, 0x0000000100000001n, interesting(r), rand64(r)]);
-      ops.push({ aopcode: AOpCode.FETCH_ADD, addr, addSwap: A, addSwapMask: K, compare: rand64(r), compareMask: rand64(r), tag });
+      const A = r.pick([0n, 1n, ONES, (ONES - o + 1n) & ONES, (ONES - o + BigInt(r.int(1, 300))) & ONES, 0x0101010101010101n, 0x0000000100000001n, interesting(r), r.u64()]);
+      ops.push({ aopcode: AOpCode.FETCH_ADD, addr, addSwap: A, addSwapMask: K, compare: r.u64(), compareMask: r.u64(), tag });
       cur.set(addr, fetchAdd(o, A, K));
     } else {
-      const CM = r.pick([ONES, ONES, 0n, ...SELECT_MASKS, rand64(r)]);
+      const CM = r.pick([ONES, ONES, 0n, ...SELECT_MASKS, r.u64()]);
       let CD: bigint;
-      if (r.bool(0.6) || CM === 0n) CD = o ^ (rand64(r) & ~CM & ONES); // hit: differs only outside CM
+      if (r.bool(0.6) || CM === 0n) CD = o ^ (r.u64() & ~CM & ONES); // hit: differs only outside CM
       else {
         // miss by one bit inside CM (or anywhere inside it)
         const bits = [...Array(64).keys()].filter((b) => (CM >> BigInt(b)) & 1n);
-        CD = r.bool(0.7) ? o ^ (1n << BigInt(r.pick(bits))) : o ^ (rand64(r) & CM) ^ (CM & -CM);
+        CD = r.bool(0.7) ? o ^ (1n << BigInt(r.pick(bits))) : o ^ (r.u64() & CM) ^ (CM & -CM);
       }
-      const SM = r.pick([ONES, ONES, 0n, ...SELECT_MASKS, rand64(r)]);
+      const SM = r.pick([ONES, ONES, 0n, ...SELECT_MASKS, r.u64()]);
       const SD = interesting(r);
       ops.push({ aopcode: AOpCode.CMP_SWAP, addr, addSwap: SD, addSwapMask: SM, compare: CD, compareMask: CM, tag });
       const res = cmpSwap(o, CD, CM, SD, SM);

@@ -4,6 +4,7 @@ import type { AxisSendBeat } from '../cocotb/axis';
 import { random as randomPause } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
 import { openDut } from './dut';
+import { hex32 } from '../../ts-model/util/hex';
 
 /**
  * Co-simulation of the generated CRC-32C block (crc32c_w<W>) against the model: random frames,
@@ -58,7 +59,6 @@ interface Frame {
   readonly badKeep: boolean;
 }
 
-const hex32 = (v: number) => `0x${(v >>> 0).toString(16).padStart(8, '0')}`;
 
 function randomFrame(r: ReturnType<typeof prng>, W: number): Frame {
   const full = (1n << BigInt(W)) - 1n;

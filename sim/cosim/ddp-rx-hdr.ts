@@ -16,6 +16,7 @@ import type { AxisSendBeat } from '../cocotb/axis';
 import { random as randomPause } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
 import { openDut } from './dut';
+import { hex } from '../../ts-model/util/hex';
 
 /**
  * Co-simulation of ddp_rx_hdr_w<W> (hdl-gen/blocks/ddp-rx-hdr.ts) against the model's
@@ -92,13 +93,11 @@ export interface DdpRxHdrCosimResult {
   readonly rtl: string;
 }
 
-const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
 const DATA_OPCODES: ReadonlySet<number> = new Set([Opcode.WRITE, Opcode.READ_RESPONSE, Opcode.SEND, Opcode.SEND_INVALIDATE, Opcode.SEND_SE, Opcode.SEND_SE_INVALIDATE]);
 
 type Fault = 'none' | 'short' | 'dv' | 'rv' | 'undefined-opcode' | 'extension' | 't-bit' | 'fixed-short' | 'term-short' | 'too-long' | 'ctrl-random' | 'truncate';
 const FAULTS: readonly Fault[] = ['short', 'dv', 'rv', 'undefined-opcode', 'extension', 't-bit', 'fixed-short', 'term-short', 'too-long', 'ctrl-random', 'truncate'];
 
-const u64 = (r: Prng) => (BigInt(r.u32()) << 32n) | BigInt(r.u32());
 
 function dataLength(r: Prng, W: number): number {
   if (r.bool(0.03)) return r.int(1000, 2000);
@@ -108,7 +107,7 @@ function dataLength(r: Prng, W: number): number {
 function rdmapPart(r: Prng, op: number, W: number, term?: { d: boolean; r: boolean }): Uint8Array {
   switch (op) {
     case Opcode.READ_REQUEST:
-      return encodeReadRequest({ sinkStag: r.u32(), sinkTo: u64(r), size: r.u32(), srcStag: r.u32(), srcTo: u64(r) });
+      return encodeReadRequest({ sinkStag: r.u32(), sinkTo: r.u64(), size: r.u32(), srcStag: r.u32(), srcTo: r.u64() });
     case Opcode.TERMINATE: {
       const d = term?.d ?? r.bool();
       const rr = term?.r ?? r.bool();
@@ -123,9 +122,9 @@ function rdmapPart(r: Prng, op: number, W: number, term?: { d: boolean; r: boole
     case Opcode.IMMEDIATE_SE:
       return r.bytes(IMMEDIATE_DATA_SIZE);
     case Opcode.ATOMIC_REQUEST:
-      return encodeAtomicRequest({ aopcode: r.pick([0, 1, 2]), requestId: r.u32(), stag: r.u32(), to: u64(r), addSwapData: u64(r), addSwapMask: u64(r), compareData: u64(r), compareMask: u64(r) });
+      return encodeAtomicRequest({ aopcode: r.pick([0, 1, 2]), requestId: r.u32(), stag: r.u32(), to: r.u64(), addSwapData: r.u64(), addSwapMask: r.u64(), compareData: r.u64(), compareMask: r.u64() });
     case Opcode.ATOMIC_RESPONSE:
-      return encodeAtomicResponse({ requestId: r.u32(), value: u64(r) });
+      return encodeAtomicResponse({ requestId: r.u32(), value: r.u64() });
     default:
       return r.bytes(dataLength(r, W));
   }
@@ -137,7 +136,7 @@ function wellFormed(r: Prng, op: number, W: number, body?: Uint8Array): Uint8Arr
   const rsvdUlp = rdmapControl(op) | (r.bool(0.2) ? r.int(0, 3) << 4 : 0);
   const last = r.bool();
   const h: DdpHeader = tagged
-    ? { tagged, last, dv: 1, rsvdUlp, stag: r.u32(), to: u64(r) }
+    ? { tagged, last, dv: 1, rsvdUlp, stag: r.u32(), to: r.u64() }
     : { tagged, last, dv: 1, rsvdUlp, rsvdUlp2: r.u32(), qn: r.bool() ? r.int(0, 3) : r.u32(), msn: r.u32(), mo: r.u32() };
   const out = encodeDdpSegment(h, body ?? rdmapPart(r, op, W));
   if (r.bool(0.2)) out[0] = out[0]! | (r.int(0, 15) << 2); // DDP reserved bits: ignored on receipt

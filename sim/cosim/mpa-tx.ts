@@ -6,6 +6,7 @@ import type { AxisSendBeat } from '../cocotb/axis';
 import { random as randomPause } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
 import { openDut } from './dut';
+import { hex } from '../../ts-model/util/hex';
 
 /**
  * Co-simulation of mpa_tx_w<W> against the model's MpaFramer: random streams (S0 anywhere, also
@@ -69,7 +70,6 @@ export interface MpaTxCosimResult {
   readonly firstMismatch?: MpaTxMismatch;
 }
 
-const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
 
 export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
   const W = opts.width;

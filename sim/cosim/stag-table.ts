@@ -121,15 +121,11 @@ interface Slot {
 const MAX64 = TO_SPACE - 1n;
 const rightName = (bit: number): AccessRight => STAG_RIGHT_BITS[bit]!;
 
-function big64(r: Prng): bigint {
-  return (BigInt(r.u32()) << 32n) | BigInt(r.u32());
-}
-
 /** A bigint uniform-ish in [lo, hi] (inclusive), hi − lo < 2^64. */
 function bigIn(r: Prng, lo: bigint, hi: bigint): bigint {
   if (hi <= lo) return lo;
   const span = hi - lo + 1n;
-  return lo + (((big64(r) << 32n) | BigInt(r.u32())) % span);
+  return lo + (((r.u64() << 32n) | BigInt(r.u32())) % span);
 }
 
 class Mirror {
@@ -243,7 +239,7 @@ class Generator {
         base = bigIn(r, 0n, TO_SPACE - length);
         break;
       default: // any
-        base = big64(r);
+        base = r.u64();
         length = bigIn(r, 1n, TO_SPACE - base);
         if (length > MAX64) length = MAX64;
     }
@@ -278,13 +274,13 @@ class Generator {
       const idx = this.index();
       const reg = this.mirror.region(idx);
       const key = reg && r.bool(0.8) ? stagKey(reg.stag) : r.int(0, 255);
-      const to = r.bool(0.5) && reg ? firstTaggedOffset(reg) + bigIn(r, 0n, reg.length) : big64(r);
+      const to = r.bool(0.5) && reg ? firstTaggedOffset(reg) + bigIn(r, 0n, reg.length) : r.u64();
       return { stag: makeStag(idx, key), to: to & MAX64, len: r.bool(0.5) ? r.int(0, 4096) : r.u32(), pd: reg && r.bool(0.8) ? reg.pd : r.pick(this.pds), right: anyRight(), scenario: kind };
     }
     if (kind === 'unregistered') {
       let idx = r.int(0, this.depth - 1);
       for (let k = 0; k < 8 && this.mirror.tables.has(idx); k++) idx = r.int(0, this.depth - 1);
-      return { stag: makeStag(idx, r.int(0, 255)), to: big64(r), len: r.int(0, 100), pd: r.pick(this.pds), right: anyRight(), scenario: kind };
+      return { stag: makeStag(idx, r.int(0, 255)), to: r.u64(), len: r.int(0, 100), pd: r.pick(this.pds), right: anyRight(), scenario: kind };
     }
     if (kind === 'above') {
       const idx = r.bool(0.5) ? r.int(this.depth, Math.min(0xffffff, this.depth * 2)) : r.int(this.depth, 0xffffff);
@@ -337,7 +333,7 @@ class Generator {
       }
       case 'zero-length':
         len = 0;
-        to = r.pick([first, limit, limit - 1n, first - 1n, bigIn(r, first, limit), big64(r)]);
+        to = r.pick([first, limit, limit - 1n, first - 1n, bigIn(r, first, limit), r.u64()]);
         to = to < 0n ? 0n : to > MAX64 ? MAX64 : to;
         break;
       case 'inside': {

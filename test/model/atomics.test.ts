@@ -126,10 +126,9 @@ function sparse(r: Rng, density: number): bigint {
   for (let i = 0n; i < 64n; i++) if (r.bool(density)) v |= 1n << i;
   return v;
 }
-const u64 = (r: Rng): bigint => (BigInt(r.u32()) << 32n) | BigInt(r.u32());
 /** Operands: uniform, or an edge value, or sparse/dense so long carry chains occur. */
 const operand = (r: Rng): bigint =>
-  r.pick([() => u64(r), () => r.pick([0n, 1n, MASK64, 1n << 63n, MASK64 >> 1n]), () => sparse(r, r.pick([0.02, 0.98]))])();
+  r.pick([() => r.u64(), () => r.pick([0n, 1n, MASK64, 1n << 63n, MASK64 >> 1n]), () => sparse(r, r.pick([0.02, 0.98]))])();
 /** Masks from empty through a few field MSBs to almost all ones. */
 const MASK_DENSITIES = [0, 1 / 64, 2 / 64, 4 / 64, 0.25, 0.5, 0.75, 60 / 64, 63 / 64, 1];
 
@@ -152,8 +151,8 @@ describe('FetchAdd closed form', () => {
   test('Add Mask 0 or bit 63 alone is a plain add mod 2^64; all ones is XOR', () => {
     withSeed(0xadd0, (r) => {
       for (let n = 0; n < 1000; n++) {
-        const a = u64(r);
-        const b = u64(r);
+        const a = r.u64();
+        const b = r.u64();
         expect(fetchAdd(a, b, 0n)).toBe((a + b) & MASK64);
         expect(fetchAdd(a, b, 1n << 63n)).toBe((a + b) & MASK64);
         expect(fetchAdd(a, b, MASK64)).toBe(a ^ b);

@@ -20,7 +20,6 @@ import {
 import { hex, unhex, withSeed, type Rng } from '../support/random';
 import { loadVectors } from '../support/vectors';
 
-const u64 = (r: Rng): bigint => (BigInt(r.u32()) << 32n) | BigInt(r.u32());
 /** Hex dump text as in the spec (spaces, newlines, upper case) → lower-case hex. */
 const spaced = (t: string): string => t.replace(/\s+/g, '').toLowerCase();
 const be32 = (b: Uint8Array, at: number): number => new DataView(b.buffer, b.byteOffset).getUint32(at);
@@ -41,7 +40,7 @@ describe('DDP headers (spec/ddp-rdmap.md §1)', () => {
   test('tagged header: random fields round-trip, every field at its D+ offset', () => {
     withSeed(0xdd01, (r) => {
       for (let i = 0; i < 500; i++) {
-        const h: TaggedHeader = { tagged: true, last: r.bool(), dv: DDP_VERSION, rsvdUlp: r.int(0, 255), stag: r.u32(), to: u64(r) };
+        const h: TaggedHeader = { tagged: true, last: r.bool(), dv: DDP_VERSION, rsvdUlp: r.int(0, 255), stag: r.u32(), to: r.u64() };
         const payload = r.bytes(r.int(0, 40));
         const seg = encodeDdpSegment(h, payload);
         expect(seg.length).toBe(TAGGED_HEADER_SIZE + payload.length);
@@ -180,7 +179,7 @@ describe('DDP segmentation (spec/ddp-rdmap.md §4)', () => {
         const tagged = r.bool();
         const mulpdu = r.int(tagged ? 15 : 19, 2000);
         const payload = r.bytes(r.bool(0.1) ? 0 : r.int(1, 6000));
-        const to = r.bool(0.2) ? (1n << 64n) - BigInt(payload.length) : u64(r) >> 1n;
+        const to = r.bool(0.2) ? (1n << 64n) - BigInt(payload.length) : r.u64() >> 1n;
         const msg: DdpMessage = tagged
           ? { tagged, rsvdUlp: rdmapControl(Opcode.WRITE), stag: r.u32(), to, payload }
           : { tagged, rsvdUlp: rdmapControl(Opcode.SEND), rsvdUlp2: 0, qn: 0, msn: r.u32(), payload };
@@ -250,7 +249,7 @@ describe('RDMA Read Request (spec/ddp-rdmap.md §2.3)', () => {
   test('random Read Request headers round-trip', () => {
     withSeed(0xdd04, (r) => {
       for (let i = 0; i < 200; i++) {
-        const f = { sinkStag: r.u32(), sinkTo: u64(r), size: r.u32(), srcStag: r.u32(), srcTo: u64(r) };
+        const f = { sinkStag: r.u32(), sinkTo: r.u64(), size: r.u32(), srcStag: r.u32(), srcTo: r.u64() };
         expect(decodeReadRequest(encodeReadRequest(f))).toEqual(f);
       }
     });

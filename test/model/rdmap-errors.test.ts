@@ -9,6 +9,7 @@ import { Rnic } from '../../ts-model/rnic/rnic';
 import { runScenario, type ScenarioResult } from '../../ts-model/scenario/run';
 import { parseScenario, type Scenario, type ScenarioInput } from '../../ts-model/scenario/schema';
 import { ALL_ERROR_CODES, formatErrorCode } from '../../ts-model/terminate-codes';
+import { hex } from '../../ts-model/util/hex';
 
 /**
  * Every Terminate / LLP error code of spec/ddp-rdmap.md §9 (and spec/mpa.md §6) raised by a
@@ -20,7 +21,6 @@ import { ALL_ERROR_CODES, formatErrorCode } from '../../ts-model/terminate-codes
 
 type Triple = readonly [layer: number, etype: number, code: number];
 const other = (s: Side): Side => (s === 'initiator' ? 'responder' : 'initiator');
-const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
 
 // ---------------------------------------------------------------------------------------------
 // Scenario building blocks

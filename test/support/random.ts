@@ -22,5 +22,5 @@ export function withSeed<T>(salt: number, fn: (r: Rng) => T): T {
   }
 }
 
-export const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
+export { hex } from '../../ts-model/util/hex';
 export const unhex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'hex'));

@@ -11,7 +11,8 @@ import {
 } from './constants';
 import { padLength } from './fpdu';
 import type { MpaStreamConfig, ResolvedStream } from './stream';
-import { hex32, markerPhase, resolveStream } from './stream';
+import { hex32 } from '../util/hex';
+import { markerPhase, resolveStream } from './stream';
 import { seqAdd, seqDiff } from './sequence';
 
 /** A ULPDU delivered to DDP. */

@@ -4,7 +4,8 @@ export { MpaOptionsSchema, DEFAULT_MPA_OPTIONS, mpaOptions, type MpaOptions, typ
 export { padLength, fpduLength, encodeFpdu, decodeFpdu, type DecodedFpdu } from './fpdu';
 export { mulpdu } from './mulpdu';
 export { seqAdd, seqDiff } from './sequence';
-export { markerPhase, hex32, type MpaStreamConfig, type ResolvedStream } from './stream';
+export { markerPhase, type MpaStreamConfig, type ResolvedStream } from './stream';
+export { hex32 } from '../util/hex';
 export { MpaFramer, type FramedFpdu, type PlacedMarker } from './framer';
 export { MpaDeframer, type DeframeEvent, type DeliveredFpdu, type MpaStreamError, type DiscardedFpdu } from './deframer';
 export { encodeMpaFrame, parseMpaFrame, mpaFrameLength, type MpaFrame, type MpaFrameKind, type EnhancedData, type ParseResult } from './frames';

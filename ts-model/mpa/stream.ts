@@ -2,6 +2,7 @@ import { FPDU_ALIGN, MARKER_PERIOD } from './constants';
 import type { MpaOptions } from './options';
 import { DEFAULT_MPA_OPTIONS } from './options';
 import { checkSeq, seqDiff } from './sequence';
+import { hex32 } from '../util/hex';
 
 /**
  * What both ends of one MPA direction agree on once the connection is set up (spec/mpa.md §4.2,
@@ -41,4 +42,3 @@ export function resolveStream(cfg: MpaStreamConfig): ResolvedStream {
 /** Offset of `seq` in its 512-octet marker period: 0 means a marker starts here (spec/mpa.md §4.3). */
 export const markerPhase = (seq: number, s0: number): number => seqDiff(seq, s0) & (MARKER_PERIOD - 1);
 
-export const hex32 = (v: number): string => `0x${(v >>> 0).toString(16).padStart(8, '0')}`;

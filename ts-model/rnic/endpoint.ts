@@ -29,6 +29,7 @@ import type { CompletionKind, CompletionStatus, RnicEvent, Side } from './events
 import { checkHeader, ddpTaggedError, rdmapProtectionError, type CheckedSegment } from './header-checks';
 import type { Rnic } from './rnic';
 import type { RtrKind, WorkRequest } from './work-request';
+import { hex } from '../util/hex';
 
 /** A ULPDU ready for MPA, with what it belongs to. */
 export interface OutboundUlpdu {
@@ -100,7 +101,6 @@ interface CompletionSlot {
 }
 
 const unlimited = (n: number): number => (n === IRD_ORD_NO_NEGOTIATE ? Infinity : n);
-const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
 
 /** The untagged queue an opcode uses [RFC 5040 §4.3; RFC 7306 §10.2]. */
 function queueOf(opcode: number): number {

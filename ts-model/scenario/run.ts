@@ -13,6 +13,7 @@ import { totalCycles } from '../cost/cost-model';
 import { tamperSetup } from './connection-faults';
 import { opPayload } from './payload';
 import type { ConnectionFaultKind, OpFaultKind, Scenario, ScenarioOp } from './schema';
+import { hex32 } from '../util/hex';
 
 export const DEFAULT_ISN: Readonly<Record<Side, number>> = Object.freeze({ initiator: 0x01000000, responder: 0x02000000 });
 
@@ -150,7 +151,6 @@ function summarize(s: Scenario, link: IwarpLink): ScenarioSummary {
   };
 }
 
-const hex32 = (v: number) => `0x${(v >>> 0).toString(16).padStart(8, '0')}`;
 
 /** The TO of `offset` in the region `stag` names at `side` (VA regions start at their base). */
 function toOf(rnics: Record<Side, Rnic>, side: Side, stag: number, offset: bigint): bigint {

@@ -6,6 +6,8 @@ export interface Prng {
   readonly seed: number;
   /** Uniform 32-bit unsigned integer. */
   u32(): number;
+  /** Uniform 64-bit unsigned integer: two u32 draws, the first the high half. */
+  u64(): bigint;
   /** Uniform integer in [lo, hi]. */
   int(lo: number, hi: number): number;
   bool(pTrue?: number): boolean;
@@ -26,6 +28,10 @@ export function prng(seed: number): Prng {
   return {
     seed,
     u32,
+    u64: () => {
+      const hi = u32();
+      return (BigInt(hi) << 32n) | BigInt(u32());
+    },
     int,
     bool: (p = 0.5) => u32() / 0x100000000 < p,
     bytes: (n) => {
