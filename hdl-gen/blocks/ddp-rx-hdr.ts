@@ -80,8 +80,10 @@ export const DDP_RX_DESC = Object.freeze({
   mo: [224, 32],
   /** D+18..D+69, octet D+18+j at bits [263 + 8j : 256 + 8j] (lane 32 + j); zero past the ULPDU. */
   rdmap: [256, 8 * ATOMIC_REQUEST_HEADER_SIZE],
+  /** D+0 as received, reserved bits included: a Terminate copies the header octet for octet. */
+  ctrl0: [256 + 8 * ATOMIC_REQUEST_HEADER_SIZE, 8],
 } as const);
-export const DDP_RX_DESC_BITS = 256 + 8 * ATOMIC_REQUEST_HEADER_SIZE;
+export const DDP_RX_DESC_BITS = 264 + 8 * ATOMIC_REQUEST_HEADER_SIZE;
 
 /** Octets of RDMAP part an untagged opcode needs (0: data allowed), as in checkHeader. */
 const FIXED: ReadonlyArray<readonly [number, number]> = [
@@ -94,7 +96,8 @@ const FIXED: ReadonlyArray<readonly [number, number]> = [
 ];
 
 const bitLength = (n: number): number => Math.max(1, Math.ceil(Math.log2(n + 1)));
-const errBits = (e: ErrorCode): bigint => (BigInt(e.code) << 6n) | (BigInt(e.etype) << 2n) | BigInt(e.layer);
+/** An error code as the 14-bit {code, etype, layer} of the descriptor and the receive path. */
+export const errBits = (e: ErrorCode): bigint => (BigInt(e.code) << 6n) | (BigInt(e.etype) << 2n) | BigInt(e.layer);
 const orAll = (xs: readonly Expr[]): Expr => xs.reduce((a, b) => a.or(b));
 
 /** Header checks on the DDP control octet (D+0) and the RDMAP control octet (D+1). */
@@ -232,7 +235,6 @@ export function ddpRxHdrModule(bytes: number): Module {
   }
   const v = m.let('hdr_view', cat(...view.reverse()), { doc: 'the first octets of the ULPDU as of this beat (zero past its end)' });
   const V = (i: number) => lane(v, i);
-  m.allowUnused(v, 'the reserved bits [5:2] of the DDP control octet are ignored on receipt (RFC 5041 section 4.1)');
 
   // --- checks H1-H7 at the last beat, in checkHeader's order -------------------------------------
   const c = ctrlChecks(V(0), V(1), cfg7306);
@@ -271,6 +273,7 @@ export function ddpRxHdrModule(bytes: number): Module {
   const ok = err.eq(0);
   const hasPayload = m.let('has_payload', ok.and(c.noData.not()).and(len.gt(hsize)));
   const descNext = cat(
+    V(0),
     v.slice(8 * CAP - 1, 8 * UNTAGGED_HEADER_SIZE),
     ...[14, 10, 6].map((at) => cat(V(at), V(at + 1), V(at + 2), V(at + 3))),
     cat(...Array.from({ length: 8 }, (_, j) => V(6 + j))),

@@ -4,10 +4,14 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { atomicUnitModule } from '../blocks/atomic-unit';
 import { crc32cModule } from '../blocks/crc32c';
+import { ddpRxModule } from '../blocks/ddp-rx';
 import { ddpRxHdrModule } from '../blocks/ddp-rx-hdr';
+import { ddpRxPlaceModule } from '../blocks/ddp-rx-place';
 import { mpaRxModule } from '../blocks/mpa-rx';
 import { mpaTxModule } from '../blocks/mpa-tx';
+import { rdmapTxRespModule } from '../blocks/rdmap-tx-resp';
 import { stagTableModule } from '../blocks/stag-table';
+import { withDescendants } from '../core/hierarchy';
 import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
 import { DEFAULT_CONFIG, type RnicConfig } from './config';
@@ -30,6 +34,9 @@ const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width:
   { pattern: /^mpa_tx_w(\d+)$/, build: (w) => mpaTxModule(w) },
   { pattern: /^mpa_rx_w(\d+)$/, build: (w) => mpaRxModule(w) },
   { pattern: /^ddp_rx_hdr_w(\d+)$/, build: (w) => ddpRxHdrModule(w) },
+  { pattern: /^ddp_rx_w(\d+)$/, build: (w) => ddpRxModule(w) },
+  { pattern: /^ddp_rx_place_w(\d+)$/, build: (w) => ddpRxPlaceModule(w) },
+  { pattern: /^rdmap_tx_resp_w(\d+)$/, build: (w) => rdmapTxRespModule(w) },
   { pattern: /^stag_table_d(\d+)$/, build: (d) => stagTableModule(d) },
 ];
 
@@ -62,22 +69,23 @@ export function moduleSources(module: string, opts: { rtlDir?: string; config?: 
   const config = opts.config ?? DEFAULT_CONFIG;
   if (opts.rtlDir) return fromRtlDir(module, resolve(opts.rtlDir), config);
   const m = lookup(module, config);
-  const text = emitVerilog(m, { regenerate: REGENERATE });
-  const key = createHash('sha256').update(text).digest('hex').slice(0, 16);
-  const dir = join(opts.cacheRoot ?? join(REPO_ROOT, '.cache', 'gen'), `${m.name}-${key}`);
-  const file = join(dir, `${m.name}.v`);
-  if (!existsSync(file)) {
+  // One file per module, the instantiated ones first (the top module last).
+  const files = withDescendants(m).map((x) => ({ name: `${x.name}.v`, text: emitVerilog(x, { regenerate: REGENERATE }) }));
+  const hash = createHash('sha256');
+  for (const f of files) hash.update(f.text); // each names its module: one file hashes as before
+  const dir = join(opts.cacheRoot ?? join(REPO_ROOT, '.cache', 'gen'), `${m.name}-${hash.digest('hex').slice(0, 16)}`);
+  if (!existsSync(dir)) {
     // Write beside and rename, so parallel test processes never read half a file.
     const tmp = `${dir}.tmp-${process.pid}`;
     mkdirSync(tmp, { recursive: true });
-    writeFileSync(join(tmp, `${m.name}.v`), text);
+    for (const f of files) writeFileSync(join(tmp, f.name), f.text);
     try {
       renameSync(tmp, dir);
     } catch {
       rmSync(tmp, { recursive: true, force: true });
     }
   }
-  return { top: m.name, sources: [file], ports: portsOf(m), origin: 'generated' };
+  return { top: m.name, sources: files.map((f) => join(dir, f.name)), ports: portsOf(m), origin: 'generated' };
 }
 
 function fromRtlDir(module: string, dir: string, config: RnicConfig): ModuleSources {

@@ -318,7 +318,7 @@ export function cosimDdpRxHdr(opts: DdpRxHdrCosimOptions): DdpRxHdrCosimResult {
     ];
     const h = c.ok ? c.segment.header : c.header;
     if (h) {
-      want.push(['t', h.tagged ? 1n : 0n], ['l', h.last ? 1n : 0n], ['dv', BigInt(h.dv)], ['rsvdUlp', BigInt(h.rsvdUlp)]);
+      want.push(['t', h.tagged ? 1n : 0n], ['l', h.last ? 1n : 0n], ['dv', BigInt(h.dv)], ['rsvdUlp', BigInt(h.rsvdUlp)], ['ctrl0', BigInt(u[0]!)]);
       if (h.tagged) want.push(['stag', BigInt(h.stag)], ['to', h.to]);
       else want.push(['stag', BigInt(h.rsvdUlp2)], ['qn', BigInt(h.qn)], ['msn', BigInt(h.msn)], ['mo', BigInt(h.mo)]);
     }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { REPO_ROOT, moduleSources, type ModuleSources } from '../../hdl-gen/gen/sources';
 import { buildModel, type CompiledModel } from '../verilator/build';
 import { SimModel } from '../verilator/model';
@@ -11,10 +11,13 @@ export interface DutOptions {
   /** Build the traced variant and dump a VCD here. */
   readonly vcd?: string;
   /**
-   * Edits the (single-file) Verilog before it is built: for tests that show the checks catch a
-   * broken RTL. The edited file goes through the same path as a user's --rtl directory.
+   * Edits the module's own Verilog file (not those of the modules it instantiates) before it is
+   * built: for tests that show the checks catch a broken RTL. The edited files go through the same
+   * path as a user's --rtl directory.
    */
   readonly mutate?: (verilog: string) => string;
+  /** The module whose file `mutate` edits (default: the DUT itself), e.g. a block inside a top. */
+  readonly mutateModule?: string;
 }
 
 /**
@@ -22,7 +25,7 @@ export interface DutOptions {
  * the first step of every co-simulation.
  */
 export function openDut(module: string, opts: DutOptions = {}): { src: ModuleSources; compiled: CompiledModel; model: SimModel } {
-  const rtlDir = opts.mutate ? mutatedDir(module, opts.mutate, opts.rtlDir) : opts.rtlDir;
+  const rtlDir = opts.mutate ? mutatedDir(module, opts.mutate, opts.rtlDir, opts.mutateModule ?? module) : opts.rtlDir;
   const src = moduleSources(module, rtlDir ? { rtlDir } : {});
   const compiled = buildModel({
     top: src.top,
@@ -35,14 +38,21 @@ export function openDut(module: string, opts: DutOptions = {}): { src: ModuleSou
   return { src, compiled, model };
 }
 
-/** A content-addressed directory under .cache/gen holding the mutated Verilog of `module` and its rnic.f. */
-function mutatedDir(module: string, mutate: (verilog: string) => string, rtlDir: string | undefined): string {
-  const [source, ...rest] = moduleSources(module, rtlDir ? { rtlDir } : {}).sources;
-  if (rest.length > 0) throw new Error(`mutate needs a single-file ${module}, got ${rest.length + 1} files`);
-  const text = mutate(readFileSync(source!, 'utf8'));
-  const dir = join(REPO_ROOT, '.cache', 'gen', `${module}-mutated-${createHash('sha256').update(text).digest('hex').slice(0, 16)}`);
+/**
+ * A content-addressed directory under .cache/gen holding the sources of `module` with its own file
+ * (`<module>.v`, else the last one listed) mutated and the others copied, and their rnic.f.
+ */
+function mutatedDir(module: string, mutate: (verilog: string) => string, rtlDir: string | undefined, target: string): string {
+  const sources = moduleSources(module, rtlDir ? { rtlDir } : {}).sources;
+  const own = sources.findIndex((s) => basename(s) === `${target}.v`);
+  if (own < 0 && target !== module) throw new Error(`mutate: ${module} has no module ${target}`);
+  const at = own >= 0 ? own : sources.length - 1;
+  const files = sources.map((s, i) => ({ name: basename(s), text: i === at ? mutate(readFileSync(s, 'utf8')) : readFileSync(s, 'utf8') }));
+  const hash = createHash('sha256');
+  for (const f of files) hash.update(f.text);
+  const dir = join(REPO_ROOT, '.cache', 'gen', `${module}-mutated-${hash.digest('hex').slice(0, 16)}`);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, `${module}.v`), text);
-  writeFileSync(join(dir, 'rnic.f'), `${module}.v\n`);
+  for (const f of files) writeFileSync(join(dir, f.name), f.text);
+  writeFileSync(join(dir, 'rnic.f'), files.map((f) => f.name).join('\n') + '\n');
   return dir;
 }

@@ -2,16 +2,23 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { withDescendants } from '../../hdl-gen/core/hierarchy';
 import type { Module } from '../../hdl-gen/core/module';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 
-/** Runs `body` on the emitted Verilog of `m`, written alone into a fresh temporary directory. */
-function withVerilog<T>(m: Module, body: (dir: string, file: string) => T): T {
+/**
+ * Runs `body` on the emitted Verilog of `m` and of the modules it instantiates, one file each in a
+ * fresh temporary directory (`files`: children first, `m` last).
+ */
+function withVerilog<T>(m: Module, body: (dir: string, files: string[]) => T): T {
   const dir = mkdtempSync(join(tmpdir(), `${m.name}-`));
   try {
-    const file = join(dir, `${m.name}.v`);
-    writeFileSync(file, emitVerilog(m));
-    return body(dir, file);
+    const files = withDescendants(m).map((x) => {
+      const file = join(dir, `${x.name}.v`);
+      writeFileSync(file, emitVerilog(x));
+      return file;
+    });
+    return body(dir, files);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -19,8 +26,8 @@ function withVerilog<T>(m: Module, body: (dir: string, file: string) => T): T {
 
 /** What `verilator --lint-only -Wall` prints on the module (throws on a non-zero exit); '' when clean. */
 export function verilatorLint(m: Module): string {
-  return withVerilog(m, (_dir, file) =>
-    execFileSync('verilator', ['--lint-only', '-Wall', '--top-module', m.name, file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim(),
+  return withVerilog(m, (_dir, files) =>
+    execFileSync('verilator', ['--lint-only', '-Wall', '--top-module', m.name, ...files], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim(),
   );
 }
 
@@ -29,9 +36,9 @@ export function verilatorLint(m: Module): string {
  * `stat` text. `extra` runs after synth (more `select -assert-*` checks).
  */
 export function yosysSynthNoLatch(m: Module, extra: readonly string[] = []): string {
-  return withVerilog(m, (dir, file) => {
+  return withVerilog(m, (dir, files) => {
     const stat = join(dir, 'stat.txt');
-    const script = [`read_verilog ${file}`, `synth -top ${m.name}`, `tee -q -o ${stat} stat`, 'select -assert-none t:$_DLATCH* t:$dlatch* t:$adlatch', ...extra].join('; ');
+    const script = [...files.map((f) => `read_verilog ${f}`), `synth -top ${m.name}`, `tee -q -o ${stat} stat`, 'select -assert-none t:$_DLATCH* t:$dlatch* t:$adlatch', ...extra].join('; ');
     execFileSync('yosys', ['-q', '-p', script], { encoding: 'utf8' });
     return readFileSync(stat, 'utf8');
   });

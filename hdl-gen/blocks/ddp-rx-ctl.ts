@@ -1,0 +1,663 @@
+import { Qn, TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
+import { AOpCode } from '../../ts-model/rdmap/atomics';
+import { Opcode } from '../../ts-model/rdmap/constants';
+import { DdpError, RdmapError, type ErrorCode } from '../../ts-model/terminate-codes';
+import { Expr, cat, lit, mux } from '../core/expr';
+import { ModuleBuilder, type Module } from '../core/module';
+import { DDP_RX_DESC, DDP_RX_DESC_BITS, errBits } from './ddp-rx-hdr';
+import { fifo } from './fifo';
+import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
+
+/**
+ * The receive path's placement control (spec/ddp-rdmap.md §5.2–§5.6, §6.3, §7, §8): one QP's
+ * DDP/RDMAP state and every check after the header checks, in the model's order
+ * (ts-model/rnic/endpoint.ts `receive`, `receiveTagged`, `receiveUntagged`, `deliver`, `fail`).
+ *
+ * It takes one descriptor of ddp_rx_hdr per ULPDU (s_desc) and decides, one ULPDU at a time:
+ * - where the ULPDU's payload goes: one m_cmd per descriptor with has_payload (the payload waits in
+ *   ddp_rx_place's FIFO), an address or discard;
+ * - the tagged checks H8 and T1–T7 (T1–T5 through the STag table's lookup port, T6/T7 against the
+ *   ORQ head), the untagged checks U1–U5 (MSN per QN, posted receive buffers, the open message of
+ *   QN 0), and the RDMAP checks after delivery (Read Request source, IRD, Atomic target and
+ *   alignment, Send with Invalidate through the STag table's invalidate port, Atomic Response
+ *   against the ORQ head);
+ * - the responses: Read and Atomic Requests enter the IRRQ (m_req, read by rdmap_tx_resp in arrival
+ *   order); on the first error the Terminate with its header copies (spec/ddp-rdmap.md §2.4, §8);
+ * - the events (m_evt): receive completions, requester completions (Read, Atomic), Terminate sent,
+ *   Terminate received, stream closed.
+ * After the first error everything later is dropped (its payload discarded) and the IRRQ is
+ * flushed: exactly one Terminate per stream (§5.6, §8 rule 5).
+ *
+ * The implementation fixes the model's defaults (ts-model/rnic/options.ts): Immediate Data lands
+ * in the event only, the Terminate's DDP Segment Length is the whole segment, atomics share IRD
+ * with Reads, no draft-00 Swap. A request leaves the IRRQ (and stops counting against cfg_ird) when
+ * rdmap_tx_resp takes it, as the model's answerRequests does; the IRRQ holds at most irrqDepth
+ * requests, so an IRD above that makes the control wait for room instead of failing.
+ *
+ * Timing: a descriptor is taken in IDLE when m_cmd and m_evt are free; a Write takes 5 cycles
+ * (IDLE, CHECK, LOOK, two cycles of STag lookup latency, POST), an untagged Send 2.
+ */
+export const RX_EVENT = Object.freeze({ RECV: 0, RECV_IMMEDIATE: 1, READ: 2, ATOMIC: 3, TERMINATE_RECEIVED: 4, TERMINATE_SENT: 5, CLOSED: 6 });
+/** m_req_kind: what rdmap_tx_resp sends. */
+export const RESP_KIND = Object.freeze({ READ: 0, ATOMIC: 1, TERMINATE: 2 });
+
+export interface DdpRxCtlOptions {
+  /** Inbound Read/Atomic Requests waiting for rdmap_tx_resp. */
+  readonly irrqDepth?: number;
+  /** Outstanding outbound Reads/Atomics (the ORQ, pushed by the transmit side). */
+  readonly orqDepth?: number;
+  /** Posted receive buffers of QN 0. */
+  readonly rqDepth?: number;
+}
+
+const ST = Object.freeze({ IDLE: 0, CHECK: 1, LOOK: 2, LWAIT: 3, POST: 4, INV: 5, IWAIT: 6 });
+/** What the STag lookup is for. */
+const LK = Object.freeze({ TAGGED: 0, READ: 1, ATOMIC: 2 });
+
+const right = (r: (typeof STAG_RIGHT_BITS)[number]): number => 1 << STAG_RIGHT_BITS.indexOf(r);
+const faultCode = (f: (typeof STAG_FAULTS)[number]): number => STAG_FAULTS.indexOf(f);
+
+export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
+  const irrqDepth = opts.irrqDepth ?? 8;
+  const orqDepth = opts.orqDepth ?? 8;
+  const rqDepth = opts.rqDepth ?? 16;
+  const m = new ModuleBuilder(
+    'ddp_rx_ctl',
+    'DDP/RDMAP receive control of one QP (RFC 5040, RFC 5041 section 7.1, RFC 7306; spec/ddp-rdmap.md\n' +
+      'sections 5-8): tagged checks H8 and T1-T7 through the STag table, untagged checks U1-U5 with MSN per QN\n' +
+      'and posted receive buffers, RDMAP checks after delivery, placement commands, the IRRQ of Read and\n' +
+      'Atomic Requests, completion events, and exactly one Terminate on the first error (then drop all).',
+    { irrqDepth, orqDepth, rqDepth },
+  );
+  const clkGroup = 'Clock and synchronous active-high reset';
+  const clk = m.input('clk', 1, { group: clkGroup });
+  const rst = m.input('rst', 1, { group: clkGroup });
+  m.clockDomain('sync', clk, rst);
+  const cg = 'Configuration (static)';
+  const cfgPd = m.input('cfg_pd', 16, { group: cg, doc: "the stream's protection domain" });
+  const cfgIrd = m.input('cfg_ird', 16, { group: cg, doc: 'inbound Read/Atomic Requests allowed in the IRRQ' });
+  const cfgMsn = m.input('cfg_initial_msn', 32, { group: cg, doc: 'first MSN of every queue (loaded while rst is high)' });
+
+  const dg = 'Descriptor input from ddp_rx_hdr (s_desc)';
+  const dData = m.input('s_desc_tdata', DDP_RX_DESC_BITS, { group: dg, doc: 'layout DDP_RX_DESC in hdl-gen/blocks/ddp-rx-hdr.ts' });
+  const dValid = m.input('s_desc_tvalid', 1, { group: dg });
+  const dReady = m.output('s_desc_tready', 1, { group: dg });
+
+  const rg = 'Posted receive buffers of QN 0 (s_recv)';
+  const rcvValid = m.input('s_recv_valid', 1, { group: rg });
+  const rcvReady = m.output('s_recv_ready', 1, { group: rg });
+  const rcvAddr = m.input('s_recv_addr', 64, { group: rg, doc: 'host address' });
+  const rcvLen = m.input('s_recv_len', 32, { group: rg, doc: 'octets' });
+
+  const og = 'ORQ: outbound Read and Atomic Requests, in the order they were sent (s_orq)';
+  const orqValid = m.input('s_orq_valid', 1, { group: og });
+  const orqReady = m.output('s_orq_ready', 1, { group: og });
+  const orqAtomic = m.input('s_orq_atomic', 1, { group: og, doc: '1: Atomic Request, 0: Read Request' });
+  const orqStag = m.input('s_orq_stag', 32, { group: og, doc: 'Read: Sink STag' });
+  const orqTo = m.input('s_orq_to', 64, { group: og, doc: 'Read: Sink TO' });
+  const orqSize = m.input('s_orq_size', 32, { group: og, doc: 'Read: RDMA Read Message Size' });
+  const orqReqId = m.input('s_orq_request_id', 32, { group: og, doc: 'Atomic: Request Identifier' });
+
+  const fg = 'Local faults (a pulse each)';
+  const injValid = m.input('inject_valid', 1, { group: fg, doc: 'the next ULPDU that passes the header checks meets this local failure' });
+  const injErr = m.input('inject_err', 14, { group: fg, doc: '{code, etype, layer}' });
+  const abortIn = m.input('abort_req', 1, { group: fg, doc: 'the ULP tears the stream down: Terminate RDMAP local catastrophic, no headers' });
+
+  const lg = 'STag table lookup (latency 2)';
+  const lkValid = m.output('lk_valid', 1, { group: lg });
+  const lkStag = m.output('lk_stag', 32, { group: lg });
+  const lkTo = m.output('lk_to', 64, { group: lg });
+  const lkLen = m.output('lk_len', 32, { group: lg });
+  const lkRight = m.output('lk_right', 5, { group: lg });
+  const lkPd = m.output('lk_pd', 16, { group: lg });
+  const lkRspValid = m.input('lk_rsp_valid', 1, { group: lg });
+  const lkFault = m.input('lk_rsp_fault', 3, { group: lg });
+  const lkAddr = m.input('lk_rsp_address', 64, { group: lg });
+  const ig = 'STag table invalidate (latency 2)';
+  const invValid = m.output('inv_valid', 1, { group: ig });
+  const invStag = m.output('inv_stag', 32, { group: ig });
+  const invPd = m.output('inv_pd', 16, { group: ig });
+  const invRspValid = m.input('inv_rsp_valid', 1, { group: ig });
+  const invFault = m.input('inv_rsp_fault', 2, { group: ig });
+
+  const pg = 'Placement commands to ddp_rx_place (m_cmd): one per descriptor with has_payload';
+  const cmdValidO = m.output('m_cmd_valid', 1, { group: pg });
+  const cmdReady = m.input('m_cmd_ready', 1, { group: pg });
+  const cmdAddrO = m.output('m_cmd_addr', 64, { group: pg });
+  const cmdDiscardO = m.output('m_cmd_discard', 1, { group: pg });
+
+  const qg = 'Responses to rdmap_tx_resp (m_req): the IRRQ head, or the Terminate';
+  const reqValid = m.output('m_req_valid', 1, { group: qg });
+  const reqReady = m.input('m_req_ready', 1, { group: qg });
+  const q = (name: string, width: number, doc?: string) => m.output(`m_req_${name}`, width, { group: qg, ...(doc ? { doc } : {}) });
+  const reqKind = q('kind', 2, '0 Read Response, 1 Atomic, 2 Terminate');
+  const reqSinkStag = q('sink_stag', 32);
+  const reqSinkTo = q('sink_to', 64);
+  const reqSrcAddr = q('src_addr', 64, 'translated source address (0 for a zero-length Read)');
+  const reqSize = q('size', 32);
+  const reqAopcode = q('aopcode', 4);
+  const reqAddr = q('addr', 64, 'translated, 8-octet aligned target');
+  const reqAddSwap = q('add_swap', 64);
+  const reqAddSwapMask = q('add_swap_mask', 64);
+  const reqCompare = q('compare', 64);
+  const reqCompareMask = q('compare_mask', 64);
+  const reqRequestId = q('request_id', 32);
+  const reqTermLayer = q('term_layer', 4);
+  const reqTermEtype = q('term_etype', 4);
+  const reqTermCode = q('term_code', 8);
+  const reqTermM = q('term_m', 1);
+  const reqTermD = q('term_d', 1);
+  const reqTermR = q('term_r', 1);
+  const reqTermSegLen = q('term_seg_len', 16);
+  const reqTermTagged = q('term_tagged', 1, 'the copied DDP header is tagged (14 octets; else 18)');
+  const reqTermDdpHdr = q('term_ddp_hdr', 8 * UNTAGGED_HEADER_SIZE, 'octet j in [8j+7:8j]');
+  const reqTermRdmaHdr = q('term_rdma_hdr', 224, 'the Read Request header, octet j in [8j+7:8j]');
+
+  const eg = 'Events (m_evt): completions, Terminates, closure';
+  const evtValidO = m.output('m_evt_valid', 1, { group: eg });
+  const evtReady = m.input('m_evt_ready', 1, { group: eg });
+  const ev = (name: string, width: number, doc?: string) => m.output(`m_evt_${name}`, width, { group: eg, ...(doc ? { doc } : {}) });
+  const evtKindO = ev('kind', 3, '0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed');
+  const evtLengthO = ev('length', 32);
+  const evtSolicitedO = ev('solicited', 1);
+  const evtInvalidatedO = ev('invalidated', 1, 'recv: m_evt_stag was invalidated (Send with Invalidate)');
+  const evtStagO = ev('stag', 32);
+  const evtDataO = ev('data', 64, 'recv-immediate: the 8 octets, first in [63:56]; atomic: the original value');
+  const evtErrO = ev('err', 14, 'Terminates: {code, etype, layer}');
+
+  const sg = 'Status';
+  const rxStoppedO = m.output('rx_stopped', 1, { group: sg });
+  const txStoppedO = m.output('tx_stopped', 1, { group: sg });
+  const idleO = m.output('idle', 1, { group: sg, doc: 'no ULPDU in progress and no command or event waiting' });
+  const irrqCountO = m.output('irrq_used', Math.log2(irrqDepth) + 1, { group: sg });
+
+  // ---- Error codes -------------------------------------------------------------------------------
+  const E = (n: string, e: ErrorCode) => m.constant(n, 14, errBits(e), `${e.name} {code, etype, layer}`);
+  const eOpcode = E('ERR_RDMAP_OPCODE', RdmapError.UNEXPECTED_OPCODE);
+  const eStream = E('ERR_RDMAP_STREAM', RdmapError.STREAM_CATASTROPHIC);
+  const eLocal = E('ERR_RDMAP_LOCAL', RdmapError.LOCAL_CATASTROPHIC);
+  const eProtInv = E('ERR_RDMAP_PROT_INVALIDATE', RdmapError.PROTECTION_CANNOT_INVALIDATE);
+  const eOpInv = E('ERR_RDMAP_OP_INVALIDATE', RdmapError.OPERATION_CANNOT_INVALIDATE);
+  const eDdpLocal = E('ERR_DDP_LOCAL', DdpError.LOCAL_CATASTROPHIC);
+  const eStag = E('ERR_DDP_STAG', DdpError.INVALID_STAG);
+  const eBounds = E('ERR_DDP_BOUNDS', DdpError.BASE_BOUNDS);
+  const eQn = E('ERR_DDP_QN', DdpError.INVALID_QN);
+  const eNoBuf = E('ERR_DDP_NO_BUFFER', DdpError.NO_BUFFER);
+  const eMsn = E('ERR_DDP_MSN', DdpError.MSN_RANGE);
+  const eMo = E('ERR_DDP_MO', DdpError.INVALID_MO);
+  const eTooLong = E('ERR_DDP_TOO_LONG', DdpError.TOO_LONG);
+  /** STag lookup fault → Terminate: DDP tagged (ddpTaggedError) and RDMAP protection (rdmapProtectionError). */
+  const ddpTagged: Record<string, ErrorCode> = { 'invalid-stag': DdpError.INVALID_STAG, 'pd-mismatch': DdpError.STAG_NOT_ASSOCIATED, access: DdpError.INVALID_STAG, 'to-wrap': DdpError.TO_WRAP, bounds: DdpError.BASE_BOUNDS };
+  const rdmapProt: Record<string, ErrorCode> = { 'invalid-stag': RdmapError.INVALID_STAG, 'pd-mismatch': RdmapError.STAG_NOT_ASSOCIATED, access: RdmapError.ACCESS_RIGHTS, 'to-wrap': RdmapError.TO_WRAP, bounds: RdmapError.BASE_BOUNDS };
+  const faultTable = (table: Record<string, ErrorCode>, fault: Expr) =>
+    STAG_FAULTS.slice(1).reduce<Expr>((acc, f) => mux(fault.eq(faultCode(f)), lit(14, errBits(table[f]!)), acc), lit(14, 0));
+
+  // ---- The descriptor being processed ------------------------------------------------------------
+  const d = m.reg('desc', DDP_RX_DESC_BITS, { doc: 'the descriptor of the ULPDU in progress' });
+  const F = (k: keyof typeof DDP_RX_DESC) => {
+    const [lo, w] = DDP_RX_DESC[k];
+    return d.slice(lo + w - 1, lo);
+  };
+  m.allowUnused(d, 'dv was checked by ddp_rx_hdr (H2); the Terminate copies it within ctrl0');
+  const [rdLo] = DDP_RX_DESC.rdmap;
+  /** RDMAP part octets [j, j + n) as a big-endian number. */
+  const R = (j: number, n: number) => cat(...Array.from({ length: n }, (_, i) => d.slice(rdLo + 8 * (j + i) + 7, rdLo + 8 * (j + i))));
+  const ok = F('ok');
+  const hasPayload = F('hasPayload');
+  const err = cat(F('errCode'), F('errEtype'), F('errLayer'));
+  const ulpduLen = F('ulpduLen');
+  const plen = m.let('payload_len', F('payloadLen').zext(32), { doc: 'data octets after the DDP header (0 without has_payload)' });
+  const t = F('t');
+  const last = F('l');
+  const op = F('opcode');
+  const stag = F('stag');
+  const to = F('to');
+  const qn = F('qn');
+  const msn = F('msn');
+  const mo = F('mo');
+  const isOp = (...ops: number[]) => ops.map((o) => op.eq(o)).reduce((a, b) => a.or(b));
+  const isSend = m.let('is_send', isOp(Opcode.SEND, Opcode.SEND_SE, Opcode.SEND_INVALIDATE, Opcode.SEND_SE_INVALIDATE));
+  const qnOf = m.let(
+    'qn_expected',
+    mux(isOp(Opcode.READ_REQUEST, Opcode.ATOMIC_REQUEST), lit(2, Qn.READ_REQUEST), mux(op.eq(Opcode.TERMINATE), lit(2, Qn.TERMINATE), mux(op.eq(Opcode.ATOMIC_RESPONSE), lit(2, Qn.ATOMIC_RESPONSE), lit(2, Qn.SEND)))),
+    { doc: 'the untagged queue of the opcode (RFC 5040 section 4.3, RFC 7306 section 10.2)' },
+  );
+  const h1 = ok.not().and(ulpduLen.lt(mux(t, lit(16, TAGGED_HEADER_SIZE), lit(16, UNTAGGED_HEADER_SIZE))));
+  const isTermOp = m.let('term_opcode', op.eq(Opcode.TERMINATE).and(h1.not()), { doc: 'the ULPDU is a Terminate: an error closes the stream, nobody answers' });
+
+  // ---- State ------------------------------------------------------------------------------------
+  const st = m.reg('state', 3, { reset: ST.IDLE });
+  const lkFor = m.reg('lk_for', 2, { doc: 'what the STag lookup in flight is for' });
+  const rxStopped = m.reg('rx_stopped_r', 1, { reset: 0 });
+  const txStopped = m.reg('tx_stopped_r', 1, { reset: 0 });
+  const termSent = m.reg('term_sent', 1, { reset: 0 });
+  const injPending = m.reg('inject_pending', 1, { reset: 0 });
+  const injErrR = m.reg('inject_err_r', 14);
+  const abortPending = m.reg('abort_pending', 1, { reset: 0 });
+  const lkAddrR = m.reg('lk_address', 64, { doc: 'translated address of the last lookup' });
+  const lkFaultR = m.reg('lk_fault', 3);
+  const tOpen = m.reg('t_open', 1, { reset: 0, doc: 'a tagged message is open (its last segment had L = 0)' });
+  const tOpcode = m.reg('t_opcode', 4);
+  const tStag = m.reg('t_stag', 32);
+  const tNextTo = m.reg('t_next_to', 64);
+  const uOpen = m.reg('u_open', 1, { reset: 0, doc: 'a message is open on QN 0 (only Sends continue)' });
+  const uOpcode = m.reg('u_opcode', 4);
+  const uMsn = m.reg('u_msn', 32);
+  const uPlaced = m.reg('u_placed', 32, { doc: 'octets placed of the open message = next MO' });
+  const uBufAddr = m.reg('u_buf_addr', 64);
+  const uBufLen = m.reg('u_buf_len', 32);
+  const rxMsn = [0, 1, 2, 3].map((i) => m.reg(`rx_msn_${i}`, 32, { doc: `expected MSN of QN ${i}` }));
+  const orqRecv = m.reg('orq_received', 32, { reset: 0, doc: 'octets of the ORQ head Read received so far' });
+  const orqAtomics = m.reg('orq_atomics', Math.log2(orqDepth) + 1, { reset: 0, doc: 'Atomic Requests in the ORQ' });
+  const cplLen = m.reg('cpl_len', 32, { doc: 'message length of the Send being invalidated' });
+
+  // Output registers.
+  const cmdValid = m.reg('cmd_valid', 1, { reset: 0 });
+  const cmdAddr = m.reg('cmd_addr', 64);
+  const cmdDiscard = m.reg('cmd_discard', 1);
+  const evtValid = m.reg('evt_valid', 1, { reset: 0 });
+  const evtKind = m.reg('evt_kind', 3);
+  const evtLength = m.reg('evt_length', 32);
+  const evtSolicited = m.reg('evt_solicited', 1);
+  const evtInvalidated = m.reg('evt_invalidated', 1);
+  const evtStag = m.reg('evt_stag', 32);
+  const evtData = m.reg('evt_data', 64);
+  const evtErr = m.reg('evt_err', 14);
+  const termPending = m.reg('term_pending', 1, { reset: 0, doc: 'the Terminate waits for rdmap_tx_resp' });
+  const term = {
+    err: m.reg('term_err', 14),
+    md: m.reg('term_md', 1, { doc: 'M and D: the segment length and DDP header are copied' }),
+    r: m.reg('term_r_r', 1),
+    segLen: m.reg('term_seg_len_r', 16),
+    tagged: m.reg('term_tagged_r', 1),
+    ddpHdr: m.reg('term_ddp_hdr_r', 8 * UNTAGGED_HEADER_SIZE),
+    rdmaHdr: m.reg('term_rdma_hdr_r', 224),
+  };
+  m.assign(cmdValidO, cmdValid);
+  m.assign(cmdAddrO, cmdAddr);
+  m.assign(cmdDiscardO, cmdDiscard);
+  m.assign(evtValidO, evtValid);
+  m.assign(evtKindO, evtKind);
+  m.assign(evtLengthO, evtLength);
+  m.assign(evtSolicitedO, evtSolicited);
+  m.assign(evtInvalidatedO, evtInvalidated);
+  m.assign(evtStagO, evtStag);
+  m.assign(evtDataO, evtData);
+  m.assign(evtErrO, evtErr);
+  m.assign(rxStoppedO, rxStopped);
+  m.assign(txStoppedO, txStopped);
+
+  // ---- Queues -----------------------------------------------------------------------------------
+  const inState = (s: number) => st.eq(s);
+  const rqPop = m.wire('rq_pop', 1, { doc: 'a new message on QN 0 takes the oldest posted buffer' });
+  const rqPush = m.wire('rq_push', 1);
+  const rq = fifo(m, 'rq', 96, rqDepth, { push: rqPush, data: cat(rcvLen, rcvAddr), pop: rqPop });
+  m.assign(rqPush, rcvValid.and(rq.full.not()));
+  const orqPop = m.wire('orq_pop', 1, { doc: 'the ORQ head completed' });
+  const orqPush = m.wire('orq_push', 1);
+  const orq = fifo(m, 'orq', 161, orqDepth, { push: orqPush, data: cat(orqAtomic, orqReqId, orqSize, orqTo, orqStag), pop: orqPop });
+  m.assign(orqPush, orqValid.and(orq.full.not()));
+  const oh = {
+    stag: orq.head.slice(31, 0),
+    to: orq.head.slice(95, 32),
+    size: orq.head.slice(127, 96),
+    reqId: orq.head.slice(159, 128),
+    atomic: orq.head.bit(160),
+  };
+  const irrqPush = m.wire('irrq_push', 1);
+  const irrqData = m.wire('irrq_data', 357, { doc: '{atomic, aopcode, compare_mask, compare, add_swap_mask, add_swap, addr, request_id}; a Read uses request_id = Sink STag, addr = source, add_swap = Sink TO, compare[31:0] = size' });
+  const flush = m.wire('irrq_flush', 1, { doc: 'the transmit side stops: requests not yet answered are dropped' });
+  const reqTake = m.let('req_take', reqValid.and(reqReady));
+  const irrq = fifo(m, 'irrq', 357, irrqDepth, { push: irrqPush, data: irrqData, pop: reqTake.and(termPending.not()), flush });
+  m.assign(irrqCountO, irrq.count);
+  const ih = irrq.head;
+  m.assign(reqValid, termPending.or(irrq.empty.not()));
+  m.assign(reqKind, mux(termPending, lit(2, RESP_KIND.TERMINATE), mux(ih.bit(356), lit(2, RESP_KIND.ATOMIC), lit(2, RESP_KIND.READ))));
+  m.assign(reqRequestId, ih.slice(31, 0));
+  m.assign(reqSinkStag, ih.slice(31, 0));
+  m.assign(reqAddr, ih.slice(95, 32));
+  m.assign(reqSrcAddr, ih.slice(95, 32));
+  m.assign(reqAddSwap, ih.slice(159, 96));
+  m.assign(reqSinkTo, ih.slice(159, 96));
+  m.assign(reqAddSwapMask, ih.slice(223, 160));
+  m.assign(reqCompare, ih.slice(287, 224));
+  m.assign(reqSize, ih.slice(255, 224));
+  m.assign(reqCompareMask, ih.slice(351, 288));
+  m.assign(reqAopcode, ih.slice(355, 352));
+  m.assign(reqTermCode, term.err.slice(13, 6));
+  m.assign(reqTermEtype, term.err.slice(5, 2));
+  m.assign(reqTermLayer, term.err.slice(1, 0).zext(4));
+  m.assign(reqTermM, term.md);
+  m.assign(reqTermD, term.md);
+  m.assign(reqTermR, term.r);
+  m.assign(reqTermSegLen, term.segLen);
+  m.assign(reqTermTagged, term.tagged);
+  m.assign(reqTermDdpHdr, term.ddpHdr);
+  m.assign(reqTermRdmaHdr, term.rdmaHdr);
+
+  // ---- Handshakes --------------------------------------------------------------------------------
+  const outFree = m.let('out_free', cmdValid.not().and(evtValid.not()), { doc: 'the last ULPDU\'s command and event have left' });
+  const startAbort = m.let('start_abort', inState(ST.IDLE).and(abortPending).and(outFree));
+  const take = m.let('desc_take', inState(ST.IDLE).and(abortPending.not()).and(outFree).and(dValid));
+  m.assign(dReady, inState(ST.IDLE).and(abortPending.not()).and(outFree));
+  m.assign(idleO, inState(ST.IDLE).and(outFree).and(abortPending.not()));
+  m.assign(rcvReady, rq.full.not());
+  m.assign(orqReady, orq.full.not());
+
+  // ---- CHECK: everything that needs no lookup -----------------------------------------------------
+  // Tagged: H8 against the open tagged message.
+  const tChecks: [Expr, Expr][] = [
+    [tOpen.and(op.ne(tOpcode)), eOpcode],
+    [tOpen.and(stag.ne(tStag)), eStag],
+    [tOpen.and(to.ne(tNextTo)), eBounds],
+  ];
+  // Untagged: U1, H8 of QN 0 or U2–U4, the fixed-size rule, U5.
+  const open = m.let('u_continues', uOpen.and(qnOf.eq(Qn.SEND)), { doc: 'this segment continues the open message of QN 0' });
+  const expMsn = m.let('msn_expected', mux(qnOf.eq(0), rxMsn[0]!, mux(qnOf.eq(1), rxMsn[1]!, mux(qnOf.eq(2), rxMsn[2]!, rxMsn[3]!))));
+  const rqHead = { addr: rq.head.slice(63, 0), len: rq.head.slice(95, 64) };
+  const bufAddr = m.let('buf_addr', mux(open, uBufAddr, rqHead.addr));
+  const bufLen = m.let('buf_len', mux(open, uBufLen, rqHead.len));
+  const msgEnd = m.let('msg_end', mo.zext(33).add(plen.zext(33)), { doc: 'MO + payload length' });
+  const noBuffer = qnOf.eq(Qn.SEND).and(rq.empty).or(qnOf.eq(Qn.ATOMIC_RESPONSE).and(orqAtomics.eq(0)));
+  const uChecks: [Expr, Expr][] = [
+    [qn.ne(qnOf.zext(32)), eQn],
+    [open.and(op.ne(uOpcode)), eOpcode],
+    [open.and(msn.ne(uMsn)), eMsn],
+    [open.and(mo.ne(uPlaced)), eMo],
+    [open.not().and(msn.ne(expMsn)), eMsn],
+    [open.not().and(noBuffer), eNoBuf],
+    [open.not().and(mo.ne(0)), eMo],
+    [last.not().and(isSend.not()), eTooLong],
+    [isSend.and(msgEnd.gt(bufLen.zext(33))), eTooLong],
+    // Deliver-time checks that need no lookup: Atomic Request IRD and AOpCode (A3, A4), Atomic
+    // Response against the ORQ head.
+    [last.and(op.eq(Opcode.ATOMIC_REQUEST)).and(irrq.count.zext(16).ge(cfgIrd)), eStream],
+    [last.and(op.eq(Opcode.ATOMIC_REQUEST)).and(R(3, 1).slice(3, 0).ne(AOpCode.FETCH_ADD).and(R(3, 1).slice(3, 0).ne(AOpCode.CMP_SWAP))), eOpcode],
+    [last.and(op.eq(Opcode.ATOMIC_RESPONSE)).and(orq.empty.or(oh.atomic.not()).or(oh.reqId.ne(R(0, 4)))), eStream],
+  ];
+  const chain = (checks: readonly [Expr, Expr][]) => checks.reduceRight<Expr>((acc, [c, e]) => mux(c, e, acc), lit(14, 0));
+  const checkErr = m.let(
+    'check_err',
+    mux(ok.not(), err, mux(injPending, injErrR, mux(t, chain(tChecks), chain(uChecks)))),
+    { doc: 'first failing check before any lookup: header (H1-H7), injected, H8/U1-U5 and the no-lookup RDMAP checks' },
+  );
+
+  // ---- POST: after the lookup ---------------------------------------------------------------------
+  const readHead = orq.empty.not().and(oh.atomic.not());
+  const rrTotal = m.let('rr_total', orqRecv.zext(33).add(plen.zext(33)), { doc: 'octets of the Read received with this segment' });
+  const isRR = op.eq(Opcode.READ_RESPONSE);
+  const hasLen = plen.ne(0);
+  const postChecks: [Expr, Expr][] = [
+    [lkFor.eq(LK.TAGGED).and(hasLen).and(lkFaultR.ne(0)), faultTable(ddpTagged, lkFaultR)],
+    [lkFor.eq(LK.TAGGED).and(isRR).and(readHead.not()), eDdpLocal],
+    [lkFor.eq(LK.TAGGED).and(isRR).and(hasLen).and(stag.ne(oh.stag)), eStag],
+    [lkFor.eq(LK.TAGGED).and(isRR).and(hasLen).and(to.ne(oh.to.add(orqRecv.zext(64)))), eBounds],
+    [lkFor.eq(LK.TAGGED).and(isRR).and(rrTotal.gt(oh.size.zext(33)).or(last.and(rrTotal.ne(oh.size.zext(33))))), eBounds],
+    [lkFor.eq(LK.READ).and(R(12, 4).ne(0)).and(lkFaultR.ne(0)), faultTable(rdmapProt, lkFaultR)],
+    [lkFor.eq(LK.READ).and(irrq.count.zext(16).ge(cfgIrd)), eStream],
+    [lkFor.eq(LK.ATOMIC).and(lkFaultR.ne(0)), faultTable(rdmapProt, lkFaultR)],
+    [lkFor.eq(LK.ATOMIC).and(lkAddrR.slice(2, 0).ne(0)), eStream],
+  ];
+  const postErr = m.let('post_err', chain(postChecks), { doc: 'first failing check after the lookup (T1-T7, Read source, IRD, Atomic target)' });
+  const needRoom = lkFor.ne(LK.TAGGED);
+  const postStall = m.let('post_stall', postErr.eq(0).and(needRoom).and(irrq.full), { doc: 'the IRRQ has no room (IRD above its depth): wait' });
+
+  // ---- The Terminate and its header copies (spec/ddp-rdmap.md §2.4, §8) -----------------------------
+  const ddpHdrOctets = [F('ctrl0'), F('rsvdUlp'), ...[24, 16, 8, 0].map((s) => stag.slice(s + 7, s))];
+  const tail = (x: Expr, n: number) => Array.from({ length: n }, (_, i) => x.slice(8 * (n - 1 - i) + 7, 8 * (n - 1 - i)));
+  const taggedHdr = [...ddpHdrOctets, ...tail(to, 8)];
+  const untaggedHdr = [...ddpHdrOctets, ...tail(qn, 4), ...tail(msn, 4), ...tail(mo, 4)];
+  const packLe = (octets: Expr[], n: number) => cat(...[...octets, ...Array.from({ length: n - octets.length }, () => lit(8, 0))].reverse());
+  const hdrCopy = m.let('hdr_copy', mux(t, packLe(taggedHdr, UNTAGGED_HEADER_SIZE), packLe(untaggedHdr, UNTAGGED_HEADER_SIZE)), { doc: 'the DDP header as received' });
+  const rdmaCopy = d.slice(rdLo + 224 - 1, rdLo);
+
+  /** The first error of this ULPDU (or an abort, withUlpdu = false): stop, answer once (model `fail`). */
+  const fail = (e: Expr, withUlpdu: boolean) => {
+    m.set(rxStopped, 1);
+    m.set(txStopped, 1);
+    if (withUlpdu) m.when(hasPayload.and(st.ne(ST.IWAIT)), () => {
+      m.set(cmdValid, 1);
+      m.set(cmdDiscard, 1);
+    });
+    const layer = e.slice(1, 0);
+    const closes = withUlpdu ? isTermOp : lit(1, 0);
+    m.when(closes, () => {
+      m.set(evtValid, 1);
+      m.set(evtKind, RX_EVENT.CLOSED);
+      m.set(evtErr, e);
+    });
+    m.when(closes.not().and(termSent.not()), () => {
+      m.set(termSent, 1);
+      m.set(termPending, 1);
+      m.set(evtValid, 1);
+      m.set(evtKind, RX_EVENT.TERMINATE_SENT);
+      m.set(evtErr, e);
+      const withHeaders = withUlpdu ? layer.ne(2).and(layer.eq(0).and(e.slice(5, 2).eq(0)).not()).and(h1.not()) : lit(1, 0);
+      m.set(term.err, e);
+      m.set(term.md, withHeaders);
+      m.set(term.r, withHeaders.and(layer.eq(0)).and(e.slice(5, 2).eq(1)).and(op.eq(Opcode.READ_REQUEST)));
+      m.set(term.segLen, mux(withHeaders, ulpduLen, lit(16, 0)));
+      m.set(term.tagged, t);
+      m.set(term.ddpHdr, hdrCopy);
+      m.set(term.rdmaHdr, rdmaCopy);
+    });
+  };
+
+  const evt = (kind: number, length: Expr, extra: { solicited?: Expr; stag?: Expr; data?: Expr; invalidated?: boolean } = {}) => {
+    m.set(evtValid, 1);
+    m.set(evtKind, kind);
+    m.set(evtLength, length);
+    m.set(evtSolicited, extra.solicited ?? lit(1, 0));
+    m.set(evtInvalidated, extra.invalidated ? 1 : 0);
+    m.set(evtStag, extra.stag ?? lit(32, 0));
+    m.set(evtData, extra.data ?? lit(64, 0));
+    m.set(evtErr, 0);
+  };
+  const place = (addr: Expr) => {
+    m.set(cmdValid, 1);
+    m.set(cmdAddr, addr);
+    m.set(cmdDiscard, 0);
+  };
+
+  // Untagged acceptance in CHECK (no error): the queue state and delivery.
+  const uAccept = m.let('u_accept', inState(ST.CHECK).and(rxStopped.not()).and(checkErr.eq(0)).and(t.not()));
+  m.assign(
+    flush,
+    inState(ST.CHECK).and(rxStopped.not()).and(checkErr.ne(0).or(uAccept.and(last).and(op.eq(Opcode.TERMINATE))))
+      .or(inState(ST.POST).and(postErr.ne(0)))
+      .or(inState(ST.IWAIT).and(invRspValid).and(invFault.ne(0)))
+      .or(startAbort.and(termSent.not()).and(txStopped.not())),
+  );
+  m.assign(rqPop, uAccept.and(open.not()).and(qnOf.eq(Qn.SEND)));
+  m.assign(orqPop, uAccept.and(last).and(op.eq(Opcode.ATOMIC_RESPONSE)).or(inState(ST.POST).and(postErr.eq(0)).and(lkFor.eq(LK.TAGGED)).and(isRR).and(last)));
+  const readSize = R(12, 4);
+  m.assign(
+    irrqPush,
+    inState(ST.POST).and(postErr.eq(0)).and(postStall.not()).and(needRoom),
+  );
+  m.assign(
+    irrqData,
+    mux(
+      lkFor.eq(LK.ATOMIC),
+      cat(lit(1, 1), R(3, 1).slice(3, 0), R(44, 8), R(36, 8), R(28, 8), R(20, 8), lkAddrR, R(4, 4)),
+      cat(lit(1, 0), lit(4, 0), lit(64, 0), lit(32, 0), readSize, lit(64, 0), R(4, 8), mux(readSize.ne(0), lkAddrR, lit(64, 0)), R(0, 4)),
+    ),
+  );
+
+  m.sync(() => {
+    m.when(rst, () => rxMsn.forEach((r) => m.set(r, cfgMsn)));
+    m.when(cmdReady, () => m.set(cmdValid, 0));
+    m.when(evtReady, () => m.set(evtValid, 0));
+    m.when(injValid, () => {
+      m.set(injPending, 1);
+      m.set(injErrR, injErr);
+    });
+    m.when(abortIn, () => m.set(abortPending, 1));
+    m.when(reqTake.and(termPending), () => m.set(termPending, 0));
+    m.when(orqPush.and(orqAtomic), () => m.set(orqAtomics, orqAtomics.add(1)));
+    m.when(orqPop.and(oh.atomic), () => m.set(orqAtomics, mux(orqPush.and(orqAtomic), orqAtomics, orqAtomics.sub(1))));
+
+    m.switch(st, [
+      [
+        ST.IDLE,
+        () => {
+          m.when(startAbort, () => {
+            m.set(abortPending, 0);
+            // RFC 5040 §7.1 rule 1: an error not tied to an incoming message; no headers.
+            m.when(termSent.not().and(txStopped.not()), () => fail(eLocal, false));
+          });
+          m.when(take, () => {
+            m.set(d, dData);
+            m.set(st, ST.CHECK);
+          });
+        },
+      ],
+      [
+        ST.CHECK,
+        () => {
+          m.set(st, ST.IDLE);
+          m.when(rxStopped, () => {
+            // §5.6: every segment after an error is silently dropped.
+            m.when(hasPayload, () => {
+              m.set(cmdValid, 1);
+              m.set(cmdDiscard, 1);
+            });
+          });
+          m.when(rxStopped.not(), () => {
+            m.when(ok.and(injPending), () => m.set(injPending, 0));
+            m.when(checkErr.ne(0), () => fail(checkErr, true));
+            m.when(checkErr.eq(0).and(t), () => {
+              m.set(lkFor, LK.TAGGED);
+              m.set(lkFaultR, 0);
+              m.set(lkAddrR, 0);
+              m.set(st, mux(hasLen, lit(3, ST.LOOK), lit(3, ST.POST)));
+            });
+            m.when(uAccept, () => {
+              m.when(isSend.and(hasPayload), () => place(bufAddr.add(mo.zext(64))));
+              m.when(last.not(), () => {
+                m.set(uOpen, 1);
+                m.set(uOpcode, op);
+                m.set(uMsn, msn);
+                m.set(uPlaced, msgEnd.slice(31, 0));
+                m.set(uBufAddr, bufAddr);
+                m.set(uBufLen, bufLen);
+              });
+              m.when(last, () => {
+                m.when(qnOf.eq(Qn.SEND), () => m.set(uOpen, 0));
+                rxMsn.forEach((r, i) => m.when(qnOf.eq(i), () => m.set(r, msn.add(1))));
+                const solicited = isOp(Opcode.SEND_SE, Opcode.SEND_SE_INVALIDATE, Opcode.IMMEDIATE_SE);
+                m.switch(op, [
+                  [[Opcode.SEND, Opcode.SEND_SE], () => evt(RX_EVENT.RECV, msgEnd.slice(31, 0), { solicited })],
+                  [
+                    [Opcode.SEND_INVALIDATE, Opcode.SEND_SE_INVALIDATE],
+                    () => {
+                      m.set(cplLen, msgEnd.slice(31, 0));
+                      m.set(st, ST.INV);
+                    },
+                  ],
+                  [[Opcode.IMMEDIATE, Opcode.IMMEDIATE_SE], () => evt(RX_EVENT.RECV_IMMEDIATE, lit(32, 8), { solicited, data: R(0, 8) })],
+                  [
+                    Opcode.READ_REQUEST,
+                    () => {
+                      m.set(lkFor, LK.READ);
+                      m.set(lkFaultR, 0);
+                      m.set(lkAddrR, 0);
+                      // Zero-length Read: Source STag and TO are not validated (spec §5.4).
+                      m.set(st, mux(readSize.ne(0), lit(3, ST.LOOK), lit(3, ST.POST)));
+                    },
+                  ],
+                  [
+                    Opcode.ATOMIC_REQUEST,
+                    () => {
+                      m.set(lkFor, LK.ATOMIC);
+                      m.set(st, ST.LOOK);
+                    },
+                  ],
+                  [
+                    Opcode.ATOMIC_RESPONSE,
+                    () => {
+                      evt(RX_EVENT.ATOMIC, lit(32, 8), { data: R(4, 8) });
+                    },
+                  ],
+                  [
+                    Opcode.TERMINATE,
+                    () => {
+                      // A peer MAY stop after a Terminate; this one does (flushes the IRRQ).
+                      evt(RX_EVENT.TERMINATE_RECEIVED, lit(32, 0));
+                      m.set(evtErr, cat(R(1, 1), R(0, 1).slice(3, 0), R(0, 1).slice(5, 4)));
+                      m.set(rxStopped, 1);
+                      m.set(txStopped, 1);
+                    },
+                  ],
+                ]);
+              });
+            });
+          });
+        },
+      ],
+      [ST.LOOK, () => m.set(st, ST.LWAIT)],
+      [
+        ST.LWAIT,
+        () => {
+          m.when(lkRspValid, () => {
+            m.set(lkFaultR, lkFault);
+            m.set(lkAddrR, lkAddr);
+            m.set(st, ST.POST);
+          });
+        },
+      ],
+      [
+        ST.POST,
+        () => {
+          m.when(postErr.ne(0), () => {
+            fail(postErr, true);
+            m.set(st, ST.IDLE);
+          });
+          m.when(postErr.eq(0).and(postStall.not()), () => {
+            m.set(st, ST.IDLE);
+            m.when(lkFor.eq(LK.TAGGED), () => {
+              m.when(hasLen, () => place(lkAddrR));
+              m.set(tOpen, last.not());
+              m.set(tOpcode, op);
+              m.set(tStag, stag);
+              m.set(tNextTo, to.add(plen.zext(64)));
+              m.when(isRR, () => {
+                m.set(orqRecv, mux(last, lit(32, 0), rrTotal.slice(31, 0)));
+                m.when(last, () => evt(RX_EVENT.READ, oh.size));
+              });
+            });
+          });
+        },
+      ],
+      [ST.INV, () => m.set(st, ST.IWAIT)],
+      [
+        ST.IWAIT,
+        () => {
+          m.when(invRspValid, () => {
+            m.set(st, ST.IDLE);
+            m.when(invFault.eq(0), () => evt(RX_EVENT.RECV, cplLen, { solicited: op.eq(Opcode.SEND_SE_INVALIDATE), stag, invalidated: true }));
+            const notInv = STAG_INV_FAULTS.indexOf('not-invalidatable');
+            m.when(invFault.ne(0), () => fail(mux(invFault.eq(notInv), eOpInv, eProtInv), true));
+          });
+        },
+      ],
+    ]);
+  });
+
+  // ---- Lookup and invalidate requests (issued in LOOK / INV) --------------------------------------
+  const lkIsTagged = lkFor.eq(LK.TAGGED);
+  const lkIsRead = lkFor.eq(LK.READ);
+  m.assign(lkValid, inState(ST.LOOK));
+  m.assign(lkStag, mux(lkIsTagged, stag, mux(lkIsRead, R(16, 4), R(8, 4))));
+  m.assign(lkTo, mux(lkIsTagged, to, mux(lkIsRead, R(20, 8), R(12, 8))));
+  m.assign(lkLen, mux(lkIsTagged, plen, mux(lkIsRead, readSize, lit(32, 8))));
+  m.assign(
+    lkRight,
+    mux(lkIsTagged, mux(op.eq(Opcode.WRITE), lit(5, right('remote-write')), lit(5, right('local-write'))), mux(lkIsRead, lit(5, right('remote-read')), lit(5, right('remote-atomic')))),
+  );
+  m.assign(invValid, inState(ST.INV));
+  m.assign(invStag, stag);
+  m.assign(lkPd, cfgPd);
+  m.assign(invPd, cfgPd);
+  return m.build();
+}

@@ -1,0 +1,408 @@
+import { TAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
+import { Expr, cat, lit, mux } from '../core/expr';
+import { ModuleBuilder, type Module } from '../core/module';
+import { sourceStream } from '../core/stream';
+import { atomicUnitModule } from './atomic-unit';
+import { TERMINATE_ULPDU_MAX, atomicResponseUlpdu, laneVector, readResponseHeader, terminateUlpdu } from './rdmap-tx-resp-ulpdu';
+
+/**
+ * The transmit side of the responder: response commands in, ULPDUs out to mpa_tx_w<W>, one per
+ * m_axis packet, octet for octet what ts-model/rnic/endpoint.ts sends (`answerRequests`, `fail`).
+ *
+ * Requests (req_kind), taken one at a time in the order the responses must go out:
+ * - 0 RDMA Read Response (RFC 5040 §4.5; spec/ddp-rdmap.md §4): req_size octets read from host
+ *   memory at req_src_addr (any alignment), cut into tagged segments of at most cfg_mulpdu − 14
+ *   payload octets (`segmentMessage`): STag = req_sink_stag, TO = req_sink_to + offset mod 2^64,
+ *   L on the last; a zero-length Read is one empty segment.
+ * - 1 Atomic Response (RFC 7306 §5.2.2): the atomic_unit child reads the 8-octet target at
+ *   req_addr, runs FetchAdd / CmpSwap (cfg_big_endian: the target's byte order), writes back and
+ *   returns the original value, sent with QN 3, the next MSN of QN 3, Request Identifier.
+ * - 2 Terminate (RFC 5040 §4.8; spec/ddp-rdmap.md §2.4, §8): QN 2, the next MSN of QN 2; the DDP
+ *   Segment Length and the copied DDP header iff req_term_d, the copied RDMA header iff req_term_r.
+ * - 3 is taken and dropped.
+ * The MSN counters of QN 2 and QN 3 load cfg_initial_msn while rst is high (RFC 5041 §5.1).
+ *
+ * Memory reads are W-octet aligned beats, data in request order with any latency ≥ 1 and always
+ * accepted: a Read Response issues reads while (reads issued − beats consumed) < 16, the depth of
+ * its data FIFO, so 16 reads may be in flight. Segments are realigned from the source phase to
+ * payload lane 14 mod W by a rotate over {newest beat, held beat}; a beat that straddles two
+ * segments is consumed once and held for the next. The atomic path adapts atomic_unit's 8-octet
+ * ports: the beat address is the target's with the low bits cleared, the target's 8 lanes are
+ * selected on read, and the write repeats the word with wr_strb on its 8 lanes only.
+ *
+ * Rate: a Read Response leaves one beat per cycle while its data keeps up (rd_ready high, read
+ * latency ≤ 14 at full rate); a segment costs exactly its ⌈(14 + payload)/W⌉ beats, back to back
+ * across segments, plus one cycle per message when the first payload octets straddle two memory
+ * beats. First read one cycle after the request handshake; the first output beat one cycle after
+ * its data is in the FIFO. Atomic Response and Terminate come from a shift register, one beat per
+ * cycle. The next request is taken the cycle after the previous response's last beat is built.
+ * m_axis: registered; tready reaches the FIFO pop combinationally (no skid buffer). Lanes past
+ * tkeep on the last beat are unspecified.
+ */
+export const RDMAP_TX_RESP_WIDTHS = [8, 16, 32, 64] as const;
+
+/** req_kind values. */
+export const RESP_KIND = Object.freeze({ READ_RESPONSE: 0, ATOMIC: 1, TERMINATE: 2 });
+
+/** Read data FIFO depth in beats; also the bound on reads in flight. */
+export const RDMAP_TX_RESP_FIFO_DEPTH = 16;
+
+const STATE = Object.freeze({ IDLE: 0, READ: 1, ATOMIC: 2, SHORT: 3 });
+
+export function rdmapTxRespModule(bytes: number): Module {
+  if (!(RDMAP_TX_RESP_WIDTHS as readonly number[]).includes(bytes)) {
+    throw new RangeError(`rdmap_tx_resp datapath width must be 8, 16, 32 or 64 octets, got ${bytes}`);
+  }
+  const W = bytes;
+  const lw = Math.log2(W);
+  const depth = RDMAP_TX_RESP_FIFO_DEPTH;
+  const aw = Math.log2(depth);
+  const m = new ModuleBuilder(
+    `rdmap_tx_resp_w${W}`,
+    'RDMAP responder transmit: RDMA Read Responses (data read from host memory, segmented to\n' +
+      'MULPDU, RFC 5040 section 4.5, RFC 5041 section 5.2), Atomic Responses (RFC 7306 section 5.2.2,\n' +
+      'through atomic_unit) and Terminates (RFC 5040 section 4.8) as ULPDUs, one per m_axis packet.\n' +
+      `${W} octets per beat; a Read Response at one output beat per cycle.`,
+    { bytes: W, fifo_depth: depth },
+  );
+  const clkGroup = 'Clock and synchronous active-high reset';
+  const clk = m.input('clk', 1, { group: clkGroup });
+  const rst = m.input('rst', 1, { group: clkGroup });
+  m.clockDomain('sync', clk, rst);
+
+  const cg = 'Configuration';
+  const cfgMulpdu = m.input('cfg_mulpdu', 16, { group: cg, doc: 'largest ULPDU (>= 64): Read Response segments carry at most cfg_mulpdu - 14 octets' });
+  const cfgBigEndian = m.input('cfg_big_endian', 1, { group: cg, doc: 'atomic targets are big-endian in host memory' });
+  const cfgInitialMsn = m.input('cfg_initial_msn', 32, { group: cg, doc: 'first MSN of QN 2 and QN 3, loaded while rst is high' });
+
+  const rq = 'Response request (one per response, in send order)';
+  const reqValid = m.input('req_valid', 1, { group: rq });
+  const reqReady = m.output('req_ready', 1, { group: rq });
+  const reqKind = m.input('req_kind', 2, { group: rq, doc: '0 Read Response, 1 Atomic Response, 2 Terminate' });
+  const reqSinkStag = m.input('req_sink_stag', 32, { group: rq, doc: 'Read: Data Sink STag' });
+  const reqSinkTo = m.input('req_sink_to', 64, { group: rq, doc: 'Read: Data Sink Tagged Offset' });
+  const reqSrcAddr = m.input('req_src_addr', 64, { group: rq, doc: 'Read: translated host address of the source, any alignment' });
+  const reqSize = m.input('req_size', 32, { group: rq, doc: 'Read: RDMA Read Message Size (0 allowed)' });
+  const reqAopcode = m.input('req_aopcode', 4, { group: rq, doc: 'Atomic: AOpCode 0x0 FetchAdd / 0x2 CmpSwap' });
+  const reqAddr = m.input('req_addr', 64, { group: rq, doc: 'Atomic: translated, 8-octet aligned target address' });
+  const reqAddSwap = m.input('req_add_swap', 64, { group: rq, doc: 'Atomic: Add Data / Swap Data' });
+  const reqAddSwapMask = m.input('req_add_swap_mask', 64, { group: rq, doc: 'Atomic: Add Mask / Swap Mask' });
+  const reqCompare = m.input('req_compare', 64, { group: rq, doc: 'Atomic: Compare Data' });
+  const reqCompareMask = m.input('req_compare_mask', 64, { group: rq, doc: 'Atomic: Compare Mask' });
+  const reqRequestId = m.input('req_request_id', 32, { group: rq, doc: 'Atomic: Request Identifier' });
+  const reqTermLayer = m.input('req_term_layer', 4, { group: rq, doc: 'Terminate: Layer' });
+  const reqTermEtype = m.input('req_term_etype', 4, { group: rq, doc: 'Terminate: Error Type' });
+  const reqTermCode = m.input('req_term_code', 8, { group: rq, doc: 'Terminate: Error Code' });
+  const reqTermM = m.input('req_term_m', 1, { group: rq, doc: 'Terminate: M (segment length valid)' });
+  const reqTermD = m.input('req_term_d', 1, { group: rq, doc: 'Terminate: D (segment length and DDP header present)' });
+  const reqTermR = m.input('req_term_r', 1, { group: rq, doc: 'Terminate: R (RDMA header present)' });
+  const reqTermSegLen = m.input('req_term_seg_len', 16, { group: rq, doc: 'Terminate: DDP Segment Length' });
+  const reqTermTagged = m.input('req_term_tagged', 1, { group: rq, doc: 'Terminate: the copied DDP header is tagged (14 octets, else 18)' });
+  const reqTermDdpHdr = m.input('req_term_ddp_hdr', 18 * 8, { group: rq, doc: 'Terminate: copied DDP header, octet j in [8j+7:8j]' });
+  const reqTermRdmaHdr = m.input('req_term_rdma_hdr', 28 * 8, { group: rq, doc: 'Terminate: copied RDMA header, octet j in [8j+7:8j]' });
+
+  const rdg = 'Host memory read (W-octet beats)';
+  const rdValid = m.output('rd_valid', 1, { group: rdg });
+  const rdReady = m.input('rd_ready', 1, { group: rdg });
+  const rdAddr = m.output('rd_addr', 64, { group: rdg, doc: 'a multiple of W' });
+  const rdDataValid = m.input('rd_data_valid', 1, { group: rdg, doc: 'always accepted; in read order, at least 1 cycle after the read handshake' });
+  const rdData = m.input('rd_data', 8 * W, { group: rdg, doc: 'lane j = octet at rd_addr + j' });
+
+  const wrg = 'Host memory write (atomic write-back)';
+  const wrValid = m.output('wr_valid', 1, { group: wrg });
+  const wrReady = m.input('wr_ready', 1, { group: wrg });
+  const wrAddr = m.output('wr_addr', 64, { group: wrg, doc: 'a multiple of W' });
+  const wrData = m.output('wr_data', 8 * W, { group: wrg, doc: 'lane j = octet at wr_addr + j' });
+  const wrStrb = m.output('wr_strb', W, { group: wrg });
+
+  const o = sourceStream({ bytes: W }).declare(m, 'm_axis', 'AXI4-Stream output: ULPDUs to mpa_tx (m_axis)');
+  const idle = m.output('idle', 1, { group: 'Status', doc: 'no response in progress and nothing left to send' });
+
+  const sIdle = m.constant('S_IDLE', 2, STATE.IDLE, 'waiting for a request');
+  const sRead = m.constant('S_READ', 2, STATE.READ, 'sending a Read Response');
+  const sAtomic = m.constant('S_ATOMIC', 2, STATE.ATOMIC, 'the atomic unit runs; waiting for its response');
+  const sShort = m.constant('S_SHORT', 2, STATE.SHORT, 'sending an Atomic Response or a Terminate');
+  const kAtomic = m.constant('KIND_ATOMIC', 2, RESP_KIND.ATOMIC, 'req_kind: Atomic Response');
+  const hdrSize = m.constant('TAGGED_HDR', 16, TAGGED_HEADER_SIZE, 'tagged DDP header octets (RFC 5041 section 4.2)');
+
+  const state = m.reg('state', 2, { reset: STATE.IDLE });
+  const inIdle = m.let('in_idle', state.eq(sIdle));
+  const inRead = m.let('in_read', state.eq(sRead));
+  const inAtomic = m.let('in_atomic', state.eq(sAtomic));
+  const inShort = m.let('in_short', state.eq(sShort));
+
+  // MSN counters of QN 2 (Terminate) and QN 3 (Atomic Response).
+  const msnTerm = m.reg('msn_terminate', 32, { doc: 'MSN of the next Terminate (QN 2)' });
+  const msnAtomic = m.reg('msn_atomic', 32, { doc: 'MSN of the next Atomic Response (QN 3)' });
+
+  // ---- Output register ------------------------------------------------------------------------
+  const outValid = m.reg('out_valid', 1, { reset: 0 });
+  const outData = m.reg('out_data', 8 * W);
+  const outKeep = m.reg('out_keep', W);
+  const outLast = m.reg('out_last', 1);
+  const outFree = m.let('out_free', outValid.not().or(o.ready), { doc: 'the output register takes a beat this cycle' });
+  m.assign(o.data, outData);
+  m.assign(o.keep!, outKeep);
+  m.assign(o.valid, outValid);
+  m.assign(o.last!, outLast);
+  /** tkeep of a beat with `left` octets of the ULPDU still to go (all ones when left >= W). */
+  const keepFor = (left: Expr) => cat(...Array.from({ length: W }, (_, j) => left.gt(lit(left.width, j))).reverse());
+
+  // ---- Atomic unit and the memory-port adapter -------------------------------------------------
+  const au = {
+    reqReady: m.wire('au_req_ready', 1),
+    rdValid: m.wire('au_rd_valid', 1),
+    rdAddr: m.wire('au_rd_addr', 64),
+    wrValid: m.wire('au_wr_valid', 1),
+    wrAddr: m.wire('au_wr_addr', 64),
+    wrData: m.wire('au_wr_data', 64),
+    wrStrb: m.wire('au_wr_strb', 8),
+    rspValid: m.wire('au_rsp_valid', 1),
+    rspTag: m.wire('au_rsp_tag', 32),
+    rspOrig: m.wire('au_rsp_orig', 64),
+    rspStatus: m.wire('au_rsp_status', 2),
+    rspMatch: m.wire('au_rsp_match', 1),
+  };
+  m.allowUnused(au.rspStatus, 'the caller guarantees a known AOpCode and an aligned target');
+  m.allowUnused(au.rspMatch, 'the Atomic Response carries the original value only');
+  m.allowUnused(au.rdAddr, 'bits [2:0] are 0 (8-octet aligned target); the beat address clears the lane bits');
+  m.allowUnused(au.wrAddr, 'bits [2:0] are 0 (8-octet aligned target); the beat address clears the lane bits');
+  const reqFire = m.let('req_fire', reqValid.and(inIdle).and(au.reqReady));
+  const auRdData = W === 8 ? rdData : m.let('au_rd_word', rdData.shr(cat(au.rdAddr.slice(lw - 1, 3), lit(6, 0))).slice(63, 0), { doc: "the target's 8 lanes of the read beat" });
+  m.instance(atomicUnitModule(), 'atomic', {
+    clk,
+    rst,
+    cfg_big_endian: cfgBigEndian,
+    req_valid: reqFire.and(reqKind.eq(kAtomic)),
+    req_ready: au.reqReady,
+    req_aopcode: reqAopcode,
+    req_addr: reqAddr,
+    req_add_swap: reqAddSwap,
+    req_add_swap_mask: reqAddSwapMask,
+    req_compare: reqCompare,
+    req_compare_mask: reqCompareMask,
+    req_tag: reqRequestId,
+    rd_valid: au.rdValid,
+    rd_ready: rdReady,
+    rd_addr: au.rdAddr,
+    rd_data_valid: rdDataValid.and(inAtomic),
+    rd_data: auRdData,
+    wr_valid: au.wrValid,
+    wr_ready: wrReady,
+    wr_addr: au.wrAddr,
+    wr_data: au.wrData,
+    wr_strb: au.wrStrb,
+    rsp_valid: au.rspValid,
+    rsp_ready: inAtomic,
+    rsp_tag: au.rspTag,
+    rsp_orig: au.rspOrig,
+    rsp_status: au.rspStatus,
+    rsp_match: au.rspMatch,
+  });
+  const beatAddr = (a: Expr) => cat(a.slice(63, lw), lit(lw, 0));
+  m.assign(wrValid, au.wrValid);
+  m.assign(wrAddr, beatAddr(au.wrAddr));
+  m.assign(wrData, au.wrData.repeat(W / 8));
+  m.assign(wrStrb, W === 8 ? au.wrStrb : cat(...Array.from({ length: W / 8 }, (_, g) => mux(au.wrAddr.slice(lw - 1, 3).eq(g), au.wrStrb, lit(8, 0))).reverse()));
+  const atomicDone = m.let('atomic_done', inAtomic.and(au.rspValid));
+
+  // ---- Read Response: reads, data FIFO, realignment, segmentation -----------------------------
+  const room = m.let('seg_room', cfgMulpdu.sub(hdrSize), { doc: 'payload octets of a full segment: MULPDU - 14' });
+  const rdNext = m.reg('rd_next_addr', 64, { doc: 'address of the next beat to read' });
+  const rdLeft = m.reg('rd_left', 33, { reset: 0, doc: 'beats still to read' });
+  const reserved = m.reg('fifo_reserved', aw + 1, { reset: 0, doc: 'reads issued and not yet consumed (in flight or in the FIFO)' });
+  const rrRdValid = m.let('rr_rd_valid', inRead.and(rdLeft.ne(0)).and(reserved.lt(depth)));
+  const rrRdFire = m.let('rr_rd_fire', rrRdValid.and(rdReady));
+  m.assign(rdValid, rrRdValid.or(au.rdValid));
+  m.assign(rdAddr, mux(inAtomic, beatAddr(au.rdAddr), rdNext));
+
+  const fifoMem = m.memory('rd_fifo', 8 * W, depth);
+  const wptr = m.reg('fifo_wptr', aw, { reset: 0 });
+  const rptr = m.reg('fifo_rptr', aw, { reset: 0 });
+  const count = m.reg('fifo_count', aw + 1, { reset: 0, doc: 'beats in the FIFO' });
+  const push = m.let('fifo_push', rdDataValid.and(inAtomic.not()));
+  m.memoryWrite(fifoMem, push, wptr, rdData);
+  const head = m.let('fifo_head', fifoMem.read(rptr));
+  const headValid = m.let('fifo_head_valid', count.ne(0));
+
+  // Segment state. Positions are in the "virtual" stream whose octet 0 is the first octet of the
+  // first memory beat; `avail` = (end of the beats consumed so far) − (next payload octet) + W,
+  // in [1, 2W]: the held beat covers the W octets before that end.
+  const dw = lw + 2;
+  const segLeft = m.reg('seg_left', 16, { doc: 'ULPDU octets of the current segment still to send' });
+  const segLast = m.reg('seg_last', 1, { doc: 'the current segment is the last (L = 1)' });
+  const segBeat = m.reg('seg_beat', 2, { doc: 'beat index within the segment, saturating at 2' });
+  const msgLeft = m.reg('msg_left', 32, { doc: 'payload octets after the current segment' });
+  const stag = m.reg('rr_stag', 32);
+  const to = m.reg('rr_to', 64, { doc: 'TO of the current segment' });
+  const avail = m.reg('rr_avail', dw, { doc: 'consumed-but-unsent octets + W (see above)' });
+  const pos = m.reg('rr_pos', lw, { doc: 'virtual position of the next payload octet, mod W' });
+  const hold = m.reg('rr_hold', 8 * W, { doc: 'the last memory beat consumed' });
+
+  // Header lanes in this beat: the 14-octet tagged header fills beat 0 (and 6 lanes of beat 1 at W = 8).
+  const hdrLanes = m.let(
+    'rr_hdr_lanes',
+    W === 8 ? mux(segBeat.eq(0), lit(lw + 1, 8), mux(segBeat.eq(1), lit(lw + 1, 6), lit(lw + 1, 0))) : mux(segBeat.eq(0), lit(lw + 1, TAGGED_HEADER_SIZE), lit(lw + 1, 0)),
+  );
+  const beatOctets = m.let('rr_beat_octets', mux(segLeft.ge(W), lit(lw + 1, W), segLeft.slice(lw, 0)), { doc: 'ULPDU octets in this beat' });
+  const k = m.let('rr_payload_octets', beatOctets.sub(hdrLanes), { doc: 'payload octets in this beat' });
+  const kx = k.zext(dw);
+  const hx = hdrLanes.zext(dw);
+  const needPop = m.let('rr_need_pop', k.ne(0).and(kx.add(W).gt(avail)), { doc: 'the last payload octet is in the FIFO head' });
+  const needPrefetch = m.let('rr_need_prefetch', kx.gt(avail), { doc: 'the payload octets straddle the head and the beat after it' });
+  const prefetch = m.let('rr_prefetch', inRead.and(needPrefetch).and(headValid));
+  const rrEmit = m.let('rr_emit', inRead.and(needPrefetch.not()).and(needPop.not().or(headValid)).and(outFree));
+  const pop = m.let('fifo_pop', prefetch.or(rrEmit.and(needPop)));
+  const segEnd = m.let('rr_seg_end', rrEmit.and(segLeft.le(W)));
+
+  // Lane j of the beat is virtual octet (pos − hdr_lanes + j) relative to the beat holding lane 0:
+  // rotate {hi, lo} right by that phase. lo is the held beat unless lane 0 lies in the head
+  // (avail + hdr <= W); hi is the head unless the payload is all in the held beat (avail + hdr > 2W).
+  const phase = m.let('rr_phase', pos.sub(hdrLanes.slice(lw - 1, 0)));
+  const lo = mux(avail.add(hx).le(W), head, hold);
+  const hi = mux(avail.add(hx).gt(2 * W), hold, head);
+  const rotated = m.let('rr_rotated', cat(hi, lo).shr(cat(phase, lit(3, 0))).slice(8 * W - 1, 0));
+  const header = readResponseHeader(segLast, stag, to);
+  const rrLanes = Array.from({ length: W }, (_, j) => {
+    const data = rotated.slice(8 * j + 7, 8 * j);
+    let lane = data;
+    for (let b = 0; b * W < TAGGED_HEADER_SIZE; b++) {
+      if (b * W + j < TAGGED_HEADER_SIZE) lane = mux(segBeat.eq(b), header[b * W + j]!, lane);
+    }
+    return lane;
+  });
+  const rrBeat = laneVector(rrLanes);
+
+  // First segment of a request, and each next one: min(room, what is left).
+  const startSeg = (left: Expr) => {
+    const fits = left.le(room.zext(32));
+    m.set(segLast, fits);
+    m.set(segLeft, mux(fits, left.slice(15, 0), room).add(hdrSize));
+    m.set(msgLeft, mux(fits, lit(32, 0), left.sub(room.zext(32))));
+    m.set(segBeat, 0);
+  };
+  const srcPhase = reqSrcAddr.slice(lw - 1, 0);
+  const lastOctet = reqSize.zext(33).add(srcPhase.zext(33)).sub(1);
+  const reads = m.let('req_reads', mux(reqSize.eq(0), lit(33, 0), lastOctet.slice(32, lw).zext(33).add(1)), { doc: 'memory beats a Read covers' });
+
+  // ---- Atomic Response and Terminate: a shift register of whole beats -------------------------
+  const sbOctets = Math.ceil(TERMINATE_ULPDU_MAX / W) * W;
+  const sb = m.reg('short_buf', 8 * sbOctets, { doc: 'the ULPDU still to send, lane 0 first' });
+  const sbLeft = m.reg('short_left', 7, { doc: 'its octets' });
+  const padTo = (octets: Expr[]) => laneVector([...octets, ...Array.from({ length: sbOctets - octets.length }, () => lit(8, 0))]);
+  const atomicUlpdu = atomicResponseUlpdu(msnAtomic, au.rspTag, au.rspOrig);
+  const term = terminateUlpdu(msnTerm, {
+    layer: reqTermLayer,
+    etype: reqTermEtype,
+    code: reqTermCode,
+    m: reqTermM,
+    d: reqTermD,
+    r: reqTermR,
+    segLen: reqTermSegLen,
+    tagged: reqTermTagged,
+    ddpHeader: reqTermDdpHdr,
+    rdmaHeader: reqTermRdmaHdr,
+  });
+  const shortEmit = m.let('short_emit', inShort.and(outFree));
+  const sbLast = m.let('short_last', sbLeft.le(W));
+
+  m.assign(reqReady, inIdle.and(au.reqReady));
+  m.assign(idle, inIdle.and(outValid.not()));
+
+  m.sync(() => {
+    m.when(rst, () => {
+      m.set(msnTerm, cfgInitialMsn);
+      m.set(msnAtomic, cfgInitialMsn);
+    });
+
+    // Requests.
+    m.when(reqFire, () =>
+      m.switch(reqKind, [
+        [
+          RESP_KIND.READ_RESPONSE,
+          () => {
+            m.set(state, sRead);
+            m.set(stag, reqSinkStag);
+            m.set(to, reqSinkTo);
+            m.set(rdNext, cat(reqSrcAddr.slice(63, lw), lit(lw, 0)));
+            m.set(rdLeft, reads);
+            m.set(avail, lit(dw, W).sub(srcPhase.zext(dw)));
+            m.set(pos, srcPhase);
+            startSeg(reqSize);
+          },
+        ],
+        [RESP_KIND.ATOMIC, () => m.set(state, sAtomic)],
+        [
+          RESP_KIND.TERMINATE,
+          () => {
+            m.set(state, sShort);
+            m.set(sb, padTo(term.octets));
+            m.set(sbLeft, term.length);
+            m.set(msnTerm, msnTerm.add(1));
+          },
+        ],
+      ]),
+    );
+    m.when(atomicDone, () => {
+      m.set(state, sShort);
+      m.set(sb, padTo(atomicUlpdu));
+      m.set(sbLeft, lit(7, atomicUlpdu.length));
+      m.set(msnAtomic, msnAtomic.add(1));
+    });
+
+    // Reads and the FIFO.
+    m.when(rrRdFire, () => {
+      m.set(rdNext, rdNext.add(W));
+      m.set(rdLeft, rdLeft.sub(1));
+    });
+    m.when(push, () => m.set(wptr, wptr.add(1)));
+    m.when(pop, () => {
+      m.set(rptr, rptr.add(1));
+      m.set(hold, head);
+    });
+    m.set(count, count.add(push.zext(aw + 1)).sub(pop.zext(aw + 1)));
+    m.set(reserved, reserved.add(rrRdFire.zext(aw + 1)).sub(pop.zext(aw + 1)));
+
+    // Read Response beats.
+    m.when(prefetch, () => m.set(avail, avail.add(W)));
+    m.when(rrEmit, () => {
+      m.set(avail, mux(needPop, avail.add(W).sub(kx), avail.sub(kx)));
+      m.set(pos, pos.add(k.slice(lw - 1, 0)));
+      m.set(segLeft, segLeft.sub(beatOctets.zext(16)));
+      m.set(segBeat, mux(segBeat.eq(2), segBeat, segBeat.add(1)));
+      m.when(segEnd, () =>
+        m.when(
+          segLast,
+          () => m.set(state, sIdle),
+          () => {
+            m.set(to, to.add(room.zext(64)));
+            startSeg(msgLeft);
+          },
+        ),
+      );
+    });
+
+    // Short ULPDUs.
+    m.when(shortEmit, () => {
+      m.set(sb, cat(lit(8 * W, 0), sb.slice(8 * sbOctets - 1, 8 * W)));
+      m.set(sbLeft, sbLeft.sub(W));
+      m.when(sbLast, () => m.set(state, sIdle));
+    });
+
+    // Output register.
+    m.when(outFree, () => m.set(outValid, 0));
+    m.when(rrEmit, () => {
+      m.set(outValid, 1);
+      m.set(outData, rrBeat);
+      m.set(outKeep, keepFor(beatOctets));
+      m.set(outLast, segLeft.le(W));
+    });
+    m.when(shortEmit, () => {
+      m.set(outValid, 1);
+      m.set(outData, sb.slice(8 * W - 1, 0));
+      m.set(outKeep, keepFor(sbLeft));
+      m.set(outLast, sbLast);
+    });
+  });
+  return m.build();
+}

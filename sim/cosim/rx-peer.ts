@@ -1,0 +1,502 @@
+import { Qn, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
+import { encodeDdpSegment } from '../../ts-model/ddp/header';
+import type { AccessRight } from '../../ts-model/memory/access';
+import { firstTaggedOffset, type Region } from '../../ts-model/memory/stag-table';
+import { makeStag } from '../../ts-model/memory/stag';
+import { AOpCode } from '../../ts-model/rdmap/atomics';
+import { Opcode, rdmapControl } from '../../ts-model/rdmap/constants';
+import { RdmapEndpoint } from '../../ts-model/rnic/endpoint';
+import type { RnicEvent } from '../../ts-model/rnic/events';
+import { RdmapOptionsSchema } from '../../ts-model/rnic/options';
+import { Rnic } from '../../ts-model/rnic/rnic';
+import type { WorkRequest } from '../../ts-model/rnic/work-request';
+import { RdmapError } from '../../ts-model/terminate-codes';
+import type { Prng } from '../../ts-model/util/prng';
+
+/**
+ * The model side of the receive-path co-simulation: two model endpoints, `local` (the QP the RTL
+ * stands in for) and `peer` (the remote one), their RNICs and STag tables, and the traffic the
+ * peer sends: every opcode, valid work requests and the faults that raise each error code of
+ * spec/ddp-rdmap.md §9. The harness (sim/cosim/rx.ts) feeds every peer ULPDU to the RTL and to
+ * `local`, and compares.
+ */
+
+/** An STag table entry to program into the RTL too. */
+export interface RtlRegion {
+  readonly stag: number;
+  readonly pd: number;
+  readonly base: bigint;
+  readonly length: bigint;
+  readonly access: readonly AccessRight[];
+  readonly va: boolean;
+  readonly invalidatable: boolean;
+}
+
+/** What one step asks the RTL side to do besides feeding ULPDUs. */
+export interface StepSideEffects {
+  readonly recv: { addr: bigint; len: number }[];
+  readonly orq: { atomic: boolean; stag: number; to: bigint; size: number; requestId: number }[];
+  inject: number | null;
+  abort: boolean;
+  /** Hold m_axis_tready low while these ULPDUs go in (the IRD overflow). */
+  blockTx: boolean;
+}
+
+export const FAULT_KINDS = [
+  'write-bad-stag', 'write-pd', 'write-access', 'write-wrap', 'write-bounds',
+  'hdr-dv', 'hdr-rv', 'hdr-opcode', 'hdr-t', 'hdr-short', 'hdr-short-fixed', 'hdr-long',
+  'qn', 'msn', 'mo', 'send-too-long', 'l-on-fixed', 'no-recv', 'h8-opcode', 'h8-stag', 'h8-to', 'h8-untagged',
+  'rr-unexpected', 'rr-stag', 'rr-to', 'rr-length',
+  'read-src-stag', 'read-src-pd', 'read-src-access', 'read-src-wrap', 'read-src-bounds', 'ird',
+  'inv-stag', 'inv-pd', 'inv-not-allowed',
+  'atomic-aopcode', 'atomic-stag', 'atomic-pd', 'atomic-access', 'atomic-bounds', 'atomic-misaligned', 'atomic-resp-id', 'atomic-resp-none',
+  'terminate', 'terminate-malformed', 'inject', 'abort',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** Receive buffers the RTL queues (ddp_rx_ctl rqDepth). */
+export const RECV_QUEUE_DEPTH = 16;
+
+const ALL_RIGHTS: AccessRight[] = ['local-read', 'local-write', 'remote-read', 'remote-write', 'remote-atomic'];
+
+export interface RxPeerOptions {
+  readonly pd: number;
+  readonly ird: number;
+  readonly initialMsn: number;
+  /** Largest ULPDU the peer sends (the RTL's payload FIFO must hold it). */
+  readonly peerMulpdu: number;
+  /** Largest ULPDU the local side sends (cfg_mulpdu). */
+  readonly localMulpdu: number;
+  readonly bigEndian: boolean;
+  readonly stagDepth: number;
+}
+
+export class RxPeer {
+  readonly localRnic: Rnic;
+  readonly peerRnic: Rnic;
+  readonly local: RdmapEndpoint;
+  readonly peer: RdmapEndpoint;
+  readonly localEvents: RnicEvent[] = [];
+  /** Regions of the local RNIC (programmed into the RTL's STag table). */
+  readonly regions: RtlRegion[] = [];
+  /** Receive buffers posted on the local side, oldest first (mirrors the model's queue). */
+  readonly posted: { addr: bigint; len: number }[] = [];
+  /** Address ranges whose contents the harness compares. */
+  readonly ranges: { addr: bigint; len: number }[] = [];
+  private readonly peerRegions: { read: Region; sink: Region; atomic: Region };
+  private nextId = 1;
+  private nextIndex = 1;
+  /** ULPDUs of the local side's own requests that the peer answered (for duplicates). */
+  lastReadResponse: Uint8Array | null = null;
+  lastAtomicResponse: Uint8Array | null = null;
+
+  constructor(
+    private readonly r: Prng,
+    readonly opts: RxPeerOptions,
+  ) {
+    const options = RdmapOptionsSchema.parse({ hostMemoryEndian: opts.bigEndian ? 'big' : 'little' });
+    this.localRnic = new Rnic('rtl', options);
+    this.peerRnic = new Rnic('peer', options);
+    this.local = new RdmapEndpoint({ side: 'responder', rnic: this.localRnic, pd: opts.pd, mulpdu: opts.localMulpdu, ird: opts.ird, ord: 16, emit: (e) => this.localEvents.push(e), initialMsn: opts.initialMsn });
+    // The peer keeps no ORD of its own (it is allowed to overrun the local IRD, for the IRD fault).
+    this.peer = new RdmapEndpoint({ side: 'initiator', rnic: this.peerRnic, pd: 1, mulpdu: opts.peerMulpdu, ird: 0x3fff, ord: 0x3fff, emit: (e) => { if (process.env.RX_DEBUG && e.type !== 'placement') console.error('peer', JSON.stringify(e, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))); }, initialMsn: opts.initialMsn });
+    // Local regions: a few with every right in the stream's PD, and the odd ones.
+    const n = r.int(3, 6);
+    for (let i = 0; i < n; i++) this.addRegion({ access: ALL_RIGHTS });
+    this.addRegion({ access: ALL_RIGHTS, pd: (opts.pd + 1) & 0xffff });
+    this.addRegion({ access: ['local-read', 'local-write'] });
+    this.addRegion({ access: ALL_RIGHTS, invalidatable: false });
+    // Peer regions: Read source, Read sink (the peer's local-write) and atomic target.
+    const peerRegion = (access: AccessRight[], length: bigint): Region => {
+      const base = this.peerRnic.allocate(length);
+      this.peerRnic.memory.write(base, r.bytes(Number(length)));
+      return this.peerRnic.stags.register({ stag: makeStag(this.nextIndex++, r.int(0, 255)), pd: 1, base, length, access, addressing: 'zero-based' });
+    };
+    this.peerRegions = { read: peerRegion(['remote-read'], 65536n), sink: peerRegion(['local-write'], 65536n), atomic: peerRegion(['remote-atomic'], 4096n) };
+  }
+
+  private addRegion(o: { access: AccessRight[]; pd?: number; invalidatable?: boolean }): RtlRegion {
+    const r = this.r;
+    const length = BigInt(r.pick([r.int(1, 64), r.int(64, 4096), r.int(4096, 24000)]));
+    const base = this.localRnic.allocate(length) + BigInt(r.bool(0.5) ? 0 : r.int(0, 255));
+    const va = r.bool(0.5);
+    const spec: RtlRegion = { stag: makeStag(this.nextIndex++ % this.opts.stagDepth || 1, r.int(0, 255)), pd: o.pd ?? this.opts.pd, base, length, access: o.access, va, invalidatable: o.invalidatable ?? true };
+    this.localRnic.stags.register({ stag: spec.stag, pd: spec.pd, base, length, access: [...spec.access], addressing: va ? 'va' : 'zero-based', invalidatable: spec.invalidatable });
+    this.localRnic.memory.write(base, r.bytes(Number(length)));
+    this.regions.push(spec);
+    this.ranges.push({ addr: base, len: Number(length) });
+    return spec;
+  }
+
+  /** Valid local regions of the stream's PD with `right`. */
+  private usable(right: AccessRight, extra: (g: RtlRegion) => boolean = () => true): RtlRegion[] {
+    return this.regions.filter((g) => g.pd === this.opts.pd && g.access.includes(right) && this.localRnic.stags.lookup(g.stag)?.valid && extra(g));
+  }
+
+  private firstTo(g: RtlRegion): bigint {
+    return firstTaggedOffset({ ...g, access: new Set(g.access), addressing: g.va ? 'va' : 'zero-based', valid: true } as Region);
+  }
+
+  /** A (TO, length) inside region g. */
+  private span(g: RtlRegion, maxLen: number, align = 1): { to: bigint; len: number } {
+    const r = this.r;
+    const glen = Number(g.length);
+    let off = r.int(0, Math.max(0, glen - 1));
+    off -= off % align;
+    const len = Math.min(r.pick([0, r.int(1, 64), r.int(1, maxLen)]), glen - off);
+    return { to: this.firstTo(g) + BigInt(off), len };
+  }
+
+  private postRecv(fx: StepSideEffects, atLeast: number): void {
+    if (this.local.postedReceives >= RECV_QUEUE_DEPTH) throw new Error(`internal: more than ${RECV_QUEUE_DEPTH} receive buffers posted`);
+    const len = Math.max(atLeast, this.r.pick([atLeast, this.r.int(atLeast, atLeast + 64), this.r.int(atLeast, 12000)]));
+    const addr = this.local.postReceive(len);
+    this.localRnic.memory.write(addr, this.r.bytes(len));
+    this.posted.push({ addr, len });
+    this.ranges.push({ addr, len });
+    fx.recv.push({ addr, len });
+  }
+
+  /** The peer's ULPDUs after posting `wr`, every one handed to MPA. */
+  private send(wr: WorkRequest | null): Uint8Array[] {
+    if (wr) this.peer.post(wr);
+    return this.peer.pull().map((o) => {
+      o.onSent?.();
+      return o.ulpdu;
+    });
+  }
+
+  private data(n: number): Uint8Array {
+    return this.r.bytes(n);
+  }
+
+  /** One valid message from the peer (or a request of the local side answered by the peer). */
+  valid(fx: StepSideEffects, maxLen: number): Uint8Array[] {
+    const r = this.r;
+    // A peer that sent or received a Terminate sends nothing more (RFC 5040 §7.1 rule 5).
+    if (this.peer.stopped || this.peer.terminated) return [];
+    const atomicTargets = this.usable('remote-atomic', (x) => x.length >= 8n && x.base % 8n === 0n);
+    const needs: Record<string, number> = {
+      write: this.usable('remote-write').length,
+      read: this.usable('remote-read').length,
+      atomic: atomicTargets.length,
+      'local-read': this.usable('local-write').length,
+    };
+    let kind = r.pick(['write', 'write', 'write', 'send', 'send', 'send-inv', 'immediate', 'read', 'atomic', 'local-read', 'local-atomic'] as const);
+    // Send with Invalidate may have used up a kind's regions: fall back to a Send.
+    if (needs[kind] === 0) kind = 'send';
+    const id = this.nextId++;
+    switch (kind) {
+      case 'write': {
+        const g = r.pick(this.usable('remote-write'));
+        const { to, len } = this.span(g, maxLen);
+        return this.send({ kind: 'write', id, stag: g.stag, to, data: this.data(len) });
+      }
+      case 'send':
+      case 'send-inv':
+      case 'immediate': {
+        if (this.posted.length === 0) this.postRecv(fx, 0);
+        const head = this.posted[0]!;
+        this.posted.shift();
+        if (kind === 'immediate') return this.send({ kind: 'immediate', id, solicited: r.bool(), data: this.data(8) });
+        const len = Math.min(head.len, r.pick([0, r.int(1, 64), r.int(0, maxLen)]));
+        const inv = kind === 'send-inv' ? this.usable('remote-write', (g) => g.invalidatable) : [];
+        return this.send({ kind: 'send', id, solicited: r.bool(), invalidate: inv.length ? r.pick(inv).stag : null, data: this.data(len) });
+      }
+      case 'read': {
+        const g = r.pick(this.usable('remote-read'));
+        const { to, len } = this.span(g, maxLen * 3);
+        const sink = this.peerRegions.sink;
+        return this.send({ kind: 'read', id, stag: g.stag, to, length: len, localStag: sink.stag, localTo: BigInt(r.int(0, 65536 - len)) });
+      }
+      case 'atomic': {
+        const g = r.pick(atomicTargets);
+        const { to } = this.span({ ...g, length: g.length - 7n }, 1, 8);
+        return this.send(this.atomicWr(id, g.stag, to, r.pick([AOpCode.FETCH_ADD, AOpCode.CMP_SWAP])));
+      }
+      case 'local-read':
+      case 'local-atomic':
+        return this.localRequest(fx, kind === 'local-atomic', maxLen);
+    }
+  }
+
+  private atomicWr(id: number, stag: number, to: bigint, aopcode: number): WorkRequest {
+    const r = this.r;
+    return {
+      kind: 'atomic', id, localStag: null, localTo: 0n, aopcode, stag, to,
+      addSwapData: r.u64(), addSwapMask: r.pick([0n, r.u64()]), compareData: r.u64(), compareMask: r.pick([0n, r.u64(), (1n << 64n) - 1n]),
+    };
+  }
+
+  /**
+   * The local side (the RTL's QP) sends a Read or Atomic Request (its transmit path, not under
+   * test here): the request goes into the RTL's ORQ and to the peer, whose response comes back.
+   */
+  private localRequest(fx: StepSideEffects, atomic: boolean, maxLen: number): Uint8Array[] {
+    const r = this.r;
+    const id = this.nextId++;
+    const sinks = this.usable('local-write');
+    if (atomic || sinks.length === 0) {
+      const t = this.peerRegions.atomic;
+      this.local.post(this.atomicWr(id, t.stag, BigInt(8 * r.int(0, 511)), r.pick([AOpCode.FETCH_ADD, AOpCode.CMP_SWAP])));
+    } else {
+      const g = r.pick(sinks);
+      const { to, len } = this.span(g, maxLen * 2);
+      this.local.post({ kind: 'read', id, stag: this.peerRegions.read.stag, to: BigInt(r.int(0, 65536 - len)), length: len, localStag: g.stag, localTo: to });
+    }
+    const out: Uint8Array[] = [];
+    for (const o of this.local.pull()) {
+      o.onSent?.();
+      const op = o.ulpdu[1]! & 0x0f;
+      if (op === Opcode.READ_REQUEST || op === Opcode.ATOMIC_REQUEST) {
+        const v = new DataView(o.ulpdu.buffer, o.ulpdu.byteOffset + UNTAGGED_HEADER_SIZE);
+        fx.orq.push(
+          op === Opcode.ATOMIC_REQUEST
+            ? { atomic: true, stag: 0, to: 0n, size: 0, requestId: v.getUint32(4) }
+            : { atomic: false, stag: v.getUint32(0), to: v.getBigUint64(4), size: v.getUint32(12), requestId: 0 },
+        );
+      }
+      this.peer.receive(o.ulpdu);
+    }
+    const answers = this.send(null);
+    for (const u of answers) {
+      const op = u[1]! & 0x0f;
+      if (op === Opcode.READ_RESPONSE && u[0]! & 0x40) this.lastReadResponse = u;
+      if (op === Opcode.ATOMIC_RESPONSE) this.lastAtomicResponse = u;
+    }
+    return answers;
+  }
+
+  /** ULPDUs the local side sent (responses, Terminate) go to the peer, as the network would. */
+  deliverToPeer(ulpdus: readonly Uint8Array[]): void {
+    for (const u of ulpdus) if (!this.peer.stopped) this.peer.receive(u);
+  }
+
+  /**
+   * A message that raises `kind`'s error (the model decides the code; the harness only counts
+   * what it hits). Returns null when the episode's state cannot produce this fault now.
+   */
+  fault(kind: FaultKind, fx: StepSideEffects, maxLen: number): Uint8Array[] | null {
+    const r = this.r;
+    const id = this.nextId++;
+    const pick = <T>(xs: T[]): T | null => (xs.length ? r.pick(xs) : null);
+    const regionWith = (right: AccessRight) => pick(this.usable(right, (g) => g.length >= 16n));
+    const writeTo = (stag: number, to: bigint, len: number) => this.send({ kind: 'write', id, stag, to, data: this.data(len) });
+    const setU32 = (u: Uint8Array, at: number, v: number) => new DataView(u.buffer, u.byteOffset).setUint32(at, v >>> 0);
+    const mutateFirst = (us: Uint8Array[], f: (u: Uint8Array) => Uint8Array | void) => {
+      const u = us[0]!.slice();
+      us[0] = f(u) ?? u;
+      return us;
+    };
+    const anyValid = () => {
+      for (let tries = 0; tries < 8; tries++) {
+        const us = this.valid(fx, maxLen);
+        if (us.length) return us;
+      }
+      return [];
+    };
+    const wrongPd = this.regions.find((g) => g.pd !== this.opts.pd)!;
+    const noWrite = this.regions.find((g) => !g.access.includes('remote-write'))!;
+    switch (kind) {
+      case 'write-bad-stag': {
+        const stag = r.bool() ? makeStag(r.int(this.opts.stagDepth, 0xffffff), r.int(0, 255)) : (r.pick(this.regions).stag ^ r.int(1, 255)) >>> 0;
+        return writeTo(stag, 0n, r.int(1, 256));
+      }
+      case 'write-pd':
+        return writeTo(wrongPd.stag, this.firstTo(wrongPd), 1);
+      case 'write-access':
+        return writeTo(noWrite.stag, this.firstTo(noWrite), 1);
+      case 'write-wrap': {
+        const g = regionWith('remote-write');
+        if (!g) return null;
+        return writeTo(g.stag, (1n << 64n) - BigInt(r.int(1, 100)), r.int(101, 300));
+      }
+      case 'write-bounds': {
+        const g = regionWith('remote-write');
+        if (!g) return null;
+        return writeTo(g.stag, this.firstTo(g) + g.length - BigInt(r.int(0, 8)), r.int(9, 64));
+      }
+      case 'hdr-dv':
+        return mutateFirst(anyValid(), (u) => void (u[0] = (u[0]! & ~0x03) | r.pick([0, 2, 3])));
+      case 'hdr-rv':
+        return mutateFirst(anyValid(), (u) => void (u[1] = (u[1]! & 0x3f) | (r.pick([0, 2, 3]) << 6)));
+      case 'hdr-opcode':
+        return mutateFirst(anyValid(), (u) => void (u[1] = (u[1]! & 0xf0) | r.int(0xc, 0xf)));
+      case 'hdr-t':
+        return mutateFirst(anyValid(), (u) => void (u[0] = u[0]! ^ 0x80));
+      case 'hdr-short':
+        return mutateFirst(anyValid(), (u) => u.slice(0, r.int(0, 13)));
+      case 'hdr-short-fixed': {
+        const g = regionWith('remote-read');
+        if (!g) return null;
+        const us = this.send({ kind: 'read', id, stag: g.stag, to: this.firstTo(g), length: 1, localStag: this.peerRegions.sink.stag, localTo: 0n });
+        return mutateFirst(us, (u) => u.slice(0, r.int(18, 45)));
+      }
+      case 'hdr-long': {
+        const g = regionWith('remote-read');
+        if (!g) return null;
+        const us = this.send({ kind: 'read', id, stag: g.stag, to: this.firstTo(g), length: 1, localStag: this.peerRegions.sink.stag, localTo: 0n });
+        return mutateFirst(us, (u) => new Uint8Array([...u, ...this.data(r.int(1, 40))]));
+      }
+      case 'qn':
+        return mutateFirst(this.untaggedValid(fx, maxLen), (u) => setU32(u, 6, r.pick([4, 5, r.u32(), (new DataView(u.buffer, u.byteOffset).getUint32(6) + 1) & 3])));
+      case 'msn':
+        return mutateFirst(this.untaggedValid(fx, maxLen), (u) => setU32(u, 10, new DataView(u.buffer, u.byteOffset).getUint32(10) + r.pick([1, 2, -1, 1000])));
+      case 'mo':
+        return mutateFirst(this.untaggedValid(fx, maxLen), (u) => setU32(u, 14, r.int(1, 5000)));
+      case 'send-too-long': {
+        if (this.posted.length === 0) this.postRecv(fx, 0);
+        const head = this.posted.shift()!;
+        return this.send({ kind: 'send', id, solicited: false, invalidate: null, data: this.data(head.len + r.int(1, 100)) });
+      }
+      case 'l-on-fixed':
+        return mutateFirst(this.untaggedValid(fx, maxLen, true), (u) => void (u[0] = u[0]! & ~0x40));
+      case 'no-recv':
+        if (this.posted.length) return null;
+        return this.send({ kind: 'send', id, solicited: false, invalidate: null, data: this.data(r.int(0, 100)) });
+      case 'h8-opcode':
+      case 'h8-stag':
+      case 'h8-to': {
+        const g = pick(this.usable('remote-write', (x) => x.length >= 200n));
+        if (!g) return null;
+        const len = Math.min(Number(g.length), this.opts.peerMulpdu * 2);
+        const us = writeTo(g.stag, this.firstTo(g), len);
+        if (us.length < 2) return null;
+        const u = us[1]!.slice();
+        if (kind === 'h8-opcode') u[1] = (u[1]! & 0xf0) | Opcode.READ_RESPONSE;
+        else if (kind === 'h8-stag') setU32(u, 2, g.stag ^ 0x100);
+        else new DataView(u.buffer, u.byteOffset).setBigUint64(6, new DataView(u.buffer, u.byteOffset).getBigUint64(6) + BigInt(r.int(1, 8)));
+        return [us[0]!, u];
+      }
+      case 'h8-untagged': {
+        if (this.posted.length === 0) this.postRecv(fx, this.opts.peerMulpdu * 2);
+        const head = this.posted[0]!;
+        if (head.len < this.opts.peerMulpdu + 1) return null;
+        this.posted.shift();
+        const us = this.send({ kind: 'send', id, solicited: false, invalidate: null, data: this.data(head.len) });
+        if (us.length < 2) return null;
+        const u = us[1]!.slice();
+        u[1] = (u[1]! & 0xf0) | Opcode.SEND_SE;
+        return [us[0]!, u];
+      }
+      case 'rr-unexpected':
+        return this.lastReadResponse ? [this.lastReadResponse] : null;
+      case 'rr-stag':
+      case 'rr-to':
+      case 'rr-length': {
+        if (!this.usable('local-write').length) return null;
+        const us = this.localRequest(fx, false, maxLen);
+        const first = us[0];
+        if (!first || first.length <= 14) return null;
+        const u = first.slice();
+        if (kind === 'rr-stag') setU32(u, 2, new DataView(u.buffer, u.byteOffset).getUint32(2) ^ 0x200);
+        else if (kind === 'rr-to') new DataView(u.buffer, u.byteOffset).setBigUint64(6, new DataView(u.buffer, u.byteOffset).getBigUint64(6) + 1n);
+        else return [...us, ...us.slice(-1)];
+        return [u];
+      }
+      case 'read-src-stag':
+      case 'read-src-pd':
+      case 'read-src-access':
+      case 'read-src-wrap':
+      case 'read-src-bounds': {
+        const g = regionWith('remote-read');
+        if (!g) return null;
+        const noRead = this.regions.find((x) => !x.access.includes('remote-read'))!;
+        const [stag, to, length] =
+          kind === 'read-src-stag' ? [(g.stag ^ 0x55) >>> 0, 0n, 16]
+          : kind === 'read-src-pd' ? [wrongPd.stag, this.firstTo(wrongPd), 1]
+          : kind === 'read-src-access' ? [noRead.stag, this.firstTo(noRead), 1]
+          : kind === 'read-src-wrap' ? [g.stag, (1n << 64n) - 4n, 16]
+          : [g.stag, this.firstTo(g), Number(g.length) + r.int(1, 50)];
+        return this.send({ kind: 'read', id, stag, to, length, localStag: this.peerRegions.sink.stag, localTo: 0n });
+      }
+      case 'ird': {
+        fx.blockTx = true;
+        const g = regionWith('remote-read');
+        if (!g) return null;
+        const out: Uint8Array[] = [];
+        for (let i = 0; i <= this.opts.ird + 1; i++) out.push(...this.send({ kind: 'read', id: this.nextId++, stag: g.stag, to: this.firstTo(g), length: r.int(0, 16), localStag: this.peerRegions.sink.stag, localTo: 0n }));
+        return out;
+      }
+      case 'inv-stag':
+      case 'inv-pd':
+      case 'inv-not-allowed': {
+        if (this.posted.length === 0) this.postRecv(fx, 0);
+        this.posted.shift();
+        const target =
+          kind === 'inv-stag' ? makeStag(r.int(this.opts.stagDepth, 0xffffff), 1)
+          : kind === 'inv-pd' ? wrongPd.stag
+          : this.regions.find((g) => !g.invalidatable)!.stag;
+        return this.send({ kind: 'send', id, solicited: r.bool(), invalidate: target, data: this.data(r.int(0, 32)) });
+      }
+      case 'atomic-aopcode': {
+        const g = regionWith('remote-atomic');
+        if (!g) return null;
+        return this.send(this.atomicWr(id, g.stag, this.firstTo(g), r.pick([0x1, 0x3, 0xf])));
+      }
+      case 'atomic-stag':
+      case 'atomic-pd':
+      case 'atomic-access':
+      case 'atomic-bounds':
+      case 'atomic-misaligned': {
+        const g = pick(this.usable('remote-atomic', (x) => x.length >= 16n));
+        if (!g) return null;
+        const [stag, to] =
+          kind === 'atomic-stag' ? [(g.stag ^ 0x33) >>> 0, 0n]
+          : kind === 'atomic-pd' ? [wrongPd.stag, this.firstTo(wrongPd)]
+          : kind === 'atomic-access' ? [noWrite.stag, this.firstTo(noWrite)]
+          : kind === 'atomic-bounds' ? [g.stag, this.firstTo(g) + g.length - 4n]
+          : [g.stag, this.firstTo(g) + BigInt(g.base % 8n === 0n ? r.int(1, 7) : 0)];
+        if (kind === 'atomic-misaligned' && (this.firstTo(g) + (to - this.firstTo(g))) % 8n === 0n && g.base % 8n === 0n) return null;
+        return this.send(this.atomicWr(id, stag, to, AOpCode.FETCH_ADD));
+      }
+      case 'atomic-resp-id': {
+        const us = this.localRequest(fx, true, maxLen);
+        return mutateFirst(us, (u) => setU32(u, UNTAGGED_HEADER_SIZE, new DataView(u.buffer, u.byteOffset).getUint32(UNTAGGED_HEADER_SIZE) ^ r.int(1, 0xffff)));
+      }
+      case 'atomic-resp-none': {
+        const last = this.lastAtomicResponse;
+        if (!last) return null;
+        // The next MSN of QN 3, so that U3 (no outstanding Atomic Request) is the first check to fail.
+        const u = last.slice();
+        setU32(u, 10, new DataView(u.buffer, u.byteOffset).getUint32(10) + 1);
+        return [u];
+      }
+      case 'terminate': {
+        this.peer.abort('peer tears the stream down');
+        return this.send(null);
+      }
+      case 'terminate-malformed': {
+        this.peer.abort('peer tears the stream down');
+        return mutateFirst(this.send(null), (u) => setU32(u, r.pick([6, 10, 14]), r.int(3, 1000)));
+      }
+      case 'inject':
+        fx.inject = r.pick([RdmapError.GLOBAL_CATASTROPHIC, RdmapError.STREAM_CATASTROPHIC]) === RdmapError.GLOBAL_CATASTROPHIC ? 0 : 1;
+        return anyValid();
+      case 'abort':
+        fx.abort = true;
+        return [];
+    }
+  }
+
+  /** A valid untagged message (a Send, an Immediate, or with `fixed` a Read or Atomic Request). */
+  private untaggedValid(fx: StepSideEffects, maxLen: number, fixed = false): Uint8Array[] {
+    const r = this.r;
+    const id = this.nextId++;
+    const sources = this.usable('remote-read');
+    if ((fixed || r.bool(0.3)) && sources.length) {
+      const g = r.pick(sources);
+      return this.send({ kind: 'read', id, stag: g.stag, to: this.firstTo(g), length: r.int(0, 64), localStag: this.peerRegions.sink.stag, localTo: 0n });
+    }
+    if (this.posted.length === 0) this.postRecv(fx, 0);
+    const head = this.posted.shift()!;
+    return this.send({ kind: 'send', id, solicited: false, invalidate: null, data: this.data(Math.min(head.len, r.int(0, maxLen))) });
+  }
+}
+
+/** A crafted Read Response with no Read outstanding (for tests that need one without a peer). */
+export function strayReadResponse(stag: number, to: bigint, payload: Uint8Array): Uint8Array {
+  return encodeDdpSegment({ tagged: true, last: true, dv: 1, rsvdUlp: rdmapControl(Opcode.READ_RESPONSE), stag, to }, payload);
+}
+
+export { Qn };
