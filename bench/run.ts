@@ -14,6 +14,7 @@ import { IwarpLink } from '../ts-model/link/iwarp-link';
 import { MpaDeframer, MpaFramer, mulpdu } from '../ts-model/mpa';
 import { Rnic } from '../ts-model/rnic/rnic';
 import { cosimCrc32c } from '../sim/cosim/crc32c';
+import { measureRxPlacement } from '../sim/cosim/rx';
 import { cosimDdpRxHdr } from '../sim/cosim/ddp-rx-hdr';
 import { cosimMpaTx } from '../sim/cosim/mpa-tx';
 import { Opcode } from '../ts-model/rdmap/constants';
@@ -158,6 +159,16 @@ for (const width of want('rtl') ? [8, 64] : []) {
   if (r.mismatches) throw new Error('ddp_rx_hdr mismatch in the benchmark');
   const beats = Math.ceil(length / width);
   figures.push({ figure: `ddp_rx_hdr_w${width}, 4 KiB RDMA Writes back to back (Verilator cycles)`, unit: 'cycles/ULPDU', value: r.cyclesPerUlpdu, peer: 'input beats', peerValue: beats, ratio: beats / r.cyclesPerUlpdu });
+}
+
+// Receive path placement: 4 KiB RDMA Write ULPDUs (and 4 KiB Write payloads) back to back into one
+// region, no back-pressure: payload octets per cycle ÷ width after the first ULPDU (store and
+// forward), against the bound the DDP header leaves.
+for (const width of want('rtl') ? [8, 64] : []) {
+  for (const [ulpdu, what] of [[4096, '4 KiB ULPDUs'], [4096 + 14, '4 KiB payloads']] as const) {
+    const r = measureRxPlacement(width, ulpdu, 32);
+    figures.push({ figure: `ddp_rx_w${width} placement of RDMA Writes, ${what} (Verilator cycles)`, unit: '% of width', value: 100 * r.efficiency, peer: 'header bound', peerValue: 100 * r.bound, ratio: r.efficiency / r.bound });
+  }
 }
 
 if (values.group === undefined) {

@@ -3,11 +3,21 @@ import { cosimCrc32c, type CrcCosimResult } from '../sim/cosim/crc32c';
 import { cosimDdpRxHdr, type DdpRxHdrCosimResult } from '../sim/cosim/ddp-rx-hdr';
 import { cosimMpaRx, type MpaRxCosimResult } from '../sim/cosim/mpa-rx';
 import { cosimMpaTx, type MpaTxCosimResult } from '../sim/cosim/mpa-tx';
+import { cosimRx, measureRxPlacement, type RxCosimResult } from '../sim/cosim/rx';
 import { cosimStagTable, type StagTableCosimResult } from '../sim/cosim/stag-table';
-import { DATAPATH_WIDTHS } from '../hdl-gen/gen/config';
+import { BLOCK_WIDTHS, DATAPATH_WIDTHS } from '../hdl-gen/gen/config';
 import { UsageError } from './scenario-cli';
 
-export const COSIM_DUTS = ['crc32c', 'mpa_tx', 'mpa_rx', 'mpa', 'ddp_rx_hdr', 'atomic_unit', 'stag_table'] as const;
+export const COSIM_DUTS = ['crc32c', 'mpa_tx', 'mpa_rx', 'mpa', 'ddp_rx_hdr', 'atomic_unit', 'stag_table', 'rx'] as const;
+
+/** `--dut rx`: the receive path ddp_rx_w<W> against the model endpoint, and its placement rate. */
+export interface RxDutResult extends RxCosimResult {
+  readonly dut: 'rx';
+  /** Back-to-back 4 KiB Write ULPDUs, no back-pressure: payload octets per cycle ÷ width after the first ULPDU. */
+  readonly efficiency: number;
+  readonly bound: number;
+  readonly placementLatency: number;
+}
 
 /** `--dut mpa`: both MPA blocks, TX octet for octet and RX FPDU by FPDU (with faults). */
 export interface MpaCosimResult {
@@ -28,7 +38,7 @@ export interface MpaCosimResult {
   readonly rx: MpaRxCosimResult;
 }
 
-export type CosimResult = CrcCosimResult | MpaTxCosimResult | MpaRxCosimResult | MpaCosimResult | DdpRxHdrCosimResult | AtomicCosimResult | StagTableCosimResult;
+export type CosimResult = CrcCosimResult | MpaTxCosimResult | MpaRxCosimResult | MpaCosimResult | DdpRxHdrCosimResult | AtomicCosimResult | StagTableCosimResult | RxDutResult;
 
 export interface CosimArgs {
   readonly dut: string;
@@ -36,17 +46,17 @@ export interface CosimArgs {
   /** STag table entries (stag_table). */
   readonly depth?: number;
   readonly seed: number;
-  /** FPDUs / frames; operations for atomic_unit and stag_table. */
+  /** FPDUs / frames; operations for atomic_unit and stag_table; peer messages for rx. */
   readonly frames: number;
   readonly rtl?: string;
   readonly vcd?: string;
-  /** Fault probability per FPDU (mpa, mpa_rx) or per ULPDU (ddp_rx_hdr). */
+  /** Fault probability per FPDU (mpa, mpa_rx), per ULPDU (ddp_rx_hdr) or per message (rx). */
   readonly faults?: number;
 }
 
 export function runCosim(a: CosimArgs): CosimResult {
   if (!COSIM_DUTS.includes(a.dut as (typeof COSIM_DUTS)[number])) throw new UsageError(`--dut must be one of ${COSIM_DUTS.join(', ')}, got '${a.dut}'`);
-  if (!(DATAPATH_WIDTHS as readonly number[]).includes(a.width)) throw new UsageError(`--width must be one of ${DATAPATH_WIDTHS.join(', ')}, got ${a.width}`);
+  if (!(BLOCK_WIDTHS as readonly number[]).includes(a.width)) throw new UsageError(`--width must be one of ${BLOCK_WIDTHS.join(', ')}, got ${a.width}`);
   if (!Number.isInteger(a.frames) || a.frames < 1) throw new UsageError(`--frames must be a positive integer, got ${a.frames}`);
   if (!Number.isInteger(a.seed) || a.seed < 0 || a.seed > 0xffffffff) throw new UsageError(`--seed must be a 32-bit unsigned integer, got ${a.seed}`);
   const common = { width: a.width, seed: a.seed, ...(a.rtl !== undefined && { rtlDir: a.rtl }), ...(a.vcd !== undefined && { vcd: a.vcd }) };
@@ -54,6 +64,12 @@ export function runCosim(a: CosimArgs): CosimResult {
     const faults = a.faults ?? 0;
     if (!(faults >= 0 && faults <= 1)) throw new UsageError(`--faults must be a probability from 0 to 1, got ${a.faults}`);
     if (a.dut === 'mpa_rx') return runRx(common, a.frames, faults);
+    if (a.dut === 'rx') {
+      if (!(DATAPATH_WIDTHS as readonly number[]).includes(a.width)) throw new UsageError(`--width must be one of ${DATAPATH_WIDTHS.join(', ')} for rx, got ${a.width}`);
+      const res = cosimRx({ ...common, messages: a.frames, faults });
+      const rate = measureRxPlacement(a.width, 4096, 32, a.rtl);
+      return { ...res, dut: 'rx', efficiency: rate.efficiency, bound: rate.bound, placementLatency: rate.latency };
+    }
     if (a.dut === 'ddp_rx_hdr') return cosimDdpRxHdr({ ...common, ulpdus: a.frames, ...(a.faults !== undefined && { faultRate: faults }) });
     const { width: _w, ...unsized } = common;
     if (a.dut === 'atomic_unit') return cosimAtomicUnit({ ...unsized, operations: a.frames });
@@ -129,13 +145,14 @@ export function formatCosim(r: CosimResult): string {
   if (r.dut === 'ddp_rx_hdr') return formatDdpRxHdr(r);
   if (r.dut === 'atomic_unit') return formatAtomic(r);
   if (r.dut === 'stag_table') return formatStagTable(r);
+  if (r.dut === 'rx') return formatRx(r);
   if (r.dut === 'mpa') return [formatMpaTx(r.tx), formatMpaRx(r.rx), r.mismatches ? `MISMATCH: ${r.mismatches}` : 'mpa: TX and RX agree with the model'].join('\n');
   return formatCrc(r);
 }
 
 /** Differences from the model plus protocol violations: what makes `rnic cosim` exit 1. */
 export function failures(r: CosimResult): number {
-  return r.mismatches + (r.dut === 'atomic_unit' ? r.violations.length : 0);
+  return r.mismatches + (r.dut === 'atomic_unit' ? r.violations.length : r.dut === 'rx' ? r.violations : 0);
 }
 
 const counts = (o: Readonly<Record<string, number>>): string => Object.entries(o).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none';
@@ -149,6 +166,23 @@ function formatDdpRxHdr(r: DdpRxHdrCosimResult): string {
   ];
   if (r.firstMismatch) lines.push(`first mismatch: ${JSON.stringify(r.firstMismatch).slice(0, 400)}`, `replay: rnic cosim --dut ddp_rx_hdr --width ${r.width} --seed ${r.seed} --frames ${r.ulpdus} --vcd hdr.vcd`);
   return lines.join('\n');
+}
+
+function formatRx(r: RxDutResult): string {
+  const out = [
+    `ddp_rx_w${r.width}: ${r.messages} peer messages in ${r.episodes} streams, ${r.ulpdus} ULPDUs, ${r.payloadBytes} tagged payload octets, seed ${r.seed}`,
+    `compared one by one: ${r.events} events (completions, Terminates), ${r.responses} response ULPDUs; host memory after every ULPDU`,
+    `opcodes: ${counts(r.opcodes)}`,
+    `error codes raised: ${counts(r.errorsHit)}`,
+    r.errorsMissed.length ? `error codes not raised: ${r.errorsMissed.join('; ')}` : 'every DDP/RDMAP error code of the spec was raised',
+    `${r.cycles} cycles at ${(r.simCyclesPerSecond / 1e3).toFixed(0)} k cycles/s; placement of 4 KiB Write ULPDUs: ${(100 * r.efficiency).toFixed(2)}% of the width (bound ${(100 * r.bound).toFixed(2)}%), first write ${r.placementLatency} cycles after the first beat`,
+    r.mismatches ? `MISMATCH: ${r.mismatches} differences from the model` : 'every event, response ULPDU and memory octet equals the model',
+    r.violations ? `PROTECTION VIOLATIONS: ${r.violations}` : 'protection: no write outside what the STag table and the posted buffers allow',
+  ];
+  if (r.firstMismatch) out.push(`first mismatch: stream ${r.firstMismatch.episode}, ULPDU ${r.firstMismatch.ulpdu}, ${r.firstMismatch.what}`, `  model ${r.firstMismatch.expected.slice(0, 160)}`, `  RTL   ${r.firstMismatch.actual.slice(0, 160)}`);
+  if (r.firstViolation) out.push(`first violation: ${r.firstViolation}`);
+  if (r.firstMismatch || r.firstViolation) out.push(`replay: rnic cosim --dut rx --width ${r.width} --seed ${r.seed} --frames ${r.messages} --vcd rx.vcd`);
+  return out.join('\n');
 }
 
 function formatAtomic(r: AtomicCosimResult): string {

@@ -32,16 +32,19 @@ commands:
             --out DIR         where to write the .v files, rnic.f and manifest.json
   cosim     co-simulate generated RTL in Verilator against the model
             --dut D           the block under test: crc32c, mpa_tx, mpa_rx, mpa (both MPA blocks),
-                              ddp_rx_hdr, atomic_unit, stag_table
+                              ddp_rx_hdr, atomic_unit, stag_table, rx (the receive path ddp_rx
+                              against the model endpoint: placement, protection, events, responses)
             --faults RATE     mpa, mpa_rx: probability per FPDU of a CRC, marker or length fault;
-                              ddp_rx_hdr: per ULPDU of a header fault (H1-H7)
-            --width W         datapath octets: 4, 8, 16, 32, 64 (default 8)
+                              ddp_rx_hdr: per ULPDU of a header fault (H1-H7);
+                              rx: per peer message of a fault (every DDP/RDMAP error code)
+            --width W         datapath octets: 4, 8, 16, 32, 64 (default 8; rx: 8 and up)
             --depth N         stag_table entries: a power of two, 16..65536 (default 256)
-            --seed N --frames M   random workload: frames (crc32c), FPDUs (mpa*), ULPDUs (ddp_rx_hdr) or operations
-                              (atomic_unit, stag_table); the seed replays it
+            --seed N --frames M   random workload: frames (crc32c), FPDUs (mpa*), ULPDUs (ddp_rx_hdr),
+                              operations (atomic_unit, stag_table) or peer messages (rx); the seed
+                              replays it
             --rtl DIR         use the Verilog in DIR (rnic.f, manifest.json): hand-edited or tool-processed
             --vcd FILE        dump a VCD of the run
-            --json            one JSON object; exit status 1 on any mismatch
+            --json            one JSON object; exit status 1 on any mismatch (rx: or protection violation)
   synth     synthesize a module: yosys (+ nextpnr-ice40 for Fmax)
             --module M        e.g. crc32c_w8, mpa_rx_w64, stag_table_d256, atomic_unit
             --target T        ice40 | generic | xilinx

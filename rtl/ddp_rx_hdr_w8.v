@@ -50,7 +50,7 @@ module ddp_rx_hdr_w8 (
     /*
      * Descriptor output: one per ULPDU, after its last input beat (m_desc)
      */
-    output wire [671:0] m_desc_tdata, // layout DDP_RX_DESC in hdl-gen/blocks/ddp-rx-hdr.ts
+    output wire [679:0] m_desc_tdata, // layout DDP_RX_DESC in hdl-gen/blocks/ddp-rx-hdr.ts
     output wire         m_desc_tvalid,
     input  wire         m_desc_tready
 );
@@ -89,8 +89,8 @@ reg out_last_reg;
 reg out_last_next;
 reg desc_valid_reg;
 reg desc_valid_next;
-reg [671:0] desc_reg;
-reg [671:0] desc_next;
+reg [679:0] desc_reg;
+reg [679:0] desc_next;
 wire [63:0] in_masked; // input lanes, zero where tkeep is 0
 wire first_beat;
 wire fire; // an input beat is accepted
@@ -104,10 +104,7 @@ wire [7:0] join_keep;
 wire in_beyond; // this beat has octets past the header offset
 wire at_k; // this beat holds the first data octet
 wire past_k; // a later data beat
-// verilator lint_off UNUSED
-// the reserved bits [5:2] of the DDP control octet are ignored on receipt (RFC 5041 section 4.1)
 wire [559:0] hdr_view; // the first octets of the ULPDU as of this beat (zero past its end)
-// verilator lint_on UNUSED
 wire [15:0] rdmap_len; // octets after the untagged header
 wire [15:0] fixed_len; // RDMAP part the untagged opcode needs (0: data allowed)
 wire [15:0] term_len; // a Terminate's length from its D/R bits and copied header type
@@ -432,7 +429,7 @@ always @* begin
         end
         if (s_axis_tlast) begin
             desc_valid_next = 1'b1;
-            desc_next = {hdr_view[559:144], {hdr_view[119:112], hdr_view[127:120], hdr_view[135:128], hdr_view[143:136]}, {hdr_view[87:80], hdr_view[95:88], hdr_view[103:96], hdr_view[111:104]}, {hdr_view[55:48], hdr_view[63:56], hdr_view[71:64], hdr_view[79:72]}, {hdr_view[55:48], hdr_view[63:56], hdr_view[71:64], hdr_view[79:72], hdr_view[87:80], hdr_view[95:88], hdr_view[103:96], hdr_view[111:104]}, {hdr_view[23:16], hdr_view[31:24], hdr_view[39:32], hdr_view[47:40]}, hdr_view[15:8], hdr_view[11:8], hdr_view[1:0], hdr_view[6], hdr_view[7], has_payload ? (ulpdu_len - _t74) : 16'h0, ulpdu_len, verdict, has_payload, _t78};
+            desc_next = {hdr_view[7:0], hdr_view[559:144], {hdr_view[119:112], hdr_view[127:120], hdr_view[135:128], hdr_view[143:136]}, {hdr_view[87:80], hdr_view[95:88], hdr_view[103:96], hdr_view[111:104]}, {hdr_view[55:48], hdr_view[63:56], hdr_view[71:64], hdr_view[79:72]}, {hdr_view[55:48], hdr_view[63:56], hdr_view[71:64], hdr_view[79:72], hdr_view[87:80], hdr_view[95:88], hdr_view[103:96], hdr_view[111:104]}, {hdr_view[23:16], hdr_view[31:24], hdr_view[39:32], hdr_view[47:40]}, hdr_view[15:8], hdr_view[11:8], hdr_view[1:0], hdr_view[6], hdr_view[7], has_payload ? (ulpdu_len - _t74) : 16'h0, ulpdu_len, verdict, has_payload, _t78};
         end
     end
 end

@@ -35,7 +35,9 @@ import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
  * requests, so an IRD above that makes the control wait for room instead of failing.
  *
  * Timing: a descriptor is taken in IDLE when m_cmd and m_evt are free; a Write takes 5 cycles
- * (IDLE, CHECK, LOOK, two cycles of STag lookup latency, POST), an untagged Send 2.
+ * (IDLE, CHECK, LOOK, two cycles of STag lookup latency, POST), an untagged Send 2. A Read or Atomic
+ * Request waits in POST until every placement before it has been written (place_idle), so that its
+ * response reads what earlier Writes and Sends placed (RFC 5040 §5.5 rule 6).
  */
 export const RX_EVENT = Object.freeze({ RECV: 0, RECV_IMMEDIATE: 1, READ: 2, ATOMIC: 3, TERMINATE_RECEIVED: 4, TERMINATE_SENT: 5, CLOSED: 6 });
 /** m_req_kind: what rdmap_tx_resp sends. */
@@ -125,6 +127,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const cmdReady = m.input('m_cmd_ready', 1, { group: pg });
   const cmdAddrO = m.output('m_cmd_addr', 64, { group: pg });
   const cmdDiscardO = m.output('m_cmd_discard', 1, { group: pg });
+  const placeIdle = m.input('place_idle', 1, { group: pg, doc: 'every command accepted so far has been written (ddp_rx_place idle)' });
 
   const qg = 'Responses to rdmap_tx_resp (m_req): the IRRQ head, or the Terminate';
   const reqValid = m.output('m_req_valid', 1, { group: qg });
@@ -400,7 +403,12 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   ];
   const postErr = m.let('post_err', chain(postChecks), { doc: 'first failing check after the lookup (T1-T7, Read source, IRD, Atomic target)' });
   const needRoom = lkFor.ne(LK.TAGGED);
-  const postStall = m.let('post_stall', postErr.eq(0).and(needRoom).and(irrq.full), { doc: 'the IRRQ has no room (IRD above its depth): wait' });
+  // A Read or Atomic Request is answered from memory that every earlier Write and Send has reached
+  // (RFC 5040 §5.5 rule 6): it enters the IRRQ only when the placements before it have landed.
+  const placed = cmdValid.not().and(placeIdle);
+  const postStall = m.let('post_stall', postErr.eq(0).and(needRoom).and(irrq.full.or(placed.not())), {
+    doc: 'wait: the IRRQ has no room (IRD above its depth), or earlier placements are still being written',
+  });
 
   // ---- The Terminate and its header copies (spec/ddp-rdmap.md §2.4, §8) -----------------------------
   const ddpHdrOctets = [F('ctrl0'), F('rsvdUlp'), ...[24, 16, 8, 0].map((s) => stag.slice(s + 7, s))];

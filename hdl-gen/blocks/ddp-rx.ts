@@ -135,6 +135,7 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
     ...cmd,
     ...req,
     idle: ctlIdle,
+    place_idle: placeIdle,
     ...conns.ctl,
   });
 

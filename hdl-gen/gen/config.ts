@@ -5,12 +5,15 @@ import { z } from 'zod';
  * What `rnic gen` generates the RTL for. Validated by zod: a bad value is an error that names the
  * field. Later issues add the blocks that use the QP count and the STag table depth.
  */
-export const DATAPATH_WIDTHS = [4, 8, 16, 32, 64] as const;
+/** Widths the single blocks are generated at (CRC, MPA, header decode). */
+export const BLOCK_WIDTHS = [4, 8, 16, 32, 64] as const;
+/** Widths of the RNIC datapath: at least 8, so that an atomic's 8-octet target is one beat. */
+export const DATAPATH_WIDTHS = [8, 16, 32, 64] as const;
 
 export const RnicConfigSchema = z
   .object({
-    /** Datapath width in octets per cycle (a power of two, 4..64). */
-    width: z.union(DATAPATH_WIDTHS.map((w) => z.literal(w)) as unknown as [z.ZodLiteral<4>, z.ZodLiteral<8>, ...z.ZodLiteral<number>[]]).default(8),
+    /** Datapath width in octets per cycle (a power of two, 8..64). */
+    width: z.union(DATAPATH_WIDTHS.map((w) => z.literal(w)) as unknown as [z.ZodLiteral<8>, z.ZodLiteral<16>, ...z.ZodLiteral<number>[]]).default(8),
     /** Queue pairs (RDMAP streams) the datapath serves. */
     qps: z.number().int().min(1).max(1024).default(4),
     /** STag table entries (a power of two; hdl-gen/blocks/stag-table.ts). */

@@ -1,11 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { atomicUnitModule } from '../blocks/atomic-unit';
 import { crc32cModule } from '../blocks/crc32c';
-import { ddpRxHdrModule } from '../blocks/ddp-rx-hdr';
+import { ddpRxModule } from '../blocks/ddp-rx';
 import { mpaRxModule } from '../blocks/mpa-rx';
 import { mpaTxModule } from '../blocks/mpa-tx';
-import { stagTableModule } from '../blocks/stag-table';
+import { withDescendants } from '../core/hierarchy';
 import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
 import { configHash, type RnicConfig } from './config';
@@ -41,9 +40,13 @@ export interface GeneratedFile {
   readonly text: string;
 }
 
-/** The modules of a configuration, children before parents. */
+/**
+ * The modules of a configuration, children before parents: the MPA blocks and the receive path
+ * `ddp_rx_w<W>` with everything it instantiates (it comes last: the top of the filelist).
+ */
 export function modulesFor(config: RnicConfig): Module[] {
-  return [crc32cModule(config.width), mpaTxModule(config.width), mpaRxModule(config.width), ddpRxHdrModule(config.width), stagTableModule(config.stagDepth), atomicUnitModule()];
+  const rx = ddpRxModule(config.width, { stagDepth: config.stagDepth });
+  return [crc32cModule(config.width), mpaTxModule(config.width), mpaRxModule(config.width), ...withDescendants(rx)];
 }
 
 export function portsOf(m: Module): PortInfo[] {

@@ -1,4 +1,4 @@
-import { Qn, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
+import { UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { encodeDdpSegment } from '../../ts-model/ddp/header';
 import type { AccessRight } from '../../ts-model/memory/access';
 import { firstTaggedOffset, type Region } from '../../ts-model/memory/stag-table';
@@ -10,7 +10,6 @@ import type { RnicEvent } from '../../ts-model/rnic/events';
 import { RdmapOptionsSchema } from '../../ts-model/rnic/options';
 import { Rnic } from '../../ts-model/rnic/rnic';
 import type { WorkRequest } from '../../ts-model/rnic/work-request';
-import { RdmapError } from '../../ts-model/terminate-codes';
 import type { Prng } from '../../ts-model/util/prng';
 
 /**
@@ -36,15 +35,18 @@ export interface RtlRegion {
 export interface StepSideEffects {
   readonly recv: { addr: bigint; len: number }[];
   readonly orq: { atomic: boolean; stag: number; to: bigint; size: number; requestId: number }[];
-  inject: number | null;
+  /** A local failure of the RNIC (RDMAP global catastrophic) meets the next ULPDU that passes H1–H7. */
+  inject: boolean;
   abort: boolean;
   /** Hold m_axis_tready low while these ULPDUs go in (the IRD overflow). */
   blockTx: boolean;
+  /** The ULPDUs go in back to back, the RTL settling only after the last. */
+  burst: boolean;
 }
 
 export const FAULT_KINDS = [
   'write-bad-stag', 'write-pd', 'write-access', 'write-wrap', 'write-bounds',
-  'hdr-dv', 'hdr-rv', 'hdr-opcode', 'hdr-t', 'hdr-short', 'hdr-short-fixed', 'hdr-long',
+  'hdr-dv-tagged', 'hdr-dv-untagged', 'hdr-rv', 'hdr-opcode', 'hdr-t', 'hdr-short', 'hdr-short-fixed', 'hdr-long',
   'qn', 'msn', 'mo', 'send-too-long', 'l-on-fixed', 'no-recv', 'h8-opcode', 'h8-stag', 'h8-to', 'h8-untagged',
   'rr-unexpected', 'rr-stag', 'rr-to', 'rr-length',
   'read-src-stag', 'read-src-pd', 'read-src-access', 'read-src-wrap', 'read-src-bounds', 'ird',
@@ -86,9 +88,6 @@ export class RxPeer {
   private readonly peerRegions: { read: Region; sink: Region; atomic: Region };
   private nextId = 1;
   private nextIndex = 1;
-  /** ULPDUs of the local side's own requests that the peer answered (for duplicates). */
-  lastReadResponse: Uint8Array | null = null;
-  lastAtomicResponse: Uint8Array | null = null;
 
   constructor(
     private readonly r: Prng,
@@ -182,7 +181,9 @@ export class RxPeer {
       atomic: atomicTargets.length,
       'local-read': this.usable('local-write').length,
     };
-    let kind = r.pick(['write', 'write', 'write', 'send', 'send', 'send-inv', 'immediate', 'read', 'atomic', 'local-read', 'local-atomic'] as const);
+    let kind = r.pick(['write', 'write', 'write', 'send', 'send', 'send-inv', 'immediate', 'read', 'atomic', 'local-read', 'local-atomic', 'write-then-read', 'write-then-atomic'] as const);
+    needs['write-then-read'] = this.usable('remote-read', (g) => g.access.includes('remote-write')).length;
+    needs['write-then-atomic'] = atomicTargets.filter((g) => g.access.includes('remote-write')).length;
     // Send with Invalidate may have used up a kind's regions: fall back to a Send.
     if (needs[kind] === 0) kind = 'send';
     const id = this.nextId++;
@@ -217,6 +218,20 @@ export class RxPeer {
       case 'local-read':
       case 'local-atomic':
         return this.localRequest(fx, kind === 'local-atomic', maxLen);
+      case 'write-then-read': {
+        // A Write and, right behind it, a Read of what it wrote: the response must carry the new
+        // octets (RFC 5040 §5.5 rule 6), however far the placement lags.
+        const g = r.pick(this.usable('remote-read', (x) => x.access.includes('remote-write')));
+        const { to, len } = this.span(g, maxLen);
+        this.peer.post({ kind: 'write', id, stag: g.stag, to, data: this.data(len) });
+        return this.send({ kind: 'read', id: this.nextId++, stag: g.stag, to, length: len, localStag: this.peerRegions.sink.stag, localTo: 0n });
+      }
+      case 'write-then-atomic': {
+        const g = r.pick(atomicTargets.filter((x) => x.access.includes('remote-write')));
+        const { to } = this.span({ ...g, length: g.length - 7n }, 1, 8);
+        this.peer.post({ kind: 'write', id, stag: g.stag, to, data: this.data(8) });
+        return this.send(this.atomicWr(this.nextId++, g.stag, to, r.pick([AOpCode.FETCH_ADD, AOpCode.CMP_SWAP])));
+      }
     }
   }
 
@@ -258,13 +273,7 @@ export class RxPeer {
       }
       this.peer.receive(o.ulpdu);
     }
-    const answers = this.send(null);
-    for (const u of answers) {
-      const op = u[1]! & 0x0f;
-      if (op === Opcode.READ_RESPONSE && u[0]! & 0x40) this.lastReadResponse = u;
-      if (op === Opcode.ATOMIC_RESPONSE) this.lastAtomicResponse = u;
-    }
-    return answers;
+    return this.send(null);
   }
 
   /** ULPDUs the local side sent (responses, Terminate) go to the peer, as the network would. */
@@ -316,8 +325,12 @@ export class RxPeer {
         if (!g) return null;
         return writeTo(g.stag, this.firstTo(g) + g.length - BigInt(r.int(0, 8)), r.int(9, 64));
       }
-      case 'hdr-dv':
-        return mutateFirst(anyValid(), (u) => void (u[0] = (u[0]! & ~0x03) | r.pick([0, 2, 3])));
+      case 'hdr-dv-tagged':
+      case 'hdr-dv-untagged': {
+        const g = regionWith('remote-write');
+        const us = kind === 'hdr-dv-tagged' && g ? writeTo(g.stag, this.firstTo(g), r.int(0, 15)) : this.untaggedValid(fx, maxLen);
+        return mutateFirst(us, (u) => void (u[0] = (u[0]! & ~0x03) | r.pick([0, 2, 3])));
+      }
       case 'hdr-rv':
         return mutateFirst(anyValid(), (u) => void (u[1] = (u[1]! & 0x3f) | (r.pick([0, 2, 3]) << 6)));
       case 'hdr-opcode':
@@ -351,36 +364,53 @@ export class RxPeer {
       }
       case 'l-on-fixed':
         return mutateFirst(this.untaggedValid(fx, maxLen, true), (u) => void (u[0] = u[0]! & ~0x40));
-      case 'no-recv':
-        if (this.posted.length) return null;
-        return this.send({ kind: 'send', id, solicited: false, invalidate: null, data: this.data(r.int(0, 100)) });
+      case 'no-recv': {
+        // Use up the posted buffers with zero-length Sends, then one Send too many.
+        const out: Uint8Array[] = [];
+        while (this.posted.length) {
+          this.posted.shift();
+          out.push(...this.send({ kind: 'send', id: this.nextId++, solicited: false, invalidate: null, data: this.data(0) }));
+        }
+        return [...out, ...this.send({ kind: 'send', id, solicited: false, invalidate: null, data: this.data(r.int(0, 100)) })];
+      }
       case 'h8-opcode':
       case 'h8-stag':
       case 'h8-to': {
-        const g = pick(this.usable('remote-write', (x) => x.length >= 200n));
+        // A first segment with L = 0 opens the tagged message; the next one does not continue it.
+        const g = pick(this.usable('remote-write', (x) => x.length >= 32n));
         if (!g) return null;
-        const len = Math.min(Number(g.length), this.opts.peerMulpdu * 2);
-        const us = writeTo(g.stag, this.firstTo(g), len);
-        if (us.length < 2) return null;
-        const u = us[1]!.slice();
+        const len = r.int(1, 16);
+        const first = writeTo(g.stag, this.firstTo(g), len)[0]!.slice();
+        first[0] = first[0]! & ~0x40;
+        const u = first.slice();
+        const v = new DataView(u.buffer, u.byteOffset);
+        v.setBigUint64(6, v.getBigUint64(6) + BigInt(len));
         if (kind === 'h8-opcode') u[1] = (u[1]! & 0xf0) | Opcode.READ_RESPONSE;
         else if (kind === 'h8-stag') setU32(u, 2, g.stag ^ 0x100);
-        else new DataView(u.buffer, u.byteOffset).setBigUint64(6, new DataView(u.buffer, u.byteOffset).getBigUint64(6) + BigInt(r.int(1, 8)));
-        return [us[0]!, u];
+        else v.setBigUint64(6, v.getBigUint64(6) + BigInt(r.int(1, 8)));
+        u[0] = u[0]! | 0x40;
+        return [first, u];
       }
       case 'h8-untagged': {
-        if (this.posted.length === 0) this.postRecv(fx, this.opts.peerMulpdu * 2);
-        const head = this.posted[0]!;
-        if (head.len < this.opts.peerMulpdu + 1) return null;
-        this.posted.shift();
-        const us = this.send({ kind: 'send', id, solicited: false, invalidate: null, data: this.data(head.len) });
-        if (us.length < 2) return null;
-        const u = us[1]!.slice();
-        u[1] = (u[1]! & 0xf0) | Opcode.SEND_SE;
-        return [us[0]!, u];
+        // A Send segment with L = 0, then a segment of another opcode on the same QN.
+        if (this.posted.length === 0) this.postRecv(fx, 16);
+        const head = this.posted.shift()!;
+        const len = Math.min(head.len, r.int(0, 16));
+        const first = this.send({ kind: 'send', id, solicited: false, invalidate: null, data: this.data(len) })[0]!.slice();
+        first[0] = first[0]! & ~0x40;
+        const u = first.slice();
+        u[0] = u[0]! | 0x40;
+        u[1] = (u[1]! & 0xf0) | r.pick([Opcode.SEND_SE, Opcode.IMMEDIATE]);
+        setU32(u, 14, len);
+        return [first, u];
       }
-      case 'rr-unexpected':
-        return this.lastReadResponse ? [this.lastReadResponse] : null;
+      case 'rr-unexpected': {
+        // A Read Response into a local-write buffer with no Read outstanding (T6).
+        const g = pick(this.usable('local-write'));
+        if (!g) return null;
+        const { to, len } = this.span(g, 64);
+        return [strayReadResponse(g.stag, to, this.data(len))];
+      }
       case 'rr-stag':
       case 'rr-to':
       case 'rr-length': {
@@ -455,12 +485,13 @@ export class RxPeer {
         return mutateFirst(us, (u) => setU32(u, UNTAGGED_HEADER_SIZE, new DataView(u.buffer, u.byteOffset).getUint32(UNTAGGED_HEADER_SIZE) ^ r.int(1, 0xffff)));
       }
       case 'atomic-resp-none': {
-        const last = this.lastAtomicResponse;
-        if (!last) return null;
-        // The next MSN of QN 3, so that U3 (no outstanding Atomic Request) is the first check to fail.
+        // An Atomic Response again with the next MSN of QN 3: U3 (no Atomic Request outstanding).
+        const us = this.localRequest(fx, true, maxLen);
+        const last = us[us.length - 1];
+        if (!last || (last[1]! & 0x0f) !== Opcode.ATOMIC_RESPONSE) return null;
         const u = last.slice();
         setU32(u, 10, new DataView(u.buffer, u.byteOffset).getUint32(10) + 1);
-        return [u];
+        return [...us, u];
       }
       case 'terminate': {
         this.peer.abort('peer tears the stream down');
@@ -471,7 +502,7 @@ export class RxPeer {
         return mutateFirst(this.send(null), (u) => setU32(u, r.pick([6, 10, 14]), r.int(3, 1000)));
       }
       case 'inject':
-        fx.inject = r.pick([RdmapError.GLOBAL_CATASTROPHIC, RdmapError.STREAM_CATASTROPHIC]) === RdmapError.GLOBAL_CATASTROPHIC ? 0 : 1;
+        fx.inject = true;
         return anyValid();
       case 'abort':
         fx.abort = true;
@@ -498,5 +529,3 @@ export class RxPeer {
 export function strayReadResponse(stag: number, to: bigint, payload: Uint8Array): Uint8Array {
   return encodeDdpSegment({ tagged: true, last: true, dv: 1, rsvdUlp: rdmapControl(Opcode.READ_RESPONSE), stag, to }, payload);
 }
-
-export { Qn };

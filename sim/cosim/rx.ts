@@ -47,8 +47,12 @@ export interface RxCosimOptions {
   /** A broken RTL for the tests that show the checks catch it (sim/cosim/dut.ts). */
   readonly mutate?: DutOptions['mutate'];
   readonly mutateModule?: string;
+  /** Go on with the next episode after a mismatch (to count violations of a broken RTL); default: stop. */
+  readonly keepGoing?: boolean;
   /** Per-cycle back-pressure probability on the memory ports, m_axis and m_evt (default 0.2). */
   readonly backpressure?: number;
+  /** Back-pressure of the memory write port alone (default: `backpressure`). */
+  readonly writeBackpressure?: number;
   readonly onProgress?: (done: number, total: number) => void;
 }
 
@@ -335,6 +339,7 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
   });
   const bp = opts.backpressure ?? 0.2;
   const bench = new RxBench(model, W, r, bp);
+  if (opts.writeBackpressure !== undefined) bench.mem.setPause(opts.writeBackpressure, bp);
   const mismatches: RxMismatch[] = [];
   let mismatchCount = 0;
   const violations: string[] = [];
@@ -354,8 +359,10 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
   const t0 = performance.now();
   const c0 = model.cycles;
 
-  while (sent < opts.messages && mismatchCount === 0 && violationCount === 0) {
+  const clean = () => mismatchCount === 0 && violationCount === 0;
+  while (sent < opts.messages && (opts.keepGoing || clean())) {
     episodes++;
+    const badBefore = mismatchCount + violationCount;
     const episode = episodes;
     const ird = r.int(1, 6);
     const cfg = {
@@ -440,7 +447,12 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
         if (!f) break;
         const want = expectedTx[rtlTx];
         if (!want) miss(`response ULPDU ${rtlTx}`, '(none)', hex(f.data));
-        else if (!u8eq(want, f.data)) miss(`response ULPDU ${rtlTx} (${OPCODE_NAMES[want[1]! & 0xf]})`, hex(want), hex(f.data));
+        else if (!u8eq(want, f.data)) {
+          let k = 0;
+          while (want[k] === f.data[k]) k++;
+          const around = (b: Uint8Array) => `${k > 16 ? '…' : ''}${hex(b.subarray(Math.max(0, k - 16), k + 32))}${b.length > k + 32 ? '…' : ''} (${b.length} octets)`;
+          miss(`response ULPDU ${rtlTx} (${OPCODE_NAMES[want[1]! & 0xf]}), first difference at octet ${k}`, around(want), around(f.data));
+        }
         rtlTx++;
         responsesCompared++;
       }
@@ -469,26 +481,34 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
       for (const f of bench.mem.faults.splice(0)) violate(`memory port: ${f}`);
     };
 
-    const feed = (u: Uint8Array) => {
-      index++;
-      ulpdus++;
-      const op = u.length >= 2 ? u[1]! & 0xf : -1;
-      const name = op < 0 ? 'ULPDU shorter than 2 octets' : OPCODE_NAMES[op] ?? `undefined opcode 0x${op.toString(16)}`;
-      opcodes[name] = (opcodes[name] ?? 0) + 1;
-      if (u.length > TAGGED_HEADER_SIZE && (op === Opcode.WRITE || op === Opcode.READ_RESPONSE)) payloadBytes += u.length - TAGGED_HEADER_SIZE;
-      if ((op === Opcode.WRITE || op === Opcode.READ_RESPONSE) && u.length === TAGGED_HEADER_SIZE) cov('zero-length tagged');
-      if (op >= Opcode.SEND && op <= Opcode.SEND_SE_INVALIDATE && u.length === 18) cov('zero-length send');
-      if (process.env.RX_DEBUG) console.error(`ep ${episode} #${index} ${name} len ${u.length} ${hex(u.subarray(0, 18))}`);
-      // A zero-length ULPDU is one beat with tkeep 0 (as mpa_rx sends it).
-      if (u.length === 0) bench.source.sendBeats([{ data: new Uint8Array(W), tkeep: 0, tlast: true }]);
-      else bench.source.send(u);
+    /**
+     * Feeds ULPDUs back to back (no gap beyond the source's random pauses), lets the RTL settle,
+     * gives them to the model in the same order and compares. One at a time for faults, so that a
+     * mismatch names its ULPDU; a valid message's segments go in as one burst.
+     */
+    const feed = (...batch: Uint8Array[]) => {
+      for (const u of batch) {
+        index++;
+        ulpdus++;
+        const op = u.length >= 2 ? u[1]! & 0xf : -1;
+        const name = op < 0 ? 'ULPDU shorter than 2 octets' : OPCODE_NAMES[op] ?? `undefined opcode 0x${op.toString(16)}`;
+        opcodes[name] = (opcodes[name] ?? 0) + 1;
+        if (u.length > TAGGED_HEADER_SIZE && (op === Opcode.WRITE || op === Opcode.READ_RESPONSE)) payloadBytes += u.length - TAGGED_HEADER_SIZE;
+        if ((op === Opcode.WRITE || op === Opcode.READ_RESPONSE) && u.length === TAGGED_HEADER_SIZE) cov('zero-length tagged');
+        if (op >= Opcode.SEND && op <= Opcode.SEND_SE_INVALIDATE && u.length === 18) cov('zero-length send');
+        if (process.env.RX_DEBUG) console.error(`ep ${episode} #${index} ${name} len ${u.length} ${hex(u.subarray(0, 18))}`);
+        // A zero-length ULPDU is one beat with tkeep 0 (as mpa_rx sends it).
+        if (u.length === 0) bench.source.sendBeats([{ data: new Uint8Array(W), tkeep: 0, tlast: true }]);
+        else bench.source.send(u);
+      }
+      if (batch.length > 1) cov('back-to-back ULPDUs');
       bench.settle(`ULPDU ${index}`);
-      peer.local.receive(u);
+      for (const u of batch) peer.local.receive(u);
       if (bench.irrqUsed === 0) pullModel();
       compare();
     };
 
-    const newFx = (): StepSideEffects => ({ recv: [], orq: [], inject: null, abort: false, blockTx: false });
+    const newFx = (): StepSideEffects => ({ recv: [], orq: [], inject: false, abort: false, blockTx: false, burst: true });
     const applyFx = (fx: StepSideEffects) => {
       bench.recv.queue.push(...fx.recv);
       // Receive buffers start with the model's random contents too.
@@ -498,21 +518,22 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
 
     let steps = 0;
     const budget = r.int(1, 60);
-    while (steps < budget && sent < opts.messages && mismatchCount === 0 && violationCount === 0) {
+    while (steps < budget && sent < opts.messages && mismatchCount + violationCount === badBefore) {
       steps++;
       sent++;
       opts.onProgress?.(sent, opts.messages);
       const fx = newFx();
       let us: Uint8Array[] | null = null;
       if (!failed && r.bool(opts.faults)) {
+        fx.burst = false;
         const kind: FaultKind = FAULT_KINDS[nextFault++ % FAULT_KINDS.length]!;
         us = peer.fault(kind, fx, Math.min(peerMulpdu * 3, 20000));
         if (us) cov(`fault ${kind}`);
       }
       us ??= peer.valid(fx, Math.min(peerMulpdu * 3, 20000));
       applyFx(fx);
-      if (fx.inject !== null) {
-        const e = fx.inject === 0 ? RdmapError.GLOBAL_CATASTROPHIC : RdmapError.STREAM_CATASTROPHIC;
+      if (fx.inject) {
+        const e = RdmapError.GLOBAL_CATASTROPHIC;
         peer.local.injectFailure(e);
         bench.injectNext((e.code << 6) | (e.etype << 2) | e.layer);
       }
@@ -524,10 +545,13 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
         compare();
       }
       if (fx.blockTx) bench.blockTx(true);
-      for (const u of us) {
-        feed(u);
-        if (failed) afterFail++;
-        if (afterFail > 3) break;
+      if (fx.burst && !failed) feed(...us);
+      else {
+        for (const u of us) {
+          feed(u);
+          if (failed) afterFail++;
+          if (afterFail > 3) break;
+        }
       }
       if (fx.blockTx) {
         bench.blockTx(false);
@@ -541,7 +565,7 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
           const fx2 = newFx();
           const more = peer.valid(fx2, 256);
           applyFx(fx2);
-          for (const u of more) feed(u);
+          feed(...more);
         }
         break;
       }
@@ -579,34 +603,44 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
 }
 
 /**
- * Placement rate: `count` back-to-back RDMA Write ULPDUs of `ulpduBytes` octets into one region,
- * no back-pressure anywhere. Cycles run from the first input beat to the last memory write.
+ * Placement rate: `count` back-to-back RDMA Write ULPDUs of `ulpduBytes` octets into one region at
+ * W-aligned TOs, no back-pressure anywhere. Store and forward makes the first write wait for the
+ * whole first ULPDU (`latency`, cycles from its first input beat); after that the rate is the
+ * steady state: `efficiency` = payload octets / (cycles from the first write to the last × W), and
+ * `bound` = payload octets / (input beats × W), what the ULPDUs' own headers leave.
  */
-export function measureRxPlacement(width: number, ulpduBytes = 4096, count = 32): { cycles: number; payloadBytes: number; efficiency: number; bound: number; inputBeats: number } {
+export function measureRxPlacement(width: number, ulpduBytes = 4096, count = 64, rtlDir?: string): { latency: number; cyclesPerUlpdu: number; payloadBytes: number; efficiency: number; bound: number } {
   const W = width;
-  const model = openRx(W);
+  const model = openRx(W, rtlDir ? { rtlDir } : {});
   const r = prng(0x5eed);
   const bench = new RxBench(model, W, r, 0);
   bench.source.setPause(never());
   bench.configure({ pd: 7, ird: 4, msn: 1, mulpdu: 9000, bigEndian: false });
   const payload = ulpduBytes - TAGGED_HEADER_SIZE;
-  const length = BigInt(payload * count);
-  const region: RtlRegion = { stag: 0x0100 + 0x42, pd: 7, base: 0x10000000n, length, access: ['remote-write'], va: false, invalidatable: false };
+  const stride = Math.ceil(payload / W) * W;
+  const region: RtlRegion = { stag: 0x0142, pd: 7, base: 0x10000000n, length: BigInt(stride * count), access: ['remote-write'], va: false, invalidatable: false };
   bench.stagCfg.queue.push(region);
   bench.settle('programming the STag table');
-  const start = model.cycles;
   for (let i = 0; i < count; i++) {
-    bench.source.send(encodeDdpSegment({ tagged: true, last: true, dv: 1, rsvdUlp: rdmapControl(Opcode.WRITE), stag: region.stag, to: BigInt(i * payload) }, r.bytes(payload)));
+    bench.source.send(encodeDdpSegment({ tagged: true, last: true, dv: 1, rsvdUlp: rdmapControl(Opcode.WRITE), stag: region.stag, to: BigInt(i * stride) }, r.bytes(payload)));
   }
-  const firstBeat = { at: -1 };
+  const sAxis = { valid: model.handle('s_axis_tvalid'), ready: model.handle('s_axis_tready') };
+  let firstBeat = -1;
   bench.tb.until(() => {
-    if (firstBeat.at < 0 && bench.source.sentCount > 0) firstBeat.at = model.cycles;
-    return bench.mem.writes.length > 0 && bench.source.idle && model.peekNumber(model.handle('rx_idle')) === 1;
+    if (firstBeat < 0 && model.peekNumber(sAxis.valid) === 1 && model.peekNumber(sAxis.ready) === 1) firstBeat = model.cycles;
+    return bench.source.idle && bench.mem.writes.length > 0 && model.peekNumber(model.handle('rx_idle')) === 1;
   }, 10_000_000, 'the Writes to be placed');
-  const last = bench.mem.writes[bench.mem.writes.length - 1]!.cycle;
-  const cycles = last - start;
+  const writes = bench.mem.writes;
+  const first = writes[0]!.cycle;
+  const last = writes[writes.length - 1]!.cycle;
   model.close();
   const payloadBytes = payload * count;
-  const inputBeats = Math.ceil(ulpduBytes / W) * count;
-  return { cycles, payloadBytes, efficiency: payloadBytes / (cycles * W), bound: payloadBytes / (inputBeats * W), inputBeats };
+  const window = last - first + 1;
+  return {
+    latency: first - firstBeat,
+    cyclesPerUlpdu: window / count,
+    payloadBytes,
+    efficiency: payloadBytes / (window * W),
+    bound: payload / (Math.ceil(ulpduBytes / W) * W),
+  };
 }
