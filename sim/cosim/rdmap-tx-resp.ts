@@ -67,12 +67,12 @@ function background(lo: number, hi: number): number {
   return (x ^ (x >>> 16)) & 0xff;
 }
 
-/** Host memory: the background plus 8-octet words written since (keyed by their aligned address). */
-export class HostMemory {
+/** Host memory for the response tests: a hashed background (no storage, any address) plus the 8-octet words written since (keyed by their aligned address). */
+export class BackgroundMemory {
   readonly words = new Map<bigint, Uint8Array>();
 
-  clone(): HostMemory {
-    const c = new HostMemory();
+  clone(): BackgroundMemory {
+    const c = new BackgroundMemory();
     for (const [a, w] of this.words) c.words.set(a, w.slice());
     return c;
   }
@@ -114,7 +114,7 @@ export class HostMemory {
 // ---- the reference -------------------------------------------------------------------------------
 
 /** The ULPDUs the responder must send for `reqs`, in order, applying atomics to `memory`. */
-export function expectedUlpdus(reqs: readonly RespRequest[], memory: HostMemory, o: { mulpdu: number; endian: Endian; initialMsn: number }): Uint8Array[] {
+export function expectedUlpdus(reqs: readonly RespRequest[], memory: BackgroundMemory, o: { mulpdu: number; endian: Endian; initialMsn: number }): Uint8Array[] {
   const out: Uint8Array[] = [];
   const msn = { [Qn.TERMINATE]: o.initialMsn >>> 0, [Qn.ATOMIC_RESPONSE]: o.initialMsn >>> 0 } as Record<number, number>;
   const nextMsn = (qn: number) => {
@@ -222,7 +222,7 @@ export interface RespRunOptions {
   readonly width: number;
   readonly requests: readonly RespRequest[];
   /** Mutated: the RTL's writes land here. */
-  readonly memory: HostMemory;
+  readonly memory: BackgroundMemory;
   readonly mulpdu: number;
   readonly bigEndian: boolean;
   readonly initialMsn: number;
@@ -469,7 +469,7 @@ export function cosimRdmapTxResp(o: RespCosimOptions): RespCosimResult {
   const r = prng(o.seed);
   const W = o.width;
   const requests = randomRequests(r, o.requests, o.mulpdu, W, o.mix);
-  const memory = new HostMemory();
+  const memory = new BackgroundMemory();
   const endian: Endian = o.bigEndian ? 'big' : 'little';
   const initialMsn = o.initialMsn ?? (0xffffffff - r.int(0, 5)) >>> 0;
   const mirror = memory.clone();

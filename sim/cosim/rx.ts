@@ -10,6 +10,7 @@ import { hex } from '../../ts-model/util/hex';
 import { prng, type Prng } from '../../ts-model/util/prng';
 import { random as randomPause, never } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
+import { QueueSource } from '../cocotb/queue-source';
 import type { AxisSink, AxisSource } from '../cocotb/axis';
 import type { PortHandle, SimModel } from '../verilator/model';
 import { openDut, type DutOptions } from './dut';
@@ -163,34 +164,6 @@ export function openRx(width: number, opts: DutOptions = {}): SimModel {
   return openDut(`ddp_rx_w${width}`, opts).model;
 }
 
-/** Valid/ready pushes from a queue, one per cycle (s_recv, s_orq, stag_cfg). */
-class Pusher<T> {
-  readonly queue: T[] = [];
-  private offering = false;
-  constructor(
-    private readonly m: SimModel,
-    private readonly valid: PortHandle,
-    private readonly ready: PortHandle | null,
-    private readonly poke: (x: T) => void,
-  ) {}
-  drive(): void {
-    if (!this.offering && this.queue.length) {
-      this.poke(this.queue[0]!);
-      this.offering = true;
-    }
-    this.m.pokeNumber(this.valid, this.offering ? 1 : 0);
-  }
-  sample(): void {
-    if (this.offering && (this.ready === null || this.m.peekPreNumber(this.ready) === 1)) {
-      this.offering = false;
-      this.queue.shift();
-    }
-  }
-  get idle(): boolean {
-    return !this.offering && this.queue.length === 0;
-  }
-}
-
 /** The harness around one open DUT: drivers, monitors, memory. */
 class RxBench {
   readonly tb: Testbench;
@@ -198,9 +171,9 @@ class RxBench {
   readonly tx: AxisSink;
   readonly mem: HostMemoryPort;
   readonly events: string[] = [];
-  readonly stagCfg: Pusher<RtlRegion>;
-  readonly recv: Pusher<{ addr: bigint; len: number }>;
-  readonly orq: Pusher<StepSideEffects['orq'][number]>;
+  readonly stagCfg: QueueSource<RtlRegion>;
+  readonly recv: QueueSource<{ addr: bigint; len: number }>;
+  readonly orq: QueueSource<StepSideEffects['orq'][number]>;
   private readonly evt: RtlEventPorts;
   private readonly h: (n: string) => PortHandle;
   private evtPause: number;
@@ -227,7 +200,7 @@ class RxBench {
     };
     const rightBits = (g: RtlRegion) => STAG_RIGHT_BITS.reduce((acc, name, i) => acc | (g.access.includes(name) ? 1 << i : 0), 0);
     this.stagCfg = this.tb.add(
-      new Pusher<RtlRegion>(m, h('stag_cfg_valid'), null, (g) => {
+      new QueueSource<RtlRegion>(m, h('stag_cfg_valid'), null, (g) => {
         m.pokeNumber(h('stag_cfg_index'), stagIndex(g.stag));
         m.pokeNumber(h('stag_cfg_key'), stagKey(g.stag));
         m.pokeNumber(h('stag_cfg_pd'), g.pd);
@@ -240,13 +213,13 @@ class RxBench {
       }),
     );
     this.recv = this.tb.add(
-      new Pusher(m, h('s_recv_valid'), h('s_recv_ready'), (b: { addr: bigint; len: number }) => {
+      new QueueSource(m, h('s_recv_valid'), h('s_recv_ready'), (b: { addr: bigint; len: number }) => {
         m.poke(h('s_recv_addr'), b.addr);
         m.pokeNumber(h('s_recv_len'), b.len);
       }),
     );
     this.orq = this.tb.add(
-      new Pusher(m, h('s_orq_valid'), h('s_orq_ready'), (o: StepSideEffects['orq'][number]) => {
+      new QueueSource(m, h('s_orq_valid'), h('s_orq_ready'), (o: StepSideEffects['orq'][number]) => {
         m.pokeNumber(h('s_orq_atomic'), o.atomic ? 1 : 0);
         m.pokeNumber(h('s_orq_stag'), o.stag);
         m.poke(h('s_orq_to'), o.to);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { rdmapTxRespModule } from '../../hdl-gen/blocks/rdmap-tx-resp';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { openDut } from '../../sim/cosim/dut';
-import { HostMemory, cosimRdmapTxResp, runRdmapTxResp, type RespCosimOptions } from '../../sim/cosim/rdmap-tx-resp';
+import { BackgroundMemory, cosimRdmapTxResp, runRdmapTxResp, type RespCosimOptions } from '../../sim/cosim/rdmap-tx-resp';
 import type { SimModel } from '../../sim/verilator/model';
 import { SEED, withSeed } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
@@ -62,7 +62,7 @@ describe('rdmap_tx_resp Read Response at full rate (exact Verilator cycle counts
     const size = 64 * 1024;
     const mulpdu = 4110;
     const run = runRdmapTxResp({
-      width, requests: [{ kind: 'read', sinkStag: 0x1234, sinkTo: 0x9000n, srcAddr, size }], memory: new HostMemory(), mulpdu,
+      width, requests: [{ kind: 'read', sinkStag: 0x1234, sinkTo: 0x9000n, srcAddr, size }], memory: new BackgroundMemory(), mulpdu,
       bigEndian: false, initialMsn: 1, seed: 5, reqGap: 0, rdPause: 0, wrPause: 0, sinkPause: 0, minLatency: latency, maxLatency: latency,
       model: models.get(width)!,
     });

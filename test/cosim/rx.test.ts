@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import { ddpRxModule } from '../../hdl-gen/blocks/ddp-rx';
 import { ddpRxCtlModule } from '../../hdl-gen/blocks/ddp-rx-ctl';
+import type { RxDutResult } from '../../cli/cosim-cli';
 import { cosimRx, measureRxPlacement, type RxCosimOptions } from '../../sim/cosim/rx';
 import { withSeed } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
@@ -128,5 +130,24 @@ describe('ddp_rx RTL', () => {
   }, TIMEOUT);
   test('bad widths are refused with the value named', () => {
     expect(() => ddpRxModule(4)).toThrow(/got 4/);
+  });
+});
+
+describe('rnic cosim --dut rx', () => {
+  const rnic = (...args: string[]) => spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'rx', ...args], { encoding: 'utf8' });
+
+  test('runs the seeded workload on the committed rtl/ (ddp_rx_w8) with faults and exits 0', () => {
+    const p = rnic('--width', '8', '--frames', '300', '--seed', '7', '--faults', '0.2', '--rtl', 'rtl', '--json');
+    expect(p.status, p.stderr).toBe(0);
+    const r = JSON.parse(p.stdout) as RxDutResult;
+    expect([r.dut, r.width, r.seed, r.messages, r.mismatches, r.violations]).toEqual(['rx', 8, 7, 300, 0, 0]);
+    expect(r.efficiency).toBeGreaterThan(0.99);
+    expect(Object.keys(r.errorsHit).length).toBeGreaterThan(5);
+  }, TIMEOUT);
+
+  test('a datapath narrower than 8 octets is refused, naming the flag', () => {
+    const p = rnic('--width', '4', '--frames', '10');
+    expect(p.status).toBe(2);
+    expect(p.stderr).toMatch(/--width must be one of 8, 16, 32, 64 for rx, got 4/);
   });
 });
