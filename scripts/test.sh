@@ -5,6 +5,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .cache
 echo "test seed: RNIC_SEED=${RNIC_SEED:-default}"
+# A run that dies before writing its report must not print the last run's numbers.
+rm -f .cache/vitest.json
 npx --no-install vitest run --reporter=default --reporter=json --outputFile.json=.cache/vitest.json "$@"
 status=$?
 node -e '
