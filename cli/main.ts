@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ZodError } from 'zod';
 import { formatDemo, runDemo } from './demo';
@@ -50,6 +52,11 @@ commands:
             --target T        ice40 | generic | xilinx
             --config F        generator configuration; --rtl DIR uses the Verilog in DIR instead
             --json            one JSON object
+  bench     the benchmarks: model CRC and end to end against peers, co-simulation speed, RTL
+            efficiency in Verilator cycles (bench/run.ts; peers measured in the same run)
+            --json            one JSON line per figure, with its peer and ratio where there is one
+            --group G         only e2e | crc | mpa | cosim | rtl
+            --seconds S       time per measurement (default 1.5)
   help      this text
 
 exit status: 0 on success, 1 when the run found a mismatch, 2 on a usage or configuration error.`;
@@ -70,6 +77,8 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         return synth(rest, out);
       case 'cosim':
         return cosim(rest, out);
+      case 'bench':
+        return bench(rest);
       case 'schema':
         out(schemaText());
         return 0;
@@ -203,4 +212,11 @@ const toNumber = (s: string): number => (/^(0x[0-9a-f]+|\d+)$/i.test(s) ? Number
 
 export function formatZod(e: ZodError): string {
   return e.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n');
+}
+
+/** `rnic bench`: bench/run.ts in a process of its own (it times itself; nothing else may run in it). */
+function bench(args: string[]): number {
+  const script = fileURLToPath(new URL('../bench/run.ts', import.meta.url));
+  const child = spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { stdio: 'inherit' });
+  return child.status ?? 1;
 }

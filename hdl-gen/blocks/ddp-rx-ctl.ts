@@ -6,6 +6,7 @@ import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { DDP_RX_DESC, DDP_RX_DESC_BITS, errBits } from './ddp-rx-hdr';
 import { fifo } from './fifo';
+import { RESP_KIND } from './rdmap-tx-resp';
 import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
 
 /**
@@ -40,8 +41,6 @@ import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
  * response reads what earlier Writes and Sends placed (RFC 5040 §5.5 rule 6).
  */
 export const RX_EVENT = Object.freeze({ RECV: 0, RECV_IMMEDIATE: 1, READ: 2, ATOMIC: 3, TERMINATE_RECEIVED: 4, TERMINATE_SENT: 5, CLOSED: 6 });
-/** m_req_kind: what rdmap_tx_resp sends. */
-export const RESP_KIND = Object.freeze({ READ: 0, ATOMIC: 1, TERMINATE: 2 });
 
 export interface DdpRxCtlOptions {
   /** Inbound Read/Atomic Requests waiting for rdmap_tx_resp. */
@@ -315,7 +314,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   m.assign(irrqCountO, irrq.count);
   const ih = irrq.head;
   m.assign(reqValid, termPending.or(irrq.empty.not()));
-  m.assign(reqKind, mux(termPending, lit(2, RESP_KIND.TERMINATE), mux(ih.bit(356), lit(2, RESP_KIND.ATOMIC), lit(2, RESP_KIND.READ))));
+  m.assign(reqKind, mux(termPending, lit(2, RESP_KIND.TERMINATE), mux(ih.bit(356), lit(2, RESP_KIND.ATOMIC), lit(2, RESP_KIND.READ_RESPONSE))));
   m.assign(reqRequestId, ih.slice(31, 0));
   m.assign(reqSinkStag, ih.slice(31, 0));
   m.assign(reqAddr, ih.slice(95, 32));

@@ -30,7 +30,7 @@ export interface HostMemoryPortOptions {
  * faults (misaligned address, empty strobe, payload changing under a pending valid) are reported.
  */
 export class HostMemoryPort implements Component {
-  readonly memory = new HostMemory();
+  memory = new HostMemory();
   readonly writes: WriteBeat[] = [];
   readonly faults: string[] = [];
   private readonly W: number;
@@ -64,6 +64,13 @@ export class HostMemoryPort implements Component {
   setPause(wr: number, rd: number): void {
     this.wrPause = wr;
     this.rdPause = rd;
+  }
+
+  /** A fresh, empty memory and write log (a new stream); reads in flight are dropped. */
+  clear(): void {
+    this.memory = new HostMemory();
+    this.writes.length = 0;
+    this.pending.length = 0;
   }
 
   /** No read in flight. */

@@ -349,6 +349,7 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
     const peerMulpdu = r.pick([100, 300, 1460, 4110, MAX_PEER_MULPDU]);
     const peer = new RxPeer(r, { pd: cfg.pd, ird: cfg.ird, initialMsn: cfg.msn, peerMulpdu, localMulpdu: cfg.mulpdu, bigEndian: cfg.bigEndian, stagDepth });
     bench.configure(cfg);
+    bench.mem.clear();
     for (const g of peer.regions) {
       bench.stagCfg.queue.push(g);
       const init = peer.localRnic.memory.read(g.base, Number(g.length));
@@ -387,11 +388,16 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
       peer.deliverToPeer(outs.map((o) => o.ulpdu));
     };
 
-    const compare = () => {
+    const placedNow: { addr: bigint; len: number }[] = [];
+    let writesCompared = 0;
+    const compare = (whole = false) => {
       // Events, one by one.
       const mine = peer.localEvents.map(modelEvent);
       for (const e of peer.localEvents.splice(0)) {
-        if (e.type === 'placement') allowed.push({ lo: e.address, hi: e.address + BigInt(e.length) });
+        if (e.type === 'placement') {
+          allowed.push({ lo: e.address, hi: e.address + BigInt(e.length) });
+          placedNow.push({ addr: e.address, len: e.length });
+        }
         if (e.type === 'terminate-sent') {
           errorsHit[e.name] = (errorsHit[e.name] ?? 0) + 1;
           failed = true;
@@ -440,8 +446,12 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
         if (!allowed.some((p) => a0 >= p.lo && a1 < p.hi)) violate(`write of octets 0x${a0.toString(16)}..0x${a1.toString(16)} outside every placement of the model`);
         else if (!writable(a0) || !writable(a1)) violate(`write of 0x${a0.toString(16)}..0x${a1.toString(16)} outside the stream's writable memory`);
       }
-      // Memory, over every region and receive buffer.
-      for (const g of peer.ranges) {
+      // Memory: where either side wrote since the last comparison (the model's placements, the
+      // RTL's write beats); the whole of every region and buffer at the end of the stream.
+      const spans = whole ? peer.ranges : [...placedNow, ...bench.mem.writes.slice(writesCompared).map((w) => ({ addr: w.addr, len: W }))];
+      placedNow.length = 0;
+      writesCompared = bench.mem.writes.length;
+      for (const g of spans) {
         const want = peer.localRnic.memory.read(g.addr, g.len);
         const have = bench.mem.memory.read(g.addr, g.len);
         if (!u8eq(want, have)) {
@@ -545,7 +555,7 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
     }
     bench.settle('the end of the episode');
     if (bench.irrqUsed === 0) pullModel();
-    compare();
+    compare(true);
     if (rtlTx !== expectedTx.length) miss('response count', String(expectedTx.length), String(rtlTx));
     if (bench.events.length !== modelEvents) miss('event count', String(modelEvents), String(bench.events.length));
   }

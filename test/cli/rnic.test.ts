@@ -134,3 +134,16 @@ describe('examples/', () => {
     expect(r.events.filter((e) => e.type === 'terminate-sent').length).toBeLessThanOrEqual(1);
   });
 });
+
+describe('rnic bench', () => {
+  test('--group rtl --json: one JSON line per figure, RTL figures in Verilator cycles with their bound and ratio', () => {
+    const p = rnic('bench', '--group', 'rtl', '--json');
+    expect(p.status, p.stderr).toBe(0);
+    const figures = p.stdout.trim().split('\n').map((l) => JSON.parse(l) as { figure: string; unit: string; value: number; peerValue: number; ratio: number });
+    const placement = figures.filter((f) => f.figure.startsWith('ddp_rx_w'));
+    expect(placement.map((f) => f.figure)).toHaveLength(4);
+    // Exact cycle counts: the placement rate is the input's (the header bound), at both widths.
+    for (const f of placement) expect(f.ratio).toBeGreaterThanOrEqual(0.999);
+    expect(figures.some((f) => f.figure.startsWith('mpa_tx_w64'))).toBe(true);
+  }, 240_000);
+});
