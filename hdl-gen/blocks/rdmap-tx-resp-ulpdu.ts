@@ -48,11 +48,17 @@ export function readResponseHeader(last: Expr, stag: Expr, to: Expr): Expr[] {
   return octets;
 }
 
-/** The untagged DDP header of a one-segment message (L = 1, RsvdULP[8:39] = 0, MO 0; §1.3). */
-function untaggedHeader(opcode: number, qn: number, msn: Expr): Expr[] {
+/** The RDMAP control octet (RFC 5040 §4.2) of a run-time 4-bit opcode: RV = 1, reserved 0, OpCode. */
+export const rdmapControlOf = (opcode: Expr): Expr => cat(lit(4, rdmapControl(0) >> 4), opcode);
+
+/**
+ * The untagged DDP header of a one-segment message (L = 1, RsvdULP[8:39] = 0, MO 0; §1.3). The
+ * opcode may be an expression (4 bits) when the message's kind is chosen at run time.
+ */
+export function untaggedHeader(opcode: number | Expr, qn: number, msn: Expr): Expr[] {
   const octets = [
     octet(DdpFlag.L | DDP_VERSION),
-    octet(rdmapControl(opcode)),
+    typeof opcode === 'number' ? octet(rdmapControl(opcode)) : rdmapControlOf(opcode),
     ...beOctets(lit(32, 0)),
     ...beOctets(lit(32, qn)),
     ...beOctets(msn),

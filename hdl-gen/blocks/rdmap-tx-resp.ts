@@ -3,7 +3,9 @@ import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sourceStream } from '../core/stream';
 import { atomicUnitModule } from './atomic-unit';
-import { TERMINATE_ULPDU_MAX, atomicResponseUlpdu, laneVector, readResponseHeader, terminateUlpdu } from './rdmap-tx-resp-ulpdu';
+import { fixedUlpduShifter, outputRegister } from './ddp-tx-output';
+import { readPort, segmenter } from './ddp-tx-segmenter';
+import { TERMINATE_ULPDU_MAX, atomicResponseUlpdu, readResponseHeader, terminateUlpdu } from './rdmap-tx-resp-ulpdu';
 
 /**
  * The transmit side of the responder: response commands in, ULPDUs out to mpa_tx_w<W>, one per
@@ -21,6 +23,10 @@ import { TERMINATE_ULPDU_MAX, atomicResponseUlpdu, laneVector, readResponseHeade
  *   Segment Length and the copied DDP header iff req_term_d, the copied RDMA header iff req_term_r.
  * - 3 is taken and dropped.
  * The MSN counters of QN 2 and QN 3 load cfg_initial_msn while rst is high (RFC 5041 §5.1).
+ *
+ * The Read Response datapath (reads, FIFO, realignment, segmentation) and the m_axis side (output
+ * register, fixed-ULPDU shift register) are generator functions shared with ddp_tx_w<W>:
+ * ddp-tx-segmenter.ts and ddp-tx-output.ts.
  *
  * Memory reads are W-octet aligned beats, data in request order with any latency ≥ 1 and always
  * accepted: a Read Response issues reads while (reads issued − beats consumed) < 16, the depth of
@@ -56,7 +62,6 @@ export function rdmapTxRespModule(bytes: number): Module {
   const W = bytes;
   const lw = Math.log2(W);
   const depth = RDMAP_TX_RESP_FIFO_DEPTH;
-  const aw = Math.log2(depth);
   const m = new ModuleBuilder(
     `rdmap_tx_resp_w${W}`,
     'RDMAP responder transmit: RDMA Read Responses (data read from host memory, segmented to\n' +
@@ -101,12 +106,7 @@ export function rdmapTxRespModule(bytes: number): Module {
   const reqTermDdpHdr = m.input('req_term_ddp_hdr', 18 * 8, { group: rq, doc: 'Terminate: copied DDP header, octet j in [8j+7:8j]' });
   const reqTermRdmaHdr = m.input('req_term_rdma_hdr', 28 * 8, { group: rq, doc: 'Terminate: copied RDMA header, octet j in [8j+7:8j]' });
 
-  const rdg = 'Host memory read (W-octet beats)';
-  const rdValid = m.output('rd_valid', 1, { group: rdg });
-  const rdReady = m.input('rd_ready', 1, { group: rdg });
-  const rdAddr = m.output('rd_addr', 64, { group: rdg, doc: 'a multiple of W' });
-  const rdDataValid = m.input('rd_data_valid', 1, { group: rdg, doc: 'always accepted; in read order, at least 1 cycle after the read handshake' });
-  const rdData = m.input('rd_data', 8 * W, { group: rdg, doc: 'lane j = octet at rd_addr + j' });
+  const rd = readPort(m, W);
 
   const wrg = 'Host memory write (atomic write-back)';
   const wrValid = m.output('wr_valid', 1, { group: wrg });
@@ -136,17 +136,8 @@ export function rdmapTxRespModule(bytes: number): Module {
   const msnAtomic = m.reg('msn_atomic', 32, { doc: 'MSN of the next Atomic Response (QN 3)' });
 
   // ---- Output register ------------------------------------------------------------------------
-  const outValid = m.reg('out_valid', 1, { reset: 0 });
-  const outData = m.reg('out_data', 8 * W);
-  const outKeep = m.reg('out_keep', W);
-  const outLast = m.reg('out_last', 1);
-  const outFree = m.let('out_free', outValid.not().or(o.ready), { doc: 'the output register takes a beat this cycle' });
-  m.assign(o.data, outData);
-  m.assign(o.keep!, outKeep);
-  m.assign(o.valid, outValid);
-  m.assign(o.last!, outLast);
-  /** tkeep of a beat with `left` octets of the ULPDU still to go (all ones when left >= W). */
-  const keepFor = (left: Expr) => cat(...Array.from({ length: W }, (_, j) => left.gt(lit(left.width, j))).reverse());
+  const out = outputRegister(m, o, W);
+  const outFree = out.free;
 
   // ---- Atomic unit and the memory-port adapter -------------------------------------------------
   const au = {
@@ -168,7 +159,7 @@ export function rdmapTxRespModule(bytes: number): Module {
   m.allowUnused(au.rdAddr, 'bits [2:0] are 0 (8-octet aligned target); the beat address clears the lane bits');
   m.allowUnused(au.wrAddr, 'bits [2:0] are 0 (8-octet aligned target); the beat address clears the lane bits');
   const reqFire = m.let('req_fire', reqValid.and(inIdle).and(au.reqReady));
-  const auRdData = W === 8 ? rdData : m.let('au_rd_word', rdData.shr(cat(au.rdAddr.slice(lw - 1, 3), lit(6, 0))).slice(63, 0), { doc: "the target's 8 lanes of the read beat" });
+  const auRdData = W === 8 ? rd.data : m.let('au_rd_word', rd.data.shr(cat(au.rdAddr.slice(lw - 1, 3), lit(6, 0))).slice(63, 0), { doc: "the target's 8 lanes of the read beat" });
   m.instance(atomicUnitModule(), 'atomic', {
     clk,
     rst,
@@ -183,9 +174,9 @@ export function rdmapTxRespModule(bytes: number): Module {
     req_compare_mask: reqCompareMask,
     req_tag: reqRequestId,
     rd_valid: au.rdValid,
-    rd_ready: rdReady,
+    rd_ready: rd.ready,
     rd_addr: au.rdAddr,
-    rd_data_valid: rdDataValid.and(inAtomic),
+    rd_data_valid: rd.dataValid.and(inAtomic),
     rd_data: auRdData,
     wr_valid: au.wrValid,
     wr_ready: wrReady,
@@ -207,89 +198,23 @@ export function rdmapTxRespModule(bytes: number): Module {
   const atomicDone = m.let('atomic_done', inAtomic.and(au.rspValid));
 
   // ---- Read Response: reads, data FIFO, realignment, segmentation -----------------------------
-  const room = m.let('seg_room', cfgMulpdu.sub(hdrSize), { doc: 'payload octets of a full segment: MULPDU - 14' });
-  const rdNext = m.reg('rd_next_addr', 64, { doc: 'address of the next beat to read' });
-  const rdLeft = m.reg('rd_left', 33, { reset: 0, doc: 'beats still to read' });
-  const reserved = m.reg('fifo_reserved', aw + 1, { reset: 0, doc: 'reads issued and not yet consumed (in flight or in the FIFO)' });
-  const rrRdValid = m.let('rr_rd_valid', inRead.and(rdLeft.ne(0)).and(reserved.lt(depth)));
-  const rrRdFire = m.let('rr_rd_fire', rrRdValid.and(rdReady));
-  m.assign(rdValid, rrRdValid.or(au.rdValid));
-  m.assign(rdAddr, mux(inAtomic, beatAddr(au.rdAddr), rdNext));
-
-  const fifoMem = m.memory('rd_fifo', 8 * W, depth);
-  const wptr = m.reg('fifo_wptr', aw, { reset: 0 });
-  const rptr = m.reg('fifo_rptr', aw, { reset: 0 });
-  const count = m.reg('fifo_count', aw + 1, { reset: 0, doc: 'beats in the FIFO' });
-  const push = m.let('fifo_push', rdDataValid.and(inAtomic.not()));
-  m.memoryWrite(fifoMem, push, wptr, rdData);
-  const head = m.let('fifo_head', fifoMem.read(rptr));
-  const headValid = m.let('fifo_head_valid', count.ne(0));
-
-  // Segment state. Positions are in the "virtual" stream whose octet 0 is the first octet of the
-  // first memory beat; `avail` = (end of the beats consumed so far) − (next payload octet) + W,
-  // in [1, 2W]: the held beat covers the W octets before that end.
-  const dw = lw + 2;
-  const segLeft = m.reg('seg_left', 16, { doc: 'ULPDU octets of the current segment still to send' });
-  const segLast = m.reg('seg_last', 1, { doc: 'the current segment is the last (L = 1)' });
-  const segBeat = m.reg('seg_beat', 2, { doc: 'beat index within the segment, saturating at 2' });
-  const msgLeft = m.reg('msg_left', 32, { doc: 'payload octets after the current segment' });
-  const stag = m.reg('rr_stag', 32);
-  const to = m.reg('rr_to', 64, { doc: 'TO of the current segment' });
-  const avail = m.reg('rr_avail', dw, { doc: 'consumed-but-unsent octets + W (see above)' });
-  const pos = m.reg('rr_pos', lw, { doc: 'virtual position of the next payload octet, mod W' });
-  const hold = m.reg('rr_hold', 8 * W, { doc: 'the last memory beat consumed' });
-
-  // Header lanes in this beat: the 14-octet tagged header fills beat 0 (and 6 lanes of beat 1 at W = 8).
-  const hdrLanes = m.let(
-    'rr_hdr_lanes',
-    W === 8 ? mux(segBeat.eq(0), lit(lw + 1, 8), mux(segBeat.eq(1), lit(lw + 1, 6), lit(lw + 1, 0))) : mux(segBeat.eq(0), lit(lw + 1, TAGGED_HEADER_SIZE), lit(lw + 1, 0)),
-  );
-  const beatOctets = m.let('rr_beat_octets', mux(segLeft.ge(W), lit(lw + 1, W), segLeft.slice(lw, 0)), { doc: 'ULPDU octets in this beat' });
-  const k = m.let('rr_payload_octets', beatOctets.sub(hdrLanes), { doc: 'payload octets in this beat' });
-  const kx = k.zext(dw);
-  const hx = hdrLanes.zext(dw);
-  const needPop = m.let('rr_need_pop', k.ne(0).and(kx.add(W).gt(avail)), { doc: 'the last payload octet is in the FIFO head' });
-  const needPrefetch = m.let('rr_need_prefetch', kx.gt(avail), { doc: 'the payload octets straddle the head and the beat after it' });
-  const prefetch = m.let('rr_prefetch', inRead.and(needPrefetch).and(headValid));
-  const rrEmit = m.let('rr_emit', inRead.and(needPrefetch.not()).and(needPop.not().or(headValid)).and(outFree));
-  const pop = m.let('fifo_pop', prefetch.or(rrEmit.and(needPop)));
-  const segEnd = m.let('rr_seg_end', rrEmit.and(segLeft.le(W)));
-
-  // Lane j of the beat is virtual octet (pos − hdr_lanes + j) relative to the beat holding lane 0:
-  // rotate {hi, lo} right by that phase. lo is the held beat unless lane 0 lies in the head
-  // (avail + hdr <= W); hi is the head unless the payload is all in the held beat (avail + hdr > 2W).
-  const phase = m.let('rr_phase', pos.sub(hdrLanes.slice(lw - 1, 0)));
-  const lo = mux(avail.add(hx).le(W), head, hold);
-  const hi = mux(avail.add(hx).gt(2 * W), hold, head);
-  const rotated = m.let('rr_rotated', cat(hi, lo).shr(cat(phase, lit(3, 0))).slice(8 * W - 1, 0));
-  const header = readResponseHeader(segLast, stag, to);
-  const rrLanes = Array.from({ length: W }, (_, j) => {
-    const data = rotated.slice(8 * j + 7, 8 * j);
-    let lane = data;
-    for (let b = 0; b * W < TAGGED_HEADER_SIZE; b++) {
-      if (b * W + j < TAGGED_HEADER_SIZE) lane = mux(segBeat.eq(b), header[b * W + j]!, lane);
-    }
-    return lane;
+  const rr = segmenter(m, {
+    W,
+    depth,
+    prefix: 'rr',
+    active: inRead,
+    outFree,
+    cfgMulpdu,
+    hdrSize,
+    untagged: null,
+    request: { prefix: 'req', what: 'a Read', addr: reqSrcAddr, size: reqSize },
+    rd,
+    sharedRead: { valid: au.rdValid, addr: beatAddr(au.rdAddr), owns: inAtomic },
+    header: readResponseHeader,
   });
-  const rrBeat = laneVector(rrLanes);
-
-  // First segment of a request, and each next one: min(room, what is left).
-  const startSeg = (left: Expr) => {
-    const fits = left.le(room.zext(32));
-    m.set(segLast, fits);
-    m.set(segLeft, mux(fits, left.slice(15, 0), room).add(hdrSize));
-    m.set(msgLeft, mux(fits, lit(32, 0), left.sub(room.zext(32))));
-    m.set(segBeat, 0);
-  };
-  const srcPhase = reqSrcAddr.slice(lw - 1, 0);
-  const lastOctet = reqSize.zext(33).add(srcPhase.zext(33)).sub(1);
-  const reads = m.let('req_reads', mux(reqSize.eq(0), lit(33, 0), lastOctet.slice(32, lw).zext(33).add(1)), { doc: 'memory beats a Read covers' });
 
   // ---- Atomic Response and Terminate: a shift register of whole beats -------------------------
-  const sbOctets = Math.ceil(TERMINATE_ULPDU_MAX / W) * W;
-  const sb = m.reg('short_buf', 8 * sbOctets, { doc: 'the ULPDU still to send, lane 0 first' });
-  const sbLeft = m.reg('short_left', 7, { doc: 'its octets' });
-  const padTo = (octets: Expr[]) => laneVector([...octets, ...Array.from({ length: sbOctets - octets.length }, () => lit(8, 0))]);
+  const short = fixedUlpduShifter(m, { W, maxOctets: TERMINATE_ULPDU_MAX, active: inShort, outFree });
   const atomicUlpdu = atomicResponseUlpdu(msnAtomic, au.rspTag, au.rspOrig);
   const term = terminateUlpdu(msnTerm, {
     layer: reqTermLayer,
@@ -303,11 +228,9 @@ export function rdmapTxRespModule(bytes: number): Module {
     ddpHeader: reqTermDdpHdr,
     rdmaHeader: reqTermRdmaHdr,
   });
-  const shortEmit = m.let('short_emit', inShort.and(outFree));
-  const sbLast = m.let('short_last', sbLeft.le(W));
 
   m.assign(reqReady, inIdle.and(au.reqReady));
-  m.assign(idle, inIdle.and(outValid.not()));
+  m.assign(idle, inIdle.and(out.valid.not()));
 
   m.sync(() => {
     m.when(rst, () => {
@@ -322,13 +245,7 @@ export function rdmapTxRespModule(bytes: number): Module {
           RESP_KIND.READ_RESPONSE,
           () => {
             m.set(state, sRead);
-            m.set(stag, reqSinkStag);
-            m.set(to, reqSinkTo);
-            m.set(rdNext, cat(reqSrcAddr.slice(63, lw), lit(lw, 0)));
-            m.set(rdLeft, reads);
-            m.set(avail, lit(dw, W).sub(srcPhase.zext(dw)));
-            m.set(pos, srcPhase);
-            startSeg(reqSize);
+            rr.start(reqSinkStag, reqSinkTo);
           },
         ],
         [RESP_KIND.ATOMIC, () => m.set(state, sAtomic)],
@@ -336,8 +253,7 @@ export function rdmapTxRespModule(bytes: number): Module {
           RESP_KIND.TERMINATE,
           () => {
             m.set(state, sShort);
-            m.set(sb, padTo(term.octets));
-            m.set(sbLeft, term.length);
+            short.load(term.octets, term.length);
             m.set(msnTerm, msnTerm.add(1));
           },
         ],
@@ -345,64 +261,14 @@ export function rdmapTxRespModule(bytes: number): Module {
     );
     m.when(atomicDone, () => {
       m.set(state, sShort);
-      m.set(sb, padTo(atomicUlpdu));
-      m.set(sbLeft, lit(7, atomicUlpdu.length));
+      short.load(atomicUlpdu, lit(7, atomicUlpdu.length));
       m.set(msnAtomic, msnAtomic.add(1));
     });
 
-    // Reads and the FIFO.
-    m.when(rrRdFire, () => {
-      m.set(rdNext, rdNext.add(W));
-      m.set(rdLeft, rdLeft.sub(1));
-    });
-    m.when(push, () => m.set(wptr, wptr.add(1)));
-    m.when(pop, () => {
-      m.set(rptr, rptr.add(1));
-      m.set(hold, head);
-    });
-    m.set(count, count.add(push.zext(aw + 1)).sub(pop.zext(aw + 1)));
-    m.set(reserved, reserved.add(rrRdFire.zext(aw + 1)).sub(pop.zext(aw + 1)));
-
-    // Read Response beats.
-    m.when(prefetch, () => m.set(avail, avail.add(W)));
-    m.when(rrEmit, () => {
-      m.set(avail, mux(needPop, avail.add(W).sub(kx), avail.sub(kx)));
-      m.set(pos, pos.add(k.slice(lw - 1, 0)));
-      m.set(segLeft, segLeft.sub(beatOctets.zext(16)));
-      m.set(segBeat, mux(segBeat.eq(2), segBeat, segBeat.add(1)));
-      m.when(segEnd, () =>
-        m.when(
-          segLast,
-          () => m.set(state, sIdle),
-          () => {
-            m.set(to, to.add(room.zext(64)));
-            startSeg(msgLeft);
-          },
-        ),
-      );
-    });
-
-    // Short ULPDUs.
-    m.when(shortEmit, () => {
-      m.set(sb, cat(lit(8 * W, 0), sb.slice(8 * sbOctets - 1, 8 * W)));
-      m.set(sbLeft, sbLeft.sub(W));
-      m.when(sbLast, () => m.set(state, sIdle));
-    });
-
-    // Output register.
-    m.when(outFree, () => m.set(outValid, 0));
-    m.when(rrEmit, () => {
-      m.set(outValid, 1);
-      m.set(outData, rrBeat);
-      m.set(outKeep, keepFor(beatOctets));
-      m.set(outLast, segLeft.le(W));
-    });
-    m.when(shortEmit, () => {
-      m.set(outValid, 1);
-      m.set(outData, sb.slice(8 * W - 1, 0));
-      m.set(outKeep, keepFor(sbLeft));
-      m.set(outLast, sbLast);
-    });
+    // Read Responses, then short ULPDUs, into the output register.
+    rr.sync(() => m.set(state, sIdle));
+    short.sync(() => m.set(state, sIdle));
+    out.sync([rr.beat, short.beat]);
   });
   return m.build();
 }

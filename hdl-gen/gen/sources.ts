@@ -7,6 +7,7 @@ import { crc32cModule } from '../blocks/crc32c';
 import { ddpRxModule } from '../blocks/ddp-rx';
 import { ddpRxHdrModule } from '../blocks/ddp-rx-hdr';
 import { ddpRxPlaceModule } from '../blocks/ddp-rx-place';
+import { ddpTxModule } from '../blocks/ddp-tx';
 import { mpaRxModule } from '../blocks/mpa-rx';
 import { mpaTxModule } from '../blocks/mpa-tx';
 import { rdmapTxRespModule } from '../blocks/rdmap-tx-resp';
@@ -36,6 +37,7 @@ const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width:
   { pattern: /^ddp_rx_hdr_w(\d+)$/, build: (w) => ddpRxHdrModule(w) },
   { pattern: /^ddp_rx_w(\d+)$/, build: (w) => ddpRxModule(w) },
   { pattern: /^ddp_rx_place_w(\d+)$/, build: (w) => ddpRxPlaceModule(w) },
+  { pattern: /^ddp_tx_w(\d+)$/, build: (w) => ddpTxModule(w) },
   { pattern: /^rdmap_tx_resp_w(\d+)$/, build: (w) => rdmapTxRespModule(w) },
   { pattern: /^stag_table_d(\d+)$/, build: (d) => stagTableModule(d) },
 ];

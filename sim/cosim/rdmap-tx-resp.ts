@@ -12,6 +12,7 @@ import { random as randomPause } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
 import type { SimModel } from '../verilator/model';
 import { openDut, type DutOptions } from './dut';
+import { ReadPortResponder, UlpduStreamCheck, ulpduMismatches, type UlpduMismatch } from './tx-ports';
 
 /**
  * Co-simulation of rdmap_tx_resp_w<W> (hdl-gen/blocks/rdmap-tx-resp.ts) against the model's own
@@ -276,9 +277,9 @@ export function runRdmapTxResp(o: RespRunOptions): RespRun {
     compare: h('req_compare'), compareMask: h('req_compare_mask'), requestId: h('req_request_id'),
     layer: h('req_term_layer'), etype: h('req_term_etype'), code: h('req_term_code'), tm: h('req_term_m'), td: h('req_term_d'),
     tr: h('req_term_r'), segLen: h('req_term_seg_len'), tagged: h('req_term_tagged'), ddpHdr: h('req_term_ddp_hdr'), rdmaHdr: h('req_term_rdma_hdr'),
-    rdValid: h('rd_valid'), rdReady: h('rd_ready'), rdAddr: h('rd_addr'), rdDataValid: h('rd_data_valid'), rdData: h('rd_data'),
+    rdReady: h('rd_ready'), rdDataValid: h('rd_data_valid'),
     wrValid: h('wr_valid'), wrReady: h('wr_ready'), wrAddr: h('wr_addr'), wrData: h('wr_data'), wrStrb: h('wr_strb'),
-    tvalid: h('m_axis_tvalid'), tready: h('m_axis_tready'), tkeep: h('m_axis_tkeep'), tlast: h('m_axis_tlast'), tdata: h('m_axis_tdata'),
+    tready: h('m_axis_tready'),
     idle: h('idle'),
   };
   const violations: string[] = [];
@@ -348,37 +349,14 @@ export function runRdmapTxResp(o: RespRunOptions): RespRun {
   });
 
   // Memory: reads answered in order after 1..maxLatency cycles; writes applied at the handshake.
-  const pending: { data: Uint8Array; due: number }[] = [];
-  let reads = 0;
+  const ctx = { model, width: W, cycle: () => cycle, report };
+  const rd = tb.add(new ReadPortResponder(ctx, r, { read: (a, n) => mem.read(a, n), pause: rdPause, minLatency: minLat, maxLatency: maxLat }));
   let writes = 0;
-  let heldRead: bigint | null = null;
   tb.add({
     drive() {
-      model.pokeNumber(P.rdReady, rdPause.next() ? 0 : 1);
-      const head = pending[0];
-      if (head && head.due <= cycle) {
-        pending.shift();
-        model.pokeNumber(P.rdDataValid, 1);
-        model.poke(P.rdData, head.data);
-      } else {
-        model.pokeNumber(P.rdDataValid, 0);
-        model.poke(P.rdData, r.bytes(W)); // garbage while not valid
-      }
       model.pokeNumber(P.wrReady, wrPause.next() ? 0 : 1);
     },
     sample() {
-      const rv = model.peekPreNumber(P.rdValid) === 1;
-      if (heldRead !== null && (!rv || model.peekPre(P.rdAddr) !== heldRead)) report(`rd_valid or rd_addr changed before the handshake at cycle ${cycle}`);
-      heldRead = null;
-      if (rv) {
-        const addr = model.peekPre(P.rdAddr);
-        if (model.peekPreNumber(P.rdReady) === 1) {
-          if (addr % Wn !== 0n) report(`read of unaligned 0x${addr.toString(16)} at cycle ${cycle}`);
-          const last = pending.length ? pending[pending.length - 1]!.due : 0;
-          pending.push({ data: mem.read(addr, W), due: Math.max(last, cycle + r.int(minLat, maxLat)) });
-          reads++;
-        } else heldRead = addr;
-      }
       if (model.peekPreNumber(P.wrValid) === 1 && model.peekPreNumber(P.wrReady) === 1) {
         const addr = model.peekPre(P.wrAddr);
         if (addr % Wn !== 0n) report(`write to unaligned 0x${addr.toString(16)} at cycle ${cycle}`);
@@ -391,26 +369,7 @@ export function runRdmapTxResp(o: RespRunOptions): RespRun {
 
   // The ULPDU stream.
   const sink = tb.sink('m_axis', { pause: pause(o.sinkPause) });
-  const lastBeatAt: number[] = [];
-  let heldBeat: string | null = null;
-  tb.add({
-    sample() {
-      const valid = model.peekPreNumber(P.tvalid) === 1;
-      const taken = valid && model.peekPreNumber(P.tready) === 1;
-      const beat = valid ? `${hex(model.peekPreBytes(P.tdata))}/${model.peekPre(P.tkeep).toString(16)}/${model.peekPreNumber(P.tlast)}` : '';
-      if (heldBeat !== null && beat !== heldBeat) report(`m_axis beat changed or dropped before it was taken at cycle ${cycle}`);
-      heldBeat = valid && !taken ? beat : null;
-      if (!taken) return;
-      const last = model.peekPreNumber(P.tlast) === 1;
-      const keep = P.tkeep.preOffset;
-      let k = 0;
-      while (k < W && hasBit(words, keep, k)) k++;
-      let rest = false;
-      for (let j = k; j < W; j++) rest ||= hasBit(words, keep, j);
-      if (rest || k === 0 || (!last && k !== W)) report(`m_axis tkeep 0x${model.peekPre(P.tkeep).toString(16)} (tlast ${last}) at cycle ${cycle}`);
-      if (last) lastBeatAt.push(cycle);
-    },
-  });
+  const stream = tb.add(new UlpduStreamCheck(ctx));
   tb.add({ sample: () => void cycle++ });
 
   tb.reset();
@@ -424,10 +383,10 @@ export function runRdmapTxResp(o: RespRunOptions): RespRun {
   }
   const cycles = cycle;
   tb.run(20); // anything extra shows up in the count
-  if (pending.length) report(`${pending.length} read(s) still pending at the end`);
+  if (rd.inFlight) report(`${rd.inFlight} read(s) still pending at the end`);
   const idleAtEnd = model.peekNumber(P.idle) === 1;
   if (!o.model) tb.close();
-  return { ulpdus: sink.drain().map((f) => f.data), violations, cycles, acceptedAt, lastBeatAt, reads, writes, idleAtEnd };
+  return { ulpdus: sink.drain().map((f) => f.data), violations, cycles, acceptedAt, lastBeatAt: stream.lastBeatAt, reads: rd.reads, writes, idleAtEnd };
 }
 
 // ---- the random co-simulation ---------------------------------------------------------------------
@@ -446,12 +405,7 @@ export interface RespCosimOptions {
   readonly dut?: DutOptions;
 }
 
-export interface RespMismatch {
-  readonly what: string;
-  readonly index: number;
-  readonly expected: string;
-  readonly actual: string;
-}
+export type RespMismatch = UlpduMismatch;
 
 export interface RespCosimResult {
   readonly module: string;
@@ -462,8 +416,6 @@ export interface RespCosimResult {
   readonly cycles: number;
   readonly coverage: { readonly reads: number; readonly readOctets: number; readonly segments: number; readonly atomics: number; readonly terminates: number; readonly msnWrapped: boolean };
 }
-
-const show = (u: Uint8Array | undefined): string => (u ? `${u.length} octets ${hex(u.subarray(0, 48))}${u.length > 48 ? '…' : ''}` : 'none');
 
 export function cosimRdmapTxResp(o: RespCosimOptions): RespCosimResult {
   const r = prng(o.seed);
@@ -483,11 +435,7 @@ export function cosimRdmapTxResp(o: RespCosimOptions): RespCosimResult {
   });
   const mismatches: RespMismatch[] = run.violations.map((v) => ({ what: 'protocol', index: -1, expected: 'no violation', actual: v }));
   if (!run.idleAtEnd) mismatches.push({ what: 'idle', index: -1, expected: '1 at the end', actual: '0' });
-  for (let i = 0; i < Math.max(expected.length, run.ulpdus.length); i++) {
-    const e = expected[i];
-    const a = run.ulpdus[i];
-    if (!e || !a || Buffer.compare(e, a) !== 0) mismatches.push({ what: 'ULPDU', index: i, expected: show(e), actual: show(a) });
-  }
+  mismatches.push(...ulpduMismatches(expected, run.ulpdus));
   const addrs = new Set([...mirror.words.keys(), ...memory.words.keys()]);
   for (const a of addrs) {
     const e = hex(mirror.read(a, 8));
