@@ -36,6 +36,8 @@ module ddp_rx_ctl (
     input  wire [679:0] s_desc_tdata, // layout DDP_RX_DESC in hdl-gen/blocks/ddp-rx-hdr.ts
     input  wire         s_desc_tvalid,
     output wire         s_desc_tready,
+    input  wire         s_desc_mpa_bad, // MPA's verdict on this ULPDU's FPDU: it failed (mpa_rx m_axis_tuser = 0)
+    input  wire [7:0]   s_desc_mpa_code, // its LLP error code (Terminate 0x2/0x0/code), with s_desc_mpa_bad
 
     /*
      * Posted receive buffers of QN 0 (s_recv)
@@ -163,6 +165,10 @@ localparam [13:0] ERR_RDMAP_STREAM = 14'h1c8; // RDMAP remote operation: catastr
 reg [679:0] desc_reg; // the descriptor of the ULPDU in progress
 // verilator lint_on UNUSED
 reg [679:0] desc_next;
+reg mpa_bad_reg; // MPA failed the FPDU of the ULPDU in progress
+reg mpa_bad_next;
+reg [7:0] mpa_code_reg;
+reg [7:0] mpa_code_next;
 wire [31:0] payload_len; // data octets after the DDP header (0 without has_payload)
 wire is_send;
 wire [1:0] qn_expected; // the untagged queue of the opcode (RFC 5040 section 4.3, RFC 7306 section 10.2)
@@ -295,6 +301,7 @@ wire [32:0] rr_total; // octets of the Read received with this segment
 wire [13:0] post_err; // first failing check after the lookup (T1-T7, Read source, IRD, Atomic target)
 wire post_stall; // wait: the IRRQ has no room (IRD above its depth), or earlier placements are still being written
 wire [143:0] hdr_copy; // the DDP header as received
+wire check_clean; // MPA passed the FPDU and every check before a lookup passed
 wire u_accept;
 reg [95:0] rq_mem [0:15];
 reg [160:0] orq_mem [0:7];
@@ -324,18 +331,20 @@ wire _t14;
 wire [13:0] _t15; // read through slices
 // verilator lint_on UNUSED
 wire _t16;
-wire _t17;
+wire [13:0] _t17;
 wire _t18;
+wire _t19;
 wire _t20;
-wire [13:0] _t19;
+wire _t22;
+wire [13:0] _t21;
 // verilator lint_off UNUSED
-wire [13:0] _t23; // read through slices
+wire [13:0] _t25; // read through slices
 // verilator lint_on UNUSED
 // verilator lint_off UNUSED
-wire [13:0] _t24; // read through slices
+wire [13:0] _t26; // read through slices
 // verilator lint_on UNUSED
-wire [1:0] _t22;
-wire _t21;
+wire [1:0] _t24;
+wire _t23;
 
 assign _t0 = (~desc_reg[0]) & (desc_reg[31:16] < (desc_reg[48] ? 16'he : 16'h12));
 assign _t1 = rq_count == 5'h10;
@@ -353,15 +362,17 @@ assign _t12 = {desc_reg[359:352], desc_reg[367:360], desc_reg[375:368], desc_reg
 assign _t13 = lk_for_reg == 2'b00;
 assign _t14 = lk_for_reg == 2'b01;
 assign _t15 = ERR_RDMAP_LOCAL;
-assign _t16 = ((check_err[1:0] != 2'b10) & (~((check_err[1:0] == 2'b00) & (check_err[5:2] == 4'b0000)))) & (~_t0);
-assign _t17 = ((desc_reg[55:52] == 4'b0101) | (desc_reg[55:52] == 4'b0110)) | (desc_reg[55:52] == 4'b1001);
-assign _t18 = ((post_err[1:0] != 2'b10) & (~((post_err[1:0] == 2'b00) & (post_err[5:2] == 4'b0000)))) & (~_t0);
-assign _t20 = inv_rsp_fault == 2'b11;
-assign _t19 = _t20 ? ERR_RDMAP_OP_INVALIDATE : ERR_RDMAP_PROT_INVALIDATE;
-assign _t23 = ERR_RDMAP_OP_INVALIDATE;
-assign _t24 = ERR_RDMAP_PROT_INVALIDATE;
-assign _t22 = _t20 ? _t23[1:0] : _t24[1:0];
-assign _t21 = ((_t22 != 2'b10) & (~((_t22 == 2'b00) & ((_t20 ? _t23[5:2] : _t24[5:2]) == 4'b0000)))) & (~_t0);
+assign _t16 = mpa_code_reg == 8'h1;
+assign _t17 = {mpa_code_reg, 4'b0000, 2'b10};
+assign _t18 = ((check_err[1:0] != 2'b10) & (~((check_err[1:0] == 2'b00) & (check_err[5:2] == 4'b0000)))) & (~_t0);
+assign _t19 = ((desc_reg[55:52] == 4'b0101) | (desc_reg[55:52] == 4'b0110)) | (desc_reg[55:52] == 4'b1001);
+assign _t20 = ((post_err[1:0] != 2'b10) & (~((post_err[1:0] == 2'b00) & (post_err[5:2] == 4'b0000)))) & (~_t0);
+assign _t22 = inv_rsp_fault == 2'b11;
+assign _t21 = _t22 ? ERR_RDMAP_OP_INVALIDATE : ERR_RDMAP_PROT_INVALIDATE;
+assign _t25 = ERR_RDMAP_OP_INVALIDATE;
+assign _t26 = ERR_RDMAP_PROT_INVALIDATE;
+assign _t24 = _t22 ? _t25[1:0] : _t26[1:0];
+assign _t23 = ((_t24 != 2'b10) & (~((_t24 == 2'b00) & ((_t22 ? _t25[5:2] : _t26[5:2]) == 4'b0000)))) & (~_t0);
 assign payload_len = {16'h0, desc_reg[47:32]};
 assign is_send = (((desc_reg[55:52] == 4'b0011) | (desc_reg[55:52] == 4'b0101)) | (desc_reg[55:52] == 4'b0100)) | (desc_reg[55:52] == 4'b0110);
 assign qn_expected = ((desc_reg[55:52] == 4'b0001) | (desc_reg[55:52] == 4'b1010)) ? 2'b01 : ((desc_reg[55:52] == 4'b0111) ? 2'b10 : ((desc_reg[55:52] == 4'b1011) ? 2'b11 : 2'b00));
@@ -426,8 +437,9 @@ assign rr_total = {1'b0, orq_received_reg} + {1'b0, payload_len};
 assign post_err = (((lk_for_reg == 2'b00) & _t8) & (lk_fault_reg != 3'b000)) ? ((lk_fault_reg == 3'b101) ? 14'h45 : ((lk_fault_reg == 3'b100) ? 14'hc5 : ((lk_fault_reg == 3'b011) ? 14'h5 : ((lk_fault_reg == 3'b010) ? 14'h85 : ((lk_fault_reg == 3'b001) ? 14'h5 : 14'h0))))) : ((((lk_for_reg == 2'b00) & _t9) & (~((~_t5) & (~_t6)))) ? ERR_DDP_LOCAL : (((((lk_for_reg == 2'b00) & _t9) & _t8) & (desc_reg[95:64] != _t7[31:0])) ? ERR_DDP_STAG : (((((lk_for_reg == 2'b00) & _t9) & _t8) & (desc_reg[159:96] != (_t7[95:32] + {32'h0, orq_received_reg}))) ? ERR_DDP_BOUNDS : ((((lk_for_reg == 2'b00) & _t9) & ((rr_total > {1'b0, _t10}) | (desc_reg[49] & (rr_total != {1'b0, _t10})))) ? ERR_DDP_BOUNDS : ((((lk_for_reg == 2'b01) & ({desc_reg[359:352], desc_reg[367:360], desc_reg[375:368], desc_reg[383:376]} != 32'h0)) & (lk_fault_reg != 3'b000)) ? ((lk_fault_reg == 3'b101) ? 14'h44 : ((lk_fault_reg == 3'b100) ? 14'h104 : ((lk_fault_reg == 3'b011) ? 14'h84 : ((lk_fault_reg == 3'b010) ? 14'hc4 : ((lk_fault_reg == 3'b001) ? 14'h4 : 14'h0))))) : (((lk_for_reg == 2'b01) & ({12'h0, irrq_count} >= cfg_ird)) ? ERR_RDMAP_STREAM : (((lk_for_reg == 2'b10) & (lk_fault_reg != 3'b000)) ? ((lk_fault_reg == 3'b101) ? 14'h44 : ((lk_fault_reg == 3'b100) ? 14'h104 : ((lk_fault_reg == 3'b011) ? 14'h84 : ((lk_fault_reg == 3'b010) ? 14'hc4 : ((lk_fault_reg == 3'b001) ? 14'h4 : 14'h0))))) : (((lk_for_reg == 2'b10) & (lk_address_reg[2:0] != 3'b000)) ? ERR_RDMAP_STREAM : 14'h0))))))));
 assign post_stall = ((post_err == 14'h0) & _t11) & ((irrq_count == 4'b1000) | (~((~cmd_valid_reg) & place_idle)));
 assign hdr_copy = desc_reg[48] ? {8'h0, 8'h0, 8'h0, 8'h0, desc_reg[103:96], desc_reg[111:104], desc_reg[119:112], desc_reg[127:120], desc_reg[135:128], desc_reg[143:136], desc_reg[151:144], desc_reg[159:152], desc_reg[71:64], desc_reg[79:72], desc_reg[87:80], desc_reg[95:88], desc_reg[63:56], desc_reg[679:672]} : {desc_reg[231:224], desc_reg[239:232], desc_reg[247:240], desc_reg[255:248], desc_reg[199:192], desc_reg[207:200], desc_reg[215:208], desc_reg[223:216], desc_reg[167:160], desc_reg[175:168], desc_reg[183:176], desc_reg[191:184], desc_reg[71:64], desc_reg[79:72], desc_reg[87:80], desc_reg[95:88], desc_reg[63:56], desc_reg[679:672]};
-assign u_accept = (((state_reg == 3'b001) & (~rx_stopped_r_reg)) & (check_err == 14'h0)) & (~desc_reg[48]);
-assign irrq_flush = (((((state_reg == 3'b001) & (~rx_stopped_r_reg)) & ((check_err != 14'h0) | ((u_accept & desc_reg[49]) & (desc_reg[55:52] == 4'b0111)))) | ((state_reg == 3'b100) & (post_err != 14'h0))) | (((state_reg == 3'b110) & inv_rsp_valid) & (inv_rsp_fault != 2'b00))) | ((start_abort & (~term_sent_reg)) & (~tx_stopped_r_reg));
+assign check_clean = (~mpa_bad_reg) & (check_err == 14'h0);
+assign u_accept = (((state_reg == 3'b001) & (~rx_stopped_r_reg)) & check_clean) & (~desc_reg[48]);
+assign irrq_flush = (((((state_reg == 3'b001) & (~rx_stopped_r_reg)) & ((~check_clean) | ((u_accept & desc_reg[49]) & (desc_reg[55:52] == 4'b0111)))) | ((state_reg == 3'b100) & (post_err != 14'h0))) | (((state_reg == 3'b110) & inv_rsp_valid) & (inv_rsp_fault != 2'b00))) | ((start_abort & (~term_sent_reg)) & (~tx_stopped_r_reg));
 assign rq_pop = (u_accept & (~u_continues)) & (qn_expected == 2'b00);
 assign orq_pop = ((u_accept & desc_reg[49]) & (desc_reg[55:52] == 4'b1011)) | (((((state_reg == 3'b100) & (post_err == 14'h0)) & (lk_for_reg == 2'b00)) & _t9) & desc_reg[49]);
 assign irrq_push = (((state_reg == 3'b100) & (post_err == 14'h0)) & (~post_stall)) & _t11;
@@ -494,6 +506,8 @@ always @* begin
     term_ddp_hdr_r_next = term_ddp_hdr_r_reg;
     term_rdma_hdr_r_next = term_rdma_hdr_r_reg;
     desc_next = desc_reg;
+    mpa_bad_next = mpa_bad_reg;
+    mpa_code_next = mpa_code_reg;
     state_next = state_reg;
     cmd_discard_next = cmd_discard_reg;
     lk_for_next = lk_for_reg;
@@ -575,6 +589,8 @@ always @* begin
             end
             if (desc_take) begin
                 desc_next = s_desc_tdata;
+                mpa_bad_next = s_desc_mpa_bad;
+                mpa_code_next = s_desc_mpa_code;
                 state_next = 3'b001;
             end
         end
@@ -587,10 +603,37 @@ always @* begin
                 end
             end
             if (~rx_stopped_r_reg) begin
-                if (desc_reg[0] & inject_pending_reg) begin
+                if (((~mpa_bad_reg) & desc_reg[0]) & inject_pending_reg) begin
                     inject_pending_next = 1'b0;
                 end
-                if (check_err != 14'h0) begin
+                if (mpa_bad_reg) begin
+                    rx_stopped_r_next = 1'b1;
+                    tx_stopped_r_next = 1'b1;
+                    if (desc_reg[1] & (state_reg != 3'b110)) begin
+                        cmd_valid_next = 1'b1;
+                        cmd_discard_next = 1'b1;
+                    end
+                    if (_t16) begin
+                        evt_valid_next = 1'b1;
+                        evt_kind_next = 3'b110;
+                        evt_err_next = _t17;
+                    end
+                    if ((~_t16) & (~term_sent_reg)) begin
+                        term_sent_next = 1'b1;
+                        term_pending_next = 1'b1;
+                        evt_valid_next = 1'b1;
+                        evt_kind_next = 3'b101;
+                        evt_err_next = _t17;
+                        term_err_next = _t17;
+                        term_md_next = 1'b0;
+                        term_r_r_next = ((1'b0 & (2'b10 == 2'b00)) & (4'b0000 == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
+                        term_seg_len_r_next = 1'b0 ? desc_reg[31:16] : 16'h0;
+                        term_tagged_r_next = desc_reg[48];
+                        term_ddp_hdr_r_next = hdr_copy;
+                        term_rdma_hdr_r_next = desc_reg[479:256];
+                    end
+                end
+                if ((~mpa_bad_reg) & (check_err != 14'h0)) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
                     if (desc_reg[1] & (state_reg != 3'b110)) begin
@@ -609,15 +652,15 @@ always @* begin
                         evt_kind_next = 3'b101;
                         evt_err_next = check_err;
                         term_err_next = check_err;
-                        term_md_next = _t16;
-                        term_r_r_next = ((_t16 & (check_err[1:0] == 2'b00)) & (check_err[5:2] == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
-                        term_seg_len_r_next = _t16 ? desc_reg[31:16] : 16'h0;
+                        term_md_next = _t18;
+                        term_r_r_next = ((_t18 & (check_err[1:0] == 2'b00)) & (check_err[5:2] == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
+                        term_seg_len_r_next = _t18 ? desc_reg[31:16] : 16'h0;
                         term_tagged_r_next = desc_reg[48];
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_reg[479:256];
                     end
                 end
-                if ((check_err == 14'h0) & desc_reg[48]) begin
+                if (check_clean & desc_reg[48]) begin
                     lk_for_next = 2'b00;
                     lk_fault_next = 3'b000;
                     lk_address_next = 64'h0;
@@ -658,7 +701,7 @@ always @* begin
                                 evt_valid_next = 1'b1;
                                 evt_kind_next = 3'b000;
                                 evt_length_next = msg_end[31:0];
-                                evt_solicited_next = _t17;
+                                evt_solicited_next = _t19;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
                                 evt_data_next = 64'h0;
@@ -672,7 +715,7 @@ always @* begin
                                 evt_valid_next = 1'b1;
                                 evt_kind_next = 3'b001;
                                 evt_length_next = 32'h8;
-                                evt_solicited_next = _t17;
+                                evt_solicited_next = _t19;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
                                 evt_data_next = {desc_reg[263:256], desc_reg[271:264], desc_reg[279:272], desc_reg[287:280], desc_reg[295:288], desc_reg[303:296], desc_reg[311:304], desc_reg[319:312]};
@@ -748,9 +791,9 @@ always @* begin
                     evt_kind_next = 3'b101;
                     evt_err_next = post_err;
                     term_err_next = post_err;
-                    term_md_next = _t18;
-                    term_r_r_next = ((_t18 & (post_err[1:0] == 2'b00)) & (post_err[5:2] == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
-                    term_seg_len_r_next = _t18 ? desc_reg[31:16] : 16'h0;
+                    term_md_next = _t20;
+                    term_r_r_next = ((_t20 & (post_err[1:0] == 2'b00)) & (post_err[5:2] == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
+                    term_seg_len_r_next = _t20 ? desc_reg[31:16] : 16'h0;
                     term_tagged_r_next = desc_reg[48];
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_reg[479:256];
@@ -811,18 +854,18 @@ always @* begin
                     if (term_opcode) begin
                         evt_valid_next = 1'b1;
                         evt_kind_next = 3'b110;
-                        evt_err_next = _t19;
+                        evt_err_next = _t21;
                     end
                     if ((~term_opcode) & (~term_sent_reg)) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = 3'b101;
-                        evt_err_next = _t19;
-                        term_err_next = _t19;
-                        term_md_next = _t21;
-                        term_r_r_next = ((_t21 & (_t22 == 2'b00)) & ((_t20 ? _t23[5:2] : _t24[5:2]) == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
-                        term_seg_len_r_next = _t21 ? desc_reg[31:16] : 16'h0;
+                        evt_err_next = _t21;
+                        term_err_next = _t21;
+                        term_md_next = _t23;
+                        term_r_r_next = ((_t23 & (_t24 == 2'b00)) & ((_t22 ? _t25[5:2] : _t26[5:2]) == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
+                        term_seg_len_r_next = _t23 ? desc_reg[31:16] : 16'h0;
                         term_tagged_r_next = desc_reg[48];
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_reg[479:256];
@@ -837,6 +880,8 @@ end
 
 always @(posedge clk) begin
     desc_reg <= desc_next;
+    mpa_bad_reg <= mpa_bad_next;
+    mpa_code_reg <= mpa_code_next;
     state_reg <= state_next;
     lk_for_reg <= lk_for_next;
     rx_stopped_r_reg <= rx_stopped_r_next;

@@ -32,13 +32,19 @@ module ddp_rx_w8 (
     input  wire        cfg_big_endian, // atomic targets are big-endian in host memory
 
     /*
-     * AXI4-Stream input: one ULPDU per packet (s_axis)
+     * AXI4-Stream input: one ULPDU per packet, tuser on tlast = MPA passed its FPDU (as mpa_rx m_axis)
      */
     input  wire [63:0] s_axis_tdata,
     input  wire [7:0]  s_axis_tkeep,
     input  wire        s_axis_tvalid,
     output wire        s_axis_tready,
     input  wire        s_axis_tlast,
+    input  wire        s_axis_tuser,
+
+    /*
+     * MPA verdict
+     */
+    input  wire [7:0]  s_llp_err, // mpa_rx err_code: the LLP error code of a ULPDU that ends with tuser 0
 
     /*
      * STag table configuration write (stag_cfg_*)
@@ -142,6 +148,14 @@ wire pay_tready;
 wire [679:0] desc_tdata;
 wire desc_tvalid;
 wire desc_tready;
+wire hdr_s_tready;
+wire verdict_pop;
+wire verdict_push;
+reg [2:0] verdict_wptr_reg;
+reg [2:0] verdict_wptr_next;
+reg [2:0] verdict_rptr_reg;
+reg [2:0] verdict_rptr_next;
+wire [2:0] verdict_count; // entries in verdict
 wire ctl_lk_valid;
 wire [31:0] ctl_lk_stag;
 wire [63:0] ctl_lk_to;
@@ -202,7 +216,17 @@ reg wr_held_next;
 reg wr_held_atomic_reg; // which requester the held beat belongs to
 reg wr_held_atomic_next;
 wire wr_pick_atomic; // the write-back of the atomic unit owns mem_wr this cycle
+reg [8:0] verdict_mem [0:3];
+wire _t0;
+// verilator lint_off UNUSED
+wire [8:0] _t1; // read through slices
+// verilator lint_on UNUSED
 
+assign _t0 = verdict_count == 3'b100;
+assign _t1 = verdict_mem[verdict_rptr_reg[1:0]];
+assign verdict_count = verdict_wptr_reg - verdict_rptr_reg;
+assign s_axis_tready = hdr_s_tready & (~_t0);
+assign verdict_push = (s_axis_tvalid & s_axis_tready) & s_axis_tlast;
 assign wr_pick_atomic = wr_held_reg ? wr_held_atomic_reg : atomic_wr_valid;
 assign mem_wr_valid = wr_pick_atomic ? atomic_wr_valid : place_wr_valid;
 assign mem_wr_addr = wr_pick_atomic ? atomic_wr_addr : place_wr_addr;
@@ -210,8 +234,18 @@ assign mem_wr_data = wr_pick_atomic ? atomic_wr_data : place_wr_data;
 assign mem_wr_strb = wr_pick_atomic ? atomic_wr_strb : place_wr_strb;
 assign atomic_wr_ready = wr_pick_atomic & mem_wr_ready;
 assign place_wr_ready = (~wr_pick_atomic) & mem_wr_ready;
+assign verdict_pop = desc_tvalid & desc_tready;
 assign rx_idle = ctl_idle & place_idle;
 assign idle = ((ctl_idle & place_idle) & resp_idle) & (~ctl_m_req_valid);
+
+always @* begin
+    verdict_wptr_next = verdict_wptr_reg;
+    verdict_rptr_next = verdict_rptr_reg;
+    if (verdict_push) begin
+        verdict_wptr_next = verdict_wptr_reg + 3'b001;
+    end
+    verdict_rptr_next = verdict_pop ? (verdict_rptr_reg + 3'b001) : verdict_rptr_reg;
+end
 
 always @* begin
     wr_held_next = wr_held_reg;
@@ -221,10 +255,17 @@ always @* begin
 end
 
 always @(posedge clk) begin
+    verdict_wptr_reg <= verdict_wptr_next;
+    verdict_rptr_reg <= verdict_rptr_next;
     wr_held_reg <= wr_held_next;
     wr_held_atomic_reg <= wr_held_atomic_next;
+    if (verdict_push) begin
+        verdict_mem[verdict_wptr_reg[1:0]] <= {s_llp_err, ~s_axis_tuser};
+    end
 
     if (rst) begin
+        verdict_wptr_reg <= 3'b000;
+        verdict_rptr_reg <= 3'b000;
         wr_held_reg <= 1'b0;
         wr_held_atomic_reg <= 1'b0;
     end
@@ -236,8 +277,8 @@ ddp_rx_hdr_w8 u_hdr (
     .cfg_rfc7306(cfg_rfc7306),
     .s_axis_tdata(s_axis_tdata),
     .s_axis_tkeep(s_axis_tkeep),
-    .s_axis_tvalid(s_axis_tvalid),
-    .s_axis_tready(s_axis_tready),
+    .s_axis_tvalid(s_axis_tvalid & (~_t0)),
+    .s_axis_tready(hdr_s_tready),
     .s_axis_tlast(s_axis_tlast),
     .m_axis_tdata(pay_tdata),
     .m_axis_tkeep(pay_tkeep),
@@ -258,6 +299,8 @@ ddp_rx_ctl u_ctl (
     .s_desc_tdata(desc_tdata),
     .s_desc_tvalid(desc_tvalid),
     .s_desc_tready(desc_tready),
+    .s_desc_mpa_bad(_t1[0]),
+    .s_desc_mpa_code(_t1[8:1]),
     .s_recv_valid(s_recv_valid),
     .s_recv_ready(s_recv_ready),
     .s_recv_addr(s_recv_addr),

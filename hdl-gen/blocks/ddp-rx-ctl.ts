@@ -1,7 +1,7 @@
 import { Qn, TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { AOpCode } from '../../ts-model/rdmap/atomics';
 import { Opcode } from '../../ts-model/rdmap/constants';
-import { DdpError, RdmapError, type ErrorCode } from '../../ts-model/terminate-codes';
+import { DdpError, LlpError, RdmapError, type ErrorCode } from '../../ts-model/terminate-codes';
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { DDP_RX_DESC, DDP_RX_DESC_BITS, errBits } from './ddp-rx-hdr';
@@ -83,6 +83,8 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const dData = m.input('s_desc_tdata', DDP_RX_DESC_BITS, { group: dg, doc: 'layout DDP_RX_DESC in hdl-gen/blocks/ddp-rx-hdr.ts' });
   const dValid = m.input('s_desc_tvalid', 1, { group: dg });
   const dReady = m.output('s_desc_tready', 1, { group: dg });
+  const dMpaBad = m.input('s_desc_mpa_bad', 1, { group: dg, doc: "MPA's verdict on this ULPDU's FPDU: it failed (mpa_rx m_axis_tuser = 0)" });
+  const dMpaCode = m.input('s_desc_mpa_code', 8, { group: dg, doc: 'its LLP error code (Terminate 0x2/0x0/code), with s_desc_mpa_bad' });
 
   const rg = 'Posted receive buffers of QN 0 (s_recv)';
   const rcvValid = m.input('s_recv_valid', 1, { group: rg });
@@ -196,6 +198,8 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
 
   // ---- The descriptor being processed ------------------------------------------------------------
   const d = m.reg('desc', DDP_RX_DESC_BITS, { doc: 'the descriptor of the ULPDU in progress' });
+  const mpaBad = m.reg('mpa_bad', 1, { doc: 'MPA failed the FPDU of the ULPDU in progress' });
+  const mpaCode = m.reg('mpa_code', 8);
   const F = (k: keyof typeof DDP_RX_DESC) => {
     const [lo, w] = DDP_RX_DESC[k];
     return d.slice(lo + w - 1, lo);
@@ -419,15 +423,22 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const rdmaCopy = d.slice(rdLo + 224 - 1, rdLo);
 
   /** The first error of this ULPDU (or an abort, withUlpdu = false): stop, answer once (model `fail`). */
-  const fail = (e: Expr, withUlpdu: boolean) => {
+  /**
+   * The first error (model `fail`/`llpError`/`abort`): stop, answer once. `from`: a check on the
+   * ULPDU in progress (header copies as the spec's table says), MPA's verdict on it (no copies; a
+   * lost connection closes without a Terminate), or a local abort (no ULPDU at all).
+   */
+  const fail = (e: Expr, from: 'ulpdu' | 'llp' | 'abort') => {
+    const withUlpdu = from === 'ulpdu';
     m.set(rxStopped, 1);
     m.set(txStopped, 1);
-    if (withUlpdu) m.when(hasPayload.and(st.ne(ST.IWAIT)), () => {
+    // Its payload waits in ddp_rx_place: drop it (after IWAIT it has already been placed).
+    if (from !== 'abort') m.when(hasPayload.and(st.ne(ST.IWAIT)), () => {
       m.set(cmdValid, 1);
       m.set(cmdDiscard, 1);
     });
     const layer = e.slice(1, 0);
-    const closes = withUlpdu ? isTermOp : lit(1, 0);
+    const closes = from === 'ulpdu' ? isTermOp : from === 'llp' ? mpaCode.eq(LlpError.TCP_CLOSED.code) : lit(1, 0);
     m.when(closes, () => {
       m.set(evtValid, 1);
       m.set(evtKind, RX_EVENT.CLOSED);
@@ -467,10 +478,11 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   };
 
   // Untagged acceptance in CHECK (no error): the queue state and delivery.
-  const uAccept = m.let('u_accept', inState(ST.CHECK).and(rxStopped.not()).and(checkErr.eq(0)).and(t.not()));
+  const clean = m.let('check_clean', mpaBad.not().and(checkErr.eq(0)), { doc: 'MPA passed the FPDU and every check before a lookup passed' });
+  const uAccept = m.let('u_accept', inState(ST.CHECK).and(rxStopped.not()).and(clean).and(t.not()));
   m.assign(
     flush,
-    inState(ST.CHECK).and(rxStopped.not()).and(checkErr.ne(0).or(uAccept.and(last).and(op.eq(Opcode.TERMINATE))))
+    inState(ST.CHECK).and(rxStopped.not()).and(clean.not().or(uAccept.and(last).and(op.eq(Opcode.TERMINATE))))
       .or(inState(ST.POST).and(postErr.ne(0)))
       .or(inState(ST.IWAIT).and(invRspValid).and(invFault.ne(0)))
       .or(startAbort.and(termSent.not()).and(txStopped.not())),
@@ -511,10 +523,12 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
           m.when(startAbort, () => {
             m.set(abortPending, 0);
             // RFC 5040 §7.1 rule 1: an error not tied to an incoming message; no headers.
-            m.when(termSent.not().and(txStopped.not()), () => fail(eLocal, false));
+            m.when(termSent.not().and(txStopped.not()), () => fail(eLocal, 'abort'));
           });
           m.when(take, () => {
             m.set(d, dData);
+            m.set(mpaBad, dMpaBad);
+            m.set(mpaCode, dMpaCode);
             m.set(st, ST.CHECK);
           });
         },
@@ -531,9 +545,11 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
             });
           });
           m.when(rxStopped.not(), () => {
-            m.when(ok.and(injPending), () => m.set(injPending, 0));
-            m.when(checkErr.ne(0), () => fail(checkErr, true));
-            m.when(checkErr.eq(0).and(t), () => {
+            m.when(mpaBad.not().and(ok).and(injPending), () => m.set(injPending, 0));
+            // MPA failed the FPDU: the ULPDU was never delivered (spec/mpa.md §6), only the error is.
+            m.when(mpaBad, () => fail(cat(mpaCode, lit(4, 0), lit(2, 2)), 'llp'));
+            m.when(mpaBad.not().and(checkErr.ne(0)), () => fail(checkErr, 'ulpdu'));
+            m.when(clean.and(t), () => {
               m.set(lkFor, LK.TAGGED);
               m.set(lkFaultR, 0);
               m.set(lkAddrR, 0);
@@ -617,7 +633,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
         ST.POST,
         () => {
           m.when(postErr.ne(0), () => {
-            fail(postErr, true);
+            fail(postErr, 'ulpdu');
             m.set(st, ST.IDLE);
           });
           m.when(postErr.eq(0).and(postStall.not()), () => {
@@ -644,7 +660,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
             m.set(st, ST.IDLE);
             m.when(invFault.eq(0), () => evt(RX_EVENT.RECV, cplLen, { solicited: op.eq(Opcode.SEND_SE_INVALIDATE), stag, invalidated: true }));
             const notInv = STAG_INV_FAULTS.indexOf('not-invalidatable');
-            m.when(invFault.ne(0), () => fail(mux(invFault.eq(notInv), eOpInv, eProtInv), true));
+            m.when(invFault.ne(0), () => fail(mux(invFault.eq(notInv), eOpInv, eProtInv), 'ulpdu'));
           });
         },
       ],

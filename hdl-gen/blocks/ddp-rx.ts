@@ -1,9 +1,10 @@
-import { Expr, mux } from '../core/expr';
+import { Expr, cat, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import type { Signal } from '../core/signal';
 import { sinkStream, sourceStream } from '../core/stream';
 import { ddpRxCtlModule, type DdpRxCtlOptions } from './ddp-rx-ctl';
 import { DDP_RX_DESC_BITS, ddpRxHdrModule } from './ddp-rx-hdr';
+import { fifo } from './fifo';
 import { ddpRxPlaceModule } from './ddp-rx-place';
 import { rdmapTxRespModule } from './rdmap-tx-resp';
 import { stagTableModule } from './stag-table';
@@ -80,7 +81,8 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const wire = (name: string, width: number) => m.wire(name, width);
 
   // ULPDUs in.
-  const s = sinkStream({ bytes: W }).declare(m, 's_axis', 'AXI4-Stream input: one ULPDU per packet (s_axis)');
+  const s = sinkStream({ bytes: W, user: 1 }).declare(m, 's_axis', 'AXI4-Stream input: one ULPDU per packet, tuser on tlast = MPA passed its FPDU (as mpa_rx m_axis)');
+  const llpErr = m.input('s_llp_err', 8, { group: 'MPA verdict', doc: "mpa_rx err_code: the LLP error code of a ULPDU that ends with tuser 0" });
   // STag table configuration, posted receive buffers, the ORQ, local faults: straight through.
   const stagCfg = stags.ports.filter((p) => p.name.startsWith('cfg_')).map((p) => p.name);
   expose('stags', stags, stagCfg, (n) => `stag_${n}`, 'STag table configuration write (stag_cfg_*)');
@@ -109,9 +111,17 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   // ---- ddp_rx_hdr ---------------------------------------------------------------------------------
   const hp = { data: wire('pay_tdata', 8 * W), keep: wire('pay_tkeep', W), valid: wire('pay_tvalid', 1), last: wire('pay_tlast', 1), ready: wire('pay_tready', 1) };
   const desc = { data: wire('desc_tdata', DDP_RX_DESC_BITS), valid: wire('desc_tvalid', 1), ready: wire('desc_tready', 1) };
+  // MPA's verdict arrives with each ULPDU's last beat and its descriptor leaves ddp_rx_hdr later:
+  // a small FIFO carries it, one entry per ULPDU, in order (the input waits when it is full).
+  const hdrReady = wire('hdr_s_tready', 1);
+  const verdictPop = wire('verdict_pop', 1);
+  const verdictPush = wire('verdict_push', 1);
+  const verdict = fifo(m, 'verdict', 9, 4, { push: verdictPush, data: cat(llpErr, s.user!.not()), pop: verdictPop });
+  m.assign(s.ready, hdrReady.and(verdict.full.not()));
+  m.assign(verdictPush, s.valid.and(s.ready).and(s.last!));
   m.instance(hdr, 'u_hdr', {
     clk, rst, cfg_rfc7306: cfg.rfc7306,
-    s_axis_tdata: s.data, s_axis_tkeep: s.keep!, s_axis_tvalid: s.valid, s_axis_tready: s.ready, s_axis_tlast: s.last!,
+    s_axis_tdata: s.data, s_axis_tkeep: s.keep!, s_axis_tvalid: s.valid.and(verdict.full.not()), s_axis_tready: hdrReady, s_axis_tlast: s.last!,
     m_axis_tdata: hp.data, m_axis_tkeep: hp.keep, m_axis_tvalid: hp.valid, m_axis_tready: hp.ready, m_axis_tlast: hp.last,
     m_desc_tdata: desc.data, m_desc_tvalid: desc.valid, m_desc_tready: desc.ready,
   });
@@ -129,6 +139,7 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   m.instance(ctl, 'u_ctl', {
     clk, rst, cfg_pd: cfg.pd, cfg_ird: cfg.ird, cfg_initial_msn: cfg.msn,
     s_desc_tdata: desc.data, s_desc_tvalid: desc.valid, s_desc_tready: desc.ready,
+    s_desc_mpa_bad: verdict.head.bit(0), s_desc_mpa_code: verdict.head.slice(8, 1),
     ...lk,
     lk_rsp_valid: lkRsp.rsp_valid!, lk_rsp_fault: lkRsp.rsp_fault!, lk_rsp_address: lkRsp.rsp_address!,
     inv_rsp_valid: lkRsp.inv_rsp_valid!, inv_rsp_fault: lkRsp.inv_fault!,
@@ -180,6 +191,7 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   m.assign(memWr.strb, mux(pickAtomic, aw.strb, pw.strb));
   m.assign(aw.ready, pickAtomic.and(memWr.ready));
   m.assign(pw.ready, pickAtomic.not().and(memWr.ready));
+  m.assign(verdictPop, desc.valid.and(desc.ready));
   m.sync(() => {
     m.set(held, memWr.valid.and(memWr.ready.not()));
     m.set(heldAtomic, pickAtomic);

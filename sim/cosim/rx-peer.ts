@@ -4,6 +4,7 @@ import type { AccessRight } from '../../ts-model/memory/access';
 import { firstTaggedOffset, type Region } from '../../ts-model/memory/stag-table';
 import { makeStag } from '../../ts-model/memory/stag';
 import { AOpCode } from '../../ts-model/rdmap/atomics';
+import { LlpError } from '../../ts-model/terminate-codes';
 import { Opcode, rdmapControl } from '../../ts-model/rdmap/constants';
 import { RdmapEndpoint } from '../../ts-model/rnic/endpoint';
 import type { RnicEvent } from '../../ts-model/rnic/events';
@@ -42,6 +43,8 @@ export interface StepSideEffects {
   blockTx: boolean;
   /** The ULPDUs go in back to back, the RTL settling only after the last. */
   burst: boolean;
+  /** MPA failed the first ULPDU's FPDU with this LLP code (mpa_rx tuser 0 and err_code). */
+  mpaError: number | null;
 }
 
 export const FAULT_KINDS = [
@@ -52,7 +55,7 @@ export const FAULT_KINDS = [
   'read-src-stag', 'read-src-pd', 'read-src-access', 'read-src-wrap', 'read-src-bounds', 'ird',
   'inv-stag', 'inv-pd', 'inv-not-allowed',
   'atomic-aopcode', 'atomic-stag', 'atomic-pd', 'atomic-access', 'atomic-bounds', 'atomic-misaligned', 'atomic-resp-id', 'atomic-resp-none',
-  'terminate', 'terminate-malformed', 'inject', 'abort',
+  'terminate', 'terminate-malformed', 'inject', 'abort', 'mpa-crc', 'mpa-marker',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -507,6 +510,11 @@ export class RxPeer {
       case 'abort':
         fx.abort = true;
         return [];
+      case 'mpa-crc':
+      case 'mpa-marker':
+        // MPA's checks failed the FPDU that carried it (spec/mpa.md §6): CRC 0x02, marker 0x03.
+        fx.mpaError = kind === 'mpa-crc' ? LlpError.CRC.code : LlpError.MARKER.code;
+        return anyValid();
     }
   }
 

@@ -88,8 +88,8 @@ export interface RxCosimResult {
   readonly simCyclesPerSecond: number;
 }
 
-/** The receive-path error codes of spec/ddp-rdmap.md §9 (DDP and RDMAP) plus LLP 0x03 (H1/H6). */
-export const RX_ERROR_CODES: readonly ErrorCode[] = ALL_ERROR_CODES.filter((e) => e.layer !== 2 || e.code === 0x03);
+/** The receive-path error codes of spec/ddp-rdmap.md §9 (DDP and RDMAP), plus LLP 0x03 (H1/H6, or MPA's marker check) and 0x02 (MPA's CRC verdict). */
+export const RX_ERROR_CODES: readonly ErrorCode[] = ALL_ERROR_CODES.filter((e) => e.layer !== 2 || e.code === 0x02 || e.code === 0x03);
 
 const STAG_DEPTH = 256;
 const MAX_PEER_MULPDU = 8000;
@@ -251,8 +251,13 @@ class RxBench {
     m.pokeNumber(h('cfg_initial_msn'), c.msn >>> 0);
     m.pokeNumber(h('cfg_mulpdu'), c.mulpdu);
     m.pokeNumber(h('cfg_big_endian'), c.bigEndian ? 1 : 0);
-    for (const n of ['stag_cfg_valid', 's_recv_valid', 's_orq_valid', 'inject_valid', 'abort_req']) m.pokeNumber(h(n), 0);
+    for (const n of ['stag_cfg_valid', 's_recv_valid', 's_orq_valid', 'inject_valid', 'abort_req', 's_llp_err']) m.pokeNumber(h(n), 0);
     this.tb.reset();
+  }
+
+  /** s_llp_err: the LLP code that goes with a ULPDU whose tuser is 0. */
+  llpError(code: number): void {
+    this.model.pokeNumber(this.h('s_llp_err'), code);
   }
 
   injectNext(err: number): void {
@@ -470,6 +475,11 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
      * mismatch names its ULPDU; a valid message's segments go in as one burst.
      */
     const feed = (...batch: Uint8Array[]) => {
+      // MPA's verdict: tuser 1 on tlast when the FPDU passed; otherwise s_llp_err holds the code.
+      const mpaError = pendingMpaError;
+      pendingMpaError = null;
+      bench.llpError(mpaError ?? 0);
+      const tuser = mpaError === null ? 1 : 0;
       for (const u of batch) {
         index++;
         ulpdus++;
@@ -481,17 +491,21 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
         if (op >= Opcode.SEND && op <= Opcode.SEND_SE_INVALIDATE && u.length === 18) cov('zero-length send');
         if (process.env.RX_DEBUG) console.error(`ep ${episode} #${index} ${name} len ${u.length} ${hex(u.subarray(0, 18))}`);
         // A zero-length ULPDU is one beat with tkeep 0 (as mpa_rx sends it).
-        if (u.length === 0) bench.source.sendBeats([{ data: new Uint8Array(W), tkeep: 0, tlast: true }]);
-        else bench.source.send(u);
+        if (u.length === 0) bench.source.sendBeats([{ data: new Uint8Array(W), tkeep: 0, tlast: true, tuser }]);
+        else bench.source.send(u, tuser);
       }
       if (batch.length > 1) cov('back-to-back ULPDUs');
       bench.settle(`ULPDU ${index}`);
-      for (const u of batch) peer.local.receive(u);
+      for (const u of batch) {
+        if (mpaError === null) peer.local.receive(u);
+        else peer.local.llpError(mpaError, 'MPA failed the FPDU');
+      }
       if (bench.irrqUsed === 0) pullModel();
       compare();
     };
 
-    const newFx = (): StepSideEffects => ({ recv: [], orq: [], inject: false, abort: false, blockTx: false, burst: true });
+    const newFx = (): StepSideEffects => ({ recv: [], orq: [], inject: false, abort: false, blockTx: false, burst: true, mpaError: null });
+    let pendingMpaError: number | null = null;
     const applyFx = (fx: StepSideEffects) => {
       bench.recv.queue.push(...fx.recv);
       // Receive buffers start with the model's random contents too.
@@ -515,6 +529,7 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
       }
       us ??= peer.valid(fx, Math.min(peerMulpdu * 3, 20000));
       applyFx(fx);
+      pendingMpaError = fx.mpaError;
       if (fx.inject) {
         const e = RdmapError.GLOBAL_CATASTROPHIC;
         peer.local.injectFailure(e);
@@ -605,7 +620,7 @@ export function measureRxPlacement(width: number, ulpduBytes = 4096, count = 64,
   bench.stagCfg.queue.push(region);
   bench.settle('programming the STag table');
   for (let i = 0; i < count; i++) {
-    bench.source.send(encodeDdpSegment({ tagged: true, last: true, dv: 1, rsvdUlp: rdmapControl(Opcode.WRITE), stag: region.stag, to: BigInt(i * stride) }, r.bytes(payload)));
+    bench.source.send(encodeDdpSegment({ tagged: true, last: true, dv: 1, rsvdUlp: rdmapControl(Opcode.WRITE), stag: region.stag, to: BigInt(i * stride) }, r.bytes(payload)), 1);
   }
   const sAxis = { valid: model.handle('s_axis_tvalid'), ready: model.handle('s_axis_tready') };
   let firstBeat = -1;
