@@ -26,6 +26,8 @@ import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
  *   order); on the first error the Terminate with its header copies (spec/ddp-rdmap.md §2.4, §8);
  * - the events (m_evt): receive completions, requester completions (Read, Atomic), Terminate sent,
  *   Terminate received, stream closed.
+ * MPA's verdict on the FPDU (s_desc_mpa_bad/code, mpa_rx's tuser and err_code) comes before every
+ * check: a failed FPDU was never delivered, so only the LLP error is reported (model `llpError`).
  * After the first error everything later is dropped (its payload discarded) and the IRRQ is
  * flushed: exactly one Terminate per stream (§5.6, §8 rule 5).
  *
