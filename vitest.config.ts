@@ -6,5 +6,8 @@ export default defineConfig({
     testTimeout: 120_000,
     // Co-simulation tests share Verilator builds; files run in parallel, tests in a file in order.
     pool: 'forks',
+    // vitest keeps one core for itself by default; on a 2-core CI machine that leaves one worker,
+    // and most files are single-threaded simulations: run two.
+    maxWorkers: 2,
   },
 });

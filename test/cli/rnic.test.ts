@@ -136,14 +136,15 @@ describe('examples/', () => {
 });
 
 describe('rnic bench', () => {
-  test('--group rtl --json: one JSON line per figure, RTL figures in Verilator cycles with their bound and ratio', () => {
-    const p = rnic('bench', '--group', 'rtl', '--json');
+  test('--json: one JSON line per figure, with the peer measured in the same run and the ratio', () => {
+    // The CRC group only: the RTL group's figures are exact cycle counts, checked where they are
+    // measured (test/cosim/rx.test.ts, mpa-tx.test.ts, ddp-rx-hdr.test.ts).
+    const p = rnic('bench', '--group', 'crc', '--seconds', '0.2', '--json');
     expect(p.status, p.stderr).toBe(0);
-    const figures = p.stdout.trim().split('\n').map((l) => JSON.parse(l) as { figure: string; unit: string; value: number; peerValue: number; ratio: number });
-    const placement = figures.filter((f) => f.figure.startsWith('ddp_rx_w'));
-    expect(placement.map((f) => f.figure)).toHaveLength(4);
-    // Exact cycle counts: the placement rate is the input's (the header bound), at both widths.
-    for (const f of placement) expect(f.ratio).toBeGreaterThanOrEqual(0.999);
-    expect(figures.some((f) => f.figure.startsWith('mpa_tx_w64'))).toBe(true);
-  }, 240_000);
+    const figures = p.stdout.trim().split('\n').map((l) => JSON.parse(l) as { figure: string; unit: string; value: number; peer?: string; peerValue?: number; ratio?: number });
+    expect(figures.length).toBeGreaterThan(1);
+    for (const f of figures) expect(f.value).toBeGreaterThan(0);
+    const vsAws = figures.find((f) => f.peer?.includes('aws-crypto'));
+    expect(vsAws?.ratio).toBeCloseTo(vsAws!.value / vsAws!.peerValue!, 1);
+  }, 120_000);
 });
