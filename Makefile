@@ -1,11 +1,12 @@
 # The front door. Every target sets the project up first (idempotent, seconds when done).
 #   make        / make run   the main job: the demo scenario on the golden model, and its pcap
 #   make test               type-check and run every test
+#   make regress            the long co-simulation regression (minutes; REGRESS_SEED, REGRESS_SCALE)
 #   make bench              model benchmarks (numbers for the README)
 #   make rtl                regenerate rtl/ for the default configuration
 SHELL := /bin/bash
 .DEFAULT_GOAL := run
-.PHONY: run setup test typecheck bench rtl clean
+.PHONY: run setup test typecheck regress bench rtl clean
 
 setup:
 	@bash scripts/setup.sh
@@ -21,6 +22,9 @@ typecheck: setup
 
 test: setup typecheck
 	bash scripts/test.sh
+
+regress: setup
+	bash scripts/regress.sh
 
 rtl: setup
 	node bin/rnic.mjs gen --out rtl
