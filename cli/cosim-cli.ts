@@ -8,11 +8,14 @@ import { cosimStagTable, type StagTableCosimResult } from '../sim/cosim/stag-tab
 import { BLOCK_WIDTHS, DATAPATH_WIDTHS } from '../hdl-gen/gen/config';
 import { UsageError } from './scenario-cli';
 
-export const COSIM_DUTS = ['crc32c', 'mpa_tx', 'mpa_rx', 'mpa', 'ddp_rx_hdr', 'atomic_unit', 'stag_table', 'rx'] as const;
+export const COSIM_DUTS = ['crc32c', 'mpa_tx', 'mpa_rx', 'mpa', 'ddp_rx_hdr', 'atomic_unit', 'stag_table', 'rx', 'rnic_rx'] as const;
 
-/** `--dut rx`: the receive path ddp_rx_w<W> against the model endpoint, and its placement rate. */
+/**
+ * `--dut rx`: the receive path ddp_rx_w<W> against the model endpoint, and its placement rate;
+ * `--dut rnic_rx`: the same with mpa_rx in front (rnic_rx_w<W>), fed framed TCP payload.
+ */
 export interface RxDutResult extends RxCosimResult {
-  readonly dut: 'rx';
+  readonly dut: 'rx' | 'rnic_rx';
   /** Back-to-back 4 KiB Write ULPDUs, no back-pressure: payload octets per cycle ÷ width after the first ULPDU. */
   readonly efficiency: number;
   readonly bound: number;
@@ -64,11 +67,11 @@ export function runCosim(a: CosimArgs): CosimResult {
     const faults = a.faults ?? 0;
     if (!(faults >= 0 && faults <= 1)) throw new UsageError(`--faults must be a probability from 0 to 1, got ${a.faults}`);
     if (a.dut === 'mpa_rx') return runRx(common, a.frames, faults);
-    if (a.dut === 'rx') {
-      if (!(DATAPATH_WIDTHS as readonly number[]).includes(a.width)) throw new UsageError(`--width must be one of ${DATAPATH_WIDTHS.join(', ')} for rx, got ${a.width}`);
-      const res = cosimRx({ ...common, messages: a.frames, faults });
+    if (a.dut === 'rx' || a.dut === 'rnic_rx') {
+      if (!(DATAPATH_WIDTHS as readonly number[]).includes(a.width)) throw new UsageError(`--width must be one of ${DATAPATH_WIDTHS.join(', ')} for ${a.dut}, got ${a.width}`);
+      const res = cosimRx({ ...common, messages: a.frames, faults, mpa: a.dut === 'rnic_rx' });
       const rate = measureRxPlacement(a.width, 4096, 32, a.rtl);
-      return { ...res, dut: 'rx', efficiency: rate.efficiency, bound: rate.bound, placementLatency: rate.latency };
+      return { ...res, dut: a.dut, efficiency: rate.efficiency, bound: rate.bound, placementLatency: rate.latency };
     }
     if (a.dut === 'ddp_rx_hdr') return cosimDdpRxHdr({ ...common, ulpdus: a.frames, ...(a.faults !== undefined && { faultRate: faults }) });
     const { width: _w, ...unsized } = common;
@@ -139,20 +142,22 @@ function runTx(common: { width: number; seed: number; rtlDir?: string; vcd?: str
   };
 }
 
+const isRx = (r: CosimResult): r is RxDutResult => r.dut === 'rx' || r.dut === 'rnic_rx';
+
 export function formatCosim(r: CosimResult): string {
   if (r.dut === 'mpa_tx') return formatMpaTx(r);
   if (r.dut === 'mpa_rx') return formatMpaRx(r);
   if (r.dut === 'ddp_rx_hdr') return formatDdpRxHdr(r);
   if (r.dut === 'atomic_unit') return formatAtomic(r);
   if (r.dut === 'stag_table') return formatStagTable(r);
-  if (r.dut === 'rx') return formatRx(r);
+  if (isRx(r)) return formatRx(r);
   if (r.dut === 'mpa') return [formatMpaTx(r.tx), formatMpaRx(r.rx), r.mismatches ? `MISMATCH: ${r.mismatches}` : 'mpa: TX and RX agree with the model'].join('\n');
   return formatCrc(r);
 }
 
 /** Differences from the model plus protocol violations: what makes `rnic cosim` exit 1. */
 export function failures(r: CosimResult): number {
-  return r.mismatches + (r.dut === 'atomic_unit' ? r.violations.length : r.dut === 'rx' ? r.violations : 0);
+  return r.mismatches + (r.dut === 'atomic_unit' ? r.violations.length : isRx(r) ? r.violations : 0);
 }
 
 const counts = (o: Readonly<Record<string, number>>): string => Object.entries(o).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none';
@@ -170,7 +175,7 @@ function formatDdpRxHdr(r: DdpRxHdrCosimResult): string {
 
 function formatRx(r: RxDutResult): string {
   const out = [
-    `ddp_rx_w${r.width}: ${r.messages} peer messages in ${r.episodes} streams, ${r.ulpdus} ULPDUs, ${r.payloadBytes} tagged payload octets, seed ${r.seed}`,
+    `${r.dut === 'rnic_rx' ? `rnic_rx_w${r.width} (mpa_rx into ddp_rx)` : `ddp_rx_w${r.width}`}: ${r.messages} peer messages in ${r.episodes} streams, ${r.ulpdus} ULPDUs${r.dut === 'rnic_rx' ? ` in ${r.fpdus} FPDUs` : ''}, ${r.payloadBytes} tagged payload octets, seed ${r.seed}`,
     `compared one by one: ${r.events} events (completions, Terminates), ${r.responses} response ULPDUs; host memory after every ULPDU`,
     `opcodes: ${counts(r.opcodes)}`,
     `error codes raised: ${counts(r.errorsHit)}`,
@@ -181,7 +186,7 @@ function formatRx(r: RxDutResult): string {
   ];
   if (r.firstMismatch) out.push(`first mismatch: stream ${r.firstMismatch.episode}, ULPDU ${r.firstMismatch.ulpdu}, ${r.firstMismatch.what}`, `  model ${r.firstMismatch.expected.slice(0, 160)}`, `  RTL   ${r.firstMismatch.actual.slice(0, 160)}`);
   if (r.firstViolation) out.push(`first violation: ${r.firstViolation}`);
-  if (r.firstMismatch || r.firstViolation) out.push(`replay: rnic cosim --dut rx --width ${r.width} --seed ${r.seed} --frames ${r.messages} --vcd rx.vcd`);
+  if (r.firstMismatch || r.firstViolation) out.push(`replay: rnic cosim --dut ${r.dut} --width ${r.width} --seed ${r.seed} --frames ${r.messages} --vcd rx.vcd`);
   return out.join('\n');
 }
 

@@ -35,7 +35,8 @@ commands:
   cosim     co-simulate generated RTL in Verilator against the model
             --dut D           the block under test: crc32c, mpa_tx, mpa_rx, mpa (both MPA blocks),
                               ddp_rx_hdr, atomic_unit, stag_table, rx (the receive path ddp_rx
-                              against the model endpoint: placement, protection, events, responses)
+                              against the model endpoint: placement, protection, events, responses),
+                              rnic_rx (the same with mpa_rx in front, fed framed TCP payload)
             --faults RATE     mpa, mpa_rx: probability per FPDU of a CRC, marker or length fault;
                               ddp_rx_hdr: per ULPDU of a header fault (H1-H7);
                               rx: per peer message of a fault (every DDP/RDMAP error code)

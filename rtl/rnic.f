@@ -8,3 +8,4 @@ ddp_rx_place_w8.v
 atomic_unit.v
 rdmap_tx_resp_w8.v
 ddp_rx_w8.v
+rnic_rx_w8.v

@@ -20,6 +20,7 @@ run() {
 }
 for w in 8 64; do
   run "rx w$w" --dut rx --width "$w" --frames $((30000 * k)) --faults 0.1
+  run "rnic_rx w$w" --dut rnic_rx --width "$w" --frames $((20000 * k)) --faults 0.1
   run "mpa w$w" --dut mpa --width "$w" --frames $((20000 * k)) --faults 0.02
   run "ddp_rx_hdr w$w" --dut ddp_rx_hdr --width "$w" --frames $((50000 * k)) --faults 0.3
   run "crc32c w$w" --dut crc32c --width "$w" --frames $((200000 * k))

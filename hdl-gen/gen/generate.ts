@@ -1,9 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32cModule } from '../blocks/crc32c';
-import { ddpRxModule } from '../blocks/ddp-rx';
-import { mpaRxModule } from '../blocks/mpa-rx';
 import { mpaTxModule } from '../blocks/mpa-tx';
+import { rnicRxModule } from '../blocks/rnic-rx';
 import { withDescendants } from '../core/hierarchy';
 import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
@@ -41,12 +40,13 @@ export interface GeneratedFile {
 }
 
 /**
- * The modules of a configuration, children before parents: the MPA blocks and the receive path
- * `ddp_rx_w<W>` with everything it instantiates (it comes last: the top of the filelist).
+ * The modules of a configuration, children before parents: the CRC block, `mpa_tx`, and the
+ * receive half `rnic_rx_w<W>` (mpa_rx into ddp_rx) with everything it instantiates, last: the top
+ * of the filelist.
  */
 export function modulesFor(config: RnicConfig): Module[] {
-  const rx = ddpRxModule(config.width, { stagDepth: config.stagDepth });
-  return [crc32cModule(config.width), mpaTxModule(config.width), mpaRxModule(config.width), ...withDescendants(rx)];
+  const rx = rnicRxModule(config.width, { stagDepth: config.stagDepth });
+  return [crc32cModule(config.width), mpaTxModule(config.width), ...withDescendants(rx)];
 }
 
 export function portsOf(m: Module): PortInfo[] {

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { atomicUnitModule } from '../blocks/atomic-unit';
 import { crc32cModule } from '../blocks/crc32c';
 import { ddpRxModule } from '../blocks/ddp-rx';
+import { rnicRxModule } from '../blocks/rnic-rx';
 import { ddpRxHdrModule } from '../blocks/ddp-rx-hdr';
 import { ddpRxPlaceModule } from '../blocks/ddp-rx-place';
 import { ddpTxModule } from '../blocks/ddp-tx';
@@ -36,6 +37,7 @@ const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width:
   { pattern: /^mpa_rx_w(\d+)$/, build: (w) => mpaRxModule(w) },
   { pattern: /^ddp_rx_hdr_w(\d+)$/, build: (w) => ddpRxHdrModule(w) },
   { pattern: /^ddp_rx_w(\d+)$/, build: (w) => ddpRxModule(w) },
+  { pattern: /^rnic_rx_w(\d+)$/, build: (w) => rnicRxModule(w) },
   { pattern: /^ddp_rx_place_w(\d+)$/, build: (w) => ddpRxPlaceModule(w) },
   { pattern: /^ddp_tx_w(\d+)$/, build: (w) => ddpTxModule(w) },
   { pattern: /^rdmap_tx_resp_w(\d+)$/, build: (w) => rdmapTxRespModule(w) },

@@ -2,10 +2,13 @@ import { RX_EVENT } from '../../hdl-gen/blocks/ddp-rx-ctl';
 import { STAG_RIGHT_BITS } from '../../hdl-gen/blocks/stag-table';
 import { TAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { encodeDdpSegment } from '../../ts-model/ddp/header';
+import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa';
+import { MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
+import { corruptCrc, corruptMarker } from '../../ts-model/mpa/faults';
 import { stagIndex, stagKey } from '../../ts-model/memory/stag';
 import { Opcode, OPCODE_NAMES, rdmapControl } from '../../ts-model/rdmap/constants';
 import type { RnicEvent } from '../../ts-model/rnic/events';
-import { ALL_ERROR_CODES, RdmapError, formatErrorCode, type ErrorCode } from '../../ts-model/terminate-codes';
+import { ALL_ERROR_CODES, LlpError, RdmapError, formatErrorCode, type ErrorCode } from '../../ts-model/terminate-codes';
 import { hex } from '../../ts-model/util/hex';
 import { prng, type Prng } from '../../ts-model/util/prng';
 import { random as randomPause, never } from '../cocotb/pause';
@@ -48,6 +51,13 @@ export interface RxCosimOptions {
   /** A broken RTL for the tests that show the checks catch it (sim/cosim/dut.ts). */
   readonly mutate?: DutOptions['mutate'];
   readonly mutateModule?: string;
+  /**
+   * Run `rnic_rx_w<W>` (mpa_rx in front of ddp_rx) instead: every ULPDU is framed by the model's
+   * MpaFramer (markers and CRC as each stream draws them), sent as TCP payload in random segments,
+   * and the model's MpaDeframer decides what the model endpoint receives. MPA faults corrupt the
+   * CRC or a marker on the wire.
+   */
+  readonly mpa?: boolean;
   /** Go on with the next episode after a mismatch (to count violations of a broken RTL); default: stop. */
   readonly keepGoing?: boolean;
   /** Per-cycle back-pressure probability on the memory ports, m_axis and m_evt (default 0.2). */
@@ -69,6 +79,8 @@ export interface RxCosimResult {
   readonly dut: string;
   readonly width: number;
   readonly seed: number;
+  /** With `mpa`: FPDUs on the wire (markers and CRC per stream). */
+  readonly fpdus: number;
   readonly messages: number;
   readonly episodes: number;
   readonly ulpdus: number;
@@ -159,9 +171,9 @@ function rtlEvent(m: SimModel, p: RtlEventPorts): string {
   }
 }
 
-/** The Verilated ddp_rx_w<W>, opened. */
-export function openRx(width: number, opts: DutOptions = {}): SimModel {
-  return openDut(`ddp_rx_w${width}`, opts).model;
+/** The Verilated ddp_rx_w<W> (or rnic_rx_w<W>, with mpa_rx in front), opened. */
+export function openRx(width: number, opts: DutOptions = {}, mpa = false): SimModel {
+  return openDut(`${mpa ? 'rnic_rx' : 'ddp_rx'}_w${width}`, opts).model;
 }
 
 /** The harness around one open DUT: drivers, monitors, memory. */
@@ -242,7 +254,7 @@ class RxBench {
     });
   }
 
-  configure(c: { pd: number; ird: number; msn: number; mulpdu: number; bigEndian: boolean }): void {
+  configure(c: { pd: number; ird: number; msn: number; mulpdu: number; bigEndian: boolean; mpa?: MpaStreamConfig & { seq: number } }): void {
     const m = this.model;
     const h = this.h;
     m.pokeNumber(h('cfg_rfc7306'), 1);
@@ -251,7 +263,14 @@ class RxBench {
     m.pokeNumber(h('cfg_initial_msn'), c.msn >>> 0);
     m.pokeNumber(h('cfg_mulpdu'), c.mulpdu);
     m.pokeNumber(h('cfg_big_endian'), c.bigEndian ? 1 : 0);
-    for (const n of ['stag_cfg_valid', 's_recv_valid', 's_orq_valid', 'inject_valid', 'abort_req', 's_llp_err']) m.pokeNumber(h(n), 0);
+    for (const n of ['stag_cfg_valid', 's_recv_valid', 's_orq_valid', 'inject_valid', 'abort_req', 's_llp_err']) if (m.has(n)) m.pokeNumber(h(n), 0);
+    if (c.mpa) {
+      m.pokeNumber(h('mpa_cfg_markers'), c.mpa.markers ? 1 : 0);
+      m.pokeNumber(h('mpa_cfg_crc'), c.mpa.crc ? 1 : 0);
+      m.pokeNumber(h('mpa_cfg_s0'), c.mpa.s0 & 0x1ff);
+      m.pokeNumber(h('mpa_cfg_seq'), c.mpa.seq & 0x1ff);
+      m.pokeNumber(h('mpa_cfg_max_ulpdu'), MAX_ULPDU_LENGTH);
+    }
     this.tb.reset();
   }
 
@@ -310,11 +329,17 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
   const W = opts.width;
   const stagDepth = opts.stagDepth ?? STAG_DEPTH;
   const r = prng(opts.seed);
-  const model = openRx(W, {
-    ...(opts.rtlDir ? { rtlDir: opts.rtlDir } : {}),
-    ...(opts.vcd ? { vcd: opts.vcd } : {}),
-    ...(opts.mutate ? { mutate: opts.mutate, mutateModule: opts.mutateModule ?? `ddp_rx_w${W}` } : {}),
-  });
+  const dut = `${opts.mpa ? 'rnic_rx' : 'ddp_rx'}_w${W}`;
+  const model = openRx(
+    W,
+    {
+      ...(opts.rtlDir ? { rtlDir: opts.rtlDir } : {}),
+      ...(opts.vcd ? { vcd: opts.vcd } : {}),
+      ...(opts.mutate ? { mutate: opts.mutate, mutateModule: opts.mutateModule ?? dut } : {}),
+    },
+    opts.mpa,
+  );
+  let fpdus = 0;
   const bp = opts.backpressure ?? 0.2;
   const bench = new RxBench(model, W, r, bp);
   if (opts.writeBackpressure !== undefined) bench.mem.setPause(opts.writeBackpressure, bp);
@@ -351,9 +376,14 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
       bigEndian: r.bool(),
     };
     if (cfg.msn !== 1) cov('msn-near-wrap');
+    // The MPA layer of this stream (mpa mode): S0 anywhere, the first octet 4-aligned to it.
+    const s0 = r.u32();
+    const mpaCfg = opts.mpa ? { s0, seq: (s0 + 4 * r.int(0, 3000)) >>> 0, markers: r.bool(0.6), crc: r.bool(0.8) } : undefined;
+    const framer = mpaCfg ? new MpaFramer(mpaCfg) : null;
+    const deframer = mpaCfg ? new MpaDeframer(mpaCfg) : null;
     const peerMulpdu = r.pick([100, 300, 1460, 4110, MAX_PEER_MULPDU]);
     const peer = new RxPeer(r, { pd: cfg.pd, ird: cfg.ird, initialMsn: cfg.msn, peerMulpdu, localMulpdu: cfg.mulpdu, bigEndian: cfg.bigEndian, stagDepth });
-    bench.configure(cfg);
+    bench.configure({ ...cfg, ...(mpaCfg ? { mpa: mpaCfg } : {}) });
     bench.mem.clear();
     for (const g of peer.regions) {
       bench.stagCfg.queue.push(g);
@@ -478,9 +508,11 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
       // MPA's verdict: tuser 1 on tlast when the FPDU passed; otherwise s_llp_err holds the code.
       const mpaError = pendingMpaError;
       pendingMpaError = null;
-      bench.llpError(mpaError ?? 0);
+      // What the model's MPA layer makes of each ULPDU (mpa mode): delivered, or the stream's error.
+      const modelSees: ({ ulpdu: Uint8Array } | { error: number })[] = [];
+      if (!framer) bench.llpError(mpaError ?? 0);
       const tuser = mpaError === null ? 1 : 0;
-      for (const u of batch) {
+      for (const [i, u] of batch.entries()) {
         index++;
         ulpdus++;
         const op = u.length >= 2 ? u[1]! & 0xf : -1;
@@ -491,14 +523,29 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
         if (op >= Opcode.SEND && op <= Opcode.SEND_SE_INVALIDATE && u.length === 18) cov('zero-length send');
         if (process.env.RX_DEBUG) console.error(`ep ${episode} #${index} ${name} len ${u.length} ${hex(u.subarray(0, 18))}`);
         // A zero-length ULPDU is one beat with tkeep 0 (as mpa_rx sends it).
-        if (u.length === 0) bench.source.sendBeats([{ data: new Uint8Array(W), tkeep: 0, tlast: true, tuser }]);
-        else bench.source.send(u, tuser);
+        if (framer && deframer) {
+          const f = framer.frame(u);
+          fpdus++;
+          let wire = f.wire;
+          if (mpaError !== null && i === 0) wire = mpaError === LlpError.CRC.code && f.crcOffset >= 0 && mpaCfg!.crc ? corruptCrc(f) : f.markers.length ? corruptMarker(f, mpaCfg!.crc, r.int(0, f.markers.length - 1)) : wire;
+          for (const e of deframer.push(wire)) modelSees.push(e.kind === 'fpdu' ? { ulpdu: e.ulpdu } : { error: e.code });
+          // TCP segments of any size: MPA ignores their boundaries.
+          for (let at = 0; at < wire.length; ) {
+            const n = Math.min(wire.length - at, r.int(1, 4 * W));
+            bench.source.send(wire.subarray(at, at + n));
+            at += n;
+          }
+        } else {
+          modelSees.push(mpaError === null ? { ulpdu: u } : { error: mpaError });
+          if (u.length === 0) bench.source.sendBeats([{ data: new Uint8Array(W), tkeep: 0, tlast: true, tuser }]);
+          else bench.source.send(u, tuser);
+        }
       }
       if (batch.length > 1) cov('back-to-back ULPDUs');
       bench.settle(`ULPDU ${index}`);
-      for (const u of batch) {
-        if (mpaError === null) peer.local.receive(u);
-        else peer.local.llpError(mpaError, 'MPA failed the FPDU');
+      for (const s of modelSees) {
+        if ('ulpdu' in s) peer.local.receive(s.ulpdu);
+        else peer.local.llpError(s.error, 'MPA failed the FPDU');
       }
       if (bench.irrqUsed === 0) pullModel();
       compare();
@@ -578,9 +625,10 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
   const cycles = model.cycles - c0;
   model.close();
   return {
-    dut: `ddp_rx_w${W}`,
+    dut,
     width: W,
     seed: opts.seed,
+    fpdus,
     messages: sent,
     episodes,
     ulpdus,

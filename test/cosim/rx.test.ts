@@ -44,6 +44,22 @@ describe.each([8, 64])('ddp_rx_w%i against the model endpoint, ULPDU by ULPDU', 
   );
 });
 
+describe.each([8, 64])('rnic_rx_w%i: mpa_rx into ddp_rx against the model MPA layer and endpoint', (width) => {
+  test(
+    'framed TCP payload in random segments, markers and CRC per stream, MPA and DDP/RDMAP faults: no mismatch, no violation',
+    () => {
+      const res = run(0x100 + width, { width, messages: 1500, faults: 0.15, mpa: true });
+      expect(res.firstMismatch).toBeNull();
+      expect(res.firstViolation).toBeNull();
+      expect([res.dut, res.mismatches, res.violations]).toEqual([`rnic_rx_w${width}`, 0, 0]);
+      expect(res.fpdus).toBeGreaterThanOrEqual(res.ulpdus);
+      // MPA's own verdict reaches the Terminate (0x2/0x0/0x02 for a CRC error).
+      expect(res.errorsHit['MPA: CRC error'] ?? 0).toBeGreaterThan(0);
+    },
+    TIMEOUT,
+  );
+});
+
 describe('the checks catch a broken receive path', () => {
   test(
     'an STag table that grants everything: writes outside the regions are violations',

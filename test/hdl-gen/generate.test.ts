@@ -48,6 +48,7 @@ describe('generate()', () => {
       'atomic_unit.v',
       'rdmap_tx_resp_w8.v',
       'ddp_rx_w8.v',
+      'rnic_rx_w8.v',
       'rnic.f',
       'manifest.json',
     ]);
