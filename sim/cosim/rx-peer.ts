@@ -101,7 +101,7 @@ export class RxPeer {
     this.peerRnic = new Rnic('peer', options);
     this.local = new RdmapEndpoint({ side: 'responder', rnic: this.localRnic, pd: opts.pd, mulpdu: opts.localMulpdu, ird: opts.ird, ord: 16, emit: (e) => this.localEvents.push(e), initialMsn: opts.initialMsn });
     // The peer keeps no ORD of its own (it is allowed to overrun the local IRD, for the IRD fault).
-    this.peer = new RdmapEndpoint({ side: 'initiator', rnic: this.peerRnic, pd: 1, mulpdu: opts.peerMulpdu, ird: 0x3fff, ord: 0x3fff, emit: (e) => { if (process.env.RX_DEBUG && e.type !== 'placement') console.error('peer', JSON.stringify(e, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))); }, initialMsn: opts.initialMsn });
+    this.peer = new RdmapEndpoint({ side: 'initiator', rnic: this.peerRnic, pd: 1, mulpdu: opts.peerMulpdu, ird: 0x3fff, ord: 0x3fff, emit: () => {}, initialMsn: opts.initialMsn });
     // Local regions: a few with every right in the stream's PD, and the odd ones.
     const n = r.int(3, 6);
     for (let i = 0; i < n; i++) this.addRegion({ access: ALL_RIGHTS });
@@ -480,7 +480,8 @@ export class RxPeer {
           : kind === 'atomic-access' ? [noWrite.stag, this.firstTo(noWrite)]
           : kind === 'atomic-bounds' ? [g.stag, this.firstTo(g) + g.length - 4n]
           : [g.stag, this.firstTo(g) + BigInt(g.base % 8n === 0n ? r.int(1, 7) : 0)];
-        if (kind === 'atomic-misaligned' && (this.firstTo(g) + (to - this.firstTo(g))) % 8n === 0n && g.base % 8n === 0n) return null;
+        // The check is on the translated address (RFC 7306 §5.2.3): base + (TO − first TO).
+        if (kind === 'atomic-misaligned' && (g.base + (to - this.firstTo(g))) % 8n === 0n) return null;
         return this.send(this.atomicWr(id, stag, to, AOpCode.FETCH_ADD));
       }
       case 'atomic-resp-id': {

@@ -521,7 +521,8 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
         if (u.length > TAGGED_HEADER_SIZE && (op === Opcode.WRITE || op === Opcode.READ_RESPONSE)) payloadBytes += u.length - TAGGED_HEADER_SIZE;
         if ((op === Opcode.WRITE || op === Opcode.READ_RESPONSE) && u.length === TAGGED_HEADER_SIZE) cov('zero-length tagged');
         if (op >= Opcode.SEND && op <= Opcode.SEND_SE_INVALIDATE && u.length === 18) cov('zero-length send');
-        if (process.env.RX_DEBUG) console.error(`ep ${episode} #${index} ${name} len ${u.length} ${hex(u.subarray(0, 18))}`);
+        // RX_DEBUG=1: one line per ULPDU on stderr, to find the one a mismatch report names.
+        if (process.env.RX_DEBUG) console.error(`stream ${episode} ULPDU ${index}: ${name}, ${u.length} octets, ${hex(u.subarray(0, 18))}`);
         // A zero-length ULPDU is one beat with tkeep 0 (as mpa_rx sends it).
         if (framer && deframer) {
           const f = framer.frame(u);
