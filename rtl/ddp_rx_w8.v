@@ -50,54 +50,54 @@ module ddp_rx_w8 (
      * STag table configuration write (stag_cfg_*)
      */
     input  wire        stag_cfg_valid,
-    input  wire [7:0]  stag_cfg_index,
-    input  wire [7:0]  stag_cfg_key,
-    input  wire [15:0] stag_cfg_pd,
-    input  wire [63:0] stag_cfg_base,
-    input  wire [63:0] stag_cfg_length,
-    input  wire [4:0]  stag_cfg_access,
-    input  wire        stag_cfg_va,
-    input  wire        stag_cfg_invalidatable,
-    input  wire        stag_cfg_enable,
+    input  wire [7:0]  stag_cfg_index, // STag index
+    input  wire [7:0]  stag_cfg_key, // STag key
+    input  wire [15:0] stag_cfg_pd, // protection domain
+    input  wire [63:0] stag_cfg_base, // host address of the first octet
+    input  wire [63:0] stag_cfg_length, // octets, >= 1; base + length <= 2^64
+    input  wire [4:0]  stag_cfg_access, // local-read, local-write, remote-read, remote-write, remote-atomic (bit 0 up)
+    input  wire        stag_cfg_va, // 1: VA-based TO (first TO = base); 0: zero-based
+    input  wire        stag_cfg_invalidatable, // Send with Invalidate may invalidate it
+    input  wire        stag_cfg_enable, // 1: register/replace as valid; 0: invalidate
 
     /*
      * Posted receive buffers of QN 0 (s_recv)
      */
     input  wire        s_recv_valid,
     output wire        s_recv_ready,
-    input  wire [63:0] s_recv_addr,
-    input  wire [31:0] s_recv_len,
+    input  wire [63:0] s_recv_addr, // host address
+    input  wire [31:0] s_recv_len, // octets
 
     /*
      * ORQ: outbound Read and Atomic Requests in send order (s_orq)
      */
     input  wire        s_orq_valid,
     output wire        s_orq_ready,
-    input  wire        s_orq_atomic,
-    input  wire [31:0] s_orq_stag,
-    input  wire [63:0] s_orq_to,
-    input  wire [31:0] s_orq_size,
-    input  wire [31:0] s_orq_request_id,
+    input  wire        s_orq_atomic, // 1: Atomic Request, 0: Read Request
+    input  wire [31:0] s_orq_stag, // Read: Sink STag
+    input  wire [63:0] s_orq_to, // Read: Sink TO
+    input  wire [31:0] s_orq_size, // Read: RDMA Read Message Size
+    input  wire [31:0] s_orq_request_id, // Atomic: Request Identifier
 
     /*
      * Local faults
      */
-    input  wire        inject_valid,
-    input  wire [13:0] inject_err,
-    input  wire        abort_req,
+    input  wire        inject_valid, // the next ULPDU that passes the header checks meets this local failure
+    input  wire [13:0] inject_err, // {code, etype, layer}
+    input  wire        abort_req, // the ULP tears the stream down: Terminate RDMAP local catastrophic, no headers
 
     /*
      * Events: completions, Terminates, closure (m_evt)
      */
     output wire        m_evt_valid,
     input  wire        m_evt_ready,
-    output wire [2:0]  m_evt_kind,
+    output wire [2:0]  m_evt_kind, // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
     output wire [31:0] m_evt_length,
     output wire        m_evt_solicited,
-    output wire        m_evt_invalidated,
+    output wire        m_evt_invalidated, // recv: m_evt_stag was invalidated (Send with Invalidate)
     output wire [31:0] m_evt_stag,
-    output wire [63:0] m_evt_data,
-    output wire [13:0] m_evt_err,
+    output wire [63:0] m_evt_data, // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
+    output wire [13:0] m_evt_err, // Terminates: {code, etype, layer}
 
     /*
      * Status
@@ -120,9 +120,9 @@ module ddp_rx_w8 (
      */
     output wire        mem_rd_valid,
     input  wire        mem_rd_ready,
-    output wire [63:0] mem_rd_addr,
-    input  wire        mem_rd_data_valid,
-    input  wire [63:0] mem_rd_data,
+    output wire [63:0] mem_rd_addr, // a multiple of W
+    input  wire        mem_rd_data_valid, // always accepted; in read order, at least 1 cycle after the read handshake
+    input  wire [63:0] mem_rd_data, // lane j = octet at rd_addr + j
 
     /*
      * AXI4-Stream output: response and Terminate ULPDUs for mpa_tx (m_axis)

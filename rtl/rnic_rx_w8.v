@@ -22,11 +22,11 @@ module rnic_rx_w8 (
     /*
      * MPA receive (mpa_rx)
      */
-    input  wire        mpa_cfg_markers,
-    input  wire        mpa_cfg_crc,
-    input  wire [8:0]  mpa_cfg_s0,
-    input  wire [8:0]  mpa_cfg_seq,
-    input  wire [15:0] mpa_cfg_max_ulpdu,
+    input  wire        mpa_cfg_markers, // markers in this direction (spec/mpa.md §4.2)
+    input  wire        mpa_cfg_crc, // CRC-32C negotiated (spec/mpa.md §3.4)
+    input  wire [8:0]  mpa_cfg_s0, // S0[8:0] (spec/mpa.md §4.3)
+    input  wire [8:0]  mpa_cfg_seq, // sequence number [8:0] of the first octet received; (seq - S0) mod 4 = 0
+    input  wire [15:0] mpa_cfg_max_ulpdu, // maxUlpduLength (spec/mpa.md §6 step 2)
 
     /*
      * AXI4-Stream input: in-order TCP payload (s_axis)
@@ -40,72 +40,72 @@ module rnic_rx_w8 (
     /*
      * MPA receive (mpa_rx)
      */
-    output wire        mpa_err_valid,
-    output wire [31:0] mpa_fpdu_count,
+    output wire        mpa_err_valid, // an MPA error stopped the stream (sticky until reset)
+    output wire [31:0] mpa_fpdu_count, // FPDUs delivered with tuser = 1
     output wire [7:0]  mpa_err_code, // the LLP error code of the first failed FPDU
 
     /*
      * Configuration (static while the QP runs)
      */
-    input  wire        cfg_rfc7306,
-    input  wire [15:0] cfg_pd,
-    input  wire [15:0] cfg_ird,
-    input  wire [31:0] cfg_initial_msn,
-    input  wire [15:0] cfg_mulpdu,
-    input  wire        cfg_big_endian,
+    input  wire        cfg_rfc7306, // accept RFC 7306 opcodes 0x8-0xB
+    input  wire [15:0] cfg_pd, // the stream's protection domain
+    input  wire [15:0] cfg_ird, // inbound Read/Atomic Requests allowed
+    input  wire [31:0] cfg_initial_msn, // first MSN of every queue, both ways (loaded in reset)
+    input  wire [15:0] cfg_mulpdu, // largest ULPDU the peer accepts (Read Response segments)
+    input  wire        cfg_big_endian, // atomic targets are big-endian in host memory
 
     /*
      * STag table configuration write (stag_cfg_*)
      */
     input  wire        stag_cfg_valid,
-    input  wire [7:0]  stag_cfg_index,
-    input  wire [7:0]  stag_cfg_key,
-    input  wire [15:0] stag_cfg_pd,
-    input  wire [63:0] stag_cfg_base,
-    input  wire [63:0] stag_cfg_length,
-    input  wire [4:0]  stag_cfg_access,
-    input  wire        stag_cfg_va,
-    input  wire        stag_cfg_invalidatable,
-    input  wire        stag_cfg_enable,
+    input  wire [7:0]  stag_cfg_index, // STag index
+    input  wire [7:0]  stag_cfg_key, // STag key
+    input  wire [15:0] stag_cfg_pd, // protection domain
+    input  wire [63:0] stag_cfg_base, // host address of the first octet
+    input  wire [63:0] stag_cfg_length, // octets, >= 1; base + length <= 2^64
+    input  wire [4:0]  stag_cfg_access, // local-read, local-write, remote-read, remote-write, remote-atomic (bit 0 up)
+    input  wire        stag_cfg_va, // 1: VA-based TO (first TO = base); 0: zero-based
+    input  wire        stag_cfg_invalidatable, // Send with Invalidate may invalidate it
+    input  wire        stag_cfg_enable, // 1: register/replace as valid; 0: invalidate
 
     /*
      * Posted receive buffers of QN 0 (s_recv)
      */
     input  wire        s_recv_valid,
     output wire        s_recv_ready,
-    input  wire [63:0] s_recv_addr,
-    input  wire [31:0] s_recv_len,
+    input  wire [63:0] s_recv_addr, // host address
+    input  wire [31:0] s_recv_len, // octets
 
     /*
      * ORQ: outbound Read and Atomic Requests in send order (s_orq)
      */
     input  wire        s_orq_valid,
     output wire        s_orq_ready,
-    input  wire        s_orq_atomic,
-    input  wire [31:0] s_orq_stag,
-    input  wire [63:0] s_orq_to,
-    input  wire [31:0] s_orq_size,
-    input  wire [31:0] s_orq_request_id,
+    input  wire        s_orq_atomic, // 1: Atomic Request, 0: Read Request
+    input  wire [31:0] s_orq_stag, // Read: Sink STag
+    input  wire [63:0] s_orq_to, // Read: Sink TO
+    input  wire [31:0] s_orq_size, // Read: RDMA Read Message Size
+    input  wire [31:0] s_orq_request_id, // Atomic: Request Identifier
 
     /*
      * Local faults
      */
-    input  wire        inject_valid,
-    input  wire [13:0] inject_err,
-    input  wire        abort_req,
+    input  wire        inject_valid, // the next ULPDU that passes the header checks meets this local failure
+    input  wire [13:0] inject_err, // {code, etype, layer}
+    input  wire        abort_req, // the ULP tears the stream down: Terminate RDMAP local catastrophic, no headers
 
     /*
      * Events: completions, Terminates, closure (m_evt)
      */
     output wire        m_evt_valid,
     input  wire        m_evt_ready,
-    output wire [2:0]  m_evt_kind,
+    output wire [2:0]  m_evt_kind, // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
     output wire [31:0] m_evt_length,
     output wire        m_evt_solicited,
-    output wire        m_evt_invalidated,
+    output wire        m_evt_invalidated, // recv: m_evt_stag was invalidated (Send with Invalidate)
     output wire [31:0] m_evt_stag,
-    output wire [63:0] m_evt_data,
-    output wire [13:0] m_evt_err,
+    output wire [63:0] m_evt_data, // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
+    output wire [13:0] m_evt_err, // Terminates: {code, etype, layer}
 
     /*
      * Status
@@ -120,7 +120,7 @@ module rnic_rx_w8 (
     output wire        mem_wr_valid,
     input  wire        mem_wr_ready,
     output wire [63:0] mem_wr_addr,
-    output wire [63:0] mem_wr_data,
+    output wire [63:0] mem_wr_data, // lane j = octet at mem_wr_addr + j
     output wire [7:0]  mem_wr_strb,
 
     /*
@@ -128,9 +128,9 @@ module rnic_rx_w8 (
      */
     output wire        mem_rd_valid,
     input  wire        mem_rd_ready,
-    output wire [63:0] mem_rd_addr,
-    input  wire        mem_rd_data_valid,
-    input  wire [63:0] mem_rd_data,
+    output wire [63:0] mem_rd_addr, // a multiple of W
+    input  wire        mem_rd_data_valid, // always accepted; in read order, at least 1 cycle after the read handshake
+    input  wire [63:0] mem_rd_data, // lane j = octet at rd_addr + j
 
     /*
      * AXI4-Stream output: response and Terminate ULPDUs for mpa_tx (m_axis)
@@ -144,8 +144,8 @@ module rnic_rx_w8 (
     /*
      * Status
      */
-    output wire        idle,
-    output wire        rx_idle
+    output wire        idle, // nothing in progress: every placement written, every response sent
+    output wire        rx_idle // the receive side is idle: every descriptor handled, every placement written
 );
 
 wire [63:0] ulpdu_tdata;

@@ -1,6 +1,7 @@
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream } from '../core/stream';
+import { checkRnicWidth } from './rnic-widths';
 
 /**
  * The placement data mover of the receive path, for a datapath of W octets (8, 16, 32 or 64):
@@ -43,8 +44,6 @@ import { sinkStream } from '../core/stream';
  * packet whose last beat spills costs one cycle for its flush beat. Discarded packets drain one
  * beat per cycle, also while wr_ready is low.
  */
-export const DDP_RX_PLACE_WIDTHS = [8, 16, 32, 64] as const;
-
 /** Edges from an input beat's handshake to its write beat's handshake, without back-pressure. */
 export const DDP_RX_PLACE_LATENCY = 3;
 
@@ -52,7 +51,7 @@ export const DDP_RX_PLACE_LATENCY = 3;
 const rotUp = (x: Expr, unit: number, W: number, k: number): Expr => cat(x.slice(unit * (W - k) - 1, 0), x.slice(unit * W - 1, unit * (W - k)));
 
 export function ddpRxPlaceModule(bytes: number, fifoBytes = 8192): Module {
-  if (!(DDP_RX_PLACE_WIDTHS as readonly number[]).includes(bytes)) throw new RangeError(`DDP RX placement datapath width must be 8, 16, 32 or 64 octets, got ${bytes}`);
+  checkRnicWidth('DDP RX placement', bytes);
   if (!Number.isInteger(fifoBytes) || fifoBytes < 4 * bytes || (fifoBytes & (fifoBytes - 1)) !== 0) {
     throw new RangeError(`DDP RX placement FIFO must be a power of two of at least ${4 * bytes} octets, got ${fifoBytes}`);
   }

@@ -8,6 +8,7 @@ import { fifo } from './fifo';
 import { ddpRxPlaceModule } from './ddp-rx-place';
 import { rdmapTxRespModule } from './rdmap-tx-resp';
 import { stagTableModule } from './stag-table';
+import { checkRnicWidth } from './rnic-widths';
 
 /**
  * The RNIC receive path of one QP for a W-octet datapath (W = 8..64), with the responses it causes:
@@ -37,7 +38,7 @@ export interface DdpRxOptions extends DdpRxCtlOptions {
 }
 
 export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
-  if (![8, 16, 32, 64].includes(bytes)) throw new RangeError(`ddp_rx datapath width must be 8, 16, 32 or 64 octets, got ${bytes}`);
+  checkRnicWidth('ddp_rx', bytes);
   const W = bytes;
   const stagDepth = opts.stagDepth ?? 256;
   const hdr = ddpRxHdrModule(W);
@@ -70,12 +71,7 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   /** Exposes every port of `child` named in `names` as a port of this module, renamed by `rename`. */
   const conns: Record<string, Record<string, Expr>> = { hdr: {}, place: {}, ctl: {}, stags: {}, resp: {} };
   const expose = (key: keyof typeof conns, child: Module, names: readonly string[], rename: (n: string) => string, group: string) => {
-    for (const n of names) {
-      const p = child.ports.find((x) => x.name === n);
-      if (!p) throw new Error(`${child.name} has no port ${n}`);
-      const sig = p.role === 'input' ? m.input(rename(n), p.width, { group }) : m.output(rename(n), p.width, { group });
-      conns[key]![n] = sig;
-    }
+    for (const n of names) conns[key]![n] = m.portLike(child, n, rename(n), group);
   };
   const same = (n: string) => n;
   const wire = (name: string, width: number) => m.wire(name, width);

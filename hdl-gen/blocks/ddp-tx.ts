@@ -6,6 +6,7 @@ import { sourceStream } from '../core/stream';
 import { fixedUlpduShifter, outputRegister } from './ddp-tx-output';
 import { readPort, segmenter } from './ddp-tx-segmenter';
 import { ATOMIC_TAIL_MAX, atomicRequestTail, atomicRequestUlpdu, immediateUlpdu, readRequestUlpdu, segmentHeader } from './ddp-tx-ulpdu';
+import { checkRnicWidth } from './rnic-widths';
 
 /**
  * The transmit side of one QP's requester: work requests in, ULPDUs out to mpa_tx_w<W>, one per
@@ -41,8 +42,6 @@ import { ATOMIC_TAIL_MAX, atomicRequestTail, atomicRequestUlpdu, immediateUlpdu,
  * tkeep on the last beat are unspecified. m_sent_valid is high in the cycle the last beat of a
  * work request's last ULPDU is taken.
  */
-export const DDP_TX_WIDTHS = [8, 16, 32, 64] as const;
-
 /** wr_kind values. */
 export const WR_KIND = Object.freeze({ WRITE: 0, READ: 1, SEND: 2, IMMEDIATE: 3, ATOMIC: 4 });
 
@@ -55,9 +54,7 @@ const STATE = Object.freeze({ IDLE: 0, DATA: 1, SHORT: 2 });
 const FIXED_ULPDU_MAX = UNTAGGED_HEADER_SIZE + ATOMIC_REQUEST_HEADER_SIZE;
 
 export function ddpTxModule(bytes: number): Module {
-  if (!(DDP_TX_WIDTHS as readonly number[]).includes(bytes)) {
-    throw new RangeError(`ddp_tx datapath width must be 8, 16, 32 or 64 octets, got ${bytes}`);
-  }
+  checkRnicWidth('ddp_tx', bytes);
   const W = bytes;
   const m = new ModuleBuilder(
     `ddp_tx_w${W}`,

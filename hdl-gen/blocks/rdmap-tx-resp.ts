@@ -6,6 +6,7 @@ import { atomicUnitModule } from './atomic-unit';
 import { fixedUlpduShifter, outputRegister } from './ddp-tx-output';
 import { readPort, segmenter } from './ddp-tx-segmenter';
 import { TERMINATE_ULPDU_MAX, atomicResponseUlpdu, readResponseHeader, terminateUlpdu } from './rdmap-tx-resp-ulpdu';
+import { checkRnicWidth } from './rnic-widths';
 
 /**
  * The transmit side of the responder: response commands in, ULPDUs out to mpa_tx_w<W>, one per
@@ -45,8 +46,6 @@ import { TERMINATE_ULPDU_MAX, atomicResponseUlpdu, readResponseHeader, terminate
  * m_axis: registered; tready reaches the FIFO pop combinationally (no skid buffer). Lanes past
  * tkeep on the last beat are unspecified.
  */
-export const RDMAP_TX_RESP_WIDTHS = [8, 16, 32, 64] as const;
-
 /** req_kind values. */
 export const RESP_KIND = Object.freeze({ READ_RESPONSE: 0, ATOMIC: 1, TERMINATE: 2 });
 
@@ -56,9 +55,7 @@ export const RDMAP_TX_RESP_FIFO_DEPTH = 16;
 const STATE = Object.freeze({ IDLE: 0, READ: 1, ATOMIC: 2, SHORT: 3 });
 
 export function rdmapTxRespModule(bytes: number): Module {
-  if (!(RDMAP_TX_RESP_WIDTHS as readonly number[]).includes(bytes)) {
-    throw new RangeError(`rdmap_tx_resp datapath width must be 8, 16, 32 or 64 octets, got ${bytes}`);
-  }
+  checkRnicWidth('rdmap_tx_resp', bytes);
   const W = bytes;
   const lw = Math.log2(W);
   const depth = RDMAP_TX_RESP_FIFO_DEPTH;

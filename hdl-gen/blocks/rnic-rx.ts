@@ -23,11 +23,6 @@ export function rnicRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const rst = m.input('rst', 1, { group: 'Clock and synchronous active-high reset' });
   m.clockDomain('sync', clk, rst);
 
-  /** A port of `child` as a port of this module (same direction and width) under `name`. */
-  const outer = (child: Module, port: string, name: string, group: string): Signal => {
-    const p = child.ports.find((x) => x.name === port)!;
-    return p.role === 'input' ? m.input(name, p.width, { group }) : m.output(name, p.width, { group });
-  };
   const link = (child: Module, port: string) => m.wire(`ulpdu_${port.replace(/^m_axis_/, '')}`, child.ports.find((x) => x.name === port)!.width);
 
   // mpa_rx: configuration and TCP payload from outside; ULPDUs and the verdict to ddp_rx.
@@ -38,7 +33,7 @@ export function rnicRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   for (const p of mpa.ports) {
     if (p.name in mpaConns) continue;
     const name = p.name.startsWith('cfg_') ? `mpa_${p.name}` : p.name.startsWith('s_axis_') ? p.name : `mpa_${p.name}`;
-    mpaConns[p.name] = outer(mpa, p.name, name, p.name.startsWith('s_axis_') ? 'AXI4-Stream input: in-order TCP payload (s_axis)' : 'MPA receive (mpa_rx)');
+    mpaConns[p.name] = m.portLike(mpa, p.name, name, p.name.startsWith('s_axis_') ? 'AXI4-Stream input: in-order TCP payload (s_axis)' : 'MPA receive (mpa_rx)');
   }
   const mpaErr = m.output('mpa_err_code', 8, { group: 'MPA receive (mpa_rx)', doc: "the LLP error code of the first failed FPDU" });
   m.assign(mpaErr, errCode);
@@ -56,7 +51,7 @@ export function rnicRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
     s_axis_tuser: ulpdu.m_axis_tuser!,
     s_llp_err: errCode,
   };
-  for (const p of rx.ports) if (!(p.name in rxConns)) rxConns[p.name] = outer(rx, p.name, p.name, p.group ?? 'ddp_rx');
+  for (const p of rx.ports) if (!(p.name in rxConns)) rxConns[p.name] = m.portLike(rx, p.name);
   m.instance(rx, 'u_ddp_rx', rxConns);
   return m.build();
 }

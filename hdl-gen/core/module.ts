@@ -127,6 +127,17 @@ export class ModuleBuilder {
     return this.declare(new Signal({ name, width, role: 'output', group: opts.group ?? null, doc: opts.doc ?? null }));
   }
 
+  /**
+   * A port of this module like `port` of `child` (same direction, width and doc), named `name`: a
+   * port a wrapper passes straight through to an instance.
+   */
+  portLike(child: Module, port: string, name: string = port, group?: string): Signal {
+    const p = child.ports.find((x) => x.name === port);
+    if (!p) throw new HdlError(`${child.name} has no port '${port}'`);
+    const opts = { group: group ?? p.group ?? undefined, ...(p.doc ? { doc: p.doc } : {}) };
+    return p.role === 'input' ? this.input(name, p.width, opts) : this.output(name, p.width, opts);
+  }
+
   wire(name: string, width: number, opts: { doc?: string } = {}): Signal {
     return this.declare(new Signal({ name, width, role: 'wire', doc: opts.doc ?? null }));
   }

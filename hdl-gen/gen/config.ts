@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { RNIC_WIDTHS } from '../blocks/rnic-widths';
 
 /**
  * What `rnic gen` generates the RTL for. Validated by zod: a bad value is an error that names the
@@ -7,8 +8,8 @@ import { z } from 'zod';
  */
 /** Widths the single blocks are generated at (CRC, MPA, header decode). */
 export const BLOCK_WIDTHS = [4, 8, 16, 32, 64] as const;
-/** Widths of the RNIC datapath: at least 8, so that an atomic's 8-octet target is one beat. */
-export const DATAPATH_WIDTHS = [8, 16, 32, 64] as const;
+/** Widths of the RNIC datapath (hdl-gen/blocks/rnic-widths.ts). */
+export const DATAPATH_WIDTHS = RNIC_WIDTHS;
 
 export const RnicConfigSchema = z
   .object({

@@ -60,7 +60,10 @@ function lookup(name: string, config: RnicConfig): Module {
   const fixed = FIXED_BLOCKS[name];
   if (fixed) return fixed();
   const m = modulesFor(config).find((x) => x.name === name);
-  if (!m) throw new Error(`no module '${name}' in the generated RTL (modules: ${modulesFor(config).map((x) => x.name).join(', ')}, crc32c_w<N>, mpa_tx_w<N>, mpa_rx_w<N>, ddp_rx_hdr_w<N>, stag_table_d<N>)`);
+  if (!m) {
+    const families = WIDTH_BLOCKS.map((b) => b.pattern.source.replace(/^\^/, '').replace('(\\d+)$', '<N>'));
+    throw new Error(`no module '${name}' in the generated RTL (modules: ${modulesFor(config).map((x) => x.name).join(', ')}, ${families.join(', ')})`);
+  }
   return m;
 }
 

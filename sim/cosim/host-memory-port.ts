@@ -2,6 +2,7 @@ import { HostMemory } from '../../ts-model/memory/host-memory';
 import type { Prng } from '../../ts-model/util/prng';
 import type { Component } from '../cocotb/component';
 import type { PortHandle, SimModel } from '../verilator/model';
+import { ReadPortResponder } from './tx-ports';
 
 /** One accepted write beat: its W-aligned address and the span of enabled octets. */
 export interface WriteBeat {
@@ -24,24 +25,23 @@ export interface HostMemoryPortOptions {
 
 /**
  * Host memory behind the RTL's W-octet memory ports, as a testbench component: writes land at
- * their handshake (per-octet strobes) in a byte-exact sparse memory, reads answer in order after a
- * random latency (rd_data_valid is always accepted by the DUT). Back-pressure on both ports is
- * random and seeded. Every accepted write beat is logged for the protection check, and protocol
- * faults (misaligned address, empty strobe, payload changing under a pending valid) are reported.
+ * their handshake (per-octet strobes) in a byte-exact sparse memory; reads are the transmit
+ * blocks' ReadPortResponder (sim/cosim/tx-ports.ts) on `mem_rd_*`, in order after a random latency
+ * (rd_data_valid is always accepted by the DUT). Back-pressure on both ports is random and seeded.
+ * Every accepted write beat is logged for the protection check, and protocol faults (misaligned
+ * address, empty strobe, payload changing under a pending valid) are reported.
  */
 export class HostMemoryPort implements Component {
   memory = new HostMemory();
   readonly writes: WriteBeat[] = [];
   readonly faults: string[] = [];
   private readonly W: number;
-  private readonly p: Record<'wrValid' | 'wrReady' | 'wrAddr' | 'wrData' | 'wrStrb' | 'rdValid' | 'rdReady' | 'rdAddr' | 'rdDataValid' | 'rdData', PortHandle>;
-  private readonly pending: { addr: bigint; due: number }[] = [];
+  private readonly p: Record<'wrValid' | 'wrReady' | 'wrAddr' | 'wrData' | 'wrStrb', PortHandle>;
+  private readonly reader: ReadPortResponder;
   private cycle = 0;
   private held: string | null = null;
   private wrPause: number;
   private rdPause: number;
-  private readonly maxLatency: number;
-  readsAccepted = 0;
 
   constructor(
     private readonly model: SimModel,
@@ -51,13 +51,16 @@ export class HostMemoryPort implements Component {
     this.W = opts.width;
     const pre = opts.prefix ?? 'mem_';
     const h = (n: string) => model.handle(`${pre}${n}`);
-    this.p = {
-      wrValid: h('wr_valid'), wrReady: h('wr_ready'), wrAddr: h('wr_addr'), wrData: h('wr_data'), wrStrb: h('wr_strb'),
-      rdValid: h('rd_valid'), rdReady: h('rd_ready'), rdAddr: h('rd_addr'), rdDataValid: h('rd_data_valid'), rdData: h('rd_data'),
-    };
+    this.p = { wrValid: h('wr_valid'), wrReady: h('wr_ready'), wrAddr: h('wr_addr'), wrData: h('wr_data'), wrStrb: h('wr_strb') };
     this.wrPause = opts.wrPause ?? 0;
     this.rdPause = opts.rdPause ?? 0;
-    this.maxLatency = Math.max(1, opts.maxLatency ?? 1);
+    this.reader = new ReadPortResponder({ model, width: this.W, cycle: () => this.cycle, report: (v) => this.fault(v) }, rng, {
+      prefix: pre,
+      read: (addr, n) => this.memory.read(addr, n),
+      pause: { next: () => this.rdPause > 0 && rng.bool(this.rdPause) },
+      minLatency: 1,
+      maxLatency: Math.max(1, opts.maxLatency ?? 1),
+    });
   }
 
   /** Changes the back-pressure (e.g. 0 for a full-rate measurement). */
@@ -70,38 +73,24 @@ export class HostMemoryPort implements Component {
   clear(): void {
     this.memory = new HostMemory();
     this.writes.length = 0;
-    this.pending.length = 0;
+    this.reader.drop();
   }
 
   /** No read in flight. */
   get idle(): boolean {
-    return this.pending.length === 0;
+    return this.reader.inFlight === 0;
   }
 
   drive(): void {
-    const m = this.model;
-    m.pokeNumber(this.p.wrReady, this.wrPause > 0 && this.rng.bool(this.wrPause) ? 0 : 1);
-    m.pokeNumber(this.p.rdReady, this.rdPause > 0 && this.rng.bool(this.rdPause) ? 0 : 1);
-    const head = this.pending[0];
-    if (head && head.due <= this.cycle) {
-      this.pending.shift();
-      m.pokeNumber(this.p.rdDataValid, 1);
-      m.poke(this.p.rdData, this.memory.read(head.addr, this.W));
-    } else {
-      m.pokeNumber(this.p.rdDataValid, 0);
-    }
+    this.model.pokeNumber(this.p.wrReady, this.wrPause > 0 && this.rng.bool(this.wrPause) ? 0 : 1);
+    this.reader.drive();
   }
 
   sample(): void {
     const m = this.model;
     this.cycle++;
+    this.reader.sample();
     const mask = BigInt(this.W - 1);
-    if (m.peekPreNumber(this.p.rdValid) === 1 && m.peekPreNumber(this.p.rdReady) === 1) {
-      const addr = m.peekPre(this.p.rdAddr);
-      if ((addr & mask) !== 0n) this.fault(`read of unaligned 0x${addr.toString(16)}`);
-      this.pending.push({ addr: addr & ~mask, due: this.cycle + this.rng.int(0, this.maxLatency - 1) });
-      this.readsAccepted++;
-    }
     const wv = m.peekPreNumber(this.p.wrValid) === 1;
     const payload = wv ? `${m.peekPre(this.p.wrAddr)}/${m.peekPre(this.p.wrStrb)}/${m.peekPre(this.p.wrData)}` : null;
     if (this.held !== null && payload !== this.held) this.fault(`mem_wr payload changed or valid dropped while waiting for ready`);

@@ -12,6 +12,7 @@ import { random as randomPause } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
 import type { SimModel } from '../verilator/model';
 import { openDut, type DutOptions } from './dut';
+import type { AtomicOp } from './atomic-unit';
 import { ReadPortResponder, UlpduStreamCheck, ulpduMismatches, type UlpduMismatch } from './tx-ports';
 
 /**
@@ -30,16 +31,7 @@ import { ReadPortResponder, UlpduStreamCheck, ulpduMismatches, type UlpduMismatc
 
 export type RespRequest =
   | { readonly kind: 'read'; readonly sinkStag: number; readonly sinkTo: bigint; readonly srcAddr: bigint; readonly size: number }
-  | {
-      readonly kind: 'atomic';
-      readonly aopcode: number;
-      readonly addr: bigint;
-      readonly addSwap: bigint;
-      readonly addSwapMask: bigint;
-      readonly compare: bigint;
-      readonly compareMask: bigint;
-      readonly requestId: number;
-    }
+  | ({ readonly kind: 'atomic'; readonly requestId: number } & Omit<AtomicOp, 'tag'>)
   | {
       readonly kind: 'terminate';
       readonly layer: number;

@@ -1,4 +1,5 @@
 import { RX_EVENT } from '../../hdl-gen/blocks/ddp-rx-ctl';
+import { errBits } from '../../hdl-gen/blocks/ddp-rx-hdr';
 import { STAG_RIGHT_BITS } from '../../hdl-gen/blocks/stag-table';
 import { TAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { encodeDdpSegment } from '../../ts-model/ddp/header';
@@ -149,6 +150,7 @@ interface RtlEventPorts {
 function rtlEvent(m: SimModel, p: RtlEventPorts): string {
   const kind = m.peekPreNumber(p.kind);
   const err = m.peekPreNumber(p.err);
+  // {code, etype, layer} as errBits packs it (hdl-gen/blocks/ddp-rx-hdr.ts).
   const code = { layer: err & 3, etype: (err >> 2) & 0xf, code: err >> 6 };
   const data = m.peekPre(p.data);
   switch (kind) {
@@ -581,7 +583,7 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
       if (fx.inject) {
         const e = RdmapError.GLOBAL_CATASTROPHIC;
         peer.local.injectFailure(e);
-        bench.injectNext((e.code << 6) | (e.etype << 2) | e.layer);
+        bench.injectNext(Number(errBits(e)));
       }
       if (fx.abort) {
         bench.abort();

@@ -7,6 +7,7 @@ import type { PortHandle, SimModel } from '../verilator/model';
 /**
  * Testbench components for the two ports every transmit block (rdmap_tx_resp_w<W>, ddp_tx_w<W>)
  * has: the W-octet memory read port and the ULPDU stream on m_axis, with their protocol checks.
+ * The read port also answers the receive path's `mem_rd_*` (HostMemoryPort).
  * `cycle()` is the testbench's cycle count; `report` collects violations.
  */
 
@@ -20,10 +21,10 @@ export interface PortCheckContext {
 const hasBit = (words: Uint32Array, offset: number, k: number): boolean => ((words[offset + (k >>> 5)]! >>> (k & 31)) & 1) === 1;
 
 /**
- * The memory read port (rd_valid / rd_ready / rd_addr, rd_data_valid / rd_data): rd_ready from
- * `pause`; reads answered in order, minLatency..maxLatency cycles after their handshake, with
- * `read(addr, W)`; garbage on rd_data while not valid. Checks: every address a multiple of W,
- * rd_valid and rd_addr held until the handshake.
+ * The memory read port (rd_valid / rd_ready / rd_addr, rd_data_valid / rd_data, after `prefix`):
+ * rd_ready from `pause`; reads answered in order, minLatency..maxLatency cycles after their
+ * handshake, with `read(addr, W)` at the handshake; garbage on rd_data while not valid. Checks:
+ * every address a multiple of W, rd_valid and rd_addr held until the handshake.
  */
 export class ReadPortResponder implements Component {
   reads = 0;
@@ -34,15 +35,21 @@ export class ReadPortResponder implements Component {
   constructor(
     private readonly c: PortCheckContext,
     private readonly r: Prng,
-    private readonly o: { readonly read: (addr: bigint, n: number) => Uint8Array; readonly pause: PauseGen; readonly minLatency: number; readonly maxLatency: number },
+    private readonly o: { readonly read: (addr: bigint, n: number) => Uint8Array; readonly pause: PauseGen; readonly minLatency: number; readonly maxLatency: number; readonly prefix?: string },
   ) {
-    const h = (n: string) => c.model.handle(n);
+    const h = (n: string) => c.model.handle(`${o.prefix ?? ''}${n}`);
     this.p = { valid: h('rd_valid'), ready: h('rd_ready'), addr: h('rd_addr'), dataValid: h('rd_data_valid'), data: h('rd_data') };
   }
 
   /** Reads handshaken and not answered yet. */
   get inFlight(): number {
     return this.pending.length;
+  }
+
+  /** Forgets the reads in flight (the DUT was reset). */
+  drop(): void {
+    this.pending.length = 0;
+    this.held = null;
   }
 
   drive(): void {
