@@ -1,17 +1,22 @@
 # The front door. Every target sets the project up first (idempotent, seconds when done).
-#   make        / make run   the main job: the demo scenario on the golden model, and its pcap
+#   make        / make run   the main job: the co-simulation regression of the default RNIC
+#                            (rnic_top_w8, 4 QPs) against the model: PASS/FAIL with evidence
+#   make demo               the demo scenario on the golden model, and its pcap
 #   make test               type-check and run every test
 #   make regress            the long co-simulation regression (minutes; REGRESS_SEED, REGRESS_SCALE)
 #   make bench              model benchmarks (numbers for the README)
 #   make rtl                regenerate rtl/ for the default configuration
 SHELL := /bin/bash
 .DEFAULT_GOAL := run
-.PHONY: run setup test typecheck regress bench rtl clean
+.PHONY: run demo setup test typecheck regress bench rtl clean
 
 setup:
 	@bash scripts/setup.sh
 
 run: setup
+	node bin/rnic.mjs cosim --ops 1000 --seed 1 --faults 0.05
+
+demo: setup
 	node bin/rnic.mjs run --scenario examples/demo.json
 	@mkdir -p out
 	node bin/rnic.mjs pcap --scenario examples/demo.json -o out/demo.pcap

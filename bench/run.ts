@@ -15,6 +15,8 @@ import { MpaDeframer, MpaFramer, mulpdu } from '../ts-model/mpa';
 import { Rnic } from '../ts-model/rnic/rnic';
 import { cosimCrc32c } from '../sim/cosim/crc32c';
 import { measureRxPlacement } from '../sim/cosim/rx';
+import { cosimRnic } from '../sim/cosim/rnic';
+import { rnicRateFigures } from '../sim/cosim/rnic-rate';
 import { cosimDdpRxHdr } from '../sim/cosim/ddp-rx-hdr';
 import { cosimMpaTx } from '../sim/cosim/mpa-tx';
 import { Opcode } from '../ts-model/rdmap/constants';
@@ -169,6 +171,20 @@ for (const width of want('rtl') ? [8, 64] : []) {
     const r = measureRxPlacement(width, ulpdu, 32);
     figures.push({ figure: `ddp_rx_w${width} placement of RDMA Writes, ${what} (Verilator cycles)`, unit: '% of width', value: 100 * r.efficiency, peer: 'header bound', peerValue: 100 * r.bound, ratio: r.efficiency / r.bound });
   }
+}
+
+// The whole datapath, rnic_top_w<W>: transmit (work requests to FPDUs) and receive placement of
+// 4 KiB RDMA Writes, exact Verilator cycles (sim/cosim/rnic-rate.ts); the peer is the width.
+for (const row of want('rtl') ? rnicRateFigures() : []) {
+  figures.push({ figure: `${row.name} (Verilator cycles)`, unit: row.unit, value: row.value, ...(row.unit === 'B/cycle' && { peer: 'datapath width', peerValue: row.width, ratio: row.value / row.width }) });
+}
+
+// Co-simulation speed of the whole datapath: rnic_top_w<W> (4 QPs) against the model, the
+// scoreboard on, random workload with faults (cycles per second of the whole run, build cached).
+for (const width of want('cosim') ? [8, 64] : []) {
+  const r = cosimRnic({ width, seed: 1, ops: Math.max(200, Math.round(400 * budget)), faults: 0.05 });
+  if (r.mismatches || r.violations) throw new Error('rnic_top co-simulation mismatch in the benchmark');
+  figures.push({ figure: `co-simulation of rnic_top_w${width} (4 QPs) against the model, scoreboard on`, unit: 'cycles/s', value: r.simCyclesPerSecond });
 }
 
 if (values.group === undefined) {

@@ -6,6 +6,7 @@ import { formatDemo, runDemo } from './demo';
 import { runGen } from './gen-cli';
 import { formatSynth, runSynth } from './synth-cli';
 import { failures, formatCosim, runCosim } from './cosim-cli';
+import { formatRnicCosim, progressBar, runRnicCosim } from './rnic-cosim-cli';
 import { UsageError, formatRun, loadScenario, runReport, runScenario, schemaText, toJson, writePcap } from './scenario-cli';
 
 /** `rnic`: a thin shell over library functions (which the tests call directly). */
@@ -33,21 +34,34 @@ commands:
             --config F        generator configuration (JSON: width, qps, stagDepth)
             --out DIR         where to write the .v files, rnic.f and manifest.json
   cosim     co-simulate generated RTL in Verilator against the model
-            --dut D           the block under test: crc32c, mpa_tx, mpa_rx, mpa (both MPA blocks),
+            --dut D           rnic (default): the whole datapath rnic_top_w<W>, every QP, against
+                              the model's two endpoints per QP on a random workload: every FPDU both
+                              ways, completion, placement and Terminate compared; protection checked
+                              the blocks: crc32c, mpa_tx, mpa_rx, mpa (both MPA blocks),
                               ddp_rx_hdr, atomic_unit, stag_table, rx (the receive path ddp_rx
                               against the model endpoint: placement, protection, events, responses),
                               rnic_rx (the same with mpa_rx in front, fed framed TCP payload)
-            --faults RATE     mpa, mpa_rx: probability per FPDU of a CRC, marker or length fault;
+            --random --seed N --ops M   rnic: M operations (work requests and peer messages, all
+                              opcodes, 0..64 KiB, markers/CRC per connection, QPs interleaved)
+                              drawn from seed N (default 1, 1000); the seed replays the run
+            --config F        rnic: generator configuration (width, qps, stagDepth)
+            --trace           rnic: dump a VCD (into --out); on a failure one is made anyway
+            --out DIR         rnic: where the evidence of a failure goes (default out/cosim):
+                              pcaps of the first mismatching QP (RTL and model), the VCD
+            --faults RATE     rnic: probability per operation of a fault (default 0.05);
+                              mpa, mpa_rx: probability per FPDU of a CRC, marker or length fault;
                               ddp_rx_hdr: per ULPDU of a header fault (H1-H7);
                               rx: per peer message of a fault (every DDP/RDMAP error code)
-            --width W         datapath octets: 4, 8, 16, 32, 64 (default 8; rx: 8 and up)
+            --width W         datapath octets: 4, 8, 16, 32, 64 (default 8; rx, rnic: 8 and up)
             --depth N         stag_table entries: a power of two, 16..65536 (default 256)
             --seed N --frames M   random workload: frames (crc32c), FPDUs (mpa*), ULPDUs (ddp_rx_hdr),
                               operations (atomic_unit, stag_table) or peer messages (rx); the seed
                               replays it
             --rtl DIR         use the Verilog in DIR (rnic.f, manifest.json): hand-edited or tool-processed
             --vcd FILE        dump a VCD of the run
-            --json            one JSON object; exit status 1 on any mismatch (rx: or protection violation)
+            --json            one JSON object (rnic: seed, ops, packets, mismatches, violations, cycles,
+                              simCyclesPerSecond, firstMismatch, ...); exit status 1 on any
+                              mismatch (rx, rnic: or protection violation)
   synth     synthesize a module: yosys (+ nextpnr-ice40 for Fmax)
             --module M        e.g. crc32c_w8, mpa_rx_w64, stag_table_d256, atomic_unit
             --target T        ice40 | generic | xilinx
@@ -171,8 +185,13 @@ function cosim(argv: string[], out: (s: string) => void): number {
     args: argv,
     strict: true,
     options: {
-      dut: { type: 'string', default: 'crc32c' },
-      width: { type: 'string', default: '8' },
+      dut: { type: 'string', default: 'rnic' },
+      width: { type: 'string' },
+      random: { type: 'boolean' },
+      ops: { type: 'string', default: '1000' },
+      config: { type: 'string' },
+      trace: { type: 'boolean' },
+      out: { type: 'string', default: 'out/cosim' },
       depth: { type: 'string' },
       seed: { type: 'string', default: '1' },
       frames: { type: 'string', default: '1000' },
@@ -182,10 +201,26 @@ function cosim(argv: string[], out: (s: string) => void): number {
       json: { type: 'boolean' },
     },
   });
+  if (values.dut === 'rnic') {
+    const tty = !values.json && process.stderr.isTTY;
+    const r = runRnicCosim({
+      seed: toNumber(values.seed),
+      ops: toNumber(values.ops),
+      faults: values.faults === undefined ? 0.05 : Number(values.faults),
+      ...(values.width !== undefined && { width: toNumber(values.width) }),
+      ...(values.config !== undefined && { config: values.config }),
+      ...(values.rtl !== undefined && { rtl: values.rtl }),
+      ...(values.trace && { trace: true }),
+      out: values.out,
+      ...(tty && { progress: progressBar((s) => process.stderr.write(s)) }),
+    });
+    out(values.json ? JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `0x${v.toString(16)}` : v)) : formatRnicCosim(r));
+    return r.mismatches + r.violations ? 1 : 0;
+  }
   const r = runCosim({
     ...(values.faults !== undefined && { faults: Number(values.faults) }),
     dut: values.dut,
-    width: toNumber(values.width),
+    width: toNumber(values.width ?? '8'),
     ...(values.depth !== undefined && { depth: toNumber(values.depth) }),
     seed: toNumber(values.seed),
     frames: toNumber(values.frames),

@@ -19,6 +19,27 @@ export function runSynth(opts: { module: string; target: string; config?: string
   return synthesize({ top: src.top, sources: src.sources, target: opts.target as SynthTarget });
 }
 
+/** "19 (RAMB18E1 17, RAMB36E1 2)": a count with the cell types it sums. */
+function withTypes(n: number, r: SynthResult, types: RegExp): string {
+  const parts = Object.entries(r.cellTypes ?? {})
+    .filter(([t]) => types.test(t))
+    .map(([t, k]) => `${t} ${k}`);
+  return parts.length === 0 ? String(n) : `${n} (${parts.join(', ')})`;
+}
+
+/**
+ * "yes: 1594 of 7680 ICESTORM_LC, 3 of 32 ICESTORM_RAM on hx8k-ct256" or "no: needs 15564 of
+ * 7680 ICESTORM_LC, 74 of 32 ICESTORM_RAM on hx8k-ct256": logic cells and block RAMs always,
+ * any other over-used resource too. Of the wrapped design (see the note).
+ */
+function fitLine(r: SynthResult): string {
+  const shown = Object.entries(r.utilisation ?? {}).filter(([bel, u]) => bel === 'ICESTORM_LC' || bel === 'ICESTORM_RAM' || u.used > u.total);
+  const usage = shown.map(([bel, u]) => `${u.used} of ${u.total} ${bel}`).join(', ');
+  const on = r.device ? ` on ${r.device}` : '';
+  if (r.fits) return `yes: ${usage}${on}`;
+  return usage === '' ? 'no (see the note)' : `no: needs ${usage}${on}`;
+}
+
 export function formatSynth(r: SynthResult): string {
   const rows: [string, string | number | undefined | null][] = [
     ['module', r.top],
@@ -27,9 +48,11 @@ export function formatSynth(r: SynthResult): string {
     ['LUTs', r.luts],
     ['flip-flops', r.ffs],
     ['carry cells', r.carries],
+    ['block RAMs', r.rams === undefined ? undefined : withTypes(r.rams, r, /^(SB_RAM40_4K|RAMB)/)],
+    ['LUT RAMs', r.lutRams === undefined ? undefined : withTypes(r.lutRams, r, /^RAM\d/)],
     ['logic depth', r.logicDepth],
     ['Fmax', r.fmaxMHz === undefined ? undefined : r.fmaxMHz === null ? 'not placed' : `${r.fmaxMHz.toFixed(1)} MHz`],
-    ['fits', r.fits === undefined ? undefined : String(r.fits)],
+    ['fits', r.fits === undefined ? undefined : fitLine(r)],
   ];
   const lines = rows.filter(([, v]) => v !== undefined).map(([k, v]) => `${k.padEnd(12)} ${v}`);
   for (const n of r.notes) lines.push(`note: ${n}`);

@@ -46,6 +46,10 @@ export interface SynthResult {
   ffs?: number;
   /** iCE40: SB_CARRY. Xilinx: CARRY4/CARRY8 (each covers 4/8 bits). */
   carries?: number;
+  /** Block RAM cells. iCE40: SB_RAM40_4K* (4 kbit each). Xilinx: RAMB18E1 + RAMB36E1 cells. */
+  rams?: number;
+  /** Xilinx only: distributed-RAM cells (RAM32M, RAM64X1D, …; not in `luts`). */
+  lutRams?: number;
   /** Cells on the longest combinational path (yosys `ltp`), in the target's own cells. */
   logicDepth?: number;
   /** iCE40 only: nextpnr's routed Fmax of the wrapped module; null when not placed. */
@@ -94,6 +98,19 @@ function checkOptions(o: SynthOptions): void {
   if (missing.length > 0) throw new FlowError(`Verilog source not found: ${missing.join(', ')}`);
 }
 
+/** The counts a target reports (generic has only flip-flops; its gates are not LUTs). */
+function cellClasses(target: SynthTarget, cellTypes: Readonly<Record<string, number>>): Partial<SynthResult> {
+  const { luts, ffs, carries, rams, lutRams } = classifyCells(TARGET_PROFILES[target], cellTypes);
+  switch (target) {
+    case 'generic':
+      return { ffs };
+    case 'ice40':
+      return { luts, ffs, carries, rams };
+    case 'xilinx':
+      return { luts, ffs, carries, rams, lutRams };
+  }
+}
+
 export function synthesize(opts: SynthOptions): SynthResult {
   checkOptions(opts);
   const sources = opts.sources.map((s) => resolve(s));
@@ -105,16 +122,17 @@ export function synthesize(opts: SynthOptions): SynthResult {
   const workDir = workDirFor(opts.cacheRoot ?? DEFAULT_CACHE_ROOT, opts.top, key);
   if (!opts.fresh) {
     const hit = readCachedResult<SynthResult>(workDir);
-    if (hit) return { ...hit, logDir: workDir, cached: true };
+    // The class counts derive from the cached cell table: a result cached before a count (rams)
+    // existed gets it too.
+    if (hit) return { ...hit, ...cellClasses(opts.target, hit.cellTypes ?? {}), logDir: workDir, cached: true };
   }
   mkdirSync(workDir, { recursive: true });
 
   const started = performance.now();
-  const profile = TARGET_PROFILES[opts.target];
   const script = synthScript({ top: opts.top, sources, target: opts.target, outputs: MODULE_OUTPUTS, depth: true });
   runYosys(script, workDir, 'yosys', opts.top, sources);
   const { cells, cellTypes } = parseStatJson(readFileSync(join(workDir, MODULE_OUTPUTS.statJson), 'utf8'), opts.top);
-  const { luts, ffs, carries } = classifyCells(profile, cellTypes);
+  const counts = cellClasses(opts.target, cellTypes);
   const ltp = readFileSync(join(workDir, MODULE_OUTPUTS.ltpText), 'utf8');
   const logicDepth = parseLtp(ltp);
   const notes: string[] = [];
@@ -123,11 +141,11 @@ export function synthesize(opts: SynthOptions): SynthResult {
   let result: SynthResult;
   switch (opts.target) {
     case 'generic':
-      result = { target: 'generic', top: opts.top, cells, cellTypes, ffs, logicDepth, notes, logDir: workDir, seconds: 0 };
+      result = { target: 'generic', top: opts.top, cells, cellTypes, ...counts, logicDepth, notes, logDir: workDir, seconds: 0 };
       notes.push("generic: yosys's internal gates; logic depth counts gates ($_AND_, $_XOR_, $_MUX_, …)");
       break;
     case 'xilinx':
-      result = { target: 'xilinx', top: opts.top, device: XILINX_FAMILY, cells, cellTypes, luts, ffs, carries, logicDepth, notes, logDir: workDir, seconds: 0 };
+      result = { target: 'xilinx', top: opts.top, device: XILINX_FAMILY, cells, cellTypes, ...counts, logicDepth, notes, logDir: workDir, seconds: 0 };
       notes.push(
         'xilinx: 7-series cells without IO buffers (-noiopad -noclkbuf); logic depth counts LUT/INV/CARRY/MUXF cells, a CARRY4 as one; no Fmax without vendor place-and-route',
       );
@@ -142,9 +160,7 @@ export function synthesize(opts: SynthOptions): SynthResult {
         device: deviceLabel(device),
         cells,
         cellTypes,
-        luts,
-        ffs,
-        carries,
+        ...counts,
         logicDepth,
         fmaxMHz: pnr.fmaxMHz,
         ...(pnr.fits === undefined ? {} : { fits: pnr.fits }),

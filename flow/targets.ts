@@ -19,6 +19,10 @@ export interface TargetProfile {
   isLut(cellType: string): boolean;
   isFlipFlop(cellType: string): boolean;
   isCarry(cellType: string): boolean;
+  /** Dedicated memory blocks (undefined: the target maps every memory to logic). */
+  isBlockRam?(cellType: string): boolean;
+  /** Memory in LUTs (Xilinx distributed RAM); undefined where the fabric has none. */
+  isLutRam?(cellType: string): boolean;
 }
 
 const never = (): boolean => false;
@@ -40,6 +44,8 @@ const ICE40: TargetProfile = {
   isLut: (t) => t === 'SB_LUT4',
   isFlipFlop: (t) => t.startsWith('SB_DFF'),
   isCarry: (t) => t === 'SB_CARRY',
+  // SB_RAM40_4K and its NR/NW/NRNW clock-polarity variants: 4 kbit, 256 x 16 at the widest.
+  isBlockRam: (t) => t.startsWith('SB_RAM40_4K'),
 };
 
 /**
@@ -53,6 +59,10 @@ const XILINX: TargetProfile = {
   isLut: (t) => /^LUT[1-6]$/.test(t) || t === 'INV',
   isFlipFlop: (t) => /^FD[RSCP]E(_1)?$/.test(t),
   isCarry: (t) => t === 'CARRY4' || t === 'CARRY8',
+  // RAMB18E1 and RAMB36E1 (a RAMB36 is two RAMB18s): counted as cells, cellTypes has the split.
+  isBlockRam: (t) => /^RAMB(18|36)E[12]$/.test(t),
+  // Distributed RAM in SLICEM LUTs: RAM32M (4 LUTs), RAM64M, RAM32X1D, RAM64X1S, RAM128X1D, ...
+  isLutRam: (t) => /^RAM(32M|64M|32M16|64M8|\d+X1[SD])$/.test(t),
 };
 
 export const TARGET_PROFILES: Readonly<Record<SynthTarget, TargetProfile>> = Object.freeze({
@@ -65,15 +75,25 @@ export interface CellClassCounts {
   luts: number;
   ffs: number;
   carries: number;
+  /** Block RAM cells; undefined for a target without them (generic). */
+  rams?: number;
+  /** Distributed-RAM cells; undefined for a target without them (generic, iCE40). */
+  lutRams?: number;
 }
 
-/** LUTs, flip-flops (all variants summed) and carry cells in a `stat` cell table. */
+/** LUTs, flip-flops (all variants summed), carry cells and RAM cells in a `stat` cell table. */
 export function classifyCells(profile: TargetProfile, cellTypes: Readonly<Record<string, number>>): CellClassCounts {
   const counts: CellClassCounts = { luts: 0, ffs: 0, carries: 0 };
+  let rams = 0;
+  let lutRams = 0;
   for (const [type, n] of Object.entries(cellTypes)) {
     if (profile.isLut(type)) counts.luts += n;
     else if (profile.isFlipFlop(type)) counts.ffs += n;
     else if (profile.isCarry(type)) counts.carries += n;
+    else if (profile.isBlockRam?.(type)) rams += n;
+    else if (profile.isLutRam?.(type)) lutRams += n;
   }
+  if (profile.isBlockRam) counts.rams = rams;
+  if (profile.isLutRam) counts.lutRams = lutRams;
   return counts;
 }

@@ -125,13 +125,14 @@ module ddp_rx_w8 (
     input  wire [63:0] mem_rd_data, // lane j = octet at rd_addr + j
 
     /*
-     * AXI4-Stream output: response and Terminate ULPDUs for mpa_tx (m_axis)
+     * AXI4-Stream output: response and Terminate ULPDUs for mpa_tx (m_axis); tuser = octets of the ULPDU from this beat on
      */
     output wire [63:0] m_axis_tdata,
     output wire [7:0]  m_axis_tkeep,
     output wire        m_axis_tvalid,
     input  wire        m_axis_tready,
     output wire        m_axis_tlast,
+    output wire [15:0] m_axis_tuser,
 
     /*
      * Status
@@ -467,6 +468,7 @@ rdmap_tx_resp_w8 u_resp (
     .m_axis_tvalid(m_axis_tvalid),
     .m_axis_tready(m_axis_tready),
     .m_axis_tlast(m_axis_tlast),
+    .m_axis_tuser(m_axis_tuser),
     .idle(resp_idle)
 );
 

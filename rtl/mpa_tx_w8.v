@@ -6,7 +6,8 @@
  * MPA transmit: ULPDUs in, FPDUs out (ULPDU_Length, ULPDU, PAD, markers, CRC-32C),
  * 8 octets per beat, one input beat per cycle. RFC 5044 framing (spec/mpa.md sections 2-4).
  * s_axis_tuser on the first beat of a ULPDU: [15:0] ULPDU_Length, [24:16] seq[8:0],
- * [33:25] S0[8:0], [34] markers, [35] CRC. One FPDU per m_axis packet (tlast at the CRC).
+ * [33:25] S0[8:0], [34] markers, [35] CRC, [36] continue (seq = where the previous FPDU ended).
+ * One FPDU per m_axis packet (tlast at the CRC).
  *
  * Parameters:
  *   bytes = 8
@@ -32,7 +33,7 @@ module mpa_tx_w8 (
     input  wire        s_axis_tvalid,
     output wire        s_axis_tready,
     input  wire        s_axis_tlast,
-    input  wire [35:0] s_axis_tuser,
+    input  wire [36:0] s_axis_tuser,
 
     /*
      * AXI4-Stream output: FPDUs, the TCP payload (m_axis)
@@ -59,8 +60,8 @@ reg [16:0] a_left_reg; // FPDU octets (PAD included, CRC not) still to emit
 reg [16:0] a_left_next;
 reg [16:0] a_data_left_reg; // of those, octets of ULPDU_Length and ULPDU
 reg [16:0] a_data_left_next;
-reg [8:0] a_ctx_reg; // {CRC, markers, word phase of the FPDU start}
-reg [8:0] a_ctx_next;
+reg [9:0] a_ctx_reg; // {continue, CRC, markers, word phase of the FPDU start}
+reg [9:0] a_ctx_next;
 reg fa_valid_reg;
 reg fa_valid_next;
 reg [63:0] fa_data_reg;
@@ -71,14 +72,14 @@ reg fa_first_reg;
 reg fa_first_next;
 reg fa_last_reg;
 reg fa_last_next;
-reg [8:0] fa_ctx_reg;
-reg [8:0] fa_ctx_next;
+reg [9:0] fa_ctx_reg;
+reg [9:0] fa_ctx_next;
 wire a_first;
 // verilator lint_off UNUSED
 // FPDUs start 4-aligned to S0 (spec/mpa.md section 4.5): the low two bits are 0
 wire [8:0] a_phase_octets;
 // verilator lint_on UNUSED
-wire [8:0] a_ctx_in;
+wire [9:0] a_ctx_in;
 wire [16:0] a_fpdu_octets;
 wire [16:0] a_left_now;
 wire [16:0] a_data_now;
@@ -194,7 +195,7 @@ assign _t3 = {mk_fpduptr[7:0], mk_fpduptr[15:8], 16'h0};
 assign _t4 = ~mk_here;
 assign a_first = ~a_in_fpdu_reg;
 assign a_phase_octets = s_axis_tuser[24:16] - s_axis_tuser[33:25];
-assign a_ctx_in = {s_axis_tuser[35], s_axis_tuser[34], a_phase_octets[8:2]};
+assign a_ctx_in = {s_axis_tuser[36], s_axis_tuser[35], s_axis_tuser[34], a_phase_octets[8:2]};
 assign a_fpdu_octets = ({1'b0, s_axis_tuser[15:0]} + 17'h5) & 17'h1fffc;
 assign a_left_now = a_first ? a_fpdu_octets : a_left_reg;
 assign a_data_now = a_first ? ({1'b0, s_axis_tuser[15:0]} + 17'h2) : a_data_left_reg;
@@ -405,7 +406,9 @@ always @* begin
         if (fa_first_reg) begin
             gb_active_next = 1'b1;
             gb_ctx_next = fa_ctx_reg[8:7];
-            ph_next = fa_ctx_reg[6:0];
+            if (~fa_ctx_reg[9]) begin
+                ph_next = fa_ctx_reg[6:0];
+            end
             o_idx_next = 15'h0;
             o_lead_next = 1'b0;
         end

@@ -76,13 +76,14 @@ module rdmap_tx_resp_w8 (
     output wire [7:0]   wr_strb,
 
     /*
-     * AXI4-Stream output: ULPDUs to mpa_tx (m_axis)
+     * AXI4-Stream output: ULPDUs to mpa_tx (m_axis); tuser = octets of the ULPDU from this beat on
      */
     output wire [63:0]  m_axis_tdata,
     output wire [7:0]   m_axis_tkeep,
     output wire         m_axis_tvalid,
     input  wire         m_axis_tready,
     output wire         m_axis_tlast,
+    output wire [15:0]  m_axis_tuser,
 
     /*
      * Status
@@ -115,6 +116,8 @@ reg [7:0] out_keep_reg;
 reg [7:0] out_keep_next;
 reg out_last_reg;
 reg out_last_next;
+reg [15:0] out_left_reg; // octets of the ULPDU from this beat on
+reg [15:0] out_left_next;
 wire out_free; // the output register takes a beat this cycle
 wire au_req_ready;
 wire au_rd_valid;
@@ -227,6 +230,7 @@ assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tlast = out_last_reg;
+assign m_axis_tuser = out_left_reg;
 assign req_fire = (req_valid & in_idle) & au_req_ready;
 assign wr_valid = au_wr_valid;
 assign wr_addr = {au_wr_addr[63:3], 3'b000};
@@ -283,6 +287,7 @@ always @* begin
     out_data_next = out_data_reg;
     out_keep_next = out_keep_reg;
     out_last_next = out_last_reg;
+    out_left_next = out_left_reg;
     if (rst) begin
         msn_terminate_next = cfg_initial_msn;
         msn_atomic_next = cfg_initial_msn;
@@ -369,12 +374,14 @@ always @* begin
         out_data_next = {(seg_beat_reg == 2'b00) ? rr_to_reg[55:48] : rr_rotated[63:56], (seg_beat_reg == 2'b00) ? rr_to_reg[63:56] : rr_rotated[55:48], (seg_beat_reg == 2'b01) ? rr_to_reg[7:0] : ((seg_beat_reg == 2'b00) ? rr_stag_reg[7:0] : rr_rotated[47:40]), (seg_beat_reg == 2'b01) ? rr_to_reg[15:8] : ((seg_beat_reg == 2'b00) ? rr_stag_reg[15:8] : rr_rotated[39:32]), (seg_beat_reg == 2'b01) ? rr_to_reg[23:16] : ((seg_beat_reg == 2'b00) ? rr_stag_reg[23:16] : rr_rotated[31:24]), (seg_beat_reg == 2'b01) ? rr_to_reg[31:24] : ((seg_beat_reg == 2'b00) ? rr_stag_reg[31:24] : rr_rotated[23:16]), (seg_beat_reg == 2'b01) ? rr_to_reg[39:32] : ((seg_beat_reg == 2'b00) ? 8'h42 : rr_rotated[15:8]), (seg_beat_reg == 2'b01) ? rr_to_reg[47:40] : ((seg_beat_reg == 2'b00) ? {1'b1, seg_last_reg, 6'h1} : rr_rotated[7:0])};
         out_keep_next = {rr_beat_octets > 4'b0111, rr_beat_octets > 4'b0110, rr_beat_octets > 4'b0101, rr_beat_octets > 4'b0100, rr_beat_octets > 4'b0011, rr_beat_octets > 4'b0010, rr_beat_octets > 4'b0001, rr_beat_octets > 4'b0000};
         out_last_next = seg_left_reg <= 16'h8;
+        out_left_next = seg_left_reg;
     end
     if (short_emit) begin
         out_valid_next = 1'b1;
         out_data_next = short_buf_reg[63:0];
         out_keep_next = {short_left_reg > 7'h7, short_left_reg > 7'h6, short_left_reg > 7'h5, short_left_reg > 7'h4, short_left_reg > 7'h3, short_left_reg > 7'h2, short_left_reg > 7'h1, short_left_reg > 7'h0};
         out_last_next = short_last;
+        out_left_next = {9'h0, short_left_reg};
     end
 end
 
@@ -386,6 +393,7 @@ always @(posedge clk) begin
     out_data_reg <= out_data_next;
     out_keep_reg <= out_keep_next;
     out_last_reg <= out_last_next;
+    out_left_reg <= out_left_next;
     rd_next_addr_reg <= rd_next_addr_next;
     rd_left_reg <= rd_left_next;
     fifo_reserved_reg <= fifo_reserved_next;

@@ -1,5 +1,4 @@
 crc32c_w8.v
-mpa_tx_w8.v
 mpa_rx_w8.v
 ddp_rx_hdr_w8.v
 ddp_rx_ctl.v
@@ -9,3 +8,7 @@ atomic_unit.v
 rdmap_tx_resp_w8.v
 ddp_rx_w8.v
 rnic_rx_w8.v
+ddp_tx_w8.v
+mpa_tx_w8.v
+rnic_qp_w8.v
+rnic_top_w8.v

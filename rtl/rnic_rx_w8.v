@@ -133,13 +133,14 @@ module rnic_rx_w8 (
     input  wire [63:0] mem_rd_data, // lane j = octet at rd_addr + j
 
     /*
-     * AXI4-Stream output: response and Terminate ULPDUs for mpa_tx (m_axis)
+     * AXI4-Stream output: response and Terminate ULPDUs for mpa_tx (m_axis); tuser = octets of the ULPDU from this beat on
      */
     output wire [63:0] m_axis_tdata,
     output wire [7:0]  m_axis_tkeep,
     output wire        m_axis_tvalid,
     input  wire        m_axis_tready,
     output wire        m_axis_tlast,
+    output wire [15:0] m_axis_tuser,
 
     /*
      * Status
@@ -249,6 +250,7 @@ ddp_rx_w8 u_ddp_rx (
     .m_axis_tvalid(m_axis_tvalid),
     .m_axis_tready(m_axis_tready),
     .m_axis_tlast(m_axis_tlast),
+    .m_axis_tuser(m_axis_tuser),
     .idle(idle),
     .rx_idle(rx_idle)
 );

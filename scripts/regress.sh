@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The long co-simulation regression (minutes, not part of `make test`): every block and the
-# receive path against the model, at 8 and 64 octets, with faults, from one seed.
+# The long co-simulation regression (minutes, not part of `make test`): the whole RNIC, every
+# block and the receive path against the model, at 8 and 64 octets, with faults, from one seed.
 #   REGRESS_SEED=N  replays a run (default 1); REGRESS_SCALE=K multiplies the workload (default 1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +19,7 @@ run() {
   fi
 }
 for w in 8 64; do
+  run "rnic_top w$w" --dut rnic --width "$w" --ops $((10000 * k)) --faults 0.1
   run "rx w$w" --dut rx --width "$w" --frames $((30000 * k)) --faults 0.1
   run "rnic_rx w$w" --dut rnic_rx --width "$w" --frames $((20000 * k)) --faults 0.1
   run "mpa w$w" --dut mpa --width "$w" --frames $((20000 * k)) --faults 0.02

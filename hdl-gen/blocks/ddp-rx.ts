@@ -4,6 +4,7 @@ import type { Signal } from '../core/signal';
 import { sinkStream, sourceStream } from '../core/stream';
 import { ddpRxCtlModule, type DdpRxCtlOptions } from './ddp-rx-ctl';
 import { DDP_RX_DESC_BITS, ddpRxHdrModule } from './ddp-rx-hdr';
+import { ULPDU_LEFT_BITS } from './ddp-tx-output';
 import { fifo } from './fifo';
 import { ddpRxPlaceModule } from './ddp-rx-place';
 import { rdmapTxRespModule } from './rdmap-tx-resp';
@@ -100,7 +101,7 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   };
   expose('resp', resp, ['rd_valid', 'rd_ready', 'rd_addr', 'rd_data_valid', 'rd_data'], (n) => `mem_${n}`, 'Host memory read (W-aligned beats; data in order, always accepted)');
   // ULPDUs out.
-  const o = sourceStream({ bytes: W }).declare(m, 'm_axis', 'AXI4-Stream output: response and Terminate ULPDUs for mpa_tx (m_axis)');
+  const o = sourceStream({ bytes: W, user: ULPDU_LEFT_BITS }).declare(m, 'm_axis', 'AXI4-Stream output: response and Terminate ULPDUs for mpa_tx (m_axis); tuser = octets of the ULPDU from this beat on');
   const idle = m.output('idle', 1, { group: 'Status', doc: 'nothing in progress: every placement written, every response sent' });
   const rxIdle = m.output('rx_idle', 1, { group: 'Status', doc: 'the receive side is idle: every descriptor handled, every placement written' });
 
@@ -173,7 +174,7 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
     ...respReq,
     ...conns.resp,
     wr_valid: aw.valid, wr_ready: aw.ready, wr_addr: aw.addr, wr_data: aw.data, wr_strb: aw.strb,
-    m_axis_tdata: o.data, m_axis_tkeep: o.keep!, m_axis_tvalid: o.valid, m_axis_tready: o.ready, m_axis_tlast: o.last!,
+    m_axis_tdata: o.data, m_axis_tkeep: o.keep!, m_axis_tvalid: o.valid, m_axis_tready: o.ready, m_axis_tlast: o.last!, m_axis_tuser: o.user!,
     idle: respIdle,
   });
 

@@ -11,12 +11,17 @@ import { laneVector } from './rdmap-tx-resp-ulpdu';
  * functions that add their registers to the calling module, so the block stays one flat module.
  */
 
+/** m_axis_tuser of the transmit blocks: octets of the ULPDU from this beat on. */
+export const ULPDU_LEFT_BITS = 16;
+
 /** A beat offered to the output register: taken the cycle `emit` is high. */
 export interface BeatSource {
   readonly emit: Expr;
   readonly data: Expr;
   readonly keep: Expr;
   readonly last: Expr;
+  /** 16 bits: octets of the ULPDU from this beat on (ULPDU_Length on its first beat). */
+  readonly left: Expr;
 }
 
 /** tkeep of a beat with `left` octets of the ULPDU still to go (all ones when left >= W). */
@@ -34,19 +39,22 @@ export interface OutputRegister {
 }
 
 /**
- * The registered m_axis beat (out_valid / out_data / out_keep / out_last). tready reaches `free`
- * combinationally: no skid buffer, one beat per cycle under no back-pressure.
+ * The registered m_axis beat (out_valid / out_data / out_keep / out_last / out_left). tready
+ * reaches `free` combinationally: no skid buffer, one beat per cycle under no back-pressure.
+ * tuser[15:0] is the beat's `left`, so on the first beat it is the ULPDU_Length mpa_tx frames with.
  */
 export function outputRegister(m: ModuleBuilder, o: Stream, W: number): OutputRegister {
   const outValid = m.reg('out_valid', 1, { reset: 0 });
   const outData = m.reg('out_data', 8 * W);
   const outKeep = m.reg('out_keep', W);
   const outLast = m.reg('out_last', 1);
+  const outLeft = m.reg('out_left', ULPDU_LEFT_BITS, { doc: 'octets of the ULPDU from this beat on' });
   const free = m.let('out_free', outValid.not().or(o.ready), { doc: 'the output register takes a beat this cycle' });
   m.assign(o.data, outData);
   m.assign(o.keep!, outKeep);
   m.assign(o.valid, outValid);
   m.assign(o.last!, outLast);
+  m.assign(o.user!, outLeft);
   return {
     free,
     valid: outValid,
@@ -58,6 +66,7 @@ export function outputRegister(m: ModuleBuilder, o: Stream, W: number): OutputRe
           m.set(outData, s.data);
           m.set(outKeep, s.keep);
           m.set(outLast, s.last);
+          m.set(outLeft, s.left);
         });
       }
     },
@@ -87,7 +96,7 @@ export function fixedUlpduShifter(m: ModuleBuilder, o: { W: number; maxOctets: n
   const emit = m.let('short_emit', o.active.and(o.outFree));
   const last = m.let('short_last', sbLeft.le(W));
   return {
-    beat: { emit, data: sb.slice(8 * W - 1, 0), keep: keepFor(W, sbLeft), last },
+    beat: { emit, data: sb.slice(8 * W - 1, 0), keep: keepFor(W, sbLeft), last, left: sbLeft.zext(ULPDU_LEFT_BITS) },
     load(octets, length) {
       if (octets.length > sbOctets) throw new RangeError(`a ${octets.length}-octet ULPDU does not fit the ${sbOctets}-octet shift register`);
       m.set(sb, laneVector([...octets, ...Array.from({ length: sbOctets - octets.length }, () => lit(8, 0))]));

@@ -186,7 +186,7 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
   const reads = m.let(`${c.request.prefix}_reads`, mux(size.eq(0), lit(33, 0), lastOctet.slice(32, lw).zext(33).add(1)), { doc: `memory beats ${c.request.what} covers` });
 
   return {
-    beat: { emit, data: laneVector(lanes), keep: keepFor(W, beatOctets), last: segLeft.le(W) },
+    beat: { emit, data: laneVector(lanes), keep: keepFor(W, beatOctets), last: segLeft.le(W), left: segLeft },
     last: segLast,
     start(s, t) {
       m.set(stag, s);

@@ -3,7 +3,7 @@ import { ATOMIC_REQUEST_HEADER_SIZE, Opcode } from '../../ts-model/rdmap/constan
 import { lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sourceStream } from '../core/stream';
-import { fixedUlpduShifter, outputRegister } from './ddp-tx-output';
+import { ULPDU_LEFT_BITS, fixedUlpduShifter, outputRegister } from './ddp-tx-output';
 import { readPort, segmenter } from './ddp-tx-segmenter';
 import { ATOMIC_TAIL_MAX, atomicRequestTail, atomicRequestUlpdu, immediateUlpdu, readRequestUlpdu, segmentHeader } from './ddp-tx-ulpdu';
 import { checkRnicWidth } from './rnic-widths';
@@ -95,7 +95,7 @@ export function ddpTxModule(bytes: number): Module {
 
   const rd = readPort(m, W);
 
-  const o = sourceStream({ bytes: W }).declare(m, 'm_axis', 'AXI4-Stream output: ULPDUs to mpa_tx (m_axis)');
+  const o = sourceStream({ bytes: W, user: ULPDU_LEFT_BITS }).declare(m, 'm_axis', 'AXI4-Stream output: ULPDUs to mpa_tx (m_axis); tuser = octets of the ULPDU from this beat on');
   const sg = 'Status';
   const sentValid = m.output('m_sent_valid', 1, { group: sg, doc: "the last beat of a work request's last ULPDU is taken this cycle" });
   const idle = m.output('idle', 1, { group: sg, doc: 'no work request in progress and nothing left to send' });

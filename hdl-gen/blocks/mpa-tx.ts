@@ -13,6 +13,9 @@ import { crcBeat } from './crc-beat';
  *   [24:16] low 9 bits of the TCP sequence number of the FPDU's first octet
  *   [33:25] low 9 bits of S0
  *   [34]    markers on      [35] CRC on (off: the CRC field is sent as 0)
+ *   [36]    continue: the FPDU follows the previous one in the TCP stream, so its sequence number
+ *           is where that one ended ([24:16] is ignored). The framing context of a QP then needs
+ *           only the first FPDU's sequence number; the next ones keep the marker phase here.
  * s_axis_tkeep is all ones but on the tlast beat (2^k − 1 there; 0 for an empty ULPDU).
  *
  * Three stages, each one beat per cycle:
@@ -26,7 +29,7 @@ import { crcBeat } from './crc-beat';
  * Input stalls only for the words that are inserted (markers, the header's extra word).
  * err_length (sticky) flags a ULPDU whose tlast does not fall where its ULPDU_Length says.
  */
-export const MPA_TX_TUSER_BITS = 36;
+export const MPA_TX_TUSER_BITS = 37;
 
 export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   if (!Number.isInteger(bytes) || bytes < 4 || (bytes & (bytes - 1)) !== 0 || bytes > 64) {
@@ -42,7 +45,8 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
     `MPA transmit: ULPDUs in, FPDUs out (ULPDU_Length, ULPDU, PAD, markers, CRC-32C),\n` +
       `${W} octets per beat, one input beat per cycle. RFC 5044 framing (spec/mpa.md sections 2-4).\n` +
       's_axis_tuser on the first beat of a ULPDU: [15:0] ULPDU_Length, [24:16] seq[8:0],\n' +
-      '[33:25] S0[8:0], [34] markers, [35] CRC. One FPDU per m_axis packet (tlast at the CRC).',
+      '[33:25] S0[8:0], [34] markers, [35] CRC, [36] continue (seq = where the previous FPDU ended).\n' +
+      'One FPDU per m_axis packet (tlast at the CRC).',
     { bytes: W },
   );
   const clkGroup = 'Clock and synchronous active-high reset';
@@ -61,14 +65,14 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   const aFlush = m.reg('a_flush', 1, { reset: 0, doc: 'one more FPDU word (the last two octets and PAD) is due' });
   const aLeft = m.reg('a_left', 17, { doc: 'FPDU octets (PAD included, CRC not) still to emit' });
   const aData = m.reg('a_data_left', 17, { doc: 'of those, octets of ULPDU_Length and ULPDU' });
-  const aCtx = m.reg('a_ctx', 9, { doc: '{CRC, markers, word phase of the FPDU start}' });
+  const aCtx = m.reg('a_ctx', 10, { doc: '{continue, CRC, markers, word phase of the FPDU start}' });
   const fa = {
     valid: m.reg('fa_valid', 1, { reset: 0 }),
     data: m.reg('fa_data', 8 * W),
     words: m.reg('fa_words', wBits),
     first: m.reg('fa_first', 1),
     last: m.reg('fa_last', 1),
-    ctx: m.reg('fa_ctx', 9),
+    ctx: m.reg('fa_ctx', 10),
   };
 
   const first = m.let('a_first', aInFpdu.not());
@@ -76,7 +80,7 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   // Word phase (seq − S0)/4 mod 128: the FPDU start is 4-aligned to S0.
   const phaseOctets = m.let('a_phase_octets', user.slice(24, 16).sub(user.slice(33, 25)));
   m.allowUnused(phaseOctets, 'FPDUs start 4-aligned to S0 (spec/mpa.md section 4.5): the low two bits are 0');
-  const ctxIn = m.let('a_ctx_in', cat(user.bit(35), user.bit(34), phaseOctets.slice(8, 2)));
+  const ctxIn = m.let('a_ctx_in', cat(user.bit(36), user.bit(35), user.bit(34), phaseOctets.slice(8, 2)));
   // FPDU octets without CRC: 2 + L + PAD, a multiple of 4.
   const fTotal = m.let('a_fpdu_octets', len.zext(17).add(lit(17, 5)).and(lit(17, 0x1fffc)));
   const leftNow = m.let('a_left_now', mux(first, fTotal, aLeft));
@@ -233,7 +237,8 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
       m.when(fa.first, () => {
         m.set(gbActive, 1);
         m.set(gbCtx, fa.ctx.slice(8, 7));
-        m.set(ph, fa.ctx.slice(6, 0));
+        // Continue: ph already holds the phase after the previous FPDU (updated by its last emit).
+        m.when(fa.ctx.bit(9).not(), () => m.set(ph, fa.ctx.slice(6, 0)));
         m.set(oIdx, 0);
         m.set(oLead, 0);
       });

@@ -3,7 +3,7 @@ import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sourceStream } from '../core/stream';
 import { atomicUnitModule } from './atomic-unit';
-import { fixedUlpduShifter, outputRegister } from './ddp-tx-output';
+import { ULPDU_LEFT_BITS, fixedUlpduShifter, outputRegister } from './ddp-tx-output';
 import { readPort, segmenter } from './ddp-tx-segmenter';
 import { TERMINATE_ULPDU_MAX, atomicResponseUlpdu, readResponseHeader, terminateUlpdu } from './rdmap-tx-resp-ulpdu';
 import { checkRnicWidth } from './rnic-widths';
@@ -112,7 +112,7 @@ export function rdmapTxRespModule(bytes: number): Module {
   const wrData = m.output('wr_data', 8 * W, { group: wrg, doc: 'lane j = octet at wr_addr + j' });
   const wrStrb = m.output('wr_strb', W, { group: wrg });
 
-  const o = sourceStream({ bytes: W }).declare(m, 'm_axis', 'AXI4-Stream output: ULPDUs to mpa_tx (m_axis)');
+  const o = sourceStream({ bytes: W, user: ULPDU_LEFT_BITS }).declare(m, 'm_axis', 'AXI4-Stream output: ULPDUs to mpa_tx (m_axis); tuser = octets of the ULPDU from this beat on');
   const idle = m.output('idle', 1, { group: 'Status', doc: 'no response in progress and nothing left to send' });
 
   const sIdle = m.constant('S_IDLE', 2, STATE.IDLE, 'waiting for a request');

@@ -1,8 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32cModule } from '../blocks/crc32c';
-import { mpaTxModule } from '../blocks/mpa-tx';
-import { rnicRxModule } from '../blocks/rnic-rx';
+import { rnicTopModule } from '../blocks/rnic-top';
 import { withDescendants } from '../core/hierarchy';
 import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
@@ -40,13 +39,12 @@ export interface GeneratedFile {
 }
 
 /**
- * The modules of a configuration, children before parents: the CRC block, `mpa_tx`, and the
- * receive half `rnic_rx_w<W>` (mpa_rx into ddp_rx) with everything it instantiates, last: the top
- * of the filelist.
+ * The modules of a configuration, children before parents: the CRC block, and `rnic_top_w<W>`
+ * (config.qps QPs) with everything it instantiates, last: the top of the filelist.
  */
 export function modulesFor(config: RnicConfig): Module[] {
-  const rx = rnicRxModule(config.width, { stagDepth: config.stagDepth });
-  return [crc32cModule(config.width), mpaTxModule(config.width), ...withDescendants(rx)];
+  const top = rnicTopModule(config.width, config.qps, { stagDepth: config.stagDepth });
+  return [crc32cModule(config.width), ...withDescendants(top)];
 }
 
 export function portsOf(m: Module): PortInfo[] {

@@ -6,6 +6,8 @@ import { atomicUnitModule } from '../blocks/atomic-unit';
 import { crc32cModule } from '../blocks/crc32c';
 import { ddpRxModule } from '../blocks/ddp-rx';
 import { rnicRxModule } from '../blocks/rnic-rx';
+import { rnicQpModule } from '../blocks/rnic-qp';
+import { rnicTopModule } from '../blocks/rnic-top';
 import { ddpRxHdrModule } from '../blocks/ddp-rx-hdr';
 import { ddpRxPlaceModule } from '../blocks/ddp-rx-place';
 import { ddpTxModule } from '../blocks/ddp-tx';
@@ -31,13 +33,15 @@ export interface ModuleSources {
 }
 
 /** Blocks generated at any width or depth: `<name>_w<N>`, `<name>_d<N>`. */
-const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width: number) => Module }[] = [
+const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width: number, config: RnicConfig) => Module }[] = [
   { pattern: /^crc32c_w(\d+)$/, build: (w) => crc32cModule(w) },
   { pattern: /^mpa_tx_w(\d+)$/, build: (w) => mpaTxModule(w) },
   { pattern: /^mpa_rx_w(\d+)$/, build: (w) => mpaRxModule(w) },
   { pattern: /^ddp_rx_hdr_w(\d+)$/, build: (w) => ddpRxHdrModule(w) },
   { pattern: /^ddp_rx_w(\d+)$/, build: (w) => ddpRxModule(w) },
   { pattern: /^rnic_rx_w(\d+)$/, build: (w) => rnicRxModule(w) },
+  { pattern: /^rnic_qp_w(\d+)$/, build: (w) => rnicQpModule(w) },
+  { pattern: /^rnic_top_w(\d+)$/, build: (w, c) => rnicTopModule(w, c.qps, { stagDepth: c.stagDepth }) },
   { pattern: /^ddp_rx_place_w(\d+)$/, build: (w) => ddpRxPlaceModule(w) },
   { pattern: /^ddp_tx_w(\d+)$/, build: (w) => ddpTxModule(w) },
   { pattern: /^rdmap_tx_resp_w(\d+)$/, build: (w) => rdmapTxRespModule(w) },
@@ -55,7 +59,7 @@ const FIXED_BLOCKS: Readonly<Record<string, () => Module>> = { atomic_unit: () =
 function lookup(name: string, config: RnicConfig): Module {
   for (const b of WIDTH_BLOCKS) {
     const hit = b.pattern.exec(name);
-    if (hit) return b.build(Number(hit[1]));
+    if (hit) return b.build(Number(hit[1]), config);
   }
   const fixed = FIXED_BLOCKS[name];
   if (fixed) return fixed();

@@ -1,6 +1,8 @@
 /**
  * The AXI4-Stream signals of one interface, found by prefix (`s_axis` → s_axis_tdata, …).
  * tdata, tvalid and tready are required; tkeep, tlast and tuser are used when present.
+ * `userSignal` puts another sideband signal in tuser's place (`tid` for a stream that names its
+ * connection per beat), so drivers and monitors carry it per beat and per packet as they do tuser.
  */
 import type { PortHandle, SimModel } from '../verilator/model';
 
@@ -18,7 +20,7 @@ export interface AxisBus {
 
 const OCTET_BITS = 8;
 
-export function axisBus(model: SimModel, prefix: string): AxisBus {
+export function axisBus(model: SimModel, prefix: string, userSignal = 'tuser'): AxisBus {
   const optional = (signal: string): PortHandle | undefined => (model.has(`${prefix}_${signal}`) ? model.handle(`${prefix}_${signal}`) : undefined);
   const tdata = model.handle(`${prefix}_tdata`);
   const tvalid = model.handle(`${prefix}_tvalid`);
@@ -30,7 +32,7 @@ export function axisBus(model: SimModel, prefix: string): AxisBus {
   for (const h of [tvalid, tready, optional('tlast')]) {
     if (h && h.width !== 1) throw new Error(`${h.name} must be 1 bit, is ${h.width}`);
   }
-  return { prefix, tdata, tvalid, tready, tkeep, tlast: optional('tlast'), tuser: optional('tuser'), octets };
+  return { prefix, tdata, tvalid, tready, tkeep, tlast: optional('tlast'), tuser: optional(userSignal), octets };
 }
 
 /** tuser as a number when it fits 32 bits (the usual error flag), else a bigint. */

@@ -11,6 +11,8 @@ import type { Component } from './component';
 import { never, type PauseGen } from './pause';
 
 export interface AxisSinkOptions {
+  /** The signal carried as tuser (default `tuser`; `tid` for a stream of several connections). */
+  readonly userSignal?: string;
   readonly pause?: PauseGen;
 }
 
@@ -35,7 +37,7 @@ export class AxisSink implements Component {
   private readonly bytes: Uint8Array;
 
   constructor(model: SimModel, prefix = 'm_axis', opts: AxisSinkOptions = {}) {
-    this.bus = axisBus(model, prefix);
+    this.bus = axisBus(model, prefix, opts.userSignal);
     if (this.bus.tready.direction !== 'input') throw new Error(`AxisSink drives ${this.bus.tready.name}, but it is a DUT output: is ${prefix} the right prefix?`);
     this.pause = opts.pause ?? never();
     this.model = model;

@@ -15,6 +15,8 @@ import type { Component } from './component';
 import { never, type PauseGen } from './pause';
 
 export interface AxisSourceOptions {
+  /** The signal carried as tuser (default `tuser`; `tid` for a stream of several connections). */
+  readonly userSignal?: string;
   readonly pause?: PauseGen;
 }
 
@@ -74,7 +76,7 @@ export class AxisSource implements Component {
   private readonly bytes: Uint8Array;
 
   constructor(model: SimModel, prefix = 's_axis', opts: AxisSourceOptions = {}) {
-    this.bus = axisBus(model, prefix);
+    this.bus = axisBus(model, prefix, opts.userSignal);
     for (const h of [this.bus.tdata, this.bus.tvalid, this.bus.tkeep, this.bus.tlast, this.bus.tuser]) {
       if (h && h.direction !== 'input') throw new Error(`AxisSource drives ${h.name}, but it is a DUT output: is ${prefix} the right prefix?`);
     }

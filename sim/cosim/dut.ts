@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import type { RnicConfig } from '../../hdl-gen/gen/config';
 import { REPO_ROOT, moduleSources, type ModuleSources } from '../../hdl-gen/gen/sources';
 import { buildModel, type CompiledModel } from '../verilator/build';
 import { SimModel } from '../verilator/model';
@@ -18,6 +19,8 @@ export interface DutOptions {
   readonly mutate?: (verilog: string) => string;
   /** The module whose file `mutate` edits (default: the DUT itself), e.g. a block inside a top. */
   readonly mutateModule?: string;
+  /** The generator configuration (QPs, STag depth) the module is generated with. */
+  readonly config?: RnicConfig;
 }
 
 /**
@@ -26,7 +29,7 @@ export interface DutOptions {
  */
 export function openDut(module: string, opts: DutOptions = {}): { src: ModuleSources; compiled: CompiledModel; model: SimModel } {
   const rtlDir = opts.mutate ? mutatedDir(module, opts.mutate, opts.rtlDir, opts.mutateModule ?? module) : opts.rtlDir;
-  const src = moduleSources(module, rtlDir ? { rtlDir } : {});
+  const src = moduleSources(module, { ...(rtlDir ? { rtlDir } : {}), ...(opts.config ? { config: opts.config } : {}) });
   const compiled = buildModel({
     top: src.top,
     sources: [...src.sources],

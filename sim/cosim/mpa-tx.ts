@@ -104,7 +104,10 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
     }
     starts.push(seq);
     lengths.push(L);
-    const tuser = BigInt(L) | (BigInt(seq & 0x1ff) << 16n) | (BigInt(s0 & 0x1ff) << 25n) | (BigInt(markers ? 1 : 0) << 34n) | (BigInt(crc ? 1 : 0) << 35n);
+    // Continue (tuser[36]): the FPDU follows the previous one, and its seq field is ignored (sent as noise).
+    const cont = i > 0 && r.bool(0.5);
+    const seqField = cont ? r.int(0, 0x1ff) : seq & 0x1ff;
+    const tuser = BigInt(L) | (BigInt(seqField) << 16n) | (BigInt(s0 & 0x1ff) << 25n) | (BigInt(markers ? 1 : 0) << 34n) | (BigInt(crc ? 1 : 0) << 35n) | (BigInt(cont ? 1 : 0) << 36n);
     const beats: AxisSendBeat[] = [];
     for (let at = 0; at < L || beats.length === 0; at += W) {
       const k = Math.min(W, L - at);

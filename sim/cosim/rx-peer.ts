@@ -45,6 +45,22 @@ export interface StepSideEffects {
   burst: boolean;
   /** MPA failed the first ULPDU's FPDU with this LLP code (mpa_rx tuser 0 and err_code). */
   mpaError: number | null;
+  /**
+   * Work requests the local side posted (the RTL's transmit path sends them, in rnic_top), with
+   * the host address of a Write's or Send's data; and every ULPDU the local model sent meanwhile,
+   * in order (the RTL's transmit stream must carry the same).
+   */
+  readonly wrs: LocalWr[];
+  readonly localSent: Uint8Array[];
+}
+
+/** A work request of the local side, as the RTL's work-request port takes it. */
+export interface LocalWr {
+  readonly wr: WorkRequest;
+  /** Write / Send: where its data sits in the local host memory. */
+  readonly addr: bigint;
+  /** Atomic: the Request Identifier the model gave it. */
+  readonly requestId: number;
 }
 
 export const FAULT_KINDS = [
@@ -74,6 +90,8 @@ export interface RxPeerOptions {
   readonly localMulpdu: number;
   readonly bigEndian: boolean;
   readonly stagDepth: number;
+  /** First host address of the local RNIC's allocations (QPs sharing one host memory keep apart). */
+  readonly addressBase?: bigint;
 }
 
 export class RxPeer {
@@ -88,16 +106,17 @@ export class RxPeer {
   readonly posted: { addr: bigint; len: number }[] = [];
   /** Address ranges whose contents the harness compares. */
   readonly ranges: { addr: bigint; len: number }[] = [];
-  private readonly peerRegions: { read: Region; sink: Region; atomic: Region };
+  private readonly peerRegions: { read: Region; sink: Region; atomic: Region; write: Region };
   private nextId = 1;
   private nextIndex = 1;
+  private readonly peerRegion: (access: AccessRight[], length: bigint) => Region;
 
   constructor(
     private readonly r: Prng,
     readonly opts: RxPeerOptions,
   ) {
     const options = RdmapOptionsSchema.parse({ hostMemoryEndian: opts.bigEndian ? 'big' : 'little' });
-    this.localRnic = new Rnic('rtl', options);
+    this.localRnic = new Rnic('rtl', options, opts.addressBase);
     this.peerRnic = new Rnic('peer', options);
     this.local = new RdmapEndpoint({ side: 'responder', rnic: this.localRnic, pd: opts.pd, mulpdu: opts.localMulpdu, ird: opts.ird, ord: 16, emit: (e) => this.localEvents.push(e), initialMsn: opts.initialMsn });
     // The peer keeps no ORD of its own (it is allowed to overrun the local IRD, for the IRD fault).
@@ -114,7 +133,8 @@ export class RxPeer {
       this.peerRnic.memory.write(base, r.bytes(Number(length)));
       return this.peerRnic.stags.register({ stag: makeStag(this.nextIndex++, r.int(0, 255)), pd: 1, base, length, access, addressing: 'zero-based' });
     };
-    this.peerRegions = { read: peerRegion(['remote-read'], 65536n), sink: peerRegion(['local-write'], 65536n), atomic: peerRegion(['remote-atomic'], 4096n) };
+    this.peerRegions = { read: peerRegion(['remote-read'], 65536n), sink: peerRegion(['local-write'], 65536n), atomic: peerRegion(['remote-atomic'], 4096n), write: peerRegion(['remote-write'], 65536n) };
+    this.peerRegion = peerRegion;
   }
 
   private addRegion(o: { access: AccessRight[]; pd?: number; invalidatable?: boolean }): RtlRegion {
@@ -254,29 +274,69 @@ export class RxPeer {
     const r = this.r;
     const id = this.nextId++;
     const sinks = this.usable('local-write');
+    let wr: WorkRequest;
     if (atomic || sinks.length === 0) {
       const t = this.peerRegions.atomic;
-      this.local.post(this.atomicWr(id, t.stag, BigInt(8 * r.int(0, 511)), r.pick([AOpCode.FETCH_ADD, AOpCode.CMP_SWAP])));
+      wr = this.atomicWr(id, t.stag, BigInt(8 * r.int(0, 511)), r.pick([AOpCode.FETCH_ADD, AOpCode.CMP_SWAP]));
     } else {
       const g = r.pick(sinks);
       const { to, len } = this.span(g, maxLen * 2);
-      this.local.post({ kind: 'read', id, stag: this.peerRegions.read.stag, to: BigInt(r.int(0, 65536 - len)), length: len, localStag: g.stag, localTo: to });
+      wr = { kind: 'read', id, stag: this.peerRegions.read.stag, to: BigInt(r.int(0, 65536 - len)), length: len, localStag: g.stag, localTo: to };
     }
-    const out: Uint8Array[] = [];
+    this.postLocal(fx, wr, 0n);
+    return this.send(null);
+  }
+
+  /**
+   * The local side sends a Write, a Send or Immediate Data to the peer (rnic_top's transmit path):
+   * the data is put in local host memory first, where the RTL reads it.
+   */
+  localSend(fx: StepSideEffects, maxLen: number): void {
+    const r = this.r;
+    const id = this.nextId++;
+    const kind = r.pick(['write', 'write', 'send', 'send', 'immediate'] as const);
+    if (kind === 'immediate') {
+      // Immediate Data takes a receive buffer of the peer's QN 0, as a Send does (RFC 7306 §6).
+      this.peer.postReceive(r.int(0, 64));
+      this.postLocal(fx, { kind: 'immediate', id, solicited: r.bool(), data: this.data(8) }, 0n);
+      return;
+    }
+    const len = r.pick([0, r.int(1, 64), r.int(1, maxLen), r.int(1, 65536)]);
+    const addr = this.localRnic.allocate(Math.max(len, 1)) + BigInt(r.int(0, 63));
+    const data = this.data(len);
+    this.localRnic.memory.write(addr, data);
+    this.ranges.push({ addr, len });
+    if (kind === 'write') {
+      const to = BigInt(r.int(0, 65536 - len));
+      this.postLocal(fx, { kind: 'write', id, stag: this.peerRegions.write.stag, to, data }, addr);
+    } else {
+      this.peer.postReceive(len);
+      // Send with Invalidate of a peer region made for it (RFC 5040 §6.4.1), now and then.
+      const invalidate = r.bool(0.2) ? this.peerRegion(['remote-write'], 64n).stag : null;
+      this.postLocal(fx, { kind: 'send', id, solicited: r.bool(), invalidate, data }, addr);
+    }
+  }
+
+  /** Posts `wr` on the local model, sends what it sends to the peer, and records both in `fx`. */
+  private postLocal(fx: StepSideEffects, wr: WorkRequest, addr: bigint): void {
+    this.local.post(wr);
+    let requestId = 0;
     for (const o of this.local.pull()) {
       o.onSent?.();
       const op = o.ulpdu[1]! & 0x0f;
       if (op === Opcode.READ_REQUEST || op === Opcode.ATOMIC_REQUEST) {
         const v = new DataView(o.ulpdu.buffer, o.ulpdu.byteOffset + UNTAGGED_HEADER_SIZE);
+        if (op === Opcode.ATOMIC_REQUEST) requestId = v.getUint32(4);
         fx.orq.push(
           op === Opcode.ATOMIC_REQUEST
             ? { atomic: true, stag: 0, to: 0n, size: 0, requestId: v.getUint32(4) }
             : { atomic: false, stag: v.getUint32(0), to: v.getBigUint64(4), size: v.getUint32(12), requestId: 0 },
         );
       }
+      fx.localSent.push(o.ulpdu);
       this.peer.receive(o.ulpdu);
     }
-    return this.send(null);
+    fx.wrs.push({ wr, addr, requestId });
   }
 
   /** ULPDUs the local side sent (responses, Terminate) go to the peer, as the network would. */
@@ -448,7 +508,8 @@ export class RxPeer {
         const g = regionWith('remote-read');
         if (!g) return null;
         const out: Uint8Array[] = [];
-        for (let i = 0; i <= this.opts.ird + 1; i++) out.push(...this.send({ kind: 'read', id: this.nextId++, stag: g.stag, to: this.firstTo(g), length: r.int(0, 16), localStag: this.peerRegions.sink.stag, localTo: 0n }));
+        // IRD + 6 Reads: rnic_top's transmit pipeline (mpa_tx) holds a few responses before m_axis.
+        for (let i = 0; i <= this.opts.ird + 5; i++) out.push(...this.send({ kind: 'read', id: this.nextId++, stag: g.stag, to: this.firstTo(g), length: r.int(0, 16), localStag: this.peerRegions.sink.stag, localTo: 0n }));
         return out;
       }
       case 'inv-stag':

@@ -108,7 +108,7 @@ const STAG_DEPTH = 256;
 const MAX_PEER_MULPDU = 8000;
 
 /** The model's events of the local side, as comparable strings (transmit-side completions left out). */
-function modelEvent(e: RnicEvent): string | null {
+export function modelEvent(e: RnicEvent): string | null {
   switch (e.type) {
     case 'completion':
       if (e.status !== 'success') return null;
@@ -135,7 +135,7 @@ function modelEvent(e: RnicEvent): string | null {
   }
 }
 
-interface RtlEventPorts {
+export interface RtlEventPorts {
   readonly valid: PortHandle;
   readonly ready: PortHandle;
   readonly kind: PortHandle;
@@ -147,7 +147,7 @@ interface RtlEventPorts {
   readonly err: PortHandle;
 }
 
-function rtlEvent(m: SimModel, p: RtlEventPorts): string {
+export function rtlEvent(m: SimModel, p: RtlEventPorts): string {
   const kind = m.peekPreNumber(p.kind);
   const err = m.peekPreNumber(p.err);
   // {code, etype, layer} as errBits packs it (hdl-gen/blocks/ddp-rx-hdr.ts).
@@ -554,7 +554,7 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
       compare();
     };
 
-    const newFx = (): StepSideEffects => ({ recv: [], orq: [], inject: false, abort: false, blockTx: false, burst: true, mpaError: null });
+    const newFx = (): StepSideEffects => ({ recv: [], orq: [], inject: false, abort: false, blockTx: false, burst: true, mpaError: null, wrs: [], localSent: [] });
     let pendingMpaError: number | null = null;
     const applyFx = (fx: StepSideEffects) => {
       bench.recv.queue.push(...fx.recv);

@@ -63,6 +63,7 @@ describe('an 8-bit counter', () => {
     expect(Object.keys(r.cellTypes!).every((t) => t.startsWith('$_'))).toBe(true);
     expect(r.logicDepth).toBeGreaterThan(1);
     expect(r.fmaxMHz).toBeUndefined();
+    expect(r.rams).toBeUndefined(); // generic synth maps memories to flip-flops
   });
 
   test('xilinx: exactly 8 flip-flops and the increment on CARRY4 cells', () => {
@@ -94,6 +95,40 @@ describe('a wide module with 770 data port bits', () => {
     expect(r.fmaxMHz).toBeNull();
     expect(r.luts).toBeGreaterThan(0); // synthesis numbers are still there
     expect(r.notes.join('\n')).toMatch(/does not fit hx1k-tq144: needs \d+ ICESTORM_LC, has 1280; ERROR: Unable to place/);
+  });
+});
+
+describe('a 1024 x 16 memory with a registered read', () => {
+  const RAM_VERILOG = [
+    '`default_nettype none',
+    'module ram1k16 (input wire clk, input wire we, input wire [9:0] waddr, input wire [9:0] raddr,',
+    '                input wire [15:0] wdata, output reg [15:0] rdata);',
+    'reg [15:0] mem [0:1023];',
+    'always @(posedge clk) begin',
+    '  if (we) mem[waddr] <= wdata;',
+    '  rdata <= mem[raddr];',
+    'end',
+    'endmodule',
+    '',
+  ].join('\n');
+  const ram = () => {
+    const file = join(cacheRoot, 'ram1k16.v');
+    writeFileSync(file, RAM_VERILOG);
+    return { top: 'ram1k16', sources: [file] };
+  };
+
+  test('ice40: four 256 x 16 block RAMs, counted as rams and placed', () => {
+    const r = synth({ ...ram(), target: 'ice40' });
+    expect(r.rams).toBe(4);
+    expect(r.utilisation?.ICESTORM_RAM?.used).toBe(4);
+    expect(r.fits).toBe(true);
+  });
+
+  test('xilinx: one RAMB18E1, no distributed RAM', () => {
+    const x = synth({ ...ram(), target: 'xilinx' });
+    expect(x.rams).toBe(1);
+    expect(x.cellTypes).toHaveProperty('RAMB18E1', 1);
+    expect(x.lutRams).toBe(0);
   });
 });
 

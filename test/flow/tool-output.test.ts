@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { clockFmax, nextpnrArgs, parseFmax, parseUtilisation } from '../../flow/nextpnr';
+import { TARGET_PROFILES, classifyCells } from '../../flow/targets';
 import { parseLtp, parseStatJson, synthScript, yosysPath } from '../../flow/yosys';
 
 /** The command lines this flow runs and the parsers for what the tools print, without running them. */
@@ -82,5 +83,16 @@ describe('yosys scripts and reports', () => {
     expect(parseLtp('Longest topological path in counter8 (length=7):\n    0: \\count_reg [1]')).toBe(7);
     expect(parseLtp('Longest topological path in m (length=-1):')).toBe(0);
     expect(parseLtp('no report')).toBeUndefined();
+  });
+});
+
+describe('cell classes', () => {
+  test('block RAMs and distributed RAMs are counted apart from LUTs and flip-flops', () => {
+    const xilinx = classifyCells(TARGET_PROFILES.xilinx, { LUT6: 3, INV: 1, FDRE: 4, CARRY4: 2, RAMB18E1: 2, RAMB36E1: 1, RAM32M: 5, RAM64X1D: 1, MUXF7: 1 });
+    expect(xilinx).toEqual({ luts: 4, ffs: 4, carries: 2, rams: 3, lutRams: 6 });
+    const ice40 = classifyCells(TARGET_PROFILES.ice40, { SB_LUT4: 9, SB_DFFER: 2, SB_CARRY: 1, SB_RAM40_4K: 3, SB_RAM40_4KNR: 1 });
+    expect(ice40).toEqual({ luts: 9, ffs: 2, carries: 1, rams: 4 });
+    // generic synth maps memories to flip-flops: no RAM count at all
+    expect(classifyCells(TARGET_PROFILES.generic, { $_DFF_P_: 2, $_AND_: 1 })).toEqual({ luts: 0, ffs: 2, carries: 0 });
   });
 });

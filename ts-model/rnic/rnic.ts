@@ -11,12 +11,16 @@ import { DEFAULT_RDMAP_OPTIONS } from './options';
 export class Rnic {
   readonly stags = new StagTable();
   readonly memory = new HostMemory();
-  private nextFree = 0x1000_0000n;
+  private nextFree: bigint;
 
+  /** `firstAddress`: where allocation starts (RNICs sharing one host memory keep apart). */
   constructor(
     readonly name: string,
     readonly options: RdmapOptions = DEFAULT_RDMAP_OPTIONS,
-  ) {}
+    firstAddress = 0x1000_0000n,
+  ) {
+    this.nextFree = firstAddress;
+  }
 
   /** Reserves `length` octets of host address space, 4 KiB aligned (for regions and receive buffers). */
   allocate(length: number | bigint): bigint {

@@ -1,0 +1,184 @@
+import { MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
+import { cat, lit, mux } from '../core/expr';
+import { ModuleBuilder, type Module } from '../core/module';
+import type { Signal } from '../core/signal';
+import { roundRobin } from './arbiter';
+import { type DdpRxOptions } from './ddp-rx';
+import { WR_KIND, ddpTxModule } from './ddp-tx';
+import { fifo } from './fifo';
+import { mpaTxModule } from './mpa-tx';
+import { rnicRxModule } from './rnic-rx';
+import { checkRnicWidth } from './rnic-widths';
+
+/**
+ * One QP of the RNIC, both directions, over one TCP connection's in-order payload:
+ *
+ *   s_axis (TCP payload in) → rnic_rx_w<W> (mpa_rx, ddp_rx) → host memory, m_evt, responses
+ *   wr_* (work requests)    → ddp_tx_w<W> → ┐
+ *   responses, Terminate    ────────────────┴→ packet mux → mpa_tx_w<W> → m_axis (TCP payload out)
+ *
+ * - Transmit framing context (RFC 5044 §4.5, §7): the QP's first FPDU starts at cfg_tx_seq, every
+ *   later one where the previous ended (mpa_tx's continue bit), with markers counted from this
+ *   side's S0 (cfg_tx_s0); received markers count from the peer's (cfg_rx_s0). Markers and CRC
+ *   are negotiated once for both directions.
+ * - The packet mux takes whole ULPDUs, responses first (they answer requests the peer is waiting
+ *   on, RFC 5040 §5.5). Once the QP has sent or received a Terminate (tx_stopped), work-request
+ *   ULPDUs not yet started are dropped: nothing follows a Terminate (RFC 5040 §7.1).
+ * - A Read or Atomic work request enters the ORQ (the Data Sink STag/TO and size, or the Request
+ *   Identifier) in the cycle ddp_tx takes it, so its response is checked against it (T6/T7).
+ * - One host-memory read port for the responder and the requester: a round-robin arbiter per beat
+ *   and a FIFO of owners (in-order data goes back to whoever asked).
+ * - m_sent_valid: a work request's last ULPDU has left ddp_tx (a pulse, for the completion queue).
+ */
+export const QP_READ_OWNERS_DEPTH = 32;
+
+export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
+  checkRnicWidth('rnic_qp', bytes);
+  const W = bytes;
+  const rx = rnicRxModule(W, opts);
+  const tx = ddpTxModule(W);
+  const mpa = mpaTxModule(W);
+  const m = new ModuleBuilder(
+    `rnic_qp_w${W}`,
+    `One RNIC QP, ${W} octets per beat: rnic_rx (mpa_rx, ddp_rx) on the receive side; ddp_tx work requests and\n` +
+      'the responder\'s Read/Atomic Responses and Terminates muxed into mpa_tx on the transmit side.',
+    { bytes: W },
+  );
+  const clkGroup = 'Clock and synchronous active-high reset';
+  const clk = m.input('clk', 1, { group: clkGroup });
+  const rst = m.input('rst', 1, { group: clkGroup });
+  m.clockDomain('sync', clk, rst);
+
+  /** A wire per port of `child` (named `${prefix}_${port}`), for the connections. */
+  const wiresOf = (child: Module, prefix: string): Record<string, Signal> =>
+    Object.fromEntries(child.ports.filter((p) => p.name !== 'clk' && p.name !== 'rst').map((p) => [p.name, m.wire(`${prefix}_${p.name}`, p.width)]));
+  const r = wiresOf(rx, 'rx_path');
+  const t = wiresOf(tx, 'tx_path');
+  const f = wiresOf(mpa, 'framer');
+
+  // ---- configuration ------------------------------------------------------------------------------
+  const cg = 'Configuration (static while the QP runs; the first MSN and sequence numbers load in reset)';
+  const cfg = {
+    rfc7306: m.portLike(rx, 'cfg_rfc7306', 'cfg_rfc7306', cg),
+    pd: m.portLike(rx, 'cfg_pd', 'cfg_pd', cg),
+    ird: m.portLike(rx, 'cfg_ird', 'cfg_ird', cg),
+    msn: m.portLike(rx, 'cfg_initial_msn', 'cfg_initial_msn', cg),
+    mulpdu: m.input('cfg_mulpdu', 16, { group: cg, doc: 'largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it' }),
+    bigEndian: m.portLike(rx, 'cfg_big_endian', 'cfg_big_endian', cg),
+    markers: m.input('cfg_markers', 1, { group: cg, doc: 'MPA markers, both directions (negotiated, RFC 5044 §7.1)' }),
+    crc: m.input('cfg_crc', 1, { group: cg, doc: 'MPA CRC, both directions (negotiated, RFC 5044 §7.1)' }),
+    rxS0: m.input('cfg_rx_s0', 9, { group: cg, doc: 'low 9 bits of the peer\'s S0: where the received markers count from (RFC 5044 §4.5)' }),
+    rxSeq: m.input('cfg_rx_seq', 9, { group: cg, doc: 'low 9 bits of the sequence number of the first received octet' }),
+    txS0: m.input('cfg_tx_s0', 9, { group: cg, doc: 'low 9 bits of this side\'s S0: where the sent markers count from' }),
+    txSeq: m.input('cfg_tx_seq', 9, { group: cg, doc: 'low 9 bits of the sequence number of the first sent octet' }),
+  };
+  const connect: Record<string, Signal> = {
+    cfg_rfc7306: cfg.rfc7306, cfg_pd: cfg.pd, cfg_ird: cfg.ird, cfg_initial_msn: cfg.msn, cfg_mulpdu: cfg.mulpdu, cfg_big_endian: cfg.bigEndian,
+    mpa_cfg_markers: cfg.markers, mpa_cfg_crc: cfg.crc, mpa_cfg_s0: cfg.rxS0, mpa_cfg_seq: cfg.rxSeq,
+  };
+  for (const [k, v] of Object.entries(connect)) m.assign(r[k]!, v);
+  // mpa_rx takes any ULPDU the MPA length field allows; ddp_rx checks what it can place.
+  m.assign(r.mpa_cfg_max_ulpdu!, lit(16, MAX_ULPDU_LENGTH));
+  m.assign(t.cfg_mulpdu!, cfg.mulpdu);
+  m.assign(t.cfg_initial_msn!, cfg.msn);
+
+  // ---- receive: straight through ------------------------------------------------------------------
+  const passRx = (names: readonly string[], group?: string) => {
+    for (const n of names) {
+      const p = m.portLike(rx, n, n, group);
+      if (rx.ports.find((x) => x.name === n)!.role === 'input') m.assign(r[n]!, p);
+      else m.assign(p, r[n]!);
+    }
+  };
+  passRx(rx.ports.filter((p) => p.name.startsWith('s_axis_') || p.name.startsWith('stag_cfg_') || p.name.startsWith('s_recv_') || p.name.startsWith('m_evt_')).map((p) => p.name));
+  passRx(['inject_valid', 'inject_err', 'abort_req']);
+  passRx(['mem_wr_valid', 'mem_wr_ready', 'mem_wr_addr', 'mem_wr_data', 'mem_wr_strb']);
+  passRx(['rx_stopped', 'tx_stopped', 'irrq_used', 'rx_idle', 'mpa_err_valid', 'mpa_err_code', 'mpa_fpdu_count'], 'Status');
+
+  // ---- work requests: ddp_tx, and the ORQ entry of a Read or Atomic --------------------------------
+  const wrNames = tx.ports.filter((p) => p.name.startsWith('wr_') && p.name !== 'wr_ready' && p.name !== 'wr_valid').map((p) => p.name);
+  const wrGroup = 'Work requests (one per message, in send order; ddp_tx_w<W>)';
+  const wrValid = m.portLike(tx, 'wr_valid', 'wr_valid', wrGroup);
+  const wrReady = m.portLike(tx, 'wr_ready', 'wr_ready', wrGroup);
+  const wr: Record<string, Signal> = {};
+  for (const n of wrNames) {
+    wr[n] = m.portLike(tx, n, n, wrGroup);
+    m.assign(t[n]!, wr[n]!);
+  }
+  const kind = wr.wr_kind!;
+  const needsOrq = m.let('wr_needs_orq', kind.eq(lit(3, WR_KIND.READ)).or(kind.eq(lit(3, WR_KIND.ATOMIC))), { doc: 'a Read or Atomic Request: its response is expected' });
+  const orqOk = m.let('wr_orq_ok', needsOrq.not().or(r.s_orq_ready!));
+  m.assign(t.wr_valid!, wrValid.and(orqOk));
+  m.assign(wrReady, t.wr_ready!.and(orqOk));
+  m.assign(r.s_orq_valid!, wrValid.and(needsOrq).and(t.wr_ready!));
+  const atomic = kind.eq(lit(3, WR_KIND.ATOMIC));
+  m.assign(r.s_orq_atomic!, atomic);
+  m.assign(r.s_orq_stag!, mux(atomic, lit(32, 0), wr.wr_sink_stag!));
+  m.assign(r.s_orq_to!, mux(atomic, lit(64, 0), wr.wr_sink_to!));
+  m.assign(r.s_orq_size!, mux(atomic, lit(32, 0), wr.wr_len!));
+  m.assign(r.s_orq_request_id!, mux(atomic, wr.wr_request_id!, lit(32, 0)));
+  const sent = m.output('m_sent_valid', 1, { group: 'Status', doc: "a work request's last ULPDU has left ddp_tx (one cycle per work request)" });
+  m.assign(sent, t.m_sent_valid!);
+
+  // ---- one memory read port: responder (rx) and requester (tx) ------------------------------------
+  const rg = 'Host memory read (W-aligned beats; data in order, always accepted)';
+  const rd = {
+    valid: m.output('mem_rd_valid', 1, { group: rg }),
+    ready: m.input('mem_rd_ready', 1, { group: rg }),
+    addr: m.output('mem_rd_addr', 64, { group: rg, doc: 'a multiple of W' }),
+    dataValid: m.input('mem_rd_data_valid', 1, { group: rg }),
+    data: m.input('mem_rd_data', 8 * W, { group: rg, doc: 'lane j = octet at mem_rd_addr + j' }),
+  };
+  const ownersFull = m.wire('rd_owners_full', 1);
+  const rdArb = roundRobin(m, 'rd_arb', [r.mem_rd_valid!.and(ownersFull.not()), t.rd_valid!.and(ownersFull.not())]);
+  m.assign(rd.valid, rdArb.valid);
+  m.assign(rd.addr, rdArb.pick([r.mem_rd_addr!, t.rd_addr!]));
+  const rdFire = m.let('rd_fire', rdArb.valid.and(rd.ready));
+  m.assign(r.mem_rd_ready!, rdArb.sel(0).and(rd.ready).and(ownersFull.not()));
+  m.assign(t.rd_ready!, rdArb.sel(1).and(rd.ready).and(ownersFull.not()));
+  const owners = fifo(m, 'rd_owners', 1, QP_READ_OWNERS_DEPTH, { push: rdFire, data: rdArb.index, pop: rd.dataValid });
+  m.assign(ownersFull, owners.full);
+  m.assign(r.mem_rd_data_valid!, rd.dataValid.and(owners.head.not()));
+  m.assign(t.rd_data_valid!, rd.dataValid.and(owners.head));
+  m.assign(r.mem_rd_data!, rd.data);
+  m.assign(t.rd_data!, rd.data);
+
+  // ---- transmit: responses and work-request ULPDUs into mpa_tx ------------------------------------
+  // A work-request ULPDU after a Terminate is drained here, never framed.
+  // One already going into mpa_tx is finished, so the FPDU stays whole.
+  const stopped = r.tx_stopped!;
+  const wrMid = m.reg('tx_wr_mid', 1, { reset: 0, doc: 'a work-request ULPDU is part-way into mpa_tx' });
+  const wrLive = m.let('tx_wr_live', stopped.not().or(wrMid), { doc: 'work-request ULPDUs may go to mpa_tx' });
+  const txArb = roundRobin(m, 'tx_arb', [r.m_axis_tvalid!, t.m_axis_tvalid!.and(wrLive)]);
+  const drop = m.let('tx_drop', t.m_axis_tvalid!.and(wrLive.not()), { doc: 'a work-request beat after the Terminate: discarded' });
+  m.assign(f.s_axis_tvalid!, txArb.valid);
+  m.assign(f.s_axis_tdata!, txArb.pick([r.m_axis_tdata!, t.m_axis_tdata!]));
+  m.assign(f.s_axis_tkeep!, txArb.pick([r.m_axis_tkeep!, t.m_axis_tkeep!]));
+  m.assign(f.s_axis_tlast!, txArb.pick([r.m_axis_tlast!, t.m_axis_tlast!]));
+  const framed = m.reg('tx_framed', 1, { reset: 0, doc: 'an FPDU has gone into mpa_tx: the next ones continue the sequence' });
+  const left = txArb.pick([r.m_axis_tuser!, t.m_axis_tuser!]);
+  // mpa_tx tuser: {continue, CRC, markers, S0, seq, ULPDU_Length}.
+  m.assign(f.s_axis_tuser!, cat(framed, cfg.crc, cfg.markers, cfg.txS0, cfg.txSeq, left));
+  m.assign(r.m_axis_tready!, txArb.sel(0).and(f.s_axis_tready!));
+  m.assign(t.m_axis_tready!, txArb.sel(1).and(f.s_axis_tready!).or(drop));
+  const txFire = m.let('tx_fire', txArb.valid.and(f.s_axis_tready!));
+  m.sync(() => {
+    txArb.sync(txFire, f.s_axis_tlast!);
+    rdArb.sync(rdFire, lit(1, 1));
+    m.when(txFire, () => m.set(framed, 1));
+    m.when(txFire.and(txArb.sel(1)), () => m.set(wrMid, f.s_axis_tlast!.not()));
+  });
+
+  const og = 'AXI4-Stream output: FPDUs, the TCP payload (m_axis)';
+  for (const n of ['m_axis_tdata', 'm_axis_tkeep', 'm_axis_tvalid', 'm_axis_tlast']) m.assign(m.portLike(mpa, n, n, og), f[n]!);
+  m.assign(f.m_axis_tready!, m.portLike(mpa, 'm_axis_tready', 'm_axis_tready', og));
+  const errLength = m.output('mpa_tx_err_length', 1, { group: 'Status', doc: 'sticky: a ULPDU reached mpa_tx with the wrong length (never, unless a block is broken)' });
+  m.assign(errLength, f.err_length!);
+  const idle = m.output('idle', 1, { group: 'Status', doc: 'nothing in progress on either side (mpa_tx may still hold the last few beats)' });
+  m.assign(idle, r.idle!.and(t.idle!).and(owners.empty).and(txArb.valid.not()));
+
+  m.instance(rx, 'u_rx', { clk, rst, ...r });
+  m.instance(tx, 'u_tx', { clk, rst, ...t });
+  m.instance(mpa, 'u_mpa_tx', { clk, rst, ...f });
+  return m.build();
+}

@@ -1,0 +1,217 @@
+import { type Expr, cat, lit, mux } from '../core/expr';
+import { ModuleBuilder, type Module } from '../core/module';
+import type { Signal } from '../core/signal';
+import { roundRobin } from './arbiter';
+import type { DdpRxOptions } from './ddp-rx';
+import { RX_EVENT } from './ddp-rx-ctl';
+import { fifo } from './fifo';
+import { QP_READ_OWNERS_DEPTH, rnicQpModule } from './rnic-qp';
+import { checkRnicWidth } from './rnic-widths';
+
+/**
+ * The RNIC datapath for N QPs, N TCP connections (one `rnic_qp_w<W>` each):
+ *
+ *   s_axis (tid = QP) ─demux─→ QP i: mpa_rx → ddp_rx → placement, atomics, responses ─┐
+ *   wr_* (wr_qp)      ─demux─→ QP i: ddp_tx ───────────────────────────────→ mpa_tx ─┴→ m_axis (tid = QP)
+ *   every QP's memory reads/writes → one mem_rd / mem_wr port; events → one completion queue (m_cq)
+ *
+ * - Configuration port: cfg_valid with cfg_qp loads that QP's context (the cfg_* fields) and
+ *   restarts it (a one-cycle reset of its rnic_qp, which also clears its STag table): a new
+ *   connection on that QP. STags, receive buffers and work requests go to the QP their *_qp names.
+ * - The network ports carry each connection's in-order TCP payload, tid naming the QP: s_axis
+ *   beats are routed one by one; m_axis sends whole FPDUs (one per packet), round-robin over QPs.
+ * - m_cq: the QPs' events (ddp_rx m_evt: completions, Terminates, closure) and `sent` (kind 7: a
+ *   work request's last ULPDU has gone to mpa_tx), round-robin over QPs, with cq_qp.
+ * - Host memory: W-octet beats; reads return in order and are routed back by a FIFO of owners.
+ */
+export const CQ_SENT = 7;
+
+/** Completion-queue kinds: ddp_rx's events, and `sent` from the transmit side. */
+export const CQ_KIND = Object.freeze({ ...RX_EVENT, SENT: CQ_SENT });
+
+export const MAX_QPS = 16;
+
+export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): Module {
+  checkRnicWidth('rnic_top', bytes);
+  if (!Number.isInteger(qps) || qps < 1 || qps > MAX_QPS) throw new RangeError(`rnic_top has 1 to ${MAX_QPS} QPs, got ${qps}`);
+  const W = bytes;
+  const N = qps;
+  const qb = Math.max(1, Math.ceil(Math.log2(N)));
+  const qp = rnicQpModule(W, opts);
+  const m = new ModuleBuilder(
+    `rnic_top_w${W}`,
+    `The iWARP RNIC datapath, ${N} QP${N > 1 ? 's' : ''}, ${W} octets per beat: per QP, MPA (RFC 5044), DDP (RFC 5041) and RDMAP\n` +
+      '(RFC 5040, RFC 7306) in both directions; TCP payload in and out on AXI4-Stream (tid = QP),\n' +
+      'work requests, a completion queue, one host-memory read port and one write port.',
+    { bytes: W, qps: N },
+  );
+  const clkGroup = 'Clock and synchronous active-high reset';
+  const clk = m.input('clk', 1, { group: clkGroup });
+  const rst = m.input('rst', 1, { group: clkGroup });
+  m.clockDomain('sync', clk, rst);
+  const port = (name: string) => qp.ports.find((p) => p.name === name)!;
+  const qpLit = (i: number) => lit(qb, i);
+  /** A wire per QP for port `name` of rnic_qp. */
+  const perQp = (name: string): Signal[] => Array.from({ length: N }, (_, i) => m.wire(`qp${i}_${name}`, port(name).width));
+  const conns: Record<string, Expr>[] = Array.from({ length: N }, () => ({}));
+  const wires: Record<string, Signal[]> = {};
+  for (const p of qp.ports) {
+    if (p.name === 'clk' || p.name === 'rst') continue;
+    wires[p.name] = perQp(p.name);
+    wires[p.name]!.forEach((w, i) => (conns[i]![p.name] = w));
+  }
+  const w = (name: string, i: number): Signal => wires[name]![i]!;
+
+  // ---- configuration port: a QP's context, loaded and restarted ------------------------------------
+  const cg = "Configuration port: cfg_valid loads QP cfg_qp's context and restarts it (a new connection)";
+  const cfgValid = m.input('cfg_valid', 1, { group: cg });
+  const cfgQp = m.input('cfg_qp', qb, { group: cg });
+  const cfgNames = qp.ports.filter((p) => p.name.startsWith('cfg_')).map((p) => p.name);
+  const cfgIn = Object.fromEntries(cfgNames.map((n) => [n, m.portLike(qp, n, n, cg)]));
+  const qpRst: Signal[] = [];
+  for (let i = 0; i < N; i++) {
+    const load = m.let(`qp${i}_cfg_load`, cfgValid.and(cfgQp.eq(qpLit(i))));
+    const restart = m.reg(`qp${i}_restart`, 1, { reset: 1, doc: `QP ${i} is held in reset this cycle (system reset, or a new context)` });
+    qpRst.push(m.let(`qp${i}_rst`, rst.or(restart)));
+    for (const n of cfgNames) {
+      const reg = m.reg(`qp${i}_ctx_${n.replace(/^cfg_/, "")}`, port(n).width, { reset: 0, doc: `QP ${i}: ${port(n).doc ?? n}` });
+      m.assign(w(n, i), reg);
+      m.sync(() => m.when(load, () => m.set(reg, cfgIn[n]!)));
+    }
+    m.sync(() => m.set(restart, load));
+  }
+
+  /** A request port demuxed to the QPs: `<prefix>_valid` (`_ready`) and `<prefix>_qp` choose one. */
+  const demux = (prefix: string, group: string, fields: readonly string[], ready: boolean) => {
+    const valid = m.portLike(qp, `${prefix}_valid`, `${prefix}_valid`, group);
+    const sel = m.input(`${prefix}_qp`, qb, { group, doc: 'the QP it is for' });
+    for (const n of fields) {
+      const p = m.portLike(qp, n, n, group);
+      for (let i = 0; i < N; i++) m.assign(w(n, i), p);
+    }
+    for (let i = 0; i < N; i++) m.assign(w(`${prefix}_valid`, i), valid.and(sel.eq(qpLit(i))));
+    if (ready) {
+      const r = m.portLike(qp, `${prefix}_ready`, `${prefix}_ready`, group);
+      m.assign(r, Array.from({ length: N }, (_, i) => w(`${prefix}_ready`, i)).slice(1).reduce<Expr>((acc, x, k) => mux(sel.eq(qpLit(k + 1)), x, acc), w(`${prefix}_ready`, 0)));
+    }
+  };
+  const fieldsOf = (prefix: string) => qp.ports.filter((p) => p.name.startsWith(prefix) && !/_(valid|ready)$/.test(p.name)).map((p) => p.name);
+  demux('stag_cfg', 'STag table write (stag_cfg_*; to the QP stag_cfg_qp)', fieldsOf('stag_cfg_'), false);
+  demux('s_recv', 'Posted receive buffers of QN 0 (s_recv; to the QP s_recv_qp)', fieldsOf('s_recv_'), true);
+  demux('wr', 'Work requests (wr_*; to the QP wr_qp, in send order per QP)', fieldsOf('wr_'), true);
+  demux('inject', 'Local faults (a local failure or an abort of one QP)', ['inject_err'], false);
+  const abortReq = m.input('abort_req', 1, { group: 'Local faults (a local failure or an abort of one QP)', doc: 'the ULP aborts QP abort_qp' });
+  const abortQp = m.input('abort_qp', qb, { group: 'Local faults (a local failure or an abort of one QP)' });
+  for (let i = 0; i < N; i++) m.assign(w('abort_req', i), abortReq.and(abortQp.eq(qpLit(i))));
+
+  // ---- network in: TCP payload, tid = QP -----------------------------------------------------------
+  const ig = 'AXI4-Stream input: TCP payload of each connection, in order (s_axis; tid = QP)';
+  const sIn = Object.fromEntries(['s_axis_tdata', 's_axis_tkeep', 's_axis_tlast'].map((n) => [n, m.portLike(qp, n, n, ig)]));
+  const sValid = m.portLike(qp, 's_axis_tvalid', 's_axis_tvalid', ig);
+  const sReady = m.portLike(qp, 's_axis_tready', 's_axis_tready', ig);
+  const sTid = m.input('s_axis_tid', qb, { group: ig, doc: 'the QP (connection) of this beat' });
+  for (let i = 0; i < N; i++) {
+    for (const n of Object.keys(sIn)) m.assign(w(n, i), sIn[n]!);
+    m.assign(w('s_axis_tvalid', i), sValid.and(sTid.eq(qpLit(i))));
+  }
+  const pickBy = (sel: Expr, xs: readonly Expr[]) => xs.slice(1).reduce<Expr>((acc, x, k) => mux(sel.eq(qpLit(k + 1)), x, acc), xs[0]!);
+  m.assign(sReady, pickBy(sTid, wires.s_axis_tready!));
+
+  // ---- network out: FPDUs, one per packet, round-robin over QPs ----------------------------------
+  const og = 'AXI4-Stream output: TCP payload of each connection, whole FPDUs (m_axis; tid = QP)';
+  const txArb = roundRobin(m, 'net_arb', wires.m_axis_tvalid!);
+  for (const n of ['m_axis_tdata', 'm_axis_tkeep', 'm_axis_tlast']) m.assign(m.portLike(qp, n, n, og), txArb.pick(wires[n]!));
+  const mValid = m.portLike(qp, 'm_axis_tvalid', 'm_axis_tvalid', og);
+  const mReady = m.portLike(qp, 'm_axis_tready', 'm_axis_tready', og);
+  const mTid = m.output('m_axis_tid', qb, { group: og, doc: 'the QP (connection) of this FPDU' });
+  m.assign(mValid, txArb.valid);
+  m.assign(mTid, txArb.index);
+  for (let i = 0; i < N; i++) m.assign(w('m_axis_tready', i), txArb.sel(i).and(mReady));
+  const netFire = m.let('net_fire', txArb.valid.and(mReady));
+
+  // ---- completion queue -----------------------------------------------------------------------------
+  const qg = 'Completion queue (m_cq): events of every QP, and work requests sent (kind 7)';
+  const cqValid = m.output('m_cq_valid', 1, { group: qg });
+  const cqReady = m.input('m_cq_ready', 1, { group: qg });
+  const cqQp = m.output('m_cq_qp', qb, { group: qg });
+  const evtFields = qp.ports.filter((p) => p.name.startsWith('m_evt_') && !/_(valid|ready)$/.test(p.name)).map((p) => p.name);
+  const sentPending: Signal[] = [];
+  const qpCqValid: Expr[] = [];
+  for (let i = 0; i < N; i++) {
+    // The transmit side's `sent` pulses have no ready: counted here until the queue takes them.
+    const pending = m.reg(`qp${i}_sent_pending`, 16, { reset: 0, doc: `QP ${i}: sent completions not yet in m_cq` });
+    sentPending.push(pending);
+    qpCqValid.push(m.let(`qp${i}_cq_valid`, w('m_evt_valid', i).or(pending.ne(0))));
+  }
+  const cqArb = roundRobin(m, 'cq_arb', qpCqValid);
+  const evtPicked = m.let('cq_from_evt', cqArb.pick(wires.m_evt_valid!), { doc: 'the granted QP offers an event (events before sent completions)' });
+  m.assign(cqValid, cqArb.valid);
+  m.assign(cqQp, cqArb.index);
+  for (const n of evtFields) {
+    const out = m.output(n.replace(/^m_evt_/, 'm_cq_'), port(n).width, { group: qg, ...(port(n).doc ? { doc: port(n).doc! } : {}) });
+    const v = cqArb.pick(wires[n]!);
+    m.assign(out, n === 'm_evt_kind' ? mux(evtPicked, v, lit(v.width, CQ_SENT)) : mux(evtPicked, v, lit(v.width, 0)));
+  }
+  const cqFire = m.let('cq_fire', cqArb.valid.and(cqReady));
+  for (let i = 0; i < N; i++) {
+    m.assign(w('m_evt_ready', i), cqArb.sel(i).and(cqReady));
+    const takeSent = cqFire.and(cqArb.sel(i)).and(evtPicked.not());
+    const p = sentPending[i]!;
+    m.sync(() => m.set(p, p.add(w('m_sent_valid', i).zext(16)).sub(takeSent.zext(16))));
+  }
+
+  // ---- host memory --------------------------------------------------------------------------------
+  const wg = 'Host memory write (W-aligned beats with strobes)';
+  const wrArb = roundRobin(m, 'mem_wr_arb', wires.mem_wr_valid!);
+  for (const n of ['mem_wr_addr', 'mem_wr_data', 'mem_wr_strb']) m.assign(m.portLike(qp, n, n, wg), wrArb.pick(wires[n]!));
+  m.assign(m.portLike(qp, 'mem_wr_valid', 'mem_wr_valid', wg), wrArb.valid);
+  const memWrReady = m.portLike(qp, 'mem_wr_ready', 'mem_wr_ready', wg);
+  for (let i = 0; i < N; i++) m.assign(w('mem_wr_ready', i), wrArb.sel(i).and(memWrReady));
+  const memWrFire = m.let('mem_wr_fire', wrArb.valid.and(memWrReady));
+
+  const rg = 'Host memory read (W-aligned beats; data in order, always accepted)';
+  const ownersFull = m.wire('mem_rd_owners_full', 1);
+  const rdArb = roundRobin(m, 'mem_rd_arb', wires.mem_rd_valid!.map((v) => v.and(ownersFull.not())));
+  m.assign(m.portLike(qp, 'mem_rd_addr', 'mem_rd_addr', rg), rdArb.pick(wires.mem_rd_addr!));
+  m.assign(m.portLike(qp, 'mem_rd_valid', 'mem_rd_valid', rg), rdArb.valid);
+  const memRdReady = m.portLike(qp, 'mem_rd_ready', 'mem_rd_ready', rg);
+  const rdDataValid = m.portLike(qp, 'mem_rd_data_valid', 'mem_rd_data_valid', rg);
+  const rdData = m.portLike(qp, 'mem_rd_data', 'mem_rd_data', rg);
+  const rdFire = m.let('mem_rd_fire', rdArb.valid.and(memRdReady));
+  // Each QP has at most QP_READ_OWNERS_DEPTH reads in flight.
+  const depth = 1 << Math.ceil(Math.log2(QP_READ_OWNERS_DEPTH * N));
+  const owners = fifo(m, 'mem_rd_owners', qb, Math.max(2, depth), { push: rdFire, data: rdArb.index, pop: rdDataValid });
+  m.assign(ownersFull, owners.full);
+  for (let i = 0; i < N; i++) {
+    m.assign(w('mem_rd_ready', i), rdArb.sel(i).and(memRdReady).and(ownersFull.not()));
+    m.assign(w('mem_rd_data_valid', i), rdDataValid.and(owners.head.eq(qpLit(i))));
+    m.assign(w('mem_rd_data', i), rdData);
+  }
+
+  m.sync(() => {
+    txArb.sync(netFire, wires.m_axis_tlast!.length === 1 ? wires.m_axis_tlast![0]! : txArb.pick(wires.m_axis_tlast!));
+    cqArb.sync(cqFire, lit(1, 1));
+    wrArb.sync(memWrFire, lit(1, 1));
+    rdArb.sync(rdFire, lit(1, 1));
+  });
+
+  // ---- status, one bit per QP ---------------------------------------------------------------------
+  const sg = 'Status (bit i: QP i)';
+  const vec = (name: string, doc: string, bits: (i: number) => Expr) => {
+    const o = m.output(name, N, { group: sg, doc });
+    m.assign(o, N === 1 ? bits(0) : cat(...Array.from({ length: N }, (_, i) => bits(N - 1 - i))));
+  };
+  vec('qp_rx_stopped', 'the QP takes no more ULPDUs (a Terminate or an LLP error)', (i) => w('rx_stopped', i));
+  vec('qp_tx_stopped', 'the QP sends nothing more (its Terminate has been queued)', (i) => w('tx_stopped', i));
+  vec('qp_idle', 'nothing in progress in the QP (placement written, responses and work requests sent)', (i) => w('idle', i).and(w('rx_idle', i)).and(sentPending[i]!.eq(0)));
+  vec('qp_rx_idle', 'the receive side of the QP is idle: every ULPDU handled, every placement written', (i) => w('rx_idle', i));
+  vec('qp_mpa_err', 'MPA failed an FPDU of the QP (mpa_rx err_valid)', (i) => w('mpa_err_valid', i));
+  vec('qp_tx_err_length', 'sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)', (i) => w('mpa_tx_err_length', i));
+  const irrqBits = port('irrq_used').width;
+  const irrq = m.output('qp_irrq_used', irrqBits * N, { group: sg, doc: `bits ${irrqBits}i+${irrqBits - 1}..${irrqBits}i: inbound Read/Atomic Requests QP i has not yet answered` });
+  m.assign(irrq, N === 1 ? w('irrq_used', 0) : cat(...Array.from({ length: N }, (_, i) => w('irrq_used', N - 1 - i))));
+  for (const n of ['mpa_err_code', 'mpa_fpdu_count']) for (let i = 0; i < N; i++) m.allowUnused(w(n, i), 'per-QP detail not brought to the top (qp_mpa_err summarizes it)');
+
+  for (let i = 0; i < N; i++) m.instance(qp, `u_qp${i}`, { clk, rst: qpRst[i]!, ...conns[i]! });
+  return m.build();
+}

@@ -1,0 +1,563 @@
+import { WR_KIND } from '../../hdl-gen/blocks/ddp-tx';
+import { CQ_SENT } from '../../hdl-gen/blocks/rnic-top';
+import { STAG_RIGHT_BITS } from '../../hdl-gen/blocks/stag-table';
+import { segmentMessage } from '../../ts-model/ddp/segmenter';
+import { stagIndex, stagKey } from '../../ts-model/memory/stag';
+import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa';
+import { Opcode, rdmapControl } from '../../ts-model/rdmap/constants';
+import { prng } from '../../ts-model/util/prng';
+import type { AxisSink, AxisSource } from '../cocotb/axis';
+import { QueueSource } from '../cocotb/queue-source';
+import { Testbench } from '../cocotb/testbench';
+import type { PortHandle, SimModel } from '../verilator/model';
+import { openTop } from './rnic';
+import { expectedUlpdus, type TxRequest } from './ddp-tx';
+import { HostMemoryPort } from './host-memory-port';
+import { BackgroundMemory } from './rdmap-tx-resp';
+import type { RtlRegion } from './rx-peer';
+import { ReadPortResponder, UlpduStreamCheck } from './tx-ports';
+
+/**
+ * Line rate of the whole datapath, `rnic_top_w<W>` (hdl-gen/blocks/rnic-top.ts), in Verilator
+ * cycles, for issue 7's goal: the 64-octet configuration sustains a 100 Gb/s port at 250 MHz, that
+ * is ≥ 50 octets of payload per cycle for 4 KiB RDMA Writes. No back-pressure anywhere, host
+ * memory reads answered a fixed number of cycles after their handshake.
+ *
+ * - Transmit (measureTopTx): back-to-back RDMA Write work requests on one QP or spread over
+ *   several; payload octets per cycle from the first m_axis beat to the last, and the wire
+ *   efficiency (payload / FPDU octets on m_axis). Each QP's m_axis octets are deframed by the
+ *   model's MpaDeframer and must be, ULPDU for ULPDU, what the model's RdmapEndpoint sends.
+ * - Receive (measureTopRx): the FPDUs of back-to-back RDMA Writes (the model's segmenter and
+ *   MpaFramer) into QP 0 at one beat per cycle; payload octets placed per cycle (mem_wr beats).
+ *   Host memory must then hold every Write's payload at its place.
+ *
+ * A run whose output is wrong gives no figure: measureTopTx / measureTopRx throw.
+ */
+
+export interface TopRateOptions {
+  /** RDMA Writes (default 64). */
+  readonly writes?: number;
+  /** Octets per Write (default 4096). */
+  readonly length?: number;
+  /**
+   * Segments of at most mulpdu − 14 payload octets (default 8192: a 4 KiB Write is one): cfg_mulpdu
+   * when transmitting, the peer's segmenter when receiving.
+   */
+  readonly mulpdu?: number;
+  readonly markers?: boolean;
+  readonly crc?: boolean;
+  /** Transmit: memory read latency L (default 4): the data on the L-th clock edge after the read's handshake. */
+  readonly latency?: number;
+  /** The user's Verilog instead of the generated (a directory with rnic.f). */
+  readonly rtlDir?: string;
+  /** An open rnic_top_w<W> to run on (it is reset first and left open); otherwise one is opened and closed. */
+  readonly model?: SimModel;
+}
+
+export interface TopTxOptions extends TopRateOptions {
+  /** Writes go round-robin to QPs 0..qps−1 (default 1). */
+  readonly qps?: number;
+  /** Source buffers start this many octets past a W-aligned address (default 0). */
+  readonly misalign?: number;
+}
+
+export type TopRxOptions = TopRateOptions;
+
+/** Cycle counts of a run of m_axis or mem_wr beats. */
+export interface BeatTiming {
+  /** Cycles from the first beat to the last, both included. */
+  readonly cycles: number;
+  readonly beats: number;
+  /** Cycles without a beat inside the window, between two packets (FPDUs or Writes) … */
+  readonly gapsBetween: number;
+  /** … and inside one. */
+  readonly gapsInside: number;
+}
+
+export interface TopTxRate {
+  readonly width: number;
+  readonly writes: number;
+  readonly qps: number;
+  readonly mulpdu: number;
+  readonly markers: boolean;
+  readonly crc: boolean;
+  readonly latency: number;
+  readonly payloadBytes: number;
+  /** FPDU octets on m_axis (markers, CRC, length field and pad included). */
+  readonly wireBytes: number;
+  readonly fpdus: number;
+  readonly timing: BeatTiming;
+  /** Payload octets per cycle over the m_axis window. */
+  readonly bytesPerCycle: number;
+  /** Payload octets / m_axis octets. */
+  readonly efficiency: number;
+  readonly beatsPerWrite: number;
+  /** Cycles from the first work-request handshake to the first m_axis beat. */
+  readonly firstBeatLatency: number;
+}
+
+export interface TopRxRate {
+  readonly width: number;
+  readonly writes: number;
+  readonly mulpdu: number;
+  readonly markers: boolean;
+  readonly crc: boolean;
+  readonly payloadBytes: number;
+  /** TCP payload octets into s_axis (the FPDUs). */
+  readonly wireBytes: number;
+  readonly fpdus: number;
+  /** s_axis: cycles from the first beat taken to the last, and the beats. */
+  readonly input: BeatTiming;
+  /** mem_wr: cycles from the first write beat to the last, and the beats. */
+  readonly placement: BeatTiming;
+  /** Payload octets placed per cycle over the mem_wr window. */
+  readonly bytesPerCycle: number;
+  /** Steady state: payload per cycle from the last beat of the first Write to the last beat of the last one. */
+  readonly steadyBytesPerCycle: number;
+  readonly memBeatsPerWrite: number;
+  /** Cycles from the first s_axis beat to the first mem_wr beat. */
+  readonly firstWriteLatency: number;
+}
+
+const defaults = (o: TopRateOptions) => ({
+  writes: o.writes ?? 64,
+  length: o.length ?? 4096,
+  mulpdu: o.mulpdu ?? 8192,
+  markers: o.markers ?? true,
+  crc: o.crc ?? true,
+  latency: o.latency ?? 4,
+});
+
+/** Low 9 bits are what the RTL takes; the model frames with the whole 32-bit sequence numbers. */
+const SEQ_BITS = 0x1ff;
+/** S0 of every QP (both directions), and where each direction's first FPDU starts after it. */
+const S0 = 0x7a3c_1d15;
+const txSeq = (qp: number): number => (S0 + 4 * (37 + 101 * qp)) >>> 0;
+const rxSeq = (qp: number): number => (S0 + 4 * (5 + 29 * qp)) >>> 0;
+const PD = 7;
+const INITIAL_MSN = 1;
+const WRITE_STAG = 0x0142;
+const SINK_BASE = 0x1000_0000n;
+const SOURCE_BASE = 0x2000_0000n;
+
+
+/** Sums the idle cycles of a beat log (cycle of each beat, and whether it ends a packet). */
+function beatTiming(at: readonly number[], ends: readonly boolean[]): BeatTiming {
+  let gapsBetween = 0;
+  let gapsInside = 0;
+  for (let i = 1; i < at.length; i++) {
+    const gap = at[i]! - at[i - 1]! - 1;
+    if (ends[i - 1]) gapsBetween += gap;
+    else gapsInside += gap;
+  }
+  return { cycles: at.length ? at[at.length - 1]! - at[0]! + 1 : 0, beats: at.length, gapsBetween, gapsInside };
+}
+
+interface TopConfig {
+  readonly mulpdu: number;
+  readonly markers: boolean;
+  readonly crc: boolean;
+}
+
+/**
+ * The harness around an open rnic_top: configuration, STag, work-request and network drivers, the
+ * completion queue always ready, m_axis recorded beat by beat with its tid. Host memory is either
+ * the transmit tests' read-only background (reads at a fixed latency) or a HostMemoryPort.
+ */
+class TopBench {
+  readonly tb: Testbench;
+  readonly cfg: QueueSource<{ qp: number }>;
+  readonly stag: QueueSource<{ qp: number; region: RtlRegion }>;
+  readonly wr: QueueSource<{ qp: number; req: TxRequest & { kind: 'write' } }>;
+  readonly source: AxisSource;
+  readonly sink: AxisSink;
+  readonly stream: UlpduStreamCheck;
+  readonly violations: string[] = [];
+  /** m_axis: cycle, tid and tlast of every beat taken; the tid of every packet. */
+  readonly netBeats: { at: number[]; last: boolean[]; tid: number[] } = { at: [], last: [], tid: [] };
+  readonly frameTid: number[] = [];
+  /** s_axis: cycle of every beat taken. */
+  readonly inBeats: number[] = [];
+  /** Completion-queue entries: QP and kind. */
+  readonly cq: { qp: number; kind: number }[] = [];
+  /** Work-request handshakes, in cycles. */
+  readonly wrAt: number[] = [];
+  readonly host: HostMemoryPort | null;
+  readonly reader: ReadPortResponder | null;
+  memWrites = 0;
+  private readonly h: (n: string) => PortHandle;
+
+  constructor(
+    readonly model: SimModel,
+    readonly W: number,
+    readonly c: TopConfig,
+    memory: { background: BackgroundMemory; latency: number } | 'host',
+  ) {
+    const m = model;
+    const h = (this.h = (n: string) => m.handle(n));
+    const r = prng(0x7a7e);
+    this.tb = new Testbench(m);
+    const rightBits = (g: RtlRegion) => STAG_RIGHT_BITS.reduce((acc, name, i) => acc | (g.access.includes(name) ? 1 << i : 0), 0);
+    this.cfg = this.tb.add(
+      new QueueSource(m, h('cfg_valid'), null, ({ qp }: { qp: number }) => {
+        m.pokeNumber(h('cfg_qp'), qp);
+        m.pokeNumber(h('cfg_rfc7306'), 1);
+        m.pokeNumber(h('cfg_pd'), PD);
+        m.pokeNumber(h('cfg_ird'), 4);
+        m.pokeNumber(h('cfg_initial_msn'), INITIAL_MSN);
+        m.pokeNumber(h('cfg_mulpdu'), c.mulpdu);
+        m.pokeNumber(h('cfg_big_endian'), 0);
+        m.pokeNumber(h('cfg_markers'), c.markers ? 1 : 0);
+        m.pokeNumber(h('cfg_crc'), c.crc ? 1 : 0);
+        m.pokeNumber(h('cfg_rx_s0'), S0 & SEQ_BITS);
+        m.pokeNumber(h('cfg_tx_s0'), S0 & SEQ_BITS);
+        m.pokeNumber(h('cfg_rx_seq'), rxSeq(qp) & SEQ_BITS);
+        m.pokeNumber(h('cfg_tx_seq'), txSeq(qp) & SEQ_BITS);
+      }),
+    );
+    this.stag = this.tb.add(
+      new QueueSource(m, h('stag_cfg_valid'), null, ({ qp, region: g }: { qp: number; region: RtlRegion }) => {
+        m.pokeNumber(h('stag_cfg_qp'), qp);
+        m.pokeNumber(h('stag_cfg_index'), stagIndex(g.stag));
+        m.pokeNumber(h('stag_cfg_key'), stagKey(g.stag));
+        m.pokeNumber(h('stag_cfg_pd'), g.pd);
+        m.poke(h('stag_cfg_base'), g.base);
+        m.poke(h('stag_cfg_length'), g.length);
+        m.pokeNumber(h('stag_cfg_access'), rightBits(g));
+        m.pokeNumber(h('stag_cfg_va'), g.va ? 1 : 0);
+        m.pokeNumber(h('stag_cfg_invalidatable'), g.invalidatable ? 1 : 0);
+        m.pokeNumber(h('stag_cfg_enable'), 1);
+      }),
+    );
+    this.wr = this.tb.add(
+      new QueueSource(m, h('wr_valid'), h('wr_ready'), ({ qp, req }: { qp: number; req: TxRequest & { kind: 'write' } }) => {
+        m.pokeNumber(h('wr_qp'), qp);
+        m.pokeNumber(h('wr_kind'), WR_KIND.WRITE);
+        m.pokeNumber(h('wr_stag'), req.stag >>> 0);
+        m.poke(h('wr_to'), req.to);
+        m.poke(h('wr_addr'), req.addr);
+        m.pokeNumber(h('wr_len'), req.len);
+      }),
+    );
+    const wrValid = h('wr_valid');
+    const wrReady = h('wr_ready');
+    this.tb.add({ sample: () => void (m.peekPreNumber(wrValid) === 1 && m.peekPreNumber(wrReady) === 1 && this.wrAt.push(m.cycles)) });
+    this.source = this.tb.source('s_axis');
+    this.sink = this.tb.sink('m_axis');
+    const report = (v: string) => void (this.violations.length < 20 && this.violations.push(v));
+    this.stream = this.tb.add(new UlpduStreamCheck({ model: m, width: W, cycle: () => m.cycles, report }));
+    if (memory === 'host') {
+      this.host = this.tb.add(new HostMemoryPort(m, r, { width: W, maxLatency: 4 }));
+      this.reader = null;
+    } else {
+      const bg = memory.background;
+      // Counted as the transmit cosims count (sim/cosim/ddp-tx.ts): latency L puts the data on the
+      // L-th clock edge after the read's handshake (L = 1: a registered memory).
+      let cycle = 0;
+      this.reader = this.tb.add(
+        new ReadPortResponder({ model: m, width: W, cycle: () => cycle, report }, r, {
+          prefix: 'mem_',
+          read: (a, n) => bg.read(a, n),
+          pause: { next: () => false },
+          minLatency: memory.latency,
+          maxLatency: memory.latency,
+        }),
+      );
+      this.tb.add({ sample: () => void cycle++ });
+      this.host = null;
+      const wv = h('mem_wr_valid');
+      this.tb.add({ drive: () => m.pokeNumber(h('mem_wr_ready'), 1), sample: () => void (m.peekPreNumber(wv) === 1 && this.memWrites++) });
+    }
+    const P = { tv: h('m_axis_tvalid'), tr: h('m_axis_tready'), tl: h('m_axis_tlast'), tid: h('m_axis_tid'), sv: h('s_axis_tvalid'), sr: h('s_axis_tready') };
+    const cq = { valid: h('m_cq_valid'), ready: h('m_cq_ready'), qp: h('m_cq_qp'), kind: h('m_cq_kind') };
+    const nb = this.netBeats;
+    this.tb.add({
+      drive: () => {
+        m.pokeNumber(cq.ready, 1);
+        m.pokeNumber(h('s_axis_tid'), 0);
+      },
+      sample: () => {
+        const at = m.cycles;
+        if (m.peekPreNumber(P.tv) === 1 && m.peekPreNumber(P.tr) === 1) {
+          const last = m.peekPreNumber(P.tl) === 1;
+          nb.at.push(at);
+          nb.last.push(last);
+          nb.tid.push(m.peekPreNumber(P.tid));
+          if (last) this.frameTid.push(m.peekPreNumber(P.tid));
+        }
+        if (m.peekPreNumber(P.sv) === 1 && m.peekPreNumber(P.sr) === 1) this.inBeats.push(at);
+        if (m.peekPreNumber(cq.valid) === 1) this.cq.push({ qp: m.peekPreNumber(cq.qp), kind: m.peekPreNumber(cq.kind) });
+      },
+    });
+    for (const n of ['cfg_valid', 'stag_cfg_valid', 's_recv_valid', 'wr_valid', 'inject_valid', 'abort_req', 's_axis_tvalid']) m.pokeNumber(h(n), 0);
+  }
+
+  /** System reset, then every QP's context loaded (which restarts the QP), then the STags. */
+  start(qps: number, regions: readonly { qp: number; region: RtlRegion }[]): void {
+    this.tb.reset();
+    for (let qp = 0; qp < qps; qp++) this.cfg.queue.push({ qp });
+    this.tb.until(() => this.cfg.idle, 100, 'the QP contexts to load');
+    this.tb.run(2); // the QPs' restart (a one-cycle reset, which also clears their STag tables)
+    this.stag.queue.push(...regions);
+    this.tb.until(() => this.stag.idle, 100 + regions.length, 'the STags to load');
+    this.tb.run(2);
+  }
+
+  /** Every QP idle (placement written, work requests sent, nothing left in mpa_tx) for 8 cycles. */
+  settle(what: string, maxCycles: number): void {
+    const idle = this.h('qp_idle');
+    const tv = this.h('m_axis_tvalid');
+    const all = (1 << this.model.handle('qp_idle').width) - 1;
+    let calm = 0;
+    this.tb.until(() => {
+      const quiet = this.wr.idle && this.source.idle && (this.host?.idle ?? this.reader!.inFlight === 0) && this.model.peekNumber(idle) === all && this.model.peekNumber(tv) === 0;
+      calm = quiet ? calm + 1 : 0;
+      return calm >= 8;
+    }, maxCycles, what);
+  }
+
+  status(names: readonly string[]): Record<string, number> {
+    return Object.fromEntries(names.map((n) => [n, this.model.peekNumber(this.h(n))]));
+  }
+}
+
+// ---- transmit --------------------------------------------------------------------------------------
+
+export interface TopTxRun {
+  readonly rate: TopTxRate;
+  /** Per QP: the ULPDUs its m_axis octets deframe to, and what the model sends for its Writes. */
+  readonly ulpdus: Uint8Array[][];
+  readonly expected: Uint8Array[][];
+  /** MPA errors of the deframers, protocol violations, mem_wr beats, wrong completions. */
+  readonly problems: string[];
+  /** m_axis beats taken: cycle, tlast and tid of each (to see where the bubbles are). */
+  readonly beats: { readonly at: readonly number[]; readonly last: readonly boolean[]; readonly tid: readonly number[] };
+  /** Work-request handshakes, in cycles. */
+  readonly wrAt: readonly number[];
+}
+
+/** The Writes of a transmit run: `writes` of `length` octets, Write i on QP i mod qps. */
+export function txWrites(W: number, o: TopTxOptions): { qp: number; req: TxRequest & { kind: 'write' } }[] {
+  const d = defaults(o);
+  const qps = o.qps ?? 1;
+  const stride = BigInt(Math.ceil((d.length + W) / W) * W);
+  return Array.from({ length: d.writes }, (_, i) => ({
+    qp: i % qps,
+    req: { kind: 'write' as const, stag: (0x5100 + (i % qps)) >>> 0, to: BigInt(i) * stride, addr: SOURCE_BASE + BigInt(i) * stride + BigInt(o.misalign ?? 0), len: d.length },
+  }));
+}
+
+export function runTopTx(width: number, o: TopTxOptions = {}): TopTxRun {
+  const W = width;
+  const d = defaults(o);
+  const qps = o.qps ?? 1;
+  const model = o.model ?? openTop(W, o.rtlDir ? { rtlDir: o.rtlDir } : {});
+  const qpCount = model.handle('qp_idle').width;
+  if (qps < 1 || qps > qpCount) throw new RangeError(`rnic_top_w${W} has ${qpCount} QPs, asked for ${qps}`);
+  const background = new BackgroundMemory();
+  const bench = new TopBench(model, W, d, { background, latency: d.latency });
+  const writes = txWrites(W, o);
+  try {
+    bench.start(qpCount, []);
+    bench.wr.queue.push(...writes);
+    bench.settle(`${d.writes} Writes to be sent`, 100_000 + 8 * d.writes * Math.ceil(d.length / W));
+  } finally {
+    if (!o.model) model.close();
+  }
+
+  const problems = [...bench.violations];
+  if (bench.memWrites) problems.push(`${bench.memWrites} mem_wr beats on a transmit-only run`);
+  const sent = bench.cq.filter((e) => e.kind === CQ_SENT);
+  if (sent.length !== writes.length || bench.cq.length !== sent.length) problems.push(`completion queue: ${sent.length} sent of ${bench.cq.length} entries, ${writes.length} Writes`);
+  for (let qp = 0; qp < qps; qp++) {
+    const want = writes.filter((x) => x.qp === qp).length;
+    const got = sent.filter((e) => e.qp === qp).length;
+    if (got !== want) problems.push(`QP ${qp}: ${got} sent completions for ${want} Writes`);
+  }
+  // Each QP's FPDUs, concatenated, are its TCP payload: deframed by the model.
+  const frames = bench.sink.drain();
+  const ulpdus: Uint8Array[][] = [];
+  const expected: Uint8Array[][] = [];
+  let wireBytes = 0;
+  for (let qp = 0; qp < qps; qp++) {
+    const deframer = new MpaDeframer(streamConfig(d, txSeq(qp)));
+    const got: Uint8Array[] = [];
+    frames.forEach((f, i) => {
+      if (bench.frameTid[i] !== qp) return;
+      wireBytes += f.data.length;
+      for (const e of deframer.push(f.data)) {
+        if (e.kind === 'fpdu') got.push(e.ulpdu);
+        else problems.push(`QP ${qp}: MPA ${e.kind} at FPDU ${e.index}: ${e.reason}`);
+      }
+    });
+    ulpdus.push(got);
+    expected.push(expectedUlpdus(writes.filter((x) => x.qp === qp).map((x) => x.req), background, { mulpdu: d.mulpdu, initialMsn: INITIAL_MSN }));
+  }
+  const stray = bench.frameTid.filter((t) => t >= qps).length;
+  if (stray) problems.push(`${stray} FPDUs on QPs that have no Writes`);
+  const timing = beatTiming(bench.netBeats.at, bench.netBeats.last);
+  const payloadBytes = d.writes * d.length;
+  return {
+    rate: {
+      width: W, writes: d.writes, qps, mulpdu: d.mulpdu, markers: d.markers, crc: d.crc, latency: d.latency,
+      payloadBytes, wireBytes, fpdus: frames.length, timing,
+      bytesPerCycle: payloadBytes / timing.cycles,
+      efficiency: payloadBytes / wireBytes,
+      beatsPerWrite: timing.beats / d.writes,
+      firstBeatLatency: bench.netBeats.at[0]! - bench.wrAt[0]!,
+    },
+    ulpdus,
+    expected,
+    problems,
+    beats: bench.netBeats,
+    wrAt: bench.wrAt,
+  };
+}
+
+const streamConfig = (d: TopConfig, seq: number): MpaStreamConfig => ({ s0: S0, markers: d.markers, crc: d.crc, seq });
+
+const sameUlpdus = (a: readonly Uint8Array[][], b: readonly Uint8Array[][]): boolean =>
+  a.length === b.length && a.every((x, q) => x.length === b[q]!.length && x.every((u, i) => Buffer.compare(u, b[q]![i]!) === 0));
+
+/** Transmit line rate (see the module comment); throws when the FPDUs are not the model's. */
+export function measureTopTx(width: number, o: TopTxOptions = {}): TopTxRate {
+  const run = runTopTx(width, o);
+  if (run.problems.length) throw new Error(`rnic_top_w${width} transmit: ${run.problems.slice(0, 5).join('; ')}`);
+  if (!sameUlpdus(run.ulpdus, run.expected)) throw new Error(`rnic_top_w${width} transmit: the FPDUs do not deframe to the model's ULPDUs`);
+  return run.rate;
+}
+
+// ---- receive ---------------------------------------------------------------------------------------
+
+export interface TopRxRun {
+  readonly rate: TopRxRate;
+  /** Per Write: where it was placed, the payload sent and what host memory holds there after the run. */
+  readonly placed: { readonly addr: bigint; readonly sent: Uint8Array; readonly memory: Uint8Array }[];
+  readonly problems: string[];
+}
+
+export function runTopRx(width: number, o: TopRxOptions = {}): TopRxRun {
+  const W = width;
+  const d = defaults(o);
+  const model = o.model ?? openTop(W, o.rtlDir ? { rtlDir: o.rtlDir } : {});
+  const bench = new TopBench(model, W, d, 'host');
+  const r = prng(0x4b1d);
+  const stride = Math.ceil(d.length / W) * W;
+  const region: RtlRegion = { stag: WRITE_STAG, pd: PD, base: SINK_BASE, length: BigInt(stride * d.writes), access: ['remote-write'], va: false, invalidatable: false };
+  // The peer: its segmenter and its MPA framer (our receive direction: cfg_rx_seq).
+  const framer = new MpaFramer(streamConfig(d, rxSeq(0)));
+  const payloads: Uint8Array[] = [];
+  const wire: Uint8Array[] = [];
+  let fpdus = 0;
+  for (let i = 0; i < d.writes; i++) {
+    const payload = r.bytes(d.length);
+    payloads.push(payload);
+    for (const seg of segmentMessage({ tagged: true, rsvdUlp: rdmapControl(Opcode.WRITE), stag: WRITE_STAG, to: BigInt(i * stride), payload }, d.mulpdu)) {
+      wire.push(framer.frame(seg).wire);
+      fpdus++;
+    }
+  }
+  const stream = Buffer.concat(wire);
+  const host = bench.host!;
+  try {
+    bench.start(1, [{ qp: 0, region }]);
+    host.clear();
+    // TCP payload in full beats (MPA takes segments of any size; tlast means nothing to it).
+    const CHUNK = 4096;
+    for (let at = 0; at < stream.length; at += CHUNK) bench.source.send(stream.subarray(at, Math.min(at + CHUNK, stream.length)));
+    bench.settle(`${d.writes} Writes to be placed`, 100_000 + 8 * Math.ceil(stream.length / W));
+  } finally {
+    if (!o.model) model.close();
+  }
+  const problems = [...bench.violations, ...host.faults];
+  const st = bench.status(['qp_mpa_err', 'qp_rx_stopped', 'qp_tx_stopped']);
+  for (const [k, v] of Object.entries(st)) if (v !== 0) problems.push(`${k} = ${v}`);
+  if (bench.cq.length) problems.push(`${bench.cq.length} completion-queue entries (an RDMA Write completes nothing at the Data Sink), first kind ${bench.cq[0]!.kind}`);
+  if (bench.netBeats.at.length) problems.push(`${bench.netBeats.at.length} m_axis beats (nothing to answer)`);
+  const placed = payloads.map((sent, i) => {
+    const addr = SINK_BASE + BigInt(i * stride);
+    return { addr, sent, memory: host.memory.read(addr, d.length) };
+  });
+  const writes = host.writes;
+  const outside = writes.filter((w) => w.addr < SINK_BASE || w.addr >= SINK_BASE + region.length).length;
+  if (outside) problems.push(`${outside} mem_wr beats outside the region`);
+  // Which Write each mem_wr beat belongs to: its address.
+  const writeOf = (a: bigint) => Number((a - SINK_BASE) / BigInt(stride));
+  const ends = writes.map((w, i) => i === writes.length - 1 || writeOf(writes[i + 1]!.addr) !== writeOf(w.addr));
+  const placement = beatTiming(writes.map((w) => w.cycle), ends);
+  const input = beatTiming(bench.inBeats, bench.inBeats.map(() => false));
+  const firstEnd = ends.indexOf(true);
+  if (!writes.length) problems.push('nothing written to host memory');
+  const payloadBytes = d.writes * d.length;
+  const last = writes[writes.length - 1]?.cycle ?? 0;
+  return {
+    rate: {
+      width: W, writes: d.writes, mulpdu: d.mulpdu, markers: d.markers, crc: d.crc,
+      payloadBytes, wireBytes: stream.length, fpdus, input, placement,
+      bytesPerCycle: payloadBytes / placement.cycles,
+      steadyBytesPerCycle: d.writes > 1 && firstEnd >= 0 ? ((d.writes - 1) * d.length) / (last - writes[firstEnd]!.cycle) : payloadBytes / placement.cycles,
+      memBeatsPerWrite: writes.length / d.writes,
+      firstWriteLatency: (writes[0]?.cycle ?? 0) - bench.inBeats[0]!,
+    },
+    placed,
+    problems,
+  };
+}
+
+/** Receive placement rate (see the module comment); throws when a Write is not in host memory. */
+export function measureTopRx(width: number, o: TopRxOptions = {}): TopRxRate {
+  const run = runTopRx(width, o);
+  if (run.problems.length) throw new Error(`rnic_top_w${width} receive: ${run.problems.slice(0, 5).join('; ')}`);
+  const bad = run.placed.findIndex((p) => Buffer.compare(p.sent, p.memory) !== 0);
+  if (bad >= 0) throw new Error(`rnic_top_w${width} receive: Write ${bad} is not in host memory at 0x${run.placed[bad]!.addr.toString(16)}`);
+  return run.rate;
+}
+
+// ---- the figures -----------------------------------------------------------------------------------
+
+export interface RateRow {
+  readonly name: string;
+  readonly width: number;
+  readonly value: number;
+  readonly unit: string;
+}
+
+/**
+ * The line-rate figures of issue 7 at W = 8 and 64 (4 KiB RDMA Writes, no back-pressure, memory
+ * reads after 4 cycles): transmit on one QP and on four, MULPDU 8192 (one segment per Write) and
+ * 1460, markers and CRC on, and markers off; receive placement on QP 0. JSON-able rows.
+ */
+export function rnicRateFigures(o: { readonly widths?: readonly number[]; readonly writes?: number; readonly rtlDir?: string } = {}): RateRow[] {
+  const rows: RateRow[] = [];
+  const writes = o.writes ?? 64;
+  for (const W of o.widths ?? [8, 64]) {
+    const model = openTop(W, o.rtlDir ? { rtlDir: o.rtlDir } : {});
+    try {
+      const tx = (what: string, t: TopTxOptions) => {
+        const r = measureTopTx(W, { writes, model, ...t });
+        const name = `rnic_top_w${W} transmit, 4 KiB RDMA Writes, ${what}`;
+        rows.push({ name: `${name}: payload`, width: W, value: r.bytesPerCycle, unit: 'B/cycle' });
+        rows.push({ name: `${name}: wire efficiency`, width: W, value: 100 * r.efficiency, unit: '%' });
+        rows.push({ name: `${name}: m_axis beats per Write`, width: W, value: r.beatsPerWrite, unit: 'beats' });
+      };
+      tx('1 QP, MULPDU 8192, markers+CRC', { qps: 1 });
+      tx('4 QPs, MULPDU 8192, markers+CRC', { qps: 4 });
+      tx('1 QP, MULPDU 1460, markers+CRC', { qps: 1, mulpdu: 1460 });
+      tx('4 QPs, MULPDU 1460, markers+CRC', { qps: 4, mulpdu: 1460 });
+      tx('1 QP, MULPDU 8192, CRC, no markers', { qps: 1, markers: false });
+      const rx = (what: string, t: TopRxOptions) => {
+        const r = measureTopRx(W, { writes, model, ...t });
+        const name = `rnic_top_w${W} receive placement, 4 KiB RDMA Writes, ${what}`;
+        rows.push({ name: `${name}: payload`, width: W, value: r.bytesPerCycle, unit: 'B/cycle' });
+        rows.push({ name: `${name}: payload, steady state`, width: W, value: r.steadyBytesPerCycle, unit: 'B/cycle' });
+        rows.push({ name: `${name}: mem_wr beats per Write`, width: W, value: r.memBeatsPerWrite, unit: 'beats' });
+      };
+      rx('MULPDU 8192, markers+CRC', {});
+      rx('MULPDU 1460, markers+CRC', { mulpdu: 1460 });
+      rx('MULPDU 8192, CRC, no markers', { markers: false });
+    } finally {
+      model.close();
+    }
+  }
+  return rows;
+}

@@ -1,0 +1,793 @@
+import { CQ_KIND } from '../../hdl-gen/blocks/rnic-top';
+import type { RnicConfig } from '../../hdl-gen/gen/config';
+import { WR_KIND } from '../../hdl-gen/blocks/ddp-tx';
+import { errBits } from '../../hdl-gen/blocks/ddp-rx-hdr';
+import { STAG_RIGHT_BITS } from '../../hdl-gen/blocks/stag-table';
+import { TAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
+import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa';
+import { corruptCrc, corruptMarker } from '../../ts-model/mpa/faults';
+import { stagIndex, stagKey } from '../../ts-model/memory/stag';
+import { bytesToU64 } from '../../ts-model/rdmap/atomics';
+import { Opcode, OPCODE_NAMES } from '../../ts-model/rdmap/constants';
+import { LlpError, RdmapError, formatErrorCode } from '../../ts-model/terminate-codes';
+import { hex } from '../../ts-model/util/hex';
+import { prng, type Prng } from '../../ts-model/util/prng';
+import { never, random as randomPause } from '../cocotb/pause';
+import { QueueSource } from '../cocotb/queue-source';
+import { Testbench } from '../cocotb/testbench';
+import type { AxisSink, AxisSource } from '../cocotb/axis';
+import type { PortHandle, SimModel } from '../verilator/model';
+import { openDut, type DutOptions } from './dut';
+import { HostMemoryPort } from './host-memory-port';
+import { RX_ERROR_CODES, modelEvent, rtlEvent, type RtlEventPorts } from './rx';
+import { FAULT_KINDS, RxPeer, type FaultKind, type LocalWr, type RtlRegion, type StepSideEffects } from './rx-peer';
+import { describeUlpdu, sideBySide } from './ulpdu-text';
+import { WireLog } from './wire-log';
+
+/**
+ * Co-simulation of the whole datapath `rnic_top_w<W>` (hdl-gen/blocks/rnic-top.ts) against the
+ * model: per QP, the model's two endpoints (sim/cosim/rx-peer.ts) with the RTL in place of the
+ * local one, all QPs at once over one network port pair, one host memory and one completion queue.
+ *
+ * A step picks one or more QPs (their traffic interleaves on s_axis beat by beat) and, for each,
+ * one operation: a message of the peer (every opcode, valid, or a fault from the 50 kinds that
+ * raise every error code), or a work request of the local side (Write, Send, Immediate Data, Read,
+ * Atomic, 0..64 KiB). Work requests go to the RTL's work-request port and transmit first; then
+ * the peer's ULPDUs go in as MPA FPDUs (markers and CRC as the QP's connection has them, S0
+ * anywhere, random TCP segmentation). After each phase the RTL settles, the model's endpoints get
+ * the same inputs, and everything is compared:
+ * - every FPDU the RTL sends: it must deframe (the model's MpaDeframer: CRC, markers, length) and
+ *   equal octet for octet the model's framing of its ULPDU at the same sequence number; the ULPDUs
+ *   themselves in order against the model's, per class (responses and Terminates; work requests:
+ *   the two are separate queues of the RNIC, RFC 5040 §5.5, so only their order within each class
+ *   is defined);
+ * - every completion-queue entry (receive completions, Read/Atomic completions, Terminate sent or
+ *   received, closure) against the model's events; `sent` entries count the work requests;
+ * - host memory wherever either side wrote, and every region and buffer at the end of a stream;
+ * - protection: every octet the RTL writes must lie in a placement the model made on that QP and
+ *   in memory that QP may write (`violations`).
+ * A QP's stream ends a couple of messages after its first error, or after a random number of
+ * operations; the QP is then reconfigured (a new connection) while the others go on.
+ */
+
+export interface RnicCosimOptions {
+  readonly width: number;
+  readonly seed: number;
+  /** Operations (peer messages and local work requests), over all QPs. */
+  readonly ops: number;
+  /** Probability that an operation is a fault (it ends that QP's stream). */
+  readonly faults: number;
+  /** The generator configuration of the top (QPs, STag depth; its width is `width`). */
+  readonly config?: RnicConfig;
+  readonly rtlDir?: string;
+  readonly vcd?: string;
+  readonly mutate?: DutOptions['mutate'];
+  readonly mutateModule?: string;
+  /** MPA per stream: 'random' (default) draws markers and CRC per connection; or fixed. */
+  readonly markers?: boolean;
+  readonly crc?: boolean;
+  /** Per-cycle back-pressure on m_axis, m_cq and the memory ports (default 0.2). */
+  readonly backpressure?: number;
+  readonly keepGoing?: boolean;
+  /** Where to write the pcaps of the first mismatching QP (model.pcap, rtl.pcap); none if unset. */
+  readonly evidenceDir?: string;
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+export interface RnicMismatch {
+  readonly qp: number;
+  readonly stream: number;
+  readonly op: number;
+  readonly what: string;
+  readonly expected: string;
+  readonly actual: string;
+  /** Decoded, side by side, when the difference is in a packet. */
+  readonly sideBySide?: string;
+}
+
+export interface RnicCosimResult {
+  readonly dut: 'rnic';
+  readonly module: string;
+  readonly width: number;
+  readonly qps: number;
+  readonly seed: number;
+  readonly ops: number;
+  /** FPDUs on the wire, both directions. */
+  readonly packets: number;
+  readonly fpdusIn: number;
+  readonly fpdusOut: number;
+  readonly workRequests: number;
+  readonly streams: number;
+  readonly events: number;
+  readonly payloadBytes: number;
+  readonly mismatches: number;
+  readonly violations: number;
+  readonly firstMismatch: RnicMismatch | null;
+  readonly firstViolation: string | null;
+  readonly errorsHit: Record<string, number>;
+  readonly errorsMissed: string[];
+  readonly opcodes: Record<string, number>;
+  readonly coverage: Record<string, number>;
+  readonly cycles: number;
+  readonly simCyclesPerSecond: number;
+  /** Files written for the first mismatch (pcaps), if any. */
+  readonly evidence: string[];
+}
+
+const STAG_DEPTH = 256;
+const MAX_PEER_MULPDU = 8000;
+/** QP i's host memory starts at (i + 1) << 40: QPs never share an address. */
+const qpAddressBase = (q: number): bigint => BigInt(q + 1) << 40n;
+/** Responses and Terminates (the responder's queue) vs everything a work request sends. */
+const isResponse = (u: Uint8Array): boolean => {
+  const op = u[1]! & 0xf;
+  return op === Opcode.READ_RESPONSE || op === Opcode.ATOMIC_RESPONSE || op === Opcode.TERMINATE;
+};
+const u8eq = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0;
+
+/** The Verilated rnic_top_w<W>, opened. */
+export function openTop(width: number, opts: DutOptions = {}): SimModel {
+  return openDut(`rnic_top_w${width}`, opts).model;
+}
+
+interface QpConfig {
+  readonly pd: number;
+  readonly ird: number;
+  readonly msn: number;
+  readonly mulpdu: number;
+  readonly bigEndian: boolean;
+  /** s0: the peer's S0 (received markers); txS0: this side's (sent markers): RFC 5044 §4.5, one per direction. */
+  readonly mpa: MpaStreamConfig & { readonly rxSeq: number; readonly txS0: number; readonly txSeq: number };
+}
+
+/** The harness around the open top: drivers for every input port, monitors, host memory. */
+class TopBench {
+  readonly tb: Testbench;
+  readonly source: AxisSource;
+  readonly tx: AxisSink;
+  readonly mem: HostMemoryPort;
+  readonly cq: { qp: number; text: string; sent: boolean }[] = [];
+  readonly cfg: QueueSource<{ qp: number; c: QpConfig }>;
+  readonly stagCfg: QueueSource<{ qp: number; g: RtlRegion }>;
+  readonly recv: QueueSource<{ qp: number; addr: bigint; len: number }>;
+  readonly wr: QueueSource<{ qp: number; w: LocalWr }>;
+  readonly qps: number;
+  private readonly h: (n: string) => PortHandle;
+  private readonly evt: RtlEventPorts & { qp: PortHandle };
+  private readonly cqPause: number;
+  private txBlocked = false;
+  private pulse: { inject: { qp: number; err: number } | null; abort: number | null } = { inject: null, abort: null };
+
+  constructor(
+    readonly model: SimModel,
+    readonly W: number,
+    r: Prng,
+    backpressure: number,
+  ) {
+    const m = model;
+    const h = (this.h = (n: string) => m.handle(n));
+    this.qps = h('qp_idle').width;
+    this.tb = new Testbench(m);
+    this.source = this.tb.source('s_axis', { pause: randomPause(r.u32(), backpressure / 2), userSignal: 'tid' });
+    this.tx = this.tb.sink('m_axis', { pause: randomPause(r.u32(), backpressure), userSignal: 'tid' });
+    this.mem = this.tb.add(new HostMemoryPort(m, r, { width: W, wrPause: backpressure, rdPause: backpressure, maxLatency: 4 }));
+    this.cqPause = backpressure;
+    this.evt = {
+      valid: h('m_cq_valid'), ready: h('m_cq_ready'), kind: h('m_cq_kind'), length: h('m_cq_length'), solicited: h('m_cq_solicited'),
+      invalidated: h('m_cq_invalidated'), stag: h('m_cq_stag'), data: h('m_cq_data'), err: h('m_cq_err'), qp: h('m_cq_qp'),
+    };
+    this.cfg = this.tb.add(
+      new QueueSource(m, h('cfg_valid'), null, ({ qp, c }: { qp: number; c: QpConfig }) => {
+        const set: [string, number][] = [
+          ['cfg_qp', qp], ['cfg_rfc7306', 1], ['cfg_pd', c.pd], ['cfg_ird', c.ird], ['cfg_initial_msn', c.msn >>> 0], ['cfg_mulpdu', c.mulpdu],
+          ['cfg_big_endian', c.bigEndian ? 1 : 0], ['cfg_markers', c.mpa.markers ? 1 : 0], ['cfg_crc', c.mpa.crc ? 1 : 0],
+          ['cfg_rx_s0', c.mpa.s0 & 0x1ff], ['cfg_rx_seq', c.mpa.rxSeq & 0x1ff], ['cfg_tx_s0', c.mpa.txS0 & 0x1ff], ['cfg_tx_seq', c.mpa.txSeq & 0x1ff],
+        ];
+        for (const [n, v] of set) m.pokeNumber(h(n), v);
+      }),
+    );
+    const rightBits = (g: RtlRegion) => STAG_RIGHT_BITS.reduce((acc, name, i) => acc | (g.access.includes(name) ? 1 << i : 0), 0);
+    this.stagCfg = this.tb.add(
+      new QueueSource(m, h('stag_cfg_valid'), null, ({ qp, g }: { qp: number; g: RtlRegion }) => {
+        m.pokeNumber(h('stag_cfg_qp'), qp);
+        m.pokeNumber(h('stag_cfg_index'), stagIndex(g.stag));
+        m.pokeNumber(h('stag_cfg_key'), stagKey(g.stag));
+        m.pokeNumber(h('stag_cfg_pd'), g.pd);
+        m.poke(h('stag_cfg_base'), g.base);
+        m.poke(h('stag_cfg_length'), g.length);
+        m.pokeNumber(h('stag_cfg_access'), rightBits(g));
+        m.pokeNumber(h('stag_cfg_va'), g.va ? 1 : 0);
+        m.pokeNumber(h('stag_cfg_invalidatable'), g.invalidatable ? 1 : 0);
+        m.pokeNumber(h('stag_cfg_enable'), 1);
+      }),
+    );
+    this.recv = this.tb.add(
+      new QueueSource(m, h('s_recv_valid'), h('s_recv_ready'), (b: { qp: number; addr: bigint; len: number }) => {
+        m.pokeNumber(h('s_recv_qp'), b.qp);
+        m.poke(h('s_recv_addr'), b.addr);
+        m.pokeNumber(h('s_recv_len'), b.len);
+      }),
+    );
+    this.wr = this.tb.add(new QueueSource(m, h('wr_valid'), h('wr_ready'), ({ qp, w }: { qp: number; w: LocalWr }) => this.pokeWr(qp, w, r)));
+    const self = this;
+    this.tb.add({
+      drive() {
+        m.pokeNumber(self.evt.ready, self.cqPause > 0 && r.bool(self.cqPause) ? 0 : 1);
+        m.pokeNumber(h('inject_valid'), self.pulse.inject ? 1 : 0);
+        m.pokeNumber(h('inject_qp'), self.pulse.inject?.qp ?? 0);
+        m.pokeNumber(h('inject_err'), self.pulse.inject?.err ?? 0);
+        m.pokeNumber(h('abort_req'), self.pulse.abort !== null ? 1 : 0);
+        m.pokeNumber(h('abort_qp'), self.pulse.abort ?? 0);
+        self.pulse = { inject: null, abort: null };
+      },
+      sample() {
+        if (m.peekPreNumber(self.evt.valid) === 1 && m.peekPreNumber(self.evt.ready) === 1) {
+          const sent = m.peekPreNumber(self.evt.kind) === CQ_KIND.SENT;
+          self.cq.push({ qp: m.peekPreNumber(self.evt.qp), sent, text: sent ? 'sent' : rtlEvent(m, self.evt) });
+        }
+      },
+    });
+    this.tb.reset();
+  }
+
+  /** The work-request port: the model's work request as ddp_tx takes it (hdl-gen/blocks/ddp-tx.ts). */
+  private pokeWr(qp: number, { wr, addr, requestId }: LocalWr, r: Prng): void {
+    const m = this.model;
+    const h = this.h;
+    // Fields a kind does not use are noise: the RTL must ignore them.
+    for (const n of ['wr_stag', 'wr_to', 'wr_addr', 'wr_len', 'wr_sink_stag', 'wr_sink_to', 'wr_imm', 'wr_add_swap', 'wr_add_swap_mask', 'wr_compare', 'wr_compare_mask', 'wr_request_id']) m.poke(h(n), r.bytes(h(n).octets));
+    m.pokeNumber(h('wr_qp'), qp);
+    m.pokeNumber(h('wr_solicited'), 0);
+    m.pokeNumber(h('wr_invalidate'), 0);
+    switch (wr.kind) {
+      case 'write':
+        m.pokeNumber(h('wr_kind'), WR_KIND.WRITE);
+        m.pokeNumber(h('wr_stag'), wr.stag >>> 0);
+        m.poke(h('wr_to'), wr.to);
+        m.poke(h('wr_addr'), addr);
+        m.pokeNumber(h('wr_len'), wr.data.length);
+        break;
+      case 'send':
+        m.pokeNumber(h('wr_kind'), WR_KIND.SEND);
+        m.pokeNumber(h('wr_solicited'), wr.solicited ? 1 : 0);
+        m.pokeNumber(h('wr_invalidate'), wr.invalidate === null ? 0 : 1);
+        if (wr.invalidate !== null) m.pokeNumber(h('wr_stag'), wr.invalidate >>> 0);
+        m.poke(h('wr_addr'), addr);
+        m.pokeNumber(h('wr_len'), wr.data.length);
+        break;
+      case 'immediate':
+        m.pokeNumber(h('wr_kind'), WR_KIND.IMMEDIATE);
+        m.pokeNumber(h('wr_solicited'), wr.solicited ? 1 : 0);
+        m.poke(h('wr_imm'), bytesToU64(wr.data, 'big'));
+        break;
+      case 'read':
+        m.pokeNumber(h('wr_kind'), WR_KIND.READ);
+        m.pokeNumber(h('wr_stag'), wr.stag >>> 0);
+        m.poke(h('wr_to'), wr.to);
+        m.pokeNumber(h('wr_len'), wr.length >>> 0);
+        m.pokeNumber(h('wr_sink_stag'), (wr.localStag ?? 0) >>> 0);
+        m.poke(h('wr_sink_to'), wr.localTo);
+        break;
+      case 'atomic':
+        m.pokeNumber(h('wr_kind'), WR_KIND.ATOMIC);
+        m.pokeNumber(h('wr_aopcode'), wr.aopcode);
+        m.pokeNumber(h('wr_stag'), wr.stag >>> 0);
+        m.poke(h('wr_to'), wr.to);
+        m.poke(h('wr_add_swap'), wr.addSwapData);
+        m.poke(h('wr_add_swap_mask'), wr.addSwapMask);
+        m.poke(h('wr_compare'), wr.compareData);
+        m.poke(h('wr_compare_mask'), wr.compareMask);
+        m.pokeNumber(h('wr_request_id'), requestId >>> 0);
+        break;
+    }
+  }
+
+  injectNext(qp: number, err: number): void {
+    this.pulse.inject = { qp, err };
+  }
+
+  abort(qp: number): void {
+    this.pulse.abort = qp;
+  }
+
+  blockTx(on: boolean): void {
+    this.txBlocked = on;
+    this.tx.setPause(on ? { next: () => true } : never());
+  }
+
+  irrqUsed(qp: number): number {
+    const bits = this.h('qp_irrq_used').width / this.qps;
+    return Number((this.model.peek(this.h('qp_irrq_used')) >> BigInt(bits * qp)) & ((1n << BigInt(bits)) - 1n));
+  }
+
+  /** Runs until nothing is left to do (with m_axis blocked: nothing the RTL can do). */
+  settle(what: string): void {
+    const m = this.model;
+    const idle = this.h('qp_idle');
+    const rxIdle = this.h('qp_rx_idle');
+    const all = (1 << this.qps) - 1;
+    let calm = 0;
+    let writes = this.mem.writes.length;
+    this.tb.until(() => {
+      const quiet =
+        this.source.idle && this.cfg.idle && this.stagCfg.idle && this.recv.idle && this.wr.idle && this.mem.idle &&
+        m.peekNumber(this.evt.valid) === 0 && m.peekNumber(rxIdle) === all && (this.txBlocked || (m.peekNumber(idle) === all && m.peekNumber(this.h('m_axis_tvalid')) === 0)) &&
+        this.mem.writes.length === writes;
+      writes = this.mem.writes.length;
+      calm = quiet ? calm + 1 : 0;
+      return calm >= 8;
+    }, 2_000_000, `rnic_top to settle after ${what} (${this.status()})`);
+  }
+
+  status(): string {
+    const names = ['qp_idle', 'qp_rx_idle', 'qp_rx_stopped', 'qp_tx_stopped', 'qp_irrq_used', 'm_axis_tvalid', 'm_axis_tready', 'm_cq_valid', 's_axis_tready', 'wr_ready', 'mem_rd_valid', 'mem_wr_valid'];
+    return names.map((n) => `${n}=0x${this.model.peek(this.h(n)).toString(16)}`).join(' ') + ` source=${this.source.idle ? 'idle' : 'busy'} wr=${this.wr.queue.length} recv=${this.recv.queue.length} txBlocked=${this.txBlocked}`;
+  }
+}
+
+/** One QP's connection: its two model endpoints, MPA both ways, and what is still to compare. */
+class Lane {
+  peer!: RxPeer;
+  cfg!: QpConfig;
+  stream = 0;
+  ops = 0;
+  budget = 0;
+  failed = false;
+  afterFail = 0;
+  rxFramer!: MpaFramer;
+  rxDeframer!: MpaDeframer;
+  txDeframer!: MpaDeframer;
+  txFramer!: MpaFramer;
+  expected: { response: Uint8Array[]; request: Uint8Array[] } = { response: [], request: [] };
+  /** Every ULPDU the model sent, in its order (for the model's capture). */
+  modelOrder: Uint8Array[] = [];
+  got = { response: 0, request: 0 };
+  modelEvents = 0;
+  rtlEvents: string[] = [];
+  sentRtl = 0;
+  wrsPosted = 0;
+  allowed: { lo: bigint; hi: bigint }[] = [];
+  placedNow: { addr: bigint; len: number }[] = [];
+  pendingMpaError: number | null = null;
+  /** This step's work: peer ULPDUs to feed, side effects. */
+  step: { us: Uint8Array[]; fx: StepSideEffects } | null = null;
+  log!: WireLog;
+
+  constructor(readonly q: number) {}
+}
+
+export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
+  const W = opts.width;
+  const r = prng(opts.seed);
+  const module = `rnic_top_w${W}`;
+  const model = openTop(W, {
+    ...(opts.rtlDir ? { rtlDir: opts.rtlDir } : {}),
+    ...(opts.vcd ? { vcd: opts.vcd } : {}),
+    ...(opts.mutate ? { mutate: opts.mutate, mutateModule: opts.mutateModule ?? module } : {}),
+    ...(opts.config ? { config: opts.config } : {}),
+  });
+  const bp = opts.backpressure ?? 0.2;
+  const bench = new TopBench(model, W, r, bp);
+  const N = bench.qps;
+  const lanes = Array.from({ length: N }, (_, q) => new Lane(q));
+  const mismatches: RnicMismatch[] = [];
+  let mismatchCount = 0;
+  const violations: string[] = [];
+  let violationCount = 0;
+  const errorsHit: Record<string, number> = {};
+  const opcodes: Record<string, number> = {};
+  const coverage: Record<string, number> = {};
+  const cov = (k: string) => (coverage[k] = (coverage[k] ?? 0) + 1);
+  let streams = 0;
+  let fpdusIn = 0;
+  let fpdusOut = 0;
+  let workRequests = 0;
+  let eventsCompared = 0;
+  let payloadBytes = 0;
+  let done = 0;
+  let nextFault = r.int(0, FAULT_KINDS.length - 1);
+  let evidenceLane: Lane | null = null;
+  const t0 = performance.now();
+  const c0 = model.cycles;
+
+  const miss = (l: Lane, what: string, expected: string, actual: string, side?: string) => {
+    mismatchCount++;
+    evidenceLane ??= l;
+    if (mismatches.length < 20) mismatches.push({ qp: l.q, stream: l.stream, op: l.ops, what, expected, actual, ...(side ? { sideBySide: side } : {}) });
+  };
+  const violate = (l: Lane, s: string) => {
+    violationCount++;
+    evidenceLane ??= l;
+    if (violations.length < 20) violations.push(`QP ${l.q} stream ${l.stream} op ${l.ops}: ${s}`);
+  };
+
+  /** A new connection on lane l: model endpoints, configuration, STag table, memory. */
+  const start = (l: Lane) => {
+    streams++;
+    l.stream = streams;
+    const cfg: QpConfig = {
+      pd: r.int(0, 0xfffe),
+      ird: r.int(1, 6),
+      msn: r.bool(0.3) ? (0x1_0000_0000 - r.int(1, 4)) >>> 0 : 1,
+      mulpdu: r.pick([100, 200, 1460, 4110, 9000]),
+      bigEndian: r.bool(),
+      mpa: (() => {
+        const s0 = r.u32();
+        const txS0 = r.u32();
+        return { s0, seq: 0, rxSeq: (s0 + 4 * r.int(0, 3000)) >>> 0, txS0, txSeq: (txS0 + 4 * r.int(0, 3000)) >>> 0, markers: opts.markers ?? r.bool(0.6), crc: opts.crc ?? r.bool(0.8) };
+      })(),
+    };
+    if (cfg.msn !== 1) cov('msn-near-wrap');
+    cov(`mpa markers=${cfg.mpa.markers ? 1 : 0} crc=${cfg.mpa.crc ? 1 : 0}`);
+    l.cfg = cfg;
+    const peerMulpdu = r.pick([100, 300, 1460, 4110, MAX_PEER_MULPDU]);
+    l.peer = new RxPeer(r, { pd: cfg.pd, ird: cfg.ird, initialMsn: cfg.msn, peerMulpdu, localMulpdu: cfg.mulpdu, bigEndian: cfg.bigEndian, stagDepth: STAG_DEPTH, addressBase: qpAddressBase(l.q) });
+    const rx = { s0: cfg.mpa.s0, seq: cfg.mpa.rxSeq, markers: cfg.mpa.markers, crc: cfg.mpa.crc };
+    const tx = { ...rx, s0: cfg.mpa.txS0, seq: cfg.mpa.txSeq };
+    l.rxFramer = new MpaFramer(rx);
+    l.rxDeframer = new MpaDeframer(rx);
+    l.txFramer = new MpaFramer(tx);
+    l.txDeframer = new MpaDeframer(tx);
+    l.log = new WireLog(cfg.mpa.rxSeq, cfg.mpa.txSeq, tx);
+    l.expected = { response: [], request: [] };
+    l.modelOrder = [];
+    l.got = { response: 0, request: 0 };
+    l.modelEvents = 0;
+    l.rtlEvents = [];
+    l.sentRtl = 0;
+    l.wrsPosted = 0;
+    l.allowed = [];
+    l.placedNow = [];
+    l.failed = false;
+    l.afterFail = 0;
+    l.ops = 0;
+    l.budget = r.int(1, 60);
+    l.pendingMpaError = null;
+    bench.cfg.queue.push({ qp: l.q, c: cfg });
+  };
+  /** Lane l's STag table, after its configuration (which restarts the QP and clears the table). */
+  const programStags = (l: Lane) => {
+    for (const g of l.peer.regions) {
+      bench.stagCfg.queue.push({ qp: l.q, g });
+      bench.mem.memory.write(g.base, l.peer.localRnic.memory.read(g.base, Number(g.length)));
+    }
+  };
+  const startAll = (ls: readonly Lane[], what: string) => {
+    for (const l of ls) start(l);
+    bench.settle(what);
+    for (const l of ls) programStags(l);
+    bench.settle(`programming the STag tables (${what})`);
+  };
+
+  /** Writable memory of lane l's stream: its PD's regions with a write right, and posted buffers. */
+  const writable = (l: Lane, a: bigint) =>
+    l.peer.regions.some((g) => g.pd === l.cfg.pd && (g.access.includes('remote-write') || g.access.includes('local-write') || g.access.includes('remote-atomic')) && a >= g.base && a < g.base + g.length) ||
+    l.peer.ranges.some((b) => a >= b.addr && a < b.addr + BigInt(b.len) && !l.peer.regions.some((g) => g.base === b.addr));
+  const laneOf = (a: bigint): Lane | undefined => lanes[Number(a >> 40n) - 1];
+
+  /** The model side of lane l takes what the local endpoint sent: expected per class, and to the peer. */
+  const expectSent = (l: Lane, us: readonly Uint8Array[]) => {
+    for (const u of us) (isResponse(u) ? l.expected.response : l.expected.request).push(u);
+    l.modelOrder.push(...us);
+  };
+  const pullModel = (l: Lane) => {
+    const outs = l.peer.local.pull();
+    for (const o of outs) o.onSent?.();
+    expectSent(l, outs.map((o) => o.ulpdu));
+    l.peer.deliverToPeer(outs.map((o) => o.ulpdu));
+  };
+
+  // Every FPDU the RTL sent, by QP (m_axis tid), deframed and compared as it comes.
+  const drainTx = () => {
+    for (;;) {
+      const f = bench.tx.recv();
+      if (!f) break;
+      fpdusOut++;
+      const l = lanes[Number(f.tuser)];
+      if (!l) throw new Error(`internal: m_axis_tid ${f.tuser} names no QP`);
+      l.log.out(f.data);
+      const ulpdus: Uint8Array[] = [];
+      for (const e of l.txDeframer.push(f.data)) {
+        if (e.kind === 'fpdu') ulpdus.push(e.ulpdu);
+        else miss(l, 'an FPDU the RTL sent', 'a valid FPDU', `MPA error 0x${e.code.toString(16)} (${e.kind}) on ${hex(f.data.subarray(0, 32))}`);
+      }
+      if (ulpdus.length !== 1) {
+        if (ulpdus.length > 1 || mismatchCount === 0) miss(l, 'm_axis packet', 'one FPDU per packet', `${ulpdus.length} FPDUs in ${f.data.length} octets`);
+        continue;
+      }
+      const u = ulpdus[0]!;
+      const want = l.txFramer.frame(u).wire;
+      if (!u8eq(want, f.data)) miss(l, 'FPDU framing', hex(want.subarray(0, 48)), hex(f.data.subarray(0, 48)));
+      const cls = isResponse(u) ? 'response' : 'request';
+      const exp = l.expected[cls][l.got[cls]];
+      const name = OPCODE_NAMES[u[1]! & 0xf] ?? 'undefined opcode';
+      opcodes[`sent ${name}`] = (opcodes[`sent ${name}`] ?? 0) + 1;
+      if (!exp) miss(l, `${cls} ULPDU ${l.got[cls]} (${name})`, '(none)', describeUlpdu(u));
+      else if (!u8eq(exp, u)) miss(l, `${cls} ULPDU ${l.got[cls]}`, describeUlpdu(exp), describeUlpdu(u), sideBySide(exp, u));
+      l.got[cls]++;
+    }
+  };
+
+  const drainCq = () => {
+    for (const e of bench.cq.splice(0)) {
+      const l = lanes[e.qp]!;
+      if (e.sent) l.sentRtl++;
+      else l.rtlEvents.push(e.text);
+    }
+  };
+
+  /** Compares lane l: events, memory, protection (the FPDUs are compared as they come). */
+  const compare = (l: Lane, whole = false) => {
+    const mine = l.peer.localEvents.map(modelEvent);
+    for (const e of l.peer.localEvents.splice(0)) {
+      if (e.type === 'placement') {
+        l.allowed.push({ lo: e.address, hi: e.address + BigInt(e.length) });
+        l.placedNow.push({ addr: e.address, len: e.length });
+      }
+      if (e.type === 'terminate-sent') {
+        errorsHit[e.name] = (errorsHit[e.name] ?? 0) + 1;
+        l.failed = true;
+      }
+      if (e.type === 'terminate-received' || e.type === 'closed') {
+        cov(e.type);
+        l.failed = true;
+      }
+      if (e.type === 'completion' && e.status === 'success') cov(`completion ${e.kind}`);
+    }
+    const expected = mine.filter((x): x is string => x !== null);
+    for (let i = 0; i < expected.length; i++) {
+      const got = l.rtlEvents[l.modelEvents + i];
+      if (got !== expected[i]) miss(l, `completion-queue entry ${l.modelEvents + i}`, expected[i]!, got ?? '(none)');
+    }
+    l.modelEvents += expected.length;
+    eventsCompared += expected.length;
+    if (l.rtlEvents.length > l.modelEvents) miss(l, `completion-queue entry ${l.modelEvents}`, '(none)', l.rtlEvents[l.modelEvents]!);
+    const spans = whole ? l.peer.ranges : l.placedNow;
+    for (const g of spans) {
+      const want = l.peer.localRnic.memory.read(g.addr, g.len);
+      const have = bench.mem.memory.read(g.addr, g.len);
+      if (!u8eq(want, have)) {
+        let k = 0;
+        while (want[k] === have[k]) k++;
+        miss(l, `memory at 0x${(g.addr + BigInt(k)).toString(16)}`, hex(want.subarray(k, k + 16)), hex(have.subarray(k, k + 16)));
+        break;
+      }
+    }
+    l.placedNow = [];
+  };
+
+  let checkedWrites = 0;
+  /** Protection: every octet the RTL wrote lies in a placement of its QP's model, in writable memory. */
+  const checkWrites = () => {
+    for (; checkedWrites < bench.mem.writes.length; checkedWrites++) {
+      const w = bench.mem.writes[checkedWrites]!;
+      let lo = -1;
+      let hi = -1;
+      for (let j = 0; j < W; j++) if ((w.strb >> BigInt(j)) & 1n) (lo < 0 && (lo = j), (hi = j));
+      const a0 = w.addr + BigInt(lo);
+      const a1 = w.addr + BigInt(hi);
+      const l = laneOf(a0);
+      if (!l || laneOf(a1) !== l) {
+        violationCount++;
+        if (violations.length < 20) violations.push(`a write of 0x${a0.toString(16)}..0x${a1.toString(16)}, outside every QP's memory`);
+        continue;
+      }
+      // Placements the model makes in this settle are compared after it: check against them then.
+      if (!l.allowed.some((p) => a0 >= p.lo && a1 < p.hi) && !l.peer.localEvents.some((e) => e.type === 'placement' && a0 >= e.address && a1 < e.address + BigInt(e.length))) {
+        violate(l, `write of octets 0x${a0.toString(16)}..0x${a1.toString(16)} outside every placement of the model`);
+      } else if (!writable(l, a0) || !writable(l, a1)) violate(l, `write of 0x${a0.toString(16)}..0x${a1.toString(16)} outside the stream's writable memory`);
+    }
+    for (const f of bench.mem.faults.splice(0)) violationCount++, violations.length < 20 && violations.push(`memory port: ${f}`);
+  };
+
+  /** Queues lane l's peer ULPDUs as FPDUs in random TCP segments; returns what the model's MPA delivers. */
+  const framePeer = (l: Lane, us: readonly Uint8Array[], mpaError: number | null): { segments: Uint8Array[]; sees: ({ ulpdu: Uint8Array } | { error: number })[] } => {
+    const segments: Uint8Array[] = [];
+    const sees: ({ ulpdu: Uint8Array } | { error: number })[] = [];
+    for (const [i, u] of us.entries()) {
+      const op = u.length >= 2 ? u[1]! & 0xf : -1;
+      const name = op < 0 ? 'ULPDU shorter than 2 octets' : OPCODE_NAMES[op] ?? `undefined opcode 0x${op.toString(16)}`;
+      opcodes[name] = (opcodes[name] ?? 0) + 1;
+      if (u.length > TAGGED_HEADER_SIZE && (op === Opcode.WRITE || op === Opcode.READ_RESPONSE)) payloadBytes += u.length - TAGGED_HEADER_SIZE;
+      const f = l.rxFramer.frame(u);
+      fpdusIn++;
+      let wire = f.wire;
+      if (mpaError !== null && i === 0) wire = mpaError === LlpError.CRC.code && f.crcOffset >= 0 && l.cfg.mpa.crc ? corruptCrc(f) : f.markers.length ? corruptMarker(f, l.cfg.mpa.crc, r.int(0, f.markers.length - 1)) : wire;
+      for (const e of l.rxDeframer.push(wire)) sees.push(e.kind === 'fpdu' ? { ulpdu: e.ulpdu } : { error: e.code });
+      l.log.in(wire);
+      for (let at = 0; at < wire.length; ) {
+        const n = Math.min(wire.length - at, r.int(1, 4 * W));
+        segments.push(wire.subarray(at, at + n));
+        at += n;
+      }
+    }
+    return { segments, sees };
+  };
+
+  const newFx = (): StepSideEffects => ({ recv: [], orq: [], inject: false, abort: false, blockTx: false, burst: true, mpaError: null, wrs: [], localSent: [] });
+
+  startAll(lanes, 'configuring every QP');
+
+  const clean = () => mismatchCount === 0 && violationCount === 0;
+  while (done < opts.ops && (opts.keepGoing || clean())) {
+    // This step's QPs: one, or several interleaved.
+    const order = lanes.map((l) => l.q);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = r.int(0, i);
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    const active = order.slice(0, r.bool(0.5) ? 1 : r.int(1, N)).map((q) => lanes[q]!);
+    let blockTx = false;
+    for (const l of active) {
+      if (done >= opts.ops) break;
+      done++;
+      opts.onProgress?.(done, opts.ops);
+      l.ops++;
+      const fx = newFx();
+      const maxLen = Math.min(l.peer.opts.peerMulpdu * 3, 20000);
+      let us: Uint8Array[] | null = null;
+      if (!l.failed && r.bool(opts.faults)) {
+        fx.burst = false;
+        const kind: FaultKind = FAULT_KINDS[nextFault++ % FAULT_KINDS.length]!;
+        // The IRD overflow needs m_axis held, which stalls every QP: only in a step of its own.
+        us = kind === 'ird' && active.length > 1 ? null : l.peer.fault(kind, fx, maxLen);
+        if (us) cov(`fault ${kind}`);
+      }
+      if (!us && !l.failed && r.bool(0.3)) {
+        l.peer.localSend(fx, Math.min(l.cfg.mulpdu * 3, 20000));
+        us = [];
+      }
+      us ??= l.peer.valid(fx, maxLen);
+      l.step = { us, fx };
+      // RNIC_DEBUG=1: one line per operation on stderr, to find the one a mismatch report names.
+      if (process.env.RNIC_DEBUG) console.error(`QP ${l.q} stream ${l.stream} op ${l.ops}: ${fx.wrs.map((w) => `wr ${w.wr.kind}`).join(' ')} peer ${us.map((u) => OPCODE_NAMES[u[1]! & 0xf] ?? '?').join(', ')}${fx.burst ? '' : ' (fault)'} irrq ${bench.irrqUsed(l.q)}`);
+      blockTx ||= fx.blockTx;
+    }
+    const stepping = active.filter((l) => l.step);
+
+    // Phase 1: receive buffers, work requests, local faults; the RTL sends its requests.
+    for (const l of stepping) {
+      const { fx } = l.step!;
+      for (const b of fx.recv) {
+        bench.recv.queue.push({ qp: l.q, ...b });
+        bench.mem.memory.write(b.addr, l.peer.localRnic.memory.read(b.addr, b.len));
+      }
+      for (const w of fx.wrs) {
+        if (w.addr) bench.mem.memory.write(w.addr, l.peer.localRnic.memory.read(w.addr, w.wr.kind === 'write' || w.wr.kind === 'send' ? w.wr.data.length : 0));
+        bench.wr.queue.push({ qp: l.q, w });
+        l.wrsPosted++;
+        workRequests++;
+        cov(`work request ${w.wr.kind}`);
+      }
+      expectSent(l, fx.localSent);
+      if (fx.inject) {
+        const e = RdmapError.GLOBAL_CATASTROPHIC;
+        l.peer.local.injectFailure(e);
+        bench.injectNext(l.q, Number(errBits(e)));
+      }
+    }
+    if (stepping.some((l) => l.step!.fx.wrs.length)) {
+      bench.settle('work requests');
+      drainTx();
+      drainCq();
+    }
+    for (const l of stepping) {
+      if (!l.step!.fx.abort) continue;
+      bench.abort(l.q);
+      l.peer.local.abort('the ULP aborts');
+      bench.settle('abort');
+      pullModel(l);
+    }
+
+    // Phase 2: the peers' FPDUs, interleaved by TCP segment across the QPs. A valid message goes
+    // in whole; a fault one ULPDU at a time, the RTL settling in between (the model's endpoint
+    // answers Read Requests only when the RTL has: the IRD fault depends on it).
+    if (blockTx) bench.blockTx(true);
+    const rounds = Math.max(0, ...stepping.map((l) => (l.step!.fx.burst ? 1 : l.step!.us.length)));
+    for (let k = 0; k < rounds; k++) {
+      const fed: { l: Lane; sees: ({ ulpdu: Uint8Array } | { error: number })[] }[] = [];
+      const queues: { q: number; segs: Uint8Array[] }[] = [];
+      for (const l of stepping) {
+        const { us, fx } = l.step!;
+        const now = fx.burst ? (k === 0 ? us : []) : us.slice(k, k + 1);
+        if (!now.length) continue;
+        const { segments, sees } = framePeer(l, now, k === 0 ? fx.mpaError : null);
+        if (now.length > 1) cov('back-to-back ULPDUs');
+        fed.push({ l, sees });
+        queues.push({ q: l.q, segs: segments });
+      }
+      if (queues.length > 1) cov('QPs interleaved on s_axis');
+      while (queues.some((x) => x.segs.length)) {
+        const x = r.pick(queues.filter((y) => y.segs.length));
+        bench.source.send(x.segs.shift()!, x.q);
+      }
+      bench.settle('the peers\u2019 FPDUs');
+      for (const { l, sees } of fed) {
+        for (const s of sees) {
+          if ('ulpdu' in s) l.peer.local.receive(s.ulpdu);
+          else l.peer.local.llpError(s.error, 'MPA failed the FPDU');
+        }
+        if (bench.irrqUsed(l.q) === 0) pullModel(l);
+      }
+    }
+    if (blockTx) {
+      bench.blockTx(false);
+      bench.settle('unblocking m_axis');
+    }
+    for (const l of stepping) if (bench.irrqUsed(l.q) === 0) pullModel(l);
+    drainTx();
+    drainCq();
+    checkWrites();
+    for (const l of stepping) compare(l);
+
+    // Streams that are over: final checks, and a new connection on the QP.
+    const restart: Lane[] = [];
+    for (const l of stepping) {
+      l.step = null;
+      if (l.failed) l.afterFail++;
+      if (l.afterFail > 2 || l.ops >= l.budget) restart.push(l);
+    }
+    if (restart.length) {
+      bench.settle('the end of the streams');
+      for (const l of restart) if (bench.irrqUsed(l.q) === 0) pullModel(l);
+      drainTx();
+      drainCq();
+      checkWrites();
+      const again: Lane[] = [];
+      for (const l of restart) {
+        compare(l, true);
+        for (const cls of ['response', 'request'] as const) if (l.got[cls] !== l.expected[cls].length) miss(l, `${cls} ULPDU count`, String(l.expected[cls].length), String(l.got[cls]));
+        if (l.rtlEvents.length !== l.modelEvents) miss(l, 'completion-queue entry count', String(l.modelEvents), String(l.rtlEvents.length));
+        // Work requests are all sent unless the stream ended first (then the rest are dropped).
+        if (!l.failed && l.sentRtl !== l.wrsPosted) miss(l, 'sent completions', String(l.wrsPosted), String(l.sentRtl));
+        if (mismatchCount > 0 && !opts.keepGoing) break;
+        again.push(l);
+      }
+      if (clean() || opts.keepGoing) startAll(again, 'new connections');
+    }
+  }
+  // The streams still open: everything compared to the end.
+  if (clean() || opts.keepGoing) {
+    bench.settle('the end of the run');
+    for (const l of lanes) if (bench.irrqUsed(l.q) === 0) pullModel(l);
+    drainTx();
+    drainCq();
+    checkWrites();
+    for (const l of lanes) {
+      compare(l, true);
+      for (const cls of ['response', 'request'] as const) if (l.got[cls] !== l.expected[cls].length) miss(l, `${cls} ULPDU count`, String(l.expected[cls].length), String(l.got[cls]));
+    }
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const cycles = model.cycles - c0;
+  model.close();
+  const evidence: string[] = [];
+  if (opts.evidenceDir && evidenceLane) evidence.push(...(evidenceLane as Lane).log.write(opts.evidenceDir, `qp${(evidenceLane as Lane).q}`, (evidenceLane as Lane).modelOrder));
+  return {
+    dut: 'rnic',
+    module,
+    width: W,
+    qps: N,
+    seed: opts.seed,
+    ops: done,
+    packets: fpdusIn + fpdusOut,
+    fpdusIn,
+    fpdusOut,
+    workRequests,
+    streams,
+    events: eventsCompared,
+    payloadBytes,
+    mismatches: mismatchCount,
+    violations: violationCount,
+    firstMismatch: mismatches[0] ?? null,
+    firstViolation: violations[0] ?? null,
+    errorsHit,
+    errorsMissed: RX_ERROR_CODES.filter((e) => !errorsHit[e.name]).map((e) => `${formatErrorCode(e)} ${e.name}`),
+    opcodes,
+    coverage,
+    cycles,
+    simCyclesPerSecond: Math.round(cycles / Math.max(seconds, 1e-9)),
+    evidence,
+  };
+}
+

@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { fpduLength } from '../../ts-model/mpa';
+import { openTop } from '../../sim/cosim/rnic';
+import { runTopRx, runTopTx, rnicRateFigures, type TopRxOptions, type TopTxOptions } from '../../sim/cosim/rnic-rate';
+import type { SimModel } from '../../sim/verilator/model';
+
+// Behaviour of the line-rate harness of rnic_top (sim/cosim/rnic-rate.ts): what it measures must be
+// the right traffic. No speed is asserted here; the figures are `rnic bench`'s.
+const BUILD_TIMEOUT = 1_200_000;
+const WIDTHS = [8, 64] as const;
+
+const models = new Map<number, SimModel>();
+beforeAll(() => {
+  for (const w of WIDTHS) models.set(w, openTop(w));
+}, BUILD_TIMEOUT);
+afterAll(() => {
+  for (const m of models.values()) m.close();
+});
+
+const segments = (length: number, mulpdu: number) => Math.max(1, Math.ceil(length / (mulpdu - 14)));
+
+describe.each(WIDTHS)('rnic_top_w%i transmit at full rate', (width) => {
+  test.each<[string, TopTxOptions]>([
+    ['one QP, one FPDU per Write, markers and CRC', { qps: 1 }],
+    ['four QPs, MULPDU 1460, markers and CRC', { qps: 4, mulpdu: 1460 }],
+    ['one QP, no markers, no CRC, sources off W alignment', { qps: 1, markers: false, crc: false, misalign: 5 }],
+    ['four QPs, CRC without markers, 3000-octet Writes', { qps: 4, markers: false, length: 3000, misalign: 62 }],
+  ])('%s: every QP’s FPDUs deframe to the ULPDUs the model sends for its Writes', (_, o) => {
+    const writes = 12;
+    const run = runTopTx(width, { ...o, writes, model: models.get(width)! });
+    expect(run.problems).toEqual([]);
+    const qps = o.qps ?? 1;
+    expect(run.ulpdus).toHaveLength(qps);
+    for (let qp = 0; qp < qps; qp++) {
+      expect(run.ulpdus[qp]!.length).toBe(run.expected[qp]!.length);
+      run.ulpdus[qp]!.forEach((u, i) => expect(Buffer.compare(u, run.expected[qp]![i]!), `QP ${qp} ULPDU ${i}`).toBe(0));
+    }
+    const t = run.rate;
+    expect(t.fpdus).toBe(writes * segments(o.length ?? 4096, o.mulpdu ?? 8192));
+    expect(t.payloadBytes).toBe(writes * (o.length ?? 4096));
+    // One FPDU per packet: every beat full but the last, so the beats are Σ ⌈FPDU / W⌉.
+    expect(t.timing.beats).toBeGreaterThanOrEqual(Math.ceil(t.wireBytes / width));
+    expect(t.timing.beats).toBeLessThan(Math.ceil(t.wireBytes / width) + t.fpdus);
+    expect(t.timing.cycles).toBe(t.timing.beats + t.timing.gapsBetween + t.timing.gapsInside);
+  });
+});
+
+describe.each(WIDTHS)('rnic_top_w%i receive at full rate', (width) => {
+  test.each<[string, TopRxOptions]>([
+    ['one FPDU per Write, markers and CRC', {}],
+    ['MULPDU 1460 (three FPDUs per Write, placements off W alignment), markers and CRC', { mulpdu: 1460 }],
+    ['CRC without markers', { markers: false }],
+    ['neither markers nor CRC, 1000-octet Writes', { markers: false, crc: false, length: 1000 }],
+  ])('%s: every Write lands in host memory at its TO, and nothing else is written', (_, o) => {
+    const writes = 12;
+    const run = runTopRx(width, { ...o, writes, model: models.get(width)! });
+    expect(run.problems).toEqual([]);
+    expect(run.placed).toHaveLength(writes);
+    run.placed.forEach((p, i) => expect(Buffer.compare(p.sent, p.memory), `Write ${i} at 0x${p.addr.toString(16)}`).toBe(0));
+    const t = run.rate;
+    const length = o.length ?? 4096;
+    const mulpdu = o.mulpdu ?? 8192;
+    expect(t.fpdus).toBe(writes * segments(length, mulpdu));
+    // The wire is every FPDU (length field, ULPDU, pad, CRC) and, with markers, a marker every 512 octets.
+    const perWrite = Array.from({ length: segments(length, mulpdu) }, (_, k) => fpduLength(14 + Math.min(mulpdu - 14, length - k * (mulpdu - 14))));
+    const unmarked = writes * perWrite.reduce((a, b) => a + b, 0);
+    if (o.markers === false) expect(t.wireBytes).toBe(unmarked);
+    else expect(t.wireBytes).toBeGreaterThan(unmarked);
+    // All of it taken in full beats (the harness sends W-multiple TCP segments).
+    expect(t.input.beats).toBe(Math.ceil(t.wireBytes / width));
+    expect(t.placement.cycles).toBe(t.placement.beats + t.placement.gapsBetween + t.placement.gapsInside);
+  });
+});
+
+test('rnicRateFigures: JSON rows of name, width, value and unit for each width', () => {
+  const rows = rnicRateFigures({ widths: [8], writes: 3 });
+  expect(rows.length).toBe(24);
+  for (const r of rows) {
+    expect(Object.keys(r).sort()).toEqual(['name', 'unit', 'value', 'width']);
+    expect(r.width).toBe(8);
+    expect(Number.isFinite(r.value) && r.value > 0).toBe(true);
+  }
+  expect(JSON.parse(JSON.stringify(rows))).toEqual(rows);
+}, BUILD_TIMEOUT);
