@@ -2,17 +2,22 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { SynthTarget } from './targets';
 
 /**
  * The synthesis result cache. Place-and-route takes seconds to minutes, so a result is kept as
  * `result.json` in its work directory `<repo>/.cache/synth/<top>-<key>/`, next to the logs that
  * produced it, and reused while the key is the same. The key is the sha256 of everything that can
  * change the result: the source contents in order, the options, the tool versions, and
- * FLOW_VERSION. (Files pulled in by `include are not hashed; this project generates flat files.)
+ * the target's FLOW_VERSIONS entry. (Files pulled in by `include are not hashed; this project generates flat files.)
  */
 
-/** Bump when a script, a wrapper or a measurement changes meaning, so old results are not reused. */
-export const FLOW_VERSION = 1;
+/**
+ * Per target: bump when its script, the wrapper or a measurement changes meaning, so old results
+ * are not reused (and the other targets' results still are).
+ * ice40 2: the wrapper is mapped around the module's own netlist instead of a second synthesis.
+ */
+export const FLOW_VERSIONS: Readonly<Record<SynthTarget, number>> = Object.freeze({ generic: 1, xilinx: 1, ice40: 2 });
 
 /** Hex digits of the key in a work directory's name: enough to never collide in practice. */
 export const KEY_DIGITS_IN_DIR = 16;
@@ -28,6 +33,7 @@ function sha256(data: string | Uint8Array): string {
 }
 
 export interface CacheKeyInput {
+  target: SynthTarget;
   sources: readonly string[];
   options: Record<string, unknown>;
   tools: Record<string, string>;
@@ -36,7 +42,7 @@ export interface CacheKeyInput {
 /** The key: file contents by hash (not by path, so a moved checkout still hits). */
 export function cacheKey(input: CacheKeyInput): string {
   const sources = input.sources.map((s) => sha256(readFileSync(s)));
-  return sha256(JSON.stringify({ flow: FLOW_VERSION, sources, options: input.options, tools: input.tools }));
+  return sha256(JSON.stringify({ flow: FLOW_VERSIONS[input.target], sources, options: input.options, tools: input.tools }));
 }
 
 export function workDirFor(cacheRoot: string, top: string, key: string): string {

@@ -6,20 +6,21 @@ import { runNextpnr, type Utilisation } from './nextpnr';
 import { OOC_PINS, oocWrapper } from './ooc-wrapper';
 import { FlowError } from './run-tool';
 import { TARGET_PROFILES, classifyCells } from './targets';
-import { parseStatJson, runYosys, synthScript } from './yosys';
+import { parseStatJson, runYosys, wrappedScript } from './yosys';
 
 /**
  * iCE40 place-and-route of a module inside its out-of-context wrapper. Every module is wrapped,
  * not only those with too many ports for the package: then Fmax always means the same thing
  * (register to register through the module, input and output paths included) and a module
- * with 20 ports is measured the same way as one with 700.
+ * with 20 ports is measured the same way as one with 700. The module is not synthesised again:
+ * the wrapper is mapped around the module's own netlist, so what is placed is what was counted
+ * (and a large module costs one yosys run, not two).
  */
 
 export interface OocPnrOptions {
   top: string;
-  sources: readonly string[];
   workDir: string;
-  /** The module's netlist from its own synthesis (for its resolved ports). */
+  /** The module's mapped netlist from its own synthesis: its resolved ports, and what is placed. */
   moduleNetlist: string;
   clock: string;
   reset: string;
@@ -36,7 +37,7 @@ export interface OocPnrResult {
 }
 
 /** Output files of the wrapped run, relative to the work directory. */
-const WRAPPED = Object.freeze({ statJson: 'ooc-stat.json', ltpText: 'ooc-ltp.txt', netlistJson: 'ooc.json' });
+const WRAPPED = Object.freeze({ statJson: 'ooc-stat.json', netlistJson: 'ooc.json' });
 
 export function placeWrapped(o: OocPnrOptions): OocPnrResult {
   const notes: string[] = [];
@@ -50,9 +51,8 @@ export function placeWrapped(o: OocPnrOptions): OocPnrResult {
   }
   const wrapperFile = join(o.workDir, `${wrapper.module}.v`);
   writeFileSync(wrapperFile, wrapper.verilog);
-  const sources = [...o.sources, wrapperFile];
-  const script = synthScript({ top: wrapper.module, sources, target: 'ice40', outputs: WRAPPED, depth: false });
-  runYosys(script, o.workDir, 'yosys-ooc', wrapper.module, sources);
+  const script = wrappedScript({ moduleNetlist: o.moduleNetlist, wrapper: wrapperFile, wrapperTop: wrapper.module, outputs: WRAPPED });
+  runYosys(script, o.workDir, 'yosys-ooc', wrapper.module, [join(o.workDir, o.moduleNetlist), wrapperFile]);
   const wrappedFfs = wrappedFlipFlops(readFileSync(join(o.workDir, WRAPPED.statJson), 'utf8'), wrapper.module);
 
   notes.push(

@@ -118,7 +118,7 @@ export function synthesize(opts: SynthOptions): SynthResult {
   const reset = opts.reset ?? DEFAULT_RESET;
   const device = opts.device ?? DEFAULT_ICE40_DEVICE;
   const keyOptions = { top: opts.top, target: opts.target, clock, reset, ...(opts.target === 'ice40' ? { device } : {}) };
-  const key = cacheKey({ sources, options: keyOptions, tools: toolVersions(opts.target) });
+  const key = cacheKey({ target: opts.target, sources, options: keyOptions, tools: toolVersions(opts.target) });
   const workDir = workDirFor(opts.cacheRoot ?? DEFAULT_CACHE_ROOT, opts.top, key);
   if (!opts.fresh) {
     const hit = readCachedResult<SynthResult>(workDir);
@@ -152,7 +152,7 @@ export function synthesize(opts: SynthOptions): SynthResult {
       break;
     case 'ice40': {
       notes.push('ice40: logic depth counts SB_LUT4 and SB_CARRY cells (one per bit of a carry chain)');
-      const pnr = placeWrapped({ top: opts.top, sources, workDir, moduleNetlist: MODULE_OUTPUTS.netlistJson, clock, reset, device });
+      const pnr = placeWrapped({ top: opts.top, workDir, moduleNetlist: MODULE_OUTPUTS.netlistJson, clock, reset, device });
       notes.push(...pnr.notes);
       result = {
         target: 'ice40',

@@ -55,6 +55,36 @@ export function synthScript(o: SynthScriptOptions): string {
   return lines.join('\n') + '\n';
 }
 
+export interface WrappedScriptOptions {
+  /** The module's own mapped, flattened netlist (`write_json` of the synthesis script). */
+  moduleNetlist: string;
+  /** The wrapper's Verilog; it instantiates the module. */
+  wrapper: string;
+  wrapperTop: string;
+  outputs: Omit<SynthOutputs, 'ltpText'>;
+}
+
+/**
+ * iCE40: the wrapper around the module's already mapped netlist, so the module is synthesised
+ * once and the netlist placed is the one counted. `write_json` kept the cell library as boxes
+ * without parameters; they are deleted and the library read again (synth_ice40 reads it once
+ * more, replacing the boxes). The module's SB_* cells are instances synth_ice40 leaves alone: it
+ * maps the wrapper's registers and XOR tree, and flattens.
+ */
+export function wrappedScript(o: WrappedScriptOptions): string {
+  const lines = [
+    `read_json ${yosysPath(o.moduleNetlist)}`,
+    'delete =A:blackbox',
+    'read_verilog -lib +/ice40/cells_sim.v',
+    `read_verilog ${yosysPath(o.wrapper)}`,
+    `hierarchy -check -top ${o.wrapperTop}`,
+    TARGET_PROFILES.ice40.synthCommand(o.wrapperTop),
+    `tee -o ${o.outputs.statJson} stat -width -json -top ${o.wrapperTop}`,
+    `write_json ${o.outputs.netlistJson}`,
+  ];
+  return lines.join('\n') + '\n';
+}
+
 /**
  * Runs `script` as `<name>.ys` in `workDir` with its log in `<name>.log`. A failure throws a
  * `FlowError` with the log tail; a top module yosys cannot find gets a message naming it.

@@ -1,8 +1,6 @@
 import { WR_KIND } from '../../hdl-gen/blocks/ddp-tx';
 import { CQ_SENT } from '../../hdl-gen/blocks/rnic-top';
-import { STAG_RIGHT_BITS } from '../../hdl-gen/blocks/stag-table';
 import { segmentMessage } from '../../ts-model/ddp/segmenter';
-import { stagIndex, stagKey } from '../../ts-model/memory/stag';
 import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa';
 import { Opcode, rdmapControl } from '../../ts-model/rdmap/constants';
 import { prng } from '../../ts-model/util/prng';
@@ -13,6 +11,7 @@ import type { PortHandle, SimModel } from '../verilator/model';
 import { openTop } from './rnic';
 import { expectedUlpdus, type TxRequest } from './ddp-tx';
 import { HostMemoryPort } from './host-memory-port';
+import { pokeStagEntry } from './stag-cfg';
 import { BackgroundMemory } from './rdmap-tx-resp';
 import type { RtlRegion } from './rx-peer';
 import { ReadPortResponder, UlpduStreamCheck } from './tx-ports';
@@ -197,7 +196,6 @@ class TopBench {
     const h = (this.h = (n: string) => m.handle(n));
     const r = prng(0x7a7e);
     this.tb = new Testbench(m);
-    const rightBits = (g: RtlRegion) => STAG_RIGHT_BITS.reduce((acc, name, i) => acc | (g.access.includes(name) ? 1 << i : 0), 0);
     this.cfg = this.tb.add(
       new QueueSource(m, h('cfg_valid'), null, ({ qp }: { qp: number }) => {
         m.pokeNumber(h('cfg_qp'), qp);
@@ -218,15 +216,7 @@ class TopBench {
     this.stag = this.tb.add(
       new QueueSource(m, h('stag_cfg_valid'), null, ({ qp, region: g }: { qp: number; region: RtlRegion }) => {
         m.pokeNumber(h('stag_cfg_qp'), qp);
-        m.pokeNumber(h('stag_cfg_index'), stagIndex(g.stag));
-        m.pokeNumber(h('stag_cfg_key'), stagKey(g.stag));
-        m.pokeNumber(h('stag_cfg_pd'), g.pd);
-        m.poke(h('stag_cfg_base'), g.base);
-        m.poke(h('stag_cfg_length'), g.length);
-        m.pokeNumber(h('stag_cfg_access'), rightBits(g));
-        m.pokeNumber(h('stag_cfg_va'), g.va ? 1 : 0);
-        m.pokeNumber(h('stag_cfg_invalidatable'), g.invalidatable ? 1 : 0);
-        m.pokeNumber(h('stag_cfg_enable'), 1);
+        pokeStagEntry(m, h, g);
       }),
     );
     this.wr = this.tb.add(

@@ -2,11 +2,9 @@ import { CQ_KIND } from '../../hdl-gen/blocks/rnic-top';
 import type { RnicConfig } from '../../hdl-gen/gen/config';
 import { WR_KIND } from '../../hdl-gen/blocks/ddp-tx';
 import { errBits } from '../../hdl-gen/blocks/ddp-rx-hdr';
-import { STAG_RIGHT_BITS } from '../../hdl-gen/blocks/stag-table';
 import { TAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa';
 import { corruptCrc, corruptMarker } from '../../ts-model/mpa/faults';
-import { stagIndex, stagKey } from '../../ts-model/memory/stag';
 import { bytesToU64 } from '../../ts-model/rdmap/atomics';
 import { Opcode, OPCODE_NAMES } from '../../ts-model/rdmap/constants';
 import { LlpError, RdmapError, formatErrorCode } from '../../ts-model/terminate-codes';
@@ -19,6 +17,7 @@ import type { AxisSink, AxisSource } from '../cocotb/axis';
 import type { PortHandle, SimModel } from '../verilator/model';
 import { openDut, type DutOptions } from './dut';
 import { HostMemoryPort } from './host-memory-port';
+import { pokeStagEntry } from './stag-cfg';
 import { RX_ERROR_CODES, modelEvent, rtlEvent, type RtlEventPorts } from './rx';
 import { FAULT_KINDS, RxPeer, type FaultKind, type LocalWr, type RtlRegion, type StepSideEffects } from './rx-peer';
 import { describeUlpdu, sideBySide } from './ulpdu-text';
@@ -186,19 +185,10 @@ class TopBench {
         for (const [n, v] of set) m.pokeNumber(h(n), v);
       }),
     );
-    const rightBits = (g: RtlRegion) => STAG_RIGHT_BITS.reduce((acc, name, i) => acc | (g.access.includes(name) ? 1 << i : 0), 0);
     this.stagCfg = this.tb.add(
       new QueueSource(m, h('stag_cfg_valid'), null, ({ qp, g }: { qp: number; g: RtlRegion }) => {
         m.pokeNumber(h('stag_cfg_qp'), qp);
-        m.pokeNumber(h('stag_cfg_index'), stagIndex(g.stag));
-        m.pokeNumber(h('stag_cfg_key'), stagKey(g.stag));
-        m.pokeNumber(h('stag_cfg_pd'), g.pd);
-        m.poke(h('stag_cfg_base'), g.base);
-        m.poke(h('stag_cfg_length'), g.length);
-        m.pokeNumber(h('stag_cfg_access'), rightBits(g));
-        m.pokeNumber(h('stag_cfg_va'), g.va ? 1 : 0);
-        m.pokeNumber(h('stag_cfg_invalidatable'), g.invalidatable ? 1 : 0);
-        m.pokeNumber(h('stag_cfg_enable'), 1);
+        pokeStagEntry(m, h, g);
       }),
     );
     this.recv = this.tb.add(
@@ -577,7 +567,10 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
         violate(l, `write of octets 0x${a0.toString(16)}..0x${a1.toString(16)} outside every placement of the model`);
       } else if (!writable(l, a0) || !writable(l, a1)) violate(l, `write of 0x${a0.toString(16)}..0x${a1.toString(16)} outside the stream's writable memory`);
     }
-    for (const f of bench.mem.faults.splice(0)) violationCount++, violations.length < 20 && violations.push(`memory port: ${f}`);
+    for (const f of bench.mem.faults.splice(0)) {
+      violationCount++;
+      if (violations.length < 20) violations.push(`memory port: ${f}`);
+    }
   };
 
   /** Queues lane l's peer ULPDUs as FPDUs in random TCP segments; returns what the model's MPA delivers. */

@@ -1,12 +1,10 @@
 import { RX_EVENT } from '../../hdl-gen/blocks/ddp-rx-ctl';
 import { errBits } from '../../hdl-gen/blocks/ddp-rx-hdr';
-import { STAG_RIGHT_BITS } from '../../hdl-gen/blocks/stag-table';
 import { TAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { encodeDdpSegment } from '../../ts-model/ddp/header';
 import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa';
 import { MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
 import { corruptCrc, corruptMarker } from '../../ts-model/mpa/faults';
-import { stagIndex, stagKey } from '../../ts-model/memory/stag';
 import { Opcode, OPCODE_NAMES, rdmapControl } from '../../ts-model/rdmap/constants';
 import type { RnicEvent } from '../../ts-model/rnic/events';
 import { ALL_ERROR_CODES, LlpError, RdmapError, formatErrorCode, type ErrorCode } from '../../ts-model/terminate-codes';
@@ -19,6 +17,7 @@ import type { AxisSink, AxisSource } from '../cocotb/axis';
 import type { PortHandle, SimModel } from '../verilator/model';
 import { openDut, type DutOptions } from './dut';
 import { HostMemoryPort } from './host-memory-port';
+import { pokeStagEntry } from './stag-cfg';
 import { FAULT_KINDS, RxPeer, type FaultKind, type RtlRegion, type StepSideEffects } from './rx-peer';
 
 /**
@@ -212,18 +211,9 @@ class RxBench {
       valid: h('m_evt_valid'), ready: h('m_evt_ready'), kind: h('m_evt_kind'), length: h('m_evt_length'), solicited: h('m_evt_solicited'),
       invalidated: h('m_evt_invalidated'), stag: h('m_evt_stag'), data: h('m_evt_data'), err: h('m_evt_err'),
     };
-    const rightBits = (g: RtlRegion) => STAG_RIGHT_BITS.reduce((acc, name, i) => acc | (g.access.includes(name) ? 1 << i : 0), 0);
     this.stagCfg = this.tb.add(
       new QueueSource<RtlRegion>(m, h('stag_cfg_valid'), null, (g) => {
-        m.pokeNumber(h('stag_cfg_index'), stagIndex(g.stag));
-        m.pokeNumber(h('stag_cfg_key'), stagKey(g.stag));
-        m.pokeNumber(h('stag_cfg_pd'), g.pd);
-        m.poke(h('stag_cfg_base'), g.base);
-        m.poke(h('stag_cfg_length'), g.length);
-        m.pokeNumber(h('stag_cfg_access'), rightBits(g));
-        m.pokeNumber(h('stag_cfg_va'), g.va ? 1 : 0);
-        m.pokeNumber(h('stag_cfg_invalidatable'), g.invalidatable ? 1 : 0);
-        m.pokeNumber(h('stag_cfg_enable'), 1);
+        pokeStagEntry(m, h, g);
       }),
     );
     this.recv = this.tb.add(

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { clockFmax, nextpnrArgs, parseFmax, parseUtilisation } from '../../flow/nextpnr';
 import { TARGET_PROFILES, classifyCells } from '../../flow/targets';
-import { parseLtp, parseStatJson, synthScript, yosysPath } from '../../flow/yosys';
+import { parseLtp, parseStatJson, synthScript, wrappedScript, yosysPath } from '../../flow/yosys';
 
 /** The command lines this flow runs and the parsers for what the tools print, without running them. */
 
@@ -62,6 +62,21 @@ describe('yosys scripts and reports', () => {
       'tee -o stat.json stat -width -json -top m',
       `tee -o ltp.txt ${ltpCmd}`,
       'write_json netlist.json',
+      '',
+    ]);
+  });
+
+  test('the iCE40 wrapper is mapped around the module netlist, not around a second synthesis of the sources', () => {
+    const script = wrappedScript({ moduleNetlist: 'netlist.json', wrapper: '/w/m_ooc.v', wrapperTop: 'm_ooc', outputs: { statJson: 'ooc-stat.json', netlistJson: 'ooc.json' } });
+    expect(script.split('\n')).toEqual([
+      'read_json netlist.json',
+      'delete =A:blackbox',
+      'read_verilog -lib +/ice40/cells_sim.v',
+      'read_verilog /w/m_ooc.v',
+      'hierarchy -check -top m_ooc',
+      'synth_ice40 -top m_ooc',
+      'tee -o ooc-stat.json stat -width -json -top m_ooc',
+      'write_json ooc.json',
       '',
     ]);
   });
