@@ -6,7 +6,7 @@ import { formatDemo, runDemo } from './demo';
 import { runGen } from './gen-cli';
 import { formatSynth, runSynth } from './synth-cli';
 import { failures, formatCosim, runCosim } from './cosim-cli';
-import { formatRnicCosim, progressBar, runRnicCosim } from './rnic-cosim-cli';
+import { formatRnicCosim, formatScenarioCosim, progressBar, runRnicCosim, runScenarioCosim } from './rnic-cosim-cli';
 import { UsageError, formatRun, loadScenario, runReport, runScenario, schemaText, toJson, writePcap } from './scenario-cli';
 
 /** `rnic`: a thin shell over library functions (which the tests call directly). */
@@ -41,6 +41,9 @@ commands:
                               ddp_rx_hdr, atomic_unit, stag_table, rx (the receive path ddp_rx
                               against the model endpoint: placement, protection, events, responses),
                               rnic_rx (the same with mpa_rx in front, fed framed TCP payload)
+            --scenario F      rnic: a scenario file (as 'rnic run' takes) with the RTL as its
+                              responder on QP 0: the initiator's FPDUs in, the responder's work
+                              requests posted, every FPDU, completion and region compared
             --random --seed N --ops M   rnic: M operations (work requests and peer messages, all
                               opcodes, 0..64 KiB, markers/CRC per connection, QPs interleaved)
                               drawn from seed N (default 1, 1000); the seed replays the run
@@ -188,6 +191,7 @@ function cosim(argv: string[], out: (s: string) => void): number {
       dut: { type: 'string', default: 'rnic' },
       width: { type: 'string' },
       random: { type: 'boolean' },
+      scenario: { type: 'string' },
       ops: { type: 'string', default: '1000' },
       config: { type: 'string' },
       trace: { type: 'boolean' },
@@ -201,6 +205,20 @@ function cosim(argv: string[], out: (s: string) => void): number {
       json: { type: 'boolean' },
     },
   });
+  if (values.dut === 'rnic' && values.scenario !== undefined) {
+    if (values.random) throw new UsageError('--scenario and --random are alternatives: give one');
+    const r = runScenarioCosim({
+      scenario: values.scenario,
+      seed: toNumber(values.seed),
+      ...(values.width !== undefined && { width: toNumber(values.width) }),
+      ...(values.config !== undefined && { config: values.config }),
+      ...(values.rtl !== undefined && { rtl: values.rtl }),
+      ...(values.trace && { trace: true }),
+      out: values.out,
+    });
+    out(values.json ? JSON.stringify(r) : formatScenarioCosim(r));
+    return r.mismatches + r.violations ? 1 : 0;
+  }
   if (values.dut === 'rnic') {
     const tty = !values.json && process.stderr.isTTY;
     const r = runRnicCosim({

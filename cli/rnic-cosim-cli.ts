@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { DATAPATH_WIDTHS } from '../hdl-gen/gen/config';
 import { cosimRnic, type RnicCosimResult } from '../sim/cosim/rnic';
+import { cosimScenario, type ScenarioCosimResult } from '../sim/cosim/rnic-scenario';
 import { loadConfig } from './gen-cli';
-import { UsageError } from './scenario-cli';
+import { UsageError, loadScenario } from './scenario-cli';
 
 /**
  * `rnic cosim` (`--dut rnic`, the default): the whole datapath rnic_top_w<W> against the model on
@@ -63,6 +64,36 @@ export function runRnicCosim(a: RnicCosimArgs): RnicCosimReport {
 }
 
 const counts = (o: Readonly<Record<string, number>>): string => Object.entries(o).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none';
+
+/** `rnic cosim --scenario F`: the scenario with the RTL as its responder (sim/cosim/rnic-scenario.ts). */
+export function runScenarioCosim(a: { scenario: string; seed: number; width?: number; config?: string; rtl?: string; trace?: boolean; out: string }): ScenarioCosimResult & { vcd: string | null } {
+  const config = loadConfig(a.config);
+  const width = a.width ?? config.width;
+  if (!(DATAPATH_WIDTHS as readonly number[]).includes(width)) throw new UsageError(`--width must be one of ${DATAPATH_WIDTHS.join(', ')} for rnic, got ${a.width}`);
+  const s = loadScenario(a.scenario);
+  const vcd = a.trace ? join(a.out, `rnic_top_w${width}-scenario.vcd`) : null;
+  try {
+    return { ...cosimScenario(s, { width, seed: a.seed, config: { ...config, width: width as typeof config.width }, evidenceDir: a.out, ...(a.rtl !== undefined && { rtlDir: a.rtl }), ...(vcd && { vcd }) }), vcd };
+  } catch (e) {
+    const msg = (e as Error).message;
+    if (/cannot run on the RTL|rnic\.f|does not exist|no module/.test(msg)) throw new UsageError(msg);
+    throw e;
+  }
+}
+
+export function formatScenarioCosim(r: ScenarioCosimResult & { vcd: string | null }): string {
+  const lines = [
+    `${r.module}, QP 0 as the responder of scenario '${r.scenario}': ${r.ops} ops, ${r.fpdusIn} FPDUs in, ${r.fpdusOut} out, ${r.workRequests} work requests, ${r.events} responder events`,
+    `${r.cycles} cycles`,
+    r.mismatches ? `FAIL: ${r.mismatches} differences from the model` : 'PASS: every FPDU, completion and region equals the model\'s responder',
+    r.violations ? `FAIL: ${r.violations} protection violations` : 'protection: no write outside the responder\'s placements',
+  ];
+  const m = r.firstMismatch;
+  if (m) lines.push(`first mismatch: ${m.what}`, m.sideBySide ?? `  model ${m.expected.slice(0, 200)}\n  RTL   ${m.actual.slice(0, 200)}`);
+  if (r.firstViolation) lines.push(`first violation: ${r.firstViolation}`);
+  lines.push(...r.evidence.map((f) => `pcap: ${f}`), ...(r.vcd ? [`vcd: ${r.vcd}`] : []));
+  return lines.join('\n');
+}
 
 export function formatRnicCosim(r: RnicCosimReport): string {
   const codes = Object.keys(r.errorsHit).length;

@@ -8,8 +8,9 @@ import type { SynthTarget } from './targets';
  * The synthesis result cache. Place-and-route takes seconds to minutes, so a result is kept as
  * `result.json` in its work directory `<repo>/.cache/synth/<top>-<key>/`, next to the logs that
  * produced it, and reused while the key is the same. The key is the sha256 of everything that can
- * change the result: the source contents in order, the options, the tool versions, and
- * the target's FLOW_VERSIONS entry. (Files pulled in by `include are not hashed; this project generates flat files.)
+ * change the result: the source contents in order, the options, the tool versions, and the
+ * target's FLOW_VERSIONS entry. (Files pulled in by `include are not hashed; this project
+ * generates flat files.)
  */
 
 /**

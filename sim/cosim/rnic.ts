@@ -118,7 +118,7 @@ const MAX_PEER_MULPDU = 8000;
 /** QP i's host memory starts at (i + 1) << 40: QPs never share an address. */
 const qpAddressBase = (q: number): bigint => BigInt(q + 1) << 40n;
 /** Responses and Terminates (the responder's queue) vs everything a work request sends. */
-const isResponse = (u: Uint8Array): boolean => {
+export const isResponse = (u: Uint8Array): boolean => {
   const op = u[1]! & 0xf;
   return op === Opcode.READ_RESPONSE || op === Opcode.ATOMIC_RESPONSE || op === Opcode.TERMINATE;
 };
@@ -129,7 +129,7 @@ export function openTop(width: number, opts: DutOptions = {}): SimModel {
   return openDut(`rnic_top_w${width}`, opts).model;
 }
 
-interface QpConfig {
+export interface QpConfig {
   readonly pd: number;
   readonly ird: number;
   readonly msn: number;
@@ -140,7 +140,7 @@ interface QpConfig {
 }
 
 /** The harness around the open top: drivers for every input port, monitors, host memory. */
-class TopBench {
+export class TopBench {
   readonly tb: Testbench;
   readonly source: AxisSource;
   readonly tx: AxisSink;

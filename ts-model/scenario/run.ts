@@ -49,6 +49,12 @@ export interface ScenarioResult {
   readonly segments: readonly TcpSegmentRecord[];
   readonly memory: readonly RegionDigest[];
   readonly summary: ScenarioSummary;
+  /** The two RNICs (STag tables and host memory as the run left them). */
+  readonly rnics: Readonly<Record<Side, Rnic>>;
+  /** Every work request posted, with its op index and side (a co-simulation posts the same). */
+  readonly posted: readonly { readonly index: number; readonly from: Side; readonly wr: WorkRequest }[];
+  /** Every receive buffer posted, in order, with the address the model gave it. */
+  readonly buffers: readonly { readonly at: Side; readonly addr: bigint; readonly length: number }[];
 }
 
 const other = (s: Side): Side => (s === 'initiator' ? 'responder' : 'initiator');
@@ -101,8 +107,10 @@ export function runScenario(s: Scenario): ScenarioResult {
     ...(connectionFaults.length && { tamperSetup: (r) => tamperSetup(r, connectionFaults) }),
   });
 
+  const posted: { index: number; from: Side; wr: WorkRequest }[] = [];
+  const buffers: { at: Side; addr: bigint; length: number }[] = [];
   if (link.established) {
-    for (const r of s.receives) for (let k = 0; k < r.count; k++) link.endpoint(r.at).postReceive(r.length);
+    for (const r of s.receives) for (let k = 0; k < r.count; k++) buffers.push({ at: r.at, addr: link.endpoint(r.at).postReceive(r.length), length: r.length });
     s.ops.forEach((op, i) => {
       const faults = faultsOf(i);
       if (faults.has('no-receive-buffer')) {
@@ -110,7 +118,11 @@ export function runScenario(s: Scenario): ScenarioResult {
         while (target.withdrawReceive());
       }
       if (op.op === 'abort') link.endpoint(op.from).abort(`the ULP at the ${op.from} aborted (op ${i})`);
-      else link.endpoint(op.from).post(workRequest(s, rnics, op, i, faults));
+      else {
+        const wr = workRequest(s, rnics, op, i, faults);
+        posted.push({ index: i, from: op.from, wr });
+        link.endpoint(op.from).post(wr);
+      }
       if (!s.pipeline) link.run();
     });
     link.run();
@@ -128,7 +140,7 @@ export function runScenario(s: Scenario): ScenarioResult {
       digest: rnics[at].memory.digest(r.base, Number(r.length)),
     })),
   );
-  return { scenario: s, link, events: link.events, segments: link.segments, memory, summary: summarize(s, link) };
+  return { scenario: s, link, events: link.events, segments: link.segments, memory, summary: summarize(s, link), rnics, posted, buffers };
 }
 
 function summarize(s: Scenario, link: IwarpLink): ScenarioSummary {
