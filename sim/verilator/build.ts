@@ -8,7 +8,7 @@
  * key, the first rename wins and the loser uses the winner's directory.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseHeaderPorts, portMismatches } from './header-ports';
@@ -185,6 +185,42 @@ export function buildModel(opts: BuildOptions): CompiledModel {
   if (existsSync(path.join(dir, MODEL_FILE))) return result(true);
 
   mkdirSync(r.cacheDir, { recursive: true });
+  // One build per key at a time: test workers that need the same large model (minutes to build)
+  // wait for the first instead of building it again beside it.
+  const lock = `${dir}.lock`;
+  if (!takeLock(lock, () => existsSync(path.join(dir, MODEL_FILE)))) return result(true);
+  try {
+    return buildLocked(r, tools, key, dir, result);
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/** A build lock older than this is taken to be left by a killed process. */
+const STALE_LOCK_MS = 30 * 60_000;
+
+/** Takes `lock` (a directory), or waits until `done()` (false: another process built it). */
+function takeLock(lock: string, done: () => boolean): boolean {
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    if (done()) return false;
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) rmSync(lock, { recursive: true, force: true });
+    } catch {
+      // Released between the two calls: try again.
+    }
+    Atomics.wait(sleeper, 0, 0, 500);
+  }
+}
+
+function buildLocked(r: Resolved, tools: ReturnType<typeof toolchain>, key: string, dir: string, result: (cached: boolean) => CompiledModel): CompiledModel {
+  if (existsSync(path.join(dir, MODEL_FILE))) return result(true);
   const tmp = mkdtempSync(path.join(r.cacheDir, `.tmp-${r.top}-${key.slice(0, KEY_DIGITS)}-`));
   chmodSync(tmp, CACHE_DIR_MODE); // mkdtemp makes it private; the published entry is an ordinary directory
   try {
