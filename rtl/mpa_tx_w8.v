@@ -213,7 +213,7 @@ assign ob_free = (~ob_valid_reg) | ob_ready;
 assign mk_slot = 7'h0 - ph_reg;
 assign mk_in_beat = gb_ctx_reg[0] & (mk_slot < 7'h2);
 assign gb_remaining = {1'b0, gb_count_reg} + {3'b000, gb_all_in_reg};
-assign mk_here = mk_in_beat & ({3'b000, gb_remaining} > mk_slot);
+assign mk_here = mk_in_beat & ((~gb_all_in_reg) | ({3'b000, gb_remaining} > mk_slot));
 assign gb_need = mk_in_beat ? 4'b0001 : 4'b0010;
 assign gb_emit = (gb_active_reg & ob_free) & (gb_all_in_reg | ({1'b0, gb_count_reg} >= gb_need));
 assign gb_with_marker = gb_remaining + {3'b000, mk_here};

@@ -135,9 +135,11 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   const kSlot = k.slice(sBits - 1, 0);
   // Stream words left: the FPDU words in the gearbox, plus the CRC word once all are in.
   const remaining = m.let('gb_remaining', gbCount.zext(bBits + 1).add(gbAll.zext(bBits + 1)));
-  // A marker goes in only if a stream word follows it in this FPDU.
+  // A marker goes in only if a stream word follows it in this FPDU: one in the gearbox past the
+  // slot, or any still to come (not all in: at least the CRC word follows). Without the second
+  // case a beat short of words before the slot would leave half empty in mid-FPDU.
   const cw = Math.max(7, bBits + 1);
-  const hasMarker = m.let('mk_here', kInBeat.and(remaining.zext(cw).gt(k.zext(cw))));
+  const hasMarker = m.let('mk_here', kInBeat.and(gbAll.not().or(remaining.zext(cw).gt(k.zext(cw)))));
   const need = m.let('gb_need', mux(kInBeat, lit(bBits + 1, n - 1), lit(bBits + 1, n)));
   const emit = m.let('gb_emit', gbActive.and(obFree).and(gbAll.or(gbCount.zext(bBits + 1).ge(need))));
   // Output words this beat: min(n, remaining + marker).

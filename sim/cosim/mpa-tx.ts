@@ -67,6 +67,8 @@ export interface MpaTxCosimResult {
   readonly coverage: { readonly leading: number; readonly afterHeader: number; readonly inside: number; readonly beforeCrc: number };
   /** err_length at the end of the run (must stay 0: every ULPDU matches its ULPDU_Length). */
   readonly errLength: boolean;
+  /** Taken m_axis beats that are not packed (a partial beat before tlast, or tkeep not 2^k − 1): the first few. */
+  readonly notPacked: readonly string[];
   readonly firstMismatch?: MpaTxMismatch;
 }
 
@@ -121,9 +123,17 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
   const tlast = model.handle('m_axis_tlast');
   const tvalid = model.handle('m_axis_tvalid');
   const tready = model.handle('m_axis_tready');
+  const tkeep = model.handle('m_axis_tkeep');
   const lastAt: number[] = [];
+  // Packed beats: every beat of an FPDU full but its last (a TCP engine takes the payload as is).
+  const fullKeep = (1n << BigInt(W)) - 1n;
+  const notPacked: string[] = [];
   tb.add({ sample: () => {
-    if (model.peekPreNumber(tvalid) && model.peekPreNumber(tready) && model.peekPreNumber(tlast)) lastAt.push(model.cycles);
+    if (!model.peekPreNumber(tvalid) || !model.peekPreNumber(tready)) return;
+    const last = model.peekPreNumber(tlast) === 1;
+    if (last) lastAt.push(model.cycles);
+    const keep = model.peekPre(tkeep);
+    if ((!last && keep !== fullKeep) || (keep & (keep + 1n)) !== 0n) notPacked.push(`tkeep 0x${keep.toString(16)} (tlast ${last}) at cycle ${model.cycles}`);
   } });
   const t0 = performance.now();
   const c0 = model.cycles;
@@ -137,6 +147,7 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
   let mismatches = 0;
   let first: MpaTxMismatch | undefined;
   if (errLength) mismatches++;
+  mismatches += notPacked.length;
   expected.forEach((want, i) => {
     const got = sink.recv()!.data;
     if (Buffer.compare(got, want) === 0) return;
@@ -173,6 +184,7 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
     cycleCheck,
     coverage,
     errLength,
+    notPacked: notPacked.slice(0, 5),
     ...(first && { firstMismatch: first }),
   };
 }
