@@ -110,7 +110,7 @@ module rnic_qp_w8 (
      * Work requests (one per message, in send order; ddp_tx_w<W>)
      */
     input  wire        wr_valid,
-    output wire        wr_ready,
+    output wire        wr_ready, // the work request queue has room
     input  wire [2:0]  wr_kind, // 0 Write, 1 Read, 2 Send, 3 Immediate, 4 Atomic
     input  wire        wr_solicited, // Send / Immediate: with Solicited Event
     input  wire        wr_invalidate, // Send: with Invalidate (of wr_stag)
@@ -288,11 +288,11 @@ reg rd_arb_owner_next;
 wire rd_arb_grant; // the source rd_arb serves
 wire rd_arb_valid;
 wire rd_fire;
-reg [5:0] rd_owners_wptr_reg;
-reg [5:0] rd_owners_wptr_next;
-reg [5:0] rd_owners_rptr_reg;
-reg [5:0] rd_owners_rptr_next;
-wire [5:0] rd_owners_count; // entries in rd_owners
+reg [9:0] rd_owners_wptr_reg;
+reg [9:0] rd_owners_wptr_next;
+reg [9:0] rd_owners_rptr_reg;
+reg [9:0] rd_owners_rptr_next;
+wire [9:0] rd_owners_count; // entries in rd_owners
 reg tx_wr_mid_reg; // a work-request ULPDU is part-way into mpa_tx
 reg tx_wr_mid_next;
 wire tx_wr_live; // work-request ULPDUs may go to mpa_tx
@@ -308,7 +308,7 @@ wire tx_drop; // a work-request beat after the Terminate: discarded
 reg tx_framed_reg; // an FPDU has gone into mpa_tx: the next ones continue the sequence
 reg tx_framed_next;
 wire tx_fire;
-reg rd_owners_mem [0:31];
+reg rd_owners_mem [0:511];
 wire _t0;
 wire _t1;
 wire _t2;
@@ -318,7 +318,7 @@ wire _t4;
 assign _t0 = wr_kind == 3'b100;
 assign _t1 = tx_path_rd_valid & (~rd_owners_full);
 assign _t2 = rx_path_mem_rd_valid & (~rd_owners_full);
-assign _t3 = rd_owners_mem[rd_owners_rptr_reg[4:0]];
+assign _t3 = rd_owners_mem[rd_owners_rptr_reg[8:0]];
 assign _t4 = tx_path_m_axis_tvalid & tx_wr_live;
 assign rx_path_cfg_rfc7306 = cfg_rfc7306;
 assign rx_path_cfg_pd = cfg_pd;
@@ -411,7 +411,7 @@ assign rd_fire = rd_arb_valid & mem_rd_ready;
 assign rx_path_mem_rd_ready = ((rd_arb_grant == 1'b0) & mem_rd_ready) & (~rd_owners_full);
 assign tx_path_rd_ready = ((rd_arb_grant == 1'b1) & mem_rd_ready) & (~rd_owners_full);
 assign rd_owners_count = rd_owners_wptr_reg - rd_owners_rptr_reg;
-assign rd_owners_full = rd_owners_count == 6'h20;
+assign rd_owners_full = rd_owners_count == 10'h200;
 assign rx_path_mem_rd_data_valid = mem_rd_data_valid & (~_t3);
 assign tx_path_rd_data_valid = mem_rd_data_valid & _t3;
 assign rx_path_mem_rd_data = mem_rd_data;
@@ -441,15 +441,15 @@ assign m_axis_tvalid = framer_m_axis_tvalid;
 assign m_axis_tlast = framer_m_axis_tlast;
 assign framer_m_axis_tready = m_axis_tready;
 assign mpa_tx_err_length = framer_err_length;
-assign idle = ((rx_path_idle & tx_path_idle) & (rd_owners_count == 6'h0)) & (~tx_arb_valid);
+assign idle = ((rx_path_idle & tx_path_idle) & (rd_owners_count == 10'h0)) & (~tx_arb_valid);
 
 always @* begin
     rd_owners_wptr_next = rd_owners_wptr_reg;
     rd_owners_rptr_next = rd_owners_rptr_reg;
     if (rd_fire) begin
-        rd_owners_wptr_next = rd_owners_wptr_reg + 6'h1;
+        rd_owners_wptr_next = rd_owners_wptr_reg + 10'h1;
     end
-    rd_owners_rptr_next = mem_rd_data_valid ? (rd_owners_rptr_reg + 6'h1) : rd_owners_rptr_reg;
+    rd_owners_rptr_next = mem_rd_data_valid ? (rd_owners_rptr_reg + 10'h1) : rd_owners_rptr_reg;
 end
 
 always @* begin
@@ -497,14 +497,14 @@ always @(posedge clk) begin
     tx_arb_owner_reg <= tx_arb_owner_next;
     tx_framed_reg <= tx_framed_next;
     if (rd_fire) begin
-        rd_owners_mem[rd_owners_wptr_reg[4:0]] <= rd_arb_grant;
+        rd_owners_mem[rd_owners_wptr_reg[8:0]] <= rd_arb_grant;
     end
 
     if (rst) begin
         rd_arb_last_reg <= 1'b1;
         rd_arb_locked_reg <= 1'b0;
-        rd_owners_wptr_reg <= 6'h0;
-        rd_owners_rptr_reg <= 6'h0;
+        rd_owners_wptr_reg <= 10'h0;
+        rd_owners_rptr_reg <= 10'h0;
         tx_wr_mid_reg <= 1'b0;
         tx_arb_last_reg <= 1'b1;
         tx_arb_locked_reg <= 1'b0;

@@ -84,7 +84,7 @@ module rnic_top_w8 (
     input  wire [63:0] wr_compare, // Atomic: Compare Data
     input  wire [63:0] wr_compare_mask, // Atomic: Compare Mask
     input  wire [31:0] wr_request_id, // Atomic: Request Identifier
-    output wire        wr_ready,
+    output wire        wr_ready, // the work request queue has room
 
     /*
      * Local faults (a local failure or an abort of one QP)
@@ -689,12 +689,12 @@ reg [1:0] mem_rd_arb_owner_next;
 wire [1:0] mem_rd_arb_grant; // the source mem_rd_arb serves
 wire mem_rd_arb_valid;
 wire mem_rd_fire;
-reg [7:0] mem_rd_owners_wptr_reg;
-reg [7:0] mem_rd_owners_wptr_next;
-reg [7:0] mem_rd_owners_rptr_reg;
-reg [7:0] mem_rd_owners_rptr_next;
-wire [7:0] mem_rd_owners_count; // entries in mem_rd_owners
-reg [1:0] mem_rd_owners_mem [0:127];
+reg [9:0] mem_rd_owners_wptr_reg;
+reg [9:0] mem_rd_owners_wptr_next;
+reg [9:0] mem_rd_owners_rptr_reg;
+reg [9:0] mem_rd_owners_rptr_next;
+wire [9:0] mem_rd_owners_count; // entries in mem_rd_owners
+reg [1:0] mem_rd_owners_mem [0:511];
 wire _t0;
 wire _t1;
 wire _t2;
@@ -706,7 +706,7 @@ assign _t0 = qp1_mem_rd_valid & (~mem_rd_owners_full);
 assign _t1 = qp2_mem_rd_valid & (~mem_rd_owners_full);
 assign _t2 = qp3_mem_rd_valid & (~mem_rd_owners_full);
 assign _t3 = qp0_mem_rd_valid & (~mem_rd_owners_full);
-assign _t4 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[6:0]];
+assign _t4 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
 assign _t5 = (net_arb_grant == 2'b11) ? qp3_m_axis_tlast : ((net_arb_grant == 2'b10) ? qp2_m_axis_tlast : ((net_arb_grant == 2'b01) ? qp1_m_axis_tlast : qp0_m_axis_tlast));
 assign qp0_cfg_load = cfg_valid & (cfg_qp == 2'b00);
 assign qp0_rst = rst | qp0_restart_reg;
@@ -965,7 +965,7 @@ assign mem_rd_addr = (mem_rd_arb_grant == 2'b11) ? qp3_mem_rd_addr : ((mem_rd_ar
 assign mem_rd_valid = mem_rd_arb_valid;
 assign mem_rd_fire = mem_rd_arb_valid & mem_rd_ready;
 assign mem_rd_owners_count = mem_rd_owners_wptr_reg - mem_rd_owners_rptr_reg;
-assign mem_rd_owners_full = mem_rd_owners_count == 8'h80;
+assign mem_rd_owners_full = mem_rd_owners_count == 10'h200;
 assign qp0_mem_rd_ready = ((mem_rd_arb_grant == 2'b00) & mem_rd_ready) & (~mem_rd_owners_full);
 assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t4 == 2'b00);
 assign qp0_mem_rd_data = mem_rd_data;
@@ -1371,9 +1371,9 @@ always @* begin
     mem_rd_owners_wptr_next = mem_rd_owners_wptr_reg;
     mem_rd_owners_rptr_next = mem_rd_owners_rptr_reg;
     if (mem_rd_fire) begin
-        mem_rd_owners_wptr_next = mem_rd_owners_wptr_reg + 8'h1;
+        mem_rd_owners_wptr_next = mem_rd_owners_wptr_reg + 10'h1;
     end
-    mem_rd_owners_rptr_next = mem_rd_data_valid ? (mem_rd_owners_rptr_reg + 8'h1) : mem_rd_owners_rptr_reg;
+    mem_rd_owners_rptr_next = mem_rd_data_valid ? (mem_rd_owners_rptr_reg + 10'h1) : mem_rd_owners_rptr_reg;
 end
 
 always @* begin
@@ -1495,7 +1495,7 @@ always @(posedge clk) begin
     mem_rd_owners_wptr_reg <= mem_rd_owners_wptr_next;
     mem_rd_owners_rptr_reg <= mem_rd_owners_rptr_next;
     if (mem_rd_fire) begin
-        mem_rd_owners_mem[mem_rd_owners_wptr_reg[6:0]] <= mem_rd_arb_grant;
+        mem_rd_owners_mem[mem_rd_owners_wptr_reg[8:0]] <= mem_rd_arb_grant;
     end
 
     if (rst) begin
@@ -1563,8 +1563,8 @@ always @(posedge clk) begin
         mem_wr_arb_locked_reg <= 1'b0;
         mem_rd_arb_last_reg <= 2'b11;
         mem_rd_arb_locked_reg <= 1'b0;
-        mem_rd_owners_wptr_reg <= 8'h0;
-        mem_rd_owners_rptr_reg <= 8'h0;
+        mem_rd_owners_wptr_reg <= 10'h0;
+        mem_rd_owners_rptr_reg <= 10'h0;
     end
 end
 

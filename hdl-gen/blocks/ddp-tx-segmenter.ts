@@ -3,6 +3,8 @@ import { Expr, cat, lit, mux } from '../core/expr';
 import type { ModuleBuilder } from '../core/module';
 import type { Signal } from '../core/signal';
 import { keepFor, type BeatSource } from './ddp-tx-output';
+import { fifo } from './fifo';
+import { bramFifo } from './fifo-bram';
 import { laneVector } from './rdmap-tx-resp-ulpdu';
 
 /**
@@ -13,7 +15,13 @@ import { laneVector } from './rdmap-tx-resp-ulpdu';
  *
  * Fetch: W-octet aligned reads of the payload, issued while (reads issued − beats consumed) <
  * `depth`, the depth of the data FIFO, so `depth` reads may be in flight; data comes back in order,
- * at least a cycle after the handshake, and is always accepted.
+ * at least a cycle after the handshake, and is always accepted. The fetcher is decoupled from the
+ * segments: messages are pushed on `fetch` (as early as the caller knows them, ddp_tx at its work
+ * request queue) and their reads go out back to back, the next message's while the current one is
+ * still being sent, so a long memory latency costs once, not per message (Little's law: `depth`
+ * beats in flight sustain one beat per cycle up to a latency of about `depth` cycles).
+ * The data FIFO is a synchronous-read RAM (block RAM on an FPGA) with its read register as the
+ * head: a beat is at the head two cycles after it arrives.
  * Segment: every segment is a DDP header of H octets (14 tagged, 18 untagged, RFC 5041 §4.2, §4.3)
  * and at most cfg_mulpdu − H payload octets; L on the last; a zero-length message is one empty
  * segment. The caller supplies the header octets from the segment's L, STag and TO: a tagged
@@ -24,12 +32,20 @@ import { laneVector } from './rdmap-tx-resp-ulpdu';
  *
  * Rate: one beat per cycle while data keeps up; a segment costs exactly its ⌈(H + payload)/W⌉
  * beats, back to back across segments, plus one cycle per message when its first payload octets
- * straddle two memory beats. The first read goes out the cycle after `start()`.
+ * straddle two memory beats. A message pushed on `fetch` while the fetcher is idle has its first
+ * read out the next cycle.
  */
 export interface SegmenterConfig {
   readonly W: number;
-  /** Data FIFO depth in beats; also the bound on reads in flight. */
+  /** Data FIFO depth in beats (a power of two); also the bound on reads in flight. */
   readonly depth: number;
+  /**
+   * The messages to read, in the order they will be started: `valid` pushes one (addr, size), read
+   * once the messages before it are. At most `queue` of them wait; the caller guarantees no more.
+   */
+  readonly fetch: { readonly valid: Expr; readonly addr: Expr; readonly size: Expr; readonly queue: number };
+  /** Reads go out only while this is 1 (1 unless another reader shares the port, see sharedRead). */
+  readonly fetchGate: Expr;
   /** Name prefix of the segment-state registers and wires (`rr` in rdmap_tx_resp). */
   readonly prefix: string;
   /** The block is sending a segmented message: reads and beats go out only then. */
@@ -41,8 +57,8 @@ export interface SegmenterConfig {
   readonly hdrSize: Expr;
   /** 1 while the message is untagged (18-octet headers); null when every message is tagged. */
   readonly untagged: Expr | null;
-  /** The request port: where its fields come from when `start()` runs, and its name prefix. */
-  readonly request: { readonly prefix: string; readonly what: string; readonly addr: Expr; readonly size: Expr };
+  /** The message `start()` takes: its payload's address mod W (lw bits) and its size (32 bits). */
+  readonly request: { readonly phase: Expr; readonly size: Expr };
   /** The memory read port (readPort()). */
   readonly rd: ReadPort;
   /** Another reader of the same port: it owns rd_addr and the returning data while `owns`. */
@@ -96,23 +112,37 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
   const headerBeats = Math.ceil(maxHeader / W);
 
   const room = m.let('seg_room', c.cfgMulpdu.sub(c.hdrSize), { doc: `payload octets of a full segment: MULPDU - ${c.untagged ? 'the header (14 or 18)' : TAGGED_HEADER_SIZE}` });
-  const rdNext = m.reg('rd_next_addr', 64, { doc: 'address of the next beat to read' });
-  const rdLeft = m.reg('rd_left', 33, { reset: 0, doc: 'beats still to read' });
-  const reserved = m.reg('fifo_reserved', aw + 1, { reset: 0, doc: 'reads issued and not yet consumed (in flight or in the FIFO)' });
-  const segRdValid = m.let(`${p}_rd_valid`, c.active.and(rdLeft.ne(0)).and(reserved.lt(depth)));
-  const segRdFire = m.let(`${p}_rd_fire`, segRdValid.and(c.rd.ready));
-  const shared = c.sharedRead;
-  m.assign(c.rd.valid, shared ? segRdValid.or(shared.valid) : segRdValid);
-  m.assign(c.rd.addr, shared ? mux(shared.owns, shared.addr, rdNext) : rdNext);
 
-  const fifoMem = m.memory('rd_fifo', 8 * W, depth);
-  const wptr = m.reg('fifo_wptr', aw, { reset: 0 });
-  const rptr = m.reg('fifo_rptr', aw, { reset: 0 });
-  const count = m.reg('fifo_count', aw + 1, { reset: 0, doc: 'beats in the FIFO' });
+  // ---- Fetch: a queue of messages, read back to back -------------------------------------------
+  const beatsOf = (addr: Expr, size: Expr): Expr => {
+    const lastOctet = size.zext(33).add(addr.slice(lw - 1, 0).zext(33)).sub(1);
+    return mux(size.eq(0), lit(33, 0), lastOctet.slice(32, lw).zext(33).add(1));
+  };
+  const f = c.fetch;
+  const fetchBeats = m.let('fetch_reads', beatsOf(f.addr, f.size), { doc: 'memory beats of the message pushed on fetch' });
+  const fetchPush = m.let('fetch_push', f.valid.and(fetchBeats.ne(0)), { doc: 'a message with payload to read is pushed' });
+  const rdNext = m.reg('rd_next_addr', 64 - lw, { doc: 'beat address (address / W) of the next read' });
+  const rdLeft = m.reg('rd_left', 33, { reset: 0, doc: "beats of the fetcher's message still to read" });
+  const reserved = m.reg('fifo_reserved', aw + 1, { reset: 0, doc: 'reads issued and not yet consumed (in flight or in the FIFO)' });
+  const segRdValid = m.let(`${p}_rd_valid`, c.fetchGate.and(rdLeft.ne(0)).and(reserved.lt(depth)));
+  const segRdFire = m.let(`${p}_rd_fire`, segRdValid.and(c.rd.ready));
+  const fetchFree = m.let('fetch_free', rdLeft.eq(0).or(rdLeft.eq(1).and(segRdFire)), { doc: "the fetcher's message is read by the end of this cycle" });
+  const fqEmpty = m.wire('fetch_q_empty', 1);
+  // An empty queue and a free fetcher: the pushed message goes straight to the fetcher.
+  const fetchBypass = m.let('fetch_bypass', fetchFree.and(fqEmpty).and(fetchPush));
+  const fqPop = m.let('fetch_q_pop', fetchFree.and(fqEmpty.not()));
+  const fq = fifo(m, 'fetch_q', 64 - lw + 33, 1 << Math.ceil(Math.log2(Math.max(2, f.queue))), { push: fetchPush.and(fetchBypass.not()), data: cat(f.addr.slice(63, lw), fetchBeats), pop: fqPop });
+  m.assign(fqEmpty, fq.empty);
+  const shared = c.sharedRead;
+  const rdAddr = cat(rdNext, lit(lw, 0));
+  m.assign(c.rd.valid, shared ? segRdValid.or(shared.valid) : segRdValid);
+  m.assign(c.rd.addr, shared ? mux(shared.owns, shared.addr, rdAddr) : rdAddr);
+
+  // ---- Data FIFO: block RAM, its read register the head (fifo-bram.ts) -----------------------
   const push = m.let('fifo_push', shared ? c.rd.dataValid.and(shared.owns.not()) : c.rd.dataValid);
-  m.memoryWrite(fifoMem, push, wptr, c.rd.data);
-  const head = m.let('fifo_head', fifoMem.read(rptr));
-  const headValid = m.let('fifo_head_valid', count.ne(0));
+  const popWire = m.wire('fifo_pop', 1);
+  const data = bramFifo(m, 'fifo', 8 * W, depth, { push, data: c.rd.data, pop: popWire });
+  const { head, headValid } = data;
 
   // Segment state. Positions are in the "virtual" stream whose octet 0 is the first octet of the
   // first memory beat; `avail` = (end of the beats consumed so far) − (next payload octet) + W,
@@ -148,7 +178,8 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
   const needPrefetch = m.let(`${p}_need_prefetch`, kx.gt(avail), { doc: 'the payload octets straddle the head and the beat after it' });
   const prefetch = m.let(`${p}_prefetch`, c.active.and(needPrefetch).and(headValid));
   const emit = m.let(`${p}_emit`, c.active.and(needPrefetch.not()).and(needPop.not().or(headValid)).and(c.outFree));
-  const pop = m.let('fifo_pop', prefetch.or(emit.and(needPop)));
+  const pop = popWire;
+  m.assign(pop, prefetch.or(emit.and(needPop)));
   const segEnd = m.let(`${p}_seg_end`, emit.and(segLeft.le(W)));
 
   // Lane j of the beat is virtual octet (pos − hdr_lanes + j) relative to the beat holding lane 0:
@@ -180,10 +211,7 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
     m.set(msgLeft, mux(fits, lit(32, 0), left.sub(room.zext(32))));
     m.set(segBeat, 0);
   };
-  const { addr, size } = c.request;
-  const srcPhase = addr.slice(lw - 1, 0);
-  const lastOctet = size.zext(33).add(srcPhase.zext(33)).sub(1);
-  const reads = m.let(`${c.request.prefix}_reads`, mux(size.eq(0), lit(33, 0), lastOctet.slice(32, lw).zext(33).add(1)), { doc: `memory beats ${c.request.what} covers` });
+  const { phase: srcPhase, size } = c.request;
 
   return {
     beat: { emit, data: laneVector(lanes), keep: keepFor(W, beatOctets), last: segLeft.le(W), left: segLeft },
@@ -191,23 +219,25 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
     start(s, t) {
       m.set(stag, s);
       m.set(to, t);
-      m.set(rdNext, cat(addr.slice(63, lw), lit(lw, 0)));
-      m.set(rdLeft, reads);
       m.set(avail, lit(dw, W).sub(srcPhase.zext(dw)));
       m.set(pos, srcPhase);
       startSeg(size);
     },
     sync(onLast) {
       m.when(segRdFire, () => {
-        m.set(rdNext, rdNext.add(W));
+        m.set(rdNext, rdNext.add(1));
         m.set(rdLeft, rdLeft.sub(1));
       });
-      m.when(push, () => m.set(wptr, wptr.add(1)));
-      m.when(pop, () => {
-        m.set(rptr, rptr.add(1));
-        m.set(hold, head);
+      // The next message: from the queue, or straight from the push (later sets win).
+      m.when(fqPop, () => {
+        m.set(rdNext, fq.head.slice(64 - lw + 32, 33));
+        m.set(rdLeft, fq.head.slice(32, 0));
       });
-      m.set(count, count.add(push.zext(aw + 1)).sub(pop.zext(aw + 1)));
+      m.when(fetchBypass, () => {
+        m.set(rdNext, f.addr.slice(63, lw));
+        m.set(rdLeft, fetchBeats);
+      });
+      m.when(pop, () => m.set(hold, head));
       m.set(reserved, reserved.add(segRdFire.zext(aw + 1)).sub(pop.zext(aw + 1)));
 
       m.when(prefetch, () => m.set(avail, avail.add(W)));

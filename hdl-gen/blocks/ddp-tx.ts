@@ -1,11 +1,12 @@
 import { TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { ATOMIC_REQUEST_HEADER_SIZE, Opcode } from '../../ts-model/rdmap/constants';
-import { lit, mux } from '../core/expr';
+import { type Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sourceStream } from '../core/stream';
 import { ULPDU_LEFT_BITS, fixedUlpduShifter, outputRegister } from './ddp-tx-output';
 import { readPort, segmenter } from './ddp-tx-segmenter';
 import { ATOMIC_TAIL_MAX, atomicRequestTail, atomicRequestUlpdu, immediateUlpdu, readRequestUlpdu, segmentHeader } from './ddp-tx-ulpdu';
+import { bramFifo } from './fifo-bram';
 import { checkRnicWidth } from './rnic-widths';
 
 /**
@@ -29,15 +30,20 @@ import { checkRnicWidth } from './rnic-widths';
  * - 5..7 are taken and dropped.
  * QN 0 and QN 1 count their MSNs from cfg_initial_msn, loaded while rst is high (RFC 5041 §5.1).
  *
- * Writes and Sends go through the segmenter shared with rdmap_tx_resp_w<W> (ddp-tx-segmenter.ts:
- * W-octet aligned memory reads, 16 in flight, realigned to the payload lanes); the fixed ULPDUs
- * through its shift register (ddp-tx-output.ts), one beat per cycle.
+ * Work requests enter a queue (block RAM, fifo-bram.ts: DDP_TX_WR_QUEUE + 1 of them) as soon as
+ * there is room (wr_ready = not full) and are sent from its head, one at a time. Writes and Sends go through the segmenter shared with
+ * rdmap_tx_resp_w<W> (ddp-tx-segmenter.ts: W-octet aligned memory reads, DDP_TX_FIFO_DEPTH in
+ * flight, realigned to the payload lanes); their reads start when they enter the queue, so the
+ * data of the messages behind the one being sent is fetched while it is sent. The fixed ULPDUs go
+ * through the segmenter's shift register (ddp-tx-output.ts), one beat per cycle.
  *
  * Rate: a Write or Send leaves one beat per cycle while its data keeps up (rd_ready high, read
- * latency ≤ 14): a segment costs exactly ⌈(header + payload)/W⌉ beats, back to back, plus one
- * cycle per message when its first payload octets straddle two memory beats. First read one cycle
- * after the work request handshake; the first output beat one cycle after its data is in the FIFO.
- * The next work request is taken the cycle after the previous one's last beat is built.
+ * latency up to about DDP_TX_FIFO_DEPTH cycles, paid once for a run of queued messages, not per
+ * message): a segment costs exactly ⌈(header + payload)/W⌉ beats, back to back, plus one cycle per
+ * message when its first payload octets straddle two memory beats and one between work requests.
+ * First read one cycle after the work request handshake; the first output beat two cycles after
+ * its data arrives (the FIFO's RAM read register, then the output register). A work request that
+ * finds the queue empty and nothing being sent starts in the cycle it is taken.
  * m_axis: registered; tready reaches the FIFO pop combinationally (no skid buffer). Lanes past
  * tkeep on the last beat are unspecified. m_sent_valid is high in the cycle the last beat of a
  * work request's last ULPDU is taken.
@@ -45,8 +51,13 @@ import { checkRnicWidth } from './rnic-widths';
 /** wr_kind values. */
 export const WR_KIND = Object.freeze({ WRITE: 0, READ: 1, SEND: 2, IMMEDIATE: 3, ATOMIC: 4 });
 
-/** Read data FIFO depth in beats; also the bound on reads in flight. */
-export const DDP_TX_FIFO_DEPTH = 16;
+/**
+ * Read data FIFO depth in beats; also the bound on reads in flight, so one beat per cycle holds up
+ * to a read latency of about this many cycles (host memory over PCIe: 100–250 cycles at 250 MHz).
+ */
+export const DDP_TX_FIFO_DEPTH = 256;
+/** Work requests queued ahead of the one being sent (their data is read ahead), plus one in the head. */
+export const DDP_TX_WR_QUEUE = 8;
 
 const STATE = Object.freeze({ IDLE: 0, DATA: 1, SHORT: 2 });
 
@@ -62,7 +73,7 @@ export function ddpTxModule(bytes: number): Module {
       'Sends (data read from host memory, segmented to MULPDU, RFC 5040 section 4.3, RFC 5041\n' +
       'section 5.2), RDMA Read Requests (RFC 5040 section 4.4), Immediate Data and Atomic Requests\n' +
       `(RFC 7306 sections 6, 5.2.1). ${W} octets per beat; a Write or Send at one output beat per cycle.`,
-    { bytes: W, fifo_depth: DDP_TX_FIFO_DEPTH },
+    { bytes: W, fifo_depth: DDP_TX_FIFO_DEPTH, wr_queue: DDP_TX_WR_QUEUE },
   );
   const clkGroup = 'Clock and synchronous active-high reset';
   const clk = m.input('clk', 1, { group: clkGroup });
@@ -74,24 +85,60 @@ export function ddpTxModule(bytes: number): Module {
   const cfgInitialMsn = m.input('cfg_initial_msn', 32, { group: cg, doc: 'first MSN of QN 0 and QN 1, loaded while rst is high' });
 
   const wg = 'Work request (one per message, in send order)';
-  const wrValid = m.input('wr_valid', 1, { group: wg });
-  const wrReady = m.output('wr_ready', 1, { group: wg });
-  const wrKind = m.input('wr_kind', 3, { group: wg, doc: '0 Write, 1 Read, 2 Send, 3 Immediate, 4 Atomic' });
-  const wrSolicited = m.input('wr_solicited', 1, { group: wg, doc: 'Send / Immediate: with Solicited Event' });
-  const wrInvalidate = m.input('wr_invalidate', 1, { group: wg, doc: 'Send: with Invalidate (of wr_stag)' });
-  const wrStag = m.input('wr_stag', 32, { group: wg, doc: 'Write: Data Sink STag; Read: Data Source STag; Atomic: target STag; Send with Invalidate: the STag to invalidate' });
-  const wrTo = m.input('wr_to', 64, { group: wg, doc: 'Write: Data Sink TO; Read: Data Source TO; Atomic: target TO' });
-  const wrAddr = m.input('wr_addr', 64, { group: wg, doc: 'Write / Send: translated host address of the data, any alignment' });
-  const wrLen = m.input('wr_len', 32, { group: wg, doc: 'Write / Send: message size; Read: RDMA Read Message Size (0 allowed)' });
-  const wrSinkStag = m.input('wr_sink_stag', 32, { group: wg, doc: 'Read: the local Data Sink STag' });
-  const wrSinkTo = m.input('wr_sink_to', 64, { group: wg, doc: 'Read: the local Data Sink TO' });
-  const wrImm = m.input('wr_imm', 64, { group: wg, doc: 'Immediate: the data, octet 0 in [63:56]' });
-  const wrAopcode = m.input('wr_aopcode', 4, { group: wg, doc: 'Atomic: AOpCode' });
-  const wrAddSwap = m.input('wr_add_swap', 64, { group: wg, doc: 'Atomic: Add Data / Swap Data' });
-  const wrAddSwapMask = m.input('wr_add_swap_mask', 64, { group: wg, doc: 'Atomic: Add Mask / Swap Mask' });
-  const wrCompare = m.input('wr_compare', 64, { group: wg, doc: 'Atomic: Compare Data' });
-  const wrCompareMask = m.input('wr_compare_mask', 64, { group: wg, doc: 'Atomic: Compare Mask' });
-  const wrRequestId = m.input('wr_request_id', 32, { group: wg, doc: 'Atomic: Request Identifier' });
+  const port = {
+    valid: m.input('wr_valid', 1, { group: wg }),
+    ready: m.output('wr_ready', 1, { group: wg, doc: 'the work request queue has room' }),
+    kind: m.input('wr_kind', 3, { group: wg, doc: '0 Write, 1 Read, 2 Send, 3 Immediate, 4 Atomic' }),
+    solicited: m.input('wr_solicited', 1, { group: wg, doc: 'Send / Immediate: with Solicited Event' }),
+    invalidate: m.input('wr_invalidate', 1, { group: wg, doc: 'Send: with Invalidate (of wr_stag)' }),
+    stag: m.input('wr_stag', 32, { group: wg, doc: 'Write: Data Sink STag; Read: Data Source STag; Atomic: target STag; Send with Invalidate: the STag to invalidate' }),
+    to: m.input('wr_to', 64, { group: wg, doc: 'Write: Data Sink TO; Read: Data Source TO; Atomic: target TO' }),
+    addr: m.input('wr_addr', 64, { group: wg, doc: 'Write / Send: translated host address of the data, any alignment' }),
+    len: m.input('wr_len', 32, { group: wg, doc: 'Write / Send: message size; Read: RDMA Read Message Size (0 allowed)' }),
+    sinkStag: m.input('wr_sink_stag', 32, { group: wg, doc: 'Read: the local Data Sink STag' }),
+    sinkTo: m.input('wr_sink_to', 64, { group: wg, doc: 'Read: the local Data Sink TO' }),
+    imm: m.input('wr_imm', 64, { group: wg, doc: 'Immediate: the data, octet 0 in [63:56]' }),
+    aopcode: m.input('wr_aopcode', 4, { group: wg, doc: 'Atomic: AOpCode' }),
+    addSwap: m.input('wr_add_swap', 64, { group: wg, doc: 'Atomic: Add Data / Swap Data' }),
+    addSwapMask: m.input('wr_add_swap_mask', 64, { group: wg, doc: 'Atomic: Add Mask / Swap Mask' }),
+    compare: m.input('wr_compare', 64, { group: wg, doc: 'Atomic: Compare Data' }),
+    compareMask: m.input('wr_compare_mask', 64, { group: wg, doc: 'Atomic: Compare Mask' }),
+    requestId: m.input('wr_request_id', 32, { group: wg, doc: 'Atomic: Request Identifier' }),
+  };
+  // The work request queue: a request is taken as soon as there is room, so the fetcher can read
+  // the data of the Writes and Sends behind the one being sent.
+  const fields = [
+    ['kind', port.kind], ['solicited', port.solicited], ['invalidate', port.invalidate], ['stag', port.stag], ['to', port.to],
+    ['phase', port.addr.slice(Math.log2(W) - 1, 0)], ['len', port.len], ['sink_stag', port.sinkStag], ['sink_to', port.sinkTo], ['imm', port.imm],
+    ['aopcode', port.aopcode], ['add_swap', port.addSwap], ['add_swap_mask', port.addSwapMask], ['compare', port.compare],
+    ['compare_mask', port.compareMask], ['request_id', port.requestId],
+  ] as const;
+  const take = m.let('wr_take', port.valid.and(port.ready), { doc: 'a work request is taken (into the queue, or straight in)' });
+  const bypass = m.wire('wr_bypass', 1);
+  const pop = m.wire('wrq_pop', 1);
+  const wrq = bramFifo(m, 'wrq', fields.reduce((n, [, e]) => n + e.width, 0), DDP_TX_WR_QUEUE, { push: take.and(bypass.not()), data: cat(...fields.map(([, e]) => e)), pop });
+  // The request being started: the queue's head, or, with the queue empty, the port's.
+  const q = new Map<string, Expr>();
+  fields.reduceRight((lsb, [name, e]) => {
+    q.set(name, m.let(`q_${name}`, mux(wrq.headValid, wrq.head.slice(lsb + e.width - 1, lsb), e)));
+    return lsb + e.width;
+  }, 0);
+  const field = (name: (typeof fields)[number][0]): Expr => q.get(name)!;
+  const wrKind = field('kind');
+  const wrSolicited = field('solicited');
+  const wrInvalidate = field('invalidate');
+  const wrStag = field('stag');
+  const wrTo = field('to');
+  const wrLen = field('len');
+  const wrSinkStag = field('sink_stag');
+  const wrSinkTo = field('sink_to');
+  const wrImm = field('imm');
+  const wrAopcode = field('aopcode');
+  const wrAddSwap = field('add_swap');
+  const wrAddSwapMask = field('add_swap_mask');
+  const wrCompare = field('compare');
+  const wrCompareMask = field('compare_mask');
+  const wrRequestId = field('request_id');
 
   const rd = readPort(m, W);
 
@@ -104,6 +151,7 @@ export function ddpTxModule(bytes: number): Module {
   const sData = m.constant('S_DATA', 2, STATE.DATA, 'sending a Write or a Send');
   const sShort = m.constant('S_SHORT', 2, STATE.SHORT, 'sending a Read Request, Immediate Data or an Atomic Request');
   const kWrite = m.constant('KIND_WRITE', 3, WR_KIND.WRITE, 'wr_kind: RDMA Write');
+  const kSend = m.constant('KIND_SEND', 3, WR_KIND.SEND, 'wr_kind: Send');
   const taggedHdr = m.constant('TAGGED_HDR', 16, TAGGED_HEADER_SIZE, 'tagged DDP header octets (RFC 5041 section 4.2)');
   const untaggedHdr = m.constant('UNTAGGED_HDR', 16, UNTAGGED_HEADER_SIZE, 'untagged DDP header octets (RFC 5041 section 4.3)');
 
@@ -111,7 +159,10 @@ export function ddpTxModule(bytes: number): Module {
   const inIdle = m.let('in_idle', state.eq(sIdle));
   const inData = m.let('in_data', state.eq(sData));
   const inShort = m.let('in_short', state.eq(sShort));
-  const wrFire = m.let('wr_fire', wrValid.and(inIdle));
+  // An empty queue and an idle sender: the request starts in the cycle it is taken.
+  m.assign(bypass, take.and(inIdle).and(wrq.headValid.not()).and(wrq.stored.eq(0)));
+  m.assign(pop, wrq.headValid.and(inIdle));
+  const wrFire = m.let('wr_fire', pop.or(bypass), { doc: 'a work request starts' });
 
   // MSN counters of QN 0 (Send, Immediate) and QN 1 (Read Request, Atomic Request).
   const msnSend = m.reg('msn_send', 32, { doc: 'MSN of the next message on QN 0' });
@@ -134,7 +185,10 @@ export function ddpTxModule(bytes: number): Module {
     cfgMulpdu,
     hdrSize: mux(untagged, untaggedHdr, taggedHdr),
     untagged,
-    request: { prefix: 'wr', what: 'the message', addr: wrAddr, size: wrLen },
+    request: { phase: field('phase'), size: wrLen },
+    // Writes and Sends are read as they enter the queue.
+    fetch: { valid: take.and(port.kind.eq(kWrite).or(port.kind.eq(kSend))), addr: port.addr, size: port.len, queue: DDP_TX_WR_QUEUE + 1 },
+    fetchGate: lit(1, 1),
     rd,
     sharedRead: null,
     header: (last, stag, to) => segmentHeader({ tagged: untagged.not(), last, opcode, stag, to, msn: msnSend }),
@@ -168,9 +222,9 @@ export function ddpTxModule(bytes: number): Module {
   const tail = atomicRequestTail(msnRead, cfgMulpdu, atomicTail);
   const sizeOf = (octets: readonly unknown[]) => lit(7, octets.length);
 
-  m.assign(wrReady, inIdle);
+  m.assign(port.ready, wrq.full.not());
   m.assign(sentValid, out.valid.and(o.ready).and(outDone));
-  m.assign(idle, inIdle.and(out.valid.not()));
+  m.assign(idle, inIdle.and(out.valid.not()).and(wrq.headValid.not()));
 
   m.sync(() => {
     m.when(rst, () => {

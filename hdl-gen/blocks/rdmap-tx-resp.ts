@@ -30,18 +30,18 @@ import { checkRnicWidth } from './rnic-widths';
  * ddp-tx-segmenter.ts and ddp-tx-output.ts.
  *
  * Memory reads are W-octet aligned beats, data in request order with any latency ≥ 1 and always
- * accepted: a Read Response issues reads while (reads issued − beats consumed) < 16, the depth of
- * its data FIFO, so 16 reads may be in flight. Segments are realigned from the source phase to
+ * accepted: a Read Response issues reads while (reads issued − beats consumed) < 256, the depth of
+ * its data FIFO, so 256 reads may be in flight. Segments are realigned from the source phase to
  * payload lane 14 mod W by a rotate over {newest beat, held beat}; a beat that straddles two
  * segments is consumed once and held for the next. The atomic path adapts atomic_unit's 8-octet
  * ports: the beat address is the target's with the low bits cleared, the target's 8 lanes are
  * selected on read, and the write repeats the word with wr_strb on its 8 lanes only.
  *
  * Rate: a Read Response leaves one beat per cycle while its data keeps up (rd_ready high, read
- * latency ≤ 14 at full rate); a segment costs exactly its ⌈(14 + payload)/W⌉ beats, back to back
+ * latency up to about 250 cycles); a segment costs exactly its ⌈(14 + payload)/W⌉ beats, back to back
  * across segments, plus one cycle per message when the first payload octets straddle two memory
- * beats. First read one cycle after the request handshake; the first output beat one cycle after
- * its data is in the FIFO. Atomic Response and Terminate come from a shift register, one beat per
+ * beats. First read one cycle after the request handshake; the first output beat two cycles after
+ * its data arrives (the FIFO's RAM read register, then the output register). Atomic Response and Terminate come from a shift register, one beat per
  * cycle. The next request is taken the cycle after the previous response's last beat is built.
  * m_axis: registered; tready reaches the FIFO pop combinationally (no skid buffer). Lanes past
  * tkeep on the last beat are unspecified.
@@ -49,8 +49,11 @@ import { checkRnicWidth } from './rnic-widths';
 /** req_kind values. */
 export const RESP_KIND = Object.freeze({ READ_RESPONSE: 0, ATOMIC: 1, TERMINATE: 2 });
 
-/** Read data FIFO depth in beats; also the bound on reads in flight. */
-export const RDMAP_TX_RESP_FIFO_DEPTH = 16;
+/**
+ * Read data FIFO depth in beats (block RAM); also the bound on reads in flight, so a Read Response
+ * leaves at one beat per cycle up to a read latency of about this many cycles.
+ */
+export const RDMAP_TX_RESP_FIFO_DEPTH = 256;
 
 const STATE = Object.freeze({ IDLE: 0, READ: 1, ATOMIC: 2, SHORT: 3 });
 
@@ -120,6 +123,7 @@ export function rdmapTxRespModule(bytes: number): Module {
   const sAtomic = m.constant('S_ATOMIC', 2, STATE.ATOMIC, 'the atomic unit runs; waiting for its response');
   const sShort = m.constant('S_SHORT', 2, STATE.SHORT, 'sending an Atomic Response or a Terminate');
   const kAtomic = m.constant('KIND_ATOMIC', 2, RESP_KIND.ATOMIC, 'req_kind: Atomic Response');
+  const kReadResponse = m.constant('KIND_READ_RESPONSE', 2, RESP_KIND.READ_RESPONSE, 'req_kind: Read Response');
   const hdrSize = m.constant('TAGGED_HDR', 16, TAGGED_HEADER_SIZE, 'tagged DDP header octets (RFC 5041 section 4.2)');
 
   const state = m.reg('state', 2, { reset: STATE.IDLE });
@@ -204,7 +208,10 @@ export function rdmapTxRespModule(bytes: number): Module {
     cfgMulpdu,
     hdrSize,
     untagged: null,
-    request: { prefix: 'req', what: 'a Read', addr: reqSrcAddr, size: reqSize },
+    request: { phase: reqSrcAddr.slice(lw - 1, 0), size: reqSize },
+    // One Read Response at a time, read while it is sent (the atomic unit shares the port).
+    fetch: { valid: reqFire.and(reqKind.eq(kReadResponse)), addr: reqSrcAddr, size: reqSize, queue: 2 },
+    fetchGate: inRead,
     rd,
     sharedRead: { valid: au.rdValid, addr: beatAddr(au.rdAddr), owns: inAtomic },
     header: readResponseHeader,

@@ -30,7 +30,13 @@ import { checkRnicWidth } from './rnic-widths';
  *   and a FIFO of owners (in-order data goes back to whoever asked).
  * - m_sent_valid: a work request's last ULPDU has left ddp_tx (a pulse, for the completion queue).
  */
-export const QP_READ_OWNERS_DEPTH = 32;
+/**
+ * Reads in flight on a memory port, bounded by its FIFO of owners (full holds the arbiter). The
+ * port returns at most a beat per cycle, so this many cover a read latency of as many cycles at
+ * full rate, whoever asked: 512 is twice a PCIe host's latency at 250 MHz, and as deep as the
+ * read FIFOs of ddp_tx and rdmap_tx_resp together.
+ */
+export const QP_READ_OWNERS_DEPTH = 512;
 
 export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
   checkRnicWidth('rnic_qp', bytes);

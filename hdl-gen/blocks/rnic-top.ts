@@ -178,9 +178,9 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const rdDataValid = m.portLike(qp, 'mem_rd_data_valid', 'mem_rd_data_valid', rg);
   const rdData = m.portLike(qp, 'mem_rd_data', 'mem_rd_data', rg);
   const rdFire = m.let('mem_rd_fire', rdArb.valid.and(memRdReady));
-  // Each QP has at most QP_READ_OWNERS_DEPTH reads in flight.
-  const depth = 1 << Math.ceil(Math.log2(QP_READ_OWNERS_DEPTH * N));
-  const owners = fifo(m, 'mem_rd_owners', qb, Math.max(2, depth), { push: rdFire, data: rdArb.index, pop: rdDataValid });
+  // The port returns a beat per cycle at most: as many reads in flight as one QP may have cover
+  // the same latency for all of them (QP_READ_OWNERS_DEPTH).
+  const owners = fifo(m, 'mem_rd_owners', qb, QP_READ_OWNERS_DEPTH, { push: rdFire, data: rdArb.index, pop: rdDataValid });
   m.assign(ownersFull, owners.full);
   for (let i = 0; i < N; i++) {
     m.assign(w('mem_rd_ready', i), rdArb.sel(i).and(memRdReady).and(ownersFull.not()));

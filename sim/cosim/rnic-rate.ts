@@ -514,7 +514,7 @@ export interface RateRow {
 
 /**
  * The line-rate figures of issue 7 at W = 8 and 64 (4 KiB RDMA Writes, no back-pressure, memory
- * reads after 4 cycles): transmit on one QP and on four, MULPDU 8192 (one segment per Write) and
+ * reads after 4 cycles, and after 200 for transmit): transmit on one QP and on four, MULPDU 8192 (one segment per Write) and
  * 1460, markers and CRC on, and markers off; receive placement on QP 0. JSON-able rows.
  */
 export function rnicRateFigures(o: { readonly widths?: readonly number[]; readonly writes?: number; readonly rtlDir?: string } = {}): RateRow[] {
@@ -535,6 +535,9 @@ export function rnicRateFigures(o: { readonly widths?: readonly number[]; readon
       tx('1 QP, MULPDU 1460, markers+CRC', { qps: 1, mulpdu: 1460 });
       tx('4 QPs, MULPDU 1460, markers+CRC', { qps: 4, mulpdu: 1460 });
       tx('1 QP, MULPDU 8192, CRC, no markers', { qps: 1, markers: false });
+      // Host memory behind PCIe: reads answered 200 cycles later (800 ns at 250 MHz).
+      tx('1 QP, MULPDU 8192, markers+CRC, read latency 200', { qps: 1, latency: 200 });
+      tx('4 QPs, MULPDU 8192, markers+CRC, read latency 200', { qps: 4, latency: 200 });
       const rx = (what: string, t: TopRxOptions) => {
         const r = measureTopRx(W, { writes, model, ...t });
         const name = `rnic_top_w${W} receive placement, 4 KiB RDMA Writes, ${what}`;

@@ -48,9 +48,10 @@ describe.each(WIDTHS)('rdmap_tx_resp_w%i against segmentMessage, the atomic unit
 
 describe('rdmap_tx_resp Read Response at full rate (exact Verilator cycle counts)', () => {
   // 64 KiB, MULPDU 4110: 16 segments of 4096 octets, ⌈4110 / W⌉ beats each. From the request
-  // handshake: the first read 1 cycle later, its data L cycles after that, one more cycle into the
-  // output register, then one beat per cycle: beats + L + 2 cycles to the last beat's handshake,
-  // +1 when the first payload octets straddle two memory beats.
+  // handshake: the first read 1 cycle later, its data L cycles after that, one cycle through the
+  // data FIFO's RAM into its head register, one more into the output register, then one beat per
+  // cycle: beats + L + 3 cycles to the last beat's handshake, +1 when the first payload octets
+  // straddle two memory beats.
   test.each([
     [8, '0x10000', 4],
     [8, '0x1003f', 4],
@@ -74,7 +75,25 @@ describe('rdmap_tx_resp Read Response at full rate (exact Verilator cycle counts
     const cycles = run.lastBeatAt[15]! - run.acceptedAt[0]!;
     console.log(`rdmap_tx_resp_w${width}: 64 KiB Read Response from ${src}, latency ${latency}: ${cycles} cycles for ${beats} beats`);
     // At W = 8 the first beat is all header and leaves while the first read is under way.
-    expect(cycles).toBe(beats + latency + 2 + straddle - (width === 8 ? 1 : 0));
+    expect(cycles).toBe(beats + latency + 3 + straddle - (width === 8 ? 1 : 0));
+  }, BUILD_TIMEOUT);
+
+  // Host memory behind PCIe (reads answered 200 cycles later): 256 reads in flight keep the
+  // Read Response at one beat per cycle; only the first read's latency shows.
+  test.each([8, 64])('w%i, read latency 200: the latency is paid once per Read Response', (width) => {
+    const latency = 200;
+    const size = 64 * 1024;
+    const mulpdu = 4110;
+    const run = runRdmapTxResp({
+      width, requests: [{ kind: 'read', sinkStag: 0x1234, sinkTo: 0x9000n, srcAddr: 0x10000n, size }], memory: new BackgroundMemory(), mulpdu,
+      bigEndian: false, initialMsn: 1, seed: 5, reqGap: 0, rdPause: 0, wrPause: 0, sinkPause: 0, minLatency: latency, maxLatency: latency,
+      model: models.get(width)!,
+    });
+    expect(run.violations).toEqual([]);
+    const beats = 16 * Math.ceil(mulpdu / width);
+    const cycles = run.lastBeatAt[15]! - run.acceptedAt[0]!;
+    console.log(`rdmap_tx_resp_w${width}: 64 KiB Read Response, latency ${latency}: ${cycles} cycles for ${beats} beats`);
+    expect(cycles).toBe(beats + latency + 3 - (width === 8 ? 1 : 0));
   }, BUILD_TIMEOUT);
 });
 
@@ -84,7 +103,7 @@ describe('rdmap_tx_resp checks catch a broken RTL', () => {
     ['TO advanced by the whole ULPDU', (v: string) => v.replace(/(rr_to_next = rr_to_reg \+ \{48'h0, )seg_room\}/, '$1cfg_mulpdu}')],
     // A beat whose lane 0 is the first octet of the FIFO head (payload aligned to the beats
     // consumed so far) built from the held beat instead.
-    ['the held beat taken for the FIFO head at a beat boundary', (v: string) => v.replace(/\(\(rr_avail_reg \+ _t\d+\) <= 5'h8\) \? fifo_head : rr_hold_reg/, (s) => s.replace("<= 5'h8", "< 5'h8"))],
+    ['the held beat taken for the FIFO head at a beat boundary', (v: string) => v.replace(/\(\(rr_avail_reg \+ _t\d+\) <= 5'h8\) \? fifo_head_reg : rr_hold_reg/, (s) => s.replace("<= 5'h8", "< 5'h8"))],
   ])('%s', (_, mutate) => {
     const text = emitVerilog(rdmapTxRespModule(8));
     expect(mutate(text)).not.toBe(text);

@@ -1,0 +1,52 @@
+import { type Expr, lit } from '../core/expr';
+import type { ModuleBuilder } from '../core/module';
+import type { Signal } from '../core/signal';
+
+/**
+ * A first-word-fall-through FIFO whose storage is a synchronous-read memory, so FPGA tools map it
+ * to block RAM (an asynchronous read, as in fifo.ts, becomes LUT-RAM on Xilinx and flip-flops on
+ * iCE40). The memory's read register is the head: `head` is valid while `headValid` is 1, and a
+ * word pushed into an empty FIFO reaches it two clock edges later (one for the write, one for the
+ * read). The head refills in the cycle it is popped, so one word per cycle flows through.
+ *
+ * Holds `depth` words in the memory plus one in the head. `full` says the memory is full; a caller
+ * that bounds what it pushes by credits (ddp-tx-segmenter.ts) may ignore it.
+ */
+export interface BramFifo {
+  readonly head: Signal;
+  readonly headValid: Signal;
+  /** Words in the memory, not counting the head: 0..depth. */
+  readonly stored: Signal;
+  readonly full: Expr;
+  /** The head takes the next word from the memory this cycle. */
+  readonly load: Expr;
+}
+
+export function bramFifo(
+  m: ModuleBuilder,
+  name: string,
+  width: number,
+  depth: number,
+  ctl: { readonly push: Expr; readonly data: Expr; readonly pop: Expr },
+): BramFifo {
+  if (!Number.isInteger(depth) || depth < 2 || (depth & (depth - 1)) !== 0) throw new RangeError(`FIFO '${name}' depth must be a power of two >= 2, got ${depth}`);
+  const aw = Math.log2(depth);
+  const mem = m.memory(`${name}_mem`, width, depth);
+  const wptr = m.reg(`${name}_wptr`, aw, { reset: 0 });
+  const rptr = m.reg(`${name}_rptr`, aw, { reset: 0 });
+  const stored = m.reg(`${name}_count`, aw + 1, { reset: 0, doc: `words in ${name}_mem, not yet in the head register` });
+  const head = m.reg(`${name}_head`, width, { doc: `the oldest word of ${name} (the memory's read register)` });
+  const headValid = m.reg(`${name}_head_valid`, 1, { reset: 0 });
+  const load = m.let(`${name}_load`, stored.ne(0).and(headValid.not().or(ctl.pop)), { doc: 'the head register takes the next word from the memory' });
+  m.memoryWrite(mem, ctl.push, wptr, ctl.data);
+  m.sync(() => {
+    m.when(ctl.push, () => m.set(wptr, wptr.add(1)));
+    m.when(load, () => {
+      m.set(rptr, rptr.add(1));
+      m.set(head, mem.read(rptr));
+    });
+    m.set(headValid, load.or(headValid.and(ctl.pop.not())));
+    m.set(stored, stored.add(ctl.push.zext(aw + 1)).sub(load.zext(aw + 1)));
+  });
+  return { head, headValid, stored, full: stored.eq(lit(aw + 1, depth)), load };
+}
