@@ -99,22 +99,22 @@ reg [587:0] wrq_head_next;
 reg wrq_head_valid_reg;
 reg wrq_head_valid_next;
 wire wrq_load; // the head register takes the next word from the memory
-wire [31:0] q_request_id;
-wire [63:0] q_compare_mask;
-wire [63:0] q_compare;
-wire [63:0] q_add_swap_mask;
-wire [63:0] q_add_swap;
-wire [3:0] q_aopcode;
-wire [63:0] q_imm;
-wire [63:0] q_sink_to;
-wire [31:0] q_sink_stag;
-wire [31:0] q_len;
-wire [2:0] q_phase;
-wire [63:0] q_to;
-wire [31:0] q_stag;
-wire q_invalidate;
-wire q_solicited;
-wire [2:0] q_kind;
+wire [31:0] cur_request_id;
+wire [63:0] cur_compare_mask;
+wire [63:0] cur_compare;
+wire [63:0] cur_add_swap_mask;
+wire [63:0] cur_add_swap;
+wire [3:0] cur_aopcode;
+wire [63:0] cur_imm;
+wire [63:0] cur_sink_to;
+wire [31:0] cur_sink_stag;
+wire [31:0] cur_len;
+wire [2:0] cur_phase;
+wire [63:0] cur_to;
+wire [31:0] cur_stag;
+wire cur_invalidate;
+wire cur_solicited;
+wire [2:0] cur_kind;
 reg [1:0] state_reg;
 reg [1:0] state_next;
 wire in_idle;
@@ -247,7 +247,7 @@ assign _t4 = {1'b0, tx_hdr_lanes};
 assign _t3 = {((tx_avail_reg + _t4) > 5'h10) ? tx_hold_reg : fifo_head_reg, ((tx_avail_reg + _t4) <= 5'h8) ? fifo_head_reg : tx_hold_reg} >> {tx_phase, 3'b000};
 assign _t5 = wr_take & (~wr_bypass);
 assign _t6 = fetch_push & (~fetch_bypass);
-assign _t7 = q_len <= {16'h0, seg_room};
+assign _t7 = cur_len <= {16'h0, seg_room};
 assign _t8 = fetch_q_mem[fetch_q_rptr_reg[3:0]];
 assign _t9 = msg_left_reg <= {16'h0, seg_room};
 assign _t10 = cfg_mulpdu - 16'h12;
@@ -255,22 +255,22 @@ assign _t11 = ~seg_untagged;
 assign _t12 = seg_left_reg <= 16'h8;
 assign wr_take = wr_valid & wr_ready;
 assign wrq_load = (wrq_count_reg != 4'b0000) & ((~wrq_head_valid_reg) | wrq_pop);
-assign q_request_id = wrq_head_valid_reg ? wrq_head_reg[31:0] : wr_request_id;
-assign q_compare_mask = wrq_head_valid_reg ? wrq_head_reg[95:32] : wr_compare_mask;
-assign q_compare = wrq_head_valid_reg ? wrq_head_reg[159:96] : wr_compare;
-assign q_add_swap_mask = wrq_head_valid_reg ? wrq_head_reg[223:160] : wr_add_swap_mask;
-assign q_add_swap = wrq_head_valid_reg ? wrq_head_reg[287:224] : wr_add_swap;
-assign q_aopcode = wrq_head_valid_reg ? wrq_head_reg[291:288] : wr_aopcode;
-assign q_imm = wrq_head_valid_reg ? wrq_head_reg[355:292] : wr_imm;
-assign q_sink_to = wrq_head_valid_reg ? wrq_head_reg[419:356] : wr_sink_to;
-assign q_sink_stag = wrq_head_valid_reg ? wrq_head_reg[451:420] : wr_sink_stag;
-assign q_len = wrq_head_valid_reg ? wrq_head_reg[483:452] : wr_len;
-assign q_phase = wrq_head_valid_reg ? wrq_head_reg[486:484] : wr_addr[2:0];
-assign q_to = wrq_head_valid_reg ? wrq_head_reg[550:487] : wr_to;
-assign q_stag = wrq_head_valid_reg ? wrq_head_reg[582:551] : wr_stag;
-assign q_invalidate = wrq_head_valid_reg ? wrq_head_reg[583] : wr_invalidate;
-assign q_solicited = wrq_head_valid_reg ? wrq_head_reg[584] : wr_solicited;
-assign q_kind = wrq_head_valid_reg ? wrq_head_reg[587:585] : wr_kind;
+assign cur_request_id = wrq_head_valid_reg ? wrq_head_reg[31:0] : wr_request_id;
+assign cur_compare_mask = wrq_head_valid_reg ? wrq_head_reg[95:32] : wr_compare_mask;
+assign cur_compare = wrq_head_valid_reg ? wrq_head_reg[159:96] : wr_compare;
+assign cur_add_swap_mask = wrq_head_valid_reg ? wrq_head_reg[223:160] : wr_add_swap_mask;
+assign cur_add_swap = wrq_head_valid_reg ? wrq_head_reg[287:224] : wr_add_swap;
+assign cur_aopcode = wrq_head_valid_reg ? wrq_head_reg[291:288] : wr_aopcode;
+assign cur_imm = wrq_head_valid_reg ? wrq_head_reg[355:292] : wr_imm;
+assign cur_sink_to = wrq_head_valid_reg ? wrq_head_reg[419:356] : wr_sink_to;
+assign cur_sink_stag = wrq_head_valid_reg ? wrq_head_reg[451:420] : wr_sink_stag;
+assign cur_len = wrq_head_valid_reg ? wrq_head_reg[483:452] : wr_len;
+assign cur_phase = wrq_head_valid_reg ? wrq_head_reg[486:484] : wr_addr[2:0];
+assign cur_to = wrq_head_valid_reg ? wrq_head_reg[550:487] : wr_to;
+assign cur_stag = wrq_head_valid_reg ? wrq_head_reg[582:551] : wr_stag;
+assign cur_invalidate = wrq_head_valid_reg ? wrq_head_reg[583] : wr_invalidate;
+assign cur_solicited = wrq_head_valid_reg ? wrq_head_reg[584] : wr_solicited;
+assign cur_kind = wrq_head_valid_reg ? wrq_head_reg[587:585] : wr_kind;
 assign in_idle = state_reg == S_IDLE;
 assign in_data = state_reg == S_DATA;
 assign in_short = state_reg == S_SHORT;
@@ -283,7 +283,7 @@ assign m_axis_tkeep = out_keep_reg;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tlast = out_last_reg;
 assign m_axis_tuser = out_left_reg;
-assign seg_untagged = in_idle ? (q_kind != KIND_WRITE) : msg_untagged_reg;
+assign seg_untagged = in_idle ? (cur_kind != KIND_WRITE) : msg_untagged_reg;
 assign seg_room = cfg_mulpdu - _t0;
 assign fetch_reads = (wr_len == 32'h0) ? 33'h0 : ({3'b000, _t1[32:3]} + 33'h1);
 assign fetch_push = (wr_take & ((wr_kind == KIND_WRITE) | (wr_kind == KIND_SEND))) & (fetch_reads != 33'h0);
@@ -392,38 +392,38 @@ always @* begin
         msn_read_next = cfg_initial_msn;
     end
     if (wr_fire) begin
-        case (q_kind)
+        case (cur_kind)
             3'b000, 3'b010: begin
                 state_next = S_DATA;
-                msg_opcode_next = seg_untagged ? (q_invalidate ? (q_solicited ? 4'b0110 : 4'b0100) : (q_solicited ? 4'b0101 : 4'b0011)) : 4'b0000;
+                msg_opcode_next = seg_untagged ? (cur_invalidate ? (cur_solicited ? 4'b0110 : 4'b0100) : (cur_solicited ? 4'b0101 : 4'b0011)) : 4'b0000;
                 msg_untagged_next = seg_untagged;
-                tx_stag_next = (seg_untagged & (~q_invalidate)) ? 32'h0 : q_stag;
-                tx_to_next = seg_untagged ? 64'h0 : q_to;
-                tx_avail_next = 5'h8 - {2'b00, q_phase};
-                tx_pos_next = q_phase;
+                tx_stag_next = (seg_untagged & (~cur_invalidate)) ? 32'h0 : cur_stag;
+                tx_to_next = seg_untagged ? 64'h0 : cur_to;
+                tx_avail_next = 5'h8 - {2'b00, cur_phase};
+                tx_pos_next = cur_phase;
                 seg_last_next = _t7;
-                seg_left_next = (_t7 ? q_len[15:0] : seg_room) + _t0;
-                msg_left_next = _t7 ? 32'h0 : (q_len - {16'h0, seg_room});
+                seg_left_next = (_t7 ? cur_len[15:0] : seg_room) + _t0;
+                msg_left_next = _t7 ? 32'h0 : (cur_len - {16'h0, seg_room});
                 seg_beat_next = 2'b00;
             end
             3'b001: begin
                 state_next = S_SHORT;
-                short_buf_next = {8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, q_to[7:0], q_to[15:8], q_to[23:16], q_to[31:24], q_to[39:32], q_to[47:40], q_to[55:48], q_to[63:56], q_stag[7:0], q_stag[15:8], q_stag[23:16], q_stag[31:24], q_len[7:0], q_len[15:8], q_len[23:16], q_len[31:24], q_sink_to[7:0], q_sink_to[15:8], q_sink_to[23:16], q_sink_to[31:24], q_sink_to[39:32], q_sink_to[47:40], q_sink_to[55:48], q_sink_to[63:56], q_sink_stag[7:0], q_sink_stag[15:8], q_sink_stag[23:16], q_sink_stag[31:24], 8'h0, 8'h0, 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h41, 8'h41};
+                short_buf_next = {8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, cur_to[7:0], cur_to[15:8], cur_to[23:16], cur_to[31:24], cur_to[39:32], cur_to[47:40], cur_to[55:48], cur_to[63:56], cur_stag[7:0], cur_stag[15:8], cur_stag[23:16], cur_stag[31:24], cur_len[7:0], cur_len[15:8], cur_len[23:16], cur_len[31:24], cur_sink_to[7:0], cur_sink_to[15:8], cur_sink_to[23:16], cur_sink_to[31:24], cur_sink_to[39:32], cur_sink_to[47:40], cur_sink_to[55:48], cur_sink_to[63:56], cur_sink_stag[7:0], cur_sink_stag[15:8], cur_sink_stag[23:16], cur_sink_stag[31:24], 8'h0, 8'h0, 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h41, 8'h41};
                 short_left_next = 7'h2e;
                 msn_read_next = msn_read_reg + 32'h1;
             end
             3'b011: begin
                 state_next = S_SHORT;
-                short_buf_next = {8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, q_imm[7:0], q_imm[15:8], q_imm[23:16], q_imm[31:24], q_imm[39:32], q_imm[47:40], q_imm[55:48], q_imm[63:56], 8'h0, 8'h0, 8'h0, 8'h0, msn_send_reg[7:0], msn_send_reg[15:8], msn_send_reg[23:16], msn_send_reg[31:24], 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, {4'b0100, q_solicited ? 4'b1001 : 4'b1000}, 8'h41};
+                short_buf_next = {8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, cur_imm[7:0], cur_imm[15:8], cur_imm[23:16], cur_imm[31:24], cur_imm[39:32], cur_imm[47:40], cur_imm[55:48], cur_imm[63:56], 8'h0, 8'h0, 8'h0, 8'h0, msn_send_reg[7:0], msn_send_reg[15:8], msn_send_reg[23:16], msn_send_reg[31:24], 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, {4'b0100, cur_solicited ? 4'b1001 : 4'b1000}, 8'h41};
                 short_left_next = 7'h1a;
                 msn_send_next = msn_send_reg + 32'h1;
             end
             3'b100: begin
                 state_next = S_SHORT;
-                short_buf_next = {8'h0, 8'h0, q_compare_mask[7:0], q_compare_mask[15:8], q_compare_mask[23:16], q_compare_mask[31:24], q_compare_mask[39:32], q_compare_mask[47:40], q_compare_mask[55:48], q_compare_mask[63:56], q_compare[7:0], q_compare[15:8], q_compare[23:16], q_compare[31:24], q_compare[39:32], q_compare[47:40], q_compare[55:48], q_compare[63:56], q_add_swap_mask[7:0], q_add_swap_mask[15:8], q_add_swap_mask[23:16], q_add_swap_mask[31:24], q_add_swap_mask[39:32], q_add_swap_mask[47:40], q_add_swap_mask[55:48], q_add_swap_mask[63:56], q_add_swap[7:0], q_add_swap[15:8], q_add_swap[23:16], q_add_swap[31:24], q_add_swap[39:32], q_add_swap[47:40], q_add_swap[55:48], q_add_swap[63:56], q_to[7:0], q_to[15:8], q_to[23:16], q_to[31:24], q_to[39:32], q_to[47:40], q_to[55:48], q_to[63:56], q_stag[7:0], q_stag[15:8], q_stag[23:16], q_stag[31:24], q_request_id[7:0], q_request_id[15:8], q_request_id[23:16], q_request_id[31:24], {4'b0000, q_aopcode}, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h4a, {1'b0, ~atomic_needs_split, 6'h1}};
+                short_buf_next = {8'h0, 8'h0, cur_compare_mask[7:0], cur_compare_mask[15:8], cur_compare_mask[23:16], cur_compare_mask[31:24], cur_compare_mask[39:32], cur_compare_mask[47:40], cur_compare_mask[55:48], cur_compare_mask[63:56], cur_compare[7:0], cur_compare[15:8], cur_compare[23:16], cur_compare[31:24], cur_compare[39:32], cur_compare[47:40], cur_compare[55:48], cur_compare[63:56], cur_add_swap_mask[7:0], cur_add_swap_mask[15:8], cur_add_swap_mask[23:16], cur_add_swap_mask[31:24], cur_add_swap_mask[39:32], cur_add_swap_mask[47:40], cur_add_swap_mask[55:48], cur_add_swap_mask[63:56], cur_add_swap[7:0], cur_add_swap[15:8], cur_add_swap[23:16], cur_add_swap[31:24], cur_add_swap[39:32], cur_add_swap[47:40], cur_add_swap[55:48], cur_add_swap[63:56], cur_to[7:0], cur_to[15:8], cur_to[23:16], cur_to[31:24], cur_to[39:32], cur_to[47:40], cur_to[55:48], cur_to[63:56], cur_stag[7:0], cur_stag[15:8], cur_stag[23:16], cur_stag[31:24], cur_request_id[7:0], cur_request_id[15:8], cur_request_id[23:16], cur_request_id[31:24], {4'b0000, cur_aopcode}, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h4a, {1'b0, ~atomic_needs_split, 6'h1}};
                 short_left_next = atomic_needs_split ? cfg_mulpdu[6:0] : 7'h46;
                 atomic_split_next = atomic_needs_split;
-                atomic_tail_next = q_compare_mask[47:0];
+                atomic_tail_next = cur_compare_mask[47:0];
                 if (~atomic_needs_split) begin
                     msn_read_next = msn_read_reg + 32'h1;
                 end

@@ -114,12 +114,9 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
   const room = m.let('seg_room', c.cfgMulpdu.sub(c.hdrSize), { doc: `payload octets of a full segment: MULPDU - ${c.untagged ? 'the header (14 or 18)' : TAGGED_HEADER_SIZE}` });
 
   // ---- Fetch: a queue of messages, read back to back -------------------------------------------
-  const beatsOf = (addr: Expr, size: Expr): Expr => {
-    const lastOctet = size.zext(33).add(addr.slice(lw - 1, 0).zext(33)).sub(1);
-    return mux(size.eq(0), lit(33, 0), lastOctet.slice(32, lw).zext(33).add(1));
-  };
   const f = c.fetch;
-  const fetchBeats = m.let('fetch_reads', beatsOf(f.addr, f.size), { doc: 'memory beats of the message pushed on fetch' });
+  const lastOctet = f.size.zext(33).add(f.addr.slice(lw - 1, 0).zext(33)).sub(1);
+  const fetchBeats = m.let('fetch_reads', mux(f.size.eq(0), lit(33, 0), lastOctet.slice(32, lw).zext(33).add(1)), { doc: 'memory beats of the message pushed on fetch' });
   const fetchPush = m.let('fetch_push', f.valid.and(fetchBeats.ne(0)), { doc: 'a message with payload to read is pushed' });
   const rdNext = m.reg('rd_next_addr', 64 - lw, { doc: 'beat address (address / W) of the next read' });
   const rdLeft = m.reg('rd_left', 33, { reset: 0, doc: "beats of the fetcher's message still to read" });
@@ -140,9 +137,8 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
 
   // ---- Data FIFO: block RAM, its read register the head (fifo-bram.ts) -----------------------
   const push = m.let('fifo_push', shared ? c.rd.dataValid.and(shared.owns.not()) : c.rd.dataValid);
-  const popWire = m.wire('fifo_pop', 1);
-  const data = bramFifo(m, 'fifo', 8 * W, depth, { push, data: c.rd.data, pop: popWire });
-  const { head, headValid } = data;
+  const pop = m.wire('fifo_pop', 1);
+  const { head, headValid } = bramFifo(m, 'fifo', 8 * W, depth, { push, data: c.rd.data, pop });
 
   // Segment state. Positions are in the "virtual" stream whose octet 0 is the first octet of the
   // first memory beat; `avail` = (end of the beats consumed so far) − (next payload octet) + W,
@@ -178,7 +174,6 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
   const needPrefetch = m.let(`${p}_need_prefetch`, kx.gt(avail), { doc: 'the payload octets straddle the head and the beat after it' });
   const prefetch = m.let(`${p}_prefetch`, c.active.and(needPrefetch).and(headValid));
   const emit = m.let(`${p}_emit`, c.active.and(needPrefetch.not()).and(needPop.not().or(headValid)).and(c.outFree));
-  const pop = popWire;
   m.assign(pop, prefetch.or(emit.and(needPop)));
   const segEnd = m.let(`${p}_seg_end`, emit.and(segLeft.le(W)));
 

@@ -120,7 +120,7 @@ export function ddpTxModule(bytes: number): Module {
   // The request being started: the queue's head, or, with the queue empty, the port's.
   const q = new Map<string, Expr>();
   fields.reduceRight((lsb, [name, e]) => {
-    q.set(name, m.let(`q_${name}`, mux(wrq.headValid, wrq.head.slice(lsb + e.width - 1, lsb), e)));
+    q.set(name, m.let(`cur_${name}`, mux(wrq.headValid, wrq.head.slice(lsb + e.width - 1, lsb), e)));
     return lsb + e.width;
   }, 0);
   const field = (name: (typeof fields)[number][0]): Expr => q.get(name)!;
