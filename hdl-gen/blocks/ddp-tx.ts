@@ -30,7 +30,7 @@ import { checkRnicWidth } from './rnic-widths';
  * - 5..7 are taken and dropped.
  * QN 0 and QN 1 count their MSNs from cfg_initial_msn, loaded while rst is high (RFC 5041 §5.1).
  *
- * Work requests enter a queue (block RAM, fifo-bram.ts: DDP_TX_WR_QUEUE + 1 of them) as soon as
+ * Work requests enter a queue (fifo-bram.ts: ddpTxWrQueue(W) + 1 of them) as soon as
  * there is room (wr_ready = not full) and are sent from its head, one at a time. Writes and Sends go through the segmenter shared with
  * rdmap_tx_resp_w<W> (ddp-tx-segmenter.ts: W-octet aligned memory reads, DDP_TX_FIFO_DEPTH in
  * flight, realigned to the payload lanes); their reads start when they enter the queue, so the
@@ -56,8 +56,13 @@ export const WR_KIND = Object.freeze({ WRITE: 0, READ: 1, SEND: 2, IMMEDIATE: 3,
  * to a read latency of about this many cycles (host memory over PCIe: 100–250 cycles at 250 MHz).
  */
 export const DDP_TX_FIFO_DEPTH = 256;
-/** Work requests queued ahead of the one being sent (their data is read ahead), plus one in the head. */
-export const DDP_TX_WR_QUEUE = 8;
+/**
+ * Work requests queued ahead of the one being sent (their data is read ahead), plus one in the
+ * head. Read-ahead must cover the memory latency in messages: a 4 KiB Write is 512 beats at
+ * W = 8, so two already hide hundreds of cycles there, while at W = 64 it is 64 beats and takes
+ * eight. An entry is about 590 bits: on an iCE40 each costs block RAM or flip-flops.
+ */
+export const ddpTxWrQueue = (W: number): number => (W >= 32 ? 8 : 2);
 
 const STATE = Object.freeze({ IDLE: 0, DATA: 1, SHORT: 2 });
 
@@ -73,7 +78,7 @@ export function ddpTxModule(bytes: number): Module {
       'Sends (data read from host memory, segmented to MULPDU, RFC 5040 section 4.3, RFC 5041\n' +
       'section 5.2), RDMA Read Requests (RFC 5040 section 4.4), Immediate Data and Atomic Requests\n' +
       `(RFC 7306 sections 6, 5.2.1). ${W} octets per beat; a Write or Send at one output beat per cycle.`,
-    { bytes: W, fifo_depth: DDP_TX_FIFO_DEPTH, wr_queue: DDP_TX_WR_QUEUE },
+    { bytes: W, fifo_depth: DDP_TX_FIFO_DEPTH, wr_queue: ddpTxWrQueue(W) },
   );
   const clkGroup = 'Clock and synchronous active-high reset';
   const clk = m.input('clk', 1, { group: clkGroup });
@@ -116,7 +121,7 @@ export function ddpTxModule(bytes: number): Module {
   const take = m.let('wr_take', port.valid.and(port.ready), { doc: 'a work request is taken (into the queue, or straight in)' });
   const bypass = m.wire('wr_bypass', 1);
   const pop = m.wire('wrq_pop', 1);
-  const wrq = bramFifo(m, 'wrq', fields.reduce((n, [, e]) => n + e.width, 0), DDP_TX_WR_QUEUE, { push: take.and(bypass.not()), data: cat(...fields.map(([, e]) => e)), pop });
+  const wrq = bramFifo(m, 'wrq', fields.reduce((n, [, e]) => n + e.width, 0), ddpTxWrQueue(W), { push: take.and(bypass.not()), data: cat(...fields.map(([, e]) => e)), pop });
   // The request being started: the queue's head, or, with the queue empty, the port's.
   const q = new Map<string, Expr>();
   fields.reduceRight((lsb, [name, e]) => {
@@ -187,7 +192,7 @@ export function ddpTxModule(bytes: number): Module {
     untagged,
     request: { phase: field('phase'), size: wrLen },
     // Writes and Sends are read as they enter the queue.
-    fetch: { valid: take.and(port.kind.eq(kWrite).or(port.kind.eq(kSend))), addr: port.addr, size: port.len, queue: DDP_TX_WR_QUEUE + 1 },
+    fetch: { valid: take.and(port.kind.eq(kWrite).or(port.kind.eq(kSend))), addr: port.addr, size: port.len, queue: ddpTxWrQueue(W) + 1 },
     fetchGate: lit(1, 1),
     rd,
     sharedRead: null,
