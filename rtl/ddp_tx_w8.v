@@ -274,7 +274,7 @@ assign cur_kind = wrq_head_valid_reg ? wrq_head_reg[587:585] : wr_kind;
 assign in_idle = state_reg == S_IDLE;
 assign in_data = state_reg == S_DATA;
 assign in_short = state_reg == S_SHORT;
-assign wr_bypass = ((wr_take & in_idle) & (~wrq_head_valid_reg)) & (wrq_count_reg == 2'b00);
+assign wr_bypass = (wr_take & in_idle) & ((~wrq_head_valid_reg) & (wrq_count_reg == 2'b00));
 assign wrq_pop = wrq_head_valid_reg & in_idle;
 assign wr_fire = wrq_pop | wr_bypass;
 assign out_free = (~out_valid_reg) | m_axis_tready;

@@ -30,12 +30,13 @@ import { checkRnicWidth } from './rnic-widths';
  * - 5..7 are taken and dropped.
  * QN 0 and QN 1 count their MSNs from cfg_initial_msn, loaded while rst is high (RFC 5041 §5.1).
  *
- * Work requests enter a queue (fifo-bram.ts: ddpTxWrQueue(W) + 1 of them) as soon as
- * there is room (wr_ready = not full) and are sent from its head, one at a time. Writes and Sends go through the segmenter shared with
- * rdmap_tx_resp_w<W> (ddp-tx-segmenter.ts: W-octet aligned memory reads, DDP_TX_FIFO_DEPTH in
- * flight, realigned to the payload lanes); their reads start when they enter the queue, so the
- * data of the messages behind the one being sent is fetched while it is sent. The fixed ULPDUs go
- * through the segmenter's shift register (ddp-tx-output.ts), one beat per cycle.
+ * Work requests enter a queue (fifo-bram.ts: ddpTxWrQueue(W) + 1 of them) as soon as there is
+ * room (wr_ready = not full) and are sent from its head, one at a time. Writes and Sends go
+ * through the segmenter shared with rdmap_tx_resp_w<W> (ddp-tx-segmenter.ts: W-octet aligned
+ * memory reads, DDP_TX_FIFO_DEPTH in flight, realigned to the payload lanes); their reads start
+ * when they enter the queue, so the data of the messages behind the one being sent is fetched
+ * while it is sent. The fixed ULPDUs go through the segmenter's shift register
+ * (ddp-tx-output.ts), one beat per cycle.
  *
  * Rate: a Write or Send leaves one beat per cycle while its data keeps up (rd_ready high, read
  * latency up to about DDP_TX_FIFO_DEPTH cycles, paid once for a run of queued messages, not per
@@ -165,7 +166,7 @@ export function ddpTxModule(bytes: number): Module {
   const inData = m.let('in_data', state.eq(sData));
   const inShort = m.let('in_short', state.eq(sShort));
   // An empty queue and an idle sender: the request starts in the cycle it is taken.
-  m.assign(bypass, take.and(inIdle).and(wrq.headValid.not()).and(wrq.stored.eq(0)));
+  m.assign(bypass, take.and(inIdle).and(wrq.empty));
   m.assign(pop, wrq.headValid.and(inIdle));
   const wrFire = m.let('wr_fire', pop.or(bypass), { doc: 'a work request starts' });
 

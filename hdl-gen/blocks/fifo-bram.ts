@@ -18,6 +18,8 @@ export interface BramFifo {
   /** Words in the memory, not counting the head: 0..depth. */
   readonly stored: Signal;
   readonly full: Expr;
+  /** Nothing in the head nor in the memory. */
+  readonly empty: Expr;
   /** The head takes the next word from the memory this cycle. */
   readonly load: Expr;
 }
@@ -48,5 +50,5 @@ export function bramFifo(
     m.set(headValid, load.or(headValid.and(ctl.pop.not())));
     m.set(stored, stored.add(ctl.push.zext(aw + 1)).sub(load.zext(aw + 1)));
   });
-  return { head, headValid, stored, full: stored.eq(lit(aw + 1, depth)), load };
+  return { head, headValid, stored, full: stored.eq(lit(aw + 1, depth)), empty: headValid.not().and(stored.eq(0)), load };
 }

@@ -38,11 +38,11 @@ import { checkRnicWidth } from './rnic-widths';
  * selected on read, and the write repeats the word with wr_strb on its 8 lanes only.
  *
  * Rate: a Read Response leaves one beat per cycle while its data keeps up (rd_ready high, read
- * latency up to about 250 cycles); a segment costs exactly its ⌈(14 + payload)/W⌉ beats, back to back
- * across segments, plus one cycle per message when the first payload octets straddle two memory
- * beats. First read one cycle after the request handshake; the first output beat two cycles after
- * its data arrives (the FIFO's RAM read register, then the output register). Atomic Response and Terminate come from a shift register, one beat per
- * cycle. The next request is taken the cycle after the previous response's last beat is built.
+ * latency up to about 250 cycles); a segment costs exactly its ⌈(14 + payload)/W⌉ beats, back
+ * to back across segments, plus one cycle per message when the first payload octets straddle two
+ * memory beats. First read one cycle after the request handshake; the first output beat two
+ * cycles after its data arrives (the FIFO's RAM read register, then the output register). Atomic
+ * Response and Terminate come from a shift register, one beat per cycle. The next request is taken the cycle after the previous response's last beat is built.
  * m_axis: registered; tready reaches the FIFO pop combinationally (no skid buffer). Lanes past
  * tkeep on the last beat are unspecified.
  */

@@ -123,8 +123,8 @@ beforeAll(() => {
     // The generated set is read whole and elaborated from each module down through yosys' coarse
     // synthesis (hierarchy, proc, memory inference, opt: where latches, undriven nets and
     // unsynthesizable constructs show), with `check -assert`. Mapping to gates is left to each
-    // block's own test, which runs the full `synth` (mapping the receive path's 8 KiB payload FIFO
-    // to flip-flops takes yosys minutes; `rnic synth --target ice40` maps it to block RAM).
+    // block's own test (test/support/rtl-checks.ts, memories kept as $mem cells: mapping the 8 KiB
+    // payload FIFO to flip-flops takes yosys minutes; `rnic synth --target ice40` maps it to RAM).
     const synth = generated ? `synth -top ${t.top} -run begin:fine; check -assert` : `synth -top ${t.top}`;
     const script = [`read_verilog ${sources.join(' ')}`, synth, 'select -assert-none t:$_DLATCH* t:$dlatch* t:$adlatch'].join('; ');
     if (!generated || roots.has(t.top)) jobs.push({ id: `synth ${t.label}`, cmd: 'yosys', args: ['-q', '-p', script], cwd: t.dir, cost: t.cost });

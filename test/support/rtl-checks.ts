@@ -32,7 +32,7 @@ export function verilatorLint(m: Module): string {
 }
 
 /**
- * yosys `synth` of the module, failing (throwing) on an error or on any latch; returns the
+ * yosys `synth` of the module down to gates, memories kept as $mem cells, failing (throwing) on an error or on any latch; returns the
  * `stat` text. `extra` runs after synth (more `select -assert-*` checks).
  */
 export function yosysSynthNoLatch(m: Module, extra: readonly string[] = []): string {
