@@ -11,10 +11,11 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseHeaderPorts, portMismatches } from './header-ports';
+import { parseXmlPorts, portMismatches } from './module-ports';
 import { validatePorts, type PortSpec } from './port-spec';
 import { commandLine, runStep, toolchain, type Toolchain } from './toolchain';
-import { WRAPPER_VERSION, generateWrapper } from './wrapper-gen';
+import { SAMPLE_STROBE, sampledInputsModule, sampledTopName } from './sampled-inputs';
+import { WRAPPER_VERSION, generateWrapper, type WrapperOptions } from './wrapper-gen';
 
 export interface BuildOptions {
   readonly top: string;
@@ -29,6 +30,12 @@ export interface BuildOptions {
   readonly cacheDir?: string;
   /** Appended to the Verilator command line (e.g. `-GDATA_WIDTH=128`). */
   readonly extraFlags?: readonly string[];
+  /**
+   * Put the top behind sampled-inputs.ts's shim, so the logic its inputs feed is evaluated once per
+   * cycle, not twice (default true). The harness sees the same timing either way; off, the top's
+   * own ports are the model's and the VCD has one level of hierarchy less.
+   */
+  readonly sampledInputs?: boolean;
 }
 
 export interface CompiledModel {
@@ -45,12 +52,15 @@ export interface CompiledModel {
   /** True when an existing cache entry was reused. */
   readonly cached: boolean;
   readonly buildMs: number;
+  readonly sampledInputs: boolean;
 }
 
 export const DEFAULT_CLOCK = 'clk';
 export const MODEL_FILE = 'model.node';
 export const WRAPPER_FILE = 'wrapper.cpp';
 export const MANIFEST_FILE = 'manifest.json';
+/** The shim's source inside a cache entry, when sampledInputs is on. */
+export const SHIM_FILE = 'sampled_inputs.v';
 /** Hex digits of the key in the directory name: 64 bits is plenty to avoid collisions. */
 export const KEY_DIGITS = 16;
 const CACHE_DIR_MODE = 0o755;
@@ -94,6 +104,9 @@ interface Resolved {
   readonly trace: boolean;
   readonly cacheDir: string;
   readonly extraFlags: readonly string[];
+  readonly sampledInputs: boolean;
+  /** The module Verilator is given as its top: the shim around `top`, or `top` itself. */
+  readonly verilatedTop: string;
 }
 
 function resolve(opts: BuildOptions): Resolved {
@@ -105,6 +118,9 @@ function resolve(opts: BuildOptions): Resolved {
     if (!existsSync(s)) throw new Error(`source ${s} does not exist`);
   }
   validatePorts(opts.ports, clock);
+  if ((opts.sampledInputs ?? true) && opts.ports.some((p) => p.name === SAMPLE_STROBE)) {
+    throw new Error(`buildModel(${opts.top}): port ${SAMPLE_STROBE} is the sampled-inputs shim's strobe; pass sampledInputs: false`);
+  }
   return {
     top: opts.top,
     sources: opts.sources,
@@ -113,8 +129,17 @@ function resolve(opts: BuildOptions): Resolved {
     trace: opts.trace ?? false,
     cacheDir: opts.cacheDir ?? DEFAULT_CACHE_DIR,
     extraFlags: opts.extraFlags ?? [],
+    sampledInputs: opts.sampledInputs ?? true,
+    verilatedTop: (opts.sampledInputs ?? true) ? sampledTopName(opts.top) : opts.top,
   };
 }
+
+const wrapperOptions = (r: Resolved): WrapperOptions => ({
+  top: r.top, ports: r.ports, clock: r.clock, trace: r.trace, ...(r.sampledInputs ? { sampleStrobe: SAMPLE_STROBE, verilatedTop: r.verilatedTop } : {}),
+});
+
+/** The shim's text (sampled-inputs.ts), or undefined when the top is Verilated as it is. */
+const shimText = (r: Resolved): string | undefined => (r.sampledInputs ? sampledInputsModule(r.top, r.ports, r.clock) : undefined);
 
 const sha256 = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
@@ -125,13 +150,14 @@ export function buildKey(opts: BuildOptions, tools: Toolchain = toolchain()): st
     top: r.top,
     clock: r.clock,
     sources: r.sources.map((s) => ({ name: path.basename(s), sha256: sha256(readFileSync(s)) })),
-    verilatorFlags: verilatorFlags(r.top, r.trace, r.extraFlags),
+    verilatorFlags: verilatorFlags(r.verilatedTop, r.trace, r.extraFlags),
+    shim: shimText(r) ?? null,
     makeFlags: MAKE_OPT,
     gxxFlags: [...GXX_FLAGS, ...modelDefines(r.trace)],
     ports: r.ports,
     wrapperVersion: WRAPPER_VERSION,
     // The generated text too, so an edit to the generator that forgets the version bump still rebuilds.
-    wrapper: sha256(generateWrapper({ top: r.top, ports: r.ports, clock: r.clock, trace: r.trace })),
+    wrapper: sha256(generateWrapper(wrapperOptions(r))),
     verilator: tools.verilatorVersion,
     gxx: tools.gxxVersion,
     node: process.version,
@@ -180,7 +206,7 @@ export function buildModel(opts: BuildOptions): CompiledModel {
   const dir = path.join(r.cacheDir, `${r.top}-${key.slice(0, KEY_DIGITS)}`);
   const result = (cached: boolean): CompiledModel => ({
     top: r.top, path: path.join(dir, MODEL_FILE), dir, key, ports: r.ports, clock: r.clock, trace: r.trace,
-    cached, buildMs: performance.now() - started,
+    cached, buildMs: performance.now() - started, sampledInputs: r.sampledInputs,
   });
   if (existsSync(path.join(dir, MODEL_FILE))) return result(true);
 
@@ -227,25 +253,29 @@ function buildLocked(r: Resolved, tools: ReturnType<typeof toolchain>, key: stri
     // Every step runs inside the entry with relative paths, so the recorded commands stay true
     // after the directory is renamed into place.
     const obj = 'obj';
-    const prefix = `V${r.top}`;
+    const prefix = `V${r.verilatedTop}`;
     const commands: string[] = [];
     const step = (name: string, cmd: string, args: string[]): void => {
       commands.push(commandLine(cmd, args));
       runStep(`${name} (${r.top})`, cmd, args, tmp, path.join(tmp, `${name}.log`));
     };
 
-    step('verilator', 'verilator', [...verilatorFlags(r.top, r.trace, r.extraFlags), '--Mdir', obj, ...r.sources]);
-
-    const header = readFileSync(path.join(tmp, obj, `${prefix}.h`), 'utf8');
-    const problems = portMismatches(r.ports, parseHeaderPorts(header));
+    // The ports as Verilator reads the top, checked against the list before anything is built.
+    step('ports', 'verilator', ['--xml-only', '--top-module', r.top, '-Wno-fatal', '--Mdir', 'xml', ...r.sources]);
+    const problems = portMismatches(r.ports, parseXmlPorts(readFileSync(path.join(tmp, 'xml', `V${r.top}.xml`), 'utf8'), r.top));
     if (problems.length > 0) throw new Error(`buildModel(${r.top}): the port list does not match the module:\n  ${problems.join('\n  ')}`);
+    rmSync(path.join(tmp, 'xml'), { recursive: true, force: true }); // megabytes for a large top
+
+    const shim = shimText(r);
+    if (shim !== undefined) writeFileSync(path.join(tmp, SHIM_FILE), shim);
+    step('verilator', 'verilator', [...verilatorFlags(r.verilatedTop, r.trace, r.extraFlags), '--Mdir', obj, ...r.sources, ...(shim !== undefined ? [SHIM_FILE] : [])]);
 
     // Verilator 5.006 archives only the model (V<top>__ALL.a); the runtime library objects are
     // built for executables only, so ask its makefile for them with the same flags.
     const runtime = runtimeObjects(path.join(tmp, obj), prefix);
     step('runtime', 'make', ['-C', obj, '-f', `${prefix}.mk`, '-j', String(BUILD_JOBS), ...MAKE_OPT, ...runtime]);
 
-    writeFileSync(path.join(tmp, WRAPPER_FILE), generateWrapper({ top: r.top, ports: r.ports, clock: r.clock, trace: r.trace }));
+    writeFileSync(path.join(tmp, WRAPPER_FILE), generateWrapper(wrapperOptions(r)));
     const inc = tools.verilatorInclude;
     step('link', 'g++', [
       ...GXX_FLAGS, ...modelDefines(r.trace),
@@ -254,7 +284,7 @@ function buildLocked(r: Resolved, tools: ReturnType<typeof toolchain>, key: stri
       '-pthread', '-o', MODEL_FILE,
     ]);
 
-    writeFileSync(path.join(tmp, MANIFEST_FILE), `${JSON.stringify({ key, top: r.top, sources: r.sources, ports: r.ports, clock: r.clock, trace: r.trace, commands, tools }, null, 2)}\n`);
+    writeFileSync(path.join(tmp, MANIFEST_FILE), `${JSON.stringify({ key, top: r.top, verilatedTop: r.verilatedTop, sources: r.sources, ports: r.ports, clock: r.clock, trace: r.trace, commands, tools }, null, 2)}\n`);
     publish(tmp, dir);
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });

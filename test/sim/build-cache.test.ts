@@ -70,7 +70,7 @@ describe('Verilator build cache', () => {
     const bad = path.join(scratch, 'broken.v');
     writeFileSync(bad, 'module broken(input wire clk);\n  this is not verilog\nendmodule\n');
     const attempt = (): unknown => buildModel({ top: 'broken', sources: [bad], ports: [{ name: 'clk', direction: 'input', width: 1 }], cacheDir });
-    expect(attempt).toThrow(/verilator \(broken\) failed[\s\S]*verilator --cc --build[\s\S]*--top-module broken[\s\S]*broken\.v:2/);
+    expect(attempt).toThrow(/ports \(broken\) failed[\s\S]*verilator --xml-only[\s\S]*--top-module broken[\s\S]*broken\.v:2/);
   });
 
   test('a port list that disagrees with the module names each wrong port', () => {

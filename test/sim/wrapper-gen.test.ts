@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { parseHeaderPorts } from '../../sim/verilator/header-ports';
+import { parseXmlPorts } from '../../sim/verilator/module-ports';
 import { layoutPorts } from '../../sim/verilator/layout';
 import type { PortSpec } from '../../sim/verilator/port-spec';
 import { generateWrapper } from '../../sim/verilator/wrapper-gen';
@@ -40,13 +40,22 @@ describe('C++ wrapper generator', () => {
     expect(generateWrapper({ top: 'dut', ports, clock: 'clk', trace: true })).toContain('verilated_vcd_c.h');
   });
 
-  test('reads the ports Verilator declared in V<top>.h', () => {
-    const header = '    VL_IN8(&clk,0,0);\n    VL_OUT64(&q,40,0);\n    VL_INW(&w,199,0,7);\n    VL_OUT(&r,31,0);\n';
-    expect(parseHeaderPorts(header)).toEqual([
+  test("reads the top's ports from Verilator's XML: widths from the dtype table, not a function's arguments", () => {
+    const xml = `<netlist>
+    <module loc="a" name="sub" origName="sub"><var loc="a" name="x" dtype_id="1" dir="input" pinIndex="1" vartype="logic"/></module>
+    <module loc="a" name="dut" origName="dut" topModule="1">
+      <var loc="a" name="clk" dtype_id="1" dir="input" pinIndex="1" vartype="logic" origName="clk"/>
+      <var loc="a" name="q" dtype_id="2" dir="output" pinIndex="2" vartype="logic" origName="q"/>
+      <var loc="a" name="w" dtype_id="3" dir="input" pinIndex="3" vartype="logic" origName="w"/>
+      <func loc="a" name="f"><var loc="a" name="arg" dtype_id="2" dir="input" vartype="logic"/></func>
+    </module>
+    <typetable><basicdtype loc="a" id="1" name="logic"/><basicdtype loc="a" id="2" name="logic" left="40" right="0"/><basicdtype loc="a" id="3" name="logic" left="0" right="199"/></typetable>
+    </netlist>`;
+    expect(parseXmlPorts(xml, 'dut')).toEqual([
       { name: 'clk', direction: 'input', width: 1 },
       { name: 'q', direction: 'output', width: 41 },
       { name: 'w', direction: 'input', width: 200 },
-      { name: 'r', direction: 'output', width: 32 },
     ]);
+    expect(() => parseXmlPorts(xml, 'other')).toThrow(/no module other/);
   });
 });

@@ -1,0 +1,62 @@
+import { beforeAll, describe, expect, test } from 'vitest';
+import { buildModel, type CompiledModel } from '../../sim/verilator/build';
+import { SimModel } from '../../sim/verilator/model';
+import { SAMPLE_STROBE, sampledInputsModule, sampledTopName } from '../../sim/verilator/sampled-inputs';
+import { hex, withSeed } from '../support/random';
+import { BUILD_TIMEOUT_MS, skidRegisterBuild } from './fixtures';
+
+const CYCLES = 3000;
+
+describe('the sampled-inputs shim', () => {
+  test('registers every input but the clock on the strobe and passes the clock and outputs straight', () => {
+    const text = sampledInputsModule('dut', [
+      { name: 'clk', direction: 'input', width: 1 },
+      { name: 'a', direction: 'input', width: 33 },
+      { name: 'y', direction: 'output', width: 8 },
+    ], 'clk');
+    expect(text).toContain(`module ${sampledTopName('dut')} (`);
+    expect(text).toContain(`input wire ${SAMPLE_STROBE}`);
+    expect(text).toContain(`always @(posedge ${SAMPLE_STROBE}) a_sampled <= a;`);
+    expect(text).not.toContain('clk_sampled');
+    expect(text).toMatch(/\.clk\(clk\)[\s\S]*\.a\(a_sampled\)[\s\S]*\.y\(y\)/);
+    expect(() => sampledInputsModule('dut', [
+      { name: 'clk', direction: 'input', width: 1 },
+      { name: 'a', direction: 'input', width: 1 },
+      { name: 'a_sampled', direction: 'input', width: 1 },
+    ], 'clk')).toThrow(/ports a and a_sampled/);
+  });
+
+  describe('behind the shim, a model is cycle for cycle the model without it', () => {
+    let plain: CompiledModel;
+    let sampled: CompiledModel;
+    beforeAll(() => {
+      plain = buildModel(skidRegisterBuild({ sampledInputs: false }));
+      sampled = buildModel(skidRegisterBuild());
+    }, 2 * BUILD_TIMEOUT_MS);
+
+    test('random inputs every cycle (reset, valid, ready, data): every output equal before and after each edge', () => {
+      expect(plain.sampledInputs).toBe(false);
+      expect(sampled.sampledInputs).toBe(true);
+      const models = [SimModel.open(plain), SimModel.open(sampled)] as const;
+      try {
+        const inputs = plain.ports.filter((p) => p.direction === 'input' && p.name !== 'clk');
+        const outputs = plain.ports.filter((p) => p.direction === 'output');
+        withSeed(0x5a3, (r) => {
+          for (let cycle = 0; cycle < CYCLES; cycle++) {
+            for (const p of inputs) {
+              const value = p.name === 'rst' ? (cycle < 3 || r.bool(0.01) ? 1n : 0n) : BigInt(`0x${hex(r.bytes(Math.ceil(p.width / 8)))}`) & ((1n << BigInt(p.width)) - 1n);
+              for (const m of models) m.poke(p.name, value);
+            }
+            for (const m of models) m.tick();
+            for (const p of outputs) {
+              expect(models[1].peekPre(p.name), `${p.name} at the edge of cycle ${cycle}`).toBe(models[0].peekPre(p.name));
+              expect(models[1].peek(p.name), `${p.name} after the edge of cycle ${cycle}`).toBe(models[0].peek(p.name));
+            }
+          }
+        });
+      } finally {
+        for (const m of models) m.close();
+      }
+    });
+  });
+});
