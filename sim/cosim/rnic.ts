@@ -200,15 +200,17 @@ export class TopBench {
     );
     this.wr = this.tb.add(new QueueSource(m, h('wr_valid'), h('wr_ready'), ({ qp, w }: { qp: number; w: LocalWr }) => this.pokeWr(qp, w, r)));
     const self = this;
+    const pulse = { valid: h('inject_valid'), qp: h('inject_qp'), err: h('inject_err'), abort: h('abort_req'), abortQp: h('abort_qp') };
     this.tb.add({
       drive() {
         m.pokeNumber(self.evt.ready, self.cqPause > 0 && r.bool(self.cqPause) ? 0 : 1);
-        m.pokeNumber(h('inject_valid'), self.pulse.inject ? 1 : 0);
-        m.pokeNumber(h('inject_qp'), self.pulse.inject?.qp ?? 0);
-        m.pokeNumber(h('inject_err'), self.pulse.inject?.err ?? 0);
-        m.pokeNumber(h('abort_req'), self.pulse.abort !== null ? 1 : 0);
-        m.pokeNumber(h('abort_qp'), self.pulse.abort ?? 0);
-        self.pulse = { inject: null, abort: null };
+        const { inject, abort } = self.pulse;
+        m.pokeNumber(pulse.valid, inject ? 1 : 0);
+        m.pokeNumber(pulse.qp, inject?.qp ?? 0);
+        m.pokeNumber(pulse.err, inject?.err ?? 0);
+        m.pokeNumber(pulse.abort, abort !== null ? 1 : 0);
+        m.pokeNumber(pulse.abortQp, abort ?? 0);
+        if (inject || abort !== null) self.pulse = { inject: null, abort: null };
       },
       sample() {
         if (m.peekPreNumber(self.evt.valid) === 1 && m.peekPreNumber(self.evt.ready) === 1) {
@@ -295,13 +297,14 @@ export class TopBench {
     const m = this.model;
     const idle = this.h('qp_idle');
     const rxIdle = this.h('qp_rx_idle');
+    const txValid = this.h('m_axis_tvalid');
     const all = (1 << this.qps) - 1;
     let calm = 0;
     let writes = this.mem.writes.length;
     this.tb.until(() => {
       const quiet =
         this.source.idle && this.cfg.idle && this.stagCfg.idle && this.recv.idle && this.wr.idle && this.mem.idle &&
-        m.peekNumber(this.evt.valid) === 0 && m.peekNumber(rxIdle) === all && (this.txBlocked || (m.peekNumber(idle) === all && m.peekNumber(this.h('m_axis_tvalid')) === 0)) &&
+        m.peekNumber(this.evt.valid) === 0 && m.peekNumber(rxIdle) === all && (this.txBlocked || (m.peekNumber(idle) === all && m.peekNumber(txValid) === 0)) &&
         this.mem.writes.length === writes;
       writes = this.mem.writes.length;
       calm = quiet ? calm + 1 : 0;

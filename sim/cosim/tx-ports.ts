@@ -62,7 +62,12 @@ export class ReadPortResponder implements Component {
       model.poke(this.p.data, head.data);
     } else {
       model.pokeNumber(this.p.dataValid, 0);
-      model.poke(this.p.data, this.r.bytes(this.c.width)); // garbage while not valid
+      // Garbage while not valid, written word by word: the draws (and so the values) of
+      // r.bytes(width), without an array and a checked poke every idle cycle.
+      const { words } = model;
+      const { offset, words: n, topMask } = this.p.data;
+      for (let i = 0; i < n; i++) words[offset + i] = this.r.u32();
+      words[offset + n - 1]! &= topMask;
     }
   }
 
