@@ -21,6 +21,8 @@ export interface DutOptions {
   readonly mutateModule?: string;
   /** The generator configuration (QPs, STag depth) the module is generated with. */
   readonly config?: RnicConfig;
+  /** Verilate behind the sampled-inputs shim (default true; sim/verilator/sampled-inputs.ts). */
+  readonly sampledInputs?: boolean;
 }
 
 /**
@@ -35,6 +37,7 @@ export function openDut(module: string, opts: DutOptions = {}): { src: ModuleSou
     sources: [...src.sources],
     ports: src.ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })),
     trace: opts.vcd !== undefined,
+    ...(opts.sampledInputs !== undefined ? { sampledInputs: opts.sampledInputs } : {}),
   });
   const model = SimModel.open(compiled);
   if (opts.vcd) model.vcd(opts.vcd);
