@@ -118,7 +118,8 @@ function resolve(opts: BuildOptions): Resolved {
     if (!existsSync(s)) throw new Error(`source ${s} does not exist`);
   }
   validatePorts(opts.ports, clock);
-  if ((opts.sampledInputs ?? true) && opts.ports.some((p) => p.name === SAMPLE_STROBE)) {
+  const sampledInputs = opts.sampledInputs ?? true;
+  if (sampledInputs && opts.ports.some((p) => p.name === SAMPLE_STROBE)) {
     throw new Error(`buildModel(${opts.top}): port ${SAMPLE_STROBE} is the sampled-inputs shim's strobe; pass sampledInputs: false`);
   }
   return {
@@ -129,13 +130,13 @@ function resolve(opts: BuildOptions): Resolved {
     trace: opts.trace ?? false,
     cacheDir: opts.cacheDir ?? DEFAULT_CACHE_DIR,
     extraFlags: opts.extraFlags ?? [],
-    sampledInputs: opts.sampledInputs ?? true,
-    verilatedTop: (opts.sampledInputs ?? true) ? sampledTopName(opts.top) : opts.top,
+    sampledInputs,
+    verilatedTop: sampledInputs ? sampledTopName(opts.top) : opts.top,
   };
 }
 
 const wrapperOptions = (r: Resolved): WrapperOptions => ({
-  top: r.top, ports: r.ports, clock: r.clock, trace: r.trace, ...(r.sampledInputs ? { sampleStrobe: SAMPLE_STROBE, verilatedTop: r.verilatedTop } : {}),
+  top: r.top, ports: r.ports, clock: r.clock, trace: r.trace, ...(r.sampledInputs ? { sampled: { strobe: SAMPLE_STROBE, module: r.verilatedTop } } : {}),
 });
 
 /** The shim's text (sampled-inputs.ts), or undefined when the top is Verilated as it is. */

@@ -35,11 +35,10 @@ export interface WrapperOptions {
   readonly clock: string;
   readonly trace: boolean;
   /**
-   * The top is behind sampled-inputs.ts's shim, Verilated as `verilatedTop`: the wrapper raises
-   * this strobe in each low-phase eval so the shim loads the cycle's inputs before the clock edge.
+   * The top is behind sampled-inputs.ts's shim, Verilated as `module`: the wrapper raises `strobe`
+   * in each low-phase eval so the shim loads the cycle's inputs before the clock edge.
    */
-  readonly sampleStrobe?: string;
-  readonly verilatedTop?: string;
+  readonly sampled?: { readonly strobe: string; readonly module: string };
 }
 
 const hex32 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, '0')}u`;
@@ -92,9 +91,10 @@ const portsJson = (ports: readonly PortSpec[]): string =>
   JSON.stringify(ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })));
 
 export function generateWrapper(opts: WrapperOptions): string {
-  const { top, ports, clock, trace, sampleStrobe } = opts;
+  const { top, ports, clock, trace, sampled } = opts;
+  const sampleStrobe = sampled?.strobe;
   const layout = layoutPorts(ports);
-  const cls = `V${opts.verilatedTop ?? top}`;
+  const cls = `V${sampled?.module ?? top}`;
   const inputs = layout.slots.filter((s) => s.direction === 'input');
   const outputs = layout.slots.filter((s) => s.direction === 'output');
   const clk = layout.slots.find((s) => s.name === clock);
@@ -128,7 +128,7 @@ constexpr uint64_t kTimePerCycle = ${VCD_TIME_PER_CYCLE};
 constexpr uint64_t kTimeHighPhase = ${VCD_TIME_HIGH_PHASE};
 constexpr int kTraceDepth = 99;  // every level of hierarchy
 const char kTop[] = "${top}";
-const char kInstance[] = "TOP";  // Verilator's usual root scope name: signals appear as TOP.${opts.verilatedTop ? `${opts.verilatedTop}.${top}` : top}.*
+const char kInstance[] = "TOP";  // Verilator's usual root scope name: signals appear as TOP.${sampled ? `${sampled.module}.${top}` : top}.*
 const char kPortsJson[] = R"json(${portsJson(ports)})json";
 
 struct Sim {

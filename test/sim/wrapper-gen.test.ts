@@ -40,6 +40,13 @@ describe('C++ wrapper generator', () => {
     expect(generateWrapper({ top: 'dut', ports, clock: 'clk', trace: true })).toContain('verilated_vcd_c.h');
   });
 
+  test('behind the sampled-inputs shim: its class, and the strobe raised in the low phase and lowered in the high one', () => {
+    const shimmed = generateWrapper({ top: 'dut', ports, clock: 'clk', trace: false, sampled: { strobe: 'sim_sample', module: 'sim_dut' } });
+    expect(shimmed).toContain('#include "Vsim_dut.h"');
+    expect(shimmed).toMatch(/t\.clk = 0;\n\s*t\.sim_sample = 1;[^\n]*\n\s*t\.eval\(\);[\s\S]*t\.clk = 1;\n\s*t\.sim_sample = 0;\n\s*t\.eval\(\);/);
+    expect(cpp).not.toContain('sim_sample');
+  });
+
   test("reads the top's ports from Verilator's XML: widths from the dtype table, not a function's arguments", () => {
     const xml = `<netlist>
     <module loc="a" name="sub" origName="sub"><var loc="a" name="x" dtype_id="1" dir="input" pinIndex="1" vartype="logic"/></module>
