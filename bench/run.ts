@@ -136,13 +136,18 @@ if (want('mpa')) {
 
 // Co-simulation speed: the generated CRC-32C block in Verilator driven by the TypeScript
 // AXI-Stream source and sink, one native call per cycle, the scoreboard on. Cycles per second of
-// the median of three runs (the build is cached after the first).
+// the median of three runs (the build is cached after the first). The peer is the same run with
+// the block Verilated as it is, without the sampled-inputs shim (sim/verilator/sampled-inputs.ts).
+const SHIMLESS = 'the same without the sampled-inputs shim';
 for (const width of want('cosim') ? [8, 64] : []) {
   const frames = Math.max(2000, Math.round(60000 * budget));
-  const runs = [1, 2, 3].map((seed) => cosimCrc32c({ width, seed, frames, sourcePause: 0, sinkPause: 0 }));
-  if (runs.some((r) => r.mismatches)) throw new Error('co-simulation mismatch in the benchmark');
-  const rates = runs.map((r) => r.simCyclesPerSecond).sort((a, b) => a - b);
-  figures.push({ figure: `co-simulation of crc32c_w${width} with TypeScript drivers and scoreboard`, unit: 'cycles/s', value: rates[1]! });
+  const rate = (sampledInputs: boolean): number => {
+    const runs = [1, 2, 3].map((seed) => cosimCrc32c({ width, seed, frames, sourcePause: 0, sinkPause: 0, sampledInputs }));
+    if (runs.some((r) => r.mismatches)) throw new Error('co-simulation mismatch in the benchmark');
+    return runs.map((r) => r.simCyclesPerSecond).sort((a, b) => a - b)[1]!;
+  };
+  const [value, peerValue] = [rate(true), rate(false)];
+  figures.push({ figure: `co-simulation of crc32c_w${width} with TypeScript drivers and scoreboard`, unit: 'cycles/s', value, peer: SHIMLESS, peerValue, ratio: value / peerValue });
 }
 
 // RTL wire efficiency of mpa_tx in Verilator cycles (exact, machine-independent): 4 KiB ULPDUs,
@@ -180,11 +185,14 @@ for (const row of want('rtl') ? rnicRateFigures() : []) {
 }
 
 // Co-simulation speed of the whole datapath: rnic_top_w<W> (4 QPs) against the model, the
-// scoreboard on, random workload with faults (cycles per second of the whole run, build cached).
+// scoreboard on, random workload with faults (cycles per second of the whole run, build cached);
+// the peer is the same run without the sampled-inputs shim.
 for (const width of want('cosim') ? [8, 64] : []) {
-  const r = cosimRnic({ width, seed: 1, ops: Math.max(200, Math.round(400 * budget)), faults: 0.05 });
-  if (r.mismatches || r.violations) throw new Error('rnic_top co-simulation mismatch in the benchmark');
-  figures.push({ figure: `co-simulation of rnic_top_w${width} (4 QPs) against the model, scoreboard on`, unit: 'cycles/s', value: r.simCyclesPerSecond });
+  const ops = Math.max(200, Math.round(400 * budget));
+  const [r, base] = [true, false].map((sampledInputs) => cosimRnic({ width, seed: 1, ops, faults: 0.05, sampledInputs }));
+  if (r!.mismatches || r!.violations || base!.mismatches || base!.violations) throw new Error('rnic_top co-simulation mismatch in the benchmark');
+  const [value, peerValue] = [r!.simCyclesPerSecond, base!.simCyclesPerSecond];
+  figures.push({ figure: `co-simulation of rnic_top_w${width} (4 QPs) against the model, scoreboard on`, unit: 'cycles/s', value, peer: SHIMLESS, peerValue, ratio: value / peerValue });
 }
 
 if (values.group === undefined) {

@@ -14,6 +14,8 @@ import { hex32 } from '../../ts-model/util/hex';
  */
 export interface CrcCosimOptions {
   readonly width: number;
+  /** Verilate the block behind the sampled-inputs shim (default true; the benchmark's baseline turns it off). */
+  readonly sampledInputs?: boolean;
   readonly seed: number;
   readonly frames: number;
   /** Use the Verilog in this directory (rnic.f, manifest.json) instead of generating it. */

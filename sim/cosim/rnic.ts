@@ -59,6 +59,8 @@ export interface RnicCosimOptions {
   /** The generator configuration of the top (QPs, STag depth; its width is `width`). */
   readonly config?: RnicConfig;
   readonly rtlDir?: string;
+  /** Verilate the top behind the sampled-inputs shim (default true; the benchmark's baseline turns it off). */
+  readonly sampledInputs?: boolean;
   readonly vcd?: string;
   readonly mutate?: DutOptions['mutate'];
   readonly mutateModule?: string;
@@ -358,6 +360,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     ...(opts.vcd ? { vcd: opts.vcd } : {}),
     ...(opts.mutate ? { mutate: opts.mutate, mutateModule: opts.mutateModule ?? module } : {}),
     ...(opts.config ? { config: opts.config } : {}),
+    ...(opts.sampledInputs !== undefined ? { sampledInputs: opts.sampledInputs } : {}),
   });
   const bp = opts.backpressure ?? 0.2;
   const bench = new TopBench(model, W, r, bp);
