@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { parseConfig } from '../../hdl-gen/gen/config';
 import { fpduLength } from '../../ts-model/mpa';
 import { openTop } from '../../sim/cosim/rnic';
 import { runTopRx, runTopTx, rnicRateFigures, type TopRxOptions, type TopTxOptions } from '../../sim/cosim/rnic-rate';
@@ -8,10 +9,15 @@ import type { SimModel } from '../../sim/verilator/model';
 // the right traffic. No speed is asserted here; the figures are `rnic bench`'s.
 const BUILD_TIMEOUT = 1_200_000;
 const WIDTHS = [8, 64] as const;
+/**
+ * QPs of the top at each width: the configurations test/cosim/rnic.test.ts co-simulates too, so
+ * the two files share the Verilator builds (a 4-QP top at 64 octets is minutes of CI on its own).
+ */
+const QPS: Record<(typeof WIDTHS)[number], number> = { 8: 4, 64: 2 };
 
 const models = new Map<number, SimModel>();
 beforeAll(() => {
-  for (const w of WIDTHS) models.set(w, openTop(w));
+  for (const w of WIDTHS) models.set(w, openTop(w, { config: parseConfig({ width: w, qps: QPS[w] }) }));
 }, BUILD_TIMEOUT);
 afterAll(() => {
   for (const m of models.values()) m.close();
@@ -22,9 +28,9 @@ const segments = (length: number, mulpdu: number) => Math.max(1, Math.ceil(lengt
 describe.each(WIDTHS)('rnic_top_w%i transmit at full rate', (width) => {
   test.each<[string, TopTxOptions]>([
     ['one QP, one FPDU per Write, markers and CRC', { qps: 1 }],
-    ['four QPs, MULPDU 1460, markers and CRC', { qps: 4, mulpdu: 1460 }],
+    ['every QP, MULPDU 1460, markers and CRC', { qps: QPS[width], mulpdu: 1460 }],
     ['one QP, no markers, no CRC, sources off W alignment', { qps: 1, markers: false, crc: false, misalign: 5 }],
-    ['four QPs, CRC without markers, 3000-octet Writes', { qps: 4, markers: false, length: 3000, misalign: 62 }],
+    ['every QP, CRC without markers, 3000-octet Writes', { qps: QPS[width], markers: false, length: 3000, misalign: 62 }],
   ])('%s: every QP’s FPDUs deframe to the ULPDUs the model sends for its Writes', (_, o) => {
     const writes = 12;
     const run = runTopTx(width, { ...o, writes, model: models.get(width)! });
