@@ -23,6 +23,8 @@ export interface DutOptions {
   readonly config?: RnicConfig;
   /** Verilate behind the sampled-inputs shim (default true; sim/verilator/sampled-inputs.ts). */
   readonly sampledInputs?: boolean;
+  /** Appended to the Verilator command line (scripts/idle-speed.ts compares build variants). */
+  readonly extraFlags?: readonly string[];
 }
 
 /**
@@ -38,6 +40,7 @@ export function openDut(module: string, opts: DutOptions = {}): { src: ModuleSou
     ports: src.ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })),
     trace: opts.vcd !== undefined,
     ...(opts.sampledInputs !== undefined ? { sampledInputs: opts.sampledInputs } : {}),
+    ...(opts.extraFlags ? { extraFlags: opts.extraFlags } : {}),
   });
   const model = SimModel.open(compiled);
   if (opts.vcd) model.vcd(opts.vcd);

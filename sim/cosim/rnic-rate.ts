@@ -300,7 +300,7 @@ class TopBench {
     const all = (1 << this.model.handle('qp_idle').width) - 1;
     let calm = 0;
     this.tb.until(() => {
-      const quiet = this.wr.idle && this.source.idle && (this.host?.idle ?? this.reader!.inFlight === 0) && this.model.peekNumber(idle) === all && this.model.peekNumber(tv) === 0;
+      const quiet = this.wr.idle && this.source.idle && (this.host?.idle ?? this.reader!.inFlight === 0) && this.model.peekPreNumber(idle) === all && this.model.peekPreNumber(tv) === 0;
       calm = quiet ? calm + 1 : 0;
       return calm >= 8;
     }, maxCycles, what);

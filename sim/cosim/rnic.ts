@@ -306,7 +306,7 @@ export class TopBench {
     this.tb.until(() => {
       const quiet =
         this.source.idle && this.cfg.idle && this.stagCfg.idle && this.recv.idle && this.wr.idle && this.mem.idle &&
-        m.peekNumber(this.evt.valid) === 0 && m.peekNumber(rxIdle) === all && (this.txBlocked || (m.peekNumber(idle) === all && m.peekNumber(txValid) === 0)) &&
+        m.peekPreNumber(this.evt.valid) === 0 && m.peekPreNumber(rxIdle) === all && (this.txBlocked || (m.peekPreNumber(idle) === all && m.peekPreNumber(txValid) === 0)) &&
         this.mem.writes.length === writes;
       writes = this.mem.writes.length;
       calm = quiet ? calm + 1 : 0;

@@ -294,8 +294,8 @@ class RxBench {
     this.tb.until(() => {
       const quiet =
         this.source.idle && this.stagCfg.idle && this.recv.idle && this.orq.idle && this.mem.idle &&
-        m.peekNumber(this.evt.valid) === 0 && m.peekNumber(rxIdle) === 1 &&
-        (this.txBlocked || (m.peekNumber(idle) === 1 && m.peekNumber(this.h('m_axis_tvalid')) === 0)) &&
+        m.peekPreNumber(this.evt.valid) === 0 && m.peekPreNumber(rxIdle) === 1 &&
+        (this.txBlocked || (m.peekPreNumber(idle) === 1 && m.peekPreNumber(this.h('m_axis_tvalid')) === 0)) &&
         this.mem.writes.length === writesBefore.n;
       writesBefore.n = this.mem.writes.length;
       calm = quiet ? calm + 1 : 0;

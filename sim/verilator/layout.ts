@@ -4,8 +4,9 @@
  * The buffer is an array of 32-bit words (host byte order, which the bridge requires to be
  * little-endian, so octet i of a port is byte 4*offset+i):
  *
- *   header  | cycles (float64, words 0–1), $finish seen (word 2), spare (word 3)
- *   now     | every input, then every output, in port-list order: the current values
+ *   header  | cycles (float64, words 0–1), $finish seen (word 2), edge deferred (word 3)
+ *   now     | every input, then every output, in port-list order: the current values (the
+ *           | outputs are stale while word 3 is set: SimModel commits the edge before reading them)
  *   pre     | the same slots again: the snapshot taken at the end of the last tick's low phase,
  *           | i.e. the values present at the rising edge, which decide handshakes
  *
@@ -14,10 +15,12 @@
  */
 import { wordsFor, type PortDirection, type PortSpec } from './port-spec';
 
-/** Four words keep the port areas 16-octet aligned; only three are used. */
+/** Four words keep the port areas 16-octet aligned. */
 export const HEADER_WORDS = 4;
 export const CYCLES_WORD = 0;
 export const FINISH_WORD = 2;
+/** Non-zero while the last tick's rising edge is deferred (wrapper-gen.ts): `now` outputs are stale. */
+export const DEFERRED_WORD = 3;
 export const OCTETS_PER_WORD = 4;
 
 export interface PortSlot {

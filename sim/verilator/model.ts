@@ -7,13 +7,18 @@
  *   poke this cycle's inputs → tick() → read the pre-edge snapshot (peekPre…) to decide which
  *   handshakes happened at the rising edge; peek… gives the values after the edge.
  *
+ * A model behind the sampled-inputs shim defers each tick's rising edge to the next tick, so the
+ * logic settles once per cycle, not twice (wrapper-gen.ts). Reading an output with peek… takes the
+ * pending edge first, at the cost of that second settling; a loop that reads only peekPre… never
+ * pays it.
+ *
  * Handles (`handle(name)`) carry the word offsets, so drivers on the hot path can use
  * `pokeNumber`/`peekPreNumber` or index `words`/`bytes` directly without name lookups or BigInt.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { CompiledModel } from './build';
-import { CYCLES_WORD, FINISH_WORD, OCTETS_PER_WORD, layoutPorts, type PortSlot } from './layout';
+import { CYCLES_WORD, DEFERRED_WORD, FINISH_WORD, OCTETS_PER_WORD, layoutPorts, type PortSlot } from './layout';
 import { loadAddon, type NativeInstance } from './native';
 import { WORD_BITS, octetsFor, type PortSpec } from './port-spec';
 import { decodeBigInt, encodePortValue, type PortValue } from './port-values';
@@ -115,20 +120,27 @@ export class SimModel {
     this.words[h.offset] = n;
   }
 
+  /** The value after the last rising edge (taking it first if the tick deferred it). */
   peek(port: PortRef): bigint {
-    const h = this.resolve(port);
+    const h = this.current(this.resolve(port));
     return decodeBigInt(this.words, h.offset, h.words);
   }
 
   peekNumber(h: PortHandle): number {
     this.narrow(h, 'peekNumber');
-    return this.words[h.offset]!;
+    return this.words[this.current(h).offset]!;
   }
 
   /** The value as ceil(width/8) little-endian octets (a copy). */
   peekBytes(port: PortRef): Uint8Array {
-    const h = this.resolve(port);
+    const h = this.current(this.resolve(port));
     return this.bytes.slice(h.byteOffset, h.byteOffset + h.octets);
+  }
+
+  /** An output's `now` slot is stale while the last edge is deferred: take the edge first. */
+  private current(h: PortHandle): PortHandle {
+    if (h.direction === 'output' && this.words[DEFERRED_WORD] !== 0) this.native.commit();
+    return h;
   }
 
   /** The value at the last rising edge (end of the last tick's low phase). */
@@ -158,7 +170,7 @@ export class SimModel {
     if (n !== 0) this.native.tick(n);
   }
 
-  /** Rising edges so far. */
+  /** Cycles ticked so far (rising edges, counting one the last tick may have deferred). */
   get cycles(): number {
     return this.status[0]!;
   }

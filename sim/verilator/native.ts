@@ -10,6 +10,8 @@ import type { PortSpec } from './port-spec';
 export interface NativeInstance {
   eval(): void;
   tick(n: number): void;
+  /** Takes a deferred rising edge, if one is pending, and publishes the post-edge outputs. */
+  commit(): void;
   cycles(): number;
   traceOn(path: string): void;
   traceOff(): void;

@@ -14,12 +14,24 @@
  * After the last cycle the outputs are copied to the `now` area (post-edge values).
  * With the sampled-inputs shim (sampled-inputs.ts), step 2 also raises the shim's strobe and
  * step 4 lowers it.
+ *
+ * Deferred edges (models behind the shim, while no VCD is open). Verilator settles the logic once
+ * per eval that has an edge, so the two evals above settle it twice a cycle: on the new inputs
+ * (step 2) and on the new registers (step 4). The harness only needs the second for the `now`
+ * area, which a co-simulation does not read. So tick defers step 4: a cycle is one eval in which
+ * the clock rises (the registers take the previous cycle's edge, with the inputs the shim still
+ * holds) and the strobe rises (the shim loads this cycle's inputs), both as non-blocking
+ * assignments, then one eval in which both fall, which triggers nothing. The logic settles once,
+ * on the new registers and the new inputs: the pre-edge values of this cycle, snapshot into
+ * `pre` exactly as above. The last edge stays pending (header word DEFERRED_WORD set): `commit`
+ * takes it, alone, and publishes the post-edge outputs; SimModel calls it before reading an output
+ * from `now`, and eval and traceOn call it first. Every value a test can read is the same.
  */
-import { layoutPorts, FINISH_WORD, CYCLES_WORD, type PortSlot } from './layout';
+import { layoutPorts, FINISH_WORD, CYCLES_WORD, DEFERRED_WORD, type PortSlot } from './layout';
 import { verilatorStorage, type PortSpec } from './port-spec';
 
 /** Bump when the generated code or the buffer layout changes: it is part of the build key. */
-export const WRAPPER_VERSION = 2;
+export const WRAPPER_VERSION = 3;
 
 /**
  * VCD timestamps per clock cycle, in the design's time precision (`timescale 1ns / 1ps gives
@@ -123,6 +135,7 @@ constexpr uint32_t kPreBase = ${layout.preBase};
 constexpr uint32_t kInputWords = ${layout.inputWords};
 constexpr uint32_t kCyclesWord = ${CYCLES_WORD};
 constexpr uint32_t kFinishWord = ${FINISH_WORD};
+constexpr uint32_t kDeferredWord = ${DEFERRED_WORD};
 constexpr uint32_t kClockWord = ${clk.offset};
 constexpr uint64_t kTimePerCycle = ${VCD_TIME_PER_CYCLE};
 constexpr uint64_t kTimeHighPhase = ${VCD_TIME_HIGH_PHASE};
@@ -138,6 +151,7 @@ struct Sim {
   napi_ref buffer = nullptr;
   uint64_t cycle = 0;
   bool finished = false;
+  bool deferred = false;  // the last tick's rising edge is not taken yet (file comment of wrapper-gen.ts)
 ${traceOnly(`  std::unique_ptr<VerilatedVcdC> vcd;\n`)}};
 
 // Inputs are masked to their width: Verilator assumes the unused high bits of a port are zero.
@@ -159,7 +173,25 @@ inline void publishStatus(Sim& s) {
   s.words[kFinishWord] = s.context->gotFinish() ? 1u : 0u;
 }
 
-napi_value throwError(napi_env env, const std::string& message) {
+${
+  sampleStrobe
+    ? `// Takes the rising edge the last tick deferred: the registers take it with the inputs the shim
+// holds (that tick's), then the post-edge outputs are published, as a classic tick leaves them.
+void commitEdge(Sim& s) {
+  if (!s.deferred) return;
+  ${cls}& t = *s.top;
+  t.${clock} = 1;
+  t.eval();
+  s.deferred = false;
+  s.words[kDeferredWord] = 0;
+  copyOutputsNow(t, s.words);
+}
+
+`
+    : `void commitEdge(Sim&) {}
+
+`
+}napi_value throwError(napi_env env, const std::string& message) {
   napi_throw_error(env, nullptr, message.c_str());
   return nullptr;
 }
@@ -186,6 +218,7 @@ napi_value evalFn(napi_env env, napi_callback_info info) {
   size_t argc = 0;
   Sim* s = liveSim(env, info, &argc, nullptr);
   if (!s) return nullptr;
+  commitEdge(*s);
   ${cls}& t = *s->top;
   uint32_t* w = s->words;
 ${
@@ -220,7 +253,28 @@ napi_value tickFn(napi_env env, napi_callback_info info) {
   ${cls}& t = *s->top;
   uint32_t* w = s->words;
   copyInputs(t, w);
-  for (uint32_t i = 0; i < n; ++i) {
+${sampledOnly(`  if (${trace ? '!s->vcd' : 'true'}) {
+    for (uint32_t i = 0; i < n; ++i) {
+      s->context->time(s->cycle * kTimePerCycle);
+      t.${clock} = s->deferred ? 1 : 0;  // the previous cycle's edge, if deferred
+      t.${sampleStrobe} = 1;  // and this cycle's inputs: the logic settles once, on both
+      t.eval();
+      t.${clock} = 0;
+      t.${sampleStrobe} = 0;
+      t.eval();  // both fall: nothing is triggered, and the next rises are edges
+      s->deferred = true;
+      ++s->cycle;
+    }
+    w[kClockWord] = 0;
+    std::memcpy(&w[kPreBase], &w[kNowBase], kInputWords * sizeof(uint32_t));
+    copyOutputsPre(t, w);
+    w[kClockWord] = 1;
+    w[kDeferredWord] = 1;
+    publishStatus(*s);
+    return nullptr;
+  }
+  commitEdge(*s);
+`)}  for (uint32_t i = 0; i < n; ++i) {
     const uint64_t time = s->cycle * kTimePerCycle;
     s->context->time(time);
     t.${clock} = 0;
@@ -237,6 +291,15 @@ ${traceOnly(`    if (s->vcd) s->vcd->dump(time + kTimeHighPhase);\n`)}    ++s->c
   }
   w[kClockWord] = 1;
   copyOutputsNow(t, w);
+  publishStatus(*s);
+  return nullptr;
+}
+
+napi_value commitFn(napi_env env, napi_callback_info info) {
+  size_t argc = 0;
+  Sim* s = liveSim(env, info, &argc, nullptr);
+  if (!s) return nullptr;
+  commitEdge(*s);
   publishStatus(*s);
   return nullptr;
 }
@@ -261,6 +324,7 @@ ${
   if (argc < 1 || napi_get_value_string_utf8(env, argv[0], nullptr, 0, &len) != napi_ok) return throwError(env, "traceOn(path): path must be a string");
   std::string path(len, '\\0');
   napi_get_value_string_utf8(env, argv[0], path.data(), len + 1, &len);
+  commitEdge(*s);  // the VCD starts after an edge; ticks are not deferred while it is open
   if (s->vcd) s->vcd->close();
   s->vcd = std::make_unique<VerilatedVcdC>();
   s->top->trace(s->vcd.get(), kTraceDepth);
@@ -317,7 +381,7 @@ void finalizeSim(napi_env env, void* data, void*) {
   delete s;
 }
 
-// create(buffer: ArrayBuffer) -> { eval, tick, cycles, traceOn, traceOff, finish }
+// create(buffer: ArrayBuffer) -> { eval, tick, commit, cycles, traceOn, traceOff, finish }
 napi_value createFn(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -346,6 +410,7 @@ ${sampledOnly(`  s->top->${sampleStrobe} = 0;\n  s->top->eval();  // sees the st
   const napi_property_descriptor methods[] = {
       {"eval", nullptr, evalFn, nullptr, nullptr, nullptr, napi_default, s},
       {"tick", nullptr, tickFn, nullptr, nullptr, nullptr, napi_default, s},
+      {"commit", nullptr, commitFn, nullptr, nullptr, nullptr, napi_default, s},
       {"cycles", nullptr, cyclesFn, nullptr, nullptr, nullptr, napi_default, s},
       {"traceOn", nullptr, traceOnFn, nullptr, nullptr, nullptr, napi_default, s},
       {"traceOff", nullptr, traceOffFn, nullptr, nullptr, nullptr, napi_default, s},

@@ -58,5 +58,34 @@ describe('the sampled-inputs shim', () => {
         for (const m of models) m.close();
       }
     });
+
+    test('deferred edges: runs of ticks read only before the edge, tick(n), and a read after the edge now and then', () => {
+      const models = [SimModel.open(plain), SimModel.open(sampled)] as const;
+      try {
+        const inputs = plain.ports.filter((p) => p.direction === 'input' && p.name !== 'clk');
+        const outputs = plain.ports.filter((p) => p.direction === 'output');
+        let commits = 0;
+        withSeed(0x7e1, (r) => {
+          for (let cycle = 0; cycle < CYCLES; ) {
+            for (const p of inputs) {
+              const value = p.name === 'rst' ? (cycle < 3 || r.bool(0.01) ? 1n : 0n) : BigInt(`0x${hex(r.bytes(Math.ceil(p.width / 8)))}`) & ((1n << BigInt(p.width)) - 1n);
+              for (const m of models) m.poke(p.name, value);
+            }
+            const n = r.bool(0.1) ? r.int(2, 5) : 1;
+            for (const m of models) m.tick(n);
+            cycle += n;
+            expect(models[1].cycles).toBe(models[0].cycles);
+            for (const p of outputs) expect(models[1].peekPre(p.name), `${p.name} at the edge of cycle ${cycle}`).toBe(models[0].peekPre(p.name));
+            if (r.bool(0.05)) {
+              commits++;
+              for (const p of outputs) expect(models[1].peek(p.name), `${p.name} after the edge of cycle ${cycle}`).toBe(models[0].peek(p.name));
+            }
+          }
+        });
+        expect(commits).toBeGreaterThan(10);
+      } finally {
+        for (const m of models) m.close();
+      }
+    });
   });
 });
