@@ -28,6 +28,7 @@ module ddp_rx_ctl (
      */
     input  wire [15:0]  cfg_pd, // the stream's protection domain
     input  wire [15:0]  cfg_ird, // inbound Read/Atomic Requests allowed in the IRRQ
+    input  wire [15:0]  cfg_ord, // outbound Read/Atomic Requests allowed outstanding (ORD; above the ORQ depth, the depth)
     input  wire [31:0]  cfg_initial_msn, // first MSN of every queue (loaded while rst is high)
 
     /*
@@ -426,7 +427,7 @@ assign desc_take = (((state_reg == 3'b000) & (~abort_pending_reg)) & out_free) &
 assign s_desc_tready = ((state_reg == 3'b000) & (~abort_pending_reg)) & out_free;
 assign idle = ((state_reg == 3'b000) & out_free) & (~abort_pending_reg);
 assign s_recv_ready = ~_t1;
-assign s_orq_ready = ~_t2;
+assign s_orq_ready = (~_t2) & ({12'h0, orq_count} < cfg_ord);
 assign u_continues = u_open_reg & (qn_expected == 2'b00);
 assign msn_expected = (qn_expected == 2'b00) ? rx_msn_0_reg : ((qn_expected == 2'b01) ? rx_msn_1_reg : ((qn_expected == 2'b10) ? rx_msn_2_reg : rx_msn_3_reg));
 assign buf_addr = u_continues ? u_buf_addr_reg : _t4[63:0];

@@ -25,6 +25,7 @@ module rnic_qp_w8 (
     input  wire        cfg_rfc7306, // accept RFC 7306 opcodes 0x8-0xB
     input  wire [15:0] cfg_pd, // the stream's protection domain
     input  wire [15:0] cfg_ird, // inbound Read/Atomic Requests allowed
+    input  wire [15:0] cfg_ord, // outbound Read/Atomic Requests allowed outstanding (ORD)
     input  wire [31:0] cfg_initial_msn, // first MSN of every queue, both ways (loaded in reset)
     input  wire [15:0] cfg_mulpdu, // largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
     input  wire        cfg_big_endian, // atomic targets are big-endian in host memory
@@ -174,6 +175,7 @@ wire [7:0] rx_path_mpa_err_code;
 wire rx_path_cfg_rfc7306;
 wire [15:0] rx_path_cfg_pd;
 wire [15:0] rx_path_cfg_ird;
+wire [15:0] rx_path_cfg_ord;
 wire [31:0] rx_path_cfg_initial_msn;
 wire [15:0] rx_path_cfg_mulpdu;
 wire rx_path_cfg_big_endian;
@@ -323,6 +325,7 @@ assign _t4 = tx_path_m_axis_tvalid & tx_wr_live;
 assign rx_path_cfg_rfc7306 = cfg_rfc7306;
 assign rx_path_cfg_pd = cfg_pd;
 assign rx_path_cfg_ird = cfg_ird;
+assign rx_path_cfg_ord = cfg_ord;
 assign rx_path_cfg_initial_msn = cfg_initial_msn;
 assign rx_path_cfg_mulpdu = cfg_mulpdu;
 assign rx_path_cfg_big_endian = cfg_big_endian;
@@ -531,6 +534,7 @@ rnic_rx_w8 u_rx (
     .cfg_rfc7306(rx_path_cfg_rfc7306),
     .cfg_pd(rx_path_cfg_pd),
     .cfg_ird(rx_path_cfg_ird),
+    .cfg_ord(rx_path_cfg_ord),
     .cfg_initial_msn(rx_path_cfg_initial_msn),
     .cfg_mulpdu(rx_path_cfg_mulpdu),
     .cfg_big_endian(rx_path_cfg_big_endian),

@@ -50,6 +50,7 @@ module rnic_rx_w8 (
     input  wire        cfg_rfc7306, // accept RFC 7306 opcodes 0x8-0xB
     input  wire [15:0] cfg_pd, // the stream's protection domain
     input  wire [15:0] cfg_ird, // inbound Read/Atomic Requests allowed
+    input  wire [15:0] cfg_ord, // outbound Read/Atomic Requests allowed outstanding (ORD)
     input  wire [31:0] cfg_initial_msn, // first MSN of every queue, both ways (loaded in reset)
     input  wire [15:0] cfg_mulpdu, // largest ULPDU the peer accepts (Read Response segments)
     input  wire        cfg_big_endian, // atomic targets are big-endian in host memory
@@ -189,6 +190,7 @@ ddp_rx_w8 u_ddp_rx (
     .cfg_rfc7306(cfg_rfc7306),
     .cfg_pd(cfg_pd),
     .cfg_ird(cfg_ird),
+    .cfg_ord(cfg_ord),
     .cfg_initial_msn(cfg_initial_msn),
     .cfg_mulpdu(cfg_mulpdu),
     .cfg_big_endian(cfg_big_endian),

@@ -29,6 +29,7 @@ module rnic_top_w8 (
     input  wire        cfg_rfc7306, // accept RFC 7306 opcodes 0x8-0xB
     input  wire [15:0] cfg_pd, // the stream's protection domain
     input  wire [15:0] cfg_ird, // inbound Read/Atomic Requests allowed
+    input  wire [15:0] cfg_ord, // outbound Read/Atomic Requests allowed outstanding (ORD)
     input  wire [31:0] cfg_initial_msn, // first MSN of every queue, both ways (loaded in reset)
     input  wire [15:0] cfg_mulpdu, // largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
     input  wire        cfg_big_endian, // atomic targets are big-endian in host memory
@@ -171,6 +172,10 @@ wire [15:0] qp0_cfg_ird;
 wire [15:0] qp1_cfg_ird;
 wire [15:0] qp2_cfg_ird;
 wire [15:0] qp3_cfg_ird;
+wire [15:0] qp0_cfg_ord;
+wire [15:0] qp1_cfg_ord;
+wire [15:0] qp2_cfg_ord;
+wire [15:0] qp3_cfg_ord;
 wire [31:0] qp0_cfg_initial_msn;
 wire [31:0] qp1_cfg_initial_msn;
 wire [31:0] qp2_cfg_initial_msn;
@@ -537,6 +542,8 @@ reg [15:0] qp0_ctx_pd_reg; // QP 0: the stream's protection domain
 reg [15:0] qp0_ctx_pd_next;
 reg [15:0] qp0_ctx_ird_reg; // QP 0: inbound Read/Atomic Requests allowed
 reg [15:0] qp0_ctx_ird_next;
+reg [15:0] qp0_ctx_ord_reg; // QP 0: outbound Read/Atomic Requests allowed outstanding (ORD)
+reg [15:0] qp0_ctx_ord_next;
 reg [31:0] qp0_ctx_initial_msn_reg; // QP 0: first MSN of every queue, both ways (loaded in reset)
 reg [31:0] qp0_ctx_initial_msn_next;
 reg [15:0] qp0_ctx_mulpdu_reg; // QP 0: largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
@@ -565,6 +572,8 @@ reg [15:0] qp1_ctx_pd_reg; // QP 1: the stream's protection domain
 reg [15:0] qp1_ctx_pd_next;
 reg [15:0] qp1_ctx_ird_reg; // QP 1: inbound Read/Atomic Requests allowed
 reg [15:0] qp1_ctx_ird_next;
+reg [15:0] qp1_ctx_ord_reg; // QP 1: outbound Read/Atomic Requests allowed outstanding (ORD)
+reg [15:0] qp1_ctx_ord_next;
 reg [31:0] qp1_ctx_initial_msn_reg; // QP 1: first MSN of every queue, both ways (loaded in reset)
 reg [31:0] qp1_ctx_initial_msn_next;
 reg [15:0] qp1_ctx_mulpdu_reg; // QP 1: largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
@@ -593,6 +602,8 @@ reg [15:0] qp2_ctx_pd_reg; // QP 2: the stream's protection domain
 reg [15:0] qp2_ctx_pd_next;
 reg [15:0] qp2_ctx_ird_reg; // QP 2: inbound Read/Atomic Requests allowed
 reg [15:0] qp2_ctx_ird_next;
+reg [15:0] qp2_ctx_ord_reg; // QP 2: outbound Read/Atomic Requests allowed outstanding (ORD)
+reg [15:0] qp2_ctx_ord_next;
 reg [31:0] qp2_ctx_initial_msn_reg; // QP 2: first MSN of every queue, both ways (loaded in reset)
 reg [31:0] qp2_ctx_initial_msn_next;
 reg [15:0] qp2_ctx_mulpdu_reg; // QP 2: largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
@@ -621,6 +632,8 @@ reg [15:0] qp3_ctx_pd_reg; // QP 3: the stream's protection domain
 reg [15:0] qp3_ctx_pd_next;
 reg [15:0] qp3_ctx_ird_reg; // QP 3: inbound Read/Atomic Requests allowed
 reg [15:0] qp3_ctx_ird_next;
+reg [15:0] qp3_ctx_ord_reg; // QP 3: outbound Read/Atomic Requests allowed outstanding (ORD)
+reg [15:0] qp3_ctx_ord_next;
 reg [31:0] qp3_ctx_initial_msn_reg; // QP 3: first MSN of every queue, both ways (loaded in reset)
 reg [31:0] qp3_ctx_initial_msn_next;
 reg [15:0] qp3_ctx_mulpdu_reg; // QP 3: largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
@@ -713,6 +726,7 @@ assign qp0_rst = rst | qp0_restart_reg;
 assign qp0_cfg_rfc7306 = qp0_ctx_rfc7306_reg;
 assign qp0_cfg_pd = qp0_ctx_pd_reg;
 assign qp0_cfg_ird = qp0_ctx_ird_reg;
+assign qp0_cfg_ord = qp0_ctx_ord_reg;
 assign qp0_cfg_initial_msn = qp0_ctx_initial_msn_reg;
 assign qp0_cfg_mulpdu = qp0_ctx_mulpdu_reg;
 assign qp0_cfg_big_endian = qp0_ctx_big_endian_reg;
@@ -727,6 +741,7 @@ assign qp1_rst = rst | qp1_restart_reg;
 assign qp1_cfg_rfc7306 = qp1_ctx_rfc7306_reg;
 assign qp1_cfg_pd = qp1_ctx_pd_reg;
 assign qp1_cfg_ird = qp1_ctx_ird_reg;
+assign qp1_cfg_ord = qp1_ctx_ord_reg;
 assign qp1_cfg_initial_msn = qp1_ctx_initial_msn_reg;
 assign qp1_cfg_mulpdu = qp1_ctx_mulpdu_reg;
 assign qp1_cfg_big_endian = qp1_ctx_big_endian_reg;
@@ -741,6 +756,7 @@ assign qp2_rst = rst | qp2_restart_reg;
 assign qp2_cfg_rfc7306 = qp2_ctx_rfc7306_reg;
 assign qp2_cfg_pd = qp2_ctx_pd_reg;
 assign qp2_cfg_ird = qp2_ctx_ird_reg;
+assign qp2_cfg_ord = qp2_ctx_ord_reg;
 assign qp2_cfg_initial_msn = qp2_ctx_initial_msn_reg;
 assign qp2_cfg_mulpdu = qp2_ctx_mulpdu_reg;
 assign qp2_cfg_big_endian = qp2_ctx_big_endian_reg;
@@ -755,6 +771,7 @@ assign qp3_rst = rst | qp3_restart_reg;
 assign qp3_cfg_rfc7306 = qp3_ctx_rfc7306_reg;
 assign qp3_cfg_pd = qp3_ctx_pd_reg;
 assign qp3_cfg_ird = qp3_ctx_ird_reg;
+assign qp3_cfg_ord = qp3_ctx_ord_reg;
 assign qp3_cfg_initial_msn = qp3_ctx_initial_msn_reg;
 assign qp3_cfg_mulpdu = qp3_ctx_mulpdu_reg;
 assign qp3_cfg_big_endian = qp3_ctx_big_endian_reg;
@@ -1013,6 +1030,13 @@ always @* begin
 end
 
 always @* begin
+    qp0_ctx_ord_next = qp0_ctx_ord_reg;
+    if (qp0_cfg_load) begin
+        qp0_ctx_ord_next = cfg_ord;
+    end
+end
+
+always @* begin
     qp0_ctx_initial_msn_next = qp0_ctx_initial_msn_reg;
     if (qp0_cfg_load) begin
         qp0_ctx_initial_msn_next = cfg_initial_msn;
@@ -1098,6 +1122,13 @@ always @* begin
     qp1_ctx_ird_next = qp1_ctx_ird_reg;
     if (qp1_cfg_load) begin
         qp1_ctx_ird_next = cfg_ird;
+    end
+end
+
+always @* begin
+    qp1_ctx_ord_next = qp1_ctx_ord_reg;
+    if (qp1_cfg_load) begin
+        qp1_ctx_ord_next = cfg_ord;
     end
 end
 
@@ -1191,6 +1222,13 @@ always @* begin
 end
 
 always @* begin
+    qp2_ctx_ord_next = qp2_ctx_ord_reg;
+    if (qp2_cfg_load) begin
+        qp2_ctx_ord_next = cfg_ord;
+    end
+end
+
+always @* begin
     qp2_ctx_initial_msn_next = qp2_ctx_initial_msn_reg;
     if (qp2_cfg_load) begin
         qp2_ctx_initial_msn_next = cfg_initial_msn;
@@ -1276,6 +1314,13 @@ always @* begin
     qp3_ctx_ird_next = qp3_ctx_ird_reg;
     if (qp3_cfg_load) begin
         qp3_ctx_ird_next = cfg_ird;
+    end
+end
+
+always @* begin
+    qp3_ctx_ord_next = qp3_ctx_ord_reg;
+    if (qp3_cfg_load) begin
+        qp3_ctx_ord_next = cfg_ord;
     end
 end
 
@@ -1428,6 +1473,7 @@ always @(posedge clk) begin
     qp0_ctx_rfc7306_reg <= qp0_ctx_rfc7306_next;
     qp0_ctx_pd_reg <= qp0_ctx_pd_next;
     qp0_ctx_ird_reg <= qp0_ctx_ird_next;
+    qp0_ctx_ord_reg <= qp0_ctx_ord_next;
     qp0_ctx_initial_msn_reg <= qp0_ctx_initial_msn_next;
     qp0_ctx_mulpdu_reg <= qp0_ctx_mulpdu_next;
     qp0_ctx_big_endian_reg <= qp0_ctx_big_endian_next;
@@ -1441,6 +1487,7 @@ always @(posedge clk) begin
     qp1_ctx_rfc7306_reg <= qp1_ctx_rfc7306_next;
     qp1_ctx_pd_reg <= qp1_ctx_pd_next;
     qp1_ctx_ird_reg <= qp1_ctx_ird_next;
+    qp1_ctx_ord_reg <= qp1_ctx_ord_next;
     qp1_ctx_initial_msn_reg <= qp1_ctx_initial_msn_next;
     qp1_ctx_mulpdu_reg <= qp1_ctx_mulpdu_next;
     qp1_ctx_big_endian_reg <= qp1_ctx_big_endian_next;
@@ -1454,6 +1501,7 @@ always @(posedge clk) begin
     qp2_ctx_rfc7306_reg <= qp2_ctx_rfc7306_next;
     qp2_ctx_pd_reg <= qp2_ctx_pd_next;
     qp2_ctx_ird_reg <= qp2_ctx_ird_next;
+    qp2_ctx_ord_reg <= qp2_ctx_ord_next;
     qp2_ctx_initial_msn_reg <= qp2_ctx_initial_msn_next;
     qp2_ctx_mulpdu_reg <= qp2_ctx_mulpdu_next;
     qp2_ctx_big_endian_reg <= qp2_ctx_big_endian_next;
@@ -1467,6 +1515,7 @@ always @(posedge clk) begin
     qp3_ctx_rfc7306_reg <= qp3_ctx_rfc7306_next;
     qp3_ctx_pd_reg <= qp3_ctx_pd_next;
     qp3_ctx_ird_reg <= qp3_ctx_ird_next;
+    qp3_ctx_ord_reg <= qp3_ctx_ord_next;
     qp3_ctx_initial_msn_reg <= qp3_ctx_initial_msn_next;
     qp3_ctx_mulpdu_reg <= qp3_ctx_mulpdu_next;
     qp3_ctx_big_endian_reg <= qp3_ctx_big_endian_next;
@@ -1503,6 +1552,7 @@ always @(posedge clk) begin
         qp0_ctx_rfc7306_reg <= 1'b0;
         qp0_ctx_pd_reg <= 16'h0;
         qp0_ctx_ird_reg <= 16'h0;
+        qp0_ctx_ord_reg <= 16'h0;
         qp0_ctx_initial_msn_reg <= 32'h0;
         qp0_ctx_mulpdu_reg <= 16'h0;
         qp0_ctx_big_endian_reg <= 1'b0;
@@ -1516,6 +1566,7 @@ always @(posedge clk) begin
         qp1_ctx_rfc7306_reg <= 1'b0;
         qp1_ctx_pd_reg <= 16'h0;
         qp1_ctx_ird_reg <= 16'h0;
+        qp1_ctx_ord_reg <= 16'h0;
         qp1_ctx_initial_msn_reg <= 32'h0;
         qp1_ctx_mulpdu_reg <= 16'h0;
         qp1_ctx_big_endian_reg <= 1'b0;
@@ -1529,6 +1580,7 @@ always @(posedge clk) begin
         qp2_ctx_rfc7306_reg <= 1'b0;
         qp2_ctx_pd_reg <= 16'h0;
         qp2_ctx_ird_reg <= 16'h0;
+        qp2_ctx_ord_reg <= 16'h0;
         qp2_ctx_initial_msn_reg <= 32'h0;
         qp2_ctx_mulpdu_reg <= 16'h0;
         qp2_ctx_big_endian_reg <= 1'b0;
@@ -1542,6 +1594,7 @@ always @(posedge clk) begin
         qp3_ctx_rfc7306_reg <= 1'b0;
         qp3_ctx_pd_reg <= 16'h0;
         qp3_ctx_ird_reg <= 16'h0;
+        qp3_ctx_ord_reg <= 16'h0;
         qp3_ctx_initial_msn_reg <= 32'h0;
         qp3_ctx_mulpdu_reg <= 16'h0;
         qp3_ctx_big_endian_reg <= 1'b0;
@@ -1574,6 +1627,7 @@ rnic_qp_w8 u_qp0 (
     .cfg_rfc7306(qp0_cfg_rfc7306),
     .cfg_pd(qp0_cfg_pd),
     .cfg_ird(qp0_cfg_ird),
+    .cfg_ord(qp0_cfg_ord),
     .cfg_initial_msn(qp0_cfg_initial_msn),
     .cfg_mulpdu(qp0_cfg_mulpdu),
     .cfg_big_endian(qp0_cfg_big_endian),
@@ -1665,6 +1719,7 @@ rnic_qp_w8 u_qp1 (
     .cfg_rfc7306(qp1_cfg_rfc7306),
     .cfg_pd(qp1_cfg_pd),
     .cfg_ird(qp1_cfg_ird),
+    .cfg_ord(qp1_cfg_ord),
     .cfg_initial_msn(qp1_cfg_initial_msn),
     .cfg_mulpdu(qp1_cfg_mulpdu),
     .cfg_big_endian(qp1_cfg_big_endian),
@@ -1756,6 +1811,7 @@ rnic_qp_w8 u_qp2 (
     .cfg_rfc7306(qp2_cfg_rfc7306),
     .cfg_pd(qp2_cfg_pd),
     .cfg_ird(qp2_cfg_ird),
+    .cfg_ord(qp2_cfg_ord),
     .cfg_initial_msn(qp2_cfg_initial_msn),
     .cfg_mulpdu(qp2_cfg_mulpdu),
     .cfg_big_endian(qp2_cfg_big_endian),
@@ -1847,6 +1903,7 @@ rnic_qp_w8 u_qp3 (
     .cfg_rfc7306(qp3_cfg_rfc7306),
     .cfg_pd(qp3_cfg_pd),
     .cfg_ird(qp3_cfg_ird),
+    .cfg_ord(qp3_cfg_ord),
     .cfg_initial_msn(qp3_cfg_initial_msn),
     .cfg_mulpdu(qp3_cfg_mulpdu),
     .cfg_big_endian(qp3_cfg_big_endian),

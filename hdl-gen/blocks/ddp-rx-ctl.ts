@@ -35,7 +35,10 @@ import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
  * in the event only, the Terminate's DDP Segment Length is the whole segment, atomics share IRD
  * with Reads, no draft-00 Swap. A request leaves the IRRQ (and stops counting against cfg_ird) when
  * rdmap_tx_resp takes it, as the model's answerRequests does; the IRRQ holds at most irrqDepth
- * requests, so an IRD above that makes the control wait for room instead of failing.
+ * requests, so an IRD above that makes the control wait for room instead of failing. Outbound,
+ * s_orq takes a Read or Atomic Request while fewer than cfg_ord are outstanding (and the ORQ,
+ * orqDepth entries, has room): an ORD of 0x3FFF ("do not negotiate", RFC 6581 §9.1) or anything
+ * above the depth leaves the depth as the limit.
  *
  * Timing: a descriptor is taken in IDLE when m_cmd and m_evt are free; a Write takes 5 cycles
  * (IDLE, CHECK, LOOK, two cycles of STag lookup latency, POST), an untagged Send 2. A Read or Atomic
@@ -79,6 +82,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const cg = 'Configuration (static)';
   const cfgPd = m.input('cfg_pd', 16, { group: cg, doc: "the stream's protection domain" });
   const cfgIrd = m.input('cfg_ird', 16, { group: cg, doc: 'inbound Read/Atomic Requests allowed in the IRRQ' });
+  const cfgOrd = m.input('cfg_ord', 16, { group: cg, doc: 'outbound Read/Atomic Requests allowed outstanding (ORD; above the ORQ depth, the depth)' });
   const cfgMsn = m.input('cfg_initial_msn', 32, { group: cg, doc: 'first MSN of every queue (loaded while rst is high)' });
 
   const dg = 'Descriptor input from ddp_rx_hdr (s_desc)';
@@ -350,7 +354,9 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   m.assign(dReady, inState(ST.IDLE).and(abortPending.not()).and(outFree));
   m.assign(idleO, inState(ST.IDLE).and(outFree).and(abortPending.not()));
   m.assign(rcvReady, rq.full.not());
-  m.assign(orqReady, orq.full.not());
+  // The requester never has more than ORD Reads and Atomics outstanding (spec/ddp-rdmap.md §7,
+  // RFC 5040 §6.1): a request past it waits at s_orq, and with it the work requests behind it.
+  m.assign(orqReady, orq.full.not().and(orq.count.zext(16).lt(cfgOrd)));
 
   // ---- CHECK: everything that needs no lookup -----------------------------------------------------
   // Tagged: H8 against the open tagged message.

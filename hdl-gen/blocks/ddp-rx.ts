@@ -64,6 +64,7 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
     rfc7306: m.input('cfg_rfc7306', 1, { group: cg, doc: 'accept RFC 7306 opcodes 0x8-0xB' }),
     pd: m.input('cfg_pd', 16, { group: cg, doc: "the stream's protection domain" }),
     ird: m.input('cfg_ird', 16, { group: cg, doc: 'inbound Read/Atomic Requests allowed' }),
+    ord: m.input('cfg_ord', 16, { group: cg, doc: 'outbound Read/Atomic Requests allowed outstanding (ORD)' }),
     msn: m.input('cfg_initial_msn', 32, { group: cg, doc: 'first MSN of every queue, both ways (loaded in reset)' }),
     mulpdu: m.input('cfg_mulpdu', 16, { group: cg, doc: 'largest ULPDU the peer accepts (Read Response segments)' }),
     bigEndian: m.input('cfg_big_endian', 1, { group: cg, doc: 'atomic targets are big-endian in host memory' }),
@@ -134,7 +135,7 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const ctlIdle = wire('ctl_idle', 1);
   const respIdle = wire('resp_idle', 1);
   m.instance(ctl, 'u_ctl', {
-    clk, rst, cfg_pd: cfg.pd, cfg_ird: cfg.ird, cfg_initial_msn: cfg.msn,
+    clk, rst, cfg_pd: cfg.pd, cfg_ird: cfg.ird, cfg_ord: cfg.ord, cfg_initial_msn: cfg.msn,
     s_desc_tdata: desc.data, s_desc_tvalid: desc.valid, s_desc_tready: desc.ready,
     s_desc_mpa_bad: verdict.head.bit(0), s_desc_mpa_code: verdict.head.slice(8, 1),
     ...lk,

@@ -26,6 +26,8 @@ import { checkRnicWidth } from './rnic-widths';
  *   ULPDUs not yet started are dropped: nothing follows a Terminate (RFC 5040 §7.1).
  * - A Read or Atomic work request enters the ORQ (the Data Sink STag/TO and size, or the Request
  *   Identifier) in the cycle ddp_tx takes it, so its response is checked against it (T6/T7).
+ *   While cfg_ord of them are outstanding (or the ORQ is full) the next one waits at wr_ready,
+ *   and the work requests behind it with it: ORD is never exceeded (RFC 5040 §6.1).
  * - One host-memory read port for the responder and the requester: a round-robin arbiter per beat
  *   and a FIFO of owners (in-order data goes back to whoever asked).
  * - m_sent_valid: a work request's last ULPDU has left ddp_tx (a pulse, for the completion queue).
@@ -68,6 +70,7 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
     rfc7306: m.portLike(rx, 'cfg_rfc7306', 'cfg_rfc7306', cg),
     pd: m.portLike(rx, 'cfg_pd', 'cfg_pd', cg),
     ird: m.portLike(rx, 'cfg_ird', 'cfg_ird', cg),
+    ord: m.portLike(rx, 'cfg_ord', 'cfg_ord', cg),
     msn: m.portLike(rx, 'cfg_initial_msn', 'cfg_initial_msn', cg),
     mulpdu: m.input('cfg_mulpdu', 16, { group: cg, doc: 'largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it' }),
     bigEndian: m.portLike(rx, 'cfg_big_endian', 'cfg_big_endian', cg),
@@ -79,7 +82,7 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
     txSeq: m.input('cfg_tx_seq', 9, { group: cg, doc: 'low 9 bits of the sequence number of the first sent octet' }),
   };
   const connect: Record<string, Signal> = {
-    cfg_rfc7306: cfg.rfc7306, cfg_pd: cfg.pd, cfg_ird: cfg.ird, cfg_initial_msn: cfg.msn, cfg_mulpdu: cfg.mulpdu, cfg_big_endian: cfg.bigEndian,
+    cfg_rfc7306: cfg.rfc7306, cfg_pd: cfg.pd, cfg_ird: cfg.ird, cfg_ord: cfg.ord, cfg_initial_msn: cfg.msn, cfg_mulpdu: cfg.mulpdu, cfg_big_endian: cfg.bigEndian,
     mpa_cfg_markers: cfg.markers, mpa_cfg_crc: cfg.crc, mpa_cfg_s0: cfg.rxS0, mpa_cfg_seq: cfg.rxSeq,
   };
   for (const [k, v] of Object.entries(connect)) m.assign(r[k]!, v);

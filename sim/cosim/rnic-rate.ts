@@ -1,6 +1,7 @@
 import { WR_KIND } from '../../hdl-gen/blocks/ddp-tx';
 import { CQ_SENT } from '../../hdl-gen/blocks/rnic-top';
 import { segmentMessage } from '../../ts-model/ddp/segmenter';
+import { IRD_ORD_NO_NEGOTIATE } from '../../ts-model/mpa/constants';
 import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa';
 import { Opcode, rdmapControl } from '../../ts-model/rdmap/constants';
 import { prng } from '../../ts-model/util/prng';
@@ -202,6 +203,7 @@ class TopBench {
         m.pokeNumber(h('cfg_rfc7306'), 1);
         m.pokeNumber(h('cfg_pd'), PD);
         m.pokeNumber(h('cfg_ird'), 4);
+        m.pokeNumber(h('cfg_ord'), IRD_ORD_NO_NEGOTIATE);
         m.pokeNumber(h('cfg_initial_msn'), INITIAL_MSN);
         m.pokeNumber(h('cfg_mulpdu'), c.mulpdu);
         m.pokeNumber(h('cfg_big_endian'), 0);

@@ -107,6 +107,7 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     const cfg: QpConfig = {
       pd: c.responder.pd,
       ird: conn.responder.ird,
+      ord: conn.responder.ord,
       msn: c.initialMsn ?? 1,
       mulpdu: mulpdu(c.emss, tx.markers, s.options.mpa),
       bigEndian: s.options.rdmap.hostMemoryEndian === 'big',

@@ -3,6 +3,7 @@ import type { RnicConfig } from '../../hdl-gen/gen/config';
 import { WR_KIND } from '../../hdl-gen/blocks/ddp-tx';
 import { errBits } from '../../hdl-gen/blocks/ddp-rx-hdr';
 import { TAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
+import { IRD_ORD_NO_NEGOTIATE } from '../../ts-model/mpa/constants';
 import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa';
 import { corruptCrc, corruptMarker } from '../../ts-model/mpa/faults';
 import { bytesToU64 } from '../../ts-model/rdmap/atomics';
@@ -134,6 +135,8 @@ export function openTop(width: number, opts: DutOptions = {}): SimModel {
 export interface QpConfig {
   readonly pd: number;
   readonly ird: number;
+  /** Outbound Reads/Atomics outstanding (cfg_ord); 0x3FFF: only the ORQ depth limits them. */
+  readonly ord: number;
   readonly msn: number;
   readonly mulpdu: number;
   readonly bigEndian: boolean;
@@ -180,7 +183,7 @@ export class TopBench {
     this.cfg = this.tb.add(
       new QueueSource(m, h('cfg_valid'), null, ({ qp, c }: { qp: number; c: QpConfig }) => {
         const set: [string, number][] = [
-          ['cfg_qp', qp], ['cfg_rfc7306', 1], ['cfg_pd', c.pd], ['cfg_ird', c.ird], ['cfg_initial_msn', c.msn >>> 0], ['cfg_mulpdu', c.mulpdu],
+          ['cfg_qp', qp], ['cfg_rfc7306', 1], ['cfg_pd', c.pd], ['cfg_ird', c.ird], ['cfg_ord', c.ord], ['cfg_initial_msn', c.msn >>> 0], ['cfg_mulpdu', c.mulpdu],
           ['cfg_big_endian', c.bigEndian ? 1 : 0], ['cfg_markers', c.mpa.markers ? 1 : 0], ['cfg_crc', c.mpa.crc ? 1 : 0],
           ['cfg_rx_s0', c.mpa.s0 & 0x1ff], ['cfg_rx_seq', c.mpa.rxSeq & 0x1ff], ['cfg_tx_s0', c.mpa.txS0 & 0x1ff], ['cfg_tx_seq', c.mpa.txSeq & 0x1ff],
         ];
@@ -404,6 +407,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     const cfg: QpConfig = {
       pd: r.int(0, 0xfffe),
       ird: r.int(1, 6),
+      ord: IRD_ORD_NO_NEGOTIATE, // the model's local endpoint is never short of ORD either (rx-peer.ts)
       msn: r.bool(0.3) ? (0x1_0000_0000 - r.int(1, 4)) >>> 0 : 1,
       mulpdu: r.pick([100, 200, 1460, 4110, 9000]),
       bigEndian: r.bool(),

@@ -3,7 +3,7 @@ import { errBits } from '../../hdl-gen/blocks/ddp-rx-hdr';
 import { TAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { encodeDdpSegment } from '../../ts-model/ddp/header';
 import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa';
-import { MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
+import { IRD_ORD_NO_NEGOTIATE, MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
 import { corruptCrc, corruptMarker } from '../../ts-model/mpa/faults';
 import { Opcode, OPCODE_NAMES, rdmapControl } from '../../ts-model/rdmap/constants';
 import type { RnicEvent } from '../../ts-model/rnic/events';
@@ -252,6 +252,7 @@ class RxBench {
     m.pokeNumber(h('cfg_rfc7306'), 1);
     m.pokeNumber(h('cfg_pd'), c.pd);
     m.pokeNumber(h('cfg_ird'), c.ird);
+    m.pokeNumber(h('cfg_ord'), IRD_ORD_NO_NEGOTIATE); // the ORQ entries come from the model's requester, which keeps its ORD
     m.pokeNumber(h('cfg_initial_msn'), c.msn >>> 0);
     m.pokeNumber(h('cfg_mulpdu'), c.mulpdu);
     m.pokeNumber(h('cfg_big_endian'), c.bigEndian ? 1 : 0);

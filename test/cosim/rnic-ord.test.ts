@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { IRD_ORD_NO_NEGOTIATE } from '../../ts-model/mpa/constants';
+import { Opcode } from '../../ts-model/rdmap/constants';
+import { AOpCode } from '../../ts-model/rdmap/atomics';
+import { prng } from '../../ts-model/util/prng';
+import { TopBench, openTop, type QpConfig } from '../../sim/cosim/rnic';
+import type { LocalWr } from '../../sim/cosim/rx-peer';
+import type { SimModel } from '../../sim/verilator/model';
+
+/**
+ * ORD on the transmit side (spec/ddp-rdmap.md §7, RFC 5040 §6.1): the requester never has more
+ * than ORD Read and Atomic Requests outstanding; one past it waits, and the work requests behind
+ * it with it (the send queue is in order). No responses come back here, so what leaves is exactly
+ * what ORD (and the ORQ's depth of 8) let through.
+ */
+const W = 8;
+const ORQ_DEPTH = 8;
+const QP = 1;
+
+const read = (id: number): LocalWr => ({ wr: { kind: 'read', id, stag: 0x100 + id, to: BigInt(id) << 12n, length: 4096, localStag: 0x200, localTo: 0n }, addr: 0n, requestId: 0 });
+const atomic = (id: number): LocalWr => ({
+  wr: { kind: 'atomic', id, localStag: null, localTo: 0n, aopcode: AOpCode.FETCH_ADD, stag: 0x300, to: 8n * BigInt(id), addSwapData: 1n, addSwapMask: 0n, compareData: 0n, compareMask: 0n },
+  addr: 0n,
+  requestId: id,
+});
+const immediate = (id: number): LocalWr => ({ wr: { kind: 'immediate', id, solicited: false, data: new Uint8Array(8).fill(id) }, addr: 0n, requestId: 0 });
+
+const config = (ord: number): QpConfig => ({
+  pd: 1,
+  ird: 4,
+  ord,
+  msn: 1,
+  mulpdu: 1460,
+  bigEndian: false,
+  mpa: { s0: 0, seq: 0, rxSeq: 0, txS0: 0, txSeq: 0, markers: false, crc: true },
+});
+
+describe('rnic_top_w8: a configured ORD bounds the Read and Atomic Requests outstanding', () => {
+  let model: SimModel;
+  beforeAll(() => {
+    model = openTop(W);
+  }, 600_000);
+  afterAll(() => model?.close());
+
+  /** Configures QP 1 with `ord`, posts `wrs`, and returns the opcodes of the FPDUs that left. */
+  function send(ord: number, wrs: LocalWr[]): { opcodes: number[]; waiting: boolean } {
+    const bench = new TopBench(model, W, prng(ord), 0);
+    bench.cfg.queue.push({ qp: QP, c: config(ord) });
+    bench.settle('configuring the QP');
+    for (const w of wrs) bench.wr.queue.push({ qp: QP, w });
+    bench.tb.run(2000);
+    // Markers off, CRC on: an FPDU is ULPDU_Length (2 octets), the ULPDU, pad and CRC; the RDMAP
+    // opcode is in the ULPDU's second octet.
+    const opcodes = bench.tx.drain().map((f) => {
+      expect(f.tuser).toBe(QP);
+      return f.data[3]! & 0xf;
+    });
+    return { opcodes, waiting: !bench.wr.idle };
+  }
+
+  test.each([
+    [0, 0],
+    [1, 1],
+    [3, 3],
+    [8, 8],
+    [IRD_ORD_NO_NEGOTIATE, ORQ_DEPTH],
+  ])('ORD %i: of 10 Read Requests, %i leave; the rest wait', (ord, leave) => {
+    const { opcodes, waiting } = send(ord, Array.from({ length: 10 }, (_, i) => read(i)));
+    expect(opcodes).toEqual(Array(leave).fill(Opcode.READ_REQUEST));
+    expect(waiting).toBe(true);
+  });
+
+  test('Atomics count against ORD with Reads, and a work request behind a waiting one waits too', () => {
+    const { opcodes, waiting } = send(3, [read(0), atomic(1), immediate(2), atomic(3), read(4), immediate(5)]);
+    expect(opcodes).toEqual([Opcode.READ_REQUEST, Opcode.ATOMIC_REQUEST, Opcode.IMMEDIATE, Opcode.ATOMIC_REQUEST]);
+    expect(waiting).toBe(true);
+  });
+});
