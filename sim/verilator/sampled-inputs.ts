@@ -11,7 +11,9 @@
  * The timing the harness sees does not change. The wrapper raises the strobe in the low-phase
  * `eval()`, after the inputs are copied in and before the rising clock edge, so the top sees this
  * cycle's inputs at that edge exactly as if it were driven directly; `eval()` on its own raises
- * the strobe too (wrapper-gen.ts). The clock goes straight through.
+ * the strobe too (wrapper-gen.ts). The clock goes straight through. Registered inputs also let
+ * `tick()` defer each clock edge into the next cycle's strobe (wrapper-gen.ts, deferred edges), so
+ * all the logic settles once per cycle.
  */
 import type { PortSpec } from './port-spec';
 

@@ -31,7 +31,7 @@ import { layoutPorts, FINISH_WORD, CYCLES_WORD, DEFERRED_WORD, type PortSlot } f
 import { verilatorStorage, type PortSpec } from './port-spec';
 
 /** Bump when the generated code or the buffer layout changes: it is part of the build key. */
-export const WRAPPER_VERSION = 3;
+export const WRAPPER_VERSION = 4;
 
 /**
  * VCD timestamps per clock cycle, in the design's time precision (`timescale 1ns / 1ps gives
@@ -167,6 +167,13 @@ inline void copyOutputsPre(const ${cls}& t, uint32_t* w) {
 ${indent(outputs.flatMap((s) => outputCopy(s, 'pre')))}
 }
 
+// The values at the rising edge: this cycle's inputs (clock low) and the outputs settled on them.
+inline void snapshotPre(const ${cls}& t, uint32_t* w) {
+  w[kClockWord] = 0;
+  std::memcpy(&w[kPreBase], &w[kNowBase], kInputWords * sizeof(uint32_t));
+  copyOutputsPre(t, w);
+}
+
 inline void publishStatus(Sim& s) {
   const double cycles = static_cast<double>(s.cycle);
   std::memcpy(&s.words[kCyclesWord], &cycles, sizeof cycles);
@@ -265,9 +272,7 @@ ${sampledOnly(`  if (${trace ? '!s->vcd' : 'true'}) {
       s->deferred = true;
       ++s->cycle;
     }
-    w[kClockWord] = 0;
-    std::memcpy(&w[kPreBase], &w[kNowBase], kInputWords * sizeof(uint32_t));
-    copyOutputsPre(t, w);
+    snapshotPre(t, w);
     w[kClockWord] = 1;
     w[kDeferredWord] = 1;
     publishStatus(*s);
@@ -279,11 +284,7 @@ ${sampledOnly(`  if (${trace ? '!s->vcd' : 'true'}) {
     s->context->time(time);
     t.${clock} = 0;
 ${sampledOnly(`    t.${sampleStrobe} = 1;  // the shim loads this cycle's inputs; their logic settles\n`)}    t.eval();
-${traceOnly(`    if (s->vcd) s->vcd->dump(time);\n`)}    if (i + 1 == n) {
-      w[kClockWord] = 0;
-      std::memcpy(&w[kPreBase], &w[kNowBase], kInputWords * sizeof(uint32_t));
-      copyOutputsPre(t, w);
-    }
+${traceOnly(`    if (s->vcd) s->vcd->dump(time);\n`)}    if (i + 1 == n) snapshotPre(t, w);
     s->context->time(time + kTimeHighPhase);
     t.${clock} = 1;
 ${sampledOnly(`    t.${sampleStrobe} = 0;\n`)}    t.eval();

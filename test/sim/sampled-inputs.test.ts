@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { buildModel, type CompiledModel } from '../../sim/verilator/build';
 import { SimModel } from '../../sim/verilator/model';
 import { SAMPLE_STROBE, sampledInputsModule, sampledTopName } from '../../sim/verilator/sampled-inputs';
-import { hex, withSeed } from '../support/random';
+import { hex, withSeed, type Rng } from '../support/random';
 import { BUILD_TIMEOUT_MS, skidRegisterBuild } from './fixtures';
 
 const CYCLES = 3000;
@@ -34,19 +34,24 @@ describe('the sampled-inputs shim', () => {
       sampled = buildModel(skidRegisterBuild());
     }, 2 * BUILD_TIMEOUT_MS);
 
+    /** The same random value on every input but the clock of both models; reset now and then. */
+    const pokeRandom = (models: readonly SimModel[], cycle: number, r: Rng): void => {
+      for (const p of plain.ports) {
+        if (p.direction !== 'input' || p.name === 'clk') continue;
+        const value = p.name === 'rst' ? (cycle < 3 || r.bool(0.01) ? 1n : 0n) : BigInt(`0x${hex(r.bytes(Math.ceil(p.width / 8)))}`) & ((1n << BigInt(p.width)) - 1n);
+        for (const m of models) m.poke(p.name, value);
+      }
+    };
+
     test('random inputs every cycle (reset, valid, ready, data): every output equal before and after each edge', () => {
       expect(plain.sampledInputs).toBe(false);
       expect(sampled.sampledInputs).toBe(true);
       const models = [SimModel.open(plain), SimModel.open(sampled)] as const;
       try {
-        const inputs = plain.ports.filter((p) => p.direction === 'input' && p.name !== 'clk');
         const outputs = plain.ports.filter((p) => p.direction === 'output');
         withSeed(0x5a3, (r) => {
           for (let cycle = 0; cycle < CYCLES; cycle++) {
-            for (const p of inputs) {
-              const value = p.name === 'rst' ? (cycle < 3 || r.bool(0.01) ? 1n : 0n) : BigInt(`0x${hex(r.bytes(Math.ceil(p.width / 8)))}`) & ((1n << BigInt(p.width)) - 1n);
-              for (const m of models) m.poke(p.name, value);
-            }
+            pokeRandom(models, cycle, r);
             for (const m of models) m.tick();
             for (const p of outputs) {
               expect(models[1].peekPre(p.name), `${p.name} at the edge of cycle ${cycle}`).toBe(models[0].peekPre(p.name));
@@ -62,15 +67,11 @@ describe('the sampled-inputs shim', () => {
     test('deferred edges: runs of ticks read only before the edge, tick(n), and a read after the edge now and then', () => {
       const models = [SimModel.open(plain), SimModel.open(sampled)] as const;
       try {
-        const inputs = plain.ports.filter((p) => p.direction === 'input' && p.name !== 'clk');
         const outputs = plain.ports.filter((p) => p.direction === 'output');
         let commits = 0;
         withSeed(0x7e1, (r) => {
           for (let cycle = 0; cycle < CYCLES; ) {
-            for (const p of inputs) {
-              const value = p.name === 'rst' ? (cycle < 3 || r.bool(0.01) ? 1n : 0n) : BigInt(`0x${hex(r.bytes(Math.ceil(p.width / 8)))}`) & ((1n << BigInt(p.width)) - 1n);
-              for (const m of models) m.poke(p.name, value);
-            }
+            pokeRandom(models, cycle, r);
             const n = r.bool(0.1) ? r.int(2, 5) : 1;
             for (const m of models) m.tick(n);
             cycle += n;
