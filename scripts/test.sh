@@ -9,8 +9,6 @@ echo "test seed: RNIC_SEED=${RNIC_SEED:-default}"
 rm -f .cache/vitest.json
 npx --no-install vitest run --reporter=default --reporter=json --outputFile.json=.cache/vitest.json "$@"
 status=$?
-node -e '
-  const r = JSON.parse(require("fs").readFileSync(".cache/vitest.json", "utf8"));
-  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (r.numPendingTests ? `, ${r.numPendingTests} skipped` : ""));
-' 2>/dev/null || echo "0 passed, 1 failed"
+# A file that fails to load or a suite-level error counts as failed (scripts/test-summary.mjs).
+node scripts/test-summary.mjs .cache/vitest.json
 exit $status

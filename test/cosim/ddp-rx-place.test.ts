@@ -97,7 +97,7 @@ describe('ddp_rx_place Verilog', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 
   test('rejects a width or FIFO size it cannot build', () => {
     expect(() => ddpRxPlaceModule(4)).toThrow(/got 4/);

@@ -83,7 +83,7 @@ const tools = new Map<string, Promise<ToolRun>>();
 
 function tool(cmd: string, args: readonly string[], cwd: string): Promise<ToolRun> {
   return new Promise((resolve) => {
-    execFile(cmd, args as string[], { cwd, maxBuffer: 64 << 20, timeout: 120_000 }, (err, stdout, stderr) => {
+    execFile(cmd, args as string[], { cwd, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
       resolve({ code, output: `${stdout}${stderr}${err && code === -1 ? String(err) : ''}` });
     });

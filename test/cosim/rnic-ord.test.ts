@@ -39,7 +39,7 @@ describe('rnic_top_w8: a configured ORD bounds the Read and Atomic Requests outs
   let model: SimModel;
   beforeAll(() => {
     model = openTop(W);
-  }, 600_000);
+  });
   afterAll(() => model?.close());
 
   /** Configures QP 1 with `ord`, posts `wrs`, and returns the opcodes of the FPDUs that left. */

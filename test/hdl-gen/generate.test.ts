@@ -227,7 +227,7 @@ describe('configHash', () => {
 describe('the CLI', () => {
   const cli = (args: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [join(REPO, 'bin/rnic.mjs'), ...args], { cwd: REPO, timeout: 60_000 }, (err, stdout, stderr) =>
+      execFile(process.execPath, [join(REPO, 'bin/rnic.mjs'), ...args], { cwd: REPO }, (err, stdout, stderr) =>
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
       );
     });
