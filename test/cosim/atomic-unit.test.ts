@@ -20,7 +20,6 @@ import type { SimModel } from '../../sim/verilator/model';
 import { SEED } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
 
-const BUILD_TIMEOUT = 120_000;
 const VECTORS = new URL('../../../shared/vectors/atomics.json', import.meta.url).pathname;
 
 interface SemanticsEntry {
@@ -53,7 +52,7 @@ const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 let model: SimModel;
 beforeAll(() => {
   model = openAtomicUnit();
-}, BUILD_TIMEOUT);
+});
 afterAll(() => model?.close());
 
 describe.each([false, true])('atomic_unit against ts-model/rdmap/atomics (cfg_big_endian %s)', (bigEndian) => {
@@ -177,7 +176,7 @@ describe('atomic_unit Verilog', () => {
     expect(mutate(text)).not.toBe(text);
     const r = cosimAtomicUnit({ seed: 3, operations: 300, bigEndian: true, mutate });
     expect(r.mismatches).toBeGreaterThan(0);
-  }, BUILD_TIMEOUT);
+  });
 });
 
 describe('rnic cosim --dut atomic_unit', () => {
@@ -189,7 +188,7 @@ describe('rnic cosim --dut atomic_unit', () => {
     const r = JSON.parse(p.stdout) as { operations: number; mismatches: number; violations: string[]; coverage: Record<string, number> };
     expect([r.operations, r.mismatches, r.violations]).toEqual([400, 0, []]);
     expect(r.coverage['cmpSwapMiss']).toBeGreaterThan(0);
-  }, BUILD_TIMEOUT);
+  });
 
   test('a broken RTL in --rtl exits 1 and prints the first mismatch and the replay command', () => {
     const dir = mkdtempSync(join(tmpdir(), 'atomic-rtl-'));
@@ -204,5 +203,5 @@ describe('rnic cosim --dut atomic_unit', () => {
     expect(p.status, p.stderr).toBe(1);
     expect(p.stdout).toMatch(/MISMATCH/);
     expect(p.stdout).toContain('replay: rnic cosim --dut atomic_unit --seed 5 --frames 300');
-  }, BUILD_TIMEOUT);
+  });
 });

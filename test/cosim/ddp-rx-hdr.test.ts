@@ -7,8 +7,6 @@ import { Opcode } from '../../ts-model/rdmap/constants';
 import { SEED } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
 
-const BUILD_TIMEOUT = 300_000;
-
 const replay = (o: DdpRxHdrCosimOptions) => `replay: cosimDdpRxHdr(${JSON.stringify(o)}) (RNIC_SEED=${SEED})`;
 
 describe.each([8, 64])('ddp_rx_hdr_w%i against checkHeader (H1-H7)', (width) => {
@@ -30,7 +28,6 @@ describe.each([8, 64])('ddp_rx_hdr_w%i against checkHeader (H1-H7)', (width) => 
       expect(r.coverage.payloadPackets).toBeGreaterThan(100);
       expect(r.coverage.emptyData).toBeGreaterThan(0);
     },
-    BUILD_TIMEOUT,
   );
 });
 
@@ -43,7 +40,6 @@ describe('ddp_rx_hdr at the other widths', () => {
       expect(r.firstMismatch, replay(o)).toBeUndefined();
       expect(r.mismatches).toBe(0);
     },
-    BUILD_TIMEOUT,
   );
 });
 
@@ -70,7 +66,7 @@ describe('ddp_rx_hdr at full rate (exact Verilator cycle counts)', () => {
     expect(r.mismatches, replay(o)).toBe(0);
     expect(r.beatsPerUlpdu).toBe(Math.ceil(length / width));
     expect(r.cyclesPerUlpdu, replay(o)).toBe(Math.ceil(length / width));
-  }, BUILD_TIMEOUT);
+  });
 
   test.each([...DDP_RX_HDR_WIDTHS])(
     'w%i, random ULPDUs and faults back to back (one-beat ULPDUs after a residual flush): one cycle per input beat',
@@ -81,7 +77,6 @@ describe('ddp_rx_hdr at full rate (exact Verilator cycle counts)', () => {
       expect(r.mismatches, replay(o)).toBe(0);
       expect(r.cycles, replay(o)).toBeLessThanOrEqual(r.inputBeats + 2);
     },
-    BUILD_TIMEOUT,
   );
 });
 
@@ -95,7 +90,7 @@ describe('ddp_rx_hdr checks catch a broken RTL', () => {
     expect(mutate(text)).not.toBe(text);
     const r = cosimDdpRxHdr({ width: 8, seed: 3, ulpdus: 400, mutate });
     expect(r.mismatches).toBeGreaterThan(0);
-  }, BUILD_TIMEOUT);
+  });
 
   test('w64: a one-beat ULPDU right after a residual flush dropped', () => {
     // The one-beat packet waits in the residual register: forgetting to flush it loses it.
@@ -104,7 +99,7 @@ describe('ddp_rx_hdr checks catch a broken RTL', () => {
     expect(mutate(text)).not.toBe(text);
     const r = cosimDdpRxHdr({ width: 64, seed: 3, ulpdus: 400, sourcePause: 0, sinkPause: 0, descPause: 0, mutate });
     expect(r.mismatches).toBeGreaterThan(0);
-  }, BUILD_TIMEOUT);
+  });
 });
 
 describe('ddp_rx_hdr Verilog', () => {
@@ -130,5 +125,5 @@ describe('rnic cosim --dut ddp_rx_hdr', () => {
     const r = JSON.parse(p.stdout) as DdpRxHdrCosimResult;
     expect([r.module, r.rtl.endsWith('rtl'), r.ulpdus, r.mismatches]).toEqual(['ddp_rx_hdr_w8', true, 600, 0]);
     expect(r.coverage.outcomes['H7 long']).toBeGreaterThan(0);
-  }, BUILD_TIMEOUT);
+  });
 });

@@ -8,7 +8,6 @@ import type { SimModel } from '../../sim/verilator/model';
 import { SEED, withSeed } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
 
-const BUILD_TIMEOUT = 300_000;
 const WIDTHS = [8, 64] as const;
 
 const replay = (o: TxCosimOptions) => `replay: cosimDdpTx(${JSON.stringify({ ...o, model: undefined })}) (RNIC_SEED=${SEED})`;
@@ -16,7 +15,7 @@ const replay = (o: TxCosimOptions) => `replay: cosimDdpTx(${JSON.stringify({ ...
 const models = new Map<number, SimModel>();
 beforeAll(() => {
   for (const w of WIDTHS) models.set(w, openDut(`ddp_tx_w${w}`).model);
-}, BUILD_TIMEOUT);
+});
 afterAll(() => {
   for (const m of models.values()) m.close();
 });
@@ -37,7 +36,6 @@ describe.each(WIDTHS)('ddp_tx_w%i against RdmapEndpoint.post() and pull()', (wid
         expect(res.ulpdus).toBeGreaterThan(500);
         expect(c.msnWrapped).toBe(true);
       }),
-    BUILD_TIMEOUT,
   );
 });
 
@@ -76,7 +74,7 @@ describe('ddp_tx Write and Send at full rate (exact Verilator cycle counts)', ()
     console.log(`ddp_tx_w${width}: 64 KiB ${kind} from ${src}, latency ${latency}: ${cycles} cycles for ${beats} beats`);
     expect(cycles).toBe(beats + latency + 3 + straddle - Math.floor(header / width));
     expect(cycles).toBeLessThanOrEqual(beats + latency + 4); // ≤ 5 cycles over one beat per cycle
-  }, BUILD_TIMEOUT);
+  });
 });
 
 describe('ddp_tx behind a slow host memory (exact Verilator cycle counts)', () => {
@@ -99,7 +97,7 @@ describe('ddp_tx behind a slow host memory (exact Verilator cycle counts)', () =
     const cycles = run.lastBeatAt[n - 1]! - run.acceptedAt[0]!;
     console.log(`ddp_tx_w${width}: ${n} × 4 KiB Writes, latency ${latency}: ${cycles} cycles for ${beats} beats`);
     expect(cycles).toBe(beats + latency + 3 + (n - 1) - Math.floor(14 / width));
-  }, BUILD_TIMEOUT);
+  });
 });
 
 describe('ddp_tx checks catch a broken RTL', () => {
@@ -114,7 +112,7 @@ describe('ddp_tx checks catch a broken RTL', () => {
     } finally {
       model.close();
     }
-  }, BUILD_TIMEOUT);
+  });
 });
 
 describe('ddp_tx Verilog', () => {

@@ -9,12 +9,6 @@ import { moduleSources } from '../../hdl-gen/gen/sources';
 import { cosimMpaRx, type MpaRxCosimOptions, type MpaRxCosimResult } from '../../sim/cosim/mpa-rx';
 import { SEED } from '../support/random';
 
-/**
- * The generated MPA receive block against the model (ts-model/mpa/deframer.ts) in Verilator, and
- * its Verilog through verilator -Wall and yosys. Seeds derive from RNIC_SEED; a failure names the
- * call that replays it.
- */
-const BUILD_TIMEOUT = 240_000;
 const seedFor = (salt: number) => (SEED ^ Math.imul(salt, 0x9e3779b1)) >>> 0;
 
 function run(opts: MpaRxCosimOptions): MpaRxCosimResult {
@@ -37,7 +31,6 @@ describe.each([4, 8, 16, 64])('mpa_rx_w%i against MpaDeframer', (width) => {
       // Every marker placement of spec/mpa.md §4.5 and zero-length ULPDUs went through.
       for (const [k, n] of Object.entries(r.coverage)) expect(n, `coverage ${k}`).toBeGreaterThan(0);
     },
-    BUILD_TIMEOUT,
   );
 });
 
@@ -48,7 +41,6 @@ describe('throughput', () => {
       const r = run({ width, seed: seedFor(100 + width), fpdus: 200, sourcePause: 0, sinkPause: 0, sizes: 'large', segments: 'full' });
       expect(r.inputBeatsPerCycle).toBeGreaterThan(0.98);
     },
-    BUILD_TIMEOUT,
   );
 });
 
@@ -67,7 +59,6 @@ test(
     expect(r.firstMismatch?.config.crc).toBe(true);
     rmSync(dir, { recursive: true });
   },
-  BUILD_TIMEOUT,
 );
 
 // --- verilator -Wall and yosys -------------------------------------------------------------------
@@ -119,7 +110,6 @@ test(
     expect(r.output).not.toMatch(/ERROR/);
     expect(r.code, r.output).toBe(0);
   },
-  BUILD_TIMEOUT,
 );
 
 describe('mpa_rx against the cost model', () => {

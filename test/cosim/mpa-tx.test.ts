@@ -12,7 +12,6 @@ import { SimModel } from '../../sim/verilator/model';
 import { SEED } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
 
-const BUILD_TIMEOUT = 300_000;
 const SETTINGS = [
   { markers: true, crc: true },
   { markers: true, crc: false },
@@ -29,7 +28,6 @@ describe.each([4, 8, 16, 64])('mpa_tx_w%i against the model (MpaFramer)', (width
       expect(r.firstMismatch, `replay: cosimMpaTx({ width: ${width}, seed: ${seed}, fpdus: 1000, markers: ${markers}, crc: ${crc} })`).toBeUndefined();
       expect(r.mismatches).toBe(0);
     },
-    BUILD_TIMEOUT,
   );
 });
 
@@ -41,7 +39,6 @@ describe('mpa_tx at full rate (exact Verilator cycle counts)', () => {
       expect(r.mismatches).toBe(0);
       expect(r.efficiency / r.bound).toBeGreaterThanOrEqual(0.99);
     },
-    BUILD_TIMEOUT,
   );
 
   test.each([8, 64])(
@@ -52,7 +49,6 @@ describe('mpa_tx at full rate (exact Verilator cycle counts)', () => {
       expect(r.cycleCheck.fpdus).toBe(299);
       expect(r.cycleCheck.within5Percent).toBe(r.cycleCheck.fpdus);
     },
-    BUILD_TIMEOUT,
   );
 
   test('S0 just below 2^32 and every marker place (leading, after the header, inside, before the CRC)', () => {
@@ -63,7 +59,7 @@ describe('mpa_tx at full rate (exact Verilator cycle counts)', () => {
     expect(r.coverage.afterHeader).toBeGreaterThan(0);
     expect(r.coverage.inside).toBeGreaterThan(0);
     expect(r.coverage.beforeCrc).toBeGreaterThan(0);
-  }, BUILD_TIMEOUT);
+  });
 });
 
 describe('mpa_tx Verilog', () => {
@@ -95,7 +91,6 @@ describe('rnic cosim --dut mpa_tx', () => {
       expect(r.efficiency / r.bound).toBeGreaterThan(0.99);
       expect(r.cycleCheck.within5Percent).toBe(r.cycleCheck.fpdus);
     },
-    BUILD_TIMEOUT,
   );
 
   test(
@@ -117,7 +112,6 @@ describe('rnic cosim --dut mpa_tx', () => {
       expect(r.firstMismatch.firstDifference).toBeGreaterThan(0);
       rmSync(dir, { recursive: true });
     },
-    BUILD_TIMEOUT,
   );
 });
 
@@ -147,6 +141,5 @@ describe('mpa_tx input checks', () => {
       expect(model.peekNumber(errLength)).toBe(1);
       tb.close();
     },
-    BUILD_TIMEOUT,
   );
 });

@@ -7,7 +7,6 @@ import type { SimModel } from '../../sim/verilator/model';
 import { SEED, withSeed } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
 
-const BUILD_TIMEOUT = 300_000;
 const WIDTHS = [8, 64] as const;
 
 const replay = (o: RespCosimOptions) => `replay: cosimRdmapTxResp(${JSON.stringify({ ...o, model: undefined })}) (RNIC_SEED=${SEED})`;
@@ -15,7 +14,7 @@ const replay = (o: RespCosimOptions) => `replay: cosimRdmapTxResp(${JSON.stringi
 const models = new Map<number, SimModel>();
 beforeAll(() => {
   for (const w of WIDTHS) models.set(w, openDut(`rdmap_tx_resp_w${w}`).model);
-}, BUILD_TIMEOUT);
+});
 afterAll(() => {
   for (const m of models.values()) m.close();
 });
@@ -42,7 +41,6 @@ describe.each(WIDTHS)('rdmap_tx_resp_w%i against segmentMessage, the atomic unit
         expect(c.terminates).toBeGreaterThan(32); // every M/D/R/tagged combination, twice
         expect(c.msnWrapped).toBe(true);
       }),
-    BUILD_TIMEOUT,
   );
 });
 
@@ -76,7 +74,7 @@ describe('rdmap_tx_resp Read Response at full rate (exact Verilator cycle counts
     console.log(`rdmap_tx_resp_w${width}: 64 KiB Read Response from ${src}, latency ${latency}: ${cycles} cycles for ${beats} beats`);
     // At W = 8 the first beat is all header and leaves while the first read is under way.
     expect(cycles).toBe(beats + latency + 3 + straddle - (width === 8 ? 1 : 0));
-  }, BUILD_TIMEOUT);
+  });
 
   // Host memory behind PCIe (reads answered 200 cycles later): 256 reads in flight keep the
   // Read Response at one beat per cycle; only the first read's latency shows.
@@ -94,7 +92,7 @@ describe('rdmap_tx_resp Read Response at full rate (exact Verilator cycle counts
     const cycles = run.lastBeatAt[15]! - run.acceptedAt[0]!;
     console.log(`rdmap_tx_resp_w${width}: 64 KiB Read Response, latency ${latency}: ${cycles} cycles for ${beats} beats`);
     expect(cycles).toBe(beats + latency + 3 - (width === 8 ? 1 : 0));
-  }, BUILD_TIMEOUT);
+  });
 });
 
 describe('rdmap_tx_resp checks catch a broken RTL', () => {
@@ -114,7 +112,7 @@ describe('rdmap_tx_resp checks catch a broken RTL', () => {
     } finally {
       model.close();
     }
-  }, BUILD_TIMEOUT);
+  });
 });
 
 describe('rdmap_tx_resp Verilog', () => {

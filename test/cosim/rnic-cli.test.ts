@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { runTshark } from '../support/tshark';
 
-const TIMEOUT = 600_000;
 const ROOT = new URL('../../', import.meta.url).pathname;
 const rnic = (...args: string[]) => spawnSync('node', ['bin/rnic.mjs', ...args], { cwd: ROOT, encoding: 'utf8' });
 
@@ -54,7 +53,6 @@ describe('rnic cosim (the CLI, --dut rnic by default)', () => {
         rmSync(out, { recursive: true, force: true });
       }
     },
-    TIMEOUT,
   );
 
   test('a bad option is a usage error naming it', () => {

@@ -5,7 +5,6 @@ import { describe, expect, test } from 'vitest';
 import { parseScenario } from '../../ts-model/scenario/schema';
 import { cosimScenario } from '../../sim/cosim/rnic-scenario';
 
-const TIMEOUT = 600_000;
 const ROOT = new URL('../../', import.meta.url).pathname;
 const load = (f: string) => parseScenario(JSON.parse(readFileSync(join(ROOT, 'examples', f), 'utf8')));
 /** Scenarios that act inside the responder or below it: refused, naming what. */
@@ -41,7 +40,6 @@ describe('rnic cosim --scenario: the RTL as the responder of the example scenari
       expect(r.fpdusOut).toBeGreaterThan(5);
       expect(r.fpdusIn).toBeGreaterThan(10);
     },
-    TIMEOUT,
   );
 
   test('from the CLI: PASS and exit 0; a refused scenario exits 2 naming the field', () => {
@@ -51,5 +49,5 @@ describe('rnic cosim --scenario: the RTL as the responder of the example scenari
     const bad = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--scenario', 'examples/faults/rnic-failure.json'], { cwd: ROOT, encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/faults\[\]\.kind 'rnic-failure'/);
-  }, TIMEOUT);
+  });
 });

@@ -5,8 +5,6 @@ import { cosimRnic, type RnicCosimOptions } from '../../sim/cosim/rnic';
 import { withSeed } from '../support/random';
 import { verilatorLint } from '../support/rtl-checks';
 
-const TIMEOUT = 600_000;
-
 /** One co-simulation run; the seed comes from RNIC_SEED and is named on failure. */
 function run(salt: number, opts: Omit<RnicCosimOptions, 'seed'>) {
   return withSeed(salt, (r) => cosimRnic({ ...opts, seed: r.u32() }));
@@ -50,6 +48,5 @@ describe.each([
       // Faults come from every kind in turn; most error codes are raised in a run this long.
       expect(Object.keys(res.errorsHit).length).toBeGreaterThan(15);
     },
-    TIMEOUT,
   );
 });

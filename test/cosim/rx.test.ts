@@ -7,8 +7,6 @@ import { cosimRx, measureRxPlacement, type RxCosimOptions } from '../../sim/cosi
 import { withSeed } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
 
-const TIMEOUT = 300_000;
-
 /** Replaces `from` once; a mutation that does not apply fails the test instead of passing vacuously. */
 const swap = (from: string, to: string) => (v: string) => {
   if (!v.includes(from)) throw new Error(`mutation site not found: ${from}`);
@@ -40,7 +38,6 @@ describe.each([8, 64])('ddp_rx_w%i against the model endpoint, ULPDU by ULPDU', 
       }
       expect(res.responses).toBeGreaterThan(500);
     },
-    TIMEOUT,
   );
 });
 
@@ -56,7 +53,6 @@ describe.each([8, 64])('rnic_rx_w%i: mpa_rx into ddp_rx against the model MPA la
       // MPA's own verdict reaches the Terminate (0x2/0x0/0x02 for a CRC error).
       expect(res.errorsHit['MPA: CRC error'] ?? 0).toBeGreaterThan(0);
     },
-    TIMEOUT,
   );
 });
 
@@ -75,7 +71,6 @@ describe('the checks catch a broken receive path', () => {
       expect(res.violations).toBeGreaterThan(0);
       expect(res.mismatches).toBeGreaterThan(0);
     },
-    TIMEOUT,
   );
   test(
     'a wrong Terminate code is a mismatch',
@@ -89,7 +84,6 @@ describe('the checks catch a broken receive path', () => {
       });
       expect(res.firstMismatch?.actual).toMatch(/terminate-sent 0x1\/0x1\/0x02/);
     },
-    TIMEOUT,
   );
   test(
     'a Read Request answered before the Write ahead of it has landed is a mismatch (RFC 5040 §5.5 rule 6)',
@@ -105,7 +99,6 @@ describe('the checks catch a broken receive path', () => {
       });
       expect(res.mismatches).toBeGreaterThan(0);
     },
-    TIMEOUT,
   );
   test(
     'one octet strobed too many is a violation',
@@ -118,7 +111,6 @@ describe('the checks catch a broken receive path', () => {
       });
       expect(res.violations).toBeGreaterThan(0);
     },
-    TIMEOUT,
   );
 });
 
@@ -130,7 +122,7 @@ describe('placement rate (Verilator cycles, no back-pressure)', () => {
     expect(r.efficiency).toBeGreaterThan(0.99);
     // Store and forward: the first write waits for the first ULPDU (its beats + a few cycles).
     expect(r.latency).toBeLessThanOrEqual(4096 / width + 10);
-  }, TIMEOUT);
+  });
 });
 
 describe('ddp_rx RTL', () => {
@@ -138,12 +130,12 @@ describe('ddp_rx RTL', () => {
     const m = ddpRxCtlModule();
     expect(verilatorLint(m)).toBe('');
     yosysSynthNoLatch(m);
-  }, TIMEOUT);
+  });
   test.each([8, 64])('ddp_rx_w%i: every block connected, the whole hierarchy lint-clean under verilator -Wall', (w) => {
     const m = ddpRxModule(w);
     expect(m.instances.map((i) => i.module.name).sort()).toEqual([`ddp_rx_hdr_w${w}`, `ddp_rx_place_w${w}`, 'ddp_rx_ctl', `rdmap_tx_resp_w${w}`, 'stag_table_d256'].sort());
     expect(verilatorLint(m)).toBe('');
-  }, TIMEOUT);
+  });
   test('bad widths are refused with the value named', () => {
     expect(() => ddpRxModule(4)).toThrow(/got 4/);
   });
@@ -159,7 +151,7 @@ describe('rnic cosim --dut rx', () => {
     expect([r.dut, r.width, r.seed, r.messages, r.mismatches, r.violations]).toEqual(['rx', 8, 7, 300, 0, 0]);
     expect(r.efficiency).toBeGreaterThan(0.99);
     expect(Object.keys(r.errorsHit).length).toBeGreaterThan(5);
-  }, TIMEOUT);
+  });
 
   test('a datapath narrower than 8 octets is refused, naming the flag', () => {
     const p = rnic('--width', '4', '--frames', '10');

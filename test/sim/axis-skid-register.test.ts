@@ -6,7 +6,7 @@ import { Testbench } from '../../sim/cocotb/testbench';
 import { buildModel, type CompiledModel } from '../../sim/verilator/build';
 import { SimModel } from '../../sim/verilator/model';
 import { hex, withSeed } from '../support/random';
-import { BUILD_TIMEOUT_MS, SKID_DATA_WIDTH, skidRegisterBuild } from './fixtures';
+import { SKID_DATA_WIDTH, skidRegisterBuild } from './fixtures';
 
 const FRAMES = 500;
 const MAX_FRAME_OCTETS = 100;
@@ -37,7 +37,7 @@ describe('AXI-Stream skid register driven by AxisSource and AxisSink', () => {
 
   beforeAll(() => {
     compiled = buildModel(skidRegisterBuild());
-  }, BUILD_TIMEOUT_MS);
+  });
   afterEach(() => tb?.close());
 
   const bench = (sourcePause: PauseGen, sinkPause: PauseGen): { tb: Testbench; source: AxisSource; sink: AxisSink } => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildModel } from '../../sim/verilator/build';
 import { SimModel, type PortHandle } from '../../sim/verilator/model';
-import { BUILD_TIMEOUT_MS, COUNTER_WIDTH, counterBuild } from './fixtures';
+import { COUNTER_WIDTH, counterBuild } from './fixtures';
 
 const WRAP = 2 ** COUNTER_WIDTH;
 
@@ -14,7 +14,7 @@ describe('8-bit counter with synchronous reset', () => {
     model = SimModel.open(buildModel(counterBuild()));
     count = model.handle('count');
     rst = model.handle('rst');
-  }, BUILD_TIMEOUT_MS);
+  });
   afterAll(() => model?.close());
 
   const reset = (): void => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { AxisSink, AxisSource } from '../../sim/cocotb/axis';
 import { buildModel, type CompiledModel } from '../../sim/verilator/build';
 import { SimModel } from '../../sim/verilator/model';
-import { BUILD_TIMEOUT_MS, counterBuild, passthroughBuild, skidRegisterBuild } from './fixtures';
+import { counterBuild, passthroughBuild, skidRegisterBuild } from './fixtures';
 
 describe('misuse of a model is a clear error naming the port', () => {
   let model: SimModel;
@@ -11,7 +11,7 @@ describe('misuse of a model is a clear error naming the port', () => {
   beforeAll(() => {
     model = SimModel.open(buildModel(passthroughBuild()));
     skid = buildModel(skidRegisterBuild());
-  }, BUILD_TIMEOUT_MS);
+  });
   afterAll(() => model?.close());
 
   test('an unknown port is an Error naming it and listing the real ones', () => {
@@ -72,5 +72,5 @@ describe('misuse of a model is a clear error naming the port', () => {
     m.close();
     expect(() => m.tick()).toThrow(/closed/);
     expect(() => m.eval()).toThrow(/closed/);
-  }, BUILD_TIMEOUT_MS);
+  });
 });

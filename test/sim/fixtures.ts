@@ -11,9 +11,6 @@ import type { PortSpec } from '../../sim/verilator/port-spec';
 export const FIXTURE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'verilog');
 export const fixture = (file: string): string => path.join(FIXTURE_DIR, file);
 
-/** A cold build compiles the Verilator runtime too; on a busy two-core machine allow minutes. */
-export const BUILD_TIMEOUT_MS = 180_000;
-
 const clk: PortSpec = { name: 'clk', direction: 'input', width: 1 };
 const rst: PortSpec = { name: 'rst', direction: 'input', width: 1 };
 

@@ -3,7 +3,7 @@ import { buildModel, type CompiledModel } from '../../sim/verilator/build';
 import { SimModel } from '../../sim/verilator/model';
 import { SAMPLE_STROBE, sampledInputsModule, sampledTopName } from '../../sim/verilator/sampled-inputs';
 import { hex, withSeed, type Rng } from '../support/random';
-import { BUILD_TIMEOUT_MS, skidRegisterBuild } from './fixtures';
+import { skidRegisterBuild } from './fixtures';
 
 const CYCLES = 3000;
 
@@ -32,7 +32,7 @@ describe('the sampled-inputs shim', () => {
     beforeAll(() => {
       plain = buildModel(skidRegisterBuild({ sampledInputs: false }));
       sampled = buildModel(skidRegisterBuild());
-    }, 2 * BUILD_TIMEOUT_MS);
+    });
 
     /** The same random value on every input but the clock of both models; reset now and then. */
     const pokeRandom = (models: readonly SimModel[], cycle: number, r: Rng): void => {

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { buildModel } from '../../sim/verilator/build';
 import { SimModel } from '../../sim/verilator/model';
 import { VCD_TIME_PER_CYCLE } from '../../sim/verilator/wrapper-gen';
-import { BUILD_TIMEOUT_MS, counterBuild } from './fixtures';
+import { counterBuild } from './fixtures';
 
 describe('VCD on demand', () => {
   const scratch = mkdtempSync(path.join(tmpdir(), 'rnic-vcd-'));
@@ -24,7 +24,7 @@ describe('VCD on demand', () => {
     expect(times[0]).toBe(20 * VCD_TIME_PER_CYCLE);
     expect(times.length).toBe(2 * 5);
     expect(vcd).toContain('b00011001'); // count = 25 after the last edge
-  }, BUILD_TIMEOUT_MS);
+  });
 
   test('tracing can stop and start again into a new file', () => {
     const model = SimModel.open(buildModel(counterBuild({ trace: true })));
@@ -41,11 +41,11 @@ describe('VCD on demand', () => {
     expect(stamps(first)).toEqual([0, 5, 10, 15, 20, 25]);
     expect(stamps(second)[0]).toBe(13 * VCD_TIME_PER_CYCLE);
     expect(readFileSync(second, 'utf8')).toMatch(/\$var wire +8 \S+ count/);
-  }, BUILD_TIMEOUT_MS);
+  });
 
   test('a model built without trace refuses vcd() and says how to fix it', () => {
     const model = SimModel.open(buildModel(counterBuild()));
     expect(() => model.vcd(path.join(scratch, 'no.vcd'))).toThrow(/built without trace: true/);
     model.close();
-  }, BUILD_TIMEOUT_MS);
+  });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildModel } from '../../sim/verilator/build';
 import { SimModel } from '../../sim/verilator/model';
 import { withSeed, type Rng } from '../support/random';
-import { BUILD_TIMEOUT_MS, PASSTHROUGH_REGISTERED_WIDTH, PASSTHROUGH_WIDTHS, passthroughBuild } from './fixtures';
+import { PASSTHROUGH_REGISTERED_WIDTH, PASSTHROUGH_WIDTHS, passthroughBuild } from './fixtures';
 
 const ROUNDS = 50;
 
@@ -23,7 +23,7 @@ describe('ports of every Verilator storage class (7, 33, 64, 65, 200 bits)', () 
 
   beforeAll(() => {
     model = SimModel.open(buildModel(passthroughBuild()));
-  }, BUILD_TIMEOUT_MS);
+  });
   afterAll(() => model?.close());
 
   test.each(PASSTHROUGH_WIDTHS)('%i-bit values round-trip exactly as bigint and as octets', (width) => {
