@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ZodError } from 'zod';
+import { EXIT_BROKEN_RTL, RtlError } from '../hdl-gen/gen/rtl-error';
 import { formatDemo, runDemo } from './demo';
 import { runGen } from './gen-cli';
 import { formatSynth, runSynth } from './synth-cli';
@@ -77,7 +78,10 @@ commands:
             --seconds S       time per measurement (default 1.5)
   help      this text
 
-exit status: 0 on success, 1 when the run found a mismatch, 2 on a usage or configuration error.`;
+exit status: 0 on success, 1 when the run found a mismatch (or a protection violation), 2 on a usage
+or configuration error (a bad option, config, scenario, or an option the RTL refuses), 3 when the
+RTL cannot be used (--rtl: a missing file, Verilog that Verilator rejects, ports that differ from
+manifest.json; the message names the file and the line or port).`;
 
 export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + '\n')): Promise<number> {
   const [command, ...rest] = argv;
@@ -114,6 +118,10 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
     if (e instanceof UsageError) {
       process.stderr.write(`rnic ${command}: ${e.message}\n`);
       return 2;
+    }
+    if (e instanceof RtlError) {
+      process.stderr.write(`rnic ${command}: the RTL cannot be used: ${e.message}\n`);
+      return EXIT_BROKEN_RTL;
     }
     if (e instanceof ZodError) {
       process.stderr.write(`rnic ${command}: invalid configuration:\n${formatZod(e)}\n`);

@@ -45,14 +45,7 @@ export function runRnicCosim(a: RnicCosimArgs): RnicCosimReport {
     config: { ...config, width: width as typeof config.width },
     ...(a.rtl !== undefined && { rtlDir: a.rtl }),
   };
-  let res: RnicCosimResult;
-  try {
-    res = cosimRnic({ ...base, evidenceDir: a.out, ...(a.trace && { vcd: vcdFile }), ...(a.progress && { onProgress: a.progress }) });
-  } catch (e) {
-    const msg = (e as Error).message;
-    if (a.rtl !== undefined && /rnic\.f|does not exist|no module/.test(msg)) throw new UsageError(msg);
-    throw e;
-  }
+  const res: RnicCosimResult = cosimRnic({ ...base, evidenceDir: a.out, ...(a.trace && { vcd: vcdFile }), ...(a.progress && { onProgress: a.progress }) });
   let vcd = a.trace ? vcdFile : null;
   if (!a.trace && (res.mismatches || res.violations)) {
     // The run is deterministic: the same seed again, traced, up to the first failure.
@@ -76,7 +69,7 @@ export function runScenarioCosim(a: { scenario: string; seed: number; width?: nu
     return { ...cosimScenario(s, { width, seed: a.seed, config: { ...config, width: width as typeof config.width }, evidenceDir: a.out, ...(a.rtl !== undefined && { rtlDir: a.rtl }), ...(vcd && { vcd }) }), vcd };
   } catch (e) {
     const msg = (e as Error).message;
-    if (/cannot run on the RTL|rnic\.f|does not exist|no module/.test(msg)) throw new UsageError(msg);
+    if (/cannot run on the RTL/.test(msg)) throw new UsageError(msg);
     throw e;
   }
 }

@@ -1,5 +1,6 @@
 import { synthesize, type SynthResult } from '../flow/synth';
 import type { SynthTarget } from '../flow/targets';
+import { RtlError } from '../hdl-gen/gen/rtl-error';
 import { moduleSources } from '../hdl-gen/gen/sources';
 import { loadConfig } from './gen-cli';
 import { UsageError } from './scenario-cli';
@@ -13,7 +14,7 @@ export function runSynth(opts: { module: string; target: string; config?: string
   try {
     src = moduleSources(opts.module, { config: loadConfig(opts.config), ...(opts.rtl !== undefined && { rtlDir: opts.rtl }) });
   } catch (e) {
-    if (e instanceof UsageError) throw e;
+    if (e instanceof UsageError || e instanceof RtlError) throw e;
     throw new UsageError((e as Error).message);
   }
   return synthesize({ top: src.top, sources: src.sources, target: opts.target as SynthTarget });

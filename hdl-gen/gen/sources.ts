@@ -20,6 +20,7 @@ import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
 import { DEFAULT_CONFIG, type RnicConfig } from './config';
 import { REGENERATE, modulesFor, portsOf, type Manifest, type PortInfo } from './generate';
+import { RtlError } from './rtl-error';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -100,18 +101,28 @@ export function moduleSources(module: string, opts: { rtlDir?: string; config?: 
 }
 
 function fromRtlDir(module: string, dir: string, config: RnicConfig): ModuleSources {
+  if (!existsSync(dir)) throw new RtlError('missing-file', `--rtl ${dir}: no such directory`);
   const list = join(dir, 'rnic.f');
-  if (!existsSync(list)) throw new Error(`${dir} has no rnic.f (the filelist rnic gen writes)`);
-  const sources = readFileSync(list, 'utf8')
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l && !l.startsWith('//') && !l.startsWith('#'))
-    .map((l) => resolve(dir, l));
-  for (const s of sources) if (!existsSync(s)) throw new Error(`${list} names ${s}, which does not exist`);
+  if (!existsSync(list)) throw new RtlError('missing-file', `${list}: missing (the filelist rnic gen writes)`);
+  const lines = readFileSync(list, 'utf8').split('\n');
+  const sources: string[] = [];
+  lines.forEach((raw, i) => {
+    const l = raw.trim();
+    if (!l || l.startsWith('//') || l.startsWith('#')) return;
+    const file = resolve(dir, l);
+    if (!existsSync(file)) throw new RtlError('missing-file', `${list}:${i + 1}: names ${l}, which does not exist`);
+    sources.push(file);
+  });
   const manifestFile = join(dir, 'manifest.json');
   let ports: readonly PortInfo[] | undefined;
   if (existsSync(manifestFile)) {
-    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as Manifest;
+    let manifest: Manifest;
+    try {
+      manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as Manifest;
+    } catch (e) {
+      throw new RtlError('manifest', `${manifestFile}: not valid JSON (${(e as Error).message})`);
+    }
+    if (!Array.isArray(manifest.modules)) throw new RtlError('manifest', `${manifestFile}: has no "modules" list`);
     ports = manifest.modules.find((x) => x.name === module)?.ports;
   }
   // Without a manifest entry, the generator's own interface for that module is the contract.

@@ -39,6 +39,7 @@ export function openDut(module: string, opts: DutOptions = {}): { src: ModuleSou
     sources: [...src.sources],
     ports: src.ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })),
     trace: opts.vcd !== undefined,
+    portsFrom: src.origin === 'generated' ? `the generator's port list` : `${join(src.origin, 'manifest.json')}`,
     ...(opts.sampledInputs !== undefined ? { sampledInputs: opts.sampledInputs } : {}),
     ...(opts.extraFlags ? { extraFlags: opts.extraFlags } : {}),
   });

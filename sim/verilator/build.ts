@@ -16,6 +16,7 @@ import { validatePorts, type PortSpec } from './port-spec';
 import { commandLine, runStep, toolchain, type Toolchain } from './toolchain';
 import { SAMPLE_STROBE, sampledInputsModule, sampledTopName } from './sampled-inputs';
 import { WRAPPER_VERSION, generateWrapper, type WrapperOptions } from './wrapper-gen';
+import { RtlError, verilatorErrors } from '../../hdl-gen/gen/rtl-error';
 
 export interface BuildOptions {
   readonly top: string;
@@ -36,6 +37,8 @@ export interface BuildOptions {
    * own ports are the model's and the VCD has one level of hierarchy less.
    */
   readonly sampledInputs?: boolean;
+  /** Where the port list comes from, for the error when the module's ports differ (e.g. a manifest.json). */
+  readonly portsFrom?: string;
 }
 
 export interface CompiledModel {
@@ -112,6 +115,7 @@ interface Resolved {
   readonly sampledInputs: boolean;
   /** The module Verilator is given as its top: the shim around `top`, or `top` itself. */
   readonly verilatedTop: string;
+  readonly portsFrom: string;
 }
 
 function resolve(opts: BuildOptions): Resolved {
@@ -137,8 +141,16 @@ function resolve(opts: BuildOptions): Resolved {
     extraFlags: opts.extraFlags ?? [],
     sampledInputs,
     verilatedTop: sampledInputs ? sampledTopName(opts.top) : opts.top,
+    portsFrom: opts.portsFrom ?? 'the port list given to the build',
   };
 }
+
+/** A path relative to the working directory when that is shorter (messages name files as a user typed them). */
+const shortPath = (text: string): string =>
+  text.replace(/(\/[^\s:]+)/g, (p) => {
+    const rel = path.relative(process.cwd(), p);
+    return rel.length < p.length && !rel.startsWith('../..') ? rel : p;
+  });
 
 const wrapperOptions = (r: Resolved): WrapperOptions => ({
   top: r.top, ports: r.ports, clock: r.clock, trace: r.trace, ...(r.sampledInputs ? { sampled: { strobe: SAMPLE_STROBE, module: r.verilatedTop } } : {}),
@@ -266,15 +278,28 @@ function buildLocked(r: Resolved, tools: ReturnType<typeof toolchain>, key: stri
       runStep(`${name} (${r.top})`, cmd, args, tmp, path.join(tmp, `${name}.log`));
     };
 
+    /** A Verilator step that fails on the sources is an RtlError naming their files and lines. */
+    const verilate = (name: string, args: string[]): void => {
+      try {
+        step(name, 'verilator', args);
+      } catch (e) {
+        const errors = verilatorErrors(readFileSync(path.join(tmp, `${name}.log`), 'utf8'));
+        if (errors.length === 0) throw e;
+        throw new RtlError('verilog', `Verilator rejects the Verilog of ${r.top}:\n  ${errors.map(shortPath).join('\n  ')}`);
+      }
+    };
     // The ports as Verilator reads the top, checked against the list before anything is built.
-    step('ports', 'verilator', ['--xml-only', '--top-module', r.top, '-Wno-fatal', '--Mdir', 'xml', ...r.sources]);
+    verilate('ports', ['--xml-only', '--top-module', r.top, '-Wno-fatal', '--Mdir', 'xml', ...r.sources]);
     const problems = portMismatches(r.ports, parseXmlPorts(readFileSync(path.join(tmp, 'xml', `V${r.top}.xml`), 'utf8'), r.top));
-    if (problems.length > 0) throw new Error(`buildModel(${r.top}): the port list does not match the module:\n  ${problems.join('\n  ')}`);
+    if (problems.length > 0) {
+      const file = r.sources.find((f) => new RegExp(`^\\s*module\\s+${r.top}\\b`, 'm').test(readFileSync(f, 'utf8'))) ?? r.sources[r.sources.length - 1]!;
+      throw new RtlError('ports', `${shortPath(file)}: the ports of module ${r.top} differ from ${r.portsFrom}:\n  ${problems.join('\n  ')}`);
+    }
     rmSync(path.join(tmp, 'xml'), { recursive: true, force: true }); // megabytes for a large top
 
     const shim = shimText(r);
     if (shim !== undefined) writeFileSync(path.join(tmp, SHIM_FILE), shim);
-    step('verilator', 'verilator', [...verilatorFlags(r.verilatedTop, r.trace, r.extraFlags), '--Mdir', obj, ...r.sources, ...(shim !== undefined ? [SHIM_FILE] : [])]);
+    verilate('verilator', [...verilatorFlags(r.verilatedTop, r.trace, r.extraFlags), '--Mdir', obj, ...r.sources, ...(shim !== undefined ? [SHIM_FILE] : [])]);
 
     // Verilator 5.006 archives only the model (V<top>__ALL.a); the runtime library objects are
     // built for executables only, so ask its makefile for them with the same flags.
