@@ -6,6 +6,7 @@ import { cosimMpaTx, type MpaTxCosimResult } from '../sim/cosim/mpa-tx';
 import { cosimRx, measureRxPlacement, type RxCosimResult } from '../sim/cosim/rx';
 import { cosimStagTable, type StagTableCosimResult } from '../sim/cosim/stag-table';
 import { BLOCK_WIDTHS, DATAPATH_WIDTHS } from '../hdl-gen/gen/config';
+import { replayCommand } from './replay';
 import { UsageError } from './scenario-cli';
 
 export const COSIM_DUTS = ['crc32c', 'mpa_tx', 'mpa_rx', 'mpa', 'ddp_rx_hdr', 'atomic_unit', 'stag_table', 'rx', 'rnic_rx'] as const;
@@ -142,6 +143,23 @@ function runTx(common: { width: number; seed: number; rtlDir?: string; vcd?: str
   };
 }
 
+/** DUTs whose run --faults shapes. */
+const FAULTED: ReadonlySet<string> = new Set(['mpa', 'mpa_rx', 'ddp_rx_hdr', 'rx', 'rnic_rx']);
+
+/** The replay of a block co-simulation: every option that shaped it (cli/replay.ts). */
+export function blockReplay(a: CosimArgs): string {
+  return replayCommand({
+    dut: a.dut,
+    ...(a.dut !== 'atomic_unit' && a.dut !== 'stag_table' && { width: a.width }),
+    ...(a.dut === 'stag_table' && { depth: a.depth ?? 256 }),
+    seed: a.seed,
+    frames: a.frames,
+    ...(FAULTED.has(a.dut) && { faults: a.faults ?? 0 }),
+    ...(a.rtl !== undefined && { rtl: a.rtl }),
+    trace: ['--vcd', `${a.dut}.vcd`],
+  });
+}
+
 const isRx = (r: CosimResult): r is RxDutResult => r.dut === 'rx' || r.dut === 'rnic_rx';
 
 export function formatCosim(r: CosimResult): string {
@@ -169,7 +187,7 @@ function formatDdpRxHdr(r: DdpRxHdrCosimResult): string {
     `error codes: ${counts(r.coverage.errors)}`,
     r.mismatches ? `MISMATCH: ${r.mismatches} differences from the model` : 'every descriptor and payload octet equals checkHeader',
   ];
-  if (r.firstMismatch) lines.push(`first mismatch: ${JSON.stringify(r.firstMismatch).slice(0, 400)}`, `replay: rnic cosim --dut ddp_rx_hdr --width ${r.width} --seed ${r.seed} --frames ${r.ulpdus} --vcd hdr.vcd`);
+  if (r.firstMismatch) lines.push(`first mismatch: ${JSON.stringify(r.firstMismatch).slice(0, 400)}`);
   return lines.join('\n');
 }
 
@@ -186,7 +204,6 @@ function formatRx(r: RxDutResult): string {
   ];
   if (r.firstMismatch) out.push(`first mismatch: stream ${r.firstMismatch.episode}, ULPDU ${r.firstMismatch.ulpdu}, ${r.firstMismatch.what}`, `  model ${r.firstMismatch.expected.slice(0, 160)}`, `  RTL   ${r.firstMismatch.actual.slice(0, 160)}`);
   if (r.firstViolation) out.push(`first violation: ${r.firstViolation}`);
-  if (r.firstMismatch || r.firstViolation) out.push(`replay: rnic cosim --dut ${r.dut} --width ${r.width} --seed ${r.seed} --frames ${r.messages} --vcd rx.vcd`);
   return out.join('\n');
 }
 
@@ -197,7 +214,7 @@ function formatAtomic(r: AtomicCosimResult): string {
     r.mismatches ? `MISMATCH: ${r.mismatches} differences from the model` : 'every response, memory access and the final memory equal the model',
     ...r.violations.slice(0, 5).map((v) => `protocol violation: ${v}`),
   ];
-  if (r.firstMismatch) lines.push(`first mismatch: ${JSON.stringify(r.firstMismatch)}`, `replay: rnic cosim --dut atomic_unit --seed ${r.seed} --frames ${r.operations} --vcd atomic.vcd`);
+  if (r.firstMismatch) lines.push(`first mismatch: ${JSON.stringify(r.firstMismatch)}`);
   return lines.join('\n');
 }
 
@@ -207,7 +224,7 @@ function formatStagTable(r: StagTableCosimResult): string {
     `${r.cycles} cycles; outcomes: ${counts(r.faultsSeen)}`,
     r.mismatches ? `MISMATCH: ${r.mismatches} responses differ from the model` : 'every lookup and invalidate response equals the model, in the cycle the latency says',
   ];
-  if (r.firstMismatch) lines.push(`first mismatch: ${JSON.stringify(r.firstMismatch)}`, `replay: rnic cosim --dut stag_table --depth ${r.depth} --seed ${r.seed} --frames ${r.lookups + r.invalidates + r.configs} --vcd stag.vcd`);
+  if (r.firstMismatch) lines.push(`first mismatch: ${JSON.stringify(r.firstMismatch)}`);
   return lines.join('\n');
 }
 
@@ -237,7 +254,6 @@ function formatMpaTx(r: MpaTxCosimResult): string {
     lines.push(`first mismatch: FPDU ${m.fpdu} (ULPDU ${m.ulpduLength} octets, seq ${m.startSeq}), first difference at octet ${m.firstDifference}`);
     lines.push(`  model ${m.expected.slice(Math.max(0, 2 * m.firstDifference - 16), 2 * m.firstDifference + 48)}`);
     lines.push(`  RTL   ${m.actual.slice(Math.max(0, 2 * m.firstDifference - 16), 2 * m.firstDifference + 48)}`);
-    lines.push(`replay: rnic cosim --dut mpa_tx --width ${r.width} --seed ${r.seed} --frames ${r.fpdus} --vcd tx.vcd`);
   }
   return lines.join('\n');
 }
@@ -252,7 +268,6 @@ function formatCrc(r: CrcCosimResult): string {
   if (m) {
     lines.push(`first mismatch: frame ${m.frame} (${m.length} octets): model ${m.expected}, RTL ${m.actual}`);
     for (const b of m.beats) lines.push(`  tkeep ${b.tkeep.padEnd(20)} tdata ${b.data}`);
-    lines.push(`replay: rnic cosim --dut crc32c --width ${r.width} --seed ${r.seed} --frames ${r.frames} --vcd crc.vcd`);
   }
   return lines.join('\n');
 }

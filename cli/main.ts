@@ -6,7 +6,7 @@ import { EXIT_BROKEN_RTL, RtlError } from '../hdl-gen/gen/rtl-error';
 import { formatDemo, runDemo } from './demo';
 import { runGen } from './gen-cli';
 import { formatSynth, runSynth } from './synth-cli';
-import { failures, formatCosim, runCosim } from './cosim-cli';
+import { blockReplay, failures, formatCosim, runCosim } from './cosim-cli';
 import { formatRnicCosim, formatScenarioCosim, progressBar, runRnicCosim, runScenarioCosim } from './rnic-cosim-cli';
 import { UsageError, formatRun, loadScenario, runReport, runScenario, schemaText, toJson, writePcap } from './scenario-cli';
 
@@ -243,7 +243,7 @@ function cosim(argv: string[], out: (s: string) => void): number {
     out(values.json ? JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `0x${v.toString(16)}` : v)) : formatRnicCosim(r));
     return r.mismatches + r.violations ? 1 : 0;
   }
-  const r = runCosim({
+  const args = {
     ...(values.faults !== undefined && { faults: Number(values.faults) }),
     dut: values.dut,
     width: toNumber(values.width ?? '8'),
@@ -252,9 +252,12 @@ function cosim(argv: string[], out: (s: string) => void): number {
     frames: toNumber(values.frames),
     ...(values.rtl !== undefined && { rtl: values.rtl }),
     ...(values.vcd !== undefined && { vcd: values.vcd }),
-  });
-  out(values.json ? JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `0x${v.toString(16)}` : v)) : formatCosim(r));
-  return failures(r) ? 1 : 0;
+  };
+  const r = runCosim(args);
+  const failed = failures(r) > 0;
+  const replay = blockReplay(args);
+  out(values.json ? JSON.stringify({ ...r, replay }, (_k, v: unknown) => (typeof v === 'bigint' ? `0x${v.toString(16)}` : v)) : formatCosim(r) + (failed ? `\nreplay: ${replay}` : ''));
+  return failed ? 1 : 0;
 }
 
 function synth(argv: string[], out: (s: string) => void): number {

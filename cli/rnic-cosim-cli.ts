@@ -3,6 +3,8 @@ import { DATAPATH_WIDTHS } from '../hdl-gen/gen/config';
 import { cosimRnic, type RnicCosimResult } from '../sim/cosim/rnic';
 import { cosimScenario, type ScenarioCosimResult } from '../sim/cosim/rnic-scenario';
 import { loadConfig } from './gen-cli';
+import { mismatchPlace, writeLine } from '../sim/cosim/scoreboard';
+import { replayCommand } from './replay';
 import { UsageError, loadScenario } from './scenario-cli';
 
 /**
@@ -52,21 +54,24 @@ export function runRnicCosim(a: RnicCosimArgs): RnicCosimReport {
     cosimRnic({ ...base, ops: res.ops, vcd: vcdFile });
     vcd = vcdFile;
   }
-  const replay = `rnic cosim --seed ${a.seed} --ops ${a.ops} --faults ${a.faults} --width ${width}${a.config ? ` --config ${a.config}` : ''}${a.rtl ? ` --rtl ${a.rtl}` : ''} --trace`;
+  const replay = replayCommand({ dut: 'rnic', width, seed: a.seed, ops: a.ops, faults: a.faults, ...(a.config && { config: a.config }), ...(a.rtl && { rtl: a.rtl }), trace: ['--trace'] });
   return { ...res, vcd, replay };
 }
 
 const counts = (o: Readonly<Record<string, number>>): string => Object.entries(o).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none';
 
 /** `rnic cosim --scenario F`: the scenario with the RTL as its responder (sim/cosim/rnic-scenario.ts). */
-export function runScenarioCosim(a: { scenario: string; seed: number; width?: number; config?: string; rtl?: string; trace?: boolean; out: string }): ScenarioCosimResult & { vcd: string | null } {
+export type ScenarioCosimReport = ScenarioCosimResult & { readonly vcd: string | null; readonly replay: string };
+
+export function runScenarioCosim(a: { scenario: string; seed: number; width?: number; config?: string; rtl?: string; trace?: boolean; out: string }): ScenarioCosimReport {
   const config = loadConfig(a.config);
   const width = a.width ?? config.width;
   if (!(DATAPATH_WIDTHS as readonly number[]).includes(width)) throw new UsageError(`--width must be one of ${DATAPATH_WIDTHS.join(', ')} for rnic, got ${a.width}`);
   const s = loadScenario(a.scenario);
   const vcd = a.trace ? join(a.out, `rnic_top_w${width}-scenario.vcd`) : null;
   try {
-    return { ...cosimScenario(s, { width, seed: a.seed, config: { ...config, width: width as typeof config.width }, evidenceDir: a.out, ...(a.rtl !== undefined && { rtlDir: a.rtl }), ...(vcd && { vcd }) }), vcd };
+    const replay = replayCommand({ dut: 'rnic', scenario: a.scenario, width, seed: a.seed, ...(a.config && { config: a.config }), ...(a.rtl && { rtl: a.rtl }), trace: ['--trace'] });
+    return { ...cosimScenario(s, { width, seed: a.seed, config: { ...config, width: width as typeof config.width }, evidenceDir: a.out, ...(a.rtl !== undefined && { rtlDir: a.rtl }), ...(vcd && { vcd }) }), vcd, replay };
   } catch (e) {
     const msg = (e as Error).message;
     if (/cannot run on the RTL/.test(msg)) throw new UsageError(msg);
@@ -74,17 +79,22 @@ export function runScenarioCosim(a: { scenario: string; seed: number; width?: nu
   }
 }
 
-export function formatScenarioCosim(r: ScenarioCosimResult & { vcd: string | null }): string {
+export function formatScenarioCosim(r: ScenarioCosimReport): string {
   const lines = [
     `${r.module}, QP 0 as the responder of scenario '${r.scenario}': ${r.ops} ops, ${r.fpdusIn} FPDUs in, ${r.fpdusOut} out, ${r.workRequests} work requests, ${r.events} responder events`,
-    `${r.cycles} cycles`,
+    `${r.cycles} cycles; memory compared ${r.memoryChecks} times (each FPDU's placements; every buffer and region after each completion and at the end)`,
     r.mismatches ? `FAIL: ${r.mismatches} differences from the model` : 'PASS: every FPDU, completion and region equals the model\'s responder',
     r.violations ? `FAIL: ${r.violations} protection violations` : 'protection: no write outside the responder\'s placements',
   ];
   const m = r.firstMismatch;
-  if (m) lines.push(`first mismatch: ${m.what}`, m.sideBySide ?? `  model ${m.expected.slice(0, 200)}\n  RTL   ${m.actual.slice(0, 200)}`);
+  if (m) {
+    lines.push(`first mismatch: ${mismatchPlace(m)}: ${m.what}`, m.sideBySide ?? `  model ${m.expected.slice(0, 200)}\n  RTL   ${m.actual.slice(0, 200)}`);
+    const w = writeLine(m);
+    if (w) lines.push(w);
+  }
   if (r.firstViolation) lines.push(`first violation: ${r.firstViolation}`);
   lines.push(...r.evidence.map((f) => `pcap: ${f}`), ...(r.vcd ? [`vcd: ${r.vcd}`] : []));
+  if (m || r.firstViolation) lines.push(`replay: ${r.replay}`);
   return lines.join('\n');
 }
 
@@ -102,9 +112,11 @@ export function formatRnicCosim(r: RnicCosimReport): string {
   ];
   const m = r.firstMismatch;
   if (m) {
-    lines.push(`first mismatch: QP ${m.qp}, connection ${m.stream}, operation ${m.op}: ${m.what}`);
+    lines.push(`first mismatch: ${mismatchPlace(m)}: ${m.what}`);
     if (m.sideBySide) lines.push(m.sideBySide);
     else lines.push(`  model ${m.expected.slice(0, 200)}`, `  RTL   ${m.actual.slice(0, 200)}`);
+    const w = writeLine(m);
+    if (w) lines.push(w);
   }
   if (r.firstViolation) lines.push(`first violation: ${r.firstViolation}`);
   if (m || r.firstViolation) {

@@ -29,7 +29,9 @@ module rnic_qp_w8 (
     input  wire [31:0] cfg_initial_msn, // first MSN of every queue, both ways (loaded in reset)
     input  wire [15:0] cfg_mulpdu, // largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
     input  wire        cfg_big_endian, // atomic targets are big-endian in host memory
-    input  wire        cfg_markers, // MPA markers, both directions (negotiated, RFC 5044 §7.1)
+    input  wire        cfg_rx_markers, // MPA markers in what this QP receives (its M bit, RFC 5044 §7.1)
+    input  wire        cfg_tx_markers, // MPA markers in what this QP sends (the peer's M bit)
+    input  wire [15:0] cfg_max_ulpdu, // largest ULPDU_Length received (maxUlpduLength, spec/mpa.md §6); above it LLP error 0x03
     input  wire        cfg_crc, // MPA CRC, both directions (negotiated, RFC 5044 §7.1)
     input  wire [8:0]  cfg_rx_s0, // low 9 bits of the peer's S0: where the received markers count from (RFC 5044 §4.5)
     input  wire [8:0]  cfg_rx_seq, // low 9 bits of the sequence number of the first received octet
@@ -329,11 +331,11 @@ assign rx_path_cfg_ord = cfg_ord;
 assign rx_path_cfg_initial_msn = cfg_initial_msn;
 assign rx_path_cfg_mulpdu = cfg_mulpdu;
 assign rx_path_cfg_big_endian = cfg_big_endian;
-assign rx_path_mpa_cfg_markers = cfg_markers;
+assign rx_path_mpa_cfg_markers = cfg_rx_markers;
 assign rx_path_mpa_cfg_crc = cfg_crc;
 assign rx_path_mpa_cfg_s0 = cfg_rx_s0;
 assign rx_path_mpa_cfg_seq = cfg_rx_seq;
-assign rx_path_mpa_cfg_max_ulpdu = 16'hffff;
+assign rx_path_mpa_cfg_max_ulpdu = cfg_max_ulpdu;
 assign tx_path_cfg_mulpdu = cfg_mulpdu;
 assign tx_path_cfg_initial_msn = cfg_initial_msn;
 assign rx_path_s_axis_tdata = s_axis_tdata;
@@ -430,7 +432,7 @@ assign framer_s_axis_tlast = (tx_arb_grant == 1'b1) ? tx_path_m_axis_tlast : rx_
 assign framer_s_axis_tuser = {
     tx_framed_reg,
     cfg_crc,
-    cfg_markers,
+    cfg_tx_markers,
     cfg_tx_s0,
     cfg_tx_seq,
     (tx_arb_grant == 1'b1) ? tx_path_m_axis_tuser : rx_path_m_axis_tuser

@@ -33,7 +33,9 @@ module rnic_top_w8 (
     input  wire [31:0] cfg_initial_msn, // first MSN of every queue, both ways (loaded in reset)
     input  wire [15:0] cfg_mulpdu, // largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
     input  wire        cfg_big_endian, // atomic targets are big-endian in host memory
-    input  wire        cfg_markers, // MPA markers, both directions (negotiated, RFC 5044 §7.1)
+    input  wire        cfg_rx_markers, // MPA markers in what this QP receives (its M bit, RFC 5044 §7.1)
+    input  wire        cfg_tx_markers, // MPA markers in what this QP sends (the peer's M bit)
+    input  wire [15:0] cfg_max_ulpdu, // largest ULPDU_Length received (maxUlpduLength, spec/mpa.md §6); above it LLP error 0x03
     input  wire        cfg_crc, // MPA CRC, both directions (negotiated, RFC 5044 §7.1)
     input  wire [8:0]  cfg_rx_s0, // low 9 bits of the peer's S0: where the received markers count from (RFC 5044 §4.5)
     input  wire [8:0]  cfg_rx_seq, // low 9 bits of the sequence number of the first received octet
@@ -188,10 +190,18 @@ wire qp0_cfg_big_endian;
 wire qp1_cfg_big_endian;
 wire qp2_cfg_big_endian;
 wire qp3_cfg_big_endian;
-wire qp0_cfg_markers;
-wire qp1_cfg_markers;
-wire qp2_cfg_markers;
-wire qp3_cfg_markers;
+wire qp0_cfg_rx_markers;
+wire qp1_cfg_rx_markers;
+wire qp2_cfg_rx_markers;
+wire qp3_cfg_rx_markers;
+wire qp0_cfg_tx_markers;
+wire qp1_cfg_tx_markers;
+wire qp2_cfg_tx_markers;
+wire qp3_cfg_tx_markers;
+wire [15:0] qp0_cfg_max_ulpdu;
+wire [15:0] qp1_cfg_max_ulpdu;
+wire [15:0] qp2_cfg_max_ulpdu;
+wire [15:0] qp3_cfg_max_ulpdu;
 wire qp0_cfg_crc;
 wire qp1_cfg_crc;
 wire qp2_cfg_crc;
@@ -550,8 +560,12 @@ reg [15:0] qp0_ctx_mulpdu_reg; // QP 0: largest ULPDU this QP sends (MULPDU, RFC
 reg [15:0] qp0_ctx_mulpdu_next;
 reg qp0_ctx_big_endian_reg; // QP 0: atomic targets are big-endian in host memory
 reg qp0_ctx_big_endian_next;
-reg qp0_ctx_markers_reg; // QP 0: MPA markers, both directions (negotiated, RFC 5044 §7.1)
-reg qp0_ctx_markers_next;
+reg qp0_ctx_rx_markers_reg; // QP 0: MPA markers in what this QP receives (its M bit, RFC 5044 §7.1)
+reg qp0_ctx_rx_markers_next;
+reg qp0_ctx_tx_markers_reg; // QP 0: MPA markers in what this QP sends (the peer's M bit)
+reg qp0_ctx_tx_markers_next;
+reg [15:0] qp0_ctx_max_ulpdu_reg; // QP 0: largest ULPDU_Length received (maxUlpduLength, spec/mpa.md §6); above it LLP error 0x03
+reg [15:0] qp0_ctx_max_ulpdu_next;
 reg qp0_ctx_crc_reg; // QP 0: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
 reg qp0_ctx_crc_next;
 reg [8:0] qp0_ctx_rx_s0_reg; // QP 0: low 9 bits of the peer's S0: where the received markers count from (RFC 5044 §4.5)
@@ -580,8 +594,12 @@ reg [15:0] qp1_ctx_mulpdu_reg; // QP 1: largest ULPDU this QP sends (MULPDU, RFC
 reg [15:0] qp1_ctx_mulpdu_next;
 reg qp1_ctx_big_endian_reg; // QP 1: atomic targets are big-endian in host memory
 reg qp1_ctx_big_endian_next;
-reg qp1_ctx_markers_reg; // QP 1: MPA markers, both directions (negotiated, RFC 5044 §7.1)
-reg qp1_ctx_markers_next;
+reg qp1_ctx_rx_markers_reg; // QP 1: MPA markers in what this QP receives (its M bit, RFC 5044 §7.1)
+reg qp1_ctx_rx_markers_next;
+reg qp1_ctx_tx_markers_reg; // QP 1: MPA markers in what this QP sends (the peer's M bit)
+reg qp1_ctx_tx_markers_next;
+reg [15:0] qp1_ctx_max_ulpdu_reg; // QP 1: largest ULPDU_Length received (maxUlpduLength, spec/mpa.md §6); above it LLP error 0x03
+reg [15:0] qp1_ctx_max_ulpdu_next;
 reg qp1_ctx_crc_reg; // QP 1: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
 reg qp1_ctx_crc_next;
 reg [8:0] qp1_ctx_rx_s0_reg; // QP 1: low 9 bits of the peer's S0: where the received markers count from (RFC 5044 §4.5)
@@ -610,8 +628,12 @@ reg [15:0] qp2_ctx_mulpdu_reg; // QP 2: largest ULPDU this QP sends (MULPDU, RFC
 reg [15:0] qp2_ctx_mulpdu_next;
 reg qp2_ctx_big_endian_reg; // QP 2: atomic targets are big-endian in host memory
 reg qp2_ctx_big_endian_next;
-reg qp2_ctx_markers_reg; // QP 2: MPA markers, both directions (negotiated, RFC 5044 §7.1)
-reg qp2_ctx_markers_next;
+reg qp2_ctx_rx_markers_reg; // QP 2: MPA markers in what this QP receives (its M bit, RFC 5044 §7.1)
+reg qp2_ctx_rx_markers_next;
+reg qp2_ctx_tx_markers_reg; // QP 2: MPA markers in what this QP sends (the peer's M bit)
+reg qp2_ctx_tx_markers_next;
+reg [15:0] qp2_ctx_max_ulpdu_reg; // QP 2: largest ULPDU_Length received (maxUlpduLength, spec/mpa.md §6); above it LLP error 0x03
+reg [15:0] qp2_ctx_max_ulpdu_next;
 reg qp2_ctx_crc_reg; // QP 2: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
 reg qp2_ctx_crc_next;
 reg [8:0] qp2_ctx_rx_s0_reg; // QP 2: low 9 bits of the peer's S0: where the received markers count from (RFC 5044 §4.5)
@@ -640,8 +662,12 @@ reg [15:0] qp3_ctx_mulpdu_reg; // QP 3: largest ULPDU this QP sends (MULPDU, RFC
 reg [15:0] qp3_ctx_mulpdu_next;
 reg qp3_ctx_big_endian_reg; // QP 3: atomic targets are big-endian in host memory
 reg qp3_ctx_big_endian_next;
-reg qp3_ctx_markers_reg; // QP 3: MPA markers, both directions (negotiated, RFC 5044 §7.1)
-reg qp3_ctx_markers_next;
+reg qp3_ctx_rx_markers_reg; // QP 3: MPA markers in what this QP receives (its M bit, RFC 5044 §7.1)
+reg qp3_ctx_rx_markers_next;
+reg qp3_ctx_tx_markers_reg; // QP 3: MPA markers in what this QP sends (the peer's M bit)
+reg qp3_ctx_tx_markers_next;
+reg [15:0] qp3_ctx_max_ulpdu_reg; // QP 3: largest ULPDU_Length received (maxUlpduLength, spec/mpa.md §6); above it LLP error 0x03
+reg [15:0] qp3_ctx_max_ulpdu_next;
 reg qp3_ctx_crc_reg; // QP 3: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
 reg qp3_ctx_crc_next;
 reg [8:0] qp3_ctx_rx_s0_reg; // QP 3: low 9 bits of the peer's S0: where the received markers count from (RFC 5044 §4.5)
@@ -730,7 +756,9 @@ assign qp0_cfg_ord = qp0_ctx_ord_reg;
 assign qp0_cfg_initial_msn = qp0_ctx_initial_msn_reg;
 assign qp0_cfg_mulpdu = qp0_ctx_mulpdu_reg;
 assign qp0_cfg_big_endian = qp0_ctx_big_endian_reg;
-assign qp0_cfg_markers = qp0_ctx_markers_reg;
+assign qp0_cfg_rx_markers = qp0_ctx_rx_markers_reg;
+assign qp0_cfg_tx_markers = qp0_ctx_tx_markers_reg;
+assign qp0_cfg_max_ulpdu = qp0_ctx_max_ulpdu_reg;
 assign qp0_cfg_crc = qp0_ctx_crc_reg;
 assign qp0_cfg_rx_s0 = qp0_ctx_rx_s0_reg;
 assign qp0_cfg_rx_seq = qp0_ctx_rx_seq_reg;
@@ -745,7 +773,9 @@ assign qp1_cfg_ord = qp1_ctx_ord_reg;
 assign qp1_cfg_initial_msn = qp1_ctx_initial_msn_reg;
 assign qp1_cfg_mulpdu = qp1_ctx_mulpdu_reg;
 assign qp1_cfg_big_endian = qp1_ctx_big_endian_reg;
-assign qp1_cfg_markers = qp1_ctx_markers_reg;
+assign qp1_cfg_rx_markers = qp1_ctx_rx_markers_reg;
+assign qp1_cfg_tx_markers = qp1_ctx_tx_markers_reg;
+assign qp1_cfg_max_ulpdu = qp1_ctx_max_ulpdu_reg;
 assign qp1_cfg_crc = qp1_ctx_crc_reg;
 assign qp1_cfg_rx_s0 = qp1_ctx_rx_s0_reg;
 assign qp1_cfg_rx_seq = qp1_ctx_rx_seq_reg;
@@ -760,7 +790,9 @@ assign qp2_cfg_ord = qp2_ctx_ord_reg;
 assign qp2_cfg_initial_msn = qp2_ctx_initial_msn_reg;
 assign qp2_cfg_mulpdu = qp2_ctx_mulpdu_reg;
 assign qp2_cfg_big_endian = qp2_ctx_big_endian_reg;
-assign qp2_cfg_markers = qp2_ctx_markers_reg;
+assign qp2_cfg_rx_markers = qp2_ctx_rx_markers_reg;
+assign qp2_cfg_tx_markers = qp2_ctx_tx_markers_reg;
+assign qp2_cfg_max_ulpdu = qp2_ctx_max_ulpdu_reg;
 assign qp2_cfg_crc = qp2_ctx_crc_reg;
 assign qp2_cfg_rx_s0 = qp2_ctx_rx_s0_reg;
 assign qp2_cfg_rx_seq = qp2_ctx_rx_seq_reg;
@@ -775,7 +807,9 @@ assign qp3_cfg_ord = qp3_ctx_ord_reg;
 assign qp3_cfg_initial_msn = qp3_ctx_initial_msn_reg;
 assign qp3_cfg_mulpdu = qp3_ctx_mulpdu_reg;
 assign qp3_cfg_big_endian = qp3_ctx_big_endian_reg;
-assign qp3_cfg_markers = qp3_ctx_markers_reg;
+assign qp3_cfg_rx_markers = qp3_ctx_rx_markers_reg;
+assign qp3_cfg_tx_markers = qp3_ctx_tx_markers_reg;
+assign qp3_cfg_max_ulpdu = qp3_ctx_max_ulpdu_reg;
 assign qp3_cfg_crc = qp3_ctx_crc_reg;
 assign qp3_cfg_rx_s0 = qp3_ctx_rx_s0_reg;
 assign qp3_cfg_rx_seq = qp3_ctx_rx_seq_reg;
@@ -1058,9 +1092,23 @@ always @* begin
 end
 
 always @* begin
-    qp0_ctx_markers_next = qp0_ctx_markers_reg;
+    qp0_ctx_rx_markers_next = qp0_ctx_rx_markers_reg;
     if (qp0_cfg_load) begin
-        qp0_ctx_markers_next = cfg_markers;
+        qp0_ctx_rx_markers_next = cfg_rx_markers;
+    end
+end
+
+always @* begin
+    qp0_ctx_tx_markers_next = qp0_ctx_tx_markers_reg;
+    if (qp0_cfg_load) begin
+        qp0_ctx_tx_markers_next = cfg_tx_markers;
+    end
+end
+
+always @* begin
+    qp0_ctx_max_ulpdu_next = qp0_ctx_max_ulpdu_reg;
+    if (qp0_cfg_load) begin
+        qp0_ctx_max_ulpdu_next = cfg_max_ulpdu;
     end
 end
 
@@ -1154,9 +1202,23 @@ always @* begin
 end
 
 always @* begin
-    qp1_ctx_markers_next = qp1_ctx_markers_reg;
+    qp1_ctx_rx_markers_next = qp1_ctx_rx_markers_reg;
     if (qp1_cfg_load) begin
-        qp1_ctx_markers_next = cfg_markers;
+        qp1_ctx_rx_markers_next = cfg_rx_markers;
+    end
+end
+
+always @* begin
+    qp1_ctx_tx_markers_next = qp1_ctx_tx_markers_reg;
+    if (qp1_cfg_load) begin
+        qp1_ctx_tx_markers_next = cfg_tx_markers;
+    end
+end
+
+always @* begin
+    qp1_ctx_max_ulpdu_next = qp1_ctx_max_ulpdu_reg;
+    if (qp1_cfg_load) begin
+        qp1_ctx_max_ulpdu_next = cfg_max_ulpdu;
     end
 end
 
@@ -1250,9 +1312,23 @@ always @* begin
 end
 
 always @* begin
-    qp2_ctx_markers_next = qp2_ctx_markers_reg;
+    qp2_ctx_rx_markers_next = qp2_ctx_rx_markers_reg;
     if (qp2_cfg_load) begin
-        qp2_ctx_markers_next = cfg_markers;
+        qp2_ctx_rx_markers_next = cfg_rx_markers;
+    end
+end
+
+always @* begin
+    qp2_ctx_tx_markers_next = qp2_ctx_tx_markers_reg;
+    if (qp2_cfg_load) begin
+        qp2_ctx_tx_markers_next = cfg_tx_markers;
+    end
+end
+
+always @* begin
+    qp2_ctx_max_ulpdu_next = qp2_ctx_max_ulpdu_reg;
+    if (qp2_cfg_load) begin
+        qp2_ctx_max_ulpdu_next = cfg_max_ulpdu;
     end
 end
 
@@ -1346,9 +1422,23 @@ always @* begin
 end
 
 always @* begin
-    qp3_ctx_markers_next = qp3_ctx_markers_reg;
+    qp3_ctx_rx_markers_next = qp3_ctx_rx_markers_reg;
     if (qp3_cfg_load) begin
-        qp3_ctx_markers_next = cfg_markers;
+        qp3_ctx_rx_markers_next = cfg_rx_markers;
+    end
+end
+
+always @* begin
+    qp3_ctx_tx_markers_next = qp3_ctx_tx_markers_reg;
+    if (qp3_cfg_load) begin
+        qp3_ctx_tx_markers_next = cfg_tx_markers;
+    end
+end
+
+always @* begin
+    qp3_ctx_max_ulpdu_next = qp3_ctx_max_ulpdu_reg;
+    if (qp3_cfg_load) begin
+        qp3_ctx_max_ulpdu_next = cfg_max_ulpdu;
     end
 end
 
@@ -1477,7 +1567,9 @@ always @(posedge clk) begin
     qp0_ctx_initial_msn_reg <= qp0_ctx_initial_msn_next;
     qp0_ctx_mulpdu_reg <= qp0_ctx_mulpdu_next;
     qp0_ctx_big_endian_reg <= qp0_ctx_big_endian_next;
-    qp0_ctx_markers_reg <= qp0_ctx_markers_next;
+    qp0_ctx_rx_markers_reg <= qp0_ctx_rx_markers_next;
+    qp0_ctx_tx_markers_reg <= qp0_ctx_tx_markers_next;
+    qp0_ctx_max_ulpdu_reg <= qp0_ctx_max_ulpdu_next;
     qp0_ctx_crc_reg <= qp0_ctx_crc_next;
     qp0_ctx_rx_s0_reg <= qp0_ctx_rx_s0_next;
     qp0_ctx_rx_seq_reg <= qp0_ctx_rx_seq_next;
@@ -1491,7 +1583,9 @@ always @(posedge clk) begin
     qp1_ctx_initial_msn_reg <= qp1_ctx_initial_msn_next;
     qp1_ctx_mulpdu_reg <= qp1_ctx_mulpdu_next;
     qp1_ctx_big_endian_reg <= qp1_ctx_big_endian_next;
-    qp1_ctx_markers_reg <= qp1_ctx_markers_next;
+    qp1_ctx_rx_markers_reg <= qp1_ctx_rx_markers_next;
+    qp1_ctx_tx_markers_reg <= qp1_ctx_tx_markers_next;
+    qp1_ctx_max_ulpdu_reg <= qp1_ctx_max_ulpdu_next;
     qp1_ctx_crc_reg <= qp1_ctx_crc_next;
     qp1_ctx_rx_s0_reg <= qp1_ctx_rx_s0_next;
     qp1_ctx_rx_seq_reg <= qp1_ctx_rx_seq_next;
@@ -1505,7 +1599,9 @@ always @(posedge clk) begin
     qp2_ctx_initial_msn_reg <= qp2_ctx_initial_msn_next;
     qp2_ctx_mulpdu_reg <= qp2_ctx_mulpdu_next;
     qp2_ctx_big_endian_reg <= qp2_ctx_big_endian_next;
-    qp2_ctx_markers_reg <= qp2_ctx_markers_next;
+    qp2_ctx_rx_markers_reg <= qp2_ctx_rx_markers_next;
+    qp2_ctx_tx_markers_reg <= qp2_ctx_tx_markers_next;
+    qp2_ctx_max_ulpdu_reg <= qp2_ctx_max_ulpdu_next;
     qp2_ctx_crc_reg <= qp2_ctx_crc_next;
     qp2_ctx_rx_s0_reg <= qp2_ctx_rx_s0_next;
     qp2_ctx_rx_seq_reg <= qp2_ctx_rx_seq_next;
@@ -1519,7 +1615,9 @@ always @(posedge clk) begin
     qp3_ctx_initial_msn_reg <= qp3_ctx_initial_msn_next;
     qp3_ctx_mulpdu_reg <= qp3_ctx_mulpdu_next;
     qp3_ctx_big_endian_reg <= qp3_ctx_big_endian_next;
-    qp3_ctx_markers_reg <= qp3_ctx_markers_next;
+    qp3_ctx_rx_markers_reg <= qp3_ctx_rx_markers_next;
+    qp3_ctx_tx_markers_reg <= qp3_ctx_tx_markers_next;
+    qp3_ctx_max_ulpdu_reg <= qp3_ctx_max_ulpdu_next;
     qp3_ctx_crc_reg <= qp3_ctx_crc_next;
     qp3_ctx_rx_s0_reg <= qp3_ctx_rx_s0_next;
     qp3_ctx_rx_seq_reg <= qp3_ctx_rx_seq_next;
@@ -1556,7 +1654,9 @@ always @(posedge clk) begin
         qp0_ctx_initial_msn_reg <= 32'h0;
         qp0_ctx_mulpdu_reg <= 16'h0;
         qp0_ctx_big_endian_reg <= 1'b0;
-        qp0_ctx_markers_reg <= 1'b0;
+        qp0_ctx_rx_markers_reg <= 1'b0;
+        qp0_ctx_tx_markers_reg <= 1'b0;
+        qp0_ctx_max_ulpdu_reg <= 16'h0;
         qp0_ctx_crc_reg <= 1'b0;
         qp0_ctx_rx_s0_reg <= 9'h0;
         qp0_ctx_rx_seq_reg <= 9'h0;
@@ -1570,7 +1670,9 @@ always @(posedge clk) begin
         qp1_ctx_initial_msn_reg <= 32'h0;
         qp1_ctx_mulpdu_reg <= 16'h0;
         qp1_ctx_big_endian_reg <= 1'b0;
-        qp1_ctx_markers_reg <= 1'b0;
+        qp1_ctx_rx_markers_reg <= 1'b0;
+        qp1_ctx_tx_markers_reg <= 1'b0;
+        qp1_ctx_max_ulpdu_reg <= 16'h0;
         qp1_ctx_crc_reg <= 1'b0;
         qp1_ctx_rx_s0_reg <= 9'h0;
         qp1_ctx_rx_seq_reg <= 9'h0;
@@ -1584,7 +1686,9 @@ always @(posedge clk) begin
         qp2_ctx_initial_msn_reg <= 32'h0;
         qp2_ctx_mulpdu_reg <= 16'h0;
         qp2_ctx_big_endian_reg <= 1'b0;
-        qp2_ctx_markers_reg <= 1'b0;
+        qp2_ctx_rx_markers_reg <= 1'b0;
+        qp2_ctx_tx_markers_reg <= 1'b0;
+        qp2_ctx_max_ulpdu_reg <= 16'h0;
         qp2_ctx_crc_reg <= 1'b0;
         qp2_ctx_rx_s0_reg <= 9'h0;
         qp2_ctx_rx_seq_reg <= 9'h0;
@@ -1598,7 +1702,9 @@ always @(posedge clk) begin
         qp3_ctx_initial_msn_reg <= 32'h0;
         qp3_ctx_mulpdu_reg <= 16'h0;
         qp3_ctx_big_endian_reg <= 1'b0;
-        qp3_ctx_markers_reg <= 1'b0;
+        qp3_ctx_rx_markers_reg <= 1'b0;
+        qp3_ctx_tx_markers_reg <= 1'b0;
+        qp3_ctx_max_ulpdu_reg <= 16'h0;
         qp3_ctx_crc_reg <= 1'b0;
         qp3_ctx_rx_s0_reg <= 9'h0;
         qp3_ctx_rx_seq_reg <= 9'h0;
@@ -1631,7 +1737,9 @@ rnic_qp_w8 u_qp0 (
     .cfg_initial_msn(qp0_cfg_initial_msn),
     .cfg_mulpdu(qp0_cfg_mulpdu),
     .cfg_big_endian(qp0_cfg_big_endian),
-    .cfg_markers(qp0_cfg_markers),
+    .cfg_rx_markers(qp0_cfg_rx_markers),
+    .cfg_tx_markers(qp0_cfg_tx_markers),
+    .cfg_max_ulpdu(qp0_cfg_max_ulpdu),
     .cfg_crc(qp0_cfg_crc),
     .cfg_rx_s0(qp0_cfg_rx_s0),
     .cfg_rx_seq(qp0_cfg_rx_seq),
@@ -1723,7 +1831,9 @@ rnic_qp_w8 u_qp1 (
     .cfg_initial_msn(qp1_cfg_initial_msn),
     .cfg_mulpdu(qp1_cfg_mulpdu),
     .cfg_big_endian(qp1_cfg_big_endian),
-    .cfg_markers(qp1_cfg_markers),
+    .cfg_rx_markers(qp1_cfg_rx_markers),
+    .cfg_tx_markers(qp1_cfg_tx_markers),
+    .cfg_max_ulpdu(qp1_cfg_max_ulpdu),
     .cfg_crc(qp1_cfg_crc),
     .cfg_rx_s0(qp1_cfg_rx_s0),
     .cfg_rx_seq(qp1_cfg_rx_seq),
@@ -1815,7 +1925,9 @@ rnic_qp_w8 u_qp2 (
     .cfg_initial_msn(qp2_cfg_initial_msn),
     .cfg_mulpdu(qp2_cfg_mulpdu),
     .cfg_big_endian(qp2_cfg_big_endian),
-    .cfg_markers(qp2_cfg_markers),
+    .cfg_rx_markers(qp2_cfg_rx_markers),
+    .cfg_tx_markers(qp2_cfg_tx_markers),
+    .cfg_max_ulpdu(qp2_cfg_max_ulpdu),
     .cfg_crc(qp2_cfg_crc),
     .cfg_rx_s0(qp2_cfg_rx_s0),
     .cfg_rx_seq(qp2_cfg_rx_seq),
@@ -1907,7 +2019,9 @@ rnic_qp_w8 u_qp3 (
     .cfg_initial_msn(qp3_cfg_initial_msn),
     .cfg_mulpdu(qp3_cfg_mulpdu),
     .cfg_big_endian(qp3_cfg_big_endian),
-    .cfg_markers(qp3_cfg_markers),
+    .cfg_rx_markers(qp3_cfg_rx_markers),
+    .cfg_tx_markers(qp3_cfg_tx_markers),
+    .cfg_max_ulpdu(qp3_cfg_max_ulpdu),
     .cfg_crc(qp3_cfg_crc),
     .cfg_rx_s0(qp3_cfg_rx_s0),
     .cfg_rx_seq(qp3_cfg_rx_seq),

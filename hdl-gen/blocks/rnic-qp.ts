@@ -1,4 +1,3 @@
-import { MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
 import { cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import type { Signal } from '../core/signal';
@@ -19,8 +18,11 @@ import { checkRnicWidth } from './rnic-widths';
  *
  * - Transmit framing context (RFC 5044 §4.5, §7): the QP's first FPDU starts at cfg_tx_seq, every
  *   later one where the previous ended (mpa_tx's continue bit), with markers counted from this
- *   side's S0 (cfg_tx_s0); received markers count from the peer's (cfg_rx_s0). Markers and CRC
- *   are negotiated once for both directions.
+ *   side's S0 (cfg_tx_s0); received markers count from the peer's (cfg_rx_s0). Markers are
+ *   negotiated per direction (each side's M bit asks for markers in what it receives: cfg_rx_markers,
+ *   cfg_tx_markers), the CRC once for both (RFC 5044 §7.1, spec/mpa.md §3.4, §4.2).
+ * - cfg_max_ulpdu: the largest ULPDU_Length mpa_rx accepts (maxUlpduLength, spec/mpa.md §6 step 2;
+ *   65535 takes any); above it the FPDU fails with LLP error 0x03 before its CRC is checked.
  * - The packet mux takes whole ULPDUs, responses first (they answer requests the peer is waiting
  *   on, RFC 5040 §5.5). Once the QP has sent or received a Terminate (tx_stopped), work-request
  *   ULPDUs not yet started are dropped: nothing follows a Terminate (RFC 5040 §7.1).
@@ -74,7 +76,9 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
     msn: m.portLike(rx, 'cfg_initial_msn', 'cfg_initial_msn', cg),
     mulpdu: m.input('cfg_mulpdu', 16, { group: cg, doc: 'largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it' }),
     bigEndian: m.portLike(rx, 'cfg_big_endian', 'cfg_big_endian', cg),
-    markers: m.input('cfg_markers', 1, { group: cg, doc: 'MPA markers, both directions (negotiated, RFC 5044 §7.1)' }),
+    rxMarkers: m.input('cfg_rx_markers', 1, { group: cg, doc: 'MPA markers in what this QP receives (its M bit, RFC 5044 §7.1)' }),
+    txMarkers: m.input('cfg_tx_markers', 1, { group: cg, doc: 'MPA markers in what this QP sends (the peer\'s M bit)' }),
+    maxUlpdu: m.input('cfg_max_ulpdu', 16, { group: cg, doc: 'largest ULPDU_Length received (maxUlpduLength, spec/mpa.md §6); above it LLP error 0x03' }),
     crc: m.input('cfg_crc', 1, { group: cg, doc: 'MPA CRC, both directions (negotiated, RFC 5044 §7.1)' }),
     rxS0: m.input('cfg_rx_s0', 9, { group: cg, doc: 'low 9 bits of the peer\'s S0: where the received markers count from (RFC 5044 §4.5)' }),
     rxSeq: m.input('cfg_rx_seq', 9, { group: cg, doc: 'low 9 bits of the sequence number of the first received octet' }),
@@ -83,11 +87,9 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
   };
   const connect: Record<string, Signal> = {
     cfg_rfc7306: cfg.rfc7306, cfg_pd: cfg.pd, cfg_ird: cfg.ird, cfg_ord: cfg.ord, cfg_initial_msn: cfg.msn, cfg_mulpdu: cfg.mulpdu, cfg_big_endian: cfg.bigEndian,
-    mpa_cfg_markers: cfg.markers, mpa_cfg_crc: cfg.crc, mpa_cfg_s0: cfg.rxS0, mpa_cfg_seq: cfg.rxSeq,
+    mpa_cfg_markers: cfg.rxMarkers, mpa_cfg_crc: cfg.crc, mpa_cfg_s0: cfg.rxS0, mpa_cfg_seq: cfg.rxSeq, mpa_cfg_max_ulpdu: cfg.maxUlpdu,
   };
   for (const [k, v] of Object.entries(connect)) m.assign(r[k]!, v);
-  // mpa_rx takes any ULPDU the MPA length field allows; ddp_rx checks what it can place.
-  m.assign(r.mpa_cfg_max_ulpdu!, lit(16, MAX_ULPDU_LENGTH));
   m.assign(t.cfg_mulpdu!, cfg.mulpdu);
   m.assign(t.cfg_initial_msn!, cfg.msn);
 
@@ -167,7 +169,7 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const framed = m.reg('tx_framed', 1, { reset: 0, doc: 'an FPDU has gone into mpa_tx: the next ones continue the sequence' });
   const left = txArb.pick([r.m_axis_tuser!, t.m_axis_tuser!]);
   // mpa_tx tuser: {continue, CRC, markers, S0, seq, ULPDU_Length}.
-  m.assign(f.s_axis_tuser!, cat(framed, cfg.crc, cfg.markers, cfg.txS0, cfg.txSeq, left));
+  m.assign(f.s_axis_tuser!, cat(framed, cfg.crc, cfg.txMarkers, cfg.txS0, cfg.txSeq, left));
   m.assign(r.m_axis_tready!, txArb.sel(0).and(f.s_axis_tready!));
   m.assign(t.m_axis_tready!, txArb.sel(1).and(f.s_axis_tready!).or(drop));
   const txFire = m.let('tx_fire', txArb.valid.and(f.s_axis_tready!));

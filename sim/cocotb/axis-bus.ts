@@ -51,6 +51,8 @@ export interface AxisBeat {
 export interface AxisFrame {
   readonly data: Uint8Array;
   readonly tuser: AxisUser;
+  /** The model's cycle count when its last beat was taken (where the sink records it). */
+  readonly cycle?: number;
 }
 
 const WORD_BITS = 32;

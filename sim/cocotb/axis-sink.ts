@@ -110,7 +110,7 @@ export class AxisSink implements Component {
     }
     this.assembled = n;
     if (tlast && words[tlast.preOffset] === 0) return;
-    this.frames.push({ data: dst.slice(0, n), tuser: readUserPre(this.model, this.bus.tuser) });
+    this.frames.push({ data: dst.slice(0, n), tuser: readUserPre(this.model, this.bus.tuser), cycle: this.model.cycles });
     this.assembled = 0;
     this.received++;
   }

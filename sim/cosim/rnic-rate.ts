@@ -1,7 +1,7 @@
 import { WR_KIND } from '../../hdl-gen/blocks/ddp-tx';
 import { CQ_SENT } from '../../hdl-gen/blocks/rnic-top';
 import { segmentMessage } from '../../ts-model/ddp/segmenter';
-import { IRD_ORD_NO_NEGOTIATE } from '../../ts-model/mpa/constants';
+import { IRD_ORD_NO_NEGOTIATE, MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
 import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa';
 import { Opcode, rdmapControl } from '../../ts-model/rdmap/constants';
 import { prng } from '../../ts-model/util/prng';
@@ -12,6 +12,7 @@ import type { PortHandle, SimModel } from '../verilator/model';
 import { openTop } from './rnic';
 import { expectedUlpdus, type TxRequest } from './ddp-tx';
 import { HostMemoryPort } from './host-memory-port';
+import { pokeQpConfig } from './qp-config';
 import { pokeStagEntry } from './stag-cfg';
 import { BackgroundMemory } from './rdmap-tx-resp';
 import type { RtlRegion } from './rx-peer';
@@ -128,8 +129,6 @@ const defaults = (o: TopRateOptions) => ({
   latency: o.latency ?? 4,
 });
 
-/** Low 9 bits are what the RTL takes; the model frames with the whole 32-bit sequence numbers. */
-const SEQ_BITS = 0x1ff;
 /** S0 of every QP (both directions), and where each direction's first FPDU starts after it. */
 const S0 = 0x7a3c_1d15;
 const txSeq = (qp: number): number => (S0 + 4 * (37 + 101 * qp)) >>> 0;
@@ -198,22 +197,13 @@ class TopBench {
     const r = prng(0x7a7e);
     this.tb = new Testbench(m);
     this.cfg = this.tb.add(
-      new QueueSource(m, h('cfg_valid'), null, ({ qp }: { qp: number }) => {
-        m.pokeNumber(h('cfg_qp'), qp);
-        m.pokeNumber(h('cfg_rfc7306'), 1);
-        m.pokeNumber(h('cfg_pd'), PD);
-        m.pokeNumber(h('cfg_ird'), 4);
-        m.pokeNumber(h('cfg_ord'), IRD_ORD_NO_NEGOTIATE);
-        m.pokeNumber(h('cfg_initial_msn'), INITIAL_MSN);
-        m.pokeNumber(h('cfg_mulpdu'), c.mulpdu);
-        m.pokeNumber(h('cfg_big_endian'), 0);
-        m.pokeNumber(h('cfg_markers'), c.markers ? 1 : 0);
-        m.pokeNumber(h('cfg_crc'), c.crc ? 1 : 0);
-        m.pokeNumber(h('cfg_rx_s0'), S0 & SEQ_BITS);
-        m.pokeNumber(h('cfg_tx_s0'), S0 & SEQ_BITS);
-        m.pokeNumber(h('cfg_rx_seq'), rxSeq(qp) & SEQ_BITS);
-        m.pokeNumber(h('cfg_tx_seq'), txSeq(qp) & SEQ_BITS);
-      }),
+      new QueueSource(m, h('cfg_valid'), null, ({ qp }: { qp: number }) =>
+        pokeQpConfig(m, h, qp, {
+          pd: PD, ird: 4, ord: IRD_ORD_NO_NEGOTIATE, msn: INITIAL_MSN, mulpdu: c.mulpdu, maxUlpdu: MAX_ULPDU_LENGTH, bigEndian: false, rfc7306: true, crc: c.crc,
+          rx: { s0: S0, seq: rxSeq(qp), markers: c.markers },
+          tx: { s0: S0, seq: txSeq(qp), markers: c.markers },
+        }),
+      ),
     );
     this.stag = this.tb.add(
       new QueueSource(m, h('stag_cfg_valid'), null, ({ qp, region: g }: { qp: number; region: RtlRegion }) => {

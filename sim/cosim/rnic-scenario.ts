@@ -1,17 +1,22 @@
 import { DEFAULT_CONFIG } from '../../hdl-gen/gen/config';
-import { stagIndex } from '../../ts-model/memory/stag';
-import { mulpdu } from '../../ts-model/mpa/mulpdu';
-import { MpaDeframer, MpaFramer } from '../../ts-model/mpa';
-import { OPCODE_NAMES, Opcode } from '../../ts-model/rdmap/constants';
+import { unsupportedOptions } from '../../hdl-gen/gen/rtl-options';
 import { UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
+import { HostMemory } from '../../ts-model/memory/host-memory';
+import { stagIndex } from '../../ts-model/memory/stag';
+import { MpaDeframer, MpaFramer } from '../../ts-model/mpa';
+import { mulpdu } from '../../ts-model/mpa/mulpdu';
+import { OPCODE_NAMES, Opcode } from '../../ts-model/rdmap/constants';
+import type { RnicEvent } from '../../ts-model/rnic/events';
 import type { Scenario } from '../../ts-model/scenario/schema';
-import { runScenario } from '../../ts-model/scenario/run';
+import { runScenario, type ScenarioResult } from '../../ts-model/scenario/run';
 import { hex } from '../../ts-model/util/hex';
 import { prng } from '../../ts-model/util/prng';
 import type { DutOptions } from './dut';
-import { TopBench, isResponse, openTop, type QpConfig, type RnicMismatch } from './rnic';
+import type { QpConfig } from './qp-config';
+import { TopBench, isResponse, openTop } from './rnic';
 import { modelEvent } from './rx';
 import type { LocalWr } from './rx-peer';
+import { firstMemoryDifference, memoryMismatch, type RnicMismatch, type Span } from './scoreboard';
 import { describeUlpdu, sideBySide } from './ulpdu-text';
 import { WireLog } from './wire-log';
 
@@ -20,15 +25,20 @@ import { WireLog } from './wire-log';
  * responder, on QP 0 of rnic_top_w<W>. The model runs the scenario first; then the RTL gets what
  * the model's responder got: its regions in the STag table, its receive buffers, its work requests
  * (in op order, each before the initiator's FPDUs of later ops), and every FPDU the initiator sent
- * after the MPA Reply (the RTR among them), as TCP payload in random segments. Compared: every
- * FPDU the RTL sends (framing octet for octet at the responder's sequence numbers; ULPDUs per
- * queue against the model's responder), every completion-queue entry against the responder's
- * events, protection, and the responder's regions at the end.
+ * after the MPA Reply (the RTR among them), as TCP payload in random segments. Compared:
+ * - every FPDU the RTL sends (framing octet for octet at the responder's sequence numbers; ULPDUs
+ *   per queue against the model's responder);
+ * - every completion-queue entry against the responder's events;
+ * - host memory, with the comparison the random mode uses (scoreboard.ts): after each initiator
+ *   FPDU, what the model placed for it (as the model had it then); after each completion, and at the
+ *   end, every receive buffer and every STag region of the responder (Immediate Data included
+ *   wherever the options place it);
+ * - protection: every octet the RTL writes lies in a placement of the model's responder.
+ * Each difference carries the cycle it happened at (and a wrong octet the write that put it there).
  *
- * The RTL has one markers and one CRC setting per connection: a scenario that negotiates markers
- * in one direction only is refused, as are faults that act inside the responder (an RNIC failure,
- * withdrawn receive buffers), a lost TCP connection, an abort by the responder, and STags beyond
- * the RTL's table.
+ * Refused by name: options the RTL does not implement (hdl-gen/gen/rtl-options.ts), faults that act
+ * inside the responder (an RNIC failure, withdrawn receive buffers), a lost TCP connection, an abort
+ * by the responder, and STags beyond the RTL's table.
  */
 export interface ScenarioCosimOptions {
   readonly width: number;
@@ -37,6 +47,9 @@ export interface ScenarioCosimOptions {
   readonly vcd?: string;
   readonly config?: DutOptions['config'];
   readonly evidenceDir?: string;
+  /** Edits the Verilog of `mutateModule` (default the top) before the build (sim/cosim/dut.ts). */
+  readonly mutate?: DutOptions['mutate'];
+  readonly mutateModule?: string;
 }
 
 export interface ScenarioCosimResult {
@@ -50,6 +63,8 @@ export interface ScenarioCosimResult {
   readonly fpdusOut: number;
   readonly workRequests: number;
   readonly events: number;
+  /** Memory comparisons made (spans placed, and whole regions and buffers). */
+  readonly memoryChecks: number;
   readonly mismatches: number;
   readonly violations: number;
   readonly firstMismatch: RnicMismatch | null;
@@ -62,36 +77,53 @@ export interface ScenarioCosimResult {
 /** Host memory for the responder's Write and Send data, away from its regions. */
 const SOURCE_BASE = 0x7000_0000_0000n;
 
-export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): ScenarioCosimResult {
-  const refuse = (why: string): never => {
-    throw new Error(`scenario '${s.name}' cannot run on the RTL: ${why}`);
-  };
+/** Why the RTL cannot stand in for this scenario's responder, one line per reason (none: it can). */
+export function scenarioRefusals(s: Scenario, stagDepth: number, model: ScenarioResult): string[] {
+  const out = unsupportedOptions(s.options);
   for (const f of s.faults) {
-    if ('op' in f && (f.kind === 'rnic-failure' || f.kind === 'no-receive-buffer') && s.ops[f.op]?.from === 'initiator') refuse(`faults[].kind '${f.kind}' acts inside the responder`);
+    if ('op' in f && (f.kind === 'rnic-failure' || f.kind === 'no-receive-buffer') && s.ops[f.op]?.from === 'initiator') out.push(`faults[].kind '${f.kind}' acts inside the responder`);
     // The RTL sits above TCP: a lost connection is the TCP layer's news, not an input it has.
-    if ('op' in f && f.kind === 'connection-lost') refuse("faults[].kind 'connection-lost' (the RTL has no TCP-closed input)");
+    if ('op' in f && f.kind === 'connection-lost') out.push("faults[].kind 'connection-lost' (the RTL has no TCP-closed input)");
   }
-  if (s.ops.some((o) => o.op === 'abort' && o.from === 'responder')) refuse("ops[].op 'abort' from the responder");
-  const model = runScenario(s);
+  if (s.ops.some((o) => o.op === 'abort' && o.from === 'responder')) out.push("ops[].op 'abort' from the responder");
+  for (const g of model.rnics.responder.stags.regions()) {
+    if (stagIndex(g.stag) >= stagDepth) out.push(`regions[] STag 0x${g.stag.toString(16)} has index ${stagIndex(g.stag)}; the RTL's STag table (stagDepth ${stagDepth}) holds 0..${stagDepth - 1}: give --config a larger stagDepth`);
+  }
+  return out;
+}
+
+export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): ScenarioCosimResult {
+  // The model first; every octet the responder places is kept as it landed.
+  const placed = new Map<RnicEvent, Uint8Array>();
+  const model = runScenario(s, {
+    onEvent: (e, rnics) => void (e.type === 'placement' && e.side === 'responder' && placed.set(e, rnics.responder.memory.read(e.address, e.length))),
+  });
+  const depth = opts.config?.stagDepth ?? DEFAULT_CONFIG.stagDepth;
+  const refusals = scenarioRefusals(s, depth, model);
+  if (refusals.length) throw new Error(`scenario '${s.name ?? '(unnamed)'}' cannot run on the RTL: ${refusals.join('; ')}`);
   const conn = model.link.connection;
   const rx = conn.initiatorToResponder;
   const tx = conn.responderToInitiator;
-  if (model.link.established && rx.markers !== tx.markers) refuse(`markers in one direction only (connection.initiator.markers / connection.responder.markers): the RTL has one setting per connection`);
 
-  const depth = opts.config?.stagDepth ?? DEFAULT_CONFIG.stagDepth;
-  for (const g of model.rnics.responder.stags.regions()) {
-    if (stagIndex(g.stag) >= depth) refuse(`regions[] STag 0x${g.stag.toString(16)} has index ${stagIndex(g.stag)}; the RTL's STag table (stagDepth ${depth}) holds 0..${depth - 1}: give --config a larger stagDepth`);
-  }
   const W = opts.width;
   const r = prng(opts.seed);
-  const dut = openTop(W, { ...(opts.rtlDir && { rtlDir: opts.rtlDir }), ...(opts.vcd && { vcd: opts.vcd }), ...(opts.config && { config: opts.config }) });
+  const dut = openTop(W, {
+    ...(opts.rtlDir && { rtlDir: opts.rtlDir }),
+    ...(opts.vcd && { vcd: opts.vcd }),
+    ...(opts.config && { config: opts.config }),
+    ...(opts.mutate && { mutate: opts.mutate, mutateModule: opts.mutateModule ?? `rnic_top_w${W}` }),
+  });
   const bench = new TopBench(dut, W, r, 0.2);
   const mismatches: RnicMismatch[] = [];
   let mismatchCount = 0;
   const violations: string[] = [];
-  const miss = (what: string, expected: string, actual: string, side?: string) => {
+  let memoryChecks = 0;
+  /** A difference at `cycle` (default: now, for something the RTL has not done by now). */
+  const miss = (what: string, expected: string, actual: string, more: { side?: string; cycle?: number; write?: RnicMismatch['write'] } = {}) => {
     mismatchCount++;
-    if (mismatches.length < 20) mismatches.push({ qp: 0, stream: 1, op: -1, what, expected, actual, ...(side ? { sideBySide: side } : {}) });
+    if (mismatches.length < 20) {
+      mismatches.push({ qp: 0, stream: 1, op: -1, cycle: more.cycle ?? dut.cycles, what, expected, actual, ...(more.side && { sideBySide: more.side }), ...(more.write !== undefined && { write: more.write }) });
+    }
   };
   const t0 = performance.now();
   const c0 = dut.cycles;
@@ -110,8 +142,12 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
       ord: conn.responder.ord,
       msn: c.initialMsn ?? 1,
       mulpdu: mulpdu(c.emss, tx.markers, s.options.mpa),
+      maxUlpdu: s.options.mpa.maxUlpduLength,
       bigEndian: s.options.rdmap.hostMemoryEndian === 'big',
-      mpa: { s0: rx.s0, seq: rx.s0, rxSeq: rx.s0, txS0: tx.s0, txSeq: tx.s0, markers: rx.markers, crc: conn.crc },
+      rfc7306: s.options.rdmap.rfc7306,
+      crc: conn.crc,
+      rx: { s0: rx.s0, seq: rx.s0, markers: rx.markers },
+      tx: { s0: tx.s0, seq: tx.s0, markers: tx.markers },
     };
     bench.cfg.queue.push({ qp: 0, c: cfg });
     bench.settle('configuring QP 0');
@@ -119,14 +155,37 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
       bench.stagCfg.queue.push({ qp: 0, g: { stag: g.stag, pd: g.pd, base: g.base, length: g.length, access: [...g.access], va: g.addressing === 'va', invalidatable: g.invalidatable } });
     }
     // The responder's receive buffers, where the model put them, in its order.
-    for (const b of model.buffers) if (b.at === 'responder') bench.recv.queue.push({ qp: 0, addr: b.addr, len: b.length });
+    const buffers = model.buffers.filter((b) => b.at === 'responder');
+    for (const b of buffers) bench.recv.queue.push({ qp: 0, addr: b.addr, len: b.length });
     bench.settle('programming the STag table');
+
+    // What the responder placed for each FPDU of the initiator: in the model's event list an FPDU's
+    // fpdu-sent comes before what its delivery caused.
+    const placedFor: { addr: bigint; data: Uint8Array }[][] = [];
+    for (const e of model.events) {
+      if (e.type === 'fpdu-sent' && e.side === 'initiator') placedFor.push([]);
+      else if (e.type === 'placement' && e.side === 'responder') placedFor[placedFor.length - 1]!.push({ addr: e.address, data: placed.get(e)! });
+    }
+    /** The responder's memory as the model had it after the FPDUs fed so far. */
+    const expected = new HostMemory();
+    const everything: Span[] = [
+      ...buffers.map((b) => ({ addr: b.addr, len: b.length })),
+      ...responder.stags.regions().map((g) => ({ addr: g.base, len: Number(g.length) })),
+    ];
+    const compareMemory = (spans: readonly Span[], what: string) => {
+      memoryChecks++;
+      const d = firstMemoryDifference(spans, (a, n) => expected.read(a, n), (a, n) => bench.mem.memory.read(a, n), bench.mem.writes, W);
+      if (!d) return false;
+      const mm = memoryMismatch(d, what, dut.cycles);
+      miss(mm.what, mm.expected, mm.actual, { cycle: mm.cycle, write: mm.write ?? null });
+      return true;
+    };
 
     // What the responder sent, deframed: the model's ULPDUs per queue; Atomic Request IDs in order.
     const outDeframer = new MpaDeframer(tx);
     for (const g of model.segments) if (g.from === 'responder' && g.kind === 'fpdu') for (const e of outDeframer.push(g.payload)) if (e.kind === 'fpdu') modelSent.push(e.ulpdu);
-    const expected = { response: modelSent.filter(isResponse), request: modelSent.filter((u) => !isResponse(u)) };
-    const atomicIds = expected.request.filter((u) => (u[1]! & 0xf) === Opcode.ATOMIC_REQUEST && u.length >= UNTAGGED_HEADER_SIZE + 8).map((u) => new DataView(u.buffer, u.byteOffset + UNTAGGED_HEADER_SIZE).getUint32(4));
+    const expectedOut = { response: modelSent.filter(isResponse), request: modelSent.filter((u) => !isResponse(u)) };
+    const atomicIds = expectedOut.request.filter((u) => (u[1]! & 0xf) === Opcode.ATOMIC_REQUEST && u.length >= UNTAGGED_HEADER_SIZE + 8).map((u) => new DataView(u.buffer, u.byteOffset + UNTAGGED_HEADER_SIZE).getUint32(4));
     const got = { response: 0, request: 0 };
     const txDeframer = new MpaDeframer(tx);
     const txFramer = new MpaFramer(tx);
@@ -137,15 +196,15 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
         const us = txDeframer.push(f.data);
         const u = us.length === 1 && us[0]!.kind === 'fpdu' ? us[0]!.ulpdu : null;
         if (!u) {
-          miss('an FPDU the RTL sent', 'one valid FPDU', `${hex(f.data.subarray(0, 32))}…`);
+          miss('an FPDU the RTL sent', 'one valid FPDU', `${hex(f.data.subarray(0, 32))}…`, { cycle: f.cycle });
           continue;
         }
         const want = txFramer.frame(u).wire;
-        if (Buffer.compare(want, f.data) !== 0) miss('FPDU framing', hex(want.subarray(0, 48)), hex(f.data.subarray(0, 48)));
+        if (Buffer.compare(want, f.data) !== 0) miss('FPDU framing', hex(want.subarray(0, 48)), hex(f.data.subarray(0, 48)), { cycle: f.cycle });
         const cls = isResponse(u) ? 'response' : 'request';
-        const exp = expected[cls][got[cls]++];
-        if (!exp) miss(`${cls} ULPDU ${got[cls] - 1} (${OPCODE_NAMES[u[1]! & 0xf]})`, '(none)', describeUlpdu(u));
-        else if (Buffer.compare(exp, u) !== 0) miss(`${cls} ULPDU ${got[cls] - 1}`, describeUlpdu(exp), describeUlpdu(u), sideBySide(exp, u));
+        const exp = expectedOut[cls][got[cls]++];
+        if (!exp) miss(`${cls} ULPDU ${got[cls] - 1} (${OPCODE_NAMES[u[1]! & 0xf]})`, '(none)', describeUlpdu(u), { cycle: f.cycle });
+        else if (Buffer.compare(exp, u) !== 0) miss(`${cls} ULPDU ${got[cls] - 1}`, describeUlpdu(exp), describeUlpdu(u), { side: sideBySide(exp, u), cycle: f.cycle });
       }
     };
 
@@ -174,8 +233,8 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
         drain();
       }
     };
-    for (const g of model.segments) {
-      if (g.from !== 'initiator' || g.kind !== 'fpdu') continue;
+    const initiatorFpdus = model.segments.filter((g) => g.from === 'initiator' && g.kind === 'fpdu');
+    for (const [j, g] of initiatorFpdus.entries()) {
       postUpTo(g.op ?? -1);
       fpdusIn++;
       log.in(g.payload);
@@ -184,36 +243,33 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
         bench.source.send(g.payload.subarray(at, at + n), 0);
         at += n;
       }
+      const completions = bench.cq.length;
       bench.settle(`the initiator's FPDU of op ${g.op ?? '(none)'}`);
       drain();
+      for (const p of placedFor[j] ?? []) expected.write(p.addr, p.data);
+      if (mismatchCount === 0) compareMemory((placedFor[j] ?? []).map((p) => ({ addr: p.addr, len: p.data.length })), `placement for the initiator's FPDU ${j}`);
+      // A completion tells the host its buffer or region is ready: all of them must be right then.
+      if (mismatchCount === 0 && bench.cq.length > completions) compareMemory(everything, `after completion-queue entry ${completions}, memory`);
     }
     postUpTo(Number.MAX_SAFE_INTEGER);
     bench.settle('the end of the scenario');
     drain();
-    for (const cls of ['response', 'request'] as const) if (got[cls] !== expected[cls].length) miss(`${cls} ULPDU count`, String(expected[cls].length), String(got[cls]));
+    for (const cls of ['response', 'request'] as const) if (got[cls] !== expectedOut[cls].length) miss(`${cls} ULPDU count`, String(expectedOut[cls].length), String(got[cls]));
 
-    // Completion queue against the responder's events; protection; the regions.
+    // Completion queue against the responder's events; protection; every buffer and region.
     const events = model.events.filter((e) => e.side === 'responder').map(modelEvent).filter((x): x is string => x !== null);
-    const rtlEvents = bench.cq.filter((e) => !e.sent).map((e) => e.text);
-    events.forEach((e, i) => rtlEvents[i] !== e && miss(`completion-queue entry ${i}`, e, rtlEvents[i] ?? '(none)'));
-    if (rtlEvents.length > events.length) miss(`completion-queue entry ${events.length}`, '(none)', rtlEvents[events.length]!);
-    const placed = model.events.flatMap((e) => (e.type === 'placement' && e.side === 'responder' ? [{ lo: e.address, hi: e.address + BigInt(e.length) }] : []));
+    const rtlEvents = bench.cq.filter((e) => !e.sent);
+    events.forEach((e, i) => rtlEvents[i]?.text !== e && miss(`completion-queue entry ${i}`, e, rtlEvents[i]?.text ?? '(none)', rtlEvents[i] ? { cycle: rtlEvents[i]!.cycle } : {}));
+    if (rtlEvents.length > events.length) miss(`completion-queue entry ${events.length}`, '(none)', rtlEvents[events.length]!.text, { cycle: rtlEvents[events.length]!.cycle });
+    const placements = model.events.flatMap((e) => (e.type === 'placement' && e.side === 'responder' ? [{ lo: e.address, hi: e.address + BigInt(e.length) }] : []));
     for (const w of bench.mem.writes) {
       const lanes = [...Array(W).keys()].filter((j) => (w.strb >> BigInt(j)) & 1n);
       if (!lanes.length) continue;
       const a0 = w.addr + BigInt(lanes[0]!);
       const a1 = w.addr + BigInt(lanes[lanes.length - 1]!);
-      if (!placed.some((p) => a0 >= p.lo && a1 < p.hi) && violations.push(`write of 0x${a0.toString(16)}..0x${a1.toString(16)} outside every placement of the model`) >= 20) break;
+      if (!placements.some((p) => a0 >= p.lo && a1 < p.hi) && violations.push(`cycle ${w.cycle}: write of 0x${a0.toString(16)}..0x${a1.toString(16)} outside every placement of the model`) >= 20) break;
     }
-    for (const g of responder.stags.regions()) {
-      const want = responder.memory.read(g.base, Number(g.length));
-      const have = bench.mem.memory.read(g.base, Number(g.length));
-      if (Buffer.compare(want, have) !== 0) {
-        let k = 0;
-        while (want[k] === have[k]) k++;
-        miss(`responder region 0x${g.stag.toString(16)} at 0x${(g.base + BigInt(k)).toString(16)}`, hex(want.subarray(k, k + 16)), hex(have.subarray(k, k + 16)));
-      }
-    }
+    compareMemory(everything, 'at the end, memory');
   }
   const seconds = (performance.now() - t0) / 1000;
   const cycles = dut.cycles - c0;
@@ -230,6 +286,7 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     fpdusOut,
     workRequests,
     events: model.events.filter((e) => e.side === 'responder').length,
+    memoryChecks,
     mismatches: mismatchCount,
     violations: violations.length,
     firstMismatch: mismatches[0] ?? null,
@@ -239,4 +296,3 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     evidence,
   };
 }
-

@@ -2,9 +2,9 @@ import { CQ_KIND } from '../../hdl-gen/blocks/rnic-top';
 import type { RnicConfig } from '../../hdl-gen/gen/config';
 import { WR_KIND } from '../../hdl-gen/blocks/ddp-tx';
 import { errBits } from '../../hdl-gen/blocks/ddp-rx-hdr';
-import { TAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
-import { IRD_ORD_NO_NEGOTIATE } from '../../ts-model/mpa/constants';
-import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa';
+import { TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
+import { IRD_ORD_NO_NEGOTIATE, MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
+import { MpaDeframer, MpaFramer } from '../../ts-model/mpa';
 import { corruptCrc, corruptMarker } from '../../ts-model/mpa/faults';
 import { bytesToU64 } from '../../ts-model/rdmap/atomics';
 import { Opcode, OPCODE_NAMES } from '../../ts-model/rdmap/constants';
@@ -21,6 +21,8 @@ import { HostMemoryPort } from './host-memory-port';
 import { pokeStagEntry } from './stag-cfg';
 import { RX_ERROR_CODES, modelEvent, rtlEvent, type RtlEventPorts } from './rx';
 import { FAULT_KINDS, RxPeer, type FaultKind, type LocalWr, type RtlRegion, type StepSideEffects } from './rx-peer';
+import { pokeQpConfig, qpStreams, type QpConfig } from './qp-config';
+import { firstMemoryDifference, memoryMismatch, type RnicMismatch } from './scoreboard';
 import { describeUlpdu, sideBySide } from './ulpdu-text';
 import { WireLog } from './wire-log';
 
@@ -76,17 +78,6 @@ export interface RnicCosimOptions {
   readonly onProgress?: (done: number, total: number) => void;
 }
 
-export interface RnicMismatch {
-  readonly qp: number;
-  readonly stream: number;
-  readonly op: number;
-  readonly what: string;
-  readonly expected: string;
-  readonly actual: string;
-  /** Decoded, side by side, when the difference is in a packet. */
-  readonly sideBySide?: string;
-}
-
 export interface RnicCosimResult {
   readonly dut: 'rnic';
   readonly module: string;
@@ -132,17 +123,8 @@ export function openTop(width: number, opts: DutOptions = {}): SimModel {
   return openDut(`rnic_top_w${width}`, opts).model;
 }
 
-export interface QpConfig {
-  readonly pd: number;
-  readonly ird: number;
-  /** Outbound Reads/Atomics outstanding (cfg_ord); 0x3FFF: only the ORQ depth limits them. */
-  readonly ord: number;
-  readonly msn: number;
-  readonly mulpdu: number;
-  readonly bigEndian: boolean;
-  /** s0: the peer's S0 (received markers); txS0: this side's (sent markers): RFC 5044 §4.5, one per direction. */
-  readonly mpa: MpaStreamConfig & { readonly rxSeq: number; readonly txS0: number; readonly txSeq: number };
-}
+export type { QpConfig } from './qp-config';
+export type { RnicMismatch } from './scoreboard';
 
 /** The harness around the open top: drivers for every input port, monitors, host memory. */
 export class TopBench {
@@ -150,7 +132,7 @@ export class TopBench {
   readonly source: AxisSource;
   readonly tx: AxisSink;
   readonly mem: HostMemoryPort;
-  readonly cq: { qp: number; text: string; sent: boolean }[] = [];
+  readonly cq: { qp: number; text: string; sent: boolean; cycle: number }[] = [];
   readonly cfg: QueueSource<{ qp: number; c: QpConfig }>;
   readonly stagCfg: QueueSource<{ qp: number; g: RtlRegion }>;
   readonly recv: QueueSource<{ qp: number; addr: bigint; len: number }>;
@@ -181,14 +163,7 @@ export class TopBench {
       invalidated: h('m_cq_invalidated'), stag: h('m_cq_stag'), data: h('m_cq_data'), err: h('m_cq_err'), qp: h('m_cq_qp'),
     };
     this.cfg = this.tb.add(
-      new QueueSource(m, h('cfg_valid'), null, ({ qp, c }: { qp: number; c: QpConfig }) => {
-        const set: [string, number][] = [
-          ['cfg_qp', qp], ['cfg_rfc7306', 1], ['cfg_pd', c.pd], ['cfg_ird', c.ird], ['cfg_ord', c.ord], ['cfg_initial_msn', c.msn >>> 0], ['cfg_mulpdu', c.mulpdu],
-          ['cfg_big_endian', c.bigEndian ? 1 : 0], ['cfg_markers', c.mpa.markers ? 1 : 0], ['cfg_crc', c.mpa.crc ? 1 : 0],
-          ['cfg_rx_s0', c.mpa.s0 & 0x1ff], ['cfg_rx_seq', c.mpa.rxSeq & 0x1ff], ['cfg_tx_s0', c.mpa.txS0 & 0x1ff], ['cfg_tx_seq', c.mpa.txSeq & 0x1ff],
-        ];
-        for (const [n, v] of set) m.pokeNumber(h(n), v);
-      }),
+      new QueueSource(m, h('cfg_valid'), null, ({ qp, c }: { qp: number; c: QpConfig }) => pokeQpConfig(m, h, qp, c)),
     );
     this.stagCfg = this.tb.add(
       new QueueSource(m, h('stag_cfg_valid'), null, ({ qp, g }: { qp: number; g: RtlRegion }) => {
@@ -220,7 +195,7 @@ export class TopBench {
       sample() {
         if (m.peekPreNumber(self.evt.valid) === 1 && m.peekPreNumber(self.evt.ready) === 1) {
           const sent = m.peekPreNumber(self.evt.kind) === CQ_KIND.SENT;
-          self.cq.push({ qp: m.peekPreNumber(self.evt.qp), sent, text: sent ? 'sent' : rtlEvent(m, self.evt) });
+          self.cq.push({ qp: m.peekPreNumber(self.evt.qp), sent, text: sent ? 'sent' : rtlEvent(m, self.evt), cycle: m.cycles });
         }
       },
     });
@@ -341,7 +316,8 @@ class Lane {
   modelOrder: Uint8Array[] = [];
   got = { response: 0, request: 0 };
   modelEvents = 0;
-  rtlEvents: string[] = [];
+  /** Completion-queue entries of this QP, with the cycle the queue gave each. */
+  rtlEvents: { text: string; cycle: number }[] = [];
   sentRtl = 0;
   wrsPosted = 0;
   allowed: { lo: bigint; hi: bigint }[] = [];
@@ -389,10 +365,12 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   const t0 = performance.now();
   const c0 = model.cycles;
 
-  const miss = (l: Lane, what: string, expected: string, actual: string, side?: string) => {
+  /** A difference on lane l, at `cycle` (default: now, for something the RTL has not done by now). */
+  const miss = (l: Lane, what: string, expected: string, actual: string, more: { side?: string; cycle?: number; write?: RnicMismatch['write'] } = {}) => {
     mismatchCount++;
     evidenceLane ??= l;
-    if (mismatches.length < 20) mismatches.push({ qp: l.q, stream: l.stream, op: l.ops, what, expected, actual, ...(side ? { sideBySide: side } : {}) });
+    const cycle = more.cycle ?? model.cycles;
+    if (mismatches.length < 20) mismatches.push({ qp: l.q, stream: l.stream, op: l.ops, cycle, what, expected, actual, ...(more.side ? { sideBySide: more.side } : {}), ...(more.write !== undefined && { write: more.write }) });
   };
   const violate = (l: Lane, s: string) => {
     violationCount++;
@@ -404,31 +382,39 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   const start = (l: Lane) => {
     streams++;
     l.stream = streams;
+    const peerMulpdu = r.pick([100, 300, 1460, 4110, MAX_PEER_MULPDU]);
+    /** One MPA direction: S0 anywhere in sequence space, the stream starting up to 3000 words in. */
+    const direction = (markers: boolean) => {
+      const s0 = r.u32();
+      return { s0, seq: (s0 + 4 * r.int(0, 3000)) >>> 0, markers };
+    };
     const cfg: QpConfig = {
       pd: r.int(0, 0xfffe),
       ird: r.int(1, 6),
       ord: IRD_ORD_NO_NEGOTIATE, // the model's local endpoint is never short of ORD either (rx-peer.ts)
       msn: r.bool(0.3) ? (0x1_0000_0000 - r.int(1, 4)) >>> 0 : 1,
       mulpdu: r.pick([100, 200, 1460, 4110, 9000]),
+      // Now and then a limit the peer's larger ULPDUs exceed: LLP error 0x03 before the CRC.
+      maxUlpdu: r.bool(0.15) ? r.int(UNTAGGED_HEADER_SIZE, peerMulpdu + 64) : MAX_ULPDU_LENGTH,
       bigEndian: r.bool(),
-      mpa: (() => {
-        const s0 = r.u32();
-        const txS0 = r.u32();
-        return { s0, seq: 0, rxSeq: (s0 + 4 * r.int(0, 3000)) >>> 0, txS0, txSeq: (txS0 + 4 * r.int(0, 3000)) >>> 0, markers: opts.markers ?? r.bool(0.6), crc: opts.crc ?? r.bool(0.8) };
-      })(),
+      rfc7306: r.bool(0.85),
+      crc: opts.crc ?? r.bool(0.8),
+      // Each side asks for markers in what it receives: one direction may have them, the other not.
+      rx: direction(opts.markers ?? r.bool(0.6)),
+      tx: direction(opts.markers ?? r.bool(0.6)),
     };
     if (cfg.msn !== 1) cov('msn-near-wrap');
-    cov(`mpa markers=${cfg.mpa.markers ? 1 : 0} crc=${cfg.mpa.crc ? 1 : 0}`);
+    cov(`mpa markers rx=${cfg.rx.markers ? 1 : 0} tx=${cfg.tx.markers ? 1 : 0} crc=${cfg.crc ? 1 : 0}`);
+    if (cfg.maxUlpdu < MAX_ULPDU_LENGTH) cov('maxUlpduLength below 65535');
+    if (!cfg.rfc7306) cov('RFC 7306 off');
     l.cfg = cfg;
-    const peerMulpdu = r.pick([100, 300, 1460, 4110, MAX_PEER_MULPDU]);
-    l.peer = new RxPeer(r, { pd: cfg.pd, ird: cfg.ird, initialMsn: cfg.msn, peerMulpdu, localMulpdu: cfg.mulpdu, bigEndian: cfg.bigEndian, stagDepth: STAG_DEPTH, addressBase: qpAddressBase(l.q) });
-    const rx = { s0: cfg.mpa.s0, seq: cfg.mpa.rxSeq, markers: cfg.mpa.markers, crc: cfg.mpa.crc };
-    const tx = { ...rx, s0: cfg.mpa.txS0, seq: cfg.mpa.txSeq };
+    l.peer = new RxPeer(r, { pd: cfg.pd, ird: cfg.ird, initialMsn: cfg.msn, peerMulpdu, localMulpdu: cfg.mulpdu, bigEndian: cfg.bigEndian, rfc7306: cfg.rfc7306, stagDepth: STAG_DEPTH, addressBase: qpAddressBase(l.q) });
+    const { rx, tx } = qpStreams(cfg);
     l.rxFramer = new MpaFramer(rx);
     l.rxDeframer = new MpaDeframer(rx);
     l.txFramer = new MpaFramer(tx);
     l.txDeframer = new MpaDeframer(tx);
-    l.log = new WireLog(cfg.mpa.rxSeq, cfg.mpa.txSeq, tx);
+    l.log = new WireLog(cfg.rx.seq, cfg.tx.seq, tx);
     l.expected = { response: [], request: [] };
     l.modelOrder = [];
     l.got = { response: 0, request: 0 };
@@ -489,21 +475,21 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       const ulpdus: Uint8Array[] = [];
       for (const e of l.txDeframer.push(f.data)) {
         if (e.kind === 'fpdu') ulpdus.push(e.ulpdu);
-        else miss(l, 'an FPDU the RTL sent', 'a valid FPDU', `MPA error 0x${e.code.toString(16)} (${e.kind}) on ${hex(f.data.subarray(0, 32))}`);
+        else miss(l, 'an FPDU the RTL sent', 'a valid FPDU', `MPA error 0x${e.code.toString(16)} (${e.kind}) on ${hex(f.data.subarray(0, 32))}`, { cycle: f.cycle });
       }
       if (ulpdus.length !== 1) {
-        if (ulpdus.length > 1 || mismatchCount === 0) miss(l, 'm_axis packet', 'one FPDU per packet', `${ulpdus.length} FPDUs in ${f.data.length} octets`);
+        if (ulpdus.length > 1 || mismatchCount === 0) miss(l, 'm_axis packet', 'one FPDU per packet', `${ulpdus.length} FPDUs in ${f.data.length} octets`, { cycle: f.cycle });
         continue;
       }
       const u = ulpdus[0]!;
       const want = l.txFramer.frame(u).wire;
-      if (!u8eq(want, f.data)) miss(l, 'FPDU framing', hex(want.subarray(0, 48)), hex(f.data.subarray(0, 48)));
+      if (!u8eq(want, f.data)) miss(l, 'FPDU framing', hex(want.subarray(0, 48)), hex(f.data.subarray(0, 48)), { cycle: f.cycle });
       const cls = isResponse(u) ? 'response' : 'request';
       const exp = l.expected[cls][l.got[cls]];
       const name = OPCODE_NAMES[u[1]! & 0xf] ?? 'undefined opcode';
       opcodes[`sent ${name}`] = (opcodes[`sent ${name}`] ?? 0) + 1;
-      if (!exp) miss(l, `${cls} ULPDU ${l.got[cls]} (${name})`, '(none)', describeUlpdu(u));
-      else if (!u8eq(exp, u)) miss(l, `${cls} ULPDU ${l.got[cls]}`, describeUlpdu(exp), describeUlpdu(u), sideBySide(exp, u));
+      if (!exp) miss(l, `${cls} ULPDU ${l.got[cls]} (${name})`, '(none)', describeUlpdu(u), { cycle: f.cycle });
+      else if (!u8eq(exp, u)) miss(l, `${cls} ULPDU ${l.got[cls]}`, describeUlpdu(exp), describeUlpdu(u), { side: sideBySide(exp, u), cycle: f.cycle });
       l.got[cls]++;
     }
   };
@@ -512,7 +498,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     for (const e of bench.cq.splice(0)) {
       const l = lanes[e.qp]!;
       if (e.sent) l.sentRtl++;
-      else l.rtlEvents.push(e.text);
+      else l.rtlEvents.push({ text: e.text, cycle: e.cycle });
     }
   };
 
@@ -537,21 +523,17 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     const expected = mine.filter((x): x is string => x !== null);
     for (let i = 0; i < expected.length; i++) {
       const got = l.rtlEvents[l.modelEvents + i];
-      if (got !== expected[i]) miss(l, `completion-queue entry ${l.modelEvents + i}`, expected[i]!, got ?? '(none)');
+      if (got?.text !== expected[i]) miss(l, `completion-queue entry ${l.modelEvents + i}`, expected[i]!, got?.text ?? '(none)', got ? { cycle: got.cycle } : {});
     }
     l.modelEvents += expected.length;
     eventsCompared += expected.length;
-    if (l.rtlEvents.length > l.modelEvents) miss(l, `completion-queue entry ${l.modelEvents}`, '(none)', l.rtlEvents[l.modelEvents]!);
-    const spans = whole ? l.peer.ranges : l.placedNow;
-    for (const g of spans) {
-      const want = l.peer.localRnic.memory.read(g.addr, g.len);
-      const have = bench.mem.memory.read(g.addr, g.len);
-      if (!u8eq(want, have)) {
-        let k = 0;
-        while (want[k] === have[k]) k++;
-        miss(l, `memory at 0x${(g.addr + BigInt(k)).toString(16)}`, hex(want.subarray(k, k + 16)), hex(have.subarray(k, k + 16)));
-        break;
-      }
+    const extra = l.rtlEvents[l.modelEvents];
+    if (extra) miss(l, `completion-queue entry ${l.modelEvents}`, '(none)', extra.text, { cycle: extra.cycle });
+    // What the model placed in this step; at the end of a stream every region, receive buffer and source.
+    const d = firstMemoryDifference(whole ? l.peer.ranges : l.placedNow, (a, n) => l.peer.localRnic.memory.read(a, n), (a, n) => bench.mem.memory.read(a, n), bench.mem.writes, W);
+    if (d) {
+      const mm = memoryMismatch(d, 'memory', model.cycles);
+      miss(l, mm.what, mm.expected, mm.actual, { cycle: mm.cycle, write: mm.write ?? null });
     }
     l.placedNow = [];
   };
@@ -595,7 +577,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       const f = l.rxFramer.frame(u);
       fpdusIn++;
       let wire = f.wire;
-      if (mpaError !== null && i === 0) wire = mpaError === LlpError.CRC.code && f.crcOffset >= 0 && l.cfg.mpa.crc ? corruptCrc(f) : f.markers.length ? corruptMarker(f, l.cfg.mpa.crc, r.int(0, f.markers.length - 1)) : wire;
+      if (mpaError !== null && i === 0) wire = mpaError === LlpError.CRC.code && f.crcOffset >= 0 && l.cfg.crc ? corruptCrc(f) : f.markers.length ? corruptMarker(f, l.cfg.crc, r.int(0, f.markers.length - 1)) : wire;
       for (const e of l.rxDeframer.push(wire)) sees.push(e.kind === 'fpdu' ? { ulpdu: e.ulpdu } : { error: e.code });
       l.log.in(wire);
       for (let at = 0; at < wire.length; ) {

@@ -89,6 +89,12 @@ export interface RxPeerOptions {
   /** Largest ULPDU the local side sends (cfg_mulpdu). */
   readonly localMulpdu: number;
   readonly bigEndian: boolean;
+  /**
+   * The local side implements RFC 7306 (default true). Off, it posts no Immediate Data or Atomic
+   * work requests, and the peer sends those only now and then: the local side must answer them
+   * with Unexpected OpCode (0x0/0x2/0x06).
+   */
+  readonly rfc7306?: boolean;
   readonly stagDepth: number;
   /** First host address of the local RNIC's allocations (QPs sharing one host memory keep apart). */
   readonly addressBase?: bigint;
@@ -116,7 +122,7 @@ export class RxPeer {
     readonly opts: RxPeerOptions,
   ) {
     const options = RdmapOptionsSchema.parse({ hostMemoryEndian: opts.bigEndian ? 'big' : 'little' });
-    this.localRnic = new Rnic('rtl', options, opts.addressBase);
+    this.localRnic = new Rnic('rtl', { ...options, rfc7306: this.rfc7306 }, opts.addressBase);
     this.peerRnic = new Rnic('peer', options);
     this.local = new RdmapEndpoint({ side: 'responder', rnic: this.localRnic, pd: opts.pd, mulpdu: opts.localMulpdu, ird: opts.ird, ord: 16, emit: (e) => this.localEvents.push(e), initialMsn: opts.initialMsn });
     // The peer keeps no ORD of its own (it is allowed to overrun the local IRD, for the IRD fault).
@@ -153,6 +159,10 @@ export class RxPeer {
   /** Valid local regions of the stream's PD with `right`. */
   private usable(right: AccessRight, extra: (g: RtlRegion) => boolean = () => true): RtlRegion[] {
     return this.regions.filter((g) => g.pd === this.opts.pd && g.access.includes(right) && this.localRnic.stags.lookup(g.stag)?.valid && extra(g));
+  }
+
+  private get rfc7306(): boolean {
+    return this.opts.rfc7306 ?? true;
   }
 
   private firstTo(g: RtlRegion): bigint {
@@ -205,6 +215,9 @@ export class RxPeer {
       'local-read': this.usable('local-write').length,
     };
     let kind = r.pick(['write', 'write', 'write', 'send', 'send', 'send-inv', 'immediate', 'read', 'atomic', 'local-read', 'local-atomic', 'write-then-read', 'write-then-atomic'] as const);
+    // Without RFC 7306 on the local side, its extensions are an error: only now and then.
+    if (!this.rfc7306 && (kind === 'immediate' || kind === 'atomic' || kind === 'write-then-atomic') && r.bool(0.9)) kind = 'write';
+    if (!this.rfc7306 && kind === 'local-atomic') kind = 'local-read';
     needs['write-then-read'] = this.usable('remote-read', (g) => g.access.includes('remote-write')).length;
     needs['write-then-atomic'] = atomicTargets.filter((g) => g.access.includes('remote-write')).length;
     // Send with Invalidate may have used up a kind's regions: fall back to a Send.
@@ -294,7 +307,7 @@ export class RxPeer {
   localSend(fx: StepSideEffects, maxLen: number): void {
     const r = this.r;
     const id = this.nextId++;
-    const kind = r.pick(['write', 'write', 'send', 'send', 'immediate'] as const);
+    const kind = r.pick(['write', 'write', 'send', 'send', ...(this.rfc7306 ? ['immediate' as const] : [])]);
     if (kind === 'immediate') {
       // Immediate Data takes a receive buffer of the peer's QN 0, as a Send does (RFC 7306 §6).
       this.peer.postReceive(r.int(0, 64));

@@ -38,12 +38,12 @@ describe('rnic cosim --dut crc32c', () => {
     },
   );
 
-  test('bad options exit 2 with a message', () => {
+  test('bad options exit 2 with a message; an --rtl directory without rnic.f exits 3', () => {
     expect(rnic('cosim', '--width', '12').stderr).toMatch(/--width must be one of/);
     expect(rnic('cosim', '--dut', 'nope').stderr).toMatch(/--dut must be one of/);
     const dir = mkdtempSync(join(tmpdir(), 'rnic-rtl-'));
     const p = rnic('cosim', '--rtl', dir);
-    expect(p.status).toBe(2);
+    expect(p.status).toBe(3);
     expect(p.stderr).toMatch(/rnic\.f/);
     rmSync(dir, { recursive: true });
   });
@@ -69,12 +69,22 @@ describe('rnic cosim --dut crc32c', () => {
       const end = v.slice(at).search(/[^0-9a-f]/) + at;
       const mask = BigInt('0x' + v.slice(at, end)) ^ 1n;
       writeFileSync(file, v.slice(0, at) + mask.toString(16) + v.slice(end));
-      const p = rnic('cosim', '--dut', 'crc32c', '--width', '8', '--frames', '400', '--rtl', dir, '--json');
+      const p = rnic('cosim', '--dut', 'crc32c', '--width', '8', '--frames', '400', '--seed', '11', '--rtl', dir, '--json');
       expect(p.status).toBe(1);
       const r = JSON.parse(p.stdout);
       expect(r.mismatches).toBeGreaterThan(0);
       expect(r.firstMismatch.expected).not.toBe(r.firstMismatch.actual);
       expect(r.rtl).toBe(dir);
+      // The printed replay line, run as printed (from a scratch directory, for its VCD), fails the same way.
+      expect(r.replay).toMatch(new RegExp(`--rtl ${dir}`));
+      const [cmd, sub, ...args] = r.replay.split(' ');
+      expect([cmd, sub]).toEqual(['rnic', 'cosim']);
+      const again = spawnSync('node', [join(ROOT, 'bin/rnic.mjs'), sub, ...args, '--json'], { cwd: dir, encoding: 'utf8' });
+      expect(again.status).toBe(1);
+      const replayed = JSON.parse(again.stdout);
+      expect(replayed.mismatches).toBe(r.mismatches);
+      expect(replayed.firstMismatch).toEqual(r.firstMismatch);
+      expect(existsSync(join(dir, 'crc32c.vcd'))).toBe(true);
       rmSync(dir, { recursive: true });
     },
   );

@@ -47,7 +47,15 @@ describe('rnic cosim (the CLI, --dut rnic by default)', () => {
           expect(frames.length, f).toBeGreaterThan(3);
         }
         expect(existsSync(r.vcd)).toBe(true);
-        expect(r.replay).toMatch(/--seed 3/);
+        // Where it went wrong: QP and cycle.
+        expect(r.firstMismatch.qp).toBe(0);
+        expect(r.firstMismatch.cycle).toBeGreaterThan(0);
+        expect(r.firstMismatch.cycle).toBeLessThanOrEqual(r.cycles + 100);
+        // The printed replay carries every option that shaped the run, and fails the same way.
+        expect(r.replay).toBe(`rnic cosim --dut rnic --width 8 --seed 3 --ops 400 --faults 0.05 --config ${config} --rtl ${dir} --trace`);
+        const again = rnic(...r.replay.split(' ').slice(1), '--out', out, '--json');
+        expect(again.status).toBe(1);
+        expect(JSON.parse(again.stdout).firstMismatch).toEqual(r.firstMismatch);
       } finally {
         rmSync(dir, { recursive: true, force: true });
         rmSync(out, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { IRD_ORD_NO_NEGOTIATE } from '../../ts-model/mpa/constants';
+import { IRD_ORD_NO_NEGOTIATE, MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
 import { Opcode } from '../../ts-model/rdmap/constants';
 import { AOpCode } from '../../ts-model/rdmap/atomics';
 import { prng } from '../../ts-model/util/prng';
@@ -31,8 +31,12 @@ const config = (ord: number): QpConfig => ({
   ord,
   msn: 1,
   mulpdu: 1460,
+  maxUlpdu: MAX_ULPDU_LENGTH,
   bigEndian: false,
-  mpa: { s0: 0, seq: 0, rxSeq: 0, txS0: 0, txSeq: 0, markers: false, crc: true },
+  rfc7306: true,
+  crc: true,
+  rx: { s0: 0, seq: 0, markers: false },
+  tx: { s0: 0, seq: 0, markers: false },
 });
 
 describe('rnic_top_w8: a configured ORD bounds the Read and Atomic Requests outstanding', () => {

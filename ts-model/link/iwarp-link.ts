@@ -52,6 +52,12 @@ export interface LinkConfig {
   readonly initialMsn?: number;
   /** Tamper with the MPA frames (connection-level faults). */
   readonly tamperSetup?: (r: ConnectionResult) => ConnectionResult;
+  /**
+   * Sees every event as it happens (the `events` list orders an FPDU's `fpdu-sent` before what its
+   * delivery caused, so it is not always emission order): a placement is reported right after the
+   * octets land, so an observer can read them before a later message overwrites them.
+   */
+  readonly onEvent?: (e: RnicEvent) => void;
 }
 
 const MAX_ROUNDS = 1_000_000;
@@ -84,7 +90,10 @@ export class IwarpLink {
     if (conn.reply) {
       this.segments.push({ from: 'responder', seq: conn.reply.seq, payload: conn.reply.octets, kind: 'mpa-reply', opcode: null, op: null, fault: null });
     }
-    const emit = (e: RnicEvent) => this.events.push(e);
+    const emit = (e: RnicEvent) => {
+      this.events.push(e);
+      cfg.onEvent?.(e);
+    };
     if (conn.status === 'rejected' || (conn.status === 'failed' && !conn.error?.terminate)) {
       // No FPDU channel: the side that noticed closes TCP and reports locally (spec/mpa.md §7.5).
       const side = conn.failedAt ?? 'initiator';

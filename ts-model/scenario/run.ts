@@ -59,11 +59,16 @@ export interface ScenarioResult {
 
 const other = (s: Side): Side => (s === 'initiator' ? 'responder' : 'initiator');
 
+export interface RunOptions {
+  /** Sees every event as it happens, with the two RNICs (e.g. to read what a placement wrote). */
+  readonly onEvent?: (e: RnicEvent, rnics: Readonly<Record<Side, Rnic>>) => void;
+}
+
 /**
  * Runs a parsed scenario on two model RNICs joined by one connection and reports every event.
  * Deterministic: the same scenario gives the same events, octets and digests.
  */
-export function runScenario(s: Scenario): ScenarioResult {
+export function runScenario(s: Scenario, run: RunOptions = {}): ScenarioResult {
   const rnics: Record<Side, Rnic> = { initiator: new Rnic('initiator', s.options.rdmap), responder: new Rnic('responder', s.options.rdmap) };
   const pd = { initiator: s.connection.initiator.pd, responder: s.connection.responder.pd };
   for (const r of s.regions) {
@@ -104,6 +109,7 @@ export function runScenario(s: Scenario): ScenarioResult {
     rnics,
     pd,
     faults: linkFaults(s, faultsOf),
+    ...(run.onEvent && { onEvent: (e: RnicEvent) => run.onEvent!(e, rnics) }),
     ...(connectionFaults.length && { tamperSetup: (r) => tamperSetup(r, connectionFaults) }),
   });
 

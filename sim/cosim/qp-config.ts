@@ -1,0 +1,59 @@
+import type { MpaStreamConfig } from '../../ts-model/mpa';
+import { mpaOptions } from '../../ts-model/mpa/options';
+import type { PortHandle, SimModel } from '../verilator/model';
+
+/**
+ * A QP's context as rnic_top's configuration port loads it (hdl-gen/blocks/rnic-qp.ts, cfg_*),
+ * and the two MPA streams of the model that go with it. One place for the field-to-port mapping:
+ * every harness of the top configures QPs through `pokeQpConfig`.
+ */
+export interface QpConfig {
+  readonly pd: number;
+  readonly ird: number;
+  /** Outbound Reads/Atomics outstanding (cfg_ord); 0x3FFF: only the ORQ depth limits them. */
+  readonly ord: number;
+  readonly msn: number;
+  /** Largest ULPDU this QP sends (MULPDU). */
+  readonly mulpdu: number;
+  /** Largest ULPDU_Length it accepts (maxUlpduLength, spec/mpa.md §6 step 2). */
+  readonly maxUlpdu: number;
+  readonly bigEndian: boolean;
+  /** RFC 7306 opcodes accepted. */
+  readonly rfc7306: boolean;
+  /** CRC-32C, negotiated once for both directions (spec/mpa.md §3.4). */
+  readonly crc: boolean;
+  /**
+   * The two directions (RFC 5044 §4.5): S0 of the side that sends, the sequence number of the
+   * first octet, and markers, which each side asks for in what it receives (spec/mpa.md §4.2).
+   */
+  readonly rx: MpaDirection;
+  readonly tx: MpaDirection;
+}
+
+export interface MpaDirection {
+  readonly s0: number;
+  readonly seq: number;
+  readonly markers: boolean;
+}
+
+/** The MPA sequence numbers the RTL keeps: their low 9 bits (a marker period is 512 octets). */
+const SEQ_LOW_BITS = 0x1ff;
+
+/** Drives the configuration port's fields for QP `qp` (cfg_valid is the caller's). */
+export function pokeQpConfig(m: SimModel, h: (name: string) => PortHandle, qp: number, c: QpConfig): void {
+  const fields: [string, number][] = [
+    ['cfg_qp', qp], ['cfg_rfc7306', c.rfc7306 ? 1 : 0], ['cfg_pd', c.pd], ['cfg_ird', c.ird], ['cfg_ord', c.ord],
+    ['cfg_initial_msn', c.msn >>> 0], ['cfg_mulpdu', c.mulpdu], ['cfg_max_ulpdu', c.maxUlpdu], ['cfg_big_endian', c.bigEndian ? 1 : 0],
+    ['cfg_crc', c.crc ? 1 : 0], ['cfg_rx_markers', c.rx.markers ? 1 : 0], ['cfg_tx_markers', c.tx.markers ? 1 : 0],
+    ['cfg_rx_s0', c.rx.s0 & SEQ_LOW_BITS], ['cfg_rx_seq', c.rx.seq & SEQ_LOW_BITS], ['cfg_tx_s0', c.tx.s0 & SEQ_LOW_BITS], ['cfg_tx_seq', c.tx.seq & SEQ_LOW_BITS],
+  ];
+  for (const [name, v] of fields) m.pokeNumber(h(name), v);
+}
+
+/** The model's MPA streams of a QP: what it receives (checked against maxUlpduLength) and sends. */
+export function qpStreams(c: QpConfig): { readonly rx: MpaStreamConfig; readonly tx: MpaStreamConfig } {
+  return {
+    rx: { s0: c.rx.s0, seq: c.rx.seq, markers: c.rx.markers, crc: c.crc, options: mpaOptions({ maxUlpduLength: c.maxUlpdu }) },
+    tx: { s0: c.tx.s0, seq: c.tx.seq, markers: c.tx.markers, crc: c.crc },
+  };
+}
