@@ -811,6 +811,30 @@ describe('endpoint configuration is validated by zod', () => {
     expect(() => setUpConnection({ initiator: { ird: 0x4000 }, initiatorIsn: 0, responderIsn: 0 })).toThrow(ZodError);
   });
 
+  test('a Rev 2 responder that accepts no RTR type is refused, citing RFC 6581 §9.2', () => {
+    let err: unknown;
+    try {
+      setUpConnection({ responder: { rtr: [] }, initiatorIsn: 0, responderIsn: 0 });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ZodError);
+    const issue = (err as ZodError).issues[0]!;
+    expect(issue.path).toEqual(['rtr']);
+    expect(issue.message).toMatch(/RFC 6581 §9\.2/);
+    // Called directly, the responder's decision refuses it too, whatever the Request.
+    for (const request of [buildRequest(mpaEndpoint()), buildRequest(mpaEndpoint({ rtr: [] }))]) {
+      expect(() => buildReply(request, mpaEndpoint({ rtr: [] }))).toThrow(RangeError);
+    }
+  });
+
+  test('an empty RTR list is fine for a Rev 1 responder and for a client-server initiator', () => {
+    const rev1 = setUpConnection({ initiator: { revision: 1 }, responder: { revision: 1, rtr: [] }, initiatorIsn: 0, responderIsn: 0 });
+    expect(rev1.status).toBe('established');
+    const clientServer = setUpConnection({ initiator: { rtr: [] }, initiatorIsn: 0, responderIsn: 0 });
+    expect(clientServer.status).toBe('established');
+  });
+
   test('defaults: Rev 2, no markers, CRC on, IRD/ORD 16, all RTR types, accept', () => {
     expect(mpaEndpoint()).toMatchObject({
       revision: 2,

@@ -10,7 +10,7 @@ import type { RnicEvent, Side } from '../../ts-model/rnic/events';
 import { RdmapOptionsSchema } from '../../ts-model/rnic/options';
 import { Rnic } from '../../ts-model/rnic/rnic';
 import { runScenario, type ScenarioResult } from '../../ts-model/scenario/run';
-import { parseScenario, type ScenarioInput } from '../../ts-model/scenario/schema';
+import { parseScenario, ScenarioSchema, type ScenarioInput } from '../../ts-model/scenario/schema';
 import { hex, unhex } from '../support/random';
 import { loadVectors } from '../support/vectors';
 
@@ -1086,6 +1086,21 @@ describe('scenario validation names the field', () => {
   test('first op from the responder with rtr null → ops.0.from', () => {
     expect(paths({ connection: { rtr: null }, ops: [{ ...write, from: 'responder' }] })).toEqual(['ops.0.from']);
     expect(() => parseScenario({ ops: [{ ...write, from: 'responder' }] })).not.toThrow();
+  });
+  test('a Rev 2 responder accepting no RTR type → connection.responder.acceptRtr, citing RFC 6581 §9.2', () => {
+    const issuesOf = (input: unknown) => {
+      const r = ScenarioSchema.safeParse(input);
+      return r.success ? [] : r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+    };
+    const none = { acceptRtr: [] };
+    for (const connection of [{ responder: none }, { revision: 1, responder: { ...none, revision: 2 } }, { rtr: null, responder: none }]) {
+      const issues = issuesOf({ connection });
+      expect(issues.map((i) => i.path), JSON.stringify(connection)).toEqual(['connection.responder.acceptRtr']);
+      expect(issues[0]!.message).toMatch(/RFC 6581 §9\.2/);
+    }
+    // An RFC 5044 (Rev 1) responder has no RTR options to offer.
+    expect(() => parseScenario({ connection: { revision: 1, responder: none } })).not.toThrow();
+    expect(() => parseScenario({ connection: { responder: { ...none, revision: 1 } } })).not.toThrow();
   });
   test('other malformed fields', () => {
     expect(paths({ ops: [{ from: 'initiator', op: 'immediate', data: '0102' }] })).toContain('ops.0.data');

@@ -4,6 +4,7 @@ import {
   buildReply,
   buildRequest,
   mpaEndpoint,
+  mpaResponder,
   type MpaEndpointInput,
   type RtrType,
   type SetupError,
@@ -57,7 +58,7 @@ export function setUpConnection(setup: ConnectionSetup): ConnectionResult {
   checkSeq('initiatorIsn', setup.initiatorIsn);
   checkSeq('responderIsn', setup.responderIsn);
   const initiator = mpaEndpoint(setup.initiator);
-  const responder = mpaEndpoint(setup.responder);
+  const responder = mpaResponder(setup.responder);
   const options = setup.options ?? DEFAULT_MPA_OPTIONS;
 
   const requestFrame = buildRequest(initiator);

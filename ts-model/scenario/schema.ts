@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AccessRightSchema } from '../memory/access';
 import { ADDRESSING_MODES } from '../memory/stag-table';
 import { stagIndex } from '../memory/stag';
+import { acceptsNoRtr, RESPONDER_RTR_REQUIRED } from '../mpa/negotiation';
 import { MpaOptionsSchema } from '../mpa/options';
 import { RdmapOptionsSchema } from '../rnic/options';
 
@@ -53,7 +54,7 @@ const EndpointSchema = z
     pd: z.number().int().min(0).default(0),
     /** Highest MPA revision this side speaks; defaults to connection.revision. */
     revision: z.union([z.literal(1), z.literal(2)]).optional(),
-    /** Responder: the RTR types it accepts (default all three). */
+    /** Responder: the RTR types it accepts (default all three; at least one at Rev 2, RFC 6581 §9.2). */
     acceptRtr: z.array(RtrSchema).optional(),
   })
   .strict();
@@ -69,7 +70,13 @@ const ConnectionSchema = z
     initiator: EndpointSchema.prefault({}),
     responder: EndpointSchema.prefault({}),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    const revision = c.responder.revision ?? c.revision;
+    if (c.responder.acceptRtr && acceptsNoRtr({ revision, rtr: c.responder.acceptRtr })) {
+      ctx.addIssue({ code: 'custom', path: ['responder', 'acceptRtr'], message: `${RESPONDER_RTR_REQUIRED}; give one or more of ${RtrSchema.options.join(', ')}, or omit it for all three` });
+    }
+  });
 
 const RegionSchema = z
   .object({
