@@ -1102,6 +1102,22 @@ describe('scenario validation names the field', () => {
     expect(() => parseScenario({ connection: { revision: 1, responder: none } })).not.toThrow();
     expect(() => parseScenario({ connection: { responder: { ...none, revision: 1 } } })).not.toThrow();
   });
+  test('hex octets (ops.N.data) take an optional 0x or 0X prefix, as integer fields take 0x', () => {
+    const OCTETS = [0x0a, 0x0b, 0xfc];
+    const IMMEDIATE = [1, 2, 3, 4, 5, 6, 7, 0xff];
+    const hexOf = (b: number[]) => Buffer.from(b).toString('hex');
+    for (const prefix of ['', '0x', '0X']) {
+      const s = parseScenario({
+        ops: [
+          { ...write, length: undefined, data: prefix + hexOf(OCTETS) },
+          { from: 'initiator', op: 'immediate', data: prefix + hexOf(IMMEDIATE).toUpperCase() },
+        ],
+      });
+      expect(s.ops.map((o) => ('data' in o && o.data ? Array.from(o.data) : null)), prefix).toEqual([OCTETS, IMMEDIATE]);
+    }
+    // Still two digits per octet, and the prefix only once, at the start.
+    for (const data of ['0x0a0', '0x0x0a', '0a0x0b', 'x0a', '0x0g']) expect(paths({ ops: [{ ...write, length: undefined, data }] }), data).toEqual(['ops.0.data']);
+  });
   test('other malformed fields', () => {
     expect(paths({ ops: [{ from: 'initiator', op: 'immediate', data: '0102' }] })).toContain('ops.0.data');
     expect(paths({ connection: { initialMsn: '0x100000000' } })).toContain('connection.initialMsn');

@@ -5,11 +5,12 @@ import { stagIndex } from '../memory/stag';
 import { acceptsNoRtr, RESPONDER_RTR_REQUIRED } from '../mpa/negotiation';
 import { MpaOptionsSchema } from '../mpa/options';
 import { RdmapOptionsSchema } from '../rnic/options';
+import { HEX_OCTETS, parseHexOctets } from '../util/hex';
 
 /**
  * Scenario files: JSON validated by zod, so every mistake is reported with the path of the field.
  * Integers are JSON numbers or "0x…"/decimal strings; 64-bit values are strings (JSON numbers lose
- * precision above 2^53).
+ * precision above 2^53). Octet strings are hex, two digits per octet, optionally "0x…".
  */
 
 const INTEGER = /^(0x[0-9a-fA-F]+|[0-9]+)$/;
@@ -32,8 +33,8 @@ const u64 = z
 const ALL_ONES_64 = (1n << 64n) - 1n;
 const hexBytes = z
   .string()
-  .regex(/^([0-9a-fA-F]{2})*$/, 'expected hex octets, e.g. "0a0b0c"')
-  .transform((s) => new Uint8Array(Buffer.from(s, 'hex')));
+  .regex(HEX_OCTETS, 'expected hex octets, two digits each, e.g. "0a0b0c" or "0x0a0b0c"')
+  .transform((s) => parseHexOctets(s));
 
 export const SideSchema = z.enum(['initiator', 'responder']);
 export type ScenarioSide = z.infer<typeof SideSchema>;
