@@ -1118,6 +1118,23 @@ describe('scenario validation names the field', () => {
     // Still two digits per octet, and the prefix only once, at the start.
     for (const data of ['0x0a0', '0x0x0a', '0a0x0b', 'x0a', '0x0g']) expect(paths({ ops: [{ ...write, length: undefined, data }] }), data).toEqual(['ops.0.data']);
   });
+  test('Immediate Data and Atomic ops with options.rdmap.rfc7306 false → ops.N.op, naming the option', () => {
+    const rfc7306Ops = [
+      { from: 'initiator', op: 'immediate' },
+      { from: 'initiator', op: 'immediate-se' },
+      { from: 'initiator', op: 'fetch-add', stag: 0x100, add: 1 },
+      { from: 'initiator', op: 'cmp-swap', stag: 0x100, compare: 0, swap: 1 },
+    ];
+    const off = { rdmap: { rfc7306: false } };
+    const r = ScenarioSchema.safeParse({ options: off, ops: [write, ...rfc7306Ops] });
+    expect(r.success).toBe(false);
+    const issues = r.success ? [] : r.error.issues;
+    // The Write (op 0) is fine; every RFC 7306 op after it is named.
+    expect(issues.map((i) => i.path.join('.'))).toEqual(rfc7306Ops.map((_, k) => `ops.${k + 1}.op`));
+    for (const i of issues) expect(i.message).toMatch(/options\.rdmap\.rfc7306/);
+    expect(() => parseScenario({ ops: [write, ...rfc7306Ops] })).not.toThrow();
+    expect(() => parseScenario({ options: off, ops: [write] })).not.toThrow();
+  });
   test('other malformed fields', () => {
     expect(paths({ ops: [{ from: 'initiator', op: 'immediate', data: '0102' }] })).toContain('ops.0.data');
     expect(paths({ connection: { initialMsn: '0x100000000' } })).toContain('connection.initialMsn');

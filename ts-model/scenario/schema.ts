@@ -181,6 +181,8 @@ const FaultSchema = z.union([
   z.object({ kind: z.enum(connectionFaultKinds) }).strict(),
 ]);
 
+/** Ops whose work requests exist only with RFC 7306 (Immediate Data §6, Atomics §5; rnic/work-request.ts needsRfc7306). */
+const RFC7306_OPS = new Set<OpName>(['immediate', 'immediate-se', 'fetch-add', 'cmp-swap']);
 const SENDS = new Set<OpName>(['write', 'read', 'send', 'send-se', 'send-invalidate', 'send-se-invalidate', 'immediate', 'immediate-se', 'fetch-add', 'cmp-swap']);
 const UNTAGGED = new Set<OpName>(['send', 'send-se', 'send-invalidate', 'send-se-invalidate', 'immediate', 'immediate-se', 'read', 'fetch-add', 'cmp-swap']);
 const APPLIES: Record<OpFaultKind, (op: ScenarioOp) => boolean> = {
@@ -236,6 +238,17 @@ export const ScenarioSchema = z
       if (seen.has(key)) ctx.addIssue({ code: 'custom', path: ['regions', i, 'stag'], message: `STag index already used by regions[${seen.get(key)}] at the ${r.at}` });
       seen.set(key, i);
     });
+    if (!s.options.rdmap.rfc7306) {
+      s.ops.forEach((o, i) => {
+        if (RFC7306_OPS.has(o.op)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['ops', i, 'op'],
+            message: `'${o.op}' is an RFC 7306 operation, and options.rdmap.rfc7306 is false: an RNIC without RFC 7306 has no Immediate Data or Atomic work requests`,
+          });
+        }
+      });
+    }
     const noRtr = s.connection.rtr === null || s.connection.revision === 1 || s.connection.initiator.revision === 1;
     const firstSender = s.ops.find((o) => SENDS.has(o.op) || o.op === 'abort');
     if (noRtr && firstSender?.from === 'responder') {
