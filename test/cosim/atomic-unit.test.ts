@@ -17,7 +17,7 @@ import {
   type WordMemory,
 } from '../../sim/cosim/atomic-unit';
 import type { SimModel } from '../../sim/verilator/model';
-import { SEED } from '../support/random';
+import { SEED, unhex } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
 
 const VECTORS = new URL('../../../shared/vectors/atomics.json', import.meta.url).pathname;
@@ -88,7 +88,7 @@ describe.each([false, true])('atomic_unit against ts-model/rdmap/atomics (cfg_bi
       const tag = 0x1000 + i;
       if (v.name.startsWith('E1')) {
         const before = bigEndian ? v.memory_big_endian_before_hex! : v.memory_little_endian_before_hex!;
-        memory.set(addr, new Uint8Array(Buffer.from(before, 'hex')));
+        memory.set(addr, unhex(before));
         ops.push({ aopcode: AOpCode.FETCH_ADD, addr, addSwap: BigInt(`0x${v.add_data_wire_hex!}`), addSwapMask: 0n, compare: 0n, compareMask: 0n, tag });
         checks.push({ name: v.name, addr, returned: BigInt(`0x${v.returned_wire_hex!}`), status: STATUS.OK, match: false, after: bigEndian ? v.memory_big_endian_after_hex! : v.memory_little_endian_after_hex! });
         return;

@@ -15,12 +15,14 @@ import {
   mpaEndpoint,
   mpaFrameLength,
   parseMpaFrame,
+  seqAdd,
   setUpConnection,
   type EnhancedData,
   type MpaEndpointInput,
   type MpaFrame,
   type MpaFrameKind,
   type ParseResult,
+  type RtrType,
 } from '../../ts-model/mpa';
 import { hex, unhex } from '../support/random';
 import { loadVectors, num } from '../support/vectors';
@@ -448,6 +450,48 @@ describe('negotiation of CRC, markers and S0 (spec/mpa.md §3.4, §4.2, §4.3)',
       expect(r.responderToInitiator.s0).toBe(s0b);
     },
   );
+
+  const FLAG_COMBINATIONS = Array.from({ length: 1 << 4 }, (_, n) => bits4(n));
+
+  test.each(FLAG_COMBINATIONS)(
+    'a failure after the Reply (2/0/0x07) keeps the CRC, markers and S0 the frames negotiated: initiator M=%s C=%s, responder M=%s C=%s',
+    (im, ic, rm, rc) => {
+      const setup = (responderRtr: RtrType[]) =>
+        setUpConnection({
+          // The initiator can only send a Read RTR.
+          initiator: { markers: im, crc: ic, rtr: ['read'] },
+          responder: { markers: rm, crc: rc, rtr: responderRtr },
+          initiatorIsn: 1000,
+          responderIsn: 2000,
+        });
+      const failed = setup(['write']);
+      expect(failed.status).toBe('failed');
+      expect(failed.error).toMatchObject({ code: MpaErrorCode.NO_MATCHING_RTR, terminate: true });
+      // The initiator's Terminate needs the stream both frames set up (spec/mpa.md §8.4).
+      const on = ic || rc;
+      expect(failed.crc).toBe(on);
+      expect(failed.initiatorToResponder).toMatchObject({ crc: on, markers: rm, s0: seqAdd(failed.request.seq, failed.request.octets.length) });
+      expect(failed.responderToInitiator).toMatchObject({ crc: on, markers: im, s0: seqAdd(failed.reply!.seq, failed.reply!.octets.length) });
+      // Exactly what an established connection with the same M and C bits gets.
+      const established = setup(['read']);
+      expect(established.status).toBe('established');
+      const framing = (r: typeof failed) => ({ crc: r.crc, forward: r.initiatorToResponder, backward: r.responderToInitiator });
+      expect(framing(failed)).toEqual(framing(established));
+    },
+  );
+
+  test.each(FLAG_COMBINATIONS.filter(([, , rm, rc]) => !rm && !rc))(
+    'with no Reply (a Rev 1 responder refuses an enhanced Request, 0x04) only the Request\'s bits count: initiator M=%s C=%s',
+    (im, ic) => {
+      const r = setUpConnection({ initiator: { markers: im, crc: ic }, responder: { revision: 1, markers: true, crc: true }, initiatorIsn: 1000, responderIsn: 2000 });
+      expect(r.status).toBe('failed');
+      expect(r.reply).toBeNull();
+      // An absent Reply asks for neither CRC nor markers.
+      expect(r.crc).toBe(ic);
+      expect(r.initiatorToResponder).toMatchObject({ crc: ic, markers: false, s0: seqAdd(r.request.seq, r.request.octets.length) });
+      expect(r.responderToInitiator).toMatchObject({ crc: ic, markers: im });
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -765,6 +809,30 @@ describe('endpoint configuration is validated by zod', () => {
 
   test('setUpConnection rejects a bad endpoint with the same ZodError', () => {
     expect(() => setUpConnection({ initiator: { ird: 0x4000 }, initiatorIsn: 0, responderIsn: 0 })).toThrow(ZodError);
+  });
+
+  test('a Rev 2 responder that accepts no RTR type is refused, citing RFC 6581 §9.2', () => {
+    let err: unknown;
+    try {
+      setUpConnection({ responder: { rtr: [] }, initiatorIsn: 0, responderIsn: 0 });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ZodError);
+    const issue = (err as ZodError).issues[0]!;
+    expect(issue.path).toEqual(['rtr']);
+    expect(issue.message).toMatch(/RFC 6581 §9\.2/);
+    // Called directly, the responder's decision refuses it too, whatever the Request.
+    for (const request of [buildRequest(mpaEndpoint()), buildRequest(mpaEndpoint({ rtr: [] }))]) {
+      expect(() => buildReply(request, mpaEndpoint({ rtr: [] }))).toThrow(RangeError);
+    }
+  });
+
+  test('an empty RTR list is fine for a Rev 1 responder and for a client-server initiator', () => {
+    const rev1 = setUpConnection({ initiator: { revision: 1 }, responder: { revision: 1, rtr: [] }, initiatorIsn: 0, responderIsn: 0 });
+    expect(rev1.status).toBe('established');
+    const clientServer = setUpConnection({ initiator: { rtr: [] }, initiatorIsn: 0, responderIsn: 0 });
+    expect(clientServer.status).toBe('established');
   });
 
   test('defaults: Rev 2, no markers, CRC on, IRD/ORD 16, all RTR types, accept', () => {

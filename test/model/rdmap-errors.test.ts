@@ -1,14 +1,19 @@
 import { describe, expect, test } from 'vitest';
 import { MpaDeframer, type DeliveredFpdu } from '../../ts-model/mpa';
 import { HostMemory } from '../../ts-model/memory/host-memory';
-import { Opcode } from '../../ts-model/rdmap/constants';
+import { IMMEDIATE_DATA_SIZE, Opcode } from '../../ts-model/rdmap/constants';
+import { AOpCode } from '../../ts-model/rdmap/atomics';
 import { decodeTerminate, type TerminateFields } from '../../ts-model/rdmap/headers';
+import { UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { decodeDdpHeader } from '../../ts-model/ddp/header';
+import { IwarpLink } from '../../ts-model/link/iwarp-link';
 import type { RnicEvent, Side } from '../../ts-model/rnic/events';
+import { DEFAULT_RDMAP_OPTIONS, RdmapOptionsSchema, type RdmapOptions } from '../../ts-model/rnic/options';
 import { Rnic } from '../../ts-model/rnic/rnic';
-import { runScenario, type ScenarioResult } from '../../ts-model/scenario/run';
+import type { WorkRequest } from '../../ts-model/rnic/work-request';
+import { DEFAULT_ISN, runScenario, type ScenarioResult } from '../../ts-model/scenario/run';
 import { parseScenario, type Scenario, type ScenarioInput } from '../../ts-model/scenario/schema';
-import { ALL_ERROR_CODES, formatErrorCode } from '../../ts-model/terminate-codes';
+import { ALL_ERROR_CODES, RdmapError, formatErrorCode } from '../../ts-model/terminate-codes';
 import { hex } from '../../ts-model/util/hex';
 
 /**
@@ -284,18 +289,6 @@ const CASES: readonly Case[] = [
     error: [0, 2, 0x06],
     side: 'responder',
     scenario: scenario({ from: 'initiator', op: 'send', length: 100 }, ['bad-opcode']),
-  },
-  {
-    name: 'RDMAP unexpected opcode: FetchAdd with RFC 7306 off',
-    error: [0, 2, 0x06],
-    side: 'responder',
-    scenario: scenario({ from: 'initiator', op: 'fetch-add', stag: '0x100', add: 1 }, [], { options: { rdmap: { rfc7306: false } } }),
-  },
-  {
-    name: 'RDMAP unexpected opcode: CmpSwap with RFC 7306 off',
-    error: [0, 2, 0x06],
-    side: 'responder',
-    scenario: scenario({ from: 'initiator', op: 'cmp-swap', stag: '0x100', compare: 0, swap: 5 }, [], { options: { rdmap: { rfc7306: false } } }),
   },
   {
     name: 'RDMAP stream catastrophic: misaligned FetchAdd',
@@ -769,3 +762,88 @@ describe('Terminate contents (spec/ddp-rdmap.md §2.4)', () => {
     expect(r.events.filter((e) => e.type === 'terminate-received')).toMatchObject([{ side: 'initiator', layer: 1, etype: 1, code: 0 }]);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// RFC 7306 switched off (spec/README.md, option rfc7306)
+
+describe('an RNIC without RFC 7306 (options.rdmap.rfc7306 false)', () => {
+  const WITHOUT_7306 = RdmapOptionsSchema.parse({ rfc7306: false });
+  const TARGET_STAG = 0x100;
+  const TARGET_LENGTH = 4096;
+  const RECEIVE_LENGTH = 256;
+  /** Ethernet-sized TCP segments and the default datapath width; neither matters to the checks. */
+  const EMSS = 1460;
+  const WIDTH = 8;
+  const ALL_ONES_64 = (1n << 64n) - 1n;
+  const OP = 0;
+  const NEXT_OP = 1;
+
+  /** Both Immediate Data opcodes and both atomics: the only work requests that use RFC 7306. */
+  const RFC7306_WRS: readonly (readonly [string, WorkRequest])[] = [
+    ['Immediate Data', { kind: 'immediate', id: OP, solicited: false, data: new Uint8Array(IMMEDIATE_DATA_SIZE) }],
+    ['Immediate Data with SE', { kind: 'immediate', id: OP, solicited: true, data: new Uint8Array(IMMEDIATE_DATA_SIZE) }],
+    [
+      'FetchAdd',
+      { kind: 'atomic', id: OP, aopcode: AOpCode.FETCH_ADD, stag: TARGET_STAG, to: 0n, addSwapData: 1n, addSwapMask: 0n, compareData: 0n, compareMask: ALL_ONES_64, localStag: null, localTo: 0n },
+    ],
+    [
+      'CmpSwap',
+      { kind: 'atomic', id: OP, aopcode: AOpCode.CMP_SWAP, stag: TARGET_STAG, to: 0n, addSwapData: 5n, addSwapMask: ALL_ONES_64, compareData: 0n, compareMask: ALL_ONES_64, localStag: null, localTo: 0n },
+    ],
+  ];
+
+  /** A connection past its RTR, the responder with a target region and a receive buffer. */
+  function connect(options: Record<Side, RdmapOptions>): { link: IwarpLink; responder: Rnic } {
+    const rnics = { initiator: new Rnic('initiator', options.initiator), responder: new Rnic('responder', options.responder) };
+    rnics.responder.stags.register({ stag: TARGET_STAG, base: rnics.responder.allocate(TARGET_LENGTH), length: BigInt(TARGET_LENGTH), access: [...ALL_REMOTE] });
+    const link = new IwarpLink({ mpa: { initiatorIsn: DEFAULT_ISN.initiator, responderIsn: DEFAULT_ISN.responder }, emss: EMSS, width: WIDTH, rnics });
+    link.endpoint('responder').postReceive(RECEIVE_LENGTH);
+    link.run();
+    return { link, responder: rnics.responder };
+  }
+
+  test.each(RFC7306_WRS)('its requester refuses to post %s with an error naming the option, and stays usable', (_, wr) => {
+    const { link } = connect({ initiator: WITHOUT_7306, responder: WITHOUT_7306 });
+    const ep = link.endpoint('initiator');
+    const mark = link.events.length;
+    expect(() => ep.post(wr)).toThrow(/rfc7306/);
+    link.run();
+    // Nothing was queued: no FPDU, no completion.
+    expect(link.events.slice(mark)).toEqual([]);
+    ep.post({ kind: 'write', id: NEXT_OP, stag: TARGET_STAG, to: 0n, data: new Uint8Array(RECEIVE_LENGTH) });
+    link.run();
+    expect(link.events.filter((e) => e.type === 'completion' && e.side === 'initiator' && e.op === NEXT_OP)).toMatchObject([{ status: 'success' }]);
+    expect(link.events.filter((e) => e.type === 'terminate-sent')).toEqual([]);
+  });
+
+  test.each(RFC7306_WRS)('%s from a peer with RFC 7306 gets Terminate 0x0/0x2/0x06 (Unexpected OpCode) with its DDP header', (_, wr) => {
+    const { link, responder } = connect({ initiator: DEFAULT_RDMAP_OPTIONS, responder: WITHOUT_7306 });
+    const target = responder.stags.lookup(TARGET_STAG)!.base;
+    const before = responder.memory.digest(target, TARGET_LENGTH);
+    link.endpoint('initiator').post(wr);
+    link.run();
+    const unexpected = { layer: RdmapError.UNEXPECTED_OPCODE.layer, etype: RdmapError.UNEXPECTED_OPCODE.etype, code: RdmapError.UNEXPECTED_OPCODE.code };
+    expect(link.events.filter((e) => e.type === 'terminate-sent')).toMatchObject([{ side: 'responder', ...unexpected }]);
+    expect(link.events.filter((e) => e.type === 'terminate-received')).toMatchObject([{ side: 'initiator', ...unexpected }]);
+    // Nothing of it reaches the responder's memory or its ULP.
+    expect(link.events.filter((e) => e.side === 'responder' && (e.type === 'placement' || e.type === 'completion'))).toEqual([]);
+    expect(responder.memory.digest(target, TARGET_LENGTH)).toBe(before);
+    // The Terminate on the wire copies the offending untagged DDP header (spec/ddp-rdmap.md §2.4).
+    const offending = deframeLink(link, 'initiator').at(-1)!;
+    const terms = deframeLink(link, 'responder').filter(isTerminateUlpdu);
+    expect(terms).toHaveLength(1);
+    const t = decodeTerminate(terms[0]!.subarray(UNTAGGED_HEADER_SIZE))!;
+    expect(t).toMatchObject({ ...unexpected, m: true, d: true, r: false, segmentLength: offending.length });
+    expect(hex(t.ddpHeader!)).toBe(hex(offending.subarray(0, UNTAGGED_HEADER_SIZE)));
+  });
+});
+
+/** The ULPDUs one side of a link sent, deframed from its wire octets. */
+function deframeLink(link: IwarpLink, from: Side): Uint8Array[] {
+  const c = link.connection;
+  const deframer = new MpaDeframer(from === 'initiator' ? c.initiatorToResponder : c.responderToInitiator);
+  return link.segments
+    .filter((s) => s.kind === 'fpdu' && s.from === from)
+    .flatMap((s) => deframer.push(s.payload))
+    .flatMap((e) => (e.kind === 'fpdu' ? [e.ulpdu] : []));
+}

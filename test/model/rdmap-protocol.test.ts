@@ -10,7 +10,7 @@ import type { RnicEvent, Side } from '../../ts-model/rnic/events';
 import { RdmapOptionsSchema } from '../../ts-model/rnic/options';
 import { Rnic } from '../../ts-model/rnic/rnic';
 import { runScenario, type ScenarioResult } from '../../ts-model/scenario/run';
-import { parseScenario, type ScenarioInput } from '../../ts-model/scenario/schema';
+import { parseScenario, ScenarioSchema, type ScenarioInput } from '../../ts-model/scenario/schema';
 import { hex, unhex } from '../support/random';
 import { loadVectors } from '../support/vectors';
 
@@ -1086,6 +1086,54 @@ describe('scenario validation names the field', () => {
   test('first op from the responder with rtr null → ops.0.from', () => {
     expect(paths({ connection: { rtr: null }, ops: [{ ...write, from: 'responder' }] })).toEqual(['ops.0.from']);
     expect(() => parseScenario({ ops: [{ ...write, from: 'responder' }] })).not.toThrow();
+  });
+  test('a Rev 2 responder accepting no RTR type → connection.responder.acceptRtr, citing RFC 6581 §9.2', () => {
+    const issuesOf = (input: unknown) => {
+      const r = ScenarioSchema.safeParse(input);
+      return r.success ? [] : r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+    };
+    const none = { acceptRtr: [] };
+    for (const connection of [{ responder: none }, { revision: 1, responder: { ...none, revision: 2 } }, { rtr: null, responder: none }]) {
+      const issues = issuesOf({ connection });
+      expect(issues.map((i) => i.path), JSON.stringify(connection)).toEqual(['connection.responder.acceptRtr']);
+      expect(issues[0]!.message).toMatch(/RFC 6581 §9\.2/);
+    }
+    // An RFC 5044 (Rev 1) responder has no RTR options to offer.
+    expect(() => parseScenario({ connection: { revision: 1, responder: none } })).not.toThrow();
+    expect(() => parseScenario({ connection: { responder: { ...none, revision: 1 } } })).not.toThrow();
+  });
+  test('hex octets (ops.N.data) take an optional 0x or 0X prefix, as integer fields take 0x', () => {
+    const OCTETS = [0x0a, 0x0b, 0xfc];
+    const IMMEDIATE = [1, 2, 3, 4, 5, 6, 7, 0xff];
+    const hexOf = (b: number[]) => Buffer.from(b).toString('hex');
+    for (const prefix of ['', '0x', '0X']) {
+      const s = parseScenario({
+        ops: [
+          { ...write, length: undefined, data: prefix + hexOf(OCTETS) },
+          { from: 'initiator', op: 'immediate', data: prefix + hexOf(IMMEDIATE).toUpperCase() },
+        ],
+      });
+      expect(s.ops.map((o) => ('data' in o && o.data ? Array.from(o.data) : null)), prefix).toEqual([OCTETS, IMMEDIATE]);
+    }
+    // Still two digits per octet, and the prefix only once, at the start.
+    for (const data of ['0x0a0', '0x0x0a', '0a0x0b', 'x0a', '0x0g']) expect(paths({ ops: [{ ...write, length: undefined, data }] }), data).toEqual(['ops.0.data']);
+  });
+  test('Immediate Data and Atomic ops with options.rdmap.rfc7306 false → ops.N.op, naming the option', () => {
+    const rfc7306Ops = [
+      { from: 'initiator', op: 'immediate' },
+      { from: 'initiator', op: 'immediate-se' },
+      { from: 'initiator', op: 'fetch-add', stag: 0x100, add: 1 },
+      { from: 'initiator', op: 'cmp-swap', stag: 0x100, compare: 0, swap: 1 },
+    ];
+    const off = { rdmap: { rfc7306: false } };
+    const r = ScenarioSchema.safeParse({ options: off, ops: [write, ...rfc7306Ops] });
+    expect(r.success).toBe(false);
+    const issues = r.success ? [] : r.error.issues;
+    // The Write (op 0) is fine; every RFC 7306 op after it is named.
+    expect(issues.map((i) => i.path.join('.'))).toEqual(rfc7306Ops.map((_, k) => `ops.${k + 1}.op`));
+    for (const i of issues) expect(i.message).toMatch(/options\.rdmap\.rfc7306/);
+    expect(() => parseScenario({ ops: [write, ...rfc7306Ops] })).not.toThrow();
+    expect(() => parseScenario({ options: off, ops: [write] })).not.toThrow();
   });
   test('other malformed fields', () => {
     expect(paths({ ops: [{ from: 'initiator', op: 'immediate', data: '0102' }] })).toContain('ops.0.data');

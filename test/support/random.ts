@@ -23,4 +23,5 @@ export function withSeed<T>(salt: number, fn: (r: Rng) => T): T {
 }
 
 export { hex } from '../../ts-model/util/hex';
-export const unhex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'hex'));
+/** Hex octets to bytes, with the model's own parser (a bad vector throws instead of shrinking). */
+export { parseHexOctets as unhex } from '../../ts-model/util/hex';

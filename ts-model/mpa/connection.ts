@@ -4,6 +4,7 @@ import {
   buildReply,
   buildRequest,
   mpaEndpoint,
+  mpaResponder,
   type MpaEndpointInput,
   type RtrType,
   type SetupError,
@@ -57,7 +58,7 @@ export function setUpConnection(setup: ConnectionSetup): ConnectionResult {
   checkSeq('initiatorIsn', setup.initiatorIsn);
   checkSeq('responderIsn', setup.responderIsn);
   const initiator = mpaEndpoint(setup.initiator);
-  const responder = mpaEndpoint(setup.responder);
+  const responder = mpaResponder(setup.responder);
   const options = setup.options ?? DEFAULT_MPA_OPTIONS;
 
   const requestFrame = buildRequest(initiator);
@@ -68,15 +69,30 @@ export function setUpConnection(setup: ConnectionSetup): ConnectionResult {
   const request = { seq: requestSeq, octets: requestOctets, frame: requestFrame };
 
   const direction = (s0: number, markers: boolean, crc: boolean): MpaStreamConfig => ({ s0, markers, crc, options });
+  /**
+   * The framing the two frames negotiate: CRC if either frame has C = 1 (spec/mpa.md §3.4), each
+   * direction marked iff its receiver set M (§4.2), S0 right after each frame (§4.3). A set-up
+   * failure after the Reply uses it too: the initiator's first and last FPDU is a Terminate on
+   * this stream (§8.4). Without a Reply (the responder refused the Request, 0x04) no FPDU ever
+   * flows; the rules then read the Request's bits alone, as an absent Reply asks for neither CRC
+   * nor markers.
+   */
+  const framing = (reply: ConnectionResult['reply']): Pick<ConnectionResult, 'crc' | 'initiatorToResponder' | 'responderToInitiator'> => {
+    const crc = requestFrame.crc || !!reply?.frame.crc;
+    const s0Backward = reply ? seqAdd(replySeq, reply.octets.length) : replySeq;
+    return {
+      crc,
+      initiatorToResponder: direction(s0Forward, !!reply?.frame.markers, crc),
+      responderToInitiator: direction(s0Backward, requestFrame.markers, crc),
+    };
+  };
   const noLink = (failedAt: 'initiator' | 'responder', error: SetupError, reply: ConnectionResult['reply']): ConnectionResult => ({
     status: 'failed',
     failedAt,
     error,
     request,
     reply,
-    crc: false,
-    initiatorToResponder: direction(s0Forward, false, false),
-    responderToInitiator: direction(reply ? seqAdd(replySeq, reply.octets.length) : replySeq, false, false),
+    ...framing(reply),
     initiator: { ird: initiator.ird, ord: initiator.ord },
     responder: { ird: responder.ird, ord: responder.ord },
     peerToPeer: false,
@@ -96,16 +112,12 @@ export function setUpConnection(setup: ConnectionSetup): ConnectionResult {
   const outcome = acceptReply(requestFrame, parsedReply.frame, initiator);
   if (outcome.status === 'failed') return noLink('initiator', outcome.error, reply);
 
-  const crc = requestFrame.crc || decision.reply.crc;
-  const s0Backward = seqAdd(replySeq, replyOctets.length);
   const established = outcome.status === 'established';
   return {
     status: established ? 'established' : 'rejected',
     request,
     reply,
-    crc,
-    initiatorToResponder: direction(s0Forward, decision.reply.markers, crc),
-    responderToInitiator: direction(s0Backward, requestFrame.markers, crc),
+    ...framing(reply),
     initiator: established ? { ird: outcome.ird, ord: outcome.ord } : { ird: initiator.ird, ord: initiator.ord },
     responder: { ird: decision.ird, ord: decision.ord },
     peerToPeer: !!requestFrame.enhanced?.peerToPeer,

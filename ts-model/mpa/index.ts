@@ -11,8 +11,12 @@ export { MpaDeframer, type DeframeEvent, type DeliveredFpdu, type MpaStreamError
 export { encodeMpaFrame, parseMpaFrame, mpaFrameLength, type MpaFrame, type MpaFrameKind, type EnhancedData, type ParseResult } from './frames';
 export {
   MpaEndpointSchema,
+  MpaResponderSchema,
+  RESPONDER_RTR_REQUIRED,
   RtrTypeSchema,
+  acceptsNoRtr,
   mpaEndpoint,
+  mpaResponder,
   buildRequest,
   buildReply,
   acceptReply,

@@ -28,7 +28,7 @@ export const MpaEndpointSchema = z
     ord: irdOrd.default(16),
     /**
      * Initiator: the RTR types it can send, most preferred first; empty = client-server (A = 0).
-     * Responder: the RTR types it accepts.
+     * Responder: the RTR types it accepts; at least one at Rev 2 (RFC 6581 §9.2, see mpaResponder).
      */
     rtr: z.array(RtrTypeSchema).default(['write', 'send', 'read']),
     /** Responder: the ULP accepts the connection (R = 0). */
@@ -48,6 +48,27 @@ export type MpaEndpointInput = z.input<typeof MpaEndpointSchema>;
 
 export function mpaEndpoint(input: MpaEndpointInput = {}): MpaEndpoint {
   return MpaEndpointSchema.parse(input);
+}
+
+/**
+ * RFC 6581 §9.2: "The responder MUST support at least one RTR indication option if it supports
+ * Enhanced RDMA connection establishment", i.e. whenever it speaks Rev 2, whatever the initiator
+ * asks for. A Rev 1 responder has no RTR options.
+ */
+export const RESPONDER_RTR_REQUIRED =
+  'a responder that speaks Rev 2 (enhanced connection set-up) must accept at least one RTR type (RFC 6581 §9.2)';
+
+/** True for a responder breaking that rule: Rev 2 and no RTR type accepted. */
+export const acceptsNoRtr = (responder: Pick<MpaEndpoint, 'revision' | 'rtr'>): boolean =>
+  responder.revision >= MpaRevision.RFC6581 && responder.rtr.length === 0;
+
+/** An endpoint in the responder role: the endpoint fields plus the RFC 6581 §9.2 rule on `rtr`. */
+export const MpaResponderSchema = MpaEndpointSchema.superRefine((e, ctx) => {
+  if (acceptsNoRtr(e)) ctx.addIssue({ code: 'custom', path: ['rtr'], message: RESPONDER_RTR_REQUIRED });
+});
+
+export function mpaResponder(input: MpaEndpointInput = {}): MpaEndpoint {
+  return MpaResponderSchema.parse(input);
 }
 
 /** A set-up failure, as the side that detects it reports it (Layer 0x2, EType 0x0). */
@@ -102,6 +123,7 @@ export type ReplyDecision =
 
 /** What a responder answers to a (well-formed) Request (RFC 6581 §9.1, §9.2, §10). */
 export function buildReply(request: MpaFrame, responder: MpaEndpoint): ReplyDecision {
+  if (acceptsNoRtr(responder)) throw new RangeError(RESPONDER_RTR_REQUIRED);
   // A responder without RFC 6581 treats S = 1 as a malformed frame and closes (RFC 6581 §10).
   if (request.enhanced && responder.revision < MpaRevision.RFC6581) {
     return { status: 'invalid', error: setupError(MpaErrorCode.INVALID_REQ_REP, 'enhanced Request (S = 1) to a Rev 1 responder') };

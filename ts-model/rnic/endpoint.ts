@@ -28,7 +28,7 @@ import { DdpError, LlpError, RdmapError, formatErrorCode, llpError, type ErrorCo
 import type { CompletionKind, CompletionStatus, RnicEvent, Side } from './events';
 import { checkHeader, ddpTaggedError, rdmapProtectionError, type CheckedSegment } from './header-checks';
 import type { Rnic } from './rnic';
-import type { RtrKind, WorkRequest } from './work-request';
+import { needsRfc7306, type RtrKind, type WorkRequest } from './work-request';
 import { hex } from '../util/hex';
 
 /** A ULPDU ready for MPA, with what it belongs to. */
@@ -202,6 +202,12 @@ export class RdmapEndpoint {
   // Transmit: work requests → DDP messages [RFC 5040 §5; RFC 7306 §5, §6]
 
   post(wr: WorkRequest): void {
+    // Refused before anything is queued: the ULP of an RNIC without RFC 7306 has no such verb.
+    if (needsRfc7306(wr) && !this.rnic.options.rfc7306) {
+      throw new RangeError(
+        `work request ${wr.id} (${wr.kind}) needs RFC 7306, which the ${this.side} RNIC has off (options.rdmap.rfc7306 false): without it there are no Immediate Data or Atomic operations`,
+      );
+    }
     const kind: CompletionKind = wr.kind;
     const slot: CompletionSlot = { op: wr.id, kind, event: null };
     this.slots.push(slot);

@@ -6,7 +6,10 @@ import { z } from 'zod';
  */
 export const RdmapOptionsSchema = z
   .object({
-    /** Accept and send RFC 7306 opcodes 0x8–0xB; off, they are Unexpected OpCode (0x0/0x2/0x06). */
+    /**
+     * Accept and send RFC 7306 opcodes 0x8–0xB. Off: received, they are Unexpected OpCode
+     * (0x0/0x2/0x06); Immediate Data and Atomic work requests are refused when posted.
+     */
     rfc7306: z.boolean().default(true),
     /** #10: Terminate DDP Segment Length = the whole segment (irdma) or its payload (siw). */
     termSegLen: z.enum(['segment', 'payload']).default('segment'),

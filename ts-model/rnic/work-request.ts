@@ -37,3 +37,9 @@ export type WorkRequest =
 
 /** The RFC 6581 RTR indication the initiator sends first in peer-to-peer mode. */
 export type RtrKind = 'write' | 'read' | 'send';
+
+/**
+ * Work requests that exist only with RFC 7306: Immediate Data (opcodes 0x8, 0x9, RFC 7306 §6)
+ * and Atomics (0xA, RFC 7306 §5). An RNIC with the option rfc7306 off has none of them.
+ */
+export const needsRfc7306 = (wr: Pick<WorkRequest, 'kind'>): boolean => wr.kind === 'immediate' || wr.kind === 'atomic';

@@ -2,13 +2,15 @@ import { z } from 'zod';
 import { AccessRightSchema } from '../memory/access';
 import { ADDRESSING_MODES } from '../memory/stag-table';
 import { stagIndex } from '../memory/stag';
+import { acceptsNoRtr, RESPONDER_RTR_REQUIRED } from '../mpa/negotiation';
 import { MpaOptionsSchema } from '../mpa/options';
 import { RdmapOptionsSchema } from '../rnic/options';
+import { HEX_OCTETS, parseHexOctets } from '../util/hex';
 
 /**
  * Scenario files: JSON validated by zod, so every mistake is reported with the path of the field.
  * Integers are JSON numbers or "0x…"/decimal strings; 64-bit values are strings (JSON numbers lose
- * precision above 2^53).
+ * precision above 2^53). Octet strings are hex, two digits per octet, optionally "0x…".
  */
 
 const INTEGER = /^(0x[0-9a-fA-F]+|[0-9]+)$/;
@@ -31,8 +33,8 @@ const u64 = z
 const ALL_ONES_64 = (1n << 64n) - 1n;
 const hexBytes = z
   .string()
-  .regex(/^([0-9a-fA-F]{2})*$/, 'expected hex octets, e.g. "0a0b0c"')
-  .transform((s) => new Uint8Array(Buffer.from(s, 'hex')));
+  .regex(HEX_OCTETS, 'expected hex octets, two digits each, e.g. "0a0b0c" or "0x0a0b0c"')
+  .transform((s) => parseHexOctets(s));
 
 export const SideSchema = z.enum(['initiator', 'responder']);
 export type ScenarioSide = z.infer<typeof SideSchema>;
@@ -53,7 +55,7 @@ const EndpointSchema = z
     pd: z.number().int().min(0).default(0),
     /** Highest MPA revision this side speaks; defaults to connection.revision. */
     revision: z.union([z.literal(1), z.literal(2)]).optional(),
-    /** Responder: the RTR types it accepts (default all three). */
+    /** Responder: the RTR types it accepts (default all three; at least one at Rev 2, RFC 6581 §9.2). */
     acceptRtr: z.array(RtrSchema).optional(),
   })
   .strict();
@@ -69,7 +71,13 @@ const ConnectionSchema = z
     initiator: EndpointSchema.prefault({}),
     responder: EndpointSchema.prefault({}),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    const revision = c.responder.revision ?? c.revision;
+    if (c.responder.acceptRtr && acceptsNoRtr({ revision, rtr: c.responder.acceptRtr })) {
+      ctx.addIssue({ code: 'custom', path: ['responder', 'acceptRtr'], message: `${RESPONDER_RTR_REQUIRED}; give one or more of ${RtrSchema.options.join(', ')}, or omit it for all three` });
+    }
+  });
 
 const RegionSchema = z
   .object({
@@ -173,6 +181,8 @@ const FaultSchema = z.union([
   z.object({ kind: z.enum(connectionFaultKinds) }).strict(),
 ]);
 
+/** Ops whose work requests exist only with RFC 7306 (Immediate Data §6, Atomics §5; rnic/work-request.ts needsRfc7306). */
+const RFC7306_OPS = new Set<OpName>(['immediate', 'immediate-se', 'fetch-add', 'cmp-swap']);
 const SENDS = new Set<OpName>(['write', 'read', 'send', 'send-se', 'send-invalidate', 'send-se-invalidate', 'immediate', 'immediate-se', 'fetch-add', 'cmp-swap']);
 const UNTAGGED = new Set<OpName>(['send', 'send-se', 'send-invalidate', 'send-se-invalidate', 'immediate', 'immediate-se', 'read', 'fetch-add', 'cmp-swap']);
 const APPLIES: Record<OpFaultKind, (op: ScenarioOp) => boolean> = {
@@ -228,6 +238,17 @@ export const ScenarioSchema = z
       if (seen.has(key)) ctx.addIssue({ code: 'custom', path: ['regions', i, 'stag'], message: `STag index already used by regions[${seen.get(key)}] at the ${r.at}` });
       seen.set(key, i);
     });
+    if (!s.options.rdmap.rfc7306) {
+      s.ops.forEach((o, i) => {
+        if (RFC7306_OPS.has(o.op)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['ops', i, 'op'],
+            message: `'${o.op}' is an RFC 7306 operation, and options.rdmap.rfc7306 is false: an RNIC without RFC 7306 has no Immediate Data or Atomic work requests`,
+          });
+        }
+      });
+    }
     const noRtr = s.connection.rtr === null || s.connection.revision === 1 || s.connection.initiator.revision === 1;
     const firstSender = s.ops.find((o) => SENDS.has(o.op) || o.op === 'abort');
     if (noRtr && firstSender?.from === 'responder') {
