@@ -1,87 +1,105 @@
 /**
- * Single-bit mutants of the generated RTL, each passed through `--rtl` to the co-simulation: does
- * the scoreboard catch a flipped bit in every block? For each module of rtl/rnic.f, `--per N`
- * constants in its logic (a sized literal in an `assign` or a register update) are picked from the
- * seed, one bit of each is flipped, and the whole RNIC (or, for a block the top does not
- * instantiate, its own co-simulation) runs on the copy. A mutant is caught when the run reports a
- * mismatch or a violation, or stops with an error (a hang is reported as one).
+ * The mutation campaign (sim/mutation/campaign.ts): does the regression catch a broken RTL? For
+ * every module of rtl/rnic.f, up to --per mutants of each kind (a constant bit flipped, an
+ * operator swapped, a term dropped, a datapath bit stuck at 0 or 1, a condition inverted) are
+ * built into one Verilator model per module and run one at a time against what `make regress`
+ * runs at 8 octets: the random co-simulation of the top (REGRESS_SEED 1, 10 000 operations, 10%
+ * faults), then every example scenario. A survivor goes to yosys for an equivalence proof, and its
+ * single-mutant RTL is kept for a replay with `rnic cosim --rtl`.
  *
- *   npx tsx scripts/mutants.ts [--seed N] [--per N] [--ops N] [--module M] [--json]
+ *   npx tsx scripts/mutants.ts [--seed N] [--per N] [--module M] [--no-prove] [--out DIR]
  *
- * Minutes per mutant (each is a Verilator build of the top): a long job, outside `make test`.
+ * Writes DIR/results.json and DIR/mutation.md (the table in the README); default out/mutants.
+ * A long job (about an hour): one model build per module, seconds to a minute per mutant.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { cosimCrc32c } from '../sim/cosim/crc32c';
-import { cosimRnic } from '../sim/cosim/rnic';
-import { prng } from '../ts-model/util/prng';
+import { DEFAULT_CONFIG } from '../hdl-gen/gen/config';
+import { REPO_ROOT } from '../hdl-gen/gen/sources';
+import { MUTATION_KINDS } from '../hdl-gen/verify/mutants';
+import { replayCommand } from '../cli/replay';
+import { REGRESS_CRC, REGRESS_RANDOM, exampleScenarios, planCampaign, runMutant, schemataRtl, singleMutantRtl } from '../sim/mutation/campaign';
+import { proveEquivalent } from '../sim/mutation/equivalence';
 
 const { values } = parseArgs({
-  options: { seed: { type: 'string', default: '1' }, per: { type: 'string', default: '1' }, ops: { type: 'string', default: '400' }, module: { type: 'string' }, json: { type: 'boolean' } },
+  options: {
+    seed: { type: 'string', default: '1' },
+    per: { type: 'string', default: '3' },
+    module: { type: 'string' },
+    'no-prove': { type: 'boolean' },
+    out: { type: 'string', default: 'out/mutants' },
+  },
 });
-const ROOT = new URL('..', import.meta.url).pathname;
-const RTL = join(ROOT, 'rtl');
-const r = prng(Number(values.seed));
-const modules = readFileSync(join(RTL, 'rnic.f'), 'utf8').split('\n').filter(Boolean).map((f) => f.replace(/\.v$/, ''));
+const seed = Number(values.seed);
+const per = Number(values.per);
+const out = values.out!;
+mkdirSync(out, { recursive: true });
 
-interface Site {
-  readonly line: number;
-  readonly at: number;
-  readonly width: number;
-  readonly value: bigint;
-  readonly text: string;
+interface Row {
+  readonly module: string;
+  readonly id: number;
+  readonly kind: string;
+  readonly what: string;
+  readonly line: string;
+  readonly caught: boolean;
+  readonly by: string | null;
+  readonly how: string;
+  readonly cycle: number | null;
+  readonly seconds: number;
+  readonly equivalence?: { status: string; detail: string };
+  readonly replay?: string;
 }
 
-/** Sized hex literals in logic lines (not declarations, not parameters). */
-function sites(v: string): Site[] {
-  const out: Site[] = [];
-  v.split('\n').forEach((l, i) => {
-    if (!/^\s*(assign\b|\w+(\[[^\]]*\])?\s*(<=|=)\s)/.test(l) || /^\s*(localparam|parameter|input|output|wire|reg)\b/.test(l)) return;
-    for (const m of l.matchAll(/(\d+)'h([0-9a-f]+)/g)) out.push({ line: i, at: m.index!, width: Number(m[1]), value: BigInt(`0x${m[2]}`), text: m[0] });
-  });
-  return out;
-}
-
-const rows: { module: string; site: string; caught: boolean; how: string; seconds: number }[] = [];
-for (const mod of modules) {
-  if (values.module && mod !== values.module) continue;
-  const file = `${mod}.v`;
-  const v = readFileSync(join(RTL, file), 'utf8');
-  const all = sites(v);
-  for (let k = 0; k < Number(values.per) && all.length; k++) {
-    const s = all[r.int(0, all.length - 1)]!;
-    const bit = BigInt(r.int(0, s.width - 1));
-    const flipped = `${s.width}'h${(s.value ^ (1n << bit)).toString(16)}`;
-    const lines = v.split('\n');
-    lines[s.line] = lines[s.line]!.slice(0, s.at) + flipped + lines[s.line]!.slice(s.at + s.text.length);
-    const dir = mkdtempSync(join(tmpdir(), 'rnic-mutant-'));
-    cpSync(RTL, dir, { recursive: true });
-    writeFileSync(join(dir, file), lines.join('\n'));
-    const t0 = performance.now();
-    let caught = false;
-    let how = '';
-    try {
-      if (mod.startsWith('crc32c_')) {
-        const res = cosimCrc32c({ width: Number(mod.split('_w')[1]), seed: 1, frames: 2000, rtlDir: dir });
-        caught = res.mismatches > 0;
-        how = caught ? 'CRC mismatch' : '';
-      } else {
-        const res = cosimRnic({ width: 8, seed: Number(values.seed), ops: Number(values.ops), faults: 0.1, rtlDir: dir });
-        caught = res.mismatches + res.violations > 0;
-        how = res.firstMismatch ? `${res.firstMismatch.what}` : res.firstViolation ?? '';
-      }
-    } catch (e) {
-      caught = true;
-      how = `stopped: ${(e as Error).message.split('\n')[0]!.slice(0, 120)}`;
+const scenarios = exampleScenarios();
+const plan = planCampaign({ seed, per, ...(values.module && { only: values.module }) });
+const rows: Row[] = [];
+const t0 = performance.now();
+for (const p of plan) {
+  const name = p.module.name;
+  const tb = performance.now();
+  const dir = schemataRtl(p);
+  console.log(`${name}: ${p.mutations.length} mutants of ${Object.values(p.sites).reduce((a, b) => a + b, 0)} sites (${MUTATION_KINDS.map((k) => `${k} ${p.sites[k]}`).join(', ')}); RTL in ${dir}`);
+  p.mutations.forEach((mutation, i) => {
+    const id = i + 1;
+    const t = performance.now();
+    const run = runMutant(name, dir, id, scenarios);
+    const seconds = Math.round((performance.now() - t) / 1000);
+    let row: Row = { module: name, id, kind: mutation.kind, what: mutation.what, line: '', caught: run.caught, by: run.by, how: run.how, cycle: run.cycle, seconds };
+    if (!run.caught) {
+      const single = singleMutantRtl(p.module, mutation);
+      const replay = name.startsWith('crc32c_')
+        ? replayCommand({ dut: 'crc32c', width: REGRESS_CRC.width, seed: REGRESS_CRC.seed, frames: REGRESS_CRC.frames, rtl: single.dir })
+        : replayCommand({ dut: 'rnic', width: REGRESS_RANDOM.width, seed: REGRESS_RANDOM.seed, ops: REGRESS_RANDOM.ops, faults: REGRESS_RANDOM.faults, rtl: single.dir });
+      row = { ...row, line: single.line, replay, ...(!values['no-prove'] && { equivalence: proveEquivalent(join(REPO_ROOT, 'rtl'), single.dir, name) }) };
     }
-    rmSync(dir, { recursive: true, force: true });
-    const row = { module: mod, site: `line ${s.line + 1}: ${s.text} → ${flipped}`, caught, how, seconds: Math.round((performance.now() - t0) / 1000) };
     rows.push(row);
-    if (!values.json) console.log(`${caught ? 'CAUGHT' : 'MISSED'}  ${mod}  ${row.site}  (${row.seconds} s)  ${how}`);
-  }
+    console.log(`  ${run.caught ? 'CAUGHT' : 'SURVIVED'} #${id} ${mutation.kind}: ${mutation.what} (${seconds} s)${run.caught ? ` by ${run.by}: ${run.how}${run.cycle !== null ? ` at cycle ${run.cycle}` : ''}` : ` ${row.equivalence ? `${row.equivalence.status}: ${row.equivalence.detail}` : ''}`}`);
+  });
+  console.log(`  ${name}: ${rows.filter((r) => r.module === name && r.caught).length} of ${p.mutations.length} caught (${Math.round((performance.now() - tb) / 1000)} s)`);
 }
-if (values.json) console.log(JSON.stringify(rows));
-else console.log(`${rows.filter((x) => x.caught).length} of ${rows.length} single-bit mutants caught (seed ${values.seed})`);
-process.exitCode = rows.every((x) => x.caught) ? 0 : 1;
+
+const seconds = Math.round((performance.now() - t0) / 1000);
+writeFileSync(join(out, 'results.json'), JSON.stringify({ seed, per, config: DEFAULT_CONFIG, workload: { random: REGRESS_RANDOM, crc: REGRESS_CRC, scenarios: scenarios.map((s) => s.file) }, seconds, rows }, null, 2) + '\n');
+writeFileSync(join(out, 'mutation.md'), markdown(rows));
+const caught = rows.filter((r) => r.caught).length;
+const equivalent = rows.filter((r) => r.equivalence?.status === 'equivalent').length;
+console.log(`${caught} of ${rows.length} mutants caught, ${equivalent} survivors proved equivalent, ${rows.length - caught - equivalent} not (seed ${seed}, ${seconds} s); ${join(out, 'mutation.md')}`);
+process.exitCode = caught + equivalent === rows.length ? 0 : 1;
+
+/** The README table: per module, tried and caught; then every survivor with its reason. */
+function markdown(all: readonly Row[]): string {
+  const modules = [...new Set(all.map((r) => r.module))];
+  const lines = ['| module | mutants | caught | by the random run | by a scenario | survivors proved equivalent | survivors not proved |', '|---|---|---|---|---|---|---|'];
+  for (const m of modules) {
+    const rs = all.filter((r) => r.module === m);
+    const c = rs.filter((r) => r.caught);
+    lines.push(`| \`${m}\` | ${rs.length} | ${c.length} | ${c.filter((r) => r.by === 'random' || r.by === 'crc32c').length} | ${c.filter((r) => r.by?.startsWith('scenario')).length} | ${rs.filter((r) => r.equivalence?.status === 'equivalent').length} | ${rs.filter((r) => !r.caught && r.equivalence?.status !== 'equivalent').length} |`);
+  }
+  const survivors = all.filter((r) => !r.caught);
+  if (survivors.length) {
+    lines.push('', '| survivor | mutation | changed line | reason |', '|---|---|---|---|');
+    for (const r of survivors) lines.push(`| \`${r.module}\` #${r.id} | ${r.what.replaceAll('|', '\\|')} | \`${r.line.slice(0, 90).replaceAll('|', '\\|')}\` | ${r.equivalence ? `${r.equivalence.status}: ${r.equivalence.detail}` : 'not examined'} |`);
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The long co-simulation regression (minutes, not part of `make test`): the whole RNIC, every
-# block and the receive path against the model, at 8 and 64 octets, with faults, from one seed.
+# block and the receive path against the model, at 8 and 64 octets, with faults, from one seed;
+# and every example scenario with the RTL as its responder (those it refuses are listed, not run).
+# scripts/mutants.ts measures what this catches.
 #   REGRESS_SEED=N  replays a run (default 1); REGRESS_SCALE=K multiplies the workload (default 1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +20,21 @@ run() {
     echo "$out" | head -c 2000; echo
   fi
 }
+scenario() {
+  local file=$1 w=$2
+  local t0=$SECONDS
+  out=$(node bin/rnic.mjs cosim --scenario "$file" --width "$w" --seed "$seed" --json 2>&1)
+  case $? in
+    0) echo "PASS  scenario $file w$w ($((SECONDS - t0)) s)" ;;
+    2) if grep -q 'cannot run on the RTL' <<<"$out"; then echo "SKIP  scenario $file w$w: refused: ${out#*cannot run on the RTL: }"
+       else failed=$((failed + 1)); echo "FAIL  scenario $file w$w: $out"; fi ;;
+    *) failed=$((failed + 1))
+       echo "FAIL  scenario $file w$w ($((SECONDS - t0)) s): replay with: npx rnic cosim --scenario $file --width $w --seed $seed"
+       echo "$out" | head -c 2000; echo ;;
+  esac
+}
 for w in 8 64; do
+  for f in examples/*.json examples/faults/*.json; do scenario "$f" "$w"; done
   run "rnic_top w$w" --dut rnic --width "$w" --ops $((10000 * k)) --faults 0.1
   run "rx w$w" --dut rx --width "$w" --frames $((30000 * k)) --faults 0.1
   run "rnic_rx w$w" --dut rnic_rx --width "$w" --frames $((20000 * k)) --faults 0.1

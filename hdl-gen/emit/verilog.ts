@@ -13,6 +13,12 @@ import { childrenOf, statementExprs } from '../core/walk';
 export interface EmitOptions {
   /** How to regenerate the file, for the header. */
   readonly regenerate?: string;
+  /**
+   * Simulation only: wires of the module emitted as registers that an `initial` block loads once
+   * from a plusarg (`+NAME=<decimal>`, 0 when absent), e.g. the live mutant of a mutation campaign.
+   * Never in the RTL a user synthesizes.
+   */
+  readonly plusargs?: readonly { readonly signal: string; readonly plusarg: string }[];
 }
 
 const INDENT = '    ';
@@ -151,9 +157,18 @@ class Emitter {
       const w = this.m.unused.get(name);
       return w === undefined ? decl : ['// verilator lint_off UNUSED', `// ${w}`, ...decl, '// verilator lint_on UNUSED'];
     };
+    const plusargs = new Map((this.opts.plusargs ?? []).map((p) => [p.signal, p.plusarg]));
     for (const s of this.m.signals) {
       const doc = s.doc ? ` // ${s.doc}` : '';
-      if (s.role === 'reg') {
+      const plusarg = plusargs.get(s.name);
+      if (plusarg !== undefined) {
+        lines.push(
+          `reg ${range(s.width)}${s.name};${doc}`,
+          'initial begin',
+          `${INDENT}if (!$value$plusargs("${plusarg}=%d", ${s.name})) ${s.name} = ${literal(s.width, 0n)};`,
+          'end',
+        );
+      } else if (s.role === 'reg') {
         lines.push(...waive(s.name, [`reg ${range(s.width)}${s.name}_reg;${doc}`]), `reg ${range(s.width)}${s.name}_next;`);
       } else {
         lines.push(...waive(s.name, [`${this.procedural.has(s) ? 'reg ' : 'wire'} ${range(s.width)}${s.name};${doc}`]));

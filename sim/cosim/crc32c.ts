@@ -25,6 +25,8 @@ export interface CrcCosimOptions {
   /** Probability that the source pauses / the sink is not ready in a cycle. */
   readonly sourcePause?: number;
   readonly sinkPause?: number;
+  /** Simulator plusargs (e.g. the live mutant of a mutation campaign). */
+  readonly plusargs?: readonly string[];
 }
 
 export interface CrcMismatch {

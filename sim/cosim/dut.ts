@@ -25,6 +25,8 @@ export interface DutOptions {
   readonly sampledInputs?: boolean;
   /** Appended to the Verilator command line (scripts/idle-speed.ts compares build variants). */
   readonly extraFlags?: readonly string[];
+  /** The simulator's plusargs ("+NAME=value"), e.g. which mutant of a mutation campaign is live. */
+  readonly plusargs?: readonly string[];
 }
 
 /**
@@ -43,7 +45,7 @@ export function openDut(module: string, opts: DutOptions = {}): { src: ModuleSou
     ...(opts.sampledInputs !== undefined ? { sampledInputs: opts.sampledInputs } : {}),
     ...(opts.extraFlags ? { extraFlags: opts.extraFlags } : {}),
   });
-  const model = SimModel.open(compiled);
+  const model = SimModel.open(compiled, { ...(opts.plusargs && { plusargs: opts.plusargs }) });
   if (opts.vcd) model.vcd(opts.vcd);
   return { src, compiled, model };
 }

@@ -50,6 +50,8 @@ export interface ScenarioCosimOptions {
   /** Edits the Verilog of `mutateModule` (default the top) before the build (sim/cosim/dut.ts). */
   readonly mutate?: DutOptions['mutate'];
   readonly mutateModule?: string;
+  /** Simulator plusargs (e.g. the live mutant of a mutation campaign). */
+  readonly plusargs?: readonly string[];
 }
 
 export interface ScenarioCosimResult {
@@ -86,8 +88,10 @@ export function scenarioRefusals(s: Scenario, stagDepth: number, model: Scenario
     if ('op' in f && f.kind === 'connection-lost') out.push("faults[].kind 'connection-lost' (the RTL has no TCP-closed input)");
   }
   if (s.ops.some((o) => o.op === 'abort' && o.from === 'responder')) out.push("ops[].op 'abort' from the responder");
-  for (const g of model.rnics.responder.stags.regions()) {
-    if (stagIndex(g.stag) >= stagDepth) out.push(`regions[] STag 0x${g.stag.toString(16)} has index ${stagIndex(g.stag)}; the RTL's STag table (stagDepth ${stagDepth}) holds 0..${stagDepth - 1}: give --config a larger stagDepth`);
+  const beyond = model.rnics.responder.stags.regions().filter((g) => stagIndex(g.stag) >= stagDepth);
+  if (beyond.length) {
+    const list = beyond.map((g) => `0x${g.stag.toString(16)} (index ${stagIndex(g.stag)})`).join(', ');
+    out.push(`regions[] STag ${list}: the RTL's STag table (stagDepth ${stagDepth}) holds indices 0..${stagDepth - 1}; give --config a larger stagDepth`);
   }
   return out;
 }
@@ -112,6 +116,7 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     ...(opts.vcd && { vcd: opts.vcd }),
     ...(opts.config && { config: opts.config }),
     ...(opts.mutate && { mutate: opts.mutate, mutateModule: opts.mutateModule ?? `rnic_top_w${W}` }),
+    ...(opts.plusargs && { plusargs: opts.plusargs }),
   });
   const bench = new TopBench(dut, W, r, 0.2);
   const mismatches: RnicMismatch[] = [];

@@ -67,6 +67,8 @@ export interface RnicCosimOptions {
   readonly vcd?: string;
   readonly mutate?: DutOptions['mutate'];
   readonly mutateModule?: string;
+  /** Simulator plusargs (e.g. the live mutant of a mutation campaign). */
+  readonly plusargs?: readonly string[];
   /** MPA per stream: 'random' (default) draws markers and CRC per connection; or fixed. */
   readonly markers?: boolean;
   readonly crc?: boolean;
@@ -340,6 +342,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     ...(opts.mutate ? { mutate: opts.mutate, mutateModule: opts.mutateModule ?? module } : {}),
     ...(opts.config ? { config: opts.config } : {}),
     ...(opts.sampledInputs !== undefined ? { sampledInputs: opts.sampledInputs } : {}),
+    ...(opts.plusargs && { plusargs: opts.plusargs }),
   });
   const bp = opts.backpressure ?? 0.2;
   const bench = new TopBench(model, W, r, bp);

@@ -53,12 +53,15 @@ export class SimModel {
   private readonly byName: ReadonlyMap<string, PortHandle>;
   private closed = false;
 
-  /** Loads a model built by `buildModel` (or the path of its addon). */
-  static open(model: CompiledModel | string): SimModel {
-    return new SimModel(typeof model === 'string' ? model : model.path);
+  /**
+   * Loads a model built by `buildModel` (or the path of its addon). `plusargs` ("+NAME=value") are
+   * the simulator command line its initial blocks read with $test$plusargs / $value$plusargs.
+   */
+  static open(model: CompiledModel | string, opts: { readonly plusargs?: readonly string[] } = {}): SimModel {
+    return new SimModel(typeof model === 'string' ? model : model.path, opts.plusargs ?? []);
   }
 
-  private constructor(file: string) {
+  private constructor(file: string, plusargs: readonly string[]) {
     const { addon, ports } = loadAddon(file);
     const layout = layoutPorts(ports);
     if (layout.totalWords !== addon.totalWords) throw new Error(`${file}: buffer layout disagrees with the addon (${layout.totalWords} vs ${addon.totalWords} words)`);
@@ -75,7 +78,8 @@ export class SimModel {
         Object.freeze({ ...s, byteOffset: s.offset * OCTETS_PER_WORD, preByteOffset: s.preOffset * OCTETS_PER_WORD, octets: octetsFor(s.width) }),
       ]),
     );
-    this.native = addon.create(buffer);
+    for (const a of plusargs) if (!/^\+[A-Za-z_][\w]*(=.*)?$/.test(a)) throw new Error(`plusarg ${JSON.stringify(a)} is not of the form +NAME or +NAME=value`);
+    this.native = addon.create(buffer, plusargs);
   }
 
   /** The handle of a port: resolve once, then use it on the hot path. */

@@ -20,7 +20,8 @@ export interface NativeInstance {
 }
 
 export interface NativeAddon {
-  create(buffer: ArrayBuffer): NativeInstance;
+  /** `plusargs` ("+NAME=value") reach $test$plusargs and $value$plusargs in the model's initial blocks. */
+  create(buffer: ArrayBuffer, plusargs?: readonly string[]): NativeInstance;
   readonly top: string;
   readonly portsJson: string;
   readonly totalWords: number;

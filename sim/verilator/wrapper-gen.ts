@@ -31,7 +31,7 @@ import { layoutPorts, FINISH_WORD, CYCLES_WORD, DEFERRED_WORD, type PortSlot } f
 import { verilatorStorage, type PortSpec } from './port-spec';
 
 /** Bump when the generated code or the buffer layout changes: it is part of the build key. */
-export const WRAPPER_VERSION = 4;
+export const WRAPPER_VERSION = 5;
 
 /**
  * VCD timestamps per clock cycle, in the design's time precision (`timescale 1ns / 1ps gives
@@ -123,6 +123,7 @@ export function generateWrapper(opts: WrapperOptions): string {
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "verilated.h"
 ${traceOnly('#include "verilated_vcd_c.h"\n')}#include "${cls}.h"
@@ -382,10 +383,11 @@ void finalizeSim(napi_env env, void* data, void*) {
   delete s;
 }
 
-// create(buffer: ArrayBuffer) -> { eval, tick, commit, cycles, traceOn, traceOff, finish }
+// create(buffer: ArrayBuffer, plusargs?: string[]) -> { eval, tick, commit, cycles, traceOn, traceOff, finish }
+// plusargs ("+NAME=value") reach $test$plusargs / $value$plusargs in initial blocks.
 napi_value createFn(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
+  size_t argc = 2;
+  napi_value argv[2];
   napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
   bool isBuffer = false;
   if (argc < 1 || napi_is_arraybuffer(env, argv[0], &isBuffer) != napi_ok || !isBuffer) return throwError(env, "create(buffer): buffer must be an ArrayBuffer");
@@ -393,12 +395,30 @@ napi_value createFn(napi_env env, napi_callback_info info) {
   size_t length = 0;
   napi_get_arraybuffer_info(env, argv[0], &bytes, &length);
   if (length < kTotalWords * sizeof(uint32_t)) return throwError(env, "create(buffer): buffer is smaller than the port layout");
+  std::vector<std::string> args{"model"};
+  bool isArray = false;
+  if (argc > 1 && napi_is_array(env, argv[1], &isArray) == napi_ok && isArray) {
+    uint32_t n = 0;
+    napi_get_array_length(env, argv[1], &n);
+    for (uint32_t i = 0; i < n; i++) {
+      napi_value item;
+      napi_get_element(env, argv[1], i, &item);
+      size_t len = 0;
+      if (napi_get_value_string_utf8(env, item, nullptr, 0, &len) != napi_ok) return throwError(env, "create(buffer, plusargs): plusargs must be strings");
+      std::string a(len, '\0');
+      napi_get_value_string_utf8(env, item, a.data(), len + 1, &len);
+      args.push_back(a);
+    }
+  }
 
   Sim* s = new Sim();
   s->words = static_cast<uint32_t*>(bytes);
   // The reference keeps the ArrayBuffer (and so the pointer above) alive as long as the model.
   napi_create_reference(env, argv[0], 1, &s->buffer);
   s->context = std::make_unique<VerilatedContext>();
+  std::vector<const char*> argp;
+  for (const std::string& a : args) argp.push_back(a.c_str());
+  s->context->commandArgs(static_cast<int>(argp.size()), argp.data());
 ${traceOnly(`  s->context->traceEverOn(true);  // must precede time 0, or a later traceOn aborts\n`)}  s->top = std::make_unique<${cls}>(s->context.get(), kInstance);
   copyInputs(*s->top, s->words);
 ${sampledOnly(`  s->top->${sampleStrobe} = 1;  // the shim loads the inputs (sampled-inputs.ts)\n`)}  s->top->eval();  // runs initial blocks and settles outputs before the first tick

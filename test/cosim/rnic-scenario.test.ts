@@ -11,7 +11,7 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 const load = (f: string) => parseScenario(JSON.parse(readFileSync(join(ROOT, 'examples', f), 'utf8')));
 /** Scenarios that act inside the responder or below it: refused, naming what. */
 const REFUSED: Record<string, RegExp> = {
-  'demo.json': /STag 0x10100 has index 257.*stagDepth/,
+  'demo.json': /STag 0x10100 \(index 257\).*stagDepth/,
   'faults/no-receive-buffer.json': /'no-receive-buffer'/,
   'faults/rnic-failure.json': /'rnic-failure'/,
   'faults/connection-lost.json': /'connection-lost'/,

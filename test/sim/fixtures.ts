@@ -51,3 +51,9 @@ export const skidRegisterBuild = (extra: Partial<BuildOptions> = {}): BuildOptio
   ],
   ...extra,
 });
+
+export const plusargEchoBuild = (): BuildOptions => ({
+  top: 'plusarg_echo',
+  sources: [fixture('plusarg_echo.v')],
+  ports: [clk, { name: 'value', direction: 'output', width: 16 }, { name: 'flag', direction: 'output', width: 1 }],
+});
