@@ -29,7 +29,7 @@ test: setup typecheck
 	bash scripts/test.sh
 
 regress: setup
-	bash scripts/regress.sh
+	npx --no-install tsx scripts/regress.ts
 
 rtl: setup
 	node bin/rnic.mjs gen --out rtl

@@ -6,6 +6,7 @@ import { cosimMpaTx, type MpaTxCosimResult } from '../sim/cosim/mpa-tx';
 import { cosimRx, measureRxPlacement, type RxCosimResult } from '../sim/cosim/rx';
 import { cosimStagTable, type StagTableCosimResult } from '../sim/cosim/stag-table';
 import { BLOCK_WIDTHS, DATAPATH_WIDTHS } from '../hdl-gen/gen/config';
+import type { DutSelection } from '../sim/cosim/dut';
 import { replayCommand } from './replay';
 import { UsageError } from './scenario-cli';
 
@@ -56,6 +57,8 @@ export interface CosimArgs {
   readonly vcd?: string;
   /** Fault probability per FPDU (mpa, mpa_rx), per ULPDU (ddp_rx_hdr) or per message (rx). */
   readonly faults?: number;
+  /** Simulator plusargs (a mutation campaign's live mutant). */
+  readonly plusargs?: readonly string[];
 }
 
 export function runCosim(a: CosimArgs): CosimResult {
@@ -63,7 +66,7 @@ export function runCosim(a: CosimArgs): CosimResult {
   if (!(BLOCK_WIDTHS as readonly number[]).includes(a.width)) throw new UsageError(`--width must be one of ${BLOCK_WIDTHS.join(', ')}, got ${a.width}`);
   if (!Number.isInteger(a.frames) || a.frames < 1) throw new UsageError(`--frames must be a positive integer, got ${a.frames}`);
   if (!Number.isInteger(a.seed) || a.seed < 0 || a.seed > 0xffffffff) throw new UsageError(`--seed must be a 32-bit unsigned integer, got ${a.seed}`);
-  const common = { width: a.width, seed: a.seed, ...(a.rtl !== undefined && { rtlDir: a.rtl }), ...(a.vcd !== undefined && { vcd: a.vcd }) };
+  const common = { width: a.width, seed: a.seed, ...(a.rtl !== undefined && { rtlDir: a.rtl }), ...(a.vcd !== undefined && { vcd: a.vcd }), ...(a.plusargs && { plusargs: a.plusargs }) };
   try {
     const faults = a.faults ?? 0;
     if (!(faults >= 0 && faults <= 1)) throw new UsageError(`--faults must be a probability from 0 to 1, got ${a.faults}`);
@@ -116,7 +119,7 @@ export function runCosim(a: CosimArgs): CosimResult {
  * mpa_rx: correctness (random segments, back-pressure and faults); then, at full rate with one
  * FPDU per segment, the input cycles per FPDU against the cost model.
  */
-function runRx(common: { width: number; seed: number; rtlDir?: string; vcd?: string }, fpdus: number, faults: number): MpaRxCosimResult {
+function runRx(common: { width: number; seed: number } & DutSelection, fpdus: number, faults: number): MpaRxCosimResult {
   const checked = cosimMpaRx({ ...common, fpdus, faults });
   const { vcd: _vcd, ...noVcd } = common;
   const fullRate = cosimMpaRx({ ...noVcd, fpdus: Math.min(fpdus, 1000), sourcePause: 0, sinkPause: 0, segments: 'fpdu' });
@@ -129,7 +132,7 @@ function runRx(common: { width: number; seed: number; rtlDir?: string; vcd?: str
 }
 
 /** mpa_tx: correctness under random back-pressure; efficiency and cycles per FPDU at full rate. */
-function runTx(common: { width: number; seed: number; rtlDir?: string; vcd?: string }, fpdus: number): MpaTxCosimResult {
+function runTx(common: { width: number; seed: number } & DutSelection, fpdus: number): MpaTxCosimResult {
   const checked = cosimMpaTx({ ...common, fpdus });
   const { vcd: _vcd, ...noVcd } = common;
   const fullRate = cosimMpaTx({ ...noVcd, fpdus, markers: checked.markers, crc: checked.crc, sourcePause: 0, sinkPause: 0 });
@@ -156,6 +159,7 @@ export function blockReplay(a: CosimArgs): string {
     frames: a.frames,
     ...(FAULTED.has(a.dut) && { faults: a.faults ?? 0 }),
     ...(a.rtl !== undefined && { rtl: a.rtl }),
+    ...(a.plusargs && { plusargs: a.plusargs }),
     trace: ['--vcd', `${a.dut}.vcd`],
   });
 }

@@ -6,8 +6,8 @@ import { EXIT_BROKEN_RTL, RtlError } from '../hdl-gen/gen/rtl-error';
 import { formatDemo, runDemo } from './demo';
 import { runGen } from './gen-cli';
 import { formatSynth, runSynth } from './synth-cli';
-import { blockReplay, failures, formatCosim, runCosim } from './cosim-cli';
-import { formatRnicCosim, formatScenarioCosim, progressBar, runRnicCosim, runScenarioCosim } from './rnic-cosim-cli';
+import { cosimCommand, toNumber } from './cosim-command';
+import { progressBar } from './rnic-cosim-cli';
 import { UsageError, formatRun, loadScenario, runReport, runScenario, schemaText, toJson, writePcap } from './scenario-cli';
 
 /** `rnic`: a thin shell over library functions (which the tests call directly). */
@@ -63,6 +63,7 @@ commands:
                               replays it
             --rtl DIR         use the Verilog in DIR (rnic.f, manifest.json): hand-edited or tool-processed
             --vcd FILE        dump a VCD of the run
+            --plusarg +N=V    a simulator plusarg for the RTL's $value$plusargs (repeatable)
             --json            one JSON object (rnic: seed, ops, packets, mismatches, violations, cycles,
                               simCyclesPerSecond, firstMismatch, ...); exit status 1 on any
                               mismatch (rx, rnic: or protection violation)
@@ -192,72 +193,10 @@ function gen(argv: string[], out: (s: string) => void): number {
 }
 
 function cosim(argv: string[], out: (s: string) => void): number {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      dut: { type: 'string', default: 'rnic' },
-      width: { type: 'string' },
-      random: { type: 'boolean' },
-      scenario: { type: 'string' },
-      ops: { type: 'string', default: '1000' },
-      config: { type: 'string' },
-      trace: { type: 'boolean' },
-      out: { type: 'string', default: 'out/cosim' },
-      depth: { type: 'string' },
-      seed: { type: 'string', default: '1' },
-      frames: { type: 'string', default: '1000' },
-      rtl: { type: 'string' },
-      vcd: { type: 'string' },
-      faults: { type: 'string' },
-      json: { type: 'boolean' },
-    },
-  });
-  if (values.dut === 'rnic' && values.scenario !== undefined) {
-    if (values.random) throw new UsageError('--scenario and --random are alternatives: give one');
-    const r = runScenarioCosim({
-      scenario: values.scenario,
-      seed: toNumber(values.seed),
-      ...(values.width !== undefined && { width: toNumber(values.width) }),
-      ...(values.config !== undefined && { config: values.config }),
-      ...(values.rtl !== undefined && { rtl: values.rtl }),
-      ...(values.trace && { trace: true }),
-      out: values.out,
-    });
-    out(values.json ? JSON.stringify(r) : formatScenarioCosim(r));
-    return r.mismatches + r.violations ? 1 : 0;
-  }
-  if (values.dut === 'rnic') {
-    const tty = !values.json && process.stderr.isTTY;
-    const r = runRnicCosim({
-      seed: toNumber(values.seed),
-      ops: toNumber(values.ops),
-      faults: values.faults === undefined ? 0.05 : Number(values.faults),
-      ...(values.width !== undefined && { width: toNumber(values.width) }),
-      ...(values.config !== undefined && { config: values.config }),
-      ...(values.rtl !== undefined && { rtl: values.rtl }),
-      ...(values.trace && { trace: true }),
-      out: values.out,
-      ...(tty && { progress: progressBar((s) => process.stderr.write(s)) }),
-    });
-    out(values.json ? JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `0x${v.toString(16)}` : v)) : formatRnicCosim(r));
-    return r.mismatches + r.violations ? 1 : 0;
-  }
-  const args = {
-    ...(values.faults !== undefined && { faults: Number(values.faults) }),
-    dut: values.dut,
-    width: toNumber(values.width ?? '8'),
-    ...(values.depth !== undefined && { depth: toNumber(values.depth) }),
-    seed: toNumber(values.seed),
-    frames: toNumber(values.frames),
-    ...(values.rtl !== undefined && { rtl: values.rtl }),
-    ...(values.vcd !== undefined && { vcd: values.vcd }),
-  };
-  const r = runCosim(args);
-  const failed = failures(r) > 0;
-  const replay = blockReplay(args);
-  out(values.json ? JSON.stringify({ ...r, replay }, (_k, v: unknown) => (typeof v === 'bigint' ? `0x${v.toString(16)}` : v)) : formatCosim(r) + (failed ? `\nreplay: ${replay}` : ''));
-  return failed ? 1 : 0;
+  const tty = !argv.includes('--json') && process.stderr.isTTY;
+  const o = cosimCommand(argv, { ...(tty && { progress: progressBar((s) => process.stderr.write(s)) }) });
+  out(o.output);
+  return o.failed ? 1 : 0;
 }
 
 function synth(argv: string[], out: (s: string) => void): number {
@@ -272,8 +211,6 @@ function synth(argv: string[], out: (s: string) => void): number {
   return 0;
 }
 
-/** Decimal or 0x-prefixed; anything else becomes NaN, which the schema rejects by name. */
-const toNumber = (s: string): number => (/^(0x[0-9a-f]+|\d+)$/i.test(s) ? Number(s) : Number.NaN);
 
 export function formatZod(e: ZodError): string {
   return e.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n');

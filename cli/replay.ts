@@ -14,6 +14,7 @@ export interface ReplayArgs {
   readonly config?: string;
   readonly rtl?: string;
   readonly scenario?: string;
+  readonly plusargs?: readonly string[];
   /** The waveform option: `--trace` (rnic) or `--vcd FILE` (a block). */
   readonly trace?: readonly string[];
 }
@@ -33,6 +34,7 @@ export function replayCommand(a: ReplayArgs): string {
   opt('faults', a.faults);
   opt('config', a.config);
   opt('rtl', a.rtl);
+  for (const p of a.plusargs ?? []) opt('plusarg', p);
   args.push(...(a.trace ?? []).map(q));
   return args.join(' ');
 }

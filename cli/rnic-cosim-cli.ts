@@ -24,6 +24,9 @@ export interface RnicCosimArgs {
   readonly trace?: boolean;
   readonly out: string;
   readonly progress?: (done: number, total: number) => void;
+  readonly plusargs?: readonly string[];
+  /** On a failure: pcaps of the first failing QP and a traced replay (default true). */
+  readonly evidence?: boolean;
 }
 
 export interface RnicCosimReport extends RnicCosimResult {
@@ -46,15 +49,17 @@ export function runRnicCosim(a: RnicCosimArgs): RnicCosimReport {
     faults: a.faults,
     config: { ...config, width: width as typeof config.width },
     ...(a.rtl !== undefined && { rtlDir: a.rtl }),
+    ...(a.plusargs && { plusargs: a.plusargs }),
   };
-  const res: RnicCosimResult = cosimRnic({ ...base, evidenceDir: a.out, ...(a.trace && { vcd: vcdFile }), ...(a.progress && { onProgress: a.progress }) });
+  const evidence = a.evidence ?? true;
+  const res: RnicCosimResult = cosimRnic({ ...base, ...(evidence && { evidenceDir: a.out }), ...(a.trace && { vcd: vcdFile }), ...(a.progress && { onProgress: a.progress }) });
   let vcd = a.trace ? vcdFile : null;
-  if (!a.trace && (res.mismatches || res.violations)) {
+  if (evidence && !a.trace && (res.mismatches || res.violations)) {
     // The run is deterministic: the same seed again, traced, up to the first failure.
     cosimRnic({ ...base, ops: res.ops, vcd: vcdFile });
     vcd = vcdFile;
   }
-  const replay = replayCommand({ dut: 'rnic', width, seed: a.seed, ops: a.ops, faults: a.faults, ...(a.config && { config: a.config }), ...(a.rtl && { rtl: a.rtl }), trace: ['--trace'] });
+  const replay = replayCommand({ dut: 'rnic', width, seed: a.seed, ops: a.ops, faults: a.faults, ...(a.config && { config: a.config }), ...(a.rtl && { rtl: a.rtl }), ...(a.plusargs && { plusargs: a.plusargs }), trace: ['--trace'] });
   return { ...res, vcd, replay };
 }
 
@@ -63,15 +68,34 @@ const counts = (o: Readonly<Record<string, number>>): string => Object.entries(o
 /** `rnic cosim --scenario F`: the scenario with the RTL as its responder (sim/cosim/rnic-scenario.ts). */
 export type ScenarioCosimReport = ScenarioCosimResult & { readonly vcd: string | null; readonly replay: string };
 
-export function runScenarioCosim(a: { scenario: string; seed: number; width?: number; config?: string; rtl?: string; trace?: boolean; out: string }): ScenarioCosimReport {
+export function runScenarioCosim(a: {
+  scenario: string;
+  seed: number;
+  width?: number;
+  config?: string;
+  rtl?: string;
+  trace?: boolean;
+  out: string;
+  plusargs?: readonly string[];
+  evidence?: boolean;
+}): ScenarioCosimReport {
   const config = loadConfig(a.config);
   const width = a.width ?? config.width;
   if (!(DATAPATH_WIDTHS as readonly number[]).includes(width)) throw new UsageError(`--width must be one of ${DATAPATH_WIDTHS.join(', ')} for rnic, got ${a.width}`);
   const s = loadScenario(a.scenario);
   const vcd = a.trace ? join(a.out, `rnic_top_w${width}-scenario.vcd`) : null;
   try {
-    const replay = replayCommand({ dut: 'rnic', scenario: a.scenario, width, seed: a.seed, ...(a.config && { config: a.config }), ...(a.rtl && { rtl: a.rtl }), trace: ['--trace'] });
-    return { ...cosimScenario(s, { width, seed: a.seed, config: { ...config, width: width as typeof config.width }, evidenceDir: a.out, ...(a.rtl !== undefined && { rtlDir: a.rtl }), ...(vcd && { vcd }) }), vcd, replay };
+    const replay = replayCommand({ dut: 'rnic', scenario: a.scenario, width, seed: a.seed, ...(a.config && { config: a.config }), ...(a.rtl && { rtl: a.rtl }), ...(a.plusargs && { plusargs: a.plusargs }), trace: ['--trace'] });
+    const run = cosimScenario(s, {
+      width,
+      seed: a.seed,
+      config: { ...config, width: width as typeof config.width },
+      ...(a.evidence !== false && { evidenceDir: a.out }),
+      ...(a.rtl !== undefined && { rtlDir: a.rtl }),
+      ...(vcd && { vcd }),
+      ...(a.plusargs && { plusargs: a.plusargs }),
+    });
+    return { ...run, vcd, replay };
   } catch (e) {
     const msg = (e as Error).message;
     if (/cannot run on the RTL/.test(msg)) throw new UsageError(msg);

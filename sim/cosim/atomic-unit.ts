@@ -4,7 +4,7 @@ import { prng, type Prng } from '../../ts-model/util/prng';
 import { random as randomPause, type PauseGen } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
 import type { PortHandle, SimModel } from '../verilator/model';
-import { openDut, type DutOptions } from './dut';
+import { dutSelection, openDut, type DutOptions, type DutSelection } from './dut';
 import { hex } from '../../ts-model/util/hex';
 
 /**
@@ -357,7 +357,7 @@ export function compareAtomics(ops: readonly AtomicOp[], exp: AtomicExpected, ru
 
 // ---- the random co-simulation -------------------------------------------------------------------------
 
-export interface AtomicCosimOptions {
+export interface AtomicCosimOptions extends DutSelection {
   readonly seed: number;
   readonly operations: number;
   /** cfg_big_endian (default false: little-endian host memory, the project default). */
@@ -365,11 +365,6 @@ export interface AtomicCosimOptions {
   /** Per-cycle probability of a request gap / rd, wr, rsp back-pressure (default 0.3). */
   readonly pause?: number;
   readonly maxLatency?: number;
-  readonly vcd?: string;
-  /** The user's Verilog (rnic.f directory) instead of the generated. */
-  readonly rtlDir?: string;
-  /** Edits the emitted Verilog before it is built (mutation tests). */
-  readonly mutate?: (verilog: string) => string;
 }
 
 export interface AtomicCosimResult {
@@ -478,7 +473,7 @@ export function cosimAtomicUnit(opts: AtomicCosimOptions): AtomicCosimResult {
     ops, memory, bigEndian, seed: opts.seed ^ 0x5a5a5a5a,
     reqGap: p, rdPause: p, wrPause: p, rspPause: p,
     ...(opts.maxLatency !== undefined && { maxLatency: opts.maxLatency }),
-    model: openAtomicUnit({ ...(opts.vcd !== undefined && { vcd: opts.vcd }), ...(opts.rtlDir !== undefined && { rtlDir: opts.rtlDir }), ...(opts.mutate && { mutate: opts.mutate }) }),
+    model: openAtomicUnit(dutSelection(opts)),
     closeModel: true,
   });
   const mismatches = compareAtomics(ops, expected, run, memory);

@@ -3,7 +3,7 @@ import { prng } from '../../ts-model/util/prng';
 import type { AxisSendBeat } from '../cocotb/axis';
 import { random as randomPause } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
-import { openDut } from './dut';
+import { dutSelection, openDut, type DutSelection } from './dut';
 import { hex32 } from '../../ts-model/util/hex';
 
 /**
@@ -12,21 +12,15 @@ import { hex32 } from '../../ts-model/util/hex';
  * must be flagged on tuser), random back-pressure on both sides; every CRC compared with the
  * model's. Deterministic from the seed.
  */
-export interface CrcCosimOptions {
+export interface CrcCosimOptions extends DutSelection {
   readonly width: number;
   /** Verilate the block behind the sampled-inputs shim (default true; the benchmark's baseline turns it off). */
   readonly sampledInputs?: boolean;
   readonly seed: number;
   readonly frames: number;
-  /** Use the Verilog in this directory (rnic.f, manifest.json) instead of generating it. */
-  readonly rtlDir?: string;
-  /** Write a VCD of the whole run here (builds the traced variant of the model). */
-  readonly vcd?: string;
   /** Probability that the source pauses / the sink is not ready in a cycle. */
   readonly sourcePause?: number;
   readonly sinkPause?: number;
-  /** Simulator plusargs (e.g. the live mutant of a mutation campaign). */
-  readonly plusargs?: readonly string[];
 }
 
 export interface CrcMismatch {
@@ -90,7 +84,7 @@ function randomFrame(r: ReturnType<typeof prng>, W: number): Frame {
 export function cosimCrc32c(opts: CrcCosimOptions): CrcCosimResult {
   const W = opts.width;
   const name = `crc32c_w${W}`;
-  const { src, compiled, model } = openDut(name, opts);
+  const { src, compiled, model } = openDut(name, { ...dutSelection(opts), ...(opts.sampledInputs !== undefined && { sampledInputs: opts.sampledInputs }) });
   const tb = new Testbench(model);
   const r = prng(opts.seed);
   const source = tb.source('s_axis', { pause: randomPause(r.u32(), opts.sourcePause ?? 0.2) });

@@ -15,7 +15,7 @@ import { prng, type Prng } from '../../ts-model/util/prng';
 import type { AxisSendBeat } from '../cocotb/axis';
 import { random as randomPause } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
-import { openDut } from './dut';
+import { dutSelection, openDut, type DutSelection } from './dut';
 import { hex } from '../../ts-model/util/hex';
 
 /**
@@ -30,7 +30,7 @@ import { hex } from '../../ts-model/util/hex';
  * descriptor's RDMAP octets with `segment.payload`. Every m_axis beat must start at lane 0 (tkeep
  * all ones but on tlast, 2^k − 1 there).
  */
-export interface DdpRxHdrCosimOptions {
+export interface DdpRxHdrCosimOptions extends DutSelection {
   readonly width: number;
   readonly seed: number;
   readonly ulpdus: number;
@@ -43,11 +43,6 @@ export interface DdpRxHdrCosimOptions {
   readonly descPause?: number;
   /** Every ULPDU a valid one of this opcode and ULPDU length (throughput runs). */
   readonly fixed?: { readonly opcode: number; readonly length: number };
-  readonly vcd?: string;
-  /** Post-process the emitted Verilog (fault injection in tests). */
-  readonly mutate?: (verilog: string) => string;
-  /** The user's Verilog (rnic.f directory) instead of the generated. */
-  readonly rtlDir?: string;
 }
 
 export interface DdpRxHdrMismatch {
@@ -229,11 +224,7 @@ export function cosimDdpRxHdr(opts: DdpRxHdrCosimOptions): DdpRxHdrCosimResult {
   const name = `ddp_rx_hdr_w${W}`;
   const rfc7306 = opts.rfc7306 ?? true;
   const options = { ...DEFAULT_RDMAP_OPTIONS, rfc7306 };
-  const { src, model } = openDut(name, {
-    ...(opts.rtlDir !== undefined && { rtlDir: opts.rtlDir }),
-    ...(opts.vcd !== undefined && { vcd: opts.vcd }),
-    ...(opts.mutate && { mutate: opts.mutate }),
-  });
+  const { src, model } = openDut(name, dutSelection(opts));
   const tb = new Testbench(model);
   const r = prng(opts.seed);
   const source = tb.source('s_axis', { pause: randomPause(r.u32(), opts.sourcePause ?? 0.2) });

@@ -29,6 +29,20 @@ export interface DutOptions {
   readonly plusargs?: readonly string[];
 }
 
+/** The options of a co-simulation that choose and open its DUT: every harness takes them. */
+export type DutSelection = Pick<DutOptions, 'rtlDir' | 'vcd' | 'mutate' | 'mutateModule' | 'plusargs'>;
+
+/** The DutOptions of a harness's options: those given, and nothing else. */
+export function dutSelection(o: DutSelection): DutOptions {
+  return {
+    ...(o.rtlDir !== undefined && { rtlDir: o.rtlDir }),
+    ...(o.vcd !== undefined && { vcd: o.vcd }),
+    ...(o.mutate && { mutate: o.mutate }),
+    ...(o.mutateModule !== undefined && { mutateModule: o.mutateModule }),
+    ...(o.plusargs && { plusargs: o.plusargs }),
+  };
+}
+
 /**
  * A generated block (or the user's Verilog of it in `rtlDir`) built by Verilator and opened:
  * the first step of every co-simulation.

@@ -9,7 +9,7 @@ import { MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
 import { prng, type Prng } from '../../ts-model/util/prng';
 import { random as randomPause } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
-import { openDut } from './dut';
+import { dutSelection, openDut, type DutSelection } from './dut';
 
 /**
  * Co-simulation of the generated MPA receive block (mpa_rx_w<W>) against the model's MpaDeframer.
@@ -20,17 +20,13 @@ import { openDut } from './dut';
  * the CRC recomputed, a ULPDU_Length over cfg_max_ulpdu) the first failed FPDU's index and the
  * error code must be the model's, with nothing output after it. Deterministic from the seed.
  */
-export interface MpaRxCosimOptions {
+export interface MpaRxCosimOptions extends DutSelection {
   readonly width: number;
   readonly seed: number;
   /** FPDUs to frame in total, over as many streams as it takes (each stream resets the DUT). */
   readonly fpdus: number;
   /** Probability per FPDU that a fault is injected into it (default 0). */
   readonly faults?: number;
-  /** Use the Verilog in this directory (rnic.f, manifest.json) instead of generating it. */
-  readonly rtlDir?: string;
-  /** Write a VCD of the whole run here (builds the traced variant of the model). */
-  readonly vcd?: string;
   /** Probability that the source pauses / the sink is not ready in a cycle (default: random per stream, 0..0.5). */
   readonly sourcePause?: number;
   readonly sinkPause?: number;
@@ -194,7 +190,7 @@ const preview = (b: Uint8Array) => `${b.length} octets ${Buffer.from(b.subarray(
 
 export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
   const W = opts.width;
-  const { src, compiled, model } = openDut(`mpa_rx_w${W}`, opts);
+  const { src, compiled, model } = openDut(`mpa_rx_w${W}`, dutSelection(opts));
   const tb = new Testbench(model);
   const r = prng(opts.seed);
   const source = tb.source('s_axis');

@@ -5,7 +5,7 @@ import { prng } from '../../ts-model/util/prng';
 import type { AxisSendBeat } from '../cocotb/axis';
 import { random as randomPause } from '../cocotb/pause';
 import { Testbench } from '../cocotb/testbench';
-import { openDut } from './dut';
+import { dutSelection, openDut, type DutSelection } from './dut';
 import { hex } from '../../ts-model/util/hex';
 
 /**
@@ -13,12 +13,10 @@ import { hex } from '../../ts-model/util/hex';
  * just below 2^32; markers and CRC on or off; ULPDUs of 0..MULPDU octets and some of 4 KiB),
  * random back-pressure on both sides; every FPDU compared octet for octet.
  */
-export interface MpaTxCosimOptions {
+export interface MpaTxCosimOptions extends DutSelection {
   readonly width: number;
   readonly seed: number;
   readonly fpdus: number;
-  readonly rtlDir?: string;
-  readonly vcd?: string;
   readonly sourcePause?: number;
   readonly sinkPause?: number;
   /** Fixed ULPDU size (e.g. 4096 for the efficiency benchmark); random when absent. */
@@ -76,7 +74,7 @@ export interface MpaTxCosimResult {
 export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
   const W = opts.width;
   const name = `mpa_tx_w${W}`;
-  const { src, model } = openDut(name, opts);
+  const { src, model } = openDut(name, dutSelection(opts));
   const tb = new Testbench(model);
   const r = prng(opts.seed);
   const source = tb.source('s_axis', { pause: randomPause(r.u32(), opts.sourcePause ?? 0.15) });

@@ -111,8 +111,13 @@ export interface RnicCosimResult {
 
 const STAG_DEPTH = 256;
 const MAX_PEER_MULPDU = 8000;
-/** QP i's host memory starts at (i + 1) << 40: QPs never share an address. */
-const qpAddressBase = (q: number): bigint => BigInt(q + 1) << 40n;
+/**
+ * Host memory of QP q's connection: address bits 63..59 name the QP (q + 1), so QPs never share an
+ * address, and bits 54..12 are drawn per connection, so every address bit of the datapath is 0 and
+ * 1 somewhere in a run (a stuck address bit is seen).
+ */
+const QP_ADDRESS_SHIFT = 59n;
+const qpAddressBase = (q: number, r: Prng): bigint => (BigInt(q + 1) << QP_ADDRESS_SHIFT) | (r.u64() & ((1n << 55n) - 1n) & ~0xfffn);
 /** Responses and Terminates (the responder's queue) vs everything a work request sends. */
 export const isResponse = (u: Uint8Array): boolean => {
   const op = u[1]! & 0xf;
@@ -411,7 +416,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     if (cfg.maxUlpdu < MAX_ULPDU_LENGTH) cov('maxUlpduLength below 65535');
     if (!cfg.rfc7306) cov('RFC 7306 off');
     l.cfg = cfg;
-    l.peer = new RxPeer(r, { pd: cfg.pd, ird: cfg.ird, initialMsn: cfg.msn, peerMulpdu, localMulpdu: cfg.mulpdu, bigEndian: cfg.bigEndian, rfc7306: cfg.rfc7306, stagDepth: STAG_DEPTH, addressBase: qpAddressBase(l.q) });
+    l.peer = new RxPeer(r, { pd: cfg.pd, ird: cfg.ird, initialMsn: cfg.msn, peerMulpdu, localMulpdu: cfg.mulpdu, bigEndian: cfg.bigEndian, rfc7306: cfg.rfc7306, stagDepth: STAG_DEPTH, addressBase: qpAddressBase(l.q, r) });
     const { rx, tx } = qpStreams(cfg);
     l.rxFramer = new MpaFramer(rx);
     l.rxDeframer = new MpaDeframer(rx);
@@ -452,7 +457,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   const writable = (l: Lane, a: bigint) =>
     l.peer.regions.some((g) => g.pd === l.cfg.pd && (g.access.includes('remote-write') || g.access.includes('local-write') || g.access.includes('remote-atomic')) && a >= g.base && a < g.base + g.length) ||
     l.peer.ranges.some((b) => a >= b.addr && a < b.addr + BigInt(b.len) && !l.peer.regions.some((g) => g.base === b.addr));
-  const laneOf = (a: bigint): Lane | undefined => lanes[Number(a >> 40n) - 1];
+  const laneOf = (a: bigint): Lane | undefined => lanes[Number(a >> QP_ADDRESS_SHIFT) - 1];
 
   /** The model side of lane l takes what the local endpoint sent: expected per class, and to the peer. */
   const expectSent = (l: Lane, us: readonly Uint8Array[]) => {

@@ -289,6 +289,7 @@ export class RxPeer {
     const sinks = this.usable('local-write');
     let wr: WorkRequest;
     if (atomic || sinks.length === 0) {
+      if (!this.rfc7306) throw new Error('internal: an Atomic work request on a QP without RFC 7306');
       const t = this.peerRegions.atomic;
       wr = this.atomicWr(id, t.stag, BigInt(8 * r.int(0, 511)), r.pick([AOpCode.FETCH_ADD, AOpCode.CMP_SWAP]));
     } else {
@@ -559,11 +560,14 @@ export class RxPeer {
         return this.send(this.atomicWr(id, stag, to, AOpCode.FETCH_ADD));
       }
       case 'atomic-resp-id': {
+        // Without RFC 7306 the local side has no Atomic work requests to be answered.
+        if (!this.rfc7306) return null;
         const us = this.localRequest(fx, true, maxLen);
         return mutateFirst(us, (u) => setU32(u, UNTAGGED_HEADER_SIZE, new DataView(u.buffer, u.byteOffset).getUint32(UNTAGGED_HEADER_SIZE) ^ r.int(1, 0xffff)));
       }
       case 'atomic-resp-none': {
         // An Atomic Response again with the next MSN of QN 3: U3 (no Atomic Request outstanding).
+        if (!this.rfc7306) return null;
         const us = this.localRequest(fx, true, maxLen);
         const last = us[us.length - 1];
         if (!last || (last[1]! & 0x0f) !== Opcode.ATOMIC_RESPONSE) return null;

@@ -15,7 +15,7 @@ import { Testbench } from '../cocotb/testbench';
 import { QueueSource } from '../cocotb/queue-source';
 import type { AxisSink, AxisSource } from '../cocotb/axis';
 import type { PortHandle, SimModel } from '../verilator/model';
-import { openDut, type DutOptions } from './dut';
+import { dutSelection, openDut, type DutOptions, type DutSelection } from './dut';
 import { HostMemoryPort } from './host-memory-port';
 import { pokeStagEntry } from './stag-cfg';
 import { FAULT_KINDS, RxPeer, type FaultKind, type RtlRegion, type StepSideEffects } from './rx-peer';
@@ -38,7 +38,7 @@ import { FAULT_KINDS, RxPeer, type FaultKind, type RtlRegion, type StepSideEffec
  * An episode ends a few ULPDUs after the first error (which must all be dropped).
  */
 
-export interface RxCosimOptions {
+export interface RxCosimOptions extends DutSelection {
   readonly width: number;
   readonly seed: number;
   /** Peer messages to send (valid and faulty), over all episodes. */
@@ -46,11 +46,6 @@ export interface RxCosimOptions {
   /** Probability that a message is a fault (ends its episode). */
   readonly faults: number;
   readonly stagDepth?: number;
-  readonly rtlDir?: string;
-  readonly vcd?: string;
-  /** A broken RTL for the tests that show the checks catch it (sim/cosim/dut.ts). */
-  readonly mutate?: DutOptions['mutate'];
-  readonly mutateModule?: string;
   /**
    * Run `rnic_rx_w<W>` (mpa_rx in front of ddp_rx) instead: every ULPDU is framed by the model's
    * MpaFramer (markers and CRC as each stream draws them), sent as TCP payload in random segments,
@@ -325,11 +320,7 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
   const dut = `${opts.mpa ? 'rnic_rx' : 'ddp_rx'}_w${W}`;
   const model = openRx(
     W,
-    {
-      ...(opts.rtlDir ? { rtlDir: opts.rtlDir } : {}),
-      ...(opts.vcd ? { vcd: opts.vcd } : {}),
-      ...(opts.mutate ? { mutate: opts.mutate, mutateModule: opts.mutateModule ?? dut } : {}),
-    },
+    { ...dutSelection(opts), ...(opts.mutate && { mutateModule: opts.mutateModule ?? dut }) },
     opts.mpa,
   );
   let fpdus = 0;

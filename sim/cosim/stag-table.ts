@@ -5,7 +5,7 @@ import { makeStag, stagIndex, stagKey } from '../../ts-model/memory/stag';
 import { prng, type Prng } from '../../ts-model/util/prng';
 import { Testbench } from '../cocotb/testbench';
 import type { PortHandle } from '../verilator/model';
-import { openDut } from './dut';
+import { dutSelection, openDut, type DutSelection } from './dut';
 
 /**
  * Co-simulation of stag_table_d<depth> (hdl-gen/blocks/stag-table.ts) against the model's
@@ -34,17 +34,11 @@ import { openDut } from './dut';
  * STAG_TABLE_LATENCY cycles after each request, none otherwise), rsp_fault, rsp_address (the
  * model's address when ok, 0 on a fault) and inv_fault.
  */
-export interface StagTableCosimOptions {
+export interface StagTableCosimOptions extends DutSelection {
   readonly depth: number;
   readonly seed: number;
   /** Operations (config writes + lookups + invalidates) to issue. */
   readonly operations: number;
-  /** Write a VCD of the run here (builds the traced variant). */
-  readonly vcd?: string;
-  /** The user's Verilog (rnic.f directory) instead of the generated. */
-  readonly rtlDir?: string;
-  /** Post-process the emitted Verilog (fault injection in tests). */
-  readonly mutate?: (verilog: string) => string;
 }
 
 export interface StagTableMismatch {
@@ -435,11 +429,7 @@ const describeInv = (i: Inv) => `${i.scenario}: stag 0x${i.stag.toString(16)} pd
 // ---- The run -----------------------------------------------------------------------------------
 
 export function cosimStagTable(opts: StagTableCosimOptions): StagTableCosimResult {
-  const { src, compiled, model } = openDut(`stag_table_d${opts.depth}`, {
-    ...(opts.vcd !== undefined && { vcd: opts.vcd }),
-    ...(opts.rtlDir !== undefined && { rtlDir: opts.rtlDir }),
-    ...(opts.mutate && { mutate: opts.mutate }),
-  });
+  const { src, compiled, model } = openDut(`stag_table_d${opts.depth}`, dutSelection(opts));
   const tb = new Testbench(model);
   const { slots, gen } = schedule(opts);
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_CONFIG, type RnicConfig } from '../../hdl-gen/gen/config';
 import { REGENERATE, generate, modulesFor } from '../../hdl-gen/gen/generate';
@@ -7,24 +7,22 @@ import { REPO_ROOT } from '../../hdl-gen/gen/sources';
 import type { Module } from '../../hdl-gen/core/module';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { MUTANT_PLUSARG, MUTATION_KINDS, mutateModule, mutationAt, mutationSites, type Mutation, type MutationKind } from '../../hdl-gen/verify/mutants';
-import { parseScenario, type Scenario } from '../../ts-model/scenario/schema';
+import { withDescendants } from '../../hdl-gen/core/hierarchy';
 import { prng } from '../../ts-model/util/prng';
-import { cosimCrc32c } from '../cosim/crc32c';
-import { cosimRnic } from '../cosim/rnic';
-import { cosimScenario } from '../cosim/rnic-scenario';
+import { regressPlan, type RegressRun } from '../regress/plan';
+import { runRegress } from '../regress/run';
 
 /**
  * A mutation campaign over the generated RTL (scripts/mutants.ts): for each module, mutants of
  * every kind (hdl-gen/verify/mutants.ts) are built into one Verilator model (mutant schemata) and
- * each is run, live alone, against the workload `make regress` runs: the random co-simulation of
- * the top, then every example scenario, until one reports a difference. A mutant no workload
- * catches is a survivor: yosys then tries to prove it equivalent to the original (equivalence.ts).
+ * each is run, live alone, through the runs of `make regress` that simulate its module (the random
+ * co-simulation of the top, the block runs, every example scenario) until one reports a difference.
+ * A mutant no run catches is a survivor: yosys then tries to prove it equivalent to the original
+ * (equivalence.ts).
  */
 
-/** The regression's random run of the top at 8 octets (scripts/regress.sh, REGRESS_SEED 1). */
-export const REGRESS_RANDOM = { width: 8, seed: 1, ops: 10_000, faults: 0.1 } as const;
-/** The regression's CRC block run. */
-export const REGRESS_CRC = { width: 8, seed: 1, frames: 200_000 } as const;
+/** The regression's seed (REGRESS_SEED's default): the campaign measures what `make regress` catches. */
+export const REGRESS_SEED = 1;
 
 export interface PlannedModule {
   readonly module: Module;
@@ -87,16 +85,25 @@ export function singleMutantRtl(module: Module, mutation: Mutation, config: Rnic
 
 export const mutantPlusarg = (id: number): string => `+${MUTANT_PLUSARG}=${id}`;
 
-/** The example scenarios the RTL can take (the others are refused by name, see rnic-scenario.ts). */
-export function exampleScenarios(): { readonly file: string; readonly scenario: Scenario }[] {
-  const dir = join(REPO_ROOT, 'examples');
-  const files = [...readdirSync(dir).filter((f) => f.endsWith('.json')), ...readdirSync(join(dir, 'faults')).map((f) => `faults/${f}`)].sort();
-  return files.map((file) => ({ file, scenario: parseScenario(JSON.parse(readFileSync(join(dir, file), 'utf8'))) }));
+/**
+ * The regression's runs (sim/regress/plan.ts) that simulate `module` at the configuration's width:
+ * the random run of the top first (it stops at the first difference), then the block runs whose
+ * DUT contains the module, then the example scenarios.
+ */
+export function runsFor(module: string, config: RnicConfig = DEFAULT_CONFIG): RegressRun[] {
+  const byName = new Map(modulesFor(config).map((m) => [m.name, m]));
+  const contains = (top: string) => {
+    const t = byName.get(top);
+    return !!t && withDescendants(t).some((m) => m.name === module);
+  };
+  const runs = regressPlan().filter((r) => r.tops.some(contains));
+  const rank = (r: RegressRun) => (r.scenario ? 2 : r.args.includes('rnic') ? 0 : 1);
+  return runs.sort((a, b) => rank(a) - rank(b));
 }
 
 export interface MutantRun {
   readonly caught: boolean;
-  /** The workload that caught it: 'random', 'scenario <file>', 'crc32c'. */
+  /** The run that caught it. */
   readonly by: string | null;
   /** The first difference, or the error the run stopped with. */
   readonly how: string;
@@ -104,47 +111,14 @@ export interface MutantRun {
 }
 
 /**
- * Runs mutant `id` of a schemata RTL against the regression's workloads, in order, until one
- * catches it: a mismatch, a protection violation, or a run that stops (a hang is bounded and
- * reported by the harness).
+ * Runs mutant `id` of a schemata RTL through `runs` until one fails: a difference, a protection
+ * violation, or a run that stops (a hang is bounded and reported by the harness). Mutant 0 is the
+ * original: the campaign runs it first, so whatever fails for a mutant is the mutant's doing.
  */
-export function runMutant(module: string, rtlDir: string, id: number, scenarios: readonly { file: string; scenario: Scenario }[]): MutantRun {
-  const plusargs = [mutantPlusarg(id)];
-  const attempt = (by: string, run: () => { caught: boolean; how: string; cycle: number | null }): MutantRun | null => {
-    try {
-      const r = run();
-      return r.caught ? { caught: true, by, how: r.how, cycle: r.cycle } : null;
-    } catch (e) {
-      return { caught: true, by, how: `stopped: ${(e as Error).message.split('\n')[0]!.slice(0, 160)}`, cycle: null };
-    }
-  };
-  if (module.startsWith('crc32c_')) {
-    const hit = attempt('crc32c', () => {
-      const r = cosimCrc32c({ ...REGRESS_CRC, rtlDir, plusargs });
-      return { caught: r.mismatches > 0, how: r.firstMismatch ? `frame ${r.firstMismatch.frame}: CRC ${r.firstMismatch.actual}, model ${r.firstMismatch.expected}` : '', cycle: null };
-    });
-    return hit ?? { caught: false, by: null, how: '', cycle: null };
-  }
-  const random = attempt('random', () => {
-    const r = cosimRnic({ ...REGRESS_RANDOM, rtlDir, plusargs });
-    const m = r.firstMismatch;
-    return { caught: r.mismatches + r.violations > 0, how: m ? `QP ${m.qp}: ${m.what}` : r.firstViolation ?? '', cycle: m?.cycle ?? null };
-  });
-  if (random) return random;
-  for (const { file, scenario } of scenarios) {
-    const hit = attempt(`scenario ${file}`, () => {
-      let r;
-      try {
-        r = cosimScenario(scenario, { width: REGRESS_RANDOM.width, seed: 1, rtlDir, plusargs });
-      } catch (e) {
-        // A scenario the RTL refuses says nothing about the mutant.
-        if (/cannot run on the RTL/.test((e as Error).message)) return { caught: false, how: '', cycle: null };
-        throw e;
-      }
-      const m = r.firstMismatch;
-      return { caught: r.mismatches + r.violations > 0, how: m ? m.what : r.firstViolation ?? '', cycle: m?.cycle ?? null };
-    });
-    if (hit) return hit;
+export function runMutant(rtlDir: string, id: number, runs: readonly RegressRun[]): MutantRun {
+  for (const run of runs) {
+    const r = runRegress(run, REGRESS_SEED, { rtl: rtlDir, plusargs: [mutantPlusarg(id)], evidence: false });
+    if (r.status === 'fail') return { caught: true, by: run.name, how: r.detail, cycle: r.cycle };
   }
   return { caught: false, by: null, how: '', cycle: null };
 }
