@@ -52,6 +52,9 @@ export function formatSynth(r: SynthResult): string {
     ['block RAMs', r.rams === undefined ? undefined : withTypes(r.rams, r, /^(SB_RAM40_4K|RAMB)/)],
     ['LUT RAMs', r.lutRams === undefined ? undefined : withTypes(r.lutRams, r, /^RAM\d/)],
     ['logic depth', r.logicDepth],
+    ['LUT levels (register to register)', r.lutLevels],
+    ['all-cell depth', r.allCellDepth],
+    ['critical path', r.criticalPath ? `${r.criticalPath.start} -> ${r.criticalPath.end}` : undefined],
     ['Fmax', r.fmaxMHz === undefined ? undefined : r.fmaxMHz === null ? 'not placed' : `${r.fmaxMHz.toFixed(1)} MHz`],
     ['fits', r.fits === undefined ? undefined : fitLine(r)],
   ];

@@ -6,6 +6,7 @@ import { nextpnrVersion, type Utilisation } from './nextpnr';
 import { placeWrapped } from './ooc-pnr';
 import { FlowError } from './run-tool';
 import { TARGET_PROFILES, classifyCells, type SynthTarget } from './targets';
+import { netlistDepth } from './depth';
 import { ltpFoundLoop, parseLtp, parseStatJson, runYosys, synthScript, yosysVersion } from './yosys';
 
 /**
@@ -52,6 +53,14 @@ export interface SynthResult {
   lutRams?: number;
   /** Cells on the longest combinational path (yosys `ltp`), in the target's own cells. */
   logicDepth?: number;
+  /**
+   * xilinx and ice40: the longest register-to-register path in LUT levels (carry and wide-mux
+   * cells weigh 0), its all-cell depth, and where it starts and ends (flow/depth.ts; configuration
+   * inputs excluded as start points).
+   */
+  lutLevels?: number;
+  allCellDepth?: number;
+  criticalPath?: { start: string; end: string; cells: Record<string, number> } | null;
   /** iCE40 only: nextpnr's routed Fmax of the wrapped module; null when not placed. */
   fmaxMHz?: number | null;
   /** iCE40 only: whether the wrapped module placed and routed on `device`. */
@@ -136,6 +145,8 @@ export function synthesize(opts: SynthOptions): SynthResult {
   const ltp = readFileSync(join(workDir, MODULE_OUTPUTS.ltpText), 'utf8');
   const logicDepth = parseLtp(ltp);
   const notes: string[] = [];
+  const depth = opts.target === 'generic' ? null : netlistDepth(readFileSync(join(workDir, MODULE_OUTPUTS.netlistJson), 'utf8'), opts.top);
+  const levels = depth ? { lutLevels: depth.lutLevels, allCellDepth: depth.allCells, criticalPath: depth.critical } : {};
   if (ltpFoundLoop(ltp)) notes.push('combinational loop in the netlist: logic depth is a lower bound');
 
   let result: SynthResult;
@@ -145,9 +156,9 @@ export function synthesize(opts: SynthOptions): SynthResult {
       notes.push("generic: yosys's internal gates; logic depth counts gates ($_AND_, $_XOR_, $_MUX_, …)");
       break;
     case 'xilinx':
-      result = { target: 'xilinx', top: opts.top, device: XILINX_FAMILY, cells, cellTypes, ...counts, logicDepth, notes, logDir: workDir, seconds: 0 };
+      result = { target: 'xilinx', top: opts.top, device: XILINX_FAMILY, cells, cellTypes, ...counts, logicDepth, ...levels, notes, logDir: workDir, seconds: 0 };
       notes.push(
-        'xilinx: 7-series cells without IO buffers (-noiopad -noclkbuf); logic depth counts LUT/INV/CARRY/MUXF cells, a CARRY4 as one; no Fmax without vendor place-and-route',
+        'xilinx: 7-series cells, abc9, without IO buffers (-noiopad -noclkbuf); logic depth counts LUT/INV/CARRY/MUXF cells, a CARRY4 as one; LUT levels count LUTs only (../shared/design/microarchitecture.md); no Fmax without vendor place-and-route',
       );
       break;
     case 'ice40': {
@@ -162,6 +173,7 @@ export function synthesize(opts: SynthOptions): SynthResult {
         cellTypes,
         ...counts,
         logicDepth,
+        ...levels,
         fmaxMHz: pnr.fmaxMHz,
         ...(pnr.fits === undefined ? {} : { fits: pnr.fits }),
         utilisation: pnr.utilisation,

@@ -54,7 +54,7 @@ const ICE40: TargetProfile = {
  * INV counts as a LUT because the implementation tools place it in a LUT1.
  */
 const XILINX: TargetProfile = {
-  synthCommand: (top) => `synth_xilinx -top ${top} -flatten -noiopad -noclkbuf`,
+  synthCommand: (top) => `synth_xilinx -top ${top} -flatten -abc9 -noiopad -noclkbuf`,
   depthSelection: 'w:* t:LUT* t:INV t:CARRY* t:MUXF*',
   isLut: (t) => /^LUT[1-6]$/.test(t) || t === 'INV',
   isFlipFlop: (t) => /^FD[RSCP]E(_1)?$/.test(t),

@@ -42,232 +42,670 @@ module crc32c_w8 (
     output wire        m_axis_tuser
 );
 
-reg [31:0] crc_state_reg; // CRC register between the beats of a frame
-reg [31:0] crc_state_next;
-reg frame_err_reg; // a beat of this frame had a non-contiguous tkeep
-reg frame_err_next;
-reg out_valid_reg;
-reg out_valid_next;
-reg [31:0] out_crc_reg;
-reg [31:0] out_crc_next;
-reg out_err_reg;
-reg out_err_next;
+wire advance; // every stage of the CRC pipeline moves this cycle
+wire take;
+reg in_frame_reg; // a frame has begun and not ended
+reg in_frame_next;
 wire keep_ok;
-wire keep_none;
-wire [2:0] shift_lanes;
-wire [63:0] crc_data_shift0; // lanes up by 1 if bit 0 of the shift
-wire [31:0] crc_back0; // Z^-1: the CRC register 1 zero octets back
-wire [31:0] crc_rewind0; // rewound if bit 0 of the shift
-wire [63:0] crc_data_shift1; // lanes up by 2 if bit 1 of the shift
-wire [31:0] crc_back1; // Z^-2: the CRC register 2 zero octets back
-wire [31:0] crc_rewind1; // rewound if bit 1 of the shift
-wire [63:0] crc_data_shift2; // lanes up by 4 if bit 2 of the shift
-wire [31:0] crc_back2; // Z^-4: the CRC register 4 zero octets back
-wire [31:0] crc_rewind2; // rewound if bit 2 of the shift
-wire [31:0] crc_next;
-wire accept;
-wire [31:0] crc_after_beat;
-wire frame_err_after;
+wire [8:0] keep_count_onehot; // bit k: the beat has k valid octets
+reg crc_in_valid_reg;
+reg crc_in_valid_next;
+reg [63:0] crc_in_data_reg;
+reg [63:0] crc_in_data_next;
+reg [8:0] crc_in_count_onehot_reg;
+reg [8:0] crc_in_count_onehot_next;
+reg [3:0] crc_in_shift_reg;
+reg [3:0] crc_in_shift_next;
+reg crc_in_start_reg;
+reg crc_in_start_next;
+reg [1:0] crc_in_tag_reg;
+reg [1:0] crc_in_tag_next;
+wire [3:0] crc_shift; // units of zeros before the data (N - k)
+reg crc_s1_valid_reg;
+reg crc_s1_valid_next;
+wire [63:0] crc_aligned; // the valid units at the end of the block
+reg [63:0] crc_s1_data_reg;
+reg [63:0] crc_s1_data_next;
+reg crc_s1_start_reg;
+reg crc_s1_start_next;
+reg crc_s1_load_reg;
+reg crc_s1_load_next;
+reg [31:0] crc_s1_state_reg;
+reg [31:0] crc_s1_state_next;
+reg [31:0] crc_s1_zk_row0_reg;
+reg [31:0] crc_s1_zk_row0_next;
+reg [31:0] crc_s1_zk_row1_reg;
+reg [31:0] crc_s1_zk_row1_next;
+reg [31:0] crc_s1_zk_row2_reg;
+reg [31:0] crc_s1_zk_row2_next;
+reg [31:0] crc_s1_zk_row3_reg;
+reg [31:0] crc_s1_zk_row3_next;
+reg [31:0] crc_s1_zk_row4_reg;
+reg [31:0] crc_s1_zk_row4_next;
+reg [31:0] crc_s1_zk_row5_reg;
+reg [31:0] crc_s1_zk_row5_next;
+reg [31:0] crc_s1_zk_row6_reg;
+reg [31:0] crc_s1_zk_row6_next;
+reg [31:0] crc_s1_zk_row7_reg;
+reg [31:0] crc_s1_zk_row7_next;
+reg [31:0] crc_s1_zk_row8_reg;
+reg [31:0] crc_s1_zk_row8_next;
+reg [31:0] crc_s1_zk_row9_reg;
+reg [31:0] crc_s1_zk_row9_next;
+reg [31:0] crc_s1_zk_row10_reg;
+reg [31:0] crc_s1_zk_row10_next;
+reg [31:0] crc_s1_zk_row11_reg;
+reg [31:0] crc_s1_zk_row11_next;
+reg [31:0] crc_s1_zk_row12_reg;
+reg [31:0] crc_s1_zk_row12_next;
+reg [31:0] crc_s1_zk_row13_reg;
+reg [31:0] crc_s1_zk_row13_next;
+reg [31:0] crc_s1_zk_row14_reg;
+reg [31:0] crc_s1_zk_row14_next;
+reg [31:0] crc_s1_zk_row15_reg;
+reg [31:0] crc_s1_zk_row15_next;
+reg [31:0] crc_s1_zk_row16_reg;
+reg [31:0] crc_s1_zk_row16_next;
+reg [31:0] crc_s1_zk_row17_reg;
+reg [31:0] crc_s1_zk_row17_next;
+reg [31:0] crc_s1_zk_row18_reg;
+reg [31:0] crc_s1_zk_row18_next;
+reg [31:0] crc_s1_zk_row19_reg;
+reg [31:0] crc_s1_zk_row19_next;
+reg [31:0] crc_s1_zk_row20_reg;
+reg [31:0] crc_s1_zk_row20_next;
+reg [31:0] crc_s1_zk_row21_reg;
+reg [31:0] crc_s1_zk_row21_next;
+reg [31:0] crc_s1_zk_row22_reg;
+reg [31:0] crc_s1_zk_row22_next;
+reg [31:0] crc_s1_zk_row23_reg;
+reg [31:0] crc_s1_zk_row23_next;
+reg [31:0] crc_s1_zk_row24_reg;
+reg [31:0] crc_s1_zk_row24_next;
+reg [31:0] crc_s1_zk_row25_reg;
+reg [31:0] crc_s1_zk_row25_next;
+reg [31:0] crc_s1_zk_row26_reg;
+reg [31:0] crc_s1_zk_row26_next;
+reg [31:0] crc_s1_zk_row27_reg;
+reg [31:0] crc_s1_zk_row27_next;
+reg [31:0] crc_s1_zk_row28_reg;
+reg [31:0] crc_s1_zk_row28_next;
+reg [31:0] crc_s1_zk_row29_reg;
+reg [31:0] crc_s1_zk_row29_next;
+reg [31:0] crc_s1_zk_row30_reg;
+reg [31:0] crc_s1_zk_row30_next;
+reg [31:0] crc_s1_zk_row31_reg;
+reg [31:0] crc_s1_zk_row31_next;
+reg [31:0] crc_s1_zk_init_reg;
+reg [31:0] crc_s1_zk_init_next;
+reg [1:0] crc_s1_tag_reg;
+reg [1:0] crc_s1_tag_next;
+reg crc_s2_valid_reg;
+reg crc_s2_valid_next;
+reg [1023:0] crc_s2_coeff_reg;
+reg [1023:0] crc_s2_coeff_next;
+reg [31:0] crc_s2_u_reg;
+reg [31:0] crc_s2_u_next;
+reg [33:0] crc_s2_data_partials_reg;
+reg [33:0] crc_s2_data_partials_next;
+reg [1:0] crc_s2_tag_reg;
+reg [1:0] crc_s2_tag_next;
+reg [31:0] crc_crc_reg; // the raw CRC register after the last beat
+reg [31:0] crc_crc_next;
+wire [31:0] crc_next; // the loop: Z^k crc xor U xor D data
+reg crc_valid_reg; // crc holds the register after a beat that just left stage 2
+reg crc_valid_next;
+reg [1:0] crc_tag_reg;
+reg [1:0] crc_tag_next;
+reg frame_err_reg; // a beat of this frame (already out of the pipeline) had a non-contiguous tkeep
+reg frame_err_next;
+reg out_valid_reg; // out holds a beat (a frame's CRC and error flag)
+reg out_valid_next;
+reg [32:0] out_data_reg;
+reg [32:0] out_data_next;
+wire out_out_ready; // the consumer of out_out takes its beat
+reg out_in_ready_reg; // out takes a beat this cycle (registered)
+reg out_in_ready_next;
+reg out_temp_valid_reg; // out holds a skid beat
+reg out_temp_valid_next;
+reg [32:0] out_temp_data_reg;
+reg [32:0] out_temp_data_next;
+wire out_in_ready_early;
 wire _t0;
 wire _t1;
-wire _t2;
-wire _t3;
+wire [32:0] _t2;
 
-assign _t0 = s_axis_tkeep[0] & (~s_axis_tkeep[1]);
-assign _t1 = s_axis_tkeep[1] & (~s_axis_tkeep[2]);
-assign _t2 = s_axis_tkeep[2] & (~s_axis_tkeep[3]);
-assign _t3 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
-assign keep_ok = (s_axis_tkeep & (s_axis_tkeep + 8'h1)) == 8'h0;
-assign keep_none = s_axis_tkeep == 8'h0;
-assign shift_lanes = {
-    ((_t0 | _t1) | _t2) | (s_axis_tkeep[3] & (~s_axis_tkeep[4])),
-    ((_t0 | _t1) | _t3) | (s_axis_tkeep[5] & (~s_axis_tkeep[6])),
-    ((_t0 | _t2) | _t3) | (s_axis_tkeep[6] & (~s_axis_tkeep[7]))
+assign _t0 = crc_valid_reg & crc_tag_reg[0];
+assign _t1 = crc_s1_start_reg | crc_s1_load_reg;
+assign _t2 = {frame_err_reg | crc_tag_reg[1], crc_crc_reg ^ 32'hffffffff};
+assign s_axis_tready = advance;
+assign take = s_axis_tvalid & advance;
+assign keep_ok = (((((((~s_axis_tkeep[1]) | s_axis_tkeep[0]) & ((~s_axis_tkeep[2]) | s_axis_tkeep[1])) & ((~s_axis_tkeep[3]) | s_axis_tkeep[2])) & ((~s_axis_tkeep[4]) | s_axis_tkeep[3])) & ((~s_axis_tkeep[5]) | s_axis_tkeep[4])) & ((~s_axis_tkeep[6]) | s_axis_tkeep[5])) & ((~s_axis_tkeep[7]) | s_axis_tkeep[6]);
+assign keep_count_onehot = {
+    s_axis_tkeep[7],
+    s_axis_tkeep[6] & (~s_axis_tkeep[7]),
+    s_axis_tkeep[5] & (~s_axis_tkeep[6]),
+    s_axis_tkeep[4] & (~s_axis_tkeep[5]),
+    s_axis_tkeep[3] & (~s_axis_tkeep[4]),
+    s_axis_tkeep[2] & (~s_axis_tkeep[3]),
+    s_axis_tkeep[1] & (~s_axis_tkeep[2]),
+    s_axis_tkeep[0] & (~s_axis_tkeep[1]),
+    ~s_axis_tkeep[0]
 };
-assign crc_data_shift0 = shift_lanes[0] ? {s_axis_tdata[55:0], 8'h0} : s_axis_tdata;
-assign crc_back0 = {
-    ^(crc_state_reg & 32'ha0800000),
-    ^(crc_state_reg & 32'hd0400000),
-    ^(crc_state_reg & 32'he8200000),
-    ^(crc_state_reg & 32'hf4100000),
-    ^(crc_state_reg & 32'hfa080000),
-    ^(crc_state_reg & 32'hfd040000),
-    ^(crc_state_reg & 32'h5e020000),
-    ^(crc_state_reg & 32'haf010000),
-    ^(crc_state_reg & 32'hf7008000),
-    ^(crc_state_reg & 32'hdb004000),
-    ^(crc_state_reg & 32'hcd002000),
-    ^(crc_state_reg & 32'h46001000),
-    ^(crc_state_reg & 32'h23000800),
-    ^(crc_state_reg & 32'h31000400),
-    ^(crc_state_reg & 32'hb8000200),
-    ^(crc_state_reg & 32'hdc000100),
-    ^(crc_state_reg & 32'hee000080),
-    ^(crc_state_reg & 32'h77000040),
-    ^(crc_state_reg & 32'h1b000020),
-    ^(crc_state_reg & 32'had000010),
-    ^(crc_state_reg & 32'h76000008),
-    ^(crc_state_reg & 32'hbb000004),
-    ^(crc_state_reg & 32'h7d000002),
-    ^(crc_state_reg & 32'h9e000001),
-    ^(crc_state_reg & 32'h4f000000),
-    ^(crc_state_reg & 32'h87000000),
-    ^(crc_state_reg & 32'he3000000),
-    ^(crc_state_reg & 32'h51000000),
-    ^(crc_state_reg & 32'h8000000),
-    ^(crc_state_reg & 32'h4000000),
-    ^(crc_state_reg & 32'h82000000),
-    ^(crc_state_reg & 32'h41000000)
-};
-assign crc_rewind0 = shift_lanes[0] ? crc_back0 : crc_state_reg;
-assign crc_data_shift1 = shift_lanes[1] ? {crc_data_shift0[47:0], 16'h0} : crc_data_shift0;
-assign crc_back1 = {
-    ^(crc_rewind0 & 32'hbfa08000),
-    ^(crc_rewind0 & 32'h5fd04000),
-    ^(crc_rewind0 & 32'hafe82000),
-    ^(crc_rewind0 & 32'hd7f41000),
-    ^(crc_rewind0 & 32'hebfa0800),
-    ^(crc_rewind0 & 32'hf5fd0400),
-    ^(crc_rewind0 & 32'hc55e0200),
-    ^(crc_rewind0 & 32'h62af0100),
-    ^(crc_rewind0 & 32'h8ef70080),
-    ^(crc_rewind0 & 32'hf8db0040),
-    ^(crc_rewind0 & 32'hc3cd0020),
-    ^(crc_rewind0 & 32'hde460010),
-    ^(crc_rewind0 & 32'h6f230008),
-    ^(crc_rewind0 & 32'h8310004),
-    ^(crc_rewind0 & 32'h3bb80002),
-    ^(crc_rewind0 & 32'h1ddc0001),
-    ^(crc_rewind0 & 32'h8eee0000),
-    ^(crc_rewind0 & 32'h47770000),
-    ^(crc_rewind0 & 32'h1c1b0000),
-    ^(crc_rewind0 & 32'hb1ad0000),
-    ^(crc_rewind0 & 32'h67760000),
-    ^(crc_rewind0 & 32'hb3bb0000),
-    ^(crc_rewind0 & 32'he67d0000),
-    ^(crc_rewind0 & 32'h4c9e0000),
-    ^(crc_rewind0 & 32'h264f0000),
-    ^(crc_rewind0 & 32'hac870000),
-    ^(crc_rewind0 & 32'h69e30000),
-    ^(crc_rewind0 & 32'h8b510000),
-    ^(crc_rewind0 & 32'hfa080000),
-    ^(crc_rewind0 & 32'hfd040000),
-    ^(crc_rewind0 & 32'hfe820000),
-    ^(crc_rewind0 & 32'h7f410000)
-};
-assign crc_rewind1 = shift_lanes[1] ? crc_back1 : crc_rewind0;
-assign crc_data_shift2 = shift_lanes[2] ? {crc_data_shift1[31:0], 32'h0} : crc_data_shift1;
-assign crc_back2 = {
-    ^(crc_rewind1 & 32'hbd9ebfa0),
-    ^(crc_rewind1 & 32'hdecf5fd0),
-    ^(crc_rewind1 & 32'h6f67afe8),
-    ^(crc_rewind1 & 32'hb7b3d7f4),
-    ^(crc_rewind1 & 32'h5bd9ebfa),
-    ^(crc_rewind1 & 32'hadecf5fd),
-    ^(crc_rewind1 & 32'heb68c55e),
-    ^(crc_rewind1 & 32'h75b462af),
-    ^(crc_rewind1 & 32'h7448ef7),
-    ^(crc_rewind1 & 32'h3e3cf8db),
-    ^(crc_rewind1 & 32'h2280c3cd),
-    ^(crc_rewind1 & 32'hacdede46),
-    ^(crc_rewind1 & 32'h566f6f23),
-    ^(crc_rewind1 & 32'h16a90831),
-    ^(crc_rewind1 & 32'h36ca3bb8),
-    ^(crc_rewind1 & 32'h1b651ddc),
-    ^(crc_rewind1 & 32'h8db28eee),
-    ^(crc_rewind1 & 32'hc6d94777),
-    ^(crc_rewind1 & 32'h5ef21c1b),
-    ^(crc_rewind1 & 32'h92e7b1ad),
-    ^(crc_rewind1 & 32'h74ed6776),
-    ^(crc_rewind1 & 32'hba76b3bb),
-    ^(crc_rewind1 & 32'he0a5e67d),
-    ^(crc_rewind1 & 32'h4dcc4c9e),
-    ^(crc_rewind1 & 32'h26e6264f),
-    ^(crc_rewind1 & 32'haeedac87),
-    ^(crc_rewind1 & 32'heae869e3),
-    ^(crc_rewind1 & 32'hc8ea8b51),
-    ^(crc_rewind1 & 32'hd9ebfa08),
-    ^(crc_rewind1 & 32'hecf5fd04),
-    ^(crc_rewind1 & 32'hf67afe82),
-    ^(crc_rewind1 & 32'h7b3d7f41)
-};
-assign crc_rewind2 = shift_lanes[2] ? crc_back2 : crc_rewind1;
+assign crc_shift = crc_in_shift_reg;
+assign crc_aligned = crc_shift[3] ? 64'h0 : (crc_shift[2] ? {crc_shift[1] ? {crc_shift[0] ? {crc_in_data_reg[7:0], 8'h0} : crc_in_data_reg[15:0], 16'h0} : (crc_shift[0] ? {crc_in_data_reg[23:0], 8'h0} : crc_in_data_reg[31:0]), 32'h0} : (crc_shift[1] ? {crc_shift[0] ? {crc_in_data_reg[39:0], 8'h0} : crc_in_data_reg[47:0], 16'h0} : (crc_shift[0] ? {crc_in_data_reg[55:0], 8'h0} : crc_in_data_reg)));
 assign crc_next = {
-    (^(crc_rewind2 & 32'h1c379612)) ^ (^(crc_data_shift2 & 64'h8fc8e57b1c379612)),
-    (^(crc_rewind2 & 32'h8e1bcb09)) ^ (^(crc_data_shift2 & 64'h47e472bd8e1bcb09)),
-    (^(crc_rewind2 & 32'hc70de584)) ^ (^(crc_data_shift2 & 64'h23f2395ec70de584)),
-    (^(crc_rewind2 & 32'h6386f2c2)) ^ (^(crc_data_shift2 & 64'h11f91caf6386f2c2)),
-    (^(crc_rewind2 & 32'hb1c37961)) ^ (^(crc_data_shift2 & 64'h8fc8e57b1c37961)),
-    (^(crc_rewind2 & 32'hd8e1bcb0)) ^ (^(crc_data_shift2 & 64'h47e472bd8e1bcb0)),
-    (^(crc_rewind2 & 32'hf047484a)) ^ (^(crc_data_shift2 & 64'h8df7c6eef047484a)),
-    (^(crc_rewind2 & 32'h7823a425)) ^ (^(crc_data_shift2 & 64'h46fbe3777823a425)),
-    (^(crc_rewind2 & 32'ha0264400)) ^ (^(crc_data_shift2 & 64'hacb514c0a0264400)),
-    (^(crc_rewind2 & 32'h4c24b412)) ^ (^(crc_data_shift2 & 64'hd9926f1b4c24b412)),
-    (^(crc_rewind2 & 32'hba25cc1b)) ^ (^(crc_data_shift2 & 64'he301d2f6ba25cc1b)),
-    (^(crc_rewind2 & 32'h4125701f)) ^ (^(crc_data_shift2 & 64'hfe480c004125701f)),
-    (^(crc_rewind2 & 32'h2092b80f)) ^ (^(crc_data_shift2 & 64'h7f2406002092b80f)),
-    (^(crc_rewind2 & 32'hc7eca15)) ^ (^(crc_data_shift2 & 64'hb05ae67b0c7eca15)),
-    (^(crc_rewind2 & 32'h9a08f318)) ^ (^(crc_data_shift2 & 64'hd7e596469a08f318)),
-    (^(crc_rewind2 & 32'h4d04798c)) ^ (^(crc_data_shift2 & 64'h6bf2cb234d04798c)),
-    (^(crc_rewind2 & 32'ha6823cc6)) ^ (^(crc_data_shift2 & 64'h35f96591a6823cc6)),
-    (^(crc_rewind2 & 32'hd3411e63)) ^ (^(crc_data_shift2 & 64'h1afcb2c8d3411e63)),
-    (^(crc_rewind2 & 32'h75971923)) ^ (^(crc_data_shift2 & 64'h82b6bc1f75971923)),
-    (^(crc_rewind2 & 32'ha6fc1a83)) ^ (^(crc_data_shift2 & 64'hce93bb74a6fc1a83)),
-    (^(crc_rewind2 & 32'h4f499b53)) ^ (^(crc_data_shift2 & 64'he88138c14f499b53)),
-    (^(crc_rewind2 & 32'ha7a4cda9)) ^ (^(crc_data_shift2 & 64'h74409c60a7a4cda9)),
-    (^(crc_rewind2 & 32'h4fe5f0c6)) ^ (^(crc_data_shift2 & 64'hb5e8ab4b4fe5f0c6)),
-    (^(crc_rewind2 & 32'hbbc56e71)) ^ (^(crc_data_shift2 & 64'hd53cb0debbc56e71)),
-    (^(crc_rewind2 & 32'h5de2b738)) ^ (^(crc_data_shift2 & 64'h6a9e586f5de2b738)),
-    (^(crc_rewind2 & 32'hb2c6cd8e)) ^ (^(crc_data_shift2 & 64'hba87c94cb2c6cd8e)),
-    (^(crc_rewind2 & 32'h4554f0d5)) ^ (^(crc_data_shift2 & 64'hd28b01dd4554f0d5)),
-    (^(crc_rewind2 & 32'hbe9dee78)) ^ (^(crc_data_shift2 & 64'he68d6595be9dee78)),
-    (^(crc_rewind2 & 32'hc379612e)) ^ (^(crc_data_shift2 & 64'hfc8e57b1c379612e)),
-    (^(crc_rewind2 & 32'he1bcb097)) ^ (^(crc_data_shift2 & 64'h7e472bd8e1bcb097)),
-    (^(crc_rewind2 & 32'h70de584b)) ^ (^(crc_data_shift2 & 64'h3f2395ec70de584b)),
-    (^(crc_rewind2 & 32'h386f2c25)) ^ (^(crc_data_shift2 & 64'h1f91caf6386f2c25))
+    ((^(crc_s2_coeff_reg[1023:992] & crc_crc_reg)) ^ crc_s2_u_reg[31]) ^ (^crc_s2_data_partials_reg[33]),
+    ((^(crc_s2_coeff_reg[991:960] & crc_crc_reg)) ^ crc_s2_u_reg[30]) ^ (^crc_s2_data_partials_reg[32]),
+    ((^(crc_s2_coeff_reg[959:928] & crc_crc_reg)) ^ crc_s2_u_reg[29]) ^ (^crc_s2_data_partials_reg[31]),
+    ((^(crc_s2_coeff_reg[927:896] & crc_crc_reg)) ^ crc_s2_u_reg[28]) ^ (^crc_s2_data_partials_reg[30]),
+    ((^(crc_s2_coeff_reg[895:864] & crc_crc_reg)) ^ crc_s2_u_reg[27]) ^ (^crc_s2_data_partials_reg[29]),
+    ((^(crc_s2_coeff_reg[863:832] & crc_crc_reg)) ^ crc_s2_u_reg[26]) ^ (^crc_s2_data_partials_reg[28]),
+    ((^(crc_s2_coeff_reg[831:800] & crc_crc_reg)) ^ crc_s2_u_reg[25]) ^ (^crc_s2_data_partials_reg[27]),
+    ((^(crc_s2_coeff_reg[799:768] & crc_crc_reg)) ^ crc_s2_u_reg[24]) ^ (^crc_s2_data_partials_reg[26]),
+    ((^(crc_s2_coeff_reg[767:736] & crc_crc_reg)) ^ crc_s2_u_reg[23]) ^ (^crc_s2_data_partials_reg[25]),
+    ((^(crc_s2_coeff_reg[735:704] & crc_crc_reg)) ^ crc_s2_u_reg[22]) ^ (^crc_s2_data_partials_reg[24]),
+    ((^(crc_s2_coeff_reg[703:672] & crc_crc_reg)) ^ crc_s2_u_reg[21]) ^ (^crc_s2_data_partials_reg[23]),
+    ((^(crc_s2_coeff_reg[671:640] & crc_crc_reg)) ^ crc_s2_u_reg[20]) ^ (^crc_s2_data_partials_reg[22]),
+    ((^(crc_s2_coeff_reg[639:608] & crc_crc_reg)) ^ crc_s2_u_reg[19]) ^ (^crc_s2_data_partials_reg[21]),
+    ((^(crc_s2_coeff_reg[607:576] & crc_crc_reg)) ^ crc_s2_u_reg[18]) ^ (^crc_s2_data_partials_reg[20]),
+    ((^(crc_s2_coeff_reg[575:544] & crc_crc_reg)) ^ crc_s2_u_reg[17]) ^ (^crc_s2_data_partials_reg[19]),
+    ((^(crc_s2_coeff_reg[543:512] & crc_crc_reg)) ^ crc_s2_u_reg[16]) ^ (^crc_s2_data_partials_reg[18]),
+    ((^(crc_s2_coeff_reg[511:480] & crc_crc_reg)) ^ crc_s2_u_reg[15]) ^ (^crc_s2_data_partials_reg[17]),
+    ((^(crc_s2_coeff_reg[479:448] & crc_crc_reg)) ^ crc_s2_u_reg[14]) ^ (^crc_s2_data_partials_reg[16]),
+    ((^(crc_s2_coeff_reg[447:416] & crc_crc_reg)) ^ crc_s2_u_reg[13]) ^ (^crc_s2_data_partials_reg[15]),
+    ((^(crc_s2_coeff_reg[415:384] & crc_crc_reg)) ^ crc_s2_u_reg[12]) ^ (^crc_s2_data_partials_reg[14]),
+    ((^(crc_s2_coeff_reg[383:352] & crc_crc_reg)) ^ crc_s2_u_reg[11]) ^ (^crc_s2_data_partials_reg[13]),
+    ((^(crc_s2_coeff_reg[351:320] & crc_crc_reg)) ^ crc_s2_u_reg[10]) ^ (^crc_s2_data_partials_reg[12]),
+    ((^(crc_s2_coeff_reg[319:288] & crc_crc_reg)) ^ crc_s2_u_reg[9]) ^ (^crc_s2_data_partials_reg[11]),
+    ((^(crc_s2_coeff_reg[287:256] & crc_crc_reg)) ^ crc_s2_u_reg[8]) ^ (^crc_s2_data_partials_reg[10:9]),
+    ((^(crc_s2_coeff_reg[255:224] & crc_crc_reg)) ^ crc_s2_u_reg[7]) ^ (^crc_s2_data_partials_reg[8]),
+    ((^(crc_s2_coeff_reg[223:192] & crc_crc_reg)) ^ crc_s2_u_reg[6]) ^ (^crc_s2_data_partials_reg[7]),
+    ((^(crc_s2_coeff_reg[191:160] & crc_crc_reg)) ^ crc_s2_u_reg[5]) ^ (^crc_s2_data_partials_reg[6]),
+    ((^(crc_s2_coeff_reg[159:128] & crc_crc_reg)) ^ crc_s2_u_reg[4]) ^ (^crc_s2_data_partials_reg[5:4]),
+    ((^(crc_s2_coeff_reg[127:96] & crc_crc_reg)) ^ crc_s2_u_reg[3]) ^ (^crc_s2_data_partials_reg[3]),
+    ((^(crc_s2_coeff_reg[95:64] & crc_crc_reg)) ^ crc_s2_u_reg[2]) ^ (^crc_s2_data_partials_reg[2]),
+    ((^(crc_s2_coeff_reg[63:32] & crc_crc_reg)) ^ crc_s2_u_reg[1]) ^ (^crc_s2_data_partials_reg[1]),
+    ((^(crc_s2_coeff_reg[31:0] & crc_crc_reg)) ^ crc_s2_u_reg[0]) ^ (^crc_s2_data_partials_reg[0])
 };
-assign accept = s_axis_tvalid & s_axis_tready;
-assign s_axis_tready = (~out_valid_reg) | m_axis_tready;
-assign m_axis_tdata = out_crc_reg;
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & ((~out_valid_reg) | (~_t0)));
+assign advance = out_in_ready_reg;
+assign m_axis_tdata = out_data_reg[31:0];
+assign m_axis_tuser = out_data_reg[32];
 assign m_axis_tvalid = out_valid_reg;
-assign m_axis_tuser = out_err_reg;
-assign crc_after_beat = keep_none ? crc_state_reg : crc_next;
-assign frame_err_after = frame_err_reg | (~keep_ok);
+assign out_out_ready = m_axis_tready;
 
 always @* begin
-    out_valid_next = out_valid_reg;
-    out_crc_next = out_crc_reg;
-    out_err_next = out_err_reg;
-    crc_state_next = crc_state_reg;
-    frame_err_next = frame_err_reg;
-    if (m_axis_tvalid & m_axis_tready) begin
-        out_valid_next = 1'b0;
+    crc_in_valid_next = crc_in_valid_reg;
+    if (advance) begin
+        crc_in_valid_next = take;
     end
-    if (accept) begin
-        if (s_axis_tlast) begin
-            out_valid_next = 1'b1;
-            out_crc_next = crc_after_beat ^ 32'hffffffff;
-            out_err_next = frame_err_after;
-            crc_state_next = 32'hffffffff;
-            frame_err_next = 1'b0;
+end
+
+always @* begin
+    crc_in_data_next = crc_in_data_reg;
+    if (advance) begin
+        crc_in_data_next = s_axis_tdata;
+    end
+end
+
+always @* begin
+    crc_in_count_onehot_next = crc_in_count_onehot_reg;
+    if (advance) begin
+        crc_in_count_onehot_next = keep_count_onehot;
+    end
+end
+
+always @* begin
+    crc_in_shift_next = crc_in_shift_reg;
+    if (advance) begin
+        crc_in_shift_next = {keep_count_onehot[0], ((keep_count_onehot[1] | keep_count_onehot[2]) | keep_count_onehot[3]) | keep_count_onehot[4], ((keep_count_onehot[1] | keep_count_onehot[2]) | keep_count_onehot[5]) | keep_count_onehot[6], ((keep_count_onehot[1] | keep_count_onehot[3]) | keep_count_onehot[5]) | keep_count_onehot[7]};
+    end
+end
+
+always @* begin
+    crc_in_start_next = crc_in_start_reg;
+    if (advance) begin
+        crc_in_start_next = ~in_frame_reg;
+    end
+end
+
+always @* begin
+    crc_in_tag_next = crc_in_tag_reg;
+    if (advance) begin
+        crc_in_tag_next = {~keep_ok, s_axis_tlast};
+    end
+end
+
+always @* begin
+    crc_s1_valid_next = crc_s1_valid_reg;
+    if (advance) begin
+        crc_s1_valid_next = crc_in_valid_reg;
+    end
+end
+
+always @* begin
+    crc_s1_data_next = crc_s1_data_reg;
+    if (advance) begin
+        crc_s1_data_next = crc_aligned;
+    end
+end
+
+always @* begin
+    crc_s1_start_next = crc_s1_start_reg;
+    if (advance) begin
+        crc_s1_start_next = crc_in_start_reg;
+    end
+end
+
+always @* begin
+    crc_s1_load_next = crc_s1_load_reg;
+    if (advance) begin
+        crc_s1_load_next = 1'b0;
+    end
+end
+
+always @* begin
+    crc_s1_state_next = crc_s1_state_reg;
+    if (advance) begin
+        crc_s1_state_next = 32'h0;
+    end
+end
+
+always @* begin
+    crc_s1_zk_row0_next = crc_s1_zk_row0_reg;
+    if (advance) begin
+        crc_s1_zk_row0_next = {(crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row1_next = crc_s1_zk_row1_reg;
+    if (advance) begin
+        crc_s1_zk_row1_next = {crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row2_next = crc_s1_zk_row2_reg;
+    if (advance) begin
+        crc_s1_zk_row2_next = {crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row3_next = crc_s1_zk_row3_reg;
+    if (advance) begin
+        crc_s1_zk_row3_next = {((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row4_next = crc_s1_zk_row4_reg;
+    if (advance) begin
+        crc_s1_zk_row4_next = {((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row5_next = crc_s1_zk_row5_reg;
+    if (advance) begin
+        crc_s1_zk_row5_next = {(crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row6_next = crc_s1_zk_row6_reg;
+    if (advance) begin
+        crc_s1_zk_row6_next = {((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row7_next = crc_s1_zk_row7_reg;
+    if (advance) begin
+        crc_s1_zk_row7_next = {crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row8_next = crc_s1_zk_row8_reg;
+    if (advance) begin
+        crc_s1_zk_row8_next = {((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row9_next = crc_s1_zk_row9_reg;
+    if (advance) begin
+        crc_s1_zk_row9_next = {(crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row10_next = crc_s1_zk_row10_reg;
+    if (advance) begin
+        crc_s1_zk_row10_next = {crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row11_next = crc_s1_zk_row11_reg;
+    if (advance) begin
+        crc_s1_zk_row11_next = {(crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row12_next = crc_s1_zk_row12_reg;
+    if (advance) begin
+        crc_s1_zk_row12_next = {((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], ((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row13_next = crc_s1_zk_row13_reg;
+    if (advance) begin
+        crc_s1_zk_row13_next = {(crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], ((((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row14_next = crc_s1_zk_row14_reg;
+    if (advance) begin
+        crc_s1_zk_row14_next = {((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row15_next = crc_s1_zk_row15_reg;
+    if (advance) begin
+        crc_s1_zk_row15_next = {((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row16_next = crc_s1_zk_row16_reg;
+    if (advance) begin
+        crc_s1_zk_row16_next = {crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row17_next = crc_s1_zk_row17_reg;
+    if (advance) begin
+        crc_s1_zk_row17_next = {((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[7]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row18_next = crc_s1_zk_row18_reg;
+    if (advance) begin
+        crc_s1_zk_row18_next = {crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row19_next = crc_s1_zk_row19_reg;
+    if (advance) begin
+        crc_s1_zk_row19_next = {1'b0, crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[1], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row20_next = crc_s1_zk_row20_reg;
+    if (advance) begin
+        crc_s1_zk_row20_next = {crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[1], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row21_next = crc_s1_zk_row21_reg;
+    if (advance) begin
+        crc_s1_zk_row21_next = {((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row22_next = crc_s1_zk_row22_reg;
+    if (advance) begin
+        crc_s1_zk_row22_next = {crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row23_next = crc_s1_zk_row23_reg;
+    if (advance) begin
+        crc_s1_zk_row23_next = {(((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], 1'b0, crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[3], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[2], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[1], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[2]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row24_next = crc_s1_zk_row24_reg;
+    if (advance) begin
+        crc_s1_zk_row24_next = {crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row25_next = crc_s1_zk_row25_reg;
+    if (advance) begin
+        crc_s1_zk_row25_next = {(((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row26_next = crc_s1_zk_row26_reg;
+    if (advance) begin
+        crc_s1_zk_row26_next = {crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row27_next = crc_s1_zk_row27_reg;
+    if (advance) begin
+        crc_s1_zk_row27_next = {(crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row28_next = crc_s1_zk_row28_reg;
+    if (advance) begin
+        crc_s1_zk_row28_next = {crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row29_next = crc_s1_zk_row29_reg;
+    if (advance) begin
+        crc_s1_zk_row29_next = {crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row30_next = crc_s1_zk_row30_reg;
+    if (advance) begin
+        crc_s1_zk_row30_next = {(crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_row31_next = crc_s1_zk_row31_reg;
+    if (advance) begin
+        crc_s1_zk_row31_next = {((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]};
+    end
+end
+
+always @* begin
+    crc_s1_zk_init_next = crc_s1_zk_init_reg;
+    if (advance) begin
+        crc_s1_zk_init_next = {((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[0], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[4], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8]};
+    end
+end
+
+always @* begin
+    crc_s1_tag_next = crc_s1_tag_reg;
+    if (advance) begin
+        crc_s1_tag_next = crc_in_tag_reg;
+    end
+end
+
+always @* begin
+    crc_s2_valid_next = crc_s2_valid_reg;
+    if (advance) begin
+        crc_s2_valid_next = crc_s1_valid_reg;
+    end
+end
+
+always @* begin
+    crc_s2_coeff_next = crc_s2_coeff_reg;
+    if (advance) begin
+        crc_s2_coeff_next = {_t1 ? 32'h0 : crc_s1_zk_row31_reg, _t1 ? 32'h0 : crc_s1_zk_row30_reg, _t1 ? 32'h0 : crc_s1_zk_row29_reg, _t1 ? 32'h0 : crc_s1_zk_row28_reg, _t1 ? 32'h0 : crc_s1_zk_row27_reg, _t1 ? 32'h0 : crc_s1_zk_row26_reg, _t1 ? 32'h0 : crc_s1_zk_row25_reg, _t1 ? 32'h0 : crc_s1_zk_row24_reg, _t1 ? 32'h0 : crc_s1_zk_row23_reg, _t1 ? 32'h0 : crc_s1_zk_row22_reg, _t1 ? 32'h0 : crc_s1_zk_row21_reg, _t1 ? 32'h0 : crc_s1_zk_row20_reg, _t1 ? 32'h0 : crc_s1_zk_row19_reg, _t1 ? 32'h0 : crc_s1_zk_row18_reg, _t1 ? 32'h0 : crc_s1_zk_row17_reg, _t1 ? 32'h0 : crc_s1_zk_row16_reg, _t1 ? 32'h0 : crc_s1_zk_row15_reg, _t1 ? 32'h0 : crc_s1_zk_row14_reg, _t1 ? 32'h0 : crc_s1_zk_row13_reg, _t1 ? 32'h0 : crc_s1_zk_row12_reg, _t1 ? 32'h0 : crc_s1_zk_row11_reg, _t1 ? 32'h0 : crc_s1_zk_row10_reg, _t1 ? 32'h0 : crc_s1_zk_row9_reg, _t1 ? 32'h0 : crc_s1_zk_row8_reg, _t1 ? 32'h0 : crc_s1_zk_row7_reg, _t1 ? 32'h0 : crc_s1_zk_row6_reg, _t1 ? 32'h0 : crc_s1_zk_row5_reg, _t1 ? 32'h0 : crc_s1_zk_row4_reg, _t1 ? 32'h0 : crc_s1_zk_row3_reg, _t1 ? 32'h0 : crc_s1_zk_row2_reg, _t1 ? 32'h0 : crc_s1_zk_row1_reg, _t1 ? 32'h0 : crc_s1_zk_row0_reg};
+    end
+end
+
+always @* begin
+    crc_s2_u_next = crc_s2_u_reg;
+    if (advance) begin
+        crc_s2_u_next = crc_s1_start_reg ? crc_s1_zk_init_reg : (crc_s1_load_reg ? {^(crc_s1_zk_row31_reg & crc_s1_state_reg), ^(crc_s1_zk_row30_reg & crc_s1_state_reg), ^(crc_s1_zk_row29_reg & crc_s1_state_reg), ^(crc_s1_zk_row28_reg & crc_s1_state_reg), ^(crc_s1_zk_row27_reg & crc_s1_state_reg), ^(crc_s1_zk_row26_reg & crc_s1_state_reg), ^(crc_s1_zk_row25_reg & crc_s1_state_reg), ^(crc_s1_zk_row24_reg & crc_s1_state_reg), ^(crc_s1_zk_row23_reg & crc_s1_state_reg), ^(crc_s1_zk_row22_reg & crc_s1_state_reg), ^(crc_s1_zk_row21_reg & crc_s1_state_reg), ^(crc_s1_zk_row20_reg & crc_s1_state_reg), ^(crc_s1_zk_row19_reg & crc_s1_state_reg), ^(crc_s1_zk_row18_reg & crc_s1_state_reg), ^(crc_s1_zk_row17_reg & crc_s1_state_reg), ^(crc_s1_zk_row16_reg & crc_s1_state_reg), ^(crc_s1_zk_row15_reg & crc_s1_state_reg), ^(crc_s1_zk_row14_reg & crc_s1_state_reg), ^(crc_s1_zk_row13_reg & crc_s1_state_reg), ^(crc_s1_zk_row12_reg & crc_s1_state_reg), ^(crc_s1_zk_row11_reg & crc_s1_state_reg), ^(crc_s1_zk_row10_reg & crc_s1_state_reg), ^(crc_s1_zk_row9_reg & crc_s1_state_reg), ^(crc_s1_zk_row8_reg & crc_s1_state_reg), ^(crc_s1_zk_row7_reg & crc_s1_state_reg), ^(crc_s1_zk_row6_reg & crc_s1_state_reg), ^(crc_s1_zk_row5_reg & crc_s1_state_reg), ^(crc_s1_zk_row4_reg & crc_s1_state_reg), ^(crc_s1_zk_row3_reg & crc_s1_state_reg), ^(crc_s1_zk_row2_reg & crc_s1_state_reg), ^(crc_s1_zk_row1_reg & crc_s1_state_reg), ^(crc_s1_zk_row0_reg & crc_s1_state_reg)} : 32'h0);
+    end
+end
+
+always @* begin
+    crc_s2_data_partials_next = crc_s2_data_partials_reg;
+    if (advance) begin
+        crc_s2_data_partials_next = {^(crc_s1_data_reg & 64'h8fc8e57b1c379612), ^(crc_s1_data_reg & 64'h47e472bd8e1bcb09), ^(crc_s1_data_reg & 64'h23f2395ec70de584), ^(crc_s1_data_reg & 64'h11f91caf6386f2c2), ^(crc_s1_data_reg & 64'h8fc8e57b1c37961), ^(crc_s1_data_reg & 64'h47e472bd8e1bcb0), ^(crc_s1_data_reg & 64'h8df7c6eef047484a), ^(crc_s1_data_reg & 64'h46fbe3777823a425), ^(crc_s1_data_reg & 64'hacb514c0a0264400), ^(crc_s1_data_reg & 64'hd9926f1b4c24b412), ^(crc_s1_data_reg & 64'he301d2f6ba25cc1b), ^(crc_s1_data_reg & 64'hfe480c004125701f), ^(crc_s1_data_reg & 64'h7f2406002092b80f), ^(crc_s1_data_reg & 64'hb05ae67b0c7eca15), ^(crc_s1_data_reg & 64'hd7e596469a08f318), ^(crc_s1_data_reg & 64'h6bf2cb234d04798c), ^(crc_s1_data_reg & 64'h35f96591a6823cc6), ^(crc_s1_data_reg & 64'h1afcb2c8d3411e63), ^(crc_s1_data_reg & 64'h82b6bc1f75971923), ^(crc_s1_data_reg & 64'hce93bb74a6fc1a83), ^(crc_s1_data_reg & 64'he88138c14f499b53), ^(crc_s1_data_reg & 64'h74409c60a7a4cda9), ^(crc_s1_data_reg & 64'hb5e8ab4b4fe5f0c6), ^(crc_s1_data_reg & 64'h8000000000000000), ^(crc_s1_data_reg & 64'h553cb0debbc56e71), ^(crc_s1_data_reg & 64'h6a9e586f5de2b738), ^(crc_s1_data_reg & 64'hba87c94cb2c6cd8e), ^(crc_s1_data_reg & 64'hd28b01dd4554f0d5), ^(crc_s1_data_reg & 64'hc000000000000000), ^(crc_s1_data_reg & 64'h268d6595be9dee78), ^(crc_s1_data_reg & 64'hfc8e57b1c379612e), ^(crc_s1_data_reg & 64'h7e472bd8e1bcb097), ^(crc_s1_data_reg & 64'h3f2395ec70de584b), ^(crc_s1_data_reg & 64'h1f91caf6386f2c25)};
+    end
+end
+
+always @* begin
+    crc_s2_tag_next = crc_s2_tag_reg;
+    if (advance) begin
+        crc_s2_tag_next = crc_s1_tag_reg;
+    end
+end
+
+always @* begin
+    crc_valid_next = crc_valid_reg;
+    crc_crc_next = crc_crc_reg;
+    crc_tag_next = crc_tag_reg;
+    if (advance) begin
+        crc_valid_next = crc_s2_valid_reg;
+        if (crc_s2_valid_reg) begin
+            crc_crc_next = crc_next;
+        end
+        crc_tag_next = crc_s2_tag_reg;
+    end
+end
+
+always @* begin
+    out_in_ready_next = out_in_ready_reg;
+    out_valid_next = out_valid_reg;
+    out_data_next = out_data_reg;
+    out_temp_valid_next = out_temp_valid_reg;
+    out_temp_data_next = out_temp_data_reg;
+    out_in_ready_next = out_in_ready_early;
+    if (out_in_ready_reg) begin
+        if (out_out_ready | (~out_valid_reg)) begin
+            out_valid_next = _t0;
+            out_data_next = _t2;
         end else begin
-            crc_state_next = crc_after_beat;
-            frame_err_next = frame_err_after;
+            out_temp_valid_next = _t0;
+            out_temp_data_next = _t2;
+        end
+    end else begin
+        if (out_out_ready) begin
+            out_valid_next = out_temp_valid_reg;
+            out_data_next = out_temp_data_reg;
+            out_temp_valid_next = 1'b0;
         end
     end
 end
 
+always @* begin
+    in_frame_next = in_frame_reg;
+    frame_err_next = frame_err_reg;
+    if (take) begin
+        in_frame_next = ~s_axis_tlast;
+    end
+    if (advance & crc_valid_reg) begin
+        frame_err_next = crc_tag_reg[0] ? 1'b0 : (frame_err_reg | crc_tag_reg[1]);
+    end
+end
+
 always @(posedge clk) begin
-    crc_state_reg <= crc_state_next;
+    in_frame_reg <= in_frame_next;
+    crc_in_valid_reg <= crc_in_valid_next;
+    crc_in_data_reg <= crc_in_data_next;
+    crc_in_count_onehot_reg <= crc_in_count_onehot_next;
+    crc_in_shift_reg <= crc_in_shift_next;
+    crc_in_start_reg <= crc_in_start_next;
+    crc_in_tag_reg <= crc_in_tag_next;
+    crc_s1_valid_reg <= crc_s1_valid_next;
+    crc_s1_data_reg <= crc_s1_data_next;
+    crc_s1_start_reg <= crc_s1_start_next;
+    crc_s1_load_reg <= crc_s1_load_next;
+    crc_s1_state_reg <= crc_s1_state_next;
+    crc_s1_zk_row0_reg <= crc_s1_zk_row0_next;
+    crc_s1_zk_row1_reg <= crc_s1_zk_row1_next;
+    crc_s1_zk_row2_reg <= crc_s1_zk_row2_next;
+    crc_s1_zk_row3_reg <= crc_s1_zk_row3_next;
+    crc_s1_zk_row4_reg <= crc_s1_zk_row4_next;
+    crc_s1_zk_row5_reg <= crc_s1_zk_row5_next;
+    crc_s1_zk_row6_reg <= crc_s1_zk_row6_next;
+    crc_s1_zk_row7_reg <= crc_s1_zk_row7_next;
+    crc_s1_zk_row8_reg <= crc_s1_zk_row8_next;
+    crc_s1_zk_row9_reg <= crc_s1_zk_row9_next;
+    crc_s1_zk_row10_reg <= crc_s1_zk_row10_next;
+    crc_s1_zk_row11_reg <= crc_s1_zk_row11_next;
+    crc_s1_zk_row12_reg <= crc_s1_zk_row12_next;
+    crc_s1_zk_row13_reg <= crc_s1_zk_row13_next;
+    crc_s1_zk_row14_reg <= crc_s1_zk_row14_next;
+    crc_s1_zk_row15_reg <= crc_s1_zk_row15_next;
+    crc_s1_zk_row16_reg <= crc_s1_zk_row16_next;
+    crc_s1_zk_row17_reg <= crc_s1_zk_row17_next;
+    crc_s1_zk_row18_reg <= crc_s1_zk_row18_next;
+    crc_s1_zk_row19_reg <= crc_s1_zk_row19_next;
+    crc_s1_zk_row20_reg <= crc_s1_zk_row20_next;
+    crc_s1_zk_row21_reg <= crc_s1_zk_row21_next;
+    crc_s1_zk_row22_reg <= crc_s1_zk_row22_next;
+    crc_s1_zk_row23_reg <= crc_s1_zk_row23_next;
+    crc_s1_zk_row24_reg <= crc_s1_zk_row24_next;
+    crc_s1_zk_row25_reg <= crc_s1_zk_row25_next;
+    crc_s1_zk_row26_reg <= crc_s1_zk_row26_next;
+    crc_s1_zk_row27_reg <= crc_s1_zk_row27_next;
+    crc_s1_zk_row28_reg <= crc_s1_zk_row28_next;
+    crc_s1_zk_row29_reg <= crc_s1_zk_row29_next;
+    crc_s1_zk_row30_reg <= crc_s1_zk_row30_next;
+    crc_s1_zk_row31_reg <= crc_s1_zk_row31_next;
+    crc_s1_zk_init_reg <= crc_s1_zk_init_next;
+    crc_s1_tag_reg <= crc_s1_tag_next;
+    crc_s2_valid_reg <= crc_s2_valid_next;
+    crc_s2_coeff_reg <= crc_s2_coeff_next;
+    crc_s2_u_reg <= crc_s2_u_next;
+    crc_s2_data_partials_reg <= crc_s2_data_partials_next;
+    crc_s2_tag_reg <= crc_s2_tag_next;
+    crc_crc_reg <= crc_crc_next;
+    crc_valid_reg <= crc_valid_next;
+    crc_tag_reg <= crc_tag_next;
     frame_err_reg <= frame_err_next;
     out_valid_reg <= out_valid_next;
-    out_crc_reg <= out_crc_next;
-    out_err_reg <= out_err_next;
+    out_data_reg <= out_data_next;
+    out_in_ready_reg <= out_in_ready_next;
+    out_temp_valid_reg <= out_temp_valid_next;
+    out_temp_data_reg <= out_temp_data_next;
 
     if (rst) begin
-        crc_state_reg <= 32'hffffffff;
+        in_frame_reg <= 1'b0;
+        crc_in_valid_reg <= 1'b0;
+        crc_s1_valid_reg <= 1'b0;
+        crc_s2_valid_reg <= 1'b0;
+        crc_crc_reg <= 32'hffffffff;
+        crc_valid_reg <= 1'b0;
         frame_err_reg <= 1'b0;
         out_valid_reg <= 1'b0;
+        out_in_ready_reg <= 1'b0;
+        out_temp_valid_reg <= 1'b0;
     end
 end
 

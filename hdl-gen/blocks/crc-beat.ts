@@ -1,7 +1,7 @@
 import { deriveCrcMatrices, type CrcParams } from '../../ts-model/crc32c';
 import { Expr, cat, lit, mux } from '../core/expr';
 import type { ModuleBuilder } from '../core/module';
-import { invert, power, type Gf2Matrix } from './gf2';
+import { invert, power, type Gf2Matrix } from '../lib/gf2';
 
 /**
  * The CRC register after one beat of `W` octets of which the first k = W − j are valid (lanes

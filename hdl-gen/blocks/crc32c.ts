@@ -1,29 +1,25 @@
 import { CRC32C, type CrcParams } from '../../ts-model/crc32c';
-import { Expr, cat, lit, mux } from '../core/expr';
+import { cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream, sourceStream } from '../core/stream';
-import { crcBeat } from './crc-beat';
+import { crcPipeline } from '../lib/crc';
+import { pipelineRegister } from '../lib/stage';
 
 /**
  * CRC-32C of AXI4-Stream frames at one beat per cycle, for a datapath of `bytes` octets
- * (RFC 5044's CRC; spec/mpa.md §3). Every matrix comes from the model's parameter object
- * (ts-model/crc32c): no XOR table is written by hand.
- *
- * A beat carries k = 1..W valid octets in lanes 0..k−1 (tkeep = 2^k − 1, on any beat). Rather than
- * W matrix pairs, one per k, the beat is shifted up by j = W − k lanes and the CRC register first
- * moved j zero-octet steps backwards (Z^−j, Z = the one-octet state matrix, invertible because
- * x does not divide the polynomial): feeding j zero octets from that register gives back the
- * register, then the k octets follow, so the single W-octet matrix pair computes exactly the
- * k-octet update. Z^−j and the shift are log2(W) stages selected by the bits of j.
+ * (RFC 5044's CRC; spec/mpa.md §3): the library's CRC component (hdl-gen/lib/crc.ts) behind an
+ * AXI4-Stream interface. A beat carries k = 0..W valid octets in lanes 0..k−1 (tkeep = 2^k − 1, on
+ * any beat); every matrix comes from the model's parameter object (ts-model/crc32c).
  *
  * Output: one transfer per frame on m_axis, tdata = the CRC value (the integer of spec/mpa.md §3.1;
  * the wire sends it least-significant octet first), tuser = 1 if any beat of the frame had a
- * tkeep that is not 2^k − 1 (that frame's CRC is then meaningless).
+ * tkeep that is not 2^k − 1 (that frame's CRC is then meaningless). The CRC of a frame leaves
+ * five cycles after its last beat was taken (the component's latency, and the output skid buffer);
+ * the input stalls only while the output waits for m_axis_tready.
  */
 export function crc32cModule(bytes: number, params: CrcParams = CRC32C): Module {
   if (!Number.isInteger(bytes) || bytes < 1 || (bytes & (bytes - 1)) !== 0) throw new RangeError(`CRC datapath width must be a power of two, got ${bytes}`);
   const W = bytes;
-  const stages = Math.log2(W);
   const name = `crc32c_w${W}`;
   const m = new ModuleBuilder(
     name,
@@ -39,53 +35,39 @@ export function crc32cModule(bytes: number, params: CrcParams = CRC32C): Module 
   const s = sinkStream({ bytes: W }).declare(m);
   const o = sourceStream({ bytes: 4, keep: false, last: false, user: 1 }).declare(m);
 
-  const state = m.reg('crc_state', 32, { reset: params.init, doc: 'CRC register between the beats of a frame' });
-  const frameErr = m.reg('frame_err', 1, { reset: 0, doc: 'a beat of this frame had a non-contiguous tkeep' });
-  const outValid = m.reg('out_valid', 1, { reset: 0 });
-  const outCrc = m.reg('out_crc', 32);
-  const outErr = m.reg('out_err', 1);
+  // The output is a skid buffer, so its ready is a register: the pipeline's clock enable (advance)
+  // never depends on m_axis_tready combinationally.
+  const advance = m.wire('advance', 1, { doc: 'every stage of the CRC pipeline moves this cycle' });
+  m.assign(s.ready, advance);
+  const take = m.let('take', s.valid.and(advance));
+  const inFrame = m.reg('in_frame', 1, { reset: 0, doc: 'a frame has begun and not ended' });
 
   const keep = s.keep!;
-  // tkeep = 2^k − 1 ⇔ tkeep & (tkeep + 1) = 0.
-  const keepOk = m.let('keep_ok', keep.and(keep.add(1)).eq(0));
-  const empty = m.let('keep_none', keep.eq(0));
-  // j = W − k from the thermometer code: the top valid lane i gives k = i + 1.
+  // tkeep = 2^k − 1: no lane valid above a lane that is not (no carry chain, unlike tkeep & (tkeep + 1)).
+  const keepOk = m.let('keep_ok', W === 1 ? lit(1, 1) : Array.from({ length: W - 1 }, (_, i) => keep.bit(i + 1).not().or(keep.bit(i))).reduce((a, b) => a.and(b)));
   const top = Array.from({ length: W }, (_, i) => (i === W - 1 ? keep.bit(i) : keep.bit(i).and(keep.bit(i + 1).not())));
-  const jBits: Expr[] = [];
-  for (let b = 0; b < stages; b++) {
-    const lanes = top.filter((_, i) => ((W - 1 - i) >> b) & 1);
-    jBits.push(lanes.length ? lanes.reduce((a, x) => a.or(x)) : lit(1, 0));
-  }
-  const shift = stages ? m.let('shift_lanes', cat(...[...jBits].reverse())) : null;
-  const next = crcBeat(m, 'crc', params, state, s.data, shift);
-
-  const accept = m.let('accept', s.valid.and(s.ready));
-  m.assign(s.ready, outValid.not().or(o.ready));
-  m.assign(o.data, outCrc);
-  m.assign(o.valid, outValid);
-  m.assign(o.user!, outErr);
-
-  // A beat with no octets (tkeep = 0, allowed on tlast) leaves the register as it is.
-  const beat = m.let('crc_after_beat', mux(empty, state, next));
-  const err = m.let('frame_err_after', frameErr.or(keepOk.not()));
-  m.sync(() => {
-    m.when(o.valid.and(o.ready), () => m.set(outValid, 0));
-    m.when(accept, () => {
-      m.when(
-        s.last!,
-        () => {
-          m.set(outValid, 1);
-          m.set(outCrc, beat.xor(params.xorOut >>> 0));
-          m.set(outErr, err);
-          m.set(state, params.init >>> 0);
-          m.set(frameErr, 0);
-        },
-        () => {
-          m.set(state, beat);
-          m.set(frameErr, err);
-        },
-      );
-    });
+  // k as a one-hot: bit 0 no lane valid, bit i + 1 lane i the top valid one.
+  const oneHot = m.let('keep_count_onehot', cat(...[keep.bit(0).not(), ...top].reverse()), { doc: 'bit k: the beat has k valid octets' });
+  const crc = crcPipeline(m, 'crc', { params, bytes: W, unit: 1, inputRegister: true, advance }, {
+    valid: take,
+    data: s.data,
+    count: { oneHot },
+    start: inFrame.not(),
+    tag: cat(keepOk.not(), s.last!),
   });
+  const tagLast = crc.tag!.bit(0);
+  const tagBad = crc.tag!.bit(1);
+  const frameErr = m.reg('frame_err', 1, { reset: 0, doc: 'a beat of this frame (already out of the pipeline) had a non-contiguous tkeep' });
+  const done = crc.valid.and(tagLast);
+  const out = pipelineRegister(m, 'out', { valid: done, data: cat(frameErr.or(tagBad), crc.crc.xor(params.xorOut >>> 0)) }, { skid: true, doc: 'a frame\'s CRC and error flag' });
+  m.assign(advance, out.ready);
+  m.sync(() => {
+    m.when(take, () => m.set(inFrame, s.last!.not()));
+    m.when(advance.and(crc.valid), () => m.set(frameErr, mux(tagLast, lit(1, 0), frameErr.or(tagBad))));
+  });
+  m.assign(o.data, out.out.data.slice(31, 0));
+  m.assign(o.user!, out.out.data.bit(32));
+  m.assign(o.valid, out.out.valid);
+  m.assign(out.out.ready, o.ready);
   return m.build();
 }

@@ -5,7 +5,7 @@ import { DdpError, LlpError, RdmapError, type ErrorCode } from '../../ts-model/t
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { DDP_RX_DESC, DDP_RX_DESC_BITS, errBits } from './ddp-rx-hdr';
-import { fifo } from './fifo';
+import { fifo } from '../lib/fifo';
 import { RESP_KIND } from './rdmap-tx-resp';
 import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
 

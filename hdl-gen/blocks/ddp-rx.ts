@@ -5,7 +5,7 @@ import { sinkStream, sourceStream } from '../core/stream';
 import { ddpRxCtlModule, type DdpRxCtlOptions } from './ddp-rx-ctl';
 import { DDP_RX_DESC_BITS, ddpRxHdrModule } from './ddp-rx-hdr';
 import { ULPDU_LEFT_BITS } from './ddp-tx-output';
-import { fifo } from './fifo';
+import { fifo } from '../lib/fifo';
 import { ddpRxPlaceModule } from './ddp-rx-place';
 import { rdmapTxRespModule } from './rdmap-tx-resp';
 import { stagTableModule } from './stag-table';

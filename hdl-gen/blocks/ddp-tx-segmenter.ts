@@ -3,8 +3,8 @@ import { Expr, cat, lit, mux } from '../core/expr';
 import type { ModuleBuilder } from '../core/module';
 import type { Signal } from '../core/signal';
 import { keepFor, type BeatSource } from './ddp-tx-output';
-import { fifo } from './fifo';
-import { bramFifo } from './fifo-bram';
+import { fifo } from '../lib/fifo';
+import { bramFifo } from '../lib/fifo-bram';
 import { laneVector } from './rdmap-tx-resp-ulpdu';
 
 /**

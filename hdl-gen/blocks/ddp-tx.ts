@@ -6,7 +6,7 @@ import { sourceStream } from '../core/stream';
 import { ULPDU_LEFT_BITS, fixedUlpduShifter, outputRegister } from './ddp-tx-output';
 import { readPort, segmenter } from './ddp-tx-segmenter';
 import { ATOMIC_TAIL_MAX, atomicRequestTail, atomicRequestUlpdu, immediateUlpdu, readRequestUlpdu, segmentHeader } from './ddp-tx-ulpdu';
-import { bramFifo } from './fifo-bram';
+import { bramFifo } from '../lib/fifo-bram';
 import { checkRnicWidth } from './rnic-widths';
 
 /**

@@ -2,7 +2,7 @@ import { deriveCrcMatrices, type CrcParams } from '../../ts-model/crc32c';
 import { Expr, mux } from '../core/expr';
 import type { ModuleBuilder } from '../core/module';
 import { applyMatrix, crcUpdate } from './crc-beat';
-import { invert, power } from './gf2';
+import { invert, power } from '../lib/gf2';
 
 /**
  * CRC-32C register update over the first r 32-bit words of a window of K words, every matrix from

@@ -1,10 +1,10 @@
 import { cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import type { Signal } from '../core/signal';
-import { roundRobin } from './arbiter';
+import { roundRobin } from '../lib/arbiter';
 import { type DdpRxOptions } from './ddp-rx';
 import { WR_KIND, ddpTxModule } from './ddp-tx';
-import { fifo } from './fifo';
+import { fifo } from '../lib/fifo';
 import { mpaTxModule } from './mpa-tx';
 import { rnicRxModule } from './rnic-rx';
 import { checkRnicWidth } from './rnic-widths';

@@ -1,10 +1,10 @@
 import { type Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import type { Signal } from '../core/signal';
-import { roundRobin } from './arbiter';
+import { roundRobin } from '../lib/arbiter';
 import type { DdpRxOptions } from './ddp-rx';
 import { RX_EVENT } from './ddp-rx-ctl';
-import { fifo } from './fifo';
+import { fifo } from '../lib/fifo';
 import { QP_READ_OWNERS_DEPTH, rnicQpModule } from './rnic-qp';
 import { checkRnicWidth } from './rnic-widths';
 

@@ -1,6 +1,6 @@
 import { Expr, checkWidth, lit, type Value, toExpr } from './expr';
 import { HdlError, callerLocation, type SourceLocation } from './location';
-import { Signal, checkName, type Domain } from './signal';
+import { Signal, checkName, type Domain, type RecordInfo } from './signal';
 import { elaborate } from './checks';
 
 /**
@@ -119,12 +119,12 @@ export class ModuleBuilder {
     return s;
   }
 
-  input(name: string, width: number, opts: { group?: string; doc?: string } = {}): Signal {
-    return this.declare(new Signal({ name, width, role: 'input', group: opts.group ?? null, doc: opts.doc ?? null }));
+  input(name: string, width: number, opts: { group?: string; doc?: string; record?: RecordInfo } = {}): Signal {
+    return this.declare(new Signal({ name, width, role: 'input', group: opts.group ?? null, doc: opts.doc ?? null, record: opts.record ?? null }));
   }
 
-  output(name: string, width: number, opts: { group?: string; doc?: string } = {}): Signal {
-    return this.declare(new Signal({ name, width, role: 'output', group: opts.group ?? null, doc: opts.doc ?? null }));
+  output(name: string, width: number, opts: { group?: string; doc?: string; record?: RecordInfo } = {}): Signal {
+    return this.declare(new Signal({ name, width, role: 'output', group: opts.group ?? null, doc: opts.doc ?? null, record: opts.record ?? null }));
   }
 
   /**
@@ -134,12 +134,12 @@ export class ModuleBuilder {
   portLike(child: Module, port: string, name: string = port, group?: string): Signal {
     const p = child.ports.find((x) => x.name === port);
     if (!p) throw new HdlError(`${child.name} has no port '${port}'`);
-    const opts = { group: group ?? p.group ?? undefined, ...(p.doc ? { doc: p.doc } : {}) };
+    const opts = { group: group ?? p.group ?? undefined, ...(p.doc ? { doc: p.doc } : {}), ...(p.record ? { record: p.record } : {}) };
     return p.role === 'input' ? this.input(name, p.width, opts) : this.output(name, p.width, opts);
   }
 
-  wire(name: string, width: number, opts: { doc?: string } = {}): Signal {
-    return this.declare(new Signal({ name, width, role: 'wire', doc: opts.doc ?? null }));
+  wire(name: string, width: number, opts: { doc?: string; record?: RecordInfo } = {}): Signal {
+    return this.declare(new Signal({ name, width, role: 'wire', doc: opts.doc ?? null, record: opts.record ?? null }));
   }
 
   /** A wire driven by `value` right away (a named intermediate). */
@@ -150,7 +150,7 @@ export class ModuleBuilder {
   }
 
   /** A register in `domain` (the first domain by default), reset to `reset` (null: no reset). */
-  reg(name: string, width: number, opts: { reset?: bigint | number | null; domain?: Domain; doc?: string } = {}): Signal {
+  reg(name: string, width: number, opts: { reset?: bigint | number | null; domain?: Domain; doc?: string; record?: RecordInfo } = {}): Signal {
     const domain = opts.domain ?? this.domains[0];
     if (!domain) throw new HdlError(`register '${name}' needs a clock domain: call clockDomain() first`);
     const reset = opts.reset === undefined || opts.reset === null ? null : BigInt(opts.reset);
@@ -158,7 +158,7 @@ export class ModuleBuilder {
       throw new HdlError(`reset value ${reset} of register '${name}' does not fit ${width} bits`);
     }
     if (reset !== null && domain.reset === null) throw new HdlError(`register '${name}' has a reset value but domain '${domain.name}' has no reset`);
-    return this.declare(new Signal({ name, width, role: 'reg', resetValue: reset, domain, doc: opts.doc ?? null }));
+    return this.declare(new Signal({ name, width, role: 'reg', resetValue: reset, domain, doc: opts.doc ?? null, record: opts.record ?? null }));
   }
 
   /** Declares a clock domain; the first one is the default for registers. */

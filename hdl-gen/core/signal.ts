@@ -3,6 +3,14 @@ import { HdlError, callerLocation, type SourceLocation } from './location';
 
 export type SignalRole = 'input' | 'output' | 'wire' | 'reg';
 
+/** The record layout a signal holds (hdl-gen/lib/record.ts), for its documentation and the manifest. */
+export interface RecordInfo {
+  readonly name: string;
+  readonly width: number;
+  readonly fields: readonly { readonly name: string; readonly lo: number; readonly width: number }[];
+  describe(): string;
+}
+
 /** A clock domain: registers update on the rising edge of `clock`, reset synchronously by `reset`. */
 export interface Domain {
   readonly name: string;
@@ -39,6 +47,8 @@ export class Signal extends Expr {
   readonly group: string | null;
   /** Documentation emitted next to the declaration. */
   readonly doc: string | null;
+  /** The record layout of the value, if it is one. */
+  readonly record: RecordInfo | null;
 
   constructor(opts: {
     name: string;
@@ -48,6 +58,7 @@ export class Signal extends Expr {
     domain?: Domain | null;
     group?: string | null;
     doc?: string | null;
+    record?: RecordInfo | null;
   }) {
     checkName(opts.name);
     checkWidth(opts.width);
@@ -64,6 +75,8 @@ export class Signal extends Expr {
     this.domain = opts.domain ?? null;
     this.group = opts.group ?? null;
     this.doc = opts.doc ?? null;
+    this.record = opts.record ?? null;
+    if (this.record && this.record.width !== opts.width) throw new HdlError(`'${opts.name}' is ${opts.width} bits, its record ${this.record.name} is ${this.record.width}`);
     Object.freeze(this);
   }
 }

@@ -15,6 +15,8 @@ export interface PortInfo {
   readonly direction: 'input' | 'output';
   readonly width: number;
   readonly group: string | null;
+  /** A port that carries a record: its layout (hdl-gen/lib/record.ts), fields least significant first. */
+  readonly record?: { readonly name: string; readonly fields: readonly { readonly name: string; readonly lo: number; readonly width: number }[] };
 }
 
 export interface ModuleInfo {
@@ -48,7 +50,13 @@ export function modulesFor(config: RnicConfig): Module[] {
 }
 
 export function portsOf(m: Module): PortInfo[] {
-  return m.ports.map((p) => ({ name: p.name, direction: p.role === 'input' ? 'input' : 'output', width: p.width, group: p.group }));
+  return m.ports.map((p) => ({
+    name: p.name,
+    direction: p.role === 'input' ? 'input' : 'output',
+    width: p.width,
+    group: p.group,
+    ...(p.record && { record: { name: p.record.name, fields: p.record.fields.map((f) => ({ name: f.name, lo: f.lo, width: f.width })) } }),
+  }));
 }
 
 /** Every file `rnic gen` writes, in memory: one .v per module, rnic.f and manifest.json. */
