@@ -154,30 +154,125 @@ wire [2:0] gb_count_after;
 wire gb_fpdu_done;
 wire gb_room;
 wire fa_accept;
-reg [31:0] crc_state_reg; // CRC register over the FPDU so far
-reg [31:0] crc_state_next;
-reg out_valid_reg;
-reg out_valid_next;
-reg [63:0] out_data_reg;
-reg [63:0] out_data_next;
-reg [7:0] out_keep_reg;
-reg [7:0] out_keep_next;
-reg out_last_reg;
-reg out_last_next;
-wire out_free;
+wire c_advance; // stage C and the CRC pipeline move this cycle
 wire c_take;
 wire [1:0] c_crc_words;
-// verilator lint_off UNUSED
-// the top bit (a shift of n words) means no CRC octets: c_crc_none
-wire [1:0] c_shift_words;
-// verilator lint_on UNUSED
-wire [63:0] c_crc_data_shift2; // lanes up by 4 if bit 2 of the shift
-wire [31:0] c_crc_back2; // Z^-4: the CRC register 4 zero octets back
-wire [31:0] c_crc_rewind2; // rewound if bit 2 of the shift
-wire [31:0] c_crc_next;
-wire c_crc_none;
-wire [31:0] c_crc_after;
+wire [2:0] c_crc_count_onehot; // bit k: a beat of k units
+wire [1:0] c_crc_shift; // units of zeros before the data (N - k)
+reg c_crc_s1_valid_reg;
+reg c_crc_s1_valid_next;
+wire [63:0] c_crc_aligned; // the valid units at the end of the block
+reg [63:0] c_crc_s1_data_reg;
+reg [63:0] c_crc_s1_data_next;
+reg c_crc_s1_start_reg;
+reg c_crc_s1_start_next;
+reg c_crc_s1_load_reg;
+reg c_crc_s1_load_next;
+reg [31:0] c_crc_s1_state_reg;
+reg [31:0] c_crc_s1_state_next;
+reg [31:0] c_crc_s1_zk_row0_reg;
+reg [31:0] c_crc_s1_zk_row0_next;
+reg [31:0] c_crc_s1_zk_row1_reg;
+reg [31:0] c_crc_s1_zk_row1_next;
+reg [31:0] c_crc_s1_zk_row2_reg;
+reg [31:0] c_crc_s1_zk_row2_next;
+reg [31:0] c_crc_s1_zk_row3_reg;
+reg [31:0] c_crc_s1_zk_row3_next;
+reg [31:0] c_crc_s1_zk_row4_reg;
+reg [31:0] c_crc_s1_zk_row4_next;
+reg [31:0] c_crc_s1_zk_row5_reg;
+reg [31:0] c_crc_s1_zk_row5_next;
+reg [31:0] c_crc_s1_zk_row6_reg;
+reg [31:0] c_crc_s1_zk_row6_next;
+reg [31:0] c_crc_s1_zk_row7_reg;
+reg [31:0] c_crc_s1_zk_row7_next;
+reg [31:0] c_crc_s1_zk_row8_reg;
+reg [31:0] c_crc_s1_zk_row8_next;
+reg [31:0] c_crc_s1_zk_row9_reg;
+reg [31:0] c_crc_s1_zk_row9_next;
+reg [31:0] c_crc_s1_zk_row10_reg;
+reg [31:0] c_crc_s1_zk_row10_next;
+reg [31:0] c_crc_s1_zk_row11_reg;
+reg [31:0] c_crc_s1_zk_row11_next;
+reg [31:0] c_crc_s1_zk_row12_reg;
+reg [31:0] c_crc_s1_zk_row12_next;
+reg [31:0] c_crc_s1_zk_row13_reg;
+reg [31:0] c_crc_s1_zk_row13_next;
+reg [31:0] c_crc_s1_zk_row14_reg;
+reg [31:0] c_crc_s1_zk_row14_next;
+reg [31:0] c_crc_s1_zk_row15_reg;
+reg [31:0] c_crc_s1_zk_row15_next;
+reg [31:0] c_crc_s1_zk_row16_reg;
+reg [31:0] c_crc_s1_zk_row16_next;
+reg [31:0] c_crc_s1_zk_row17_reg;
+reg [31:0] c_crc_s1_zk_row17_next;
+reg [31:0] c_crc_s1_zk_row18_reg;
+reg [31:0] c_crc_s1_zk_row18_next;
+reg [31:0] c_crc_s1_zk_row19_reg;
+reg [31:0] c_crc_s1_zk_row19_next;
+reg [31:0] c_crc_s1_zk_row20_reg;
+reg [31:0] c_crc_s1_zk_row20_next;
+reg [31:0] c_crc_s1_zk_row21_reg;
+reg [31:0] c_crc_s1_zk_row21_next;
+reg [31:0] c_crc_s1_zk_row22_reg;
+reg [31:0] c_crc_s1_zk_row22_next;
+reg [31:0] c_crc_s1_zk_row23_reg;
+reg [31:0] c_crc_s1_zk_row23_next;
+reg [31:0] c_crc_s1_zk_row24_reg;
+reg [31:0] c_crc_s1_zk_row24_next;
+reg [31:0] c_crc_s1_zk_row25_reg;
+reg [31:0] c_crc_s1_zk_row25_next;
+reg [31:0] c_crc_s1_zk_row26_reg;
+reg [31:0] c_crc_s1_zk_row26_next;
+reg [31:0] c_crc_s1_zk_row27_reg;
+reg [31:0] c_crc_s1_zk_row27_next;
+reg [31:0] c_crc_s1_zk_row28_reg;
+reg [31:0] c_crc_s1_zk_row28_next;
+reg [31:0] c_crc_s1_zk_row29_reg;
+reg [31:0] c_crc_s1_zk_row29_next;
+reg [31:0] c_crc_s1_zk_row30_reg;
+reg [31:0] c_crc_s1_zk_row30_next;
+reg [31:0] c_crc_s1_zk_row31_reg;
+reg [31:0] c_crc_s1_zk_row31_next;
+reg [31:0] c_crc_s1_zk_init_reg;
+reg [31:0] c_crc_s1_zk_init_next;
+reg [68:0] c_crc_s1_tag_reg;
+reg [68:0] c_crc_s1_tag_next;
+reg c_crc_s2_valid_reg;
+reg c_crc_s2_valid_next;
+reg [1023:0] c_crc_s2_coeff_reg;
+reg [1023:0] c_crc_s2_coeff_next;
+reg [31:0] c_crc_s2_u_reg;
+reg [31:0] c_crc_s2_u_next;
+reg [33:0] c_crc_s2_data_partials_reg;
+reg [33:0] c_crc_s2_data_partials_next;
+reg [68:0] c_crc_s2_tag_reg;
+reg [68:0] c_crc_s2_tag_next;
+reg [31:0] c_crc_crc_reg; // the raw CRC register after the last beat
+reg [31:0] c_crc_crc_next;
+wire [31:0] c_crc_next; // the loop: Z^k crc xor U xor D data
+reg c_crc_valid_reg; // crc holds the register after a beat that just left stage 2
+reg c_crc_valid_next;
+reg [68:0] c_crc_tag_reg;
+reg [68:0] c_crc_tag_next;
+wire c_beat_crc_on; // CRC negotiated (off: the field is sent as 0)
 wire [31:0] c_crc_value;
+wire c_beat_last; // the FPDU ends in this beat (with the CRC slot)
+wire c_beat_crc_slot; // the word that takes the CRC
+wire [63:0] c_beat_data; // FPDU words and markers, the CRC slot empty
+wire [1:0] c_beat_words; // words in the beat
+reg out_valid_reg; // out holds a beat (an FPDU beat with its CRC)
+reg out_valid_next;
+reg [72:0] out_data_reg;
+reg [72:0] out_data_next;
+wire out_out_ready; // the consumer of out_out takes its beat
+reg out_in_ready_reg; // out takes a beat this cycle (registered)
+reg out_in_ready_next;
+reg out_temp_valid_reg; // out holds a skid beat
+reg out_temp_valid_next;
+reg [72:0] out_temp_data_reg;
+reg [72:0] out_temp_data_next;
+wire out_in_ready_early;
 // verilator lint_off UNUSED
 wire [3:0] _t0; // read through slices
 // verilator lint_on UNUSED
@@ -185,14 +280,16 @@ wire [3:0] _t0; // read through slices
 wire [1:0] _t1; // read through slices
 // verilator lint_on UNUSED
 wire [31:0] _t2;
-wire [31:0] _t3;
+wire _t3;
 wire _t4;
+wire [72:0] _t5;
 
 assign _t0 = gb_consumed - 4'b0001;
 assign _t1 = gb_out_words - 2'b01;
-assign _t2 = ob_first_reg ? 32'hffffffff : crc_state_reg;
-assign _t3 = {mk_fpduptr[7:0], mk_fpduptr[15:8], 16'h0};
-assign _t4 = ~mk_here;
+assign _t2 = {mk_fpduptr[7:0], mk_fpduptr[15:8], 16'h0};
+assign _t3 = ~mk_here;
+assign _t4 = c_crc_s1_start_reg | c_crc_s1_load_reg;
+assign _t5 = {c_beat_last, {{4{c_beat_words > 2'b01}}, {4{c_beat_words > 2'b00}}}, {(c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : c_beat_data[63:32], (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : c_beat_data[31:0]}};
 assign a_first = ~a_in_fpdu_reg;
 assign a_phase_octets = s_axis_tuser[24:16] - s_axis_tuser[33:25];
 assign a_ctx_in = {s_axis_tuser[36], s_axis_tuser[35], s_axis_tuser[34], a_phase_octets[8:2]};
@@ -230,88 +327,59 @@ assign gb_fpdu_done = gb_emit & gb_crc_out;
 assign gb_room = ({1'b0, gb_count_after} + {2'b00, fa_words_reg}) <= 4'b0100;
 assign fa_accept = (fa_valid_reg & gb_room) & (fa_first_reg ? ((~gb_active_reg) | gb_fpdu_done) : (gb_active_reg & (~gb_fpdu_done)));
 assign fa_ready = fa_accept;
-assign out_free = (~out_valid_reg) | m_axis_tready;
-assign ob_ready = out_free;
-assign c_take = ob_valid_reg & out_free;
+assign ob_ready = c_advance;
+assign c_take = ob_valid_reg & c_advance;
 assign c_crc_words = ob_last_reg ? {1'b0, ob_crc_slot_reg} : ob_words_reg;
-assign c_shift_words = 2'b10 - c_crc_words;
-assign c_crc_data_shift2 = c_shift_words[0] ? {ob_data_reg[31:0], 32'h0} : ob_data_reg;
-assign c_crc_back2 = {
-    ^(_t2 & 32'hbd9ebfa0),
-    ^(_t2 & 32'hdecf5fd0),
-    ^(_t2 & 32'h6f67afe8),
-    ^(_t2 & 32'hb7b3d7f4),
-    ^(_t2 & 32'h5bd9ebfa),
-    ^(_t2 & 32'hadecf5fd),
-    ^(_t2 & 32'heb68c55e),
-    ^(_t2 & 32'h75b462af),
-    ^(_t2 & 32'h7448ef7),
-    ^(_t2 & 32'h3e3cf8db),
-    ^(_t2 & 32'h2280c3cd),
-    ^(_t2 & 32'hacdede46),
-    ^(_t2 & 32'h566f6f23),
-    ^(_t2 & 32'h16a90831),
-    ^(_t2 & 32'h36ca3bb8),
-    ^(_t2 & 32'h1b651ddc),
-    ^(_t2 & 32'h8db28eee),
-    ^(_t2 & 32'hc6d94777),
-    ^(_t2 & 32'h5ef21c1b),
-    ^(_t2 & 32'h92e7b1ad),
-    ^(_t2 & 32'h74ed6776),
-    ^(_t2 & 32'hba76b3bb),
-    ^(_t2 & 32'he0a5e67d),
-    ^(_t2 & 32'h4dcc4c9e),
-    ^(_t2 & 32'h26e6264f),
-    ^(_t2 & 32'haeedac87),
-    ^(_t2 & 32'heae869e3),
-    ^(_t2 & 32'hc8ea8b51),
-    ^(_t2 & 32'hd9ebfa08),
-    ^(_t2 & 32'hecf5fd04),
-    ^(_t2 & 32'hf67afe82),
-    ^(_t2 & 32'h7b3d7f41)
-};
-assign c_crc_rewind2 = c_shift_words[0] ? c_crc_back2 : _t2;
+assign c_crc_count_onehot = {c_crc_words == 2'b10, c_crc_words == 2'b01, c_crc_words == 2'b00};
+assign c_crc_shift = {c_crc_count_onehot[0], c_crc_count_onehot[1]};
+assign c_crc_aligned = c_crc_shift[1] ? 64'h0 : (c_crc_shift[0] ? {ob_data_reg[31:0], 32'h0} : ob_data_reg);
 assign c_crc_next = {
-    (^(c_crc_rewind2 & 32'h1c379612)) ^ (^(c_crc_data_shift2 & 64'h8fc8e57b1c379612)),
-    (^(c_crc_rewind2 & 32'h8e1bcb09)) ^ (^(c_crc_data_shift2 & 64'h47e472bd8e1bcb09)),
-    (^(c_crc_rewind2 & 32'hc70de584)) ^ (^(c_crc_data_shift2 & 64'h23f2395ec70de584)),
-    (^(c_crc_rewind2 & 32'h6386f2c2)) ^ (^(c_crc_data_shift2 & 64'h11f91caf6386f2c2)),
-    (^(c_crc_rewind2 & 32'hb1c37961)) ^ (^(c_crc_data_shift2 & 64'h8fc8e57b1c37961)),
-    (^(c_crc_rewind2 & 32'hd8e1bcb0)) ^ (^(c_crc_data_shift2 & 64'h47e472bd8e1bcb0)),
-    (^(c_crc_rewind2 & 32'hf047484a)) ^ (^(c_crc_data_shift2 & 64'h8df7c6eef047484a)),
-    (^(c_crc_rewind2 & 32'h7823a425)) ^ (^(c_crc_data_shift2 & 64'h46fbe3777823a425)),
-    (^(c_crc_rewind2 & 32'ha0264400)) ^ (^(c_crc_data_shift2 & 64'hacb514c0a0264400)),
-    (^(c_crc_rewind2 & 32'h4c24b412)) ^ (^(c_crc_data_shift2 & 64'hd9926f1b4c24b412)),
-    (^(c_crc_rewind2 & 32'hba25cc1b)) ^ (^(c_crc_data_shift2 & 64'he301d2f6ba25cc1b)),
-    (^(c_crc_rewind2 & 32'h4125701f)) ^ (^(c_crc_data_shift2 & 64'hfe480c004125701f)),
-    (^(c_crc_rewind2 & 32'h2092b80f)) ^ (^(c_crc_data_shift2 & 64'h7f2406002092b80f)),
-    (^(c_crc_rewind2 & 32'hc7eca15)) ^ (^(c_crc_data_shift2 & 64'hb05ae67b0c7eca15)),
-    (^(c_crc_rewind2 & 32'h9a08f318)) ^ (^(c_crc_data_shift2 & 64'hd7e596469a08f318)),
-    (^(c_crc_rewind2 & 32'h4d04798c)) ^ (^(c_crc_data_shift2 & 64'h6bf2cb234d04798c)),
-    (^(c_crc_rewind2 & 32'ha6823cc6)) ^ (^(c_crc_data_shift2 & 64'h35f96591a6823cc6)),
-    (^(c_crc_rewind2 & 32'hd3411e63)) ^ (^(c_crc_data_shift2 & 64'h1afcb2c8d3411e63)),
-    (^(c_crc_rewind2 & 32'h75971923)) ^ (^(c_crc_data_shift2 & 64'h82b6bc1f75971923)),
-    (^(c_crc_rewind2 & 32'ha6fc1a83)) ^ (^(c_crc_data_shift2 & 64'hce93bb74a6fc1a83)),
-    (^(c_crc_rewind2 & 32'h4f499b53)) ^ (^(c_crc_data_shift2 & 64'he88138c14f499b53)),
-    (^(c_crc_rewind2 & 32'ha7a4cda9)) ^ (^(c_crc_data_shift2 & 64'h74409c60a7a4cda9)),
-    (^(c_crc_rewind2 & 32'h4fe5f0c6)) ^ (^(c_crc_data_shift2 & 64'hb5e8ab4b4fe5f0c6)),
-    (^(c_crc_rewind2 & 32'hbbc56e71)) ^ (^(c_crc_data_shift2 & 64'hd53cb0debbc56e71)),
-    (^(c_crc_rewind2 & 32'h5de2b738)) ^ (^(c_crc_data_shift2 & 64'h6a9e586f5de2b738)),
-    (^(c_crc_rewind2 & 32'hb2c6cd8e)) ^ (^(c_crc_data_shift2 & 64'hba87c94cb2c6cd8e)),
-    (^(c_crc_rewind2 & 32'h4554f0d5)) ^ (^(c_crc_data_shift2 & 64'hd28b01dd4554f0d5)),
-    (^(c_crc_rewind2 & 32'hbe9dee78)) ^ (^(c_crc_data_shift2 & 64'he68d6595be9dee78)),
-    (^(c_crc_rewind2 & 32'hc379612e)) ^ (^(c_crc_data_shift2 & 64'hfc8e57b1c379612e)),
-    (^(c_crc_rewind2 & 32'he1bcb097)) ^ (^(c_crc_data_shift2 & 64'h7e472bd8e1bcb097)),
-    (^(c_crc_rewind2 & 32'h70de584b)) ^ (^(c_crc_data_shift2 & 64'h3f2395ec70de584b)),
-    (^(c_crc_rewind2 & 32'h386f2c25)) ^ (^(c_crc_data_shift2 & 64'h1f91caf6386f2c25))
+    ((^(c_crc_s2_coeff_reg[1023:992] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[31]) ^ (^c_crc_s2_data_partials_reg[33]),
+    ((^(c_crc_s2_coeff_reg[991:960] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[30]) ^ (^c_crc_s2_data_partials_reg[32]),
+    ((^(c_crc_s2_coeff_reg[959:928] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[29]) ^ (^c_crc_s2_data_partials_reg[31]),
+    ((^(c_crc_s2_coeff_reg[927:896] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[28]) ^ (^c_crc_s2_data_partials_reg[30]),
+    ((^(c_crc_s2_coeff_reg[895:864] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[27]) ^ (^c_crc_s2_data_partials_reg[29]),
+    ((^(c_crc_s2_coeff_reg[863:832] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[26]) ^ (^c_crc_s2_data_partials_reg[28]),
+    ((^(c_crc_s2_coeff_reg[831:800] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[25]) ^ (^c_crc_s2_data_partials_reg[27]),
+    ((^(c_crc_s2_coeff_reg[799:768] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[24]) ^ (^c_crc_s2_data_partials_reg[26]),
+    ((^(c_crc_s2_coeff_reg[767:736] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[23]) ^ (^c_crc_s2_data_partials_reg[25]),
+    ((^(c_crc_s2_coeff_reg[735:704] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[22]) ^ (^c_crc_s2_data_partials_reg[24]),
+    ((^(c_crc_s2_coeff_reg[703:672] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[21]) ^ (^c_crc_s2_data_partials_reg[23]),
+    ((^(c_crc_s2_coeff_reg[671:640] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[20]) ^ (^c_crc_s2_data_partials_reg[22]),
+    ((^(c_crc_s2_coeff_reg[639:608] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[19]) ^ (^c_crc_s2_data_partials_reg[21]),
+    ((^(c_crc_s2_coeff_reg[607:576] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[18]) ^ (^c_crc_s2_data_partials_reg[20]),
+    ((^(c_crc_s2_coeff_reg[575:544] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[17]) ^ (^c_crc_s2_data_partials_reg[19]),
+    ((^(c_crc_s2_coeff_reg[543:512] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[16]) ^ (^c_crc_s2_data_partials_reg[18]),
+    ((^(c_crc_s2_coeff_reg[511:480] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[15]) ^ (^c_crc_s2_data_partials_reg[17]),
+    ((^(c_crc_s2_coeff_reg[479:448] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[14]) ^ (^c_crc_s2_data_partials_reg[16]),
+    ((^(c_crc_s2_coeff_reg[447:416] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[13]) ^ (^c_crc_s2_data_partials_reg[15]),
+    ((^(c_crc_s2_coeff_reg[415:384] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[12]) ^ (^c_crc_s2_data_partials_reg[14]),
+    ((^(c_crc_s2_coeff_reg[383:352] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[11]) ^ (^c_crc_s2_data_partials_reg[13]),
+    ((^(c_crc_s2_coeff_reg[351:320] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[10]) ^ (^c_crc_s2_data_partials_reg[12]),
+    ((^(c_crc_s2_coeff_reg[319:288] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[9]) ^ (^c_crc_s2_data_partials_reg[11]),
+    ((^(c_crc_s2_coeff_reg[287:256] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[8]) ^ (^c_crc_s2_data_partials_reg[10:9]),
+    ((^(c_crc_s2_coeff_reg[255:224] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[7]) ^ (^c_crc_s2_data_partials_reg[8]),
+    ((^(c_crc_s2_coeff_reg[223:192] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[6]) ^ (^c_crc_s2_data_partials_reg[7]),
+    ((^(c_crc_s2_coeff_reg[191:160] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[5]) ^ (^c_crc_s2_data_partials_reg[6]),
+    ((^(c_crc_s2_coeff_reg[159:128] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[4]) ^ (^c_crc_s2_data_partials_reg[5:4]),
+    ((^(c_crc_s2_coeff_reg[127:96] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[3]) ^ (^c_crc_s2_data_partials_reg[3]),
+    ((^(c_crc_s2_coeff_reg[95:64] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[2]) ^ (^c_crc_s2_data_partials_reg[2]),
+    ((^(c_crc_s2_coeff_reg[63:32] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[1]) ^ (^c_crc_s2_data_partials_reg[1]),
+    ((^(c_crc_s2_coeff_reg[31:0] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[0]) ^ (^c_crc_s2_data_partials_reg[0])
 };
-assign c_crc_none = c_crc_words == 2'b00;
-assign c_crc_after = c_crc_none ? _t2 : c_crc_next;
-assign c_crc_value = ob_crc_on_reg ? (c_crc_after ^ 32'hffffffff) : 32'h0;
-assign m_axis_tdata = out_data_reg;
-assign m_axis_tkeep = out_keep_reg;
+assign c_beat_crc_on = c_crc_tag_reg[68];
+assign c_crc_value = c_beat_crc_on ? (c_crc_crc_reg ^ 32'hffffffff) : 32'h0;
+assign c_beat_last = c_crc_tag_reg[66];
+assign c_beat_crc_slot = c_crc_tag_reg[67];
+assign c_beat_data = c_crc_tag_reg[63:0];
+assign c_beat_words = c_crc_tag_reg[65:64];
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & ((~out_valid_reg) | (~c_crc_valid_reg)));
+assign c_advance = out_in_ready_reg;
+assign m_axis_tdata = out_data_reg[63:0];
+assign m_axis_tkeep = out_data_reg[71:64];
+assign m_axis_tlast = out_data_reg[72];
 assign m_axis_tvalid = out_valid_reg;
-assign m_axis_tlast = out_last_reg;
+assign out_out_ready = m_axis_tready;
 
 always @* begin
     fa_valid_next = fa_valid_reg;
@@ -381,7 +449,7 @@ always @* begin
     end
     if (gb_emit) begin
         ob_valid_next = 1'b1;
-        ob_data_next = {(mk_here & (mk_slot[0] == 1'b1)) ? _t3 : (((_t4 ? 3'b001 : 3'b000) < gb_count_reg) ? (_t4 ? gb_word1_reg : gb_word0_reg) : 32'h0), (mk_here & (mk_slot[0] == 1'b0)) ? _t3 : ((3'b000 < gb_count_reg) ? gb_word0_reg : 32'h0)};
+        ob_data_next = {(mk_here & (mk_slot[0] == 1'b1)) ? _t2 : (((_t3 ? 3'b001 : 3'b000) < gb_count_reg) ? (_t3 ? gb_word1_reg : gb_word0_reg) : 32'h0), (mk_here & (mk_slot[0] == 1'b0)) ? _t2 : ((3'b000 < gb_count_reg) ? gb_word0_reg : 32'h0)};
         ob_words_next = gb_out_words;
         ob_first_next = o_idx_reg == 15'h0;
         ob_last_next = gb_crc_out;
@@ -416,20 +484,347 @@ always @* begin
 end
 
 always @* begin
+    c_crc_s1_valid_next = c_crc_s1_valid_reg;
+    if (c_advance) begin
+        c_crc_s1_valid_next = c_take;
+    end
+end
+
+always @* begin
+    c_crc_s1_data_next = c_crc_s1_data_reg;
+    if (c_advance) begin
+        c_crc_s1_data_next = c_crc_aligned;
+    end
+end
+
+always @* begin
+    c_crc_s1_start_next = c_crc_s1_start_reg;
+    if (c_advance) begin
+        c_crc_s1_start_next = ob_first_reg;
+    end
+end
+
+always @* begin
+    c_crc_s1_load_next = c_crc_s1_load_reg;
+    if (c_advance) begin
+        c_crc_s1_load_next = 1'b0;
+    end
+end
+
+always @* begin
+    c_crc_s1_state_next = c_crc_s1_state_reg;
+    if (c_advance) begin
+        c_crc_s1_state_next = 32'h0;
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row0_next = c_crc_s1_zk_row0_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row0_next = {1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row1_next = c_crc_s1_zk_row1_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row1_next = {1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row2_next = c_crc_s1_zk_row2_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row2_next = {c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row3_next = c_crc_s1_zk_row3_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row3_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row4_next = c_crc_s1_zk_row4_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row4_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row5_next = c_crc_s1_zk_row5_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row5_next = {c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row6_next = c_crc_s1_zk_row6_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row6_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row7_next = c_crc_s1_zk_row7_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row7_next = {1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row8_next = c_crc_s1_zk_row8_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row8_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row9_next = c_crc_s1_zk_row9_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row9_next = {c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row10_next = c_crc_s1_zk_row10_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row10_next = {c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row11_next = c_crc_s1_zk_row11_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row11_next = {c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row12_next = c_crc_s1_zk_row12_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row12_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row13_next = c_crc_s1_zk_row13_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row13_next = {c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row14_next = c_crc_s1_zk_row14_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row14_next = {c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row15_next = c_crc_s1_zk_row15_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row15_next = {c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row16_next = c_crc_s1_zk_row16_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row16_next = {1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row17_next = c_crc_s1_zk_row17_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row17_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row18_next = c_crc_s1_zk_row18_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row18_next = {c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row19_next = c_crc_s1_zk_row19_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row19_next = {1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row20_next = c_crc_s1_zk_row20_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row20_next = {c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row21_next = c_crc_s1_zk_row21_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row21_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[0] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row22_next = c_crc_s1_zk_row22_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row22_next = {c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row23_next = c_crc_s1_zk_row23_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row23_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row24_next = c_crc_s1_zk_row24_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row24_next = {1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row25_next = c_crc_s1_zk_row25_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row25_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row26_next = c_crc_s1_zk_row26_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row26_next = {c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row27_next = c_crc_s1_zk_row27_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row27_next = {c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row28_next = c_crc_s1_zk_row28_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row28_next = {1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row29_next = c_crc_s1_zk_row29_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row29_next = {c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row30_next = c_crc_s1_zk_row30_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row30_next = {c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row31_next = c_crc_s1_zk_row31_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row31_next = {c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1]};
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_init_next = c_crc_s1_zk_init_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_init_next = {c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[0] | c_crc_count_onehot[1], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[0], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[0] | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[0] | c_crc_count_onehot[2]};
+    end
+end
+
+always @* begin
+    c_crc_s1_tag_next = c_crc_s1_tag_reg;
+    if (c_advance) begin
+        c_crc_s1_tag_next = {ob_crc_on_reg, ob_crc_slot_reg, ob_last_reg, ob_words_reg, ob_data_reg};
+    end
+end
+
+always @* begin
+    c_crc_s2_valid_next = c_crc_s2_valid_reg;
+    if (c_advance) begin
+        c_crc_s2_valid_next = c_crc_s1_valid_reg;
+    end
+end
+
+always @* begin
+    c_crc_s2_coeff_next = c_crc_s2_coeff_reg;
+    if (c_advance) begin
+        c_crc_s2_coeff_next = {_t4 ? 32'h0 : c_crc_s1_zk_row31_reg, _t4 ? 32'h0 : c_crc_s1_zk_row30_reg, _t4 ? 32'h0 : c_crc_s1_zk_row29_reg, _t4 ? 32'h0 : c_crc_s1_zk_row28_reg, _t4 ? 32'h0 : c_crc_s1_zk_row27_reg, _t4 ? 32'h0 : c_crc_s1_zk_row26_reg, _t4 ? 32'h0 : c_crc_s1_zk_row25_reg, _t4 ? 32'h0 : c_crc_s1_zk_row24_reg, _t4 ? 32'h0 : c_crc_s1_zk_row23_reg, _t4 ? 32'h0 : c_crc_s1_zk_row22_reg, _t4 ? 32'h0 : c_crc_s1_zk_row21_reg, _t4 ? 32'h0 : c_crc_s1_zk_row20_reg, _t4 ? 32'h0 : c_crc_s1_zk_row19_reg, _t4 ? 32'h0 : c_crc_s1_zk_row18_reg, _t4 ? 32'h0 : c_crc_s1_zk_row17_reg, _t4 ? 32'h0 : c_crc_s1_zk_row16_reg, _t4 ? 32'h0 : c_crc_s1_zk_row15_reg, _t4 ? 32'h0 : c_crc_s1_zk_row14_reg, _t4 ? 32'h0 : c_crc_s1_zk_row13_reg, _t4 ? 32'h0 : c_crc_s1_zk_row12_reg, _t4 ? 32'h0 : c_crc_s1_zk_row11_reg, _t4 ? 32'h0 : c_crc_s1_zk_row10_reg, _t4 ? 32'h0 : c_crc_s1_zk_row9_reg, _t4 ? 32'h0 : c_crc_s1_zk_row8_reg, _t4 ? 32'h0 : c_crc_s1_zk_row7_reg, _t4 ? 32'h0 : c_crc_s1_zk_row6_reg, _t4 ? 32'h0 : c_crc_s1_zk_row5_reg, _t4 ? 32'h0 : c_crc_s1_zk_row4_reg, _t4 ? 32'h0 : c_crc_s1_zk_row3_reg, _t4 ? 32'h0 : c_crc_s1_zk_row2_reg, _t4 ? 32'h0 : c_crc_s1_zk_row1_reg, _t4 ? 32'h0 : c_crc_s1_zk_row0_reg};
+    end
+end
+
+always @* begin
+    c_crc_s2_u_next = c_crc_s2_u_reg;
+    if (c_advance) begin
+        c_crc_s2_u_next = c_crc_s1_start_reg ? c_crc_s1_zk_init_reg : (c_crc_s1_load_reg ? {^(c_crc_s1_zk_row31_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row30_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row29_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row28_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row27_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row26_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row25_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row24_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row23_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row22_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row21_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row20_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row19_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row18_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row17_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row16_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row15_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row14_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row13_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row12_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row11_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row10_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row9_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row8_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row7_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row6_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row5_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row4_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row3_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row2_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row1_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row0_reg & c_crc_s1_state_reg)} : 32'h0);
+    end
+end
+
+always @* begin
+    c_crc_s2_data_partials_next = c_crc_s2_data_partials_reg;
+    if (c_advance) begin
+        c_crc_s2_data_partials_next = {^(c_crc_s1_data_reg & 64'h8fc8e57b1c379612), ^(c_crc_s1_data_reg & 64'h47e472bd8e1bcb09), ^(c_crc_s1_data_reg & 64'h23f2395ec70de584), ^(c_crc_s1_data_reg & 64'h11f91caf6386f2c2), ^(c_crc_s1_data_reg & 64'h8fc8e57b1c37961), ^(c_crc_s1_data_reg & 64'h47e472bd8e1bcb0), ^(c_crc_s1_data_reg & 64'h8df7c6eef047484a), ^(c_crc_s1_data_reg & 64'h46fbe3777823a425), ^(c_crc_s1_data_reg & 64'hacb514c0a0264400), ^(c_crc_s1_data_reg & 64'hd9926f1b4c24b412), ^(c_crc_s1_data_reg & 64'he301d2f6ba25cc1b), ^(c_crc_s1_data_reg & 64'hfe480c004125701f), ^(c_crc_s1_data_reg & 64'h7f2406002092b80f), ^(c_crc_s1_data_reg & 64'hb05ae67b0c7eca15), ^(c_crc_s1_data_reg & 64'hd7e596469a08f318), ^(c_crc_s1_data_reg & 64'h6bf2cb234d04798c), ^(c_crc_s1_data_reg & 64'h35f96591a6823cc6), ^(c_crc_s1_data_reg & 64'h1afcb2c8d3411e63), ^(c_crc_s1_data_reg & 64'h82b6bc1f75971923), ^(c_crc_s1_data_reg & 64'hce93bb74a6fc1a83), ^(c_crc_s1_data_reg & 64'he88138c14f499b53), ^(c_crc_s1_data_reg & 64'h74409c60a7a4cda9), ^(c_crc_s1_data_reg & 64'hb5e8ab4b4fe5f0c6), ^(c_crc_s1_data_reg & 64'h8000000000000000), ^(c_crc_s1_data_reg & 64'h553cb0debbc56e71), ^(c_crc_s1_data_reg & 64'h6a9e586f5de2b738), ^(c_crc_s1_data_reg & 64'hba87c94cb2c6cd8e), ^(c_crc_s1_data_reg & 64'hd28b01dd4554f0d5), ^(c_crc_s1_data_reg & 64'hc000000000000000), ^(c_crc_s1_data_reg & 64'h268d6595be9dee78), ^(c_crc_s1_data_reg & 64'hfc8e57b1c379612e), ^(c_crc_s1_data_reg & 64'h7e472bd8e1bcb097), ^(c_crc_s1_data_reg & 64'h3f2395ec70de584b), ^(c_crc_s1_data_reg & 64'h1f91caf6386f2c25)};
+    end
+end
+
+always @* begin
+    c_crc_s2_tag_next = c_crc_s2_tag_reg;
+    if (c_advance) begin
+        c_crc_s2_tag_next = c_crc_s1_tag_reg;
+    end
+end
+
+always @* begin
+    c_crc_valid_next = c_crc_valid_reg;
+    c_crc_crc_next = c_crc_crc_reg;
+    c_crc_tag_next = c_crc_tag_reg;
+    if (c_advance) begin
+        c_crc_valid_next = c_crc_s2_valid_reg;
+        if (c_crc_s2_valid_reg) begin
+            c_crc_crc_next = c_crc_next;
+        end
+        c_crc_tag_next = c_crc_s2_tag_reg;
+    end
+end
+
+always @* begin
+    out_in_ready_next = out_in_ready_reg;
     out_valid_next = out_valid_reg;
     out_data_next = out_data_reg;
-    out_keep_next = out_keep_reg;
-    out_last_next = out_last_reg;
-    crc_state_next = crc_state_reg;
-    if (out_free) begin
-        out_valid_next = 1'b0;
-    end
-    if (c_take) begin
-        out_valid_next = 1'b1;
-        out_data_next = {(ob_last_reg & (ob_crc_slot_reg == 1'b1)) ? c_crc_value : ob_data_reg[63:32], (ob_last_reg & (ob_crc_slot_reg == 1'b0)) ? c_crc_value : ob_data_reg[31:0]};
-        out_keep_next = {{4{ob_words_reg > 2'b01}}, {4{ob_words_reg > 2'b00}}};
-        out_last_next = ob_last_reg;
-        crc_state_next = c_crc_after;
+    out_temp_valid_next = out_temp_valid_reg;
+    out_temp_data_next = out_temp_data_reg;
+    out_in_ready_next = out_in_ready_early;
+    if (out_in_ready_reg) begin
+        if (out_out_ready | (~out_valid_reg)) begin
+            out_valid_next = c_crc_valid_reg;
+            out_data_next = _t5;
+        end else begin
+            out_temp_valid_next = c_crc_valid_reg;
+            out_temp_data_next = _t5;
+        end
+    end else begin
+        if (out_out_ready) begin
+            out_valid_next = out_temp_valid_reg;
+            out_data_next = out_temp_data_reg;
+            out_temp_valid_next = 1'b0;
+        end
     end
 end
 
@@ -465,11 +860,58 @@ always @(posedge clk) begin
     ob_last_reg <= ob_last_next;
     ob_crc_slot_reg <= ob_crc_slot_next;
     ob_crc_on_reg <= ob_crc_on_next;
-    crc_state_reg <= crc_state_next;
+    c_crc_s1_valid_reg <= c_crc_s1_valid_next;
+    c_crc_s1_data_reg <= c_crc_s1_data_next;
+    c_crc_s1_start_reg <= c_crc_s1_start_next;
+    c_crc_s1_load_reg <= c_crc_s1_load_next;
+    c_crc_s1_state_reg <= c_crc_s1_state_next;
+    c_crc_s1_zk_row0_reg <= c_crc_s1_zk_row0_next;
+    c_crc_s1_zk_row1_reg <= c_crc_s1_zk_row1_next;
+    c_crc_s1_zk_row2_reg <= c_crc_s1_zk_row2_next;
+    c_crc_s1_zk_row3_reg <= c_crc_s1_zk_row3_next;
+    c_crc_s1_zk_row4_reg <= c_crc_s1_zk_row4_next;
+    c_crc_s1_zk_row5_reg <= c_crc_s1_zk_row5_next;
+    c_crc_s1_zk_row6_reg <= c_crc_s1_zk_row6_next;
+    c_crc_s1_zk_row7_reg <= c_crc_s1_zk_row7_next;
+    c_crc_s1_zk_row8_reg <= c_crc_s1_zk_row8_next;
+    c_crc_s1_zk_row9_reg <= c_crc_s1_zk_row9_next;
+    c_crc_s1_zk_row10_reg <= c_crc_s1_zk_row10_next;
+    c_crc_s1_zk_row11_reg <= c_crc_s1_zk_row11_next;
+    c_crc_s1_zk_row12_reg <= c_crc_s1_zk_row12_next;
+    c_crc_s1_zk_row13_reg <= c_crc_s1_zk_row13_next;
+    c_crc_s1_zk_row14_reg <= c_crc_s1_zk_row14_next;
+    c_crc_s1_zk_row15_reg <= c_crc_s1_zk_row15_next;
+    c_crc_s1_zk_row16_reg <= c_crc_s1_zk_row16_next;
+    c_crc_s1_zk_row17_reg <= c_crc_s1_zk_row17_next;
+    c_crc_s1_zk_row18_reg <= c_crc_s1_zk_row18_next;
+    c_crc_s1_zk_row19_reg <= c_crc_s1_zk_row19_next;
+    c_crc_s1_zk_row20_reg <= c_crc_s1_zk_row20_next;
+    c_crc_s1_zk_row21_reg <= c_crc_s1_zk_row21_next;
+    c_crc_s1_zk_row22_reg <= c_crc_s1_zk_row22_next;
+    c_crc_s1_zk_row23_reg <= c_crc_s1_zk_row23_next;
+    c_crc_s1_zk_row24_reg <= c_crc_s1_zk_row24_next;
+    c_crc_s1_zk_row25_reg <= c_crc_s1_zk_row25_next;
+    c_crc_s1_zk_row26_reg <= c_crc_s1_zk_row26_next;
+    c_crc_s1_zk_row27_reg <= c_crc_s1_zk_row27_next;
+    c_crc_s1_zk_row28_reg <= c_crc_s1_zk_row28_next;
+    c_crc_s1_zk_row29_reg <= c_crc_s1_zk_row29_next;
+    c_crc_s1_zk_row30_reg <= c_crc_s1_zk_row30_next;
+    c_crc_s1_zk_row31_reg <= c_crc_s1_zk_row31_next;
+    c_crc_s1_zk_init_reg <= c_crc_s1_zk_init_next;
+    c_crc_s1_tag_reg <= c_crc_s1_tag_next;
+    c_crc_s2_valid_reg <= c_crc_s2_valid_next;
+    c_crc_s2_coeff_reg <= c_crc_s2_coeff_next;
+    c_crc_s2_u_reg <= c_crc_s2_u_next;
+    c_crc_s2_data_partials_reg <= c_crc_s2_data_partials_next;
+    c_crc_s2_tag_reg <= c_crc_s2_tag_next;
+    c_crc_crc_reg <= c_crc_crc_next;
+    c_crc_valid_reg <= c_crc_valid_next;
+    c_crc_tag_reg <= c_crc_tag_next;
     out_valid_reg <= out_valid_next;
     out_data_reg <= out_data_next;
-    out_keep_reg <= out_keep_next;
-    out_last_reg <= out_last_next;
+    out_in_ready_reg <= out_in_ready_next;
+    out_temp_valid_reg <= out_temp_valid_next;
+    out_temp_data_reg <= out_temp_data_next;
 
     if (rst) begin
         a_in_fpdu_reg <= 1'b0;
@@ -479,7 +921,13 @@ always @(posedge clk) begin
         gb_count_reg <= 3'b000;
         gb_active_reg <= 1'b0;
         ob_valid_reg <= 1'b0;
+        c_crc_s1_valid_reg <= 1'b0;
+        c_crc_s2_valid_reg <= 1'b0;
+        c_crc_crc_reg <= 32'hffffffff;
+        c_crc_valid_reg <= 1'b0;
         out_valid_reg <= 1'b0;
+        out_in_ready_reg <= 1'b0;
+        out_temp_valid_reg <= 1'b0;
     end
 end
 
