@@ -73,123 +73,49 @@ wire _t1;
 wire _t2;
 wire _t3;
 
-assign _t0 = s_axis_tkeep[0] & (~s_axis_tkeep[1]);
-assign _t1 = s_axis_tkeep[1] & (~s_axis_tkeep[2]);
+assign _t0 = _t1 | (s_axis_tkeep[1] & (~s_axis_tkeep[2]));
+assign _t1 = s_axis_tkeep[0] & (~s_axis_tkeep[1]);
 assign _t2 = s_axis_tkeep[2] & (~s_axis_tkeep[3]);
 assign _t3 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
 assign keep_ok = (s_axis_tkeep & (s_axis_tkeep + 8'h1)) == 8'h0;
 assign keep_none = s_axis_tkeep == 8'h0;
 assign shift_lanes = {
-    ((_t0 | _t1) | _t2) | (s_axis_tkeep[3] & (~s_axis_tkeep[4])),
-    ((_t0 | _t1) | _t3) | (s_axis_tkeep[5] & (~s_axis_tkeep[6])),
-    ((_t0 | _t2) | _t3) | (s_axis_tkeep[6] & (~s_axis_tkeep[7]))
+    _t0 | _t2 | (s_axis_tkeep[3] & (~s_axis_tkeep[4])),
+    _t0 | _t3 | (s_axis_tkeep[5] & (~s_axis_tkeep[6])),
+    _t1 | _t2 | _t3 | (s_axis_tkeep[6] & (~s_axis_tkeep[7]))
 };
 assign crc_data_shift0 = shift_lanes[0] ? {s_axis_tdata[55:0], 8'h0} : s_axis_tdata;
 assign crc_back0 = {
-    ^(crc_state_reg & 32'ha0800000),
-    ^(crc_state_reg & 32'hd0400000),
-    ^(crc_state_reg & 32'he8200000),
-    ^(crc_state_reg & 32'hf4100000),
-    ^(crc_state_reg & 32'hfa080000),
-    ^(crc_state_reg & 32'hfd040000),
-    ^(crc_state_reg & 32'h5e020000),
-    ^(crc_state_reg & 32'haf010000),
-    ^(crc_state_reg & 32'hf7008000),
-    ^(crc_state_reg & 32'hdb004000),
-    ^(crc_state_reg & 32'hcd002000),
-    ^(crc_state_reg & 32'h46001000),
-    ^(crc_state_reg & 32'h23000800),
-    ^(crc_state_reg & 32'h31000400),
-    ^(crc_state_reg & 32'hb8000200),
-    ^(crc_state_reg & 32'hdc000100),
-    ^(crc_state_reg & 32'hee000080),
-    ^(crc_state_reg & 32'h77000040),
-    ^(crc_state_reg & 32'h1b000020),
-    ^(crc_state_reg & 32'had000010),
-    ^(crc_state_reg & 32'h76000008),
-    ^(crc_state_reg & 32'hbb000004),
-    ^(crc_state_reg & 32'h7d000002),
-    ^(crc_state_reg & 32'h9e000001),
-    ^(crc_state_reg & 32'h4f000000),
-    ^(crc_state_reg & 32'h87000000),
-    ^(crc_state_reg & 32'he3000000),
-    ^(crc_state_reg & 32'h51000000),
-    ^(crc_state_reg & 32'h8000000),
-    ^(crc_state_reg & 32'h4000000),
-    ^(crc_state_reg & 32'h82000000),
-    ^(crc_state_reg & 32'h41000000)
+    ^(crc_state_reg & 32'ha0800000), ^(crc_state_reg & 32'hd0400000), ^(crc_state_reg & 32'he8200000), ^(crc_state_reg & 32'hf4100000),
+    ^(crc_state_reg & 32'hfa080000), ^(crc_state_reg & 32'hfd040000), ^(crc_state_reg & 32'h5e020000), ^(crc_state_reg & 32'haf010000),
+    ^(crc_state_reg & 32'hf7008000), ^(crc_state_reg & 32'hdb004000), ^(crc_state_reg & 32'hcd002000), ^(crc_state_reg & 32'h46001000),
+    ^(crc_state_reg & 32'h23000800), ^(crc_state_reg & 32'h31000400), ^(crc_state_reg & 32'hb8000200), ^(crc_state_reg & 32'hdc000100),
+    ^(crc_state_reg & 32'hee000080), ^(crc_state_reg & 32'h77000040), ^(crc_state_reg & 32'h1b000020), ^(crc_state_reg & 32'had000010),
+    ^(crc_state_reg & 32'h76000008), ^(crc_state_reg & 32'hbb000004), ^(crc_state_reg & 32'h7d000002), ^(crc_state_reg & 32'h9e000001),
+    ^(crc_state_reg & 32'h4f000000), ^(crc_state_reg & 32'h87000000), ^(crc_state_reg & 32'he3000000), ^(crc_state_reg & 32'h51000000),
+    ^(crc_state_reg & 32'h8000000), ^(crc_state_reg & 32'h4000000), ^(crc_state_reg & 32'h82000000), ^(crc_state_reg & 32'h41000000)
 };
 assign crc_rewind0 = shift_lanes[0] ? crc_back0 : crc_state_reg;
 assign crc_data_shift1 = shift_lanes[1] ? {crc_data_shift0[47:0], 16'h0} : crc_data_shift0;
 assign crc_back1 = {
-    ^(crc_rewind0 & 32'hbfa08000),
-    ^(crc_rewind0 & 32'h5fd04000),
-    ^(crc_rewind0 & 32'hafe82000),
-    ^(crc_rewind0 & 32'hd7f41000),
-    ^(crc_rewind0 & 32'hebfa0800),
-    ^(crc_rewind0 & 32'hf5fd0400),
-    ^(crc_rewind0 & 32'hc55e0200),
-    ^(crc_rewind0 & 32'h62af0100),
-    ^(crc_rewind0 & 32'h8ef70080),
-    ^(crc_rewind0 & 32'hf8db0040),
-    ^(crc_rewind0 & 32'hc3cd0020),
-    ^(crc_rewind0 & 32'hde460010),
-    ^(crc_rewind0 & 32'h6f230008),
-    ^(crc_rewind0 & 32'h8310004),
-    ^(crc_rewind0 & 32'h3bb80002),
-    ^(crc_rewind0 & 32'h1ddc0001),
-    ^(crc_rewind0 & 32'h8eee0000),
-    ^(crc_rewind0 & 32'h47770000),
-    ^(crc_rewind0 & 32'h1c1b0000),
-    ^(crc_rewind0 & 32'hb1ad0000),
-    ^(crc_rewind0 & 32'h67760000),
-    ^(crc_rewind0 & 32'hb3bb0000),
-    ^(crc_rewind0 & 32'he67d0000),
-    ^(crc_rewind0 & 32'h4c9e0000),
-    ^(crc_rewind0 & 32'h264f0000),
-    ^(crc_rewind0 & 32'hac870000),
-    ^(crc_rewind0 & 32'h69e30000),
-    ^(crc_rewind0 & 32'h8b510000),
-    ^(crc_rewind0 & 32'hfa080000),
-    ^(crc_rewind0 & 32'hfd040000),
-    ^(crc_rewind0 & 32'hfe820000),
-    ^(crc_rewind0 & 32'h7f410000)
+    ^(crc_rewind0 & 32'hbfa08000), ^(crc_rewind0 & 32'h5fd04000), ^(crc_rewind0 & 32'hafe82000), ^(crc_rewind0 & 32'hd7f41000), ^(crc_rewind0 & 32'hebfa0800),
+    ^(crc_rewind0 & 32'hf5fd0400), ^(crc_rewind0 & 32'hc55e0200), ^(crc_rewind0 & 32'h62af0100), ^(crc_rewind0 & 32'h8ef70080), ^(crc_rewind0 & 32'hf8db0040),
+    ^(crc_rewind0 & 32'hc3cd0020), ^(crc_rewind0 & 32'hde460010), ^(crc_rewind0 & 32'h6f230008), ^(crc_rewind0 & 32'h8310004), ^(crc_rewind0 & 32'h3bb80002),
+    ^(crc_rewind0 & 32'h1ddc0001), ^(crc_rewind0 & 32'h8eee0000), ^(crc_rewind0 & 32'h47770000), ^(crc_rewind0 & 32'h1c1b0000), ^(crc_rewind0 & 32'hb1ad0000),
+    ^(crc_rewind0 & 32'h67760000), ^(crc_rewind0 & 32'hb3bb0000), ^(crc_rewind0 & 32'he67d0000), ^(crc_rewind0 & 32'h4c9e0000), ^(crc_rewind0 & 32'h264f0000),
+    ^(crc_rewind0 & 32'hac870000), ^(crc_rewind0 & 32'h69e30000), ^(crc_rewind0 & 32'h8b510000), ^(crc_rewind0 & 32'hfa080000), ^(crc_rewind0 & 32'hfd040000),
+    ^(crc_rewind0 & 32'hfe820000), ^(crc_rewind0 & 32'h7f410000)
 };
 assign crc_rewind1 = shift_lanes[1] ? crc_back1 : crc_rewind0;
 assign crc_data_shift2 = shift_lanes[2] ? {crc_data_shift1[31:0], 32'h0} : crc_data_shift1;
 assign crc_back2 = {
-    ^(crc_rewind1 & 32'hbd9ebfa0),
-    ^(crc_rewind1 & 32'hdecf5fd0),
-    ^(crc_rewind1 & 32'h6f67afe8),
-    ^(crc_rewind1 & 32'hb7b3d7f4),
-    ^(crc_rewind1 & 32'h5bd9ebfa),
-    ^(crc_rewind1 & 32'hadecf5fd),
-    ^(crc_rewind1 & 32'heb68c55e),
-    ^(crc_rewind1 & 32'h75b462af),
-    ^(crc_rewind1 & 32'h7448ef7),
-    ^(crc_rewind1 & 32'h3e3cf8db),
-    ^(crc_rewind1 & 32'h2280c3cd),
-    ^(crc_rewind1 & 32'hacdede46),
-    ^(crc_rewind1 & 32'h566f6f23),
-    ^(crc_rewind1 & 32'h16a90831),
-    ^(crc_rewind1 & 32'h36ca3bb8),
-    ^(crc_rewind1 & 32'h1b651ddc),
-    ^(crc_rewind1 & 32'h8db28eee),
-    ^(crc_rewind1 & 32'hc6d94777),
-    ^(crc_rewind1 & 32'h5ef21c1b),
-    ^(crc_rewind1 & 32'h92e7b1ad),
-    ^(crc_rewind1 & 32'h74ed6776),
-    ^(crc_rewind1 & 32'hba76b3bb),
-    ^(crc_rewind1 & 32'he0a5e67d),
-    ^(crc_rewind1 & 32'h4dcc4c9e),
-    ^(crc_rewind1 & 32'h26e6264f),
-    ^(crc_rewind1 & 32'haeedac87),
-    ^(crc_rewind1 & 32'heae869e3),
-    ^(crc_rewind1 & 32'hc8ea8b51),
-    ^(crc_rewind1 & 32'hd9ebfa08),
-    ^(crc_rewind1 & 32'hecf5fd04),
-    ^(crc_rewind1 & 32'hf67afe82),
-    ^(crc_rewind1 & 32'h7b3d7f41)
+    ^(crc_rewind1 & 32'hbd9ebfa0), ^(crc_rewind1 & 32'hdecf5fd0), ^(crc_rewind1 & 32'h6f67afe8), ^(crc_rewind1 & 32'hb7b3d7f4), ^(crc_rewind1 & 32'h5bd9ebfa),
+    ^(crc_rewind1 & 32'hadecf5fd), ^(crc_rewind1 & 32'heb68c55e), ^(crc_rewind1 & 32'h75b462af), ^(crc_rewind1 & 32'h7448ef7), ^(crc_rewind1 & 32'h3e3cf8db),
+    ^(crc_rewind1 & 32'h2280c3cd), ^(crc_rewind1 & 32'hacdede46), ^(crc_rewind1 & 32'h566f6f23), ^(crc_rewind1 & 32'h16a90831), ^(crc_rewind1 & 32'h36ca3bb8),
+    ^(crc_rewind1 & 32'h1b651ddc), ^(crc_rewind1 & 32'h8db28eee), ^(crc_rewind1 & 32'hc6d94777), ^(crc_rewind1 & 32'h5ef21c1b), ^(crc_rewind1 & 32'h92e7b1ad),
+    ^(crc_rewind1 & 32'h74ed6776), ^(crc_rewind1 & 32'hba76b3bb), ^(crc_rewind1 & 32'he0a5e67d), ^(crc_rewind1 & 32'h4dcc4c9e), ^(crc_rewind1 & 32'h26e6264f),
+    ^(crc_rewind1 & 32'haeedac87), ^(crc_rewind1 & 32'heae869e3), ^(crc_rewind1 & 32'hc8ea8b51), ^(crc_rewind1 & 32'hd9ebfa08), ^(crc_rewind1 & 32'hecf5fd04),
+    ^(crc_rewind1 & 32'hf67afe82), ^(crc_rewind1 & 32'h7b3d7f41)
 };
 assign crc_rewind2 = shift_lanes[2] ? crc_back2 : crc_rewind1;
 assign crc_next = {

@@ -167,16 +167,22 @@ wire _t1;
 wire _t2;
 wire _t3;
 wire _t4;
-wire [31:0] _t5;
+wire _t5;
 wire _t6;
+wire _t7;
+wire [31:0] _t8;
+wire _t9;
 
 assign _t0 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
 assign _t1 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
 assign _t2 = s_axis_tkeep[6] & (~s_axis_tkeep[7]);
 assign _t3 = s_axis_tkeep[2] & (~s_axis_tkeep[3]);
-assign _t4 = words_avail >= words_needed;
-assign _t5 = at_start_reg ? CRC_INIT : crc_reg;
-assign _t6 = crc_bad | marker_bad;
+assign _t4 = ~stopped_reg;
+assign _t5 = marker_in & (marker_pos <= 7'h2);
+assign _t6 = marker_pos == 7'h0;
+assign _t7 = words_avail >= words_needed;
+assign _t8 = at_start_reg ? CRC_INIT : crc_reg;
+assign _t9 = crc_bad | marker_bad;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
@@ -187,13 +193,13 @@ assign err_code = err_llp_reg;
 assign fpdu_count = good_fpdus_reg;
 assign in_octets = {
     s_axis_tkeep[7],
-    (((s_axis_tkeep[3] & (~s_axis_tkeep[4])) | _t0) | _t1) | _t2,
-    (((s_axis_tkeep[1] & (~s_axis_tkeep[2])) | _t3) | _t1) | _t2,
-    (((s_axis_tkeep[0] & (~s_axis_tkeep[1])) | _t3) | _t0) | _t2
+    (s_axis_tkeep[3] & (~s_axis_tkeep[4])) | _t0 | _t1 | _t2,
+    (s_axis_tkeep[1] & (~s_axis_tkeep[2])) | _t3 | _t1 | _t2,
+    (s_axis_tkeep[0] & (~s_axis_tkeep[1])) | _t3 | _t0 | _t2
 };
 assign ring_room = fill_reg <= 8'h18;
 assign s_axis_tready = stopped_reg | ring_room;
-assign accept = (s_axis_tvalid & ring_room) & (~stopped_reg);
+assign accept = s_axis_tvalid & ring_room & _t4;
 assign wr_data_s0 = {
     wr_ptr_reg[0] ? s_axis_tdata[63:56] : 8'h0,
     wr_ptr_reg[0] ? s_axis_tdata[55:48] : s_axis_tdata[63:56],
@@ -395,38 +401,11 @@ assign wr_keep_s4 = {
     wr_ptr_reg[4] ? wr_keep_s3[16] : wr_keep_s3[0]
 };
 assign wr_mask = {
-    {8{wr_keep_s4[31]}},
-    {8{wr_keep_s4[30]}},
-    {8{wr_keep_s4[29]}},
-    {8{wr_keep_s4[28]}},
-    {8{wr_keep_s4[27]}},
-    {8{wr_keep_s4[26]}},
-    {8{wr_keep_s4[25]}},
-    {8{wr_keep_s4[24]}},
-    {8{wr_keep_s4[23]}},
-    {8{wr_keep_s4[22]}},
-    {8{wr_keep_s4[21]}},
-    {8{wr_keep_s4[20]}},
-    {8{wr_keep_s4[19]}},
-    {8{wr_keep_s4[18]}},
-    {8{wr_keep_s4[17]}},
-    {8{wr_keep_s4[16]}},
-    {8{wr_keep_s4[15]}},
-    {8{wr_keep_s4[14]}},
-    {8{wr_keep_s4[13]}},
-    {8{wr_keep_s4[12]}},
-    {8{wr_keep_s4[11]}},
-    {8{wr_keep_s4[10]}},
-    {8{wr_keep_s4[9]}},
-    {8{wr_keep_s4[8]}},
-    {8{wr_keep_s4[7]}},
-    {8{wr_keep_s4[6]}},
-    {8{wr_keep_s4[5]}},
-    {8{wr_keep_s4[4]}},
-    {8{wr_keep_s4[3]}},
-    {8{wr_keep_s4[2]}},
-    {8{wr_keep_s4[1]}},
-    {8{wr_keep_s4[0]}}
+    {8{wr_keep_s4[31]}}, {8{wr_keep_s4[30]}}, {8{wr_keep_s4[29]}}, {8{wr_keep_s4[28]}}, {8{wr_keep_s4[27]}}, {8{wr_keep_s4[26]}}, {8{wr_keep_s4[25]}},
+    {8{wr_keep_s4[24]}}, {8{wr_keep_s4[23]}}, {8{wr_keep_s4[22]}}, {8{wr_keep_s4[21]}}, {8{wr_keep_s4[20]}}, {8{wr_keep_s4[19]}}, {8{wr_keep_s4[18]}},
+    {8{wr_keep_s4[17]}}, {8{wr_keep_s4[16]}}, {8{wr_keep_s4[15]}}, {8{wr_keep_s4[14]}}, {8{wr_keep_s4[13]}}, {8{wr_keep_s4[12]}}, {8{wr_keep_s4[11]}},
+    {8{wr_keep_s4[10]}}, {8{wr_keep_s4[9]}}, {8{wr_keep_s4[8]}}, {8{wr_keep_s4[7]}}, {8{wr_keep_s4[6]}}, {8{wr_keep_s4[5]}}, {8{wr_keep_s4[4]}},
+    {8{wr_keep_s4[3]}}, {8{wr_keep_s4[2]}}, {8{wr_keep_s4[1]}}, {8{wr_keep_s4[0]}}
 };
 assign seq_off = cfg_seq - cfg_s0;
 assign phase = seq_off[8:2] + retired_reg;
@@ -458,173 +437,98 @@ assign win_s0 = {
     rd_ptr_reg[0] ? win_s1[63:32] : win_s1[31:0]
 };
 assign mf_win = {
-    (marker_in & (marker_pos <= 7'h2)) ? win_s0[111:96] : win_s0[79:64],
+    _t5 ? win_s0[111:96] : win_s0[79:64],
     (marker_in & (marker_pos <= 7'h1)) ? win_s0[95:64] : win_s0[63:32],
     (marker_in & (marker_pos <= 7'h0)) ? win_s0[63:32] : win_s0[31:0]
 };
 assign ulpdu_length = {mf_win[7:0], mf_win[15:8]};
-assign lead_marker = (at_start_reg & marker_in) & (marker_pos == 7'h0);
+assign lead_marker = at_start_reg & marker_in & _t6;
 assign ul_now = at_start_reg ? ulpdu_length : ul_left_reg;
 assign last_beat = ul_now <= 16'h8;
 assign mf_words = last_beat ? ((({4'b0000, ul_now[3:0]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2;
 assign marker_retired = marker_in & ({1'b0, marker_pos} < mf_words);
 assign words = mf_words + {7'h0, marker_retired};
-assign words_needed = last_beat ? words : (8'h3 + {7'h0, marker_in & (marker_pos <= 7'h2)});
+assign words_needed = last_beat ? words : (8'h3 + {7'h0, _t5});
 assign words_avail = {2'b00, fill_reg[7:2]};
 assign oversize = at_start_reg & (ulpdu_length > cfg_max_ulpdu);
-assign go = ((~stopped_reg) & ((~out_valid_reg) | m_axis_tready)) & (at_start_reg ? ((words_avail >= ({7'h0, lead_marker} + 8'h1)) & (oversize | _t4)) : _t4);
-assign fpduptr = (((((marker_pos == 7'h0) ? {win_s0[23:16], win_s0[31:24]} : 16'h0) | ((marker_pos == 7'h1) ? {win_s0[55:48], win_s0[63:56]} : 16'h0)) | ((marker_pos == 7'h2) ? {win_s0[87:80], win_s0[95:88]} : 16'h0)) | ((marker_pos == 7'h3) ? {win_s0[119:112], win_s0[127:120]} : 16'h0)) | ((marker_pos == 7'h4) ? {win_s0[151:144], win_s0[159:152]} : 16'h0);
+assign go = _t4 & ((~out_valid_reg) | m_axis_tready) & (at_start_reg ? ((words_avail >= ({7'h0, lead_marker} + 8'h1)) & (oversize | _t7)) : _t7);
+assign fpduptr = (_t6 ? {win_s0[23:16], win_s0[31:24]} : 16'h0) | ((marker_pos == 7'h1) ? {win_s0[55:48], win_s0[63:56]} : 16'h0) |
+    ((marker_pos == 7'h2) ? {win_s0[87:80], win_s0[95:88]} : 16'h0) | ((marker_pos == 7'h3) ? {win_s0[119:112], win_s0[127:120]} : 16'h0) |
+    ((marker_pos == 7'h4) ? {win_s0[151:144], win_s0[159:152]} : 16'h0);
 assign marker_dist = (at_start_reg ? 15'h0 : hdr_off_reg) + {8'h0, marker_pos};
-assign marker_bad = (at_start_reg ? 1'b0 : marker_fault_reg) | (marker_retired & (~(lead_marker ? (fpduptr == 16'h0) : ({1'b0, fpduptr} == {marker_dist, 2'b00}))));
+assign marker_bad = (at_start_reg ? 1'b0 : marker_fault_reg) |
+    (marker_retired & (~(lead_marker ? (fpduptr == 16'h0) : ({1'b0, fpduptr} == {marker_dist, 2'b00}))));
 assign crc_drop = 3'b101 - words[2:0];
 assign crc_words = {
-    (words > 8'h4) ? win_s0[159:128] : 32'h0,
-    (words > 8'h3) ? win_s0[127:96] : 32'h0,
-    (words > 8'h2) ? win_s0[95:64] : 32'h0,
-    (words > 8'h1) ? win_s0[63:32] : 32'h0,
-    (words > 8'h0) ? win_s0[31:0] : 32'h0
+    (words > 8'h4) ? win_s0[159:128] : 32'h0, (words > 8'h3) ? win_s0[127:96] : 32'h0, (words > 8'h2) ? win_s0[95:64] : 32'h0,
+    (words > 8'h1) ? win_s0[63:32] : 32'h0, (words > 8'h0) ? win_s0[31:0] : 32'h0
 };
 assign crc_fwd = {
-    (^(_t5 & 32'h7af0ddec)) ^ (^(crc_words & 160'h8fc8e57b1c379612ef13a98c0caa668f7af0ddec)),
-    (^(_t5 & 32'hbd786ef6)) ^ (^(crc_words & 160'h47e472bd8e1bcb097789d4c606553347bd786ef6)),
-    (^(_t5 & 32'hdebc377b)) ^ (^(crc_words & 160'h23f2395ec70de584bbc4ea63032a99a3debc377b)),
-    (^(_t5 & 32'hef5e1bbd)) ^ (^(crc_words & 160'h11f91caf6386f2c25de2753181954cd1ef5e1bbd)),
-    (^(_t5 & 32'hf7af0dde)) ^ (^(crc_words & 160'h8fc8e57b1c379612ef13a98c0caa668f7af0dde)),
-    (^(_t5 & 32'h7bd786ef)) ^ (^(crc_words & 160'h47e472bd8e1bcb097789d4c606553347bd786ef)),
-    (^(_t5 & 32'h471b1e9b)) ^ (^(crc_words & 160'h8df7c6eef047484aa4afe72a3c98cf15471b1e9b)),
-    (^(_t5 & 32'ha38d8f4d)) ^ (^(crc_words & 160'h46fbe3777823a4255257f3951e4c678aa38d8f4d)),
-    (^(_t5 & 32'h2b361a4a)) ^ (^(crc_words & 160'hacb514c0a026440046385046838c554a2b361a4a)),
-    (^(_t5 & 32'h6f6bd0c9)) ^ (^(crc_words & 160'hd9926f1b4c24b412cc0f81af4d6c4c2a6f6bd0c9)),
-    (^(_t5 & 32'h4d453588)) ^ (^(crc_words & 160'he301d2f6ba25cc1b8914695baa1c409a4d453588)),
-    (^(_t5 & 32'h5c524728)) ^ (^(crc_words & 160'hfe480c004125701f2b999d21d9a446c25c524728)),
-    (^(_t5 & 32'h2e292394)) ^ (^(crc_words & 160'h7f2406002092b80f95ccce90ecd223612e292394)),
-    (^(_t5 & 32'hede44c26)) ^ (^(crc_words & 160'hb05ae67b0c7eca1525f5cec47ac3773fede44c26)),
-    (^(_t5 & 32'h8c02fbff)) ^ (^(crc_words & 160'hd7e596469a08f3187de94eee31cbdd108c02fbff)),
-    (^(_t5 & 32'h46017dff)) ^ (^(crc_words & 160'h6bf2cb234d04798c3ef4a77718e5ee8846017dff)),
-    (^(_t5 & 32'h2300beff)) ^ (^(crc_words & 160'h35f96591a6823cc61f7a53bb8c72f7442300beff)),
-    (^(_t5 & 32'h11805f7f)) ^ (^(crc_words & 160'h1afcb2c8d3411e630fbd29ddc6397ba211805f7f)),
-    (^(_t5 & 32'h7230f253)) ^ (^(crc_words & 160'h82b6bc1f7597192368cd3d62efb6db5e7230f253)),
-    (^(_t5 & 32'h43e8a4c5)) ^ (^(crc_words & 160'hce93bb74a6fc1a835b75373d7b710b2043e8a4c5)),
-    (^(_t5 & 32'h5b048f8e)) ^ (^(crc_words & 160'he88138c14f499b5342a93212b112e31f5b048f8e)),
-    (^(_t5 & 32'had8247c7)) ^ (^(crc_words & 160'h74409c60a7a4cda9a15499095889718fad8247c7)),
-    (^(_t5 & 32'hac31fe0f)) ^ (^(crc_words & 160'hb5e8ab4b4fe5f0c63fb9e508a0eede48ac31fe0f)),
-    (^(_t5 & 32'h2ce822eb)) ^ (^(crc_words & 160'hd53cb0debbc56e71f0cf5b085cdd09ab2ce822eb)),
-    (^(_t5 & 32'h96741175)) ^ (^(crc_words & 160'h6a9e586f5de2b738f867ad842e6e84d596741175)),
-    (^(_t5 & 32'hb1cad556)) ^ (^(crc_words & 160'hba87c94cb2c6cd8e93207f4e1b9d24e5b1cad556)),
-    (^(_t5 & 32'ha215b747)) ^ (^(crc_words & 160'hd28b01dd4554f0d5a683962b0164f4fda215b747)),
-    (^(_t5 & 32'habfa064f)) ^ (^(crc_words & 160'he68d6595be9dee783c5262998c181cf1abfa064f)),
-    (^(_t5 & 32'haf0ddecb)) ^ (^(crc_words & 160'hfc8e57b1c379612ef13a98c0caa668f7af0ddecb)),
-    (^(_t5 & 32'hd786ef65)) ^ (^(crc_words & 160'h7e472bd8e1bcb097789d4c606553347bd786ef65)),
-    (^(_t5 & 32'hebc377b2)) ^ (^(crc_words & 160'h3f2395ec70de584bbc4ea63032a99a3debc377b2)),
-    (^(_t5 & 32'hf5e1bbd9)) ^ (^(crc_words & 160'h1f91caf6386f2c25de2753181954cd1ef5e1bbd9))
+    (^(_t8 & 32'h7af0ddec)) ^ (^(crc_words & 160'h8fc8e57b1c379612ef13a98c0caa668f7af0ddec)),
+    (^(_t8 & 32'hbd786ef6)) ^ (^(crc_words & 160'h47e472bd8e1bcb097789d4c606553347bd786ef6)),
+    (^(_t8 & 32'hdebc377b)) ^ (^(crc_words & 160'h23f2395ec70de584bbc4ea63032a99a3debc377b)),
+    (^(_t8 & 32'hef5e1bbd)) ^ (^(crc_words & 160'h11f91caf6386f2c25de2753181954cd1ef5e1bbd)),
+    (^(_t8 & 32'hf7af0dde)) ^ (^(crc_words & 160'h8fc8e57b1c379612ef13a98c0caa668f7af0dde)),
+    (^(_t8 & 32'h7bd786ef)) ^ (^(crc_words & 160'h47e472bd8e1bcb097789d4c606553347bd786ef)),
+    (^(_t8 & 32'h471b1e9b)) ^ (^(crc_words & 160'h8df7c6eef047484aa4afe72a3c98cf15471b1e9b)),
+    (^(_t8 & 32'ha38d8f4d)) ^ (^(crc_words & 160'h46fbe3777823a4255257f3951e4c678aa38d8f4d)),
+    (^(_t8 & 32'h2b361a4a)) ^ (^(crc_words & 160'hacb514c0a026440046385046838c554a2b361a4a)),
+    (^(_t8 & 32'h6f6bd0c9)) ^ (^(crc_words & 160'hd9926f1b4c24b412cc0f81af4d6c4c2a6f6bd0c9)),
+    (^(_t8 & 32'h4d453588)) ^ (^(crc_words & 160'he301d2f6ba25cc1b8914695baa1c409a4d453588)),
+    (^(_t8 & 32'h5c524728)) ^ (^(crc_words & 160'hfe480c004125701f2b999d21d9a446c25c524728)),
+    (^(_t8 & 32'h2e292394)) ^ (^(crc_words & 160'h7f2406002092b80f95ccce90ecd223612e292394)),
+    (^(_t8 & 32'hede44c26)) ^ (^(crc_words & 160'hb05ae67b0c7eca1525f5cec47ac3773fede44c26)),
+    (^(_t8 & 32'h8c02fbff)) ^ (^(crc_words & 160'hd7e596469a08f3187de94eee31cbdd108c02fbff)),
+    (^(_t8 & 32'h46017dff)) ^ (^(crc_words & 160'h6bf2cb234d04798c3ef4a77718e5ee8846017dff)),
+    (^(_t8 & 32'h2300beff)) ^ (^(crc_words & 160'h35f96591a6823cc61f7a53bb8c72f7442300beff)),
+    (^(_t8 & 32'h11805f7f)) ^ (^(crc_words & 160'h1afcb2c8d3411e630fbd29ddc6397ba211805f7f)),
+    (^(_t8 & 32'h7230f253)) ^ (^(crc_words & 160'h82b6bc1f7597192368cd3d62efb6db5e7230f253)),
+    (^(_t8 & 32'h43e8a4c5)) ^ (^(crc_words & 160'hce93bb74a6fc1a835b75373d7b710b2043e8a4c5)),
+    (^(_t8 & 32'h5b048f8e)) ^ (^(crc_words & 160'he88138c14f499b5342a93212b112e31f5b048f8e)),
+    (^(_t8 & 32'had8247c7)) ^ (^(crc_words & 160'h74409c60a7a4cda9a15499095889718fad8247c7)),
+    (^(_t8 & 32'hac31fe0f)) ^ (^(crc_words & 160'hb5e8ab4b4fe5f0c63fb9e508a0eede48ac31fe0f)),
+    (^(_t8 & 32'h2ce822eb)) ^ (^(crc_words & 160'hd53cb0debbc56e71f0cf5b085cdd09ab2ce822eb)),
+    (^(_t8 & 32'h96741175)) ^ (^(crc_words & 160'h6a9e586f5de2b738f867ad842e6e84d596741175)),
+    (^(_t8 & 32'hb1cad556)) ^ (^(crc_words & 160'hba87c94cb2c6cd8e93207f4e1b9d24e5b1cad556)),
+    (^(_t8 & 32'ha215b747)) ^ (^(crc_words & 160'hd28b01dd4554f0d5a683962b0164f4fda215b747)),
+    (^(_t8 & 32'habfa064f)) ^ (^(crc_words & 160'he68d6595be9dee783c5262998c181cf1abfa064f)),
+    (^(_t8 & 32'haf0ddecb)) ^ (^(crc_words & 160'hfc8e57b1c379612ef13a98c0caa668f7af0ddecb)),
+    (^(_t8 & 32'hd786ef65)) ^ (^(crc_words & 160'h7e472bd8e1bcb097789d4c606553347bd786ef65)),
+    (^(_t8 & 32'hebc377b2)) ^ (^(crc_words & 160'h3f2395ec70de584bbc4ea63032a99a3debc377b2)),
+    (^(_t8 & 32'hf5e1bbd9)) ^ (^(crc_words & 160'h1f91caf6386f2c25de2753181954cd1ef5e1bbd9))
 };
 assign crc_back0 = {
-    ^(crc_fwd & 32'hbd9ebfa0),
-    ^(crc_fwd & 32'hdecf5fd0),
-    ^(crc_fwd & 32'h6f67afe8),
-    ^(crc_fwd & 32'hb7b3d7f4),
-    ^(crc_fwd & 32'h5bd9ebfa),
-    ^(crc_fwd & 32'hadecf5fd),
-    ^(crc_fwd & 32'heb68c55e),
-    ^(crc_fwd & 32'h75b462af),
-    ^(crc_fwd & 32'h7448ef7),
-    ^(crc_fwd & 32'h3e3cf8db),
-    ^(crc_fwd & 32'h2280c3cd),
-    ^(crc_fwd & 32'hacdede46),
-    ^(crc_fwd & 32'h566f6f23),
-    ^(crc_fwd & 32'h16a90831),
-    ^(crc_fwd & 32'h36ca3bb8),
-    ^(crc_fwd & 32'h1b651ddc),
-    ^(crc_fwd & 32'h8db28eee),
-    ^(crc_fwd & 32'hc6d94777),
-    ^(crc_fwd & 32'h5ef21c1b),
-    ^(crc_fwd & 32'h92e7b1ad),
-    ^(crc_fwd & 32'h74ed6776),
-    ^(crc_fwd & 32'hba76b3bb),
-    ^(crc_fwd & 32'he0a5e67d),
-    ^(crc_fwd & 32'h4dcc4c9e),
-    ^(crc_fwd & 32'h26e6264f),
-    ^(crc_fwd & 32'haeedac87),
-    ^(crc_fwd & 32'heae869e3),
-    ^(crc_fwd & 32'hc8ea8b51),
-    ^(crc_fwd & 32'hd9ebfa08),
-    ^(crc_fwd & 32'hecf5fd04),
-    ^(crc_fwd & 32'hf67afe82),
-    ^(crc_fwd & 32'h7b3d7f41)
+    ^(crc_fwd & 32'hbd9ebfa0), ^(crc_fwd & 32'hdecf5fd0), ^(crc_fwd & 32'h6f67afe8), ^(crc_fwd & 32'hb7b3d7f4), ^(crc_fwd & 32'h5bd9ebfa),
+    ^(crc_fwd & 32'hadecf5fd), ^(crc_fwd & 32'heb68c55e), ^(crc_fwd & 32'h75b462af), ^(crc_fwd & 32'h7448ef7), ^(crc_fwd & 32'h3e3cf8db),
+    ^(crc_fwd & 32'h2280c3cd), ^(crc_fwd & 32'hacdede46), ^(crc_fwd & 32'h566f6f23), ^(crc_fwd & 32'h16a90831), ^(crc_fwd & 32'h36ca3bb8),
+    ^(crc_fwd & 32'h1b651ddc), ^(crc_fwd & 32'h8db28eee), ^(crc_fwd & 32'hc6d94777), ^(crc_fwd & 32'h5ef21c1b), ^(crc_fwd & 32'h92e7b1ad),
+    ^(crc_fwd & 32'h74ed6776), ^(crc_fwd & 32'hba76b3bb), ^(crc_fwd & 32'he0a5e67d), ^(crc_fwd & 32'h4dcc4c9e), ^(crc_fwd & 32'h26e6264f),
+    ^(crc_fwd & 32'haeedac87), ^(crc_fwd & 32'heae869e3), ^(crc_fwd & 32'hc8ea8b51), ^(crc_fwd & 32'hd9ebfa08), ^(crc_fwd & 32'hecf5fd04),
+    ^(crc_fwd & 32'hf67afe82), ^(crc_fwd & 32'h7b3d7f41)
 };
 assign crc_rew0 = crc_drop[0] ? crc_back0 : crc_fwd;
 assign crc_back1 = {
-    ^(crc_rew0 & 32'hd506a5d5),
-    ^(crc_rew0 & 32'hea8352ea),
-    ^(crc_rew0 & 32'hf541a975),
-    ^(crc_rew0 & 32'h7aa0d4ba),
-    ^(crc_rew0 & 32'h3d506a5d),
-    ^(crc_rew0 & 32'h9ea8352e),
-    ^(crc_rew0 & 32'h9a52bf42),
-    ^(crc_rew0 & 32'h4d295fa1),
-    ^(crc_rew0 & 32'h73920a05),
-    ^(crc_rew0 & 32'heccfa0d7),
-    ^(crc_rew0 & 32'ha36175be),
-    ^(crc_rew0 & 32'h84b61f0a),
-    ^(crc_rew0 & 32'hc25b0f85),
-    ^(crc_rew0 & 32'hb42b2217),
-    ^(crc_rew0 & 32'hf1334de),
-    ^(crc_rew0 & 32'h7899a6f),
-    ^(crc_rew0 & 32'h83c4cd37),
-    ^(crc_rew0 & 32'hc1e2669b),
-    ^(crc_rew0 & 32'h35f79698),
-    ^(crc_rew0 & 32'h4ffd6e99),
-    ^(crc_rew0 & 32'hf2f81299),
-    ^(crc_rew0 & 32'hf97c094c),
-    ^(crc_rew0 & 32'ha9b8a173),
-    ^(crc_rew0 & 32'h1daf56c),
-    ^(crc_rew0 & 32'hed7ab6),
-    ^(crc_rew0 & 32'hd570188e),
-    ^(crc_rew0 & 32'hbfbea992),
-    ^(crc_rew0 & 32'had9f11c),
-    ^(crc_rew0 & 32'h506a5d5b),
-    ^(crc_rew0 & 32'ha8352ead),
-    ^(crc_rew0 & 32'h541a9756),
-    ^(crc_rew0 & 32'haa0d4bab)
+    ^(crc_rew0 & 32'hd506a5d5), ^(crc_rew0 & 32'hea8352ea), ^(crc_rew0 & 32'hf541a975), ^(crc_rew0 & 32'h7aa0d4ba), ^(crc_rew0 & 32'h3d506a5d),
+    ^(crc_rew0 & 32'h9ea8352e), ^(crc_rew0 & 32'h9a52bf42), ^(crc_rew0 & 32'h4d295fa1), ^(crc_rew0 & 32'h73920a05), ^(crc_rew0 & 32'heccfa0d7),
+    ^(crc_rew0 & 32'ha36175be), ^(crc_rew0 & 32'h84b61f0a), ^(crc_rew0 & 32'hc25b0f85), ^(crc_rew0 & 32'hb42b2217), ^(crc_rew0 & 32'hf1334de),
+    ^(crc_rew0 & 32'h7899a6f), ^(crc_rew0 & 32'h83c4cd37), ^(crc_rew0 & 32'hc1e2669b), ^(crc_rew0 & 32'h35f79698), ^(crc_rew0 & 32'h4ffd6e99),
+    ^(crc_rew0 & 32'hf2f81299), ^(crc_rew0 & 32'hf97c094c), ^(crc_rew0 & 32'ha9b8a173), ^(crc_rew0 & 32'h1daf56c), ^(crc_rew0 & 32'hed7ab6),
+    ^(crc_rew0 & 32'hd570188e), ^(crc_rew0 & 32'hbfbea992), ^(crc_rew0 & 32'had9f11c), ^(crc_rew0 & 32'h506a5d5b), ^(crc_rew0 & 32'ha8352ead),
+    ^(crc_rew0 & 32'h541a9756), ^(crc_rew0 & 32'haa0d4bab)
 };
 assign crc_rew1 = crc_drop[1] ? crc_back1 : crc_rew0;
 assign crc_back2 = {
-    ^(crc_rew1 & 32'hbe750e6e),
-    ^(crc_rew1 & 32'h5f3a8737),
-    ^(crc_rew1 & 32'haf9d439b),
-    ^(crc_rew1 & 32'h57cea1cd),
-    ^(crc_rew1 & 32'h2be750e6),
-    ^(crc_rew1 & 32'h15f3a873),
-    ^(crc_rew1 & 32'hb48cda57),
-    ^(crc_rew1 & 32'h5a466d2b),
-    ^(crc_rew1 & 32'h135638fb),
-    ^(crc_rew1 & 32'hb7de1213),
-    ^(crc_rew1 & 32'he59a0767),
-    ^(crc_rew1 & 32'h4cb80ddd),
-    ^(crc_rew1 & 32'ha65c06ee),
-    ^(crc_rew1 & 32'h6d5b0d19),
-    ^(crc_rew1 & 32'h8d888e2),
-    ^(crc_rew1 & 32'h46c4471),
-    ^(crc_rew1 & 32'h82362238),
-    ^(crc_rew1 & 32'h411b111c),
-    ^(crc_rew1 & 32'h9ef886e0),
-    ^(crc_rew1 & 32'hf1094d1e),
-    ^(crc_rew1 & 32'h46f1a8e1),
-    ^(crc_rew1 & 32'ha378d470),
-    ^(crc_rew1 & 32'hefc96456),
-    ^(crc_rew1 & 32'hc991bc45),
-    ^(crc_rew1 & 32'he4c8de22),
-    ^(crc_rew1 & 32'h4c11617f),
-    ^(crc_rew1 & 32'h187dbed1),
-    ^(crc_rew1 & 32'hb24bd106),
-    ^(crc_rew1 & 32'he750e6ed),
-    ^(crc_rew1 & 32'hf3a87376),
-    ^(crc_rew1 & 32'hf9d439bb),
-    ^(crc_rew1 & 32'h7cea1cdd)
+    ^(crc_rew1 & 32'hbe750e6e), ^(crc_rew1 & 32'h5f3a8737), ^(crc_rew1 & 32'haf9d439b), ^(crc_rew1 & 32'h57cea1cd), ^(crc_rew1 & 32'h2be750e6),
+    ^(crc_rew1 & 32'h15f3a873), ^(crc_rew1 & 32'hb48cda57), ^(crc_rew1 & 32'h5a466d2b), ^(crc_rew1 & 32'h135638fb), ^(crc_rew1 & 32'hb7de1213),
+    ^(crc_rew1 & 32'he59a0767), ^(crc_rew1 & 32'h4cb80ddd), ^(crc_rew1 & 32'ha65c06ee), ^(crc_rew1 & 32'h6d5b0d19), ^(crc_rew1 & 32'h8d888e2),
+    ^(crc_rew1 & 32'h46c4471), ^(crc_rew1 & 32'h82362238), ^(crc_rew1 & 32'h411b111c), ^(crc_rew1 & 32'h9ef886e0), ^(crc_rew1 & 32'hf1094d1e),
+    ^(crc_rew1 & 32'h46f1a8e1), ^(crc_rew1 & 32'ha378d470), ^(crc_rew1 & 32'hefc96456), ^(crc_rew1 & 32'hc991bc45), ^(crc_rew1 & 32'he4c8de22),
+    ^(crc_rew1 & 32'h4c11617f), ^(crc_rew1 & 32'h187dbed1), ^(crc_rew1 & 32'hb24bd106), ^(crc_rew1 & 32'he750e6ed), ^(crc_rew1 & 32'hf3a87376),
+    ^(crc_rew1 & 32'hf9d439bb), ^(crc_rew1 & 32'h7cea1cdd)
 };
 assign crc_rew2 = crc_drop[2] ? crc_back2 : crc_rew1;
 assign crc_bad = cfg_crc & (crc_rew2 != CRC_RESIDUE);
-assign fail = oversize | (last_beat & _t6);
+assign fail = oversize | (last_beat & _t9);
 
 always @* begin
     out_valid_next = out_valid_reg;
@@ -650,16 +554,30 @@ always @* begin
         out_valid_next = 1'b0;
     end
     if (accept) begin
-        ring_next = (ring_reg & (~wr_mask)) | ({wr_data_s4[255:248], wr_data_s4[247:240], wr_data_s4[239:232], wr_data_s4[231:224], wr_data_s4[223:216], wr_data_s4[215:208], wr_data_s4[207:200], wr_data_s4[199:192], wr_data_s4[191:184], wr_data_s4[183:176], wr_data_s4[175:168], wr_data_s4[167:160], wr_data_s4[159:152], wr_data_s4[151:144], wr_data_s4[143:136], wr_data_s4[135:128], wr_data_s4[127:120], wr_data_s4[119:112], wr_data_s4[111:104], wr_data_s4[103:96], wr_data_s4[95:88], wr_data_s4[87:80], wr_data_s4[79:72], wr_data_s4[71:64], wr_data_s4[63:56], wr_data_s4[55:48], wr_data_s4[47:40], wr_data_s4[39:32], wr_data_s4[31:24], wr_data_s4[23:16], wr_data_s4[15:8], wr_data_s4[7:0]} & wr_mask);
+        ring_next = (ring_reg & (~wr_mask)) |
+            ({
+                wr_data_s4[255:248], wr_data_s4[247:240], wr_data_s4[239:232], wr_data_s4[231:224], wr_data_s4[223:216], wr_data_s4[215:208],
+                wr_data_s4[207:200], wr_data_s4[199:192], wr_data_s4[191:184], wr_data_s4[183:176], wr_data_s4[175:168], wr_data_s4[167:160],
+                wr_data_s4[159:152], wr_data_s4[151:144], wr_data_s4[143:136], wr_data_s4[135:128], wr_data_s4[127:120], wr_data_s4[119:112],
+                wr_data_s4[111:104], wr_data_s4[103:96], wr_data_s4[95:88], wr_data_s4[87:80], wr_data_s4[79:72], wr_data_s4[71:64], wr_data_s4[63:56],
+                wr_data_s4[55:48], wr_data_s4[47:40], wr_data_s4[39:32], wr_data_s4[31:24], wr_data_s4[23:16], wr_data_s4[15:8], wr_data_s4[7:0]
+            } &
+                wr_mask);
         wr_ptr_next = wr_ptr_reg + {1'b0, in_octets};
     end
     fill_next = (fill_reg + (accept ? {4'b0000, in_octets} : 8'h0)) - (go ? (words << 2'b10) : 8'h0);
     if (go) begin
         out_valid_next = 1'b1;
         out_data_next = mf_win[79:16];
-        out_keep_next = oversize ? 8'h0 : (last_beat ? {ul_now[3:0] > 4'b0111, ul_now[3:0] > 4'b0110, ul_now[3:0] > 4'b0101, ul_now[3:0] > 4'b0100, ul_now[3:0] > 4'b0011, ul_now[3:0] > 4'b0010, ul_now[3:0] > 4'b0001, ul_now[3:0] > 4'b0000} : 8'hff);
+        out_keep_next = oversize ? 8'h0 :
+            last_beat ?
+                {
+                    ul_now[3:0] > 4'b0111, ul_now[3:0] > 4'b0110, ul_now[3:0] > 4'b0101, ul_now[3:0] > 4'b0100, ul_now[3:0] > 4'b0011, ul_now[3:0] > 4'b0010,
+                    ul_now[3:0] > 4'b0001, ul_now[3:0] > 4'b0000
+                } :
+            8'hff;
         out_last_next = oversize | last_beat;
-        out_user_next = ((~oversize) & last_beat) & (~_t6);
+        out_user_next = (~oversize) & last_beat & (~_t9);
         at_start_next = last_beat | oversize;
         ul_left_next = ul_now - 16'h8;
         hdr_off_next = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, words};
@@ -673,7 +591,7 @@ always @* begin
             err_llp_next = (oversize | (~crc_bad)) ? ERR_MARKER : ERR_CRC;
         end
     end
-    if (((out_valid_reg & m_axis_tready) & out_last_reg) & out_user_reg) begin
+    if (out_valid_reg & m_axis_tready & out_last_reg & out_user_reg) begin
         good_fpdus_next = good_fpdus_reg + 32'h1;
     end
 end

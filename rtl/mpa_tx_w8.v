@@ -178,57 +178,83 @@ wire [31:0] c_crc_next;
 wire c_crc_none;
 wire [31:0] c_crc_after;
 wire [31:0] c_crc_value;
+wire [16:0] _t0;
+wire _t1;
+wire [3:0] _t2;
+wire [3:0] _t3;
 // verilator lint_off UNUSED
-wire [3:0] _t0; // read through slices
+wire [3:0] _t4; // read through slices
 // verilator lint_on UNUSED
+wire _t5;
 // verilator lint_off UNUSED
-wire [1:0] _t1; // read through slices
+wire [1:0] _t6; // read through slices
 // verilator lint_on UNUSED
-wire [31:0] _t2;
-wire [31:0] _t3;
-wire _t4;
+wire [31:0] _t7;
+wire [31:0] _t8;
+wire _t9;
+wire _t10;
+wire _t11;
+wire _t12;
+wire _t13;
+wire _t14;
+wire _t15;
+wire _t16;
+wire _t17;
 
-assign _t0 = gb_consumed - 4'b0001;
-assign _t1 = gb_out_words - 2'b01;
-assign _t2 = ob_first_reg ? 32'hffffffff : crc_state_reg;
-assign _t3 = {mk_fpduptr[7:0], mk_fpduptr[15:8], 16'h0};
-assign _t4 = ~mk_here;
+assign _t0 = {1'b0, s_axis_tuser[15:0]};
+assign _t1 = a_data_now > 17'h2;
+assign _t2 = {1'b0, gb_count_reg};
+assign _t3 = {3'b000, mk_here};
+assign _t4 = gb_consumed - 4'b0001;
+assign _t5 = o_idx_reg == 15'h0;
+assign _t6 = gb_out_words - 2'b01;
+assign _t7 = ob_first_reg ? 32'hffffffff : crc_state_reg;
+assign _t8 = {mk_fpduptr[7:0], mk_fpduptr[15:8], 16'h0};
+assign _t9 = ~mk_here;
+assign _t10 = fa_accept & (gb_count_after == 3'b000);
+assign _t11 = fa_words_reg > 2'b00;
+assign _t12 = (gb_fpdu_consumed == 3'b000) & gb_emit;
+assign _t13 = (gb_fpdu_consumed == 3'b001) & gb_emit;
+assign _t14 = (gb_fpdu_consumed == 3'b010) & gb_emit;
+assign _t15 = fa_words_reg > 2'b01;
+assign _t16 = fa_accept & (gb_count_after == 3'b001);
+assign _t17 = fa_accept & (gb_count_after == 3'b010);
 assign a_first = ~a_in_fpdu_reg;
 assign a_phase_octets = s_axis_tuser[24:16] - s_axis_tuser[33:25];
 assign a_ctx_in = {s_axis_tuser[36], s_axis_tuser[35], s_axis_tuser[34], a_phase_octets[8:2]};
-assign a_fpdu_octets = ({1'b0, s_axis_tuser[15:0]} + 17'h5) & 17'h1fffc;
+assign a_fpdu_octets = (_t0 + 17'h5) & 17'h1fffc;
 assign a_left_now = a_first ? a_fpdu_octets : a_left_reg;
-assign a_data_now = a_first ? ({1'b0, s_axis_tuser[15:0]} + 17'h2) : a_data_left_reg;
+assign a_data_now = a_first ? (_t0 + 17'h2) : a_data_left_reg;
 assign a_low2 = a_first ? {s_axis_tuser[7:0], s_axis_tuser[15:8]} : a_prev_reg;
 assign a_more_after = a_left_now > 17'h8;
 assign a_beat_words = a_more_after ? 2'b10 : a_left_now[3:2];
 assign fa_free = (~fa_valid_reg) | fa_ready;
 assign s_axis_tready = (~a_flush_reg) & fa_free;
 assign a_take = s_axis_tvalid & s_axis_tready;
-assign a_ends_here = (a_data_now <= 17'ha) & ((a_data_now > 17'h2) | a_first);
+assign a_ends_here = (a_data_now <= 17'ha) & (_t1 | a_first);
 assign a_length_bad = s_axis_tlast ? (~a_ends_here) : a_ends_here;
 assign err_length = err_length_seen_reg;
 assign a_flush_now = a_flush_reg & fa_free;
 assign ob_free = (~ob_valid_reg) | ob_ready;
 assign mk_slot = 7'h0 - ph_reg;
 assign mk_in_beat = gb_ctx_reg[0] & (mk_slot < 7'h2);
-assign gb_remaining = {1'b0, gb_count_reg} + {3'b000, gb_all_in_reg};
+assign gb_remaining = _t2 + {3'b000, gb_all_in_reg};
 assign mk_here = mk_in_beat & ((~gb_all_in_reg) | ({3'b000, gb_remaining} > mk_slot));
 assign gb_need = mk_in_beat ? 4'b0001 : 4'b0010;
-assign gb_emit = (gb_active_reg & ob_free) & (gb_all_in_reg | ({1'b0, gb_count_reg} >= gb_need));
-assign gb_with_marker = gb_remaining + {3'b000, mk_here};
+assign gb_emit = gb_active_reg & ob_free & (gb_all_in_reg | (_t2 >= gb_need));
+assign gb_with_marker = gb_remaining + _t3;
 assign gb_out_words = (gb_with_marker > 4'b0010) ? 2'b10 : gb_with_marker[1:0];
-assign gb_consumed = {2'b00, gb_out_words} - {3'b000, mk_here};
+assign gb_consumed = {2'b00, gb_out_words} - _t3;
 assign gb_crc_out = gb_all_in_reg & (gb_consumed == gb_remaining);
-assign gb_fpdu_consumed = gb_crc_out ? _t0[2:0] : gb_consumed[2:0];
-assign mk_leading = (o_idx_reg == 15'h0) & (mk_slot == 7'h0);
+assign gb_fpdu_consumed = gb_crc_out ? _t4[2:0] : gb_consumed[2:0];
+assign mk_leading = _t5 & (mk_slot == 7'h0);
 assign mk_ptr_words = (o_idx_reg + {8'h0, mk_slot}) - (o_lead_reg ? 15'h1 : 15'h0);
 assign mk_fpduptr = mk_leading ? 16'h0 : {mk_ptr_words[13:0], 2'b00};
-assign gb_crc_slot = _t1[0];
+assign gb_crc_slot = _t6[0];
 assign gb_count_after = gb_emit ? (gb_count_reg - gb_fpdu_consumed) : gb_count_reg;
 assign gb_fpdu_done = gb_emit & gb_crc_out;
 assign gb_room = ({1'b0, gb_count_after} + {2'b00, fa_words_reg}) <= 4'b0100;
-assign fa_accept = (fa_valid_reg & gb_room) & (fa_first_reg ? ((~gb_active_reg) | gb_fpdu_done) : (gb_active_reg & (~gb_fpdu_done)));
+assign fa_accept = fa_valid_reg & gb_room & (fa_first_reg ? ((~gb_active_reg) | gb_fpdu_done) : (gb_active_reg & (~gb_fpdu_done)));
 assign fa_ready = fa_accept;
 assign out_free = (~out_valid_reg) | m_axis_tready;
 assign ob_ready = out_free;
@@ -237,40 +263,14 @@ assign c_crc_words = ob_last_reg ? {1'b0, ob_crc_slot_reg} : ob_words_reg;
 assign c_shift_words = 2'b10 - c_crc_words;
 assign c_crc_data_shift2 = c_shift_words[0] ? {ob_data_reg[31:0], 32'h0} : ob_data_reg;
 assign c_crc_back2 = {
-    ^(_t2 & 32'hbd9ebfa0),
-    ^(_t2 & 32'hdecf5fd0),
-    ^(_t2 & 32'h6f67afe8),
-    ^(_t2 & 32'hb7b3d7f4),
-    ^(_t2 & 32'h5bd9ebfa),
-    ^(_t2 & 32'hadecf5fd),
-    ^(_t2 & 32'heb68c55e),
-    ^(_t2 & 32'h75b462af),
-    ^(_t2 & 32'h7448ef7),
-    ^(_t2 & 32'h3e3cf8db),
-    ^(_t2 & 32'h2280c3cd),
-    ^(_t2 & 32'hacdede46),
-    ^(_t2 & 32'h566f6f23),
-    ^(_t2 & 32'h16a90831),
-    ^(_t2 & 32'h36ca3bb8),
-    ^(_t2 & 32'h1b651ddc),
-    ^(_t2 & 32'h8db28eee),
-    ^(_t2 & 32'hc6d94777),
-    ^(_t2 & 32'h5ef21c1b),
-    ^(_t2 & 32'h92e7b1ad),
-    ^(_t2 & 32'h74ed6776),
-    ^(_t2 & 32'hba76b3bb),
-    ^(_t2 & 32'he0a5e67d),
-    ^(_t2 & 32'h4dcc4c9e),
-    ^(_t2 & 32'h26e6264f),
-    ^(_t2 & 32'haeedac87),
-    ^(_t2 & 32'heae869e3),
-    ^(_t2 & 32'hc8ea8b51),
-    ^(_t2 & 32'hd9ebfa08),
-    ^(_t2 & 32'hecf5fd04),
-    ^(_t2 & 32'hf67afe82),
-    ^(_t2 & 32'h7b3d7f41)
+    ^(_t7 & 32'hbd9ebfa0), ^(_t7 & 32'hdecf5fd0), ^(_t7 & 32'h6f67afe8), ^(_t7 & 32'hb7b3d7f4), ^(_t7 & 32'h5bd9ebfa), ^(_t7 & 32'hadecf5fd),
+    ^(_t7 & 32'heb68c55e), ^(_t7 & 32'h75b462af), ^(_t7 & 32'h7448ef7), ^(_t7 & 32'h3e3cf8db), ^(_t7 & 32'h2280c3cd), ^(_t7 & 32'hacdede46),
+    ^(_t7 & 32'h566f6f23), ^(_t7 & 32'h16a90831), ^(_t7 & 32'h36ca3bb8), ^(_t7 & 32'h1b651ddc), ^(_t7 & 32'h8db28eee), ^(_t7 & 32'hc6d94777),
+    ^(_t7 & 32'h5ef21c1b), ^(_t7 & 32'h92e7b1ad), ^(_t7 & 32'h74ed6776), ^(_t7 & 32'hba76b3bb), ^(_t7 & 32'he0a5e67d), ^(_t7 & 32'h4dcc4c9e),
+    ^(_t7 & 32'h26e6264f), ^(_t7 & 32'haeedac87), ^(_t7 & 32'heae869e3), ^(_t7 & 32'hc8ea8b51), ^(_t7 & 32'hd9ebfa08), ^(_t7 & 32'hecf5fd04),
+    ^(_t7 & 32'hf67afe82), ^(_t7 & 32'h7b3d7f41)
 };
-assign c_crc_rewind2 = c_shift_words[0] ? c_crc_back2 : _t2;
+assign c_crc_rewind2 = c_shift_words[0] ? c_crc_back2 : _t7;
 assign c_crc_next = {
     (^(c_crc_rewind2 & 32'h1c379612)) ^ (^(c_crc_data_shift2 & 64'h8fc8e57b1c379612)),
     (^(c_crc_rewind2 & 32'h8e1bcb09)) ^ (^(c_crc_data_shift2 & 64'h47e472bd8e1bcb09)),
@@ -306,7 +306,7 @@ assign c_crc_next = {
     (^(c_crc_rewind2 & 32'h386f2c25)) ^ (^(c_crc_data_shift2 & 64'h1f91caf6386f2c25))
 };
 assign c_crc_none = c_crc_words == 2'b00;
-assign c_crc_after = c_crc_none ? _t2 : c_crc_next;
+assign c_crc_after = c_crc_none ? _t7 : c_crc_next;
 assign c_crc_value = ob_crc_on_reg ? (c_crc_after ^ 32'hffffffff) : 32'h0;
 assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
@@ -350,7 +350,16 @@ always @* begin
     end
     if (a_take) begin
         fa_valid_next = 1'b1;
-        fa_data_next = {(a_data_now > 17'h7) ? s_axis_tdata[47:40] : 8'h0, (a_data_now > 17'h6) ? s_axis_tdata[39:32] : 8'h0, (a_data_now > 17'h5) ? s_axis_tdata[31:24] : 8'h0, (a_data_now > 17'h4) ? s_axis_tdata[23:16] : 8'h0, (a_data_now > 17'h3) ? s_axis_tdata[15:8] : 8'h0, (a_data_now > 17'h2) ? s_axis_tdata[7:0] : 8'h0, (a_data_now > 17'h1) ? a_low2[15:8] : 8'h0, (a_data_now > 17'h0) ? a_low2[7:0] : 8'h0};
+        fa_data_next = {
+            (a_data_now > 17'h7) ? s_axis_tdata[47:40] : 8'h0,
+            (a_data_now > 17'h6) ? s_axis_tdata[39:32] : 8'h0,
+            (a_data_now > 17'h5) ? s_axis_tdata[31:24] : 8'h0,
+            (a_data_now > 17'h4) ? s_axis_tdata[23:16] : 8'h0,
+            (a_data_now > 17'h3) ? s_axis_tdata[15:8] : 8'h0,
+            _t1 ? s_axis_tdata[7:0] : 8'h0,
+            (a_data_now > 17'h1) ? a_low2[15:8] : 8'h0,
+            (a_data_now > 17'h0) ? a_low2[7:0] : 8'h0
+        };
         fa_words_next = a_beat_words;
         fa_first_next = a_first;
         fa_last_next = s_axis_tlast & (~a_more_after);
@@ -381,9 +390,12 @@ always @* begin
     end
     if (gb_emit) begin
         ob_valid_next = 1'b1;
-        ob_data_next = {(mk_here & (mk_slot[0] == 1'b1)) ? _t3 : (((_t4 ? 3'b001 : 3'b000) < gb_count_reg) ? (_t4 ? gb_word1_reg : gb_word0_reg) : 32'h0), (mk_here & (mk_slot[0] == 1'b0)) ? _t3 : ((3'b000 < gb_count_reg) ? gb_word0_reg : 32'h0)};
+        ob_data_next = {
+            (mk_here & (mk_slot[0] == 1'b1)) ? _t8 : (((_t9 ? 3'b001 : 3'b000) < gb_count_reg) ? (_t9 ? gb_word1_reg : gb_word0_reg) : 32'h0),
+            (mk_here & (mk_slot[0] == 1'b0)) ? _t8 : ((3'b000 < gb_count_reg) ? gb_word0_reg : 32'h0)
+        };
         ob_words_next = gb_out_words;
-        ob_first_next = o_idx_reg == 15'h0;
+        ob_first_next = _t5;
         ob_last_next = gb_crc_out;
         ob_crc_slot_next = gb_crc_slot;
         ob_crc_on_next = gb_ctx_reg[1];
@@ -396,10 +408,18 @@ always @* begin
             gb_active_next = 1'b0;
         end
     end
-    gb_word0_next = ((fa_accept & (gb_count_after == 3'b000)) & (fa_words_reg > 2'b00)) ? fa_data_reg[31:0] : (((gb_fpdu_consumed == 3'b000) & gb_emit) ? gb_word0_reg : (((gb_fpdu_consumed == 3'b001) & gb_emit) ? gb_word1_reg : (((gb_fpdu_consumed == 3'b010) & gb_emit) ? gb_word2_reg : gb_word0_reg)));
-    gb_word1_next = ((fa_accept & (gb_count_after == 3'b000)) & (fa_words_reg > 2'b01)) ? fa_data_reg[63:32] : (((fa_accept & (gb_count_after == 3'b001)) & (fa_words_reg > 2'b00)) ? fa_data_reg[31:0] : (((gb_fpdu_consumed == 3'b000) & gb_emit) ? gb_word1_reg : (((gb_fpdu_consumed == 3'b001) & gb_emit) ? gb_word2_reg : (((gb_fpdu_consumed == 3'b010) & gb_emit) ? gb_word3_reg : gb_word1_reg))));
-    gb_word2_next = ((fa_accept & (gb_count_after == 3'b001)) & (fa_words_reg > 2'b01)) ? fa_data_reg[63:32] : (((fa_accept & (gb_count_after == 3'b010)) & (fa_words_reg > 2'b00)) ? fa_data_reg[31:0] : (((gb_fpdu_consumed == 3'b000) & gb_emit) ? gb_word2_reg : (((gb_fpdu_consumed == 3'b001) & gb_emit) ? gb_word3_reg : gb_word2_reg)));
-    gb_word3_next = ((fa_accept & (gb_count_after == 3'b010)) & (fa_words_reg > 2'b01)) ? fa_data_reg[63:32] : (((fa_accept & (gb_count_after == 3'b011)) & (fa_words_reg > 2'b00)) ? fa_data_reg[31:0] : (((gb_fpdu_consumed == 3'b000) & gb_emit) ? gb_word3_reg : gb_word3_reg));
+    gb_word0_next = (_t10 & _t11) ? fa_data_reg[31:0] : (_t12 ? gb_word0_reg : (_t13 ? gb_word1_reg : (_t14 ? gb_word2_reg : gb_word0_reg)));
+    gb_word1_next = (_t10 & _t15) ? fa_data_reg[63:32] :
+        (_t16 & _t11) ? fa_data_reg[31:0] :
+        _t12 ? gb_word1_reg :
+        _t13 ? gb_word2_reg :
+        _t14 ? gb_word3_reg :
+        gb_word1_reg;
+    gb_word2_next = (_t16 & _t15) ? fa_data_reg[63:32] : ((_t17 & _t11) ? fa_data_reg[31:0] : (_t12 ? gb_word2_reg : (_t13 ? gb_word3_reg : gb_word2_reg)));
+    gb_word3_next = (_t17 & _t15) ? fa_data_reg[63:32] :
+        (fa_accept & (gb_count_after == 3'b011) & _t11) ? fa_data_reg[31:0] :
+        _t12 ? gb_word3_reg :
+        gb_word3_reg;
     gb_count_next = fa_accept ? (gb_count_after + {1'b0, fa_words_reg}) : gb_count_after;
     if (fa_accept) begin
         gb_all_in_next = fa_last_reg;
@@ -426,7 +446,10 @@ always @* begin
     end
     if (c_take) begin
         out_valid_next = 1'b1;
-        out_data_next = {(ob_last_reg & (ob_crc_slot_reg == 1'b1)) ? c_crc_value : ob_data_reg[63:32], (ob_last_reg & (ob_crc_slot_reg == 1'b0)) ? c_crc_value : ob_data_reg[31:0]};
+        out_data_next = {
+            (ob_last_reg & (ob_crc_slot_reg == 1'b1)) ? c_crc_value : ob_data_reg[63:32],
+            (ob_last_reg & (ob_crc_slot_reg == 1'b0)) ? c_crc_value : ob_data_reg[31:0]
+        };
         out_keep_next = {{4{ob_words_reg > 2'b01}}, {4{ob_words_reg > 2'b00}}};
         out_last_next = ob_last_reg;
         crc_state_next = c_crc_after;
