@@ -199,7 +199,7 @@ always @* begin
         resp_valid_next = 1'b0;
     end
     case (state_reg)
-        3'b000: begin
+        S_IDLE: begin
             if (req_fire) begin
                 op_cmp_swap_next = _t0;
                 op_big_endian_next = cfg_big_endian;
@@ -215,7 +215,7 @@ always @* begin
                 state_next = (req_status == 2'b00) ? S_READ : S_RESP;
             end
         end
-        3'b001: begin
+        S_READ: begin
             if (rd_fire) begin
                 state_next = S_WAIT;
                 if (rd_take) begin
@@ -224,13 +224,13 @@ always @* begin
                 end
             end
         end
-        3'b010: begin
+        S_WAIT: begin
             if (rd_take) begin
                 op_orig_next = rd_int;
                 state_next = S_CALC;
             end
         end
-        3'b011: begin
+        S_CALC: begin
             op_wr_data_next = op_big_endian_reg ?
                 {new_int[7:0], new_int[15:8], new_int[23:16], new_int[31:24], new_int[39:32], new_int[47:40], new_int[55:48], new_int[63:56]} :
                 new_int;
@@ -250,7 +250,7 @@ always @* begin
                 end
             end
         end
-        3'b100: begin
+        S_WRITE: begin
             if (wr_fire) begin
                 if (rsp_free) begin
                     resp_valid_next = 1'b1;
@@ -264,7 +264,7 @@ always @* begin
                 end
             end
         end
-        3'b101: begin
+        S_RESP: begin
             if (rsp_free) begin
                 resp_valid_next = 1'b1;
                 resp_tag_next = op_tag_reg;

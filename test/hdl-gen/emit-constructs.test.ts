@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { DEFAULT_CONFIG, Expr, ModuleBuilder, cat, crc32cModule, emitVerilog, literal, modulesFor, mux, sinkStream, sourceStream, type Module } from '../../hdl-gen/index';
+import { atomicUnitModule } from '../../hdl-gen/blocks/atomic-unit';
 import { LINE_WIDTH } from '../../hdl-gen/emit/verilog';
 import {
   CONSTRUCTS,
@@ -785,6 +786,11 @@ describe('case labels by name', () => {
       [[1n], ['S_RUN']],
       [[2n, 3n], ['S_DONE', null]],
     ]);
+  });
+
+  test('the atomic unit names its states in its case labels', () => {
+    const text = emitVerilog(atomicUnitModule());
+    for (const s of ['S_IDLE', 'S_READ', 'S_WAIT', 'S_CALC', 'S_WRITE', 'S_RESP']) expect(text).toMatch(new RegExp(`^ {8}${s}: begin$`, 'm'));
   });
 });
 
