@@ -322,32 +322,32 @@ wire _t9;
 // verilator lint_off UNUSED
 wire [356:0] _t10; // read through slices
 // verilator lint_on UNUSED
-wire [31:0] _t11;
-wire [63:0] _t12;
-wire [63:0] _t13;
+wire _t11;
+wire _t12;
+wire _t13;
 wire _t14;
 wire _t15;
 wire _t16;
 wire _t17;
-wire _t18;
-wire _t19;
-wire _t20;
 // verilator lint_off UNUSED
-wire [95:0] _t21; // read through slices
+wire [95:0] _t18; // read through slices
 // verilator lint_on UNUSED
-wire [32:0] _t22;
+wire [32:0] _t19;
+wire _t20;
+wire _t21;
+wire _t22;
 wire _t23;
 wire _t24;
 wire _t25;
 wire _t26;
-wire _t27;
-wire _t28;
+// verilator lint_off UNUSED
+wire [160:0] _t27; // read through slices
+// verilator lint_on UNUSED
+wire [31:0] _t28;
 wire _t29;
 wire _t30;
-// verilator lint_off UNUSED
-wire [160:0] _t31; // read through slices
-// verilator lint_on UNUSED
-wire [31:0] _t32;
+wire _t31;
+wire _t32;
 wire _t33;
 wire _t34;
 wire _t35;
@@ -355,16 +355,16 @@ wire _t36;
 wire _t37;
 wire _t38;
 wire _t39;
-wire _t40;
+wire [32:0] _t40;
 wire _t41;
 wire _t42;
-wire _t43;
-wire [32:0] _t44;
-wire [31:0] _t45;
+wire [31:0] _t43;
+wire [13:0] _t44;
+wire _t45;
 wire _t46;
 wire _t47;
-wire [31:0] _t48;
-wire [13:0] _t49;
+wire _t48;
+wire _t49;
 wire _t50;
 wire _t51;
 wire _t52;
@@ -374,40 +374,35 @@ wire _t55;
 wire _t56;
 wire _t57;
 wire _t58;
-wire _t59;
-wire _t60;
+wire [63:0] _t59;
+wire [63:0] _t60;
 wire _t61;
-wire _t62;
-wire _t63;
-wire [63:0] _t64;
-wire [63:0] _t65;
-wire _t66;
 // verilator lint_off UNUSED
-wire [13:0] _t67; // read through slices
+wire [13:0] _t62; // read through slices
 // verilator lint_on UNUSED
-wire [15:0] _t68;
+wire [15:0] _t63;
+wire _t64;
+wire _t65;
+wire [13:0] _t66;
+wire _t67;
+wire _t68;
 wire _t69;
-wire _t70;
-wire [13:0] _t71;
+wire [31:0] _t70;
+wire _t71;
 wire _t72;
 wire _t73;
-wire _t74;
-wire [31:0] _t75;
+wire [13:0] _t74;
+wire _t75;
 wire _t76;
-wire _t77;
-wire _t78;
-wire [13:0] _t79;
+wire [1:0] _t77;
+// verilator lint_off UNUSED
+wire [13:0] _t78; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [13:0] _t79; // read through slices
+// verilator lint_on UNUSED
 wire _t80;
-wire _t81;
-wire [1:0] _t82;
-// verilator lint_off UNUSED
-wire [13:0] _t83; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [13:0] _t84; // read through slices
-// verilator lint_on UNUSED
-wire _t85;
-wire [3:0] _t86;
+wire [3:0] _t81;
 
 assign _t0 = desc_reg[55:52] == 4'b0101;
 assign _t1 = desc_reg[55:52] == 4'b0110;
@@ -420,86 +415,81 @@ assign _t7 = ~desc_reg[0];
 assign _t8 = ~(rq_count == 5'h10);
 assign _t9 = ~(orq_count == 4'b1000);
 assign _t10 = irrq_mem[irrq_rptr_reg[2:0]];
-assign _t11 = _t10[31:0];
-assign _t12 = _t10[95:32];
-assign _t13 = _t10[159:96];
-assign _t14 = ~cmd_valid_reg;
-assign _t15 = state_reg == 3'b000;
-assign _t16 = _t15 & _t17 & out_free;
-assign _t17 = ~abort_pending_reg;
-assign _t18 = qn_expected == 2'b00;
-assign _t19 = qn_expected == 2'b01;
-assign _t20 = qn_expected == 2'b10;
-assign _t21 = rq_mem[rq_rptr_reg[3:0]];
-assign _t22 = {1'b0, payload_len};
-assign _t23 = ~u_continues;
-assign _t24 = qn_expected == 2'b11;
-assign _t25 = ~desc_reg[49];
-assign _t26 = desc_reg[49] & _t3;
-assign _t27 = {12'h0, irrq_count} >= cfg_ird;
-assign _t28 = orq_count == 4'b0000;
-assign _t29 = ~_t30;
-assign _t30 = _t31[160];
-assign _t31 = orq_mem[orq_rptr_reg[2:0]];
-assign _t32 = {desc_reg[263:256], desc_reg[271:264], desc_reg[279:272], desc_reg[287:280]};
-assign _t33 = lk_for_reg == 2'b00;
-assign _t34 = payload_len != 32'h0;
-assign _t35 = lk_fault_reg != 3'b000;
-assign _t36 = lk_fault_reg == 3'b101;
-assign _t37 = lk_fault_reg == 3'b100;
-assign _t38 = lk_fault_reg == 3'b011;
-assign _t39 = lk_fault_reg == 3'b010;
-assign _t40 = lk_fault_reg == 3'b001;
-assign _t41 = _t33 & _t42;
-assign _t42 = desc_reg[55:52] == 4'b0010;
-assign _t43 = _t41 & _t34;
-assign _t44 = {1'b0, _t45};
-assign _t45 = _t31[127:96];
-assign _t46 = lk_for_reg == 2'b01;
-assign _t47 = _t48 != 32'h0;
-assign _t48 = {desc_reg[359:352], desc_reg[367:360], desc_reg[375:368], desc_reg[383:376]};
-assign _t49 = _t36 ? 14'h44 : (_t37 ? 14'h104 : (_t38 ? 14'h84 : (_t39 ? 14'hc4 : (_t40 ? 14'h4 : 14'h0))));
-assign _t50 = lk_for_reg == 2'b10;
-assign _t51 = post_err == 14'h0;
-assign _t52 = lk_for_reg != 2'b00;
-assign _t53 = ~mpa_bad_reg;
-assign _t54 = (state_reg == 3'b001) & _t55;
-assign _t55 = ~rx_stopped_r_reg;
-assign _t56 = u_accept & desc_reg[49];
-assign _t57 = state_reg == 3'b100;
-assign _t58 = post_err != 14'h0;
-assign _t59 = inv_rsp_fault != 2'b00;
-assign _t60 = ~term_sent_reg;
-assign _t61 = ~tx_stopped_r_reg;
-assign _t62 = _t57 & _t51;
-assign _t63 = ~post_stall;
-assign _t64 = {
+assign _t11 = ~cmd_valid_reg;
+assign _t12 = state_reg == 3'b000;
+assign _t13 = _t12 & _t14 & out_free;
+assign _t14 = ~abort_pending_reg;
+assign _t15 = qn_expected == 2'b00;
+assign _t16 = qn_expected == 2'b01;
+assign _t17 = qn_expected == 2'b10;
+assign _t18 = rq_mem[rq_rptr_reg[3:0]];
+assign _t19 = {1'b0, payload_len};
+assign _t20 = ~u_continues;
+assign _t21 = qn_expected == 2'b11;
+assign _t22 = ~desc_reg[49];
+assign _t23 = desc_reg[49] & _t3;
+assign _t24 = {12'h0, irrq_count} >= cfg_ird;
+assign _t25 = orq_count == 4'b0000;
+assign _t26 = ~_t27[160];
+assign _t27 = orq_mem[orq_rptr_reg[2:0]];
+assign _t28 = {desc_reg[263:256], desc_reg[271:264], desc_reg[279:272], desc_reg[287:280]};
+assign _t29 = lk_for_reg == 2'b00;
+assign _t30 = payload_len != 32'h0;
+assign _t31 = lk_fault_reg != 3'b000;
+assign _t32 = lk_fault_reg == 3'b101;
+assign _t33 = lk_fault_reg == 3'b100;
+assign _t34 = lk_fault_reg == 3'b011;
+assign _t35 = lk_fault_reg == 3'b010;
+assign _t36 = lk_fault_reg == 3'b001;
+assign _t37 = _t29 & _t38;
+assign _t38 = desc_reg[55:52] == 4'b0010;
+assign _t39 = _t37 & _t30;
+assign _t40 = {1'b0, _t27[127:96]};
+assign _t41 = lk_for_reg == 2'b01;
+assign _t42 = _t43 != 32'h0;
+assign _t43 = {desc_reg[359:352], desc_reg[367:360], desc_reg[375:368], desc_reg[383:376]};
+assign _t44 = _t32 ? 14'h44 : (_t33 ? 14'h104 : (_t34 ? 14'h84 : (_t35 ? 14'hc4 : (_t36 ? 14'h4 : 14'h0))));
+assign _t45 = lk_for_reg == 2'b10;
+assign _t46 = post_err == 14'h0;
+assign _t47 = lk_for_reg != 2'b00;
+assign _t48 = ~mpa_bad_reg;
+assign _t49 = (state_reg == 3'b001) & _t50;
+assign _t50 = ~rx_stopped_r_reg;
+assign _t51 = u_accept & desc_reg[49];
+assign _t52 = state_reg == 3'b100;
+assign _t53 = post_err != 14'h0;
+assign _t54 = inv_rsp_fault != 2'b00;
+assign _t55 = ~term_sent_reg;
+assign _t56 = ~tx_stopped_r_reg;
+assign _t57 = _t52 & _t46;
+assign _t58 = ~post_stall;
+assign _t59 = {
     desc_reg[423:416], desc_reg[431:424], desc_reg[439:432], desc_reg[447:440], desc_reg[455:448], desc_reg[463:456], desc_reg[471:464], desc_reg[479:472]
 };
-assign _t65 = {
+assign _t60 = {
     desc_reg[295:288], desc_reg[303:296], desc_reg[311:304], desc_reg[319:312], desc_reg[327:320], desc_reg[335:328], desc_reg[343:336], desc_reg[351:344]
 };
-assign _t66 = orq_push & s_orq_atomic;
-assign _t67 = ERR_RDMAP_LOCAL;
-assign _t68 = 1'b0 ? desc_reg[31:16] : 16'h0;
-assign _t69 = desc_reg[1] & (state_reg != 3'b110);
-assign _t70 = mpa_code_reg == 8'h1;
-assign _t71 = {mpa_code_reg, 4'b0000, 2'b10};
-assign _t72 = (~term_opcode) & _t60;
-assign _t73 = (check_err[1:0] != 2'b10) & (~(_t74 & (check_err[5:2] == 4'b0000))) & _t6;
-assign _t74 = check_err[1:0] == 2'b00;
-assign _t75 = desc_reg[223:192] + 32'h1;
-assign _t76 = _t0 | _t1 | (desc_reg[55:52] == 4'b1001);
-assign _t77 = (post_err[1:0] != 2'b10) & (~(_t78 & (post_err[5:2] == 4'b0000))) & _t6;
-assign _t78 = post_err[1:0] == 2'b00;
-assign _t79 = _t80 ? ERR_RDMAP_OP_INVALIDATE : ERR_RDMAP_PROT_INVALIDATE;
-assign _t80 = inv_rsp_fault == 2'b11;
-assign _t81 = (_t82 != 2'b10) & (~(_t85 & (_t86 == 4'b0000))) & _t6;
-assign _t82 = _t80 ? _t83[1:0] : _t84[1:0];
-assign _t83 = ERR_RDMAP_OP_INVALIDATE;
-assign _t84 = ERR_RDMAP_PROT_INVALIDATE;
-assign _t85 = _t82 == 2'b00;
-assign _t86 = _t80 ? _t83[5:2] : _t84[5:2];
+assign _t61 = orq_push & s_orq_atomic;
+assign _t62 = ERR_RDMAP_LOCAL;
+assign _t63 = 1'b0 ? desc_reg[31:16] : 16'h0;
+assign _t64 = desc_reg[1] & (state_reg != 3'b110);
+assign _t65 = mpa_code_reg == 8'h1;
+assign _t66 = {mpa_code_reg, 4'b0000, 2'b10};
+assign _t67 = (~term_opcode) & _t55;
+assign _t68 = (check_err[1:0] != 2'b10) & (~(_t69 & (check_err[5:2] == 4'b0000))) & _t6;
+assign _t69 = check_err[1:0] == 2'b00;
+assign _t70 = desc_reg[223:192] + 32'h1;
+assign _t71 = _t0 | _t1 | (desc_reg[55:52] == 4'b1001);
+assign _t72 = (post_err[1:0] != 2'b10) & (~(_t73 & (post_err[5:2] == 4'b0000))) & _t6;
+assign _t73 = post_err[1:0] == 2'b00;
+assign _t74 = _t75 ? ERR_RDMAP_OP_INVALIDATE : ERR_RDMAP_PROT_INVALIDATE;
+assign _t75 = inv_rsp_fault == 2'b11;
+assign _t76 = (_t77 != 2'b10) & (~(_t80 & (_t81 == 4'b0000))) & _t6;
+assign _t77 = _t75 ? _t78[1:0] : _t79[1:0];
+assign _t78 = ERR_RDMAP_OP_INVALIDATE;
+assign _t79 = ERR_RDMAP_PROT_INVALIDATE;
+assign _t80 = _t77 == 2'b00;
+assign _t81 = _t75 ? _t78[5:2] : _t79[5:2];
 assign payload_len = {16'h0, desc_reg[47:32]};
 assign is_send = (desc_reg[55:52] == 4'b0011) | _t0 | (desc_reg[55:52] == 4'b0100) | _t1;
 assign qn_expected = (_t2 | _t3) ? 2'b01 : (_t4 ? 2'b10 : (_t5 ? 2'b11 : 2'b00));
@@ -526,12 +516,12 @@ assign irrq_count = irrq_wptr_reg - irrq_rptr_reg;
 assign irrq_used = irrq_count;
 assign m_req_valid = term_pending_reg | (~(irrq_count == 4'b0000));
 assign m_req_kind = term_pending_reg ? 2'b10 : (_t10[356] ? 2'b01 : 2'b00);
-assign m_req_request_id = _t11;
-assign m_req_sink_stag = _t11;
-assign m_req_addr = _t12;
-assign m_req_src_addr = _t12;
-assign m_req_add_swap = _t13;
-assign m_req_sink_to = _t13;
+assign m_req_request_id = _t10[31:0];
+assign m_req_sink_stag = _t10[31:0];
+assign m_req_addr = _t10[95:32];
+assign m_req_src_addr = _t10[95:32];
+assign m_req_add_swap = _t10[159:96];
+assign m_req_sink_to = _t10[159:96];
 assign m_req_add_swap_mask = _t10[223:160];
 assign m_req_compare = _t10[287:224];
 assign m_req_size = _t10[255:224];
@@ -547,18 +537,18 @@ assign m_req_term_seg_len = term_seg_len_r_reg;
 assign m_req_term_tagged = term_tagged_r_reg;
 assign m_req_term_ddp_hdr = term_ddp_hdr_r_reg;
 assign m_req_term_rdma_hdr = term_rdma_hdr_r_reg;
-assign out_free = _t14 & (~evt_valid_reg);
-assign start_abort = _t15 & abort_pending_reg & out_free;
-assign desc_take = _t16 & s_desc_tvalid;
-assign s_desc_tready = _t16;
-assign idle = _t15 & out_free & _t17;
+assign out_free = _t11 & (~evt_valid_reg);
+assign start_abort = _t12 & abort_pending_reg & out_free;
+assign desc_take = _t13 & s_desc_tvalid;
+assign s_desc_tready = _t13;
+assign idle = _t12 & out_free & _t14;
 assign s_recv_ready = _t8;
 assign s_orq_ready = _t9 & ({12'h0, orq_count} < cfg_ord);
-assign u_continues = u_open_reg & _t18;
-assign msn_expected = _t18 ? rx_msn_0_reg : (_t19 ? rx_msn_1_reg : (_t20 ? rx_msn_2_reg : rx_msn_3_reg));
-assign buf_addr = u_continues ? u_buf_addr_reg : _t21[63:0];
-assign buf_len = u_continues ? u_buf_len_reg : _t21[95:64];
-assign msg_end = {1'b0, desc_reg[255:224]} + _t22;
+assign u_continues = u_open_reg & _t15;
+assign msn_expected = _t15 ? rx_msn_0_reg : (_t16 ? rx_msn_1_reg : (_t17 ? rx_msn_2_reg : rx_msn_3_reg));
+assign buf_addr = u_continues ? u_buf_addr_reg : _t18[63:0];
+assign buf_len = u_continues ? u_buf_len_reg : _t18[95:64];
+assign msg_end = {1'b0, desc_reg[255:224]} + _t19;
 assign check_err = _t7 ? {desc_reg[15:8], desc_reg[7:4], desc_reg[3:2]} :
     inject_pending_reg ? inject_err_r_reg :
     desc_reg[48] ?
@@ -570,27 +560,27 @@ assign check_err = _t7 ? {desc_reg[15:8], desc_reg[7:4], desc_reg[3:2]} :
     (u_continues & (desc_reg[55:52] != u_opcode_reg)) ? ERR_RDMAP_OPCODE :
     (u_continues & (desc_reg[223:192] != u_msn_reg)) ? ERR_DDP_MSN :
     (u_continues & (desc_reg[255:224] != u_placed_reg)) ? ERR_DDP_MO :
-    (_t23 & (desc_reg[223:192] != msn_expected)) ? ERR_DDP_MSN :
-    (_t23 & ((_t18 & (rq_count == 5'h0)) | (_t24 & (orq_atomics_reg == 4'b0000)))) ? ERR_DDP_NO_BUFFER :
-    (_t23 & (desc_reg[255:224] != 32'h0)) ? ERR_DDP_MO :
-    (_t25 & (~is_send)) ? ERR_DDP_TOO_LONG :
+    (_t20 & (desc_reg[223:192] != msn_expected)) ? ERR_DDP_MSN :
+    (_t20 & ((_t15 & (rq_count == 5'h0)) | (_t21 & (orq_atomics_reg == 4'b0000)))) ? ERR_DDP_NO_BUFFER :
+    (_t20 & (desc_reg[255:224] != 32'h0)) ? ERR_DDP_MO :
+    (_t22 & (~is_send)) ? ERR_DDP_TOO_LONG :
     (is_send & (msg_end > {1'b0, buf_len})) ? ERR_DDP_TOO_LONG :
-    (_t26 & _t27) ? ERR_RDMAP_STREAM :
-    (_t26 & ((desc_reg[283:280] != 4'b0000) & (desc_reg[283:280] != 4'b0010))) ? ERR_RDMAP_OPCODE :
-    (desc_reg[49] & _t5 & (_t28 | _t29 | (_t31[159:128] != _t32))) ? ERR_RDMAP_STREAM :
+    (_t23 & _t24) ? ERR_RDMAP_STREAM :
+    (_t23 & ((desc_reg[283:280] != 4'b0000) & (desc_reg[283:280] != 4'b0010))) ? ERR_RDMAP_OPCODE :
+    (desc_reg[49] & _t5 & (_t25 | _t26 | (_t27[159:128] != _t28))) ? ERR_RDMAP_STREAM :
     14'h0;
-assign rr_total = {1'b0, orq_received_reg} + _t22;
-assign post_err = (_t33 & _t34 & _t35) ? (_t36 ? 14'h45 : (_t37 ? 14'hc5 : (_t38 ? 14'h5 : (_t39 ? 14'h85 : (_t40 ? 14'h5 : 14'h0))))) :
-    (_t41 & (~((~_t28) & _t29))) ? ERR_DDP_LOCAL :
-    (_t43 & (desc_reg[95:64] != _t31[31:0])) ? ERR_DDP_STAG :
-    (_t43 & (desc_reg[159:96] != (_t31[95:32] + {32'h0, orq_received_reg}))) ? ERR_DDP_BOUNDS :
-    (_t41 & ((rr_total > _t44) | (desc_reg[49] & (rr_total != _t44)))) ? ERR_DDP_BOUNDS :
-    (_t46 & _t47 & _t35) ? _t49 :
-    (_t46 & _t27) ? ERR_RDMAP_STREAM :
-    (_t50 & _t35) ? _t49 :
-    (_t50 & (lk_address_reg[2:0] != 3'b000)) ? ERR_RDMAP_STREAM :
+assign rr_total = {1'b0, orq_received_reg} + _t19;
+assign post_err = (_t29 & _t30 & _t31) ? (_t32 ? 14'h45 : (_t33 ? 14'hc5 : (_t34 ? 14'h5 : (_t35 ? 14'h85 : (_t36 ? 14'h5 : 14'h0))))) :
+    (_t37 & (~((~_t25) & _t26))) ? ERR_DDP_LOCAL :
+    (_t39 & (desc_reg[95:64] != _t27[31:0])) ? ERR_DDP_STAG :
+    (_t39 & (desc_reg[159:96] != (_t27[95:32] + {32'h0, orq_received_reg}))) ? ERR_DDP_BOUNDS :
+    (_t37 & ((rr_total > _t40) | (desc_reg[49] & (rr_total != _t40)))) ? ERR_DDP_BOUNDS :
+    (_t41 & _t42 & _t31) ? _t44 :
+    (_t41 & _t24) ? ERR_RDMAP_STREAM :
+    (_t45 & _t31) ? _t44 :
+    (_t45 & (lk_address_reg[2:0] != 3'b000)) ? ERR_RDMAP_STREAM :
     14'h0;
-assign post_stall = _t51 & _t52 & ((irrq_count == 4'b1000) | (~(_t14 & place_idle)));
+assign post_stall = _t46 & _t47 & ((irrq_count == 4'b1000) | (~(_t11 & place_idle)));
 assign hdr_copy = desc_reg[48] ?
     {
         8'h0, 8'h0, 8'h0, 8'h0, desc_reg[103:96], desc_reg[111:104], desc_reg[119:112], desc_reg[127:120], desc_reg[135:128], desc_reg[143:136],
@@ -601,13 +591,13 @@ assign hdr_copy = desc_reg[48] ?
         desc_reg[167:160], desc_reg[175:168], desc_reg[183:176], desc_reg[191:184], desc_reg[71:64], desc_reg[79:72], desc_reg[87:80], desc_reg[95:88],
         desc_reg[63:56], desc_reg[679:672]
     };
-assign check_clean = _t53 & (check_err == 14'h0);
-assign u_accept = _t54 & check_clean & (~desc_reg[48]);
-assign irrq_flush = (_t54 & ((~check_clean) | (_t56 & _t4))) | (_t57 & _t58) | ((state_reg == 3'b110) & inv_rsp_valid & _t59) | (start_abort & _t60 & _t61);
-assign rq_pop = u_accept & _t23 & _t18;
-assign orq_pop = (_t56 & _t5) | (_t62 & _t33 & _t42 & desc_reg[49]);
-assign irrq_push = _t62 & _t63 & _t52;
-assign irrq_data = _t50 ?
+assign check_clean = _t48 & (check_err == 14'h0);
+assign u_accept = _t49 & check_clean & (~desc_reg[48]);
+assign irrq_flush = (_t49 & ((~check_clean) | (_t51 & _t4))) | (_t52 & _t53) | ((state_reg == 3'b110) & inv_rsp_valid & _t54) | (start_abort & _t55 & _t56);
+assign rq_pop = u_accept & _t20 & _t15;
+assign orq_pop = (_t51 & _t5) | (_t57 & _t29 & _t38 & desc_reg[49]);
+assign irrq_push = _t57 & _t58 & _t47;
+assign irrq_data = _t45 ?
     {
         1'b1,
         desc_reg[283:280],
@@ -623,20 +613,20 @@ assign irrq_data = _t50 ?
             desc_reg[487:480], desc_reg[495:488], desc_reg[503:496], desc_reg[511:504], desc_reg[519:512], desc_reg[527:520], desc_reg[535:528],
             desc_reg[543:536]
         },
-        _t64,
+        _t59,
         lk_address_reg,
         {desc_reg[295:288], desc_reg[303:296], desc_reg[311:304], desc_reg[319:312]}
     } :
-    {1'b0, 4'b0000, 64'h0, 32'h0, _t48, 64'h0, _t65, _t47 ? lk_address_reg : 64'h0, _t32};
+    {1'b0, 4'b0000, 64'h0, 32'h0, _t43, 64'h0, _t60, _t42 ? lk_address_reg : 64'h0, _t28};
 assign lk_valid = state_reg == 3'b010;
-assign lk_stag = _t33 ? desc_reg[95:64] :
-    _t46 ? {desc_reg[391:384], desc_reg[399:392], desc_reg[407:400], desc_reg[415:408]} :
+assign lk_stag = _t29 ? desc_reg[95:64] :
+    _t41 ? {desc_reg[391:384], desc_reg[399:392], desc_reg[407:400], desc_reg[415:408]} :
     {desc_reg[327:320], desc_reg[335:328], desc_reg[343:336], desc_reg[351:344]};
-assign lk_to = _t33 ? desc_reg[159:96] :
-    _t46 ? _t64 :
+assign lk_to = _t29 ? desc_reg[159:96] :
+    _t41 ? _t59 :
     {desc_reg[359:352], desc_reg[367:360], desc_reg[375:368], desc_reg[383:376], desc_reg[391:384], desc_reg[399:392], desc_reg[407:400], desc_reg[415:408]};
-assign lk_len = _t33 ? payload_len : (_t46 ? _t48 : 32'h8);
-assign lk_right = _t33 ? ((desc_reg[55:52] == 4'b0000) ? 5'h8 : 5'h2) : (_t46 ? 5'h4 : 5'h10);
+assign lk_len = _t29 ? payload_len : (_t41 ? _t43 : 32'h8);
+assign lk_right = _t29 ? ((desc_reg[55:52] == 4'b0000) ? 5'h8 : 5'h2) : (_t41 ? 5'h4 : 5'h10);
 assign inv_valid = state_reg == 3'b101;
 assign inv_stag = desc_reg[95:64];
 assign lk_pd = cfg_pd;
@@ -741,17 +731,17 @@ always @* begin
     if (req_take & term_pending_reg) begin
         term_pending_next = 1'b0;
     end
-    if (_t66) begin
+    if (_t61) begin
         orq_atomics_next = orq_atomics_reg + 4'b0001;
     end
-    if (orq_pop & _t30) begin
-        orq_atomics_next = _t66 ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
+    if (orq_pop & _t27[160]) begin
+        orq_atomics_next = _t61 ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
     end
     case (state_reg)
         3'b000: begin
             if (start_abort) begin
                 abort_pending_next = 1'b0;
-                if (_t60 & _t61) begin
+                if (_t55 & _t56) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
                     if (1'b0) begin
@@ -759,7 +749,7 @@ always @* begin
                         evt_kind_next = 3'b110;
                         evt_err_next = ERR_RDMAP_LOCAL;
                     end
-                    if ((~1'b0) & _t60) begin
+                    if ((~1'b0) & _t55) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
@@ -767,8 +757,8 @@ always @* begin
                         evt_err_next = ERR_RDMAP_LOCAL;
                         term_err_next = ERR_RDMAP_LOCAL;
                         term_md_next = 1'b0;
-                        term_r_r_next = 1'b0 & (_t67[1:0] == 2'b00) & (_t67[5:2] == 4'b0001) & _t2;
-                        term_seg_len_r_next = _t68;
+                        term_r_r_next = 1'b0 & (_t62[1:0] == 2'b00) & (_t62[5:2] == 4'b0001) & _t2;
+                        term_seg_len_r_next = _t63;
                         term_tagged_r_next = desc_reg[48];
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_reg[479:256];
@@ -790,41 +780,41 @@ always @* begin
                     cmd_discard_next = 1'b1;
                 end
             end
-            if (_t55) begin
-                if (_t53 & desc_reg[0] & inject_pending_reg) begin
+            if (_t50) begin
+                if (_t48 & desc_reg[0] & inject_pending_reg) begin
                     inject_pending_next = 1'b0;
                 end
                 if (mpa_bad_reg) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t69) begin
+                    if (_t64) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
-                    if (_t70) begin
+                    if (_t65) begin
                         evt_valid_next = 1'b1;
                         evt_kind_next = 3'b110;
-                        evt_err_next = _t71;
+                        evt_err_next = _t66;
                     end
-                    if ((~_t70) & _t60) begin
+                    if ((~_t65) & _t55) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = 3'b101;
-                        evt_err_next = _t71;
-                        term_err_next = _t71;
+                        evt_err_next = _t66;
+                        term_err_next = _t66;
                         term_md_next = 1'b0;
                         term_r_r_next = 1'b0 & (2'b10 == 2'b00) & (4'b0000 == 4'b0001) & _t2;
-                        term_seg_len_r_next = _t68;
+                        term_seg_len_r_next = _t63;
                         term_tagged_r_next = desc_reg[48];
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_reg[479:256];
                     end
                 end
-                if (_t53 & (check_err != 14'h0)) begin
+                if (_t48 & (check_err != 14'h0)) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t69) begin
+                    if (_t64) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
@@ -833,16 +823,16 @@ always @* begin
                         evt_kind_next = 3'b110;
                         evt_err_next = check_err;
                     end
-                    if (_t72) begin
+                    if (_t67) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = 3'b101;
                         evt_err_next = check_err;
                         term_err_next = check_err;
-                        term_md_next = _t73;
-                        term_r_r_next = _t73 & _t74 & (check_err[5:2] == 4'b0001) & _t2;
-                        term_seg_len_r_next = _t73 ? desc_reg[31:16] : 16'h0;
+                        term_md_next = _t68;
+                        term_r_r_next = _t68 & _t69 & (check_err[5:2] == 4'b0001) & _t2;
+                        term_seg_len_r_next = _t68 ? desc_reg[31:16] : 16'h0;
                         term_tagged_r_next = desc_reg[48];
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_reg[479:256];
@@ -852,7 +842,7 @@ always @* begin
                     lk_for_next = 2'b00;
                     lk_fault_next = 3'b000;
                     lk_address_next = 64'h0;
-                    state_next = _t34 ? 3'b010 : 3'b100;
+                    state_next = _t30 ? 3'b010 : 3'b100;
                 end
                 if (u_accept) begin
                     if (is_send & desc_reg[1]) begin
@@ -860,7 +850,7 @@ always @* begin
                         cmd_addr_next = buf_addr + {32'h0, desc_reg[255:224]};
                         cmd_discard_next = 1'b0;
                     end
-                    if (_t25) begin
+                    if (_t22) begin
                         u_open_next = 1'b1;
                         u_opcode_next = desc_reg[55:52];
                         u_msn_next = desc_reg[223:192];
@@ -869,27 +859,27 @@ always @* begin
                         u_buf_len_next = buf_len;
                     end
                     if (desc_reg[49]) begin
-                        if (_t18) begin
+                        if (_t15) begin
                             u_open_next = 1'b0;
                         end
-                        if (_t18) begin
-                            rx_msn_0_next = _t75;
+                        if (_t15) begin
+                            rx_msn_0_next = _t70;
                         end
-                        if (_t19) begin
-                            rx_msn_1_next = _t75;
+                        if (_t16) begin
+                            rx_msn_1_next = _t70;
                         end
-                        if (_t20) begin
-                            rx_msn_2_next = _t75;
+                        if (_t17) begin
+                            rx_msn_2_next = _t70;
                         end
-                        if (_t24) begin
-                            rx_msn_3_next = _t75;
+                        if (_t21) begin
+                            rx_msn_3_next = _t70;
                         end
                         case (desc_reg[55:52])
                             4'b0011, 4'b0101: begin
                                 evt_valid_next = 1'b1;
                                 evt_kind_next = 3'b000;
                                 evt_length_next = msg_end[31:0];
-                                evt_solicited_next = _t76;
+                                evt_solicited_next = _t71;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
                                 evt_data_next = 64'h0;
@@ -903,7 +893,7 @@ always @* begin
                                 evt_valid_next = 1'b1;
                                 evt_kind_next = 3'b001;
                                 evt_length_next = 32'h8;
-                                evt_solicited_next = _t76;
+                                evt_solicited_next = _t71;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
                                 evt_data_next = {
@@ -916,7 +906,7 @@ always @* begin
                                 lk_for_next = 2'b01;
                                 lk_fault_next = 3'b000;
                                 lk_address_next = 64'h0;
-                                state_next = _t47 ? 3'b010 : 3'b100;
+                                state_next = _t42 ? 3'b010 : 3'b100;
                             end
                             4'b1010: begin
                                 lk_for_next = 2'b10;
@@ -929,7 +919,7 @@ always @* begin
                                 evt_solicited_next = 1'b0;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
-                                evt_data_next = _t65;
+                                evt_data_next = _t60;
                                 evt_err_next = 14'h0;
                             end
                             4'b0111: begin
@@ -963,10 +953,10 @@ always @* begin
             end
         end
         3'b100: begin
-            if (_t58) begin
+            if (_t53) begin
                 rx_stopped_r_next = 1'b1;
                 tx_stopped_r_next = 1'b1;
-                if (_t69) begin
+                if (_t64) begin
                     cmd_valid_next = 1'b1;
                     cmd_discard_next = 1'b1;
                 end
@@ -975,40 +965,40 @@ always @* begin
                     evt_kind_next = 3'b110;
                     evt_err_next = post_err;
                 end
-                if (_t72) begin
+                if (_t67) begin
                     term_sent_next = 1'b1;
                     term_pending_next = 1'b1;
                     evt_valid_next = 1'b1;
                     evt_kind_next = 3'b101;
                     evt_err_next = post_err;
                     term_err_next = post_err;
-                    term_md_next = _t77;
-                    term_r_r_next = _t77 & _t78 & (post_err[5:2] == 4'b0001) & _t2;
-                    term_seg_len_r_next = _t77 ? desc_reg[31:16] : 16'h0;
+                    term_md_next = _t72;
+                    term_r_r_next = _t72 & _t73 & (post_err[5:2] == 4'b0001) & _t2;
+                    term_seg_len_r_next = _t72 ? desc_reg[31:16] : 16'h0;
                     term_tagged_r_next = desc_reg[48];
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_reg[479:256];
                 end
                 state_next = 3'b000;
             end
-            if (_t51 & _t63) begin
+            if (_t46 & _t58) begin
                 state_next = 3'b000;
-                if (_t33) begin
-                    if (_t34) begin
+                if (_t29) begin
+                    if (_t30) begin
                         cmd_valid_next = 1'b1;
                         cmd_addr_next = lk_address_reg;
                         cmd_discard_next = 1'b0;
                     end
-                    t_open_next = _t25;
+                    t_open_next = _t22;
                     t_opcode_next = desc_reg[55:52];
                     t_stag_next = desc_reg[95:64];
                     t_next_to_next = desc_reg[159:96] + {32'h0, payload_len};
-                    if (_t42) begin
+                    if (_t38) begin
                         orq_received_next = desc_reg[49] ? 32'h0 : rr_total[31:0];
                         if (desc_reg[49]) begin
                             evt_valid_next = 1'b1;
                             evt_kind_next = 3'b010;
-                            evt_length_next = _t45;
+                            evt_length_next = _t27[127:96];
                             evt_solicited_next = 1'b0;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
@@ -1035,28 +1025,28 @@ always @* begin
                     evt_data_next = 64'h0;
                     evt_err_next = 14'h0;
                 end
-                if (_t59) begin
+                if (_t54) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t69) begin
+                    if (_t64) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode) begin
                         evt_valid_next = 1'b1;
                         evt_kind_next = 3'b110;
-                        evt_err_next = _t79;
+                        evt_err_next = _t74;
                     end
-                    if (_t72) begin
+                    if (_t67) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = 3'b101;
-                        evt_err_next = _t79;
-                        term_err_next = _t79;
-                        term_md_next = _t81;
-                        term_r_r_next = _t81 & _t85 & (_t86 == 4'b0001) & _t2;
-                        term_seg_len_r_next = _t81 ? desc_reg[31:16] : 16'h0;
+                        evt_err_next = _t74;
+                        term_err_next = _t74;
+                        term_md_next = _t76;
+                        term_r_r_next = _t76 & _t80 & (_t81 == 4'b0001) & _t2;
+                        term_seg_len_r_next = _t76 ? desc_reg[31:16] : 16'h0;
                         term_tagged_r_next = desc_reg[48];
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_reg[479:256];

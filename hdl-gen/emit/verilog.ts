@@ -427,9 +427,9 @@ class Emitter {
   /** Whether the expression with this id is read through a temporary. */
   private shared(id: number): boolean {
     if (this.tooLong.has(id)) return true;
-    const n = this.reps[id]!.node;
-    // Names and bits of names are as cheap to repeat as a temporary's name.
-    if (n.kind === 'ref' || n.kind === 'const' || n.kind === 'param' || (n.kind === 'slice' && n.a.node.kind === 'ref')) return false;
+    // Names and bits of names (a slice always indexes a name: a signal or a temporary) are as
+    // cheap to repeat as a temporary's name.
+    if (!this.sharedKind(this.reps[id]!)) return false;
     return this.uses[id]! > 1;
   }
 
@@ -448,8 +448,8 @@ class Emitter {
 
   /** Nodes that are named when shared (not names, constants or bits of names). */
   private sharedKind(e: Expr): boolean {
-    const n = e.node;
-    return !(n.kind === 'ref' || n.kind === 'const' || n.kind === 'param' || (n.kind === 'slice' && n.a.node.kind === 'ref'));
+    const k = e.node.kind;
+    return !(k === 'ref' || k === 'const' || k === 'param' || k === 'slice');
   }
 
   /** An expression: a temporary's name when it is shared, else the expression itself. */

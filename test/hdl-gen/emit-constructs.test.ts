@@ -742,6 +742,18 @@ describe('structural sharing', () => {
     expect(linesStarting(m.build(), 'assign')).toEqual(['assign _t0 = a ^ b;', 'assign y = _t0 ^ c ^ d;', 'assign z = _t0 & d;', 'assign w = a ^ (b ^ c);']);
   });
 
+  test('bits of a temporary are read as bits of its name, never named again', () => {
+    const m = new ModuleBuilder('share_bits', 'x');
+    const a = m.input('a', 8);
+    const b = m.input('b', 8);
+    const sum = a.add(b);
+    m.assign(m.output('y', 4), sum.slice(3, 0).xor(sum.slice(7, 4)));
+    m.assign(m.output('z', 4), sum.slice(3, 0).and(sum.slice(7, 4)));
+    const built = m.build();
+    expect(linesStarting(built, 'wire')).toEqual(['wire [7:0] _t0; // read through slices']);
+    expect(linesStarting(built, 'assign')).toEqual(['assign _t0 = a + b;', 'assign y = _t0[3:0] ^ _t0[7:4];', 'assign z = _t0[3:0] & _t0[7:4];']);
+  });
+
   test('every module the project generates: no two temporaries compute the same expression', () => {
     for (const mod of modulesFor(DEFAULT_CONFIG)) {
       const rhs = [...emitVerilog(mod).matchAll(/^assign (_t\d+) = ([\s\S]*?);$/gm)].map((x) => x[2]!.replace(/\s+/g, ' '));
