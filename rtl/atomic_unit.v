@@ -135,9 +135,15 @@ wire cs_match;
 wire [63:0] cs_new;
 wire [63:0] new_int;
 wire write_back; // FetchAdd, or CmpSwap hit: the new value is written
-wire [63:0] _t0;
+wire _t0;
+wire [63:0] _t1;
+wire [63:0] _t2;
+wire _t3;
 
-assign _t0 = ~op_add_swap_mask_reg;
+assign _t0 = req_aopcode == AOP_CMP_SWAP;
+assign _t1 = op_orig_reg & _t2;
+assign _t2 = ~op_add_swap_mask_reg;
+assign _t3 = op_cmp_swap_reg & cs_match;
 assign in_idle = state_reg == S_IDLE;
 assign in_read = state_reg == S_READ;
 assign in_write = state_reg == S_WRITE;
@@ -157,14 +163,16 @@ assign req_fire = req_valid & in_idle;
 assign rd_fire = in_read & rd_ready;
 assign wr_fire = in_write & wr_ready;
 assign rsp_free = (~resp_valid_reg) | rsp_ready;
-assign req_supported = (req_aopcode == AOP_FETCH_ADD) | (req_aopcode == AOP_CMP_SWAP);
+assign req_supported = (req_aopcode == AOP_FETCH_ADD) | _t0;
 assign req_aligned = req_addr[2:0] == 3'b000;
 assign req_status = (~req_supported) ? ST_UNSUPPORTED : ((~req_aligned) ? ST_MISALIGNED : ST_OK);
-assign rd_int = op_big_endian_reg ? {rd_data[7:0], rd_data[15:8], rd_data[23:16], rd_data[31:24], rd_data[39:32], rd_data[47:40], rd_data[55:48], rd_data[63:56]} : rd_data;
+assign rd_int = op_big_endian_reg ?
+    {rd_data[7:0], rd_data[15:8], rd_data[23:16], rd_data[31:24], rd_data[39:32], rd_data[47:40], rd_data[55:48], rd_data[63:56]} :
+    rd_data;
 assign rd_take = rd_data_valid & ((state_reg == S_WAIT) | rd_fire);
-assign fa_new = ((op_orig_reg & _t0) + (op_add_swap_reg & _t0)) ^ ((op_orig_reg ^ op_add_swap_reg) & op_add_swap_mask_reg);
+assign fa_new = (_t1 + (op_add_swap_reg & _t2)) ^ ((op_orig_reg ^ op_add_swap_reg) & op_add_swap_mask_reg);
 assign cs_match = ((op_compare_reg ^ op_orig_reg) & op_compare_mask_reg) == 64'h0;
-assign cs_new = (op_orig_reg & _t0) | (op_add_swap_reg & op_add_swap_mask_reg);
+assign cs_new = _t1 | (op_add_swap_reg & op_add_swap_mask_reg);
 assign new_int = op_cmp_swap_reg ? cs_new : fa_new;
 assign write_back = (~op_cmp_swap_reg) | cs_match;
 
@@ -191,9 +199,9 @@ always @* begin
         resp_valid_next = 1'b0;
     end
     case (state_reg)
-        3'b000: begin
+        S_IDLE: begin
             if (req_fire) begin
-                op_cmp_swap_next = req_aopcode == AOP_CMP_SWAP;
+                op_cmp_swap_next = _t0;
                 op_big_endian_next = cfg_big_endian;
                 op_addr_next = req_addr;
                 op_add_swap_next = req_add_swap;
@@ -207,7 +215,7 @@ always @* begin
                 state_next = (req_status == 2'b00) ? S_READ : S_RESP;
             end
         end
-        3'b001: begin
+        S_READ: begin
             if (rd_fire) begin
                 state_next = S_WAIT;
                 if (rd_take) begin
@@ -216,15 +224,17 @@ always @* begin
                 end
             end
         end
-        3'b010: begin
+        S_WAIT: begin
             if (rd_take) begin
                 op_orig_next = rd_int;
                 state_next = S_CALC;
             end
         end
-        3'b011: begin
-            op_wr_data_next = op_big_endian_reg ? {new_int[7:0], new_int[15:8], new_int[23:16], new_int[31:24], new_int[39:32], new_int[47:40], new_int[55:48], new_int[63:56]} : new_int;
-            op_match_next = op_cmp_swap_reg & cs_match;
+        S_CALC: begin
+            op_wr_data_next = op_big_endian_reg ?
+                {new_int[7:0], new_int[15:8], new_int[23:16], new_int[31:24], new_int[39:32], new_int[47:40], new_int[55:48], new_int[63:56]} :
+                new_int;
+            op_match_next = _t3;
             if (write_back) begin
                 state_next = S_WRITE;
             end else begin
@@ -233,14 +243,14 @@ always @* begin
                     resp_tag_next = op_tag_reg;
                     resp_orig_next = op_orig_reg;
                     resp_status_next = op_status_reg;
-                    resp_match_next = op_cmp_swap_reg & cs_match;
+                    resp_match_next = _t3;
                     state_next = S_IDLE;
                 end else begin
                     state_next = S_RESP;
                 end
             end
         end
-        3'b100: begin
+        S_WRITE: begin
             if (wr_fire) begin
                 if (rsp_free) begin
                     resp_valid_next = 1'b1;
@@ -254,7 +264,7 @@ always @* begin
                 end
             end
         end
-        3'b101: begin
+        S_RESP: begin
             if (rsp_free) begin
                 resp_valid_next = 1'b1;
                 resp_tag_next = op_tag_reg;

@@ -281,7 +281,9 @@ reg [3:0] orq_rptr_reg;
 reg [3:0] orq_rptr_next;
 wire [3:0] orq_count; // entries in orq
 wire irrq_push;
-wire [356:0] irrq_data; // {atomic, aopcode, compare_mask, compare, add_swap_mask, add_swap, addr, request_id}; a Read uses request_id = Sink STag, addr = source, add_swap = Sink TO, compare[31:0] = size
+// {atomic, aopcode, compare_mask, compare, add_swap_mask, add_swap, addr, request_id}; a Read uses request_id = Sink STag, addr = source, add_swap = Sink TO,
+// compare[31:0] = size
+wire [356:0] irrq_data;
 wire irrq_flush; // the transmit side stops: requests not yet answered are dropped
 wire req_take;
 reg [3:0] irrq_wptr_reg;
@@ -310,74 +312,188 @@ reg [356:0] irrq_mem [0:7];
 wire _t0;
 wire _t1;
 wire _t2;
-// verilator lint_off UNUSED
-wire [356:0] _t3; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [95:0] _t4; // read through slices
-// verilator lint_on UNUSED
+wire _t3;
+wire _t4;
 wire _t5;
-// verilator lint_off UNUSED
-wire [160:0] _t7; // read through slices
-// verilator lint_on UNUSED
 wire _t6;
+wire _t7;
 wire _t8;
 wire _t9;
-wire [31:0] _t10;
+// verilator lint_off UNUSED
+wire [356:0] _t10; // read through slices
+// verilator lint_on UNUSED
 wire _t11;
-wire [31:0] _t12;
+wire _t12;
 wire _t13;
 wire _t14;
-// verilator lint_off UNUSED
-wire [13:0] _t15; // read through slices
-// verilator lint_on UNUSED
+wire _t15;
 wire _t16;
-wire [13:0] _t17;
-wire _t18;
-wire _t19;
+wire _t17;
+// verilator lint_off UNUSED
+wire [95:0] _t18; // read through slices
+// verilator lint_on UNUSED
+wire [32:0] _t19;
 wire _t20;
+wire _t21;
 wire _t22;
-wire [13:0] _t21;
-// verilator lint_off UNUSED
-wire [13:0] _t25; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [13:0] _t26; // read through slices
-// verilator lint_on UNUSED
-wire [1:0] _t24;
 wire _t23;
+wire _t24;
+wire _t25;
+wire _t26;
+// verilator lint_off UNUSED
+wire [160:0] _t27; // read through slices
+// verilator lint_on UNUSED
+wire [31:0] _t28;
+wire _t29;
+wire _t30;
+wire _t31;
+wire _t32;
+wire _t33;
+wire _t34;
+wire _t35;
+wire _t36;
+wire _t37;
+wire _t38;
+wire _t39;
+wire [32:0] _t40;
+wire _t41;
+wire _t42;
+wire [31:0] _t43;
+wire [13:0] _t44;
+wire _t45;
+wire _t46;
+wire _t47;
+wire _t48;
+wire _t49;
+wire _t50;
+wire _t51;
+wire _t52;
+wire _t53;
+wire _t54;
+wire _t55;
+wire _t56;
+wire _t57;
+wire _t58;
+wire [63:0] _t59;
+wire [63:0] _t60;
+wire _t61;
+// verilator lint_off UNUSED
+wire [13:0] _t62; // read through slices
+// verilator lint_on UNUSED
+wire [15:0] _t63;
+wire _t64;
+wire _t65;
+wire [13:0] _t66;
+wire _t67;
+wire _t68;
+wire _t69;
+wire [31:0] _t70;
+wire _t71;
+wire _t72;
+wire _t73;
+wire [13:0] _t74;
+wire _t75;
+wire _t76;
+wire [1:0] _t77;
+// verilator lint_off UNUSED
+wire [13:0] _t78; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [13:0] _t79; // read through slices
+// verilator lint_on UNUSED
+wire _t80;
+wire [3:0] _t81;
 
-assign _t0 = (~desc_reg[0]) & (desc_reg[31:16] < (desc_reg[48] ? 16'he : 16'h12));
-assign _t1 = rq_count == 5'h10;
-assign _t2 = orq_count == 4'b1000;
-assign _t3 = irrq_mem[irrq_rptr_reg[2:0]];
-assign _t4 = rq_mem[rq_rptr_reg[3:0]];
-assign _t5 = orq_count == 4'b0000;
-assign _t7 = orq_mem[orq_rptr_reg[2:0]];
-assign _t6 = _t7[160];
-assign _t8 = payload_len != 32'h0;
-assign _t9 = desc_reg[55:52] == 4'b0010;
-assign _t10 = _t7[127:96];
-assign _t11 = lk_for_reg != 2'b00;
-assign _t12 = {desc_reg[359:352], desc_reg[367:360], desc_reg[375:368], desc_reg[383:376]};
-assign _t13 = lk_for_reg == 2'b00;
-assign _t14 = lk_for_reg == 2'b01;
-assign _t15 = ERR_RDMAP_LOCAL;
-assign _t16 = mpa_code_reg == 8'h1;
-assign _t17 = {mpa_code_reg, 4'b0000, 2'b10};
-assign _t18 = ((check_err[1:0] != 2'b10) & (~((check_err[1:0] == 2'b00) & (check_err[5:2] == 4'b0000)))) & (~_t0);
-assign _t19 = ((desc_reg[55:52] == 4'b0101) | (desc_reg[55:52] == 4'b0110)) | (desc_reg[55:52] == 4'b1001);
-assign _t20 = ((post_err[1:0] != 2'b10) & (~((post_err[1:0] == 2'b00) & (post_err[5:2] == 4'b0000)))) & (~_t0);
-assign _t22 = inv_rsp_fault == 2'b11;
-assign _t21 = _t22 ? ERR_RDMAP_OP_INVALIDATE : ERR_RDMAP_PROT_INVALIDATE;
-assign _t25 = ERR_RDMAP_OP_INVALIDATE;
-assign _t26 = ERR_RDMAP_PROT_INVALIDATE;
-assign _t24 = _t22 ? _t25[1:0] : _t26[1:0];
-assign _t23 = ((_t24 != 2'b10) & (~((_t24 == 2'b00) & ((_t22 ? _t25[5:2] : _t26[5:2]) == 4'b0000)))) & (~_t0);
+assign _t0 = desc_reg[55:52] == 4'b0101;
+assign _t1 = desc_reg[55:52] == 4'b0110;
+assign _t2 = desc_reg[55:52] == 4'b0001;
+assign _t3 = desc_reg[55:52] == 4'b1010;
+assign _t4 = desc_reg[55:52] == 4'b0111;
+assign _t5 = desc_reg[55:52] == 4'b1011;
+assign _t6 = ~(_t7 & (desc_reg[31:16] < (desc_reg[48] ? 16'he : 16'h12)));
+assign _t7 = ~desc_reg[0];
+assign _t8 = ~(rq_count == 5'h10);
+assign _t9 = ~(orq_count == 4'b1000);
+assign _t10 = irrq_mem[irrq_rptr_reg[2:0]];
+assign _t11 = ~cmd_valid_reg;
+assign _t12 = state_reg == 3'b000;
+assign _t13 = _t12 & _t14 & out_free;
+assign _t14 = ~abort_pending_reg;
+assign _t15 = qn_expected == 2'b00;
+assign _t16 = qn_expected == 2'b01;
+assign _t17 = qn_expected == 2'b10;
+assign _t18 = rq_mem[rq_rptr_reg[3:0]];
+assign _t19 = {1'b0, payload_len};
+assign _t20 = ~u_continues;
+assign _t21 = qn_expected == 2'b11;
+assign _t22 = ~desc_reg[49];
+assign _t23 = desc_reg[49] & _t3;
+assign _t24 = {12'h0, irrq_count} >= cfg_ird;
+assign _t25 = orq_count == 4'b0000;
+assign _t26 = ~_t27[160];
+assign _t27 = orq_mem[orq_rptr_reg[2:0]];
+assign _t28 = {desc_reg[263:256], desc_reg[271:264], desc_reg[279:272], desc_reg[287:280]};
+assign _t29 = lk_for_reg == 2'b00;
+assign _t30 = payload_len != 32'h0;
+assign _t31 = lk_fault_reg != 3'b000;
+assign _t32 = lk_fault_reg == 3'b101;
+assign _t33 = lk_fault_reg == 3'b100;
+assign _t34 = lk_fault_reg == 3'b011;
+assign _t35 = lk_fault_reg == 3'b010;
+assign _t36 = lk_fault_reg == 3'b001;
+assign _t37 = _t29 & _t38;
+assign _t38 = desc_reg[55:52] == 4'b0010;
+assign _t39 = _t37 & _t30;
+assign _t40 = {1'b0, _t27[127:96]};
+assign _t41 = lk_for_reg == 2'b01;
+assign _t42 = _t43 != 32'h0;
+assign _t43 = {desc_reg[359:352], desc_reg[367:360], desc_reg[375:368], desc_reg[383:376]};
+assign _t44 = _t32 ? 14'h44 : (_t33 ? 14'h104 : (_t34 ? 14'h84 : (_t35 ? 14'hc4 : (_t36 ? 14'h4 : 14'h0))));
+assign _t45 = lk_for_reg == 2'b10;
+assign _t46 = post_err == 14'h0;
+assign _t47 = lk_for_reg != 2'b00;
+assign _t48 = ~mpa_bad_reg;
+assign _t49 = (state_reg == 3'b001) & _t50;
+assign _t50 = ~rx_stopped_r_reg;
+assign _t51 = u_accept & desc_reg[49];
+assign _t52 = state_reg == 3'b100;
+assign _t53 = post_err != 14'h0;
+assign _t54 = inv_rsp_fault != 2'b00;
+assign _t55 = ~term_sent_reg;
+assign _t56 = ~tx_stopped_r_reg;
+assign _t57 = _t52 & _t46;
+assign _t58 = ~post_stall;
+assign _t59 = {
+    desc_reg[423:416], desc_reg[431:424], desc_reg[439:432], desc_reg[447:440], desc_reg[455:448], desc_reg[463:456], desc_reg[471:464], desc_reg[479:472]
+};
+assign _t60 = {
+    desc_reg[295:288], desc_reg[303:296], desc_reg[311:304], desc_reg[319:312], desc_reg[327:320], desc_reg[335:328], desc_reg[343:336], desc_reg[351:344]
+};
+assign _t61 = orq_push & s_orq_atomic;
+assign _t62 = ERR_RDMAP_LOCAL;
+assign _t63 = 1'b0 ? desc_reg[31:16] : 16'h0;
+assign _t64 = desc_reg[1] & (state_reg != 3'b110);
+assign _t65 = mpa_code_reg == 8'h1;
+assign _t66 = {mpa_code_reg, 4'b0000, 2'b10};
+assign _t67 = (~term_opcode) & _t55;
+assign _t68 = (check_err[1:0] != 2'b10) & (~(_t69 & (check_err[5:2] == 4'b0000))) & _t6;
+assign _t69 = check_err[1:0] == 2'b00;
+assign _t70 = desc_reg[223:192] + 32'h1;
+assign _t71 = _t0 | _t1 | (desc_reg[55:52] == 4'b1001);
+assign _t72 = (post_err[1:0] != 2'b10) & (~(_t73 & (post_err[5:2] == 4'b0000))) & _t6;
+assign _t73 = post_err[1:0] == 2'b00;
+assign _t74 = _t75 ? ERR_RDMAP_OP_INVALIDATE : ERR_RDMAP_PROT_INVALIDATE;
+assign _t75 = inv_rsp_fault == 2'b11;
+assign _t76 = (_t77 != 2'b10) & (~(_t80 & (_t81 == 4'b0000))) & _t6;
+assign _t77 = _t75 ? _t78[1:0] : _t79[1:0];
+assign _t78 = ERR_RDMAP_OP_INVALIDATE;
+assign _t79 = ERR_RDMAP_PROT_INVALIDATE;
+assign _t80 = _t77 == 2'b00;
+assign _t81 = _t75 ? _t78[5:2] : _t79[5:2];
 assign payload_len = {16'h0, desc_reg[47:32]};
-assign is_send = (((desc_reg[55:52] == 4'b0011) | (desc_reg[55:52] == 4'b0101)) | (desc_reg[55:52] == 4'b0100)) | (desc_reg[55:52] == 4'b0110);
-assign qn_expected = ((desc_reg[55:52] == 4'b0001) | (desc_reg[55:52] == 4'b1010)) ? 2'b01 : ((desc_reg[55:52] == 4'b0111) ? 2'b10 : ((desc_reg[55:52] == 4'b1011) ? 2'b11 : 2'b00));
-assign term_opcode = (desc_reg[55:52] == 4'b0111) & (~_t0);
+assign is_send = (desc_reg[55:52] == 4'b0011) | _t0 | (desc_reg[55:52] == 4'b0100) | _t1;
+assign qn_expected = (_t2 | _t3) ? 2'b01 : (_t4 ? 2'b10 : (_t5 ? 2'b11 : 2'b00));
+assign term_opcode = _t4 & _t6;
 assign m_cmd_valid = cmd_valid_reg;
 assign m_cmd_addr = cmd_addr_reg;
 assign m_cmd_discard = cmd_discard_reg;
@@ -392,25 +508,25 @@ assign m_evt_err = evt_err_reg;
 assign rx_stopped = rx_stopped_r_reg;
 assign tx_stopped = tx_stopped_r_reg;
 assign rq_count = rq_wptr_reg - rq_rptr_reg;
-assign rq_push = s_recv_valid & (~_t1);
+assign rq_push = s_recv_valid & _t8;
 assign orq_count = orq_wptr_reg - orq_rptr_reg;
-assign orq_push = s_orq_valid & (~_t2);
+assign orq_push = s_orq_valid & _t9;
 assign req_take = m_req_valid & m_req_ready;
 assign irrq_count = irrq_wptr_reg - irrq_rptr_reg;
 assign irrq_used = irrq_count;
 assign m_req_valid = term_pending_reg | (~(irrq_count == 4'b0000));
-assign m_req_kind = term_pending_reg ? 2'b10 : (_t3[356] ? 2'b01 : 2'b00);
-assign m_req_request_id = _t3[31:0];
-assign m_req_sink_stag = _t3[31:0];
-assign m_req_addr = _t3[95:32];
-assign m_req_src_addr = _t3[95:32];
-assign m_req_add_swap = _t3[159:96];
-assign m_req_sink_to = _t3[159:96];
-assign m_req_add_swap_mask = _t3[223:160];
-assign m_req_compare = _t3[287:224];
-assign m_req_size = _t3[255:224];
-assign m_req_compare_mask = _t3[351:288];
-assign m_req_aopcode = _t3[355:352];
+assign m_req_kind = term_pending_reg ? 2'b10 : (_t10[356] ? 2'b01 : 2'b00);
+assign m_req_request_id = _t10[31:0];
+assign m_req_sink_stag = _t10[31:0];
+assign m_req_addr = _t10[95:32];
+assign m_req_src_addr = _t10[95:32];
+assign m_req_add_swap = _t10[159:96];
+assign m_req_sink_to = _t10[159:96];
+assign m_req_add_swap_mask = _t10[223:160];
+assign m_req_compare = _t10[287:224];
+assign m_req_size = _t10[255:224];
+assign m_req_compare_mask = _t10[351:288];
+assign m_req_aopcode = _t10[355:352];
 assign m_req_term_code = term_err_reg[13:6];
 assign m_req_term_etype = term_err_reg[5:2];
 assign m_req_term_layer = {2'b00, term_err_reg[1:0]};
@@ -421,35 +537,96 @@ assign m_req_term_seg_len = term_seg_len_r_reg;
 assign m_req_term_tagged = term_tagged_r_reg;
 assign m_req_term_ddp_hdr = term_ddp_hdr_r_reg;
 assign m_req_term_rdma_hdr = term_rdma_hdr_r_reg;
-assign out_free = (~cmd_valid_reg) & (~evt_valid_reg);
-assign start_abort = ((state_reg == 3'b000) & abort_pending_reg) & out_free;
-assign desc_take = (((state_reg == 3'b000) & (~abort_pending_reg)) & out_free) & s_desc_tvalid;
-assign s_desc_tready = ((state_reg == 3'b000) & (~abort_pending_reg)) & out_free;
-assign idle = ((state_reg == 3'b000) & out_free) & (~abort_pending_reg);
-assign s_recv_ready = ~_t1;
-assign s_orq_ready = (~_t2) & ({12'h0, orq_count} < cfg_ord);
-assign u_continues = u_open_reg & (qn_expected == 2'b00);
-assign msn_expected = (qn_expected == 2'b00) ? rx_msn_0_reg : ((qn_expected == 2'b01) ? rx_msn_1_reg : ((qn_expected == 2'b10) ? rx_msn_2_reg : rx_msn_3_reg));
-assign buf_addr = u_continues ? u_buf_addr_reg : _t4[63:0];
-assign buf_len = u_continues ? u_buf_len_reg : _t4[95:64];
-assign msg_end = {1'b0, desc_reg[255:224]} + {1'b0, payload_len};
-assign check_err = (~desc_reg[0]) ? {desc_reg[15:8], desc_reg[7:4], desc_reg[3:2]} : (inject_pending_reg ? inject_err_r_reg : (desc_reg[48] ? ((t_open_reg & (desc_reg[55:52] != t_opcode_reg)) ? ERR_RDMAP_OPCODE : ((t_open_reg & (desc_reg[95:64] != t_stag_reg)) ? ERR_DDP_STAG : ((t_open_reg & (desc_reg[159:96] != t_next_to_reg)) ? ERR_DDP_BOUNDS : 14'h0))) : ((desc_reg[191:160] != {30'h0, qn_expected}) ? ERR_DDP_QN : ((u_continues & (desc_reg[55:52] != u_opcode_reg)) ? ERR_RDMAP_OPCODE : ((u_continues & (desc_reg[223:192] != u_msn_reg)) ? ERR_DDP_MSN : ((u_continues & (desc_reg[255:224] != u_placed_reg)) ? ERR_DDP_MO : (((~u_continues) & (desc_reg[223:192] != msn_expected)) ? ERR_DDP_MSN : (((~u_continues) & (((qn_expected == 2'b00) & (rq_count == 5'h0)) | ((qn_expected == 2'b11) & (orq_atomics_reg == 4'b0000)))) ? ERR_DDP_NO_BUFFER : (((~u_continues) & (desc_reg[255:224] != 32'h0)) ? ERR_DDP_MO : (((~desc_reg[49]) & (~is_send)) ? ERR_DDP_TOO_LONG : ((is_send & (msg_end > {1'b0, buf_len})) ? ERR_DDP_TOO_LONG : (((desc_reg[49] & (desc_reg[55:52] == 4'b1010)) & ({12'h0, irrq_count} >= cfg_ird)) ? ERR_RDMAP_STREAM : (((desc_reg[49] & (desc_reg[55:52] == 4'b1010)) & ((desc_reg[283:280] != 4'b0000) & (desc_reg[283:280] != 4'b0010))) ? ERR_RDMAP_OPCODE : (((desc_reg[49] & (desc_reg[55:52] == 4'b1011)) & ((_t5 | (~_t6)) | (_t7[159:128] != {desc_reg[263:256], desc_reg[271:264], desc_reg[279:272], desc_reg[287:280]}))) ? ERR_RDMAP_STREAM : 14'h0))))))))))))));
-assign rr_total = {1'b0, orq_received_reg} + {1'b0, payload_len};
-assign post_err = (((lk_for_reg == 2'b00) & _t8) & (lk_fault_reg != 3'b000)) ? ((lk_fault_reg == 3'b101) ? 14'h45 : ((lk_fault_reg == 3'b100) ? 14'hc5 : ((lk_fault_reg == 3'b011) ? 14'h5 : ((lk_fault_reg == 3'b010) ? 14'h85 : ((lk_fault_reg == 3'b001) ? 14'h5 : 14'h0))))) : ((((lk_for_reg == 2'b00) & _t9) & (~((~_t5) & (~_t6)))) ? ERR_DDP_LOCAL : (((((lk_for_reg == 2'b00) & _t9) & _t8) & (desc_reg[95:64] != _t7[31:0])) ? ERR_DDP_STAG : (((((lk_for_reg == 2'b00) & _t9) & _t8) & (desc_reg[159:96] != (_t7[95:32] + {32'h0, orq_received_reg}))) ? ERR_DDP_BOUNDS : ((((lk_for_reg == 2'b00) & _t9) & ((rr_total > {1'b0, _t10}) | (desc_reg[49] & (rr_total != {1'b0, _t10})))) ? ERR_DDP_BOUNDS : ((((lk_for_reg == 2'b01) & ({desc_reg[359:352], desc_reg[367:360], desc_reg[375:368], desc_reg[383:376]} != 32'h0)) & (lk_fault_reg != 3'b000)) ? ((lk_fault_reg == 3'b101) ? 14'h44 : ((lk_fault_reg == 3'b100) ? 14'h104 : ((lk_fault_reg == 3'b011) ? 14'h84 : ((lk_fault_reg == 3'b010) ? 14'hc4 : ((lk_fault_reg == 3'b001) ? 14'h4 : 14'h0))))) : (((lk_for_reg == 2'b01) & ({12'h0, irrq_count} >= cfg_ird)) ? ERR_RDMAP_STREAM : (((lk_for_reg == 2'b10) & (lk_fault_reg != 3'b000)) ? ((lk_fault_reg == 3'b101) ? 14'h44 : ((lk_fault_reg == 3'b100) ? 14'h104 : ((lk_fault_reg == 3'b011) ? 14'h84 : ((lk_fault_reg == 3'b010) ? 14'hc4 : ((lk_fault_reg == 3'b001) ? 14'h4 : 14'h0))))) : (((lk_for_reg == 2'b10) & (lk_address_reg[2:0] != 3'b000)) ? ERR_RDMAP_STREAM : 14'h0))))))));
-assign post_stall = ((post_err == 14'h0) & _t11) & ((irrq_count == 4'b1000) | (~((~cmd_valid_reg) & place_idle)));
-assign hdr_copy = desc_reg[48] ? {8'h0, 8'h0, 8'h0, 8'h0, desc_reg[103:96], desc_reg[111:104], desc_reg[119:112], desc_reg[127:120], desc_reg[135:128], desc_reg[143:136], desc_reg[151:144], desc_reg[159:152], desc_reg[71:64], desc_reg[79:72], desc_reg[87:80], desc_reg[95:88], desc_reg[63:56], desc_reg[679:672]} : {desc_reg[231:224], desc_reg[239:232], desc_reg[247:240], desc_reg[255:248], desc_reg[199:192], desc_reg[207:200], desc_reg[215:208], desc_reg[223:216], desc_reg[167:160], desc_reg[175:168], desc_reg[183:176], desc_reg[191:184], desc_reg[71:64], desc_reg[79:72], desc_reg[87:80], desc_reg[95:88], desc_reg[63:56], desc_reg[679:672]};
-assign check_clean = (~mpa_bad_reg) & (check_err == 14'h0);
-assign u_accept = (((state_reg == 3'b001) & (~rx_stopped_r_reg)) & check_clean) & (~desc_reg[48]);
-assign irrq_flush = (((((state_reg == 3'b001) & (~rx_stopped_r_reg)) & ((~check_clean) | ((u_accept & desc_reg[49]) & (desc_reg[55:52] == 4'b0111)))) | ((state_reg == 3'b100) & (post_err != 14'h0))) | (((state_reg == 3'b110) & inv_rsp_valid) & (inv_rsp_fault != 2'b00))) | ((start_abort & (~term_sent_reg)) & (~tx_stopped_r_reg));
-assign rq_pop = (u_accept & (~u_continues)) & (qn_expected == 2'b00);
-assign orq_pop = ((u_accept & desc_reg[49]) & (desc_reg[55:52] == 4'b1011)) | (((((state_reg == 3'b100) & (post_err == 14'h0)) & (lk_for_reg == 2'b00)) & _t9) & desc_reg[49]);
-assign irrq_push = (((state_reg == 3'b100) & (post_err == 14'h0)) & (~post_stall)) & _t11;
-assign irrq_data = (lk_for_reg == 2'b10) ? {1'b1, desc_reg[283:280], {desc_reg[615:608], desc_reg[623:616], desc_reg[631:624], desc_reg[639:632], desc_reg[647:640], desc_reg[655:648], desc_reg[663:656], desc_reg[671:664]}, {desc_reg[551:544], desc_reg[559:552], desc_reg[567:560], desc_reg[575:568], desc_reg[583:576], desc_reg[591:584], desc_reg[599:592], desc_reg[607:600]}, {desc_reg[487:480], desc_reg[495:488], desc_reg[503:496], desc_reg[511:504], desc_reg[519:512], desc_reg[527:520], desc_reg[535:528], desc_reg[543:536]}, {desc_reg[423:416], desc_reg[431:424], desc_reg[439:432], desc_reg[447:440], desc_reg[455:448], desc_reg[463:456], desc_reg[471:464], desc_reg[479:472]}, lk_address_reg, {desc_reg[295:288], desc_reg[303:296], desc_reg[311:304], desc_reg[319:312]}} : {1'b0, 4'b0000, 64'h0, 32'h0, _t12, 64'h0, {desc_reg[295:288], desc_reg[303:296], desc_reg[311:304], desc_reg[319:312], desc_reg[327:320], desc_reg[335:328], desc_reg[343:336], desc_reg[351:344]}, (_t12 != 32'h0) ? lk_address_reg : 64'h0, {desc_reg[263:256], desc_reg[271:264], desc_reg[279:272], desc_reg[287:280]}};
+assign out_free = _t11 & (~evt_valid_reg);
+assign start_abort = _t12 & abort_pending_reg & out_free;
+assign desc_take = _t13 & s_desc_tvalid;
+assign s_desc_tready = _t13;
+assign idle = _t12 & out_free & _t14;
+assign s_recv_ready = _t8;
+assign s_orq_ready = _t9 & ({12'h0, orq_count} < cfg_ord);
+assign u_continues = u_open_reg & _t15;
+assign msn_expected = _t15 ? rx_msn_0_reg : (_t16 ? rx_msn_1_reg : (_t17 ? rx_msn_2_reg : rx_msn_3_reg));
+assign buf_addr = u_continues ? u_buf_addr_reg : _t18[63:0];
+assign buf_len = u_continues ? u_buf_len_reg : _t18[95:64];
+assign msg_end = {1'b0, desc_reg[255:224]} + _t19;
+assign check_err = _t7 ? {desc_reg[15:8], desc_reg[7:4], desc_reg[3:2]} :
+    inject_pending_reg ? inject_err_r_reg :
+    desc_reg[48] ?
+        ((t_open_reg & (desc_reg[55:52] != t_opcode_reg)) ? ERR_RDMAP_OPCODE :
+            (t_open_reg & (desc_reg[95:64] != t_stag_reg)) ? ERR_DDP_STAG :
+            (t_open_reg & (desc_reg[159:96] != t_next_to_reg)) ? ERR_DDP_BOUNDS :
+            14'h0) :
+    (desc_reg[191:160] != {30'h0, qn_expected}) ? ERR_DDP_QN :
+    (u_continues & (desc_reg[55:52] != u_opcode_reg)) ? ERR_RDMAP_OPCODE :
+    (u_continues & (desc_reg[223:192] != u_msn_reg)) ? ERR_DDP_MSN :
+    (u_continues & (desc_reg[255:224] != u_placed_reg)) ? ERR_DDP_MO :
+    (_t20 & (desc_reg[223:192] != msn_expected)) ? ERR_DDP_MSN :
+    (_t20 & ((_t15 & (rq_count == 5'h0)) | (_t21 & (orq_atomics_reg == 4'b0000)))) ? ERR_DDP_NO_BUFFER :
+    (_t20 & (desc_reg[255:224] != 32'h0)) ? ERR_DDP_MO :
+    (_t22 & (~is_send)) ? ERR_DDP_TOO_LONG :
+    (is_send & (msg_end > {1'b0, buf_len})) ? ERR_DDP_TOO_LONG :
+    (_t23 & _t24) ? ERR_RDMAP_STREAM :
+    (_t23 & ((desc_reg[283:280] != 4'b0000) & (desc_reg[283:280] != 4'b0010))) ? ERR_RDMAP_OPCODE :
+    (desc_reg[49] & _t5 & (_t25 | _t26 | (_t27[159:128] != _t28))) ? ERR_RDMAP_STREAM :
+    14'h0;
+assign rr_total = {1'b0, orq_received_reg} + _t19;
+assign post_err = (_t29 & _t30 & _t31) ? (_t32 ? 14'h45 : (_t33 ? 14'hc5 : (_t34 ? 14'h5 : (_t35 ? 14'h85 : (_t36 ? 14'h5 : 14'h0))))) :
+    (_t37 & (~((~_t25) & _t26))) ? ERR_DDP_LOCAL :
+    (_t39 & (desc_reg[95:64] != _t27[31:0])) ? ERR_DDP_STAG :
+    (_t39 & (desc_reg[159:96] != (_t27[95:32] + {32'h0, orq_received_reg}))) ? ERR_DDP_BOUNDS :
+    (_t37 & ((rr_total > _t40) | (desc_reg[49] & (rr_total != _t40)))) ? ERR_DDP_BOUNDS :
+    (_t41 & _t42 & _t31) ? _t44 :
+    (_t41 & _t24) ? ERR_RDMAP_STREAM :
+    (_t45 & _t31) ? _t44 :
+    (_t45 & (lk_address_reg[2:0] != 3'b000)) ? ERR_RDMAP_STREAM :
+    14'h0;
+assign post_stall = _t46 & _t47 & ((irrq_count == 4'b1000) | (~(_t11 & place_idle)));
+assign hdr_copy = desc_reg[48] ?
+    {
+        8'h0, 8'h0, 8'h0, 8'h0, desc_reg[103:96], desc_reg[111:104], desc_reg[119:112], desc_reg[127:120], desc_reg[135:128], desc_reg[143:136],
+        desc_reg[151:144], desc_reg[159:152], desc_reg[71:64], desc_reg[79:72], desc_reg[87:80], desc_reg[95:88], desc_reg[63:56], desc_reg[679:672]
+    } :
+    {
+        desc_reg[231:224], desc_reg[239:232], desc_reg[247:240], desc_reg[255:248], desc_reg[199:192], desc_reg[207:200], desc_reg[215:208], desc_reg[223:216],
+        desc_reg[167:160], desc_reg[175:168], desc_reg[183:176], desc_reg[191:184], desc_reg[71:64], desc_reg[79:72], desc_reg[87:80], desc_reg[95:88],
+        desc_reg[63:56], desc_reg[679:672]
+    };
+assign check_clean = _t48 & (check_err == 14'h0);
+assign u_accept = _t49 & check_clean & (~desc_reg[48]);
+assign irrq_flush = (_t49 & ((~check_clean) | (_t51 & _t4))) | (_t52 & _t53) | ((state_reg == 3'b110) & inv_rsp_valid & _t54) | (start_abort & _t55 & _t56);
+assign rq_pop = u_accept & _t20 & _t15;
+assign orq_pop = (_t51 & _t5) | (_t57 & _t29 & _t38 & desc_reg[49]);
+assign irrq_push = _t57 & _t58 & _t47;
+assign irrq_data = _t45 ?
+    {
+        1'b1,
+        desc_reg[283:280],
+        {
+            desc_reg[615:608], desc_reg[623:616], desc_reg[631:624], desc_reg[639:632], desc_reg[647:640], desc_reg[655:648], desc_reg[663:656],
+            desc_reg[671:664]
+        },
+        {
+            desc_reg[551:544], desc_reg[559:552], desc_reg[567:560], desc_reg[575:568], desc_reg[583:576], desc_reg[591:584], desc_reg[599:592],
+            desc_reg[607:600]
+        },
+        {
+            desc_reg[487:480], desc_reg[495:488], desc_reg[503:496], desc_reg[511:504], desc_reg[519:512], desc_reg[527:520], desc_reg[535:528],
+            desc_reg[543:536]
+        },
+        _t59,
+        lk_address_reg,
+        {desc_reg[295:288], desc_reg[303:296], desc_reg[311:304], desc_reg[319:312]}
+    } :
+    {1'b0, 4'b0000, 64'h0, 32'h0, _t43, 64'h0, _t60, _t42 ? lk_address_reg : 64'h0, _t28};
 assign lk_valid = state_reg == 3'b010;
-assign lk_stag = _t13 ? desc_reg[95:64] : (_t14 ? {desc_reg[391:384], desc_reg[399:392], desc_reg[407:400], desc_reg[415:408]} : {desc_reg[327:320], desc_reg[335:328], desc_reg[343:336], desc_reg[351:344]});
-assign lk_to = _t13 ? desc_reg[159:96] : (_t14 ? {desc_reg[423:416], desc_reg[431:424], desc_reg[439:432], desc_reg[447:440], desc_reg[455:448], desc_reg[463:456], desc_reg[471:464], desc_reg[479:472]} : {desc_reg[359:352], desc_reg[367:360], desc_reg[375:368], desc_reg[383:376], desc_reg[391:384], desc_reg[399:392], desc_reg[407:400], desc_reg[415:408]});
-assign lk_len = _t13 ? payload_len : (_t14 ? _t12 : 32'h8);
-assign lk_right = _t13 ? ((desc_reg[55:52] == 4'b0000) ? 5'h8 : 5'h2) : (_t14 ? 5'h4 : 5'h10);
+assign lk_stag = _t29 ? desc_reg[95:64] :
+    _t41 ? {desc_reg[391:384], desc_reg[399:392], desc_reg[407:400], desc_reg[415:408]} :
+    {desc_reg[327:320], desc_reg[335:328], desc_reg[343:336], desc_reg[351:344]};
+assign lk_to = _t29 ? desc_reg[159:96] :
+    _t41 ? _t59 :
+    {desc_reg[359:352], desc_reg[367:360], desc_reg[375:368], desc_reg[383:376], desc_reg[391:384], desc_reg[399:392], desc_reg[407:400], desc_reg[415:408]};
+assign lk_len = _t29 ? payload_len : (_t41 ? _t43 : 32'h8);
+assign lk_right = _t29 ? ((desc_reg[55:52] == 4'b0000) ? 5'h8 : 5'h2) : (_t41 ? 5'h4 : 5'h10);
 assign inv_valid = state_reg == 3'b101;
 assign inv_stag = desc_reg[95:64];
 assign lk_pd = cfg_pd;
@@ -554,17 +731,17 @@ always @* begin
     if (req_take & term_pending_reg) begin
         term_pending_next = 1'b0;
     end
-    if (orq_push & s_orq_atomic) begin
+    if (_t61) begin
         orq_atomics_next = orq_atomics_reg + 4'b0001;
     end
-    if (orq_pop & _t6) begin
-        orq_atomics_next = (orq_push & s_orq_atomic) ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
+    if (orq_pop & _t27[160]) begin
+        orq_atomics_next = _t61 ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
     end
     case (state_reg)
         3'b000: begin
             if (start_abort) begin
                 abort_pending_next = 1'b0;
-                if ((~term_sent_reg) & (~tx_stopped_r_reg)) begin
+                if (_t55 & _t56) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
                     if (1'b0) begin
@@ -572,7 +749,7 @@ always @* begin
                         evt_kind_next = 3'b110;
                         evt_err_next = ERR_RDMAP_LOCAL;
                     end
-                    if ((~1'b0) & (~term_sent_reg)) begin
+                    if ((~1'b0) & _t55) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
@@ -580,8 +757,8 @@ always @* begin
                         evt_err_next = ERR_RDMAP_LOCAL;
                         term_err_next = ERR_RDMAP_LOCAL;
                         term_md_next = 1'b0;
-                        term_r_r_next = ((1'b0 & (_t15[1:0] == 2'b00)) & (_t15[5:2] == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
-                        term_seg_len_r_next = 1'b0 ? desc_reg[31:16] : 16'h0;
+                        term_r_r_next = 1'b0 & (_t62[1:0] == 2'b00) & (_t62[5:2] == 4'b0001) & _t2;
+                        term_seg_len_r_next = _t63;
                         term_tagged_r_next = desc_reg[48];
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_reg[479:256];
@@ -603,41 +780,41 @@ always @* begin
                     cmd_discard_next = 1'b1;
                 end
             end
-            if (~rx_stopped_r_reg) begin
-                if (((~mpa_bad_reg) & desc_reg[0]) & inject_pending_reg) begin
+            if (_t50) begin
+                if (_t48 & desc_reg[0] & inject_pending_reg) begin
                     inject_pending_next = 1'b0;
                 end
                 if (mpa_bad_reg) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (desc_reg[1] & (state_reg != 3'b110)) begin
+                    if (_t64) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
-                    if (_t16) begin
+                    if (_t65) begin
                         evt_valid_next = 1'b1;
                         evt_kind_next = 3'b110;
-                        evt_err_next = _t17;
+                        evt_err_next = _t66;
                     end
-                    if ((~_t16) & (~term_sent_reg)) begin
+                    if ((~_t65) & _t55) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = 3'b101;
-                        evt_err_next = _t17;
-                        term_err_next = _t17;
+                        evt_err_next = _t66;
+                        term_err_next = _t66;
                         term_md_next = 1'b0;
-                        term_r_r_next = ((1'b0 & (2'b10 == 2'b00)) & (4'b0000 == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
-                        term_seg_len_r_next = 1'b0 ? desc_reg[31:16] : 16'h0;
+                        term_r_r_next = 1'b0 & (2'b10 == 2'b00) & (4'b0000 == 4'b0001) & _t2;
+                        term_seg_len_r_next = _t63;
                         term_tagged_r_next = desc_reg[48];
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_reg[479:256];
                     end
                 end
-                if ((~mpa_bad_reg) & (check_err != 14'h0)) begin
+                if (_t48 & (check_err != 14'h0)) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (desc_reg[1] & (state_reg != 3'b110)) begin
+                    if (_t64) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
@@ -646,16 +823,16 @@ always @* begin
                         evt_kind_next = 3'b110;
                         evt_err_next = check_err;
                     end
-                    if ((~term_opcode) & (~term_sent_reg)) begin
+                    if (_t67) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = 3'b101;
                         evt_err_next = check_err;
                         term_err_next = check_err;
-                        term_md_next = _t18;
-                        term_r_r_next = ((_t18 & (check_err[1:0] == 2'b00)) & (check_err[5:2] == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
-                        term_seg_len_r_next = _t18 ? desc_reg[31:16] : 16'h0;
+                        term_md_next = _t68;
+                        term_r_r_next = _t68 & _t69 & (check_err[5:2] == 4'b0001) & _t2;
+                        term_seg_len_r_next = _t68 ? desc_reg[31:16] : 16'h0;
                         term_tagged_r_next = desc_reg[48];
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_reg[479:256];
@@ -665,7 +842,7 @@ always @* begin
                     lk_for_next = 2'b00;
                     lk_fault_next = 3'b000;
                     lk_address_next = 64'h0;
-                    state_next = _t8 ? 3'b010 : 3'b100;
+                    state_next = _t30 ? 3'b010 : 3'b100;
                 end
                 if (u_accept) begin
                     if (is_send & desc_reg[1]) begin
@@ -673,7 +850,7 @@ always @* begin
                         cmd_addr_next = buf_addr + {32'h0, desc_reg[255:224]};
                         cmd_discard_next = 1'b0;
                     end
-                    if (~desc_reg[49]) begin
+                    if (_t22) begin
                         u_open_next = 1'b1;
                         u_opcode_next = desc_reg[55:52];
                         u_msn_next = desc_reg[223:192];
@@ -682,27 +859,27 @@ always @* begin
                         u_buf_len_next = buf_len;
                     end
                     if (desc_reg[49]) begin
-                        if (qn_expected == 2'b00) begin
+                        if (_t15) begin
                             u_open_next = 1'b0;
                         end
-                        if (qn_expected == 2'b00) begin
-                            rx_msn_0_next = desc_reg[223:192] + 32'h1;
+                        if (_t15) begin
+                            rx_msn_0_next = _t70;
                         end
-                        if (qn_expected == 2'b01) begin
-                            rx_msn_1_next = desc_reg[223:192] + 32'h1;
+                        if (_t16) begin
+                            rx_msn_1_next = _t70;
                         end
-                        if (qn_expected == 2'b10) begin
-                            rx_msn_2_next = desc_reg[223:192] + 32'h1;
+                        if (_t17) begin
+                            rx_msn_2_next = _t70;
                         end
-                        if (qn_expected == 2'b11) begin
-                            rx_msn_3_next = desc_reg[223:192] + 32'h1;
+                        if (_t21) begin
+                            rx_msn_3_next = _t70;
                         end
                         case (desc_reg[55:52])
                             4'b0011, 4'b0101: begin
                                 evt_valid_next = 1'b1;
                                 evt_kind_next = 3'b000;
                                 evt_length_next = msg_end[31:0];
-                                evt_solicited_next = _t19;
+                                evt_solicited_next = _t71;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
                                 evt_data_next = 64'h0;
@@ -716,17 +893,20 @@ always @* begin
                                 evt_valid_next = 1'b1;
                                 evt_kind_next = 3'b001;
                                 evt_length_next = 32'h8;
-                                evt_solicited_next = _t19;
+                                evt_solicited_next = _t71;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
-                                evt_data_next = {desc_reg[263:256], desc_reg[271:264], desc_reg[279:272], desc_reg[287:280], desc_reg[295:288], desc_reg[303:296], desc_reg[311:304], desc_reg[319:312]};
+                                evt_data_next = {
+                                    desc_reg[263:256], desc_reg[271:264], desc_reg[279:272], desc_reg[287:280], desc_reg[295:288], desc_reg[303:296],
+                                    desc_reg[311:304], desc_reg[319:312]
+                                };
                                 evt_err_next = 14'h0;
                             end
                             4'b0001: begin
                                 lk_for_next = 2'b01;
                                 lk_fault_next = 3'b000;
                                 lk_address_next = 64'h0;
-                                state_next = (_t12 != 32'h0) ? 3'b010 : 3'b100;
+                                state_next = _t42 ? 3'b010 : 3'b100;
                             end
                             4'b1010: begin
                                 lk_for_next = 2'b10;
@@ -739,7 +919,7 @@ always @* begin
                                 evt_solicited_next = 1'b0;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
-                                evt_data_next = {desc_reg[295:288], desc_reg[303:296], desc_reg[311:304], desc_reg[319:312], desc_reg[327:320], desc_reg[335:328], desc_reg[343:336], desc_reg[351:344]};
+                                evt_data_next = _t60;
                                 evt_err_next = 14'h0;
                             end
                             4'b0111: begin
@@ -773,10 +953,10 @@ always @* begin
             end
         end
         3'b100: begin
-            if (post_err != 14'h0) begin
+            if (_t53) begin
                 rx_stopped_r_next = 1'b1;
                 tx_stopped_r_next = 1'b1;
-                if (desc_reg[1] & (state_reg != 3'b110)) begin
+                if (_t64) begin
                     cmd_valid_next = 1'b1;
                     cmd_discard_next = 1'b1;
                 end
@@ -785,40 +965,40 @@ always @* begin
                     evt_kind_next = 3'b110;
                     evt_err_next = post_err;
                 end
-                if ((~term_opcode) & (~term_sent_reg)) begin
+                if (_t67) begin
                     term_sent_next = 1'b1;
                     term_pending_next = 1'b1;
                     evt_valid_next = 1'b1;
                     evt_kind_next = 3'b101;
                     evt_err_next = post_err;
                     term_err_next = post_err;
-                    term_md_next = _t20;
-                    term_r_r_next = ((_t20 & (post_err[1:0] == 2'b00)) & (post_err[5:2] == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
-                    term_seg_len_r_next = _t20 ? desc_reg[31:16] : 16'h0;
+                    term_md_next = _t72;
+                    term_r_r_next = _t72 & _t73 & (post_err[5:2] == 4'b0001) & _t2;
+                    term_seg_len_r_next = _t72 ? desc_reg[31:16] : 16'h0;
                     term_tagged_r_next = desc_reg[48];
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_reg[479:256];
                 end
                 state_next = 3'b000;
             end
-            if ((post_err == 14'h0) & (~post_stall)) begin
+            if (_t46 & _t58) begin
                 state_next = 3'b000;
-                if (lk_for_reg == 2'b00) begin
-                    if (_t8) begin
+                if (_t29) begin
+                    if (_t30) begin
                         cmd_valid_next = 1'b1;
                         cmd_addr_next = lk_address_reg;
                         cmd_discard_next = 1'b0;
                     end
-                    t_open_next = ~desc_reg[49];
+                    t_open_next = _t22;
                     t_opcode_next = desc_reg[55:52];
                     t_stag_next = desc_reg[95:64];
                     t_next_to_next = desc_reg[159:96] + {32'h0, payload_len};
-                    if (_t9) begin
+                    if (_t38) begin
                         orq_received_next = desc_reg[49] ? 32'h0 : rr_total[31:0];
                         if (desc_reg[49]) begin
                             evt_valid_next = 1'b1;
                             evt_kind_next = 3'b010;
-                            evt_length_next = _t10;
+                            evt_length_next = _t27[127:96];
                             evt_solicited_next = 1'b0;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
@@ -839,34 +1019,34 @@ always @* begin
                     evt_valid_next = 1'b1;
                     evt_kind_next = 3'b000;
                     evt_length_next = cpl_len_reg;
-                    evt_solicited_next = desc_reg[55:52] == 4'b0110;
+                    evt_solicited_next = _t1;
                     evt_invalidated_next = 1'b1;
                     evt_stag_next = desc_reg[95:64];
                     evt_data_next = 64'h0;
                     evt_err_next = 14'h0;
                 end
-                if (inv_rsp_fault != 2'b00) begin
+                if (_t54) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (desc_reg[1] & (state_reg != 3'b110)) begin
+                    if (_t64) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode) begin
                         evt_valid_next = 1'b1;
                         evt_kind_next = 3'b110;
-                        evt_err_next = _t21;
+                        evt_err_next = _t74;
                     end
-                    if ((~term_opcode) & (~term_sent_reg)) begin
+                    if (_t67) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = 3'b101;
-                        evt_err_next = _t21;
-                        term_err_next = _t21;
-                        term_md_next = _t23;
-                        term_r_r_next = ((_t23 & (_t24 == 2'b00)) & ((_t22 ? _t25[5:2] : _t26[5:2]) == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
-                        term_seg_len_r_next = _t23 ? desc_reg[31:16] : 16'h0;
+                        evt_err_next = _t74;
+                        term_err_next = _t74;
+                        term_md_next = _t76;
+                        term_r_r_next = _t76 & _t80 & (_t81 == 4'b0001) & _t2;
+                        term_seg_len_r_next = _t76 ? desc_reg[31:16] : 16'h0;
                         term_tagged_r_next = desc_reg[48];
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_reg[479:256];

@@ -218,43 +218,77 @@ wire atomic_needs_split;
 reg [587:0] wrq_mem [0:1];
 reg [93:0] fetch_q_mem [0:3];
 reg [63:0] fifo_mem [0:255];
-wire [15:0] _t0;
+wire _t0;
+wire _t1;
+wire [15:0] _t2;
 // verilator lint_off UNUSED
-wire [32:0] _t1; // read through slices
+wire [32:0] _t3; // read through slices
 // verilator lint_on UNUSED
-wire [4:0] _t2;
-wire [4:0] _t4;
-// verilator lint_off UNUSED
-wire [127:0] _t3; // read through slices
-// verilator lint_on UNUSED
+wire _t4;
 wire _t5;
 wire _t6;
-wire _t7;
+wire [4:0] _t7;
+wire _t8;
 // verilator lint_off UNUSED
-wire [93:0] _t8; // read through slices
+wire [127:0] _t9; // read through slices
 // verilator lint_on UNUSED
-wire _t9;
-// verilator lint_off UNUSED
-wire [15:0] _t10; // read through slices
-// verilator lint_on UNUSED
+wire [4:0] _t10;
 wire _t11;
 wire _t12;
+wire _t13;
+wire [31:0] _t14;
+wire [31:0] _t15;
+wire [31:0] _t16;
+wire _t17;
+// verilator lint_off UNUSED
+wire [93:0] _t18; // read through slices
+// verilator lint_on UNUSED
+wire [4:0] _t19;
+wire _t20;
+wire _t21;
+// verilator lint_off UNUSED
+wire [15:0] _t22; // read through slices
+// verilator lint_on UNUSED
+wire _t23;
+wire _t24;
+wire _t25;
+wire _t26;
+wire _t27;
+wire _t28;
+wire _t29;
 
-assign _t0 = seg_untagged ? UNTAGGED_HDR : TAGGED_HDR;
-assign _t1 = ({1'b0, wr_len} + {30'h0, wr_addr[2:0]}) - 33'h1;
-assign _t2 = {1'b0, tx_payload_octets};
-assign _t4 = {1'b0, tx_hdr_lanes};
-assign _t3 = {((tx_avail_reg + _t4) > 5'h10) ? tx_hold_reg : fifo_head_reg, ((tx_avail_reg + _t4) <= 5'h8) ? fifo_head_reg : tx_hold_reg} >> {tx_phase, 3'b000};
-assign _t5 = wr_take & (~wr_bypass);
-assign _t6 = fetch_push & (~fetch_bypass);
-assign _t7 = cur_len <= {16'h0, seg_room};
-assign _t8 = fetch_q_mem[fetch_q_rptr_reg[1:0]];
-assign _t9 = msg_left_reg <= {16'h0, seg_room};
-assign _t10 = cfg_mulpdu - 16'h12;
-assign _t11 = ~seg_untagged;
-assign _t12 = seg_left_reg <= 16'h8;
+assign _t0 = ~wrq_head_valid_reg;
+assign _t1 = ~out_valid_reg;
+assign _t2 = seg_untagged ? UNTAGGED_HDR : TAGGED_HDR;
+assign _t3 = ({1'b0, wr_len} + {30'h0, wr_addr[2:0]}) - 33'h1;
+assign _t4 = seg_beat_reg == 2'b00;
+assign _t5 = seg_beat_reg == 2'b01;
+assign _t6 = seg_beat_reg == 2'b10;
+assign _t7 = {1'b0, tx_payload_octets};
+assign _t8 = seg_left_reg <= 16'h8;
+assign _t9 = {(_t10 > 5'h10) ? tx_hold_reg : fifo_head_reg, (_t10 <= 5'h8) ? fifo_head_reg : tx_hold_reg} >> {tx_phase, 3'b000};
+assign _t10 = tx_avail_reg + {1'b0, tx_hdr_lanes};
+assign _t11 = wr_take & (~wr_bypass);
+assign _t12 = fetch_push & (~fetch_bypass);
+assign _t13 = cur_len <= _t14;
+assign _t14 = {16'h0, seg_room};
+assign _t15 = msn_read_reg + 32'h1;
+assign _t16 = msn_send_reg + 32'h1;
+assign _t17 = ~atomic_needs_split;
+assign _t18 = fetch_q_mem[fetch_q_rptr_reg[1:0]];
+assign _t19 = tx_avail_reg + 5'h8;
+assign _t20 = msg_left_reg <= _t14;
+assign _t21 = _t22 == 16'h2e;
+assign _t22 = cfg_mulpdu - 16'h12;
+assign _t23 = _t22 == 16'h2f;
+assign _t24 = _t22 == 16'h30;
+assign _t25 = _t22 == 16'h31;
+assign _t26 = _t22 == 16'h32;
+assign _t27 = _t5 & seg_untagged;
+assign _t28 = ~seg_untagged;
+assign _t29 = _t6 & seg_untagged;
 assign wr_take = wr_valid & wr_ready;
-assign wrq_load = (wrq_count_reg != 2'b00) & ((~wrq_head_valid_reg) | wrq_pop);
+assign wrq_load = (wrq_count_reg != 2'b00) & (_t0 | wrq_pop);
 assign cur_request_id = wrq_head_valid_reg ? wrq_head_reg[31:0] : wr_request_id;
 assign cur_compare_mask = wrq_head_valid_reg ? wrq_head_reg[95:32] : wr_compare_mask;
 assign cur_compare = wrq_head_valid_reg ? wrq_head_reg[159:96] : wr_compare;
@@ -274,23 +308,23 @@ assign cur_kind = wrq_head_valid_reg ? wrq_head_reg[587:585] : wr_kind;
 assign in_idle = state_reg == S_IDLE;
 assign in_data = state_reg == S_DATA;
 assign in_short = state_reg == S_SHORT;
-assign wr_bypass = (wr_take & in_idle) & ((~wrq_head_valid_reg) & (wrq_count_reg == 2'b00));
+assign wr_bypass = wr_take & in_idle & (_t0 & (wrq_count_reg == 2'b00));
 assign wrq_pop = wrq_head_valid_reg & in_idle;
 assign wr_fire = wrq_pop | wr_bypass;
-assign out_free = (~out_valid_reg) | m_axis_tready;
+assign out_free = _t1 | m_axis_tready;
 assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tlast = out_last_reg;
 assign m_axis_tuser = out_left_reg;
 assign seg_untagged = in_idle ? (cur_kind != KIND_WRITE) : msg_untagged_reg;
-assign seg_room = cfg_mulpdu - _t0;
-assign fetch_reads = (wr_len == 32'h0) ? 33'h0 : ({3'b000, _t1[32:3]} + 33'h1);
-assign fetch_push = (wr_take & ((wr_kind == KIND_WRITE) | (wr_kind == KIND_SEND))) & (fetch_reads != 33'h0);
-assign tx_rd_valid = (1'b1 & (rd_left_reg != 33'h0)) & (fifo_reserved_reg < 9'h100);
+assign seg_room = cfg_mulpdu - _t2;
+assign fetch_reads = (wr_len == 32'h0) ? 33'h0 : ({3'b000, _t3[32:3]} + 33'h1);
+assign fetch_push = wr_take & ((wr_kind == KIND_WRITE) | (wr_kind == KIND_SEND)) & (fetch_reads != 33'h0);
+assign tx_rd_valid = 1'b1 & (rd_left_reg != 33'h0) & (fifo_reserved_reg < 9'h100);
 assign tx_rd_fire = tx_rd_valid & rd_ready;
 assign fetch_free = (rd_left_reg == 33'h0) | ((rd_left_reg == 33'h1) & tx_rd_fire);
-assign fetch_bypass = (fetch_free & fetch_q_empty) & fetch_push;
+assign fetch_bypass = fetch_free & fetch_q_empty & fetch_push;
 assign fetch_q_pop = fetch_free & (~fetch_q_empty);
 assign fetch_q_count = fetch_q_wptr_reg - fetch_q_rptr_reg;
 assign fetch_q_empty = fetch_q_count == 3'b000;
@@ -298,23 +332,23 @@ assign rd_valid = tx_rd_valid;
 assign rd_addr = {rd_next_addr_reg, 3'b000};
 assign fifo_push = rd_data_valid;
 assign fifo_load = (fifo_count_reg != 9'h0) & ((~fifo_head_valid_reg) | fifo_pop);
-assign tx_hdr_lanes = (seg_beat_reg == 2'b00) ? 4'b1000 : ((seg_beat_reg == 2'b01) ? (seg_untagged ? 4'b1000 : 4'b0110) : ((seg_beat_reg == 2'b10) ? (seg_untagged ? 4'b0010 : 4'b0000) : 4'b0000));
+assign tx_hdr_lanes = _t4 ? 4'b1000 : (_t5 ? (seg_untagged ? 4'b1000 : 4'b0110) : (_t6 ? (seg_untagged ? 4'b0010 : 4'b0000) : 4'b0000));
 assign tx_beat_octets = (seg_left_reg >= 16'h8) ? 4'b1000 : seg_left_reg[3:0];
 assign tx_payload_octets = tx_beat_octets - tx_hdr_lanes;
-assign tx_need_pop = (tx_payload_octets != 4'b0000) & ((_t2 + 5'h8) > tx_avail_reg);
-assign tx_need_prefetch = _t2 > tx_avail_reg;
-assign tx_prefetch = (in_data & tx_need_prefetch) & fifo_head_valid_reg;
-assign tx_emit = ((in_data & (~tx_need_prefetch)) & ((~tx_need_pop) | fifo_head_valid_reg)) & out_free;
+assign tx_need_pop = (tx_payload_octets != 4'b0000) & ((_t7 + 5'h8) > tx_avail_reg);
+assign tx_need_prefetch = _t7 > tx_avail_reg;
+assign tx_prefetch = in_data & tx_need_prefetch & fifo_head_valid_reg;
+assign tx_emit = in_data & (~tx_need_prefetch) & ((~tx_need_pop) | fifo_head_valid_reg) & out_free;
 assign fifo_pop = tx_prefetch | (tx_emit & tx_need_pop);
-assign tx_seg_end = tx_emit & (seg_left_reg <= 16'h8);
+assign tx_seg_end = tx_emit & _t8;
 assign tx_phase = tx_pos_reg - tx_hdr_lanes[2:0];
-assign tx_rotated = _t3[63:0];
+assign tx_rotated = _t9[63:0];
 assign short_emit = in_short & out_free;
 assign short_last = short_left_reg <= 7'h8;
 assign atomic_needs_split = cfg_mulpdu < 16'h46;
 assign wr_ready = ~(wrq_count_reg == 2'b10);
-assign m_sent_valid = (out_valid_reg & m_axis_tready) & out_done_reg;
-assign idle = (in_idle & (~out_valid_reg)) & (~wrq_head_valid_reg);
+assign m_sent_valid = out_valid_reg & m_axis_tready & out_done_reg;
+assign idle = in_idle & _t1 & _t0;
 
 always @* begin
     wrq_wptr_next = wrq_wptr_reg;
@@ -322,7 +356,7 @@ always @* begin
     wrq_head_next = wrq_head_reg;
     wrq_head_valid_next = wrq_head_valid_reg;
     wrq_count_next = wrq_count_reg;
-    if (_t5) begin
+    if (_t11) begin
         wrq_wptr_next = wrq_wptr_reg + 1'b1;
     end
     if (wrq_load) begin
@@ -330,13 +364,13 @@ always @* begin
         wrq_head_next = wrq_mem[wrq_rptr_reg];
     end
     wrq_head_valid_next = wrq_load | (wrq_head_valid_reg & (~wrq_pop));
-    wrq_count_next = (wrq_count_reg + {1'b0, _t5}) - {1'b0, wrq_load};
+    wrq_count_next = (wrq_count_reg + {1'b0, _t11}) - {1'b0, wrq_load};
 end
 
 always @* begin
     fetch_q_wptr_next = fetch_q_wptr_reg;
     fetch_q_rptr_next = fetch_q_rptr_reg;
-    if (_t6) begin
+    if (_t12) begin
         fetch_q_wptr_next = fetch_q_wptr_reg + 3'b001;
     end
     fetch_q_rptr_next = fetch_q_pop ? (fetch_q_rptr_reg + 3'b001) : fetch_q_rptr_reg;
@@ -401,31 +435,123 @@ always @* begin
                 tx_to_next = seg_untagged ? 64'h0 : cur_to;
                 tx_avail_next = 5'h8 - {2'b00, cur_phase};
                 tx_pos_next = cur_phase;
-                seg_last_next = _t7;
-                seg_left_next = (_t7 ? cur_len[15:0] : seg_room) + _t0;
-                msg_left_next = _t7 ? 32'h0 : (cur_len - {16'h0, seg_room});
+                seg_last_next = _t13;
+                seg_left_next = (_t13 ? cur_len[15:0] : seg_room) + _t2;
+                msg_left_next = _t13 ? 32'h0 : (cur_len - _t14);
                 seg_beat_next = 2'b00;
             end
             3'b001: begin
                 state_next = S_SHORT;
-                short_buf_next = {8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, cur_to[7:0], cur_to[15:8], cur_to[23:16], cur_to[31:24], cur_to[39:32], cur_to[47:40], cur_to[55:48], cur_to[63:56], cur_stag[7:0], cur_stag[15:8], cur_stag[23:16], cur_stag[31:24], cur_len[7:0], cur_len[15:8], cur_len[23:16], cur_len[31:24], cur_sink_to[7:0], cur_sink_to[15:8], cur_sink_to[23:16], cur_sink_to[31:24], cur_sink_to[39:32], cur_sink_to[47:40], cur_sink_to[55:48], cur_sink_to[63:56], cur_sink_stag[7:0], cur_sink_stag[15:8], cur_sink_stag[23:16], cur_sink_stag[31:24], 8'h0, 8'h0, 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h41, 8'h41};
+                short_buf_next = {
+                    8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0,
+                    8'h0, 8'h0, 8'h0, cur_to[7:0], cur_to[15:8], cur_to[23:16], cur_to[31:24], cur_to[39:32], cur_to[47:40], cur_to[55:48], cur_to[63:56],
+                    cur_stag[7:0], cur_stag[15:8], cur_stag[23:16], cur_stag[31:24], cur_len[7:0], cur_len[15:8], cur_len[23:16], cur_len[31:24],
+                    cur_sink_to[7:0], cur_sink_to[15:8], cur_sink_to[23:16], cur_sink_to[31:24], cur_sink_to[39:32], cur_sink_to[47:40], cur_sink_to[55:48],
+                    cur_sink_to[63:56], cur_sink_stag[7:0], cur_sink_stag[15:8], cur_sink_stag[23:16], cur_sink_stag[31:24], 8'h0, 8'h0, 8'h0, 8'h0,
+                    msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h41,
+                    8'h41
+                };
                 short_left_next = 7'h2e;
-                msn_read_next = msn_read_reg + 32'h1;
+                msn_read_next = _t15;
             end
             3'b011: begin
                 state_next = S_SHORT;
-                short_buf_next = {8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, cur_imm[7:0], cur_imm[15:8], cur_imm[23:16], cur_imm[31:24], cur_imm[39:32], cur_imm[47:40], cur_imm[55:48], cur_imm[63:56], 8'h0, 8'h0, 8'h0, 8'h0, msn_send_reg[7:0], msn_send_reg[15:8], msn_send_reg[23:16], msn_send_reg[31:24], 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, {4'b0100, cur_solicited ? 4'b1001 : 4'b1000}, 8'h41};
+                short_buf_next = {
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    cur_imm[7:0],
+                    cur_imm[15:8],
+                    cur_imm[23:16],
+                    cur_imm[31:24],
+                    cur_imm[39:32],
+                    cur_imm[47:40],
+                    cur_imm[55:48],
+                    cur_imm[63:56],
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    msn_send_reg[7:0],
+                    msn_send_reg[15:8],
+                    msn_send_reg[23:16],
+                    msn_send_reg[31:24],
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    {4'b0100, cur_solicited ? 4'b1001 : 4'b1000},
+                    8'h41
+                };
                 short_left_next = 7'h1a;
-                msn_send_next = msn_send_reg + 32'h1;
+                msn_send_next = _t16;
             end
             3'b100: begin
                 state_next = S_SHORT;
-                short_buf_next = {8'h0, 8'h0, cur_compare_mask[7:0], cur_compare_mask[15:8], cur_compare_mask[23:16], cur_compare_mask[31:24], cur_compare_mask[39:32], cur_compare_mask[47:40], cur_compare_mask[55:48], cur_compare_mask[63:56], cur_compare[7:0], cur_compare[15:8], cur_compare[23:16], cur_compare[31:24], cur_compare[39:32], cur_compare[47:40], cur_compare[55:48], cur_compare[63:56], cur_add_swap_mask[7:0], cur_add_swap_mask[15:8], cur_add_swap_mask[23:16], cur_add_swap_mask[31:24], cur_add_swap_mask[39:32], cur_add_swap_mask[47:40], cur_add_swap_mask[55:48], cur_add_swap_mask[63:56], cur_add_swap[7:0], cur_add_swap[15:8], cur_add_swap[23:16], cur_add_swap[31:24], cur_add_swap[39:32], cur_add_swap[47:40], cur_add_swap[55:48], cur_add_swap[63:56], cur_to[7:0], cur_to[15:8], cur_to[23:16], cur_to[31:24], cur_to[39:32], cur_to[47:40], cur_to[55:48], cur_to[63:56], cur_stag[7:0], cur_stag[15:8], cur_stag[23:16], cur_stag[31:24], cur_request_id[7:0], cur_request_id[15:8], cur_request_id[23:16], cur_request_id[31:24], {4'b0000, cur_aopcode}, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h4a, {1'b0, ~atomic_needs_split, 6'h1}};
+                short_buf_next = {
+                    8'h0, 8'h0, cur_compare_mask[7:0], cur_compare_mask[15:8], cur_compare_mask[23:16], cur_compare_mask[31:24], cur_compare_mask[39:32],
+                    cur_compare_mask[47:40], cur_compare_mask[55:48], cur_compare_mask[63:56], cur_compare[7:0], cur_compare[15:8], cur_compare[23:16],
+                    cur_compare[31:24], cur_compare[39:32], cur_compare[47:40], cur_compare[55:48], cur_compare[63:56], cur_add_swap_mask[7:0],
+                    cur_add_swap_mask[15:8], cur_add_swap_mask[23:16], cur_add_swap_mask[31:24], cur_add_swap_mask[39:32], cur_add_swap_mask[47:40],
+                    cur_add_swap_mask[55:48], cur_add_swap_mask[63:56], cur_add_swap[7:0], cur_add_swap[15:8], cur_add_swap[23:16], cur_add_swap[31:24],
+                    cur_add_swap[39:32], cur_add_swap[47:40], cur_add_swap[55:48], cur_add_swap[63:56], cur_to[7:0], cur_to[15:8], cur_to[23:16], cur_to[31:24],
+                    cur_to[39:32], cur_to[47:40], cur_to[55:48], cur_to[63:56], cur_stag[7:0], cur_stag[15:8], cur_stag[23:16], cur_stag[31:24],
+                    cur_request_id[7:0], cur_request_id[15:8], cur_request_id[23:16], cur_request_id[31:24], {4'b0000, cur_aopcode}, 8'h0, 8'h0, 8'h0, 8'h0,
+                    8'h0, 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0,
+                    8'h0, 8'h4a, {1'b0, _t17, 6'h1}
+                };
                 short_left_next = atomic_needs_split ? cfg_mulpdu[6:0] : 7'h46;
                 atomic_split_next = atomic_needs_split;
                 atomic_tail_next = cur_compare_mask[47:0];
-                if (~atomic_needs_split) begin
-                    msn_read_next = msn_read_reg + 32'h1;
+                if (_t17) begin
+                    msn_read_next = _t15;
                 end
             end
             default: begin
@@ -437,8 +563,8 @@ always @* begin
         rd_left_next = rd_left_reg - 33'h1;
     end
     if (fetch_q_pop) begin
-        rd_next_addr_next = _t8[93:33];
-        rd_left_next = _t8[32:0];
+        rd_next_addr_next = _t18[93:33];
+        rd_left_next = _t18[32:0];
     end
     if (fetch_bypass) begin
         rd_next_addr_next = wr_addr[63:3];
@@ -449,10 +575,10 @@ always @* begin
     end
     fifo_reserved_next = (fifo_reserved_reg + {8'h0, tx_rd_fire}) - {8'h0, fifo_pop};
     if (tx_prefetch) begin
-        tx_avail_next = tx_avail_reg + 5'h8;
+        tx_avail_next = _t19;
     end
     if (tx_emit) begin
-        tx_avail_next = tx_need_pop ? ((tx_avail_reg + 5'h8) - _t2) : (tx_avail_reg - _t2);
+        tx_avail_next = tx_need_pop ? (_t19 - _t7) : (tx_avail_reg - _t7);
         tx_pos_next = tx_pos_reg + tx_payload_octets[2:0];
         seg_left_next = seg_left_reg - {12'h0, tx_beat_octets};
         seg_beat_next = (seg_beat_reg == 2'b11) ? seg_beat_reg : (seg_beat_reg + 2'b01);
@@ -460,13 +586,13 @@ always @* begin
             if (seg_last_reg) begin
                 state_next = S_IDLE;
                 if (msg_untagged_reg) begin
-                    msn_send_next = msn_send_reg + 32'h1;
+                    msn_send_next = _t16;
                 end
             end else begin
                 tx_to_next = tx_to_reg + {48'h0, seg_room};
-                seg_last_next = _t9;
-                seg_left_next = (_t9 ? msg_left_reg[15:0] : seg_room) + _t0;
-                msg_left_next = _t9 ? 32'h0 : (msg_left_reg - {16'h0, seg_room});
+                seg_last_next = _t20;
+                seg_left_next = (_t20 ? msg_left_reg[15:0] : seg_room) + _t2;
+                msg_left_next = _t20 ? 32'h0 : (msg_left_reg - _t14);
                 seg_beat_next = 2'b00;
             end
         end
@@ -476,10 +602,94 @@ always @* begin
         short_left_next = short_left_reg - 7'h8;
         if (short_last) begin
             if (atomic_split_reg) begin
-                short_buf_next = {8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, (_t10 == 16'h2e) ? atomic_tail_reg[7:0] : 8'h0, (_t10 == 16'h2f) ? atomic_tail_reg[7:0] : ((_t10 == 16'h2e) ? atomic_tail_reg[15:8] : 8'h0), (_t10 == 16'h30) ? atomic_tail_reg[7:0] : ((_t10 == 16'h2f) ? atomic_tail_reg[15:8] : ((_t10 == 16'h2e) ? atomic_tail_reg[23:16] : 8'h0)), (_t10 == 16'h31) ? atomic_tail_reg[7:0] : ((_t10 == 16'h30) ? atomic_tail_reg[15:8] : ((_t10 == 16'h2f) ? atomic_tail_reg[23:16] : ((_t10 == 16'h2e) ? atomic_tail_reg[31:24] : 8'h0))), (_t10 == 16'h32) ? atomic_tail_reg[7:0] : ((_t10 == 16'h31) ? atomic_tail_reg[15:8] : ((_t10 == 16'h30) ? atomic_tail_reg[23:16] : ((_t10 == 16'h2f) ? atomic_tail_reg[31:24] : ((_t10 == 16'h2e) ? atomic_tail_reg[39:32] : 8'h0)))), (_t10 == 16'h33) ? atomic_tail_reg[7:0] : ((_t10 == 16'h32) ? atomic_tail_reg[15:8] : ((_t10 == 16'h31) ? atomic_tail_reg[23:16] : ((_t10 == 16'h30) ? atomic_tail_reg[31:24] : ((_t10 == 16'h2f) ? atomic_tail_reg[39:32] : ((_t10 == 16'h2e) ? atomic_tail_reg[47:40] : 8'h0))))), _t10[7:0], _t10[15:8], 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h4a, 8'h41};
-                short_left_next = 7'h46 - _t10[6:0];
+                short_buf_next = {
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    _t21 ? atomic_tail_reg[7:0] : 8'h0,
+                    _t23 ? atomic_tail_reg[7:0] : (_t21 ? atomic_tail_reg[15:8] : 8'h0),
+                    _t24 ? atomic_tail_reg[7:0] : (_t23 ? atomic_tail_reg[15:8] : (_t21 ? atomic_tail_reg[23:16] : 8'h0)),
+                    _t25 ? atomic_tail_reg[7:0] : (_t24 ? atomic_tail_reg[15:8] : (_t23 ? atomic_tail_reg[23:16] : (_t21 ? atomic_tail_reg[31:24] : 8'h0))),
+                    _t26 ? atomic_tail_reg[7:0] :
+                        _t25 ? atomic_tail_reg[15:8] :
+                        _t24 ? atomic_tail_reg[23:16] :
+                        _t23 ? atomic_tail_reg[31:24] :
+                        _t21 ? atomic_tail_reg[39:32] :
+                        8'h0,
+                    (_t22 == 16'h33) ? atomic_tail_reg[7:0] :
+                        _t26 ? atomic_tail_reg[15:8] :
+                        _t25 ? atomic_tail_reg[23:16] :
+                        _t24 ? atomic_tail_reg[31:24] :
+                        _t23 ? atomic_tail_reg[39:32] :
+                        _t21 ? atomic_tail_reg[47:40] :
+                        8'h0,
+                    _t22[7:0],
+                    _t22[15:8],
+                    8'h0,
+                    8'h0,
+                    msn_read_reg[7:0],
+                    msn_read_reg[15:8],
+                    msn_read_reg[23:16],
+                    msn_read_reg[31:24],
+                    8'h1,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h4a,
+                    8'h41
+                };
+                short_left_next = 7'h46 - _t22[6:0];
                 atomic_split_next = 1'b0;
-                msn_read_next = msn_read_reg + 32'h1;
+                msn_read_next = _t15;
             end else begin
                 state_next = S_IDLE;
             end
@@ -490,20 +700,35 @@ always @* begin
     end
     if (tx_emit) begin
         out_valid_next = 1'b1;
-        out_data_next = {((seg_beat_reg == 2'b01) & seg_untagged) ? tx_to_reg[23:16] : ((seg_beat_reg == 2'b00) ? (_t11 ? tx_to_reg[55:48] : 8'h0) : tx_rotated[63:56]), ((seg_beat_reg == 2'b01) & seg_untagged) ? tx_to_reg[31:24] : ((seg_beat_reg == 2'b00) ? (_t11 ? tx_to_reg[63:56] : 8'h0) : tx_rotated[55:48]), (seg_beat_reg == 2'b01) ? (_t11 ? tx_to_reg[7:0] : msn_send_reg[7:0]) : ((seg_beat_reg == 2'b00) ? tx_stag_reg[7:0] : tx_rotated[47:40]), (seg_beat_reg == 2'b01) ? (_t11 ? tx_to_reg[15:8] : msn_send_reg[15:8]) : ((seg_beat_reg == 2'b00) ? tx_stag_reg[15:8] : tx_rotated[39:32]), (seg_beat_reg == 2'b01) ? (_t11 ? tx_to_reg[23:16] : msn_send_reg[23:16]) : ((seg_beat_reg == 2'b00) ? tx_stag_reg[23:16] : tx_rotated[31:24]), (seg_beat_reg == 2'b01) ? (_t11 ? tx_to_reg[31:24] : msn_send_reg[31:24]) : ((seg_beat_reg == 2'b00) ? tx_stag_reg[31:24] : tx_rotated[23:16]), ((seg_beat_reg == 2'b10) & seg_untagged) ? tx_to_reg[7:0] : ((seg_beat_reg == 2'b01) ? (_t11 ? tx_to_reg[39:32] : 8'h0) : ((seg_beat_reg == 2'b00) ? {4'b0100, msg_opcode_reg} : tx_rotated[15:8])), ((seg_beat_reg == 2'b10) & seg_untagged) ? tx_to_reg[15:8] : ((seg_beat_reg == 2'b01) ? (_t11 ? tx_to_reg[47:40] : 8'h0) : ((seg_beat_reg == 2'b00) ? {_t11, seg_last_reg, 6'h1} : tx_rotated[7:0]))};
-        out_keep_next = {tx_beat_octets > 4'b0111, tx_beat_octets > 4'b0110, tx_beat_octets > 4'b0101, tx_beat_octets > 4'b0100, tx_beat_octets > 4'b0011, tx_beat_octets > 4'b0010, tx_beat_octets > 4'b0001, tx_beat_octets > 4'b0000};
-        out_last_next = _t12;
+        out_data_next = {
+            _t27 ? tx_to_reg[23:16] : (_t4 ? (_t28 ? tx_to_reg[55:48] : 8'h0) : tx_rotated[63:56]),
+            _t27 ? tx_to_reg[31:24] : (_t4 ? (_t28 ? tx_to_reg[63:56] : 8'h0) : tx_rotated[55:48]),
+            _t5 ? (_t28 ? tx_to_reg[7:0] : msn_send_reg[7:0]) : (_t4 ? tx_stag_reg[7:0] : tx_rotated[47:40]),
+            _t5 ? (_t28 ? tx_to_reg[15:8] : msn_send_reg[15:8]) : (_t4 ? tx_stag_reg[15:8] : tx_rotated[39:32]),
+            _t5 ? (_t28 ? tx_to_reg[23:16] : msn_send_reg[23:16]) : (_t4 ? tx_stag_reg[23:16] : tx_rotated[31:24]),
+            _t5 ? (_t28 ? tx_to_reg[31:24] : msn_send_reg[31:24]) : (_t4 ? tx_stag_reg[31:24] : tx_rotated[23:16]),
+            _t29 ? tx_to_reg[7:0] : (_t5 ? (_t28 ? tx_to_reg[39:32] : 8'h0) : (_t4 ? {4'b0100, msg_opcode_reg} : tx_rotated[15:8])),
+            _t29 ? tx_to_reg[15:8] : (_t5 ? (_t28 ? tx_to_reg[47:40] : 8'h0) : (_t4 ? {_t28, seg_last_reg, 6'h1} : tx_rotated[7:0]))
+        };
+        out_keep_next = {
+            tx_beat_octets > 4'b0111, tx_beat_octets > 4'b0110, tx_beat_octets > 4'b0101, tx_beat_octets > 4'b0100, tx_beat_octets > 4'b0011,
+            tx_beat_octets > 4'b0010, tx_beat_octets > 4'b0001, tx_beat_octets > 4'b0000
+        };
+        out_last_next = _t8;
         out_left_next = seg_left_reg;
     end
     if (short_emit) begin
         out_valid_next = 1'b1;
         out_data_next = short_buf_reg[63:0];
-        out_keep_next = {short_left_reg > 7'h7, short_left_reg > 7'h6, short_left_reg > 7'h5, short_left_reg > 7'h4, short_left_reg > 7'h3, short_left_reg > 7'h2, short_left_reg > 7'h1, short_left_reg > 7'h0};
+        out_keep_next = {
+            short_left_reg > 7'h7, short_left_reg > 7'h6, short_left_reg > 7'h5, short_left_reg > 7'h4, short_left_reg > 7'h3, short_left_reg > 7'h2,
+            short_left_reg > 7'h1, short_left_reg > 7'h0
+        };
         out_last_next = short_last;
         out_left_next = {9'h0, short_left_reg};
     end
     if (tx_emit) begin
-        out_done_next = _t12 & seg_last_reg;
+        out_done_next = _t8 & seg_last_reg;
     end
     if (short_emit) begin
         out_done_next = short_last & (~atomic_split_reg);
@@ -550,10 +775,13 @@ always @(posedge clk) begin
     short_left_reg <= short_left_next;
     atomic_split_reg <= atomic_split_next;
     atomic_tail_reg <= atomic_tail_next;
-    if (_t5) begin
-        wrq_mem[wrq_wptr_reg] <= {wr_kind, wr_solicited, wr_invalidate, wr_stag, wr_to, wr_addr[2:0], wr_len, wr_sink_stag, wr_sink_to, wr_imm, wr_aopcode, wr_add_swap, wr_add_swap_mask, wr_compare, wr_compare_mask, wr_request_id};
+    if (_t11) begin
+        wrq_mem[wrq_wptr_reg] <= {
+            wr_kind, wr_solicited, wr_invalidate, wr_stag, wr_to, wr_addr[2:0], wr_len, wr_sink_stag, wr_sink_to, wr_imm, wr_aopcode, wr_add_swap,
+            wr_add_swap_mask, wr_compare, wr_compare_mask, wr_request_id
+        };
     end
-    if (_t6) begin
+    if (_t12) begin
         fetch_q_mem[fetch_q_wptr_reg[1:0]] <= {wr_addr[63:3], fetch_reads};
     end
     if (fifo_push) begin

@@ -273,59 +273,99 @@ reg out_temp_valid_next;
 reg [72:0] out_temp_data_reg;
 reg [72:0] out_temp_data_next;
 wire out_in_ready_early;
+wire [16:0] _t0;
+wire _t1;
+wire [3:0] _t2;
+wire [3:0] _t3;
 // verilator lint_off UNUSED
-wire [3:0] _t0; // read through slices
+wire [3:0] _t4; // read through slices
 // verilator lint_on UNUSED
+wire _t5;
 // verilator lint_off UNUSED
-wire [1:0] _t1; // read through slices
+wire [1:0] _t6; // read through slices
 // verilator lint_on UNUSED
-wire [31:0] _t2;
-wire _t3;
-wire _t4;
-wire [72:0] _t5;
+wire _t7;
+wire [31:0] _t8;
+wire _t9;
+wire _t10;
+wire _t11;
+wire _t12;
+wire _t13;
+wire _t14;
+wire _t15;
+wire _t16;
+wire _t17;
+wire _t18;
+wire _t19;
+wire _t20;
+wire _t21;
+wire _t22;
+wire [72:0] _t23;
 
-assign _t0 = gb_consumed - 4'b0001;
-assign _t1 = gb_out_words - 2'b01;
-assign _t2 = {mk_fpduptr[7:0], mk_fpduptr[15:8], 16'h0};
-assign _t3 = ~mk_here;
-assign _t4 = c_crc_s1_start_reg | c_crc_s1_load_reg;
-assign _t5 = {c_beat_last, {{4{c_beat_words > 2'b01}}, {4{c_beat_words > 2'b00}}}, {(c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : c_beat_data[63:32], (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : c_beat_data[31:0]}};
+assign _t0 = {1'b0, s_axis_tuser[15:0]};
+assign _t1 = a_data_now > 17'h2;
+assign _t2 = {1'b0, gb_count_reg};
+assign _t3 = {3'b000, mk_here};
+assign _t4 = gb_consumed - 4'b0001;
+assign _t5 = o_idx_reg == 15'h0;
+assign _t6 = gb_out_words - 2'b01;
+assign _t7 = ~out_valid_reg;
+assign _t8 = {mk_fpduptr[7:0], mk_fpduptr[15:8], 16'h0};
+assign _t9 = ~mk_here;
+assign _t10 = fa_accept & (gb_count_after == 3'b000);
+assign _t11 = fa_words_reg > 2'b00;
+assign _t12 = (gb_fpdu_consumed == 3'b000) & gb_emit;
+assign _t13 = (gb_fpdu_consumed == 3'b001) & gb_emit;
+assign _t14 = (gb_fpdu_consumed == 3'b010) & gb_emit;
+assign _t15 = fa_words_reg > 2'b01;
+assign _t16 = fa_accept & (gb_count_after == 3'b001);
+assign _t17 = fa_accept & (gb_count_after == 3'b010);
+assign _t18 = c_crc_count_onehot[1] | c_crc_count_onehot[2];
+assign _t19 = c_crc_count_onehot[0] | c_crc_count_onehot[2];
+assign _t20 = _t21 | c_crc_count_onehot[2];
+assign _t21 = c_crc_count_onehot[0] | c_crc_count_onehot[1];
+assign _t22 = c_crc_s1_start_reg | c_crc_s1_load_reg;
+assign _t23 = {
+    c_beat_last,
+    {{4{c_beat_words > 2'b01}}, {4{c_beat_words > 2'b00}}},
+    {(c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : c_beat_data[63:32], (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : c_beat_data[31:0]}
+};
 assign a_first = ~a_in_fpdu_reg;
 assign a_phase_octets = s_axis_tuser[24:16] - s_axis_tuser[33:25];
 assign a_ctx_in = {s_axis_tuser[36], s_axis_tuser[35], s_axis_tuser[34], a_phase_octets[8:2]};
-assign a_fpdu_octets = ({1'b0, s_axis_tuser[15:0]} + 17'h5) & 17'h1fffc;
+assign a_fpdu_octets = (_t0 + 17'h5) & 17'h1fffc;
 assign a_left_now = a_first ? a_fpdu_octets : a_left_reg;
-assign a_data_now = a_first ? ({1'b0, s_axis_tuser[15:0]} + 17'h2) : a_data_left_reg;
+assign a_data_now = a_first ? (_t0 + 17'h2) : a_data_left_reg;
 assign a_low2 = a_first ? {s_axis_tuser[7:0], s_axis_tuser[15:8]} : a_prev_reg;
 assign a_more_after = a_left_now > 17'h8;
 assign a_beat_words = a_more_after ? 2'b10 : a_left_now[3:2];
 assign fa_free = (~fa_valid_reg) | fa_ready;
 assign s_axis_tready = (~a_flush_reg) & fa_free;
 assign a_take = s_axis_tvalid & s_axis_tready;
-assign a_ends_here = (a_data_now <= 17'ha) & ((a_data_now > 17'h2) | a_first);
+assign a_ends_here = (a_data_now <= 17'ha) & (_t1 | a_first);
 assign a_length_bad = s_axis_tlast ? (~a_ends_here) : a_ends_here;
 assign err_length = err_length_seen_reg;
 assign a_flush_now = a_flush_reg & fa_free;
 assign ob_free = (~ob_valid_reg) | ob_ready;
 assign mk_slot = 7'h0 - ph_reg;
 assign mk_in_beat = gb_ctx_reg[0] & (mk_slot < 7'h2);
-assign gb_remaining = {1'b0, gb_count_reg} + {3'b000, gb_all_in_reg};
+assign gb_remaining = _t2 + {3'b000, gb_all_in_reg};
 assign mk_here = mk_in_beat & ((~gb_all_in_reg) | ({3'b000, gb_remaining} > mk_slot));
 assign gb_need = mk_in_beat ? 4'b0001 : 4'b0010;
-assign gb_emit = (gb_active_reg & ob_free) & (gb_all_in_reg | ({1'b0, gb_count_reg} >= gb_need));
-assign gb_with_marker = gb_remaining + {3'b000, mk_here};
+assign gb_emit = gb_active_reg & ob_free & (gb_all_in_reg | (_t2 >= gb_need));
+assign gb_with_marker = gb_remaining + _t3;
 assign gb_out_words = (gb_with_marker > 4'b0010) ? 2'b10 : gb_with_marker[1:0];
-assign gb_consumed = {2'b00, gb_out_words} - {3'b000, mk_here};
+assign gb_consumed = {2'b00, gb_out_words} - _t3;
 assign gb_crc_out = gb_all_in_reg & (gb_consumed == gb_remaining);
-assign gb_fpdu_consumed = gb_crc_out ? _t0[2:0] : gb_consumed[2:0];
-assign mk_leading = (o_idx_reg == 15'h0) & (mk_slot == 7'h0);
+assign gb_fpdu_consumed = gb_crc_out ? _t4[2:0] : gb_consumed[2:0];
+assign mk_leading = _t5 & (mk_slot == 7'h0);
 assign mk_ptr_words = (o_idx_reg + {8'h0, mk_slot}) - (o_lead_reg ? 15'h1 : 15'h0);
 assign mk_fpduptr = mk_leading ? 16'h0 : {mk_ptr_words[13:0], 2'b00};
-assign gb_crc_slot = _t1[0];
+assign gb_crc_slot = _t6[0];
 assign gb_count_after = gb_emit ? (gb_count_reg - gb_fpdu_consumed) : gb_count_reg;
 assign gb_fpdu_done = gb_emit & gb_crc_out;
 assign gb_room = ({1'b0, gb_count_after} + {2'b00, fa_words_reg}) <= 4'b0100;
-assign fa_accept = (fa_valid_reg & gb_room) & (fa_first_reg ? ((~gb_active_reg) | gb_fpdu_done) : (gb_active_reg & (~gb_fpdu_done)));
+assign fa_accept = fa_valid_reg & gb_room & (fa_first_reg ? ((~gb_active_reg) | gb_fpdu_done) : (gb_active_reg & (~gb_fpdu_done)));
 assign fa_ready = fa_accept;
 assign ob_ready = c_advance;
 assign c_take = ob_valid_reg & c_advance;
@@ -334,38 +374,38 @@ assign c_crc_count_onehot = {c_crc_words == 2'b10, c_crc_words == 2'b01, c_crc_w
 assign c_crc_shift = {c_crc_count_onehot[0], c_crc_count_onehot[1]};
 assign c_crc_aligned = c_crc_shift[1] ? 64'h0 : (c_crc_shift[0] ? {ob_data_reg[31:0], 32'h0} : ob_data_reg);
 assign c_crc_next = {
-    ((^(c_crc_s2_coeff_reg[1023:992] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[31]) ^ (^c_crc_s2_data_partials_reg[33]),
-    ((^(c_crc_s2_coeff_reg[991:960] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[30]) ^ (^c_crc_s2_data_partials_reg[32]),
-    ((^(c_crc_s2_coeff_reg[959:928] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[29]) ^ (^c_crc_s2_data_partials_reg[31]),
-    ((^(c_crc_s2_coeff_reg[927:896] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[28]) ^ (^c_crc_s2_data_partials_reg[30]),
-    ((^(c_crc_s2_coeff_reg[895:864] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[27]) ^ (^c_crc_s2_data_partials_reg[29]),
-    ((^(c_crc_s2_coeff_reg[863:832] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[26]) ^ (^c_crc_s2_data_partials_reg[28]),
-    ((^(c_crc_s2_coeff_reg[831:800] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[25]) ^ (^c_crc_s2_data_partials_reg[27]),
-    ((^(c_crc_s2_coeff_reg[799:768] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[24]) ^ (^c_crc_s2_data_partials_reg[26]),
-    ((^(c_crc_s2_coeff_reg[767:736] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[23]) ^ (^c_crc_s2_data_partials_reg[25]),
-    ((^(c_crc_s2_coeff_reg[735:704] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[22]) ^ (^c_crc_s2_data_partials_reg[24]),
-    ((^(c_crc_s2_coeff_reg[703:672] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[21]) ^ (^c_crc_s2_data_partials_reg[23]),
-    ((^(c_crc_s2_coeff_reg[671:640] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[20]) ^ (^c_crc_s2_data_partials_reg[22]),
-    ((^(c_crc_s2_coeff_reg[639:608] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[19]) ^ (^c_crc_s2_data_partials_reg[21]),
-    ((^(c_crc_s2_coeff_reg[607:576] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[18]) ^ (^c_crc_s2_data_partials_reg[20]),
-    ((^(c_crc_s2_coeff_reg[575:544] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[17]) ^ (^c_crc_s2_data_partials_reg[19]),
-    ((^(c_crc_s2_coeff_reg[543:512] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[16]) ^ (^c_crc_s2_data_partials_reg[18]),
-    ((^(c_crc_s2_coeff_reg[511:480] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[15]) ^ (^c_crc_s2_data_partials_reg[17]),
-    ((^(c_crc_s2_coeff_reg[479:448] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[14]) ^ (^c_crc_s2_data_partials_reg[16]),
-    ((^(c_crc_s2_coeff_reg[447:416] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[13]) ^ (^c_crc_s2_data_partials_reg[15]),
-    ((^(c_crc_s2_coeff_reg[415:384] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[12]) ^ (^c_crc_s2_data_partials_reg[14]),
-    ((^(c_crc_s2_coeff_reg[383:352] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[11]) ^ (^c_crc_s2_data_partials_reg[13]),
-    ((^(c_crc_s2_coeff_reg[351:320] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[10]) ^ (^c_crc_s2_data_partials_reg[12]),
-    ((^(c_crc_s2_coeff_reg[319:288] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[9]) ^ (^c_crc_s2_data_partials_reg[11]),
-    ((^(c_crc_s2_coeff_reg[287:256] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[8]) ^ (^c_crc_s2_data_partials_reg[10:9]),
-    ((^(c_crc_s2_coeff_reg[255:224] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[7]) ^ (^c_crc_s2_data_partials_reg[8]),
-    ((^(c_crc_s2_coeff_reg[223:192] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[6]) ^ (^c_crc_s2_data_partials_reg[7]),
-    ((^(c_crc_s2_coeff_reg[191:160] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[5]) ^ (^c_crc_s2_data_partials_reg[6]),
-    ((^(c_crc_s2_coeff_reg[159:128] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[4]) ^ (^c_crc_s2_data_partials_reg[5:4]),
-    ((^(c_crc_s2_coeff_reg[127:96] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[3]) ^ (^c_crc_s2_data_partials_reg[3]),
-    ((^(c_crc_s2_coeff_reg[95:64] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[2]) ^ (^c_crc_s2_data_partials_reg[2]),
-    ((^(c_crc_s2_coeff_reg[63:32] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[1]) ^ (^c_crc_s2_data_partials_reg[1]),
-    ((^(c_crc_s2_coeff_reg[31:0] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[0]) ^ (^c_crc_s2_data_partials_reg[0])
+    (^(c_crc_s2_coeff_reg[1023:992] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[31] ^ (^c_crc_s2_data_partials_reg[33]),
+    (^(c_crc_s2_coeff_reg[991:960] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[30] ^ (^c_crc_s2_data_partials_reg[32]),
+    (^(c_crc_s2_coeff_reg[959:928] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[29] ^ (^c_crc_s2_data_partials_reg[31]),
+    (^(c_crc_s2_coeff_reg[927:896] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[28] ^ (^c_crc_s2_data_partials_reg[30]),
+    (^(c_crc_s2_coeff_reg[895:864] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[27] ^ (^c_crc_s2_data_partials_reg[29]),
+    (^(c_crc_s2_coeff_reg[863:832] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[26] ^ (^c_crc_s2_data_partials_reg[28]),
+    (^(c_crc_s2_coeff_reg[831:800] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[25] ^ (^c_crc_s2_data_partials_reg[27]),
+    (^(c_crc_s2_coeff_reg[799:768] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[24] ^ (^c_crc_s2_data_partials_reg[26]),
+    (^(c_crc_s2_coeff_reg[767:736] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[23] ^ (^c_crc_s2_data_partials_reg[25]),
+    (^(c_crc_s2_coeff_reg[735:704] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[22] ^ (^c_crc_s2_data_partials_reg[24]),
+    (^(c_crc_s2_coeff_reg[703:672] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[21] ^ (^c_crc_s2_data_partials_reg[23]),
+    (^(c_crc_s2_coeff_reg[671:640] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[20] ^ (^c_crc_s2_data_partials_reg[22]),
+    (^(c_crc_s2_coeff_reg[639:608] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[19] ^ (^c_crc_s2_data_partials_reg[21]),
+    (^(c_crc_s2_coeff_reg[607:576] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[18] ^ (^c_crc_s2_data_partials_reg[20]),
+    (^(c_crc_s2_coeff_reg[575:544] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[17] ^ (^c_crc_s2_data_partials_reg[19]),
+    (^(c_crc_s2_coeff_reg[543:512] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[16] ^ (^c_crc_s2_data_partials_reg[18]),
+    (^(c_crc_s2_coeff_reg[511:480] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[15] ^ (^c_crc_s2_data_partials_reg[17]),
+    (^(c_crc_s2_coeff_reg[479:448] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[14] ^ (^c_crc_s2_data_partials_reg[16]),
+    (^(c_crc_s2_coeff_reg[447:416] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[13] ^ (^c_crc_s2_data_partials_reg[15]),
+    (^(c_crc_s2_coeff_reg[415:384] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[12] ^ (^c_crc_s2_data_partials_reg[14]),
+    (^(c_crc_s2_coeff_reg[383:352] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[11] ^ (^c_crc_s2_data_partials_reg[13]),
+    (^(c_crc_s2_coeff_reg[351:320] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[10] ^ (^c_crc_s2_data_partials_reg[12]),
+    (^(c_crc_s2_coeff_reg[319:288] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[9] ^ (^c_crc_s2_data_partials_reg[11]),
+    (^(c_crc_s2_coeff_reg[287:256] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[8] ^ (^c_crc_s2_data_partials_reg[10:9]),
+    (^(c_crc_s2_coeff_reg[255:224] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[7] ^ (^c_crc_s2_data_partials_reg[8]),
+    (^(c_crc_s2_coeff_reg[223:192] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[6] ^ (^c_crc_s2_data_partials_reg[7]),
+    (^(c_crc_s2_coeff_reg[191:160] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[5] ^ (^c_crc_s2_data_partials_reg[6]),
+    (^(c_crc_s2_coeff_reg[159:128] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[4] ^ (^c_crc_s2_data_partials_reg[5:4]),
+    (^(c_crc_s2_coeff_reg[127:96] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[3] ^ (^c_crc_s2_data_partials_reg[3]),
+    (^(c_crc_s2_coeff_reg[95:64] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[2] ^ (^c_crc_s2_data_partials_reg[2]),
+    (^(c_crc_s2_coeff_reg[63:32] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[1] ^ (^c_crc_s2_data_partials_reg[1]),
+    (^(c_crc_s2_coeff_reg[31:0] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[0] ^ (^c_crc_s2_data_partials_reg[0])
 };
 assign c_beat_crc_on = c_crc_tag_reg[68];
 assign c_crc_value = c_beat_crc_on ? (c_crc_crc_reg ^ 32'hffffffff) : 32'h0;
@@ -373,7 +413,7 @@ assign c_beat_last = c_crc_tag_reg[66];
 assign c_beat_crc_slot = c_crc_tag_reg[67];
 assign c_beat_data = c_crc_tag_reg[63:0];
 assign c_beat_words = c_crc_tag_reg[65:64];
-assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & ((~out_valid_reg) | (~c_crc_valid_reg)));
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t7 | (~c_crc_valid_reg)));
 assign c_advance = out_in_ready_reg;
 assign m_axis_tdata = out_data_reg[63:0];
 assign m_axis_tkeep = out_data_reg[71:64];
@@ -418,7 +458,16 @@ always @* begin
     end
     if (a_take) begin
         fa_valid_next = 1'b1;
-        fa_data_next = {(a_data_now > 17'h7) ? s_axis_tdata[47:40] : 8'h0, (a_data_now > 17'h6) ? s_axis_tdata[39:32] : 8'h0, (a_data_now > 17'h5) ? s_axis_tdata[31:24] : 8'h0, (a_data_now > 17'h4) ? s_axis_tdata[23:16] : 8'h0, (a_data_now > 17'h3) ? s_axis_tdata[15:8] : 8'h0, (a_data_now > 17'h2) ? s_axis_tdata[7:0] : 8'h0, (a_data_now > 17'h1) ? a_low2[15:8] : 8'h0, (a_data_now > 17'h0) ? a_low2[7:0] : 8'h0};
+        fa_data_next = {
+            (a_data_now > 17'h7) ? s_axis_tdata[47:40] : 8'h0,
+            (a_data_now > 17'h6) ? s_axis_tdata[39:32] : 8'h0,
+            (a_data_now > 17'h5) ? s_axis_tdata[31:24] : 8'h0,
+            (a_data_now > 17'h4) ? s_axis_tdata[23:16] : 8'h0,
+            (a_data_now > 17'h3) ? s_axis_tdata[15:8] : 8'h0,
+            _t1 ? s_axis_tdata[7:0] : 8'h0,
+            (a_data_now > 17'h1) ? a_low2[15:8] : 8'h0,
+            (a_data_now > 17'h0) ? a_low2[7:0] : 8'h0
+        };
         fa_words_next = a_beat_words;
         fa_first_next = a_first;
         fa_last_next = s_axis_tlast & (~a_more_after);
@@ -449,9 +498,12 @@ always @* begin
     end
     if (gb_emit) begin
         ob_valid_next = 1'b1;
-        ob_data_next = {(mk_here & (mk_slot[0] == 1'b1)) ? _t2 : (((_t3 ? 3'b001 : 3'b000) < gb_count_reg) ? (_t3 ? gb_word1_reg : gb_word0_reg) : 32'h0), (mk_here & (mk_slot[0] == 1'b0)) ? _t2 : ((3'b000 < gb_count_reg) ? gb_word0_reg : 32'h0)};
+        ob_data_next = {
+            (mk_here & (mk_slot[0] == 1'b1)) ? _t8 : (((_t9 ? 3'b001 : 3'b000) < gb_count_reg) ? (_t9 ? gb_word1_reg : gb_word0_reg) : 32'h0),
+            (mk_here & (mk_slot[0] == 1'b0)) ? _t8 : ((3'b000 < gb_count_reg) ? gb_word0_reg : 32'h0)
+        };
         ob_words_next = gb_out_words;
-        ob_first_next = o_idx_reg == 15'h0;
+        ob_first_next = _t5;
         ob_last_next = gb_crc_out;
         ob_crc_slot_next = gb_crc_slot;
         ob_crc_on_next = gb_ctx_reg[1];
@@ -464,10 +516,18 @@ always @* begin
             gb_active_next = 1'b0;
         end
     end
-    gb_word0_next = ((fa_accept & (gb_count_after == 3'b000)) & (fa_words_reg > 2'b00)) ? fa_data_reg[31:0] : (((gb_fpdu_consumed == 3'b000) & gb_emit) ? gb_word0_reg : (((gb_fpdu_consumed == 3'b001) & gb_emit) ? gb_word1_reg : (((gb_fpdu_consumed == 3'b010) & gb_emit) ? gb_word2_reg : gb_word0_reg)));
-    gb_word1_next = ((fa_accept & (gb_count_after == 3'b000)) & (fa_words_reg > 2'b01)) ? fa_data_reg[63:32] : (((fa_accept & (gb_count_after == 3'b001)) & (fa_words_reg > 2'b00)) ? fa_data_reg[31:0] : (((gb_fpdu_consumed == 3'b000) & gb_emit) ? gb_word1_reg : (((gb_fpdu_consumed == 3'b001) & gb_emit) ? gb_word2_reg : (((gb_fpdu_consumed == 3'b010) & gb_emit) ? gb_word3_reg : gb_word1_reg))));
-    gb_word2_next = ((fa_accept & (gb_count_after == 3'b001)) & (fa_words_reg > 2'b01)) ? fa_data_reg[63:32] : (((fa_accept & (gb_count_after == 3'b010)) & (fa_words_reg > 2'b00)) ? fa_data_reg[31:0] : (((gb_fpdu_consumed == 3'b000) & gb_emit) ? gb_word2_reg : (((gb_fpdu_consumed == 3'b001) & gb_emit) ? gb_word3_reg : gb_word2_reg)));
-    gb_word3_next = ((fa_accept & (gb_count_after == 3'b010)) & (fa_words_reg > 2'b01)) ? fa_data_reg[63:32] : (((fa_accept & (gb_count_after == 3'b011)) & (fa_words_reg > 2'b00)) ? fa_data_reg[31:0] : (((gb_fpdu_consumed == 3'b000) & gb_emit) ? gb_word3_reg : gb_word3_reg));
+    gb_word0_next = (_t10 & _t11) ? fa_data_reg[31:0] : (_t12 ? gb_word0_reg : (_t13 ? gb_word1_reg : (_t14 ? gb_word2_reg : gb_word0_reg)));
+    gb_word1_next = (_t10 & _t15) ? fa_data_reg[63:32] :
+        (_t16 & _t11) ? fa_data_reg[31:0] :
+        _t12 ? gb_word1_reg :
+        _t13 ? gb_word2_reg :
+        _t14 ? gb_word3_reg :
+        gb_word1_reg;
+    gb_word2_next = (_t16 & _t15) ? fa_data_reg[63:32] : ((_t17 & _t11) ? fa_data_reg[31:0] : (_t12 ? gb_word2_reg : (_t13 ? gb_word3_reg : gb_word2_reg)));
+    gb_word3_next = (_t17 & _t15) ? fa_data_reg[63:32] :
+        (fa_accept & (gb_count_after == 3'b011) & _t11) ? fa_data_reg[31:0] :
+        _t12 ? gb_word3_reg :
+        gb_word3_reg;
     gb_count_next = fa_accept ? (gb_count_after + {1'b0, fa_words_reg}) : gb_count_after;
     if (fa_accept) begin
         gb_all_in_next = fa_last_reg;
@@ -521,231 +581,395 @@ end
 always @* begin
     c_crc_s1_zk_row0_next = c_crc_s1_zk_row0_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row0_next = {1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2]};
+        c_crc_s1_zk_row0_next = {
+            1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t19
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row1_next = c_crc_s1_zk_row1_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row1_next = {1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[2]};
+        c_crc_s1_zk_row1_next = {
+            1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t19, c_crc_count_onehot[2]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row2_next = c_crc_s1_zk_row2_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row2_next = {c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2]};
+        c_crc_s1_zk_row2_next = {
+            c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t19, c_crc_count_onehot[2],
+            c_crc_count_onehot[2]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row3_next = c_crc_s1_zk_row3_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row3_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1]};
+        c_crc_s1_zk_row3_next = {
+            _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t19, c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[1]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row4_next = c_crc_s1_zk_row4_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row4_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1]};
+        c_crc_s1_zk_row4_next = {
+            _t18, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, _t18, 1'b0, _t18, 1'b0, 1'b0, c_crc_count_onehot[2], _t18,
+            _t18, 1'b0, _t18, c_crc_count_onehot[2], _t18, _t18, 1'b0, c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], _t20, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row5_next = c_crc_s1_zk_row5_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row5_next = {c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2]};
+        c_crc_s1_zk_row5_next = {
+            c_crc_count_onehot[1], _t18, 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0,
+            c_crc_count_onehot[1], _t18, _t18, c_crc_count_onehot[0], _t18, c_crc_count_onehot[1], _t18, 1'b0, _t18
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row6_next = c_crc_s1_zk_row6_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row6_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0};
+        c_crc_s1_zk_row6_next = {
+            _t18, 1'b0, _t18, _t18, c_crc_count_onehot[1], 1'b0, _t18, 1'b0, _t18, c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, _t18, _t18, c_crc_count_onehot[1],
+            _t18, _t18, 1'b0, 1'b0, _t18, c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], _t21, 1'b0, 1'b0, _t18, _t18, c_crc_count_onehot[2], 1'b0
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row7_next = c_crc_s1_zk_row7_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row7_next = {1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1]};
+        c_crc_s1_zk_row7_next = {
+            1'b0, _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18,
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, 1'b0,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], _t18, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[1]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row8_next = c_crc_s1_zk_row8_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row8_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2]};
+        c_crc_s1_zk_row8_next = {
+            _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18,
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, 1'b0,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], _t18, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row9_next = c_crc_s1_zk_row9_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row9_next = {c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1]};
+        c_crc_s1_zk_row9_next = {
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[2],
+            _t18, _t18, _t18, _t18, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], _t18,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, _t21, c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, 1'b0, 1'b0, c_crc_count_onehot[1],
+            c_crc_count_onehot[2], _t18, c_crc_count_onehot[1]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row10_next = c_crc_s1_zk_row10_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row10_next = {c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2]};
+        c_crc_s1_zk_row10_next = {
+            c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, _t18, c_crc_count_onehot[2],
+            1'b0, c_crc_count_onehot[1], _t18, _t20, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, 1'b0,
+            c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row11_next = c_crc_s1_zk_row11_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row11_next = {c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2]};
+        c_crc_s1_zk_row11_next = {
+            c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, _t18, c_crc_count_onehot[2], 1'b0,
+            c_crc_count_onehot[1], _t18, _t20, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, 1'b0, c_crc_count_onehot[2],
+            1'b0, 1'b0, c_crc_count_onehot[2], _t18
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row12_next = c_crc_s1_zk_row12_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row12_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2]};
+        c_crc_s1_zk_row12_next = {
+            _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], _t18, _t18, 1'b0, _t18, c_crc_count_onehot[2],
+            c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[1], _t20, _t18, 1'b0, _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row13_next = c_crc_s1_zk_row13_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row13_next = {c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2]};
+        c_crc_s1_zk_row13_next = {
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18, 1'b0, _t18, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, _t21, _t18,
+            _t18, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], _t18, _t18
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row14_next = c_crc_s1_zk_row14_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row14_next = {c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2]};
+        c_crc_s1_zk_row14_next = {
+            c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1],
+            c_crc_count_onehot[0], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18,
+            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row15_next = c_crc_s1_zk_row15_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row15_next = {c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1]};
+        c_crc_s1_zk_row15_next = {
+            c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0],
+            c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], 1'b0,
+            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row16_next = c_crc_s1_zk_row16_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row16_next = {1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1]};
+        c_crc_s1_zk_row16_next = {
+            1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1],
+            _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row17_next = c_crc_s1_zk_row17_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row17_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0};
+        c_crc_s1_zk_row17_next = {
+            _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1],
+            _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row18_next = c_crc_s1_zk_row18_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row18_next = {c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2]};
+        c_crc_s1_zk_row18_next = {
+            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, _t18,
+            c_crc_count_onehot[2], _t18, _t18, _t19, _t18, 1'b0, _t18, _t18, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18,
+            1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], _t18
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row19_next = c_crc_s1_zk_row19_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row19_next = {1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2]};
+        c_crc_s1_zk_row19_next = {
+            1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row20_next = c_crc_s1_zk_row20_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row20_next = {c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2]};
+        c_crc_s1_zk_row20_next = {
+            c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row21_next = c_crc_s1_zk_row21_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row21_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[0] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2]};
+        c_crc_s1_zk_row21_next = {
+            _t18, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[1], 1'b0, 1'b0, _t19, 1'b0, 1'b0,
+            c_crc_count_onehot[2], 1'b0, _t18, _t18, _t18, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18,
+            c_crc_count_onehot[2]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row22_next = c_crc_s1_zk_row22_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row22_next = {c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1]};
+        c_crc_s1_zk_row22_next = {
+            c_crc_count_onehot[1], _t18, 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[0], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row23_next = c_crc_s1_zk_row23_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row23_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0};
+        c_crc_s1_zk_row23_next = {
+            _t18, 1'b0, _t18, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, _t21, 1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, _t18, 1'b0, 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row24_next = c_crc_s1_zk_row24_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row24_next = {1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2]};
+        c_crc_s1_zk_row24_next = {
+            1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, _t18, _t18, _t18,
+            c_crc_count_onehot[1], _t18, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], _t18,
+            c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t18
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row25_next = c_crc_s1_zk_row25_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row25_next = {c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], 1'b0};
+        c_crc_s1_zk_row25_next = {
+            _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[0],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, _t18, _t18, _t18, c_crc_count_onehot[1],
+            _t18, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[1],
+            1'b0, _t18, c_crc_count_onehot[1], _t18, 1'b0
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row26_next = c_crc_s1_zk_row26_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row26_next = {c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1]};
+        c_crc_s1_zk_row26_next = {
+            c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18,
+            _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row27_next = c_crc_s1_zk_row27_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row27_next = {c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2]};
+        c_crc_s1_zk_row27_next = {
+            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row28_next = c_crc_s1_zk_row28_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row28_next = {1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1]};
+        c_crc_s1_zk_row28_next = {
+            1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row29_next = c_crc_s1_zk_row29_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row29_next = {c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0};
+        c_crc_s1_zk_row29_next = {
+            c_crc_count_onehot[2], c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row30_next = c_crc_s1_zk_row30_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row30_next = {c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2]};
+        c_crc_s1_zk_row30_next = {
+            c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2],
+            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_row31_next = c_crc_s1_zk_row31_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row31_next = {c_crc_count_onehot[0] | c_crc_count_onehot[1], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1] | c_crc_count_onehot[2], c_crc_count_onehot[1]};
+        c_crc_s1_zk_row31_next = {
+            _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1]
+        };
     end
 end
 
 always @* begin
     c_crc_s1_zk_init_next = c_crc_s1_zk_init_reg;
     if (c_advance) begin
-        c_crc_s1_zk_init_next = {c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[0] | c_crc_count_onehot[1], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[0], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[0] | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], (c_crc_count_onehot[0] | c_crc_count_onehot[1]) | c_crc_count_onehot[2], c_crc_count_onehot[0] | c_crc_count_onehot[1], c_crc_count_onehot[0] | c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[0] | c_crc_count_onehot[2]};
+        c_crc_s1_zk_init_next = {
+            _t21, _t19, _t20, _t20, c_crc_count_onehot[0], _t21, _t20, _t20, _t20, _t19, c_crc_count_onehot[0], _t20, _t21, _t19, _t19, _t19, _t21, _t19, _t21,
+            _t21, _t19, _t20, c_crc_count_onehot[0], _t19, c_crc_count_onehot[0], _t19, _t20, _t20, _t21, _t19, c_crc_count_onehot[0], _t19
+        };
     end
 end
 
@@ -766,21 +990,103 @@ end
 always @* begin
     c_crc_s2_coeff_next = c_crc_s2_coeff_reg;
     if (c_advance) begin
-        c_crc_s2_coeff_next = {_t4 ? 32'h0 : c_crc_s1_zk_row31_reg, _t4 ? 32'h0 : c_crc_s1_zk_row30_reg, _t4 ? 32'h0 : c_crc_s1_zk_row29_reg, _t4 ? 32'h0 : c_crc_s1_zk_row28_reg, _t4 ? 32'h0 : c_crc_s1_zk_row27_reg, _t4 ? 32'h0 : c_crc_s1_zk_row26_reg, _t4 ? 32'h0 : c_crc_s1_zk_row25_reg, _t4 ? 32'h0 : c_crc_s1_zk_row24_reg, _t4 ? 32'h0 : c_crc_s1_zk_row23_reg, _t4 ? 32'h0 : c_crc_s1_zk_row22_reg, _t4 ? 32'h0 : c_crc_s1_zk_row21_reg, _t4 ? 32'h0 : c_crc_s1_zk_row20_reg, _t4 ? 32'h0 : c_crc_s1_zk_row19_reg, _t4 ? 32'h0 : c_crc_s1_zk_row18_reg, _t4 ? 32'h0 : c_crc_s1_zk_row17_reg, _t4 ? 32'h0 : c_crc_s1_zk_row16_reg, _t4 ? 32'h0 : c_crc_s1_zk_row15_reg, _t4 ? 32'h0 : c_crc_s1_zk_row14_reg, _t4 ? 32'h0 : c_crc_s1_zk_row13_reg, _t4 ? 32'h0 : c_crc_s1_zk_row12_reg, _t4 ? 32'h0 : c_crc_s1_zk_row11_reg, _t4 ? 32'h0 : c_crc_s1_zk_row10_reg, _t4 ? 32'h0 : c_crc_s1_zk_row9_reg, _t4 ? 32'h0 : c_crc_s1_zk_row8_reg, _t4 ? 32'h0 : c_crc_s1_zk_row7_reg, _t4 ? 32'h0 : c_crc_s1_zk_row6_reg, _t4 ? 32'h0 : c_crc_s1_zk_row5_reg, _t4 ? 32'h0 : c_crc_s1_zk_row4_reg, _t4 ? 32'h0 : c_crc_s1_zk_row3_reg, _t4 ? 32'h0 : c_crc_s1_zk_row2_reg, _t4 ? 32'h0 : c_crc_s1_zk_row1_reg, _t4 ? 32'h0 : c_crc_s1_zk_row0_reg};
+        c_crc_s2_coeff_next = {
+            _t22 ? 32'h0 : c_crc_s1_zk_row31_reg, _t22 ? 32'h0 : c_crc_s1_zk_row30_reg, _t22 ? 32'h0 : c_crc_s1_zk_row29_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row28_reg, _t22 ? 32'h0 : c_crc_s1_zk_row27_reg, _t22 ? 32'h0 : c_crc_s1_zk_row26_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row25_reg, _t22 ? 32'h0 : c_crc_s1_zk_row24_reg, _t22 ? 32'h0 : c_crc_s1_zk_row23_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row22_reg, _t22 ? 32'h0 : c_crc_s1_zk_row21_reg, _t22 ? 32'h0 : c_crc_s1_zk_row20_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row19_reg, _t22 ? 32'h0 : c_crc_s1_zk_row18_reg, _t22 ? 32'h0 : c_crc_s1_zk_row17_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row16_reg, _t22 ? 32'h0 : c_crc_s1_zk_row15_reg, _t22 ? 32'h0 : c_crc_s1_zk_row14_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row13_reg, _t22 ? 32'h0 : c_crc_s1_zk_row12_reg, _t22 ? 32'h0 : c_crc_s1_zk_row11_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row10_reg, _t22 ? 32'h0 : c_crc_s1_zk_row9_reg, _t22 ? 32'h0 : c_crc_s1_zk_row8_reg, _t22 ? 32'h0 : c_crc_s1_zk_row7_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row6_reg, _t22 ? 32'h0 : c_crc_s1_zk_row5_reg, _t22 ? 32'h0 : c_crc_s1_zk_row4_reg, _t22 ? 32'h0 : c_crc_s1_zk_row3_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row2_reg, _t22 ? 32'h0 : c_crc_s1_zk_row1_reg, _t22 ? 32'h0 : c_crc_s1_zk_row0_reg
+        };
     end
 end
 
 always @* begin
     c_crc_s2_u_next = c_crc_s2_u_reg;
     if (c_advance) begin
-        c_crc_s2_u_next = c_crc_s1_start_reg ? c_crc_s1_zk_init_reg : (c_crc_s1_load_reg ? {^(c_crc_s1_zk_row31_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row30_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row29_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row28_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row27_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row26_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row25_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row24_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row23_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row22_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row21_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row20_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row19_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row18_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row17_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row16_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row15_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row14_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row13_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row12_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row11_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row10_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row9_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row8_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row7_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row6_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row5_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row4_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row3_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row2_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row1_reg & c_crc_s1_state_reg), ^(c_crc_s1_zk_row0_reg & c_crc_s1_state_reg)} : 32'h0);
+        c_crc_s2_u_next = c_crc_s1_start_reg ? c_crc_s1_zk_init_reg :
+            c_crc_s1_load_reg ?
+                {
+                    ^(c_crc_s1_zk_row31_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row30_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row29_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row28_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row27_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row26_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row25_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row24_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row23_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row22_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row21_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row20_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row19_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row18_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row17_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row16_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row15_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row14_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row13_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row12_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row11_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row10_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row9_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row8_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row7_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row6_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row5_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row4_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row3_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row2_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row1_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row0_reg & c_crc_s1_state_reg)
+                } :
+            32'h0;
     end
 end
 
 always @* begin
     c_crc_s2_data_partials_next = c_crc_s2_data_partials_reg;
     if (c_advance) begin
-        c_crc_s2_data_partials_next = {^(c_crc_s1_data_reg & 64'h8fc8e57b1c379612), ^(c_crc_s1_data_reg & 64'h47e472bd8e1bcb09), ^(c_crc_s1_data_reg & 64'h23f2395ec70de584), ^(c_crc_s1_data_reg & 64'h11f91caf6386f2c2), ^(c_crc_s1_data_reg & 64'h8fc8e57b1c37961), ^(c_crc_s1_data_reg & 64'h47e472bd8e1bcb0), ^(c_crc_s1_data_reg & 64'h8df7c6eef047484a), ^(c_crc_s1_data_reg & 64'h46fbe3777823a425), ^(c_crc_s1_data_reg & 64'hacb514c0a0264400), ^(c_crc_s1_data_reg & 64'hd9926f1b4c24b412), ^(c_crc_s1_data_reg & 64'he301d2f6ba25cc1b), ^(c_crc_s1_data_reg & 64'hfe480c004125701f), ^(c_crc_s1_data_reg & 64'h7f2406002092b80f), ^(c_crc_s1_data_reg & 64'hb05ae67b0c7eca15), ^(c_crc_s1_data_reg & 64'hd7e596469a08f318), ^(c_crc_s1_data_reg & 64'h6bf2cb234d04798c), ^(c_crc_s1_data_reg & 64'h35f96591a6823cc6), ^(c_crc_s1_data_reg & 64'h1afcb2c8d3411e63), ^(c_crc_s1_data_reg & 64'h82b6bc1f75971923), ^(c_crc_s1_data_reg & 64'hce93bb74a6fc1a83), ^(c_crc_s1_data_reg & 64'he88138c14f499b53), ^(c_crc_s1_data_reg & 64'h74409c60a7a4cda9), ^(c_crc_s1_data_reg & 64'hb5e8ab4b4fe5f0c6), ^(c_crc_s1_data_reg & 64'h8000000000000000), ^(c_crc_s1_data_reg & 64'h553cb0debbc56e71), ^(c_crc_s1_data_reg & 64'h6a9e586f5de2b738), ^(c_crc_s1_data_reg & 64'hba87c94cb2c6cd8e), ^(c_crc_s1_data_reg & 64'hd28b01dd4554f0d5), ^(c_crc_s1_data_reg & 64'hc000000000000000), ^(c_crc_s1_data_reg & 64'h268d6595be9dee78), ^(c_crc_s1_data_reg & 64'hfc8e57b1c379612e), ^(c_crc_s1_data_reg & 64'h7e472bd8e1bcb097), ^(c_crc_s1_data_reg & 64'h3f2395ec70de584b), ^(c_crc_s1_data_reg & 64'h1f91caf6386f2c25)};
+        c_crc_s2_data_partials_next = {
+            ^(c_crc_s1_data_reg & 64'h8fc8e57b1c379612),
+            ^(c_crc_s1_data_reg & 64'h47e472bd8e1bcb09),
+            ^(c_crc_s1_data_reg & 64'h23f2395ec70de584),
+            ^(c_crc_s1_data_reg & 64'h11f91caf6386f2c2),
+            ^(c_crc_s1_data_reg & 64'h8fc8e57b1c37961),
+            ^(c_crc_s1_data_reg & 64'h47e472bd8e1bcb0),
+            ^(c_crc_s1_data_reg & 64'h8df7c6eef047484a),
+            ^(c_crc_s1_data_reg & 64'h46fbe3777823a425),
+            ^(c_crc_s1_data_reg & 64'hacb514c0a0264400),
+            ^(c_crc_s1_data_reg & 64'hd9926f1b4c24b412),
+            ^(c_crc_s1_data_reg & 64'he301d2f6ba25cc1b),
+            ^(c_crc_s1_data_reg & 64'hfe480c004125701f),
+            ^(c_crc_s1_data_reg & 64'h7f2406002092b80f),
+            ^(c_crc_s1_data_reg & 64'hb05ae67b0c7eca15),
+            ^(c_crc_s1_data_reg & 64'hd7e596469a08f318),
+            ^(c_crc_s1_data_reg & 64'h6bf2cb234d04798c),
+            ^(c_crc_s1_data_reg & 64'h35f96591a6823cc6),
+            ^(c_crc_s1_data_reg & 64'h1afcb2c8d3411e63),
+            ^(c_crc_s1_data_reg & 64'h82b6bc1f75971923),
+            ^(c_crc_s1_data_reg & 64'hce93bb74a6fc1a83),
+            ^(c_crc_s1_data_reg & 64'he88138c14f499b53),
+            ^(c_crc_s1_data_reg & 64'h74409c60a7a4cda9),
+            ^(c_crc_s1_data_reg & 64'hb5e8ab4b4fe5f0c6),
+            ^(c_crc_s1_data_reg & 64'h8000000000000000),
+            ^(c_crc_s1_data_reg & 64'h553cb0debbc56e71),
+            ^(c_crc_s1_data_reg & 64'h6a9e586f5de2b738),
+            ^(c_crc_s1_data_reg & 64'hba87c94cb2c6cd8e),
+            ^(c_crc_s1_data_reg & 64'hd28b01dd4554f0d5),
+            ^(c_crc_s1_data_reg & 64'hc000000000000000),
+            ^(c_crc_s1_data_reg & 64'h268d6595be9dee78),
+            ^(c_crc_s1_data_reg & 64'hfc8e57b1c379612e),
+            ^(c_crc_s1_data_reg & 64'h7e472bd8e1bcb097),
+            ^(c_crc_s1_data_reg & 64'h3f2395ec70de584b),
+            ^(c_crc_s1_data_reg & 64'h1f91caf6386f2c25)
+        };
     end
 end
 
@@ -812,12 +1118,12 @@ always @* begin
     out_temp_data_next = out_temp_data_reg;
     out_in_ready_next = out_in_ready_early;
     if (out_in_ready_reg) begin
-        if (out_out_ready | (~out_valid_reg)) begin
+        if (out_out_ready | _t7) begin
             out_valid_next = c_crc_valid_reg;
-            out_data_next = _t5;
+            out_data_next = _t23;
         end else begin
             out_temp_valid_next = c_crc_valid_reg;
-            out_temp_data_next = _t5;
+            out_temp_data_next = _t23;
         end
     end else begin
         if (out_out_ready) begin

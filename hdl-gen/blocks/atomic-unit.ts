@@ -181,7 +181,7 @@ export function atomicUnitModule(): Module {
     m.when(rspValidReg.and(rspReady), () => m.set(rspValidReg, 0));
     m.switch(state, [
       [
-        STATE.IDLE,
+        sIdle,
         () =>
           m.when(reqFire, () => {
             m.set(isCmpSwap, reqAopcode.eq(opCmpSwap));
@@ -199,7 +199,7 @@ export function atomicUnitModule(): Module {
           }),
       ],
       [
-        STATE.READ,
+        sRead,
         () =>
           m.when(rdFire, () => {
             m.set(state, sWait);
@@ -210,7 +210,7 @@ export function atomicUnitModule(): Module {
           }),
       ],
       [
-        STATE.WAIT,
+        sWait,
         () =>
           m.when(rdTake, () => {
             m.set(orig, rdInt);
@@ -218,15 +218,15 @@ export function atomicUnitModule(): Module {
           }),
       ],
       [
-        STATE.CALC,
+        sCalc,
         () => {
           m.set(newWord, mux(bigEndian, byteSwap64(newInt), newInt));
           m.set(match, isCmpSwap.and(csMatch));
           m.when(writeBack, () => m.set(state, sWrite), () => finish(isCmpSwap.and(csMatch)));
         },
       ],
-      [STATE.WRITE, () => m.when(wrFire, () => finish(match))],
-      [STATE.RESP, () => finish(match)],
+      [sWrite, () => m.when(wrFire, () => finish(match))],
+      [sResp, () => finish(match)],
     ]);
   });
   return m.build();
