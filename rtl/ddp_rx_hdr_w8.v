@@ -50,7 +50,9 @@ module ddp_rx_hdr_w8 (
     /*
      * Descriptor output: one per ULPDU, after its last input beat (m_desc)
      */
-    output wire [679:0] m_desc_tdata, // layout DDP_RX_DESC in hdl-gen/blocks/ddp-rx-hdr.ts
+    // record ddp_rx_desc {ctrl0[679:672], rdmap[671:256], mo[255:224], msn[223:192], qn[191:160], to[159:96], stag[95:64], rsvd_ulp[63:56], opcode[55:52],
+    // dv[51:50], l[49], t[48], payload_len[47:32], ulpdu_len[31:16], err[15:2], has_payload[1], ok[0]}
+    output wire [679:0] m_desc_tdata,
     output wire         m_desc_tvalid,
     input  wire         m_desc_tready
 );
@@ -60,8 +62,16 @@ localparam [13:0] ERR_DDP_TOO_LONG = 14'h149; // DDP untagged buffer: DDP messag
 localparam [13:0] ERR_DDP_UNTAGGED_VERSION = 14'h189; // DDP untagged buffer: invalid DDP version {code, etype, layer}
 localparam [13:0] ERR_LLP_MARKER = 14'hc2; // MPA: marker and ULPDU_Length mismatch {code, etype, layer}
 localparam [13:0] ERR_NONE = 14'h0; // no error
-localparam [13:0] ERR_RDMAP_OPCODE = 14'h188; // RDMAP remote operation: unexpected OpCode {code, etype, layer}
-localparam [13:0] ERR_RDMAP_VERSION = 14'h148; // RDMAP remote operation: invalid RDMAP version {code, etype, layer}
+localparam [13:0] ERR_RDMAP_INVALID_VERSION = 14'h148; // RDMAP remote operation: invalid RDMAP version {code, etype, layer}
+localparam [13:0] ERR_RDMAP_UNEXPECTED_OPCODE = 14'h188; // RDMAP remote operation: unexpected OpCode {code, etype, layer}
+localparam [3:0] OP_ATOMIC_REQUEST = 4'b1010; // RDMAP opcode ATOMIC_REQUEST
+localparam [3:0] OP_ATOMIC_RESPONSE = 4'b1011; // RDMAP opcode ATOMIC_RESPONSE
+localparam [3:0] OP_IMMEDIATE = 4'b1000; // RDMAP opcode IMMEDIATE
+localparam [3:0] OP_IMMEDIATE_SE = 4'b1001; // RDMAP opcode IMMEDIATE_SE
+localparam [3:0] OP_READ_REQUEST = 4'b0001; // RDMAP opcode READ_REQUEST
+localparam [3:0] OP_READ_RESPONSE = 4'b0010; // RDMAP opcode READ_RESPONSE
+localparam [3:0] OP_TERMINATE = 4'b0111; // RDMAP opcode TERMINATE
+localparam [3:0] OP_WRITE = 4'b0000; // RDMAP opcode WRITE
 
 reg [3:0] beat_reg; // beat index in the ULPDU, saturating at 9
 reg [3:0] beat_next;
@@ -89,6 +99,8 @@ reg out_last_reg;
 reg out_last_next;
 reg desc_valid_reg;
 reg desc_valid_next;
+// record ddp_rx_desc {ctrl0[679:672], rdmap[671:256], mo[255:224], msn[223:192], qn[191:160], to[159:96], stag[95:64], rsvd_ulp[63:56], opcode[55:52],
+// dv[51:50], l[49], t[48], payload_len[47:32], ulpdu_len[31:16], err[15:2], has_payload[1], ok[0]}
 reg [679:0] desc_reg;
 reg [679:0] desc_next;
 wire [63:0] in_masked; // input lanes, zero where tkeep is 0
@@ -165,12 +177,12 @@ assign _t18 = beat_reg == 4'b0010;
 assign _t19 = beat_reg < 4'b0010;
 assign _t20 = beat_reg == 4'b0001;
 assign _t21 = beat_reg < 4'b0001;
-assign _t22 = hdr_view[11:8] == 4'b1011;
-assign _t23 = hdr_view[11:8] == 4'b1010;
-assign _t24 = hdr_view[11:8] == 4'b1001;
-assign _t25 = hdr_view[11:8] == 4'b1000;
-assign _t26 = hdr_view[11:8] == 4'b0111;
-assign _t27 = hdr_view[11:8] == 4'b0001;
+assign _t22 = hdr_view[11:8] == OP_ATOMIC_RESPONSE;
+assign _t23 = hdr_view[11:8] == OP_ATOMIC_REQUEST;
+assign _t24 = hdr_view[11:8] == OP_IMMEDIATE_SE;
+assign _t25 = hdr_view[11:8] == OP_IMMEDIATE;
+assign _t26 = hdr_view[11:8] == OP_TERMINATE;
+assign _t27 = hdr_view[11:8] == OP_READ_REQUEST;
 assign _t28 = hdr_view[7] ? 16'he : 16'h12;
 assign _t29 = ~hdr_view[7];
 assign _t30 = _t27 | _t26 | _t25 | _t24 | _t23 | _t22;
@@ -199,10 +211,11 @@ assign ulpdu_len = pos_reg +
         {15'h0, s_axis_tkeep[5]} + {15'h0, s_axis_tkeep[6]} + {15'h0, s_axis_tkeep[7]});
 assign t_now = first_beat ? s_axis_tdata[7] : tagged_reg;
 assign pass_now = first_beat ?
-    (~((s_axis_tdata[1:0] != 2'b01) | (s_axis_tdata[15:14] != 2'b01) | ((s_axis_tdata[11:8] > 4'b1011) | ((s_axis_tdata[11:8] >= 4'b1000) & _t4)) |
-        (s_axis_tdata[7] != ((s_axis_tdata[11:8] == 4'b0000) | (s_axis_tdata[11:8] == 4'b0010))) |
-        ((s_axis_tdata[11:8] == 4'b0001) | (s_axis_tdata[11:8] == 4'b0111) | (s_axis_tdata[11:8] == 4'b1000) | (s_axis_tdata[11:8] == 4'b1001) |
-            (s_axis_tdata[11:8] == 4'b1010) | (s_axis_tdata[11:8] == 4'b1011)))) :
+    (~((s_axis_tdata[1:0] != 2'b01) | (s_axis_tdata[15:14] != 2'b01) |
+        ((s_axis_tdata[11:8] > OP_ATOMIC_RESPONSE) | ((s_axis_tdata[11:8] >= OP_IMMEDIATE) & _t4)) |
+        (s_axis_tdata[7] != ((s_axis_tdata[11:8] == OP_WRITE) | (s_axis_tdata[11:8] == OP_READ_RESPONSE))) |
+        ((s_axis_tdata[11:8] == OP_READ_REQUEST) | (s_axis_tdata[11:8] == OP_TERMINATE) | (s_axis_tdata[11:8] == OP_IMMEDIATE) |
+            (s_axis_tdata[11:8] == OP_IMMEDIATE_SE) | (s_axis_tdata[11:8] == OP_ATOMIC_REQUEST) | (s_axis_tdata[11:8] == OP_ATOMIC_RESPONSE)))) :
     pass_reg;
 assign sh_data = t_now ? {48'h0, s_axis_tdata[63:48]} : {16'h0, s_axis_tdata[63:16]};
 assign sh_keep = t_now ? {6'h0, s_axis_tkeep[7:6]} : {2'b00, s_axis_tkeep[7:2]};
@@ -289,9 +302,9 @@ assign term_len = 16'h4 + (hdr_view[166] ? ((hdr_view[166] & (rdmap_len > 16'h6)
     (hdr_view[165] ? 16'h1c : 16'h0);
 assign verdict = (ulpdu_len < _t28) ? ERR_LLP_MARKER :
     (hdr_view[1:0] != 2'b01) ? (hdr_view[7] ? ERR_DDP_TAGGED_VERSION : ERR_DDP_UNTAGGED_VERSION) :
-    (hdr_view[15:14] != 2'b01) ? ERR_RDMAP_VERSION :
-    ((hdr_view[11:8] > 4'b1011) | ((hdr_view[11:8] >= 4'b1000) & _t4)) ? ERR_RDMAP_OPCODE :
-    (hdr_view[7] != ((hdr_view[11:8] == 4'b0000) | (hdr_view[11:8] == 4'b0010))) ? ERR_RDMAP_OPCODE :
+    (hdr_view[15:14] != 2'b01) ? ERR_RDMAP_INVALID_VERSION :
+    ((hdr_view[11:8] > OP_ATOMIC_RESPONSE) | ((hdr_view[11:8] >= OP_IMMEDIATE) & _t4)) ? ERR_RDMAP_UNEXPECTED_OPCODE :
+    (hdr_view[7] != ((hdr_view[11:8] == OP_WRITE) | (hdr_view[11:8] == OP_READ_RESPONSE))) ? ERR_RDMAP_UNEXPECTED_OPCODE :
     (_t29 & (rdmap_len < fixed_len)) ? ERR_LLP_MARKER :
     (_t29 & _t26 & (rdmap_len < term_len)) ? ERR_LLP_MARKER :
     (_t29 & _t30 & (rdmap_len > (_t26 ? term_len : fixed_len))) ? ERR_DDP_TOO_LONG :

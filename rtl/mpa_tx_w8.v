@@ -5,8 +5,8 @@
 /*
  * MPA transmit: ULPDUs in, FPDUs out (ULPDU_Length, ULPDU, PAD, markers, CRC-32C),
  * 8 octets per beat, one input beat per cycle. RFC 5044 framing (spec/mpa.md sections 2-4).
- * s_axis_tuser on the first beat of a ULPDU: [15:0] ULPDU_Length, [24:16] seq[8:0],
- * [33:25] S0[8:0], [34] markers, [35] CRC, [36] continue (seq = where the previous FPDU ended).
+ * s_axis_tuser on the first beat of a ULPDU: the framing context (record mpa_tx_ctx; cont: the FPDU
+ * continues where the previous one ended, its seq field ignored).
  * One FPDU per m_axis packet (tlast at the CRC).
  *
  * Parameters:
@@ -33,7 +33,7 @@ module mpa_tx_w8 (
     input  wire        s_axis_tvalid,
     output wire        s_axis_tready,
     input  wire        s_axis_tlast,
-    input  wire [36:0] s_axis_tuser,
+    input  wire [36:0] s_axis_tuser, // record mpa_tx_ctx {cont[36], crc[35], markers[34], s0[33:25], seq[24:16], ulpdu_length[15:0]}
 
     /*
      * AXI4-Stream output: FPDUs, the TCP payload (m_axis)
@@ -75,10 +75,16 @@ reg fa_last_next;
 reg [9:0] fa_ctx_reg;
 reg [9:0] fa_ctx_next;
 wire a_first;
+wire [15:0] ctx_ulpdu_length; // ULPDU octets that follow
+wire [8:0] ctx_seq; // low 9 bits of the TCP sequence number of the FPDU's first octet
+wire [8:0] ctx_s0; // low 9 bits of S0, where markers count from (RFC 5044 section 4.5)
 // verilator lint_off UNUSED
 // FPDUs start 4-aligned to S0 (spec/mpa.md section 4.5): the low two bits are 0
 wire [8:0] a_phase_octets;
 // verilator lint_on UNUSED
+wire ctx_cont; // the FPDU follows the previous one in the stream: seq is ignored
+wire ctx_crc; // CRC negotiated (off: the CRC field is sent as 0)
+wire ctx_markers; // markers in this direction
 wire [9:0] a_ctx_in;
 wire [16:0] a_fpdu_octets;
 wire [16:0] a_left_now;
@@ -302,7 +308,7 @@ wire _t21;
 wire _t22;
 wire [72:0] _t23;
 
-assign _t0 = {1'b0, s_axis_tuser[15:0]};
+assign _t0 = {1'b0, ctx_ulpdu_length};
 assign _t1 = a_data_now > 17'h2;
 assign _t2 = {1'b0, gb_count_reg};
 assign _t3 = {3'b000, mk_here};
@@ -331,12 +337,18 @@ assign _t23 = {
     {(c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : c_beat_data[63:32], (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : c_beat_data[31:0]}
 };
 assign a_first = ~a_in_fpdu_reg;
-assign a_phase_octets = s_axis_tuser[24:16] - s_axis_tuser[33:25];
-assign a_ctx_in = {s_axis_tuser[36], s_axis_tuser[35], s_axis_tuser[34], a_phase_octets[8:2]};
+assign ctx_ulpdu_length = s_axis_tuser[15:0];
+assign ctx_seq = s_axis_tuser[24:16];
+assign ctx_s0 = s_axis_tuser[33:25];
+assign a_phase_octets = ctx_seq - ctx_s0;
+assign ctx_cont = s_axis_tuser[36];
+assign ctx_crc = s_axis_tuser[35];
+assign ctx_markers = s_axis_tuser[34];
+assign a_ctx_in = {ctx_cont, ctx_crc, ctx_markers, a_phase_octets[8:2]};
 assign a_fpdu_octets = (_t0 + 17'h5) & 17'h1fffc;
 assign a_left_now = a_first ? a_fpdu_octets : a_left_reg;
 assign a_data_now = a_first ? (_t0 + 17'h2) : a_data_left_reg;
-assign a_low2 = a_first ? {s_axis_tuser[7:0], s_axis_tuser[15:8]} : a_prev_reg;
+assign a_low2 = a_first ? {ctx_ulpdu_length[7:0], ctx_ulpdu_length[15:8]} : a_prev_reg;
 assign a_more_after = a_left_now > 17'h8;
 assign a_beat_words = a_more_after ? 2'b10 : a_left_now[3:2];
 assign fa_free = (~fa_valid_reg) | fa_ready;

@@ -93,13 +93,13 @@ module rdmap_tx_resp_w8 (
 
 localparam [1:0] KIND_ATOMIC = 2'b01; // req_kind: Atomic Response
 localparam [1:0] KIND_READ_RESPONSE = 2'b00; // req_kind: Read Response
-localparam [1:0] S_ATOMIC = 2'b10; // the atomic unit runs; waiting for its response
-localparam [1:0] S_IDLE = 2'b00; // waiting for a request
-localparam [1:0] S_READ = 2'b01; // sending a Read Response
-localparam [1:0] S_SHORT = 2'b11; // sending an Atomic Response or a Terminate
+localparam [1:0] STATE_ATOMIC = 2'b10; // state ATOMIC of state
+localparam [1:0] STATE_IDLE = 2'b00; // state IDLE of state
+localparam [1:0] STATE_READ = 2'b01; // state READ of state
+localparam [1:0] STATE_SHORT = 2'b11; // state SHORT of state
 localparam [15:0] TAGGED_HDR = 16'he; // tagged DDP header octets (RFC 5041 section 4.2)
 
-reg [1:0] state_reg;
+reg [1:0] state_reg; // state of state: IDLE, READ, ATOMIC, SHORT
 reg [1:0] state_next;
 wire in_idle;
 wire in_read;
@@ -256,10 +256,10 @@ assign _t13 = {req_term_layer, req_term_etype};
 assign _t14 = fetch_q_mem[fetch_q_rptr_reg[0]];
 assign _t15 = rr_avail_reg + 5'h8;
 assign _t16 = msg_left_reg <= _t10;
-assign in_idle = state_reg == S_IDLE;
-assign in_read = state_reg == S_READ;
-assign in_atomic = state_reg == S_ATOMIC;
-assign in_short = state_reg == S_SHORT;
+assign in_idle = state_reg == STATE_IDLE;
+assign in_read = state_reg == STATE_READ;
+assign in_atomic = state_reg == STATE_ATOMIC;
+assign in_short = state_reg == STATE_SHORT;
 assign out_free = _t0 | m_axis_tready;
 assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
@@ -358,7 +358,7 @@ always @* begin
     if (req_fire) begin
         case (req_kind)
             2'b00: begin
-                state_next = S_READ;
+                state_next = STATE_READ;
                 rr_stag_next = req_sink_stag;
                 rr_to_next = req_sink_to;
                 rr_avail_next = 5'h8 - {2'b00, req_src_addr[2:0]};
@@ -369,10 +369,10 @@ always @* begin
                 seg_beat_next = 2'b00;
             end
             2'b01: begin
-                state_next = S_ATOMIC;
+                state_next = STATE_ATOMIC;
             end
             2'b10: begin
-                state_next = S_SHORT;
+                state_next = STATE_SHORT;
                 short_buf_next = {
                     8'h0,
                     8'h0,
@@ -455,7 +455,7 @@ always @* begin
         endcase
     end
     if (atomic_done) begin
-        state_next = S_SHORT;
+        state_next = STATE_SHORT;
         short_buf_next = {
             8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0,
             8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, au_rsp_orig[7:0], au_rsp_orig[15:8],
@@ -492,7 +492,7 @@ always @* begin
         seg_beat_next = (seg_beat_reg == 2'b10) ? seg_beat_reg : (seg_beat_reg + 2'b01);
         if (rr_seg_end) begin
             if (seg_last_reg) begin
-                state_next = S_IDLE;
+                state_next = STATE_IDLE;
             end else begin
                 rr_to_next = rr_to_reg + {48'h0, seg_room};
                 seg_last_next = _t16;
@@ -506,7 +506,7 @@ always @* begin
         short_buf_next = {64'h0, short_buf_reg[575:64]};
         short_left_next = short_left_reg - 7'h8;
         if (short_last) begin
-            state_next = S_IDLE;
+            state_next = STATE_IDLE;
         end
     end
     if (out_free) begin

@@ -237,8 +237,6 @@ wire [15:0] rx_path_m_axis_tuser;
 wire rx_path_idle;
 wire [15:0] tx_path_cfg_mulpdu;
 wire [31:0] tx_path_cfg_initial_msn;
-wire tx_path_wr_valid;
-wire tx_path_wr_ready;
 wire [2:0] tx_path_wr_kind;
 wire tx_path_wr_solicited;
 wire tx_path_wr_invalidate;
@@ -255,6 +253,8 @@ wire [63:0] tx_path_wr_add_swap_mask;
 wire [63:0] tx_path_wr_compare;
 wire [63:0] tx_path_wr_compare_mask;
 wire [31:0] tx_path_wr_request_id;
+wire tx_path_wr_valid;
+wire tx_path_wr_ready;
 wire tx_path_rd_valid;
 wire tx_path_rd_ready;
 wire [63:0] tx_path_rd_addr;
@@ -612,8 +612,6 @@ ddp_tx_w8 u_tx (
     .rst(rst),
     .cfg_mulpdu(tx_path_cfg_mulpdu),
     .cfg_initial_msn(tx_path_cfg_initial_msn),
-    .wr_valid(tx_path_wr_valid),
-    .wr_ready(tx_path_wr_ready),
     .wr_kind(tx_path_wr_kind),
     .wr_solicited(tx_path_wr_solicited),
     .wr_invalidate(tx_path_wr_invalidate),
@@ -630,6 +628,8 @@ ddp_tx_w8 u_tx (
     .wr_compare(tx_path_wr_compare),
     .wr_compare_mask(tx_path_wr_compare_mask),
     .wr_request_id(tx_path_wr_request_id),
+    .wr_valid(tx_path_wr_valid),
+    .wr_ready(tx_path_wr_ready),
     .rd_valid(tx_path_rd_valid),
     .rd_ready(tx_path_rd_ready),
     .rd_addr(tx_path_rd_addr),

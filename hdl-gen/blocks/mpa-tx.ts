@@ -4,20 +4,18 @@ import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream, sourceStream } from '../core/stream';
 import { crcPipeline } from '../lib/crc';
 import { record } from '../lib/record';
+import { MPA_TX_CTX } from './records';
 import { pipelineRegister } from '../lib/stage';
 
 /**
  * MPA transmit (RFC 5044; spec/mpa.md §2–§4) for one stream at one input beat per cycle:
  * ULPDUs in, FPDUs out as the TCP payload, one FPDU per output packet (one TCP segment each).
  *
- * s_axis_tuser, sampled on the first beat of each ULPDU (the framing context of the QP):
- *   [15:0]  ULPDU_Length (the number of ULPDU octets that follow)
- *   [24:16] low 9 bits of the TCP sequence number of the FPDU's first octet
- *   [33:25] low 9 bits of S0
- *   [34]    markers on      [35] CRC on (off: the CRC field is sent as 0)
- *   [36]    continue: the FPDU follows the previous one in the TCP stream, so its sequence number
- *           is where that one ended ([24:16] is ignored). The framing context of a QP then needs
- *           only the first FPDU's sequence number; the next ones keep the marker phase here.
+ * s_axis_tuser, sampled on the first beat of each ULPDU: the QP's framing context, the MPA_TX_CTX
+ * record (ULPDU_Length, low 9 bits of the FPDU's sequence number and of S0, markers, CRC, and
+ * `cont`: the FPDU follows the previous one in the TCP stream, so its sequence number is where
+ * that one ended and the seq field is ignored; a QP's framing context then needs only the first
+ * FPDU's sequence number, the next ones keep the marker phase here).
  * s_axis_tkeep is all ones but on the tlast beat (2^k − 1 there; 0 for an empty ULPDU).
  *
  * Three stages, each one beat per cycle:
@@ -32,7 +30,8 @@ import { pipelineRegister } from '../lib/stage';
  * Input stalls only for the words that are inserted (markers, the header's extra word).
  * err_length (sticky) flags a ULPDU whose tlast does not fall where its ULPDU_Length says.
  */
-export const MPA_TX_TUSER_BITS = 37;
+/** s_axis_tuser: the MPA_TX_CTX record (hdl-gen/blocks/records.ts). */
+export const MPA_TX_TUSER_BITS = MPA_TX_CTX.width;
 
 /** A beat of stage B's output, as it rides beside the CRC: its words, where the CRC goes. */
 const OB_BEAT = (W: number) =>
@@ -57,8 +56,8 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
     `mpa_tx_w${W}`,
     `MPA transmit: ULPDUs in, FPDUs out (ULPDU_Length, ULPDU, PAD, markers, CRC-32C),\n` +
       `${W} octets per beat, one input beat per cycle. RFC 5044 framing (spec/mpa.md sections 2-4).\n` +
-      's_axis_tuser on the first beat of a ULPDU: [15:0] ULPDU_Length, [24:16] seq[8:0],\n' +
-      '[33:25] S0[8:0], [34] markers, [35] CRC, [36] continue (seq = where the previous FPDU ended).\n' +
+      's_axis_tuser on the first beat of a ULPDU: the framing context (record mpa_tx_ctx; cont: the FPDU\n' +
+      'continues where the previous one ended, its seq field ignored).\n' +
       'One FPDU per m_axis packet (tlast at the CRC).',
     { bytes: W },
   );
@@ -66,9 +65,9 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   const clk = m.input('clk', 1, { group: clkGroup });
   const rst = m.input('rst', 1, { group: clkGroup });
   m.clockDomain('sync', clk, rst);
-  const s = sinkStream({ bytes: W, user: MPA_TX_TUSER_BITS }).declare(m, 's_axis', 'AXI4-Stream input: ULPDUs (s_axis)');
+  const s = sinkStream({ bytes: W, user: MPA_TX_TUSER_BITS }).declare(m, 's_axis', 'AXI4-Stream input: ULPDUs (s_axis)', MPA_TX_CTX);
   const o = sourceStream({ bytes: W }).declare(m, 'm_axis', 'AXI4-Stream output: FPDUs, the TCP payload (m_axis)');
-  const user = s.user!;
+  const user = MPA_TX_CTX.view(s.user!, { m, prefix: 'ctx' });
   const errLength = m.output('err_length', 1, { group: 'Status', doc: 'sticky: a ULPDU ended elsewhere than its ULPDU_Length said' });
   m.allowUnused(s.keep!, 'the ULPDU length comes from tuser; tkeep is implied by it');
 
@@ -89,11 +88,11 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   };
 
   const first = m.let('a_first', aInFpdu.not());
-  const len = user.slice(15, 0);
+  const len = user.ulpdu_length;
   // Word phase (seq − S0)/4 mod 128: the FPDU start is 4-aligned to S0.
-  const phaseOctets = m.let('a_phase_octets', user.slice(24, 16).sub(user.slice(33, 25)));
+  const phaseOctets = m.let('a_phase_octets', user.seq.sub(user.s0));
   m.allowUnused(phaseOctets, 'FPDUs start 4-aligned to S0 (spec/mpa.md section 4.5): the low two bits are 0');
-  const ctxIn = m.let('a_ctx_in', cat(user.bit(36), user.bit(35), user.bit(34), phaseOctets.slice(8, 2)));
+  const ctxIn = m.let('a_ctx_in', cat(user.cont, user.crc, user.markers, phaseOctets.slice(8, 2)));
   // FPDU octets without CRC: 2 + L + PAD, a multiple of 4.
   const fTotal = m.let('a_fpdu_octets', len.zext(17).add(lit(17, 5)).and(lit(17, 0x1fffc)));
   const leftNow = m.let('a_left_now', mux(first, fTotal, aLeft));

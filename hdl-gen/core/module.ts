@@ -150,7 +150,7 @@ export class ModuleBuilder {
   }
 
   /** A wire driven by `value` right away (a named intermediate). */
-  let(name: string, value: Expr, opts: { doc?: string } = {}): Signal {
+  let(name: string, value: Expr, opts: { doc?: string; record?: RecordInfo } = {}): Signal {
     const w = this.wire(name, value.width, opts);
     this.assign(w, value);
     return w;

@@ -314,7 +314,7 @@ class Emitter {
       const waiver = this.m.unused.get(p.name);
       if (waiver !== undefined) this.out.push(`${INDENT}// verilator lint_off UNUSED`, ...this.commentLines(waiver, `${INDENT}// `));
       const comma = i === ports.length - 1 ? '' : ',';
-      this.out.push(...this.withDoc(`${INDENT}${this.portType(p).padEnd(typeWidth)} ${p.name}${comma}`, p.doc, INDENT));
+      this.out.push(...this.withDoc(`${INDENT}${this.portType(p).padEnd(typeWidth)} ${p.name}${comma}`, signalDoc(p), INDENT));
       if (waiver !== undefined) this.out.push(`${INDENT}// verilator lint_on UNUSED`);
     });
     this.out.push(');');
@@ -337,15 +337,15 @@ class Emitter {
       const plusarg = plusargs.get(s.name);
       if (plusarg !== undefined) {
         lines.push(
-          ...this.withDoc(`reg ${range(s.width)}${s.name};`, s.doc, ''),
+          ...this.withDoc(`reg ${range(s.width)}${s.name};`, signalDoc(s), ''),
           'initial begin',
           `${INDENT}if (!$value$plusargs("${plusarg}=%d", ${s.name})) ${s.name} = ${literal(s.width, 0n)};`,
           'end',
         );
       } else if (s.role === 'reg') {
-        lines.push(...waive(s.name, this.withDoc(`reg ${range(s.width)}${s.name}_reg;`, s.doc, '')), `reg ${range(s.width)}${s.name}_next;`);
+        lines.push(...waive(s.name, this.withDoc(`reg ${range(s.width)}${s.name}_reg;`, signalDoc(s), '')), `reg ${range(s.width)}${s.name}_next;`);
       } else {
-        lines.push(...waive(s.name, this.withDoc(`${this.procedural.has(s) ? 'reg ' : 'wire'} ${range(s.width)}${s.name};`, s.doc, '')));
+        lines.push(...waive(s.name, this.withDoc(`${this.procedural.has(s) ? 'reg ' : 'wire'} ${range(s.width)}${s.name};`, signalDoc(s), '')));
       }
     }
     for (const mem of this.m.memories) lines.push(`reg ${range(mem.width)}${mem.name} [0:${mem.depth - 1}];`);
@@ -581,4 +581,10 @@ function sortedTargets(stmts: readonly Stmt[]): Signal[] {
   const set = new Set<Signal>();
   collectTargets(stmts, set);
   return [...set];
+}
+
+/** A signal's documentation: its doc, and the fields of the record it carries. */
+function signalDoc(s: Signal): string | null {
+  const parts = [s.doc, s.record ? `record ${s.record.describe()}` : null].filter((x): x is string => !!x);
+  return parts.length ? parts.join('; ') : null;
 }

@@ -2,6 +2,7 @@ import { type Expr } from '../core/expr';
 import { HdlError } from '../core/location';
 import type { ModuleBuilder } from '../core/module';
 import type { Signal } from '../core/signal';
+import { enumConstants } from './ports';
 
 /**
  * A state machine with named states (Amaranth's `m.FSM`, verilog-ethernet's `localparam STATE_*`):
@@ -28,11 +29,10 @@ export function stateMachine<const S extends string>(m: ModuleBuilder, name: str
   for (const s of states) if (!/^[A-Z][A-Z0-9_]*$/.test(s)) throw new HdlError(`state machine '${name}': state '${s}' must be UPPER_SNAKE_CASE`);
   const width = Math.max(1, Math.ceil(Math.log2(states.length)));
   const prefix = name.toUpperCase();
-  const consts = new Map<S, Expr>(states.map((s, i) => [s, m.constant(`${prefix}_${s}`, width, i, `state ${s} of ${name}`)]));
+  const consts = enumConstants(m, prefix, width, Object.fromEntries(states.map((s, i) => [s, i])) as { [K in S]: number }, (s) => `state ${s} of ${name}`);
   const value = (s: S): Expr => {
-    const c = consts.get(s);
-    if (!c) throw new HdlError(`state machine '${name}' has no state '${s}' (states: ${states.join(', ')})`);
-    return c;
+    if (!states.includes(s)) throw new HdlError(`state machine '${name}' has no state '${s}' (states: ${states.join(', ')})`);
+    return consts[s];
   };
   const reset = states.indexOf(opts.reset);
   if (reset < 0) throw new HdlError(`state machine '${name}': reset state '${opts.reset}' is not one of its states`);

@@ -1,3 +1,4 @@
+import { MPA_TX_CTX } from '../../hdl-gen/blocks/records';
 import { fpduCycles } from '../../ts-model/cost/cost-model';
 import { cycleCheck as summarize, type CycleCheck } from './cycle-check';
 import { MpaFramer, mulpdu } from '../../ts-model/mpa';
@@ -104,10 +105,10 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
     }
     starts.push(seq);
     lengths.push(L);
-    // Continue (tuser[36]): the FPDU follows the previous one, and its seq field is ignored (sent as noise).
+    // Continue: the FPDU follows the previous one, and its seq field is ignored (sent as noise).
     const cont = i > 0 && r.bool(0.5);
     const seqField = cont ? r.int(0, 0x1ff) : seq & 0x1ff;
-    const tuser = BigInt(L) | (BigInt(seqField) << 16n) | (BigInt(s0 & 0x1ff) << 25n) | (BigInt(markers ? 1 : 0) << 34n) | (BigInt(crc ? 1 : 0) << 35n) | (BigInt(cont ? 1 : 0) << 36n);
+    const tuser = MPA_TX_CTX.encode({ ulpdu_length: L, seq: seqField, s0: s0 & 0x1ff, markers: markers ? 1 : 0, crc: crc ? 1 : 0, cont: cont ? 1 : 0 });
     const beats: AxisSendBeat[] = [];
     for (let at = 0; at < L || beats.length === 0; at += W) {
       const k = Math.min(W, L - at);
