@@ -133,12 +133,12 @@ module ddp_rx_ctl (
     output wire         m_evt_valid,
     input  wire         m_evt_ready,
     output wire [2:0]   m_evt_kind, // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
-    output wire [31:0]  m_evt_length,
-    output wire         m_evt_solicited,
+    output wire [31:0]  m_evt_length, // octets
+    output wire         m_evt_solicited, // with Solicited Event
     output wire         m_evt_invalidated, // recv: m_evt_stag was invalidated (Send with Invalidate)
-    output wire [31:0]  m_evt_stag,
+    output wire [31:0]  m_evt_stag, // the invalidated STag
     output wire [63:0]  m_evt_data, // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
-    output wire [13:0]  m_evt_err, // Terminates: {code, etype, layer}
+    output wire [13:0]  m_evt_err, // record error_word
 
     /*
      * Status

@@ -92,7 +92,8 @@ module rdmap_tx_resp_w8 (
 );
 
 localparam [1:0] KIND_ATOMIC = 2'b01; // req_kind: Atomic Response
-localparam [1:0] KIND_READ_RESPONSE = 2'b00; // req_kind: Read Response
+localparam [1:0] KIND_READ_RESPONSE = 2'b00; // req_kind: RDMA Read Response
+localparam [1:0] KIND_TERMINATE = 2'b10; // req_kind: Terminate
 localparam [1:0] STATE_ATOMIC = 2'b10; // state ATOMIC of state
 localparam [1:0] STATE_IDLE = 2'b00; // state IDLE of state
 localparam [1:0] STATE_READ = 2'b01; // state READ of state
@@ -357,7 +358,7 @@ always @* begin
     end
     if (req_fire) begin
         case (req_kind)
-            2'b00: begin
+            KIND_READ_RESPONSE: begin
                 state_next = STATE_READ;
                 rr_stag_next = req_sink_stag;
                 rr_to_next = req_sink_to;
@@ -368,10 +369,10 @@ always @* begin
                 msg_left_next = _t9 ? 32'h0 : (req_size - _t10);
                 seg_beat_next = 2'b00;
             end
-            2'b01: begin
+            KIND_ATOMIC: begin
                 state_next = STATE_ATOMIC;
             end
-            2'b10: begin
+            KIND_TERMINATE: begin
                 state_next = STATE_SHORT;
                 short_buf_next = {
                     8'h0,

@@ -125,12 +125,12 @@ module rnic_top_w8 (
     input  wire        m_cq_ready,
     output wire [1:0]  m_cq_qp,
     output wire [2:0]  m_cq_kind, // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
-    output wire [31:0] m_cq_length,
-    output wire        m_cq_solicited,
+    output wire [31:0] m_cq_length, // octets
+    output wire        m_cq_solicited, // with Solicited Event
     output wire        m_cq_invalidated, // recv: m_evt_stag was invalidated (Send with Invalidate)
-    output wire [31:0] m_cq_stag,
+    output wire [31:0] m_cq_stag, // the invalidated STag
     output wire [63:0] m_cq_data, // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
-    output wire [13:0] m_cq_err, // Terminates: {code, etype, layer}
+    output wire [13:0] m_cq_err, // record error_word
 
     /*
      * Host memory write (W-aligned beats with strobes)

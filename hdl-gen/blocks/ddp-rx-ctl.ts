@@ -5,7 +5,8 @@ import { DdpError, LlpError, RdmapError, type ErrorCode } from '../../ts-model/t
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { ATOMIC_REQUEST, ATOMIC_RESPONSE, IMMEDIATE_DATA, READ_REQUEST, TERMINATE, type WireField } from '../../ts-model/wire/layouts';
-import { DDP_RX_DESC, ERROR_WORD, IRRQ_ATOMIC, IRRQ_READ } from './records';
+import { portGroup } from '../lib/ports';
+import { DDP_RX_DESC, ERROR_WORD, IRRQ_ATOMIC, IRRQ_READ, ORQ_ENTRY, RECV_BUFFER, RX_EVENT_FIELDS } from './records';
 import { fifo } from '../lib/fifo';
 import { rnicNames } from './names';
 import { stateMachine } from '../lib/fsm';
@@ -170,14 +171,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const eg = 'Events (m_evt): completions, Terminates, closure';
   const evtValidO = m.output('m_evt_valid', 1, { group: eg });
   const evtReady = m.input('m_evt_ready', 1, { group: eg });
-  const ev = (name: string, width: number, doc?: string) => m.output(`m_evt_${name}`, width, { group: eg, ...(doc ? { doc } : {}) });
-  const evtKindO = ev('kind', 3, '0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed');
-  const evtLengthO = ev('length', 32);
-  const evtSolicitedO = ev('solicited', 1);
-  const evtInvalidatedO = ev('invalidated', 1, 'recv: m_evt_stag was invalidated (Send with Invalidate)');
-  const evtStagO = ev('stag', 32);
-  const evtDataO = ev('data', 64, 'recv-immediate: the 8 octets, first in [63:56]; atomic: the original value');
-  const evtErrO = ev('err', 14, 'Terminates: {code, etype, layer}');
+  const evtPorts = portGroup(m, 'm_evt', RX_EVENT_FIELDS, 'output', eg);
 
   const sg = 'Status';
   const rxStoppedO = m.output('rx_stopped', 1, { group: sg });
@@ -291,13 +285,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   m.assign(cmdAddrO, cmdAddr);
   m.assign(cmdDiscardO, cmdDiscard);
   m.assign(evtValidO, evtValid);
-  m.assign(evtKindO, evtKind);
-  m.assign(evtLengthO, evtLength);
-  m.assign(evtSolicitedO, evtSolicited);
-  m.assign(evtInvalidatedO, evtInvalidated);
-  m.assign(evtStagO, evtStag);
-  m.assign(evtDataO, evtData);
-  m.assign(evtErrO, evtErr);
+  evtPorts.drive(RX_EVENT_FIELDS.pack({ kind: evtKind, length: evtLength, solicited: evtSolicited, invalidated: evtInvalidated, stag: evtStag, data: evtData, err: evtErr }));
   m.assign(rxStoppedO, rxStopped);
   m.assign(txStoppedO, txStopped);
 
@@ -305,19 +293,14 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const inState = fsm.is;
   const rqPop = m.wire('rq_pop', 1, { doc: 'a new message on QN 0 takes the oldest posted buffer' });
   const rqPush = m.wire('rq_push', 1);
-  const rq = fifo(m, 'rq', 96, rqDepth, { push: rqPush, data: cat(rcvLen, rcvAddr), pop: rqPop });
+  const rq = fifo(m, 'rq', RECV_BUFFER.width, rqDepth, { push: rqPush, data: RECV_BUFFER.pack({ addr: rcvAddr, len: rcvLen }), pop: rqPop });
   m.assign(rqPush, rcvValid.and(rq.full.not()));
   const orqPop = m.wire('orq_pop', 1, { doc: 'the ORQ head completed' });
   const orqPush = m.wire('orq_push', 1);
-  const orq = fifo(m, 'orq', 161, orqDepth, { push: orqPush, data: cat(orqAtomic, orqReqId, orqSize, orqTo, orqStag), pop: orqPop });
+  const orqEntry = ORQ_ENTRY.pack({ stag: orqStag, to: orqTo, size: orqSize, request_id: orqReqId, atomic: orqAtomic });
+  const orq = fifo(m, 'orq', ORQ_ENTRY.width, orqDepth, { push: orqPush, data: orqEntry, pop: orqPop });
   m.assign(orqPush, orqValid.and(orq.full.not()));
-  const oh = {
-    stag: orq.head.slice(31, 0),
-    to: orq.head.slice(95, 32),
-    size: orq.head.slice(127, 96),
-    reqId: orq.head.slice(159, 128),
-    atomic: orq.head.bit(160),
-  };
+  const oh = ORQ_ENTRY.view(orq.head);
   const irrqPush = m.wire('irrq_push', 1);
   const irrqData = m.wire('irrq_data', IRRQ_ATOMIC.width, { doc: 'an IRRQ entry: record irrq_atomic or irrq_read, by its atomic bit' });
   const flush = m.wire('irrq_flush', 1, { doc: 'the transmit side stops: requests not yet answered are dropped' });
@@ -372,7 +355,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   // Untagged: U1, H8 of QN 0 or U2–U4, the fixed-size rule, U5.
   const open = m.let('u_continues', uOpen.and(qnOf.eq(K.QN.SEND)), { doc: 'this segment continues the open message of QN 0' });
   const expMsn = m.let('msn_expected', mux(qnOf.eq(0), rxMsn[0]!, mux(qnOf.eq(1), rxMsn[1]!, mux(qnOf.eq(2), rxMsn[2]!, rxMsn[3]!))));
-  const rqHead = { addr: rq.head.slice(63, 0), len: rq.head.slice(95, 64) };
+  const rqHead = RECV_BUFFER.view(rq.head);
   const bufAddr = m.let('buf_addr', mux(open, uBufAddr, rqHead.addr));
   const bufLen = m.let('buf_len', mux(open, uBufLen, rqHead.len));
   const msgEnd = m.let('msg_end', mo.zext(33).add(plen.zext(33)), { doc: 'MO + payload length' });
@@ -391,7 +374,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     // Response against the ORQ head.
     [last.and(op.eq(K.OP.ATOMIC_REQUEST)).and(irrq.count.zext(16).ge(cfgIrd)), eStream],
     [last.and(op.eq(K.OP.ATOMIC_REQUEST)).and(aopcode.ne(AOpCode.FETCH_ADD).and(aopcode.ne(AOpCode.CMP_SWAP))), eOpcode],
-    [last.and(op.eq(K.OP.ATOMIC_RESPONSE)).and(orq.empty.or(oh.atomic.not()).or(oh.reqId.ne(R(ATOMIC_RESPONSE.request_id)))), eStream],
+    [last.and(op.eq(K.OP.ATOMIC_RESPONSE)).and(orq.empty.or(oh.atomic.not()).or(oh.request_id.ne(R(ATOMIC_RESPONSE.request_id)))), eStream],
   ];
   const chain = (checks: readonly [Expr, Expr][]) => checks.reduceRight<Expr>((acc, [c, e]) => mux(c, e, acc), lit(14, 0));
   const checkErr = m.let(

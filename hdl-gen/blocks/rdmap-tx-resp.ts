@@ -2,6 +2,7 @@ import { TAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { stateMachine } from '../lib/fsm';
+import { enumConstants } from '../lib/ports';
 import { sourceStream } from '../core/stream';
 import { atomicUnitModule } from './atomic-unit';
 import { ULPDU_LEFT_BITS, fixedUlpduShifter, outputRegister } from './ddp-tx-output';
@@ -49,6 +50,7 @@ import { checkRnicWidth } from './rnic-widths';
  */
 /** req_kind values. */
 export const RESP_KIND = Object.freeze({ READ_RESPONSE: 0, ATOMIC: 1, TERMINATE: 2 });
+const RESP_KIND_NAME = { READ_RESPONSE: 'RDMA Read Response', ATOMIC: 'Atomic Response', TERMINATE: 'Terminate' } as const;
 
 /**
  * Read data FIFO depth in beats (block RAM); also the bound on reads in flight, so a Read Response
@@ -120,8 +122,7 @@ export function rdmapTxRespModule(bytes: number): Module {
   const o = sourceStream({ bytes: W, user: ULPDU_LEFT_BITS }).declare(m, 'm_axis', 'AXI4-Stream output: ULPDUs to mpa_tx (m_axis); tuser = octets of the ULPDU from this beat on');
   const idle = m.output('idle', 1, { group: 'Status', doc: 'no response in progress and nothing left to send' });
 
-  const kAtomic = m.constant('KIND_ATOMIC', 2, RESP_KIND.ATOMIC, 'req_kind: Atomic Response');
-  const kReadResponse = m.constant('KIND_READ_RESPONSE', 2, RESP_KIND.READ_RESPONSE, 'req_kind: Read Response');
+  const KIND = enumConstants(m, 'KIND', 2, RESP_KIND, (k) => `req_kind: ${RESP_KIND_NAME[k]}`);
   const hdrSize = m.constant('TAGGED_HDR', 16, TAGGED_HEADER_SIZE, 'tagged DDP header octets (RFC 5041 section 4.2)');
 
   const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE' });
@@ -164,7 +165,7 @@ export function rdmapTxRespModule(bytes: number): Module {
     clk,
     rst,
     cfg_big_endian: cfgBigEndian,
-    req_valid: reqFire.and(reqKind.eq(kAtomic)),
+    req_valid: reqFire.and(reqKind.eq(KIND.ATOMIC)),
     req_ready: au.reqReady,
     req_aopcode: reqAopcode,
     req_addr: reqAddr,
@@ -209,7 +210,7 @@ export function rdmapTxRespModule(bytes: number): Module {
     untagged: null,
     request: { phase: reqSrcAddr.slice(lw - 1, 0), size: reqSize },
     // One Read Response at a time, read while it is sent (the atomic unit shares the port).
-    fetch: { valid: reqFire.and(reqKind.eq(kReadResponse)), addr: reqSrcAddr, size: reqSize, queue: 2 },
+    fetch: { valid: reqFire.and(reqKind.eq(KIND.READ_RESPONSE)), addr: reqSrcAddr, size: reqSize, queue: 2 },
     fetchGate: inRead,
     rd,
     sharedRead: { valid: au.rdValid, addr: beatAddr(au.rdAddr), owns: inAtomic },
@@ -245,15 +246,15 @@ export function rdmapTxRespModule(bytes: number): Module {
     m.when(reqFire, () =>
       m.switch(reqKind, [
         [
-          RESP_KIND.READ_RESPONSE,
+          KIND.READ_RESPONSE,
           () => {
             fsm.goto('READ');
             rr.start(reqSinkStag, reqSinkTo);
           },
         ],
-        [RESP_KIND.ATOMIC, () => fsm.goto('ATOMIC')],
+        [KIND.ATOMIC, () => fsm.goto('ATOMIC')],
         [
-          RESP_KIND.TERMINATE,
+          KIND.TERMINATE,
           () => {
             fsm.goto('SHORT');
             short.load(term.octets, term.length);

@@ -56,6 +56,12 @@ export const MPA_TX_CTX = record('mpa_tx_ctx', {
   cont: { width: 1, doc: 'the FPDU follows the previous one in the stream: seq is ignored' },
 });
 
+/** A posted receive buffer (RFC 5040 section 5.3: a Send is placed in the next one, in order). */
+export const RECV_BUFFER = record('recv_buffer', {
+  addr: { width: 64, doc: 'host address' },
+  len: { width: 32, doc: 'octets' },
+});
+
 /** An ORQ entry: an outbound Read or Atomic Request waiting for its response (RFC 5040 section 6.1). */
 export const ORQ_ENTRY = record('orq_entry', {
   stag: { width: 32, doc: 'Read: the Data Sink STag' },

@@ -37,7 +37,10 @@ export class AxisMonitor implements Component {
     });
   }
 
-  /** The recorded beats grouped into frames (octets by tkeep, tuser of the last beat). */
+  /**
+   * The recorded beats grouped into frames (octets by tkeep, tuser of the last beat), each with
+   * the model's cycle count after its last beat's edge, as AxisSink records it.
+   */
   frames(): AxisFrame[] {
     const out: AxisFrame[] = [];
     let octets: number[] = [];
@@ -46,7 +49,7 @@ export class AxisMonitor implements Component {
         if ((b.tkeep >> BigInt(i)) & 1n) octets.push(v);
       });
       if (b.tlast) {
-        out.push({ data: Uint8Array.from(octets), tuser: b.tuser });
+        out.push({ data: Uint8Array.from(octets), tuser: b.tuser, cycle: b.cycle + 1 });
         octets = [];
       }
     }
