@@ -439,36 +439,35 @@ wire _t54;
 wire _t55;
 wire _t56;
 wire _t57;
-wire _t58;
+wire [63:0] _t58;
 wire [63:0] _t59;
-wire [63:0] _t60;
-wire _t61;
+wire _t60;
 // verilator lint_off UNUSED
-wire [13:0] _t62; // read through slices
+wire [13:0] _t61; // read through slices
 // verilator lint_on UNUSED
-wire [15:0] _t63;
+wire [15:0] _t62;
+wire _t63;
 wire _t64;
-wire _t65;
-wire [13:0] _t66;
+wire [13:0] _t65;
+wire _t66;
 wire _t67;
 wire _t68;
-wire _t69;
-wire [31:0] _t70;
+wire [31:0] _t69;
+wire _t70;
 wire _t71;
 wire _t72;
-wire _t73;
-wire [13:0] _t74;
+wire [13:0] _t73;
+wire _t74;
 wire _t75;
-wire _t76;
-wire [1:0] _t77;
+wire [1:0] _t76;
+// verilator lint_off UNUSED
+wire [13:0] _t77; // read through slices
+// verilator lint_on UNUSED
 // verilator lint_off UNUSED
 wire [13:0] _t78; // read through slices
 // verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [13:0] _t79; // read through slices
-// verilator lint_on UNUSED
-wire _t80;
-wire [3:0] _t81;
+wire _t79;
+wire [3:0] _t80;
 
 assign _t0 = desc_opcode == OP_SEND_SE;
 assign _t1 = desc_opcode == OP_SEND_SE_INVALIDATE;
@@ -528,40 +527,39 @@ assign _t49 = ~rx_stopped_r_reg;
 assign _t50 = u_accept & desc_l;
 assign _t51 = state_reg == STATE_POST;
 assign _t52 = post_err != 14'h0;
-assign _t53 = state_reg == STATE_IWAIT;
-assign _t54 = inv_rsp_fault != 2'b00;
-assign _t55 = ~term_sent_reg;
-assign _t56 = ~tx_stopped_r_reg;
-assign _t57 = _t51 & _t45;
-assign _t58 = ~post_stall;
-assign _t59 = {
+assign _t53 = inv_rsp_fault != 2'b00;
+assign _t54 = ~term_sent_reg;
+assign _t55 = ~tx_stopped_r_reg;
+assign _t56 = _t51 & _t45;
+assign _t57 = ~post_stall;
+assign _t58 = {
     desc_rdmap[167:160], desc_rdmap[175:168], desc_rdmap[183:176], desc_rdmap[191:184], desc_rdmap[199:192], desc_rdmap[207:200], desc_rdmap[215:208],
     desc_rdmap[223:216]
 };
-assign _t60 = {
+assign _t59 = {
     desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56], desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]
 };
-assign _t61 = orq_push & s_orq_atomic;
-assign _t62 = ERR_RDMAP_LOCAL_CATASTROPHIC;
-assign _t63 = 1'b0 ? desc_ulpdu_len : 16'h0;
-assign _t64 = desc_has_payload & (~_t53);
-assign _t65 = mpa_code_reg == 8'h1;
-assign _t66 = {mpa_code_reg, 4'b0000, 2'b10};
-assign _t67 = (~term_opcode) & _t55;
-assign _t68 = (check_err[1:0] != 2'b10) & (~(_t69 & (check_err[5:2] == 4'b0000))) & _t6;
-assign _t69 = check_err[1:0] == 2'b00;
-assign _t70 = desc_msn + 32'h1;
-assign _t71 = _t0 | _t1 | (desc_opcode == OP_IMMEDIATE_SE);
-assign _t72 = (post_err[1:0] != 2'b10) & (~(_t73 & (post_err[5:2] == 4'b0000))) & _t6;
-assign _t73 = post_err[1:0] == 2'b00;
-assign _t74 = _t75 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t75 = inv_rsp_fault == 2'b11;
-assign _t76 = (_t77 != 2'b10) & (~(_t80 & (_t81 == 4'b0000))) & _t6;
-assign _t77 = _t75 ? _t78[1:0] : _t79[1:0];
-assign _t78 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
-assign _t79 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t80 = _t77 == 2'b00;
-assign _t81 = _t75 ? _t78[5:2] : _t79[5:2];
+assign _t60 = orq_push & s_orq_atomic;
+assign _t61 = ERR_RDMAP_LOCAL_CATASTROPHIC;
+assign _t62 = 1'b0 ? desc_ulpdu_len : 16'h0;
+assign _t63 = desc_has_payload & (~(state_reg == STATE_IWAIT));
+assign _t64 = mpa_code_reg == 8'h1;
+assign _t65 = {mpa_code_reg, 4'b0000, 2'b10};
+assign _t66 = (~term_opcode) & _t54;
+assign _t67 = (check_err[1:0] != 2'b10) & (~(_t68 & (check_err[5:2] == 4'b0000))) & _t6;
+assign _t68 = check_err[1:0] == 2'b00;
+assign _t69 = desc_msn + 32'h1;
+assign _t70 = _t0 | _t1 | (desc_opcode == OP_IMMEDIATE_SE);
+assign _t71 = (post_err[1:0] != 2'b10) & (~(_t72 & (post_err[5:2] == 4'b0000))) & _t6;
+assign _t72 = post_err[1:0] == 2'b00;
+assign _t73 = _t74 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t74 = inv_rsp_fault == 2'b11;
+assign _t75 = (_t76 != 2'b10) & (~(_t79 & (_t80 == 4'b0000))) & _t6;
+assign _t76 = _t74 ? _t77[1:0] : _t78[1:0];
+assign _t77 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
+assign _t78 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t79 = _t76 == 2'b00;
+assign _t80 = _t74 ? _t77[5:2] : _t78[5:2];
 assign desc_rdmap = desc_reg[671:256];
 assign desc_ok = desc_reg[0];
 assign desc_has_payload = desc_reg[1];
@@ -699,10 +697,10 @@ assign hdr_copy = desc_t ?
     };
 assign check_clean = _t47 & (check_err == 14'h0);
 assign u_accept = _t48 & check_clean & (~desc_t);
-assign irrq_flush = (_t48 & ((~check_clean) | (_t50 & _t4))) | (_t51 & _t52) | (_t53 & inv_rsp_valid & _t54) | (start_abort & _t55 & _t56);
+assign irrq_flush = (_t48 & ((~check_clean) | (_t50 & _t4))) | (_t51 & _t52) | (inv_rsp_valid & _t53) | (start_abort & _t54 & _t55);
 assign rq_pop = u_accept & _t20 & _t14;
-assign orq_pop = (_t50 & _t5) | (_t57 & _t28 & _t37 & desc_l);
-assign irrq_push = _t57 & _t58 & _t46;
+assign orq_pop = (_t50 & _t5) | (_t56 & _t28 & _t37 & desc_l);
+assign irrq_push = _t56 & _t57 & _t46;
 assign irrq_data = _t44 ?
     {
         1'b1,
@@ -719,17 +717,17 @@ assign irrq_data = _t44 ?
             desc_rdmap[231:224], desc_rdmap[239:232], desc_rdmap[247:240], desc_rdmap[255:248], desc_rdmap[263:256], desc_rdmap[271:264], desc_rdmap[279:272],
             desc_rdmap[287:280]
         },
-        _t59,
+        _t58,
         lk_address_reg,
         {desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56]}
     } :
-    {1'b0, 100'h0, _t42, 64'h0, _t60, _t41 ? lk_address_reg : 64'h0, _t27};
+    {1'b0, 100'h0, _t42, 64'h0, _t59, _t41 ? lk_address_reg : 64'h0, _t27};
 assign lk_valid = state_reg == STATE_LOOK;
 assign lk_stag = _t28 ? desc_stag :
     _t40 ? {desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144], desc_rdmap[159:152]} :
     {desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]};
 assign lk_to = _t28 ? desc_to :
-    _t40 ? _t59 :
+    _t40 ? _t58 :
     {
         desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120], desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144],
         desc_rdmap[159:152]
@@ -840,17 +838,17 @@ always @* begin
     if (req_take & term_pending_reg) begin
         term_pending_next = 1'b0;
     end
-    if (_t61) begin
+    if (_t60) begin
         orq_atomics_next = orq_atomics_reg + 4'b0001;
     end
     if (orq_pop & _t26[160]) begin
-        orq_atomics_next = _t61 ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
+        orq_atomics_next = _t60 ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
     end
     case (state_reg)
         STATE_IDLE: begin
             if (start_abort) begin
                 abort_pending_next = 1'b0;
-                if (_t55 & _t56) begin
+                if (_t54 & _t55) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
                     if (1'b0) begin
@@ -858,7 +856,7 @@ always @* begin
                         evt_kind_next = EVT_CLOSED;
                         evt_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                     end
-                    if ((~1'b0) & _t55) begin
+                    if ((~1'b0) & _t54) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
@@ -866,8 +864,8 @@ always @* begin
                         evt_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                         term_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                         term_md_next = 1'b0;
-                        term_r_r_next = 1'b0 & (_t62[1:0] == 2'b00) & (_t62[5:2] == 4'b0001) & _t2;
-                        term_seg_len_r_next = _t63;
+                        term_r_r_next = 1'b0 & (_t61[1:0] == 2'b00) & (_t61[5:2] == 4'b0001) & _t2;
+                        term_seg_len_r_next = _t62;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -896,25 +894,25 @@ always @* begin
                 if (mpa_bad_reg) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t64) begin
+                    if (_t63) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
-                    if (_t65) begin
+                    if (_t64) begin
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_CLOSED;
-                        evt_err_next = _t66;
+                        evt_err_next = _t65;
                     end
-                    if ((~_t65) & _t55) begin
+                    if ((~_t64) & _t54) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_TERMINATE_SENT;
-                        evt_err_next = _t66;
-                        term_err_next = _t66;
+                        evt_err_next = _t65;
+                        term_err_next = _t65;
                         term_md_next = 1'b0;
                         term_r_r_next = 1'b0 & (2'b10 == 2'b00) & (4'b0000 == 4'b0001) & _t2;
-                        term_seg_len_r_next = _t63;
+                        term_seg_len_r_next = _t62;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -923,7 +921,7 @@ always @* begin
                 if (_t47 & (check_err != 14'h0)) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t64) begin
+                    if (_t63) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
@@ -932,16 +930,16 @@ always @* begin
                         evt_kind_next = EVT_CLOSED;
                         evt_err_next = check_err;
                     end
-                    if (_t67) begin
+                    if (_t66) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_TERMINATE_SENT;
                         evt_err_next = check_err;
                         term_err_next = check_err;
-                        term_md_next = _t68;
-                        term_r_r_next = _t68 & _t69 & (check_err[5:2] == 4'b0001) & _t2;
-                        term_seg_len_r_next = _t68 ? desc_ulpdu_len : 16'h0;
+                        term_md_next = _t67;
+                        term_r_r_next = _t67 & _t68 & (check_err[5:2] == 4'b0001) & _t2;
+                        term_seg_len_r_next = _t67 ? desc_ulpdu_len : 16'h0;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -972,23 +970,23 @@ always @* begin
                             u_open_next = 1'b0;
                         end
                         if (_t15) begin
-                            rx_msn_0_next = _t70;
+                            rx_msn_0_next = _t69;
                         end
                         if (_t16) begin
-                            rx_msn_1_next = _t70;
+                            rx_msn_1_next = _t69;
                         end
                         if (_t17) begin
-                            rx_msn_2_next = _t70;
+                            rx_msn_2_next = _t69;
                         end
                         if (qn_expected == 2'b11) begin
-                            rx_msn_3_next = _t70;
+                            rx_msn_3_next = _t69;
                         end
                         case (desc_opcode)
                             OP_SEND, OP_SEND_SE: begin
                                 evt_valid_next = 1'b1;
                                 evt_kind_next = EVT_RECV;
                                 evt_length_next = msg_end[31:0];
-                                evt_solicited_next = _t71;
+                                evt_solicited_next = _t70;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
                                 evt_data_next = 64'h0;
@@ -1002,7 +1000,7 @@ always @* begin
                                 evt_valid_next = 1'b1;
                                 evt_kind_next = EVT_RECV_IMMEDIATE;
                                 evt_length_next = 32'h8;
-                                evt_solicited_next = _t71;
+                                evt_solicited_next = _t70;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
                                 evt_data_next = {
@@ -1028,7 +1026,7 @@ always @* begin
                                 evt_solicited_next = 1'b0;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
-                                evt_data_next = _t60;
+                                evt_data_next = _t59;
                                 evt_err_next = 14'h0;
                             end
                             OP_TERMINATE: begin
@@ -1065,7 +1063,7 @@ always @* begin
             if (_t52) begin
                 rx_stopped_r_next = 1'b1;
                 tx_stopped_r_next = 1'b1;
-                if (_t64) begin
+                if (_t63) begin
                     cmd_valid_next = 1'b1;
                     cmd_discard_next = 1'b1;
                 end
@@ -1074,23 +1072,23 @@ always @* begin
                     evt_kind_next = EVT_CLOSED;
                     evt_err_next = post_err;
                 end
-                if (_t67) begin
+                if (_t66) begin
                     term_sent_next = 1'b1;
                     term_pending_next = 1'b1;
                     evt_valid_next = 1'b1;
                     evt_kind_next = EVT_TERMINATE_SENT;
                     evt_err_next = post_err;
                     term_err_next = post_err;
-                    term_md_next = _t72;
-                    term_r_r_next = _t72 & _t73 & (post_err[5:2] == 4'b0001) & _t2;
-                    term_seg_len_r_next = _t72 ? desc_ulpdu_len : 16'h0;
+                    term_md_next = _t71;
+                    term_r_r_next = _t71 & _t72 & (post_err[5:2] == 4'b0001) & _t2;
+                    term_seg_len_r_next = _t71 ? desc_ulpdu_len : 16'h0;
                     term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_rdmap[223:0];
                 end
                 state_next = STATE_IDLE;
             end
-            if (_t45 & _t58) begin
+            if (_t45 & _t57) begin
                 state_next = STATE_IDLE;
                 if (_t28) begin
                     if (_t29) begin
@@ -1134,28 +1132,28 @@ always @* begin
                     evt_data_next = 64'h0;
                     evt_err_next = 14'h0;
                 end
-                if (_t54) begin
+                if (_t53) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t64) begin
+                    if (_t63) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode) begin
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_CLOSED;
-                        evt_err_next = _t74;
+                        evt_err_next = _t73;
                     end
-                    if (_t67) begin
+                    if (_t66) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_TERMINATE_SENT;
-                        evt_err_next = _t74;
-                        term_err_next = _t74;
-                        term_md_next = _t76;
-                        term_r_r_next = _t76 & _t80 & (_t81 == 4'b0001) & _t2;
-                        term_seg_len_r_next = _t76 ? desc_ulpdu_len : 16'h0;
+                        evt_err_next = _t73;
+                        term_err_next = _t73;
+                        term_md_next = _t75;
+                        term_r_r_next = _t75 & _t79 & (_t80 == 4'b0001) & _t2;
+                        term_seg_len_r_next = _t75 ? desc_ulpdu_len : 16'h0;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];

@@ -144,16 +144,24 @@ wire _t18;
 wire _t19;
 wire _t20;
 wire _t21;
-wire _t22;
-wire _t23;
-wire _t24;
-wire _t25;
-wire _t26;
-wire _t27;
-wire [15:0] _t28;
-wire _t29;
+wire [7:0] _t22;
+wire [7:0] _t23;
+wire [7:0] _t24;
+wire [7:0] _t25;
+wire [7:0] _t26;
+wire [7:0] _t27;
+wire [7:0] _t28;
+wire [7:0] _t29;
 wire _t30;
 wire _t31;
+wire _t32;
+wire _t33;
+wire _t34;
+wire _t35;
+wire [15:0] _t36;
+wire _t37;
+wire _t38;
+wire _t39;
 
 assign _t0 = beat_reg == 4'b0000;
 assign _t1 = (~flush_reg) | first_beat;
@@ -177,16 +185,24 @@ assign _t18 = beat_reg == 4'b0010;
 assign _t19 = beat_reg < 4'b0010;
 assign _t20 = beat_reg == 4'b0001;
 assign _t21 = beat_reg < 4'b0001;
-assign _t22 = hdr_view[11:8] == OP_ATOMIC_RESPONSE;
-assign _t23 = hdr_view[11:8] == OP_ATOMIC_REQUEST;
-assign _t24 = hdr_view[11:8] == OP_IMMEDIATE_SE;
-assign _t25 = hdr_view[11:8] == OP_IMMEDIATE;
-assign _t26 = hdr_view[11:8] == OP_TERMINATE;
-assign _t27 = hdr_view[11:8] == OP_READ_REQUEST;
-assign _t28 = hdr_view[7] ? 16'he : 16'h12;
-assign _t29 = ~hdr_view[7];
-assign _t30 = _t27 | _t26 | _t25 | _t24 | _t23 | _t22;
-assign _t31 = verdict == 14'h0;
+assign _t22 = _t0 ? in_masked[63:56] : capture_reg[63:56];
+assign _t23 = _t0 ? in_masked[55:48] : capture_reg[55:48];
+assign _t24 = _t0 ? in_masked[47:40] : capture_reg[47:40];
+assign _t25 = _t0 ? in_masked[39:32] : capture_reg[39:32];
+assign _t26 = _t0 ? in_masked[31:24] : capture_reg[31:24];
+assign _t27 = _t0 ? in_masked[23:16] : capture_reg[23:16];
+assign _t28 = _t0 ? in_masked[15:8] : capture_reg[15:8];
+assign _t29 = _t0 ? in_masked[7:0] : capture_reg[7:0];
+assign _t30 = hdr_view[11:8] == OP_ATOMIC_RESPONSE;
+assign _t31 = hdr_view[11:8] == OP_ATOMIC_REQUEST;
+assign _t32 = hdr_view[11:8] == OP_IMMEDIATE_SE;
+assign _t33 = hdr_view[11:8] == OP_IMMEDIATE;
+assign _t34 = hdr_view[11:8] == OP_TERMINATE;
+assign _t35 = hdr_view[11:8] == OP_READ_REQUEST;
+assign _t36 = hdr_view[7] ? 16'he : 16'h12;
+assign _t37 = ~hdr_view[7];
+assign _t38 = _t35 | _t34 | _t33 | _t32 | _t31 | _t30;
+assign _t39 = verdict == 14'h0;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
@@ -287,29 +303,29 @@ assign hdr_view = {
     _t20 ? in_masked[23:16] : (_t21 ? 8'h0 : capture_reg[87:80]),
     _t20 ? in_masked[15:8] : (_t21 ? 8'h0 : capture_reg[79:72]),
     _t20 ? in_masked[7:0] : (_t21 ? 8'h0 : capture_reg[71:64]),
-    _t0 ? in_masked[63:56] : capture_reg[63:56],
-    _t0 ? in_masked[55:48] : capture_reg[55:48],
-    _t0 ? in_masked[47:40] : capture_reg[47:40],
-    _t0 ? in_masked[39:32] : capture_reg[39:32],
-    _t0 ? in_masked[31:24] : capture_reg[31:24],
-    _t0 ? in_masked[23:16] : capture_reg[23:16],
-    _t0 ? in_masked[15:8] : capture_reg[15:8],
-    _t0 ? in_masked[7:0] : capture_reg[7:0]
+    _t22,
+    _t23,
+    _t24,
+    _t25,
+    _t26,
+    _t27,
+    _t28,
+    _t29
 };
 assign rdmap_len = ulpdu_len - 16'h12;
-assign fixed_len = _t22 ? 16'hc : (_t23 ? 16'h34 : (_t24 ? 16'h8 : (_t25 ? 16'h8 : (_t26 ? 16'h4 : (_t27 ? 16'h1c : 16'h0)))));
+assign fixed_len = _t30 ? 16'hc : (_t31 ? 16'h34 : (_t32 ? 16'h8 : (_t33 ? 16'h8 : (_t34 ? 16'h4 : (_t35 ? 16'h1c : 16'h0)))));
 assign term_len = 16'h4 + (hdr_view[166] ? ((hdr_view[166] & (rdmap_len > 16'h6) & hdr_view[199]) ? 16'h10 : 16'h14) : 16'h0) +
     (hdr_view[165] ? 16'h1c : 16'h0);
-assign verdict = (ulpdu_len < _t28) ? ERR_LLP_MARKER :
+assign verdict = (ulpdu_len < _t36) ? ERR_LLP_MARKER :
     (hdr_view[1:0] != 2'b01) ? (hdr_view[7] ? ERR_DDP_TAGGED_VERSION : ERR_DDP_UNTAGGED_VERSION) :
     (hdr_view[15:14] != 2'b01) ? ERR_RDMAP_INVALID_VERSION :
     ((hdr_view[11:8] > OP_ATOMIC_RESPONSE) | ((hdr_view[11:8] >= OP_IMMEDIATE) & _t4)) ? ERR_RDMAP_UNEXPECTED_OPCODE :
     (hdr_view[7] != ((hdr_view[11:8] == OP_WRITE) | (hdr_view[11:8] == OP_READ_RESPONSE))) ? ERR_RDMAP_UNEXPECTED_OPCODE :
-    (_t29 & (rdmap_len < fixed_len)) ? ERR_LLP_MARKER :
-    (_t29 & _t26 & (rdmap_len < term_len)) ? ERR_LLP_MARKER :
-    (_t29 & _t30 & (rdmap_len > (_t26 ? term_len : fixed_len))) ? ERR_DDP_TOO_LONG :
+    (_t37 & (rdmap_len < fixed_len)) ? ERR_LLP_MARKER :
+    (_t37 & _t34 & (rdmap_len < term_len)) ? ERR_LLP_MARKER :
+    (_t37 & _t38 & (rdmap_len > (_t34 ? term_len : fixed_len))) ? ERR_DDP_TOO_LONG :
     ERR_NONE;
-assign has_payload = _t31 & (~_t30) & (ulpdu_len > _t28);
+assign has_payload = _t39 & (~_t38) & (ulpdu_len > _t36);
 
 always @* begin
     out_valid_next = out_valid_reg;
@@ -341,76 +357,76 @@ always @* begin
     end
     if (fire) begin
         capture_next = {
-            _t6 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[559:552]),
-            _t6 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[551:544]),
-            _t6 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[543:536]),
-            _t6 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[535:528]),
-            _t6 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[527:520]),
-            _t6 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[519:512]),
-            _t8 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[511:504]),
-            _t8 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[503:496]),
-            _t8 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[495:488]),
-            _t8 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[487:480]),
-            _t8 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[479:472]),
-            _t8 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[471:464]),
-            _t8 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[463:456]),
-            _t8 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[455:448]),
-            _t10 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[447:440]),
-            _t10 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[439:432]),
-            _t10 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[431:424]),
-            _t10 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[423:416]),
-            _t10 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[415:408]),
-            _t10 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[407:400]),
-            _t10 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[399:392]),
-            _t10 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[391:384]),
-            _t12 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[383:376]),
-            _t12 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[375:368]),
-            _t12 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[367:360]),
-            _t12 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[359:352]),
-            _t12 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[351:344]),
-            _t12 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[343:336]),
-            _t12 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[335:328]),
-            _t12 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[327:320]),
-            _t14 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[319:312]),
-            _t14 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[311:304]),
-            _t14 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[303:296]),
-            _t14 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[295:288]),
-            _t14 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[287:280]),
-            _t14 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[279:272]),
-            _t14 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[271:264]),
-            _t14 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[263:256]),
-            _t16 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[255:248]),
-            _t16 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[247:240]),
-            _t16 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[239:232]),
-            _t16 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[231:224]),
-            _t16 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[223:216]),
-            _t16 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[215:208]),
-            _t16 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[207:200]),
-            _t16 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[199:192]),
-            _t18 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[191:184]),
-            _t18 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[183:176]),
-            _t18 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[175:168]),
-            _t18 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[167:160]),
-            _t18 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[159:152]),
-            _t18 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[151:144]),
-            _t18 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[143:136]),
-            _t18 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[135:128]),
-            _t20 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[127:120]),
-            _t20 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[119:112]),
-            _t20 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[111:104]),
-            _t20 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[103:96]),
-            _t20 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[95:88]),
-            _t20 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[87:80]),
-            _t20 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[79:72]),
-            _t20 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[71:64]),
-            _t0 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[63:56]),
-            _t0 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[55:48]),
-            _t0 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[47:40]),
-            _t0 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[39:32]),
-            _t0 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[31:24]),
-            _t0 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[23:16]),
-            _t0 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[15:8]),
-            _t0 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[7:0])
+            _t6 ? in_masked[47:40] : capture_reg[559:552],
+            _t6 ? in_masked[39:32] : capture_reg[551:544],
+            _t6 ? in_masked[31:24] : capture_reg[543:536],
+            _t6 ? in_masked[23:16] : capture_reg[535:528],
+            _t6 ? in_masked[15:8] : capture_reg[527:520],
+            _t6 ? in_masked[7:0] : capture_reg[519:512],
+            _t8 ? in_masked[63:56] : capture_reg[511:504],
+            _t8 ? in_masked[55:48] : capture_reg[503:496],
+            _t8 ? in_masked[47:40] : capture_reg[495:488],
+            _t8 ? in_masked[39:32] : capture_reg[487:480],
+            _t8 ? in_masked[31:24] : capture_reg[479:472],
+            _t8 ? in_masked[23:16] : capture_reg[471:464],
+            _t8 ? in_masked[15:8] : capture_reg[463:456],
+            _t8 ? in_masked[7:0] : capture_reg[455:448],
+            _t10 ? in_masked[63:56] : capture_reg[447:440],
+            _t10 ? in_masked[55:48] : capture_reg[439:432],
+            _t10 ? in_masked[47:40] : capture_reg[431:424],
+            _t10 ? in_masked[39:32] : capture_reg[423:416],
+            _t10 ? in_masked[31:24] : capture_reg[415:408],
+            _t10 ? in_masked[23:16] : capture_reg[407:400],
+            _t10 ? in_masked[15:8] : capture_reg[399:392],
+            _t10 ? in_masked[7:0] : capture_reg[391:384],
+            _t12 ? in_masked[63:56] : capture_reg[383:376],
+            _t12 ? in_masked[55:48] : capture_reg[375:368],
+            _t12 ? in_masked[47:40] : capture_reg[367:360],
+            _t12 ? in_masked[39:32] : capture_reg[359:352],
+            _t12 ? in_masked[31:24] : capture_reg[351:344],
+            _t12 ? in_masked[23:16] : capture_reg[343:336],
+            _t12 ? in_masked[15:8] : capture_reg[335:328],
+            _t12 ? in_masked[7:0] : capture_reg[327:320],
+            _t14 ? in_masked[63:56] : capture_reg[319:312],
+            _t14 ? in_masked[55:48] : capture_reg[311:304],
+            _t14 ? in_masked[47:40] : capture_reg[303:296],
+            _t14 ? in_masked[39:32] : capture_reg[295:288],
+            _t14 ? in_masked[31:24] : capture_reg[287:280],
+            _t14 ? in_masked[23:16] : capture_reg[279:272],
+            _t14 ? in_masked[15:8] : capture_reg[271:264],
+            _t14 ? in_masked[7:0] : capture_reg[263:256],
+            _t16 ? in_masked[63:56] : capture_reg[255:248],
+            _t16 ? in_masked[55:48] : capture_reg[247:240],
+            _t16 ? in_masked[47:40] : capture_reg[239:232],
+            _t16 ? in_masked[39:32] : capture_reg[231:224],
+            _t16 ? in_masked[31:24] : capture_reg[223:216],
+            _t16 ? in_masked[23:16] : capture_reg[215:208],
+            _t16 ? in_masked[15:8] : capture_reg[207:200],
+            _t16 ? in_masked[7:0] : capture_reg[199:192],
+            _t18 ? in_masked[63:56] : capture_reg[191:184],
+            _t18 ? in_masked[55:48] : capture_reg[183:176],
+            _t18 ? in_masked[47:40] : capture_reg[175:168],
+            _t18 ? in_masked[39:32] : capture_reg[167:160],
+            _t18 ? in_masked[31:24] : capture_reg[159:152],
+            _t18 ? in_masked[23:16] : capture_reg[151:144],
+            _t18 ? in_masked[15:8] : capture_reg[143:136],
+            _t18 ? in_masked[7:0] : capture_reg[135:128],
+            _t20 ? in_masked[63:56] : capture_reg[127:120],
+            _t20 ? in_masked[55:48] : capture_reg[119:112],
+            _t20 ? in_masked[47:40] : capture_reg[111:104],
+            _t20 ? in_masked[39:32] : capture_reg[103:96],
+            _t20 ? in_masked[31:24] : capture_reg[95:88],
+            _t20 ? in_masked[23:16] : capture_reg[87:80],
+            _t20 ? in_masked[15:8] : capture_reg[79:72],
+            _t20 ? in_masked[7:0] : capture_reg[71:64],
+            _t22,
+            _t23,
+            _t24,
+            _t25,
+            _t26,
+            _t27,
+            _t28,
+            _t29
         };
         beat_next = s_axis_tlast ? 4'b0000 : ((beat_reg == 4'b1001) ? beat_reg : (beat_reg + 4'b0001));
         pos_next = s_axis_tlast ? 16'h0 : (pos_reg + 16'h8);
@@ -448,11 +464,11 @@ always @* begin
                 hdr_view[1:0],
                 hdr_view[6],
                 hdr_view[7],
-                has_payload ? (ulpdu_len - _t28) : 16'h0,
+                has_payload ? (ulpdu_len - _t36) : 16'h0,
                 ulpdu_len,
                 verdict,
                 has_payload,
-                _t31
+                _t39
             };
         end
     end

@@ -488,7 +488,9 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     flush,
     inState('CHECK').and(rxStopped.not()).and(clean.not().or(uAccept.and(last).and(op.eq(K.OP.TERMINATE))))
       .or(inState('POST').and(postErr.ne(0)))
-      .or(inState('IWAIT').and(invRspValid).and(invFault.ne(0)))
+      // The one invalidate in flight is IWAIT's (INV issues it, IWAIT waits for it): its
+      // response needs no state check (one survived the mutation campaign as dead logic).
+      .or(invRspValid.and(invFault.ne(0)))
       .or(startAbort.and(termSent.not()).and(txStopped.not())),
   );
   m.assign(rqPop, uAccept.and(open.not()).and(qnOf.eq(K.QN.SEND)));

@@ -208,7 +208,9 @@ export function ddpRxHdrModule(bytes: number): Module {
     const cur = lane(curM, i % W);
     const old = lane(buf, i);
     view.push(mux(here, cur, b === 0 ? old : mux(bcnt.lt(b), lit(8, 0), old)));
-    capNext.push(mux(here, cur, mux(isFirst, lit(8, 0), old)));
+    // No clearing at a ULPDU's first beat: the view reads a lane only from its own beat on, and
+    // that beat writes it (a mutant that set it to 0x80 there survived every run: dead logic).
+    capNext.push(mux(here, cur, old));
   }
   const v = m.let('hdr_view', cat(...view.reverse()), { doc: 'the first octets of the ULPDU as of this beat (zero past its end)' });
   const V = (i: number) => lane(v, i);
