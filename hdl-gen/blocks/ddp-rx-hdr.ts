@@ -15,6 +15,7 @@ import { DdpError, LlpError, RdmapError, type ErrorCode } from '../../ts-model/t
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream, sourceStream } from '../core/stream';
+import { record } from '../lib/record';
 
 /**
  * The first stage of the receive path: DDP/RDMAP header decoding and the header checks H1–H7 of
@@ -96,8 +97,12 @@ const FIXED: ReadonlyArray<readonly [number, number]> = [
 ];
 
 const bitLength = (n: number): number => Math.max(1, Math.ceil(Math.log2(n + 1)));
-/** An error code as the 14-bit {code, etype, layer} of the descriptor and the receive path. */
-export const errBits = (e: ErrorCode): bigint => (BigInt(e.code) << 6n) | (BigInt(e.etype) << 2n) | BigInt(e.layer);
+/**
+ * An error code as the descriptor and the receive path carry it, 14 bits {code, etype, layer}
+ * (RFC 5040 §8: Layer, EType, Error Code): the layout testbenches decode events with too.
+ */
+export const ERROR_CODE = record('error_code', { layer: 2, etype: 4, code: 8 });
+export const errBits = (e: ErrorCode): bigint => ERROR_CODE.encode({ layer: e.layer, etype: e.etype, code: e.code });
 const orAll = (xs: readonly Expr[]): Expr => xs.reduce((a, b) => a.or(b));
 
 /** Header checks on the DDP control octet (D+0) and the RDMAP control octet (D+1). */

@@ -1,5 +1,5 @@
 import { hex } from '../../ts-model/util/hex';
-import type { WriteBeat } from './host-memory-port';
+import type { WriteBeat } from '../harness/write-port';
 
 /**
  * What the top-level scoreboards (random mode, sim/cosim/rnic.ts; scenario mode,
