@@ -50,6 +50,13 @@ export interface RecordGroupOptions {
   readonly exclude?: readonly string[];
 }
 
+/** The handshake of a record interface: port names, default `<prefix>_valid` and `<prefix>_ready`. */
+export interface Handshake {
+  readonly valid?: string;
+  /** null: the interface has no ready (every transfer is taken at once, as on a configuration port). */
+  readonly ready?: string | null;
+}
+
 export interface GroupField {
   readonly name: string;
   readonly port: PortHandle;

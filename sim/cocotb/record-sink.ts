@@ -9,9 +9,9 @@
 import type { PortHandle, SimModel } from '../verilator/model';
 import type { Component } from './component';
 import { never, type PauseGen } from './pause';
-import { RecordGroup, type RecordGroupOptions, type Sampled } from './record-group';
+import { RecordGroup, type Handshake, type RecordGroupOptions, type Sampled } from './record-group';
 
-export interface RecordMonitorOptions<T> extends Omit<RecordGroupOptions, 'direction'> {
+export interface RecordMonitorOptions<T> extends Omit<RecordGroupOptions, 'direction'>, Handshake {
   /** A record as the test wants it (default: the sampled fields). */
   readonly map?: (fields: Sampled, cycle: number) => T;
   /** Called with each record taken (besides keeping it in `records`, unless `keep` is false). */
@@ -19,9 +19,6 @@ export interface RecordMonitorOptions<T> extends Omit<RecordGroupOptions, 'direc
   readonly keep?: boolean;
   /** Reports valid dropped or the payload changed before the handshake. */
   readonly stable?: (violation: string) => void;
-  /** Port names, default `<prefix>_valid` and `<prefix>_ready`; `ready: null`: every valid cycle is a transfer. */
-  readonly valid?: string;
-  readonly ready?: string | null;
 }
 
 export class RecordMonitor<T = Sampled> implements Component {

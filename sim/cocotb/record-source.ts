@@ -8,9 +8,9 @@ import type { SimModel } from '../verilator/model';
 import type { PortHandle } from '../verilator/model';
 import type { Component } from './component';
 import type { PauseGen } from './pause';
-import { RecordGroup, type Fields, type RecordGroupOptions } from './record-group';
+import { RecordGroup, type Fields, type Handshake, type RecordGroupOptions } from './record-group';
 
-export interface RecordSourceOptions<T> extends Omit<RecordGroupOptions, 'direction'> {
+export interface RecordSourceOptions<T> extends Omit<RecordGroupOptions, 'direction'>, Handshake {
   /** An item's fields (default: the item is its fields). */
   readonly fields?: (item: T) => Fields;
   /**
@@ -24,9 +24,6 @@ export interface RecordSourceOptions<T> extends Omit<RecordGroupOptions, 'direct
   readonly when?: (item: T) => boolean;
   /** Called at the handshake that takes an item. */
   readonly onAccept?: (item: T) => void;
-  /** Port names, default `<prefix>_valid` and `<prefix>_ready`; `ready: null`: always taken. */
-  readonly valid?: string;
-  readonly ready?: string | null;
 }
 
 export class RecordSource<T = Fields> implements Component {

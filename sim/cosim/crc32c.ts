@@ -3,7 +3,7 @@ import type { Prng } from '../../ts-model/util/prng';
 import type { AxisSendBeat, AxisSource } from '../cocotb/axis';
 import type { RecordSink } from '../cocotb/record-sink';
 import { DutBench } from '../harness/dut-bench';
-import { dutSelection, openDut, type DutSelection } from '../harness/open-dut';
+import { dutSelection, type DutSelection } from '../harness/open-dut';
 import { Tally } from '../harness/tally';
 import { hex32 } from '../../ts-model/util/hex';
 
@@ -92,8 +92,7 @@ class CrcBench extends DutBench {
   readonly crcs: RecordSink<{ crc: number; err: boolean; cycle: number }>;
 
   constructor(opts: CrcCosimOptions) {
-    const { src, compiled, model } = openCrc(opts);
-    super(model, opts.seed, { src, compiled });
+    super(...DutBench.opening(`crc32c_w${opts.width}`, opts.seed, { ...dutSelection(opts), ...(opts.sampledInputs !== undefined && { sampledInputs: opts.sampledInputs }) }));
     this.sAxis = this.source('s_axis', { pause: this.pause(opts.sourcePause ?? 0.2) });
     this.crcs = this.recordSink('m_axis', {
       valid: 'm_axis_tvalid',
@@ -103,9 +102,6 @@ class CrcBench extends DutBench {
     });
   }
 }
-
-const openCrc = (opts: CrcCosimOptions) =>
-  openDut(`crc32c_w${opts.width}`, { ...dutSelection(opts), ...(opts.sampledInputs !== undefined && { sampledInputs: opts.sampledInputs }) });
 
 export function cosimCrc32c(opts: CrcCosimOptions): CrcCosimResult {
   const W = opts.width;

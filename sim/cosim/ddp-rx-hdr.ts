@@ -14,7 +14,7 @@ import { DEFAULT_RDMAP_OPTIONS } from '../../ts-model/rnic/options';
 import type { Prng } from '../../ts-model/util/prng';
 import type { AxisMonitor, AxisSendBeat, AxisSink, AxisSource } from '../cocotb/axis';
 import { DutBench } from '../harness/dut-bench';
-import { dutSelection, openDut, type DutSelection } from '../harness/open-dut';
+import { dutSelection, type DutSelection } from '../harness/open-dut';
 import { Tally } from '../harness/tally';
 import { hex } from '../../ts-model/util/hex';
 
@@ -237,8 +237,8 @@ class DdpRxHdrBench extends DutBench {
   readonly descAt: number[] = [];
 
   constructor(opts: DdpRxHdrCosimOptions, rfc7306: boolean) {
-    const { src, compiled, model } = openDut(`ddp_rx_hdr_w${opts.width}`, dutSelection(opts));
-    super(model, opts.seed, { src, compiled });
+    super(...DutBench.opening(`ddp_rx_hdr_w${opts.width}`, opts.seed, dutSelection(opts)));
+    const { model } = this;
     this.sAxis = this.source('s_axis', { pause: this.pause(opts.sourcePause ?? 0.2) });
     this.mAxis = this.sink('m_axis', { pause: this.pause(opts.sinkPause ?? 0.2) });
     this.mDesc = this.sink('m_desc', { pause: this.pause(opts.descPause ?? 0.2) });

@@ -5,7 +5,7 @@ import type { AxisSource } from '../cocotb/axis';
 import type { RecordSource } from '../cocotb/record-source';
 import { DutBench } from '../harness/dut-bench';
 import type { HostMemoryPort } from '../harness/host-memory-port';
-import { dutSelection, openDut, type DutSelection } from '../harness/open-dut';
+import { dutSelection, type DutSelection } from '../harness/open-dut';
 
 /**
  * Co-simulation of ddp_rx_place_w<W> (hdl-gen/blocks/ddp-rx-place.ts) against a TypeScript
@@ -147,8 +147,8 @@ class PlaceBench extends DutBench {
   accepted = 0;
 
   constructor(o: DdpRxPlaceCosimOptions, report: (s: string) => void, onWrite: (addr: bigint, strb: bigint, data: Uint8Array, cycle: number) => void, sample: () => void) {
-    const { src, compiled, model } = openDut(`ddp_rx_place_w${o.width}`, dutSelection(o));
-    super(model, o.seed, { src, compiled });
+    super(...DutBench.opening(`ddp_rx_place_w${o.width}`, o.seed, dutSelection(o)));
+    const { model } = this;
     const made = makePackets(this.r, o);
     this.packets = made.packets;
     this.overlapping = made.overlapping;

@@ -4,14 +4,13 @@ import { Rnic } from '../../ts-model/rnic/rnic';
 import type { WorkRequest } from '../../ts-model/rnic/work-request';
 import { IRD_ORD_NO_NEGOTIATE } from '../../ts-model/mpa/constants';
 import { prng, type Prng } from '../../ts-model/util/prng';
-import type { AxisSink } from '../cocotb/axis';
 import type { RecordSource } from '../cocotb/record-source';
 import type { SimModel } from '../verilator/model';
-import { DutBench } from '../harness/dut-bench';
 import type { HostMemoryPort } from '../harness/host-memory-port';
 import { BackgroundMemory } from '../harness/memory';
 import { openDut, type DutOptions } from '../harness/open-dut';
-import { UlpduStreamCheck, txMismatches, type UlpduMismatch } from './tx-ports';
+import { TxBlockBench, type TxBlockRunOptions, type TxRunEnd } from './tx-bench';
+import { txMismatches, type UlpduMismatch } from './tx-ports';
 import { WR_NOISE_FIELDS, wrFields, type TxRequest } from './wr-request';
 
 export type { TxRequest } from './wr-request';
@@ -91,37 +90,13 @@ export function randomTxRequests(r: Prng, n: number, mulpdu: number, W: number, 
 
 // ---- one run of the RTL ------------------------------------------------------------------------------
 
-export interface TxRunOptions {
-  readonly width: number;
-  readonly requests: readonly TxRequest[];
-  readonly memory: BackgroundMemory;
-  readonly mulpdu: number;
-  readonly initialMsn: number;
-  readonly seed: number;
-  /** Per-cycle probabilities (default 0.3; 0 = full rate). */
+export interface TxRunOptions extends TxBlockRunOptions<TxRequest> {
+  /** Per-cycle probability of no work request offered (default 0.3). */
   readonly wrGap?: number;
-  readonly rdPause?: number;
-  readonly sinkPause?: number;
-  /** Read latency, uniform in [minLatency, maxLatency] cycles after the handshake (default 1..6). */
-  readonly minLatency?: number;
-  readonly maxLatency?: number;
-  /** An open model of ddp_tx_w<width> (reset first); otherwise one is opened and closed. */
-  readonly model?: SimModel;
-  readonly dut?: DutOptions;
 }
 
-export interface TxRun {
-  readonly ulpdus: Uint8Array[];
-  readonly violations: string[];
-  /** The model's cycle count at each violation, at each ULPDU's last beat, and at the end. */
-  readonly violationAt: number[];
-  readonly ulpduAt: number[];
-  readonly endCycle: number;
-  /** Cycle of each work request handshake and of each ULPDU's last beat (for rate checks). */
-  readonly acceptedAt: number[];
-  readonly lastBeatAt: number[];
+export interface TxRun extends TxRunEnd {
   readonly sent: number;
-  readonly idleAtEnd: boolean;
 }
 
 /**
@@ -129,26 +104,13 @@ export interface TxRun {
  * use random), the memory read port on a background memory, the ULPDU stream on m_axis with its
  * check, and m_sent_valid, which must come only with a taken last beat.
  */
-class DdpTxBench extends DutBench {
+class DdpTxBench extends TxBlockBench {
   readonly wr: RecordSource<TxRequest>;
   readonly mem: HostMemoryPort;
-  readonly mAxis: AxisSink;
-  readonly stream: UlpduStreamCheck;
-  readonly acceptedAt: number[] = [];
-  readonly violations: string[] = [];
-  readonly violationAt: number[] = [];
   sent = 0;
-
-  /** Keeps a violation (the first 50) with the cycle it was seen. */
-  readonly report = (s: string): void => {
-    if (this.violations.length >= 50) return;
-    this.violations.push(s);
-    this.violationAt.push(this.model.cycles);
-  };
 
   constructor(model: SimModel, o: TxRunOptions) {
     super(model, o.seed);
-    const W = o.width;
     const r = this.r;
     const report = this.report;
     const wrGap = this.pause(o.wrGap ?? 0.3);
@@ -161,9 +123,8 @@ class DdpTxBench extends DutBench {
       fields: (q) => wrFields(q, q.kind === 'atomic' ? requestId++ : 0),
       onAccept: () => this.acceptedAt.push(this.stepped),
     });
-    this.mem = this.memory({ width: W, prefix: '', ports: 'read', memory: o.memory, rdPause, latency: { min: o.minLatency ?? 1, max: o.maxLatency ?? 6 }, report });
-    this.mAxis = this.sink('m_axis', { pause: this.pause(o.sinkPause ?? 0.3) });
-    this.stream = this.add(new UlpduStreamCheck({ model, width: W, cycle: () => this.stepped, report }));
+    this.mem = this.memory({ width: o.width, prefix: '', ports: 'read', memory: o.memory, rdPause, latency: { min: o.minLatency ?? 1, max: o.maxLatency ?? 6 }, report });
+    this.ulpduStream(o.width, o.sinkPause);
     const h = (n: string) => model.handle(n);
     const [sentValid, tvalid, tready, tlast] = [h('m_sent_valid'), h('m_axis_tvalid'), h('m_axis_tready'), h('m_axis_tlast')];
     this.add({
@@ -174,43 +135,18 @@ class DdpTxBench extends DutBench {
       },
     });
     this.inputs('cfg').poke({ mulpdu: o.mulpdu, initialMsn: o.initialMsn >>> 0 });
-    // A model used before holds its last inputs: nothing offered, nothing accepted, during reset.
-    for (const n of ['wr_valid', 'rd_ready', 'rd_data_valid', 'm_axis_tready']) model.pokeNumber(h(n), 0);
+    this.quiet(['wr_valid', 'rd_ready', 'rd_data_valid', 'm_axis_tready']);
   }
 }
 
 export function runDdpTx(o: TxRunOptions): TxRun {
   const W = o.width;
-  const model = o.model ?? openDut(`ddp_tx_w${W}`, o.dut).model;
-  const tb = new DdpTxBench(model, o);
+  const tb = new DdpTxBench(o.model ?? openDut(`ddp_tx_w${W}`, o.dut).model, o);
   tb.wr.push(...o.requests);
-  tb.reset();
   const payload = (q: TxRequest) => (q.kind === 'write' || q.kind === 'send' ? q.len : 0);
   const budget = 2000 + o.requests.reduce((n, q) => n + payload(q) + 100, 0) * 4;
-  const { report } = tb;
-  try {
-    tb.until(() => tb.sent >= o.requests.length, budget, `${o.requests.length} work requests sent by ddp_tx_w${W}`);
-  } catch (e) {
-    report((e as Error).message);
-  }
-  tb.run(20); // anything extra shows up in the counts
-  const inFlight = tb.mem.reader!.inFlight;
-  if (inFlight) report(`${inFlight} read(s) still pending at the end`);
-  const idleAtEnd = model.peekNumber(model.handle('idle')) === 1;
-  const endCycle = model.cycles;
-  if (!o.model) tb.close();
-  const frames = tb.mAxis.drain();
-  return {
-    ulpdus: frames.map((f) => f.data),
-    violations: tb.violations,
-    violationAt: tb.violationAt,
-    ulpduAt: frames.map((f) => f.cycle!),
-    endCycle,
-    acceptedAt: tb.acceptedAt,
-    lastBeatAt: tb.stream.lastBeatAt,
-    sent: tb.sent,
-    idleAtEnd,
-  };
+  const { stepped: _, ...end } = tb.finish(() => tb.sent >= o.requests.length, budget, `${o.requests.length} work requests sent by ddp_tx_w${W}`, o.model !== undefined);
+  return { ...end, sent: tb.sent };
 }
 
 // ---- the random co-simulation ---------------------------------------------------------------------

@@ -10,7 +10,7 @@ import type { Prng } from '../../ts-model/util/prng';
 import type { AxisSink, AxisSource } from '../cocotb/axis';
 import type { RecordGroup } from '../cocotb/record-group';
 import { DutBench } from '../harness/dut-bench';
-import { dutSelection, openDut, type DutSelection } from '../harness/open-dut';
+import { dutSelection, type DutSelection } from '../harness/open-dut';
 import { Tally } from '../harness/tally';
 
 /**
@@ -210,8 +210,8 @@ class MpaRxBench extends DutBench {
   errAt = -1;
 
   constructor(opts: MpaRxCosimOptions) {
-    const { src, compiled, model } = openDut(`mpa_rx_w${opts.width}`, dutSelection(opts));
-    super(model, opts.seed, { src, compiled });
+    super(...DutBench.opening(`mpa_rx_w${opts.width}`, opts.seed, dutSelection(opts)));
+    const { model } = this;
     this.sAxis = this.source('s_axis');
     this.mAxis = this.sink('m_axis');
     this.cfg = this.inputs('cfg');

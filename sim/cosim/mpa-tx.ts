@@ -4,7 +4,7 @@ import { MpaFramer, mulpdu } from '../../ts-model/mpa';
 import { record } from '../../hdl-gen/lib/record';
 import type { AxisSendBeat, AxisSink, AxisSource } from '../cocotb/axis';
 import { DutBench } from '../harness/dut-bench';
-import { dutSelection, openDut, type DutSelection } from '../harness/open-dut';
+import { dutSelection, type DutSelection } from '../harness/open-dut';
 import { Tally } from '../harness/tally';
 import { hex } from '../../ts-model/util/hex';
 
@@ -89,8 +89,8 @@ class MpaTxBench extends DutBench {
   readonly notPacked: string[] = [];
 
   constructor(opts: MpaTxCosimOptions) {
-    const { src, compiled, model } = openDut(`mpa_tx_w${opts.width}`, dutSelection(opts));
-    super(model, opts.seed, { src, compiled });
+    super(...DutBench.opening(`mpa_tx_w${opts.width}`, opts.seed, dutSelection(opts)));
+    const { model } = this;
     this.sAxis = this.source('s_axis', { pause: this.pause(opts.sourcePause ?? 0.15) });
     this.mAxis = this.sink('m_axis', { pause: this.pause(opts.sinkPause ?? 0.15) });
     const h = (n: string) => model.handle(n);

@@ -8,16 +8,15 @@ import { Opcode, READ_REQUEST_HEADER_SIZE, rdmapControl } from '../../ts-model/r
 import { encodeAtomicResponse, encodeTerminate } from '../../ts-model/rdmap/headers';
 import { hex } from '../../ts-model/util/hex';
 import { prng, type Prng } from '../../ts-model/util/prng';
-import type { AxisSink } from '../cocotb/axis';
 import type { Fields } from '../cocotb/record-group';
 import type { RecordSource } from '../cocotb/record-source';
 import type { SimModel } from '../verilator/model';
-import { DutBench } from '../harness/dut-bench';
 import type { HostMemoryPort } from '../harness/host-memory-port';
 import { BackgroundMemory } from '../harness/memory';
 import { openDut, type DutOptions } from '../harness/open-dut';
 import type { AtomicOp } from './atomic-unit';
-import { UlpduStreamCheck, txMismatches, type UlpduMismatch } from './tx-ports';
+import { TxBlockBench, type TxBlockRunOptions, type TxRunEnd } from './tx-bench';
+import { txMismatches, type UlpduMismatch } from './tx-ports';
 
 /**
  * Co-simulation of rdmap_tx_resp_w<W> (hdl-gen/blocks/rdmap-tx-resp.ts) against the model's own
@@ -161,43 +160,18 @@ export function randomRequests(r: Prng, n: number, mulpdu: number, W: number, mi
 
 // ---- one run of the RTL ------------------------------------------------------------------------------
 
-export interface RespRunOptions {
-  readonly width: number;
-  readonly requests: readonly RespRequest[];
-  /** Mutated: the RTL's writes land here. */
-  readonly memory: BackgroundMemory;
-  readonly mulpdu: number;
+export interface RespRunOptions extends TxBlockRunOptions<RespRequest> {
   readonly bigEndian: boolean;
-  readonly initialMsn: number;
-  readonly seed: number;
-  /** Per-cycle probabilities (default 0.3; 0 = full rate). */
+  /** Per-cycle probabilities of no request offered and of wr_ready low (default 0.3). */
   readonly reqGap?: number;
-  readonly rdPause?: number;
   readonly wrPause?: number;
-  readonly sinkPause?: number;
-  /** Read latency, uniform in [minLatency, maxLatency] cycles after the handshake (default 1..6). */
-  readonly minLatency?: number;
-  readonly maxLatency?: number;
-  /** An open model of rdmap_tx_resp_w<width> (reset first); otherwise one is opened and closed. */
-  readonly model?: SimModel;
-  readonly dut?: DutOptions;
 }
 
-export interface RespRun {
-  readonly ulpdus: Uint8Array[];
-  readonly violations: string[];
-  /** The model's cycle count at each violation, at each ULPDU's last beat, and at the end. */
-  readonly violationAt: number[];
-  readonly ulpduAt: number[];
-  readonly endCycle: number;
+export interface RespRun extends TxRunEnd {
   /** Cycles from reset to the last beat. */
   readonly cycles: number;
-  /** Cycle of each request handshake and of each ULPDU's last beat (for rate checks). */
-  readonly acceptedAt: number[];
-  readonly lastBeatAt: number[];
   readonly reads: number;
   readonly writes: number;
-  readonly idleAtEnd: boolean;
 }
 
 /** The fields a request kind does not use, in the order noise is drawn for them. */
@@ -223,25 +197,12 @@ function reqFields(q: RespRequest): Fields {
  * kinds random), both memory ports on a background memory (atomics write back), the ULPDU stream
  * on m_axis with its check.
  */
-class RespBench extends DutBench {
+class RespBench extends TxBlockBench {
   readonly req: RecordSource<RespRequest>;
   readonly mem: HostMemoryPort;
-  readonly mAxis: AxisSink;
-  readonly stream: UlpduStreamCheck;
-  readonly acceptedAt: number[] = [];
-  readonly violations: string[] = [];
-  readonly violationAt: number[] = [];
-
-  /** Keeps a violation (the first 50) with the cycle it was seen. */
-  readonly report = (s: string): void => {
-    if (this.violations.length >= 50) return;
-    this.violations.push(s);
-    this.violationAt.push(this.model.cycles);
-  };
 
   constructor(model: SimModel, o: RespRunOptions) {
     super(model, o.seed);
-    const W = o.width;
     const r = this.r;
     const reqGap = this.pause(o.reqGap ?? 0.3);
     const rdPause = this.pause(o.rdPause ?? 0.3);
@@ -256,49 +217,21 @@ class RespBench extends DutBench {
       fields: reqFields,
       onAccept: () => this.acceptedAt.push(this.stepped),
     });
-    this.mem = this.memory({ width: W, prefix: '', memory: o.memory, rdPause, wrPause, latency: { min: o.minLatency ?? 1, max: o.maxLatency ?? 6 }, report: this.report });
-    this.mAxis = this.sink('m_axis', { pause: this.pause(o.sinkPause ?? 0.3) });
-    this.stream = this.add(new UlpduStreamCheck({ model, width: W, cycle: () => this.stepped, report: this.report }));
+    this.mem = this.memory({ width: o.width, prefix: '', memory: o.memory, rdPause, wrPause, latency: { min: o.minLatency ?? 1, max: o.maxLatency ?? 6 }, report: this.report });
+    this.ulpduStream(o.width, o.sinkPause);
     this.inputs('cfg').poke({ mulpdu: o.mulpdu, bigEndian: o.bigEndian, initialMsn: o.initialMsn >>> 0 });
-    // A model used before holds its last inputs: nothing offered, nothing accepted, during reset.
-    for (const n of ['req_valid', 'rd_ready', 'rd_data_valid', 'wr_ready', 'm_axis_tready']) model.pokeNumber(model.handle(n), 0);
+    this.quiet(['req_valid', 'rd_ready', 'rd_data_valid', 'wr_ready', 'm_axis_tready']);
   }
 }
 
 export function runRdmapTxResp(o: RespRunOptions): RespRun {
   const W = o.width;
-  const model = o.model ?? openDut(`rdmap_tx_resp_w${W}`, o.dut).model;
-  const tb = new RespBench(model, o);
+  const tb = new RespBench(o.model ?? openDut(`rdmap_tx_resp_w${W}`, o.dut).model, o);
   tb.req.push(...o.requests);
-  tb.reset();
   const expectedCount = o.requests.reduce((n, q) => n + (q.kind === 'read' ? Math.max(1, Math.ceil(q.size / (o.mulpdu - 14))) : 1), 0);
   const budget = 2000 + o.requests.reduce((n, q) => n + (q.kind === 'read' ? q.size : 100), 0) * 4;
-  try {
-    tb.until(() => tb.mAxis.receivedCount >= expectedCount && tb.req.idle, budget, `${expectedCount} ULPDUs from rdmap_tx_resp_w${W}`);
-  } catch (e) {
-    tb.report((e as Error).message);
-  }
-  const cycles = tb.stepped;
-  tb.run(20); // anything extra shows up in the count
-  const inFlight = tb.mem.reader!.inFlight;
-  if (inFlight) tb.report(`${inFlight} read(s) still pending at the end`);
-  const idleAtEnd = model.peekNumber(model.handle('idle')) === 1;
-  const endCycle = model.cycles;
-  if (!o.model) tb.close();
-  const frames = tb.mAxis.drain();
-  return {
-    ulpdus: frames.map((f) => f.data),
-    violations: tb.violations,
-    violationAt: tb.violationAt,
-    ulpduAt: frames.map((f) => f.cycle!),
-    endCycle,
-    cycles,
-    acceptedAt: tb.acceptedAt,
-    lastBeatAt: tb.stream.lastBeatAt,
-    reads: tb.mem.reader!.reads,
-    writes: tb.mem.writes.length,
-    idleAtEnd,
-  };
+  const { stepped, ...end } = tb.finish(() => tb.mAxis.receivedCount >= expectedCount && tb.req.idle, budget, `${expectedCount} ULPDUs from rdmap_tx_resp_w${W}`, o.model !== undefined);
+  return { ...end, cycles: stepped, reads: tb.mem.reader!.reads, writes: tb.mem.writes.length };
 }
 
 // ---- the random co-simulation ---------------------------------------------------------------------

@@ -117,7 +117,29 @@ function formatPlace(r: DdpRxPlaceResult): string {
 
 const placeFailures = (r: DdpRxPlaceResult): number => r.violations + r.memoryMismatches + (r.writeBeats !== r.expectedWriteBeats ? 1 : 0);
 
-const BLOCK_OPTIONS: readonly CosimOption[] = ['width', 'frames', 'vcd'];
+/** The harness options every block run takes: its width, seed and DUT. */
+const common = (a: CosimArgs) => ({ width: a.width, seed: a.seed, ...selection(a) });
+
+/**
+ * A block generated at a width, `<name>_w<W>`: --width, --frames, --vcd, and --faults with its
+ * default where `faults` is given.
+ */
+function widthBlock(name: string, about: string, widths: readonly number[], run: (a: CosimArgs) => CosimRun, faults?: number): CosimDut {
+  return {
+    name,
+    about,
+    widths,
+    options: ['width', 'frames', 'vcd', ...(faults !== undefined ? (['faults'] as const) : [])],
+    ...(faults !== undefined && { faults }),
+    modules: ({ width }) => [`${name}_w${width}`],
+    run,
+  };
+}
+
+const rxRun = (dut: 'rx' | 'rnic_rx') => (a: CosimArgs): CosimRun => {
+  const r = runRx(common(a), dut, a.frames, a.faults);
+  return block(r, formatRx, r.mismatches + r.violations);
+};
 
 export const COSIM_DUTS: readonly CosimDut[] = [
   {
@@ -128,42 +150,20 @@ export const COSIM_DUTS: readonly CosimDut[] = [
     faults: 0.05,
     modules: ({ width }) => [`rnic_top_w${width}`],
     run: (a) => {
-      const common = { width: a.width, config: a.config, seed: a.seed, out: a.out, trace: a.trace, evidence: a.evidence, ...(a.rtl !== undefined && { rtl: a.rtl }), ...(a.plusargs && { plusargs: a.plusargs }) };
+      const c = { width: a.width, config: a.config, seed: a.seed, out: a.out, trace: a.trace, evidence: a.evidence, ...(a.rtl !== undefined && { rtl: a.rtl }), ...(a.plusargs && { plusargs: a.plusargs }) };
       if (a.scenario) {
-        const r = runScenarioCosim({ ...common, scenario: a.scenario });
+        const r = runScenarioCosim({ ...c, scenario: a.scenario });
         const m = r.firstMismatch;
         return { result: r, text: (replay) => formatScenarioCosim(r, replay), failures: r.mismatches + r.violations, first: m ? m.what : r.firstViolation ?? '', cycle: m?.cycle ?? null };
       }
-      const r = runRnicCosim({ ...common, ops: a.ops, faults: a.faults, ...(a.progress && { progress: a.progress }) });
+      const r = runRnicCosim({ ...c, ops: a.ops, faults: a.faults, ...(a.progress && { progress: a.progress }) });
       const m = r.firstMismatch;
       return { result: r, text: (replay) => formatRnicCosim(r, replay), failures: r.mismatches + r.violations, first: m ? `QP ${m.qp}: ${m.what}` : r.firstViolation ?? '', cycle: m?.cycle ?? null };
     },
   },
-  {
-    name: 'crc32c',
-    about: 'the CRC-32C block crc32c_w<W>',
-    widths: BLOCK_WIDTHS,
-    options: BLOCK_OPTIONS,
-    modules: ({ width }) => [`crc32c_w${width}`],
-    run: (a) => block(cosimCrc32c({ width: a.width, seed: a.seed, frames: a.frames, ...selection(a) }), formatCrc),
-  },
-  {
-    name: 'mpa_tx',
-    about: 'MPA transmit mpa_tx_w<W>, then its rate at full speed',
-    widths: BLOCK_WIDTHS,
-    options: BLOCK_OPTIONS,
-    modules: ({ width }) => [`mpa_tx_w${width}`],
-    run: (a) => block(runMpaTx({ width: a.width, seed: a.seed, ...selection(a) }, a.frames), formatMpaTx),
-  },
-  {
-    name: 'mpa_rx',
-    about: 'MPA receive mpa_rx_w<W> with faults, then its full-speed rate',
-    widths: BLOCK_WIDTHS,
-    options: [...BLOCK_OPTIONS, 'faults'],
-    faults: 0,
-    modules: ({ width }) => [`mpa_rx_w${width}`],
-    run: (a) => block(runMpaRx({ width: a.width, seed: a.seed, ...selection(a) }, a.frames, a.faults), formatMpaRx),
-  },
+  widthBlock('crc32c', 'the CRC-32C block crc32c_w<W>', BLOCK_WIDTHS, (a) => block(cosimCrc32c({ ...common(a), frames: a.frames }), formatCrc)),
+  widthBlock('mpa_tx', 'MPA transmit mpa_tx_w<W>, then its rate at full speed', BLOCK_WIDTHS, (a) => block(runMpaTx(common(a), a.frames), formatMpaTx)),
+  widthBlock('mpa_rx', 'MPA receive mpa_rx_w<W> with faults, then its full-speed rate', BLOCK_WIDTHS, (a) => block(runMpaRx(common(a), a.frames, a.faults), formatMpaRx), 0),
   {
     name: 'mpa',
     about: 'both MPA blocks, mpa_tx_w<W> and mpa_rx_w<W>',
@@ -171,44 +171,25 @@ export const COSIM_DUTS: readonly CosimDut[] = [
     options: ['width', 'frames', 'faults'],
     faults: 0,
     modules: ({ width }) => [`mpa_tx_w${width}`, `mpa_rx_w${width}`],
-    run: (a) => block(runMpa({ width: a.width, seed: a.seed, ...selection(a) }, a.frames, a.faults), formatMpa),
+    run: (a) => block(runMpa(common(a), a.frames, a.faults), formatMpa),
   },
-  {
-    name: 'ddp_rx_hdr',
-    about: 'DDP/RDMAP header checks ddp_rx_hdr_w<W> (H1-H7), header faults',
-    widths: BLOCK_WIDTHS,
-    options: [...BLOCK_OPTIONS, 'faults'],
-    faults: 0.5,
-    modules: ({ width }) => [`ddp_rx_hdr_w${width}`],
-    run: (a) => block(cosimDdpRxHdr({ width: a.width, seed: a.seed, ulpdus: a.frames, faultRate: a.faults, ...selection(a) }), formatDdpRxHdr),
-  },
-  {
-    name: 'ddp_rx_place',
-    about: 'placement ddp_rx_place_w<W>: packets into host memory',
-    widths: DATAPATH_WIDTHS,
-    options: BLOCK_OPTIONS,
-    modules: ({ width }) => [`ddp_rx_place_w${width}`],
-    run: (a) => {
-      const r = cosimDdpRxPlace({ width: a.width, seed: a.seed, packets: a.frames, ...selection(a) });
-      return block({ dut: 'ddp_rx_place', ...r, mismatches: placeFailures(r) }, formatPlace);
-    },
-  },
-  {
-    name: 'ddp_tx',
-    about: 'requester ddp_tx_w<W>: every kind of work request (MULPDU 1460)',
-    widths: DATAPATH_WIDTHS,
-    options: BLOCK_OPTIONS,
-    modules: ({ width }) => [`ddp_tx_w${width}`],
-    run: (a) => block({ dut: 'ddp_tx', width: a.width, ...cosimDdpTx({ width: a.width, seed: a.seed, requests: a.frames, mulpdu: 1460, dut: selection(a) }) }, formatTx('work requests')),
-  },
-  {
-    name: 'rdmap_tx_resp',
-    about: 'responder rdmap_tx_resp_w<W>: Read/Atomic Responses, Terminates',
-    widths: DATAPATH_WIDTHS,
-    options: BLOCK_OPTIONS,
-    modules: ({ width }) => [`rdmap_tx_resp_w${width}`],
-    run: (a) => block({ dut: 'rdmap_tx_resp', width: a.width, ...cosimRdmapTxResp({ width: a.width, seed: a.seed, requests: a.frames, mulpdu: 1460, dut: selection(a) }) }, formatTx('responses')),
-  },
+  widthBlock(
+    'ddp_rx_hdr',
+    'DDP/RDMAP header checks ddp_rx_hdr_w<W> (H1-H7), header faults',
+    BLOCK_WIDTHS,
+    (a) => block(cosimDdpRxHdr({ ...common(a), ulpdus: a.frames, faultRate: a.faults }), formatDdpRxHdr),
+    0.5,
+  ),
+  widthBlock('ddp_rx_place', 'placement ddp_rx_place_w<W>: packets into host memory', DATAPATH_WIDTHS, (a) => {
+    const r = cosimDdpRxPlace({ ...common(a), packets: a.frames });
+    return block({ dut: 'ddp_rx_place', ...r, mismatches: placeFailures(r) }, formatPlace);
+  }),
+  widthBlock('ddp_tx', 'requester ddp_tx_w<W>: every kind of work request (MULPDU 1460)', DATAPATH_WIDTHS, (a) =>
+    block({ dut: 'ddp_tx', width: a.width, ...cosimDdpTx({ width: a.width, seed: a.seed, requests: a.frames, mulpdu: 1460, dut: selection(a) }) }, formatTx('work requests')),
+  ),
+  widthBlock('rdmap_tx_resp', 'responder rdmap_tx_resp_w<W>: Read/Atomic Responses, Terminates', DATAPATH_WIDTHS, (a) =>
+    block({ dut: 'rdmap_tx_resp', width: a.width, ...cosimRdmapTxResp({ width: a.width, seed: a.seed, requests: a.frames, mulpdu: 1460, dut: selection(a) }) }, formatTx('responses')),
+  ),
   {
     name: 'atomic_unit',
     about: 'the RFC 7306 atomic unit: FetchAdd, CmpSwap on its memory',
@@ -228,30 +209,8 @@ export const COSIM_DUTS: readonly CosimDut[] = [
     modules: ({ depth }) => [`stag_table_d${depth}`],
     run: (a) => block(cosimStagTable({ depth: a.depth, seed: a.seed, operations: a.frames, ...selection(a) }), formatStagTable),
   },
-  {
-    name: 'rx',
-    about: 'receive path ddp_rx_w<W> against the model endpoint',
-    widths: DATAPATH_WIDTHS,
-    options: [...BLOCK_OPTIONS, 'faults'],
-    faults: 0,
-    modules: ({ width }) => [`ddp_rx_w${width}`],
-    run: (a) => {
-      const r = runRx({ width: a.width, seed: a.seed, ...selection(a) }, 'rx', a.frames, a.faults);
-      return block(r, formatRx, r.mismatches + r.violations);
-    },
-  },
-  {
-    name: 'rnic_rx',
-    about: 'rnic_rx_w<W>: mpa_rx in front of ddp_rx, fed TCP payload',
-    widths: DATAPATH_WIDTHS,
-    options: [...BLOCK_OPTIONS, 'faults'],
-    faults: 0,
-    modules: ({ width }) => [`rnic_rx_w${width}`],
-    run: (a) => {
-      const r = runRx({ width: a.width, seed: a.seed, ...selection(a) }, 'rnic_rx', a.frames, a.faults);
-      return block(r, formatRx, r.mismatches + r.violations);
-    },
-  },
+  { ...widthBlock('rx', 'receive path ddp_rx_w<W> against the model endpoint', DATAPATH_WIDTHS, rxRun('rx'), 0), modules: ({ width }) => [`ddp_rx_w${width}`] },
+  widthBlock('rnic_rx', 'rnic_rx_w<W>: mpa_rx in front of ddp_rx, fed TCP payload', DATAPATH_WIDTHS, rxRun('rnic_rx'), 0),
 ];
 
 /** The DUT of that name, or undefined. */

@@ -219,17 +219,14 @@ export class RnicBench extends DutBench {
     const txValid = this.h('m_axis_tvalid');
     const cqValid = this.h('m_cq_valid');
     const all = (1 << this.qps) - 1;
-    let calm = 0;
-    let writes = this.mem.writes.length;
-    this.until(() => {
-      const quiet =
+    this.settleQuiet(
+      () =>
         this.sAxis.idle && this.cfg.idle && this.stagCfg.idle && this.recv.idle && this.wr.idle && this.mem.idle &&
-        m.peekPreNumber(cqValid) === 0 && m.peekPreNumber(rxIdle) === all && (this.txBlocked || (m.peekPreNumber(idle) === all && m.peekPreNumber(txValid) === 0)) &&
-        this.mem.writes.length === writes;
-      writes = this.mem.writes.length;
-      calm = quiet ? calm + 1 : 0;
-      return calm >= 8;
-    }, maxCycles, `rnic_top to settle after ${what} (${this.status()})`);
+        m.peekPreNumber(cqValid) === 0 && m.peekPreNumber(rxIdle) === all && (this.txBlocked || (m.peekPreNumber(idle) === all && m.peekPreNumber(txValid) === 0)),
+      maxCycles,
+      `rnic_top to settle after ${what} (${this.status()})`,
+      this.mem,
+    );
   }
 
   status(): string {

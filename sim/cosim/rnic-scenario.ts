@@ -11,14 +11,15 @@ import type { Scenario } from '../../ts-model/scenario/schema';
 import { runScenario, type ScenarioResult } from '../../ts-model/scenario/run';
 import { hex } from '../../ts-model/util/hex';
 import { prng } from '../../ts-model/util/prng';
-import type { DutOptions } from '../harness/open-dut';
+import { dutSelection, type DutOptions, type DutSelection } from '../harness/open-dut';
 import { Tally } from '../harness/tally';
 import { modelEvent } from './events';
 import type { QpConfig } from './qp-config';
 import { isResponse } from './rnic';
+import { tcpSegments } from './peer-wire';
 import { RnicBench } from './rnic-bench';
 import type { LocalWr } from './rx-peer';
-import { firstMemoryDifference, memoryMismatch, type RnicMismatch, type Span } from './scoreboard';
+import { firstMemoryDifference, memoryMismatch, type RnicMismatch, type Span, type TopRunResult } from './scoreboard';
 import { describeUlpdu, sideBySide } from './ulpdu-text';
 import { WireLog } from './wire-log';
 
@@ -42,40 +43,18 @@ import { WireLog } from './wire-log';
  * inside the responder (an RNIC failure, withdrawn receive buffers), a lost TCP connection, an abort
  * by the responder, and STags beyond the RTL's table.
  */
-export interface ScenarioCosimOptions {
+/** `mutate` edits the Verilog of `mutateModule`, by default the top (sim/harness/open-dut.ts). */
+export interface ScenarioCosimOptions extends DutSelection {
   readonly width: number;
   readonly seed: number;
-  readonly rtlDir?: string;
-  readonly vcd?: string;
   readonly config?: DutOptions['config'];
   readonly evidenceDir?: string;
-  /** Edits the Verilog of `mutateModule` (default the top) before the build (sim/cosim/dut.ts). */
-  readonly mutate?: DutOptions['mutate'];
-  readonly mutateModule?: string;
-  /** Simulator plusargs (e.g. the live mutant of a mutation campaign). */
-  readonly plusargs?: readonly string[];
 }
 
-export interface ScenarioCosimResult {
-  readonly dut: 'rnic';
+export interface ScenarioCosimResult extends TopRunResult {
   readonly scenario: string;
-  readonly module: string;
-  readonly seed: number;
-  readonly ops: number;
-  readonly packets: number;
-  readonly fpdusIn: number;
-  readonly fpdusOut: number;
-  readonly workRequests: number;
-  readonly events: number;
   /** Memory comparisons made (spans placed, and whole regions and buffers). */
   readonly memoryChecks: number;
-  readonly mismatches: number;
-  readonly violations: number;
-  readonly firstMismatch: RnicMismatch | null;
-  readonly firstViolation: string | null;
-  readonly cycles: number;
-  readonly simCyclesPerSecond: number;
-  readonly evidence: string[];
 }
 
 /** Host memory for the responder's Write and Send data, away from its regions. */
@@ -115,13 +94,7 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
   const r = prng(opts.seed);
   const bench = RnicBench.open(
     W,
-    {
-      ...(opts.rtlDir && { rtlDir: opts.rtlDir }),
-      ...(opts.vcd && { vcd: opts.vcd }),
-      ...(opts.config && { config: opts.config }),
-      ...(opts.mutate && { mutate: opts.mutate, mutateModule: opts.mutateModule ?? `rnic_top_w${W}` }),
-      ...(opts.plusargs && { plusargs: opts.plusargs }),
-    },
+    { ...dutSelection(opts), ...(opts.mutate && { mutateModule: opts.mutateModule ?? `rnic_top_w${W}` }), ...(opts.config && { config: opts.config }) },
     { r, backpressure: 0.2, noise: true },
   );
   bench.reset();
@@ -244,11 +217,7 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
       postUpTo(g.op ?? -1);
       fpdusIn++;
       log.in(g.payload);
-      for (let at = 0; at < g.payload.length; ) {
-        const n = Math.min(g.payload.length - at, r.int(1, 4 * W));
-        bench.sAxis.send(g.payload.subarray(at, at + n), { tid: 0 });
-        at += n;
-      }
+      for (const seg of tcpSegments(g.payload, r, W)) bench.sAxis.send(seg, { tid: 0 });
       const completions = bench.cq.length;
       bench.settle(`the initiator's FPDU of op ${g.op ?? '(none)'}`);
       drain();

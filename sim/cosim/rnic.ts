@@ -1,21 +1,20 @@
 import type { RnicConfig } from '../../hdl-gen/gen/config';
 import { errBits } from '../../hdl-gen/blocks/ddp-rx-hdr';
-import { TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
+import { UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { IRD_ORD_NO_NEGOTIATE, MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
 import { MpaDeframer, MpaFramer } from '../../ts-model/mpa';
-import { corruptCrc, corruptMarker } from '../../ts-model/mpa/faults';
 import { Opcode, OPCODE_NAMES } from '../../ts-model/rdmap/constants';
-import { LlpError, RdmapError, formatErrorCode } from '../../ts-model/terminate-codes';
+import { RdmapError } from '../../ts-model/terminate-codes';
 import { hex } from '../../ts-model/util/hex';
 import { prng, type Prng } from '../../ts-model/util/prng';
-import type { DutOptions } from '../harness/open-dut';
-import { Tally } from '../harness/tally';
+import { dutSelection, type DutSelection } from '../harness/open-dut';
 import { modelEvent } from './events';
+import { RxCounts } from './rx-counts';
+import { faultyWire, opcodeName, taggedPayload, tcpSegments } from './peer-wire';
 import { RnicBench } from './rnic-bench';
-import { RX_ERROR_CODES } from './rx';
-import { FAULT_KINDS, RxPeer, type FaultKind, type StepSideEffects } from './rx-peer';
+import { FaultTurns, RxPeer, newSideEffects, type StepSideEffects } from './rx-peer';
 import { qpStreams, type QpConfig } from './qp-config';
-import { firstMemoryDifference, memoryMismatch, type RnicMismatch } from './scoreboard';
+import { firstMemoryDifference, memoryMismatch, type RnicMismatch, type TopRunResult } from './scoreboard';
 import { describeUlpdu, sideBySide } from './ulpdu-text';
 import { WireLog } from './wire-log';
 
@@ -45,7 +44,7 @@ import { WireLog } from './wire-log';
  * operations; the QP is then reconfigured (a new connection) while the others go on.
  */
 
-export interface RnicCosimOptions {
+export interface RnicCosimOptions extends DutSelection {
   readonly width: number;
   readonly seed: number;
   /** Operations (peer messages and local work requests), over all QPs. */
@@ -54,14 +53,8 @@ export interface RnicCosimOptions {
   readonly faults: number;
   /** The generator configuration of the top (QPs, STag depth; its width is `width`). */
   readonly config?: RnicConfig;
-  readonly rtlDir?: string;
   /** Verilate the top behind the sampled-inputs shim (default true; the benchmark's baseline turns it off). */
   readonly sampledInputs?: boolean;
-  readonly vcd?: string;
-  readonly mutate?: DutOptions['mutate'];
-  readonly mutateModule?: string;
-  /** Simulator plusargs (e.g. the live mutant of a mutation campaign). */
-  readonly plusargs?: readonly string[];
   /** MPA per stream: 'random' (default) draws markers and CRC per connection; or fixed. */
   readonly markers?: boolean;
   readonly crc?: boolean;
@@ -73,33 +66,15 @@ export interface RnicCosimOptions {
   readonly onProgress?: (done: number, total: number) => void;
 }
 
-export interface RnicCosimResult {
-  readonly dut: 'rnic';
-  readonly module: string;
+export interface RnicCosimResult extends TopRunResult {
   readonly width: number;
   readonly qps: number;
-  readonly seed: number;
-  readonly ops: number;
-  /** FPDUs on the wire, both directions. */
-  readonly packets: number;
-  readonly fpdusIn: number;
-  readonly fpdusOut: number;
-  readonly workRequests: number;
   readonly streams: number;
-  readonly events: number;
   readonly payloadBytes: number;
-  readonly mismatches: number;
-  readonly violations: number;
-  readonly firstMismatch: RnicMismatch | null;
-  readonly firstViolation: string | null;
   readonly errorsHit: Record<string, number>;
   readonly errorsMissed: string[];
   readonly opcodes: Record<string, number>;
   readonly coverage: Record<string, number>;
-  readonly cycles: number;
-  readonly simCyclesPerSecond: number;
-  /** Files written for the first mismatch (pcaps), if any. */
-  readonly evidence: string[];
 }
 
 const STAG_DEPTH = 256;
@@ -160,12 +135,10 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   const bench = RnicBench.open(
     W,
     {
-      ...(opts.rtlDir ? { rtlDir: opts.rtlDir } : {}),
-      ...(opts.vcd ? { vcd: opts.vcd } : {}),
-      ...(opts.mutate ? { mutate: opts.mutate, mutateModule: opts.mutateModule ?? module } : {}),
-      ...(opts.config ? { config: opts.config } : {}),
-      ...(opts.sampledInputs !== undefined ? { sampledInputs: opts.sampledInputs } : {}),
-      ...(opts.plusargs && { plusargs: opts.plusargs }),
+      ...dutSelection(opts),
+      ...(opts.mutate && { mutateModule: opts.mutateModule ?? module }),
+      ...(opts.config && { config: opts.config }),
+      ...(opts.sampledInputs !== undefined && { sampledInputs: opts.sampledInputs }),
     },
     { r, backpressure: opts.backpressure ?? 0.2, noise: true },
   );
@@ -173,20 +146,15 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   const { model } = bench;
   const N = bench.qps;
   const lanes = Array.from({ length: N }, (_, q) => new Lane(q));
-  const mismatches = new Tally<RnicMismatch>();
-  const violations = new Tally<string>();
-  const errorsHit: Record<string, number> = {};
-  const opcodes: Record<string, number> = {};
-  const coverage: Record<string, number> = {};
-  const cov = (k: string) => (coverage[k] = (coverage[k] ?? 0) + 1);
+  const counts = new RxCounts<RnicMismatch>();
+  const { mismatches, violations } = counts;
+  const cov = (k: string) => counts.cov(k);
   let streams = 0;
   let fpdusIn = 0;
   let fpdusOut = 0;
   let workRequests = 0;
-  let eventsCompared = 0;
-  let payloadBytes = 0;
   let done = 0;
-  let nextFault = r.int(0, FAULT_KINDS.length - 1);
+  const faultTurns = new FaultTurns(r);
   let evidenceLane: Lane | null = null;
   const timer = bench.timer();
 
@@ -310,7 +278,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       const cls = isResponse(u) ? 'response' : 'request';
       const exp = l.expected[cls][l.got[cls]];
       const name = OPCODE_NAMES[u[1]! & 0xf] ?? 'undefined opcode';
-      opcodes[`sent ${name}`] = (opcodes[`sent ${name}`] ?? 0) + 1;
+      counts.opcode(`sent ${name}`);
       if (!exp) miss(l, `${cls} ULPDU ${l.got[cls]} (${name})`, '(none)', describeUlpdu(u), { cycle: f.cycle });
       else if (!u8eq(exp, u)) miss(l, `${cls} ULPDU ${l.got[cls]}`, describeUlpdu(exp), describeUlpdu(u), { side: sideBySide(exp, u), cycle: f.cycle });
       l.got[cls]++;
@@ -334,7 +302,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
         l.placedNow.push({ addr: e.address, len: e.length });
       }
       if (e.type === 'terminate-sent') {
-        errorsHit[e.name] = (errorsHit[e.name] ?? 0) + 1;
+        counts.error(e.name);
         l.failed = true;
       }
       if (e.type === 'terminate-received' || e.type === 'closed') {
@@ -349,7 +317,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       if (got?.text !== expected[i]) miss(l, `completion-queue entry ${l.modelEvents + i}`, expected[i]!, got?.text ?? '(none)', got ? { cycle: got.cycle } : {});
     }
     l.modelEvents += expected.length;
-    eventsCompared += expected.length;
+    counts.events += expected.length;
     const extra = l.rtlEvents[l.modelEvents];
     if (extra) miss(l, `completion-queue entry ${l.modelEvents}`, '(none)', extra.text, { cycle: extra.cycle });
     // What the model placed in this step; at the end of a stream every region, receive buffer and source.
@@ -389,30 +357,22 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     const segments: Uint8Array[] = [];
     const sees: ({ ulpdu: Uint8Array } | { error: number })[] = [];
     for (const [i, u] of us.entries()) {
-      const op = u.length >= 2 ? u[1]! & 0xf : -1;
-      const name = op < 0 ? 'ULPDU shorter than 2 octets' : OPCODE_NAMES[op] ?? `undefined opcode 0x${op.toString(16)}`;
-      opcodes[name] = (opcodes[name] ?? 0) + 1;
-      if (u.length > TAGGED_HEADER_SIZE && (op === Opcode.WRITE || op === Opcode.READ_RESPONSE)) payloadBytes += u.length - TAGGED_HEADER_SIZE;
+      const name = opcodeName(u);
+      counts.opcode(name);
+      counts.payloadBytes += taggedPayload(u);
       const f = l.rxFramer.frame(u);
       fpdusIn++;
-      let wire = f.wire;
-      if (mpaError !== null && i === 0) wire = mpaError === LlpError.CRC.code && f.crcOffset >= 0 && l.cfg.crc ? corruptCrc(f) : f.markers.length ? corruptMarker(f, l.cfg.crc, r.int(0, f.markers.length - 1)) : wire;
+      const wire = faultyWire(f, i === 0 ? mpaError : null, l.cfg.crc, r);
       for (const e of l.rxDeframer.push(wire)) sees.push(e.kind === 'fpdu' ? { ulpdu: e.ulpdu } : { error: e.code });
       l.log.in(wire);
-      for (let at = 0; at < wire.length; ) {
-        const n = Math.min(wire.length - at, r.int(1, 4 * W));
-        segments.push(wire.subarray(at, at + n));
-        at += n;
-      }
+      segments.push(...tcpSegments(wire, r, W));
     }
     return { segments, sees };
   };
 
-  const newFx = (): StepSideEffects => ({ recv: [], orq: [], inject: false, abort: false, blockTx: false, burst: true, mpaError: null, wrs: [], localSent: [] });
-
   startAll(lanes, 'configuring every QP');
 
-  const clean = () => mismatches.count === 0 && violations.count === 0;
+  const clean = () => counts.clean;
   while (done < opts.ops && (opts.keepGoing || clean())) {
     // This step's QPs: one, or several interleaved.
     const order = lanes.map((l) => l.q);
@@ -427,12 +387,12 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       done++;
       opts.onProgress?.(done, opts.ops);
       l.ops++;
-      const fx = newFx();
+      const fx = newSideEffects();
       const maxLen = Math.min(l.peer.opts.peerMulpdu * 3, 20000);
       let us: Uint8Array[] | null = null;
       if (!l.failed && r.bool(opts.faults)) {
         fx.burst = false;
-        const kind: FaultKind = FAULT_KINDS[nextFault++ % FAULT_KINDS.length]!;
+        const kind = faultTurns.next();
         // The IRD overflow needs m_axis held, which stalls every QP: only in a step of its own.
         us = kind === 'ird' && active.length > 1 ? null : l.peer.fault(kind, fx, maxLen);
         if (us) cov(`fault ${kind}`);
@@ -578,16 +538,9 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     fpdusOut,
     workRequests,
     streams,
-    events: eventsCompared,
-    payloadBytes,
-    mismatches: mismatches.count,
-    violations: violations.count,
-    firstMismatch: mismatches.first ?? null,
-    firstViolation: violations.first ?? null,
-    errorsHit,
-    errorsMissed: RX_ERROR_CODES.filter((e) => !errorsHit[e.name]).map((e) => `${formatErrorCode(e)} ${e.name}`),
-    opcodes,
-    coverage,
+    events: counts.events,
+    payloadBytes: counts.payloadBytes,
+    ...counts.result(),
     cycles: time.cycles,
     simCyclesPerSecond: time.simCyclesPerSecond,
     evidence,

@@ -115,18 +115,15 @@ export class RxBench extends DutBench {
     const idle = this.h('idle');
     const evtValid = this.h('m_evt_valid');
     const txValid = this.h('m_axis_tvalid');
-    let calm = 0;
-    let writes = this.mem.writes.length;
-    this.until(() => {
-      const quiet =
+    this.settleQuiet(
+      () =>
         this.sAxis.idle && this.stagCfg.idle && this.recv.idle && this.orq.idle && this.mem.idle &&
         m.peekPreNumber(evtValid) === 0 && m.peekPreNumber(rxIdle) === 1 &&
-        (this.txBlocked || (m.peekPreNumber(idle) === 1 && m.peekPreNumber(txValid) === 0)) &&
-        this.mem.writes.length === writes;
-      writes = this.mem.writes.length;
-      calm = quiet ? calm + 1 : 0;
-      return calm >= 8;
-    }, 400_000, `the receive path to settle after ${what} (${this.status()})`);
+        (this.txBlocked || (m.peekPreNumber(idle) === 1 && m.peekPreNumber(txValid) === 0)),
+      400_000,
+      `the receive path to settle after ${what} (${this.status()})`,
+      this.mem,
+    );
   }
 
   /** The status ports, for a hang report. */

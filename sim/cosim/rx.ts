@@ -2,22 +2,18 @@ import { errBits } from '../../hdl-gen/blocks/ddp-rx-hdr';
 import { TAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { encodeDdpSegment } from '../../ts-model/ddp/header';
 import { MpaDeframer, MpaFramer } from '../../ts-model/mpa';
-import { MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
-import { corruptCrc, corruptMarker } from '../../ts-model/mpa/faults';
 import { Opcode, OPCODE_NAMES, rdmapControl } from '../../ts-model/rdmap/constants';
-import { ALL_ERROR_CODES, LlpError, RdmapError, formatErrorCode, type ErrorCode } from '../../ts-model/terminate-codes';
+import { RdmapError } from '../../ts-model/terminate-codes';
 import { hex } from '../../ts-model/util/hex';
 import { prng } from '../../ts-model/util/prng';
 import { never } from '../cocotb/pause';
 import { dutSelection, type DutSelection } from '../harness/open-dut';
-import { Tally } from '../harness/tally';
 import { modelEvent } from './events';
+import { RxCounts } from './rx-counts';
+import { faultyWire, opcodeName, taggedPayload, tcpSegments } from './peer-wire';
 import { RxBench, openRx } from './rx-bench';
-import { FAULT_KINDS, RxPeer, type FaultKind, type RtlRegion, type StepSideEffects } from './rx-peer';
+import { FaultTurns, RxPeer, newSideEffects, type RtlRegion, type StepSideEffects } from './rx-peer';
 import { firstMemoryDifference, memoryMismatch } from './scoreboard';
-
-export { modelEvent, rtlEvent } from './events';
-export { openRx } from './rx-bench';
 
 /**
  * Co-simulation of the receive path `ddp_rx_w<W>` (hdl-gen/blocks/ddp-rx.ts) against the model
@@ -99,9 +95,6 @@ export interface RxCosimResult {
   readonly simCyclesPerSecond: number;
 }
 
-/** The receive-path error codes of spec/ddp-rdmap.md §9 (DDP and RDMAP), plus LLP 0x03 (H1/H6, or MPA's marker check) and 0x02 (MPA's CRC verdict). */
-export const RX_ERROR_CODES: readonly ErrorCode[] = ALL_ERROR_CODES.filter((e) => e.layer !== 2 || e.code === 0x02 || e.code === 0x03);
-
 const STAG_DEPTH = 256;
 const MAX_PEER_MULPDU = 8000;
 
@@ -121,23 +114,17 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
   const bp = opts.backpressure ?? 0.2;
   const bench = new RxBench(model, W, r, bp);
   if (opts.writeBackpressure !== undefined) bench.wrPause.p = opts.writeBackpressure;
-  const mismatches = new Tally<RxMismatch>();
-  const violations = new Tally<string>();
-  const errorsHit: Record<string, number> = {};
-  const opcodes: Record<string, number> = {};
-  const coverage: Record<string, number> = {};
-  const cov = (k: string) => (coverage[k] = (coverage[k] ?? 0) + 1);
+  const counts = new RxCounts<RxMismatch>();
+  const { mismatches, violations } = counts;
+  const cov = (k: string) => counts.cov(k);
   let episodes = 0;
   let ulpdus = 0;
-  let payloadBytes = 0;
-  let eventsCompared = 0;
   let responsesCompared = 0;
   let sent = 0;
-  /** Faults take the kinds in turn (from a random start), so every kind comes up in a long run. */
-  let nextFault = r.int(0, FAULT_KINDS.length - 1);
+  const faultTurns = new FaultTurns(r);
   const timer = bench.timer();
 
-  const clean = () => mismatches.count === 0 && violations.count === 0;
+  const clean = () => counts.clean;
   while (sent < opts.messages && (opts.keepGoing || clean())) {
     episodes++;
     const badBefore = mismatches.count + violations.count;
@@ -204,7 +191,7 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
           placedNow.push({ addr: e.address, len: e.length });
         }
         if (e.type === 'terminate-sent') {
-          errorsHit[e.name] = (errorsHit[e.name] ?? 0) + 1;
+          counts.error(e.name);
           failed = true;
         }
         if (e.type === 'terminate-received') {
@@ -223,7 +210,7 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
         if (got[i]?.text !== expected[i]) miss(`event ${modelEvents + i}`, expected[i]!, got[i]?.text ?? '(none)', got[i]?.cycle);
       }
       modelEvents += expected.length;
-      eventsCompared += expected.length;
+      counts.events += expected.length;
       const extra = bench.events[modelEvents];
       if (extra) miss(`event ${modelEvents}`, '(none)', extra.text, extra.cycle);
       // Responses and the Terminate, octet for octet.
@@ -282,9 +269,9 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
         index++;
         ulpdus++;
         const op = u.length >= 2 ? u[1]! & 0xf : -1;
-        const name = op < 0 ? 'ULPDU shorter than 2 octets' : OPCODE_NAMES[op] ?? `undefined opcode 0x${op.toString(16)}`;
-        opcodes[name] = (opcodes[name] ?? 0) + 1;
-        if (u.length > TAGGED_HEADER_SIZE && (op === Opcode.WRITE || op === Opcode.READ_RESPONSE)) payloadBytes += u.length - TAGGED_HEADER_SIZE;
+        const name = opcodeName(u);
+        counts.opcode(name);
+        counts.payloadBytes += taggedPayload(u);
         if ((op === Opcode.WRITE || op === Opcode.READ_RESPONSE) && u.length === TAGGED_HEADER_SIZE) cov('zero-length tagged');
         if (op >= Opcode.SEND && op <= Opcode.SEND_SE_INVALIDATE && u.length === 18) cov('zero-length send');
         // RX_DEBUG=1: one line per ULPDU on stderr, to find the one a mismatch report names.
@@ -293,15 +280,9 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
         if (framer && deframer) {
           const f = framer.frame(u);
           fpdus++;
-          let wire = f.wire;
-          if (mpaError !== null && i === 0) wire = mpaError === LlpError.CRC.code && f.crcOffset >= 0 && mpaCfg!.crc ? corruptCrc(f) : f.markers.length ? corruptMarker(f, mpaCfg!.crc, r.int(0, f.markers.length - 1)) : wire;
+          const wire = faultyWire(f, i === 0 ? mpaError : null, mpaCfg!.crc, r);
           for (const e of deframer.push(wire)) modelSees.push(e.kind === 'fpdu' ? { ulpdu: e.ulpdu } : { error: e.code });
-          // TCP segments of any size: MPA ignores their boundaries.
-          for (let at = 0; at < wire.length; ) {
-            const n = Math.min(wire.length - at, r.int(1, 4 * W));
-            bench.sAxis.send(wire.subarray(at, at + n));
-            at += n;
-          }
+          for (const seg of tcpSegments(wire, r, W)) bench.sAxis.send(seg);
         } else {
           modelSees.push(mpaError === null ? { ulpdu: u } : { error: mpaError });
           if (u.length === 0) bench.sAxis.sendBeats([{ data: new Uint8Array(W), tkeep: 0, tlast: true, tuser }]);
@@ -318,7 +299,6 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
       compare();
     };
 
-    const newFx = (): StepSideEffects => ({ recv: [], orq: [], inject: false, abort: false, blockTx: false, burst: true, mpaError: null, wrs: [], localSent: [] });
     let pendingMpaError: number | null = null;
     const applyFx = (fx: StepSideEffects) => {
       bench.recv.push(...fx.recv);
@@ -333,11 +313,11 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
       steps++;
       sent++;
       opts.onProgress?.(sent, opts.messages);
-      const fx = newFx();
+      const fx = newSideEffects();
       let us: Uint8Array[] | null = null;
       if (!failed && r.bool(opts.faults)) {
         fx.burst = false;
-        const kind: FaultKind = FAULT_KINDS[nextFault++ % FAULT_KINDS.length]!;
+        const kind = faultTurns.next();
         us = peer.fault(kind, fx, Math.min(peerMulpdu * 3, 20000));
         if (us) cov(`fault ${kind}`);
       }
@@ -374,7 +354,7 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
       if (failed && afterFail > 0) {
         // Nothing after the first error may change anything: two more valid messages.
         for (let k = 0; k < 2; k++) {
-          const fx2 = newFx();
+          const fx2 = newSideEffects();
           const more = peer.valid(fx2, 256);
           applyFx(fx2);
           feed(...more);
@@ -398,17 +378,10 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
     messages: sent,
     episodes,
     ulpdus,
-    payloadBytes,
-    events: eventsCompared,
+    payloadBytes: counts.payloadBytes,
+    events: counts.events,
     responses: responsesCompared,
-    mismatches: mismatches.count,
-    violations: violations.count,
-    firstMismatch: mismatches.first ?? null,
-    firstViolation: violations.first ?? null,
-    errorsHit,
-    errorsMissed: RX_ERROR_CODES.filter((e) => !errorsHit[e.name]).map((e) => `${formatErrorCode(e)} ${e.name}`),
-    opcodes,
-    coverage,
+    ...counts.result(),
     cycles: time.cycles,
     simCyclesPerSecond: time.simCyclesPerSecond,
   };

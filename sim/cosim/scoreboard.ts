@@ -35,6 +35,28 @@ export interface RnicMismatch {
   readonly write?: WriteRecord | null;
 }
 
+/** What the top-level co-simulations (random and scenario) report alike. */
+export interface TopRunResult {
+  readonly dut: 'rnic';
+  readonly module: string;
+  readonly seed: number;
+  readonly ops: number;
+  /** FPDUs on the wire, both directions. */
+  readonly packets: number;
+  readonly fpdusIn: number;
+  readonly fpdusOut: number;
+  readonly workRequests: number;
+  readonly events: number;
+  readonly mismatches: number;
+  readonly violations: number;
+  readonly firstMismatch: RnicMismatch | null;
+  readonly firstViolation: string | null;
+  readonly cycles: number;
+  readonly simCyclesPerSecond: number;
+  /** Files written for the first mismatch (pcaps), if any. */
+  readonly evidence: string[];
+}
+
 export interface Span {
   readonly addr: bigint;
   readonly len: number;

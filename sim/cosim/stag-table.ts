@@ -5,7 +5,7 @@ import { makeStag, stagIndex, stagKey } from '../../ts-model/memory/stag';
 import { prng, type Prng } from '../../ts-model/util/prng';
 import type { RecordGroup } from '../cocotb/record-group';
 import { DutBench } from '../harness/dut-bench';
-import { dutSelection, openDut, type DutSelection } from '../harness/open-dut';
+import { dutSelection, type DutSelection } from '../harness/open-dut';
 import { Tally } from '../harness/tally';
 
 /**
@@ -441,8 +441,7 @@ class StagTableBench extends DutBench {
   readonly inv: RecordGroup;
 
   constructor(opts: StagTableCosimOptions) {
-    const { src, compiled, model } = openDut(`stag_table_d${opts.depth}`, dutSelection(opts));
-    super(model, opts.seed, { src, compiled });
+    super(...DutBench.opening(`stag_table_d${opts.depth}`, opts.seed, dutSelection(opts)));
     this.cfg = this.inputs('cfg');
     this.lk = this.inputs('lk');
     this.inv = this.inputs('inv');

@@ -37,10 +37,13 @@ export class DutBench extends Testbench {
     this.compiled = opened?.compiled ?? null;
   }
 
-  /** Builds (or reuses) the Verilated `module` and opens a fresh instance of it. */
-  static openModule(module: string, seed: number, dut: DutOptions = {}): DutBench {
+  /**
+   * The constructor's arguments for `module`, built (or reused) and opened fresh: a fixture's
+   * constructor opens its DUT with `super(...DutBench.opening(module, seed, dut))`.
+   */
+  static opening(module: string, seed: number, dut: DutOptions = {}): [SimModel, number, { src: ModuleSources; compiled: CompiledModel }] {
     const { src, compiled, model } = openDut(module, dut);
-    return new DutBench(model, seed, { src, compiled });
+    return [model, seed, { src, compiled }];
   }
 
   /** 'generated', or the user's RTL directory. */
@@ -84,6 +87,21 @@ export class DutBench extends Testbench {
   /** Host memory behind the DUT's memory ports, drawing its latencies from the bench's stream. */
   memory(o: HostMemoryPortOptions): HostMemoryPort {
     return this.add(new HostMemoryPort(this.model, this.r, o));
+  }
+
+  /**
+   * Steps until `quiet()` has held `calm` cycles in a row (nothing in flight that could still show)
+   * and returns; throws after `maxCycles`, naming `what`. Host memory writes count as activity.
+   */
+  settleQuiet(quiet: () => boolean, maxCycles: number, what: string, memory?: HostMemoryPort, calm = 8): void {
+    let n = 0;
+    let writes = memory?.writes.length ?? 0;
+    this.until(() => {
+      const still = quiet() && (memory?.writes.length ?? 0) === writes;
+      writes = memory?.writes.length ?? 0;
+      n = still ? n + 1 : 0;
+      return n >= calm;
+    }, maxCycles, what);
   }
 
   /** Starts timing a run (cycles and wall time). */
