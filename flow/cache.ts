@@ -18,8 +18,9 @@ import type { SynthTarget } from './targets';
  * are not reused (and the other targets' results still are).
  * ice40 2: the wrapper is mapped around the module's own netlist instead of a second synthesis.
  * ice40 3, xilinx 2: LUT levels and the critical path measured (flow/depth.ts); xilinx maps with abc9.
+ * xilinx 3: block RAMs without timing arcs under abc9 (flow/xilinx-bram.ts).
  */
-export const FLOW_VERSIONS: Readonly<Record<SynthTarget, number>> = Object.freeze({ generic: 1, xilinx: 2, ice40: 3 });
+export const FLOW_VERSIONS: Readonly<Record<SynthTarget, number>> = Object.freeze({ generic: 1, xilinx: 3, ice40: 3 });
 
 /** Hex digits of the key in a work directory's name: enough to never collide in practice. */
 export const KEY_DIGITS_IN_DIR = 16;

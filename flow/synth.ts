@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DEFAULT_CACHE_ROOT, cacheKey, readCachedResult, workDirFor, writeCachedResult } from './cache';
 import { DEFAULT_ICE40_DEVICE, deviceLabel, type Ice40DeviceName } from './ice40-devices';
@@ -7,7 +7,8 @@ import { placeWrapped } from './ooc-pnr';
 import { FlowError } from './run-tool';
 import { TARGET_PROFILES, classifyCells, type SynthTarget } from './targets';
 import { netlistDepth } from './depth';
-import { ltpFoundLoop, parseLtp, parseStatJson, runYosys, synthScript, yosysVersion } from './yosys';
+import { BRAM_BOXES_FILE, bramBoxes } from './xilinx-bram';
+import { YOSYS, ltpFoundLoop, parseLtp, parseStatJson, runYosys, synthScript, yosysVersion } from './yosys';
 
 /**
  * `synthesize`: one module, one target, one result: cell counts from yosys, logic depth from
@@ -138,6 +139,7 @@ export function synthesize(opts: SynthOptions): SynthResult {
   mkdirSync(workDir, { recursive: true });
 
   const started = performance.now();
+  if (opts.target === 'xilinx') writeFileSync(join(workDir, BRAM_BOXES_FILE), bramBoxes(YOSYS));
   const script = synthScript({ top: opts.top, sources, target: opts.target, outputs: MODULE_OUTPUTS, depth: true });
   runYosys(script, workDir, 'yosys', opts.top, sources);
   const { cells, cellTypes } = parseStatJson(readFileSync(join(workDir, MODULE_OUTPUTS.statJson), 'utf8'), opts.top);

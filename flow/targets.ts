@@ -4,6 +4,8 @@
  * yosys's `ltp` measures logic depth.
  */
 
+import { BRAM_BOXES_FILE } from './xilinx-bram';
+
 export type SynthTarget = 'ice40' | 'generic' | 'xilinx';
 
 export const SYNTH_TARGETS: readonly SynthTarget[] = Object.freeze(['ice40', 'generic', 'xilinx']);
@@ -54,7 +56,12 @@ const ICE40: TargetProfile = {
  * INV counts as a LUT because the implementation tools place it in a LUT1.
  */
 const XILINX: TargetProfile = {
-  synthCommand: (top) => `synth_xilinx -top ${top} -flatten -abc9 -noiopad -noclkbuf`,
+  // In two runs around the prepare step, so the block RAMs are read again without their timing
+  // arcs in between (flow/xilinx-bram.ts says why).
+  synthCommand: (top) => {
+    const synth = `synth_xilinx -top ${top} -flatten -abc9 -noiopad -noclkbuf`;
+    return [`${synth} -run begin:prepare`, `read_verilog -lib -overwrite ${BRAM_BOXES_FILE}`, `${synth} -run prepare:`].join('\n');
+  },
   depthSelection: 'w:* t:LUT* t:INV t:CARRY* t:MUXF*',
   isLut: (t) => /^LUT[1-6]$/.test(t) || t === 'INV',
   isFlipFlop: (t) => /^FD[RSCP]E(_1)?$/.test(t),

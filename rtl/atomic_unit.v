@@ -72,17 +72,17 @@ module atomic_unit (
 
 localparam [3:0] AOP_CMP_SWAP = 4'b0010; // AOpCode CmpSwap
 localparam [3:0] AOP_FETCH_ADD = 4'b0000; // AOpCode FetchAdd
-localparam [2:0] S_CALC = 3'b011; // computing the new value and the compare
-localparam [2:0] S_IDLE = 3'b000; // waiting for a request
-localparam [2:0] S_READ = 3'b001; // read request to memory
-localparam [2:0] S_RESP = 3'b101; // waiting for the response register
-localparam [2:0] S_WAIT = 3'b010; // waiting for the read data
-localparam [2:0] S_WRITE = 3'b100; // write-back to memory
 localparam [1:0] ST_MISALIGNED = 2'b01; // rsp_status: target not 64-bit aligned
 localparam [1:0] ST_OK = 2'b00; // rsp_status: done
 localparam [1:0] ST_UNSUPPORTED = 2'b10; // rsp_status: unsupported AOpCode
+localparam [2:0] STATE_CALC = 3'b011; // state CALC of state
+localparam [2:0] STATE_IDLE = 3'b000; // state IDLE of state
+localparam [2:0] STATE_READ = 3'b001; // state READ of state
+localparam [2:0] STATE_RESP = 3'b101; // state RESP of state
+localparam [2:0] STATE_WAIT = 3'b010; // state WAIT of state
+localparam [2:0] STATE_WRITE = 3'b100; // state WRITE of state
 
-reg [2:0] state_reg;
+reg [2:0] state_reg; // state of state: IDLE, READ, WAIT, CALC, WRITE, RESP
 reg [2:0] state_next;
 reg op_cmp_swap_reg; // the operation is CmpSwap (else FetchAdd)
 reg op_cmp_swap_next;
@@ -135,12 +135,18 @@ wire cs_match;
 wire [63:0] cs_new;
 wire [63:0] new_int;
 wire write_back; // FetchAdd, or CmpSwap hit: the new value is written
-wire [63:0] _t0;
+wire _t0;
+wire [63:0] _t1;
+wire [63:0] _t2;
+wire _t3;
 
-assign _t0 = ~op_add_swap_mask_reg;
-assign in_idle = state_reg == S_IDLE;
-assign in_read = state_reg == S_READ;
-assign in_write = state_reg == S_WRITE;
+assign _t0 = req_aopcode == AOP_CMP_SWAP;
+assign _t1 = op_orig_reg & _t2;
+assign _t2 = ~op_add_swap_mask_reg;
+assign _t3 = op_cmp_swap_reg & cs_match;
+assign in_idle = state_reg == STATE_IDLE;
+assign in_read = state_reg == STATE_READ;
+assign in_write = state_reg == STATE_WRITE;
 assign req_ready = in_idle;
 assign rd_valid = in_read;
 assign rd_addr = op_addr_reg;
@@ -157,14 +163,16 @@ assign req_fire = req_valid & in_idle;
 assign rd_fire = in_read & rd_ready;
 assign wr_fire = in_write & wr_ready;
 assign rsp_free = (~resp_valid_reg) | rsp_ready;
-assign req_supported = (req_aopcode == AOP_FETCH_ADD) | (req_aopcode == AOP_CMP_SWAP);
+assign req_supported = (req_aopcode == AOP_FETCH_ADD) | _t0;
 assign req_aligned = req_addr[2:0] == 3'b000;
 assign req_status = (~req_supported) ? ST_UNSUPPORTED : ((~req_aligned) ? ST_MISALIGNED : ST_OK);
-assign rd_int = op_big_endian_reg ? {rd_data[7:0], rd_data[15:8], rd_data[23:16], rd_data[31:24], rd_data[39:32], rd_data[47:40], rd_data[55:48], rd_data[63:56]} : rd_data;
-assign rd_take = rd_data_valid & ((state_reg == S_WAIT) | rd_fire);
-assign fa_new = ((op_orig_reg & _t0) + (op_add_swap_reg & _t0)) ^ ((op_orig_reg ^ op_add_swap_reg) & op_add_swap_mask_reg);
+assign rd_int = op_big_endian_reg ?
+    {rd_data[7:0], rd_data[15:8], rd_data[23:16], rd_data[31:24], rd_data[39:32], rd_data[47:40], rd_data[55:48], rd_data[63:56]} :
+    rd_data;
+assign rd_take = rd_data_valid & ((state_reg == STATE_WAIT) | rd_fire);
+assign fa_new = (_t1 + (op_add_swap_reg & _t2)) ^ ((op_orig_reg ^ op_add_swap_reg) & op_add_swap_mask_reg);
 assign cs_match = ((op_compare_reg ^ op_orig_reg) & op_compare_mask_reg) == 64'h0;
-assign cs_new = (op_orig_reg & _t0) | (op_add_swap_reg & op_add_swap_mask_reg);
+assign cs_new = _t1 | (op_add_swap_reg & op_add_swap_mask_reg);
 assign new_int = op_cmp_swap_reg ? cs_new : fa_new;
 assign write_back = (~op_cmp_swap_reg) | cs_match;
 
@@ -191,9 +199,9 @@ always @* begin
         resp_valid_next = 1'b0;
     end
     case (state_reg)
-        3'b000: begin
+        STATE_IDLE: begin
             if (req_fire) begin
-                op_cmp_swap_next = req_aopcode == AOP_CMP_SWAP;
+                op_cmp_swap_next = _t0;
                 op_big_endian_next = cfg_big_endian;
                 op_addr_next = req_addr;
                 op_add_swap_next = req_add_swap;
@@ -204,43 +212,45 @@ always @* begin
                 op_status_next = req_status;
                 op_orig_next = 64'h0;
                 op_match_next = 1'b0;
-                state_next = (req_status == 2'b00) ? S_READ : S_RESP;
+                state_next = (req_status == 2'b00) ? STATE_READ : STATE_RESP;
             end
         end
-        3'b001: begin
+        STATE_READ: begin
             if (rd_fire) begin
-                state_next = S_WAIT;
+                state_next = STATE_WAIT;
                 if (rd_take) begin
                     op_orig_next = rd_int;
-                    state_next = S_CALC;
+                    state_next = STATE_CALC;
                 end
             end
         end
-        3'b010: begin
+        STATE_WAIT: begin
             if (rd_take) begin
                 op_orig_next = rd_int;
-                state_next = S_CALC;
+                state_next = STATE_CALC;
             end
         end
-        3'b011: begin
-            op_wr_data_next = op_big_endian_reg ? {new_int[7:0], new_int[15:8], new_int[23:16], new_int[31:24], new_int[39:32], new_int[47:40], new_int[55:48], new_int[63:56]} : new_int;
-            op_match_next = op_cmp_swap_reg & cs_match;
+        STATE_CALC: begin
+            op_wr_data_next = op_big_endian_reg ?
+                {new_int[7:0], new_int[15:8], new_int[23:16], new_int[31:24], new_int[39:32], new_int[47:40], new_int[55:48], new_int[63:56]} :
+                new_int;
+            op_match_next = _t3;
             if (write_back) begin
-                state_next = S_WRITE;
+                state_next = STATE_WRITE;
             end else begin
                 if (rsp_free) begin
                     resp_valid_next = 1'b1;
                     resp_tag_next = op_tag_reg;
                     resp_orig_next = op_orig_reg;
                     resp_status_next = op_status_reg;
-                    resp_match_next = op_cmp_swap_reg & cs_match;
-                    state_next = S_IDLE;
+                    resp_match_next = _t3;
+                    state_next = STATE_IDLE;
                 end else begin
-                    state_next = S_RESP;
+                    state_next = STATE_RESP;
                 end
             end
         end
-        3'b100: begin
+        STATE_WRITE: begin
             if (wr_fire) begin
                 if (rsp_free) begin
                     resp_valid_next = 1'b1;
@@ -248,22 +258,22 @@ always @* begin
                     resp_orig_next = op_orig_reg;
                     resp_status_next = op_status_reg;
                     resp_match_next = op_match_reg;
-                    state_next = S_IDLE;
+                    state_next = STATE_IDLE;
                 end else begin
-                    state_next = S_RESP;
+                    state_next = STATE_RESP;
                 end
             end
         end
-        3'b101: begin
+        STATE_RESP: begin
             if (rsp_free) begin
                 resp_valid_next = 1'b1;
                 resp_tag_next = op_tag_reg;
                 resp_orig_next = op_orig_reg;
                 resp_status_next = op_status_reg;
                 resp_match_next = op_match_reg;
-                state_next = S_IDLE;
+                state_next = STATE_IDLE;
             end else begin
-                state_next = S_RESP;
+                state_next = STATE_RESP;
             end
         end
         default: begin

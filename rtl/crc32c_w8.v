@@ -173,62 +173,474 @@ reg [32:0] out_temp_data_next;
 wire out_in_ready_early;
 wire _t0;
 wire _t1;
-wire [32:0] _t2;
+wire _t2;
+wire _t3;
+wire _t4;
+wire _t5;
+wire _t6;
+wire _t7;
+wire _t8;
+wire _t9;
+wire _t10;
+wire _t11;
+wire _t12;
+wire _t13;
+wire _t14;
+wire _t15;
+wire _t16;
+wire _t17;
+wire _t18;
+wire _t19;
+wire _t20;
+wire _t21;
+wire _t22;
+wire _t23;
+wire _t24;
+wire _t25;
+wire _t26;
+wire _t27;
+wire _t28;
+wire _t29;
+wire _t30;
+wire _t31;
+wire _t32;
+wire _t33;
+wire _t34;
+wire _t35;
+wire _t36;
+wire _t37;
+wire _t38;
+wire _t39;
+wire _t40;
+wire _t41;
+wire _t42;
+wire _t43;
+wire _t44;
+wire _t45;
+wire _t46;
+wire _t47;
+wire _t48;
+wire _t49;
+wire _t50;
+wire _t51;
+wire _t52;
+wire _t53;
+wire _t54;
+wire _t55;
+wire _t56;
+wire _t57;
+wire _t58;
+wire _t59;
+wire _t60;
+wire _t61;
+wire _t62;
+wire _t63;
+wire _t64;
+wire _t65;
+wire _t66;
+wire _t67;
+wire _t68;
+wire _t69;
+wire _t70;
+wire _t71;
+wire _t72;
+wire _t73;
+wire _t74;
+wire _t75;
+wire _t76;
+wire _t77;
+wire _t78;
+wire _t79;
+wire _t80;
+wire _t81;
+wire _t82;
+wire _t83;
+wire _t84;
+wire _t85;
+wire _t86;
+wire _t87;
+wire _t88;
+wire _t89;
+wire _t90;
+wire _t91;
+wire _t92;
+wire _t93;
+wire _t94;
+wire _t95;
+wire _t96;
+wire _t97;
+wire _t98;
+wire _t99;
+wire _t100;
+wire _t101;
+wire _t102;
+wire _t103;
+wire _t104;
+wire _t105;
+wire _t106;
+wire _t107;
+wire _t108;
+wire _t109;
+wire _t110;
+wire _t111;
+wire _t112;
+wire _t113;
+wire _t114;
+wire _t115;
+wire _t116;
+wire _t117;
+wire _t118;
+wire _t119;
+wire _t120;
+wire _t121;
+wire _t122;
+wire _t123;
+wire _t124;
+wire _t125;
+wire _t126;
+wire _t127;
+wire _t128;
+wire _t129;
+wire _t130;
+wire _t131;
+wire _t132;
+wire _t133;
+wire _t134;
+wire _t135;
+wire _t136;
+wire _t137;
+wire _t138;
+wire _t139;
+wire _t140;
+wire _t141;
+wire _t142;
+wire _t143;
+wire _t144;
+wire _t145;
+wire _t146;
+wire _t147;
+wire _t148;
+wire _t149;
+wire _t150;
+wire _t151;
+wire _t152;
+wire _t153;
+wire _t154;
+wire _t155;
+wire _t156;
+wire _t157;
+wire _t158;
+wire _t159;
+wire _t160;
+wire _t161;
+wire _t162;
+wire _t163;
+wire _t164;
+wire _t165;
+wire _t166;
+wire _t167;
+wire _t168;
+wire _t169;
+wire _t170;
+wire _t171;
+wire _t172;
+wire _t173;
+wire _t174;
+wire _t175;
+wire _t176;
+wire _t177;
+wire _t178;
+wire _t179;
+wire _t180;
+wire _t181;
+wire _t182;
+wire _t183;
+wire _t184;
+wire _t185;
+wire _t186;
+wire _t187;
+wire _t188;
+wire _t189;
+wire _t190;
+wire _t191;
+wire _t192;
+wire _t193;
+wire _t194;
+wire _t195;
+wire _t196;
+wire _t197;
+wire _t198;
+wire _t199;
+wire _t200;
+wire _t201;
+wire _t202;
+wire _t203;
+wire _t204;
+wire [32:0] _t205;
+wire _t206;
 
-assign _t0 = crc_valid_reg & crc_tag_reg[0];
-assign _t1 = crc_s1_start_reg | crc_s1_load_reg;
-assign _t2 = {frame_err_reg | crc_tag_reg[1], crc_crc_reg ^ 32'hffffffff};
+assign _t0 = ~s_axis_tkeep[1];
+assign _t1 = ~s_axis_tkeep[2];
+assign _t2 = ~s_axis_tkeep[3];
+assign _t3 = ~s_axis_tkeep[4];
+assign _t4 = ~s_axis_tkeep[5];
+assign _t5 = ~s_axis_tkeep[6];
+assign _t6 = ~s_axis_tkeep[7];
+assign _t7 = ~out_valid_reg;
+assign _t8 = crc_valid_reg & crc_tag_reg[0];
+assign _t9 = keep_count_onehot[1] | keep_count_onehot[2];
+assign _t10 = _t11 | crc_in_count_onehot_reg[7];
+assign _t11 = crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6];
+assign _t12 = crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7];
+assign _t13 = crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8];
+assign _t14 = _t15 | crc_in_count_onehot_reg[8];
+assign _t15 = _t16 | crc_in_count_onehot_reg[7];
+assign _t16 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5];
+assign _t17 = _t18 | crc_in_count_onehot_reg[8];
+assign _t18 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6];
+assign _t19 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7];
+assign _t20 = _t18 | crc_in_count_onehot_reg[7];
+assign _t21 = _t22 | crc_in_count_onehot_reg[5];
+assign _t22 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4];
+assign _t23 = _t16 | crc_in_count_onehot_reg[6];
+assign _t24 = _t11 | crc_in_count_onehot_reg[8];
+assign _t25 = _t12 | crc_in_count_onehot_reg[8];
+assign _t26 = _t27 | crc_in_count_onehot_reg[7];
+assign _t27 = _t22 | crc_in_count_onehot_reg[6];
+assign _t28 = _t29 | crc_in_count_onehot_reg[8];
+assign _t29 = _t30 | crc_in_count_onehot_reg[7];
+assign _t30 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5];
+assign _t31 = _t32 | crc_in_count_onehot_reg[8];
+assign _t32 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6];
+assign _t33 = _t34 | crc_in_count_onehot_reg[8];
+assign _t34 = _t30 | crc_in_count_onehot_reg[6];
+assign _t35 = _t36 | crc_in_count_onehot_reg[8];
+assign _t36 = _t37 | crc_in_count_onehot_reg[4];
+assign _t37 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3];
+assign _t38 = _t10 | crc_in_count_onehot_reg[8];
+assign _t39 = _t40 | crc_in_count_onehot_reg[6];
+assign _t40 = _t37 | crc_in_count_onehot_reg[5];
+assign _t41 = _t42 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8];
+assign _t42 = _t43 | crc_in_count_onehot_reg[6];
+assign _t43 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4];
+assign _t44 = _t45 | crc_in_count_onehot_reg[8];
+assign _t45 = _t46 | crc_in_count_onehot_reg[7];
+assign _t46 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5];
+assign _t47 = _t48 | crc_in_count_onehot_reg[7];
+assign _t48 = _t43 | crc_in_count_onehot_reg[5];
+assign _t49 = _t50 | crc_in_count_onehot_reg[7];
+assign _t50 = _t51 | crc_in_count_onehot_reg[3];
+assign _t51 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2];
+assign _t52 = _t53 | crc_in_count_onehot_reg[8];
+assign _t53 = _t23 | crc_in_count_onehot_reg[7];
+assign _t54 = _t55 | crc_in_count_onehot_reg[5];
+assign _t55 = _t51 | crc_in_count_onehot_reg[4];
+assign _t56 = _t57 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7];
+assign _t57 = _t58 | crc_in_count_onehot_reg[5];
+assign _t58 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3];
+assign _t59 = _t60 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8];
+assign _t60 = _t61 | crc_in_count_onehot_reg[6];
+assign _t61 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4];
+assign _t62 = _t63 | crc_in_count_onehot_reg[6];
+assign _t63 = _t58 | crc_in_count_onehot_reg[4];
+assign _t64 = _t65 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8];
+assign _t65 = _t66 | crc_in_count_onehot_reg[2];
+assign _t66 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1];
+assign _t67 = _t50 | crc_in_count_onehot_reg[8];
+assign _t68 = _t40 | crc_in_count_onehot_reg[8];
+assign _t69 = _t70 | crc_in_count_onehot_reg[7];
+assign _t70 = _t21 | crc_in_count_onehot_reg[6];
+assign _t71 = _t72 | crc_in_count_onehot_reg[8];
+assign _t72 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7];
+assign _t73 = crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8];
+assign _t74 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8];
+assign _t75 = _t76 | crc_in_count_onehot_reg[8];
+assign _t76 = _t77 | crc_in_count_onehot_reg[7];
+assign _t77 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[6];
+assign _t78 = _t19 | crc_in_count_onehot_reg[8];
+assign _t79 = _t69 | crc_in_count_onehot_reg[8];
+assign _t80 = _t23 | crc_in_count_onehot_reg[8];
+assign _t81 = _t43 | crc_in_count_onehot_reg[8];
+assign _t82 = _t42 | crc_in_count_onehot_reg[8];
+assign _t83 = _t84 | crc_in_count_onehot_reg[7];
+assign _t84 = _t85 | crc_in_count_onehot_reg[6];
+assign _t85 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5];
+assign _t86 = _t87 | crc_in_count_onehot_reg[8];
+assign _t87 = _t32 | crc_in_count_onehot_reg[7];
+assign _t88 = _t89 | crc_in_count_onehot_reg[8];
+assign _t89 = _t90 | crc_in_count_onehot_reg[7];
+assign _t90 = _t91 | crc_in_count_onehot_reg[6];
+assign _t91 = _t36 | crc_in_count_onehot_reg[5];
+assign _t92 = _t21 | crc_in_count_onehot_reg[7];
+assign _t93 = _t94 | crc_in_count_onehot_reg[8];
+assign _t94 = _t58 | crc_in_count_onehot_reg[7];
+assign _t95 = _t57 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8];
+assign _t96 = _t97 | crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6];
+assign _t97 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4];
+assign _t98 = _t99 | crc_in_count_onehot_reg[8];
+assign _t99 = _t100 | crc_in_count_onehot_reg[7];
+assign _t100 = _t46 | crc_in_count_onehot_reg[6];
+assign _t101 = _t102 | crc_in_count_onehot_reg[5];
+assign _t102 = _t50 | crc_in_count_onehot_reg[4];
+assign _t103 = _t36 | crc_in_count_onehot_reg[6];
+assign _t104 = crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7];
+assign _t105 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[8];
+assign _t106 = _t107 | crc_in_count_onehot_reg[8];
+assign _t107 = _t55 | crc_in_count_onehot_reg[7];
+assign _t108 = _t109 | crc_in_count_onehot_reg[6];
+assign _t109 = _t61 | crc_in_count_onehot_reg[5];
+assign _t110 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[7];
+assign _t111 = _t16 | crc_in_count_onehot_reg[8];
+assign _t112 = _t92 | crc_in_count_onehot_reg[8];
+assign _t113 = _t100 | crc_in_count_onehot_reg[8];
+assign _t114 = _t115 | crc_in_count_onehot_reg[8];
+assign _t115 = _t22 | crc_in_count_onehot_reg[7];
+assign _t116 = _t103 | crc_in_count_onehot_reg[7];
+assign _t117 = _t118 | crc_in_count_onehot_reg[8];
+assign _t118 = _t109 | crc_in_count_onehot_reg[7];
+assign _t119 = _t48 | crc_in_count_onehot_reg[8];
+assign _t120 = _t121 | crc_in_count_onehot_reg[7];
+assign _t121 = _t37 | crc_in_count_onehot_reg[6];
+assign _t122 = _t22 | crc_in_count_onehot_reg[8];
+assign _t123 = _t124 | crc_in_count_onehot_reg[6];
+assign _t124 = _t50 | crc_in_count_onehot_reg[5];
+assign _t125 = _t126 | crc_in_count_onehot_reg[7];
+assign _t126 = _t127 | crc_in_count_onehot_reg[6];
+assign _t127 = _t128 | crc_in_count_onehot_reg[4];
+assign _t128 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3];
+assign _t129 = _t63 | crc_in_count_onehot_reg[7];
+assign _t130 = _t131 | crc_in_count_onehot_reg[6];
+assign _t131 = _t51 | crc_in_count_onehot_reg[5];
+assign _t132 = _t37 | crc_in_count_onehot_reg[7];
+assign _t133 = _t20 | crc_in_count_onehot_reg[8];
+assign _t134 = _t104 | crc_in_count_onehot_reg[8];
+assign _t135 = _t136 | crc_in_count_onehot_reg[8];
+assign _t136 = _t34 | crc_in_count_onehot_reg[7];
+assign _t137 = _t27 | crc_in_count_onehot_reg[8];
+assign _t138 = _t139 | crc_in_count_onehot_reg[7];
+assign _t139 = _t48 | crc_in_count_onehot_reg[6];
+assign _t140 = _t141 | crc_in_count_onehot_reg[8];
+assign _t141 = _t40 | crc_in_count_onehot_reg[7];
+assign _t142 = _t143 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7];
+assign _t143 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2];
+assign _t144 = _t145 | crc_in_count_onehot_reg[6];
+assign _t145 = _t63 | crc_in_count_onehot_reg[5];
+assign _t146 = _t101 | crc_in_count_onehot_reg[8];
+assign _t147 = _t148 | crc_in_count_onehot_reg[7];
+assign _t148 = _t55 | crc_in_count_onehot_reg[6];
+assign _t149 = _t84 | crc_in_count_onehot_reg[8];
+assign _t150 = _t21 | crc_in_count_onehot_reg[8];
+assign _t151 = _t152 | crc_in_count_onehot_reg[8];
+assign _t152 = _t36 | crc_in_count_onehot_reg[7];
+assign _t153 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[8];
+assign _t154 = _t155 | crc_in_count_onehot_reg[7];
+assign _t155 = _t50 | crc_in_count_onehot_reg[6];
+assign _t156 = _t138 | crc_in_count_onehot_reg[8];
+assign _t157 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[7];
+assign _t158 = crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8];
+assign _t159 = _t143 | crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8];
+assign _t160 = _t108 | crc_in_count_onehot_reg[8];
+assign _t161 = _t30 | crc_in_count_onehot_reg[8];
+assign _t162 = _t127 | crc_in_count_onehot_reg[5];
+assign _t163 = _t43 | crc_in_count_onehot_reg[7];
+assign _t164 = _t103 | crc_in_count_onehot_reg[8];
+assign _t165 = _t58 | crc_in_count_onehot_reg[6];
+assign _t166 = _t124 | crc_in_count_onehot_reg[7];
+assign _t167 = _t37 | crc_in_count_onehot_reg[8];
+assign _t168 = _t148 | crc_in_count_onehot_reg[8];
+assign _t169 = _t170 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7];
+assign _t170 = _t128 | crc_in_count_onehot_reg[5];
+assign _t171 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[8];
+assign _t172 = _t139 | crc_in_count_onehot_reg[8];
+assign _t173 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[7];
+assign _t174 = _t145 | crc_in_count_onehot_reg[7];
+assign _t175 = _t51 | crc_in_count_onehot_reg[7];
+assign _t176 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[6];
+assign _t177 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5];
+assign _t178 = _t121 | crc_in_count_onehot_reg[8];
+assign _t179 = _t173 | crc_in_count_onehot_reg[8];
+assign _t180 = _t131 | crc_in_count_onehot_reg[7];
+assign _t181 = _t176 | crc_in_count_onehot_reg[7];
+assign _t182 = _t157 | crc_in_count_onehot_reg[8];
+assign _t183 = _t165 | crc_in_count_onehot_reg[8];
+assign _t184 = _t61 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8];
+assign _t185 = _t51 | crc_in_count_onehot_reg[6];
+assign _t186 = _t187 | crc_in_count_onehot_reg[7];
+assign _t187 = _t177 | crc_in_count_onehot_reg[6];
+assign _t188 = _t70 | crc_in_count_onehot_reg[8];
+assign _t189 = _t46 | crc_in_count_onehot_reg[8];
+assign _t190 = _t91 | crc_in_count_onehot_reg[7];
+assign _t191 = _t102 | crc_in_count_onehot_reg[6];
+assign _t192 = _t193 | crc_in_count_onehot_reg[4];
+assign _t193 = _t66 | crc_in_count_onehot_reg[3];
+assign _t194 = _t66 | crc_in_count_onehot_reg[4];
+assign _t195 = _t196 | crc_in_count_onehot_reg[5];
+assign _t196 = _t65 | crc_in_count_onehot_reg[3];
+assign _t197 = _t196 | crc_in_count_onehot_reg[4];
+assign _t198 = _t199 | crc_in_count_onehot_reg[5];
+assign _t199 = _t200 | crc_in_count_onehot_reg[4];
+assign _t200 = _t143 | crc_in_count_onehot_reg[3];
+assign _t201 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[6];
+assign _t202 = _t203 | crc_in_count_onehot_reg[5];
+assign _t203 = _t65 | crc_in_count_onehot_reg[4];
+assign _t204 = crc_s1_start_reg | crc_s1_load_reg;
+assign _t205 = {_t206, crc_crc_reg ^ 32'hffffffff};
+assign _t206 = frame_err_reg | crc_tag_reg[1];
 assign s_axis_tready = advance;
 assign take = s_axis_tvalid & advance;
-assign keep_ok = (((((((~s_axis_tkeep[1]) | s_axis_tkeep[0]) & ((~s_axis_tkeep[2]) | s_axis_tkeep[1])) & ((~s_axis_tkeep[3]) | s_axis_tkeep[2])) & ((~s_axis_tkeep[4]) | s_axis_tkeep[3])) & ((~s_axis_tkeep[5]) | s_axis_tkeep[4])) & ((~s_axis_tkeep[6]) | s_axis_tkeep[5])) & ((~s_axis_tkeep[7]) | s_axis_tkeep[6]);
+assign keep_ok = (_t0 | s_axis_tkeep[0]) & (_t1 | s_axis_tkeep[1]) & (_t2 | s_axis_tkeep[2]) & (_t3 | s_axis_tkeep[3]) & (_t4 | s_axis_tkeep[4]) &
+    (_t5 | s_axis_tkeep[5]) & (_t6 | s_axis_tkeep[6]);
 assign keep_count_onehot = {
-    s_axis_tkeep[7],
-    s_axis_tkeep[6] & (~s_axis_tkeep[7]),
-    s_axis_tkeep[5] & (~s_axis_tkeep[6]),
-    s_axis_tkeep[4] & (~s_axis_tkeep[5]),
-    s_axis_tkeep[3] & (~s_axis_tkeep[4]),
-    s_axis_tkeep[2] & (~s_axis_tkeep[3]),
-    s_axis_tkeep[1] & (~s_axis_tkeep[2]),
-    s_axis_tkeep[0] & (~s_axis_tkeep[1]),
-    ~s_axis_tkeep[0]
+    s_axis_tkeep[7], s_axis_tkeep[6] & _t6, s_axis_tkeep[5] & _t5, s_axis_tkeep[4] & _t4, s_axis_tkeep[3] & _t3, s_axis_tkeep[2] & _t2, s_axis_tkeep[1] & _t1,
+    s_axis_tkeep[0] & _t0, ~s_axis_tkeep[0]
 };
 assign crc_shift = crc_in_shift_reg;
-assign crc_aligned = crc_shift[3] ? 64'h0 : (crc_shift[2] ? {crc_shift[1] ? {crc_shift[0] ? {crc_in_data_reg[7:0], 8'h0} : crc_in_data_reg[15:0], 16'h0} : (crc_shift[0] ? {crc_in_data_reg[23:0], 8'h0} : crc_in_data_reg[31:0]), 32'h0} : (crc_shift[1] ? {crc_shift[0] ? {crc_in_data_reg[39:0], 8'h0} : crc_in_data_reg[47:0], 16'h0} : (crc_shift[0] ? {crc_in_data_reg[55:0], 8'h0} : crc_in_data_reg)));
+assign crc_aligned = crc_shift[3] ? 64'h0 :
+    crc_shift[2] ?
+        {
+            crc_shift[1] ? {crc_shift[0] ? {crc_in_data_reg[7:0], 8'h0} : crc_in_data_reg[15:0], 16'h0} :
+                crc_shift[0] ? {crc_in_data_reg[23:0], 8'h0} :
+                crc_in_data_reg[31:0],
+            32'h0
+        } :
+    crc_shift[1] ? {crc_shift[0] ? {crc_in_data_reg[39:0], 8'h0} : crc_in_data_reg[47:0], 16'h0} :
+    crc_shift[0] ? {crc_in_data_reg[55:0], 8'h0} :
+    crc_in_data_reg;
 assign crc_next = {
-    ((^(crc_s2_coeff_reg[1023:992] & crc_crc_reg)) ^ crc_s2_u_reg[31]) ^ (^crc_s2_data_partials_reg[33]),
-    ((^(crc_s2_coeff_reg[991:960] & crc_crc_reg)) ^ crc_s2_u_reg[30]) ^ (^crc_s2_data_partials_reg[32]),
-    ((^(crc_s2_coeff_reg[959:928] & crc_crc_reg)) ^ crc_s2_u_reg[29]) ^ (^crc_s2_data_partials_reg[31]),
-    ((^(crc_s2_coeff_reg[927:896] & crc_crc_reg)) ^ crc_s2_u_reg[28]) ^ (^crc_s2_data_partials_reg[30]),
-    ((^(crc_s2_coeff_reg[895:864] & crc_crc_reg)) ^ crc_s2_u_reg[27]) ^ (^crc_s2_data_partials_reg[29]),
-    ((^(crc_s2_coeff_reg[863:832] & crc_crc_reg)) ^ crc_s2_u_reg[26]) ^ (^crc_s2_data_partials_reg[28]),
-    ((^(crc_s2_coeff_reg[831:800] & crc_crc_reg)) ^ crc_s2_u_reg[25]) ^ (^crc_s2_data_partials_reg[27]),
-    ((^(crc_s2_coeff_reg[799:768] & crc_crc_reg)) ^ crc_s2_u_reg[24]) ^ (^crc_s2_data_partials_reg[26]),
-    ((^(crc_s2_coeff_reg[767:736] & crc_crc_reg)) ^ crc_s2_u_reg[23]) ^ (^crc_s2_data_partials_reg[25]),
-    ((^(crc_s2_coeff_reg[735:704] & crc_crc_reg)) ^ crc_s2_u_reg[22]) ^ (^crc_s2_data_partials_reg[24]),
-    ((^(crc_s2_coeff_reg[703:672] & crc_crc_reg)) ^ crc_s2_u_reg[21]) ^ (^crc_s2_data_partials_reg[23]),
-    ((^(crc_s2_coeff_reg[671:640] & crc_crc_reg)) ^ crc_s2_u_reg[20]) ^ (^crc_s2_data_partials_reg[22]),
-    ((^(crc_s2_coeff_reg[639:608] & crc_crc_reg)) ^ crc_s2_u_reg[19]) ^ (^crc_s2_data_partials_reg[21]),
-    ((^(crc_s2_coeff_reg[607:576] & crc_crc_reg)) ^ crc_s2_u_reg[18]) ^ (^crc_s2_data_partials_reg[20]),
-    ((^(crc_s2_coeff_reg[575:544] & crc_crc_reg)) ^ crc_s2_u_reg[17]) ^ (^crc_s2_data_partials_reg[19]),
-    ((^(crc_s2_coeff_reg[543:512] & crc_crc_reg)) ^ crc_s2_u_reg[16]) ^ (^crc_s2_data_partials_reg[18]),
-    ((^(crc_s2_coeff_reg[511:480] & crc_crc_reg)) ^ crc_s2_u_reg[15]) ^ (^crc_s2_data_partials_reg[17]),
-    ((^(crc_s2_coeff_reg[479:448] & crc_crc_reg)) ^ crc_s2_u_reg[14]) ^ (^crc_s2_data_partials_reg[16]),
-    ((^(crc_s2_coeff_reg[447:416] & crc_crc_reg)) ^ crc_s2_u_reg[13]) ^ (^crc_s2_data_partials_reg[15]),
-    ((^(crc_s2_coeff_reg[415:384] & crc_crc_reg)) ^ crc_s2_u_reg[12]) ^ (^crc_s2_data_partials_reg[14]),
-    ((^(crc_s2_coeff_reg[383:352] & crc_crc_reg)) ^ crc_s2_u_reg[11]) ^ (^crc_s2_data_partials_reg[13]),
-    ((^(crc_s2_coeff_reg[351:320] & crc_crc_reg)) ^ crc_s2_u_reg[10]) ^ (^crc_s2_data_partials_reg[12]),
-    ((^(crc_s2_coeff_reg[319:288] & crc_crc_reg)) ^ crc_s2_u_reg[9]) ^ (^crc_s2_data_partials_reg[11]),
-    ((^(crc_s2_coeff_reg[287:256] & crc_crc_reg)) ^ crc_s2_u_reg[8]) ^ (^crc_s2_data_partials_reg[10:9]),
-    ((^(crc_s2_coeff_reg[255:224] & crc_crc_reg)) ^ crc_s2_u_reg[7]) ^ (^crc_s2_data_partials_reg[8]),
-    ((^(crc_s2_coeff_reg[223:192] & crc_crc_reg)) ^ crc_s2_u_reg[6]) ^ (^crc_s2_data_partials_reg[7]),
-    ((^(crc_s2_coeff_reg[191:160] & crc_crc_reg)) ^ crc_s2_u_reg[5]) ^ (^crc_s2_data_partials_reg[6]),
-    ((^(crc_s2_coeff_reg[159:128] & crc_crc_reg)) ^ crc_s2_u_reg[4]) ^ (^crc_s2_data_partials_reg[5:4]),
-    ((^(crc_s2_coeff_reg[127:96] & crc_crc_reg)) ^ crc_s2_u_reg[3]) ^ (^crc_s2_data_partials_reg[3]),
-    ((^(crc_s2_coeff_reg[95:64] & crc_crc_reg)) ^ crc_s2_u_reg[2]) ^ (^crc_s2_data_partials_reg[2]),
-    ((^(crc_s2_coeff_reg[63:32] & crc_crc_reg)) ^ crc_s2_u_reg[1]) ^ (^crc_s2_data_partials_reg[1]),
-    ((^(crc_s2_coeff_reg[31:0] & crc_crc_reg)) ^ crc_s2_u_reg[0]) ^ (^crc_s2_data_partials_reg[0])
+    (^(crc_s2_coeff_reg[1023:992] & crc_crc_reg)) ^ crc_s2_u_reg[31] ^ (^crc_s2_data_partials_reg[33]),
+    (^(crc_s2_coeff_reg[991:960] & crc_crc_reg)) ^ crc_s2_u_reg[30] ^ (^crc_s2_data_partials_reg[32]),
+    (^(crc_s2_coeff_reg[959:928] & crc_crc_reg)) ^ crc_s2_u_reg[29] ^ (^crc_s2_data_partials_reg[31]),
+    (^(crc_s2_coeff_reg[927:896] & crc_crc_reg)) ^ crc_s2_u_reg[28] ^ (^crc_s2_data_partials_reg[30]),
+    (^(crc_s2_coeff_reg[895:864] & crc_crc_reg)) ^ crc_s2_u_reg[27] ^ (^crc_s2_data_partials_reg[29]),
+    (^(crc_s2_coeff_reg[863:832] & crc_crc_reg)) ^ crc_s2_u_reg[26] ^ (^crc_s2_data_partials_reg[28]),
+    (^(crc_s2_coeff_reg[831:800] & crc_crc_reg)) ^ crc_s2_u_reg[25] ^ (^crc_s2_data_partials_reg[27]),
+    (^(crc_s2_coeff_reg[799:768] & crc_crc_reg)) ^ crc_s2_u_reg[24] ^ (^crc_s2_data_partials_reg[26]),
+    (^(crc_s2_coeff_reg[767:736] & crc_crc_reg)) ^ crc_s2_u_reg[23] ^ (^crc_s2_data_partials_reg[25]),
+    (^(crc_s2_coeff_reg[735:704] & crc_crc_reg)) ^ crc_s2_u_reg[22] ^ (^crc_s2_data_partials_reg[24]),
+    (^(crc_s2_coeff_reg[703:672] & crc_crc_reg)) ^ crc_s2_u_reg[21] ^ (^crc_s2_data_partials_reg[23]),
+    (^(crc_s2_coeff_reg[671:640] & crc_crc_reg)) ^ crc_s2_u_reg[20] ^ (^crc_s2_data_partials_reg[22]),
+    (^(crc_s2_coeff_reg[639:608] & crc_crc_reg)) ^ crc_s2_u_reg[19] ^ (^crc_s2_data_partials_reg[21]),
+    (^(crc_s2_coeff_reg[607:576] & crc_crc_reg)) ^ crc_s2_u_reg[18] ^ (^crc_s2_data_partials_reg[20]),
+    (^(crc_s2_coeff_reg[575:544] & crc_crc_reg)) ^ crc_s2_u_reg[17] ^ (^crc_s2_data_partials_reg[19]),
+    (^(crc_s2_coeff_reg[543:512] & crc_crc_reg)) ^ crc_s2_u_reg[16] ^ (^crc_s2_data_partials_reg[18]),
+    (^(crc_s2_coeff_reg[511:480] & crc_crc_reg)) ^ crc_s2_u_reg[15] ^ (^crc_s2_data_partials_reg[17]),
+    (^(crc_s2_coeff_reg[479:448] & crc_crc_reg)) ^ crc_s2_u_reg[14] ^ (^crc_s2_data_partials_reg[16]),
+    (^(crc_s2_coeff_reg[447:416] & crc_crc_reg)) ^ crc_s2_u_reg[13] ^ (^crc_s2_data_partials_reg[15]),
+    (^(crc_s2_coeff_reg[415:384] & crc_crc_reg)) ^ crc_s2_u_reg[12] ^ (^crc_s2_data_partials_reg[14]),
+    (^(crc_s2_coeff_reg[383:352] & crc_crc_reg)) ^ crc_s2_u_reg[11] ^ (^crc_s2_data_partials_reg[13]),
+    (^(crc_s2_coeff_reg[351:320] & crc_crc_reg)) ^ crc_s2_u_reg[10] ^ (^crc_s2_data_partials_reg[12]),
+    (^(crc_s2_coeff_reg[319:288] & crc_crc_reg)) ^ crc_s2_u_reg[9] ^ (^crc_s2_data_partials_reg[11]),
+    (^(crc_s2_coeff_reg[287:256] & crc_crc_reg)) ^ crc_s2_u_reg[8] ^ (^crc_s2_data_partials_reg[10:9]),
+    (^(crc_s2_coeff_reg[255:224] & crc_crc_reg)) ^ crc_s2_u_reg[7] ^ (^crc_s2_data_partials_reg[8]),
+    (^(crc_s2_coeff_reg[223:192] & crc_crc_reg)) ^ crc_s2_u_reg[6] ^ (^crc_s2_data_partials_reg[7]),
+    (^(crc_s2_coeff_reg[191:160] & crc_crc_reg)) ^ crc_s2_u_reg[5] ^ (^crc_s2_data_partials_reg[6]),
+    (^(crc_s2_coeff_reg[159:128] & crc_crc_reg)) ^ crc_s2_u_reg[4] ^ (^crc_s2_data_partials_reg[5:4]),
+    (^(crc_s2_coeff_reg[127:96] & crc_crc_reg)) ^ crc_s2_u_reg[3] ^ (^crc_s2_data_partials_reg[3]),
+    (^(crc_s2_coeff_reg[95:64] & crc_crc_reg)) ^ crc_s2_u_reg[2] ^ (^crc_s2_data_partials_reg[2]),
+    (^(crc_s2_coeff_reg[63:32] & crc_crc_reg)) ^ crc_s2_u_reg[1] ^ (^crc_s2_data_partials_reg[1]),
+    (^(crc_s2_coeff_reg[31:0] & crc_crc_reg)) ^ crc_s2_u_reg[0] ^ (^crc_s2_data_partials_reg[0])
 };
-assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & ((~out_valid_reg) | (~_t0)));
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t7 | (~_t8)));
 assign advance = out_in_ready_reg;
 assign m_axis_tdata = out_data_reg[31:0];
 assign m_axis_tuser = out_data_reg[32];
@@ -259,7 +671,12 @@ end
 always @* begin
     crc_in_shift_next = crc_in_shift_reg;
     if (advance) begin
-        crc_in_shift_next = {keep_count_onehot[0], ((keep_count_onehot[1] | keep_count_onehot[2]) | keep_count_onehot[3]) | keep_count_onehot[4], ((keep_count_onehot[1] | keep_count_onehot[2]) | keep_count_onehot[5]) | keep_count_onehot[6], ((keep_count_onehot[1] | keep_count_onehot[3]) | keep_count_onehot[5]) | keep_count_onehot[7]};
+        crc_in_shift_next = {
+            keep_count_onehot[0],
+            _t9 | keep_count_onehot[3] | keep_count_onehot[4],
+            _t9 | keep_count_onehot[5] | keep_count_onehot[6],
+            keep_count_onehot[1] | keep_count_onehot[3] | keep_count_onehot[5] | keep_count_onehot[7]
+        };
     end
 end
 
@@ -315,231 +732,546 @@ end
 always @* begin
     crc_s1_zk_row0_next = crc_s1_zk_row0_reg;
     if (advance) begin
-        crc_s1_zk_row0_next = {(crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row0_next = {
+            _t10, _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39, _t41, _t44, _t47, _t49,
+            _t36, _t27, _t52, _t54, _t56, _t59, _t62, _t64
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row1_next = crc_s1_zk_row1_reg;
     if (advance) begin
-        crc_s1_zk_row1_next = {crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row1_next = {
+            _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39, _t41, _t44, _t47, _t49, _t36,
+            _t27, _t52, _t54, _t56, _t59, _t62, _t64, _t67
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row2_next = crc_s1_zk_row2_reg;
     if (advance) begin
-        crc_s1_zk_row2_next = {crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row2_next = {
+            _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39, _t41, _t44, _t47, _t49, _t36, _t27,
+            _t52, _t54, _t56, _t59, _t62, _t64, _t67, _t68
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row3_next = crc_s1_zk_row3_reg;
     if (advance) begin
-        crc_s1_zk_row3_next = {((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]};
+        crc_s1_zk_row3_next = {
+            _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39, _t41, _t44, _t47, _t49, _t36, _t27, _t52,
+            _t54, _t56, _t59, _t62, _t64, _t67, _t68, _t69
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row4_next = crc_s1_zk_row4_reg;
     if (advance) begin
-        crc_s1_zk_row4_next = {((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]};
+        crc_s1_zk_row4_next = {
+            _t14,
+            _t18,
+            _t17,
+            _t71,
+            _t73,
+            _t52,
+            _t74,
+            _t10,
+            _t26 | crc_in_count_onehot_reg[8],
+            _t30,
+            _t29,
+            _t75,
+            _t78,
+            _t79,
+            _t72,
+            _t80,
+            _t39 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
+            _t81,
+            _t82,
+            _t83,
+            _t86,
+            _t88,
+            _t77 | crc_in_count_onehot_reg[8],
+            _t92,
+            _t54 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7],
+            _t93,
+            _t95,
+            _t96 | crc_in_count_onehot_reg[8],
+            _t98,
+            _t101 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7],
+            _t85 | crc_in_count_onehot_reg[7],
+            _t103
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row5_next = crc_s1_zk_row5_reg;
     if (advance) begin
-        crc_s1_zk_row5_next = {(crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row5_next = {
+            _t15,
+            _t78,
+            crc_in_count_onehot_reg[3],
+            _t19,
+            _t104,
+            _t13,
+            _t16,
+            _t38,
+            _t27,
+            _t86,
+            crc_in_count_onehot_reg[2],
+            _t31,
+            _t18,
+            _t25,
+            _t22,
+            _t53,
+            _t68,
+            _t98,
+            _t105,
+            _t44,
+            _t30,
+            _t10,
+            _t37,
+            _t70,
+            _t106,
+            _t108 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
+            _t110,
+            _t59,
+            _t43,
+            _t80,
+            _t51,
+            _t91 | crc_in_count_onehot_reg[8]
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row6_next = crc_s1_zk_row6_reg;
     if (advance) begin
-        crc_s1_zk_row6_next = {((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7]};
+        crc_s1_zk_row6_next = {
+            _t80,
+            _t87,
+            _t74,
+            _t74,
+            _t20,
+            _t104,
+            _t111,
+            _t11,
+            _t112,
+            _t113,
+            _t72,
+            _t72,
+            _t34,
+            _t17,
+            _t114,
+            _t16,
+            _t116 | crc_in_count_onehot_reg[8],
+            _t117,
+            _t77,
+            _t77,
+            _t119,
+            _t28,
+            _t120,
+            _t122,
+            _t123 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
+            _t125,
+            _t85,
+            _t85,
+            _t129 | crc_in_count_onehot_reg[8],
+            _t41,
+            _t130 | crc_in_count_onehot_reg[8],
+            _t132
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row7_next = crc_s1_zk_row7_reg;
     if (advance) begin
-        crc_s1_zk_row7_next = {crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]};
+        crc_s1_zk_row7_next = {
+            _t30, _t133, _t19, _t24, _t52, _t134, _t15, _t13, _t81, _t135, _t31, _t15, _t69, _t20, _t137, _t12, _t93, _t138, _t44, _t137, _t90, _t33, _t140,
+            _t24, _t142, _t144, _t59, _t140, _t146, _t47, _t147, _t15
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row8_next = crc_s1_zk_row8_reg;
     if (advance) begin
-        crc_s1_zk_row8_next = {((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row8_next = {
+            _t133, _t19, _t24, _t52, _t134, _t15, _t13, _t81, _t135, _t31, _t15, _t69, _t20, _t137, _t12, _t93, _t138, _t44, _t137, _t90, _t33, _t140, _t24,
+            _t142, _t144, _t59, _t140, _t146, _t47, _t147, _t15, _t149
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row9_next = crc_s1_zk_row9_reg;
     if (advance) begin
-        crc_s1_zk_row9_next = {(crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]};
+        crc_s1_zk_row9_next = {
+            _t23, _t134, _t23, crc_in_count_onehot_reg[4], _t38, _t74, _t75, _t133, _t150, _t133, _t150, crc_in_count_onehot_reg[3], _t53, _t71, _t83, _t135,
+            _t151, _t135, _t151, _t153, _t70, _t76, _t96, _t138, _t154 | crc_in_count_onehot_reg[8], _t156, _t154, _t157, _t91, _t149, _t150, _t144
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row10_next = crc_s1_zk_row10_reg;
     if (advance) begin
-        crc_s1_zk_row10_next = {crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row10_next = {
+            _t158, _t15, _t78, _t18, crc_in_count_onehot_reg[6], _t82, crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], _t134, _t27, _t86, _t30,
+            crc_in_count_onehot_reg[5], _t95, crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7], _t133, _t68, _t99, _t43, _t74, _t159,
+            crc_in_count_onehot_reg[6], _t158, _t135, _t107, _t160, _t58, _t71, _t56, crc_in_count_onehot_reg[5], _t134
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row11_next = crc_s1_zk_row11_reg;
     if (advance) begin
-        crc_s1_zk_row11_next = {(crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row11_next = {
+            _t15, _t78, _t18, crc_in_count_onehot_reg[6], _t82, crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], _t134, _t27, _t86, _t30,
+            crc_in_count_onehot_reg[5], _t95, crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7], _t133, _t68, _t99, _t43, _t74, _t159,
+            crc_in_count_onehot_reg[6], _t158, _t135, _t107, _t160, _t58, _t71, _t56, crc_in_count_onehot_reg[5], _t134, _t156
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row12_next = crc_s1_zk_row12_reg;
     if (advance) begin
-        crc_s1_zk_row12_next = {((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], ((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row12_next = {
+            _t80,
+            _t19,
+            _t25,
+            _t99,
+            _t18,
+            _t78,
+            _t80,
+            _t11,
+            _t112,
+            _t31,
+            _t38,
+            _t160,
+            _t161,
+            _t86,
+            _t92,
+            _t16,
+            _t116,
+            _t45,
+            _t53,
+            _t162 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
+            _t163 | crc_in_count_onehot_reg[8],
+            _t99,
+            _t164,
+            _t22,
+            _t123 | crc_in_count_onehot_reg[8],
+            _t60,
+            _t70,
+            _t116,
+            _t165 | crc_in_count_onehot_reg[7],
+            _t108,
+            _t166 | crc_in_count_onehot_reg[8],
+            _t167
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row13_next = crc_s1_zk_row13_reg;
     if (advance) begin
-        crc_s1_zk_row13_next = {(crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], ((((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row13_next = {
+            _t23, crc_in_count_onehot_reg[8], _t113, _t38, _t12, _t38, _t15, _t13, _t150, crc_in_count_onehot_reg[7], _t118, _t52, _t11, _t52, _t137, _t25,
+            _t152, crc_in_count_onehot_reg[6], _t126, _t79, _t111, _t69, _t141, _t38, _t155, crc_in_count_onehot_reg[5], _t68, _t89, _t115, _t90, _t168, _t52
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row14_next = crc_s1_zk_row14_reg;
     if (advance) begin
-        crc_s1_zk_row14_next = {((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row14_next = {
+            _t38, _t44, _t11, _t80, _t15, crc_in_count_onehot_reg[5], _t17, crc_in_count_onehot_reg[8], _t53, _t59, _t16, _t92, _t27,
+            crc_in_count_onehot_reg[4], _t29, _t13, _t70, _t169, _t22, _t164, _t68, _t171, _t82, _t12, _t91, _t172, _t167, _t166, _t107, _t173, _t95, _t24
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row15_next = crc_s1_zk_row15_reg;
     if (advance) begin
-        crc_s1_zk_row15_next = {((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]};
+        crc_s1_zk_row15_next = {
+            _t44, _t11, _t80, _t15, crc_in_count_onehot_reg[5], _t17, crc_in_count_onehot_reg[8], _t53, _t59, _t16, _t92, _t27, crc_in_count_onehot_reg[4],
+            _t29, _t13, _t70, _t169, _t22, _t164, _t68, _t171, _t82, _t12, _t91, _t172, _t167, _t166, _t107, _t173, _t95, _t24, _t102
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row16_next = crc_s1_zk_row16_reg;
     if (advance) begin
-        crc_s1_zk_row16_next = {crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]};
+        crc_s1_zk_row16_next = {
+            _t11, _t80, _t15, crc_in_count_onehot_reg[5], _t17, crc_in_count_onehot_reg[8], _t53, _t59, _t16, _t92, _t27, crc_in_count_onehot_reg[4], _t29,
+            _t13, _t70, _t169, _t22, _t164, _t68, _t171, _t82, _t12, _t91, _t172, _t167, _t166, _t107, _t173, _t95, _t24, _t102, _t174
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row17_next = crc_s1_zk_row17_reg;
     if (advance) begin
-        crc_s1_zk_row17_next = {((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[7]};
+        crc_s1_zk_row17_next = {
+            _t80, _t15, crc_in_count_onehot_reg[5], _t17, crc_in_count_onehot_reg[8], _t53, _t59, _t16, _t92, _t27, crc_in_count_onehot_reg[4], _t29, _t13,
+            _t70, _t169, _t22, _t164, _t68, _t171, _t82, _t12, _t91, _t172, _t167, _t166, _t107, _t173, _t95, _t24, _t102, _t174, _t175
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row18_next = crc_s1_zk_row18_reg;
     if (advance) begin
-        crc_s1_zk_row18_next = {crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row18_next = {
+            _t18,
+            _t10,
+            _t20,
+            _t15,
+            _t134,
+            _t176 | crc_in_count_onehot_reg[8],
+            _t10,
+            crc_in_count_onehot_reg[7],
+            _t30,
+            _t80,
+            _t33,
+            _t137,
+            _t133,
+            _t177 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
+            _t80,
+            crc_in_count_onehot_reg[6],
+            _t81,
+            _t112,
+            _t47,
+            _t141,
+            _t135,
+            _t20,
+            _t112,
+            crc_in_count_onehot_reg[5],
+            _t94,
+            _t116,
+            _t62,
+            _t168,
+            _t138,
+            _t33,
+            _t116,
+            _t74
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row19_next = crc_s1_zk_row19_reg;
     if (advance) begin
-        crc_s1_zk_row19_next = {1'b0, crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[1], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row19_next = {
+            1'b0, crc_in_count_onehot_reg[4], _t111, crc_in_count_onehot_reg[4], _t61, _t23, _t18, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[8],
+            crc_in_count_onehot_reg[3], _t115, _t171, _t128, _t21, _t161, crc_in_count_onehot_reg[3], _t13, crc_in_count_onehot_reg[2], _t178, _t179, _t153,
+            _t36, _t163, crc_in_count_onehot_reg[2], _t12, crc_in_count_onehot_reg[1], _t180, _t181, _t182, _t67, _t183, _t105
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row20_next = crc_s1_zk_row20_reg;
     if (advance) begin
-        crc_s1_zk_row20_next = {crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[1], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row20_next = {
+            crc_in_count_onehot_reg[4], _t111, crc_in_count_onehot_reg[4], _t61, _t23, _t18, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[8],
+            crc_in_count_onehot_reg[3], _t115, _t171, _t128, _t21, _t161, crc_in_count_onehot_reg[3], _t13, crc_in_count_onehot_reg[2], _t178, _t179, _t153,
+            _t36, _t163, crc_in_count_onehot_reg[2], _t12, crc_in_count_onehot_reg[1], _t180, _t181, _t182, _t67, _t183, _t105, _t24
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row21_next = crc_s1_zk_row21_reg;
     if (advance) begin
-        crc_s1_zk_row21_next = {((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row21_next = {
+            _t133,
+            _t20,
+            _t184,
+            _t25,
+            crc_in_count_onehot_reg[8],
+            crc_in_count_onehot_reg[7],
+            _t133,
+            _t16,
+            _t136,
+            _t34,
+            _t128 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
+            _t10,
+            crc_in_count_onehot_reg[7],
+            _t158,
+            _t136,
+            _t122,
+            _t172,
+            _t119,
+            _t99,
+            _t23,
+            _t158,
+            _t134,
+            _t139,
+            _t132,
+            _t174,
+            _t129,
+            _t108,
+            _t150,
+            _t134,
+            _t20,
+            _t145 | crc_in_count_onehot_reg[8],
+            _t185 | crc_in_count_onehot_reg[8]
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row22_next = crc_s1_zk_row22_reg;
     if (advance) begin
-        crc_s1_zk_row22_next = {crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]};
+        crc_s1_zk_row22_next = {
+            _t16, _t60 | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6], _t15, _t133, _t158, _t10, _t20, _t22, _t170 | crc_in_count_onehot_reg[7], _t73,
+            _t27, _t136, _t134, _t23, _t34, _t167, _t42, _t78, _t68, _t139, _t133, _t21, _t48, _t175, _t57, _t87, _t106, _t145, _t136, _t35, _t63
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row23_next = crc_s1_zk_row23_reg;
     if (advance) begin
-        crc_s1_zk_row23_next = {(((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], 1'b0, crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[3], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[2], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[1], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[2]};
+        crc_s1_zk_row23_next = {
+            _t117, crc_in_count_onehot_reg[7], _t111, _t11, crc_in_count_onehot_reg[4], _t23, 1'b0, crc_in_count_onehot_reg[5], _t125,
+            crc_in_count_onehot_reg[6], _t114, _t16, crc_in_count_onehot_reg[3], _t150, crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4], _t39, _t73,
+            _t120, _t22, crc_in_count_onehot_reg[2], _t151, crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3], _t54, _t19, _t130, _t37,
+            crc_in_count_onehot_reg[1], _t154, crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[2]
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row24_next = crc_s1_zk_row24_reg;
     if (advance) begin
-        crc_s1_zk_row24_next = {crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row24_next = {
+            _t11, _t52, _t38, _t134, _t73, _t19, _t53, _t186, _t16, _t69, _t52, _t20, _t19, _t32, _t188, _t80, _t122, _t90, _t79, _t34, _t32, _t189, _t190,
+            _t92, _t132, _t101, _t88, _t48, _t46, _t184, _t191, _t164
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row25_next = crc_s1_zk_row25_reg;
     if (advance) begin
-        crc_s1_zk_row25_next = {(((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[6]};
+        crc_s1_zk_row25_next = {
+            _t52, _t38, _t134, _t73, _t19, _t53, _t186, _t16, _t69, _t52, _t20, _t19, _t32, _t188, _t80, _t122, _t90, _t79, _t34, _t32, _t189, _t190, _t92,
+            _t132, _t101, _t88, _t48, _t46, _t184, _t191, _t164, _t185
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row26_next = crc_s1_zk_row26_reg;
     if (advance) begin
-        crc_s1_zk_row26_next = {crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]};
+        crc_s1_zk_row26_next = {
+            crc_in_count_onehot_reg[8], _t24, _t104, _t73, _t134, _t96, _t10, _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31,
+            _t33, _t35, _t21, _t15, _t38, _t39, _t41, _t44, _t47, _t49, _t36, _t27
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row27_next = crc_s1_zk_row27_reg;
     if (advance) begin
-        crc_s1_zk_row27_next = {(crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row27_next = {
+            _t24, _t104, _t73, _t134, _t96, _t10, _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38,
+            _t39, _t41, _t44, _t47, _t49, _t36, _t27, _t52
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row28_next = crc_s1_zk_row28_reg;
     if (advance) begin
-        crc_s1_zk_row28_next = {crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]};
+        crc_s1_zk_row28_next = {
+            _t104, _t73, _t134, _t96, _t10, _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39,
+            _t41, _t44, _t47, _t49, _t36, _t27, _t52, _t54
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row29_next = crc_s1_zk_row29_reg;
     if (advance) begin
-        crc_s1_zk_row29_next = {crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]};
+        crc_s1_zk_row29_next = {
+            _t73, _t134, _t96, _t10, _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39, _t41,
+            _t44, _t47, _t49, _t36, _t27, _t52, _t54, _t56
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row30_next = crc_s1_zk_row30_reg;
     if (advance) begin
-        crc_s1_zk_row30_next = {(crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_row30_next = {
+            _t134, _t96, _t10, _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39, _t41, _t44,
+            _t47, _t49, _t36, _t27, _t52, _t54, _t56, _t59
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_row31_next = crc_s1_zk_row31_reg;
     if (advance) begin
-        crc_s1_zk_row31_next = {((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4], (crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]};
+        crc_s1_zk_row31_next = {
+            _t96, _t10, _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39, _t41, _t44, _t47,
+            _t49, _t36, _t27, _t52, _t54, _t56, _t59, _t62
+        };
     end
 end
 
 always @* begin
     crc_s1_zk_init_next = crc_s1_zk_init_reg;
     if (advance) begin
-        crc_s1_zk_init_next = {((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], (crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[8], (((((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[0], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7], (crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[8], (crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[4], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[6], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[7]) | crc_in_count_onehot_reg[8], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[4]) | crc_in_count_onehot_reg[5], ((((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8], ((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1]) | crc_in_count_onehot_reg[5]) | crc_in_count_onehot_reg[7], (((crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2]) | crc_in_count_onehot_reg[3]) | crc_in_count_onehot_reg[6]) | crc_in_count_onehot_reg[8]};
+        crc_s1_zk_init_next = {
+            _t192 | crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6],
+            _t110 | crc_in_count_onehot_reg[8],
+            _t194 | crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8],
+            _t162 | crc_in_count_onehot_reg[8],
+            _t195 | crc_in_count_onehot_reg[6],
+            _t197 | crc_in_count_onehot_reg[7],
+            _t198 | crc_in_count_onehot_reg[8],
+            _t192 | crc_in_count_onehot_reg[8],
+            _t197 | crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
+            _t201 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
+            crc_in_count_onehot_reg[0],
+            _t199 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8],
+            _t198,
+            _t143 | crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8],
+            _t196 | crc_in_count_onehot_reg[8],
+            _t169 | crc_in_count_onehot_reg[8],
+            _t202 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7],
+            _t128 | crc_in_count_onehot_reg[8],
+            _t194,
+            _t127 | crc_in_count_onehot_reg[7],
+            _t195 | crc_in_count_onehot_reg[8],
+            _t192 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
+            _t201,
+            _t186 | crc_in_count_onehot_reg[8],
+            _t193 | crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7],
+            _t187 | crc_in_count_onehot_reg[8],
+            _t203 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8],
+            _t97 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
+            _t202,
+            _t196 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8],
+            _t66 | crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7],
+            _t200 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8]
+        };
     end
 end
 
@@ -560,21 +1292,101 @@ end
 always @* begin
     crc_s2_coeff_next = crc_s2_coeff_reg;
     if (advance) begin
-        crc_s2_coeff_next = {_t1 ? 32'h0 : crc_s1_zk_row31_reg, _t1 ? 32'h0 : crc_s1_zk_row30_reg, _t1 ? 32'h0 : crc_s1_zk_row29_reg, _t1 ? 32'h0 : crc_s1_zk_row28_reg, _t1 ? 32'h0 : crc_s1_zk_row27_reg, _t1 ? 32'h0 : crc_s1_zk_row26_reg, _t1 ? 32'h0 : crc_s1_zk_row25_reg, _t1 ? 32'h0 : crc_s1_zk_row24_reg, _t1 ? 32'h0 : crc_s1_zk_row23_reg, _t1 ? 32'h0 : crc_s1_zk_row22_reg, _t1 ? 32'h0 : crc_s1_zk_row21_reg, _t1 ? 32'h0 : crc_s1_zk_row20_reg, _t1 ? 32'h0 : crc_s1_zk_row19_reg, _t1 ? 32'h0 : crc_s1_zk_row18_reg, _t1 ? 32'h0 : crc_s1_zk_row17_reg, _t1 ? 32'h0 : crc_s1_zk_row16_reg, _t1 ? 32'h0 : crc_s1_zk_row15_reg, _t1 ? 32'h0 : crc_s1_zk_row14_reg, _t1 ? 32'h0 : crc_s1_zk_row13_reg, _t1 ? 32'h0 : crc_s1_zk_row12_reg, _t1 ? 32'h0 : crc_s1_zk_row11_reg, _t1 ? 32'h0 : crc_s1_zk_row10_reg, _t1 ? 32'h0 : crc_s1_zk_row9_reg, _t1 ? 32'h0 : crc_s1_zk_row8_reg, _t1 ? 32'h0 : crc_s1_zk_row7_reg, _t1 ? 32'h0 : crc_s1_zk_row6_reg, _t1 ? 32'h0 : crc_s1_zk_row5_reg, _t1 ? 32'h0 : crc_s1_zk_row4_reg, _t1 ? 32'h0 : crc_s1_zk_row3_reg, _t1 ? 32'h0 : crc_s1_zk_row2_reg, _t1 ? 32'h0 : crc_s1_zk_row1_reg, _t1 ? 32'h0 : crc_s1_zk_row0_reg};
+        crc_s2_coeff_next = {
+            _t204 ? 32'h0 : crc_s1_zk_row31_reg, _t204 ? 32'h0 : crc_s1_zk_row30_reg, _t204 ? 32'h0 : crc_s1_zk_row29_reg, _t204 ? 32'h0 : crc_s1_zk_row28_reg,
+            _t204 ? 32'h0 : crc_s1_zk_row27_reg, _t204 ? 32'h0 : crc_s1_zk_row26_reg, _t204 ? 32'h0 : crc_s1_zk_row25_reg, _t204 ? 32'h0 : crc_s1_zk_row24_reg,
+            _t204 ? 32'h0 : crc_s1_zk_row23_reg, _t204 ? 32'h0 : crc_s1_zk_row22_reg, _t204 ? 32'h0 : crc_s1_zk_row21_reg, _t204 ? 32'h0 : crc_s1_zk_row20_reg,
+            _t204 ? 32'h0 : crc_s1_zk_row19_reg, _t204 ? 32'h0 : crc_s1_zk_row18_reg, _t204 ? 32'h0 : crc_s1_zk_row17_reg, _t204 ? 32'h0 : crc_s1_zk_row16_reg,
+            _t204 ? 32'h0 : crc_s1_zk_row15_reg, _t204 ? 32'h0 : crc_s1_zk_row14_reg, _t204 ? 32'h0 : crc_s1_zk_row13_reg, _t204 ? 32'h0 : crc_s1_zk_row12_reg,
+            _t204 ? 32'h0 : crc_s1_zk_row11_reg, _t204 ? 32'h0 : crc_s1_zk_row10_reg, _t204 ? 32'h0 : crc_s1_zk_row9_reg, _t204 ? 32'h0 : crc_s1_zk_row8_reg,
+            _t204 ? 32'h0 : crc_s1_zk_row7_reg, _t204 ? 32'h0 : crc_s1_zk_row6_reg, _t204 ? 32'h0 : crc_s1_zk_row5_reg, _t204 ? 32'h0 : crc_s1_zk_row4_reg,
+            _t204 ? 32'h0 : crc_s1_zk_row3_reg, _t204 ? 32'h0 : crc_s1_zk_row2_reg, _t204 ? 32'h0 : crc_s1_zk_row1_reg, _t204 ? 32'h0 : crc_s1_zk_row0_reg
+        };
     end
 end
 
 always @* begin
     crc_s2_u_next = crc_s2_u_reg;
     if (advance) begin
-        crc_s2_u_next = crc_s1_start_reg ? crc_s1_zk_init_reg : (crc_s1_load_reg ? {^(crc_s1_zk_row31_reg & crc_s1_state_reg), ^(crc_s1_zk_row30_reg & crc_s1_state_reg), ^(crc_s1_zk_row29_reg & crc_s1_state_reg), ^(crc_s1_zk_row28_reg & crc_s1_state_reg), ^(crc_s1_zk_row27_reg & crc_s1_state_reg), ^(crc_s1_zk_row26_reg & crc_s1_state_reg), ^(crc_s1_zk_row25_reg & crc_s1_state_reg), ^(crc_s1_zk_row24_reg & crc_s1_state_reg), ^(crc_s1_zk_row23_reg & crc_s1_state_reg), ^(crc_s1_zk_row22_reg & crc_s1_state_reg), ^(crc_s1_zk_row21_reg & crc_s1_state_reg), ^(crc_s1_zk_row20_reg & crc_s1_state_reg), ^(crc_s1_zk_row19_reg & crc_s1_state_reg), ^(crc_s1_zk_row18_reg & crc_s1_state_reg), ^(crc_s1_zk_row17_reg & crc_s1_state_reg), ^(crc_s1_zk_row16_reg & crc_s1_state_reg), ^(crc_s1_zk_row15_reg & crc_s1_state_reg), ^(crc_s1_zk_row14_reg & crc_s1_state_reg), ^(crc_s1_zk_row13_reg & crc_s1_state_reg), ^(crc_s1_zk_row12_reg & crc_s1_state_reg), ^(crc_s1_zk_row11_reg & crc_s1_state_reg), ^(crc_s1_zk_row10_reg & crc_s1_state_reg), ^(crc_s1_zk_row9_reg & crc_s1_state_reg), ^(crc_s1_zk_row8_reg & crc_s1_state_reg), ^(crc_s1_zk_row7_reg & crc_s1_state_reg), ^(crc_s1_zk_row6_reg & crc_s1_state_reg), ^(crc_s1_zk_row5_reg & crc_s1_state_reg), ^(crc_s1_zk_row4_reg & crc_s1_state_reg), ^(crc_s1_zk_row3_reg & crc_s1_state_reg), ^(crc_s1_zk_row2_reg & crc_s1_state_reg), ^(crc_s1_zk_row1_reg & crc_s1_state_reg), ^(crc_s1_zk_row0_reg & crc_s1_state_reg)} : 32'h0);
+        crc_s2_u_next = crc_s1_start_reg ? crc_s1_zk_init_reg :
+            crc_s1_load_reg ?
+                {
+                    ^(crc_s1_zk_row31_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row30_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row29_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row28_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row27_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row26_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row25_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row24_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row23_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row22_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row21_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row20_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row19_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row18_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row17_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row16_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row15_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row14_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row13_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row12_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row11_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row10_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row9_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row8_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row7_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row6_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row5_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row4_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row3_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row2_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row1_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row0_reg & crc_s1_state_reg)
+                } :
+            32'h0;
     end
 end
 
 always @* begin
     crc_s2_data_partials_next = crc_s2_data_partials_reg;
     if (advance) begin
-        crc_s2_data_partials_next = {^(crc_s1_data_reg & 64'h8fc8e57b1c379612), ^(crc_s1_data_reg & 64'h47e472bd8e1bcb09), ^(crc_s1_data_reg & 64'h23f2395ec70de584), ^(crc_s1_data_reg & 64'h11f91caf6386f2c2), ^(crc_s1_data_reg & 64'h8fc8e57b1c37961), ^(crc_s1_data_reg & 64'h47e472bd8e1bcb0), ^(crc_s1_data_reg & 64'h8df7c6eef047484a), ^(crc_s1_data_reg & 64'h46fbe3777823a425), ^(crc_s1_data_reg & 64'hacb514c0a0264400), ^(crc_s1_data_reg & 64'hd9926f1b4c24b412), ^(crc_s1_data_reg & 64'he301d2f6ba25cc1b), ^(crc_s1_data_reg & 64'hfe480c004125701f), ^(crc_s1_data_reg & 64'h7f2406002092b80f), ^(crc_s1_data_reg & 64'hb05ae67b0c7eca15), ^(crc_s1_data_reg & 64'hd7e596469a08f318), ^(crc_s1_data_reg & 64'h6bf2cb234d04798c), ^(crc_s1_data_reg & 64'h35f96591a6823cc6), ^(crc_s1_data_reg & 64'h1afcb2c8d3411e63), ^(crc_s1_data_reg & 64'h82b6bc1f75971923), ^(crc_s1_data_reg & 64'hce93bb74a6fc1a83), ^(crc_s1_data_reg & 64'he88138c14f499b53), ^(crc_s1_data_reg & 64'h74409c60a7a4cda9), ^(crc_s1_data_reg & 64'hb5e8ab4b4fe5f0c6), ^(crc_s1_data_reg & 64'h8000000000000000), ^(crc_s1_data_reg & 64'h553cb0debbc56e71), ^(crc_s1_data_reg & 64'h6a9e586f5de2b738), ^(crc_s1_data_reg & 64'hba87c94cb2c6cd8e), ^(crc_s1_data_reg & 64'hd28b01dd4554f0d5), ^(crc_s1_data_reg & 64'hc000000000000000), ^(crc_s1_data_reg & 64'h268d6595be9dee78), ^(crc_s1_data_reg & 64'hfc8e57b1c379612e), ^(crc_s1_data_reg & 64'h7e472bd8e1bcb097), ^(crc_s1_data_reg & 64'h3f2395ec70de584b), ^(crc_s1_data_reg & 64'h1f91caf6386f2c25)};
+        crc_s2_data_partials_next = {
+            ^(crc_s1_data_reg & 64'h8fc8e57b1c379612),
+            ^(crc_s1_data_reg & 64'h47e472bd8e1bcb09),
+            ^(crc_s1_data_reg & 64'h23f2395ec70de584),
+            ^(crc_s1_data_reg & 64'h11f91caf6386f2c2),
+            ^(crc_s1_data_reg & 64'h8fc8e57b1c37961),
+            ^(crc_s1_data_reg & 64'h47e472bd8e1bcb0),
+            ^(crc_s1_data_reg & 64'h8df7c6eef047484a),
+            ^(crc_s1_data_reg & 64'h46fbe3777823a425),
+            ^(crc_s1_data_reg & 64'hacb514c0a0264400),
+            ^(crc_s1_data_reg & 64'hd9926f1b4c24b412),
+            ^(crc_s1_data_reg & 64'he301d2f6ba25cc1b),
+            ^(crc_s1_data_reg & 64'hfe480c004125701f),
+            ^(crc_s1_data_reg & 64'h7f2406002092b80f),
+            ^(crc_s1_data_reg & 64'hb05ae67b0c7eca15),
+            ^(crc_s1_data_reg & 64'hd7e596469a08f318),
+            ^(crc_s1_data_reg & 64'h6bf2cb234d04798c),
+            ^(crc_s1_data_reg & 64'h35f96591a6823cc6),
+            ^(crc_s1_data_reg & 64'h1afcb2c8d3411e63),
+            ^(crc_s1_data_reg & 64'h82b6bc1f75971923),
+            ^(crc_s1_data_reg & 64'hce93bb74a6fc1a83),
+            ^(crc_s1_data_reg & 64'he88138c14f499b53),
+            ^(crc_s1_data_reg & 64'h74409c60a7a4cda9),
+            ^(crc_s1_data_reg & 64'hb5e8ab4b4fe5f0c6),
+            ^(crc_s1_data_reg & 64'h8000000000000000),
+            ^(crc_s1_data_reg & 64'h553cb0debbc56e71),
+            ^(crc_s1_data_reg & 64'h6a9e586f5de2b738),
+            ^(crc_s1_data_reg & 64'hba87c94cb2c6cd8e),
+            ^(crc_s1_data_reg & 64'hd28b01dd4554f0d5),
+            ^(crc_s1_data_reg & 64'hc000000000000000),
+            ^(crc_s1_data_reg & 64'h268d6595be9dee78),
+            ^(crc_s1_data_reg & 64'hfc8e57b1c379612e),
+            ^(crc_s1_data_reg & 64'h7e472bd8e1bcb097),
+            ^(crc_s1_data_reg & 64'h3f2395ec70de584b),
+            ^(crc_s1_data_reg & 64'h1f91caf6386f2c25)
+        };
     end
 end
 
@@ -606,12 +1418,12 @@ always @* begin
     out_temp_data_next = out_temp_data_reg;
     out_in_ready_next = out_in_ready_early;
     if (out_in_ready_reg) begin
-        if (out_out_ready | (~out_valid_reg)) begin
-            out_valid_next = _t0;
-            out_data_next = _t2;
+        if (out_out_ready | _t7) begin
+            out_valid_next = _t8;
+            out_data_next = _t205;
         end else begin
-            out_temp_valid_next = _t0;
-            out_temp_data_next = _t2;
+            out_temp_valid_next = _t8;
+            out_temp_data_next = _t205;
         end
     end else begin
         if (out_out_ready) begin
@@ -629,7 +1441,7 @@ always @* begin
         in_frame_next = ~s_axis_tlast;
     end
     if (advance & crc_valid_reg) begin
-        frame_err_next = crc_tag_reg[0] ? 1'b0 : (frame_err_reg | crc_tag_reg[1]);
+        frame_err_next = crc_tag_reg[0] ? 1'b0 : _t206;
     end
 end
 

@@ -34,7 +34,9 @@ module ddp_rx_ctl (
     /*
      * Descriptor input from ddp_rx_hdr (s_desc)
      */
-    input  wire [679:0] s_desc_tdata, // layout DDP_RX_DESC in hdl-gen/blocks/ddp-rx-hdr.ts
+    // record ddp_rx_desc {ctrl0[679:672], rdmap[671:256], mo[255:224], msn[223:192], qn[191:160], to[159:96], stag[95:64], rsvd_ulp[63:56], opcode[55:52],
+    // dv[51:50], l[49], t[48], payload_len[47:32], ulpdu_len[31:16], err[15:2], has_payload[1], ok[0]}
+    input  wire [679:0] s_desc_tdata,
     input  wire         s_desc_tvalid,
     output wire         s_desc_tready,
     input  wire         s_desc_mpa_bad, // MPA's verdict on this ULPDU's FPDU: it failed (mpa_rx m_axis_tuser = 0)
@@ -131,12 +133,12 @@ module ddp_rx_ctl (
     output wire         m_evt_valid,
     input  wire         m_evt_ready,
     output wire [2:0]   m_evt_kind, // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
-    output wire [31:0]  m_evt_length,
-    output wire         m_evt_solicited,
+    output wire [31:0]  m_evt_length, // octets
+    output wire         m_evt_solicited, // with Solicited Event
     output wire         m_evt_invalidated, // recv: m_evt_stag was invalidated (Send with Invalidate)
-    output wire [31:0]  m_evt_stag,
+    output wire [31:0]  m_evt_stag, // the invalidated STag
     output wire [63:0]  m_evt_data, // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
-    output wire [13:0]  m_evt_err, // Terminates: {code, etype, layer}
+    output wire [13:0]  m_evt_err, // record error_word
 
     /*
      * Status
@@ -147,34 +149,87 @@ module ddp_rx_ctl (
     output wire [3:0]   irrq_used
 );
 
-localparam [13:0] ERR_DDP_BOUNDS = 14'h45; // DDP tagged buffer: base or bounds violation {code, etype, layer}
-localparam [13:0] ERR_DDP_LOCAL = 14'h1; // DDP local catastrophic {code, etype, layer}
-localparam [13:0] ERR_DDP_MO = 14'h109; // DDP untagged buffer: invalid MO {code, etype, layer}
-localparam [13:0] ERR_DDP_MSN = 14'hc9; // DDP untagged buffer: invalid MSN, MSN range is not valid {code, etype, layer}
+localparam [13:0] ERR_DDP_BASE_BOUNDS = 14'h45; // DDP tagged buffer: base or bounds violation {code, etype, layer}
+localparam [13:0] ERR_DDP_INVALID_MO = 14'h109; // DDP untagged buffer: invalid MO {code, etype, layer}
+localparam [13:0] ERR_DDP_INVALID_QN = 14'h49; // DDP untagged buffer: invalid QN {code, etype, layer}
+localparam [13:0] ERR_DDP_INVALID_STAG = 14'h5; // DDP tagged buffer: invalid STag {code, etype, layer}
+localparam [13:0] ERR_DDP_LOCAL_CATASTROPHIC = 14'h1; // DDP local catastrophic {code, etype, layer}
+localparam [13:0] ERR_DDP_MSN_RANGE = 14'hc9; // DDP untagged buffer: invalid MSN, MSN range is not valid {code, etype, layer}
 localparam [13:0] ERR_DDP_NO_BUFFER = 14'h89; // DDP untagged buffer: invalid MSN, no buffer available {code, etype, layer}
-localparam [13:0] ERR_DDP_QN = 14'h49; // DDP untagged buffer: invalid QN {code, etype, layer}
-localparam [13:0] ERR_DDP_STAG = 14'h5; // DDP tagged buffer: invalid STag {code, etype, layer}
+localparam [13:0] ERR_DDP_STAG_NOT_ASSOCIATED = 14'h85; // DDP tagged buffer: STag not associated with DDP stream {code, etype, layer}
+localparam [13:0] ERR_DDP_TO_WRAP = 14'hc5; // DDP tagged buffer: TO wrap {code, etype, layer}
 localparam [13:0] ERR_DDP_TOO_LONG = 14'h149; // DDP untagged buffer: DDP message too long for available buffer {code, etype, layer}
-localparam [13:0] ERR_RDMAP_LOCAL = 14'h0; // RDMAP local catastrophic {code, etype, layer}
-localparam [13:0] ERR_RDMAP_OP_INVALIDATE = 14'h248; // RDMAP remote operation: STag cannot be invalidated {code, etype, layer}
-localparam [13:0] ERR_RDMAP_OPCODE = 14'h188; // RDMAP remote operation: unexpected OpCode {code, etype, layer}
-localparam [13:0] ERR_RDMAP_PROT_INVALIDATE = 14'h244; // RDMAP remote protection: STag cannot be invalidated {code, etype, layer}
-localparam [13:0] ERR_RDMAP_STREAM = 14'h1c8; // RDMAP remote operation: catastrophic error, localized to RDMAP stream {code, etype, layer}
+localparam [13:0] ERR_RDMAP_ACCESS_RIGHTS = 14'h84; // RDMAP remote protection: access rights violation {code, etype, layer}
+localparam [13:0] ERR_RDMAP_BASE_BOUNDS = 14'h44; // RDMAP remote protection: base or bounds violation {code, etype, layer}
+localparam [13:0] ERR_RDMAP_INVALID_STAG = 14'h4; // RDMAP remote protection: invalid STag {code, etype, layer}
+localparam [13:0] ERR_RDMAP_LOCAL_CATASTROPHIC = 14'h0; // RDMAP local catastrophic {code, etype, layer}
+localparam [13:0] ERR_RDMAP_OPERATION_CANNOT_INVALIDATE = 14'h248; // RDMAP remote operation: STag cannot be invalidated {code, etype, layer}
+localparam [13:0] ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE = 14'h244; // RDMAP remote protection: STag cannot be invalidated {code, etype, layer}
+localparam [13:0] ERR_RDMAP_STAG_NOT_ASSOCIATED = 14'hc4; // RDMAP remote protection: STag not associated with RDMAP stream {code, etype, layer}
+localparam [13:0] ERR_RDMAP_STREAM_CATASTROPHIC = 14'h1c8; // RDMAP remote operation: catastrophic error, localized to RDMAP stream {code, etype, layer}
+localparam [13:0] ERR_RDMAP_TO_WRAP = 14'h104; // RDMAP remote protection: TO wrap {code, etype, layer}
+localparam [13:0] ERR_RDMAP_UNEXPECTED_OPCODE = 14'h188; // RDMAP remote operation: unexpected OpCode {code, etype, layer}
+localparam [2:0] EVT_ATOMIC = 3'b011; // event kind ATOMIC
+localparam [2:0] EVT_CLOSED = 3'b110; // event kind CLOSED
+localparam [2:0] EVT_READ = 3'b010; // event kind READ
+localparam [2:0] EVT_RECV = 3'b000; // event kind RECV
+localparam [2:0] EVT_RECV_IMMEDIATE = 3'b001; // event kind RECV_IMMEDIATE
+localparam [2:0] EVT_TERMINATE_RECEIVED = 3'b100; // event kind TERMINATE_RECEIVED
+localparam [2:0] EVT_TERMINATE_SENT = 3'b101; // event kind TERMINATE_SENT
+localparam [3:0] OP_ATOMIC_REQUEST = 4'b1010; // RDMAP opcode ATOMIC_REQUEST
+localparam [3:0] OP_ATOMIC_RESPONSE = 4'b1011; // RDMAP opcode ATOMIC_RESPONSE
+localparam [3:0] OP_IMMEDIATE = 4'b1000; // RDMAP opcode IMMEDIATE
+localparam [3:0] OP_IMMEDIATE_SE = 4'b1001; // RDMAP opcode IMMEDIATE_SE
+localparam [3:0] OP_READ_REQUEST = 4'b0001; // RDMAP opcode READ_REQUEST
+localparam [3:0] OP_READ_RESPONSE = 4'b0010; // RDMAP opcode READ_RESPONSE
+localparam [3:0] OP_SEND = 4'b0011; // RDMAP opcode SEND
+localparam [3:0] OP_SEND_INVALIDATE = 4'b0100; // RDMAP opcode SEND_INVALIDATE
+localparam [3:0] OP_SEND_SE = 4'b0101; // RDMAP opcode SEND_SE
+localparam [3:0] OP_SEND_SE_INVALIDATE = 4'b0110; // RDMAP opcode SEND_SE_INVALIDATE
+localparam [3:0] OP_TERMINATE = 4'b0111; // RDMAP opcode TERMINATE
+localparam [3:0] OP_WRITE = 4'b0000; // RDMAP opcode WRITE
+localparam [1:0] QN_ATOMIC_RESPONSE = 2'b11; // untagged queue ATOMIC_RESPONSE
+localparam [1:0] QN_READ_REQUEST = 2'b01; // untagged queue READ_REQUEST
+localparam [1:0] QN_SEND = 2'b00; // untagged queue SEND
+localparam [1:0] QN_TERMINATE = 2'b10; // untagged queue TERMINATE
+localparam [2:0] STATE_CHECK = 3'b001; // state CHECK of state
+localparam [2:0] STATE_IDLE = 3'b000; // state IDLE of state
+localparam [2:0] STATE_INV = 3'b101; // state INV of state
+localparam [2:0] STATE_IWAIT = 3'b110; // state IWAIT of state
+localparam [2:0] STATE_LOOK = 3'b010; // state LOOK of state
+localparam [2:0] STATE_LWAIT = 3'b011; // state LWAIT of state
+localparam [2:0] STATE_POST = 3'b100; // state POST of state
 
 // verilator lint_off UNUSED
 // dv was checked by ddp_rx_hdr (H2); the Terminate copies it within ctrl0
-reg [679:0] desc_reg; // the descriptor of the ULPDU in progress
+// the descriptor of the ULPDU in progress; record ddp_rx_desc {ctrl0[679:672], rdmap[671:256], mo[255:224], msn[223:192], qn[191:160], to[159:96], stag[95:64],
+// rsvd_ulp[63:56], opcode[55:52], dv[51:50], l[49], t[48], payload_len[47:32], ulpdu_len[31:16], err[15:2], has_payload[1], ok[0]}
+reg [679:0] desc_reg;
 // verilator lint_on UNUSED
 reg [679:0] desc_next;
 reg mpa_bad_reg; // MPA failed the FPDU of the ULPDU in progress
 reg mpa_bad_next;
 reg [7:0] mpa_code_reg;
 reg [7:0] mpa_code_next;
+wire [415:0] desc_rdmap; // D+18 onwards: the RDMAP part
+wire desc_ok; // every header check passed
+wire desc_has_payload; // ULP data follows on the data stream
+wire [13:0] desc_err; // record error_word
+wire [15:0] desc_ulpdu_len; // ULPDU_Length
+wire [15:0] desc_payload_len; // data octets after the DDP header (0 without has_payload)
 wire [31:0] payload_len; // data octets after the DDP header (0 without has_payload)
+wire desc_t; // DDP tagged flag
+wire desc_l; // DDP last flag
+wire [3:0] desc_opcode; // RDMAP opcode
+wire [31:0] desc_stag; // D+2..5: tagged STag; untagged RsvdULP[8:39] (the Invalidate STag)
+wire [63:0] desc_to; // D+6..13: tagged TO
+wire [31:0] desc_qn; // D+6..9: untagged QN
+wire [31:0] desc_msn; // D+10..13: untagged MSN
+wire [31:0] desc_mo; // D+14..17: untagged MO
 wire is_send;
 wire [1:0] qn_expected; // the untagged queue of the opcode (RFC 5040 section 4.3, RFC 7306 section 10.2)
 wire term_opcode; // the ULPDU is a Terminate: an error closes the stream, nobody answers
-reg [2:0] state_reg;
+reg [2:0] state_reg; // state of state: IDLE, CHECK, LOOK, LWAIT, POST, INV, IWAIT
 reg [2:0] state_next;
 reg [1:0] lk_for_reg; // what the STag lookup in flight is for
 reg [1:0] lk_for_next;
@@ -281,7 +336,7 @@ reg [3:0] orq_rptr_reg;
 reg [3:0] orq_rptr_next;
 wire [3:0] orq_count; // entries in orq
 wire irrq_push;
-wire [356:0] irrq_data; // {atomic, aopcode, compare_mask, compare, add_swap_mask, add_swap, addr, request_id}; a Read uses request_id = Sink STag, addr = source, add_swap = Sink TO, compare[31:0] = size
+wire [356:0] irrq_data; // an IRRQ entry: record irrq_atomic or irrq_read, by its atomic bit
 wire irrq_flush; // the transmit side stops: requests not yet answered are dropped
 wire req_take;
 reg [3:0] irrq_wptr_reg;
@@ -289,6 +344,19 @@ reg [3:0] irrq_wptr_next;
 reg [3:0] irrq_rptr_reg;
 reg [3:0] irrq_rptr_next;
 wire [3:0] irrq_count; // entries in irrq
+wire [356:0] irrq_head; // the oldest IRRQ entry
+wire irrq_atomic_atomic; // 1
+wire [31:0] irrq_atomic_request_id; // Request Identifier
+wire [31:0] irrq_read_sink_stag; // Data Sink STag
+wire [63:0] irrq_atomic_addr; // translated, 8-octet aligned target
+wire [63:0] irrq_read_src_addr; // translated source address (0 for a zero-length Read)
+wire [63:0] irrq_atomic_add_swap; // Add Data / Swap Data
+wire [63:0] irrq_read_sink_to; // Data Sink TO
+wire [63:0] irrq_atomic_add_swap_mask; // Add Mask / Swap Mask
+wire [63:0] irrq_atomic_compare; // Compare Data
+wire [31:0] irrq_read_size; // RDMA Read Message Size
+wire [63:0] irrq_atomic_compare_mask; // Compare Mask
+wire [3:0] irrq_atomic_aopcode; // AOpCode
 wire out_free; // the last ULPDU's command and event have left
 wire start_abort;
 wire desc_take;
@@ -301,6 +369,8 @@ wire [13:0] check_err; // first failing check before any lookup: header (H1-H7),
 wire [32:0] rr_total; // octets of the Read received with this segment
 wire [13:0] post_err; // first failing check after the lookup (T1-T7, Read source, IRD, Atomic target)
 wire post_stall; // wait: the IRRQ has no room (IRD above its depth), or earlier placements are still being written
+wire [7:0] desc_ctrl0; // D+0 as received, reserved bits included (a Terminate copies it)
+wire [7:0] desc_rsvd_ulp; // D+1: the RDMAP control octet
 wire [143:0] hdr_copy; // the DDP header as received
 wire check_clean; // MPA passed the FPDU and every check before a lookup passed
 wire u_accept;
@@ -310,74 +380,206 @@ reg [356:0] irrq_mem [0:7];
 wire _t0;
 wire _t1;
 wire _t2;
-// verilator lint_off UNUSED
-wire [356:0] _t3; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [95:0] _t4; // read through slices
-// verilator lint_on UNUSED
+wire _t3;
+wire _t4;
 wire _t5;
-// verilator lint_off UNUSED
-wire [160:0] _t7; // read through slices
-// verilator lint_on UNUSED
 wire _t6;
+wire _t7;
 wire _t8;
 wire _t9;
-wire [31:0] _t10;
+wire _t10;
 wire _t11;
-wire [31:0] _t12;
+wire _t12;
 wire _t13;
 wire _t14;
-// verilator lint_off UNUSED
-wire [13:0] _t15; // read through slices
-// verilator lint_on UNUSED
+wire _t15;
 wire _t16;
-wire [13:0] _t17;
-wire _t18;
-wire _t19;
+wire _t17;
+// verilator lint_off UNUSED
+wire [95:0] _t18; // read through slices
+// verilator lint_on UNUSED
+wire [32:0] _t19;
 wire _t20;
+wire _t21;
 wire _t22;
-wire [13:0] _t21;
-// verilator lint_off UNUSED
-wire [13:0] _t25; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [13:0] _t26; // read through slices
-// verilator lint_on UNUSED
-wire [1:0] _t24;
 wire _t23;
+wire _t24;
+wire _t25;
+// verilator lint_off UNUSED
+wire [160:0] _t26; // read through slices
+// verilator lint_on UNUSED
+wire [31:0] _t27;
+wire _t28;
+wire _t29;
+wire _t30;
+wire _t31;
+wire _t32;
+wire _t33;
+wire _t34;
+wire _t35;
+wire _t36;
+wire _t37;
+wire _t38;
+wire [32:0] _t39;
+wire _t40;
+wire _t41;
+wire [31:0] _t42;
+wire [13:0] _t43;
+wire _t44;
+wire _t45;
+wire _t46;
+wire _t47;
+wire _t48;
+wire _t49;
+wire _t50;
+wire _t51;
+wire _t52;
+wire _t53;
+wire _t54;
+wire _t55;
+wire _t56;
+wire _t57;
+wire _t58;
+wire [63:0] _t59;
+wire [63:0] _t60;
+wire _t61;
+// verilator lint_off UNUSED
+wire [13:0] _t62; // read through slices
+// verilator lint_on UNUSED
+wire [15:0] _t63;
+wire _t64;
+wire _t65;
+wire [13:0] _t66;
+wire _t67;
+wire _t68;
+wire _t69;
+wire [31:0] _t70;
+wire _t71;
+wire _t72;
+wire _t73;
+wire [13:0] _t74;
+wire _t75;
+wire _t76;
+wire [1:0] _t77;
+// verilator lint_off UNUSED
+wire [13:0] _t78; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [13:0] _t79; // read through slices
+// verilator lint_on UNUSED
+wire _t80;
+wire [3:0] _t81;
 
-assign _t0 = (~desc_reg[0]) & (desc_reg[31:16] < (desc_reg[48] ? 16'he : 16'h12));
-assign _t1 = rq_count == 5'h10;
-assign _t2 = orq_count == 4'b1000;
-assign _t3 = irrq_mem[irrq_rptr_reg[2:0]];
-assign _t4 = rq_mem[rq_rptr_reg[3:0]];
-assign _t5 = orq_count == 4'b0000;
-assign _t7 = orq_mem[orq_rptr_reg[2:0]];
-assign _t6 = _t7[160];
-assign _t8 = payload_len != 32'h0;
-assign _t9 = desc_reg[55:52] == 4'b0010;
-assign _t10 = _t7[127:96];
-assign _t11 = lk_for_reg != 2'b00;
-assign _t12 = {desc_reg[359:352], desc_reg[367:360], desc_reg[375:368], desc_reg[383:376]};
-assign _t13 = lk_for_reg == 2'b00;
-assign _t14 = lk_for_reg == 2'b01;
-assign _t15 = ERR_RDMAP_LOCAL;
-assign _t16 = mpa_code_reg == 8'h1;
-assign _t17 = {mpa_code_reg, 4'b0000, 2'b10};
-assign _t18 = ((check_err[1:0] != 2'b10) & (~((check_err[1:0] == 2'b00) & (check_err[5:2] == 4'b0000)))) & (~_t0);
-assign _t19 = ((desc_reg[55:52] == 4'b0101) | (desc_reg[55:52] == 4'b0110)) | (desc_reg[55:52] == 4'b1001);
-assign _t20 = ((post_err[1:0] != 2'b10) & (~((post_err[1:0] == 2'b00) & (post_err[5:2] == 4'b0000)))) & (~_t0);
-assign _t22 = inv_rsp_fault == 2'b11;
-assign _t21 = _t22 ? ERR_RDMAP_OP_INVALIDATE : ERR_RDMAP_PROT_INVALIDATE;
-assign _t25 = ERR_RDMAP_OP_INVALIDATE;
-assign _t26 = ERR_RDMAP_PROT_INVALIDATE;
-assign _t24 = _t22 ? _t25[1:0] : _t26[1:0];
-assign _t23 = ((_t24 != 2'b10) & (~((_t24 == 2'b00) & ((_t22 ? _t25[5:2] : _t26[5:2]) == 4'b0000)))) & (~_t0);
-assign payload_len = {16'h0, desc_reg[47:32]};
-assign is_send = (((desc_reg[55:52] == 4'b0011) | (desc_reg[55:52] == 4'b0101)) | (desc_reg[55:52] == 4'b0100)) | (desc_reg[55:52] == 4'b0110);
-assign qn_expected = ((desc_reg[55:52] == 4'b0001) | (desc_reg[55:52] == 4'b1010)) ? 2'b01 : ((desc_reg[55:52] == 4'b0111) ? 2'b10 : ((desc_reg[55:52] == 4'b1011) ? 2'b11 : 2'b00));
-assign term_opcode = (desc_reg[55:52] == 4'b0111) & (~_t0);
+assign _t0 = desc_opcode == OP_SEND_SE;
+assign _t1 = desc_opcode == OP_SEND_SE_INVALIDATE;
+assign _t2 = desc_opcode == OP_READ_REQUEST;
+assign _t3 = desc_opcode == OP_ATOMIC_REQUEST;
+assign _t4 = desc_opcode == OP_TERMINATE;
+assign _t5 = desc_opcode == OP_ATOMIC_RESPONSE;
+assign _t6 = ~(_t7 & (desc_ulpdu_len < (desc_t ? 16'he : 16'h12)));
+assign _t7 = ~desc_ok;
+assign _t8 = ~(rq_count == 5'h10);
+assign _t9 = ~(orq_count == 4'b1000);
+assign _t10 = ~cmd_valid_reg;
+assign _t11 = state_reg == STATE_IDLE;
+assign _t12 = _t11 & _t13 & out_free;
+assign _t13 = ~abort_pending_reg;
+assign _t14 = qn_expected == QN_SEND;
+assign _t15 = qn_expected == 2'b00;
+assign _t16 = qn_expected == 2'b01;
+assign _t17 = qn_expected == 2'b10;
+assign _t18 = rq_mem[rq_rptr_reg[3:0]];
+assign _t19 = {1'b0, payload_len};
+assign _t20 = ~u_continues;
+assign _t21 = ~desc_l;
+assign _t22 = desc_l & _t3;
+assign _t23 = {12'h0, irrq_count} >= cfg_ird;
+assign _t24 = orq_count == 4'b0000;
+assign _t25 = ~_t26[160];
+assign _t26 = orq_mem[orq_rptr_reg[2:0]];
+assign _t27 = {desc_rdmap[7:0], desc_rdmap[15:8], desc_rdmap[23:16], desc_rdmap[31:24]};
+assign _t28 = lk_for_reg == 2'b00;
+assign _t29 = payload_len != 32'h0;
+assign _t30 = lk_fault_reg != 3'b000;
+assign _t31 = lk_fault_reg == 3'b101;
+assign _t32 = lk_fault_reg == 3'b100;
+assign _t33 = lk_fault_reg == 3'b011;
+assign _t34 = lk_fault_reg == 3'b010;
+assign _t35 = lk_fault_reg == 3'b001;
+assign _t36 = _t28 & _t37;
+assign _t37 = desc_opcode == OP_READ_RESPONSE;
+assign _t38 = _t36 & _t29;
+assign _t39 = {1'b0, _t26[127:96]};
+assign _t40 = lk_for_reg == 2'b01;
+assign _t41 = _t42 != 32'h0;
+assign _t42 = {desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120]};
+assign _t43 = _t31 ? ERR_RDMAP_BASE_BOUNDS :
+    _t32 ? ERR_RDMAP_TO_WRAP :
+    _t33 ? ERR_RDMAP_ACCESS_RIGHTS :
+    _t34 ? ERR_RDMAP_STAG_NOT_ASSOCIATED :
+    _t35 ? ERR_RDMAP_INVALID_STAG :
+    14'h0;
+assign _t44 = lk_for_reg == 2'b10;
+assign _t45 = post_err == 14'h0;
+assign _t46 = lk_for_reg != 2'b00;
+assign _t47 = ~mpa_bad_reg;
+assign _t48 = (state_reg == STATE_CHECK) & _t49;
+assign _t49 = ~rx_stopped_r_reg;
+assign _t50 = u_accept & desc_l;
+assign _t51 = state_reg == STATE_POST;
+assign _t52 = post_err != 14'h0;
+assign _t53 = state_reg == STATE_IWAIT;
+assign _t54 = inv_rsp_fault != 2'b00;
+assign _t55 = ~term_sent_reg;
+assign _t56 = ~tx_stopped_r_reg;
+assign _t57 = _t51 & _t45;
+assign _t58 = ~post_stall;
+assign _t59 = {
+    desc_rdmap[167:160], desc_rdmap[175:168], desc_rdmap[183:176], desc_rdmap[191:184], desc_rdmap[199:192], desc_rdmap[207:200], desc_rdmap[215:208],
+    desc_rdmap[223:216]
+};
+assign _t60 = {
+    desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56], desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]
+};
+assign _t61 = orq_push & s_orq_atomic;
+assign _t62 = ERR_RDMAP_LOCAL_CATASTROPHIC;
+assign _t63 = 1'b0 ? desc_ulpdu_len : 16'h0;
+assign _t64 = desc_has_payload & (~_t53);
+assign _t65 = mpa_code_reg == 8'h1;
+assign _t66 = {mpa_code_reg, 4'b0000, 2'b10};
+assign _t67 = (~term_opcode) & _t55;
+assign _t68 = (check_err[1:0] != 2'b10) & (~(_t69 & (check_err[5:2] == 4'b0000))) & _t6;
+assign _t69 = check_err[1:0] == 2'b00;
+assign _t70 = desc_msn + 32'h1;
+assign _t71 = _t0 | _t1 | (desc_opcode == OP_IMMEDIATE_SE);
+assign _t72 = (post_err[1:0] != 2'b10) & (~(_t73 & (post_err[5:2] == 4'b0000))) & _t6;
+assign _t73 = post_err[1:0] == 2'b00;
+assign _t74 = _t75 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t75 = inv_rsp_fault == 2'b11;
+assign _t76 = (_t77 != 2'b10) & (~(_t80 & (_t81 == 4'b0000))) & _t6;
+assign _t77 = _t75 ? _t78[1:0] : _t79[1:0];
+assign _t78 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
+assign _t79 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t80 = _t77 == 2'b00;
+assign _t81 = _t75 ? _t78[5:2] : _t79[5:2];
+assign desc_rdmap = desc_reg[671:256];
+assign desc_ok = desc_reg[0];
+assign desc_has_payload = desc_reg[1];
+assign desc_err = desc_reg[15:2];
+assign desc_ulpdu_len = desc_reg[31:16];
+assign desc_payload_len = desc_reg[47:32];
+assign payload_len = {16'h0, desc_payload_len};
+assign desc_t = desc_reg[48];
+assign desc_l = desc_reg[49];
+assign desc_opcode = desc_reg[55:52];
+assign desc_stag = desc_reg[95:64];
+assign desc_to = desc_reg[159:96];
+assign desc_qn = desc_reg[191:160];
+assign desc_msn = desc_reg[223:192];
+assign desc_mo = desc_reg[255:224];
+assign is_send = (desc_opcode == OP_SEND) | _t0 | (desc_opcode == OP_SEND_INVALIDATE) | _t1;
+assign qn_expected = (_t2 | _t3) ? QN_READ_REQUEST : (_t4 ? QN_TERMINATE : (_t5 ? QN_ATOMIC_RESPONSE : QN_SEND));
+assign term_opcode = _t4 & _t6;
 assign m_cmd_valid = cmd_valid_reg;
 assign m_cmd_addr = cmd_addr_reg;
 assign m_cmd_discard = cmd_discard_reg;
@@ -392,25 +594,38 @@ assign m_evt_err = evt_err_reg;
 assign rx_stopped = rx_stopped_r_reg;
 assign tx_stopped = tx_stopped_r_reg;
 assign rq_count = rq_wptr_reg - rq_rptr_reg;
-assign rq_push = s_recv_valid & (~_t1);
+assign rq_push = s_recv_valid & _t8;
 assign orq_count = orq_wptr_reg - orq_rptr_reg;
-assign orq_push = s_orq_valid & (~_t2);
+assign orq_push = s_orq_valid & _t9;
 assign req_take = m_req_valid & m_req_ready;
 assign irrq_count = irrq_wptr_reg - irrq_rptr_reg;
 assign irrq_used = irrq_count;
+assign irrq_head = irrq_mem[irrq_rptr_reg[2:0]];
 assign m_req_valid = term_pending_reg | (~(irrq_count == 4'b0000));
-assign m_req_kind = term_pending_reg ? 2'b10 : (_t3[356] ? 2'b01 : 2'b00);
-assign m_req_request_id = _t3[31:0];
-assign m_req_sink_stag = _t3[31:0];
-assign m_req_addr = _t3[95:32];
-assign m_req_src_addr = _t3[95:32];
-assign m_req_add_swap = _t3[159:96];
-assign m_req_sink_to = _t3[159:96];
-assign m_req_add_swap_mask = _t3[223:160];
-assign m_req_compare = _t3[287:224];
-assign m_req_size = _t3[255:224];
-assign m_req_compare_mask = _t3[351:288];
-assign m_req_aopcode = _t3[355:352];
+assign irrq_atomic_atomic = irrq_head[356];
+assign m_req_kind = term_pending_reg ? 2'b10 : (irrq_atomic_atomic ? 2'b01 : 2'b00);
+assign irrq_atomic_request_id = irrq_head[31:0];
+assign m_req_request_id = irrq_atomic_request_id;
+assign irrq_read_sink_stag = irrq_head[31:0];
+assign m_req_sink_stag = irrq_read_sink_stag;
+assign irrq_atomic_addr = irrq_head[95:32];
+assign m_req_addr = irrq_atomic_addr;
+assign irrq_read_src_addr = irrq_head[95:32];
+assign m_req_src_addr = irrq_read_src_addr;
+assign irrq_atomic_add_swap = irrq_head[159:96];
+assign m_req_add_swap = irrq_atomic_add_swap;
+assign irrq_read_sink_to = irrq_head[159:96];
+assign m_req_sink_to = irrq_read_sink_to;
+assign irrq_atomic_add_swap_mask = irrq_head[223:160];
+assign m_req_add_swap_mask = irrq_atomic_add_swap_mask;
+assign irrq_atomic_compare = irrq_head[287:224];
+assign m_req_compare = irrq_atomic_compare;
+assign irrq_read_size = irrq_head[255:224];
+assign m_req_size = irrq_read_size;
+assign irrq_atomic_compare_mask = irrq_head[351:288];
+assign m_req_compare_mask = irrq_atomic_compare_mask;
+assign irrq_atomic_aopcode = irrq_head[355:352];
+assign m_req_aopcode = irrq_atomic_aopcode;
 assign m_req_term_code = term_err_reg[13:6];
 assign m_req_term_etype = term_err_reg[5:2];
 assign m_req_term_layer = {2'b00, term_err_reg[1:0]};
@@ -421,37 +636,108 @@ assign m_req_term_seg_len = term_seg_len_r_reg;
 assign m_req_term_tagged = term_tagged_r_reg;
 assign m_req_term_ddp_hdr = term_ddp_hdr_r_reg;
 assign m_req_term_rdma_hdr = term_rdma_hdr_r_reg;
-assign out_free = (~cmd_valid_reg) & (~evt_valid_reg);
-assign start_abort = ((state_reg == 3'b000) & abort_pending_reg) & out_free;
-assign desc_take = (((state_reg == 3'b000) & (~abort_pending_reg)) & out_free) & s_desc_tvalid;
-assign s_desc_tready = ((state_reg == 3'b000) & (~abort_pending_reg)) & out_free;
-assign idle = ((state_reg == 3'b000) & out_free) & (~abort_pending_reg);
-assign s_recv_ready = ~_t1;
-assign s_orq_ready = (~_t2) & ({12'h0, orq_count} < cfg_ord);
-assign u_continues = u_open_reg & (qn_expected == 2'b00);
-assign msn_expected = (qn_expected == 2'b00) ? rx_msn_0_reg : ((qn_expected == 2'b01) ? rx_msn_1_reg : ((qn_expected == 2'b10) ? rx_msn_2_reg : rx_msn_3_reg));
-assign buf_addr = u_continues ? u_buf_addr_reg : _t4[63:0];
-assign buf_len = u_continues ? u_buf_len_reg : _t4[95:64];
-assign msg_end = {1'b0, desc_reg[255:224]} + {1'b0, payload_len};
-assign check_err = (~desc_reg[0]) ? {desc_reg[15:8], desc_reg[7:4], desc_reg[3:2]} : (inject_pending_reg ? inject_err_r_reg : (desc_reg[48] ? ((t_open_reg & (desc_reg[55:52] != t_opcode_reg)) ? ERR_RDMAP_OPCODE : ((t_open_reg & (desc_reg[95:64] != t_stag_reg)) ? ERR_DDP_STAG : ((t_open_reg & (desc_reg[159:96] != t_next_to_reg)) ? ERR_DDP_BOUNDS : 14'h0))) : ((desc_reg[191:160] != {30'h0, qn_expected}) ? ERR_DDP_QN : ((u_continues & (desc_reg[55:52] != u_opcode_reg)) ? ERR_RDMAP_OPCODE : ((u_continues & (desc_reg[223:192] != u_msn_reg)) ? ERR_DDP_MSN : ((u_continues & (desc_reg[255:224] != u_placed_reg)) ? ERR_DDP_MO : (((~u_continues) & (desc_reg[223:192] != msn_expected)) ? ERR_DDP_MSN : (((~u_continues) & (((qn_expected == 2'b00) & (rq_count == 5'h0)) | ((qn_expected == 2'b11) & (orq_atomics_reg == 4'b0000)))) ? ERR_DDP_NO_BUFFER : (((~u_continues) & (desc_reg[255:224] != 32'h0)) ? ERR_DDP_MO : (((~desc_reg[49]) & (~is_send)) ? ERR_DDP_TOO_LONG : ((is_send & (msg_end > {1'b0, buf_len})) ? ERR_DDP_TOO_LONG : (((desc_reg[49] & (desc_reg[55:52] == 4'b1010)) & ({12'h0, irrq_count} >= cfg_ird)) ? ERR_RDMAP_STREAM : (((desc_reg[49] & (desc_reg[55:52] == 4'b1010)) & ((desc_reg[283:280] != 4'b0000) & (desc_reg[283:280] != 4'b0010))) ? ERR_RDMAP_OPCODE : (((desc_reg[49] & (desc_reg[55:52] == 4'b1011)) & ((_t5 | (~_t6)) | (_t7[159:128] != {desc_reg[263:256], desc_reg[271:264], desc_reg[279:272], desc_reg[287:280]}))) ? ERR_RDMAP_STREAM : 14'h0))))))))))))));
-assign rr_total = {1'b0, orq_received_reg} + {1'b0, payload_len};
-assign post_err = (((lk_for_reg == 2'b00) & _t8) & (lk_fault_reg != 3'b000)) ? ((lk_fault_reg == 3'b101) ? 14'h45 : ((lk_fault_reg == 3'b100) ? 14'hc5 : ((lk_fault_reg == 3'b011) ? 14'h5 : ((lk_fault_reg == 3'b010) ? 14'h85 : ((lk_fault_reg == 3'b001) ? 14'h5 : 14'h0))))) : ((((lk_for_reg == 2'b00) & _t9) & (~((~_t5) & (~_t6)))) ? ERR_DDP_LOCAL : (((((lk_for_reg == 2'b00) & _t9) & _t8) & (desc_reg[95:64] != _t7[31:0])) ? ERR_DDP_STAG : (((((lk_for_reg == 2'b00) & _t9) & _t8) & (desc_reg[159:96] != (_t7[95:32] + {32'h0, orq_received_reg}))) ? ERR_DDP_BOUNDS : ((((lk_for_reg == 2'b00) & _t9) & ((rr_total > {1'b0, _t10}) | (desc_reg[49] & (rr_total != {1'b0, _t10})))) ? ERR_DDP_BOUNDS : ((((lk_for_reg == 2'b01) & ({desc_reg[359:352], desc_reg[367:360], desc_reg[375:368], desc_reg[383:376]} != 32'h0)) & (lk_fault_reg != 3'b000)) ? ((lk_fault_reg == 3'b101) ? 14'h44 : ((lk_fault_reg == 3'b100) ? 14'h104 : ((lk_fault_reg == 3'b011) ? 14'h84 : ((lk_fault_reg == 3'b010) ? 14'hc4 : ((lk_fault_reg == 3'b001) ? 14'h4 : 14'h0))))) : (((lk_for_reg == 2'b01) & ({12'h0, irrq_count} >= cfg_ird)) ? ERR_RDMAP_STREAM : (((lk_for_reg == 2'b10) & (lk_fault_reg != 3'b000)) ? ((lk_fault_reg == 3'b101) ? 14'h44 : ((lk_fault_reg == 3'b100) ? 14'h104 : ((lk_fault_reg == 3'b011) ? 14'h84 : ((lk_fault_reg == 3'b010) ? 14'hc4 : ((lk_fault_reg == 3'b001) ? 14'h4 : 14'h0))))) : (((lk_for_reg == 2'b10) & (lk_address_reg[2:0] != 3'b000)) ? ERR_RDMAP_STREAM : 14'h0))))))));
-assign post_stall = ((post_err == 14'h0) & _t11) & ((irrq_count == 4'b1000) | (~((~cmd_valid_reg) & place_idle)));
-assign hdr_copy = desc_reg[48] ? {8'h0, 8'h0, 8'h0, 8'h0, desc_reg[103:96], desc_reg[111:104], desc_reg[119:112], desc_reg[127:120], desc_reg[135:128], desc_reg[143:136], desc_reg[151:144], desc_reg[159:152], desc_reg[71:64], desc_reg[79:72], desc_reg[87:80], desc_reg[95:88], desc_reg[63:56], desc_reg[679:672]} : {desc_reg[231:224], desc_reg[239:232], desc_reg[247:240], desc_reg[255:248], desc_reg[199:192], desc_reg[207:200], desc_reg[215:208], desc_reg[223:216], desc_reg[167:160], desc_reg[175:168], desc_reg[183:176], desc_reg[191:184], desc_reg[71:64], desc_reg[79:72], desc_reg[87:80], desc_reg[95:88], desc_reg[63:56], desc_reg[679:672]};
-assign check_clean = (~mpa_bad_reg) & (check_err == 14'h0);
-assign u_accept = (((state_reg == 3'b001) & (~rx_stopped_r_reg)) & check_clean) & (~desc_reg[48]);
-assign irrq_flush = (((((state_reg == 3'b001) & (~rx_stopped_r_reg)) & ((~check_clean) | ((u_accept & desc_reg[49]) & (desc_reg[55:52] == 4'b0111)))) | ((state_reg == 3'b100) & (post_err != 14'h0))) | (((state_reg == 3'b110) & inv_rsp_valid) & (inv_rsp_fault != 2'b00))) | ((start_abort & (~term_sent_reg)) & (~tx_stopped_r_reg));
-assign rq_pop = (u_accept & (~u_continues)) & (qn_expected == 2'b00);
-assign orq_pop = ((u_accept & desc_reg[49]) & (desc_reg[55:52] == 4'b1011)) | (((((state_reg == 3'b100) & (post_err == 14'h0)) & (lk_for_reg == 2'b00)) & _t9) & desc_reg[49]);
-assign irrq_push = (((state_reg == 3'b100) & (post_err == 14'h0)) & (~post_stall)) & _t11;
-assign irrq_data = (lk_for_reg == 2'b10) ? {1'b1, desc_reg[283:280], {desc_reg[615:608], desc_reg[623:616], desc_reg[631:624], desc_reg[639:632], desc_reg[647:640], desc_reg[655:648], desc_reg[663:656], desc_reg[671:664]}, {desc_reg[551:544], desc_reg[559:552], desc_reg[567:560], desc_reg[575:568], desc_reg[583:576], desc_reg[591:584], desc_reg[599:592], desc_reg[607:600]}, {desc_reg[487:480], desc_reg[495:488], desc_reg[503:496], desc_reg[511:504], desc_reg[519:512], desc_reg[527:520], desc_reg[535:528], desc_reg[543:536]}, {desc_reg[423:416], desc_reg[431:424], desc_reg[439:432], desc_reg[447:440], desc_reg[455:448], desc_reg[463:456], desc_reg[471:464], desc_reg[479:472]}, lk_address_reg, {desc_reg[295:288], desc_reg[303:296], desc_reg[311:304], desc_reg[319:312]}} : {1'b0, 4'b0000, 64'h0, 32'h0, _t12, 64'h0, {desc_reg[295:288], desc_reg[303:296], desc_reg[311:304], desc_reg[319:312], desc_reg[327:320], desc_reg[335:328], desc_reg[343:336], desc_reg[351:344]}, (_t12 != 32'h0) ? lk_address_reg : 64'h0, {desc_reg[263:256], desc_reg[271:264], desc_reg[279:272], desc_reg[287:280]}};
-assign lk_valid = state_reg == 3'b010;
-assign lk_stag = _t13 ? desc_reg[95:64] : (_t14 ? {desc_reg[391:384], desc_reg[399:392], desc_reg[407:400], desc_reg[415:408]} : {desc_reg[327:320], desc_reg[335:328], desc_reg[343:336], desc_reg[351:344]});
-assign lk_to = _t13 ? desc_reg[159:96] : (_t14 ? {desc_reg[423:416], desc_reg[431:424], desc_reg[439:432], desc_reg[447:440], desc_reg[455:448], desc_reg[463:456], desc_reg[471:464], desc_reg[479:472]} : {desc_reg[359:352], desc_reg[367:360], desc_reg[375:368], desc_reg[383:376], desc_reg[391:384], desc_reg[399:392], desc_reg[407:400], desc_reg[415:408]});
-assign lk_len = _t13 ? payload_len : (_t14 ? _t12 : 32'h8);
-assign lk_right = _t13 ? ((desc_reg[55:52] == 4'b0000) ? 5'h8 : 5'h2) : (_t14 ? 5'h4 : 5'h10);
-assign inv_valid = state_reg == 3'b101;
-assign inv_stag = desc_reg[95:64];
+assign out_free = _t10 & (~evt_valid_reg);
+assign start_abort = _t11 & abort_pending_reg & out_free;
+assign desc_take = _t12 & s_desc_tvalid;
+assign s_desc_tready = _t12;
+assign idle = _t11 & out_free & _t13;
+assign s_recv_ready = _t8;
+assign s_orq_ready = _t9 & ({12'h0, orq_count} < cfg_ord);
+assign u_continues = u_open_reg & _t14;
+assign msn_expected = _t15 ? rx_msn_0_reg : (_t16 ? rx_msn_1_reg : (_t17 ? rx_msn_2_reg : rx_msn_3_reg));
+assign buf_addr = u_continues ? u_buf_addr_reg : _t18[63:0];
+assign buf_len = u_continues ? u_buf_len_reg : _t18[95:64];
+assign msg_end = {1'b0, desc_mo} + _t19;
+assign check_err = _t7 ? desc_err :
+    inject_pending_reg ? inject_err_r_reg :
+    desc_t ?
+        ((t_open_reg & (desc_opcode != t_opcode_reg)) ? ERR_RDMAP_UNEXPECTED_OPCODE :
+            (t_open_reg & (desc_stag != t_stag_reg)) ? ERR_DDP_INVALID_STAG :
+            (t_open_reg & (desc_to != t_next_to_reg)) ? ERR_DDP_BASE_BOUNDS :
+            14'h0) :
+    (desc_qn != {30'h0, qn_expected}) ? ERR_DDP_INVALID_QN :
+    (u_continues & (desc_opcode != u_opcode_reg)) ? ERR_RDMAP_UNEXPECTED_OPCODE :
+    (u_continues & (desc_msn != u_msn_reg)) ? ERR_DDP_MSN_RANGE :
+    (u_continues & (desc_mo != u_placed_reg)) ? ERR_DDP_INVALID_MO :
+    (_t20 & (desc_msn != msn_expected)) ? ERR_DDP_MSN_RANGE :
+    (_t20 & ((_t14 & (rq_count == 5'h0)) | ((qn_expected == QN_ATOMIC_RESPONSE) & (orq_atomics_reg == 4'b0000)))) ? ERR_DDP_NO_BUFFER :
+    (_t20 & (desc_mo != 32'h0)) ? ERR_DDP_INVALID_MO :
+    (_t21 & (~is_send)) ? ERR_DDP_TOO_LONG :
+    (is_send & (msg_end > {1'b0, buf_len})) ? ERR_DDP_TOO_LONG :
+    (_t22 & _t23) ? ERR_RDMAP_STREAM_CATASTROPHIC :
+    (_t22 & ((desc_rdmap[27:24] != 4'b0000) & (desc_rdmap[27:24] != 4'b0010))) ? ERR_RDMAP_UNEXPECTED_OPCODE :
+    (desc_l & _t5 & (_t24 | _t25 | (_t26[159:128] != _t27))) ? ERR_RDMAP_STREAM_CATASTROPHIC :
+    14'h0;
+assign rr_total = {1'b0, orq_received_reg} + _t19;
+assign post_err = (_t28 & _t29 & _t30) ?
+    (_t31 ? ERR_DDP_BASE_BOUNDS :
+        _t32 ? ERR_DDP_TO_WRAP :
+        _t33 ? ERR_DDP_INVALID_STAG :
+        _t34 ? ERR_DDP_STAG_NOT_ASSOCIATED :
+        _t35 ? ERR_DDP_INVALID_STAG :
+        14'h0) :
+    (_t36 & (~((~_t24) & _t25))) ? ERR_DDP_LOCAL_CATASTROPHIC :
+    (_t38 & (desc_stag != _t26[31:0])) ? ERR_DDP_INVALID_STAG :
+    (_t38 & (desc_to != (_t26[95:32] + {32'h0, orq_received_reg}))) ? ERR_DDP_BASE_BOUNDS :
+    (_t36 & ((rr_total > _t39) | (desc_l & (rr_total != _t39)))) ? ERR_DDP_BASE_BOUNDS :
+    (_t40 & _t41 & _t30) ? _t43 :
+    (_t40 & _t23) ? ERR_RDMAP_STREAM_CATASTROPHIC :
+    (_t44 & _t30) ? _t43 :
+    (_t44 & (lk_address_reg[2:0] != 3'b000)) ? ERR_RDMAP_STREAM_CATASTROPHIC :
+    14'h0;
+assign post_stall = _t45 & _t46 & ((irrq_count == 4'b1000) | (~(_t10 & place_idle)));
+assign desc_ctrl0 = desc_reg[679:672];
+assign desc_rsvd_ulp = desc_reg[63:56];
+assign hdr_copy = desc_t ?
+    {
+        8'h0, 8'h0, 8'h0, 8'h0, desc_to[7:0], desc_to[15:8], desc_to[23:16], desc_to[31:24], desc_to[39:32], desc_to[47:40], desc_to[55:48], desc_to[63:56],
+        desc_stag[7:0], desc_stag[15:8], desc_stag[23:16], desc_stag[31:24], desc_rsvd_ulp, desc_ctrl0
+    } :
+    {
+        desc_mo[7:0], desc_mo[15:8], desc_mo[23:16], desc_mo[31:24], desc_msn[7:0], desc_msn[15:8], desc_msn[23:16], desc_msn[31:24], desc_qn[7:0],
+        desc_qn[15:8], desc_qn[23:16], desc_qn[31:24], desc_stag[7:0], desc_stag[15:8], desc_stag[23:16], desc_stag[31:24], desc_rsvd_ulp, desc_ctrl0
+    };
+assign check_clean = _t47 & (check_err == 14'h0);
+assign u_accept = _t48 & check_clean & (~desc_t);
+assign irrq_flush = (_t48 & ((~check_clean) | (_t50 & _t4))) | (_t51 & _t52) | (_t53 & inv_rsp_valid & _t54) | (start_abort & _t55 & _t56);
+assign rq_pop = u_accept & _t20 & _t14;
+assign orq_pop = (_t50 & _t5) | (_t57 & _t28 & _t37 & desc_l);
+assign irrq_push = _t57 & _t58 & _t46;
+assign irrq_data = _t44 ?
+    {
+        1'b1,
+        desc_rdmap[27:24],
+        {
+            desc_rdmap[359:352], desc_rdmap[367:360], desc_rdmap[375:368], desc_rdmap[383:376], desc_rdmap[391:384], desc_rdmap[399:392], desc_rdmap[407:400],
+            desc_rdmap[415:408]
+        },
+        {
+            desc_rdmap[295:288], desc_rdmap[303:296], desc_rdmap[311:304], desc_rdmap[319:312], desc_rdmap[327:320], desc_rdmap[335:328], desc_rdmap[343:336],
+            desc_rdmap[351:344]
+        },
+        {
+            desc_rdmap[231:224], desc_rdmap[239:232], desc_rdmap[247:240], desc_rdmap[255:248], desc_rdmap[263:256], desc_rdmap[271:264], desc_rdmap[279:272],
+            desc_rdmap[287:280]
+        },
+        _t59,
+        lk_address_reg,
+        {desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56]}
+    } :
+    {1'b0, 100'h0, _t42, 64'h0, _t60, _t41 ? lk_address_reg : 64'h0, _t27};
+assign lk_valid = state_reg == STATE_LOOK;
+assign lk_stag = _t28 ? desc_stag :
+    _t40 ? {desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144], desc_rdmap[159:152]} :
+    {desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]};
+assign lk_to = _t28 ? desc_to :
+    _t40 ? _t59 :
+    {
+        desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120], desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144],
+        desc_rdmap[159:152]
+    };
+assign lk_len = _t28 ? payload_len : (_t40 ? _t42 : 32'h8);
+assign lk_right = _t28 ? ((desc_opcode == OP_WRITE) ? 5'h8 : 5'h2) : (_t40 ? 5'h4 : 5'h10);
+assign inv_valid = state_reg == STATE_INV;
+assign inv_stag = desc_stag;
 assign lk_pd = cfg_pd;
 assign inv_pd = cfg_pd;
 
@@ -554,37 +840,37 @@ always @* begin
     if (req_take & term_pending_reg) begin
         term_pending_next = 1'b0;
     end
-    if (orq_push & s_orq_atomic) begin
+    if (_t61) begin
         orq_atomics_next = orq_atomics_reg + 4'b0001;
     end
-    if (orq_pop & _t6) begin
-        orq_atomics_next = (orq_push & s_orq_atomic) ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
+    if (orq_pop & _t26[160]) begin
+        orq_atomics_next = _t61 ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
     end
     case (state_reg)
-        3'b000: begin
+        STATE_IDLE: begin
             if (start_abort) begin
                 abort_pending_next = 1'b0;
-                if ((~term_sent_reg) & (~tx_stopped_r_reg)) begin
+                if (_t55 & _t56) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
                     if (1'b0) begin
                         evt_valid_next = 1'b1;
-                        evt_kind_next = 3'b110;
-                        evt_err_next = ERR_RDMAP_LOCAL;
+                        evt_kind_next = EVT_CLOSED;
+                        evt_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                     end
-                    if ((~1'b0) & (~term_sent_reg)) begin
+                    if ((~1'b0) & _t55) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
-                        evt_kind_next = 3'b101;
-                        evt_err_next = ERR_RDMAP_LOCAL;
-                        term_err_next = ERR_RDMAP_LOCAL;
+                        evt_kind_next = EVT_TERMINATE_SENT;
+                        evt_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
+                        term_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                         term_md_next = 1'b0;
-                        term_r_r_next = ((1'b0 & (_t15[1:0] == 2'b00)) & (_t15[5:2] == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
-                        term_seg_len_r_next = 1'b0 ? desc_reg[31:16] : 16'h0;
-                        term_tagged_r_next = desc_reg[48];
+                        term_r_r_next = 1'b0 & (_t62[1:0] == 2'b00) & (_t62[5:2] == 4'b0001) & _t2;
+                        term_seg_len_r_next = _t63;
+                        term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
-                        term_rdma_hdr_r_next = desc_reg[479:256];
+                        term_rdma_hdr_r_next = desc_rdmap[223:0];
                     end
                 end
             end
@@ -592,166 +878,169 @@ always @* begin
                 desc_next = s_desc_tdata;
                 mpa_bad_next = s_desc_mpa_bad;
                 mpa_code_next = s_desc_mpa_code;
-                state_next = 3'b001;
+                state_next = STATE_CHECK;
             end
         end
-        3'b001: begin
-            state_next = 3'b000;
+        STATE_CHECK: begin
+            state_next = STATE_IDLE;
             if (rx_stopped_r_reg) begin
-                if (desc_reg[1]) begin
+                if (desc_has_payload) begin
                     cmd_valid_next = 1'b1;
                     cmd_discard_next = 1'b1;
                 end
             end
-            if (~rx_stopped_r_reg) begin
-                if (((~mpa_bad_reg) & desc_reg[0]) & inject_pending_reg) begin
+            if (_t49) begin
+                if (_t47 & desc_ok & inject_pending_reg) begin
                     inject_pending_next = 1'b0;
                 end
                 if (mpa_bad_reg) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (desc_reg[1] & (state_reg != 3'b110)) begin
+                    if (_t64) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
-                    if (_t16) begin
+                    if (_t65) begin
                         evt_valid_next = 1'b1;
-                        evt_kind_next = 3'b110;
-                        evt_err_next = _t17;
+                        evt_kind_next = EVT_CLOSED;
+                        evt_err_next = _t66;
                     end
-                    if ((~_t16) & (~term_sent_reg)) begin
+                    if ((~_t65) & _t55) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
-                        evt_kind_next = 3'b101;
-                        evt_err_next = _t17;
-                        term_err_next = _t17;
+                        evt_kind_next = EVT_TERMINATE_SENT;
+                        evt_err_next = _t66;
+                        term_err_next = _t66;
                         term_md_next = 1'b0;
-                        term_r_r_next = ((1'b0 & (2'b10 == 2'b00)) & (4'b0000 == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
-                        term_seg_len_r_next = 1'b0 ? desc_reg[31:16] : 16'h0;
-                        term_tagged_r_next = desc_reg[48];
+                        term_r_r_next = 1'b0 & (2'b10 == 2'b00) & (4'b0000 == 4'b0001) & _t2;
+                        term_seg_len_r_next = _t63;
+                        term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
-                        term_rdma_hdr_r_next = desc_reg[479:256];
+                        term_rdma_hdr_r_next = desc_rdmap[223:0];
                     end
                 end
-                if ((~mpa_bad_reg) & (check_err != 14'h0)) begin
+                if (_t47 & (check_err != 14'h0)) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (desc_reg[1] & (state_reg != 3'b110)) begin
+                    if (_t64) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode) begin
                         evt_valid_next = 1'b1;
-                        evt_kind_next = 3'b110;
+                        evt_kind_next = EVT_CLOSED;
                         evt_err_next = check_err;
                     end
-                    if ((~term_opcode) & (~term_sent_reg)) begin
+                    if (_t67) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
-                        evt_kind_next = 3'b101;
+                        evt_kind_next = EVT_TERMINATE_SENT;
                         evt_err_next = check_err;
                         term_err_next = check_err;
-                        term_md_next = _t18;
-                        term_r_r_next = ((_t18 & (check_err[1:0] == 2'b00)) & (check_err[5:2] == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
-                        term_seg_len_r_next = _t18 ? desc_reg[31:16] : 16'h0;
-                        term_tagged_r_next = desc_reg[48];
+                        term_md_next = _t68;
+                        term_r_r_next = _t68 & _t69 & (check_err[5:2] == 4'b0001) & _t2;
+                        term_seg_len_r_next = _t68 ? desc_ulpdu_len : 16'h0;
+                        term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
-                        term_rdma_hdr_r_next = desc_reg[479:256];
+                        term_rdma_hdr_r_next = desc_rdmap[223:0];
                     end
                 end
-                if (check_clean & desc_reg[48]) begin
+                if (check_clean & desc_t) begin
                     lk_for_next = 2'b00;
                     lk_fault_next = 3'b000;
                     lk_address_next = 64'h0;
-                    state_next = _t8 ? 3'b010 : 3'b100;
+                    state_next = _t29 ? STATE_LOOK : STATE_POST;
                 end
                 if (u_accept) begin
-                    if (is_send & desc_reg[1]) begin
+                    if (is_send & desc_has_payload) begin
                         cmd_valid_next = 1'b1;
-                        cmd_addr_next = buf_addr + {32'h0, desc_reg[255:224]};
+                        cmd_addr_next = buf_addr + {32'h0, desc_mo};
                         cmd_discard_next = 1'b0;
                     end
-                    if (~desc_reg[49]) begin
+                    if (_t21) begin
                         u_open_next = 1'b1;
-                        u_opcode_next = desc_reg[55:52];
-                        u_msn_next = desc_reg[223:192];
+                        u_opcode_next = desc_opcode;
+                        u_msn_next = desc_msn;
                         u_placed_next = msg_end[31:0];
                         u_buf_addr_next = buf_addr;
                         u_buf_len_next = buf_len;
                     end
-                    if (desc_reg[49]) begin
-                        if (qn_expected == 2'b00) begin
+                    if (desc_l) begin
+                        if (_t14) begin
                             u_open_next = 1'b0;
                         end
-                        if (qn_expected == 2'b00) begin
-                            rx_msn_0_next = desc_reg[223:192] + 32'h1;
+                        if (_t15) begin
+                            rx_msn_0_next = _t70;
                         end
-                        if (qn_expected == 2'b01) begin
-                            rx_msn_1_next = desc_reg[223:192] + 32'h1;
+                        if (_t16) begin
+                            rx_msn_1_next = _t70;
                         end
-                        if (qn_expected == 2'b10) begin
-                            rx_msn_2_next = desc_reg[223:192] + 32'h1;
+                        if (_t17) begin
+                            rx_msn_2_next = _t70;
                         end
                         if (qn_expected == 2'b11) begin
-                            rx_msn_3_next = desc_reg[223:192] + 32'h1;
+                            rx_msn_3_next = _t70;
                         end
-                        case (desc_reg[55:52])
-                            4'b0011, 4'b0101: begin
+                        case (desc_opcode)
+                            OP_SEND, OP_SEND_SE: begin
                                 evt_valid_next = 1'b1;
-                                evt_kind_next = 3'b000;
+                                evt_kind_next = EVT_RECV;
                                 evt_length_next = msg_end[31:0];
-                                evt_solicited_next = _t19;
+                                evt_solicited_next = _t71;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
                                 evt_data_next = 64'h0;
                                 evt_err_next = 14'h0;
                             end
-                            4'b0100, 4'b0110: begin
+                            OP_SEND_INVALIDATE, OP_SEND_SE_INVALIDATE: begin
                                 cpl_len_next = msg_end[31:0];
-                                state_next = 3'b101;
+                                state_next = STATE_INV;
                             end
-                            4'b1000, 4'b1001: begin
+                            OP_IMMEDIATE, OP_IMMEDIATE_SE: begin
                                 evt_valid_next = 1'b1;
-                                evt_kind_next = 3'b001;
+                                evt_kind_next = EVT_RECV_IMMEDIATE;
                                 evt_length_next = 32'h8;
-                                evt_solicited_next = _t19;
+                                evt_solicited_next = _t71;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
-                                evt_data_next = {desc_reg[263:256], desc_reg[271:264], desc_reg[279:272], desc_reg[287:280], desc_reg[295:288], desc_reg[303:296], desc_reg[311:304], desc_reg[319:312]};
+                                evt_data_next = {
+                                    desc_rdmap[7:0], desc_rdmap[15:8], desc_rdmap[23:16], desc_rdmap[31:24], desc_rdmap[39:32], desc_rdmap[47:40],
+                                    desc_rdmap[55:48], desc_rdmap[63:56]
+                                };
                                 evt_err_next = 14'h0;
                             end
-                            4'b0001: begin
+                            OP_READ_REQUEST: begin
                                 lk_for_next = 2'b01;
                                 lk_fault_next = 3'b000;
                                 lk_address_next = 64'h0;
-                                state_next = (_t12 != 32'h0) ? 3'b010 : 3'b100;
+                                state_next = _t41 ? STATE_LOOK : STATE_POST;
                             end
-                            4'b1010: begin
+                            OP_ATOMIC_REQUEST: begin
                                 lk_for_next = 2'b10;
-                                state_next = 3'b010;
+                                state_next = STATE_LOOK;
                             end
-                            4'b1011: begin
+                            OP_ATOMIC_RESPONSE: begin
                                 evt_valid_next = 1'b1;
-                                evt_kind_next = 3'b011;
+                                evt_kind_next = EVT_ATOMIC;
                                 evt_length_next = 32'h8;
                                 evt_solicited_next = 1'b0;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
-                                evt_data_next = {desc_reg[295:288], desc_reg[303:296], desc_reg[311:304], desc_reg[319:312], desc_reg[327:320], desc_reg[335:328], desc_reg[343:336], desc_reg[351:344]};
+                                evt_data_next = _t60;
                                 evt_err_next = 14'h0;
                             end
-                            4'b0111: begin
+                            OP_TERMINATE: begin
                                 evt_valid_next = 1'b1;
-                                evt_kind_next = 3'b100;
+                                evt_kind_next = EVT_TERMINATE_RECEIVED;
                                 evt_length_next = 32'h0;
                                 evt_solicited_next = 1'b0;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
                                 evt_data_next = 64'h0;
                                 evt_err_next = 14'h0;
-                                evt_err_next = {desc_reg[271:264], desc_reg[259:256], desc_reg[261:260]};
+                                evt_err_next = {desc_rdmap[15:8], desc_rdmap[3:0], desc_rdmap[5:4]};
                                 rx_stopped_r_next = 1'b1;
                                 tx_stopped_r_next = 1'b1;
                             end
@@ -762,63 +1051,63 @@ always @* begin
                 end
             end
         end
-        3'b010: begin
-            state_next = 3'b011;
+        STATE_LOOK: begin
+            state_next = STATE_LWAIT;
         end
-        3'b011: begin
+        STATE_LWAIT: begin
             if (lk_rsp_valid) begin
                 lk_fault_next = lk_rsp_fault;
                 lk_address_next = lk_rsp_address;
-                state_next = 3'b100;
+                state_next = STATE_POST;
             end
         end
-        3'b100: begin
-            if (post_err != 14'h0) begin
+        STATE_POST: begin
+            if (_t52) begin
                 rx_stopped_r_next = 1'b1;
                 tx_stopped_r_next = 1'b1;
-                if (desc_reg[1] & (state_reg != 3'b110)) begin
+                if (_t64) begin
                     cmd_valid_next = 1'b1;
                     cmd_discard_next = 1'b1;
                 end
                 if (term_opcode) begin
                     evt_valid_next = 1'b1;
-                    evt_kind_next = 3'b110;
+                    evt_kind_next = EVT_CLOSED;
                     evt_err_next = post_err;
                 end
-                if ((~term_opcode) & (~term_sent_reg)) begin
+                if (_t67) begin
                     term_sent_next = 1'b1;
                     term_pending_next = 1'b1;
                     evt_valid_next = 1'b1;
-                    evt_kind_next = 3'b101;
+                    evt_kind_next = EVT_TERMINATE_SENT;
                     evt_err_next = post_err;
                     term_err_next = post_err;
-                    term_md_next = _t20;
-                    term_r_r_next = ((_t20 & (post_err[1:0] == 2'b00)) & (post_err[5:2] == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
-                    term_seg_len_r_next = _t20 ? desc_reg[31:16] : 16'h0;
-                    term_tagged_r_next = desc_reg[48];
+                    term_md_next = _t72;
+                    term_r_r_next = _t72 & _t73 & (post_err[5:2] == 4'b0001) & _t2;
+                    term_seg_len_r_next = _t72 ? desc_ulpdu_len : 16'h0;
+                    term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
-                    term_rdma_hdr_r_next = desc_reg[479:256];
+                    term_rdma_hdr_r_next = desc_rdmap[223:0];
                 end
-                state_next = 3'b000;
+                state_next = STATE_IDLE;
             end
-            if ((post_err == 14'h0) & (~post_stall)) begin
-                state_next = 3'b000;
-                if (lk_for_reg == 2'b00) begin
-                    if (_t8) begin
+            if (_t45 & _t58) begin
+                state_next = STATE_IDLE;
+                if (_t28) begin
+                    if (_t29) begin
                         cmd_valid_next = 1'b1;
                         cmd_addr_next = lk_address_reg;
                         cmd_discard_next = 1'b0;
                     end
-                    t_open_next = ~desc_reg[49];
-                    t_opcode_next = desc_reg[55:52];
-                    t_stag_next = desc_reg[95:64];
-                    t_next_to_next = desc_reg[159:96] + {32'h0, payload_len};
-                    if (_t9) begin
-                        orq_received_next = desc_reg[49] ? 32'h0 : rr_total[31:0];
-                        if (desc_reg[49]) begin
+                    t_open_next = _t21;
+                    t_opcode_next = desc_opcode;
+                    t_stag_next = desc_stag;
+                    t_next_to_next = desc_to + {32'h0, payload_len};
+                    if (_t37) begin
+                        orq_received_next = desc_l ? 32'h0 : rr_total[31:0];
+                        if (desc_l) begin
                             evt_valid_next = 1'b1;
-                            evt_kind_next = 3'b010;
-                            evt_length_next = _t10;
+                            evt_kind_next = EVT_READ;
+                            evt_length_next = _t26[127:96];
                             evt_solicited_next = 1'b0;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
@@ -829,47 +1118,47 @@ always @* begin
                 end
             end
         end
-        3'b101: begin
-            state_next = 3'b110;
+        STATE_INV: begin
+            state_next = STATE_IWAIT;
         end
-        3'b110: begin
+        STATE_IWAIT: begin
             if (inv_rsp_valid) begin
-                state_next = 3'b000;
+                state_next = STATE_IDLE;
                 if (inv_rsp_fault == 2'b00) begin
                     evt_valid_next = 1'b1;
-                    evt_kind_next = 3'b000;
+                    evt_kind_next = EVT_RECV;
                     evt_length_next = cpl_len_reg;
-                    evt_solicited_next = desc_reg[55:52] == 4'b0110;
+                    evt_solicited_next = _t1;
                     evt_invalidated_next = 1'b1;
-                    evt_stag_next = desc_reg[95:64];
+                    evt_stag_next = desc_stag;
                     evt_data_next = 64'h0;
                     evt_err_next = 14'h0;
                 end
-                if (inv_rsp_fault != 2'b00) begin
+                if (_t54) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (desc_reg[1] & (state_reg != 3'b110)) begin
+                    if (_t64) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode) begin
                         evt_valid_next = 1'b1;
-                        evt_kind_next = 3'b110;
-                        evt_err_next = _t21;
+                        evt_kind_next = EVT_CLOSED;
+                        evt_err_next = _t74;
                     end
-                    if ((~term_opcode) & (~term_sent_reg)) begin
+                    if (_t67) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
-                        evt_kind_next = 3'b101;
-                        evt_err_next = _t21;
-                        term_err_next = _t21;
-                        term_md_next = _t23;
-                        term_r_r_next = ((_t23 & (_t24 == 2'b00)) & ((_t22 ? _t25[5:2] : _t26[5:2]) == 4'b0001)) & (desc_reg[55:52] == 4'b0001);
-                        term_seg_len_r_next = _t23 ? desc_reg[31:16] : 16'h0;
-                        term_tagged_r_next = desc_reg[48];
+                        evt_kind_next = EVT_TERMINATE_SENT;
+                        evt_err_next = _t74;
+                        term_err_next = _t74;
+                        term_md_next = _t76;
+                        term_r_r_next = _t76 & _t80 & (_t81 == 4'b0001) & _t2;
+                        term_seg_len_r_next = _t76 ? desc_ulpdu_len : 16'h0;
+                        term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
-                        term_rdma_hdr_r_next = desc_reg[479:256];
+                        term_rdma_hdr_r_next = desc_rdmap[223:0];
                     end
                 end
             end

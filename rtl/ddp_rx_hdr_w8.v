@@ -50,7 +50,9 @@ module ddp_rx_hdr_w8 (
     /*
      * Descriptor output: one per ULPDU, after its last input beat (m_desc)
      */
-    output wire [679:0] m_desc_tdata, // layout DDP_RX_DESC in hdl-gen/blocks/ddp-rx-hdr.ts
+    // record ddp_rx_desc {ctrl0[679:672], rdmap[671:256], mo[255:224], msn[223:192], qn[191:160], to[159:96], stag[95:64], rsvd_ulp[63:56], opcode[55:52],
+    // dv[51:50], l[49], t[48], payload_len[47:32], ulpdu_len[31:16], err[15:2], has_payload[1], ok[0]}
+    output wire [679:0] m_desc_tdata,
     output wire         m_desc_tvalid,
     input  wire         m_desc_tready
 );
@@ -60,8 +62,16 @@ localparam [13:0] ERR_DDP_TOO_LONG = 14'h149; // DDP untagged buffer: DDP messag
 localparam [13:0] ERR_DDP_UNTAGGED_VERSION = 14'h189; // DDP untagged buffer: invalid DDP version {code, etype, layer}
 localparam [13:0] ERR_LLP_MARKER = 14'hc2; // MPA: marker and ULPDU_Length mismatch {code, etype, layer}
 localparam [13:0] ERR_NONE = 14'h0; // no error
-localparam [13:0] ERR_RDMAP_OPCODE = 14'h188; // RDMAP remote operation: unexpected OpCode {code, etype, layer}
-localparam [13:0] ERR_RDMAP_VERSION = 14'h148; // RDMAP remote operation: invalid RDMAP version {code, etype, layer}
+localparam [13:0] ERR_RDMAP_INVALID_VERSION = 14'h148; // RDMAP remote operation: invalid RDMAP version {code, etype, layer}
+localparam [13:0] ERR_RDMAP_UNEXPECTED_OPCODE = 14'h188; // RDMAP remote operation: unexpected OpCode {code, etype, layer}
+localparam [3:0] OP_ATOMIC_REQUEST = 4'b1010; // RDMAP opcode ATOMIC_REQUEST
+localparam [3:0] OP_ATOMIC_RESPONSE = 4'b1011; // RDMAP opcode ATOMIC_RESPONSE
+localparam [3:0] OP_IMMEDIATE = 4'b1000; // RDMAP opcode IMMEDIATE
+localparam [3:0] OP_IMMEDIATE_SE = 4'b1001; // RDMAP opcode IMMEDIATE_SE
+localparam [3:0] OP_READ_REQUEST = 4'b0001; // RDMAP opcode READ_REQUEST
+localparam [3:0] OP_READ_RESPONSE = 4'b0010; // RDMAP opcode READ_RESPONSE
+localparam [3:0] OP_TERMINATE = 4'b0111; // RDMAP opcode TERMINATE
+localparam [3:0] OP_WRITE = 4'b0000; // RDMAP opcode WRITE
 
 reg [3:0] beat_reg; // beat index in the ULPDU, saturating at 9
 reg [3:0] beat_next;
@@ -89,6 +99,8 @@ reg out_last_reg;
 reg out_last_next;
 reg desc_valid_reg;
 reg desc_valid_next;
+// record ddp_rx_desc {ctrl0[679:672], rdmap[671:256], mo[255:224], msn[223:192], qn[191:160], to[159:96], stag[95:64], rsvd_ulp[63:56], opcode[55:52],
+// dv[51:50], l[49], t[48], payload_len[47:32], ulpdu_len[31:16], err[15:2], has_payload[1], ok[0]}
 reg [679:0] desc_reg;
 reg [679:0] desc_next;
 wire [63:0] in_masked; // input lanes, zero where tkeep is 0
@@ -113,9 +125,9 @@ wire has_payload;
 wire _t0;
 wire _t1;
 wire _t2;
-wire [3:0] _t3;
+wire _t3;
 wire _t4;
-wire _t5;
+wire [3:0] _t5;
 wire _t6;
 wire _t7;
 wire _t8;
@@ -138,137 +150,43 @@ wire _t24;
 wire _t25;
 wire _t26;
 wire _t27;
-wire _t28;
+wire [15:0] _t28;
 wire _t29;
 wire _t30;
 wire _t31;
-wire _t32;
-wire _t33;
-wire _t34;
-wire _t35;
-wire _t36;
-wire _t37;
-wire _t38;
-wire _t39;
-wire _t40;
-wire _t41;
-wire _t42;
-wire _t43;
-wire _t44;
-wire _t45;
-wire _t46;
-wire _t47;
-wire _t48;
-wire _t49;
-wire _t50;
-wire _t51;
-wire _t52;
-wire _t53;
-wire _t54;
-wire _t55;
-wire _t56;
-wire _t57;
-wire _t58;
-wire _t59;
-wire _t60;
-wire _t61;
-wire _t62;
-wire _t63;
-wire _t64;
-wire _t65;
-wire _t66;
-wire _t67;
-wire _t68;
-wire _t69;
-wire _t70;
-wire _t71;
-wire _t72;
-wire _t73;
-wire [15:0] _t74;
-wire _t75;
-wire _t76;
-wire _t77;
-wire _t78;
 
-assign _t0 = (~flush_reg) | first_beat;
-assign _t1 = (~out_valid_reg) | m_axis_tready;
-assign _t2 = (~desc_valid_reg) | m_desc_tready;
-assign _t3 = t_now ? 4'b0001 : 4'b0010;
-assign _t4 = beat_reg == 4'b1000;
-assign _t5 = beat_reg == 4'b1000;
+assign _t0 = beat_reg == 4'b0000;
+assign _t1 = (~flush_reg) | first_beat;
+assign _t2 = (~out_valid_reg) | m_axis_tready;
+assign _t3 = (~desc_valid_reg) | m_desc_tready;
+assign _t4 = ~cfg_rfc7306;
+assign _t5 = t_now ? 4'b0001 : 4'b0010;
 assign _t6 = beat_reg == 4'b1000;
-assign _t7 = beat_reg == 4'b1000;
-assign _t8 = beat_reg == 4'b1000;
-assign _t9 = beat_reg == 4'b1000;
-assign _t10 = beat_reg == 4'b0111;
-assign _t11 = beat_reg == 4'b0111;
-assign _t12 = beat_reg == 4'b0111;
-assign _t13 = beat_reg == 4'b0111;
-assign _t14 = beat_reg == 4'b0111;
-assign _t15 = beat_reg == 4'b0111;
-assign _t16 = beat_reg == 4'b0111;
-assign _t17 = beat_reg == 4'b0111;
-assign _t18 = beat_reg == 4'b0110;
-assign _t19 = beat_reg == 4'b0110;
-assign _t20 = beat_reg == 4'b0110;
-assign _t21 = beat_reg == 4'b0110;
-assign _t22 = beat_reg == 4'b0110;
-assign _t23 = beat_reg == 4'b0110;
-assign _t24 = beat_reg == 4'b0110;
-assign _t25 = beat_reg == 4'b0110;
-assign _t26 = beat_reg == 4'b0101;
-assign _t27 = beat_reg == 4'b0101;
-assign _t28 = beat_reg == 4'b0101;
-assign _t29 = beat_reg == 4'b0101;
-assign _t30 = beat_reg == 4'b0101;
-assign _t31 = beat_reg == 4'b0101;
-assign _t32 = beat_reg == 4'b0101;
-assign _t33 = beat_reg == 4'b0101;
-assign _t34 = beat_reg == 4'b0100;
-assign _t35 = beat_reg == 4'b0100;
-assign _t36 = beat_reg == 4'b0100;
-assign _t37 = beat_reg == 4'b0100;
-assign _t38 = beat_reg == 4'b0100;
-assign _t39 = beat_reg == 4'b0100;
-assign _t40 = beat_reg == 4'b0100;
-assign _t41 = beat_reg == 4'b0100;
-assign _t42 = beat_reg == 4'b0011;
-assign _t43 = beat_reg == 4'b0011;
-assign _t44 = beat_reg == 4'b0011;
-assign _t45 = beat_reg == 4'b0011;
-assign _t46 = beat_reg == 4'b0011;
-assign _t47 = beat_reg == 4'b0011;
-assign _t48 = beat_reg == 4'b0011;
-assign _t49 = beat_reg == 4'b0011;
-assign _t50 = beat_reg == 4'b0010;
-assign _t51 = beat_reg == 4'b0010;
-assign _t52 = beat_reg == 4'b0010;
-assign _t53 = beat_reg == 4'b0010;
-assign _t54 = beat_reg == 4'b0010;
-assign _t55 = beat_reg == 4'b0010;
-assign _t56 = beat_reg == 4'b0010;
-assign _t57 = beat_reg == 4'b0010;
-assign _t58 = beat_reg == 4'b0001;
-assign _t59 = beat_reg == 4'b0001;
-assign _t60 = beat_reg == 4'b0001;
-assign _t61 = beat_reg == 4'b0001;
-assign _t62 = beat_reg == 4'b0001;
-assign _t63 = beat_reg == 4'b0001;
-assign _t64 = beat_reg == 4'b0001;
-assign _t65 = beat_reg == 4'b0001;
-assign _t66 = beat_reg == 4'b0000;
-assign _t67 = beat_reg == 4'b0000;
-assign _t68 = beat_reg == 4'b0000;
-assign _t69 = beat_reg == 4'b0000;
-assign _t70 = beat_reg == 4'b0000;
-assign _t71 = beat_reg == 4'b0000;
-assign _t72 = beat_reg == 4'b0000;
-assign _t73 = beat_reg == 4'b0000;
-assign _t74 = hdr_view[7] ? 16'he : 16'h12;
-assign _t75 = ~hdr_view[7];
-assign _t76 = hdr_view[11:8] == 4'b0111;
-assign _t77 = (((((hdr_view[11:8] == 4'b0001) | (hdr_view[11:8] == 4'b0111)) | (hdr_view[11:8] == 4'b1000)) | (hdr_view[11:8] == 4'b1001)) | (hdr_view[11:8] == 4'b1010)) | (hdr_view[11:8] == 4'b1011);
-assign _t78 = verdict == 14'h0;
+assign _t7 = beat_reg < 4'b1000;
+assign _t8 = beat_reg == 4'b0111;
+assign _t9 = beat_reg < 4'b0111;
+assign _t10 = beat_reg == 4'b0110;
+assign _t11 = beat_reg < 4'b0110;
+assign _t12 = beat_reg == 4'b0101;
+assign _t13 = beat_reg < 4'b0101;
+assign _t14 = beat_reg == 4'b0100;
+assign _t15 = beat_reg < 4'b0100;
+assign _t16 = beat_reg == 4'b0011;
+assign _t17 = beat_reg < 4'b0011;
+assign _t18 = beat_reg == 4'b0010;
+assign _t19 = beat_reg < 4'b0010;
+assign _t20 = beat_reg == 4'b0001;
+assign _t21 = beat_reg < 4'b0001;
+assign _t22 = hdr_view[11:8] == OP_ATOMIC_RESPONSE;
+assign _t23 = hdr_view[11:8] == OP_ATOMIC_REQUEST;
+assign _t24 = hdr_view[11:8] == OP_IMMEDIATE_SE;
+assign _t25 = hdr_view[11:8] == OP_IMMEDIATE;
+assign _t26 = hdr_view[11:8] == OP_TERMINATE;
+assign _t27 = hdr_view[11:8] == OP_READ_REQUEST;
+assign _t28 = hdr_view[7] ? 16'he : 16'h12;
+assign _t29 = ~hdr_view[7];
+assign _t30 = _t27 | _t26 | _t25 | _t24 | _t23 | _t22;
+assign _t31 = verdict == 14'h0;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
@@ -285,96 +203,113 @@ assign in_masked = {
     s_axis_tkeep[1] ? s_axis_tdata[15:8] : 8'h0,
     s_axis_tkeep[0] ? s_axis_tdata[7:0] : 8'h0
 };
-assign first_beat = beat_reg == 4'b0000;
-assign s_axis_tready = (_t0 & _t1) & _t2;
-assign fire = ((s_axis_tvalid & _t0) & _t1) & _t2;
-assign ulpdu_len = pos_reg + ((((((({15'h0, s_axis_tkeep[0]} + {15'h0, s_axis_tkeep[1]}) + {15'h0, s_axis_tkeep[2]}) + {15'h0, s_axis_tkeep[3]}) + {15'h0, s_axis_tkeep[4]}) + {15'h0, s_axis_tkeep[5]}) + {15'h0, s_axis_tkeep[6]}) + {15'h0, s_axis_tkeep[7]});
+assign first_beat = _t0;
+assign s_axis_tready = _t1 & _t2 & _t3;
+assign fire = s_axis_tvalid & _t1 & _t2 & _t3;
+assign ulpdu_len = pos_reg +
+    ({15'h0, s_axis_tkeep[0]} + {15'h0, s_axis_tkeep[1]} + {15'h0, s_axis_tkeep[2]} + {15'h0, s_axis_tkeep[3]} + {15'h0, s_axis_tkeep[4]} +
+        {15'h0, s_axis_tkeep[5]} + {15'h0, s_axis_tkeep[6]} + {15'h0, s_axis_tkeep[7]});
 assign t_now = first_beat ? s_axis_tdata[7] : tagged_reg;
-assign pass_now = first_beat ? (~(((((s_axis_tdata[1:0] != 2'b01) | (s_axis_tdata[15:14] != 2'b01)) | ((s_axis_tdata[11:8] > 4'b1011) | ((s_axis_tdata[11:8] >= 4'b1000) & (~cfg_rfc7306)))) | (s_axis_tdata[7] != ((s_axis_tdata[11:8] == 4'b0000) | (s_axis_tdata[11:8] == 4'b0010)))) | ((((((s_axis_tdata[11:8] == 4'b0001) | (s_axis_tdata[11:8] == 4'b0111)) | (s_axis_tdata[11:8] == 4'b1000)) | (s_axis_tdata[11:8] == 4'b1001)) | (s_axis_tdata[11:8] == 4'b1010)) | (s_axis_tdata[11:8] == 4'b1011)))) : pass_reg;
+assign pass_now = first_beat ?
+    (~((s_axis_tdata[1:0] != 2'b01) | (s_axis_tdata[15:14] != 2'b01) |
+        ((s_axis_tdata[11:8] > OP_ATOMIC_RESPONSE) | ((s_axis_tdata[11:8] >= OP_IMMEDIATE) & _t4)) |
+        (s_axis_tdata[7] != ((s_axis_tdata[11:8] == OP_WRITE) | (s_axis_tdata[11:8] == OP_READ_RESPONSE))) |
+        ((s_axis_tdata[11:8] == OP_READ_REQUEST) | (s_axis_tdata[11:8] == OP_TERMINATE) | (s_axis_tdata[11:8] == OP_IMMEDIATE) |
+            (s_axis_tdata[11:8] == OP_IMMEDIATE_SE) | (s_axis_tdata[11:8] == OP_ATOMIC_REQUEST) | (s_axis_tdata[11:8] == OP_ATOMIC_RESPONSE)))) :
+    pass_reg;
 assign sh_data = t_now ? {48'h0, s_axis_tdata[63:48]} : {16'h0, s_axis_tdata[63:16]};
 assign sh_keep = t_now ? {6'h0, s_axis_tkeep[7:6]} : {2'b00, s_axis_tkeep[7:2]};
 assign join_data = t_now ? {s_axis_tdata[47:0], res_data_reg[15:0]} : {s_axis_tdata[15:0], res_data_reg[47:0]};
 assign join_keep = t_now ? {s_axis_tkeep[5:0], res_keep_reg[1:0]} : {s_axis_tkeep[1:0], res_keep_reg[5:0]};
 assign in_beyond = t_now ? s_axis_tkeep[6] : s_axis_tkeep[2];
-assign at_k = pass_now & (beat_reg == _t3);
-assign past_k = pass_now & (beat_reg > _t3);
+assign at_k = pass_now & (beat_reg == _t5);
+assign past_k = pass_now & (beat_reg > _t5);
 assign hdr_view = {
-    _t4 ? in_masked[47:40] : ((beat_reg < 4'b1000) ? 8'h0 : capture_reg[559:552]),
-    _t5 ? in_masked[39:32] : ((beat_reg < 4'b1000) ? 8'h0 : capture_reg[551:544]),
-    _t6 ? in_masked[31:24] : ((beat_reg < 4'b1000) ? 8'h0 : capture_reg[543:536]),
-    _t7 ? in_masked[23:16] : ((beat_reg < 4'b1000) ? 8'h0 : capture_reg[535:528]),
-    _t8 ? in_masked[15:8] : ((beat_reg < 4'b1000) ? 8'h0 : capture_reg[527:520]),
-    _t9 ? in_masked[7:0] : ((beat_reg < 4'b1000) ? 8'h0 : capture_reg[519:512]),
-    _t10 ? in_masked[63:56] : ((beat_reg < 4'b0111) ? 8'h0 : capture_reg[511:504]),
-    _t11 ? in_masked[55:48] : ((beat_reg < 4'b0111) ? 8'h0 : capture_reg[503:496]),
-    _t12 ? in_masked[47:40] : ((beat_reg < 4'b0111) ? 8'h0 : capture_reg[495:488]),
-    _t13 ? in_masked[39:32] : ((beat_reg < 4'b0111) ? 8'h0 : capture_reg[487:480]),
-    _t14 ? in_masked[31:24] : ((beat_reg < 4'b0111) ? 8'h0 : capture_reg[479:472]),
-    _t15 ? in_masked[23:16] : ((beat_reg < 4'b0111) ? 8'h0 : capture_reg[471:464]),
-    _t16 ? in_masked[15:8] : ((beat_reg < 4'b0111) ? 8'h0 : capture_reg[463:456]),
-    _t17 ? in_masked[7:0] : ((beat_reg < 4'b0111) ? 8'h0 : capture_reg[455:448]),
-    _t18 ? in_masked[63:56] : ((beat_reg < 4'b0110) ? 8'h0 : capture_reg[447:440]),
-    _t19 ? in_masked[55:48] : ((beat_reg < 4'b0110) ? 8'h0 : capture_reg[439:432]),
-    _t20 ? in_masked[47:40] : ((beat_reg < 4'b0110) ? 8'h0 : capture_reg[431:424]),
-    _t21 ? in_masked[39:32] : ((beat_reg < 4'b0110) ? 8'h0 : capture_reg[423:416]),
-    _t22 ? in_masked[31:24] : ((beat_reg < 4'b0110) ? 8'h0 : capture_reg[415:408]),
-    _t23 ? in_masked[23:16] : ((beat_reg < 4'b0110) ? 8'h0 : capture_reg[407:400]),
-    _t24 ? in_masked[15:8] : ((beat_reg < 4'b0110) ? 8'h0 : capture_reg[399:392]),
-    _t25 ? in_masked[7:0] : ((beat_reg < 4'b0110) ? 8'h0 : capture_reg[391:384]),
-    _t26 ? in_masked[63:56] : ((beat_reg < 4'b0101) ? 8'h0 : capture_reg[383:376]),
-    _t27 ? in_masked[55:48] : ((beat_reg < 4'b0101) ? 8'h0 : capture_reg[375:368]),
-    _t28 ? in_masked[47:40] : ((beat_reg < 4'b0101) ? 8'h0 : capture_reg[367:360]),
-    _t29 ? in_masked[39:32] : ((beat_reg < 4'b0101) ? 8'h0 : capture_reg[359:352]),
-    _t30 ? in_masked[31:24] : ((beat_reg < 4'b0101) ? 8'h0 : capture_reg[351:344]),
-    _t31 ? in_masked[23:16] : ((beat_reg < 4'b0101) ? 8'h0 : capture_reg[343:336]),
-    _t32 ? in_masked[15:8] : ((beat_reg < 4'b0101) ? 8'h0 : capture_reg[335:328]),
-    _t33 ? in_masked[7:0] : ((beat_reg < 4'b0101) ? 8'h0 : capture_reg[327:320]),
-    _t34 ? in_masked[63:56] : ((beat_reg < 4'b0100) ? 8'h0 : capture_reg[319:312]),
-    _t35 ? in_masked[55:48] : ((beat_reg < 4'b0100) ? 8'h0 : capture_reg[311:304]),
-    _t36 ? in_masked[47:40] : ((beat_reg < 4'b0100) ? 8'h0 : capture_reg[303:296]),
-    _t37 ? in_masked[39:32] : ((beat_reg < 4'b0100) ? 8'h0 : capture_reg[295:288]),
-    _t38 ? in_masked[31:24] : ((beat_reg < 4'b0100) ? 8'h0 : capture_reg[287:280]),
-    _t39 ? in_masked[23:16] : ((beat_reg < 4'b0100) ? 8'h0 : capture_reg[279:272]),
-    _t40 ? in_masked[15:8] : ((beat_reg < 4'b0100) ? 8'h0 : capture_reg[271:264]),
-    _t41 ? in_masked[7:0] : ((beat_reg < 4'b0100) ? 8'h0 : capture_reg[263:256]),
-    _t42 ? in_masked[63:56] : ((beat_reg < 4'b0011) ? 8'h0 : capture_reg[255:248]),
-    _t43 ? in_masked[55:48] : ((beat_reg < 4'b0011) ? 8'h0 : capture_reg[247:240]),
-    _t44 ? in_masked[47:40] : ((beat_reg < 4'b0011) ? 8'h0 : capture_reg[239:232]),
-    _t45 ? in_masked[39:32] : ((beat_reg < 4'b0011) ? 8'h0 : capture_reg[231:224]),
-    _t46 ? in_masked[31:24] : ((beat_reg < 4'b0011) ? 8'h0 : capture_reg[223:216]),
-    _t47 ? in_masked[23:16] : ((beat_reg < 4'b0011) ? 8'h0 : capture_reg[215:208]),
-    _t48 ? in_masked[15:8] : ((beat_reg < 4'b0011) ? 8'h0 : capture_reg[207:200]),
-    _t49 ? in_masked[7:0] : ((beat_reg < 4'b0011) ? 8'h0 : capture_reg[199:192]),
-    _t50 ? in_masked[63:56] : ((beat_reg < 4'b0010) ? 8'h0 : capture_reg[191:184]),
-    _t51 ? in_masked[55:48] : ((beat_reg < 4'b0010) ? 8'h0 : capture_reg[183:176]),
-    _t52 ? in_masked[47:40] : ((beat_reg < 4'b0010) ? 8'h0 : capture_reg[175:168]),
-    _t53 ? in_masked[39:32] : ((beat_reg < 4'b0010) ? 8'h0 : capture_reg[167:160]),
-    _t54 ? in_masked[31:24] : ((beat_reg < 4'b0010) ? 8'h0 : capture_reg[159:152]),
-    _t55 ? in_masked[23:16] : ((beat_reg < 4'b0010) ? 8'h0 : capture_reg[151:144]),
-    _t56 ? in_masked[15:8] : ((beat_reg < 4'b0010) ? 8'h0 : capture_reg[143:136]),
-    _t57 ? in_masked[7:0] : ((beat_reg < 4'b0010) ? 8'h0 : capture_reg[135:128]),
-    _t58 ? in_masked[63:56] : ((beat_reg < 4'b0001) ? 8'h0 : capture_reg[127:120]),
-    _t59 ? in_masked[55:48] : ((beat_reg < 4'b0001) ? 8'h0 : capture_reg[119:112]),
-    _t60 ? in_masked[47:40] : ((beat_reg < 4'b0001) ? 8'h0 : capture_reg[111:104]),
-    _t61 ? in_masked[39:32] : ((beat_reg < 4'b0001) ? 8'h0 : capture_reg[103:96]),
-    _t62 ? in_masked[31:24] : ((beat_reg < 4'b0001) ? 8'h0 : capture_reg[95:88]),
-    _t63 ? in_masked[23:16] : ((beat_reg < 4'b0001) ? 8'h0 : capture_reg[87:80]),
-    _t64 ? in_masked[15:8] : ((beat_reg < 4'b0001) ? 8'h0 : capture_reg[79:72]),
-    _t65 ? in_masked[7:0] : ((beat_reg < 4'b0001) ? 8'h0 : capture_reg[71:64]),
-    _t66 ? in_masked[63:56] : capture_reg[63:56],
-    _t67 ? in_masked[55:48] : capture_reg[55:48],
-    _t68 ? in_masked[47:40] : capture_reg[47:40],
-    _t69 ? in_masked[39:32] : capture_reg[39:32],
-    _t70 ? in_masked[31:24] : capture_reg[31:24],
-    _t71 ? in_masked[23:16] : capture_reg[23:16],
-    _t72 ? in_masked[15:8] : capture_reg[15:8],
-    _t73 ? in_masked[7:0] : capture_reg[7:0]
+    _t6 ? in_masked[47:40] : (_t7 ? 8'h0 : capture_reg[559:552]),
+    _t6 ? in_masked[39:32] : (_t7 ? 8'h0 : capture_reg[551:544]),
+    _t6 ? in_masked[31:24] : (_t7 ? 8'h0 : capture_reg[543:536]),
+    _t6 ? in_masked[23:16] : (_t7 ? 8'h0 : capture_reg[535:528]),
+    _t6 ? in_masked[15:8] : (_t7 ? 8'h0 : capture_reg[527:520]),
+    _t6 ? in_masked[7:0] : (_t7 ? 8'h0 : capture_reg[519:512]),
+    _t8 ? in_masked[63:56] : (_t9 ? 8'h0 : capture_reg[511:504]),
+    _t8 ? in_masked[55:48] : (_t9 ? 8'h0 : capture_reg[503:496]),
+    _t8 ? in_masked[47:40] : (_t9 ? 8'h0 : capture_reg[495:488]),
+    _t8 ? in_masked[39:32] : (_t9 ? 8'h0 : capture_reg[487:480]),
+    _t8 ? in_masked[31:24] : (_t9 ? 8'h0 : capture_reg[479:472]),
+    _t8 ? in_masked[23:16] : (_t9 ? 8'h0 : capture_reg[471:464]),
+    _t8 ? in_masked[15:8] : (_t9 ? 8'h0 : capture_reg[463:456]),
+    _t8 ? in_masked[7:0] : (_t9 ? 8'h0 : capture_reg[455:448]),
+    _t10 ? in_masked[63:56] : (_t11 ? 8'h0 : capture_reg[447:440]),
+    _t10 ? in_masked[55:48] : (_t11 ? 8'h0 : capture_reg[439:432]),
+    _t10 ? in_masked[47:40] : (_t11 ? 8'h0 : capture_reg[431:424]),
+    _t10 ? in_masked[39:32] : (_t11 ? 8'h0 : capture_reg[423:416]),
+    _t10 ? in_masked[31:24] : (_t11 ? 8'h0 : capture_reg[415:408]),
+    _t10 ? in_masked[23:16] : (_t11 ? 8'h0 : capture_reg[407:400]),
+    _t10 ? in_masked[15:8] : (_t11 ? 8'h0 : capture_reg[399:392]),
+    _t10 ? in_masked[7:0] : (_t11 ? 8'h0 : capture_reg[391:384]),
+    _t12 ? in_masked[63:56] : (_t13 ? 8'h0 : capture_reg[383:376]),
+    _t12 ? in_masked[55:48] : (_t13 ? 8'h0 : capture_reg[375:368]),
+    _t12 ? in_masked[47:40] : (_t13 ? 8'h0 : capture_reg[367:360]),
+    _t12 ? in_masked[39:32] : (_t13 ? 8'h0 : capture_reg[359:352]),
+    _t12 ? in_masked[31:24] : (_t13 ? 8'h0 : capture_reg[351:344]),
+    _t12 ? in_masked[23:16] : (_t13 ? 8'h0 : capture_reg[343:336]),
+    _t12 ? in_masked[15:8] : (_t13 ? 8'h0 : capture_reg[335:328]),
+    _t12 ? in_masked[7:0] : (_t13 ? 8'h0 : capture_reg[327:320]),
+    _t14 ? in_masked[63:56] : (_t15 ? 8'h0 : capture_reg[319:312]),
+    _t14 ? in_masked[55:48] : (_t15 ? 8'h0 : capture_reg[311:304]),
+    _t14 ? in_masked[47:40] : (_t15 ? 8'h0 : capture_reg[303:296]),
+    _t14 ? in_masked[39:32] : (_t15 ? 8'h0 : capture_reg[295:288]),
+    _t14 ? in_masked[31:24] : (_t15 ? 8'h0 : capture_reg[287:280]),
+    _t14 ? in_masked[23:16] : (_t15 ? 8'h0 : capture_reg[279:272]),
+    _t14 ? in_masked[15:8] : (_t15 ? 8'h0 : capture_reg[271:264]),
+    _t14 ? in_masked[7:0] : (_t15 ? 8'h0 : capture_reg[263:256]),
+    _t16 ? in_masked[63:56] : (_t17 ? 8'h0 : capture_reg[255:248]),
+    _t16 ? in_masked[55:48] : (_t17 ? 8'h0 : capture_reg[247:240]),
+    _t16 ? in_masked[47:40] : (_t17 ? 8'h0 : capture_reg[239:232]),
+    _t16 ? in_masked[39:32] : (_t17 ? 8'h0 : capture_reg[231:224]),
+    _t16 ? in_masked[31:24] : (_t17 ? 8'h0 : capture_reg[223:216]),
+    _t16 ? in_masked[23:16] : (_t17 ? 8'h0 : capture_reg[215:208]),
+    _t16 ? in_masked[15:8] : (_t17 ? 8'h0 : capture_reg[207:200]),
+    _t16 ? in_masked[7:0] : (_t17 ? 8'h0 : capture_reg[199:192]),
+    _t18 ? in_masked[63:56] : (_t19 ? 8'h0 : capture_reg[191:184]),
+    _t18 ? in_masked[55:48] : (_t19 ? 8'h0 : capture_reg[183:176]),
+    _t18 ? in_masked[47:40] : (_t19 ? 8'h0 : capture_reg[175:168]),
+    _t18 ? in_masked[39:32] : (_t19 ? 8'h0 : capture_reg[167:160]),
+    _t18 ? in_masked[31:24] : (_t19 ? 8'h0 : capture_reg[159:152]),
+    _t18 ? in_masked[23:16] : (_t19 ? 8'h0 : capture_reg[151:144]),
+    _t18 ? in_masked[15:8] : (_t19 ? 8'h0 : capture_reg[143:136]),
+    _t18 ? in_masked[7:0] : (_t19 ? 8'h0 : capture_reg[135:128]),
+    _t20 ? in_masked[63:56] : (_t21 ? 8'h0 : capture_reg[127:120]),
+    _t20 ? in_masked[55:48] : (_t21 ? 8'h0 : capture_reg[119:112]),
+    _t20 ? in_masked[47:40] : (_t21 ? 8'h0 : capture_reg[111:104]),
+    _t20 ? in_masked[39:32] : (_t21 ? 8'h0 : capture_reg[103:96]),
+    _t20 ? in_masked[31:24] : (_t21 ? 8'h0 : capture_reg[95:88]),
+    _t20 ? in_masked[23:16] : (_t21 ? 8'h0 : capture_reg[87:80]),
+    _t20 ? in_masked[15:8] : (_t21 ? 8'h0 : capture_reg[79:72]),
+    _t20 ? in_masked[7:0] : (_t21 ? 8'h0 : capture_reg[71:64]),
+    _t0 ? in_masked[63:56] : capture_reg[63:56],
+    _t0 ? in_masked[55:48] : capture_reg[55:48],
+    _t0 ? in_masked[47:40] : capture_reg[47:40],
+    _t0 ? in_masked[39:32] : capture_reg[39:32],
+    _t0 ? in_masked[31:24] : capture_reg[31:24],
+    _t0 ? in_masked[23:16] : capture_reg[23:16],
+    _t0 ? in_masked[15:8] : capture_reg[15:8],
+    _t0 ? in_masked[7:0] : capture_reg[7:0]
 };
 assign rdmap_len = ulpdu_len - 16'h12;
-assign fixed_len = (hdr_view[11:8] == 4'b1011) ? 16'hc : ((hdr_view[11:8] == 4'b1010) ? 16'h34 : ((hdr_view[11:8] == 4'b1001) ? 16'h8 : ((hdr_view[11:8] == 4'b1000) ? 16'h8 : ((hdr_view[11:8] == 4'b0111) ? 16'h4 : ((hdr_view[11:8] == 4'b0001) ? 16'h1c : 16'h0)))));
-assign term_len = (16'h4 + (hdr_view[166] ? (((hdr_view[166] & (rdmap_len > 16'h6)) & hdr_view[199]) ? 16'h10 : 16'h14) : 16'h0)) + (hdr_view[165] ? 16'h1c : 16'h0);
-assign verdict = (ulpdu_len < _t74) ? ERR_LLP_MARKER : ((hdr_view[1:0] != 2'b01) ? (hdr_view[7] ? ERR_DDP_TAGGED_VERSION : ERR_DDP_UNTAGGED_VERSION) : ((hdr_view[15:14] != 2'b01) ? ERR_RDMAP_VERSION : (((hdr_view[11:8] > 4'b1011) | ((hdr_view[11:8] >= 4'b1000) & (~cfg_rfc7306))) ? ERR_RDMAP_OPCODE : ((hdr_view[7] != ((hdr_view[11:8] == 4'b0000) | (hdr_view[11:8] == 4'b0010))) ? ERR_RDMAP_OPCODE : ((_t75 & (rdmap_len < fixed_len)) ? ERR_LLP_MARKER : (((_t75 & _t76) & (rdmap_len < term_len)) ? ERR_LLP_MARKER : (((_t75 & _t77) & (rdmap_len > (_t76 ? term_len : fixed_len))) ? ERR_DDP_TOO_LONG : ERR_NONE)))))));
-assign has_payload = (_t78 & (~_t77)) & (ulpdu_len > _t74);
+assign fixed_len = _t22 ? 16'hc : (_t23 ? 16'h34 : (_t24 ? 16'h8 : (_t25 ? 16'h8 : (_t26 ? 16'h4 : (_t27 ? 16'h1c : 16'h0)))));
+assign term_len = 16'h4 + (hdr_view[166] ? ((hdr_view[166] & (rdmap_len > 16'h6) & hdr_view[199]) ? 16'h10 : 16'h14) : 16'h0) +
+    (hdr_view[165] ? 16'h1c : 16'h0);
+assign verdict = (ulpdu_len < _t28) ? ERR_LLP_MARKER :
+    (hdr_view[1:0] != 2'b01) ? (hdr_view[7] ? ERR_DDP_TAGGED_VERSION : ERR_DDP_UNTAGGED_VERSION) :
+    (hdr_view[15:14] != 2'b01) ? ERR_RDMAP_INVALID_VERSION :
+    ((hdr_view[11:8] > OP_ATOMIC_RESPONSE) | ((hdr_view[11:8] >= OP_IMMEDIATE) & _t4)) ? ERR_RDMAP_UNEXPECTED_OPCODE :
+    (hdr_view[7] != ((hdr_view[11:8] == OP_WRITE) | (hdr_view[11:8] == OP_READ_RESPONSE))) ? ERR_RDMAP_UNEXPECTED_OPCODE :
+    (_t29 & (rdmap_len < fixed_len)) ? ERR_LLP_MARKER :
+    (_t29 & _t26 & (rdmap_len < term_len)) ? ERR_LLP_MARKER :
+    (_t29 & _t30 & (rdmap_len > (_t26 ? term_len : fixed_len))) ? ERR_DDP_TOO_LONG :
+    ERR_NONE;
+assign has_payload = _t31 & (~_t30) & (ulpdu_len > _t28);
 
 always @* begin
     out_valid_next = out_valid_reg;
@@ -397,7 +332,7 @@ always @* begin
     if (m_desc_tready) begin
         desc_valid_next = 1'b0;
     end
-    if (flush_reg & _t1) begin
+    if (flush_reg & _t2) begin
         out_valid_next = 1'b1;
         out_data_next = res_data_reg;
         out_keep_next = res_keep_reg;
@@ -405,7 +340,78 @@ always @* begin
         flush_next = 1'b0;
     end
     if (fire) begin
-        capture_next = {_t4 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[559:552]), _t5 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[551:544]), _t6 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[543:536]), _t7 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[535:528]), _t8 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[527:520]), _t9 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[519:512]), _t10 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[511:504]), _t11 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[503:496]), _t12 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[495:488]), _t13 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[487:480]), _t14 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[479:472]), _t15 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[471:464]), _t16 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[463:456]), _t17 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[455:448]), _t18 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[447:440]), _t19 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[439:432]), _t20 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[431:424]), _t21 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[423:416]), _t22 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[415:408]), _t23 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[407:400]), _t24 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[399:392]), _t25 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[391:384]), _t26 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[383:376]), _t27 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[375:368]), _t28 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[367:360]), _t29 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[359:352]), _t30 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[351:344]), _t31 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[343:336]), _t32 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[335:328]), _t33 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[327:320]), _t34 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[319:312]), _t35 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[311:304]), _t36 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[303:296]), _t37 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[295:288]), _t38 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[287:280]), _t39 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[279:272]), _t40 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[271:264]), _t41 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[263:256]), _t42 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[255:248]), _t43 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[247:240]), _t44 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[239:232]), _t45 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[231:224]), _t46 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[223:216]), _t47 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[215:208]), _t48 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[207:200]), _t49 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[199:192]), _t50 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[191:184]), _t51 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[183:176]), _t52 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[175:168]), _t53 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[167:160]), _t54 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[159:152]), _t55 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[151:144]), _t56 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[143:136]), _t57 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[135:128]), _t58 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[127:120]), _t59 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[119:112]), _t60 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[111:104]), _t61 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[103:96]), _t62 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[95:88]), _t63 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[87:80]), _t64 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[79:72]), _t65 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[71:64]), _t66 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[63:56]), _t67 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[55:48]), _t68 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[47:40]), _t69 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[39:32]), _t70 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[31:24]), _t71 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[23:16]), _t72 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[15:8]), _t73 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[7:0])};
+        capture_next = {
+            _t6 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[559:552]),
+            _t6 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[551:544]),
+            _t6 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[543:536]),
+            _t6 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[535:528]),
+            _t6 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[527:520]),
+            _t6 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[519:512]),
+            _t8 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[511:504]),
+            _t8 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[503:496]),
+            _t8 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[495:488]),
+            _t8 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[487:480]),
+            _t8 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[479:472]),
+            _t8 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[471:464]),
+            _t8 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[463:456]),
+            _t8 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[455:448]),
+            _t10 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[447:440]),
+            _t10 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[439:432]),
+            _t10 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[431:424]),
+            _t10 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[423:416]),
+            _t10 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[415:408]),
+            _t10 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[407:400]),
+            _t10 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[399:392]),
+            _t10 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[391:384]),
+            _t12 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[383:376]),
+            _t12 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[375:368]),
+            _t12 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[367:360]),
+            _t12 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[359:352]),
+            _t12 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[351:344]),
+            _t12 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[343:336]),
+            _t12 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[335:328]),
+            _t12 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[327:320]),
+            _t14 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[319:312]),
+            _t14 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[311:304]),
+            _t14 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[303:296]),
+            _t14 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[295:288]),
+            _t14 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[287:280]),
+            _t14 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[279:272]),
+            _t14 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[271:264]),
+            _t14 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[263:256]),
+            _t16 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[255:248]),
+            _t16 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[247:240]),
+            _t16 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[239:232]),
+            _t16 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[231:224]),
+            _t16 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[223:216]),
+            _t16 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[215:208]),
+            _t16 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[207:200]),
+            _t16 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[199:192]),
+            _t18 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[191:184]),
+            _t18 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[183:176]),
+            _t18 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[175:168]),
+            _t18 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[167:160]),
+            _t18 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[159:152]),
+            _t18 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[151:144]),
+            _t18 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[143:136]),
+            _t18 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[135:128]),
+            _t20 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[127:120]),
+            _t20 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[119:112]),
+            _t20 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[111:104]),
+            _t20 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[103:96]),
+            _t20 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[95:88]),
+            _t20 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[87:80]),
+            _t20 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[79:72]),
+            _t20 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[71:64]),
+            _t0 ? in_masked[63:56] : (first_beat ? 8'h0 : capture_reg[63:56]),
+            _t0 ? in_masked[55:48] : (first_beat ? 8'h0 : capture_reg[55:48]),
+            _t0 ? in_masked[47:40] : (first_beat ? 8'h0 : capture_reg[47:40]),
+            _t0 ? in_masked[39:32] : (first_beat ? 8'h0 : capture_reg[39:32]),
+            _t0 ? in_masked[31:24] : (first_beat ? 8'h0 : capture_reg[31:24]),
+            _t0 ? in_masked[23:16] : (first_beat ? 8'h0 : capture_reg[23:16]),
+            _t0 ? in_masked[15:8] : (first_beat ? 8'h0 : capture_reg[15:8]),
+            _t0 ? in_masked[7:0] : (first_beat ? 8'h0 : capture_reg[7:0])
+        };
         beat_next = s_axis_tlast ? 4'b0000 : ((beat_reg == 4'b1001) ? beat_reg : (beat_reg + 4'b0001));
         pos_next = s_axis_tlast ? 16'h0 : (pos_reg + 16'h8);
         tagged_next = t_now;
@@ -414,7 +420,7 @@ always @* begin
             res_data_next = sh_data;
             res_keep_next = sh_keep;
         end
-        if ((at_k & s_axis_tlast) & (|sh_keep)) begin
+        if (at_k & s_axis_tlast & (|sh_keep)) begin
             out_valid_next = 1'b1;
             out_data_next = sh_data;
             out_keep_next = sh_keep;
@@ -429,7 +435,25 @@ always @* begin
         end
         if (s_axis_tlast) begin
             desc_valid_next = 1'b1;
-            desc_next = {hdr_view[7:0], hdr_view[559:144], {hdr_view[119:112], hdr_view[127:120], hdr_view[135:128], hdr_view[143:136]}, {hdr_view[87:80], hdr_view[95:88], hdr_view[103:96], hdr_view[111:104]}, {hdr_view[55:48], hdr_view[63:56], hdr_view[71:64], hdr_view[79:72]}, {hdr_view[55:48], hdr_view[63:56], hdr_view[71:64], hdr_view[79:72], hdr_view[87:80], hdr_view[95:88], hdr_view[103:96], hdr_view[111:104]}, {hdr_view[23:16], hdr_view[31:24], hdr_view[39:32], hdr_view[47:40]}, hdr_view[15:8], hdr_view[11:8], hdr_view[1:0], hdr_view[6], hdr_view[7], has_payload ? (ulpdu_len - _t74) : 16'h0, ulpdu_len, verdict, has_payload, _t78};
+            desc_next = {
+                hdr_view[7:0],
+                hdr_view[559:144],
+                {hdr_view[119:112], hdr_view[127:120], hdr_view[135:128], hdr_view[143:136]},
+                {hdr_view[87:80], hdr_view[95:88], hdr_view[103:96], hdr_view[111:104]},
+                {hdr_view[55:48], hdr_view[63:56], hdr_view[71:64], hdr_view[79:72]},
+                {hdr_view[55:48], hdr_view[63:56], hdr_view[71:64], hdr_view[79:72], hdr_view[87:80], hdr_view[95:88], hdr_view[103:96], hdr_view[111:104]},
+                {hdr_view[23:16], hdr_view[31:24], hdr_view[39:32], hdr_view[47:40]},
+                hdr_view[15:8],
+                hdr_view[11:8],
+                hdr_view[1:0],
+                hdr_view[6],
+                hdr_view[7],
+                has_payload ? (ulpdu_len - _t28) : 16'h0,
+                ulpdu_len,
+                verdict,
+                has_payload,
+                _t31
+            };
         end
     end
 end

@@ -120,30 +120,34 @@ wire act_free; // the active slot takes a command at this edge
 wire fifo_read; // the next FIFO beat moves into the head register
 wire cmd_fire;
 reg [67:0] fifo_mem [0:1023];
-wire [63:0] _t0;
+wire _t0;
+wire _t1;
+wire [63:0] _t2;
+wire [7:0] _t3;
 
-assign _t0 = {{8{carry_lanes[7]}}, {8{carry_lanes[6]}}, {8{carry_lanes[5]}}, {8{carry_lanes[4]}}, {8{carry_lanes[3]}}, {8{carry_lanes[2]}}, {8{carry_lanes[1]}}, {8{carry_lanes[0]}}};
+assign _t0 = ~fifo_full;
+assign _t1 = ~pend_valid_reg;
+assign _t2 = {
+    {8{carry_lanes[7]}}, {8{carry_lanes[6]}}, {8{carry_lanes[5]}}, {8{carry_lanes[4]}}, {8{carry_lanes[3]}}, {8{carry_lanes[2]}}, {8{carry_lanes[1]}},
+    {8{carry_lanes[0]}}
+};
+assign _t3 = rot_keep_2 & carry_lanes;
 assign fifo_full = (wr_ptr_reg ^ rd_ptr_reg) == 11'h400;
 assign fifo_empty = wr_ptr_reg == rd_ptr_reg;
-assign s_axis_tready = ~fifo_full;
-assign in_fire = s_axis_tvalid & (~fifo_full);
-assign in_count_m1 = ((((({2'b00, s_axis_tkeep[1]} + {2'b00, s_axis_tkeep[2]}) + {2'b00, s_axis_tkeep[3]}) + {2'b00, s_axis_tkeep[4]}) + {2'b00, s_axis_tkeep[5]}) + {2'b00, s_axis_tkeep[6]}) + {2'b00, s_axis_tkeep[7]};
+assign s_axis_tready = _t0;
+assign in_fire = s_axis_tvalid & _t0;
+assign in_count_m1 = {2'b00, s_axis_tkeep[1]} + {2'b00, s_axis_tkeep[2]} + {2'b00, s_axis_tkeep[3]} + {2'b00, s_axis_tkeep[4]} + {2'b00, s_axis_tkeep[5]} +
+    {2'b00, s_axis_tkeep[6]} + {2'b00, s_axis_tkeep[7]};
 assign q_keep = {
-    q_entry_reg[66:64] >= 3'b111,
-    q_entry_reg[66:64] >= 3'b110,
-    q_entry_reg[66:64] >= 3'b101,
-    q_entry_reg[66:64] >= 3'b100,
-    q_entry_reg[66:64] >= 3'b011,
-    q_entry_reg[66:64] >= 3'b010,
-    q_entry_reg[66:64] >= 3'b001,
-    1'b1
+    q_entry_reg[66:64] >= 3'b111, q_entry_reg[66:64] >= 3'b110, q_entry_reg[66:64] >= 3'b101, q_entry_reg[66:64] >= 3'b100, q_entry_reg[66:64] >= 3'b011,
+    q_entry_reg[66:64] >= 3'b010, q_entry_reg[66:64] >= 3'b001, 1'b1
 };
 assign wr_valid = out_valid_reg;
 assign wr_addr = {out_beat_reg, 3'b000};
 assign wr_data = out_data_reg;
 assign wr_strb = out_strb_reg;
-assign s_cmd_ready = ~pend_valid_reg;
-assign idle = ~((act_valid_reg | pend_valid_reg) | out_valid_reg);
+assign s_cmd_ready = _t1;
+assign idle = ~(act_valid_reg | pend_valid_reg | out_valid_reg);
 assign rot_data_0 = act_off_reg[0] ? {q_entry_reg[55:0], q_entry_reg[63:56]} : q_entry_reg[63:0];
 assign rot_keep_0 = act_off_reg[0] ? {q_keep[6:0], q_keep[7]} : q_keep;
 assign rot_data_1 = act_off_reg[1] ? {rot_data_0[47:0], rot_data_0[63:48]} : rot_data_0;
@@ -151,27 +155,21 @@ assign rot_keep_1 = act_off_reg[1] ? {rot_keep_0[5:0], rot_keep_0[7:6]} : rot_ke
 assign rot_data_2 = act_off_reg[2] ? {rot_data_1[31:0], rot_data_1[63:32]} : rot_data_1;
 assign rot_keep_2 = act_off_reg[2] ? {rot_keep_1[3:0], rot_keep_1[7:4]} : rot_keep_1;
 assign carry_lanes = {
-    1'b0,
-    act_off_reg > 3'b110,
-    act_off_reg > 3'b101,
-    act_off_reg > 3'b100,
-    act_off_reg > 3'b011,
-    act_off_reg > 3'b010,
-    act_off_reg > 3'b001,
+    1'b0, act_off_reg > 3'b110, act_off_reg > 3'b101, act_off_reg > 3'b100, act_off_reg > 3'b011, act_off_reg > 3'b010, act_off_reg > 3'b001,
     act_off_reg > 3'b000
 };
-assign beat_data = (carry_data_reg & _t0) | (rot_data_2 & (~_t0));
+assign beat_data = (carry_data_reg & _t2) | (rot_data_2 & (~_t2));
 assign beat_strb = (carry_keep_reg & carry_lanes) | (rot_keep_2 & (~carry_lanes));
-assign spill = |(rot_keep_2 & carry_lanes);
+assign spill = |_t3;
 assign out_free = (~out_valid_reg) | wr_ready;
-assign place_beat = (((act_valid_reg & (~act_discard_reg)) & (~act_flush_reg)) & q_valid_reg) & out_free;
-assign place_flush = (act_valid_reg & act_flush_reg) & out_free;
-assign drop_beat = (act_valid_reg & act_discard_reg) & q_valid_reg;
+assign place_beat = act_valid_reg & (~act_discard_reg) & (~act_flush_reg) & q_valid_reg & out_free;
+assign place_flush = act_valid_reg & act_flush_reg & out_free;
+assign drop_beat = act_valid_reg & act_discard_reg & q_valid_reg;
 assign q_take = place_beat | drop_beat;
-assign act_finish = (((place_beat & q_entry_reg[67]) & (~spill)) | place_flush) | (drop_beat & q_entry_reg[67]);
+assign act_finish = (place_beat & q_entry_reg[67] & (~spill)) | place_flush | (drop_beat & q_entry_reg[67]);
 assign act_free = (~act_valid_reg) | act_finish;
 assign fifo_read = (~fifo_empty) & ((~q_valid_reg) | q_take);
-assign cmd_fire = s_cmd_valid & (~pend_valid_reg);
+assign cmd_fire = s_cmd_valid & _t1;
 
 always @* begin
     wr_ptr_next = wr_ptr_reg;
@@ -213,7 +211,7 @@ always @* begin
         out_strb_next = beat_strb;
         act_beat_next = act_beat_reg + 61'h1;
         carry_data_next = rot_data_2;
-        carry_keep_next = rot_keep_2 & carry_lanes;
+        carry_keep_next = _t3;
         if (q_entry_reg[67] & spill) begin
             act_flush_next = 1'b1;
         end

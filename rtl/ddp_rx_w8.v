@@ -93,12 +93,12 @@ module ddp_rx_w8 (
     output wire        m_evt_valid,
     input  wire        m_evt_ready,
     output wire [2:0]  m_evt_kind, // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
-    output wire [31:0] m_evt_length,
-    output wire        m_evt_solicited,
+    output wire [31:0] m_evt_length, // octets
+    output wire        m_evt_solicited, // with Solicited Event
     output wire        m_evt_invalidated, // recv: m_evt_stag was invalidated (Send with Invalidate)
-    output wire [31:0] m_evt_stag,
+    output wire [31:0] m_evt_stag, // the invalidated STag
     output wire [63:0] m_evt_data, // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
-    output wire [13:0] m_evt_err, // Terminates: {code, etype, layer}
+    output wire [13:0] m_evt_err, // record error_word
 
     /*
      * Status
@@ -220,15 +220,17 @@ reg wr_held_atomic_next;
 wire wr_pick_atomic; // the write-back of the atomic unit owns mem_wr this cycle
 reg [8:0] verdict_mem [0:3];
 wire _t0;
+wire _t1;
 // verilator lint_off UNUSED
-wire [8:0] _t1; // read through slices
+wire [8:0] _t2; // read through slices
 // verilator lint_on UNUSED
 
-assign _t0 = verdict_count == 3'b100;
-assign _t1 = verdict_mem[verdict_rptr_reg[1:0]];
+assign _t0 = ~(verdict_count == 3'b100);
+assign _t1 = ctl_idle & place_idle;
+assign _t2 = verdict_mem[verdict_rptr_reg[1:0]];
 assign verdict_count = verdict_wptr_reg - verdict_rptr_reg;
-assign s_axis_tready = hdr_s_tready & (~_t0);
-assign verdict_push = (s_axis_tvalid & s_axis_tready) & s_axis_tlast;
+assign s_axis_tready = hdr_s_tready & _t0;
+assign verdict_push = s_axis_tvalid & s_axis_tready & s_axis_tlast;
 assign wr_pick_atomic = wr_held_reg ? wr_held_atomic_reg : atomic_wr_valid;
 assign mem_wr_valid = wr_pick_atomic ? atomic_wr_valid : place_wr_valid;
 assign mem_wr_addr = wr_pick_atomic ? atomic_wr_addr : place_wr_addr;
@@ -237,8 +239,8 @@ assign mem_wr_strb = wr_pick_atomic ? atomic_wr_strb : place_wr_strb;
 assign atomic_wr_ready = wr_pick_atomic & mem_wr_ready;
 assign place_wr_ready = (~wr_pick_atomic) & mem_wr_ready;
 assign verdict_pop = desc_tvalid & desc_tready;
-assign rx_idle = ctl_idle & place_idle;
-assign idle = ((ctl_idle & place_idle) & resp_idle) & (~ctl_m_req_valid);
+assign rx_idle = _t1;
+assign idle = _t1 & resp_idle & (~ctl_m_req_valid);
 
 always @* begin
     verdict_wptr_next = verdict_wptr_reg;
@@ -279,7 +281,7 @@ ddp_rx_hdr_w8 u_hdr (
     .cfg_rfc7306(cfg_rfc7306),
     .s_axis_tdata(s_axis_tdata),
     .s_axis_tkeep(s_axis_tkeep),
-    .s_axis_tvalid(s_axis_tvalid & (~_t0)),
+    .s_axis_tvalid(s_axis_tvalid & _t0),
     .s_axis_tready(hdr_s_tready),
     .s_axis_tlast(s_axis_tlast),
     .m_axis_tdata(pay_tdata),
@@ -302,8 +304,8 @@ ddp_rx_ctl u_ctl (
     .s_desc_tdata(desc_tdata),
     .s_desc_tvalid(desc_tvalid),
     .s_desc_tready(desc_tready),
-    .s_desc_mpa_bad(_t1[0]),
-    .s_desc_mpa_code(_t1[8:1]),
+    .s_desc_mpa_bad(_t2[0]),
+    .s_desc_mpa_code(_t2[8:1]),
     .s_recv_valid(s_recv_valid),
     .s_recv_ready(s_recv_ready),
     .s_recv_addr(s_recv_addr),

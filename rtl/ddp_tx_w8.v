@@ -32,8 +32,6 @@ module ddp_tx_w8 (
     /*
      * Work request (one per message, in send order)
      */
-    input  wire        wr_valid,
-    output wire        wr_ready, // the work request queue has room
     input  wire [2:0]  wr_kind, // 0 Write, 1 Read, 2 Send, 3 Immediate, 4 Atomic
     input  wire        wr_solicited, // Send / Immediate: with Solicited Event
     input  wire        wr_invalidate, // Send: with Invalidate (of wr_stag)
@@ -50,6 +48,8 @@ module ddp_tx_w8 (
     input  wire [63:0] wr_compare, // Atomic: Compare Data
     input  wire [63:0] wr_compare_mask, // Atomic: Compare Mask
     input  wire [31:0] wr_request_id, // Atomic: Request Identifier
+    input  wire        wr_valid,
+    output wire        wr_ready, // the work request queue has room
 
     /*
      * Host memory read (W-octet beats)
@@ -77,13 +77,21 @@ module ddp_tx_w8 (
     output wire        idle // no work request in progress and nothing left to send
 );
 
-localparam [2:0] KIND_SEND = 3'b010; // wr_kind: Send
-localparam [2:0] KIND_WRITE = 3'b000; // wr_kind: RDMA Write
-localparam [1:0] S_DATA = 2'b01; // sending a Write or a Send
-localparam [1:0] S_IDLE = 2'b00; // waiting for a work request
-localparam [1:0] S_SHORT = 2'b10; // sending a Read Request, Immediate Data or an Atomic Request
+localparam [3:0] OP_SEND = 4'b0011; // RDMAP opcode SEND
+localparam [3:0] OP_SEND_INVALIDATE = 4'b0100; // RDMAP opcode SEND_INVALIDATE
+localparam [3:0] OP_SEND_SE = 4'b0101; // RDMAP opcode SEND_SE
+localparam [3:0] OP_SEND_SE_INVALIDATE = 4'b0110; // RDMAP opcode SEND_SE_INVALIDATE
+localparam [3:0] OP_WRITE = 4'b0000; // RDMAP opcode WRITE
+localparam [1:0] STATE_DATA = 2'b01; // state DATA of state
+localparam [1:0] STATE_IDLE = 2'b00; // state IDLE of state
+localparam [1:0] STATE_SHORT = 2'b10; // state SHORT of state
 localparam [15:0] TAGGED_HDR = 16'he; // tagged DDP header octets (RFC 5041 section 4.2)
 localparam [15:0] UNTAGGED_HDR = 16'h12; // untagged DDP header octets (RFC 5041 section 4.3)
+localparam [2:0] WR_ATOMIC = 3'b100; // work request kind ATOMIC
+localparam [2:0] WR_IMMEDIATE = 3'b011; // work request kind IMMEDIATE
+localparam [2:0] WR_READ = 3'b001; // work request kind READ
+localparam [2:0] WR_SEND = 3'b010; // work request kind SEND
+localparam [2:0] WR_WRITE = 3'b000; // work request kind WRITE
 
 wire wr_take; // a work request is taken (into the queue, or straight in)
 wire wr_bypass;
@@ -99,23 +107,25 @@ reg [587:0] wrq_head_next;
 reg wrq_head_valid_reg;
 reg wrq_head_valid_next;
 wire wrq_load; // the head register takes the next word from the memory
-wire [31:0] cur_request_id;
-wire [63:0] cur_compare_mask;
-wire [63:0] cur_compare;
-wire [63:0] cur_add_swap_mask;
-wire [63:0] cur_add_swap;
-wire [3:0] cur_aopcode;
-wire [63:0] cur_imm;
-wire [63:0] cur_sink_to;
-wire [31:0] cur_sink_stag;
-wire [31:0] cur_len;
-wire [2:0] cur_phase;
-wire [63:0] cur_to;
-wire [31:0] cur_stag;
-wire cur_invalidate;
-wire cur_solicited;
-wire [2:0] cur_kind;
-reg [1:0] state_reg;
+// record wrq_entry {phase[587:585], request_id[584:553], compare_mask[552:489], compare[488:425], add_swap_mask[424:361], add_swap[360:297], aopcode[296:293],
+// imm[292:229], sink_to[228:165], sink_stag[164:133], len[132:101], to[100:37], stag[36:5], invalidate[4], solicited[3], kind[2:0]}
+wire [587:0] cur_entry;
+wire [2:0] cur_kind; // 0 Write, 1 Read, 2 Send, 3 Immediate, 4 Atomic
+wire cur_solicited; // Send / Immediate: with Solicited Event
+wire cur_invalidate; // Send: with Invalidate (of wr_stag)
+wire [31:0] cur_stag; // Write: Data Sink STag; Read: Data Source STag; Atomic: target STag; Send with Invalidate: the STag to invalidate
+wire [63:0] cur_to; // Write: Data Sink TO; Read: Data Source TO; Atomic: target TO
+wire [31:0] cur_len; // Write / Send: message size; Read: RDMA Read Message Size (0 allowed)
+wire [31:0] cur_sink_stag; // Read: the local Data Sink STag
+wire [63:0] cur_sink_to; // Read: the local Data Sink TO
+wire [63:0] cur_imm; // Immediate: the data, octet 0 in [63:56]
+wire [3:0] cur_aopcode; // Atomic: AOpCode
+wire [63:0] cur_add_swap; // Atomic: Add Data / Swap Data
+wire [63:0] cur_add_swap_mask; // Atomic: Add Mask / Swap Mask
+wire [63:0] cur_compare; // Atomic: Compare Data
+wire [63:0] cur_compare_mask; // Atomic: Compare Mask
+wire [31:0] cur_request_id; // Atomic: Request Identifier
+reg [1:0] state_reg; // state of state: IDLE, DATA, SHORT
 reg [1:0] state_next;
 wire in_idle;
 wire in_data;
@@ -143,6 +153,7 @@ reg [3:0] msg_opcode_next;
 reg msg_untagged_reg; // the message is a Send (untagged, QN 0)
 reg msg_untagged_next;
 wire seg_untagged; // the current message has 18-octet headers
+wire [2:0] cur_phase; // the data address modulo W
 wire [15:0] seg_room; // payload octets of a full segment: MULPDU - the header (14 or 18)
 wire [32:0] fetch_reads; // memory beats of the message pushed on fetch
 wire fetch_push; // a message with payload to read is pushed
@@ -218,79 +229,119 @@ wire atomic_needs_split;
 reg [587:0] wrq_mem [0:1];
 reg [93:0] fetch_q_mem [0:3];
 reg [63:0] fifo_mem [0:255];
-wire [15:0] _t0;
+wire _t0;
+wire [587:0] _t1;
+wire _t2;
+wire [15:0] _t3;
 // verilator lint_off UNUSED
-wire [32:0] _t1; // read through slices
-// verilator lint_on UNUSED
-wire [4:0] _t2;
-wire [4:0] _t4;
-// verilator lint_off UNUSED
-wire [127:0] _t3; // read through slices
+wire [32:0] _t4; // read through slices
 // verilator lint_on UNUSED
 wire _t5;
 wire _t6;
 wire _t7;
-// verilator lint_off UNUSED
-wire [93:0] _t8; // read through slices
-// verilator lint_on UNUSED
+wire [4:0] _t8;
 wire _t9;
 // verilator lint_off UNUSED
-wire [15:0] _t10; // read through slices
+wire [127:0] _t10; // read through slices
 // verilator lint_on UNUSED
-wire _t11;
+wire [4:0] _t11;
 wire _t12;
+wire _t13;
+wire _t14;
+wire [31:0] _t15;
+wire [31:0] _t16;
+wire [31:0] _t17;
+wire _t18;
+// verilator lint_off UNUSED
+wire [93:0] _t19; // read through slices
+// verilator lint_on UNUSED
+wire [4:0] _t20;
+wire _t21;
+wire _t22;
+// verilator lint_off UNUSED
+wire [15:0] _t23; // read through slices
+// verilator lint_on UNUSED
+wire _t24;
+wire _t25;
+wire _t26;
+wire _t27;
+wire _t28;
+wire _t29;
+wire _t30;
 
-assign _t0 = seg_untagged ? UNTAGGED_HDR : TAGGED_HDR;
-assign _t1 = ({1'b0, wr_len} + {30'h0, wr_addr[2:0]}) - 33'h1;
-assign _t2 = {1'b0, tx_payload_octets};
-assign _t4 = {1'b0, tx_hdr_lanes};
-assign _t3 = {((tx_avail_reg + _t4) > 5'h10) ? tx_hold_reg : fifo_head_reg, ((tx_avail_reg + _t4) <= 5'h8) ? fifo_head_reg : tx_hold_reg} >> {tx_phase, 3'b000};
-assign _t5 = wr_take & (~wr_bypass);
-assign _t6 = fetch_push & (~fetch_bypass);
-assign _t7 = cur_len <= {16'h0, seg_room};
-assign _t8 = fetch_q_mem[fetch_q_rptr_reg[1:0]];
-assign _t9 = msg_left_reg <= {16'h0, seg_room};
-assign _t10 = cfg_mulpdu - 16'h12;
-assign _t11 = ~seg_untagged;
-assign _t12 = seg_left_reg <= 16'h8;
+assign _t0 = ~wrq_head_valid_reg;
+assign _t1 = {
+    wr_addr[2:0], wr_request_id, wr_compare_mask, wr_compare, wr_add_swap_mask, wr_add_swap, wr_aopcode, wr_imm, wr_sink_to, wr_sink_stag, wr_len, wr_to,
+    wr_stag, wr_invalidate, wr_solicited, wr_kind
+};
+assign _t2 = ~out_valid_reg;
+assign _t3 = seg_untagged ? UNTAGGED_HDR : TAGGED_HDR;
+assign _t4 = ({1'b0, wr_len} + {30'h0, wr_addr[2:0]}) - 33'h1;
+assign _t5 = seg_beat_reg == 2'b00;
+assign _t6 = seg_beat_reg == 2'b01;
+assign _t7 = seg_beat_reg == 2'b10;
+assign _t8 = {1'b0, tx_payload_octets};
+assign _t9 = seg_left_reg <= 16'h8;
+assign _t10 = {(_t11 > 5'h10) ? tx_hold_reg : fifo_head_reg, (_t11 <= 5'h8) ? fifo_head_reg : tx_hold_reg} >> {tx_phase, 3'b000};
+assign _t11 = tx_avail_reg + {1'b0, tx_hdr_lanes};
+assign _t12 = wr_take & (~wr_bypass);
+assign _t13 = fetch_push & (~fetch_bypass);
+assign _t14 = cur_len <= _t15;
+assign _t15 = {16'h0, seg_room};
+assign _t16 = msn_read_reg + 32'h1;
+assign _t17 = msn_send_reg + 32'h1;
+assign _t18 = ~atomic_needs_split;
+assign _t19 = fetch_q_mem[fetch_q_rptr_reg[1:0]];
+assign _t20 = tx_avail_reg + 5'h8;
+assign _t21 = msg_left_reg <= _t15;
+assign _t22 = _t23 == 16'h2e;
+assign _t23 = cfg_mulpdu - 16'h12;
+assign _t24 = _t23 == 16'h2f;
+assign _t25 = _t23 == 16'h30;
+assign _t26 = _t23 == 16'h31;
+assign _t27 = _t23 == 16'h32;
+assign _t28 = _t6 & seg_untagged;
+assign _t29 = ~seg_untagged;
+assign _t30 = _t7 & seg_untagged;
 assign wr_take = wr_valid & wr_ready;
-assign wrq_load = (wrq_count_reg != 2'b00) & ((~wrq_head_valid_reg) | wrq_pop);
-assign cur_request_id = wrq_head_valid_reg ? wrq_head_reg[31:0] : wr_request_id;
-assign cur_compare_mask = wrq_head_valid_reg ? wrq_head_reg[95:32] : wr_compare_mask;
-assign cur_compare = wrq_head_valid_reg ? wrq_head_reg[159:96] : wr_compare;
-assign cur_add_swap_mask = wrq_head_valid_reg ? wrq_head_reg[223:160] : wr_add_swap_mask;
-assign cur_add_swap = wrq_head_valid_reg ? wrq_head_reg[287:224] : wr_add_swap;
-assign cur_aopcode = wrq_head_valid_reg ? wrq_head_reg[291:288] : wr_aopcode;
-assign cur_imm = wrq_head_valid_reg ? wrq_head_reg[355:292] : wr_imm;
-assign cur_sink_to = wrq_head_valid_reg ? wrq_head_reg[419:356] : wr_sink_to;
-assign cur_sink_stag = wrq_head_valid_reg ? wrq_head_reg[451:420] : wr_sink_stag;
-assign cur_len = wrq_head_valid_reg ? wrq_head_reg[483:452] : wr_len;
-assign cur_phase = wrq_head_valid_reg ? wrq_head_reg[486:484] : wr_addr[2:0];
-assign cur_to = wrq_head_valid_reg ? wrq_head_reg[550:487] : wr_to;
-assign cur_stag = wrq_head_valid_reg ? wrq_head_reg[582:551] : wr_stag;
-assign cur_invalidate = wrq_head_valid_reg ? wrq_head_reg[583] : wr_invalidate;
-assign cur_solicited = wrq_head_valid_reg ? wrq_head_reg[584] : wr_solicited;
-assign cur_kind = wrq_head_valid_reg ? wrq_head_reg[587:585] : wr_kind;
-assign in_idle = state_reg == S_IDLE;
-assign in_data = state_reg == S_DATA;
-assign in_short = state_reg == S_SHORT;
-assign wr_bypass = (wr_take & in_idle) & ((~wrq_head_valid_reg) & (wrq_count_reg == 2'b00));
+assign wrq_load = (wrq_count_reg != 2'b00) & (_t0 | wrq_pop);
+assign cur_entry = wrq_head_valid_reg ? wrq_head_reg : _t1;
+assign cur_kind = cur_entry[2:0];
+assign cur_solicited = cur_entry[3];
+assign cur_invalidate = cur_entry[4];
+assign cur_stag = cur_entry[36:5];
+assign cur_to = cur_entry[100:37];
+assign cur_len = cur_entry[132:101];
+assign cur_sink_stag = cur_entry[164:133];
+assign cur_sink_to = cur_entry[228:165];
+assign cur_imm = cur_entry[292:229];
+assign cur_aopcode = cur_entry[296:293];
+assign cur_add_swap = cur_entry[360:297];
+assign cur_add_swap_mask = cur_entry[424:361];
+assign cur_compare = cur_entry[488:425];
+assign cur_compare_mask = cur_entry[552:489];
+assign cur_request_id = cur_entry[584:553];
+assign in_idle = state_reg == STATE_IDLE;
+assign in_data = state_reg == STATE_DATA;
+assign in_short = state_reg == STATE_SHORT;
+assign wr_bypass = wr_take & in_idle & (_t0 & (wrq_count_reg == 2'b00));
 assign wrq_pop = wrq_head_valid_reg & in_idle;
 assign wr_fire = wrq_pop | wr_bypass;
-assign out_free = (~out_valid_reg) | m_axis_tready;
+assign out_free = _t2 | m_axis_tready;
 assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tlast = out_last_reg;
 assign m_axis_tuser = out_left_reg;
-assign seg_untagged = in_idle ? (cur_kind != KIND_WRITE) : msg_untagged_reg;
-assign seg_room = cfg_mulpdu - _t0;
-assign fetch_reads = (wr_len == 32'h0) ? 33'h0 : ({3'b000, _t1[32:3]} + 33'h1);
-assign fetch_push = (wr_take & ((wr_kind == KIND_WRITE) | (wr_kind == KIND_SEND))) & (fetch_reads != 33'h0);
-assign tx_rd_valid = (1'b1 & (rd_left_reg != 33'h0)) & (fifo_reserved_reg < 9'h100);
+assign seg_untagged = in_idle ? (cur_kind != WR_WRITE) : msg_untagged_reg;
+assign cur_phase = cur_entry[587:585];
+assign seg_room = cfg_mulpdu - _t3;
+assign fetch_reads = (wr_len == 32'h0) ? 33'h0 : ({3'b000, _t4[32:3]} + 33'h1);
+assign fetch_push = wr_take & ((wr_kind == WR_WRITE) | (wr_kind == WR_SEND)) & (fetch_reads != 33'h0);
+assign tx_rd_valid = 1'b1 & (rd_left_reg != 33'h0) & (fifo_reserved_reg < 9'h100);
 assign tx_rd_fire = tx_rd_valid & rd_ready;
 assign fetch_free = (rd_left_reg == 33'h0) | ((rd_left_reg == 33'h1) & tx_rd_fire);
-assign fetch_bypass = (fetch_free & fetch_q_empty) & fetch_push;
+assign fetch_bypass = fetch_free & fetch_q_empty & fetch_push;
 assign fetch_q_pop = fetch_free & (~fetch_q_empty);
 assign fetch_q_count = fetch_q_wptr_reg - fetch_q_rptr_reg;
 assign fetch_q_empty = fetch_q_count == 3'b000;
@@ -298,23 +349,23 @@ assign rd_valid = tx_rd_valid;
 assign rd_addr = {rd_next_addr_reg, 3'b000};
 assign fifo_push = rd_data_valid;
 assign fifo_load = (fifo_count_reg != 9'h0) & ((~fifo_head_valid_reg) | fifo_pop);
-assign tx_hdr_lanes = (seg_beat_reg == 2'b00) ? 4'b1000 : ((seg_beat_reg == 2'b01) ? (seg_untagged ? 4'b1000 : 4'b0110) : ((seg_beat_reg == 2'b10) ? (seg_untagged ? 4'b0010 : 4'b0000) : 4'b0000));
+assign tx_hdr_lanes = _t5 ? 4'b1000 : (_t6 ? (seg_untagged ? 4'b1000 : 4'b0110) : (_t7 ? (seg_untagged ? 4'b0010 : 4'b0000) : 4'b0000));
 assign tx_beat_octets = (seg_left_reg >= 16'h8) ? 4'b1000 : seg_left_reg[3:0];
 assign tx_payload_octets = tx_beat_octets - tx_hdr_lanes;
-assign tx_need_pop = (tx_payload_octets != 4'b0000) & ((_t2 + 5'h8) > tx_avail_reg);
-assign tx_need_prefetch = _t2 > tx_avail_reg;
-assign tx_prefetch = (in_data & tx_need_prefetch) & fifo_head_valid_reg;
-assign tx_emit = ((in_data & (~tx_need_prefetch)) & ((~tx_need_pop) | fifo_head_valid_reg)) & out_free;
+assign tx_need_pop = (tx_payload_octets != 4'b0000) & ((_t8 + 5'h8) > tx_avail_reg);
+assign tx_need_prefetch = _t8 > tx_avail_reg;
+assign tx_prefetch = in_data & tx_need_prefetch & fifo_head_valid_reg;
+assign tx_emit = in_data & (~tx_need_prefetch) & ((~tx_need_pop) | fifo_head_valid_reg) & out_free;
 assign fifo_pop = tx_prefetch | (tx_emit & tx_need_pop);
-assign tx_seg_end = tx_emit & (seg_left_reg <= 16'h8);
+assign tx_seg_end = tx_emit & _t9;
 assign tx_phase = tx_pos_reg - tx_hdr_lanes[2:0];
-assign tx_rotated = _t3[63:0];
+assign tx_rotated = _t10[63:0];
 assign short_emit = in_short & out_free;
 assign short_last = short_left_reg <= 7'h8;
 assign atomic_needs_split = cfg_mulpdu < 16'h46;
 assign wr_ready = ~(wrq_count_reg == 2'b10);
-assign m_sent_valid = (out_valid_reg & m_axis_tready) & out_done_reg;
-assign idle = (in_idle & (~out_valid_reg)) & (~wrq_head_valid_reg);
+assign m_sent_valid = out_valid_reg & m_axis_tready & out_done_reg;
+assign idle = in_idle & _t2 & _t0;
 
 always @* begin
     wrq_wptr_next = wrq_wptr_reg;
@@ -322,7 +373,7 @@ always @* begin
     wrq_head_next = wrq_head_reg;
     wrq_head_valid_next = wrq_head_valid_reg;
     wrq_count_next = wrq_count_reg;
-    if (_t5) begin
+    if (_t12) begin
         wrq_wptr_next = wrq_wptr_reg + 1'b1;
     end
     if (wrq_load) begin
@@ -330,13 +381,13 @@ always @* begin
         wrq_head_next = wrq_mem[wrq_rptr_reg];
     end
     wrq_head_valid_next = wrq_load | (wrq_head_valid_reg & (~wrq_pop));
-    wrq_count_next = (wrq_count_reg + {1'b0, _t5}) - {1'b0, wrq_load};
+    wrq_count_next = (wrq_count_reg + {1'b0, _t12}) - {1'b0, wrq_load};
 end
 
 always @* begin
     fetch_q_wptr_next = fetch_q_wptr_reg;
     fetch_q_rptr_next = fetch_q_rptr_reg;
-    if (_t6) begin
+    if (_t13) begin
         fetch_q_wptr_next = fetch_q_wptr_reg + 3'b001;
     end
     fetch_q_rptr_next = fetch_q_pop ? (fetch_q_rptr_reg + 3'b001) : fetch_q_rptr_reg;
@@ -393,39 +444,133 @@ always @* begin
     end
     if (wr_fire) begin
         case (cur_kind)
-            3'b000, 3'b010: begin
-                state_next = S_DATA;
-                msg_opcode_next = seg_untagged ? (cur_invalidate ? (cur_solicited ? 4'b0110 : 4'b0100) : (cur_solicited ? 4'b0101 : 4'b0011)) : 4'b0000;
+            WR_WRITE, WR_SEND: begin
+                state_next = STATE_DATA;
+                msg_opcode_next = seg_untagged ?
+                    (cur_invalidate ? (cur_solicited ? OP_SEND_SE_INVALIDATE : OP_SEND_INVALIDATE) : (cur_solicited ? OP_SEND_SE : OP_SEND)) :
+                    OP_WRITE;
                 msg_untagged_next = seg_untagged;
                 tx_stag_next = (seg_untagged & (~cur_invalidate)) ? 32'h0 : cur_stag;
                 tx_to_next = seg_untagged ? 64'h0 : cur_to;
                 tx_avail_next = 5'h8 - {2'b00, cur_phase};
                 tx_pos_next = cur_phase;
-                seg_last_next = _t7;
-                seg_left_next = (_t7 ? cur_len[15:0] : seg_room) + _t0;
-                msg_left_next = _t7 ? 32'h0 : (cur_len - {16'h0, seg_room});
+                seg_last_next = _t14;
+                seg_left_next = (_t14 ? cur_len[15:0] : seg_room) + _t3;
+                msg_left_next = _t14 ? 32'h0 : (cur_len - _t15);
                 seg_beat_next = 2'b00;
             end
-            3'b001: begin
-                state_next = S_SHORT;
-                short_buf_next = {8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, cur_to[7:0], cur_to[15:8], cur_to[23:16], cur_to[31:24], cur_to[39:32], cur_to[47:40], cur_to[55:48], cur_to[63:56], cur_stag[7:0], cur_stag[15:8], cur_stag[23:16], cur_stag[31:24], cur_len[7:0], cur_len[15:8], cur_len[23:16], cur_len[31:24], cur_sink_to[7:0], cur_sink_to[15:8], cur_sink_to[23:16], cur_sink_to[31:24], cur_sink_to[39:32], cur_sink_to[47:40], cur_sink_to[55:48], cur_sink_to[63:56], cur_sink_stag[7:0], cur_sink_stag[15:8], cur_sink_stag[23:16], cur_sink_stag[31:24], 8'h0, 8'h0, 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h41, 8'h41};
+            WR_READ: begin
+                state_next = STATE_SHORT;
+                short_buf_next = {
+                    8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0,
+                    8'h0, 8'h0, 8'h0, cur_to[7:0], cur_to[15:8], cur_to[23:16], cur_to[31:24], cur_to[39:32], cur_to[47:40], cur_to[55:48], cur_to[63:56],
+                    cur_stag[7:0], cur_stag[15:8], cur_stag[23:16], cur_stag[31:24], cur_len[7:0], cur_len[15:8], cur_len[23:16], cur_len[31:24],
+                    cur_sink_to[7:0], cur_sink_to[15:8], cur_sink_to[23:16], cur_sink_to[31:24], cur_sink_to[39:32], cur_sink_to[47:40], cur_sink_to[55:48],
+                    cur_sink_to[63:56], cur_sink_stag[7:0], cur_sink_stag[15:8], cur_sink_stag[23:16], cur_sink_stag[31:24], 8'h0, 8'h0, 8'h0, 8'h0,
+                    msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h41,
+                    8'h41
+                };
                 short_left_next = 7'h2e;
-                msn_read_next = msn_read_reg + 32'h1;
+                msn_read_next = _t16;
             end
-            3'b011: begin
-                state_next = S_SHORT;
-                short_buf_next = {8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, cur_imm[7:0], cur_imm[15:8], cur_imm[23:16], cur_imm[31:24], cur_imm[39:32], cur_imm[47:40], cur_imm[55:48], cur_imm[63:56], 8'h0, 8'h0, 8'h0, 8'h0, msn_send_reg[7:0], msn_send_reg[15:8], msn_send_reg[23:16], msn_send_reg[31:24], 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, {4'b0100, cur_solicited ? 4'b1001 : 4'b1000}, 8'h41};
+            WR_IMMEDIATE: begin
+                state_next = STATE_SHORT;
+                short_buf_next = {
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    cur_imm[7:0],
+                    cur_imm[15:8],
+                    cur_imm[23:16],
+                    cur_imm[31:24],
+                    cur_imm[39:32],
+                    cur_imm[47:40],
+                    cur_imm[55:48],
+                    cur_imm[63:56],
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    msn_send_reg[7:0],
+                    msn_send_reg[15:8],
+                    msn_send_reg[23:16],
+                    msn_send_reg[31:24],
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    {4'b0100, cur_solicited ? 4'b1001 : 4'b1000},
+                    8'h41
+                };
                 short_left_next = 7'h1a;
-                msn_send_next = msn_send_reg + 32'h1;
+                msn_send_next = _t17;
             end
-            3'b100: begin
-                state_next = S_SHORT;
-                short_buf_next = {8'h0, 8'h0, cur_compare_mask[7:0], cur_compare_mask[15:8], cur_compare_mask[23:16], cur_compare_mask[31:24], cur_compare_mask[39:32], cur_compare_mask[47:40], cur_compare_mask[55:48], cur_compare_mask[63:56], cur_compare[7:0], cur_compare[15:8], cur_compare[23:16], cur_compare[31:24], cur_compare[39:32], cur_compare[47:40], cur_compare[55:48], cur_compare[63:56], cur_add_swap_mask[7:0], cur_add_swap_mask[15:8], cur_add_swap_mask[23:16], cur_add_swap_mask[31:24], cur_add_swap_mask[39:32], cur_add_swap_mask[47:40], cur_add_swap_mask[55:48], cur_add_swap_mask[63:56], cur_add_swap[7:0], cur_add_swap[15:8], cur_add_swap[23:16], cur_add_swap[31:24], cur_add_swap[39:32], cur_add_swap[47:40], cur_add_swap[55:48], cur_add_swap[63:56], cur_to[7:0], cur_to[15:8], cur_to[23:16], cur_to[31:24], cur_to[39:32], cur_to[47:40], cur_to[55:48], cur_to[63:56], cur_stag[7:0], cur_stag[15:8], cur_stag[23:16], cur_stag[31:24], cur_request_id[7:0], cur_request_id[15:8], cur_request_id[23:16], cur_request_id[31:24], {4'b0000, cur_aopcode}, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h4a, {1'b0, ~atomic_needs_split, 6'h1}};
+            WR_ATOMIC: begin
+                state_next = STATE_SHORT;
+                short_buf_next = {
+                    8'h0, 8'h0, cur_compare_mask[7:0], cur_compare_mask[15:8], cur_compare_mask[23:16], cur_compare_mask[31:24], cur_compare_mask[39:32],
+                    cur_compare_mask[47:40], cur_compare_mask[55:48], cur_compare_mask[63:56], cur_compare[7:0], cur_compare[15:8], cur_compare[23:16],
+                    cur_compare[31:24], cur_compare[39:32], cur_compare[47:40], cur_compare[55:48], cur_compare[63:56], cur_add_swap_mask[7:0],
+                    cur_add_swap_mask[15:8], cur_add_swap_mask[23:16], cur_add_swap_mask[31:24], cur_add_swap_mask[39:32], cur_add_swap_mask[47:40],
+                    cur_add_swap_mask[55:48], cur_add_swap_mask[63:56], cur_add_swap[7:0], cur_add_swap[15:8], cur_add_swap[23:16], cur_add_swap[31:24],
+                    cur_add_swap[39:32], cur_add_swap[47:40], cur_add_swap[55:48], cur_add_swap[63:56], cur_to[7:0], cur_to[15:8], cur_to[23:16], cur_to[31:24],
+                    cur_to[39:32], cur_to[47:40], cur_to[55:48], cur_to[63:56], cur_stag[7:0], cur_stag[15:8], cur_stag[23:16], cur_stag[31:24],
+                    cur_request_id[7:0], cur_request_id[15:8], cur_request_id[23:16], cur_request_id[31:24], {4'b0000, cur_aopcode}, 8'h0, 8'h0, 8'h0, 8'h0,
+                    8'h0, 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0,
+                    8'h0, 8'h4a, {1'b0, _t18, 6'h1}
+                };
                 short_left_next = atomic_needs_split ? cfg_mulpdu[6:0] : 7'h46;
                 atomic_split_next = atomic_needs_split;
                 atomic_tail_next = cur_compare_mask[47:0];
-                if (~atomic_needs_split) begin
-                    msn_read_next = msn_read_reg + 32'h1;
+                if (_t18) begin
+                    msn_read_next = _t16;
                 end
             end
             default: begin
@@ -437,8 +582,8 @@ always @* begin
         rd_left_next = rd_left_reg - 33'h1;
     end
     if (fetch_q_pop) begin
-        rd_next_addr_next = _t8[93:33];
-        rd_left_next = _t8[32:0];
+        rd_next_addr_next = _t19[93:33];
+        rd_left_next = _t19[32:0];
     end
     if (fetch_bypass) begin
         rd_next_addr_next = wr_addr[63:3];
@@ -449,24 +594,24 @@ always @* begin
     end
     fifo_reserved_next = (fifo_reserved_reg + {8'h0, tx_rd_fire}) - {8'h0, fifo_pop};
     if (tx_prefetch) begin
-        tx_avail_next = tx_avail_reg + 5'h8;
+        tx_avail_next = _t20;
     end
     if (tx_emit) begin
-        tx_avail_next = tx_need_pop ? ((tx_avail_reg + 5'h8) - _t2) : (tx_avail_reg - _t2);
+        tx_avail_next = tx_need_pop ? (_t20 - _t8) : (tx_avail_reg - _t8);
         tx_pos_next = tx_pos_reg + tx_payload_octets[2:0];
         seg_left_next = seg_left_reg - {12'h0, tx_beat_octets};
         seg_beat_next = (seg_beat_reg == 2'b11) ? seg_beat_reg : (seg_beat_reg + 2'b01);
         if (tx_seg_end) begin
             if (seg_last_reg) begin
-                state_next = S_IDLE;
+                state_next = STATE_IDLE;
                 if (msg_untagged_reg) begin
-                    msn_send_next = msn_send_reg + 32'h1;
+                    msn_send_next = _t17;
                 end
             end else begin
                 tx_to_next = tx_to_reg + {48'h0, seg_room};
-                seg_last_next = _t9;
-                seg_left_next = (_t9 ? msg_left_reg[15:0] : seg_room) + _t0;
-                msg_left_next = _t9 ? 32'h0 : (msg_left_reg - {16'h0, seg_room});
+                seg_last_next = _t21;
+                seg_left_next = (_t21 ? msg_left_reg[15:0] : seg_room) + _t3;
+                msg_left_next = _t21 ? 32'h0 : (msg_left_reg - _t15);
                 seg_beat_next = 2'b00;
             end
         end
@@ -476,12 +621,96 @@ always @* begin
         short_left_next = short_left_reg - 7'h8;
         if (short_last) begin
             if (atomic_split_reg) begin
-                short_buf_next = {8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, (_t10 == 16'h2e) ? atomic_tail_reg[7:0] : 8'h0, (_t10 == 16'h2f) ? atomic_tail_reg[7:0] : ((_t10 == 16'h2e) ? atomic_tail_reg[15:8] : 8'h0), (_t10 == 16'h30) ? atomic_tail_reg[7:0] : ((_t10 == 16'h2f) ? atomic_tail_reg[15:8] : ((_t10 == 16'h2e) ? atomic_tail_reg[23:16] : 8'h0)), (_t10 == 16'h31) ? atomic_tail_reg[7:0] : ((_t10 == 16'h30) ? atomic_tail_reg[15:8] : ((_t10 == 16'h2f) ? atomic_tail_reg[23:16] : ((_t10 == 16'h2e) ? atomic_tail_reg[31:24] : 8'h0))), (_t10 == 16'h32) ? atomic_tail_reg[7:0] : ((_t10 == 16'h31) ? atomic_tail_reg[15:8] : ((_t10 == 16'h30) ? atomic_tail_reg[23:16] : ((_t10 == 16'h2f) ? atomic_tail_reg[31:24] : ((_t10 == 16'h2e) ? atomic_tail_reg[39:32] : 8'h0)))), (_t10 == 16'h33) ? atomic_tail_reg[7:0] : ((_t10 == 16'h32) ? atomic_tail_reg[15:8] : ((_t10 == 16'h31) ? atomic_tail_reg[23:16] : ((_t10 == 16'h30) ? atomic_tail_reg[31:24] : ((_t10 == 16'h2f) ? atomic_tail_reg[39:32] : ((_t10 == 16'h2e) ? atomic_tail_reg[47:40] : 8'h0))))), _t10[7:0], _t10[15:8], 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h4a, 8'h41};
-                short_left_next = 7'h46 - _t10[6:0];
+                short_buf_next = {
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    _t22 ? atomic_tail_reg[7:0] : 8'h0,
+                    _t24 ? atomic_tail_reg[7:0] : (_t22 ? atomic_tail_reg[15:8] : 8'h0),
+                    _t25 ? atomic_tail_reg[7:0] : (_t24 ? atomic_tail_reg[15:8] : (_t22 ? atomic_tail_reg[23:16] : 8'h0)),
+                    _t26 ? atomic_tail_reg[7:0] : (_t25 ? atomic_tail_reg[15:8] : (_t24 ? atomic_tail_reg[23:16] : (_t22 ? atomic_tail_reg[31:24] : 8'h0))),
+                    _t27 ? atomic_tail_reg[7:0] :
+                        _t26 ? atomic_tail_reg[15:8] :
+                        _t25 ? atomic_tail_reg[23:16] :
+                        _t24 ? atomic_tail_reg[31:24] :
+                        _t22 ? atomic_tail_reg[39:32] :
+                        8'h0,
+                    (_t23 == 16'h33) ? atomic_tail_reg[7:0] :
+                        _t27 ? atomic_tail_reg[15:8] :
+                        _t26 ? atomic_tail_reg[23:16] :
+                        _t25 ? atomic_tail_reg[31:24] :
+                        _t24 ? atomic_tail_reg[39:32] :
+                        _t22 ? atomic_tail_reg[47:40] :
+                        8'h0,
+                    _t23[7:0],
+                    _t23[15:8],
+                    8'h0,
+                    8'h0,
+                    msn_read_reg[7:0],
+                    msn_read_reg[15:8],
+                    msn_read_reg[23:16],
+                    msn_read_reg[31:24],
+                    8'h1,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h0,
+                    8'h4a,
+                    8'h41
+                };
+                short_left_next = 7'h46 - _t23[6:0];
                 atomic_split_next = 1'b0;
-                msn_read_next = msn_read_reg + 32'h1;
+                msn_read_next = _t16;
             end else begin
-                state_next = S_IDLE;
+                state_next = STATE_IDLE;
             end
         end
     end
@@ -490,20 +719,35 @@ always @* begin
     end
     if (tx_emit) begin
         out_valid_next = 1'b1;
-        out_data_next = {((seg_beat_reg == 2'b01) & seg_untagged) ? tx_to_reg[23:16] : ((seg_beat_reg == 2'b00) ? (_t11 ? tx_to_reg[55:48] : 8'h0) : tx_rotated[63:56]), ((seg_beat_reg == 2'b01) & seg_untagged) ? tx_to_reg[31:24] : ((seg_beat_reg == 2'b00) ? (_t11 ? tx_to_reg[63:56] : 8'h0) : tx_rotated[55:48]), (seg_beat_reg == 2'b01) ? (_t11 ? tx_to_reg[7:0] : msn_send_reg[7:0]) : ((seg_beat_reg == 2'b00) ? tx_stag_reg[7:0] : tx_rotated[47:40]), (seg_beat_reg == 2'b01) ? (_t11 ? tx_to_reg[15:8] : msn_send_reg[15:8]) : ((seg_beat_reg == 2'b00) ? tx_stag_reg[15:8] : tx_rotated[39:32]), (seg_beat_reg == 2'b01) ? (_t11 ? tx_to_reg[23:16] : msn_send_reg[23:16]) : ((seg_beat_reg == 2'b00) ? tx_stag_reg[23:16] : tx_rotated[31:24]), (seg_beat_reg == 2'b01) ? (_t11 ? tx_to_reg[31:24] : msn_send_reg[31:24]) : ((seg_beat_reg == 2'b00) ? tx_stag_reg[31:24] : tx_rotated[23:16]), ((seg_beat_reg == 2'b10) & seg_untagged) ? tx_to_reg[7:0] : ((seg_beat_reg == 2'b01) ? (_t11 ? tx_to_reg[39:32] : 8'h0) : ((seg_beat_reg == 2'b00) ? {4'b0100, msg_opcode_reg} : tx_rotated[15:8])), ((seg_beat_reg == 2'b10) & seg_untagged) ? tx_to_reg[15:8] : ((seg_beat_reg == 2'b01) ? (_t11 ? tx_to_reg[47:40] : 8'h0) : ((seg_beat_reg == 2'b00) ? {_t11, seg_last_reg, 6'h1} : tx_rotated[7:0]))};
-        out_keep_next = {tx_beat_octets > 4'b0111, tx_beat_octets > 4'b0110, tx_beat_octets > 4'b0101, tx_beat_octets > 4'b0100, tx_beat_octets > 4'b0011, tx_beat_octets > 4'b0010, tx_beat_octets > 4'b0001, tx_beat_octets > 4'b0000};
-        out_last_next = _t12;
+        out_data_next = {
+            _t28 ? tx_to_reg[23:16] : (_t5 ? (_t29 ? tx_to_reg[55:48] : 8'h0) : tx_rotated[63:56]),
+            _t28 ? tx_to_reg[31:24] : (_t5 ? (_t29 ? tx_to_reg[63:56] : 8'h0) : tx_rotated[55:48]),
+            _t6 ? (_t29 ? tx_to_reg[7:0] : msn_send_reg[7:0]) : (_t5 ? tx_stag_reg[7:0] : tx_rotated[47:40]),
+            _t6 ? (_t29 ? tx_to_reg[15:8] : msn_send_reg[15:8]) : (_t5 ? tx_stag_reg[15:8] : tx_rotated[39:32]),
+            _t6 ? (_t29 ? tx_to_reg[23:16] : msn_send_reg[23:16]) : (_t5 ? tx_stag_reg[23:16] : tx_rotated[31:24]),
+            _t6 ? (_t29 ? tx_to_reg[31:24] : msn_send_reg[31:24]) : (_t5 ? tx_stag_reg[31:24] : tx_rotated[23:16]),
+            _t30 ? tx_to_reg[7:0] : (_t6 ? (_t29 ? tx_to_reg[39:32] : 8'h0) : (_t5 ? {4'b0100, msg_opcode_reg} : tx_rotated[15:8])),
+            _t30 ? tx_to_reg[15:8] : (_t6 ? (_t29 ? tx_to_reg[47:40] : 8'h0) : (_t5 ? {_t29, seg_last_reg, 6'h1} : tx_rotated[7:0]))
+        };
+        out_keep_next = {
+            tx_beat_octets > 4'b0111, tx_beat_octets > 4'b0110, tx_beat_octets > 4'b0101, tx_beat_octets > 4'b0100, tx_beat_octets > 4'b0011,
+            tx_beat_octets > 4'b0010, tx_beat_octets > 4'b0001, tx_beat_octets > 4'b0000
+        };
+        out_last_next = _t9;
         out_left_next = seg_left_reg;
     end
     if (short_emit) begin
         out_valid_next = 1'b1;
         out_data_next = short_buf_reg[63:0];
-        out_keep_next = {short_left_reg > 7'h7, short_left_reg > 7'h6, short_left_reg > 7'h5, short_left_reg > 7'h4, short_left_reg > 7'h3, short_left_reg > 7'h2, short_left_reg > 7'h1, short_left_reg > 7'h0};
+        out_keep_next = {
+            short_left_reg > 7'h7, short_left_reg > 7'h6, short_left_reg > 7'h5, short_left_reg > 7'h4, short_left_reg > 7'h3, short_left_reg > 7'h2,
+            short_left_reg > 7'h1, short_left_reg > 7'h0
+        };
         out_last_next = short_last;
         out_left_next = {9'h0, short_left_reg};
     end
     if (tx_emit) begin
-        out_done_next = _t12 & seg_last_reg;
+        out_done_next = _t9 & seg_last_reg;
     end
     if (short_emit) begin
         out_done_next = short_last & (~atomic_split_reg);
@@ -550,10 +794,10 @@ always @(posedge clk) begin
     short_left_reg <= short_left_next;
     atomic_split_reg <= atomic_split_next;
     atomic_tail_reg <= atomic_tail_next;
-    if (_t5) begin
-        wrq_mem[wrq_wptr_reg] <= {wr_kind, wr_solicited, wr_invalidate, wr_stag, wr_to, wr_addr[2:0], wr_len, wr_sink_stag, wr_sink_to, wr_imm, wr_aopcode, wr_add_swap, wr_add_swap_mask, wr_compare, wr_compare_mask, wr_request_id};
+    if (_t12) begin
+        wrq_mem[wrq_wptr_reg] <= _t1;
     end
-    if (_t6) begin
+    if (_t13) begin
         fetch_q_mem[fetch_q_wptr_reg[1:0]] <= {wr_addr[63:3], fetch_reads};
     end
     if (fifo_push) begin

@@ -66,10 +66,10 @@ module mpa_rx_w8 (
      */
     output wire        err_valid, // an MPA error stopped the stream (sticky until reset)
     output wire [7:0]  err_code, // its LLP error code (Terminate 0x2/0x0/code)
-    output wire [31:0] fpdu_count // FPDUs delivered with tuser = 1
+    output wire [31:0] fpdu_count, // FPDUs delivered with tuser = 1
+    output wire        idle // nothing left to do without more input: no beat the reader can make, none in flight
 );
 
-localparam [31:0] CRC_INIT = 32'hffffffff; // CRC-32C register at the start of an FPDU
 localparam [31:0] CRC_RESIDUE = 32'hb798b438; // raw register after an FPDU and its CRC field (spec/mpa.md §3.1)
 localparam [7:0] ERR_CRC = 8'h2; // LLP error: CRC mismatch
 localparam [7:0] ERR_MARKER = 8'h3; // LLP error: FPDUPTR mismatch or ULPDU_Length over the maximum
@@ -90,28 +90,17 @@ reg [15:0] ul_left_reg; // ULPDU octets of this FPDU not yet output
 reg [15:0] ul_left_next;
 reg [14:0] hdr_off_reg; // words from the ULPDU_Length word to the read pointer
 reg [14:0] hdr_off_next;
-reg [31:0] crc_reg; // CRC register of this FPDU
-reg [31:0] crc_next;
 reg marker_fault_reg; // a marker of this FPDU had a wrong FPDUPTR
 reg marker_fault_next;
 reg stopped_reg; // an error stopped the stream
 reg stopped_next;
-reg out_valid_reg;
-reg out_valid_next;
-reg [63:0] out_data_reg;
-reg [63:0] out_data_next;
-reg [7:0] out_keep_reg;
-reg [7:0] out_keep_next;
-reg out_last_reg;
-reg out_last_next;
-reg out_user_reg;
-reg out_user_next;
 reg err_seen_reg;
 reg err_seen_next;
 reg [7:0] err_llp_reg;
 reg [7:0] err_llp_next;
 reg [31:0] good_fpdus_reg;
 reg [31:0] good_fpdus_next;
+wire advance; // the reader, the CRC pipeline and the delay beside it move this cycle
 wire [3:0] in_octets; // octets in the input beat
 wire ring_room; // a whole beat fits whatever the reader does
 wire accept;
@@ -151,49 +140,265 @@ wire go; // the reader produces a beat
 wire [15:0] fpduptr; // FPDUPTR of the marker word in the window
 wire [14:0] marker_dist; // words from ULPDU_Length to the marker
 wire marker_bad; // a marker of this FPDU so far was wrong
-wire [2:0] crc_drop; // window words not retired
-wire [159:0] crc_words; // retired words, the rest zero
-wire [31:0] crc_fwd; // CRC register after all 5 window words
-wire [31:0] crc_back0; // Z^-4: 1 zero words back
-wire [31:0] crc_rew0; // rewound if bit 0 of the dropped word count
-wire [31:0] crc_back1; // Z^-8: 2 zero words back
-wire [31:0] crc_rew1; // rewound if bit 1 of the dropped word count
-wire [31:0] crc_back2; // Z^-16: 4 zero words back
-wire [31:0] crc_rew2; // rewound if bit 2 of the dropped word count
+wire [5:0] crc_count_onehot; // bit k: a beat of k units
+wire [2:0] crc_shift; // units of zeros before the data (N - k)
+reg crc_s1_valid_reg;
+reg crc_s1_valid_next;
+wire [159:0] crc_aligned; // the valid units at the end of the block
+reg [159:0] crc_s1_data_reg;
+reg [159:0] crc_s1_data_next;
+reg crc_s1_start_reg;
+reg crc_s1_start_next;
+reg crc_s1_load_reg;
+reg crc_s1_load_next;
+reg [31:0] crc_s1_state_reg;
+reg [31:0] crc_s1_state_next;
+reg [31:0] crc_s1_zk_row0_reg;
+reg [31:0] crc_s1_zk_row0_next;
+reg [31:0] crc_s1_zk_row1_reg;
+reg [31:0] crc_s1_zk_row1_next;
+reg [31:0] crc_s1_zk_row2_reg;
+reg [31:0] crc_s1_zk_row2_next;
+reg [31:0] crc_s1_zk_row3_reg;
+reg [31:0] crc_s1_zk_row3_next;
+reg [31:0] crc_s1_zk_row4_reg;
+reg [31:0] crc_s1_zk_row4_next;
+reg [31:0] crc_s1_zk_row5_reg;
+reg [31:0] crc_s1_zk_row5_next;
+reg [31:0] crc_s1_zk_row6_reg;
+reg [31:0] crc_s1_zk_row6_next;
+reg [31:0] crc_s1_zk_row7_reg;
+reg [31:0] crc_s1_zk_row7_next;
+reg [31:0] crc_s1_zk_row8_reg;
+reg [31:0] crc_s1_zk_row8_next;
+reg [31:0] crc_s1_zk_row9_reg;
+reg [31:0] crc_s1_zk_row9_next;
+reg [31:0] crc_s1_zk_row10_reg;
+reg [31:0] crc_s1_zk_row10_next;
+reg [31:0] crc_s1_zk_row11_reg;
+reg [31:0] crc_s1_zk_row11_next;
+reg [31:0] crc_s1_zk_row12_reg;
+reg [31:0] crc_s1_zk_row12_next;
+reg [31:0] crc_s1_zk_row13_reg;
+reg [31:0] crc_s1_zk_row13_next;
+reg [31:0] crc_s1_zk_row14_reg;
+reg [31:0] crc_s1_zk_row14_next;
+reg [31:0] crc_s1_zk_row15_reg;
+reg [31:0] crc_s1_zk_row15_next;
+reg [31:0] crc_s1_zk_row16_reg;
+reg [31:0] crc_s1_zk_row16_next;
+reg [31:0] crc_s1_zk_row17_reg;
+reg [31:0] crc_s1_zk_row17_next;
+reg [31:0] crc_s1_zk_row18_reg;
+reg [31:0] crc_s1_zk_row18_next;
+reg [31:0] crc_s1_zk_row19_reg;
+reg [31:0] crc_s1_zk_row19_next;
+reg [31:0] crc_s1_zk_row20_reg;
+reg [31:0] crc_s1_zk_row20_next;
+reg [31:0] crc_s1_zk_row21_reg;
+reg [31:0] crc_s1_zk_row21_next;
+reg [31:0] crc_s1_zk_row22_reg;
+reg [31:0] crc_s1_zk_row22_next;
+reg [31:0] crc_s1_zk_row23_reg;
+reg [31:0] crc_s1_zk_row23_next;
+reg [31:0] crc_s1_zk_row24_reg;
+reg [31:0] crc_s1_zk_row24_next;
+reg [31:0] crc_s1_zk_row25_reg;
+reg [31:0] crc_s1_zk_row25_next;
+reg [31:0] crc_s1_zk_row26_reg;
+reg [31:0] crc_s1_zk_row26_next;
+reg [31:0] crc_s1_zk_row27_reg;
+reg [31:0] crc_s1_zk_row27_next;
+reg [31:0] crc_s1_zk_row28_reg;
+reg [31:0] crc_s1_zk_row28_next;
+reg [31:0] crc_s1_zk_row29_reg;
+reg [31:0] crc_s1_zk_row29_next;
+reg [31:0] crc_s1_zk_row30_reg;
+reg [31:0] crc_s1_zk_row30_next;
+reg [31:0] crc_s1_zk_row31_reg;
+reg [31:0] crc_s1_zk_row31_next;
+reg [31:0] crc_s1_zk_init_reg;
+reg [31:0] crc_s1_zk_init_next;
+reg [74:0] crc_s1_tag_reg;
+reg [74:0] crc_s1_tag_next;
+reg crc_s2_valid_reg;
+reg crc_s2_valid_next;
+reg [1023:0] crc_s2_coeff_reg;
+reg [1023:0] crc_s2_coeff_next;
+reg [31:0] crc_s2_u_reg;
+reg [31:0] crc_s2_u_next;
+reg [89:0] crc_s2_data_partials_reg;
+reg [89:0] crc_s2_data_partials_next;
+reg [74:0] crc_s2_tag_reg;
+reg [74:0] crc_s2_tag_next;
+reg [31:0] crc_crc_reg; // the raw CRC register after the last beat
+reg [31:0] crc_crc_next;
+wire [31:0] crc_next; // the loop: Z^k crc xor U xor D data
+reg crc_valid_reg; // crc holds the register after a beat that just left stage 2
+reg crc_valid_next;
+reg [74:0] crc_tag_reg;
+reg [74:0] crc_tag_next;
 wire crc_bad; // the CRC check fails if this beat ends the FPDU
+wire v_beat_marker_bad; // a marker of this FPDU so far had a wrong FPDUPTR
+reg out_stopped_reg; // an error was reported: nothing more is output
+reg out_stopped_next;
+wire v_emit; // a beat leaves the delay for the output
+wire v_beat_oversize; // ULPDU_Length over the maximum: this FPDU fails with 0x03
+wire v_beat_last; // the FPDU (or an oversize one) ends here
 wire fail; // this beat ends the stream with an error
+wire [7:0] v_beat_keep;
+wire [63:0] v_beat_data; // ULPDU octets
+reg out_valid_reg; // out holds a beat (a ULPDU beat with its verdict)
+reg out_valid_next;
+reg [73:0] out_data_reg;
+reg [73:0] out_data_next;
+wire out_out_ready; // the consumer of out_out takes its beat
+reg out_in_ready_reg; // out takes a beat this cycle (registered)
+reg out_in_ready_next;
+reg out_temp_valid_reg; // out holds a skid beat
+reg out_temp_valid_next;
+reg [73:0] out_temp_data_reg;
+reg [73:0] out_temp_data_next;
+wire out_in_ready_early;
 wire _t0;
 wire _t1;
 wire _t2;
 wire _t3;
 wire _t4;
-wire [31:0] _t5;
+wire _t5;
 wire _t6;
+wire _t7;
+wire _t8;
+wire _t9;
+wire _t10;
+wire _t11;
+wire _t12;
+wire _t13;
+wire _t14;
+wire _t15;
+wire _t16;
+wire _t17;
+wire _t18;
+wire _t19;
+wire _t20;
+wire _t21;
+wire _t22;
+wire _t23;
+wire _t24;
+wire _t25;
+wire _t26;
+wire _t27;
+wire _t28;
+wire _t29;
+wire _t30;
+wire _t31;
+wire _t32;
+wire _t33;
+wire _t34;
+wire _t35;
+wire _t36;
+wire _t37;
+wire _t38;
+wire _t39;
+wire _t40;
+wire _t41;
+wire _t42;
+wire _t43;
+wire _t44;
+wire _t45;
+wire _t46;
+wire _t47;
+wire _t48;
+wire _t49;
+wire _t50;
+wire _t51;
+wire _t52;
+wire _t53;
+wire _t54;
+wire _t55;
+wire _t56;
+wire _t57;
+wire _t58;
+wire _t59;
+wire _t60;
+wire _t61;
+wire [73:0] _t62;
 
 assign _t0 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
 assign _t1 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
 assign _t2 = s_axis_tkeep[6] & (~s_axis_tkeep[7]);
 assign _t3 = s_axis_tkeep[2] & (~s_axis_tkeep[3]);
-assign _t4 = words_avail >= words_needed;
-assign _t5 = at_start_reg ? CRC_INIT : crc_reg;
-assign _t6 = crc_bad | marker_bad;
-assign m_axis_tvalid = out_valid_reg;
-assign m_axis_tdata = out_data_reg;
-assign m_axis_tkeep = out_keep_reg;
-assign m_axis_tlast = out_last_reg;
-assign m_axis_tuser = out_user_reg;
+assign _t4 = ~stopped_reg;
+assign _t5 = marker_in & (marker_pos <= 7'h2);
+assign _t6 = marker_pos == 7'h0;
+assign _t7 = at_start_reg ? ((words_avail >= ({7'h0, lead_marker} + 8'h1)) & (oversize | _t8)) : _t8;
+assign _t8 = words_avail >= words_needed;
+assign _t9 = crc_count_onehot[0] | crc_count_onehot[1];
+assign _t10 = crc_count_onehot[2] | crc_count_onehot[3];
+assign _t11 = _t12 | crc_count_onehot[4];
+assign _t12 = crc_count_onehot[0] | crc_count_onehot[2];
+assign _t13 = crc_bad | v_beat_marker_bad;
+assign _t14 = ~out_valid_reg;
+assign _t15 = crc_count_onehot[3] | crc_count_onehot[5];
+assign _t16 = crc_count_onehot[2] | crc_count_onehot[5];
+assign _t17 = _t18 | crc_count_onehot[5];
+assign _t18 = _t19 | crc_count_onehot[4];
+assign _t19 = _t20 | crc_count_onehot[3];
+assign _t20 = crc_count_onehot[1] | crc_count_onehot[2];
+assign _t21 = _t22 | crc_count_onehot[5];
+assign _t22 = crc_count_onehot[1] | crc_count_onehot[3];
+assign _t23 = _t24 | crc_count_onehot[5];
+assign _t24 = crc_count_onehot[1] | crc_count_onehot[4];
+assign _t25 = crc_count_onehot[1] | crc_count_onehot[5];
+assign _t26 = _t27 | crc_count_onehot[5];
+assign _t27 = crc_count_onehot[2] | crc_count_onehot[4];
+assign _t28 = _t10 | crc_count_onehot[5];
+assign _t29 = _t10 | crc_count_onehot[4];
+assign _t30 = _t19 | crc_count_onehot[5];
+assign _t31 = _t22 | crc_count_onehot[4];
+assign _t32 = _t33 | crc_count_onehot[5];
+assign _t33 = _t20 | crc_count_onehot[4];
+assign _t34 = _t35 | crc_count_onehot[5];
+assign _t35 = crc_count_onehot[3] | crc_count_onehot[4];
+assign _t36 = _t31 | crc_count_onehot[5];
+assign _t37 = _t12 | crc_count_onehot[5];
+assign _t38 = _t29 | crc_count_onehot[5];
+assign _t39 = _t20 | crc_count_onehot[5];
+assign _t40 = _t41 | crc_count_onehot[4];
+assign _t41 = _t42 | crc_count_onehot[3];
+assign _t42 = _t9 | crc_count_onehot[2];
+assign _t43 = _t44 | crc_count_onehot[4];
+assign _t44 = crc_count_onehot[0] | crc_count_onehot[3];
+assign _t45 = crc_count_onehot[4] | crc_count_onehot[5];
+assign _t46 = _t47 | crc_count_onehot[5];
+assign _t47 = _t48 | crc_count_onehot[4];
+assign _t48 = _t9 | crc_count_onehot[3];
+assign _t49 = _t50 | crc_count_onehot[5];
+assign _t50 = _t9 | crc_count_onehot[4];
+assign _t51 = _t42 | crc_count_onehot[5];
+assign _t52 = _t53 | crc_count_onehot[5];
+assign _t53 = crc_count_onehot[0] | crc_count_onehot[4];
+assign _t54 = _t55 | crc_count_onehot[5];
+assign _t55 = _t12 | crc_count_onehot[3];
+assign _t56 = _t44 | crc_count_onehot[5];
+assign _t57 = crc_count_onehot[0] | crc_count_onehot[5];
+assign _t58 = _t42 | crc_count_onehot[4];
+assign _t59 = _t55 | crc_count_onehot[4];
+assign _t60 = _t11 | crc_count_onehot[5];
+assign _t61 = crc_s1_start_reg | crc_s1_load_reg;
+assign _t62 = {(~v_beat_oversize) & v_beat_last & (~_t13), v_beat_last, v_beat_keep, v_beat_data};
 assign err_valid = err_seen_reg;
 assign err_code = err_llp_reg;
 assign fpdu_count = good_fpdus_reg;
 assign in_octets = {
     s_axis_tkeep[7],
-    (((s_axis_tkeep[3] & (~s_axis_tkeep[4])) | _t0) | _t1) | _t2,
-    (((s_axis_tkeep[1] & (~s_axis_tkeep[2])) | _t3) | _t1) | _t2,
-    (((s_axis_tkeep[0] & (~s_axis_tkeep[1])) | _t3) | _t0) | _t2
+    (s_axis_tkeep[3] & (~s_axis_tkeep[4])) | _t0 | _t1 | _t2,
+    (s_axis_tkeep[1] & (~s_axis_tkeep[2])) | _t3 | _t1 | _t2,
+    (s_axis_tkeep[0] & (~s_axis_tkeep[1])) | _t3 | _t0 | _t2
 };
 assign ring_room = fill_reg <= 8'h18;
 assign s_axis_tready = stopped_reg | ring_room;
-assign accept = (s_axis_tvalid & ring_room) & (~stopped_reg);
+assign accept = s_axis_tvalid & ring_room & _t4;
 assign wr_data_s0 = {
     wr_ptr_reg[0] ? s_axis_tdata[63:56] : 8'h0,
     wr_ptr_reg[0] ? s_axis_tdata[55:48] : s_axis_tdata[63:56],
@@ -395,38 +600,11 @@ assign wr_keep_s4 = {
     wr_ptr_reg[4] ? wr_keep_s3[16] : wr_keep_s3[0]
 };
 assign wr_mask = {
-    {8{wr_keep_s4[31]}},
-    {8{wr_keep_s4[30]}},
-    {8{wr_keep_s4[29]}},
-    {8{wr_keep_s4[28]}},
-    {8{wr_keep_s4[27]}},
-    {8{wr_keep_s4[26]}},
-    {8{wr_keep_s4[25]}},
-    {8{wr_keep_s4[24]}},
-    {8{wr_keep_s4[23]}},
-    {8{wr_keep_s4[22]}},
-    {8{wr_keep_s4[21]}},
-    {8{wr_keep_s4[20]}},
-    {8{wr_keep_s4[19]}},
-    {8{wr_keep_s4[18]}},
-    {8{wr_keep_s4[17]}},
-    {8{wr_keep_s4[16]}},
-    {8{wr_keep_s4[15]}},
-    {8{wr_keep_s4[14]}},
-    {8{wr_keep_s4[13]}},
-    {8{wr_keep_s4[12]}},
-    {8{wr_keep_s4[11]}},
-    {8{wr_keep_s4[10]}},
-    {8{wr_keep_s4[9]}},
-    {8{wr_keep_s4[8]}},
-    {8{wr_keep_s4[7]}},
-    {8{wr_keep_s4[6]}},
-    {8{wr_keep_s4[5]}},
-    {8{wr_keep_s4[4]}},
-    {8{wr_keep_s4[3]}},
-    {8{wr_keep_s4[2]}},
-    {8{wr_keep_s4[1]}},
-    {8{wr_keep_s4[0]}}
+    {8{wr_keep_s4[31]}}, {8{wr_keep_s4[30]}}, {8{wr_keep_s4[29]}}, {8{wr_keep_s4[28]}}, {8{wr_keep_s4[27]}}, {8{wr_keep_s4[26]}}, {8{wr_keep_s4[25]}},
+    {8{wr_keep_s4[24]}}, {8{wr_keep_s4[23]}}, {8{wr_keep_s4[22]}}, {8{wr_keep_s4[21]}}, {8{wr_keep_s4[20]}}, {8{wr_keep_s4[19]}}, {8{wr_keep_s4[18]}},
+    {8{wr_keep_s4[17]}}, {8{wr_keep_s4[16]}}, {8{wr_keep_s4[15]}}, {8{wr_keep_s4[14]}}, {8{wr_keep_s4[13]}}, {8{wr_keep_s4[12]}}, {8{wr_keep_s4[11]}},
+    {8{wr_keep_s4[10]}}, {8{wr_keep_s4[9]}}, {8{wr_keep_s4[8]}}, {8{wr_keep_s4[7]}}, {8{wr_keep_s4[6]}}, {8{wr_keep_s4[5]}}, {8{wr_keep_s4[4]}},
+    {8{wr_keep_s4[3]}}, {8{wr_keep_s4[2]}}, {8{wr_keep_s4[1]}}, {8{wr_keep_s4[0]}}
 };
 assign seq_off = cfg_seq - cfg_s0;
 assign phase = seq_off[8:2] + retired_reg;
@@ -458,222 +636,728 @@ assign win_s0 = {
     rd_ptr_reg[0] ? win_s1[63:32] : win_s1[31:0]
 };
 assign mf_win = {
-    (marker_in & (marker_pos <= 7'h2)) ? win_s0[111:96] : win_s0[79:64],
+    _t5 ? win_s0[111:96] : win_s0[79:64],
     (marker_in & (marker_pos <= 7'h1)) ? win_s0[95:64] : win_s0[63:32],
     (marker_in & (marker_pos <= 7'h0)) ? win_s0[63:32] : win_s0[31:0]
 };
 assign ulpdu_length = {mf_win[7:0], mf_win[15:8]};
-assign lead_marker = (at_start_reg & marker_in) & (marker_pos == 7'h0);
+assign lead_marker = at_start_reg & marker_in & _t6;
 assign ul_now = at_start_reg ? ulpdu_length : ul_left_reg;
 assign last_beat = ul_now <= 16'h8;
 assign mf_words = last_beat ? ((({4'b0000, ul_now[3:0]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2;
 assign marker_retired = marker_in & ({1'b0, marker_pos} < mf_words);
 assign words = mf_words + {7'h0, marker_retired};
-assign words_needed = last_beat ? words : (8'h3 + {7'h0, marker_in & (marker_pos <= 7'h2)});
+assign words_needed = last_beat ? words : (8'h3 + {7'h0, _t5});
 assign words_avail = {2'b00, fill_reg[7:2]};
 assign oversize = at_start_reg & (ulpdu_length > cfg_max_ulpdu);
-assign go = ((~stopped_reg) & ((~out_valid_reg) | m_axis_tready)) & (at_start_reg ? ((words_avail >= ({7'h0, lead_marker} + 8'h1)) & (oversize | _t4)) : _t4);
-assign fpduptr = (((((marker_pos == 7'h0) ? {win_s0[23:16], win_s0[31:24]} : 16'h0) | ((marker_pos == 7'h1) ? {win_s0[55:48], win_s0[63:56]} : 16'h0)) | ((marker_pos == 7'h2) ? {win_s0[87:80], win_s0[95:88]} : 16'h0)) | ((marker_pos == 7'h3) ? {win_s0[119:112], win_s0[127:120]} : 16'h0)) | ((marker_pos == 7'h4) ? {win_s0[151:144], win_s0[159:152]} : 16'h0);
+assign go = _t4 & advance & _t7;
+assign fpduptr = (_t6 ? {win_s0[23:16], win_s0[31:24]} : 16'h0) | ((marker_pos == 7'h1) ? {win_s0[55:48], win_s0[63:56]} : 16'h0) |
+    ((marker_pos == 7'h2) ? {win_s0[87:80], win_s0[95:88]} : 16'h0) | ((marker_pos == 7'h3) ? {win_s0[119:112], win_s0[127:120]} : 16'h0) |
+    ((marker_pos == 7'h4) ? {win_s0[151:144], win_s0[159:152]} : 16'h0);
 assign marker_dist = (at_start_reg ? 15'h0 : hdr_off_reg) + {8'h0, marker_pos};
-assign marker_bad = (at_start_reg ? 1'b0 : marker_fault_reg) | (marker_retired & (~(lead_marker ? (fpduptr == 16'h0) : ({1'b0, fpduptr} == {marker_dist, 2'b00}))));
-assign crc_drop = 3'b101 - words[2:0];
-assign crc_words = {
-    (words > 8'h4) ? win_s0[159:128] : 32'h0,
-    (words > 8'h3) ? win_s0[127:96] : 32'h0,
-    (words > 8'h2) ? win_s0[95:64] : 32'h0,
-    (words > 8'h1) ? win_s0[63:32] : 32'h0,
-    (words > 8'h0) ? win_s0[31:0] : 32'h0
+assign marker_bad = (at_start_reg ? 1'b0 : marker_fault_reg) |
+    (marker_retired & (~(lead_marker ? (fpduptr == 16'h0) : ({1'b0, fpduptr} == {marker_dist, 2'b00}))));
+assign crc_count_onehot = {words[2:0] == 3'b101, words[2:0] == 3'b100, words[2:0] == 3'b011, words[2:0] == 3'b010, words[2:0] == 3'b001, words[2:0] == 3'b000};
+assign crc_shift = {_t9, _t10, _t11};
+assign crc_aligned = crc_shift[2] ? {crc_shift[1] ? 32'h0 : (crc_shift[0] ? 32'h0 : win_s0[31:0]), 128'h0} :
+    crc_shift[1] ? {crc_shift[0] ? {{win_s0[63:32], win_s0[31:0]}, 32'h0} : {win_s0[95:64], win_s0[63:32], win_s0[31:0]}, 64'h0} :
+    crc_shift[0] ? {{win_s0[127:96], win_s0[95:64], win_s0[63:32], win_s0[31:0]}, 32'h0} :
+    {win_s0[159:128], win_s0[127:96], win_s0[95:64], win_s0[63:32], win_s0[31:0]};
+assign crc_next = {
+    (^(crc_s2_coeff_reg[1023:992] & crc_crc_reg)) ^ crc_s2_u_reg[31] ^ (^crc_s2_data_partials_reg[89:87]),
+    (^(crc_s2_coeff_reg[991:960] & crc_crc_reg)) ^ crc_s2_u_reg[30] ^ (^crc_s2_data_partials_reg[86:84]),
+    (^(crc_s2_coeff_reg[959:928] & crc_crc_reg)) ^ crc_s2_u_reg[29] ^ (^crc_s2_data_partials_reg[83:81]),
+    (^(crc_s2_coeff_reg[927:896] & crc_crc_reg)) ^ crc_s2_u_reg[28] ^ (^crc_s2_data_partials_reg[80:78]),
+    (^(crc_s2_coeff_reg[895:864] & crc_crc_reg)) ^ crc_s2_u_reg[27] ^ (^crc_s2_data_partials_reg[77:75]),
+    (^(crc_s2_coeff_reg[863:832] & crc_crc_reg)) ^ crc_s2_u_reg[26] ^ (^crc_s2_data_partials_reg[74:72]),
+    (^(crc_s2_coeff_reg[831:800] & crc_crc_reg)) ^ crc_s2_u_reg[25] ^ (^crc_s2_data_partials_reg[71:69]),
+    (^(crc_s2_coeff_reg[799:768] & crc_crc_reg)) ^ crc_s2_u_reg[24] ^ (^crc_s2_data_partials_reg[68:66]),
+    (^(crc_s2_coeff_reg[767:736] & crc_crc_reg)) ^ crc_s2_u_reg[23] ^ (^crc_s2_data_partials_reg[65:64]),
+    (^(crc_s2_coeff_reg[735:704] & crc_crc_reg)) ^ crc_s2_u_reg[22] ^ (^crc_s2_data_partials_reg[63:61]),
+    (^(crc_s2_coeff_reg[703:672] & crc_crc_reg)) ^ crc_s2_u_reg[21] ^ (^crc_s2_data_partials_reg[60:59]),
+    (^(crc_s2_coeff_reg[671:640] & crc_crc_reg)) ^ crc_s2_u_reg[20] ^ (^crc_s2_data_partials_reg[58:57]),
+    (^(crc_s2_coeff_reg[639:608] & crc_crc_reg)) ^ crc_s2_u_reg[19] ^ (^crc_s2_data_partials_reg[56:55]),
+    (^(crc_s2_coeff_reg[607:576] & crc_crc_reg)) ^ crc_s2_u_reg[18] ^ (^crc_s2_data_partials_reg[54:52]),
+    (^(crc_s2_coeff_reg[575:544] & crc_crc_reg)) ^ crc_s2_u_reg[17] ^ (^crc_s2_data_partials_reg[51:49]),
+    (^(crc_s2_coeff_reg[543:512] & crc_crc_reg)) ^ crc_s2_u_reg[16] ^ (^crc_s2_data_partials_reg[48:46]),
+    (^(crc_s2_coeff_reg[511:480] & crc_crc_reg)) ^ crc_s2_u_reg[15] ^ (^crc_s2_data_partials_reg[45:43]),
+    (^(crc_s2_coeff_reg[479:448] & crc_crc_reg)) ^ crc_s2_u_reg[14] ^ (^crc_s2_data_partials_reg[42:40]),
+    (^(crc_s2_coeff_reg[447:416] & crc_crc_reg)) ^ crc_s2_u_reg[13] ^ (^crc_s2_data_partials_reg[39:37]),
+    (^(crc_s2_coeff_reg[415:384] & crc_crc_reg)) ^ crc_s2_u_reg[12] ^ (^crc_s2_data_partials_reg[36:34]),
+    (^(crc_s2_coeff_reg[383:352] & crc_crc_reg)) ^ crc_s2_u_reg[11] ^ (^crc_s2_data_partials_reg[33:32]),
+    (^(crc_s2_coeff_reg[351:320] & crc_crc_reg)) ^ crc_s2_u_reg[10] ^ (^crc_s2_data_partials_reg[31:30]),
+    (^(crc_s2_coeff_reg[319:288] & crc_crc_reg)) ^ crc_s2_u_reg[9] ^ (^crc_s2_data_partials_reg[29:27]),
+    (^(crc_s2_coeff_reg[287:256] & crc_crc_reg)) ^ crc_s2_u_reg[8] ^ (^crc_s2_data_partials_reg[26:24]),
+    (^(crc_s2_coeff_reg[255:224] & crc_crc_reg)) ^ crc_s2_u_reg[7] ^ (^crc_s2_data_partials_reg[23:21]),
+    (^(crc_s2_coeff_reg[223:192] & crc_crc_reg)) ^ crc_s2_u_reg[6] ^ (^crc_s2_data_partials_reg[20:18]),
+    (^(crc_s2_coeff_reg[191:160] & crc_crc_reg)) ^ crc_s2_u_reg[5] ^ (^crc_s2_data_partials_reg[17:15]),
+    (^(crc_s2_coeff_reg[159:128] & crc_crc_reg)) ^ crc_s2_u_reg[4] ^ (^crc_s2_data_partials_reg[14:12]),
+    (^(crc_s2_coeff_reg[127:96] & crc_crc_reg)) ^ crc_s2_u_reg[3] ^ (^crc_s2_data_partials_reg[11:9]),
+    (^(crc_s2_coeff_reg[95:64] & crc_crc_reg)) ^ crc_s2_u_reg[2] ^ (^crc_s2_data_partials_reg[8:6]),
+    (^(crc_s2_coeff_reg[63:32] & crc_crc_reg)) ^ crc_s2_u_reg[1] ^ (^crc_s2_data_partials_reg[5:3]),
+    (^(crc_s2_coeff_reg[31:0] & crc_crc_reg)) ^ crc_s2_u_reg[0] ^ (^crc_s2_data_partials_reg[2:0])
 };
-assign crc_fwd = {
-    (^(_t5 & 32'h7af0ddec)) ^ (^(crc_words & 160'h8fc8e57b1c379612ef13a98c0caa668f7af0ddec)),
-    (^(_t5 & 32'hbd786ef6)) ^ (^(crc_words & 160'h47e472bd8e1bcb097789d4c606553347bd786ef6)),
-    (^(_t5 & 32'hdebc377b)) ^ (^(crc_words & 160'h23f2395ec70de584bbc4ea63032a99a3debc377b)),
-    (^(_t5 & 32'hef5e1bbd)) ^ (^(crc_words & 160'h11f91caf6386f2c25de2753181954cd1ef5e1bbd)),
-    (^(_t5 & 32'hf7af0dde)) ^ (^(crc_words & 160'h8fc8e57b1c379612ef13a98c0caa668f7af0dde)),
-    (^(_t5 & 32'h7bd786ef)) ^ (^(crc_words & 160'h47e472bd8e1bcb097789d4c606553347bd786ef)),
-    (^(_t5 & 32'h471b1e9b)) ^ (^(crc_words & 160'h8df7c6eef047484aa4afe72a3c98cf15471b1e9b)),
-    (^(_t5 & 32'ha38d8f4d)) ^ (^(crc_words & 160'h46fbe3777823a4255257f3951e4c678aa38d8f4d)),
-    (^(_t5 & 32'h2b361a4a)) ^ (^(crc_words & 160'hacb514c0a026440046385046838c554a2b361a4a)),
-    (^(_t5 & 32'h6f6bd0c9)) ^ (^(crc_words & 160'hd9926f1b4c24b412cc0f81af4d6c4c2a6f6bd0c9)),
-    (^(_t5 & 32'h4d453588)) ^ (^(crc_words & 160'he301d2f6ba25cc1b8914695baa1c409a4d453588)),
-    (^(_t5 & 32'h5c524728)) ^ (^(crc_words & 160'hfe480c004125701f2b999d21d9a446c25c524728)),
-    (^(_t5 & 32'h2e292394)) ^ (^(crc_words & 160'h7f2406002092b80f95ccce90ecd223612e292394)),
-    (^(_t5 & 32'hede44c26)) ^ (^(crc_words & 160'hb05ae67b0c7eca1525f5cec47ac3773fede44c26)),
-    (^(_t5 & 32'h8c02fbff)) ^ (^(crc_words & 160'hd7e596469a08f3187de94eee31cbdd108c02fbff)),
-    (^(_t5 & 32'h46017dff)) ^ (^(crc_words & 160'h6bf2cb234d04798c3ef4a77718e5ee8846017dff)),
-    (^(_t5 & 32'h2300beff)) ^ (^(crc_words & 160'h35f96591a6823cc61f7a53bb8c72f7442300beff)),
-    (^(_t5 & 32'h11805f7f)) ^ (^(crc_words & 160'h1afcb2c8d3411e630fbd29ddc6397ba211805f7f)),
-    (^(_t5 & 32'h7230f253)) ^ (^(crc_words & 160'h82b6bc1f7597192368cd3d62efb6db5e7230f253)),
-    (^(_t5 & 32'h43e8a4c5)) ^ (^(crc_words & 160'hce93bb74a6fc1a835b75373d7b710b2043e8a4c5)),
-    (^(_t5 & 32'h5b048f8e)) ^ (^(crc_words & 160'he88138c14f499b5342a93212b112e31f5b048f8e)),
-    (^(_t5 & 32'had8247c7)) ^ (^(crc_words & 160'h74409c60a7a4cda9a15499095889718fad8247c7)),
-    (^(_t5 & 32'hac31fe0f)) ^ (^(crc_words & 160'hb5e8ab4b4fe5f0c63fb9e508a0eede48ac31fe0f)),
-    (^(_t5 & 32'h2ce822eb)) ^ (^(crc_words & 160'hd53cb0debbc56e71f0cf5b085cdd09ab2ce822eb)),
-    (^(_t5 & 32'h96741175)) ^ (^(crc_words & 160'h6a9e586f5de2b738f867ad842e6e84d596741175)),
-    (^(_t5 & 32'hb1cad556)) ^ (^(crc_words & 160'hba87c94cb2c6cd8e93207f4e1b9d24e5b1cad556)),
-    (^(_t5 & 32'ha215b747)) ^ (^(crc_words & 160'hd28b01dd4554f0d5a683962b0164f4fda215b747)),
-    (^(_t5 & 32'habfa064f)) ^ (^(crc_words & 160'he68d6595be9dee783c5262998c181cf1abfa064f)),
-    (^(_t5 & 32'haf0ddecb)) ^ (^(crc_words & 160'hfc8e57b1c379612ef13a98c0caa668f7af0ddecb)),
-    (^(_t5 & 32'hd786ef65)) ^ (^(crc_words & 160'h7e472bd8e1bcb097789d4c606553347bd786ef65)),
-    (^(_t5 & 32'hebc377b2)) ^ (^(crc_words & 160'h3f2395ec70de584bbc4ea63032a99a3debc377b2)),
-    (^(_t5 & 32'hf5e1bbd9)) ^ (^(crc_words & 160'h1f91caf6386f2c25de2753181954cd1ef5e1bbd9))
-};
-assign crc_back0 = {
-    ^(crc_fwd & 32'hbd9ebfa0),
-    ^(crc_fwd & 32'hdecf5fd0),
-    ^(crc_fwd & 32'h6f67afe8),
-    ^(crc_fwd & 32'hb7b3d7f4),
-    ^(crc_fwd & 32'h5bd9ebfa),
-    ^(crc_fwd & 32'hadecf5fd),
-    ^(crc_fwd & 32'heb68c55e),
-    ^(crc_fwd & 32'h75b462af),
-    ^(crc_fwd & 32'h7448ef7),
-    ^(crc_fwd & 32'h3e3cf8db),
-    ^(crc_fwd & 32'h2280c3cd),
-    ^(crc_fwd & 32'hacdede46),
-    ^(crc_fwd & 32'h566f6f23),
-    ^(crc_fwd & 32'h16a90831),
-    ^(crc_fwd & 32'h36ca3bb8),
-    ^(crc_fwd & 32'h1b651ddc),
-    ^(crc_fwd & 32'h8db28eee),
-    ^(crc_fwd & 32'hc6d94777),
-    ^(crc_fwd & 32'h5ef21c1b),
-    ^(crc_fwd & 32'h92e7b1ad),
-    ^(crc_fwd & 32'h74ed6776),
-    ^(crc_fwd & 32'hba76b3bb),
-    ^(crc_fwd & 32'he0a5e67d),
-    ^(crc_fwd & 32'h4dcc4c9e),
-    ^(crc_fwd & 32'h26e6264f),
-    ^(crc_fwd & 32'haeedac87),
-    ^(crc_fwd & 32'heae869e3),
-    ^(crc_fwd & 32'hc8ea8b51),
-    ^(crc_fwd & 32'hd9ebfa08),
-    ^(crc_fwd & 32'hecf5fd04),
-    ^(crc_fwd & 32'hf67afe82),
-    ^(crc_fwd & 32'h7b3d7f41)
-};
-assign crc_rew0 = crc_drop[0] ? crc_back0 : crc_fwd;
-assign crc_back1 = {
-    ^(crc_rew0 & 32'hd506a5d5),
-    ^(crc_rew0 & 32'hea8352ea),
-    ^(crc_rew0 & 32'hf541a975),
-    ^(crc_rew0 & 32'h7aa0d4ba),
-    ^(crc_rew0 & 32'h3d506a5d),
-    ^(crc_rew0 & 32'h9ea8352e),
-    ^(crc_rew0 & 32'h9a52bf42),
-    ^(crc_rew0 & 32'h4d295fa1),
-    ^(crc_rew0 & 32'h73920a05),
-    ^(crc_rew0 & 32'heccfa0d7),
-    ^(crc_rew0 & 32'ha36175be),
-    ^(crc_rew0 & 32'h84b61f0a),
-    ^(crc_rew0 & 32'hc25b0f85),
-    ^(crc_rew0 & 32'hb42b2217),
-    ^(crc_rew0 & 32'hf1334de),
-    ^(crc_rew0 & 32'h7899a6f),
-    ^(crc_rew0 & 32'h83c4cd37),
-    ^(crc_rew0 & 32'hc1e2669b),
-    ^(crc_rew0 & 32'h35f79698),
-    ^(crc_rew0 & 32'h4ffd6e99),
-    ^(crc_rew0 & 32'hf2f81299),
-    ^(crc_rew0 & 32'hf97c094c),
-    ^(crc_rew0 & 32'ha9b8a173),
-    ^(crc_rew0 & 32'h1daf56c),
-    ^(crc_rew0 & 32'hed7ab6),
-    ^(crc_rew0 & 32'hd570188e),
-    ^(crc_rew0 & 32'hbfbea992),
-    ^(crc_rew0 & 32'had9f11c),
-    ^(crc_rew0 & 32'h506a5d5b),
-    ^(crc_rew0 & 32'ha8352ead),
-    ^(crc_rew0 & 32'h541a9756),
-    ^(crc_rew0 & 32'haa0d4bab)
-};
-assign crc_rew1 = crc_drop[1] ? crc_back1 : crc_rew0;
-assign crc_back2 = {
-    ^(crc_rew1 & 32'hbe750e6e),
-    ^(crc_rew1 & 32'h5f3a8737),
-    ^(crc_rew1 & 32'haf9d439b),
-    ^(crc_rew1 & 32'h57cea1cd),
-    ^(crc_rew1 & 32'h2be750e6),
-    ^(crc_rew1 & 32'h15f3a873),
-    ^(crc_rew1 & 32'hb48cda57),
-    ^(crc_rew1 & 32'h5a466d2b),
-    ^(crc_rew1 & 32'h135638fb),
-    ^(crc_rew1 & 32'hb7de1213),
-    ^(crc_rew1 & 32'he59a0767),
-    ^(crc_rew1 & 32'h4cb80ddd),
-    ^(crc_rew1 & 32'ha65c06ee),
-    ^(crc_rew1 & 32'h6d5b0d19),
-    ^(crc_rew1 & 32'h8d888e2),
-    ^(crc_rew1 & 32'h46c4471),
-    ^(crc_rew1 & 32'h82362238),
-    ^(crc_rew1 & 32'h411b111c),
-    ^(crc_rew1 & 32'h9ef886e0),
-    ^(crc_rew1 & 32'hf1094d1e),
-    ^(crc_rew1 & 32'h46f1a8e1),
-    ^(crc_rew1 & 32'ha378d470),
-    ^(crc_rew1 & 32'hefc96456),
-    ^(crc_rew1 & 32'hc991bc45),
-    ^(crc_rew1 & 32'he4c8de22),
-    ^(crc_rew1 & 32'h4c11617f),
-    ^(crc_rew1 & 32'h187dbed1),
-    ^(crc_rew1 & 32'hb24bd106),
-    ^(crc_rew1 & 32'he750e6ed),
-    ^(crc_rew1 & 32'hf3a87376),
-    ^(crc_rew1 & 32'hf9d439bb),
-    ^(crc_rew1 & 32'h7cea1cdd)
-};
-assign crc_rew2 = crc_drop[2] ? crc_back2 : crc_rew1;
-assign crc_bad = cfg_crc & (crc_rew2 != CRC_RESIDUE);
-assign fail = oversize | (last_beat & _t6);
+assign crc_bad = cfg_crc & (crc_crc_reg != CRC_RESIDUE);
+assign v_beat_marker_bad = crc_tag_reg[74];
+assign v_emit = crc_valid_reg & (~out_stopped_reg);
+assign v_beat_oversize = crc_tag_reg[73];
+assign v_beat_last = crc_tag_reg[72];
+assign fail = v_emit & (v_beat_oversize | (v_beat_last & _t13));
+assign v_beat_keep = crc_tag_reg[71:64];
+assign v_beat_data = crc_tag_reg[63:0];
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t14 | (~v_emit)));
+assign advance = out_in_ready_reg;
+assign idle = (~(_t7 & _t4)) & _t14 & (~(crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg));
+assign m_axis_tdata = out_data_reg[63:0];
+assign m_axis_tkeep = out_data_reg[71:64];
+assign m_axis_tlast = out_data_reg[72];
+assign m_axis_tuser = out_data_reg[73];
+assign m_axis_tvalid = out_valid_reg;
+assign out_out_ready = m_axis_tready;
 
 always @* begin
+    crc_s1_valid_next = crc_s1_valid_reg;
+    if (advance) begin
+        crc_s1_valid_next = go;
+    end
+end
+
+always @* begin
+    crc_s1_data_next = crc_s1_data_reg;
+    if (advance) begin
+        crc_s1_data_next = crc_aligned;
+    end
+end
+
+always @* begin
+    crc_s1_start_next = crc_s1_start_reg;
+    if (advance) begin
+        crc_s1_start_next = at_start_reg;
+    end
+end
+
+always @* begin
+    crc_s1_load_next = crc_s1_load_reg;
+    if (advance) begin
+        crc_s1_load_next = 1'b0;
+    end
+end
+
+always @* begin
+    crc_s1_state_next = crc_s1_state_reg;
+    if (advance) begin
+        crc_s1_state_next = 32'h0;
+    end
+end
+
+always @* begin
+    crc_s1_zk_row0_next = crc_s1_zk_row0_reg;
+    if (advance) begin
+        crc_s1_zk_row0_next = {
+            _t15, _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31, _t16, _t15, _t32, _t27,
+            _t21, _t34, _t25, _t25, _t20, _t36, _t34, _t33, _t24, _t37
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row1_next = crc_s1_zk_row1_reg;
+    if (advance) begin
+        crc_s1_zk_row1_next = {
+            _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31, _t16, _t15, _t32, _t27, _t21,
+            _t34, _t25, _t25, _t20, _t36, _t34, _t33, _t24, _t37, _t27
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row2_next = crc_s1_zk_row2_reg;
+    if (advance) begin
+        crc_s1_zk_row2_next = {
+            _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31, _t16, _t15, _t32, _t27, _t21, _t34,
+            _t25, _t25, _t20, _t36, _t34, _t33, _t24, _t37, _t27, _t26
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row3_next = crc_s1_zk_row3_reg;
+    if (advance) begin
+        crc_s1_zk_row3_next = {
+            _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31, _t16, _t15, _t32, _t27, _t21, _t34, _t25,
+            _t25, _t20, _t36, _t34, _t33, _t24, _t37, _t27, _t26, _t23
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row4_next = crc_s1_zk_row4_reg;
+    if (advance) begin
+        crc_s1_zk_row4_next = {
+            _t32, crc_count_onehot[1], _t30, _t10, _t38, _t18, _t39, crc_count_onehot[5], _t39, _t15, crc_count_onehot[5], _t38, _t32, _t20, _t15, _t20,
+            crc_count_onehot[2], _t19, _t19, crc_count_onehot[4], _t27, _t32, _t28, crc_count_onehot[1], _t31, _t26, _t27, _t40, _t28, _t25,
+            crc_count_onehot[5], _t36
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row5_next = crc_s1_zk_row5_reg;
+    if (advance) begin
+        crc_s1_zk_row5_next = {
+            _t21, _t20, _t15, crc_count_onehot[1], 1'b0, _t10, _t21, _t27, _t22, _t27, crc_count_onehot[4], _t16, crc_count_onehot[1], _t26, _t22, _t21, _t38,
+            _t27, _t26, _t38, 1'b0, _t34, _t15, _t25, _t33, _t32, _t43, _t33, _t31, _t32, _t15, _t17
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row6_next = crc_s1_zk_row6_reg;
+    if (advance) begin
+        crc_s1_zk_row6_next = {
+            _t30, 1'b0, _t39, _t17, _t24, 1'b0, _t18, _t34, _t32, _t16, crc_count_onehot[3], crc_count_onehot[4], _t45, _t33, _t39, _t24, _t39, _t30, _t35,
+            _t15, _t19, _t38, crc_count_onehot[3], _t30, _t27, _t46, crc_count_onehot[4], crc_count_onehot[5], _t19, _t17, _t28, crc_count_onehot[4]
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row7_next = crc_s1_zk_row7_reg;
+    if (advance) begin
+        crc_s1_zk_row7_next = {
+            _t15, _t19, _t31, _t28, _t18, _t26, _t23, crc_count_onehot[2], _t20, _t38, _t38, _t25, _t24, _t36, _t18, crc_count_onehot[3], _t29,
+            crc_count_onehot[1], _t10, _t39, _t22, _t29, crc_count_onehot[2], _t28, _t43, _t23, _t39, _t26, _t20, _t36, crc_count_onehot[1], _t23
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row8_next = crc_s1_zk_row8_reg;
+    if (advance) begin
+        crc_s1_zk_row8_next = {
+            _t19, _t31, _t28, _t18, _t26, _t23, crc_count_onehot[2], _t20, _t38, _t38, _t25, _t24, _t36, _t18, crc_count_onehot[3], _t29, crc_count_onehot[1],
+            _t10, _t39, _t22, _t29, crc_count_onehot[2], _t28, _t43, _t23, _t39, _t26, _t20, _t36, crc_count_onehot[1], _t23, _t26
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row9_next = crc_s1_zk_row9_reg;
+    if (advance) begin
+        crc_s1_zk_row9_next = {
+            _t23, crc_count_onehot[2], _t36, _t22, _t28, _t30, _t10, _t19, _t18, _t33, _t17, _t15, _t31, _t27, crc_count_onehot[4], _t28, _t17, _t38, _t30,
+            _t26, _t23, _t34, _t49, _t22, crc_count_onehot[2], _t33, 1'b0, 1'b0, _t36, _t16, _t39, _t25
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row10_next = crc_s1_zk_row10_reg;
+    if (advance) begin
+        crc_s1_zk_row10_next = {
+            _t28, _t24, _t30, _t24, _t45, _t39, crc_count_onehot[2], _t28, _t26, _t22, crc_count_onehot[2], crc_count_onehot[3], crc_count_onehot[4], _t10,
+            crc_count_onehot[5], crc_count_onehot[4], _t19, _t26, crc_count_onehot[4], _t31, _t19, _t51, crc_count_onehot[5], _t38, _t26, _t25, _t20, 1'b0,
+            _t29, _t45, _t45, _t38
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row11_next = crc_s1_zk_row11_reg;
+    if (advance) begin
+        crc_s1_zk_row11_next = {
+            _t24, _t30, _t24, _t45, _t39, crc_count_onehot[2], _t28, _t26, _t22, crc_count_onehot[2], crc_count_onehot[3], crc_count_onehot[4], _t10,
+            crc_count_onehot[5], crc_count_onehot[4], _t19, _t26, crc_count_onehot[4], _t31, _t19, _t51, crc_count_onehot[5], _t38, _t26, _t25, _t20, 1'b0,
+            _t29, _t45, _t45, _t38, _t33
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row12_next = crc_s1_zk_row12_reg;
+    if (advance) begin
+        crc_s1_zk_row12_next = {
+            _t20, _t36, _t27, _t35, _t31, _t20, _t17, _t34, _t39, _t38, _t38, _t18, _t16, _t10, crc_count_onehot[1], _t31, _t25, 1'b0, _t21, _t41, _t33, _t15,
+            _t18, _t31, _t16, _t25, _t31, _t22, crc_count_onehot[3], _t21, crc_count_onehot[2], _t28
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row13_next = crc_s1_zk_row13_reg;
+    if (advance) begin
+        crc_s1_zk_row13_next = {
+            _t24, _t38, _t38, _t16, _t35, _t27, _t23, _t27, _t18, crc_count_onehot[3], _t23, _t32, crc_count_onehot[3], _t18, _t33, _t10, _t23, _t45,
+            _t48 | crc_count_onehot[5], _t17, _t18, _t22, _t45, _t29, 1'b0, _t34, _t10, _t23, _t24, _t24, _t17, _t39
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row14_next = crc_s1_zk_row14_reg;
+    if (advance) begin
+        crc_s1_zk_row14_next = {
+            _t27, _t27, 1'b0, _t39, _t22, _t35, _t18, _t28, _t21, _t20, _t31, _t31, _t31, _t22, 1'b0, _t29, crc_count_onehot[1], _t52, _t31, _t32, _t38, _t16,
+            _t32, _t34, _t31, _t30, _t26, _t15, _t21, _t15, _t26, _t28
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row15_next = crc_s1_zk_row15_reg;
+    if (advance) begin
+        crc_s1_zk_row15_next = {
+            _t27, 1'b0, _t39, _t22, _t35, _t18, _t28, _t21, _t20, _t31, _t31, _t31, _t22, 1'b0, _t29, crc_count_onehot[1], _t52, _t31, _t32, _t38, _t16, _t32,
+            _t34, _t31, _t30, _t26, _t15, _t21, _t15, _t26, _t28, _t21
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row16_next = crc_s1_zk_row16_reg;
+    if (advance) begin
+        crc_s1_zk_row16_next = {
+            1'b0, _t39, _t22, _t35, _t18, _t28, _t21, _t20, _t31, _t31, _t31, _t22, 1'b0, _t29, crc_count_onehot[1], _t52, _t31, _t32, _t38, _t16, _t32, _t34,
+            _t31, _t30, _t26, _t15, _t21, _t15, _t26, _t28, _t21, _t21
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row17_next = crc_s1_zk_row17_reg;
+    if (advance) begin
+        crc_s1_zk_row17_next = {
+            _t39, _t22, _t35, _t18, _t28, _t21, _t20, _t31, _t31, _t31, _t22, 1'b0, _t29, crc_count_onehot[1], _t52, _t31, _t32, _t38, _t16, _t32, _t34, _t31,
+            _t30, _t26, _t15, _t21, _t15, _t26, _t28, _t21, _t21, crc_count_onehot[5]
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row18_next = crc_s1_zk_row18_reg;
+    if (advance) begin
+        crc_s1_zk_row18_next = {
+            _t25, _t45, _t36, _t24, _t26, _t28, crc_count_onehot[4], _t15, _t34, _t17, _t28, _t19, _t20, _t54, _t33, _t35, _t19, _t17, _t24,
+            crc_count_onehot[4], _t28, _t36, _t18, crc_count_onehot[4], crc_count_onehot[3], _t22, _t23, _t33, _t24, _t38, _t23, _t33
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row19_next = crc_s1_zk_row19_reg;
+    if (advance) begin
+        crc_s1_zk_row19_next = {
+            _t35, _t24, _t32, _t22, _t23, _t36, _t25, _t22, _t29, _t35, _t25, _t27, _t56, _t22, _t27, crc_count_onehot[5], _t10, crc_count_onehot[3], _t26,
+            crc_count_onehot[2], _t10, _t22, _t36, _t45, _t15, crc_count_onehot[4], crc_count_onehot[4], _t15, crc_count_onehot[2], _t16, crc_count_onehot[2],
+            _t27
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row20_next = crc_s1_zk_row20_reg;
+    if (advance) begin
+        crc_s1_zk_row20_next = {
+            _t24, _t32, _t22, _t23, _t36, _t25, _t22, _t29, _t35, _t25, _t27, _t56, _t22, _t27, crc_count_onehot[5], _t10, crc_count_onehot[3], _t26,
+            crc_count_onehot[2], _t10, _t22, _t36, _t45, _t15, crc_count_onehot[4], crc_count_onehot[4], _t15, crc_count_onehot[2], _t16, crc_count_onehot[2],
+            _t27, _t10
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row21_next = crc_s1_zk_row21_reg;
+    if (advance) begin
+        crc_s1_zk_row21_next = {
+            _t18, _t25, _t33, crc_count_onehot[2], _t38, crc_count_onehot[5], _t33, _t21, 1'b0, crc_count_onehot[5], _t12, _t35, crc_count_onehot[4], _t38,
+            1'b0, _t39, _t20, _t18, _t15, _t25, _t10, _t16, crc_count_onehot[1], _t15, _t23, _t22, crc_count_onehot[1], _t18, _t38, crc_count_onehot[1], _t18,
+            _t10
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row22_next = crc_s1_zk_row22_reg;
+    if (advance) begin
+        crc_s1_zk_row22_next = {
+            _t22, _t17, crc_count_onehot[5], crc_count_onehot[1], _t17, _t38, crc_count_onehot[5], _t23, crc_count_onehot[1], _t52, _t26, crc_count_onehot[1],
+            _t34, _t29, _t21, _t15, _t28, _t23, _t20, _t16, _t24, _t33, crc_count_onehot[1], _t22, _t15, crc_count_onehot[5], _t35, _t20, _t36,
+            crc_count_onehot[3], _t18, _t21
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row23_next = crc_s1_zk_row23_reg;
+    if (advance) begin
+        crc_s1_zk_row23_next = {
+            _t33, crc_count_onehot[3], _t39, 1'b0, _t25, _t22, _t34, _t45, _t50, 1'b0, _t30, _t21, _t35, _t32, _t16, crc_count_onehot[1], 1'b0, _t29, 1'b0,
+            _t36, crc_count_onehot[5], _t33, crc_count_onehot[5], crc_count_onehot[4], crc_count_onehot[1], _t36, 1'b0, 1'b0, _t45, crc_count_onehot[3], _t34,
+            1'b0
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row24_next = crc_s1_zk_row24_reg;
+    if (advance) begin
+        crc_s1_zk_row24_next = {
+            crc_count_onehot[5], _t19, _t16, _t29, _t27, _t24, _t36, _t57, _t25, _t31, _t20, _t22, _t23, _t34, _t19, _t30, _t30, _t31, _t18,
+            crc_count_onehot[3], crc_count_onehot[5], _t26, _t36, _t36, _t35, _t25, _t20, _t22, _t45, _t30, _t24, _t30
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row25_next = crc_s1_zk_row25_reg;
+    if (advance) begin
+        crc_s1_zk_row25_next = {
+            _t19, _t16, _t29, _t27, _t24, _t36, _t57, _t25, _t31, _t20, _t22, _t23, _t34, _t19, _t30, _t30, _t31, _t18, crc_count_onehot[3],
+            crc_count_onehot[5], _t26, _t36, _t36, _t35, _t25, _t20, _t22, _t45, _t30, _t24, _t30, _t45
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row26_next = crc_s1_zk_row26_reg;
+    if (advance) begin
+        crc_s1_zk_row26_next = {
+            _t10, _t26, _t45, _t28, _t16, _t48, _t15, _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30,
+            _t23, _t31, _t16, _t15, _t32, _t27, _t21, _t34, _t25, _t25
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row27_next = crc_s1_zk_row27_reg;
+    if (advance) begin
+        crc_s1_zk_row27_next = {
+            _t26, _t45, _t28, _t16, _t48, _t15, _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23,
+            _t31, _t16, _t15, _t32, _t27, _t21, _t34, _t25, _t25, _t20
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row28_next = crc_s1_zk_row28_reg;
+    if (advance) begin
+        crc_s1_zk_row28_next = {
+            _t45, _t28, _t16, _t48, _t15, _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31,
+            _t16, _t15, _t32, _t27, _t21, _t34, _t25, _t25, _t20, _t36
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row29_next = crc_s1_zk_row29_reg;
+    if (advance) begin
+        crc_s1_zk_row29_next = {
+            _t28, _t16, _t48, _t15, _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31, _t16,
+            _t15, _t32, _t27, _t21, _t34, _t25, _t25, _t20, _t36, _t34
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row30_next = crc_s1_zk_row30_reg;
+    if (advance) begin
+        crc_s1_zk_row30_next = {
+            _t16, _t48, _t15, _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31, _t16, _t15,
+            _t32, _t27, _t21, _t34, _t25, _t25, _t20, _t36, _t34, _t33
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_row31_next = crc_s1_zk_row31_reg;
+    if (advance) begin
+        crc_s1_zk_row31_next = {
+            _t48, _t15, _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31, _t16, _t15, _t32,
+            _t27, _t21, _t34, _t25, _t25, _t20, _t36, _t34, _t33, _t24
+        };
+    end
+end
+
+always @* begin
+    crc_s1_zk_init_next = crc_s1_zk_init_reg;
+    if (advance) begin
+        crc_s1_zk_init_next = {
+            _t47, _t54, _t58, _t40, _t53, _t47, _t51, _t58 | crc_count_onehot[5], _t40, _t12, _t57, _t41 | crc_count_onehot[5], _t46, _t59,
+            _t59 | crc_count_onehot[5], _t59, _t9 | crc_count_onehot[5], _t59, _t49, _t9, _t54, _t58, _t44, _t60, _t56, _t37, _t41, _t58, _t9, _t11, _t44, _t60
+        };
+    end
+end
+
+always @* begin
+    crc_s1_tag_next = crc_s1_tag_reg;
+    if (advance) begin
+        crc_s1_tag_next = {
+            marker_bad,
+            oversize,
+            oversize | last_beat,
+            oversize ? 8'h0 :
+                last_beat ?
+                    {
+                        ul_now[3:0] > 4'b0111, ul_now[3:0] > 4'b0110, ul_now[3:0] > 4'b0101, ul_now[3:0] > 4'b0100, ul_now[3:0] > 4'b0011,
+                        ul_now[3:0] > 4'b0010, ul_now[3:0] > 4'b0001, ul_now[3:0] > 4'b0000
+                    } :
+                8'hff,
+            mf_win[79:16]
+        };
+    end
+end
+
+always @* begin
+    crc_s2_valid_next = crc_s2_valid_reg;
+    if (advance) begin
+        crc_s2_valid_next = crc_s1_valid_reg;
+    end
+end
+
+always @* begin
+    crc_s2_coeff_next = crc_s2_coeff_reg;
+    if (advance) begin
+        crc_s2_coeff_next = {
+            _t61 ? 32'h0 : crc_s1_zk_row31_reg, _t61 ? 32'h0 : crc_s1_zk_row30_reg, _t61 ? 32'h0 : crc_s1_zk_row29_reg, _t61 ? 32'h0 : crc_s1_zk_row28_reg,
+            _t61 ? 32'h0 : crc_s1_zk_row27_reg, _t61 ? 32'h0 : crc_s1_zk_row26_reg, _t61 ? 32'h0 : crc_s1_zk_row25_reg, _t61 ? 32'h0 : crc_s1_zk_row24_reg,
+            _t61 ? 32'h0 : crc_s1_zk_row23_reg, _t61 ? 32'h0 : crc_s1_zk_row22_reg, _t61 ? 32'h0 : crc_s1_zk_row21_reg, _t61 ? 32'h0 : crc_s1_zk_row20_reg,
+            _t61 ? 32'h0 : crc_s1_zk_row19_reg, _t61 ? 32'h0 : crc_s1_zk_row18_reg, _t61 ? 32'h0 : crc_s1_zk_row17_reg, _t61 ? 32'h0 : crc_s1_zk_row16_reg,
+            _t61 ? 32'h0 : crc_s1_zk_row15_reg, _t61 ? 32'h0 : crc_s1_zk_row14_reg, _t61 ? 32'h0 : crc_s1_zk_row13_reg, _t61 ? 32'h0 : crc_s1_zk_row12_reg,
+            _t61 ? 32'h0 : crc_s1_zk_row11_reg, _t61 ? 32'h0 : crc_s1_zk_row10_reg, _t61 ? 32'h0 : crc_s1_zk_row9_reg, _t61 ? 32'h0 : crc_s1_zk_row8_reg,
+            _t61 ? 32'h0 : crc_s1_zk_row7_reg, _t61 ? 32'h0 : crc_s1_zk_row6_reg, _t61 ? 32'h0 : crc_s1_zk_row5_reg, _t61 ? 32'h0 : crc_s1_zk_row4_reg,
+            _t61 ? 32'h0 : crc_s1_zk_row3_reg, _t61 ? 32'h0 : crc_s1_zk_row2_reg, _t61 ? 32'h0 : crc_s1_zk_row1_reg, _t61 ? 32'h0 : crc_s1_zk_row0_reg
+        };
+    end
+end
+
+always @* begin
+    crc_s2_u_next = crc_s2_u_reg;
+    if (advance) begin
+        crc_s2_u_next = crc_s1_start_reg ? crc_s1_zk_init_reg :
+            crc_s1_load_reg ?
+                {
+                    ^(crc_s1_zk_row31_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row30_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row29_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row28_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row27_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row26_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row25_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row24_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row23_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row22_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row21_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row20_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row19_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row18_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row17_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row16_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row15_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row14_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row13_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row12_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row11_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row10_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row9_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row8_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row7_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row6_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row5_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row4_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row3_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row2_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row1_reg & crc_s1_state_reg),
+                    ^(crc_s1_zk_row0_reg & crc_s1_state_reg)
+                } :
+            32'h0;
+    end
+end
+
+always @* begin
+    crc_s2_data_partials_next = crc_s2_data_partials_reg;
+    if (advance) begin
+        crc_s2_data_partials_next = {
+            ^(crc_s1_data_reg & 160'h8fc8e50000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h7b1c379612ef13a9880000000000000000),
+            ^(crc_s1_data_reg & 160'h40caa668f7af0ddec),
+            ^(crc_s1_data_reg & 160'h47e4728000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h3d8e1bcb097789d4c40000000000000000),
+            ^(crc_s1_data_reg & 160'h206553347bd786ef6),
+            ^(crc_s1_data_reg & 160'h23f2394000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h1ec70de584bbc4ea620000000000000000),
+            ^(crc_s1_data_reg & 160'h1032a99a3debc377b),
+            ^(crc_s1_data_reg & 160'h11f91c8000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h2f6386f2c25de275300000000000000000),
+            ^(crc_s1_data_reg & 160'h181954cd1ef5e1bbd),
+            ^(crc_s1_data_reg & 160'h8fc8e0000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h57b1c379612ef13a900000000000000000),
+            ^(crc_s1_data_reg & 160'h8c0caa668f7af0dde),
+            ^(crc_s1_data_reg & 160'h47e470000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h2bd8e1bcb097789d480000000000000000),
+            ^(crc_s1_data_reg & 160'h4606553347bd786ef),
+            ^(crc_s1_data_reg & 160'h8df7c00000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h6eef047484aa4afe7000000000000000000),
+            ^(crc_s1_data_reg & 160'h2a3c98cf15471b1e9b),
+            ^(crc_s1_data_reg & 160'h46fbc00000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h23777823a4255257f3000000000000000000),
+            ^(crc_s1_data_reg & 160'h951e4c678aa38d8f4d),
+            ^(crc_s1_data_reg & 160'hacb514c0a0264400440000000000000000000000),
+            ^(crc_s1_data_reg & 160'h2385046838c554a2b361a4a),
+            ^(crc_s1_data_reg & 160'hd900000000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h926f1b4c24b412cc0f81a00000000000000000),
+            ^(crc_s1_data_reg & 160'hf4d6c4c2a6f6bd0c9),
+            ^(crc_s1_data_reg & 160'he301d2f6ba25cc1b890000000000000000000000),
+            ^(crc_s1_data_reg & 160'h14695baa1c409a4d453588),
+            ^(crc_s1_data_reg & 160'hfe480c004125701f2b9000000000000000000000),
+            ^(crc_s1_data_reg & 160'h99d21d9a446c25c524728),
+            ^(crc_s1_data_reg & 160'h7f2406002092b80f95c800000000000000000000),
+            ^(crc_s1_data_reg & 160'h4ce90ecd223612e292394),
+            ^(crc_s1_data_reg & 160'hb05ae67000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'hb0c7eca1525f5cec44000000000000000),
+            ^(crc_s1_data_reg & 160'h3ac3773fede44c26),
+            ^(crc_s1_data_reg & 160'hd7e5940000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h2469a08f3187de94ee80000000000000000),
+            ^(crc_s1_data_reg & 160'h631cbdd108c02fbff),
+            ^(crc_s1_data_reg & 160'h6bf2c80000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h3234d04798c3ef4a7700000000000000000),
+            ^(crc_s1_data_reg & 160'h718e5ee8846017dff),
+            ^(crc_s1_data_reg & 160'h35f9600000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h591a6823cc61f7a53b00000000000000000),
+            ^(crc_s1_data_reg & 160'hb8c72f7442300beff),
+            ^(crc_s1_data_reg & 160'h1afca00000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h12c8d3411e630fbd29d00000000000000000),
+            ^(crc_s1_data_reg & 160'hdc6397ba211805f7f),
+            ^(crc_s1_data_reg & 160'h82b6bc1c00000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h37597192368cd3d62c000000000000000),
+            ^(crc_s1_data_reg & 160'h2fb6db5e7230f253),
+            ^(crc_s1_data_reg & 160'hce93a00000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h1b74a6fc1a835b7530000000000000000000),
+            ^(crc_s1_data_reg & 160'h73d7b710b2043e8a4c5),
+            ^(crc_s1_data_reg & 160'he88138c14f499b5342a900000000000000000000),
+            ^(crc_s1_data_reg & 160'h3212b112e31f5b048f8e),
+            ^(crc_s1_data_reg & 160'h74409c60a7a4cda9a15480000000000000000000),
+            ^(crc_s1_data_reg & 160'h19095889718fad8247c7),
+            ^(crc_s1_data_reg & 160'hb5e8ab4000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'hb4fe5f0c63fb9e4000000000000000000),
+            ^(crc_s1_data_reg & 160'h108a0eede48ac31fe0f),
+            ^(crc_s1_data_reg & 160'hd53cb08000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h5ebbc56e71f0cf50000000000000000000),
+            ^(crc_s1_data_reg & 160'hb085cdd09ab2ce822eb),
+            ^(crc_s1_data_reg & 160'h6a9e580000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h6f5de2b738f867a0000000000000000000),
+            ^(crc_s1_data_reg & 160'hd842e6e84d596741175),
+            ^(crc_s1_data_reg & 160'hba87800000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h494cb2c6cd8e93207f400000000000000000),
+            ^(crc_s1_data_reg & 160'he1b9d24e5b1cad556),
+            ^(crc_s1_data_reg & 160'hd280000000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'hb01dd4554f0d5a68396000000000000000000),
+            ^(crc_s1_data_reg & 160'h2b0164f4fda215b747),
+            ^(crc_s1_data_reg & 160'he68d600000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h595be9dee783c5260000000000000000000),
+            ^(crc_s1_data_reg & 160'h2998c181cf1abfa064f),
+            ^(crc_s1_data_reg & 160'hfc8e570000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'hb1c379612ef13a98c0c000000000000000),
+            ^(crc_s1_data_reg & 160'haa668f7af0ddecb),
+            ^(crc_s1_data_reg & 160'h7e472b0000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'hd8e1bcb097789d4c604000000000000000),
+            ^(crc_s1_data_reg & 160'h2553347bd786ef65),
+            ^(crc_s1_data_reg & 160'h3f23950000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'hec70de584bbc4ea6300000000000000000),
+            ^(crc_s1_data_reg & 160'h32a99a3debc377b2),
+            ^(crc_s1_data_reg & 160'h1f91ca8000000000000000000000000000000000),
+            ^(crc_s1_data_reg & 160'h76386f2c25de2753180000000000000000),
+            ^(crc_s1_data_reg & 160'h1954cd1ef5e1bbd9)
+        };
+    end
+end
+
+always @* begin
+    crc_s2_tag_next = crc_s2_tag_reg;
+    if (advance) begin
+        crc_s2_tag_next = crc_s1_tag_reg;
+    end
+end
+
+always @* begin
+    crc_valid_next = crc_valid_reg;
+    crc_crc_next = crc_crc_reg;
+    crc_tag_next = crc_tag_reg;
+    if (advance) begin
+        crc_valid_next = crc_s2_valid_reg;
+        if (crc_s2_valid_reg) begin
+            crc_crc_next = crc_next;
+        end
+        crc_tag_next = crc_s2_tag_reg;
+    end
+end
+
+always @* begin
+    out_in_ready_next = out_in_ready_reg;
     out_valid_next = out_valid_reg;
+    out_data_next = out_data_reg;
+    out_temp_valid_next = out_temp_valid_reg;
+    out_temp_data_next = out_temp_data_reg;
+    out_in_ready_next = out_in_ready_early;
+    if (out_in_ready_reg) begin
+        if (out_out_ready | _t14) begin
+            out_valid_next = v_emit;
+            out_data_next = _t62;
+        end else begin
+            out_temp_valid_next = v_emit;
+            out_temp_data_next = _t62;
+        end
+    end else begin
+        if (out_out_ready) begin
+            out_valid_next = out_temp_valid_reg;
+            out_data_next = out_temp_data_reg;
+            out_temp_valid_next = 1'b0;
+        end
+    end
+end
+
+always @* begin
     ring_next = ring_reg;
     wr_ptr_next = wr_ptr_reg;
     fill_next = fill_reg;
-    out_data_next = out_data_reg;
-    out_keep_next = out_keep_reg;
-    out_last_next = out_last_reg;
-    out_user_next = out_user_reg;
     at_start_next = at_start_reg;
     ul_left_next = ul_left_reg;
     hdr_off_next = hdr_off_reg;
-    crc_next = crc_reg;
     marker_fault_next = marker_fault_reg;
     retired_next = retired_reg;
     rd_ptr_next = rd_ptr_reg;
+    out_stopped_next = out_stopped_reg;
     stopped_next = stopped_reg;
     err_seen_next = err_seen_reg;
     err_llp_next = err_llp_reg;
     good_fpdus_next = good_fpdus_reg;
-    if (m_axis_tready) begin
-        out_valid_next = 1'b0;
-    end
     if (accept) begin
-        ring_next = (ring_reg & (~wr_mask)) | ({wr_data_s4[255:248], wr_data_s4[247:240], wr_data_s4[239:232], wr_data_s4[231:224], wr_data_s4[223:216], wr_data_s4[215:208], wr_data_s4[207:200], wr_data_s4[199:192], wr_data_s4[191:184], wr_data_s4[183:176], wr_data_s4[175:168], wr_data_s4[167:160], wr_data_s4[159:152], wr_data_s4[151:144], wr_data_s4[143:136], wr_data_s4[135:128], wr_data_s4[127:120], wr_data_s4[119:112], wr_data_s4[111:104], wr_data_s4[103:96], wr_data_s4[95:88], wr_data_s4[87:80], wr_data_s4[79:72], wr_data_s4[71:64], wr_data_s4[63:56], wr_data_s4[55:48], wr_data_s4[47:40], wr_data_s4[39:32], wr_data_s4[31:24], wr_data_s4[23:16], wr_data_s4[15:8], wr_data_s4[7:0]} & wr_mask);
+        ring_next = (ring_reg & (~wr_mask)) |
+            ({
+                wr_data_s4[255:248], wr_data_s4[247:240], wr_data_s4[239:232], wr_data_s4[231:224], wr_data_s4[223:216], wr_data_s4[215:208],
+                wr_data_s4[207:200], wr_data_s4[199:192], wr_data_s4[191:184], wr_data_s4[183:176], wr_data_s4[175:168], wr_data_s4[167:160],
+                wr_data_s4[159:152], wr_data_s4[151:144], wr_data_s4[143:136], wr_data_s4[135:128], wr_data_s4[127:120], wr_data_s4[119:112],
+                wr_data_s4[111:104], wr_data_s4[103:96], wr_data_s4[95:88], wr_data_s4[87:80], wr_data_s4[79:72], wr_data_s4[71:64], wr_data_s4[63:56],
+                wr_data_s4[55:48], wr_data_s4[47:40], wr_data_s4[39:32], wr_data_s4[31:24], wr_data_s4[23:16], wr_data_s4[15:8], wr_data_s4[7:0]
+            } &
+                wr_mask);
         wr_ptr_next = wr_ptr_reg + {1'b0, in_octets};
     end
     fill_next = (fill_reg + (accept ? {4'b0000, in_octets} : 8'h0)) - (go ? (words << 2'b10) : 8'h0);
     if (go) begin
-        out_valid_next = 1'b1;
-        out_data_next = mf_win[79:16];
-        out_keep_next = oversize ? 8'h0 : (last_beat ? {ul_now[3:0] > 4'b0111, ul_now[3:0] > 4'b0110, ul_now[3:0] > 4'b0101, ul_now[3:0] > 4'b0100, ul_now[3:0] > 4'b0011, ul_now[3:0] > 4'b0010, ul_now[3:0] > 4'b0001, ul_now[3:0] > 4'b0000} : 8'hff);
-        out_last_next = oversize | last_beat;
-        out_user_next = ((~oversize) & last_beat) & (~_t6);
         at_start_next = last_beat | oversize;
         ul_left_next = ul_now - 16'h8;
         hdr_off_next = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, words};
-        crc_next = crc_rew2;
         marker_fault_next = marker_bad;
         retired_next = retired_reg + words[6:0];
         rd_ptr_next = rd_ptr_reg + words[2:0];
-        if (fail) begin
-            stopped_next = 1'b1;
-            err_seen_next = 1'b1;
-            err_llp_next = (oversize | (~crc_bad)) ? ERR_MARKER : ERR_CRC;
-        end
     end
-    if (((out_valid_reg & m_axis_tready) & out_last_reg) & out_user_reg) begin
+    if (advance & fail) begin
+        out_stopped_next = 1'b1;
+        stopped_next = 1'b1;
+        err_seen_next = 1'b1;
+        err_llp_next = (v_beat_oversize | (~crc_bad)) ? ERR_MARKER : ERR_CRC;
+    end
+    if (out_valid_reg & m_axis_tready & out_data_reg[72] & out_data_reg[73]) begin
         good_fpdus_next = good_fpdus_reg + 32'h1;
     end
 end
@@ -687,17 +1371,64 @@ always @(posedge clk) begin
     at_start_reg <= at_start_next;
     ul_left_reg <= ul_left_next;
     hdr_off_reg <= hdr_off_next;
-    crc_reg <= crc_next;
     marker_fault_reg <= marker_fault_next;
     stopped_reg <= stopped_next;
-    out_valid_reg <= out_valid_next;
-    out_data_reg <= out_data_next;
-    out_keep_reg <= out_keep_next;
-    out_last_reg <= out_last_next;
-    out_user_reg <= out_user_next;
     err_seen_reg <= err_seen_next;
     err_llp_reg <= err_llp_next;
     good_fpdus_reg <= good_fpdus_next;
+    crc_s1_valid_reg <= crc_s1_valid_next;
+    crc_s1_data_reg <= crc_s1_data_next;
+    crc_s1_start_reg <= crc_s1_start_next;
+    crc_s1_load_reg <= crc_s1_load_next;
+    crc_s1_state_reg <= crc_s1_state_next;
+    crc_s1_zk_row0_reg <= crc_s1_zk_row0_next;
+    crc_s1_zk_row1_reg <= crc_s1_zk_row1_next;
+    crc_s1_zk_row2_reg <= crc_s1_zk_row2_next;
+    crc_s1_zk_row3_reg <= crc_s1_zk_row3_next;
+    crc_s1_zk_row4_reg <= crc_s1_zk_row4_next;
+    crc_s1_zk_row5_reg <= crc_s1_zk_row5_next;
+    crc_s1_zk_row6_reg <= crc_s1_zk_row6_next;
+    crc_s1_zk_row7_reg <= crc_s1_zk_row7_next;
+    crc_s1_zk_row8_reg <= crc_s1_zk_row8_next;
+    crc_s1_zk_row9_reg <= crc_s1_zk_row9_next;
+    crc_s1_zk_row10_reg <= crc_s1_zk_row10_next;
+    crc_s1_zk_row11_reg <= crc_s1_zk_row11_next;
+    crc_s1_zk_row12_reg <= crc_s1_zk_row12_next;
+    crc_s1_zk_row13_reg <= crc_s1_zk_row13_next;
+    crc_s1_zk_row14_reg <= crc_s1_zk_row14_next;
+    crc_s1_zk_row15_reg <= crc_s1_zk_row15_next;
+    crc_s1_zk_row16_reg <= crc_s1_zk_row16_next;
+    crc_s1_zk_row17_reg <= crc_s1_zk_row17_next;
+    crc_s1_zk_row18_reg <= crc_s1_zk_row18_next;
+    crc_s1_zk_row19_reg <= crc_s1_zk_row19_next;
+    crc_s1_zk_row20_reg <= crc_s1_zk_row20_next;
+    crc_s1_zk_row21_reg <= crc_s1_zk_row21_next;
+    crc_s1_zk_row22_reg <= crc_s1_zk_row22_next;
+    crc_s1_zk_row23_reg <= crc_s1_zk_row23_next;
+    crc_s1_zk_row24_reg <= crc_s1_zk_row24_next;
+    crc_s1_zk_row25_reg <= crc_s1_zk_row25_next;
+    crc_s1_zk_row26_reg <= crc_s1_zk_row26_next;
+    crc_s1_zk_row27_reg <= crc_s1_zk_row27_next;
+    crc_s1_zk_row28_reg <= crc_s1_zk_row28_next;
+    crc_s1_zk_row29_reg <= crc_s1_zk_row29_next;
+    crc_s1_zk_row30_reg <= crc_s1_zk_row30_next;
+    crc_s1_zk_row31_reg <= crc_s1_zk_row31_next;
+    crc_s1_zk_init_reg <= crc_s1_zk_init_next;
+    crc_s1_tag_reg <= crc_s1_tag_next;
+    crc_s2_valid_reg <= crc_s2_valid_next;
+    crc_s2_coeff_reg <= crc_s2_coeff_next;
+    crc_s2_u_reg <= crc_s2_u_next;
+    crc_s2_data_partials_reg <= crc_s2_data_partials_next;
+    crc_s2_tag_reg <= crc_s2_tag_next;
+    crc_crc_reg <= crc_crc_next;
+    crc_valid_reg <= crc_valid_next;
+    crc_tag_reg <= crc_tag_next;
+    out_stopped_reg <= out_stopped_next;
+    out_valid_reg <= out_valid_next;
+    out_data_reg <= out_data_next;
+    out_in_ready_reg <= out_in_ready_next;
+    out_temp_valid_reg <= out_temp_valid_next;
+    out_temp_data_reg <= out_temp_data_next;
 
     if (rst) begin
         wr_ptr_reg <= 5'h0;
@@ -706,10 +1437,17 @@ always @(posedge clk) begin
         retired_reg <= 7'h0;
         at_start_reg <= 1'b1;
         stopped_reg <= 1'b0;
-        out_valid_reg <= 1'b0;
         err_seen_reg <= 1'b0;
         err_llp_reg <= 8'h0;
         good_fpdus_reg <= 32'h0;
+        crc_s1_valid_reg <= 1'b0;
+        crc_s2_valid_reg <= 1'b0;
+        crc_crc_reg <= 32'hffffffff;
+        crc_valid_reg <= 1'b0;
+        out_stopped_reg <= 1'b0;
+        out_valid_reg <= 1'b0;
+        out_in_ready_reg <= 1'b0;
+        out_temp_valid_reg <= 1'b0;
     end
 end
 

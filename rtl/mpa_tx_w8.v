@@ -5,8 +5,8 @@
 /*
  * MPA transmit: ULPDUs in, FPDUs out (ULPDU_Length, ULPDU, PAD, markers, CRC-32C),
  * 8 octets per beat, one input beat per cycle. RFC 5044 framing (spec/mpa.md sections 2-4).
- * s_axis_tuser on the first beat of a ULPDU: [15:0] ULPDU_Length, [24:16] seq[8:0],
- * [33:25] S0[8:0], [34] markers, [35] CRC, [36] continue (seq = where the previous FPDU ended).
+ * s_axis_tuser on the first beat of a ULPDU: the framing context (record mpa_tx_ctx; cont: the FPDU
+ * continues where the previous one ended, its seq field ignored).
  * One FPDU per m_axis packet (tlast at the CRC).
  *
  * Parameters:
@@ -33,7 +33,7 @@ module mpa_tx_w8 (
     input  wire        s_axis_tvalid,
     output wire        s_axis_tready,
     input  wire        s_axis_tlast,
-    input  wire [36:0] s_axis_tuser,
+    input  wire [36:0] s_axis_tuser, // record mpa_tx_ctx {cont[36], crc[35], markers[34], s0[33:25], seq[24:16], ulpdu_length[15:0]}
 
     /*
      * AXI4-Stream output: FPDUs, the TCP payload (m_axis)
@@ -75,10 +75,16 @@ reg fa_last_next;
 reg [9:0] fa_ctx_reg;
 reg [9:0] fa_ctx_next;
 wire a_first;
+wire [15:0] ctx_ulpdu_length; // ULPDU octets that follow
+wire [8:0] ctx_seq; // low 9 bits of the TCP sequence number of the FPDU's first octet
+wire [8:0] ctx_s0; // low 9 bits of S0, where markers count from (RFC 5044 section 4.5)
 // verilator lint_off UNUSED
 // FPDUs start 4-aligned to S0 (spec/mpa.md section 4.5): the low two bits are 0
 wire [8:0] a_phase_octets;
 // verilator lint_on UNUSED
+wire ctx_cont; // the FPDU follows the previous one in the stream: seq is ignored
+wire ctx_crc; // CRC negotiated (off: the CRC field is sent as 0)
+wire ctx_markers; // markers in this direction
 wire [9:0] a_ctx_in;
 wire [16:0] a_fpdu_octets;
 wire [16:0] a_left_now;
@@ -154,164 +160,278 @@ wire [2:0] gb_count_after;
 wire gb_fpdu_done;
 wire gb_room;
 wire fa_accept;
-reg [31:0] crc_state_reg; // CRC register over the FPDU so far
-reg [31:0] crc_state_next;
-reg out_valid_reg;
-reg out_valid_next;
-reg [63:0] out_data_reg;
-reg [63:0] out_data_next;
-reg [7:0] out_keep_reg;
-reg [7:0] out_keep_next;
-reg out_last_reg;
-reg out_last_next;
-wire out_free;
+wire c_advance; // stage C and the CRC pipeline move this cycle
 wire c_take;
 wire [1:0] c_crc_words;
-// verilator lint_off UNUSED
-// the top bit (a shift of n words) means no CRC octets: c_crc_none
-wire [1:0] c_shift_words;
-// verilator lint_on UNUSED
-wire [63:0] c_crc_data_shift2; // lanes up by 4 if bit 2 of the shift
-wire [31:0] c_crc_back2; // Z^-4: the CRC register 4 zero octets back
-wire [31:0] c_crc_rewind2; // rewound if bit 2 of the shift
-wire [31:0] c_crc_next;
-wire c_crc_none;
-wire [31:0] c_crc_after;
+wire [2:0] c_crc_count_onehot; // bit k: a beat of k units
+wire [1:0] c_crc_shift; // units of zeros before the data (N - k)
+reg c_crc_s1_valid_reg;
+reg c_crc_s1_valid_next;
+wire [63:0] c_crc_aligned; // the valid units at the end of the block
+reg [63:0] c_crc_s1_data_reg;
+reg [63:0] c_crc_s1_data_next;
+reg c_crc_s1_start_reg;
+reg c_crc_s1_start_next;
+reg c_crc_s1_load_reg;
+reg c_crc_s1_load_next;
+reg [31:0] c_crc_s1_state_reg;
+reg [31:0] c_crc_s1_state_next;
+reg [31:0] c_crc_s1_zk_row0_reg;
+reg [31:0] c_crc_s1_zk_row0_next;
+reg [31:0] c_crc_s1_zk_row1_reg;
+reg [31:0] c_crc_s1_zk_row1_next;
+reg [31:0] c_crc_s1_zk_row2_reg;
+reg [31:0] c_crc_s1_zk_row2_next;
+reg [31:0] c_crc_s1_zk_row3_reg;
+reg [31:0] c_crc_s1_zk_row3_next;
+reg [31:0] c_crc_s1_zk_row4_reg;
+reg [31:0] c_crc_s1_zk_row4_next;
+reg [31:0] c_crc_s1_zk_row5_reg;
+reg [31:0] c_crc_s1_zk_row5_next;
+reg [31:0] c_crc_s1_zk_row6_reg;
+reg [31:0] c_crc_s1_zk_row6_next;
+reg [31:0] c_crc_s1_zk_row7_reg;
+reg [31:0] c_crc_s1_zk_row7_next;
+reg [31:0] c_crc_s1_zk_row8_reg;
+reg [31:0] c_crc_s1_zk_row8_next;
+reg [31:0] c_crc_s1_zk_row9_reg;
+reg [31:0] c_crc_s1_zk_row9_next;
+reg [31:0] c_crc_s1_zk_row10_reg;
+reg [31:0] c_crc_s1_zk_row10_next;
+reg [31:0] c_crc_s1_zk_row11_reg;
+reg [31:0] c_crc_s1_zk_row11_next;
+reg [31:0] c_crc_s1_zk_row12_reg;
+reg [31:0] c_crc_s1_zk_row12_next;
+reg [31:0] c_crc_s1_zk_row13_reg;
+reg [31:0] c_crc_s1_zk_row13_next;
+reg [31:0] c_crc_s1_zk_row14_reg;
+reg [31:0] c_crc_s1_zk_row14_next;
+reg [31:0] c_crc_s1_zk_row15_reg;
+reg [31:0] c_crc_s1_zk_row15_next;
+reg [31:0] c_crc_s1_zk_row16_reg;
+reg [31:0] c_crc_s1_zk_row16_next;
+reg [31:0] c_crc_s1_zk_row17_reg;
+reg [31:0] c_crc_s1_zk_row17_next;
+reg [31:0] c_crc_s1_zk_row18_reg;
+reg [31:0] c_crc_s1_zk_row18_next;
+reg [31:0] c_crc_s1_zk_row19_reg;
+reg [31:0] c_crc_s1_zk_row19_next;
+reg [31:0] c_crc_s1_zk_row20_reg;
+reg [31:0] c_crc_s1_zk_row20_next;
+reg [31:0] c_crc_s1_zk_row21_reg;
+reg [31:0] c_crc_s1_zk_row21_next;
+reg [31:0] c_crc_s1_zk_row22_reg;
+reg [31:0] c_crc_s1_zk_row22_next;
+reg [31:0] c_crc_s1_zk_row23_reg;
+reg [31:0] c_crc_s1_zk_row23_next;
+reg [31:0] c_crc_s1_zk_row24_reg;
+reg [31:0] c_crc_s1_zk_row24_next;
+reg [31:0] c_crc_s1_zk_row25_reg;
+reg [31:0] c_crc_s1_zk_row25_next;
+reg [31:0] c_crc_s1_zk_row26_reg;
+reg [31:0] c_crc_s1_zk_row26_next;
+reg [31:0] c_crc_s1_zk_row27_reg;
+reg [31:0] c_crc_s1_zk_row27_next;
+reg [31:0] c_crc_s1_zk_row28_reg;
+reg [31:0] c_crc_s1_zk_row28_next;
+reg [31:0] c_crc_s1_zk_row29_reg;
+reg [31:0] c_crc_s1_zk_row29_next;
+reg [31:0] c_crc_s1_zk_row30_reg;
+reg [31:0] c_crc_s1_zk_row30_next;
+reg [31:0] c_crc_s1_zk_row31_reg;
+reg [31:0] c_crc_s1_zk_row31_next;
+reg [31:0] c_crc_s1_zk_init_reg;
+reg [31:0] c_crc_s1_zk_init_next;
+reg [68:0] c_crc_s1_tag_reg;
+reg [68:0] c_crc_s1_tag_next;
+reg c_crc_s2_valid_reg;
+reg c_crc_s2_valid_next;
+reg [1023:0] c_crc_s2_coeff_reg;
+reg [1023:0] c_crc_s2_coeff_next;
+reg [31:0] c_crc_s2_u_reg;
+reg [31:0] c_crc_s2_u_next;
+reg [33:0] c_crc_s2_data_partials_reg;
+reg [33:0] c_crc_s2_data_partials_next;
+reg [68:0] c_crc_s2_tag_reg;
+reg [68:0] c_crc_s2_tag_next;
+reg [31:0] c_crc_crc_reg; // the raw CRC register after the last beat
+reg [31:0] c_crc_crc_next;
+wire [31:0] c_crc_next; // the loop: Z^k crc xor U xor D data
+reg c_crc_valid_reg; // crc holds the register after a beat that just left stage 2
+reg c_crc_valid_next;
+reg [68:0] c_crc_tag_reg;
+reg [68:0] c_crc_tag_next;
+wire c_beat_crc_on; // CRC negotiated (off: the field is sent as 0)
 wire [31:0] c_crc_value;
+wire c_beat_last; // the FPDU ends in this beat (with the CRC slot)
+wire c_beat_crc_slot; // the word that takes the CRC
+wire [63:0] c_beat_data; // FPDU words and markers, the CRC slot empty
+wire [1:0] c_beat_words; // words in the beat
+reg out_valid_reg; // out holds a beat (an FPDU beat with its CRC)
+reg out_valid_next;
+reg [72:0] out_data_reg;
+reg [72:0] out_data_next;
+wire out_out_ready; // the consumer of out_out takes its beat
+reg out_in_ready_reg; // out takes a beat this cycle (registered)
+reg out_in_ready_next;
+reg out_temp_valid_reg; // out holds a skid beat
+reg out_temp_valid_next;
+reg [72:0] out_temp_data_reg;
+reg [72:0] out_temp_data_next;
+wire out_in_ready_early;
+wire [16:0] _t0;
+wire _t1;
+wire [3:0] _t2;
+wire [3:0] _t3;
 // verilator lint_off UNUSED
-wire [3:0] _t0; // read through slices
+wire [3:0] _t4; // read through slices
 // verilator lint_on UNUSED
+wire _t5;
 // verilator lint_off UNUSED
-wire [1:0] _t1; // read through slices
+wire [1:0] _t6; // read through slices
 // verilator lint_on UNUSED
-wire [31:0] _t2;
-wire [31:0] _t3;
-wire _t4;
+wire _t7;
+wire [31:0] _t8;
+wire _t9;
+wire _t10;
+wire _t11;
+wire _t12;
+wire _t13;
+wire _t14;
+wire _t15;
+wire _t16;
+wire _t17;
+wire _t18;
+wire _t19;
+wire _t20;
+wire _t21;
+wire _t22;
+wire [72:0] _t23;
 
-assign _t0 = gb_consumed - 4'b0001;
-assign _t1 = gb_out_words - 2'b01;
-assign _t2 = ob_first_reg ? 32'hffffffff : crc_state_reg;
-assign _t3 = {mk_fpduptr[7:0], mk_fpduptr[15:8], 16'h0};
-assign _t4 = ~mk_here;
+assign _t0 = {1'b0, ctx_ulpdu_length};
+assign _t1 = a_data_now > 17'h2;
+assign _t2 = {1'b0, gb_count_reg};
+assign _t3 = {3'b000, mk_here};
+assign _t4 = gb_consumed - 4'b0001;
+assign _t5 = o_idx_reg == 15'h0;
+assign _t6 = gb_out_words - 2'b01;
+assign _t7 = ~out_valid_reg;
+assign _t8 = {mk_fpduptr[7:0], mk_fpduptr[15:8], 16'h0};
+assign _t9 = ~mk_here;
+assign _t10 = fa_accept & (gb_count_after == 3'b000);
+assign _t11 = fa_words_reg > 2'b00;
+assign _t12 = (gb_fpdu_consumed == 3'b000) & gb_emit;
+assign _t13 = (gb_fpdu_consumed == 3'b001) & gb_emit;
+assign _t14 = (gb_fpdu_consumed == 3'b010) & gb_emit;
+assign _t15 = fa_words_reg > 2'b01;
+assign _t16 = fa_accept & (gb_count_after == 3'b001);
+assign _t17 = fa_accept & (gb_count_after == 3'b010);
+assign _t18 = c_crc_count_onehot[1] | c_crc_count_onehot[2];
+assign _t19 = c_crc_count_onehot[0] | c_crc_count_onehot[2];
+assign _t20 = _t21 | c_crc_count_onehot[2];
+assign _t21 = c_crc_count_onehot[0] | c_crc_count_onehot[1];
+assign _t22 = c_crc_s1_start_reg | c_crc_s1_load_reg;
+assign _t23 = {
+    c_beat_last,
+    {{4{c_beat_words > 2'b01}}, {4{c_beat_words > 2'b00}}},
+    {(c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : c_beat_data[63:32], (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : c_beat_data[31:0]}
+};
 assign a_first = ~a_in_fpdu_reg;
-assign a_phase_octets = s_axis_tuser[24:16] - s_axis_tuser[33:25];
-assign a_ctx_in = {s_axis_tuser[36], s_axis_tuser[35], s_axis_tuser[34], a_phase_octets[8:2]};
-assign a_fpdu_octets = ({1'b0, s_axis_tuser[15:0]} + 17'h5) & 17'h1fffc;
+assign ctx_ulpdu_length = s_axis_tuser[15:0];
+assign ctx_seq = s_axis_tuser[24:16];
+assign ctx_s0 = s_axis_tuser[33:25];
+assign a_phase_octets = ctx_seq - ctx_s0;
+assign ctx_cont = s_axis_tuser[36];
+assign ctx_crc = s_axis_tuser[35];
+assign ctx_markers = s_axis_tuser[34];
+assign a_ctx_in = {ctx_cont, ctx_crc, ctx_markers, a_phase_octets[8:2]};
+assign a_fpdu_octets = (_t0 + 17'h5) & 17'h1fffc;
 assign a_left_now = a_first ? a_fpdu_octets : a_left_reg;
-assign a_data_now = a_first ? ({1'b0, s_axis_tuser[15:0]} + 17'h2) : a_data_left_reg;
-assign a_low2 = a_first ? {s_axis_tuser[7:0], s_axis_tuser[15:8]} : a_prev_reg;
+assign a_data_now = a_first ? (_t0 + 17'h2) : a_data_left_reg;
+assign a_low2 = a_first ? {ctx_ulpdu_length[7:0], ctx_ulpdu_length[15:8]} : a_prev_reg;
 assign a_more_after = a_left_now > 17'h8;
 assign a_beat_words = a_more_after ? 2'b10 : a_left_now[3:2];
 assign fa_free = (~fa_valid_reg) | fa_ready;
 assign s_axis_tready = (~a_flush_reg) & fa_free;
 assign a_take = s_axis_tvalid & s_axis_tready;
-assign a_ends_here = (a_data_now <= 17'ha) & ((a_data_now > 17'h2) | a_first);
+assign a_ends_here = (a_data_now <= 17'ha) & (_t1 | a_first);
 assign a_length_bad = s_axis_tlast ? (~a_ends_here) : a_ends_here;
 assign err_length = err_length_seen_reg;
 assign a_flush_now = a_flush_reg & fa_free;
 assign ob_free = (~ob_valid_reg) | ob_ready;
 assign mk_slot = 7'h0 - ph_reg;
 assign mk_in_beat = gb_ctx_reg[0] & (mk_slot < 7'h2);
-assign gb_remaining = {1'b0, gb_count_reg} + {3'b000, gb_all_in_reg};
+assign gb_remaining = _t2 + {3'b000, gb_all_in_reg};
 assign mk_here = mk_in_beat & ((~gb_all_in_reg) | ({3'b000, gb_remaining} > mk_slot));
 assign gb_need = mk_in_beat ? 4'b0001 : 4'b0010;
-assign gb_emit = (gb_active_reg & ob_free) & (gb_all_in_reg | ({1'b0, gb_count_reg} >= gb_need));
-assign gb_with_marker = gb_remaining + {3'b000, mk_here};
+assign gb_emit = gb_active_reg & ob_free & (gb_all_in_reg | (_t2 >= gb_need));
+assign gb_with_marker = gb_remaining + _t3;
 assign gb_out_words = (gb_with_marker > 4'b0010) ? 2'b10 : gb_with_marker[1:0];
-assign gb_consumed = {2'b00, gb_out_words} - {3'b000, mk_here};
+assign gb_consumed = {2'b00, gb_out_words} - _t3;
 assign gb_crc_out = gb_all_in_reg & (gb_consumed == gb_remaining);
-assign gb_fpdu_consumed = gb_crc_out ? _t0[2:0] : gb_consumed[2:0];
-assign mk_leading = (o_idx_reg == 15'h0) & (mk_slot == 7'h0);
+assign gb_fpdu_consumed = gb_crc_out ? _t4[2:0] : gb_consumed[2:0];
+assign mk_leading = _t5 & (mk_slot == 7'h0);
 assign mk_ptr_words = (o_idx_reg + {8'h0, mk_slot}) - (o_lead_reg ? 15'h1 : 15'h0);
 assign mk_fpduptr = mk_leading ? 16'h0 : {mk_ptr_words[13:0], 2'b00};
-assign gb_crc_slot = _t1[0];
+assign gb_crc_slot = _t6[0];
 assign gb_count_after = gb_emit ? (gb_count_reg - gb_fpdu_consumed) : gb_count_reg;
 assign gb_fpdu_done = gb_emit & gb_crc_out;
 assign gb_room = ({1'b0, gb_count_after} + {2'b00, fa_words_reg}) <= 4'b0100;
-assign fa_accept = (fa_valid_reg & gb_room) & (fa_first_reg ? ((~gb_active_reg) | gb_fpdu_done) : (gb_active_reg & (~gb_fpdu_done)));
+assign fa_accept = fa_valid_reg & gb_room & (fa_first_reg ? ((~gb_active_reg) | gb_fpdu_done) : (gb_active_reg & (~gb_fpdu_done)));
 assign fa_ready = fa_accept;
-assign out_free = (~out_valid_reg) | m_axis_tready;
-assign ob_ready = out_free;
-assign c_take = ob_valid_reg & out_free;
+assign ob_ready = c_advance;
+assign c_take = ob_valid_reg & c_advance;
 assign c_crc_words = ob_last_reg ? {1'b0, ob_crc_slot_reg} : ob_words_reg;
-assign c_shift_words = 2'b10 - c_crc_words;
-assign c_crc_data_shift2 = c_shift_words[0] ? {ob_data_reg[31:0], 32'h0} : ob_data_reg;
-assign c_crc_back2 = {
-    ^(_t2 & 32'hbd9ebfa0),
-    ^(_t2 & 32'hdecf5fd0),
-    ^(_t2 & 32'h6f67afe8),
-    ^(_t2 & 32'hb7b3d7f4),
-    ^(_t2 & 32'h5bd9ebfa),
-    ^(_t2 & 32'hadecf5fd),
-    ^(_t2 & 32'heb68c55e),
-    ^(_t2 & 32'h75b462af),
-    ^(_t2 & 32'h7448ef7),
-    ^(_t2 & 32'h3e3cf8db),
-    ^(_t2 & 32'h2280c3cd),
-    ^(_t2 & 32'hacdede46),
-    ^(_t2 & 32'h566f6f23),
-    ^(_t2 & 32'h16a90831),
-    ^(_t2 & 32'h36ca3bb8),
-    ^(_t2 & 32'h1b651ddc),
-    ^(_t2 & 32'h8db28eee),
-    ^(_t2 & 32'hc6d94777),
-    ^(_t2 & 32'h5ef21c1b),
-    ^(_t2 & 32'h92e7b1ad),
-    ^(_t2 & 32'h74ed6776),
-    ^(_t2 & 32'hba76b3bb),
-    ^(_t2 & 32'he0a5e67d),
-    ^(_t2 & 32'h4dcc4c9e),
-    ^(_t2 & 32'h26e6264f),
-    ^(_t2 & 32'haeedac87),
-    ^(_t2 & 32'heae869e3),
-    ^(_t2 & 32'hc8ea8b51),
-    ^(_t2 & 32'hd9ebfa08),
-    ^(_t2 & 32'hecf5fd04),
-    ^(_t2 & 32'hf67afe82),
-    ^(_t2 & 32'h7b3d7f41)
-};
-assign c_crc_rewind2 = c_shift_words[0] ? c_crc_back2 : _t2;
+assign c_crc_count_onehot = {c_crc_words == 2'b10, c_crc_words == 2'b01, c_crc_words == 2'b00};
+assign c_crc_shift = {c_crc_count_onehot[0], c_crc_count_onehot[1]};
+assign c_crc_aligned = c_crc_shift[1] ? 64'h0 : (c_crc_shift[0] ? {ob_data_reg[31:0], 32'h0} : ob_data_reg);
 assign c_crc_next = {
-    (^(c_crc_rewind2 & 32'h1c379612)) ^ (^(c_crc_data_shift2 & 64'h8fc8e57b1c379612)),
-    (^(c_crc_rewind2 & 32'h8e1bcb09)) ^ (^(c_crc_data_shift2 & 64'h47e472bd8e1bcb09)),
-    (^(c_crc_rewind2 & 32'hc70de584)) ^ (^(c_crc_data_shift2 & 64'h23f2395ec70de584)),
-    (^(c_crc_rewind2 & 32'h6386f2c2)) ^ (^(c_crc_data_shift2 & 64'h11f91caf6386f2c2)),
-    (^(c_crc_rewind2 & 32'hb1c37961)) ^ (^(c_crc_data_shift2 & 64'h8fc8e57b1c37961)),
-    (^(c_crc_rewind2 & 32'hd8e1bcb0)) ^ (^(c_crc_data_shift2 & 64'h47e472bd8e1bcb0)),
-    (^(c_crc_rewind2 & 32'hf047484a)) ^ (^(c_crc_data_shift2 & 64'h8df7c6eef047484a)),
-    (^(c_crc_rewind2 & 32'h7823a425)) ^ (^(c_crc_data_shift2 & 64'h46fbe3777823a425)),
-    (^(c_crc_rewind2 & 32'ha0264400)) ^ (^(c_crc_data_shift2 & 64'hacb514c0a0264400)),
-    (^(c_crc_rewind2 & 32'h4c24b412)) ^ (^(c_crc_data_shift2 & 64'hd9926f1b4c24b412)),
-    (^(c_crc_rewind2 & 32'hba25cc1b)) ^ (^(c_crc_data_shift2 & 64'he301d2f6ba25cc1b)),
-    (^(c_crc_rewind2 & 32'h4125701f)) ^ (^(c_crc_data_shift2 & 64'hfe480c004125701f)),
-    (^(c_crc_rewind2 & 32'h2092b80f)) ^ (^(c_crc_data_shift2 & 64'h7f2406002092b80f)),
-    (^(c_crc_rewind2 & 32'hc7eca15)) ^ (^(c_crc_data_shift2 & 64'hb05ae67b0c7eca15)),
-    (^(c_crc_rewind2 & 32'h9a08f318)) ^ (^(c_crc_data_shift2 & 64'hd7e596469a08f318)),
-    (^(c_crc_rewind2 & 32'h4d04798c)) ^ (^(c_crc_data_shift2 & 64'h6bf2cb234d04798c)),
-    (^(c_crc_rewind2 & 32'ha6823cc6)) ^ (^(c_crc_data_shift2 & 64'h35f96591a6823cc6)),
-    (^(c_crc_rewind2 & 32'hd3411e63)) ^ (^(c_crc_data_shift2 & 64'h1afcb2c8d3411e63)),
-    (^(c_crc_rewind2 & 32'h75971923)) ^ (^(c_crc_data_shift2 & 64'h82b6bc1f75971923)),
-    (^(c_crc_rewind2 & 32'ha6fc1a83)) ^ (^(c_crc_data_shift2 & 64'hce93bb74a6fc1a83)),
-    (^(c_crc_rewind2 & 32'h4f499b53)) ^ (^(c_crc_data_shift2 & 64'he88138c14f499b53)),
-    (^(c_crc_rewind2 & 32'ha7a4cda9)) ^ (^(c_crc_data_shift2 & 64'h74409c60a7a4cda9)),
-    (^(c_crc_rewind2 & 32'h4fe5f0c6)) ^ (^(c_crc_data_shift2 & 64'hb5e8ab4b4fe5f0c6)),
-    (^(c_crc_rewind2 & 32'hbbc56e71)) ^ (^(c_crc_data_shift2 & 64'hd53cb0debbc56e71)),
-    (^(c_crc_rewind2 & 32'h5de2b738)) ^ (^(c_crc_data_shift2 & 64'h6a9e586f5de2b738)),
-    (^(c_crc_rewind2 & 32'hb2c6cd8e)) ^ (^(c_crc_data_shift2 & 64'hba87c94cb2c6cd8e)),
-    (^(c_crc_rewind2 & 32'h4554f0d5)) ^ (^(c_crc_data_shift2 & 64'hd28b01dd4554f0d5)),
-    (^(c_crc_rewind2 & 32'hbe9dee78)) ^ (^(c_crc_data_shift2 & 64'he68d6595be9dee78)),
-    (^(c_crc_rewind2 & 32'hc379612e)) ^ (^(c_crc_data_shift2 & 64'hfc8e57b1c379612e)),
-    (^(c_crc_rewind2 & 32'he1bcb097)) ^ (^(c_crc_data_shift2 & 64'h7e472bd8e1bcb097)),
-    (^(c_crc_rewind2 & 32'h70de584b)) ^ (^(c_crc_data_shift2 & 64'h3f2395ec70de584b)),
-    (^(c_crc_rewind2 & 32'h386f2c25)) ^ (^(c_crc_data_shift2 & 64'h1f91caf6386f2c25))
+    (^(c_crc_s2_coeff_reg[1023:992] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[31] ^ (^c_crc_s2_data_partials_reg[33]),
+    (^(c_crc_s2_coeff_reg[991:960] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[30] ^ (^c_crc_s2_data_partials_reg[32]),
+    (^(c_crc_s2_coeff_reg[959:928] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[29] ^ (^c_crc_s2_data_partials_reg[31]),
+    (^(c_crc_s2_coeff_reg[927:896] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[28] ^ (^c_crc_s2_data_partials_reg[30]),
+    (^(c_crc_s2_coeff_reg[895:864] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[27] ^ (^c_crc_s2_data_partials_reg[29]),
+    (^(c_crc_s2_coeff_reg[863:832] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[26] ^ (^c_crc_s2_data_partials_reg[28]),
+    (^(c_crc_s2_coeff_reg[831:800] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[25] ^ (^c_crc_s2_data_partials_reg[27]),
+    (^(c_crc_s2_coeff_reg[799:768] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[24] ^ (^c_crc_s2_data_partials_reg[26]),
+    (^(c_crc_s2_coeff_reg[767:736] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[23] ^ (^c_crc_s2_data_partials_reg[25]),
+    (^(c_crc_s2_coeff_reg[735:704] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[22] ^ (^c_crc_s2_data_partials_reg[24]),
+    (^(c_crc_s2_coeff_reg[703:672] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[21] ^ (^c_crc_s2_data_partials_reg[23]),
+    (^(c_crc_s2_coeff_reg[671:640] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[20] ^ (^c_crc_s2_data_partials_reg[22]),
+    (^(c_crc_s2_coeff_reg[639:608] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[19] ^ (^c_crc_s2_data_partials_reg[21]),
+    (^(c_crc_s2_coeff_reg[607:576] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[18] ^ (^c_crc_s2_data_partials_reg[20]),
+    (^(c_crc_s2_coeff_reg[575:544] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[17] ^ (^c_crc_s2_data_partials_reg[19]),
+    (^(c_crc_s2_coeff_reg[543:512] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[16] ^ (^c_crc_s2_data_partials_reg[18]),
+    (^(c_crc_s2_coeff_reg[511:480] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[15] ^ (^c_crc_s2_data_partials_reg[17]),
+    (^(c_crc_s2_coeff_reg[479:448] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[14] ^ (^c_crc_s2_data_partials_reg[16]),
+    (^(c_crc_s2_coeff_reg[447:416] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[13] ^ (^c_crc_s2_data_partials_reg[15]),
+    (^(c_crc_s2_coeff_reg[415:384] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[12] ^ (^c_crc_s2_data_partials_reg[14]),
+    (^(c_crc_s2_coeff_reg[383:352] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[11] ^ (^c_crc_s2_data_partials_reg[13]),
+    (^(c_crc_s2_coeff_reg[351:320] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[10] ^ (^c_crc_s2_data_partials_reg[12]),
+    (^(c_crc_s2_coeff_reg[319:288] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[9] ^ (^c_crc_s2_data_partials_reg[11]),
+    (^(c_crc_s2_coeff_reg[287:256] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[8] ^ (^c_crc_s2_data_partials_reg[10:9]),
+    (^(c_crc_s2_coeff_reg[255:224] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[7] ^ (^c_crc_s2_data_partials_reg[8]),
+    (^(c_crc_s2_coeff_reg[223:192] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[6] ^ (^c_crc_s2_data_partials_reg[7]),
+    (^(c_crc_s2_coeff_reg[191:160] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[5] ^ (^c_crc_s2_data_partials_reg[6]),
+    (^(c_crc_s2_coeff_reg[159:128] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[4] ^ (^c_crc_s2_data_partials_reg[5:4]),
+    (^(c_crc_s2_coeff_reg[127:96] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[3] ^ (^c_crc_s2_data_partials_reg[3]),
+    (^(c_crc_s2_coeff_reg[95:64] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[2] ^ (^c_crc_s2_data_partials_reg[2]),
+    (^(c_crc_s2_coeff_reg[63:32] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[1] ^ (^c_crc_s2_data_partials_reg[1]),
+    (^(c_crc_s2_coeff_reg[31:0] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[0] ^ (^c_crc_s2_data_partials_reg[0])
 };
-assign c_crc_none = c_crc_words == 2'b00;
-assign c_crc_after = c_crc_none ? _t2 : c_crc_next;
-assign c_crc_value = ob_crc_on_reg ? (c_crc_after ^ 32'hffffffff) : 32'h0;
-assign m_axis_tdata = out_data_reg;
-assign m_axis_tkeep = out_keep_reg;
+assign c_beat_crc_on = c_crc_tag_reg[68];
+assign c_crc_value = c_beat_crc_on ? (c_crc_crc_reg ^ 32'hffffffff) : 32'h0;
+assign c_beat_last = c_crc_tag_reg[66];
+assign c_beat_crc_slot = c_crc_tag_reg[67];
+assign c_beat_data = c_crc_tag_reg[63:0];
+assign c_beat_words = c_crc_tag_reg[65:64];
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t7 | (~c_crc_valid_reg)));
+assign c_advance = out_in_ready_reg;
+assign m_axis_tdata = out_data_reg[63:0];
+assign m_axis_tkeep = out_data_reg[71:64];
+assign m_axis_tlast = out_data_reg[72];
 assign m_axis_tvalid = out_valid_reg;
-assign m_axis_tlast = out_last_reg;
+assign out_out_ready = m_axis_tready;
 
 always @* begin
     fa_valid_next = fa_valid_reg;
@@ -350,7 +470,16 @@ always @* begin
     end
     if (a_take) begin
         fa_valid_next = 1'b1;
-        fa_data_next = {(a_data_now > 17'h7) ? s_axis_tdata[47:40] : 8'h0, (a_data_now > 17'h6) ? s_axis_tdata[39:32] : 8'h0, (a_data_now > 17'h5) ? s_axis_tdata[31:24] : 8'h0, (a_data_now > 17'h4) ? s_axis_tdata[23:16] : 8'h0, (a_data_now > 17'h3) ? s_axis_tdata[15:8] : 8'h0, (a_data_now > 17'h2) ? s_axis_tdata[7:0] : 8'h0, (a_data_now > 17'h1) ? a_low2[15:8] : 8'h0, (a_data_now > 17'h0) ? a_low2[7:0] : 8'h0};
+        fa_data_next = {
+            (a_data_now > 17'h7) ? s_axis_tdata[47:40] : 8'h0,
+            (a_data_now > 17'h6) ? s_axis_tdata[39:32] : 8'h0,
+            (a_data_now > 17'h5) ? s_axis_tdata[31:24] : 8'h0,
+            (a_data_now > 17'h4) ? s_axis_tdata[23:16] : 8'h0,
+            (a_data_now > 17'h3) ? s_axis_tdata[15:8] : 8'h0,
+            _t1 ? s_axis_tdata[7:0] : 8'h0,
+            (a_data_now > 17'h1) ? a_low2[15:8] : 8'h0,
+            (a_data_now > 17'h0) ? a_low2[7:0] : 8'h0
+        };
         fa_words_next = a_beat_words;
         fa_first_next = a_first;
         fa_last_next = s_axis_tlast & (~a_more_after);
@@ -381,9 +510,12 @@ always @* begin
     end
     if (gb_emit) begin
         ob_valid_next = 1'b1;
-        ob_data_next = {(mk_here & (mk_slot[0] == 1'b1)) ? _t3 : (((_t4 ? 3'b001 : 3'b000) < gb_count_reg) ? (_t4 ? gb_word1_reg : gb_word0_reg) : 32'h0), (mk_here & (mk_slot[0] == 1'b0)) ? _t3 : ((3'b000 < gb_count_reg) ? gb_word0_reg : 32'h0)};
+        ob_data_next = {
+            (mk_here & (mk_slot[0] == 1'b1)) ? _t8 : (((_t9 ? 3'b001 : 3'b000) < gb_count_reg) ? (_t9 ? gb_word1_reg : gb_word0_reg) : 32'h0),
+            (mk_here & (mk_slot[0] == 1'b0)) ? _t8 : ((3'b000 < gb_count_reg) ? gb_word0_reg : 32'h0)
+        };
         ob_words_next = gb_out_words;
-        ob_first_next = o_idx_reg == 15'h0;
+        ob_first_next = _t5;
         ob_last_next = gb_crc_out;
         ob_crc_slot_next = gb_crc_slot;
         ob_crc_on_next = gb_ctx_reg[1];
@@ -396,10 +528,18 @@ always @* begin
             gb_active_next = 1'b0;
         end
     end
-    gb_word0_next = ((fa_accept & (gb_count_after == 3'b000)) & (fa_words_reg > 2'b00)) ? fa_data_reg[31:0] : (((gb_fpdu_consumed == 3'b000) & gb_emit) ? gb_word0_reg : (((gb_fpdu_consumed == 3'b001) & gb_emit) ? gb_word1_reg : (((gb_fpdu_consumed == 3'b010) & gb_emit) ? gb_word2_reg : gb_word0_reg)));
-    gb_word1_next = ((fa_accept & (gb_count_after == 3'b000)) & (fa_words_reg > 2'b01)) ? fa_data_reg[63:32] : (((fa_accept & (gb_count_after == 3'b001)) & (fa_words_reg > 2'b00)) ? fa_data_reg[31:0] : (((gb_fpdu_consumed == 3'b000) & gb_emit) ? gb_word1_reg : (((gb_fpdu_consumed == 3'b001) & gb_emit) ? gb_word2_reg : (((gb_fpdu_consumed == 3'b010) & gb_emit) ? gb_word3_reg : gb_word1_reg))));
-    gb_word2_next = ((fa_accept & (gb_count_after == 3'b001)) & (fa_words_reg > 2'b01)) ? fa_data_reg[63:32] : (((fa_accept & (gb_count_after == 3'b010)) & (fa_words_reg > 2'b00)) ? fa_data_reg[31:0] : (((gb_fpdu_consumed == 3'b000) & gb_emit) ? gb_word2_reg : (((gb_fpdu_consumed == 3'b001) & gb_emit) ? gb_word3_reg : gb_word2_reg)));
-    gb_word3_next = ((fa_accept & (gb_count_after == 3'b010)) & (fa_words_reg > 2'b01)) ? fa_data_reg[63:32] : (((fa_accept & (gb_count_after == 3'b011)) & (fa_words_reg > 2'b00)) ? fa_data_reg[31:0] : (((gb_fpdu_consumed == 3'b000) & gb_emit) ? gb_word3_reg : gb_word3_reg));
+    gb_word0_next = (_t10 & _t11) ? fa_data_reg[31:0] : (_t12 ? gb_word0_reg : (_t13 ? gb_word1_reg : (_t14 ? gb_word2_reg : gb_word0_reg)));
+    gb_word1_next = (_t10 & _t15) ? fa_data_reg[63:32] :
+        (_t16 & _t11) ? fa_data_reg[31:0] :
+        _t12 ? gb_word1_reg :
+        _t13 ? gb_word2_reg :
+        _t14 ? gb_word3_reg :
+        gb_word1_reg;
+    gb_word2_next = (_t16 & _t15) ? fa_data_reg[63:32] : ((_t17 & _t11) ? fa_data_reg[31:0] : (_t12 ? gb_word2_reg : (_t13 ? gb_word3_reg : gb_word2_reg)));
+    gb_word3_next = (_t17 & _t15) ? fa_data_reg[63:32] :
+        (fa_accept & (gb_count_after == 3'b011) & _t11) ? fa_data_reg[31:0] :
+        _t12 ? gb_word3_reg :
+        gb_word3_reg;
     gb_count_next = fa_accept ? (gb_count_after + {1'b0, fa_words_reg}) : gb_count_after;
     if (fa_accept) begin
         gb_all_in_next = fa_last_reg;
@@ -416,20 +556,593 @@ always @* begin
 end
 
 always @* begin
+    c_crc_s1_valid_next = c_crc_s1_valid_reg;
+    if (c_advance) begin
+        c_crc_s1_valid_next = c_take;
+    end
+end
+
+always @* begin
+    c_crc_s1_data_next = c_crc_s1_data_reg;
+    if (c_advance) begin
+        c_crc_s1_data_next = c_crc_aligned;
+    end
+end
+
+always @* begin
+    c_crc_s1_start_next = c_crc_s1_start_reg;
+    if (c_advance) begin
+        c_crc_s1_start_next = ob_first_reg;
+    end
+end
+
+always @* begin
+    c_crc_s1_load_next = c_crc_s1_load_reg;
+    if (c_advance) begin
+        c_crc_s1_load_next = 1'b0;
+    end
+end
+
+always @* begin
+    c_crc_s1_state_next = c_crc_s1_state_reg;
+    if (c_advance) begin
+        c_crc_s1_state_next = 32'h0;
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row0_next = c_crc_s1_zk_row0_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row0_next = {
+            1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t19
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row1_next = c_crc_s1_zk_row1_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row1_next = {
+            1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t19, c_crc_count_onehot[2]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row2_next = c_crc_s1_zk_row2_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row2_next = {
+            c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t19, c_crc_count_onehot[2],
+            c_crc_count_onehot[2]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row3_next = c_crc_s1_zk_row3_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row3_next = {
+            _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t19, c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[1]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row4_next = c_crc_s1_zk_row4_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row4_next = {
+            _t18, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, _t18, 1'b0, _t18, 1'b0, 1'b0, c_crc_count_onehot[2], _t18,
+            _t18, 1'b0, _t18, c_crc_count_onehot[2], _t18, _t18, 1'b0, c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], _t20, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row5_next = c_crc_s1_zk_row5_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row5_next = {
+            c_crc_count_onehot[1], _t18, 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0,
+            c_crc_count_onehot[1], _t18, _t18, c_crc_count_onehot[0], _t18, c_crc_count_onehot[1], _t18, 1'b0, _t18
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row6_next = c_crc_s1_zk_row6_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row6_next = {
+            _t18, 1'b0, _t18, _t18, c_crc_count_onehot[1], 1'b0, _t18, 1'b0, _t18, c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, _t18, _t18, c_crc_count_onehot[1],
+            _t18, _t18, 1'b0, 1'b0, _t18, c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], _t21, 1'b0, 1'b0, _t18, _t18, c_crc_count_onehot[2], 1'b0
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row7_next = c_crc_s1_zk_row7_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row7_next = {
+            1'b0, _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18,
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, 1'b0,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], _t18, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[1]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row8_next = c_crc_s1_zk_row8_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row8_next = {
+            _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18,
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, 1'b0,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], _t18, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row9_next = c_crc_s1_zk_row9_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row9_next = {
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[2],
+            _t18, _t18, _t18, _t18, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], _t18,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, _t21, c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, 1'b0, 1'b0, c_crc_count_onehot[1],
+            c_crc_count_onehot[2], _t18, c_crc_count_onehot[1]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row10_next = c_crc_s1_zk_row10_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row10_next = {
+            c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, _t18, c_crc_count_onehot[2],
+            1'b0, c_crc_count_onehot[1], _t18, _t20, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, 1'b0,
+            c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row11_next = c_crc_s1_zk_row11_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row11_next = {
+            c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, _t18, c_crc_count_onehot[2], 1'b0,
+            c_crc_count_onehot[1], _t18, _t20, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, 1'b0, c_crc_count_onehot[2],
+            1'b0, 1'b0, c_crc_count_onehot[2], _t18
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row12_next = c_crc_s1_zk_row12_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row12_next = {
+            _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], _t18, _t18, 1'b0, _t18, c_crc_count_onehot[2],
+            c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[1], _t20, _t18, 1'b0, _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row13_next = c_crc_s1_zk_row13_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row13_next = {
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18, 1'b0, _t18, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, _t21, _t18,
+            _t18, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], _t18, _t18
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row14_next = c_crc_s1_zk_row14_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row14_next = {
+            c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1],
+            c_crc_count_onehot[0], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18,
+            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row15_next = c_crc_s1_zk_row15_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row15_next = {
+            c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0],
+            c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], 1'b0,
+            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row16_next = c_crc_s1_zk_row16_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row16_next = {
+            1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1],
+            _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row17_next = c_crc_s1_zk_row17_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row17_next = {
+            _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1],
+            _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row18_next = c_crc_s1_zk_row18_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row18_next = {
+            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, _t18,
+            c_crc_count_onehot[2], _t18, _t18, _t19, _t18, 1'b0, _t18, _t18, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18,
+            1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], _t18
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row19_next = c_crc_s1_zk_row19_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row19_next = {
+            1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row20_next = c_crc_s1_zk_row20_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row20_next = {
+            c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row21_next = c_crc_s1_zk_row21_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row21_next = {
+            _t18, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[1], 1'b0, 1'b0, _t19, 1'b0, 1'b0,
+            c_crc_count_onehot[2], 1'b0, _t18, _t18, _t18, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18,
+            c_crc_count_onehot[2]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row22_next = c_crc_s1_zk_row22_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row22_next = {
+            c_crc_count_onehot[1], _t18, 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[0], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row23_next = c_crc_s1_zk_row23_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row23_next = {
+            _t18, 1'b0, _t18, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, _t21, 1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, _t18, 1'b0, 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row24_next = c_crc_s1_zk_row24_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row24_next = {
+            1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, _t18, _t18, _t18,
+            c_crc_count_onehot[1], _t18, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], _t18,
+            c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t18
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row25_next = c_crc_s1_zk_row25_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row25_next = {
+            _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[0],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, _t18, _t18, _t18, c_crc_count_onehot[1],
+            _t18, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[1],
+            1'b0, _t18, c_crc_count_onehot[1], _t18, 1'b0
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row26_next = c_crc_s1_zk_row26_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row26_next = {
+            c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18,
+            _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row27_next = c_crc_s1_zk_row27_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row27_next = {
+            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row28_next = c_crc_s1_zk_row28_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row28_next = {
+            1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row29_next = c_crc_s1_zk_row29_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row29_next = {
+            c_crc_count_onehot[2], c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row30_next = c_crc_s1_zk_row30_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row30_next = {
+            c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2],
+            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_row31_next = c_crc_s1_zk_row31_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_row31_next = {
+            _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1]
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_zk_init_next = c_crc_s1_zk_init_reg;
+    if (c_advance) begin
+        c_crc_s1_zk_init_next = {
+            _t21, _t19, _t20, _t20, c_crc_count_onehot[0], _t21, _t20, _t20, _t20, _t19, c_crc_count_onehot[0], _t20, _t21, _t19, _t19, _t19, _t21, _t19, _t21,
+            _t21, _t19, _t20, c_crc_count_onehot[0], _t19, c_crc_count_onehot[0], _t19, _t20, _t20, _t21, _t19, c_crc_count_onehot[0], _t19
+        };
+    end
+end
+
+always @* begin
+    c_crc_s1_tag_next = c_crc_s1_tag_reg;
+    if (c_advance) begin
+        c_crc_s1_tag_next = {ob_crc_on_reg, ob_crc_slot_reg, ob_last_reg, ob_words_reg, ob_data_reg};
+    end
+end
+
+always @* begin
+    c_crc_s2_valid_next = c_crc_s2_valid_reg;
+    if (c_advance) begin
+        c_crc_s2_valid_next = c_crc_s1_valid_reg;
+    end
+end
+
+always @* begin
+    c_crc_s2_coeff_next = c_crc_s2_coeff_reg;
+    if (c_advance) begin
+        c_crc_s2_coeff_next = {
+            _t22 ? 32'h0 : c_crc_s1_zk_row31_reg, _t22 ? 32'h0 : c_crc_s1_zk_row30_reg, _t22 ? 32'h0 : c_crc_s1_zk_row29_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row28_reg, _t22 ? 32'h0 : c_crc_s1_zk_row27_reg, _t22 ? 32'h0 : c_crc_s1_zk_row26_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row25_reg, _t22 ? 32'h0 : c_crc_s1_zk_row24_reg, _t22 ? 32'h0 : c_crc_s1_zk_row23_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row22_reg, _t22 ? 32'h0 : c_crc_s1_zk_row21_reg, _t22 ? 32'h0 : c_crc_s1_zk_row20_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row19_reg, _t22 ? 32'h0 : c_crc_s1_zk_row18_reg, _t22 ? 32'h0 : c_crc_s1_zk_row17_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row16_reg, _t22 ? 32'h0 : c_crc_s1_zk_row15_reg, _t22 ? 32'h0 : c_crc_s1_zk_row14_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row13_reg, _t22 ? 32'h0 : c_crc_s1_zk_row12_reg, _t22 ? 32'h0 : c_crc_s1_zk_row11_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row10_reg, _t22 ? 32'h0 : c_crc_s1_zk_row9_reg, _t22 ? 32'h0 : c_crc_s1_zk_row8_reg, _t22 ? 32'h0 : c_crc_s1_zk_row7_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row6_reg, _t22 ? 32'h0 : c_crc_s1_zk_row5_reg, _t22 ? 32'h0 : c_crc_s1_zk_row4_reg, _t22 ? 32'h0 : c_crc_s1_zk_row3_reg,
+            _t22 ? 32'h0 : c_crc_s1_zk_row2_reg, _t22 ? 32'h0 : c_crc_s1_zk_row1_reg, _t22 ? 32'h0 : c_crc_s1_zk_row0_reg
+        };
+    end
+end
+
+always @* begin
+    c_crc_s2_u_next = c_crc_s2_u_reg;
+    if (c_advance) begin
+        c_crc_s2_u_next = c_crc_s1_start_reg ? c_crc_s1_zk_init_reg :
+            c_crc_s1_load_reg ?
+                {
+                    ^(c_crc_s1_zk_row31_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row30_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row29_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row28_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row27_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row26_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row25_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row24_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row23_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row22_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row21_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row20_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row19_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row18_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row17_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row16_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row15_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row14_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row13_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row12_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row11_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row10_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row9_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row8_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row7_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row6_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row5_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row4_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row3_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row2_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row1_reg & c_crc_s1_state_reg),
+                    ^(c_crc_s1_zk_row0_reg & c_crc_s1_state_reg)
+                } :
+            32'h0;
+    end
+end
+
+always @* begin
+    c_crc_s2_data_partials_next = c_crc_s2_data_partials_reg;
+    if (c_advance) begin
+        c_crc_s2_data_partials_next = {
+            ^(c_crc_s1_data_reg & 64'h8fc8e57b1c379612),
+            ^(c_crc_s1_data_reg & 64'h47e472bd8e1bcb09),
+            ^(c_crc_s1_data_reg & 64'h23f2395ec70de584),
+            ^(c_crc_s1_data_reg & 64'h11f91caf6386f2c2),
+            ^(c_crc_s1_data_reg & 64'h8fc8e57b1c37961),
+            ^(c_crc_s1_data_reg & 64'h47e472bd8e1bcb0),
+            ^(c_crc_s1_data_reg & 64'h8df7c6eef047484a),
+            ^(c_crc_s1_data_reg & 64'h46fbe3777823a425),
+            ^(c_crc_s1_data_reg & 64'hacb514c0a0264400),
+            ^(c_crc_s1_data_reg & 64'hd9926f1b4c24b412),
+            ^(c_crc_s1_data_reg & 64'he301d2f6ba25cc1b),
+            ^(c_crc_s1_data_reg & 64'hfe480c004125701f),
+            ^(c_crc_s1_data_reg & 64'h7f2406002092b80f),
+            ^(c_crc_s1_data_reg & 64'hb05ae67b0c7eca15),
+            ^(c_crc_s1_data_reg & 64'hd7e596469a08f318),
+            ^(c_crc_s1_data_reg & 64'h6bf2cb234d04798c),
+            ^(c_crc_s1_data_reg & 64'h35f96591a6823cc6),
+            ^(c_crc_s1_data_reg & 64'h1afcb2c8d3411e63),
+            ^(c_crc_s1_data_reg & 64'h82b6bc1f75971923),
+            ^(c_crc_s1_data_reg & 64'hce93bb74a6fc1a83),
+            ^(c_crc_s1_data_reg & 64'he88138c14f499b53),
+            ^(c_crc_s1_data_reg & 64'h74409c60a7a4cda9),
+            ^(c_crc_s1_data_reg & 64'hb5e8ab4b4fe5f0c6),
+            ^(c_crc_s1_data_reg & 64'h8000000000000000),
+            ^(c_crc_s1_data_reg & 64'h553cb0debbc56e71),
+            ^(c_crc_s1_data_reg & 64'h6a9e586f5de2b738),
+            ^(c_crc_s1_data_reg & 64'hba87c94cb2c6cd8e),
+            ^(c_crc_s1_data_reg & 64'hd28b01dd4554f0d5),
+            ^(c_crc_s1_data_reg & 64'hc000000000000000),
+            ^(c_crc_s1_data_reg & 64'h268d6595be9dee78),
+            ^(c_crc_s1_data_reg & 64'hfc8e57b1c379612e),
+            ^(c_crc_s1_data_reg & 64'h7e472bd8e1bcb097),
+            ^(c_crc_s1_data_reg & 64'h3f2395ec70de584b),
+            ^(c_crc_s1_data_reg & 64'h1f91caf6386f2c25)
+        };
+    end
+end
+
+always @* begin
+    c_crc_s2_tag_next = c_crc_s2_tag_reg;
+    if (c_advance) begin
+        c_crc_s2_tag_next = c_crc_s1_tag_reg;
+    end
+end
+
+always @* begin
+    c_crc_valid_next = c_crc_valid_reg;
+    c_crc_crc_next = c_crc_crc_reg;
+    c_crc_tag_next = c_crc_tag_reg;
+    if (c_advance) begin
+        c_crc_valid_next = c_crc_s2_valid_reg;
+        if (c_crc_s2_valid_reg) begin
+            c_crc_crc_next = c_crc_next;
+        end
+        c_crc_tag_next = c_crc_s2_tag_reg;
+    end
+end
+
+always @* begin
+    out_in_ready_next = out_in_ready_reg;
     out_valid_next = out_valid_reg;
     out_data_next = out_data_reg;
-    out_keep_next = out_keep_reg;
-    out_last_next = out_last_reg;
-    crc_state_next = crc_state_reg;
-    if (out_free) begin
-        out_valid_next = 1'b0;
-    end
-    if (c_take) begin
-        out_valid_next = 1'b1;
-        out_data_next = {(ob_last_reg & (ob_crc_slot_reg == 1'b1)) ? c_crc_value : ob_data_reg[63:32], (ob_last_reg & (ob_crc_slot_reg == 1'b0)) ? c_crc_value : ob_data_reg[31:0]};
-        out_keep_next = {{4{ob_words_reg > 2'b01}}, {4{ob_words_reg > 2'b00}}};
-        out_last_next = ob_last_reg;
-        crc_state_next = c_crc_after;
+    out_temp_valid_next = out_temp_valid_reg;
+    out_temp_data_next = out_temp_data_reg;
+    out_in_ready_next = out_in_ready_early;
+    if (out_in_ready_reg) begin
+        if (out_out_ready | _t7) begin
+            out_valid_next = c_crc_valid_reg;
+            out_data_next = _t23;
+        end else begin
+            out_temp_valid_next = c_crc_valid_reg;
+            out_temp_data_next = _t23;
+        end
+    end else begin
+        if (out_out_ready) begin
+            out_valid_next = out_temp_valid_reg;
+            out_data_next = out_temp_data_reg;
+            out_temp_valid_next = 1'b0;
+        end
     end
 end
 
@@ -465,11 +1178,58 @@ always @(posedge clk) begin
     ob_last_reg <= ob_last_next;
     ob_crc_slot_reg <= ob_crc_slot_next;
     ob_crc_on_reg <= ob_crc_on_next;
-    crc_state_reg <= crc_state_next;
+    c_crc_s1_valid_reg <= c_crc_s1_valid_next;
+    c_crc_s1_data_reg <= c_crc_s1_data_next;
+    c_crc_s1_start_reg <= c_crc_s1_start_next;
+    c_crc_s1_load_reg <= c_crc_s1_load_next;
+    c_crc_s1_state_reg <= c_crc_s1_state_next;
+    c_crc_s1_zk_row0_reg <= c_crc_s1_zk_row0_next;
+    c_crc_s1_zk_row1_reg <= c_crc_s1_zk_row1_next;
+    c_crc_s1_zk_row2_reg <= c_crc_s1_zk_row2_next;
+    c_crc_s1_zk_row3_reg <= c_crc_s1_zk_row3_next;
+    c_crc_s1_zk_row4_reg <= c_crc_s1_zk_row4_next;
+    c_crc_s1_zk_row5_reg <= c_crc_s1_zk_row5_next;
+    c_crc_s1_zk_row6_reg <= c_crc_s1_zk_row6_next;
+    c_crc_s1_zk_row7_reg <= c_crc_s1_zk_row7_next;
+    c_crc_s1_zk_row8_reg <= c_crc_s1_zk_row8_next;
+    c_crc_s1_zk_row9_reg <= c_crc_s1_zk_row9_next;
+    c_crc_s1_zk_row10_reg <= c_crc_s1_zk_row10_next;
+    c_crc_s1_zk_row11_reg <= c_crc_s1_zk_row11_next;
+    c_crc_s1_zk_row12_reg <= c_crc_s1_zk_row12_next;
+    c_crc_s1_zk_row13_reg <= c_crc_s1_zk_row13_next;
+    c_crc_s1_zk_row14_reg <= c_crc_s1_zk_row14_next;
+    c_crc_s1_zk_row15_reg <= c_crc_s1_zk_row15_next;
+    c_crc_s1_zk_row16_reg <= c_crc_s1_zk_row16_next;
+    c_crc_s1_zk_row17_reg <= c_crc_s1_zk_row17_next;
+    c_crc_s1_zk_row18_reg <= c_crc_s1_zk_row18_next;
+    c_crc_s1_zk_row19_reg <= c_crc_s1_zk_row19_next;
+    c_crc_s1_zk_row20_reg <= c_crc_s1_zk_row20_next;
+    c_crc_s1_zk_row21_reg <= c_crc_s1_zk_row21_next;
+    c_crc_s1_zk_row22_reg <= c_crc_s1_zk_row22_next;
+    c_crc_s1_zk_row23_reg <= c_crc_s1_zk_row23_next;
+    c_crc_s1_zk_row24_reg <= c_crc_s1_zk_row24_next;
+    c_crc_s1_zk_row25_reg <= c_crc_s1_zk_row25_next;
+    c_crc_s1_zk_row26_reg <= c_crc_s1_zk_row26_next;
+    c_crc_s1_zk_row27_reg <= c_crc_s1_zk_row27_next;
+    c_crc_s1_zk_row28_reg <= c_crc_s1_zk_row28_next;
+    c_crc_s1_zk_row29_reg <= c_crc_s1_zk_row29_next;
+    c_crc_s1_zk_row30_reg <= c_crc_s1_zk_row30_next;
+    c_crc_s1_zk_row31_reg <= c_crc_s1_zk_row31_next;
+    c_crc_s1_zk_init_reg <= c_crc_s1_zk_init_next;
+    c_crc_s1_tag_reg <= c_crc_s1_tag_next;
+    c_crc_s2_valid_reg <= c_crc_s2_valid_next;
+    c_crc_s2_coeff_reg <= c_crc_s2_coeff_next;
+    c_crc_s2_u_reg <= c_crc_s2_u_next;
+    c_crc_s2_data_partials_reg <= c_crc_s2_data_partials_next;
+    c_crc_s2_tag_reg <= c_crc_s2_tag_next;
+    c_crc_crc_reg <= c_crc_crc_next;
+    c_crc_valid_reg <= c_crc_valid_next;
+    c_crc_tag_reg <= c_crc_tag_next;
     out_valid_reg <= out_valid_next;
     out_data_reg <= out_data_next;
-    out_keep_reg <= out_keep_next;
-    out_last_reg <= out_last_next;
+    out_in_ready_reg <= out_in_ready_next;
+    out_temp_valid_reg <= out_temp_valid_next;
+    out_temp_data_reg <= out_temp_data_next;
 
     if (rst) begin
         a_in_fpdu_reg <= 1'b0;
@@ -479,7 +1239,13 @@ always @(posedge clk) begin
         gb_count_reg <= 3'b000;
         gb_active_reg <= 1'b0;
         ob_valid_reg <= 1'b0;
+        c_crc_s1_valid_reg <= 1'b0;
+        c_crc_s2_valid_reg <= 1'b0;
+        c_crc_crc_reg <= 32'hffffffff;
+        c_crc_valid_reg <= 1'b0;
         out_valid_reg <= 1'b0;
+        out_in_ready_reg <= 1'b0;
+        out_temp_valid_reg <= 1'b0;
     end
 end
 

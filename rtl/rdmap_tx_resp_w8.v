@@ -92,14 +92,15 @@ module rdmap_tx_resp_w8 (
 );
 
 localparam [1:0] KIND_ATOMIC = 2'b01; // req_kind: Atomic Response
-localparam [1:0] KIND_READ_RESPONSE = 2'b00; // req_kind: Read Response
-localparam [1:0] S_ATOMIC = 2'b10; // the atomic unit runs; waiting for its response
-localparam [1:0] S_IDLE = 2'b00; // waiting for a request
-localparam [1:0] S_READ = 2'b01; // sending a Read Response
-localparam [1:0] S_SHORT = 2'b11; // sending an Atomic Response or a Terminate
+localparam [1:0] KIND_READ_RESPONSE = 2'b00; // req_kind: RDMA Read Response
+localparam [1:0] KIND_TERMINATE = 2'b10; // req_kind: Terminate
+localparam [1:0] STATE_ATOMIC = 2'b10; // state ATOMIC of state
+localparam [1:0] STATE_IDLE = 2'b00; // state IDLE of state
+localparam [1:0] STATE_READ = 2'b01; // state READ of state
+localparam [1:0] STATE_SHORT = 2'b11; // state SHORT of state
 localparam [15:0] TAGGED_HDR = 16'he; // tagged DDP header octets (RFC 5041 section 4.2)
 
-reg [1:0] state_reg;
+reg [1:0] state_reg; // state of state: IDLE, READ, ATOMIC, SHORT
 reg [1:0] state_next;
 wire in_idle;
 wire in_read;
@@ -215,56 +216,70 @@ wire short_emit;
 wire short_last;
 reg [93:0] fetch_q_mem [0:1];
 reg [63:0] fifo_mem [0:255];
+wire _t0;
 // verilator lint_off UNUSED
-wire [32:0] _t0; // read through slices
+wire [32:0] _t1; // read through slices
 // verilator lint_on UNUSED
-wire [4:0] _t1;
-wire [4:0] _t3;
-// verilator lint_off UNUSED
-wire [127:0] _t2; // read through slices
-// verilator lint_on UNUSED
-wire _t4;
+wire _t2;
+wire _t3;
+wire [4:0] _t4;
 wire _t5;
-wire [7:0] _t6;
-wire [7:0] _t7;
 // verilator lint_off UNUSED
-wire [93:0] _t8; // read through slices
+wire [127:0] _t6; // read through slices
 // verilator lint_on UNUSED
+wire [4:0] _t7;
+wire _t8;
 wire _t9;
+wire [31:0] _t10;
+wire [7:0] _t11;
+wire [7:0] _t12;
+wire [7:0] _t13;
+// verilator lint_off UNUSED
+wire [93:0] _t14; // read through slices
+// verilator lint_on UNUSED
+wire [4:0] _t15;
+wire _t16;
 
-assign _t0 = ({1'b0, req_size} + {30'h0, req_src_addr[2:0]}) - 33'h1;
-assign _t1 = {1'b0, rr_payload_octets};
-assign _t3 = {1'b0, rr_hdr_lanes};
-assign _t2 = {((rr_avail_reg + _t3) > 5'h10) ? rr_hold_reg : fifo_head_reg, ((rr_avail_reg + _t3) <= 5'h8) ? fifo_head_reg : rr_hold_reg} >> {rr_phase, 3'b000};
-assign _t4 = fetch_push & (~fetch_bypass);
-assign _t5 = req_size <= {16'h0, seg_room};
-assign _t6 = {req_term_m, req_term_d, req_term_r, 5'h0};
-assign _t7 = {req_term_layer, req_term_etype};
-assign _t8 = fetch_q_mem[fetch_q_rptr_reg[0]];
-assign _t9 = msg_left_reg <= {16'h0, seg_room};
-assign in_idle = state_reg == S_IDLE;
-assign in_read = state_reg == S_READ;
-assign in_atomic = state_reg == S_ATOMIC;
-assign in_short = state_reg == S_SHORT;
-assign out_free = (~out_valid_reg) | m_axis_tready;
+assign _t0 = ~out_valid_reg;
+assign _t1 = ({1'b0, req_size} + {30'h0, req_src_addr[2:0]}) - 33'h1;
+assign _t2 = seg_beat_reg == 2'b00;
+assign _t3 = seg_beat_reg == 2'b01;
+assign _t4 = {1'b0, rr_payload_octets};
+assign _t5 = seg_left_reg <= 16'h8;
+assign _t6 = {(_t7 > 5'h10) ? rr_hold_reg : fifo_head_reg, (_t7 <= 5'h8) ? fifo_head_reg : rr_hold_reg} >> {rr_phase, 3'b000};
+assign _t7 = rr_avail_reg + {1'b0, rr_hdr_lanes};
+assign _t8 = fetch_push & (~fetch_bypass);
+assign _t9 = req_size <= _t10;
+assign _t10 = {16'h0, seg_room};
+assign _t11 = req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0;
+assign _t12 = {req_term_m, req_term_d, req_term_r, 5'h0};
+assign _t13 = {req_term_layer, req_term_etype};
+assign _t14 = fetch_q_mem[fetch_q_rptr_reg[0]];
+assign _t15 = rr_avail_reg + 5'h8;
+assign _t16 = msg_left_reg <= _t10;
+assign in_idle = state_reg == STATE_IDLE;
+assign in_read = state_reg == STATE_READ;
+assign in_atomic = state_reg == STATE_ATOMIC;
+assign in_short = state_reg == STATE_SHORT;
+assign out_free = _t0 | m_axis_tready;
 assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tlast = out_last_reg;
 assign m_axis_tuser = out_left_reg;
-assign req_fire = (req_valid & in_idle) & au_req_ready;
+assign req_fire = req_valid & in_idle & au_req_ready;
 assign wr_valid = au_wr_valid;
 assign wr_addr = {au_wr_addr[63:3], 3'b000};
 assign wr_data = au_wr_data;
 assign wr_strb = au_wr_strb;
 assign atomic_done = in_atomic & au_rsp_valid;
 assign seg_room = cfg_mulpdu - TAGGED_HDR;
-assign fetch_reads = (req_size == 32'h0) ? 33'h0 : ({3'b000, _t0[32:3]} + 33'h1);
-assign fetch_push = (req_fire & (req_kind == KIND_READ_RESPONSE)) & (fetch_reads != 33'h0);
-assign rr_rd_valid = (in_read & (rd_left_reg != 33'h0)) & (fifo_reserved_reg < 9'h100);
+assign fetch_reads = (req_size == 32'h0) ? 33'h0 : ({3'b000, _t1[32:3]} + 33'h1);
+assign fetch_push = req_fire & (req_kind == KIND_READ_RESPONSE) & (fetch_reads != 33'h0);
+assign rr_rd_valid = in_read & (rd_left_reg != 33'h0) & (fifo_reserved_reg < 9'h100);
 assign rr_rd_fire = rr_rd_valid & rd_ready;
 assign fetch_free = (rd_left_reg == 33'h0) | ((rd_left_reg == 33'h1) & rr_rd_fire);
-assign fetch_bypass = (fetch_free & fetch_q_empty) & fetch_push;
+assign fetch_bypass = fetch_free & fetch_q_empty & fetch_push;
 assign fetch_q_pop = fetch_free & (~fetch_q_empty);
 assign fetch_q_count = fetch_q_wptr_reg - fetch_q_rptr_reg;
 assign fetch_q_empty = fetch_q_count == 2'b00;
@@ -272,26 +287,26 @@ assign rd_valid = rr_rd_valid | au_rd_valid;
 assign rd_addr = in_atomic ? {au_rd_addr[63:3], 3'b000} : {rd_next_addr_reg, 3'b000};
 assign fifo_push = rd_data_valid & (~in_atomic);
 assign fifo_load = (fifo_count_reg != 9'h0) & ((~fifo_head_valid_reg) | fifo_pop);
-assign rr_hdr_lanes = (seg_beat_reg == 2'b00) ? 4'b1000 : ((seg_beat_reg == 2'b01) ? 4'b0110 : 4'b0000);
+assign rr_hdr_lanes = _t2 ? 4'b1000 : (_t3 ? 4'b0110 : 4'b0000);
 assign rr_beat_octets = (seg_left_reg >= 16'h8) ? 4'b1000 : seg_left_reg[3:0];
 assign rr_payload_octets = rr_beat_octets - rr_hdr_lanes;
-assign rr_need_pop = (rr_payload_octets != 4'b0000) & ((_t1 + 5'h8) > rr_avail_reg);
-assign rr_need_prefetch = _t1 > rr_avail_reg;
-assign rr_prefetch = (in_read & rr_need_prefetch) & fifo_head_valid_reg;
-assign rr_emit = ((in_read & (~rr_need_prefetch)) & ((~rr_need_pop) | fifo_head_valid_reg)) & out_free;
+assign rr_need_pop = (rr_payload_octets != 4'b0000) & ((_t4 + 5'h8) > rr_avail_reg);
+assign rr_need_prefetch = _t4 > rr_avail_reg;
+assign rr_prefetch = in_read & rr_need_prefetch & fifo_head_valid_reg;
+assign rr_emit = in_read & (~rr_need_prefetch) & ((~rr_need_pop) | fifo_head_valid_reg) & out_free;
 assign fifo_pop = rr_prefetch | (rr_emit & rr_need_pop);
-assign rr_seg_end = rr_emit & (seg_left_reg <= 16'h8);
+assign rr_seg_end = rr_emit & _t5;
 assign rr_phase = rr_pos_reg - rr_hdr_lanes[2:0];
-assign rr_rotated = _t2[63:0];
+assign rr_rotated = _t6[63:0];
 assign short_emit = in_short & out_free;
 assign short_last = short_left_reg <= 7'h8;
 assign req_ready = in_idle & au_req_ready;
-assign idle = in_idle & (~out_valid_reg);
+assign idle = in_idle & _t0;
 
 always @* begin
     fetch_q_wptr_next = fetch_q_wptr_reg;
     fetch_q_rptr_next = fetch_q_rptr_reg;
-    if (_t4) begin
+    if (_t8) begin
         fetch_q_wptr_next = fetch_q_wptr_reg + 2'b01;
     end
     fetch_q_rptr_next = fetch_q_pop ? (fetch_q_rptr_reg + 2'b01) : fetch_q_rptr_reg;
@@ -343,24 +358,97 @@ always @* begin
     end
     if (req_fire) begin
         case (req_kind)
-            2'b00: begin
-                state_next = S_READ;
+            KIND_READ_RESPONSE: begin
+                state_next = STATE_READ;
                 rr_stag_next = req_sink_stag;
                 rr_to_next = req_sink_to;
                 rr_avail_next = 5'h8 - {2'b00, req_src_addr[2:0]};
                 rr_pos_next = req_src_addr[2:0];
-                seg_last_next = _t5;
-                seg_left_next = (_t5 ? req_size[15:0] : seg_room) + TAGGED_HDR;
-                msg_left_next = _t5 ? 32'h0 : (req_size - {16'h0, seg_room});
+                seg_last_next = _t9;
+                seg_left_next = (_t9 ? req_size[15:0] : seg_room) + TAGGED_HDR;
+                msg_left_next = _t9 ? 32'h0 : (req_size - _t10);
                 seg_beat_next = 2'b00;
             end
-            2'b01: begin
-                state_next = S_ATOMIC;
+            KIND_ATOMIC: begin
+                state_next = STATE_ATOMIC;
             end
-            2'b10: begin
-                state_next = S_SHORT;
-                short_buf_next = {8'h0, 8'h0, req_term_d ? (req_term_tagged ? 8'h0 : req_term_rdma_hdr[223:216]) : 8'h0, req_term_d ? (req_term_tagged ? 8'h0 : req_term_rdma_hdr[215:208]) : 8'h0, req_term_d ? (req_term_tagged ? 8'h0 : req_term_rdma_hdr[207:200]) : 8'h0, req_term_d ? (req_term_tagged ? 8'h0 : req_term_rdma_hdr[199:192]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[223:216] : req_term_rdma_hdr[191:184]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[215:208] : req_term_rdma_hdr[183:176]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[207:200] : req_term_rdma_hdr[175:168]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[199:192] : req_term_rdma_hdr[167:160]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[191:184] : req_term_rdma_hdr[159:152]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[183:176] : req_term_rdma_hdr[151:144]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[175:168] : req_term_rdma_hdr[143:136]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[167:160] : req_term_rdma_hdr[135:128]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[159:152] : req_term_rdma_hdr[127:120]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[151:144] : req_term_rdma_hdr[119:112]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[143:136] : req_term_rdma_hdr[111:104]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[135:128] : req_term_rdma_hdr[103:96]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[127:120] : req_term_rdma_hdr[95:88]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[119:112] : req_term_rdma_hdr[87:80]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[111:104] : req_term_rdma_hdr[79:72]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[103:96] : req_term_rdma_hdr[71:64]) : 8'h0, req_term_d ? (req_term_tagged ? req_term_rdma_hdr[95:88] : req_term_rdma_hdr[63:56]) : req_term_rdma_hdr[223:216], req_term_d ? (req_term_tagged ? req_term_rdma_hdr[87:80] : req_term_rdma_hdr[55:48]) : req_term_rdma_hdr[215:208], req_term_d ? (req_term_tagged ? req_term_rdma_hdr[79:72] : req_term_rdma_hdr[47:40]) : req_term_rdma_hdr[207:200], req_term_d ? (req_term_tagged ? req_term_rdma_hdr[71:64] : req_term_rdma_hdr[39:32]) : req_term_rdma_hdr[199:192], req_term_d ? (req_term_tagged ? req_term_rdma_hdr[63:56] : req_term_rdma_hdr[31:24]) : req_term_rdma_hdr[191:184], req_term_d ? (req_term_tagged ? req_term_rdma_hdr[55:48] : req_term_rdma_hdr[23:16]) : req_term_rdma_hdr[183:176], req_term_d ? (req_term_tagged ? req_term_rdma_hdr[47:40] : req_term_rdma_hdr[15:8]) : req_term_rdma_hdr[175:168], req_term_d ? (req_term_tagged ? req_term_rdma_hdr[39:32] : req_term_rdma_hdr[7:0]) : req_term_rdma_hdr[167:160], req_term_d ? (req_term_tagged ? req_term_rdma_hdr[31:24] : req_term_ddp_hdr[143:136]) : req_term_rdma_hdr[159:152], req_term_d ? (req_term_tagged ? req_term_rdma_hdr[23:16] : req_term_ddp_hdr[135:128]) : req_term_rdma_hdr[151:144], req_term_d ? (req_term_tagged ? req_term_rdma_hdr[15:8] : req_term_ddp_hdr[127:120]) : req_term_rdma_hdr[143:136], req_term_d ? (req_term_tagged ? req_term_rdma_hdr[7:0] : req_term_ddp_hdr[119:112]) : req_term_rdma_hdr[135:128], req_term_d ? (req_term_tagged ? req_term_ddp_hdr[111:104] : req_term_ddp_hdr[111:104]) : req_term_rdma_hdr[127:120], req_term_d ? (req_term_tagged ? req_term_ddp_hdr[103:96] : req_term_ddp_hdr[103:96]) : req_term_rdma_hdr[119:112], req_term_d ? (req_term_tagged ? req_term_ddp_hdr[95:88] : req_term_ddp_hdr[95:88]) : req_term_rdma_hdr[111:104], req_term_d ? (req_term_tagged ? req_term_ddp_hdr[87:80] : req_term_ddp_hdr[87:80]) : req_term_rdma_hdr[103:96], req_term_d ? (req_term_tagged ? req_term_ddp_hdr[79:72] : req_term_ddp_hdr[79:72]) : req_term_rdma_hdr[95:88], req_term_d ? (req_term_tagged ? req_term_ddp_hdr[71:64] : req_term_ddp_hdr[71:64]) : req_term_rdma_hdr[87:80], req_term_d ? (req_term_tagged ? req_term_ddp_hdr[63:56] : req_term_ddp_hdr[63:56]) : req_term_rdma_hdr[79:72], req_term_d ? (req_term_tagged ? req_term_ddp_hdr[55:48] : req_term_ddp_hdr[55:48]) : req_term_rdma_hdr[71:64], req_term_d ? (req_term_tagged ? req_term_ddp_hdr[47:40] : req_term_ddp_hdr[47:40]) : req_term_rdma_hdr[63:56], req_term_d ? (req_term_tagged ? req_term_ddp_hdr[39:32] : req_term_ddp_hdr[39:32]) : req_term_rdma_hdr[55:48], req_term_d ? (req_term_tagged ? req_term_ddp_hdr[31:24] : req_term_ddp_hdr[31:24]) : req_term_rdma_hdr[47:40], req_term_d ? (req_term_tagged ? req_term_ddp_hdr[23:16] : req_term_ddp_hdr[23:16]) : req_term_rdma_hdr[39:32], req_term_d ? (req_term_tagged ? req_term_ddp_hdr[15:8] : req_term_ddp_hdr[15:8]) : req_term_rdma_hdr[31:24], req_term_d ? (req_term_tagged ? req_term_ddp_hdr[7:0] : req_term_ddp_hdr[7:0]) : req_term_rdma_hdr[23:16], req_term_d ? (req_term_tagged ? req_term_seg_len[7:0] : req_term_seg_len[7:0]) : req_term_rdma_hdr[15:8], req_term_d ? (req_term_tagged ? req_term_seg_len[15:8] : req_term_seg_len[15:8]) : req_term_rdma_hdr[7:0], req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0, req_term_d ? (req_term_tagged ? _t6 : _t6) : _t6, req_term_d ? (req_term_tagged ? req_term_code : req_term_code) : req_term_code, req_term_d ? (req_term_tagged ? _t7 : _t7) : _t7, req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0, req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0, req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0, req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0, req_term_d ? (req_term_tagged ? msn_terminate_reg[7:0] : msn_terminate_reg[7:0]) : msn_terminate_reg[7:0], req_term_d ? (req_term_tagged ? msn_terminate_reg[15:8] : msn_terminate_reg[15:8]) : msn_terminate_reg[15:8], req_term_d ? (req_term_tagged ? msn_terminate_reg[23:16] : msn_terminate_reg[23:16]) : msn_terminate_reg[23:16], req_term_d ? (req_term_tagged ? msn_terminate_reg[31:24] : msn_terminate_reg[31:24]) : msn_terminate_reg[31:24], req_term_d ? (req_term_tagged ? 8'h2 : 8'h2) : 8'h2, req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0, req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0, req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0, req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0, req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0, req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0, req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0, req_term_d ? (req_term_tagged ? 8'h47 : 8'h47) : 8'h47, req_term_d ? (req_term_tagged ? 8'h41 : 8'h41) : 8'h41};
-                short_left_next = (7'h16 + (req_term_d ? (req_term_tagged ? 7'h10 : 7'h14) : 7'h0)) + (req_term_r ? 7'h1c : 7'h0);
+            KIND_TERMINATE: begin
+                state_next = STATE_SHORT;
+                short_buf_next = {
+                    8'h0,
+                    8'h0,
+                    req_term_d ? (req_term_tagged ? 8'h0 : req_term_rdma_hdr[223:216]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? 8'h0 : req_term_rdma_hdr[215:208]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? 8'h0 : req_term_rdma_hdr[207:200]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? 8'h0 : req_term_rdma_hdr[199:192]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[223:216] : req_term_rdma_hdr[191:184]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[215:208] : req_term_rdma_hdr[183:176]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[207:200] : req_term_rdma_hdr[175:168]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[199:192] : req_term_rdma_hdr[167:160]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[191:184] : req_term_rdma_hdr[159:152]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[183:176] : req_term_rdma_hdr[151:144]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[175:168] : req_term_rdma_hdr[143:136]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[167:160] : req_term_rdma_hdr[135:128]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[159:152] : req_term_rdma_hdr[127:120]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[151:144] : req_term_rdma_hdr[119:112]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[143:136] : req_term_rdma_hdr[111:104]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[135:128] : req_term_rdma_hdr[103:96]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[127:120] : req_term_rdma_hdr[95:88]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[119:112] : req_term_rdma_hdr[87:80]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[111:104] : req_term_rdma_hdr[79:72]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[103:96] : req_term_rdma_hdr[71:64]) : 8'h0,
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[95:88] : req_term_rdma_hdr[63:56]) : req_term_rdma_hdr[223:216],
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[87:80] : req_term_rdma_hdr[55:48]) : req_term_rdma_hdr[215:208],
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[79:72] : req_term_rdma_hdr[47:40]) : req_term_rdma_hdr[207:200],
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[71:64] : req_term_rdma_hdr[39:32]) : req_term_rdma_hdr[199:192],
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[63:56] : req_term_rdma_hdr[31:24]) : req_term_rdma_hdr[191:184],
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[55:48] : req_term_rdma_hdr[23:16]) : req_term_rdma_hdr[183:176],
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[47:40] : req_term_rdma_hdr[15:8]) : req_term_rdma_hdr[175:168],
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[39:32] : req_term_rdma_hdr[7:0]) : req_term_rdma_hdr[167:160],
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[31:24] : req_term_ddp_hdr[143:136]) : req_term_rdma_hdr[159:152],
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[23:16] : req_term_ddp_hdr[135:128]) : req_term_rdma_hdr[151:144],
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[15:8] : req_term_ddp_hdr[127:120]) : req_term_rdma_hdr[143:136],
+                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[7:0] : req_term_ddp_hdr[119:112]) : req_term_rdma_hdr[135:128],
+                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[111:104] : req_term_ddp_hdr[111:104]) : req_term_rdma_hdr[127:120],
+                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[103:96] : req_term_ddp_hdr[103:96]) : req_term_rdma_hdr[119:112],
+                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[95:88] : req_term_ddp_hdr[95:88]) : req_term_rdma_hdr[111:104],
+                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[87:80] : req_term_ddp_hdr[87:80]) : req_term_rdma_hdr[103:96],
+                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[79:72] : req_term_ddp_hdr[79:72]) : req_term_rdma_hdr[95:88],
+                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[71:64] : req_term_ddp_hdr[71:64]) : req_term_rdma_hdr[87:80],
+                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[63:56] : req_term_ddp_hdr[63:56]) : req_term_rdma_hdr[79:72],
+                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[55:48] : req_term_ddp_hdr[55:48]) : req_term_rdma_hdr[71:64],
+                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[47:40] : req_term_ddp_hdr[47:40]) : req_term_rdma_hdr[63:56],
+                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[39:32] : req_term_ddp_hdr[39:32]) : req_term_rdma_hdr[55:48],
+                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[31:24] : req_term_ddp_hdr[31:24]) : req_term_rdma_hdr[47:40],
+                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[23:16] : req_term_ddp_hdr[23:16]) : req_term_rdma_hdr[39:32],
+                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[15:8] : req_term_ddp_hdr[15:8]) : req_term_rdma_hdr[31:24],
+                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[7:0] : req_term_ddp_hdr[7:0]) : req_term_rdma_hdr[23:16],
+                    req_term_d ? (req_term_tagged ? req_term_seg_len[7:0] : req_term_seg_len[7:0]) : req_term_rdma_hdr[15:8],
+                    req_term_d ? (req_term_tagged ? req_term_seg_len[15:8] : req_term_seg_len[15:8]) : req_term_rdma_hdr[7:0],
+                    _t11,
+                    req_term_d ? (req_term_tagged ? _t12 : _t12) : _t12,
+                    req_term_d ? (req_term_tagged ? req_term_code : req_term_code) : req_term_code,
+                    req_term_d ? (req_term_tagged ? _t13 : _t13) : _t13,
+                    _t11,
+                    _t11,
+                    _t11,
+                    _t11,
+                    req_term_d ? (req_term_tagged ? msn_terminate_reg[7:0] : msn_terminate_reg[7:0]) : msn_terminate_reg[7:0],
+                    req_term_d ? (req_term_tagged ? msn_terminate_reg[15:8] : msn_terminate_reg[15:8]) : msn_terminate_reg[15:8],
+                    req_term_d ? (req_term_tagged ? msn_terminate_reg[23:16] : msn_terminate_reg[23:16]) : msn_terminate_reg[23:16],
+                    req_term_d ? (req_term_tagged ? msn_terminate_reg[31:24] : msn_terminate_reg[31:24]) : msn_terminate_reg[31:24],
+                    req_term_d ? (req_term_tagged ? 8'h2 : 8'h2) : 8'h2,
+                    _t11,
+                    _t11,
+                    _t11,
+                    _t11,
+                    _t11,
+                    _t11,
+                    _t11,
+                    req_term_d ? (req_term_tagged ? 8'h47 : 8'h47) : 8'h47,
+                    req_term_d ? (req_term_tagged ? 8'h41 : 8'h41) : 8'h41
+                };
+                short_left_next = 7'h16 + (req_term_d ? (req_term_tagged ? 7'h10 : 7'h14) : 7'h0) + (req_term_r ? 7'h1c : 7'h0);
                 msn_terminate_next = msn_terminate_reg + 32'h1;
             end
             default: begin
@@ -368,8 +456,14 @@ always @* begin
         endcase
     end
     if (atomic_done) begin
-        state_next = S_SHORT;
-        short_buf_next = {8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, au_rsp_orig[7:0], au_rsp_orig[15:8], au_rsp_orig[23:16], au_rsp_orig[31:24], au_rsp_orig[39:32], au_rsp_orig[47:40], au_rsp_orig[55:48], au_rsp_orig[63:56], au_rsp_tag[7:0], au_rsp_tag[15:8], au_rsp_tag[23:16], au_rsp_tag[31:24], 8'h0, 8'h0, 8'h0, 8'h0, msn_atomic_reg[7:0], msn_atomic_reg[15:8], msn_atomic_reg[23:16], msn_atomic_reg[31:24], 8'h3, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h4b, 8'h41};
+        state_next = STATE_SHORT;
+        short_buf_next = {
+            8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0,
+            8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, au_rsp_orig[7:0], au_rsp_orig[15:8],
+            au_rsp_orig[23:16], au_rsp_orig[31:24], au_rsp_orig[39:32], au_rsp_orig[47:40], au_rsp_orig[55:48], au_rsp_orig[63:56], au_rsp_tag[7:0],
+            au_rsp_tag[15:8], au_rsp_tag[23:16], au_rsp_tag[31:24], 8'h0, 8'h0, 8'h0, 8'h0, msn_atomic_reg[7:0], msn_atomic_reg[15:8], msn_atomic_reg[23:16],
+            msn_atomic_reg[31:24], 8'h3, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h4b, 8'h41
+        };
         short_left_next = 7'h1e;
         msn_atomic_next = msn_atomic_reg + 32'h1;
     end
@@ -378,8 +472,8 @@ always @* begin
         rd_left_next = rd_left_reg - 33'h1;
     end
     if (fetch_q_pop) begin
-        rd_next_addr_next = _t8[93:33];
-        rd_left_next = _t8[32:0];
+        rd_next_addr_next = _t14[93:33];
+        rd_left_next = _t14[32:0];
     end
     if (fetch_bypass) begin
         rd_next_addr_next = req_src_addr[63:3];
@@ -390,21 +484,21 @@ always @* begin
     end
     fifo_reserved_next = (fifo_reserved_reg + {8'h0, rr_rd_fire}) - {8'h0, fifo_pop};
     if (rr_prefetch) begin
-        rr_avail_next = rr_avail_reg + 5'h8;
+        rr_avail_next = _t15;
     end
     if (rr_emit) begin
-        rr_avail_next = rr_need_pop ? ((rr_avail_reg + 5'h8) - _t1) : (rr_avail_reg - _t1);
+        rr_avail_next = rr_need_pop ? (_t15 - _t4) : (rr_avail_reg - _t4);
         rr_pos_next = rr_pos_reg + rr_payload_octets[2:0];
         seg_left_next = seg_left_reg - {12'h0, rr_beat_octets};
         seg_beat_next = (seg_beat_reg == 2'b10) ? seg_beat_reg : (seg_beat_reg + 2'b01);
         if (rr_seg_end) begin
             if (seg_last_reg) begin
-                state_next = S_IDLE;
+                state_next = STATE_IDLE;
             end else begin
                 rr_to_next = rr_to_reg + {48'h0, seg_room};
-                seg_last_next = _t9;
-                seg_left_next = (_t9 ? msg_left_reg[15:0] : seg_room) + TAGGED_HDR;
-                msg_left_next = _t9 ? 32'h0 : (msg_left_reg - {16'h0, seg_room});
+                seg_last_next = _t16;
+                seg_left_next = (_t16 ? msg_left_reg[15:0] : seg_room) + TAGGED_HDR;
+                msg_left_next = _t16 ? 32'h0 : (msg_left_reg - _t10);
                 seg_beat_next = 2'b00;
             end
         end
@@ -413,7 +507,7 @@ always @* begin
         short_buf_next = {64'h0, short_buf_reg[575:64]};
         short_left_next = short_left_reg - 7'h8;
         if (short_last) begin
-            state_next = S_IDLE;
+            state_next = STATE_IDLE;
         end
     end
     if (out_free) begin
@@ -421,15 +515,30 @@ always @* begin
     end
     if (rr_emit) begin
         out_valid_next = 1'b1;
-        out_data_next = {(seg_beat_reg == 2'b00) ? rr_to_reg[55:48] : rr_rotated[63:56], (seg_beat_reg == 2'b00) ? rr_to_reg[63:56] : rr_rotated[55:48], (seg_beat_reg == 2'b01) ? rr_to_reg[7:0] : ((seg_beat_reg == 2'b00) ? rr_stag_reg[7:0] : rr_rotated[47:40]), (seg_beat_reg == 2'b01) ? rr_to_reg[15:8] : ((seg_beat_reg == 2'b00) ? rr_stag_reg[15:8] : rr_rotated[39:32]), (seg_beat_reg == 2'b01) ? rr_to_reg[23:16] : ((seg_beat_reg == 2'b00) ? rr_stag_reg[23:16] : rr_rotated[31:24]), (seg_beat_reg == 2'b01) ? rr_to_reg[31:24] : ((seg_beat_reg == 2'b00) ? rr_stag_reg[31:24] : rr_rotated[23:16]), (seg_beat_reg == 2'b01) ? rr_to_reg[39:32] : ((seg_beat_reg == 2'b00) ? 8'h42 : rr_rotated[15:8]), (seg_beat_reg == 2'b01) ? rr_to_reg[47:40] : ((seg_beat_reg == 2'b00) ? {1'b1, seg_last_reg, 6'h1} : rr_rotated[7:0])};
-        out_keep_next = {rr_beat_octets > 4'b0111, rr_beat_octets > 4'b0110, rr_beat_octets > 4'b0101, rr_beat_octets > 4'b0100, rr_beat_octets > 4'b0011, rr_beat_octets > 4'b0010, rr_beat_octets > 4'b0001, rr_beat_octets > 4'b0000};
-        out_last_next = seg_left_reg <= 16'h8;
+        out_data_next = {
+            _t2 ? rr_to_reg[55:48] : rr_rotated[63:56],
+            _t2 ? rr_to_reg[63:56] : rr_rotated[55:48],
+            _t3 ? rr_to_reg[7:0] : (_t2 ? rr_stag_reg[7:0] : rr_rotated[47:40]),
+            _t3 ? rr_to_reg[15:8] : (_t2 ? rr_stag_reg[15:8] : rr_rotated[39:32]),
+            _t3 ? rr_to_reg[23:16] : (_t2 ? rr_stag_reg[23:16] : rr_rotated[31:24]),
+            _t3 ? rr_to_reg[31:24] : (_t2 ? rr_stag_reg[31:24] : rr_rotated[23:16]),
+            _t3 ? rr_to_reg[39:32] : (_t2 ? 8'h42 : rr_rotated[15:8]),
+            _t3 ? rr_to_reg[47:40] : (_t2 ? {1'b1, seg_last_reg, 6'h1} : rr_rotated[7:0])
+        };
+        out_keep_next = {
+            rr_beat_octets > 4'b0111, rr_beat_octets > 4'b0110, rr_beat_octets > 4'b0101, rr_beat_octets > 4'b0100, rr_beat_octets > 4'b0011,
+            rr_beat_octets > 4'b0010, rr_beat_octets > 4'b0001, rr_beat_octets > 4'b0000
+        };
+        out_last_next = _t5;
         out_left_next = seg_left_reg;
     end
     if (short_emit) begin
         out_valid_next = 1'b1;
         out_data_next = short_buf_reg[63:0];
-        out_keep_next = {short_left_reg > 7'h7, short_left_reg > 7'h6, short_left_reg > 7'h5, short_left_reg > 7'h4, short_left_reg > 7'h3, short_left_reg > 7'h2, short_left_reg > 7'h1, short_left_reg > 7'h0};
+        out_keep_next = {
+            short_left_reg > 7'h7, short_left_reg > 7'h6, short_left_reg > 7'h5, short_left_reg > 7'h4, short_left_reg > 7'h3, short_left_reg > 7'h2,
+            short_left_reg > 7'h1, short_left_reg > 7'h0
+        };
         out_last_next = short_last;
         out_left_next = {9'h0, short_left_reg};
     end
@@ -465,7 +574,7 @@ always @(posedge clk) begin
     rr_hold_reg <= rr_hold_next;
     short_buf_reg <= short_buf_next;
     short_left_reg <= short_left_next;
-    if (_t4) begin
+    if (_t8) begin
         fetch_q_mem[fetch_q_wptr_reg[0]] <= {req_src_addr[63:3], fetch_reads};
     end
     if (fifo_push) begin

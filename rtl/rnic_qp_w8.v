@@ -75,12 +75,12 @@ module rnic_qp_w8 (
     output wire        m_evt_valid,
     input  wire        m_evt_ready,
     output wire [2:0]  m_evt_kind, // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
-    output wire [31:0] m_evt_length,
-    output wire        m_evt_solicited,
+    output wire [31:0] m_evt_length, // octets
+    output wire        m_evt_solicited, // with Solicited Event
     output wire        m_evt_invalidated, // recv: m_evt_stag was invalidated (Send with Invalidate)
-    output wire [31:0] m_evt_stag,
+    output wire [31:0] m_evt_stag, // the invalidated STag
     output wire [63:0] m_evt_data, // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
-    output wire [13:0] m_evt_err, // Terminates: {code, etype, layer}
+    output wire [13:0] m_evt_err, // record error_word
 
     /*
      * Local faults
@@ -174,6 +174,7 @@ wire rx_path_s_axis_tlast;
 wire rx_path_mpa_err_valid;
 wire [31:0] rx_path_mpa_fpdu_count;
 wire [7:0] rx_path_mpa_err_code;
+wire rx_path_rx_idle;
 wire rx_path_cfg_rfc7306;
 wire [15:0] rx_path_cfg_pd;
 wire [15:0] rx_path_cfg_ird;
@@ -234,11 +235,8 @@ wire rx_path_m_axis_tready;
 wire rx_path_m_axis_tlast;
 wire [15:0] rx_path_m_axis_tuser;
 wire rx_path_idle;
-wire rx_path_rx_idle;
 wire [15:0] tx_path_cfg_mulpdu;
 wire [31:0] tx_path_cfg_initial_msn;
-wire tx_path_wr_valid;
-wire tx_path_wr_ready;
 wire [2:0] tx_path_wr_kind;
 wire tx_path_wr_solicited;
 wire tx_path_wr_invalidate;
@@ -255,6 +253,8 @@ wire [63:0] tx_path_wr_add_swap_mask;
 wire [63:0] tx_path_wr_compare;
 wire [63:0] tx_path_wr_compare_mask;
 wire [31:0] tx_path_wr_request_id;
+wire tx_path_wr_valid;
+wire tx_path_wr_ready;
 wire tx_path_rd_valid;
 wire tx_path_rd_ready;
 wire [63:0] tx_path_rd_addr;
@@ -318,12 +318,22 @@ wire _t1;
 wire _t2;
 wire _t3;
 wire _t4;
+wire _t5;
+wire _t6;
+wire _t7;
+wire _t8;
+wire _t9;
 
 assign _t0 = wr_kind == 3'b100;
-assign _t1 = tx_path_rd_valid & (~rd_owners_full);
-assign _t2 = rx_path_mem_rd_valid & (~rd_owners_full);
-assign _t3 = rd_owners_mem[rd_owners_rptr_reg[8:0]];
-assign _t4 = tx_path_m_axis_tvalid & tx_wr_live;
+assign _t1 = tx_path_rd_valid & _t2;
+assign _t2 = ~rd_owners_full;
+assign _t3 = rx_path_mem_rd_valid & _t2;
+assign _t4 = rd_arb_grant == 1'b1;
+assign _t5 = rd_owners_mem[rd_owners_rptr_reg[8:0]];
+assign _t6 = tx_path_m_axis_tvalid & tx_wr_live;
+assign _t7 = tx_arb_grant == 1'b1;
+assign _t8 = tx_fire & framer_s_axis_tlast;
+assign _t9 = rd_fire & 1'b1;
 assign rx_path_cfg_rfc7306 = cfg_rfc7306;
 assign rx_path_cfg_pd = cfg_pd;
 assign rx_path_cfg_ird = cfg_ird;
@@ -397,48 +407,49 @@ assign tx_path_wr_add_swap_mask = wr_add_swap_mask;
 assign tx_path_wr_compare = wr_compare;
 assign tx_path_wr_compare_mask = wr_compare_mask;
 assign tx_path_wr_request_id = wr_request_id;
-assign wr_needs_orq = (wr_kind == 3'b001) | (wr_kind == 3'b100);
+assign wr_needs_orq = (wr_kind == 3'b001) | _t0;
 assign wr_orq_ok = (~wr_needs_orq) | rx_path_s_orq_ready;
 assign tx_path_wr_valid = wr_valid & wr_orq_ok;
 assign wr_ready = tx_path_wr_ready & wr_orq_ok;
-assign rx_path_s_orq_valid = (wr_valid & wr_needs_orq) & tx_path_wr_ready;
+assign rx_path_s_orq_valid = wr_valid & wr_needs_orq & tx_path_wr_ready;
 assign rx_path_s_orq_atomic = _t0;
 assign rx_path_s_orq_stag = _t0 ? 32'h0 : wr_sink_stag;
 assign rx_path_s_orq_to = _t0 ? 64'h0 : wr_sink_to;
 assign rx_path_s_orq_size = _t0 ? 32'h0 : wr_len;
 assign rx_path_s_orq_request_id = _t0 ? wr_request_id : 32'h0;
 assign m_sent_valid = tx_path_m_sent_valid;
-assign rd_arb_grant = rd_arb_locked_reg ? rd_arb_owner_reg : ((rd_arb_last_reg == 1'b0) ? (_t1 ? 1'b1 : (_t2 ? 1'b0 : 1'b0)) : (_t2 ? 1'b0 : (_t1 ? 1'b1 : 1'b1)));
-assign rd_arb_valid = (rd_arb_grant == 1'b1) ? _t1 : _t2;
+assign rd_arb_grant = rd_arb_locked_reg ? rd_arb_owner_reg :
+    (rd_arb_last_reg == 1'b0) ? (_t1 ? 1'b1 : (_t3 ? 1'b0 : 1'b0)) :
+    _t3 ? 1'b0 :
+    _t1 ? 1'b1 :
+    1'b1;
+assign rd_arb_valid = _t4 ? _t1 : _t3;
 assign mem_rd_valid = rd_arb_valid;
-assign mem_rd_addr = (rd_arb_grant == 1'b1) ? tx_path_rd_addr : rx_path_mem_rd_addr;
+assign mem_rd_addr = _t4 ? tx_path_rd_addr : rx_path_mem_rd_addr;
 assign rd_fire = rd_arb_valid & mem_rd_ready;
-assign rx_path_mem_rd_ready = ((rd_arb_grant == 1'b0) & mem_rd_ready) & (~rd_owners_full);
-assign tx_path_rd_ready = ((rd_arb_grant == 1'b1) & mem_rd_ready) & (~rd_owners_full);
+assign rx_path_mem_rd_ready = (rd_arb_grant == 1'b0) & mem_rd_ready & _t2;
+assign tx_path_rd_ready = _t4 & mem_rd_ready & _t2;
 assign rd_owners_count = rd_owners_wptr_reg - rd_owners_rptr_reg;
 assign rd_owners_full = rd_owners_count == 10'h200;
-assign rx_path_mem_rd_data_valid = mem_rd_data_valid & (~_t3);
-assign tx_path_rd_data_valid = mem_rd_data_valid & _t3;
+assign rx_path_mem_rd_data_valid = mem_rd_data_valid & (~_t5);
+assign tx_path_rd_data_valid = mem_rd_data_valid & _t5;
 assign rx_path_mem_rd_data = mem_rd_data;
 assign tx_path_rd_data = mem_rd_data;
 assign tx_wr_live = (~rx_path_tx_stopped) | tx_wr_mid_reg;
-assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg : ((tx_arb_last_reg == 1'b0) ? (_t4 ? 1'b1 : (rx_path_m_axis_tvalid ? 1'b0 : 1'b0)) : (rx_path_m_axis_tvalid ? 1'b0 : (_t4 ? 1'b1 : 1'b1)));
-assign tx_arb_valid = (tx_arb_grant == 1'b1) ? _t4 : rx_path_m_axis_tvalid;
+assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg :
+    (tx_arb_last_reg == 1'b0) ? (_t6 ? 1'b1 : (rx_path_m_axis_tvalid ? 1'b0 : 1'b0)) :
+    rx_path_m_axis_tvalid ? 1'b0 :
+    _t6 ? 1'b1 :
+    1'b1;
+assign tx_arb_valid = _t7 ? _t6 : rx_path_m_axis_tvalid;
 assign tx_drop = tx_path_m_axis_tvalid & (~tx_wr_live);
 assign framer_s_axis_tvalid = tx_arb_valid;
-assign framer_s_axis_tdata = (tx_arb_grant == 1'b1) ? tx_path_m_axis_tdata : rx_path_m_axis_tdata;
-assign framer_s_axis_tkeep = (tx_arb_grant == 1'b1) ? tx_path_m_axis_tkeep : rx_path_m_axis_tkeep;
-assign framer_s_axis_tlast = (tx_arb_grant == 1'b1) ? tx_path_m_axis_tlast : rx_path_m_axis_tlast;
-assign framer_s_axis_tuser = {
-    tx_framed_reg,
-    cfg_crc,
-    cfg_tx_markers,
-    cfg_tx_s0,
-    cfg_tx_seq,
-    (tx_arb_grant == 1'b1) ? tx_path_m_axis_tuser : rx_path_m_axis_tuser
-};
+assign framer_s_axis_tdata = _t7 ? tx_path_m_axis_tdata : rx_path_m_axis_tdata;
+assign framer_s_axis_tkeep = _t7 ? tx_path_m_axis_tkeep : rx_path_m_axis_tkeep;
+assign framer_s_axis_tlast = _t7 ? tx_path_m_axis_tlast : rx_path_m_axis_tlast;
+assign framer_s_axis_tuser = {tx_framed_reg, cfg_crc, cfg_tx_markers, cfg_tx_s0, cfg_tx_seq, _t7 ? tx_path_m_axis_tuser : rx_path_m_axis_tuser};
 assign rx_path_m_axis_tready = (tx_arb_grant == 1'b0) & framer_s_axis_tready;
-assign tx_path_m_axis_tready = ((tx_arb_grant == 1'b1) & framer_s_axis_tready) | tx_drop;
+assign tx_path_m_axis_tready = (_t7 & framer_s_axis_tready) | tx_drop;
 assign tx_fire = tx_arb_valid & framer_s_axis_tready;
 assign m_axis_tdata = framer_m_axis_tdata;
 assign m_axis_tkeep = framer_m_axis_tkeep;
@@ -446,7 +457,7 @@ assign m_axis_tvalid = framer_m_axis_tvalid;
 assign m_axis_tlast = framer_m_axis_tlast;
 assign framer_m_axis_tready = m_axis_tready;
 assign mpa_tx_err_length = framer_err_length;
-assign idle = ((rx_path_idle & tx_path_idle) & (rd_owners_count == 10'h0)) & (~tx_arb_valid);
+assign idle = rx_path_idle & tx_path_idle & (rd_owners_count == 10'h0) & (~tx_arb_valid);
 
 always @* begin
     rd_owners_wptr_next = rd_owners_wptr_reg;
@@ -466,26 +477,26 @@ always @* begin
     rd_arb_last_next = rd_arb_last_reg;
     tx_framed_next = tx_framed_reg;
     tx_wr_mid_next = tx_wr_mid_reg;
-    if (tx_arb_valid & (~(tx_fire & framer_s_axis_tlast))) begin
+    if (tx_arb_valid & (~_t8)) begin
         tx_arb_locked_next = 1'b1;
         tx_arb_owner_next = tx_arb_grant;
     end
-    if (tx_fire & framer_s_axis_tlast) begin
+    if (_t8) begin
         tx_arb_locked_next = 1'b0;
         tx_arb_last_next = tx_arb_grant;
     end
-    if (rd_arb_valid & (~(rd_fire & 1'b1))) begin
+    if (rd_arb_valid & (~_t9)) begin
         rd_arb_locked_next = 1'b1;
         rd_arb_owner_next = rd_arb_grant;
     end
-    if (rd_fire & 1'b1) begin
+    if (_t9) begin
         rd_arb_locked_next = 1'b0;
         rd_arb_last_next = rd_arb_grant;
     end
     if (tx_fire) begin
         tx_framed_next = 1'b1;
     end
-    if (tx_fire & (tx_arb_grant == 1'b1)) begin
+    if (tx_fire & _t7) begin
         tx_wr_mid_next = ~framer_s_axis_tlast;
     end
 end
@@ -533,6 +544,7 @@ rnic_rx_w8 u_rx (
     .mpa_err_valid(rx_path_mpa_err_valid),
     .mpa_fpdu_count(rx_path_mpa_fpdu_count),
     .mpa_err_code(rx_path_mpa_err_code),
+    .rx_idle(rx_path_rx_idle),
     .cfg_rfc7306(rx_path_cfg_rfc7306),
     .cfg_pd(rx_path_cfg_pd),
     .cfg_ird(rx_path_cfg_ird),
@@ -592,8 +604,7 @@ rnic_rx_w8 u_rx (
     .m_axis_tready(rx_path_m_axis_tready),
     .m_axis_tlast(rx_path_m_axis_tlast),
     .m_axis_tuser(rx_path_m_axis_tuser),
-    .idle(rx_path_idle),
-    .rx_idle(rx_path_rx_idle)
+    .idle(rx_path_idle)
 );
 
 ddp_tx_w8 u_tx (
@@ -601,8 +612,6 @@ ddp_tx_w8 u_tx (
     .rst(rst),
     .cfg_mulpdu(tx_path_cfg_mulpdu),
     .cfg_initial_msn(tx_path_cfg_initial_msn),
-    .wr_valid(tx_path_wr_valid),
-    .wr_ready(tx_path_wr_ready),
     .wr_kind(tx_path_wr_kind),
     .wr_solicited(tx_path_wr_solicited),
     .wr_invalidate(tx_path_wr_invalidate),
@@ -619,6 +628,8 @@ ddp_tx_w8 u_tx (
     .wr_compare(tx_path_wr_compare),
     .wr_compare_mask(tx_path_wr_compare_mask),
     .wr_request_id(tx_path_wr_request_id),
+    .wr_valid(tx_path_wr_valid),
+    .wr_ready(tx_path_wr_ready),
     .rd_valid(tx_path_rd_valid),
     .rd_ready(tx_path_rd_ready),
     .rd_addr(tx_path_rd_addr),

@@ -45,6 +45,11 @@ module rnic_rx_w8 (
     output wire [7:0]  mpa_err_code, // the LLP error code of the first failed FPDU
 
     /*
+     * Status
+     */
+    output wire        rx_idle, // the receive side is idle: every descriptor handled, every placement written
+
+    /*
      * Configuration (static while the QP runs)
      */
     input  wire        cfg_rfc7306, // accept RFC 7306 opcodes 0x8-0xB
@@ -101,12 +106,12 @@ module rnic_rx_w8 (
     output wire        m_evt_valid,
     input  wire        m_evt_ready,
     output wire [2:0]  m_evt_kind, // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
-    output wire [31:0] m_evt_length,
-    output wire        m_evt_solicited,
+    output wire [31:0] m_evt_length, // octets
+    output wire        m_evt_solicited, // with Solicited Event
     output wire        m_evt_invalidated, // recv: m_evt_stag was invalidated (Send with Invalidate)
-    output wire [31:0] m_evt_stag,
+    output wire [31:0] m_evt_stag, // the invalidated STag
     output wire [63:0] m_evt_data, // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
-    output wire [13:0] m_evt_err, // Terminates: {code, etype, layer}
+    output wire [13:0] m_evt_err, // record error_word
 
     /*
      * Status
@@ -146,8 +151,7 @@ module rnic_rx_w8 (
     /*
      * Status
      */
-    output wire        idle, // nothing in progress: every placement written, every response sent
-    output wire        rx_idle // the receive side is idle: every descriptor handled, every placement written
+    output wire        idle // nothing in progress: every placement written, every response sent
 );
 
 wire [63:0] ulpdu_tdata;
@@ -157,8 +161,11 @@ wire ulpdu_tready;
 wire ulpdu_tlast;
 wire ulpdu_tuser;
 wire [7:0] mpa_err_code_w;
+wire mpa_idle; // mpa_rx has nothing it can do without more input
+wire ddp_rx_idle;
 
 assign mpa_err_code = mpa_err_code_w;
+assign rx_idle = ddp_rx_idle & mpa_idle;
 
 mpa_rx_w8 u_mpa_rx (
     .clk(clk),
@@ -181,7 +188,8 @@ mpa_rx_w8 u_mpa_rx (
     .m_axis_tuser(ulpdu_tuser),
     .err_valid(mpa_err_valid),
     .err_code(mpa_err_code_w),
-    .fpdu_count(mpa_fpdu_count)
+    .fpdu_count(mpa_fpdu_count),
+    .idle(mpa_idle)
 );
 
 ddp_rx_w8 u_ddp_rx (
@@ -254,7 +262,7 @@ ddp_rx_w8 u_ddp_rx (
     .m_axis_tlast(m_axis_tlast),
     .m_axis_tuser(m_axis_tuser),
     .idle(idle),
-    .rx_idle(rx_idle)
+    .rx_idle(ddp_rx_idle)
 );
 
 endmodule

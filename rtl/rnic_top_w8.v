@@ -125,12 +125,12 @@ module rnic_top_w8 (
     input  wire        m_cq_ready,
     output wire [1:0]  m_cq_qp,
     output wire [2:0]  m_cq_kind, // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
-    output wire [31:0] m_cq_length,
-    output wire        m_cq_solicited,
+    output wire [31:0] m_cq_length, // octets
+    output wire        m_cq_solicited, // with Solicited Event
     output wire        m_cq_invalidated, // recv: m_evt_stag was invalidated (Send with Invalidate)
-    output wire [31:0] m_cq_stag,
+    output wire [31:0] m_cq_stag, // the invalidated STag
     output wire [63:0] m_cq_data, // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
-    output wire [13:0] m_cq_err, // Terminates: {code, etype, layer}
+    output wire [13:0] m_cq_err, // record error_word
 
     /*
      * Host memory write (W-aligned beats with strobes)
@@ -738,15 +738,71 @@ wire _t0;
 wire _t1;
 wire _t2;
 wire _t3;
-wire [1:0] _t4;
+wire _t4;
 wire _t5;
+wire _t6;
+wire _t7;
+wire _t8;
+wire _t9;
+wire _t10;
+wire _t11;
+wire _t12;
+wire _t13;
+wire _t14;
+wire _t15;
+wire _t16;
+wire _t17;
+wire _t18;
+wire _t19;
+wire _t20;
+wire _t21;
+wire _t22;
+wire _t23;
+wire _t24;
+wire _t25;
+wire _t26;
+wire _t27;
+wire [1:0] _t28;
+wire _t29;
+wire _t30;
+wire _t31;
+wire _t32;
+wire _t33;
 
-assign _t0 = qp1_mem_rd_valid & (~mem_rd_owners_full);
-assign _t1 = qp2_mem_rd_valid & (~mem_rd_owners_full);
-assign _t2 = qp3_mem_rd_valid & (~mem_rd_owners_full);
-assign _t3 = qp0_mem_rd_valid & (~mem_rd_owners_full);
-assign _t4 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
-assign _t5 = (net_arb_grant == 2'b11) ? qp3_m_axis_tlast : ((net_arb_grant == 2'b10) ? qp2_m_axis_tlast : ((net_arb_grant == 2'b01) ? qp1_m_axis_tlast : qp0_m_axis_tlast));
+assign _t0 = s_recv_qp == 2'b01;
+assign _t1 = s_recv_qp == 2'b10;
+assign _t2 = s_recv_qp == 2'b11;
+assign _t3 = wr_qp == 2'b01;
+assign _t4 = wr_qp == 2'b10;
+assign _t5 = wr_qp == 2'b11;
+assign _t6 = s_axis_tid == 2'b01;
+assign _t7 = s_axis_tid == 2'b10;
+assign _t8 = s_axis_tid == 2'b11;
+assign _t9 = net_arb_grant == 2'b11;
+assign _t10 = net_arb_grant == 2'b10;
+assign _t11 = net_arb_grant == 2'b01;
+assign _t12 = _t9 ? qp3_m_axis_tlast : (_t10 ? qp2_m_axis_tlast : (_t11 ? qp1_m_axis_tlast : qp0_m_axis_tlast));
+assign _t13 = cq_arb_grant == 2'b11;
+assign _t14 = cq_arb_grant == 2'b10;
+assign _t15 = cq_arb_grant == 2'b01;
+assign _t16 = cq_arb_grant == 2'b00;
+assign _t17 = mem_wr_arb_grant == 2'b11;
+assign _t18 = mem_wr_arb_grant == 2'b10;
+assign _t19 = mem_wr_arb_grant == 2'b01;
+assign _t20 = qp1_mem_rd_valid & _t21;
+assign _t21 = ~mem_rd_owners_full;
+assign _t22 = qp2_mem_rd_valid & _t21;
+assign _t23 = qp3_mem_rd_valid & _t21;
+assign _t24 = qp0_mem_rd_valid & _t21;
+assign _t25 = mem_rd_arb_grant == 2'b11;
+assign _t26 = mem_rd_arb_grant == 2'b10;
+assign _t27 = mem_rd_arb_grant == 2'b01;
+assign _t28 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
+assign _t29 = ~cq_from_evt;
+assign _t30 = net_fire & _t12;
+assign _t31 = cq_fire & 1'b1;
+assign _t32 = mem_wr_fire & 1'b1;
+assign _t33 = mem_rd_fire & 1'b1;
 assign qp0_cfg_load = cfg_valid & (cfg_qp == 2'b00);
 assign qp0_rst = rst | qp0_restart_reg;
 assign qp0_cfg_rfc7306 = qp0_ctx_rfc7306_reg;
@@ -864,10 +920,10 @@ assign qp1_s_recv_len = s_recv_len;
 assign qp2_s_recv_len = s_recv_len;
 assign qp3_s_recv_len = s_recv_len;
 assign qp0_s_recv_valid = s_recv_valid & (s_recv_qp == 2'b00);
-assign qp1_s_recv_valid = s_recv_valid & (s_recv_qp == 2'b01);
-assign qp2_s_recv_valid = s_recv_valid & (s_recv_qp == 2'b10);
-assign qp3_s_recv_valid = s_recv_valid & (s_recv_qp == 2'b11);
-assign s_recv_ready = (s_recv_qp == 2'b11) ? qp3_s_recv_ready : ((s_recv_qp == 2'b10) ? qp2_s_recv_ready : ((s_recv_qp == 2'b01) ? qp1_s_recv_ready : qp0_s_recv_ready));
+assign qp1_s_recv_valid = s_recv_valid & _t0;
+assign qp2_s_recv_valid = s_recv_valid & _t1;
+assign qp3_s_recv_valid = s_recv_valid & _t2;
+assign s_recv_ready = _t2 ? qp3_s_recv_ready : (_t1 ? qp2_s_recv_ready : (_t0 ? qp1_s_recv_ready : qp0_s_recv_ready));
 assign qp0_wr_kind = wr_kind;
 assign qp1_wr_kind = wr_kind;
 assign qp2_wr_kind = wr_kind;
@@ -933,10 +989,10 @@ assign qp1_wr_request_id = wr_request_id;
 assign qp2_wr_request_id = wr_request_id;
 assign qp3_wr_request_id = wr_request_id;
 assign qp0_wr_valid = wr_valid & (wr_qp == 2'b00);
-assign qp1_wr_valid = wr_valid & (wr_qp == 2'b01);
-assign qp2_wr_valid = wr_valid & (wr_qp == 2'b10);
-assign qp3_wr_valid = wr_valid & (wr_qp == 2'b11);
-assign wr_ready = (wr_qp == 2'b11) ? qp3_wr_ready : ((wr_qp == 2'b10) ? qp2_wr_ready : ((wr_qp == 2'b01) ? qp1_wr_ready : qp0_wr_ready));
+assign qp1_wr_valid = wr_valid & _t3;
+assign qp2_wr_valid = wr_valid & _t4;
+assign qp3_wr_valid = wr_valid & _t5;
+assign wr_ready = _t5 ? qp3_wr_ready : (_t4 ? qp2_wr_ready : (_t3 ? qp1_wr_ready : qp0_wr_ready));
 assign qp0_inject_err = inject_err;
 assign qp1_inject_err = inject_err;
 assign qp2_inject_err = inject_err;
@@ -956,86 +1012,123 @@ assign qp0_s_axis_tvalid = s_axis_tvalid & (s_axis_tid == 2'b00);
 assign qp1_s_axis_tdata = s_axis_tdata;
 assign qp1_s_axis_tkeep = s_axis_tkeep;
 assign qp1_s_axis_tlast = s_axis_tlast;
-assign qp1_s_axis_tvalid = s_axis_tvalid & (s_axis_tid == 2'b01);
+assign qp1_s_axis_tvalid = s_axis_tvalid & _t6;
 assign qp2_s_axis_tdata = s_axis_tdata;
 assign qp2_s_axis_tkeep = s_axis_tkeep;
 assign qp2_s_axis_tlast = s_axis_tlast;
-assign qp2_s_axis_tvalid = s_axis_tvalid & (s_axis_tid == 2'b10);
+assign qp2_s_axis_tvalid = s_axis_tvalid & _t7;
 assign qp3_s_axis_tdata = s_axis_tdata;
 assign qp3_s_axis_tkeep = s_axis_tkeep;
 assign qp3_s_axis_tlast = s_axis_tlast;
-assign qp3_s_axis_tvalid = s_axis_tvalid & (s_axis_tid == 2'b11);
-assign s_axis_tready = (s_axis_tid == 2'b11) ? qp3_s_axis_tready : ((s_axis_tid == 2'b10) ? qp2_s_axis_tready : ((s_axis_tid == 2'b01) ? qp1_s_axis_tready : qp0_s_axis_tready));
-assign net_arb_grant = net_arb_locked_reg ? net_arb_owner_reg : ((net_arb_last_reg == 2'b00) ? (qp1_m_axis_tvalid ? 2'b01 : (qp2_m_axis_tvalid ? 2'b10 : (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : 2'b00)))) : ((net_arb_last_reg == 2'b01) ? (qp2_m_axis_tvalid ? 2'b10 : (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : (qp1_m_axis_tvalid ? 2'b01 : 2'b01)))) : ((net_arb_last_reg == 2'b10) ? (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : (qp1_m_axis_tvalid ? 2'b01 : (qp2_m_axis_tvalid ? 2'b10 : 2'b10)))) : (qp0_m_axis_tvalid ? 2'b00 : (qp1_m_axis_tvalid ? 2'b01 : (qp2_m_axis_tvalid ? 2'b10 : (qp3_m_axis_tvalid ? 2'b11 : 2'b11)))))));
-assign net_arb_valid = (net_arb_grant == 2'b11) ? qp3_m_axis_tvalid : ((net_arb_grant == 2'b10) ? qp2_m_axis_tvalid : ((net_arb_grant == 2'b01) ? qp1_m_axis_tvalid : qp0_m_axis_tvalid));
-assign m_axis_tdata = (net_arb_grant == 2'b11) ? qp3_m_axis_tdata : ((net_arb_grant == 2'b10) ? qp2_m_axis_tdata : ((net_arb_grant == 2'b01) ? qp1_m_axis_tdata : qp0_m_axis_tdata));
-assign m_axis_tkeep = (net_arb_grant == 2'b11) ? qp3_m_axis_tkeep : ((net_arb_grant == 2'b10) ? qp2_m_axis_tkeep : ((net_arb_grant == 2'b01) ? qp1_m_axis_tkeep : qp0_m_axis_tkeep));
-assign m_axis_tlast = (net_arb_grant == 2'b11) ? qp3_m_axis_tlast : ((net_arb_grant == 2'b10) ? qp2_m_axis_tlast : ((net_arb_grant == 2'b01) ? qp1_m_axis_tlast : qp0_m_axis_tlast));
+assign qp3_s_axis_tvalid = s_axis_tvalid & _t8;
+assign s_axis_tready = _t8 ? qp3_s_axis_tready : (_t7 ? qp2_s_axis_tready : (_t6 ? qp1_s_axis_tready : qp0_s_axis_tready));
+assign net_arb_grant = net_arb_locked_reg ? net_arb_owner_reg :
+    (net_arb_last_reg == 2'b00) ?
+        (qp1_m_axis_tvalid ? 2'b01 : (qp2_m_axis_tvalid ? 2'b10 : (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : 2'b00)))) :
+    (net_arb_last_reg == 2'b01) ?
+        (qp2_m_axis_tvalid ? 2'b10 : (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : (qp1_m_axis_tvalid ? 2'b01 : 2'b01)))) :
+    (net_arb_last_reg == 2'b10) ?
+        (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : (qp1_m_axis_tvalid ? 2'b01 : (qp2_m_axis_tvalid ? 2'b10 : 2'b10)))) :
+    qp0_m_axis_tvalid ? 2'b00 :
+    qp1_m_axis_tvalid ? 2'b01 :
+    qp2_m_axis_tvalid ? 2'b10 :
+    qp3_m_axis_tvalid ? 2'b11 :
+    2'b11;
+assign net_arb_valid = _t9 ? qp3_m_axis_tvalid : (_t10 ? qp2_m_axis_tvalid : (_t11 ? qp1_m_axis_tvalid : qp0_m_axis_tvalid));
+assign m_axis_tdata = _t9 ? qp3_m_axis_tdata : (_t10 ? qp2_m_axis_tdata : (_t11 ? qp1_m_axis_tdata : qp0_m_axis_tdata));
+assign m_axis_tkeep = _t9 ? qp3_m_axis_tkeep : (_t10 ? qp2_m_axis_tkeep : (_t11 ? qp1_m_axis_tkeep : qp0_m_axis_tkeep));
+assign m_axis_tlast = _t12;
 assign m_axis_tvalid = net_arb_valid;
 assign m_axis_tid = net_arb_grant;
 assign qp0_m_axis_tready = (net_arb_grant == 2'b00) & m_axis_tready;
-assign qp1_m_axis_tready = (net_arb_grant == 2'b01) & m_axis_tready;
-assign qp2_m_axis_tready = (net_arb_grant == 2'b10) & m_axis_tready;
-assign qp3_m_axis_tready = (net_arb_grant == 2'b11) & m_axis_tready;
+assign qp1_m_axis_tready = _t11 & m_axis_tready;
+assign qp2_m_axis_tready = _t10 & m_axis_tready;
+assign qp3_m_axis_tready = _t9 & m_axis_tready;
 assign net_fire = net_arb_valid & m_axis_tready;
 assign qp0_cq_valid = qp0_m_evt_valid | (qp0_sent_pending_reg != 16'h0);
 assign qp1_cq_valid = qp1_m_evt_valid | (qp1_sent_pending_reg != 16'h0);
 assign qp2_cq_valid = qp2_m_evt_valid | (qp2_sent_pending_reg != 16'h0);
 assign qp3_cq_valid = qp3_m_evt_valid | (qp3_sent_pending_reg != 16'h0);
-assign cq_arb_grant = cq_arb_locked_reg ? cq_arb_owner_reg : ((cq_arb_last_reg == 2'b00) ? (qp1_cq_valid ? 2'b01 : (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : 2'b00)))) : ((cq_arb_last_reg == 2'b01) ? (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : (qp1_cq_valid ? 2'b01 : 2'b01)))) : ((cq_arb_last_reg == 2'b10) ? (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : (qp1_cq_valid ? 2'b01 : (qp2_cq_valid ? 2'b10 : 2'b10)))) : (qp0_cq_valid ? 2'b00 : (qp1_cq_valid ? 2'b01 : (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : 2'b11)))))));
-assign cq_arb_valid = (cq_arb_grant == 2'b11) ? qp3_cq_valid : ((cq_arb_grant == 2'b10) ? qp2_cq_valid : ((cq_arb_grant == 2'b01) ? qp1_cq_valid : qp0_cq_valid));
-assign cq_from_evt = (cq_arb_grant == 2'b11) ? qp3_m_evt_valid : ((cq_arb_grant == 2'b10) ? qp2_m_evt_valid : ((cq_arb_grant == 2'b01) ? qp1_m_evt_valid : qp0_m_evt_valid));
+assign cq_arb_grant = cq_arb_locked_reg ? cq_arb_owner_reg :
+    (cq_arb_last_reg == 2'b00) ? (qp1_cq_valid ? 2'b01 : (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : 2'b00)))) :
+    (cq_arb_last_reg == 2'b01) ? (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : (qp1_cq_valid ? 2'b01 : 2'b01)))) :
+    (cq_arb_last_reg == 2'b10) ? (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : (qp1_cq_valid ? 2'b01 : (qp2_cq_valid ? 2'b10 : 2'b10)))) :
+    qp0_cq_valid ? 2'b00 :
+    qp1_cq_valid ? 2'b01 :
+    qp2_cq_valid ? 2'b10 :
+    qp3_cq_valid ? 2'b11 :
+    2'b11;
+assign cq_arb_valid = _t13 ? qp3_cq_valid : (_t14 ? qp2_cq_valid : (_t15 ? qp1_cq_valid : qp0_cq_valid));
+assign cq_from_evt = _t13 ? qp3_m_evt_valid : (_t14 ? qp2_m_evt_valid : (_t15 ? qp1_m_evt_valid : qp0_m_evt_valid));
 assign m_cq_valid = cq_arb_valid;
 assign m_cq_qp = cq_arb_grant;
-assign m_cq_kind = cq_from_evt ? ((cq_arb_grant == 2'b11) ? qp3_m_evt_kind : ((cq_arb_grant == 2'b10) ? qp2_m_evt_kind : ((cq_arb_grant == 2'b01) ? qp1_m_evt_kind : qp0_m_evt_kind))) : 3'b111;
-assign m_cq_length = cq_from_evt ? ((cq_arb_grant == 2'b11) ? qp3_m_evt_length : ((cq_arb_grant == 2'b10) ? qp2_m_evt_length : ((cq_arb_grant == 2'b01) ? qp1_m_evt_length : qp0_m_evt_length))) : 32'h0;
-assign m_cq_solicited = cq_from_evt ? ((cq_arb_grant == 2'b11) ? qp3_m_evt_solicited : ((cq_arb_grant == 2'b10) ? qp2_m_evt_solicited : ((cq_arb_grant == 2'b01) ? qp1_m_evt_solicited : qp0_m_evt_solicited))) : 1'b0;
-assign m_cq_invalidated = cq_from_evt ? ((cq_arb_grant == 2'b11) ? qp3_m_evt_invalidated : ((cq_arb_grant == 2'b10) ? qp2_m_evt_invalidated : ((cq_arb_grant == 2'b01) ? qp1_m_evt_invalidated : qp0_m_evt_invalidated))) : 1'b0;
-assign m_cq_stag = cq_from_evt ? ((cq_arb_grant == 2'b11) ? qp3_m_evt_stag : ((cq_arb_grant == 2'b10) ? qp2_m_evt_stag : ((cq_arb_grant == 2'b01) ? qp1_m_evt_stag : qp0_m_evt_stag))) : 32'h0;
-assign m_cq_data = cq_from_evt ? ((cq_arb_grant == 2'b11) ? qp3_m_evt_data : ((cq_arb_grant == 2'b10) ? qp2_m_evt_data : ((cq_arb_grant == 2'b01) ? qp1_m_evt_data : qp0_m_evt_data))) : 64'h0;
-assign m_cq_err = cq_from_evt ? ((cq_arb_grant == 2'b11) ? qp3_m_evt_err : ((cq_arb_grant == 2'b10) ? qp2_m_evt_err : ((cq_arb_grant == 2'b01) ? qp1_m_evt_err : qp0_m_evt_err))) : 14'h0;
+assign m_cq_kind = cq_from_evt ? (_t13 ? qp3_m_evt_kind : (_t14 ? qp2_m_evt_kind : (_t15 ? qp1_m_evt_kind : qp0_m_evt_kind))) : 3'b111;
+assign m_cq_length = cq_from_evt ? (_t13 ? qp3_m_evt_length : (_t14 ? qp2_m_evt_length : (_t15 ? qp1_m_evt_length : qp0_m_evt_length))) : 32'h0;
+assign m_cq_solicited = cq_from_evt ? (_t13 ? qp3_m_evt_solicited : (_t14 ? qp2_m_evt_solicited : (_t15 ? qp1_m_evt_solicited : qp0_m_evt_solicited))) : 1'b0;
+assign m_cq_invalidated = cq_from_evt ?
+    (_t13 ? qp3_m_evt_invalidated : (_t14 ? qp2_m_evt_invalidated : (_t15 ? qp1_m_evt_invalidated : qp0_m_evt_invalidated))) :
+    1'b0;
+assign m_cq_stag = cq_from_evt ? (_t13 ? qp3_m_evt_stag : (_t14 ? qp2_m_evt_stag : (_t15 ? qp1_m_evt_stag : qp0_m_evt_stag))) : 32'h0;
+assign m_cq_data = cq_from_evt ? (_t13 ? qp3_m_evt_data : (_t14 ? qp2_m_evt_data : (_t15 ? qp1_m_evt_data : qp0_m_evt_data))) : 64'h0;
+assign m_cq_err = cq_from_evt ? (_t13 ? qp3_m_evt_err : (_t14 ? qp2_m_evt_err : (_t15 ? qp1_m_evt_err : qp0_m_evt_err))) : 14'h0;
 assign cq_fire = cq_arb_valid & m_cq_ready;
-assign qp0_m_evt_ready = (cq_arb_grant == 2'b00) & m_cq_ready;
-assign qp1_m_evt_ready = (cq_arb_grant == 2'b01) & m_cq_ready;
-assign qp2_m_evt_ready = (cq_arb_grant == 2'b10) & m_cq_ready;
-assign qp3_m_evt_ready = (cq_arb_grant == 2'b11) & m_cq_ready;
-assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg : ((mem_wr_arb_last_reg == 2'b00) ? (qp1_mem_wr_valid ? 2'b01 : (qp2_mem_wr_valid ? 2'b10 : (qp3_mem_wr_valid ? 2'b11 : (qp0_mem_wr_valid ? 2'b00 : 2'b00)))) : ((mem_wr_arb_last_reg == 2'b01) ? (qp2_mem_wr_valid ? 2'b10 : (qp3_mem_wr_valid ? 2'b11 : (qp0_mem_wr_valid ? 2'b00 : (qp1_mem_wr_valid ? 2'b01 : 2'b01)))) : ((mem_wr_arb_last_reg == 2'b10) ? (qp3_mem_wr_valid ? 2'b11 : (qp0_mem_wr_valid ? 2'b00 : (qp1_mem_wr_valid ? 2'b01 : (qp2_mem_wr_valid ? 2'b10 : 2'b10)))) : (qp0_mem_wr_valid ? 2'b00 : (qp1_mem_wr_valid ? 2'b01 : (qp2_mem_wr_valid ? 2'b10 : (qp3_mem_wr_valid ? 2'b11 : 2'b11)))))));
-assign mem_wr_arb_valid = (mem_wr_arb_grant == 2'b11) ? qp3_mem_wr_valid : ((mem_wr_arb_grant == 2'b10) ? qp2_mem_wr_valid : ((mem_wr_arb_grant == 2'b01) ? qp1_mem_wr_valid : qp0_mem_wr_valid));
-assign mem_wr_addr = (mem_wr_arb_grant == 2'b11) ? qp3_mem_wr_addr : ((mem_wr_arb_grant == 2'b10) ? qp2_mem_wr_addr : ((mem_wr_arb_grant == 2'b01) ? qp1_mem_wr_addr : qp0_mem_wr_addr));
-assign mem_wr_data = (mem_wr_arb_grant == 2'b11) ? qp3_mem_wr_data : ((mem_wr_arb_grant == 2'b10) ? qp2_mem_wr_data : ((mem_wr_arb_grant == 2'b01) ? qp1_mem_wr_data : qp0_mem_wr_data));
-assign mem_wr_strb = (mem_wr_arb_grant == 2'b11) ? qp3_mem_wr_strb : ((mem_wr_arb_grant == 2'b10) ? qp2_mem_wr_strb : ((mem_wr_arb_grant == 2'b01) ? qp1_mem_wr_strb : qp0_mem_wr_strb));
+assign qp0_m_evt_ready = _t16 & m_cq_ready;
+assign qp1_m_evt_ready = _t15 & m_cq_ready;
+assign qp2_m_evt_ready = _t14 & m_cq_ready;
+assign qp3_m_evt_ready = _t13 & m_cq_ready;
+assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg :
+    (mem_wr_arb_last_reg == 2'b00) ? (qp1_mem_wr_valid ? 2'b01 : (qp2_mem_wr_valid ? 2'b10 : (qp3_mem_wr_valid ? 2'b11 : (qp0_mem_wr_valid ? 2'b00 : 2'b00)))) :
+    (mem_wr_arb_last_reg == 2'b01) ? (qp2_mem_wr_valid ? 2'b10 : (qp3_mem_wr_valid ? 2'b11 : (qp0_mem_wr_valid ? 2'b00 : (qp1_mem_wr_valid ? 2'b01 : 2'b01)))) :
+    (mem_wr_arb_last_reg == 2'b10) ? (qp3_mem_wr_valid ? 2'b11 : (qp0_mem_wr_valid ? 2'b00 : (qp1_mem_wr_valid ? 2'b01 : (qp2_mem_wr_valid ? 2'b10 : 2'b10)))) :
+    qp0_mem_wr_valid ? 2'b00 :
+    qp1_mem_wr_valid ? 2'b01 :
+    qp2_mem_wr_valid ? 2'b10 :
+    qp3_mem_wr_valid ? 2'b11 :
+    2'b11;
+assign mem_wr_arb_valid = _t17 ? qp3_mem_wr_valid : (_t18 ? qp2_mem_wr_valid : (_t19 ? qp1_mem_wr_valid : qp0_mem_wr_valid));
+assign mem_wr_addr = _t17 ? qp3_mem_wr_addr : (_t18 ? qp2_mem_wr_addr : (_t19 ? qp1_mem_wr_addr : qp0_mem_wr_addr));
+assign mem_wr_data = _t17 ? qp3_mem_wr_data : (_t18 ? qp2_mem_wr_data : (_t19 ? qp1_mem_wr_data : qp0_mem_wr_data));
+assign mem_wr_strb = _t17 ? qp3_mem_wr_strb : (_t18 ? qp2_mem_wr_strb : (_t19 ? qp1_mem_wr_strb : qp0_mem_wr_strb));
 assign mem_wr_valid = mem_wr_arb_valid;
 assign qp0_mem_wr_ready = (mem_wr_arb_grant == 2'b00) & mem_wr_ready;
-assign qp1_mem_wr_ready = (mem_wr_arb_grant == 2'b01) & mem_wr_ready;
-assign qp2_mem_wr_ready = (mem_wr_arb_grant == 2'b10) & mem_wr_ready;
-assign qp3_mem_wr_ready = (mem_wr_arb_grant == 2'b11) & mem_wr_ready;
+assign qp1_mem_wr_ready = _t19 & mem_wr_ready;
+assign qp2_mem_wr_ready = _t18 & mem_wr_ready;
+assign qp3_mem_wr_ready = _t17 & mem_wr_ready;
 assign mem_wr_fire = mem_wr_arb_valid & mem_wr_ready;
-assign mem_rd_arb_grant = mem_rd_arb_locked_reg ? mem_rd_arb_owner_reg : ((mem_rd_arb_last_reg == 2'b00) ? (_t0 ? 2'b01 : (_t1 ? 2'b10 : (_t2 ? 2'b11 : (_t3 ? 2'b00 : 2'b00)))) : ((mem_rd_arb_last_reg == 2'b01) ? (_t1 ? 2'b10 : (_t2 ? 2'b11 : (_t3 ? 2'b00 : (_t0 ? 2'b01 : 2'b01)))) : ((mem_rd_arb_last_reg == 2'b10) ? (_t2 ? 2'b11 : (_t3 ? 2'b00 : (_t0 ? 2'b01 : (_t1 ? 2'b10 : 2'b10)))) : (_t3 ? 2'b00 : (_t0 ? 2'b01 : (_t1 ? 2'b10 : (_t2 ? 2'b11 : 2'b11)))))));
-assign mem_rd_arb_valid = (mem_rd_arb_grant == 2'b11) ? _t2 : ((mem_rd_arb_grant == 2'b10) ? _t1 : ((mem_rd_arb_grant == 2'b01) ? _t0 : _t3));
-assign mem_rd_addr = (mem_rd_arb_grant == 2'b11) ? qp3_mem_rd_addr : ((mem_rd_arb_grant == 2'b10) ? qp2_mem_rd_addr : ((mem_rd_arb_grant == 2'b01) ? qp1_mem_rd_addr : qp0_mem_rd_addr));
+assign mem_rd_arb_grant = mem_rd_arb_locked_reg ? mem_rd_arb_owner_reg :
+    (mem_rd_arb_last_reg == 2'b00) ? (_t20 ? 2'b01 : (_t22 ? 2'b10 : (_t23 ? 2'b11 : (_t24 ? 2'b00 : 2'b00)))) :
+    (mem_rd_arb_last_reg == 2'b01) ? (_t22 ? 2'b10 : (_t23 ? 2'b11 : (_t24 ? 2'b00 : (_t20 ? 2'b01 : 2'b01)))) :
+    (mem_rd_arb_last_reg == 2'b10) ? (_t23 ? 2'b11 : (_t24 ? 2'b00 : (_t20 ? 2'b01 : (_t22 ? 2'b10 : 2'b10)))) :
+    _t24 ? 2'b00 :
+    _t20 ? 2'b01 :
+    _t22 ? 2'b10 :
+    _t23 ? 2'b11 :
+    2'b11;
+assign mem_rd_arb_valid = _t25 ? _t23 : (_t26 ? _t22 : (_t27 ? _t20 : _t24));
+assign mem_rd_addr = _t25 ? qp3_mem_rd_addr : (_t26 ? qp2_mem_rd_addr : (_t27 ? qp1_mem_rd_addr : qp0_mem_rd_addr));
 assign mem_rd_valid = mem_rd_arb_valid;
 assign mem_rd_fire = mem_rd_arb_valid & mem_rd_ready;
 assign mem_rd_owners_count = mem_rd_owners_wptr_reg - mem_rd_owners_rptr_reg;
 assign mem_rd_owners_full = mem_rd_owners_count == 10'h200;
-assign qp0_mem_rd_ready = ((mem_rd_arb_grant == 2'b00) & mem_rd_ready) & (~mem_rd_owners_full);
-assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t4 == 2'b00);
+assign qp0_mem_rd_ready = (mem_rd_arb_grant == 2'b00) & mem_rd_ready & _t21;
+assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t28 == 2'b00);
 assign qp0_mem_rd_data = mem_rd_data;
-assign qp1_mem_rd_ready = ((mem_rd_arb_grant == 2'b01) & mem_rd_ready) & (~mem_rd_owners_full);
-assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t4 == 2'b01);
+assign qp1_mem_rd_ready = _t27 & mem_rd_ready & _t21;
+assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t28 == 2'b01);
 assign qp1_mem_rd_data = mem_rd_data;
-assign qp2_mem_rd_ready = ((mem_rd_arb_grant == 2'b10) & mem_rd_ready) & (~mem_rd_owners_full);
-assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t4 == 2'b10);
+assign qp2_mem_rd_ready = _t26 & mem_rd_ready & _t21;
+assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t28 == 2'b10);
 assign qp2_mem_rd_data = mem_rd_data;
-assign qp3_mem_rd_ready = ((mem_rd_arb_grant == 2'b11) & mem_rd_ready) & (~mem_rd_owners_full);
-assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t4 == 2'b11);
+assign qp3_mem_rd_ready = _t25 & mem_rd_ready & _t21;
+assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t28 == 2'b11);
 assign qp3_mem_rd_data = mem_rd_data;
 assign qp_rx_stopped = {qp3_rx_stopped, qp2_rx_stopped, qp1_rx_stopped, qp0_rx_stopped};
 assign qp_tx_stopped = {qp3_tx_stopped, qp2_tx_stopped, qp1_tx_stopped, qp0_tx_stopped};
 assign qp_idle = {
-    (qp3_idle & qp3_rx_idle) & (qp3_sent_pending_reg == 16'h0),
-    (qp2_idle & qp2_rx_idle) & (qp2_sent_pending_reg == 16'h0),
-    (qp1_idle & qp1_rx_idle) & (qp1_sent_pending_reg == 16'h0),
-    (qp0_idle & qp0_rx_idle) & (qp0_sent_pending_reg == 16'h0)
+    qp3_idle & qp3_rx_idle & (qp3_sent_pending_reg == 16'h0),
+    qp2_idle & qp2_rx_idle & (qp2_sent_pending_reg == 16'h0),
+    qp1_idle & qp1_rx_idle & (qp1_sent_pending_reg == 16'h0),
+    qp0_idle & qp0_rx_idle & (qp0_sent_pending_reg == 16'h0)
 };
 assign qp_rx_idle = {qp3_rx_idle, qp2_rx_idle, qp1_rx_idle, qp0_rx_idle};
 assign qp_mpa_err = {qp3_mpa_err_valid, qp2_mpa_err_valid, qp1_mpa_err_valid, qp0_mpa_err_valid};
@@ -1484,22 +1577,22 @@ end
 
 always @* begin
     qp0_sent_pending_next = qp0_sent_pending_reg;
-    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, qp0_m_sent_valid}) - {15'h0, (cq_fire & (cq_arb_grant == 2'b00)) & (~cq_from_evt)};
+    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, qp0_m_sent_valid}) - {15'h0, cq_fire & _t16 & _t29};
 end
 
 always @* begin
     qp1_sent_pending_next = qp1_sent_pending_reg;
-    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, qp1_m_sent_valid}) - {15'h0, (cq_fire & (cq_arb_grant == 2'b01)) & (~cq_from_evt)};
+    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, qp1_m_sent_valid}) - {15'h0, cq_fire & _t15 & _t29};
 end
 
 always @* begin
     qp2_sent_pending_next = qp2_sent_pending_reg;
-    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, qp2_m_sent_valid}) - {15'h0, (cq_fire & (cq_arb_grant == 2'b10)) & (~cq_from_evt)};
+    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, qp2_m_sent_valid}) - {15'h0, cq_fire & _t14 & _t29};
 end
 
 always @* begin
     qp3_sent_pending_next = qp3_sent_pending_reg;
-    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, qp3_m_sent_valid}) - {15'h0, (cq_fire & (cq_arb_grant == 2'b11)) & (~cq_from_evt)};
+    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, qp3_m_sent_valid}) - {15'h0, cq_fire & _t13 & _t29};
 end
 
 always @* begin
@@ -1524,35 +1617,35 @@ always @* begin
     mem_rd_arb_locked_next = mem_rd_arb_locked_reg;
     mem_rd_arb_owner_next = mem_rd_arb_owner_reg;
     mem_rd_arb_last_next = mem_rd_arb_last_reg;
-    if (net_arb_valid & (~(net_fire & _t5))) begin
+    if (net_arb_valid & (~_t30)) begin
         net_arb_locked_next = 1'b1;
         net_arb_owner_next = net_arb_grant;
     end
-    if (net_fire & _t5) begin
+    if (_t30) begin
         net_arb_locked_next = 1'b0;
         net_arb_last_next = net_arb_grant;
     end
-    if (cq_arb_valid & (~(cq_fire & 1'b1))) begin
+    if (cq_arb_valid & (~_t31)) begin
         cq_arb_locked_next = 1'b1;
         cq_arb_owner_next = cq_arb_grant;
     end
-    if (cq_fire & 1'b1) begin
+    if (_t31) begin
         cq_arb_locked_next = 1'b0;
         cq_arb_last_next = cq_arb_grant;
     end
-    if (mem_wr_arb_valid & (~(mem_wr_fire & 1'b1))) begin
+    if (mem_wr_arb_valid & (~_t32)) begin
         mem_wr_arb_locked_next = 1'b1;
         mem_wr_arb_owner_next = mem_wr_arb_grant;
     end
-    if (mem_wr_fire & 1'b1) begin
+    if (_t32) begin
         mem_wr_arb_locked_next = 1'b0;
         mem_wr_arb_last_next = mem_wr_arb_grant;
     end
-    if (mem_rd_arb_valid & (~(mem_rd_fire & 1'b1))) begin
+    if (mem_rd_arb_valid & (~_t33)) begin
         mem_rd_arb_locked_next = 1'b1;
         mem_rd_arb_owner_next = mem_rd_arb_grant;
     end
-    if (mem_rd_fire & 1'b1) begin
+    if (_t33) begin
         mem_rd_arb_locked_next = 1'b0;
         mem_rd_arb_last_next = mem_rd_arb_grant;
     end

@@ -163,7 +163,7 @@ assign inv_invalid_stag = (~iv1_entry_ok_reg) | (iv1_meta_reg[30:23] != iv1_key_
 assign inv_pd_mismatch = iv1_meta_reg[22:7] != iv1_pd_reg;
 assign inv_not_invalidatable = ~iv1_meta_reg[0];
 assign inv_fault_now = inv_invalid_stag ? 2'b01 : (inv_pd_mismatch ? 2'b10 : (inv_not_invalidatable ? 2'b11 : 2'b00));
-assign inv_commit = (iv1_valid_reg & (inv_fault_now == 2'b00)) & (~iv1_cfg_hit_reg);
+assign inv_commit = iv1_valid_reg & (inv_fault_now == 2'b00) & (~iv1_cfg_hit_reg);
 assign rsp_valid = lk2_valid_reg;
 assign rsp_fault = lk2_fault_reg;
 assign rsp_address = lk2_address_reg;

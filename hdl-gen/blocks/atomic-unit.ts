@@ -1,5 +1,6 @@
 import { Expr, cat, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
+import { stateMachine } from '../lib/fsm';
 
 /**
  * The RFC 7306 atomic unit of the RNIC receive path (spec/rdmap-extensions.md §4, §5): FetchAdd
@@ -32,7 +33,8 @@ import { ModuleBuilder, type Module } from '../core/module';
  */
 export const ATOMIC_STATUS = Object.freeze({ OK: 0, MISALIGNED: 1, UNSUPPORTED: 2 });
 
-const STATE = Object.freeze({ IDLE: 0, READ: 1, WAIT: 2, CALC: 3, WRITE: 4, RESP: 5 });
+/** Idle; read request; waiting for the data; computing; write-back; waiting for the response register. */
+const STATES = ['IDLE', 'READ', 'WAIT', 'CALC', 'WRITE', 'RESP'] as const;
 
 /** The 8 octets of `x` in the reverse order (bits [7:0] ↔ [63:56], …). */
 function byteSwap64(x: Expr): Expr {
@@ -91,16 +93,11 @@ export function atomicUnitModule(): Module {
   const rspStatus = m.output('rsp_status', 2, { group: rsg, doc: '0 ok, 1 misaligned, 2 unsupported AOpCode' });
   const rspMatch = m.output('rsp_match', 1, { group: rsg, doc: 'CmpSwap compare matched (0 for FetchAdd and errors)' });
 
-  const sIdle = m.constant('S_IDLE', 3, STATE.IDLE, 'waiting for a request');
-  const sRead = m.constant('S_READ', 3, STATE.READ, 'read request to memory');
-  const sWait = m.constant('S_WAIT', 3, STATE.WAIT, 'waiting for the read data');
-  const sCalc = m.constant('S_CALC', 3, STATE.CALC, 'computing the new value and the compare');
-  const sWrite = m.constant('S_WRITE', 3, STATE.WRITE, 'write-back to memory');
-  const sResp = m.constant('S_RESP', 3, STATE.RESP, 'waiting for the response register');
   const opFetchAdd = m.constant('AOP_FETCH_ADD', 4, 0x0, 'AOpCode FetchAdd');
   const opCmpSwap = m.constant('AOP_CMP_SWAP', 4, 0x2, 'AOpCode CmpSwap');
 
-  const state = m.reg('state', 3, { reset: STATE.IDLE });
+  const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE' });
+  const state = fsm.state;
   const isCmpSwap = m.reg('op_cmp_swap', 1, { doc: 'the operation is CmpSwap (else FetchAdd)' });
   const bigEndian = m.reg('op_big_endian', 1, { doc: 'cfg_big_endian sampled with the request' });
   const addr = m.reg('op_addr', 64);
@@ -120,9 +117,9 @@ export function atomicUnitModule(): Module {
   const rspStatusReg = m.reg('resp_status', 2);
   const rspMatchReg = m.reg('resp_match', 1);
 
-  const inIdle = m.let('in_idle', state.eq(sIdle));
-  const inRead = m.let('in_read', state.eq(sRead));
-  const inWrite = m.let('in_write', state.eq(sWrite));
+  const inIdle = m.let('in_idle', fsm.is('IDLE'));
+  const inRead = m.let('in_read', fsm.is('READ'));
+  const inWrite = m.let('in_write', fsm.is('WRITE'));
   m.assign(reqReady, inIdle);
   m.assign(rdValid, inRead);
   m.assign(rdAddr, addr);
@@ -152,7 +149,7 @@ export function atomicUnitModule(): Module {
 
   // The read data as an integer, in the target's byte order.
   const rdInt = m.let('rd_int', mux(bigEndian, byteSwap64(rdData), rdData));
-  const rdTake = m.let('rd_take', rdDataValid.and(state.eq(sWait).or(rdFire)), { doc: 'the read data arrives (at the handshake for a zero-latency memory)' });
+  const rdTake = m.let('rd_take', rdDataValid.and(fsm.is('WAIT').or(rdFire)), { doc: 'the read data arrives (at the handshake for a zero-latency memory)' });
 
   // CALC: the closed form of spec/rdmap-extensions.md §4.1 and the §4.2 compare, on op_orig.
   const notK = addSwapMask.not();
@@ -172,16 +169,16 @@ export function atomicUnitModule(): Module {
         m.set(rspOrigReg, orig);
         m.set(rspStatusReg, status);
         m.set(rspMatchReg, matchNow);
-        m.set(state, sIdle);
+        fsm.goto('IDLE');
       },
-      () => m.set(state, sResp),
+      () => fsm.goto('RESP'),
     );
 
   m.sync(() => {
     m.when(rspValidReg.and(rspReady), () => m.set(rspValidReg, 0));
     m.switch(state, [
       [
-        STATE.IDLE,
+        fsm.value('IDLE'),
         () =>
           m.when(reqFire, () => {
             m.set(isCmpSwap, reqAopcode.eq(opCmpSwap));
@@ -195,38 +192,38 @@ export function atomicUnitModule(): Module {
             m.set(status, reqStatus);
             m.set(orig, 0);
             m.set(match, 0);
-            m.set(state, mux(reqStatus.eq(ATOMIC_STATUS.OK), sRead, sResp));
+            m.set(state, mux(reqStatus.eq(ATOMIC_STATUS.OK), fsm.value('READ'), fsm.value('RESP')));
           }),
       ],
       [
-        STATE.READ,
+        fsm.value('READ'),
         () =>
           m.when(rdFire, () => {
-            m.set(state, sWait);
+            fsm.goto('WAIT');
             m.when(rdTake, () => {
               m.set(orig, rdInt);
-              m.set(state, sCalc);
+              fsm.goto('CALC');
             });
           }),
       ],
       [
-        STATE.WAIT,
+        fsm.value('WAIT'),
         () =>
           m.when(rdTake, () => {
             m.set(orig, rdInt);
-            m.set(state, sCalc);
+            fsm.goto('CALC');
           }),
       ],
       [
-        STATE.CALC,
+        fsm.value('CALC'),
         () => {
           m.set(newWord, mux(bigEndian, byteSwap64(newInt), newInt));
           m.set(match, isCmpSwap.and(csMatch));
-          m.when(writeBack, () => m.set(state, sWrite), () => finish(isCmpSwap.and(csMatch)));
+          m.when(writeBack, () => fsm.goto('WRITE'), () => finish(isCmpSwap.and(csMatch)));
         },
       ],
-      [STATE.WRITE, () => m.when(wrFire, () => finish(match))],
-      [STATE.RESP, () => finish(match)],
+      [fsm.value('WRITE'), () => m.when(wrFire, () => finish(match))],
+      [fsm.value('RESP'), () => finish(match)],
     ]);
   });
   return m.build();

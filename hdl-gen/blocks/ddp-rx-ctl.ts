@@ -4,8 +4,12 @@ import { Opcode } from '../../ts-model/rdmap/constants';
 import { DdpError, LlpError, RdmapError, type ErrorCode } from '../../ts-model/terminate-codes';
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
-import { DDP_RX_DESC, DDP_RX_DESC_BITS, errBits } from './ddp-rx-hdr';
+import { ATOMIC_REQUEST, ATOMIC_RESPONSE, IMMEDIATE_DATA, READ_REQUEST, TERMINATE, type WireField } from '../../ts-model/wire/layouts';
+import { portGroup } from '../lib/ports';
+import { DDP_RX_DESC, ERROR_WORD, IRRQ_ATOMIC, IRRQ_READ, ORQ_ENTRY, RECV_BUFFER, RX_EVENT_FIELDS } from './records';
 import { fifo } from '../lib/fifo';
+import { rnicNames } from './names';
+import { stateMachine } from '../lib/fsm';
 import { RESP_KIND } from './rdmap-tx-resp';
 import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
 
@@ -45,7 +49,7 @@ import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
  * Request waits in POST until every placement before it has been written (place_idle), so that its
  * response reads what earlier Writes and Sends placed (RFC 5040 §5.5 rule 6).
  */
-export const RX_EVENT = Object.freeze({ RECV: 0, RECV_IMMEDIATE: 1, READ: 2, ATOMIC: 3, TERMINATE_RECEIVED: 4, TERMINATE_SENT: 5, CLOSED: 6 });
+export { RX_EVENT } from './names';
 
 export interface DdpRxCtlOptions {
   /** Inbound Read/Atomic Requests waiting for rdmap_tx_resp. */
@@ -56,7 +60,8 @@ export interface DdpRxCtlOptions {
   readonly rqDepth?: number;
 }
 
-const ST = Object.freeze({ IDLE: 0, CHECK: 1, LOOK: 2, LWAIT: 3, POST: 4, INV: 5, IWAIT: 6 });
+/** The per-ULPDU state machine: checks, the STag lookup and its wait, posting, an invalidation and its wait. */
+const STATES = ['IDLE', 'CHECK', 'LOOK', 'LWAIT', 'POST', 'INV', 'IWAIT'] as const;
 /** What the STag lookup is for. */
 const LK = Object.freeze({ TAGGED: 0, READ: 1, ATOMIC: 2 });
 
@@ -86,7 +91,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const cfgMsn = m.input('cfg_initial_msn', 32, { group: cg, doc: 'first MSN of every queue (loaded while rst is high)' });
 
   const dg = 'Descriptor input from ddp_rx_hdr (s_desc)';
-  const dData = m.input('s_desc_tdata', DDP_RX_DESC_BITS, { group: dg, doc: 'layout DDP_RX_DESC in hdl-gen/blocks/ddp-rx-hdr.ts' });
+  const dData = m.input('s_desc_tdata', DDP_RX_DESC.width, { group: dg, record: DDP_RX_DESC });
   const dValid = m.input('s_desc_tvalid', 1, { group: dg });
   const dReady = m.output('s_desc_tready', 1, { group: dg });
   const dMpaBad = m.input('s_desc_mpa_bad', 1, { group: dg, doc: "MPA's verdict on this ULPDU's FPDU: it failed (mpa_rx m_axis_tuser = 0)" });
@@ -166,14 +171,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const eg = 'Events (m_evt): completions, Terminates, closure';
   const evtValidO = m.output('m_evt_valid', 1, { group: eg });
   const evtReady = m.input('m_evt_ready', 1, { group: eg });
-  const ev = (name: string, width: number, doc?: string) => m.output(`m_evt_${name}`, width, { group: eg, ...(doc ? { doc } : {}) });
-  const evtKindO = ev('kind', 3, '0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed');
-  const evtLengthO = ev('length', 32);
-  const evtSolicitedO = ev('solicited', 1);
-  const evtInvalidatedO = ev('invalidated', 1, 'recv: m_evt_stag was invalidated (Send with Invalidate)');
-  const evtStagO = ev('stag', 32);
-  const evtDataO = ev('data', 64, 'recv-immediate: the 8 octets, first in [63:56]; atomic: the original value');
-  const evtErrO = ev('err', 14, 'Terminates: {code, etype, layer}');
+  const evtPorts = portGroup(m, 'm_evt', RX_EVENT_FIELDS, 'output', eg);
 
   const sg = 'Status';
   const rxStoppedO = m.output('rx_stopped', 1, { group: sg });
@@ -182,63 +180,61 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const irrqCountO = m.output('irrq_used', Math.log2(irrqDepth) + 1, { group: sg });
 
   // ---- Error codes -------------------------------------------------------------------------------
-  const E = (n: string, e: ErrorCode) => m.constant(n, 14, errBits(e), `${e.name} {code, etype, layer}`);
-  const eOpcode = E('ERR_RDMAP_OPCODE', RdmapError.UNEXPECTED_OPCODE);
-  const eStream = E('ERR_RDMAP_STREAM', RdmapError.STREAM_CATASTROPHIC);
-  const eLocal = E('ERR_RDMAP_LOCAL', RdmapError.LOCAL_CATASTROPHIC);
-  const eProtInv = E('ERR_RDMAP_PROT_INVALIDATE', RdmapError.PROTECTION_CANNOT_INVALIDATE);
-  const eOpInv = E('ERR_RDMAP_OP_INVALIDATE', RdmapError.OPERATION_CANNOT_INVALIDATE);
-  const eDdpLocal = E('ERR_DDP_LOCAL', DdpError.LOCAL_CATASTROPHIC);
-  const eStag = E('ERR_DDP_STAG', DdpError.INVALID_STAG);
-  const eBounds = E('ERR_DDP_BOUNDS', DdpError.BASE_BOUNDS);
-  const eQn = E('ERR_DDP_QN', DdpError.INVALID_QN);
-  const eNoBuf = E('ERR_DDP_NO_BUFFER', DdpError.NO_BUFFER);
-  const eMsn = E('ERR_DDP_MSN', DdpError.MSN_RANGE);
-  const eMo = E('ERR_DDP_MO', DdpError.INVALID_MO);
-  const eTooLong = E('ERR_DDP_TOO_LONG', DdpError.TOO_LONG);
+  const K = rnicNames(m);
+  const eOpcode = K.err(RdmapError.UNEXPECTED_OPCODE);
+  const eStream = K.err(RdmapError.STREAM_CATASTROPHIC);
+  const eLocal = K.err(RdmapError.LOCAL_CATASTROPHIC);
+  const eProtInv = K.err(RdmapError.PROTECTION_CANNOT_INVALIDATE);
+  const eOpInv = K.err(RdmapError.OPERATION_CANNOT_INVALIDATE);
+  const eDdpLocal = K.err(DdpError.LOCAL_CATASTROPHIC);
+  const eStag = K.err(DdpError.INVALID_STAG);
+  const eBounds = K.err(DdpError.BASE_BOUNDS);
+  const eQn = K.err(DdpError.INVALID_QN);
+  const eNoBuf = K.err(DdpError.NO_BUFFER);
+  const eMsn = K.err(DdpError.MSN_RANGE);
+  const eMo = K.err(DdpError.INVALID_MO);
+  const eTooLong = K.err(DdpError.TOO_LONG);
   /** STag lookup fault → Terminate: DDP tagged (ddpTaggedError) and RDMAP protection (rdmapProtectionError). */
   const ddpTagged: Record<string, ErrorCode> = { 'invalid-stag': DdpError.INVALID_STAG, 'pd-mismatch': DdpError.STAG_NOT_ASSOCIATED, access: DdpError.INVALID_STAG, 'to-wrap': DdpError.TO_WRAP, bounds: DdpError.BASE_BOUNDS };
   const rdmapProt: Record<string, ErrorCode> = { 'invalid-stag': RdmapError.INVALID_STAG, 'pd-mismatch': RdmapError.STAG_NOT_ASSOCIATED, access: RdmapError.ACCESS_RIGHTS, 'to-wrap': RdmapError.TO_WRAP, bounds: RdmapError.BASE_BOUNDS };
   const faultTable = (table: Record<string, ErrorCode>, fault: Expr) =>
-    STAG_FAULTS.slice(1).reduce<Expr>((acc, f) => mux(fault.eq(faultCode(f)), lit(14, errBits(table[f]!)), acc), lit(14, 0));
+    STAG_FAULTS.slice(1).reduce<Expr>((acc, f) => mux(fault.eq(faultCode(f)), K.err(table[f]!), acc), lit(14, 0));
 
   // ---- The descriptor being processed ------------------------------------------------------------
-  const d = m.reg('desc', DDP_RX_DESC_BITS, { doc: 'the descriptor of the ULPDU in progress' });
+  const d = m.reg('desc', DDP_RX_DESC.width, { doc: 'the descriptor of the ULPDU in progress', record: DDP_RX_DESC });
   const mpaBad = m.reg('mpa_bad', 1, { doc: 'MPA failed the FPDU of the ULPDU in progress' });
   const mpaCode = m.reg('mpa_code', 8);
-  const F = (k: keyof typeof DDP_RX_DESC) => {
-    const [lo, w] = DDP_RX_DESC[k];
-    return d.slice(lo + w - 1, lo);
-  };
+  const F = DDP_RX_DESC.view(d, { m, prefix: 'desc' });
   m.allowUnused(d, 'dv was checked by ddp_rx_hdr (H2); the Terminate copies it within ctrl0');
-  const [rdLo] = DDP_RX_DESC.rdmap;
-  /** RDMAP part octets [j, j + n) as a big-endian number. */
-  const R = (j: number, n: number) => cat(...Array.from({ length: n }, (_, i) => d.slice(rdLo + 8 * (j + i) + 7, rdLo + 8 * (j + i))));
-  const ok = F('ok');
-  const hasPayload = F('hasPayload');
-  const err = cat(F('errCode'), F('errEtype'), F('errLayer'));
-  const ulpduLen = F('ulpduLen');
-  const plen = m.let('payload_len', F('payloadLen').zext(32), { doc: 'data octets after the DDP header (0 without has_payload)' });
-  const t = F('t');
-  const last = F('l');
-  const op = F('opcode');
-  const stag = F('stag');
-  const to = F('to');
-  const qn = F('qn');
-  const msn = F('msn');
-  const mo = F('mo');
-  const isOp = (...ops: number[]) => ops.map((o) => op.eq(o)).reduce((a, b) => a.or(b));
-  const isSend = m.let('is_send', isOp(Opcode.SEND, Opcode.SEND_SE, Opcode.SEND_INVALIDATE, Opcode.SEND_SE_INVALIDATE));
+  /** A field of the RDMAP part (ts-model/wire/layouts.ts) as a big-endian number. */
+  const R = (f: WireField) => cat(...Array.from({ length: f.size }, (_, i) => F.rdmap.slice(8 * (f.offset + i) + 7, 8 * (f.offset + i))));
+  const aopcode = R(ATOMIC_REQUEST.aopcode_word).slice(3, 0);
+  const ok = F.ok;
+  const hasPayload = F.has_payload;
+  const err = F.err;
+  const ulpduLen = F.ulpdu_len;
+  const plen = m.let('payload_len', F.payload_len.zext(32), { doc: 'data octets after the DDP header (0 without has_payload)' });
+  const t = F.t;
+  const last = F.l;
+  const op = F.opcode;
+  const stag = F.stag;
+  const to = F.to;
+  const qn = F.qn;
+  const msn = F.msn;
+  const mo = F.mo;
+  const isOp = (...ops: Expr[]) => ops.map((o) => op.eq(o)).reduce((a, b) => a.or(b));
+  const isSend = m.let('is_send', isOp(K.OP.SEND, K.OP.SEND_SE, K.OP.SEND_INVALIDATE, K.OP.SEND_SE_INVALIDATE));
   const qnOf = m.let(
     'qn_expected',
-    mux(isOp(Opcode.READ_REQUEST, Opcode.ATOMIC_REQUEST), lit(2, Qn.READ_REQUEST), mux(op.eq(Opcode.TERMINATE), lit(2, Qn.TERMINATE), mux(op.eq(Opcode.ATOMIC_RESPONSE), lit(2, Qn.ATOMIC_RESPONSE), lit(2, Qn.SEND)))),
+    mux(isOp(K.OP.READ_REQUEST, K.OP.ATOMIC_REQUEST), K.QN.READ_REQUEST, mux(op.eq(K.OP.TERMINATE), K.QN.TERMINATE, mux(op.eq(K.OP.ATOMIC_RESPONSE), K.QN.ATOMIC_RESPONSE, K.QN.SEND))),
     { doc: 'the untagged queue of the opcode (RFC 5040 section 4.3, RFC 7306 section 10.2)' },
   );
   const h1 = ok.not().and(ulpduLen.lt(mux(t, lit(16, TAGGED_HEADER_SIZE), lit(16, UNTAGGED_HEADER_SIZE))));
-  const isTermOp = m.let('term_opcode', op.eq(Opcode.TERMINATE).and(h1.not()), { doc: 'the ULPDU is a Terminate: an error closes the stream, nobody answers' });
+  const isTermOp = m.let('term_opcode', op.eq(K.OP.TERMINATE).and(h1.not()), { doc: 'the ULPDU is a Terminate: an error closes the stream, nobody answers' });
 
   // ---- State ------------------------------------------------------------------------------------
-  const st = m.reg('state', 3, { reset: ST.IDLE });
+  const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE' });
+  const st = fsm.state;
   const lkFor = m.reg('lk_for', 2, { doc: 'what the STag lookup in flight is for' });
   const rxStopped = m.reg('rx_stopped_r', 1, { reset: 0 });
   const txStopped = m.reg('tx_stopped_r', 1, { reset: 0 });
@@ -289,53 +285,44 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   m.assign(cmdAddrO, cmdAddr);
   m.assign(cmdDiscardO, cmdDiscard);
   m.assign(evtValidO, evtValid);
-  m.assign(evtKindO, evtKind);
-  m.assign(evtLengthO, evtLength);
-  m.assign(evtSolicitedO, evtSolicited);
-  m.assign(evtInvalidatedO, evtInvalidated);
-  m.assign(evtStagO, evtStag);
-  m.assign(evtDataO, evtData);
-  m.assign(evtErrO, evtErr);
+  evtPorts.drive(RX_EVENT_FIELDS.pack({ kind: evtKind, length: evtLength, solicited: evtSolicited, invalidated: evtInvalidated, stag: evtStag, data: evtData, err: evtErr }));
   m.assign(rxStoppedO, rxStopped);
   m.assign(txStoppedO, txStopped);
 
   // ---- Queues -----------------------------------------------------------------------------------
-  const inState = (s: number) => st.eq(s);
+  const inState = fsm.is;
   const rqPop = m.wire('rq_pop', 1, { doc: 'a new message on QN 0 takes the oldest posted buffer' });
   const rqPush = m.wire('rq_push', 1);
-  const rq = fifo(m, 'rq', 96, rqDepth, { push: rqPush, data: cat(rcvLen, rcvAddr), pop: rqPop });
+  const rq = fifo(m, 'rq', RECV_BUFFER.width, rqDepth, { push: rqPush, data: RECV_BUFFER.pack({ addr: rcvAddr, len: rcvLen }), pop: rqPop });
   m.assign(rqPush, rcvValid.and(rq.full.not()));
   const orqPop = m.wire('orq_pop', 1, { doc: 'the ORQ head completed' });
   const orqPush = m.wire('orq_push', 1);
-  const orq = fifo(m, 'orq', 161, orqDepth, { push: orqPush, data: cat(orqAtomic, orqReqId, orqSize, orqTo, orqStag), pop: orqPop });
+  const orqEntry = ORQ_ENTRY.pack({ stag: orqStag, to: orqTo, size: orqSize, request_id: orqReqId, atomic: orqAtomic });
+  const orq = fifo(m, 'orq', ORQ_ENTRY.width, orqDepth, { push: orqPush, data: orqEntry, pop: orqPop });
   m.assign(orqPush, orqValid.and(orq.full.not()));
-  const oh = {
-    stag: orq.head.slice(31, 0),
-    to: orq.head.slice(95, 32),
-    size: orq.head.slice(127, 96),
-    reqId: orq.head.slice(159, 128),
-    atomic: orq.head.bit(160),
-  };
+  const oh = ORQ_ENTRY.view(orq.head);
   const irrqPush = m.wire('irrq_push', 1);
-  const irrqData = m.wire('irrq_data', 357, { doc: '{atomic, aopcode, compare_mask, compare, add_swap_mask, add_swap, addr, request_id}; a Read uses request_id = Sink STag, addr = source, add_swap = Sink TO, compare[31:0] = size' });
+  const irrqData = m.wire('irrq_data', IRRQ_ATOMIC.width, { doc: 'an IRRQ entry: record irrq_atomic or irrq_read, by its atomic bit' });
   const flush = m.wire('irrq_flush', 1, { doc: 'the transmit side stops: requests not yet answered are dropped' });
   const reqTake = m.let('req_take', reqValid.and(reqReady));
-  const irrq = fifo(m, 'irrq', 357, irrqDepth, { push: irrqPush, data: irrqData, pop: reqTake.and(termPending.not()), flush });
+  const irrq = fifo(m, 'irrq', IRRQ_ATOMIC.width, irrqDepth, { push: irrqPush, data: irrqData, pop: reqTake.and(termPending.not()), flush });
   m.assign(irrqCountO, irrq.count);
-  const ih = irrq.head;
+  const ih = m.let('irrq_head', irrq.head, { doc: 'the oldest IRRQ entry' });
+  const iha = IRRQ_ATOMIC.view(ih, { m, prefix: 'irrq_atomic' });
+  const ihr = IRRQ_READ.view(ih, { m, prefix: 'irrq_read' });
   m.assign(reqValid, termPending.or(irrq.empty.not()));
-  m.assign(reqKind, mux(termPending, lit(2, RESP_KIND.TERMINATE), mux(ih.bit(356), lit(2, RESP_KIND.ATOMIC), lit(2, RESP_KIND.READ_RESPONSE))));
-  m.assign(reqRequestId, ih.slice(31, 0));
-  m.assign(reqSinkStag, ih.slice(31, 0));
-  m.assign(reqAddr, ih.slice(95, 32));
-  m.assign(reqSrcAddr, ih.slice(95, 32));
-  m.assign(reqAddSwap, ih.slice(159, 96));
-  m.assign(reqSinkTo, ih.slice(159, 96));
-  m.assign(reqAddSwapMask, ih.slice(223, 160));
-  m.assign(reqCompare, ih.slice(287, 224));
-  m.assign(reqSize, ih.slice(255, 224));
-  m.assign(reqCompareMask, ih.slice(351, 288));
-  m.assign(reqAopcode, ih.slice(355, 352));
+  m.assign(reqKind, mux(termPending, lit(2, RESP_KIND.TERMINATE), mux(iha.atomic, lit(2, RESP_KIND.ATOMIC), lit(2, RESP_KIND.READ_RESPONSE))));
+  m.assign(reqRequestId, iha.request_id);
+  m.assign(reqSinkStag, ihr.sink_stag);
+  m.assign(reqAddr, iha.addr);
+  m.assign(reqSrcAddr, ihr.src_addr);
+  m.assign(reqAddSwap, iha.add_swap);
+  m.assign(reqSinkTo, ihr.sink_to);
+  m.assign(reqAddSwapMask, iha.add_swap_mask);
+  m.assign(reqCompare, iha.compare);
+  m.assign(reqSize, ihr.size);
+  m.assign(reqCompareMask, iha.compare_mask);
+  m.assign(reqAopcode, iha.aopcode);
   m.assign(reqTermCode, term.err.slice(13, 6));
   m.assign(reqTermEtype, term.err.slice(5, 2));
   m.assign(reqTermLayer, term.err.slice(1, 0).zext(4));
@@ -349,10 +336,10 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
 
   // ---- Handshakes --------------------------------------------------------------------------------
   const outFree = m.let('out_free', cmdValid.not().and(evtValid.not()), { doc: 'the last ULPDU\'s command and event have left' });
-  const startAbort = m.let('start_abort', inState(ST.IDLE).and(abortPending).and(outFree));
-  const take = m.let('desc_take', inState(ST.IDLE).and(abortPending.not()).and(outFree).and(dValid));
-  m.assign(dReady, inState(ST.IDLE).and(abortPending.not()).and(outFree));
-  m.assign(idleO, inState(ST.IDLE).and(outFree).and(abortPending.not()));
+  const startAbort = m.let('start_abort', inState('IDLE').and(abortPending).and(outFree));
+  const take = m.let('desc_take', inState('IDLE').and(abortPending.not()).and(outFree).and(dValid));
+  m.assign(dReady, inState('IDLE').and(abortPending.not()).and(outFree));
+  m.assign(idleO, inState('IDLE').and(outFree).and(abortPending.not()));
   m.assign(rcvReady, rq.full.not());
   // The requester never has more than ORD Reads and Atomics outstanding (spec/ddp-rdmap.md §7,
   // RFC 5040 §6.1): a request past it waits at s_orq, and with it the work requests behind it.
@@ -366,13 +353,13 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     [tOpen.and(to.ne(tNextTo)), eBounds],
   ];
   // Untagged: U1, H8 of QN 0 or U2–U4, the fixed-size rule, U5.
-  const open = m.let('u_continues', uOpen.and(qnOf.eq(Qn.SEND)), { doc: 'this segment continues the open message of QN 0' });
+  const open = m.let('u_continues', uOpen.and(qnOf.eq(K.QN.SEND)), { doc: 'this segment continues the open message of QN 0' });
   const expMsn = m.let('msn_expected', mux(qnOf.eq(0), rxMsn[0]!, mux(qnOf.eq(1), rxMsn[1]!, mux(qnOf.eq(2), rxMsn[2]!, rxMsn[3]!))));
-  const rqHead = { addr: rq.head.slice(63, 0), len: rq.head.slice(95, 64) };
+  const rqHead = RECV_BUFFER.view(rq.head);
   const bufAddr = m.let('buf_addr', mux(open, uBufAddr, rqHead.addr));
   const bufLen = m.let('buf_len', mux(open, uBufLen, rqHead.len));
   const msgEnd = m.let('msg_end', mo.zext(33).add(plen.zext(33)), { doc: 'MO + payload length' });
-  const noBuffer = qnOf.eq(Qn.SEND).and(rq.empty).or(qnOf.eq(Qn.ATOMIC_RESPONSE).and(orqAtomics.eq(0)));
+  const noBuffer = qnOf.eq(K.QN.SEND).and(rq.empty).or(qnOf.eq(K.QN.ATOMIC_RESPONSE).and(orqAtomics.eq(0)));
   const uChecks: [Expr, Expr][] = [
     [qn.ne(qnOf.zext(32)), eQn],
     [open.and(op.ne(uOpcode)), eOpcode],
@@ -385,9 +372,9 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     [isSend.and(msgEnd.gt(bufLen.zext(33))), eTooLong],
     // Deliver-time checks that need no lookup: Atomic Request IRD and AOpCode (A3, A4), Atomic
     // Response against the ORQ head.
-    [last.and(op.eq(Opcode.ATOMIC_REQUEST)).and(irrq.count.zext(16).ge(cfgIrd)), eStream],
-    [last.and(op.eq(Opcode.ATOMIC_REQUEST)).and(R(3, 1).slice(3, 0).ne(AOpCode.FETCH_ADD).and(R(3, 1).slice(3, 0).ne(AOpCode.CMP_SWAP))), eOpcode],
-    [last.and(op.eq(Opcode.ATOMIC_RESPONSE)).and(orq.empty.or(oh.atomic.not()).or(oh.reqId.ne(R(0, 4)))), eStream],
+    [last.and(op.eq(K.OP.ATOMIC_REQUEST)).and(irrq.count.zext(16).ge(cfgIrd)), eStream],
+    [last.and(op.eq(K.OP.ATOMIC_REQUEST)).and(aopcode.ne(AOpCode.FETCH_ADD).and(aopcode.ne(AOpCode.CMP_SWAP))), eOpcode],
+    [last.and(op.eq(K.OP.ATOMIC_RESPONSE)).and(orq.empty.or(oh.atomic.not()).or(oh.request_id.ne(R(ATOMIC_RESPONSE.request_id)))), eStream],
   ];
   const chain = (checks: readonly [Expr, Expr][]) => checks.reduceRight<Expr>((acc, [c, e]) => mux(c, e, acc), lit(14, 0));
   const checkErr = m.let(
@@ -399,7 +386,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   // ---- POST: after the lookup ---------------------------------------------------------------------
   const readHead = orq.empty.not().and(oh.atomic.not());
   const rrTotal = m.let('rr_total', orqRecv.zext(33).add(plen.zext(33)), { doc: 'octets of the Read received with this segment' });
-  const isRR = op.eq(Opcode.READ_RESPONSE);
+  const isRR = op.eq(K.OP.READ_RESPONSE);
   const hasLen = plen.ne(0);
   const postChecks: [Expr, Expr][] = [
     [lkFor.eq(LK.TAGGED).and(hasLen).and(lkFaultR.ne(0)), faultTable(ddpTagged, lkFaultR)],
@@ -407,7 +394,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     [lkFor.eq(LK.TAGGED).and(isRR).and(hasLen).and(stag.ne(oh.stag)), eStag],
     [lkFor.eq(LK.TAGGED).and(isRR).and(hasLen).and(to.ne(oh.to.add(orqRecv.zext(64)))), eBounds],
     [lkFor.eq(LK.TAGGED).and(isRR).and(rrTotal.gt(oh.size.zext(33)).or(last.and(rrTotal.ne(oh.size.zext(33))))), eBounds],
-    [lkFor.eq(LK.READ).and(R(12, 4).ne(0)).and(lkFaultR.ne(0)), faultTable(rdmapProt, lkFaultR)],
+    [lkFor.eq(LK.READ).and(R(READ_REQUEST.size).ne(0)).and(lkFaultR.ne(0)), faultTable(rdmapProt, lkFaultR)],
     [lkFor.eq(LK.READ).and(irrq.count.zext(16).ge(cfgIrd)), eStream],
     [lkFor.eq(LK.ATOMIC).and(lkFaultR.ne(0)), faultTable(rdmapProt, lkFaultR)],
     [lkFor.eq(LK.ATOMIC).and(lkAddrR.slice(2, 0).ne(0)), eStream],
@@ -422,13 +409,13 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   });
 
   // ---- The Terminate and its header copies (spec/ddp-rdmap.md §2.4, §8) -----------------------------
-  const ddpHdrOctets = [F('ctrl0'), F('rsvdUlp'), ...[24, 16, 8, 0].map((s) => stag.slice(s + 7, s))];
+  const ddpHdrOctets = [F.ctrl0, F.rsvd_ulp, ...[24, 16, 8, 0].map((s) => stag.slice(s + 7, s))];
   const tail = (x: Expr, n: number) => Array.from({ length: n }, (_, i) => x.slice(8 * (n - 1 - i) + 7, 8 * (n - 1 - i)));
   const taggedHdr = [...ddpHdrOctets, ...tail(to, 8)];
   const untaggedHdr = [...ddpHdrOctets, ...tail(qn, 4), ...tail(msn, 4), ...tail(mo, 4)];
   const packLe = (octets: Expr[], n: number) => cat(...[...octets, ...Array.from({ length: n - octets.length }, () => lit(8, 0))].reverse());
   const hdrCopy = m.let('hdr_copy', mux(t, packLe(taggedHdr, UNTAGGED_HEADER_SIZE), packLe(untaggedHdr, UNTAGGED_HEADER_SIZE)), { doc: 'the DDP header as received' });
-  const rdmaCopy = d.slice(rdLo + 224 - 1, rdLo);
+  const rdmaCopy = F.rdmap.slice(224 - 1, 0);
 
   /** The first error of this ULPDU (or an abort, withUlpdu = false): stop, answer once (model `fail`). */
   /**
@@ -441,7 +428,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     m.set(rxStopped, 1);
     m.set(txStopped, 1);
     // Its payload waits in ddp_rx_place: drop it (after IWAIT it has already been placed).
-    if (from !== 'abort') m.when(hasPayload.and(st.ne(ST.IWAIT)), () => {
+    if (from !== 'abort') m.when(hasPayload.and(fsm.is('IWAIT').not()), () => {
       m.set(cmdValid, 1);
       m.set(cmdDiscard, 1);
     });
@@ -449,19 +436,19 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     const closes = from === 'ulpdu' ? isTermOp : from === 'llp' ? mpaCode.eq(LlpError.TCP_CLOSED.code) : lit(1, 0);
     m.when(closes, () => {
       m.set(evtValid, 1);
-      m.set(evtKind, RX_EVENT.CLOSED);
+      m.set(evtKind, K.EVT.CLOSED);
       m.set(evtErr, e);
     });
     m.when(closes.not().and(termSent.not()), () => {
       m.set(termSent, 1);
       m.set(termPending, 1);
       m.set(evtValid, 1);
-      m.set(evtKind, RX_EVENT.TERMINATE_SENT);
+      m.set(evtKind, K.EVT.TERMINATE_SENT);
       m.set(evtErr, e);
       const withHeaders = withUlpdu ? layer.ne(2).and(layer.eq(0).and(e.slice(5, 2).eq(0)).not()).and(h1.not()) : lit(1, 0);
       m.set(term.err, e);
       m.set(term.md, withHeaders);
-      m.set(term.r, withHeaders.and(layer.eq(0)).and(e.slice(5, 2).eq(1)).and(op.eq(Opcode.READ_REQUEST)));
+      m.set(term.r, withHeaders.and(layer.eq(0)).and(e.slice(5, 2).eq(1)).and(op.eq(K.OP.READ_REQUEST)));
       m.set(term.segLen, mux(withHeaders, ulpduLen, lit(16, 0)));
       m.set(term.tagged, t);
       m.set(term.ddpHdr, hdrCopy);
@@ -469,7 +456,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     });
   };
 
-  const evt = (kind: number, length: Expr, extra: { solicited?: Expr; stag?: Expr; data?: Expr; invalidated?: boolean } = {}) => {
+  const evt = (kind: Expr, length: Expr, extra: { solicited?: Expr; stag?: Expr; data?: Expr; invalidated?: boolean } = {}) => {
     m.set(evtValid, 1);
     m.set(evtKind, kind);
     m.set(evtLength, length);
@@ -487,27 +474,44 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
 
   // Untagged acceptance in CHECK (no error): the queue state and delivery.
   const clean = m.let('check_clean', mpaBad.not().and(checkErr.eq(0)), { doc: 'MPA passed the FPDU and every check before a lookup passed' });
-  const uAccept = m.let('u_accept', inState(ST.CHECK).and(rxStopped.not()).and(clean).and(t.not()));
+  const uAccept = m.let('u_accept', inState('CHECK').and(rxStopped.not()).and(clean).and(t.not()));
   m.assign(
     flush,
-    inState(ST.CHECK).and(rxStopped.not()).and(clean.not().or(uAccept.and(last).and(op.eq(Opcode.TERMINATE))))
-      .or(inState(ST.POST).and(postErr.ne(0)))
-      .or(inState(ST.IWAIT).and(invRspValid).and(invFault.ne(0)))
+    inState('CHECK').and(rxStopped.not()).and(clean.not().or(uAccept.and(last).and(op.eq(K.OP.TERMINATE))))
+      .or(inState('POST').and(postErr.ne(0)))
+      .or(inState('IWAIT').and(invRspValid).and(invFault.ne(0)))
       .or(startAbort.and(termSent.not()).and(txStopped.not())),
   );
-  m.assign(rqPop, uAccept.and(open.not()).and(qnOf.eq(Qn.SEND)));
-  m.assign(orqPop, uAccept.and(last).and(op.eq(Opcode.ATOMIC_RESPONSE)).or(inState(ST.POST).and(postErr.eq(0)).and(lkFor.eq(LK.TAGGED)).and(isRR).and(last)));
-  const readSize = R(12, 4);
+  m.assign(rqPop, uAccept.and(open.not()).and(qnOf.eq(K.QN.SEND)));
+  m.assign(orqPop, uAccept.and(last).and(op.eq(K.OP.ATOMIC_RESPONSE)).or(inState('POST').and(postErr.eq(0)).and(lkFor.eq(LK.TAGGED)).and(isRR).and(last)));
+  const readSize = R(READ_REQUEST.size);
   m.assign(
     irrqPush,
-    inState(ST.POST).and(postErr.eq(0)).and(postStall.not()).and(needRoom),
+    inState('POST').and(postErr.eq(0)).and(postStall.not()).and(needRoom),
   );
   m.assign(
     irrqData,
     mux(
       lkFor.eq(LK.ATOMIC),
-      cat(lit(1, 1), R(3, 1).slice(3, 0), R(44, 8), R(36, 8), R(28, 8), R(20, 8), lkAddrR, R(4, 4)),
-      cat(lit(1, 0), lit(4, 0), lit(64, 0), lit(32, 0), readSize, lit(64, 0), R(4, 8), mux(readSize.ne(0), lkAddrR, lit(64, 0)), R(0, 4)),
+      IRRQ_ATOMIC.pack({
+        request_id: R(ATOMIC_REQUEST.request_id),
+        addr: lkAddrR,
+        add_swap: R(ATOMIC_REQUEST.add_swap),
+        add_swap_mask: R(ATOMIC_REQUEST.add_swap_mask),
+        compare: R(ATOMIC_REQUEST.compare),
+        compare_mask: R(ATOMIC_REQUEST.compare_mask),
+        aopcode,
+        atomic: 1,
+      }),
+      IRRQ_READ.pack({
+        sink_stag: R(READ_REQUEST.sink_stag),
+        src_addr: mux(readSize.ne(0), lkAddrR, lit(64, 0)),
+        sink_to: R(READ_REQUEST.sink_to),
+        reserved0: 0,
+        size: readSize,
+        reserved1: 0,
+        atomic: 0,
+      }),
     ),
   );
 
@@ -526,7 +530,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
 
     m.switch(st, [
       [
-        ST.IDLE,
+        fsm.value('IDLE'),
         () => {
           m.when(startAbort, () => {
             m.set(abortPending, 0);
@@ -537,14 +541,14 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
             m.set(d, dData);
             m.set(mpaBad, dMpaBad);
             m.set(mpaCode, dMpaCode);
-            m.set(st, ST.CHECK);
+            fsm.goto('CHECK');
           });
         },
       ],
       [
-        ST.CHECK,
+        fsm.value('CHECK'),
         () => {
-          m.set(st, ST.IDLE);
+          fsm.goto('IDLE');
           m.when(rxStopped, () => {
             // §5.6: every segment after an error is silently dropped.
             m.when(hasPayload, () => {
@@ -561,7 +565,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
               m.set(lkFor, LK.TAGGED);
               m.set(lkFaultR, 0);
               m.set(lkAddrR, 0);
-              m.set(st, mux(hasLen, lit(3, ST.LOOK), lit(3, ST.POST)));
+              m.set(st, mux(hasLen, fsm.value('LOOK'), fsm.value('POST')));
             });
             m.when(uAccept, () => {
               m.when(isSend.and(hasPayload), () => place(bufAddr.add(mo.zext(64))));
@@ -574,48 +578,48 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
                 m.set(uBufLen, bufLen);
               });
               m.when(last, () => {
-                m.when(qnOf.eq(Qn.SEND), () => m.set(uOpen, 0));
+                m.when(qnOf.eq(K.QN.SEND), () => m.set(uOpen, 0));
                 rxMsn.forEach((r, i) => m.when(qnOf.eq(i), () => m.set(r, msn.add(1))));
-                const solicited = isOp(Opcode.SEND_SE, Opcode.SEND_SE_INVALIDATE, Opcode.IMMEDIATE_SE);
+                const solicited = isOp(K.OP.SEND_SE, K.OP.SEND_SE_INVALIDATE, K.OP.IMMEDIATE_SE);
                 m.switch(op, [
-                  [[Opcode.SEND, Opcode.SEND_SE], () => evt(RX_EVENT.RECV, msgEnd.slice(31, 0), { solicited })],
+                  [[K.OP.SEND, K.OP.SEND_SE], () => evt(K.EVT.RECV, msgEnd.slice(31, 0), { solicited })],
                   [
-                    [Opcode.SEND_INVALIDATE, Opcode.SEND_SE_INVALIDATE],
+                    [K.OP.SEND_INVALIDATE, K.OP.SEND_SE_INVALIDATE],
                     () => {
                       m.set(cplLen, msgEnd.slice(31, 0));
-                      m.set(st, ST.INV);
+                      fsm.goto('INV');
                     },
                   ],
-                  [[Opcode.IMMEDIATE, Opcode.IMMEDIATE_SE], () => evt(RX_EVENT.RECV_IMMEDIATE, lit(32, 8), { solicited, data: R(0, 8) })],
+                  [[K.OP.IMMEDIATE, K.OP.IMMEDIATE_SE], () => evt(K.EVT.RECV_IMMEDIATE, lit(32, 8), { solicited, data: R(IMMEDIATE_DATA.data) })],
                   [
-                    Opcode.READ_REQUEST,
+                    K.OP.READ_REQUEST,
                     () => {
                       m.set(lkFor, LK.READ);
                       m.set(lkFaultR, 0);
                       m.set(lkAddrR, 0);
                       // Zero-length Read: Source STag and TO are not validated (spec §5.4).
-                      m.set(st, mux(readSize.ne(0), lit(3, ST.LOOK), lit(3, ST.POST)));
+                      m.set(st, mux(readSize.ne(0), fsm.value('LOOK'), fsm.value('POST')));
                     },
                   ],
                   [
-                    Opcode.ATOMIC_REQUEST,
+                    K.OP.ATOMIC_REQUEST,
                     () => {
                       m.set(lkFor, LK.ATOMIC);
-                      m.set(st, ST.LOOK);
+                      fsm.goto('LOOK');
                     },
                   ],
                   [
-                    Opcode.ATOMIC_RESPONSE,
+                    K.OP.ATOMIC_RESPONSE,
                     () => {
-                      evt(RX_EVENT.ATOMIC, lit(32, 8), { data: R(4, 8) });
+                      evt(K.EVT.ATOMIC, lit(32, 8), { data: R(ATOMIC_RESPONSE.value) });
                     },
                   ],
                   [
-                    Opcode.TERMINATE,
+                    K.OP.TERMINATE,
                     () => {
                       // A peer MAY stop after a Terminate; this one does (flushes the IRRQ).
-                      evt(RX_EVENT.TERMINATE_RECEIVED, lit(32, 0));
-                      m.set(evtErr, cat(R(1, 1), R(0, 1).slice(3, 0), R(0, 1).slice(5, 4)));
+                      evt(K.EVT.TERMINATE_RECEIVED, lit(32, 0));
+                      m.set(evtErr, ERROR_WORD.pack({ layer: R(TERMINATE.layer_etype).slice(5, 4), etype: R(TERMINATE.layer_etype).slice(3, 0), code: R(TERMINATE.code) }));
                       m.set(rxStopped, 1);
                       m.set(txStopped, 1);
                     },
@@ -626,26 +630,26 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
           });
         },
       ],
-      [ST.LOOK, () => m.set(st, ST.LWAIT)],
+      [fsm.value('LOOK'), () => fsm.goto('LWAIT')],
       [
-        ST.LWAIT,
+        fsm.value('LWAIT'),
         () => {
           m.when(lkRspValid, () => {
             m.set(lkFaultR, lkFault);
             m.set(lkAddrR, lkAddr);
-            m.set(st, ST.POST);
+            fsm.goto('POST');
           });
         },
       ],
       [
-        ST.POST,
+        fsm.value('POST'),
         () => {
           m.when(postErr.ne(0), () => {
             fail(postErr, 'ulpdu');
-            m.set(st, ST.IDLE);
+            fsm.goto('IDLE');
           });
           m.when(postErr.eq(0).and(postStall.not()), () => {
-            m.set(st, ST.IDLE);
+            fsm.goto('IDLE');
             m.when(lkFor.eq(LK.TAGGED), () => {
               m.when(hasLen, () => place(lkAddrR));
               m.set(tOpen, last.not());
@@ -654,19 +658,19 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
               m.set(tNextTo, to.add(plen.zext(64)));
               m.when(isRR, () => {
                 m.set(orqRecv, mux(last, lit(32, 0), rrTotal.slice(31, 0)));
-                m.when(last, () => evt(RX_EVENT.READ, oh.size));
+                m.when(last, () => evt(K.EVT.READ, oh.size));
               });
             });
           });
         },
       ],
-      [ST.INV, () => m.set(st, ST.IWAIT)],
+      [fsm.value('INV'), () => fsm.goto('IWAIT')],
       [
-        ST.IWAIT,
+        fsm.value('IWAIT'),
         () => {
           m.when(invRspValid, () => {
-            m.set(st, ST.IDLE);
-            m.when(invFault.eq(0), () => evt(RX_EVENT.RECV, cplLen, { solicited: op.eq(Opcode.SEND_SE_INVALIDATE), stag, invalidated: true }));
+            fsm.goto('IDLE');
+            m.when(invFault.eq(0), () => evt(K.EVT.RECV, cplLen, { solicited: op.eq(K.OP.SEND_SE_INVALIDATE), stag, invalidated: true }));
             const notInv = STAG_INV_FAULTS.indexOf('not-invalidatable');
             m.when(invFault.ne(0), () => fail(mux(invFault.eq(notInv), eOpInv, eProtInv), 'ulpdu'));
           });
@@ -678,15 +682,15 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   // ---- Lookup and invalidate requests (issued in LOOK / INV) --------------------------------------
   const lkIsTagged = lkFor.eq(LK.TAGGED);
   const lkIsRead = lkFor.eq(LK.READ);
-  m.assign(lkValid, inState(ST.LOOK));
-  m.assign(lkStag, mux(lkIsTagged, stag, mux(lkIsRead, R(16, 4), R(8, 4))));
-  m.assign(lkTo, mux(lkIsTagged, to, mux(lkIsRead, R(20, 8), R(12, 8))));
+  m.assign(lkValid, inState('LOOK'));
+  m.assign(lkStag, mux(lkIsTagged, stag, mux(lkIsRead, R(READ_REQUEST.src_stag), R(ATOMIC_REQUEST.stag))));
+  m.assign(lkTo, mux(lkIsTagged, to, mux(lkIsRead, R(READ_REQUEST.src_to), R(ATOMIC_REQUEST.to))));
   m.assign(lkLen, mux(lkIsTagged, plen, mux(lkIsRead, readSize, lit(32, 8))));
   m.assign(
     lkRight,
-    mux(lkIsTagged, mux(op.eq(Opcode.WRITE), lit(5, right('remote-write')), lit(5, right('local-write'))), mux(lkIsRead, lit(5, right('remote-read')), lit(5, right('remote-atomic')))),
+    mux(lkIsTagged, mux(op.eq(K.OP.WRITE), lit(5, right('remote-write')), lit(5, right('local-write'))), mux(lkIsRead, lit(5, right('remote-read')), lit(5, right('remote-atomic')))),
   );
-  m.assign(invValid, inState(ST.INV));
+  m.assign(invValid, inState('INV'));
   m.assign(invStag, stag);
   m.assign(lkPd, cfgPd);
   m.assign(invPd, cfgPd);

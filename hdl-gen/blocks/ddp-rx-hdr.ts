@@ -13,9 +13,11 @@ import {
 } from '../../ts-model/rdmap/constants';
 import { DdpError, LlpError, RdmapError, type ErrorCode } from '../../ts-model/terminate-codes';
 import { Expr, cat, lit, mux } from '../core/expr';
+import { DDP_TAGGED, DDP_UNTAGGED, type WireField } from '../../ts-model/wire/layouts';
+import { rnicNames } from './names';
+import { DDP_RX_DESC } from './records';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream, sourceStream } from '../core/stream';
-import { record } from '../lib/record';
 
 /**
  * The first stage of the receive path: DDP/RDMAP header decoding and the header checks H1–H7 of
@@ -57,66 +59,36 @@ export const DDP_RX_CAPTURE = UNTAGGED_HEADER_SIZE + ATOMIC_REQUEST_HEADER_SIZE;
 const TERMINATE_MAX = TERMINATE_HEADER_SIZE + TERM_SEGMENT_LENGTH_SIZE + UNTAGGED_HEADER_SIZE + READ_REQUEST_HEADER_SIZE;
 if (UNTAGGED_HEADER_SIZE + TERMINATE_MAX > DDP_RX_CAPTURE) throw new Error('Terminate does not fit the capture');
 
-/** Bit fields of m_desc_tdata, [lo, width]: LSB first; multi-octet wire fields as big-endian numbers. */
-export const DDP_RX_DESC = Object.freeze({
-  ok: [0, 1],
-  hasPayload: [1, 1],
-  errLayer: [2, 2],
-  errEtype: [4, 4],
-  errCode: [8, 8],
-  ulpduLen: [16, 16],
-  payloadLen: [32, 16],
-  t: [48, 1],
-  l: [49, 1],
-  dv: [50, 2],
-  opcode: [52, 4],
-  rsvdUlp: [56, 8],
-  /** D+2..5: tagged STag; untagged RsvdULP[8:39] (the Invalidate STag). */
-  stag: [64, 32],
-  /** D+6..13 (tagged TO). */
-  to: [96, 64],
-  /** D+6..9, D+10..13, D+14..17 (untagged). */
-  qn: [160, 32],
-  msn: [192, 32],
-  mo: [224, 32],
-  /** D+18..D+69, octet D+18+j at bits [263 + 8j : 256 + 8j] (lane 32 + j); zero past the ULPDU. */
-  rdmap: [256, 8 * ATOMIC_REQUEST_HEADER_SIZE],
-  /** D+0 as received, reserved bits included: a Terminate copies the header octet for octet. */
-  ctrl0: [256 + 8 * ATOMIC_REQUEST_HEADER_SIZE, 8],
-} as const);
-export const DDP_RX_DESC_BITS = 264 + 8 * ATOMIC_REQUEST_HEADER_SIZE;
+/** The descriptor of m_desc_tdata: the DDP_RX_DESC record (hdl-gen/blocks/records.ts). */
+export { DDP_RX_DESC } from './records';
+export const DDP_RX_DESC_BITS = DDP_RX_DESC.width;
 
 /** Octets of RDMAP part an untagged opcode needs (0: data allowed), as in checkHeader. */
-const FIXED: ReadonlyArray<readonly [number, number]> = [
-  [Opcode.READ_REQUEST, READ_REQUEST_HEADER_SIZE],
-  [Opcode.TERMINATE, TERMINATE_HEADER_SIZE],
-  [Opcode.IMMEDIATE, IMMEDIATE_DATA_SIZE],
-  [Opcode.IMMEDIATE_SE, IMMEDIATE_DATA_SIZE],
-  [Opcode.ATOMIC_REQUEST, ATOMIC_REQUEST_HEADER_SIZE],
-  [Opcode.ATOMIC_RESPONSE, ATOMIC_RESPONSE_HEADER_SIZE],
+const FIXED: ReadonlyArray<readonly [keyof typeof Opcode, number]> = [
+  ['READ_REQUEST', READ_REQUEST_HEADER_SIZE],
+  ['TERMINATE', TERMINATE_HEADER_SIZE],
+  ['IMMEDIATE', IMMEDIATE_DATA_SIZE],
+  ['IMMEDIATE_SE', IMMEDIATE_DATA_SIZE],
+  ['ATOMIC_REQUEST', ATOMIC_REQUEST_HEADER_SIZE],
+  ['ATOMIC_RESPONSE', ATOMIC_RESPONSE_HEADER_SIZE],
 ];
 
 const bitLength = (n: number): number => Math.max(1, Math.ceil(Math.log2(n + 1)));
-/**
- * An error code as the descriptor and the receive path carry it, 14 bits {code, etype, layer}
- * (RFC 5040 §8: Layer, EType, Error Code): the layout testbenches decode events with too.
- */
-export const ERROR_CODE = record('error_code', { layer: 2, etype: 4, code: 8 });
-export const errBits = (e: ErrorCode): bigint => ERROR_CODE.encode({ layer: e.layer, etype: e.etype, code: e.code });
+export { errBits } from './records';
 const orAll = (xs: readonly Expr[]): Expr => xs.reduce((a, b) => a.or(b));
 
 /** Header checks on the DDP control octet (D+0) and the RDMAP control octet (D+1). */
-function ctrlChecks(c0: Expr, c1: Expr, rfc7306: Expr) {
+function ctrlChecks(c0: Expr, c1: Expr, rfc7306: Expr, OP: ReturnType<typeof rnicNames>['OP']) {
   const t = c0.bit(7);
   const dv = c0.slice(1, 0);
   const rv = c1.slice(7, 6);
   const op = c1.slice(3, 0);
   const badDv = dv.ne(DDP_VERSION);
   const badRv = rv.ne(RDMAP_VERSION);
-  const badOp = op.gt(Opcode.ATOMIC_RESPONSE).or(op.ge(Opcode.IMMEDIATE).and(rfc7306.not()));
-  const taggedOp = op.eq(Opcode.WRITE).or(op.eq(Opcode.READ_RESPONSE));
+  const badOp = op.gt(OP.ATOMIC_RESPONSE).or(op.ge(OP.IMMEDIATE).and(rfc7306.not()));
+  const taggedOp = op.eq(OP.WRITE).or(op.eq(OP.READ_RESPONSE));
   const badT = t.ne(taggedOp);
-  const noData = orAll(FIXED.map(([o]) => op.eq(o)));
+  const noData = orAll(FIXED.map(([o]) => op.eq(OP[o])));
   return { t, dv, op, badDv, badRv, badOp, badT, noData };
 }
 
@@ -150,18 +122,18 @@ export function ddpRxHdrModule(bytes: number): Module {
   const s = sinkStream({ bytes: W }).declare(m, 's_axis', 'AXI4-Stream input: one ULPDU per packet (s_axis)');
   const o = sourceStream({ bytes: W }).declare(m, 'm_axis', 'AXI4-Stream output: ULP data of passing data-carrying ULPDUs, from lane 0 (m_axis)');
   const dGroup = 'Descriptor output: one per ULPDU, after its last input beat (m_desc)';
-  const dData = m.output('m_desc_tdata', DDP_RX_DESC_BITS, { group: dGroup, doc: 'layout DDP_RX_DESC in hdl-gen/blocks/ddp-rx-hdr.ts' });
+  const dData = m.output('m_desc_tdata', DDP_RX_DESC.width, { group: dGroup, record: DDP_RX_DESC });
   const dValidO = m.output('m_desc_tvalid', 1, { group: dGroup });
   const dReady = m.input('m_desc_tready', 1, { group: dGroup });
 
+  const K = rnicNames(m);
   const errOk = m.constant('ERR_NONE', 14, 0, 'no error');
-  const E = (n: string, e: ErrorCode) => m.constant(n, 14, errBits(e), `${e.name} {code, etype, layer}`);
-  const eMarker = E('ERR_LLP_MARKER', LlpError.MARKER);
-  const eTagVer = E('ERR_DDP_TAGGED_VERSION', DdpError.TAGGED_VERSION);
-  const eUntVer = E('ERR_DDP_UNTAGGED_VERSION', DdpError.UNTAGGED_VERSION);
-  const eTooLong = E('ERR_DDP_TOO_LONG', DdpError.TOO_LONG);
-  const eRv = E('ERR_RDMAP_VERSION', RdmapError.INVALID_VERSION);
-  const eOp = E('ERR_RDMAP_OPCODE', RdmapError.UNEXPECTED_OPCODE);
+  const eMarker = K.err(LlpError.MARKER);
+  const eTagVer = K.err(DdpError.TAGGED_VERSION);
+  const eUntVer = K.err(DdpError.UNTAGGED_VERSION);
+  const eTooLong = K.err(DdpError.TOO_LONG);
+  const eRv = K.err(RdmapError.INVALID_VERSION);
+  const eOp = K.err(RdmapError.UNEXPECTED_OPCODE);
 
   // --- registers ---------------------------------------------------------------------------------
   const bcnt = m.reg('beat', BW, { reset: 0, doc: `beat index in the ULPDU, saturating at ${BMAX}` });
@@ -177,7 +149,7 @@ export function ddpRxHdrModule(bytes: number): Module {
   const pKeep = m.reg('out_keep', W);
   const pLast = m.reg('out_last', 1);
   const dValid = m.reg('desc_valid', 1, { reset: 0 });
-  const desc = m.reg('desc', DDP_RX_DESC_BITS);
+  const desc = m.reg('desc', DDP_RX_DESC.width, { record: DDP_RX_DESC });
   m.assign(o.valid, pValid);
   m.assign(o.data, pData);
   m.assign(o.keep!, pKeep);
@@ -208,7 +180,7 @@ export function ddpRxHdrModule(bytes: number): Module {
 
   // Beat-0 decision: the data of a passing, data-carrying ULPDU goes out as it arrives (H1 only
   // shortens it to nothing, and H6/H7 do not apply to opcodes that carry data).
-  const c0 = ctrlChecks(lane(s.data, 0), lane(s.data, 1), cfg7306);
+  const c0 = ctrlChecks(lane(s.data, 0), lane(s.data, 1), cfg7306, K.OP);
   const pass0 = c0.badDv.or(c0.badRv).or(c0.badOp).or(c0.badT).or(c0.noData).not();
   const T = m.let('t_now', mux(isFirst, c0.t, tReg), { doc: 'T bit of the ULPDU in flight' });
   const pass = m.let('pass_now', mux(isFirst, pass0, passReg));
@@ -242,15 +214,15 @@ export function ddpRxHdrModule(bytes: number): Module {
   const V = (i: number) => lane(v, i);
 
   // --- checks H1-H7 at the last beat, in checkHeader's order -------------------------------------
-  const c = ctrlChecks(V(0), V(1), cfg7306);
+  const c = ctrlChecks(V(0), V(1), cfg7306, K.OP);
   const hsize = mux(c.t, lit(16, TAGGED_HEADER_SIZE), lit(16, UNTAGGED_HEADER_SIZE));
   const plen = m.let('rdmap_len', len.sub(UNTAGGED_HEADER_SIZE), { doc: 'octets after the untagged header' });
   const fixed = m.let(
     'fixed_len',
-    FIXED.reduce<Expr>((acc, [op, size]) => mux(c.op.eq(op), lit(16, size), acc), lit(16, 0)),
+    FIXED.reduce<Expr>((acc, [op, size]) => mux(c.op.eq(K.OP[op]), lit(16, size), acc), lit(16, 0)),
     { doc: 'RDMAP part the untagged opcode needs (0: data allowed)' },
   );
-  const term = c.op.eq(Opcode.TERMINATE);
+  const term = c.op.eq(K.OP.TERMINATE);
   const termCtrl = V(UNTAGGED_HEADER_SIZE + 2);
   const tD = termCtrl.bit(6);
   const tR = termCtrl.bit(5);
@@ -277,24 +249,27 @@ export function ddpRxHdrModule(bytes: number): Module {
   const err = m.let('verdict', checks.reduceRight<Expr>((acc, [cond, e]) => mux(cond, e, acc), errOk), { doc: '{code, etype, layer}, 0 = passed' });
   const ok = err.eq(0);
   const hasPayload = m.let('has_payload', ok.and(c.noData.not()).and(len.gt(hsize)));
-  const descNext = cat(
-    V(0),
-    v.slice(8 * CAP - 1, 8 * UNTAGGED_HEADER_SIZE),
-    ...[14, 10, 6].map((at) => cat(V(at), V(at + 1), V(at + 2), V(at + 3))),
-    cat(...Array.from({ length: 8 }, (_, j) => V(6 + j))),
-    cat(V(2), V(3), V(4), V(5)),
-    V(1),
-    c.op,
-    c.dv,
-    V(0).bit(6),
-    c.t,
-    mux(hasPayload, len.sub(hsize), lit(16, 0)),
-    len,
-    err,
-    hasPayload,
+  /** A header field (ts-model/wire/layouts.ts) as a big-endian number. */
+  const be = (f: WireField) => cat(...Array.from({ length: f.size }, (_, j) => V(f.offset + j)));
+  const descNext = DDP_RX_DESC.pack({
     ok,
-  );
-  if (descNext.width !== DDP_RX_DESC_BITS) throw new Error(`descriptor is ${descNext.width} bits`);
+    has_payload: hasPayload,
+    err,
+    ulpdu_len: len,
+    payload_len: mux(hasPayload, len.sub(hsize), lit(16, 0)),
+    t: c.t,
+    l: V(DDP_TAGGED.ctrl.offset).bit(6),
+    dv: c.dv,
+    opcode: c.op,
+    rsvd_ulp: be(DDP_TAGGED.rsvd_ulp),
+    stag: be(DDP_TAGGED.stag),
+    to: be(DDP_TAGGED.to),
+    qn: be(DDP_UNTAGGED.qn),
+    msn: be(DDP_UNTAGGED.msn),
+    mo: be(DDP_UNTAGGED.mo),
+    rdmap: v.slice(8 * CAP - 1, 8 * UNTAGGED_HEADER_SIZE),
+    ctrl0: be(DDP_TAGGED.ctrl),
+  });
 
   m.sync(() => {
     m.when(o.ready, () => m.set(pValid, 0));

@@ -1,7 +1,8 @@
 import { DDP_VERSION, DdpFlag, Qn, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { ATOMIC_REQUEST_HEADER_SIZE, IMMEDIATE_DATA_SIZE, Opcode, READ_REQUEST_HEADER_SIZE } from '../../ts-model/rdmap/constants';
 import { Expr, cat, lit, mux } from '../core/expr';
-import { beOctets, rdmapControlOf, untaggedHeader } from './rdmap-tx-resp-ulpdu';
+import { ATOMIC_REQUEST, IMMEDIATE_DATA, READ_REQUEST } from '../../ts-model/wire/layouts';
+import { beOctets, rdmapControlOf, untaggedHeader, wireOctets } from './rdmap-tx-resp-ulpdu';
 
 /**
  * The octets of the requester's ULPDUs as hardware expressions, in wire order: the DDP header of
@@ -47,7 +48,7 @@ export interface ReadRequestFields {
 
 /** The RDMA Read Request ULPDU (RFC 5040 §4.4): QN 1, its MSN, then the 28-octet header. */
 export function readRequestUlpdu(msn: Expr, f: ReadRequestFields): Expr[] {
-  const body = [f.sinkStag, f.sinkTo, f.size, f.srcStag, f.srcTo].flatMap(beOctets);
+  const body = wireOctets(READ_REQUEST, { sink_stag: f.sinkStag, sink_to: f.sinkTo, size: f.size, src_stag: f.srcStag, src_to: f.srcTo });
   if (body.length !== READ_REQUEST_HEADER_SIZE) throw new Error('the Read Request header is 28 octets');
   return [...untaggedHeader(Opcode.READ_REQUEST, Qn.READ_REQUEST, msn), ...body];
 }
@@ -55,7 +56,7 @@ export function readRequestUlpdu(msn: Expr, f: ReadRequestFields): Expr[] {
 /** The Immediate Data ULPDU (RFC 7306 §6): QN 0, its MSN, 8 octets of data; SE when solicited. */
 export function immediateUlpdu(msn: Expr, solicited: Expr, data: Expr): Expr[] {
   const opcode = mux(solicited, lit(4, Opcode.IMMEDIATE_SE), lit(4, Opcode.IMMEDIATE));
-  const body = beOctets(data);
+  const body = wireOctets(IMMEDIATE_DATA, { data });
   if (body.length !== IMMEDIATE_DATA_SIZE) throw new Error('Immediate Data is 8 octets');
   return [...untaggedHeader(opcode, Qn.SEND, msn), ...body];
 }
@@ -77,7 +78,16 @@ export interface AtomicRequestFields {
  * the first segment of two (MULPDU < 70: see atomicRequestTail); send only MULPDU octets then.
  */
 export function atomicRequestUlpdu(msn: Expr, last: Expr, f: AtomicRequestFields): Expr[] {
-  const body = [cat(lit(28, 0), f.aopcode), f.requestId, f.stag, f.to, f.addSwap, f.addSwapMask, f.compare, f.compareMask].flatMap(beOctets);
+  const body = wireOctets(ATOMIC_REQUEST, {
+    aopcode_word: cat(lit(28, 0), f.aopcode),
+    request_id: f.requestId,
+    stag: f.stag,
+    to: f.to,
+    add_swap: f.addSwap,
+    add_swap_mask: f.addSwapMask,
+    compare: f.compare,
+    compare_mask: f.compareMask,
+  });
   if (body.length !== ATOMIC_REQUEST_HEADER_SIZE) throw new Error('the Atomic Request header is 52 octets');
   const [, ...header] = untaggedHeader(Opcode.ATOMIC_REQUEST, Qn.READ_REQUEST, msn);
   return [untaggedControl(last), ...header, ...body];

@@ -1,5 +1,5 @@
 import { TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
-import { ATOMIC_REQUEST_HEADER_SIZE, Opcode } from '../../ts-model/rdmap/constants';
+import { ATOMIC_REQUEST_HEADER_SIZE } from '../../ts-model/rdmap/constants';
 import { type Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sourceStream } from '../core/stream';
@@ -7,6 +7,11 @@ import { ULPDU_LEFT_BITS, fixedUlpduShifter, outputRegister } from './ddp-tx-out
 import { readPort, segmenter } from './ddp-tx-segmenter';
 import { ATOMIC_TAIL_MAX, atomicRequestTail, atomicRequestUlpdu, immediateUlpdu, readRequestUlpdu, segmentHeader } from './ddp-tx-ulpdu';
 import { bramFifo } from '../lib/fifo-bram';
+import { stateMachine } from '../lib/fsm';
+import { portGroup } from '../lib/ports';
+import { record, type FieldDef } from '../lib/record';
+import { rnicNames } from './names';
+import { WORK_REQUEST } from './records';
 import { checkRnicWidth } from './rnic-widths';
 
 /**
@@ -49,8 +54,7 @@ import { checkRnicWidth } from './rnic-widths';
  * tkeep on the last beat are unspecified. m_sent_valid is high in the cycle the last beat of a
  * work request's last ULPDU is taken.
  */
-/** wr_kind values. */
-export const WR_KIND = Object.freeze({ WRITE: 0, READ: 1, SEND: 2, IMMEDIATE: 3, ATOMIC: 4 });
+export { WR_KIND } from './names';
 
 /**
  * Read data FIFO depth in beats; also the bound on reads in flight, so one beat per cycle holds up
@@ -65,7 +69,8 @@ export const DDP_TX_FIFO_DEPTH = 256;
  */
 export const ddpTxWrQueue = (W: number): number => (W >= 32 ? 8 : 2);
 
-const STATE = Object.freeze({ IDLE: 0, DATA: 1, SHORT: 2 });
+/** Idle; sending a Write or a Send; sending a Read Request, Immediate Data or an Atomic Request. */
+const STATES = ['IDLE', 'DATA', 'SHORT'] as const;
 
 /** The longest fixed ULPDU: the Atomic Request. */
 const FIXED_ULPDU_MAX = UNTAGGED_HEADER_SIZE + ATOMIC_REQUEST_HEADER_SIZE;
@@ -91,45 +96,27 @@ export function ddpTxModule(bytes: number): Module {
   const cfgInitialMsn = m.input('cfg_initial_msn', 32, { group: cg, doc: 'first MSN of QN 0 and QN 1, loaded while rst is high' });
 
   const wg = 'Work request (one per message, in send order)';
+  const wrPorts = portGroup(m, 'wr', WORK_REQUEST, 'input', wg).ports;
   const port = {
     valid: m.input('wr_valid', 1, { group: wg }),
     ready: m.output('wr_ready', 1, { group: wg, doc: 'the work request queue has room' }),
-    kind: m.input('wr_kind', 3, { group: wg, doc: '0 Write, 1 Read, 2 Send, 3 Immediate, 4 Atomic' }),
-    solicited: m.input('wr_solicited', 1, { group: wg, doc: 'Send / Immediate: with Solicited Event' }),
-    invalidate: m.input('wr_invalidate', 1, { group: wg, doc: 'Send: with Invalidate (of wr_stag)' }),
-    stag: m.input('wr_stag', 32, { group: wg, doc: 'Write: Data Sink STag; Read: Data Source STag; Atomic: target STag; Send with Invalidate: the STag to invalidate' }),
-    to: m.input('wr_to', 64, { group: wg, doc: 'Write: Data Sink TO; Read: Data Source TO; Atomic: target TO' }),
-    addr: m.input('wr_addr', 64, { group: wg, doc: 'Write / Send: translated host address of the data, any alignment' }),
-    len: m.input('wr_len', 32, { group: wg, doc: 'Write / Send: message size; Read: RDMA Read Message Size (0 allowed)' }),
-    sinkStag: m.input('wr_sink_stag', 32, { group: wg, doc: 'Read: the local Data Sink STag' }),
-    sinkTo: m.input('wr_sink_to', 64, { group: wg, doc: 'Read: the local Data Sink TO' }),
-    imm: m.input('wr_imm', 64, { group: wg, doc: 'Immediate: the data, octet 0 in [63:56]' }),
-    aopcode: m.input('wr_aopcode', 4, { group: wg, doc: 'Atomic: AOpCode' }),
-    addSwap: m.input('wr_add_swap', 64, { group: wg, doc: 'Atomic: Add Data / Swap Data' }),
-    addSwapMask: m.input('wr_add_swap_mask', 64, { group: wg, doc: 'Atomic: Add Mask / Swap Mask' }),
-    compare: m.input('wr_compare', 64, { group: wg, doc: 'Atomic: Compare Data' }),
-    compareMask: m.input('wr_compare_mask', 64, { group: wg, doc: 'Atomic: Compare Mask' }),
-    requestId: m.input('wr_request_id', 32, { group: wg, doc: 'Atomic: Request Identifier' }),
+    ...wrPorts,
   };
   // The work request queue: a request is taken as soon as there is room, so the fetcher can read
   // the data of the Writes and Sends behind the one being sent.
-  const fields = [
-    ['kind', port.kind], ['solicited', port.solicited], ['invalidate', port.invalidate], ['stag', port.stag], ['to', port.to],
-    ['phase', port.addr.slice(Math.log2(W) - 1, 0)], ['len', port.len], ['sink_stag', port.sinkStag], ['sink_to', port.sinkTo], ['imm', port.imm],
-    ['aopcode', port.aopcode], ['add_swap', port.addSwap], ['add_swap_mask', port.addSwapMask], ['compare', port.compare],
-    ['compare_mask', port.compareMask], ['request_id', port.requestId],
-  ] as const;
+  // A queue entry is the work request but for its address: the fetcher has it; the sender needs
+  // only its phase in the beat (the realignment).
+  const { addr: _addr, ...kept } = Object.fromEntries(WORK_REQUEST.fields.map((f) => [f.name, f.layout ?? { width: f.width, ...(f.doc && { doc: f.doc }) }]));
+  const WRQ_ENTRY = record('wrq_entry', { ...kept, phase: { width: Math.log2(W), doc: 'the data address modulo W' } } as Record<string, FieldDef>);
+  const { addr: _portAddr, ...entryPorts } = wrPorts;
+  const entryIn = WRQ_ENTRY.pack({ ...(entryPorts as Record<string, Expr>), phase: port.addr.slice(Math.log2(W) - 1, 0) });
   const take = m.let('wr_take', port.valid.and(port.ready), { doc: 'a work request is taken (into the queue, or straight in)' });
   const bypass = m.wire('wr_bypass', 1);
   const pop = m.wire('wrq_pop', 1);
-  const wrq = bramFifo(m, 'wrq', fields.reduce((n, [, e]) => n + e.width, 0), ddpTxWrQueue(W), { push: take.and(bypass.not()), data: cat(...fields.map(([, e]) => e)), pop });
+  const wrq = bramFifo(m, 'wrq', WRQ_ENTRY.width, ddpTxWrQueue(W), { push: take.and(bypass.not()), data: entryIn, pop });
   // The request being started: the queue's head, or, with the queue empty, the port's.
-  const q = new Map<string, Expr>();
-  fields.reduceRight((lsb, [name, e]) => {
-    q.set(name, m.let(`cur_${name}`, mux(wrq.headValid, wrq.head.slice(lsb + e.width - 1, lsb), e)));
-    return lsb + e.width;
-  }, 0);
-  const field = (name: (typeof fields)[number][0]): Expr => q.get(name)!;
+  const cur = WRQ_ENTRY.view(m.let('cur_entry', mux(wrq.headValid, wrq.head, entryIn), { record: WRQ_ENTRY }), { m, prefix: 'cur' });
+  const field = (name: string): Expr => (cur as unknown as Record<string, Expr>)[name]!;
   const wrKind = field('kind');
   const wrSolicited = field('solicited');
   const wrInvalidate = field('invalidate');
@@ -153,18 +140,16 @@ export function ddpTxModule(bytes: number): Module {
   const sentValid = m.output('m_sent_valid', 1, { group: sg, doc: "the last beat of a work request's last ULPDU is taken this cycle" });
   const idle = m.output('idle', 1, { group: sg, doc: 'no work request in progress and nothing left to send' });
 
-  const sIdle = m.constant('S_IDLE', 2, STATE.IDLE, 'waiting for a work request');
-  const sData = m.constant('S_DATA', 2, STATE.DATA, 'sending a Write or a Send');
-  const sShort = m.constant('S_SHORT', 2, STATE.SHORT, 'sending a Read Request, Immediate Data or an Atomic Request');
-  const kWrite = m.constant('KIND_WRITE', 3, WR_KIND.WRITE, 'wr_kind: RDMA Write');
-  const kSend = m.constant('KIND_SEND', 3, WR_KIND.SEND, 'wr_kind: Send');
+  const K = rnicNames(m);
+  const kWrite = K.WR.WRITE;
+  const kSend = K.WR.SEND;
   const taggedHdr = m.constant('TAGGED_HDR', 16, TAGGED_HEADER_SIZE, 'tagged DDP header octets (RFC 5041 section 4.2)');
   const untaggedHdr = m.constant('UNTAGGED_HDR', 16, UNTAGGED_HEADER_SIZE, 'untagged DDP header octets (RFC 5041 section 4.3)');
 
-  const state = m.reg('state', 2, { reset: STATE.IDLE });
-  const inIdle = m.let('in_idle', state.eq(sIdle));
-  const inData = m.let('in_data', state.eq(sData));
-  const inShort = m.let('in_short', state.eq(sShort));
+  const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE' });
+  const inIdle = m.let('in_idle', fsm.is('IDLE'));
+  const inData = m.let('in_data', fsm.is('DATA'));
+  const inShort = m.let('in_short', fsm.is('SHORT'));
   // An empty queue and an idle sender: the request starts in the cycle it is taken.
   m.assign(bypass, take.and(inIdle).and(wrq.empty));
   m.assign(pop, wrq.headValid.and(inIdle));
@@ -202,8 +187,8 @@ export function ddpTxModule(bytes: number): Module {
   // Send (3), with Invalidate (4), with SE (5), with SE and Invalidate (6): RFC 5040 §4.3.
   const sendOpcode = mux(
     wrInvalidate,
-    mux(wrSolicited, lit(4, Opcode.SEND_SE_INVALIDATE), lit(4, Opcode.SEND_INVALIDATE)),
-    mux(wrSolicited, lit(4, Opcode.SEND_SE), lit(4, Opcode.SEND)),
+    mux(wrSolicited, K.OP.SEND_SE_INVALIDATE, K.OP.SEND_INVALIDATE),
+    mux(wrSolicited, K.OP.SEND_SE, K.OP.SEND),
   );
 
   // ---- Read Request, Immediate Data, Atomic Request: the shift register -----------------------
@@ -241,35 +226,35 @@ export function ddpTxModule(bytes: number): Module {
     m.when(wrFire, () =>
       m.switch(wrKind, [
         [
-          [WR_KIND.WRITE, WR_KIND.SEND],
+          [K.WR.WRITE, K.WR.SEND],
           () => {
-            m.set(state, sData);
-            m.set(opcode, mux(untagged, sendOpcode, lit(4, Opcode.WRITE)));
+            fsm.goto('DATA');
+            m.set(opcode, mux(untagged, sendOpcode, K.OP.WRITE));
             m.set(untaggedReg, untagged);
             // A Send's RsvdULP2 carries the STag to invalidate, else 0; its MO counts from 0.
             seg.start(mux(untagged.and(wrInvalidate.not()), lit(32, 0), wrStag), mux(untagged, lit(64, 0), wrTo));
           },
         ],
         [
-          WR_KIND.READ,
+          K.WR.READ,
           () => {
-            m.set(state, sShort);
+            fsm.goto('SHORT');
             short.load(readRequest, sizeOf(readRequest));
             m.set(msnRead, msnRead.add(1));
           },
         ],
         [
-          WR_KIND.IMMEDIATE,
+          K.WR.IMMEDIATE,
           () => {
-            m.set(state, sShort);
+            fsm.goto('SHORT');
             short.load(immediate, sizeOf(immediate));
             m.set(msnSend, msnSend.add(1));
           },
         ],
         [
-          WR_KIND.ATOMIC,
+          K.WR.ATOMIC,
           () => {
-            m.set(state, sShort);
+            fsm.goto('SHORT');
             short.load(atomic, mux(split, cfgMulpdu.slice(6, 0), sizeOf(atomic)));
             m.set(atomicSplit, split);
             m.set(atomicTail, wrCompareMask.slice(8 * ATOMIC_TAIL_MAX - 1, 0));
@@ -281,7 +266,7 @@ export function ddpTxModule(bytes: number): Module {
 
     // A Send's MSN moves on once its last segment is built (its headers read msn_send).
     seg.sync(() => {
-      m.set(state, sIdle);
+      fsm.goto('IDLE');
       m.when(untaggedReg, () => m.set(msnSend, msnSend.add(1)));
     });
     short.sync(() =>
@@ -292,7 +277,7 @@ export function ddpTxModule(bytes: number): Module {
           m.set(atomicSplit, 0);
           m.set(msnRead, msnRead.add(1));
         },
-        () => m.set(state, sIdle),
+        () => fsm.goto('IDLE'),
       ),
     );
     out.sync([seg.beat, short.beat]);

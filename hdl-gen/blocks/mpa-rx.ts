@@ -3,7 +3,9 @@ import { CRC_SIZE, MARKER_PERIOD, MpaErrorCode, ULPDU_LENGTH_SIZE } from '../../
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream, sourceStream } from '../core/stream';
-import { crcWindowUpdate } from './mpa-rx-crc';
+import { crcPipeline } from '../lib/crc';
+import { record } from '../lib/record';
+import { pipelineRegister } from '../lib/stage';
 import { ringPlace, ringWindow, unitsOf } from './mpa-rx-shift';
 
 /** 32-bit words: FPDU starts, markers and CRC fields are 4-aligned relative to S0 (spec/mpa.md §4.5). */
@@ -14,6 +16,16 @@ const PHASE_BITS = Math.log2(MARKER_PERIOD / WORD);
 const log2 = (n: number): number => Math.log2(n);
 const bitLength = (n: number): number => Math.max(1, Math.ceil(Math.log2(n + 1)));
 const nextPow2 = (n: number): number => 1 << Math.ceil(Math.log2(n));
+
+/** A reader beat as it rides beside the CRC until its verdict. */
+const RX_BEAT = (W: number) =>
+  record('mpa_rx_beat', {
+    data: { width: 8 * W, doc: 'ULPDU octets' },
+    keep: W,
+    last: { width: 1, doc: 'the FPDU (or an oversize one) ends here' },
+    oversize: { width: 1, doc: 'ULPDU_Length over the maximum: this FPDU fails with 0x03' },
+    marker_bad: { width: 1, doc: 'a marker of this FPDU so far had a wrong FPDUPTR' },
+  });
 
 /**
  * The MPA receive side of one stream (RFC 5044 deframing; spec/mpa.md §2–§4, checks of §6) for a
@@ -37,8 +49,10 @@ const nextPow2 = (n: number): number => 1 << Math.ceil(Math.log2(n));
  *      distance from the ULPDU_Length octet (spec/mpa.md §4.4). Faults are remembered and reported
  *      after the CRC, as the model does.
  *    - CRC: every retired word (markers, a leading marker included, and the CRC field) goes
- *      through the CRC register, restarted at each FPDU; the FPDU passes if the raw register ends
- *      at the residue 0xB798B438 (spec/mpa.md §3.1) or cfg_crc = 0.
+ *      through the CRC component (hdl-gen/lib/crc.ts), restarted at each FPDU; the FPDU passes if
+ *      the raw register ends at the residue 0xB798B438 (spec/mpa.md §3.1) or cfg_crc = 0. The
+ *      beat waits beside the CRC (its latency, three cycles) and the verdict and the first error
+ *      are decided there, in stream order; the output is a skid buffer.
  *    - ULPDU_Length > cfg_max_ulpdu is found on the FPDU's first beat: that FPDU is output as one
  *      zero-length beat (tkeep 0, tlast, tuser 0) and the error is 0x03 (spec/mpa.md §6 step 2).
  *
@@ -87,9 +101,9 @@ export function mpaRxModule(bytes: number): Module {
   const errValid = m.output('err_valid', 1, { group: stGroup, doc: 'an MPA error stopped the stream (sticky until reset)' });
   const errCode = m.output('err_code', 8, { group: stGroup, doc: 'its LLP error code (Terminate 0x2/0x0/code)' });
   const fpduCount = m.output('fpdu_count', 32, { group: stGroup, doc: 'FPDUs delivered with tuser = 1' });
+  const idleOut = m.output('idle', 1, { group: stGroup, doc: 'nothing left to do without more input: no beat the reader can make, none in flight' });
   m.allowUnused(s.last!, 'a TCP segment end carries no MPA meaning: FPDUs are delineated by ULPDU_Length');
 
-  const crcInit = m.constant('CRC_INIT', 32, CRC32C.init >>> 0, 'CRC-32C register at the start of an FPDU');
   const crcResidue = m.constant('CRC_RESIDUE', 32, CRC32C.residue >>> 0, 'raw register after an FPDU and its CRC field (spec/mpa.md §3.1)');
   const errCrc = m.constant('ERR_CRC', 8, MpaErrorCode.CRC_MISMATCH, 'LLP error: CRC mismatch');
   const errMarker = m.constant('ERR_MARKER', 8, MpaErrorCode.MARKER_MISMATCH, 'LLP error: FPDUPTR mismatch or ULPDU_Length over the maximum');
@@ -103,25 +117,16 @@ export function mpaRxModule(bytes: number): Module {
   const first = m.reg('at_start', 1, { reset: 1, doc: 'the reader is at the first beat of an FPDU' });
   const ulLeft = m.reg('ul_left', 16, { doc: 'ULPDU octets of this FPDU not yet output' });
   const hdrOff = m.reg('hdr_off', 15, { doc: 'words from the ULPDU_Length word to the read pointer' });
-  const crc = m.reg('crc', 32, { doc: 'CRC register of this FPDU' });
   const mfault = m.reg('marker_fault', 1, { doc: 'a marker of this FPDU had a wrong FPDUPTR' });
   const stopped = m.reg('stopped', 1, { reset: 0, doc: 'an error stopped the stream' });
-  const outValid = m.reg('out_valid', 1, { reset: 0 });
-  const outData = m.reg('out_data', 8 * W);
-  const outKeep = m.reg('out_keep', W);
-  const outLast = m.reg('out_last', 1);
-  const outUser = m.reg('out_user', 1);
   const errValidR = m.reg('err_seen', 1, { reset: 0 });
   const errCodeR = m.reg('err_llp', 8, { reset: 0 });
   const count = m.reg('good_fpdus', 32, { reset: 0 });
-  m.assign(o.valid, outValid);
-  m.assign(o.data, outData);
-  m.assign(o.keep!, outKeep);
-  m.assign(o.last!, outLast);
-  m.assign(o.user!, outUser);
   m.assign(errValid, errValidR);
   m.assign(errCode, errCodeR);
   m.assign(fpduCount, count);
+  // The reader and the CRC pipeline move together (advance: the output skid buffer's registered ready).
+  const advance = m.wire('advance', 1, { doc: 'the reader, the CRC pipeline and the delay beside it move this cycle' });
 
   // --- gearbox: input beats into the ring ----------------------------------------------------------
   const keep = s.keep!;
@@ -172,8 +177,7 @@ export function mpaRxModule(bytes: number): Module {
   const headerIn = avail.ge(z(lead).add(1));
   const haveWords = avail.ge(need);
   const canGo = mux(first, headerIn.and(oversize.or(haveWords)), haveWords);
-  const outFree = outValid.not().or(o.ready);
-  const go = m.let('go', stopped.not().and(outFree).and(canGo), { doc: 'the reader produces a beat' });
+  const go = m.let('go', stopped.not().and(advance).and(canGo), { doc: 'the reader produces a beat' });
 
   // Marker check (spec/mpa.md §4.4): leading marker 0, otherwise the distance from ULPDU_Length.
   const fpduptr = m.let(
@@ -185,46 +189,61 @@ export function mpaRxModule(bytes: number): Module {
   const ptrOk = mux(lead, fpduptr.eq(0), z(fpduptr, 17).eq(cat(dist, lit(2, 0))));
   const markerBad = m.let('marker_bad', mux(first, lit(1, 0), mfault).or(markerRet.and(ptrOk.not())), { doc: 'a marker of this FPDU so far was wrong' });
 
-  // CRC over the retired words.
-  const retiredWords = cat(...w.map((word, i) => mux(r.gt(i), word, lit(32, 0))).reverse());
-  const DB = bitLength(K);
-  const drop = m.let('crc_drop', lit(DB, K).sub(r.slice(DB - 1, 0)), { doc: 'window words not retired' });
-  const crcOut = crcWindowUpdate(m, 'crc', CRC32C, mux(first, crcInit, crc), m.let('crc_words', retiredWords, { doc: 'retired words, the rest zero' }), drop);
-  const crcBad = m.let('crc_bad', cfgCrc.and(crcOut.ne(crcResidue)), { doc: 'the CRC check fails if this beat ends the FPDU' });
-  const verdictBad = crcBad.or(markerBad);
-  const fail = m.let('fail', oversize.or(last.and(verdictBad)), { doc: 'this beat ends the stream with an error' });
-  const code = mux(oversize.or(crcBad.not()), errMarker, errCrc);
-
   const keepLast = cat(...Array.from({ length: W }, (_, i) => ulSmall.gt(i)).reverse());
   const beatKeep = mux(oversize, lit(W, 0), mux(last, keepLast, lit(W, (1n << BigInt(W)) - 1n)));
 
+  // CRC over the retired words (the library's CRC component, its first r words of the window). The
+  // beat rides beside it as its tag, so the verdict is decided in stream order when the register
+  // after the FPDU's last beat comes out, three cycles later.
+  const DB = bitLength(K);
+  const beat = RX_BEAT(W).pack({ data: mf.slice(8 * (W + ULPDU_LENGTH_SIZE) - 1, 8 * ULPDU_LENGTH_SIZE), keep: beatKeep, last: oversize.or(last), oversize, marker_bad: markerBad });
+  const crcPipe = crcPipeline(m, 'crc', { params: CRC32C, bytes: WORD * K, unit: WORD, inputRegister: false, advance }, {
+    valid: go,
+    data: win,
+    count: r.slice(DB - 1, 0),
+    start: first,
+    tag: beat,
+  });
+  const d = RX_BEAT(W).view(crcPipe.tag!, { m, prefix: 'v_beat' });
+  const crcBad = m.let('crc_bad', cfgCrc.and(crcPipe.crc.ne(crcResidue)), { doc: 'the CRC check fails if this beat ends the FPDU' });
+  const verdictBad = crcBad.or(d.marker_bad);
+  const outStopped = m.reg('out_stopped', 1, { reset: 0, doc: 'an error was reported: nothing more is output' });
+  const emit = m.let('v_emit', crcPipe.valid.and(outStopped.not()), { doc: 'a beat leaves the delay for the output' });
+  const fail = m.let('fail', emit.and(d.oversize.or(d.last.and(verdictBad))), { doc: 'this beat ends the stream with an error' });
+  const code = mux(d.oversize.or(crcBad.not()), errMarker, errCrc);
+  const outUser = d.oversize.not().and(d.last).and(verdictBad.not());
+  const out = pipelineRegister(m, 'out', { valid: emit, data: cat(outUser, d.last, d.keep, d.data) }, { skid: true, doc: 'a ULPDU beat with its verdict' });
+  m.assign(advance, out.ready);
+  m.assign(idleOut, canGo.and(stopped.not()).not().and(out.out.valid.not()).and(crcPipe.busy.not()));
+  m.assign(o.data, out.out.data.slice(8 * W - 1, 0));
+  m.assign(o.keep!, out.out.data.slice(9 * W - 1, 8 * W));
+  m.assign(o.last!, out.out.data.bit(9 * W));
+  m.assign(o.user!, out.out.data.bit(9 * W + 1));
+  m.assign(o.valid, out.out.valid);
+  m.assign(out.out.ready, o.ready);
+
   m.sync(() => {
-    m.when(o.ready, () => m.set(outValid, 0));
     m.when(accept, () => {
       m.set(ring, ring.and(writeMask.not()).or(placed.and(writeMask)));
       m.set(wp, wp.add(z(kOctets, OW)));
     });
     m.set(fill, fill.add(mux(accept, z(kOctets), lit(SW, 0))).sub(mux(go, r.shl(2), lit(SW, 0))));
     m.when(go, () => {
-      m.set(outValid, 1);
-      m.set(outData, mf.slice(8 * (W + ULPDU_LENGTH_SIZE) - 1, 8 * ULPDU_LENGTH_SIZE));
-      m.set(outKeep, beatKeep);
-      m.set(outLast, oversize.or(last));
-      m.set(outUser, oversize.not().and(last).and(verdictBad.not()));
       m.set(first, last.or(oversize));
       m.set(ulLeft, ul.sub(W));
       m.set(hdrOff, mux(first, lit(15, 0).sub(z(lead, 15)), hdrOff).add(z(r, 15)));
-      m.set(crc, crcOut);
       m.set(mfault, markerBad);
       m.set(retired, retired.add(r.slice(PHASE_BITS - 1, 0)));
       m.set(rp, rp.add(r.slice(PW - 1, 0)));
-      m.when(fail, () => {
-        m.set(stopped, 1);
-        m.set(errValidR, 1);
-        m.set(errCodeR, code);
-      });
     });
-    m.when(outValid.and(o.ready).and(outLast).and(outUser), () => m.set(count, count.add(1)));
+    // The first failure stops the stream: the reader drops whatever else comes in.
+    m.when(advance.and(fail), () => {
+      m.set(outStopped, 1);
+      m.set(stopped, 1);
+      m.set(errValidR, 1);
+      m.set(errCodeR, code);
+    });
+    m.when(out.out.valid.and(o.ready).and(out.out.data.bit(9 * W)).and(out.out.data.bit(9 * W + 1)), () => m.set(count, count.add(1)));
   });
   return m.build();
 }

@@ -2,20 +2,20 @@ import { CRC32C, type CrcParams } from '../../ts-model/crc32c';
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream, sourceStream } from '../core/stream';
-import { crcBeat } from './crc-beat';
+import { crcPipeline } from '../lib/crc';
+import { record } from '../lib/record';
+import { MPA_TX_CTX } from './records';
+import { pipelineRegister } from '../lib/stage';
 
 /**
  * MPA transmit (RFC 5044; spec/mpa.md §2–§4) for one stream at one input beat per cycle:
  * ULPDUs in, FPDUs out as the TCP payload, one FPDU per output packet (one TCP segment each).
  *
- * s_axis_tuser, sampled on the first beat of each ULPDU (the framing context of the QP):
- *   [15:0]  ULPDU_Length (the number of ULPDU octets that follow)
- *   [24:16] low 9 bits of the TCP sequence number of the FPDU's first octet
- *   [33:25] low 9 bits of S0
- *   [34]    markers on      [35] CRC on (off: the CRC field is sent as 0)
- *   [36]    continue: the FPDU follows the previous one in the TCP stream, so its sequence number
- *           is where that one ended ([24:16] is ignored). The framing context of a QP then needs
- *           only the first FPDU's sequence number; the next ones keep the marker phase here.
+ * s_axis_tuser, sampled on the first beat of each ULPDU: the QP's framing context, the MPA_TX_CTX
+ * record (ULPDU_Length, low 9 bits of the FPDU's sequence number and of S0, markers, CRC, and
+ * `cont`: the FPDU follows the previous one in the TCP stream, so its sequence number is where
+ * that one ended and the seq field is ignored; a QP's framing context then needs only the first
+ * FPDU's sequence number, the next ones keep the marker phase here).
  * s_axis_tkeep is all ones but on the tlast beat (2^k − 1 there; 0 for an empty ULPDU).
  *
  * Three stages, each one beat per cycle:
@@ -24,12 +24,24 @@ import { crcBeat } from './crc-beat';
  *   B  a word gearbox that inserts a marker wherever (seq − S0)/4 ≡ 0 mod 128 (at most one per
  *      beat for W ≤ 64), with FPDUPTR pointing back at ULPDU_Length (0 for a leading marker), and
  *      reserves the CRC word after the last FPDU word (so a marker lands before it, case d);
- *   C  runs the CRC over the output words, markers included (leadMarkerInCrc, §4.6), and puts it
- *      in its slot, least-significant octet first.
+ *   C  runs the CRC over the output words, markers included (leadMarkerInCrc, §4.6), through the
+ *      CRC component (hdl-gen/lib/crc.ts; the beat waits beside it, three cycles), and puts it in
+ *      its slot, least-significant octet first; the output is a skid buffer.
  * Input stalls only for the words that are inserted (markers, the header's extra word).
  * err_length (sticky) flags a ULPDU whose tlast does not fall where its ULPDU_Length says.
  */
-export const MPA_TX_TUSER_BITS = 37;
+/** s_axis_tuser: the MPA_TX_CTX record (hdl-gen/blocks/records.ts). */
+export const MPA_TX_TUSER_BITS = MPA_TX_CTX.width;
+
+/** A beat of stage B's output, as it rides beside the CRC: its words, where the CRC goes. */
+const OB_BEAT = (W: number) =>
+  record('mpa_tx_beat', {
+    data: { width: 8 * W, doc: 'FPDU words and markers, the CRC slot empty' },
+    words: { width: Math.log2(W / 4) + 1, doc: 'words in the beat' },
+    last: { width: 1, doc: 'the FPDU ends in this beat (with the CRC slot)' },
+    crc_slot: { width: Math.max(1, Math.log2(W / 4)), doc: 'the word that takes the CRC' },
+    crc_on: { width: 1, doc: 'CRC negotiated (off: the field is sent as 0)' },
+  });
 
 export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   if (!Number.isInteger(bytes) || bytes < 4 || (bytes & (bytes - 1)) !== 0 || bytes > 64) {
@@ -44,8 +56,8 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
     `mpa_tx_w${W}`,
     `MPA transmit: ULPDUs in, FPDUs out (ULPDU_Length, ULPDU, PAD, markers, CRC-32C),\n` +
       `${W} octets per beat, one input beat per cycle. RFC 5044 framing (spec/mpa.md sections 2-4).\n` +
-      's_axis_tuser on the first beat of a ULPDU: [15:0] ULPDU_Length, [24:16] seq[8:0],\n' +
-      '[33:25] S0[8:0], [34] markers, [35] CRC, [36] continue (seq = where the previous FPDU ended).\n' +
+      's_axis_tuser on the first beat of a ULPDU: the framing context (record mpa_tx_ctx; cont: the FPDU\n' +
+      'continues where the previous one ended, its seq field ignored).\n' +
       'One FPDU per m_axis packet (tlast at the CRC).',
     { bytes: W },
   );
@@ -53,9 +65,9 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   const clk = m.input('clk', 1, { group: clkGroup });
   const rst = m.input('rst', 1, { group: clkGroup });
   m.clockDomain('sync', clk, rst);
-  const s = sinkStream({ bytes: W, user: MPA_TX_TUSER_BITS }).declare(m, 's_axis', 'AXI4-Stream input: ULPDUs (s_axis)');
+  const s = sinkStream({ bytes: W, user: MPA_TX_TUSER_BITS }).declare(m, 's_axis', 'AXI4-Stream input: ULPDUs (s_axis)', MPA_TX_CTX);
   const o = sourceStream({ bytes: W }).declare(m, 'm_axis', 'AXI4-Stream output: FPDUs, the TCP payload (m_axis)');
-  const user = s.user!;
+  const user = MPA_TX_CTX.view(s.user!, { m, prefix: 'ctx' });
   const errLength = m.output('err_length', 1, { group: 'Status', doc: 'sticky: a ULPDU ended elsewhere than its ULPDU_Length said' });
   m.allowUnused(s.keep!, 'the ULPDU length comes from tuser; tkeep is implied by it');
 
@@ -76,11 +88,11 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   };
 
   const first = m.let('a_first', aInFpdu.not());
-  const len = user.slice(15, 0);
+  const len = user.ulpdu_length;
   // Word phase (seq − S0)/4 mod 128: the FPDU start is 4-aligned to S0.
-  const phaseOctets = m.let('a_phase_octets', user.slice(24, 16).sub(user.slice(33, 25)));
+  const phaseOctets = m.let('a_phase_octets', user.seq.sub(user.s0));
   m.allowUnused(phaseOctets, 'FPDUs start 4-aligned to S0 (spec/mpa.md section 4.5): the low two bits are 0');
-  const ctxIn = m.let('a_ctx_in', cat(user.bit(36), user.bit(35), user.bit(34), phaseOctets.slice(8, 2)));
+  const ctxIn = m.let('a_ctx_in', cat(user.cont, user.crc, user.markers, phaseOctets.slice(8, 2)));
   // FPDU octets without CRC: 2 + L + PAD, a multiple of 4.
   const fTotal = m.let('a_fpdu_octets', len.zext(17).add(lit(17, 5)).and(lit(17, 0x1fffc)));
   const leftNow = m.let('a_left_now', mux(first, fTotal, aLeft));
@@ -247,44 +259,29 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
     });
   });
 
-  // ---- Stage C: CRC over the output words, inserted in its slot --------------------------------
-  const crcState = m.reg('crc_state', 32, { doc: 'CRC register over the FPDU so far' });
-  const outValid = m.reg('out_valid', 1, { reset: 0 });
-  const outData = m.reg('out_data', 8 * W);
-  const outKeep = m.reg('out_keep', W);
-  const outLast = m.reg('out_last', 1);
-  const outFree = m.let('out_free', outValid.not().or(o.ready));
-  m.assign(obReady, outFree);
-  const cTake = m.let('c_take', ob.valid.and(outFree));
-  // Octets the CRC covers in this beat: every word but the CRC slot on the last beat.
+  // ---- Stage C: CRC over the output words (the library's CRC component), inserted in its slot -----
+  // The beat travels beside the CRC as the component's tag (its delay line): the register after the
+  // FPDU's last beat comes out with that beat. Every stage moves with `advance`, the output skid
+  // buffer's registered ready, so m_axis_tready reaches no logic combinationally.
+  const advance = m.wire('c_advance', 1, { doc: 'stage C and the CRC pipeline move this cycle' });
+  m.assign(obReady, advance);
+  const cTake = m.let('c_take', ob.valid.and(advance));
+  // Words the CRC covers in this beat: every word but the CRC slot on the last beat.
   const crcWords = m.let('c_crc_words', mux(ob.last, ob.crcSlot.zext(wBits), ob.words));
-  const shiftWords = m.let('c_shift_words', lit(wBits, n).sub(crcWords));
-  const start = mux(ob.first, lit(32, params.init >>> 0), crcState);
-  // In octets: words × 4, so the one- and two-octet stages are never needed. A beat with no
-  // CRC octets (shift = n words) is handled by c_crc_none.
-  m.allowUnused(shiftWords, 'the top bit (a shift of n words) means no CRC octets: c_crc_none');
-  const shiftOctets = n > 1 ? cat(shiftWords.slice(Math.log2(n) - 1, 0), lit(2, 0)) : lit(2, 0);
-  const next = crcBeat(m, 'c_crc', params, start, ob.data, shiftOctets, 2);
-  const none = m.let('c_crc_none', crcWords.eq(0));
-  const after = m.let('c_crc_after', mux(none, start, next));
-  const crcValue = m.let('c_crc_value', mux(ob.crcOn, after.xor(lit(32, params.xorOut >>> 0)), lit(32, 0)));
+  const beat = OB_BEAT(W).pack({ data: ob.data, words: ob.words, last: ob.last, crc_slot: ob.crcSlot, crc_on: ob.crcOn });
+  const crc = crcPipeline(m, 'c_crc', { params, bytes: W, unit: 4, inputRegister: false, advance }, { valid: cTake, data: ob.data, count: crcWords, start: ob.first, tag: beat });
+  const d = OB_BEAT(W).view(crc.tag!, { m, prefix: 'c_beat' });
+  const crcValue = m.let('c_crc_value', mux(d.crc_on, crc.crc.xor(lit(32, params.xorOut >>> 0)), lit(32, 0)));
   const withCrc = cat(
-    ...Array.from({ length: n }, (_, i) => mux(ob.last.and(ob.crcSlot.eq(lit(sBits, i))), crcValue, ob.data.slice(32 * i + 31, 32 * i))).reverse(),
+    ...Array.from({ length: n }, (_, i) => mux(d.last.and(d.crc_slot.eq(lit(sBits, i))), crcValue, d.data.slice(32 * i + 31, 32 * i))).reverse(),
   );
-  const keepBits = cat(...Array.from({ length: n }, (_, i) => ob.words.gt(lit(wBits, i)).repeat(4)).reverse());
-  m.sync(() => {
-    m.when(outFree, () => m.set(outValid, 0));
-    m.when(cTake, () => {
-      m.set(outValid, 1);
-      m.set(outData, withCrc);
-      m.set(outKeep, keepBits);
-      m.set(outLast, ob.last);
-      m.set(crcState, after);
-    });
-  });
-  m.assign(o.data, outData);
-  m.assign(o.keep!, outKeep);
-  m.assign(o.valid, outValid);
-  m.assign(o.last!, outLast);
+  const keepBits = cat(...Array.from({ length: n }, (_, i) => d.words.gt(lit(wBits, i)).repeat(4)).reverse());
+  const out = pipelineRegister(m, 'out', { valid: crc.valid, data: cat(d.last, keepBits, withCrc) }, { skid: true, doc: 'an FPDU beat with its CRC' });
+  m.assign(advance, out.ready);
+  m.assign(o.data, out.out.data.slice(8 * W - 1, 0));
+  m.assign(o.keep!, out.out.data.slice(9 * W - 1, 8 * W));
+  m.assign(o.last!, out.out.data.bit(9 * W));
+  m.assign(o.valid, out.out.valid);
+  m.assign(out.out.ready, o.ready);
   return m.build();
 }

@@ -8,6 +8,7 @@ import {
   TermCtrl,
   rdmapControl,
 } from '../../ts-model/rdmap/constants';
+import { ATOMIC_RESPONSE, DDP_TAGGED, DDP_UNTAGGED, TERMINATE, type WireField, type WireLayout } from '../../ts-model/wire/layouts';
 import { Expr, cat, lit, mux } from '../core/expr';
 
 /**
@@ -27,6 +28,20 @@ export function beOctets(v: Expr): Expr[] {
   return Array.from({ length: n }, (_, i) => v.slice(v.width - 1 - 8 * i, v.width - 8 - 8 * i));
 }
 
+/**
+ * The octets of a header in wire order from its fields by name, in the order and sizes of its
+ * wire layout (ts-model/wire/layouts.ts, the table the model's codecs use): a field of n octets
+ * takes an 8n-bit value, or 8 bits for a one-octet field.
+ */
+export function wireOctets<F extends string>(layout: WireLayout<F>, values: { readonly [K in F]: Expr }): Expr[] {
+  const fields = (Object.entries(layout) as [string, WireField | number][]).filter((e): e is [F, WireField] => typeof e[1] === 'object').sort(([, a], [, b]) => a.offset - b.offset);
+  return fields.flatMap(([name, f]) => {
+    const v = values[name];
+    if (v.width !== 8 * f.size) throw new Error(`wire field ${name} is ${f.size} octets, given ${v.width} bits`);
+    return beOctets(v);
+  });
+}
+
 /** The vector whose lane j (bits [8j+7:8j]) is octets[j]: wire order to AXI4-Stream lanes. */
 export function laneVector(octets: readonly Expr[]): Expr {
   return cat(...[...octets].reverse());
@@ -43,7 +58,7 @@ export function lanesOf(v: Expr): Expr[] {
  */
 export function readResponseHeader(last: Expr, stag: Expr, to: Expr): Expr[] {
   const ctrl = cat(lit(1, 1), last, lit(6, DDP_VERSION & DdpFlag.DV)); // T | L | Rsvd 0000 | DV
-  const octets = [ctrl, octet(rdmapControl(Opcode.READ_RESPONSE)), ...beOctets(stag), ...beOctets(to)];
+  const octets = wireOctets(DDP_TAGGED, { ctrl, rsvd_ulp: octet(rdmapControl(Opcode.READ_RESPONSE)), stag, to });
   if (octets.length !== TAGGED_HEADER_SIZE) throw new Error('tagged header is 14 octets');
   return octets;
 }
@@ -56,21 +71,21 @@ export const rdmapControlOf = (opcode: Expr): Expr => cat(lit(4, rdmapControl(0)
  * opcode may be an expression (4 bits) when the message's kind is chosen at run time.
  */
 export function untaggedHeader(opcode: number | Expr, qn: number, msn: Expr): Expr[] {
-  const octets = [
-    octet(DdpFlag.L | DDP_VERSION),
-    typeof opcode === 'number' ? octet(rdmapControl(opcode)) : rdmapControlOf(opcode),
-    ...beOctets(lit(32, 0)),
-    ...beOctets(lit(32, qn)),
-    ...beOctets(msn),
-    ...beOctets(lit(32, 0)),
-  ];
+  const octets = wireOctets(DDP_UNTAGGED, {
+    ctrl: octet(DdpFlag.L | DDP_VERSION),
+    rsvd_ulp: typeof opcode === 'number' ? octet(rdmapControl(opcode)) : rdmapControlOf(opcode),
+    rsvd_ulp2: lit(32, 0),
+    qn: lit(32, qn),
+    msn,
+    mo: lit(32, 0),
+  });
   if (octets.length !== UNTAGGED_HEADER_SIZE) throw new Error('untagged header is 18 octets');
   return octets;
 }
 
 /** The Atomic Response ULPDU (RFC 7306 §5.2.2): QN 3, its MSN, Request Identifier, original value. */
 export function atomicResponseUlpdu(msn: Expr, requestId: Expr, orig: Expr): Expr[] {
-  const body = [...beOctets(requestId), ...beOctets(orig)];
+  const body = wireOctets(ATOMIC_RESPONSE, { request_id: requestId, value: orig });
   if (body.length !== ATOMIC_RESPONSE_HEADER_SIZE) throw new Error('Atomic Response header is 12 octets');
   return [...untaggedHeader(Opcode.ATOMIC_RESPONSE, Qn.ATOMIC_RESPONSE, msn), ...body];
 }
@@ -103,10 +118,7 @@ export const TERMINATE_ULPDU_MAX = UNTAGGED_HEADER_SIZE + TERMINATE_HEADER_SIZE 
 export function terminateUlpdu(msn: Expr, f: TerminateFields): { octets: Expr[]; length: Expr } {
   const head = [
     ...untaggedHeader(Opcode.TERMINATE, Qn.TERMINATE, msn),
-    cat(f.layer, f.etype),
-    f.code,
-    cat(f.m, f.d, f.r, lit(5, 0)),
-    octet(0),
+    ...wireOctets(TERMINATE, { layer_etype: cat(f.layer, f.etype), code: f.code, flags: cat(f.m, f.d, f.r, lit(13, 0)) }),
   ];
   if (TermCtrl.M !== 0x80 || TermCtrl.D !== 0x40 || TermCtrl.R !== 0x20) throw new Error('Terminate control bits moved');
   const rdma = lanesOf(f.rdmaHeader);

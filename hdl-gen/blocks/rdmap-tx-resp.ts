@@ -1,6 +1,8 @@
 import { TAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
+import { stateMachine } from '../lib/fsm';
+import { enumConstants } from '../lib/ports';
 import { sourceStream } from '../core/stream';
 import { atomicUnitModule } from './atomic-unit';
 import { ULPDU_LEFT_BITS, fixedUlpduShifter, outputRegister } from './ddp-tx-output';
@@ -48,6 +50,7 @@ import { checkRnicWidth } from './rnic-widths';
  */
 /** req_kind values. */
 export const RESP_KIND = Object.freeze({ READ_RESPONSE: 0, ATOMIC: 1, TERMINATE: 2 });
+const RESP_KIND_NAME = { READ_RESPONSE: 'RDMA Read Response', ATOMIC: 'Atomic Response', TERMINATE: 'Terminate' } as const;
 
 /**
  * Read data FIFO depth in beats (block RAM); also the bound on reads in flight, so a Read Response
@@ -55,7 +58,8 @@ export const RESP_KIND = Object.freeze({ READ_RESPONSE: 0, ATOMIC: 1, TERMINATE:
  */
 export const RDMAP_TX_RESP_FIFO_DEPTH = 256;
 
-const STATE = Object.freeze({ IDLE: 0, READ: 1, ATOMIC: 2, SHORT: 3 });
+/** Idle; sending a Read Response; the atomic unit runs; sending an Atomic Response or a Terminate. */
+const STATES = ['IDLE', 'READ', 'ATOMIC', 'SHORT'] as const;
 
 export function rdmapTxRespModule(bytes: number): Module {
   checkRnicWidth('rdmap_tx_resp', bytes);
@@ -118,19 +122,15 @@ export function rdmapTxRespModule(bytes: number): Module {
   const o = sourceStream({ bytes: W, user: ULPDU_LEFT_BITS }).declare(m, 'm_axis', 'AXI4-Stream output: ULPDUs to mpa_tx (m_axis); tuser = octets of the ULPDU from this beat on');
   const idle = m.output('idle', 1, { group: 'Status', doc: 'no response in progress and nothing left to send' });
 
-  const sIdle = m.constant('S_IDLE', 2, STATE.IDLE, 'waiting for a request');
-  const sRead = m.constant('S_READ', 2, STATE.READ, 'sending a Read Response');
-  const sAtomic = m.constant('S_ATOMIC', 2, STATE.ATOMIC, 'the atomic unit runs; waiting for its response');
-  const sShort = m.constant('S_SHORT', 2, STATE.SHORT, 'sending an Atomic Response or a Terminate');
-  const kAtomic = m.constant('KIND_ATOMIC', 2, RESP_KIND.ATOMIC, 'req_kind: Atomic Response');
-  const kReadResponse = m.constant('KIND_READ_RESPONSE', 2, RESP_KIND.READ_RESPONSE, 'req_kind: Read Response');
+  const KIND = enumConstants(m, 'KIND', 2, RESP_KIND, (k) => `req_kind: ${RESP_KIND_NAME[k]}`);
   const hdrSize = m.constant('TAGGED_HDR', 16, TAGGED_HEADER_SIZE, 'tagged DDP header octets (RFC 5041 section 4.2)');
 
-  const state = m.reg('state', 2, { reset: STATE.IDLE });
-  const inIdle = m.let('in_idle', state.eq(sIdle));
-  const inRead = m.let('in_read', state.eq(sRead));
-  const inAtomic = m.let('in_atomic', state.eq(sAtomic));
-  const inShort = m.let('in_short', state.eq(sShort));
+  const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE' });
+  const state = fsm.state;
+  const inIdle = m.let('in_idle', fsm.is('IDLE'));
+  const inRead = m.let('in_read', fsm.is('READ'));
+  const inAtomic = m.let('in_atomic', fsm.is('ATOMIC'));
+  const inShort = m.let('in_short', fsm.is('SHORT'));
 
   // MSN counters of QN 2 (Terminate) and QN 3 (Atomic Response).
   const msnTerm = m.reg('msn_terminate', 32, { doc: 'MSN of the next Terminate (QN 2)' });
@@ -165,7 +165,7 @@ export function rdmapTxRespModule(bytes: number): Module {
     clk,
     rst,
     cfg_big_endian: cfgBigEndian,
-    req_valid: reqFire.and(reqKind.eq(kAtomic)),
+    req_valid: reqFire.and(reqKind.eq(KIND.ATOMIC)),
     req_ready: au.reqReady,
     req_aopcode: reqAopcode,
     req_addr: reqAddr,
@@ -210,7 +210,7 @@ export function rdmapTxRespModule(bytes: number): Module {
     untagged: null,
     request: { phase: reqSrcAddr.slice(lw - 1, 0), size: reqSize },
     // One Read Response at a time, read while it is sent (the atomic unit shares the port).
-    fetch: { valid: reqFire.and(reqKind.eq(kReadResponse)), addr: reqSrcAddr, size: reqSize, queue: 2 },
+    fetch: { valid: reqFire.and(reqKind.eq(KIND.READ_RESPONSE)), addr: reqSrcAddr, size: reqSize, queue: 2 },
     fetchGate: inRead,
     rd,
     sharedRead: { valid: au.rdValid, addr: beatAddr(au.rdAddr), owns: inAtomic },
@@ -246,17 +246,17 @@ export function rdmapTxRespModule(bytes: number): Module {
     m.when(reqFire, () =>
       m.switch(reqKind, [
         [
-          RESP_KIND.READ_RESPONSE,
+          KIND.READ_RESPONSE,
           () => {
-            m.set(state, sRead);
+            fsm.goto('READ');
             rr.start(reqSinkStag, reqSinkTo);
           },
         ],
-        [RESP_KIND.ATOMIC, () => m.set(state, sAtomic)],
+        [KIND.ATOMIC, () => fsm.goto('ATOMIC')],
         [
-          RESP_KIND.TERMINATE,
+          KIND.TERMINATE,
           () => {
-            m.set(state, sShort);
+            fsm.goto('SHORT');
             short.load(term.octets, term.length);
             m.set(msnTerm, msnTerm.add(1));
           },
@@ -264,14 +264,14 @@ export function rdmapTxRespModule(bytes: number): Module {
       ]),
     );
     m.when(atomicDone, () => {
-      m.set(state, sShort);
+      fsm.goto('SHORT');
       short.load(atomicUlpdu, lit(7, atomicUlpdu.length));
       m.set(msnAtomic, msnAtomic.add(1));
     });
 
     // Read Responses, then short ULPDUs, into the output register.
-    rr.sync(() => m.set(state, sIdle));
-    short.sync(() => m.set(state, sIdle));
+    rr.sync(() => fsm.goto('IDLE'));
+    short.sync(() => fsm.goto('IDLE'));
     out.sync([rr.beat, short.beat]);
   });
   return m.build();

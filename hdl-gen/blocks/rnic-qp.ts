@@ -7,6 +7,7 @@ import { WR_KIND, ddpTxModule } from './ddp-tx';
 import { fifo } from '../lib/fifo';
 import { mpaTxModule } from './mpa-tx';
 import { rnicRxModule } from './rnic-rx';
+import { MPA_TX_CTX } from './records';
 import { checkRnicWidth } from './rnic-widths';
 
 /**
@@ -168,8 +169,7 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
   m.assign(f.s_axis_tlast!, txArb.pick([r.m_axis_tlast!, t.m_axis_tlast!]));
   const framed = m.reg('tx_framed', 1, { reset: 0, doc: 'an FPDU has gone into mpa_tx: the next ones continue the sequence' });
   const left = txArb.pick([r.m_axis_tuser!, t.m_axis_tuser!]);
-  // mpa_tx tuser: {continue, CRC, markers, S0, seq, ULPDU_Length}.
-  m.assign(f.s_axis_tuser!, cat(framed, cfg.crc, cfg.txMarkers, cfg.txS0, cfg.txSeq, left));
+  m.assign(f.s_axis_tuser!, MPA_TX_CTX.pack({ ulpdu_length: left, seq: cfg.txSeq, s0: cfg.txS0, markers: cfg.txMarkers, crc: cfg.crc, cont: framed }));
   m.assign(r.m_axis_tready!, txArb.sel(0).and(f.s_axis_tready!));
   m.assign(t.m_axis_tready!, txArb.sel(1).and(f.s_axis_tready!).or(drop));
   const txFire = m.let('tx_fire', txArb.valid.and(f.s_axis_tready!));

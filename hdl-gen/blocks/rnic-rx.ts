@@ -29,7 +29,8 @@ export function rnicRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const ulpdu: Record<string, Signal> = {};
   for (const p of ['m_axis_tdata', 'm_axis_tkeep', 'm_axis_tvalid', 'm_axis_tready', 'm_axis_tlast', 'm_axis_tuser']) ulpdu[p] = link(mpa, p);
   const errCode = m.wire('mpa_err_code_w', 8);
-  const mpaConns: Record<string, Signal> = { clk, rst, ...ulpdu, err_code: errCode };
+  const mpaIdle = m.wire('mpa_idle', 1, { doc: 'mpa_rx has nothing it can do without more input' });
+  const mpaConns: Record<string, Signal> = { clk, rst, ...ulpdu, err_code: errCode, idle: mpaIdle };
   for (const p of mpa.ports) {
     if (p.name in mpaConns) continue;
     const name = p.name.startsWith('cfg_') ? `mpa_${p.name}` : p.name.startsWith('s_axis_') ? p.name : `mpa_${p.name}`;
@@ -51,6 +52,11 @@ export function rnicRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
     s_axis_tuser: ulpdu.m_axis_tuser!,
     s_llp_err: errCode,
   };
+  // rx_idle covers mpa_rx too: an FPDU between the two is still being received.
+  const ddpRxIdle = m.wire('ddp_rx_idle', 1);
+  rxConns.rx_idle = ddpRxIdle;
+  const rxIdle = m.portLike(rx, 'rx_idle');
+  m.assign(rxIdle, ddpRxIdle.and(mpaIdle));
   for (const p of rx.ports) if (!(p.name in rxConns)) rxConns[p.name] = m.portLike(rx, p.name);
   m.instance(rx, 'u_ddp_rx', rxConns);
   return m.build();

@@ -15,9 +15,16 @@ export type Stmt =
   | {
       readonly kind: 'switch';
       readonly subject: Expr;
-      readonly cases: readonly { readonly values: readonly bigint[]; readonly body: readonly Stmt[] }[];
+      /**
+       * Each case's values, and for each value the constant() it was given as (emitted as its
+       * localparam name) or null (emitted as a literal).
+       */
+      readonly cases: readonly { readonly values: readonly bigint[]; readonly names: readonly (string | null)[]; readonly body: readonly Stmt[] }[];
       readonly otherwise: readonly Stmt[] | null;
     };
+
+/** A switch case value: a number, a bigint, or a named constant of the module (`constant()`). */
+export type CaseLabel = bigint | number | Expr;
 
 export interface Process {
   readonly kind: 'comb' | 'sync';
@@ -143,7 +150,7 @@ export class ModuleBuilder {
   }
 
   /** A wire driven by `value` right away (a named intermediate). */
-  let(name: string, value: Expr, opts: { doc?: string } = {}): Signal {
+  let(name: string, value: Expr, opts: { doc?: string; record?: RecordInfo } = {}): Signal {
     const w = this.wire(name, value.width, opts);
     this.assign(w, value);
     return w;
@@ -294,18 +301,37 @@ export class ModuleBuilder {
     this.stack[this.stack.length - 1]!.push({ kind: 'if', cond, then: t, otherwise: o });
   }
 
-  switch(subject: Expr, cases: readonly (readonly [readonly (bigint | number)[] | bigint | number, () => void])[], otherwise?: () => void): void {
+  /**
+   * `case (subject)`: each case lists one or more values, as numbers, bigints or constants of this
+   * module (`constant()`, emitted by name: `case (state) ST_IDLE: begin`). A value may appear once;
+   * it must fit the subject, and a constant must be as wide as the subject.
+   */
+  switch(subject: Expr, cases: readonly (readonly [CaseLabel | readonly CaseLabel[], () => void])[], otherwise?: () => void): void {
     if (!this.stack) throw new HdlError('switch() outside comb()/sync()');
     const seen = new Set<bigint>();
     const cs = cases.map(([vals, body]) => {
-      const values = (Array.isArray(vals) ? vals : [vals]).map((v) => {
-        const b = BigInt(v as bigint | number);
-        lit(subject.width, b);
-        if (seen.has(b)) throw new HdlError(`switch case ${b} appears twice`);
+      const labels = Array.isArray(vals) ? (vals as readonly CaseLabel[]) : [vals as CaseLabel];
+      const names: (string | null)[] = [];
+      const values = labels.map((v) => {
+        let b: bigint;
+        if (v instanceof Expr) {
+          const n = v.node;
+          if (n.kind !== 'param') throw new HdlError(`switch case labels are numbers or constant()s of ${this.name}, got a '${n.kind}' expression`);
+          const declared = this.localparams.get(n.name);
+          if (!declared || declared.value !== n.value || declared.width !== n.width) throw new HdlError(`switch case '${n.name}' is not a constant() of module ${this.name}`);
+          if (n.width !== subject.width) throw new HdlError(`switch case '${n.name}' is ${n.width} bits, the subject is ${subject.width} bits`);
+          b = n.value;
+          names.push(n.name);
+        } else {
+          b = BigInt(v);
+          lit(subject.width, b);
+          names.push(null);
+        }
+        if (seen.has(b)) throw new HdlError(`switch case ${b}${names.at(-1) ? ` (${names.at(-1)})` : ''} appears twice`);
         seen.add(b);
         return b;
       });
-      return { values, body: this.collect(body) };
+      return { values, names, body: this.collect(body) };
     });
     this.stack[this.stack.length - 1]!.push({ kind: 'switch', subject, cases: cs, otherwise: otherwise ? this.collect(otherwise) : null });
   }

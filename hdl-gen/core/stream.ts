@@ -1,5 +1,5 @@
 import type { ModuleBuilder } from './module';
-import type { Signal } from './signal';
+import type { RecordInfo, Signal } from './signal';
 import { HdlError } from './location';
 
 /**
@@ -35,11 +35,14 @@ export class StreamType {
   }
 
   /** Declares the ports of this stream on `m` under `prefix` (default s_axis / m_axis). */
-  declare(m: ModuleBuilder, prefix = this.role === 'sink' ? 's_axis' : 'm_axis', group?: string): Stream {
+  /** `userRecord`: the layout tuser carries (its documentation and the manifest's). */
+  declare(m: ModuleBuilder, prefix = this.role === 'sink' ? 's_axis' : 'm_axis', group?: string, userRecord?: RecordInfo): Stream {
     const inward = this.role === 'sink';
     const label = group ?? `AXI4-Stream ${inward ? 'input' : 'output'} (${prefix})`;
-    const port = (name: string, width: number, fromOutside: boolean) =>
-      fromOutside ? m.input(`${prefix}_${name}`, width, { group: label }) : m.output(`${prefix}_${name}`, width, { group: label });
+    const port = (name: string, width: number, fromOutside: boolean) => {
+      const opts = { group: label, ...(name === 'tuser' && userRecord && { record: userRecord }) };
+      return fromOutside ? m.input(`${prefix}_${name}`, width, opts) : m.output(`${prefix}_${name}`, width, opts);
+    };
     const { bytes, keep = true, last = true, user = 0 } = this.spec;
     return Object.freeze({
       type: this,

@@ -47,7 +47,7 @@ export interface CrcBeatIn {
 
 export interface CrcPipelineOptions {
   readonly params: CrcParams;
-  /** Octets per beat (a power of two). */
+  /** Octets per beat (a multiple of `unit`). */
   readonly bytes: number;
   /** Octets per count unit: 1, or 4 for MPA's 32-bit words. */
   readonly unit: 1 | 4;
@@ -64,6 +64,8 @@ export interface CrcPipeline {
   /** The raw CRC register after the beat (XOR with params.xorOut for the value; compare to params.residue to check). */
   readonly crc: Signal;
   readonly tag: Signal | null;
+  /** Some stage holds a beat (its output `valid` included). */
+  readonly busy: Expr;
   /** Widths the count input takes. */
   readonly countWidth: number;
 }
@@ -76,7 +78,7 @@ const PARTIAL = 36;
 
 export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOptions, input: CrcBeatIn): CrcPipeline {
   const { params, bytes: W, unit } = opts;
-  if (!Number.isInteger(W) || W < unit || (W & (W - 1)) !== 0) throw new HdlError(`crc '${name}': width ${W} must be a power of two of at least ${unit} octets`);
+  if (!Number.isInteger(W) || W < unit || W % unit !== 0) throw new HdlError(`crc '${name}': width ${W} must be a multiple of ${unit} octets`);
   if (input.data.width !== 8 * W) throw new HdlError(`crc '${name}': data is ${input.data.width} bits, expected ${8 * W}`);
   const N = W / unit;
   const countWidth = Math.ceil(Math.log2(N + 1));
@@ -207,5 +209,6 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
       if (tag && r2.tag) m.set(tag, r2.tag);
     }),
   );
-  return { latency: opts.inputRegister ? 4 : 3, valid, crc, tag, countWidth };
+  const stages = [...(opts.inputRegister ? [s0.valid] : []), r1.valid, r2.valid, valid];
+  return { latency: opts.inputRegister ? 4 : 3, valid, crc, tag, countWidth, busy: stages.reduce((a, b) => a.or(b)) };
 }

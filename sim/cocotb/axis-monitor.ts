@@ -40,7 +40,7 @@ export class AxisMonitor implements Component {
 
   /**
    * The recorded beats grouped into frames (octets by tkeep, tuser and tid of the last beat), each
-   * with the model's cycle count at its last beat, as AxisSink records it.
+   * with the model's cycle count after its last beat's edge, as AxisSink records it.
    */
   frames(): AxisFrame[] {
     const out: AxisFrame[] = [];

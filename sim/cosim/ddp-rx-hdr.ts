@@ -1,4 +1,4 @@
-import { DDP_RX_CAPTURE, DDP_RX_DESC, ddpRxHdrModule } from '../../hdl-gen/blocks/ddp-rx-hdr';
+import { DDP_RX_CAPTURE, DDP_RX_DESC, errBits } from '../../hdl-gen/blocks/ddp-rx-hdr';
 import { UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { encodeDdpSegment, headerSize, type DdpHeader } from '../../ts-model/ddp/header';
 import {
@@ -221,8 +221,8 @@ function outcomeOf(c: ReturnType<typeof checkHeader>): DdpRxOutcome {
   return 'H7 long';
 }
 
-/** One field of the descriptor bits. */
-const field = (d: bigint, [lo, w]: readonly [number, number]): bigint => (d >> BigInt(lo)) & ((1n << BigInt(w)) - 1n);
+/** A field of the descriptor record. */
+type DescField = (typeof DDP_RX_DESC.fields)[number]['name'] & keyof ReturnType<typeof DDP_RX_DESC.decode>;
 
 /**
  * The fixture of ddp_rx_hdr_w<W>: ULPDUs into s_axis; payload packets out of m_axis (every beat
@@ -315,18 +315,16 @@ export function cosimDdpRxHdr(opts: DdpRxHdrCosimOptions): DdpRxHdrCosimResult {
     const f = frames[i];
     if (!f) return;
     const d = f.data.reduceRight((acc, b) => (acc << 8n) | BigInt(b), 0n);
-    const want: [string, bigint][] = [
+    const want: [DescField, bigint][] = [
       ['ok', c.ok ? 1n : 0n],
-      ['errLayer', c.ok ? 0n : BigInt(c.error.layer)],
-      ['errEtype', c.ok ? 0n : BigInt(c.error.etype)],
-      ['errCode', c.ok ? 0n : BigInt(c.error.code)],
-      ['ulpduLen', BigInt(u.length & 0xffff)],
-      ['hasPayload', hasData[i] ? 1n : 0n],
-      ['payloadLen', hasData[i] ? BigInt((c.ok && c.segment.payload.length) || 0) : 0n],
+      ['err', c.ok ? 0n : errBits(c.error)],
+      ['ulpdu_len', BigInt(u.length & 0xffff)],
+      ['has_payload', hasData[i] ? 1n : 0n],
+      ['payload_len', hasData[i] ? BigInt((c.ok && c.segment.payload.length) || 0) : 0n],
     ];
     const h = c.ok ? c.segment.header : c.header;
     if (h) {
-      want.push(['t', h.tagged ? 1n : 0n], ['l', h.last ? 1n : 0n], ['dv', BigInt(h.dv)], ['rsvdUlp', BigInt(h.rsvdUlp)], ['ctrl0', BigInt(u[0]!)]);
+      want.push(['t', h.tagged ? 1n : 0n], ['l', h.last ? 1n : 0n], ['dv', BigInt(h.dv)], ['rsvd_ulp', BigInt(h.rsvdUlp)], ['ctrl0', BigInt(u[0]!)]);
       if (h.tagged) want.push(['stag', BigInt(h.stag)], ['to', h.to]);
       else want.push(['stag', BigInt(h.rsvdUlp2)], ['qn', BigInt(h.qn)], ['msn', BigInt(h.msn)], ['mo', BigInt(h.mo)]);
     }
@@ -334,9 +332,9 @@ export function cosimDdpRxHdr(opts: DdpRxHdrCosimOptions): DdpRxHdrCosimResult {
     const capture = new Uint8Array(DDP_RX_CAPTURE - UNTAGGED_HEADER_SIZE);
     capture.set(u.subarray(UNTAGGED_HEADER_SIZE, DDP_RX_CAPTURE));
     want.push(['rdmap', capture.reduceRight((acc, b) => (acc << 8n) | BigInt(b), 0n)]);
+    const got = DDP_RX_DESC.decode(d);
     for (const [k, v] of want) {
-      const got = field(d, DDP_RX_DESC[k as keyof typeof DDP_RX_DESC]);
-      if (got !== v) miss(i, k, `0x${v.toString(16)}`, `0x${got.toString(16)}`, f.cycle);
+      if (got[k] !== v) miss(i, k, `0x${v.toString(16)}`, `0x${got[k].toString(16)}`, f.cycle);
     }
     // The model's payload of an opcode without data: the RDMAP part, whole in the descriptor.
     if (c.ok && !DATA_OPCODES.has(c.segment.opcode) && Buffer.compare(capture.subarray(0, c.segment.payload.length), c.segment.payload) !== 0) {

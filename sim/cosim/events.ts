@@ -1,5 +1,5 @@
 import { RX_EVENT } from '../../hdl-gen/blocks/ddp-rx-ctl';
-import { ERROR_CODE } from '../../hdl-gen/blocks/ddp-rx-hdr';
+import { ERROR_WORD } from '../../hdl-gen/blocks/records';
 import type { RnicEvent } from '../../ts-model/rnic/events';
 import { formatErrorCode } from '../../ts-model/terminate-codes';
 import type { Sampled } from '../cocotb/record-group';
@@ -10,7 +10,7 @@ import type { Sampled } from '../cocotb/record-group';
  */
 
 /** Layouts of the event record's fields that hold a record: the error code. */
-export const EVENT_RECORDS = { err: ERROR_CODE } as const;
+export const EVENT_RECORDS = { err: ERROR_WORD } as const;
 
 /** The model's events of the local side, as comparable strings (transmit-side completions left out). */
 export function modelEvent(e: RnicEvent): string | null {

@@ -12,6 +12,7 @@ import type { RecordGroup } from '../cocotb/record-group';
 import { DutBench } from '../harness/dut-bench';
 import { dutSelection, type DutSelection } from '../harness/open-dut';
 import { Tally } from '../harness/tally';
+import { SEQ_LOW_BITS } from './qp-config';
 
 /**
  * Co-simulation of the generated MPA receive block (mpa_rx_w<W>) against the model's MpaDeframer.
@@ -234,15 +235,12 @@ class MpaRxBench extends DutBench {
     const r = this.r;
     this.sAxis.setPause(this.pause(() => sourcePause ?? (r.bool(0.2) ? 0 : r.int(0, 50) / 100)));
     this.mAxis.setPause(this.pause(() => sinkPause ?? (r.bool(0.2) ? 0 : r.int(0, 50) / 100)));
-    this.cfg.poke({ markers: cfg.markers, crc: cfg.crc, s0: cfg.s0 & SEQ_LOW, seq: cfg.seq & SEQ_LOW, maxUlpdu: cfg.maxUlpdu });
+    this.cfg.poke({ markers: cfg.markers, crc: cfg.crc, s0: cfg.s0 & SEQ_LOW_BITS, seq: cfg.seq & SEQ_LOW_BITS, maxUlpdu: cfg.maxUlpdu });
     this.reset();
     this.lastAt = [];
     this.errAt = -1;
   }
 }
-
-/** The MPA sequence numbers the RTL keeps: their low 9 bits (a marker period is 512 octets). */
-const SEQ_LOW = 0x1ff;
 
 export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
   const W = opts.width;

@@ -1,11 +1,12 @@
+import { MPA_TX_CTX } from '../../hdl-gen/blocks/records';
 import { fpduCycles } from '../../ts-model/cost/cost-model';
 import { cycleCheck as summarize, type CycleCheck } from './cycle-check';
 import { MpaFramer, mulpdu } from '../../ts-model/mpa';
-import { record } from '../../hdl-gen/lib/record';
 import type { AxisSendBeat, AxisSink, AxisSource } from '../cocotb/axis';
 import { DutBench } from '../harness/dut-bench';
 import { dutSelection, type DutSelection } from '../harness/open-dut';
 import { Tally } from '../harness/tally';
+import { SEQ_LOW_BITS } from './qp-config';
 import { hex } from '../../ts-model/util/hex';
 
 /**
@@ -73,10 +74,6 @@ export interface MpaTxCosimResult {
 }
 
 
-/** s_axis_tuser on a ULPDU's first beat: the framing context (hdl-gen/blocks/mpa-tx.ts). */
-const MPA_TX_CONTEXT = record('mpa_tx_context', { ulpdu_length: 16, seq: 9, s0: 9, markers: 1, crc: 1, cont: 1 });
-const SEQ_LOW = 0x1ff;
-
 /**
  * The fixture of mpa_tx_w<W>: ULPDUs into s_axis, FPDUs out of m_axis, both with back-pressure;
  * the cycle of every output tlast (the RTL's time per FPDU) and every beat that is not packed.
@@ -140,8 +137,8 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
     lengths.push(L);
     // Continue: the FPDU follows the previous one, and its seq field is ignored (sent as noise).
     const cont = i > 0 && r.bool(0.5);
-    const seqField = cont ? r.int(0, SEQ_LOW) : seq & SEQ_LOW;
-    const tuser = MPA_TX_CONTEXT.encode({ ulpdu_length: L, seq: seqField, s0: s0 & SEQ_LOW, markers: markers ? 1 : 0, crc: crc ? 1 : 0, cont: cont ? 1 : 0 });
+    const seqField = cont ? r.int(0, SEQ_LOW_BITS) : seq & SEQ_LOW_BITS;
+    const tuser = MPA_TX_CTX.encode({ ulpdu_length: L, seq: seqField, s0: s0 & SEQ_LOW_BITS, markers: markers ? 1 : 0, crc: crc ? 1 : 0, cont: cont ? 1 : 0 });
     const beats: AxisSendBeat[] = [];
     for (let at = 0; at < L || beats.length === 0; at += W) {
       const k = Math.min(W, L - at);

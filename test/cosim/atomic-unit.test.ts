@@ -170,7 +170,7 @@ describe('atomic_unit Verilog', () => {
 
   test.each([
     ['a CmpSwap miss that writes back', (v: string) => v.replace('assign write_back = (~op_cmp_swap_reg) | cs_match;', "assign write_back = 1'b1;")],
-    ['no byte swap on the write path', (v: string) => v.replace(/op_wr_data_next = op_big_endian_reg \? \{[^}]*\} : new_int;/, 'op_wr_data_next = new_int;')],
+    ['no byte swap on the write path', (v: string) => v.replace(/op_wr_data_next = op_big_endian_reg \?\s*\{[^}]*\}\s*:\s*new_int;/, 'op_wr_data_next = new_int;')],
   ])('the checks catch a broken RTL: %s', (_, mutate) => {
     const text = emitVerilog(atomicUnitModule());
     expect(mutate(text)).not.toBe(text);

@@ -53,12 +53,19 @@ describe('yosys scripts and reports', () => {
   test.each([
     ['generic', 'synth -top m -flatten', 'ltp -noff'],
     ['ice40', 'synth_ice40 -top m', 'ltp -noff w:* t:SB_LUT4 t:SB_CARRY'],
-    ['xilinx', 'synth_xilinx -top m -flatten -noiopad -noclkbuf', 'ltp -noff w:* t:LUT* t:INV t:CARRY* t:MUXF*'],
+    [
+      'xilinx',
+      [
+        'synth_xilinx -top m -flatten -abc9 -noiopad -noclkbuf -run begin:prepare',
+        'read_verilog -lib -overwrite bram_boxes.v',
+        'synth_xilinx -top m -flatten -abc9 -noiopad -noclkbuf -run prepare:',
+      ].join('\n'),
+      'ltp -noff w:* t:LUT* t:INV t:CARRY* t:MUXF*'],
   ] as const)('the %s script flattens, counts cells with stat and measures depth with ltp', (target, synthCmd, ltpCmd) => {
     expect(synthScript({ top: 'm', sources: ['/a/m.v', '/b c/n.v'], target, outputs, depth: true }).split('\n')).toEqual([
       'read_verilog /a/m.v "/b c/n.v"',
       'hierarchy -check -top m',
-      synthCmd,
+      ...synthCmd.split('\n'),
       'tee -o stat.json stat -width -json -top m',
       `tee -o ltp.txt ${ltpCmd}`,
       'write_json netlist.json',

@@ -173,6 +173,25 @@ describe('widths', () => {
       m.set(y, 0);
     });
   });
+
+  test('a switch case given as a constant(): of this module, as wide as the subject, a value that appears once', () => {
+    const m = new ModuleBuilder('wn', 'x');
+    const other = new ModuleBuilder('other', 'x');
+    const op = m.input('op', 2);
+    const y = m.output('y', 1);
+    const one = m.constant('ONE', 2, 1);
+    const wide = m.constant('WIDE', 3, 2);
+    const foreign = other.constant('FOREIGN', 2, 2);
+    m.comb(() => {
+      let at = here(); expectError(() => m.switch(op, [[[one, 1], () => m.set(y, 0)]], () => m.set(y, 1)), ['switch case 1 appears twice'], at);
+      at = here(); expectError(() => m.switch(op, [[2, () => m.set(y, 0)], [[0, one], () => m.set(y, 0)], [one, () => m.set(y, 0)]], () => m.set(y, 1)), ['switch case 1 (ONE) appears twice'], at);
+      at = here(); expectError(() => m.switch(op, [[wide, () => m.set(y, 0)]], () => m.set(y, 1)), ["switch case 'WIDE' is 3 bits, the subject is 2 bits"], at);
+      at = here(); expectError(() => m.switch(op, [[foreign, () => m.set(y, 0)]], () => m.set(y, 1)), ["switch case 'FOREIGN' is not a constant() of module wn"], at);
+      at = here(); expectError(() => m.switch(op, [[op.xor(1), () => m.set(y, 0)]], () => m.set(y, 1)), ["switch case labels are numbers or constant()s of wn, got a 'binary' expression"], at);
+      m.switch(op, [[[one, 2], () => m.set(y, 0)]], () => m.set(y, 1));
+    });
+    expect(() => m.build()).not.toThrow();
+  });
 });
 
 describe('memories', () => {

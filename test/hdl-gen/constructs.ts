@@ -1,4 +1,4 @@
-import { ModuleBuilder, cat, lit, mux, sinkStream, sourceStream, type Module } from '../../hdl-gen/index';
+import { Expr, ModuleBuilder, cat, lit, mux, sinkStream, sourceStream, xorAll, type Module } from '../../hdl-gen/index';
 
 /**
  * One tiny module per hdl-gen construct. emit-constructs.test.ts compares their Verilog with
@@ -299,6 +299,130 @@ export function sharedSliceModule(): Module {
   return m.build();
 }
 
+/** Equal expressions built separately (different objects) are one expression: named once. */
+export function structuralShareModule(): Module {
+  const m = new ModuleBuilder('c_share_struct', 'Structurally equal expressions built twice are one temporary.');
+  const a = m.input('a', 8);
+  const b = m.input('b', 8);
+  const c = m.input('c', 8);
+  const s = m.input('s', 4);
+  // a + b, built twice, each copy read once.
+  m.assign(m.output('y', 8), a.add(b).and(c));
+  m.assign(m.output('z', 8), a.add(b).or(c));
+  // (a ^ b) & c, built twice: named once; a ^ b inside it is read once (by the temporary).
+  m.assign(m.output('w', 8), a.xor(b).and(c).not());
+  m.assign(m.output('v', 8), a.xor(b).and(c).or(b));
+  // s == 4'b1000, built three times.
+  m.assign(m.output('p', 1), s.eq(8).and(a.bit(0)));
+  m.assign(m.output('q', 1), s.eq(8).or(b.bit(0)));
+  m.assign(m.output('r', 1), s.eq(8).xor(c.bit(0)));
+  return m.build();
+}
+
+/** Named case labels: constant()s are printed by name (`S_IDLE: begin`), numbers as literals. */
+export function caseNamesModule(): Module {
+  const m = new ModuleBuilder('c_case_names', 'A state machine whose case labels are localparams.');
+  const clk = m.input('clk', 1);
+  const rst = m.input('rst', 1);
+  m.clockDomain('sync', clk, rst);
+  const go = m.input('go', 1);
+  const sIdle = m.constant('S_IDLE', 2, 0, 'waiting');
+  const sRun = m.constant('S_RUN', 2, 1, 'running');
+  const sDone = m.constant('S_DONE', 2, 2);
+  const state = m.reg('state', 2, { reset: 0 });
+  m.sync(() =>
+    m.switch(state, [
+      [sIdle, () => m.when(go, () => m.set(state, sRun))],
+      [sRun, () => m.set(state, sDone)],
+      [[sDone, 3], () => m.set(state, sIdle)],
+    ]),
+  );
+  m.assign(m.output('busy', 1), state.ne(sIdle));
+  return m.build();
+}
+
+/** A long name for a wide, many-operand construct: LONG_OPERANDS of them, 8 bits each. */
+const LONG_OPERANDS = 24;
+
+/**
+ * Everything that used to give a line longer than 160 columns: XOR and OR chains and a
+ * concatenation that fill lines, a concatenation of long parts (one a line), a priority mux chain,
+ * a long `if` condition, a case with many labels, a long instance connection and memory write, a
+ * wide reset value and localparam, and docs too long to trail their declarations.
+ */
+export function longLinesModule(leaf: Module = longLeafModule()): Module {
+  const m = new ModuleBuilder(
+    'c_long_lines',
+    'Long lines broken by the pretty-printer. ' + 'This sentence of the module documentation is long enough to need wrapping onto a second line of the header comment. '.repeat(2),
+  );
+  const clk = m.input('clk', 1, { group: 'Clock and synchronous active-high reset' });
+  const rst = m.input('rst', 1, { group: 'Clock and synchronous active-high reset' });
+  m.clockDomain('sync', clk, rst);
+  const w = Array.from({ length: LONG_OPERANDS }, (_, i) =>
+    m.input(`operand_word_${String(i).padStart(2, '0')}`, 8, {
+      group: 'Operands',
+      ...(i === 0 ? { doc: 'the first operand word; this documentation is deliberately much longer than fits after the declaration, so it goes on comment lines of its own above it' } : {}),
+    }),
+  );
+  const sel = m.input('sel', 3, { group: 'Control' });
+  const op = m.input('op', 6, { group: 'Control' });
+  m.assign(m.output('parity_all', 8), xorAll(w, 8));
+  m.assign(m.output('any_all', 8), w.slice(1).reduce<Expr>((x, y) => x.or(y), w[0]!));
+  m.assign(m.output('packed_words', 8 * LONG_OPERANDS), cat(...w));
+  m.assign(
+    m.output('picked', 32),
+    cat(...[0, 1, 2, 3].map((i) => mux(sel.eq(i), w[i]!.xor(w[i + 4]!).and(w[i + 8]!), w[i + 12]!.or(w[i + 16]!).add(w[i + 20]!)))),
+  );
+  let chosen = w[7]!.sub(w[15]!);
+  for (let i = 6; i >= 0; i--) chosen = mux(sel.eq(i), w[i]!.add(w[i + 8]!).xor(w[i + 16]!), chosen);
+  m.assign(m.output('chosen', 8), chosen);
+  const wide = m.constant('WIDE_PATTERN', 600, (1n << 599n) | 0x0123456789abcdefn, 'a 600-bit constant: a literal too long for one line');
+  const acc = m.reg('acc', 8, { reset: 0, doc: 'the accumulator; this documentation is also too long to trail its declaration on the same line, which it would make longer than 160' });
+  const big = m.reg('big', 600, { reset: (1n << 599n) | 1n });
+  m.sync(() => {
+    m.when(
+      w.slice(0, 20).map((x) => x.ne(0)).reduce((x, y) => x.and(y)),
+      () => m.set(acc, acc.add(w[0]!)),
+    );
+    m.switch(op, [
+      [Array.from({ length: 40 }, (_, i) => i), () => m.set(big, big.xor(wide))],
+      [40, () => m.set(big, cat(big.slice(591, 0), w[0]!))],
+    ]);
+  });
+  m.assign(m.output('acc_out', 8), acc);
+  m.assign(m.output('big_parity', 1), big.parity());
+  const mem = m.memory('mem', 8 * LONG_OPERANDS, 4);
+  m.memoryWrite(mem, sel.eq(7), sel.slice(1, 0), cat(...w.map((x) => x.not())));
+  m.assign(m.output('mem_out', 8 * LONG_OPERANDS), mem.read(op.slice(1, 0)));
+  const y = m.wire('leaf_y', 8);
+  m.instance(leaf, 'u_leaf', { a: w.slice(1, 12).reduce<Expr>((x, z) => x.add(z), w[0]!), b: w.slice(13).reduce<Expr>((x, z) => x.add(z), w[12]!), y });
+  m.assign(m.output('leaf_out', 8), y);
+  return m.build();
+}
+
+/** The child of c_long_lines. */
+export function longLeafModule(): Module {
+  const m = new ModuleBuilder('c_long_leaf', 'The child of c_long_lines.');
+  const a = m.input('a', 8);
+  const b = m.input('b', 8);
+  m.assign(m.output('y', 8), a.xor(b));
+  return m.build();
+}
+
+/** A 520-bit literal read deep in nested ifs: it fits no line there, so a temporary names it. */
+export function deepAtomModule(): Module {
+  const m = new ModuleBuilder('c_deep_atom', 'A literal too long for the line that reads it.');
+  const c = m.input('c', 5);
+  const d = m.input('d', 520);
+  const y = m.output('y', 520);
+  const k = lit(520, (1n << 519n) | 0x0123456789abcdefn);
+  m.comb(() => {
+    m.set(y, d);
+    m.when(c.bit(0), () => m.when(c.bit(1), () => m.when(c.bit(2), () => m.when(c.bit(3), () => m.set(y, mux(c.bit(4), k, d.not()))))));
+  });
+  return m.build();
+}
+
 export const CONSTRUCTS: readonly Construct[] = [
   { name: 'c_ports', build: portsModule },
   { name: 'c_assign', build: assignModule },
@@ -321,4 +445,9 @@ export const CONSTRUCTS: readonly Construct[] = [
   { name: 'c_localparam', build: localparamModule },
   { name: 'c_shared', build: sharedModule },
   { name: 'c_shared_slice', build: sharedSliceModule },
+  { name: 'c_share_struct', build: structuralShareModule },
+  { name: 'c_case_names', build: caseNamesModule },
+  { name: 'c_long_leaf', build: longLeafModule },
+  { name: 'c_long_lines', build: () => longLinesModule(), children: () => [longLeafModule()] },
+  { name: 'c_deep_atom', build: deepAtomModule },
 ];

@@ -1,7 +1,13 @@
 import { describe, expect, test } from 'vitest';
-import { ModuleBuilder, cat, crc32cModule, emitVerilog, literal, sinkStream, sourceStream, type Module } from '../../hdl-gen/index';
+import { DEFAULT_CONFIG, Expr, ModuleBuilder, cat, crc32cModule, emitVerilog, literal, modulesFor, mux, sinkStream, sourceStream, type Module } from '../../hdl-gen/index';
+import { atomicUnitModule } from '../../hdl-gen/blocks/atomic-unit';
+import { LINE_WIDTH } from '../../hdl-gen/emit/verilog';
 import {
   CONSTRUCTS,
+  caseNamesModule,
+  deepAtomModule,
+  longLinesModule,
+  structuralShareModule,
   assignModule,
   binaryModule,
   combModule,
@@ -232,14 +238,21 @@ describe('constructs', () => {
     ]);
   });
 
-  test('a long concatenation on the right-hand side gets one part per line', () => {
+  test('a concatenation too long for its line fills the lines below it; a short one stays on its line', () => {
     const m = new ModuleBuilder('longcat', 'x');
     const parts = Array.from({ length: 12 }, (_, i) => m.input(`input_number_${i}`, 1));
     m.assign(m.output('y', 12), cat(...parts));
     m.assign(m.output('z', 2), cat(parts[0]!, parts[1]!));
     const text = emitVerilog(m.build());
-    expect(text).toContain(['assign y = {', ...parts.map((p, i) => `    ${p.name}${i === 11 ? '' : ','}`), '};'].join('\n'));
-    expect(text).toContain('assign z = {input_number_0, input_number_1};');
+    expect(text).toContain(
+      v([
+        'assign y = {',
+        '    input_number_0, input_number_1, input_number_2, input_number_3, input_number_4, input_number_5, input_number_6, input_number_7, input_number_8,',
+        '    input_number_9, input_number_10, input_number_11',
+        '};',
+        'assign z = {input_number_0, input_number_1};',
+      ]),
+    );
   });
 
   test('muxes: operands that are not names are parenthesised', () => {
@@ -656,6 +669,332 @@ describe('constructs', () => {
         'endmodule',
       ]),
     );
+  });
+});
+
+describe('structural sharing', () => {
+  test('equal expressions built as different objects are one temporary; one read only inside a shared one gets none', () => {
+    expect(body(structuralShareModule())).toBe(
+      v([
+        'module c_share_struct (',
+        '    input  wire [7:0] a,',
+        '    input  wire [7:0] b,',
+        '    input  wire [7:0] c,',
+        '    input  wire [3:0] s,',
+        '    output wire [7:0] y,',
+        '    output wire [7:0] z,',
+        '    output wire [7:0] w,',
+        '    output wire [7:0] v,',
+        '    output wire       p,',
+        '    output wire       q,',
+        '    output wire       r',
+        ');',
+        '',
+        'wire [7:0] _t0;',
+        'wire [7:0] _t1;',
+        'wire _t2;',
+        '',
+        'assign _t0 = a + b;',
+        'assign _t1 = (a ^ b) & c;',
+        "assign _t2 = s == 4'b1000;",
+        'assign y = _t0 & c;',
+        'assign z = _t0 | c;',
+        'assign w = ~_t1;',
+        'assign v = _t1 | b;',
+        'assign p = _t2 & a[0];',
+        'assign q = _t2 | b[0];',
+        'assign r = _t2 ^ c[0];',
+        '',
+        'endmodule',
+      ]),
+    );
+  });
+
+  test('a register, a memory read and a constant are compared by what they are, not by object', () => {
+    const m = new ModuleBuilder('share_kinds', 'x');
+    m.clockDomain('sync', m.input('clk', 1), null);
+    const addr = m.input('addr', 2);
+    const d = m.input('d', 8);
+    const r = m.reg('r', 8);
+    m.sync(() => m.set(r, d));
+    const mem = m.memory('mem', 8, 4);
+    m.memoryWrite(mem, addr.eq(0), addr, d);
+    // Two reads of mem[addr ^ 2'b01] (each built anew, the constant too), and r + 8'h1 twice.
+    m.assign(m.output('y', 8), mem.read(addr.xor(1)).and(r.add(1)));
+    m.assign(m.output('z', 8), mem.read(addr.xor(1)).or(r.add(1)));
+    // A different address is a different read.
+    m.assign(m.output('u', 8), mem.read(addr.xor(2)));
+    expect(linesStarting(m.build(), 'assign')).toEqual([
+      "assign _t0 = mem[addr ^ 2'b01];",
+      "assign _t1 = r_reg + 8'h1;",
+      'assign y = _t0 & _t1;',
+      'assign z = _t0 | _t1;',
+      "assign u = mem[addr ^ 2'b10];",
+    ]);
+  });
+
+  test('shared operands of a chain end it: a ^ b is named, the rest of the chain reads it', () => {
+    const m = new ModuleBuilder('share_chain', 'x');
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((n) => m.input(n, 4)) as Expr[] as [Expr, Expr, Expr, Expr];
+    m.assign(m.output('y', 4), a.xor(b).xor(c).xor(d));
+    m.assign(m.output('z', 4), a.xor(b).and(d));
+    m.assign(m.output('w', 4), a.xor(b.xor(c)));
+    expect(linesStarting(m.build(), 'assign')).toEqual(['assign _t0 = a ^ b;', 'assign y = _t0 ^ c ^ d;', 'assign z = _t0 & d;', 'assign w = a ^ (b ^ c);']);
+  });
+
+  test('bits of a temporary are read as bits of its name, never named again', () => {
+    const m = new ModuleBuilder('share_bits', 'x');
+    const a = m.input('a', 8);
+    const b = m.input('b', 8);
+    const sum = a.add(b);
+    m.assign(m.output('y', 4), sum.slice(3, 0).xor(sum.slice(7, 4)));
+    m.assign(m.output('z', 4), sum.slice(3, 0).and(sum.slice(7, 4)));
+    const built = m.build();
+    expect(linesStarting(built, 'wire')).toEqual(['wire [7:0] _t0; // read through slices']);
+    expect(linesStarting(built, 'assign')).toEqual(['assign _t0 = a + b;', 'assign y = _t0[3:0] ^ _t0[7:4];', 'assign z = _t0[3:0] & _t0[7:4];']);
+  });
+
+  test('every module the project generates: no two temporaries compute the same expression', () => {
+    for (const mod of modulesFor(DEFAULT_CONFIG)) {
+      const rhs = [...emitVerilog(mod).matchAll(/^assign (_t\d+) = ([\s\S]*?);$/gm)].map((x) => x[2]!.replace(/\s+/g, ' '));
+      expect(new Set(rhs).size, mod.name).toBe(rhs.length);
+    }
+  });
+});
+
+describe('case labels by name', () => {
+  test('a constant() as a case value is printed by its localparam name; a number as a literal', () => {
+    const text = body(caseNamesModule());
+    expect(text).toContain(
+      v([
+        'always @* begin',
+        '    state_next = state_reg;',
+        '    case (state_reg)',
+        '        S_IDLE: begin',
+        '            if (go) begin',
+        '                state_next = S_RUN;',
+        '            end',
+        '        end',
+        '        S_RUN: begin',
+        '            state_next = S_DONE;',
+        '        end',
+        "        S_DONE, 2'b11: begin",
+        '            state_next = S_IDLE;',
+        '        end',
+        '    endcase',
+        'end',
+      ]),
+    );
+    // The four values are all covered: no default.
+    expect(text).not.toContain('default');
+  });
+
+  test('the IR keeps the value and the name of each label', () => {
+    const sw = caseNamesModule()
+      .processes.flatMap((p) => p.body)
+      .find((s) => s.kind === 'switch');
+    expect(sw?.kind === 'switch' && sw.cases.map((c) => [c.values, c.names])).toEqual([
+      [[0n], ['S_IDLE']],
+      [[1n], ['S_RUN']],
+      [[2n, 3n], ['S_DONE', null]],
+    ]);
+  });
+
+  test('the atomic unit names its states in its case labels', () => {
+    const text = emitVerilog(atomicUnitModule());
+    for (const s of ['S_IDLE', 'S_READ', 'S_WAIT', 'S_CALC', 'S_WRITE', 'S_RESP']) expect(text).toMatch(new RegExp(`^ {8}${s}: begin$`, 'm'));
+  });
+});
+
+describe('lines of at most 160 columns', () => {
+  const text = emitVerilog(longLinesModule());
+  const lines = text.split('\n');
+
+  test('c_long_lines: no line is longer than 160 columns, and some come close', () => {
+    expect(lines.filter((l) => l.length > LINE_WIDTH)).toEqual([]);
+    expect(Math.max(...lines.map((l) => l.length))).toBeGreaterThan(140);
+  });
+
+  test('an XOR chain fills its lines, broken after an operator, continued one level in', () => {
+    expect(text).toContain(
+      v([
+        'assign parity_all = operand_word_00 ^ operand_word_01 ^ operand_word_02 ^ operand_word_03 ^ operand_word_04 ^ operand_word_05 ^ operand_word_06 ^',
+        '    operand_word_07 ^ operand_word_08 ^ operand_word_09 ^ operand_word_10 ^ operand_word_11 ^ operand_word_12 ^ operand_word_13 ^ operand_word_14 ^',
+        '    operand_word_15 ^ operand_word_16 ^ operand_word_17 ^ operand_word_18 ^ operand_word_19 ^ operand_word_20 ^ operand_word_21 ^ operand_word_22 ^',
+        '    operand_word_23;',
+      ]),
+    );
+  });
+
+  test('a concatenation of short parts fills lines; one of long parts puts one part on a line', () => {
+    expect(text).toContain(
+      v([
+        'assign packed_words = {',
+        '    operand_word_00, operand_word_01, operand_word_02, operand_word_03, operand_word_04, operand_word_05, operand_word_06, operand_word_07, operand_word_08,',
+        '    operand_word_09, operand_word_10, operand_word_11, operand_word_12, operand_word_13, operand_word_14, operand_word_15, operand_word_16, operand_word_17,',
+        '    operand_word_18, operand_word_19, operand_word_20, operand_word_21, operand_word_22, operand_word_23',
+        '};',
+      ]),
+    );
+    expect(text).toContain(
+      v([
+        'assign picked = {',
+        '    _t0 ? ((operand_word_00 ^ operand_word_04) & operand_word_08) : ((operand_word_12 | operand_word_16) + operand_word_20),',
+        '    _t1 ? ((operand_word_01 ^ operand_word_05) & operand_word_09) : ((operand_word_13 | operand_word_17) + operand_word_21),',
+        '    _t2 ? ((operand_word_02 ^ operand_word_06) & operand_word_10) : ((operand_word_14 | operand_word_18) + operand_word_22),',
+        '    _t3 ? ((operand_word_03 ^ operand_word_07) & operand_word_11) : ((operand_word_15 | operand_word_19) + operand_word_23)',
+        '};',
+      ]),
+    );
+  });
+
+  test('a priority mux chain too long for a line: one `select ? value :` a line, no nested parentheses', () => {
+    expect(text).toContain(
+      v([
+        'assign chosen = _t0 ? ((operand_word_00 + operand_word_08) ^ operand_word_16) :',
+        '    _t1 ? ((operand_word_01 + operand_word_09) ^ operand_word_17) :',
+        '    _t2 ? ((operand_word_02 + operand_word_10) ^ operand_word_18) :',
+        '    _t3 ? ((operand_word_03 + operand_word_11) ^ operand_word_19) :',
+        "    (sel == 3'b100) ? ((operand_word_04 + operand_word_12) ^ operand_word_20) :",
+        "    (sel == 3'b101) ? ((operand_word_05 + operand_word_13) ^ operand_word_21) :",
+        "    (sel == 3'b110) ? ((operand_word_06 + operand_word_14) ^ operand_word_22) :",
+        '    (operand_word_07 - operand_word_15);',
+      ]),
+    );
+  });
+
+  test('a two-way mux too long for a line breaks after `?` and after `:`', () => {
+    const m = new ModuleBuilder('longmux', 'x');
+    const s = m.input('select_signal', 1);
+    const parts = Array.from({ length: 8 }, (_, i) => m.input(`input_number_${i}`, 8));
+    m.assign(m.output('y', 64), mux(s, cat(...parts), cat(...parts.reverse())));
+    expect(emitVerilog(m.build())).toContain(
+      v([
+        'assign y = select_signal ?',
+        '    {input_number_0, input_number_1, input_number_2, input_number_3, input_number_4, input_number_5, input_number_6, input_number_7} :',
+        '    {input_number_7, input_number_6, input_number_5, input_number_4, input_number_3, input_number_2, input_number_1, input_number_0};',
+      ]),
+    );
+  });
+
+  test('a long if condition continues two levels in (below the statements of its branch); case labels fill lines', () => {
+    expect(text).toContain(
+      v([
+        "    if ((operand_word_00 != 8'h0) & (operand_word_01 != 8'h0) & (operand_word_02 != 8'h0) & (operand_word_03 != 8'h0) & (operand_word_04 != 8'h0) &",
+        "            (operand_word_05 != 8'h0) & (operand_word_06 != 8'h0) & (operand_word_07 != 8'h0) & (operand_word_08 != 8'h0) & (operand_word_09 != 8'h0) &",
+        "            (operand_word_10 != 8'h0) & (operand_word_11 != 8'h0) & (operand_word_12 != 8'h0) & (operand_word_13 != 8'h0) & (operand_word_14 != 8'h0) &",
+        "            (operand_word_15 != 8'h0) & (operand_word_16 != 8'h0) & (operand_word_17 != 8'h0) & (operand_word_18 != 8'h0) & (operand_word_19 != 8'h0)) begin",
+        '        acc_next = acc_reg + operand_word_00;',
+        '    end',
+        '    case (op)',
+        "        6'h0, 6'h1, 6'h2, 6'h3, 6'h4, 6'h5, 6'h6, 6'h7, 6'h8, 6'h9, 6'ha, 6'hb, 6'hc, 6'hd, 6'he, 6'hf, 6'h10, 6'h11, 6'h12, 6'h13, 6'h14, 6'h15, 6'h16, 6'h17,",
+        "            6'h18, 6'h19, 6'h1a, 6'h1b, 6'h1c, 6'h1d, 6'h1e, 6'h1f, 6'h20, 6'h21, 6'h22, 6'h23, 6'h24, 6'h25, 6'h26, 6'h27: begin",
+        '            big_next = big_reg ^ WIDE_PATTERN;',
+        '        end',
+      ]),
+    );
+  });
+
+  test('a memory write and an instance connection break like assignments', () => {
+    expect(text).toContain(
+      v([
+        "    if (sel == 3'b111) begin",
+        '        mem[sel[1:0]] <= {',
+        '            ~operand_word_00, ~operand_word_01, ~operand_word_02, ~operand_word_03, ~operand_word_04, ~operand_word_05, ~operand_word_06, ~operand_word_07,',
+        '            ~operand_word_08, ~operand_word_09, ~operand_word_10, ~operand_word_11, ~operand_word_12, ~operand_word_13, ~operand_word_14, ~operand_word_15,',
+        '            ~operand_word_16, ~operand_word_17, ~operand_word_18, ~operand_word_19, ~operand_word_20, ~operand_word_21, ~operand_word_22, ~operand_word_23',
+        '        };',
+        '    end',
+      ]),
+    );
+    expect(text).toContain(
+      v([
+        'c_long_leaf u_leaf (',
+        '    .a(operand_word_00 + operand_word_01 + operand_word_02 + operand_word_03 + operand_word_04 + operand_word_05 + operand_word_06 + operand_word_07 +',
+        '        operand_word_08 + operand_word_09 + operand_word_10 + operand_word_11),',
+        '    .b(operand_word_12 + operand_word_13 + operand_word_14 + operand_word_15 + operand_word_16 + operand_word_17 + operand_word_18 + operand_word_19 +',
+        '        operand_word_20 + operand_word_21 + operand_word_22 + operand_word_23),',
+        '    .y(leaf_y)',
+        ');',
+      ]),
+    );
+  });
+
+  test('a literal too long for any line (a localparam, a reset value) is a concatenation of 64-bit literals', () => {
+    expect(text).toContain(
+      v([
+        '// a 600-bit constant: a literal too long for one line',
+        "localparam [599:0] WIDE_PATTERN = {24'h800000, 64'h0, 64'h0, 64'h0, 64'h0, 64'h0, 64'h0, 64'h0, 64'h0, 64'h123456789abcdef};",
+      ]),
+    );
+    expect(text).toContain("        big_reg <= {24'h800000, 64'h0, 64'h0, 64'h0, 64'h0, 64'h0, 64'h0, 64'h0, 64'h0, 64'h1};");
+  });
+
+  test('docs too long to trail a declaration go on // lines above it; the header wraps', () => {
+    expect(text).toContain(
+      v([
+        '    /*',
+        '     * Operands',
+        '     */',
+        '    // the first operand word; this documentation is deliberately much longer than fits after the declaration, so it goes on comment lines of its own above it',
+        '    input  wire [7:0]   operand_word_00,',
+      ]),
+    );
+    expect(text).toContain(
+      v([
+        '/*',
+        ' * Long lines broken by the pretty-printer. This sentence of the module documentation is long enough to need wrapping onto a second line of the header comment.',
+        ' * This sentence of the module documentation is long enough to need wrapping onto a second line of the header comment.',
+        ' *',
+      ]),
+    );
+    const narrow = emitVerilog(longLinesModule(), { lineWidth: 100 }).split('\n');
+    expect(narrow.filter((l) => l.length > 100)).toEqual([]);
+    expect(v(narrow)).toContain(
+      v([
+        '// the accumulator; this documentation is also too long to trail its declaration on the same line,',
+        '// which it would make longer than 160',
+        'reg [7:0] acc_reg;',
+      ]),
+    );
+  });
+
+  test('an indivisible atom that fits no line where it is read gets a temporary, with a comment saying so', () => {
+    expect(body(deepAtomModule())).toBe(
+      v([
+        'module c_deep_atom (',
+        '    input  wire [4:0]   c,',
+        '    input  wire [519:0] d,',
+        '    output reg  [519:0] y',
+        ');',
+        '',
+        'wire [519:0] _t0; // named only to fit the line that reads it',
+        '',
+        `assign _t0 = 520'h8${'0'.repeat(114)}123456789abcdef;`,
+        '',
+        'always @* begin',
+        '    y = d;',
+        '    if (c[0]) begin',
+        '        if (c[1]) begin',
+        '            if (c[2]) begin',
+        '                if (c[3]) begin',
+        '                    y = c[4] ? _t0 : (~d);',
+        '                end',
+        '            end',
+        '        end',
+        '    end',
+        'end',
+        '',
+        'endmodule',
+      ]),
+    );
+  });
+
+  test('every construct module: no line longer than 160 columns', () => {
+    for (const c of CONSTRUCTS) {
+      const long = emitVerilog(c.build()).split('\n').filter((l) => l.length > LINE_WIDTH);
+      expect(long, c.name).toEqual([]);
+    }
   });
 });
 

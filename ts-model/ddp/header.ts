@@ -1,3 +1,4 @@
+import { DDP_TAGGED, DDP_UNTAGGED } from '../wire/layouts';
 import { DdpFlag, TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE } from './constants';
 
 /**
@@ -41,28 +42,29 @@ export function decodeDdpHeader(ulpdu: Uint8Array): DdpHeader | null {
   if (ulpdu.length < headerSize(tagged)) return null;
   const last = (ctrl & DdpFlag.L) !== 0;
   const version = ctrl & DdpFlag.DV;
-  const rsvdUlp = ulpdu[1]!;
+  const rsvdUlp = ulpdu[DDP_TAGGED.rsvd_ulp.offset]!;
   if (tagged) {
-    const to = (BigInt(be32(ulpdu, 6)) << 32n) | BigInt(be32(ulpdu, 10));
-    return { tagged, last, dv: version, rsvdUlp, stag: be32(ulpdu, 2), to };
+    const to = (BigInt(be32(ulpdu, DDP_TAGGED.to.offset)) << 32n) | BigInt(be32(ulpdu, DDP_TAGGED.to.offset + 4));
+    return { tagged, last, dv: version, rsvdUlp, stag: be32(ulpdu, DDP_TAGGED.stag.offset), to };
   }
-  return { tagged, last, dv: version, rsvdUlp, rsvdUlp2: be32(ulpdu, 2), qn: be32(ulpdu, 6), msn: be32(ulpdu, 10), mo: be32(ulpdu, 14) };
+  const U = DDP_UNTAGGED;
+  return { tagged, last, dv: version, rsvdUlp, rsvdUlp2: be32(ulpdu, U.rsvd_ulp2.offset), qn: be32(ulpdu, U.qn.offset), msn: be32(ulpdu, U.msn.offset), mo: be32(ulpdu, U.mo.offset) };
 }
 
 /** Writes `h` into `out` at `at` (header only); returns the header size. */
 export function writeDdpHeader(out: Uint8Array, at: number, h: DdpHeader): number {
   const view = new DataView(out.buffer, out.byteOffset + at, headerSize(h.tagged));
-  view.setUint8(0, (h.tagged ? DdpFlag.T : 0) | (h.last ? DdpFlag.L : 0) | (h.dv & DdpFlag.DV));
-  view.setUint8(1, h.rsvdUlp);
+  view.setUint8(DDP_TAGGED.ctrl.offset, (h.tagged ? DdpFlag.T : 0) | (h.last ? DdpFlag.L : 0) | (h.dv & DdpFlag.DV));
+  view.setUint8(DDP_TAGGED.rsvd_ulp.offset, h.rsvdUlp);
   if (h.tagged) {
-    view.setUint32(2, h.stag >>> 0);
-    view.setBigUint64(6, BigInt.asUintN(64, h.to));
+    view.setUint32(DDP_TAGGED.stag.offset, h.stag >>> 0);
+    view.setBigUint64(DDP_TAGGED.to.offset, BigInt.asUintN(64, h.to));
     return TAGGED_HEADER_SIZE;
   }
-  view.setUint32(2, h.rsvdUlp2 >>> 0);
-  view.setUint32(6, h.qn >>> 0);
-  view.setUint32(10, h.msn >>> 0);
-  view.setUint32(14, h.mo >>> 0);
+  view.setUint32(DDP_UNTAGGED.rsvd_ulp2.offset, h.rsvdUlp2 >>> 0);
+  view.setUint32(DDP_UNTAGGED.qn.offset, h.qn >>> 0);
+  view.setUint32(DDP_UNTAGGED.msn.offset, h.msn >>> 0);
+  view.setUint32(DDP_UNTAGGED.mo.offset, h.mo >>> 0);
   return UNTAGGED_HEADER_SIZE;
 }
 

@@ -6,6 +6,7 @@ import {
   TERMINATE_HEADER_SIZE,
   TermCtrl,
 } from './constants';
+import { ATOMIC_REQUEST, ATOMIC_RESPONSE, READ_REQUEST } from '../wire/layouts';
 
 /**
  * RDMAP headers that follow the untagged DDP header (D+18): RDMA Read Request [RFC 5040 §4.4],
@@ -26,17 +27,19 @@ export interface ReadRequestFields {
 export function encodeReadRequest(f: ReadRequestFields): Uint8Array {
   const out = new Uint8Array(READ_REQUEST_HEADER_SIZE);
   const v = view(out);
-  v.setUint32(0, f.sinkStag >>> 0);
-  v.setBigUint64(4, BigInt.asUintN(64, f.sinkTo));
-  v.setUint32(12, f.size >>> 0);
-  v.setUint32(16, f.srcStag >>> 0);
-  v.setBigUint64(20, BigInt.asUintN(64, f.srcTo));
+  const L = READ_REQUEST;
+  v.setUint32(L.sink_stag.offset, f.sinkStag >>> 0);
+  v.setBigUint64(L.sink_to.offset, BigInt.asUintN(64, f.sinkTo));
+  v.setUint32(L.size.offset, f.size >>> 0);
+  v.setUint32(L.src_stag.offset, f.srcStag >>> 0);
+  v.setBigUint64(L.src_to.offset, BigInt.asUintN(64, f.srcTo));
   return out;
 }
 
 export function decodeReadRequest(b: Uint8Array): ReadRequestFields {
   const v = view(b);
-  return { sinkStag: v.getUint32(0), sinkTo: v.getBigUint64(4), size: v.getUint32(12), srcStag: v.getUint32(16), srcTo: v.getBigUint64(20) };
+  const L = READ_REQUEST;
+  return { sinkStag: v.getUint32(L.sink_stag.offset), sinkTo: v.getBigUint64(L.sink_to.offset), size: v.getUint32(L.size.offset), srcStag: v.getUint32(L.src_stag.offset), srcTo: v.getBigUint64(L.src_to.offset) };
 }
 
 export interface AtomicRequestFields {
@@ -54,28 +57,30 @@ export interface AtomicRequestFields {
 export function encodeAtomicRequest(f: AtomicRequestFields): Uint8Array {
   const out = new Uint8Array(ATOMIC_REQUEST_HEADER_SIZE);
   const v = view(out);
-  v.setUint32(0, f.aopcode & 0xf); // 28 reserved bits, then AOpCode
-  v.setUint32(4, f.requestId >>> 0);
-  v.setUint32(8, f.stag >>> 0);
-  v.setBigUint64(12, BigInt.asUintN(64, f.to));
-  v.setBigUint64(20, BigInt.asUintN(64, f.addSwapData));
-  v.setBigUint64(28, BigInt.asUintN(64, f.addSwapMask));
-  v.setBigUint64(36, BigInt.asUintN(64, f.compareData));
-  v.setBigUint64(44, BigInt.asUintN(64, f.compareMask));
+  const L = ATOMIC_REQUEST;
+  v.setUint32(L.aopcode_word.offset, f.aopcode & 0xf); // 28 reserved bits, then AOpCode
+  v.setUint32(L.request_id.offset, f.requestId >>> 0);
+  v.setUint32(L.stag.offset, f.stag >>> 0);
+  v.setBigUint64(L.to.offset, BigInt.asUintN(64, f.to));
+  v.setBigUint64(L.add_swap.offset, BigInt.asUintN(64, f.addSwapData));
+  v.setBigUint64(L.add_swap_mask.offset, BigInt.asUintN(64, f.addSwapMask));
+  v.setBigUint64(L.compare.offset, BigInt.asUintN(64, f.compareData));
+  v.setBigUint64(L.compare_mask.offset, BigInt.asUintN(64, f.compareMask));
   return out;
 }
 
 export function decodeAtomicRequest(b: Uint8Array): AtomicRequestFields {
   const v = view(b);
+  const L = ATOMIC_REQUEST;
   return {
-    aopcode: v.getUint32(0) & 0xf,
-    requestId: v.getUint32(4),
-    stag: v.getUint32(8),
-    to: v.getBigUint64(12),
-    addSwapData: v.getBigUint64(20),
-    addSwapMask: v.getBigUint64(28),
-    compareData: v.getBigUint64(36),
-    compareMask: v.getBigUint64(44),
+    aopcode: v.getUint32(L.aopcode_word.offset) & 0xf,
+    requestId: v.getUint32(L.request_id.offset),
+    stag: v.getUint32(L.stag.offset),
+    to: v.getBigUint64(L.to.offset),
+    addSwapData: v.getBigUint64(L.add_swap.offset),
+    addSwapMask: v.getBigUint64(L.add_swap_mask.offset),
+    compareData: v.getBigUint64(L.compare.offset),
+    compareMask: v.getBigUint64(L.compare_mask.offset),
   };
 }
 
@@ -88,14 +93,14 @@ export interface AtomicResponseFields {
 export function encodeAtomicResponse(f: AtomicResponseFields): Uint8Array {
   const out = new Uint8Array(ATOMIC_RESPONSE_HEADER_SIZE);
   const v = view(out);
-  v.setUint32(0, f.requestId >>> 0);
-  v.setBigUint64(4, BigInt.asUintN(64, f.value));
+  v.setUint32(ATOMIC_RESPONSE.request_id.offset, f.requestId >>> 0);
+  v.setBigUint64(ATOMIC_RESPONSE.value.offset, BigInt.asUintN(64, f.value));
   return out;
 }
 
 export function decodeAtomicResponse(b: Uint8Array): AtomicResponseFields {
   const v = view(b);
-  return { requestId: v.getUint32(0), value: v.getBigUint64(4) };
+  return { requestId: v.getUint32(ATOMIC_RESPONSE.request_id.offset), value: v.getBigUint64(ATOMIC_RESPONSE.value.offset) };
 }
 
 export interface TerminateFields {

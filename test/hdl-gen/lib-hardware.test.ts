@@ -1,0 +1,144 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, test } from 'vitest';
+import { cat } from '../../hdl-gen/core/expr';
+import { ModuleBuilder, type Module } from '../../hdl-gen/core/module';
+import { sinkStream, sourceStream } from '../../hdl-gen/core/stream';
+import { emitVerilog } from '../../hdl-gen/emit/verilog';
+import { portsOf } from '../../hdl-gen/gen/generate';
+import { contextMemory } from '../../hdl-gen/lib/context';
+import { ram } from '../../hdl-gen/lib/ram';
+import { record } from '../../hdl-gen/lib/record';
+import { pipeline } from '../../hdl-gen/lib/stage';
+import { synthesize } from '../../flow/synth';
+import { AxisSink, AxisSource } from '../../sim/cocotb/axis';
+import { random as randomPause } from '../../sim/cocotb/pause';
+import { Testbench } from '../../sim/cocotb/testbench';
+import { buildModel } from '../../sim/verilator/build';
+import { SimModel } from '../../sim/verilator/model';
+import { withSeed } from '../support/random';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Writes a module's Verilog under .cache and opens it in Verilator. */
+function simulate(m: Module): SimModel {
+  const dir = join(ROOT, '.cache', 'lib-hardware');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${m.name}.v`);
+  writeFileSync(file, emitVerilog(m));
+  return SimModel.open(buildModel({ top: m.name, sources: [file], ports: portsOf(m).map((p) => ({ name: p.name, direction: p.direction, width: p.width })) }));
+}
+
+const BEAT = record('beat', { data: 64, keep: 8, last: 1, user: 3 });
+
+/** AXI4-Stream in, three skid buffers (hdl-gen/lib/stage.ts), AXI4-Stream out. */
+function skidChain(): Module {
+  const m = new ModuleBuilder('skid_chain', 'Three skid buffers in a row.');
+  m.clockDomain('sync', m.input('clk', 1), m.input('rst', 1));
+  const s = sinkStream({ bytes: 8, user: 3 }).declare(m);
+  const o = sourceStream({ bytes: 8, user: 3 }).declare(m);
+  const p = pipeline(m, 'stage', { valid: s.valid, data: BEAT.pack({ data: s.data, keep: s.keep!, last: s.last!, user: s.user! }) }, 3, { skid: true });
+  m.assign(s.ready, p.ready);
+  const v = BEAT.view(p.out.data);
+  m.assign(o.valid, p.out.valid);
+  m.assign(o.data, v.data);
+  m.assign(o.keep!, v.keep);
+  m.assign(o.last!, v.last);
+  m.assign(o.user!, v.user);
+  m.assign(p.out.ready, o.ready);
+  return m.build();
+}
+
+describe('hdl-gen/lib in hardware', () => {
+  test('skid buffers: every frame through under random back-pressure on both sides, and no path from m_axis_tready to s_axis_tready', () => {
+    const mod = skidChain();
+    expect([...(mod.combPaths.get('s_axis_tready') ?? [])]).toEqual([]);
+    const model = simulate(mod);
+    withSeed(0x5c1d, (r) => {
+      const tb = new Testbench(model);
+      const src = tb.add(new AxisSource(model, 's_axis', { pause: randomPause(r.u32(), 0.4) }));
+      const sink = tb.add(new AxisSink(model, 'm_axis', { pause: randomPause(r.u32(), 0.4) }));
+      tb.reset();
+      const frames = Array.from({ length: 300 }, () => r.bytes(r.int(1, 40)));
+      for (const f of frames) src.send(f, r.int(0, 7));
+      tb.until(() => sink.receivedCount === frames.length, 100_000, 'every frame through the skid buffers');
+      const got = sink.drain();
+      got.forEach((g, i) => expect(Buffer.compare(g.data, frames[i]!), `frame ${i}`).toBe(0));
+    });
+    model.close();
+  });
+
+  test('a context memory returns, L cycles after a lookup, the record with every update issued until then (forwarded), for L = 1 and 2', () => {
+    for (const latency of [1, 2] as const) {
+      const m = new ModuleBuilder(`ctx_l${latency}`, 'A context memory and its ports.');
+      m.clockDomain('sync', m.input('clk', 1), m.input('rst', 1));
+      const ctx = contextMemory(m, 'ctx', { width: 16, depth: 8, latency });
+      ctx.lookup(m.input('lk_index', 3), m.input('lk_valid', 1));
+      ctx.update(m.input('up_valid', 1), m.input('up_index', 3), m.input('up_data', 16));
+      m.assign(m.output('value', 16), ctx.value);
+      const model = simulate(m.build());
+      withSeed(0xc0f7 + latency, (r) => {
+        const mem = new Array<number>(8).fill(0);
+        const h = (n: string) => model.handle(n);
+        // Every index written once first, so nothing reads an unwritten entry.
+        for (let i = 0; i < 8; i++) {
+          model.pokeNumber(h('up_valid'), 1);
+          model.pokeNumber(h('up_index'), i);
+          model.pokeNumber(h('up_data'), i);
+          model.pokeNumber(h('lk_valid'), 0);
+          model.tick();
+          mem[i] = i;
+        }
+        const pending: { due: number; index: number }[] = [];
+        let checked = 0;
+        for (let t = 0; t < 4000; t++) {
+          // Lookups and updates of few indices, often the same one: every hazard.
+          const lk = r.bool(0.6);
+          const li = r.int(0, 2);
+          const up = r.bool(0.6);
+          const ui = r.int(0, 2);
+          const ud = r.int(0, 0xffff);
+          model.pokeNumber(h('lk_valid'), lk ? 1 : 0);
+          model.pokeNumber(h('lk_index'), li);
+          model.pokeNumber(h('up_valid'), up ? 1 : 0);
+          model.pokeNumber(h('up_index'), ui);
+          model.pokeNumber(h('up_data'), ud);
+          const due = pending.find((p) => p.due === t);
+          if (due) {
+            expect(model.peekNumber(h('value')), `cycle ${t}, index ${due.index}`).toBe(mem[due.index]);
+            checked++;
+          }
+          if (lk) pending.push({ due: t + latency, index: li });
+          model.tick();
+          if (up) mem[ui] = ud;
+        }
+        expect(checked).toBeGreaterThan(2000);
+      });
+      model.close();
+    }
+  });
+
+  test.each(['ice40', 'xilinx'] as const)('%s: a RAM of 1024 x 32 with read latency 1 or 2 is block RAM', (target) => {
+    const m = new ModuleBuilder('ram_pair', 'Two RAMs, read latency 1 and 2.');
+    const rst = m.input('rst', 1);
+    m.clockDomain('sync', m.input('clk', 1), rst);
+    m.allowUnused(rst, 'block RAM has no reset');
+    const outs = [1, 2].map((latency) => {
+      const r = ram(m, `r${latency}`, { width: 32, depth: 1024, latency: latency as 1 | 2 });
+      r.read(m.input(`rd_addr${latency}`, 10), m.input(`rd_en${latency}`, 1));
+      r.write(m.input(`wr_en${latency}`, 1), m.input(`wr_addr${latency}`, 10), m.input(`wr_data${latency}`, 32));
+      return r.data;
+    });
+    m.assign(m.output('rd_data', 64), cat(outs[1]!, outs[0]!));
+    const mod = m.build();
+    const dir = join(ROOT, '.cache', 'lib-hardware');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'ram_pair.v');
+    writeFileSync(file, emitVerilog(mod));
+    const res = synthesize({ top: 'ram_pair', sources: [file], target, cacheRoot: join(dir, 'synth') });
+    // 2 x 32 kbit: iCE40 SB_RAM40_4K holds 4 kbit, Xilinx RAMB18 18 kbit.
+    expect(res.rams).toBeGreaterThanOrEqual(target === 'ice40' ? 16 : 2);
+    expect(res.lutRams ?? 0).toBe(0);
+  });
+});
