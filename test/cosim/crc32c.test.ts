@@ -51,26 +51,31 @@ describe('rnic cosim --dut crc32c', () => {
   });
 
   /**
-   * One XOR term flipped in the committed RTL (what a wrong hand edit or a broken tool would do),
+   * One term broken in the committed RTL (what a wrong hand edit or a broken tool would do),
    * checked through --rtl: the run must fail with the first differing frame.
    */
   test.each([
-    ['the full-beat data matrix', 'assign crc_next ='],
-    ['the partial-beat rewind matrix', 'assign crc_back0'],
+    // The lowest bit of the first data-matrix row mask: one octet bit drops out of one XOR tree.
+    ['the beat data matrix', 'crc_s2_data_partials_next = {', (v: string, at: number) => {
+      const from = v.indexOf("64'h", at) + 4;
+      const end = v.slice(from).search(/[^0-9a-f]/) + from;
+      return v.slice(0, from) + (BigInt('0x' + v.slice(from, end)) ^ 1n).toString(16) + v.slice(end);
+    }],
+    // The first term of Z^k's top row (the matrix that skips the octets a short beat lacks) inverted.
+    ['the Z^k matrix of a short beat', 'crc_s1_zk_row31_next = {', (v: string, at: number) => {
+      const from = v.indexOf('_t', at);
+      return v.slice(0, from) + '~' + v.slice(from);
+    }],
   ])(
-    'a flipped XOR term in %s is caught',
-    (_, line) => {
+    'a broken term in %s is caught',
+    (_, line, mutate) => {
       const dir = mkdtempSync(join(tmpdir(), 'rnic-rtl-'));
       cpSync(join(ROOT, 'rtl'), dir, { recursive: true });
       const file = join(dir, 'crc32c_w8.v');
       const v = readFileSync(file, 'utf8');
       const start = v.indexOf(line);
       expect(start).toBeGreaterThan(0);
-      // Flip the lowest bit of the first 32'h mask after that line: one term in one XOR tree.
-      const at = v.indexOf("32'h", start) + 4;
-      const end = v.slice(at).search(/[^0-9a-f]/) + at;
-      const mask = BigInt('0x' + v.slice(at, end)) ^ 1n;
-      writeFileSync(file, v.slice(0, at) + mask.toString(16) + v.slice(end));
+      writeFileSync(file, mutate(v, start));
       const p = rnic('cosim', '--dut', 'crc32c', '--width', '8', '--frames', '400', '--seed', '11', '--rtl', dir, '--json');
       expect(p.status).toBe(1);
       const r = JSON.parse(p.stdout);

@@ -80,7 +80,7 @@ describe('the checks catch a broken receive path', () => {
         messages: 1500,
         faults: 0.2,
         mutateModule: 'ddp_rx_ctl',
-        mutate: swap("ERR_DDP_BOUNDS = 14'h45", "ERR_DDP_BOUNDS = 14'h85"),
+        mutate: swap("ERR_DDP_BASE_BOUNDS = 14'h45", "ERR_DDP_BASE_BOUNDS = 14'h85"),
       });
       expect(res.firstMismatch?.actual).toMatch(/terminate-sent 0x1\/0x1\/0x02/);
     },

@@ -802,7 +802,7 @@ describe('case labels by name', () => {
 
   test('the atomic unit names its states in its case labels', () => {
     const text = emitVerilog(atomicUnitModule());
-    for (const s of ['S_IDLE', 'S_READ', 'S_WAIT', 'S_CALC', 'S_WRITE', 'S_RESP']) expect(text).toMatch(new RegExp(`^ {8}${s}: begin$`, 'm'));
+    for (const s of ['STATE_IDLE', 'STATE_READ', 'STATE_WAIT', 'STATE_CALC', 'STATE_WRITE', 'STATE_RESP']) expect(text).toMatch(new RegExp(`^ {8}${s}: begin$`, 'm'));
   });
 });
 

@@ -96,7 +96,19 @@ describe('generate()', () => {
       const m = modules[i]!;
       expect(info.file).toBe(`${m.name}.v`);
       expect(info.params).toEqual(m.params);
-      expect(info.ports).toEqual(m.ports.map((p) => ({ name: p.name, direction: p.role, width: p.width, group: p.group })));
+      expect(info.ports).toEqual(
+        m.ports.map((p) => ({
+          name: p.name,
+          direction: p.role,
+          width: p.width,
+          group: p.group,
+          ...(p.record && { record: { name: p.record.name, fields: p.record.fields.map(({ name, lo, width: w }) => ({ name, lo, width: w })) } }),
+        })),
+      );
+      // A record port's fields tile the port: least significant first, no gap, no overlap.
+      for (const { record, width: w } of info.ports.filter((p) => p.record)) {
+        expect(record!.fields.reduce((lo, f) => (expect(f.lo).toBe(lo), lo + f.width), 0), record!.name).toBe(w);
+      }
       // … and they are the ports the Verilog declares, in order.
       const text = byPath.get(info.file)!;
       expect(text).toContain(`module ${m.name} (`);
