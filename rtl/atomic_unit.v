@@ -75,12 +75,12 @@ localparam [3:0] AOP_FETCH_ADD = 4'b0000; // AOpCode FetchAdd
 localparam [1:0] ST_MISALIGNED = 2'b01; // rsp_status: target not 64-bit aligned
 localparam [1:0] ST_OK = 2'b00; // rsp_status: done
 localparam [1:0] ST_UNSUPPORTED = 2'b10; // rsp_status: unsupported AOpCode
-localparam [2:0] STATE_CALC = 3'b011; // state CALC of state
-localparam [2:0] STATE_IDLE = 3'b000; // state IDLE of state
-localparam [2:0] STATE_READ = 3'b001; // state READ of state
-localparam [2:0] STATE_RESP = 3'b101; // state RESP of state
-localparam [2:0] STATE_WAIT = 3'b010; // state WAIT of state
-localparam [2:0] STATE_WRITE = 3'b100; // state WRITE of state
+localparam [2:0] STATE_CALC = 3'b011; // computing the new value
+localparam [2:0] STATE_IDLE = 3'b000; // no operation
+localparam [2:0] STATE_READ = 3'b001; // read request
+localparam [2:0] STATE_RESP = 3'b101; // waiting for the response register
+localparam [2:0] STATE_WAIT = 3'b010; // waiting for the read data
+localparam [2:0] STATE_WRITE = 3'b100; // write-back
 
 reg [2:0] state_reg; // state of state: IDLE, READ, WAIT, CALC, WRITE, RESP
 reg [2:0] state_next;

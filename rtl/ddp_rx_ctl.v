@@ -192,13 +192,13 @@ localparam [1:0] QN_ATOMIC_RESPONSE = 2'b11; // untagged queue ATOMIC_RESPONSE
 localparam [1:0] QN_READ_REQUEST = 2'b01; // untagged queue READ_REQUEST
 localparam [1:0] QN_SEND = 2'b00; // untagged queue SEND
 localparam [1:0] QN_TERMINATE = 2'b10; // untagged queue TERMINATE
-localparam [2:0] STATE_CHECK = 3'b001; // state CHECK of state
-localparam [2:0] STATE_IDLE = 3'b000; // state IDLE of state
-localparam [2:0] STATE_INV = 3'b101; // state INV of state
-localparam [2:0] STATE_IWAIT = 3'b110; // state IWAIT of state
-localparam [2:0] STATE_LOOK = 3'b010; // state LOOK of state
-localparam [2:0] STATE_LWAIT = 3'b011; // state LWAIT of state
-localparam [2:0] STATE_POST = 3'b100; // state POST of state
+localparam [2:0] STATE_CHECK = 3'b001; // the RFC 5040/5041 checks of the descriptor
+localparam [2:0] STATE_IDLE = 3'b000; // waiting for a ULPDU descriptor
+localparam [2:0] STATE_INV = 3'b101; // invalidation of an STag issued
+localparam [2:0] STATE_IWAIT = 3'b110; // waiting for the invalidation
+localparam [2:0] STATE_LOOK = 3'b010; // STag lookup issued
+localparam [2:0] STATE_LWAIT = 3'b011; // waiting for the STag lookup
+localparam [2:0] STATE_POST = 3'b100; // posting the placement command and the event
 
 // verilator lint_off UNUSED
 // dv was checked by ddp_rx_hdr (H2); the Terminate copies it within ctrl0

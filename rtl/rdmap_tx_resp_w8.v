@@ -94,10 +94,10 @@ module rdmap_tx_resp_w8 (
 localparam [1:0] KIND_ATOMIC = 2'b01; // req_kind: Atomic Response
 localparam [1:0] KIND_READ_RESPONSE = 2'b00; // req_kind: RDMA Read Response
 localparam [1:0] KIND_TERMINATE = 2'b10; // req_kind: Terminate
-localparam [1:0] STATE_ATOMIC = 2'b10; // state ATOMIC of state
-localparam [1:0] STATE_IDLE = 2'b00; // state IDLE of state
-localparam [1:0] STATE_READ = 2'b01; // state READ of state
-localparam [1:0] STATE_SHORT = 2'b11; // state SHORT of state
+localparam [1:0] STATE_ATOMIC = 2'b10; // the atomic unit runs
+localparam [1:0] STATE_IDLE = 2'b00; // no response
+localparam [1:0] STATE_READ = 2'b01; // sending a Read Response
+localparam [1:0] STATE_SHORT = 2'b11; // sending an Atomic Response or a Terminate
 localparam [15:0] TAGGED_HDR = 16'he; // tagged DDP header octets (RFC 5041 section 4.2)
 
 reg [1:0] state_reg; // state of state: IDLE, READ, ATOMIC, SHORT

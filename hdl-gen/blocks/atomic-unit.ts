@@ -35,6 +35,14 @@ export const ATOMIC_STATUS = Object.freeze({ OK: 0, MISALIGNED: 1, UNSUPPORTED: 
 
 /** Idle; read request; waiting for the data; computing; write-back; waiting for the response register. */
 const STATES = ['IDLE', 'READ', 'WAIT', 'CALC', 'WRITE', 'RESP'] as const;
+const MEANING = {
+  IDLE: 'no operation',
+  READ: 'read request',
+  WAIT: 'waiting for the read data',
+  CALC: 'computing the new value',
+  WRITE: 'write-back',
+  RESP: 'waiting for the response register',
+} as const;
 
 /** The 8 octets of `x` in the reverse order (bits [7:0] ↔ [63:56], …). */
 function byteSwap64(x: Expr): Expr {
@@ -96,7 +104,7 @@ export function atomicUnitModule(): Module {
   const opFetchAdd = m.constant('AOP_FETCH_ADD', 4, 0x0, 'AOpCode FetchAdd');
   const opCmpSwap = m.constant('AOP_CMP_SWAP', 4, 0x2, 'AOpCode CmpSwap');
 
-  const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE' });
+  const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE', meaning: MEANING });
   const state = fsm.state;
   const isCmpSwap = m.reg('op_cmp_swap', 1, { doc: 'the operation is CmpSwap (else FetchAdd)' });
   const bigEndian = m.reg('op_big_endian', 1, { doc: 'cfg_big_endian sampled with the request' });

@@ -62,6 +62,15 @@ export interface DdpRxCtlOptions {
 
 /** The per-ULPDU state machine: checks, the STag lookup and its wait, posting, an invalidation and its wait. */
 const STATES = ['IDLE', 'CHECK', 'LOOK', 'LWAIT', 'POST', 'INV', 'IWAIT'] as const;
+const MEANING = {
+  IDLE: 'waiting for a ULPDU descriptor',
+  CHECK: 'the RFC 5040/5041 checks of the descriptor',
+  LOOK: 'STag lookup issued',
+  LWAIT: 'waiting for the STag lookup',
+  POST: 'posting the placement command and the event',
+  INV: 'invalidation of an STag issued',
+  IWAIT: 'waiting for the invalidation',
+} as const;
 /** What the STag lookup is for. */
 const LK = Object.freeze({ TAGGED: 0, READ: 1, ATOMIC: 2 });
 
@@ -233,7 +242,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const isTermOp = m.let('term_opcode', op.eq(K.OP.TERMINATE).and(h1.not()), { doc: 'the ULPDU is a Terminate: an error closes the stream, nobody answers' });
 
   // ---- State ------------------------------------------------------------------------------------
-  const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE' });
+  const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE', meaning: MEANING });
   const st = fsm.state;
   const lkFor = m.reg('lk_for', 2, { doc: 'what the STag lookup in flight is for' });
   const rxStopped = m.reg('rx_stopped_r', 1, { reset: 0 });

@@ -71,6 +71,7 @@ export const ddpTxWrQueue = (W: number): number => (W >= 32 ? 8 : 2);
 
 /** Idle; sending a Write or a Send; sending a Read Request, Immediate Data or an Atomic Request. */
 const STATES = ['IDLE', 'DATA', 'SHORT'] as const;
+const MEANING = { IDLE: 'no work request', DATA: 'sending a Write or a Send', SHORT: 'sending a fixed-length ULPDU' } as const;
 
 /** The longest fixed ULPDU: the Atomic Request. */
 const FIXED_ULPDU_MAX = UNTAGGED_HEADER_SIZE + ATOMIC_REQUEST_HEADER_SIZE;
@@ -146,7 +147,7 @@ export function ddpTxModule(bytes: number): Module {
   const taggedHdr = m.constant('TAGGED_HDR', 16, TAGGED_HEADER_SIZE, 'tagged DDP header octets (RFC 5041 section 4.2)');
   const untaggedHdr = m.constant('UNTAGGED_HDR', 16, UNTAGGED_HEADER_SIZE, 'untagged DDP header octets (RFC 5041 section 4.3)');
 
-  const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE' });
+  const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE', meaning: MEANING });
   const inIdle = m.let('in_idle', fsm.is('IDLE'));
   const inData = m.let('in_data', fsm.is('DATA'));
   const inShort = m.let('in_short', fsm.is('SHORT'));

@@ -60,6 +60,7 @@ export const RDMAP_TX_RESP_FIFO_DEPTH = 256;
 
 /** Idle; sending a Read Response; the atomic unit runs; sending an Atomic Response or a Terminate. */
 const STATES = ['IDLE', 'READ', 'ATOMIC', 'SHORT'] as const;
+const MEANING = { IDLE: 'no response', READ: 'sending a Read Response', ATOMIC: 'the atomic unit runs', SHORT: 'sending an Atomic Response or a Terminate' } as const;
 
 export function rdmapTxRespModule(bytes: number): Module {
   checkRnicWidth('rdmap_tx_resp', bytes);
@@ -125,7 +126,7 @@ export function rdmapTxRespModule(bytes: number): Module {
   const KIND = enumConstants(m, 'KIND', 2, RESP_KIND, (k) => `req_kind: ${RESP_KIND_NAME[k]}`);
   const hdrSize = m.constant('TAGGED_HDR', 16, TAGGED_HEADER_SIZE, 'tagged DDP header octets (RFC 5041 section 4.2)');
 
-  const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE' });
+  const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE', meaning: MEANING });
   const state = fsm.state;
   const inIdle = m.let('in_idle', fsm.is('IDLE'));
   const inRead = m.let('in_read', fsm.is('READ'));

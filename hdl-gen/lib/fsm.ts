@@ -23,13 +23,13 @@ export interface StateMachine<S extends string> {
   cases(branches: { readonly [K in S]?: () => void }): void;
 }
 
-export function stateMachine<const S extends string>(m: ModuleBuilder, name: string, states: readonly S[], opts: { readonly reset: S; readonly doc?: string }): StateMachine<S> {
+export function stateMachine<const S extends string>(m: ModuleBuilder, name: string, states: readonly S[], opts: { readonly reset: S; readonly doc?: string; /** What each state means, as the localparam's comment. */ readonly meaning?: { readonly [K in S]?: string } }): StateMachine<S> {
   if (states.length < 2) throw new HdlError(`state machine '${name}' needs at least two states`);
   if (new Set(states).size !== states.length) throw new HdlError(`state machine '${name}' names a state twice`);
   for (const s of states) if (!/^[A-Z][A-Z0-9_]*$/.test(s)) throw new HdlError(`state machine '${name}': state '${s}' must be UPPER_SNAKE_CASE`);
   const width = Math.max(1, Math.ceil(Math.log2(states.length)));
   const prefix = name.toUpperCase();
-  const consts = enumConstants(m, prefix, width, Object.fromEntries(states.map((s, i) => [s, i])) as { [K in S]: number }, (s) => `state ${s} of ${name}`);
+  const consts = enumConstants(m, prefix, width, Object.fromEntries(states.map((s, i) => [s, i])) as { [K in S]: number }, (s) => opts.meaning?.[s] ?? '');
   const value = (s: S): Expr => {
     if (!states.includes(s)) throw new HdlError(`state machine '${name}' has no state '${s}' (states: ${states.join(', ')})`);
     return consts[s];

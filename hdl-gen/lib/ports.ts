@@ -59,7 +59,7 @@ export function enumConstants<K extends string>(m: ModuleBuilder, prefix: string
       get: () => {
         let e = made.get(k);
         if (!e) {
-          e = m.constant(`${prefix}_${k}`, width, v, doc ? doc(k) : null);
+          e = m.constant(`${prefix}_${k}`, width, v, doc?.(k) || null);
           made.set(k, e);
         }
         return e;
