@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
-import { blockReplay, failures, formatCosim, runCosim } from './cosim-cli';
-import { formatRnicCosim, formatScenarioCosim, runRnicCosim, runScenarioCosim } from './rnic-cosim-cli';
-import { UsageError } from './scenario-cli';
+import { COSIM_DUTS, cosimDut, type CosimArgs, type CosimDut } from '../sim/cosim/registry';
+import { loadConfig } from './gen-cli';
+import { replayLine } from './replay';
+import { UsageError, loadScenario } from './scenario-cli';
 
 /** What one `rnic cosim` command found: whether it failed, and what it prints. */
 export interface CosimOutcome {
@@ -26,23 +27,42 @@ const bigintJson = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) =>
 /** Decimal or 0x-prefixed; anything else becomes NaN, which the checks reject by name. */
 export const toNumber = (s: string): number => (/^(0x[0-9a-f]+|\d+)$/i.test(s) ? Number(s) : Number.NaN);
 
+/** Options every DUT takes. */
+const COMMON = ['dut', 'seed', 'rtl', 'plusarg', 'json'];
+const DEFAULTS = { dut: 'rnic', seed: '1', frames: '1000', ops: '1000', depth: '256', width: '8', out: 'out/cosim' } as const;
+
+const positive = (name: string, v: number): number => {
+  if (!Number.isInteger(v) || v < 1) throw new UsageError(`--${name} must be a positive integer, got ${v}`);
+  return v;
+};
+
+/** Rejects, by name, every option given that the DUT (or the scenario mode of rnic) does not take. */
+function checkApplies(dut: CosimDut, given: readonly string[], scenario: boolean): void {
+  const takes = new Set<string>([...COMMON, ...dut.options]);
+  for (const o of given) {
+    if (!takes.has(o)) throw new UsageError(`--${o} does not apply to --dut ${dut.name} (it takes ${[...takes].filter((x) => x !== 'dut').map((x) => `--${x}`).join(', ')})`);
+    if (scenario && (o === 'ops' || o === 'faults')) throw new UsageError(`--${o} does not apply to --scenario: the scenario file says what runs`);
+  }
+}
+
 /** `rnic cosim` (cli/main.ts) as a function: the regression and the mutation campaign run it in-process. */
 export function cosimCommand(argv: readonly string[], env: CosimEnvironment = {}): CosimOutcome {
-  const { values } = parseArgs({
+  const { values, tokens } = parseArgs({
     args: [...argv],
     strict: true,
+    tokens: true,
     options: {
-      dut: { type: 'string', default: 'rnic' },
+      dut: { type: 'string' },
       width: { type: 'string' },
       random: { type: 'boolean' },
       scenario: { type: 'string' },
-      ops: { type: 'string', default: '1000' },
+      ops: { type: 'string' },
       config: { type: 'string' },
       trace: { type: 'boolean' },
-      out: { type: 'string', default: 'out/cosim' },
+      out: { type: 'string' },
       depth: { type: 'string' },
-      seed: { type: 'string', default: '1' },
-      frames: { type: 'string', default: '1000' },
+      seed: { type: 'string' },
+      frames: { type: 'string' },
       rtl: { type: 'string' },
       vcd: { type: 'string' },
       faults: { type: 'string' },
@@ -50,56 +70,51 @@ export function cosimCommand(argv: readonly string[], env: CosimEnvironment = {}
       json: { type: 'boolean' },
     },
   });
+  const name = values.dut ?? DEFAULTS.dut;
+  const dut = cosimDut(name);
+  if (!dut) throw new UsageError(`--dut must be one of ${COSIM_DUTS.map((d) => d.name).join(', ')}, got '${name}'`);
+  const given = [...new Set(tokens.flatMap((t) => (t.kind === 'option' ? [t.name] : [])))];
+  if (values.scenario !== undefined && values.random) throw new UsageError('--scenario and --random are alternatives: give one');
+  checkApplies(dut, given, values.scenario !== undefined);
+
+  const config = loadConfig(values.config);
+  const width = toNumber(values.width ?? (dut.options.includes('config') ? String(config.width) : DEFAULTS.width));
+  if (dut.widths && !dut.widths.includes(width)) throw new UsageError(`--width must be one of ${dut.widths.join(', ')} for ${dut.name}, got ${values.width}`);
+  const seed = toNumber(values.seed ?? DEFAULTS.seed);
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new UsageError(`--seed must be a 32-bit unsigned integer, got ${values.seed}`);
+  const depth = toNumber(values.depth ?? DEFAULTS.depth);
+  if (!(Number.isInteger(depth) && depth >= 16 && depth <= 65536 && (depth & (depth - 1)) === 0)) throw new UsageError(`--depth must be a power of two from 16 to 65536, got ${values.depth}`);
+  const faults = values.faults === undefined ? dut.faults ?? 0 : Number(values.faults);
+  if (!(faults >= 0 && faults <= 1)) throw new UsageError(`--faults must be a probability from 0 to 1, got ${values.faults}`);
   const plusargs = [...(values.plusarg ?? []), ...(env.plusargs ?? [])];
-  const withPlusargs = plusargs.length ? { plusargs } : {};
-  const show = (r: unknown, text: () => string) => (values.json ? bigintJson(r) : text());
-  if (values.dut === 'rnic' && values.scenario !== undefined) {
-    if (values.random) throw new UsageError('--scenario and --random are alternatives: give one');
-    const r = runScenarioCosim({
-      scenario: values.scenario,
-      seed: toNumber(values.seed),
-      ...(values.width !== undefined && { width: toNumber(values.width) }),
-      ...(values.config !== undefined && { config: values.config }),
-      ...(values.rtl !== undefined && { rtl: values.rtl }),
-      ...(values.trace && { trace: true }),
-      out: values.out,
-      ...withPlusargs,
-      ...(env.evidence === false && { evidence: false }),
-    });
-    const m = r.firstMismatch;
-    return { failed: r.mismatches + r.violations > 0, output: show(r, () => formatScenarioCosim(r)), first: m ? m.what : r.firstViolation ?? '', cycle: m?.cycle ?? null };
-  }
-  if (values.dut === 'rnic') {
-    const r = runRnicCosim({
-      seed: toNumber(values.seed),
-      ops: toNumber(values.ops),
-      faults: values.faults === undefined ? 0.05 : Number(values.faults),
-      ...(values.width !== undefined && { width: toNumber(values.width) }),
-      ...(values.config !== undefined && { config: values.config }),
-      ...(values.rtl !== undefined && { rtl: values.rtl }),
-      ...(values.trace && { trace: true }),
-      out: values.out,
-      ...(env.progress && { progress: env.progress }),
-      ...withPlusargs,
-      ...(env.evidence === false && { evidence: false }),
-    });
-    const m = r.firstMismatch;
-    return { failed: r.mismatches + r.violations > 0, output: show(r, () => formatRnicCosim(r)), first: m ? `QP ${m.qp}: ${m.what}` : r.firstViolation ?? '', cycle: m?.cycle ?? null };
-  }
-  const args = {
-    ...(values.faults !== undefined && { faults: Number(values.faults) }),
-    dut: values.dut,
-    width: toNumber(values.width ?? '8'),
-    ...(values.depth !== undefined && { depth: toNumber(values.depth) }),
-    seed: toNumber(values.seed),
-    frames: toNumber(values.frames),
+  const args: CosimArgs = {
+    width,
+    depth,
+    seed,
+    frames: positive('frames', toNumber(values.frames ?? DEFAULTS.frames)),
+    ops: positive('ops', toNumber(values.ops ?? DEFAULTS.ops)),
+    faults,
+    config,
+    trace: values.trace ?? false,
+    out: values.out ?? DEFAULTS.out,
+    evidence: env.evidence ?? true,
+    ...(values.scenario !== undefined && { scenario: loadScenario(values.scenario) }),
     ...(values.rtl !== undefined && { rtl: values.rtl }),
     ...(values.vcd !== undefined && { vcd: values.vcd }),
-    ...withPlusargs,
+    ...(plusargs.length && { plusargs }),
+    ...(env.progress && { progress: env.progress }),
   };
-  const r = runCosim(args);
-  const failed = failures(r) > 0;
-  const replay = blockReplay(args);
-  const first = 'firstMismatch' in r && r.firstMismatch ? JSON.stringify(r.firstMismatch).slice(0, 200) : '';
-  return { failed, output: show({ ...r, replay }, () => formatCosim(r) + (failed ? `\nreplay: ${replay}` : '')), first, cycle: null };
+  let run;
+  try {
+    run = dut.run(args);
+  } catch (e) {
+    const message = (e as Error).message;
+    // A scenario the RTL refuses, by name; a module the generator does not know, under --rtl.
+    if (/cannot run on the RTL/.test(message) || (args.rtl !== undefined && /^no module/.test(message))) throw new UsageError(message);
+    throw e;
+  }
+  const replay = replayLine(dut, args, { config: values.config, scenario: values.scenario });
+  const failed = run.failures > 0;
+  return { failed, output: values.json ? bigintJson({ ...run.result, replay }) : run.text(replay), first: run.first, cycle: run.cycle };
 }
+

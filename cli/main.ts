@@ -7,10 +7,14 @@ import { formatDemo, runDemo } from './demo';
 import { runGen } from './gen-cli';
 import { formatSynth, runSynth } from './synth-cli';
 import { cosimCommand, toNumber } from './cosim-command';
-import { progressBar } from './rnic-cosim-cli';
+import { progressBar } from './progress-bar';
+import { COSIM_DUTS } from '../sim/cosim/registry';
 import { UsageError, formatRun, loadScenario, runReport, runScenario, schemaText, toJson, writePcap } from './scenario-cli';
 
 /** `rnic`: a thin shell over library functions (which the tests call directly). */
+
+/** The DUTs of `rnic cosim`, from the registry (sim/cosim/registry.ts). */
+const DUT_LIST = COSIM_DUTS.map((d) => `${' '.repeat(30)}${d.name.padEnd(15)}${d.about}`).join('\n');
 
 const HELP = `rnic — iWARP RNIC golden model, Verilog generator and co-simulation
 
@@ -35,13 +39,8 @@ commands:
             --config F        generator configuration (JSON: width, qps, stagDepth)
             --out DIR         where to write the .v files, rnic.f and manifest.json
   cosim     co-simulate generated RTL in Verilator against the model
-            --dut D           rnic (default): the whole datapath rnic_top_w<W>, every QP, against
-                              the model's two endpoints per QP on a random workload: every FPDU both
-                              ways, completion, placement and Terminate compared; protection checked
-                              the blocks: crc32c, mpa_tx, mpa_rx, mpa (both MPA blocks),
-                              ddp_rx_hdr, atomic_unit, stag_table, rx (the receive path ddp_rx
-                              against the model endpoint: placement, protection, events, responses),
-                              rnic_rx (the same with mpa_rx in front, fed framed TCP payload)
+            --dut D           what to co-simulate (an option a DUT does not take is refused):
+${DUT_LIST}
             --scenario F      rnic: a scenario file (as 'rnic run' takes) with the RTL as its
                               responder on QP 0: the initiator's FPDUs in, the responder's work
                               requests posted, every FPDU, completion and region compared
@@ -56,10 +55,12 @@ commands:
                               mpa, mpa_rx: probability per FPDU of a CRC, marker or length fault;
                               ddp_rx_hdr: per ULPDU of a header fault (H1-H7);
                               rx: per peer message of a fault (every DDP/RDMAP error code)
-            --width W         datapath octets: 4, 8, 16, 32, 64 (default 8; rx, rnic: 8 and up)
+            --width W         datapath octets: 4, 8, 16, 32, 64 (default 8; rnic, rx, rnic_rx and
+                              the transmit and placement blocks: 8 and up)
             --depth N         stag_table entries: a power of two, 16..65536 (default 256)
             --seed N --frames M   random workload: frames (crc32c), FPDUs (mpa*), ULPDUs (ddp_rx_hdr),
-                              operations (atomic_unit, stag_table) or peer messages (rx); the seed
+                              operations (atomic_unit, stag_table), peer messages (rx), packets
+                              (ddp_rx_place) or work requests (ddp_tx, rdmap_tx_resp); the seed
                               replays it
             --rtl DIR         use the Verilog in DIR (rnic.f, manifest.json): hand-edited or tool-processed
             --vcd FILE        dump a VCD of the run

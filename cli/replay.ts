@@ -1,3 +1,5 @@
+import type { CosimArgs, CosimDut } from '../sim/cosim/registry';
+
 /**
  * The command that replays a co-simulation: every option that shaped the run, with the value it
  * had (defaults written out), so the line reproduces the run even if a default changes, plus the
@@ -37,4 +39,28 @@ export function replayCommand(a: ReplayArgs): string {
   for (const p of a.plusargs ?? []) opt('plusarg', p);
   args.push(...(a.trace ?? []).map(q));
   return args.join(' ');
+}
+
+/**
+ * The replay of a run of `dut` (sim/cosim/registry.ts): every option the DUT takes, with the value
+ * the run had, and its waveform option (`--trace` where it takes one, else `--vcd <dut>.vcd`). The
+ * files are named as given on the command line.
+ */
+export function replayLine(dut: CosimDut, a: CosimArgs, files: { readonly config?: string | undefined; readonly scenario?: string | undefined } = {}): string {
+  const takes = (o: Parameters<CosimDut['options']['includes']>[0]) => dut.options.includes(o);
+  const scenario = takes('scenario') ? files.scenario : undefined;
+  return replayCommand({
+    dut: dut.name,
+    ...(scenario !== undefined && { scenario }),
+    ...(dut.widths && { width: a.width }),
+    ...(takes('depth') && { depth: a.depth }),
+    seed: a.seed,
+    ...(takes('frames') && { frames: a.frames }),
+    ...(takes('ops') && scenario === undefined && { ops: a.ops }),
+    ...(takes('faults') && scenario === undefined && { faults: a.faults }),
+    ...(takes('config') && files.config !== undefined && { config: files.config }),
+    ...(a.rtl !== undefined && { rtl: a.rtl }),
+    ...(a.plusargs && { plusargs: a.plusargs }),
+    trace: takes('trace') ? ['--trace'] : takes('vcd') ? ['--vcd', `${dut.name}.vcd`] : [],
+  });
 }

@@ -18,7 +18,7 @@
  */
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../hdl-gen/gen/config';
-import { openDut } from '../sim/cosim/dut';
+import { openDut } from '../sim/harness/open-dut';
 import type { SimModel } from '../sim/verilator/model';
 
 const { values } = parseArgs({

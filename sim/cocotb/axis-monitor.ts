@@ -4,7 +4,7 @@
  * scoreboards; it allocates per beat, so keep it off throughput runs.
  */
 import type { SimModel } from '../verilator/model';
-import { axisBus, readUserPre, type AxisBeat, type AxisBus, type AxisFrame } from './axis-bus';
+import { axisBus, readIdPre, readUserPre, type AxisBeat, type AxisBus, type AxisFrame } from './axis-bus';
 import type { Component } from './component';
 
 export interface MonitoredBeat extends AxisBeat {
@@ -26,7 +26,7 @@ export class AxisMonitor implements Component {
 
   sample(): void {
     const m = this.model;
-    const { tdata, tvalid, tready, tkeep, tlast, tuser } = this.bus;
+    const { tdata, tvalid, tready, tkeep, tlast, tuser, tid } = this.bus;
     if (m.peekPreNumber(tvalid) === 0 || m.peekPreNumber(tready) === 0) return;
     this.beats.push({
       cycle: m.cycles - 1,
@@ -34,12 +34,13 @@ export class AxisMonitor implements Component {
       tkeep: tkeep ? m.peekPre(tkeep) : this.allKeep,
       tlast: tlast ? m.peekPreNumber(tlast) !== 0 : true,
       tuser: readUserPre(m, tuser),
+      tid: readIdPre(m, tid),
     });
   }
 
   /**
-   * The recorded beats grouped into frames (octets by tkeep, tuser of the last beat), each with
-   * the model's cycle count after its last beat's edge, as AxisSink records it.
+   * The recorded beats grouped into frames (octets by tkeep, tuser and tid of the last beat), each
+   * with the model's cycle count after its last beat's edge, as AxisSink records it.
    */
   frames(): AxisFrame[] {
     const out: AxisFrame[] = [];
@@ -49,7 +50,7 @@ export class AxisMonitor implements Component {
         if ((b.tkeep >> BigInt(i)) & 1n) octets.push(v);
       });
       if (b.tlast) {
-        out.push({ data: Uint8Array.from(octets), tuser: b.tuser, cycle: b.cycle + 1 });
+        out.push({ data: Uint8Array.from(octets), tuser: b.tuser, tid: b.tid, cycle: b.cycle + 1 });
         octets = [];
       }
     }

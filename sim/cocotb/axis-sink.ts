@@ -1,18 +1,16 @@
 /**
  * Receives an AXI4-Stream interface out of the DUT (its `m_axis_*` outputs): drives tready from
  * a pause generator and collects frames, keeping the octets whose tkeep bit is set and the tuser
- * of the last beat (where verilog-axis style blocks put a frame's error flag). Without a tlast
+ * and tid of the last beat (where verilog-axis style blocks put a frame's error flag and stream). Without a tlast
  * port every beat is a frame. Beats are read from the pre-edge snapshot: the values that were on
  * the bus when the handshake happened.
  */
 import type { SimModel } from '../verilator/model';
-import { axisBus, readUserPre, type AxisBus, type AxisFrame } from './axis-bus';
+import { axisBus, readIdPre, readUserPre, type AxisBus, type AxisFrame } from './axis-bus';
 import type { Component } from './component';
 import { never, type PauseGen } from './pause';
 
 export interface AxisSinkOptions {
-  /** The signal carried as tuser (default `tuser`; `tid` for a stream of several connections). */
-  readonly userSignal?: string;
   readonly pause?: PauseGen;
 }
 
@@ -37,7 +35,7 @@ export class AxisSink implements Component {
   private readonly bytes: Uint8Array;
 
   constructor(model: SimModel, prefix = 'm_axis', opts: AxisSinkOptions = {}) {
-    this.bus = axisBus(model, prefix, opts.userSignal);
+    this.bus = axisBus(model, prefix);
     if (this.bus.tready.direction !== 'input') throw new Error(`AxisSink drives ${this.bus.tready.name}, but it is a DUT output: is ${prefix} the right prefix?`);
     this.pause = opts.pause ?? never();
     this.model = model;
@@ -110,7 +108,7 @@ export class AxisSink implements Component {
     }
     this.assembled = n;
     if (tlast && words[tlast.preOffset] === 0) return;
-    this.frames.push({ data: dst.slice(0, n), tuser: readUserPre(this.model, this.bus.tuser), cycle: this.model.cycles });
+    this.frames.push({ data: dst.slice(0, n), tuser: readUserPre(this.model, this.bus.tuser), tid: readIdPre(this.model, this.bus.tid), cycle: this.model.cycles });
     this.assembled = 0;
     this.received++;
   }

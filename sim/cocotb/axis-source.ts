@@ -15,9 +15,13 @@ import type { Component } from './component';
 import { never, type PauseGen } from './pause';
 
 export interface AxisSourceOptions {
-  /** The signal carried as tuser (default `tuser`; `tid` for a stream of several connections). */
-  readonly userSignal?: string;
   readonly pause?: PauseGen;
+}
+
+/** A frame's sideband: tuser and TID, each 0 when not given. */
+export interface AxisSideband {
+  readonly tuser?: AxisUser;
+  readonly tid?: number;
 }
 
 /** One explicitly shaped beat for `sendBeats`. */
@@ -29,6 +33,7 @@ export interface AxisSendBeat {
   /** Default: true on the last beat of the `sendBeats` call. */
   readonly tlast?: boolean;
   readonly tuser?: AxisUser;
+  readonly tid?: number;
 }
 
 interface PreparedBeat {
@@ -36,12 +41,14 @@ interface PreparedBeat {
   readonly keep: Uint32Array;
   readonly last: boolean;
   readonly user: Uint32Array;
+  readonly id: Uint32Array;
 }
 
 /** A frame split into beats as it goes (`beats` undefined) or a list of prepared beats. */
 interface QueueItem {
   readonly data: Uint8Array;
   readonly user: Uint32Array;
+  readonly id: Uint32Array;
   readonly beats: readonly PreparedBeat[] | undefined;
 }
 
@@ -76,8 +83,8 @@ export class AxisSource implements Component {
   private readonly bytes: Uint8Array;
 
   constructor(model: SimModel, prefix = 's_axis', opts: AxisSourceOptions = {}) {
-    this.bus = axisBus(model, prefix, opts.userSignal);
-    for (const h of [this.bus.tdata, this.bus.tvalid, this.bus.tkeep, this.bus.tlast, this.bus.tuser]) {
+    this.bus = axisBus(model, prefix);
+    for (const h of [this.bus.tdata, this.bus.tvalid, this.bus.tkeep, this.bus.tlast, this.bus.tuser, this.bus.tid]) {
       if (h && h.direction !== 'input') throw new Error(`AxisSource drives ${h.name}, but it is a DUT output: is ${prefix} the right prefix?`);
     }
     this.pause = opts.pause ?? never();
@@ -89,10 +96,14 @@ export class AxisSource implements Component {
     this.pause = pause;
   }
 
-  /** Queues a frame; it goes out in full beats with contiguous tkeep, tuser on every beat. */
-  send(data: Uint8Array, tuser: AxisUser = 0): void {
+  /**
+   * Queues a frame; it goes out in full beats with contiguous tkeep, tuser and tid on every beat.
+   * `sideband` is the frame's tuser, or its tuser and TID.
+   */
+  send(data: Uint8Array, sideband: AxisUser | AxisSideband = 0): void {
     if (data.length === 0) throw new RangeError(`${this.bus.prefix}: an empty frame has no beats; use sendBeats for a null beat`);
-    this.queue.push({ data, user: wordsOf(this.bus.tuser, tuser, `${this.bus.prefix} tuser`), beats: undefined });
+    const { tuser = 0, tid = 0 } = typeof sideband === 'object' ? sideband : { tuser: sideband };
+    this.queue.push({ data, user: wordsOf(this.bus.tuser, tuser, `${this.bus.prefix} tuser`), id: wordsOf(this.bus.tid, tid, `${this.bus.prefix} tid`), beats: undefined });
   }
 
   /** Queues beats exactly as given (any tkeep pattern); they form one frame if the last has tlast. */
@@ -107,9 +118,9 @@ export class AxisSource implements Component {
       const data = new Uint8Array(octets);
       data.set(b.data);
       const keepWords = tkeep ? wordsOf(tkeep, keep, `${prefix} tkeep`) : new Uint32Array(0);
-      return { data, keep: keepWords, last, user: wordsOf(this.bus.tuser, b.tuser ?? 0, `${prefix} tuser`) };
+      return { data, keep: keepWords, last, user: wordsOf(this.bus.tuser, b.tuser ?? 0, `${prefix} tuser`), id: wordsOf(this.bus.tid, b.tid ?? 0, `${prefix} tid`) };
     });
-    this.queue.push({ data: new Uint8Array(0), user: new Uint32Array(0), beats: prepared });
+    this.queue.push({ data: new Uint8Array(0), user: new Uint32Array(0), id: new Uint32Array(0), beats: prepared });
   }
 
   /** Frames (or beat lists) queued and not yet fully accepted. */
@@ -155,7 +166,7 @@ export class AxisSource implements Component {
   }
 
   private load(item: QueueItem): void {
-    const { tdata, tkeep, tlast, tuser, octets } = this.bus;
+    const { tdata, tkeep, tlast, tuser, tid, octets } = this.bus;
     const words = this.words;
     const bytes = this.bytes;
     const base = tdata.byteOffset;
@@ -165,6 +176,7 @@ export class AxisSource implements Component {
       if (tkeep) words.set(beat.keep, tkeep.offset);
       if (tlast) words[tlast.offset] = beat.last ? 1 : 0;
       if (tuser) words.set(beat.user, tuser.offset);
+      if (tid) words.set(beat.id, tid.offset);
       this.step = 1;
       return;
     }
@@ -180,6 +192,7 @@ export class AxisSource implements Component {
     }
     if (tlast) words[tlast.offset] = pos + n === data.length ? 1 : 0;
     if (tuser) words.set(item.user, tuser.offset);
+    if (tid) words.set(item.id, tid.offset);
     this.step = n;
   }
 }

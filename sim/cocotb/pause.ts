@@ -64,3 +64,19 @@ export function random(seed: number, pPause: number): PauseGen {
     },
   };
 }
+
+/**
+ * Pauses each cycle with probability `p`, drawn from `r`: a stream the testbench shares with its
+ * other random choices, so the draws interleave with theirs in component order (the order the
+ * top-level harnesses' seeds replay in). `p` may change between cycles; at 0 nothing is drawn.
+ */
+export class Chance implements PauseGen {
+  constructor(
+    private readonly r: { bool(pTrue: number): boolean },
+    public p: number,
+  ) {}
+
+  next(): boolean {
+    return this.p > 0 && this.r.bool(this.p);
+  }
+}

@@ -26,6 +26,7 @@ export class Testbench {
   private readonly samplers: Array<() => void> = [];
   private readonly rst: PortHandle | undefined;
   private readonly resetName: string;
+  private steps = 0;
 
   constructor(model: SimModel, opts: TestbenchOptions = {}) {
     this.model = model;
@@ -66,6 +67,15 @@ export class Testbench {
     for (let i = 0; i < drivers.length; i++) drivers[i]!();
     this.model.tick();
     for (let i = 0; i < samplers.length; i++) samplers[i]!();
+    this.steps++;
+  }
+
+  /**
+   * Cycles stepped with the components (reset not counted): while they sample a cycle, the cycles
+   * before it, so the first cycle after reset is 0.
+   */
+  get stepped(): number {
+    return this.steps;
   }
 
   run(cycles: number): void {

@@ -1,10 +1,13 @@
 import type { Endian } from '../../ts-model/memory/host-memory';
 import { AOpCode, MASK64, bytesToU64, cmpSwap, fetchAdd, isAligned64, u64ToBytes } from '../../ts-model/rdmap/atomics';
 import { prng, type Prng } from '../../ts-model/util/prng';
-import { random as randomPause, type PauseGen } from '../cocotb/pause';
-import { Testbench } from '../cocotb/testbench';
-import type { PortHandle, SimModel } from '../verilator/model';
-import { dutSelection, openDut, type DutOptions, type DutSelection } from './dut';
+import type { RecordSink } from '../cocotb/record-sink';
+import type { RecordSource } from '../cocotb/record-source';
+import type { SimModel } from '../verilator/model';
+import { DutBench } from '../harness/dut-bench';
+import { HostMemoryPort } from '../harness/host-memory-port';
+import type { Memory } from '../harness/memory';
+import { dutSelection, openDut, type DutOptions, type DutSelection } from '../harness/open-dut';
 import { hex } from '../../ts-model/util/hex';
 
 /**
@@ -138,177 +141,137 @@ export interface AtomicRun {
   readonly writes: AtomicWrite[];
   /** Protocol violations seen by the monitors (misaligned access, serialization, stability). */
   readonly violations: string[];
+  /** The model's cycle count at each response, read and write handshake, and each violation. */
+  readonly responseAt: number[];
+  readonly readAt: number[];
+  readonly writeAt: number[];
+  readonly violationAt: number[];
+  /** The model's cycle count at the end of the run. */
+  readonly endCycle: number;
   readonly cycles: number;
   readonly simCyclesPerSecond: number;
 }
 
-/** Checks that valid and payload hold from an unaccepted offer to the next edge. */
-class Stability {
-  private held: { payload: string } | null = null;
-  constructor(
-    private readonly model: SimModel,
-    private readonly name: string,
-    private readonly valid: PortHandle,
-    private readonly ready: PortHandle,
-    private readonly payload: readonly PortHandle[],
-    private readonly report: (s: string) => void,
-  ) {}
-  sample(): void {
-    const m = this.model;
-    const v = m.peekPreNumber(this.valid) === 1;
-    const payload = v ? this.payload.map((h) => m.peekPre(h).toString(16)).join(',') : '';
-    if (this.held) {
-      if (!v) this.report(`${this.name}: valid dropped before the handshake at cycle ${m.cycles}`);
-      else if (payload !== this.held.payload) this.report(`${this.name}: payload changed while waiting at cycle ${m.cycles}`);
-    }
-    this.held = v && m.peekPreNumber(this.ready) === 0 ? { payload } : null;
+/** 8-octet words keyed by their aligned address, as the memory ports see them. */
+function wordMemory(mem: WordMemory): Memory {
+  return {
+    read: (addr, n) => readWord(mem, addr).slice(0, n),
+    write: (addr, data) => {
+      data.forEach((octet, i) => {
+        const a = addr + BigInt(i);
+        const base = a & ~7n;
+        const word = readWord(mem, base).slice();
+        word[Number(a - base)] = octet;
+        mem.set(base, word);
+      });
+    },
+  };
+}
+
+/**
+ * The fixture of atomic_unit: requests on req_* after random gaps, held until taken; its memory
+ * ports on a word memory (reads answered 0..maxLatency cycles after the handshake, rd_valid and
+ * rd_addr being registers; writes applied at theirs), responses on rsp_*; every port with random
+ * back-pressure and the valid/payload stability checked. The serialization the unit promises is
+ * checked at every read: the previous operation's write-back accepted, its read data returned.
+ */
+class AtomicBench extends DutBench {
+  readonly req: RecordSource<AtomicOp>;
+  readonly mem: HostMemoryPort;
+  readonly rsp: RecordSink<AtomicRsp & { readonly cycle: number }>;
+  readonly reads: bigint[] = [];
+  readonly readAt: number[] = [];
+  readonly writes: AtomicWrite[] = [];
+  readonly writeAt: number[] = [];
+
+  constructor(model: SimModel, opts: AtomicRunOptions, expected: AtomicExpected, report: (s: string) => void) {
+    super(model, opts.seed);
+    const reqGap = this.pause(opts.reqGap ?? 0.3);
+    const rdPause = this.pause(opts.rdPause ?? 0.3);
+    const wrPause = this.pause(opts.wrPause ?? 0.3);
+    const rspPause = this.pause(opts.rspPause ?? 0.3);
+    this.req = this.recordSource<AtomicOp>('req', { gap: reqGap, fields: (op) => ({ ...op, tag: op.tag >>> 0 }) });
+    this.mem = new HostMemoryPort(model, this.r, {
+      width: 8,
+      prefix: '',
+      memory: wordMemory(opts.memory),
+      rdPause,
+      wrPause,
+      latency: { min: 0, max: opts.maxLatency ?? 5 },
+      registered: true,
+      report,
+      onWrite: (w, data) => {
+        this.writes.push({ addr: w.addr, data: hex(data), strb: Number(w.strb) });
+        this.writeAt.push(w.cycle);
+      },
+    });
+    const h = (n: string) => model.handle(n);
+    const [rdValid, rdReady, rdAddr] = [h('rd_valid'), h('rd_ready'), h('rd_addr')];
+    // Before the memory port samples this cycle's write: a read in the cycle the write-back is
+    // accepted comes too early.
+    this.add({
+      sample: () => {
+        if (model.peekPreNumber(rdValid) !== 1 || model.peekPreNumber(rdReady) !== 1) return;
+        const addr = model.peekPre(rdAddr);
+        const i = this.reads.length;
+        this.reads.push(addr);
+        this.readAt.push(model.cycles);
+        const before = expected.writesBeforeRead[i];
+        if (before !== undefined && this.writes.length < before) report(`read ${i} (${h64(addr)}) issued before the previous write-back was accepted, at cycle ${model.cycles}`);
+        if (this.mem.reader!.inFlight > 1) report(`read ${i} issued before the previous read data returned, at cycle ${model.cycles}`);
+      },
+    });
+    this.add(this.mem);
+    this.rsp = this.recordSink('rsp', {
+      pause: rspPause,
+      stable: report,
+      map: (f, cycle) => ({ tag: f.tag as number, orig: f.orig as bigint, status: f.status as number, match: f.match === 1, cycle }),
+    });
   }
 }
 
 export function runAtomicUnit(opts: AtomicRunOptions): AtomicRun {
   const model = opts.model ?? openAtomicUnit(opts.vcd !== undefined ? { vcd: opts.vcd } : {});
-  const tb = new Testbench(model);
-  const r = prng(opts.seed);
-  const pause = (p: number | undefined): PauseGen => randomPause(r.u32(), p ?? 0.3);
-  const reqGap = pause(opts.reqGap);
-  const rdPause = pause(opts.rdPause);
-  const wrPause = pause(opts.wrPause);
-  const rspPause = pause(opts.rspPause);
-  const maxLatency = opts.maxLatency ?? 5;
-  const mem = opts.memory;
-  const h = (n: string) => model.handle(n);
-  const P = {
-    cfg: h('cfg_big_endian'),
-    reqValid: h('req_valid'), reqReady: h('req_ready'), aop: h('req_aopcode'), addr: h('req_addr'), addSwap: h('req_add_swap'),
-    addSwapMask: h('req_add_swap_mask'), compare: h('req_compare'), compareMask: h('req_compare_mask'), tag: h('req_tag'),
-    rdValid: h('rd_valid'), rdReady: h('rd_ready'), rdAddr: h('rd_addr'), rdDataValid: h('rd_data_valid'), rdData: h('rd_data'),
-    wrValid: h('wr_valid'), wrReady: h('wr_ready'), wrAddr: h('wr_addr'), wrData: h('wr_data'), wrStrb: h('wr_strb'),
-    rspValid: h('rsp_valid'), rspReady: h('rsp_ready'), rspTag: h('rsp_tag'), rspOrig: h('rsp_orig'), rspStatus: h('rsp_status'), rspMatch: h('rsp_match'),
-  };
   const ops = opts.ops;
-  const expected = expectAtomics(ops, mem, opts.bigEndian ? 'big' : 'little');
-  const responses: AtomicRsp[] = [];
-  const reads: bigint[] = [];
-  const writes: AtomicWrite[] = [];
+  const expected = expectAtomics(ops, opts.memory, opts.bigEndian ? 'big' : 'little');
   const violations: string[] = [];
+  const violationAt: number[] = [];
   const report = (s: string) => {
-    if (violations.length < 50) violations.push(s);
+    if (violations.length >= 50) return;
+    violations.push(s);
+    violationAt.push(model.cycles);
   };
-
-  model.pokeNumber(P.cfg, opts.bigEndian ? 1 : 0);
-  for (const p of [P.reqValid, P.rdReady, P.rdDataValid, P.wrReady, P.rspReady]) model.pokeNumber(p, 0);
-
-  // Requests: a gap generator decides when the next one is offered; it is held until taken.
-  let next = 0;
-  let offering = false;
-  tb.add({
-    drive() {
-      if (!offering && next < ops.length && !reqGap.next()) {
-        const op = ops[next]!;
-        model.pokeNumber(P.aop, op.aopcode);
-        model.poke(P.addr, op.addr);
-        model.poke(P.addSwap, op.addSwap);
-        model.poke(P.addSwapMask, op.addSwapMask);
-        model.poke(P.compare, op.compare);
-        model.poke(P.compareMask, op.compareMask);
-        model.pokeNumber(P.tag, op.tag >>> 0);
-        offering = true;
-      }
-      model.pokeNumber(P.reqValid, offering ? 1 : 0);
-    },
-    sample() {
-      if (offering && model.peekPreNumber(P.reqReady) === 1) {
-        offering = false;
-        next++;
-      }
-    },
-  });
-
-  // Memory: reads answered after a random latency, in order; writes applied at the handshake.
-  const pending: { data: Uint8Array; due: number }[] = [];
-  let cycle = 0;
-  let predictedRead = false;
-  let writesSeen = 0;
-  tb.add({
-    drive() {
-      const rdReady = !rdPause.next();
-      model.pokeNumber(P.rdReady, rdReady ? 1 : 0);
-      // rd_valid and rd_addr come from registers: their value now is the one at this edge.
-      predictedRead = rdReady && model.peekNumber(P.rdValid) === 1;
-      if (predictedRead) pending.push({ data: readWord(mem, model.peek(P.rdAddr)).slice(), due: cycle + r.int(0, maxLatency) });
-      const head = pending[0];
-      if (head && head.due <= cycle) {
-        pending.shift();
-        model.pokeNumber(P.rdDataValid, 1);
-        model.poke(P.rdData, head.data);
-      } else {
-        model.pokeNumber(P.rdDataValid, 0);
-        model.poke(P.rdData, r.bytes(8)); // garbage while not valid
-      }
-      model.pokeNumber(P.wrReady, wrPause.next() ? 0 : 1);
-    },
-    sample() {
-      cycle++;
-      const rdFire = model.peekPreNumber(P.rdValid) === 1 && model.peekPreNumber(P.rdReady) === 1;
-      if (rdFire !== predictedRead) report(`rd_valid changed combinationally at cycle ${model.cycles}`);
-      if (rdFire) {
-        const addr = model.peekPre(P.rdAddr);
-        if (!isAligned64(addr)) report(`read of misaligned ${h64(addr)} at cycle ${model.cycles}`);
-        const i = reads.length;
-        reads.push(addr);
-        const before = expected.writesBeforeRead[i];
-        if (before !== undefined && writesSeen < before) report(`read ${i} (${h64(addr)}) issued before the previous write-back was accepted, at cycle ${model.cycles}`);
-        if (pending.length > 1) report(`read ${i} issued before the previous read data returned, at cycle ${model.cycles}`);
-      }
-      if (model.peekPreNumber(P.wrValid) === 1 && model.peekPreNumber(P.wrReady) === 1) {
-        const addr = model.peekPre(P.wrAddr);
-        const data = model.peekPreBytes(P.wrData);
-        const strb = model.peekPreNumber(P.wrStrb);
-        if (!isAligned64(addr)) report(`write to misaligned ${h64(addr)} at cycle ${model.cycles}`);
-        const word = readWord(mem, addr).slice();
-        for (let k = 0; k < 8; k++) if ((strb >> k) & 1) word[k] = data[k]!;
-        mem.set(addr, word);
-        writes.push({ addr, data: hex(data), strb });
-        writesSeen++;
-      }
-    },
-  });
-
-  // Responses.
-  tb.add({
-    drive() {
-      model.pokeNumber(P.rspReady, rspPause.next() ? 0 : 1);
-    },
-    sample() {
-      if (model.peekPreNumber(P.rspValid) === 1 && model.peekPreNumber(P.rspReady) === 1) {
-        responses.push({
-          tag: model.peekPreNumber(P.rspTag),
-          orig: model.peekPre(P.rspOrig),
-          status: model.peekPreNumber(P.rspStatus),
-          match: model.peekPreNumber(P.rspMatch) === 1,
-        });
-      }
-    },
-  });
-  for (const s of [
-    new Stability(model, 'rd', P.rdValid, P.rdReady, [P.rdAddr], report),
-    new Stability(model, 'wr', P.wrValid, P.wrReady, [P.wrAddr, P.wrData, P.wrStrb], report),
-    new Stability(model, 'rsp', P.rspValid, P.rspReady, [P.rspTag, P.rspOrig, P.rspStatus, P.rspMatch], report),
-  ]) tb.add(s);
+  const tb = new AtomicBench(model, opts, expected, report);
+  tb.req.push(...ops);
+  tb.inputs('cfg').poke({ bigEndian: opts.bigEndian });
+  // A model used before holds its last inputs: nothing offered, nothing accepted, during reset.
+  for (const n of ['req_valid', 'rd_ready', 'rd_data_valid', 'wr_ready', 'rsp_ready']) model.pokeNumber(model.handle(n), 0);
 
   tb.reset();
-  const t0 = performance.now();
-  const c0 = model.cycles;
+  const timer = tb.timer();
+  const rsp = tb.rsp.records;
   try {
-    tb.until(() => responses.length >= ops.length, 200 + ops.length * 200, `${ops.length} atomic responses`);
+    tb.until(() => rsp.length >= ops.length, 200 + ops.length * 200, `${ops.length} atomic responses`);
     // A little longer: nothing more may come out.
     tb.run(20);
   } finally {
     if (!opts.model || opts.closeModel) tb.close();
   }
-  const cycles = model.cycles - c0;
-  if (pending.length > 0) report(`${pending.length} read(s) still pending at the end`);
-  return { responses, reads, writes, violations, cycles, simCyclesPerSecond: Math.round(cycles / ((performance.now() - t0) / 1000)) };
+  const time = timer.stop();
+  if (tb.mem.reader!.inFlight > 0) report(`${tb.mem.reader!.inFlight} read(s) still pending at the end`);
+  return {
+    responses: rsp.map(({ tag, orig, status, match }) => ({ tag, orig, status, match })),
+    reads: tb.reads,
+    writes: tb.writes,
+    violations,
+    responseAt: rsp.map((x) => x.cycle),
+    readAt: tb.readAt,
+    writeAt: tb.writeAt,
+    violationAt,
+    endCycle: model.cycles,
+    cycles: time.cycles,
+    simCyclesPerSecond: time.simCyclesPerSecond,
+  };
 }
 
 // ---- comparison -----------------------------------------------------------------------------------
@@ -316,6 +279,11 @@ export function runAtomicUnit(opts: AtomicRunOptions): AtomicRun {
 export interface AtomicMismatch {
   readonly what: string;
   readonly index: number;
+  /**
+   * The cycle of the difference: of the violation, or the response, read or write that differs;
+   * for one the RTL never made, the end of the run; for the final memory, the last write there.
+   */
+  readonly cycle: number;
   readonly expected: string;
   readonly actual: string;
   readonly op?: string;
@@ -328,29 +296,34 @@ const showOp = (o: AtomicOp): string =>
 /** Every difference between a run and the expectation (responses, reads, writes, final memory). */
 export function compareAtomics(ops: readonly AtomicOp[], exp: AtomicExpected, run: AtomicRun, memory: WordMemory): AtomicMismatch[] {
   const out: AtomicMismatch[] = [];
-  for (const v of run.violations) out.push({ what: 'protocol', index: -1, expected: 'no violation', actual: v });
+  const end = run.endCycle;
+  run.violations.forEach((v, i) => out.push({ what: 'protocol', index: -1, cycle: run.violationAt[i] ?? end, expected: 'no violation', actual: v }));
   const n = Math.max(exp.responses.length, run.responses.length);
   for (let i = 0; i < n; i++) {
     const e = exp.responses[i];
     const a = run.responses[i];
-    if (showRsp(e) !== showRsp(a)) out.push({ what: 'response', index: i, expected: showRsp(e), actual: showRsp(a), ...(ops[i] && { op: showOp(ops[i]!) }) });
+    if (showRsp(e) !== showRsp(a)) out.push({ what: 'response', index: i, cycle: run.responseAt[i] ?? end, expected: showRsp(e), actual: showRsp(a), ...(ops[i] && { op: showOp(ops[i]!) }) });
   }
   for (let i = 0; i < Math.max(exp.reads.length, run.reads.length); i++) {
     const e = exp.reads[i];
     const a = run.reads[i];
-    if (e !== a) out.push({ what: 'read address', index: i, expected: e === undefined ? 'none' : h64(e), actual: a === undefined ? 'none' : h64(a) });
+    if (e !== a) out.push({ what: 'read address', index: i, cycle: run.readAt[i] ?? end, expected: e === undefined ? 'none' : h64(e), actual: a === undefined ? 'none' : h64(a) });
   }
   for (let i = 0; i < Math.max(exp.writes.length, run.writes.length); i++) {
     const e = exp.writes[i];
     const a = run.writes[i];
     const s = (w: AtomicWrite | undefined) => (w ? `${h64(w.addr)} ${w.data} strb ${w.strb.toString(16)}` : 'none');
-    if (s(e) !== s(a)) out.push({ what: 'write', index: i, expected: s(e), actual: s(a) });
+    if (s(e) !== s(a)) out.push({ what: 'write', index: i, cycle: run.writeAt[i] ?? end, expected: s(e), actual: s(a) });
   }
   const addrs = new Set([...exp.memory.keys(), ...memory.keys()]);
+  const lastWrite = (addr: bigint): number => {
+    for (let i = run.writes.length - 1; i >= 0; i--) if (run.writes[i]!.addr === addr) return run.writeAt[i] ?? end;
+    return end;
+  };
   for (const addr of [...addrs].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))) {
     const e = hex(readWord(exp.memory, addr));
     const a = hex(readWord(memory, addr));
-    if (e !== a) out.push({ what: `final memory ${h64(addr)}`, index: -1, expected: e, actual: a });
+    if (e !== a) out.push({ what: `final memory ${h64(addr)}`, index: -1, cycle: lastWrite(addr), expected: e, actual: a });
   }
   return out;
 }

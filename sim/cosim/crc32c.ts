@@ -1,9 +1,10 @@
 import { crc32c } from '../../ts-model/crc32c';
-import { prng } from '../../ts-model/util/prng';
-import type { AxisSendBeat } from '../cocotb/axis';
-import { random as randomPause } from '../cocotb/pause';
-import { Testbench } from '../cocotb/testbench';
-import { dutSelection, openDut, type DutSelection } from './dut';
+import type { Prng } from '../../ts-model/util/prng';
+import type { AxisSendBeat, AxisSource } from '../cocotb/axis';
+import type { RecordSink } from '../cocotb/record-sink';
+import { DutBench } from '../harness/dut-bench';
+import { dutSelection, type DutSelection } from '../harness/open-dut';
+import { Tally } from '../harness/tally';
 import { hex32 } from '../../ts-model/util/hex';
 
 /**
@@ -25,6 +26,8 @@ export interface CrcCosimOptions extends DutSelection {
 
 export interface CrcMismatch {
   readonly frame: number;
+  /** The cycle the differing CRC (or error flag) came out. */
+  readonly cycle: number;
   readonly expected: string;
   readonly actual: string;
   readonly expectedError: boolean;
@@ -57,8 +60,7 @@ interface Frame {
   readonly badKeep: boolean;
 }
 
-
-function randomFrame(r: ReturnType<typeof prng>, W: number): Frame {
+function randomFrame(r: Prng, W: number): Frame {
   const full = (1n << BigInt(W)) - 1n;
   const nBeats = r.bool(0.1) ? r.int(20, 60) : r.int(1, 6);
   const beats: AxisSendBeat[] = [];
@@ -81,75 +83,72 @@ function randomFrame(r: ReturnType<typeof prng>, W: number): Frame {
   return { beats, bytes: Uint8Array.from(bytes), badKeep };
 }
 
+/**
+ * The fixture of crc32c_w<W>: frames into s_axis; the CRC output is one transfer per frame (no
+ * tlast: a record of tdata and tuser), each kept with the cycle it came out.
+ */
+class CrcBench extends DutBench {
+  readonly sAxis: AxisSource;
+  readonly crcs: RecordSink<{ crc: number; err: boolean; cycle: number }>;
+
+  constructor(opts: CrcCosimOptions) {
+    super(...DutBench.opening(`crc32c_w${opts.width}`, opts.seed, { ...dutSelection(opts), ...(opts.sampledInputs !== undefined && { sampledInputs: opts.sampledInputs }) }));
+    this.sAxis = this.source('s_axis', { pause: this.pause(opts.sourcePause ?? 0.2) });
+    this.crcs = this.recordSink('m_axis', {
+      valid: 'm_axis_tvalid',
+      ready: 'm_axis_tready',
+      pause: this.pause(opts.sinkPause ?? 0.2),
+      map: (f, cycle) => ({ crc: (f.tdata as number) >>> 0, err: f.tuser === 1, cycle }),
+    });
+  }
+}
+
 export function cosimCrc32c(opts: CrcCosimOptions): CrcCosimResult {
   const W = opts.width;
   const name = `crc32c_w${W}`;
-  const { src, compiled, model } = openDut(name, { ...dutSelection(opts), ...(opts.sampledInputs !== undefined && { sampledInputs: opts.sampledInputs }) });
-  const tb = new Testbench(model);
-  const r = prng(opts.seed);
-  const source = tb.source('s_axis', { pause: randomPause(r.u32(), opts.sourcePause ?? 0.2) });
-
-  // The CRC output is one transfer per frame (no tlast): sample every handshake.
-  const outPause = randomPause(r.u32(), opts.sinkPause ?? 0.2);
-  const tready = model.handle('m_axis_tready');
-  const tvalid = model.handle('m_axis_tvalid');
-  const tdata = model.handle('m_axis_tdata');
-  const tuser = model.handle('m_axis_tuser');
-  const results: { crc: number; err: boolean }[] = [];
-  let readyNow = 0;
-  tb.add({
-    drive: () => {
-      readyNow = outPause.next() ? 0 : 1;
-      model.pokeNumber(tready, readyNow);
-    },
-    sample: () => {
-      if (readyNow && model.peekPreNumber(tvalid)) results.push({ crc: model.peekPreNumber(tdata) >>> 0, err: model.peekPreNumber(tuser) === 1 });
-    },
-  });
-
-  const frames = Array.from({ length: opts.frames }, () => randomFrame(r, W));
-  for (const f of frames) source.sendBeats(f.beats);
+  const tb = new CrcBench(opts);
+  const results = tb.crcs.records;
+  const frames = Array.from({ length: opts.frames }, () => randomFrame(tb.r, W));
+  for (const f of frames) tb.sAxis.sendBeats(f.beats);
   tb.reset();
   const maxCycles = frames.reduce((a, f) => a + f.beats.length, 0) * 20 + 1000;
-  const t0 = performance.now();
-  const c0 = model.cycles;
+  const timer = tb.timer();
   tb.until(() => results.length >= frames.length, maxCycles, `${frames.length} CRC results from ${name}`);
-  const seconds = (performance.now() - t0) / 1000;
-  const cycles = model.cycles - c0;
+  const time = timer.stop();
   tb.close();
 
-  let mismatches = 0;
-  let first: CrcMismatch | undefined;
+  const mismatches = new Tally<CrcMismatch>(1);
   frames.forEach((f, i) => {
     const got = results[i]!;
     const want = crc32c(f.bytes);
     const ok = got.err === f.badKeep && (f.badKeep || got.crc === want);
     if (ok) return;
-    mismatches++;
-    first ??= {
+    mismatches.add({
       frame: i,
+      cycle: got.cycle,
       expected: f.badKeep ? 'tuser = 1 (non-contiguous tkeep)' : hex32(want),
       actual: got.err ? 'tuser = 1' : hex32(got.crc),
       expectedError: f.badKeep,
       actualError: got.err,
       length: f.bytes.length,
       beats: f.beats.map((b) => ({ tkeep: `0x${BigInt(b.tkeep ?? 0n).toString(16)}`, data: Buffer.from(b.data).toString('hex') })),
-    };
+    });
   });
+  const first = mismatches.first;
   return {
     dut: 'crc32c',
     module: name,
     width: W,
     seed: opts.seed,
     frames: frames.length,
-    mismatches,
+    mismatches: mismatches.count,
     flaggedFrames: frames.filter((f) => f.badKeep).length,
     payloadBytes: frames.reduce((a, f) => a + f.bytes.length, 0),
-    cycles,
-    simCyclesPerSecond: Math.round(cycles / seconds),
-    buildSeconds: compiled.buildMs / 1000,
-    buildCached: compiled.cached,
-    rtl: src.origin,
+    cycles: time.cycles,
+    simCyclesPerSecond: time.simCyclesPerSecond,
+    buildSeconds: tb.compiled!.buildMs / 1000,
+    buildCached: tb.compiled!.cached,
+    rtl: tb.origin,
     ...(first && { firstMismatch: first }),
   };
 }

@@ -1,4 +1,4 @@
-import { DDP_RX_CAPTURE, DDP_RX_DESC, ddpRxHdrModule, errBits } from '../../hdl-gen/blocks/ddp-rx-hdr';
+import { DDP_RX_CAPTURE, DDP_RX_DESC, errBits } from '../../hdl-gen/blocks/ddp-rx-hdr';
 import { UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { encodeDdpSegment, headerSize, type DdpHeader } from '../../ts-model/ddp/header';
 import {
@@ -11,11 +11,11 @@ import {
 import { encodeAtomicRequest, encodeAtomicResponse, encodeReadRequest, encodeTerminate } from '../../ts-model/rdmap/headers';
 import { checkHeader } from '../../ts-model/rnic/header-checks';
 import { DEFAULT_RDMAP_OPTIONS } from '../../ts-model/rnic/options';
-import { prng, type Prng } from '../../ts-model/util/prng';
-import type { AxisSendBeat } from '../cocotb/axis';
-import { random as randomPause } from '../cocotb/pause';
-import { Testbench } from '../cocotb/testbench';
-import { dutSelection, openDut, type DutSelection } from './dut';
+import type { Prng } from '../../ts-model/util/prng';
+import type { AxisMonitor, AxisSendBeat, AxisSink, AxisSource } from '../cocotb/axis';
+import { DutBench } from '../harness/dut-bench';
+import { dutSelection, type DutSelection } from '../harness/open-dut';
+import { Tally } from '../harness/tally';
 import { hex } from '../../ts-model/util/hex';
 
 /**
@@ -47,6 +47,11 @@ export interface DdpRxHdrCosimOptions extends DutSelection {
 
 export interface DdpRxHdrMismatch {
   readonly ulpdu: number;
+  /**
+   * The cycle of the difference: when the differing descriptor, payload packet or beat came out;
+   * for something the RTL never did, the cycle it was found missing by.
+   */
+  readonly cycle: number;
   readonly field: string;
   readonly expected: string;
   readonly actual: string;
@@ -216,29 +221,42 @@ function outcomeOf(c: ReturnType<typeof checkHeader>): DdpRxOutcome {
   return 'H7 long';
 }
 
-/** One field of the descriptor bits. */
 /** A field of the descriptor record. */
 type DescField = (typeof DDP_RX_DESC.fields)[number]['name'] & keyof ReturnType<typeof DDP_RX_DESC.decode>;
+
+/**
+ * The fixture of ddp_rx_hdr_w<W>: ULPDUs into s_axis; payload packets out of m_axis (every beat
+ * watched for lane-0 alignment) and descriptors out of m_desc, each with back-pressure; the cycle
+ * of every descriptor.
+ */
+class DdpRxHdrBench extends DutBench {
+  readonly sAxis: AxisSource;
+  readonly mAxis: AxisSink;
+  readonly mDesc: AxisSink;
+  readonly beatsOut: AxisMonitor;
+  readonly descAt: number[] = [];
+
+  constructor(opts: DdpRxHdrCosimOptions, rfc7306: boolean) {
+    super(...DutBench.opening(`ddp_rx_hdr_w${opts.width}`, opts.seed, dutSelection(opts)));
+    const { model } = this;
+    this.sAxis = this.source('s_axis', { pause: this.pause(opts.sourcePause ?? 0.2) });
+    this.mAxis = this.sink('m_axis', { pause: this.pause(opts.sinkPause ?? 0.2) });
+    this.mDesc = this.sink('m_desc', { pause: this.pause(opts.descPause ?? 0.2) });
+    this.beatsOut = this.monitor('m_axis');
+    const dv = model.handle('m_desc_tvalid');
+    const dr = model.handle('m_desc_tready');
+    this.add({ sample: () => void (model.peekPreNumber(dv) && model.peekPreNumber(dr) && this.descAt.push(model.cycles)) });
+    this.inputs('cfg').poke({ rfc7306 });
+  }
+}
 
 export function cosimDdpRxHdr(opts: DdpRxHdrCosimOptions): DdpRxHdrCosimResult {
   const W = opts.width;
   const name = `ddp_rx_hdr_w${W}`;
   const rfc7306 = opts.rfc7306 ?? true;
   const options = { ...DEFAULT_RDMAP_OPTIONS, rfc7306 };
-  const { src, model } = openDut(name, dutSelection(opts));
-  const tb = new Testbench(model);
-  const r = prng(opts.seed);
-  const source = tb.source('s_axis', { pause: randomPause(r.u32(), opts.sourcePause ?? 0.2) });
-  const sink = tb.sink('m_axis', { pause: randomPause(r.u32(), opts.sinkPause ?? 0.2) });
-  const descs = tb.sink('m_desc', { pause: randomPause(r.u32(), opts.descPause ?? 0.2) });
-  const beatsOut = tb.monitor('m_axis');
-  const descAt: number[] = [];
-  const dv = model.handle('m_desc_tvalid');
-  const dr = model.handle('m_desc_tready');
-  tb.add({ sample: () => {
-    if (model.peekPreNumber(dv) && model.peekPreNumber(dr)) descAt.push(model.cycles);
-  } });
-  model.pokeNumber(model.handle('cfg_rfc7306'), rfc7306 ? 1 : 0);
+  const tb = new DdpRxHdrBench(opts, rfc7306);
+  const { model, r, sAxis: source, mAxis: sink, mDesc: descs, beatsOut, descAt } = tb;
 
   const ulpdus: Uint8Array[] = [];
   let inputBeats = 0;
@@ -261,12 +279,10 @@ export function cosimDdpRxHdr(opts: DdpRxHdrCosimOptions): DdpRxHdrCosimResult {
 
   tb.reset();
   const c0 = model.cycles;
-  let mismatches = 0;
-  let first: DdpRxHdrMismatch | undefined;
-  const miss = (i: number, fieldName: string, expected: unknown, actual: unknown) => {
-    mismatches++;
+  const mismatches = new Tally<DdpRxHdrMismatch>(1);
+  const miss = (i: number, fieldName: string, expected: unknown, actual: unknown, cycle = model.cycles) => {
     const u = ulpdus[i];
-    first ??= { ulpdu: i, field: fieldName, expected: String(expected), actual: String(actual), input: u ? hex(u.subarray(0, 96)) + (u.length > 96 ? '…' : '') : '' };
+    mismatches.add({ ulpdu: i, cycle, field: fieldName, expected: String(expected), actual: String(actual), input: u ? hex(u.subarray(0, 96)) + (u.length > 96 ? '…' : '') : '' });
   };
   try {
     tb.until(() => descs.available >= opts.ulpdus && sink.available >= packets, inputBeats * 10 + 10_000, `${opts.ulpdus} descriptors and ${packets} payload packets from ${name}`);
@@ -318,22 +334,23 @@ export function cosimDdpRxHdr(opts: DdpRxHdrCosimOptions): DdpRxHdrCosimResult {
     want.push(['rdmap', capture.reduceRight((acc, b) => (acc << 8n) | BigInt(b), 0n)]);
     const got = DDP_RX_DESC.decode(d);
     for (const [k, v] of want) {
-      if (got[k] !== v) miss(i, k, `0x${v.toString(16)}`, `0x${got[k].toString(16)}`);
+      if (got[k] !== v) miss(i, k, `0x${v.toString(16)}`, `0x${got[k].toString(16)}`, f.cycle);
     }
     // The model's payload of an opcode without data: the RDMAP part, whole in the descriptor.
     if (c.ok && !DATA_OPCODES.has(c.segment.opcode) && Buffer.compare(capture.subarray(0, c.segment.payload.length), c.segment.payload) !== 0) {
-      miss(i, 'rdmap part', hex(c.segment.payload), hex(capture.subarray(0, c.segment.payload.length)));
+      miss(i, 'rdmap part', hex(c.segment.payload), hex(capture.subarray(0, c.segment.payload.length)), f.cycle);
     }
     if (hasData[i] && c.ok) {
       const got = payloads[p++];
-      if (got && Buffer.compare(got.data, c.segment.payload) !== 0) miss(i, 'payload', hex(c.segment.payload), hex(got.data));
+      if (got && Buffer.compare(got.data, c.segment.payload) !== 0) miss(i, 'payload', hex(c.segment.payload), hex(got.data), got.cycle);
     }
   });
   // Realigned to lane 0: full beats, and 2^k − 1 (k ≥ 1) on tlast.
   const full = (1n << BigInt(W)) - 1n;
   beatsOut.beats.forEach((b, j) => {
     const okKeep = b.tlast ? b.tkeep !== 0n && (b.tkeep & (b.tkeep + 1n)) === 0n : b.tkeep === full;
-    if (!okKeep) miss(-1, `m_axis beat ${j} tkeep`, b.tlast ? '2^k - 1' : 'all ones', `0x${b.tkeep.toString(16)} tlast ${b.tlast}`);
+    // The monitor counts edges from 0; the model's cycle count includes the edge.
+    if (!okKeep) miss(-1, `m_axis beat ${j} tkeep`, b.tlast ? '2^k - 1' : 'all ones', `0x${b.tkeep.toString(16)} tlast ${b.tlast}`, b.cycle + 1);
   });
   const gaps = descAt.slice(1).map((t, j) => t - descAt[j]!);
   return {
@@ -343,13 +360,13 @@ export function cosimDdpRxHdr(opts: DdpRxHdrCosimOptions): DdpRxHdrCosimResult {
     seed: opts.seed,
     ulpdus: opts.ulpdus,
     rfc7306,
-    mismatches,
-    ...(first && { firstMismatch: first }),
+    mismatches: mismatches.count,
+    ...(mismatches.first && { firstMismatch: mismatches.first }),
     coverage: { outcomes, errors, opcodes, okOpcodes, payloadPackets: packets, emptyData },
     cycles,
     inputBeats,
     cyclesPerUlpdu: gaps.length ? gaps.reduce((a, b) => a + b, 0) / gaps.length : NaN,
     beatsPerUlpdu: inputBeats / opts.ulpdus,
-    rtl: src.origin,
+    rtl: tb.origin,
   };
 }

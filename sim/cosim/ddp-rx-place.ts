@@ -1,7 +1,11 @@
-import { prng, type Prng } from '../../ts-model/util/prng';
-import { random as randomPause } from '../cocotb/pause';
-import { Testbench } from '../cocotb/testbench';
-import { openDut } from './dut';
+import { HostMemory } from '../../ts-model/memory/host-memory';
+import { hex } from '../../ts-model/util/hex';
+import type { Prng } from '../../ts-model/util/prng';
+import type { AxisSource } from '../cocotb/axis';
+import type { RecordSource } from '../cocotb/record-source';
+import { DutBench } from '../harness/dut-bench';
+import type { HostMemoryPort } from '../harness/host-memory-port';
+import { dutSelection, type DutSelection } from '../harness/open-dut';
 
 /**
  * Co-simulation of ddp_rx_place_w<W> (hdl-gen/blocks/ddp-rx-place.ts) against a TypeScript
@@ -21,7 +25,7 @@ import { openDut } from './dut';
  * with s_axis_tready low). The memory after all writes must equal the packets applied in order. `idle` must be 0 whenever
  * an accepted command has writes still to come or beats still to arrive, and 1 at the end.
  */
-export interface DdpRxPlaceCosimOptions {
+export interface DdpRxPlaceCosimOptions extends DutSelection {
   readonly width: number;
   readonly seed: number;
   readonly packets: number;
@@ -37,13 +41,21 @@ export interface DdpRxPlaceCosimOptions {
   readonly discardRate?: number;
   /** Commands always offered early (before their packet): throughput runs. */
   readonly earlyCommands?: boolean;
-  readonly vcd?: string;
-  readonly mutate?: (verilog: string) => string;
+}
+
+/** The first thing that went wrong: a violation, or the first octet of memory that differs. */
+export interface DdpRxPlaceMismatch {
+  readonly what: string;
+  /** When: the violation's cycle, or that of the write that last touched the differing octet (the end of the run if none did). */
+  readonly cycle: number;
+  readonly expected: string;
+  readonly actual: string;
 }
 
 export interface DdpRxPlaceResult {
   readonly module: string;
   readonly width: number;
+  readonly seed: number;
   readonly packets: number;
   readonly placed: number;
   readonly octets: number;
@@ -57,6 +69,7 @@ export interface DdpRxPlaceResult {
   /** Enabled octets outside their packet's range (a subset of the violations). */
   readonly outside: number;
   readonly firstViolations: readonly string[];
+  readonly firstMismatch?: DdpRxPlaceMismatch;
   /** Edges from the first input handshake to the last write handshake, both counted. */
   readonly cycles: number;
   readonly coverage: { readonly unaligned: number; readonly discarded: number; readonly early: number; readonly during: number; readonly after: number; readonly overlapping: number; readonly topOfMemory: number; readonly idleSeen: number; readonly fifoFull: number };
@@ -112,153 +125,149 @@ function makePackets(r: Prng, o: DdpRxPlaceCosimOptions): { packets: Packet[]; o
 /** Write beats a placed packet takes: the W-blocks [addr, addr + len) touches. */
 const blocks = (p: Packet, W: number): number => Number((p.addr + BigInt(p.data.length) - 1n) / BigInt(W) - p.addr / BigInt(W)) + 1;
 
+/**
+ * The fixture of ddp_rx_place_w<W>: packets into s_axis, their commands on s_cmd_* (offered when
+ * the packet's timing allows, after random gaps), the write port on a host memory with random
+ * wr_ready; input progress tracked for the command timing and the idle checks.
+ */
+class PlaceBench extends DutBench {
+  readonly packets: Packet[];
+  readonly overlapping: number;
+  readonly topOfMemory: number;
+  readonly sAxis: AxisSource;
+  readonly cmd: RecordSource<number>;
+  readonly mem: HostMemoryPort;
+  /** Input progress: beats, packets started and ended (by handshake), and when each ended. */
+  inBeats = 0;
+  started = 0;
+  ended = 0;
+  readonly endedAt: number[] = [];
+  firstInputEdge = -1;
+  /** Commands taken so far. */
+  accepted = 0;
+
+  constructor(o: DdpRxPlaceCosimOptions, report: (s: string) => void, onWrite: (addr: bigint, strb: bigint, data: Uint8Array, cycle: number) => void, sample: () => void) {
+    super(...DutBench.opening(`ddp_rx_place_w${o.width}`, o.seed, dutSelection(o)));
+    const { model } = this;
+    const made = makePackets(this.r, o);
+    this.packets = made.packets;
+    this.overlapping = made.overlapping;
+    this.topOfMemory = made.topOfMemory;
+    this.sAxis = this.source('s_axis', { pause: this.pause(o.sourcePause ?? 0.2) });
+    const wrPause = this.pause(o.wrPause ?? 0.2);
+    const cmdPause = this.pause(o.cmdPause ?? 0.2);
+    for (const p of this.packets) this.sAxis.send(p.data);
+    const h = (n: string) => model.handle(n);
+    const [inValid, inReady, inLast] = [h('s_axis_tvalid'), h('s_axis_tready'), h('s_axis_tlast')];
+    let midPacket = false;
+    // Before the handshakes of this edge are counted: the idle checks look at the state before it.
+    this.add({
+      sample: () => {
+        sample();
+        if (model.peekPreNumber(inValid) !== 1 || model.peekPreNumber(inReady) !== 1) return;
+        if (this.firstInputEdge < 0) this.firstInputEdge = model.cycles - 1;
+        this.inBeats++;
+        if (!midPacket) this.started++;
+        midPacket = model.peekPreNumber(inLast) !== 1;
+        if (!midPacket) this.endedAt[this.ended++] = model.cycles;
+      },
+    });
+    const mayOffer = (i: number): boolean => {
+      const p = this.packets[i]!;
+      if (p.when === 'early') return true;
+      if (p.when === 'during') return this.started > i;
+      return this.ended > i && model.cycles >= this.endedAt[i]! + p.delay;
+    };
+    this.cmd = this.recordSource('s_cmd', {
+      gap: cmdPause,
+      when: mayOffer,
+      fields: (i) => ({ addr: this.packets[i]!.addr, discard: this.packets[i]!.discard }),
+      onAccept: () => this.accepted++,
+    });
+    this.cmd.push(...this.packets.map((_, i) => i));
+    this.mem = this.memory({ width: o.width, prefix: '', ports: 'write', memory: new HostMemory(), wrPause, report, onWrite: (w, data) => onWrite(w.addr, w.strb, data, w.cycle) });
+    model.pokeNumber(h('wr_ready'), 0);
+  }
+}
+
 export function cosimDdpRxPlace(o: DdpRxPlaceCosimOptions): DdpRxPlaceResult {
   const W = o.width;
   const BW = BigInt(W);
   const name = `ddp_rx_place_w${W}`;
-  const { model } = openDut(name, { ...(o.vcd !== undefined && { vcd: o.vcd }), ...(o.mutate && { mutate: o.mutate }) });
-  const tb = new Testbench(model);
-  const r = prng(o.seed);
-  const { packets, overlapping, topOfMemory } = makePackets(r, o);
-  const source = tb.source('s_axis', { pause: randomPause(r.u32(), o.sourcePause ?? 0.2) });
-  const wrPause = randomPause(r.u32(), o.wrPause ?? 0.2);
-  const cmdPause = randomPause(r.u32(), o.cmdPause ?? 0.2);
-  for (const p of packets) source.send(p.data);
-  const h = (n: string) => model.handle(n);
-  const P = {
-    inValid: h('s_axis_tvalid'), inReady: h('s_axis_tready'), inLast: h('s_axis_tlast'),
-    cmdValid: h('s_cmd_valid'), cmdReady: h('s_cmd_ready'), cmdAddr: h('s_cmd_addr'), cmdDiscard: h('s_cmd_discard'),
-    wrValid: h('wr_valid'), wrReady: h('wr_ready'), wrAddr: h('wr_addr'), wrData: h('wr_data'), wrStrb: h('wr_strb'), idle: h('idle'),
-  };
-
-  const violations: string[] = [];
+  const violations: { text: string; cycle: number }[] = [];
   let nViolations = 0;
   let outside = 0;
+  let tb: PlaceBench;
   const report = (s: string) => {
     nViolations++;
-    if (violations.length < 20) violations.push(`${s} (cycle ${model.cycles})`);
-  };
-
-  // Input progress: packets started / ended (by handshake), for the command timing.
-  let inBeats = 0;
-  let started = 0;
-  let ended = 0;
-  let midPacket = false;
-  const endedAt: number[] = [];
-  let firstInputEdge = -1;
-  // Commands.
-  let nextCmd = 0;
-  let offering = false;
-  const mayOffer = (i: number): boolean => {
-    const p = packets[i]!;
-    if (p.when === 'early') return true;
-    if (p.when === 'during') return started > i;
-    return ended > i && model.cycles >= endedAt[i]! + p.delay;
+    if (violations.length < 20) violations.push({ text: /cycle \d+/.test(s) ? s : `${s} (cycle ${tb.model.cycles})`, cycle: tb.model.cycles });
   };
   // Writes: attributed in order to the placed (not discarded) packets.
-  const placed = packets.filter((p) => !p.discard);
-  const expectedWriteBeats = placed.reduce((n, p) => n + blocks(p, W), 0);
+  let placed: Packet[] = [];
   let wp = 0;
   let wpBeats = 0;
   let writeBeats = 0;
   let lastWriteEdge = -1;
-  const mem = new Map<bigint, Uint8Array>();
-  let held: string | null = null;
+  const written = new Map<bigint, number>();
   let idleSeen = 0;
   let fifoFull = 0;
-  // Per accepted command: finished when its writes are in (placed) or its beats are in (discard: a lower bound).
-  let accepted = 0;
-
-  tb.add({
-    drive() {
-      if (!offering && nextCmd < packets.length && !cmdPause.next() && mayOffer(nextCmd)) {
-        const p = packets[nextCmd]!;
-        model.poke(P.cmdAddr, p.addr);
-        model.pokeNumber(P.cmdDiscard, p.discard ? 1 : 0);
-        offering = true;
-      }
-      model.pokeNumber(P.cmdValid, offering ? 1 : 0);
-      model.pokeNumber(P.wrReady, wrPause.next() ? 0 : 1);
-    },
-    sample() {
-      const edge = model.cycles - 1;
-      // idle, against the state before this edge's handshakes.
-      const idle = model.peekPreNumber(P.idle) === 1;
-      if (idle) {
-        idleSeen++;
-        // Placed commands accepted: those among the first `accepted` packets; writes still due?
-        const placedAccepted = placedBefore[accepted]!;
-        const dueBeats = placedAccepted > 0 ? cumBlocks[placedAccepted - 1]! : 0;
-        if (writeBeats < dueBeats) report(`idle = 1 with ${dueBeats - writeBeats} write beats of accepted commands outstanding`);
-        if (ended < accepted) report(`idle = 1 while packet ${ended} of an accepted command has not fully arrived`);
-      }
-      if (model.peekPreNumber(P.inValid) === 1 && model.peekPreNumber(P.inReady) === 0) fifoFull++;
-      if (model.peekPreNumber(P.inValid) === 1 && model.peekPreNumber(P.inReady) === 1) {
-        if (firstInputEdge < 0) firstInputEdge = edge;
-        inBeats++;
-        if (!midPacket) started++;
-        midPacket = model.peekPreNumber(P.inLast) !== 1;
-        if (!midPacket) endedAt[ended++] = model.cycles;
-      }
-      if (offering && model.peekPreNumber(P.cmdReady) === 1) {
-        offering = false;
-        nextCmd++;
-        accepted++;
-      }
-      const wv = model.peekPreNumber(P.wrValid) === 1;
-      const wr = model.peekPreNumber(P.wrReady) === 1;
-      if (held !== null) {
-        const now = wv ? `${model.peekPre(P.wrAddr)}/${model.peekPre(P.wrStrb)}/${model.peekPre(P.wrData)}` : null;
-        if (now !== held) report('wr_* changed or dropped while wr_ready was low');
-      }
-      held = wv && !wr ? `${model.peekPre(P.wrAddr)}/${model.peekPre(P.wrStrb)}/${model.peekPre(P.wrData)}` : null;
-      if (!wv || !wr) return;
-      lastWriteEdge = edge;
-      writeBeats++;
-      const addr = model.peekPre(P.wrAddr);
-      const strb = model.peekPre(P.wrStrb);
-      const data = model.peekPreBytes(P.wrData);
-      if (addr % BW !== 0n) report(`write at ${addr.toString(16)}, not a multiple of ${W}`);
-      if (strb === 0n) report(`write at ${addr.toString(16)} with wr_strb = 0`);
-      const p = placed[wp];
-      const lo = p ? p.addr : 0n;
-      const hi = p ? p.addr + BigInt(p.data.length) : 0n;
-      const base = addr - (addr % BW);
-      let word = mem.get(base);
-      if (!word) mem.set(base, (word = new Uint8Array(W)));
-      for (let j = 0; j < W; j++) {
-        if (((strb >> BigInt(j)) & 1n) === 0n) continue;
-        const a = base + BigInt(j);
-        if (a < lo || a >= hi) {
-          outside++;
-          report(`octet at ${a.toString(16)} outside packet ${p ? packets.indexOf(p) : 'none'} [${lo.toString(16)}, ${hi.toString(16)})`);
-        }
-        word[j] = data[j]!;
-      }
-      if (p && ++wpBeats === blocks(p, W)) {
-        wp++;
-        wpBeats = 0;
-      }
-    },
-  });
   // placedBefore[i]: placed packets among the first i; cumBlocks[k]: write beats of the first k + 1 placed.
   const placedBefore = [0];
-  for (const p of packets) placedBefore.push(placedBefore[placedBefore.length - 1]! + (p.discard ? 0 : 1));
   const cumBlocks: number[] = [];
+  const onWrite = (addr: bigint, strb: bigint, _data: Uint8Array, cycle: number) => {
+    lastWriteEdge = cycle - 1;
+    writeBeats++;
+    const p = placed[wp];
+    const lo = p ? p.addr : 0n;
+    const hi = p ? p.addr + BigInt(p.data.length) : 0n;
+    const base = addr - (addr % BW);
+    written.set(base, cycle);
+    for (let j = 0; j < W; j++) {
+      if (((strb >> BigInt(j)) & 1n) === 0n) continue;
+      const a = base + BigInt(j);
+      if (a < lo || a >= hi) {
+        outside++;
+        report(`octet at ${a.toString(16)} outside packet ${p ? tb.packets.indexOf(p) : 'none'} [${lo.toString(16)}, ${hi.toString(16)})`);
+      }
+    }
+    if (p && ++wpBeats === blocks(p, W)) {
+      wp++;
+      wpBeats = 0;
+    }
+  };
+  const idleCheck = () => {
+    const m = tb.model;
+    // idle, against the state before this edge's handshakes.
+    if (m.peekPreNumber(m.handle('idle')) === 1) {
+      idleSeen++;
+      // Placed commands accepted: those among the first `accepted` packets; writes still due?
+      const placedAccepted = placedBefore[tb.accepted]!;
+      const dueBeats = placedAccepted > 0 ? cumBlocks[placedAccepted - 1]! : 0;
+      if (writeBeats < dueBeats) report(`idle = 1 with ${dueBeats - writeBeats} write beats of accepted commands outstanding`);
+      if (tb.ended < tb.accepted) report(`idle = 1 while packet ${tb.ended} of an accepted command has not fully arrived`);
+    }
+    if (m.peekPreNumber(m.handle('s_axis_tvalid')) === 1 && m.peekPreNumber(m.handle('s_axis_tready')) === 0) fifoFull++;
+  };
+  tb = new PlaceBench(o, report, onWrite, idleCheck);
+  const { model, packets, overlapping, topOfMemory } = tb;
+  placed = packets.filter((p) => !p.discard);
+  const expectedWriteBeats = placed.reduce((n, p) => n + blocks(p, W), 0);
+  for (const p of packets) placedBefore.push(placedBefore[placedBefore.length - 1]! + (p.discard ? 0 : 1));
   placed.forEach((p, k) => cumBlocks.push((k ? cumBlocks[k - 1]! : 0) + blocks(p, W)));
 
   const totalBeats = packets.reduce((n, p) => n + Math.ceil(p.data.length / W), 0);
-  for (const p of [P.cmdValid, P.wrReady]) model.pokeNumber(p, 0);
+  const idle = model.handle('idle');
   tb.reset();
   try {
-    tb.until(() => nextCmd === packets.length && ended === packets.length && writeBeats >= expectedWriteBeats, 20 * totalBeats + 10_000, `${packets.length} packets through ${name}`);
-    tb.until(() => model.peekNumber(P.idle) === 1, 200, `${name} idle at the end`);
+    tb.until(() => tb.cmd.idle && tb.ended === packets.length && writeBeats >= expectedWriteBeats, 20 * totalBeats + 10_000, `${packets.length} packets through ${name}`);
+    tb.until(() => model.peekNumber(idle) === 1, 200, `${name} idle at the end`);
   } catch (e) {
     report((e as Error).message);
   }
   tb.run(30); // anything extra shows up below
-  if (model.peekNumber(P.idle) !== 1) report('idle = 0 at the end');
+  if (model.peekNumber(idle) !== 1) report('idle = 0 at the end');
   if (writeBeats !== expectedWriteBeats) report(`${writeBeats} write beats, expected ${expectedWriteBeats}`);
+  const end = model.cycles;
   tb.close();
 
   // The expected memory: the placed packets applied in order.
@@ -273,25 +282,34 @@ export function cosimDdpRxPlace(o: DdpRxPlaceCosimOptions): DdpRxPlaceResult {
     }
   }
   let memoryMismatches = 0;
-  for (const k of new Set([...want.keys(), ...mem.keys()])) {
+  let firstMemory: DdpRxPlaceMismatch | undefined;
+  for (const k of new Set([...want.keys(), ...written.keys()])) {
     const a = want.get(k) ?? new Uint8Array(W);
-    const b = mem.get(k) ?? new Uint8Array(W);
-    for (let j = 0; j < W; j++) if (a[j] !== b[j]) memoryMismatches++;
+    const b = tb.mem.memory.read(k, W);
+    for (let j = 0; j < W; j++) {
+      if (a[j] === b[j]) continue;
+      memoryMismatches++;
+      firstMemory ??= { what: `memory at 0x${(k + BigInt(j)).toString(16)}`, cycle: written.get(k) ?? end, expected: hex(a.subarray(j)), actual: hex(b.subarray(j)) };
+    }
   }
+  const firstViolation = violations[0] && { what: 'violation', cycle: violations[0].cycle, expected: 'no violation', actual: violations[0].text };
+  const firstMismatch = [firstViolation, firstMemory].filter((x): x is DdpRxPlaceMismatch => x !== undefined).sort((x, y) => x.cycle - y.cycle)[0];
   return {
     module: name,
     width: W,
+    seed: o.seed,
     packets: packets.length,
     placed: placed.length,
     octets: packets.reduce((n, p) => n + p.data.length, 0),
-    inputBeats: inBeats,
+    inputBeats: tb.inBeats,
     writeBeats,
     expectedWriteBeats,
     memoryMismatches,
     violations: nViolations,
     outside,
-    firstViolations: violations,
-    cycles: lastWriteEdge - firstInputEdge + 1,
+    firstViolations: violations.map((v) => v.text),
+    ...(firstMismatch && { firstMismatch }),
+    cycles: lastWriteEdge - tb.firstInputEdge + 1,
     coverage: {
       unaligned: packets.filter((p) => p.addr % BW !== 0n).length,
       discarded: packets.length - placed.length,

@@ -6,10 +6,13 @@ import { MpaFramer } from '../../ts-model/mpa/framer';
 import { mulpdu } from '../../ts-model/mpa/mulpdu';
 import { mpaOptions } from '../../ts-model/mpa/options';
 import { MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
-import { prng, type Prng } from '../../ts-model/util/prng';
-import { random as randomPause } from '../cocotb/pause';
-import { Testbench } from '../cocotb/testbench';
-import { dutSelection, openDut, type DutSelection } from './dut';
+import type { Prng } from '../../ts-model/util/prng';
+import type { AxisSink, AxisSource } from '../cocotb/axis';
+import type { RecordGroup } from '../cocotb/record-group';
+import { DutBench } from '../harness/dut-bench';
+import { dutSelection, type DutSelection } from '../harness/open-dut';
+import { Tally } from '../harness/tally';
+import { SEQ_LOW_BITS } from './qp-config';
 
 /**
  * Co-simulation of the generated MPA receive block (mpa_rx_w<W>) against the model's MpaDeframer.
@@ -45,6 +48,11 @@ export interface MpaRxMismatch {
   readonly stream: number;
   /** The FPDU index in the stream the first difference is at. */
   readonly fpdu: number;
+  /**
+   * The cycle of the difference: when the differing packet's last beat came out or err_valid rose;
+   * for something the RTL never did, the cycle it was found missing by.
+   */
+  readonly cycle: number;
   readonly what: string;
   readonly expected: string;
   readonly actual: string;
@@ -188,28 +196,61 @@ function planStream(r: Prng, W: number, n: number, faultRate: number, mix: 'mixe
 
 const preview = (b: Uint8Array) => `${b.length} octets ${Buffer.from(b.subarray(0, 24)).toString('hex')}${b.length > 24 ? '…' : ''}`;
 
+/**
+ * The fixture of mpa_rx_w<W>: TCP payload into s_axis, ULPDUs out of m_axis, the stream's
+ * configuration on cfg_*; input beats and input tlasts counted, and the cycle err_valid rose.
+ */
+class MpaRxBench extends DutBench {
+  readonly sAxis: AxisSource;
+  readonly mAxis: AxisSink;
+  readonly cfg: RecordGroup;
+  inputBeats = 0;
+  /** Cycle of each input tlast of the current stream. */
+  lastAt: number[] = [];
+  /** The cycle err_valid was first seen in the current stream (-1: not yet). */
+  errAt = -1;
+
+  constructor(opts: MpaRxCosimOptions) {
+    super(...DutBench.opening(`mpa_rx_w${opts.width}`, opts.seed, dutSelection(opts)));
+    const { model } = this;
+    this.sAxis = this.source('s_axis');
+    this.mAxis = this.sink('m_axis');
+    this.cfg = this.inputs('cfg');
+    const h = (n: string) => model.handle(n);
+    const [sTvalid, sTready, sTlast, errValid] = [h('s_axis_tvalid'), h('s_axis_tready'), h('s_axis_tlast'), h('err_valid')];
+    this.add({
+      sample: () => {
+        if (this.errAt < 0 && model.peekPreNumber(errValid)) this.errAt = model.cycles;
+        if (!model.peekPreNumber(sTvalid) || !model.peekPreNumber(sTready)) return;
+        this.inputBeats++;
+        // The cycles the block spends taking in each FPDU (input tlast to input tlast, one FPDU per
+        // segment): what the cost model's MPA RX stage estimates. Any stall of the input shows here.
+        if (model.peekPreNumber(sTlast)) this.lastAt.push(model.cycles);
+      },
+    });
+  }
+
+  /** A new stream: its back-pressure (probabilities from the bench's stream unless given), configuration and a reset. */
+  start(cfg: StreamConfig, sourcePause: number | undefined, sinkPause: number | undefined): void {
+    const r = this.r;
+    this.sAxis.setPause(this.pause(() => sourcePause ?? (r.bool(0.2) ? 0 : r.int(0, 50) / 100)));
+    this.mAxis.setPause(this.pause(() => sinkPause ?? (r.bool(0.2) ? 0 : r.int(0, 50) / 100)));
+    this.cfg.poke({ markers: cfg.markers, crc: cfg.crc, s0: cfg.s0 & SEQ_LOW_BITS, seq: cfg.seq & SEQ_LOW_BITS, maxUlpdu: cfg.maxUlpdu });
+    this.reset();
+    this.lastAt = [];
+    this.errAt = -1;
+  }
+}
+
 export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
   const W = opts.width;
-  const { src, compiled, model } = openDut(`mpa_rx_w${W}`, dutSelection(opts));
-  const tb = new Testbench(model);
-  const r = prng(opts.seed);
-  const source = tb.source('s_axis');
-  const sink = tb.sink('m_axis');
+  const tb = new MpaRxBench(opts);
+  const { model, r, sAxis: source, mAxis: sink } = tb;
   const h = (n: string) => model.handle(n);
-  const cfgPorts = { markers: h('cfg_markers'), crc: h('cfg_crc'), s0: h('cfg_s0'), seq: h('cfg_seq'), max: h('cfg_max_ulpdu') };
   const errValid = h('err_valid');
   const errCode = h('err_code');
   const fpduCount = h('fpdu_count');
-  const sTvalid = h('s_axis_tvalid');
-  const sTready = h('s_axis_tready');
   const mTvalid = h('m_axis_tvalid');
-  let inputBeats = 0;
-  tb.add({ sample: () => void (model.peekPreNumber(sTvalid) && model.peekPreNumber(sTready) && inputBeats++) });
-  // The cycles the block spends taking in each FPDU (input tlast to input tlast, one FPDU per
-  // segment): what the cost model's MPA RX stage estimates. Any stall of the input shows here.
-  const sTlast = h('s_axis_tlast');
-  let lastAt: number[] = [];
-  tb.add({ sample: () => void (model.peekPreNumber(sTvalid) && model.peekPreNumber(sTready) && model.peekPreNumber(sTlast) && lastAt.push(model.cycles)) });
   const measuring = opts.sourcePause === 0 && opts.sinkPause === 0 && opts.segments === 'fpdu';
   const cyclePairs: { measured: number; model: number }[] = [];
 
@@ -218,10 +259,9 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
   let delivered = 0;
   let errorsChecked = 0;
   let payloadBytes = 0;
-  let mismatches = 0;
+  const mismatches = new Tally<MpaRxMismatch>(1);
   let cycles = 0;
   let busyCycles = 0;
-  let first: MpaRxMismatch | undefined;
   const errorCodes: Record<string, number> = {};
   const coverage: MpaRxCoverage = { leadingMarker: 0, markerAfterHeader: 0, markerBeforeCrc: 0, zeroLength: 0 };
   const t0 = performance.now();
@@ -240,15 +280,7 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
     const good = events.filter((e) => e.kind === 'fpdu');
     const error = deframer.error;
 
-    source.setPause(randomPause(r.u32(), opts.sourcePause ?? (r.bool(0.2) ? 0 : r.int(0, 50) / 100)));
-    sink.setPause(randomPause(r.u32(), opts.sinkPause ?? (r.bool(0.2) ? 0 : r.int(0, 50) / 100)));
-    model.pokeNumber(cfgPorts.markers, cfg.markers ? 1 : 0);
-    model.pokeNumber(cfgPorts.crc, cfg.crc ? 1 : 0);
-    model.pokeNumber(cfgPorts.s0, cfg.s0 & 0x1ff);
-    model.pokeNumber(cfgPorts.seq, cfg.seq & 0x1ff);
-    model.pokeNumber(cfgPorts.max, cfg.maxUlpdu);
-    tb.reset();
-    lastAt = [];
+    tb.start(cfg, opts.sourcePause, opts.sinkPause);
     if (opts.segments === 'fpdu') {
       // Segment boundaries at the delivered FPDUs' edges; whatever follows them (a faulty FPDU
       // and the rest) in one last segment.
@@ -284,6 +316,7 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
     cycles += model.cycles - c0;
     if (measuring) {
       // Delivered FPDUs after the first (which includes the fill), before any error.
+      const { lastAt } = tb;
       for (let i = 1; i < Math.min(lastAt.length, good.length); i++) {
         const g = good[i]!;
         cyclePairs.push({ measured: lastAt[i]! - lastAt[i - 1]!, model: fpduCycles(W, { wireLength: g.wireLength, ulpduLength: g.ulpdu.length, placements: [] }).mpaRx });
@@ -291,43 +324,41 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
     }
     const frames = sink.drain();
 
-    const report = (fpdu: number, what: string, expected: string, actual: string) => {
-      mismatches++;
-      first ??= { stream, fpdu, what, expected, actual, config: cfg };
-    };
+    // One difference per stream: after the first, the rest of the stream means little.
     let ok = true;
-    const check = (cond: boolean, fpdu: number, what: string, expected: string, actual: string) => {
+    const now = model.cycles;
+    const check = (cond: boolean, fpdu: number, what: string, expected: string, actual: string, cycle = now) => {
       if (!cond && ok) {
         ok = false;
-        report(fpdu, what, expected, actual);
+        mismatches.add({ stream, fpdu, cycle, what, expected, actual, config: cfg });
       }
     };
     good.forEach((e, i) => {
       const f = frames[i];
       check(f !== undefined, i, 'packet missing', `ULPDU ${preview(e.ulpdu)}`, timedOut ? `nothing (timed out, ${sink.receivedCount} packets in all)` : 'nothing');
       if (!f) return;
-      check(Number(f.tuser) === 1, i, 'tuser', '1 (good FPDU)', String(f.tuser));
-      check(Buffer.from(f.data).equals(Buffer.from(e.ulpdu)), i, 'ULPDU', preview(e.ulpdu), preview(f.data));
+      check(Number(f.tuser) === 1, i, 'tuser', '1 (good FPDU)', String(f.tuser), f.cycle);
+      check(Buffer.from(f.data).equals(Buffer.from(e.ulpdu)), i, 'ULPDU', preview(e.ulpdu), preview(f.data), f.cycle);
     });
     if (error) {
       const i = error.index;
       const f = frames[i];
       check(f !== undefined, i, 'failed packet missing', `tuser 0, code ${error.code}`, 'nothing');
       if (f) {
-        check(Number(f.tuser) === 0, i, 'tuser of the failed FPDU', '0', String(f.tuser));
+        check(Number(f.tuser) === 0, i, 'tuser of the failed FPDU', '0', String(f.tuser), f.cycle);
         // ULPDU_Length over the maximum: one zero-length beat; otherwise the ULPDU went out cut-through.
         const want = cfg.sizes[i]! > cfg.maxUlpdu ? new Uint8Array(0) : plan.ulpdus[i]!;
-        check(Buffer.from(f.data).equals(Buffer.from(want)), i, 'octets of the failed FPDU', preview(want), preview(f.data));
+        check(Buffer.from(f.data).equals(Buffer.from(want)), i, 'octets of the failed FPDU', preview(want), preview(f.data), f.cycle);
       }
       check(model.peekNumber(errValid) === 1, i, 'err_valid', '1', String(model.peekNumber(errValid)));
-      check(model.peekNumber(errCode) === error.code, i, 'err_code', String(error.code), String(model.peekNumber(errCode)));
+      check(model.peekNumber(errCode) === error.code, i, 'err_code', String(error.code), String(model.peekNumber(errCode)), tb.errAt);
       errorsChecked++;
       const key = `0x0${error.code} ${cfg.fault && cfg.fault.at === i ? cfg.fault.kind : 'other'}`;
       errorCodes[key] = (errorCodes[key] ?? 0) + 1;
     } else {
-      check(model.peekNumber(errValid) === 0, good.length, 'err_valid', '0', `1 (code ${model.peekNumber(errCode)})`);
+      check(model.peekNumber(errValid) === 0, good.length, 'err_valid', '0', `1 (code ${model.peekNumber(errCode)})`, tb.errAt);
     }
-    check(frames.length <= expectedFrames, expectedFrames, 'packets after the last expected one', String(expectedFrames), String(frames.length));
+    check(frames.length <= expectedFrames, expectedFrames, 'packets after the last expected one', String(expectedFrames), String(frames.length), frames[expectedFrames]?.cycle);
     check((model.peekNumber(fpduCount) >>> 0) === good.length, good.length, 'fpdu_count', String(good.length), String(model.peekNumber(fpduCount)));
     delivered += good.length;
     if (timedOut) {
@@ -340,7 +371,7 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
   tb.close();
   return {
     dut: 'mpa_rx',
-    module: src.top,
+    module: tb.src!.top,
     width: W,
     seed: opts.seed,
     streams,
@@ -349,18 +380,18 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
     errorsChecked,
     errorCodes,
     coverage,
-    mismatches,
+    mismatches: mismatches.count,
     payloadBytes,
-    inputBeats,
+    inputBeats: tb.inputBeats,
     outputBeats: sink.beatCount,
     cycles,
     busyCycles,
-    inputBeatsPerCycle: Math.round((inputBeats / busyCycles) * 1000) / 1000,
+    inputBeatsPerCycle: Math.round((tb.inputBeats / busyCycles) * 1000) / 1000,
     cycleCheck: measuring ? cycleCheck(cyclePairs) : null,
     simCyclesPerSecond: Math.round(cycles / seconds),
-    buildSeconds: compiled.buildMs / 1000,
-    buildCached: compiled.cached,
-    rtl: src.origin,
-    ...(first && { firstMismatch: first }),
+    buildSeconds: tb.compiled!.buildMs / 1000,
+    buildCached: tb.compiled!.cached,
+    rtl: tb.origin,
+    ...(mismatches.first && { firstMismatch: mismatches.first }),
   };
 }

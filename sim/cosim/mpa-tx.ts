@@ -2,11 +2,11 @@ import { MPA_TX_CTX } from '../../hdl-gen/blocks/records';
 import { fpduCycles } from '../../ts-model/cost/cost-model';
 import { cycleCheck as summarize, type CycleCheck } from './cycle-check';
 import { MpaFramer, mulpdu } from '../../ts-model/mpa';
-import { prng } from '../../ts-model/util/prng';
-import type { AxisSendBeat } from '../cocotb/axis';
-import { random as randomPause } from '../cocotb/pause';
-import { Testbench } from '../cocotb/testbench';
-import { dutSelection, openDut, type DutSelection } from './dut';
+import type { AxisSendBeat, AxisSink, AxisSource } from '../cocotb/axis';
+import { DutBench } from '../harness/dut-bench';
+import { dutSelection, type DutSelection } from '../harness/open-dut';
+import { Tally } from '../harness/tally';
+import { SEQ_LOW_BITS } from './qp-config';
 import { hex } from '../../ts-model/util/hex';
 
 /**
@@ -29,6 +29,8 @@ export interface MpaTxCosimOptions extends DutSelection {
 
 export interface MpaTxMismatch {
   readonly fpdu: number;
+  /** The cycle the differing FPDU's last beat came out. */
+  readonly cycle: number;
   readonly ulpduLength: number;
   readonly startSeq: string;
   readonly firstDifference: number;
@@ -72,14 +74,42 @@ export interface MpaTxCosimResult {
 }
 
 
+/**
+ * The fixture of mpa_tx_w<W>: ULPDUs into s_axis, FPDUs out of m_axis, both with back-pressure;
+ * the cycle of every output tlast (the RTL's time per FPDU) and every beat that is not packed.
+ */
+class MpaTxBench extends DutBench {
+  readonly sAxis: AxisSource;
+  readonly mAxis: AxisSink;
+  readonly lastAt: number[] = [];
+  /** Packed beats: every beat of an FPDU full but its last (a TCP engine takes the payload as is). */
+  readonly notPacked: string[] = [];
+
+  constructor(opts: MpaTxCosimOptions) {
+    super(...DutBench.opening(`mpa_tx_w${opts.width}`, opts.seed, dutSelection(opts)));
+    const { model } = this;
+    this.sAxis = this.source('s_axis', { pause: this.pause(opts.sourcePause ?? 0.15) });
+    this.mAxis = this.sink('m_axis', { pause: this.pause(opts.sinkPause ?? 0.15) });
+    const h = (n: string) => model.handle(n);
+    const [tlast, tvalid, tready, tkeep] = [h('m_axis_tlast'), h('m_axis_tvalid'), h('m_axis_tready'), h('m_axis_tkeep')];
+    const fullKeep = (1n << BigInt(opts.width)) - 1n;
+    this.add({
+      sample: () => {
+        if (!model.peekPreNumber(tvalid) || !model.peekPreNumber(tready)) return;
+        const last = model.peekPreNumber(tlast) === 1;
+        if (last) this.lastAt.push(model.cycles);
+        const keep = model.peekPre(tkeep);
+        if ((!last && keep !== fullKeep) || (keep & (keep + 1n)) !== 0n) this.notPacked.push(`tkeep 0x${keep.toString(16)} (tlast ${last}) at cycle ${model.cycles}`);
+      },
+    });
+  }
+}
+
 export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
   const W = opts.width;
   const name = `mpa_tx_w${W}`;
-  const { src, model } = openDut(name, dutSelection(opts));
-  const tb = new Testbench(model);
-  const r = prng(opts.seed);
-  const source = tb.source('s_axis', { pause: randomPause(r.u32(), opts.sourcePause ?? 0.15) });
-  const sink = tb.sink('m_axis', { pause: randomPause(r.u32(), opts.sinkPause ?? 0.15) });
+  const tb = new MpaTxBench(opts);
+  const { model, r } = tb;
 
   const markers = opts.markers ?? r.bool(0.7);
   const crc = opts.crc ?? r.bool(0.8);
@@ -107,53 +137,35 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
     lengths.push(L);
     // Continue: the FPDU follows the previous one, and its seq field is ignored (sent as noise).
     const cont = i > 0 && r.bool(0.5);
-    const seqField = cont ? r.int(0, 0x1ff) : seq & 0x1ff;
-    const tuser = MPA_TX_CTX.encode({ ulpdu_length: L, seq: seqField, s0: s0 & 0x1ff, markers: markers ? 1 : 0, crc: crc ? 1 : 0, cont: cont ? 1 : 0 });
+    const seqField = cont ? r.int(0, SEQ_LOW_BITS) : seq & SEQ_LOW_BITS;
+    const tuser = MPA_TX_CTX.encode({ ulpdu_length: L, seq: seqField, s0: s0 & SEQ_LOW_BITS, markers: markers ? 1 : 0, crc: crc ? 1 : 0, cont: cont ? 1 : 0 });
     const beats: AxisSendBeat[] = [];
     for (let at = 0; at < L || beats.length === 0; at += W) {
       const k = Math.min(W, L - at);
       beats.push({ data: ulpdu.subarray(at, at + k), tkeep: (1n << BigInt(k)) - 1n, tlast: at + W >= L, tuser: beats.length === 0 ? tuser : 0 });
     }
-    source.sendBeats(beats);
+    tb.sAxis.sendBeats(beats);
   }
 
   tb.reset();
-  // Cycle of every output tlast: the RTL's time per FPDU.
-  const tlast = model.handle('m_axis_tlast');
-  const tvalid = model.handle('m_axis_tvalid');
-  const tready = model.handle('m_axis_tready');
-  const tkeep = model.handle('m_axis_tkeep');
-  const lastAt: number[] = [];
-  // Packed beats: every beat of an FPDU full but its last (a TCP engine takes the payload as is).
-  const fullKeep = (1n << BigInt(W)) - 1n;
-  const notPacked: string[] = [];
-  tb.add({ sample: () => {
-    if (!model.peekPreNumber(tvalid) || !model.peekPreNumber(tready)) return;
-    const last = model.peekPreNumber(tlast) === 1;
-    if (last) lastAt.push(model.cycles);
-    const keep = model.peekPre(tkeep);
-    if ((!last && keep !== fullKeep) || (keep & (keep + 1n)) !== 0n) notPacked.push(`tkeep 0x${keep.toString(16)} (tlast ${last}) at cycle ${model.cycles}`);
-  } });
-  const t0 = performance.now();
-  const c0 = model.cycles;
+  const timer = tb.timer();
   const wire = expected.reduce((a, e) => a + e.length, 0);
-  tb.until(() => sink.available >= opts.fpdus, wire * 4 + 10_000, `${opts.fpdus} FPDUs from ${name}`);
-  const seconds = (performance.now() - t0) / 1000;
-  const cycles = model.cycles - c0;
+  tb.until(() => tb.mAxis.available >= opts.fpdus, wire * 4 + 10_000, `${opts.fpdus} FPDUs from ${name}`);
+  const time = timer.stop();
   const errLength = model.peekNumber(model.handle('err_length')) === 1;
   tb.close();
 
-  let mismatches = 0;
-  let first: MpaTxMismatch | undefined;
-  if (errLength) mismatches++;
-  mismatches += notPacked.length;
+  const { lastAt, notPacked } = tb;
+  const mismatches = new Tally<MpaTxMismatch>(1);
+  if (errLength) mismatches.count++;
+  mismatches.count += notPacked.length;
   expected.forEach((want, i) => {
-    const got = sink.recv()!.data;
+    const f = tb.mAxis.recv()!;
+    const got = f.data;
     if (Buffer.compare(got, want) === 0) return;
-    mismatches++;
     let d = 0;
     while (d < want.length && d < got.length && want[d] === got[d]) d++;
-    first ??= { fpdu: i, ulpduLength: lengths[i]!, startSeq: `0x${starts[i]!.toString(16)}`, firstDifference: d, expected: hex(want), actual: hex(got) };
+    mismatches.add({ fpdu: i, cycle: f.cycle!, ulpduLength: lengths[i]!, startSeq: `0x${starts[i]!.toString(16)}`, firstDifference: d, expected: hex(want), actual: hex(got) });
   });
   const payload = lengths.reduce((a, b) => a + b, 0);
   // The first FPDU includes the pipeline's fill: compare from the second on.
@@ -163,6 +175,7 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
   }));
   const cycleCheck = summarize(pairs);
   const beatsBound = expected.reduce((a, e) => a + Math.ceil(e.length / W), 0);
+  const first = mismatches.first;
   return {
     dut: 'mpa_tx',
     module: name,
@@ -172,14 +185,14 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
     markers,
     crc,
     s0: `0x${s0.toString(16)}`,
-    mismatches,
+    mismatches: mismatches.count,
     payloadBytes: payload,
     wireBytes: wire,
-    cycles,
-    efficiency: payload / (cycles * W),
+    cycles: time.cycles,
+    efficiency: payload / (time.cycles * W),
     bound: payload / (beatsBound * W),
-    simCyclesPerSecond: Math.round(cycles / seconds),
-    rtl: src.origin,
+    simCyclesPerSecond: time.simCyclesPerSecond,
+    rtl: tb.origin,
     cycleCheck,
     coverage,
     errLength,

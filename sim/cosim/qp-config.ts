@@ -1,11 +1,10 @@
 import type { MpaStreamConfig } from '../../ts-model/mpa';
 import { mpaOptions } from '../../ts-model/mpa/options';
-import type { PortHandle, SimModel } from '../verilator/model';
 
 /**
  * A QP's context as rnic_top's configuration port loads it (hdl-gen/blocks/rnic-qp.ts, cfg_*),
  * and the two MPA streams of the model that go with it. One place for the field-to-port mapping:
- * every harness of the top configures QPs through `pokeQpConfig`.
+ * every harness of the top configures QPs with `qpConfigFields`.
  */
 export interface QpConfig {
   readonly pd: number;
@@ -37,17 +36,15 @@ export interface MpaDirection {
 }
 
 /** The MPA sequence numbers the RTL keeps: their low 9 bits (a marker period is 512 octets). */
-const SEQ_LOW_BITS = 0x1ff;
+export const SEQ_LOW_BITS = 0x1ff;
 
-/** Drives the configuration port's fields for QP `qp` (cfg_valid is the caller's). */
-export function pokeQpConfig(m: SimModel, h: (name: string) => PortHandle, qp: number, c: QpConfig): void {
-  const fields: [string, number][] = [
-    ['cfg_qp', qp], ['cfg_rfc7306', c.rfc7306 ? 1 : 0], ['cfg_pd', c.pd], ['cfg_ird', c.ird], ['cfg_ord', c.ord],
-    ['cfg_initial_msn', c.msn >>> 0], ['cfg_mulpdu', c.mulpdu], ['cfg_max_ulpdu', c.maxUlpdu], ['cfg_big_endian', c.bigEndian ? 1 : 0],
-    ['cfg_crc', c.crc ? 1 : 0], ['cfg_rx_markers', c.rx.markers ? 1 : 0], ['cfg_tx_markers', c.tx.markers ? 1 : 0],
-    ['cfg_rx_s0', c.rx.s0 & SEQ_LOW_BITS], ['cfg_rx_seq', c.rx.seq & SEQ_LOW_BITS], ['cfg_tx_s0', c.tx.s0 & SEQ_LOW_BITS], ['cfg_tx_seq', c.tx.seq & SEQ_LOW_BITS],
-  ];
-  for (const [name, v] of fields) m.pokeNumber(h(name), v);
+/** The configuration port's fields (cfg_*) that load QP `qp` with `c`. */
+export function qpConfigFields(qp: number, c: QpConfig) {
+  return {
+    qp, rfc7306: c.rfc7306, pd: c.pd, ird: c.ird, ord: c.ord, initialMsn: c.msn >>> 0, mulpdu: c.mulpdu, maxUlpdu: c.maxUlpdu, bigEndian: c.bigEndian,
+    crc: c.crc, rxMarkers: c.rx.markers, txMarkers: c.tx.markers,
+    rxS0: c.rx.s0 & SEQ_LOW_BITS, rxSeq: c.rx.seq & SEQ_LOW_BITS, txS0: c.tx.s0 & SEQ_LOW_BITS, txSeq: c.tx.seq & SEQ_LOW_BITS,
+  };
 }
 
 /** The model's MPA streams of a QP: what it receives (checked against maxUlpduLength) and sends. */

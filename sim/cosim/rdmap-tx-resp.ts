@@ -8,12 +8,15 @@ import { Opcode, READ_REQUEST_HEADER_SIZE, rdmapControl } from '../../ts-model/r
 import { encodeAtomicResponse, encodeTerminate } from '../../ts-model/rdmap/headers';
 import { hex } from '../../ts-model/util/hex';
 import { prng, type Prng } from '../../ts-model/util/prng';
-import { random as randomPause } from '../cocotb/pause';
-import { Testbench } from '../cocotb/testbench';
+import type { Fields } from '../cocotb/record-group';
+import type { RecordSource } from '../cocotb/record-source';
 import type { SimModel } from '../verilator/model';
-import { openDut, type DutOptions } from './dut';
+import type { HostMemoryPort } from '../harness/host-memory-port';
+import { BackgroundMemory } from '../harness/memory';
+import { openDut, type DutOptions } from '../harness/open-dut';
 import type { AtomicOp } from './atomic-unit';
-import { ReadPortResponder, UlpduStreamCheck, ulpduMismatches, type UlpduMismatch } from './tx-ports';
+import { TxBlockBench, type TxBlockRunOptions, type TxRunEnd } from './tx-bench';
+import { txMismatches, type UlpduMismatch } from './tx-ports';
 
 /**
  * Co-simulation of rdmap_tx_resp_w<W> (hdl-gen/blocks/rdmap-tx-resp.ts) against the model's own
@@ -21,8 +24,8 @@ import { ReadPortResponder, UlpduStreamCheck, ulpduMismatches, type UlpduMismatc
  * fetchAdd / cmpSwap + `encodeAtomicResponse` on QN 3 for atomics, `writeDdpHeader` +
  * `encodeTerminate` on QN 2 for Terminates (`fail()`), run in request order on a mirror memory.
  *
- * Host memory: every octet has a fixed pseudo-random background value (a hash of its address);
- * 8-octet words written by atomics are kept in an overlay. Reads are answered in order, 1..maxLatency
+ * Host memory: a `BackgroundMemory` (sim/harness/memory.ts): every octet has a fixed pseudo-random
+ * value (a hash of its address); 8-octet words written by atomics are kept in an overlay. Reads are answered in order, 1..maxLatency
  * cycles after their handshake; writes land at their handshake with their strobes. Every ULPDU is
  * compared octet for octet, then the final memory; every read and write address must be a
  * multiple of W, m_axis beats full but the last (tkeep 2^k − 1 there, k ≥ 1), and rd_valid /
@@ -48,61 +51,7 @@ export type RespRequest =
       readonly rdmaHeader: Uint8Array;
     };
 
-// ---- host memory ---------------------------------------------------------------------------------
-
 const MASK64 = (1n << 64n) - 1n;
-
-/** The background octet at (hi:lo), a hash of the address. */
-function background(lo: number, hi: number): number {
-  let x = (lo ^ Math.imul(hi, 0x9e3779b1)) >>> 0;
-  x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
-  x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
-  return (x ^ (x >>> 16)) & 0xff;
-}
-
-/** Host memory for the response tests: a hashed background (no storage, any address) plus the 8-octet words written since (keyed by their aligned address). */
-export class BackgroundMemory {
-  readonly words = new Map<bigint, Uint8Array>();
-
-  clone(): BackgroundMemory {
-    const c = new BackgroundMemory();
-    for (const [a, w] of this.words) c.words.set(a, w.slice());
-    return c;
-  }
-
-  read(addr: bigint, n: number): Uint8Array {
-    const out = new Uint8Array(n);
-    let lo = Number(addr & 0xffffffffn);
-    let hi = Number((addr >> 32n) & 0xffffffffn);
-    for (let i = 0; i < n; i++) {
-      out[i] = background(lo, hi);
-      if (++lo === 0x100000000) {
-        lo = 0;
-        hi = (hi + 1) >>> 0;
-      }
-    }
-    const end = addr + BigInt(n);
-    for (const [a, w] of this.words) {
-      if (a + 8n <= addr || a >= end) continue;
-      for (let k = 0; k < 8; k++) {
-        const at = a + BigInt(k) - addr;
-        if (at >= 0n && at < BigInt(n)) out[Number(at)] = w[k]!;
-      }
-    }
-    return out;
-  }
-
-  write(addr: bigint, data: Uint8Array, strb: (k: number) => boolean): void {
-    for (let k = 0; k < data.length; k++) {
-      if (!strb(k)) continue;
-      const a = (addr + BigInt(k)) & MASK64;
-      const base = a & ~7n;
-      const word = this.words.get(base) ?? this.read(base, 8);
-      word[Number(a - base)] = data[k]!;
-      this.words.set(base, word);
-    }
-  }
-}
 
 // ---- the reference -------------------------------------------------------------------------------
 
@@ -211,174 +160,78 @@ export function randomRequests(r: Prng, n: number, mulpdu: number, W: number, mi
 
 // ---- one run of the RTL ------------------------------------------------------------------------------
 
-export interface RespRunOptions {
-  readonly width: number;
-  readonly requests: readonly RespRequest[];
-  /** Mutated: the RTL's writes land here. */
-  readonly memory: BackgroundMemory;
-  readonly mulpdu: number;
+export interface RespRunOptions extends TxBlockRunOptions<RespRequest> {
   readonly bigEndian: boolean;
-  readonly initialMsn: number;
-  readonly seed: number;
-  /** Per-cycle probabilities (default 0.3; 0 = full rate). */
+  /** Per-cycle probabilities of no request offered and of wr_ready low (default 0.3). */
   readonly reqGap?: number;
-  readonly rdPause?: number;
   readonly wrPause?: number;
-  readonly sinkPause?: number;
-  /** Read latency, uniform in [minLatency, maxLatency] cycles after the handshake (default 1..6). */
-  readonly minLatency?: number;
-  readonly maxLatency?: number;
-  /** An open model of rdmap_tx_resp_w<width> (reset first); otherwise one is opened and closed. */
-  readonly model?: SimModel;
-  readonly dut?: DutOptions;
 }
 
-export interface RespRun {
-  readonly ulpdus: Uint8Array[];
-  readonly violations: string[];
+export interface RespRun extends TxRunEnd {
   /** Cycles from reset to the last beat. */
   readonly cycles: number;
-  /** Cycle of each request handshake and of each ULPDU's last beat (for rate checks). */
-  readonly acceptedAt: number[];
-  readonly lastBeatAt: number[];
   readonly reads: number;
   readonly writes: number;
-  readonly idleAtEnd: boolean;
 }
 
-const hasBit = (words: Uint32Array, offset: number, k: number): boolean => ((words[offset + (k >>> 5)]! >>> (k & 31)) & 1) === 1;
+/** The fields a request kind does not use, in the order noise is drawn for them. */
+const REQ_NOISE_FIELDS = ['sinkStag', 'sinkTo', 'srcAddr', 'size', 'addr', 'addSwap', 'addSwapMask', 'compare', 'compareMask', 'requestId', 'termSegLen', 'termDdpHdr', 'termRdmaHdr'] as const;
+
+/** The request port's fields (req_*, hdl-gen/blocks/rdmap-tx-resp.ts) for `q`. */
+function reqFields(q: RespRequest): Fields {
+  switch (q.kind) {
+    case 'read':
+      return { kind: RESP_KIND.READ_RESPONSE, sinkStag: q.sinkStag >>> 0, sinkTo: q.sinkTo, srcAddr: q.srcAddr, size: q.size };
+    case 'atomic':
+      return { kind: RESP_KIND.ATOMIC, aopcode: q.aopcode, addr: q.addr, addSwap: q.addSwap, addSwapMask: q.addSwapMask, compare: q.compare, compareMask: q.compareMask, requestId: q.requestId >>> 0 };
+    case 'terminate':
+      return {
+        kind: RESP_KIND.TERMINATE, termLayer: q.layer, termEtype: q.etype, termCode: q.code, termM: q.m, termD: q.d, termR: q.r,
+        termTagged: q.tagged, termSegLen: q.segLen, termDdpHdr: q.ddpHeader, termRdmaHdr: q.rdmaHeader,
+      };
+  }
+}
+
+/**
+ * The fixture of rdmap_tx_resp_w<W>: requests on req_* after random gaps (fields of the other
+ * kinds random), both memory ports on a background memory (atomics write back), the ULPDU stream
+ * on m_axis with its check.
+ */
+class RespBench extends TxBlockBench {
+  readonly req: RecordSource<RespRequest>;
+  readonly mem: HostMemoryPort;
+
+  constructor(model: SimModel, o: RespRunOptions) {
+    super(model, o.seed);
+    const r = this.r;
+    const reqGap = this.pause(o.reqGap ?? 0.3);
+    const rdPause = this.pause(o.rdPause ?? 0.3);
+    const wrPause = this.pause(o.wrPause ?? 0.3);
+    this.req = this.recordSource('req', {
+      gap: reqGap,
+      filler: () => ({
+        ...this.req.group.random(r, REQ_NOISE_FIELDS),
+        aopcode: r.int(0, 15), termLayer: r.int(0, 15), termEtype: r.int(0, 15), termCode: r.int(0, 255),
+        termM: r.int(0, 1), termD: r.int(0, 1), termR: r.int(0, 1), termTagged: r.int(0, 1),
+      }),
+      fields: reqFields,
+      onAccept: () => this.acceptedAt.push(this.stepped),
+    });
+    this.mem = this.memory({ width: o.width, prefix: '', memory: o.memory, rdPause, wrPause, latency: { min: o.minLatency ?? 1, max: o.maxLatency ?? 6 }, report: this.report });
+    this.ulpduStream(o.width, o.sinkPause);
+    this.inputs('cfg').poke({ mulpdu: o.mulpdu, bigEndian: o.bigEndian, initialMsn: o.initialMsn >>> 0 });
+    this.quiet(['req_valid', 'rd_ready', 'rd_data_valid', 'wr_ready', 'm_axis_tready']);
+  }
+}
 
 export function runRdmapTxResp(o: RespRunOptions): RespRun {
   const W = o.width;
-  const model = o.model ?? openDut(`rdmap_tx_resp_w${W}`, o.dut).model;
-  const tb = new Testbench(model);
-  const r = prng(o.seed);
-  const pause = (p: number | undefined) => randomPause(r.u32(), p ?? 0.3);
-  const reqGap = pause(o.reqGap);
-  const rdPause = pause(o.rdPause);
-  const wrPause = pause(o.wrPause);
-  const minLat = o.minLatency ?? 1;
-  const maxLat = o.maxLatency ?? 6;
-  const h = (n: string) => model.handle(n);
-  const words = model.words;
-  const P = {
-    mulpdu: h('cfg_mulpdu'), be: h('cfg_big_endian'), msn: h('cfg_initial_msn'),
-    reqValid: h('req_valid'), reqReady: h('req_ready'), kind: h('req_kind'),
-    sinkStag: h('req_sink_stag'), sinkTo: h('req_sink_to'), srcAddr: h('req_src_addr'), size: h('req_size'),
-    aop: h('req_aopcode'), addr: h('req_addr'), addSwap: h('req_add_swap'), addSwapMask: h('req_add_swap_mask'),
-    compare: h('req_compare'), compareMask: h('req_compare_mask'), requestId: h('req_request_id'),
-    layer: h('req_term_layer'), etype: h('req_term_etype'), code: h('req_term_code'), tm: h('req_term_m'), td: h('req_term_d'),
-    tr: h('req_term_r'), segLen: h('req_term_seg_len'), tagged: h('req_term_tagged'), ddpHdr: h('req_term_ddp_hdr'), rdmaHdr: h('req_term_rdma_hdr'),
-    rdReady: h('rd_ready'), rdDataValid: h('rd_data_valid'),
-    wrValid: h('wr_valid'), wrReady: h('wr_ready'), wrAddr: h('wr_addr'), wrData: h('wr_data'), wrStrb: h('wr_strb'),
-    tready: h('m_axis_tready'),
-    idle: h('idle'),
-  };
-  const violations: string[] = [];
-  const report = (s: string) => {
-    if (violations.length < 50) violations.push(s);
-  };
-  const mem = o.memory;
-  const Wn = BigInt(W);
-
-  model.pokeNumber(P.mulpdu, o.mulpdu);
-  model.pokeNumber(P.be, o.bigEndian ? 1 : 0);
-  model.pokeNumber(P.msn, o.initialMsn >>> 0);
-  for (const p of [P.reqValid, P.rdReady, P.rdDataValid, P.wrReady, P.tready]) model.pokeNumber(p, 0);
-
-  let cycle = 0;
-  const acceptedAt: number[] = [];
-  // Requests: offered after a random gap, held until taken; fields of the other kinds random.
-  let next = 0;
-  let offering = false;
-  tb.add({
-    drive() {
-      if (!offering && next < o.requests.length && !reqGap.next()) {
-        const q = o.requests[next]!;
-        const junk = (n: number) => r.bytes(n);
-        model.pokeNumber(P.kind, q.kind === 'read' ? RESP_KIND.READ_RESPONSE : q.kind === 'atomic' ? RESP_KIND.ATOMIC : RESP_KIND.TERMINATE);
-        for (const p of [P.sinkStag, P.sinkTo, P.srcAddr, P.size, P.addr, P.addSwap, P.addSwapMask, P.compare, P.compareMask, P.requestId, P.segLen, P.ddpHdr, P.rdmaHdr]) model.poke(p, junk(p.octets));
-        model.pokeNumber(P.aop, r.int(0, 15));
-        for (const p of [P.layer, P.etype]) model.pokeNumber(p, r.int(0, 15));
-        model.pokeNumber(P.code, r.int(0, 255));
-        for (const p of [P.tm, P.td, P.tr, P.tagged]) model.pokeNumber(p, r.int(0, 1));
-        if (q.kind === 'read') {
-          model.pokeNumber(P.sinkStag, q.sinkStag >>> 0);
-          model.poke(P.sinkTo, q.sinkTo);
-          model.poke(P.srcAddr, q.srcAddr);
-          model.pokeNumber(P.size, q.size);
-        } else if (q.kind === 'atomic') {
-          model.pokeNumber(P.aop, q.aopcode);
-          model.poke(P.addr, q.addr);
-          model.poke(P.addSwap, q.addSwap);
-          model.poke(P.addSwapMask, q.addSwapMask);
-          model.poke(P.compare, q.compare);
-          model.poke(P.compareMask, q.compareMask);
-          model.pokeNumber(P.requestId, q.requestId >>> 0);
-        } else {
-          model.pokeNumber(P.layer, q.layer);
-          model.pokeNumber(P.etype, q.etype);
-          model.pokeNumber(P.code, q.code);
-          model.pokeNumber(P.tm, q.m ? 1 : 0);
-          model.pokeNumber(P.td, q.d ? 1 : 0);
-          model.pokeNumber(P.tr, q.r ? 1 : 0);
-          model.pokeNumber(P.tagged, q.tagged ? 1 : 0);
-          model.pokeNumber(P.segLen, q.segLen);
-          model.poke(P.ddpHdr, q.ddpHeader);
-          model.poke(P.rdmaHdr, q.rdmaHeader);
-        }
-        offering = true;
-      }
-      model.pokeNumber(P.reqValid, offering ? 1 : 0);
-    },
-    sample() {
-      if (offering && model.peekPreNumber(P.reqReady) === 1) {
-        offering = false;
-        next++;
-        acceptedAt.push(cycle);
-      }
-    },
-  });
-
-  // Memory: reads answered in order after 1..maxLatency cycles; writes applied at the handshake.
-  const ctx = { model, width: W, cycle: () => cycle, report };
-  const rd = tb.add(new ReadPortResponder(ctx, r, { read: (a, n) => mem.read(a, n), pause: rdPause, minLatency: minLat, maxLatency: maxLat }));
-  let writes = 0;
-  tb.add({
-    drive() {
-      model.pokeNumber(P.wrReady, wrPause.next() ? 0 : 1);
-    },
-    sample() {
-      if (model.peekPreNumber(P.wrValid) === 1 && model.peekPreNumber(P.wrReady) === 1) {
-        const addr = model.peekPre(P.wrAddr);
-        if (addr % Wn !== 0n) report(`write to unaligned 0x${addr.toString(16)} at cycle ${cycle}`);
-        const strb = P.wrStrb.preOffset;
-        mem.write(addr, model.peekPreBytes(P.wrData), (k) => hasBit(words, strb, k));
-        writes++;
-      }
-    },
-  });
-
-  // The ULPDU stream.
-  const sink = tb.sink('m_axis', { pause: pause(o.sinkPause) });
-  const stream = tb.add(new UlpduStreamCheck(ctx));
-  tb.add({ sample: () => void cycle++ });
-
-  tb.reset();
-  cycle = 0;
+  const tb = new RespBench(o.model ?? openDut(`rdmap_tx_resp_w${W}`, o.dut).model, o);
+  tb.req.push(...o.requests);
   const expectedCount = o.requests.reduce((n, q) => n + (q.kind === 'read' ? Math.max(1, Math.ceil(q.size / (o.mulpdu - 14))) : 1), 0);
   const budget = 2000 + o.requests.reduce((n, q) => n + (q.kind === 'read' ? q.size : 100), 0) * 4;
-  try {
-    tb.until(() => sink.receivedCount >= expectedCount && next >= o.requests.length, budget, `${expectedCount} ULPDUs from rdmap_tx_resp_w${W}`);
-  } catch (e) {
-    report((e as Error).message);
-  }
-  const cycles = cycle;
-  tb.run(20); // anything extra shows up in the count
-  if (rd.inFlight) report(`${rd.inFlight} read(s) still pending at the end`);
-  const idleAtEnd = model.peekNumber(P.idle) === 1;
-  if (!o.model) tb.close();
-  return { ulpdus: sink.drain().map((f) => f.data), violations, cycles, acceptedAt, lastBeatAt: stream.lastBeatAt, reads: rd.reads, writes, idleAtEnd };
+  const { stepped, ...end } = tb.finish(() => tb.mAxis.receivedCount >= expectedCount && tb.req.idle, budget, `${expectedCount} ULPDUs from rdmap_tx_resp_w${W}`, o.model !== undefined);
+  return { ...end, cycles: stepped, reads: tb.mem.reader!.reads, writes: tb.mem.writes.length };
 }
 
 // ---- the random co-simulation ---------------------------------------------------------------------
@@ -425,14 +278,12 @@ export function cosimRdmapTxResp(o: RespCosimOptions): RespCosimResult {
     ...(o.model && { model: o.model }),
     ...(o.dut && { dut: o.dut }),
   });
-  const mismatches: RespMismatch[] = run.violations.map((v) => ({ what: 'protocol', index: -1, expected: 'no violation', actual: v }));
-  if (!run.idleAtEnd) mismatches.push({ what: 'idle', index: -1, expected: '1 at the end', actual: '0' });
-  mismatches.push(...ulpduMismatches(expected, run.ulpdus));
+  const mismatches: RespMismatch[] = txMismatches(run, expected);
   const addrs = new Set([...mirror.words.keys(), ...memory.words.keys()]);
   for (const a of addrs) {
     const e = hex(mirror.read(a, 8));
     const g = hex(memory.read(a, 8));
-    if (e !== g) mismatches.push({ what: `final memory 0x${a.toString(16)}`, index: -1, expected: e, actual: g });
+    if (e !== g) mismatches.push({ what: `final memory 0x${a.toString(16)}`, index: -1, cycle: run.endCycle, expected: e, actual: g });
   }
   const reads = requests.filter((q) => q.kind === 'read');
   const atomics = requests.filter((q) => q.kind === 'atomic').length;

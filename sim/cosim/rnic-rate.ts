@@ -1,22 +1,16 @@
-import { WR_KIND } from '../../hdl-gen/blocks/ddp-tx';
 import { CQ_SENT } from '../../hdl-gen/blocks/rnic-top';
 import { segmentMessage } from '../../ts-model/ddp/segmenter';
 import { IRD_ORD_NO_NEGOTIATE, MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
 import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa';
 import { Opcode, rdmapControl } from '../../ts-model/rdmap/constants';
 import { prng } from '../../ts-model/util/prng';
-import type { AxisSink, AxisSource } from '../cocotb/axis';
-import { QueueSource } from '../cocotb/queue-source';
-import { Testbench } from '../cocotb/testbench';
-import type { PortHandle, SimModel } from '../verilator/model';
-import { openTop } from './rnic';
-import { expectedUlpdus, type TxRequest } from './ddp-tx';
-import { HostMemoryPort } from './host-memory-port';
-import { pokeQpConfig } from './qp-config';
-import { pokeStagEntry } from './stag-cfg';
-import { BackgroundMemory } from './rdmap-tx-resp';
+import type { SimModel } from '../verilator/model';
+import { BackgroundMemory } from '../harness/memory';
+import { expectedUlpdus } from './ddp-tx';
+import type { QpConfig } from './qp-config';
+import { RnicBench, openTop } from './rnic-bench';
 import type { RtlRegion } from './rx-peer';
-import { ReadPortResponder, UlpduStreamCheck } from './tx-ports';
+import type { TxRequest } from './wr-request';
 
 /**
  * Line rate of the whole datapath, `rnic_top_w<W>` (hdl-gen/blocks/rnic-top.ts), in Verilator
@@ -158,150 +152,23 @@ interface TopConfig {
   readonly crc: boolean;
 }
 
+/** Every QP's context in a rate run: the same MPA settings both ways, its own sequence numbers. */
+const qpConfig = (c: TopConfig, qp: number): { qp: number; c: QpConfig } => ({
+  qp,
+  c: {
+    pd: PD, ird: 4, ord: IRD_ORD_NO_NEGOTIATE, msn: INITIAL_MSN, mulpdu: c.mulpdu, maxUlpdu: MAX_ULPDU_LENGTH, bigEndian: false, rfc7306: true, crc: c.crc,
+    rx: { s0: S0, seq: rxSeq(qp), markers: c.markers },
+    tx: { s0: S0, seq: txSeq(qp), markers: c.markers },
+  },
+});
+
 /**
- * The harness around an open rnic_top: configuration, STag, work-request and network drivers, the
- * completion queue always ready, m_axis recorded beat by beat with its tid. Host memory is either
- * the transmit tests' read-only background (reads at a fixed latency) or a HostMemoryPort.
+ * The top's bench (rnic-bench.ts) as the rates run it: no back-pressure, the completion queue
+ * always ready, beat timing recorded; host memory either the transmit runs' read-only background
+ * (reads at a fixed latency) or a HostMemoryPort.
  */
-class TopBench {
-  readonly tb: Testbench;
-  readonly cfg: QueueSource<{ qp: number }>;
-  readonly stag: QueueSource<{ qp: number; region: RtlRegion }>;
-  readonly wr: QueueSource<{ qp: number; req: TxRequest & { kind: 'write' } }>;
-  readonly source: AxisSource;
-  readonly sink: AxisSink;
-  readonly stream: UlpduStreamCheck;
-  readonly violations: string[] = [];
-  /** m_axis: cycle, tid and tlast of every beat taken; the tid of every packet. */
-  readonly netBeats: { at: number[]; last: boolean[]; tid: number[] } = { at: [], last: [], tid: [] };
-  readonly frameTid: number[] = [];
-  /** s_axis: cycle of every beat taken. */
-  readonly inBeats: number[] = [];
-  /** Completion-queue entries: QP and kind. */
-  readonly cq: { qp: number; kind: number }[] = [];
-  /** Work-request handshakes, in cycles. */
-  readonly wrAt: number[] = [];
-  readonly host: HostMemoryPort | null;
-  readonly reader: ReadPortResponder | null;
-  memWrites = 0;
-  private readonly h: (n: string) => PortHandle;
-
-  constructor(
-    readonly model: SimModel,
-    readonly W: number,
-    readonly c: TopConfig,
-    memory: { background: BackgroundMemory; latency: number } | 'host',
-  ) {
-    const m = model;
-    const h = (this.h = (n: string) => m.handle(n));
-    const r = prng(0x7a7e);
-    this.tb = new Testbench(m);
-    this.cfg = this.tb.add(
-      new QueueSource(m, h('cfg_valid'), null, ({ qp }: { qp: number }) =>
-        pokeQpConfig(m, h, qp, {
-          pd: PD, ird: 4, ord: IRD_ORD_NO_NEGOTIATE, msn: INITIAL_MSN, mulpdu: c.mulpdu, maxUlpdu: MAX_ULPDU_LENGTH, bigEndian: false, rfc7306: true, crc: c.crc,
-          rx: { s0: S0, seq: rxSeq(qp), markers: c.markers },
-          tx: { s0: S0, seq: txSeq(qp), markers: c.markers },
-        }),
-      ),
-    );
-    this.stag = this.tb.add(
-      new QueueSource(m, h('stag_cfg_valid'), null, ({ qp, region: g }: { qp: number; region: RtlRegion }) => {
-        m.pokeNumber(h('stag_cfg_qp'), qp);
-        pokeStagEntry(m, h, g);
-      }),
-    );
-    this.wr = this.tb.add(
-      new QueueSource(m, h('wr_valid'), h('wr_ready'), ({ qp, req }: { qp: number; req: TxRequest & { kind: 'write' } }) => {
-        m.pokeNumber(h('wr_qp'), qp);
-        m.pokeNumber(h('wr_kind'), WR_KIND.WRITE);
-        m.pokeNumber(h('wr_stag'), req.stag >>> 0);
-        m.poke(h('wr_to'), req.to);
-        m.poke(h('wr_addr'), req.addr);
-        m.pokeNumber(h('wr_len'), req.len);
-      }),
-    );
-    const wrValid = h('wr_valid');
-    const wrReady = h('wr_ready');
-    this.tb.add({ sample: () => void (m.peekPreNumber(wrValid) === 1 && m.peekPreNumber(wrReady) === 1 && this.wrAt.push(m.cycles)) });
-    this.source = this.tb.source('s_axis');
-    this.sink = this.tb.sink('m_axis');
-    const report = (v: string) => void (this.violations.length < 20 && this.violations.push(v));
-    this.stream = this.tb.add(new UlpduStreamCheck({ model: m, width: W, cycle: () => m.cycles, report }));
-    if (memory === 'host') {
-      this.host = this.tb.add(new HostMemoryPort(m, r, { width: W, maxLatency: 4 }));
-      this.reader = null;
-    } else {
-      const bg = memory.background;
-      // Counted as the transmit cosims count (sim/cosim/ddp-tx.ts): latency L puts the data on the
-      // L-th clock edge after the read's handshake (L = 1: a registered memory).
-      let cycle = 0;
-      this.reader = this.tb.add(
-        new ReadPortResponder({ model: m, width: W, cycle: () => cycle, report }, r, {
-          prefix: 'mem_',
-          read: (a, n) => bg.read(a, n),
-          pause: { next: () => false },
-          minLatency: memory.latency,
-          maxLatency: memory.latency,
-        }),
-      );
-      this.tb.add({ sample: () => void cycle++ });
-      this.host = null;
-      const wv = h('mem_wr_valid');
-      this.tb.add({ drive: () => m.pokeNumber(h('mem_wr_ready'), 1), sample: () => void (m.peekPreNumber(wv) === 1 && this.memWrites++) });
-    }
-    const P = { tv: h('m_axis_tvalid'), tr: h('m_axis_tready'), tl: h('m_axis_tlast'), tid: h('m_axis_tid'), sv: h('s_axis_tvalid'), sr: h('s_axis_tready') };
-    const cq = { valid: h('m_cq_valid'), ready: h('m_cq_ready'), qp: h('m_cq_qp'), kind: h('m_cq_kind') };
-    const nb = this.netBeats;
-    this.tb.add({
-      drive: () => {
-        m.pokeNumber(cq.ready, 1);
-        m.pokeNumber(h('s_axis_tid'), 0);
-      },
-      sample: () => {
-        const at = m.cycles;
-        if (m.peekPreNumber(P.tv) === 1 && m.peekPreNumber(P.tr) === 1) {
-          const last = m.peekPreNumber(P.tl) === 1;
-          nb.at.push(at);
-          nb.last.push(last);
-          nb.tid.push(m.peekPreNumber(P.tid));
-          if (last) this.frameTid.push(m.peekPreNumber(P.tid));
-        }
-        if (m.peekPreNumber(P.sv) === 1 && m.peekPreNumber(P.sr) === 1) this.inBeats.push(at);
-        if (m.peekPreNumber(cq.valid) === 1) this.cq.push({ qp: m.peekPreNumber(cq.qp), kind: m.peekPreNumber(cq.kind) });
-      },
-    });
-    for (const n of ['cfg_valid', 'stag_cfg_valid', 's_recv_valid', 'wr_valid', 'inject_valid', 'abort_req', 's_axis_tvalid']) m.pokeNumber(h(n), 0);
-  }
-
-  /** System reset, then every QP's context loaded (which restarts the QP), then the STags. */
-  start(qps: number, regions: readonly { qp: number; region: RtlRegion }[]): void {
-    this.tb.reset();
-    for (let qp = 0; qp < qps; qp++) this.cfg.queue.push({ qp });
-    this.tb.until(() => this.cfg.idle, 100, 'the QP contexts to load');
-    this.tb.run(2); // the QPs' restart (a one-cycle reset, which also clears their STag tables)
-    this.stag.queue.push(...regions);
-    this.tb.until(() => this.stag.idle, 100 + regions.length, 'the STags to load');
-    this.tb.run(2);
-  }
-
-  /** Every QP idle (placement written, work requests sent, nothing left in mpa_tx) for 8 cycles. */
-  settle(what: string, maxCycles: number): void {
-    const idle = this.h('qp_idle');
-    const tv = this.h('m_axis_tvalid');
-    const all = (1 << this.model.handle('qp_idle').width) - 1;
-    let calm = 0;
-    this.tb.until(() => {
-      const quiet = this.wr.idle && this.source.idle && (this.host?.idle ?? this.reader!.inFlight === 0) && this.model.peekPreNumber(idle) === all && this.model.peekPreNumber(tv) === 0;
-      calm = quiet ? calm + 1 : 0;
-      return calm >= 8;
-    }, maxCycles, what);
-  }
-
-  status(names: readonly string[]): Record<string, number> {
-    return Object.fromEntries(names.map((n) => [n, this.model.peekNumber(this.h(n))]));
-  }
-}
+const rateBench = (model: SimModel, memory?: { background: BackgroundMemory; latency: number }): RnicBench =>
+  new RnicBench(model, { r: prng(0x7a7e), measure: true, ...(memory && { memory }) });
 
 // ---- transmit --------------------------------------------------------------------------------------
 
@@ -337,18 +204,19 @@ export function runTopTx(width: number, o: TopTxOptions = {}): TopTxRun {
   const qpCount = model.handle('qp_idle').width;
   if (qps < 1 || qps > qpCount) throw new RangeError(`rnic_top_w${W} has ${qpCount} QPs, asked for ${qps}`);
   const background = new BackgroundMemory();
-  const bench = new TopBench(model, W, d, { background, latency: d.latency });
+  const bench = rateBench(model, { background, latency: d.latency });
   const writes = txWrites(W, o);
   try {
-    bench.start(qpCount, []);
-    bench.wr.queue.push(...writes);
+    bench.start(Array.from({ length: qpCount }, (_, qp) => qpConfig(d, qp)), []);
+    bench.wr.push(...writes);
     bench.settle(`${d.writes} Writes to be sent`, 100_000 + 8 * d.writes * Math.ceil(d.length / W));
   } finally {
     if (!o.model) model.close();
   }
 
   const problems = [...bench.violations];
-  if (bench.memWrites) problems.push(`${bench.memWrites} mem_wr beats on a transmit-only run`);
+  const memWrites = bench.mem.writes.length;
+  if (memWrites) problems.push(`${memWrites} mem_wr beats on a transmit-only run`);
   const sent = bench.cq.filter((e) => e.kind === CQ_SENT);
   if (sent.length !== writes.length || bench.cq.length !== sent.length) problems.push(`completion queue: ${sent.length} sent of ${bench.cq.length} entries, ${writes.length} Writes`);
   for (let qp = 0; qp < qps; qp++) {
@@ -357,25 +225,25 @@ export function runTopTx(width: number, o: TopTxOptions = {}): TopTxRun {
     if (got !== want) problems.push(`QP ${qp}: ${got} sent completions for ${want} Writes`);
   }
   // Each QP's FPDUs, concatenated, are its TCP payload: deframed by the model.
-  const frames = bench.sink.drain();
+  const frames = bench.mAxis.drain();
   const ulpdus: Uint8Array[][] = [];
   const expected: Uint8Array[][] = [];
   let wireBytes = 0;
   for (let qp = 0; qp < qps; qp++) {
     const deframer = new MpaDeframer(streamConfig(d, txSeq(qp)));
     const got: Uint8Array[] = [];
-    frames.forEach((f, i) => {
-      if (bench.frameTid[i] !== qp) return;
+    for (const f of frames) {
+      if (f.tid !== qp) continue;
       wireBytes += f.data.length;
       for (const e of deframer.push(f.data)) {
         if (e.kind === 'fpdu') got.push(e.ulpdu);
         else problems.push(`QP ${qp}: MPA ${e.kind} at FPDU ${e.index}: ${e.reason}`);
       }
-    });
+    }
     ulpdus.push(got);
     expected.push(expectedUlpdus(writes.filter((x) => x.qp === qp).map((x) => x.req), background, { mulpdu: d.mulpdu, initialMsn: INITIAL_MSN }));
   }
-  const stray = bench.frameTid.filter((t) => t >= qps).length;
+  const stray = frames.filter((f) => f.tid >= qps).length;
   if (stray) problems.push(`${stray} FPDUs on QPs that have no Writes`);
   const timing = beatTiming(bench.netBeats.at, bench.netBeats.last);
   const payloadBytes = d.writes * d.length;
@@ -422,7 +290,7 @@ export function runTopRx(width: number, o: TopRxOptions = {}): TopRxRun {
   const W = width;
   const d = defaults(o);
   const model = o.model ?? openTop(W, o.rtlDir ? { rtlDir: o.rtlDir } : {});
-  const bench = new TopBench(model, W, d, 'host');
+  const bench = rateBench(model);
   const r = prng(0x4b1d);
   const stride = Math.ceil(d.length / W) * W;
   const region: RtlRegion = { stag: WRITE_STAG, pd: PD, base: SINK_BASE, length: BigInt(stride * d.writes), access: ['remote-write'], va: false, invalidatable: false };
@@ -440,19 +308,20 @@ export function runTopRx(width: number, o: TopRxOptions = {}): TopRxRun {
     }
   }
   const stream = Buffer.concat(wire);
-  const host = bench.host!;
+  const host = bench.mem;
+  let st: Record<string, number>;
   try {
-    bench.start(1, [{ qp: 0, region }]);
+    bench.start([qpConfig(d, 0)], [{ qp: 0, g: region }]);
     host.clear();
     // TCP payload in full beats (MPA takes segments of any size; tlast means nothing to it).
     const CHUNK = 4096;
-    for (let at = 0; at < stream.length; at += CHUNK) bench.source.send(stream.subarray(at, Math.min(at + CHUNK, stream.length)));
+    for (let at = 0; at < stream.length; at += CHUNK) bench.sAxis.send(stream.subarray(at, Math.min(at + CHUNK, stream.length)));
     bench.settle(`${d.writes} Writes to be placed`, 100_000 + 8 * Math.ceil(stream.length / W));
+    st = bench.peekStatus(['qp_mpa_err', 'qp_rx_stopped', 'qp_tx_stopped']);
   } finally {
     if (!o.model) model.close();
   }
   const problems = [...bench.violations, ...host.faults];
-  const st = bench.status(['qp_mpa_err', 'qp_rx_stopped', 'qp_tx_stopped']);
   for (const [k, v] of Object.entries(st)) if (v !== 0) problems.push(`${k} = ${v}`);
   if (bench.cq.length) problems.push(`${bench.cq.length} completion-queue entries (an RDMA Write completes nothing at the Data Sink), first kind ${bench.cq[0]!.kind}`);
   if (bench.netBeats.at.length) problems.push(`${bench.netBeats.at.length} m_axis beats (nothing to answer)`);

@@ -11,12 +11,15 @@ import type { Scenario } from '../../ts-model/scenario/schema';
 import { runScenario, type ScenarioResult } from '../../ts-model/scenario/run';
 import { hex } from '../../ts-model/util/hex';
 import { prng } from '../../ts-model/util/prng';
-import type { DutOptions } from './dut';
+import { dutSelection, type DutOptions, type DutSelection } from '../harness/open-dut';
+import { Tally } from '../harness/tally';
+import { modelEvent } from './events';
 import type { QpConfig } from './qp-config';
-import { TopBench, isResponse, openTop } from './rnic';
-import { modelEvent } from './rx';
+import { isResponse } from './rnic';
+import { tcpSegments } from './peer-wire';
+import { RnicBench } from './rnic-bench';
 import type { LocalWr } from './rx-peer';
-import { firstMemoryDifference, memoryMismatch, type RnicMismatch, type Span } from './scoreboard';
+import { firstMemoryDifference, memoryMismatch, type RnicMismatch, type Span, type TopRunResult } from './scoreboard';
 import { describeUlpdu, sideBySide } from './ulpdu-text';
 import { WireLog } from './wire-log';
 
@@ -40,40 +43,18 @@ import { WireLog } from './wire-log';
  * inside the responder (an RNIC failure, withdrawn receive buffers), a lost TCP connection, an abort
  * by the responder, and STags beyond the RTL's table.
  */
-export interface ScenarioCosimOptions {
+/** `mutate` edits the Verilog of `mutateModule`, by default the top (sim/harness/open-dut.ts). */
+export interface ScenarioCosimOptions extends DutSelection {
   readonly width: number;
   readonly seed: number;
-  readonly rtlDir?: string;
-  readonly vcd?: string;
   readonly config?: DutOptions['config'];
   readonly evidenceDir?: string;
-  /** Edits the Verilog of `mutateModule` (default the top) before the build (sim/cosim/dut.ts). */
-  readonly mutate?: DutOptions['mutate'];
-  readonly mutateModule?: string;
-  /** Simulator plusargs (e.g. the live mutant of a mutation campaign). */
-  readonly plusargs?: readonly string[];
 }
 
-export interface ScenarioCosimResult {
-  readonly dut: 'rnic';
+export interface ScenarioCosimResult extends TopRunResult {
   readonly scenario: string;
-  readonly module: string;
-  readonly seed: number;
-  readonly ops: number;
-  readonly packets: number;
-  readonly fpdusIn: number;
-  readonly fpdusOut: number;
-  readonly workRequests: number;
-  readonly events: number;
   /** Memory comparisons made (spans placed, and whole regions and buffers). */
   readonly memoryChecks: number;
-  readonly mismatches: number;
-  readonly violations: number;
-  readonly firstMismatch: RnicMismatch | null;
-  readonly firstViolation: string | null;
-  readonly cycles: number;
-  readonly simCyclesPerSecond: number;
-  readonly evidence: string[];
 }
 
 /** Host memory for the responder's Write and Send data, away from its regions. */
@@ -111,27 +92,20 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
 
   const W = opts.width;
   const r = prng(opts.seed);
-  const dut = openTop(W, {
-    ...(opts.rtlDir && { rtlDir: opts.rtlDir }),
-    ...(opts.vcd && { vcd: opts.vcd }),
-    ...(opts.config && { config: opts.config }),
-    ...(opts.mutate && { mutate: opts.mutate, mutateModule: opts.mutateModule ?? `rnic_top_w${W}` }),
-    ...(opts.plusargs && { plusargs: opts.plusargs }),
-  });
-  const bench = new TopBench(dut, W, r, 0.2);
-  const mismatches: RnicMismatch[] = [];
-  let mismatchCount = 0;
+  const bench = RnicBench.open(
+    W,
+    { ...dutSelection(opts), ...(opts.mutate && { mutateModule: opts.mutateModule ?? `rnic_top_w${W}` }), ...(opts.config && { config: opts.config }) },
+    { r, backpressure: 0.2, noise: true },
+  );
+  bench.reset();
+  const dut = bench.model;
+  const mismatches = new Tally<RnicMismatch>();
   const violations: string[] = [];
   let memoryChecks = 0;
   /** A difference at `cycle` (default: now, for something the RTL has not done by now). */
-  const miss = (what: string, expected: string, actual: string, more: { side?: string; cycle?: number; write?: RnicMismatch['write'] } = {}) => {
-    mismatchCount++;
-    if (mismatches.length < 20) {
-      mismatches.push({ qp: 0, stream: 1, op: -1, cycle: more.cycle ?? dut.cycles, what, expected, actual, ...(more.side && { sideBySide: more.side }), ...(more.write !== undefined && { write: more.write }) });
-    }
-  };
-  const t0 = performance.now();
-  const c0 = dut.cycles;
+  const miss = (what: string, expected: string, actual: string, more: { side?: string; cycle?: number; write?: RnicMismatch['write'] } = {}) =>
+    mismatches.add({ qp: 0, stream: 1, op: -1, cycle: more.cycle ?? dut.cycles, what, expected, actual, ...(more.side && { sideBySide: more.side }), ...(more.write !== undefined && { write: more.write }) });
+  const timer = bench.timer();
   const log = new WireLog(rx.s0, tx.s0, tx);
   const responder = model.rnics.responder;
   const modelSent: Uint8Array[] = [];
@@ -154,14 +128,14 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
       rx: { s0: rx.s0, seq: rx.s0, markers: rx.markers },
       tx: { s0: tx.s0, seq: tx.s0, markers: tx.markers },
     };
-    bench.cfg.queue.push({ qp: 0, c: cfg });
+    bench.cfg.push({ qp: 0, c: cfg });
     bench.settle('configuring QP 0');
     for (const g of responder.stags.regions()) {
-      bench.stagCfg.queue.push({ qp: 0, g: { stag: g.stag, pd: g.pd, base: g.base, length: g.length, access: [...g.access], va: g.addressing === 'va', invalidatable: g.invalidatable } });
+      bench.stagCfg.push({ qp: 0, g: { stag: g.stag, pd: g.pd, base: g.base, length: g.length, access: [...g.access], va: g.addressing === 'va', invalidatable: g.invalidatable } });
     }
     // The responder's receive buffers, where the model put them, in its order.
     const buffers = model.buffers.filter((b) => b.at === 'responder');
-    for (const b of buffers) bench.recv.queue.push({ qp: 0, addr: b.addr, len: b.length });
+    for (const b of buffers) bench.recv.push({ qp: 0, addr: b.addr, len: b.length });
     bench.settle('programming the STag table');
 
     // What the responder placed for each FPDU of the initiator: in the model's event list an FPDU's
@@ -195,7 +169,7 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     const txDeframer = new MpaDeframer(tx);
     const txFramer = new MpaFramer(tx);
     const drain = () => {
-      for (let f = bench.tx.recv(); f; f = bench.tx.recv()) {
+      for (let f = bench.mAxis.recv(); f; f = bench.mAxis.recv()) {
         fpdusOut++;
         log.out(f.data);
         const us = txDeframer.push(f.data);
@@ -229,7 +203,7 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
           sourceAt += BigInt(wr.data.length + 0x1000) & ~0xfffn;
         }
         const w: LocalWr = { wr, addr, requestId: wr.kind === 'atomic' ? atomicIds[atomics++] ?? 0 : 0 };
-        bench.wr.queue.push({ qp: 0, w });
+        bench.post(0, w);
         workRequests++;
         any = true;
       }
@@ -243,18 +217,14 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
       postUpTo(g.op ?? -1);
       fpdusIn++;
       log.in(g.payload);
-      for (let at = 0; at < g.payload.length; ) {
-        const n = Math.min(g.payload.length - at, r.int(1, 4 * W));
-        bench.source.send(g.payload.subarray(at, at + n), 0);
-        at += n;
-      }
+      for (const seg of tcpSegments(g.payload, r, W)) bench.sAxis.send(seg, { tid: 0 });
       const completions = bench.cq.length;
       bench.settle(`the initiator's FPDU of op ${g.op ?? '(none)'}`);
       drain();
       for (const p of placedFor[j] ?? []) expected.write(p.addr, p.data);
-      if (mismatchCount === 0) compareMemory((placedFor[j] ?? []).map((p) => ({ addr: p.addr, len: p.data.length })), `placement for the initiator's FPDU ${j}`);
+      if (mismatches.count === 0) compareMemory((placedFor[j] ?? []).map((p) => ({ addr: p.addr, len: p.data.length })), `placement for the initiator's FPDU ${j}`);
       // A completion tells the host its buffer or region is ready: all of them must be right then.
-      if (mismatchCount === 0 && bench.cq.length > completions) compareMemory(everything, `after completion-queue entry ${completions}, memory`);
+      if (mismatches.count === 0 && bench.cq.length > completions) compareMemory(everything, `after completion-queue entry ${completions}, memory`);
     }
     postUpTo(Number.MAX_SAFE_INTEGER);
     bench.settle('the end of the scenario');
@@ -276,10 +246,9 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     }
     compareMemory(everything, 'at the end, memory');
   }
-  const seconds = (performance.now() - t0) / 1000;
-  const cycles = dut.cycles - c0;
-  dut.close();
-  const evidence = opts.evidenceDir && (mismatchCount || violations.length) ? log.write(opts.evidenceDir, 'responder', modelSent) : [];
+  const time = timer.stop();
+  bench.close();
+  const evidence = opts.evidenceDir && (mismatches.count || violations.length) ? log.write(opts.evidenceDir, 'responder', modelSent) : [];
   return {
     dut: 'rnic',
     scenario: s.name ?? '(unnamed)',
@@ -292,12 +261,12 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     workRequests,
     events: model.events.filter((e) => e.side === 'responder').length,
     memoryChecks,
-    mismatches: mismatchCount,
+    mismatches: mismatches.count,
     violations: violations.length,
-    firstMismatch: mismatches[0] ?? null,
+    firstMismatch: mismatches.first ?? null,
     firstViolation: violations[0] ?? null,
-    cycles,
-    simCyclesPerSecond: Math.round(cycles / Math.max(seconds, 1e-9)),
+    cycles: time.cycles,
+    simCyclesPerSecond: time.simCyclesPerSecond,
     evidence,
   };
 }

@@ -1,28 +1,20 @@
-import { CQ_KIND } from '../../hdl-gen/blocks/rnic-top';
 import type { RnicConfig } from '../../hdl-gen/gen/config';
-import { WR_KIND } from '../../hdl-gen/blocks/ddp-tx';
 import { errBits } from '../../hdl-gen/blocks/ddp-rx-hdr';
-import { TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
+import { UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { IRD_ORD_NO_NEGOTIATE, MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
 import { MpaDeframer, MpaFramer } from '../../ts-model/mpa';
-import { corruptCrc, corruptMarker } from '../../ts-model/mpa/faults';
-import { bytesToU64 } from '../../ts-model/rdmap/atomics';
 import { Opcode, OPCODE_NAMES } from '../../ts-model/rdmap/constants';
-import { LlpError, RdmapError, formatErrorCode } from '../../ts-model/terminate-codes';
+import { RdmapError } from '../../ts-model/terminate-codes';
 import { hex } from '../../ts-model/util/hex';
 import { prng, type Prng } from '../../ts-model/util/prng';
-import { never, random as randomPause } from '../cocotb/pause';
-import { QueueSource } from '../cocotb/queue-source';
-import { Testbench } from '../cocotb/testbench';
-import type { AxisSink, AxisSource } from '../cocotb/axis';
-import type { PortHandle, SimModel } from '../verilator/model';
-import { openDut, type DutOptions } from './dut';
-import { HostMemoryPort } from './host-memory-port';
-import { pokeStagEntry } from './stag-cfg';
-import { RX_ERROR_CODES, modelEvent, rtlEvent, type RtlEventPorts } from './rx';
-import { FAULT_KINDS, RxPeer, type FaultKind, type LocalWr, type RtlRegion, type StepSideEffects } from './rx-peer';
-import { pokeQpConfig, qpStreams, type QpConfig } from './qp-config';
-import { firstMemoryDifference, memoryMismatch, type RnicMismatch } from './scoreboard';
+import { dutSelection, type DutSelection } from '../harness/open-dut';
+import { modelEvent } from './events';
+import { RxCounts } from './rx-counts';
+import { faultyWire, opcodeName, taggedPayload, tcpSegments } from './peer-wire';
+import { RnicBench } from './rnic-bench';
+import { FaultTurns, RxPeer, newSideEffects, type StepSideEffects } from './rx-peer';
+import { qpStreams, type QpConfig } from './qp-config';
+import { firstMemoryDifference, memoryMismatch, type RnicMismatch, type TopRunResult } from './scoreboard';
 import { describeUlpdu, sideBySide } from './ulpdu-text';
 import { WireLog } from './wire-log';
 
@@ -52,7 +44,7 @@ import { WireLog } from './wire-log';
  * operations; the QP is then reconfigured (a new connection) while the others go on.
  */
 
-export interface RnicCosimOptions {
+export interface RnicCosimOptions extends DutSelection {
   readonly width: number;
   readonly seed: number;
   /** Operations (peer messages and local work requests), over all QPs. */
@@ -61,14 +53,8 @@ export interface RnicCosimOptions {
   readonly faults: number;
   /** The generator configuration of the top (QPs, STag depth; its width is `width`). */
   readonly config?: RnicConfig;
-  readonly rtlDir?: string;
   /** Verilate the top behind the sampled-inputs shim (default true; the benchmark's baseline turns it off). */
   readonly sampledInputs?: boolean;
-  readonly vcd?: string;
-  readonly mutate?: DutOptions['mutate'];
-  readonly mutateModule?: string;
-  /** Simulator plusargs (e.g. the live mutant of a mutation campaign). */
-  readonly plusargs?: readonly string[];
   /** MPA per stream: 'random' (default) draws markers and CRC per connection; or fixed. */
   readonly markers?: boolean;
   readonly crc?: boolean;
@@ -80,33 +66,15 @@ export interface RnicCosimOptions {
   readonly onProgress?: (done: number, total: number) => void;
 }
 
-export interface RnicCosimResult {
-  readonly dut: 'rnic';
-  readonly module: string;
+export interface RnicCosimResult extends TopRunResult {
   readonly width: number;
   readonly qps: number;
-  readonly seed: number;
-  readonly ops: number;
-  /** FPDUs on the wire, both directions. */
-  readonly packets: number;
-  readonly fpdusIn: number;
-  readonly fpdusOut: number;
-  readonly workRequests: number;
   readonly streams: number;
-  readonly events: number;
   readonly payloadBytes: number;
-  readonly mismatches: number;
-  readonly violations: number;
-  readonly firstMismatch: RnicMismatch | null;
-  readonly firstViolation: string | null;
   readonly errorsHit: Record<string, number>;
   readonly errorsMissed: string[];
   readonly opcodes: Record<string, number>;
   readonly coverage: Record<string, number>;
-  readonly cycles: number;
-  readonly simCyclesPerSecond: number;
-  /** Files written for the first mismatch (pcaps), if any. */
-  readonly evidence: string[];
 }
 
 const STAG_DEPTH = 256;
@@ -125,185 +93,8 @@ export const isResponse = (u: Uint8Array): boolean => {
 };
 const u8eq = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0;
 
-/** The Verilated rnic_top_w<W>, opened. */
-export function openTop(width: number, opts: DutOptions = {}): SimModel {
-  return openDut(`rnic_top_w${width}`, opts).model;
-}
-
 export type { QpConfig } from './qp-config';
 export type { RnicMismatch } from './scoreboard';
-
-/** The harness around the open top: drivers for every input port, monitors, host memory. */
-export class TopBench {
-  readonly tb: Testbench;
-  readonly source: AxisSource;
-  readonly tx: AxisSink;
-  readonly mem: HostMemoryPort;
-  readonly cq: { qp: number; text: string; sent: boolean; cycle: number }[] = [];
-  readonly cfg: QueueSource<{ qp: number; c: QpConfig }>;
-  readonly stagCfg: QueueSource<{ qp: number; g: RtlRegion }>;
-  readonly recv: QueueSource<{ qp: number; addr: bigint; len: number }>;
-  readonly wr: QueueSource<{ qp: number; w: LocalWr }>;
-  readonly qps: number;
-  private readonly h: (n: string) => PortHandle;
-  private readonly evt: RtlEventPorts & { qp: PortHandle };
-  private readonly cqPause: number;
-  private txBlocked = false;
-  private pulse: { inject: { qp: number; err: number } | null; abort: number | null } = { inject: null, abort: null };
-
-  constructor(
-    readonly model: SimModel,
-    readonly W: number,
-    r: Prng,
-    backpressure: number,
-  ) {
-    const m = model;
-    const h = (this.h = (n: string) => m.handle(n));
-    this.qps = h('qp_idle').width;
-    this.tb = new Testbench(m);
-    this.source = this.tb.source('s_axis', { pause: randomPause(r.u32(), backpressure / 2), userSignal: 'tid' });
-    this.tx = this.tb.sink('m_axis', { pause: randomPause(r.u32(), backpressure), userSignal: 'tid' });
-    this.mem = this.tb.add(new HostMemoryPort(m, r, { width: W, wrPause: backpressure, rdPause: backpressure, maxLatency: 4 }));
-    this.cqPause = backpressure;
-    this.evt = {
-      valid: h('m_cq_valid'), ready: h('m_cq_ready'), kind: h('m_cq_kind'), length: h('m_cq_length'), solicited: h('m_cq_solicited'),
-      invalidated: h('m_cq_invalidated'), stag: h('m_cq_stag'), data: h('m_cq_data'), err: h('m_cq_err'), qp: h('m_cq_qp'),
-    };
-    this.cfg = this.tb.add(
-      new QueueSource(m, h('cfg_valid'), null, ({ qp, c }: { qp: number; c: QpConfig }) => pokeQpConfig(m, h, qp, c)),
-    );
-    this.stagCfg = this.tb.add(
-      new QueueSource(m, h('stag_cfg_valid'), null, ({ qp, g }: { qp: number; g: RtlRegion }) => {
-        m.pokeNumber(h('stag_cfg_qp'), qp);
-        pokeStagEntry(m, h, g);
-      }),
-    );
-    this.recv = this.tb.add(
-      new QueueSource(m, h('s_recv_valid'), h('s_recv_ready'), (b: { qp: number; addr: bigint; len: number }) => {
-        m.pokeNumber(h('s_recv_qp'), b.qp);
-        m.poke(h('s_recv_addr'), b.addr);
-        m.pokeNumber(h('s_recv_len'), b.len);
-      }),
-    );
-    this.wr = this.tb.add(new QueueSource(m, h('wr_valid'), h('wr_ready'), ({ qp, w }: { qp: number; w: LocalWr }) => this.pokeWr(qp, w, r)));
-    const self = this;
-    const pulse = { valid: h('inject_valid'), qp: h('inject_qp'), err: h('inject_err'), abort: h('abort_req'), abortQp: h('abort_qp') };
-    this.tb.add({
-      drive() {
-        m.pokeNumber(self.evt.ready, self.cqPause > 0 && r.bool(self.cqPause) ? 0 : 1);
-        const { inject, abort } = self.pulse;
-        m.pokeNumber(pulse.valid, inject ? 1 : 0);
-        m.pokeNumber(pulse.qp, inject?.qp ?? 0);
-        m.pokeNumber(pulse.err, inject?.err ?? 0);
-        m.pokeNumber(pulse.abort, abort !== null ? 1 : 0);
-        m.pokeNumber(pulse.abortQp, abort ?? 0);
-        if (inject || abort !== null) self.pulse = { inject: null, abort: null };
-      },
-      sample() {
-        if (m.peekPreNumber(self.evt.valid) === 1 && m.peekPreNumber(self.evt.ready) === 1) {
-          const sent = m.peekPreNumber(self.evt.kind) === CQ_KIND.SENT;
-          self.cq.push({ qp: m.peekPreNumber(self.evt.qp), sent, text: sent ? 'sent' : rtlEvent(m, self.evt), cycle: m.cycles });
-        }
-      },
-    });
-    this.tb.reset();
-  }
-
-  /** The work-request port: the model's work request as ddp_tx takes it (hdl-gen/blocks/ddp-tx.ts). */
-  private pokeWr(qp: number, { wr, addr, requestId }: LocalWr, r: Prng): void {
-    const m = this.model;
-    const h = this.h;
-    // Fields a kind does not use are noise: the RTL must ignore them.
-    for (const n of ['wr_stag', 'wr_to', 'wr_addr', 'wr_len', 'wr_sink_stag', 'wr_sink_to', 'wr_imm', 'wr_add_swap', 'wr_add_swap_mask', 'wr_compare', 'wr_compare_mask', 'wr_request_id']) m.poke(h(n), r.bytes(h(n).octets));
-    m.pokeNumber(h('wr_qp'), qp);
-    m.pokeNumber(h('wr_solicited'), 0);
-    m.pokeNumber(h('wr_invalidate'), 0);
-    switch (wr.kind) {
-      case 'write':
-        m.pokeNumber(h('wr_kind'), WR_KIND.WRITE);
-        m.pokeNumber(h('wr_stag'), wr.stag >>> 0);
-        m.poke(h('wr_to'), wr.to);
-        m.poke(h('wr_addr'), addr);
-        m.pokeNumber(h('wr_len'), wr.data.length);
-        break;
-      case 'send':
-        m.pokeNumber(h('wr_kind'), WR_KIND.SEND);
-        m.pokeNumber(h('wr_solicited'), wr.solicited ? 1 : 0);
-        m.pokeNumber(h('wr_invalidate'), wr.invalidate === null ? 0 : 1);
-        if (wr.invalidate !== null) m.pokeNumber(h('wr_stag'), wr.invalidate >>> 0);
-        m.poke(h('wr_addr'), addr);
-        m.pokeNumber(h('wr_len'), wr.data.length);
-        break;
-      case 'immediate':
-        m.pokeNumber(h('wr_kind'), WR_KIND.IMMEDIATE);
-        m.pokeNumber(h('wr_solicited'), wr.solicited ? 1 : 0);
-        m.poke(h('wr_imm'), bytesToU64(wr.data, 'big'));
-        break;
-      case 'read':
-        m.pokeNumber(h('wr_kind'), WR_KIND.READ);
-        m.pokeNumber(h('wr_stag'), wr.stag >>> 0);
-        m.poke(h('wr_to'), wr.to);
-        m.pokeNumber(h('wr_len'), wr.length >>> 0);
-        m.pokeNumber(h('wr_sink_stag'), (wr.localStag ?? 0) >>> 0);
-        m.poke(h('wr_sink_to'), wr.localTo);
-        break;
-      case 'atomic':
-        m.pokeNumber(h('wr_kind'), WR_KIND.ATOMIC);
-        m.pokeNumber(h('wr_aopcode'), wr.aopcode);
-        m.pokeNumber(h('wr_stag'), wr.stag >>> 0);
-        m.poke(h('wr_to'), wr.to);
-        m.poke(h('wr_add_swap'), wr.addSwapData);
-        m.poke(h('wr_add_swap_mask'), wr.addSwapMask);
-        m.poke(h('wr_compare'), wr.compareData);
-        m.poke(h('wr_compare_mask'), wr.compareMask);
-        m.pokeNumber(h('wr_request_id'), requestId >>> 0);
-        break;
-    }
-  }
-
-  injectNext(qp: number, err: number): void {
-    this.pulse.inject = { qp, err };
-  }
-
-  abort(qp: number): void {
-    this.pulse.abort = qp;
-  }
-
-  blockTx(on: boolean): void {
-    this.txBlocked = on;
-    this.tx.setPause(on ? { next: () => true } : never());
-  }
-
-  irrqUsed(qp: number): number {
-    const bits = this.h('qp_irrq_used').width / this.qps;
-    return Number((this.model.peek(this.h('qp_irrq_used')) >> BigInt(bits * qp)) & ((1n << BigInt(bits)) - 1n));
-  }
-
-  /** Runs until nothing is left to do (with m_axis blocked: nothing the RTL can do). */
-  settle(what: string): void {
-    const m = this.model;
-    const idle = this.h('qp_idle');
-    const rxIdle = this.h('qp_rx_idle');
-    const txValid = this.h('m_axis_tvalid');
-    const all = (1 << this.qps) - 1;
-    let calm = 0;
-    let writes = this.mem.writes.length;
-    this.tb.until(() => {
-      const quiet =
-        this.source.idle && this.cfg.idle && this.stagCfg.idle && this.recv.idle && this.wr.idle && this.mem.idle &&
-        m.peekPreNumber(this.evt.valid) === 0 && m.peekPreNumber(rxIdle) === all && (this.txBlocked || (m.peekPreNumber(idle) === all && m.peekPreNumber(txValid) === 0)) &&
-        this.mem.writes.length === writes;
-      writes = this.mem.writes.length;
-      calm = quiet ? calm + 1 : 0;
-      return calm >= 8;
-    }, 2_000_000, `rnic_top to settle after ${what} (${this.status()})`);
-  }
-
-  status(): string {
-    const names = ['qp_idle', 'qp_rx_idle', 'qp_rx_stopped', 'qp_tx_stopped', 'qp_irrq_used', 'm_axis_tvalid', 'm_axis_tready', 'm_cq_valid', 's_axis_tready', 'wr_ready', 'mem_rd_valid', 'mem_wr_valid'];
-    return names.map((n) => `${n}=0x${this.model.peek(this.h(n)).toString(16)}`).join(' ') + ` source=${this.source.idle ? 'idle' : 'busy'} wr=${this.wr.queue.length} recv=${this.recv.queue.length} txBlocked=${this.txBlocked}`;
-  }
-}
 
 /** One QP's connection: its two model endpoints, MPA both ways, and what is still to compare. */
 class Lane {
@@ -341,49 +132,41 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   const W = opts.width;
   const r = prng(opts.seed);
   const module = `rnic_top_w${W}`;
-  const model = openTop(W, {
-    ...(opts.rtlDir ? { rtlDir: opts.rtlDir } : {}),
-    ...(opts.vcd ? { vcd: opts.vcd } : {}),
-    ...(opts.mutate ? { mutate: opts.mutate, mutateModule: opts.mutateModule ?? module } : {}),
-    ...(opts.config ? { config: opts.config } : {}),
-    ...(opts.sampledInputs !== undefined ? { sampledInputs: opts.sampledInputs } : {}),
-    ...(opts.plusargs && { plusargs: opts.plusargs }),
-  });
-  const bp = opts.backpressure ?? 0.2;
-  const bench = new TopBench(model, W, r, bp);
+  const bench = RnicBench.open(
+    W,
+    {
+      ...dutSelection(opts),
+      ...(opts.mutate && { mutateModule: opts.mutateModule ?? module }),
+      ...(opts.config && { config: opts.config }),
+      ...(opts.sampledInputs !== undefined && { sampledInputs: opts.sampledInputs }),
+    },
+    { r, backpressure: opts.backpressure ?? 0.2, noise: true },
+  );
+  bench.reset();
+  const { model } = bench;
   const N = bench.qps;
   const lanes = Array.from({ length: N }, (_, q) => new Lane(q));
-  const mismatches: RnicMismatch[] = [];
-  let mismatchCount = 0;
-  const violations: string[] = [];
-  let violationCount = 0;
-  const errorsHit: Record<string, number> = {};
-  const opcodes: Record<string, number> = {};
-  const coverage: Record<string, number> = {};
-  const cov = (k: string) => (coverage[k] = (coverage[k] ?? 0) + 1);
+  const counts = new RxCounts<RnicMismatch>();
+  const { mismatches, violations } = counts;
+  const cov = (k: string) => counts.cov(k);
   let streams = 0;
   let fpdusIn = 0;
   let fpdusOut = 0;
   let workRequests = 0;
-  let eventsCompared = 0;
-  let payloadBytes = 0;
   let done = 0;
-  let nextFault = r.int(0, FAULT_KINDS.length - 1);
+  const faultTurns = new FaultTurns(r);
   let evidenceLane: Lane | null = null;
-  const t0 = performance.now();
-  const c0 = model.cycles;
+  const timer = bench.timer();
 
   /** A difference on lane l, at `cycle` (default: now, for something the RTL has not done by now). */
   const miss = (l: Lane, what: string, expected: string, actual: string, more: { side?: string; cycle?: number; write?: RnicMismatch['write'] } = {}) => {
-    mismatchCount++;
     evidenceLane ??= l;
     const cycle = more.cycle ?? model.cycles;
-    if (mismatches.length < 20) mismatches.push({ qp: l.q, stream: l.stream, op: l.ops, cycle, what, expected, actual, ...(more.side ? { sideBySide: more.side } : {}), ...(more.write !== undefined && { write: more.write }) });
+    mismatches.add({ qp: l.q, stream: l.stream, op: l.ops, cycle, what, expected, actual, ...(more.side ? { sideBySide: more.side } : {}), ...(more.write !== undefined && { write: more.write }) });
   };
   const violate = (l: Lane, s: string) => {
-    violationCount++;
     evidenceLane ??= l;
-    if (violations.length < 20) violations.push(`QP ${l.q} stream ${l.stream} op ${l.ops}: ${s}`);
+    violations.add(`QP ${l.q} stream ${l.stream} op ${l.ops}: ${s}`);
   };
 
   /** A new connection on lane l: model endpoints, configuration, STag table, memory. */
@@ -437,12 +220,12 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     l.ops = 0;
     l.budget = r.int(1, 60);
     l.pendingMpaError = null;
-    bench.cfg.queue.push({ qp: l.q, c: cfg });
+    bench.cfg.push({ qp: l.q, c: cfg });
   };
   /** Lane l's STag table, after its configuration (which restarts the QP and clears the table). */
   const programStags = (l: Lane) => {
     for (const g of l.peer.regions) {
-      bench.stagCfg.queue.push({ qp: l.q, g });
+      bench.stagCfg.push({ qp: l.q, g });
       bench.mem.memory.write(g.base, l.peer.localRnic.memory.read(g.base, Number(g.length)));
     }
   };
@@ -474,11 +257,11 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   // Every FPDU the RTL sent, by QP (m_axis tid), deframed and compared as it comes.
   const drainTx = () => {
     for (;;) {
-      const f = bench.tx.recv();
+      const f = bench.mAxis.recv();
       if (!f) break;
       fpdusOut++;
-      const l = lanes[Number(f.tuser)];
-      if (!l) throw new Error(`internal: m_axis_tid ${f.tuser} names no QP`);
+      const l = lanes[f.tid];
+      if (!l) throw new Error(`internal: m_axis_tid ${f.tid} names no QP`);
       l.log.out(f.data);
       const ulpdus: Uint8Array[] = [];
       for (const e of l.txDeframer.push(f.data)) {
@@ -486,7 +269,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
         else miss(l, 'an FPDU the RTL sent', 'a valid FPDU', `MPA error 0x${e.code.toString(16)} (${e.kind}) on ${hex(f.data.subarray(0, 32))}`, { cycle: f.cycle });
       }
       if (ulpdus.length !== 1) {
-        if (ulpdus.length > 1 || mismatchCount === 0) miss(l, 'm_axis packet', 'one FPDU per packet', `${ulpdus.length} FPDUs in ${f.data.length} octets`, { cycle: f.cycle });
+        if (ulpdus.length > 1 || mismatches.count === 0) miss(l, 'm_axis packet', 'one FPDU per packet', `${ulpdus.length} FPDUs in ${f.data.length} octets`, { cycle: f.cycle });
         continue;
       }
       const u = ulpdus[0]!;
@@ -495,7 +278,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       const cls = isResponse(u) ? 'response' : 'request';
       const exp = l.expected[cls][l.got[cls]];
       const name = OPCODE_NAMES[u[1]! & 0xf] ?? 'undefined opcode';
-      opcodes[`sent ${name}`] = (opcodes[`sent ${name}`] ?? 0) + 1;
+      counts.opcode(`sent ${name}`);
       if (!exp) miss(l, `${cls} ULPDU ${l.got[cls]} (${name})`, '(none)', describeUlpdu(u), { cycle: f.cycle });
       else if (!u8eq(exp, u)) miss(l, `${cls} ULPDU ${l.got[cls]}`, describeUlpdu(exp), describeUlpdu(u), { side: sideBySide(exp, u), cycle: f.cycle });
       l.got[cls]++;
@@ -519,7 +302,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
         l.placedNow.push({ addr: e.address, len: e.length });
       }
       if (e.type === 'terminate-sent') {
-        errorsHit[e.name] = (errorsHit[e.name] ?? 0) + 1;
+        counts.error(e.name);
         l.failed = true;
       }
       if (e.type === 'terminate-received' || e.type === 'closed') {
@@ -534,7 +317,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       if (got?.text !== expected[i]) miss(l, `completion-queue entry ${l.modelEvents + i}`, expected[i]!, got?.text ?? '(none)', got ? { cycle: got.cycle } : {});
     }
     l.modelEvents += expected.length;
-    eventsCompared += expected.length;
+    counts.events += expected.length;
     const extra = l.rtlEvents[l.modelEvents];
     if (extra) miss(l, `completion-queue entry ${l.modelEvents}`, '(none)', extra.text, { cycle: extra.cycle });
     // What the model placed in this step; at the end of a stream every region, receive buffer and source.
@@ -558,8 +341,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       const a1 = w.addr + BigInt(hi);
       const l = laneOf(a0);
       if (!l || laneOf(a1) !== l) {
-        violationCount++;
-        if (violations.length < 20) violations.push(`a write of 0x${a0.toString(16)}..0x${a1.toString(16)}, outside every QP's memory`);
+        violations.add(`a write of 0x${a0.toString(16)}..0x${a1.toString(16)}, outside every QP's memory`);
         continue;
       }
       // Placements the model makes in this settle are compared after it: check against them then.
@@ -567,10 +349,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
         violate(l, `write of octets 0x${a0.toString(16)}..0x${a1.toString(16)} outside every placement of the model`);
       } else if (!writable(l, a0) || !writable(l, a1)) violate(l, `write of 0x${a0.toString(16)}..0x${a1.toString(16)} outside the stream's writable memory`);
     }
-    for (const f of bench.mem.faults.splice(0)) {
-      violationCount++;
-      if (violations.length < 20) violations.push(`memory port: ${f}`);
-    }
+    for (const f of bench.mem.faults.splice(0)) violations.add(`memory port: ${f}`);
   };
 
   /** Queues lane l's peer ULPDUs as FPDUs in random TCP segments; returns what the model's MPA delivers. */
@@ -578,30 +357,22 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     const segments: Uint8Array[] = [];
     const sees: ({ ulpdu: Uint8Array } | { error: number })[] = [];
     for (const [i, u] of us.entries()) {
-      const op = u.length >= 2 ? u[1]! & 0xf : -1;
-      const name = op < 0 ? 'ULPDU shorter than 2 octets' : OPCODE_NAMES[op] ?? `undefined opcode 0x${op.toString(16)}`;
-      opcodes[name] = (opcodes[name] ?? 0) + 1;
-      if (u.length > TAGGED_HEADER_SIZE && (op === Opcode.WRITE || op === Opcode.READ_RESPONSE)) payloadBytes += u.length - TAGGED_HEADER_SIZE;
+      const name = opcodeName(u);
+      counts.opcode(name);
+      counts.payloadBytes += taggedPayload(u);
       const f = l.rxFramer.frame(u);
       fpdusIn++;
-      let wire = f.wire;
-      if (mpaError !== null && i === 0) wire = mpaError === LlpError.CRC.code && f.crcOffset >= 0 && l.cfg.crc ? corruptCrc(f) : f.markers.length ? corruptMarker(f, l.cfg.crc, r.int(0, f.markers.length - 1)) : wire;
+      const wire = faultyWire(f, i === 0 ? mpaError : null, l.cfg.crc, r);
       for (const e of l.rxDeframer.push(wire)) sees.push(e.kind === 'fpdu' ? { ulpdu: e.ulpdu } : { error: e.code });
       l.log.in(wire);
-      for (let at = 0; at < wire.length; ) {
-        const n = Math.min(wire.length - at, r.int(1, 4 * W));
-        segments.push(wire.subarray(at, at + n));
-        at += n;
-      }
+      segments.push(...tcpSegments(wire, r, W));
     }
     return { segments, sees };
   };
 
-  const newFx = (): StepSideEffects => ({ recv: [], orq: [], inject: false, abort: false, blockTx: false, burst: true, mpaError: null, wrs: [], localSent: [] });
-
   startAll(lanes, 'configuring every QP');
 
-  const clean = () => mismatchCount === 0 && violationCount === 0;
+  const clean = () => counts.clean;
   while (done < opts.ops && (opts.keepGoing || clean())) {
     // This step's QPs: one, or several interleaved.
     const order = lanes.map((l) => l.q);
@@ -616,12 +387,12 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       done++;
       opts.onProgress?.(done, opts.ops);
       l.ops++;
-      const fx = newFx();
+      const fx = newSideEffects();
       const maxLen = Math.min(l.peer.opts.peerMulpdu * 3, 20000);
       let us: Uint8Array[] | null = null;
       if (!l.failed && r.bool(opts.faults)) {
         fx.burst = false;
-        const kind: FaultKind = FAULT_KINDS[nextFault++ % FAULT_KINDS.length]!;
+        const kind = faultTurns.next();
         // The IRD overflow needs m_axis held, which stalls every QP: only in a step of its own.
         us = kind === 'ird' && active.length > 1 ? null : l.peer.fault(kind, fx, maxLen);
         if (us) cov(`fault ${kind}`);
@@ -642,12 +413,12 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     for (const l of stepping) {
       const { fx } = l.step!;
       for (const b of fx.recv) {
-        bench.recv.queue.push({ qp: l.q, ...b });
+        bench.recv.push({ qp: l.q, ...b });
         bench.mem.memory.write(b.addr, l.peer.localRnic.memory.read(b.addr, b.len));
       }
       for (const w of fx.wrs) {
         if (w.addr) bench.mem.memory.write(w.addr, l.peer.localRnic.memory.read(w.addr, w.wr.kind === 'write' || w.wr.kind === 'send' ? w.wr.data.length : 0));
-        bench.wr.queue.push({ qp: l.q, w });
+        bench.post(l.q, w);
         l.wrsPosted++;
         workRequests++;
         cov(`work request ${w.wr.kind}`);
@@ -692,7 +463,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       if (queues.length > 1) cov('QPs interleaved on s_axis');
       while (queues.some((x) => x.segs.length)) {
         const x = r.pick(queues.filter((y) => y.segs.length));
-        bench.source.send(x.segs.shift()!, x.q);
+        bench.sAxis.send(x.segs.shift()!, { tid: x.q });
       }
       bench.settle('the peers\u2019 FPDUs');
       for (const { l, sees } of fed) {
@@ -733,7 +504,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
         if (l.rtlEvents.length !== l.modelEvents) miss(l, 'completion-queue entry count', String(l.modelEvents), String(l.rtlEvents.length));
         // Work requests are all sent unless the stream ended first (then the rest are dropped).
         if (!l.failed && l.sentRtl !== l.wrsPosted) miss(l, 'sent completions', String(l.wrsPosted), String(l.sentRtl));
-        if (mismatchCount > 0 && !opts.keepGoing) break;
+        if (mismatches.count > 0 && !opts.keepGoing) break;
         again.push(l);
       }
       if (clean() || opts.keepGoing) startAll(again, 'new connections');
@@ -751,9 +522,8 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       for (const cls of ['response', 'request'] as const) if (l.got[cls] !== l.expected[cls].length) miss(l, `${cls} ULPDU count`, String(l.expected[cls].length), String(l.got[cls]));
     }
   }
-  const seconds = (performance.now() - t0) / 1000;
-  const cycles = model.cycles - c0;
-  model.close();
+  const time = timer.stop();
+  bench.close();
   const evidence: string[] = [];
   if (opts.evidenceDir && evidenceLane) evidence.push(...(evidenceLane as Lane).log.write(opts.evidenceDir, `qp${(evidenceLane as Lane).q}`, (evidenceLane as Lane).modelOrder));
   return {
@@ -768,18 +538,11 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     fpdusOut,
     workRequests,
     streams,
-    events: eventsCompared,
-    payloadBytes,
-    mismatches: mismatchCount,
-    violations: violationCount,
-    firstMismatch: mismatches[0] ?? null,
-    firstViolation: violations[0] ?? null,
-    errorsHit,
-    errorsMissed: RX_ERROR_CODES.filter((e) => !errorsHit[e.name]).map((e) => `${formatErrorCode(e)} ${e.name}`),
-    opcodes,
-    coverage,
-    cycles,
-    simCyclesPerSecond: Math.round(cycles / Math.max(seconds, 1e-9)),
+    events: counts.events,
+    payloadBytes: counts.payloadBytes,
+    ...counts.result(),
+    cycles: time.cycles,
+    simCyclesPerSecond: time.simCyclesPerSecond,
     evidence,
   };
 }

@@ -54,6 +54,9 @@ export interface StepSideEffects {
   readonly localSent: Uint8Array[];
 }
 
+/** A step with nothing on the side yet (its ULPDUs go in back to back). */
+export const newSideEffects = (): StepSideEffects => ({ recv: [], orq: [], inject: false, abort: false, blockTx: false, burst: true, mpaError: null, wrs: [], localSent: [] });
+
 /** A work request of the local side, as the RTL's work-request port takes it. */
 export interface LocalWr {
   readonly wr: WorkRequest;
@@ -74,6 +77,19 @@ export const FAULT_KINDS = [
   'terminate', 'terminate-malformed', 'inject', 'abort', 'mpa-crc', 'mpa-marker',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** The fault kinds in turn, from a random start (one draw): every kind comes up in a long run. */
+export class FaultTurns {
+  private i: number;
+
+  constructor(r: Prng) {
+    this.i = r.int(0, FAULT_KINDS.length - 1);
+  }
+
+  next(): FaultKind {
+    return FAULT_KINDS[this.i++ % FAULT_KINDS.length]!;
+  }
+}
 
 /** Receive buffers the RTL queues (ddp_rx_ctl rqDepth). */
 export const RECV_QUEUE_DEPTH = 16;

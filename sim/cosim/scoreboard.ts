@@ -1,5 +1,5 @@
 import { hex } from '../../ts-model/util/hex';
-import type { WriteBeat } from './host-memory-port';
+import type { WriteBeat } from '../harness/write-port';
 
 /**
  * What the top-level scoreboards (random mode, sim/cosim/rnic.ts; scenario mode,
@@ -33,6 +33,28 @@ export interface RnicMismatch {
   readonly sideBySide?: string;
   /** A memory difference: the write that put the wrong octet there (none: the RTL never wrote it). */
   readonly write?: WriteRecord | null;
+}
+
+/** What the top-level co-simulations (random and scenario) report alike. */
+export interface TopRunResult {
+  readonly dut: 'rnic';
+  readonly module: string;
+  readonly seed: number;
+  readonly ops: number;
+  /** FPDUs on the wire, both directions. */
+  readonly packets: number;
+  readonly fpdusIn: number;
+  readonly fpdusOut: number;
+  readonly workRequests: number;
+  readonly events: number;
+  readonly mismatches: number;
+  readonly violations: number;
+  readonly firstMismatch: RnicMismatch | null;
+  readonly firstViolation: string | null;
+  readonly cycles: number;
+  readonly simCyclesPerSecond: number;
+  /** Files written for the first mismatch (pcaps), if any. */
+  readonly evidence: string[];
 }
 
 export interface Span {

@@ -3,9 +3,10 @@ import type { AccessRight } from '../../ts-model/memory/access';
 import { StagTable, TO_SPACE, firstTaggedOffset, type Region, type RegionSpec } from '../../ts-model/memory/stag-table';
 import { makeStag, stagIndex, stagKey } from '../../ts-model/memory/stag';
 import { prng, type Prng } from '../../ts-model/util/prng';
-import { Testbench } from '../cocotb/testbench';
-import type { PortHandle } from '../verilator/model';
-import { dutSelection, openDut, type DutSelection } from './dut';
+import type { RecordGroup } from '../cocotb/record-group';
+import { DutBench } from '../harness/dut-bench';
+import { dutSelection, type DutSelection } from '../harness/open-dut';
+import { Tally } from '../harness/tally';
 
 /**
  * Co-simulation of stag_table_d<depth> (hdl-gen/blocks/stag-table.ts) against the model's
@@ -44,6 +45,8 @@ export interface StagTableCosimOptions extends DutSelection {
 export interface StagTableMismatch {
   /** Schedule slot (cycle after the first reset) of the request. */
   readonly slot: number;
+  /** The cycle the differing response came out (STAG_TABLE_LATENCY after the request). */
+  readonly cycle: number;
   readonly what: 'lookup' | 'invalidate';
   readonly request: string;
   readonly expected: string;
@@ -428,81 +431,55 @@ const describeInv = (i: Inv) => `${i.scenario}: stag 0x${i.stag.toString(16)} pd
 
 // ---- The run -----------------------------------------------------------------------------------
 
-export function cosimStagTable(opts: StagTableCosimOptions): StagTableCosimResult {
-  const { src, compiled, model } = openDut(`stag_table_d${opts.depth}`, dutSelection(opts));
-  const tb = new Testbench(model);
-  const { slots, gen } = schedule(opts);
+/**
+ * The fixture of stag_table_d<depth>: its three request ports (cfg_*, lk_*, inv_*; a request in a
+ * cycle is its valid and fields) and rst, driven slot by slot; the responses are read by the run.
+ */
+class StagTableBench extends DutBench {
+  readonly cfg: RecordGroup;
+  readonly lk: RecordGroup;
+  readonly inv: RecordGroup;
 
-  const h = (name: string): PortHandle => model.handle(name);
-  const p = {
-    rst: h('rst'),
-    cfgValid: h('cfg_valid'),
-    cfgIndex: h('cfg_index'),
-    cfgKey: h('cfg_key'),
-    cfgPd: h('cfg_pd'),
-    cfgAccess: h('cfg_access'),
-    cfgVa: h('cfg_va'),
-    cfgInvalidatable: h('cfg_invalidatable'),
-    cfgEnable: h('cfg_enable'),
-    lkValid: h('lk_valid'),
-    lkStag: h('lk_stag'),
-    lkLen: h('lk_len'),
-    lkPd: h('lk_pd'),
-    lkRight: h('lk_right'),
-    invValid: h('inv_valid'),
-    invStag: h('inv_stag'),
-    invPd: h('inv_pd'),
-    rspValid: h('rsp_valid'),
-    rspFault: h('rsp_fault'),
-    invRspValid: h('inv_rsp_valid'),
-    invFault: h('inv_fault'),
-  };
+  constructor(opts: StagTableCosimOptions) {
+    super(...DutBench.opening(`stag_table_d${opts.depth}`, opts.seed, dutSelection(opts)));
+    this.cfg = this.inputs('cfg');
+    this.lk = this.inputs('lk');
+    this.inv = this.inputs('inv');
+  }
+
+  /** Drives one slot's requests (valid 0 where there is none). */
+  drive(s: Slot): void {
+    const p = (g: RecordGroup, valid: boolean) => this.model.pokeNumber(this.model.handle(`${g.prefix}_valid`), valid ? 1 : 0);
+    this.model.pokeNumber(this.model.handle('rst'), s.rst ? 1 : 0);
+    p(this.cfg, s.cfg !== undefined);
+    if (s.cfg) this.cfg.poke({ ...s.cfg });
+    p(this.lk, s.lk !== undefined);
+    if (s.lk) this.lk.poke({ stag: s.lk.stag, to: s.lk.to, len: s.lk.len, pd: s.lk.pd, right: s.lk.right });
+    p(this.inv, s.inv !== undefined);
+    if (s.inv) this.inv.poke({ stag: s.inv.stag, pd: s.inv.pd });
+  }
+}
+
+export function cosimStagTable(opts: StagTableCosimOptions): StagTableCosimResult {
+  const tb = new StagTableBench(opts);
+  const { model } = tb;
+  const { slots, gen } = schedule(opts);
+  const h = (name: string) => model.handle(name);
+  const p = { rspValid: h('rsp_valid'), rspFault: h('rsp_fault'), rspAddress: h('rsp_address'), invRspValid: h('inv_rsp_valid'), invFault: h('inv_fault') };
 
   const faultsSeen: Record<string, number> = {};
-  let mismatches = 0;
-  let first: StagTableMismatch | undefined;
+  const mismatches = new Tally<StagTableMismatch>(1);
   let lookups = 0;
   let invalidates = 0;
   let configs = 0;
-  const fail = (mm: StagTableMismatch) => {
-    mismatches++;
-    first ??= mm;
-  };
+  const fail = (mm: Omit<StagTableMismatch, 'cycle'>) => mismatches.add({ ...mm, cycle: model.cycles });
 
   let slot = 0; // the slot driven in this cycle
   tb.add({
     drive: () => {
       const s: Slot = slots[slot] ?? {};
-      model.pokeNumber(p.rst, s.rst ? 1 : 0);
-      const c = s.cfg;
-      model.pokeNumber(p.cfgValid, c ? 1 : 0);
-      if (c) {
-        configs++;
-        model.pokeNumber(p.cfgIndex, c.index);
-        model.pokeNumber(p.cfgKey, c.key);
-        model.pokeNumber(p.cfgPd, c.pd);
-        model.poke('cfg_base', c.base);
-        model.poke('cfg_length', c.length);
-        model.pokeNumber(p.cfgAccess, c.access);
-        model.pokeNumber(p.cfgVa, c.va ? 1 : 0);
-        model.pokeNumber(p.cfgInvalidatable, c.invalidatable ? 1 : 0);
-        model.pokeNumber(p.cfgEnable, c.enable ? 1 : 0);
-      }
-      const l = s.lk;
-      model.pokeNumber(p.lkValid, l ? 1 : 0);
-      if (l) {
-        model.pokeNumber(p.lkStag, l.stag);
-        model.poke('lk_to', l.to);
-        model.pokeNumber(p.lkLen, l.len);
-        model.pokeNumber(p.lkPd, l.pd);
-        model.pokeNumber(p.lkRight, l.right);
-      }
-      const i = s.inv;
-      model.pokeNumber(p.invValid, i ? 1 : 0);
-      if (i) {
-        model.pokeNumber(p.invStag, i.stag);
-        model.pokeNumber(p.invPd, i.pd);
-      }
+      if (s.cfg) configs++;
+      tb.drive(s);
     },
     sample: () => {
       // The pre-edge snapshot of this cycle holds the responses to the slot LATENCY cycles back.
@@ -516,7 +493,7 @@ export function cosimStagTable(opts: StagTableCosimOptions): StagTableCosimResul
         const name = STAG_FAULTS[want.fault]!;
         faultsSeen[name] = (faultsSeen[name] ?? 0) + 1;
         const fault = model.peekPreNumber(p.rspFault);
-        const address = model.peekPre('rsp_address');
+        const address = model.peekPre(p.rspAddress);
         // The model's address of an empty access just past a region that ends at 2^64 is 2^64
         // itself; the 64-bit port carries it modulo 2^64 (0). Counted apart.
         if (want.address > MAX64) faultsSeen['ok:address-2^64'] = (faultsSeen['ok:address-2^64'] ?? 0) + 1;
@@ -556,18 +533,18 @@ export function cosimStagTable(opts: StagTableCosimOptions): StagTableCosimResul
 
   return {
     dut: 'stag_table',
-    module: src.top,
+    module: tb.src!.top,
     depth: opts.depth,
     seed: opts.seed,
     latency: STAG_TABLE_LATENCY,
-    mismatches,
+    mismatches: mismatches.count,
     lookups,
     invalidates,
     configs,
     faultsSeen,
     scenarios: gen.scenarios,
     cycles,
-    buildSeconds: compiled.buildMs / 1000,
-    ...(first && { firstMismatch: first }),
+    buildSeconds: tb.compiled!.buildMs / 1000,
+    ...(mismatches.first && { firstMismatch: mismatches.first }),
   };
 }

@@ -1,14 +1,11 @@
 import { hex } from '../../ts-model/util/hex';
-import type { Prng } from '../../ts-model/util/prng';
-import type { PauseGen } from '../cocotb/pause';
 import type { Component } from '../cocotb/component';
 import type { PortHandle, SimModel } from '../verilator/model';
 
 /**
- * Testbench components for the two ports every transmit block (rdmap_tx_resp_w<W>, ddp_tx_w<W>)
- * has: the W-octet memory read port and the ULPDU stream on m_axis, with their protocol checks.
- * The read port also answers the receive path's `mem_rd_*` (HostMemoryPort).
- * `cycle()` is the testbench's cycle count; `report` collects violations.
+ * The ULPDU stream every transmit block (rdmap_tx_resp_w<W>, ddp_tx_w<W>) sends on m_axis, with
+ * its protocol check, and the comparison of its packets with the model's ULPDUs. `cycle()` is the
+ * testbench's cycle count; `report` collects violations.
  */
 
 export interface PortCheckContext {
@@ -19,76 +16,6 @@ export interface PortCheckContext {
 }
 
 const hasBit = (words: Uint32Array, offset: number, k: number): boolean => ((words[offset + (k >>> 5)]! >>> (k & 31)) & 1) === 1;
-
-/**
- * The memory read port (rd_valid / rd_ready / rd_addr, rd_data_valid / rd_data, after `prefix`):
- * rd_ready from `pause`; reads answered in order, minLatency..maxLatency cycles after their
- * handshake, with `read(addr, W)` at the handshake; garbage on rd_data while not valid. Checks:
- * every address a multiple of W, rd_valid and rd_addr held until the handshake.
- */
-export class ReadPortResponder implements Component {
-  reads = 0;
-  private readonly pending: { data: Uint8Array; due: number }[] = [];
-  private held: bigint | null = null;
-  private readonly p: Record<'valid' | 'ready' | 'addr' | 'dataValid' | 'data', PortHandle>;
-
-  constructor(
-    private readonly c: PortCheckContext,
-    private readonly r: Prng,
-    private readonly o: { readonly read: (addr: bigint, n: number) => Uint8Array; readonly pause: PauseGen; readonly minLatency: number; readonly maxLatency: number; readonly prefix?: string },
-  ) {
-    const h = (n: string) => c.model.handle(`${o.prefix ?? ''}${n}`);
-    this.p = { valid: h('rd_valid'), ready: h('rd_ready'), addr: h('rd_addr'), dataValid: h('rd_data_valid'), data: h('rd_data') };
-  }
-
-  /** Reads handshaken and not answered yet. */
-  get inFlight(): number {
-    return this.pending.length;
-  }
-
-  /** Forgets the reads in flight (the DUT was reset). */
-  drop(): void {
-    this.pending.length = 0;
-    this.held = null;
-  }
-
-  drive(): void {
-    const { model } = this.c;
-    model.pokeNumber(this.p.ready, this.o.pause.next() ? 0 : 1);
-    const head = this.pending[0];
-    if (head && head.due <= this.c.cycle()) {
-      this.pending.shift();
-      model.pokeNumber(this.p.dataValid, 1);
-      model.poke(this.p.data, head.data);
-    } else {
-      model.pokeNumber(this.p.dataValid, 0);
-      // Garbage while not valid, written word by word: the draws (and so the values) of
-      // r.bytes(width), without an array and a checked poke every idle cycle.
-      const { words } = model;
-      const { offset, words: n, topMask } = this.p.data;
-      for (let i = 0; i < n; i++) words[offset + i] = this.r.u32();
-      words[offset + n - 1]! &= topMask;
-    }
-  }
-
-  sample(): void {
-    const { model, report, width } = this.c;
-    const cycle = this.c.cycle();
-    const rv = model.peekPreNumber(this.p.valid) === 1;
-    if (this.held !== null && (!rv || model.peekPre(this.p.addr) !== this.held)) report(`rd_valid or rd_addr changed before the handshake at cycle ${cycle}`);
-    this.held = null;
-    if (!rv) return;
-    const addr = model.peekPre(this.p.addr);
-    if (model.peekPreNumber(this.p.ready) !== 1) {
-      this.held = addr;
-      return;
-    }
-    if (addr % BigInt(width) !== 0n) report(`read of unaligned 0x${addr.toString(16)} at cycle ${cycle}`);
-    const last = this.pending.length ? this.pending[this.pending.length - 1]!.due : 0;
-    this.pending.push({ data: this.o.read(addr, width), due: Math.max(last, cycle + this.r.int(this.o.minLatency, this.o.maxLatency)) });
-    this.reads++;
-  }
-}
 
 /**
  * Checks the ULPDU stream on m_axis (the packets themselves are collected by the testbench's
@@ -129,19 +56,38 @@ export class UlpduStreamCheck implements Component {
 export interface UlpduMismatch {
   readonly what: string;
   readonly index: number;
+  /** The cycle the differing ULPDU's last beat came out; for one the RTL never sent, the end of the run. */
+  readonly cycle: number;
   readonly expected: string;
   readonly actual: string;
 }
 
 const show = (u: Uint8Array | undefined): string => (u ? `${u.length} octets ${hex(u.subarray(0, 48))}${u.length > 48 ? '…' : ''}` : 'none');
 
-/** One mismatch per position where the ULPDUs differ (or one side has none), in order. */
-export function ulpduMismatches(expected: readonly Uint8Array[], actual: readonly Uint8Array[]): UlpduMismatch[] {
+/**
+ * One mismatch per position where the ULPDUs differ (or one side has none), in order; `at` holds
+ * the cycle each actual ULPDU came out, `end` the run's last.
+ */
+export function ulpduMismatches(expected: readonly Uint8Array[], actual: readonly Uint8Array[], at: readonly number[], end: number): UlpduMismatch[] {
   const out: UlpduMismatch[] = [];
   for (let i = 0; i < Math.max(expected.length, actual.length); i++) {
     const e = expected[i];
     const a = actual[i];
-    if (!e || !a || Buffer.compare(e, a) !== 0) out.push({ what: 'ULPDU', index: i, expected: show(e), actual: show(a) });
+    if (!e || !a || Buffer.compare(e, a) !== 0) out.push({ what: 'ULPDU', index: i, cycle: at[i] ?? end, expected: show(e), actual: show(a) });
   }
+  return out;
+}
+
+/** The mismatches a transmit run's violations, idle flag and ULPDUs make, in that order. */
+export function txMismatches(
+  run: { readonly violations: readonly string[]; readonly violationAt: readonly number[]; readonly idleAtEnd: boolean; readonly ulpdus: readonly Uint8Array[]; readonly ulpduAt: readonly number[]; readonly endCycle: number },
+  expected: readonly Uint8Array[],
+  more: readonly Omit<UlpduMismatch, 'cycle'>[] = [],
+): UlpduMismatch[] {
+  const end = run.endCycle;
+  const out: UlpduMismatch[] = run.violations.map((v, i) => ({ what: 'protocol', index: -1, cycle: run.violationAt[i] ?? end, expected: 'no violation', actual: v }));
+  if (!run.idleAtEnd) out.push({ what: 'idle', index: -1, cycle: end, expected: '1 at the end', actual: '0' });
+  out.push(...more.map((m) => ({ ...m, cycle: end })));
+  out.push(...ulpduMismatches(expected, run.ulpdus, run.ulpduAt, end));
   return out;
 }

@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../hdl-gen/gen/sources';
+import { cosimDut, type CosimOption } from '../cosim/registry';
 
 /**
  * The long regression (`make regress`, scripts/regress.ts): every run as the `rnic cosim` arguments
@@ -19,6 +20,22 @@ export interface RegressRun {
 
 export const REGRESS_WIDTHS = [8, 64] as const;
 
+const DEFAULT_WIDTH = 8;
+const DEFAULT_DEPTH = 256;
+
+/**
+ * One run of `dut` with `options` (in the order given): the registry (sim/cosim/registry.ts) says
+ * which options the DUT takes, so a run that gives one it does not take is an error here, not at
+ * run time; and it names the modules the run simulates.
+ */
+function planned(name: string, dut: string, options: Partial<Record<CosimOption, string>>, scenario?: string): RegressRun {
+  const d = cosimDut(dut);
+  if (!d) throw new Error(`regression run '${name}': no DUT '${dut}'`);
+  for (const o of Object.keys(options)) if (!d.options.includes(o as CosimOption)) throw new Error(`regression run '${name}': --${o} does not apply to --dut ${dut}`);
+  const tops = d.modules({ width: Number(options.width ?? DEFAULT_WIDTH), depth: Number(options.depth ?? DEFAULT_DEPTH) });
+  return { name, tops, args: ['--dut', dut, ...Object.entries(options).flatMap(([k, v]) => [`--${k}`, v!])], ...(scenario && { scenario }) };
+}
+
 /** The example scenarios, in a fixed order. */
 export function exampleFiles(): string[] {
   const dir = join(REPO_ROOT, 'examples');
@@ -29,20 +46,20 @@ export function regressPlan(scale = 1): RegressRun[] {
   const runs: RegressRun[] = [];
   const n = (k: number) => String(k * scale);
   for (const w of REGRESS_WIDTHS) {
-    const W = String(w);
+    const width = String(w);
     runs.push(
-      { name: `rnic_top w${w}`, tops: [`rnic_top_w${w}`], args: ['--dut', 'rnic', '--width', W, '--ops', n(10_000), '--faults', '0.1'] },
-      { name: `rx w${w}`, tops: [`ddp_rx_w${w}`], args: ['--dut', 'rx', '--width', W, '--frames', n(30_000), '--faults', '0.1'] },
-      { name: `rnic_rx w${w}`, tops: [`rnic_rx_w${w}`], args: ['--dut', 'rnic_rx', '--width', W, '--frames', n(20_000), '--faults', '0.1'] },
-      { name: `mpa w${w}`, tops: [`mpa_tx_w${w}`, `mpa_rx_w${w}`], args: ['--dut', 'mpa', '--width', W, '--frames', n(20_000), '--faults', '0.02'] },
-      { name: `ddp_rx_hdr w${w}`, tops: [`ddp_rx_hdr_w${w}`], args: ['--dut', 'ddp_rx_hdr', '--width', W, '--frames', n(50_000), '--faults', '0.3'] },
-      { name: `crc32c w${w}`, tops: [`crc32c_w${w}`], args: ['--dut', 'crc32c', '--width', W, '--frames', n(200_000)] },
+      planned(`rnic_top w${w}`, 'rnic', { width, ops: n(10_000), faults: '0.1' }),
+      planned(`rx w${w}`, 'rx', { width, frames: n(30_000), faults: '0.1' }),
+      planned(`rnic_rx w${w}`, 'rnic_rx', { width, frames: n(20_000), faults: '0.1' }),
+      planned(`mpa w${w}`, 'mpa', { width, frames: n(20_000), faults: '0.02' }),
+      planned(`ddp_rx_hdr w${w}`, 'ddp_rx_hdr', { width, frames: n(50_000), faults: '0.3' }),
+      planned(`crc32c w${w}`, 'crc32c', { width, frames: n(200_000) }),
     );
-    for (const f of exampleFiles()) runs.push({ name: `scenario ${f} w${w}`, tops: [`rnic_top_w${w}`], scenario: f, args: ['--dut', 'rnic', '--scenario', f, '--width', W] });
+    for (const f of exampleFiles()) runs.push(planned(`scenario ${f} w${w}`, 'rnic', { scenario: f, width }, f));
   }
   runs.push(
-    { name: 'atomic_unit', tops: ['atomic_unit'], args: ['--dut', 'atomic_unit', '--frames', n(100_000)] },
-    { name: 'stag_table d1024', tops: ['stag_table_d1024'], args: ['--dut', 'stag_table', '--depth', '1024', '--frames', n(200_000)] },
+    planned('atomic_unit', 'atomic_unit', { frames: n(100_000) }),
+    planned('stag_table d1024', 'stag_table', { depth: '1024', frames: n(200_000) }),
   );
   return runs;
 }

@@ -202,6 +202,7 @@ describe('rnic cosim --dut atomic_unit', () => {
     rmSync(dir, { recursive: true });
     expect(p.status, p.stderr).toBe(1);
     expect(p.stdout).toMatch(/MISMATCH/);
+    expect(p.stdout).toMatch(/first mismatch at cycle \d+: \{.*"cycle":\d+/);
     expect(p.stdout).toContain('replay: rnic cosim --dut atomic_unit --seed 5 --frames 300');
   });
 });

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
+import { DEFAULT_RESET_CYCLES } from '../../sim/cocotb/testbench';
+import { formatCrc } from '../../sim/cosim/block-reports';
 import { cosimCrc32c } from '../../sim/cosim/crc32c';
 import { SEED } from '../support/random';
 
@@ -107,4 +109,22 @@ describe('rnic cosim --dut crc32c', () => {
       rmSync(dir, { recursive: true });
     },
   );
+});
+
+describe('crc32c: a mismatch names the cycle of the first divergence', () => {
+  /** The final XOR with all ones (RFC 3385 / iSCSI CRC-32C) off by one bit: every CRC out is wrong. */
+  const flip = (v: string): string => {
+    if (!v.includes("crc_crc_reg ^ 32'hffffffff")) throw new Error('mutation site not found');
+    return v.replace("crc_crc_reg ^ 32'hffffffff", "crc_crc_reg ^ 32'hfffffffe");
+  };
+
+  test('the cycle the differing CRC came out, in the result and the text report', () => {
+    const r = cosimCrc32c({ width: 8, seed: 11, frames: 400, mutate: flip });
+    expect(r.mismatches).toBe(r.frames - r.flaggedFrames);
+    const m = r.firstMismatch!;
+    // After the reset and within the run; the frames before it came out earlier and matched.
+    expect(m.cycle).toBeGreaterThan(DEFAULT_RESET_CYCLES + m.frame);
+    expect(m.cycle).toBeLessThanOrEqual(DEFAULT_RESET_CYCLES + r.cycles);
+    expect(formatCrc(r)).toContain(`first mismatch: frame ${m.frame} at cycle ${m.cycle} `);
+  });
 });

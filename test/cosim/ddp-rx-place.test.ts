@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -62,6 +63,16 @@ describe('ddp_rx_place checks catch a broken RTL', () => {
     const r = run(300, { width: 8, packets: 300, mutate });
     expect(failures(r)).toBeGreaterThan(0);
   });
+
+  test('the first mismatch names the cycle of the write that put the wrong octet there', () => {
+    const r = run(300, { width: 8, packets: 300, mutate: cases[1]![1] });
+    expect(r.memoryMismatches).toBeGreaterThan(0);
+    const m = r.firstMismatch!;
+    expect(m.what).toMatch(/^memory at 0x[0-9a-f]+$/);
+    // A write beat of the run: after the first input beat, no later than the last write.
+    expect(m.cycle).toBeGreaterThan(0);
+    expect(m.expected).not.toBe(m.actual);
+  });
 });
 
 describe('ddp_rx_place Verilog', () => {
@@ -96,5 +107,16 @@ describe('ddp_rx_place Verilog', () => {
     expect(() => ddpRxPlaceModule(4)).toThrow(/got 4/);
     expect(() => ddpRxPlaceModule(8, 16)).toThrow(RangeError);
     expect(() => ddpRxPlaceModule(8, 3000)).toThrow(/got 3000/);
+  });
+});
+
+describe('rnic cosim --dut ddp_rx_place', () => {
+  test('runs the seeded workload on the committed rtl/ and exits 0 with no mismatch', () => {
+    const p = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'ddp_rx_place', '--frames', '60', '--seed', '2', '--rtl', 'rtl', '--json'], { encoding: 'utf8' });
+    expect(p.status, p.stderr).toBe(0);
+    const r = JSON.parse(p.stdout);
+    expect(r).toMatchObject({ dut: 'ddp_rx_place', seed: 2, mismatches: 0 });
+    expect(r.writeBeats).toBe(r.expectedWriteBeats);
+    expect(r.replay).toBe('rnic cosim --dut ddp_rx_place --width 8 --seed 2 --frames 60 --rtl rtl --vcd ddp_rx_place.vcd');
   });
 });

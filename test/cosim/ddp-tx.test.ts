@@ -1,9 +1,11 @@
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ddpTxModule } from '../../hdl-gen/blocks/ddp-tx';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
-import { openDut } from '../../sim/cosim/dut';
+import { DEFAULT_RESET_CYCLES } from '../../sim/cocotb/testbench';
+import { openDut } from '../../sim/harness/open-dut';
 import { cosimDdpTx, runDdpTx, type TxCosimOptions, type TxRequest } from '../../sim/cosim/ddp-tx';
-import { BackgroundMemory } from '../../sim/cosim/rdmap-tx-resp';
+import { BackgroundMemory } from '../../sim/harness/memory';
 import type { SimModel } from '../../sim/verilator/model';
 import { SEED, withSeed } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
@@ -109,6 +111,8 @@ describe('ddp_tx checks catch a broken RTL', () => {
     try {
       const r = cosimDdpTx({ width: 8, seed: 11, requests: 150, mulpdu: 100, model });
       expect(r.mismatches).toBeGreaterThan(0);
+      // The first difference names its cycle (here: the work requests stall, found when the run gives up).
+      expect(r.firstMismatch!.cycle).toBeGreaterThan(DEFAULT_RESET_CYCLES);
     } finally {
       model.close();
     }
@@ -127,5 +131,16 @@ describe('ddp_tx Verilog', () => {
   test('other widths are a RangeError naming the value', () => {
     expect(() => ddpTxModule(4)).toThrow(/got 4/);
     expect(() => ddpTxModule(128)).toThrow(RangeError);
+  });
+});
+
+describe('rnic cosim --dut ddp_tx', () => {
+  test('runs the seeded workload on the committed rtl/ and exits 0 with no mismatch', () => {
+    const p = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'ddp_tx', '--frames', '60', '--seed', '2', '--rtl', 'rtl', '--json'], { encoding: 'utf8' });
+    expect(p.status, p.stderr).toBe(0);
+    const r = JSON.parse(p.stdout);
+    expect(r).toMatchObject({ dut: 'ddp_tx', seed: 2, mismatches: 0 });
+    expect(r.coverage.write).toBeGreaterThan(0);
+    expect(r.replay).toBe('rnic cosim --dut ddp_tx --width 8 --seed 2 --frames 60 --rtl rtl --vcd ddp_tx.vcd');
   });
 });

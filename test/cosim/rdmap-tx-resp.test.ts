@@ -1,8 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { rdmapTxRespModule } from '../../hdl-gen/blocks/rdmap-tx-resp';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
-import { openDut } from '../../sim/cosim/dut';
-import { BackgroundMemory, cosimRdmapTxResp, runRdmapTxResp, type RespCosimOptions } from '../../sim/cosim/rdmap-tx-resp';
+import { openDut } from '../../sim/harness/open-dut';
+import { cosimRdmapTxResp, runRdmapTxResp, type RespCosimOptions } from '../../sim/cosim/rdmap-tx-resp';
+import { BackgroundMemory } from '../../sim/harness/memory';
 import type { SimModel } from '../../sim/verilator/model';
 import { SEED, withSeed } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
@@ -127,5 +129,16 @@ describe('rdmap_tx_resp Verilog', () => {
   test('other widths are a RangeError naming the value', () => {
     expect(() => rdmapTxRespModule(4)).toThrow(/got 4/);
     expect(() => rdmapTxRespModule(128)).toThrow(RangeError);
+  });
+});
+
+describe('rnic cosim --dut rdmap_tx_resp', () => {
+  test('runs the seeded workload on the committed rtl/ and exits 0 with no mismatch', () => {
+    const p = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'rdmap_tx_resp', '--frames', '60', '--seed', '2', '--rtl', 'rtl', '--json'], { encoding: 'utf8' });
+    expect(p.status, p.stderr).toBe(0);
+    const r = JSON.parse(p.stdout);
+    expect(r).toMatchObject({ dut: 'rdmap_tx_resp', seed: 2, mismatches: 0 });
+    expect(r.coverage.reads).toBeGreaterThan(0);
+    expect(r.replay).toBe('rnic cosim --dut rdmap_tx_resp --width 8 --seed 2 --frames 60 --rtl rtl --vcd rdmap_tx_resp.vcd');
   });
 });

@@ -3,7 +3,8 @@ import { IRD_ORD_NO_NEGOTIATE, MAX_ULPDU_LENGTH } from '../../ts-model/mpa/const
 import { Opcode } from '../../ts-model/rdmap/constants';
 import { AOpCode } from '../../ts-model/rdmap/atomics';
 import { prng } from '../../ts-model/util/prng';
-import { TopBench, openTop, type QpConfig } from '../../sim/cosim/rnic';
+import type { QpConfig } from '../../sim/cosim/qp-config';
+import { RnicBench, openTop } from '../../sim/cosim/rnic-bench';
 import type { LocalWr } from '../../sim/cosim/rx-peer';
 import type { SimModel } from '../../sim/verilator/model';
 
@@ -48,15 +49,16 @@ describe('rnic_top_w8: a configured ORD bounds the Read and Atomic Requests outs
 
   /** Configures QP 1 with `ord`, posts `wrs`, and returns the opcodes of the FPDUs that left. */
   function send(ord: number, wrs: LocalWr[]): { opcodes: number[]; waiting: boolean } {
-    const bench = new TopBench(model, W, prng(ord), 0);
-    bench.cfg.queue.push({ qp: QP, c: config(ord) });
+    const bench = new RnicBench(model, { r: prng(ord), backpressure: 0, noise: true });
+    bench.reset();
+    bench.cfg.push({ qp: QP, c: config(ord) });
     bench.settle('configuring the QP');
-    for (const w of wrs) bench.wr.queue.push({ qp: QP, w });
-    bench.tb.run(2000);
+    for (const w of wrs) bench.post(QP, w);
+    bench.run(2000);
     // Markers off, CRC on: an FPDU is ULPDU_Length (2 octets), the ULPDU, pad and CRC; the RDMAP
     // opcode is in the ULPDU's second octet.
-    const opcodes = bench.tx.drain().map((f) => {
-      expect(f.tuser).toBe(QP);
+    const opcodes = bench.mAxis.drain().map((f) => {
+      expect(f.tid).toBe(QP);
       return f.data[3]! & 0xf;
     });
     return { opcodes, waiting: !bench.wr.idle };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseConfig } from '../../hdl-gen/gen/config';
 import { fpduLength } from '../../ts-model/mpa';
-import { openTop } from '../../sim/cosim/rnic';
+import { openTop } from '../../sim/cosim/rnic-bench';
 import { runTopRx, runTopTx, rnicRateFigures, type TopRxOptions, type TopTxOptions } from '../../sim/cosim/rnic-rate';
 import type { SimModel } from '../../sim/verilator/model';
 

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import { ddpRxModule } from '../../hdl-gen/blocks/ddp-rx';
 import { ddpRxCtlModule } from '../../hdl-gen/blocks/ddp-rx-ctl';
-import type { RxDutResult } from '../../cli/cosim-cli';
+import type { RxDutResult } from '../../sim/cosim/block-runs';
 import { cosimRx, measureRxPlacement, type RxCosimOptions } from '../../sim/cosim/rx';
 import { withSeed } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { STAG_FAULTS, STAG_INV_FAULTS, STAG_TABLE_LATENCY, stagTableModule } from '../../hdl-gen/blocks/stag-table';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
+import { DEFAULT_RESET_CYCLES } from '../../sim/cocotb/testbench';
+import { formatStagTable } from '../../sim/cosim/block-reports';
 import { cosimStagTable } from '../../sim/cosim/stag-table';
 import { SEED } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
@@ -58,6 +60,19 @@ describe('stag_table ordering checks have teeth', () => {
       expect(applied).toBe(true);
       expect(r.mismatches).toBeGreaterThan(0);
       expect(r.firstMismatch!.what).toBe('lookup');
+    },
+  );
+
+  test(
+    'the first mismatch names the cycle its response came out: its slot, STAG_TABLE_LATENCY cycles on',
+    () => {
+      const from = '(~(inv_commit & (iv1_index_reg == lk_index)))';
+      const r = cosimStagTable({ depth: 16, seed: 3, operations: 3000, mutate: (v) => v.split(from).join("1'b1") });
+      const m = r.firstMismatch!;
+      // Slot k is driven in the cycle after the reset's and k more; its response is sampled
+      // STAG_TABLE_LATENCY edges after that one.
+      expect(m.cycle).toBe(DEFAULT_RESET_CYCLES + m.slot + STAG_TABLE_LATENCY + 1);
+      expect(formatStagTable(r)).toContain(`first mismatch at cycle ${m.cycle}: `);
     },
   );
 });

@@ -57,3 +57,28 @@ export const plusargEchoBuild = (): BuildOptions => ({
   sources: [fixture('plusarg_echo.v')],
   ports: [clk, { name: 'value', direction: 'output', width: 16 }, { name: 'flag', direction: 'output', width: 1 }],
 });
+
+export const recordSliceBuild = (): BuildOptions => ({
+  top: 'record_slice',
+  sources: [fixture('record_slice.v')],
+  ports: [
+    clk,
+    rst,
+    { name: 's_req_valid', direction: 'input', width: 1 },
+    { name: 's_req_ready', direction: 'output', width: 1 },
+    { name: 's_req_kind', direction: 'input', width: 3 },
+    { name: 's_req_len', direction: 'input', width: 32 },
+    { name: 's_req_addr', direction: 'input', width: 64 },
+    { name: 's_req_err', direction: 'input', width: 14 },
+    { name: 'm_rsp_valid', direction: 'output', width: 1 },
+    { name: 'm_rsp_ready', direction: 'input', width: 1 },
+    { name: 'm_rsp_kind', direction: 'output', width: 3 },
+    { name: 'm_rsp_len', direction: 'output', width: 32 },
+    { name: 'm_rsp_addr', direction: 'output', width: 64 },
+    { name: 'm_rsp_err', direction: 'output', width: 14 },
+    ...axisPortSpecs('s_axis', 'in', { dataWidth: 64 }),
+    { name: 's_axis_tid', direction: 'input', width: 4 },
+    ...axisPortSpecs('m_axis', 'out', { dataWidth: 64 }),
+    { name: 'm_axis_tid', direction: 'output', width: 4 },
+  ],
+});

@@ -1,0 +1,219 @@
+import { BLOCK_WIDTHS, DATAPATH_WIDTHS, type RnicConfig } from '../../hdl-gen/gen/config';
+import type { Scenario } from '../../ts-model/scenario/schema';
+import type { DutSelection } from '../harness/open-dut';
+import { cosimAtomicUnit } from './atomic-unit';
+import { formatAtomic, formatCrc, formatDdpRxHdr, formatMpa, formatMpaRx, formatMpaTx, formatRx, formatStagTable } from './block-reports';
+import { runMpa, runMpaRx, runMpaTx, runRx } from './block-runs';
+import { cosimCrc32c } from './crc32c';
+import { cosimDdpRxHdr } from './ddp-rx-hdr';
+import { cosimDdpRxPlace, type DdpRxPlaceResult } from './ddp-rx-place';
+import { cosimDdpTx, type TxCosimResult } from './ddp-tx';
+import { cosimRdmapTxResp, type RespCosimResult } from './rdmap-tx-resp';
+import { formatRnicCosim, formatScenarioCosim, runRnicCosim, runScenarioCosim } from './rnic-run';
+import { cosimStagTable } from './stag-table';
+
+/**
+ * Every DUT `rnic cosim --dut D` can co-simulate, as data: its name, the widths it is generated at,
+ * the options that shape its run, how to run it, how to report it and what counts as a failure.
+ * The CLI (cli/cosim-command.ts) dispatches through it and rejects an option a DUT does not take;
+ * the replay line (cli/replay.ts) writes exactly the options a DUT takes; the regression
+ * (sim/regress/plan.ts) checks its runs against it and takes the modules each run simulates from it.
+ */
+
+/** The options a DUT may take, beyond those every run takes (--dut, --seed, --rtl, --plusarg, --json). */
+export type CosimOption = 'width' | 'depth' | 'frames' | 'ops' | 'faults' | 'scenario' | 'random' | 'config' | 'trace' | 'out' | 'vcd';
+
+/** A run's arguments, checked and with every default applied (cli/cosim-command.ts). */
+export interface CosimArgs {
+  readonly width: number;
+  readonly depth: number;
+  readonly seed: number;
+  readonly frames: number;
+  readonly ops: number;
+  /** The DUT's `faults` default when not given. */
+  readonly faults: number;
+  readonly rtl?: string;
+  readonly vcd?: string;
+  readonly plusargs?: readonly string[];
+  /** rnic: the generator configuration (from --config), and the scenario of --scenario. */
+  readonly config: RnicConfig;
+  readonly scenario?: Scenario;
+  readonly trace: boolean;
+  readonly out: string;
+  /** rnic: pcaps and a traced replay on a failure (default true). */
+  readonly evidence: boolean;
+  readonly progress?: (done: number, total: number) => void;
+}
+
+/** What a run found, for the CLI to print and the regression to count. */
+export interface CosimRun {
+  /** The result object (--json prints it with the replay line added). */
+  readonly result: object;
+  /** The text report; `replay` is the command that reruns it. */
+  text(replay: string): string;
+  /** Differences from the model plus protocol violations: what makes `rnic cosim` exit 1. */
+  readonly failures: number;
+  /** The first difference or violation in one line (empty when none), and its cycle when known. */
+  readonly first: string;
+  readonly cycle: number | null;
+}
+
+export interface CosimDut {
+  readonly name: string;
+  /** One line for the help text and error messages. */
+  readonly about: string;
+  /** The widths it is generated at; null: it has no width (atomic_unit, stag_table). */
+  readonly widths: readonly number[] | null;
+  readonly options: readonly CosimOption[];
+  /** Fault probability when --faults is not given (DUTs that take it). */
+  readonly faults?: number;
+  /** The generated modules a run simulates (the mutation campaign picks runs by them). */
+  modules(a: Pick<CosimArgs, 'width' | 'depth'>): string[];
+  run(a: CosimArgs): CosimRun;
+}
+
+/** The harness options that choose and open the DUT. */
+const selection = (a: CosimArgs): DutSelection => ({
+  ...(a.rtl !== undefined && { rtlDir: a.rtl }),
+  ...(a.vcd !== undefined && { vcd: a.vcd }),
+  ...(a.plusargs && { plusargs: a.plusargs }),
+});
+
+/** A block's report: the text leads with the result, then the replay line when it failed. */
+function block<R extends { readonly mismatches: number; readonly firstMismatch?: { readonly cycle: number } | null }>(
+  r: R,
+  format: (r: R) => string,
+  failures = r.mismatches,
+): CosimRun {
+  const m = r.firstMismatch;
+  return {
+    result: r,
+    text: (replay) => format(r) + (failures > 0 ? `\nreplay: ${replay}` : ''),
+    failures,
+    first: m ? JSON.stringify(m).slice(0, 200) : '',
+    cycle: m ? m.cycle : null,
+  };
+}
+
+const counts = (o: Readonly<Record<string, number>>): string => Object.entries(o).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none';
+
+const formatTx = (what: string) => (r: (TxCosimResult | RespCosimResult) & { readonly width: number }): string => {
+  const m = r.firstMismatch;
+  return [
+    `${r.module}: ${r.ulpdus} ULPDUs of ${what}, seed ${r.seed}; coverage: ${counts(r.coverage as unknown as Record<string, number>)}`,
+    r.mismatches ? `MISMATCH: ${r.mismatches} differences from the model` : 'every ULPDU octet equals the model',
+    ...(m ? [`first mismatch at cycle ${m.cycle}: ${m.what} ${m.index}`, `  model ${m.expected.slice(0, 160)}`, `  RTL   ${m.actual.slice(0, 160)}`] : []),
+  ].join('\n');
+};
+
+function formatPlace(r: DdpRxPlaceResult): string {
+  const m = r.firstMismatch;
+  return [
+    `${r.module}: ${r.packets} packets, ${r.placed} placed, ${r.octets} octets, ${r.writeBeats}/${r.expectedWriteBeats} write beats; coverage: ${counts(r.coverage)}`,
+    r.violations || r.memoryMismatches ? `MISMATCH: ${r.violations} violations, ${r.memoryMismatches} octets of memory differ` : 'every octet placed where its command says, and nowhere else',
+    ...(m ? [`first mismatch at cycle ${m.cycle}: ${m.what}`, `  model ${m.expected.slice(0, 160)}`, `  RTL   ${m.actual.slice(0, 160)}`] : []),
+  ].join('\n');
+}
+
+const placeFailures = (r: DdpRxPlaceResult): number => r.violations + r.memoryMismatches + (r.writeBeats !== r.expectedWriteBeats ? 1 : 0);
+
+/** The harness options every block run takes: its width, seed and DUT. */
+const common = (a: CosimArgs) => ({ width: a.width, seed: a.seed, ...selection(a) });
+
+/**
+ * A block generated at a width, `<name>_w<W>`: --width, --frames, --vcd, and --faults with its
+ * default where `faults` is given.
+ */
+function widthBlock(name: string, about: string, widths: readonly number[], run: (a: CosimArgs) => CosimRun, faults?: number): CosimDut {
+  return {
+    name,
+    about,
+    widths,
+    options: ['width', 'frames', 'vcd', ...(faults !== undefined ? (['faults'] as const) : [])],
+    ...(faults !== undefined && { faults }),
+    modules: ({ width }) => [`${name}_w${width}`],
+    run,
+  };
+}
+
+const rxRun = (dut: 'rx' | 'rnic_rx') => (a: CosimArgs): CosimRun => {
+  const r = runRx(common(a), dut, a.frames, a.faults);
+  return block(r, formatRx, r.mismatches + r.violations);
+};
+
+export const COSIM_DUTS: readonly CosimDut[] = [
+  {
+    name: 'rnic',
+    about: '(default) the whole datapath rnic_top_w<W>, every QP; or --scenario',
+    widths: DATAPATH_WIDTHS,
+    options: ['width', 'ops', 'faults', 'random', 'scenario', 'config', 'trace', 'out'],
+    faults: 0.05,
+    modules: ({ width }) => [`rnic_top_w${width}`],
+    run: (a) => {
+      const c = { width: a.width, config: a.config, seed: a.seed, out: a.out, trace: a.trace, evidence: a.evidence, ...(a.rtl !== undefined && { rtl: a.rtl }), ...(a.plusargs && { plusargs: a.plusargs }) };
+      if (a.scenario) {
+        const r = runScenarioCosim({ ...c, scenario: a.scenario });
+        const m = r.firstMismatch;
+        return { result: r, text: (replay) => formatScenarioCosim(r, replay), failures: r.mismatches + r.violations, first: m ? m.what : r.firstViolation ?? '', cycle: m?.cycle ?? null };
+      }
+      const r = runRnicCosim({ ...c, ops: a.ops, faults: a.faults, ...(a.progress && { progress: a.progress }) });
+      const m = r.firstMismatch;
+      return { result: r, text: (replay) => formatRnicCosim(r, replay), failures: r.mismatches + r.violations, first: m ? `QP ${m.qp}: ${m.what}` : r.firstViolation ?? '', cycle: m?.cycle ?? null };
+    },
+  },
+  widthBlock('crc32c', 'the CRC-32C block crc32c_w<W>', BLOCK_WIDTHS, (a) => block(cosimCrc32c({ ...common(a), frames: a.frames }), formatCrc)),
+  widthBlock('mpa_tx', 'MPA transmit mpa_tx_w<W>, then its rate at full speed', BLOCK_WIDTHS, (a) => block(runMpaTx(common(a), a.frames), formatMpaTx)),
+  widthBlock('mpa_rx', 'MPA receive mpa_rx_w<W> with faults, then its full-speed rate', BLOCK_WIDTHS, (a) => block(runMpaRx(common(a), a.frames, a.faults), formatMpaRx), 0),
+  {
+    name: 'mpa',
+    about: 'both MPA blocks, mpa_tx_w<W> and mpa_rx_w<W>',
+    widths: BLOCK_WIDTHS,
+    options: ['width', 'frames', 'faults'],
+    faults: 0,
+    modules: ({ width }) => [`mpa_tx_w${width}`, `mpa_rx_w${width}`],
+    run: (a) => block(runMpa(common(a), a.frames, a.faults), formatMpa),
+  },
+  widthBlock(
+    'ddp_rx_hdr',
+    'DDP/RDMAP header checks ddp_rx_hdr_w<W> (H1-H7), header faults',
+    BLOCK_WIDTHS,
+    (a) => block(cosimDdpRxHdr({ ...common(a), ulpdus: a.frames, faultRate: a.faults }), formatDdpRxHdr),
+    0.5,
+  ),
+  widthBlock('ddp_rx_place', 'placement ddp_rx_place_w<W>: packets into host memory', DATAPATH_WIDTHS, (a) => {
+    const r = cosimDdpRxPlace({ ...common(a), packets: a.frames });
+    return block({ dut: 'ddp_rx_place', ...r, mismatches: placeFailures(r) }, formatPlace);
+  }),
+  widthBlock('ddp_tx', 'requester ddp_tx_w<W>: every kind of work request (MULPDU 1460)', DATAPATH_WIDTHS, (a) =>
+    block({ dut: 'ddp_tx', width: a.width, ...cosimDdpTx({ width: a.width, seed: a.seed, requests: a.frames, mulpdu: 1460, dut: selection(a) }) }, formatTx('work requests')),
+  ),
+  widthBlock('rdmap_tx_resp', 'responder rdmap_tx_resp_w<W>: Read/Atomic Responses, Terminates', DATAPATH_WIDTHS, (a) =>
+    block({ dut: 'rdmap_tx_resp', width: a.width, ...cosimRdmapTxResp({ width: a.width, seed: a.seed, requests: a.frames, mulpdu: 1460, dut: selection(a) }) }, formatTx('responses')),
+  ),
+  {
+    name: 'atomic_unit',
+    about: 'the RFC 7306 atomic unit: FetchAdd, CmpSwap on its memory',
+    widths: null,
+    options: ['frames', 'vcd'],
+    modules: () => ['atomic_unit'],
+    run: (a) => {
+      const r = cosimAtomicUnit({ seed: a.seed, operations: a.frames, ...selection(a) });
+      return block(r, formatAtomic, r.mismatches + r.violations.length);
+    },
+  },
+  {
+    name: 'stag_table',
+    about: 'the STag table stag_table_d<N> (--depth)',
+    widths: null,
+    options: ['depth', 'frames', 'vcd'],
+    modules: ({ depth }) => [`stag_table_d${depth}`],
+    run: (a) => block(cosimStagTable({ depth: a.depth, seed: a.seed, operations: a.frames, ...selection(a) }), formatStagTable),
+  },
+  { ...widthBlock('rx', 'receive path ddp_rx_w<W> against the model endpoint', DATAPATH_WIDTHS, rxRun('rx'), 0), modules: ({ width }) => [`ddp_rx_w${width}`] },
+  widthBlock('rnic_rx', 'rnic_rx_w<W>: mpa_rx in front of ddp_rx, fed TCP payload', DATAPATH_WIDTHS, rxRun('rnic_rx'), 0),
+];
+
+/** The DUT of that name, or undefined. */
+export function cosimDut(name: string): CosimDut | undefined {
+  return COSIM_DUTS.find((d) => d.name === name);
+}

@@ -1,0 +1,246 @@
+import { CQ_KIND } from '../../hdl-gen/blocks/rnic-top';
+import type { ModuleSources } from '../../hdl-gen/gen/sources';
+import type { Prng } from '../../ts-model/util/prng';
+import type { AxisSink, AxisSource } from '../cocotb/axis';
+import { Chance, never } from '../cocotb/pause';
+import type { RecordSink } from '../cocotb/record-sink';
+import type { RecordSource } from '../cocotb/record-source';
+import type { CompiledModel } from '../verilator/build';
+import type { PortHandle, SimModel } from '../verilator/model';
+import { DutBench } from '../harness/dut-bench';
+import type { HostMemoryPort } from '../harness/host-memory-port';
+import type { BackgroundMemory } from '../harness/memory';
+import { openDut, type DutOptions } from '../harness/open-dut';
+import { EVENT_RECORDS, rtlEvent } from './events';
+import { qpConfigFields, type QpConfig } from './qp-config';
+import type { LocalWr, RtlRegion } from './rx-peer';
+import { stagEntry } from './stag-cfg';
+import { UlpduStreamCheck } from './tx-ports';
+import { WR_NOISE_FIELDS, txRequestOf, wrFields, type TxRequest } from './wr-request';
+
+/**
+ * The testbench of `rnic_top_w<W>` (hdl-gen/blocks/rnic-top.ts) that the functional
+ * co-simulations (random, sim/cosim/rnic.ts; scenario, rnic-scenario.ts; test/cosim/rnic-ord) and
+ * the line-rate measurements (rnic-rate.ts) share: a driver for every input port (the network
+ * stream with its QP on s_axis_tid, QP configuration, STag entries, receive buffers, work requests,
+ * failure and abort pulses), the FPDUs out on m_axis by tid, the completion queue, and host memory.
+ *
+ * What differs between them are options: back-pressure (random, drawn from the run's stream, or
+ * none at all), noise on the unused work-request fields, the memory model (a HostMemoryPort, or a
+ * read-only background at a fixed read latency for transmit rates) and, for the rates, the record
+ * of every beat's cycle.
+ */
+export interface RnicBenchOptions {
+  /** The run's random stream: back-pressure, noise and memory latencies draw from it. */
+  readonly r: Prng;
+  /**
+   * Per-cycle back-pressure on m_axis, m_cq and both memory ports (s_axis pauses half as often).
+   * Absent: none, and nothing is drawn for it.
+   */
+  readonly backpressure?: number;
+  /** Random values on the work-request fields a request's kind does not use (the RTL must ignore them). */
+  readonly noise?: boolean;
+  /** Host memory behind mem_*: a HostMemoryPort (default), or a read-only background memory whose reads return `latency` cycles after their handshake. */
+  readonly memory?: { readonly background: BackgroundMemory; readonly latency: number };
+  /** Record the cycle of every s_axis and m_axis beat (with m_axis tid and tlast) and check the FPDU stream's tkeep. */
+  readonly measure?: boolean;
+}
+
+/** A completion-queue entry: its QP, kind, the event as text (rx events) and when it came. */
+export interface CqEntry {
+  readonly qp: number;
+  readonly kind: number;
+  readonly sent: boolean;
+  readonly text: string;
+  readonly cycle: number;
+}
+
+/** m_axis beats taken: cycle, tlast and tid of each. */
+export interface BeatLog {
+  readonly at: number[];
+  readonly last: boolean[];
+  readonly tid: number[];
+}
+
+/** Host memory reads answered 1..4 cycles after the handshake, counted as read-port.ts counts (one more). */
+const HOST_LATENCY = { min: 2, max: 5 };
+
+export class RnicBench extends DutBench {
+  readonly qps: number;
+  readonly sAxis: AxisSource;
+  readonly mAxis: AxisSink;
+  readonly mem: HostMemoryPort;
+  readonly cfg: RecordSource<{ qp: number; c: QpConfig }>;
+  readonly stagCfg: RecordSource<{ qp: number; g: RtlRegion }>;
+  readonly recv: RecordSource<{ qp: number; addr: bigint; len: number }>;
+  readonly wr: RecordSource<{ qp: number; req: TxRequest; requestId?: number }>;
+  readonly cqSink: RecordSink<CqEntry>;
+  /** Work-request handshakes, in cycles. */
+  readonly wrAt: number[] = [];
+  /** With `measure`: m_axis beats, s_axis beat cycles, and violations of the FPDU stream. */
+  readonly netBeats: BeatLog = { at: [], last: [], tid: [] };
+  readonly inBeats: number[] = [];
+  readonly violations: string[] = [];
+  private txBlocked = false;
+  private pulse: { inject: { qp: number; err: number } | null; abort: number | null } = { inject: null, abort: null };
+  private readonly h: (n: string) => PortHandle;
+
+  constructor(model: SimModel, o: RnicBenchOptions, opened?: { readonly src: ModuleSources; readonly compiled: CompiledModel }) {
+    super(model, o.r, opened);
+    const m = model;
+    const h = (this.h = (n: string) => m.handle(n));
+    const r = this.r;
+    const bp = o.backpressure;
+    this.qps = h('qp_idle').width;
+    this.sAxis = this.source('s_axis', bp === undefined ? {} : { pause: this.pause(bp / 2) });
+    this.mAxis = this.sink('m_axis', bp === undefined ? {} : { pause: this.pause(bp) });
+    const chance = () => (bp === undefined ? never() : new Chance(r, bp));
+    if (o.memory) {
+      const bg = o.memory.background;
+      // Read-only: a transmit run writes nothing, and the expected ULPDUs are read from it after.
+      this.mem = this.memory({ width: this.W, memory: { read: (a, n) => bg.read(a, n), write: () => {} }, latency: { min: o.memory.latency, max: o.memory.latency }, report: (v) => this.report(v) });
+    } else {
+      this.mem = this.memory({ width: this.W, wrPause: chance(), rdPause: chance(), latency: HOST_LATENCY });
+    }
+    this.cfg = this.recordSource('cfg', { ready: null, fields: ({ qp, c }) => qpConfigFields(qp, c) });
+    this.stagCfg = this.recordSource('stag_cfg', { ready: null, fields: ({ qp, g }) => ({ qp, ...stagEntry(g) }) });
+    this.recv = this.recordSource('s_recv', { fields: (b) => ({ ...b }) });
+    this.wr = this.recordSource('wr', {
+      ...(o.noise && { filler: () => ({ ...this.wr.group.random(r, WR_NOISE_FIELDS), solicited: 0, invalidate: 0 }) }),
+      fields: ({ qp, req, requestId }) => ({ qp, ...wrFields(req, requestId) }),
+      onAccept: () => this.wrAt.push(m.cycles),
+    });
+    this.cqSink = this.recordSink('m_cq', {
+      pause: chance(),
+      records: EVENT_RECORDS,
+      map: (f, cycle) => {
+        const kind = f.kind as number;
+        const sent = kind === CQ_KIND.SENT;
+        return { qp: f.qp as number, kind, sent, text: sent ? 'sent' : rtlEvent(f), cycle };
+      },
+    });
+    const pulse = { valid: h('inject_valid'), qp: h('inject_qp'), err: h('inject_err'), abort: h('abort_req'), abortQp: h('abort_qp') };
+    this.add({
+      drive: () => {
+        const { inject, abort } = this.pulse;
+        m.pokeNumber(pulse.valid, inject ? 1 : 0);
+        m.pokeNumber(pulse.qp, inject?.qp ?? 0);
+        m.pokeNumber(pulse.err, inject?.err ?? 0);
+        m.pokeNumber(pulse.abort, abort !== null ? 1 : 0);
+        m.pokeNumber(pulse.abortQp, abort ?? 0);
+        if (inject || abort !== null) this.pulse = { inject: null, abort: null };
+      },
+    });
+    if (o.measure) this.measure();
+    // A model used before holds its last inputs: nothing offered while it is reset.
+    for (const n of ['cfg_valid', 'stag_cfg_valid', 's_recv_valid', 'wr_valid', 'inject_valid', 'abort_req', 's_axis_tvalid']) m.pokeNumber(h(n), 0);
+  }
+
+  /** Opens rnic_top_w<width> (with `dut.config`'s QPs and STag depth) and builds the bench on it. */
+  static open(width: number, dut: DutOptions, o: RnicBenchOptions): RnicBench {
+    const { src, compiled, model } = openDut(`rnic_top_w${width}`, dut);
+    return new RnicBench(model, o, { src, compiled });
+  }
+
+  /** Octets per beat. */
+  get W(): number {
+    return this.model.handle('s_axis_tdata').width / 8;
+  }
+
+  private report(v: string): void {
+    if (this.violations.length < 20) this.violations.push(v);
+  }
+
+  /** Beat timing for the rate measurements, and the FPDU stream's tkeep check. */
+  private measure(): void {
+    const m = this.model;
+    const h = this.h;
+    this.add(new UlpduStreamCheck({ model: m, width: this.W, cycle: () => m.cycles, report: (v) => this.report(v) }));
+    const P = { tv: h('m_axis_tvalid'), tr: h('m_axis_tready'), tl: h('m_axis_tlast'), tid: h('m_axis_tid'), sv: h('s_axis_tvalid'), sr: h('s_axis_tready') };
+    const nb = this.netBeats;
+    this.add({
+      sample: () => {
+        const at = m.cycles;
+        if (m.peekPreNumber(P.tv) === 1 && m.peekPreNumber(P.tr) === 1) {
+          nb.at.push(at);
+          nb.last.push(m.peekPreNumber(P.tl) === 1);
+          nb.tid.push(m.peekPreNumber(P.tid));
+        }
+        if (m.peekPreNumber(P.sv) === 1 && m.peekPreNumber(P.sr) === 1) this.inBeats.push(at);
+      },
+    });
+  }
+
+  /** Completion-queue entries not yet taken by the scoreboard. */
+  get cq(): CqEntry[] {
+    return this.cqSink.records;
+  }
+
+  /** Posts the model's work request `w` on QP `qp`. */
+  post(qp: number, w: LocalWr): void {
+    this.wr.push({ qp, req: txRequestOf(w), requestId: w.requestId });
+  }
+
+  injectNext(qp: number, err: number): void {
+    this.pulse.inject = { qp, err };
+  }
+
+  abort(qp: number): void {
+    this.pulse.abort = qp;
+  }
+
+  /** Holds m_axis_tready low (the IRD overflow needs the responses to wait). */
+  blockTx(on: boolean, pause = never()): void {
+    this.txBlocked = on;
+    this.mAxis.setPause(on ? { next: () => true } : pause);
+  }
+
+  irrqUsed(qp: number): number {
+    const bits = this.h('qp_irrq_used').width / this.qps;
+    return Number((this.model.peek(this.h('qp_irrq_used')) >> BigInt(bits * qp)) & ((1n << BigInt(bits)) - 1n));
+  }
+
+  /** System reset, then the QPs' contexts loaded (which restarts each QP), then the STags. */
+  start(configs: readonly { qp: number; c: QpConfig }[], regions: readonly { qp: number; g: RtlRegion }[]): void {
+    this.reset();
+    this.cfg.push(...configs);
+    this.until(() => this.cfg.idle, 100, 'the QP contexts to load');
+    this.run(2); // the QPs' restart (a one-cycle reset, which also clears their STag tables)
+    this.stagCfg.push(...regions);
+    this.until(() => this.stagCfg.idle, 100 + regions.length, 'the STags to load');
+    this.run(2);
+  }
+
+  /** Runs until nothing is left to do (with m_axis blocked: nothing the RTL can do) for 8 cycles. */
+  settle(what: string, maxCycles = 2_000_000): void {
+    const m = this.model;
+    const idle = this.h('qp_idle');
+    const rxIdle = this.h('qp_rx_idle');
+    const txValid = this.h('m_axis_tvalid');
+    const cqValid = this.h('m_cq_valid');
+    const all = (1 << this.qps) - 1;
+    this.settleQuiet(
+      () =>
+        this.sAxis.idle && this.cfg.idle && this.stagCfg.idle && this.recv.idle && this.wr.idle && this.mem.idle &&
+        m.peekPreNumber(cqValid) === 0 && m.peekPreNumber(rxIdle) === all && (this.txBlocked || (m.peekPreNumber(idle) === all && m.peekPreNumber(txValid) === 0)),
+      maxCycles,
+      `rnic_top to settle after ${what} (${this.status()})`,
+      this.mem,
+    );
+  }
+
+  status(): string {
+    const names = ['qp_idle', 'qp_rx_idle', 'qp_rx_stopped', 'qp_tx_stopped', 'qp_irrq_used', 'm_axis_tvalid', 'm_axis_tready', 'm_cq_valid', 's_axis_tready', 'wr_ready', 'mem_rd_valid', 'mem_wr_valid'];
+    return names.map((n) => `${n}=0x${this.model.peek(this.h(n)).toString(16)}`).join(' ') + ` source=${this.sAxis.idle ? 'idle' : 'busy'} wr=${this.wr.queue.length} recv=${this.recv.queue.length} txBlocked=${this.txBlocked}`;
+  }
+
+  /** Status ports by name, as numbers. */
+  peekStatus(names: readonly string[]): Record<string, number> {
+    return Object.fromEntries(names.map((n) => [n, this.model.peekNumber(this.h(n))]));
+  }
+}
+
+/** The Verilated rnic_top_w<W> (with `opts.config`'s QPs and STag depth), opened. */
+export function openTop(width: number, opts: DutOptions = {}): SimModel {
+  return openDut(`rnic_top_w${width}`, opts).model;
+}
