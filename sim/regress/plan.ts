@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { DEFAULT_CONFIG } from '../../hdl-gen/gen/config';
 import { REPO_ROOT } from '../../hdl-gen/gen/sources';
 import { cosimDut, type CosimOption } from '../cosim/registry';
 
@@ -60,6 +61,8 @@ export function regressPlan(scale = 1): RegressRun[] {
   runs.push(
     planned('atomic_unit', 'atomic_unit', { frames: n(100_000) }),
     planned('stag_table d1024', 'stag_table', { depth: '1024', frames: n(200_000) }),
+    // The depth the top instantiates, so the mutation campaign judges that table by its own run.
+    planned(`stag_table d${DEFAULT_CONFIG.stagDepth}`, 'stag_table', { depth: String(DEFAULT_CONFIG.stagDepth), frames: n(200_000) }),
   );
   return runs;
 }
