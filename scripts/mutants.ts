@@ -7,7 +7,7 @@
  * faults), then every example scenario. A survivor goes to yosys for an equivalence proof, and its
  * single-mutant RTL is kept for a replay with `rnic cosim --rtl`.
  *
- *   npx tsx scripts/mutants.ts [--seed N] [--per N] [--module M] [--no-prove] [--out DIR]
+ *   npx tsx scripts/mutants.ts [--seed N] [--per N] [--module M[,M…]] [--no-prove] [--out DIR]
  *   npx tsx scripts/mutants.ts --reprove [--out DIR]
  *
  * --reprove runs only the equivalence proofs again, for the survivors in DIR/results.json not
@@ -59,7 +59,7 @@ if (values.reprove) reprove();
 else campaign();
 
 function campaign(): void {
-  const plan = planCampaign({ seed, per, ...(values.module && { only: values.module }) });
+  const plan = planCampaign({ seed, per, ...(values.module && { only: values.module.split(',') }) });
   const rows: Row[] = [];
   const t0 = performance.now();
   for (const p of plan) {

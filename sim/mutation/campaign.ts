@@ -35,9 +35,16 @@ export interface PlannedModule {
  * Up to `per` mutations of each kind per module, drawn from `seed` (and the module's name, so a
  * module's mutants do not change when another module changes).
  */
-export function planCampaign(opts: { readonly config?: RnicConfig; readonly seed: number; readonly per: number; readonly only?: string }): PlannedModule[] {
-  const modules = modulesFor(opts.config ?? DEFAULT_CONFIG).filter((m) => !opts.only || m.name === opts.only);
-  if (opts.only && modules.length === 0) throw new Error(`no module '${opts.only}' in the configuration`);
+export function planCampaign(opts: {
+  readonly config?: RnicConfig;
+  readonly seed: number;
+  readonly per: number;
+  readonly only?: readonly string[];
+}): PlannedModule[] {
+  const every = modulesFor(opts.config ?? DEFAULT_CONFIG);
+  const unknown = (opts.only ?? []).filter((n) => !every.some((m) => m.name === n));
+  if (unknown.length) throw new Error(`no module ${unknown.map((n) => `'${n}'`).join(', ')} in the configuration`);
+  const modules = every.filter((m) => !opts.only || opts.only.includes(m.name));
   return modules.map((module) => {
     const r = prng((opts.seed ^ parseInt(createHash('sha256').update(module.name).digest('hex').slice(0, 8), 16)) >>> 0);
     const all = mutationSites(module);
