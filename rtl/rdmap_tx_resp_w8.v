@@ -158,15 +158,6 @@ reg [8:0] fifo_reserved_reg; // reads issued and not yet consumed (in flight or 
 reg [8:0] fifo_reserved_next;
 wire rr_rd_valid;
 wire rr_rd_fire;
-wire fetch_free; // the fetcher's message is read by the end of this cycle
-wire fetch_q_empty;
-wire fetch_bypass;
-wire fetch_q_pop;
-reg [1:0] fetch_q_wptr_reg;
-reg [1:0] fetch_q_wptr_next;
-reg [1:0] fetch_q_rptr_reg;
-reg [1:0] fetch_q_rptr_next;
-wire [1:0] fetch_q_count; // entries in fetch_q
 wire fifo_push;
 wire fifo_pop;
 reg [7:0] fifo_wptr_reg;
@@ -214,7 +205,6 @@ reg [6:0] short_left_reg; // its octets
 reg [6:0] short_left_next;
 wire short_emit;
 wire short_last;
-reg [93:0] fetch_q_mem [0:1];
 reg [63:0] fifo_mem [0:255];
 wire _t0;
 // verilator lint_off UNUSED
@@ -229,16 +219,12 @@ wire [127:0] _t6; // read through slices
 // verilator lint_on UNUSED
 wire [4:0] _t7;
 wire _t8;
-wire _t9;
-wire [31:0] _t10;
+wire [31:0] _t9;
+wire [7:0] _t10;
 wire [7:0] _t11;
 wire [7:0] _t12;
-wire [7:0] _t13;
-// verilator lint_off UNUSED
-wire [93:0] _t14; // read through slices
-// verilator lint_on UNUSED
-wire [4:0] _t15;
-wire _t16;
+wire [4:0] _t13;
+wire _t14;
 
 assign _t0 = ~out_valid_reg;
 assign _t1 = ({1'b0, req_size} + {30'h0, req_src_addr[2:0]}) - 33'h1;
@@ -248,15 +234,13 @@ assign _t4 = {1'b0, rr_payload_octets};
 assign _t5 = seg_left_reg <= 16'h8;
 assign _t6 = {(_t7 > 5'h10) ? rr_hold_reg : fifo_head_reg, (_t7 <= 5'h8) ? fifo_head_reg : rr_hold_reg} >> {rr_phase, 3'b000};
 assign _t7 = rr_avail_reg + {1'b0, rr_hdr_lanes};
-assign _t8 = fetch_push & (~fetch_bypass);
-assign _t9 = req_size <= _t10;
-assign _t10 = {16'h0, seg_room};
-assign _t11 = req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0;
-assign _t12 = {req_term_m, req_term_d, req_term_r, 5'h0};
-assign _t13 = {req_term_layer, req_term_etype};
-assign _t14 = fetch_q_mem[fetch_q_rptr_reg[0]];
-assign _t15 = rr_avail_reg + 5'h8;
-assign _t16 = msg_left_reg <= _t10;
+assign _t8 = req_size <= _t9;
+assign _t9 = {16'h0, seg_room};
+assign _t10 = req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0;
+assign _t11 = {req_term_m, req_term_d, req_term_r, 5'h0};
+assign _t12 = {req_term_layer, req_term_etype};
+assign _t13 = rr_avail_reg + 5'h8;
+assign _t14 = msg_left_reg <= _t9;
 assign in_idle = state_reg == STATE_IDLE;
 assign in_read = state_reg == STATE_READ;
 assign in_atomic = state_reg == STATE_ATOMIC;
@@ -278,11 +262,6 @@ assign fetch_reads = (req_size == 32'h0) ? 33'h0 : ({3'b000, _t1[32:3]} + 33'h1)
 assign fetch_push = req_fire & (req_kind == KIND_READ_RESPONSE) & (fetch_reads != 33'h0);
 assign rr_rd_valid = in_read & (rd_left_reg != 33'h0) & (fifo_reserved_reg < 9'h100);
 assign rr_rd_fire = rr_rd_valid & rd_ready;
-assign fetch_free = (rd_left_reg == 33'h0) | ((rd_left_reg == 33'h1) & rr_rd_fire);
-assign fetch_bypass = fetch_free & fetch_q_empty & fetch_push;
-assign fetch_q_pop = fetch_free & (~fetch_q_empty);
-assign fetch_q_count = fetch_q_wptr_reg - fetch_q_rptr_reg;
-assign fetch_q_empty = fetch_q_count == 2'b00;
 assign rd_valid = rr_rd_valid | au_rd_valid;
 assign rd_addr = in_atomic ? {au_rd_addr[63:3], 3'b000} : {rd_next_addr_reg, 3'b000};
 assign fifo_push = rd_data_valid & (~in_atomic);
@@ -302,15 +281,6 @@ assign short_emit = in_short & out_free;
 assign short_last = short_left_reg <= 7'h8;
 assign req_ready = in_idle & au_req_ready;
 assign idle = in_idle & _t0;
-
-always @* begin
-    fetch_q_wptr_next = fetch_q_wptr_reg;
-    fetch_q_rptr_next = fetch_q_rptr_reg;
-    if (_t8) begin
-        fetch_q_wptr_next = fetch_q_wptr_reg + 2'b01;
-    end
-    fetch_q_rptr_next = fetch_q_pop ? (fetch_q_rptr_reg + 2'b01) : fetch_q_rptr_reg;
-end
 
 always @* begin
     fifo_wptr_next = fifo_wptr_reg;
@@ -364,9 +334,9 @@ always @* begin
                 rr_to_next = req_sink_to;
                 rr_avail_next = 5'h8 - {2'b00, req_src_addr[2:0]};
                 rr_pos_next = req_src_addr[2:0];
-                seg_last_next = _t9;
-                seg_left_next = (_t9 ? req_size[15:0] : seg_room) + TAGGED_HDR;
-                msg_left_next = _t9 ? 32'h0 : (req_size - _t10);
+                seg_last_next = _t8;
+                seg_left_next = (_t8 ? req_size[15:0] : seg_room) + TAGGED_HDR;
+                msg_left_next = _t8 ? 32'h0 : (req_size - _t9);
                 seg_beat_next = 2'b00;
             end
             KIND_ATOMIC: begin
@@ -377,26 +347,26 @@ always @* begin
                 short_buf_next = {
                     8'h0,
                     8'h0,
-                    req_term_d ? (req_term_tagged ? 8'h0 : req_term_rdma_hdr[223:216]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? 8'h0 : req_term_rdma_hdr[215:208]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? 8'h0 : req_term_rdma_hdr[207:200]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? 8'h0 : req_term_rdma_hdr[199:192]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[223:216] : req_term_rdma_hdr[191:184]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[215:208] : req_term_rdma_hdr[183:176]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[207:200] : req_term_rdma_hdr[175:168]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[199:192] : req_term_rdma_hdr[167:160]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[191:184] : req_term_rdma_hdr[159:152]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[183:176] : req_term_rdma_hdr[151:144]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[175:168] : req_term_rdma_hdr[143:136]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[167:160] : req_term_rdma_hdr[135:128]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[159:152] : req_term_rdma_hdr[127:120]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[151:144] : req_term_rdma_hdr[119:112]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[143:136] : req_term_rdma_hdr[111:104]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[135:128] : req_term_rdma_hdr[103:96]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[127:120] : req_term_rdma_hdr[95:88]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[119:112] : req_term_rdma_hdr[87:80]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[111:104] : req_term_rdma_hdr[79:72]) : 8'h0,
-                    req_term_d ? (req_term_tagged ? req_term_rdma_hdr[103:96] : req_term_rdma_hdr[71:64]) : 8'h0,
+                    req_term_rdma_hdr[223:216],
+                    req_term_rdma_hdr[215:208],
+                    req_term_rdma_hdr[207:200],
+                    req_term_rdma_hdr[199:192],
+                    req_term_tagged ? req_term_rdma_hdr[223:216] : req_term_rdma_hdr[191:184],
+                    req_term_tagged ? req_term_rdma_hdr[215:208] : req_term_rdma_hdr[183:176],
+                    req_term_tagged ? req_term_rdma_hdr[207:200] : req_term_rdma_hdr[175:168],
+                    req_term_tagged ? req_term_rdma_hdr[199:192] : req_term_rdma_hdr[167:160],
+                    req_term_tagged ? req_term_rdma_hdr[191:184] : req_term_rdma_hdr[159:152],
+                    req_term_tagged ? req_term_rdma_hdr[183:176] : req_term_rdma_hdr[151:144],
+                    req_term_tagged ? req_term_rdma_hdr[175:168] : req_term_rdma_hdr[143:136],
+                    req_term_tagged ? req_term_rdma_hdr[167:160] : req_term_rdma_hdr[135:128],
+                    req_term_tagged ? req_term_rdma_hdr[159:152] : req_term_rdma_hdr[127:120],
+                    req_term_tagged ? req_term_rdma_hdr[151:144] : req_term_rdma_hdr[119:112],
+                    req_term_tagged ? req_term_rdma_hdr[143:136] : req_term_rdma_hdr[111:104],
+                    req_term_tagged ? req_term_rdma_hdr[135:128] : req_term_rdma_hdr[103:96],
+                    req_term_tagged ? req_term_rdma_hdr[127:120] : req_term_rdma_hdr[95:88],
+                    req_term_tagged ? req_term_rdma_hdr[119:112] : req_term_rdma_hdr[87:80],
+                    req_term_tagged ? req_term_rdma_hdr[111:104] : req_term_rdma_hdr[79:72],
+                    req_term_tagged ? req_term_rdma_hdr[103:96] : req_term_rdma_hdr[71:64],
                     req_term_d ? (req_term_tagged ? req_term_rdma_hdr[95:88] : req_term_rdma_hdr[63:56]) : req_term_rdma_hdr[223:216],
                     req_term_d ? (req_term_tagged ? req_term_rdma_hdr[87:80] : req_term_rdma_hdr[55:48]) : req_term_rdma_hdr[215:208],
                     req_term_d ? (req_term_tagged ? req_term_rdma_hdr[79:72] : req_term_rdma_hdr[47:40]) : req_term_rdma_hdr[207:200],
@@ -425,26 +395,26 @@ always @* begin
                     req_term_d ? (req_term_tagged ? req_term_ddp_hdr[7:0] : req_term_ddp_hdr[7:0]) : req_term_rdma_hdr[23:16],
                     req_term_d ? (req_term_tagged ? req_term_seg_len[7:0] : req_term_seg_len[7:0]) : req_term_rdma_hdr[15:8],
                     req_term_d ? (req_term_tagged ? req_term_seg_len[15:8] : req_term_seg_len[15:8]) : req_term_rdma_hdr[7:0],
-                    _t11,
-                    req_term_d ? (req_term_tagged ? _t12 : _t12) : _t12,
+                    _t10,
+                    req_term_d ? (req_term_tagged ? _t11 : _t11) : _t11,
                     req_term_d ? (req_term_tagged ? req_term_code : req_term_code) : req_term_code,
-                    req_term_d ? (req_term_tagged ? _t13 : _t13) : _t13,
-                    _t11,
-                    _t11,
-                    _t11,
-                    _t11,
+                    req_term_d ? (req_term_tagged ? _t12 : _t12) : _t12,
+                    _t10,
+                    _t10,
+                    _t10,
+                    _t10,
                     req_term_d ? (req_term_tagged ? msn_terminate_reg[7:0] : msn_terminate_reg[7:0]) : msn_terminate_reg[7:0],
                     req_term_d ? (req_term_tagged ? msn_terminate_reg[15:8] : msn_terminate_reg[15:8]) : msn_terminate_reg[15:8],
                     req_term_d ? (req_term_tagged ? msn_terminate_reg[23:16] : msn_terminate_reg[23:16]) : msn_terminate_reg[23:16],
                     req_term_d ? (req_term_tagged ? msn_terminate_reg[31:24] : msn_terminate_reg[31:24]) : msn_terminate_reg[31:24],
                     req_term_d ? (req_term_tagged ? 8'h2 : 8'h2) : 8'h2,
-                    _t11,
-                    _t11,
-                    _t11,
-                    _t11,
-                    _t11,
-                    _t11,
-                    _t11,
+                    _t10,
+                    _t10,
+                    _t10,
+                    _t10,
+                    _t10,
+                    _t10,
+                    _t10,
                     req_term_d ? (req_term_tagged ? 8'h47 : 8'h47) : 8'h47,
                     req_term_d ? (req_term_tagged ? 8'h41 : 8'h41) : 8'h41
                 };
@@ -471,11 +441,7 @@ always @* begin
         rd_next_addr_next = rd_next_addr_reg + 61'h1;
         rd_left_next = rd_left_reg - 33'h1;
     end
-    if (fetch_q_pop) begin
-        rd_next_addr_next = _t14[93:33];
-        rd_left_next = _t14[32:0];
-    end
-    if (fetch_bypass) begin
+    if (fetch_push) begin
         rd_next_addr_next = req_src_addr[63:3];
         rd_left_next = fetch_reads;
     end
@@ -484,10 +450,10 @@ always @* begin
     end
     fifo_reserved_next = (fifo_reserved_reg + {8'h0, rr_rd_fire}) - {8'h0, fifo_pop};
     if (rr_prefetch) begin
-        rr_avail_next = _t15;
+        rr_avail_next = _t13;
     end
     if (rr_emit) begin
-        rr_avail_next = rr_need_pop ? (_t15 - _t4) : (rr_avail_reg - _t4);
+        rr_avail_next = rr_need_pop ? (_t13 - _t4) : (rr_avail_reg - _t4);
         rr_pos_next = rr_pos_reg + rr_payload_octets[2:0];
         seg_left_next = seg_left_reg - {12'h0, rr_beat_octets};
         seg_beat_next = (seg_beat_reg == 2'b10) ? seg_beat_reg : (seg_beat_reg + 2'b01);
@@ -496,9 +462,9 @@ always @* begin
                 state_next = STATE_IDLE;
             end else begin
                 rr_to_next = rr_to_reg + {48'h0, seg_room};
-                seg_last_next = _t16;
-                seg_left_next = (_t16 ? msg_left_reg[15:0] : seg_room) + TAGGED_HDR;
-                msg_left_next = _t16 ? 32'h0 : (msg_left_reg - _t10);
+                seg_last_next = _t14;
+                seg_left_next = (_t14 ? msg_left_reg[15:0] : seg_room) + TAGGED_HDR;
+                msg_left_next = _t14 ? 32'h0 : (msg_left_reg - _t9);
                 seg_beat_next = 2'b00;
             end
         end
@@ -556,8 +522,6 @@ always @(posedge clk) begin
     rd_next_addr_reg <= rd_next_addr_next;
     rd_left_reg <= rd_left_next;
     fifo_reserved_reg <= fifo_reserved_next;
-    fetch_q_wptr_reg <= fetch_q_wptr_next;
-    fetch_q_rptr_reg <= fetch_q_rptr_next;
     fifo_wptr_reg <= fifo_wptr_next;
     fifo_rptr_reg <= fifo_rptr_next;
     fifo_count_reg <= fifo_count_next;
@@ -574,9 +538,6 @@ always @(posedge clk) begin
     rr_hold_reg <= rr_hold_next;
     short_buf_reg <= short_buf_next;
     short_left_reg <= short_left_next;
-    if (_t8) begin
-        fetch_q_mem[fetch_q_wptr_reg[0]] <= {req_src_addr[63:3], fetch_reads};
-    end
     if (fifo_push) begin
         fifo_mem[fifo_wptr_reg] <= rd_data;
     end
@@ -586,8 +547,6 @@ always @(posedge clk) begin
         out_valid_reg <= 1'b0;
         rd_left_reg <= 33'h0;
         fifo_reserved_reg <= 9'h0;
-        fetch_q_wptr_reg <= 2'b00;
-        fetch_q_rptr_reg <= 2'b00;
         fifo_wptr_reg <= 8'h0;
         fifo_rptr_reg <= 8'h0;
         fifo_count_reg <= 9'h0;

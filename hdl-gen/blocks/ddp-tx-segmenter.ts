@@ -42,6 +42,8 @@ export interface SegmenterConfig {
   /**
    * The messages to read, in the order they will be started: `valid` pushes one (addr, size), read
    * once the messages before it are. At most `queue` of them wait; the caller guarantees no more.
+   * With `queue` 0 there is no queue: the caller pushes only when the fetcher has read the last
+   * message (rdmap_tx_resp takes a Read Response only when idle, after the previous one was sent).
    */
   readonly fetch: { readonly valid: Expr; readonly addr: Expr; readonly size: Expr; readonly queue: number };
   /** Reads go out only while this is 1 (1 unless another reader shares the port, see sharedRead). */
@@ -123,13 +125,19 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
   const reserved = m.reg('fifo_reserved', aw + 1, { reset: 0, doc: 'reads issued and not yet consumed (in flight or in the FIFO)' });
   const segRdValid = m.let(`${p}_rd_valid`, c.fetchGate.and(rdLeft.ne(0)).and(reserved.lt(depth)));
   const segRdFire = m.let(`${p}_rd_fire`, segRdValid.and(c.rd.ready));
-  const fetchFree = m.let('fetch_free', rdLeft.eq(0).or(rdLeft.eq(1).and(segRdFire)), { doc: "the fetcher's message is read by the end of this cycle" });
-  const fqEmpty = m.wire('fetch_q_empty', 1);
-  // An empty queue and a free fetcher: the pushed message goes straight to the fetcher.
-  const fetchBypass = m.let('fetch_bypass', fetchFree.and(fqEmpty).and(fetchPush));
-  const fqPop = m.let('fetch_q_pop', fetchFree.and(fqEmpty.not()));
-  const fq = fifo(m, 'fetch_q', 64 - lw + 33, 1 << Math.ceil(Math.log2(Math.max(2, f.queue))), { push: fetchPush.and(fetchBypass.not()), data: cat(f.addr.slice(63, lw), fetchBeats), pop: fqPop });
-  m.assign(fqEmpty, fq.empty);
+  // The fetcher's next message: from the queue, or straight from the push when the queue is empty
+  // and the fetcher free (always, with no queue).
+  const fetchNext = ((): { readonly bypass: Expr; readonly queue: { readonly pop: Expr; readonly head: Expr } | null } => {
+    if (f.queue === 0) return { bypass: fetchPush, queue: null };
+    const fetchFree = m.let('fetch_free', rdLeft.eq(0).or(rdLeft.eq(1).and(segRdFire)), { doc: "the fetcher's message is read by the end of this cycle" });
+    const fqEmpty = m.wire('fetch_q_empty', 1);
+    const bypass = m.let('fetch_bypass', fetchFree.and(fqEmpty).and(fetchPush));
+    const pop = m.let('fetch_q_pop', fetchFree.and(fqEmpty.not()));
+    const depthQ = 1 << Math.ceil(Math.log2(Math.max(2, f.queue)));
+    const fq = fifo(m, 'fetch_q', 64 - lw + 33, depthQ, { push: fetchPush.and(bypass.not()), data: cat(f.addr.slice(63, lw), fetchBeats), pop });
+    m.assign(fqEmpty, fq.empty);
+    return { bypass, queue: { pop, head: fq.head } };
+  })();
   const shared = c.sharedRead;
   const rdAddr = cat(rdNext, lit(lw, 0));
   m.assign(c.rd.valid, shared ? segRdValid.or(shared.valid) : segRdValid);
@@ -224,11 +232,13 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
         m.set(rdLeft, rdLeft.sub(1));
       });
       // The next message: from the queue, or straight from the push (later sets win).
-      m.when(fqPop, () => {
-        m.set(rdNext, fq.head.slice(64 - lw + 32, 33));
-        m.set(rdLeft, fq.head.slice(32, 0));
-      });
-      m.when(fetchBypass, () => {
+      const q = fetchNext.queue;
+      if (q)
+        m.when(q.pop, () => {
+          m.set(rdNext, q.head.slice(64 - lw + 32, 33));
+          m.set(rdLeft, q.head.slice(32, 0));
+        });
+      m.when(fetchNext.bypass, () => {
         m.set(rdNext, f.addr.slice(63, lw));
         m.set(rdLeft, fetchBeats);
       });

@@ -129,9 +129,13 @@ export function terminateUlpdu(msn: Expr, f: TerminateFields): { octets: Expr[];
   const tagged = withCopy(TAGGED_HEADER_SIZE);
   const untagged = withCopy(UNTAGGED_HEADER_SIZE);
   if (untagged.length !== TERMINATE_ULPDU_MAX) throw new Error('the untagged copy with R is the longest Terminate');
-  const pad = (o: Expr[]) => [...o, ...Array.from({ length: TERMINATE_ULPDU_MAX - o.length }, () => octet(0))];
-  const [t, u, n] = [pad(tagged), pad(untagged), pad(noCopy)];
-  const octets = u.map((uo, i) => mux(f.d, mux(f.tagged, t[i]!, uo), n[i]!));
+  // Past a layout's end an octet is don't-care (its lane's tkeep is 0): it takes the value of a
+  // longer layout there, so it costs no mux.
+  const pick = (sel: Expr, a: Expr | undefined, b: Expr): Expr => (a ? mux(sel, a, b) : b);
+  const octets = untagged.map((u, i) => {
+    const copy = pick(f.tagged, tagged[i], u);
+    return i < noCopy.length ? mux(f.d, copy, noCopy[i]!) : copy;
+  });
   const copy = mux(f.d, mux(f.tagged, lit(7, TERM_SEGMENT_LENGTH_SIZE + TAGGED_HEADER_SIZE), lit(7, TERM_SEGMENT_LENGTH_SIZE + UNTAGGED_HEADER_SIZE)), lit(7, 0));
   const length = lit(7, head.length).add(copy).add(mux(f.r, lit(7, READ_REQUEST_HEADER_SIZE), lit(7, 0)));
   return { octets, length };

@@ -210,8 +210,9 @@ export function rdmapTxRespModule(bytes: number): Module {
     hdrSize,
     untagged: null,
     request: { phase: reqSrcAddr.slice(lw - 1, 0), size: reqSize },
-    // One Read Response at a time, read while it is sent (the atomic unit shares the port).
-    fetch: { valid: reqFire.and(reqKind.eq(KIND.READ_RESPONSE)), addr: reqSrcAddr, size: reqSize, queue: 2 },
+    // One Read Response at a time, read while it is sent (the atomic unit shares the port): a
+    // request is taken only while idle, so the fetcher has read the last one and needs no queue.
+    fetch: { valid: reqFire.and(reqKind.eq(KIND.READ_RESPONSE)), addr: reqSrcAddr, size: reqSize, queue: 0 },
     fetchGate: inRead,
     rd,
     sharedRead: { valid: au.rdValid, addr: beatAddr(au.rdAddr), owns: inAtomic },
