@@ -195,6 +195,11 @@ export class RnicBench extends DutBench {
     this.mAxis.setPause(on ? { next: () => true } : pause);
   }
 
+  /** Entries of each QP's IRRQ (irrq_used counts 0 to the depth). */
+  get irrqDepth(): number {
+    return 1 << (this.h('qp_irrq_used').width / this.qps - 1);
+  }
+
   irrqUsed(qp: number): number {
     const bits = this.h('qp_irrq_used').width / this.qps;
     return Number((this.model.peek(this.h('qp_irrq_used')) >> BigInt(bits * qp)) & ((1n << BigInt(bits)) - 1n));

@@ -395,8 +395,11 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       if (!l.failed && r.bool(opts.faults)) {
         fx.burst = false;
         const kind = faultTurns.next();
-        // The IRD overflow needs m_axis held, which stalls every QP: only in a step of its own.
-        us = kind === 'ird' && active.length > 1 ? null : l.peer.fault(kind, fx, maxLen);
+        // The IRD overflow needs m_axis held, which stalls every QP: only in a step of its own. With
+        // an IRD above the IRRQ's depth the IRRQ fills first and the receive side waits for room
+        // that a held m_axis never makes: no overflow to provoke.
+        const noIrd = active.length > 1 || l.cfg.ird > bench.irrqDepth;
+        us = kind === 'ird' && noIrd ? null : l.peer.fault(kind, fx, maxLen);
         if (us) cov(`fault ${kind}`);
       }
       if (!us && !l.failed && r.bool(0.3)) {
