@@ -229,8 +229,9 @@ export class RxPeer {
       read: this.usable('remote-read').length,
       atomic: atomicTargets.length,
       'local-read': this.usable('local-write').length,
+      'read-burst': this.usable('remote-read').length,
     };
-    let kind = r.pick(['write', 'write', 'write', 'send', 'send', 'send-inv', 'immediate', 'read', 'atomic', 'local-read', 'local-atomic', 'write-then-read', 'write-then-atomic'] as const);
+    let kind = r.pick(['write', 'write', 'write', 'send', 'send', 'send-inv', 'immediate', 'read', 'read-burst', 'atomic', 'local-read', 'local-atomic', 'write-then-read', 'write-then-atomic'] as const);
     // Without RFC 7306 on the local side, its extensions are an error: only now and then.
     if (!this.rfc7306 && (kind === 'immediate' || kind === 'atomic' || kind === 'write-then-atomic') && r.bool(0.9)) kind = 'write';
     if (!this.rfc7306 && kind === 'local-atomic') kind = 'local-read';
@@ -261,6 +262,17 @@ export class RxPeer {
         const { to, len } = this.span(g, maxLen * 3);
         const sink = this.peerRegions.sink;
         return this.send({ kind: 'read', id, stag: g.stag, to, length: len, localStag: sink.stag, localTo: BigInt(r.int(0, 65536 - len)) });
+      }
+      case 'read-burst': {
+        // Up to IRD Read Requests back to back, as many as the responder may hold (IRD, RFC 5040 §6.1):
+        // with an IRD above the IRRQ's depth the IRRQ fills and the receive side waits for room.
+        const out: Uint8Array[] = [];
+        for (let i = r.int(Math.min(2, this.opts.ird), this.opts.ird); i > 0; i--) {
+          const g = r.pick(this.usable('remote-read'));
+          const { to, len } = this.span(g, Math.min(maxLen, 512));
+          out.push(...this.send({ kind: 'read', id: this.nextId++, stag: g.stag, to, length: len, localStag: this.peerRegions.sink.stag, localTo: 0n }));
+        }
+        return out;
       }
       case 'atomic': {
         const g = r.pick(atomicTargets);
