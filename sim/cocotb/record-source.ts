@@ -47,7 +47,12 @@ export class RecordSource<T = Fields> implements Component {
   }
 
   push(...items: T[]): void {
-    this.queue.push(...items);
+    this.pushAll(items);
+  }
+
+  /** Queues every item of a list of any length (a spread argument list overflows the stack). */
+  pushAll(items: Iterable<T>): void {
+    for (const item of items) this.queue.push(item);
   }
 
   drive(): void {

@@ -242,7 +242,7 @@ export function runAtomicUnit(opts: AtomicRunOptions): AtomicRun {
     violationAt.push(model.cycles);
   };
   const tb = new AtomicBench(model, opts, expected, report);
-  tb.req.push(...ops);
+  tb.req.pushAll(ops);
   tb.inputs('cfg').poke({ bigEndian: opts.bigEndian });
   // A model used before holds its last inputs: nothing offered, nothing accepted, during reset.
   for (const n of ['req_valid', 'rd_ready', 'rd_data_valid', 'wr_ready', 'rsp_ready']) model.pokeNumber(model.handle(n), 0);

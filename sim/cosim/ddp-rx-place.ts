@@ -184,7 +184,7 @@ class PlaceBench extends DutBench {
       fields: (i) => ({ addr: this.packets[i]!.addr, discard: this.packets[i]!.discard }),
       onAccept: () => this.accepted++,
     });
-    this.cmd.push(...this.packets.map((_, i) => i));
+    this.cmd.pushAll(this.packets.map((_, i) => i));
     this.mem = this.memory({ width: o.width, prefix: '', ports: 'write', memory: new HostMemory(), wrPause, report, onWrite: (w, data) => onWrite(w.addr, w.strb, data, w.cycle) });
     model.pokeNumber(h('wr_ready'), 0);
   }

@@ -142,7 +142,7 @@ class DdpTxBench extends TxBlockBench {
 export function runDdpTx(o: TxRunOptions): TxRun {
   const W = o.width;
   const tb = new DdpTxBench(o.model ?? openDut(`ddp_tx_w${W}`, o.dut).model, o);
-  tb.wr.push(...o.requests);
+  tb.wr.pushAll(o.requests);
   const payload = (q: TxRequest) => (q.kind === 'write' || q.kind === 'send' ? q.len : 0);
   const budget = 2000 + o.requests.reduce((n, q) => n + payload(q) + 100, 0) * 4;
   const { stepped: _, ...end } = tb.finish(() => tb.sent >= o.requests.length, budget, `${o.requests.length} work requests sent by ddp_tx_w${W}`, o.model !== undefined);

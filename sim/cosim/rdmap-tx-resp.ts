@@ -227,7 +227,7 @@ class RespBench extends TxBlockBench {
 export function runRdmapTxResp(o: RespRunOptions): RespRun {
   const W = o.width;
   const tb = new RespBench(o.model ?? openDut(`rdmap_tx_resp_w${W}`, o.dut).model, o);
-  tb.req.push(...o.requests);
+  tb.req.pushAll(o.requests);
   const expectedCount = o.requests.reduce((n, q) => n + (q.kind === 'read' ? Math.max(1, Math.ceil(q.size / (o.mulpdu - 14))) : 1), 0);
   const budget = 2000 + o.requests.reduce((n, q) => n + (q.kind === 'read' ? q.size : 100), 0) * 4;
   const { stepped, ...end } = tb.finish(() => tb.mAxis.receivedCount >= expectedCount && tb.req.idle, budget, `${expectedCount} ULPDUs from rdmap_tx_resp_w${W}`, o.model !== undefined);

@@ -208,7 +208,7 @@ export function runTopTx(width: number, o: TopTxOptions = {}): TopTxRun {
   const writes = txWrites(W, o);
   try {
     bench.start(Array.from({ length: qpCount }, (_, qp) => qpConfig(d, qp)), []);
-    bench.wr.push(...writes);
+    bench.wr.pushAll(writes);
     bench.settle(`${d.writes} Writes to be sent`, 100_000 + 8 * d.writes * Math.ceil(d.length / W));
   } finally {
     if (!o.model) model.close();
