@@ -55,11 +55,11 @@ module ddp_rx_ctl (
      */
     input  wire         s_orq_valid,
     output wire         s_orq_ready,
-    input  wire         s_orq_atomic, // 1: Atomic Request, 0: Read Request
-    input  wire [31:0]  s_orq_stag, // Read: Sink STag
-    input  wire [63:0]  s_orq_to, // Read: Sink TO
+    input  wire [31:0]  s_orq_stag, // Read: the Data Sink STag
+    input  wire [63:0]  s_orq_to, // Read: the Data Sink TO
     input  wire [31:0]  s_orq_size, // Read: RDMA Read Message Size
     input  wire [31:0]  s_orq_request_id, // Atomic: Request Identifier
+    input  wire         s_orq_atomic, // an Atomic Request (else a Read Request)
 
     /*
      * Local faults (a pulse each)

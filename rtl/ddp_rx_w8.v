@@ -74,9 +74,9 @@ module ddp_rx_w8 (
      */
     input  wire        s_orq_valid,
     output wire        s_orq_ready,
-    input  wire        s_orq_atomic, // 1: Atomic Request, 0: Read Request
-    input  wire [31:0] s_orq_stag, // Read: Sink STag
-    input  wire [63:0] s_orq_to, // Read: Sink TO
+    input  wire        s_orq_atomic, // an Atomic Request (else a Read Request)
+    input  wire [31:0] s_orq_stag, // Read: the Data Sink STag
+    input  wire [63:0] s_orq_to, // Read: the Data Sink TO
     input  wire [31:0] s_orq_size, // Read: RDMA Read Message Size
     input  wire [31:0] s_orq_request_id, // Atomic: Request Identifier
 
@@ -312,11 +312,11 @@ ddp_rx_ctl u_ctl (
     .s_recv_len(s_recv_len),
     .s_orq_valid(s_orq_valid),
     .s_orq_ready(s_orq_ready),
-    .s_orq_atomic(s_orq_atomic),
     .s_orq_stag(s_orq_stag),
     .s_orq_to(s_orq_to),
     .s_orq_size(s_orq_size),
     .s_orq_request_id(s_orq_request_id),
+    .s_orq_atomic(s_orq_atomic),
     .inject_valid(inject_valid),
     .inject_err(inject_err),
     .abort_req(abort_req),

@@ -109,17 +109,12 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const rg = 'Posted receive buffers of QN 0 (s_recv)';
   const rcvValid = m.input('s_recv_valid', 1, { group: rg });
   const rcvReady = m.output('s_recv_ready', 1, { group: rg });
-  const rcvAddr = m.input('s_recv_addr', 64, { group: rg, doc: 'host address' });
-  const rcvLen = m.input('s_recv_len', 32, { group: rg, doc: 'octets' });
+  const rcv = portGroup(m, 's_recv', RECV_BUFFER, 'input', rg);
 
   const og = 'ORQ: outbound Read and Atomic Requests, in the order they were sent (s_orq)';
   const orqValid = m.input('s_orq_valid', 1, { group: og });
   const orqReady = m.output('s_orq_ready', 1, { group: og });
-  const orqAtomic = m.input('s_orq_atomic', 1, { group: og, doc: '1: Atomic Request, 0: Read Request' });
-  const orqStag = m.input('s_orq_stag', 32, { group: og, doc: 'Read: Sink STag' });
-  const orqTo = m.input('s_orq_to', 64, { group: og, doc: 'Read: Sink TO' });
-  const orqSize = m.input('s_orq_size', 32, { group: og, doc: 'Read: RDMA Read Message Size' });
-  const orqReqId = m.input('s_orq_request_id', 32, { group: og, doc: 'Atomic: Request Identifier' });
+  const orqIn = portGroup(m, 's_orq', ORQ_ENTRY, 'input', og);
 
   const fg = 'Local faults (a pulse each)';
   const injValid = m.input('inject_valid', 1, { group: fg, doc: 'the next ULPDU that passes the header checks meets this local failure' });
@@ -302,12 +297,11 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const inState = fsm.is;
   const rqPop = m.wire('rq_pop', 1, { doc: 'a new message on QN 0 takes the oldest posted buffer' });
   const rqPush = m.wire('rq_push', 1);
-  const rq = fifo(m, 'rq', RECV_BUFFER.width, rqDepth, { push: rqPush, data: RECV_BUFFER.pack({ addr: rcvAddr, len: rcvLen }), pop: rqPop });
+  const rq = fifo(m, 'rq', RECV_BUFFER.width, rqDepth, { push: rqPush, data: rcv.value, pop: rqPop });
   m.assign(rqPush, rcvValid.and(rq.full.not()));
   const orqPop = m.wire('orq_pop', 1, { doc: 'the ORQ head completed' });
   const orqPush = m.wire('orq_push', 1);
-  const orqEntry = ORQ_ENTRY.pack({ stag: orqStag, to: orqTo, size: orqSize, request_id: orqReqId, atomic: orqAtomic });
-  const orq = fifo(m, 'orq', ORQ_ENTRY.width, orqDepth, { push: orqPush, data: orqEntry, pop: orqPop });
+  const orq = fifo(m, 'orq', ORQ_ENTRY.width, orqDepth, { push: orqPush, data: orqIn.value, pop: orqPop });
   m.assign(orqPush, orqValid.and(orq.full.not()));
   const oh = ORQ_ENTRY.view(orq.head);
   const irrqPush = m.wire('irrq_push', 1);
@@ -536,8 +530,8 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     });
     m.when(abortIn, () => m.set(abortPending, 1));
     m.when(reqTake.and(termPending), () => m.set(termPending, 0));
-    m.when(orqPush.and(orqAtomic), () => m.set(orqAtomics, orqAtomics.add(1)));
-    m.when(orqPop.and(oh.atomic), () => m.set(orqAtomics, mux(orqPush.and(orqAtomic), orqAtomics, orqAtomics.sub(1))));
+    m.when(orqPush.and(orqIn.ports.atomic), () => m.set(orqAtomics, orqAtomics.add(1)));
+    m.when(orqPop.and(oh.atomic), () => m.set(orqAtomics, mux(orqPush.and(orqIn.ports.atomic), orqAtomics, orqAtomics.sub(1))));
 
     m.switch(st, [
       [

@@ -34,6 +34,13 @@ export type Fields = { readonly [field: string]: FieldValue | undefined };
 export type SampledValue = number | bigint | { readonly [subfield: string]: number | bigint };
 export type Sampled = { readonly [field: string]: SampledValue };
 
+/** The camelCase of a snake_case name, as a type: `CamelCase<'add_swap_mask'>` is 'addSwapMask'. */
+type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;
+/** A record to drive, its field names checked against the layout the block declares. */
+export type FieldsOf<L extends Layout<string>> = L extends Layout<infer F> ? { readonly [K in F as CamelCase<K>]?: FieldValue } : never;
+/** A sampled record, its field names those of the layout the block declares. */
+export type SampledOf<L extends Layout<string>> = L extends Layout<infer F> ? { readonly [K in F as CamelCase<K>]: SampledValue } : never;
+
 /** `addSwapMask` → `add_swap_mask`, `rxS0` → `rx_s0`. */
 export const snakeCase = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 /** `add_swap_mask` → `addSwapMask`, `rx_s0` → `rxS0`. */
@@ -44,6 +51,13 @@ export interface RecordGroupOptions {
   readonly ports?: readonly PortListEntry[];
   /** Layouts of fields whose port the port list does not mark as a record (by field name). */
   readonly records?: { readonly [field: string]: Layout<string> };
+  /**
+   * The record the group carries, as the block declares it (hdl-gen/blocks/records.ts): every
+   * field a port of its width, no other port but those `beside` it; nested records decode by it.
+   */
+  readonly layout?: Layout<string>;
+  /** Fields of the group beside the layout's (the top's `qp`). */
+  readonly beside?: readonly string[];
   /** The fields' direction: 'input' for a driver (default), 'output' for a monitor. */
   readonly direction?: PortDirection;
   /** Ports of the prefix that are not fields (default: `<prefix>_valid` and `<prefix>_ready`). */
@@ -76,6 +90,18 @@ function layoutOf(r: PortRecord): Layout<string> {
   return new Layout(r.name, Object.fromEntries(fields.map((f) => [f.name, f.width])));
 }
 
+/** The group's ports are the layout's fields (and those beside them), width for width. */
+function checkLayout(model: SimModel, prefix: string, fields: readonly GroupField[], layout: Layout<string>, beside: readonly string[]): void {
+  const ports = new Map(fields.map((f) => [snakeCase(f.name), f.port]));
+  for (const f of layout.fields) {
+    const port = ports.get(f.name);
+    if (!port) throw new Error(`${model.top} has no port ${prefix}_${f.name} for field ${f.name} of record ${layout.name}`);
+    if (port.width !== f.width) throw new Error(`${port.name} is ${port.width} bits, field ${f.name} of record ${layout.name} ${f.width}`);
+  }
+  const extra = [...ports.keys()].filter((n) => !layout.fields.some((f) => f.name === n) && !beside.includes(camelCase(n)));
+  if (extra.length) throw new Error(`${model.top}: ${extra.map((n) => `${prefix}_${n}`).join(', ')} not in record ${layout.name}`);
+}
+
 const small = (width: number, v: bigint): number | bigint => (width <= WORD_BITS ? Number(v) : v);
 
 export class RecordGroup {
@@ -96,11 +122,13 @@ export class RecordGroup {
       if (!p.name.startsWith(lead) || skip.has(p.name) || p.direction !== direction) continue;
       const name = camelCase(p.name.slice(lead.length));
       const rec = listed.get(p.name)?.record;
-      const layout = opts.records?.[name] ?? (rec ? layoutOf(rec) : null);
+      const declared = opts.layout?.fields.find((f) => f.name === snakeCase(name))?.layout;
+      const layout = opts.records?.[name] ?? declared ?? (rec ? layoutOf(rec) : null);
       if (layout && layout.width !== p.width) throw new Error(`${p.name} is ${p.width} bits, its record ${layout.name} ${layout.width}`);
       fields.push({ name, port: model.handle(p.name), layout });
     }
     if (fields.length === 0) throw new Error(`${model.top} has no ${direction} ports ${lead}*: is ${prefix} the right prefix?`);
+    if (opts.layout) checkLayout(model, prefix, fields, opts.layout, opts.beside ?? []);
     this.fields = fields;
     this.byName = new Map(fields.map((f) => [f.name, f]));
   }

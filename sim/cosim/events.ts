@@ -1,16 +1,13 @@
 import { RX_EVENT } from '../../hdl-gen/blocks/ddp-rx-ctl';
-import { ERROR_WORD } from '../../hdl-gen/blocks/records';
+import { RX_EVENT_FIELDS } from '../../hdl-gen/blocks/records';
 import type { RnicEvent } from '../../ts-model/rnic/events';
 import { formatErrorCode } from '../../ts-model/terminate-codes';
-import type { Sampled } from '../cocotb/record-group';
+import type { Sampled, SampledOf } from '../cocotb/record-group';
 
 /**
  * The receive path's events as the RTL gives them (ddp_rx m_evt_*, rnic_top's completion queue
  * m_cq_*: one record per event) and as the model does, both as the same comparable text.
  */
-
-/** Layouts of the event record's fields that hold a record: the error code. */
-export const EVENT_RECORDS = { err: ERROR_WORD } as const;
 
 /** The model's events of the local side, as comparable strings (transmit-side completions left out). */
 export function modelEvent(e: RnicEvent): string | null {
@@ -40,8 +37,9 @@ export function modelEvent(e: RnicEvent): string | null {
   }
 }
 
-/** An event record (fields kind, length, solicited, invalidated, stag, data, err) as text. */
-export function rtlEvent(f: Sampled): string {
+/** An event record (RX_EVENT_FIELDS, hdl-gen/blocks/records.ts) as text. */
+export function rtlEvent(sampled: Sampled): string {
+  const f = sampled as SampledOf<typeof RX_EVENT_FIELDS>;
   const kind = f.kind as number;
   const code = f.err as { layer: number; etype: number; code: number };
   const data = f.data as bigint;

@@ -1,5 +1,6 @@
 import { CQ_KIND } from '../../hdl-gen/blocks/rnic-top';
 import type { ModuleSources } from '../../hdl-gen/gen/sources';
+import { RECV_BUFFER, RX_EVENT_FIELDS } from '../../hdl-gen/blocks/records';
 import type { Prng } from '../../ts-model/util/prng';
 import type { AxisSink, AxisSource } from '../cocotb/axis';
 import { Chance, never } from '../cocotb/pause';
@@ -11,12 +12,12 @@ import { DutBench } from '../harness/dut-bench';
 import type { HostMemoryPort } from '../harness/host-memory-port';
 import type { BackgroundMemory } from '../harness/memory';
 import { openDut, type DutOptions } from '../harness/open-dut';
-import { EVENT_RECORDS, rtlEvent } from './events';
+import { rtlEvent } from './events';
 import { qpConfigFields, type QpConfig } from './qp-config';
 import type { LocalWr, RtlRegion } from './rx-peer';
 import { stagEntry } from './stag-cfg';
 import { UlpduStreamCheck } from './tx-ports';
-import { WR_NOISE_FIELDS, txRequestOf, wrFields, type TxRequest } from './wr-request';
+import { WR_NOISE_FIELDS, WR_PORTS, txRequestOf, wrFields, type TxRequest } from './wr-request';
 
 /**
  * The testbench of `rnic_top_w<W>` (hdl-gen/blocks/rnic-top.ts) that the functional
@@ -104,15 +105,18 @@ export class RnicBench extends DutBench {
     }
     this.cfg = this.recordSource('cfg', { ready: null, fields: ({ qp, c }) => qpConfigFields(qp, c) });
     this.stagCfg = this.recordSource('stag_cfg', { ready: null, fields: ({ qp, g }) => ({ qp, ...stagEntry(g) }) });
-    this.recv = this.recordSource('s_recv', { fields: (b) => ({ ...b }) });
+    this.recv = this.recordSource('s_recv', { layout: RECV_BUFFER, beside: ['qp'], fields: (b) => ({ ...b }) });
     this.wr = this.recordSource('wr', {
+      ...WR_PORTS,
+      beside: ['qp'],
       ...(o.noise && { filler: () => ({ ...this.wr.group.random(r, WR_NOISE_FIELDS), solicited: 0, invalidate: 0 }) }),
       fields: ({ qp, req, requestId }) => ({ qp, ...wrFields(req, requestId) }),
       onAccept: () => this.wrAt.push(m.cycles),
     });
     this.cqSink = this.recordSink('m_cq', {
       pause: chance(),
-      records: EVENT_RECORDS,
+      layout: RX_EVENT_FIELDS,
+      beside: ['qp'],
       map: (f, cycle) => {
         const kind = f.kind as number;
         const sent = kind === CQ_KIND.SENT;

@@ -1,3 +1,4 @@
+import { ORQ_ENTRY, RECV_BUFFER, RX_EVENT_FIELDS } from '../../hdl-gen/blocks/records';
 import { IRD_ORD_NO_NEGOTIATE, MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
 import type { MpaStreamConfig } from '../../ts-model/mpa';
 import type { Prng } from '../../ts-model/util/prng';
@@ -9,7 +10,7 @@ import type { PortHandle, SimModel } from '../verilator/model';
 import { DutBench } from '../harness/dut-bench';
 import type { HostMemoryPort } from '../harness/host-memory-port';
 import { openDut, type DutOptions } from '../harness/open-dut';
-import { EVENT_RECORDS, rtlEvent } from './events';
+import { rtlEvent } from './events';
 import { SEQ_LOW_BITS } from './qp-config';
 import type { RtlRegion, StepSideEffects } from './rx-peer';
 import { stagEntry } from './stag-cfg';
@@ -61,9 +62,9 @@ export class RxBench extends DutBench {
     this.wrPause = new Chance(r, backpressure);
     this.mem = this.memory({ width: W, wrPause: this.wrPause, rdPause: new Chance(r, backpressure), latency: HOST_LATENCY });
     this.stagCfg = this.recordSource('stag_cfg', { ready: null, fields: stagEntry });
-    this.recv = this.recordSource('s_recv', { fields: (b) => ({ ...b }) });
-    this.orq = this.recordSource('s_orq', { fields: (o) => ({ ...o }) });
-    this.evt = this.recordSink('m_evt', { pause: new Chance(r, backpressure), records: EVENT_RECORDS, map: (f, cycle) => ({ text: rtlEvent(f), cycle }) });
+    this.recv = this.recordSource('s_recv', { layout: RECV_BUFFER, fields: (b) => ({ ...b }) });
+    this.orq = this.recordSource('s_orq', { layout: ORQ_ENTRY, fields: (o) => ({ ...o }) });
+    this.evt = this.recordSink('m_evt', { pause: new Chance(r, backpressure), layout: RX_EVENT_FIELDS, map: (f, cycle) => ({ text: rtlEvent(f), cycle }) });
     this.add({
       drive: () => {
         m.pokeNumber(h('inject_valid'), this.pulse.inject !== null ? 1 : 0);

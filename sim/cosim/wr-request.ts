@@ -1,6 +1,7 @@
 import { WR_KIND } from '../../hdl-gen/blocks/ddp-tx';
+import { WORK_REQUEST } from '../../hdl-gen/blocks/records';
 import { bytesToU64 } from '../../ts-model/rdmap/atomics';
-import type { Fields } from '../cocotb/record-group';
+import type { FieldsOf } from '../cocotb/record-group';
 import type { LocalWr } from './rx-peer';
 
 /**
@@ -28,10 +29,14 @@ export type TxRequest =
  * The fields a kind does not use, in the order the harnesses draw noise for them (the RTL must
  * ignore them; the seeds replay with this order).
  */
-export const WR_NOISE_FIELDS = ['stag', 'to', 'addr', 'len', 'sinkStag', 'sinkTo', 'imm', 'addSwap', 'addSwapMask', 'compare', 'compareMask', 'requestId'] as const;
+export const WR_NOISE_FIELDS = ['stag', 'to', 'addr', 'len', 'sinkStag', 'sinkTo', 'imm', 'addSwap', 'addSwapMask', 'compare', 'compareMask', 'requestId'] as const satisfies readonly (keyof WrFields)[];
+
+/** The wr_* ports carry WORK_REQUEST (hdl-gen/blocks/records.ts), field for field. */
+export const WR_PORTS = { layout: WORK_REQUEST } as const;
+export type WrFields = FieldsOf<typeof WORK_REQUEST>;
 
 /** The port's fields for `q`; an Atomic carries its Request Identifier (RFC 7306 §5.2.1). */
-export function wrFields(q: TxRequest, requestId = 0): Fields {
+export function wrFields(q: TxRequest, requestId = 0): WrFields {
   switch (q.kind) {
     case 'write':
       return { kind: WR_KIND.WRITE, stag: q.stag >>> 0, to: q.to, addr: q.addr, len: q.len };

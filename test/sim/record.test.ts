@@ -59,6 +59,21 @@ describe('record drivers on a valid/ready interface (record_slice)', () => {
     expect(() => new RecordGroup(tb!.model, 's_req').poke({ err: { code: 1 } })).toThrow(/s_req_err holds no record/);
   });
 
+  test('a group checked against the layout its block declares: nested records from it, each difference named', () => {
+    tb = new Testbench(SimModel.open(compiled));
+    const REQ = record('request', { kind: 3, len: 32, addr: 64, err: ERR });
+    const g = new RecordGroup(tb.model, 's_req', { layout: REQ });
+    g.poke({ err: { layer: 1, etype: 2, code: 3 } });
+    expect(tb.model.peek('s_req_err')).toBe(ERR.encode({ layer: 1, etype: 2, code: 3 }));
+    const wide = record('request', { kind: 4, len: 32, addr: 64, err: ERR });
+    expect(() => new RecordGroup(tb!.model, 's_req', { layout: wide })).toThrow(/s_req_kind is 3 bits, field kind of record request 4/);
+    const more = record('request', { kind: 3, len: 32, addr: 64, err: ERR, qn: 32 });
+    expect(() => new RecordGroup(tb!.model, 's_req', { layout: more })).toThrow(/no port s_req_qn for field qn of record request/);
+    const fewer = record('request', { kind: 3, len: 32, err: ERR });
+    expect(() => new RecordGroup(tb!.model, 's_req', { layout: fewer })).toThrow(/s_req_addr not in record request/);
+    expect(() => new RecordGroup(tb!.model, 's_req', { layout: fewer, beside: ['addr'] })).not.toThrow();
+  });
+
   test('a field the module does not have is an error naming the port; noise is cut to each port', () => {
     tb = new Testbench(SimModel.open(compiled));
     const g = new RecordGroup(tb.model, 's_req');
