@@ -296,17 +296,29 @@ wire _t9;
 wire _t10;
 wire _t11;
 wire _t12;
-wire _t13;
+wire [31:0] _t13;
 wire _t14;
-wire _t15;
+wire [31:0] _t15;
 wire _t16;
-wire _t17;
+wire [31:0] _t17;
 wire _t18;
-wire _t19;
+wire [31:0] _t19;
 wire _t20;
 wire _t21;
 wire _t22;
-wire [72:0] _t23;
+wire _t23;
+wire _t24;
+wire _t25;
+wire _t26;
+wire _t27;
+wire _t28;
+wire _t29;
+wire _t30;
+wire _t31;
+wire _t32;
+wire _t33;
+wire _t34;
+wire [72:0] _t35;
 
 assign _t0 = {1'b0, ctx_ulpdu_length};
 assign _t1 = a_data_now > 17'h2;
@@ -318,20 +330,32 @@ assign _t6 = gb_out_words - 2'b01;
 assign _t7 = ~out_valid_reg;
 assign _t8 = {mk_fpduptr[7:0], mk_fpduptr[15:8], 16'h0};
 assign _t9 = ~mk_here;
-assign _t10 = fa_accept & (gb_count_after == 3'b000);
-assign _t11 = fa_words_reg > 2'b00;
-assign _t12 = (gb_fpdu_consumed == 3'b000) & gb_emit;
-assign _t13 = (gb_fpdu_consumed == 3'b001) & gb_emit;
-assign _t14 = (gb_fpdu_consumed == 3'b010) & gb_emit;
-assign _t15 = fa_words_reg > 2'b01;
-assign _t16 = fa_accept & (gb_count_after == 3'b001);
-assign _t17 = fa_accept & (gb_count_after == 3'b010);
-assign _t18 = c_crc_count_onehot[1] | c_crc_count_onehot[2];
-assign _t19 = c_crc_count_onehot[0] | c_crc_count_onehot[2];
-assign _t20 = _t21 | c_crc_count_onehot[2];
-assign _t21 = c_crc_count_onehot[0] | c_crc_count_onehot[1];
-assign _t22 = c_crc_s1_start_reg | c_crc_s1_load_reg;
-assign _t23 = {
+assign _t10 = _t11 & _t12;
+assign _t11 = gb_count_after == 3'b000;
+assign _t12 = fa_words_reg > 2'b00;
+assign _t13 = {32{_t14}};
+assign _t14 = gb_emit & (gb_fpdu_consumed == 3'b000);
+assign _t15 = {32{_t16}};
+assign _t16 = gb_emit & (gb_fpdu_consumed == 3'b001);
+assign _t17 = {32{_t18}};
+assign _t18 = gb_emit & (gb_fpdu_consumed == 3'b010);
+assign _t19 = {32{~(_t20 | _t18)}};
+assign _t20 = _t14 | _t16;
+assign _t21 = _t22 & _t12;
+assign _t22 = gb_count_after == 3'b001;
+assign _t23 = _t11 & _t24;
+assign _t24 = fa_words_reg > 2'b01;
+assign _t25 = _t26 & _t12;
+assign _t26 = gb_count_after == 3'b010;
+assign _t27 = _t22 & _t24;
+assign _t28 = (gb_count_after == 3'b011) & _t12;
+assign _t29 = _t26 & _t24;
+assign _t30 = c_crc_count_onehot[1] | c_crc_count_onehot[2];
+assign _t31 = c_crc_count_onehot[0] | c_crc_count_onehot[2];
+assign _t32 = _t33 | c_crc_count_onehot[2];
+assign _t33 = c_crc_count_onehot[0] | c_crc_count_onehot[1];
+assign _t34 = c_crc_s1_start_reg | c_crc_s1_load_reg;
+assign _t35 = {
     c_beat_last,
     {{4{c_beat_words > 2'b01}}, {4{c_beat_words > 2'b00}}},
     {(c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : c_beat_data[63:32], (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : c_beat_data[31:0]}
@@ -528,18 +552,18 @@ always @* begin
             gb_active_next = 1'b0;
         end
     end
-    gb_word0_next = (_t10 & _t11) ? fa_data_reg[31:0] : (_t12 ? gb_word0_reg : (_t13 ? gb_word1_reg : (_t14 ? gb_word2_reg : gb_word0_reg)));
-    gb_word1_next = (_t10 & _t15) ? fa_data_reg[63:32] :
-        (_t16 & _t11) ? fa_data_reg[31:0] :
-        _t12 ? gb_word1_reg :
-        _t13 ? gb_word2_reg :
-        _t14 ? gb_word3_reg :
-        gb_word1_reg;
-    gb_word2_next = (_t16 & _t15) ? fa_data_reg[63:32] : ((_t17 & _t11) ? fa_data_reg[31:0] : (_t12 ? gb_word2_reg : (_t13 ? gb_word3_reg : gb_word2_reg)));
-    gb_word3_next = (_t17 & _t15) ? fa_data_reg[63:32] :
-        (fa_accept & (gb_count_after == 3'b011) & _t11) ? fa_data_reg[31:0] :
-        _t12 ? gb_word3_reg :
-        gb_word3_reg;
+    gb_word0_next = (fa_accept & _t10) ?
+        ({32{_t10}} & fa_data_reg[31:0]) :
+        ((_t13 & gb_word0_reg) | (_t15 & gb_word1_reg) | ((_t17 & gb_word2_reg) | (_t19 & gb_word0_reg)));
+    gb_word1_next = (fa_accept & (_t21 | _t23)) ?
+        (({32{_t21}} & fa_data_reg[31:0]) | ({32{_t23}} & fa_data_reg[63:32])) :
+        ((_t13 & gb_word1_reg) | (_t15 & gb_word2_reg) | ((_t17 & gb_word3_reg) | (_t19 & gb_word1_reg)));
+    gb_word2_next = (fa_accept & (_t25 | _t27)) ?
+        (({32{_t25}} & fa_data_reg[31:0]) | ({32{_t27}} & fa_data_reg[63:32])) :
+        ((_t13 & gb_word2_reg) | ((_t15 & gb_word3_reg) | ({32{~_t20}} & gb_word2_reg)));
+    gb_word3_next = (fa_accept & (_t28 | _t29)) ?
+        (({32{_t28}} & fa_data_reg[31:0]) | ({32{_t29}} & fa_data_reg[63:32])) :
+        ((_t13 & gb_word3_reg) | ({32{~_t14}} & gb_word3_reg));
     gb_count_next = fa_accept ? (gb_count_after + {1'b0, fa_words_reg}) : gb_count_after;
     if (fa_accept) begin
         gb_all_in_next = fa_last_reg;
@@ -594,10 +618,10 @@ always @* begin
     c_crc_s1_zk_row0_next = c_crc_s1_zk_row0_reg;
     if (c_advance) begin
         c_crc_s1_zk_row0_next = {
-            1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t19
+            1'b0, 1'b0, c_crc_count_onehot[2], _t30, _t30, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t30,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], 1'b0, _t30, c_crc_count_onehot[1], _t31
         };
     end
 end
@@ -606,10 +630,10 @@ always @* begin
     c_crc_s1_zk_row1_next = c_crc_s1_zk_row1_reg;
     if (c_advance) begin
         c_crc_s1_zk_row1_next = {
-            1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t19, c_crc_count_onehot[2]
+            1'b0, c_crc_count_onehot[2], _t30, _t30, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t30,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], 1'b0, _t30, c_crc_count_onehot[1], _t31, c_crc_count_onehot[2]
         };
     end
 end
@@ -618,10 +642,10 @@ always @* begin
     c_crc_s1_zk_row2_next = c_crc_s1_zk_row2_reg;
     if (c_advance) begin
         c_crc_s1_zk_row2_next = {
-            c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t19, c_crc_count_onehot[2],
+            c_crc_count_onehot[2], _t30, _t30, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t30,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], 1'b0, _t30, c_crc_count_onehot[1], _t31, c_crc_count_onehot[2],
             c_crc_count_onehot[2]
         };
     end
@@ -631,10 +655,10 @@ always @* begin
     c_crc_s1_zk_row3_next = c_crc_s1_zk_row3_reg;
     if (c_advance) begin
         c_crc_s1_zk_row3_next = {
-            _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1],
-            c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t19, c_crc_count_onehot[2], c_crc_count_onehot[2],
+            _t30, _t30, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t30, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], 1'b0, _t30, c_crc_count_onehot[1], _t31, c_crc_count_onehot[2], c_crc_count_onehot[2],
             c_crc_count_onehot[1]
         };
     end
@@ -644,9 +668,9 @@ always @* begin
     c_crc_s1_zk_row4_next = c_crc_s1_zk_row4_reg;
     if (c_advance) begin
         c_crc_s1_zk_row4_next = {
-            _t18, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, _t18, 1'b0, _t18, 1'b0, 1'b0, c_crc_count_onehot[2], _t18,
-            _t18, 1'b0, _t18, c_crc_count_onehot[2], _t18, _t18, 1'b0, c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], _t20, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1]
+            _t30, c_crc_count_onehot[1], _t30, c_crc_count_onehot[2], c_crc_count_onehot[2], _t30, _t30, 1'b0, _t30, 1'b0, 1'b0, c_crc_count_onehot[2], _t30,
+            _t30, 1'b0, _t30, c_crc_count_onehot[2], _t30, _t30, 1'b0, c_crc_count_onehot[2], _t30, c_crc_count_onehot[2], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], _t32, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1]
         };
     end
 end
@@ -655,10 +679,10 @@ always @* begin
     c_crc_s1_zk_row5_next = c_crc_s1_zk_row5_reg;
     if (c_advance) begin
         c_crc_s1_zk_row5_next = {
-            c_crc_count_onehot[1], _t18, 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], _t30, 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2],
             c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0,
-            c_crc_count_onehot[1], _t18, _t18, c_crc_count_onehot[0], _t18, c_crc_count_onehot[1], _t18, 1'b0, _t18
+            c_crc_count_onehot[1], _t30, _t30, c_crc_count_onehot[0], _t30, c_crc_count_onehot[1], _t30, 1'b0, _t30
         };
     end
 end
@@ -667,8 +691,8 @@ always @* begin
     c_crc_s1_zk_row6_next = c_crc_s1_zk_row6_reg;
     if (c_advance) begin
         c_crc_s1_zk_row6_next = {
-            _t18, 1'b0, _t18, _t18, c_crc_count_onehot[1], 1'b0, _t18, 1'b0, _t18, c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, _t18, _t18, c_crc_count_onehot[1],
-            _t18, _t18, 1'b0, 1'b0, _t18, c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], _t21, 1'b0, 1'b0, _t18, _t18, c_crc_count_onehot[2], 1'b0
+            _t30, 1'b0, _t30, _t30, c_crc_count_onehot[1], 1'b0, _t30, 1'b0, _t30, c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, _t30, _t30, c_crc_count_onehot[1],
+            _t30, _t30, 1'b0, 1'b0, _t30, c_crc_count_onehot[2], 1'b0, _t30, c_crc_count_onehot[2], _t33, 1'b0, 1'b0, _t30, _t30, c_crc_count_onehot[2], 1'b0
         };
     end
 end
@@ -677,10 +701,10 @@ always @* begin
     c_crc_s1_zk_row7_next = c_crc_s1_zk_row7_reg;
     if (c_advance) begin
         c_crc_s1_zk_row7_next = {
-            1'b0, _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18,
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, 1'b0,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], _t18, c_crc_count_onehot[1],
+            1'b0, _t30, c_crc_count_onehot[1], c_crc_count_onehot[2], _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t30,
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t30, 1'b0,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t30, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], _t30, c_crc_count_onehot[2], _t30, c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[1]
         };
     end
@@ -690,10 +714,10 @@ always @* begin
     c_crc_s1_zk_row8_next = c_crc_s1_zk_row8_reg;
     if (c_advance) begin
         c_crc_s1_zk_row8_next = {
-            _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18,
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, 1'b0,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], _t18, c_crc_count_onehot[1],
+            _t30, c_crc_count_onehot[1], c_crc_count_onehot[2], _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t30,
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t30, 1'b0,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t30, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], _t30, c_crc_count_onehot[2], _t30, c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2]
         };
     end
@@ -703,10 +727,10 @@ always @* begin
     c_crc_s1_zk_row9_next = c_crc_s1_zk_row9_reg;
     if (c_advance) begin
         c_crc_s1_zk_row9_next = {
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, c_crc_count_onehot[2],
-            _t18, _t18, _t18, _t18, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], _t18,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, _t21, c_crc_count_onehot[1], c_crc_count_onehot[2], _t18, 1'b0, 1'b0, c_crc_count_onehot[1],
-            c_crc_count_onehot[2], _t18, c_crc_count_onehot[1]
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], _t30, c_crc_count_onehot[2],
+            _t30, _t30, _t30, _t30, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], _t30, c_crc_count_onehot[2], _t30,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, _t33, c_crc_count_onehot[1], c_crc_count_onehot[2], _t30, 1'b0, 1'b0, c_crc_count_onehot[1],
+            c_crc_count_onehot[2], _t30, c_crc_count_onehot[1]
         };
     end
 end
@@ -715,9 +739,9 @@ always @* begin
     c_crc_s1_zk_row10_next = c_crc_s1_zk_row10_reg;
     if (c_advance) begin
         c_crc_s1_zk_row10_next = {
-            c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, _t18, c_crc_count_onehot[2],
-            1'b0, c_crc_count_onehot[1], _t18, _t20, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, 1'b0,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], 1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, _t30, c_crc_count_onehot[2],
+            1'b0, c_crc_count_onehot[1], _t30, _t32, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], _t30, 1'b0,
             c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2]
         };
     end
@@ -727,10 +751,10 @@ always @* begin
     c_crc_s1_zk_row11_next = c_crc_s1_zk_row11_reg;
     if (c_advance) begin
         c_crc_s1_zk_row11_next = {
-            c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, _t18, c_crc_count_onehot[2], 1'b0,
-            c_crc_count_onehot[1], _t18, _t20, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, 1'b0, c_crc_count_onehot[2],
-            1'b0, 1'b0, c_crc_count_onehot[2], _t18
+            c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], 1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, _t30, c_crc_count_onehot[2], 1'b0,
+            c_crc_count_onehot[1], _t30, _t32, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], _t30, 1'b0, c_crc_count_onehot[2],
+            1'b0, 1'b0, c_crc_count_onehot[2], _t30
         };
     end
 end
@@ -739,9 +763,9 @@ always @* begin
     c_crc_s1_zk_row12_next = c_crc_s1_zk_row12_reg;
     if (c_advance) begin
         c_crc_s1_zk_row12_next = {
-            _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], _t18, _t18, 1'b0, _t18, c_crc_count_onehot[2],
-            c_crc_count_onehot[2], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            1'b0, c_crc_count_onehot[1], _t20, _t18, 1'b0, _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            _t30, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], _t30, _t30, 1'b0, _t30, c_crc_count_onehot[2],
+            c_crc_count_onehot[2], _t30, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[1], _t32, _t30, 1'b0, _t30, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2]
         };
     end
@@ -752,9 +776,9 @@ always @* begin
     if (c_advance) begin
         c_crc_s1_zk_row13_next = {
             c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18, 1'b0, _t18, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, _t21, _t18,
-            _t18, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[1], _t18, _t18
+            c_crc_count_onehot[2], _t30, 1'b0, c_crc_count_onehot[1], _t30, 1'b0, _t30, _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, _t33, _t30,
+            _t30, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], _t30, _t30
         };
     end
 end
@@ -763,9 +787,9 @@ always @* begin
     c_crc_s1_zk_row14_next = c_crc_s1_zk_row14_reg;
     if (c_advance) begin
         c_crc_s1_zk_row14_next = {
-            c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18,
+            c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, _t30, c_crc_count_onehot[1], 1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], _t30,
             c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1],
-            c_crc_count_onehot[0], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18,
+            c_crc_count_onehot[0], c_crc_count_onehot[1], _t30, c_crc_count_onehot[2], c_crc_count_onehot[2], _t30, 1'b0, c_crc_count_onehot[1], _t30,
             c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2]
         };
     end
@@ -775,9 +799,9 @@ always @* begin
     c_crc_s1_zk_row15_next = c_crc_s1_zk_row15_reg;
     if (c_advance) begin
         c_crc_s1_zk_row15_next = {
-            c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1],
+            c_crc_count_onehot[2], 1'b0, _t30, c_crc_count_onehot[1], 1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0],
-            c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], 1'b0,
+            c_crc_count_onehot[1], _t30, c_crc_count_onehot[2], c_crc_count_onehot[2], _t30, 1'b0, c_crc_count_onehot[1], _t30, c_crc_count_onehot[2], 1'b0,
             c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1]
         };
     end
@@ -787,9 +811,9 @@ always @* begin
     c_crc_s1_zk_row16_next = c_crc_s1_zk_row16_reg;
     if (c_advance) begin
         c_crc_s1_zk_row16_next = {
-            1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            1'b0, _t30, c_crc_count_onehot[1], 1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1],
-            _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1],
+            _t30, c_crc_count_onehot[2], c_crc_count_onehot[2], _t30, 1'b0, c_crc_count_onehot[1], _t30, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1],
             1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1]
         };
     end
@@ -799,9 +823,9 @@ always @* begin
     c_crc_s1_zk_row17_next = c_crc_s1_zk_row17_reg;
     if (c_advance) begin
         c_crc_s1_zk_row17_next = {
-            _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            _t30, c_crc_count_onehot[1], 1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1],
-            _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1],
+            _t30, c_crc_count_onehot[2], c_crc_count_onehot[2], _t30, 1'b0, c_crc_count_onehot[1], _t30, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1],
             1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0
         };
     end
@@ -811,9 +835,9 @@ always @* begin
     c_crc_s1_zk_row18_next = c_crc_s1_zk_row18_reg;
     if (c_advance) begin
         c_crc_s1_zk_row18_next = {
-            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, _t18,
-            c_crc_count_onehot[2], _t18, _t18, _t19, _t18, 1'b0, _t18, _t18, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18,
-            1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], _t18
+            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, _t30,
+            c_crc_count_onehot[2], _t30, _t30, _t31, _t30, 1'b0, _t30, _t30, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], _t30,
+            1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], _t30
         };
     end
 end
@@ -822,7 +846,7 @@ always @* begin
     c_crc_s1_zk_row19_next = c_crc_s1_zk_row19_reg;
     if (c_advance) begin
         c_crc_s1_zk_row19_next = {
-            1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1],
             c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
             c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
@@ -835,7 +859,7 @@ always @* begin
     c_crc_s1_zk_row20_next = c_crc_s1_zk_row20_reg;
     if (c_advance) begin
         c_crc_s1_zk_row20_next = {
-            c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[2],
             1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
             c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
@@ -848,9 +872,9 @@ always @* begin
     c_crc_s1_zk_row21_next = c_crc_s1_zk_row21_reg;
     if (c_advance) begin
         c_crc_s1_zk_row21_next = {
-            _t18, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[1], 1'b0, 1'b0, _t19, 1'b0, 1'b0,
-            c_crc_count_onehot[2], 1'b0, _t18, _t18, _t18, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
-            1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18,
+            _t30, c_crc_count_onehot[1], _t30, c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, _t30, c_crc_count_onehot[1], 1'b0, 1'b0, _t31, 1'b0, 1'b0,
+            c_crc_count_onehot[2], 1'b0, _t30, _t30, _t30, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], _t30,
             c_crc_count_onehot[2]
         };
     end
@@ -860,10 +884,10 @@ always @* begin
     c_crc_s1_zk_row22_next = c_crc_s1_zk_row22_reg;
     if (c_advance) begin
         c_crc_s1_zk_row22_next = {
-            c_crc_count_onehot[1], _t18, 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], _t30, 1'b0, c_crc_count_onehot[1], _t30, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[0], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1],
-            c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1]
+            c_crc_count_onehot[2], c_crc_count_onehot[1], _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, _t30, c_crc_count_onehot[1], 1'b0, _t30, c_crc_count_onehot[1]
         };
     end
 end
@@ -872,8 +896,8 @@ always @* begin
     c_crc_s1_zk_row23_next = c_crc_s1_zk_row23_reg;
     if (c_advance) begin
         c_crc_s1_zk_row23_next = {
-            _t18, 1'b0, _t18, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, _t21, 1'b0, _t18, c_crc_count_onehot[1], 1'b0, _t18,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, _t18, 1'b0, 1'b0,
+            _t30, 1'b0, _t30, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, _t33, 1'b0, _t30, c_crc_count_onehot[1], 1'b0, _t30,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, _t30, 1'b0, 1'b0,
             c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0
         };
     end
@@ -883,10 +907,10 @@ always @* begin
     c_crc_s1_zk_row24_next = c_crc_s1_zk_row24_reg;
     if (c_advance) begin
         c_crc_s1_zk_row24_next = {
-            1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, _t18, _t18, _t18,
-            c_crc_count_onehot[1], _t18, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], _t18,
-            c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1], _t18
+            1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, _t30, _t30, _t30,
+            c_crc_count_onehot[1], _t30, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], _t30,
+            c_crc_count_onehot[1], 1'b0, _t30, c_crc_count_onehot[1], _t30
         };
     end
 end
@@ -895,10 +919,10 @@ always @* begin
     c_crc_s1_zk_row25_next = c_crc_s1_zk_row25_reg;
     if (c_advance) begin
         c_crc_s1_zk_row25_next = {
-            _t18, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[0],
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, _t18, _t18, _t18, c_crc_count_onehot[1],
-            _t18, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], _t18, c_crc_count_onehot[1],
-            1'b0, _t18, c_crc_count_onehot[1], _t18, 1'b0
+            _t30, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[0],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, _t30, _t30, _t30, c_crc_count_onehot[1],
+            _t30, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], _t30, c_crc_count_onehot[1],
+            1'b0, _t30, c_crc_count_onehot[1], _t30, 1'b0
         };
     end
 end
@@ -907,10 +931,10 @@ always @* begin
     c_crc_s1_zk_row26_next = c_crc_s1_zk_row26_reg;
     if (c_advance) begin
         c_crc_s1_zk_row26_next = {
-            c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18,
-            _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1]
+            c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t33, 1'b0, 1'b0, c_crc_count_onehot[2], _t30,
+            _t30, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t30, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], 1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1]
         };
     end
 end
@@ -919,10 +943,10 @@ always @* begin
     c_crc_s1_zk_row27_next = c_crc_s1_zk_row27_reg;
     if (c_advance) begin
         c_crc_s1_zk_row27_next = {
-            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18,
+            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t33, 1'b0, 1'b0, c_crc_count_onehot[2], _t30, _t30,
             c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t30, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], 1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t30
         };
     end
 end
@@ -931,10 +955,10 @@ always @* begin
     c_crc_s1_zk_row28_next = c_crc_s1_zk_row28_reg;
     if (c_advance) begin
         c_crc_s1_zk_row28_next = {
-            1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t33, 1'b0, 1'b0, c_crc_count_onehot[2], _t30, _t30, c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2],
-            1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1]
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t30, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1]
         };
     end
 end
@@ -943,10 +967,10 @@ always @* begin
     c_crc_s1_zk_row29_next = c_crc_s1_zk_row29_reg;
     if (c_advance) begin
         c_crc_s1_zk_row29_next = {
-            c_crc_count_onehot[2], c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], _t33, 1'b0, 1'b0, c_crc_count_onehot[2], _t30, _t30, c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0
+            c_crc_count_onehot[2], c_crc_count_onehot[2], _t30, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t30,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], 1'b0
         };
     end
 end
@@ -955,10 +979,10 @@ always @* begin
     c_crc_s1_zk_row30_next = c_crc_s1_zk_row30_reg;
     if (c_advance) begin
         c_crc_s1_zk_row30_next = {
-            c_crc_count_onehot[2], _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], _t33, 1'b0, 1'b0, c_crc_count_onehot[2], _t30, _t30, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2],
-            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18
+            c_crc_count_onehot[2], _t30, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t30, c_crc_count_onehot[2],
+            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], 1'b0, _t30
         };
     end
 end
@@ -967,10 +991,10 @@ always @* begin
     c_crc_s1_zk_row31_next = c_crc_s1_zk_row31_reg;
     if (c_advance) begin
         c_crc_s1_zk_row31_next = {
-            _t21, 1'b0, 1'b0, c_crc_count_onehot[2], _t18, _t18, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t18,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t18, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t18, c_crc_count_onehot[1], 1'b0, _t18, c_crc_count_onehot[1]
+            _t33, 1'b0, 1'b0, c_crc_count_onehot[2], _t30, _t30, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t30,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t30, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t30, c_crc_count_onehot[1], 1'b0, _t30, c_crc_count_onehot[1]
         };
     end
 end
@@ -979,8 +1003,8 @@ always @* begin
     c_crc_s1_zk_init_next = c_crc_s1_zk_init_reg;
     if (c_advance) begin
         c_crc_s1_zk_init_next = {
-            _t21, _t19, _t20, _t20, c_crc_count_onehot[0], _t21, _t20, _t20, _t20, _t19, c_crc_count_onehot[0], _t20, _t21, _t19, _t19, _t19, _t21, _t19, _t21,
-            _t21, _t19, _t20, c_crc_count_onehot[0], _t19, c_crc_count_onehot[0], _t19, _t20, _t20, _t21, _t19, c_crc_count_onehot[0], _t19
+            _t33, _t31, _t32, _t32, c_crc_count_onehot[0], _t33, _t32, _t32, _t32, _t31, c_crc_count_onehot[0], _t32, _t33, _t31, _t31, _t31, _t33, _t31, _t33,
+            _t33, _t31, _t32, c_crc_count_onehot[0], _t31, c_crc_count_onehot[0], _t31, _t32, _t32, _t33, _t31, c_crc_count_onehot[0], _t31
         };
     end
 end
@@ -1003,16 +1027,16 @@ always @* begin
     c_crc_s2_coeff_next = c_crc_s2_coeff_reg;
     if (c_advance) begin
         c_crc_s2_coeff_next = {
-            _t22 ? 32'h0 : c_crc_s1_zk_row31_reg, _t22 ? 32'h0 : c_crc_s1_zk_row30_reg, _t22 ? 32'h0 : c_crc_s1_zk_row29_reg,
-            _t22 ? 32'h0 : c_crc_s1_zk_row28_reg, _t22 ? 32'h0 : c_crc_s1_zk_row27_reg, _t22 ? 32'h0 : c_crc_s1_zk_row26_reg,
-            _t22 ? 32'h0 : c_crc_s1_zk_row25_reg, _t22 ? 32'h0 : c_crc_s1_zk_row24_reg, _t22 ? 32'h0 : c_crc_s1_zk_row23_reg,
-            _t22 ? 32'h0 : c_crc_s1_zk_row22_reg, _t22 ? 32'h0 : c_crc_s1_zk_row21_reg, _t22 ? 32'h0 : c_crc_s1_zk_row20_reg,
-            _t22 ? 32'h0 : c_crc_s1_zk_row19_reg, _t22 ? 32'h0 : c_crc_s1_zk_row18_reg, _t22 ? 32'h0 : c_crc_s1_zk_row17_reg,
-            _t22 ? 32'h0 : c_crc_s1_zk_row16_reg, _t22 ? 32'h0 : c_crc_s1_zk_row15_reg, _t22 ? 32'h0 : c_crc_s1_zk_row14_reg,
-            _t22 ? 32'h0 : c_crc_s1_zk_row13_reg, _t22 ? 32'h0 : c_crc_s1_zk_row12_reg, _t22 ? 32'h0 : c_crc_s1_zk_row11_reg,
-            _t22 ? 32'h0 : c_crc_s1_zk_row10_reg, _t22 ? 32'h0 : c_crc_s1_zk_row9_reg, _t22 ? 32'h0 : c_crc_s1_zk_row8_reg, _t22 ? 32'h0 : c_crc_s1_zk_row7_reg,
-            _t22 ? 32'h0 : c_crc_s1_zk_row6_reg, _t22 ? 32'h0 : c_crc_s1_zk_row5_reg, _t22 ? 32'h0 : c_crc_s1_zk_row4_reg, _t22 ? 32'h0 : c_crc_s1_zk_row3_reg,
-            _t22 ? 32'h0 : c_crc_s1_zk_row2_reg, _t22 ? 32'h0 : c_crc_s1_zk_row1_reg, _t22 ? 32'h0 : c_crc_s1_zk_row0_reg
+            _t34 ? 32'h0 : c_crc_s1_zk_row31_reg, _t34 ? 32'h0 : c_crc_s1_zk_row30_reg, _t34 ? 32'h0 : c_crc_s1_zk_row29_reg,
+            _t34 ? 32'h0 : c_crc_s1_zk_row28_reg, _t34 ? 32'h0 : c_crc_s1_zk_row27_reg, _t34 ? 32'h0 : c_crc_s1_zk_row26_reg,
+            _t34 ? 32'h0 : c_crc_s1_zk_row25_reg, _t34 ? 32'h0 : c_crc_s1_zk_row24_reg, _t34 ? 32'h0 : c_crc_s1_zk_row23_reg,
+            _t34 ? 32'h0 : c_crc_s1_zk_row22_reg, _t34 ? 32'h0 : c_crc_s1_zk_row21_reg, _t34 ? 32'h0 : c_crc_s1_zk_row20_reg,
+            _t34 ? 32'h0 : c_crc_s1_zk_row19_reg, _t34 ? 32'h0 : c_crc_s1_zk_row18_reg, _t34 ? 32'h0 : c_crc_s1_zk_row17_reg,
+            _t34 ? 32'h0 : c_crc_s1_zk_row16_reg, _t34 ? 32'h0 : c_crc_s1_zk_row15_reg, _t34 ? 32'h0 : c_crc_s1_zk_row14_reg,
+            _t34 ? 32'h0 : c_crc_s1_zk_row13_reg, _t34 ? 32'h0 : c_crc_s1_zk_row12_reg, _t34 ? 32'h0 : c_crc_s1_zk_row11_reg,
+            _t34 ? 32'h0 : c_crc_s1_zk_row10_reg, _t34 ? 32'h0 : c_crc_s1_zk_row9_reg, _t34 ? 32'h0 : c_crc_s1_zk_row8_reg, _t34 ? 32'h0 : c_crc_s1_zk_row7_reg,
+            _t34 ? 32'h0 : c_crc_s1_zk_row6_reg, _t34 ? 32'h0 : c_crc_s1_zk_row5_reg, _t34 ? 32'h0 : c_crc_s1_zk_row4_reg, _t34 ? 32'h0 : c_crc_s1_zk_row3_reg,
+            _t34 ? 32'h0 : c_crc_s1_zk_row2_reg, _t34 ? 32'h0 : c_crc_s1_zk_row1_reg, _t34 ? 32'h0 : c_crc_s1_zk_row0_reg
         };
     end
 end
@@ -1132,10 +1156,10 @@ always @* begin
     if (out_in_ready_reg) begin
         if (out_out_ready | _t7) begin
             out_valid_next = c_crc_valid_reg;
-            out_data_next = _t23;
+            out_data_next = _t35;
         end else begin
             out_temp_valid_next = c_crc_valid_reg;
-            out_temp_data_next = _t23;
+            out_temp_data_next = _t35;
         end
     end else begin
         if (out_out_ready) begin

@@ -3,6 +3,7 @@ import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream, sourceStream } from '../core/stream';
 import { crcPipeline } from '../lib/crc';
+import { oneHotMux } from '../lib/onehot';
 import { record } from '../lib/record';
 import { MPA_TX_CTX } from './records';
 import { pipelineRegister } from '../lib/stage';
@@ -232,18 +233,16 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
       m.when(leading.and(hasMarker), () => m.set(oLead, 1));
       m.when(crcOut, () => m.set(gbActive, 0));
     });
-    // Shift out what was consumed, then append an accepted F beat.
+    // Shift out what was consumed, then append an accepted F beat. Both are one-hot AND-ORs (the
+    // consumed count is one value; an appended word has one source), not priority chains of up
+    // to 2n + 1 muxes.
     for (let i = 0; i < 2 * n; i++) {
-      const options: [number, Expr][] = [];
-      for (let c = 0; c <= n && i + c < 2 * n; c++) options.push([c, gb[i + c]!]);
-      const shiftedWord = options.reduceRight<Expr>((acc, [c, w]) => mux(fpduConsumed.eq(lit(bBits, c)).and(emit), w, acc), gb[i]!);
-      let word = shiftedWord;
+      const shifts = Array.from({ length: Math.min(n, 2 * n - 1 - i) + 1 }, (_, c) => [emit.and(fpduConsumed.eq(lit(bBits, c))), gb[i + c]!] as const);
+      const shifted = oneHotMux(shifts, gb[i]!);
       // Words of an accepted F beat land at count_after .. count_after + words − 1.
-      for (let j = 0; j < n && j <= i; j++) {
-        const here = faAccept.and(countAfter.eq(lit(bBits, i - j))).and(fa.words.gt(lit(wBits, j)));
-        word = mux(here, fa.data.slice(32 * j + 31, 32 * j), word);
-      }
-      m.set(gb[i]!, word);
+      const appends = Array.from({ length: Math.min(n, i + 1) }, (_, j) => [countAfter.eq(lit(bBits, i - j)).and(fa.words.gt(lit(wBits, j))), fa.data.slice(32 * j + 31, 32 * j)] as const);
+      const appended = appends.map(([here]) => here).reduce((a, b) => a.or(b));
+      m.set(gb[i]!, mux(faAccept.and(appended), oneHotMux(appends), shifted));
     }
     m.set(gbCount, mux(faAccept, countAfter.add(fa.words.zext(bBits)), countAfter));
     m.when(faAccept, () => {
