@@ -41,9 +41,11 @@ export function netlistDepth(netlistJson: string, top: string, exclude: RegExp =
   const doc = JSON.parse(netlistJson) as { modules: Record<string, YosysModule> };
   const m = doc.modules[top];
   if (!m) throw new Error(`the netlist has no module ${top}`);
-  // A readable name per bit: visible net names first.
+  // A readable name per bit: visible net names first, the emitter's temporaries (_t<n>) last, so a
+  // path starts at `gb_count_reg[0]`, not at a `_t2[0]` that merely copies it.
   const names = new Map<number, string>();
-  const nets = Object.entries(m.netnames).sort(([, a], [, b]) => (a.hide_name ?? 0) - (b.hide_name ?? 0));
+  const rank = (n: string, net: { readonly hide_name?: number }) => 2 * (net.hide_name ?? 0) + (/^_t\d+$/.test(n) ? 1 : 0);
+  const nets = Object.entries(m.netnames).sort(([an, a], [bn, b]) => rank(an, a) - rank(bn, b));
   for (const [n, net] of nets) {
     if (net.hide_name) continue;
     net.bits.forEach((b, i) => {

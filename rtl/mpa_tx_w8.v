@@ -116,8 +116,8 @@ reg gb_all_in_reg; // the FPDU's last word is in the gearbox
 reg gb_all_in_next;
 reg [1:0] gb_ctx_reg; // {CRC, markers} of the FPDU in stage B
 reg [1:0] gb_ctx_next;
-reg [6:0] ph_reg; // word phase of the next output slot: (seq - S0)/4 mod 128
-reg [6:0] ph_next;
+reg [6:0] mk_slot_reg; // output slots before the next marker slot: -(seq - S0)/4 mod 128 (spec/mpa.md section 4.3)
+reg [6:0] mk_slot_next;
 reg [14:0] o_idx_reg; // words of this FPDU already output (markers included)
 reg [14:0] o_idx_next;
 reg o_lead_reg; // this FPDU began with a leading marker
@@ -138,7 +138,6 @@ reg ob_crc_on_reg;
 reg ob_crc_on_next;
 wire ob_ready; // stage C takes the output beat
 wire ob_free;
-wire [6:0] mk_slot;
 wire mk_in_beat;
 wire [3:0] gb_remaining;
 wire mk_here;
@@ -383,10 +382,9 @@ assign a_length_bad = s_axis_tlast ? (~a_ends_here) : a_ends_here;
 assign err_length = err_length_seen_reg;
 assign a_flush_now = a_flush_reg & fa_free;
 assign ob_free = (~ob_valid_reg) | ob_ready;
-assign mk_slot = 7'h0 - ph_reg;
-assign mk_in_beat = gb_ctx_reg[0] & (mk_slot < 7'h2);
+assign mk_in_beat = gb_ctx_reg[0] & (mk_slot_reg < 7'h2);
 assign gb_remaining = _t2 + {3'b000, gb_all_in_reg};
-assign mk_here = mk_in_beat & ((~gb_all_in_reg) | ({3'b000, gb_remaining} > mk_slot));
+assign mk_here = mk_in_beat & ((~gb_all_in_reg) | ({3'b000, gb_remaining} > mk_slot_reg));
 assign gb_need = mk_in_beat ? 4'b0001 : 4'b0010;
 assign gb_emit = gb_active_reg & ob_free & (gb_all_in_reg | (_t2 >= gb_need));
 assign gb_with_marker = gb_remaining + _t3;
@@ -394,8 +392,8 @@ assign gb_out_words = (gb_with_marker > 4'b0010) ? 2'b10 : gb_with_marker[1:0];
 assign gb_consumed = {2'b00, gb_out_words} - _t3;
 assign gb_crc_out = gb_all_in_reg & (gb_consumed == gb_remaining);
 assign gb_fpdu_consumed = gb_crc_out ? _t4[2:0] : gb_consumed[2:0];
-assign mk_leading = _t5 & (mk_slot == 7'h0);
-assign mk_ptr_words = (o_idx_reg + {8'h0, mk_slot}) - (o_lead_reg ? 15'h1 : 15'h0);
+assign mk_leading = _t5 & (mk_slot_reg == 7'h0);
+assign mk_ptr_words = (o_idx_reg + {8'h0, mk_slot_reg}) - (o_lead_reg ? 15'h1 : 15'h0);
 assign mk_fpduptr = mk_leading ? 16'h0 : {mk_ptr_words[13:0], 2'b00};
 assign gb_crc_slot = _t6[0];
 assign gb_count_after = gb_emit ? (gb_count_reg - gb_fpdu_consumed) : gb_count_reg;
@@ -478,7 +476,7 @@ always @* begin
     ob_last_next = ob_last_reg;
     ob_crc_slot_next = ob_crc_slot_reg;
     ob_crc_on_next = ob_crc_on_reg;
-    ph_next = ph_reg;
+    mk_slot_next = mk_slot_reg;
     o_idx_next = o_idx_reg;
     o_lead_next = o_lead_reg;
     gb_active_next = gb_active_reg;
@@ -535,15 +533,15 @@ always @* begin
     if (gb_emit) begin
         ob_valid_next = 1'b1;
         ob_data_next = {
-            (mk_here & (mk_slot[0] == 1'b1)) ? _t8 : (((_t9 ? 3'b001 : 3'b000) < gb_count_reg) ? (_t9 ? gb_word1_reg : gb_word0_reg) : 32'h0),
-            (mk_here & (mk_slot[0] == 1'b0)) ? _t8 : ((3'b000 < gb_count_reg) ? gb_word0_reg : 32'h0)
+            (mk_here & (mk_slot_reg[0] == 1'b1)) ? _t8 : (((_t9 ? 3'b001 : 3'b000) < gb_count_reg) ? (_t9 ? gb_word1_reg : gb_word0_reg) : 32'h0),
+            (mk_here & (mk_slot_reg[0] == 1'b0)) ? _t8 : ((3'b000 < gb_count_reg) ? gb_word0_reg : 32'h0)
         };
         ob_words_next = gb_out_words;
         ob_first_next = _t5;
         ob_last_next = gb_crc_out;
         ob_crc_slot_next = gb_crc_slot;
         ob_crc_on_next = gb_ctx_reg[1];
-        ph_next = ph_reg + {5'h0, gb_out_words};
+        mk_slot_next = mk_slot_reg - {5'h0, gb_out_words};
         o_idx_next = o_idx_reg + {13'h0, gb_out_words};
         if (mk_leading & mk_here) begin
             o_lead_next = 1'b1;
@@ -571,7 +569,7 @@ always @* begin
             gb_active_next = 1'b1;
             gb_ctx_next = fa_ctx_reg[8:7];
             if (~fa_ctx_reg[9]) begin
-                ph_next = fa_ctx_reg[6:0];
+                mk_slot_next = 7'h0 - fa_ctx_reg[6:0];
             end
             o_idx_next = 15'h0;
             o_lead_next = 1'b0;
@@ -1192,7 +1190,7 @@ always @(posedge clk) begin
     gb_active_reg <= gb_active_next;
     gb_all_in_reg <= gb_all_in_next;
     gb_ctx_reg <= gb_ctx_next;
-    ph_reg <= ph_next;
+    mk_slot_reg <= mk_slot_next;
     o_idx_reg <= o_idx_next;
     o_lead_reg <= o_lead_next;
     ob_valid_reg <= ob_valid_next;

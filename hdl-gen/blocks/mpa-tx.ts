@@ -127,7 +127,8 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   const gbActive = m.reg('gb_active', 1, { reset: 0, doc: 'an FPDU is passing through stage B' });
   const gbAll = m.reg('gb_all_in', 1, { doc: "the FPDU's last word is in the gearbox" });
   const gbCtx = m.reg('gb_ctx', 2, { doc: '{CRC, markers} of the FPDU in stage B' });
-  const ph = m.reg('ph', 7, { doc: 'word phase of the next output slot: (seq - S0)/4 mod 128' });
+  // Kept as the distance to the marker, not the phase, so no subtraction precedes the gearbox.
+  const k = m.reg('mk_slot', 7, { doc: 'output slots before the next marker slot: -(seq - S0)/4 mod 128 (spec/mpa.md section 4.3)' });
   const oIdx = m.reg('o_idx', 15, { doc: 'words of this FPDU already output (markers included)' });
   const oLead = m.reg('o_lead', 1, { doc: 'this FPDU began with a leading marker' });
   const ob = {
@@ -142,8 +143,6 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   const obReady = m.wire('ob_ready', 1, { doc: 'stage C takes the output beat' });
   const obFree = m.let('ob_free', ob.valid.not().or(obReady));
   const markersOn = gbCtx.bit(0);
-  // The marker slot k = (−ph) mod 128, if it falls in this beat.
-  const k = m.let('mk_slot', lit(7, 0).sub(ph));
   const kInBeat = m.let('mk_in_beat', markersOn.and(k.lt(lit(7, n))));
   const kSlot = k.slice(sBits - 1, 0);
   // Stream words left: the FPDU words in the gearbox, plus the CRC word once all are in.
@@ -228,7 +227,7 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
       m.set(ob.last, crcOut);
       m.set(ob.crcSlot, crcSlot);
       m.set(ob.crcOn, gbCtx.bit(1));
-      m.set(ph, ph.add(outWords.zext(7)));
+      m.set(k, k.sub(outWords.zext(7)));
       m.set(oIdx, oIdx.add(outWords.zext(15)));
       m.when(leading.and(hasMarker), () => m.set(oLead, 1));
       m.when(crcOut, () => m.set(gbActive, 0));
@@ -250,8 +249,8 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
       m.when(fa.first, () => {
         m.set(gbActive, 1);
         m.set(gbCtx, fa.ctx.slice(8, 7));
-        // Continue: ph already holds the phase after the previous FPDU (updated by its last emit).
-        m.when(fa.ctx.bit(9).not(), () => m.set(ph, fa.ctx.slice(6, 0)));
+        // Continue: k already holds the distance after the previous FPDU (updated by its last emit).
+        m.when(fa.ctx.bit(9).not(), () => m.set(k, lit(7, 0).sub(fa.ctx.slice(6, 0))));
         m.set(oIdx, 0);
         m.set(oLead, 0);
       });
