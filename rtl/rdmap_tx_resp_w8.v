@@ -236,7 +236,7 @@ assign _t6 = {(_t7 > 5'h10) ? rr_hold_reg : fifo_head_reg, (_t7 <= 5'h8) ? fifo_
 assign _t7 = rr_avail_reg + {1'b0, rr_hdr_lanes};
 assign _t8 = req_size <= _t9;
 assign _t9 = {16'h0, seg_room};
-assign _t10 = req_term_d ? (req_term_tagged ? 8'h0 : 8'h0) : 8'h0;
+assign _t10 = req_term_d ? 8'h0 : 8'h0;
 assign _t11 = {req_term_m, req_term_d, req_term_r, 5'h0};
 assign _t12 = {req_term_layer, req_term_etype};
 assign _t13 = rr_avail_reg + 5'h8;
@@ -379,35 +379,35 @@ always @* begin
                     req_term_d ? (req_term_tagged ? req_term_rdma_hdr[23:16] : req_term_ddp_hdr[135:128]) : req_term_rdma_hdr[151:144],
                     req_term_d ? (req_term_tagged ? req_term_rdma_hdr[15:8] : req_term_ddp_hdr[127:120]) : req_term_rdma_hdr[143:136],
                     req_term_d ? (req_term_tagged ? req_term_rdma_hdr[7:0] : req_term_ddp_hdr[119:112]) : req_term_rdma_hdr[135:128],
-                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[111:104] : req_term_ddp_hdr[111:104]) : req_term_rdma_hdr[127:120],
-                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[103:96] : req_term_ddp_hdr[103:96]) : req_term_rdma_hdr[119:112],
-                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[95:88] : req_term_ddp_hdr[95:88]) : req_term_rdma_hdr[111:104],
-                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[87:80] : req_term_ddp_hdr[87:80]) : req_term_rdma_hdr[103:96],
-                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[79:72] : req_term_ddp_hdr[79:72]) : req_term_rdma_hdr[95:88],
-                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[71:64] : req_term_ddp_hdr[71:64]) : req_term_rdma_hdr[87:80],
-                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[63:56] : req_term_ddp_hdr[63:56]) : req_term_rdma_hdr[79:72],
-                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[55:48] : req_term_ddp_hdr[55:48]) : req_term_rdma_hdr[71:64],
-                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[47:40] : req_term_ddp_hdr[47:40]) : req_term_rdma_hdr[63:56],
-                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[39:32] : req_term_ddp_hdr[39:32]) : req_term_rdma_hdr[55:48],
-                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[31:24] : req_term_ddp_hdr[31:24]) : req_term_rdma_hdr[47:40],
-                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[23:16] : req_term_ddp_hdr[23:16]) : req_term_rdma_hdr[39:32],
-                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[15:8] : req_term_ddp_hdr[15:8]) : req_term_rdma_hdr[31:24],
-                    req_term_d ? (req_term_tagged ? req_term_ddp_hdr[7:0] : req_term_ddp_hdr[7:0]) : req_term_rdma_hdr[23:16],
+                    req_term_d ? req_term_ddp_hdr[111:104] : req_term_rdma_hdr[127:120],
+                    req_term_d ? req_term_ddp_hdr[103:96] : req_term_rdma_hdr[119:112],
+                    req_term_d ? req_term_ddp_hdr[95:88] : req_term_rdma_hdr[111:104],
+                    req_term_d ? req_term_ddp_hdr[87:80] : req_term_rdma_hdr[103:96],
+                    req_term_d ? req_term_ddp_hdr[79:72] : req_term_rdma_hdr[95:88],
+                    req_term_d ? req_term_ddp_hdr[71:64] : req_term_rdma_hdr[87:80],
+                    req_term_d ? req_term_ddp_hdr[63:56] : req_term_rdma_hdr[79:72],
+                    req_term_d ? req_term_ddp_hdr[55:48] : req_term_rdma_hdr[71:64],
+                    req_term_d ? req_term_ddp_hdr[47:40] : req_term_rdma_hdr[63:56],
+                    req_term_d ? req_term_ddp_hdr[39:32] : req_term_rdma_hdr[55:48],
+                    req_term_d ? req_term_ddp_hdr[31:24] : req_term_rdma_hdr[47:40],
+                    req_term_d ? req_term_ddp_hdr[23:16] : req_term_rdma_hdr[39:32],
+                    req_term_d ? req_term_ddp_hdr[15:8] : req_term_rdma_hdr[31:24],
+                    req_term_d ? req_term_ddp_hdr[7:0] : req_term_rdma_hdr[23:16],
                     req_term_d ? (req_term_tagged ? req_term_seg_len[7:0] : req_term_seg_len[7:0]) : req_term_rdma_hdr[15:8],
                     req_term_d ? (req_term_tagged ? req_term_seg_len[15:8] : req_term_seg_len[15:8]) : req_term_rdma_hdr[7:0],
                     _t10,
-                    req_term_d ? (req_term_tagged ? _t11 : _t11) : _t11,
-                    req_term_d ? (req_term_tagged ? req_term_code : req_term_code) : req_term_code,
-                    req_term_d ? (req_term_tagged ? _t12 : _t12) : _t12,
+                    req_term_d ? _t11 : _t11,
+                    req_term_d ? req_term_code : req_term_code,
+                    req_term_d ? _t12 : _t12,
                     _t10,
                     _t10,
                     _t10,
                     _t10,
-                    req_term_d ? (req_term_tagged ? msn_terminate_reg[7:0] : msn_terminate_reg[7:0]) : msn_terminate_reg[7:0],
-                    req_term_d ? (req_term_tagged ? msn_terminate_reg[15:8] : msn_terminate_reg[15:8]) : msn_terminate_reg[15:8],
-                    req_term_d ? (req_term_tagged ? msn_terminate_reg[23:16] : msn_terminate_reg[23:16]) : msn_terminate_reg[23:16],
-                    req_term_d ? (req_term_tagged ? msn_terminate_reg[31:24] : msn_terminate_reg[31:24]) : msn_terminate_reg[31:24],
-                    req_term_d ? (req_term_tagged ? 8'h2 : 8'h2) : 8'h2,
+                    req_term_d ? msn_terminate_reg[7:0] : msn_terminate_reg[7:0],
+                    req_term_d ? msn_terminate_reg[15:8] : msn_terminate_reg[15:8],
+                    req_term_d ? msn_terminate_reg[23:16] : msn_terminate_reg[23:16],
+                    req_term_d ? msn_terminate_reg[31:24] : msn_terminate_reg[31:24],
+                    req_term_d ? 8'h2 : 8'h2,
                     _t10,
                     _t10,
                     _t10,
@@ -415,8 +415,8 @@ always @* begin
                     _t10,
                     _t10,
                     _t10,
-                    req_term_d ? (req_term_tagged ? 8'h47 : 8'h47) : 8'h47,
-                    req_term_d ? (req_term_tagged ? 8'h41 : 8'h41) : 8'h41
+                    req_term_d ? 8'h47 : 8'h47,
+                    req_term_d ? 8'h41 : 8'h41
                 };
                 short_left_next = 7'h16 + (req_term_d ? (req_term_tagged ? 7'h10 : 7'h14) : 7'h0) + (req_term_r ? 7'h1c : 7'h0);
                 msn_terminate_next = msn_terminate_reg + 32'h1;

@@ -130,8 +130,8 @@ export function terminateUlpdu(msn: Expr, f: TerminateFields): { octets: Expr[];
   const untagged = withCopy(UNTAGGED_HEADER_SIZE);
   if (untagged.length !== TERMINATE_ULPDU_MAX) throw new Error('the untagged copy with R is the longest Terminate');
   // Past a layout's end an octet is don't-care (its lane's tkeep is 0): it takes the value of a
-  // longer layout there, so it costs no mux.
-  const pick = (sel: Expr, a: Expr | undefined, b: Expr): Expr => (a ? mux(sel, a, b) : b);
+  // longer layout there, so it costs no mux; neither does an octet two layouts share.
+  const pick = (sel: Expr, a: Expr | undefined, b: Expr): Expr => (a && a !== b ? mux(sel, a, b) : b);
   const octets = untagged.map((u, i) => {
     const copy = pick(f.tagged, tagged[i], u);
     return i < noCopy.length ? mux(f.d, copy, noCopy[i]!) : copy;
