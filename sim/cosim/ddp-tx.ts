@@ -1,3 +1,4 @@
+import { WORK_REQUEST } from '../../hdl-gen/blocks/records';
 import { AOpCode, u64ToBytes } from '../../ts-model/rdmap/atomics';
 import { RdmapEndpoint } from '../../ts-model/rnic/endpoint';
 import { Rnic } from '../../ts-model/rnic/rnic';
@@ -11,7 +12,7 @@ import { BackgroundMemory } from '../harness/memory';
 import { openDut, type DutOptions } from '../harness/open-dut';
 import { TxBlockBench, type TxBlockRunOptions, type TxRunEnd } from './tx-bench';
 import { txMismatches, type UlpduMismatch } from './tx-ports';
-import { WR_NOISE_FIELDS, WR_PORTS, wrFields, type TxRequest } from './wr-request';
+import { WR_NOISE_FIELDS, wrFields, type TxRequest } from './wr-request';
 
 export type { TxRequest } from './wr-request';
 
@@ -118,7 +119,7 @@ class DdpTxBench extends TxBlockBench {
     // Atomics numbered from 1 as the model's Request Identifiers are (RFC 7306 §5.2.1: the requester picks them).
     let requestId = 1;
     this.wr = this.recordSource('wr', {
-      ...WR_PORTS,
+      layout: WORK_REQUEST,
       gap: wrGap,
       filler: () => ({ ...this.wr.group.random(r, WR_NOISE_FIELDS), solicited: r.int(0, 1), invalidate: r.int(0, 1), aopcode: r.int(0, 15) }),
       fields: (q) => wrFields(q, q.kind === 'atomic' ? requestId++ : 0),

@@ -1,6 +1,6 @@
 import { CQ_KIND } from '../../hdl-gen/blocks/rnic-top';
 import type { ModuleSources } from '../../hdl-gen/gen/sources';
-import { RECV_BUFFER, RX_EVENT_FIELDS } from '../../hdl-gen/blocks/records';
+import { RECV_BUFFER, RX_EVENT_FIELDS, WORK_REQUEST } from '../../hdl-gen/blocks/records';
 import type { Prng } from '../../ts-model/util/prng';
 import type { AxisSink, AxisSource } from '../cocotb/axis';
 import { Chance, never } from '../cocotb/pause';
@@ -17,7 +17,7 @@ import { qpConfigFields, type QpConfig } from './qp-config';
 import type { LocalWr, RtlRegion } from './rx-peer';
 import { stagEntry } from './stag-cfg';
 import { UlpduStreamCheck } from './tx-ports';
-import { WR_NOISE_FIELDS, WR_PORTS, txRequestOf, wrFields, type TxRequest } from './wr-request';
+import { WR_NOISE_FIELDS, txRequestOf, wrFields, type TxRequest } from './wr-request';
 
 /**
  * The testbench of `rnic_top_w<W>` (hdl-gen/blocks/rnic-top.ts) that the functional
@@ -107,7 +107,7 @@ export class RnicBench extends DutBench {
     this.stagCfg = this.recordSource('stag_cfg', { ready: null, fields: ({ qp, g }) => ({ qp, ...stagEntry(g) }) });
     this.recv = this.recordSource('s_recv', { layout: RECV_BUFFER, beside: ['qp'], fields: (b) => ({ ...b }) });
     this.wr = this.recordSource('wr', {
-      ...WR_PORTS,
+      layout: WORK_REQUEST,
       beside: ['qp'],
       ...(o.noise && { filler: () => ({ ...this.wr.group.random(r, WR_NOISE_FIELDS), solicited: 0, invalidate: 0 }) }),
       fields: ({ qp, req, requestId }) => ({ qp, ...wrFields(req, requestId) }),

@@ -1,5 +1,5 @@
 import { WR_KIND } from '../../hdl-gen/blocks/ddp-tx';
-import { WORK_REQUEST } from '../../hdl-gen/blocks/records';
+import type { WORK_REQUEST } from '../../hdl-gen/blocks/records';
 import { bytesToU64 } from '../../ts-model/rdmap/atomics';
 import type { FieldsOf } from '../cocotb/record-group';
 import type { LocalWr } from './rx-peer';
@@ -32,7 +32,6 @@ export type TxRequest =
 export const WR_NOISE_FIELDS = ['stag', 'to', 'addr', 'len', 'sinkStag', 'sinkTo', 'imm', 'addSwap', 'addSwapMask', 'compare', 'compareMask', 'requestId'] as const satisfies readonly (keyof WrFields)[];
 
 /** The wr_* ports carry WORK_REQUEST (hdl-gen/blocks/records.ts), field for field. */
-export const WR_PORTS = { layout: WORK_REQUEST } as const;
 export type WrFields = FieldsOf<typeof WORK_REQUEST>;
 
 /** The port's fields for `q`; an Atomic carries its Request Identifier (RFC 7306 §5.2.1). */
