@@ -174,6 +174,7 @@ wire rx_path_s_axis_tlast;
 wire rx_path_mpa_err_valid;
 wire [31:0] rx_path_mpa_fpdu_count;
 wire [7:0] rx_path_mpa_err_code;
+wire rx_path_idle;
 wire rx_path_rx_idle;
 wire rx_path_cfg_rfc7306;
 wire [15:0] rx_path_cfg_pd;
@@ -234,7 +235,6 @@ wire rx_path_m_axis_tvalid;
 wire rx_path_m_axis_tready;
 wire rx_path_m_axis_tlast;
 wire [15:0] rx_path_m_axis_tuser;
-wire rx_path_idle;
 wire [15:0] tx_path_cfg_mulpdu;
 wire [31:0] tx_path_cfg_initial_msn;
 wire [2:0] tx_path_wr_kind;
@@ -544,6 +544,7 @@ rnic_rx_w8 u_rx (
     .mpa_err_valid(rx_path_mpa_err_valid),
     .mpa_fpdu_count(rx_path_mpa_fpdu_count),
     .mpa_err_code(rx_path_mpa_err_code),
+    .idle(rx_path_idle),
     .rx_idle(rx_path_rx_idle),
     .cfg_rfc7306(rx_path_cfg_rfc7306),
     .cfg_pd(rx_path_cfg_pd),
@@ -603,8 +604,7 @@ rnic_rx_w8 u_rx (
     .m_axis_tvalid(rx_path_m_axis_tvalid),
     .m_axis_tready(rx_path_m_axis_tready),
     .m_axis_tlast(rx_path_m_axis_tlast),
-    .m_axis_tuser(rx_path_m_axis_tuser),
-    .idle(rx_path_idle)
+    .m_axis_tuser(rx_path_m_axis_tuser)
 );
 
 ddp_tx_w8 u_tx (

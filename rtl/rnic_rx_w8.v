@@ -47,6 +47,7 @@ module rnic_rx_w8 (
     /*
      * Status
      */
+    output wire        idle, // nothing in progress: every placement written, every response sent
     output wire        rx_idle, // the receive side is idle: every descriptor handled, every placement written
 
     /*
@@ -146,12 +147,7 @@ module rnic_rx_w8 (
     output wire        m_axis_tvalid,
     input  wire        m_axis_tready,
     output wire        m_axis_tlast,
-    output wire [15:0] m_axis_tuser,
-
-    /*
-     * Status
-     */
-    output wire        idle // nothing in progress: every placement written, every response sent
+    output wire [15:0] m_axis_tuser
 );
 
 wire [63:0] ulpdu_tdata;
@@ -162,9 +158,11 @@ wire ulpdu_tlast;
 wire ulpdu_tuser;
 wire [7:0] mpa_err_code_w;
 wire mpa_idle; // mpa_rx has nothing it can do without more input
+wire ddp_idle;
 wire ddp_rx_idle;
 
 assign mpa_err_code = mpa_err_code_w;
+assign idle = ddp_idle & mpa_idle;
 assign rx_idle = ddp_rx_idle & mpa_idle;
 
 mpa_rx_w8 u_mpa_rx (
@@ -261,7 +259,7 @@ ddp_rx_w8 u_ddp_rx (
     .m_axis_tready(m_axis_tready),
     .m_axis_tlast(m_axis_tlast),
     .m_axis_tuser(m_axis_tuser),
-    .idle(idle),
+    .idle(ddp_idle),
     .rx_idle(ddp_rx_idle)
 );
 

@@ -52,11 +52,11 @@ export function rnicRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
     s_axis_tuser: ulpdu.m_axis_tuser!,
     s_llp_err: errCode,
   };
-  // rx_idle covers mpa_rx too: an FPDU between the two is still being received.
-  const ddpRxIdle = m.wire('ddp_rx_idle', 1);
-  rxConns.rx_idle = ddpRxIdle;
-  const rxIdle = m.portLike(rx, 'rx_idle');
-  m.assign(rxIdle, ddpRxIdle.and(mpaIdle));
+  // idle and rx_idle cover mpa_rx too: an FPDU between the two is still being received.
+  for (const name of ['idle', 'rx_idle']) {
+    const inner = (rxConns[name] = m.wire(`ddp_${name}`, 1));
+    m.assign(m.portLike(rx, name), inner.and(mpaIdle));
+  }
   for (const p of rx.ports) if (!(p.name in rxConns)) rxConns[p.name] = m.portLike(rx, p.name);
   m.instance(rx, 'u_ddp_rx', rxConns);
   return m.build();

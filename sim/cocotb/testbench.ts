@@ -27,6 +27,8 @@ export class Testbench {
   private readonly rst: PortHandle | undefined;
   private readonly resetName: string;
   private steps = 0;
+  /** Invariants that failed, "text (cycle N)", the first 20 (see `invariant`). */
+  readonly broken: string[] = [];
 
   constructor(model: SimModel, opts: TestbenchOptions = {}) {
     this.model = model;
@@ -51,6 +53,15 @@ export class Testbench {
 
   monitor(prefix: string): AxisMonitor {
     return this.add(new AxisMonitor(this.model, prefix));
+  }
+
+  /**
+   * Checks `holds()` on every cycle's pre-edge snapshot (after reset); a cycle where it fails adds
+   * "text (cycle N)" to `broken`. For a contract between outputs that no scoreboard sees, e.g. a
+   * block that reports idle while a part of it is busy.
+   */
+  invariant(text: string, holds: () => boolean): void {
+    this.add({ sample: () => void (!holds() && this.broken.length < 20 && this.broken.push(`${text} (cycle ${this.model.cycles})`)) });
   }
 
   /** Holds reset high for `cycles` clock cycles, then releases it. Components are not stepped. */

@@ -123,6 +123,9 @@ export class RnicBench extends DutBench {
         return { qp: f.qp as number, kind, sent, text: sent ? 'sent' : rtlEvent(f), cycle };
       },
     });
+    // The contract the scoreboards cannot see: a QP idle as a whole is idle on its receive side.
+    const [idle, rxIdle] = [h('qp_idle'), h('qp_rx_idle')];
+    this.invariant('qp_idle has a QP whose qp_rx_idle is 0', () => (m.peekPreNumber(idle) & ~m.peekPreNumber(rxIdle)) === 0);
     const pulse = { valid: h('inject_valid'), qp: h('inject_qp'), err: h('inject_err'), abort: h('abort_req'), abortQp: h('abort_qp') };
     this.add({
       drive: () => {

@@ -245,6 +245,7 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
       if (!placements.some((p) => a0 >= p.lo && a1 < p.hi) && violations.push(`cycle ${w.cycle}: write of 0x${a0.toString(16)}..0x${a1.toString(16)} outside every placement of the model`) >= 20) break;
     }
     compareMemory(everything, 'at the end, memory');
+    violations.push(...bench.mem.faults.map((f) => `memory port: ${f}`), ...bench.broken);
   }
   const time = timer.stop();
   bench.close();

@@ -352,6 +352,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       } else if (!writable(l, a0) || !writable(l, a1)) violate(l, `write of 0x${a0.toString(16)}..0x${a1.toString(16)} outside the stream's writable memory`);
     }
     for (const f of bench.mem.faults.splice(0)) violations.add(`memory port: ${f}`);
+    for (const b of bench.broken.splice(0)) violations.add(b);
   };
 
   /** Queues lane l's peer ULPDUs as FPDUs in random TCP segments; returns what the model's MPA delivers. */

@@ -65,6 +65,9 @@ export class RxBench extends DutBench {
     this.recv = this.recordSource('s_recv', { layout: RECV_BUFFER, fields: (b) => ({ ...b }) });
     this.orq = this.recordSource('s_orq', { layout: ORQ_ENTRY, fields: (o) => ({ ...o }) });
     this.evt = this.recordSink('m_evt', { pause: new Chance(r, backpressure), layout: RX_EVENT_FIELDS, map: (f, cycle) => ({ text: rtlEvent(f), cycle }) });
+    // The contract the scoreboards cannot see: idle as a whole is idle on the receive side.
+    const [idle, rxIdle] = [h('idle'), h('rx_idle')];
+    this.invariant('idle is 1 while rx_idle is 0', () => m.peekPreNumber(idle) <= m.peekPreNumber(rxIdle));
     this.add({
       drive: () => {
         m.pokeNumber(h('inject_valid'), this.pulse.inject !== null ? 1 : 0);

@@ -250,6 +250,7 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
         miss(mm.what, mm.expected, mm.actual, mm.cycle);
       }
       for (const f of bench.mem.faults.splice(0)) violate(`memory port: ${f}`);
+      for (const b of bench.broken.splice(0)) violate(b);
     };
 
     /**

@@ -102,6 +102,18 @@ describe('the checks catch a broken receive path', () => {
     },
   );
   test(
+    'idle while the receive side is busy is a violation (idle implies rx_idle, every cycle)',
+    () => {
+      const res = run(0x6f, {
+        width: 8,
+        messages: 50,
+        faults: 0,
+        mutate: swap(/assign idle = _t\d+ & resp_idle/, 'assign idle = place_idle & resp_idle'),
+      });
+      expect(res.firstViolation).toMatch(/idle is 1 while rx_idle is 0 \(cycle \d+\)/);
+    },
+  );
+  test(
     'one octet strobed too many is a violation',
     () => {
       const res = run(0x6d, {
