@@ -9,6 +9,6 @@ rdmap_tx_resp_w8.v
 ddp_rx_w8.v
 rnic_rx_w8.v
 ddp_tx_w8.v
-mpa_tx_w8.v
 rnic_qp_w8.v
+mpa_tx_w8_q4.v
 rnic_top_w8.v

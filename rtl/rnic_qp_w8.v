@@ -4,7 +4,7 @@
 
 /*
  * One RNIC QP, 8 octets per beat: rnic_rx (mpa_rx, ddp_rx) on the receive side; ddp_tx work requests and
- * the responder's Read/Atomic Responses and Terminates muxed into mpa_tx on the transmit side.
+ * the responder's Read/Atomic Responses and Terminates muxed into ULPDUs for the shared mpa_tx on the transmit side.
  *
  * Parameters:
  *   bytes = 8
@@ -18,6 +18,16 @@ module rnic_qp_w8 (
      */
     input  wire        clk,
     input  wire        rst,
+
+    /*
+     * AXI4-Stream output: ULPDUs for the shared mpa_tx, tuser the framing context (m_axis)
+     */
+    output wire [63:0] m_axis_tdata,
+    output wire [7:0]  m_axis_tkeep,
+    output wire        m_axis_tvalid,
+    input  wire        m_axis_tready,
+    output wire        m_axis_tlast,
+    output wire [36:0] m_axis_tuser, // record mpa_tx_ctx {cont[36], crc[35], markers[34], s0[33:25], seq[24:16], ulpdu_length[15:0]}
 
     /*
      * Configuration (static while the QP runs; the first MSN and sequence numbers load in reset)
@@ -146,19 +156,9 @@ module rnic_qp_w8 (
     input  wire [63:0] mem_rd_data, // lane j = octet at mem_rd_addr + j
 
     /*
-     * AXI4-Stream output: FPDUs, the TCP payload (m_axis)
-     */
-    output wire [63:0] m_axis_tdata,
-    output wire [7:0]  m_axis_tkeep,
-    output wire        m_axis_tvalid,
-    output wire        m_axis_tlast,
-    input  wire        m_axis_tready,
-
-    /*
      * Status
      */
-    output wire        mpa_tx_err_length, // sticky: a ULPDU reached mpa_tx with the wrong length (never, unless a block is broken)
-    output wire        idle // nothing in progress on either side (mpa_tx may still hold the last few beats)
+    output wire        idle // nothing in progress on either side (the shared mpa_tx may still hold the last few beats)
 );
 
 wire rx_path_mpa_cfg_markers;
@@ -268,18 +268,6 @@ wire tx_path_m_axis_tlast;
 wire [15:0] tx_path_m_axis_tuser;
 wire tx_path_m_sent_valid;
 wire tx_path_idle;
-wire [63:0] framer_s_axis_tdata;
-wire [7:0] framer_s_axis_tkeep;
-wire framer_s_axis_tvalid;
-wire framer_s_axis_tready;
-wire framer_s_axis_tlast;
-wire [36:0] framer_s_axis_tuser;
-wire [63:0] framer_m_axis_tdata;
-wire [7:0] framer_m_axis_tkeep;
-wire framer_m_axis_tvalid;
-wire framer_m_axis_tready;
-wire framer_m_axis_tlast;
-wire framer_err_length;
 wire wr_needs_orq; // a Read or Atomic Request: its response is expected
 wire wr_orq_ok;
 wire rd_owners_full;
@@ -332,7 +320,7 @@ assign _t4 = rd_arb_grant == 1'b1;
 assign _t5 = rd_owners_mem[rd_owners_rptr_reg[8:0]];
 assign _t6 = tx_path_m_axis_tvalid & tx_wr_live;
 assign _t7 = tx_arb_grant == 1'b1;
-assign _t8 = tx_fire & framer_s_axis_tlast;
+assign _t8 = tx_fire & m_axis_tlast;
 assign _t9 = rd_fire & 1'b1;
 assign rx_path_cfg_rfc7306 = cfg_rfc7306;
 assign rx_path_cfg_pd = cfg_pd;
@@ -443,20 +431,14 @@ assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg :
     1'b1;
 assign tx_arb_valid = _t7 ? _t6 : rx_path_m_axis_tvalid;
 assign tx_drop = tx_path_m_axis_tvalid & (~tx_wr_live);
-assign framer_s_axis_tvalid = tx_arb_valid;
-assign framer_s_axis_tdata = _t7 ? tx_path_m_axis_tdata : rx_path_m_axis_tdata;
-assign framer_s_axis_tkeep = _t7 ? tx_path_m_axis_tkeep : rx_path_m_axis_tkeep;
-assign framer_s_axis_tlast = _t7 ? tx_path_m_axis_tlast : rx_path_m_axis_tlast;
-assign framer_s_axis_tuser = {tx_framed_reg, cfg_crc, cfg_tx_markers, cfg_tx_s0, cfg_tx_seq, _t7 ? tx_path_m_axis_tuser : rx_path_m_axis_tuser};
-assign rx_path_m_axis_tready = (tx_arb_grant == 1'b0) & framer_s_axis_tready;
-assign tx_path_m_axis_tready = (_t7 & framer_s_axis_tready) | tx_drop;
-assign tx_fire = tx_arb_valid & framer_s_axis_tready;
-assign m_axis_tdata = framer_m_axis_tdata;
-assign m_axis_tkeep = framer_m_axis_tkeep;
-assign m_axis_tvalid = framer_m_axis_tvalid;
-assign m_axis_tlast = framer_m_axis_tlast;
-assign framer_m_axis_tready = m_axis_tready;
-assign mpa_tx_err_length = framer_err_length;
+assign m_axis_tvalid = tx_arb_valid;
+assign m_axis_tdata = _t7 ? tx_path_m_axis_tdata : rx_path_m_axis_tdata;
+assign m_axis_tkeep = _t7 ? tx_path_m_axis_tkeep : rx_path_m_axis_tkeep;
+assign m_axis_tlast = _t7 ? tx_path_m_axis_tlast : rx_path_m_axis_tlast;
+assign m_axis_tuser = {tx_framed_reg, cfg_crc, cfg_tx_markers, cfg_tx_s0, cfg_tx_seq, _t7 ? tx_path_m_axis_tuser : rx_path_m_axis_tuser};
+assign rx_path_m_axis_tready = (tx_arb_grant == 1'b0) & m_axis_tready;
+assign tx_path_m_axis_tready = (_t7 & m_axis_tready) | tx_drop;
+assign tx_fire = tx_arb_valid & m_axis_tready;
 assign idle = rx_path_idle & tx_path_idle & (rd_owners_count == 10'h0) & (~tx_arb_valid);
 
 always @* begin
@@ -497,7 +479,7 @@ always @* begin
         tx_framed_next = 1'b1;
     end
     if (tx_fire & _t7) begin
-        tx_wr_mid_next = ~framer_s_axis_tlast;
+        tx_wr_mid_next = ~m_axis_tlast;
     end
 end
 
@@ -643,23 +625,6 @@ ddp_tx_w8 u_tx (
     .m_axis_tuser(tx_path_m_axis_tuser),
     .m_sent_valid(tx_path_m_sent_valid),
     .idle(tx_path_idle)
-);
-
-mpa_tx_w8 u_mpa_tx (
-    .clk(clk),
-    .rst(rst),
-    .s_axis_tdata(framer_s_axis_tdata),
-    .s_axis_tkeep(framer_s_axis_tkeep),
-    .s_axis_tvalid(framer_s_axis_tvalid),
-    .s_axis_tready(framer_s_axis_tready),
-    .s_axis_tlast(framer_s_axis_tlast),
-    .s_axis_tuser(framer_s_axis_tuser),
-    .m_axis_tdata(framer_m_axis_tdata),
-    .m_axis_tkeep(framer_m_axis_tkeep),
-    .m_axis_tvalid(framer_m_axis_tvalid),
-    .m_axis_tready(framer_m_axis_tready),
-    .m_axis_tlast(framer_m_axis_tlast),
-    .err_length(framer_err_length)
 );
 
 endmodule

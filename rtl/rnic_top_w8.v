@@ -113,8 +113,8 @@ module rnic_top_w8 (
      */
     output wire [63:0] m_axis_tdata,
     output wire [7:0]  m_axis_tkeep,
-    output wire        m_axis_tlast,
     output wire        m_axis_tvalid,
+    output wire        m_axis_tlast,
     input  wire        m_axis_tready,
     output wire [1:0]  m_axis_tid, // the QP (connection) of this FPDU
 
@@ -158,10 +158,34 @@ module rnic_top_w8 (
     output wire [3:0]  qp_idle, // nothing in progress in the QP (placement written, responses and work requests sent)
     output wire [3:0]  qp_rx_idle, // the receive side of the QP is idle: every ULPDU handled, every placement written
     output wire [3:0]  qp_mpa_err, // MPA failed an FPDU of the QP (mpa_rx err_valid)
-    output wire [3:0]  qp_tx_err_length, // sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)
+    output wire        tx_err_length, // sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)
     output wire [15:0] qp_irrq_used // bits 4i+3..4i: inbound Read/Atomic Requests QP i has not yet answered
 );
 
+wire [63:0] qp0_m_axis_tdata;
+wire [63:0] qp1_m_axis_tdata;
+wire [63:0] qp2_m_axis_tdata;
+wire [63:0] qp3_m_axis_tdata;
+wire [7:0] qp0_m_axis_tkeep;
+wire [7:0] qp1_m_axis_tkeep;
+wire [7:0] qp2_m_axis_tkeep;
+wire [7:0] qp3_m_axis_tkeep;
+wire qp0_m_axis_tvalid;
+wire qp1_m_axis_tvalid;
+wire qp2_m_axis_tvalid;
+wire qp3_m_axis_tvalid;
+wire qp0_m_axis_tready;
+wire qp1_m_axis_tready;
+wire qp2_m_axis_tready;
+wire qp3_m_axis_tready;
+wire qp0_m_axis_tlast;
+wire qp1_m_axis_tlast;
+wire qp2_m_axis_tlast;
+wire qp3_m_axis_tlast;
+wire [36:0] qp0_m_axis_tuser;
+wire [36:0] qp1_m_axis_tuser;
+wire [36:0] qp2_m_axis_tuser;
+wire [36:0] qp3_m_axis_tuser;
 wire qp0_cfg_rfc7306;
 wire qp1_cfg_rfc7306;
 wire qp2_cfg_rfc7306;
@@ -514,30 +538,6 @@ wire [63:0] qp0_mem_rd_data;
 wire [63:0] qp1_mem_rd_data;
 wire [63:0] qp2_mem_rd_data;
 wire [63:0] qp3_mem_rd_data;
-wire [63:0] qp0_m_axis_tdata;
-wire [63:0] qp1_m_axis_tdata;
-wire [63:0] qp2_m_axis_tdata;
-wire [63:0] qp3_m_axis_tdata;
-wire [7:0] qp0_m_axis_tkeep;
-wire [7:0] qp1_m_axis_tkeep;
-wire [7:0] qp2_m_axis_tkeep;
-wire [7:0] qp3_m_axis_tkeep;
-wire qp0_m_axis_tvalid;
-wire qp1_m_axis_tvalid;
-wire qp2_m_axis_tvalid;
-wire qp3_m_axis_tvalid;
-wire qp0_m_axis_tlast;
-wire qp1_m_axis_tlast;
-wire qp2_m_axis_tlast;
-wire qp3_m_axis_tlast;
-wire qp0_m_axis_tready;
-wire qp1_m_axis_tready;
-wire qp2_m_axis_tready;
-wire qp3_m_axis_tready;
-wire qp0_mpa_tx_err_length;
-wire qp1_mpa_tx_err_length;
-wire qp2_mpa_tx_err_length;
-wire qp3_mpa_tx_err_length;
 wire qp0_idle;
 wire qp1_idle;
 wire qp2_idle;
@@ -678,15 +678,29 @@ reg [8:0] qp3_ctx_tx_s0_reg; // QP 3: low 9 bits of this side's S0: where the se
 reg [8:0] qp3_ctx_tx_s0_next;
 reg [8:0] qp3_ctx_tx_seq_reg; // QP 3: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp3_ctx_tx_seq_next;
-reg [1:0] net_arb_last_reg; // the source granted last (round-robin starts after it)
-reg [1:0] net_arb_last_next;
-reg net_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
-reg net_arb_locked_next;
-reg [1:0] net_arb_owner_reg; // the source holding a locked grant
-reg [1:0] net_arb_owner_next;
-wire [1:0] net_arb_grant; // the source net_arb serves
-wire net_arb_valid;
-wire net_fire;
+reg [1:0] tx_arb_last_reg; // the source granted last (round-robin starts after it)
+reg [1:0] tx_arb_last_next;
+reg tx_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
+reg tx_arb_locked_next;
+reg [1:0] tx_arb_owner_reg; // the source holding a locked grant
+reg [1:0] tx_arb_owner_next;
+wire [1:0] tx_arb_grant; // the source tx_arb serves
+wire tx_arb_valid;
+wire [63:0] framer_s_axis_tdata;
+wire [7:0] framer_s_axis_tkeep;
+wire framer_s_axis_tvalid;
+wire framer_s_axis_tready;
+wire framer_s_axis_tlast;
+wire [1:0] framer_s_axis_tid;
+wire [36:0] framer_s_axis_tuser;
+wire [63:0] framer_m_axis_tdata;
+wire [7:0] framer_m_axis_tkeep;
+wire framer_m_axis_tvalid;
+wire framer_m_axis_tready;
+wire framer_m_axis_tlast;
+wire [1:0] framer_m_axis_tid;
+wire framer_err_length;
+wire tx_fire;
 reg [15:0] qp0_sent_pending_reg; // QP 0: sent completions not yet in m_cq
 reg [15:0] qp0_sent_pending_next;
 wire qp0_cq_valid;
@@ -761,13 +775,12 @@ wire _t23;
 wire _t24;
 wire _t25;
 wire _t26;
-wire _t27;
-wire [1:0] _t28;
+wire [1:0] _t27;
+wire _t28;
 wire _t29;
 wire _t30;
 wire _t31;
 wire _t32;
-wire _t33;
 
 assign _t0 = s_recv_qp == 2'b01;
 assign _t1 = s_recv_qp == 2'b10;
@@ -778,31 +791,30 @@ assign _t5 = wr_qp == 2'b11;
 assign _t6 = s_axis_tid == 2'b01;
 assign _t7 = s_axis_tid == 2'b10;
 assign _t8 = s_axis_tid == 2'b11;
-assign _t9 = net_arb_grant == 2'b11;
-assign _t10 = net_arb_grant == 2'b10;
-assign _t11 = net_arb_grant == 2'b01;
-assign _t12 = _t9 ? qp3_m_axis_tlast : (_t10 ? qp2_m_axis_tlast : (_t11 ? qp1_m_axis_tlast : qp0_m_axis_tlast));
-assign _t13 = cq_arb_grant == 2'b11;
-assign _t14 = cq_arb_grant == 2'b10;
-assign _t15 = cq_arb_grant == 2'b01;
-assign _t16 = cq_arb_grant == 2'b00;
-assign _t17 = mem_wr_arb_grant == 2'b11;
-assign _t18 = mem_wr_arb_grant == 2'b10;
-assign _t19 = mem_wr_arb_grant == 2'b01;
-assign _t20 = qp1_mem_rd_valid & _t21;
-assign _t21 = ~mem_rd_owners_full;
-assign _t22 = qp2_mem_rd_valid & _t21;
-assign _t23 = qp3_mem_rd_valid & _t21;
-assign _t24 = qp0_mem_rd_valid & _t21;
-assign _t25 = mem_rd_arb_grant == 2'b11;
-assign _t26 = mem_rd_arb_grant == 2'b10;
-assign _t27 = mem_rd_arb_grant == 2'b01;
-assign _t28 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
-assign _t29 = ~cq_from_evt;
-assign _t30 = net_fire & _t12;
-assign _t31 = cq_fire & 1'b1;
-assign _t32 = mem_wr_fire & 1'b1;
-assign _t33 = mem_rd_fire & 1'b1;
+assign _t9 = tx_arb_grant == 2'b11;
+assign _t10 = tx_arb_grant == 2'b10;
+assign _t11 = tx_arb_grant == 2'b01;
+assign _t12 = cq_arb_grant == 2'b11;
+assign _t13 = cq_arb_grant == 2'b10;
+assign _t14 = cq_arb_grant == 2'b01;
+assign _t15 = cq_arb_grant == 2'b00;
+assign _t16 = mem_wr_arb_grant == 2'b11;
+assign _t17 = mem_wr_arb_grant == 2'b10;
+assign _t18 = mem_wr_arb_grant == 2'b01;
+assign _t19 = qp1_mem_rd_valid & _t20;
+assign _t20 = ~mem_rd_owners_full;
+assign _t21 = qp2_mem_rd_valid & _t20;
+assign _t22 = qp3_mem_rd_valid & _t20;
+assign _t23 = qp0_mem_rd_valid & _t20;
+assign _t24 = mem_rd_arb_grant == 2'b11;
+assign _t25 = mem_rd_arb_grant == 2'b10;
+assign _t26 = mem_rd_arb_grant == 2'b01;
+assign _t27 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
+assign _t28 = ~cq_from_evt;
+assign _t29 = tx_fire & framer_s_axis_tlast;
+assign _t30 = cq_fire & 1'b1;
+assign _t31 = mem_wr_fire & 1'b1;
+assign _t32 = mem_rd_fire & 1'b1;
 assign qp0_cfg_load = cfg_valid & (cfg_qp == 2'b00);
 assign qp0_rst = rst | qp0_restart_reg;
 assign qp0_cfg_rfc7306 = qp0_ctx_rfc7306_reg;
@@ -1022,29 +1034,33 @@ assign qp3_s_axis_tkeep = s_axis_tkeep;
 assign qp3_s_axis_tlast = s_axis_tlast;
 assign qp3_s_axis_tvalid = s_axis_tvalid & _t8;
 assign s_axis_tready = _t8 ? qp3_s_axis_tready : (_t7 ? qp2_s_axis_tready : (_t6 ? qp1_s_axis_tready : qp0_s_axis_tready));
-assign net_arb_grant = net_arb_locked_reg ? net_arb_owner_reg :
-    (net_arb_last_reg == 2'b00) ?
-        (qp1_m_axis_tvalid ? 2'b01 : (qp2_m_axis_tvalid ? 2'b10 : (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : 2'b00)))) :
-    (net_arb_last_reg == 2'b01) ?
-        (qp2_m_axis_tvalid ? 2'b10 : (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : (qp1_m_axis_tvalid ? 2'b01 : 2'b01)))) :
-    (net_arb_last_reg == 2'b10) ?
-        (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : (qp1_m_axis_tvalid ? 2'b01 : (qp2_m_axis_tvalid ? 2'b10 : 2'b10)))) :
+assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg :
+    (tx_arb_last_reg == 2'b00) ? (qp1_m_axis_tvalid ? 2'b01 : (qp2_m_axis_tvalid ? 2'b10 : (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : 2'b00)))) :
+    (tx_arb_last_reg == 2'b01) ? (qp2_m_axis_tvalid ? 2'b10 : (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : (qp1_m_axis_tvalid ? 2'b01 : 2'b01)))) :
+    (tx_arb_last_reg == 2'b10) ? (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : (qp1_m_axis_tvalid ? 2'b01 : (qp2_m_axis_tvalid ? 2'b10 : 2'b10)))) :
     qp0_m_axis_tvalid ? 2'b00 :
     qp1_m_axis_tvalid ? 2'b01 :
     qp2_m_axis_tvalid ? 2'b10 :
     qp3_m_axis_tvalid ? 2'b11 :
     2'b11;
-assign net_arb_valid = _t9 ? qp3_m_axis_tvalid : (_t10 ? qp2_m_axis_tvalid : (_t11 ? qp1_m_axis_tvalid : qp0_m_axis_tvalid));
-assign m_axis_tdata = _t9 ? qp3_m_axis_tdata : (_t10 ? qp2_m_axis_tdata : (_t11 ? qp1_m_axis_tdata : qp0_m_axis_tdata));
-assign m_axis_tkeep = _t9 ? qp3_m_axis_tkeep : (_t10 ? qp2_m_axis_tkeep : (_t11 ? qp1_m_axis_tkeep : qp0_m_axis_tkeep));
-assign m_axis_tlast = _t12;
-assign m_axis_tvalid = net_arb_valid;
-assign m_axis_tid = net_arb_grant;
-assign qp0_m_axis_tready = (net_arb_grant == 2'b00) & m_axis_tready;
-assign qp1_m_axis_tready = _t11 & m_axis_tready;
-assign qp2_m_axis_tready = _t10 & m_axis_tready;
-assign qp3_m_axis_tready = _t9 & m_axis_tready;
-assign net_fire = net_arb_valid & m_axis_tready;
+assign tx_arb_valid = _t9 ? qp3_m_axis_tvalid : (_t10 ? qp2_m_axis_tvalid : (_t11 ? qp1_m_axis_tvalid : qp0_m_axis_tvalid));
+assign framer_s_axis_tdata = _t9 ? qp3_m_axis_tdata : (_t10 ? qp2_m_axis_tdata : (_t11 ? qp1_m_axis_tdata : qp0_m_axis_tdata));
+assign framer_s_axis_tkeep = _t9 ? qp3_m_axis_tkeep : (_t10 ? qp2_m_axis_tkeep : (_t11 ? qp1_m_axis_tkeep : qp0_m_axis_tkeep));
+assign framer_s_axis_tlast = _t9 ? qp3_m_axis_tlast : (_t10 ? qp2_m_axis_tlast : (_t11 ? qp1_m_axis_tlast : qp0_m_axis_tlast));
+assign framer_s_axis_tuser = _t9 ? qp3_m_axis_tuser : (_t10 ? qp2_m_axis_tuser : (_t11 ? qp1_m_axis_tuser : qp0_m_axis_tuser));
+assign framer_s_axis_tvalid = tx_arb_valid;
+assign framer_s_axis_tid = tx_arb_grant;
+assign qp0_m_axis_tready = (tx_arb_grant == 2'b00) & framer_s_axis_tready;
+assign qp1_m_axis_tready = _t11 & framer_s_axis_tready;
+assign qp2_m_axis_tready = _t10 & framer_s_axis_tready;
+assign qp3_m_axis_tready = _t9 & framer_s_axis_tready;
+assign tx_fire = tx_arb_valid & framer_s_axis_tready;
+assign m_axis_tdata = framer_m_axis_tdata;
+assign m_axis_tkeep = framer_m_axis_tkeep;
+assign m_axis_tvalid = framer_m_axis_tvalid;
+assign m_axis_tlast = framer_m_axis_tlast;
+assign framer_m_axis_tready = m_axis_tready;
+assign m_axis_tid = framer_m_axis_tid;
 assign qp0_cq_valid = qp0_m_evt_valid | (qp0_sent_pending_reg != 16'h0);
 assign qp1_cq_valid = qp1_m_evt_valid | (qp1_sent_pending_reg != 16'h0);
 assign qp2_cq_valid = qp2_m_evt_valid | (qp2_sent_pending_reg != 16'h0);
@@ -1058,24 +1074,24 @@ assign cq_arb_grant = cq_arb_locked_reg ? cq_arb_owner_reg :
     qp2_cq_valid ? 2'b10 :
     qp3_cq_valid ? 2'b11 :
     2'b11;
-assign cq_arb_valid = _t13 ? qp3_cq_valid : (_t14 ? qp2_cq_valid : (_t15 ? qp1_cq_valid : qp0_cq_valid));
-assign cq_from_evt = _t13 ? qp3_m_evt_valid : (_t14 ? qp2_m_evt_valid : (_t15 ? qp1_m_evt_valid : qp0_m_evt_valid));
+assign cq_arb_valid = _t12 ? qp3_cq_valid : (_t13 ? qp2_cq_valid : (_t14 ? qp1_cq_valid : qp0_cq_valid));
+assign cq_from_evt = _t12 ? qp3_m_evt_valid : (_t13 ? qp2_m_evt_valid : (_t14 ? qp1_m_evt_valid : qp0_m_evt_valid));
 assign m_cq_valid = cq_arb_valid;
 assign m_cq_qp = cq_arb_grant;
-assign m_cq_kind = cq_from_evt ? (_t13 ? qp3_m_evt_kind : (_t14 ? qp2_m_evt_kind : (_t15 ? qp1_m_evt_kind : qp0_m_evt_kind))) : 3'b111;
-assign m_cq_length = cq_from_evt ? (_t13 ? qp3_m_evt_length : (_t14 ? qp2_m_evt_length : (_t15 ? qp1_m_evt_length : qp0_m_evt_length))) : 32'h0;
-assign m_cq_solicited = cq_from_evt ? (_t13 ? qp3_m_evt_solicited : (_t14 ? qp2_m_evt_solicited : (_t15 ? qp1_m_evt_solicited : qp0_m_evt_solicited))) : 1'b0;
+assign m_cq_kind = cq_from_evt ? (_t12 ? qp3_m_evt_kind : (_t13 ? qp2_m_evt_kind : (_t14 ? qp1_m_evt_kind : qp0_m_evt_kind))) : 3'b111;
+assign m_cq_length = cq_from_evt ? (_t12 ? qp3_m_evt_length : (_t13 ? qp2_m_evt_length : (_t14 ? qp1_m_evt_length : qp0_m_evt_length))) : 32'h0;
+assign m_cq_solicited = cq_from_evt ? (_t12 ? qp3_m_evt_solicited : (_t13 ? qp2_m_evt_solicited : (_t14 ? qp1_m_evt_solicited : qp0_m_evt_solicited))) : 1'b0;
 assign m_cq_invalidated = cq_from_evt ?
-    (_t13 ? qp3_m_evt_invalidated : (_t14 ? qp2_m_evt_invalidated : (_t15 ? qp1_m_evt_invalidated : qp0_m_evt_invalidated))) :
+    (_t12 ? qp3_m_evt_invalidated : (_t13 ? qp2_m_evt_invalidated : (_t14 ? qp1_m_evt_invalidated : qp0_m_evt_invalidated))) :
     1'b0;
-assign m_cq_stag = cq_from_evt ? (_t13 ? qp3_m_evt_stag : (_t14 ? qp2_m_evt_stag : (_t15 ? qp1_m_evt_stag : qp0_m_evt_stag))) : 32'h0;
-assign m_cq_data = cq_from_evt ? (_t13 ? qp3_m_evt_data : (_t14 ? qp2_m_evt_data : (_t15 ? qp1_m_evt_data : qp0_m_evt_data))) : 64'h0;
-assign m_cq_err = cq_from_evt ? (_t13 ? qp3_m_evt_err : (_t14 ? qp2_m_evt_err : (_t15 ? qp1_m_evt_err : qp0_m_evt_err))) : 14'h0;
+assign m_cq_stag = cq_from_evt ? (_t12 ? qp3_m_evt_stag : (_t13 ? qp2_m_evt_stag : (_t14 ? qp1_m_evt_stag : qp0_m_evt_stag))) : 32'h0;
+assign m_cq_data = cq_from_evt ? (_t12 ? qp3_m_evt_data : (_t13 ? qp2_m_evt_data : (_t14 ? qp1_m_evt_data : qp0_m_evt_data))) : 64'h0;
+assign m_cq_err = cq_from_evt ? (_t12 ? qp3_m_evt_err : (_t13 ? qp2_m_evt_err : (_t14 ? qp1_m_evt_err : qp0_m_evt_err))) : 14'h0;
 assign cq_fire = cq_arb_valid & m_cq_ready;
-assign qp0_m_evt_ready = _t16 & m_cq_ready;
-assign qp1_m_evt_ready = _t15 & m_cq_ready;
-assign qp2_m_evt_ready = _t14 & m_cq_ready;
-assign qp3_m_evt_ready = _t13 & m_cq_ready;
+assign qp0_m_evt_ready = _t15 & m_cq_ready;
+assign qp1_m_evt_ready = _t14 & m_cq_ready;
+assign qp2_m_evt_ready = _t13 & m_cq_ready;
+assign qp3_m_evt_ready = _t12 & m_cq_ready;
 assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg :
     (mem_wr_arb_last_reg == 2'b00) ? (qp1_mem_wr_valid ? 2'b01 : (qp2_mem_wr_valid ? 2'b10 : (qp3_mem_wr_valid ? 2'b11 : (qp0_mem_wr_valid ? 2'b00 : 2'b00)))) :
     (mem_wr_arb_last_reg == 2'b01) ? (qp2_mem_wr_valid ? 2'b10 : (qp3_mem_wr_valid ? 2'b11 : (qp0_mem_wr_valid ? 2'b00 : (qp1_mem_wr_valid ? 2'b01 : 2'b01)))) :
@@ -1085,42 +1101,42 @@ assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg :
     qp2_mem_wr_valid ? 2'b10 :
     qp3_mem_wr_valid ? 2'b11 :
     2'b11;
-assign mem_wr_arb_valid = _t17 ? qp3_mem_wr_valid : (_t18 ? qp2_mem_wr_valid : (_t19 ? qp1_mem_wr_valid : qp0_mem_wr_valid));
-assign mem_wr_addr = _t17 ? qp3_mem_wr_addr : (_t18 ? qp2_mem_wr_addr : (_t19 ? qp1_mem_wr_addr : qp0_mem_wr_addr));
-assign mem_wr_data = _t17 ? qp3_mem_wr_data : (_t18 ? qp2_mem_wr_data : (_t19 ? qp1_mem_wr_data : qp0_mem_wr_data));
-assign mem_wr_strb = _t17 ? qp3_mem_wr_strb : (_t18 ? qp2_mem_wr_strb : (_t19 ? qp1_mem_wr_strb : qp0_mem_wr_strb));
+assign mem_wr_arb_valid = _t16 ? qp3_mem_wr_valid : (_t17 ? qp2_mem_wr_valid : (_t18 ? qp1_mem_wr_valid : qp0_mem_wr_valid));
+assign mem_wr_addr = _t16 ? qp3_mem_wr_addr : (_t17 ? qp2_mem_wr_addr : (_t18 ? qp1_mem_wr_addr : qp0_mem_wr_addr));
+assign mem_wr_data = _t16 ? qp3_mem_wr_data : (_t17 ? qp2_mem_wr_data : (_t18 ? qp1_mem_wr_data : qp0_mem_wr_data));
+assign mem_wr_strb = _t16 ? qp3_mem_wr_strb : (_t17 ? qp2_mem_wr_strb : (_t18 ? qp1_mem_wr_strb : qp0_mem_wr_strb));
 assign mem_wr_valid = mem_wr_arb_valid;
 assign qp0_mem_wr_ready = (mem_wr_arb_grant == 2'b00) & mem_wr_ready;
-assign qp1_mem_wr_ready = _t19 & mem_wr_ready;
-assign qp2_mem_wr_ready = _t18 & mem_wr_ready;
-assign qp3_mem_wr_ready = _t17 & mem_wr_ready;
+assign qp1_mem_wr_ready = _t18 & mem_wr_ready;
+assign qp2_mem_wr_ready = _t17 & mem_wr_ready;
+assign qp3_mem_wr_ready = _t16 & mem_wr_ready;
 assign mem_wr_fire = mem_wr_arb_valid & mem_wr_ready;
 assign mem_rd_arb_grant = mem_rd_arb_locked_reg ? mem_rd_arb_owner_reg :
-    (mem_rd_arb_last_reg == 2'b00) ? (_t20 ? 2'b01 : (_t22 ? 2'b10 : (_t23 ? 2'b11 : (_t24 ? 2'b00 : 2'b00)))) :
-    (mem_rd_arb_last_reg == 2'b01) ? (_t22 ? 2'b10 : (_t23 ? 2'b11 : (_t24 ? 2'b00 : (_t20 ? 2'b01 : 2'b01)))) :
-    (mem_rd_arb_last_reg == 2'b10) ? (_t23 ? 2'b11 : (_t24 ? 2'b00 : (_t20 ? 2'b01 : (_t22 ? 2'b10 : 2'b10)))) :
-    _t24 ? 2'b00 :
-    _t20 ? 2'b01 :
-    _t22 ? 2'b10 :
-    _t23 ? 2'b11 :
+    (mem_rd_arb_last_reg == 2'b00) ? (_t19 ? 2'b01 : (_t21 ? 2'b10 : (_t22 ? 2'b11 : (_t23 ? 2'b00 : 2'b00)))) :
+    (mem_rd_arb_last_reg == 2'b01) ? (_t21 ? 2'b10 : (_t22 ? 2'b11 : (_t23 ? 2'b00 : (_t19 ? 2'b01 : 2'b01)))) :
+    (mem_rd_arb_last_reg == 2'b10) ? (_t22 ? 2'b11 : (_t23 ? 2'b00 : (_t19 ? 2'b01 : (_t21 ? 2'b10 : 2'b10)))) :
+    _t23 ? 2'b00 :
+    _t19 ? 2'b01 :
+    _t21 ? 2'b10 :
+    _t22 ? 2'b11 :
     2'b11;
-assign mem_rd_arb_valid = _t25 ? _t23 : (_t26 ? _t22 : (_t27 ? _t20 : _t24));
-assign mem_rd_addr = _t25 ? qp3_mem_rd_addr : (_t26 ? qp2_mem_rd_addr : (_t27 ? qp1_mem_rd_addr : qp0_mem_rd_addr));
+assign mem_rd_arb_valid = _t24 ? _t22 : (_t25 ? _t21 : (_t26 ? _t19 : _t23));
+assign mem_rd_addr = _t24 ? qp3_mem_rd_addr : (_t25 ? qp2_mem_rd_addr : (_t26 ? qp1_mem_rd_addr : qp0_mem_rd_addr));
 assign mem_rd_valid = mem_rd_arb_valid;
 assign mem_rd_fire = mem_rd_arb_valid & mem_rd_ready;
 assign mem_rd_owners_count = mem_rd_owners_wptr_reg - mem_rd_owners_rptr_reg;
 assign mem_rd_owners_full = mem_rd_owners_count == 10'h200;
-assign qp0_mem_rd_ready = (mem_rd_arb_grant == 2'b00) & mem_rd_ready & _t21;
-assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t28 == 2'b00);
+assign qp0_mem_rd_ready = (mem_rd_arb_grant == 2'b00) & mem_rd_ready & _t20;
+assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t27 == 2'b00);
 assign qp0_mem_rd_data = mem_rd_data;
-assign qp1_mem_rd_ready = _t27 & mem_rd_ready & _t21;
-assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t28 == 2'b01);
+assign qp1_mem_rd_ready = _t26 & mem_rd_ready & _t20;
+assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t27 == 2'b01);
 assign qp1_mem_rd_data = mem_rd_data;
-assign qp2_mem_rd_ready = _t26 & mem_rd_ready & _t21;
-assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t28 == 2'b10);
+assign qp2_mem_rd_ready = _t25 & mem_rd_ready & _t20;
+assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t27 == 2'b10);
 assign qp2_mem_rd_data = mem_rd_data;
-assign qp3_mem_rd_ready = _t25 & mem_rd_ready & _t21;
-assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t28 == 2'b11);
+assign qp3_mem_rd_ready = _t24 & mem_rd_ready & _t20;
+assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t27 == 2'b11);
 assign qp3_mem_rd_data = mem_rd_data;
 assign qp_rx_stopped = {qp3_rx_stopped, qp2_rx_stopped, qp1_rx_stopped, qp0_rx_stopped};
 assign qp_tx_stopped = {qp3_tx_stopped, qp2_tx_stopped, qp1_tx_stopped, qp0_tx_stopped};
@@ -1132,7 +1148,7 @@ assign qp_idle = {
 };
 assign qp_rx_idle = {qp3_rx_idle, qp2_rx_idle, qp1_rx_idle, qp0_rx_idle};
 assign qp_mpa_err = {qp3_mpa_err_valid, qp2_mpa_err_valid, qp1_mpa_err_valid, qp0_mpa_err_valid};
-assign qp_tx_err_length = {qp3_mpa_tx_err_length, qp2_mpa_tx_err_length, qp1_mpa_tx_err_length, qp0_mpa_tx_err_length};
+assign tx_err_length = framer_err_length;
 assign qp_irrq_used = {qp3_irrq_used, qp2_irrq_used, qp1_irrq_used, qp0_irrq_used};
 
 always @* begin
@@ -1577,22 +1593,22 @@ end
 
 always @* begin
     qp0_sent_pending_next = qp0_sent_pending_reg;
-    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, qp0_m_sent_valid}) - {15'h0, cq_fire & _t16 & _t29};
+    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, qp0_m_sent_valid}) - {15'h0, cq_fire & _t15 & _t28};
 end
 
 always @* begin
     qp1_sent_pending_next = qp1_sent_pending_reg;
-    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, qp1_m_sent_valid}) - {15'h0, cq_fire & _t15 & _t29};
+    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, qp1_m_sent_valid}) - {15'h0, cq_fire & _t14 & _t28};
 end
 
 always @* begin
     qp2_sent_pending_next = qp2_sent_pending_reg;
-    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, qp2_m_sent_valid}) - {15'h0, cq_fire & _t14 & _t29};
+    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, qp2_m_sent_valid}) - {15'h0, cq_fire & _t13 & _t28};
 end
 
 always @* begin
     qp3_sent_pending_next = qp3_sent_pending_reg;
-    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, qp3_m_sent_valid}) - {15'h0, cq_fire & _t13 & _t29};
+    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, qp3_m_sent_valid}) - {15'h0, cq_fire & _t12 & _t28};
 end
 
 always @* begin
@@ -1605,9 +1621,9 @@ always @* begin
 end
 
 always @* begin
-    net_arb_locked_next = net_arb_locked_reg;
-    net_arb_owner_next = net_arb_owner_reg;
-    net_arb_last_next = net_arb_last_reg;
+    tx_arb_locked_next = tx_arb_locked_reg;
+    tx_arb_owner_next = tx_arb_owner_reg;
+    tx_arb_last_next = tx_arb_last_reg;
     cq_arb_locked_next = cq_arb_locked_reg;
     cq_arb_owner_next = cq_arb_owner_reg;
     cq_arb_last_next = cq_arb_last_reg;
@@ -1617,35 +1633,35 @@ always @* begin
     mem_rd_arb_locked_next = mem_rd_arb_locked_reg;
     mem_rd_arb_owner_next = mem_rd_arb_owner_reg;
     mem_rd_arb_last_next = mem_rd_arb_last_reg;
-    if (net_arb_valid & (~_t30)) begin
-        net_arb_locked_next = 1'b1;
-        net_arb_owner_next = net_arb_grant;
+    if (tx_arb_valid & (~_t29)) begin
+        tx_arb_locked_next = 1'b1;
+        tx_arb_owner_next = tx_arb_grant;
     end
-    if (_t30) begin
-        net_arb_locked_next = 1'b0;
-        net_arb_last_next = net_arb_grant;
+    if (_t29) begin
+        tx_arb_locked_next = 1'b0;
+        tx_arb_last_next = tx_arb_grant;
     end
-    if (cq_arb_valid & (~_t31)) begin
+    if (cq_arb_valid & (~_t30)) begin
         cq_arb_locked_next = 1'b1;
         cq_arb_owner_next = cq_arb_grant;
     end
-    if (_t31) begin
+    if (_t30) begin
         cq_arb_locked_next = 1'b0;
         cq_arb_last_next = cq_arb_grant;
     end
-    if (mem_wr_arb_valid & (~_t32)) begin
+    if (mem_wr_arb_valid & (~_t31)) begin
         mem_wr_arb_locked_next = 1'b1;
         mem_wr_arb_owner_next = mem_wr_arb_grant;
     end
-    if (_t32) begin
+    if (_t31) begin
         mem_wr_arb_locked_next = 1'b0;
         mem_wr_arb_last_next = mem_wr_arb_grant;
     end
-    if (mem_rd_arb_valid & (~_t33)) begin
+    if (mem_rd_arb_valid & (~_t32)) begin
         mem_rd_arb_locked_next = 1'b1;
         mem_rd_arb_owner_next = mem_rd_arb_grant;
     end
-    if (_t33) begin
+    if (_t32) begin
         mem_rd_arb_locked_next = 1'b0;
         mem_rd_arb_last_next = mem_rd_arb_grant;
     end
@@ -1716,9 +1732,9 @@ always @(posedge clk) begin
     qp3_ctx_rx_seq_reg <= qp3_ctx_rx_seq_next;
     qp3_ctx_tx_s0_reg <= qp3_ctx_tx_s0_next;
     qp3_ctx_tx_seq_reg <= qp3_ctx_tx_seq_next;
-    net_arb_last_reg <= net_arb_last_next;
-    net_arb_locked_reg <= net_arb_locked_next;
-    net_arb_owner_reg <= net_arb_owner_next;
+    tx_arb_last_reg <= tx_arb_last_next;
+    tx_arb_locked_reg <= tx_arb_locked_next;
+    tx_arb_owner_reg <= tx_arb_owner_next;
     qp0_sent_pending_reg <= qp0_sent_pending_next;
     qp1_sent_pending_reg <= qp1_sent_pending_next;
     qp2_sent_pending_reg <= qp2_sent_pending_next;
@@ -1803,8 +1819,8 @@ always @(posedge clk) begin
         qp3_ctx_rx_seq_reg <= 9'h0;
         qp3_ctx_tx_s0_reg <= 9'h0;
         qp3_ctx_tx_seq_reg <= 9'h0;
-        net_arb_last_reg <= 2'b11;
-        net_arb_locked_reg <= 1'b0;
+        tx_arb_last_reg <= 2'b11;
+        tx_arb_locked_reg <= 1'b0;
         qp0_sent_pending_reg <= 16'h0;
         qp1_sent_pending_reg <= 16'h0;
         qp2_sent_pending_reg <= 16'h0;
@@ -1823,6 +1839,12 @@ end
 rnic_qp_w8 u_qp0 (
     .clk(clk),
     .rst(qp0_rst),
+    .m_axis_tdata(qp0_m_axis_tdata),
+    .m_axis_tkeep(qp0_m_axis_tkeep),
+    .m_axis_tvalid(qp0_m_axis_tvalid),
+    .m_axis_tready(qp0_m_axis_tready),
+    .m_axis_tlast(qp0_m_axis_tlast),
+    .m_axis_tuser(qp0_m_axis_tuser),
     .cfg_rfc7306(qp0_cfg_rfc7306),
     .cfg_pd(qp0_cfg_pd),
     .cfg_ird(qp0_cfg_ird),
@@ -1905,18 +1927,18 @@ rnic_qp_w8 u_qp0 (
     .mem_rd_addr(qp0_mem_rd_addr),
     .mem_rd_data_valid(qp0_mem_rd_data_valid),
     .mem_rd_data(qp0_mem_rd_data),
-    .m_axis_tdata(qp0_m_axis_tdata),
-    .m_axis_tkeep(qp0_m_axis_tkeep),
-    .m_axis_tvalid(qp0_m_axis_tvalid),
-    .m_axis_tlast(qp0_m_axis_tlast),
-    .m_axis_tready(qp0_m_axis_tready),
-    .mpa_tx_err_length(qp0_mpa_tx_err_length),
     .idle(qp0_idle)
 );
 
 rnic_qp_w8 u_qp1 (
     .clk(clk),
     .rst(qp1_rst),
+    .m_axis_tdata(qp1_m_axis_tdata),
+    .m_axis_tkeep(qp1_m_axis_tkeep),
+    .m_axis_tvalid(qp1_m_axis_tvalid),
+    .m_axis_tready(qp1_m_axis_tready),
+    .m_axis_tlast(qp1_m_axis_tlast),
+    .m_axis_tuser(qp1_m_axis_tuser),
     .cfg_rfc7306(qp1_cfg_rfc7306),
     .cfg_pd(qp1_cfg_pd),
     .cfg_ird(qp1_cfg_ird),
@@ -1999,18 +2021,18 @@ rnic_qp_w8 u_qp1 (
     .mem_rd_addr(qp1_mem_rd_addr),
     .mem_rd_data_valid(qp1_mem_rd_data_valid),
     .mem_rd_data(qp1_mem_rd_data),
-    .m_axis_tdata(qp1_m_axis_tdata),
-    .m_axis_tkeep(qp1_m_axis_tkeep),
-    .m_axis_tvalid(qp1_m_axis_tvalid),
-    .m_axis_tlast(qp1_m_axis_tlast),
-    .m_axis_tready(qp1_m_axis_tready),
-    .mpa_tx_err_length(qp1_mpa_tx_err_length),
     .idle(qp1_idle)
 );
 
 rnic_qp_w8 u_qp2 (
     .clk(clk),
     .rst(qp2_rst),
+    .m_axis_tdata(qp2_m_axis_tdata),
+    .m_axis_tkeep(qp2_m_axis_tkeep),
+    .m_axis_tvalid(qp2_m_axis_tvalid),
+    .m_axis_tready(qp2_m_axis_tready),
+    .m_axis_tlast(qp2_m_axis_tlast),
+    .m_axis_tuser(qp2_m_axis_tuser),
     .cfg_rfc7306(qp2_cfg_rfc7306),
     .cfg_pd(qp2_cfg_pd),
     .cfg_ird(qp2_cfg_ird),
@@ -2093,18 +2115,18 @@ rnic_qp_w8 u_qp2 (
     .mem_rd_addr(qp2_mem_rd_addr),
     .mem_rd_data_valid(qp2_mem_rd_data_valid),
     .mem_rd_data(qp2_mem_rd_data),
-    .m_axis_tdata(qp2_m_axis_tdata),
-    .m_axis_tkeep(qp2_m_axis_tkeep),
-    .m_axis_tvalid(qp2_m_axis_tvalid),
-    .m_axis_tlast(qp2_m_axis_tlast),
-    .m_axis_tready(qp2_m_axis_tready),
-    .mpa_tx_err_length(qp2_mpa_tx_err_length),
     .idle(qp2_idle)
 );
 
 rnic_qp_w8 u_qp3 (
     .clk(clk),
     .rst(qp3_rst),
+    .m_axis_tdata(qp3_m_axis_tdata),
+    .m_axis_tkeep(qp3_m_axis_tkeep),
+    .m_axis_tvalid(qp3_m_axis_tvalid),
+    .m_axis_tready(qp3_m_axis_tready),
+    .m_axis_tlast(qp3_m_axis_tlast),
+    .m_axis_tuser(qp3_m_axis_tuser),
     .cfg_rfc7306(qp3_cfg_rfc7306),
     .cfg_pd(qp3_cfg_pd),
     .cfg_ird(qp3_cfg_ird),
@@ -2187,13 +2209,26 @@ rnic_qp_w8 u_qp3 (
     .mem_rd_addr(qp3_mem_rd_addr),
     .mem_rd_data_valid(qp3_mem_rd_data_valid),
     .mem_rd_data(qp3_mem_rd_data),
-    .m_axis_tdata(qp3_m_axis_tdata),
-    .m_axis_tkeep(qp3_m_axis_tkeep),
-    .m_axis_tvalid(qp3_m_axis_tvalid),
-    .m_axis_tlast(qp3_m_axis_tlast),
-    .m_axis_tready(qp3_m_axis_tready),
-    .mpa_tx_err_length(qp3_mpa_tx_err_length),
     .idle(qp3_idle)
+);
+
+mpa_tx_w8_q4 u_mpa_tx (
+    .clk(clk),
+    .rst(rst),
+    .s_axis_tdata(framer_s_axis_tdata),
+    .s_axis_tkeep(framer_s_axis_tkeep),
+    .s_axis_tvalid(framer_s_axis_tvalid),
+    .s_axis_tready(framer_s_axis_tready),
+    .s_axis_tlast(framer_s_axis_tlast),
+    .s_axis_tid(framer_s_axis_tid),
+    .s_axis_tuser(framer_s_axis_tuser),
+    .m_axis_tdata(framer_m_axis_tdata),
+    .m_axis_tkeep(framer_m_axis_tkeep),
+    .m_axis_tvalid(framer_m_axis_tvalid),
+    .m_axis_tready(framer_m_axis_tready),
+    .m_axis_tlast(framer_m_axis_tlast),
+    .m_axis_tid(framer_m_axis_tid),
+    .err_length(framer_err_length)
 );
 
 endmodule

@@ -2,10 +2,12 @@ import { CRC32C, type CrcParams } from '../../ts-model/crc32c';
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream, sourceStream } from '../core/stream';
+import { contextMemory } from '../lib/context';
 import { crcPipeline } from '../lib/crc';
 import { oneHotMux } from '../lib/onehot';
-import { record } from '../lib/record';
+import { type FieldDef, record } from '../lib/record';
 import { MPA_TX_CTX } from './records';
+import { indexBits } from '../lib/ram';
 import { pipelineRegister } from '../lib/stage';
 
 /**
@@ -30,13 +32,24 @@ import { pipelineRegister } from '../lib/stage';
  *      its slot, least-significant octet first; the output is a skid buffer.
  * Input stalls only for the words that are inserted (markers, the header's extra word).
  * err_length (sticky) flags a ULPDU whose tlast does not fall where its ULPDU_Length says.
+ *
+ * Shared by QPs (qps > 1): s_axis_tid names the QP of a ULPDU and m_axis_tid that of its FPDU, and
+ * ULPDUs of different QPs may follow each other with no gap. A QP's marker phase (the one word of
+ * state between two of its FPDUs) is kept per QP in a context memory (hdl-gen/lib/context.ts):
+ * written back as an FPDU leaves stage B, looked up as the next ULPDU's first beat enters stage A,
+ * and taken when that FPDU enters stage B. Hazards cost no cycle: the FPDU right before it in stage
+ * B is either the same QP's (its live phase continues, as with one QP) or another QP's, and then
+ * the same QP's previous FPDU left stage B before this lookup (the gearbox holds one FPDU, the F
+ * register one beat), so the memory has it.
  */
 /** s_axis_tuser: the MPA_TX_CTX record (hdl-gen/blocks/records.ts). */
 export const MPA_TX_TUSER_BITS = MPA_TX_CTX.width;
 
 /** A beat of stage B's output, as it rides beside the CRC: its words, where the CRC goes. */
-const OB_BEAT = (W: number) =>
-  record('mpa_tx_beat', {
+const OB_BEAT = (W: number, qb: number) =>
+  record<'data' | 'words' | 'last' | 'crc_slot' | 'crc_on' | 'qp'>('mpa_tx_beat', {
+    // Shared only (qb > 0); the cast keeps one layout type for both.
+    ...((qb ? { qp: { width: qb, doc: 'the QP of the FPDU' } } : {}) as { qp: FieldDef }),
     data: { width: 8 * W, doc: 'FPDU words and markers, the CRC slot empty' },
     words: { width: Math.log2(W / 4) + 1, doc: 'words in the beat' },
     last: { width: 1, doc: 'the FPDU ends in this beat (with the CRC slot)' },
@@ -44,30 +57,44 @@ const OB_BEAT = (W: number) =>
     crc_on: { width: 1, doc: 'CRC negotiated (off: the field is sent as 0)' },
   });
 
-export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
+export interface MpaTxOptions {
+  /** The CRC (default CRC32C). */
+  readonly params?: CrcParams;
+  /** QPs sharing the block (default 1: no tid ports, no context memory). */
+  readonly qps?: number;
+}
+
+/** `mpa_tx_w<W>` for one QP, `mpa_tx_w<W>_q<N>` for N QPs sharing it. */
+export const mpaTxName = (bytes: number, qps = 1): string => `mpa_tx_w${bytes}${qps > 1 ? `_q${qps}` : ''}`;
+
+export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
+  const { params = CRC32C, qps = 1 } = opts;
   if (!Number.isInteger(bytes) || bytes < 4 || (bytes & (bytes - 1)) !== 0 || bytes > 64) {
     throw new RangeError(`mpa_tx width must be a power of two from 4 to 64 octets, got ${bytes}`);
   }
+  if (!Number.isInteger(qps) || qps < 1) throw new RangeError(`mpa_tx is shared by 1 or more QPs, got ${qps}`);
+  const qb = qps > 1 ? indexBits(qps) : 0;
   const W = bytes;
   const n = W / 4; // words per beat
   const wBits = Math.log2(n) + 1; // 0..n words
   const sBits = Math.max(1, Math.log2(n)); // a slot index 0..n−1
   const bBits = Math.log2(2 * n) + 1; // 0..2n words in the gearbox
   const m = new ModuleBuilder(
-    `mpa_tx_w${W}`,
+    mpaTxName(W, qps),
     `MPA transmit: ULPDUs in, FPDUs out (ULPDU_Length, ULPDU, PAD, markers, CRC-32C),\n` +
       `${W} octets per beat, one input beat per cycle. RFC 5044 framing (spec/mpa.md sections 2-4).\n` +
       's_axis_tuser on the first beat of a ULPDU: the framing context (record mpa_tx_ctx; cont: the FPDU\n' +
       'continues where the previous one ended, its seq field ignored).\n' +
-      'One FPDU per m_axis packet (tlast at the CRC).',
-    { bytes: W },
+      'One FPDU per m_axis packet (tlast at the CRC).' +
+      (qb ? `\nShared by ${qps} QPs: tid names the QP; each QP's marker phase is kept in a context memory.` : ''),
+    { bytes: W, ...(qb && { qps }) },
   );
   const clkGroup = 'Clock and synchronous active-high reset';
   const clk = m.input('clk', 1, { group: clkGroup });
   const rst = m.input('rst', 1, { group: clkGroup });
   m.clockDomain('sync', clk, rst);
-  const s = sinkStream({ bytes: W, user: MPA_TX_TUSER_BITS }).declare(m, 's_axis', 'AXI4-Stream input: ULPDUs (s_axis)', MPA_TX_CTX);
-  const o = sourceStream({ bytes: W }).declare(m, 'm_axis', 'AXI4-Stream output: FPDUs, the TCP payload (m_axis)');
+  const s = sinkStream({ bytes: W, user: MPA_TX_TUSER_BITS, id: qb }).declare(m, 's_axis', 'AXI4-Stream input: ULPDUs (s_axis)', MPA_TX_CTX);
+  const o = sourceStream({ bytes: W, id: qb }).declare(m, 'm_axis', 'AXI4-Stream output: FPDUs, the TCP payload (m_axis)');
   const user = MPA_TX_CTX.view(s.user!, { m, prefix: 'ctx' });
   const errLength = m.output('err_length', 1, { group: 'Status', doc: 'sticky: a ULPDU ended elsewhere than its ULPDU_Length said' });
   m.allowUnused(s.keep!, 'the ULPDU length comes from tuser; tkeep is implied by it');
@@ -87,6 +114,16 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
     last: m.reg('fa_last', 1),
     ctx: m.reg('fa_ctx', 10),
   };
+  // Shared: the QP of the ULPDU in stage A and of the F beat, and the marker phase looked up for it.
+  const shared = qb
+    ? {
+        aQp: m.reg('a_qp', qb, { doc: 'the QP of the ULPDU in stage A' }),
+        faQp: m.reg('fa_qp', qb),
+        phase: contextMemory(m, 'mk_ctx', { width: 7, depth: qps, latency: 1, doc: "each QP's output slots before its next marker slot, after its last FPDU" }),
+        looked: m.reg('fa_k_looked', 1, { reset: 0, doc: "the F beat is a ULPDU's first, its QP's phase read from mk_ctx last cycle" }),
+        faK: m.reg('fa_k', 7, { doc: "the F beat's QP's phase, from mk_ctx" }),
+      }
+    : null;
 
   const first = m.let('a_first', aInFpdu.not());
   const len = user.ulpdu_length;
@@ -112,6 +149,7 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   const faFree = m.let('fa_free', fa.valid.not().or(faReady));
   m.assign(s.ready, aFlush.not().and(faFree));
   const take = m.let('a_take', s.valid.and(s.ready));
+  shared?.phase.lookup(s.id!, take.and(first));
   // The last input beat holds the last ULPDU octet: the octets of ULPDU_Length and ULPDU still to
   // come (dataNow, shifted by the two header octets) end within this beat's W + 2, after its first
   // two (or it is the only beat of an empty ULPDU).
@@ -127,6 +165,7 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   const gbActive = m.reg('gb_active', 1, { reset: 0, doc: 'an FPDU is passing through stage B' });
   const gbAll = m.reg('gb_all_in', 1, { doc: "the FPDU's last word is in the gearbox" });
   const gbCtx = m.reg('gb_ctx', 2, { doc: '{CRC, markers} of the FPDU in stage B' });
+  const gbQp = shared && m.reg('gb_qp', qb, { doc: 'the QP of the FPDU in stage B (or of the last one)' });
   // Kept as the distance to the marker, not the phase, so no subtraction precedes the gearbox.
   const k = m.reg('mk_slot', 7, { doc: 'output slots before the next marker slot: -(seq - S0)/4 mod 128 (spec/mpa.md section 4.3)' });
   const oIdx = m.reg('o_idx', 15, { doc: 'words of this FPDU already output (markers included)' });
@@ -139,6 +178,7 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
     last: m.reg('ob_last', 1),
     crcSlot: m.reg('ob_crc_slot', sBits),
     crcOn: m.reg('ob_crc_on', 1),
+    qp: gbQp && m.reg('ob_qp', qb),
   };
   const obReady = m.wire('ob_ready', 1, { doc: 'stage C takes the output beat' });
   const obFree = m.let('ob_free', ob.valid.not().or(obReady));
@@ -185,6 +225,8 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   const fpduDone = m.let('gb_fpdu_done', emit.and(crcOut));
   const roomFor = m.let('gb_room', countAfter.zext(bBits + 1).add(fa.words.zext(bBits + 1)).le(lit(bBits + 1, 2 * n)));
   // A new FPDU enters only when the previous one is out (or leaves this cycle).
+  const kAfter = m.let('mk_after', k.sub(outWords.zext(7)), { doc: 'the distance to the next marker after this output beat' });
+  shared?.phase.update(fpduDone, gbQp!, kAfter);
   const faAccept = m.let('fa_accept', fa.valid.and(roomFor).and(mux(fa.first, gbActive.not().or(fpduDone), gbActive.and(fpduDone.not()))));
   m.assign(faReady, faAccept);
 
@@ -198,6 +240,10 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
       m.set(fa.first, first);
       m.set(fa.last, s.last!.and(moreAfter.not()));
       m.set(fa.ctx, mux(first, ctxIn, aCtx));
+      if (shared) {
+        m.set(shared.faQp, mux(first, s.id!, shared.aQp));
+        m.when(first, () => m.set(shared.aQp, s.id!));
+      }
       m.set(aPrev, s.data.slice(8 * W - 1, 8 * W - 16));
       m.set(aLeft, leftNow.sub(lit(17, W)));
       m.set(aData, mux(dataNow.gt(lit(17, W)), dataNow.sub(lit(17, W)), lit(17, 0)));
@@ -214,8 +260,13 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
       m.set(fa.first, 0);
       m.set(fa.last, 1);
       m.set(fa.ctx, aCtx);
+      if (shared) m.set(shared.faQp, shared.aQp);
       m.set(aFlush, 0);
     });
+    if (shared) {
+      m.set(shared.looked, take.and(first));
+      m.when(shared.looked, () => m.set(shared.faK, shared.phase.value));
+    }
 
     // Stage B.
     m.when(obFree, () => m.set(ob.valid, 0));
@@ -227,7 +278,8 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
       m.set(ob.last, crcOut);
       m.set(ob.crcSlot, crcSlot);
       m.set(ob.crcOn, gbCtx.bit(1));
-      m.set(k, k.sub(outWords.zext(7)));
+      if (ob.qp) m.set(ob.qp, gbQp!);
+      m.set(k, kAfter);
       m.set(oIdx, oIdx.add(outWords.zext(15)));
       m.when(leading.and(hasMarker), () => m.set(oLead, 1));
       m.when(crcOut, () => m.set(gbActive, 0));
@@ -249,8 +301,14 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
       m.when(fa.first, () => {
         m.set(gbActive, 1);
         m.set(gbCtx, fa.ctx.slice(8, 7));
-        // Continue: k already holds the distance after the previous FPDU (updated by its last emit).
-        m.when(fa.ctx.bit(9).not(), () => m.set(k, lit(7, 0).sub(fa.ctx.slice(6, 0))));
+        // Continue: k already holds the distance after the previous FPDU (updated by its last emit)
+        // if that was this QP's; another QP's FPDU before it: this QP's phase from mk_ctx.
+        const fromSeq = lit(7, 0).sub(fa.ctx.slice(6, 0));
+        if (shared) {
+          m.set(gbQp!, shared.faQp);
+          const stored = mux(shared.looked, shared.phase.value, shared.faK);
+          m.when(fa.ctx.bit(9).not().or(shared.faQp.ne(gbQp!)), () => m.set(k, mux(fa.ctx.bit(9), stored, fromSeq)));
+        } else m.when(fa.ctx.bit(9).not(), () => m.set(k, fromSeq));
         m.set(oIdx, 0);
         m.set(oLead, 0);
       });
@@ -266,19 +324,21 @@ export function mpaTxModule(bytes: number, params: CrcParams = CRC32C): Module {
   const cTake = m.let('c_take', ob.valid.and(advance));
   // Words the CRC covers in this beat: every word but the CRC slot on the last beat.
   const crcWords = m.let('c_crc_words', mux(ob.last, ob.crcSlot.zext(wBits), ob.words));
-  const beat = OB_BEAT(W).pack({ data: ob.data, words: ob.words, last: ob.last, crc_slot: ob.crcSlot, crc_on: ob.crcOn });
+  const beat = OB_BEAT(W, qb).pack({ data: ob.data, words: ob.words, last: ob.last, crc_slot: ob.crcSlot, crc_on: ob.crcOn, ...((ob.qp ? { qp: ob.qp } : {}) as { qp: Expr }) });
   const crc = crcPipeline(m, 'c_crc', { params, bytes: W, unit: 4, inputRegister: false, advance }, { valid: cTake, data: ob.data, count: crcWords, start: ob.first, tag: beat });
-  const d = OB_BEAT(W).view(crc.tag!, { m, prefix: 'c_beat' });
+  const d = OB_BEAT(W, qb).view(crc.tag!, { m, prefix: 'c_beat' });
   const crcValue = m.let('c_crc_value', mux(d.crc_on, crc.crc.xor(lit(32, params.xorOut >>> 0)), lit(32, 0)));
   const withCrc = cat(
     ...Array.from({ length: n }, (_, i) => mux(d.last.and(d.crc_slot.eq(lit(sBits, i))), crcValue, d.data.slice(32 * i + 31, 32 * i))).reverse(),
   );
   const keepBits = cat(...Array.from({ length: n }, (_, i) => d.words.gt(lit(wBits, i)).repeat(4)).reverse());
-  const out = pipelineRegister(m, 'out', { valid: crc.valid, data: cat(d.last, keepBits, withCrc) }, { skid: true, doc: 'an FPDU beat with its CRC' });
+  const outQp = qb ? [d.qp] : [];
+  const out = pipelineRegister(m, 'out', { valid: crc.valid, data: cat(...outQp, d.last, keepBits, withCrc) }, { skid: true, doc: 'an FPDU beat with its CRC' });
   m.assign(advance, out.ready);
   m.assign(o.data, out.out.data.slice(8 * W - 1, 0));
   m.assign(o.keep!, out.out.data.slice(9 * W - 1, 8 * W));
   m.assign(o.last!, out.out.data.bit(9 * W));
+  if (o.id) m.assign(o.id, out.out.data.slice(9 * W + qb, 9 * W + 1));
   m.assign(o.valid, out.out.valid);
   m.assign(out.out.ready, o.ready);
   return m.build();

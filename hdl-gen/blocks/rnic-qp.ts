@@ -5,7 +5,7 @@ import { roundRobin } from '../lib/arbiter';
 import { type DdpRxOptions } from './ddp-rx';
 import { WR_KIND, ddpTxModule } from './ddp-tx';
 import { fifo } from '../lib/fifo';
-import { mpaTxModule } from './mpa-tx';
+import { sourceStream } from '../core/stream';
 import { rnicRxModule } from './rnic-rx';
 import { MPA_TX_CTX } from './records';
 import { checkRnicWidth } from './rnic-widths';
@@ -15,8 +15,10 @@ import { checkRnicWidth } from './rnic-widths';
  *
  *   s_axis (TCP payload in) → rnic_rx_w<W> (mpa_rx, ddp_rx) → host memory, m_evt, responses
  *   wr_* (work requests)    → ddp_tx_w<W> → ┐
- *   responses, Terminate    ────────────────┴→ packet mux → mpa_tx_w<W> → m_axis (TCP payload out)
+ *   responses, Terminate    ────────────────┴→ packet mux → m_axis (ULPDUs and their framing context)
  *
+ * m_axis goes to the mpa_tx that all QPs share (rnic_top), one ULPDU per packet, tuser the framing
+ * context on every beat (the record mpa_tx_ctx):
  * - Transmit framing context (RFC 5044 §4.5, §7): the QP's first FPDU starts at cfg_tx_seq, every
  *   later one where the previous ended (mpa_tx's continue bit), with markers counted from this
  *   side's S0 (cfg_tx_s0); received markers count from the peer's (cfg_rx_s0). Markers are
@@ -48,11 +50,10 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const W = bytes;
   const rx = rnicRxModule(W, opts);
   const tx = ddpTxModule(W);
-  const mpa = mpaTxModule(W);
   const m = new ModuleBuilder(
     `rnic_qp_w${W}`,
     `One RNIC QP, ${W} octets per beat: rnic_rx (mpa_rx, ddp_rx) on the receive side; ddp_tx work requests and\n` +
-      'the responder\'s Read/Atomic Responses and Terminates muxed into mpa_tx on the transmit side.',
+      'the responder\'s Read/Atomic Responses and Terminates muxed into ULPDUs for the shared mpa_tx on the transmit side.',
     { bytes: W },
   );
   const clkGroup = 'Clock and synchronous active-high reset';
@@ -65,7 +66,8 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
     Object.fromEntries(child.ports.filter((p) => p.name !== 'clk' && p.name !== 'rst').map((p) => [p.name, m.wire(`${prefix}_${p.name}`, p.width)]));
   const r = wiresOf(rx, 'rx_path');
   const t = wiresOf(tx, 'tx_path');
-  const f = wiresOf(mpa, 'framer');
+  const og = 'AXI4-Stream output: ULPDUs for the shared mpa_tx, tuser the framing context (m_axis)';
+  const u = sourceStream({ bytes: W, user: MPA_TX_CTX.width }).declare(m, 'm_axis', og, MPA_TX_CTX);
 
   // ---- configuration ------------------------------------------------------------------------------
   const cg = 'Configuration (static while the QP runs; the first MSN and sequence numbers load in reset)';
@@ -155,7 +157,7 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
   m.assign(r.mem_rd_data!, rd.data);
   m.assign(t.rd_data!, rd.data);
 
-  // ---- transmit: responses and work-request ULPDUs into mpa_tx ------------------------------------
+  // ---- transmit: responses and work-request ULPDUs out, for mpa_tx ----------------------------------
   // A work-request ULPDU after a Terminate is drained here, never framed.
   // One already going into mpa_tx is finished, so the FPDU stays whole.
   const stopped = r.tx_stopped!;
@@ -163,33 +165,27 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const wrLive = m.let('tx_wr_live', stopped.not().or(wrMid), { doc: 'work-request ULPDUs may go to mpa_tx' });
   const txArb = roundRobin(m, 'tx_arb', [r.m_axis_tvalid!, t.m_axis_tvalid!.and(wrLive)]);
   const drop = m.let('tx_drop', t.m_axis_tvalid!.and(wrLive.not()), { doc: 'a work-request beat after the Terminate: discarded' });
-  m.assign(f.s_axis_tvalid!, txArb.valid);
-  m.assign(f.s_axis_tdata!, txArb.pick([r.m_axis_tdata!, t.m_axis_tdata!]));
-  m.assign(f.s_axis_tkeep!, txArb.pick([r.m_axis_tkeep!, t.m_axis_tkeep!]));
-  m.assign(f.s_axis_tlast!, txArb.pick([r.m_axis_tlast!, t.m_axis_tlast!]));
+  m.assign(u.valid, txArb.valid);
+  m.assign(u.data, txArb.pick([r.m_axis_tdata!, t.m_axis_tdata!]));
+  m.assign(u.keep!, txArb.pick([r.m_axis_tkeep!, t.m_axis_tkeep!]));
+  m.assign(u.last!, txArb.pick([r.m_axis_tlast!, t.m_axis_tlast!]));
   const framed = m.reg('tx_framed', 1, { reset: 0, doc: 'an FPDU has gone into mpa_tx: the next ones continue the sequence' });
   const left = txArb.pick([r.m_axis_tuser!, t.m_axis_tuser!]);
-  m.assign(f.s_axis_tuser!, MPA_TX_CTX.pack({ ulpdu_length: left, seq: cfg.txSeq, s0: cfg.txS0, markers: cfg.txMarkers, crc: cfg.crc, cont: framed }));
-  m.assign(r.m_axis_tready!, txArb.sel(0).and(f.s_axis_tready!));
-  m.assign(t.m_axis_tready!, txArb.sel(1).and(f.s_axis_tready!).or(drop));
-  const txFire = m.let('tx_fire', txArb.valid.and(f.s_axis_tready!));
+  m.assign(u.user!, MPA_TX_CTX.pack({ ulpdu_length: left, seq: cfg.txSeq, s0: cfg.txS0, markers: cfg.txMarkers, crc: cfg.crc, cont: framed }));
+  m.assign(r.m_axis_tready!, txArb.sel(0).and(u.ready));
+  m.assign(t.m_axis_tready!, txArb.sel(1).and(u.ready).or(drop));
+  const txFire = m.let('tx_fire', txArb.valid.and(u.ready));
   m.sync(() => {
-    txArb.sync(txFire, f.s_axis_tlast!);
+    txArb.sync(txFire, u.last!);
     rdArb.sync(rdFire, lit(1, 1));
     m.when(txFire, () => m.set(framed, 1));
-    m.when(txFire.and(txArb.sel(1)), () => m.set(wrMid, f.s_axis_tlast!.not()));
+    m.when(txFire.and(txArb.sel(1)), () => m.set(wrMid, u.last!.not()));
   });
 
-  const og = 'AXI4-Stream output: FPDUs, the TCP payload (m_axis)';
-  for (const n of ['m_axis_tdata', 'm_axis_tkeep', 'm_axis_tvalid', 'm_axis_tlast']) m.assign(m.portLike(mpa, n, n, og), f[n]!);
-  m.assign(f.m_axis_tready!, m.portLike(mpa, 'm_axis_tready', 'm_axis_tready', og));
-  const errLength = m.output('mpa_tx_err_length', 1, { group: 'Status', doc: 'sticky: a ULPDU reached mpa_tx with the wrong length (never, unless a block is broken)' });
-  m.assign(errLength, f.err_length!);
-  const idle = m.output('idle', 1, { group: 'Status', doc: 'nothing in progress on either side (mpa_tx may still hold the last few beats)' });
+  const idle = m.output('idle', 1, { group: 'Status', doc: 'nothing in progress on either side (the shared mpa_tx may still hold the last few beats)' });
   m.assign(idle, r.idle!.and(t.idle!).and(owners.empty).and(txArb.valid.not()));
 
   m.instance(rx, 'u_rx', { clk, rst, ...r });
   m.instance(tx, 'u_tx', { clk, rst, ...t });
-  m.instance(mpa, 'u_mpa_tx', { clk, rst, ...f });
   return m.build();
 }

@@ -5,6 +5,7 @@ import { roundRobin } from '../lib/arbiter';
 import type { DdpRxOptions } from './ddp-rx';
 import { RX_EVENT } from './ddp-rx-ctl';
 import { fifo } from '../lib/fifo';
+import { mpaTxModule } from './mpa-tx';
 import { QP_READ_OWNERS_DEPTH, rnicQpModule } from './rnic-qp';
 import { checkRnicWidth } from './rnic-widths';
 
@@ -12,14 +13,16 @@ import { checkRnicWidth } from './rnic-widths';
  * The RNIC datapath for N QPs, N TCP connections (one `rnic_qp_w<W>` each):
  *
  *   s_axis (tid = QP) ─demux─→ QP i: mpa_rx → ddp_rx → placement, atomics, responses ─┐
- *   wr_* (wr_qp)      ─demux─→ QP i: ddp_tx ───────────────────────────────→ mpa_tx ─┴→ m_axis (tid = QP)
+ *   wr_* (wr_qp)      ─demux─→ QP i: ddp_tx ──────────────────────────────→ ULPDUs ─┴→ round-robin
+ *                                                        → mpa_tx, shared by the QPs → m_axis (tid = QP)
  *   every QP's memory reads/writes → one mem_rd / mem_wr port; events → one completion queue (m_cq)
  *
  * - Configuration port: cfg_valid with cfg_qp loads that QP's context (the cfg_* fields) and
  *   restarts it (a one-cycle reset of its rnic_qp, which also clears its STag table): a new
  *   connection on that QP. STags, receive buffers and work requests go to the QP their *_qp names.
  * - The network ports carry each connection's in-order TCP payload, tid naming the QP: s_axis
- *   beats are routed one by one; m_axis sends whole FPDUs (one per packet), round-robin over QPs.
+ *   beats are routed one by one; the QPs' ULPDUs go round-robin, whole, into one mpa_tx, which
+ *   keeps each QP's marker phase (a context memory) and sends one FPDU per m_axis packet.
  * - m_cq: the QPs' events (ddp_rx m_evt: completions, Terminates, closure) and `sent` (kind 7: a
  *   work request's last ULPDU has gone to mpa_tx), round-robin over QPs, with cq_qp.
  * - Host memory: W-octet beats; reads return in order and are routed back by a FIFO of owners.
@@ -38,6 +41,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const N = qps;
   const qb = Math.max(1, Math.ceil(Math.log2(N)));
   const qp = rnicQpModule(W, opts);
+  const mpa = mpaTxModule(W, { qps: N });
   const m = new ModuleBuilder(
     `rnic_top_w${W}`,
     `The iWARP RNIC datapath, ${N} QP${N > 1 ? 's' : ''}, ${W} octets per beat: per QP, MPA (RFC 5044), DDP (RFC 5041) and RDMAP\n` +
@@ -117,17 +121,19 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const pickBy = (sel: Expr, xs: readonly Expr[]) => xs.slice(1).reduce<Expr>((acc, x, k) => mux(sel.eq(qpLit(k + 1)), x, acc), xs[0]!);
   m.assign(sReady, pickBy(sTid, wires.s_axis_tready!));
 
-  // ---- network out: FPDUs, one per packet, round-robin over QPs ----------------------------------
+  // ---- network out: the QPs' ULPDUs, whole and round-robin, into the shared mpa_tx ----------------
+  const txArb = roundRobin(m, 'tx_arb', wires.m_axis_tvalid!);
+  const f = Object.fromEntries(mpa.ports.filter((p) => p.name !== 'clk' && p.name !== 'rst').map((p) => [p.name, m.wire(`framer_${p.name}`, p.width)]));
+  for (const n of ['tdata', 'tkeep', 'tlast', 'tuser']) m.assign(f[`s_axis_${n}`]!, txArb.pick(wires[`m_axis_${n}`]!));
+  m.assign(f.s_axis_tvalid!, txArb.valid);
+  if (N > 1) m.assign(f.s_axis_tid!, txArb.index);
+  for (let i = 0; i < N; i++) m.assign(w('m_axis_tready', i), txArb.sel(i).and(f.s_axis_tready!));
+  const txFire = m.let('tx_fire', txArb.valid.and(f.s_axis_tready!));
   const og = 'AXI4-Stream output: TCP payload of each connection, whole FPDUs (m_axis; tid = QP)';
-  const txArb = roundRobin(m, 'net_arb', wires.m_axis_tvalid!);
-  for (const n of ['m_axis_tdata', 'm_axis_tkeep', 'm_axis_tlast']) m.assign(m.portLike(qp, n, n, og), txArb.pick(wires[n]!));
-  const mValid = m.portLike(qp, 'm_axis_tvalid', 'm_axis_tvalid', og);
-  const mReady = m.portLike(qp, 'm_axis_tready', 'm_axis_tready', og);
+  for (const n of ['tdata', 'tkeep', 'tvalid', 'tlast']) m.assign(m.portLike(mpa, `m_axis_${n}`, `m_axis_${n}`, og), f[`m_axis_${n}`]!);
+  m.assign(f.m_axis_tready!, m.portLike(mpa, 'm_axis_tready', 'm_axis_tready', og));
   const mTid = m.output('m_axis_tid', qb, { group: og, doc: 'the QP (connection) of this FPDU' });
-  m.assign(mValid, txArb.valid);
-  m.assign(mTid, txArb.index);
-  for (let i = 0; i < N; i++) m.assign(w('m_axis_tready', i), txArb.sel(i).and(mReady));
-  const netFire = m.let('net_fire', txArb.valid.and(mReady));
+  m.assign(mTid, N > 1 ? f.m_axis_tid! : lit(1, 0));
 
   // ---- completion queue -----------------------------------------------------------------------------
   const qg = 'Completion queue (m_cq): events of every QP, and work requests sent (kind 7)';
@@ -189,7 +195,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   }
 
   m.sync(() => {
-    txArb.sync(netFire, wires.m_axis_tlast!.length === 1 ? wires.m_axis_tlast![0]! : txArb.pick(wires.m_axis_tlast!));
+    txArb.sync(txFire, f.s_axis_tlast!);
     cqArb.sync(cqFire, lit(1, 1));
     wrArb.sync(memWrFire, lit(1, 1));
     rdArb.sync(rdFire, lit(1, 1));
@@ -206,12 +212,13 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   vec('qp_idle', 'nothing in progress in the QP (placement written, responses and work requests sent)', (i) => w('idle', i).and(w('rx_idle', i)).and(sentPending[i]!.eq(0)));
   vec('qp_rx_idle', 'the receive side of the QP is idle: every ULPDU handled, every placement written', (i) => w('rx_idle', i));
   vec('qp_mpa_err', 'MPA failed an FPDU of the QP (mpa_rx err_valid)', (i) => w('mpa_err_valid', i));
-  vec('qp_tx_err_length', 'sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)', (i) => w('mpa_tx_err_length', i));
+  m.assign(m.output('tx_err_length', 1, { group: sg, doc: 'sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)' }), f.err_length!);
   const irrqBits = port('irrq_used').width;
   const irrq = m.output('qp_irrq_used', irrqBits * N, { group: sg, doc: `bits ${irrqBits}i+${irrqBits - 1}..${irrqBits}i: inbound Read/Atomic Requests QP i has not yet answered` });
   m.assign(irrq, N === 1 ? w('irrq_used', 0) : cat(...Array.from({ length: N }, (_, i) => w('irrq_used', N - 1 - i))));
   for (const n of ['mpa_err_code', 'mpa_fpdu_count']) for (let i = 0; i < N; i++) m.allowUnused(w(n, i), 'per-QP detail not brought to the top (qp_mpa_err summarizes it)');
 
   for (let i = 0; i < N; i++) m.instance(qp, `u_qp${i}`, { clk, rst: qpRst[i]!, ...conns[i]! });
+  m.instance(mpa, 'u_mpa_tx', { clk, rst, ...f });
   return m.build();
 }

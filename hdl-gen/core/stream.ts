@@ -16,6 +16,8 @@ export interface StreamSpec {
   readonly last?: boolean;
   /** tuser bits (default 0: none). */
   readonly user?: number;
+  /** tid bits (default 0: none), e.g. the QP a beat belongs to. */
+  readonly id?: number;
 }
 
 export type StreamRole = 'sink' | 'source';
@@ -43,7 +45,7 @@ export class StreamType {
       const opts = { group: label, ...(name === 'tuser' && userRecord && { record: userRecord }) };
       return fromOutside ? m.input(`${prefix}_${name}`, width, opts) : m.output(`${prefix}_${name}`, width, opts);
     };
-    const { bytes, keep = true, last = true, user = 0 } = this.spec;
+    const { bytes, keep = true, last = true, user = 0, id = 0 } = this.spec;
     return Object.freeze({
       type: this,
       prefix,
@@ -52,6 +54,7 @@ export class StreamType {
       valid: port('tvalid', 1, inward),
       ready: port('tready', 1, !inward),
       last: last ? port('tlast', 1, inward) : null,
+      id: id ? port('tid', id, inward) : null,
       user: user ? port('tuser', user, inward) : null,
     });
   }
@@ -65,6 +68,7 @@ export interface Stream {
   readonly valid: Signal;
   readonly ready: Signal;
   readonly last: Signal | null;
+  readonly id: Signal | null;
   readonly user: Signal | null;
 }
 

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32cModule } from '../blocks/crc32c';
 import { rnicTopModule } from '../blocks/rnic-top';
@@ -76,7 +76,15 @@ export function generate(config: RnicConfig): GeneratedFile[] {
   return files;
 }
 
+/**
+ * Writes the files into `dir`. A module the previous generation wrote there (its rnic.f) and this
+ * one does not is removed, so `dir/*.v` never holds a stale module; other files are left alone.
+ */
 export function writeGenerated(files: readonly GeneratedFile[], dir: string): void {
   mkdirSync(dir, { recursive: true });
+  const list = join(dir, 'rnic.f');
+  const before = existsSync(list) ? readFileSync(list, 'utf8').split('\n').filter((l) => /^\w+\.v$/.test(l)) : [];
+  const now = new Set(files.map((f) => f.path));
+  for (const old of before) if (!now.has(old)) rmSync(join(dir, old), { force: true });
   for (const f of files) writeFileSync(join(dir, f.path), f.text);
 }

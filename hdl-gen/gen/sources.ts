@@ -33,10 +33,11 @@ export interface ModuleSources {
   readonly origin: string;
 }
 
-/** Blocks generated at any width or depth: `<name>_w<N>`, `<name>_d<N>`. */
-const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width: number, config: RnicConfig) => Module }[] = [
+/** Blocks generated at any width or depth: `<name>_w<N>`, `<name>_d<N>` (and `mpa_tx_w<N>_q<Q>`, shared by Q QPs). */
+const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width: number, config: RnicConfig, hit: RegExpExecArray) => Module }[] = [
   { pattern: /^crc32c_w(\d+)$/, build: (w) => crc32cModule(w) },
   { pattern: /^mpa_tx_w(\d+)$/, build: (w) => mpaTxModule(w) },
+  { pattern: /^mpa_tx_w(\d+)_q(\d+)$/, build: (w, _c, hit) => mpaTxModule(w, { qps: Number(hit[2]) }) },
   { pattern: /^mpa_rx_w(\d+)$/, build: (w) => mpaRxModule(w) },
   { pattern: /^ddp_rx_hdr_w(\d+)$/, build: (w) => ddpRxHdrModule(w) },
   { pattern: /^ddp_rx_w(\d+)$/, build: (w) => ddpRxModule(w) },
@@ -60,13 +61,13 @@ const FIXED_BLOCKS: Readonly<Record<string, () => Module>> = { atomic_unit: () =
 function lookup(name: string, config: RnicConfig): Module {
   for (const b of WIDTH_BLOCKS) {
     const hit = b.pattern.exec(name);
-    if (hit) return b.build(Number(hit[1]), config);
+    if (hit) return b.build(Number(hit[1]), config, hit);
   }
   const fixed = FIXED_BLOCKS[name];
   if (fixed) return fixed();
   const m = modulesFor(config).find((x) => x.name === name);
   if (!m) {
-    const families = WIDTH_BLOCKS.map((b) => b.pattern.source.replace(/^\^/, '').replace('(\\d+)$', '<N>'));
+    const families = WIDTH_BLOCKS.map((b) => b.pattern.source.replace(/^\^/, '').replace(/\$$/, '').replace('(\\d+)', '<N>').replace('(\\d+)', '<Q>'));
     throw new Error(`no module '${name}' in the generated RTL (modules: ${modulesFor(config).map((x) => x.name).join(', ')}, ${families.join(', ')})`);
   }
   return m;

@@ -1,3 +1,4 @@
+import { mpaTxName } from '../../hdl-gen/blocks/mpa-tx';
 import { MPA_TX_CTX } from '../../hdl-gen/blocks/records';
 import { fpduCycles } from '../../ts-model/cost/cost-model';
 import { cycleCheck as summarize, type CycleCheck } from './cycle-check';
@@ -13,6 +14,11 @@ import { hex } from '../../ts-model/util/hex';
  * Co-simulation of mpa_tx_w<W> against the model's MpaFramer: random streams (S0 anywhere, also
  * just below 2^32; markers and CRC on or off; ULPDUs of 0..MULPDU octets and some of 4 KiB),
  * random back-pressure on both sides; every FPDU compared octet for octet.
+ *
+ * With `qps` > 1, mpa_tx_w<W>_q<N> (shared by N QPs): each QP is its own stream (S0, markers, CRC,
+ * first sequence number), and ULPDUs of random QPs follow each other: the same QP back to back,
+ * QPs alternating, a short ULPDU of another QP between two of one QP's (the context memory's
+ * hazards). Every FPDU is compared with its QP's framer, and m_axis_tid with its QP.
  */
 export interface MpaTxCosimOptions extends DutSelection {
   readonly width: number;
@@ -25,10 +31,13 @@ export interface MpaTxCosimOptions extends DutSelection {
   /** Fixed stream settings; random per run when absent. */
   readonly markers?: boolean;
   readonly crc?: boolean;
+  /** QPs sharing the block (default 1). */
+  readonly qps?: number;
 }
 
 export interface MpaTxMismatch {
   readonly fpdu: number;
+  readonly qp: number;
   /** The cycle the differing FPDU's last beat came out. */
   readonly cycle: number;
   readonly ulpduLength: number;
@@ -46,6 +55,8 @@ export interface MpaTxCosimResult {
   readonly width: number;
   readonly seed: number;
   readonly fpdus: number;
+  readonly qps: number;
+  /** QP 0's stream settings (each QP draws its own when qps > 1). */
   readonly markers: boolean;
   readonly crc: boolean;
   readonly s0: string;
@@ -86,7 +97,7 @@ class MpaTxBench extends DutBench {
   readonly notPacked: string[] = [];
 
   constructor(opts: MpaTxCosimOptions) {
-    super(...DutBench.opening(`mpa_tx_w${opts.width}`, opts.seed, dutSelection(opts)));
+    super(...DutBench.opening(mpaTxName(opts.width, opts.qps), opts.seed, dutSelection(opts)));
     const { model } = this;
     this.sAxis = this.source('s_axis', { pause: this.pause(opts.sourcePause ?? 0.15) });
     this.mAxis = this.sink('m_axis', { pause: this.pause(opts.sinkPause ?? 0.15) });
@@ -107,20 +118,30 @@ class MpaTxBench extends DutBench {
 
 export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
   const W = opts.width;
-  const name = `mpa_tx_w${W}`;
+  const Q = opts.qps ?? 1;
+  const name = mpaTxName(W, Q);
   const tb = new MpaTxBench(opts);
   const { model, r } = tb;
 
-  const markers = opts.markers ?? r.bool(0.7);
-  const crc = opts.crc ?? r.bool(0.8);
-  const s0 = r.bool(0.4) ? (0x100000000 - 4 * r.int(1, 600)) >>> 0 : r.u32();
-  const framer = new MpaFramer({ s0, markers, crc, seq: (s0 + 4 * r.int(0, 1000)) >>> 0 });
-  const max = mulpdu(1460, markers);
+  const streams = Array.from({ length: Q }, () => {
+    const markers = opts.markers ?? r.bool(0.7);
+    const crc = opts.crc ?? r.bool(0.8);
+    const s0 = r.bool(0.4) ? (0x100000000 - 4 * r.int(1, 600)) >>> 0 : r.u32();
+    return { markers, crc, s0, framer: new MpaFramer({ s0, markers, crc, seq: (s0 + 4 * r.int(0, 1000)) >>> 0 }), framed: 0 };
+  });
+  const { markers, crc, s0 } = streams[0]!;
   const expected: Uint8Array[] = [];
+  const qpOf: number[] = [];
+  let q = 0;
   const coverage = { leading: 0, afterHeader: 0, inside: 0, beforeCrc: 0 };
   const starts: number[] = [];
   const lengths: number[] = [];
   for (let i = 0; i < opts.fpdus; i++) {
+    // Back to back, alternating, or any other QP.
+    if (Q > 1 && !r.bool(0.3)) q = r.bool(0.5) ? (q + 1) % Q : r.int(0, Q - 1);
+    const st = streams[q]!;
+    const { framer, markers, crc, s0 } = st;
+    const max = mulpdu(1460, markers);
     const L = opts.ulpduLength ?? (r.bool(0.05) ? 4096 : r.pick([0, 1, 2, 3, 4, 5, r.int(0, 64), r.int(0, max), max]));
     const ulpdu = r.bytes(L);
     const seq = framer.seq;
@@ -135,14 +156,15 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
     }
     starts.push(seq);
     lengths.push(L);
-    // Continue: the FPDU follows the previous one, and its seq field is ignored (sent as noise).
-    const cont = i > 0 && r.bool(0.5);
+    qpOf.push(q);
+    // Continue: the FPDU follows the QP's previous one, and its seq field is ignored (sent as noise).
+    const cont = st.framed++ > 0 && r.bool(0.5);
     const seqField = cont ? r.int(0, SEQ_LOW_BITS) : seq & SEQ_LOW_BITS;
     const tuser = MPA_TX_CTX.encode({ ulpdu_length: L, seq: seqField, s0: s0 & SEQ_LOW_BITS, markers: markers ? 1 : 0, crc: crc ? 1 : 0, cont: cont ? 1 : 0 });
     const beats: AxisSendBeat[] = [];
     for (let at = 0; at < L || beats.length === 0; at += W) {
       const k = Math.min(W, L - at);
-      beats.push({ data: ulpdu.subarray(at, at + k), tkeep: (1n << BigInt(k)) - 1n, tlast: at + W >= L, tuser: beats.length === 0 ? tuser : 0 });
+      beats.push({ data: ulpdu.subarray(at, at + k), tkeep: (1n << BigInt(k)) - 1n, tlast: at + W >= L, tuser: beats.length === 0 ? tuser : 0, tid: q });
     }
     tb.sAxis.sendBeats(beats);
   }
@@ -162,10 +184,12 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
   expected.forEach((want, i) => {
     const f = tb.mAxis.recv()!;
     const got = f.data;
-    if (Buffer.compare(got, want) === 0) return;
+    const qp = qpOf[i]!;
+    if (Buffer.compare(got, want) === 0 && (Q === 1 || f.tid === qp)) return;
     let d = 0;
     while (d < want.length && d < got.length && want[d] === got[d]) d++;
-    mismatches.add({ fpdu: i, cycle: f.cycle!, ulpduLength: lengths[i]!, startSeq: `0x${starts[i]!.toString(16)}`, firstDifference: d, expected: hex(want), actual: hex(got) });
+    const tid = Q > 1 && f.tid !== qp ? ` (m_axis_tid ${f.tid}, expected ${qp})` : '';
+    mismatches.add({ fpdu: i, qp, cycle: f.cycle!, ulpduLength: lengths[i]!, startSeq: `0x${starts[i]!.toString(16)}`, firstDifference: d, expected: hex(want), actual: hex(got) + tid });
   });
   const payload = lengths.reduce((a, b) => a + b, 0);
   // The first FPDU includes the pipeline's fill: compare from the second on.
@@ -182,6 +206,7 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
     width: W,
     seed: opts.seed,
     fpdus: opts.fpdus,
+    qps: Q,
     markers,
     crc,
     s0: `0x${s0.toString(16)}`,

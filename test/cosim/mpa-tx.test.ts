@@ -31,6 +31,30 @@ describe.each([4, 8, 16, 64])('mpa_tx_w%i against the model (MpaFramer)', (width
   );
 });
 
+describe.each([8, 64])('mpa_tx_w%i_q4, shared by 4 QPs, against a framer per QP', (width) => {
+  test(
+    'ULPDUs of random QPs back to back, alternating, a short one of another QP between two of one QP: every FPDU and its tid',
+    () => {
+      const seed = (SEED ^ (width * 104729)) >>> 0;
+      const r = cosimMpaTx({ width, seed, fpdus: 2000, qps: 4 });
+      expect(r.firstMismatch, `replay: cosimMpaTx({ width: ${width}, seed: ${seed}, fpdus: 2000, qps: 4 })`).toBeUndefined();
+      expect([r.module, r.mismatches]).toEqual([`mpa_tx_w${width}_q4`, 0]);
+    },
+  );
+  test(
+    "a lookup that misses the phase written back in the same cycle (no forwarding) frames the QP's next FPDU wrong",
+    () => {
+      const mutate = (v: string) => {
+        const out = v.replace(/assign mk_ctx_value = .*;/, 'assign mk_ctx_value = mk_ctx_rd_data_reg;');
+        if (out === v) throw new Error('mutation site not found: mk_ctx_value');
+        return out;
+      };
+      const r = cosimMpaTx({ width, seed: (SEED ^ (width * 104729)) >>> 0, fpdus: 2000, qps: 4, markers: true, mutate });
+      expect(r.mismatches).toBeGreaterThan(0);
+    },
+  );
+});
+
 describe('mpa_tx at full rate (exact Verilator cycle counts)', () => {
   test.each([8, 64])(
     '4 KiB ULPDUs with markers and CRC: at least 99%% of the overhead bound at %i octets',

@@ -49,8 +49,8 @@ describe('generate()', () => {
       'ddp_rx_w8.v',
       'rnic_rx_w8.v',
       'ddp_tx_w8.v',
-      'mpa_tx_w8.v',
       'rnic_qp_w8.v',
+      'mpa_tx_w8_q4.v',
       'rnic_top_w8.v',
       'rnic.f',
       'manifest.json',
@@ -142,6 +142,16 @@ describe('generate()', () => {
     writeGenerated(files, dir);
     expect(readdirSync(dir).sort()).toEqual(files.map((f) => f.path).sort());
     for (const f of files) expect(readFileSync(join(dir, f.path), 'utf8')).toBe(f.text);
+  });
+
+  test('writeGenerated removes a module the previous generation wrote and this one does not, and nothing else', () => {
+    const dir = join(tmp, 'regenerate');
+    writeGenerated(generate(config({ width: 8, qps: 4 })), dir);
+    writeFileSync(join(dir, 'notes.txt'), 'mine');
+    const files = generate(config({ width: 8, qps: 2 }));
+    writeGenerated(files, dir);
+    expect(readdirSync(dir).sort()).toEqual([...files.map((f) => f.path), 'notes.txt'].sort());
+    expect(readdirSync(dir)).not.toContain('mpa_tx_w8_q4.v');
   });
 });
 
