@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { MPA_TX_MAX_QPS as MAX_SHARED_QPS } from '../hdl-gen/blocks/mpa-tx';
 import { COSIM_DUTS, cosimDut, type CosimArgs, type CosimDut } from '../sim/cosim/registry';
 import { loadConfig } from './gen-cli';
 import { replayLine } from './replay';
@@ -29,7 +30,7 @@ export const toNumber = (s: string): number => (/^(0x[0-9a-f]+|\d+)$/i.test(s) ?
 
 /** Options every DUT takes. */
 const COMMON = ['dut', 'seed', 'rtl', 'plusarg', 'json'];
-const DEFAULTS = { dut: 'rnic', seed: '1', frames: '1000', ops: '1000', depth: '256', width: '8', out: 'out/cosim' } as const;
+const DEFAULTS = { dut: 'rnic', seed: '1', frames: '1000', ops: '1000', depth: '256', qps: '1', width: '8', out: 'out/cosim' } as const;
 
 const positive = (name: string, v: number): number => {
   if (!Number.isInteger(v) || v < 1) throw new UsageError(`--${name} must be a positive integer, got ${v}`);
@@ -61,6 +62,7 @@ export function cosimCommand(argv: readonly string[], env: CosimEnvironment = {}
       trace: { type: 'boolean' },
       out: { type: 'string' },
       depth: { type: 'string' },
+      qps: { type: 'string' },
       seed: { type: 'string' },
       frames: { type: 'string' },
       rtl: { type: 'string' },
@@ -84,12 +86,15 @@ export function cosimCommand(argv: readonly string[], env: CosimEnvironment = {}
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new UsageError(`--seed must be a 32-bit unsigned integer, got ${values.seed}`);
   const depth = toNumber(values.depth ?? DEFAULTS.depth);
   if (!(Number.isInteger(depth) && depth >= 16 && depth <= 65536 && (depth & (depth - 1)) === 0)) throw new UsageError(`--depth must be a power of two from 16 to 65536, got ${values.depth}`);
+  const qps = toNumber(values.qps ?? DEFAULTS.qps);
+  if (!(Number.isInteger(qps) && qps >= 1 && qps <= MAX_SHARED_QPS)) throw new UsageError(`--qps must be an integer from 1 to ${MAX_SHARED_QPS}, got ${values.qps}`);
   const faults = values.faults === undefined ? dut.faults ?? 0 : Number(values.faults);
   if (!(faults >= 0 && faults <= 1)) throw new UsageError(`--faults must be a probability from 0 to 1, got ${values.faults}`);
   const plusargs = [...(values.plusarg ?? []), ...(env.plusargs ?? [])];
   const args: CosimArgs = {
     width,
     depth,
+    qps,
     seed,
     frames: positive('frames', toNumber(values.frames ?? DEFAULTS.frames)),
     ops: positive('ops', toNumber(values.ops ?? DEFAULTS.ops)),

@@ -9,6 +9,7 @@ export interface ReplayArgs {
   readonly dut: string;
   readonly width?: number;
   readonly depth?: number;
+  readonly qps?: number;
   readonly seed: number;
   readonly frames?: number;
   readonly ops?: number;
@@ -30,6 +31,7 @@ export function replayCommand(a: ReplayArgs): string {
   opt('scenario', a.scenario);
   opt('width', a.width);
   opt('depth', a.depth);
+  opt('qps', a.qps);
   opt('seed', a.seed);
   opt('frames', a.frames);
   opt('ops', a.ops);
@@ -54,6 +56,7 @@ export function replayLine(dut: CosimDut, a: CosimArgs, files: { readonly config
     ...(scenario !== undefined && { scenario }),
     ...(dut.widths && { width: a.width }),
     ...(takes('depth') && { depth: a.depth }),
+    ...(takes('qps') && { qps: a.qps }),
     seed: a.seed,
     ...(takes('frames') && { frames: a.frames }),
     ...(takes('ops') && scenario === undefined && { ops: a.ops }),

@@ -64,6 +64,9 @@ export interface MpaTxOptions {
   readonly qps?: number;
 }
 
+/** The most QPs one mpa_tx serves (issue 10: up to 16384 per RNIC). */
+export const MPA_TX_MAX_QPS = 16384;
+
 /** `mpa_tx_w<W>` for one QP, `mpa_tx_w<W>_q<N>` for N QPs sharing it. */
 export const mpaTxName = (bytes: number, qps = 1): string => `mpa_tx_w${bytes}${qps > 1 ? `_q${qps}` : ''}`;
 
@@ -72,7 +75,7 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   if (!Number.isInteger(bytes) || bytes < 4 || (bytes & (bytes - 1)) !== 0 || bytes > 64) {
     throw new RangeError(`mpa_tx width must be a power of two from 4 to 64 octets, got ${bytes}`);
   }
-  if (!Number.isInteger(qps) || qps < 1) throw new RangeError(`mpa_tx is shared by 1 or more QPs, got ${qps}`);
+  if (!Number.isInteger(qps) || qps < 1 || qps > MPA_TX_MAX_QPS) throw new RangeError(`mpa_tx is shared by 1 to ${MPA_TX_MAX_QPS} QPs, got ${qps}`);
   const qb = qps > 1 ? indexBits(qps) : 0;
   const W = bytes;
   const n = W / 4; // words per beat

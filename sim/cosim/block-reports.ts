@@ -74,14 +74,15 @@ export function formatMpaRx(r: MpaRxCosimResult): string {
 export function formatMpaTx(r: MpaTxCosimResult): string {
   const c = r.cycleCheck;
   const lines = [
-    `${r.module} (${r.rtl}): ${r.fpdus} FPDUs, ${r.payloadBytes} ULPDU octets, ${r.wireBytes} on the wire; markers ${r.markers ? 'on' : 'off'}, CRC ${r.crc ? 'on' : 'off'}, S0 ${r.s0}, seed ${r.seed}`,
+    `${r.module} (${r.rtl}): ${r.fpdus} FPDUs, ${r.payloadBytes} ULPDU octets, ${r.wireBytes} on the wire; ${r.qps > 1 ? `${r.qps} QPs interleaved, each its own S0, markers and CRC` : `markers ${r.markers ? 'on' : 'off'}, CRC ${r.crc ? 'on' : 'off'}, S0 ${r.s0}`}, seed ${r.seed}`,
     `${r.cycles} cycles at ${(r.simCyclesPerSecond / 1e6).toFixed(2)} M cycles/s; at full rate: efficiency ${(100 * r.efficiency).toFixed(2)}% of the width, bound ${(100 * r.bound).toFixed(2)}% (${((100 * r.efficiency) / r.bound).toFixed(2)}% of it)`,
     `cycles per FPDU vs the cost model: ${c.within5Percent}/${c.fpdus} within ±5%, largest error ${(100 * c.maxError).toFixed(1)}%`,
     r.mismatches ? `MISMATCH: ${r.mismatches} FPDUs differ from the model` : 'every FPDU equals the model octet for octet',
   ];
   const m = r.firstMismatch;
   if (m) {
-    lines.push(`first mismatch: FPDU ${m.fpdu} at cycle ${m.cycle} (ULPDU ${m.ulpduLength} octets, seq ${m.startSeq}), first difference at octet ${m.firstDifference}`);
+    const qp = r.qps > 1 ? ` of QP ${m.qp}` : '';
+    lines.push(`first mismatch: FPDU ${m.fpdu}${qp} at cycle ${m.cycle} (ULPDU ${m.ulpduLength} octets, seq ${m.startSeq}), ${m.tid ?? `first difference at octet ${m.firstDifference}`}`);
     lines.push(`  model ${m.expected.slice(Math.max(0, 2 * m.firstDifference - 16), 2 * m.firstDifference + 48)}`);
     lines.push(`  RTL   ${m.actual.slice(Math.max(0, 2 * m.firstDifference - 16), 2 * m.firstDifference + 48)}`);
   }

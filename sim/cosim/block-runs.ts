@@ -11,6 +11,9 @@ import type { DutSelection } from '../harness/open-dut';
 
 type Common = { readonly width: number; readonly seed: number } & DutSelection;
 
+/** mpa_tx: the QPs sharing it. */
+type MpaTxCommon = Common & { readonly qps?: number };
+
 /**
  * `--dut rx`: the receive path ddp_rx_w<W> against the model endpoint, and its placement rate;
  * `--dut rnic_rx`: the same with mpa_rx in front (rnic_rx_w<W>), fed framed TCP payload.
@@ -59,7 +62,7 @@ export function runMpaRx(common: Common, fpdus: number, faults: number): MpaRxCo
 }
 
 /** mpa_tx: correctness under random back-pressure; efficiency and cycles per FPDU at full rate. */
-export function runMpaTx(common: Common, fpdus: number): MpaTxCosimResult {
+export function runMpaTx(common: MpaTxCommon, fpdus: number): MpaTxCosimResult {
   const checked = cosimMpaTx({ ...common, fpdus });
   const { vcd: _vcd, ...noVcd } = common;
   const fullRate = cosimMpaTx({ ...noVcd, fpdus, markers: checked.markers, crc: checked.crc, sourcePause: 0, sinkPause: 0 });

@@ -38,6 +38,8 @@ export interface MpaTxCosimOptions extends DutSelection {
 export interface MpaTxMismatch {
   readonly fpdu: number;
   readonly qp: number;
+  /** Shared: the FPDU came out with another QP's m_axis_tid. */
+  readonly tid?: string;
   /** The cycle the differing FPDU's last beat came out. */
   readonly cycle: number;
   readonly ulpduLength: number;
@@ -188,8 +190,8 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
     if (Buffer.compare(got, want) === 0 && (Q === 1 || f.tid === qp)) return;
     let d = 0;
     while (d < want.length && d < got.length && want[d] === got[d]) d++;
-    const tid = Q > 1 && f.tid !== qp ? ` (m_axis_tid ${f.tid}, expected ${qp})` : '';
-    mismatches.add({ fpdu: i, qp, cycle: f.cycle!, ulpduLength: lengths[i]!, startSeq: `0x${starts[i]!.toString(16)}`, firstDifference: d, expected: hex(want), actual: hex(got) + tid });
+    const tid = Q > 1 && f.tid !== qp ? `m_axis_tid ${f.tid}, expected ${qp}` : '';
+    mismatches.add({ fpdu: i, qp, ...(tid && { tid }), cycle: f.cycle!, ulpduLength: lengths[i]!, startSeq: `0x${starts[i]!.toString(16)}`, firstDifference: d, expected: hex(want), actual: hex(got) });
   });
   const payload = lengths.reduce((a, b) => a + b, 0);
   // The first FPDU includes the pipeline's fill: compare from the second on.

@@ -11,6 +11,7 @@ import { cosimDdpTx, type TxCosimResult } from './ddp-tx';
 import { cosimRdmapTxResp, type RespCosimResult } from './rdmap-tx-resp';
 import { formatRnicCosim, formatScenarioCosim, runRnicCosim, runScenarioCosim } from './rnic-run';
 import { cosimStagTable } from './stag-table';
+import { mpaTxName } from '../../hdl-gen/blocks/mpa-tx';
 
 /**
  * Every DUT `rnic cosim --dut D` can co-simulate, as data: its name, the widths it is generated at,
@@ -21,12 +22,14 @@ import { cosimStagTable } from './stag-table';
  */
 
 /** The options a DUT may take, beyond those every run takes (--dut, --seed, --rtl, --plusarg, --json). */
-export type CosimOption = 'width' | 'depth' | 'frames' | 'ops' | 'faults' | 'scenario' | 'random' | 'config' | 'trace' | 'out' | 'vcd';
+export type CosimOption = 'width' | 'depth' | 'qps' | 'frames' | 'ops' | 'faults' | 'scenario' | 'random' | 'config' | 'trace' | 'out' | 'vcd';
 
 /** A run's arguments, checked and with every default applied (cli/cosim-command.ts). */
 export interface CosimArgs {
   readonly width: number;
   readonly depth: number;
+  /** mpa_tx: the QPs sharing it (mpa_tx_w<W>_q<N> when above 1). */
+  readonly qps: number;
   readonly seed: number;
   readonly frames: number;
   readonly ops: number;
@@ -68,7 +71,7 @@ export interface CosimDut {
   /** Fault probability when --faults is not given (DUTs that take it). */
   readonly faults?: number;
   /** The generated modules a run simulates (the mutation campaign picks runs by them). */
-  modules(a: Pick<CosimArgs, 'width' | 'depth'>): string[];
+  modules(a: Pick<CosimArgs, 'width' | 'depth' | 'qps'>): string[];
   run(a: CosimArgs): CosimRun;
 }
 
@@ -162,7 +165,11 @@ export const COSIM_DUTS: readonly CosimDut[] = [
     },
   },
   widthBlock('crc32c', 'the CRC-32C block crc32c_w<W>', BLOCK_WIDTHS, (a) => block(cosimCrc32c({ ...common(a), frames: a.frames }), formatCrc)),
-  widthBlock('mpa_tx', 'MPA transmit mpa_tx_w<W>, then its rate at full speed', BLOCK_WIDTHS, (a) => block(runMpaTx(common(a), a.frames), formatMpaTx)),
+  {
+    ...widthBlock('mpa_tx', 'MPA transmit mpa_tx_w<W> (mpa_tx_w<W>_q<N> shared by --qps N), then its rate at full speed', BLOCK_WIDTHS, (a) => block(runMpaTx({ ...common(a), qps: a.qps }, a.frames), formatMpaTx)),
+    options: ['width', 'qps', 'frames', 'vcd'],
+    modules: ({ width, qps }) => [mpaTxName(width, qps)],
+  },
   widthBlock('mpa_rx', 'MPA receive mpa_rx_w<W> with faults, then its full-speed rate', BLOCK_WIDTHS, (a) => block(runMpaRx(common(a), a.frames, a.faults), formatMpaRx), 0),
   {
     name: 'mpa',

@@ -33,7 +33,7 @@ function planned(name: string, dut: string, options: Partial<Record<CosimOption,
   const d = cosimDut(dut);
   if (!d) throw new Error(`regression run '${name}': no DUT '${dut}'`);
   for (const o of Object.keys(options)) if (!d.options.includes(o as CosimOption)) throw new Error(`regression run '${name}': --${o} does not apply to --dut ${dut}`);
-  const tops = d.modules({ width: Number(options.width ?? DEFAULT_WIDTH), depth: Number(options.depth ?? DEFAULT_DEPTH) });
+  const tops = d.modules({ width: Number(options.width ?? DEFAULT_WIDTH), depth: Number(options.depth ?? DEFAULT_DEPTH), qps: Number(options.qps ?? 1) });
   return { name, tops, args: ['--dut', dut, ...Object.entries(options).flatMap(([k, v]) => [`--${k}`, v!])], ...(scenario && { scenario }) };
 }
 
@@ -53,6 +53,8 @@ export function regressPlan(scale = 1): RegressRun[] {
       planned(`rx w${w}`, 'rx', { width, frames: n(30_000), faults: '0.1' }),
       planned(`rnic_rx w${w}`, 'rnic_rx', { width, frames: n(20_000), faults: '0.1' }),
       planned(`mpa w${w}`, 'mpa', { width, frames: n(20_000), faults: '0.02' }),
+      // The mpa_tx the top shares among its QPs, interleaved by its own harness.
+      planned(`mpa_tx w${w} q${DEFAULT_CONFIG.qps}`, 'mpa_tx', { width, qps: String(DEFAULT_CONFIG.qps), frames: n(20_000) }),
       planned(`ddp_rx_hdr w${w}`, 'ddp_rx_hdr', { width, frames: n(50_000), faults: '0.3' }),
       planned(`crc32c w${w}`, 'crc32c', { width, frames: n(200_000) }),
     );

@@ -37,10 +37,11 @@ describe('rnic cosim options, by DUT', () => {
   });
 
   test('the replay line writes every option the DUT takes, with the defaults the run had', () => {
-    const args: CosimArgs = { width: 8, depth: 256, seed: 3, frames: 50, ops: 1000, faults: 0.5, config: parseConfig({}), trace: false, out: 'out', evidence: true };
+    const args: CosimArgs = { width: 8, depth: 256, qps: 1, seed: 3, frames: 50, ops: 1000, faults: 0.5, config: parseConfig({}), trace: false, out: 'out', evidence: true };
     expect(replayLine(cosimDut('ddp_rx_hdr')!, args)).toBe('rnic cosim --dut ddp_rx_hdr --width 8 --seed 3 --frames 50 --faults 0.5 --vcd ddp_rx_hdr.vcd');
     expect(replayLine(cosimDut('atomic_unit')!, args)).toBe('rnic cosim --dut atomic_unit --seed 3 --frames 50 --vcd atomic_unit.vcd');
     expect(replayLine(cosimDut('stag_table')!, args)).toBe('rnic cosim --dut stag_table --depth 256 --seed 3 --frames 50 --vcd stag_table.vcd');
+    expect(replayLine(cosimDut('mpa_tx')!, { ...args, qps: 4 })).toBe('rnic cosim --dut mpa_tx --width 8 --qps 4 --seed 3 --frames 50 --vcd mpa_tx.vcd');
     expect(replayLine(cosimDut('rnic')!, { ...args, faults: 0.05 }, { config: 'c.json' })).toBe('rnic cosim --dut rnic --width 8 --seed 3 --ops 1000 --faults 0.05 --config c.json --trace');
     expect(replayLine(cosimDut('rnic')!, args, { scenario: 'examples/demo.json' })).toBe('rnic cosim --dut rnic --scenario examples/demo.json --width 8 --seed 3 --trace');
   });
