@@ -61,8 +61,8 @@ describe('rnic cosim --rtl with Verilog that cannot be used', () => {
   });
 
   test('a file rnic.f names is missing: rnic.f, its line and the file', () => {
-    const d = broken((dir) => unlinkSync(join(dir, 'mpa_tx_w8.v')));
-    expectBroken(rnic('cosim', '--rtl', d, '--ops', '10'), /rnic\.f:\d+: names mpa_tx_w8\.v, which does not exist/);
+    const d = broken((dir) => unlinkSync(join(dir, 'crc32c_w8.v')));
+    expectBroken(rnic('cosim', '--rtl', d, '--ops', '10'), /rnic\.f:\d+: names crc32c_w8\.v, which does not exist/);
   });
 
   test('no rnic.f, a manifest that is not JSON, no directory', () => {

@@ -118,18 +118,18 @@ describe('rnic cosim --dut mpa_tx', () => {
   );
 
   test(
-    'a flipped bit in the committed mpa_tx_w8, passed through --rtl, is caught',
+    'a flipped bit in the committed mpa_tx_w8_q4 (the one the top shares), passed through --rtl, is caught',
     () => {
       const dir = mkdtempSync(join(tmpdir(), 'mpa-tx-rtl-'));
       cpSync(join(ROOT, 'rtl'), dir, { recursive: true });
-      const file = join(dir, 'mpa_tx_w8.v');
+      const file = join(dir, 'mpa_tx_w8_q4.v');
       const v = readFileSync(file, 'utf8');
       const start = v.indexOf('assign c_crc_next =');
       expect(start).toBeGreaterThan(0);
       const at = v.indexOf("32'h", start) + 4;
       const end = v.slice(at).search(/[^0-9a-f]/) + at;
       writeFileSync(file, v.slice(0, at) + (BigInt('0x' + v.slice(at, end)) ^ 4n).toString(16) + v.slice(end));
-      const p = rnic('cosim', '--dut', 'mpa_tx', '--width', '8', '--frames', '50', '--seed', '2', '--rtl', dir, '--json');
+      const p = rnic('cosim', '--dut', 'mpa_tx', '--width', '8', '--qps', '4', '--frames', '50', '--seed', '2', '--rtl', dir, '--json');
       expect(p.status).toBe(1);
       const r = JSON.parse(p.stdout);
       expect(r.mismatches).toBeGreaterThan(0);
