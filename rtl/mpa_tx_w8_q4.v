@@ -159,6 +159,8 @@ reg ob_last_reg;
 reg ob_last_next;
 reg ob_crc_slot_reg;
 reg ob_crc_slot_next;
+reg [1:0] ob_crc_words_reg; // words the CRC covers: all but the CRC slot on the last beat
+reg [1:0] ob_crc_words_next;
 reg ob_crc_on_reg;
 reg ob_crc_on_next;
 reg [1:0] ob_qp_reg;
@@ -170,11 +172,9 @@ wire [3:0] gb_remaining;
 wire mk_here;
 wire [3:0] gb_need;
 wire gb_emit;
-wire [3:0] gb_with_marker;
+wire gb_fits;
 wire [1:0] gb_out_words;
-wire [3:0] gb_consumed;
 wire gb_crc_out;
-wire [2:0] gb_fpdu_consumed;
 wire mk_leading;
 // verilator lint_off UNUSED
 // FPDUPTR is 16 bits; MULPDU keeps an FPDU far below 64 KiB (spec/mpa.md section 5)
@@ -184,12 +184,12 @@ wire [15:0] mk_fpduptr;
 wire gb_crc_slot;
 wire [2:0] gb_count_after;
 wire gb_fpdu_done;
+wire [3:0] gb_count_with_f;
 wire gb_room;
 wire [6:0] mk_after; // the distance to the next marker after this output beat
 wire fa_accept;
 wire c_advance; // stage C and the CRC pipeline move this cycle
 wire c_take;
-wire [1:0] c_crc_words;
 wire [2:0] c_crc_count_onehot; // bit k: a beat of k units
 wire [1:0] c_crc_shift; // units of zeros before the data (N - k)
 reg c_crc_s1_valid_reg;
@@ -311,22 +311,22 @@ reg [6:0] mk_ctx_mem [0:3];
 wire [16:0] _t0;
 wire _t1;
 wire [3:0] _t2;
-wire [3:0] _t3;
 // verilator lint_off UNUSED
-wire [3:0] _t4; // read through slices
+wire [3:0] _t3; // read through slices
 // verilator lint_on UNUSED
-wire _t5;
+wire _t4;
 // verilator lint_off UNUSED
-wire [1:0] _t6; // read through slices
+wire [1:0] _t5; // read through slices
 // verilator lint_on UNUSED
+wire _t6;
 wire _t7;
-wire _t8;
-wire [31:0] _t9;
+wire [31:0] _t8;
+wire _t9;
 wire _t10;
 wire _t11;
 wire _t12;
 wire _t13;
-wire [31:0] _t14;
+wire _t14;
 wire _t15;
 wire [31:0] _t16;
 wire _t17;
@@ -334,7 +334,7 @@ wire [31:0] _t18;
 wire _t19;
 wire [31:0] _t20;
 wire _t21;
-wire _t22;
+wire [31:0] _t22;
 wire _t23;
 wire _t24;
 wire _t25;
@@ -348,45 +348,53 @@ wire _t32;
 wire _t33;
 wire _t34;
 wire _t35;
-wire [74:0] _t36;
+wire _t36;
+wire _t37;
+wire _t38;
+wire _t39;
+wire [74:0] _t40;
 
 assign _t0 = {1'b0, ctx_ulpdu_length};
 assign _t1 = a_data_now > 17'h2;
 assign _t2 = {1'b0, gb_count_reg};
-assign _t3 = {3'b000, mk_here};
-assign _t4 = gb_consumed - 4'b0001;
-assign _t5 = o_idx_reg == 15'h0;
-assign _t6 = gb_out_words - 2'b01;
-assign _t7 = ~out_valid_reg;
-assign _t8 = a_take & a_first;
-assign _t9 = {mk_fpduptr[7:0], mk_fpduptr[15:8], 16'h0};
-assign _t10 = ~mk_here;
-assign _t11 = _t12 & _t13;
-assign _t12 = gb_count_after == 3'b000;
-assign _t13 = fa_words_reg > 2'b00;
-assign _t14 = {32{_t15}};
-assign _t15 = gb_emit & (gb_fpdu_consumed == 3'b000);
+assign _t3 = gb_remaining + {3'b000, mk_here};
+assign _t4 = o_idx_reg == 15'h0;
+assign _t5 = gb_out_words - 2'b01;
+assign _t6 = ~out_valid_reg;
+assign _t7 = a_take & a_first;
+assign _t8 = {mk_fpduptr[7:0], mk_fpduptr[15:8], 16'h0};
+assign _t9 = ~mk_here;
+assign _t10 = _t11 & _t15;
+assign _t11 = gb_emit ? (gb_fits ? 1'b1 : (mk_here ? _t12 : _t13)) : _t14;
+assign _t12 = gb_count_reg == 3'b001;
+assign _t13 = gb_count_reg == 3'b010;
+assign _t14 = gb_count_reg == 3'b000;
+assign _t15 = fa_words_reg > 2'b00;
 assign _t16 = {32{_t17}};
-assign _t17 = gb_emit & (gb_fpdu_consumed == 3'b001);
+assign _t17 = gb_emit & (gb_fits ? _t14 : 1'b0);
 assign _t18 = {32{_t19}};
-assign _t19 = gb_emit & (gb_fpdu_consumed == 3'b010);
-assign _t20 = {32{~(_t21 | _t19)}};
-assign _t21 = _t15 | _t17;
-assign _t22 = _t23 & _t13;
-assign _t23 = gb_count_after == 3'b001;
-assign _t24 = _t12 & _t25;
-assign _t25 = fa_words_reg > 2'b01;
-assign _t26 = _t27 & _t13;
-assign _t27 = gb_count_after == 3'b010;
-assign _t28 = _t23 & _t25;
-assign _t29 = (gb_count_after == 3'b011) & _t13;
-assign _t30 = _t27 & _t25;
-assign _t31 = c_crc_count_onehot[1] | c_crc_count_onehot[2];
-assign _t32 = c_crc_count_onehot[0] | c_crc_count_onehot[2];
-assign _t33 = _t34 | c_crc_count_onehot[2];
-assign _t34 = c_crc_count_onehot[0] | c_crc_count_onehot[1];
-assign _t35 = c_crc_s1_start_reg | c_crc_s1_load_reg;
-assign _t36 = {
+assign _t19 = gb_emit & (gb_fits ? _t12 : mk_here);
+assign _t20 = {32{_t21}};
+assign _t21 = gb_emit & (gb_fits ? _t13 : _t9);
+assign _t22 = {32{~(_t23 | _t21)}};
+assign _t23 = _t17 | _t19;
+assign _t24 = _t25 & _t15;
+assign _t25 = gb_emit ? (gb_fits ? 1'b0 : (mk_here ? _t13 : _t26)) : _t12;
+assign _t26 = gb_count_reg == 3'b011;
+assign _t27 = _t11 & _t28;
+assign _t28 = fa_words_reg > 2'b01;
+assign _t29 = _t30 & _t15;
+assign _t30 = gb_emit ? (gb_fits ? 1'b0 : (mk_here ? _t26 : _t31)) : _t13;
+assign _t31 = gb_count_reg == 3'b100;
+assign _t32 = _t25 & _t28;
+assign _t33 = (gb_emit ? (gb_fits ? 1'b0 : (mk_here ? _t31 : (gb_count_reg == 3'b101))) : _t26) & _t15;
+assign _t34 = _t30 & _t28;
+assign _t35 = c_crc_count_onehot[1] | c_crc_count_onehot[2];
+assign _t36 = c_crc_count_onehot[0] | c_crc_count_onehot[2];
+assign _t37 = _t38 | c_crc_count_onehot[2];
+assign _t38 = c_crc_count_onehot[0] | c_crc_count_onehot[1];
+assign _t39 = c_crc_s1_start_reg | c_crc_s1_load_reg;
+assign _t40 = {
     c_beat_qp,
     c_beat_last,
     {{4{c_beat_words > 2'b01}}, {4{c_beat_words > 2'b00}}},
@@ -421,25 +429,23 @@ assign gb_remaining = _t2 + {3'b000, gb_all_in_reg};
 assign mk_here = mk_in_beat & ((~gb_all_in_reg) | ({3'b000, gb_remaining} > mk_slot_reg));
 assign gb_need = mk_in_beat ? 4'b0001 : 4'b0010;
 assign gb_emit = gb_active_reg & ob_free & (gb_all_in_reg | (_t2 >= gb_need));
-assign gb_with_marker = gb_remaining + _t3;
-assign gb_out_words = (gb_with_marker > 4'b0010) ? 2'b10 : gb_with_marker[1:0];
-assign gb_consumed = {2'b00, gb_out_words} - _t3;
-assign gb_crc_out = gb_all_in_reg & (gb_consumed == gb_remaining);
-assign gb_fpdu_consumed = gb_crc_out ? _t4[2:0] : gb_consumed[2:0];
-assign mk_leading = _t5 & (mk_slot_reg == 7'h0);
+assign gb_fits = mk_here ? (gb_remaining <= 4'b0001) : (gb_remaining <= 4'b0010);
+assign gb_out_words = gb_fits ? _t3[1:0] : 2'b10;
+assign gb_crc_out = gb_all_in_reg & gb_fits;
+assign mk_leading = _t4 & (mk_slot_reg == 7'h0);
 assign mk_ptr_words = (o_idx_reg + {8'h0, mk_slot_reg}) - (o_lead_reg ? 15'h1 : 15'h0);
 assign mk_fpduptr = mk_leading ? 16'h0 : {mk_ptr_words[13:0], 2'b00};
-assign gb_crc_slot = _t6[0];
-assign gb_count_after = gb_emit ? (gb_count_reg - gb_fpdu_consumed) : gb_count_reg;
+assign gb_crc_slot = _t5[0];
+assign gb_count_after = gb_emit ? (gb_fits ? 3'b000 : (mk_here ? (gb_count_reg - 3'b001) : (gb_count_reg - 3'b010))) : gb_count_reg;
 assign gb_fpdu_done = gb_emit & gb_crc_out;
-assign gb_room = ({1'b0, gb_count_after} + {2'b00, fa_words_reg}) <= 4'b0100;
+assign gb_count_with_f = _t2 + {2'b00, fa_words_reg};
+assign gb_room = gb_emit ? (gb_fits | (mk_here ? (gb_count_with_f <= 4'b0101) : (gb_count_with_f <= 4'b0110))) : (gb_count_with_f <= 4'b0100);
 assign mk_after = mk_slot_reg - {5'h0, gb_out_words};
 assign fa_accept = fa_valid_reg & gb_room & (fa_first_reg ? ((~gb_active_reg) | gb_fpdu_done) : (gb_active_reg & (~gb_fpdu_done)));
 assign fa_ready = fa_accept;
 assign ob_ready = c_advance;
 assign c_take = ob_valid_reg & c_advance;
-assign c_crc_words = ob_last_reg ? {1'b0, ob_crc_slot_reg} : ob_words_reg;
-assign c_crc_count_onehot = {c_crc_words == 2'b10, c_crc_words == 2'b01, c_crc_words == 2'b00};
+assign c_crc_count_onehot = {ob_crc_words_reg == 2'b10, ob_crc_words_reg == 2'b01, ob_crc_words_reg == 2'b00};
 assign c_crc_shift = {c_crc_count_onehot[0], c_crc_count_onehot[1]};
 assign c_crc_aligned = c_crc_shift[1] ? 64'h0 : (c_crc_shift[0] ? {ob_data_reg[31:0], 32'h0} : ob_data_reg);
 assign c_crc_next = {
@@ -483,7 +489,7 @@ assign c_beat_crc_slot = c_crc_tag_reg[69];
 assign c_beat_data = c_crc_tag_reg[65:2];
 assign c_beat_words = c_crc_tag_reg[67:66];
 assign c_beat_qp = c_crc_tag_reg[1:0];
-assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t7 | (~c_crc_valid_reg)));
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t6 | (~c_crc_valid_reg)));
 assign c_advance = out_in_ready_reg;
 assign m_axis_tdata = out_data_reg[63:0];
 assign m_axis_tkeep = out_data_reg[71:64];
@@ -494,14 +500,14 @@ assign out_out_ready = m_axis_tready;
 
 always @* begin
     mk_ctx_rd_data_next = mk_ctx_rd_data_reg;
-    if (_t8) begin
+    if (_t7) begin
         mk_ctx_rd_data_next = mk_ctx_mem[s_axis_tid];
     end
 end
 
 always @* begin
     mk_ctx_rd_index_d1_next = mk_ctx_rd_index_d1_reg;
-    if (_t8) begin
+    if (_t7) begin
         mk_ctx_rd_index_d1_next = s_axis_tid;
     end
 end
@@ -539,6 +545,7 @@ always @* begin
     ob_first_next = ob_first_reg;
     ob_last_next = ob_last_reg;
     ob_crc_slot_next = ob_crc_slot_reg;
+    ob_crc_words_next = ob_crc_words_reg;
     ob_crc_on_next = ob_crc_on_reg;
     ob_qp_next = ob_qp_reg;
     mk_slot_next = mk_slot_reg;
@@ -598,7 +605,7 @@ always @* begin
         fa_qp_next = a_qp_reg;
         a_flush_next = 1'b0;
     end
-    fa_k_looked_next = _t8;
+    fa_k_looked_next = _t7;
     if (fa_k_looked_reg) begin
         fa_k_next = mk_ctx_value;
     end
@@ -608,13 +615,14 @@ always @* begin
     if (gb_emit) begin
         ob_valid_next = 1'b1;
         ob_data_next = {
-            (mk_here & (mk_slot_reg[0] == 1'b1)) ? _t9 : (((_t10 ? 3'b001 : 3'b000) < gb_count_reg) ? (_t10 ? gb_word1_reg : gb_word0_reg) : 32'h0),
-            (mk_here & (mk_slot_reg[0] == 1'b0)) ? _t9 : ((3'b000 < gb_count_reg) ? gb_word0_reg : 32'h0)
+            (mk_here & (mk_slot_reg[0] == 1'b1)) ? _t8 : (((_t9 ? 3'b001 : 3'b000) < gb_count_reg) ? (_t9 ? gb_word1_reg : gb_word0_reg) : 32'h0),
+            (mk_here & (mk_slot_reg[0] == 1'b0)) ? _t8 : ((3'b000 < gb_count_reg) ? gb_word0_reg : 32'h0)
         };
         ob_words_next = gb_out_words;
-        ob_first_next = _t5;
+        ob_first_next = _t4;
         ob_last_next = gb_crc_out;
         ob_crc_slot_next = gb_crc_slot;
+        ob_crc_words_next = gb_crc_out ? {1'b0, gb_crc_slot} : gb_out_words;
         ob_crc_on_next = gb_ctx_reg[1];
         ob_qp_next = gb_qp_reg;
         mk_slot_next = mk_after;
@@ -626,18 +634,18 @@ always @* begin
             gb_active_next = 1'b0;
         end
     end
-    gb_word0_next = (fa_accept & _t11) ?
-        ({32{_t11}} & fa_data_reg[31:0]) :
-        ((_t14 & gb_word0_reg) | (_t16 & gb_word1_reg) | ((_t18 & gb_word2_reg) | (_t20 & gb_word0_reg)));
-    gb_word1_next = (fa_accept & (_t22 | _t24)) ?
-        (({32{_t22}} & fa_data_reg[31:0]) | ({32{_t24}} & fa_data_reg[63:32])) :
-        ((_t14 & gb_word1_reg) | (_t16 & gb_word2_reg) | ((_t18 & gb_word3_reg) | (_t20 & gb_word1_reg)));
-    gb_word2_next = (fa_accept & (_t26 | _t28)) ?
-        (({32{_t26}} & fa_data_reg[31:0]) | ({32{_t28}} & fa_data_reg[63:32])) :
-        ((_t14 & gb_word2_reg) | ((_t16 & gb_word3_reg) | ({32{~_t21}} & gb_word2_reg)));
-    gb_word3_next = (fa_accept & (_t29 | _t30)) ?
-        (({32{_t29}} & fa_data_reg[31:0]) | ({32{_t30}} & fa_data_reg[63:32])) :
-        ((_t14 & gb_word3_reg) | ({32{~_t15}} & gb_word3_reg));
+    gb_word0_next = (fa_accept & _t10) ?
+        ({32{_t10}} & fa_data_reg[31:0]) :
+        ((_t16 & gb_word0_reg) | (_t18 & gb_word1_reg) | ((_t20 & gb_word2_reg) | (_t22 & gb_word0_reg)));
+    gb_word1_next = (fa_accept & (_t24 | _t27)) ?
+        (({32{_t24}} & fa_data_reg[31:0]) | ({32{_t27}} & fa_data_reg[63:32])) :
+        ((_t16 & gb_word1_reg) | (_t18 & gb_word2_reg) | ((_t20 & gb_word3_reg) | (_t22 & gb_word1_reg)));
+    gb_word2_next = (fa_accept & (_t29 | _t32)) ?
+        (({32{_t29}} & fa_data_reg[31:0]) | ({32{_t32}} & fa_data_reg[63:32])) :
+        ((_t16 & gb_word2_reg) | ((_t18 & gb_word3_reg) | ({32{~_t23}} & gb_word2_reg)));
+    gb_word3_next = (fa_accept & (_t33 | _t34)) ?
+        (({32{_t33}} & fa_data_reg[31:0]) | ({32{_t34}} & fa_data_reg[63:32])) :
+        ((_t16 & gb_word3_reg) | ({32{~_t17}} & gb_word3_reg));
     gb_count_next = fa_accept ? (gb_count_after + {1'b0, fa_words_reg}) : gb_count_after;
     if (fa_accept) begin
         gb_all_in_next = fa_last_reg;
@@ -693,10 +701,10 @@ always @* begin
     c_crc_s1_zk_row0_next = c_crc_s1_zk_row0_reg;
     if (c_advance) begin
         c_crc_s1_zk_row0_next = {
-            1'b0, 1'b0, c_crc_count_onehot[2], _t31, _t31, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t31,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], 1'b0, _t31, c_crc_count_onehot[1], _t32
+            1'b0, 1'b0, c_crc_count_onehot[2], _t35, _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[1], _t36
         };
     end
 end
@@ -705,10 +713,10 @@ always @* begin
     c_crc_s1_zk_row1_next = c_crc_s1_zk_row1_reg;
     if (c_advance) begin
         c_crc_s1_zk_row1_next = {
-            1'b0, c_crc_count_onehot[2], _t31, _t31, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t31,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], 1'b0, _t31, c_crc_count_onehot[1], _t32, c_crc_count_onehot[2]
+            1'b0, c_crc_count_onehot[2], _t35, _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[1], _t36, c_crc_count_onehot[2]
         };
     end
 end
@@ -717,10 +725,10 @@ always @* begin
     c_crc_s1_zk_row2_next = c_crc_s1_zk_row2_reg;
     if (c_advance) begin
         c_crc_s1_zk_row2_next = {
-            c_crc_count_onehot[2], _t31, _t31, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t31,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], 1'b0, _t31, c_crc_count_onehot[1], _t32, c_crc_count_onehot[2],
+            c_crc_count_onehot[2], _t35, _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[1], _t36, c_crc_count_onehot[2],
             c_crc_count_onehot[2]
         };
     end
@@ -730,10 +738,10 @@ always @* begin
     c_crc_s1_zk_row3_next = c_crc_s1_zk_row3_reg;
     if (c_advance) begin
         c_crc_s1_zk_row3_next = {
-            _t31, _t31, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t31, c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1],
-            c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], 1'b0, _t31, c_crc_count_onehot[1], _t32, c_crc_count_onehot[2], c_crc_count_onehot[2],
+            _t35, _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[1], _t36, c_crc_count_onehot[2], c_crc_count_onehot[2],
             c_crc_count_onehot[1]
         };
     end
@@ -743,9 +751,9 @@ always @* begin
     c_crc_s1_zk_row4_next = c_crc_s1_zk_row4_reg;
     if (c_advance) begin
         c_crc_s1_zk_row4_next = {
-            _t31, c_crc_count_onehot[1], _t31, c_crc_count_onehot[2], c_crc_count_onehot[2], _t31, _t31, 1'b0, _t31, 1'b0, 1'b0, c_crc_count_onehot[2], _t31,
-            _t31, 1'b0, _t31, c_crc_count_onehot[2], _t31, _t31, 1'b0, c_crc_count_onehot[2], _t31, c_crc_count_onehot[2], c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], _t33, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1]
+            _t35, c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, _t35, 1'b0, _t35, 1'b0, 1'b0, c_crc_count_onehot[2], _t35,
+            _t35, 1'b0, _t35, c_crc_count_onehot[2], _t35, _t35, 1'b0, c_crc_count_onehot[2], _t35, c_crc_count_onehot[2], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], _t37, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1]
         };
     end
 end
@@ -754,10 +762,10 @@ always @* begin
     c_crc_s1_zk_row5_next = c_crc_s1_zk_row5_reg;
     if (c_advance) begin
         c_crc_s1_zk_row5_next = {
-            c_crc_count_onehot[1], _t31, 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], _t35, 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2],
             c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0,
-            c_crc_count_onehot[1], _t31, _t31, c_crc_count_onehot[0], _t31, c_crc_count_onehot[1], _t31, 1'b0, _t31
+            c_crc_count_onehot[1], _t35, _t35, c_crc_count_onehot[0], _t35, c_crc_count_onehot[1], _t35, 1'b0, _t35
         };
     end
 end
@@ -766,8 +774,8 @@ always @* begin
     c_crc_s1_zk_row6_next = c_crc_s1_zk_row6_reg;
     if (c_advance) begin
         c_crc_s1_zk_row6_next = {
-            _t31, 1'b0, _t31, _t31, c_crc_count_onehot[1], 1'b0, _t31, 1'b0, _t31, c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, _t31, _t31, c_crc_count_onehot[1],
-            _t31, _t31, 1'b0, 1'b0, _t31, c_crc_count_onehot[2], 1'b0, _t31, c_crc_count_onehot[2], _t34, 1'b0, 1'b0, _t31, _t31, c_crc_count_onehot[2], 1'b0
+            _t35, 1'b0, _t35, _t35, c_crc_count_onehot[1], 1'b0, _t35, 1'b0, _t35, c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, _t35, _t35, c_crc_count_onehot[1],
+            _t35, _t35, 1'b0, 1'b0, _t35, c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], _t38, 1'b0, 1'b0, _t35, _t35, c_crc_count_onehot[2], 1'b0
         };
     end
 end
@@ -776,10 +784,10 @@ always @* begin
     c_crc_s1_zk_row7_next = c_crc_s1_zk_row7_reg;
     if (c_advance) begin
         c_crc_s1_zk_row7_next = {
-            1'b0, _t31, c_crc_count_onehot[1], c_crc_count_onehot[2], _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t31,
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t31, 1'b0,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t31, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], _t31, c_crc_count_onehot[2], _t31, c_crc_count_onehot[1],
+            1'b0, _t35, c_crc_count_onehot[1], c_crc_count_onehot[2], _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t35,
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, 1'b0,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t35, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], _t35, c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[1]
         };
     end
@@ -789,10 +797,10 @@ always @* begin
     c_crc_s1_zk_row8_next = c_crc_s1_zk_row8_reg;
     if (c_advance) begin
         c_crc_s1_zk_row8_next = {
-            _t31, c_crc_count_onehot[1], c_crc_count_onehot[2], _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t31,
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t31, 1'b0,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t31, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], _t31, c_crc_count_onehot[2], _t31, c_crc_count_onehot[1],
+            _t35, c_crc_count_onehot[1], c_crc_count_onehot[2], _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t35,
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, 1'b0,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t35, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], _t35, c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2]
         };
     end
@@ -802,10 +810,10 @@ always @* begin
     c_crc_s1_zk_row9_next = c_crc_s1_zk_row9_reg;
     if (c_advance) begin
         c_crc_s1_zk_row9_next = {
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], _t31, c_crc_count_onehot[2],
-            _t31, _t31, _t31, _t31, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], _t31, c_crc_count_onehot[2], _t31,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, _t34, c_crc_count_onehot[1], c_crc_count_onehot[2], _t31, 1'b0, 1'b0, c_crc_count_onehot[1],
-            c_crc_count_onehot[2], _t31, c_crc_count_onehot[1]
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], _t35, c_crc_count_onehot[2],
+            _t35, _t35, _t35, _t35, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], _t35, c_crc_count_onehot[2], _t35,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, _t38, c_crc_count_onehot[1], c_crc_count_onehot[2], _t35, 1'b0, 1'b0, c_crc_count_onehot[1],
+            c_crc_count_onehot[2], _t35, c_crc_count_onehot[1]
         };
     end
 end
@@ -814,9 +822,9 @@ always @* begin
     c_crc_s1_zk_row10_next = c_crc_s1_zk_row10_reg;
     if (c_advance) begin
         c_crc_s1_zk_row10_next = {
-            c_crc_count_onehot[2], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], 1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, _t31, c_crc_count_onehot[2],
-            1'b0, c_crc_count_onehot[1], _t31, _t33, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], _t31, 1'b0,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, _t35, c_crc_count_onehot[2],
+            1'b0, c_crc_count_onehot[1], _t35, _t37, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, 1'b0,
             c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2]
         };
     end
@@ -826,10 +834,10 @@ always @* begin
     c_crc_s1_zk_row11_next = c_crc_s1_zk_row11_reg;
     if (c_advance) begin
         c_crc_s1_zk_row11_next = {
-            c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], 1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, _t31, c_crc_count_onehot[2], 1'b0,
-            c_crc_count_onehot[1], _t31, _t33, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], _t31, 1'b0, c_crc_count_onehot[2],
-            1'b0, 1'b0, c_crc_count_onehot[2], _t31
+            c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, _t35, c_crc_count_onehot[2], 1'b0,
+            c_crc_count_onehot[1], _t35, _t37, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, 1'b0, c_crc_count_onehot[2],
+            1'b0, 1'b0, c_crc_count_onehot[2], _t35
         };
     end
 end
@@ -838,9 +846,9 @@ always @* begin
     c_crc_s1_zk_row12_next = c_crc_s1_zk_row12_reg;
     if (c_advance) begin
         c_crc_s1_zk_row12_next = {
-            _t31, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], _t31, _t31, 1'b0, _t31, c_crc_count_onehot[2],
-            c_crc_count_onehot[2], _t31, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            1'b0, c_crc_count_onehot[1], _t33, _t31, 1'b0, _t31, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            _t35, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], _t35, _t35, 1'b0, _t35, c_crc_count_onehot[2],
+            c_crc_count_onehot[2], _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[1], _t37, _t35, 1'b0, _t35, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2]
         };
     end
@@ -851,9 +859,9 @@ always @* begin
     if (c_advance) begin
         c_crc_s1_zk_row13_next = {
             c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], _t31, 1'b0, c_crc_count_onehot[1], _t31, 1'b0, _t31, _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, _t34, _t31,
-            _t31, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[1], _t31, _t31
+            c_crc_count_onehot[2], _t35, 1'b0, c_crc_count_onehot[1], _t35, 1'b0, _t35, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, _t38, _t35,
+            _t35, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], _t35, _t35
         };
     end
 end
@@ -862,9 +870,9 @@ always @* begin
     c_crc_s1_zk_row14_next = c_crc_s1_zk_row14_reg;
     if (c_advance) begin
         c_crc_s1_zk_row14_next = {
-            c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, _t31, c_crc_count_onehot[1], 1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], _t31,
+            c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], _t35,
             c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1],
-            c_crc_count_onehot[0], c_crc_count_onehot[1], _t31, c_crc_count_onehot[2], c_crc_count_onehot[2], _t31, 1'b0, c_crc_count_onehot[1], _t31,
+            c_crc_count_onehot[0], c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, 1'b0, c_crc_count_onehot[1], _t35,
             c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2]
         };
     end
@@ -874,9 +882,9 @@ always @* begin
     c_crc_s1_zk_row15_next = c_crc_s1_zk_row15_reg;
     if (c_advance) begin
         c_crc_s1_zk_row15_next = {
-            c_crc_count_onehot[2], 1'b0, _t31, c_crc_count_onehot[1], 1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1],
+            c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0],
-            c_crc_count_onehot[1], _t31, c_crc_count_onehot[2], c_crc_count_onehot[2], _t31, 1'b0, c_crc_count_onehot[1], _t31, c_crc_count_onehot[2], 1'b0,
+            c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, 1'b0, c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], 1'b0,
             c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1]
         };
     end
@@ -886,9 +894,9 @@ always @* begin
     c_crc_s1_zk_row16_next = c_crc_s1_zk_row16_reg;
     if (c_advance) begin
         c_crc_s1_zk_row16_next = {
-            1'b0, _t31, c_crc_count_onehot[1], 1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            1'b0, _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1],
-            _t31, c_crc_count_onehot[2], c_crc_count_onehot[2], _t31, 1'b0, c_crc_count_onehot[1], _t31, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1],
+            _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, 1'b0, c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1],
             1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1]
         };
     end
@@ -898,9 +906,9 @@ always @* begin
     c_crc_s1_zk_row17_next = c_crc_s1_zk_row17_reg;
     if (c_advance) begin
         c_crc_s1_zk_row17_next = {
-            _t31, c_crc_count_onehot[1], 1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1],
-            _t31, c_crc_count_onehot[2], c_crc_count_onehot[2], _t31, 1'b0, c_crc_count_onehot[1], _t31, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1],
+            _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, 1'b0, c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1],
             1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0
         };
     end
@@ -910,9 +918,9 @@ always @* begin
     c_crc_s1_zk_row18_next = c_crc_s1_zk_row18_reg;
     if (c_advance) begin
         c_crc_s1_zk_row18_next = {
-            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, _t31,
-            c_crc_count_onehot[2], _t31, _t31, _t32, _t31, 1'b0, _t31, _t31, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], _t31,
-            1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], _t31
+            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, _t35,
+            c_crc_count_onehot[2], _t35, _t35, _t36, _t35, 1'b0, _t35, _t35, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], _t35,
+            1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], _t35
         };
     end
 end
@@ -921,7 +929,7 @@ always @* begin
     c_crc_s1_zk_row19_next = c_crc_s1_zk_row19_reg;
     if (c_advance) begin
         c_crc_s1_zk_row19_next = {
-            1'b0, c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1],
             c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
             c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
@@ -934,7 +942,7 @@ always @* begin
     c_crc_s1_zk_row20_next = c_crc_s1_zk_row20_reg;
     if (c_advance) begin
         c_crc_s1_zk_row20_next = {
-            c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[2],
             1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
             c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
@@ -947,9 +955,9 @@ always @* begin
     c_crc_s1_zk_row21_next = c_crc_s1_zk_row21_reg;
     if (c_advance) begin
         c_crc_s1_zk_row21_next = {
-            _t31, c_crc_count_onehot[1], _t31, c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, _t31, c_crc_count_onehot[1], 1'b0, 1'b0, _t32, 1'b0, 1'b0,
-            c_crc_count_onehot[2], 1'b0, _t31, _t31, _t31, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
-            1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], _t31,
+            _t35, c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[1], 1'b0, 1'b0, _t36, 1'b0, 1'b0,
+            c_crc_count_onehot[2], 1'b0, _t35, _t35, _t35, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], _t35,
             c_crc_count_onehot[2]
         };
     end
@@ -959,10 +967,10 @@ always @* begin
     c_crc_s1_zk_row22_next = c_crc_s1_zk_row22_reg;
     if (c_advance) begin
         c_crc_s1_zk_row22_next = {
-            c_crc_count_onehot[1], _t31, 1'b0, c_crc_count_onehot[1], _t31, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[1], _t35, 1'b0, c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[0], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1],
-            c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, _t31, c_crc_count_onehot[1], 1'b0, _t31, c_crc_count_onehot[1]
+            c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1],
+            c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[1]
         };
     end
 end
@@ -971,8 +979,8 @@ always @* begin
     c_crc_s1_zk_row23_next = c_crc_s1_zk_row23_reg;
     if (c_advance) begin
         c_crc_s1_zk_row23_next = {
-            _t31, 1'b0, _t31, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, _t34, 1'b0, _t31, c_crc_count_onehot[1], 1'b0, _t31,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, _t31, 1'b0, 1'b0,
+            _t35, 1'b0, _t35, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, _t38, 1'b0, _t35, c_crc_count_onehot[1], 1'b0, _t35,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, _t35, 1'b0, 1'b0,
             c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0
         };
     end
@@ -982,10 +990,10 @@ always @* begin
     c_crc_s1_zk_row24_next = c_crc_s1_zk_row24_reg;
     if (c_advance) begin
         c_crc_s1_zk_row24_next = {
-            1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, _t31, _t31, _t31,
-            c_crc_count_onehot[1], _t31, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], _t31,
-            c_crc_count_onehot[1], 1'b0, _t31, c_crc_count_onehot[1], _t31
+            1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, _t35, _t35, _t35,
+            c_crc_count_onehot[1], _t35, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], _t35,
+            c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[1], _t35
         };
     end
 end
@@ -994,10 +1002,10 @@ always @* begin
     c_crc_s1_zk_row25_next = c_crc_s1_zk_row25_reg;
     if (c_advance) begin
         c_crc_s1_zk_row25_next = {
-            _t31, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[0],
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, _t31, _t31, _t31, c_crc_count_onehot[1],
-            _t31, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], _t31, c_crc_count_onehot[1],
-            1'b0, _t31, c_crc_count_onehot[1], _t31, 1'b0
+            _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[0],
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, _t35, _t35, _t35, c_crc_count_onehot[1],
+            _t35, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], _t35, c_crc_count_onehot[1],
+            1'b0, _t35, c_crc_count_onehot[1], _t35, 1'b0
         };
     end
 end
@@ -1006,10 +1014,10 @@ always @* begin
     c_crc_s1_zk_row26_next = c_crc_s1_zk_row26_reg;
     if (c_advance) begin
         c_crc_s1_zk_row26_next = {
-            c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t34, 1'b0, 1'b0, c_crc_count_onehot[2], _t31,
-            _t31, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t31, c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], 1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1]
+            c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t38, 1'b0, 1'b0, c_crc_count_onehot[2], _t35,
+            _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1]
         };
     end
 end
@@ -1018,10 +1026,10 @@ always @* begin
     c_crc_s1_zk_row27_next = c_crc_s1_zk_row27_reg;
     if (c_advance) begin
         c_crc_s1_zk_row27_next = {
-            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t34, 1'b0, 1'b0, c_crc_count_onehot[2], _t31, _t31,
+            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t38, 1'b0, 1'b0, c_crc_count_onehot[2], _t35, _t35,
             c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t31, c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], 1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t31
+            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t35
         };
     end
 end
@@ -1030,10 +1038,10 @@ always @* begin
     c_crc_s1_zk_row28_next = c_crc_s1_zk_row28_reg;
     if (c_advance) begin
         c_crc_s1_zk_row28_next = {
-            1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t34, 1'b0, 1'b0, c_crc_count_onehot[2], _t31, _t31, c_crc_count_onehot[1],
+            1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t38, 1'b0, 1'b0, c_crc_count_onehot[2], _t35, _t35, c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t31, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2],
-            1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1]
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2],
+            1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1]
         };
     end
 end
@@ -1042,10 +1050,10 @@ always @* begin
     c_crc_s1_zk_row29_next = c_crc_s1_zk_row29_reg;
     if (c_advance) begin
         c_crc_s1_zk_row29_next = {
-            c_crc_count_onehot[2], c_crc_count_onehot[2], _t34, 1'b0, 1'b0, c_crc_count_onehot[2], _t31, _t31, c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], _t38, 1'b0, 1'b0, c_crc_count_onehot[2], _t35, _t35, c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], _t31, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t31,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], 1'b0
+            c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t35,
+            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0
         };
     end
 end
@@ -1054,10 +1062,10 @@ always @* begin
     c_crc_s1_zk_row30_next = c_crc_s1_zk_row30_reg;
     if (c_advance) begin
         c_crc_s1_zk_row30_next = {
-            c_crc_count_onehot[2], _t34, 1'b0, 1'b0, c_crc_count_onehot[2], _t31, _t31, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], _t38, 1'b0, 1'b0, c_crc_count_onehot[2], _t35, _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
             c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], _t31, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t31, c_crc_count_onehot[2],
-            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], 1'b0, _t31
+            c_crc_count_onehot[2], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2],
+            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35
         };
     end
 end
@@ -1066,10 +1074,10 @@ always @* begin
     c_crc_s1_zk_row31_next = c_crc_s1_zk_row31_reg;
     if (c_advance) begin
         c_crc_s1_zk_row31_next = {
-            _t34, 1'b0, 1'b0, c_crc_count_onehot[2], _t31, _t31, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t31,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t31, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t31, c_crc_count_onehot[1], 1'b0, _t31, c_crc_count_onehot[1]
+            _t38, 1'b0, 1'b0, c_crc_count_onehot[2], _t35, _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
+            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
+            c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[1]
         };
     end
 end
@@ -1078,8 +1086,8 @@ always @* begin
     c_crc_s1_zk_init_next = c_crc_s1_zk_init_reg;
     if (c_advance) begin
         c_crc_s1_zk_init_next = {
-            _t34, _t32, _t33, _t33, c_crc_count_onehot[0], _t34, _t33, _t33, _t33, _t32, c_crc_count_onehot[0], _t33, _t34, _t32, _t32, _t32, _t34, _t32, _t34,
-            _t34, _t32, _t33, c_crc_count_onehot[0], _t32, c_crc_count_onehot[0], _t32, _t33, _t33, _t34, _t32, c_crc_count_onehot[0], _t32
+            _t38, _t36, _t37, _t37, c_crc_count_onehot[0], _t38, _t37, _t37, _t37, _t36, c_crc_count_onehot[0], _t37, _t38, _t36, _t36, _t36, _t38, _t36, _t38,
+            _t38, _t36, _t37, c_crc_count_onehot[0], _t36, c_crc_count_onehot[0], _t36, _t37, _t37, _t38, _t36, c_crc_count_onehot[0], _t36
         };
     end
 end
@@ -1102,16 +1110,16 @@ always @* begin
     c_crc_s2_coeff_next = c_crc_s2_coeff_reg;
     if (c_advance) begin
         c_crc_s2_coeff_next = {
-            _t35 ? 32'h0 : c_crc_s1_zk_row31_reg, _t35 ? 32'h0 : c_crc_s1_zk_row30_reg, _t35 ? 32'h0 : c_crc_s1_zk_row29_reg,
-            _t35 ? 32'h0 : c_crc_s1_zk_row28_reg, _t35 ? 32'h0 : c_crc_s1_zk_row27_reg, _t35 ? 32'h0 : c_crc_s1_zk_row26_reg,
-            _t35 ? 32'h0 : c_crc_s1_zk_row25_reg, _t35 ? 32'h0 : c_crc_s1_zk_row24_reg, _t35 ? 32'h0 : c_crc_s1_zk_row23_reg,
-            _t35 ? 32'h0 : c_crc_s1_zk_row22_reg, _t35 ? 32'h0 : c_crc_s1_zk_row21_reg, _t35 ? 32'h0 : c_crc_s1_zk_row20_reg,
-            _t35 ? 32'h0 : c_crc_s1_zk_row19_reg, _t35 ? 32'h0 : c_crc_s1_zk_row18_reg, _t35 ? 32'h0 : c_crc_s1_zk_row17_reg,
-            _t35 ? 32'h0 : c_crc_s1_zk_row16_reg, _t35 ? 32'h0 : c_crc_s1_zk_row15_reg, _t35 ? 32'h0 : c_crc_s1_zk_row14_reg,
-            _t35 ? 32'h0 : c_crc_s1_zk_row13_reg, _t35 ? 32'h0 : c_crc_s1_zk_row12_reg, _t35 ? 32'h0 : c_crc_s1_zk_row11_reg,
-            _t35 ? 32'h0 : c_crc_s1_zk_row10_reg, _t35 ? 32'h0 : c_crc_s1_zk_row9_reg, _t35 ? 32'h0 : c_crc_s1_zk_row8_reg, _t35 ? 32'h0 : c_crc_s1_zk_row7_reg,
-            _t35 ? 32'h0 : c_crc_s1_zk_row6_reg, _t35 ? 32'h0 : c_crc_s1_zk_row5_reg, _t35 ? 32'h0 : c_crc_s1_zk_row4_reg, _t35 ? 32'h0 : c_crc_s1_zk_row3_reg,
-            _t35 ? 32'h0 : c_crc_s1_zk_row2_reg, _t35 ? 32'h0 : c_crc_s1_zk_row1_reg, _t35 ? 32'h0 : c_crc_s1_zk_row0_reg
+            _t39 ? 32'h0 : c_crc_s1_zk_row31_reg, _t39 ? 32'h0 : c_crc_s1_zk_row30_reg, _t39 ? 32'h0 : c_crc_s1_zk_row29_reg,
+            _t39 ? 32'h0 : c_crc_s1_zk_row28_reg, _t39 ? 32'h0 : c_crc_s1_zk_row27_reg, _t39 ? 32'h0 : c_crc_s1_zk_row26_reg,
+            _t39 ? 32'h0 : c_crc_s1_zk_row25_reg, _t39 ? 32'h0 : c_crc_s1_zk_row24_reg, _t39 ? 32'h0 : c_crc_s1_zk_row23_reg,
+            _t39 ? 32'h0 : c_crc_s1_zk_row22_reg, _t39 ? 32'h0 : c_crc_s1_zk_row21_reg, _t39 ? 32'h0 : c_crc_s1_zk_row20_reg,
+            _t39 ? 32'h0 : c_crc_s1_zk_row19_reg, _t39 ? 32'h0 : c_crc_s1_zk_row18_reg, _t39 ? 32'h0 : c_crc_s1_zk_row17_reg,
+            _t39 ? 32'h0 : c_crc_s1_zk_row16_reg, _t39 ? 32'h0 : c_crc_s1_zk_row15_reg, _t39 ? 32'h0 : c_crc_s1_zk_row14_reg,
+            _t39 ? 32'h0 : c_crc_s1_zk_row13_reg, _t39 ? 32'h0 : c_crc_s1_zk_row12_reg, _t39 ? 32'h0 : c_crc_s1_zk_row11_reg,
+            _t39 ? 32'h0 : c_crc_s1_zk_row10_reg, _t39 ? 32'h0 : c_crc_s1_zk_row9_reg, _t39 ? 32'h0 : c_crc_s1_zk_row8_reg, _t39 ? 32'h0 : c_crc_s1_zk_row7_reg,
+            _t39 ? 32'h0 : c_crc_s1_zk_row6_reg, _t39 ? 32'h0 : c_crc_s1_zk_row5_reg, _t39 ? 32'h0 : c_crc_s1_zk_row4_reg, _t39 ? 32'h0 : c_crc_s1_zk_row3_reg,
+            _t39 ? 32'h0 : c_crc_s1_zk_row2_reg, _t39 ? 32'h0 : c_crc_s1_zk_row1_reg, _t39 ? 32'h0 : c_crc_s1_zk_row0_reg
         };
     end
 end
@@ -1229,12 +1237,12 @@ always @* begin
     out_temp_data_next = out_temp_data_reg;
     out_in_ready_next = out_in_ready_early;
     if (out_in_ready_reg) begin
-        if (out_out_ready | _t7) begin
+        if (out_out_ready | _t6) begin
             out_valid_next = c_crc_valid_reg;
-            out_data_next = _t36;
+            out_data_next = _t40;
         end else begin
             out_temp_valid_next = c_crc_valid_reg;
-            out_temp_data_next = _t36;
+            out_temp_data_next = _t40;
         end
     end else begin
         if (out_out_ready) begin
@@ -1286,6 +1294,7 @@ always @(posedge clk) begin
     ob_first_reg <= ob_first_next;
     ob_last_reg <= ob_last_next;
     ob_crc_slot_reg <= ob_crc_slot_next;
+    ob_crc_words_reg <= ob_crc_words_next;
     ob_crc_on_reg <= ob_crc_on_next;
     ob_qp_reg <= ob_qp_next;
     c_crc_s1_valid_reg <= c_crc_s1_valid_next;

@@ -180,6 +180,7 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
     first: m.reg('ob_first', 1),
     last: m.reg('ob_last', 1),
     crcSlot: m.reg('ob_crc_slot', sBits),
+    crcWords: m.reg('ob_crc_words', wBits, { doc: 'words the CRC covers: all but the CRC slot on the last beat' }),
     crcOn: m.reg('ob_crc_on', 1),
     qp: gbQp && m.reg('ob_qp', qb),
   };
@@ -197,13 +198,15 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   const hasMarker = m.let('mk_here', kInBeat.and(gbAll.not().or(remaining.zext(cw).gt(k.zext(cw)))));
   const need = m.let('gb_need', mux(kInBeat, lit(bBits + 1, n - 1), lit(bBits + 1, n)));
   const emit = m.let('gb_emit', gbActive.and(obFree).and(gbAll.or(gbCount.zext(bBits + 1).ge(need))));
-  // Output words this beat: min(n, remaining + marker).
-  const withMarker = m.let('gb_with_marker', remaining.add(hasMarker.zext(bBits + 1)));
-  const outWords = m.let('gb_out_words', mux(withMarker.gt(lit(bBits + 1, n)), lit(bBits + 1, n), withMarker).slice(wBits - 1, 0));
-  const consumed = m.let('gb_consumed', outWords.zext(bBits + 1).sub(hasMarker.zext(bBits + 1)));
+  // Every stream word left fits in this beat beside the marker (remaining + marker ≤ n). Then the
+  // beat takes them all: remaining + marker words, the gearbox's FPDU words, and the CRC word if
+  // all are in. Otherwise n words, n − marker of them from the gearbox. Each case is a value
+  // of registers or a choice between two, never arithmetic on the marker decision.
+  const fits = m.let('gb_fits', mux(hasMarker, remaining.le(lit(bBits + 1, n - 1)), remaining.le(lit(bBits + 1, n))));
+  const outWords = m.let('gb_out_words', mux(fits, remaining.add(hasMarker.zext(bBits + 1)).slice(wBits - 1, 0), lit(wBits, n)));
   // The CRC word went out this beat if every stream word did.
-  const crcOut = m.let('gb_crc_out', gbAll.and(consumed.eq(remaining)));
-  const fpduConsumed = m.let('gb_fpdu_consumed', mux(crcOut, consumed.sub(1), consumed).slice(bBits - 1, 0));
+  const crcOut = m.let('gb_crc_out', gbAll.and(fits));
+  const leftOver = mux(hasMarker, gbCount.sub(lit(bBits, n - 1)), gbCount.sub(lit(bBits, n)));
   // FPDUPTR: back to ULPDU_Length; 0 for a leading marker (the FPDU's first word).
   const leading = m.let('mk_leading', oIdx.eq(0).and(k.eq(0)));
   const hdrIdx = mux(oLead, lit(15, 1), lit(15, 0));
@@ -224,9 +227,18 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   }
   const crcSlot = m.let('gb_crc_slot', outWords.sub(1).slice(sBits - 1, 0));
   // Room for an F beat after this cycle's output.
-  const countAfter = m.let('gb_count_after', mux(emit, gbCount.sub(fpduConsumed), gbCount));
+  const countAfter = m.let('gb_count_after', mux(emit, mux(fits, lit(bBits, 0), leftOver), gbCount));
   const fpduDone = m.let('gb_fpdu_done', emit.and(crcOut));
-  const roomFor = m.let('gb_room', countAfter.zext(bBits + 1).add(fa.words.zext(bBits + 1)).le(lit(bBits + 1, 2 * n)));
+  // Room: count_after + F words ≤ 2n, with count_after one of three values of gbCount (0 always
+  // has room), so the sum comes from registers and the decision only picks a comparison.
+  const cb = bBits + 1;
+  const withF = m.let('gb_count_with_f', gbCount.zext(cb).add(fa.words.zext(cb)));
+  const roomIfLeft = mux(hasMarker, withF.le(lit(cb, 3 * n - 1)), withF.le(lit(cb, 3 * n)));
+  const roomFor = m.let('gb_room', mux(emit, fits.or(roomIfLeft), withF.le(lit(cb, 2 * n))));
+  /** count_after = c, as a choice between decodes of gbCount (never a decode of a computed count). */
+  const countAfterIs = (c: number): Expr => mux(emit, mux(fits, lit(1, c === 0 ? 1 : 0), mux(hasMarker, gbCount.eq(lit(bBits, c + n - 1)), gbCount.eq(lit(bBits, c + n)))), gbCount.eq(lit(bBits, c)));
+  /** The gearbox gives up c FPDU words this beat (emitting). */
+  const consumedIs = (c: number): Expr => emit.and(mux(fits, gbCount.eq(lit(bBits, c)), c === n ? hasMarker.not() : c === n - 1 ? hasMarker : lit(1, 0)));
   // A new FPDU enters only when the previous one is out (or leaves this cycle).
   const kAfter = m.let('mk_after', k.sub(outWords.zext(7)), { doc: 'the distance to the next marker after this output beat' });
   shared?.phase.update(fpduDone, gbQp!, kAfter);
@@ -280,6 +292,7 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
       m.set(ob.first, oIdx.eq(0));
       m.set(ob.last, crcOut);
       m.set(ob.crcSlot, crcSlot);
+      m.set(ob.crcWords, mux(crcOut, crcSlot.zext(wBits), outWords));
       m.set(ob.crcOn, gbCtx.bit(1));
       if (ob.qp) m.set(ob.qp, gbQp!);
       m.set(k, kAfter);
@@ -291,10 +304,10 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
     // consumed count is one value; an appended word has one source), not priority chains of up
     // to 2n + 1 muxes.
     for (let i = 0; i < 2 * n; i++) {
-      const shifts = Array.from({ length: Math.min(n, 2 * n - 1 - i) + 1 }, (_, c) => [emit.and(fpduConsumed.eq(lit(bBits, c))), gb[i + c]!] as const);
+      const shifts = Array.from({ length: Math.min(n, 2 * n - 1 - i) + 1 }, (_, c) => [consumedIs(c), gb[i + c]!] as const);
       const shifted = oneHotMux(shifts, gb[i]!);
       // Words of an accepted F beat land at count_after .. count_after + words − 1.
-      const appends = Array.from({ length: Math.min(n, i + 1) }, (_, j) => [countAfter.eq(lit(bBits, i - j)).and(fa.words.gt(lit(wBits, j))), fa.data.slice(32 * j + 31, 32 * j)] as const);
+      const appends = Array.from({ length: Math.min(n, i + 1) }, (_, j) => [countAfterIs(i - j).and(fa.words.gt(lit(wBits, j))), fa.data.slice(32 * j + 31, 32 * j)] as const);
       const appended = appends.map(([here]) => here).reduce((a, b) => a.or(b));
       m.set(gb[i]!, mux(faAccept.and(appended), oneHotMux(appends), shifted));
     }
@@ -325,10 +338,8 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   const advance = m.wire('c_advance', 1, { doc: 'stage C and the CRC pipeline move this cycle' });
   m.assign(obReady, advance);
   const cTake = m.let('c_take', ob.valid.and(advance));
-  // Words the CRC covers in this beat: every word but the CRC slot on the last beat.
-  const crcWords = m.let('c_crc_words', mux(ob.last, ob.crcSlot.zext(wBits), ob.words));
   const beat = OB_BEAT(W, qb).pack({ data: ob.data, words: ob.words, last: ob.last, crc_slot: ob.crcSlot, crc_on: ob.crcOn, ...((ob.qp ? { qp: ob.qp } : {}) as { qp: Expr }) });
-  const crc = crcPipeline(m, 'c_crc', { params, bytes: W, unit: 4, inputRegister: false, advance }, { valid: cTake, data: ob.data, count: crcWords, start: ob.first, tag: beat });
+  const crc = crcPipeline(m, 'c_crc', { params, bytes: W, unit: 4, inputRegister: false, advance }, { valid: cTake, data: ob.data, count: ob.crcWords, start: ob.first, tag: beat });
   const d = OB_BEAT(W, qb).view(crc.tag!, { m, prefix: 'c_beat' });
   const crcValue = m.let('c_crc_value', mux(d.crc_on, crc.crc.xor(lit(32, params.xorOut >>> 0)), lit(32, 0)));
   const withCrc = cat(
