@@ -186,7 +186,9 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       ird: r.bool(0.2) ? r.int(9, 16) : r.int(1, 6),
       ord: IRD_ORD_NO_NEGOTIATE, // the model's local endpoint is never short of ORD either (rx-peer.ts)
       msn: r.bool(0.3) ? (0x1_0000_0000 - r.int(1, 4)) >>> 0 : 1,
-      mulpdu: r.pick([100, 200, 1460, 4110, 9000]),
+      // 64..69, the smallest the RTL takes, splits an Atomic Request (70 octets) with 46..51
+      // octets of its header in the first ULPDU (ddp-tx-ulpdu.ts, the tail's octet select).
+      mulpdu: r.pick([r.int(64, 69), 100, 200, 1460, 4110, 9000]),
       // Now and then a limit the peer's larger ULPDUs exceed: LLP error 0x03 before the CRC.
       maxUlpdu: r.bool(0.15) ? r.int(UNTAGGED_HEADER_SIZE, peerMulpdu + 64) : MAX_ULPDU_LENGTH,
       bigEndian: r.bool(),

@@ -366,7 +366,10 @@ export class RxPeer {
     for (const o of this.local.pull()) {
       o.onSent?.();
       const op = o.ulpdu[1]! & 0x0f;
-      if (op === Opcode.READ_REQUEST || op === Opcode.ATOMIC_REQUEST) {
+      // A request's first segment (MO 0, RFC 5041 §4.4) carries its header; below MULPDU 70 an
+      // Atomic Request has a second one, the rest of its Compare Mask.
+      const mo = new DataView(o.ulpdu.buffer, o.ulpdu.byteOffset).getUint32(UNTAGGED_HEADER_SIZE - 4);
+      if ((op === Opcode.READ_REQUEST || op === Opcode.ATOMIC_REQUEST) && mo === 0) {
         const v = new DataView(o.ulpdu.buffer, o.ulpdu.byteOffset + UNTAGGED_HEADER_SIZE);
         if (op === Opcode.ATOMIC_REQUEST) requestId = v.getUint32(4);
         fx.orq.push(
@@ -397,7 +400,9 @@ export class RxPeer {
     const regionWith = (right: AccessRight) => pick(this.usable(right, (g) => g.length >= 16n));
     const writeTo = (stag: number, to: bigint, len: number) => this.send({ kind: 'write', id, stag, to, data: this.data(len) });
     const setU32 = (u: Uint8Array, at: number, v: number) => new DataView(u.buffer, u.byteOffset).setUint32(at, v >>> 0);
+    // Nothing sent (the peer model has nothing it may send now): no fault this time.
     const mutateFirst = (us: Uint8Array[], f: (u: Uint8Array) => Uint8Array | void) => {
+      if (!us.length) return null;
       const u = us[0]!.slice();
       us[0] = f(u) ?? u;
       return us;
