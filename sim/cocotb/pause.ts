@@ -80,3 +80,18 @@ export class Chance implements PauseGen {
     return this.p > 0 && this.r.bool(this.p);
   }
 }
+
+/**
+ * `base`, plus now and then (when `start` says so) a stall of `length` cycles: long enough for a
+ * block to fill every buffer behind a paused port, which short random pauses never do.
+ */
+export function withStalls(base: PauseGen, start: PauseGen, length: number): PauseGen {
+  let left = 0;
+  return {
+    next: () => {
+      if (left > 0) return left-- > 0;
+      if (start.next()) left = length - 1;
+      return left > 0 || base.next();
+    },
+  };
+}

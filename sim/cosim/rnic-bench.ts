@@ -103,7 +103,10 @@ export class RnicBench extends DutBench {
     } else {
       this.mem = this.memory({ width: this.W, wrPause: chance(), rdPause: chance(), latency: HOST_LATENCY });
     }
-    this.cfg = this.recordSource('cfg', { ready: null, fields: ({ qp, c }) => qpConfigFields(qp, c) });
+    // Work requests taken and not yet reported sent, per QP (a new context starts from none).
+    const unsent: number[] = new Array(this.qps).fill(0);
+    const accepted: number[] = [];
+    this.cfg = this.recordSource('cfg', { ready: null, fields: ({ qp, c }) => qpConfigFields(qp, c), onAccept: ({ qp }) => void (unsent[qp] = 0) });
     this.stagCfg = this.recordSource('stag_cfg', { ready: null, fields: ({ qp, g }) => ({ qp, ...stagEntry(g) }) });
     this.recv = this.recordSource('s_recv', { layout: RECV_BUFFER, beside: ['qp'], fields: (b) => ({ ...b }) });
     this.wr = this.recordSource('wr', {
@@ -111,7 +114,10 @@ export class RnicBench extends DutBench {
       beside: ['qp'],
       ...(o.noise && { filler: () => ({ ...this.wr.group.random(r, WR_NOISE_FIELDS), solicited: 0, invalidate: 0 }) }),
       fields: ({ qp, req, requestId }) => ({ qp, ...wrFields(req, requestId) }),
-      onAccept: () => this.wrAt.push(m.cycles),
+      onAccept: ({ qp }) => {
+        this.wrAt.push(m.cycles);
+        accepted.push(qp);
+      },
     });
     this.cqSink = this.recordSink('m_cq', {
       pause: chance(),
@@ -120,12 +126,22 @@ export class RnicBench extends DutBench {
       map: (f, cycle) => {
         const kind = f.kind as number;
         const sent = kind === CQ_KIND.SENT;
+        if (sent) unsent[f.qp as number]!--;
         return { qp: f.qp as number, kind, sent, text: sent ? 'sent' : rtlEvent(f), cycle };
       },
     });
     // The contract the scoreboards cannot see: a QP idle as a whole is idle on its receive side.
     const [idle, rxIdle] = [h('qp_idle'), h('qp_rx_idle')];
     this.invariant('qp_idle has a QP whose qp_rx_idle is 0', () => (m.peekPreNumber(idle) & ~m.peekPreNumber(rxIdle)) === 0);
+    // Nor is it idle with a work request taken and not sent, unless its Terminate stopped it.
+    const txStopped = h('qp_tx_stopped');
+    this.invariant('qp_idle has a QP with a work request taken and not yet sent', () => {
+      const busy = m.peekPreNumber(idle) & ~m.peekPreNumber(txStopped);
+      const holds = unsent.every((n, q) => n <= 0 || ((busy >> q) & 1) === 0);
+      // Taken this cycle: after this cycle's check (qp_idle was sampled before it went in).
+      for (const q of accepted.splice(0)) unsent[q]!++;
+      return holds;
+    });
     const pulse = { valid: h('inject_valid'), qp: h('inject_qp'), err: h('inject_err'), abort: h('abort_req'), abortQp: h('abort_qp') };
     this.add({
       drive: () => {

@@ -1,4 +1,5 @@
 import type { AxisSink } from '../cocotb/axis';
+import { withStalls } from '../cocotb/pause';
 import { DutBench } from '../harness/dut-bench';
 import type { HostMemoryPort } from '../harness/host-memory-port';
 import type { BackgroundMemory } from '../harness/memory';
@@ -62,8 +63,14 @@ export abstract class TxBlockBench extends DutBench {
 
   /** The m_axis sink (its pause drawn from the stream now) and the stream check, W octets a beat. */
   protected ulpduStream(width: number, sinkPause = 0.3): void {
-    this.sink_ = this.sink('m_axis', { pause: this.pause(sinkPause) });
+    // With back-pressure, now and then a stall of 600 cycles: the read FIFO behind m_axis fills.
+    const pause = sinkPause > 0 ? withStalls(this.pause(sinkPause), this.pause(1 / 20_000), 600) : this.pause(0);
+    this.sink_ = this.sink('m_axis', { pause });
     this.stream_ = this.add(new UlpduStreamCheck({ model: this.model, width, cycle: () => this.stepped, report: this.report }));
+    // A block that offers a beat is not idle (the top's idle trusts this).
+    const m = this.model;
+    const [idle, valid] = [m.handle('idle'), m.handle('m_axis_tvalid')];
+    this.invariant('idle is 1 while m_axis_tvalid is 1', () => (m.peekPreNumber(idle) & m.peekPreNumber(valid)) === 0);
   }
 
   get mAxis(): AxisSink {
@@ -90,6 +97,7 @@ export abstract class TxBlockBench extends DutBench {
     }
     const stepped = this.stepped;
     this.run(20);
+    for (const b of this.broken) this.report(b);
     const inFlight = this.mem.reader!.inFlight;
     if (inFlight) this.report(`${inFlight} read(s) still pending at the end`);
     const idleAtEnd = m.peekNumber(m.handle('idle')) === 1;

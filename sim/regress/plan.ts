@@ -53,6 +53,10 @@ export function regressPlan(scale = 1): RegressRun[] {
       planned(`rx w${w}`, 'rx', { width, frames: n(30_000), faults: '0.1' }),
       planned(`rnic_rx w${w}`, 'rnic_rx', { width, frames: n(20_000), faults: '0.1' }),
       planned(`mpa w${w}`, 'mpa', { width, frames: n(20_000), faults: '0.02' }),
+      // The transmit blocks by their own harnesses: their contracts the top masks (idle while a
+      // beat is offered) and long stalls behind m_axis.
+      planned(`ddp_tx w${w}`, 'ddp_tx', { width, frames: n(2000) }),
+      planned(`rdmap_tx_resp w${w}`, 'rdmap_tx_resp', { width, frames: n(2000) }),
       // The mpa_tx the top shares among its QPs, interleaved by its own harness.
       planned(`mpa_tx w${w} q${DEFAULT_CONFIG.qps}`, 'mpa_tx', { width, qps: String(DEFAULT_CONFIG.qps), frames: n(20_000) }),
       planned(`ddp_rx_hdr w${w}`, 'ddp_rx_hdr', { width, frames: n(50_000), faults: '0.3' }),

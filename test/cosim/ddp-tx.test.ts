@@ -119,6 +119,21 @@ describe('ddp_tx checks catch a broken RTL', () => {
   });
 });
 
+describe('ddp_tx: idle is a contract the top relies on', () => {
+  test('idle with a beat offered on m_axis (the campaign\'s ddp_tx_w8 #5) is a violation with its cycle', () => {
+    const mutate = (v: string) => v.replace(/^assign idle = in_idle & (_t\d+) & (_t\d+);$/m, 'assign idle = in_idle & $2;');
+    const text = emitVerilog(ddpTxModule(8));
+    expect(mutate(text)).not.toBe(text);
+    const model = openDut('ddp_tx_w8', { mutate }).model;
+    try {
+      const r = cosimDdpTx({ width: 8, seed: 1, requests: 300, mulpdu: 1460, model });
+      expect(r.firstMismatch?.actual).toMatch(/idle is 1 while m_axis_tvalid is 1 \(cycle \d+\)/);
+    } finally {
+      model.close();
+    }
+  });
+});
+
 describe('ddp_tx Verilog', () => {
   test.each([...WIDTHS])('ddp_tx_w%i is lint-clean under verilator -Wall', (width) => expect(verilatorLint(ddpTxModule(width))).toBe(''), 60_000);
 
