@@ -218,16 +218,15 @@ reg wr_held_next;
 reg wr_held_atomic_reg; // which requester the held beat belongs to
 reg wr_held_atomic_next;
 wire wr_pick_atomic; // the write-back of the atomic unit owns mem_wr this cycle
+wire rx_done; // every ULPDU taken so far is handled and placed
 reg [8:0] verdict_mem [0:3];
 wire _t0;
-wire _t1;
 // verilator lint_off UNUSED
-wire [8:0] _t2; // read through slices
+wire [8:0] _t1; // read through slices
 // verilator lint_on UNUSED
 
 assign _t0 = ~(verdict_count == 3'b100);
-assign _t1 = ctl_idle & place_idle;
-assign _t2 = verdict_mem[verdict_rptr_reg[1:0]];
+assign _t1 = verdict_mem[verdict_rptr_reg[1:0]];
 assign verdict_count = verdict_wptr_reg - verdict_rptr_reg;
 assign s_axis_tready = hdr_s_tready & _t0;
 assign verdict_push = s_axis_tvalid & s_axis_tready & s_axis_tlast;
@@ -239,8 +238,9 @@ assign mem_wr_strb = wr_pick_atomic ? atomic_wr_strb : place_wr_strb;
 assign atomic_wr_ready = wr_pick_atomic & mem_wr_ready;
 assign place_wr_ready = (~wr_pick_atomic) & mem_wr_ready;
 assign verdict_pop = desc_tvalid & desc_tready;
-assign rx_idle = _t1;
-assign idle = _t1 & resp_idle & (~ctl_m_req_valid);
+assign rx_done = ctl_idle & place_idle & (verdict_count == 3'b000);
+assign rx_idle = rx_done;
+assign idle = rx_done & resp_idle & (~ctl_m_req_valid);
 
 always @* begin
     verdict_wptr_next = verdict_wptr_reg;
@@ -304,8 +304,8 @@ ddp_rx_ctl u_ctl (
     .s_desc_tdata(desc_tdata),
     .s_desc_tvalid(desc_tvalid),
     .s_desc_tready(desc_tready),
-    .s_desc_mpa_bad(_t2[0]),
-    .s_desc_mpa_code(_t2[8:1]),
+    .s_desc_mpa_bad(_t1[0]),
+    .s_desc_mpa_code(_t1[8:1]),
     .s_recv_valid(s_recv_valid),
     .s_recv_ready(s_recv_ready),
     .s_recv_addr(s_recv_addr),

@@ -194,7 +194,10 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
     m.set(held, memWr.valid.and(memWr.ready.not()));
     m.set(heldAtomic, pickAtomic);
   });
-  m.assign(rxIdle, ctlIdle.and(placeIdle));
-  m.assign(idle, ctlIdle.and(placeIdle).and(respIdle).and(req.m_req_valid!.not()));
+  // A whole ULPDU whose descriptor has not reached ddp_rx_ctl yet (its verdict waits in the FIFO)
+  // is still being received.
+  const rxDone = m.let('rx_done', ctlIdle.and(placeIdle).and(verdict.empty), { doc: 'every ULPDU taken so far is handled and placed' });
+  m.assign(rxIdle, rxDone);
+  m.assign(idle, rxDone.and(respIdle).and(req.m_req_valid!.not()));
   return m.build();
 }

@@ -68,6 +68,17 @@ export class RxBench extends DutBench {
     // The contract the scoreboards cannot see: idle as a whole is idle on the receive side.
     const [idle, rxIdle] = [h('idle'), h('rx_idle')];
     this.invariant('idle is 1 while rx_idle is 0', () => m.peekPreNumber(idle) <= m.peekPreNumber(rxIdle));
+    // And rx_idle means nothing received is still on its way: once it reads 1 with no event
+    // offered, no event is offered until something new goes in (payload, a local fault, an abort).
+    const [inValid, inReady, injectValid, abortReq, evtValid] = [h('s_axis_tvalid'), h('s_axis_tready'), h('inject_valid'), h('abort_req'), h('m_evt_valid')];
+    let quiet = false;
+    this.invariant('an event came out after rx_idle with nothing received since', () => {
+      const offered = m.peekPreNumber(evtValid) === 1;
+      const held = !(quiet && offered);
+      const input = (m.peekPreNumber(inValid) & m.peekPreNumber(inReady)) | m.peekPreNumber(injectValid) | m.peekPreNumber(abortReq);
+      quiet = !input && (quiet || (m.peekPreNumber(rxIdle) === 1 && !offered));
+      return held;
+    });
     this.add({
       drive: () => {
         m.pokeNumber(h('inject_valid'), this.pulse.inject !== null ? 1 : 0);

@@ -108,9 +108,23 @@ describe('the checks catch a broken receive path', () => {
         width: 8,
         messages: 50,
         faults: 0,
-        mutate: swap(/assign idle = _t\d+ & resp_idle/, 'assign idle = place_idle & resp_idle'),
+        mutate: swap('assign idle = rx_done & resp_idle', 'assign idle = place_idle & resp_idle'),
       });
       expect(res.firstViolation).toMatch(/idle is 1 while rx_idle is 0 \(cycle \d+\)/);
+    },
+  );
+  test(
+    "rx_idle while mpa_rx still holds an FPDU is a violation: an event follows with nothing received since (the campaign's rnic_rx_w8 #3)",
+    () => {
+      const res = run(0x70, {
+        width: 8,
+        messages: 50,
+        faults: 0,
+        mpa: true,
+        mutateModule: 'rnic_rx_w8',
+        mutate: swap('assign rx_idle = ddp_rx_idle & mpa_idle;', 'assign rx_idle = ddp_rx_idle;'),
+      });
+      expect(res.firstViolation).toMatch(/an event came out after rx_idle with nothing received since \(cycle \d+\)/);
     },
   );
   test(
