@@ -41,7 +41,8 @@ describe.each([8, 64])('mpa_tx_w%i_q4, shared by 4 QPs, against a framer per QP'
       expect([r.module, r.mismatches]).toEqual([`mpa_tx_w${width}_q4`, 0]);
     },
   );
-  test(
+  // One width is enough for the mutant (a model build each).
+  test.runIf(width === 8)(
     "a lookup that misses the phase written back in the same cycle (no forwarding) frames the QP's next FPDU wrong",
     () => {
       const mutate = (v: string) => {
