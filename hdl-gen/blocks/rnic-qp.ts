@@ -1,4 +1,4 @@
-import { cat, lit, mux } from '../core/expr';
+import { lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import type { Signal } from '../core/signal';
 import { roundRobin } from '../lib/arbiter';
@@ -61,11 +61,8 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const rst = m.input('rst', 1, { group: clkGroup });
   m.clockDomain('sync', clk, rst);
 
-  /** A wire per port of `child` (named `${prefix}_${port}`), for the connections. */
-  const wiresOf = (child: Module, prefix: string): Record<string, Signal> =>
-    Object.fromEntries(child.ports.filter((p) => p.name !== 'clk' && p.name !== 'rst').map((p) => [p.name, m.wire(`${prefix}_${p.name}`, p.width)]));
-  const r = wiresOf(rx, 'rx_path');
-  const t = wiresOf(tx, 'tx_path');
+  const r = m.wiresLike(rx, 'rx_path');
+  const t = m.wiresLike(tx, 'tx_path');
   const og = 'AXI4-Stream output: ULPDUs for the shared mpa_tx, tuser the framing context (m_axis)';
   const u = sourceStream({ bytes: W, user: MPA_TX_CTX.width }).declare(m, 'm_axis', og, MPA_TX_CTX);
 

@@ -123,7 +123,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
 
   // ---- network out: the QPs' ULPDUs, whole and round-robin, into the shared mpa_tx ----------------
   const txArb = roundRobin(m, 'tx_arb', wires.m_axis_tvalid!);
-  const f = Object.fromEntries(mpa.ports.filter((p) => p.name !== 'clk' && p.name !== 'rst').map((p) => [p.name, m.wire(`framer_${p.name}`, p.width)]));
+  const f = m.wiresLike(mpa, 'framer');
   for (const n of ['tdata', 'tkeep', 'tlast', 'tuser']) m.assign(f[`s_axis_${n}`]!, txArb.pick(wires[`m_axis_${n}`]!));
   m.assign(f.s_axis_tvalid!, txArb.valid);
   if (N > 1) m.assign(f.s_axis_tid!, txArb.index);

@@ -145,6 +145,14 @@ export class ModuleBuilder {
     return p.role === 'input' ? this.input(name, p.width, opts) : this.output(name, p.width, opts);
   }
 
+  /**
+   * A wire per port of `child` but its clock and reset (`clk`, `rst`), named `<prefix>_<port>` and
+   * keyed by the port's name: the connections of an instance that the parent drives and reads.
+   */
+  wiresLike(child: Module, prefix: string): Record<string, Signal> {
+    return Object.fromEntries(child.ports.filter((p) => p.name !== 'clk' && p.name !== 'rst').map((p) => [p.name, this.wire(`${prefix}_${p.name}`, p.width)]));
+  }
+
   wire(name: string, width: number, opts: { doc?: string; record?: RecordInfo } = {}): Signal {
     return this.declare(new Signal({ name, width, role: 'wire', doc: opts.doc ?? null, record: opts.record ?? null }));
   }
