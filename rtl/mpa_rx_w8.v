@@ -140,7 +140,18 @@ wire go; // the reader produces a beat
 wire [15:0] fpduptr; // FPDUPTR of the marker word in the window
 wire [14:0] marker_dist; // words from ULPDU_Length to the marker
 wire marker_bad; // a marker of this FPDU so far was wrong
-wire [5:0] crc_count_onehot; // bit k: a beat of k units
+reg crc_in_valid_reg;
+reg crc_in_valid_next;
+reg [159:0] crc_in_data_reg;
+reg [159:0] crc_in_data_next;
+reg [5:0] crc_in_count_onehot_reg;
+reg [5:0] crc_in_count_onehot_next;
+reg [2:0] crc_in_shift_reg;
+reg [2:0] crc_in_shift_next;
+reg crc_in_start_reg;
+reg crc_in_start_next;
+reg [74:0] crc_in_tag_reg;
+reg [74:0] crc_in_tag_next;
 wire [2:0] crc_shift; // units of zeros before the data (N - k)
 reg crc_s1_valid_reg;
 reg crc_s1_valid_next;
@@ -322,7 +333,12 @@ wire _t58;
 wire _t59;
 wire _t60;
 wire _t61;
-wire [73:0] _t62;
+wire _t62;
+wire _t63;
+wire _t64;
+wire _t65;
+wire _t66;
+wire [73:0] _t67;
 
 assign _t0 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
 assign _t1 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
@@ -333,60 +349,65 @@ assign _t5 = marker_in & (marker_pos <= 7'h2);
 assign _t6 = marker_pos == 7'h0;
 assign _t7 = at_start_reg ? ((words_avail >= ({7'h0, lead_marker} + 8'h1)) & (oversize | _t8)) : _t8;
 assign _t8 = words_avail >= words_needed;
-assign _t9 = crc_count_onehot[0] | crc_count_onehot[1];
-assign _t10 = crc_count_onehot[2] | crc_count_onehot[3];
-assign _t11 = _t12 | crc_count_onehot[4];
-assign _t12 = crc_count_onehot[0] | crc_count_onehot[2];
-assign _t13 = crc_bad | v_beat_marker_bad;
-assign _t14 = ~out_valid_reg;
-assign _t15 = crc_count_onehot[3] | crc_count_onehot[5];
-assign _t16 = crc_count_onehot[2] | crc_count_onehot[5];
-assign _t17 = _t18 | crc_count_onehot[5];
-assign _t18 = _t19 | crc_count_onehot[4];
-assign _t19 = _t20 | crc_count_onehot[3];
-assign _t20 = crc_count_onehot[1] | crc_count_onehot[2];
-assign _t21 = _t22 | crc_count_onehot[5];
-assign _t22 = crc_count_onehot[1] | crc_count_onehot[3];
-assign _t23 = _t24 | crc_count_onehot[5];
-assign _t24 = crc_count_onehot[1] | crc_count_onehot[4];
-assign _t25 = crc_count_onehot[1] | crc_count_onehot[5];
-assign _t26 = _t27 | crc_count_onehot[5];
-assign _t27 = crc_count_onehot[2] | crc_count_onehot[4];
-assign _t28 = _t10 | crc_count_onehot[5];
-assign _t29 = _t10 | crc_count_onehot[4];
-assign _t30 = _t19 | crc_count_onehot[5];
-assign _t31 = _t22 | crc_count_onehot[4];
-assign _t32 = _t33 | crc_count_onehot[5];
-assign _t33 = _t20 | crc_count_onehot[4];
-assign _t34 = _t35 | crc_count_onehot[5];
-assign _t35 = crc_count_onehot[3] | crc_count_onehot[4];
-assign _t36 = _t31 | crc_count_onehot[5];
-assign _t37 = _t12 | crc_count_onehot[5];
-assign _t38 = _t29 | crc_count_onehot[5];
-assign _t39 = _t20 | crc_count_onehot[5];
-assign _t40 = _t41 | crc_count_onehot[4];
-assign _t41 = _t42 | crc_count_onehot[3];
-assign _t42 = _t9 | crc_count_onehot[2];
-assign _t43 = _t44 | crc_count_onehot[4];
-assign _t44 = crc_count_onehot[0] | crc_count_onehot[3];
-assign _t45 = crc_count_onehot[4] | crc_count_onehot[5];
-assign _t46 = _t47 | crc_count_onehot[5];
-assign _t47 = _t48 | crc_count_onehot[4];
-assign _t48 = _t9 | crc_count_onehot[3];
-assign _t49 = _t50 | crc_count_onehot[5];
-assign _t50 = _t9 | crc_count_onehot[4];
-assign _t51 = _t42 | crc_count_onehot[5];
-assign _t52 = _t53 | crc_count_onehot[5];
-assign _t53 = crc_count_onehot[0] | crc_count_onehot[4];
-assign _t54 = _t55 | crc_count_onehot[5];
-assign _t55 = _t12 | crc_count_onehot[3];
-assign _t56 = _t44 | crc_count_onehot[5];
-assign _t57 = crc_count_onehot[0] | crc_count_onehot[5];
-assign _t58 = _t42 | crc_count_onehot[4];
-assign _t59 = _t55 | crc_count_onehot[4];
-assign _t60 = _t11 | crc_count_onehot[5];
-assign _t61 = crc_s1_start_reg | crc_s1_load_reg;
-assign _t62 = {(~v_beat_oversize) & v_beat_last & (~_t13), v_beat_last, v_beat_keep, v_beat_data};
+assign _t9 = crc_bad | v_beat_marker_bad;
+assign _t10 = ~out_valid_reg;
+assign _t11 = words[2:0] == 3'b100;
+assign _t12 = words[2:0] == 3'b011;
+assign _t13 = words[2:0] == 3'b010;
+assign _t14 = words[2:0] == 3'b001;
+assign _t15 = words[2:0] == 3'b000;
+assign _t16 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5];
+assign _t17 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5];
+assign _t18 = _t19 | crc_in_count_onehot_reg[5];
+assign _t19 = _t20 | crc_in_count_onehot_reg[4];
+assign _t20 = _t21 | crc_in_count_onehot_reg[3];
+assign _t21 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2];
+assign _t22 = _t23 | crc_in_count_onehot_reg[5];
+assign _t23 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3];
+assign _t24 = _t25 | crc_in_count_onehot_reg[5];
+assign _t25 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4];
+assign _t26 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5];
+assign _t27 = _t28 | crc_in_count_onehot_reg[5];
+assign _t28 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4];
+assign _t29 = _t30 | crc_in_count_onehot_reg[5];
+assign _t30 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3];
+assign _t31 = _t30 | crc_in_count_onehot_reg[4];
+assign _t32 = _t20 | crc_in_count_onehot_reg[5];
+assign _t33 = _t23 | crc_in_count_onehot_reg[4];
+assign _t34 = _t35 | crc_in_count_onehot_reg[5];
+assign _t35 = _t21 | crc_in_count_onehot_reg[4];
+assign _t36 = _t37 | crc_in_count_onehot_reg[5];
+assign _t37 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4];
+assign _t38 = _t33 | crc_in_count_onehot_reg[5];
+assign _t39 = _t40 | crc_in_count_onehot_reg[5];
+assign _t40 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2];
+assign _t41 = _t31 | crc_in_count_onehot_reg[5];
+assign _t42 = _t21 | crc_in_count_onehot_reg[5];
+assign _t43 = _t44 | crc_in_count_onehot_reg[4];
+assign _t44 = _t45 | crc_in_count_onehot_reg[3];
+assign _t45 = _t46 | crc_in_count_onehot_reg[2];
+assign _t46 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1];
+assign _t47 = _t48 | crc_in_count_onehot_reg[4];
+assign _t48 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3];
+assign _t49 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5];
+assign _t50 = _t51 | crc_in_count_onehot_reg[5];
+assign _t51 = _t52 | crc_in_count_onehot_reg[4];
+assign _t52 = _t46 | crc_in_count_onehot_reg[3];
+assign _t53 = _t54 | crc_in_count_onehot_reg[5];
+assign _t54 = _t46 | crc_in_count_onehot_reg[4];
+assign _t55 = _t45 | crc_in_count_onehot_reg[5];
+assign _t56 = _t57 | crc_in_count_onehot_reg[5];
+assign _t57 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4];
+assign _t58 = _t59 | crc_in_count_onehot_reg[5];
+assign _t59 = _t40 | crc_in_count_onehot_reg[3];
+assign _t60 = _t48 | crc_in_count_onehot_reg[5];
+assign _t61 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5];
+assign _t62 = _t45 | crc_in_count_onehot_reg[4];
+assign _t63 = _t59 | crc_in_count_onehot_reg[4];
+assign _t64 = _t65 | crc_in_count_onehot_reg[5];
+assign _t65 = _t40 | crc_in_count_onehot_reg[4];
+assign _t66 = crc_s1_start_reg | crc_s1_load_reg;
+assign _t67 = {(~v_beat_oversize) & v_beat_last & (~_t9), v_beat_last, v_beat_keep, v_beat_data};
 assign err_valid = err_seen_reg;
 assign err_code = err_llp_reg;
 assign fpdu_count = good_fpdus_reg;
@@ -657,12 +678,11 @@ assign fpduptr = (_t6 ? {win_s0[23:16], win_s0[31:24]} : 16'h0) | ((marker_pos =
 assign marker_dist = (at_start_reg ? 15'h0 : hdr_off_reg) + {8'h0, marker_pos};
 assign marker_bad = (at_start_reg ? 1'b0 : marker_fault_reg) |
     (marker_retired & (~(lead_marker ? (fpduptr == 16'h0) : ({1'b0, fpduptr} == {marker_dist, 2'b00}))));
-assign crc_count_onehot = {words[2:0] == 3'b101, words[2:0] == 3'b100, words[2:0] == 3'b011, words[2:0] == 3'b010, words[2:0] == 3'b001, words[2:0] == 3'b000};
-assign crc_shift = {_t9, _t10, _t11};
-assign crc_aligned = crc_shift[2] ? {crc_shift[1] ? 32'h0 : (crc_shift[0] ? 32'h0 : win_s0[31:0]), 128'h0} :
-    crc_shift[1] ? {crc_shift[0] ? {{win_s0[63:32], win_s0[31:0]}, 32'h0} : {win_s0[95:64], win_s0[63:32], win_s0[31:0]}, 64'h0} :
-    crc_shift[0] ? {{win_s0[127:96], win_s0[95:64], win_s0[63:32], win_s0[31:0]}, 32'h0} :
-    {win_s0[159:128], win_s0[127:96], win_s0[95:64], win_s0[63:32], win_s0[31:0]};
+assign crc_shift = crc_in_shift_reg;
+assign crc_aligned = crc_shift[2] ? {crc_shift[1] ? 32'h0 : (crc_shift[0] ? 32'h0 : crc_in_data_reg[31:0]), 128'h0} :
+    crc_shift[1] ? {crc_shift[0] ? {crc_in_data_reg[63:0], 32'h0} : crc_in_data_reg[95:0], 64'h0} :
+    crc_shift[0] ? {crc_in_data_reg[127:0], 32'h0} :
+    crc_in_data_reg;
 assign crc_next = {
     (^(crc_s2_coeff_reg[1023:992] & crc_crc_reg)) ^ crc_s2_u_reg[31] ^ (^crc_s2_data_partials_reg[89:87]),
     (^(crc_s2_coeff_reg[991:960] & crc_crc_reg)) ^ crc_s2_u_reg[30] ^ (^crc_s2_data_partials_reg[86:84]),
@@ -702,12 +722,12 @@ assign v_beat_marker_bad = crc_tag_reg[74];
 assign v_emit = crc_valid_reg & (~out_stopped_reg);
 assign v_beat_oversize = crc_tag_reg[73];
 assign v_beat_last = crc_tag_reg[72];
-assign fail = v_emit & (v_beat_oversize | (v_beat_last & _t13));
+assign fail = v_emit & (v_beat_oversize | (v_beat_last & _t9));
 assign v_beat_keep = crc_tag_reg[71:64];
 assign v_beat_data = crc_tag_reg[63:0];
-assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t14 | (~v_emit)));
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t10 | (~v_emit)));
 assign advance = out_in_ready_reg;
-assign idle = (~(_t7 & _t4)) & _t14 & (~(crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg));
+assign idle = (~(_t7 & _t4)) & _t10 & (~(crc_in_valid_reg | crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg));
 assign m_axis_tdata = out_data_reg[63:0];
 assign m_axis_tkeep = out_data_reg[71:64];
 assign m_axis_tlast = out_data_reg[72];
@@ -716,9 +736,63 @@ assign m_axis_tvalid = out_valid_reg;
 assign out_out_ready = m_axis_tready;
 
 always @* begin
+    crc_in_valid_next = crc_in_valid_reg;
+    if (advance) begin
+        crc_in_valid_next = go;
+    end
+end
+
+always @* begin
+    crc_in_data_next = crc_in_data_reg;
+    if (advance) begin
+        crc_in_data_next = {win_s0[159:128], win_s0[127:96], win_s0[95:64], win_s0[63:32], win_s0[31:0]};
+    end
+end
+
+always @* begin
+    crc_in_count_onehot_next = crc_in_count_onehot_reg;
+    if (advance) begin
+        crc_in_count_onehot_next = {words[2:0] == 3'b101, _t11, _t12, _t13, _t14, _t15};
+    end
+end
+
+always @* begin
+    crc_in_shift_next = crc_in_shift_reg;
+    if (advance) begin
+        crc_in_shift_next = {_t15 | _t14, _t13 | _t12, _t15 | _t13 | _t11};
+    end
+end
+
+always @* begin
+    crc_in_start_next = crc_in_start_reg;
+    if (advance) begin
+        crc_in_start_next = at_start_reg;
+    end
+end
+
+always @* begin
+    crc_in_tag_next = crc_in_tag_reg;
+    if (advance) begin
+        crc_in_tag_next = {
+            marker_bad,
+            oversize,
+            oversize | last_beat,
+            oversize ? 8'h0 :
+                last_beat ?
+                    {
+                        ul_now[3:0] > 4'b0111, ul_now[3:0] > 4'b0110, ul_now[3:0] > 4'b0101, ul_now[3:0] > 4'b0100, ul_now[3:0] > 4'b0011,
+                        ul_now[3:0] > 4'b0010, ul_now[3:0] > 4'b0001, ul_now[3:0] > 4'b0000
+                    } :
+                8'hff,
+            mf_win[79:16]
+        };
+    end
+end
+
+always @* begin
     crc_s1_valid_next = crc_s1_valid_reg;
     if (advance) begin
-        crc_s1_valid_next = go;
+        crc_s1_valid_next = crc_in_valid_reg;
     end
 end
 
@@ -732,7 +806,7 @@ end
 always @* begin
     crc_s1_start_next = crc_s1_start_reg;
     if (advance) begin
-        crc_s1_start_next = at_start_reg;
+        crc_s1_start_next = crc_in_start_reg;
     end
 end
 
@@ -754,8 +828,8 @@ always @* begin
     crc_s1_zk_row0_next = crc_s1_zk_row0_reg;
     if (advance) begin
         crc_s1_zk_row0_next = {
-            _t15, _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31, _t16, _t15, _t32, _t27,
-            _t21, _t34, _t25, _t25, _t20, _t36, _t34, _t33, _t24, _t37
+            _t16, _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24, _t33, _t17, _t16, _t34,
+            _t28, _t22, _t36, _t26, _t26, _t21, _t38, _t36, _t35, _t25, _t39
         };
     end
 end
@@ -764,8 +838,8 @@ always @* begin
     crc_s1_zk_row1_next = crc_s1_zk_row1_reg;
     if (advance) begin
         crc_s1_zk_row1_next = {
-            _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31, _t16, _t15, _t32, _t27, _t21,
-            _t34, _t25, _t25, _t20, _t36, _t34, _t33, _t24, _t37, _t27
+            _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24, _t33, _t17, _t16, _t34, _t28,
+            _t22, _t36, _t26, _t26, _t21, _t38, _t36, _t35, _t25, _t39, _t28
         };
     end
 end
@@ -774,8 +848,8 @@ always @* begin
     crc_s1_zk_row2_next = crc_s1_zk_row2_reg;
     if (advance) begin
         crc_s1_zk_row2_next = {
-            _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31, _t16, _t15, _t32, _t27, _t21, _t34,
-            _t25, _t25, _t20, _t36, _t34, _t33, _t24, _t37, _t27, _t26
+            _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24, _t33, _t17, _t16, _t34, _t28, _t22,
+            _t36, _t26, _t26, _t21, _t38, _t36, _t35, _t25, _t39, _t28, _t27
         };
     end
 end
@@ -784,8 +858,8 @@ always @* begin
     crc_s1_zk_row3_next = crc_s1_zk_row3_reg;
     if (advance) begin
         crc_s1_zk_row3_next = {
-            _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31, _t16, _t15, _t32, _t27, _t21, _t34, _t25,
-            _t25, _t20, _t36, _t34, _t33, _t24, _t37, _t27, _t26, _t23
+            _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24, _t33, _t17, _t16, _t34, _t28, _t22, _t36,
+            _t26, _t26, _t21, _t38, _t36, _t35, _t25, _t39, _t28, _t27, _t24
         };
     end
 end
@@ -794,9 +868,9 @@ always @* begin
     crc_s1_zk_row4_next = crc_s1_zk_row4_reg;
     if (advance) begin
         crc_s1_zk_row4_next = {
-            _t32, crc_count_onehot[1], _t30, _t10, _t38, _t18, _t39, crc_count_onehot[5], _t39, _t15, crc_count_onehot[5], _t38, _t32, _t20, _t15, _t20,
-            crc_count_onehot[2], _t19, _t19, crc_count_onehot[4], _t27, _t32, _t28, crc_count_onehot[1], _t31, _t26, _t27, _t40, _t28, _t25,
-            crc_count_onehot[5], _t36
+            _t34, crc_in_count_onehot_reg[1], _t32, _t30, _t41, _t19, _t42, crc_in_count_onehot_reg[5], _t42, _t16, crc_in_count_onehot_reg[5], _t41, _t34,
+            _t21, _t16, _t21, crc_in_count_onehot_reg[2], _t20, _t20, crc_in_count_onehot_reg[4], _t28, _t34, _t29, crc_in_count_onehot_reg[1], _t33, _t27,
+            _t28, _t43, _t29, _t26, crc_in_count_onehot_reg[5], _t38
         };
     end
 end
@@ -805,8 +879,8 @@ always @* begin
     crc_s1_zk_row5_next = crc_s1_zk_row5_reg;
     if (advance) begin
         crc_s1_zk_row5_next = {
-            _t21, _t20, _t15, crc_count_onehot[1], 1'b0, _t10, _t21, _t27, _t22, _t27, crc_count_onehot[4], _t16, crc_count_onehot[1], _t26, _t22, _t21, _t38,
-            _t27, _t26, _t38, 1'b0, _t34, _t15, _t25, _t33, _t32, _t43, _t33, _t31, _t32, _t15, _t17
+            _t22, _t21, _t16, crc_in_count_onehot_reg[1], 1'b0, _t30, _t22, _t28, _t23, _t28, crc_in_count_onehot_reg[4], _t17, crc_in_count_onehot_reg[1],
+            _t27, _t23, _t22, _t41, _t28, _t27, _t41, 1'b0, _t36, _t16, _t26, _t35, _t34, _t47, _t35, _t33, _t34, _t16, _t18
         };
     end
 end
@@ -815,8 +889,9 @@ always @* begin
     crc_s1_zk_row6_next = crc_s1_zk_row6_reg;
     if (advance) begin
         crc_s1_zk_row6_next = {
-            _t30, 1'b0, _t39, _t17, _t24, 1'b0, _t18, _t34, _t32, _t16, crc_count_onehot[3], crc_count_onehot[4], _t45, _t33, _t39, _t24, _t39, _t30, _t35,
-            _t15, _t19, _t38, crc_count_onehot[3], _t30, _t27, _t46, crc_count_onehot[4], crc_count_onehot[5], _t19, _t17, _t28, crc_count_onehot[4]
+            _t32, 1'b0, _t42, _t18, _t25, 1'b0, _t19, _t36, _t34, _t17, crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[4], _t49, _t35, _t42, _t25, _t42,
+            _t32, _t37, _t16, _t20, _t41, crc_in_count_onehot_reg[3], _t32, _t28, _t50, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[5], _t20, _t18,
+            _t29, crc_in_count_onehot_reg[4]
         };
     end
 end
@@ -825,8 +900,9 @@ always @* begin
     crc_s1_zk_row7_next = crc_s1_zk_row7_reg;
     if (advance) begin
         crc_s1_zk_row7_next = {
-            _t15, _t19, _t31, _t28, _t18, _t26, _t23, crc_count_onehot[2], _t20, _t38, _t38, _t25, _t24, _t36, _t18, crc_count_onehot[3], _t29,
-            crc_count_onehot[1], _t10, _t39, _t22, _t29, crc_count_onehot[2], _t28, _t43, _t23, _t39, _t26, _t20, _t36, crc_count_onehot[1], _t23
+            _t16, _t20, _t33, _t29, _t19, _t27, _t24, crc_in_count_onehot_reg[2], _t21, _t41, _t41, _t26, _t25, _t38, _t19, crc_in_count_onehot_reg[3], _t31,
+            crc_in_count_onehot_reg[1], _t30, _t42, _t23, _t31, crc_in_count_onehot_reg[2], _t29, _t47, _t24, _t42, _t27, _t21, _t38,
+            crc_in_count_onehot_reg[1], _t24
         };
     end
 end
@@ -835,8 +911,9 @@ always @* begin
     crc_s1_zk_row8_next = crc_s1_zk_row8_reg;
     if (advance) begin
         crc_s1_zk_row8_next = {
-            _t19, _t31, _t28, _t18, _t26, _t23, crc_count_onehot[2], _t20, _t38, _t38, _t25, _t24, _t36, _t18, crc_count_onehot[3], _t29, crc_count_onehot[1],
-            _t10, _t39, _t22, _t29, crc_count_onehot[2], _t28, _t43, _t23, _t39, _t26, _t20, _t36, crc_count_onehot[1], _t23, _t26
+            _t20, _t33, _t29, _t19, _t27, _t24, crc_in_count_onehot_reg[2], _t21, _t41, _t41, _t26, _t25, _t38, _t19, crc_in_count_onehot_reg[3], _t31,
+            crc_in_count_onehot_reg[1], _t30, _t42, _t23, _t31, crc_in_count_onehot_reg[2], _t29, _t47, _t24, _t42, _t27, _t21, _t38,
+            crc_in_count_onehot_reg[1], _t24, _t27
         };
     end
 end
@@ -845,8 +922,8 @@ always @* begin
     crc_s1_zk_row9_next = crc_s1_zk_row9_reg;
     if (advance) begin
         crc_s1_zk_row9_next = {
-            _t23, crc_count_onehot[2], _t36, _t22, _t28, _t30, _t10, _t19, _t18, _t33, _t17, _t15, _t31, _t27, crc_count_onehot[4], _t28, _t17, _t38, _t30,
-            _t26, _t23, _t34, _t49, _t22, crc_count_onehot[2], _t33, 1'b0, 1'b0, _t36, _t16, _t39, _t25
+            _t24, crc_in_count_onehot_reg[2], _t38, _t23, _t29, _t32, _t30, _t20, _t19, _t35, _t18, _t16, _t33, _t28, crc_in_count_onehot_reg[4], _t29, _t18,
+            _t41, _t32, _t27, _t24, _t36, _t53, _t23, crc_in_count_onehot_reg[2], _t35, 1'b0, 1'b0, _t38, _t17, _t42, _t26
         };
     end
 end
@@ -855,9 +932,9 @@ always @* begin
     crc_s1_zk_row10_next = crc_s1_zk_row10_reg;
     if (advance) begin
         crc_s1_zk_row10_next = {
-            _t28, _t24, _t30, _t24, _t45, _t39, crc_count_onehot[2], _t28, _t26, _t22, crc_count_onehot[2], crc_count_onehot[3], crc_count_onehot[4], _t10,
-            crc_count_onehot[5], crc_count_onehot[4], _t19, _t26, crc_count_onehot[4], _t31, _t19, _t51, crc_count_onehot[5], _t38, _t26, _t25, _t20, 1'b0,
-            _t29, _t45, _t45, _t38
+            _t29, _t25, _t32, _t25, _t49, _t42, crc_in_count_onehot_reg[2], _t29, _t27, _t23, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
+            crc_in_count_onehot_reg[4], _t30, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t20, _t27, crc_in_count_onehot_reg[4], _t33, _t20, _t55,
+            crc_in_count_onehot_reg[5], _t41, _t27, _t26, _t21, 1'b0, _t31, _t49, _t49, _t41
         };
     end
 end
@@ -866,9 +943,9 @@ always @* begin
     crc_s1_zk_row11_next = crc_s1_zk_row11_reg;
     if (advance) begin
         crc_s1_zk_row11_next = {
-            _t24, _t30, _t24, _t45, _t39, crc_count_onehot[2], _t28, _t26, _t22, crc_count_onehot[2], crc_count_onehot[3], crc_count_onehot[4], _t10,
-            crc_count_onehot[5], crc_count_onehot[4], _t19, _t26, crc_count_onehot[4], _t31, _t19, _t51, crc_count_onehot[5], _t38, _t26, _t25, _t20, 1'b0,
-            _t29, _t45, _t45, _t38, _t33
+            _t25, _t32, _t25, _t49, _t42, crc_in_count_onehot_reg[2], _t29, _t27, _t23, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
+            crc_in_count_onehot_reg[4], _t30, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t20, _t27, crc_in_count_onehot_reg[4], _t33, _t20, _t55,
+            crc_in_count_onehot_reg[5], _t41, _t27, _t26, _t21, 1'b0, _t31, _t49, _t49, _t41, _t35
         };
     end
 end
@@ -877,8 +954,8 @@ always @* begin
     crc_s1_zk_row12_next = crc_s1_zk_row12_reg;
     if (advance) begin
         crc_s1_zk_row12_next = {
-            _t20, _t36, _t27, _t35, _t31, _t20, _t17, _t34, _t39, _t38, _t38, _t18, _t16, _t10, crc_count_onehot[1], _t31, _t25, 1'b0, _t21, _t41, _t33, _t15,
-            _t18, _t31, _t16, _t25, _t31, _t22, crc_count_onehot[3], _t21, crc_count_onehot[2], _t28
+            _t21, _t38, _t28, _t37, _t33, _t21, _t18, _t36, _t42, _t41, _t41, _t19, _t17, _t30, crc_in_count_onehot_reg[1], _t33, _t26, 1'b0, _t22, _t44, _t35,
+            _t16, _t19, _t33, _t17, _t26, _t33, _t23, crc_in_count_onehot_reg[3], _t22, crc_in_count_onehot_reg[2], _t29
         };
     end
 end
@@ -887,8 +964,8 @@ always @* begin
     crc_s1_zk_row13_next = crc_s1_zk_row13_reg;
     if (advance) begin
         crc_s1_zk_row13_next = {
-            _t24, _t38, _t38, _t16, _t35, _t27, _t23, _t27, _t18, crc_count_onehot[3], _t23, _t32, crc_count_onehot[3], _t18, _t33, _t10, _t23, _t45,
-            _t48 | crc_count_onehot[5], _t17, _t18, _t22, _t45, _t29, 1'b0, _t34, _t10, _t23, _t24, _t24, _t17, _t39
+            _t25, _t41, _t41, _t17, _t37, _t28, _t24, _t28, _t19, crc_in_count_onehot_reg[3], _t24, _t34, crc_in_count_onehot_reg[3], _t19, _t35, _t30, _t24,
+            _t49, _t52 | crc_in_count_onehot_reg[5], _t18, _t19, _t23, _t49, _t31, 1'b0, _t36, _t30, _t24, _t25, _t25, _t18, _t42
         };
     end
 end
@@ -897,8 +974,8 @@ always @* begin
     crc_s1_zk_row14_next = crc_s1_zk_row14_reg;
     if (advance) begin
         crc_s1_zk_row14_next = {
-            _t27, _t27, 1'b0, _t39, _t22, _t35, _t18, _t28, _t21, _t20, _t31, _t31, _t31, _t22, 1'b0, _t29, crc_count_onehot[1], _t52, _t31, _t32, _t38, _t16,
-            _t32, _t34, _t31, _t30, _t26, _t15, _t21, _t15, _t26, _t28
+            _t28, _t28, 1'b0, _t42, _t23, _t37, _t19, _t29, _t22, _t21, _t33, _t33, _t33, _t23, 1'b0, _t31, crc_in_count_onehot_reg[1], _t56, _t33, _t34, _t41,
+            _t17, _t34, _t36, _t33, _t32, _t27, _t16, _t22, _t16, _t27, _t29
         };
     end
 end
@@ -907,8 +984,8 @@ always @* begin
     crc_s1_zk_row15_next = crc_s1_zk_row15_reg;
     if (advance) begin
         crc_s1_zk_row15_next = {
-            _t27, 1'b0, _t39, _t22, _t35, _t18, _t28, _t21, _t20, _t31, _t31, _t31, _t22, 1'b0, _t29, crc_count_onehot[1], _t52, _t31, _t32, _t38, _t16, _t32,
-            _t34, _t31, _t30, _t26, _t15, _t21, _t15, _t26, _t28, _t21
+            _t28, 1'b0, _t42, _t23, _t37, _t19, _t29, _t22, _t21, _t33, _t33, _t33, _t23, 1'b0, _t31, crc_in_count_onehot_reg[1], _t56, _t33, _t34, _t41, _t17,
+            _t34, _t36, _t33, _t32, _t27, _t16, _t22, _t16, _t27, _t29, _t22
         };
     end
 end
@@ -917,8 +994,8 @@ always @* begin
     crc_s1_zk_row16_next = crc_s1_zk_row16_reg;
     if (advance) begin
         crc_s1_zk_row16_next = {
-            1'b0, _t39, _t22, _t35, _t18, _t28, _t21, _t20, _t31, _t31, _t31, _t22, 1'b0, _t29, crc_count_onehot[1], _t52, _t31, _t32, _t38, _t16, _t32, _t34,
-            _t31, _t30, _t26, _t15, _t21, _t15, _t26, _t28, _t21, _t21
+            1'b0, _t42, _t23, _t37, _t19, _t29, _t22, _t21, _t33, _t33, _t33, _t23, 1'b0, _t31, crc_in_count_onehot_reg[1], _t56, _t33, _t34, _t41, _t17, _t34,
+            _t36, _t33, _t32, _t27, _t16, _t22, _t16, _t27, _t29, _t22, _t22
         };
     end
 end
@@ -927,8 +1004,8 @@ always @* begin
     crc_s1_zk_row17_next = crc_s1_zk_row17_reg;
     if (advance) begin
         crc_s1_zk_row17_next = {
-            _t39, _t22, _t35, _t18, _t28, _t21, _t20, _t31, _t31, _t31, _t22, 1'b0, _t29, crc_count_onehot[1], _t52, _t31, _t32, _t38, _t16, _t32, _t34, _t31,
-            _t30, _t26, _t15, _t21, _t15, _t26, _t28, _t21, _t21, crc_count_onehot[5]
+            _t42, _t23, _t37, _t19, _t29, _t22, _t21, _t33, _t33, _t33, _t23, 1'b0, _t31, crc_in_count_onehot_reg[1], _t56, _t33, _t34, _t41, _t17, _t34, _t36,
+            _t33, _t32, _t27, _t16, _t22, _t16, _t27, _t29, _t22, _t22, crc_in_count_onehot_reg[5]
         };
     end
 end
@@ -937,8 +1014,8 @@ always @* begin
     crc_s1_zk_row18_next = crc_s1_zk_row18_reg;
     if (advance) begin
         crc_s1_zk_row18_next = {
-            _t25, _t45, _t36, _t24, _t26, _t28, crc_count_onehot[4], _t15, _t34, _t17, _t28, _t19, _t20, _t54, _t33, _t35, _t19, _t17, _t24,
-            crc_count_onehot[4], _t28, _t36, _t18, crc_count_onehot[4], crc_count_onehot[3], _t22, _t23, _t33, _t24, _t38, _t23, _t33
+            _t26, _t49, _t38, _t25, _t27, _t29, crc_in_count_onehot_reg[4], _t16, _t36, _t18, _t29, _t20, _t21, _t58, _t35, _t37, _t20, _t18, _t25,
+            crc_in_count_onehot_reg[4], _t29, _t38, _t19, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[3], _t23, _t24, _t35, _t25, _t41, _t24, _t35
         };
     end
 end
@@ -947,9 +1024,9 @@ always @* begin
     crc_s1_zk_row19_next = crc_s1_zk_row19_reg;
     if (advance) begin
         crc_s1_zk_row19_next = {
-            _t35, _t24, _t32, _t22, _t23, _t36, _t25, _t22, _t29, _t35, _t25, _t27, _t56, _t22, _t27, crc_count_onehot[5], _t10, crc_count_onehot[3], _t26,
-            crc_count_onehot[2], _t10, _t22, _t36, _t45, _t15, crc_count_onehot[4], crc_count_onehot[4], _t15, crc_count_onehot[2], _t16, crc_count_onehot[2],
-            _t27
+            _t37, _t25, _t34, _t23, _t24, _t38, _t26, _t23, _t31, _t37, _t26, _t28, _t60, _t23, _t28, crc_in_count_onehot_reg[5], _t30,
+            crc_in_count_onehot_reg[3], _t27, crc_in_count_onehot_reg[2], _t30, _t23, _t38, _t49, _t16, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[4],
+            _t16, crc_in_count_onehot_reg[2], _t17, crc_in_count_onehot_reg[2], _t28
         };
     end
 end
@@ -958,9 +1035,9 @@ always @* begin
     crc_s1_zk_row20_next = crc_s1_zk_row20_reg;
     if (advance) begin
         crc_s1_zk_row20_next = {
-            _t24, _t32, _t22, _t23, _t36, _t25, _t22, _t29, _t35, _t25, _t27, _t56, _t22, _t27, crc_count_onehot[5], _t10, crc_count_onehot[3], _t26,
-            crc_count_onehot[2], _t10, _t22, _t36, _t45, _t15, crc_count_onehot[4], crc_count_onehot[4], _t15, crc_count_onehot[2], _t16, crc_count_onehot[2],
-            _t27, _t10
+            _t25, _t34, _t23, _t24, _t38, _t26, _t23, _t31, _t37, _t26, _t28, _t60, _t23, _t28, crc_in_count_onehot_reg[5], _t30, crc_in_count_onehot_reg[3],
+            _t27, crc_in_count_onehot_reg[2], _t30, _t23, _t38, _t49, _t16, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[4], _t16,
+            crc_in_count_onehot_reg[2], _t17, crc_in_count_onehot_reg[2], _t28, _t30
         };
     end
 end
@@ -969,9 +1046,9 @@ always @* begin
     crc_s1_zk_row21_next = crc_s1_zk_row21_reg;
     if (advance) begin
         crc_s1_zk_row21_next = {
-            _t18, _t25, _t33, crc_count_onehot[2], _t38, crc_count_onehot[5], _t33, _t21, 1'b0, crc_count_onehot[5], _t12, _t35, crc_count_onehot[4], _t38,
-            1'b0, _t39, _t20, _t18, _t15, _t25, _t10, _t16, crc_count_onehot[1], _t15, _t23, _t22, crc_count_onehot[1], _t18, _t38, crc_count_onehot[1], _t18,
-            _t10
+            _t19, _t26, _t35, crc_in_count_onehot_reg[2], _t41, crc_in_count_onehot_reg[5], _t35, _t22, 1'b0, crc_in_count_onehot_reg[5], _t40, _t37,
+            crc_in_count_onehot_reg[4], _t41, 1'b0, _t42, _t21, _t19, _t16, _t26, _t30, _t17, crc_in_count_onehot_reg[1], _t16, _t24, _t23,
+            crc_in_count_onehot_reg[1], _t19, _t41, crc_in_count_onehot_reg[1], _t19, _t30
         };
     end
 end
@@ -980,9 +1057,9 @@ always @* begin
     crc_s1_zk_row22_next = crc_s1_zk_row22_reg;
     if (advance) begin
         crc_s1_zk_row22_next = {
-            _t22, _t17, crc_count_onehot[5], crc_count_onehot[1], _t17, _t38, crc_count_onehot[5], _t23, crc_count_onehot[1], _t52, _t26, crc_count_onehot[1],
-            _t34, _t29, _t21, _t15, _t28, _t23, _t20, _t16, _t24, _t33, crc_count_onehot[1], _t22, _t15, crc_count_onehot[5], _t35, _t20, _t36,
-            crc_count_onehot[3], _t18, _t21
+            _t23, _t18, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[1], _t18, _t41, crc_in_count_onehot_reg[5], _t24, crc_in_count_onehot_reg[1], _t56,
+            _t27, crc_in_count_onehot_reg[1], _t36, _t31, _t22, _t16, _t29, _t24, _t21, _t17, _t25, _t35, crc_in_count_onehot_reg[1], _t23, _t16,
+            crc_in_count_onehot_reg[5], _t37, _t21, _t38, crc_in_count_onehot_reg[3], _t19, _t22
         };
     end
 end
@@ -991,9 +1068,9 @@ always @* begin
     crc_s1_zk_row23_next = crc_s1_zk_row23_reg;
     if (advance) begin
         crc_s1_zk_row23_next = {
-            _t33, crc_count_onehot[3], _t39, 1'b0, _t25, _t22, _t34, _t45, _t50, 1'b0, _t30, _t21, _t35, _t32, _t16, crc_count_onehot[1], 1'b0, _t29, 1'b0,
-            _t36, crc_count_onehot[5], _t33, crc_count_onehot[5], crc_count_onehot[4], crc_count_onehot[1], _t36, 1'b0, 1'b0, _t45, crc_count_onehot[3], _t34,
-            1'b0
+            _t35, crc_in_count_onehot_reg[3], _t42, 1'b0, _t26, _t23, _t36, _t49, _t54, 1'b0, _t32, _t22, _t37, _t34, _t17, crc_in_count_onehot_reg[1], 1'b0,
+            _t31, 1'b0, _t38, crc_in_count_onehot_reg[5], _t35, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[1], _t38, 1'b0,
+            1'b0, _t49, crc_in_count_onehot_reg[3], _t36, 1'b0
         };
     end
 end
@@ -1002,8 +1079,8 @@ always @* begin
     crc_s1_zk_row24_next = crc_s1_zk_row24_reg;
     if (advance) begin
         crc_s1_zk_row24_next = {
-            crc_count_onehot[5], _t19, _t16, _t29, _t27, _t24, _t36, _t57, _t25, _t31, _t20, _t22, _t23, _t34, _t19, _t30, _t30, _t31, _t18,
-            crc_count_onehot[3], crc_count_onehot[5], _t26, _t36, _t36, _t35, _t25, _t20, _t22, _t45, _t30, _t24, _t30
+            crc_in_count_onehot_reg[5], _t20, _t17, _t31, _t28, _t25, _t38, _t61, _t26, _t33, _t21, _t23, _t24, _t36, _t20, _t32, _t32, _t33, _t19,
+            crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[5], _t27, _t38, _t38, _t37, _t26, _t21, _t23, _t49, _t32, _t25, _t32
         };
     end
 end
@@ -1012,8 +1089,8 @@ always @* begin
     crc_s1_zk_row25_next = crc_s1_zk_row25_reg;
     if (advance) begin
         crc_s1_zk_row25_next = {
-            _t19, _t16, _t29, _t27, _t24, _t36, _t57, _t25, _t31, _t20, _t22, _t23, _t34, _t19, _t30, _t30, _t31, _t18, crc_count_onehot[3],
-            crc_count_onehot[5], _t26, _t36, _t36, _t35, _t25, _t20, _t22, _t45, _t30, _t24, _t30, _t45
+            _t20, _t17, _t31, _t28, _t25, _t38, _t61, _t26, _t33, _t21, _t23, _t24, _t36, _t20, _t32, _t32, _t33, _t19, crc_in_count_onehot_reg[3],
+            crc_in_count_onehot_reg[5], _t27, _t38, _t38, _t37, _t26, _t21, _t23, _t49, _t32, _t25, _t32, _t49
         };
     end
 end
@@ -1022,8 +1099,8 @@ always @* begin
     crc_s1_zk_row26_next = crc_s1_zk_row26_reg;
     if (advance) begin
         crc_s1_zk_row26_next = {
-            _t10, _t26, _t45, _t28, _t16, _t48, _t15, _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30,
-            _t23, _t31, _t16, _t15, _t32, _t27, _t21, _t34, _t25, _t25
+            _t30, _t27, _t49, _t29, _t17, _t52, _t16, _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30,
+            _t32, _t24, _t33, _t17, _t16, _t34, _t28, _t22, _t36, _t26, _t26
         };
     end
 end
@@ -1032,8 +1109,8 @@ always @* begin
     crc_s1_zk_row27_next = crc_s1_zk_row27_reg;
     if (advance) begin
         crc_s1_zk_row27_next = {
-            _t26, _t45, _t28, _t16, _t48, _t15, _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23,
-            _t31, _t16, _t15, _t32, _t27, _t21, _t34, _t25, _t25, _t20
+            _t27, _t49, _t29, _t17, _t52, _t16, _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32,
+            _t24, _t33, _t17, _t16, _t34, _t28, _t22, _t36, _t26, _t26, _t21
         };
     end
 end
@@ -1042,8 +1119,8 @@ always @* begin
     crc_s1_zk_row28_next = crc_s1_zk_row28_reg;
     if (advance) begin
         crc_s1_zk_row28_next = {
-            _t45, _t28, _t16, _t48, _t15, _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31,
-            _t16, _t15, _t32, _t27, _t21, _t34, _t25, _t25, _t20, _t36
+            _t49, _t29, _t17, _t52, _t16, _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24,
+            _t33, _t17, _t16, _t34, _t28, _t22, _t36, _t26, _t26, _t21, _t38
         };
     end
 end
@@ -1052,8 +1129,8 @@ always @* begin
     crc_s1_zk_row29_next = crc_s1_zk_row29_reg;
     if (advance) begin
         crc_s1_zk_row29_next = {
-            _t28, _t16, _t48, _t15, _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31, _t16,
-            _t15, _t32, _t27, _t21, _t34, _t25, _t25, _t20, _t36, _t34
+            _t29, _t17, _t52, _t16, _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24, _t33,
+            _t17, _t16, _t34, _t28, _t22, _t36, _t26, _t26, _t21, _t38, _t36
         };
     end
 end
@@ -1062,8 +1139,8 @@ always @* begin
     crc_s1_zk_row30_next = crc_s1_zk_row30_reg;
     if (advance) begin
         crc_s1_zk_row30_next = {
-            _t16, _t48, _t15, _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31, _t16, _t15,
-            _t32, _t27, _t21, _t34, _t25, _t25, _t20, _t36, _t34, _t33
+            _t17, _t52, _t16, _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24, _t33, _t17,
+            _t16, _t34, _t28, _t22, _t36, _t26, _t26, _t21, _t38, _t36, _t35
         };
     end
 end
@@ -1072,8 +1149,8 @@ always @* begin
     crc_s1_zk_row31_next = crc_s1_zk_row31_reg;
     if (advance) begin
         crc_s1_zk_row31_next = {
-            _t48, _t15, _t15, _t16, _t17, _t18, _t21, _t22, _t23, _t25, _t26, _t28, _t24, crc_count_onehot[2], _t29, _t10, _t30, _t23, _t31, _t16, _t15, _t32,
-            _t27, _t21, _t34, _t25, _t25, _t20, _t36, _t34, _t33, _t24
+            _t52, _t16, _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24, _t33, _t17, _t16,
+            _t34, _t28, _t22, _t36, _t26, _t26, _t21, _t38, _t36, _t35, _t25
         };
     end
 end
@@ -1082,8 +1159,9 @@ always @* begin
     crc_s1_zk_init_next = crc_s1_zk_init_reg;
     if (advance) begin
         crc_s1_zk_init_next = {
-            _t47, _t54, _t58, _t40, _t53, _t47, _t51, _t58 | crc_count_onehot[5], _t40, _t12, _t57, _t41 | crc_count_onehot[5], _t46, _t59,
-            _t59 | crc_count_onehot[5], _t59, _t9 | crc_count_onehot[5], _t59, _t49, _t9, _t54, _t58, _t44, _t60, _t56, _t37, _t41, _t58, _t9, _t11, _t44, _t60
+            _t51, _t58, _t62, _t43, _t57, _t51, _t55, _t62 | crc_in_count_onehot_reg[5], _t43, _t40, _t61, _t44 | crc_in_count_onehot_reg[5], _t50, _t63,
+            _t63 | crc_in_count_onehot_reg[5], _t63, _t46 | crc_in_count_onehot_reg[5], _t63, _t53, _t46, _t58, _t62, _t48, _t64, _t60, _t39, _t44, _t62, _t46,
+            _t65, _t48, _t64
         };
     end
 end
@@ -1091,19 +1169,7 @@ end
 always @* begin
     crc_s1_tag_next = crc_s1_tag_reg;
     if (advance) begin
-        crc_s1_tag_next = {
-            marker_bad,
-            oversize,
-            oversize | last_beat,
-            oversize ? 8'h0 :
-                last_beat ?
-                    {
-                        ul_now[3:0] > 4'b0111, ul_now[3:0] > 4'b0110, ul_now[3:0] > 4'b0101, ul_now[3:0] > 4'b0100, ul_now[3:0] > 4'b0011,
-                        ul_now[3:0] > 4'b0010, ul_now[3:0] > 4'b0001, ul_now[3:0] > 4'b0000
-                    } :
-                8'hff,
-            mf_win[79:16]
-        };
+        crc_s1_tag_next = crc_in_tag_reg;
     end
 end
 
@@ -1118,14 +1184,14 @@ always @* begin
     crc_s2_coeff_next = crc_s2_coeff_reg;
     if (advance) begin
         crc_s2_coeff_next = {
-            _t61 ? 32'h0 : crc_s1_zk_row31_reg, _t61 ? 32'h0 : crc_s1_zk_row30_reg, _t61 ? 32'h0 : crc_s1_zk_row29_reg, _t61 ? 32'h0 : crc_s1_zk_row28_reg,
-            _t61 ? 32'h0 : crc_s1_zk_row27_reg, _t61 ? 32'h0 : crc_s1_zk_row26_reg, _t61 ? 32'h0 : crc_s1_zk_row25_reg, _t61 ? 32'h0 : crc_s1_zk_row24_reg,
-            _t61 ? 32'h0 : crc_s1_zk_row23_reg, _t61 ? 32'h0 : crc_s1_zk_row22_reg, _t61 ? 32'h0 : crc_s1_zk_row21_reg, _t61 ? 32'h0 : crc_s1_zk_row20_reg,
-            _t61 ? 32'h0 : crc_s1_zk_row19_reg, _t61 ? 32'h0 : crc_s1_zk_row18_reg, _t61 ? 32'h0 : crc_s1_zk_row17_reg, _t61 ? 32'h0 : crc_s1_zk_row16_reg,
-            _t61 ? 32'h0 : crc_s1_zk_row15_reg, _t61 ? 32'h0 : crc_s1_zk_row14_reg, _t61 ? 32'h0 : crc_s1_zk_row13_reg, _t61 ? 32'h0 : crc_s1_zk_row12_reg,
-            _t61 ? 32'h0 : crc_s1_zk_row11_reg, _t61 ? 32'h0 : crc_s1_zk_row10_reg, _t61 ? 32'h0 : crc_s1_zk_row9_reg, _t61 ? 32'h0 : crc_s1_zk_row8_reg,
-            _t61 ? 32'h0 : crc_s1_zk_row7_reg, _t61 ? 32'h0 : crc_s1_zk_row6_reg, _t61 ? 32'h0 : crc_s1_zk_row5_reg, _t61 ? 32'h0 : crc_s1_zk_row4_reg,
-            _t61 ? 32'h0 : crc_s1_zk_row3_reg, _t61 ? 32'h0 : crc_s1_zk_row2_reg, _t61 ? 32'h0 : crc_s1_zk_row1_reg, _t61 ? 32'h0 : crc_s1_zk_row0_reg
+            _t66 ? 32'h0 : crc_s1_zk_row31_reg, _t66 ? 32'h0 : crc_s1_zk_row30_reg, _t66 ? 32'h0 : crc_s1_zk_row29_reg, _t66 ? 32'h0 : crc_s1_zk_row28_reg,
+            _t66 ? 32'h0 : crc_s1_zk_row27_reg, _t66 ? 32'h0 : crc_s1_zk_row26_reg, _t66 ? 32'h0 : crc_s1_zk_row25_reg, _t66 ? 32'h0 : crc_s1_zk_row24_reg,
+            _t66 ? 32'h0 : crc_s1_zk_row23_reg, _t66 ? 32'h0 : crc_s1_zk_row22_reg, _t66 ? 32'h0 : crc_s1_zk_row21_reg, _t66 ? 32'h0 : crc_s1_zk_row20_reg,
+            _t66 ? 32'h0 : crc_s1_zk_row19_reg, _t66 ? 32'h0 : crc_s1_zk_row18_reg, _t66 ? 32'h0 : crc_s1_zk_row17_reg, _t66 ? 32'h0 : crc_s1_zk_row16_reg,
+            _t66 ? 32'h0 : crc_s1_zk_row15_reg, _t66 ? 32'h0 : crc_s1_zk_row14_reg, _t66 ? 32'h0 : crc_s1_zk_row13_reg, _t66 ? 32'h0 : crc_s1_zk_row12_reg,
+            _t66 ? 32'h0 : crc_s1_zk_row11_reg, _t66 ? 32'h0 : crc_s1_zk_row10_reg, _t66 ? 32'h0 : crc_s1_zk_row9_reg, _t66 ? 32'h0 : crc_s1_zk_row8_reg,
+            _t66 ? 32'h0 : crc_s1_zk_row7_reg, _t66 ? 32'h0 : crc_s1_zk_row6_reg, _t66 ? 32'h0 : crc_s1_zk_row5_reg, _t66 ? 32'h0 : crc_s1_zk_row4_reg,
+            _t66 ? 32'h0 : crc_s1_zk_row3_reg, _t66 ? 32'h0 : crc_s1_zk_row2_reg, _t66 ? 32'h0 : crc_s1_zk_row1_reg, _t66 ? 32'h0 : crc_s1_zk_row0_reg
         };
     end
 end
@@ -1299,12 +1365,12 @@ always @* begin
     out_temp_data_next = out_temp_data_reg;
     out_in_ready_next = out_in_ready_early;
     if (out_in_ready_reg) begin
-        if (out_out_ready | _t14) begin
+        if (out_out_ready | _t10) begin
             out_valid_next = v_emit;
-            out_data_next = _t62;
+            out_data_next = _t67;
         end else begin
             out_temp_valid_next = v_emit;
-            out_temp_data_next = _t62;
+            out_temp_data_next = _t67;
         end
     end else begin
         if (out_out_ready) begin
@@ -1376,6 +1442,12 @@ always @(posedge clk) begin
     err_seen_reg <= err_seen_next;
     err_llp_reg <= err_llp_next;
     good_fpdus_reg <= good_fpdus_next;
+    crc_in_valid_reg <= crc_in_valid_next;
+    crc_in_data_reg <= crc_in_data_next;
+    crc_in_count_onehot_reg <= crc_in_count_onehot_next;
+    crc_in_shift_reg <= crc_in_shift_next;
+    crc_in_start_reg <= crc_in_start_next;
+    crc_in_tag_reg <= crc_in_tag_next;
     crc_s1_valid_reg <= crc_s1_valid_next;
     crc_s1_data_reg <= crc_s1_data_next;
     crc_s1_start_reg <= crc_s1_start_next;
@@ -1440,6 +1512,7 @@ always @(posedge clk) begin
         err_seen_reg <= 1'b0;
         err_llp_reg <= 8'h0;
         good_fpdus_reg <= 32'h0;
+        crc_in_valid_reg <= 1'b0;
         crc_s1_valid_reg <= 1'b0;
         crc_s2_valid_reg <= 1'b0;
         crc_crc_reg <= 32'hffffffff;

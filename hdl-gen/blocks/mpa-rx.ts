@@ -51,7 +51,8 @@ const RX_BEAT = (W: number) =>
  *    - CRC: every retired word (markers, a leading marker included, and the CRC field) goes
  *      through the CRC component (hdl-gen/lib/crc.ts), restarted at each FPDU; the FPDU passes if
  *      the raw register ends at the residue 0xB798B438 (spec/mpa.md §3.1) or cfg_crc = 0. The
- *      beat waits beside the CRC (its latency, three cycles) and the verdict and the first error
+ *      beat waits beside the CRC (its latency, four cycles: its input register cuts the reader's
+ *      window and word count off the CRC's first stage) and the verdict and the first error
  *      are decided there, in stream order; the output is a skid buffer.
  *    - ULPDU_Length > cfg_max_ulpdu is found on the FPDU's first beat: that FPDU is output as one
  *      zero-length beat (tkeep 0, tlast, tuser 0) and the error is 0x03 (spec/mpa.md §6 step 2).
@@ -194,10 +195,11 @@ export function mpaRxModule(bytes: number): Module {
 
   // CRC over the retired words (the library's CRC component, its first r words of the window). The
   // beat rides beside it as its tag, so the verdict is decided in stream order when the register
-  // after the FPDU's last beat comes out, three cycles later.
+  // after the FPDU's last beat comes out, four cycles later (the input register: the reader's
+  // decision and the CRC's shift by the word count would otherwise share one cycle).
   const DB = bitLength(K);
   const beat = RX_BEAT(W).pack({ data: mf.slice(8 * (W + ULPDU_LENGTH_SIZE) - 1, 8 * ULPDU_LENGTH_SIZE), keep: beatKeep, last: oversize.or(last), oversize, marker_bad: markerBad });
-  const crcPipe = crcPipeline(m, 'crc', { params: CRC32C, bytes: WORD * K, unit: WORD, inputRegister: false, advance }, {
+  const crcPipe = crcPipeline(m, 'crc', { params: CRC32C, bytes: WORD * K, unit: WORD, inputRegister: true, advance }, {
     valid: go,
     data: win,
     count: r.slice(DB - 1, 0),
