@@ -155,10 +155,11 @@ export function elaborate(raw: RawModule): Module {
 
   // Drivers: every wire and output exactly one (a comb process or an instance output), every
   // register exactly one sync process, no input driven.
-  const drivers = new Map<Signal, string[]>();
-  const addDriver = (s: Signal, by: string) => drivers.set(s, [...(drivers.get(s) ?? []), by]);
+  // A driver is described only for the error message: reading a location resolves a stack trace.
+  const drivers = new Map<Signal, (() => string)[]>();
+  const addDriver = (s: Signal, by: () => string) => drivers.set(s, [...(drivers.get(s) ?? []), by]);
   for (const p of raw.processes) {
-    for (const t of targetsOf(p.body)) addDriver(t, `${p.kind} process at ${where(p.location)}`);
+    for (const t of targetsOf(p.body)) addDriver(t, () => `${p.kind} process at ${where(p.location)}`);
     if (p.kind === 'comb' && !p.continuous) {
       const sure = definitelySet(p.body);
       for (const t of targetsOf(p.body)) {
@@ -168,14 +169,14 @@ export function elaborate(raw: RawModule): Module {
   }
   for (const inst of raw.instances) {
     for (const port of inst.module.ports) {
-      if (port.role === 'output') addDriver(inst.connections.get(port.name) as Signal, `instance '${inst.name}' (${inst.module.name}.${port.name}) at ${where(inst.location)}`);
+      if (port.role === 'output') addDriver(inst.connections.get(port.name) as Signal, () => `instance '${inst.name}' (${inst.module.name}.${port.name}) at ${where(inst.location)}`);
     }
   }
   for (const s of all) {
     if (s.role === 'input') continue;
     const d = drivers.get(s) ?? [];
     if (d.length === 0) throw new HdlError(`${s.role} '${s.name}' of ${raw.name} is never driven`, s.declared);
-    if (d.length > 1) throw new HdlError(`${s.role} '${s.name}' of ${raw.name} is driven in ${d.length} places: ${d.join('; ')}`, s.declared);
+    if (d.length > 1) throw new HdlError(`${s.role} '${s.name}' of ${raw.name} is driven in ${d.length} places: ${d.map((by) => by()).join('; ')}`, s.declared);
   }
 
   // Combinational dependencies: target ← every signal its comb process reads (registers are

@@ -79,7 +79,7 @@ export function mutationSites(m: Module): MutationSite[] {
 
 /** Draws a concrete mutation for a site (which bit, which operand) with `pick(n)` in 0..n-1. */
 export function mutationAt(site: MutationSite, pick: (n: number) => number): Mutation {
-  const at = (loc: SourceLocation | null) => (loc ? ` at ${formatLocation(loc)}` : '');
+  const at = (loc: SourceLocation | null) => (loc?.file ? ` at ${formatLocation(loc)}` : '');
   if ('stmt' in site) {
     const s = site.stmt;
     if (s.kind === 'set') {
