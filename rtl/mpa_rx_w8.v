@@ -82,16 +82,20 @@ reg [2:0] rd_ptr_reg; // word the reader is at
 reg [2:0] rd_ptr_next;
 reg [7:0] fill_reg; // octets in the ring
 reg [7:0] fill_next;
-reg [6:0] retired_reg; // words retired, mod 128 (marker phase)
-reg [6:0] retired_next;
+reg [6:0] marker_pos_reg; // words from the read pointer to the next marker word, mod 128
+reg [6:0] marker_pos_next;
+reg started_reg; // the reader has made a beat (marker_pos counts from then on)
+reg started_next;
 reg at_start_reg; // the reader is at the first beat of an FPDU
 reg at_start_next;
 reg [15:0] ul_left_reg; // ULPDU octets of this FPDU not yet output
 reg [15:0] ul_left_next;
 reg [14:0] hdr_off_reg; // words from the ULPDU_Length word to the read pointer
 reg [14:0] hdr_off_next;
-reg marker_fault_reg; // a marker of this FPDU had a wrong FPDUPTR
-reg marker_fault_next;
+reg [15:0] hdr_len_reg; // ULPDU_Length of the FPDU at the read pointer, read ahead (if hdr_ok)
+reg [15:0] hdr_len_next;
+reg hdr_ok_reg; // hdr_len holds the next FPDU's ULPDU_Length
+reg hdr_ok_next;
 reg stopped_reg; // an error stopped the stream
 reg stopped_next;
 reg err_seen_reg;
@@ -104,31 +108,28 @@ wire advance; // the reader, the CRC pipeline and the delay beside it move this 
 wire [3:0] in_octets; // octets in the input beat
 wire ring_room; // a whole beat fits whatever the reader does
 wire accept;
-wire [71:0] wr_data_s0; // ring write placed at the pointer, stage 0
-wire [87:0] wr_data_s1; // ring write placed at the pointer, stage 1
-wire [119:0] wr_data_s2; // ring write placed at the pointer, stage 2
-wire [183:0] wr_data_s3; // ring write placed at the pointer, stage 3
-wire [255:0] wr_data_s4; // ring write placed at the pointer, stage 4
-wire [8:0] wr_keep_s0; // ring write placed at the pointer, stage 0
-wire [10:0] wr_keep_s1; // ring write placed at the pointer, stage 1
-wire [14:0] wr_keep_s2; // ring write placed at the pointer, stage 2
-wire [22:0] wr_keep_s3; // ring write placed at the pointer, stage 3
-wire [31:0] wr_keep_s4; // ring write placed at the pointer, stage 4
+wire [87:0] wr_data_s0; // ring write placed at the pointer, bits 0+ of it
+wire [183:0] wr_data_s2; // ring write placed at the pointer, bits 2+ of it
+wire [255:0] wr_data_s4; // ring write placed at the pointer, bits 4+ of it
+wire [10:0] wr_keep_s0; // ring write placed at the pointer, bits 0+ of it
+wire [22:0] wr_keep_s2; // ring write placed at the pointer, bits 2+ of it
+wire [31:0] wr_keep_s4; // ring write placed at the pointer, bits 4+ of it
 wire [255:0] wr_mask;
 // verilator lint_off UNUSED
 // bits [1:0] are 0: cfg_seq is 4-aligned relative to S0 (spec/mpa.md §4.5)
 wire [8:0] seq_off; // cfg_seq - S0 (mod 512)
 // verilator lint_on UNUSED
-wire [6:0] phase; // marker phase of the word at the read pointer, in words
-wire [6:0] marker_pos; // window index of the next marker word
+wire [6:0] first_marker_pos; // words from the first octet received to the first marker
 wire marker_in; // a marker word is in the window
-wire [255:0] win_s2; // ring read from the pointer, stage 2 (4 words)
-wire [191:0] win_s1; // ring read from the pointer, stage 1 (2 words)
-wire [159:0] win_s0; // ring read from the pointer, stage 0 (1 words)
+wire [255:0] win_s2; // ring read from the pointer, bits 2+ of it
+// verilator lint_off UNUSED
+// word 5: only its first two octets are read (a ULPDU_Length behind the beat)
+wire [191:0] win_s0; // ring read from the pointer, bits 0+ of it
+// verilator lint_on UNUSED
 wire [79:0] mf_win; // marker-free octets 0..W+1 from the read pointer
 wire [15:0] ulpdu_length; // ULPDU_Length (big-endian) if at_start
 wire lead_marker; // the window starts with this FPDU's leading marker
-wire [15:0] ul_now; // ULPDU octets left, this beat included
+wire [15:0] ul_now; // ULPDU octets left, this beat included (read ahead at a start)
 wire last_beat; // this beat ends the FPDU
 wire [7:0] mf_words; // marker-free words retired by this beat
 wire marker_retired; // the marker word is retired by this beat
@@ -136,10 +137,13 @@ wire [7:0] words; // words retired by this beat
 wire [7:0] words_needed; // words that must be in the ring for this beat
 wire [7:0] words_avail; // whole words in the ring
 wire oversize; // ULPDU_Length over the maximum (spec/mpa.md §6 step 2)
+wire hdr_load; // read the ULPDU_Length at the read pointer
+wire [7:0] next_hdr_word; // window word of the next FPDU's ULPDU_Length after a last beat
+wire next_hdr_in; // that word is in the ring
+wire [15:0] next_hdr_len; // the next FPDU's ULPDU_Length (big-endian) after a last beat
 wire go; // the reader produces a beat
 wire [15:0] fpduptr; // FPDUPTR of the marker word in the window
 wire [14:0] marker_dist; // words from ULPDU_Length to the marker
-wire marker_bad; // a marker of this FPDU so far was wrong
 reg crc_in_valid_reg;
 reg crc_in_valid_next;
 reg [159:0] crc_in_data_reg;
@@ -150,8 +154,8 @@ reg [2:0] crc_in_shift_reg;
 reg [2:0] crc_in_shift_next;
 reg crc_in_start_reg;
 reg crc_in_start_next;
-reg [74:0] crc_in_tag_reg;
-reg [74:0] crc_in_tag_next;
+reg [106:0] crc_in_tag_reg;
+reg [106:0] crc_in_tag_next;
 wire [2:0] crc_shift; // units of zeros before the data (N - k)
 reg crc_s1_valid_reg;
 reg crc_s1_valid_next;
@@ -230,8 +234,8 @@ reg [31:0] crc_s1_zk_row31_reg;
 reg [31:0] crc_s1_zk_row31_next;
 reg [31:0] crc_s1_zk_init_reg;
 reg [31:0] crc_s1_zk_init_next;
-reg [74:0] crc_s1_tag_reg;
-reg [74:0] crc_s1_tag_next;
+reg [106:0] crc_s1_tag_reg;
+reg [106:0] crc_s1_tag_next;
 reg crc_s2_valid_reg;
 reg crc_s2_valid_next;
 reg [1023:0] crc_s2_coeff_reg;
@@ -240,17 +244,23 @@ reg [31:0] crc_s2_u_reg;
 reg [31:0] crc_s2_u_next;
 reg [89:0] crc_s2_data_partials_reg;
 reg [89:0] crc_s2_data_partials_next;
-reg [74:0] crc_s2_tag_reg;
-reg [74:0] crc_s2_tag_next;
+reg [106:0] crc_s2_tag_reg;
+reg [106:0] crc_s2_tag_next;
 reg [31:0] crc_crc_reg; // the raw CRC register after the last beat
 reg [31:0] crc_crc_next;
 wire [31:0] crc_next; // the loop: Z^k crc xor U xor D data
 reg crc_valid_reg; // crc holds the register after a beat that just left stage 2
 reg crc_valid_next;
-reg [74:0] crc_tag_reg;
-reg [74:0] crc_tag_next;
+reg [106:0] crc_tag_reg;
+reg [106:0] crc_tag_next;
 wire crc_bad; // the CRC check fails if this beat ends the FPDU
-wire v_beat_marker_bad; // a marker of this FPDU so far had a wrong FPDUPTR
+wire v_beat_marker_lead; // that marker is the FPDU's leading marker (FPDUPTR must be 0)
+wire [15:0] v_beat_fpduptr; // its FPDUPTR
+wire [14:0] v_beat_marker_dist; // words from ULPDU_Length to it
+reg marker_fault_reg; // a marker of the FPDU at the verdict had a wrong FPDUPTR
+reg marker_fault_next;
+wire v_beat_marker_check; // this beat retires a marker: its FPDUPTR is checked
+wire marker_bad; // a marker of this FPDU so far was wrong
 reg out_stopped_reg; // an error was reported: nothing more is output
 reg out_stopped_next;
 wire v_emit; // a beat leaves the delay for the output
@@ -276,32 +286,32 @@ wire _t1;
 wire _t2;
 wire _t3;
 wire _t4;
-wire _t5;
-wire _t6;
-wire _t7;
-wire _t8;
-wire _t9;
-wire _t10;
-wire _t11;
-wire _t12;
-wire _t13;
-wire _t14;
-wire _t15;
-wire _t16;
-wire _t17;
-wire _t18;
-wire _t19;
-wire _t20;
-wire _t21;
-wire _t22;
-wire _t23;
-wire _t24;
-wire _t25;
-wire _t26;
-wire _t27;
-wire _t28;
-wire _t29;
-wire _t30;
+wire [7:0] _t5;
+wire [7:0] _t6;
+wire [7:0] _t7;
+wire [7:0] _t8;
+wire [7:0] _t9;
+wire [7:0] _t10;
+wire [7:0] _t11;
+wire [7:0] _t12;
+wire [7:0] _t13;
+wire [7:0] _t14;
+wire [7:0] _t15;
+wire [7:0] _t16;
+wire [7:0] _t17;
+wire [7:0] _t18;
+wire [7:0] _t19;
+wire [7:0] _t20;
+wire [7:0] _t21;
+wire [7:0] _t22;
+wire [7:0] _t23;
+wire [7:0] _t24;
+wire [7:0] _t25;
+wire [7:0] _t26;
+wire [7:0] _t27;
+wire [7:0] _t28;
+wire [7:0] _t29;
+wire [7:0] _t30;
 wire _t31;
 wire _t32;
 wire _t33;
@@ -328,86 +338,210 @@ wire _t53;
 wire _t54;
 wire _t55;
 wire _t56;
-wire _t57;
-wire _t58;
-wire _t59;
-wire _t60;
+wire [31:0] _t57;
+wire [31:0] _t58;
+wire [31:0] _t59;
+wire [31:0] _t60;
 wire _t61;
 wire _t62;
 wire _t63;
 wire _t64;
-wire _t65;
+wire [7:0] _t65;
 wire _t66;
-wire [73:0] _t67;
+wire _t67;
+wire _t68;
+wire _t69;
+wire _t70;
+wire _t71;
+wire _t72;
+wire _t73;
+wire _t74;
+wire _t75;
+wire _t76;
+wire _t77;
+wire _t78;
+wire _t79;
+wire _t80;
+wire _t81;
+wire _t82;
+wire _t83;
+wire _t84;
+wire _t85;
+wire _t86;
+wire _t87;
+wire _t88;
+wire _t89;
+wire _t90;
+wire _t91;
+wire _t92;
+wire _t93;
+wire _t94;
+wire _t95;
+wire _t96;
+wire _t97;
+wire _t98;
+wire _t99;
+wire _t100;
+wire _t101;
+wire _t102;
+wire _t103;
+wire _t104;
+wire _t105;
+wire _t106;
+wire _t107;
+wire _t108;
+wire _t109;
+wire _t110;
+wire _t111;
+wire _t112;
+wire _t113;
+wire _t114;
+wire _t115;
+wire _t116;
+wire _t117;
+wire _t118;
+wire _t119;
+wire _t120;
+wire _t121;
+wire _t122;
+wire _t123;
+wire _t124;
+wire _t125;
+wire _t126;
+wire _t127;
+wire [73:0] _t128;
+wire _t129;
 
 assign _t0 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
 assign _t1 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
 assign _t2 = s_axis_tkeep[6] & (~s_axis_tkeep[7]);
 assign _t3 = s_axis_tkeep[2] & (~s_axis_tkeep[3]);
 assign _t4 = ~stopped_reg;
-assign _t5 = marker_in & (marker_pos <= 7'h2);
-assign _t6 = marker_pos == 7'h0;
-assign _t7 = at_start_reg ? ((words_avail >= ({7'h0, lead_marker} + 8'h1)) & (oversize | _t8)) : _t8;
-assign _t8 = words_avail >= words_needed;
-assign _t9 = crc_bad | v_beat_marker_bad;
-assign _t10 = ~out_valid_reg;
-assign _t11 = words[2:0] == 3'b100;
-assign _t12 = words[2:0] == 3'b011;
-assign _t13 = words[2:0] == 3'b010;
-assign _t14 = words[2:0] == 3'b001;
-assign _t15 = words[2:0] == 3'b000;
-assign _t16 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5];
-assign _t17 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5];
-assign _t18 = _t19 | crc_in_count_onehot_reg[5];
-assign _t19 = _t20 | crc_in_count_onehot_reg[4];
-assign _t20 = _t21 | crc_in_count_onehot_reg[3];
-assign _t21 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2];
-assign _t22 = _t23 | crc_in_count_onehot_reg[5];
-assign _t23 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3];
-assign _t24 = _t25 | crc_in_count_onehot_reg[5];
-assign _t25 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4];
-assign _t26 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5];
-assign _t27 = _t28 | crc_in_count_onehot_reg[5];
-assign _t28 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4];
-assign _t29 = _t30 | crc_in_count_onehot_reg[5];
-assign _t30 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3];
-assign _t31 = _t30 | crc_in_count_onehot_reg[4];
-assign _t32 = _t20 | crc_in_count_onehot_reg[5];
-assign _t33 = _t23 | crc_in_count_onehot_reg[4];
-assign _t34 = _t35 | crc_in_count_onehot_reg[5];
-assign _t35 = _t21 | crc_in_count_onehot_reg[4];
-assign _t36 = _t37 | crc_in_count_onehot_reg[5];
-assign _t37 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4];
-assign _t38 = _t33 | crc_in_count_onehot_reg[5];
-assign _t39 = _t40 | crc_in_count_onehot_reg[5];
-assign _t40 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2];
-assign _t41 = _t31 | crc_in_count_onehot_reg[5];
-assign _t42 = _t21 | crc_in_count_onehot_reg[5];
-assign _t43 = _t44 | crc_in_count_onehot_reg[4];
-assign _t44 = _t45 | crc_in_count_onehot_reg[3];
-assign _t45 = _t46 | crc_in_count_onehot_reg[2];
-assign _t46 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1];
-assign _t47 = _t48 | crc_in_count_onehot_reg[4];
-assign _t48 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3];
-assign _t49 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5];
-assign _t50 = _t51 | crc_in_count_onehot_reg[5];
-assign _t51 = _t52 | crc_in_count_onehot_reg[4];
-assign _t52 = _t46 | crc_in_count_onehot_reg[3];
-assign _t53 = _t54 | crc_in_count_onehot_reg[5];
-assign _t54 = _t46 | crc_in_count_onehot_reg[4];
-assign _t55 = _t45 | crc_in_count_onehot_reg[5];
-assign _t56 = _t57 | crc_in_count_onehot_reg[5];
-assign _t57 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4];
-assign _t58 = _t59 | crc_in_count_onehot_reg[5];
-assign _t59 = _t40 | crc_in_count_onehot_reg[3];
-assign _t60 = _t48 | crc_in_count_onehot_reg[5];
-assign _t61 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5];
-assign _t62 = _t45 | crc_in_count_onehot_reg[4];
-assign _t63 = _t59 | crc_in_count_onehot_reg[4];
-assign _t64 = _t65 | crc_in_count_onehot_reg[5];
-assign _t65 = _t40 | crc_in_count_onehot_reg[4];
-assign _t66 = crc_s1_start_reg | crc_s1_load_reg;
-assign _t67 = {(~v_beat_oversize) & v_beat_last & (~_t9), v_beat_last, v_beat_keep, v_beat_data};
+assign _t5 = wr_ptr_reg[0] ? s_axis_tdata[63:56] : 8'h0;
+assign _t6 = wr_ptr_reg[0] ? 8'h0 : 8'h0;
+assign _t7 = wr_ptr_reg[0] ? s_axis_tdata[55:48] : s_axis_tdata[63:56];
+assign _t8 = wr_ptr_reg[0] ? s_axis_tdata[47:40] : s_axis_tdata[55:48];
+assign _t9 = wr_ptr_reg[0] ? s_axis_tdata[39:32] : s_axis_tdata[47:40];
+assign _t10 = wr_ptr_reg[0] ? s_axis_tdata[31:24] : s_axis_tdata[39:32];
+assign _t11 = wr_ptr_reg[0] ? s_axis_tdata[23:16] : s_axis_tdata[31:24];
+assign _t12 = wr_ptr_reg[0] ? s_axis_tdata[15:8] : s_axis_tdata[23:16];
+assign _t13 = wr_ptr_reg[0] ? s_axis_tdata[7:0] : s_axis_tdata[15:8];
+assign _t14 = wr_ptr_reg[0] ? 8'h0 : s_axis_tdata[7:0];
+assign _t15 = wr_ptr_reg[2] ? wr_data_s0[87:80] : 8'h0;
+assign _t16 = wr_ptr_reg[2] ? 8'h0 : 8'h0;
+assign _t17 = wr_ptr_reg[2] ? wr_data_s0[79:72] : 8'h0;
+assign _t18 = wr_ptr_reg[2] ? wr_data_s0[71:64] : 8'h0;
+assign _t19 = wr_ptr_reg[2] ? wr_data_s0[63:56] : 8'h0;
+assign _t20 = wr_ptr_reg[2] ? wr_data_s0[55:48] : wr_data_s0[87:80];
+assign _t21 = wr_ptr_reg[2] ? wr_data_s0[47:40] : wr_data_s0[79:72];
+assign _t22 = wr_ptr_reg[2] ? wr_data_s0[39:32] : wr_data_s0[71:64];
+assign _t23 = wr_ptr_reg[2] ? wr_data_s0[31:24] : wr_data_s0[63:56];
+assign _t24 = wr_ptr_reg[2] ? wr_data_s0[23:16] : wr_data_s0[55:48];
+assign _t25 = wr_ptr_reg[2] ? wr_data_s0[15:8] : wr_data_s0[47:40];
+assign _t26 = wr_ptr_reg[2] ? wr_data_s0[7:0] : wr_data_s0[39:32];
+assign _t27 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[31:24];
+assign _t28 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[23:16];
+assign _t29 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[15:8];
+assign _t30 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[7:0];
+assign _t31 = wr_ptr_reg[0] ? s_axis_tkeep[7] : 1'b0;
+assign _t32 = wr_ptr_reg[0] ? 1'b0 : 1'b0;
+assign _t33 = wr_ptr_reg[0] ? s_axis_tkeep[6] : s_axis_tkeep[7];
+assign _t34 = wr_ptr_reg[0] ? s_axis_tkeep[5] : s_axis_tkeep[6];
+assign _t35 = wr_ptr_reg[0] ? s_axis_tkeep[4] : s_axis_tkeep[5];
+assign _t36 = wr_ptr_reg[0] ? s_axis_tkeep[3] : s_axis_tkeep[4];
+assign _t37 = wr_ptr_reg[0] ? s_axis_tkeep[2] : s_axis_tkeep[3];
+assign _t38 = wr_ptr_reg[0] ? s_axis_tkeep[1] : s_axis_tkeep[2];
+assign _t39 = wr_ptr_reg[0] ? s_axis_tkeep[0] : s_axis_tkeep[1];
+assign _t40 = wr_ptr_reg[0] ? 1'b0 : s_axis_tkeep[0];
+assign _t41 = wr_ptr_reg[2] ? wr_keep_s0[10] : 1'b0;
+assign _t42 = wr_ptr_reg[2] ? 1'b0 : 1'b0;
+assign _t43 = wr_ptr_reg[2] ? wr_keep_s0[9] : 1'b0;
+assign _t44 = wr_ptr_reg[2] ? wr_keep_s0[8] : 1'b0;
+assign _t45 = wr_ptr_reg[2] ? wr_keep_s0[7] : 1'b0;
+assign _t46 = wr_ptr_reg[2] ? wr_keep_s0[6] : wr_keep_s0[10];
+assign _t47 = wr_ptr_reg[2] ? wr_keep_s0[5] : wr_keep_s0[9];
+assign _t48 = wr_ptr_reg[2] ? wr_keep_s0[4] : wr_keep_s0[8];
+assign _t49 = wr_ptr_reg[2] ? wr_keep_s0[3] : wr_keep_s0[7];
+assign _t50 = wr_ptr_reg[2] ? wr_keep_s0[2] : wr_keep_s0[6];
+assign _t51 = wr_ptr_reg[2] ? wr_keep_s0[1] : wr_keep_s0[5];
+assign _t52 = wr_ptr_reg[2] ? wr_keep_s0[0] : wr_keep_s0[4];
+assign _t53 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[3];
+assign _t54 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[2];
+assign _t55 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[1];
+assign _t56 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[0];
+assign _t57 = rd_ptr_reg[0] ? win_s2[223:192] : win_s2[191:160];
+assign _t58 = rd_ptr_reg[0] ? win_s2[191:160] : win_s2[159:128];
+assign _t59 = rd_ptr_reg[0] ? win_s2[159:128] : win_s2[127:96];
+assign _t60 = rd_ptr_reg[0] ? win_s2[127:96] : win_s2[95:64];
+assign _t61 = marker_in & (marker_pos_reg <= 7'h2);
+assign _t62 = marker_in & (marker_pos_reg <= 7'h1);
+assign _t63 = marker_in & (marker_pos_reg <= 7'h0);
+assign _t64 = marker_pos_reg == 7'h0;
+assign _t65 = {1'b0, marker_pos_reg};
+assign _t66 = marker_in & (marker_pos_reg <= 7'h3);
+assign _t67 = marker_in & (marker_pos_reg <= 7'h4);
+assign _t68 = at_start_reg ? (hdr_ok_reg & (oversize | _t69)) : _t69;
+assign _t69 = words_avail >= words_needed;
+assign _t70 = crc_bad | marker_bad;
+assign _t71 = ~out_valid_reg;
+assign _t72 = words[2:0] == 3'b100;
+assign _t73 = words[2:0] == 3'b011;
+assign _t74 = words[2:0] == 3'b010;
+assign _t75 = words[2:0] == 3'b001;
+assign _t76 = words[2:0] == 3'b000;
+assign _t77 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5];
+assign _t78 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5];
+assign _t79 = _t80 | crc_in_count_onehot_reg[5];
+assign _t80 = _t81 | crc_in_count_onehot_reg[4];
+assign _t81 = _t82 | crc_in_count_onehot_reg[3];
+assign _t82 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2];
+assign _t83 = _t84 | crc_in_count_onehot_reg[5];
+assign _t84 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3];
+assign _t85 = _t86 | crc_in_count_onehot_reg[5];
+assign _t86 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4];
+assign _t87 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5];
+assign _t88 = _t89 | crc_in_count_onehot_reg[5];
+assign _t89 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4];
+assign _t90 = _t91 | crc_in_count_onehot_reg[5];
+assign _t91 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3];
+assign _t92 = _t91 | crc_in_count_onehot_reg[4];
+assign _t93 = _t81 | crc_in_count_onehot_reg[5];
+assign _t94 = _t84 | crc_in_count_onehot_reg[4];
+assign _t95 = _t96 | crc_in_count_onehot_reg[5];
+assign _t96 = _t82 | crc_in_count_onehot_reg[4];
+assign _t97 = _t98 | crc_in_count_onehot_reg[5];
+assign _t98 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4];
+assign _t99 = _t94 | crc_in_count_onehot_reg[5];
+assign _t100 = _t101 | crc_in_count_onehot_reg[5];
+assign _t101 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2];
+assign _t102 = _t92 | crc_in_count_onehot_reg[5];
+assign _t103 = _t82 | crc_in_count_onehot_reg[5];
+assign _t104 = _t105 | crc_in_count_onehot_reg[4];
+assign _t105 = _t106 | crc_in_count_onehot_reg[3];
+assign _t106 = _t107 | crc_in_count_onehot_reg[2];
+assign _t107 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1];
+assign _t108 = _t109 | crc_in_count_onehot_reg[4];
+assign _t109 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3];
+assign _t110 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5];
+assign _t111 = _t112 | crc_in_count_onehot_reg[5];
+assign _t112 = _t113 | crc_in_count_onehot_reg[4];
+assign _t113 = _t107 | crc_in_count_onehot_reg[3];
+assign _t114 = _t115 | crc_in_count_onehot_reg[5];
+assign _t115 = _t107 | crc_in_count_onehot_reg[4];
+assign _t116 = _t106 | crc_in_count_onehot_reg[5];
+assign _t117 = _t118 | crc_in_count_onehot_reg[5];
+assign _t118 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4];
+assign _t119 = _t120 | crc_in_count_onehot_reg[5];
+assign _t120 = _t101 | crc_in_count_onehot_reg[3];
+assign _t121 = _t109 | crc_in_count_onehot_reg[5];
+assign _t122 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5];
+assign _t123 = _t106 | crc_in_count_onehot_reg[4];
+assign _t124 = _t120 | crc_in_count_onehot_reg[4];
+assign _t125 = _t126 | crc_in_count_onehot_reg[5];
+assign _t126 = _t101 | crc_in_count_onehot_reg[4];
+assign _t127 = crc_s1_start_reg | crc_s1_load_reg;
+assign _t128 = {(~v_beat_oversize) & v_beat_last & (~_t70), v_beat_last, v_beat_keep, v_beat_data};
+assign _t129 = last_beat | oversize;
 assign err_valid = err_seen_reg;
 assign err_code = err_llp_reg;
 assign fpdu_count = good_fpdus_reg;
@@ -421,204 +555,96 @@ assign ring_room = fill_reg <= 8'h18;
 assign s_axis_tready = stopped_reg | ring_room;
 assign accept = s_axis_tvalid & ring_room & _t4;
 assign wr_data_s0 = {
-    wr_ptr_reg[0] ? s_axis_tdata[63:56] : 8'h0,
-    wr_ptr_reg[0] ? s_axis_tdata[55:48] : s_axis_tdata[63:56],
-    wr_ptr_reg[0] ? s_axis_tdata[47:40] : s_axis_tdata[55:48],
-    wr_ptr_reg[0] ? s_axis_tdata[39:32] : s_axis_tdata[47:40],
-    wr_ptr_reg[0] ? s_axis_tdata[31:24] : s_axis_tdata[39:32],
-    wr_ptr_reg[0] ? s_axis_tdata[23:16] : s_axis_tdata[31:24],
-    wr_ptr_reg[0] ? s_axis_tdata[15:8] : s_axis_tdata[23:16],
-    wr_ptr_reg[0] ? s_axis_tdata[7:0] : s_axis_tdata[15:8],
-    wr_ptr_reg[0] ? 8'h0 : s_axis_tdata[7:0]
-};
-assign wr_data_s1 = {
-    wr_ptr_reg[1] ? wr_data_s0[71:64] : 8'h0,
-    wr_ptr_reg[1] ? wr_data_s0[63:56] : 8'h0,
-    wr_ptr_reg[1] ? wr_data_s0[55:48] : wr_data_s0[71:64],
-    wr_ptr_reg[1] ? wr_data_s0[47:40] : wr_data_s0[63:56],
-    wr_ptr_reg[1] ? wr_data_s0[39:32] : wr_data_s0[55:48],
-    wr_ptr_reg[1] ? wr_data_s0[31:24] : wr_data_s0[47:40],
-    wr_ptr_reg[1] ? wr_data_s0[23:16] : wr_data_s0[39:32],
-    wr_ptr_reg[1] ? wr_data_s0[15:8] : wr_data_s0[31:24],
-    wr_ptr_reg[1] ? wr_data_s0[7:0] : wr_data_s0[23:16],
-    wr_ptr_reg[1] ? 8'h0 : wr_data_s0[15:8],
-    wr_ptr_reg[1] ? 8'h0 : wr_data_s0[7:0]
+    wr_ptr_reg[1] ? _t5 : _t6, wr_ptr_reg[1] ? _t7 : _t6, wr_ptr_reg[1] ? _t8 : _t5, wr_ptr_reg[1] ? _t9 : _t7, wr_ptr_reg[1] ? _t10 : _t8,
+    wr_ptr_reg[1] ? _t11 : _t9, wr_ptr_reg[1] ? _t12 : _t10, wr_ptr_reg[1] ? _t13 : _t11, wr_ptr_reg[1] ? _t14 : _t12, wr_ptr_reg[1] ? _t6 : _t13,
+    wr_ptr_reg[1] ? _t6 : _t14
 };
 assign wr_data_s2 = {
-    wr_ptr_reg[2] ? wr_data_s1[87:80] : 8'h0,
-    wr_ptr_reg[2] ? wr_data_s1[79:72] : 8'h0,
-    wr_ptr_reg[2] ? wr_data_s1[71:64] : 8'h0,
-    wr_ptr_reg[2] ? wr_data_s1[63:56] : 8'h0,
-    wr_ptr_reg[2] ? wr_data_s1[55:48] : wr_data_s1[87:80],
-    wr_ptr_reg[2] ? wr_data_s1[47:40] : wr_data_s1[79:72],
-    wr_ptr_reg[2] ? wr_data_s1[39:32] : wr_data_s1[71:64],
-    wr_ptr_reg[2] ? wr_data_s1[31:24] : wr_data_s1[63:56],
-    wr_ptr_reg[2] ? wr_data_s1[23:16] : wr_data_s1[55:48],
-    wr_ptr_reg[2] ? wr_data_s1[15:8] : wr_data_s1[47:40],
-    wr_ptr_reg[2] ? wr_data_s1[7:0] : wr_data_s1[39:32],
-    wr_ptr_reg[2] ? 8'h0 : wr_data_s1[31:24],
-    wr_ptr_reg[2] ? 8'h0 : wr_data_s1[23:16],
-    wr_ptr_reg[2] ? 8'h0 : wr_data_s1[15:8],
-    wr_ptr_reg[2] ? 8'h0 : wr_data_s1[7:0]
-};
-assign wr_data_s3 = {
-    wr_ptr_reg[3] ? wr_data_s2[119:112] : 8'h0,
-    wr_ptr_reg[3] ? wr_data_s2[111:104] : 8'h0,
-    wr_ptr_reg[3] ? wr_data_s2[103:96] : 8'h0,
-    wr_ptr_reg[3] ? wr_data_s2[95:88] : 8'h0,
-    wr_ptr_reg[3] ? wr_data_s2[87:80] : 8'h0,
-    wr_ptr_reg[3] ? wr_data_s2[79:72] : 8'h0,
-    wr_ptr_reg[3] ? wr_data_s2[71:64] : 8'h0,
-    wr_ptr_reg[3] ? wr_data_s2[63:56] : 8'h0,
-    wr_ptr_reg[3] ? wr_data_s2[55:48] : wr_data_s2[119:112],
-    wr_ptr_reg[3] ? wr_data_s2[47:40] : wr_data_s2[111:104],
-    wr_ptr_reg[3] ? wr_data_s2[39:32] : wr_data_s2[103:96],
-    wr_ptr_reg[3] ? wr_data_s2[31:24] : wr_data_s2[95:88],
-    wr_ptr_reg[3] ? wr_data_s2[23:16] : wr_data_s2[87:80],
-    wr_ptr_reg[3] ? wr_data_s2[15:8] : wr_data_s2[79:72],
-    wr_ptr_reg[3] ? wr_data_s2[7:0] : wr_data_s2[71:64],
-    wr_ptr_reg[3] ? 8'h0 : wr_data_s2[63:56],
-    wr_ptr_reg[3] ? 8'h0 : wr_data_s2[55:48],
-    wr_ptr_reg[3] ? 8'h0 : wr_data_s2[47:40],
-    wr_ptr_reg[3] ? 8'h0 : wr_data_s2[39:32],
-    wr_ptr_reg[3] ? 8'h0 : wr_data_s2[31:24],
-    wr_ptr_reg[3] ? 8'h0 : wr_data_s2[23:16],
-    wr_ptr_reg[3] ? 8'h0 : wr_data_s2[15:8],
-    wr_ptr_reg[3] ? 8'h0 : wr_data_s2[7:0]
+    wr_ptr_reg[3] ? _t15 : _t16, wr_ptr_reg[3] ? _t17 : _t16, wr_ptr_reg[3] ? _t18 : _t16, wr_ptr_reg[3] ? _t19 : _t16, wr_ptr_reg[3] ? _t20 : _t16,
+    wr_ptr_reg[3] ? _t21 : _t16, wr_ptr_reg[3] ? _t22 : _t16, wr_ptr_reg[3] ? _t23 : _t16, wr_ptr_reg[3] ? _t24 : _t15, wr_ptr_reg[3] ? _t25 : _t17,
+    wr_ptr_reg[3] ? _t26 : _t18, wr_ptr_reg[3] ? _t27 : _t19, wr_ptr_reg[3] ? _t28 : _t20, wr_ptr_reg[3] ? _t29 : _t21, wr_ptr_reg[3] ? _t30 : _t22,
+    wr_ptr_reg[3] ? _t16 : _t23, wr_ptr_reg[3] ? _t16 : _t24, wr_ptr_reg[3] ? _t16 : _t25, wr_ptr_reg[3] ? _t16 : _t26, wr_ptr_reg[3] ? _t16 : _t27,
+    wr_ptr_reg[3] ? _t16 : _t28, wr_ptr_reg[3] ? _t16 : _t29, wr_ptr_reg[3] ? _t16 : _t30
 };
 assign wr_data_s4 = {
-    wr_ptr_reg[4] ? wr_data_s3[127:120] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s3[119:112] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s3[111:104] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s3[103:96] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s3[95:88] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s3[87:80] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s3[79:72] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s3[71:64] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s3[63:56] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s3[55:48] : wr_data_s3[183:176],
-    wr_ptr_reg[4] ? wr_data_s3[47:40] : wr_data_s3[175:168],
-    wr_ptr_reg[4] ? wr_data_s3[39:32] : wr_data_s3[167:160],
-    wr_ptr_reg[4] ? wr_data_s3[31:24] : wr_data_s3[159:152],
-    wr_ptr_reg[4] ? wr_data_s3[23:16] : wr_data_s3[151:144],
-    wr_ptr_reg[4] ? wr_data_s3[15:8] : wr_data_s3[143:136],
-    wr_ptr_reg[4] ? wr_data_s3[7:0] : wr_data_s3[135:128],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s3[127:120],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s3[119:112],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s3[111:104],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s3[103:96],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s3[95:88],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s3[87:80],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s3[79:72],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s3[71:64],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s3[63:56],
-    wr_ptr_reg[4] ? wr_data_s3[183:176] : wr_data_s3[55:48],
-    wr_ptr_reg[4] ? wr_data_s3[175:168] : wr_data_s3[47:40],
-    wr_ptr_reg[4] ? wr_data_s3[167:160] : wr_data_s3[39:32],
-    wr_ptr_reg[4] ? wr_data_s3[159:152] : wr_data_s3[31:24],
-    wr_ptr_reg[4] ? wr_data_s3[151:144] : wr_data_s3[23:16],
-    wr_ptr_reg[4] ? wr_data_s3[143:136] : wr_data_s3[15:8],
-    wr_ptr_reg[4] ? wr_data_s3[135:128] : wr_data_s3[7:0]
+    wr_ptr_reg[4] ? wr_data_s2[127:120] : 8'h0,
+    wr_ptr_reg[4] ? wr_data_s2[119:112] : 8'h0,
+    wr_ptr_reg[4] ? wr_data_s2[111:104] : 8'h0,
+    wr_ptr_reg[4] ? wr_data_s2[103:96] : 8'h0,
+    wr_ptr_reg[4] ? wr_data_s2[95:88] : 8'h0,
+    wr_ptr_reg[4] ? wr_data_s2[87:80] : 8'h0,
+    wr_ptr_reg[4] ? wr_data_s2[79:72] : 8'h0,
+    wr_ptr_reg[4] ? wr_data_s2[71:64] : 8'h0,
+    wr_ptr_reg[4] ? wr_data_s2[63:56] : 8'h0,
+    wr_ptr_reg[4] ? wr_data_s2[55:48] : wr_data_s2[183:176],
+    wr_ptr_reg[4] ? wr_data_s2[47:40] : wr_data_s2[175:168],
+    wr_ptr_reg[4] ? wr_data_s2[39:32] : wr_data_s2[167:160],
+    wr_ptr_reg[4] ? wr_data_s2[31:24] : wr_data_s2[159:152],
+    wr_ptr_reg[4] ? wr_data_s2[23:16] : wr_data_s2[151:144],
+    wr_ptr_reg[4] ? wr_data_s2[15:8] : wr_data_s2[143:136],
+    wr_ptr_reg[4] ? wr_data_s2[7:0] : wr_data_s2[135:128],
+    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[127:120],
+    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[119:112],
+    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[111:104],
+    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[103:96],
+    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[95:88],
+    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[87:80],
+    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[79:72],
+    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[71:64],
+    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[63:56],
+    wr_ptr_reg[4] ? wr_data_s2[183:176] : wr_data_s2[55:48],
+    wr_ptr_reg[4] ? wr_data_s2[175:168] : wr_data_s2[47:40],
+    wr_ptr_reg[4] ? wr_data_s2[167:160] : wr_data_s2[39:32],
+    wr_ptr_reg[4] ? wr_data_s2[159:152] : wr_data_s2[31:24],
+    wr_ptr_reg[4] ? wr_data_s2[151:144] : wr_data_s2[23:16],
+    wr_ptr_reg[4] ? wr_data_s2[143:136] : wr_data_s2[15:8],
+    wr_ptr_reg[4] ? wr_data_s2[135:128] : wr_data_s2[7:0]
 };
 assign wr_keep_s0 = {
-    wr_ptr_reg[0] ? s_axis_tkeep[7] : 1'b0,
-    wr_ptr_reg[0] ? s_axis_tkeep[6] : s_axis_tkeep[7],
-    wr_ptr_reg[0] ? s_axis_tkeep[5] : s_axis_tkeep[6],
-    wr_ptr_reg[0] ? s_axis_tkeep[4] : s_axis_tkeep[5],
-    wr_ptr_reg[0] ? s_axis_tkeep[3] : s_axis_tkeep[4],
-    wr_ptr_reg[0] ? s_axis_tkeep[2] : s_axis_tkeep[3],
-    wr_ptr_reg[0] ? s_axis_tkeep[1] : s_axis_tkeep[2],
-    wr_ptr_reg[0] ? s_axis_tkeep[0] : s_axis_tkeep[1],
-    wr_ptr_reg[0] ? 1'b0 : s_axis_tkeep[0]
-};
-assign wr_keep_s1 = {
-    wr_ptr_reg[1] ? wr_keep_s0[8] : 1'b0,
-    wr_ptr_reg[1] ? wr_keep_s0[7] : 1'b0,
-    wr_ptr_reg[1] ? wr_keep_s0[6] : wr_keep_s0[8],
-    wr_ptr_reg[1] ? wr_keep_s0[5] : wr_keep_s0[7],
-    wr_ptr_reg[1] ? wr_keep_s0[4] : wr_keep_s0[6],
-    wr_ptr_reg[1] ? wr_keep_s0[3] : wr_keep_s0[5],
-    wr_ptr_reg[1] ? wr_keep_s0[2] : wr_keep_s0[4],
-    wr_ptr_reg[1] ? wr_keep_s0[1] : wr_keep_s0[3],
-    wr_ptr_reg[1] ? wr_keep_s0[0] : wr_keep_s0[2],
-    wr_ptr_reg[1] ? 1'b0 : wr_keep_s0[1],
-    wr_ptr_reg[1] ? 1'b0 : wr_keep_s0[0]
+    wr_ptr_reg[1] ? _t31 : _t32, wr_ptr_reg[1] ? _t33 : _t32, wr_ptr_reg[1] ? _t34 : _t31, wr_ptr_reg[1] ? _t35 : _t33, wr_ptr_reg[1] ? _t36 : _t34,
+    wr_ptr_reg[1] ? _t37 : _t35, wr_ptr_reg[1] ? _t38 : _t36, wr_ptr_reg[1] ? _t39 : _t37, wr_ptr_reg[1] ? _t40 : _t38, wr_ptr_reg[1] ? _t32 : _t39,
+    wr_ptr_reg[1] ? _t32 : _t40
 };
 assign wr_keep_s2 = {
-    wr_ptr_reg[2] ? wr_keep_s1[10] : 1'b0,
-    wr_ptr_reg[2] ? wr_keep_s1[9] : 1'b0,
-    wr_ptr_reg[2] ? wr_keep_s1[8] : 1'b0,
-    wr_ptr_reg[2] ? wr_keep_s1[7] : 1'b0,
-    wr_ptr_reg[2] ? wr_keep_s1[6] : wr_keep_s1[10],
-    wr_ptr_reg[2] ? wr_keep_s1[5] : wr_keep_s1[9],
-    wr_ptr_reg[2] ? wr_keep_s1[4] : wr_keep_s1[8],
-    wr_ptr_reg[2] ? wr_keep_s1[3] : wr_keep_s1[7],
-    wr_ptr_reg[2] ? wr_keep_s1[2] : wr_keep_s1[6],
-    wr_ptr_reg[2] ? wr_keep_s1[1] : wr_keep_s1[5],
-    wr_ptr_reg[2] ? wr_keep_s1[0] : wr_keep_s1[4],
-    wr_ptr_reg[2] ? 1'b0 : wr_keep_s1[3],
-    wr_ptr_reg[2] ? 1'b0 : wr_keep_s1[2],
-    wr_ptr_reg[2] ? 1'b0 : wr_keep_s1[1],
-    wr_ptr_reg[2] ? 1'b0 : wr_keep_s1[0]
-};
-assign wr_keep_s3 = {
-    wr_ptr_reg[3] ? wr_keep_s2[14] : 1'b0,
-    wr_ptr_reg[3] ? wr_keep_s2[13] : 1'b0,
-    wr_ptr_reg[3] ? wr_keep_s2[12] : 1'b0,
-    wr_ptr_reg[3] ? wr_keep_s2[11] : 1'b0,
-    wr_ptr_reg[3] ? wr_keep_s2[10] : 1'b0,
-    wr_ptr_reg[3] ? wr_keep_s2[9] : 1'b0,
-    wr_ptr_reg[3] ? wr_keep_s2[8] : 1'b0,
-    wr_ptr_reg[3] ? wr_keep_s2[7] : 1'b0,
-    wr_ptr_reg[3] ? wr_keep_s2[6] : wr_keep_s2[14],
-    wr_ptr_reg[3] ? wr_keep_s2[5] : wr_keep_s2[13],
-    wr_ptr_reg[3] ? wr_keep_s2[4] : wr_keep_s2[12],
-    wr_ptr_reg[3] ? wr_keep_s2[3] : wr_keep_s2[11],
-    wr_ptr_reg[3] ? wr_keep_s2[2] : wr_keep_s2[10],
-    wr_ptr_reg[3] ? wr_keep_s2[1] : wr_keep_s2[9],
-    wr_ptr_reg[3] ? wr_keep_s2[0] : wr_keep_s2[8],
-    wr_ptr_reg[3] ? 1'b0 : wr_keep_s2[7],
-    wr_ptr_reg[3] ? 1'b0 : wr_keep_s2[6],
-    wr_ptr_reg[3] ? 1'b0 : wr_keep_s2[5],
-    wr_ptr_reg[3] ? 1'b0 : wr_keep_s2[4],
-    wr_ptr_reg[3] ? 1'b0 : wr_keep_s2[3],
-    wr_ptr_reg[3] ? 1'b0 : wr_keep_s2[2],
-    wr_ptr_reg[3] ? 1'b0 : wr_keep_s2[1],
-    wr_ptr_reg[3] ? 1'b0 : wr_keep_s2[0]
+    wr_ptr_reg[3] ? _t41 : _t42, wr_ptr_reg[3] ? _t43 : _t42, wr_ptr_reg[3] ? _t44 : _t42, wr_ptr_reg[3] ? _t45 : _t42, wr_ptr_reg[3] ? _t46 : _t42,
+    wr_ptr_reg[3] ? _t47 : _t42, wr_ptr_reg[3] ? _t48 : _t42, wr_ptr_reg[3] ? _t49 : _t42, wr_ptr_reg[3] ? _t50 : _t41, wr_ptr_reg[3] ? _t51 : _t43,
+    wr_ptr_reg[3] ? _t52 : _t44, wr_ptr_reg[3] ? _t53 : _t45, wr_ptr_reg[3] ? _t54 : _t46, wr_ptr_reg[3] ? _t55 : _t47, wr_ptr_reg[3] ? _t56 : _t48,
+    wr_ptr_reg[3] ? _t42 : _t49, wr_ptr_reg[3] ? _t42 : _t50, wr_ptr_reg[3] ? _t42 : _t51, wr_ptr_reg[3] ? _t42 : _t52, wr_ptr_reg[3] ? _t42 : _t53,
+    wr_ptr_reg[3] ? _t42 : _t54, wr_ptr_reg[3] ? _t42 : _t55, wr_ptr_reg[3] ? _t42 : _t56
 };
 assign wr_keep_s4 = {
-    wr_ptr_reg[4] ? wr_keep_s3[15] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s3[14] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s3[13] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s3[12] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s3[11] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s3[10] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s3[9] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s3[8] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s3[7] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s3[6] : wr_keep_s3[22],
-    wr_ptr_reg[4] ? wr_keep_s3[5] : wr_keep_s3[21],
-    wr_ptr_reg[4] ? wr_keep_s3[4] : wr_keep_s3[20],
-    wr_ptr_reg[4] ? wr_keep_s3[3] : wr_keep_s3[19],
-    wr_ptr_reg[4] ? wr_keep_s3[2] : wr_keep_s3[18],
-    wr_ptr_reg[4] ? wr_keep_s3[1] : wr_keep_s3[17],
-    wr_ptr_reg[4] ? wr_keep_s3[0] : wr_keep_s3[16],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s3[15],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s3[14],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s3[13],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s3[12],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s3[11],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s3[10],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s3[9],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s3[8],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s3[7],
-    wr_ptr_reg[4] ? wr_keep_s3[22] : wr_keep_s3[6],
-    wr_ptr_reg[4] ? wr_keep_s3[21] : wr_keep_s3[5],
-    wr_ptr_reg[4] ? wr_keep_s3[20] : wr_keep_s3[4],
-    wr_ptr_reg[4] ? wr_keep_s3[19] : wr_keep_s3[3],
-    wr_ptr_reg[4] ? wr_keep_s3[18] : wr_keep_s3[2],
-    wr_ptr_reg[4] ? wr_keep_s3[17] : wr_keep_s3[1],
-    wr_ptr_reg[4] ? wr_keep_s3[16] : wr_keep_s3[0]
+    wr_ptr_reg[4] ? wr_keep_s2[15] : 1'b0,
+    wr_ptr_reg[4] ? wr_keep_s2[14] : 1'b0,
+    wr_ptr_reg[4] ? wr_keep_s2[13] : 1'b0,
+    wr_ptr_reg[4] ? wr_keep_s2[12] : 1'b0,
+    wr_ptr_reg[4] ? wr_keep_s2[11] : 1'b0,
+    wr_ptr_reg[4] ? wr_keep_s2[10] : 1'b0,
+    wr_ptr_reg[4] ? wr_keep_s2[9] : 1'b0,
+    wr_ptr_reg[4] ? wr_keep_s2[8] : 1'b0,
+    wr_ptr_reg[4] ? wr_keep_s2[7] : 1'b0,
+    wr_ptr_reg[4] ? wr_keep_s2[6] : wr_keep_s2[22],
+    wr_ptr_reg[4] ? wr_keep_s2[5] : wr_keep_s2[21],
+    wr_ptr_reg[4] ? wr_keep_s2[4] : wr_keep_s2[20],
+    wr_ptr_reg[4] ? wr_keep_s2[3] : wr_keep_s2[19],
+    wr_ptr_reg[4] ? wr_keep_s2[2] : wr_keep_s2[18],
+    wr_ptr_reg[4] ? wr_keep_s2[1] : wr_keep_s2[17],
+    wr_ptr_reg[4] ? wr_keep_s2[0] : wr_keep_s2[16],
+    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[15],
+    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[14],
+    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[13],
+    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[12],
+    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[11],
+    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[10],
+    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[9],
+    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[8],
+    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[7],
+    wr_ptr_reg[4] ? wr_keep_s2[22] : wr_keep_s2[6],
+    wr_ptr_reg[4] ? wr_keep_s2[21] : wr_keep_s2[5],
+    wr_ptr_reg[4] ? wr_keep_s2[20] : wr_keep_s2[4],
+    wr_ptr_reg[4] ? wr_keep_s2[19] : wr_keep_s2[3],
+    wr_ptr_reg[4] ? wr_keep_s2[18] : wr_keep_s2[2],
+    wr_ptr_reg[4] ? wr_keep_s2[17] : wr_keep_s2[1],
+    wr_ptr_reg[4] ? wr_keep_s2[16] : wr_keep_s2[0]
 };
 assign wr_mask = {
     {8{wr_keep_s4[31]}}, {8{wr_keep_s4[30]}}, {8{wr_keep_s4[29]}}, {8{wr_keep_s4[28]}}, {8{wr_keep_s4[27]}}, {8{wr_keep_s4[26]}}, {8{wr_keep_s4[25]}},
@@ -628,9 +654,8 @@ assign wr_mask = {
     {8{wr_keep_s4[3]}}, {8{wr_keep_s4[2]}}, {8{wr_keep_s4[1]}}, {8{wr_keep_s4[0]}}
 };
 assign seq_off = cfg_seq - cfg_s0;
-assign phase = seq_off[8:2] + retired_reg;
-assign marker_pos = 7'h0 - phase;
-assign marker_in = cfg_markers & (marker_pos < 7'h5);
+assign first_marker_pos = 7'h0 - seq_off[8:2];
+assign marker_in = cfg_markers & (marker_pos_reg < 7'h5);
 assign win_s2 = {
     rd_ptr_reg[2] ? ring_reg[127:96] : ring_reg[255:224],
     rd_ptr_reg[2] ? ring_reg[95:64] : ring_reg[223:192],
@@ -641,43 +666,38 @@ assign win_s2 = {
     rd_ptr_reg[2] ? ring_reg[191:160] : ring_reg[63:32],
     rd_ptr_reg[2] ? ring_reg[159:128] : ring_reg[31:0]
 };
-assign win_s1 = {
-    rd_ptr_reg[1] ? win_s2[255:224] : win_s2[191:160],
-    rd_ptr_reg[1] ? win_s2[223:192] : win_s2[159:128],
-    rd_ptr_reg[1] ? win_s2[191:160] : win_s2[127:96],
-    rd_ptr_reg[1] ? win_s2[159:128] : win_s2[95:64],
-    rd_ptr_reg[1] ? win_s2[127:96] : win_s2[63:32],
-    rd_ptr_reg[1] ? win_s2[95:64] : win_s2[31:0]
-};
 assign win_s0 = {
-    rd_ptr_reg[0] ? win_s1[191:160] : win_s1[159:128],
-    rd_ptr_reg[0] ? win_s1[159:128] : win_s1[127:96],
-    rd_ptr_reg[0] ? win_s1[127:96] : win_s1[95:64],
-    rd_ptr_reg[0] ? win_s1[95:64] : win_s1[63:32],
-    rd_ptr_reg[0] ? win_s1[63:32] : win_s1[31:0]
+    rd_ptr_reg[1] ? (rd_ptr_reg[0] ? win_s2[31:0] : win_s2[255:224]) : _t57,
+    rd_ptr_reg[1] ? (rd_ptr_reg[0] ? win_s2[255:224] : win_s2[223:192]) : _t58,
+    rd_ptr_reg[1] ? _t57 : _t59,
+    rd_ptr_reg[1] ? _t58 : _t60,
+    rd_ptr_reg[1] ? _t59 : (rd_ptr_reg[0] ? win_s2[95:64] : win_s2[63:32]),
+    rd_ptr_reg[1] ? _t60 : (rd_ptr_reg[0] ? win_s2[63:32] : win_s2[31:0])
 };
-assign mf_win = {
-    _t5 ? win_s0[111:96] : win_s0[79:64],
-    (marker_in & (marker_pos <= 7'h1)) ? win_s0[95:64] : win_s0[63:32],
-    (marker_in & (marker_pos <= 7'h0)) ? win_s0[63:32] : win_s0[31:0]
-};
+assign mf_win = {_t61 ? win_s0[111:96] : win_s0[79:64], _t62 ? win_s0[95:64] : win_s0[63:32], _t63 ? win_s0[63:32] : win_s0[31:0]};
 assign ulpdu_length = {mf_win[7:0], mf_win[15:8]};
-assign lead_marker = at_start_reg & marker_in & _t6;
-assign ul_now = at_start_reg ? ulpdu_length : ul_left_reg;
+assign lead_marker = at_start_reg & marker_in & _t64;
+assign ul_now = at_start_reg ? hdr_len_reg : ul_left_reg;
 assign last_beat = ul_now <= 16'h8;
 assign mf_words = last_beat ? ((({4'b0000, ul_now[3:0]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2;
-assign marker_retired = marker_in & ({1'b0, marker_pos} < mf_words);
+assign marker_retired = marker_in & (_t65 < mf_words);
 assign words = mf_words + {7'h0, marker_retired};
-assign words_needed = last_beat ? words : (8'h3 + {7'h0, _t5});
+assign words_needed = last_beat ? words : (8'h3 + {7'h0, _t61});
 assign words_avail = {2'b00, fill_reg[7:2]};
-assign oversize = at_start_reg & (ulpdu_length > cfg_max_ulpdu);
-assign go = _t4 & advance & _t7;
-assign fpduptr = (_t6 ? {win_s0[23:16], win_s0[31:24]} : 16'h0) | ((marker_pos == 7'h1) ? {win_s0[55:48], win_s0[63:56]} : 16'h0) |
-    ((marker_pos == 7'h2) ? {win_s0[87:80], win_s0[95:88]} : 16'h0) | ((marker_pos == 7'h3) ? {win_s0[119:112], win_s0[127:120]} : 16'h0) |
-    ((marker_pos == 7'h4) ? {win_s0[151:144], win_s0[159:152]} : 16'h0);
-assign marker_dist = (at_start_reg ? 15'h0 : hdr_off_reg) + {8'h0, marker_pos};
-assign marker_bad = (at_start_reg ? 1'b0 : marker_fault_reg) |
-    (marker_retired & (~(lead_marker ? (fpduptr == 16'h0) : ({1'b0, fpduptr} == {marker_dist, 2'b00}))));
+assign oversize = at_start_reg & (hdr_len_reg > cfg_max_ulpdu);
+assign hdr_load = at_start_reg & (~hdr_ok_reg) & (words_avail >= ({7'h0, lead_marker} + 8'h1)) & _t4;
+assign next_hdr_word = mf_words + {7'h0, marker_in & (_t65 <= mf_words)};
+assign next_hdr_in = words_avail > next_hdr_word;
+assign next_hdr_len = ({16{mf_words == 8'h0}} & {_t63 ? win_s0[39:32] : win_s0[7:0], _t63 ? win_s0[47:40] : win_s0[15:8]}) |
+    ({16{mf_words == 8'h1}} & {_t62 ? win_s0[71:64] : win_s0[39:32], _t62 ? win_s0[79:72] : win_s0[47:40]}) |
+    (({16{mf_words == 8'h2}} & {_t61 ? win_s0[103:96] : win_s0[71:64], _t61 ? win_s0[111:104] : win_s0[79:72]}) |
+        (({16{mf_words == 8'h3}} & {_t66 ? win_s0[135:128] : win_s0[103:96], _t66 ? win_s0[143:136] : win_s0[111:104]}) |
+            ({16{mf_words == 8'h4}} & {_t67 ? win_s0[167:160] : win_s0[135:128], _t67 ? win_s0[175:168] : win_s0[143:136]})));
+assign go = _t4 & advance & _t68;
+assign fpduptr = ({16{_t64}} & {win_s0[23:16], win_s0[31:24]}) | ({16{marker_pos_reg == 7'h1}} & {win_s0[55:48], win_s0[63:56]}) |
+    (({16{marker_pos_reg == 7'h2}} & {win_s0[87:80], win_s0[95:88]}) |
+        (({16{marker_pos_reg == 7'h3}} & {win_s0[119:112], win_s0[127:120]}) | ({16{marker_pos_reg == 7'h4}} & {win_s0[151:144], win_s0[159:152]})));
+assign marker_dist = (at_start_reg ? 15'h0 : hdr_off_reg) + {8'h0, marker_pos_reg};
 assign crc_shift = crc_in_shift_reg;
 assign crc_aligned = crc_shift[2] ? {crc_shift[1] ? 32'h0 : (crc_shift[0] ? 32'h0 : crc_in_data_reg[31:0]), 128'h0} :
     crc_shift[1] ? {crc_shift[0] ? {crc_in_data_reg[63:0], 32'h0} : crc_in_data_reg[95:0], 64'h0} :
@@ -718,16 +738,21 @@ assign crc_next = {
     (^(crc_s2_coeff_reg[31:0] & crc_crc_reg)) ^ crc_s2_u_reg[0] ^ (^crc_s2_data_partials_reg[2:0])
 };
 assign crc_bad = cfg_crc & (crc_crc_reg != CRC_RESIDUE);
-assign v_beat_marker_bad = crc_tag_reg[74];
+assign v_beat_marker_lead = crc_tag_reg[75];
+assign v_beat_fpduptr = crc_tag_reg[91:76];
+assign v_beat_marker_dist = crc_tag_reg[106:92];
+assign v_beat_marker_check = crc_tag_reg[74];
+assign marker_bad = marker_fault_reg |
+    (v_beat_marker_check & (~(v_beat_marker_lead ? (v_beat_fpduptr == 16'h0) : ({1'b0, v_beat_fpduptr} == {v_beat_marker_dist, 2'b00}))));
 assign v_emit = crc_valid_reg & (~out_stopped_reg);
 assign v_beat_oversize = crc_tag_reg[73];
 assign v_beat_last = crc_tag_reg[72];
-assign fail = v_emit & (v_beat_oversize | (v_beat_last & _t9));
+assign fail = v_emit & (v_beat_oversize | (v_beat_last & _t70));
 assign v_beat_keep = crc_tag_reg[71:64];
 assign v_beat_data = crc_tag_reg[63:0];
-assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t10 | (~v_emit)));
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t71 | (~v_emit)));
 assign advance = out_in_ready_reg;
-assign idle = (~(_t7 & _t4)) & _t10 & (~(crc_in_valid_reg | crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg));
+assign idle = (~((_t68 & _t4) | hdr_load)) & _t71 & (~(crc_in_valid_reg | crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg));
 assign m_axis_tdata = out_data_reg[63:0];
 assign m_axis_tkeep = out_data_reg[71:64];
 assign m_axis_tlast = out_data_reg[72];
@@ -745,21 +770,21 @@ end
 always @* begin
     crc_in_data_next = crc_in_data_reg;
     if (advance) begin
-        crc_in_data_next = {win_s0[159:128], win_s0[127:96], win_s0[95:64], win_s0[63:32], win_s0[31:0]};
+        crc_in_data_next = win_s0[159:0];
     end
 end
 
 always @* begin
     crc_in_count_onehot_next = crc_in_count_onehot_reg;
     if (advance) begin
-        crc_in_count_onehot_next = {words[2:0] == 3'b101, _t11, _t12, _t13, _t14, _t15};
+        crc_in_count_onehot_next = {words[2:0] == 3'b101, _t72, _t73, _t74, _t75, _t76};
     end
 end
 
 always @* begin
     crc_in_shift_next = crc_in_shift_reg;
     if (advance) begin
-        crc_in_shift_next = {_t15 | _t14, _t13 | _t12, _t15 | _t13 | _t11};
+        crc_in_shift_next = {_t76 | _t75, _t74 | _t73, _t76 | _t74 | _t72};
     end
 end
 
@@ -774,7 +799,10 @@ always @* begin
     crc_in_tag_next = crc_in_tag_reg;
     if (advance) begin
         crc_in_tag_next = {
-            marker_bad,
+            marker_dist,
+            fpduptr,
+            lead_marker,
+            marker_retired,
             oversize,
             oversize | last_beat,
             oversize ? 8'h0 :
@@ -828,8 +856,8 @@ always @* begin
     crc_s1_zk_row0_next = crc_s1_zk_row0_reg;
     if (advance) begin
         crc_s1_zk_row0_next = {
-            _t16, _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24, _t33, _t17, _t16, _t34,
-            _t28, _t22, _t36, _t26, _t26, _t21, _t38, _t36, _t35, _t25, _t39
+            _t77, _t77, _t78, _t79, _t80, _t83, _t84, _t85, _t87, _t88, _t90, _t86, crc_in_count_onehot_reg[2], _t92, _t91, _t93, _t85, _t94, _t78, _t77, _t95,
+            _t89, _t83, _t97, _t87, _t87, _t82, _t99, _t97, _t96, _t86, _t100
         };
     end
 end
@@ -838,8 +866,8 @@ always @* begin
     crc_s1_zk_row1_next = crc_s1_zk_row1_reg;
     if (advance) begin
         crc_s1_zk_row1_next = {
-            _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24, _t33, _t17, _t16, _t34, _t28,
-            _t22, _t36, _t26, _t26, _t21, _t38, _t36, _t35, _t25, _t39, _t28
+            _t77, _t78, _t79, _t80, _t83, _t84, _t85, _t87, _t88, _t90, _t86, crc_in_count_onehot_reg[2], _t92, _t91, _t93, _t85, _t94, _t78, _t77, _t95, _t89,
+            _t83, _t97, _t87, _t87, _t82, _t99, _t97, _t96, _t86, _t100, _t89
         };
     end
 end
@@ -848,8 +876,8 @@ always @* begin
     crc_s1_zk_row2_next = crc_s1_zk_row2_reg;
     if (advance) begin
         crc_s1_zk_row2_next = {
-            _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24, _t33, _t17, _t16, _t34, _t28, _t22,
-            _t36, _t26, _t26, _t21, _t38, _t36, _t35, _t25, _t39, _t28, _t27
+            _t78, _t79, _t80, _t83, _t84, _t85, _t87, _t88, _t90, _t86, crc_in_count_onehot_reg[2], _t92, _t91, _t93, _t85, _t94, _t78, _t77, _t95, _t89, _t83,
+            _t97, _t87, _t87, _t82, _t99, _t97, _t96, _t86, _t100, _t89, _t88
         };
     end
 end
@@ -858,8 +886,8 @@ always @* begin
     crc_s1_zk_row3_next = crc_s1_zk_row3_reg;
     if (advance) begin
         crc_s1_zk_row3_next = {
-            _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24, _t33, _t17, _t16, _t34, _t28, _t22, _t36,
-            _t26, _t26, _t21, _t38, _t36, _t35, _t25, _t39, _t28, _t27, _t24
+            _t79, _t80, _t83, _t84, _t85, _t87, _t88, _t90, _t86, crc_in_count_onehot_reg[2], _t92, _t91, _t93, _t85, _t94, _t78, _t77, _t95, _t89, _t83, _t97,
+            _t87, _t87, _t82, _t99, _t97, _t96, _t86, _t100, _t89, _t88, _t85
         };
     end
 end
@@ -868,9 +896,9 @@ always @* begin
     crc_s1_zk_row4_next = crc_s1_zk_row4_reg;
     if (advance) begin
         crc_s1_zk_row4_next = {
-            _t34, crc_in_count_onehot_reg[1], _t32, _t30, _t41, _t19, _t42, crc_in_count_onehot_reg[5], _t42, _t16, crc_in_count_onehot_reg[5], _t41, _t34,
-            _t21, _t16, _t21, crc_in_count_onehot_reg[2], _t20, _t20, crc_in_count_onehot_reg[4], _t28, _t34, _t29, crc_in_count_onehot_reg[1], _t33, _t27,
-            _t28, _t43, _t29, _t26, crc_in_count_onehot_reg[5], _t38
+            _t95, crc_in_count_onehot_reg[1], _t93, _t91, _t102, _t80, _t103, crc_in_count_onehot_reg[5], _t103, _t77, crc_in_count_onehot_reg[5], _t102, _t95,
+            _t82, _t77, _t82, crc_in_count_onehot_reg[2], _t81, _t81, crc_in_count_onehot_reg[4], _t89, _t95, _t90, crc_in_count_onehot_reg[1], _t94, _t88,
+            _t89, _t104, _t90, _t87, crc_in_count_onehot_reg[5], _t99
         };
     end
 end
@@ -879,8 +907,8 @@ always @* begin
     crc_s1_zk_row5_next = crc_s1_zk_row5_reg;
     if (advance) begin
         crc_s1_zk_row5_next = {
-            _t22, _t21, _t16, crc_in_count_onehot_reg[1], 1'b0, _t30, _t22, _t28, _t23, _t28, crc_in_count_onehot_reg[4], _t17, crc_in_count_onehot_reg[1],
-            _t27, _t23, _t22, _t41, _t28, _t27, _t41, 1'b0, _t36, _t16, _t26, _t35, _t34, _t47, _t35, _t33, _t34, _t16, _t18
+            _t83, _t82, _t77, crc_in_count_onehot_reg[1], 1'b0, _t91, _t83, _t89, _t84, _t89, crc_in_count_onehot_reg[4], _t78, crc_in_count_onehot_reg[1],
+            _t88, _t84, _t83, _t102, _t89, _t88, _t102, 1'b0, _t97, _t77, _t87, _t96, _t95, _t108, _t96, _t94, _t95, _t77, _t79
         };
     end
 end
@@ -889,9 +917,9 @@ always @* begin
     crc_s1_zk_row6_next = crc_s1_zk_row6_reg;
     if (advance) begin
         crc_s1_zk_row6_next = {
-            _t32, 1'b0, _t42, _t18, _t25, 1'b0, _t19, _t36, _t34, _t17, crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[4], _t49, _t35, _t42, _t25, _t42,
-            _t32, _t37, _t16, _t20, _t41, crc_in_count_onehot_reg[3], _t32, _t28, _t50, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[5], _t20, _t18,
-            _t29, crc_in_count_onehot_reg[4]
+            _t93, 1'b0, _t103, _t79, _t86, 1'b0, _t80, _t97, _t95, _t78, crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[4], _t110, _t96, _t103, _t86,
+            _t103, _t93, _t98, _t77, _t81, _t102, crc_in_count_onehot_reg[3], _t93, _t89, _t111, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[5], _t81,
+            _t79, _t90, crc_in_count_onehot_reg[4]
         };
     end
 end
@@ -900,9 +928,9 @@ always @* begin
     crc_s1_zk_row7_next = crc_s1_zk_row7_reg;
     if (advance) begin
         crc_s1_zk_row7_next = {
-            _t16, _t20, _t33, _t29, _t19, _t27, _t24, crc_in_count_onehot_reg[2], _t21, _t41, _t41, _t26, _t25, _t38, _t19, crc_in_count_onehot_reg[3], _t31,
-            crc_in_count_onehot_reg[1], _t30, _t42, _t23, _t31, crc_in_count_onehot_reg[2], _t29, _t47, _t24, _t42, _t27, _t21, _t38,
-            crc_in_count_onehot_reg[1], _t24
+            _t77, _t81, _t94, _t90, _t80, _t88, _t85, crc_in_count_onehot_reg[2], _t82, _t102, _t102, _t87, _t86, _t99, _t80, crc_in_count_onehot_reg[3], _t92,
+            crc_in_count_onehot_reg[1], _t91, _t103, _t84, _t92, crc_in_count_onehot_reg[2], _t90, _t108, _t85, _t103, _t88, _t82, _t99,
+            crc_in_count_onehot_reg[1], _t85
         };
     end
 end
@@ -911,9 +939,9 @@ always @* begin
     crc_s1_zk_row8_next = crc_s1_zk_row8_reg;
     if (advance) begin
         crc_s1_zk_row8_next = {
-            _t20, _t33, _t29, _t19, _t27, _t24, crc_in_count_onehot_reg[2], _t21, _t41, _t41, _t26, _t25, _t38, _t19, crc_in_count_onehot_reg[3], _t31,
-            crc_in_count_onehot_reg[1], _t30, _t42, _t23, _t31, crc_in_count_onehot_reg[2], _t29, _t47, _t24, _t42, _t27, _t21, _t38,
-            crc_in_count_onehot_reg[1], _t24, _t27
+            _t81, _t94, _t90, _t80, _t88, _t85, crc_in_count_onehot_reg[2], _t82, _t102, _t102, _t87, _t86, _t99, _t80, crc_in_count_onehot_reg[3], _t92,
+            crc_in_count_onehot_reg[1], _t91, _t103, _t84, _t92, crc_in_count_onehot_reg[2], _t90, _t108, _t85, _t103, _t88, _t82, _t99,
+            crc_in_count_onehot_reg[1], _t85, _t88
         };
     end
 end
@@ -922,8 +950,8 @@ always @* begin
     crc_s1_zk_row9_next = crc_s1_zk_row9_reg;
     if (advance) begin
         crc_s1_zk_row9_next = {
-            _t24, crc_in_count_onehot_reg[2], _t38, _t23, _t29, _t32, _t30, _t20, _t19, _t35, _t18, _t16, _t33, _t28, crc_in_count_onehot_reg[4], _t29, _t18,
-            _t41, _t32, _t27, _t24, _t36, _t53, _t23, crc_in_count_onehot_reg[2], _t35, 1'b0, 1'b0, _t38, _t17, _t42, _t26
+            _t85, crc_in_count_onehot_reg[2], _t99, _t84, _t90, _t93, _t91, _t81, _t80, _t96, _t79, _t77, _t94, _t89, crc_in_count_onehot_reg[4], _t90, _t79,
+            _t102, _t93, _t88, _t85, _t97, _t114, _t84, crc_in_count_onehot_reg[2], _t96, 1'b0, 1'b0, _t99, _t78, _t103, _t87
         };
     end
 end
@@ -932,9 +960,9 @@ always @* begin
     crc_s1_zk_row10_next = crc_s1_zk_row10_reg;
     if (advance) begin
         crc_s1_zk_row10_next = {
-            _t29, _t25, _t32, _t25, _t49, _t42, crc_in_count_onehot_reg[2], _t29, _t27, _t23, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
-            crc_in_count_onehot_reg[4], _t30, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t20, _t27, crc_in_count_onehot_reg[4], _t33, _t20, _t55,
-            crc_in_count_onehot_reg[5], _t41, _t27, _t26, _t21, 1'b0, _t31, _t49, _t49, _t41
+            _t90, _t86, _t93, _t86, _t110, _t103, crc_in_count_onehot_reg[2], _t90, _t88, _t84, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
+            crc_in_count_onehot_reg[4], _t91, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t81, _t88, crc_in_count_onehot_reg[4], _t94, _t81, _t116,
+            crc_in_count_onehot_reg[5], _t102, _t88, _t87, _t82, 1'b0, _t92, _t110, _t110, _t102
         };
     end
 end
@@ -943,9 +971,9 @@ always @* begin
     crc_s1_zk_row11_next = crc_s1_zk_row11_reg;
     if (advance) begin
         crc_s1_zk_row11_next = {
-            _t25, _t32, _t25, _t49, _t42, crc_in_count_onehot_reg[2], _t29, _t27, _t23, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
-            crc_in_count_onehot_reg[4], _t30, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t20, _t27, crc_in_count_onehot_reg[4], _t33, _t20, _t55,
-            crc_in_count_onehot_reg[5], _t41, _t27, _t26, _t21, 1'b0, _t31, _t49, _t49, _t41, _t35
+            _t86, _t93, _t86, _t110, _t103, crc_in_count_onehot_reg[2], _t90, _t88, _t84, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
+            crc_in_count_onehot_reg[4], _t91, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t81, _t88, crc_in_count_onehot_reg[4], _t94, _t81, _t116,
+            crc_in_count_onehot_reg[5], _t102, _t88, _t87, _t82, 1'b0, _t92, _t110, _t110, _t102, _t96
         };
     end
 end
@@ -954,8 +982,8 @@ always @* begin
     crc_s1_zk_row12_next = crc_s1_zk_row12_reg;
     if (advance) begin
         crc_s1_zk_row12_next = {
-            _t21, _t38, _t28, _t37, _t33, _t21, _t18, _t36, _t42, _t41, _t41, _t19, _t17, _t30, crc_in_count_onehot_reg[1], _t33, _t26, 1'b0, _t22, _t44, _t35,
-            _t16, _t19, _t33, _t17, _t26, _t33, _t23, crc_in_count_onehot_reg[3], _t22, crc_in_count_onehot_reg[2], _t29
+            _t82, _t99, _t89, _t98, _t94, _t82, _t79, _t97, _t103, _t102, _t102, _t80, _t78, _t91, crc_in_count_onehot_reg[1], _t94, _t87, 1'b0, _t83, _t105,
+            _t96, _t77, _t80, _t94, _t78, _t87, _t94, _t84, crc_in_count_onehot_reg[3], _t83, crc_in_count_onehot_reg[2], _t90
         };
     end
 end
@@ -964,8 +992,8 @@ always @* begin
     crc_s1_zk_row13_next = crc_s1_zk_row13_reg;
     if (advance) begin
         crc_s1_zk_row13_next = {
-            _t25, _t41, _t41, _t17, _t37, _t28, _t24, _t28, _t19, crc_in_count_onehot_reg[3], _t24, _t34, crc_in_count_onehot_reg[3], _t19, _t35, _t30, _t24,
-            _t49, _t52 | crc_in_count_onehot_reg[5], _t18, _t19, _t23, _t49, _t31, 1'b0, _t36, _t30, _t24, _t25, _t25, _t18, _t42
+            _t86, _t102, _t102, _t78, _t98, _t89, _t85, _t89, _t80, crc_in_count_onehot_reg[3], _t85, _t95, crc_in_count_onehot_reg[3], _t80, _t96, _t91, _t85,
+            _t110, _t113 | crc_in_count_onehot_reg[5], _t79, _t80, _t84, _t110, _t92, 1'b0, _t97, _t91, _t85, _t86, _t86, _t79, _t103
         };
     end
 end
@@ -974,8 +1002,8 @@ always @* begin
     crc_s1_zk_row14_next = crc_s1_zk_row14_reg;
     if (advance) begin
         crc_s1_zk_row14_next = {
-            _t28, _t28, 1'b0, _t42, _t23, _t37, _t19, _t29, _t22, _t21, _t33, _t33, _t33, _t23, 1'b0, _t31, crc_in_count_onehot_reg[1], _t56, _t33, _t34, _t41,
-            _t17, _t34, _t36, _t33, _t32, _t27, _t16, _t22, _t16, _t27, _t29
+            _t89, _t89, 1'b0, _t103, _t84, _t98, _t80, _t90, _t83, _t82, _t94, _t94, _t94, _t84, 1'b0, _t92, crc_in_count_onehot_reg[1], _t117, _t94, _t95,
+            _t102, _t78, _t95, _t97, _t94, _t93, _t88, _t77, _t83, _t77, _t88, _t90
         };
     end
 end
@@ -984,8 +1012,8 @@ always @* begin
     crc_s1_zk_row15_next = crc_s1_zk_row15_reg;
     if (advance) begin
         crc_s1_zk_row15_next = {
-            _t28, 1'b0, _t42, _t23, _t37, _t19, _t29, _t22, _t21, _t33, _t33, _t33, _t23, 1'b0, _t31, crc_in_count_onehot_reg[1], _t56, _t33, _t34, _t41, _t17,
-            _t34, _t36, _t33, _t32, _t27, _t16, _t22, _t16, _t27, _t29, _t22
+            _t89, 1'b0, _t103, _t84, _t98, _t80, _t90, _t83, _t82, _t94, _t94, _t94, _t84, 1'b0, _t92, crc_in_count_onehot_reg[1], _t117, _t94, _t95, _t102,
+            _t78, _t95, _t97, _t94, _t93, _t88, _t77, _t83, _t77, _t88, _t90, _t83
         };
     end
 end
@@ -994,8 +1022,8 @@ always @* begin
     crc_s1_zk_row16_next = crc_s1_zk_row16_reg;
     if (advance) begin
         crc_s1_zk_row16_next = {
-            1'b0, _t42, _t23, _t37, _t19, _t29, _t22, _t21, _t33, _t33, _t33, _t23, 1'b0, _t31, crc_in_count_onehot_reg[1], _t56, _t33, _t34, _t41, _t17, _t34,
-            _t36, _t33, _t32, _t27, _t16, _t22, _t16, _t27, _t29, _t22, _t22
+            1'b0, _t103, _t84, _t98, _t80, _t90, _t83, _t82, _t94, _t94, _t94, _t84, 1'b0, _t92, crc_in_count_onehot_reg[1], _t117, _t94, _t95, _t102, _t78,
+            _t95, _t97, _t94, _t93, _t88, _t77, _t83, _t77, _t88, _t90, _t83, _t83
         };
     end
 end
@@ -1004,8 +1032,8 @@ always @* begin
     crc_s1_zk_row17_next = crc_s1_zk_row17_reg;
     if (advance) begin
         crc_s1_zk_row17_next = {
-            _t42, _t23, _t37, _t19, _t29, _t22, _t21, _t33, _t33, _t33, _t23, 1'b0, _t31, crc_in_count_onehot_reg[1], _t56, _t33, _t34, _t41, _t17, _t34, _t36,
-            _t33, _t32, _t27, _t16, _t22, _t16, _t27, _t29, _t22, _t22, crc_in_count_onehot_reg[5]
+            _t103, _t84, _t98, _t80, _t90, _t83, _t82, _t94, _t94, _t94, _t84, 1'b0, _t92, crc_in_count_onehot_reg[1], _t117, _t94, _t95, _t102, _t78, _t95,
+            _t97, _t94, _t93, _t88, _t77, _t83, _t77, _t88, _t90, _t83, _t83, crc_in_count_onehot_reg[5]
         };
     end
 end
@@ -1014,8 +1042,8 @@ always @* begin
     crc_s1_zk_row18_next = crc_s1_zk_row18_reg;
     if (advance) begin
         crc_s1_zk_row18_next = {
-            _t26, _t49, _t38, _t25, _t27, _t29, crc_in_count_onehot_reg[4], _t16, _t36, _t18, _t29, _t20, _t21, _t58, _t35, _t37, _t20, _t18, _t25,
-            crc_in_count_onehot_reg[4], _t29, _t38, _t19, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[3], _t23, _t24, _t35, _t25, _t41, _t24, _t35
+            _t87, _t110, _t99, _t86, _t88, _t90, crc_in_count_onehot_reg[4], _t77, _t97, _t79, _t90, _t81, _t82, _t119, _t96, _t98, _t81, _t79, _t86,
+            crc_in_count_onehot_reg[4], _t90, _t99, _t80, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[3], _t84, _t85, _t96, _t86, _t102, _t85, _t96
         };
     end
 end
@@ -1024,9 +1052,9 @@ always @* begin
     crc_s1_zk_row19_next = crc_s1_zk_row19_reg;
     if (advance) begin
         crc_s1_zk_row19_next = {
-            _t37, _t25, _t34, _t23, _t24, _t38, _t26, _t23, _t31, _t37, _t26, _t28, _t60, _t23, _t28, crc_in_count_onehot_reg[5], _t30,
-            crc_in_count_onehot_reg[3], _t27, crc_in_count_onehot_reg[2], _t30, _t23, _t38, _t49, _t16, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[4],
-            _t16, crc_in_count_onehot_reg[2], _t17, crc_in_count_onehot_reg[2], _t28
+            _t98, _t86, _t95, _t84, _t85, _t99, _t87, _t84, _t92, _t98, _t87, _t89, _t121, _t84, _t89, crc_in_count_onehot_reg[5], _t91,
+            crc_in_count_onehot_reg[3], _t88, crc_in_count_onehot_reg[2], _t91, _t84, _t99, _t110, _t77, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[4],
+            _t77, crc_in_count_onehot_reg[2], _t78, crc_in_count_onehot_reg[2], _t89
         };
     end
 end
@@ -1035,9 +1063,9 @@ always @* begin
     crc_s1_zk_row20_next = crc_s1_zk_row20_reg;
     if (advance) begin
         crc_s1_zk_row20_next = {
-            _t25, _t34, _t23, _t24, _t38, _t26, _t23, _t31, _t37, _t26, _t28, _t60, _t23, _t28, crc_in_count_onehot_reg[5], _t30, crc_in_count_onehot_reg[3],
-            _t27, crc_in_count_onehot_reg[2], _t30, _t23, _t38, _t49, _t16, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[4], _t16,
-            crc_in_count_onehot_reg[2], _t17, crc_in_count_onehot_reg[2], _t28, _t30
+            _t86, _t95, _t84, _t85, _t99, _t87, _t84, _t92, _t98, _t87, _t89, _t121, _t84, _t89, crc_in_count_onehot_reg[5], _t91, crc_in_count_onehot_reg[3],
+            _t88, crc_in_count_onehot_reg[2], _t91, _t84, _t99, _t110, _t77, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[4], _t77,
+            crc_in_count_onehot_reg[2], _t78, crc_in_count_onehot_reg[2], _t89, _t91
         };
     end
 end
@@ -1046,9 +1074,9 @@ always @* begin
     crc_s1_zk_row21_next = crc_s1_zk_row21_reg;
     if (advance) begin
         crc_s1_zk_row21_next = {
-            _t19, _t26, _t35, crc_in_count_onehot_reg[2], _t41, crc_in_count_onehot_reg[5], _t35, _t22, 1'b0, crc_in_count_onehot_reg[5], _t40, _t37,
-            crc_in_count_onehot_reg[4], _t41, 1'b0, _t42, _t21, _t19, _t16, _t26, _t30, _t17, crc_in_count_onehot_reg[1], _t16, _t24, _t23,
-            crc_in_count_onehot_reg[1], _t19, _t41, crc_in_count_onehot_reg[1], _t19, _t30
+            _t80, _t87, _t96, crc_in_count_onehot_reg[2], _t102, crc_in_count_onehot_reg[5], _t96, _t83, 1'b0, crc_in_count_onehot_reg[5], _t101, _t98,
+            crc_in_count_onehot_reg[4], _t102, 1'b0, _t103, _t82, _t80, _t77, _t87, _t91, _t78, crc_in_count_onehot_reg[1], _t77, _t85, _t84,
+            crc_in_count_onehot_reg[1], _t80, _t102, crc_in_count_onehot_reg[1], _t80, _t91
         };
     end
 end
@@ -1057,9 +1085,9 @@ always @* begin
     crc_s1_zk_row22_next = crc_s1_zk_row22_reg;
     if (advance) begin
         crc_s1_zk_row22_next = {
-            _t23, _t18, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[1], _t18, _t41, crc_in_count_onehot_reg[5], _t24, crc_in_count_onehot_reg[1], _t56,
-            _t27, crc_in_count_onehot_reg[1], _t36, _t31, _t22, _t16, _t29, _t24, _t21, _t17, _t25, _t35, crc_in_count_onehot_reg[1], _t23, _t16,
-            crc_in_count_onehot_reg[5], _t37, _t21, _t38, crc_in_count_onehot_reg[3], _t19, _t22
+            _t84, _t79, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[1], _t79, _t102, crc_in_count_onehot_reg[5], _t85, crc_in_count_onehot_reg[1],
+            _t117, _t88, crc_in_count_onehot_reg[1], _t97, _t92, _t83, _t77, _t90, _t85, _t82, _t78, _t86, _t96, crc_in_count_onehot_reg[1], _t84, _t77,
+            crc_in_count_onehot_reg[5], _t98, _t82, _t99, crc_in_count_onehot_reg[3], _t80, _t83
         };
     end
 end
@@ -1068,9 +1096,9 @@ always @* begin
     crc_s1_zk_row23_next = crc_s1_zk_row23_reg;
     if (advance) begin
         crc_s1_zk_row23_next = {
-            _t35, crc_in_count_onehot_reg[3], _t42, 1'b0, _t26, _t23, _t36, _t49, _t54, 1'b0, _t32, _t22, _t37, _t34, _t17, crc_in_count_onehot_reg[1], 1'b0,
-            _t31, 1'b0, _t38, crc_in_count_onehot_reg[5], _t35, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[1], _t38, 1'b0,
-            1'b0, _t49, crc_in_count_onehot_reg[3], _t36, 1'b0
+            _t96, crc_in_count_onehot_reg[3], _t103, 1'b0, _t87, _t84, _t97, _t110, _t115, 1'b0, _t93, _t83, _t98, _t95, _t78, crc_in_count_onehot_reg[1], 1'b0,
+            _t92, 1'b0, _t99, crc_in_count_onehot_reg[5], _t96, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[1], _t99, 1'b0,
+            1'b0, _t110, crc_in_count_onehot_reg[3], _t97, 1'b0
         };
     end
 end
@@ -1079,8 +1107,8 @@ always @* begin
     crc_s1_zk_row24_next = crc_s1_zk_row24_reg;
     if (advance) begin
         crc_s1_zk_row24_next = {
-            crc_in_count_onehot_reg[5], _t20, _t17, _t31, _t28, _t25, _t38, _t61, _t26, _t33, _t21, _t23, _t24, _t36, _t20, _t32, _t32, _t33, _t19,
-            crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[5], _t27, _t38, _t38, _t37, _t26, _t21, _t23, _t49, _t32, _t25, _t32
+            crc_in_count_onehot_reg[5], _t81, _t78, _t92, _t89, _t86, _t99, _t122, _t87, _t94, _t82, _t84, _t85, _t97, _t81, _t93, _t93, _t94, _t80,
+            crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[5], _t88, _t99, _t99, _t98, _t87, _t82, _t84, _t110, _t93, _t86, _t93
         };
     end
 end
@@ -1089,8 +1117,8 @@ always @* begin
     crc_s1_zk_row25_next = crc_s1_zk_row25_reg;
     if (advance) begin
         crc_s1_zk_row25_next = {
-            _t20, _t17, _t31, _t28, _t25, _t38, _t61, _t26, _t33, _t21, _t23, _t24, _t36, _t20, _t32, _t32, _t33, _t19, crc_in_count_onehot_reg[3],
-            crc_in_count_onehot_reg[5], _t27, _t38, _t38, _t37, _t26, _t21, _t23, _t49, _t32, _t25, _t32, _t49
+            _t81, _t78, _t92, _t89, _t86, _t99, _t122, _t87, _t94, _t82, _t84, _t85, _t97, _t81, _t93, _t93, _t94, _t80, crc_in_count_onehot_reg[3],
+            crc_in_count_onehot_reg[5], _t88, _t99, _t99, _t98, _t87, _t82, _t84, _t110, _t93, _t86, _t93, _t110
         };
     end
 end
@@ -1099,8 +1127,8 @@ always @* begin
     crc_s1_zk_row26_next = crc_s1_zk_row26_reg;
     if (advance) begin
         crc_s1_zk_row26_next = {
-            _t30, _t27, _t49, _t29, _t17, _t52, _t16, _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30,
-            _t32, _t24, _t33, _t17, _t16, _t34, _t28, _t22, _t36, _t26, _t26
+            _t91, _t88, _t110, _t90, _t78, _t113, _t77, _t77, _t78, _t79, _t80, _t83, _t84, _t85, _t87, _t88, _t90, _t86, crc_in_count_onehot_reg[2], _t92,
+            _t91, _t93, _t85, _t94, _t78, _t77, _t95, _t89, _t83, _t97, _t87, _t87
         };
     end
 end
@@ -1109,8 +1137,8 @@ always @* begin
     crc_s1_zk_row27_next = crc_s1_zk_row27_reg;
     if (advance) begin
         crc_s1_zk_row27_next = {
-            _t27, _t49, _t29, _t17, _t52, _t16, _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32,
-            _t24, _t33, _t17, _t16, _t34, _t28, _t22, _t36, _t26, _t26, _t21
+            _t88, _t110, _t90, _t78, _t113, _t77, _t77, _t78, _t79, _t80, _t83, _t84, _t85, _t87, _t88, _t90, _t86, crc_in_count_onehot_reg[2], _t92, _t91,
+            _t93, _t85, _t94, _t78, _t77, _t95, _t89, _t83, _t97, _t87, _t87, _t82
         };
     end
 end
@@ -1119,8 +1147,8 @@ always @* begin
     crc_s1_zk_row28_next = crc_s1_zk_row28_reg;
     if (advance) begin
         crc_s1_zk_row28_next = {
-            _t49, _t29, _t17, _t52, _t16, _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24,
-            _t33, _t17, _t16, _t34, _t28, _t22, _t36, _t26, _t26, _t21, _t38
+            _t110, _t90, _t78, _t113, _t77, _t77, _t78, _t79, _t80, _t83, _t84, _t85, _t87, _t88, _t90, _t86, crc_in_count_onehot_reg[2], _t92, _t91, _t93,
+            _t85, _t94, _t78, _t77, _t95, _t89, _t83, _t97, _t87, _t87, _t82, _t99
         };
     end
 end
@@ -1129,8 +1157,8 @@ always @* begin
     crc_s1_zk_row29_next = crc_s1_zk_row29_reg;
     if (advance) begin
         crc_s1_zk_row29_next = {
-            _t29, _t17, _t52, _t16, _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24, _t33,
-            _t17, _t16, _t34, _t28, _t22, _t36, _t26, _t26, _t21, _t38, _t36
+            _t90, _t78, _t113, _t77, _t77, _t78, _t79, _t80, _t83, _t84, _t85, _t87, _t88, _t90, _t86, crc_in_count_onehot_reg[2], _t92, _t91, _t93, _t85, _t94,
+            _t78, _t77, _t95, _t89, _t83, _t97, _t87, _t87, _t82, _t99, _t97
         };
     end
 end
@@ -1139,8 +1167,8 @@ always @* begin
     crc_s1_zk_row30_next = crc_s1_zk_row30_reg;
     if (advance) begin
         crc_s1_zk_row30_next = {
-            _t17, _t52, _t16, _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24, _t33, _t17,
-            _t16, _t34, _t28, _t22, _t36, _t26, _t26, _t21, _t38, _t36, _t35
+            _t78, _t113, _t77, _t77, _t78, _t79, _t80, _t83, _t84, _t85, _t87, _t88, _t90, _t86, crc_in_count_onehot_reg[2], _t92, _t91, _t93, _t85, _t94, _t78,
+            _t77, _t95, _t89, _t83, _t97, _t87, _t87, _t82, _t99, _t97, _t96
         };
     end
 end
@@ -1149,8 +1177,8 @@ always @* begin
     crc_s1_zk_row31_next = crc_s1_zk_row31_reg;
     if (advance) begin
         crc_s1_zk_row31_next = {
-            _t52, _t16, _t16, _t17, _t18, _t19, _t22, _t23, _t24, _t26, _t27, _t29, _t25, crc_in_count_onehot_reg[2], _t31, _t30, _t32, _t24, _t33, _t17, _t16,
-            _t34, _t28, _t22, _t36, _t26, _t26, _t21, _t38, _t36, _t35, _t25
+            _t113, _t77, _t77, _t78, _t79, _t80, _t83, _t84, _t85, _t87, _t88, _t90, _t86, crc_in_count_onehot_reg[2], _t92, _t91, _t93, _t85, _t94, _t78, _t77,
+            _t95, _t89, _t83, _t97, _t87, _t87, _t82, _t99, _t97, _t96, _t86
         };
     end
 end
@@ -1159,9 +1187,9 @@ always @* begin
     crc_s1_zk_init_next = crc_s1_zk_init_reg;
     if (advance) begin
         crc_s1_zk_init_next = {
-            _t51, _t58, _t62, _t43, _t57, _t51, _t55, _t62 | crc_in_count_onehot_reg[5], _t43, _t40, _t61, _t44 | crc_in_count_onehot_reg[5], _t50, _t63,
-            _t63 | crc_in_count_onehot_reg[5], _t63, _t46 | crc_in_count_onehot_reg[5], _t63, _t53, _t46, _t58, _t62, _t48, _t64, _t60, _t39, _t44, _t62, _t46,
-            _t65, _t48, _t64
+            _t112, _t119, _t123, _t104, _t118, _t112, _t116, _t123 | crc_in_count_onehot_reg[5], _t104, _t101, _t122, _t105 | crc_in_count_onehot_reg[5], _t111,
+            _t124, _t124 | crc_in_count_onehot_reg[5], _t124, _t107 | crc_in_count_onehot_reg[5], _t124, _t114, _t107, _t119, _t123, _t109, _t125, _t121, _t100,
+            _t105, _t123, _t107, _t126, _t109, _t125
         };
     end
 end
@@ -1184,14 +1212,14 @@ always @* begin
     crc_s2_coeff_next = crc_s2_coeff_reg;
     if (advance) begin
         crc_s2_coeff_next = {
-            _t66 ? 32'h0 : crc_s1_zk_row31_reg, _t66 ? 32'h0 : crc_s1_zk_row30_reg, _t66 ? 32'h0 : crc_s1_zk_row29_reg, _t66 ? 32'h0 : crc_s1_zk_row28_reg,
-            _t66 ? 32'h0 : crc_s1_zk_row27_reg, _t66 ? 32'h0 : crc_s1_zk_row26_reg, _t66 ? 32'h0 : crc_s1_zk_row25_reg, _t66 ? 32'h0 : crc_s1_zk_row24_reg,
-            _t66 ? 32'h0 : crc_s1_zk_row23_reg, _t66 ? 32'h0 : crc_s1_zk_row22_reg, _t66 ? 32'h0 : crc_s1_zk_row21_reg, _t66 ? 32'h0 : crc_s1_zk_row20_reg,
-            _t66 ? 32'h0 : crc_s1_zk_row19_reg, _t66 ? 32'h0 : crc_s1_zk_row18_reg, _t66 ? 32'h0 : crc_s1_zk_row17_reg, _t66 ? 32'h0 : crc_s1_zk_row16_reg,
-            _t66 ? 32'h0 : crc_s1_zk_row15_reg, _t66 ? 32'h0 : crc_s1_zk_row14_reg, _t66 ? 32'h0 : crc_s1_zk_row13_reg, _t66 ? 32'h0 : crc_s1_zk_row12_reg,
-            _t66 ? 32'h0 : crc_s1_zk_row11_reg, _t66 ? 32'h0 : crc_s1_zk_row10_reg, _t66 ? 32'h0 : crc_s1_zk_row9_reg, _t66 ? 32'h0 : crc_s1_zk_row8_reg,
-            _t66 ? 32'h0 : crc_s1_zk_row7_reg, _t66 ? 32'h0 : crc_s1_zk_row6_reg, _t66 ? 32'h0 : crc_s1_zk_row5_reg, _t66 ? 32'h0 : crc_s1_zk_row4_reg,
-            _t66 ? 32'h0 : crc_s1_zk_row3_reg, _t66 ? 32'h0 : crc_s1_zk_row2_reg, _t66 ? 32'h0 : crc_s1_zk_row1_reg, _t66 ? 32'h0 : crc_s1_zk_row0_reg
+            _t127 ? 32'h0 : crc_s1_zk_row31_reg, _t127 ? 32'h0 : crc_s1_zk_row30_reg, _t127 ? 32'h0 : crc_s1_zk_row29_reg, _t127 ? 32'h0 : crc_s1_zk_row28_reg,
+            _t127 ? 32'h0 : crc_s1_zk_row27_reg, _t127 ? 32'h0 : crc_s1_zk_row26_reg, _t127 ? 32'h0 : crc_s1_zk_row25_reg, _t127 ? 32'h0 : crc_s1_zk_row24_reg,
+            _t127 ? 32'h0 : crc_s1_zk_row23_reg, _t127 ? 32'h0 : crc_s1_zk_row22_reg, _t127 ? 32'h0 : crc_s1_zk_row21_reg, _t127 ? 32'h0 : crc_s1_zk_row20_reg,
+            _t127 ? 32'h0 : crc_s1_zk_row19_reg, _t127 ? 32'h0 : crc_s1_zk_row18_reg, _t127 ? 32'h0 : crc_s1_zk_row17_reg, _t127 ? 32'h0 : crc_s1_zk_row16_reg,
+            _t127 ? 32'h0 : crc_s1_zk_row15_reg, _t127 ? 32'h0 : crc_s1_zk_row14_reg, _t127 ? 32'h0 : crc_s1_zk_row13_reg, _t127 ? 32'h0 : crc_s1_zk_row12_reg,
+            _t127 ? 32'h0 : crc_s1_zk_row11_reg, _t127 ? 32'h0 : crc_s1_zk_row10_reg, _t127 ? 32'h0 : crc_s1_zk_row9_reg, _t127 ? 32'h0 : crc_s1_zk_row8_reg,
+            _t127 ? 32'h0 : crc_s1_zk_row7_reg, _t127 ? 32'h0 : crc_s1_zk_row6_reg, _t127 ? 32'h0 : crc_s1_zk_row5_reg, _t127 ? 32'h0 : crc_s1_zk_row4_reg,
+            _t127 ? 32'h0 : crc_s1_zk_row3_reg, _t127 ? 32'h0 : crc_s1_zk_row2_reg, _t127 ? 32'h0 : crc_s1_zk_row1_reg, _t127 ? 32'h0 : crc_s1_zk_row0_reg
         };
     end
 end
@@ -1365,12 +1393,12 @@ always @* begin
     out_temp_data_next = out_temp_data_reg;
     out_in_ready_next = out_in_ready_early;
     if (out_in_ready_reg) begin
-        if (out_out_ready | _t10) begin
+        if (out_out_ready | _t71) begin
             out_valid_next = v_emit;
-            out_data_next = _t67;
+            out_data_next = _t128;
         end else begin
             out_temp_valid_next = v_emit;
-            out_temp_data_next = _t67;
+            out_temp_data_next = _t128;
         end
     end else begin
         if (out_out_ready) begin
@@ -1385,12 +1413,15 @@ always @* begin
     ring_next = ring_reg;
     wr_ptr_next = wr_ptr_reg;
     fill_next = fill_reg;
+    marker_pos_next = marker_pos_reg;
+    hdr_len_next = hdr_len_reg;
+    hdr_ok_next = hdr_ok_reg;
     at_start_next = at_start_reg;
     ul_left_next = ul_left_reg;
     hdr_off_next = hdr_off_reg;
-    marker_fault_next = marker_fault_reg;
-    retired_next = retired_reg;
+    started_next = started_reg;
     rd_ptr_next = rd_ptr_reg;
+    marker_fault_next = marker_fault_reg;
     out_stopped_next = out_stopped_reg;
     stopped_next = stopped_reg;
     err_seen_next = err_seen_reg;
@@ -1409,13 +1440,25 @@ always @* begin
         wr_ptr_next = wr_ptr_reg + {1'b0, in_octets};
     end
     fill_next = (fill_reg + (accept ? {4'b0000, in_octets} : 8'h0)) - (go ? (words << 2'b10) : 8'h0);
+    if ((~started_reg) & (~go)) begin
+        marker_pos_next = first_marker_pos;
+    end
+    if (hdr_load) begin
+        hdr_len_next = ulpdu_length;
+        hdr_ok_next = 1'b1;
+    end
     if (go) begin
-        at_start_next = last_beat | oversize;
+        at_start_next = _t129;
+        hdr_len_next = next_hdr_len;
+        hdr_ok_next = _t129 & next_hdr_in;
         ul_left_next = ul_now - 16'h8;
         hdr_off_next = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, words};
-        marker_fault_next = marker_bad;
-        retired_next = retired_reg + words[6:0];
+        marker_pos_next = marker_pos_reg - words[6:0];
+        started_next = 1'b1;
         rd_ptr_next = rd_ptr_reg + words[2:0];
+    end
+    if (advance & crc_valid_reg) begin
+        marker_fault_next = marker_bad & (~v_beat_last);
     end
     if (advance & fail) begin
         out_stopped_next = 1'b1;
@@ -1433,11 +1476,13 @@ always @(posedge clk) begin
     wr_ptr_reg <= wr_ptr_next;
     rd_ptr_reg <= rd_ptr_next;
     fill_reg <= fill_next;
-    retired_reg <= retired_next;
+    marker_pos_reg <= marker_pos_next;
+    started_reg <= started_next;
     at_start_reg <= at_start_next;
     ul_left_reg <= ul_left_next;
     hdr_off_reg <= hdr_off_next;
-    marker_fault_reg <= marker_fault_next;
+    hdr_len_reg <= hdr_len_next;
+    hdr_ok_reg <= hdr_ok_next;
     stopped_reg <= stopped_next;
     err_seen_reg <= err_seen_next;
     err_llp_reg <= err_llp_next;
@@ -1495,6 +1540,7 @@ always @(posedge clk) begin
     crc_crc_reg <= crc_crc_next;
     crc_valid_reg <= crc_valid_next;
     crc_tag_reg <= crc_tag_next;
+    marker_fault_reg <= marker_fault_next;
     out_stopped_reg <= out_stopped_next;
     out_valid_reg <= out_valid_next;
     out_data_reg <= out_data_next;
@@ -1506,8 +1552,9 @@ always @(posedge clk) begin
         wr_ptr_reg <= 5'h0;
         rd_ptr_reg <= 3'b000;
         fill_reg <= 8'h0;
-        retired_reg <= 7'h0;
+        started_reg <= 1'b0;
         at_start_reg <= 1'b1;
+        hdr_ok_reg <= 1'b0;
         stopped_reg <= 1'b0;
         err_seen_reg <= 1'b0;
         err_llp_reg <= 8'h0;
@@ -1517,6 +1564,7 @@ always @(posedge clk) begin
         crc_s2_valid_reg <= 1'b0;
         crc_crc_reg <= 32'hffffffff;
         crc_valid_reg <= 1'b0;
+        marker_fault_reg <= 1'b0;
         out_stopped_reg <= 1'b0;
         out_valid_reg <= 1'b0;
         out_in_ready_reg <= 1'b0;

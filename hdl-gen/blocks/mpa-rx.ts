@@ -4,6 +4,7 @@ import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream, sourceStream } from '../core/stream';
 import { crcPipeline } from '../lib/crc';
+import { oneHotMux } from '../lib/onehot';
 import { record } from '../lib/record';
 import { pipelineRegister } from '../lib/stage';
 import { ringPlace, ringWindow, unitsOf } from './mpa-rx-shift';
@@ -24,7 +25,11 @@ const RX_BEAT = (W: number) =>
     keep: W,
     last: { width: 1, doc: 'the FPDU (or an oversize one) ends here' },
     oversize: { width: 1, doc: 'ULPDU_Length over the maximum: this FPDU fails with 0x03' },
-    marker_bad: { width: 1, doc: 'a marker of this FPDU so far had a wrong FPDUPTR' },
+    // The marker check waits beside the CRC too: its compare is off the reader's cycle.
+    marker_check: { width: 1, doc: 'this beat retires a marker: its FPDUPTR is checked' },
+    marker_lead: { width: 1, doc: "that marker is the FPDU's leading marker (FPDUPTR must be 0)" },
+    fpduptr: { width: 16, doc: 'its FPDUPTR' },
+    marker_dist: { width: 15, doc: 'words from ULPDU_Length to it' },
   });
 
 /**
@@ -43,11 +48,14 @@ const RX_BEAT = (W: number) =>
  *    marker-free octets 2 + jW .. 1 + (j+1)W; the last beat of an FPDU also retires its PAD and CRC
  *    words. One FPDU per beat at most (one m_axis packet per FPDU).
  *    - Markers are found by position: the word at the read pointer has marker phase
- *      (cfg_seq − cfg_s0)/4 + retired words (mod 128); a marker word in the window is squeezed
- *      out before the octets are picked (at most one: K < 128). A marker before an FPDU's first
- *      octet is its leading marker (FPDUPTR must be 0); any other marker's FPDUPTR must equal its
- *      distance from the ULPDU_Length octet (spec/mpa.md §4.4). Faults are remembered and reported
- *      after the CRC, as the model does.
+ *      (cfg_seq − cfg_s0)/4 + retired words (mod 128), kept as the distance to the next marker
+ *      (marker_pos, a register, so no decision waits on an adder); a marker word in the window
+ *      is squeezed out before the octets are picked (at most one: K < 128). A marker before an
+ *      FPDU's first octet is its leading marker (FPDUPTR must be 0); any other marker's FPDUPTR
+ *      must equal its distance from the ULPDU_Length octet (spec/mpa.md §4.4). The compare rides
+ *      with the beat beside the CRC and a fault is reported after the CRC, as the model does.
+ *    - ULPDU_Length is read a step ahead (hdr_len): after an FPDU's last beat from the words
+ *      behind it, or, when they have not arrived, in a cycle of its own before the next beat.
  *    - CRC: every retired word (markers, a leading marker included, and the CRC field) goes
  *      through the CRC component (hdl-gen/lib/crc.ts), restarted at each FPDU; the FPDU passes if
  *      the raw register ends at the residue 0xB798B438 (spec/mpa.md §3.1) or cfg_crc = 0. The
@@ -114,11 +122,13 @@ export function mpaRxModule(bytes: number): Module {
   const wp = m.reg('wr_ptr', OW, { reset: 0, doc: 'octet where the next input octet goes' });
   const rp = m.reg('rd_ptr', PW, { reset: 0, doc: 'word the reader is at' });
   const fill = m.reg('fill', SW, { reset: 0, doc: 'octets in the ring' });
-  const retired = m.reg('retired', PHASE_BITS, { reset: 0, doc: 'words retired, mod 128 (marker phase)' });
+  const mpos = m.reg('marker_pos', PHASE_BITS, { doc: 'words from the read pointer to the next marker word, mod 128' });
+  const started = m.reg('started', 1, { reset: 0, doc: 'the reader has made a beat (marker_pos counts from then on)' });
   const first = m.reg('at_start', 1, { reset: 1, doc: 'the reader is at the first beat of an FPDU' });
   const ulLeft = m.reg('ul_left', 16, { doc: 'ULPDU octets of this FPDU not yet output' });
   const hdrOff = m.reg('hdr_off', 15, { doc: 'words from the ULPDU_Length word to the read pointer' });
-  const mfault = m.reg('marker_fault', 1, { doc: 'a marker of this FPDU had a wrong FPDUPTR' });
+  const hdrLen = m.reg('hdr_len', 16, { doc: 'ULPDU_Length of the FPDU at the read pointer, read ahead (if hdr_ok)' });
+  const hdrOk = m.reg('hdr_ok', 1, { reset: 0, doc: 'hdr_len holds the next FPDU\'s ULPDU_Length' });
   const stopped = m.reg('stopped', 1, { reset: 0, doc: 'an error stopped the stream' });
   const errValidR = m.reg('err_seen', 1, { reset: 0 });
   const errCodeR = m.reg('err_llp', 8, { reset: 0 });
@@ -149,19 +159,22 @@ export function mpaRxModule(bytes: number): Module {
   // --- reader: the window at the read pointer -----------------------------------------------------
   const seqOff = m.let('seq_off', cfgSeq.sub(cfgS0), { doc: 'cfg_seq - S0 (mod 512)' });
   m.allowUnused(seqOff, 'bits [1:0] are 0: cfg_seq is 4-aligned relative to S0 (spec/mpa.md §4.5)');
-  const phase = m.let('phase', seqOff.slice(8, 2).add(retired), { doc: 'marker phase of the word at the read pointer, in words' });
-  const mpos = m.let('marker_pos', lit(PHASE_BITS, 0).sub(phase), { doc: 'window index of the next marker word' });
+  // A register, not (S0 - seq)/4 - retired words: the squeeze and the marker checks hang off it.
+  const firstMpos = m.let('first_marker_pos', lit(PHASE_BITS, 0).sub(seqOff.slice(8, 2)), { doc: 'words from the first octet received to the first marker' });
   const mk = m.let('marker_in', cfgMarkers.and(mpos.lt(K)), { doc: 'a marker word is in the window' });
-  const win = ringWindow(m, 'win', ring, 32, rp, K);
+  // K words for the beat and the CRC, one more for the next FPDU's ULPDU_Length after a last beat.
+  const win = ringWindow(m, 'win', ring, 32, rp, K + 1);
+  m.allowUnused(win, `word ${K}: only its first two octets are read (a ULPDU_Length behind the beat)`);
   const w = unitsOf(win, 32);
-  // Marker-free words: the window with its marker word squeezed out (only the N + 1 the output reads).
-  const cw = Array.from({ length: N + 1 }, (_, i) => mux(mk.and(mpos.le(i)), w[i + 1]!, w[i]!));
+  // Marker-free words: the window with its marker word squeezed out (N + 1 for the output, up to
+  // N + 2 for the next header).
+  const cw = Array.from({ length: N + 3 }, (_, i) => mux(mk.and(mpos.le(i)), w[i + 1]!, w[i]!));
   const mf = m.let('mf_win', cat(cw[N]!.slice(8 * ULPDU_LENGTH_SIZE - 1, 0), ...cw.slice(0, N).reverse()), {
     doc: 'marker-free octets 0..W+1 from the read pointer',
   });
   const lenField = m.let('ulpdu_length', cat(mf.slice(7, 0), mf.slice(15, 8)), { doc: 'ULPDU_Length (big-endian) if at_start' });
   const lead = m.let('lead_marker', first.and(mk).and(mpos.eq(0)), { doc: "the window starts with this FPDU's leading marker" });
-  const ul = m.let('ul_now', mux(first, lenField, ulLeft), { doc: 'ULPDU octets left, this beat included' });
+  const ul = m.let('ul_now', mux(first, hdrLen, ulLeft), { doc: 'ULPDU octets left, this beat included (read ahead at a start)' });
   const last = m.let('last_beat', ul.le(W), { doc: 'this beat ends the FPDU' });
   const ulSmall = ul.slice(LB, 0);
   const z = (e: Expr, width = SW) => e.zext(width);
@@ -174,21 +187,31 @@ export function mpaRxModule(bytes: number): Module {
     doc: 'words that must be in the ring for this beat',
   });
   const avail = m.let('words_avail', z(fill.slice(SW - 1, 2)), { doc: 'whole words in the ring' });
-  const oversize = m.let('oversize', first.and(lenField.gt(cfgMax)), { doc: 'ULPDU_Length over the maximum (spec/mpa.md §6 step 2)' });
+  const oversize = m.let('oversize', first.and(hdrLen.gt(cfgMax)), { doc: 'ULPDU_Length over the maximum (spec/mpa.md §6 step 2)' });
   const headerIn = avail.ge(z(lead).add(1));
+  // ULPDU_Length is read a step ahead, so no beat decision waits on ring data: after a last beat
+  // from the words behind it (when they are in), otherwise in a cycle of its own at the start.
+  const hdrLoad = m.let('hdr_load', first.and(hdrOk.not()).and(headerIn).and(stopped.not()), { doc: 'read the ULPDU_Length at the read pointer' });
   const haveWords = avail.ge(need);
-  const canGo = mux(first, headerIn.and(oversize.or(haveWords)), haveWords);
+  // The next FPDU starts mfr marker-free words on (after a marker the beat retires, or its own
+  // leading marker): its ULPDU_Length is marker-free word mfr, window word mfr or mfr + 1.
+  const nextHdrWord = m.let('next_hdr_word', mfr.add(z(mk.and(z(mpos).le(mfr)))), { doc: 'window word of the next FPDU\'s ULPDU_Length after a last beat' });
+  const nextHdrIn = m.let('next_hdr_in', avail.gt(nextHdrWord), { doc: 'that word is in the ring' });
+  const nextLen = m.let(
+    'next_hdr_len',
+    oneHotMux(cw.map((word, i) => [mfr.eq(i), cat(word.slice(7, 0), word.slice(15, 8))] as const)),
+    { doc: "the next FPDU's ULPDU_Length (big-endian) after a last beat" },
+  );
+  const canGo = mux(first, hdrOk.and(oversize.or(haveWords)), haveWords);
   const go = m.let('go', stopped.not().and(advance).and(canGo), { doc: 'the reader produces a beat' });
 
-  // Marker check (spec/mpa.md §4.4): leading marker 0, otherwise the distance from ULPDU_Length.
+  // Marker check (spec/mpa.md §4.4), its inputs: the marker's FPDUPTR and its distance from ULPDU_Length.
   const fpduptr = m.let(
     'fpduptr',
-    w.slice(0, K).map((word, i) => mux(mpos.eq(i), cat(word.slice(23, 16), word.slice(31, 24)), lit(16, 0))).reduce((a, b) => a.or(b)),
+    oneHotMux(w.slice(0, K).map((word, i) => [mpos.eq(i), cat(word.slice(23, 16), word.slice(31, 24))] as const)),
     { doc: 'FPDUPTR of the marker word in the window' },
   );
   const dist = m.let('marker_dist', mux(first, lit(15, 0), hdrOff).add(z(mpos, 15)), { doc: 'words from ULPDU_Length to the marker' });
-  const ptrOk = mux(lead, fpduptr.eq(0), z(fpduptr, 17).eq(cat(dist, lit(2, 0))));
-  const markerBad = m.let('marker_bad', mux(first, lit(1, 0), mfault).or(markerRet.and(ptrOk.not())), { doc: 'a marker of this FPDU so far was wrong' });
 
   const keepLast = cat(...Array.from({ length: W }, (_, i) => ulSmall.gt(i)).reverse());
   const beatKeep = mux(oversize, lit(W, 0), mux(last, keepLast, lit(W, (1n << BigInt(W)) - 1n)));
@@ -198,17 +221,31 @@ export function mpaRxModule(bytes: number): Module {
   // after the FPDU's last beat comes out, four cycles later (the input register: the reader's
   // decision and the CRC's shift by the word count would otherwise share one cycle).
   const DB = bitLength(K);
-  const beat = RX_BEAT(W).pack({ data: mf.slice(8 * (W + ULPDU_LENGTH_SIZE) - 1, 8 * ULPDU_LENGTH_SIZE), keep: beatKeep, last: oversize.or(last), oversize, marker_bad: markerBad });
+  const beat = RX_BEAT(W).pack({
+    data: mf.slice(8 * (W + ULPDU_LENGTH_SIZE) - 1, 8 * ULPDU_LENGTH_SIZE),
+    keep: beatKeep,
+    last: oversize.or(last),
+    oversize,
+    marker_check: markerRet,
+    marker_lead: lead,
+    fpduptr,
+    marker_dist: dist,
+  });
   const crcPipe = crcPipeline(m, 'crc', { params: CRC32C, bytes: WORD * K, unit: WORD, inputRegister: true, advance }, {
     valid: go,
-    data: win,
+    data: win.slice(32 * K - 1, 0),
     count: r.slice(DB - 1, 0),
     start: first,
     tag: beat,
   });
   const d = RX_BEAT(W).view(crcPipe.tag!, { m, prefix: 'v_beat' });
   const crcBad = m.let('crc_bad', cfgCrc.and(crcPipe.crc.ne(crcResidue)), { doc: 'the CRC check fails if this beat ends the FPDU' });
-  const verdictBad = crcBad.or(d.marker_bad);
+  // The marker check, in stream order: a leading marker's FPDUPTR is 0, any other's is the distance
+  // from ULPDU_Length (spec/mpa.md §4.4); a wrong one fails the FPDU after its CRC, as the model.
+  const ptrOk = mux(d.marker_lead, d.fpduptr.eq(0), z(d.fpduptr, 17).eq(cat(d.marker_dist, lit(2, 0))));
+  const mfault = m.reg('marker_fault', 1, { reset: 0, doc: 'a marker of the FPDU at the verdict had a wrong FPDUPTR' });
+  const markerBad = m.let('marker_bad', mfault.or(d.marker_check.and(ptrOk.not())), { doc: 'a marker of this FPDU so far was wrong' });
+  const verdictBad = crcBad.or(markerBad);
   const outStopped = m.reg('out_stopped', 1, { reset: 0, doc: 'an error was reported: nothing more is output' });
   const emit = m.let('v_emit', crcPipe.valid.and(outStopped.not()), { doc: 'a beat leaves the delay for the output' });
   const fail = m.let('fail', emit.and(d.oversize.or(d.last.and(verdictBad))), { doc: 'this beat ends the stream with an error' });
@@ -216,7 +253,7 @@ export function mpaRxModule(bytes: number): Module {
   const outUser = d.oversize.not().and(d.last).and(verdictBad.not());
   const out = pipelineRegister(m, 'out', { valid: emit, data: cat(outUser, d.last, d.keep, d.data) }, { skid: true, doc: 'a ULPDU beat with its verdict' });
   m.assign(advance, out.ready);
-  m.assign(idleOut, canGo.and(stopped.not()).not().and(out.out.valid.not()).and(crcPipe.busy.not()));
+  m.assign(idleOut, canGo.and(stopped.not()).or(hdrLoad).not().and(out.out.valid.not()).and(crcPipe.busy.not()));
   m.assign(o.data, out.out.data.slice(8 * W - 1, 0));
   m.assign(o.keep!, out.out.data.slice(9 * W - 1, 8 * W));
   m.assign(o.last!, out.out.data.bit(9 * W));
@@ -230,15 +267,24 @@ export function mpaRxModule(bytes: number): Module {
       m.set(wp, wp.add(z(kOctets, OW)));
     });
     m.set(fill, fill.add(mux(accept, z(kOctets), lit(SW, 0))).sub(mux(go, r.shl(2), lit(SW, 0))));
+    // Until the first beat, marker_pos follows the configuration (static while running).
+    m.when(started.not().and(go.not()), () => m.set(mpos, firstMpos));
+    m.when(hdrLoad, () => {
+      m.set(hdrLen, lenField);
+      m.set(hdrOk, 1);
+    });
     m.when(go, () => {
       m.set(first, last.or(oversize));
+      m.set(hdrLen, nextLen);
+      m.set(hdrOk, last.or(oversize).and(nextHdrIn));
       m.set(ulLeft, ul.sub(W));
       m.set(hdrOff, mux(first, lit(15, 0).sub(z(lead, 15)), hdrOff).add(z(r, 15)));
-      m.set(mfault, markerBad);
-      m.set(retired, retired.add(r.slice(PHASE_BITS - 1, 0)));
+      m.set(mpos, mpos.sub(r.slice(PHASE_BITS - 1, 0)));
+      m.set(started, 1);
       m.set(rp, rp.add(r.slice(PW - 1, 0)));
     });
     // The first failure stops the stream: the reader drops whatever else comes in.
+    m.when(advance.and(crcPipe.valid), () => m.set(mfault, markerBad.and(d.last.not())));
     m.when(advance.and(fail), () => {
       m.set(outStopped, 1);
       m.set(stopped, 1);
