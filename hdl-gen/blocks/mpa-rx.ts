@@ -17,6 +17,8 @@ const PHASE_BITS = Math.log2(MARKER_PERIOD / WORD);
 const log2 = (n: number): number => Math.log2(n);
 const bitLength = (n: number): number => Math.max(1, Math.ceil(Math.log2(n + 1)));
 const nextPow2 = (n: number): number => 1 << Math.ceil(Math.log2(n));
+/** The big-endian 16-bit field at octet `at` of `x` (ULPDU_Length at 0, a marker's FPDUPTR at 2). */
+const field16 = (x: Expr, at: number): Expr => cat(x.slice(8 * at + 7, 8 * at), x.slice(8 * at + 15, 8 * at + 8));
 
 /** A reader beat as it rides beside the CRC until its verdict. */
 const RX_BEAT = (W: number) =>
@@ -172,7 +174,7 @@ export function mpaRxModule(bytes: number): Module {
   const mf = m.let('mf_win', cat(cw[N]!.slice(8 * ULPDU_LENGTH_SIZE - 1, 0), ...cw.slice(0, N).reverse()), {
     doc: 'marker-free octets 0..W+1 from the read pointer',
   });
-  const lenField = m.let('ulpdu_length', cat(mf.slice(7, 0), mf.slice(15, 8)), { doc: 'ULPDU_Length (big-endian) if at_start' });
+  const lenField = m.let('ulpdu_length', field16(mf, 0), { doc: 'ULPDU_Length (big-endian) if at_start' });
   const lead = m.let('lead_marker', first.and(mk).and(mpos.eq(0)), { doc: "the window starts with this FPDU's leading marker" });
   const ul = m.let('ul_now', mux(first, hdrLen, ulLeft), { doc: 'ULPDU octets left, this beat included (read ahead at a start)' });
   const last = m.let('last_beat', ul.le(W), { doc: 'this beat ends the FPDU' });
@@ -199,7 +201,7 @@ export function mpaRxModule(bytes: number): Module {
   const nextHdrIn = m.let('next_hdr_in', avail.gt(nextHdrWord), { doc: 'that word is in the ring' });
   const nextLen = m.let(
     'next_hdr_len',
-    oneHotMux(cw.map((word, i) => [mfr.eq(i), cat(word.slice(7, 0), word.slice(15, 8))] as const)),
+    oneHotMux(cw.map((word, i) => [mfr.eq(i), field16(word, 0)] as const)),
     { doc: "the next FPDU's ULPDU_Length (big-endian) after a last beat" },
   );
   const canGo = mux(first, hdrOk.and(oversize.or(haveWords)), haveWords);
@@ -208,7 +210,7 @@ export function mpaRxModule(bytes: number): Module {
   // Marker check (spec/mpa.md §4.4), its inputs: the marker's FPDUPTR and its distance from ULPDU_Length.
   const fpduptr = m.let(
     'fpduptr',
-    oneHotMux(w.slice(0, K).map((word, i) => [mpos.eq(i), cat(word.slice(23, 16), word.slice(31, 24))] as const)),
+    oneHotMux(w.slice(0, K).map((word, i) => [mpos.eq(i), field16(word, 2)] as const)),
     { doc: 'FPDUPTR of the marker word in the window' },
   );
   const dist = m.let('marker_dist', mux(first, lit(15, 0), hdrOff).add(z(mpos, 15)), { doc: 'words from ULPDU_Length to the marker' });
