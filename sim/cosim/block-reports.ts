@@ -4,6 +4,7 @@ import type { CrcCosimResult } from './crc32c';
 import type { DdpRxHdrCosimResult } from './ddp-rx-hdr';
 import type { MpaRxCosimResult } from './mpa-rx';
 import type { MpaTxCosimResult } from './mpa-tx';
+import type { FairnessResult } from './rnic-fairness';
 import type { StagTableCosimResult } from './stag-table';
 
 /** The text reports of the block co-simulations (`rnic cosim --dut <block>`). */
@@ -46,6 +47,15 @@ export function formatAtomic(r: AtomicCosimResult): string {
   ];
   if (r.firstMismatch) lines.push(`first mismatch at cycle ${r.firstMismatch.cycle}: ${JSON.stringify(r.firstMismatch)}`);
   return lines.join('\n');
+}
+
+export function formatFairness(r: FairnessResult): string {
+  const m = r.firstMismatch;
+  return [
+    `${r.module}: ${r.qps} QPs, every QP's Writes and Read Response at once, then one QP alone: ${r.fpdus} FPDUs, ${r.cycles} cycles, seed ${r.seed}`,
+    r.mismatches ? `MISMATCH: ${r.mismatches} differences` : 'every FPDU equals the model; the QPs and each QP\u2019s two queues take turns',
+    ...(m ? [`first mismatch at cycle ${m.cycle}: QP ${m.qp}: ${m.what}`, `  expected ${m.expected.slice(0, 160)}`, `  RTL      ${m.actual.slice(0, 160)}`] : []),
+  ].join('\n');
 }
 
 export function formatStagTable(r: StagTableCosimResult): string {

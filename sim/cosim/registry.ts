@@ -2,13 +2,14 @@ import { BLOCK_WIDTHS, DATAPATH_WIDTHS, type RnicConfig } from '../../hdl-gen/ge
 import type { Scenario } from '../../ts-model/scenario/schema';
 import type { DutSelection } from '../harness/open-dut';
 import { cosimAtomicUnit } from './atomic-unit';
-import { formatAtomic, formatCrc, formatDdpRxHdr, formatMpa, formatMpaRx, formatMpaTx, formatRx, formatStagTable } from './block-reports';
+import { formatAtomic, formatCrc, formatDdpRxHdr, formatFairness, formatMpa, formatMpaRx, formatMpaTx, formatRx, formatStagTable } from './block-reports';
 import { runMpa, runMpaRx, runMpaTx, runRx } from './block-runs';
 import { cosimCrc32c } from './crc32c';
 import { cosimDdpRxHdr } from './ddp-rx-hdr';
 import { cosimDdpRxPlace, type DdpRxPlaceResult } from './ddp-rx-place';
 import { cosimDdpTx, type TxCosimResult } from './ddp-tx';
 import { cosimRdmapTxResp, type RespCosimResult } from './rdmap-tx-resp';
+import { cosimRnicFairness } from './rnic-fairness';
 import { formatRnicCosim, formatScenarioCosim, runRnicCosim, runScenarioCosim } from './rnic-run';
 import { cosimStagTable } from './stag-table';
 import { mpaTxName } from '../../hdl-gen/blocks/mpa-tx';
@@ -163,6 +164,14 @@ export const COSIM_DUTS: readonly CosimDut[] = [
       const m = r.firstMismatch;
       return { result: r, text: (replay) => formatRnicCosim(r, replay), failures: r.mismatches + r.violations, first: m ? `QP ${m.qp}: ${m.what}` : r.firstViolation ?? '', cycle: m?.cycle ?? null };
     },
+  },
+  {
+    name: 'rnic_fairness',
+    about: 'rnic_top_w<W> with every QP and both queues of each busy at once: the round-robin arbiters take turns',
+    widths: DATAPATH_WIDTHS,
+    options: ['width', 'vcd'],
+    modules: ({ width }) => [`rnic_top_w${width}`],
+    run: (a) => block(cosimRnicFairness(common(a)), formatFairness),
   },
   widthBlock('crc32c', 'the CRC-32C block crc32c_w<W>', BLOCK_WIDTHS, (a) => block(cosimCrc32c({ ...common(a), frames: a.frames }), formatCrc)),
   {

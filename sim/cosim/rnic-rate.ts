@@ -124,11 +124,11 @@ const defaults = (o: TopRateOptions) => ({
 });
 
 /** S0 of every QP (both directions), and where each direction's first FPDU starts after it. */
-const S0 = 0x7a3c_1d15;
-const txSeq = (qp: number): number => (S0 + 4 * (37 + 101 * qp)) >>> 0;
-const rxSeq = (qp: number): number => (S0 + 4 * (5 + 29 * qp)) >>> 0;
-const PD = 7;
-const INITIAL_MSN = 1;
+export const S0 = 0x7a3c_1d15;
+export const txSeq = (qp: number): number => (S0 + 4 * (37 + 101 * qp)) >>> 0;
+export const rxSeq = (qp: number): number => (S0 + 4 * (5 + 29 * qp)) >>> 0;
+export const PD = 7;
+export const INITIAL_MSN = 1;
 const WRITE_STAG = 0x0142;
 const SINK_BASE = 0x1000_0000n;
 const SOURCE_BASE = 0x2000_0000n;
@@ -146,14 +146,14 @@ function beatTiming(at: readonly number[], ends: readonly boolean[]): BeatTiming
   return { cycles: at.length ? at[at.length - 1]! - at[0]! + 1 : 0, beats: at.length, gapsBetween, gapsInside };
 }
 
-interface TopConfig {
+export interface TopConfig {
   readonly mulpdu: number;
   readonly markers: boolean;
   readonly crc: boolean;
 }
 
 /** Every QP's context in a rate run: the same MPA settings both ways, its own sequence numbers. */
-const qpConfig = (c: TopConfig, qp: number): { qp: number; c: QpConfig } => ({
+export const qpConfig = (c: TopConfig, qp: number): { qp: number; c: QpConfig } => ({
   qp,
   c: {
     pd: PD, ird: 4, ord: IRD_ORD_NO_NEGOTIATE, msn: INITIAL_MSN, mulpdu: c.mulpdu, maxUlpdu: MAX_ULPDU_LENGTH, bigEndian: false, rfc7306: true, crc: c.crc,

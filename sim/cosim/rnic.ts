@@ -406,7 +406,11 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
         if (us) cov(`fault ${kind}`);
       }
       if (!us && !l.failed && r.bool(0.3)) {
-        l.peer.localSend(fx, Math.min(l.cfg.mulpdu * 3, 20000));
+        // Now and then more work requests than the QP's queue holds: its wr_ready falls while
+        // the other QPs' stay high, and the port must hold the next one for it.
+        const n = r.bool(0.1) ? r.int(2, 8) : 1;
+        for (let i = 0; i < n; i++) l.peer.localSend(fx, Math.min(l.cfg.mulpdu * 3, 20000));
+        if (n > 1) cov('a burst of work requests on one QP');
         us = [];
       }
       us ??= l.peer.valid(fx, maxLen);

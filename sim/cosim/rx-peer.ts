@@ -197,7 +197,9 @@ export class RxPeer {
 
   private postRecv(fx: StepSideEffects, atLeast: number): void {
     if (this.local.postedReceives >= RECV_QUEUE_DEPTH) throw new Error(`internal: more than ${RECV_QUEUE_DEPTH} receive buffers posted`);
-    const len = Math.max(atLeast, this.r.pick([atLeast, this.r.int(atLeast, atLeast + 64), this.r.int(atLeast, 12000)]));
+    // Up to 40 000 octets: past 2^14 and 2^15 (every bit of a message's length is seen), more than
+    // any one message needs.
+    const len = Math.max(atLeast, this.r.pick([atLeast, this.r.int(atLeast, atLeast + 64), this.r.int(atLeast, 40000)]));
     const addr = this.local.postReceive(len);
     this.localRnic.memory.write(addr, this.r.bytes(len));
     this.posted.push({ addr, len });

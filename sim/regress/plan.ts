@@ -50,6 +50,8 @@ export function regressPlan(scale = 1): RegressRun[] {
     const width = String(w);
     runs.push(
       planned(`rnic_top w${w}`, 'rnic', { width, ops: n(10_000), faults: '0.1' }),
+      // The order across streams the per-stream scoreboards cannot see: every arbiter takes turns.
+      planned(`rnic_fairness w${w}`, 'rnic_fairness', { width }),
       planned(`rx w${w}`, 'rx', { width, frames: n(30_000), faults: '0.1' }),
       planned(`rnic_rx w${w}`, 'rnic_rx', { width, frames: n(20_000), faults: '0.1' }),
       planned(`mpa w${w}`, 'mpa', { width, frames: n(20_000), faults: '0.02' }),
