@@ -162,7 +162,8 @@ export class RxPeer {
   private addRegion(o: { access: AccessRight[]; pd?: number; invalidatable?: boolean }): RtlRegion {
     const r = this.r;
     const length = BigInt(r.pick([r.int(1, 64), r.int(64, 4096), r.int(4096, 24000)]));
-    const base = this.localRnic.allocate(length) + BigInt(r.bool(0.5) ? 0 : r.int(0, 255));
+    // Off the 4 KiB allocation by up to 255 octets, with room for it: no two regions overlap.
+    const base = this.localRnic.allocate(length + 255n) + BigInt(r.bool(0.5) ? 0 : r.int(0, 255));
     const va = r.bool(0.5);
     const spec: RtlRegion = { stag: makeStag(this.nextIndex++ % this.opts.stagDepth || 1, r.int(0, 255)), pd: o.pd ?? this.opts.pd, base, length, access: o.access, va, invalidatable: o.invalidatable ?? true };
     this.localRnic.stags.register({ stag: spec.stag, pd: spec.pd, base, length, access: [...spec.access], addressing: va ? 'va' : 'zero-based', invalidatable: spec.invalidatable });
@@ -346,7 +347,9 @@ export class RxPeer {
       return;
     }
     const len = r.pick([0, r.int(1, 64), r.int(1, maxLen), r.int(1, 65536)]);
-    const addr = this.localRnic.allocate(Math.max(len, 1)) + BigInt(r.int(0, 63));
+    // Up to 63 octets past the allocation's start, and 63 more allocated: the source buffers of
+    // a burst of work requests never overlap (the RTL reads them after all are written).
+    const addr = this.localRnic.allocate(Math.max(len, 1) + 63) + BigInt(r.int(0, 63));
     const data = this.data(len);
     this.localRnic.memory.write(addr, data);
     this.ranges.push({ addr, len });
