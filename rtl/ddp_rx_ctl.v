@@ -226,8 +226,10 @@ wire [63:0] desc_to; // D+6..13: tagged TO
 wire [31:0] desc_qn; // D+6..9: untagged QN
 wire [31:0] desc_msn; // D+10..13: untagged MSN
 wire [31:0] desc_mo; // D+14..17: untagged MO
-wire is_send;
-wire [1:0] qn_expected; // the untagged queue of the opcode (RFC 5040 section 4.3, RFC 7306 section 10.2)
+reg is_send_reg; // the ULPDU is a Send (any of the four)
+reg is_send_next;
+reg [1:0] qn_expected_reg; // the untagged queue of the opcode
+reg [1:0] qn_expected_next;
 wire term_opcode; // the ULPDU is a Terminate: an error closes the stream, nobody answers
 reg [2:0] state_reg; // state of state: IDLE, CHECK, LOOK, LWAIT, POST, INV, IWAIT
 reg [2:0] state_next;
@@ -327,7 +329,6 @@ reg [4:0] rq_wptr_reg;
 reg [4:0] rq_wptr_next;
 reg [4:0] rq_rptr_reg;
 reg [4:0] rq_rptr_next;
-wire [4:0] rq_count; // entries in rq
 wire orq_pop; // the ORQ head completed
 wire orq_push;
 reg [3:0] orq_wptr_reg;
@@ -335,6 +336,7 @@ reg [3:0] orq_wptr_next;
 reg [3:0] orq_rptr_reg;
 reg [3:0] orq_rptr_next;
 wire [3:0] orq_count; // entries in orq
+wire orq_room; // the ORQ has room and fewer than ORD requests are outstanding
 wire irrq_push;
 wire [356:0] irrq_data; // an IRRQ entry: record irrq_atomic or irrq_read, by its atomic bit
 wire irrq_flush; // the transmit side stops: requests not yet answered are dropped
@@ -360,14 +362,45 @@ wire [3:0] irrq_atomic_aopcode; // AOpCode
 wire out_free; // the last ULPDU's command and event have left
 wire start_abort;
 wire desc_take;
-wire u_continues; // this segment continues the open message of QN 0
-wire [31:0] msn_expected;
-wire [63:0] buf_addr;
-wire [31:0] buf_len;
-wire [32:0] msg_end; // MO + payload length
+reg t_opcode_bad_reg; // H8: the opcode differs from the open tagged message's
+reg t_opcode_bad_next;
+reg t_stag_bad_reg; // the STag differs from the open tagged message's
+reg t_stag_bad_next;
+reg t_to_bad_reg; // TO is not where the open tagged message goes on
+reg t_to_bad_next;
+reg u_continues_reg; // this segment continues the open message of QN 0
+reg u_continues_next;
+reg [63:0] buf_addr_reg; // the buffer of the Send: the open message's or the oldest posted
+reg [63:0] buf_addr_next;
+reg [31:0] buf_len_reg; // its length
+reg [31:0] buf_len_next;
+reg [31:0] msg_end_reg; // MO + payload length: the next MO, or the message length
+reg [31:0] msg_end_next;
+reg no_buffer_reg; // U2: no posted buffer for QN 0, no Atomic Request outstanding for QN 2
+reg no_buffer_next;
+reg send_too_long_reg; // a Send past the end of its buffer
+reg send_too_long_next;
+reg irrq_at_ird_reg; // A3: the IRRQ holds IRD requests
+reg irrq_at_ird_next;
+reg atomic_resp_bad_reg; // an Atomic Response that answers no outstanding Atomic Request (ORQ head)
+reg atomic_resp_bad_next;
+reg qn_bad_reg; // U1: QN is not the opcode's queue
+reg qn_bad_next;
+reg msn_bad_reg; // U3: MSN is not the expected MSN of its queue
+reg msn_bad_next;
+reg u_opcode_bad_reg; // H8: the opcode differs from the open message's
+reg u_opcode_bad_next;
+reg u_msn_bad_reg; // the MSN differs from the open message's
+reg u_msn_bad_next;
+reg u_mo_bad_reg; // MO is not the octets placed of the open message
+reg u_mo_bad_next;
+reg mo_nonzero_reg; // MO is not 0 (a new message starts at 0)
+reg mo_nonzero_next;
 wire [13:0] check_err; // first failing check before any lookup: header (H1-H7), injected, H8/U1-U5 and the no-lookup RDMAP checks
+wire check_fails; // check_err is not 0
 wire [32:0] rr_total; // octets of the Read received with this segment
 wire [13:0] post_err; // first failing check after the lookup (T1-T7, Read source, IRD, Atomic target)
+wire post_ok; // post_err is 0
 wire post_stall; // wait: the IRRQ has no room (IRD above its depth), or earlier placements are still being written
 wire [7:0] desc_ctrl0; // D+0 as received, reserved bits included (a Terminate copies it)
 wire [7:0] desc_rsvd_ulp; // D+1: the RDMAP control octet
@@ -395,20 +428,16 @@ wire _t14;
 wire _t15;
 wire _t16;
 wire _t17;
-// verilator lint_off UNUSED
-wire [95:0] _t18; // read through slices
-// verilator lint_on UNUSED
-wire [32:0] _t19;
+wire _t18;
+wire _t19;
 wire _t20;
 wire _t21;
 wire _t22;
 wire _t23;
 wire _t24;
 wire _t25;
-// verilator lint_off UNUSED
-wire [160:0] _t26; // read through slices
-// verilator lint_on UNUSED
-wire [31:0] _t27;
+wire _t26;
+wire _t27;
 wire _t28;
 wire _t29;
 wire _t30;
@@ -420,11 +449,11 @@ wire _t35;
 wire _t36;
 wire _t37;
 wire _t38;
-wire [32:0] _t39;
+wire _t39;
 wire _t40;
 wire _t41;
-wire [31:0] _t42;
-wire [13:0] _t43;
+wire _t42;
+wire _t43;
 wire _t44;
 wire _t45;
 wire _t46;
@@ -439,127 +468,244 @@ wire _t54;
 wire _t55;
 wire _t56;
 wire _t57;
-wire [63:0] _t58;
-wire [63:0] _t59;
+wire _t58;
+wire _t59;
 wire _t60;
 // verilator lint_off UNUSED
-wire [13:0] _t61; // read through slices
+wire [160:0] _t61; // read through slices
 // verilator lint_on UNUSED
-wire [15:0] _t62;
+wire _t62;
 wire _t63;
 wire _t64;
-wire [13:0] _t65;
+wire _t65;
 wire _t66;
 wire _t67;
 wire _t68;
-wire [31:0] _t69;
+wire _t69;
 wire _t70;
-wire _t71;
+wire [32:0] _t71;
 wire _t72;
-wire [13:0] _t73;
+wire _t73;
 wire _t74;
 wire _t75;
-wire [1:0] _t76;
+wire _t76;
+wire [31:0] _t77;
+wire _t78;
+wire [13:0] _t79;
+wire _t80;
+wire _t81;
+wire _t82;
+wire _t83;
+wire _t84;
+wire _t85;
+wire _t86;
+wire _t87;
+wire _t88;
+wire _t89;
+wire _t90;
+wire _t91;
+wire _t92;
+wire _t93;
+wire _t94;
+wire _t95;
+wire _t96;
+wire _t97;
+wire _t98;
+wire _t99;
+wire _t100;
+wire [63:0] _t101;
+wire [63:0] _t102;
+wire _t103;
+wire _t104;
 // verilator lint_off UNUSED
-wire [13:0] _t77; // read through slices
+wire [13:0] _t105; // read through slices
+// verilator lint_on UNUSED
+wire _t106;
+wire [15:0] _t107;
+wire _t108;
+wire [1:0] _t109;
+wire _t110;
+wire _t111;
+wire _t112;
+// verilator lint_off UNUSED
+wire [95:0] _t113; // read through slices
+// verilator lint_on UNUSED
+wire [31:0] _t114;
+// verilator lint_off UNUSED
+wire [32:0] _t115; // read through slices
+// verilator lint_on UNUSED
+wire _t116;
+wire _t117;
+wire [13:0] _t118;
+wire _t119;
+wire _t120;
+wire _t121;
+wire [31:0] _t122;
+wire _t123;
+wire _t124;
+wire _t125;
+wire _t126;
+wire [13:0] _t127;
+wire _t128;
+wire _t129;
+wire [1:0] _t130;
+// verilator lint_off UNUSED
+wire [13:0] _t131; // read through slices
 // verilator lint_on UNUSED
 // verilator lint_off UNUSED
-wire [13:0] _t78; // read through slices
+wire [13:0] _t132; // read through slices
 // verilator lint_on UNUSED
-wire _t79;
-wire [3:0] _t80;
+wire _t133;
+wire [3:0] _t134;
 
-assign _t0 = desc_opcode == OP_SEND_SE;
-assign _t1 = desc_opcode == OP_SEND_SE_INVALIDATE;
-assign _t2 = desc_opcode == OP_READ_REQUEST;
-assign _t3 = desc_opcode == OP_ATOMIC_REQUEST;
-assign _t4 = desc_opcode == OP_TERMINATE;
-assign _t5 = desc_opcode == OP_ATOMIC_RESPONSE;
-assign _t6 = ~(_t7 & (desc_ulpdu_len < (desc_t ? 16'he : 16'h12)));
-assign _t7 = ~desc_ok;
-assign _t8 = ~(rq_count == 5'h10);
-assign _t9 = ~(orq_count == 4'b1000);
-assign _t10 = ~cmd_valid_reg;
-assign _t11 = state_reg == STATE_IDLE;
-assign _t12 = _t11 & _t13 & out_free;
-assign _t13 = ~abort_pending_reg;
-assign _t14 = qn_expected == QN_SEND;
-assign _t15 = qn_expected == 2'b00;
-assign _t16 = qn_expected == 2'b01;
-assign _t17 = qn_expected == 2'b10;
-assign _t18 = rq_mem[rq_rptr_reg[3:0]];
-assign _t19 = {1'b0, payload_len};
-assign _t20 = ~u_continues;
-assign _t21 = ~desc_l;
-assign _t22 = desc_l & _t3;
-assign _t23 = {12'h0, irrq_count} >= cfg_ird;
-assign _t24 = orq_count == 4'b0000;
-assign _t25 = ~_t26[160];
-assign _t26 = orq_mem[orq_rptr_reg[2:0]];
-assign _t27 = {desc_rdmap[7:0], desc_rdmap[15:8], desc_rdmap[23:16], desc_rdmap[31:24]};
-assign _t28 = lk_for_reg == 2'b00;
-assign _t29 = payload_len != 32'h0;
-assign _t30 = lk_fault_reg != 3'b000;
-assign _t31 = lk_fault_reg == 3'b101;
-assign _t32 = lk_fault_reg == 3'b100;
-assign _t33 = lk_fault_reg == 3'b011;
-assign _t34 = lk_fault_reg == 3'b010;
-assign _t35 = lk_fault_reg == 3'b001;
-assign _t36 = _t28 & _t37;
-assign _t37 = desc_opcode == OP_READ_RESPONSE;
-assign _t38 = _t36 & _t29;
-assign _t39 = {1'b0, _t26[127:96]};
-assign _t40 = lk_for_reg == 2'b01;
-assign _t41 = _t42 != 32'h0;
-assign _t42 = {desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120]};
-assign _t43 = _t31 ? ERR_RDMAP_BASE_BOUNDS :
-    _t32 ? ERR_RDMAP_TO_WRAP :
-    _t33 ? ERR_RDMAP_ACCESS_RIGHTS :
-    _t34 ? ERR_RDMAP_STAG_NOT_ASSOCIATED :
-    _t35 ? ERR_RDMAP_INVALID_STAG :
-    14'h0;
-assign _t44 = lk_for_reg == 2'b10;
-assign _t45 = post_err == 14'h0;
-assign _t46 = lk_for_reg != 2'b00;
-assign _t47 = ~mpa_bad_reg;
-assign _t48 = (state_reg == STATE_CHECK) & _t49;
-assign _t49 = ~rx_stopped_r_reg;
-assign _t50 = u_accept & desc_l;
-assign _t51 = state_reg == STATE_POST;
-assign _t52 = post_err != 14'h0;
-assign _t53 = inv_rsp_fault != 2'b00;
-assign _t54 = ~term_sent_reg;
-assign _t55 = ~tx_stopped_r_reg;
-assign _t56 = _t51 & _t45;
-assign _t57 = ~post_stall;
-assign _t58 = {
+assign _t0 = desc_opcode == OP_TERMINATE;
+assign _t1 = ~(_t2 & (desc_ulpdu_len < (desc_t ? 16'he : 16'h12)));
+assign _t2 = ~desc_ok;
+assign _t3 = ~((rq_wptr_reg[4] != rq_rptr_reg[4]) & (rq_wptr_reg[3:0] == rq_rptr_reg[3:0]));
+assign _t4 = ~cmd_valid_reg;
+assign _t5 = state_reg == STATE_IDLE;
+assign _t6 = _t5 & _t7 & out_free;
+assign _t7 = ~abort_pending_reg;
+assign _t8 = t_open_reg & t_opcode_bad_reg;
+assign _t9 = _t10 & (~_t8);
+assign _t10 = t_open_reg & t_stag_bad_reg;
+assign _t11 = _t12 & (~(_t8 | _t10));
+assign _t12 = t_open_reg & t_to_bad_reg;
+assign _t13 = _t14 & (~qn_bad_reg);
+assign _t14 = u_continues_reg & u_opcode_bad_reg;
+assign _t15 = _t16 & (~_t17);
+assign _t16 = u_continues_reg & u_msn_bad_reg;
+assign _t17 = qn_bad_reg | _t14;
+assign _t18 = _t19 & (~_t20);
+assign _t19 = u_continues_reg & u_mo_bad_reg;
+assign _t20 = qn_bad_reg | (_t14 | _t16);
+assign _t21 = _t22 & (~_t24);
+assign _t22 = _t23 & msn_bad_reg;
+assign _t23 = ~u_continues_reg;
+assign _t24 = _t17 | (_t16 | _t19);
+assign _t25 = _t26 & (~_t27);
+assign _t26 = _t23 & no_buffer_reg;
+assign _t27 = _t17 | (_t16 | _t28);
+assign _t28 = _t19 | _t22;
+assign _t29 = _t30 & (~_t31);
+assign _t30 = _t23 & mo_nonzero_reg;
+assign _t31 = _t20 | (_t19 | _t32);
+assign _t32 = _t22 | _t26;
+assign _t33 = _t34 & (~(_t20 | (_t28 | _t36)));
+assign _t34 = _t35 & (~is_send_reg);
+assign _t35 = ~desc_l;
+assign _t36 = _t26 | _t30;
+assign _t37 = send_too_long_reg & (~(_t24 | (_t32 | _t38)));
+assign _t38 = _t30 | _t34;
+assign _t39 = _t40 & (~(_t24 | (_t32 | _t42)));
+assign _t40 = _t41 & irrq_at_ird_reg;
+assign _t41 = desc_l & (desc_opcode == OP_ATOMIC_REQUEST);
+assign _t42 = _t30 | (_t34 | send_too_long_reg);
+assign _t43 = _t44 & (~(_t27 | (_t36 | (_t34 | (send_too_long_reg | _t40)))));
+assign _t44 = _t41 & ((desc_rdmap[27:24] != 4'b0000) & (desc_rdmap[27:24] != 4'b0010));
+assign _t45 = _t46 & (~(_t27 | (_t26 | _t38 | (send_too_long_reg | (_t40 | _t44)))));
+assign _t46 = desc_l & _t47 & atomic_resp_bad_reg;
+assign _t47 = desc_opcode == OP_ATOMIC_RESPONSE;
+assign _t48 = _t49 & _t50 & _t51;
+assign _t49 = lk_for_reg == 2'b00;
+assign _t50 = payload_len != 32'h0;
+assign _t51 = lk_fault_reg != 3'b000;
+assign _t52 = lk_fault_reg == 3'b101;
+assign _t53 = lk_fault_reg == 3'b100;
+assign _t54 = lk_fault_reg == 3'b011;
+assign _t55 = lk_fault_reg == 3'b010;
+assign _t56 = _t57 & (~_t48);
+assign _t57 = _t58 & (~((~_t60) & (~_t61[160])));
+assign _t58 = _t49 & _t59;
+assign _t59 = desc_opcode == OP_READ_RESPONSE;
+assign _t60 = orq_wptr_reg == orq_rptr_reg;
+assign _t61 = orq_mem[orq_rptr_reg[2:0]];
+assign _t62 = _t63 & (~_t65);
+assign _t63 = _t64 & (desc_stag != _t61[31:0]);
+assign _t64 = _t58 & _t50;
+assign _t65 = _t48 | _t57;
+assign _t66 = _t67 & (~_t68);
+assign _t67 = _t64 & (desc_to != (_t61[95:32] + {32'h0, orq_received_reg}));
+assign _t68 = _t48 | (_t57 | _t63);
+assign _t69 = _t70 & (~_t72);
+assign _t70 = _t58 & ((rr_total > _t71) | (desc_l & (rr_total != _t71)));
+assign _t71 = {1'b0, _t61[127:96]};
+assign _t72 = _t65 | (_t63 | _t67);
+assign _t73 = _t74 & (~(_t65 | (_t63 | _t78)));
+assign _t74 = _t75 & _t76 & _t51;
+assign _t75 = lk_for_reg == 2'b01;
+assign _t76 = _t77 != 32'h0;
+assign _t77 = {desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120]};
+assign _t78 = _t67 | _t70;
+assign _t79 = _t52 ? ERR_RDMAP_BASE_BOUNDS :
+    _t53 ? ERR_RDMAP_TO_WRAP :
+    _t54 ? ERR_RDMAP_ACCESS_RIGHTS :
+    _t55 ? ERR_RDMAP_STAG_NOT_ASSOCIATED :
+    ERR_RDMAP_INVALID_STAG;
+assign _t80 = _t81 & (~(_t68 | (_t67 | _t82)));
+assign _t81 = _t75 & ({12'h0, irrq_count} >= cfg_ird);
+assign _t82 = _t70 | _t74;
+assign _t83 = _t84 & (~(_t68 | (_t78 | (_t74 | _t81))));
+assign _t84 = _t85 & _t51;
+assign _t85 = lk_for_reg == 2'b10;
+assign _t86 = _t87 & (~(_t72 | (_t82 | (_t81 | _t84))));
+assign _t87 = _t85 & (lk_address_reg[2:0] != 3'b000);
+assign _t88 = lk_for_reg != 2'b00;
+assign _t89 = ~mpa_bad_reg;
+assign _t90 = (state_reg == STATE_CHECK) & _t91;
+assign _t91 = ~rx_stopped_r_reg;
+assign _t92 = u_accept & desc_l;
+assign _t93 = state_reg == STATE_POST;
+assign _t94 = ~post_ok;
+assign _t95 = inv_rsp_fault != 2'b00;
+assign _t96 = ~term_sent_reg;
+assign _t97 = ~tx_stopped_r_reg;
+assign _t98 = qn_expected_reg == QN_SEND;
+assign _t99 = _t93 & post_ok;
+assign _t100 = ~post_stall;
+assign _t101 = {
     desc_rdmap[167:160], desc_rdmap[175:168], desc_rdmap[183:176], desc_rdmap[191:184], desc_rdmap[199:192], desc_rdmap[207:200], desc_rdmap[215:208],
     desc_rdmap[223:216]
 };
-assign _t59 = {
+assign _t102 = {
     desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56], desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]
 };
-assign _t60 = orq_push & s_orq_atomic;
-assign _t61 = ERR_RDMAP_LOCAL_CATASTROPHIC;
-assign _t62 = 1'b0 ? desc_ulpdu_len : 16'h0;
-assign _t63 = desc_has_payload & (~(state_reg == STATE_IWAIT));
-assign _t64 = mpa_code_reg == 8'h1;
-assign _t65 = {mpa_code_reg, 4'b0000, 2'b10};
-assign _t66 = (~term_opcode) & _t54;
-assign _t67 = (check_err[1:0] != 2'b10) & (~(_t68 & (check_err[5:2] == 4'b0000))) & _t6;
-assign _t68 = check_err[1:0] == 2'b00;
-assign _t69 = desc_msn + 32'h1;
-assign _t70 = _t0 | _t1 | (desc_opcode == OP_IMMEDIATE_SE);
-assign _t71 = (post_err[1:0] != 2'b10) & (~(_t72 & (post_err[5:2] == 4'b0000))) & _t6;
-assign _t72 = post_err[1:0] == 2'b00;
-assign _t73 = _t74 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t74 = inv_rsp_fault == 2'b11;
-assign _t75 = (_t76 != 2'b10) & (~(_t79 & (_t80 == 4'b0000))) & _t6;
-assign _t76 = _t74 ? _t77[1:0] : _t78[1:0];
-assign _t77 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
-assign _t78 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t79 = _t76 == 2'b00;
-assign _t80 = _t74 ? _t77[5:2] : _t78[5:2];
+assign _t103 = req_take & (~term_pending_reg);
+assign _t104 = orq_push & s_orq_atomic;
+assign _t105 = ERR_RDMAP_LOCAL_CATASTROPHIC;
+assign _t106 = desc_opcode == OP_READ_REQUEST;
+assign _t107 = 1'b0 ? desc_ulpdu_len : 16'h0;
+assign _t108 = (s_desc_tdata[55:52] == OP_SEND) | (s_desc_tdata[55:52] == OP_SEND_SE) | (s_desc_tdata[55:52] == OP_SEND_INVALIDATE) |
+    (s_desc_tdata[55:52] == OP_SEND_SE_INVALIDATE);
+assign _t109 = ((s_desc_tdata[55:52] == OP_READ_REQUEST) | (s_desc_tdata[55:52] == OP_ATOMIC_REQUEST)) ? QN_READ_REQUEST :
+    (s_desc_tdata[55:52] == OP_TERMINATE) ? QN_TERMINATE :
+    (s_desc_tdata[55:52] == OP_ATOMIC_RESPONSE) ? QN_ATOMIC_RESPONSE :
+    QN_SEND;
+assign _t110 = u_open_reg & _t111;
+assign _t111 = _t109 == QN_SEND;
+assign _t112 = rq_wptr_reg == rq_rptr_reg;
+assign _t113 = rq_mem[rq_rptr_reg[3:0]];
+assign _t114 = _t110 ? u_buf_len_reg : (_t112 ? s_recv_len : _t113[95:64]);
+assign _t115 = {1'b0, s_desc_tdata[255:224]} + {17'h0, s_desc_tdata[47:32]};
+assign _t116 = desc_has_payload & (~(state_reg == STATE_IWAIT));
+assign _t117 = mpa_code_reg == 8'h1;
+assign _t118 = {mpa_code_reg, 4'b0000, 2'b10};
+assign _t119 = (~term_opcode) & _t96;
+assign _t120 = (check_err[1:0] != 2'b10) & (~(_t121 & (check_err[5:2] == 4'b0000))) & _t1;
+assign _t121 = check_err[1:0] == 2'b00;
+assign _t122 = desc_msn + 32'h1;
+assign _t123 = (desc_opcode == OP_SEND_SE) | _t124 | (desc_opcode == OP_IMMEDIATE_SE);
+assign _t124 = desc_opcode == OP_SEND_SE_INVALIDATE;
+assign _t125 = (post_err[1:0] != 2'b10) & (~(_t126 & (post_err[5:2] == 4'b0000))) & _t1;
+assign _t126 = post_err[1:0] == 2'b00;
+assign _t127 = _t128 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t128 = inv_rsp_fault == 2'b11;
+assign _t129 = (_t130 != 2'b10) & (~(_t133 & (_t134 == 4'b0000))) & _t1;
+assign _t130 = _t128 ? _t131[1:0] : _t132[1:0];
+assign _t131 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
+assign _t132 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t133 = _t130 == 2'b00;
+assign _t134 = _t128 ? _t131[5:2] : _t132[5:2];
 assign desc_rdmap = desc_reg[671:256];
 assign desc_ok = desc_reg[0];
 assign desc_has_payload = desc_reg[1];
@@ -575,9 +721,7 @@ assign desc_to = desc_reg[159:96];
 assign desc_qn = desc_reg[191:160];
 assign desc_msn = desc_reg[223:192];
 assign desc_mo = desc_reg[255:224];
-assign is_send = (desc_opcode == OP_SEND) | _t0 | (desc_opcode == OP_SEND_INVALIDATE) | _t1;
-assign qn_expected = (_t2 | _t3) ? QN_READ_REQUEST : (_t4 ? QN_TERMINATE : (_t5 ? QN_ATOMIC_RESPONSE : QN_SEND));
-assign term_opcode = _t4 & _t6;
+assign term_opcode = _t0 & _t1;
 assign m_cmd_valid = cmd_valid_reg;
 assign m_cmd_addr = cmd_addr_reg;
 assign m_cmd_discard = cmd_discard_reg;
@@ -591,15 +735,15 @@ assign m_evt_data = evt_data_reg;
 assign m_evt_err = evt_err_reg;
 assign rx_stopped = rx_stopped_r_reg;
 assign tx_stopped = tx_stopped_r_reg;
-assign rq_count = rq_wptr_reg - rq_rptr_reg;
-assign rq_push = s_recv_valid & _t8;
+assign rq_push = s_recv_valid & _t3;
 assign orq_count = orq_wptr_reg - orq_rptr_reg;
-assign orq_push = s_orq_valid & _t9;
+assign orq_room = (~((orq_wptr_reg[3] != orq_rptr_reg[3]) & (orq_wptr_reg[2:0] == orq_rptr_reg[2:0]))) & ({12'h0, orq_count} < cfg_ord);
+assign orq_push = s_orq_valid & orq_room;
 assign req_take = m_req_valid & m_req_ready;
 assign irrq_count = irrq_wptr_reg - irrq_rptr_reg;
 assign irrq_used = irrq_count;
 assign irrq_head = irrq_mem[irrq_rptr_reg[2:0]];
-assign m_req_valid = term_pending_reg | (~(irrq_count == 4'b0000));
+assign m_req_valid = term_pending_reg | (~(irrq_wptr_reg == irrq_rptr_reg));
 assign irrq_atomic_atomic = irrq_head[356];
 assign m_req_kind = term_pending_reg ? 2'b10 : (irrq_atomic_atomic ? 2'b01 : 2'b00);
 assign irrq_atomic_request_id = irrq_head[31:0];
@@ -634,56 +778,38 @@ assign m_req_term_seg_len = term_seg_len_r_reg;
 assign m_req_term_tagged = term_tagged_r_reg;
 assign m_req_term_ddp_hdr = term_ddp_hdr_r_reg;
 assign m_req_term_rdma_hdr = term_rdma_hdr_r_reg;
-assign out_free = _t10 & (~evt_valid_reg);
-assign start_abort = _t11 & abort_pending_reg & out_free;
-assign desc_take = _t12 & s_desc_tvalid;
-assign s_desc_tready = _t12;
-assign idle = _t11 & out_free & _t13;
-assign s_recv_ready = _t8;
-assign s_orq_ready = _t9 & ({12'h0, orq_count} < cfg_ord);
-assign u_continues = u_open_reg & _t14;
-assign msn_expected = _t15 ? rx_msn_0_reg : (_t16 ? rx_msn_1_reg : (_t17 ? rx_msn_2_reg : rx_msn_3_reg));
-assign buf_addr = u_continues ? u_buf_addr_reg : _t18[63:0];
-assign buf_len = u_continues ? u_buf_len_reg : _t18[95:64];
-assign msg_end = {1'b0, desc_mo} + _t19;
-assign check_err = _t7 ? desc_err :
+assign out_free = _t4 & (~evt_valid_reg);
+assign start_abort = _t5 & abort_pending_reg & out_free;
+assign desc_take = _t6 & s_desc_tvalid;
+assign s_desc_tready = _t6;
+assign idle = _t5 & out_free & _t7;
+assign s_recv_ready = _t3;
+assign s_orq_ready = orq_room;
+assign check_err = _t2 ? desc_err :
     inject_pending_reg ? inject_err_r_reg :
     desc_t ?
-        ((t_open_reg & (desc_opcode != t_opcode_reg)) ? ERR_RDMAP_UNEXPECTED_OPCODE :
-            (t_open_reg & (desc_stag != t_stag_reg)) ? ERR_DDP_INVALID_STAG :
-            (t_open_reg & (desc_to != t_next_to_reg)) ? ERR_DDP_BASE_BOUNDS :
-            14'h0) :
-    (desc_qn != {30'h0, qn_expected}) ? ERR_DDP_INVALID_QN :
-    (u_continues & (desc_opcode != u_opcode_reg)) ? ERR_RDMAP_UNEXPECTED_OPCODE :
-    (u_continues & (desc_msn != u_msn_reg)) ? ERR_DDP_MSN_RANGE :
-    (u_continues & (desc_mo != u_placed_reg)) ? ERR_DDP_INVALID_MO :
-    (_t20 & (desc_msn != msn_expected)) ? ERR_DDP_MSN_RANGE :
-    (_t20 & ((_t14 & (rq_count == 5'h0)) | ((qn_expected == QN_ATOMIC_RESPONSE) & (orq_atomics_reg == 4'b0000)))) ? ERR_DDP_NO_BUFFER :
-    (_t20 & (desc_mo != 32'h0)) ? ERR_DDP_INVALID_MO :
-    (_t21 & (~is_send)) ? ERR_DDP_TOO_LONG :
-    (is_send & (msg_end > {1'b0, buf_len})) ? ERR_DDP_TOO_LONG :
-    (_t22 & _t23) ? ERR_RDMAP_STREAM_CATASTROPHIC :
-    (_t22 & ((desc_rdmap[27:24] != 4'b0000) & (desc_rdmap[27:24] != 4'b0010))) ? ERR_RDMAP_UNEXPECTED_OPCODE :
-    (desc_l & _t5 & (_t24 | _t25 | (_t26[159:128] != _t27))) ? ERR_RDMAP_STREAM_CATASTROPHIC :
-    14'h0;
-assign rr_total = {1'b0, orq_received_reg} + _t19;
-assign post_err = (_t28 & _t29 & _t30) ?
-    (_t31 ? ERR_DDP_BASE_BOUNDS :
-        _t32 ? ERR_DDP_TO_WRAP :
-        _t33 ? ERR_DDP_INVALID_STAG :
-        _t34 ? ERR_DDP_STAG_NOT_ASSOCIATED :
-        _t35 ? ERR_DDP_INVALID_STAG :
-        14'h0) :
-    (_t36 & (~((~_t24) & _t25))) ? ERR_DDP_LOCAL_CATASTROPHIC :
-    (_t38 & (desc_stag != _t26[31:0])) ? ERR_DDP_INVALID_STAG :
-    (_t38 & (desc_to != (_t26[95:32] + {32'h0, orq_received_reg}))) ? ERR_DDP_BASE_BOUNDS :
-    (_t36 & ((rr_total > _t39) | (desc_l & (rr_total != _t39)))) ? ERR_DDP_BASE_BOUNDS :
-    (_t40 & _t41 & _t30) ? _t43 :
-    (_t40 & _t23) ? ERR_RDMAP_STREAM_CATASTROPHIC :
-    (_t44 & _t30) ? _t43 :
-    (_t44 & (lk_address_reg[2:0] != 3'b000)) ? ERR_RDMAP_STREAM_CATASTROPHIC :
-    14'h0;
-assign post_stall = _t45 & _t46 & ((irrq_count == 4'b1000) | (~(_t10 & place_idle)));
+        (({14{_t8}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{_t9}} & ERR_DDP_INVALID_STAG) |
+            (({14{_t11}} & ERR_DDP_BASE_BOUNDS) | ({14{~(_t8 | _t9 | _t11)}} & 14'h0))) :
+    (({14{qn_bad_reg}} & ERR_DDP_INVALID_QN) | (({14{_t13}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{_t15}} & ERR_DDP_MSN_RANGE)) |
+        (({14{_t18}} & ERR_DDP_INVALID_MO) | (({14{_t21}} & ERR_DDP_MSN_RANGE) | ({14{_t25}} & ERR_DDP_NO_BUFFER))) |
+        (({14{_t29}} & ERR_DDP_INVALID_MO) | (({14{_t33}} & ERR_DDP_TOO_LONG) | ({14{_t37}} & ERR_DDP_TOO_LONG)) |
+            (({14{_t39}} & ERR_RDMAP_STREAM_CATASTROPHIC) | ({14{_t43}} & ERR_RDMAP_UNEXPECTED_OPCODE) |
+                (({14{_t45}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
+                    ({14{~(qn_bad_reg | _t13 | _t15 | _t18 | _t21 | _t25 | _t29 | _t33 | _t37 | _t39 | _t43 | _t45)}} & 14'h0)))));
+assign check_fails = _t2 ? (desc_err != 14'h0) :
+    inject_pending_reg ? (inject_err_r_reg != 14'h0) :
+    desc_t ? (_t8 | (_t10 | _t12)) :
+    (_t31 | (_t42 | (_t40 | (_t44 | _t46))));
+assign rr_total = {1'b0, orq_received_reg} + {1'b0, payload_len};
+assign post_err = ({14{_t48}} &
+        (_t52 ? ERR_DDP_BASE_BOUNDS : (_t53 ? ERR_DDP_TO_WRAP : (_t54 ? ERR_DDP_INVALID_STAG : (_t55 ? ERR_DDP_STAG_NOT_ASSOCIATED : ERR_DDP_INVALID_STAG))))) |
+    ({14{_t56}} & ERR_DDP_LOCAL_CATASTROPHIC) |
+    (({14{_t62}} & ERR_DDP_INVALID_STAG) | (({14{_t66}} & ERR_DDP_BASE_BOUNDS) | ({14{_t69}} & ERR_DDP_BASE_BOUNDS))) |
+    (({14{_t73}} & _t79) | ({14{_t80}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
+        (({14{_t83}} & _t79) |
+            (({14{_t86}} & ERR_RDMAP_STREAM_CATASTROPHIC) | ({14{~(_t48 | _t56 | _t62 | _t66 | _t69 | _t73 | _t80 | _t83 | _t86)}} & 14'h0))));
+assign post_ok = ~(_t72 | (_t82 | (_t81 | (_t84 | _t87))));
+assign post_stall = post_ok & _t88 & (((irrq_wptr_reg[3] != irrq_rptr_reg[3]) & (irrq_wptr_reg[2:0] == irrq_rptr_reg[2:0])) | (~(_t4 & place_idle)));
 assign desc_ctrl0 = desc_reg[679:672];
 assign desc_rsvd_ulp = desc_reg[63:56];
 assign hdr_copy = desc_t ?
@@ -695,13 +821,13 @@ assign hdr_copy = desc_t ?
         desc_mo[7:0], desc_mo[15:8], desc_mo[23:16], desc_mo[31:24], desc_msn[7:0], desc_msn[15:8], desc_msn[23:16], desc_msn[31:24], desc_qn[7:0],
         desc_qn[15:8], desc_qn[23:16], desc_qn[31:24], desc_stag[7:0], desc_stag[15:8], desc_stag[23:16], desc_stag[31:24], desc_rsvd_ulp, desc_ctrl0
     };
-assign check_clean = _t47 & (check_err == 14'h0);
-assign u_accept = _t48 & check_clean & (~desc_t);
-assign irrq_flush = (_t48 & ((~check_clean) | (_t50 & _t4))) | (_t51 & _t52) | (inv_rsp_valid & _t53) | (start_abort & _t54 & _t55);
-assign rq_pop = u_accept & _t20 & _t14;
-assign orq_pop = (_t50 & _t5) | (_t56 & _t28 & _t37 & desc_l);
-assign irrq_push = _t56 & _t57 & _t46;
-assign irrq_data = _t44 ?
+assign check_clean = _t89 & (~check_fails);
+assign u_accept = _t90 & check_clean & (~desc_t);
+assign irrq_flush = (_t90 & ((~check_clean) | (_t92 & _t0))) | (_t93 & _t94) | (inv_rsp_valid & _t95) | (start_abort & _t96 & _t97);
+assign rq_pop = u_accept & _t23 & _t98;
+assign orq_pop = (_t92 & _t47) | (_t99 & _t49 & _t59 & desc_l);
+assign irrq_push = _t99 & _t100 & _t88;
+assign irrq_data = _t85 ?
     {
         1'b1,
         desc_rdmap[27:24],
@@ -717,23 +843,23 @@ assign irrq_data = _t44 ?
             desc_rdmap[231:224], desc_rdmap[239:232], desc_rdmap[247:240], desc_rdmap[255:248], desc_rdmap[263:256], desc_rdmap[271:264], desc_rdmap[279:272],
             desc_rdmap[287:280]
         },
-        _t58,
+        _t101,
         lk_address_reg,
         {desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56]}
     } :
-    {1'b0, 100'h0, _t42, 64'h0, _t59, _t41 ? lk_address_reg : 64'h0, _t27};
+    {1'b0, 100'h0, _t77, 64'h0, _t102, _t76 ? lk_address_reg : 64'h0, {desc_rdmap[7:0], desc_rdmap[15:8], desc_rdmap[23:16], desc_rdmap[31:24]}};
 assign lk_valid = state_reg == STATE_LOOK;
-assign lk_stag = _t28 ? desc_stag :
-    _t40 ? {desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144], desc_rdmap[159:152]} :
+assign lk_stag = _t49 ? desc_stag :
+    _t75 ? {desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144], desc_rdmap[159:152]} :
     {desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]};
-assign lk_to = _t28 ? desc_to :
-    _t40 ? _t58 :
+assign lk_to = _t49 ? desc_to :
+    _t75 ? _t101 :
     {
         desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120], desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144],
         desc_rdmap[159:152]
     };
-assign lk_len = _t28 ? payload_len : (_t40 ? _t42 : 32'h8);
-assign lk_right = _t28 ? ((desc_opcode == OP_WRITE) ? 5'h8 : 5'h2) : (_t40 ? 5'h4 : 5'h10);
+assign lk_len = _t49 ? payload_len : (_t75 ? _t77 : 32'h8);
+assign lk_right = _t49 ? ((desc_opcode == OP_WRITE) ? 5'h8 : 5'h2) : (_t75 ? 5'h4 : 5'h10);
 assign inv_valid = state_reg == STATE_INV;
 assign inv_stag = desc_stag;
 assign lk_pd = cfg_pd;
@@ -763,7 +889,7 @@ always @* begin
     if (irrq_push) begin
         irrq_wptr_next = irrq_wptr_reg + 4'b0001;
     end
-    irrq_rptr_next = irrq_flush ? irrq_wptr_reg : ((req_take & (~term_pending_reg)) ? (irrq_rptr_reg + 4'b0001) : irrq_rptr_reg);
+    irrq_rptr_next = irrq_flush ? irrq_wptr_reg : (_t103 ? (irrq_rptr_reg + 4'b0001) : irrq_rptr_reg);
 end
 
 always @* begin
@@ -791,6 +917,25 @@ always @* begin
     term_ddp_hdr_r_next = term_ddp_hdr_r_reg;
     term_rdma_hdr_r_next = term_rdma_hdr_r_reg;
     desc_next = desc_reg;
+    is_send_next = is_send_reg;
+    qn_expected_next = qn_expected_reg;
+    t_opcode_bad_next = t_opcode_bad_reg;
+    t_stag_bad_next = t_stag_bad_reg;
+    t_to_bad_next = t_to_bad_reg;
+    u_continues_next = u_continues_reg;
+    buf_addr_next = buf_addr_reg;
+    buf_len_next = buf_len_reg;
+    msg_end_next = msg_end_reg;
+    no_buffer_next = no_buffer_reg;
+    send_too_long_next = send_too_long_reg;
+    irrq_at_ird_next = irrq_at_ird_reg;
+    atomic_resp_bad_next = atomic_resp_bad_reg;
+    qn_bad_next = qn_bad_reg;
+    msn_bad_next = msn_bad_reg;
+    u_opcode_bad_next = u_opcode_bad_reg;
+    u_msn_bad_next = u_msn_bad_reg;
+    u_mo_bad_next = u_mo_bad_reg;
+    mo_nonzero_next = mo_nonzero_reg;
     mpa_bad_next = mpa_bad_reg;
     mpa_code_next = mpa_code_reg;
     state_next = state_reg;
@@ -838,17 +983,17 @@ always @* begin
     if (req_take & term_pending_reg) begin
         term_pending_next = 1'b0;
     end
-    if (_t60) begin
+    if (_t104) begin
         orq_atomics_next = orq_atomics_reg + 4'b0001;
     end
-    if (orq_pop & _t26[160]) begin
-        orq_atomics_next = _t60 ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
+    if (orq_pop & _t61[160]) begin
+        orq_atomics_next = _t104 ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
     end
     case (state_reg)
         STATE_IDLE: begin
             if (start_abort) begin
                 abort_pending_next = 1'b0;
-                if (_t54 & _t55) begin
+                if (_t96 & _t97) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
                     if (1'b0) begin
@@ -856,7 +1001,7 @@ always @* begin
                         evt_kind_next = EVT_CLOSED;
                         evt_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                     end
-                    if ((~1'b0) & _t54) begin
+                    if ((~1'b0) & _t96) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
@@ -864,8 +1009,8 @@ always @* begin
                         evt_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                         term_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                         term_md_next = 1'b0;
-                        term_r_r_next = 1'b0 & (_t61[1:0] == 2'b00) & (_t61[5:2] == 4'b0001) & _t2;
-                        term_seg_len_r_next = _t62;
+                        term_r_r_next = 1'b0 & (_t105[1:0] == 2'b00) & (_t105[5:2] == 4'b0001) & _t106;
+                        term_seg_len_r_next = _t107;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -874,6 +1019,27 @@ always @* begin
             end
             if (desc_take) begin
                 desc_next = s_desc_tdata;
+                is_send_next = _t108;
+                qn_expected_next = _t109;
+                t_opcode_bad_next = s_desc_tdata[55:52] != t_opcode_reg;
+                t_stag_bad_next = s_desc_tdata[95:64] != t_stag_reg;
+                t_to_bad_next = s_desc_tdata[159:96] != t_next_to_reg;
+                u_continues_next = _t110;
+                buf_addr_next = _t110 ? u_buf_addr_reg : (_t112 ? s_recv_addr : _t113[63:0]);
+                buf_len_next = _t114;
+                msg_end_next = _t115[31:0];
+                no_buffer_next = (_t111 & (_t112 & (~rq_push))) | ((_t109 == QN_ATOMIC_RESPONSE) & (orq_atomics_reg == 4'b0000) & (~_t104));
+                send_too_long_next = _t108 & (_t115 > {1'b0, _t114});
+                irrq_at_ird_next = {12'h0, irrq_count - {3'b000, _t103}} >= cfg_ird;
+                atomic_resp_bad_next = (_t60 & (~orq_push)) | (~(_t60 ? s_orq_atomic : _t61[160])) |
+                    ((_t60 ? s_orq_request_id : _t61[159:128]) != {s_desc_tdata[263:256], s_desc_tdata[271:264], s_desc_tdata[279:272], s_desc_tdata[287:280]});
+                qn_bad_next = s_desc_tdata[191:160] != {30'h0, _t109};
+                msn_bad_next = s_desc_tdata[223:192] !=
+                    ((_t109 == 2'b00) ? rx_msn_0_reg : ((_t109 == 2'b01) ? rx_msn_1_reg : ((_t109 == 2'b10) ? rx_msn_2_reg : rx_msn_3_reg)));
+                u_opcode_bad_next = s_desc_tdata[55:52] != u_opcode_reg;
+                u_msn_bad_next = s_desc_tdata[223:192] != u_msn_reg;
+                u_mo_bad_next = s_desc_tdata[255:224] != u_placed_reg;
+                mo_nonzero_next = s_desc_tdata[255:224] != 32'h0;
                 mpa_bad_next = s_desc_mpa_bad;
                 mpa_code_next = s_desc_mpa_code;
                 state_next = STATE_CHECK;
@@ -887,41 +1053,41 @@ always @* begin
                     cmd_discard_next = 1'b1;
                 end
             end
-            if (_t49) begin
-                if (_t47 & desc_ok & inject_pending_reg) begin
+            if (_t91) begin
+                if (_t89 & desc_ok & inject_pending_reg) begin
                     inject_pending_next = 1'b0;
                 end
                 if (mpa_bad_reg) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t63) begin
+                    if (_t116) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
-                    if (_t64) begin
+                    if (_t117) begin
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_CLOSED;
-                        evt_err_next = _t65;
+                        evt_err_next = _t118;
                     end
-                    if ((~_t64) & _t54) begin
+                    if ((~_t117) & _t96) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_TERMINATE_SENT;
-                        evt_err_next = _t65;
-                        term_err_next = _t65;
+                        evt_err_next = _t118;
+                        term_err_next = _t118;
                         term_md_next = 1'b0;
-                        term_r_r_next = 1'b0 & (2'b10 == 2'b00) & (4'b0000 == 4'b0001) & _t2;
-                        term_seg_len_r_next = _t62;
+                        term_r_r_next = 1'b0 & (2'b10 == 2'b00) & (4'b0000 == 4'b0001) & _t106;
+                        term_seg_len_r_next = _t107;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
                     end
                 end
-                if (_t47 & (check_err != 14'h0)) begin
+                if (_t89 & check_fails) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t63) begin
+                    if (_t116) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
@@ -930,16 +1096,16 @@ always @* begin
                         evt_kind_next = EVT_CLOSED;
                         evt_err_next = check_err;
                     end
-                    if (_t66) begin
+                    if (_t119) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_TERMINATE_SENT;
                         evt_err_next = check_err;
                         term_err_next = check_err;
-                        term_md_next = _t67;
-                        term_r_r_next = _t67 & _t68 & (check_err[5:2] == 4'b0001) & _t2;
-                        term_seg_len_r_next = _t67 ? desc_ulpdu_len : 16'h0;
+                        term_md_next = _t120;
+                        term_r_r_next = _t120 & _t121 & (check_err[5:2] == 4'b0001) & _t106;
+                        term_seg_len_r_next = _t120 ? desc_ulpdu_len : 16'h0;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -949,58 +1115,58 @@ always @* begin
                     lk_for_next = 2'b00;
                     lk_fault_next = 3'b000;
                     lk_address_next = 64'h0;
-                    state_next = _t29 ? STATE_LOOK : STATE_POST;
+                    state_next = _t50 ? STATE_LOOK : STATE_POST;
                 end
                 if (u_accept) begin
-                    if (is_send & desc_has_payload) begin
+                    if (is_send_reg & desc_has_payload) begin
                         cmd_valid_next = 1'b1;
-                        cmd_addr_next = buf_addr + {32'h0, desc_mo};
+                        cmd_addr_next = buf_addr_reg + {32'h0, desc_mo};
                         cmd_discard_next = 1'b0;
                     end
-                    if (_t21) begin
+                    if (_t35) begin
                         u_open_next = 1'b1;
                         u_opcode_next = desc_opcode;
                         u_msn_next = desc_msn;
-                        u_placed_next = msg_end[31:0];
-                        u_buf_addr_next = buf_addr;
-                        u_buf_len_next = buf_len;
+                        u_placed_next = msg_end_reg;
+                        u_buf_addr_next = buf_addr_reg;
+                        u_buf_len_next = buf_len_reg;
                     end
                     if (desc_l) begin
-                        if (_t14) begin
+                        if (_t98) begin
                             u_open_next = 1'b0;
                         end
-                        if (_t15) begin
-                            rx_msn_0_next = _t69;
+                        if (qn_expected_reg == 2'b00) begin
+                            rx_msn_0_next = _t122;
                         end
-                        if (_t16) begin
-                            rx_msn_1_next = _t69;
+                        if (qn_expected_reg == 2'b01) begin
+                            rx_msn_1_next = _t122;
                         end
-                        if (_t17) begin
-                            rx_msn_2_next = _t69;
+                        if (qn_expected_reg == 2'b10) begin
+                            rx_msn_2_next = _t122;
                         end
-                        if (qn_expected == 2'b11) begin
-                            rx_msn_3_next = _t69;
+                        if (qn_expected_reg == 2'b11) begin
+                            rx_msn_3_next = _t122;
                         end
                         case (desc_opcode)
                             OP_SEND, OP_SEND_SE: begin
                                 evt_valid_next = 1'b1;
                                 evt_kind_next = EVT_RECV;
-                                evt_length_next = msg_end[31:0];
-                                evt_solicited_next = _t70;
+                                evt_length_next = msg_end_reg;
+                                evt_solicited_next = _t123;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
                                 evt_data_next = 64'h0;
                                 evt_err_next = 14'h0;
                             end
                             OP_SEND_INVALIDATE, OP_SEND_SE_INVALIDATE: begin
-                                cpl_len_next = msg_end[31:0];
+                                cpl_len_next = msg_end_reg;
                                 state_next = STATE_INV;
                             end
                             OP_IMMEDIATE, OP_IMMEDIATE_SE: begin
                                 evt_valid_next = 1'b1;
                                 evt_kind_next = EVT_RECV_IMMEDIATE;
                                 evt_length_next = 32'h8;
-                                evt_solicited_next = _t70;
+                                evt_solicited_next = _t123;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
                                 evt_data_next = {
@@ -1013,7 +1179,7 @@ always @* begin
                                 lk_for_next = 2'b01;
                                 lk_fault_next = 3'b000;
                                 lk_address_next = 64'h0;
-                                state_next = _t41 ? STATE_LOOK : STATE_POST;
+                                state_next = _t76 ? STATE_LOOK : STATE_POST;
                             end
                             OP_ATOMIC_REQUEST: begin
                                 lk_for_next = 2'b10;
@@ -1026,7 +1192,7 @@ always @* begin
                                 evt_solicited_next = 1'b0;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
-                                evt_data_next = _t59;
+                                evt_data_next = _t102;
                                 evt_err_next = 14'h0;
                             end
                             OP_TERMINATE: begin
@@ -1060,10 +1226,10 @@ always @* begin
             end
         end
         STATE_POST: begin
-            if (_t52) begin
+            if (_t94) begin
                 rx_stopped_r_next = 1'b1;
                 tx_stopped_r_next = 1'b1;
-                if (_t63) begin
+                if (_t116) begin
                     cmd_valid_next = 1'b1;
                     cmd_discard_next = 1'b1;
                 end
@@ -1072,40 +1238,40 @@ always @* begin
                     evt_kind_next = EVT_CLOSED;
                     evt_err_next = post_err;
                 end
-                if (_t66) begin
+                if (_t119) begin
                     term_sent_next = 1'b1;
                     term_pending_next = 1'b1;
                     evt_valid_next = 1'b1;
                     evt_kind_next = EVT_TERMINATE_SENT;
                     evt_err_next = post_err;
                     term_err_next = post_err;
-                    term_md_next = _t71;
-                    term_r_r_next = _t71 & _t72 & (post_err[5:2] == 4'b0001) & _t2;
-                    term_seg_len_r_next = _t71 ? desc_ulpdu_len : 16'h0;
+                    term_md_next = _t125;
+                    term_r_r_next = _t125 & _t126 & (post_err[5:2] == 4'b0001) & _t106;
+                    term_seg_len_r_next = _t125 ? desc_ulpdu_len : 16'h0;
                     term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_rdmap[223:0];
                 end
                 state_next = STATE_IDLE;
             end
-            if (_t45 & _t57) begin
+            if (post_ok & _t100) begin
                 state_next = STATE_IDLE;
-                if (_t28) begin
-                    if (_t29) begin
+                if (_t49) begin
+                    if (_t50) begin
                         cmd_valid_next = 1'b1;
                         cmd_addr_next = lk_address_reg;
                         cmd_discard_next = 1'b0;
                     end
-                    t_open_next = _t21;
+                    t_open_next = _t35;
                     t_opcode_next = desc_opcode;
                     t_stag_next = desc_stag;
                     t_next_to_next = desc_to + {32'h0, payload_len};
-                    if (_t37) begin
+                    if (_t59) begin
                         orq_received_next = desc_l ? 32'h0 : rr_total[31:0];
                         if (desc_l) begin
                             evt_valid_next = 1'b1;
                             evt_kind_next = EVT_READ;
-                            evt_length_next = _t26[127:96];
+                            evt_length_next = _t61[127:96];
                             evt_solicited_next = 1'b0;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
@@ -1126,34 +1292,34 @@ always @* begin
                     evt_valid_next = 1'b1;
                     evt_kind_next = EVT_RECV;
                     evt_length_next = cpl_len_reg;
-                    evt_solicited_next = _t1;
+                    evt_solicited_next = _t124;
                     evt_invalidated_next = 1'b1;
                     evt_stag_next = desc_stag;
                     evt_data_next = 64'h0;
                     evt_err_next = 14'h0;
                 end
-                if (_t53) begin
+                if (_t95) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t63) begin
+                    if (_t116) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode) begin
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_CLOSED;
-                        evt_err_next = _t73;
+                        evt_err_next = _t127;
                     end
-                    if (_t66) begin
+                    if (_t119) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_TERMINATE_SENT;
-                        evt_err_next = _t73;
-                        term_err_next = _t73;
-                        term_md_next = _t75;
-                        term_r_r_next = _t75 & _t79 & (_t80 == 4'b0001) & _t2;
-                        term_seg_len_r_next = _t75 ? desc_ulpdu_len : 16'h0;
+                        evt_err_next = _t127;
+                        term_err_next = _t127;
+                        term_md_next = _t129;
+                        term_r_r_next = _t129 & _t133 & (_t134 == 4'b0001) & _t106;
+                        term_seg_len_r_next = _t129 ? desc_ulpdu_len : 16'h0;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -1170,6 +1336,8 @@ always @(posedge clk) begin
     desc_reg <= desc_next;
     mpa_bad_reg <= mpa_bad_next;
     mpa_code_reg <= mpa_code_next;
+    is_send_reg <= is_send_next;
+    qn_expected_reg <= qn_expected_next;
     state_reg <= state_next;
     lk_for_reg <= lk_for_next;
     rx_stopped_r_reg <= rx_stopped_r_next;
@@ -1222,6 +1390,23 @@ always @(posedge clk) begin
     orq_rptr_reg <= orq_rptr_next;
     irrq_wptr_reg <= irrq_wptr_next;
     irrq_rptr_reg <= irrq_rptr_next;
+    t_opcode_bad_reg <= t_opcode_bad_next;
+    t_stag_bad_reg <= t_stag_bad_next;
+    t_to_bad_reg <= t_to_bad_next;
+    u_continues_reg <= u_continues_next;
+    buf_addr_reg <= buf_addr_next;
+    buf_len_reg <= buf_len_next;
+    msg_end_reg <= msg_end_next;
+    no_buffer_reg <= no_buffer_next;
+    send_too_long_reg <= send_too_long_next;
+    irrq_at_ird_reg <= irrq_at_ird_next;
+    atomic_resp_bad_reg <= atomic_resp_bad_next;
+    qn_bad_reg <= qn_bad_next;
+    msn_bad_reg <= msn_bad_next;
+    u_opcode_bad_reg <= u_opcode_bad_next;
+    u_msn_bad_reg <= u_msn_bad_next;
+    u_mo_bad_reg <= u_mo_bad_next;
+    mo_nonzero_reg <= mo_nonzero_next;
     if (rq_push) begin
         rq_mem[rq_wptr_reg[3:0]] <= {s_recv_len, s_recv_addr};
     end

@@ -157,7 +157,6 @@ reg [2:0] verdict_wptr_reg;
 reg [2:0] verdict_wptr_next;
 reg [2:0] verdict_rptr_reg;
 reg [2:0] verdict_rptr_next;
-wire [2:0] verdict_count; // entries in verdict
 wire ctl_lk_valid;
 wire [31:0] ctl_lk_stag;
 wire [63:0] ctl_lk_to;
@@ -225,9 +224,8 @@ wire _t0;
 wire [8:0] _t1; // read through slices
 // verilator lint_on UNUSED
 
-assign _t0 = ~(verdict_count == 3'b100);
+assign _t0 = ~((verdict_wptr_reg[2] != verdict_rptr_reg[2]) & (verdict_wptr_reg[1:0] == verdict_rptr_reg[1:0]));
 assign _t1 = verdict_mem[verdict_rptr_reg[1:0]];
-assign verdict_count = verdict_wptr_reg - verdict_rptr_reg;
 assign s_axis_tready = hdr_s_tready & _t0;
 assign verdict_push = s_axis_tvalid & s_axis_tready & s_axis_tlast;
 assign wr_pick_atomic = wr_held_reg ? wr_held_atomic_reg : atomic_wr_valid;
@@ -238,7 +236,7 @@ assign mem_wr_strb = wr_pick_atomic ? atomic_wr_strb : place_wr_strb;
 assign atomic_wr_ready = wr_pick_atomic & mem_wr_ready;
 assign place_wr_ready = (~wr_pick_atomic) & mem_wr_ready;
 assign verdict_pop = desc_tvalid & desc_tready;
-assign rx_done = ctl_idle & place_idle & (verdict_count == 3'b000);
+assign rx_done = ctl_idle & place_idle & (verdict_wptr_reg == verdict_rptr_reg);
 assign rx_idle = rx_done;
 assign idle = rx_done & resp_idle & (~ctl_m_req_valid);
 

@@ -173,7 +173,6 @@ reg [2:0] fetch_q_wptr_reg;
 reg [2:0] fetch_q_wptr_next;
 reg [2:0] fetch_q_rptr_reg;
 reg [2:0] fetch_q_rptr_next;
-wire [2:0] fetch_q_count; // entries in fetch_q
 wire fifo_push;
 wire fifo_pop;
 reg [7:0] fifo_wptr_reg;
@@ -343,8 +342,7 @@ assign tx_rd_fire = tx_rd_valid & rd_ready;
 assign fetch_free = (rd_left_reg == 33'h0) | ((rd_left_reg == 33'h1) & tx_rd_fire);
 assign fetch_bypass = fetch_free & fetch_q_empty & fetch_push;
 assign fetch_q_pop = fetch_free & (~fetch_q_empty);
-assign fetch_q_count = fetch_q_wptr_reg - fetch_q_rptr_reg;
-assign fetch_q_empty = fetch_q_count == 3'b000;
+assign fetch_q_empty = fetch_q_wptr_reg == fetch_q_rptr_reg;
 assign rd_valid = tx_rd_valid;
 assign rd_addr = {rd_next_addr_reg, 3'b000};
 assign fifo_push = rd_data_valid;

@@ -284,7 +284,6 @@ reg [9:0] rd_owners_wptr_reg;
 reg [9:0] rd_owners_wptr_next;
 reg [9:0] rd_owners_rptr_reg;
 reg [9:0] rd_owners_rptr_next;
-wire [9:0] rd_owners_count; // entries in rd_owners
 reg tx_wr_mid_reg; // a work-request ULPDU is part-way into mpa_tx
 reg tx_wr_mid_next;
 wire tx_wr_live; // work-request ULPDUs may go to mpa_tx
@@ -417,8 +416,7 @@ assign mem_rd_addr = _t4 ? tx_path_rd_addr : rx_path_mem_rd_addr;
 assign rd_fire = rd_arb_valid & mem_rd_ready;
 assign rx_path_mem_rd_ready = (rd_arb_grant == 1'b0) & mem_rd_ready & _t2;
 assign tx_path_rd_ready = _t4 & mem_rd_ready & _t2;
-assign rd_owners_count = rd_owners_wptr_reg - rd_owners_rptr_reg;
-assign rd_owners_full = rd_owners_count == 10'h200;
+assign rd_owners_full = (rd_owners_wptr_reg[9] != rd_owners_rptr_reg[9]) & (rd_owners_wptr_reg[8:0] == rd_owners_rptr_reg[8:0]);
 assign rx_path_mem_rd_data_valid = mem_rd_data_valid & (~_t5);
 assign tx_path_rd_data_valid = mem_rd_data_valid & _t5;
 assign rx_path_mem_rd_data = mem_rd_data;
@@ -439,7 +437,7 @@ assign m_axis_tuser = {tx_framed_reg, cfg_crc, cfg_tx_markers, cfg_tx_s0, cfg_tx
 assign rx_path_m_axis_tready = (tx_arb_grant == 1'b0) & m_axis_tready;
 assign tx_path_m_axis_tready = (_t7 & m_axis_tready) | tx_drop;
 assign tx_fire = tx_arb_valid & m_axis_tready;
-assign idle = rx_path_idle & tx_path_idle & (rd_owners_count == 10'h0) & (~tx_arb_valid);
+assign idle = rx_path_idle & tx_path_idle & (rd_owners_wptr_reg == rd_owners_rptr_reg) & (~tx_arb_valid);
 
 always @* begin
     rd_owners_wptr_next = rd_owners_wptr_reg;

@@ -746,7 +746,6 @@ reg [9:0] mem_rd_owners_wptr_reg;
 reg [9:0] mem_rd_owners_wptr_next;
 reg [9:0] mem_rd_owners_rptr_reg;
 reg [9:0] mem_rd_owners_rptr_next;
-wire [9:0] mem_rd_owners_count; // entries in mem_rd_owners
 reg [1:0] mem_rd_owners_mem [0:511];
 wire _t0;
 wire _t1;
@@ -1124,8 +1123,7 @@ assign mem_rd_arb_valid = _t24 ? _t22 : (_t25 ? _t21 : (_t26 ? _t19 : _t23));
 assign mem_rd_addr = _t24 ? qp3_mem_rd_addr : (_t25 ? qp2_mem_rd_addr : (_t26 ? qp1_mem_rd_addr : qp0_mem_rd_addr));
 assign mem_rd_valid = mem_rd_arb_valid;
 assign mem_rd_fire = mem_rd_arb_valid & mem_rd_ready;
-assign mem_rd_owners_count = mem_rd_owners_wptr_reg - mem_rd_owners_rptr_reg;
-assign mem_rd_owners_full = mem_rd_owners_count == 10'h200;
+assign mem_rd_owners_full = (mem_rd_owners_wptr_reg[9] != mem_rd_owners_rptr_reg[9]) & (mem_rd_owners_wptr_reg[8:0] == mem_rd_owners_rptr_reg[8:0]);
 assign qp0_mem_rd_ready = (mem_rd_arb_grant == 2'b00) & mem_rd_ready & _t20;
 assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t27 == 2'b00);
 assign qp0_mem_rd_data = mem_rd_data;

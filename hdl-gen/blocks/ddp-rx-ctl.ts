@@ -1,13 +1,16 @@
 import { Qn, TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { AOpCode } from '../../ts-model/rdmap/atomics';
 import { Opcode } from '../../ts-model/rdmap/constants';
-import { DdpError, LlpError, RdmapError, type ErrorCode } from '../../ts-model/terminate-codes';
+import { ALL_ERROR_CODES, DdpError, LlpError, RdmapError, type ErrorCode } from '../../ts-model/terminate-codes';
 import { Expr, cat, lit, mux } from '../core/expr';
+import type { Signal } from '../core/signal';
+import { HdlError } from '../core/location';
 import { ModuleBuilder, type Module } from '../core/module';
 import { ATOMIC_REQUEST, ATOMIC_RESPONSE, IMMEDIATE_DATA, READ_REQUEST, TERMINATE, type WireField } from '../../ts-model/wire/layouts';
 import { portGroup } from '../lib/ports';
-import { DDP_RX_DESC, ERROR_WORD, IRRQ_ATOMIC, IRRQ_READ, ORQ_ENTRY, RECV_BUFFER, RX_EVENT_FIELDS } from './records';
+import { DDP_RX_DESC, ERROR_WORD, errBits, IRRQ_ATOMIC, IRRQ_READ, ORQ_ENTRY, RECV_BUFFER, RX_EVENT_FIELDS } from './records';
 import { fifo } from '../lib/fifo';
+import { anyOf, priorityMux } from '../lib/onehot';
 import { rnicNames } from './names';
 import { stateMachine } from '../lib/fsm';
 import { RESP_KIND } from './rdmap-tx-resp';
@@ -201,8 +204,10 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   /** STag lookup fault → Terminate: DDP tagged (ddpTaggedError) and RDMAP protection (rdmapProtectionError). */
   const ddpTagged: Record<string, ErrorCode> = { 'invalid-stag': DdpError.INVALID_STAG, 'pd-mismatch': DdpError.STAG_NOT_ASSOCIATED, access: DdpError.INVALID_STAG, 'to-wrap': DdpError.TO_WRAP, bounds: DdpError.BASE_BOUNDS };
   const rdmapProt: Record<string, ErrorCode> = { 'invalid-stag': RdmapError.INVALID_STAG, 'pd-mismatch': RdmapError.STAG_NOT_ASSOCIATED, access: RdmapError.ACCESS_RIGHTS, 'to-wrap': RdmapError.TO_WRAP, bounds: RdmapError.BASE_BOUNDS };
+  // A fault code the table never sends (past its last) counts as an invalid STag: every fault's
+  // code is non-zero, as check_fails below assumes.
   const faultTable = (table: Record<string, ErrorCode>, fault: Expr) =>
-    STAG_FAULTS.slice(1).reduce<Expr>((acc, f) => mux(fault.eq(faultCode(f)), K.err(table[f]!), acc), lit(14, 0));
+    STAG_FAULTS.slice(2).reduce<Expr>((acc, f) => mux(fault.eq(faultCode(f)), K.err(table[f]!), acc), K.err(table['invalid-stag']!));
 
   // ---- The descriptor being processed ------------------------------------------------------------
   const d = m.reg('desc', DDP_RX_DESC.width, { doc: 'the descriptor of the ULPDU in progress', record: DDP_RX_DESC });
@@ -226,13 +231,28 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const qn = F.qn;
   const msn = F.msn;
   const mo = F.mo;
-  const isOp = (...ops: Expr[]) => ops.map((o) => op.eq(o)).reduce((a, b) => a.or(b));
-  const isSend = m.let('is_send', isOp(K.OP.SEND, K.OP.SEND_SE, K.OP.SEND_INVALIDATE, K.OP.SEND_SE_INVALIDATE));
-  const qnOf = m.let(
-    'qn_expected',
-    mux(isOp(K.OP.READ_REQUEST, K.OP.ATOMIC_REQUEST), K.QN.READ_REQUEST, mux(op.eq(K.OP.TERMINATE), K.QN.TERMINATE, mux(op.eq(K.OP.ATOMIC_RESPONSE), K.QN.ATOMIC_RESPONSE, K.QN.SEND))),
-    { doc: 'the untagged queue of the opcode (RFC 5040 section 4.3, RFC 7306 section 10.2)' },
-  );
+  const isOpOf = (o: Expr, ...ops: Expr[]) => ops.map((x) => o.eq(x)).reduce((a, b) => a.or(b));
+  const isOp = (...ops: Expr[]) => isOpOf(op, ...ops);
+  /** The untagged queue of an opcode (RFC 5040 section 4.3, RFC 7306 section 10.2). */
+  const qnOfOp = (o: Expr) =>
+    mux(isOpOf(o, K.OP.READ_REQUEST, K.OP.ATOMIC_REQUEST), K.QN.READ_REQUEST, mux(o.eq(K.OP.TERMINATE), K.QN.TERMINATE, mux(o.eq(K.OP.ATOMIC_RESPONSE), K.QN.ATOMIC_RESPONSE, K.QN.SEND)));
+
+  /*
+   * Read ahead: what CHECK decides from the descriptor and the stream's state is computed from
+   * s_desc in the cycle it is taken and registered beside it, so CHECK starts from registers (issue
+   * 10's depth budget). The state read here (expected MSNs, the open messages) changes only in CHECK
+   * and POST, never in IDLE where a descriptor is taken, so the registered value is the one CHECK
+   * would compute. State that changes in IDLE (the posted buffers, the ORQ, the IRRQ) is read in CHECK.
+   */
+  const incoming = DDP_RX_DESC.view(dData);
+  const ahead: [Signal, Expr][] = [];
+  const readAhead = (name: string, width: number, doc: string, value: (D: typeof incoming) => Expr): Signal => {
+    const r = m.reg(name, width, { doc });
+    ahead.push([r, value(incoming)]);
+    return r;
+  };
+  const isSend = readAhead('is_send', 1, 'the ULPDU is a Send (any of the four)', (D) => isOpOf(D.opcode, K.OP.SEND, K.OP.SEND_SE, K.OP.SEND_INVALIDATE, K.OP.SEND_SE_INVALIDATE));
+  const qnOf = readAhead('qn_expected', 2, 'the untagged queue of the opcode', (D) => qnOfOp(D.opcode));
   const h1 = ok.not().and(ulpduLen.lt(mux(t, lit(16, TAGGED_HEADER_SIZE), lit(16, UNTAGGED_HEADER_SIZE))));
   const isTermOp = m.let('term_opcode', op.eq(K.OP.TERMINATE).and(h1.not()), { doc: 'the ULPDU is a Terminate: an error closes the stream, nobody answers' });
 
@@ -302,7 +322,11 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const orqPop = m.wire('orq_pop', 1, { doc: 'the ORQ head completed' });
   const orqPush = m.wire('orq_push', 1);
   const orq = fifo(m, 'orq', ORQ_ENTRY.width, orqDepth, { push: orqPush, data: orqIn.value, pop: orqPop });
-  m.assign(orqPush, orqValid.and(orq.full.not()));
+  // The requester never has more than ORD Reads and Atomics outstanding (spec/ddp-rdmap.md §7,
+  // RFC 5040 §6.1): a request past it waits at s_orq, and with it the work requests behind it. An
+  // entry goes in on the handshake only: s_orq_valid does not wait for s_orq_ready.
+  const orqRoom = m.let('orq_room', orq.full.not().and(orq.count.zext(16).lt(cfgOrd)), { doc: 'the ORQ has room and fewer than ORD requests are outstanding' });
+  m.assign(orqPush, orqValid.and(orqRoom));
   const oh = ORQ_ENTRY.view(orq.head);
   const irrqPush = m.wire('irrq_push', 1);
   const irrqData = m.wire('irrq_data', IRRQ_ATOMIC.width, { doc: 'an IRRQ entry: record irrq_atomic or irrq_read, by its atomic bit' });
@@ -344,47 +368,82 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   m.assign(dReady, inState('IDLE').and(abortPending.not()).and(outFree));
   m.assign(idleO, inState('IDLE').and(outFree).and(abortPending.not()));
   m.assign(rcvReady, rq.full.not());
-  // The requester never has more than ORD Reads and Atomics outstanding (spec/ddp-rdmap.md §7,
-  // RFC 5040 §6.1): a request past it waits at s_orq, and with it the work requests behind it.
-  m.assign(orqReady, orq.full.not().and(orq.count.zext(16).lt(cfgOrd)));
+  m.assign(orqReady, orqRoom);
 
   // ---- CHECK: everything that needs no lookup -----------------------------------------------------
   // Tagged: H8 against the open tagged message.
   const tChecks: [Expr, Expr][] = [
-    [tOpen.and(op.ne(tOpcode)), eOpcode],
-    [tOpen.and(stag.ne(tStag)), eStag],
-    [tOpen.and(to.ne(tNextTo)), eBounds],
+    [tOpen.and(readAhead('t_opcode_bad', 1, 'H8: the opcode differs from the open tagged message\'s', (D) => D.opcode.ne(tOpcode))), eOpcode],
+    [tOpen.and(readAhead('t_stag_bad', 1, 'the STag differs from the open tagged message\'s', (D) => D.stag.ne(tStag))), eStag],
+    [tOpen.and(readAhead('t_to_bad', 1, 'TO is not where the open tagged message goes on', (D) => D.to.ne(tNextTo))), eBounds],
   ];
   // Untagged: U1, H8 of QN 0 or U2–U4, the fixed-size rule, U5.
-  const open = m.let('u_continues', uOpen.and(qnOf.eq(K.QN.SEND)), { doc: 'this segment continues the open message of QN 0' });
-  const expMsn = m.let('msn_expected', mux(qnOf.eq(0), rxMsn[0]!, mux(qnOf.eq(1), rxMsn[1]!, mux(qnOf.eq(2), rxMsn[2]!, rxMsn[3]!))));
-  const rqHead = RECV_BUFFER.view(rq.head);
-  const bufAddr = m.let('buf_addr', mux(open, uBufAddr, rqHead.addr));
-  const bufLen = m.let('buf_len', mux(open, uBufLen, rqHead.len));
-  const msgEnd = m.let('msg_end', mo.zext(33).add(plen.zext(33)), { doc: 'MO + payload length' });
-  const noBuffer = qnOf.eq(K.QN.SEND).and(rq.empty).or(qnOf.eq(K.QN.ATOMIC_RESPONSE).and(orqAtomics.eq(0)));
+  const open = readAhead('u_continues', 1, 'this segment continues the open message of QN 0', (D) => uOpen.and(qnOfOp(D.opcode).eq(K.QN.SEND)));
+  // The queues as CHECK will see them: in IDLE nothing pops them, so a queue empty when the
+  // descriptor is taken holds in CHECK what is pushed in that cycle, if anything; one that is not
+  // keeps its head. The IRRQ loses an entry when rdmap_tx_resp takes one in that cycle.
+  const rqHeadNext = RECV_BUFFER.view(mux(rq.empty, rcv.value, rq.head));
+  const orqEmptyNext = orq.empty.and(orqPush.not());
+  const ohNext = ORQ_ENTRY.view(mux(orq.empty, orqIn.value, orq.head));
+  const openNext = (D: typeof incoming) => uOpen.and(qnOfOp(D.opcode).eq(K.QN.SEND));
+  const bufAddr = readAhead('buf_addr', 64, 'the buffer of the Send: the open message\'s or the oldest posted', (D) => mux(openNext(D), uBufAddr, rqHeadNext.addr));
+  const bufLen = readAhead('buf_len', 32, 'its length', (D) => mux(openNext(D), uBufLen, rqHeadNext.len));
+  const msgEndOf = (D: typeof incoming) => D.mo.zext(33).add(D.payload_len.zext(33));
+  const msgEnd = readAhead('msg_end', 32, 'MO + payload length: the next MO, or the message length', (D) => msgEndOf(D).slice(31, 0));
+  const noBuffer = readAhead('no_buffer', 1, 'U2: no posted buffer for QN 0, no Atomic Request outstanding for QN 2', (D) => {
+    const q = qnOfOp(D.opcode);
+    return q.eq(K.QN.SEND).and(rq.empty.and(rqPush.not())).or(q.eq(K.QN.ATOMIC_RESPONSE).and(orqAtomics.eq(0)).and(orqPush.and(orqIn.ports.atomic).not()));
+  });
+  const sendTooLong = readAhead('send_too_long', 1, 'a Send past the end of its buffer', (D) =>
+    isOpOf(D.opcode, K.OP.SEND, K.OP.SEND_SE, K.OP.SEND_INVALIDATE, K.OP.SEND_SE_INVALIDATE).and(msgEndOf(D).gt(mux(openNext(D), uBufLen, rqHeadNext.len).zext(33))),
+  );
+  const irdFull = readAhead('irrq_at_ird', 1, 'A3: the IRRQ holds IRD requests', () => irrq.count.sub(reqTake.and(termPending.not()).zext(irrq.count.width)).zext(16).ge(cfgIrd));
+  const atomicRespBad = readAhead('atomic_resp_bad', 1, 'an Atomic Response that answers no outstanding Atomic Request (ORQ head)', (D) => {
+    const id = cat(...Array.from({ length: ATOMIC_RESPONSE.request_id.size }, (_, i) => D.rdmap.slice(8 * (ATOMIC_RESPONSE.request_id.offset + i) + 7, 8 * (ATOMIC_RESPONSE.request_id.offset + i))));
+    return orqEmptyNext.or(ohNext.atomic.not()).or(ohNext.request_id.ne(id));
+  });
+  const qnBad = readAhead('qn_bad', 1, 'U1: QN is not the opcode\'s queue', (D) => D.qn.ne(qnOfOp(D.opcode).zext(32)));
+  const msnBad = readAhead('msn_bad', 1, 'U3: MSN is not the expected MSN of its queue', (D) => {
+    const q = qnOfOp(D.opcode);
+    return D.msn.ne(mux(q.eq(0), rxMsn[0]!, mux(q.eq(1), rxMsn[1]!, mux(q.eq(2), rxMsn[2]!, rxMsn[3]!))));
+  });
+  const openOpBad = readAhead('u_opcode_bad', 1, 'H8: the opcode differs from the open message\'s', (D) => D.opcode.ne(uOpcode));
+  const openMsnBad = readAhead('u_msn_bad', 1, 'the MSN differs from the open message\'s', (D) => D.msn.ne(uMsn));
+  const openMoBad = readAhead('u_mo_bad', 1, 'MO is not the octets placed of the open message', (D) => D.mo.ne(uPlaced));
+  const moNonZero = readAhead('mo_nonzero', 1, 'MO is not 0 (a new message starts at 0)', (D) => D.mo.ne(0));
   const uChecks: [Expr, Expr][] = [
-    [qn.ne(qnOf.zext(32)), eQn],
-    [open.and(op.ne(uOpcode)), eOpcode],
-    [open.and(msn.ne(uMsn)), eMsn],
-    [open.and(mo.ne(uPlaced)), eMo],
-    [open.not().and(msn.ne(expMsn)), eMsn],
+    [qnBad, eQn],
+    [open.and(openOpBad), eOpcode],
+    [open.and(openMsnBad), eMsn],
+    [open.and(openMoBad), eMo],
+    [open.not().and(msnBad), eMsn],
     [open.not().and(noBuffer), eNoBuf],
-    [open.not().and(mo.ne(0)), eMo],
+    [open.not().and(moNonZero), eMo],
     [last.not().and(isSend.not()), eTooLong],
-    [isSend.and(msgEnd.gt(bufLen.zext(33))), eTooLong],
+    [sendTooLong, eTooLong],
     // Deliver-time checks that need no lookup: Atomic Request IRD and AOpCode (A3, A4), Atomic
     // Response against the ORQ head.
-    [last.and(op.eq(K.OP.ATOMIC_REQUEST)).and(irrq.count.zext(16).ge(cfgIrd)), eStream],
+    [last.and(op.eq(K.OP.ATOMIC_REQUEST)).and(irdFull), eStream],
     [last.and(op.eq(K.OP.ATOMIC_REQUEST)).and(aopcode.ne(AOpCode.FETCH_ADD).and(aopcode.ne(AOpCode.CMP_SWAP))), eOpcode],
-    [last.and(op.eq(K.OP.ATOMIC_RESPONSE)).and(orq.empty.or(oh.atomic.not()).or(oh.request_id.ne(R(ATOMIC_RESPONSE.request_id)))), eStream],
+    [last.and(op.eq(K.OP.ATOMIC_RESPONSE)).and(atomicRespBad), eStream],
   ];
-  const chain = (checks: readonly [Expr, Expr][]) => checks.reduceRight<Expr>((acc, [c, e]) => mux(c, e, acc), lit(14, 0));
+  /**
+   * The first failing check's code, as a one-hot AND-OR (a chain of muxes would put the last check
+   * behind one level per check). Every code a check gives is non-zero, so "some check fails" is the
+   * OR of the conditions, which the state machine reads without waiting for the code.
+   */
+  const chain = (checks: readonly [Expr, Expr][]) => priorityMux(checks, lit(14, 0));
+  const zero = new Set(ALL_ERROR_CODES.filter((e) => errBits(e) === 0n).map((e) => K.err(e)));
+  const fails = (checks: readonly [Expr, Expr][]) => {
+    if (checks.some(([, e]) => zero.has(e))) throw new HdlError('ddp_rx_ctl: a check gives the error word 0, which reads as no error');
+    return anyOf(checks.map(([c]) => c));
+  };
   const checkErr = m.let(
     'check_err',
     mux(ok.not(), err, mux(injPending, injErrR, mux(t, chain(tChecks), chain(uChecks)))),
     { doc: 'first failing check before any lookup: header (H1-H7), injected, H8/U1-U5 and the no-lookup RDMAP checks' },
   );
+  const checkFails = m.let('check_fails', mux(ok.not(), err.ne(0), mux(injPending, injErrR.ne(0), mux(t, fails(tChecks), fails(uChecks)))), { doc: 'check_err is not 0' });
 
   // ---- POST: after the lookup ---------------------------------------------------------------------
   const readHead = orq.empty.not().and(oh.atomic.not());
@@ -403,11 +462,12 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     [lkFor.eq(LK.ATOMIC).and(lkAddrR.slice(2, 0).ne(0)), eStream],
   ];
   const postErr = m.let('post_err', chain(postChecks), { doc: 'first failing check after the lookup (T1-T7, Read source, IRD, Atomic target)' });
+  const postOk = m.let('post_ok', fails(postChecks).not(), { doc: 'post_err is 0' });
   const needRoom = lkFor.ne(LK.TAGGED);
   // A Read or Atomic Request is answered from memory that every earlier Write and Send has reached
   // (RFC 5040 §5.5 rule 6): it enters the IRRQ only when the placements before it have landed.
   const placed = cmdValid.not().and(placeIdle);
-  const postStall = m.let('post_stall', postErr.eq(0).and(needRoom).and(irrq.full.or(placed.not())), {
+  const postStall = m.let('post_stall', postOk.and(needRoom).and(irrq.full.or(placed.not())), {
     doc: 'wait: the IRRQ has no room (IRD above its depth), or earlier placements are still being written',
   });
 
@@ -476,23 +536,23 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   };
 
   // Untagged acceptance in CHECK (no error): the queue state and delivery.
-  const clean = m.let('check_clean', mpaBad.not().and(checkErr.eq(0)), { doc: 'MPA passed the FPDU and every check before a lookup passed' });
+  const clean = m.let('check_clean', mpaBad.not().and(checkFails.not()), { doc: 'MPA passed the FPDU and every check before a lookup passed' });
   const uAccept = m.let('u_accept', inState('CHECK').and(rxStopped.not()).and(clean).and(t.not()));
   m.assign(
     flush,
     inState('CHECK').and(rxStopped.not()).and(clean.not().or(uAccept.and(last).and(op.eq(K.OP.TERMINATE))))
-      .or(inState('POST').and(postErr.ne(0)))
+      .or(inState('POST').and(postOk.not()))
       // The one invalidate in flight is IWAIT's (INV issues it, IWAIT waits for it): its
       // response needs no state check (one survived the mutation campaign as dead logic).
       .or(invRspValid.and(invFault.ne(0)))
       .or(startAbort.and(termSent.not()).and(txStopped.not())),
   );
   m.assign(rqPop, uAccept.and(open.not()).and(qnOf.eq(K.QN.SEND)));
-  m.assign(orqPop, uAccept.and(last).and(op.eq(K.OP.ATOMIC_RESPONSE)).or(inState('POST').and(postErr.eq(0)).and(lkFor.eq(LK.TAGGED)).and(isRR).and(last)));
+  m.assign(orqPop, uAccept.and(last).and(op.eq(K.OP.ATOMIC_RESPONSE)).or(inState('POST').and(postOk).and(lkFor.eq(LK.TAGGED)).and(isRR).and(last)));
   const readSize = R(READ_REQUEST.size);
   m.assign(
     irrqPush,
-    inState('POST').and(postErr.eq(0)).and(postStall.not()).and(needRoom),
+    inState('POST').and(postOk).and(postStall.not()).and(needRoom),
   );
   m.assign(
     irrqData,
@@ -544,6 +604,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
           });
           m.when(take, () => {
             m.set(d, dData);
+            for (const [r, v] of ahead) m.set(r, v);
             m.set(mpaBad, dMpaBad);
             m.set(mpaCode, dMpaCode);
             fsm.goto('CHECK');
@@ -565,7 +626,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
             m.when(mpaBad.not().and(ok).and(injPending), () => m.set(injPending, 0));
             // MPA failed the FPDU: the ULPDU was never delivered (spec/mpa.md §6), only the error is.
             m.when(mpaBad, () => fail(cat(mpaCode, lit(4, 0), lit(2, 2)), 'llp'));
-            m.when(mpaBad.not().and(checkErr.ne(0)), () => fail(checkErr, 'ulpdu'));
+            m.when(mpaBad.not().and(checkFails), () => fail(checkErr, 'ulpdu'));
             m.when(clean.and(t), () => {
               m.set(lkFor, LK.TAGGED);
               m.set(lkFaultR, 0);
@@ -578,7 +639,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
                 m.set(uOpen, 1);
                 m.set(uOpcode, op);
                 m.set(uMsn, msn);
-                m.set(uPlaced, msgEnd.slice(31, 0));
+                m.set(uPlaced, msgEnd);
                 m.set(uBufAddr, bufAddr);
                 m.set(uBufLen, bufLen);
               });
@@ -587,11 +648,11 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
                 rxMsn.forEach((r, i) => m.when(qnOf.eq(i), () => m.set(r, msn.add(1))));
                 const solicited = isOp(K.OP.SEND_SE, K.OP.SEND_SE_INVALIDATE, K.OP.IMMEDIATE_SE);
                 m.switch(op, [
-                  [[K.OP.SEND, K.OP.SEND_SE], () => evt(K.EVT.RECV, msgEnd.slice(31, 0), { solicited })],
+                  [[K.OP.SEND, K.OP.SEND_SE], () => evt(K.EVT.RECV, msgEnd, { solicited })],
                   [
                     [K.OP.SEND_INVALIDATE, K.OP.SEND_SE_INVALIDATE],
                     () => {
-                      m.set(cplLen, msgEnd.slice(31, 0));
+                      m.set(cplLen, msgEnd);
                       fsm.goto('INV');
                     },
                   ],
@@ -649,11 +710,11 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
       [
         fsm.value('POST'),
         () => {
-          m.when(postErr.ne(0), () => {
+          m.when(postOk.not(), () => {
             fail(postErr, 'ulpdu');
             fsm.goto('IDLE');
           });
-          m.when(postErr.eq(0).and(postStall.not()), () => {
+          m.when(postOk.and(postStall.not()), () => {
             fsm.goto('IDLE');
             m.when(lkFor.eq(LK.TAGGED), () => {
               m.when(hasLen, () => place(lkAddrR));

@@ -37,3 +37,20 @@ function balancedOr(terms: readonly Expr[]): Expr {
   const half = terms.length >> 1;
   return balancedOr(terms.slice(0, half)).or(balancedOr(terms.slice(half)));
 }
+
+/**
+ * A priority mux, `mux(s0, v0, mux(s1, v1, … otherwise))`, built as an AND-OR: case i is selected
+ * when s_i is 1 and no earlier select is (each of those a balanced OR), so the depth grows with
+ * log2 of the cases, not with their number. The first-failing-check chains of a receive path
+ * (ddp_rx_ctl's Terminate codes) are the use.
+ */
+export function priorityMux(cases: readonly (readonly [select: Expr, value: Expr])[], otherwise?: Expr): Expr {
+  const first = cases.map(([s, v], i) => [i === 0 ? s : s.and(anyOf(cases.slice(0, i).map((c) => c[0])).not()), v] as const);
+  return oneHotMux(first, otherwise);
+}
+
+/** Some select is 1: a balanced OR. */
+export function anyOf(selects: readonly Expr[]): Expr {
+  if (selects.length === 0) throw new HdlError('anyOf needs a select');
+  return balancedOr(selects);
+}

@@ -7,6 +7,9 @@ import type { QpConfig } from '../../sim/cosim/qp-config';
 import { RnicBench, openTop } from '../../sim/cosim/rnic-bench';
 import type { LocalWr } from '../../sim/cosim/rx-peer';
 import type { SimModel } from '../../sim/verilator/model';
+import { segmentMessage } from '../../ts-model/ddp/segmenter';
+import { MpaFramer } from '../../ts-model/mpa';
+import { rdmapControl } from '../../ts-model/rdmap/constants';
 
 /**
  * ORD on the transmit side (spec/ddp-rdmap.md §7, RFC 5040 §6.1): the requester never has more
@@ -74,6 +77,25 @@ describe('rnic_top_w8: a configured ORD bounds the Read and Atomic Requests outs
     const { opcodes, waiting } = send(ord, Array.from({ length: 10 }, (_, i) => read(i)));
     expect(opcodes).toEqual(Array(leave).fill(Opcode.READ_REQUEST));
     expect(waiting).toBe(true);
+  });
+
+  test('a Read answered in full makes room for one more: ORD 2, four Reads; after the first one\u2019s response the third leaves, the fourth waits', () => {
+    const bench = new RnicBench(model, { r: prng(2), backpressure: 0, noise: true });
+    const c = config(2);
+    // The sink of every Read: STag 0x200 (read(i).wr.localStag), local write, at TO 0.
+    bench.start([{ qp: QP, c }], [{ qp: QP, g: { stag: 0x200, pd: c.pd, base: 0x4000_0000n, length: 8192n, access: ['local-write'], va: false, invalidatable: false } }]);
+    for (let i = 0; i < 4; i++) bench.post(QP, read(i));
+    bench.run(2000);
+    const opcodes = () => bench.mAxis.drain().map((f) => f.data[3]! & 0xf);
+    expect(opcodes()).toEqual([Opcode.READ_REQUEST, Opcode.READ_REQUEST]);
+    // The peer answers Read 0: 4096 octets to STag 0x200 at TO 0, in segments of 1460.
+    const framer = new MpaFramer({ s0: c.rx.s0, seq: c.rx.seq, markers: c.rx.markers, crc: c.crc });
+    const payload = new Uint8Array(4096).map((_, i) => i & 0xff);
+    for (const seg of segmentMessage({ tagged: true, rsvdUlp: rdmapControl(Opcode.READ_RESPONSE), stag: 0x200, to: 0n, payload }, 1460)) bench.sAxis.send(framer.frame(seg).wire, { tid: QP });
+    bench.run(3000);
+    expect(bench.cq.map((e) => e.text)).toContainEqual(expect.stringMatching(/read/i));
+    expect(opcodes()).toEqual([Opcode.READ_REQUEST]);
+    expect(bench.wr.idle).toBe(false);
   });
 
   test('Atomics count against ORD with Reads, and a work request behind a waiting one waits too', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { type Expr, lit, mux } from '../../hdl-gen/core/expr';
 import { ModuleBuilder } from '../../hdl-gen/core/module';
-import { oneHotMux } from '../../hdl-gen/lib/onehot';
+import { anyOf, oneHotMux, priorityMux } from '../../hdl-gen/lib/onehot';
 import { withSeed } from '../support/random';
 import { IrEval } from './ir-eval';
 
@@ -43,5 +43,31 @@ describe('oneHotMux (hdl-gen/lib/onehot.ts)', () => {
     expect(() => oneHotMux([[s.bit(0), a], [s.bit(1), lit(4, 0)]])).toThrow(/values of 8 and 4 bits/);
     expect(() => oneHotMux([[s.bit(0), a]], lit(4, 0))).toThrow(/the default is 4 bits, the values 8/);
     expect(() => oneHotMux([])).toThrow(/needs a case or a default/);
+  });
+});
+
+describe('priorityMux and anyOf (hdl-gen/lib/onehot.ts)', () => {
+  test('priorityMux equals the priority chain for every select pattern; anyOf is their OR', () =>
+    withSeed(0x9a1e, (r) => {
+      const m = new ModuleBuilder('priority_vs_chain', 'priorityMux against the priority chain it replaces.');
+      const sel = m.input('sel', N);
+      const vals = Array.from({ length: N }, (_, i) => m.input(`v${i}`, W));
+      const dflt = m.input('dflt', W);
+      const cases = vals.map((v, i) => [sel.bit(i), v] as const);
+      m.assign(m.output('chain', W), cases.reduceRight<Expr>((acc, [s, v]) => mux(s, v, acc), dflt));
+      m.assign(m.output('priority', W), priorityMux(cases, dflt));
+      m.assign(m.output('any', 1), anyOf(cases.map(([s]) => s)));
+      const sim = new IrEval(m.build());
+      for (let pattern = 0; pattern < 1 << N; pattern++) {
+        sim.setInput('sel', pattern);
+        for (let i = 0; i < N; i++) sim.setInput(`v${i}`, r.int(0, (1 << W) - 1));
+        sim.setInput('dflt', r.int(0, (1 << W) - 1));
+        expect(sim.get('priority'), `sel ${pattern.toString(2)}`).toBe(sim.get('chain'));
+        expect(sim.get('any')).toBe(pattern ? 1n : 0n);
+      }
+    }));
+
+  test('anyOf of nothing is an error', () => {
+    expect(() => anyOf([])).toThrow(/anyOf needs a select/);
   });
 });
