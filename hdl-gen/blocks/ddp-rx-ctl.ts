@@ -216,7 +216,8 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const F = DDP_RX_DESC.view(d, { m, prefix: 'desc' });
   m.allowUnused(d, 'dv was checked by ddp_rx_hdr (H2); the Terminate copies it within ctrl0');
   /** A field of the RDMAP part (ts-model/wire/layouts.ts) as a big-endian number. */
-  const R = (f: WireField) => cat(...Array.from({ length: f.size }, (_, i) => F.rdmap.slice(8 * (f.offset + i) + 7, 8 * (f.offset + i))));
+  const fieldOf = (rdmap: Expr, f: WireField) => cat(...Array.from({ length: f.size }, (_, i) => rdmap.slice(8 * (f.offset + i) + 7, 8 * (f.offset + i))));
+  const R = (f: WireField) => fieldOf(F.rdmap, f);
   const aopcode = R(ATOMIC_REQUEST.aopcode_word).slice(3, 0);
   const ok = F.ok;
   const hasPayload = F.has_payload;
@@ -242,7 +243,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
    * s_desc in the cycle it is taken and registered beside it, so CHECK starts from registers (issue
    * 10's depth budget). The state read here (expected MSNs, the open messages) changes only in CHECK
    * and POST, never in IDLE where a descriptor is taken, so the registered value is the one CHECK
-   * would compute. State that changes in IDLE (the posted buffers, the ORQ, the IRRQ) is read in CHECK.
+   * would compute. The queues, which do change in IDLE, are read as CHECK will see them (below).
    */
   const incoming = DDP_RX_DESC.view(dData);
   const ahead: [Signal, Expr][] = [];
@@ -251,7 +252,8 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     ahead.push([r, value(incoming)]);
     return r;
   };
-  const isSend = readAhead('is_send', 1, 'the ULPDU is a Send (any of the four)', (D) => isOpOf(D.opcode, K.OP.SEND, K.OP.SEND_SE, K.OP.SEND_INVALIDATE, K.OP.SEND_SE_INVALIDATE));
+  const isSendOp = (o: Expr) => isOpOf(o, K.OP.SEND, K.OP.SEND_SE, K.OP.SEND_INVALIDATE, K.OP.SEND_SE_INVALIDATE);
+  const isSend = readAhead('is_send', 1, 'the ULPDU is a Send (any of the four)', (D) => isSendOp(D.opcode));
   const qnOf = readAhead('qn_expected', 2, 'the untagged queue of the opcode', (D) => qnOfOp(D.opcode));
   const h1 = ok.not().and(ulpduLen.lt(mux(t, lit(16, TAGGED_HEADER_SIZE), lit(16, UNTAGGED_HEADER_SIZE))));
   const isTermOp = m.let('term_opcode', op.eq(K.OP.TERMINATE).and(h1.not()), { doc: 'the ULPDU is a Terminate: an error closes the stream, nobody answers' });
@@ -378,16 +380,17 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     [tOpen.and(readAhead('t_to_bad', 1, 'TO is not where the open tagged message goes on', (D) => D.to.ne(tNextTo))), eBounds],
   ];
   // Untagged: U1, H8 of QN 0 or U2–U4, the fixed-size rule, U5.
-  const open = readAhead('u_continues', 1, 'this segment continues the open message of QN 0', (D) => uOpen.and(qnOfOp(D.opcode).eq(K.QN.SEND)));
+  const openNext = (D: typeof incoming) => uOpen.and(qnOfOp(D.opcode).eq(K.QN.SEND));
+  const open = readAhead('u_continues', 1, 'this segment continues the open message of QN 0', openNext);
   // The queues as CHECK will see them: in IDLE nothing pops them, so a queue empty when the
   // descriptor is taken holds in CHECK what is pushed in that cycle, if anything; one that is not
   // keeps its head. The IRRQ loses an entry when rdmap_tx_resp takes one in that cycle.
   const rqHeadNext = RECV_BUFFER.view(mux(rq.empty, rcv.value, rq.head));
   const orqEmptyNext = orq.empty.and(orqPush.not());
   const ohNext = ORQ_ENTRY.view(mux(orq.empty, orqIn.value, orq.head));
-  const openNext = (D: typeof incoming) => uOpen.and(qnOfOp(D.opcode).eq(K.QN.SEND));
   const bufAddr = readAhead('buf_addr', 64, 'the buffer of the Send: the open message\'s or the oldest posted', (D) => mux(openNext(D), uBufAddr, rqHeadNext.addr));
-  const bufLen = readAhead('buf_len', 32, 'its length', (D) => mux(openNext(D), uBufLen, rqHeadNext.len));
+  const bufLenOf = (D: typeof incoming) => mux(openNext(D), uBufLen, rqHeadNext.len);
+  const bufLen = readAhead('buf_len', 32, 'its length', bufLenOf);
   const msgEndOf = (D: typeof incoming) => D.mo.zext(33).add(D.payload_len.zext(33));
   const msgEnd = readAhead('msg_end', 32, 'MO + payload length: the next MO, or the message length', (D) => msgEndOf(D).slice(31, 0));
   const noBuffer = readAhead('no_buffer', 1, 'U2: no posted buffer for QN 0, no Atomic Request outstanding for QN 2', (D) => {
@@ -395,12 +398,11 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     return q.eq(K.QN.SEND).and(rq.empty.and(rqPush.not())).or(q.eq(K.QN.ATOMIC_RESPONSE).and(orqAtomics.eq(0)).and(orqPush.and(orqIn.ports.atomic).not()));
   });
   const sendTooLong = readAhead('send_too_long', 1, 'a Send past the end of its buffer', (D) =>
-    isOpOf(D.opcode, K.OP.SEND, K.OP.SEND_SE, K.OP.SEND_INVALIDATE, K.OP.SEND_SE_INVALIDATE).and(msgEndOf(D).gt(mux(openNext(D), uBufLen, rqHeadNext.len).zext(33))),
+    isSendOp(D.opcode).and(msgEndOf(D).gt(bufLenOf(D).zext(33))),
   );
   const irdFull = readAhead('irrq_at_ird', 1, 'A3: the IRRQ holds IRD requests', () => irrq.count.sub(reqTake.and(termPending.not()).zext(irrq.count.width)).zext(16).ge(cfgIrd));
   const atomicRespBad = readAhead('atomic_resp_bad', 1, 'an Atomic Response that answers no outstanding Atomic Request (ORQ head)', (D) => {
-    const id = cat(...Array.from({ length: ATOMIC_RESPONSE.request_id.size }, (_, i) => D.rdmap.slice(8 * (ATOMIC_RESPONSE.request_id.offset + i) + 7, 8 * (ATOMIC_RESPONSE.request_id.offset + i))));
-    return orqEmptyNext.or(ohNext.atomic.not()).or(ohNext.request_id.ne(id));
+    return orqEmptyNext.or(ohNext.atomic.not()).or(ohNext.request_id.ne(fieldOf(D.rdmap, ATOMIC_RESPONSE.request_id)));
   });
   const qnBad = readAhead('qn_bad', 1, 'U1: QN is not the opcode\'s queue', (D) => D.qn.ne(qnOfOp(D.opcode).zext(32)));
   const msnBad = readAhead('msn_bad', 1, 'U3: MSN is not the expected MSN of its queue', (D) => {
