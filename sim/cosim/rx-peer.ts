@@ -625,8 +625,10 @@ export class RxPeer {
         fx.inject = true;
         return anyValid();
       case 'abort':
+        // The local ULP tears the stream down while a message of the peer is on its way: the
+        // Terminate's side drops it (RFC 5040 §5.6: nothing after the error is placed or completed).
         fx.abort = true;
-        return [];
+        return anyValid();
       case 'mpa-crc':
       case 'mpa-marker':
         // MPA's checks failed the FPDU that carried it (spec/mpa.md §6): CRC 0x02, marker 0x03.
