@@ -457,23 +457,23 @@ wire _t43;
 wire _t44;
 wire _t45;
 wire _t46;
-wire _t47;
+// verilator lint_off UNUSED
+wire [160:0] _t47; // read through slices
+// verilator lint_on UNUSED
 wire _t48;
 wire _t49;
 wire _t50;
 wire _t51;
 wire _t52;
 wire _t53;
-wire _t54;
+wire [32:0] _t54;
 wire _t55;
 wire _t56;
 wire _t57;
 wire _t58;
-wire _t59;
+wire [31:0] _t59;
 wire _t60;
-// verilator lint_off UNUSED
-wire [160:0] _t61; // read through slices
-// verilator lint_on UNUSED
+wire [13:0] _t61;
 wire _t62;
 wire _t63;
 wire _t64;
@@ -483,80 +483,59 @@ wire _t67;
 wire _t68;
 wire _t69;
 wire _t70;
-wire [32:0] _t71;
+wire _t71;
 wire _t72;
 wire _t73;
 wire _t74;
 wire _t75;
 wire _t76;
-wire [31:0] _t77;
+wire _t77;
 wire _t78;
-wire [13:0] _t79;
-wire _t80;
-wire _t81;
+wire _t79;
+wire [63:0] _t80;
+wire [63:0] _t81;
 wire _t82;
 wire _t83;
-wire _t84;
+// verilator lint_off UNUSED
+wire [13:0] _t84; // read through slices
+// verilator lint_on UNUSED
 wire _t85;
-wire _t86;
+wire [15:0] _t86;
 wire _t87;
-wire _t88;
+wire [1:0] _t88;
 wire _t89;
 wire _t90;
 wire _t91;
-wire _t92;
-wire _t93;
-wire _t94;
+// verilator lint_off UNUSED
+wire [95:0] _t92; // read through slices
+// verilator lint_on UNUSED
+wire [31:0] _t93;
+// verilator lint_off UNUSED
+wire [32:0] _t94; // read through slices
+// verilator lint_on UNUSED
 wire _t95;
 wire _t96;
-wire _t97;
+wire [13:0] _t97;
 wire _t98;
 wire _t99;
 wire _t100;
-wire [63:0] _t101;
-wire [63:0] _t102;
+wire [31:0] _t101;
+wire _t102;
 wire _t103;
 wire _t104;
-// verilator lint_off UNUSED
-wire [13:0] _t105; // read through slices
-// verilator lint_on UNUSED
-wire _t106;
-wire [15:0] _t107;
+wire _t105;
+wire [13:0] _t106;
+wire _t107;
 wire _t108;
 wire [1:0] _t109;
-wire _t110;
-wire _t111;
+// verilator lint_off UNUSED
+wire [13:0] _t110; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [13:0] _t111; // read through slices
+// verilator lint_on UNUSED
 wire _t112;
-// verilator lint_off UNUSED
-wire [95:0] _t113; // read through slices
-// verilator lint_on UNUSED
-wire [31:0] _t114;
-// verilator lint_off UNUSED
-wire [32:0] _t115; // read through slices
-// verilator lint_on UNUSED
-wire _t116;
-wire _t117;
-wire [13:0] _t118;
-wire _t119;
-wire _t120;
-wire _t121;
-wire [31:0] _t122;
-wire _t123;
-wire _t124;
-wire _t125;
-wire _t126;
-wire [13:0] _t127;
-wire _t128;
-wire _t129;
-wire [1:0] _t130;
-// verilator lint_off UNUSED
-wire [13:0] _t131; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [13:0] _t132; // read through slices
-// verilator lint_on UNUSED
-wire _t133;
-wire [3:0] _t134;
+wire [3:0] _t113;
 
 assign _t0 = desc_opcode == OP_TERMINATE;
 assign _t1 = ~(_t2 & (desc_ulpdu_len < (desc_t ? 16'he : 16'h12)));
@@ -567,145 +546,124 @@ assign _t5 = state_reg == STATE_IDLE;
 assign _t6 = _t5 & _t7 & out_free;
 assign _t7 = ~abort_pending_reg;
 assign _t8 = t_open_reg & t_opcode_bad_reg;
-assign _t9 = _t10 & (~_t8);
-assign _t10 = t_open_reg & t_stag_bad_reg;
-assign _t11 = _t12 & (~(_t8 | _t10));
-assign _t12 = t_open_reg & t_to_bad_reg;
-assign _t13 = _t14 & (~qn_bad_reg);
-assign _t14 = u_continues_reg & u_opcode_bad_reg;
-assign _t15 = _t16 & (~_t17);
-assign _t16 = u_continues_reg & u_msn_bad_reg;
-assign _t17 = qn_bad_reg | _t14;
-assign _t18 = _t19 & (~_t20);
-assign _t19 = u_continues_reg & u_mo_bad_reg;
-assign _t20 = qn_bad_reg | (_t14 | _t16);
-assign _t21 = _t22 & (~_t24);
-assign _t22 = _t23 & msn_bad_reg;
-assign _t23 = ~u_continues_reg;
-assign _t24 = _t17 | (_t16 | _t19);
-assign _t25 = _t26 & (~_t27);
-assign _t26 = _t23 & no_buffer_reg;
-assign _t27 = _t17 | (_t16 | _t28);
-assign _t28 = _t19 | _t22;
-assign _t29 = _t30 & (~_t31);
-assign _t30 = _t23 & mo_nonzero_reg;
-assign _t31 = _t20 | (_t19 | _t32);
-assign _t32 = _t22 | _t26;
-assign _t33 = _t34 & (~(_t20 | (_t28 | _t36)));
-assign _t34 = _t35 & (~is_send_reg);
-assign _t35 = ~desc_l;
-assign _t36 = _t26 | _t30;
-assign _t37 = send_too_long_reg & (~(_t24 | (_t32 | _t38)));
-assign _t38 = _t30 | _t34;
-assign _t39 = _t40 & (~(_t24 | (_t32 | _t42)));
-assign _t40 = _t41 & irrq_at_ird_reg;
-assign _t41 = desc_l & (desc_opcode == OP_ATOMIC_REQUEST);
-assign _t42 = _t30 | (_t34 | send_too_long_reg);
-assign _t43 = _t44 & (~(_t27 | (_t36 | (_t34 | (send_too_long_reg | _t40)))));
-assign _t44 = _t41 & ((desc_rdmap[27:24] != 4'b0000) & (desc_rdmap[27:24] != 4'b0010));
-assign _t45 = _t46 & (~(_t27 | (_t26 | _t38 | (send_too_long_reg | (_t40 | _t44)))));
-assign _t46 = desc_l & _t47 & atomic_resp_bad_reg;
-assign _t47 = desc_opcode == OP_ATOMIC_RESPONSE;
-assign _t48 = _t49 & _t50 & _t51;
-assign _t49 = lk_for_reg == 2'b00;
-assign _t50 = payload_len != 32'h0;
-assign _t51 = lk_fault_reg != 3'b000;
-assign _t52 = lk_fault_reg == 3'b101;
-assign _t53 = lk_fault_reg == 3'b100;
-assign _t54 = lk_fault_reg == 3'b011;
-assign _t55 = lk_fault_reg == 3'b010;
-assign _t56 = _t57 & (~_t48);
-assign _t57 = _t58 & (~((~_t60) & (~_t61[160])));
-assign _t58 = _t49 & _t59;
-assign _t59 = desc_opcode == OP_READ_RESPONSE;
-assign _t60 = orq_wptr_reg == orq_rptr_reg;
-assign _t61 = orq_mem[orq_rptr_reg[2:0]];
-assign _t62 = _t63 & (~_t65);
-assign _t63 = _t64 & (desc_stag != _t61[31:0]);
-assign _t64 = _t58 & _t50;
-assign _t65 = _t48 | _t57;
-assign _t66 = _t67 & (~_t68);
-assign _t67 = _t64 & (desc_to != (_t61[95:32] + {32'h0, orq_received_reg}));
-assign _t68 = _t48 | (_t57 | _t63);
-assign _t69 = _t70 & (~_t72);
-assign _t70 = _t58 & ((rr_total > _t71) | (desc_l & (rr_total != _t71)));
-assign _t71 = {1'b0, _t61[127:96]};
-assign _t72 = _t65 | (_t63 | _t67);
-assign _t73 = _t74 & (~(_t65 | (_t63 | _t78)));
-assign _t74 = _t75 & _t76 & _t51;
-assign _t75 = lk_for_reg == 2'b01;
-assign _t76 = _t77 != 32'h0;
-assign _t77 = {desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120]};
-assign _t78 = _t67 | _t70;
-assign _t79 = _t52 ? ERR_RDMAP_BASE_BOUNDS :
-    _t53 ? ERR_RDMAP_TO_WRAP :
-    _t54 ? ERR_RDMAP_ACCESS_RIGHTS :
-    _t55 ? ERR_RDMAP_STAG_NOT_ASSOCIATED :
+assign _t9 = t_open_reg & t_stag_bad_reg;
+assign _t10 = t_open_reg & t_to_bad_reg;
+assign _t11 = u_continues_reg & u_opcode_bad_reg;
+assign _t12 = u_continues_reg & u_msn_bad_reg;
+assign _t13 = qn_bad_reg | _t11;
+assign _t14 = u_continues_reg & u_mo_bad_reg;
+assign _t15 = qn_bad_reg | (_t11 | _t12);
+assign _t16 = _t17 & msn_bad_reg;
+assign _t17 = ~u_continues_reg;
+assign _t18 = _t13 | (_t12 | _t14);
+assign _t19 = _t17 & no_buffer_reg;
+assign _t20 = _t13 | (_t12 | _t21);
+assign _t21 = _t14 | _t16;
+assign _t22 = _t17 & mo_nonzero_reg;
+assign _t23 = _t15 | (_t14 | _t24);
+assign _t24 = _t16 | _t19;
+assign _t25 = _t26 & (~is_send_reg);
+assign _t26 = ~desc_l;
+assign _t27 = _t19 | _t22;
+assign _t28 = _t22 | _t25;
+assign _t29 = _t30 & irrq_at_ird_reg;
+assign _t30 = desc_l & (desc_opcode == OP_ATOMIC_REQUEST);
+assign _t31 = _t22 | (_t25 | send_too_long_reg);
+assign _t32 = _t30 & ((desc_rdmap[27:24] != 4'b0000) & (desc_rdmap[27:24] != 4'b0010));
+assign _t33 = desc_l & _t34 & atomic_resp_bad_reg;
+assign _t34 = desc_opcode == OP_ATOMIC_RESPONSE;
+assign _t35 = _t36 & _t37 & _t38;
+assign _t36 = lk_for_reg == 2'b00;
+assign _t37 = payload_len != 32'h0;
+assign _t38 = lk_fault_reg != 3'b000;
+assign _t39 = lk_fault_reg == 3'b101;
+assign _t40 = lk_fault_reg == 3'b100;
+assign _t41 = lk_fault_reg == 3'b011;
+assign _t42 = lk_fault_reg == 3'b010;
+assign _t43 = _t44 & (~((~_t46) & (~_t47[160])));
+assign _t44 = _t36 & _t45;
+assign _t45 = desc_opcode == OP_READ_RESPONSE;
+assign _t46 = orq_wptr_reg == orq_rptr_reg;
+assign _t47 = orq_mem[orq_rptr_reg[2:0]];
+assign _t48 = _t49 & (desc_stag != _t47[31:0]);
+assign _t49 = _t44 & _t37;
+assign _t50 = _t35 | _t43;
+assign _t51 = _t49 & (desc_to != (_t47[95:32] + {32'h0, orq_received_reg}));
+assign _t52 = _t35 | (_t43 | _t48);
+assign _t53 = _t44 & ((rr_total > _t54) | (desc_l & (rr_total != _t54)));
+assign _t54 = {1'b0, _t47[127:96]};
+assign _t55 = _t50 | (_t48 | _t51);
+assign _t56 = _t57 & _t58 & _t38;
+assign _t57 = lk_for_reg == 2'b01;
+assign _t58 = _t59 != 32'h0;
+assign _t59 = {desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120]};
+assign _t60 = _t51 | _t53;
+assign _t61 = _t39 ? ERR_RDMAP_BASE_BOUNDS :
+    _t40 ? ERR_RDMAP_TO_WRAP :
+    _t41 ? ERR_RDMAP_ACCESS_RIGHTS :
+    _t42 ? ERR_RDMAP_STAG_NOT_ASSOCIATED :
     ERR_RDMAP_INVALID_STAG;
-assign _t80 = _t81 & (~(_t68 | (_t67 | _t82)));
-assign _t81 = _t75 & ({12'h0, irrq_count} >= cfg_ird);
-assign _t82 = _t70 | _t74;
-assign _t83 = _t84 & (~(_t68 | (_t78 | (_t74 | _t81))));
-assign _t84 = _t85 & _t51;
-assign _t85 = lk_for_reg == 2'b10;
-assign _t86 = _t87 & (~(_t72 | (_t82 | (_t81 | _t84))));
-assign _t87 = _t85 & (lk_address_reg[2:0] != 3'b000);
-assign _t88 = lk_for_reg != 2'b00;
-assign _t89 = ~mpa_bad_reg;
-assign _t90 = (state_reg == STATE_CHECK) & _t91;
-assign _t91 = ~rx_stopped_r_reg;
-assign _t92 = u_accept & desc_l;
-assign _t93 = state_reg == STATE_POST;
-assign _t94 = ~post_ok;
-assign _t95 = inv_rsp_fault != 2'b00;
-assign _t96 = ~term_sent_reg;
-assign _t97 = ~tx_stopped_r_reg;
-assign _t98 = qn_expected_reg == QN_SEND;
-assign _t99 = _t93 & post_ok;
-assign _t100 = ~post_stall;
-assign _t101 = {
+assign _t62 = _t57 & ({12'h0, irrq_count} >= cfg_ird);
+assign _t63 = _t53 | _t56;
+assign _t64 = _t65 & _t38;
+assign _t65 = lk_for_reg == 2'b10;
+assign _t66 = _t65 & (lk_address_reg[2:0] != 3'b000);
+assign _t67 = lk_for_reg != 2'b00;
+assign _t68 = ~mpa_bad_reg;
+assign _t69 = (state_reg == STATE_CHECK) & _t70;
+assign _t70 = ~rx_stopped_r_reg;
+assign _t71 = u_accept & desc_l;
+assign _t72 = state_reg == STATE_POST;
+assign _t73 = ~post_ok;
+assign _t74 = inv_rsp_fault != 2'b00;
+assign _t75 = ~term_sent_reg;
+assign _t76 = ~tx_stopped_r_reg;
+assign _t77 = qn_expected_reg == QN_SEND;
+assign _t78 = _t72 & post_ok;
+assign _t79 = ~post_stall;
+assign _t80 = {
     desc_rdmap[167:160], desc_rdmap[175:168], desc_rdmap[183:176], desc_rdmap[191:184], desc_rdmap[199:192], desc_rdmap[207:200], desc_rdmap[215:208],
     desc_rdmap[223:216]
 };
-assign _t102 = {
+assign _t81 = {
     desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56], desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]
 };
-assign _t103 = req_take & (~term_pending_reg);
-assign _t104 = orq_push & s_orq_atomic;
-assign _t105 = ERR_RDMAP_LOCAL_CATASTROPHIC;
-assign _t106 = desc_opcode == OP_READ_REQUEST;
-assign _t107 = 1'b0 ? desc_ulpdu_len : 16'h0;
-assign _t108 = (s_desc_tdata[55:52] == OP_SEND) | (s_desc_tdata[55:52] == OP_SEND_SE) | (s_desc_tdata[55:52] == OP_SEND_INVALIDATE) |
+assign _t82 = req_take & (~term_pending_reg);
+assign _t83 = orq_push & s_orq_atomic;
+assign _t84 = ERR_RDMAP_LOCAL_CATASTROPHIC;
+assign _t85 = desc_opcode == OP_READ_REQUEST;
+assign _t86 = 1'b0 ? desc_ulpdu_len : 16'h0;
+assign _t87 = (s_desc_tdata[55:52] == OP_SEND) | (s_desc_tdata[55:52] == OP_SEND_SE) | (s_desc_tdata[55:52] == OP_SEND_INVALIDATE) |
     (s_desc_tdata[55:52] == OP_SEND_SE_INVALIDATE);
-assign _t109 = ((s_desc_tdata[55:52] == OP_READ_REQUEST) | (s_desc_tdata[55:52] == OP_ATOMIC_REQUEST)) ? QN_READ_REQUEST :
+assign _t88 = ((s_desc_tdata[55:52] == OP_READ_REQUEST) | (s_desc_tdata[55:52] == OP_ATOMIC_REQUEST)) ? QN_READ_REQUEST :
     (s_desc_tdata[55:52] == OP_TERMINATE) ? QN_TERMINATE :
     (s_desc_tdata[55:52] == OP_ATOMIC_RESPONSE) ? QN_ATOMIC_RESPONSE :
     QN_SEND;
-assign _t110 = u_open_reg & _t111;
-assign _t111 = _t109 == QN_SEND;
-assign _t112 = rq_wptr_reg == rq_rptr_reg;
-assign _t113 = rq_mem[rq_rptr_reg[3:0]];
-assign _t114 = _t110 ? u_buf_len_reg : (_t112 ? s_recv_len : _t113[95:64]);
-assign _t115 = {1'b0, s_desc_tdata[255:224]} + {17'h0, s_desc_tdata[47:32]};
-assign _t116 = desc_has_payload & (~(state_reg == STATE_IWAIT));
-assign _t117 = mpa_code_reg == 8'h1;
-assign _t118 = {mpa_code_reg, 4'b0000, 2'b10};
-assign _t119 = (~term_opcode) & _t96;
-assign _t120 = (check_err[1:0] != 2'b10) & (~(_t121 & (check_err[5:2] == 4'b0000))) & _t1;
-assign _t121 = check_err[1:0] == 2'b00;
-assign _t122 = desc_msn + 32'h1;
-assign _t123 = (desc_opcode == OP_SEND_SE) | _t124 | (desc_opcode == OP_IMMEDIATE_SE);
-assign _t124 = desc_opcode == OP_SEND_SE_INVALIDATE;
-assign _t125 = (post_err[1:0] != 2'b10) & (~(_t126 & (post_err[5:2] == 4'b0000))) & _t1;
-assign _t126 = post_err[1:0] == 2'b00;
-assign _t127 = _t128 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t128 = inv_rsp_fault == 2'b11;
-assign _t129 = (_t130 != 2'b10) & (~(_t133 & (_t134 == 4'b0000))) & _t1;
-assign _t130 = _t128 ? _t131[1:0] : _t132[1:0];
-assign _t131 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
-assign _t132 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t133 = _t130 == 2'b00;
-assign _t134 = _t128 ? _t131[5:2] : _t132[5:2];
+assign _t89 = u_open_reg & _t90;
+assign _t90 = _t88 == QN_SEND;
+assign _t91 = rq_wptr_reg == rq_rptr_reg;
+assign _t92 = rq_mem[rq_rptr_reg[3:0]];
+assign _t93 = _t89 ? u_buf_len_reg : (_t91 ? s_recv_len : _t92[95:64]);
+assign _t94 = {1'b0, s_desc_tdata[255:224]} + {17'h0, s_desc_tdata[47:32]};
+assign _t95 = desc_has_payload & (~(state_reg == STATE_IWAIT));
+assign _t96 = mpa_code_reg == 8'h1;
+assign _t97 = {mpa_code_reg, 4'b0000, 2'b10};
+assign _t98 = (~term_opcode) & _t75;
+assign _t99 = (check_err[1:0] != 2'b10) & (~(_t100 & (check_err[5:2] == 4'b0000))) & _t1;
+assign _t100 = check_err[1:0] == 2'b00;
+assign _t101 = desc_msn + 32'h1;
+assign _t102 = (desc_opcode == OP_SEND_SE) | _t103 | (desc_opcode == OP_IMMEDIATE_SE);
+assign _t103 = desc_opcode == OP_SEND_SE_INVALIDATE;
+assign _t104 = (post_err[1:0] != 2'b10) & (~(_t105 & (post_err[5:2] == 4'b0000))) & _t1;
+assign _t105 = post_err[1:0] == 2'b00;
+assign _t106 = _t107 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t107 = inv_rsp_fault == 2'b11;
+assign _t108 = (_t109 != 2'b10) & (~(_t112 & (_t113 == 4'b0000))) & _t1;
+assign _t109 = _t107 ? _t110[1:0] : _t111[1:0];
+assign _t110 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
+assign _t111 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t112 = _t109 == 2'b00;
+assign _t113 = _t107 ? _t110[5:2] : _t111[5:2];
 assign desc_rdmap = desc_reg[671:256];
 assign desc_ok = desc_reg[0];
 assign desc_has_payload = desc_reg[1];
@@ -787,29 +745,27 @@ assign s_recv_ready = _t3;
 assign s_orq_ready = orq_room;
 assign check_err = _t2 ? desc_err :
     inject_pending_reg ? inject_err_r_reg :
-    desc_t ?
-        (({14{_t8}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{_t9}} & ERR_DDP_INVALID_STAG) |
-            (({14{_t11}} & ERR_DDP_BASE_BOUNDS) | ({14{~(_t8 | _t9 | _t11)}} & 14'h0))) :
-    (({14{qn_bad_reg}} & ERR_DDP_INVALID_QN) | (({14{_t13}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{_t15}} & ERR_DDP_MSN_RANGE)) |
-        (({14{_t18}} & ERR_DDP_INVALID_MO) | (({14{_t21}} & ERR_DDP_MSN_RANGE) | ({14{_t25}} & ERR_DDP_NO_BUFFER))) |
-        (({14{_t29}} & ERR_DDP_INVALID_MO) | (({14{_t33}} & ERR_DDP_TOO_LONG) | ({14{_t37}} & ERR_DDP_TOO_LONG)) |
-            (({14{_t39}} & ERR_RDMAP_STREAM_CATASTROPHIC) | ({14{_t43}} & ERR_RDMAP_UNEXPECTED_OPCODE) |
-                (({14{_t45}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
-                    ({14{~(qn_bad_reg | _t13 | _t15 | _t18 | _t21 | _t25 | _t29 | _t33 | _t37 | _t39 | _t43 | _t45)}} & 14'h0)))));
+    desc_t ? (({14{_t8}} & ERR_RDMAP_UNEXPECTED_OPCODE) | (({14{_t9 & (~_t8)}} & ERR_DDP_INVALID_STAG) | ({14{_t10 & (~(_t8 | _t9))}} & ERR_DDP_BASE_BOUNDS))) :
+    (({14{qn_bad_reg}} & ERR_DDP_INVALID_QN) | (({14{_t11 & (~qn_bad_reg)}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{_t12 & (~_t13)}} & ERR_DDP_MSN_RANGE)) |
+        (({14{_t14 & (~_t15)}} & ERR_DDP_INVALID_MO) | (({14{_t16 & (~_t18)}} & ERR_DDP_MSN_RANGE) | ({14{_t19 & (~_t20)}} & ERR_DDP_NO_BUFFER))) |
+        (({14{_t22 & (~_t23)}} & ERR_DDP_INVALID_MO) |
+            (({14{_t25 & (~(_t15 | (_t21 | _t27)))}} & ERR_DDP_TOO_LONG) | ({14{send_too_long_reg & (~(_t18 | (_t24 | _t28)))}} & ERR_DDP_TOO_LONG)) |
+            (({14{_t29 & (~(_t18 | (_t24 | _t31)))}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
+                (({14{_t32 & (~(_t20 | (_t27 | (_t25 | (send_too_long_reg | _t29)))))}} & ERR_RDMAP_UNEXPECTED_OPCODE) |
+                    ({14{_t33 & (~(_t20 | (_t19 | _t28 | (send_too_long_reg | (_t29 | _t32)))))}} & ERR_RDMAP_STREAM_CATASTROPHIC)))));
 assign check_fails = _t2 ? (desc_err != 14'h0) :
     inject_pending_reg ? (inject_err_r_reg != 14'h0) :
-    desc_t ? (_t8 | (_t10 | _t12)) :
-    (_t31 | (_t42 | (_t40 | (_t44 | _t46))));
+    desc_t ? (_t8 | (_t9 | _t10)) :
+    (_t23 | (_t31 | (_t29 | (_t32 | _t33))));
 assign rr_total = {1'b0, orq_received_reg} + {1'b0, payload_len};
-assign post_err = ({14{_t48}} &
-        (_t52 ? ERR_DDP_BASE_BOUNDS : (_t53 ? ERR_DDP_TO_WRAP : (_t54 ? ERR_DDP_INVALID_STAG : (_t55 ? ERR_DDP_STAG_NOT_ASSOCIATED : ERR_DDP_INVALID_STAG))))) |
-    ({14{_t56}} & ERR_DDP_LOCAL_CATASTROPHIC) |
-    (({14{_t62}} & ERR_DDP_INVALID_STAG) | (({14{_t66}} & ERR_DDP_BASE_BOUNDS) | ({14{_t69}} & ERR_DDP_BASE_BOUNDS))) |
-    (({14{_t73}} & _t79) | ({14{_t80}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
-        (({14{_t83}} & _t79) |
-            (({14{_t86}} & ERR_RDMAP_STREAM_CATASTROPHIC) | ({14{~(_t48 | _t56 | _t62 | _t66 | _t69 | _t73 | _t80 | _t83 | _t86)}} & 14'h0))));
-assign post_ok = ~(_t72 | (_t82 | (_t81 | (_t84 | _t87))));
-assign post_stall = post_ok & _t88 & (((irrq_wptr_reg[3] != irrq_rptr_reg[3]) & (irrq_wptr_reg[2:0] == irrq_rptr_reg[2:0])) | (~(_t4 & place_idle)));
+assign post_err = ({14{_t35}} &
+        (_t39 ? ERR_DDP_BASE_BOUNDS : (_t40 ? ERR_DDP_TO_WRAP : (_t41 ? ERR_DDP_INVALID_STAG : (_t42 ? ERR_DDP_STAG_NOT_ASSOCIATED : ERR_DDP_INVALID_STAG))))) |
+    ({14{_t43 & (~_t35)}} & ERR_DDP_LOCAL_CATASTROPHIC) | (({14{_t48 & (~_t50)}} & ERR_DDP_INVALID_STAG) | ({14{_t51 & (~_t52)}} & ERR_DDP_BASE_BOUNDS)) |
+    (({14{_t53 & (~_t55)}} & ERR_DDP_BASE_BOUNDS) | ({14{_t56 & (~(_t50 | (_t48 | _t60)))}} & _t61) |
+        (({14{_t62 & (~(_t52 | (_t51 | _t63)))}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
+            (({14{_t64 & (~(_t52 | (_t60 | (_t56 | _t62))))}} & _t61) | ({14{_t66 & (~(_t55 | (_t63 | (_t62 | _t64))))}} & ERR_RDMAP_STREAM_CATASTROPHIC))));
+assign post_ok = ~(_t55 | (_t63 | (_t62 | (_t64 | _t66))));
+assign post_stall = post_ok & _t67 & (((irrq_wptr_reg[3] != irrq_rptr_reg[3]) & (irrq_wptr_reg[2:0] == irrq_rptr_reg[2:0])) | (~(_t4 & place_idle)));
 assign desc_ctrl0 = desc_reg[679:672];
 assign desc_rsvd_ulp = desc_reg[63:56];
 assign hdr_copy = desc_t ?
@@ -821,13 +777,13 @@ assign hdr_copy = desc_t ?
         desc_mo[7:0], desc_mo[15:8], desc_mo[23:16], desc_mo[31:24], desc_msn[7:0], desc_msn[15:8], desc_msn[23:16], desc_msn[31:24], desc_qn[7:0],
         desc_qn[15:8], desc_qn[23:16], desc_qn[31:24], desc_stag[7:0], desc_stag[15:8], desc_stag[23:16], desc_stag[31:24], desc_rsvd_ulp, desc_ctrl0
     };
-assign check_clean = _t89 & (~check_fails);
-assign u_accept = _t90 & check_clean & (~desc_t);
-assign irrq_flush = (_t90 & ((~check_clean) | (_t92 & _t0))) | (_t93 & _t94) | (inv_rsp_valid & _t95) | (start_abort & _t96 & _t97);
-assign rq_pop = u_accept & _t23 & _t98;
-assign orq_pop = (_t92 & _t47) | (_t99 & _t49 & _t59 & desc_l);
-assign irrq_push = _t99 & _t100 & _t88;
-assign irrq_data = _t85 ?
+assign check_clean = _t68 & (~check_fails);
+assign u_accept = _t69 & check_clean & (~desc_t);
+assign irrq_flush = (_t69 & ((~check_clean) | (_t71 & _t0))) | (_t72 & _t73) | (inv_rsp_valid & _t74) | (start_abort & _t75 & _t76);
+assign rq_pop = u_accept & _t17 & _t77;
+assign orq_pop = (_t71 & _t34) | (_t78 & _t36 & _t45 & desc_l);
+assign irrq_push = _t78 & _t79 & _t67;
+assign irrq_data = _t65 ?
     {
         1'b1,
         desc_rdmap[27:24],
@@ -843,23 +799,23 @@ assign irrq_data = _t85 ?
             desc_rdmap[231:224], desc_rdmap[239:232], desc_rdmap[247:240], desc_rdmap[255:248], desc_rdmap[263:256], desc_rdmap[271:264], desc_rdmap[279:272],
             desc_rdmap[287:280]
         },
-        _t101,
+        _t80,
         lk_address_reg,
         {desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56]}
     } :
-    {1'b0, 100'h0, _t77, 64'h0, _t102, _t76 ? lk_address_reg : 64'h0, {desc_rdmap[7:0], desc_rdmap[15:8], desc_rdmap[23:16], desc_rdmap[31:24]}};
+    {1'b0, 100'h0, _t59, 64'h0, _t81, _t58 ? lk_address_reg : 64'h0, {desc_rdmap[7:0], desc_rdmap[15:8], desc_rdmap[23:16], desc_rdmap[31:24]}};
 assign lk_valid = state_reg == STATE_LOOK;
-assign lk_stag = _t49 ? desc_stag :
-    _t75 ? {desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144], desc_rdmap[159:152]} :
+assign lk_stag = _t36 ? desc_stag :
+    _t57 ? {desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144], desc_rdmap[159:152]} :
     {desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]};
-assign lk_to = _t49 ? desc_to :
-    _t75 ? _t101 :
+assign lk_to = _t36 ? desc_to :
+    _t57 ? _t80 :
     {
         desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120], desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144],
         desc_rdmap[159:152]
     };
-assign lk_len = _t49 ? payload_len : (_t75 ? _t77 : 32'h8);
-assign lk_right = _t49 ? ((desc_opcode == OP_WRITE) ? 5'h8 : 5'h2) : (_t75 ? 5'h4 : 5'h10);
+assign lk_len = _t36 ? payload_len : (_t57 ? _t59 : 32'h8);
+assign lk_right = _t36 ? ((desc_opcode == OP_WRITE) ? 5'h8 : 5'h2) : (_t57 ? 5'h4 : 5'h10);
 assign inv_valid = state_reg == STATE_INV;
 assign inv_stag = desc_stag;
 assign lk_pd = cfg_pd;
@@ -889,7 +845,7 @@ always @* begin
     if (irrq_push) begin
         irrq_wptr_next = irrq_wptr_reg + 4'b0001;
     end
-    irrq_rptr_next = irrq_flush ? irrq_wptr_reg : (_t103 ? (irrq_rptr_reg + 4'b0001) : irrq_rptr_reg);
+    irrq_rptr_next = irrq_flush ? irrq_wptr_reg : (_t82 ? (irrq_rptr_reg + 4'b0001) : irrq_rptr_reg);
 end
 
 always @* begin
@@ -983,17 +939,17 @@ always @* begin
     if (req_take & term_pending_reg) begin
         term_pending_next = 1'b0;
     end
-    if (_t104) begin
+    if (_t83) begin
         orq_atomics_next = orq_atomics_reg + 4'b0001;
     end
-    if (orq_pop & _t61[160]) begin
-        orq_atomics_next = _t104 ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
+    if (orq_pop & _t47[160]) begin
+        orq_atomics_next = _t83 ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
     end
     case (state_reg)
         STATE_IDLE: begin
             if (start_abort) begin
                 abort_pending_next = 1'b0;
-                if (_t96 & _t97) begin
+                if (_t75 & _t76) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
                     if (1'b0) begin
@@ -1001,7 +957,7 @@ always @* begin
                         evt_kind_next = EVT_CLOSED;
                         evt_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                     end
-                    if ((~1'b0) & _t96) begin
+                    if ((~1'b0) & _t75) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
@@ -1009,8 +965,8 @@ always @* begin
                         evt_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                         term_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                         term_md_next = 1'b0;
-                        term_r_r_next = 1'b0 & (_t105[1:0] == 2'b00) & (_t105[5:2] == 4'b0001) & _t106;
-                        term_seg_len_r_next = _t107;
+                        term_r_r_next = 1'b0 & (_t84[1:0] == 2'b00) & (_t84[5:2] == 4'b0001) & _t85;
+                        term_seg_len_r_next = _t86;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -1019,23 +975,23 @@ always @* begin
             end
             if (desc_take) begin
                 desc_next = s_desc_tdata;
-                is_send_next = _t108;
-                qn_expected_next = _t109;
+                is_send_next = _t87;
+                qn_expected_next = _t88;
                 t_opcode_bad_next = s_desc_tdata[55:52] != t_opcode_reg;
                 t_stag_bad_next = s_desc_tdata[95:64] != t_stag_reg;
                 t_to_bad_next = s_desc_tdata[159:96] != t_next_to_reg;
-                u_continues_next = _t110;
-                buf_addr_next = _t110 ? u_buf_addr_reg : (_t112 ? s_recv_addr : _t113[63:0]);
-                buf_len_next = _t114;
-                msg_end_next = _t115[31:0];
-                no_buffer_next = (_t111 & (_t112 & (~rq_push))) | ((_t109 == QN_ATOMIC_RESPONSE) & (orq_atomics_reg == 4'b0000) & (~_t104));
-                send_too_long_next = _t108 & (_t115 > {1'b0, _t114});
-                irrq_at_ird_next = {12'h0, irrq_count - {3'b000, _t103}} >= cfg_ird;
-                atomic_resp_bad_next = (_t60 & (~orq_push)) | (~(_t60 ? s_orq_atomic : _t61[160])) |
-                    ((_t60 ? s_orq_request_id : _t61[159:128]) != {s_desc_tdata[263:256], s_desc_tdata[271:264], s_desc_tdata[279:272], s_desc_tdata[287:280]});
-                qn_bad_next = s_desc_tdata[191:160] != {30'h0, _t109};
+                u_continues_next = _t89;
+                buf_addr_next = _t89 ? u_buf_addr_reg : (_t91 ? s_recv_addr : _t92[63:0]);
+                buf_len_next = _t93;
+                msg_end_next = _t94[31:0];
+                no_buffer_next = (_t90 & (_t91 & (~rq_push))) | ((_t88 == QN_ATOMIC_RESPONSE) & (orq_atomics_reg == 4'b0000) & (~_t83));
+                send_too_long_next = _t87 & (_t94 > {1'b0, _t93});
+                irrq_at_ird_next = {12'h0, irrq_count - {3'b000, _t82}} >= cfg_ird;
+                atomic_resp_bad_next = (_t46 & (~orq_push)) | (~(_t46 ? s_orq_atomic : _t47[160])) |
+                    ((_t46 ? s_orq_request_id : _t47[159:128]) != {s_desc_tdata[263:256], s_desc_tdata[271:264], s_desc_tdata[279:272], s_desc_tdata[287:280]});
+                qn_bad_next = s_desc_tdata[191:160] != {30'h0, _t88};
                 msn_bad_next = s_desc_tdata[223:192] !=
-                    ((_t109 == 2'b00) ? rx_msn_0_reg : ((_t109 == 2'b01) ? rx_msn_1_reg : ((_t109 == 2'b10) ? rx_msn_2_reg : rx_msn_3_reg)));
+                    ((_t88 == 2'b00) ? rx_msn_0_reg : ((_t88 == 2'b01) ? rx_msn_1_reg : ((_t88 == 2'b10) ? rx_msn_2_reg : rx_msn_3_reg)));
                 u_opcode_bad_next = s_desc_tdata[55:52] != u_opcode_reg;
                 u_msn_bad_next = s_desc_tdata[223:192] != u_msn_reg;
                 u_mo_bad_next = s_desc_tdata[255:224] != u_placed_reg;
@@ -1053,41 +1009,41 @@ always @* begin
                     cmd_discard_next = 1'b1;
                 end
             end
-            if (_t91) begin
-                if (_t89 & desc_ok & inject_pending_reg) begin
+            if (_t70) begin
+                if (_t68 & desc_ok & inject_pending_reg) begin
                     inject_pending_next = 1'b0;
                 end
                 if (mpa_bad_reg) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t116) begin
+                    if (_t95) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
-                    if (_t117) begin
+                    if (_t96) begin
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_CLOSED;
-                        evt_err_next = _t118;
+                        evt_err_next = _t97;
                     end
-                    if ((~_t117) & _t96) begin
+                    if ((~_t96) & _t75) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_TERMINATE_SENT;
-                        evt_err_next = _t118;
-                        term_err_next = _t118;
+                        evt_err_next = _t97;
+                        term_err_next = _t97;
                         term_md_next = 1'b0;
-                        term_r_r_next = 1'b0 & (2'b10 == 2'b00) & (4'b0000 == 4'b0001) & _t106;
-                        term_seg_len_r_next = _t107;
+                        term_r_r_next = 1'b0 & (2'b10 == 2'b00) & (4'b0000 == 4'b0001) & _t85;
+                        term_seg_len_r_next = _t86;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
                     end
                 end
-                if (_t89 & check_fails) begin
+                if (_t68 & check_fails) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t116) begin
+                    if (_t95) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
@@ -1096,16 +1052,16 @@ always @* begin
                         evt_kind_next = EVT_CLOSED;
                         evt_err_next = check_err;
                     end
-                    if (_t119) begin
+                    if (_t98) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_TERMINATE_SENT;
                         evt_err_next = check_err;
                         term_err_next = check_err;
-                        term_md_next = _t120;
-                        term_r_r_next = _t120 & _t121 & (check_err[5:2] == 4'b0001) & _t106;
-                        term_seg_len_r_next = _t120 ? desc_ulpdu_len : 16'h0;
+                        term_md_next = _t99;
+                        term_r_r_next = _t99 & _t100 & (check_err[5:2] == 4'b0001) & _t85;
+                        term_seg_len_r_next = _t99 ? desc_ulpdu_len : 16'h0;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -1115,7 +1071,7 @@ always @* begin
                     lk_for_next = 2'b00;
                     lk_fault_next = 3'b000;
                     lk_address_next = 64'h0;
-                    state_next = _t50 ? STATE_LOOK : STATE_POST;
+                    state_next = _t37 ? STATE_LOOK : STATE_POST;
                 end
                 if (u_accept) begin
                     if (is_send_reg & desc_has_payload) begin
@@ -1123,7 +1079,7 @@ always @* begin
                         cmd_addr_next = buf_addr_reg + {32'h0, desc_mo};
                         cmd_discard_next = 1'b0;
                     end
-                    if (_t35) begin
+                    if (_t26) begin
                         u_open_next = 1'b1;
                         u_opcode_next = desc_opcode;
                         u_msn_next = desc_msn;
@@ -1132,27 +1088,27 @@ always @* begin
                         u_buf_len_next = buf_len_reg;
                     end
                     if (desc_l) begin
-                        if (_t98) begin
+                        if (_t77) begin
                             u_open_next = 1'b0;
                         end
                         if (qn_expected_reg == 2'b00) begin
-                            rx_msn_0_next = _t122;
+                            rx_msn_0_next = _t101;
                         end
                         if (qn_expected_reg == 2'b01) begin
-                            rx_msn_1_next = _t122;
+                            rx_msn_1_next = _t101;
                         end
                         if (qn_expected_reg == 2'b10) begin
-                            rx_msn_2_next = _t122;
+                            rx_msn_2_next = _t101;
                         end
                         if (qn_expected_reg == 2'b11) begin
-                            rx_msn_3_next = _t122;
+                            rx_msn_3_next = _t101;
                         end
                         case (desc_opcode)
                             OP_SEND, OP_SEND_SE: begin
                                 evt_valid_next = 1'b1;
                                 evt_kind_next = EVT_RECV;
                                 evt_length_next = msg_end_reg;
-                                evt_solicited_next = _t123;
+                                evt_solicited_next = _t102;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
                                 evt_data_next = 64'h0;
@@ -1166,7 +1122,7 @@ always @* begin
                                 evt_valid_next = 1'b1;
                                 evt_kind_next = EVT_RECV_IMMEDIATE;
                                 evt_length_next = 32'h8;
-                                evt_solicited_next = _t123;
+                                evt_solicited_next = _t102;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
                                 evt_data_next = {
@@ -1179,7 +1135,7 @@ always @* begin
                                 lk_for_next = 2'b01;
                                 lk_fault_next = 3'b000;
                                 lk_address_next = 64'h0;
-                                state_next = _t76 ? STATE_LOOK : STATE_POST;
+                                state_next = _t58 ? STATE_LOOK : STATE_POST;
                             end
                             OP_ATOMIC_REQUEST: begin
                                 lk_for_next = 2'b10;
@@ -1192,7 +1148,7 @@ always @* begin
                                 evt_solicited_next = 1'b0;
                                 evt_invalidated_next = 1'b0;
                                 evt_stag_next = 32'h0;
-                                evt_data_next = _t102;
+                                evt_data_next = _t81;
                                 evt_err_next = 14'h0;
                             end
                             OP_TERMINATE: begin
@@ -1226,10 +1182,10 @@ always @* begin
             end
         end
         STATE_POST: begin
-            if (_t94) begin
+            if (_t73) begin
                 rx_stopped_r_next = 1'b1;
                 tx_stopped_r_next = 1'b1;
-                if (_t116) begin
+                if (_t95) begin
                     cmd_valid_next = 1'b1;
                     cmd_discard_next = 1'b1;
                 end
@@ -1238,40 +1194,40 @@ always @* begin
                     evt_kind_next = EVT_CLOSED;
                     evt_err_next = post_err;
                 end
-                if (_t119) begin
+                if (_t98) begin
                     term_sent_next = 1'b1;
                     term_pending_next = 1'b1;
                     evt_valid_next = 1'b1;
                     evt_kind_next = EVT_TERMINATE_SENT;
                     evt_err_next = post_err;
                     term_err_next = post_err;
-                    term_md_next = _t125;
-                    term_r_r_next = _t125 & _t126 & (post_err[5:2] == 4'b0001) & _t106;
-                    term_seg_len_r_next = _t125 ? desc_ulpdu_len : 16'h0;
+                    term_md_next = _t104;
+                    term_r_r_next = _t104 & _t105 & (post_err[5:2] == 4'b0001) & _t85;
+                    term_seg_len_r_next = _t104 ? desc_ulpdu_len : 16'h0;
                     term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_rdmap[223:0];
                 end
                 state_next = STATE_IDLE;
             end
-            if (post_ok & _t100) begin
+            if (post_ok & _t79) begin
                 state_next = STATE_IDLE;
-                if (_t49) begin
-                    if (_t50) begin
+                if (_t36) begin
+                    if (_t37) begin
                         cmd_valid_next = 1'b1;
                         cmd_addr_next = lk_address_reg;
                         cmd_discard_next = 1'b0;
                     end
-                    t_open_next = _t35;
+                    t_open_next = _t26;
                     t_opcode_next = desc_opcode;
                     t_stag_next = desc_stag;
                     t_next_to_next = desc_to + {32'h0, payload_len};
-                    if (_t59) begin
+                    if (_t45) begin
                         orq_received_next = desc_l ? 32'h0 : rr_total[31:0];
                         if (desc_l) begin
                             evt_valid_next = 1'b1;
                             evt_kind_next = EVT_READ;
-                            evt_length_next = _t61[127:96];
+                            evt_length_next = _t47[127:96];
                             evt_solicited_next = 1'b0;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
@@ -1292,34 +1248,34 @@ always @* begin
                     evt_valid_next = 1'b1;
                     evt_kind_next = EVT_RECV;
                     evt_length_next = cpl_len_reg;
-                    evt_solicited_next = _t124;
+                    evt_solicited_next = _t103;
                     evt_invalidated_next = 1'b1;
                     evt_stag_next = desc_stag;
                     evt_data_next = 64'h0;
                     evt_err_next = 14'h0;
                 end
-                if (_t95) begin
+                if (_t74) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t116) begin
+                    if (_t95) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode) begin
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_CLOSED;
-                        evt_err_next = _t127;
+                        evt_err_next = _t106;
                     end
-                    if (_t119) begin
+                    if (_t98) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                         evt_kind_next = EVT_TERMINATE_SENT;
-                        evt_err_next = _t127;
-                        term_err_next = _t127;
-                        term_md_next = _t129;
-                        term_r_r_next = _t129 & _t133 & (_t134 == 4'b0001) & _t106;
-                        term_seg_len_r_next = _t129 ? desc_ulpdu_len : 16'h0;
+                        evt_err_next = _t106;
+                        term_err_next = _t106;
+                        term_md_next = _t108;
+                        term_r_r_next = _t108 & _t112 & (_t113 == 4'b0001) & _t85;
+                        term_seg_len_r_next = _t108 ? desc_ulpdu_len : 16'h0;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];

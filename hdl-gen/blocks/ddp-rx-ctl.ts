@@ -434,7 +434,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
    * behind one level per check). Every code a check gives is non-zero, so "some check fails" is the
    * OR of the conditions, which the state machine reads without waiting for the code.
    */
-  const chain = (checks: readonly [Expr, Expr][]) => priorityMux(checks, lit(14, 0));
+  const chain = (checks: readonly [Expr, Expr][]) => priorityMux(checks); // 0 when none fails
   const zero = new Set(ALL_ERROR_CODES.filter((e) => errBits(e) === 0n).map((e) => K.err(e)));
   const fails = (checks: readonly [Expr, Expr][]) => {
     if (checks.some(([, e]) => zero.has(e))) throw new HdlError('ddp_rx_ctl: a check gives the error word 0, which reads as no error');
