@@ -36,7 +36,7 @@ commands:
             --scenario F -o OUT.pcap
   schema    print the JSON Schema of scenario files
   gen       generate the Verilog of the RNIC datapath
-            --config F        generator configuration (JSON: width, qps, stagDepth)
+            --config F        generator configuration (JSON: width, qps, stagDepth, irrqDepth, orqDepth, rqDepth)
             --out DIR         where to write the .v files, rnic.f and manifest.json
   cosim     co-simulate generated RTL in Verilator against the model
             --dut D           what to co-simulate (an option a DUT does not take is refused):
@@ -47,7 +47,7 @@ ${DUT_LIST}
             --random --seed N --ops M   rnic: M operations (work requests and peer messages, all
                               opcodes, 0..64 KiB, markers/CRC per connection, QPs interleaved)
                               drawn from seed N (default 1, 1000); the seed replays the run
-            --config F        rnic: generator configuration (width, qps, stagDepth)
+            --config F        rnic: generator configuration (width, qps, stagDepth, irrqDepth, orqDepth, rqDepth)
             --trace           rnic: dump a VCD (into --out); on a failure one is made anyway
             --out DIR         rnic: where the evidence of a failure goes (default out/cosim):
                               pcaps of the first mismatching QP (RTL and model), the VCD

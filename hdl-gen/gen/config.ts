@@ -4,12 +4,22 @@ import { RNIC_WIDTHS } from '../blocks/rnic-widths';
 
 /**
  * What `rnic gen` generates the RTL for. Validated by zod: a bad value is an error that names the
- * field. Later issues add the blocks that use the QP count and the STag table depth.
+ * field.
  */
 /** Widths the single blocks are generated at (CRC, MPA, header decode). */
 export const BLOCK_WIDTHS = [4, 8, 16, 32, 64] as const;
 /** Widths of the RNIC datapath (hdl-gen/blocks/rnic-widths.ts). */
 export const DATAPATH_WIDTHS = RNIC_WIDTHS;
+
+/** A queue depth: a power of two in min..max. */
+const queueDepth = (min: number, max: number, dflt: number) =>
+  z
+    .number()
+    .int()
+    .min(min)
+    .max(max)
+    .refine((n) => (n & (n - 1)) === 0, 'must be a power of two')
+    .default(dflt);
 
 export const RnicConfigSchema = z
   .object({
@@ -25,6 +35,12 @@ export const RnicConfigSchema = z
       .max(65536)
       .refine((n) => (n & (n - 1)) === 0, 'must be a power of two')
       .default(256),
+    /** Per QP: inbound Read/Atomic Requests held until answered (the IRRQ; an IRD above it waits for room). */
+    irrqDepth: queueDepth(2, 256, 8),
+    /** Per QP: outbound Reads/Atomics outstanding (the ORQ; an ORD above it waits at wr_ready). */
+    orqDepth: queueDepth(2, 256, 8),
+    /** Per QP: posted receive buffers of QN 0 (the RQ). */
+    rqDepth: queueDepth(2, 256, 16),
   })
   .strict();
 

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32cModule } from '../blocks/crc32c';
+import type { DdpRxOptions } from '../blocks/ddp-rx';
 import { rnicTopModule } from '../blocks/rnic-top';
 import { withDescendants } from '../core/hierarchy';
 import type { Module } from '../core/module';
@@ -40,12 +41,17 @@ export interface GeneratedFile {
   readonly text: string;
 }
 
+/** The table and queue depths of a configuration, as the receive path's blocks take them. */
+export function datapathOptions(c: RnicConfig): DdpRxOptions {
+  return { stagDepth: c.stagDepth, irrqDepth: c.irrqDepth, orqDepth: c.orqDepth, rqDepth: c.rqDepth };
+}
+
 /**
  * The modules of a configuration, children before parents: the CRC block, and `rnic_top_w<W>`
  * (config.qps QPs) with everything it instantiates, last: the top of the filelist.
  */
 export function modulesFor(config: RnicConfig): Module[] {
-  const top = rnicTopModule(config.width, config.qps, { stagDepth: config.stagDepth });
+  const top = rnicTopModule(config.width, config.qps, datapathOptions(config));
   return [crc32cModule(config.width), ...withDescendants(top)];
 }
 

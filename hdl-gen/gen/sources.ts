@@ -19,7 +19,7 @@ import { withDescendants } from '../core/hierarchy';
 import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
 import { DEFAULT_CONFIG, type RnicConfig } from './config';
-import { REGENERATE, modulesFor, portsOf, type Manifest, type PortInfo } from './generate';
+import { REGENERATE, datapathOptions, modulesFor, portsOf, type Manifest, type PortInfo } from './generate';
 import { RtlError } from './rtl-error';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -40,10 +40,10 @@ const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width:
   { pattern: /^mpa_tx_w(\d+)_q(\d+)$/, build: (w, _c, hit) => mpaTxModule(w, { qps: Number(hit[2]) }) },
   { pattern: /^mpa_rx_w(\d+)$/, build: (w) => mpaRxModule(w) },
   { pattern: /^ddp_rx_hdr_w(\d+)$/, build: (w) => ddpRxHdrModule(w) },
-  { pattern: /^ddp_rx_w(\d+)$/, build: (w) => ddpRxModule(w) },
-  { pattern: /^rnic_rx_w(\d+)$/, build: (w) => rnicRxModule(w) },
-  { pattern: /^rnic_qp_w(\d+)$/, build: (w) => rnicQpModule(w) },
-  { pattern: /^rnic_top_w(\d+)$/, build: (w, c) => rnicTopModule(w, c.qps, { stagDepth: c.stagDepth }) },
+  { pattern: /^ddp_rx_w(\d+)$/, build: (w, c) => ddpRxModule(w, datapathOptions(c)) },
+  { pattern: /^rnic_rx_w(\d+)$/, build: (w, c) => rnicRxModule(w, datapathOptions(c)) },
+  { pattern: /^rnic_qp_w(\d+)$/, build: (w, c) => rnicQpModule(w, datapathOptions(c)) },
+  { pattern: /^rnic_top_w(\d+)$/, build: (w, c) => rnicTopModule(w, c.qps, datapathOptions(c)) },
   { pattern: /^ddp_rx_place_w(\d+)$/, build: (w) => ddpRxPlaceModule(w) },
   { pattern: /^ddp_tx_w(\d+)$/, build: (w) => ddpTxModule(w) },
   { pattern: /^rdmap_tx_resp_w(\d+)$/, build: (w) => rdmapTxRespModule(w) },

@@ -181,9 +181,9 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     };
     const cfg: QpConfig = {
       pd: r.int(0, 0xfffe),
-      // Now and then an IRD above the IRRQ's 8 entries: the IRRQ fills and the receive side
+      // Now and then an IRD above the IRRQ's entries: the IRRQ fills and the receive side
       // waits for room (ddp_rx_ctl's post_stall) where a smaller IRD would fail the request.
-      ird: r.bool(0.2) ? r.int(9, 16) : r.int(1, 6),
+      ird: r.bool(0.2) ? r.int(bench.irrqDepth + 1, 2 * bench.irrqDepth) : r.int(1, Math.min(6, bench.irrqDepth)),
       ord: IRD_ORD_NO_NEGOTIATE, // the model's local endpoint is never short of ORD either (rx-peer.ts)
       msn: r.bool(0.3) ? (0x1_0000_0000 - r.int(1, 4)) >>> 0 : 1,
       // 64..69, the smallest the RTL takes, splits an Atomic Request (70 octets) with 46..51

@@ -3,6 +3,7 @@ import { IRD_ORD_NO_NEGOTIATE, MAX_ULPDU_LENGTH } from '../../ts-model/mpa/const
 import { Opcode } from '../../ts-model/rdmap/constants';
 import { AOpCode } from '../../ts-model/rdmap/atomics';
 import { prng } from '../../ts-model/util/prng';
+import { parseConfig } from '../../hdl-gen/gen/config';
 import type { QpConfig } from '../../sim/cosim/qp-config';
 import { RnicBench, openTop } from '../../sim/cosim/rnic-bench';
 import type { LocalWr } from '../../sim/cosim/rx-peer';
@@ -15,10 +16,12 @@ import { rdmapControl } from '../../ts-model/rdmap/constants';
  * ORD on the transmit side (spec/ddp-rdmap.md §7, RFC 5040 §6.1): the requester never has more
  * than ORD Read and Atomic Requests outstanding; one past it waits, and the work requests behind
  * it with it (the send queue is in order). No responses come back here, so what leaves is exactly
- * what ORD (and the ORQ's depth of 8) let through.
+ * what ORD (and the ORQ's depth, 4 in this configuration) let through.
  */
 const W = 8;
-const ORQ_DEPTH = 8;
+/** A configured ORQ depth below the default (8): the configuration reaches the RTL. */
+const ORQ_DEPTH = 4;
+const TOP = parseConfig({ width: W, qps: 2, orqDepth: ORQ_DEPTH });
 const QP = 1;
 
 const read = (id: number): LocalWr => ({ wr: { kind: 'read', id, stag: 0x100 + id, to: BigInt(id) << 12n, length: 4096, localStag: 0x200, localTo: 0n }, addr: 0n, requestId: 0 });
@@ -46,7 +49,7 @@ const config = (ord: number): QpConfig => ({
 describe('rnic_top_w8: a configured ORD bounds the Read and Atomic Requests outstanding', () => {
   let model: SimModel;
   beforeAll(() => {
-    model = openTop(W);
+    model = openTop(W, { config: TOP });
   });
   afterAll(() => model?.close());
 
@@ -71,7 +74,7 @@ describe('rnic_top_w8: a configured ORD bounds the Read and Atomic Requests outs
     [0, 0],
     [1, 1],
     [3, 3],
-    [8, 8],
+    [8, ORQ_DEPTH],
     [IRD_ORD_NO_NEGOTIATE, ORQ_DEPTH],
   ])('ORD %i: of 10 Read Requests, %i leave; the rest wait', (ord, leave) => {
     const { opcodes, waiting } = send(ord, Array.from({ length: 10 }, (_, i) => read(i)));

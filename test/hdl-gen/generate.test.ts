@@ -8,6 +8,7 @@ import { ZodError } from 'zod';
 import { DEFAULT_CONFIG, RnicConfigSchema, configHash, generate, modulesFor, parseConfig, type Manifest, type RnicConfig } from '../../hdl-gen/index';
 import { DATAPATH_WIDTHS } from '../../hdl-gen/gen/config';
 import { GENERATOR_VERSION, writeGenerated } from '../../hdl-gen/gen/generate';
+import { emitVerilog } from '../../hdl-gen/emit/verilog';
 
 /**
  * `generate()` (what `rnic gen` / `make rtl` writes): the files, the manifest, the configuration
@@ -172,8 +173,8 @@ describe('configuration schema', () => {
     throw new Error(`expected a ZodError for ${JSON.stringify(input)}`);
   }
 
-  test('defaults: width 8, 4 QPs, 256 STag entries; {} / undefined / null give them', () => {
-    expect(DEFAULT_CONFIG).toEqual({ width: 8, qps: 4, stagDepth: 256 });
+  test('defaults: width 8, 4 QPs, 256 STag entries, IRRQ 8, ORQ 8, RQ 16; {} / undefined / null give them', () => {
+    expect(DEFAULT_CONFIG).toEqual({ width: 8, qps: 4, stagDepth: 256, irrqDepth: 8, orqDepth: 8, rqDepth: 16 });
     expect(parseConfig({})).toEqual(DEFAULT_CONFIG);
     expect(parseConfig(undefined)).toEqual(DEFAULT_CONFIG);
     expect(parseConfig(null)).toEqual(DEFAULT_CONFIG);
@@ -182,8 +183,11 @@ describe('configuration schema', () => {
 
   test('accepts every datapath width and the range ends', () => {
     for (const width of [8, 16, 32, 64]) expect(parseConfig({ width }).width).toBe(width);
-    expect(parseConfig({ qps: 1, stagDepth: 16 })).toEqual({ width: 8, qps: 1, stagDepth: 16 });
-    expect(parseConfig({ qps: 1024, stagDepth: 65536 })).toEqual({ width: 8, qps: 1024, stagDepth: 65536 });
+    const queues = { irrqDepth: 8, orqDepth: 8, rqDepth: 16 };
+    expect(parseConfig({ qps: 1, stagDepth: 16 })).toEqual({ width: 8, qps: 1, stagDepth: 16, ...queues });
+    expect(parseConfig({ qps: 1024, stagDepth: 65536 })).toEqual({ width: 8, qps: 1024, stagDepth: 65536, ...queues });
+    expect(parseConfig({ irrqDepth: 2, orqDepth: 2, rqDepth: 2 })).toMatchObject({ irrqDepth: 2, orqDepth: 2, rqDepth: 2 });
+    expect(parseConfig({ irrqDepth: 256, orqDepth: 256, rqDepth: 256 })).toMatchObject({ irrqDepth: 256, orqDepth: 256, rqDepth: 256 });
   });
 
   test.each([
@@ -197,9 +201,22 @@ describe('configuration schema', () => {
     ['stagDepth 100 (not a power of two)', { stagDepth: 100 }, 'stagDepth'],
     ['stagDepth 8 (too small)', { stagDepth: 8 }, 'stagDepth'],
     ['stagDepth 2^17 (above the 65536 the STag table block supports)', { stagDepth: 1 << 17 }, 'stagDepth'],
+    ['irrqDepth 6 (not a power of two)', { irrqDepth: 6 }, 'irrqDepth'],
+    ['orqDepth 1 (too small)', { orqDepth: 1 }, 'orqDepth'],
+    ['rqDepth 512 (too large)', { rqDepth: 512 }, 'rqDepth'],
   ] as const)('rejects %s with a ZodError naming the field', (_label, input, field) => {
     const issues = zodIssues(input);
     expect(issues.map((i) => i.path.join('.'))).toEqual([field]);
+  });
+
+  test('the queue depths reach the RTL: the IRRQ count port widens, the ORQ and RQ FIFOs deepen', () => {
+    const top = (c: object) => modulesFor(config({ qps: 2, ...c })).find((m) => m.name === 'rnic_top_w8')!;
+    const ctl = (c: object) => modulesFor(config(c)).find((m) => m.name === 'ddp_rx_ctl')!;
+    expect(top({ irrqDepth: 32 }).ports.find((p) => p.name === 'qp_irrq_used')!.width).toBe(2 * (Math.log2(32) + 1));
+    const v = emitVerilog(ctl({ orqDepth: 64, rqDepth: 4 }));
+    expect(v).toMatch(/reg \[\d+:0\] orq_mem \[0:63\];/);
+    expect(v).toMatch(/reg \[\d+:0\] rq_mem \[0:3\];/);
+    expect(v).toMatch(/reg \[\d+:0\] irrq_mem \[0:7\];/);
   });
 
   test('stagDepth 100 says it must be a power of two', () => {
@@ -226,20 +243,20 @@ describe('configuration schema', () => {
 describe('configHash', () => {
   test('is 16 hex digits and stable (the committed manifest records the default one)', () => {
     expect(configHash(DEFAULT_CONFIG)).toMatch(/^[0-9a-f]{16}$/);
-    expect(configHash(DEFAULT_CONFIG)).toBe('58f8f02aee5652f1');
+    expect(configHash(DEFAULT_CONFIG)).toBe('cfc03addf44a3ffa');
     expect(configHash(parseConfig({}))).toBe(configHash(DEFAULT_CONFIG));
   });
 
   test('does not depend on the order of the keys', () => {
     const a = parseConfig({ width: 16, qps: 8, stagDepth: 1024 });
     const b = parseConfig({ stagDepth: 1024, qps: 8, width: 16 });
-    const c = { qps: 8, stagDepth: 1024, width: 16 } as RnicConfig;
+    const c = { rqDepth: 16, qps: 8, orqDepth: 8, stagDepth: 1024, irrqDepth: 8, width: 16 } as RnicConfig;
     expect(configHash(a)).toBe(configHash(b));
     expect(configHash(a)).toBe(configHash(c));
   });
 
   test('changes with every field', () => {
-    const hashes = [DEFAULT_CONFIG, config({ width: 16 }), config({ qps: 5 }), config({ stagDepth: 512 }), config({ width: 64, qps: 1024, stagDepth: 16 })].map(configHash);
+    const hashes = [DEFAULT_CONFIG, config({ width: 16 }), config({ qps: 5 }), config({ stagDepth: 512 }), config({ irrqDepth: 16 }), config({ orqDepth: 16 }), config({ rqDepth: 32 }), config({ width: 64, qps: 1024, stagDepth: 16 })].map(configHash);
     expect(new Set(hashes).size).toBe(hashes.length);
   });
 
@@ -248,7 +265,7 @@ describe('configHash', () => {
     const m = manifestOf(generate(c));
     expect(m.configHash).toBe(configHash(c));
     expect(m.configHash).not.toBe(configHash(DEFAULT_CONFIG));
-    expect(m.config).toEqual({ width: 32, qps: 7, stagDepth: 256 });
+    expect(m.config).toEqual({ width: 32, qps: 7, stagDepth: 256, irrqDepth: 8, orqDepth: 8, rqDepth: 16 });
   });
 });
 
