@@ -146,7 +146,8 @@ module ddp_rx_ctl (
     output wire         rx_stopped,
     output wire         tx_stopped,
     output wire         idle, // no ULPDU in progress and no command or event waiting
-    output wire [3:0]   irrq_used
+    output wire [3:0]   irrq_used,
+    output wire         ulpdu_decided // a ULPDU has been decided since reset (its checks done, its Terminate queued if it failed) and none is in hand
 );
 
 localparam [13:0] ERR_DDP_BASE_BOUNDS = 14'h45; // DDP tagged buffer: base or bounds violation {code, etype, layer}
@@ -362,6 +363,8 @@ wire [3:0] irrq_atomic_aopcode; // AOpCode
 wire out_free; // the last ULPDU's command and event have left
 wire start_abort;
 wire desc_take;
+reg desc_taken_reg; // a descriptor has been taken since reset
+reg desc_taken_next;
 reg t_opcode_bad_reg; // H8: the opcode differs from the open tagged message's
 reg t_opcode_bad_next;
 reg t_stag_bad_reg; // the STag differs from the open tagged message's
@@ -739,6 +742,7 @@ assign m_req_term_rdma_hdr = term_rdma_hdr_r_reg;
 assign out_free = _t4 & (~evt_valid_reg);
 assign start_abort = _t5 & abort_pending_reg & out_free;
 assign desc_take = _t6 & s_desc_tvalid;
+assign ulpdu_decided = desc_taken_reg & _t5;
 assign s_desc_tready = _t6;
 assign idle = _t5 & out_free & _t7;
 assign s_recv_ready = _t3;
@@ -849,6 +853,7 @@ always @* begin
 end
 
 always @* begin
+    desc_taken_next = desc_taken_reg;
     rx_msn_0_next = rx_msn_0_reg;
     rx_msn_1_next = rx_msn_1_reg;
     rx_msn_2_next = rx_msn_2_reg;
@@ -917,6 +922,9 @@ always @* begin
     t_stag_next = t_stag_reg;
     t_next_to_next = t_next_to_reg;
     orq_received_next = orq_received_reg;
+    if (desc_take) begin
+        desc_taken_next = 1'b1;
+    end
     if (rst) begin
         rx_msn_0_next = cfg_initial_msn;
         rx_msn_1_next = cfg_initial_msn;
@@ -1346,6 +1354,7 @@ always @(posedge clk) begin
     orq_rptr_reg <= orq_rptr_next;
     irrq_wptr_reg <= irrq_wptr_next;
     irrq_rptr_reg <= irrq_rptr_next;
+    desc_taken_reg <= desc_taken_next;
     t_opcode_bad_reg <= t_opcode_bad_next;
     t_stag_bad_reg <= t_stag_bad_next;
     t_to_bad_reg <= t_to_bad_next;
@@ -1393,6 +1402,7 @@ always @(posedge clk) begin
         orq_rptr_reg <= 4'b0000;
         irrq_wptr_reg <= 4'b0000;
         irrq_rptr_reg <= 4'b0000;
+        desc_taken_reg <= 1'b0;
     end
 end
 

@@ -106,6 +106,7 @@ module ddp_rx_w8 (
     output wire        rx_stopped,
     output wire        tx_stopped,
     output wire [3:0]  irrq_used,
+    output wire        ulpdu_decided, // a ULPDU has been decided since reset (its checks done, its Terminate queued if it failed) and none is in hand
 
     /*
      * Host memory write (W-aligned beats with strobes)
@@ -373,7 +374,8 @@ ddp_rx_ctl u_ctl (
     .rx_stopped(rx_stopped),
     .tx_stopped(tx_stopped),
     .idle(ctl_idle),
-    .irrq_used(irrq_used)
+    .irrq_used(irrq_used),
+    .ulpdu_decided(ulpdu_decided)
 );
 
 stag_table_d256 u_stags (

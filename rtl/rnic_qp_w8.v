@@ -47,6 +47,7 @@ module rnic_qp_w8 (
     input  wire [8:0]  cfg_rx_seq, // low 9 bits of the sequence number of the first received octet
     input  wire [8:0]  cfg_tx_s0, // low 9 bits of this side's S0: where the sent markers count from
     input  wire [8:0]  cfg_tx_seq, // low 9 bits of the sequence number of the first sent octet
+    input  wire        cfg_fence, // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 
     /*
      * AXI4-Stream input: in-order TCP payload (s_axis)
@@ -158,6 +159,8 @@ module rnic_qp_w8 (
     /*
      * Status
      */
+    output wire        fenced, // the QP's transmit waits for the peer's first FPDU (MPA fencing, cfg_fence)
+    output wire        m_first_valid, // the first FPDU of a fenced QP has arrived: it may send now (one cycle, for the completion queue)
     output wire        idle // nothing in progress on either side (the shared mpa_tx may still hold the last few beats)
 );
 
@@ -219,6 +222,7 @@ wire [13:0] rx_path_m_evt_err;
 wire rx_path_rx_stopped;
 wire rx_path_tx_stopped;
 wire [3:0] rx_path_irrq_used;
+wire rx_path_ulpdu_decided;
 wire rx_path_mem_wr_valid;
 wire rx_path_mem_wr_ready;
 wire [63:0] rx_path_mem_wr_addr;
@@ -284,6 +288,9 @@ reg [9:0] rd_owners_wptr_reg;
 reg [9:0] rd_owners_wptr_next;
 reg [9:0] rd_owners_rptr_reg;
 reg [9:0] rd_owners_rptr_next;
+reg rx_arrived_reg; // the peer's first FPDU has arrived and been decided
+reg rx_arrived_next;
+wire tx_fence_hold; // the responder holds every FPDU until the initiator's first has arrived
 reg tx_wr_mid_reg; // a work-request ULPDU is part-way into mpa_tx
 reg tx_wr_mid_next;
 wire tx_wr_live; // work-request ULPDUs may go to mpa_tx
@@ -298,6 +305,7 @@ wire tx_arb_valid;
 wire tx_drop; // a work-request beat after the Terminate: discarded
 reg tx_framed_reg; // an FPDU has gone into mpa_tx: the next ones continue the sequence
 reg tx_framed_next;
+wire tx_ready; // mpa_tx takes a beat and the fence is open
 wire tx_fire;
 reg rd_owners_mem [0:511];
 wire _t0;
@@ -310,6 +318,8 @@ wire _t6;
 wire _t7;
 wire _t8;
 wire _t9;
+wire _t10;
+wire _t11;
 
 assign _t0 = wr_kind == 3'b100;
 assign _t1 = tx_path_rd_valid & _t2;
@@ -317,10 +327,12 @@ assign _t2 = ~rd_owners_full;
 assign _t3 = rx_path_mem_rd_valid & _t2;
 assign _t4 = rd_arb_grant == 1'b1;
 assign _t5 = rd_owners_mem[rd_owners_rptr_reg[8:0]];
-assign _t6 = tx_path_m_axis_tvalid & tx_wr_live;
-assign _t7 = tx_arb_grant == 1'b1;
-assign _t8 = tx_fire & m_axis_tlast;
-assign _t9 = rd_fire & 1'b1;
+assign _t6 = tx_path_m_axis_tvalid & tx_wr_live & _t7;
+assign _t7 = ~tx_fence_hold;
+assign _t8 = rx_path_m_axis_tvalid & _t7;
+assign _t9 = tx_arb_grant == 1'b1;
+assign _t10 = tx_fire & m_axis_tlast;
+assign _t11 = rd_fire & 1'b1;
 assign rx_path_cfg_rfc7306 = cfg_rfc7306;
 assign rx_path_cfg_pd = cfg_pd;
 assign rx_path_cfg_ird = cfg_ird;
@@ -421,21 +433,25 @@ assign rx_path_mem_rd_data_valid = mem_rd_data_valid & (~_t5);
 assign tx_path_rd_data_valid = mem_rd_data_valid & _t5;
 assign rx_path_mem_rd_data = mem_rd_data;
 assign tx_path_rd_data = mem_rd_data;
+assign tx_fence_hold = cfg_fence & (~rx_arrived_reg);
+assign fenced = tx_fence_hold;
+assign m_first_valid = tx_fence_hold & rx_path_ulpdu_decided;
 assign tx_wr_live = (~rx_path_tx_stopped) | tx_wr_mid_reg;
 assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg :
-    (tx_arb_last_reg == 1'b0) ? (_t6 ? 1'b1 : (rx_path_m_axis_tvalid ? 1'b0 : 1'b0)) :
-    rx_path_m_axis_tvalid ? 1'b0 :
+    (tx_arb_last_reg == 1'b0) ? (_t6 ? 1'b1 : (_t8 ? 1'b0 : 1'b0)) :
+    _t8 ? 1'b0 :
     _t6 ? 1'b1 :
     1'b1;
-assign tx_arb_valid = _t7 ? _t6 : rx_path_m_axis_tvalid;
+assign tx_arb_valid = _t9 ? _t6 : _t8;
 assign tx_drop = tx_path_m_axis_tvalid & (~tx_wr_live);
 assign m_axis_tvalid = tx_arb_valid;
-assign m_axis_tdata = _t7 ? tx_path_m_axis_tdata : rx_path_m_axis_tdata;
-assign m_axis_tkeep = _t7 ? tx_path_m_axis_tkeep : rx_path_m_axis_tkeep;
-assign m_axis_tlast = _t7 ? tx_path_m_axis_tlast : rx_path_m_axis_tlast;
-assign m_axis_tuser = {tx_framed_reg, cfg_crc, cfg_tx_markers, cfg_tx_s0, cfg_tx_seq, _t7 ? tx_path_m_axis_tuser : rx_path_m_axis_tuser};
-assign rx_path_m_axis_tready = (tx_arb_grant == 1'b0) & m_axis_tready;
-assign tx_path_m_axis_tready = (_t7 & m_axis_tready) | tx_drop;
+assign m_axis_tdata = _t9 ? tx_path_m_axis_tdata : rx_path_m_axis_tdata;
+assign m_axis_tkeep = _t9 ? tx_path_m_axis_tkeep : rx_path_m_axis_tkeep;
+assign m_axis_tlast = _t9 ? tx_path_m_axis_tlast : rx_path_m_axis_tlast;
+assign m_axis_tuser = {tx_framed_reg, cfg_crc, cfg_tx_markers, cfg_tx_s0, cfg_tx_seq, _t9 ? tx_path_m_axis_tuser : rx_path_m_axis_tuser};
+assign tx_ready = m_axis_tready & _t7;
+assign rx_path_m_axis_tready = (tx_arb_grant == 1'b0) & tx_ready;
+assign tx_path_m_axis_tready = (_t9 & tx_ready) | tx_drop;
 assign tx_fire = tx_arb_valid & m_axis_tready;
 assign idle = rx_path_idle & tx_path_idle & (rd_owners_wptr_reg == rd_owners_rptr_reg) & (~tx_arb_valid);
 
@@ -456,27 +472,31 @@ always @* begin
     rd_arb_owner_next = rd_arb_owner_reg;
     rd_arb_last_next = rd_arb_last_reg;
     tx_framed_next = tx_framed_reg;
+    rx_arrived_next = rx_arrived_reg;
     tx_wr_mid_next = tx_wr_mid_reg;
-    if (tx_arb_valid & (~_t8)) begin
+    if (tx_arb_valid & (~_t10)) begin
         tx_arb_locked_next = 1'b1;
         tx_arb_owner_next = tx_arb_grant;
     end
-    if (_t8) begin
+    if (_t10) begin
         tx_arb_locked_next = 1'b0;
         tx_arb_last_next = tx_arb_grant;
     end
-    if (rd_arb_valid & (~_t9)) begin
+    if (rd_arb_valid & (~_t11)) begin
         rd_arb_locked_next = 1'b1;
         rd_arb_owner_next = rd_arb_grant;
     end
-    if (_t9) begin
+    if (_t11) begin
         rd_arb_locked_next = 1'b0;
         rd_arb_last_next = rd_arb_grant;
     end
     if (tx_fire) begin
         tx_framed_next = 1'b1;
     end
-    if (tx_fire & _t7) begin
+    if (rx_path_ulpdu_decided) begin
+        rx_arrived_next = 1'b1;
+    end
+    if (tx_fire & _t9) begin
         tx_wr_mid_next = ~m_axis_tlast;
     end
 end
@@ -487,6 +507,7 @@ always @(posedge clk) begin
     rd_arb_owner_reg <= rd_arb_owner_next;
     rd_owners_wptr_reg <= rd_owners_wptr_next;
     rd_owners_rptr_reg <= rd_owners_rptr_next;
+    rx_arrived_reg <= rx_arrived_next;
     tx_wr_mid_reg <= tx_wr_mid_next;
     tx_arb_last_reg <= tx_arb_last_next;
     tx_arb_locked_reg <= tx_arb_locked_next;
@@ -501,6 +522,7 @@ always @(posedge clk) begin
         rd_arb_locked_reg <= 1'b0;
         rd_owners_wptr_reg <= 10'h0;
         rd_owners_rptr_reg <= 10'h0;
+        rx_arrived_reg <= 1'b0;
         tx_wr_mid_reg <= 1'b0;
         tx_arb_last_reg <= 1'b1;
         tx_arb_locked_reg <= 1'b0;
@@ -569,6 +591,7 @@ rnic_rx_w8 u_rx (
     .rx_stopped(rx_path_rx_stopped),
     .tx_stopped(rx_path_tx_stopped),
     .irrq_used(rx_path_irrq_used),
+    .ulpdu_decided(rx_path_ulpdu_decided),
     .mem_wr_valid(rx_path_mem_wr_valid),
     .mem_wr_ready(rx_path_mem_wr_ready),
     .mem_wr_addr(rx_path_mem_wr_addr),

@@ -120,6 +120,7 @@ module rnic_rx_w8 (
     output wire        rx_stopped,
     output wire        tx_stopped,
     output wire [3:0]  irrq_used,
+    output wire        ulpdu_decided, // a ULPDU has been decided since reset (its checks done, its Terminate queued if it failed) and none is in hand
 
     /*
      * Host memory write (W-aligned beats with strobes)
@@ -243,6 +244,7 @@ ddp_rx_w8 u_ddp_rx (
     .rx_stopped(rx_stopped),
     .tx_stopped(tx_stopped),
     .irrq_used(irrq_used),
+    .ulpdu_decided(ulpdu_decided),
     .mem_wr_valid(mem_wr_valid),
     .mem_wr_ready(mem_wr_ready),
     .mem_wr_addr(mem_wr_addr),

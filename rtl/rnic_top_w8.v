@@ -41,6 +41,7 @@ module rnic_top_w8 (
     input  wire [8:0]  cfg_rx_seq, // low 9 bits of the sequence number of the first received octet
     input  wire [8:0]  cfg_tx_s0, // low 9 bits of this side's S0: where the sent markers count from
     input  wire [8:0]  cfg_tx_seq, // low 9 bits of the sequence number of the first sent octet
+    input  wire        cfg_fence, // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 
     /*
      * STag table write (stag_cfg_*; to the QP stag_cfg_qp)
@@ -119,12 +120,12 @@ module rnic_top_w8 (
     output wire [1:0]  m_axis_tid, // the QP (connection) of this FPDU
 
     /*
-     * Completion queue (m_cq): events of every QP, and work requests sent (kind 7)
+     * Completion queue (m_cq): events of every QP, work requests sent (kind 7), first FPDU of a fenced QP (kind 8)
      */
     output wire        m_cq_valid,
     input  wire        m_cq_ready,
     output wire [1:0]  m_cq_qp,
-    output wire [2:0]  m_cq_kind, // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
+    output wire [3:0]  m_cq_kind, // 0..6 as rx_event; 7 sent (a work request has left), 8 first FPDU (a fenced QP may send, RFC 6581 section 3)
     output wire [31:0] m_cq_length, // octets
     output wire        m_cq_solicited, // with Solicited Event
     output wire        m_cq_invalidated, // recv: m_evt_stag was invalidated (Send with Invalidate)
@@ -158,6 +159,7 @@ module rnic_top_w8 (
     output wire [3:0]  qp_idle, // nothing in progress in the QP (placement written, responses and work requests sent)
     output wire [3:0]  qp_rx_idle, // the receive side of the QP is idle: every ULPDU handled, every placement written
     output wire [3:0]  qp_mpa_err, // MPA failed an FPDU of the QP (mpa_rx err_valid)
+    output wire [3:0]  qp_fenced, // the QP's transmit waits for the peer's first FPDU (MPA fencing, cfg_fence)
     output wire        tx_err_length, // sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)
     output wire [15:0] qp_irrq_used // bits 4i+3..4i: inbound Read/Atomic Requests QP i has not yet answered
 );
@@ -246,6 +248,10 @@ wire [8:0] qp0_cfg_tx_seq;
 wire [8:0] qp1_cfg_tx_seq;
 wire [8:0] qp2_cfg_tx_seq;
 wire [8:0] qp3_cfg_tx_seq;
+wire qp0_cfg_fence;
+wire qp1_cfg_fence;
+wire qp2_cfg_fence;
+wire qp3_cfg_fence;
 wire [63:0] qp0_s_axis_tdata;
 wire [63:0] qp1_s_axis_tdata;
 wire [63:0] qp2_s_axis_tdata;
@@ -538,6 +544,14 @@ wire [63:0] qp0_mem_rd_data;
 wire [63:0] qp1_mem_rd_data;
 wire [63:0] qp2_mem_rd_data;
 wire [63:0] qp3_mem_rd_data;
+wire qp0_fenced;
+wire qp1_fenced;
+wire qp2_fenced;
+wire qp3_fenced;
+wire qp0_m_first_valid;
+wire qp1_m_first_valid;
+wire qp2_m_first_valid;
+wire qp3_m_first_valid;
 wire qp0_idle;
 wire qp1_idle;
 wire qp2_idle;
@@ -576,6 +590,8 @@ reg [8:0] qp0_ctx_tx_s0_reg; // QP 0: low 9 bits of this side's S0: where the se
 reg [8:0] qp0_ctx_tx_s0_next;
 reg [8:0] qp0_ctx_tx_seq_reg; // QP 0: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp0_ctx_tx_seq_next;
+reg qp0_ctx_fence_reg; // QP 0: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
+reg qp0_ctx_fence_next;
 wire qp1_cfg_load;
 reg qp1_restart_reg; // QP 1 is held in reset this cycle (system reset, or a new context)
 reg qp1_restart_next;
@@ -610,6 +626,8 @@ reg [8:0] qp1_ctx_tx_s0_reg; // QP 1: low 9 bits of this side's S0: where the se
 reg [8:0] qp1_ctx_tx_s0_next;
 reg [8:0] qp1_ctx_tx_seq_reg; // QP 1: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp1_ctx_tx_seq_next;
+reg qp1_ctx_fence_reg; // QP 1: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
+reg qp1_ctx_fence_next;
 wire qp2_cfg_load;
 reg qp2_restart_reg; // QP 2 is held in reset this cycle (system reset, or a new context)
 reg qp2_restart_next;
@@ -644,6 +662,8 @@ reg [8:0] qp2_ctx_tx_s0_reg; // QP 2: low 9 bits of this side's S0: where the se
 reg [8:0] qp2_ctx_tx_s0_next;
 reg [8:0] qp2_ctx_tx_seq_reg; // QP 2: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp2_ctx_tx_seq_next;
+reg qp2_ctx_fence_reg; // QP 2: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
+reg qp2_ctx_fence_next;
 wire qp3_cfg_load;
 reg qp3_restart_reg; // QP 3 is held in reset this cycle (system reset, or a new context)
 reg qp3_restart_next;
@@ -678,6 +698,8 @@ reg [8:0] qp3_ctx_tx_s0_reg; // QP 3: low 9 bits of this side's S0: where the se
 reg [8:0] qp3_ctx_tx_s0_next;
 reg [8:0] qp3_ctx_tx_seq_reg; // QP 3: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp3_ctx_tx_seq_next;
+reg qp3_ctx_fence_reg; // QP 3: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
+reg qp3_ctx_fence_next;
 reg [1:0] tx_arb_last_reg; // the source granted last (round-robin starts after it)
 reg [1:0] tx_arb_last_next;
 reg tx_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
@@ -703,15 +725,23 @@ wire framer_err_length;
 wire tx_fire;
 reg [15:0] qp0_sent_pending_reg; // QP 0: sent completions not yet in m_cq
 reg [15:0] qp0_sent_pending_next;
+reg qp0_first_pending_reg; // QP 0: its first-FPDU completion is not yet in m_cq
+reg qp0_first_pending_next;
 wire qp0_cq_valid;
 reg [15:0] qp1_sent_pending_reg; // QP 1: sent completions not yet in m_cq
 reg [15:0] qp1_sent_pending_next;
+reg qp1_first_pending_reg; // QP 1: its first-FPDU completion is not yet in m_cq
+reg qp1_first_pending_next;
 wire qp1_cq_valid;
 reg [15:0] qp2_sent_pending_reg; // QP 2: sent completions not yet in m_cq
 reg [15:0] qp2_sent_pending_next;
+reg qp2_first_pending_reg; // QP 2: its first-FPDU completion is not yet in m_cq
+reg qp2_first_pending_next;
 wire qp2_cq_valid;
 reg [15:0] qp3_sent_pending_reg; // QP 3: sent completions not yet in m_cq
 reg [15:0] qp3_sent_pending_next;
+reg qp3_first_pending_reg; // QP 3: its first-FPDU completion is not yet in m_cq
+reg qp3_first_pending_next;
 wire qp3_cq_valid;
 reg [1:0] cq_arb_last_reg; // the source granted last (round-robin starts after it)
 reg [1:0] cq_arb_last_next;
@@ -721,7 +751,15 @@ reg [1:0] cq_arb_owner_reg; // the source holding a locked grant
 reg [1:0] cq_arb_owner_next;
 wire [1:0] cq_arb_grant; // the source cq_arb serves
 wire cq_arb_valid;
-wire cq_from_evt; // the granted QP offers an event (events before sent completions)
+wire cq_from_evt; // the granted QP offers an event (events first)
+wire cq_from_first; // the granted QP offers its first-FPDU completion (before sent ones)
+wire [2:0] cq_evt_kind; // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
+wire [31:0] cq_evt_length; // octets
+wire cq_evt_solicited; // with Solicited Event
+wire cq_evt_invalidated; // recv: m_evt_stag was invalidated (Send with Invalidate)
+wire [31:0] cq_evt_stag; // the invalidated STag
+wire [63:0] cq_evt_data; // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
+wire [13:0] cq_evt_err; // record error_word
 wire cq_fire;
 reg [1:0] mem_wr_arb_last_reg; // the source granted last (round-robin starts after it)
 reg [1:0] mem_wr_arb_last_next;
@@ -774,12 +812,33 @@ wire _t23;
 wire _t24;
 wire _t25;
 wire _t26;
-wire [1:0] _t27;
+wire _t27;
 wire _t28;
 wire _t29;
 wire _t30;
 wire _t31;
 wire _t32;
+wire _t33;
+wire _t34;
+wire _t35;
+wire _t36;
+wire _t37;
+wire _t38;
+wire _t39;
+wire _t40;
+wire _t41;
+wire _t42;
+wire _t43;
+wire [1:0] _t44;
+wire _t45;
+wire _t46;
+wire _t47;
+wire _t48;
+wire _t49;
+wire _t50;
+wire _t51;
+wire _t52;
+wire _t53;
 
 assign _t0 = s_recv_qp == 2'b01;
 assign _t1 = s_recv_qp == 2'b10;
@@ -790,30 +849,51 @@ assign _t5 = wr_qp == 2'b11;
 assign _t6 = s_axis_tid == 2'b01;
 assign _t7 = s_axis_tid == 2'b10;
 assign _t8 = s_axis_tid == 2'b11;
-assign _t9 = tx_arb_grant == 2'b11;
-assign _t10 = tx_arb_grant == 2'b10;
-assign _t11 = tx_arb_grant == 2'b01;
-assign _t12 = cq_arb_grant == 2'b11;
-assign _t13 = cq_arb_grant == 2'b10;
-assign _t14 = cq_arb_grant == 2'b01;
-assign _t15 = cq_arb_grant == 2'b00;
-assign _t16 = mem_wr_arb_grant == 2'b11;
-assign _t17 = mem_wr_arb_grant == 2'b10;
-assign _t18 = mem_wr_arb_grant == 2'b01;
-assign _t19 = qp1_mem_rd_valid & _t20;
-assign _t20 = ~mem_rd_owners_full;
-assign _t21 = qp2_mem_rd_valid & _t20;
-assign _t22 = qp3_mem_rd_valid & _t20;
-assign _t23 = qp0_mem_rd_valid & _t20;
-assign _t24 = mem_rd_arb_grant == 2'b11;
-assign _t25 = mem_rd_arb_grant == 2'b10;
-assign _t26 = mem_rd_arb_grant == 2'b01;
-assign _t27 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
-assign _t28 = ~cq_from_evt;
-assign _t29 = tx_fire & framer_s_axis_tlast;
-assign _t30 = cq_fire & 1'b1;
-assign _t31 = mem_wr_fire & 1'b1;
-assign _t32 = mem_rd_fire & 1'b1;
+assign _t9 = qp1_m_axis_tvalid & _t10;
+assign _t10 = ~qp1_restart_reg;
+assign _t11 = qp2_m_axis_tvalid & _t12;
+assign _t12 = ~qp2_restart_reg;
+assign _t13 = qp3_m_axis_tvalid & _t14;
+assign _t14 = ~qp3_restart_reg;
+assign _t15 = qp0_m_axis_tvalid & _t16;
+assign _t16 = ~qp0_restart_reg;
+assign _t17 = tx_arb_grant == 2'b11;
+assign _t18 = tx_arb_grant == 2'b10;
+assign _t19 = tx_arb_grant == 2'b01;
+assign _t20 = qp0_m_evt_valid & _t16;
+assign _t21 = qp1_m_evt_valid & _t10;
+assign _t22 = qp2_m_evt_valid & _t12;
+assign _t23 = qp3_m_evt_valid & _t14;
+assign _t24 = cq_arb_grant == 2'b11;
+assign _t25 = cq_arb_grant == 2'b10;
+assign _t26 = cq_arb_grant == 2'b01;
+assign _t27 = ~cq_from_evt;
+assign _t28 = cq_arb_grant == 2'b00;
+assign _t29 = qp1_mem_wr_valid & _t10;
+assign _t30 = qp2_mem_wr_valid & _t12;
+assign _t31 = qp3_mem_wr_valid & _t14;
+assign _t32 = qp0_mem_wr_valid & _t16;
+assign _t33 = mem_wr_arb_grant == 2'b11;
+assign _t34 = mem_wr_arb_grant == 2'b10;
+assign _t35 = mem_wr_arb_grant == 2'b01;
+assign _t36 = qp1_mem_rd_valid & _t10 & _t37;
+assign _t37 = ~mem_rd_owners_full;
+assign _t38 = qp2_mem_rd_valid & _t12 & _t37;
+assign _t39 = qp3_mem_rd_valid & _t14 & _t37;
+assign _t40 = qp0_mem_rd_valid & _t16 & _t37;
+assign _t41 = mem_rd_arb_grant == 2'b11;
+assign _t42 = mem_rd_arb_grant == 2'b10;
+assign _t43 = mem_rd_arb_grant == 2'b01;
+assign _t44 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
+assign _t45 = cq_fire & _t28;
+assign _t46 = ~cq_from_first;
+assign _t47 = cq_fire & _t26;
+assign _t48 = cq_fire & _t25;
+assign _t49 = cq_fire & _t24;
+assign _t50 = tx_fire & framer_s_axis_tlast;
+assign _t51 = cq_fire & 1'b1;
+assign _t52 = mem_wr_fire & 1'b1;
+assign _t53 = mem_rd_fire & 1'b1;
 assign qp0_cfg_load = cfg_valid & (cfg_qp == 2'b00);
 assign qp0_rst = rst | qp0_restart_reg;
 assign qp0_cfg_rfc7306 = qp0_ctx_rfc7306_reg;
@@ -831,6 +911,7 @@ assign qp0_cfg_rx_s0 = qp0_ctx_rx_s0_reg;
 assign qp0_cfg_rx_seq = qp0_ctx_rx_seq_reg;
 assign qp0_cfg_tx_s0 = qp0_ctx_tx_s0_reg;
 assign qp0_cfg_tx_seq = qp0_ctx_tx_seq_reg;
+assign qp0_cfg_fence = qp0_ctx_fence_reg;
 assign qp1_cfg_load = cfg_valid & (cfg_qp == 2'b01);
 assign qp1_rst = rst | qp1_restart_reg;
 assign qp1_cfg_rfc7306 = qp1_ctx_rfc7306_reg;
@@ -848,6 +929,7 @@ assign qp1_cfg_rx_s0 = qp1_ctx_rx_s0_reg;
 assign qp1_cfg_rx_seq = qp1_ctx_rx_seq_reg;
 assign qp1_cfg_tx_s0 = qp1_ctx_tx_s0_reg;
 assign qp1_cfg_tx_seq = qp1_ctx_tx_seq_reg;
+assign qp1_cfg_fence = qp1_ctx_fence_reg;
 assign qp2_cfg_load = cfg_valid & (cfg_qp == 2'b10);
 assign qp2_rst = rst | qp2_restart_reg;
 assign qp2_cfg_rfc7306 = qp2_ctx_rfc7306_reg;
@@ -865,6 +947,7 @@ assign qp2_cfg_rx_s0 = qp2_ctx_rx_s0_reg;
 assign qp2_cfg_rx_seq = qp2_ctx_rx_seq_reg;
 assign qp2_cfg_tx_s0 = qp2_ctx_tx_s0_reg;
 assign qp2_cfg_tx_seq = qp2_ctx_tx_seq_reg;
+assign qp2_cfg_fence = qp2_ctx_fence_reg;
 assign qp3_cfg_load = cfg_valid & (cfg_qp == 2'b11);
 assign qp3_rst = rst | qp3_restart_reg;
 assign qp3_cfg_rfc7306 = qp3_ctx_rfc7306_reg;
@@ -882,6 +965,7 @@ assign qp3_cfg_rx_s0 = qp3_ctx_rx_s0_reg;
 assign qp3_cfg_rx_seq = qp3_ctx_rx_seq_reg;
 assign qp3_cfg_tx_s0 = qp3_ctx_tx_s0_reg;
 assign qp3_cfg_tx_seq = qp3_ctx_tx_seq_reg;
+assign qp3_cfg_fence = qp3_ctx_fence_reg;
 assign qp0_stag_cfg_index = stag_cfg_index;
 assign qp1_stag_cfg_index = stag_cfg_index;
 assign qp2_stag_cfg_index = stag_cfg_index;
@@ -1034,25 +1118,25 @@ assign qp3_s_axis_tlast = s_axis_tlast;
 assign qp3_s_axis_tvalid = s_axis_tvalid & _t8;
 assign s_axis_tready = _t8 ? qp3_s_axis_tready : (_t7 ? qp2_s_axis_tready : (_t6 ? qp1_s_axis_tready : qp0_s_axis_tready));
 assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg :
-    (tx_arb_last_reg == 2'b00) ? (qp1_m_axis_tvalid ? 2'b01 : (qp2_m_axis_tvalid ? 2'b10 : (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : 2'b00)))) :
-    (tx_arb_last_reg == 2'b01) ? (qp2_m_axis_tvalid ? 2'b10 : (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : (qp1_m_axis_tvalid ? 2'b01 : 2'b01)))) :
-    (tx_arb_last_reg == 2'b10) ? (qp3_m_axis_tvalid ? 2'b11 : (qp0_m_axis_tvalid ? 2'b00 : (qp1_m_axis_tvalid ? 2'b01 : (qp2_m_axis_tvalid ? 2'b10 : 2'b10)))) :
-    qp0_m_axis_tvalid ? 2'b00 :
-    qp1_m_axis_tvalid ? 2'b01 :
-    qp2_m_axis_tvalid ? 2'b10 :
-    qp3_m_axis_tvalid ? 2'b11 :
+    (tx_arb_last_reg == 2'b00) ? (_t9 ? 2'b01 : (_t11 ? 2'b10 : (_t13 ? 2'b11 : (_t15 ? 2'b00 : 2'b00)))) :
+    (tx_arb_last_reg == 2'b01) ? (_t11 ? 2'b10 : (_t13 ? 2'b11 : (_t15 ? 2'b00 : (_t9 ? 2'b01 : 2'b01)))) :
+    (tx_arb_last_reg == 2'b10) ? (_t13 ? 2'b11 : (_t15 ? 2'b00 : (_t9 ? 2'b01 : (_t11 ? 2'b10 : 2'b10)))) :
+    _t15 ? 2'b00 :
+    _t9 ? 2'b01 :
+    _t11 ? 2'b10 :
+    _t13 ? 2'b11 :
     2'b11;
-assign tx_arb_valid = _t9 ? qp3_m_axis_tvalid : (_t10 ? qp2_m_axis_tvalid : (_t11 ? qp1_m_axis_tvalid : qp0_m_axis_tvalid));
-assign framer_s_axis_tdata = _t9 ? qp3_m_axis_tdata : (_t10 ? qp2_m_axis_tdata : (_t11 ? qp1_m_axis_tdata : qp0_m_axis_tdata));
-assign framer_s_axis_tkeep = _t9 ? qp3_m_axis_tkeep : (_t10 ? qp2_m_axis_tkeep : (_t11 ? qp1_m_axis_tkeep : qp0_m_axis_tkeep));
-assign framer_s_axis_tlast = _t9 ? qp3_m_axis_tlast : (_t10 ? qp2_m_axis_tlast : (_t11 ? qp1_m_axis_tlast : qp0_m_axis_tlast));
-assign framer_s_axis_tuser = _t9 ? qp3_m_axis_tuser : (_t10 ? qp2_m_axis_tuser : (_t11 ? qp1_m_axis_tuser : qp0_m_axis_tuser));
+assign tx_arb_valid = _t17 ? _t13 : (_t18 ? _t11 : (_t19 ? _t9 : _t15));
+assign framer_s_axis_tdata = _t17 ? qp3_m_axis_tdata : (_t18 ? qp2_m_axis_tdata : (_t19 ? qp1_m_axis_tdata : qp0_m_axis_tdata));
+assign framer_s_axis_tkeep = _t17 ? qp3_m_axis_tkeep : (_t18 ? qp2_m_axis_tkeep : (_t19 ? qp1_m_axis_tkeep : qp0_m_axis_tkeep));
+assign framer_s_axis_tlast = _t17 ? qp3_m_axis_tlast : (_t18 ? qp2_m_axis_tlast : (_t19 ? qp1_m_axis_tlast : qp0_m_axis_tlast));
+assign framer_s_axis_tuser = _t17 ? qp3_m_axis_tuser : (_t18 ? qp2_m_axis_tuser : (_t19 ? qp1_m_axis_tuser : qp0_m_axis_tuser));
 assign framer_s_axis_tvalid = tx_arb_valid;
 assign framer_s_axis_tid = tx_arb_grant;
 assign qp0_m_axis_tready = (tx_arb_grant == 2'b00) & framer_s_axis_tready;
-assign qp1_m_axis_tready = _t11 & framer_s_axis_tready;
-assign qp2_m_axis_tready = _t10 & framer_s_axis_tready;
-assign qp3_m_axis_tready = _t9 & framer_s_axis_tready;
+assign qp1_m_axis_tready = _t19 & framer_s_axis_tready;
+assign qp2_m_axis_tready = _t18 & framer_s_axis_tready;
+assign qp3_m_axis_tready = _t17 & framer_s_axis_tready;
 assign tx_fire = tx_arb_valid & framer_s_axis_tready;
 assign m_axis_tdata = framer_m_axis_tdata;
 assign m_axis_tkeep = framer_m_axis_tkeep;
@@ -1060,10 +1144,10 @@ assign m_axis_tvalid = framer_m_axis_tvalid;
 assign m_axis_tlast = framer_m_axis_tlast;
 assign framer_m_axis_tready = m_axis_tready;
 assign m_axis_tid = framer_m_axis_tid;
-assign qp0_cq_valid = qp0_m_evt_valid | (qp0_sent_pending_reg != 16'h0);
-assign qp1_cq_valid = qp1_m_evt_valid | (qp1_sent_pending_reg != 16'h0);
-assign qp2_cq_valid = qp2_m_evt_valid | (qp2_sent_pending_reg != 16'h0);
-assign qp3_cq_valid = qp3_m_evt_valid | (qp3_sent_pending_reg != 16'h0);
+assign qp0_cq_valid = _t20 | qp0_first_pending_reg | (qp0_sent_pending_reg != 16'h0);
+assign qp1_cq_valid = _t21 | qp1_first_pending_reg | (qp1_sent_pending_reg != 16'h0);
+assign qp2_cq_valid = _t22 | qp2_first_pending_reg | (qp2_sent_pending_reg != 16'h0);
+assign qp3_cq_valid = _t23 | qp3_first_pending_reg | (qp3_sent_pending_reg != 16'h0);
 assign cq_arb_grant = cq_arb_locked_reg ? cq_arb_owner_reg :
     (cq_arb_last_reg == 2'b00) ? (qp1_cq_valid ? 2'b01 : (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : 2'b00)))) :
     (cq_arb_last_reg == 2'b01) ? (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : (qp1_cq_valid ? 2'b01 : 2'b01)))) :
@@ -1073,68 +1157,74 @@ assign cq_arb_grant = cq_arb_locked_reg ? cq_arb_owner_reg :
     qp2_cq_valid ? 2'b10 :
     qp3_cq_valid ? 2'b11 :
     2'b11;
-assign cq_arb_valid = _t12 ? qp3_cq_valid : (_t13 ? qp2_cq_valid : (_t14 ? qp1_cq_valid : qp0_cq_valid));
-assign cq_from_evt = _t12 ? qp3_m_evt_valid : (_t13 ? qp2_m_evt_valid : (_t14 ? qp1_m_evt_valid : qp0_m_evt_valid));
+assign cq_arb_valid = _t24 ? qp3_cq_valid : (_t25 ? qp2_cq_valid : (_t26 ? qp1_cq_valid : qp0_cq_valid));
+assign cq_from_evt = _t24 ? _t23 : (_t25 ? _t22 : (_t26 ? _t21 : _t20));
+assign cq_from_first = _t27 & (_t24 ? qp3_first_pending_reg : (_t25 ? qp2_first_pending_reg : (_t26 ? qp1_first_pending_reg : qp0_first_pending_reg)));
 assign m_cq_valid = cq_arb_valid;
 assign m_cq_qp = cq_arb_grant;
-assign m_cq_kind = cq_from_evt ? (_t12 ? qp3_m_evt_kind : (_t13 ? qp2_m_evt_kind : (_t14 ? qp1_m_evt_kind : qp0_m_evt_kind))) : 3'b111;
-assign m_cq_length = cq_from_evt ? (_t12 ? qp3_m_evt_length : (_t13 ? qp2_m_evt_length : (_t14 ? qp1_m_evt_length : qp0_m_evt_length))) : 32'h0;
-assign m_cq_solicited = cq_from_evt ? (_t12 ? qp3_m_evt_solicited : (_t13 ? qp2_m_evt_solicited : (_t14 ? qp1_m_evt_solicited : qp0_m_evt_solicited))) : 1'b0;
-assign m_cq_invalidated = cq_from_evt ?
-    (_t12 ? qp3_m_evt_invalidated : (_t13 ? qp2_m_evt_invalidated : (_t14 ? qp1_m_evt_invalidated : qp0_m_evt_invalidated))) :
-    1'b0;
-assign m_cq_stag = cq_from_evt ? (_t12 ? qp3_m_evt_stag : (_t13 ? qp2_m_evt_stag : (_t14 ? qp1_m_evt_stag : qp0_m_evt_stag))) : 32'h0;
-assign m_cq_data = cq_from_evt ? (_t12 ? qp3_m_evt_data : (_t13 ? qp2_m_evt_data : (_t14 ? qp1_m_evt_data : qp0_m_evt_data))) : 64'h0;
-assign m_cq_err = cq_from_evt ? (_t12 ? qp3_m_evt_err : (_t13 ? qp2_m_evt_err : (_t14 ? qp1_m_evt_err : qp0_m_evt_err))) : 14'h0;
+assign cq_evt_kind = _t24 ? qp3_m_evt_kind : (_t25 ? qp2_m_evt_kind : (_t26 ? qp1_m_evt_kind : qp0_m_evt_kind));
+assign cq_evt_length = _t24 ? qp3_m_evt_length : (_t25 ? qp2_m_evt_length : (_t26 ? qp1_m_evt_length : qp0_m_evt_length));
+assign cq_evt_solicited = _t24 ? qp3_m_evt_solicited : (_t25 ? qp2_m_evt_solicited : (_t26 ? qp1_m_evt_solicited : qp0_m_evt_solicited));
+assign cq_evt_invalidated = _t24 ? qp3_m_evt_invalidated : (_t25 ? qp2_m_evt_invalidated : (_t26 ? qp1_m_evt_invalidated : qp0_m_evt_invalidated));
+assign cq_evt_stag = _t24 ? qp3_m_evt_stag : (_t25 ? qp2_m_evt_stag : (_t26 ? qp1_m_evt_stag : qp0_m_evt_stag));
+assign cq_evt_data = _t24 ? qp3_m_evt_data : (_t25 ? qp2_m_evt_data : (_t26 ? qp1_m_evt_data : qp0_m_evt_data));
+assign cq_evt_err = _t24 ? qp3_m_evt_err : (_t25 ? qp2_m_evt_err : (_t26 ? qp1_m_evt_err : qp0_m_evt_err));
+assign m_cq_kind = cq_from_evt ? {1'b0, cq_evt_kind} : (cq_from_first ? 4'b1000 : 4'b0111);
+assign m_cq_length = cq_from_evt ? cq_evt_length : 32'h0;
+assign m_cq_solicited = cq_from_evt ? cq_evt_solicited : 1'b0;
+assign m_cq_invalidated = cq_from_evt ? cq_evt_invalidated : 1'b0;
+assign m_cq_stag = cq_from_evt ? cq_evt_stag : 32'h0;
+assign m_cq_data = cq_from_evt ? cq_evt_data : 64'h0;
+assign m_cq_err = cq_from_evt ? cq_evt_err : 14'h0;
 assign cq_fire = cq_arb_valid & m_cq_ready;
-assign qp0_m_evt_ready = _t15 & m_cq_ready;
-assign qp1_m_evt_ready = _t14 & m_cq_ready;
-assign qp2_m_evt_ready = _t13 & m_cq_ready;
-assign qp3_m_evt_ready = _t12 & m_cq_ready;
+assign qp0_m_evt_ready = _t28 & m_cq_ready;
+assign qp1_m_evt_ready = _t26 & m_cq_ready;
+assign qp2_m_evt_ready = _t25 & m_cq_ready;
+assign qp3_m_evt_ready = _t24 & m_cq_ready;
 assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg :
-    (mem_wr_arb_last_reg == 2'b00) ? (qp1_mem_wr_valid ? 2'b01 : (qp2_mem_wr_valid ? 2'b10 : (qp3_mem_wr_valid ? 2'b11 : (qp0_mem_wr_valid ? 2'b00 : 2'b00)))) :
-    (mem_wr_arb_last_reg == 2'b01) ? (qp2_mem_wr_valid ? 2'b10 : (qp3_mem_wr_valid ? 2'b11 : (qp0_mem_wr_valid ? 2'b00 : (qp1_mem_wr_valid ? 2'b01 : 2'b01)))) :
-    (mem_wr_arb_last_reg == 2'b10) ? (qp3_mem_wr_valid ? 2'b11 : (qp0_mem_wr_valid ? 2'b00 : (qp1_mem_wr_valid ? 2'b01 : (qp2_mem_wr_valid ? 2'b10 : 2'b10)))) :
-    qp0_mem_wr_valid ? 2'b00 :
-    qp1_mem_wr_valid ? 2'b01 :
-    qp2_mem_wr_valid ? 2'b10 :
-    qp3_mem_wr_valid ? 2'b11 :
+    (mem_wr_arb_last_reg == 2'b00) ? (_t29 ? 2'b01 : (_t30 ? 2'b10 : (_t31 ? 2'b11 : (_t32 ? 2'b00 : 2'b00)))) :
+    (mem_wr_arb_last_reg == 2'b01) ? (_t30 ? 2'b10 : (_t31 ? 2'b11 : (_t32 ? 2'b00 : (_t29 ? 2'b01 : 2'b01)))) :
+    (mem_wr_arb_last_reg == 2'b10) ? (_t31 ? 2'b11 : (_t32 ? 2'b00 : (_t29 ? 2'b01 : (_t30 ? 2'b10 : 2'b10)))) :
+    _t32 ? 2'b00 :
+    _t29 ? 2'b01 :
+    _t30 ? 2'b10 :
+    _t31 ? 2'b11 :
     2'b11;
-assign mem_wr_arb_valid = _t16 ? qp3_mem_wr_valid : (_t17 ? qp2_mem_wr_valid : (_t18 ? qp1_mem_wr_valid : qp0_mem_wr_valid));
-assign mem_wr_addr = _t16 ? qp3_mem_wr_addr : (_t17 ? qp2_mem_wr_addr : (_t18 ? qp1_mem_wr_addr : qp0_mem_wr_addr));
-assign mem_wr_data = _t16 ? qp3_mem_wr_data : (_t17 ? qp2_mem_wr_data : (_t18 ? qp1_mem_wr_data : qp0_mem_wr_data));
-assign mem_wr_strb = _t16 ? qp3_mem_wr_strb : (_t17 ? qp2_mem_wr_strb : (_t18 ? qp1_mem_wr_strb : qp0_mem_wr_strb));
+assign mem_wr_arb_valid = _t33 ? _t31 : (_t34 ? _t30 : (_t35 ? _t29 : _t32));
+assign mem_wr_addr = _t33 ? qp3_mem_wr_addr : (_t34 ? qp2_mem_wr_addr : (_t35 ? qp1_mem_wr_addr : qp0_mem_wr_addr));
+assign mem_wr_data = _t33 ? qp3_mem_wr_data : (_t34 ? qp2_mem_wr_data : (_t35 ? qp1_mem_wr_data : qp0_mem_wr_data));
+assign mem_wr_strb = _t33 ? qp3_mem_wr_strb : (_t34 ? qp2_mem_wr_strb : (_t35 ? qp1_mem_wr_strb : qp0_mem_wr_strb));
 assign mem_wr_valid = mem_wr_arb_valid;
 assign qp0_mem_wr_ready = (mem_wr_arb_grant == 2'b00) & mem_wr_ready;
-assign qp1_mem_wr_ready = _t18 & mem_wr_ready;
-assign qp2_mem_wr_ready = _t17 & mem_wr_ready;
-assign qp3_mem_wr_ready = _t16 & mem_wr_ready;
+assign qp1_mem_wr_ready = _t35 & mem_wr_ready;
+assign qp2_mem_wr_ready = _t34 & mem_wr_ready;
+assign qp3_mem_wr_ready = _t33 & mem_wr_ready;
 assign mem_wr_fire = mem_wr_arb_valid & mem_wr_ready;
 assign mem_rd_arb_grant = mem_rd_arb_locked_reg ? mem_rd_arb_owner_reg :
-    (mem_rd_arb_last_reg == 2'b00) ? (_t19 ? 2'b01 : (_t21 ? 2'b10 : (_t22 ? 2'b11 : (_t23 ? 2'b00 : 2'b00)))) :
-    (mem_rd_arb_last_reg == 2'b01) ? (_t21 ? 2'b10 : (_t22 ? 2'b11 : (_t23 ? 2'b00 : (_t19 ? 2'b01 : 2'b01)))) :
-    (mem_rd_arb_last_reg == 2'b10) ? (_t22 ? 2'b11 : (_t23 ? 2'b00 : (_t19 ? 2'b01 : (_t21 ? 2'b10 : 2'b10)))) :
-    _t23 ? 2'b00 :
-    _t19 ? 2'b01 :
-    _t21 ? 2'b10 :
-    _t22 ? 2'b11 :
+    (mem_rd_arb_last_reg == 2'b00) ? (_t36 ? 2'b01 : (_t38 ? 2'b10 : (_t39 ? 2'b11 : (_t40 ? 2'b00 : 2'b00)))) :
+    (mem_rd_arb_last_reg == 2'b01) ? (_t38 ? 2'b10 : (_t39 ? 2'b11 : (_t40 ? 2'b00 : (_t36 ? 2'b01 : 2'b01)))) :
+    (mem_rd_arb_last_reg == 2'b10) ? (_t39 ? 2'b11 : (_t40 ? 2'b00 : (_t36 ? 2'b01 : (_t38 ? 2'b10 : 2'b10)))) :
+    _t40 ? 2'b00 :
+    _t36 ? 2'b01 :
+    _t38 ? 2'b10 :
+    _t39 ? 2'b11 :
     2'b11;
-assign mem_rd_arb_valid = _t24 ? _t22 : (_t25 ? _t21 : (_t26 ? _t19 : _t23));
-assign mem_rd_addr = _t24 ? qp3_mem_rd_addr : (_t25 ? qp2_mem_rd_addr : (_t26 ? qp1_mem_rd_addr : qp0_mem_rd_addr));
+assign mem_rd_arb_valid = _t41 ? _t39 : (_t42 ? _t38 : (_t43 ? _t36 : _t40));
+assign mem_rd_addr = _t41 ? qp3_mem_rd_addr : (_t42 ? qp2_mem_rd_addr : (_t43 ? qp1_mem_rd_addr : qp0_mem_rd_addr));
 assign mem_rd_valid = mem_rd_arb_valid;
 assign mem_rd_fire = mem_rd_arb_valid & mem_rd_ready;
 assign mem_rd_owners_full = (mem_rd_owners_wptr_reg[9] != mem_rd_owners_rptr_reg[9]) & (mem_rd_owners_wptr_reg[8:0] == mem_rd_owners_rptr_reg[8:0]);
-assign qp0_mem_rd_ready = (mem_rd_arb_grant == 2'b00) & mem_rd_ready & _t20;
-assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t27 == 2'b00);
+assign qp0_mem_rd_ready = (mem_rd_arb_grant == 2'b00) & mem_rd_ready & _t37;
+assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t44 == 2'b00);
 assign qp0_mem_rd_data = mem_rd_data;
-assign qp1_mem_rd_ready = _t26 & mem_rd_ready & _t20;
-assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t27 == 2'b01);
+assign qp1_mem_rd_ready = _t43 & mem_rd_ready & _t37;
+assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t44 == 2'b01);
 assign qp1_mem_rd_data = mem_rd_data;
-assign qp2_mem_rd_ready = _t25 & mem_rd_ready & _t20;
-assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t27 == 2'b10);
+assign qp2_mem_rd_ready = _t42 & mem_rd_ready & _t37;
+assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t44 == 2'b10);
 assign qp2_mem_rd_data = mem_rd_data;
-assign qp3_mem_rd_ready = _t24 & mem_rd_ready & _t20;
-assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t27 == 2'b11);
+assign qp3_mem_rd_ready = _t41 & mem_rd_ready & _t37;
+assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t44 == 2'b11);
 assign qp3_mem_rd_data = mem_rd_data;
 assign qp_rx_stopped = {qp3_rx_stopped, qp2_rx_stopped, qp1_rx_stopped, qp0_rx_stopped};
 assign qp_tx_stopped = {qp3_tx_stopped, qp2_tx_stopped, qp1_tx_stopped, qp0_tx_stopped};
@@ -1146,6 +1236,7 @@ assign qp_idle = {
 };
 assign qp_rx_idle = {qp3_rx_idle, qp2_rx_idle, qp1_rx_idle, qp0_rx_idle};
 assign qp_mpa_err = {qp3_mpa_err_valid, qp2_mpa_err_valid, qp1_mpa_err_valid, qp0_mpa_err_valid};
+assign qp_fenced = {qp3_fenced, qp2_fenced, qp1_fenced, qp0_fenced};
 assign tx_err_length = framer_err_length;
 assign qp_irrq_used = {qp3_irrq_used, qp2_irrq_used, qp1_irrq_used, qp0_irrq_used};
 
@@ -1251,6 +1342,13 @@ always @* begin
     qp0_ctx_tx_seq_next = qp0_ctx_tx_seq_reg;
     if (qp0_cfg_load) begin
         qp0_ctx_tx_seq_next = cfg_tx_seq;
+    end
+end
+
+always @* begin
+    qp0_ctx_fence_next = qp0_ctx_fence_reg;
+    if (qp0_cfg_load) begin
+        qp0_ctx_fence_next = cfg_fence;
     end
 end
 
@@ -1365,6 +1463,13 @@ always @* begin
 end
 
 always @* begin
+    qp1_ctx_fence_next = qp1_ctx_fence_reg;
+    if (qp1_cfg_load) begin
+        qp1_ctx_fence_next = cfg_fence;
+    end
+end
+
+always @* begin
     qp1_restart_next = qp1_restart_reg;
     qp1_restart_next = qp1_cfg_load;
 end
@@ -1471,6 +1576,13 @@ always @* begin
     qp2_ctx_tx_seq_next = qp2_ctx_tx_seq_reg;
     if (qp2_cfg_load) begin
         qp2_ctx_tx_seq_next = cfg_tx_seq;
+    end
+end
+
+always @* begin
+    qp2_ctx_fence_next = qp2_ctx_fence_reg;
+    if (qp2_cfg_load) begin
+        qp2_ctx_fence_next = cfg_fence;
     end
 end
 
@@ -1585,28 +1697,63 @@ always @* begin
 end
 
 always @* begin
+    qp3_ctx_fence_next = qp3_ctx_fence_reg;
+    if (qp3_cfg_load) begin
+        qp3_ctx_fence_next = cfg_fence;
+    end
+end
+
+always @* begin
     qp3_restart_next = qp3_restart_reg;
     qp3_restart_next = qp3_cfg_load;
 end
 
 always @* begin
     qp0_sent_pending_next = qp0_sent_pending_reg;
-    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, qp0_m_sent_valid}) - {15'h0, cq_fire & _t15 & _t28};
+    qp0_first_pending_next = qp0_first_pending_reg;
+    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, qp0_m_sent_valid & _t16}) - {15'h0, _t45 & _t27 & _t46};
+    if (_t45 & cq_from_first) begin
+        qp0_first_pending_next = 1'b0;
+    end
+    if (qp0_m_first_valid & _t16) begin
+        qp0_first_pending_next = 1'b1;
+    end
 end
 
 always @* begin
     qp1_sent_pending_next = qp1_sent_pending_reg;
-    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, qp1_m_sent_valid}) - {15'h0, cq_fire & _t14 & _t28};
+    qp1_first_pending_next = qp1_first_pending_reg;
+    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, qp1_m_sent_valid & _t10}) - {15'h0, _t47 & _t27 & _t46};
+    if (_t47 & cq_from_first) begin
+        qp1_first_pending_next = 1'b0;
+    end
+    if (qp1_m_first_valid & _t10) begin
+        qp1_first_pending_next = 1'b1;
+    end
 end
 
 always @* begin
     qp2_sent_pending_next = qp2_sent_pending_reg;
-    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, qp2_m_sent_valid}) - {15'h0, cq_fire & _t13 & _t28};
+    qp2_first_pending_next = qp2_first_pending_reg;
+    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, qp2_m_sent_valid & _t12}) - {15'h0, _t48 & _t27 & _t46};
+    if (_t48 & cq_from_first) begin
+        qp2_first_pending_next = 1'b0;
+    end
+    if (qp2_m_first_valid & _t12) begin
+        qp2_first_pending_next = 1'b1;
+    end
 end
 
 always @* begin
     qp3_sent_pending_next = qp3_sent_pending_reg;
-    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, qp3_m_sent_valid}) - {15'h0, cq_fire & _t12 & _t28};
+    qp3_first_pending_next = qp3_first_pending_reg;
+    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, qp3_m_sent_valid & _t14}) - {15'h0, _t49 & _t27 & _t46};
+    if (_t49 & cq_from_first) begin
+        qp3_first_pending_next = 1'b0;
+    end
+    if (qp3_m_first_valid & _t14) begin
+        qp3_first_pending_next = 1'b1;
+    end
 end
 
 always @* begin
@@ -1631,35 +1778,35 @@ always @* begin
     mem_rd_arb_locked_next = mem_rd_arb_locked_reg;
     mem_rd_arb_owner_next = mem_rd_arb_owner_reg;
     mem_rd_arb_last_next = mem_rd_arb_last_reg;
-    if (tx_arb_valid & (~_t29)) begin
+    if (tx_arb_valid & (~_t50)) begin
         tx_arb_locked_next = 1'b1;
         tx_arb_owner_next = tx_arb_grant;
     end
-    if (_t29) begin
+    if (_t50) begin
         tx_arb_locked_next = 1'b0;
         tx_arb_last_next = tx_arb_grant;
     end
-    if (cq_arb_valid & (~_t30)) begin
+    if (cq_arb_valid & (~_t51)) begin
         cq_arb_locked_next = 1'b1;
         cq_arb_owner_next = cq_arb_grant;
     end
-    if (_t30) begin
+    if (_t51) begin
         cq_arb_locked_next = 1'b0;
         cq_arb_last_next = cq_arb_grant;
     end
-    if (mem_wr_arb_valid & (~_t31)) begin
+    if (mem_wr_arb_valid & (~_t52)) begin
         mem_wr_arb_locked_next = 1'b1;
         mem_wr_arb_owner_next = mem_wr_arb_grant;
     end
-    if (_t31) begin
+    if (_t52) begin
         mem_wr_arb_locked_next = 1'b0;
         mem_wr_arb_last_next = mem_wr_arb_grant;
     end
-    if (mem_rd_arb_valid & (~_t32)) begin
+    if (mem_rd_arb_valid & (~_t53)) begin
         mem_rd_arb_locked_next = 1'b1;
         mem_rd_arb_owner_next = mem_rd_arb_grant;
     end
-    if (_t32) begin
+    if (_t53) begin
         mem_rd_arb_locked_next = 1'b0;
         mem_rd_arb_last_next = mem_rd_arb_grant;
     end
@@ -1682,6 +1829,7 @@ always @(posedge clk) begin
     qp0_ctx_rx_seq_reg <= qp0_ctx_rx_seq_next;
     qp0_ctx_tx_s0_reg <= qp0_ctx_tx_s0_next;
     qp0_ctx_tx_seq_reg <= qp0_ctx_tx_seq_next;
+    qp0_ctx_fence_reg <= qp0_ctx_fence_next;
     qp1_restart_reg <= qp1_restart_next;
     qp1_ctx_rfc7306_reg <= qp1_ctx_rfc7306_next;
     qp1_ctx_pd_reg <= qp1_ctx_pd_next;
@@ -1698,6 +1846,7 @@ always @(posedge clk) begin
     qp1_ctx_rx_seq_reg <= qp1_ctx_rx_seq_next;
     qp1_ctx_tx_s0_reg <= qp1_ctx_tx_s0_next;
     qp1_ctx_tx_seq_reg <= qp1_ctx_tx_seq_next;
+    qp1_ctx_fence_reg <= qp1_ctx_fence_next;
     qp2_restart_reg <= qp2_restart_next;
     qp2_ctx_rfc7306_reg <= qp2_ctx_rfc7306_next;
     qp2_ctx_pd_reg <= qp2_ctx_pd_next;
@@ -1714,6 +1863,7 @@ always @(posedge clk) begin
     qp2_ctx_rx_seq_reg <= qp2_ctx_rx_seq_next;
     qp2_ctx_tx_s0_reg <= qp2_ctx_tx_s0_next;
     qp2_ctx_tx_seq_reg <= qp2_ctx_tx_seq_next;
+    qp2_ctx_fence_reg <= qp2_ctx_fence_next;
     qp3_restart_reg <= qp3_restart_next;
     qp3_ctx_rfc7306_reg <= qp3_ctx_rfc7306_next;
     qp3_ctx_pd_reg <= qp3_ctx_pd_next;
@@ -1730,13 +1880,18 @@ always @(posedge clk) begin
     qp3_ctx_rx_seq_reg <= qp3_ctx_rx_seq_next;
     qp3_ctx_tx_s0_reg <= qp3_ctx_tx_s0_next;
     qp3_ctx_tx_seq_reg <= qp3_ctx_tx_seq_next;
+    qp3_ctx_fence_reg <= qp3_ctx_fence_next;
     tx_arb_last_reg <= tx_arb_last_next;
     tx_arb_locked_reg <= tx_arb_locked_next;
     tx_arb_owner_reg <= tx_arb_owner_next;
     qp0_sent_pending_reg <= qp0_sent_pending_next;
+    qp0_first_pending_reg <= qp0_first_pending_next;
     qp1_sent_pending_reg <= qp1_sent_pending_next;
+    qp1_first_pending_reg <= qp1_first_pending_next;
     qp2_sent_pending_reg <= qp2_sent_pending_next;
+    qp2_first_pending_reg <= qp2_first_pending_next;
     qp3_sent_pending_reg <= qp3_sent_pending_next;
+    qp3_first_pending_reg <= qp3_first_pending_next;
     cq_arb_last_reg <= cq_arb_last_next;
     cq_arb_locked_reg <= cq_arb_locked_next;
     cq_arb_owner_reg <= cq_arb_owner_next;
@@ -1769,6 +1924,7 @@ always @(posedge clk) begin
         qp0_ctx_rx_seq_reg <= 9'h0;
         qp0_ctx_tx_s0_reg <= 9'h0;
         qp0_ctx_tx_seq_reg <= 9'h0;
+        qp0_ctx_fence_reg <= 1'b0;
         qp1_restart_reg <= 1'b1;
         qp1_ctx_rfc7306_reg <= 1'b0;
         qp1_ctx_pd_reg <= 16'h0;
@@ -1785,6 +1941,7 @@ always @(posedge clk) begin
         qp1_ctx_rx_seq_reg <= 9'h0;
         qp1_ctx_tx_s0_reg <= 9'h0;
         qp1_ctx_tx_seq_reg <= 9'h0;
+        qp1_ctx_fence_reg <= 1'b0;
         qp2_restart_reg <= 1'b1;
         qp2_ctx_rfc7306_reg <= 1'b0;
         qp2_ctx_pd_reg <= 16'h0;
@@ -1801,6 +1958,7 @@ always @(posedge clk) begin
         qp2_ctx_rx_seq_reg <= 9'h0;
         qp2_ctx_tx_s0_reg <= 9'h0;
         qp2_ctx_tx_seq_reg <= 9'h0;
+        qp2_ctx_fence_reg <= 1'b0;
         qp3_restart_reg <= 1'b1;
         qp3_ctx_rfc7306_reg <= 1'b0;
         qp3_ctx_pd_reg <= 16'h0;
@@ -1817,12 +1975,17 @@ always @(posedge clk) begin
         qp3_ctx_rx_seq_reg <= 9'h0;
         qp3_ctx_tx_s0_reg <= 9'h0;
         qp3_ctx_tx_seq_reg <= 9'h0;
+        qp3_ctx_fence_reg <= 1'b0;
         tx_arb_last_reg <= 2'b11;
         tx_arb_locked_reg <= 1'b0;
         qp0_sent_pending_reg <= 16'h0;
+        qp0_first_pending_reg <= 1'b0;
         qp1_sent_pending_reg <= 16'h0;
+        qp1_first_pending_reg <= 1'b0;
         qp2_sent_pending_reg <= 16'h0;
+        qp2_first_pending_reg <= 1'b0;
         qp3_sent_pending_reg <= 16'h0;
+        qp3_first_pending_reg <= 1'b0;
         cq_arb_last_reg <= 2'b11;
         cq_arb_locked_reg <= 1'b0;
         mem_wr_arb_last_reg <= 2'b11;
@@ -1858,6 +2021,7 @@ rnic_qp_w8 u_qp0 (
     .cfg_rx_seq(qp0_cfg_rx_seq),
     .cfg_tx_s0(qp0_cfg_tx_s0),
     .cfg_tx_seq(qp0_cfg_tx_seq),
+    .cfg_fence(qp0_cfg_fence),
     .s_axis_tdata(qp0_s_axis_tdata),
     .s_axis_tkeep(qp0_s_axis_tkeep),
     .s_axis_tvalid(qp0_s_axis_tvalid),
@@ -1925,6 +2089,8 @@ rnic_qp_w8 u_qp0 (
     .mem_rd_addr(qp0_mem_rd_addr),
     .mem_rd_data_valid(qp0_mem_rd_data_valid),
     .mem_rd_data(qp0_mem_rd_data),
+    .fenced(qp0_fenced),
+    .m_first_valid(qp0_m_first_valid),
     .idle(qp0_idle)
 );
 
@@ -1952,6 +2118,7 @@ rnic_qp_w8 u_qp1 (
     .cfg_rx_seq(qp1_cfg_rx_seq),
     .cfg_tx_s0(qp1_cfg_tx_s0),
     .cfg_tx_seq(qp1_cfg_tx_seq),
+    .cfg_fence(qp1_cfg_fence),
     .s_axis_tdata(qp1_s_axis_tdata),
     .s_axis_tkeep(qp1_s_axis_tkeep),
     .s_axis_tvalid(qp1_s_axis_tvalid),
@@ -2019,6 +2186,8 @@ rnic_qp_w8 u_qp1 (
     .mem_rd_addr(qp1_mem_rd_addr),
     .mem_rd_data_valid(qp1_mem_rd_data_valid),
     .mem_rd_data(qp1_mem_rd_data),
+    .fenced(qp1_fenced),
+    .m_first_valid(qp1_m_first_valid),
     .idle(qp1_idle)
 );
 
@@ -2046,6 +2215,7 @@ rnic_qp_w8 u_qp2 (
     .cfg_rx_seq(qp2_cfg_rx_seq),
     .cfg_tx_s0(qp2_cfg_tx_s0),
     .cfg_tx_seq(qp2_cfg_tx_seq),
+    .cfg_fence(qp2_cfg_fence),
     .s_axis_tdata(qp2_s_axis_tdata),
     .s_axis_tkeep(qp2_s_axis_tkeep),
     .s_axis_tvalid(qp2_s_axis_tvalid),
@@ -2113,6 +2283,8 @@ rnic_qp_w8 u_qp2 (
     .mem_rd_addr(qp2_mem_rd_addr),
     .mem_rd_data_valid(qp2_mem_rd_data_valid),
     .mem_rd_data(qp2_mem_rd_data),
+    .fenced(qp2_fenced),
+    .m_first_valid(qp2_m_first_valid),
     .idle(qp2_idle)
 );
 
@@ -2140,6 +2312,7 @@ rnic_qp_w8 u_qp3 (
     .cfg_rx_seq(qp3_cfg_rx_seq),
     .cfg_tx_s0(qp3_cfg_tx_s0),
     .cfg_tx_seq(qp3_cfg_tx_seq),
+    .cfg_fence(qp3_cfg_fence),
     .s_axis_tdata(qp3_s_axis_tdata),
     .s_axis_tkeep(qp3_s_axis_tkeep),
     .s_axis_tvalid(qp3_s_axis_tvalid),
@@ -2207,6 +2380,8 @@ rnic_qp_w8 u_qp3 (
     .mem_rd_addr(qp3_mem_rd_addr),
     .mem_rd_data_valid(qp3_mem_rd_data_valid),
     .mem_rd_data(qp3_mem_rd_data),
+    .fenced(qp3_fenced),
+    .m_first_valid(qp3_m_first_valid),
     .idle(qp3_idle)
 );
 

@@ -185,6 +185,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const txStoppedO = m.output('tx_stopped', 1, { group: sg });
   const idleO = m.output('idle', 1, { group: sg, doc: 'no ULPDU in progress and no command or event waiting' });
   const irrqCountO = m.output('irrq_used', Math.log2(irrqDepth) + 1, { group: sg });
+  const decidedO = m.output('ulpdu_decided', 1, { group: sg, doc: 'a ULPDU has been decided since reset (its checks done, its Terminate queued if it failed) and none is in hand' });
 
   // ---- Error codes -------------------------------------------------------------------------------
   const K = rnicNames(m);
@@ -367,6 +368,9 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const outFree = m.let('out_free', cmdValid.not().and(evtValid.not()), { doc: 'the last ULPDU\'s command and event have left' });
   const startAbort = m.let('start_abort', inState('IDLE').and(abortPending).and(outFree));
   const take = m.let('desc_take', inState('IDLE').and(abortPending.not()).and(outFree).and(dValid));
+  // MPA fencing waits for this (rnic_qp): back in IDLE after a descriptor, its decision is made.
+  const taken = m.reg('desc_taken', 1, { reset: 0, doc: 'a descriptor has been taken since reset' });
+  m.assign(decidedO, taken.and(inState('IDLE')));
   m.assign(dReady, inState('IDLE').and(abortPending.not()).and(outFree));
   m.assign(idleO, inState('IDLE').and(outFree).and(abortPending.not()));
   m.assign(rcvReady, rq.full.not());
@@ -583,6 +587,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   );
 
   m.sync(() => {
+    m.when(take, () => m.set(taken, 1));
     m.when(rst, () => rxMsn.forEach((r) => m.set(r, cfgMsn)));
     m.when(cmdReady, () => m.set(cmdValid, 0));
     m.when(evtReady, () => m.set(evtValid, 0));

@@ -89,7 +89,7 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   expose('ctl', ctl, ['inject_valid', 'inject_err', 'abort_req'], same, 'Local faults');
   const evtPorts = ctl.ports.filter((p) => p.name.startsWith('m_evt_')).map((p) => p.name);
   expose('ctl', ctl, evtPorts, same, 'Events: completions, Terminates, closure (m_evt)');
-  expose('ctl', ctl, ['rx_stopped', 'tx_stopped', 'irrq_used'], same, 'Status');
+  expose('ctl', ctl, ['rx_stopped', 'tx_stopped', 'irrq_used', 'ulpdu_decided'], same, 'Status');
 
   // Memory ports.
   const mg = 'Host memory write (W-aligned beats with strobes)';

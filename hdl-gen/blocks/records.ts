@@ -116,13 +116,24 @@ export const WORK_REQUEST = record('work_request', {
   request_id: { width: 32, doc: 'Atomic: Request Identifier' },
 });
 
-/** A receive-path event (ddp_rx's m_evt_*; the top's completion queue adds the QP and `sent`). */
-export const RX_EVENT_FIELDS = record('rx_event', {
-  kind: { width: 3, doc: '0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed' },
+/** The fields of a receive-path event after its kind (one list for both records below). */
+const EVENT_DETAIL = {
   length: { width: 32, doc: 'octets' },
   solicited: { width: 1, doc: 'with Solicited Event' },
   invalidated: { width: 1, doc: 'recv: m_evt_stag was invalidated (Send with Invalidate)' },
   stag: { width: 32, doc: 'the invalidated STag' },
   data: { width: 64, doc: 'recv-immediate: the 8 octets, first in [63:56]; atomic: the original value' },
   err: ERROR_WORD,
+} as const;
+
+/** A receive-path event (ddp_rx's m_evt_*). */
+export const RX_EVENT_FIELDS = record('rx_event', {
+  kind: { width: 3, doc: '0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed' },
+  ...EVENT_DETAIL,
+});
+
+/** A completion-queue entry of rnic_top (m_cq_*, beside m_cq_qp): a receive-path event, or one of the transmit side's. */
+export const CQ_ENTRY = record('cq_entry', {
+  kind: { width: 4, doc: '0..6 as rx_event; 7 sent (a work request has left), 8 first FPDU (a fenced QP may send, RFC 6581 section 3)' },
+  ...EVENT_DETAIL,
 });

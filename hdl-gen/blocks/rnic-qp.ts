@@ -36,6 +36,10 @@ import { checkRnicWidth } from './rnic-widths';
  * - One host-memory read port for the responder and the requester: a round-robin arbiter per beat
  *   and a FIFO of owners (in-order data goes back to whoever asked).
  * - m_sent_valid: a work request's last ULPDU has left ddp_tx (a pulse, for the completion queue).
+ * - MPA fencing (RFC 6581 §3): with cfg_fence (the responder) nothing goes to mpa_tx, work requests
+ *   and Terminates alike, until the peer's first FPDU has arrived, good or failed, and ddp_rx has
+ *   decided it (if it raised a Terminate, the work requests that waited are dropped behind it);
+ *   m_first_valid says so once, for the host. Cost: one cycle after that decision.
  */
 /**
  * Reads in flight on a memory port, bounded by its FIFO of owners (full holds the arbiter). The
@@ -84,6 +88,7 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
     rxSeq: m.input('cfg_rx_seq', 9, { group: cg, doc: 'low 9 bits of the sequence number of the first received octet' }),
     txS0: m.input('cfg_tx_s0', 9, { group: cg, doc: 'low 9 bits of this side\'s S0: where the sent markers count from' }),
     txSeq: m.input('cfg_tx_seq', 9, { group: cg, doc: 'low 9 bits of the sequence number of the first sent octet' }),
+    fence: m.input('cfg_fence', 1, { group: cg, doc: 'MPA fencing: send nothing before the peer\'s first FPDU has arrived (the responder, RFC 6581 section 3)' }),
   };
   const connect: Record<string, Signal> = {
     cfg_rfc7306: cfg.rfc7306, cfg_pd: cfg.pd, cfg_ird: cfg.ird, cfg_ord: cfg.ord, cfg_initial_msn: cfg.msn, cfg_mulpdu: cfg.mulpdu, cfg_big_endian: cfg.bigEndian,
@@ -154,13 +159,25 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
   m.assign(r.mem_rd_data!, rd.data);
   m.assign(t.rd_data!, rd.data);
 
+  // ---- MPA fencing (RFC 6581 §3, spec/mpa.md §7.4) ---------------------------------------------------
+  // The peer's first FPDU has arrived, good or failed (a failed one has still arrived, as the
+  // model counts it), once the receive side has decided it: a Terminate it raises is queued by
+  // then, so the work requests that waited are dropped behind it, as the model drops them.
+  const arrived = m.reg('rx_arrived', 1, { reset: 0, doc: "the peer's first FPDU has arrived and been decided" });
+  const arrives = r.ulpdu_decided!;
+  const hold = m.let('tx_fence_hold', cfg.fence.and(arrived.not()), { doc: 'the responder holds every FPDU until the initiator\'s first has arrived' });
+  const fenced = m.output('fenced', 1, { group: 'Status', doc: "the QP's transmit waits for the peer's first FPDU (MPA fencing, cfg_fence)" });
+  m.assign(fenced, hold);
+  const first = m.output('m_first_valid', 1, { group: 'Status', doc: "the first FPDU of a fenced QP has arrived: it may send now (one cycle, for the completion queue)" });
+  m.assign(first, hold.and(arrives));
+
   // ---- transmit: responses and work-request ULPDUs out, for mpa_tx ----------------------------------
   // A work-request ULPDU after a Terminate is drained here, never framed.
   // One already going into mpa_tx is finished, so the FPDU stays whole.
   const stopped = r.tx_stopped!;
   const wrMid = m.reg('tx_wr_mid', 1, { reset: 0, doc: 'a work-request ULPDU is part-way into mpa_tx' });
   const wrLive = m.let('tx_wr_live', stopped.not().or(wrMid), { doc: 'work-request ULPDUs may go to mpa_tx' });
-  const txArb = roundRobin(m, 'tx_arb', [r.m_axis_tvalid!, t.m_axis_tvalid!.and(wrLive)]);
+  const txArb = roundRobin(m, 'tx_arb', [r.m_axis_tvalid!.and(hold.not()), t.m_axis_tvalid!.and(wrLive).and(hold.not())]);
   const drop = m.let('tx_drop', t.m_axis_tvalid!.and(wrLive.not()), { doc: 'a work-request beat after the Terminate: discarded' });
   m.assign(u.valid, txArb.valid);
   m.assign(u.data, txArb.pick([r.m_axis_tdata!, t.m_axis_tdata!]));
@@ -169,13 +186,16 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const framed = m.reg('tx_framed', 1, { reset: 0, doc: 'an FPDU has gone into mpa_tx: the next ones continue the sequence' });
   const left = txArb.pick([r.m_axis_tuser!, t.m_axis_tuser!]);
   m.assign(u.user!, MPA_TX_CTX.pack({ ulpdu_length: left, seq: cfg.txSeq, s0: cfg.txS0, markers: cfg.txMarkers, crc: cfg.crc, cont: framed }));
-  m.assign(r.m_axis_tready!, txArb.sel(0).and(u.ready));
-  m.assign(t.m_axis_tready!, txArb.sel(1).and(u.ready).or(drop));
+  // The grant points somewhere even with no valid: the held side's ready stays low with its valid.
+  const txReady = m.let('tx_ready', u.ready.and(hold.not()), { doc: 'mpa_tx takes a beat and the fence is open' });
+  m.assign(r.m_axis_tready!, txArb.sel(0).and(txReady));
+  m.assign(t.m_axis_tready!, txArb.sel(1).and(txReady).or(drop));
   const txFire = m.let('tx_fire', txArb.valid.and(u.ready));
   m.sync(() => {
     txArb.sync(txFire, u.last!);
     rdArb.sync(rdFire, lit(1, 1));
     m.when(txFire, () => m.set(framed, 1));
+    m.when(arrives, () => m.set(arrived, 1));
     m.when(txFire.and(txArb.sel(1)), () => m.set(wrMid, u.last!.not()));
   });
 

@@ -4,6 +4,8 @@ import type { Signal } from '../core/signal';
 import { roundRobin } from '../lib/arbiter';
 import type { DdpRxOptions } from './ddp-rx';
 import { RX_EVENT } from './ddp-rx-ctl';
+import { CQ_ENTRY, RX_EVENT_FIELDS } from './records';
+import { portGroup } from '../lib/ports';
 import { fifo } from '../lib/fifo';
 import { mpaTxModule } from './mpa-tx';
 import { QP_READ_OWNERS_DEPTH, rnicQpModule } from './rnic-qp';
@@ -19,18 +21,21 @@ import { checkRnicWidth } from './rnic-widths';
  *
  * - Configuration port: cfg_valid with cfg_qp loads that QP's context (the cfg_* fields) and
  *   restarts it (a one-cycle reset of its rnic_qp, which also clears its STag table): a new
- *   connection on that QP. STags, receive buffers and work requests go to the QP their *_qp names.
+ *   connection on that QP. Load it while the QP is idle or held by its fence (qp_idle or
+ *   qp_fenced): in the middle of an FPDU the restart would cut it short. STags, receive buffers and work requests go to the QP their *_qp names.
  * - The network ports carry each connection's in-order TCP payload, tid naming the QP: s_axis
  *   beats are routed one by one; the QPs' ULPDUs go round-robin, whole, into one mpa_tx, which
  *   keeps each QP's marker phase (a context memory) and sends one FPDU per m_axis packet.
- * - m_cq: the QPs' events (ddp_rx m_evt: completions, Terminates, closure) and `sent` (kind 7: a
- *   work request's last ULPDU has gone to mpa_tx), round-robin over QPs, with cq_qp.
+ * - m_cq: the QPs' events (ddp_rx m_evt: completions, Terminates, closure), `sent` (kind 7: a
+ *   work request's last ULPDU has gone to mpa_tx) and `first FPDU` (kind 8: a QP configured with
+ *   cfg_fence has received its first FPDU and may send, RFC 6581 §3), round-robin over QPs, with
+ *   cq_qp; within a QP events first, then first FPDU, then sent.
  * - Host memory: W-octet beats; reads return in order and are routed back by a FIFO of owners.
  */
 export const CQ_SENT = 7;
 
-/** Completion-queue kinds: ddp_rx's events, and `sent` from the transmit side. */
-export const CQ_KIND = Object.freeze({ ...RX_EVENT, SENT: CQ_SENT });
+/** Completion-queue kinds (CQ_ENTRY.kind): ddp_rx's events, `sent`, and a fenced QP's first FPDU received. */
+export const CQ_KIND = Object.freeze({ ...RX_EVENT, SENT: CQ_SENT, FIRST_FPDU: 8 });
 
 export const MAX_QPS = 16;
 
@@ -65,6 +70,13 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
     wires[p.name]!.forEach((w, i) => (conns[i]![p.name] = w));
   }
   const w = (name: string, i: number): Signal => wires[name]![i]!;
+  /**
+   * Output `name` of QP i where it reaches what the QPs share: low in the cycle the QP restarts.
+   * Its new context is loaded then and its state is not yet reset, so a held work request could
+   * otherwise start an FPDU that the reset cuts off.
+   */
+  const live = (name: string, i: number): Expr => w(name, i).and(restarting[i]!.not());
+  const liveAll = (name: string): Expr[] => Array.from({ length: N }, (_, i) => live(name, i));
 
   // ---- configuration port: a QP's context, loaded and restarted ------------------------------------
   const cg = "Configuration port: cfg_valid loads QP cfg_qp's context and restarts it (a new connection)";
@@ -73,10 +85,12 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const cfgNames = qp.ports.filter((p) => p.name.startsWith('cfg_')).map((p) => p.name);
   const cfgIn = Object.fromEntries(cfgNames.map((n) => [n, m.portLike(qp, n, n, cg)]));
   const qpRst: Signal[] = [];
+  const restarting: Signal[] = [];
   for (let i = 0; i < N; i++) {
     const load = m.let(`qp${i}_cfg_load`, cfgValid.and(cfgQp.eq(qpLit(i))));
     const restart = m.reg(`qp${i}_restart`, 1, { reset: 1, doc: `QP ${i} is held in reset this cycle (system reset, or a new context)` });
     qpRst.push(m.let(`qp${i}_rst`, rst.or(restart)));
+    restarting.push(restart);
     for (const n of cfgNames) {
       const reg = m.reg(`qp${i}_ctx_${n.replace(/^cfg_/, "")}`, port(n).width, { reset: 0, doc: `QP ${i}: ${port(n).doc ?? n}` });
       m.assign(w(n, i), reg);
@@ -122,7 +136,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(sReady, pickBy(sTid, wires.s_axis_tready!));
 
   // ---- network out: the QPs' ULPDUs, whole and round-robin, into the shared mpa_tx ----------------
-  const txArb = roundRobin(m, 'tx_arb', wires.m_axis_tvalid!);
+  const txArb = roundRobin(m, 'tx_arb', liveAll('m_axis_tvalid'));
   const f = m.wiresLike(mpa, 'framer');
   for (const n of ['tdata', 'tkeep', 'tlast', 'tuser']) m.assign(f[`s_axis_${n}`]!, txArb.pick(wires[`m_axis_${n}`]!));
   m.assign(f.s_axis_tvalid!, txArb.valid);
@@ -136,39 +150,54 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(mTid, N > 1 ? f.m_axis_tid! : lit(1, 0));
 
   // ---- completion queue -----------------------------------------------------------------------------
-  const qg = 'Completion queue (m_cq): events of every QP, and work requests sent (kind 7)';
+  const qg = 'Completion queue (m_cq): events of every QP, work requests sent (kind 7), first FPDU of a fenced QP (kind 8)';
   const cqValid = m.output('m_cq_valid', 1, { group: qg });
   const cqReady = m.input('m_cq_ready', 1, { group: qg });
   const cqQp = m.output('m_cq_qp', qb, { group: qg });
-  const evtFields = qp.ports.filter((p) => p.name.startsWith('m_evt_') && !/_(valid|ready)$/.test(p.name)).map((p) => p.name);
   const sentPending: Signal[] = [];
+  const firstPending: Signal[] = [];
   const qpCqValid: Expr[] = [];
   for (let i = 0; i < N; i++) {
-    // The transmit side's `sent` pulses have no ready: counted here until the queue takes them.
+    // The transmit side's `sent` and `first` pulses have no ready: kept here until the queue takes them.
     const pending = m.reg(`qp${i}_sent_pending`, 16, { reset: 0, doc: `QP ${i}: sent completions not yet in m_cq` });
+    const first = m.reg(`qp${i}_first_pending`, 1, { reset: 0, doc: `QP ${i}: its first-FPDU completion is not yet in m_cq` });
     sentPending.push(pending);
-    qpCqValid.push(m.let(`qp${i}_cq_valid`, w('m_evt_valid', i).or(pending.ne(0))));
+    firstPending.push(first);
+    qpCqValid.push(m.let(`qp${i}_cq_valid`, live('m_evt_valid', i).or(first).or(pending.ne(0))));
   }
   const cqArb = roundRobin(m, 'cq_arb', qpCqValid);
-  const evtPicked = m.let('cq_from_evt', cqArb.pick(wires.m_evt_valid!), { doc: 'the granted QP offers an event (events before sent completions)' });
+  const evtPicked = m.let('cq_from_evt', cqArb.pick(liveAll('m_evt_valid')), { doc: 'the granted QP offers an event (events first)' });
+  const firstPicked = m.let('cq_from_first', evtPicked.not().and(cqArb.pick(firstPending)), { doc: 'the granted QP offers its first-FPDU completion (before sent ones)' });
   m.assign(cqValid, cqArb.valid);
   m.assign(cqQp, cqArb.index);
-  for (const n of evtFields) {
-    const out = m.output(n.replace(/^m_evt_/, 'm_cq_'), port(n).width, { group: qg, ...(port(n).doc ? { doc: port(n).doc! } : {}) });
-    const v = cqArb.pick(wires[n]!);
-    m.assign(out, n === 'm_evt_kind' ? mux(evtPicked, v, lit(v.width, CQ_SENT)) : mux(evtPicked, v, lit(v.width, 0)));
-  }
+  // The granted QP's event, and the entry: that event with its kind widened, or a bare kind 8 or 7.
+  const evtOf = (i: number) => {
+    const e = (f: string) => w(`m_evt_${f}`, i);
+    return RX_EVENT_FIELDS.pack({ kind: e('kind'), length: e('length'), solicited: e('solicited'), invalidated: e('invalidated'), stag: e('stag'), data: e('data'), err: e('err') });
+  };
+  const evt = RX_EVENT_FIELDS.view(cqArb.pick(Array.from({ length: N }, (_, i) => evtOf(i))), { m, prefix: 'cq_evt' });
+  const kb = CQ_ENTRY.field('kind').width;
+  const txKind = mux(firstPicked, lit(kb, CQ_KIND.FIRST_FPDU), lit(kb, CQ_KIND.SENT));
+  const entry = mux(evtPicked, CQ_ENTRY.pack({ kind: evt.kind.zext(kb), length: evt.length, solicited: evt.solicited, invalidated: evt.invalidated, stag: evt.stag, data: evt.data, err: evt.err }), CQ_ENTRY.update(CQ_ENTRY.zero(), { kind: txKind }));
+  portGroup(m, 'm_cq', CQ_ENTRY, 'output', qg).drive(entry);
   const cqFire = m.let('cq_fire', cqArb.valid.and(cqReady));
   for (let i = 0; i < N; i++) {
     m.assign(w('m_evt_ready', i), cqArb.sel(i).and(cqReady));
-    const takeSent = cqFire.and(cqArb.sel(i)).and(evtPicked.not());
+    const granted = cqFire.and(cqArb.sel(i));
+    const takeSent = granted.and(evtPicked.not()).and(firstPicked.not());
     const p = sentPending[i]!;
-    m.sync(() => m.set(p, p.add(w('m_sent_valid', i).zext(16)).sub(takeSent.zext(16))));
+    const f = firstPending[i]!;
+    m.sync(() => {
+      m.set(p, p.add(live('m_sent_valid', i).zext(16)).sub(takeSent.zext(16)));
+      // Set once per connection, taken once: never both in one cycle (nothing is pending to take).
+      m.when(granted.and(firstPicked), () => m.set(f, 0));
+      m.when(live('m_first_valid', i), () => m.set(f, 1));
+    });
   }
 
   // ---- host memory --------------------------------------------------------------------------------
   const wg = 'Host memory write (W-aligned beats with strobes)';
-  const wrArb = roundRobin(m, 'mem_wr_arb', wires.mem_wr_valid!);
+  const wrArb = roundRobin(m, 'mem_wr_arb', liveAll('mem_wr_valid'));
   for (const n of ['mem_wr_addr', 'mem_wr_data', 'mem_wr_strb']) m.assign(m.portLike(qp, n, n, wg), wrArb.pick(wires[n]!));
   m.assign(m.portLike(qp, 'mem_wr_valid', 'mem_wr_valid', wg), wrArb.valid);
   const memWrReady = m.portLike(qp, 'mem_wr_ready', 'mem_wr_ready', wg);
@@ -177,7 +206,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
 
   const rg = 'Host memory read (W-aligned beats; data in order, always accepted)';
   const ownersFull = m.wire('mem_rd_owners_full', 1);
-  const rdArb = roundRobin(m, 'mem_rd_arb', wires.mem_rd_valid!.map((v) => v.and(ownersFull.not())));
+  const rdArb = roundRobin(m, 'mem_rd_arb', liveAll('mem_rd_valid').map((v) => v.and(ownersFull.not())));
   m.assign(m.portLike(qp, 'mem_rd_addr', 'mem_rd_addr', rg), rdArb.pick(wires.mem_rd_addr!));
   m.assign(m.portLike(qp, 'mem_rd_valid', 'mem_rd_valid', rg), rdArb.valid);
   const memRdReady = m.portLike(qp, 'mem_rd_ready', 'mem_rd_ready', rg);
@@ -212,6 +241,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   vec('qp_idle', 'nothing in progress in the QP (placement written, responses and work requests sent)', (i) => w('idle', i).and(w('rx_idle', i)).and(sentPending[i]!.eq(0)));
   vec('qp_rx_idle', 'the receive side of the QP is idle: every ULPDU handled, every placement written', (i) => w('rx_idle', i));
   vec('qp_mpa_err', 'MPA failed an FPDU of the QP (mpa_rx err_valid)', (i) => w('mpa_err_valid', i));
+  vec('qp_fenced', "the QP's transmit waits for the peer's first FPDU (MPA fencing, cfg_fence)", (i) => w('fenced', i));
   m.assign(m.output('tx_err_length', 1, { group: sg, doc: 'sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)' }), f.err_length!);
   const irrqBits = port('irrq_used').width;
   const irrq = m.output('qp_irrq_used', irrqBits * N, { group: sg, doc: `bits ${irrqBits}i+${irrqBits - 1}..${irrqBits}i: inbound Read/Atomic Requests QP i has not yet answered` });

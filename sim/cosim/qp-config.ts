@@ -27,6 +27,8 @@ export interface QpConfig {
    */
   readonly rx: MpaDirection;
   readonly tx: MpaDirection;
+  /** MPA fencing (cfg_fence): the responder sends nothing before the peer's first FPDU (RFC 6581 §3). */
+  readonly fence?: boolean;
 }
 
 export interface MpaDirection {
@@ -42,7 +44,7 @@ export const SEQ_LOW_BITS = 0x1ff;
 export function qpConfigFields(qp: number, c: QpConfig) {
   return {
     qp, rfc7306: c.rfc7306, pd: c.pd, ird: c.ird, ord: c.ord, initialMsn: c.msn >>> 0, mulpdu: c.mulpdu, maxUlpdu: c.maxUlpdu, bigEndian: c.bigEndian,
-    crc: c.crc, rxMarkers: c.rx.markers, txMarkers: c.tx.markers,
+    crc: c.crc, rxMarkers: c.rx.markers, txMarkers: c.tx.markers, fence: c.fence ?? false,
     rxS0: c.rx.s0 & SEQ_LOW_BITS, rxSeq: c.rx.seq & SEQ_LOW_BITS, txS0: c.tx.s0 & SEQ_LOW_BITS, txSeq: c.tx.seq & SEQ_LOW_BITS,
   };
 }

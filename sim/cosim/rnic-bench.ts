@@ -1,6 +1,6 @@
 import { CQ_KIND } from '../../hdl-gen/blocks/rnic-top';
 import type { ModuleSources } from '../../hdl-gen/gen/sources';
-import { RECV_BUFFER, RX_EVENT_FIELDS, WORK_REQUEST } from '../../hdl-gen/blocks/records';
+import { RECV_BUFFER, CQ_ENTRY, WORK_REQUEST } from '../../hdl-gen/blocks/records';
 import type { Prng } from '../../ts-model/util/prng';
 import type { AxisSink, AxisSource } from '../cocotb/axis';
 import { Chance, never } from '../cocotb/pause';
@@ -52,6 +52,8 @@ export interface CqEntry {
   readonly qp: number;
   readonly kind: number;
   readonly sent: boolean;
+  /** A fenced QP's first FPDU has arrived (kind 8). */
+  readonly first: boolean;
   readonly text: string;
   readonly cycle: number;
 }
@@ -121,13 +123,14 @@ export class RnicBench extends DutBench {
     });
     this.cqSink = this.recordSink('m_cq', {
       pause: chance(),
-      layout: RX_EVENT_FIELDS,
+      layout: CQ_ENTRY,
       beside: ['qp'],
       map: (f, cycle) => {
         const kind = f.kind as number;
         const sent = kind === CQ_KIND.SENT;
+        const first = kind === CQ_KIND.FIRST_FPDU;
         if (sent) unsent[f.qp as number]!--;
-        return { qp: f.qp as number, kind, sent, text: sent ? 'sent' : rtlEvent(f), cycle };
+        return { qp: f.qp as number, kind, sent, first, text: sent ? 'sent' : first ? 'first FPDU' : rtlEvent(f), cycle };
       },
     });
     // The contract the scoreboards cannot see: a QP idle as a whole is idle on its receive side.
@@ -243,22 +246,32 @@ export class RnicBench extends DutBench {
   settle(what: string, maxCycles = 2_000_000): void {
     const m = this.model;
     const idle = this.h('qp_idle');
+    const fenced = this.h('qp_fenced');
     const rxIdle = this.h('qp_rx_idle');
     const txValid = this.h('m_axis_tvalid');
+    const rdValid = this.h('mem_rd_valid');
     const cqValid = this.h('m_cq_valid');
     const all = (1 << this.qps) - 1;
-    this.settleQuiet(
-      () =>
-        this.sAxis.idle && this.cfg.idle && this.stagCfg.idle && this.recv.idle && this.wr.idle && this.mem.idle &&
-        m.peekPreNumber(cqValid) === 0 && m.peekPreNumber(rxIdle) === all && (this.txBlocked || (m.peekPreNumber(idle) === all && m.peekPreNumber(txValid) === 0)),
-      maxCycles,
-      `rnic_top to settle after ${what} (${this.status()})`,
-      this.mem,
-    );
+    // A QP held by MPA fencing is settled once its reads have stopped (its FIFOs are full).
+    const start = this.status();
+    try {
+      this.settleQuiet(
+        () =>
+          this.sAxis.idle && this.cfg.idle && this.stagCfg.idle && this.recv.idle && this.wr.idle && this.mem.idle &&
+          m.peekPreNumber(cqValid) === 0 && m.peekPreNumber(rxIdle) === all && m.peekPreNumber(rdValid) === 0 &&
+          (this.txBlocked || ((m.peekPreNumber(idle) | m.peekPreNumber(fenced)) === all && m.peekPreNumber(txValid) === 0)),
+        maxCycles,
+        `rnic_top to settle after ${what} (at the start: ${start})`,
+        this.mem,
+      );
+    } catch (e) {
+      // The status when it gave up says what is stuck; the one it started from, what it had to do.
+      throw new Error(`${(e as Error).message}; at the end: ${this.status()}`);
+    }
   }
 
   status(): string {
-    const names = ['qp_idle', 'qp_rx_idle', 'qp_rx_stopped', 'qp_tx_stopped', 'qp_irrq_used', 'm_axis_tvalid', 'm_axis_tready', 'm_cq_valid', 's_axis_tready', 'wr_ready', 'mem_rd_valid', 'mem_wr_valid'];
+    const names = ['qp_idle', 'qp_fenced', 'qp_rx_idle', 'qp_rx_stopped', 'qp_tx_stopped', 'qp_irrq_used', 'm_axis_tvalid', 'm_axis_tready', 'm_cq_valid', 's_axis_tready', 'wr_ready', 'mem_rd_valid', 'mem_wr_valid'];
     return names.map((n) => `${n}=0x${this.model.peek(this.h(n)).toString(16)}`).join(' ') + ` source=${this.sAxis.idle ? 'idle' : 'busy'} wr=${this.wr.queue.length} recv=${this.recv.queue.length} txBlocked=${this.txBlocked}`;
   }
 

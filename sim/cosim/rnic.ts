@@ -12,6 +12,7 @@ import { modelEvent } from './events';
 import { RxCounts } from './rx-counts';
 import { faultyWire, opcodeName, taggedPayload, tcpSegments } from './peer-wire';
 import { RnicBench } from './rnic-bench';
+import { ddpTxWrQueue } from '../../hdl-gen/blocks/ddp-tx';
 import { FaultTurns, RxPeer, newSideEffects, type StepSideEffects } from './rx-peer';
 import { qpStreams, type QpConfig } from './qp-config';
 import { firstMemoryDifference, memoryMismatch, type RnicMismatch, type TopRunResult } from './scoreboard';
@@ -118,6 +119,10 @@ class Lane {
   rtlEvents: { text: string; cycle: number }[] = [];
   sentRtl = 0;
   wrsPosted = 0;
+  /** FPDUs the peer has sent on this connection (MPA fencing opens with the first). */
+  peerFpdus = 0;
+  /** First-FPDU completions of this connection in the RTL's completion queue. */
+  firstRtl = 0;
   allowed: { lo: bigint; hi: bigint }[] = [];
   placedNow: { addr: bigint; len: number }[] = [];
   pendingMpaError: number | null = null;
@@ -197,13 +202,17 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       // Each side asks for markers in what it receives: one direction may have them, the other not.
       rx: direction(opts.markers ?? r.bool(0.6)),
       tx: direction(opts.markers ?? r.bool(0.6)),
+      // The responder's MPA fencing (RFC 6581 §3): the RTL holds what it sends until the peer's first FPDU.
+      fence: r.bool(0.25),
     };
     if (cfg.msn !== 1) cov('msn-near-wrap');
     cov(`mpa markers rx=${cfg.rx.markers ? 1 : 0} tx=${cfg.tx.markers ? 1 : 0} crc=${cfg.crc ? 1 : 0}`);
     if (cfg.maxUlpdu < MAX_ULPDU_LENGTH) cov('maxUlpduLength below 65535');
     if (!cfg.rfc7306) cov('RFC 7306 off');
+    if (cfg.fence) cov('MPA fencing');
     l.cfg = cfg;
     l.peer = new RxPeer(r, { pd: cfg.pd, ird: cfg.ird, initialMsn: cfg.msn, peerMulpdu, localMulpdu: cfg.mulpdu, bigEndian: cfg.bigEndian, rfc7306: cfg.rfc7306, stagDepth: STAG_DEPTH, addressBase: qpAddressBase(l.q, r) });
+    l.peer.holdOutput = !!cfg.fence;
     const { rx, tx } = qpStreams(cfg);
     l.rxFramer = new MpaFramer(rx);
     l.rxDeframer = new MpaDeframer(rx);
@@ -217,6 +226,8 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     l.rtlEvents = [];
     l.sentRtl = 0;
     l.wrsPosted = 0;
+    l.peerFpdus = 0;
+    l.firstRtl = 0;
     l.allowed = [];
     l.placedNow = [];
     l.failed = false;
@@ -252,6 +263,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     l.modelOrder.push(...us);
   };
   const pullModel = (l: Lane) => {
+    if (l.peer.holdOutput) return;
     const outs = l.peer.local.pull();
     for (const o of outs) o.onSent?.();
     expectSent(l, outs.map((o) => o.ulpdu));
@@ -267,6 +279,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       const l = lanes[f.tid];
       if (!l) throw new Error(`internal: m_axis_tid ${f.tid} names no QP`);
       l.log.out(f.data);
+      if (l.cfg.fence && l.peerFpdus === 0) miss(l, 'MPA fencing (RFC 6581 §3)', 'nothing sent before the peer\u2019s first FPDU', `an FPDU: ${hex(f.data.subarray(0, 16))}`, { cycle: f.cycle });
       const ulpdus: Uint8Array[] = [];
       for (const e of l.txDeframer.push(f.data)) {
         if (e.kind === 'fpdu') ulpdus.push(e.ulpdu);
@@ -293,7 +306,10 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     for (const e of bench.cq.splice(0)) {
       const l = lanes[e.qp]!;
       if (e.sent) l.sentRtl++;
-      else l.rtlEvents.push({ text: e.text, cycle: e.cycle });
+      else if (e.first) {
+        l.firstRtl++;
+        if (!l.cfg.fence || l.peerFpdus === 0 || l.firstRtl > 1) miss(l, 'first-FPDU completion', l.cfg.fence ? 'one, after the peer\u2019s first FPDU' : 'none (the QP is not fenced)', `entry ${l.firstRtl} after ${l.peerFpdus} FPDUs`, { cycle: e.cycle });
+      } else l.rtlEvents.push({ text: e.text, cycle: e.cycle });
     }
   };
 
@@ -357,6 +373,20 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     for (const b of bench.broken.splice(0)) violations.add(b);
   };
 
+  /**
+   * The end of lane l's stream: it sent every ULPDU the model did (fenced with no FPDU from its
+   * peer, none: MPA fencing holds them until the new connection drops them); a fenced QP the
+   * peer spoke to reported its first FPDU once. True when the fence held everything.
+   */
+  const finish = (l: Lane): boolean => {
+    const held = l.peer.holdOutput;
+    if (held) cov('MPA fencing held a whole stream');
+    // Held, the model has sent nothing either: none expected.
+    for (const cls of ['response', 'request'] as const) if (l.got[cls] !== l.expected[cls].length) miss(l, `${cls} ULPDU count`, String(l.expected[cls].length), String(l.got[cls]));
+    if (l.cfg.fence && !held && l.firstRtl !== 1) miss(l, 'first-FPDU completions', '1', String(l.firstRtl));
+    return held;
+  };
+
   /** Queues lane l's peer ULPDUs as FPDUs in random TCP segments; returns what the model's MPA delivers. */
   const framePeer = (l: Lane, us: readonly Uint8Array[], mpaError: number | null): { segments: Uint8Array[]; sees: ({ ulpdu: Uint8Array } | { error: number })[] } => {
     const segments: Uint8Array[] = [];
@@ -367,6 +397,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       counts.payloadBytes += taggedPayload(u);
       const f = l.rxFramer.frame(u);
       fpdusIn++;
+      l.peerFpdus++;
       const wire = faultyWire(f, i === 0 ? mpaError : null, l.cfg.crc, r);
       for (const e of l.rxDeframer.push(wire)) sees.push(e.kind === 'fpdu' ? { ulpdu: e.ulpdu } : { error: e.code });
       l.log.in(wire);
@@ -395,6 +426,9 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       const fx = newSideEffects();
       const maxLen = Math.min(l.peer.opts.peerMulpdu * 3, 20000);
       let us: Uint8Array[] | null = null;
+      // A fenced QP its peer has not spoken to yet keeps its work requests: post no more than its
+      // queue holds, or the shared work-request port would wait on it for good.
+      const room = l.peer.holdOutput ? ddpTxWrQueue(W) - l.wrsPosted : Infinity;
       if (!l.failed && r.bool(opts.faults)) {
         fx.burst = false;
         const kind = faultTurns.next();
@@ -405,18 +439,21 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
         us = kind === 'ird' && noIrd ? null : l.peer.fault(kind, fx, maxLen);
         if (us) cov(`fault ${kind}`);
       }
-      if (!us && !l.failed && r.bool(0.3)) {
+      if (!us && !l.failed && room > 0 && r.bool(0.3)) {
         // Now and then more work requests than the QP's queue holds: its wr_ready falls while
         // the other QPs' stay high, and the port must hold the next one for it.
-        const n = r.bool(0.1) ? r.int(2, 8) : 1;
+        const n = Math.min(room, r.bool(0.1) ? r.int(2, 8) : 1);
         for (let i = 0; i < n; i++) l.peer.localSend(fx, Math.min(l.cfg.mulpdu * 3, 20000));
         if (n > 1) cov('a burst of work requests on one QP');
         us = [];
       }
       us ??= l.peer.valid(fx, maxLen);
+      // Held, one ULPDU at a time: the fence opens on the first, and the model must send what it
+      // kept before it takes the second (whose error would drop it).
+      if (l.peer.holdOutput) fx.burst = false;
       l.step = { us, fx };
       // RNIC_DEBUG=1: one line per operation on stderr, to find the one a mismatch report names.
-      if (process.env.RNIC_DEBUG) console.error(`QP ${l.q} stream ${l.stream} op ${l.ops}: ${fx.wrs.map((w) => `wr ${w.wr.kind}`).join(' ')} peer ${us.map((u) => OPCODE_NAMES[u[1]! & 0xf] ?? '?').join(', ')}${fx.burst ? '' : ' (fault)'} irrq ${bench.irrqUsed(l.q)}`);
+      if (process.env.RNIC_DEBUG) console.error(`QP ${l.q} stream ${l.stream} op ${l.ops}: ${fx.wrs.map((w) => `wr ${w.wr.kind}`).join(' ')} peer ${us.map((u) => OPCODE_NAMES[u[1]! & 0xf] ?? '?').join(', ')}${fx.burst ? '' : ' (fault)'}${fx.inject ? ' inject' : ''}${fx.abort ? ' abort' : ''}${fx.mpaError !== null ? ` mpa ${fx.mpaError}` : ''}${l.peer.holdOutput ? ' held' : ''} irrq ${bench.irrqUsed(l.q)}`);
       blockTx ||= fx.blockTx;
     }
     const stepping = active.filter((l) => l.step);
@@ -483,6 +520,8 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
           if ('ulpdu' in s) l.peer.local.receive(s.ulpdu);
           else l.peer.local.llpError(s.error, 'MPA failed the FPDU');
         }
+        // MPA fencing opens with the first FPDU: the model's local side sends what it kept.
+        if (sees.length) l.peer.holdOutput = false;
         if (bench.irrqUsed(l.q) === 0) pullModel(l);
       }
     }
@@ -512,10 +551,12 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       const again: Lane[] = [];
       for (const l of restart) {
         compare(l, true);
-        for (const cls of ['response', 'request'] as const) if (l.got[cls] !== l.expected[cls].length) miss(l, `${cls} ULPDU count`, String(l.expected[cls].length), String(l.got[cls]));
+        const held = finish(l);
         if (l.rtlEvents.length !== l.modelEvents) miss(l, 'completion-queue entry count', String(l.modelEvents), String(l.rtlEvents.length));
-        // Work requests are all sent unless the stream ended first (then the rest are dropped).
-        if (!l.failed && l.sentRtl !== l.wrsPosted) miss(l, 'sent completions', String(l.wrsPosted), String(l.sentRtl));
+        // Work requests are all sent unless the stream ended first (then the rest are dropped), or
+        // a fenced QP never heard from its peer (then none has left).
+        const sent = held ? 0 : l.wrsPosted;
+        if (!l.failed && l.sentRtl !== sent) miss(l, 'sent completions', String(sent), String(l.sentRtl));
         if (mismatches.count > 0 && !opts.keepGoing) break;
         again.push(l);
       }
@@ -531,7 +572,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     checkWrites();
     for (const l of lanes) {
       compare(l, true);
-      for (const cls of ['response', 'request'] as const) if (l.got[cls] !== l.expected[cls].length) miss(l, `${cls} ULPDU count`, String(l.expected[cls].length), String(l.got[cls]));
+      finish(l);
     }
   }
   const time = timer.stop();

@@ -91,6 +91,12 @@ export class FaultTurns {
   }
 }
 
+/**
+ * Faults not drawn while the local output is held: those built on a local Read or Atomic Request
+ * and its answer, and the IRD overflow (it holds m_axis, and the model would answer late).
+ */
+const NOT_WHILE_HELD: ReadonlySet<FaultKind> = new Set(['rr-stag', 'rr-to', 'rr-length', 'atomic-resp-id', 'atomic-resp-none', 'ird']);
+
 /** Receive buffers the RTL queues (ddp_rx_ctl rqDepth). */
 export const RECV_QUEUE_DEPTH = 16;
 
@@ -124,6 +130,11 @@ export class RxPeer {
   readonly localEvents: RnicEvent[] = [];
   /** Regions of the local RNIC (programmed into the RTL's STag table). */
   readonly regions: RtlRegion[] = [];
+  /**
+   * The local side sends nothing yet (MPA fencing: the RTL holds its FPDUs until the peer's first):
+   * work requests stay in the model's queue, and none that needs an answer at once is drawn.
+   */
+  holdOutput = false;
   /** Receive buffers posted on the local side, oldest first (mirrors the model's queue). */
   readonly posted: { addr: bigint; len: number }[] = [];
   /** Address ranges whose contents the harness compares. */
@@ -238,6 +249,8 @@ export class RxPeer {
     // Without RFC 7306 on the local side, its extensions are an error: only now and then.
     if (!this.rfc7306 && (kind === 'immediate' || kind === 'atomic' || kind === 'write-then-atomic') && r.bool(0.9)) kind = 'write';
     if (!this.rfc7306 && kind === 'local-atomic') kind = 'local-read';
+    // A local request is answered at once, which a held local side cannot be: the peer's own message.
+    if (this.holdOutput && (kind === 'local-read' || kind === 'local-atomic')) kind = 'write';
     needs['write-then-read'] = this.usable('remote-read', (g) => g.access.includes('remote-write')).length;
     needs['write-then-atomic'] = atomicTargets.filter((g) => g.access.includes('remote-write')).length;
     // Send with Invalidate may have used up a kind's regions: fall back to a Send.
@@ -364,10 +377,18 @@ export class RxPeer {
     }
   }
 
-  /** Posts `wr` on the local model, sends what it sends to the peer, and records both in `fx`. */
+  /**
+   * Posts `wr` on the local model, sends what it sends to the peer, and records both in `fx`;
+   * with holdOutput the model keeps what it would send (the harness pulls it when MPA fencing opens).
+   */
   private postLocal(fx: StepSideEffects, wr: WorkRequest, addr: bigint): void {
     this.local.post(wr);
     let requestId = 0;
+    if (this.holdOutput) {
+      if (wr.kind === 'read' || wr.kind === 'atomic') throw new Error(`internal: a ${wr.kind} work request while the local side's output is held`);
+      fx.wrs.push({ wr, addr, requestId });
+      return;
+    }
     for (const o of this.local.pull()) {
       o.onSent?.();
       const op = o.ulpdu[1]! & 0x0f;
@@ -399,6 +420,7 @@ export class RxPeer {
    * what it hits). Returns null when the episode's state cannot produce this fault now.
    */
   fault(kind: FaultKind, fx: StepSideEffects, maxLen: number): Uint8Array[] | null {
+    if (this.holdOutput && NOT_WHILE_HELD.has(kind)) return null;
     const r = this.r;
     const id = this.nextId++;
     const pick = <T>(xs: T[]): T | null => (xs.length ? r.pick(xs) : null);
