@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
 import { MpaFramer } from '../../ts-model/mpa';
 import { segmentMessage } from '../../ts-model/ddp/segmenter';
 import { Opcode, rdmapControl } from '../../ts-model/rdmap/constants';
 import { prng } from '../../ts-model/util/prng';
 import type { QpConfig } from '../../sim/cosim/qp-config';
+import { immediate, plainQp } from '../support/top-fixtures';
 import { RnicBench, openTop } from '../../sim/cosim/rnic-bench';
-import type { LocalWr, RtlRegion } from '../../sim/cosim/rx-peer';
+import type { RtlRegion } from '../../sim/cosim/rx-peer';
 import type { SimModel } from '../../sim/verilator/model';
 
 /**
@@ -21,22 +21,8 @@ const FENCED = 1;
 const OPEN = 2;
 const STAG = 0x300;
 
-const config = (fence: boolean): QpConfig => ({
-  pd: 7,
-  ird: 4,
-  ord: 4,
-  msn: 1,
-  mulpdu: 1460,
-  maxUlpdu: MAX_ULPDU_LENGTH,
-  bigEndian: false,
-  rfc7306: true,
-  crc: true,
-  rx: { s0: 0, seq: 0, markers: false },
-  tx: { s0: 0, seq: 0, markers: false },
-  fence,
-});
+const config = (fence: boolean): QpConfig => plainQp({ pd: 7, fence });
 const region: RtlRegion = { stag: STAG, pd: 7, base: 0x5000_0000n, length: 4096n, access: ['remote-write'], va: false, invalidatable: false };
-const immediate = (id: number): LocalWr => ({ wr: { kind: 'immediate', id, solicited: false, data: new Uint8Array(8).fill(id) }, addr: 0n, requestId: 0 });
 
 /** The peer's RDMA Write of `n` octets to the region, as one FPDU (CRC broken if `badCrc`). */
 function peerWrite(n: number, badCrc = false): Uint8Array {

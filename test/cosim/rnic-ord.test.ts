@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { IRD_ORD_NO_NEGOTIATE, MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
+import { IRD_ORD_NO_NEGOTIATE } from '../../ts-model/mpa/constants';
 import { Opcode } from '../../ts-model/rdmap/constants';
 import { AOpCode } from '../../ts-model/rdmap/atomics';
 import { prng } from '../../ts-model/util/prng';
 import { parseConfig } from '../../hdl-gen/gen/config';
 import type { QpConfig } from '../../sim/cosim/qp-config';
+import { immediate, plainQp } from '../support/top-fixtures';
 import { RnicBench, openTop } from '../../sim/cosim/rnic-bench';
 import type { LocalWr } from '../../sim/cosim/rx-peer';
 import type { SimModel } from '../../sim/verilator/model';
@@ -30,21 +31,8 @@ const atomic = (id: number): LocalWr => ({
   addr: 0n,
   requestId: id,
 });
-const immediate = (id: number): LocalWr => ({ wr: { kind: 'immediate', id, solicited: false, data: new Uint8Array(8).fill(id) }, addr: 0n, requestId: 0 });
 
-const config = (ord: number): QpConfig => ({
-  pd: 1,
-  ird: 4,
-  ord,
-  msn: 1,
-  mulpdu: 1460,
-  maxUlpdu: MAX_ULPDU_LENGTH,
-  bigEndian: false,
-  rfc7306: true,
-  crc: true,
-  rx: { s0: 0, seq: 0, markers: false },
-  tx: { s0: 0, seq: 0, markers: false },
-});
+const config = (ord: number): QpConfig => plainQp({ ord });
 
 describe('rnic_top_w8: a configured ORD bounds the Read and Atomic Requests outstanding', () => {
   let model: SimModel;
