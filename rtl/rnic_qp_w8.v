@@ -3,7 +3,7 @@
 `default_nettype none
 
 /*
- * One RNIC QP, 8 octets per beat: rnic_rx (mpa_rx, ddp_rx) on the receive side; ddp_tx work requests and
+ * One RNIC QP, 8 octets per beat: ddp_rx on the receive side (ULPDUs from the shared mpa_rx); ddp_tx work requests and
  * the responder's Read/Atomic Responses and Terminates muxed into ULPDUs for the shared mpa_tx on the transmit side.
  *
  * Parameters:
@@ -39,24 +39,26 @@ module rnic_qp_w8 (
     input  wire [31:0] cfg_initial_msn, // first MSN of every queue, both ways (loaded in reset)
     input  wire [15:0] cfg_mulpdu, // largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
     input  wire        cfg_big_endian, // atomic targets are big-endian in host memory
-    input  wire        cfg_rx_markers, // MPA markers in what this QP receives (its M bit, RFC 5044 §7.1)
     input  wire        cfg_tx_markers, // MPA markers in what this QP sends (the peer's M bit)
-    input  wire [15:0] cfg_max_ulpdu, // largest ULPDU_Length received (maxUlpduLength, spec/mpa.md §6); above it LLP error 0x03
     input  wire        cfg_crc, // MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-    input  wire [8:0]  cfg_rx_s0, // low 9 bits of the peer's S0: where the received markers count from (RFC 5044 §4.5)
-    input  wire [8:0]  cfg_rx_seq, // low 9 bits of the sequence number of the first received octet
     input  wire [8:0]  cfg_tx_s0, // low 9 bits of this side's S0: where the sent markers count from
     input  wire [8:0]  cfg_tx_seq, // low 9 bits of the sequence number of the first sent octet
     input  wire        cfg_fence, // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 
     /*
-     * AXI4-Stream input: in-order TCP payload (s_axis)
+     * AXI4-Stream input: one ULPDU per packet, tuser on tlast = MPA passed its FPDU (as mpa_rx m_axis)
      */
     input  wire [63:0] s_axis_tdata,
     input  wire [7:0]  s_axis_tkeep,
     input  wire        s_axis_tvalid,
     output wire        s_axis_tready,
     input  wire        s_axis_tlast,
+    input  wire        s_axis_tuser,
+
+    /*
+     * MPA verdict
+     */
+    input  wire [7:0]  s_llp_err, // mpa_rx err_code: the LLP error code of a ULPDU that ends with tuser 0
 
     /*
      * STag table configuration write (stag_cfg_*)
@@ -116,9 +118,6 @@ module rnic_qp_w8 (
     output wire        tx_stopped,
     output wire [3:0]  irrq_used,
     output wire        rx_idle, // the receive side is idle: every descriptor handled, every placement written
-    output wire        mpa_err_valid, // an MPA error stopped the stream (sticky until reset)
-    output wire [7:0]  mpa_err_code, // the LLP error code of the first failed FPDU
-    output wire [31:0] mpa_fpdu_count, // FPDUs delivered with tuser = 1
 
     /*
      * Work requests (one per message, in send order; ddp_tx_w<W>)
@@ -161,24 +160,9 @@ module rnic_qp_w8 (
      */
     output wire        fenced, // the QP's transmit waits for the peer's first FPDU (MPA fencing, cfg_fence)
     output wire        m_first_valid, // the first FPDU of a fenced QP has arrived: it may send now (one cycle, for the completion queue)
-    output wire        idle // nothing in progress on either side (the shared mpa_tx may still hold the last few beats)
+    output wire        idle // nothing in progress on either side (the shared mpa_rx and mpa_tx may still hold a few beats)
 );
 
-wire rx_path_mpa_cfg_markers;
-wire rx_path_mpa_cfg_crc;
-wire [8:0] rx_path_mpa_cfg_s0;
-wire [8:0] rx_path_mpa_cfg_seq;
-wire [15:0] rx_path_mpa_cfg_max_ulpdu;
-wire [63:0] rx_path_s_axis_tdata;
-wire [7:0] rx_path_s_axis_tkeep;
-wire rx_path_s_axis_tvalid;
-wire rx_path_s_axis_tready;
-wire rx_path_s_axis_tlast;
-wire rx_path_mpa_err_valid;
-wire [31:0] rx_path_mpa_fpdu_count;
-wire [7:0] rx_path_mpa_err_code;
-wire rx_path_idle;
-wire rx_path_rx_idle;
 wire rx_path_cfg_rfc7306;
 wire [15:0] rx_path_cfg_pd;
 wire [15:0] rx_path_cfg_ird;
@@ -186,6 +170,13 @@ wire [15:0] rx_path_cfg_ord;
 wire [31:0] rx_path_cfg_initial_msn;
 wire [15:0] rx_path_cfg_mulpdu;
 wire rx_path_cfg_big_endian;
+wire [63:0] rx_path_s_axis_tdata;
+wire [7:0] rx_path_s_axis_tkeep;
+wire rx_path_s_axis_tvalid;
+wire rx_path_s_axis_tready;
+wire rx_path_s_axis_tlast;
+wire rx_path_s_axis_tuser;
+wire [7:0] rx_path_s_llp_err;
 wire rx_path_stag_cfg_valid;
 wire [7:0] rx_path_stag_cfg_index;
 wire [7:0] rx_path_stag_cfg_key;
@@ -239,6 +230,8 @@ wire rx_path_m_axis_tvalid;
 wire rx_path_m_axis_tready;
 wire rx_path_m_axis_tlast;
 wire [15:0] rx_path_m_axis_tuser;
+wire rx_path_idle;
+wire rx_path_rx_idle;
 wire [15:0] tx_path_cfg_mulpdu;
 wire [31:0] tx_path_cfg_initial_msn;
 wire [2:0] tx_path_wr_kind;
@@ -340,11 +333,6 @@ assign rx_path_cfg_ord = cfg_ord;
 assign rx_path_cfg_initial_msn = cfg_initial_msn;
 assign rx_path_cfg_mulpdu = cfg_mulpdu;
 assign rx_path_cfg_big_endian = cfg_big_endian;
-assign rx_path_mpa_cfg_markers = cfg_rx_markers;
-assign rx_path_mpa_cfg_crc = cfg_crc;
-assign rx_path_mpa_cfg_s0 = cfg_rx_s0;
-assign rx_path_mpa_cfg_seq = cfg_rx_seq;
-assign rx_path_mpa_cfg_max_ulpdu = cfg_max_ulpdu;
 assign tx_path_cfg_mulpdu = cfg_mulpdu;
 assign tx_path_cfg_initial_msn = cfg_initial_msn;
 assign rx_path_s_axis_tdata = s_axis_tdata;
@@ -352,6 +340,8 @@ assign rx_path_s_axis_tkeep = s_axis_tkeep;
 assign rx_path_s_axis_tvalid = s_axis_tvalid;
 assign s_axis_tready = rx_path_s_axis_tready;
 assign rx_path_s_axis_tlast = s_axis_tlast;
+assign rx_path_s_axis_tuser = s_axis_tuser;
+assign rx_path_s_llp_err = s_llp_err;
 assign rx_path_stag_cfg_valid = stag_cfg_valid;
 assign rx_path_stag_cfg_index = stag_cfg_index;
 assign rx_path_stag_cfg_key = stag_cfg_key;
@@ -387,9 +377,6 @@ assign rx_stopped = rx_path_rx_stopped;
 assign tx_stopped = rx_path_tx_stopped;
 assign irrq_used = rx_path_irrq_used;
 assign rx_idle = rx_path_rx_idle;
-assign mpa_err_valid = rx_path_mpa_err_valid;
-assign mpa_err_code = rx_path_mpa_err_code;
-assign mpa_fpdu_count = rx_path_mpa_fpdu_count;
 assign tx_path_wr_kind = wr_kind;
 assign tx_path_wr_solicited = wr_solicited;
 assign tx_path_wr_invalidate = wr_invalidate;
@@ -530,24 +517,9 @@ always @(posedge clk) begin
     end
 end
 
-rnic_rx_w8 u_rx (
+ddp_rx_w8 u_rx (
     .clk(clk),
     .rst(rst),
-    .mpa_cfg_markers(rx_path_mpa_cfg_markers),
-    .mpa_cfg_crc(rx_path_mpa_cfg_crc),
-    .mpa_cfg_s0(rx_path_mpa_cfg_s0),
-    .mpa_cfg_seq(rx_path_mpa_cfg_seq),
-    .mpa_cfg_max_ulpdu(rx_path_mpa_cfg_max_ulpdu),
-    .s_axis_tdata(rx_path_s_axis_tdata),
-    .s_axis_tkeep(rx_path_s_axis_tkeep),
-    .s_axis_tvalid(rx_path_s_axis_tvalid),
-    .s_axis_tready(rx_path_s_axis_tready),
-    .s_axis_tlast(rx_path_s_axis_tlast),
-    .mpa_err_valid(rx_path_mpa_err_valid),
-    .mpa_fpdu_count(rx_path_mpa_fpdu_count),
-    .mpa_err_code(rx_path_mpa_err_code),
-    .idle(rx_path_idle),
-    .rx_idle(rx_path_rx_idle),
     .cfg_rfc7306(rx_path_cfg_rfc7306),
     .cfg_pd(rx_path_cfg_pd),
     .cfg_ird(rx_path_cfg_ird),
@@ -555,6 +527,13 @@ rnic_rx_w8 u_rx (
     .cfg_initial_msn(rx_path_cfg_initial_msn),
     .cfg_mulpdu(rx_path_cfg_mulpdu),
     .cfg_big_endian(rx_path_cfg_big_endian),
+    .s_axis_tdata(rx_path_s_axis_tdata),
+    .s_axis_tkeep(rx_path_s_axis_tkeep),
+    .s_axis_tvalid(rx_path_s_axis_tvalid),
+    .s_axis_tready(rx_path_s_axis_tready),
+    .s_axis_tlast(rx_path_s_axis_tlast),
+    .s_axis_tuser(rx_path_s_axis_tuser),
+    .s_llp_err(rx_path_s_llp_err),
     .stag_cfg_valid(rx_path_stag_cfg_valid),
     .stag_cfg_index(rx_path_stag_cfg_index),
     .stag_cfg_key(rx_path_stag_cfg_key),
@@ -607,7 +586,9 @@ rnic_rx_w8 u_rx (
     .m_axis_tvalid(rx_path_m_axis_tvalid),
     .m_axis_tready(rx_path_m_axis_tready),
     .m_axis_tlast(rx_path_m_axis_tlast),
-    .m_axis_tuser(rx_path_m_axis_tuser)
+    .m_axis_tuser(rx_path_m_axis_tuser),
+    .idle(rx_path_idle),
+    .rx_idle(rx_path_rx_idle)
 );
 
 ddp_tx_w8 u_tx (

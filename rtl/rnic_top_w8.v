@@ -33,12 +33,8 @@ module rnic_top_w8 (
     input  wire [31:0] cfg_initial_msn, // first MSN of every queue, both ways (loaded in reset)
     input  wire [15:0] cfg_mulpdu, // largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
     input  wire        cfg_big_endian, // atomic targets are big-endian in host memory
-    input  wire        cfg_rx_markers, // MPA markers in what this QP receives (its M bit, RFC 5044 §7.1)
     input  wire        cfg_tx_markers, // MPA markers in what this QP sends (the peer's M bit)
-    input  wire [15:0] cfg_max_ulpdu, // largest ULPDU_Length received (maxUlpduLength, spec/mpa.md §6); above it LLP error 0x03
     input  wire        cfg_crc, // MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-    input  wire [8:0]  cfg_rx_s0, // low 9 bits of the peer's S0: where the received markers count from (RFC 5044 §4.5)
-    input  wire [8:0]  cfg_rx_seq, // low 9 bits of the sequence number of the first received octet
     input  wire [8:0]  cfg_tx_s0, // low 9 bits of this side's S0: where the sent markers count from
     input  wire [8:0]  cfg_tx_seq, // low 9 bits of the sequence number of the first sent octet
     input  wire        cfg_fence, // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
@@ -100,14 +96,22 @@ module rnic_top_w8 (
     input  wire [1:0]  abort_qp,
 
     /*
-     * AXI4-Stream input: TCP payload of each connection, in order (s_axis; tid = QP)
+     * AXI4-Stream input: TCP payload of each connection, in order, whole segments (s_axis; tid = QP)
      */
     input  wire [63:0] s_axis_tdata,
     input  wire [7:0]  s_axis_tkeep,
-    input  wire        s_axis_tlast,
     input  wire        s_axis_tvalid,
+    input  wire        s_axis_tlast,
+    input  wire [1:0]  s_axis_tid,
     output wire        s_axis_tready,
-    input  wire [1:0]  s_axis_tid, // the QP (connection) of this beat
+
+    /*
+     * Configuration port: cfg_valid loads QP cfg_qp's context and restarts it (a new connection)
+     */
+    input  wire        cfg_rx_markers, // markers in this direction (spec/mpa.md §4.2)
+    input  wire [8:0]  cfg_rx_s0, // S0[8:0] (spec/mpa.md §4.3)
+    input  wire [8:0]  cfg_rx_seq, // sequence number [8:0] of the first octet received; (seq - S0) mod 4 = 0
+    input  wire [15:0] cfg_max_ulpdu, // maxUlpduLength (spec/mpa.md §6 step 2)
 
     /*
      * AXI4-Stream output: TCP payload of each connection, whole FPDUs (m_axis; tid = QP)
@@ -158,7 +162,7 @@ module rnic_top_w8 (
     output wire [3:0]  qp_tx_stopped, // the QP sends nothing more (its Terminate has been queued)
     output wire [3:0]  qp_idle, // nothing in progress in the QP (placement written, responses and work requests sent)
     output wire [3:0]  qp_rx_idle, // the receive side of the QP is idle: every ULPDU handled, every placement written
-    output wire [3:0]  qp_mpa_err, // MPA failed an FPDU of the QP (mpa_rx err_valid)
+    output wire [3:0]  qp_mpa_err, // MPA failed an FPDU of the QP
     output wire [3:0]  qp_fenced, // the QP's transmit waits for the peer's first FPDU (MPA fencing, cfg_fence)
     output wire        tx_err_length, // sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)
     output wire [15:0] qp_irrq_used // bits 4i+3..4i: inbound Read/Atomic Requests QP i has not yet answered
@@ -216,30 +220,14 @@ wire qp0_cfg_big_endian;
 wire qp1_cfg_big_endian;
 wire qp2_cfg_big_endian;
 wire qp3_cfg_big_endian;
-wire qp0_cfg_rx_markers;
-wire qp1_cfg_rx_markers;
-wire qp2_cfg_rx_markers;
-wire qp3_cfg_rx_markers;
 wire qp0_cfg_tx_markers;
 wire qp1_cfg_tx_markers;
 wire qp2_cfg_tx_markers;
 wire qp3_cfg_tx_markers;
-wire [15:0] qp0_cfg_max_ulpdu;
-wire [15:0] qp1_cfg_max_ulpdu;
-wire [15:0] qp2_cfg_max_ulpdu;
-wire [15:0] qp3_cfg_max_ulpdu;
 wire qp0_cfg_crc;
 wire qp1_cfg_crc;
 wire qp2_cfg_crc;
 wire qp3_cfg_crc;
-wire [8:0] qp0_cfg_rx_s0;
-wire [8:0] qp1_cfg_rx_s0;
-wire [8:0] qp2_cfg_rx_s0;
-wire [8:0] qp3_cfg_rx_s0;
-wire [8:0] qp0_cfg_rx_seq;
-wire [8:0] qp1_cfg_rx_seq;
-wire [8:0] qp2_cfg_rx_seq;
-wire [8:0] qp3_cfg_rx_seq;
 wire [8:0] qp0_cfg_tx_s0;
 wire [8:0] qp1_cfg_tx_s0;
 wire [8:0] qp2_cfg_tx_s0;
@@ -272,6 +260,14 @@ wire qp0_s_axis_tlast;
 wire qp1_s_axis_tlast;
 wire qp2_s_axis_tlast;
 wire qp3_s_axis_tlast;
+wire qp0_s_axis_tuser;
+wire qp1_s_axis_tuser;
+wire qp2_s_axis_tuser;
+wire qp3_s_axis_tuser;
+wire [7:0] qp0_s_llp_err;
+wire [7:0] qp1_s_llp_err;
+wire [7:0] qp2_s_llp_err;
+wire [7:0] qp3_s_llp_err;
 wire qp0_stag_cfg_valid;
 wire qp1_stag_cfg_valid;
 wire qp2_stag_cfg_valid;
@@ -412,42 +408,6 @@ wire qp0_rx_idle;
 wire qp1_rx_idle;
 wire qp2_rx_idle;
 wire qp3_rx_idle;
-wire qp0_mpa_err_valid;
-wire qp1_mpa_err_valid;
-wire qp2_mpa_err_valid;
-wire qp3_mpa_err_valid;
-// verilator lint_off UNUSED
-// per-QP detail not brought to the top (qp_mpa_err summarizes it)
-wire [7:0] qp0_mpa_err_code;
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-// per-QP detail not brought to the top (qp_mpa_err summarizes it)
-wire [7:0] qp1_mpa_err_code;
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-// per-QP detail not brought to the top (qp_mpa_err summarizes it)
-wire [7:0] qp2_mpa_err_code;
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-// per-QP detail not brought to the top (qp_mpa_err summarizes it)
-wire [7:0] qp3_mpa_err_code;
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-// per-QP detail not brought to the top (qp_mpa_err summarizes it)
-wire [31:0] qp0_mpa_fpdu_count;
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-// per-QP detail not brought to the top (qp_mpa_err summarizes it)
-wire [31:0] qp1_mpa_fpdu_count;
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-// per-QP detail not brought to the top (qp_mpa_err summarizes it)
-wire [31:0] qp2_mpa_fpdu_count;
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-// per-QP detail not brought to the top (qp_mpa_err summarizes it)
-wire [31:0] qp3_mpa_fpdu_count;
-// verilator lint_on UNUSED
 wire qp0_wr_valid;
 wire qp1_wr_valid;
 wire qp2_wr_valid;
@@ -574,18 +534,10 @@ reg [15:0] qp0_ctx_mulpdu_reg; // QP 0: largest ULPDU this QP sends (MULPDU, RFC
 reg [15:0] qp0_ctx_mulpdu_next;
 reg qp0_ctx_big_endian_reg; // QP 0: atomic targets are big-endian in host memory
 reg qp0_ctx_big_endian_next;
-reg qp0_ctx_rx_markers_reg; // QP 0: MPA markers in what this QP receives (its M bit, RFC 5044 §7.1)
-reg qp0_ctx_rx_markers_next;
 reg qp0_ctx_tx_markers_reg; // QP 0: MPA markers in what this QP sends (the peer's M bit)
 reg qp0_ctx_tx_markers_next;
-reg [15:0] qp0_ctx_max_ulpdu_reg; // QP 0: largest ULPDU_Length received (maxUlpduLength, spec/mpa.md §6); above it LLP error 0x03
-reg [15:0] qp0_ctx_max_ulpdu_next;
 reg qp0_ctx_crc_reg; // QP 0: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
 reg qp0_ctx_crc_next;
-reg [8:0] qp0_ctx_rx_s0_reg; // QP 0: low 9 bits of the peer's S0: where the received markers count from (RFC 5044 §4.5)
-reg [8:0] qp0_ctx_rx_s0_next;
-reg [8:0] qp0_ctx_rx_seq_reg; // QP 0: low 9 bits of the sequence number of the first received octet
-reg [8:0] qp0_ctx_rx_seq_next;
 reg [8:0] qp0_ctx_tx_s0_reg; // QP 0: low 9 bits of this side's S0: where the sent markers count from
 reg [8:0] qp0_ctx_tx_s0_next;
 reg [8:0] qp0_ctx_tx_seq_reg; // QP 0: low 9 bits of the sequence number of the first sent octet
@@ -610,18 +562,10 @@ reg [15:0] qp1_ctx_mulpdu_reg; // QP 1: largest ULPDU this QP sends (MULPDU, RFC
 reg [15:0] qp1_ctx_mulpdu_next;
 reg qp1_ctx_big_endian_reg; // QP 1: atomic targets are big-endian in host memory
 reg qp1_ctx_big_endian_next;
-reg qp1_ctx_rx_markers_reg; // QP 1: MPA markers in what this QP receives (its M bit, RFC 5044 §7.1)
-reg qp1_ctx_rx_markers_next;
 reg qp1_ctx_tx_markers_reg; // QP 1: MPA markers in what this QP sends (the peer's M bit)
 reg qp1_ctx_tx_markers_next;
-reg [15:0] qp1_ctx_max_ulpdu_reg; // QP 1: largest ULPDU_Length received (maxUlpduLength, spec/mpa.md §6); above it LLP error 0x03
-reg [15:0] qp1_ctx_max_ulpdu_next;
 reg qp1_ctx_crc_reg; // QP 1: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
 reg qp1_ctx_crc_next;
-reg [8:0] qp1_ctx_rx_s0_reg; // QP 1: low 9 bits of the peer's S0: where the received markers count from (RFC 5044 §4.5)
-reg [8:0] qp1_ctx_rx_s0_next;
-reg [8:0] qp1_ctx_rx_seq_reg; // QP 1: low 9 bits of the sequence number of the first received octet
-reg [8:0] qp1_ctx_rx_seq_next;
 reg [8:0] qp1_ctx_tx_s0_reg; // QP 1: low 9 bits of this side's S0: where the sent markers count from
 reg [8:0] qp1_ctx_tx_s0_next;
 reg [8:0] qp1_ctx_tx_seq_reg; // QP 1: low 9 bits of the sequence number of the first sent octet
@@ -646,18 +590,10 @@ reg [15:0] qp2_ctx_mulpdu_reg; // QP 2: largest ULPDU this QP sends (MULPDU, RFC
 reg [15:0] qp2_ctx_mulpdu_next;
 reg qp2_ctx_big_endian_reg; // QP 2: atomic targets are big-endian in host memory
 reg qp2_ctx_big_endian_next;
-reg qp2_ctx_rx_markers_reg; // QP 2: MPA markers in what this QP receives (its M bit, RFC 5044 §7.1)
-reg qp2_ctx_rx_markers_next;
 reg qp2_ctx_tx_markers_reg; // QP 2: MPA markers in what this QP sends (the peer's M bit)
 reg qp2_ctx_tx_markers_next;
-reg [15:0] qp2_ctx_max_ulpdu_reg; // QP 2: largest ULPDU_Length received (maxUlpduLength, spec/mpa.md §6); above it LLP error 0x03
-reg [15:0] qp2_ctx_max_ulpdu_next;
 reg qp2_ctx_crc_reg; // QP 2: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
 reg qp2_ctx_crc_next;
-reg [8:0] qp2_ctx_rx_s0_reg; // QP 2: low 9 bits of the peer's S0: where the received markers count from (RFC 5044 §4.5)
-reg [8:0] qp2_ctx_rx_s0_next;
-reg [8:0] qp2_ctx_rx_seq_reg; // QP 2: low 9 bits of the sequence number of the first received octet
-reg [8:0] qp2_ctx_rx_seq_next;
 reg [8:0] qp2_ctx_tx_s0_reg; // QP 2: low 9 bits of this side's S0: where the sent markers count from
 reg [8:0] qp2_ctx_tx_s0_next;
 reg [8:0] qp2_ctx_tx_seq_reg; // QP 2: low 9 bits of the sequence number of the first sent octet
@@ -682,24 +618,45 @@ reg [15:0] qp3_ctx_mulpdu_reg; // QP 3: largest ULPDU this QP sends (MULPDU, RFC
 reg [15:0] qp3_ctx_mulpdu_next;
 reg qp3_ctx_big_endian_reg; // QP 3: atomic targets are big-endian in host memory
 reg qp3_ctx_big_endian_next;
-reg qp3_ctx_rx_markers_reg; // QP 3: MPA markers in what this QP receives (its M bit, RFC 5044 §7.1)
-reg qp3_ctx_rx_markers_next;
 reg qp3_ctx_tx_markers_reg; // QP 3: MPA markers in what this QP sends (the peer's M bit)
 reg qp3_ctx_tx_markers_next;
-reg [15:0] qp3_ctx_max_ulpdu_reg; // QP 3: largest ULPDU_Length received (maxUlpduLength, spec/mpa.md §6); above it LLP error 0x03
-reg [15:0] qp3_ctx_max_ulpdu_next;
 reg qp3_ctx_crc_reg; // QP 3: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
 reg qp3_ctx_crc_next;
-reg [8:0] qp3_ctx_rx_s0_reg; // QP 3: low 9 bits of the peer's S0: where the received markers count from (RFC 5044 §4.5)
-reg [8:0] qp3_ctx_rx_s0_next;
-reg [8:0] qp3_ctx_rx_seq_reg; // QP 3: low 9 bits of the sequence number of the first received octet
-reg [8:0] qp3_ctx_rx_seq_next;
 reg [8:0] qp3_ctx_tx_s0_reg; // QP 3: low 9 bits of this side's S0: where the sent markers count from
 reg [8:0] qp3_ctx_tx_s0_next;
 reg [8:0] qp3_ctx_tx_seq_reg; // QP 3: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp3_ctx_tx_seq_next;
 reg qp3_ctx_fence_reg; // QP 3: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 reg qp3_ctx_fence_next;
+wire deframer_cfg_valid;
+wire [1:0] deframer_cfg_qp;
+wire deframer_cfg_markers;
+wire deframer_cfg_crc;
+wire [8:0] deframer_cfg_s0;
+wire [8:0] deframer_cfg_seq;
+wire [15:0] deframer_cfg_max_ulpdu;
+wire [63:0] deframer_s_axis_tdata;
+wire [7:0] deframer_s_axis_tkeep;
+wire deframer_s_axis_tvalid;
+wire deframer_s_axis_tready;
+wire deframer_s_axis_tlast;
+wire [1:0] deframer_s_axis_tid;
+wire [63:0] deframer_m_axis_tdata;
+wire [7:0] deframer_m_axis_tkeep;
+wire deframer_m_axis_tvalid;
+wire deframer_m_axis_tready;
+wire deframer_m_axis_tlast;
+wire [1:0] deframer_m_axis_tid;
+wire [8:0] deframer_m_axis_tuser;
+// verilator lint_off UNUSED
+// a count over all QPs: the QPs count their own messages
+wire [31:0] deframer_fpdu_count;
+// verilator lint_on UNUSED
+wire deframer_idle;
+wire [1:0] deframer_ctx_qp;
+wire rx_verdict_passed; // on tlast: the FPDU passed every check
+wire [7:0] rx_verdict_llp_err; // on a tlast with passed 0: the LLP error code (Terminate 0x2/0x0/code)
+wire rx_ulpdu_fire;
 reg [1:0] tx_arb_last_reg; // the source granted last (round-robin starts after it)
 reg [1:0] tx_arb_last_next;
 reg tx_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
@@ -784,6 +741,14 @@ reg [9:0] mem_rd_owners_wptr_reg;
 reg [9:0] mem_rd_owners_wptr_next;
 reg [9:0] mem_rd_owners_rptr_reg;
 reg [9:0] mem_rd_owners_rptr_next;
+reg qp0_mpa_err_reg; // QP 0: MPA failed one of its FPDUs (until its restart)
+reg qp0_mpa_err_next;
+reg qp1_mpa_err_reg; // QP 1: MPA failed one of its FPDUs (until its restart)
+reg qp1_mpa_err_next;
+reg qp2_mpa_err_reg; // QP 2: MPA failed one of its FPDUs (until its restart)
+reg qp2_mpa_err_next;
+reg qp3_mpa_err_reg; // QP 3: MPA failed one of its FPDUs (until its restart)
+reg qp3_mpa_err_next;
 reg [1:0] mem_rd_owners_mem [0:511];
 wire _t0;
 wire _t1;
@@ -829,8 +794,8 @@ wire _t40;
 wire _t41;
 wire _t42;
 wire _t43;
-wire [1:0] _t44;
-wire _t45;
+wire _t44;
+wire [1:0] _t45;
 wire _t46;
 wire _t47;
 wire _t48;
@@ -839,6 +804,12 @@ wire _t50;
 wire _t51;
 wire _t52;
 wire _t53;
+wire _t54;
+wire _t55;
+wire _t56;
+wire _t57;
+wire _t58;
+wire _t59;
 
 assign _t0 = s_recv_qp == 2'b01;
 assign _t1 = s_recv_qp == 2'b10;
@@ -846,54 +817,60 @@ assign _t2 = s_recv_qp == 2'b11;
 assign _t3 = wr_qp == 2'b01;
 assign _t4 = wr_qp == 2'b10;
 assign _t5 = wr_qp == 2'b11;
-assign _t6 = s_axis_tid == 2'b01;
-assign _t7 = s_axis_tid == 2'b10;
-assign _t8 = s_axis_tid == 2'b11;
-assign _t9 = qp1_m_axis_tvalid & _t10;
-assign _t10 = ~qp1_restart_reg;
-assign _t11 = qp2_m_axis_tvalid & _t12;
-assign _t12 = ~qp2_restart_reg;
-assign _t13 = qp3_m_axis_tvalid & _t14;
-assign _t14 = ~qp3_restart_reg;
-assign _t15 = qp0_m_axis_tvalid & _t16;
-assign _t16 = ~qp0_restart_reg;
-assign _t17 = tx_arb_grant == 2'b11;
-assign _t18 = tx_arb_grant == 2'b10;
-assign _t19 = tx_arb_grant == 2'b01;
-assign _t20 = qp0_m_evt_valid & _t16;
-assign _t21 = qp1_m_evt_valid & _t10;
-assign _t22 = qp2_m_evt_valid & _t12;
-assign _t23 = qp3_m_evt_valid & _t14;
-assign _t24 = cq_arb_grant == 2'b11;
-assign _t25 = cq_arb_grant == 2'b10;
-assign _t26 = cq_arb_grant == 2'b01;
-assign _t27 = ~cq_from_evt;
-assign _t28 = cq_arb_grant == 2'b00;
-assign _t29 = qp1_mem_wr_valid & _t10;
-assign _t30 = qp2_mem_wr_valid & _t12;
-assign _t31 = qp3_mem_wr_valid & _t14;
-assign _t32 = qp0_mem_wr_valid & _t16;
-assign _t33 = mem_wr_arb_grant == 2'b11;
-assign _t34 = mem_wr_arb_grant == 2'b10;
-assign _t35 = mem_wr_arb_grant == 2'b01;
-assign _t36 = qp1_mem_rd_valid & _t10 & _t37;
-assign _t37 = ~mem_rd_owners_full;
-assign _t38 = qp2_mem_rd_valid & _t12 & _t37;
-assign _t39 = qp3_mem_rd_valid & _t14 & _t37;
-assign _t40 = qp0_mem_rd_valid & _t16 & _t37;
-assign _t41 = mem_rd_arb_grant == 2'b11;
-assign _t42 = mem_rd_arb_grant == 2'b10;
-assign _t43 = mem_rd_arb_grant == 2'b01;
-assign _t44 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
-assign _t45 = cq_fire & _t28;
-assign _t46 = ~cq_from_first;
-assign _t47 = cq_fire & _t26;
-assign _t48 = cq_fire & _t25;
-assign _t49 = cq_fire & _t24;
-assign _t50 = tx_fire & framer_s_axis_tlast;
-assign _t51 = cq_fire & 1'b1;
-assign _t52 = mem_wr_fire & 1'b1;
-assign _t53 = mem_rd_fire & 1'b1;
+assign _t6 = deframer_m_axis_tid == 2'b00;
+assign _t7 = deframer_m_axis_tid == 2'b01;
+assign _t8 = deframer_m_axis_tid == 2'b10;
+assign _t9 = deframer_m_axis_tid == 2'b11;
+assign _t10 = qp1_m_axis_tvalid & _t11;
+assign _t11 = ~qp1_restart_reg;
+assign _t12 = qp2_m_axis_tvalid & _t13;
+assign _t13 = ~qp2_restart_reg;
+assign _t14 = qp3_m_axis_tvalid & _t15;
+assign _t15 = ~qp3_restart_reg;
+assign _t16 = qp0_m_axis_tvalid & _t17;
+assign _t17 = ~qp0_restart_reg;
+assign _t18 = tx_arb_grant == 2'b11;
+assign _t19 = tx_arb_grant == 2'b10;
+assign _t20 = tx_arb_grant == 2'b01;
+assign _t21 = qp0_m_evt_valid & _t17;
+assign _t22 = qp1_m_evt_valid & _t11;
+assign _t23 = qp2_m_evt_valid & _t13;
+assign _t24 = qp3_m_evt_valid & _t15;
+assign _t25 = cq_arb_grant == 2'b11;
+assign _t26 = cq_arb_grant == 2'b10;
+assign _t27 = cq_arb_grant == 2'b01;
+assign _t28 = ~cq_from_evt;
+assign _t29 = cq_arb_grant == 2'b00;
+assign _t30 = qp1_mem_wr_valid & _t11;
+assign _t31 = qp2_mem_wr_valid & _t13;
+assign _t32 = qp3_mem_wr_valid & _t15;
+assign _t33 = qp0_mem_wr_valid & _t17;
+assign _t34 = mem_wr_arb_grant == 2'b11;
+assign _t35 = mem_wr_arb_grant == 2'b10;
+assign _t36 = mem_wr_arb_grant == 2'b01;
+assign _t37 = qp1_mem_rd_valid & _t11 & _t38;
+assign _t38 = ~mem_rd_owners_full;
+assign _t39 = qp2_mem_rd_valid & _t13 & _t38;
+assign _t40 = qp3_mem_rd_valid & _t15 & _t38;
+assign _t41 = qp0_mem_rd_valid & _t17 & _t38;
+assign _t42 = mem_rd_arb_grant == 2'b11;
+assign _t43 = mem_rd_arb_grant == 2'b10;
+assign _t44 = mem_rd_arb_grant == 2'b01;
+assign _t45 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
+assign _t46 = qp3_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b11));
+assign _t47 = qp2_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b10));
+assign _t48 = qp1_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b01));
+assign _t49 = qp0_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b00));
+assign _t50 = cq_fire & _t29;
+assign _t51 = ~cq_from_first;
+assign _t52 = cq_fire & _t27;
+assign _t53 = cq_fire & _t26;
+assign _t54 = cq_fire & _t25;
+assign _t55 = tx_fire & framer_s_axis_tlast;
+assign _t56 = cq_fire & 1'b1;
+assign _t57 = mem_wr_fire & 1'b1;
+assign _t58 = mem_rd_fire & 1'b1;
+assign _t59 = ~rx_verdict_passed;
 assign qp0_cfg_load = cfg_valid & (cfg_qp == 2'b00);
 assign qp0_rst = rst | qp0_restart_reg;
 assign qp0_cfg_rfc7306 = qp0_ctx_rfc7306_reg;
@@ -903,12 +880,8 @@ assign qp0_cfg_ord = qp0_ctx_ord_reg;
 assign qp0_cfg_initial_msn = qp0_ctx_initial_msn_reg;
 assign qp0_cfg_mulpdu = qp0_ctx_mulpdu_reg;
 assign qp0_cfg_big_endian = qp0_ctx_big_endian_reg;
-assign qp0_cfg_rx_markers = qp0_ctx_rx_markers_reg;
 assign qp0_cfg_tx_markers = qp0_ctx_tx_markers_reg;
-assign qp0_cfg_max_ulpdu = qp0_ctx_max_ulpdu_reg;
 assign qp0_cfg_crc = qp0_ctx_crc_reg;
-assign qp0_cfg_rx_s0 = qp0_ctx_rx_s0_reg;
-assign qp0_cfg_rx_seq = qp0_ctx_rx_seq_reg;
 assign qp0_cfg_tx_s0 = qp0_ctx_tx_s0_reg;
 assign qp0_cfg_tx_seq = qp0_ctx_tx_seq_reg;
 assign qp0_cfg_fence = qp0_ctx_fence_reg;
@@ -921,12 +894,8 @@ assign qp1_cfg_ord = qp1_ctx_ord_reg;
 assign qp1_cfg_initial_msn = qp1_ctx_initial_msn_reg;
 assign qp1_cfg_mulpdu = qp1_ctx_mulpdu_reg;
 assign qp1_cfg_big_endian = qp1_ctx_big_endian_reg;
-assign qp1_cfg_rx_markers = qp1_ctx_rx_markers_reg;
 assign qp1_cfg_tx_markers = qp1_ctx_tx_markers_reg;
-assign qp1_cfg_max_ulpdu = qp1_ctx_max_ulpdu_reg;
 assign qp1_cfg_crc = qp1_ctx_crc_reg;
-assign qp1_cfg_rx_s0 = qp1_ctx_rx_s0_reg;
-assign qp1_cfg_rx_seq = qp1_ctx_rx_seq_reg;
 assign qp1_cfg_tx_s0 = qp1_ctx_tx_s0_reg;
 assign qp1_cfg_tx_seq = qp1_ctx_tx_seq_reg;
 assign qp1_cfg_fence = qp1_ctx_fence_reg;
@@ -939,12 +908,8 @@ assign qp2_cfg_ord = qp2_ctx_ord_reg;
 assign qp2_cfg_initial_msn = qp2_ctx_initial_msn_reg;
 assign qp2_cfg_mulpdu = qp2_ctx_mulpdu_reg;
 assign qp2_cfg_big_endian = qp2_ctx_big_endian_reg;
-assign qp2_cfg_rx_markers = qp2_ctx_rx_markers_reg;
 assign qp2_cfg_tx_markers = qp2_ctx_tx_markers_reg;
-assign qp2_cfg_max_ulpdu = qp2_ctx_max_ulpdu_reg;
 assign qp2_cfg_crc = qp2_ctx_crc_reg;
-assign qp2_cfg_rx_s0 = qp2_ctx_rx_s0_reg;
-assign qp2_cfg_rx_seq = qp2_ctx_rx_seq_reg;
 assign qp2_cfg_tx_s0 = qp2_ctx_tx_s0_reg;
 assign qp2_cfg_tx_seq = qp2_ctx_tx_seq_reg;
 assign qp2_cfg_fence = qp2_ctx_fence_reg;
@@ -957,12 +922,8 @@ assign qp3_cfg_ord = qp3_ctx_ord_reg;
 assign qp3_cfg_initial_msn = qp3_ctx_initial_msn_reg;
 assign qp3_cfg_mulpdu = qp3_ctx_mulpdu_reg;
 assign qp3_cfg_big_endian = qp3_ctx_big_endian_reg;
-assign qp3_cfg_rx_markers = qp3_ctx_rx_markers_reg;
 assign qp3_cfg_tx_markers = qp3_ctx_tx_markers_reg;
-assign qp3_cfg_max_ulpdu = qp3_ctx_max_ulpdu_reg;
 assign qp3_cfg_crc = qp3_ctx_crc_reg;
-assign qp3_cfg_rx_s0 = qp3_ctx_rx_s0_reg;
-assign qp3_cfg_rx_seq = qp3_ctx_rx_seq_reg;
 assign qp3_cfg_tx_s0 = qp3_ctx_tx_s0_reg;
 assign qp3_cfg_tx_seq = qp3_ctx_tx_seq_reg;
 assign qp3_cfg_fence = qp3_ctx_fence_reg;
@@ -1100,43 +1061,67 @@ assign qp0_abort_req = abort_req & (abort_qp == 2'b00);
 assign qp1_abort_req = abort_req & (abort_qp == 2'b01);
 assign qp2_abort_req = abort_req & (abort_qp == 2'b10);
 assign qp3_abort_req = abort_req & (abort_qp == 2'b11);
-assign qp0_s_axis_tdata = s_axis_tdata;
-assign qp0_s_axis_tkeep = s_axis_tkeep;
-assign qp0_s_axis_tlast = s_axis_tlast;
-assign qp0_s_axis_tvalid = s_axis_tvalid & (s_axis_tid == 2'b00);
-assign qp1_s_axis_tdata = s_axis_tdata;
-assign qp1_s_axis_tkeep = s_axis_tkeep;
-assign qp1_s_axis_tlast = s_axis_tlast;
-assign qp1_s_axis_tvalid = s_axis_tvalid & _t6;
-assign qp2_s_axis_tdata = s_axis_tdata;
-assign qp2_s_axis_tkeep = s_axis_tkeep;
-assign qp2_s_axis_tlast = s_axis_tlast;
-assign qp2_s_axis_tvalid = s_axis_tvalid & _t7;
-assign qp3_s_axis_tdata = s_axis_tdata;
-assign qp3_s_axis_tkeep = s_axis_tkeep;
-assign qp3_s_axis_tlast = s_axis_tlast;
-assign qp3_s_axis_tvalid = s_axis_tvalid & _t8;
-assign s_axis_tready = _t8 ? qp3_s_axis_tready : (_t7 ? qp2_s_axis_tready : (_t6 ? qp1_s_axis_tready : qp0_s_axis_tready));
+assign deframer_s_axis_tdata = s_axis_tdata;
+assign deframer_s_axis_tkeep = s_axis_tkeep;
+assign deframer_s_axis_tvalid = s_axis_tvalid;
+assign deframer_s_axis_tlast = s_axis_tlast;
+assign deframer_s_axis_tid = s_axis_tid;
+assign s_axis_tready = deframer_s_axis_tready;
+assign deframer_cfg_valid = cfg_valid;
+assign deframer_cfg_qp = cfg_qp;
+assign deframer_cfg_crc = cfg_crc;
+assign deframer_cfg_markers = cfg_rx_markers;
+assign deframer_cfg_s0 = cfg_rx_s0;
+assign deframer_cfg_seq = cfg_rx_seq;
+assign deframer_cfg_max_ulpdu = cfg_max_ulpdu;
+assign qp0_s_axis_tdata = deframer_m_axis_tdata;
+assign qp0_s_axis_tkeep = deframer_m_axis_tkeep;
+assign qp0_s_axis_tlast = deframer_m_axis_tlast;
+assign rx_verdict_passed = deframer_m_axis_tuser[0];
+assign qp0_s_axis_tuser = rx_verdict_passed;
+assign rx_verdict_llp_err = deframer_m_axis_tuser[8:1];
+assign qp0_s_llp_err = rx_verdict_llp_err;
+assign qp0_s_axis_tvalid = deframer_m_axis_tvalid & _t6;
+assign qp1_s_axis_tdata = deframer_m_axis_tdata;
+assign qp1_s_axis_tkeep = deframer_m_axis_tkeep;
+assign qp1_s_axis_tlast = deframer_m_axis_tlast;
+assign qp1_s_axis_tuser = rx_verdict_passed;
+assign qp1_s_llp_err = rx_verdict_llp_err;
+assign qp1_s_axis_tvalid = deframer_m_axis_tvalid & _t7;
+assign qp2_s_axis_tdata = deframer_m_axis_tdata;
+assign qp2_s_axis_tkeep = deframer_m_axis_tkeep;
+assign qp2_s_axis_tlast = deframer_m_axis_tlast;
+assign qp2_s_axis_tuser = rx_verdict_passed;
+assign qp2_s_llp_err = rx_verdict_llp_err;
+assign qp2_s_axis_tvalid = deframer_m_axis_tvalid & _t8;
+assign qp3_s_axis_tdata = deframer_m_axis_tdata;
+assign qp3_s_axis_tkeep = deframer_m_axis_tkeep;
+assign qp3_s_axis_tlast = deframer_m_axis_tlast;
+assign qp3_s_axis_tuser = rx_verdict_passed;
+assign qp3_s_llp_err = rx_verdict_llp_err;
+assign qp3_s_axis_tvalid = deframer_m_axis_tvalid & _t9;
+assign deframer_m_axis_tready = _t9 ? qp3_s_axis_tready : (_t8 ? qp2_s_axis_tready : (_t7 ? qp1_s_axis_tready : qp0_s_axis_tready));
+assign rx_ulpdu_fire = deframer_m_axis_tvalid & deframer_m_axis_tready;
 assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg :
-    (tx_arb_last_reg == 2'b00) ? (_t9 ? 2'b01 : (_t11 ? 2'b10 : (_t13 ? 2'b11 : (_t15 ? 2'b00 : 2'b00)))) :
-    (tx_arb_last_reg == 2'b01) ? (_t11 ? 2'b10 : (_t13 ? 2'b11 : (_t15 ? 2'b00 : (_t9 ? 2'b01 : 2'b01)))) :
-    (tx_arb_last_reg == 2'b10) ? (_t13 ? 2'b11 : (_t15 ? 2'b00 : (_t9 ? 2'b01 : (_t11 ? 2'b10 : 2'b10)))) :
-    _t15 ? 2'b00 :
-    _t9 ? 2'b01 :
-    _t11 ? 2'b10 :
-    _t13 ? 2'b11 :
+    (tx_arb_last_reg == 2'b00) ? (_t10 ? 2'b01 : (_t12 ? 2'b10 : (_t14 ? 2'b11 : (_t16 ? 2'b00 : 2'b00)))) :
+    (tx_arb_last_reg == 2'b01) ? (_t12 ? 2'b10 : (_t14 ? 2'b11 : (_t16 ? 2'b00 : (_t10 ? 2'b01 : 2'b01)))) :
+    (tx_arb_last_reg == 2'b10) ? (_t14 ? 2'b11 : (_t16 ? 2'b00 : (_t10 ? 2'b01 : (_t12 ? 2'b10 : 2'b10)))) :
+    _t16 ? 2'b00 :
+    _t10 ? 2'b01 :
+    _t12 ? 2'b10 :
+    _t14 ? 2'b11 :
     2'b11;
-assign tx_arb_valid = _t17 ? _t13 : (_t18 ? _t11 : (_t19 ? _t9 : _t15));
-assign framer_s_axis_tdata = _t17 ? qp3_m_axis_tdata : (_t18 ? qp2_m_axis_tdata : (_t19 ? qp1_m_axis_tdata : qp0_m_axis_tdata));
-assign framer_s_axis_tkeep = _t17 ? qp3_m_axis_tkeep : (_t18 ? qp2_m_axis_tkeep : (_t19 ? qp1_m_axis_tkeep : qp0_m_axis_tkeep));
-assign framer_s_axis_tlast = _t17 ? qp3_m_axis_tlast : (_t18 ? qp2_m_axis_tlast : (_t19 ? qp1_m_axis_tlast : qp0_m_axis_tlast));
-assign framer_s_axis_tuser = _t17 ? qp3_m_axis_tuser : (_t18 ? qp2_m_axis_tuser : (_t19 ? qp1_m_axis_tuser : qp0_m_axis_tuser));
+assign tx_arb_valid = _t18 ? _t14 : (_t19 ? _t12 : (_t20 ? _t10 : _t16));
+assign framer_s_axis_tdata = _t18 ? qp3_m_axis_tdata : (_t19 ? qp2_m_axis_tdata : (_t20 ? qp1_m_axis_tdata : qp0_m_axis_tdata));
+assign framer_s_axis_tkeep = _t18 ? qp3_m_axis_tkeep : (_t19 ? qp2_m_axis_tkeep : (_t20 ? qp1_m_axis_tkeep : qp0_m_axis_tkeep));
+assign framer_s_axis_tlast = _t18 ? qp3_m_axis_tlast : (_t19 ? qp2_m_axis_tlast : (_t20 ? qp1_m_axis_tlast : qp0_m_axis_tlast));
+assign framer_s_axis_tuser = _t18 ? qp3_m_axis_tuser : (_t19 ? qp2_m_axis_tuser : (_t20 ? qp1_m_axis_tuser : qp0_m_axis_tuser));
 assign framer_s_axis_tvalid = tx_arb_valid;
 assign framer_s_axis_tid = tx_arb_grant;
 assign qp0_m_axis_tready = (tx_arb_grant == 2'b00) & framer_s_axis_tready;
-assign qp1_m_axis_tready = _t19 & framer_s_axis_tready;
-assign qp2_m_axis_tready = _t18 & framer_s_axis_tready;
-assign qp3_m_axis_tready = _t17 & framer_s_axis_tready;
+assign qp1_m_axis_tready = _t20 & framer_s_axis_tready;
+assign qp2_m_axis_tready = _t19 & framer_s_axis_tready;
+assign qp3_m_axis_tready = _t18 & framer_s_axis_tready;
 assign tx_fire = tx_arb_valid & framer_s_axis_tready;
 assign m_axis_tdata = framer_m_axis_tdata;
 assign m_axis_tkeep = framer_m_axis_tkeep;
@@ -1144,10 +1129,10 @@ assign m_axis_tvalid = framer_m_axis_tvalid;
 assign m_axis_tlast = framer_m_axis_tlast;
 assign framer_m_axis_tready = m_axis_tready;
 assign m_axis_tid = framer_m_axis_tid;
-assign qp0_cq_valid = _t20 | qp0_first_pending_reg | (qp0_sent_pending_reg != 16'h0);
-assign qp1_cq_valid = _t21 | qp1_first_pending_reg | (qp1_sent_pending_reg != 16'h0);
-assign qp2_cq_valid = _t22 | qp2_first_pending_reg | (qp2_sent_pending_reg != 16'h0);
-assign qp3_cq_valid = _t23 | qp3_first_pending_reg | (qp3_sent_pending_reg != 16'h0);
+assign qp0_cq_valid = _t21 | qp0_first_pending_reg | (qp0_sent_pending_reg != 16'h0);
+assign qp1_cq_valid = _t22 | qp1_first_pending_reg | (qp1_sent_pending_reg != 16'h0);
+assign qp2_cq_valid = _t23 | qp2_first_pending_reg | (qp2_sent_pending_reg != 16'h0);
+assign qp3_cq_valid = _t24 | qp3_first_pending_reg | (qp3_sent_pending_reg != 16'h0);
 assign cq_arb_grant = cq_arb_locked_reg ? cq_arb_owner_reg :
     (cq_arb_last_reg == 2'b00) ? (qp1_cq_valid ? 2'b01 : (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : 2'b00)))) :
     (cq_arb_last_reg == 2'b01) ? (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : (qp1_cq_valid ? 2'b01 : 2'b01)))) :
@@ -1157,18 +1142,18 @@ assign cq_arb_grant = cq_arb_locked_reg ? cq_arb_owner_reg :
     qp2_cq_valid ? 2'b10 :
     qp3_cq_valid ? 2'b11 :
     2'b11;
-assign cq_arb_valid = _t24 ? qp3_cq_valid : (_t25 ? qp2_cq_valid : (_t26 ? qp1_cq_valid : qp0_cq_valid));
-assign cq_from_evt = _t24 ? _t23 : (_t25 ? _t22 : (_t26 ? _t21 : _t20));
-assign cq_from_first = _t27 & (_t24 ? qp3_first_pending_reg : (_t25 ? qp2_first_pending_reg : (_t26 ? qp1_first_pending_reg : qp0_first_pending_reg)));
+assign cq_arb_valid = _t25 ? qp3_cq_valid : (_t26 ? qp2_cq_valid : (_t27 ? qp1_cq_valid : qp0_cq_valid));
+assign cq_from_evt = _t25 ? _t24 : (_t26 ? _t23 : (_t27 ? _t22 : _t21));
+assign cq_from_first = _t28 & (_t25 ? qp3_first_pending_reg : (_t26 ? qp2_first_pending_reg : (_t27 ? qp1_first_pending_reg : qp0_first_pending_reg)));
 assign m_cq_valid = cq_arb_valid;
 assign m_cq_qp = cq_arb_grant;
-assign cq_evt_kind = _t24 ? qp3_m_evt_kind : (_t25 ? qp2_m_evt_kind : (_t26 ? qp1_m_evt_kind : qp0_m_evt_kind));
-assign cq_evt_length = _t24 ? qp3_m_evt_length : (_t25 ? qp2_m_evt_length : (_t26 ? qp1_m_evt_length : qp0_m_evt_length));
-assign cq_evt_solicited = _t24 ? qp3_m_evt_solicited : (_t25 ? qp2_m_evt_solicited : (_t26 ? qp1_m_evt_solicited : qp0_m_evt_solicited));
-assign cq_evt_invalidated = _t24 ? qp3_m_evt_invalidated : (_t25 ? qp2_m_evt_invalidated : (_t26 ? qp1_m_evt_invalidated : qp0_m_evt_invalidated));
-assign cq_evt_stag = _t24 ? qp3_m_evt_stag : (_t25 ? qp2_m_evt_stag : (_t26 ? qp1_m_evt_stag : qp0_m_evt_stag));
-assign cq_evt_data = _t24 ? qp3_m_evt_data : (_t25 ? qp2_m_evt_data : (_t26 ? qp1_m_evt_data : qp0_m_evt_data));
-assign cq_evt_err = _t24 ? qp3_m_evt_err : (_t25 ? qp2_m_evt_err : (_t26 ? qp1_m_evt_err : qp0_m_evt_err));
+assign cq_evt_kind = _t25 ? qp3_m_evt_kind : (_t26 ? qp2_m_evt_kind : (_t27 ? qp1_m_evt_kind : qp0_m_evt_kind));
+assign cq_evt_length = _t25 ? qp3_m_evt_length : (_t26 ? qp2_m_evt_length : (_t27 ? qp1_m_evt_length : qp0_m_evt_length));
+assign cq_evt_solicited = _t25 ? qp3_m_evt_solicited : (_t26 ? qp2_m_evt_solicited : (_t27 ? qp1_m_evt_solicited : qp0_m_evt_solicited));
+assign cq_evt_invalidated = _t25 ? qp3_m_evt_invalidated : (_t26 ? qp2_m_evt_invalidated : (_t27 ? qp1_m_evt_invalidated : qp0_m_evt_invalidated));
+assign cq_evt_stag = _t25 ? qp3_m_evt_stag : (_t26 ? qp2_m_evt_stag : (_t27 ? qp1_m_evt_stag : qp0_m_evt_stag));
+assign cq_evt_data = _t25 ? qp3_m_evt_data : (_t26 ? qp2_m_evt_data : (_t27 ? qp1_m_evt_data : qp0_m_evt_data));
+assign cq_evt_err = _t25 ? qp3_m_evt_err : (_t26 ? qp2_m_evt_err : (_t27 ? qp1_m_evt_err : qp0_m_evt_err));
 assign m_cq_kind = cq_from_evt ? {1'b0, cq_evt_kind} : (cq_from_first ? 4'b1000 : 4'b0111);
 assign m_cq_length = cq_from_evt ? cq_evt_length : 32'h0;
 assign m_cq_solicited = cq_from_evt ? cq_evt_solicited : 1'b0;
@@ -1177,65 +1162,65 @@ assign m_cq_stag = cq_from_evt ? cq_evt_stag : 32'h0;
 assign m_cq_data = cq_from_evt ? cq_evt_data : 64'h0;
 assign m_cq_err = cq_from_evt ? cq_evt_err : 14'h0;
 assign cq_fire = cq_arb_valid & m_cq_ready;
-assign qp0_m_evt_ready = _t28 & m_cq_ready;
-assign qp1_m_evt_ready = _t26 & m_cq_ready;
-assign qp2_m_evt_ready = _t25 & m_cq_ready;
-assign qp3_m_evt_ready = _t24 & m_cq_ready;
+assign qp0_m_evt_ready = _t29 & m_cq_ready;
+assign qp1_m_evt_ready = _t27 & m_cq_ready;
+assign qp2_m_evt_ready = _t26 & m_cq_ready;
+assign qp3_m_evt_ready = _t25 & m_cq_ready;
 assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg :
-    (mem_wr_arb_last_reg == 2'b00) ? (_t29 ? 2'b01 : (_t30 ? 2'b10 : (_t31 ? 2'b11 : (_t32 ? 2'b00 : 2'b00)))) :
-    (mem_wr_arb_last_reg == 2'b01) ? (_t30 ? 2'b10 : (_t31 ? 2'b11 : (_t32 ? 2'b00 : (_t29 ? 2'b01 : 2'b01)))) :
-    (mem_wr_arb_last_reg == 2'b10) ? (_t31 ? 2'b11 : (_t32 ? 2'b00 : (_t29 ? 2'b01 : (_t30 ? 2'b10 : 2'b10)))) :
-    _t32 ? 2'b00 :
-    _t29 ? 2'b01 :
-    _t30 ? 2'b10 :
-    _t31 ? 2'b11 :
+    (mem_wr_arb_last_reg == 2'b00) ? (_t30 ? 2'b01 : (_t31 ? 2'b10 : (_t32 ? 2'b11 : (_t33 ? 2'b00 : 2'b00)))) :
+    (mem_wr_arb_last_reg == 2'b01) ? (_t31 ? 2'b10 : (_t32 ? 2'b11 : (_t33 ? 2'b00 : (_t30 ? 2'b01 : 2'b01)))) :
+    (mem_wr_arb_last_reg == 2'b10) ? (_t32 ? 2'b11 : (_t33 ? 2'b00 : (_t30 ? 2'b01 : (_t31 ? 2'b10 : 2'b10)))) :
+    _t33 ? 2'b00 :
+    _t30 ? 2'b01 :
+    _t31 ? 2'b10 :
+    _t32 ? 2'b11 :
     2'b11;
-assign mem_wr_arb_valid = _t33 ? _t31 : (_t34 ? _t30 : (_t35 ? _t29 : _t32));
-assign mem_wr_addr = _t33 ? qp3_mem_wr_addr : (_t34 ? qp2_mem_wr_addr : (_t35 ? qp1_mem_wr_addr : qp0_mem_wr_addr));
-assign mem_wr_data = _t33 ? qp3_mem_wr_data : (_t34 ? qp2_mem_wr_data : (_t35 ? qp1_mem_wr_data : qp0_mem_wr_data));
-assign mem_wr_strb = _t33 ? qp3_mem_wr_strb : (_t34 ? qp2_mem_wr_strb : (_t35 ? qp1_mem_wr_strb : qp0_mem_wr_strb));
+assign mem_wr_arb_valid = _t34 ? _t32 : (_t35 ? _t31 : (_t36 ? _t30 : _t33));
+assign mem_wr_addr = _t34 ? qp3_mem_wr_addr : (_t35 ? qp2_mem_wr_addr : (_t36 ? qp1_mem_wr_addr : qp0_mem_wr_addr));
+assign mem_wr_data = _t34 ? qp3_mem_wr_data : (_t35 ? qp2_mem_wr_data : (_t36 ? qp1_mem_wr_data : qp0_mem_wr_data));
+assign mem_wr_strb = _t34 ? qp3_mem_wr_strb : (_t35 ? qp2_mem_wr_strb : (_t36 ? qp1_mem_wr_strb : qp0_mem_wr_strb));
 assign mem_wr_valid = mem_wr_arb_valid;
 assign qp0_mem_wr_ready = (mem_wr_arb_grant == 2'b00) & mem_wr_ready;
-assign qp1_mem_wr_ready = _t35 & mem_wr_ready;
-assign qp2_mem_wr_ready = _t34 & mem_wr_ready;
-assign qp3_mem_wr_ready = _t33 & mem_wr_ready;
+assign qp1_mem_wr_ready = _t36 & mem_wr_ready;
+assign qp2_mem_wr_ready = _t35 & mem_wr_ready;
+assign qp3_mem_wr_ready = _t34 & mem_wr_ready;
 assign mem_wr_fire = mem_wr_arb_valid & mem_wr_ready;
 assign mem_rd_arb_grant = mem_rd_arb_locked_reg ? mem_rd_arb_owner_reg :
-    (mem_rd_arb_last_reg == 2'b00) ? (_t36 ? 2'b01 : (_t38 ? 2'b10 : (_t39 ? 2'b11 : (_t40 ? 2'b00 : 2'b00)))) :
-    (mem_rd_arb_last_reg == 2'b01) ? (_t38 ? 2'b10 : (_t39 ? 2'b11 : (_t40 ? 2'b00 : (_t36 ? 2'b01 : 2'b01)))) :
-    (mem_rd_arb_last_reg == 2'b10) ? (_t39 ? 2'b11 : (_t40 ? 2'b00 : (_t36 ? 2'b01 : (_t38 ? 2'b10 : 2'b10)))) :
-    _t40 ? 2'b00 :
-    _t36 ? 2'b01 :
-    _t38 ? 2'b10 :
-    _t39 ? 2'b11 :
+    (mem_rd_arb_last_reg == 2'b00) ? (_t37 ? 2'b01 : (_t39 ? 2'b10 : (_t40 ? 2'b11 : (_t41 ? 2'b00 : 2'b00)))) :
+    (mem_rd_arb_last_reg == 2'b01) ? (_t39 ? 2'b10 : (_t40 ? 2'b11 : (_t41 ? 2'b00 : (_t37 ? 2'b01 : 2'b01)))) :
+    (mem_rd_arb_last_reg == 2'b10) ? (_t40 ? 2'b11 : (_t41 ? 2'b00 : (_t37 ? 2'b01 : (_t39 ? 2'b10 : 2'b10)))) :
+    _t41 ? 2'b00 :
+    _t37 ? 2'b01 :
+    _t39 ? 2'b10 :
+    _t40 ? 2'b11 :
     2'b11;
-assign mem_rd_arb_valid = _t41 ? _t39 : (_t42 ? _t38 : (_t43 ? _t36 : _t40));
-assign mem_rd_addr = _t41 ? qp3_mem_rd_addr : (_t42 ? qp2_mem_rd_addr : (_t43 ? qp1_mem_rd_addr : qp0_mem_rd_addr));
+assign mem_rd_arb_valid = _t42 ? _t40 : (_t43 ? _t39 : (_t44 ? _t37 : _t41));
+assign mem_rd_addr = _t42 ? qp3_mem_rd_addr : (_t43 ? qp2_mem_rd_addr : (_t44 ? qp1_mem_rd_addr : qp0_mem_rd_addr));
 assign mem_rd_valid = mem_rd_arb_valid;
 assign mem_rd_fire = mem_rd_arb_valid & mem_rd_ready;
 assign mem_rd_owners_full = (mem_rd_owners_wptr_reg[9] != mem_rd_owners_rptr_reg[9]) & (mem_rd_owners_wptr_reg[8:0] == mem_rd_owners_rptr_reg[8:0]);
-assign qp0_mem_rd_ready = (mem_rd_arb_grant == 2'b00) & mem_rd_ready & _t37;
-assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t44 == 2'b00);
+assign qp0_mem_rd_ready = (mem_rd_arb_grant == 2'b00) & mem_rd_ready & _t38;
+assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t45 == 2'b00);
 assign qp0_mem_rd_data = mem_rd_data;
-assign qp1_mem_rd_ready = _t43 & mem_rd_ready & _t37;
-assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t44 == 2'b01);
+assign qp1_mem_rd_ready = _t44 & mem_rd_ready & _t38;
+assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t45 == 2'b01);
 assign qp1_mem_rd_data = mem_rd_data;
-assign qp2_mem_rd_ready = _t42 & mem_rd_ready & _t37;
-assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t44 == 2'b10);
+assign qp2_mem_rd_ready = _t43 & mem_rd_ready & _t38;
+assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t45 == 2'b10);
 assign qp2_mem_rd_data = mem_rd_data;
-assign qp3_mem_rd_ready = _t41 & mem_rd_ready & _t37;
-assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t44 == 2'b11);
+assign qp3_mem_rd_ready = _t42 & mem_rd_ready & _t38;
+assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t45 == 2'b11);
 assign qp3_mem_rd_data = mem_rd_data;
 assign qp_rx_stopped = {qp3_rx_stopped, qp2_rx_stopped, qp1_rx_stopped, qp0_rx_stopped};
 assign qp_tx_stopped = {qp3_tx_stopped, qp2_tx_stopped, qp1_tx_stopped, qp0_tx_stopped};
 assign qp_idle = {
-    qp3_idle & qp3_rx_idle & (qp3_sent_pending_reg == 16'h0),
-    qp2_idle & qp2_rx_idle & (qp2_sent_pending_reg == 16'h0),
-    qp1_idle & qp1_rx_idle & (qp1_sent_pending_reg == 16'h0),
-    qp0_idle & qp0_rx_idle & (qp0_sent_pending_reg == 16'h0)
+    qp3_idle & _t46 & (qp3_sent_pending_reg == 16'h0),
+    qp2_idle & _t47 & (qp2_sent_pending_reg == 16'h0),
+    qp1_idle & _t48 & (qp1_sent_pending_reg == 16'h0),
+    qp0_idle & _t49 & (qp0_sent_pending_reg == 16'h0)
 };
-assign qp_rx_idle = {qp3_rx_idle, qp2_rx_idle, qp1_rx_idle, qp0_rx_idle};
-assign qp_mpa_err = {qp3_mpa_err_valid, qp2_mpa_err_valid, qp1_mpa_err_valid, qp0_mpa_err_valid};
+assign qp_rx_idle = {_t46, _t47, _t48, _t49};
+assign qp_mpa_err = {qp3_mpa_err_reg, qp2_mpa_err_reg, qp1_mpa_err_reg, qp0_mpa_err_reg};
 assign qp_fenced = {qp3_fenced, qp2_fenced, qp1_fenced, qp0_fenced};
 assign tx_err_length = framer_err_length;
 assign qp_irrq_used = {qp3_irrq_used, qp2_irrq_used, qp1_irrq_used, qp0_irrq_used};
@@ -1290,13 +1275,6 @@ always @* begin
 end
 
 always @* begin
-    qp0_ctx_rx_markers_next = qp0_ctx_rx_markers_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_rx_markers_next = cfg_rx_markers;
-    end
-end
-
-always @* begin
     qp0_ctx_tx_markers_next = qp0_ctx_tx_markers_reg;
     if (qp0_cfg_load) begin
         qp0_ctx_tx_markers_next = cfg_tx_markers;
@@ -1304,30 +1282,9 @@ always @* begin
 end
 
 always @* begin
-    qp0_ctx_max_ulpdu_next = qp0_ctx_max_ulpdu_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_max_ulpdu_next = cfg_max_ulpdu;
-    end
-end
-
-always @* begin
     qp0_ctx_crc_next = qp0_ctx_crc_reg;
     if (qp0_cfg_load) begin
         qp0_ctx_crc_next = cfg_crc;
-    end
-end
-
-always @* begin
-    qp0_ctx_rx_s0_next = qp0_ctx_rx_s0_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_rx_s0_next = cfg_rx_s0;
-    end
-end
-
-always @* begin
-    qp0_ctx_rx_seq_next = qp0_ctx_rx_seq_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_rx_seq_next = cfg_rx_seq;
     end
 end
 
@@ -1407,13 +1364,6 @@ always @* begin
 end
 
 always @* begin
-    qp1_ctx_rx_markers_next = qp1_ctx_rx_markers_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_rx_markers_next = cfg_rx_markers;
-    end
-end
-
-always @* begin
     qp1_ctx_tx_markers_next = qp1_ctx_tx_markers_reg;
     if (qp1_cfg_load) begin
         qp1_ctx_tx_markers_next = cfg_tx_markers;
@@ -1421,30 +1371,9 @@ always @* begin
 end
 
 always @* begin
-    qp1_ctx_max_ulpdu_next = qp1_ctx_max_ulpdu_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_max_ulpdu_next = cfg_max_ulpdu;
-    end
-end
-
-always @* begin
     qp1_ctx_crc_next = qp1_ctx_crc_reg;
     if (qp1_cfg_load) begin
         qp1_ctx_crc_next = cfg_crc;
-    end
-end
-
-always @* begin
-    qp1_ctx_rx_s0_next = qp1_ctx_rx_s0_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_rx_s0_next = cfg_rx_s0;
-    end
-end
-
-always @* begin
-    qp1_ctx_rx_seq_next = qp1_ctx_rx_seq_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_rx_seq_next = cfg_rx_seq;
     end
 end
 
@@ -1524,13 +1453,6 @@ always @* begin
 end
 
 always @* begin
-    qp2_ctx_rx_markers_next = qp2_ctx_rx_markers_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_rx_markers_next = cfg_rx_markers;
-    end
-end
-
-always @* begin
     qp2_ctx_tx_markers_next = qp2_ctx_tx_markers_reg;
     if (qp2_cfg_load) begin
         qp2_ctx_tx_markers_next = cfg_tx_markers;
@@ -1538,30 +1460,9 @@ always @* begin
 end
 
 always @* begin
-    qp2_ctx_max_ulpdu_next = qp2_ctx_max_ulpdu_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_max_ulpdu_next = cfg_max_ulpdu;
-    end
-end
-
-always @* begin
     qp2_ctx_crc_next = qp2_ctx_crc_reg;
     if (qp2_cfg_load) begin
         qp2_ctx_crc_next = cfg_crc;
-    end
-end
-
-always @* begin
-    qp2_ctx_rx_s0_next = qp2_ctx_rx_s0_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_rx_s0_next = cfg_rx_s0;
-    end
-end
-
-always @* begin
-    qp2_ctx_rx_seq_next = qp2_ctx_rx_seq_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_rx_seq_next = cfg_rx_seq;
     end
 end
 
@@ -1641,13 +1542,6 @@ always @* begin
 end
 
 always @* begin
-    qp3_ctx_rx_markers_next = qp3_ctx_rx_markers_reg;
-    if (qp3_cfg_load) begin
-        qp3_ctx_rx_markers_next = cfg_rx_markers;
-    end
-end
-
-always @* begin
     qp3_ctx_tx_markers_next = qp3_ctx_tx_markers_reg;
     if (qp3_cfg_load) begin
         qp3_ctx_tx_markers_next = cfg_tx_markers;
@@ -1655,30 +1549,9 @@ always @* begin
 end
 
 always @* begin
-    qp3_ctx_max_ulpdu_next = qp3_ctx_max_ulpdu_reg;
-    if (qp3_cfg_load) begin
-        qp3_ctx_max_ulpdu_next = cfg_max_ulpdu;
-    end
-end
-
-always @* begin
     qp3_ctx_crc_next = qp3_ctx_crc_reg;
     if (qp3_cfg_load) begin
         qp3_ctx_crc_next = cfg_crc;
-    end
-end
-
-always @* begin
-    qp3_ctx_rx_s0_next = qp3_ctx_rx_s0_reg;
-    if (qp3_cfg_load) begin
-        qp3_ctx_rx_s0_next = cfg_rx_s0;
-    end
-end
-
-always @* begin
-    qp3_ctx_rx_seq_next = qp3_ctx_rx_seq_reg;
-    if (qp3_cfg_load) begin
-        qp3_ctx_rx_seq_next = cfg_rx_seq;
     end
 end
 
@@ -1711,11 +1584,11 @@ end
 always @* begin
     qp0_sent_pending_next = qp0_sent_pending_reg;
     qp0_first_pending_next = qp0_first_pending_reg;
-    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, qp0_m_sent_valid & _t16}) - {15'h0, _t45 & _t27 & _t46};
-    if (_t45 & cq_from_first) begin
+    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, qp0_m_sent_valid & _t17}) - {15'h0, _t50 & _t28 & _t51};
+    if (_t50 & cq_from_first) begin
         qp0_first_pending_next = 1'b0;
     end
-    if (qp0_m_first_valid & _t16) begin
+    if (qp0_m_first_valid & _t17) begin
         qp0_first_pending_next = 1'b1;
     end
 end
@@ -1723,11 +1596,11 @@ end
 always @* begin
     qp1_sent_pending_next = qp1_sent_pending_reg;
     qp1_first_pending_next = qp1_first_pending_reg;
-    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, qp1_m_sent_valid & _t10}) - {15'h0, _t47 & _t27 & _t46};
-    if (_t47 & cq_from_first) begin
+    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, qp1_m_sent_valid & _t11}) - {15'h0, _t52 & _t28 & _t51};
+    if (_t52 & cq_from_first) begin
         qp1_first_pending_next = 1'b0;
     end
-    if (qp1_m_first_valid & _t10) begin
+    if (qp1_m_first_valid & _t11) begin
         qp1_first_pending_next = 1'b1;
     end
 end
@@ -1735,11 +1608,11 @@ end
 always @* begin
     qp2_sent_pending_next = qp2_sent_pending_reg;
     qp2_first_pending_next = qp2_first_pending_reg;
-    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, qp2_m_sent_valid & _t12}) - {15'h0, _t48 & _t27 & _t46};
-    if (_t48 & cq_from_first) begin
+    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, qp2_m_sent_valid & _t13}) - {15'h0, _t53 & _t28 & _t51};
+    if (_t53 & cq_from_first) begin
         qp2_first_pending_next = 1'b0;
     end
-    if (qp2_m_first_valid & _t12) begin
+    if (qp2_m_first_valid & _t13) begin
         qp2_first_pending_next = 1'b1;
     end
 end
@@ -1747,11 +1620,11 @@ end
 always @* begin
     qp3_sent_pending_next = qp3_sent_pending_reg;
     qp3_first_pending_next = qp3_first_pending_reg;
-    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, qp3_m_sent_valid & _t14}) - {15'h0, _t49 & _t27 & _t46};
-    if (_t49 & cq_from_first) begin
+    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, qp3_m_sent_valid & _t15}) - {15'h0, _t54 & _t28 & _t51};
+    if (_t54 & cq_from_first) begin
         qp3_first_pending_next = 1'b0;
     end
-    if (qp3_m_first_valid & _t14) begin
+    if (qp3_m_first_valid & _t15) begin
         qp3_first_pending_next = 1'b1;
     end
 end
@@ -1778,37 +1651,77 @@ always @* begin
     mem_rd_arb_locked_next = mem_rd_arb_locked_reg;
     mem_rd_arb_owner_next = mem_rd_arb_owner_reg;
     mem_rd_arb_last_next = mem_rd_arb_last_reg;
-    if (tx_arb_valid & (~_t50)) begin
+    if (tx_arb_valid & (~_t55)) begin
         tx_arb_locked_next = 1'b1;
         tx_arb_owner_next = tx_arb_grant;
     end
-    if (_t50) begin
+    if (_t55) begin
         tx_arb_locked_next = 1'b0;
         tx_arb_last_next = tx_arb_grant;
     end
-    if (cq_arb_valid & (~_t51)) begin
+    if (cq_arb_valid & (~_t56)) begin
         cq_arb_locked_next = 1'b1;
         cq_arb_owner_next = cq_arb_grant;
     end
-    if (_t51) begin
+    if (_t56) begin
         cq_arb_locked_next = 1'b0;
         cq_arb_last_next = cq_arb_grant;
     end
-    if (mem_wr_arb_valid & (~_t52)) begin
+    if (mem_wr_arb_valid & (~_t57)) begin
         mem_wr_arb_locked_next = 1'b1;
         mem_wr_arb_owner_next = mem_wr_arb_grant;
     end
-    if (_t52) begin
+    if (_t57) begin
         mem_wr_arb_locked_next = 1'b0;
         mem_wr_arb_last_next = mem_wr_arb_grant;
     end
-    if (mem_rd_arb_valid & (~_t53)) begin
+    if (mem_rd_arb_valid & (~_t58)) begin
         mem_rd_arb_locked_next = 1'b1;
         mem_rd_arb_owner_next = mem_rd_arb_grant;
     end
-    if (_t53) begin
+    if (_t58) begin
         mem_rd_arb_locked_next = 1'b0;
         mem_rd_arb_last_next = mem_rd_arb_grant;
+    end
+end
+
+always @* begin
+    qp0_mpa_err_next = qp0_mpa_err_reg;
+    if (rx_ulpdu_fire & _t6 & deframer_m_axis_tlast & _t59) begin
+        qp0_mpa_err_next = 1'b1;
+    end
+    if (qp0_rst) begin
+        qp0_mpa_err_next = 1'b0;
+    end
+end
+
+always @* begin
+    qp1_mpa_err_next = qp1_mpa_err_reg;
+    if (rx_ulpdu_fire & _t7 & deframer_m_axis_tlast & _t59) begin
+        qp1_mpa_err_next = 1'b1;
+    end
+    if (qp1_rst) begin
+        qp1_mpa_err_next = 1'b0;
+    end
+end
+
+always @* begin
+    qp2_mpa_err_next = qp2_mpa_err_reg;
+    if (rx_ulpdu_fire & _t8 & deframer_m_axis_tlast & _t59) begin
+        qp2_mpa_err_next = 1'b1;
+    end
+    if (qp2_rst) begin
+        qp2_mpa_err_next = 1'b0;
+    end
+end
+
+always @* begin
+    qp3_mpa_err_next = qp3_mpa_err_reg;
+    if (rx_ulpdu_fire & _t9 & deframer_m_axis_tlast & _t59) begin
+        qp3_mpa_err_next = 1'b1;
+    end
+    if (qp3_rst) begin
+        qp3_mpa_err_next = 1'b0;
     end
 end
 
@@ -1821,12 +1734,8 @@ always @(posedge clk) begin
     qp0_ctx_initial_msn_reg <= qp0_ctx_initial_msn_next;
     qp0_ctx_mulpdu_reg <= qp0_ctx_mulpdu_next;
     qp0_ctx_big_endian_reg <= qp0_ctx_big_endian_next;
-    qp0_ctx_rx_markers_reg <= qp0_ctx_rx_markers_next;
     qp0_ctx_tx_markers_reg <= qp0_ctx_tx_markers_next;
-    qp0_ctx_max_ulpdu_reg <= qp0_ctx_max_ulpdu_next;
     qp0_ctx_crc_reg <= qp0_ctx_crc_next;
-    qp0_ctx_rx_s0_reg <= qp0_ctx_rx_s0_next;
-    qp0_ctx_rx_seq_reg <= qp0_ctx_rx_seq_next;
     qp0_ctx_tx_s0_reg <= qp0_ctx_tx_s0_next;
     qp0_ctx_tx_seq_reg <= qp0_ctx_tx_seq_next;
     qp0_ctx_fence_reg <= qp0_ctx_fence_next;
@@ -1838,12 +1747,8 @@ always @(posedge clk) begin
     qp1_ctx_initial_msn_reg <= qp1_ctx_initial_msn_next;
     qp1_ctx_mulpdu_reg <= qp1_ctx_mulpdu_next;
     qp1_ctx_big_endian_reg <= qp1_ctx_big_endian_next;
-    qp1_ctx_rx_markers_reg <= qp1_ctx_rx_markers_next;
     qp1_ctx_tx_markers_reg <= qp1_ctx_tx_markers_next;
-    qp1_ctx_max_ulpdu_reg <= qp1_ctx_max_ulpdu_next;
     qp1_ctx_crc_reg <= qp1_ctx_crc_next;
-    qp1_ctx_rx_s0_reg <= qp1_ctx_rx_s0_next;
-    qp1_ctx_rx_seq_reg <= qp1_ctx_rx_seq_next;
     qp1_ctx_tx_s0_reg <= qp1_ctx_tx_s0_next;
     qp1_ctx_tx_seq_reg <= qp1_ctx_tx_seq_next;
     qp1_ctx_fence_reg <= qp1_ctx_fence_next;
@@ -1855,12 +1760,8 @@ always @(posedge clk) begin
     qp2_ctx_initial_msn_reg <= qp2_ctx_initial_msn_next;
     qp2_ctx_mulpdu_reg <= qp2_ctx_mulpdu_next;
     qp2_ctx_big_endian_reg <= qp2_ctx_big_endian_next;
-    qp2_ctx_rx_markers_reg <= qp2_ctx_rx_markers_next;
     qp2_ctx_tx_markers_reg <= qp2_ctx_tx_markers_next;
-    qp2_ctx_max_ulpdu_reg <= qp2_ctx_max_ulpdu_next;
     qp2_ctx_crc_reg <= qp2_ctx_crc_next;
-    qp2_ctx_rx_s0_reg <= qp2_ctx_rx_s0_next;
-    qp2_ctx_rx_seq_reg <= qp2_ctx_rx_seq_next;
     qp2_ctx_tx_s0_reg <= qp2_ctx_tx_s0_next;
     qp2_ctx_tx_seq_reg <= qp2_ctx_tx_seq_next;
     qp2_ctx_fence_reg <= qp2_ctx_fence_next;
@@ -1872,12 +1773,8 @@ always @(posedge clk) begin
     qp3_ctx_initial_msn_reg <= qp3_ctx_initial_msn_next;
     qp3_ctx_mulpdu_reg <= qp3_ctx_mulpdu_next;
     qp3_ctx_big_endian_reg <= qp3_ctx_big_endian_next;
-    qp3_ctx_rx_markers_reg <= qp3_ctx_rx_markers_next;
     qp3_ctx_tx_markers_reg <= qp3_ctx_tx_markers_next;
-    qp3_ctx_max_ulpdu_reg <= qp3_ctx_max_ulpdu_next;
     qp3_ctx_crc_reg <= qp3_ctx_crc_next;
-    qp3_ctx_rx_s0_reg <= qp3_ctx_rx_s0_next;
-    qp3_ctx_rx_seq_reg <= qp3_ctx_rx_seq_next;
     qp3_ctx_tx_s0_reg <= qp3_ctx_tx_s0_next;
     qp3_ctx_tx_seq_reg <= qp3_ctx_tx_seq_next;
     qp3_ctx_fence_reg <= qp3_ctx_fence_next;
@@ -1903,6 +1800,10 @@ always @(posedge clk) begin
     mem_rd_arb_owner_reg <= mem_rd_arb_owner_next;
     mem_rd_owners_wptr_reg <= mem_rd_owners_wptr_next;
     mem_rd_owners_rptr_reg <= mem_rd_owners_rptr_next;
+    qp0_mpa_err_reg <= qp0_mpa_err_next;
+    qp1_mpa_err_reg <= qp1_mpa_err_next;
+    qp2_mpa_err_reg <= qp2_mpa_err_next;
+    qp3_mpa_err_reg <= qp3_mpa_err_next;
     if (mem_rd_fire) begin
         mem_rd_owners_mem[mem_rd_owners_wptr_reg[8:0]] <= mem_rd_arb_grant;
     end
@@ -1916,12 +1817,8 @@ always @(posedge clk) begin
         qp0_ctx_initial_msn_reg <= 32'h0;
         qp0_ctx_mulpdu_reg <= 16'h0;
         qp0_ctx_big_endian_reg <= 1'b0;
-        qp0_ctx_rx_markers_reg <= 1'b0;
         qp0_ctx_tx_markers_reg <= 1'b0;
-        qp0_ctx_max_ulpdu_reg <= 16'h0;
         qp0_ctx_crc_reg <= 1'b0;
-        qp0_ctx_rx_s0_reg <= 9'h0;
-        qp0_ctx_rx_seq_reg <= 9'h0;
         qp0_ctx_tx_s0_reg <= 9'h0;
         qp0_ctx_tx_seq_reg <= 9'h0;
         qp0_ctx_fence_reg <= 1'b0;
@@ -1933,12 +1830,8 @@ always @(posedge clk) begin
         qp1_ctx_initial_msn_reg <= 32'h0;
         qp1_ctx_mulpdu_reg <= 16'h0;
         qp1_ctx_big_endian_reg <= 1'b0;
-        qp1_ctx_rx_markers_reg <= 1'b0;
         qp1_ctx_tx_markers_reg <= 1'b0;
-        qp1_ctx_max_ulpdu_reg <= 16'h0;
         qp1_ctx_crc_reg <= 1'b0;
-        qp1_ctx_rx_s0_reg <= 9'h0;
-        qp1_ctx_rx_seq_reg <= 9'h0;
         qp1_ctx_tx_s0_reg <= 9'h0;
         qp1_ctx_tx_seq_reg <= 9'h0;
         qp1_ctx_fence_reg <= 1'b0;
@@ -1950,12 +1843,8 @@ always @(posedge clk) begin
         qp2_ctx_initial_msn_reg <= 32'h0;
         qp2_ctx_mulpdu_reg <= 16'h0;
         qp2_ctx_big_endian_reg <= 1'b0;
-        qp2_ctx_rx_markers_reg <= 1'b0;
         qp2_ctx_tx_markers_reg <= 1'b0;
-        qp2_ctx_max_ulpdu_reg <= 16'h0;
         qp2_ctx_crc_reg <= 1'b0;
-        qp2_ctx_rx_s0_reg <= 9'h0;
-        qp2_ctx_rx_seq_reg <= 9'h0;
         qp2_ctx_tx_s0_reg <= 9'h0;
         qp2_ctx_tx_seq_reg <= 9'h0;
         qp2_ctx_fence_reg <= 1'b0;
@@ -1967,12 +1856,8 @@ always @(posedge clk) begin
         qp3_ctx_initial_msn_reg <= 32'h0;
         qp3_ctx_mulpdu_reg <= 16'h0;
         qp3_ctx_big_endian_reg <= 1'b0;
-        qp3_ctx_rx_markers_reg <= 1'b0;
         qp3_ctx_tx_markers_reg <= 1'b0;
-        qp3_ctx_max_ulpdu_reg <= 16'h0;
         qp3_ctx_crc_reg <= 1'b0;
-        qp3_ctx_rx_s0_reg <= 9'h0;
-        qp3_ctx_rx_seq_reg <= 9'h0;
         qp3_ctx_tx_s0_reg <= 9'h0;
         qp3_ctx_tx_seq_reg <= 9'h0;
         qp3_ctx_fence_reg <= 1'b0;
@@ -1994,6 +1879,10 @@ always @(posedge clk) begin
         mem_rd_arb_locked_reg <= 1'b0;
         mem_rd_owners_wptr_reg <= 10'h0;
         mem_rd_owners_rptr_reg <= 10'h0;
+        qp0_mpa_err_reg <= 1'b0;
+        qp1_mpa_err_reg <= 1'b0;
+        qp2_mpa_err_reg <= 1'b0;
+        qp3_mpa_err_reg <= 1'b0;
     end
 end
 
@@ -2013,12 +1902,8 @@ rnic_qp_w8 u_qp0 (
     .cfg_initial_msn(qp0_cfg_initial_msn),
     .cfg_mulpdu(qp0_cfg_mulpdu),
     .cfg_big_endian(qp0_cfg_big_endian),
-    .cfg_rx_markers(qp0_cfg_rx_markers),
     .cfg_tx_markers(qp0_cfg_tx_markers),
-    .cfg_max_ulpdu(qp0_cfg_max_ulpdu),
     .cfg_crc(qp0_cfg_crc),
-    .cfg_rx_s0(qp0_cfg_rx_s0),
-    .cfg_rx_seq(qp0_cfg_rx_seq),
     .cfg_tx_s0(qp0_cfg_tx_s0),
     .cfg_tx_seq(qp0_cfg_tx_seq),
     .cfg_fence(qp0_cfg_fence),
@@ -2027,6 +1912,8 @@ rnic_qp_w8 u_qp0 (
     .s_axis_tvalid(qp0_s_axis_tvalid),
     .s_axis_tready(qp0_s_axis_tready),
     .s_axis_tlast(qp0_s_axis_tlast),
+    .s_axis_tuser(qp0_s_axis_tuser),
+    .s_llp_err(qp0_s_llp_err),
     .stag_cfg_valid(qp0_stag_cfg_valid),
     .stag_cfg_index(qp0_stag_cfg_index),
     .stag_cfg_key(qp0_stag_cfg_key),
@@ -2062,9 +1949,6 @@ rnic_qp_w8 u_qp0 (
     .tx_stopped(qp0_tx_stopped),
     .irrq_used(qp0_irrq_used),
     .rx_idle(qp0_rx_idle),
-    .mpa_err_valid(qp0_mpa_err_valid),
-    .mpa_err_code(qp0_mpa_err_code),
-    .mpa_fpdu_count(qp0_mpa_fpdu_count),
     .wr_valid(qp0_wr_valid),
     .wr_ready(qp0_wr_ready),
     .wr_kind(qp0_wr_kind),
@@ -2110,12 +1994,8 @@ rnic_qp_w8 u_qp1 (
     .cfg_initial_msn(qp1_cfg_initial_msn),
     .cfg_mulpdu(qp1_cfg_mulpdu),
     .cfg_big_endian(qp1_cfg_big_endian),
-    .cfg_rx_markers(qp1_cfg_rx_markers),
     .cfg_tx_markers(qp1_cfg_tx_markers),
-    .cfg_max_ulpdu(qp1_cfg_max_ulpdu),
     .cfg_crc(qp1_cfg_crc),
-    .cfg_rx_s0(qp1_cfg_rx_s0),
-    .cfg_rx_seq(qp1_cfg_rx_seq),
     .cfg_tx_s0(qp1_cfg_tx_s0),
     .cfg_tx_seq(qp1_cfg_tx_seq),
     .cfg_fence(qp1_cfg_fence),
@@ -2124,6 +2004,8 @@ rnic_qp_w8 u_qp1 (
     .s_axis_tvalid(qp1_s_axis_tvalid),
     .s_axis_tready(qp1_s_axis_tready),
     .s_axis_tlast(qp1_s_axis_tlast),
+    .s_axis_tuser(qp1_s_axis_tuser),
+    .s_llp_err(qp1_s_llp_err),
     .stag_cfg_valid(qp1_stag_cfg_valid),
     .stag_cfg_index(qp1_stag_cfg_index),
     .stag_cfg_key(qp1_stag_cfg_key),
@@ -2159,9 +2041,6 @@ rnic_qp_w8 u_qp1 (
     .tx_stopped(qp1_tx_stopped),
     .irrq_used(qp1_irrq_used),
     .rx_idle(qp1_rx_idle),
-    .mpa_err_valid(qp1_mpa_err_valid),
-    .mpa_err_code(qp1_mpa_err_code),
-    .mpa_fpdu_count(qp1_mpa_fpdu_count),
     .wr_valid(qp1_wr_valid),
     .wr_ready(qp1_wr_ready),
     .wr_kind(qp1_wr_kind),
@@ -2207,12 +2086,8 @@ rnic_qp_w8 u_qp2 (
     .cfg_initial_msn(qp2_cfg_initial_msn),
     .cfg_mulpdu(qp2_cfg_mulpdu),
     .cfg_big_endian(qp2_cfg_big_endian),
-    .cfg_rx_markers(qp2_cfg_rx_markers),
     .cfg_tx_markers(qp2_cfg_tx_markers),
-    .cfg_max_ulpdu(qp2_cfg_max_ulpdu),
     .cfg_crc(qp2_cfg_crc),
-    .cfg_rx_s0(qp2_cfg_rx_s0),
-    .cfg_rx_seq(qp2_cfg_rx_seq),
     .cfg_tx_s0(qp2_cfg_tx_s0),
     .cfg_tx_seq(qp2_cfg_tx_seq),
     .cfg_fence(qp2_cfg_fence),
@@ -2221,6 +2096,8 @@ rnic_qp_w8 u_qp2 (
     .s_axis_tvalid(qp2_s_axis_tvalid),
     .s_axis_tready(qp2_s_axis_tready),
     .s_axis_tlast(qp2_s_axis_tlast),
+    .s_axis_tuser(qp2_s_axis_tuser),
+    .s_llp_err(qp2_s_llp_err),
     .stag_cfg_valid(qp2_stag_cfg_valid),
     .stag_cfg_index(qp2_stag_cfg_index),
     .stag_cfg_key(qp2_stag_cfg_key),
@@ -2256,9 +2133,6 @@ rnic_qp_w8 u_qp2 (
     .tx_stopped(qp2_tx_stopped),
     .irrq_used(qp2_irrq_used),
     .rx_idle(qp2_rx_idle),
-    .mpa_err_valid(qp2_mpa_err_valid),
-    .mpa_err_code(qp2_mpa_err_code),
-    .mpa_fpdu_count(qp2_mpa_fpdu_count),
     .wr_valid(qp2_wr_valid),
     .wr_ready(qp2_wr_ready),
     .wr_kind(qp2_wr_kind),
@@ -2304,12 +2178,8 @@ rnic_qp_w8 u_qp3 (
     .cfg_initial_msn(qp3_cfg_initial_msn),
     .cfg_mulpdu(qp3_cfg_mulpdu),
     .cfg_big_endian(qp3_cfg_big_endian),
-    .cfg_rx_markers(qp3_cfg_rx_markers),
     .cfg_tx_markers(qp3_cfg_tx_markers),
-    .cfg_max_ulpdu(qp3_cfg_max_ulpdu),
     .cfg_crc(qp3_cfg_crc),
-    .cfg_rx_s0(qp3_cfg_rx_s0),
-    .cfg_rx_seq(qp3_cfg_rx_seq),
     .cfg_tx_s0(qp3_cfg_tx_s0),
     .cfg_tx_seq(qp3_cfg_tx_seq),
     .cfg_fence(qp3_cfg_fence),
@@ -2318,6 +2188,8 @@ rnic_qp_w8 u_qp3 (
     .s_axis_tvalid(qp3_s_axis_tvalid),
     .s_axis_tready(qp3_s_axis_tready),
     .s_axis_tlast(qp3_s_axis_tlast),
+    .s_axis_tuser(qp3_s_axis_tuser),
+    .s_llp_err(qp3_s_llp_err),
     .stag_cfg_valid(qp3_stag_cfg_valid),
     .stag_cfg_index(qp3_stag_cfg_index),
     .stag_cfg_key(qp3_stag_cfg_key),
@@ -2353,9 +2225,6 @@ rnic_qp_w8 u_qp3 (
     .tx_stopped(qp3_tx_stopped),
     .irrq_used(qp3_irrq_used),
     .rx_idle(qp3_rx_idle),
-    .mpa_err_valid(qp3_mpa_err_valid),
-    .mpa_err_code(qp3_mpa_err_code),
-    .mpa_fpdu_count(qp3_mpa_fpdu_count),
     .wr_valid(qp3_wr_valid),
     .wr_ready(qp3_wr_ready),
     .wr_kind(qp3_wr_kind),
@@ -2383,6 +2252,34 @@ rnic_qp_w8 u_qp3 (
     .fenced(qp3_fenced),
     .m_first_valid(qp3_m_first_valid),
     .idle(qp3_idle)
+);
+
+mpa_rx_w8_q4 u_mpa_rx (
+    .clk(clk),
+    .rst(rst),
+    .cfg_valid(deframer_cfg_valid),
+    .cfg_qp(deframer_cfg_qp),
+    .cfg_markers(deframer_cfg_markers),
+    .cfg_crc(deframer_cfg_crc),
+    .cfg_s0(deframer_cfg_s0),
+    .cfg_seq(deframer_cfg_seq),
+    .cfg_max_ulpdu(deframer_cfg_max_ulpdu),
+    .s_axis_tdata(deframer_s_axis_tdata),
+    .s_axis_tkeep(deframer_s_axis_tkeep),
+    .s_axis_tvalid(deframer_s_axis_tvalid),
+    .s_axis_tready(deframer_s_axis_tready),
+    .s_axis_tlast(deframer_s_axis_tlast),
+    .s_axis_tid(deframer_s_axis_tid),
+    .m_axis_tdata(deframer_m_axis_tdata),
+    .m_axis_tkeep(deframer_m_axis_tkeep),
+    .m_axis_tvalid(deframer_m_axis_tvalid),
+    .m_axis_tready(deframer_m_axis_tready),
+    .m_axis_tlast(deframer_m_axis_tlast),
+    .m_axis_tid(deframer_m_axis_tid),
+    .m_axis_tuser(deframer_m_axis_tuser),
+    .fpdu_count(deframer_fpdu_count),
+    .idle(deframer_idle),
+    .ctx_qp(deframer_ctx_qp)
 );
 
 mpa_tx_w8_q4 u_mpa_tx (

@@ -3,8 +3,11 @@ import { CRC_SIZE, MARKER_PERIOD, MpaErrorCode, ULPDU_LENGTH_SIZE } from '../../
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream, sourceStream } from '../core/stream';
+import { contextMemory } from '../lib/context';
 import { crcPipeline } from '../lib/crc';
+import { stateMachine } from '../lib/fsm';
 import { oneHotMux } from '../lib/onehot';
+import { indexBits } from '../lib/ram';
 import { record } from '../lib/record';
 import { pipelineRegister } from '../lib/stage';
 import { ringPlace, ringWindow, unitsOf } from './mpa-rx-shift';
@@ -33,6 +36,48 @@ const RX_BEAT = (W: number) =>
     fpduptr: { width: 16, doc: 'its FPDUPTR' },
     marker_dist: { width: 15, doc: 'words from ULPDU_Length to it' },
   });
+
+/** m_axis_tuser of the shared block: the verdict and, on a failed FPDU, its LLP error code. */
+export const MPA_RX_VERDICT = record('mpa_rx_verdict', {
+  passed: { width: 1, doc: 'on tlast: the FPDU passed every check' },
+  llp_err: { width: 8, doc: 'on a tlast with passed 0: the LLP error code (Terminate 0x2/0x0/code)' },
+});
+
+/**
+ * A QP's receive context in the shared block: its configuration, the reader's registers and the
+ * octets it could not yet use (fewer than a beat needs), from the read pointer on.
+ */
+const RX_CTX = (K: number, SW: number) =>
+  record('mpa_rx_ctx', {
+    markers: { width: 1, doc: 'markers in this direction' },
+    crc_on: { width: 1, doc: 'CRC-32C negotiated' },
+    max_ulpdu: { width: 16, doc: 'maxUlpduLength' },
+    stopped: { width: 1, doc: 'an error stopped the stream' },
+    at_start: { width: 1, doc: 'the reader is at the first beat of an FPDU' },
+    hdr_ok: { width: 1, doc: 'hdr_len holds the next ULPDU_Length' },
+    hdr_len: 16,
+    ul_left: 16,
+    hdr_off: 15,
+    marker_pos: PHASE_BITS,
+    marker_fault: { width: 1, doc: 'a marker of the open FPDU had a wrong FPDUPTR' },
+    crc: { width: 32, doc: 'the raw CRC register of the open FPDU' },
+    fill: { width: SW, doc: 'octets left over' },
+    words: { width: 32 * K, doc: 'those octets, from the read pointer' },
+  });
+
+export interface MpaRxOptions {
+  /**
+   * QPs sharing the block (`mpa_rx_w<W>_q<N>`): their streams arrive on s_axis by tid, whole TCP
+   * segments, each QP's state in a context memory. Absent: one stream (`mpa_rx_w<W>`), no tid.
+   */
+  readonly qps?: number;
+}
+
+/** The most QPs one mpa_rx serves (issue 10: up to 16384 per RNIC). */
+export const MPA_RX_MAX_QPS = 16384;
+
+/** `mpa_rx_w<W>` for one stream, `mpa_rx_w<W>_q<N>` shared by N QPs. */
+export const mpaRxName = (bytes: number, qps?: number): string => `mpa_rx_w${bytes}${qps === undefined ? '' : `_q${qps}`}`;
 
 /**
  * The MPA receive side of one stream (RFC 5044 deframing; spec/mpa.md §2–§4, checks of §6) for a
@@ -69,9 +114,27 @@ const RX_BEAT = (W: number) =>
  *
  * The first failed FPDU ends with tuser = 0, sets err_valid/err_code (sticky until reset) and stops
  * the stream: nothing more is output and every later input octet is accepted and dropped.
+ *
+ * Shared by QPs (opts.qps): s_axis_tid names the QP of a TCP segment (an s_axis packet, whole) and
+ * m_axis_tid that of a ULPDU beat. The registers above hold the stream of one QP, `ctx_qp`; each
+ * QP's state between its segments (the mpa_rx_ctx record: configuration, the reader's registers,
+ * the CRC of its open FPDU and the octets left over, fewer than a beat needs) lives in a context
+ * memory (hdl-gen/lib/context.ts). A segment of another QP switches context, a stall: the reader
+ * makes every beat it can from the segments before, the CRC pipeline and the output drain, the
+ * context is written back and the new QP's read in one cycle, and it is loaded the next (the octets
+ * into the ring from word 0; the CRC continues from the saved register through the CRC
+ * component's load input). Cost: the pipeline's depth, about 7 cycles per switch; segments of the
+ * same QP back to back cost none. One QP's beats are in the block at a time, so a failed FPDU's
+ * code rides in tuser (record mpa_rx_verdict) and `idle` with `ctx_qp` says which QP is busy.
+ * cfg_valid loads QP cfg_qp's initial context (a new connection) into the memory; the QP must have
+ * no segment in progress then.
  */
-export function mpaRxModule(bytes: number): Module {
+export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   if (!Number.isInteger(bytes) || bytes < WORD || (bytes & (bytes - 1)) !== 0) throw new RangeError(`MPA RX datapath width must be a power of two ≥ ${WORD}, got ${bytes}`);
+  const { qps } = opts;
+  if (qps !== undefined && (!Number.isInteger(qps) || qps < 1 || qps > MPA_RX_MAX_QPS)) throw new RangeError(`mpa_rx is shared by 1 to ${MPA_RX_MAX_QPS} QPs, got ${qps}`);
+  const shared = qps !== undefined;
+  const qb = shared ? indexBits(qps) : 0;
   const W = bytes;
   const N = W / WORD;
   /** Window words: the most one beat retires (N + 2 marker-free words and a marker). */
@@ -83,9 +146,8 @@ export function mpaRxModule(bytes: number): Module {
   /** Width of the small counts (fill level, words retired, words needed). */
   const SW = Math.max(8, OW + 1);
   const LB = log2(W);
-  const name = `mpa_rx_w${W}`;
   const m = new ModuleBuilder(
-    name,
+    mpaRxName(W, qps),
     `MPA receive side of one stream (RFC 5044 deframing; spec/mpa.md sections 2-4 and 6), ${W} octets per beat.\n` +
       'Takes the in-order TCP payload (any tkeep 2^k - 1 on any beat; tlast ignored), strips markers by\n' +
       'sequence position, delineates FPDUs by ULPDU_Length and outputs one m_axis packet per FPDU holding its\n' +
@@ -93,26 +155,43 @@ export function mpaRxModule(bytes: number): Module {
       'every check. Checks in the order of section 6: ULPDU_Length <= cfg_max_ulpdu (0x03, on the first beat,\n' +
       'that FPDU is then one zero-length beat), CRC-32C (0x02, if cfg_crc), every FPDUPTR (0x03, if cfg_markers).\n' +
       'The first error stops the stream: err_valid/err_code hold it, later input is accepted and dropped.\n' +
-      `Internals: an octet ring of ${C} words (input gearbox) and a reader that retires up to ${K} words per beat.`,
-    { bytes: W, ringWords: C, windowWords: K, leadMarkerInCrc: true, fpduptrRef: 'ulpduLength', checkMarkers: true },
+      `Internals: an octet ring of ${C} words (input gearbox) and a reader that retires up to ${K} words per beat.` +
+      (shared
+        ? `\nShared by ${qps} QPs: s_axis_tid names a segment's QP, m_axis_tid a beat's; each QP's state is kept in a context\n` +
+          'memory between its segments (a stall of about 7 cycles when the QP changes); tuser carries the\n' +
+          'LLP error code of a failed FPDU (record mpa_rx_verdict); cfg_valid loads a QP\'s context (a new connection).'
+        : ''),
+    { bytes: W, ringWords: C, windowWords: K, leadMarkerInCrc: true, fpduptrRef: 'ulpduLength', checkMarkers: true, ...(shared && { qps }) },
   );
   const clkGroup = 'Clock and synchronous active-high reset';
   const clk = m.input('clk', 1, { group: clkGroup });
   const rst = m.input('rst', 1, { group: clkGroup });
   m.clockDomain('sync', clk, rst);
-  const cfgGroup = 'Configuration (static while running)';
-  const cfgMarkers = m.input('cfg_markers', 1, { group: cfgGroup, doc: 'markers in this direction (spec/mpa.md §4.2)' });
-  const cfgCrc = m.input('cfg_crc', 1, { group: cfgGroup, doc: 'CRC-32C negotiated (spec/mpa.md §3.4)' });
+  const cfgGroup = shared ? "Connection setup: cfg_valid loads QP cfg_qp's context from the cfg_* fields (a new connection)" : 'Configuration (static while running)';
+  const cfgLoad = shared
+    ? { valid: m.input('cfg_valid', 1, { group: cfgGroup }), qp: m.input('cfg_qp', qb, { group: cfgGroup, doc: 'the QP whose stream starts over' }) }
+    : null;
+  const cfgMarkersIn = m.input('cfg_markers', 1, { group: cfgGroup, doc: 'markers in this direction (spec/mpa.md §4.2)' });
+  const cfgCrcIn = m.input('cfg_crc', 1, { group: cfgGroup, doc: 'CRC-32C negotiated (spec/mpa.md §3.4)' });
   const cfgS0 = m.input('cfg_s0', 9, { group: cfgGroup, doc: 'S0[8:0] (spec/mpa.md §4.3)' });
   const cfgSeq = m.input('cfg_seq', 9, { group: cfgGroup, doc: 'sequence number [8:0] of the first octet received; (seq - S0) mod 4 = 0' });
-  const cfgMax = m.input('cfg_max_ulpdu', 16, { group: cfgGroup, doc: 'maxUlpduLength (spec/mpa.md §6 step 2)' });
-  const s = sinkStream({ bytes: W }).declare(m, 's_axis', 'AXI4-Stream input: in-order TCP payload (s_axis)');
-  const o = sourceStream({ bytes: W, user: 1 }).declare(m, 'm_axis', 'AXI4-Stream output: one ULPDU per FPDU, tuser = passed (m_axis)');
+  const cfgMaxIn = m.input('cfg_max_ulpdu', 16, { group: cfgGroup, doc: 'maxUlpduLength (spec/mpa.md §6 step 2)' });
+  const s = sinkStream({ bytes: W, id: qb }).declare(m, 's_axis', `AXI4-Stream input: in-order TCP payload${shared ? ', whole segments, tid = QP' : ''} (s_axis)`);
+  const o = sourceStream({ bytes: W, user: shared ? MPA_RX_VERDICT.width : 1, id: qb }).declare(
+    m,
+    'm_axis',
+    `AXI4-Stream output: one ULPDU per FPDU, tuser = ${shared ? 'verdict, tid = QP' : 'passed'} (m_axis)`,
+    shared ? MPA_RX_VERDICT : undefined,
+  );
   const stGroup = 'Status';
-  const errValid = m.output('err_valid', 1, { group: stGroup, doc: 'an MPA error stopped the stream (sticky until reset)' });
-  const errCode = m.output('err_code', 8, { group: stGroup, doc: 'its LLP error code (Terminate 0x2/0x0/code)' });
-  const fpduCount = m.output('fpdu_count', 32, { group: stGroup, doc: 'FPDUs delivered with tuser = 1' });
-  const idleOut = m.output('idle', 1, { group: stGroup, doc: 'nothing left to do without more input: no beat the reader can make, none in flight' });
+  const errOut = shared
+    ? null
+    : {
+        valid: m.output('err_valid', 1, { group: stGroup, doc: 'an MPA error stopped the stream (sticky until reset)' }),
+        code: m.output('err_code', 8, { group: stGroup, doc: 'its LLP error code (Terminate 0x2/0x0/code)' }),
+      };
+  const fpduCount = m.output('fpdu_count', 32, { group: stGroup, doc: `FPDUs delivered with tuser${shared ? '.passed' : ''} = 1` });
+  const idleOut = m.output('idle', 1, { group: stGroup, doc: `nothing left to do without more input: no beat the reader can make, none in flight${shared ? ' (for QP ctx_qp; the others have none)' : ''}` });
   m.allowUnused(s.last!, 'a TCP segment end carries no MPA meaning: FPDUs are delineated by ULPDU_Length');
 
   const crcResidue = m.constant('CRC_RESIDUE', 32, CRC32C.residue >>> 0, 'raw register after an FPDU and its CRC field (spec/mpa.md §3.1)');
@@ -125,19 +204,54 @@ export function mpaRxModule(bytes: number): Module {
   const rp = m.reg('rd_ptr', PW, { reset: 0, doc: 'word the reader is at' });
   const fill = m.reg('fill', SW, { reset: 0, doc: 'octets in the ring' });
   const mpos = m.reg('marker_pos', PHASE_BITS, { doc: 'words from the read pointer to the next marker word, mod 128' });
-  const started = m.reg('started', 1, { reset: 0, doc: 'the reader has made a beat (marker_pos counts from then on)' });
+  // One stream: marker_pos follows the static configuration until the first beat. Shared: it comes with the context.
+  const started = shared ? null : m.reg('started', 1, { reset: 0, doc: 'the reader has made a beat (marker_pos counts from then on)' });
   const first = m.reg('at_start', 1, { reset: 1, doc: 'the reader is at the first beat of an FPDU' });
   const ulLeft = m.reg('ul_left', 16, { doc: 'ULPDU octets of this FPDU not yet output' });
   const hdrOff = m.reg('hdr_off', 15, { doc: 'words from the ULPDU_Length word to the read pointer' });
   const hdrLen = m.reg('hdr_len', 16, { doc: 'ULPDU_Length of the FPDU at the read pointer, read ahead (if hdr_ok)' });
   const hdrOk = m.reg('hdr_ok', 1, { reset: 0, doc: 'hdr_len holds the next FPDU\'s ULPDU_Length' });
   const stopped = m.reg('stopped', 1, { reset: 0, doc: 'an error stopped the stream' });
-  const errValidR = m.reg('err_seen', 1, { reset: 0 });
-  const errCodeR = m.reg('err_llp', 8, { reset: 0 });
+  const errR = errOut && { valid: m.reg('err_seen', 1, { reset: 0 }), code: m.reg('err_llp', 8, { reset: 0 }) };
+  if (errOut && errR) {
+    m.assign(errOut.valid, errR.valid);
+    m.assign(errOut.code, errR.code);
+  }
   const count = m.reg('good_fpdus', 32, { reset: 0 });
-  m.assign(errValid, errValidR);
-  m.assign(errCode, errCodeR);
   m.assign(fpduCount, count);
+  // The stream's configuration: the static inputs for one stream; shared, registers loaded with
+  // the QP's context.
+  const cfgMarkers = shared ? m.reg('ctx_markers', 1, { doc: 'cfg_markers of QP ctx_qp' }) : cfgMarkersIn;
+  const cfgCrc = shared ? m.reg('ctx_crc_on', 1, { doc: 'cfg_crc of QP ctx_qp' }) : cfgCrcIn;
+  const cfgMax = shared ? m.reg('ctx_max_ulpdu', 16, { doc: 'cfg_max_ulpdu of QP ctx_qp' }) : cfgMaxIn;
+  const ctxLayout = RX_CTX(K, SW);
+  // Shared: the context switch between QPs' segments.
+  const sw =
+    cfgLoad &&
+    (() => {
+      const fsm = stateMachine(m, 'ctx_state', ['RUN', 'DRAIN', 'FETCH'], {
+        reset: 'RUN',
+        doc: 'the context switch',
+        meaning: {
+          RUN: "QP ctx_qp's segments go in",
+          DRAIN: 'a segment of another QP waits: the reader, the CRC and the output finish ctx_qp\'s beats',
+          FETCH: "the waiting segment's QP's context is read; it is loaded at the end of the cycle",
+        },
+      });
+      return {
+        fsm,
+        qp: m.reg('ctx_qp_reg', qb, { reset: 0, doc: 'the QP whose stream the registers hold' }),
+        valid: m.reg('ctx_valid', 1, { reset: 0, doc: "the registers hold ctx_qp's stream" }),
+        next: m.reg('ctx_next_qp', qb, { doc: 'the QP of the segment waiting at s_axis' }),
+        inSeg: m.reg('in_segment', 1, { reset: 0, doc: 's_axis is inside a segment: its QP cannot change' }),
+        resume: m.reg('crc_resume', 1, { reset: 0, doc: "the open FPDU's CRC continues from crc_saved at the reader's next beat" }),
+        crcSaved: m.reg('crc_saved', 32, { doc: "the CRC register of ctx_qp's open FPDU, from its context" }),
+        mem: contextMemory(m, 'rx_ctx', { width: ctxLayout.width, depth: Math.max(2, qps!), latency: 1, doc: "each QP's mpa_rx_ctx between its segments" }),
+      };
+    })();
+  /** `e`, and (shared) the registers hold a QP's stream. */
+  const live = (e: Expr): Expr => (sw ? e.and(sw.valid) : e);
+  if (sw) m.assign(m.output('ctx_qp', qb, { group: stGroup, doc: 'the QP whose stream is in the block (idle: it has nothing more to do)' }), sw.qp);
   // The reader and the CRC pipeline move together (advance: the output skid buffer's registered ready).
   const advance = m.wire('advance', 1, { doc: 'the reader, the CRC pipeline and the delay beside it move this cycle' });
 
@@ -152,8 +266,13 @@ export function mpaRxModule(bytes: number): Module {
   }
   const kOctets = m.let('in_octets', cat(...kBits.reverse()), { doc: 'octets in the input beat' });
   const room = m.let('ring_room', fill.le(RING_OCTETS - W), { doc: 'a whole beat fits whatever the reader does' });
-  m.assign(s.ready, stopped.or(room));
-  const accept = m.let('accept', s.valid.and(room).and(stopped.not()));
+  const switchReq = sw
+    ? m.let('ctx_switch', sw.fsm.is('RUN').and(s.valid).and(sw.valid.not().or(sw.inSeg.not().and(s.id!.ne(sw.qp)))), { doc: 'a segment of another QP is at s_axis' })
+    : lit(1, 0);
+  const takeIn = sw ? m.let('in_open', sw.fsm.is('RUN').and(switchReq.not()), { doc: "s_axis carries ctx_qp's stream" }) : null;
+  const inOpen = (e: Expr): Expr => (takeIn ? takeIn.and(e) : e);
+  m.assign(s.ready, inOpen(stopped.or(room)));
+  const accept = m.let('accept', inOpen(s.valid.and(room)).and(stopped.not()));
   const placed = ringPlace(m, 'wr_data', s.data, 8, wp);
   const placedKeep = ringPlace(m, 'wr_keep', keep, 1, wp);
   const writeMask = m.let('wr_mask', cat(...unitsOf(placedKeep, 1).map((b) => b.repeat(8)).reverse()));
@@ -193,7 +312,7 @@ export function mpaRxModule(bytes: number): Module {
   const headerIn = avail.ge(z(lead).add(1));
   // ULPDU_Length is read a step ahead, so no beat decision waits on ring data: after a last beat
   // from the words behind it (when they are in), otherwise in a cycle of its own at the start.
-  const hdrLoad = m.let('hdr_load', first.and(hdrOk.not()).and(headerIn).and(stopped.not()), { doc: 'read the ULPDU_Length at the read pointer' });
+  const hdrLoad = m.let('hdr_load', first.and(hdrOk.not()).and(headerIn).and(live(stopped.not())), { doc: 'read the ULPDU_Length at the read pointer' });
   const haveWords = avail.ge(need);
   // The next FPDU starts mfr marker-free words on (after a marker the beat retires, or its own
   // leading marker): its ULPDU_Length is marker-free word mfr, window word mfr or mfr + 1.
@@ -205,7 +324,7 @@ export function mpaRxModule(bytes: number): Module {
     { doc: "the next FPDU's ULPDU_Length (big-endian) after a last beat" },
   );
   const canGo = mux(first, hdrOk.and(oversize.or(haveWords)), haveWords);
-  const go = m.let('go', stopped.not().and(advance).and(canGo), { doc: 'the reader produces a beat' });
+  const go = m.let('go', live(stopped.not()).and(advance).and(canGo), { doc: 'the reader produces a beat' });
 
   // Marker check (spec/mpa.md §4.4), its inputs: the marker's FPDUPTR and its distance from ULPDU_Length.
   const fpduptr = m.let(
@@ -238,6 +357,7 @@ export function mpaRxModule(bytes: number): Module {
     data: win.slice(32 * K - 1, 0),
     count: r.slice(DB - 1, 0),
     start: first,
+    ...(sw && { load: sw.resume, state: sw.crcSaved }),
     tag: beat,
   });
   const d = RX_BEAT(W).view(crcPipe.tag!, { m, prefix: 'v_beat' });
@@ -253,15 +373,93 @@ export function mpaRxModule(bytes: number): Module {
   const fail = m.let('fail', emit.and(d.oversize.or(d.last.and(verdictBad))), { doc: 'this beat ends the stream with an error' });
   const code = mux(d.oversize.or(crcBad.not()), errMarker, errCrc);
   const outUser = d.oversize.not().and(d.last).and(verdictBad.not());
-  const out = pipelineRegister(m, 'out', { valid: emit, data: cat(outUser, d.last, d.keep, d.data) }, { skid: true, doc: 'a ULPDU beat with its verdict' });
+  const out = pipelineRegister(m, 'out', { valid: emit, data: cat(...(sw ? [code] : []), outUser, d.last, d.keep, d.data) }, { skid: true, doc: 'a ULPDU beat with its verdict' });
   m.assign(advance, out.ready);
-  m.assign(idleOut, canGo.and(stopped.not()).or(hdrLoad).not().and(out.out.valid.not()).and(crcPipe.busy.not()));
+  const idle = m.let('block_idle', live(canGo.and(stopped.not())).or(hdrLoad).not().and(out.out.valid.not()).and(crcPipe.busy.not()), {
+    doc: 'no beat the reader can make, none in flight',
+  });
+  m.assign(idleOut, idle);
   m.assign(o.data, out.out.data.slice(8 * W - 1, 0));
   m.assign(o.keep!, out.out.data.slice(9 * W - 1, 8 * W));
   m.assign(o.last!, out.out.data.bit(9 * W));
-  m.assign(o.user!, out.out.data.bit(9 * W + 1));
+  m.assign(o.user!, out.out.data.slice(out.out.data.width - 1, 9 * W + 1));
+  if (sw) m.assign(o.id!, sw.qp);
   m.assign(o.valid, out.out.valid);
   m.assign(out.out.ready, o.ready);
+
+  // --- shared: the context switch --------------------------------------------------------------------
+  let switchProcess: (() => void) | null = null;
+  if (sw && cfgLoad) {
+    // ctx_qp's state once drained: a beat needs more words than are left (fewer than K), so the
+    // window holds every octet left over. The CRC register is the loop's, or still the saved one
+    // if the reader has made no beat since the load.
+    const saved = ctxLayout.pack({
+      markers: cfgMarkers,
+      crc_on: cfgCrc,
+      max_ulpdu: cfgMax,
+      stopped,
+      at_start: first,
+      hdr_ok: hdrOk,
+      hdr_len: hdrLen,
+      ul_left: ulLeft,
+      hdr_off: hdrOff,
+      marker_pos: mpos,
+      marker_fault: mfault,
+      crc: mux(sw.resume, sw.crcSaved, crcPipe.crc),
+      fill,
+      words: win.slice(32 * K - 1, 0),
+    });
+    const fresh = ctxLayout.update(ctxLayout.zero(), { markers: cfgMarkersIn, crc_on: cfgCrcIn, max_ulpdu: cfgMaxIn, at_start: 1, marker_pos: firstMpos });
+    // The update port: a new connection's context, else the write-back (which then waits a cycle).
+    const saveNow = m.let('ctx_save', sw.fsm.is('DRAIN').and(idle).and(cfgLoad.valid.not()), { doc: "ctx_qp is drained: its context is written back, the next QP's read" });
+    const cfgHit = m.let('ctx_cfg_hit', cfgLoad.valid.and(cfgLoad.qp.eq(sw.next)), { doc: 'the QP being read gets a new connection: read it again' });
+    const loadNow = m.let('ctx_load', sw.fsm.is('FETCH').and(cfgHit.not()), { doc: "the next QP's context is loaded" });
+    sw.mem.update(cfgLoad.valid.or(saveNow.and(sw.valid)), mux(cfgLoad.valid, cfgLoad.qp, sw.qp), mux(cfgLoad.valid, fresh, saved));
+    sw.mem.lookup(sw.next, saveNow.or(sw.fsm.is('FETCH').and(cfgHit)));
+    const view = ctxLayout.view(sw.mem.value, { m, prefix: 'ctx_in' });
+    // The fields are wires of the module: read them here, outside the process.
+    const v = Object.fromEntries(ctxLayout.fields.map((f) => [f.name, view[f.name as keyof typeof view]])) as typeof view;
+    // Run inside the block's one process (a register is driven from one place), last: its loads win.
+    switchProcess = () => {
+      m.when(s.valid.and(s.ready), () => m.set(sw.inSeg, s.last!.not()));
+      m.when(go, () => m.set(sw.resume, 0));
+      // A new connection on the QP in the registers: they no longer hold its stream.
+      m.when(cfgLoad.valid.and(cfgLoad.qp.eq(sw.qp)), () => m.set(sw.valid, 0));
+      sw.fsm.cases({
+        RUN: () =>
+          m.when(switchReq, () => {
+            m.set(sw.next, s.id!);
+            sw.fsm.goto('DRAIN');
+          }),
+        DRAIN: () => m.when(saveNow, () => sw.fsm.goto('FETCH')),
+        FETCH: () =>
+          m.when(loadNow, () => {
+            sw.fsm.goto('RUN');
+            m.set(sw.qp, sw.next);
+            m.set(sw.valid, 1);
+            m.set(cfgMarkers, v.markers);
+            m.set(cfgCrc, v.crc_on);
+            m.set(cfgMax, v.max_ulpdu);
+            m.set(stopped, v.stopped);
+            m.set(outStopped, v.stopped);
+            m.set(first, v.at_start);
+            m.set(hdrOk, v.hdr_ok);
+            m.set(hdrLen, v.hdr_len);
+            m.set(ulLeft, v.ul_left);
+            m.set(hdrOff, v.hdr_off);
+            m.set(mpos, v.marker_pos);
+            m.set(mfault, v.marker_fault);
+            m.set(sw.resume, 1);
+            m.set(sw.crcSaved, v.crc);
+            m.set(fill, v.fill);
+            // The octets left over go to the ring from word 0.
+            m.set(ring, v.words.zext(8 * RING_OCTETS));
+            m.set(rp, 0);
+            m.set(wp, v.fill.slice(OW - 1, 0));
+          }),
+      });
+    };
+  }
 
   m.sync(() => {
     m.when(accept, () => {
@@ -270,7 +468,7 @@ export function mpaRxModule(bytes: number): Module {
     });
     m.set(fill, fill.add(mux(accept, z(kOctets), lit(SW, 0))).sub(mux(go, r.shl(2), lit(SW, 0))));
     // Until the first beat, marker_pos follows the configuration (static while running).
-    m.when(started.not().and(go.not()), () => m.set(mpos, firstMpos));
+    if (started) m.when(started.not().and(go.not()), () => m.set(mpos, firstMpos));
     m.when(hdrLoad, () => {
       m.set(hdrLen, lenField);
       m.set(hdrOk, 1);
@@ -282,7 +480,7 @@ export function mpaRxModule(bytes: number): Module {
       m.set(ulLeft, ul.sub(W));
       m.set(hdrOff, mux(first, lit(15, 0).sub(z(lead, 15)), hdrOff).add(z(r, 15)));
       m.set(mpos, mpos.sub(r.slice(PHASE_BITS - 1, 0)));
-      m.set(started, 1);
+      if (started) m.set(started, 1);
       m.set(rp, rp.add(r.slice(PW - 1, 0)));
     });
     // The first failure stops the stream: the reader drops whatever else comes in.
@@ -290,11 +488,15 @@ export function mpaRxModule(bytes: number): Module {
     m.when(advance.and(fail), () => {
       m.set(outStopped, 1);
       m.set(stopped, 1);
-      m.set(errValidR, 1);
-      m.set(errCodeR, code);
+      if (errR) {
+        m.set(errR.valid, 1);
+        m.set(errR.code, code);
+      }
     });
     m.when(out.out.valid.and(o.ready).and(out.out.data.bit(9 * W)).and(out.out.data.bit(9 * W + 1)), () => m.set(count, count.add(1)));
+    switchProcess?.();
   });
+
   return m.build();
 }
 

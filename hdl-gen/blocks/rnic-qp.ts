@@ -2,18 +2,17 @@ import { lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import type { Signal } from '../core/signal';
 import { roundRobin } from '../lib/arbiter';
-import { type DdpRxOptions } from './ddp-rx';
+import { type DdpRxOptions, ddpRxModule } from './ddp-rx';
 import { WR_KIND, ddpTxModule } from './ddp-tx';
 import { fifo } from '../lib/fifo';
 import { sourceStream } from '../core/stream';
-import { rnicRxModule } from './rnic-rx';
 import { MPA_TX_CTX } from './records';
 import { checkRnicWidth } from './rnic-widths';
 
 /**
- * One QP of the RNIC, both directions, over one TCP connection's in-order payload:
+ * One QP of the RNIC, both directions, between the MPA blocks all QPs share (rnic_top):
  *
- *   s_axis (TCP payload in) → rnic_rx_w<W> (mpa_rx, ddp_rx) → host memory, m_evt, responses
+ *   s_axis (ULPDUs from mpa_rx) → ddp_rx_w<W> → host memory, m_evt, responses
  *   wr_* (work requests)    → ddp_tx_w<W> → ┐
  *   responses, Terminate    ────────────────┴→ packet mux → m_axis (ULPDUs and their framing context)
  *
@@ -21,11 +20,9 @@ import { checkRnicWidth } from './rnic-widths';
  * context on every beat (the record mpa_tx_ctx):
  * - Transmit framing context (RFC 5044 §4.5, §7): the QP's first FPDU starts at cfg_tx_seq, every
  *   later one where the previous ended (mpa_tx's continue bit), with markers counted from this
- *   side's S0 (cfg_tx_s0); received markers count from the peer's (cfg_rx_s0). Markers are
- *   negotiated per direction (each side's M bit asks for markers in what it receives: cfg_rx_markers,
- *   cfg_tx_markers), the CRC once for both (RFC 5044 §7.1, spec/mpa.md §3.4, §4.2).
- * - cfg_max_ulpdu: the largest ULPDU_Length mpa_rx accepts (maxUlpduLength, spec/mpa.md §6 step 2;
- *   65535 takes any); above it the FPDU fails with LLP error 0x03 before its CRC is checked.
+ *   side's S0 (cfg_tx_s0). Markers are negotiated per direction (the peer's M bit asks for
+ *   markers in what this QP sends: cfg_tx_markers), the CRC once for both (RFC 5044 §7.1,
+ *   spec/mpa.md §3.4, §4.2). The receive side's MPA context is mpa_rx's (rnic_top).
  * - The packet mux takes whole ULPDUs, responses first (they answer requests the peer is waiting
  *   on, RFC 5040 §5.5). Once the QP has sent or received a Terminate (tx_stopped), work-request
  *   ULPDUs not yet started are dropped: nothing follows a Terminate (RFC 5040 §7.1).
@@ -52,11 +49,11 @@ export const QP_READ_OWNERS_DEPTH = 512;
 export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
   checkRnicWidth('rnic_qp', bytes);
   const W = bytes;
-  const rx = rnicRxModule(W, opts);
+  const rx = ddpRxModule(W, opts);
   const tx = ddpTxModule(W);
   const m = new ModuleBuilder(
     `rnic_qp_w${W}`,
-    `One RNIC QP, ${W} octets per beat: rnic_rx (mpa_rx, ddp_rx) on the receive side; ddp_tx work requests and\n` +
+    `One RNIC QP, ${W} octets per beat: ddp_rx on the receive side (ULPDUs from the shared mpa_rx); ddp_tx work requests and\n` +
       'the responder\'s Read/Atomic Responses and Terminates muxed into ULPDUs for the shared mpa_tx on the transmit side.',
     { bytes: W },
   );
@@ -80,19 +77,14 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
     msn: m.portLike(rx, 'cfg_initial_msn', 'cfg_initial_msn', cg),
     mulpdu: m.input('cfg_mulpdu', 16, { group: cg, doc: 'largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it' }),
     bigEndian: m.portLike(rx, 'cfg_big_endian', 'cfg_big_endian', cg),
-    rxMarkers: m.input('cfg_rx_markers', 1, { group: cg, doc: 'MPA markers in what this QP receives (its M bit, RFC 5044 §7.1)' }),
     txMarkers: m.input('cfg_tx_markers', 1, { group: cg, doc: 'MPA markers in what this QP sends (the peer\'s M bit)' }),
-    maxUlpdu: m.input('cfg_max_ulpdu', 16, { group: cg, doc: 'largest ULPDU_Length received (maxUlpduLength, spec/mpa.md §6); above it LLP error 0x03' }),
     crc: m.input('cfg_crc', 1, { group: cg, doc: 'MPA CRC, both directions (negotiated, RFC 5044 §7.1)' }),
-    rxS0: m.input('cfg_rx_s0', 9, { group: cg, doc: 'low 9 bits of the peer\'s S0: where the received markers count from (RFC 5044 §4.5)' }),
-    rxSeq: m.input('cfg_rx_seq', 9, { group: cg, doc: 'low 9 bits of the sequence number of the first received octet' }),
     txS0: m.input('cfg_tx_s0', 9, { group: cg, doc: 'low 9 bits of this side\'s S0: where the sent markers count from' }),
     txSeq: m.input('cfg_tx_seq', 9, { group: cg, doc: 'low 9 bits of the sequence number of the first sent octet' }),
     fence: m.input('cfg_fence', 1, { group: cg, doc: 'MPA fencing: send nothing before the peer\'s first FPDU has arrived (the responder, RFC 6581 section 3)' }),
   };
   const connect: Record<string, Signal> = {
     cfg_rfc7306: cfg.rfc7306, cfg_pd: cfg.pd, cfg_ird: cfg.ird, cfg_ord: cfg.ord, cfg_initial_msn: cfg.msn, cfg_mulpdu: cfg.mulpdu, cfg_big_endian: cfg.bigEndian,
-    mpa_cfg_markers: cfg.rxMarkers, mpa_cfg_crc: cfg.crc, mpa_cfg_s0: cfg.rxS0, mpa_cfg_seq: cfg.rxSeq, mpa_cfg_max_ulpdu: cfg.maxUlpdu,
   };
   for (const [k, v] of Object.entries(connect)) m.assign(r[k]!, v);
   m.assign(t.cfg_mulpdu!, cfg.mulpdu);
@@ -106,10 +98,10 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
       else m.assign(p, r[n]!);
     }
   };
-  passRx(rx.ports.filter((p) => p.name.startsWith('s_axis_') || p.name.startsWith('stag_cfg_') || p.name.startsWith('s_recv_') || p.name.startsWith('m_evt_')).map((p) => p.name));
+  passRx(rx.ports.filter((p) => p.name.startsWith('s_axis_') || p.name === 's_llp_err' || p.name.startsWith('stag_cfg_') || p.name.startsWith('s_recv_') || p.name.startsWith('m_evt_')).map((p) => p.name));
   passRx(['inject_valid', 'inject_err', 'abort_req']);
   passRx(['mem_wr_valid', 'mem_wr_ready', 'mem_wr_addr', 'mem_wr_data', 'mem_wr_strb']);
-  passRx(['rx_stopped', 'tx_stopped', 'irrq_used', 'rx_idle', 'mpa_err_valid', 'mpa_err_code', 'mpa_fpdu_count'], 'Status');
+  passRx(['rx_stopped', 'tx_stopped', 'irrq_used', 'rx_idle'], 'Status');
 
   // ---- work requests: ddp_tx, and the ORQ entry of a Read or Atomic --------------------------------
   const wrNames = tx.ports.filter((p) => p.name.startsWith('wr_') && p.name !== 'wr_ready' && p.name !== 'wr_valid').map((p) => p.name);
@@ -199,7 +191,7 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
     m.when(txFire.and(txArb.sel(1)), () => m.set(wrMid, u.last!.not()));
   });
 
-  const idle = m.output('idle', 1, { group: 'Status', doc: 'nothing in progress on either side (the shared mpa_tx may still hold the last few beats)' });
+  const idle = m.output('idle', 1, { group: 'Status', doc: 'nothing in progress on either side (the shared mpa_rx and mpa_tx may still hold a few beats)' });
   m.assign(idle, r.idle!.and(t.idle!).and(owners.empty).and(txArb.valid.not()));
 
   m.instance(rx, 'u_rx', { clk, rst, ...r });

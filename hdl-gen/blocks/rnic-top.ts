@@ -7,6 +7,7 @@ import { RX_EVENT } from './ddp-rx-ctl';
 import { CQ_ENTRY, RX_EVENT_FIELDS } from './records';
 import { portGroup } from '../lib/ports';
 import { fifo } from '../lib/fifo';
+import { MPA_RX_VERDICT, mpaRxModule } from './mpa-rx';
 import { mpaTxModule } from './mpa-tx';
 import { QP_READ_OWNERS_DEPTH, rnicQpModule } from './rnic-qp';
 import { checkRnicWidth } from './rnic-widths';
@@ -14,7 +15,7 @@ import { checkRnicWidth } from './rnic-widths';
 /**
  * The RNIC datapath for N QPs, N TCP connections (one `rnic_qp_w<W>` each):
  *
- *   s_axis (tid = QP) ─demux─→ QP i: mpa_rx → ddp_rx → placement, atomics, responses ─┐
+ *   s_axis (tid = QP) → mpa_rx, shared by the QPs ─demux─→ QP i: ddp_rx → placement, atomics, responses ─┐
  *   wr_* (wr_qp)      ─demux─→ QP i: ddp_tx ──────────────────────────────→ ULPDUs ─┴→ round-robin
  *                                                        → mpa_tx, shared by the QPs → m_axis (tid = QP)
  *   every QP's memory reads/writes → one mem_rd / mem_wr port; events → one completion queue (m_cq)
@@ -24,8 +25,11 @@ import { checkRnicWidth } from './rnic-widths';
  *   connection on that QP. Load it while the QP is idle or held by its fence (qp_idle or
  *   qp_fenced): in the middle of an FPDU the restart would cut it short. STags, receive buffers and work requests go to the QP their *_qp names.
  * - The network ports carry each connection's in-order TCP payload, tid naming the QP: s_axis
- *   beats are routed one by one; the QPs' ULPDUs go round-robin, whole, into one mpa_tx, which
- *   keeps each QP's marker phase (a context memory) and sends one FPDU per m_axis packet.
+ *   packets (TCP segments, whole) go into one mpa_rx, which keeps each QP's receive state between
+ *   its segments in a context memory (a segment of another QP costs a context switch, about 7
+ *   cycles) and hands each ULPDU beat to its QP by tid; the QPs' ULPDUs go round-robin, whole, into
+ *   one mpa_tx, which keeps each QP's marker phase (a context memory) and sends one FPDU per m_axis
+ *   packet.
  * - m_cq: the QPs' events (ddp_rx m_evt: completions, Terminates, closure), `sent` (kind 7: a
  *   work request's last ULPDU has gone to mpa_tx) and `first FPDU` (kind 8: a QP configured with
  *   cfg_fence has received its first FPDU and may send, RFC 6581 §3), round-robin over QPs, with
@@ -47,6 +51,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const qb = Math.max(1, Math.ceil(Math.log2(N)));
   const qp = rnicQpModule(W, opts);
   const mpa = mpaTxModule(W, { qps: N });
+  const deframer = mpaRxModule(W, { qps: N });
   const m = new ModuleBuilder(
     `rnic_top_w${W}`,
     `The iWARP RNIC datapath, ${N} QP${N > 1 ? 's' : ''}, ${W} octets per beat: per QP, MPA (RFC 5044), DDP (RFC 5041) and RDMAP\n` +
@@ -123,17 +128,28 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   for (let i = 0; i < N; i++) m.assign(w('abort_req', i), abortReq.and(abortQp.eq(qpLit(i))));
 
   // ---- network in: TCP payload, tid = QP -----------------------------------------------------------
-  const ig = 'AXI4-Stream input: TCP payload of each connection, in order (s_axis; tid = QP)';
-  const sIn = Object.fromEntries(['s_axis_tdata', 's_axis_tkeep', 's_axis_tlast'].map((n) => [n, m.portLike(qp, n, n, ig)]));
-  const sValid = m.portLike(qp, 's_axis_tvalid', 's_axis_tvalid', ig);
-  const sReady = m.portLike(qp, 's_axis_tready', 's_axis_tready', ig);
-  const sTid = m.input('s_axis_tid', qb, { group: ig, doc: 'the QP (connection) of this beat' });
+  const ig = 'AXI4-Stream input: TCP payload of each connection, in order, whole segments (s_axis; tid = QP)';
+  const d = m.wiresLike(deframer, 'deframer');
+  for (const n of ['tdata', 'tkeep', 'tvalid', 'tlast', 'tid']) m.assign(d[`s_axis_${n}`]!, m.portLike(deframer, `s_axis_${n}`, `s_axis_${n}`, ig));
+  m.assign(m.portLike(deframer, 's_axis_tready', 's_axis_tready', ig), d.s_axis_tready!);
+  // The receive context of a new connection loads with the QP's: mpa_rx keeps it from then on.
+  m.assign(d.cfg_valid!, cfgValid);
+  m.assign(d.cfg_qp!, cfgQp);
+  m.assign(d.cfg_crc!, cfgIn.cfg_crc!);
+  for (const [n, top] of [['cfg_markers', 'cfg_rx_markers'], ['cfg_s0', 'cfg_rx_s0'], ['cfg_seq', 'cfg_rx_seq'], ['cfg_max_ulpdu', 'cfg_max_ulpdu']] as const) m.assign(d[n]!, m.portLike(deframer, n, top, cg));
+  // Each ULPDU beat to its QP's ddp_rx (tid), with the verdict and a failed FPDU's LLP error code.
+  const verdict = MPA_RX_VERDICT.view(d.m_axis_tuser!, { m, prefix: 'rx_verdict' });
+  const dTid = d.m_axis_tid!;
   for (let i = 0; i < N; i++) {
-    for (const n of Object.keys(sIn)) m.assign(w(n, i), sIn[n]!);
-    m.assign(w('s_axis_tvalid', i), sValid.and(sTid.eq(qpLit(i))));
+    for (const n of ['tdata', 'tkeep', 'tlast']) m.assign(w(`s_axis_${n}`, i), d[`m_axis_${n}`]!);
+    m.assign(w('s_axis_tuser', i), verdict.passed);
+    m.assign(w('s_llp_err', i), verdict.llp_err);
+    m.assign(w('s_axis_tvalid', i), d.m_axis_tvalid!.and(dTid.eq(qpLit(i))));
   }
   const pickBy = (sel: Expr, xs: readonly Expr[]) => xs.slice(1).reduce<Expr>((acc, x, k) => mux(sel.eq(qpLit(k + 1)), x, acc), xs[0]!);
-  m.assign(sReady, pickBy(sTid, wires.s_axis_tready!));
+  m.assign(d.m_axis_tready!, pickBy(dTid, wires.s_axis_tready!));
+  const ulpduFire = m.let('rx_ulpdu_fire', d.m_axis_tvalid!.and(d.m_axis_tready!));
+  m.allowUnused(d.fpdu_count!, 'a count over all QPs: the QPs count their own messages');
 
   // ---- network out: the QPs' ULPDUs, whole and round-robin, into the shared mpa_tx ----------------
   const txArb = roundRobin(m, 'tx_arb', liveAll('m_axis_tvalid'));
@@ -232,23 +248,34 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
 
   // ---- status, one bit per QP ---------------------------------------------------------------------
   const sg = 'Status (bit i: QP i)';
+  // mpa_rx holds one QP's stream at a time (ctx_qp); the others have nothing in it.
+  const rxIdle = (i: number): Expr => w('rx_idle', i).and(d.idle!.or(d.ctx_qp!.ne(qpLit(i))));
+  const mpaErr: Signal[] = [];
+  for (let i = 0; i < N; i++) {
+    const e = m.reg(`qp${i}_mpa_err`, 1, { reset: 0, doc: `QP ${i}: MPA failed one of its FPDUs (until its restart)` });
+    mpaErr.push(e);
+    m.sync(() => {
+      m.when(ulpduFire.and(dTid.eq(qpLit(i))).and(d.m_axis_tlast!).and(verdict.passed.not()), () => m.set(e, 1));
+      m.when(qpRst[i]!, () => m.set(e, 0));
+    });
+  }
   const vec = (name: string, doc: string, bits: (i: number) => Expr) => {
     const o = m.output(name, N, { group: sg, doc });
     m.assign(o, N === 1 ? bits(0) : cat(...Array.from({ length: N }, (_, i) => bits(N - 1 - i))));
   };
   vec('qp_rx_stopped', 'the QP takes no more ULPDUs (a Terminate or an LLP error)', (i) => w('rx_stopped', i));
   vec('qp_tx_stopped', 'the QP sends nothing more (its Terminate has been queued)', (i) => w('tx_stopped', i));
-  vec('qp_idle', 'nothing in progress in the QP (placement written, responses and work requests sent)', (i) => w('idle', i).and(w('rx_idle', i)).and(sentPending[i]!.eq(0)));
-  vec('qp_rx_idle', 'the receive side of the QP is idle: every ULPDU handled, every placement written', (i) => w('rx_idle', i));
-  vec('qp_mpa_err', 'MPA failed an FPDU of the QP (mpa_rx err_valid)', (i) => w('mpa_err_valid', i));
+  vec('qp_idle', 'nothing in progress in the QP (placement written, responses and work requests sent)', (i) => w('idle', i).and(rxIdle(i)).and(sentPending[i]!.eq(0)));
+  vec('qp_rx_idle', 'the receive side of the QP is idle: every ULPDU handled, every placement written', rxIdle);
+  vec('qp_mpa_err', 'MPA failed an FPDU of the QP', (i) => mpaErr[i]!);
   vec('qp_fenced', "the QP's transmit waits for the peer's first FPDU (MPA fencing, cfg_fence)", (i) => w('fenced', i));
   m.assign(m.output('tx_err_length', 1, { group: sg, doc: 'sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)' }), f.err_length!);
   const irrqBits = port('irrq_used').width;
   const irrq = m.output('qp_irrq_used', irrqBits * N, { group: sg, doc: `bits ${irrqBits}i+${irrqBits - 1}..${irrqBits}i: inbound Read/Atomic Requests QP i has not yet answered` });
   m.assign(irrq, N === 1 ? w('irrq_used', 0) : cat(...Array.from({ length: N }, (_, i) => w('irrq_used', N - 1 - i))));
-  for (const n of ['mpa_err_code', 'mpa_fpdu_count']) for (let i = 0; i < N; i++) m.allowUnused(w(n, i), 'per-QP detail not brought to the top (qp_mpa_err summarizes it)');
 
   for (let i = 0; i < N; i++) m.instance(qp, `u_qp${i}`, { clk, rst: qpRst[i]!, ...conns[i]! });
+  m.instance(deframer, 'u_mpa_rx', { clk, rst, ...d });
   m.instance(mpa, 'u_mpa_tx', { clk, rst, ...f });
   return m.build();
 }

@@ -33,12 +33,13 @@ export interface ModuleSources {
   readonly origin: string;
 }
 
-/** Blocks generated at any width or depth: `<name>_w<N>`, `<name>_d<N>` (and `mpa_tx_w<N>_q<Q>`, shared by Q QPs). */
+/** Blocks generated at any width or depth: `<name>_w<N>`, `<name>_d<N>` (and `mpa_tx_w<N>_q<Q>`, `mpa_rx_w<N>_q<Q>`, shared by Q QPs). */
 const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width: number, config: RnicConfig, hit: RegExpExecArray) => Module }[] = [
   { pattern: /^crc32c_w(\d+)$/, build: (w) => crc32cModule(w) },
   { pattern: /^mpa_tx_w(\d+)$/, build: (w) => mpaTxModule(w) },
   { pattern: /^mpa_tx_w(\d+)_q(\d+)$/, build: (w, _c, hit) => mpaTxModule(w, { qps: Number(hit[2]) }) },
   { pattern: /^mpa_rx_w(\d+)$/, build: (w) => mpaRxModule(w) },
+  { pattern: /^mpa_rx_w(\d+)_q(\d+)$/, build: (w, _c, hit) => mpaRxModule(w, { qps: Number(hit[2]) }) },
   { pattern: /^ddp_rx_hdr_w(\d+)$/, build: (w) => ddpRxHdrModule(w) },
   { pattern: /^ddp_rx_w(\d+)$/, build: (w, c) => ddpRxModule(w, datapathOptions(c)) },
   { pattern: /^rnic_rx_w(\d+)$/, build: (w, c) => rnicRxModule(w, datapathOptions(c)) },

@@ -3,7 +3,8 @@
  * a pause generator and collects frames, keeping the octets whose tkeep bit is set and the tuser
  * and tid of the last beat (where verilog-axis style blocks put a frame's error flag and stream). Without a tlast
  * port every beat is a frame. Beats are read from the pre-edge snapshot: the values that were on
- * the bus when the handshake happened.
+ * the bus when the handshake happened. With `interleaved`, frames of different tid may interleave
+ * beat by beat (AXI4-Stream allows it): each tid's frame is assembled on its own.
  */
 import type { SimModel } from '../verilator/model';
 import { axisBus, readIdPre, readUserPre, type AxisBus, type AxisFrame } from './axis-bus';
@@ -12,6 +13,14 @@ import { never, type PauseGen } from './pause';
 
 export interface AxisSinkOptions {
   readonly pause?: PauseGen;
+  /** Assemble each tid's frame on its own (the bus has tid; its frames interleave). */
+  readonly interleaved?: boolean;
+}
+
+/** A frame being assembled: its octets so far. */
+interface Assembly {
+  buf: Uint8Array;
+  n: number;
 }
 
 const WORD_SHIFT = 5;
@@ -24,8 +33,9 @@ export class AxisSink implements Component {
   readonly bus: AxisBus;
   private pause: PauseGen;
   private ready = 0;
-  private assembly = new Uint8Array(INITIAL_FRAME_OCTETS);
-  private assembled = 0;
+  /** The frame being assembled, per tid with `interleaved` (else one, at key 0). */
+  private readonly assemblies = new Map<number, Assembly>();
+  private readonly interleaved: boolean;
   private readonly frames: AxisFrame[] = [];
   private head = 0;
   private beats = 0;
@@ -38,6 +48,8 @@ export class AxisSink implements Component {
     this.bus = axisBus(model, prefix);
     if (this.bus.tready.direction !== 'input') throw new Error(`AxisSink drives ${this.bus.tready.name}, but it is a DUT output: is ${prefix} the right prefix?`);
     this.pause = opts.pause ?? never();
+    if (opts.interleaved && !this.bus.tid) throw new Error(`AxisSink: ${prefix} has no tid, so its frames cannot interleave`);
+    this.interleaved = opts.interleaved ?? false;
     this.model = model;
     this.words = model.words;
     this.bytes = model.bytes;
@@ -90,15 +102,18 @@ export class AxisSink implements Component {
     const { tdata, tvalid, tkeep, tlast, octets } = this.bus;
     if (this.ready === 0 || words[tvalid.preOffset] === 0) return;
     this.beats++;
-    if (this.assembled + octets > this.assembly.length) {
-      const bigger = new Uint8Array(this.assembly.length * 2);
-      bigger.set(this.assembly.subarray(0, this.assembled));
-      this.assembly = bigger;
+    const key = this.interleaved ? readIdPre(this.model, this.bus.tid) : 0;
+    let a = this.assemblies.get(key);
+    if (!a) this.assemblies.set(key, (a = { buf: new Uint8Array(INITIAL_FRAME_OCTETS), n: 0 }));
+    if (a.n + octets > a.buf.length) {
+      const bigger = new Uint8Array(a.buf.length * 2);
+      bigger.set(a.buf.subarray(0, a.n));
+      a.buf = bigger;
     }
     const src = this.bytes;
-    const dst = this.assembly;
+    const dst = a.buf;
     const base = tdata.preByteOffset;
-    let n = this.assembled;
+    let n = a.n;
     if (tkeep) {
       for (let i = 0; i < octets; i++) {
         if ((words[tkeep.preOffset + (i >>> WORD_SHIFT)]! >>> (i & BIT_INDEX_MASK)) & 1) dst[n++] = src[base + i]!;
@@ -106,10 +121,10 @@ export class AxisSink implements Component {
     } else {
       for (let i = 0; i < octets; i++) dst[n++] = src[base + i]!;
     }
-    this.assembled = n;
+    a.n = n;
     if (tlast && words[tlast.preOffset] === 0) return;
     this.frames.push({ data: dst.slice(0, n), tuser: readUserPre(this.model, this.bus.tuser), tid: readIdPre(this.model, this.bus.tid), cycle: this.model.cycles });
-    this.assembled = 0;
+    a.n = 0;
     this.received++;
   }
 }

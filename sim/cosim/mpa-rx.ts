@@ -114,7 +114,7 @@ function ulpduSize(r: Prng, W: number, max: number, mix: 'mixed' | 'large'): num
   return r.int(max, LARGE_ULPDU);
 }
 
-function segmentSize(r: Prng, W: number, mix: 'mixed' | 'full' | 'fpdu'): number {
+export function segmentSize(r: Prng, W: number, mix: 'mixed' | 'full' | 'fpdu'): number {
   if (mix === 'full') return EMSS;
   const x = r.u32() / 0x100000000;
   if (x < 0.3) return r.int(1, W + 3);
@@ -133,7 +133,7 @@ export interface MpaRxCoverage {
   zeroLength: number;
 }
 
-interface PlannedStream {
+export interface PlannedStream {
   readonly cfg: StreamConfig;
   readonly wire: Uint8Array;
   readonly ulpdus: readonly Uint8Array[];
@@ -142,7 +142,7 @@ interface PlannedStream {
 
 const WORD = 4;
 
-function planStream(r: Prng, W: number, n: number, faultRate: number, mix: 'mixed' | 'large'): PlannedStream {
+export function planStream(r: Prng, W: number, n: number, faultRate: number, mix: 'mixed' | 'large'): PlannedStream {
   const markers = r.bool(0.6);
   const crc = r.bool(0.75);
   const s0 = r.bool(0.3) ? (0xffffffff - r.int(0, 4000)) >>> 0 : r.u32();
@@ -194,7 +194,7 @@ function planStream(r: Prng, W: number, n: number, faultRate: number, mix: 'mixe
   return { cfg: { markers, crc, s0, seq, maxUlpdu, sizes, fault: actualFault }, wire, ulpdus, coverage };
 }
 
-const preview = (b: Uint8Array) => `${b.length} octets ${Buffer.from(b.subarray(0, 24)).toString('hex')}${b.length > 24 ? '…' : ''}`;
+export const preview = (b: Uint8Array) => `${b.length} octets ${Buffer.from(b.subarray(0, 24)).toString('hex')}${b.length > 24 ? '…' : ''}`;
 
 /**
  * The fixture of mpa_rx_w<W>: TCP payload into s_axis, ULPDUs out of m_axis, the stream's

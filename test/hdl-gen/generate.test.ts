@@ -47,7 +47,6 @@ describe('generate()', () => {
     const files = generated(DEFAULT_CONFIG);
     expect(files.map((f) => f.path)).toEqual([
       'crc32c_w8.v',
-      'mpa_rx_w8.v',
       'ddp_rx_hdr_w8.v',
       'ddp_rx_ctl.v',
       'stag_table_d256.v',
@@ -55,9 +54,9 @@ describe('generate()', () => {
       'atomic_unit.v',
       'rdmap_tx_resp_w8.v',
       'ddp_rx_w8.v',
-      'rnic_rx_w8.v',
       'ddp_tx_w8.v',
       'rnic_qp_w8.v',
+      'mpa_rx_w8_q4.v',
       'mpa_tx_w8_q4.v',
       'rnic_top_w8.v',
       'rnic.f',
