@@ -9,10 +9,10 @@
  * ULPDU (cut-through; a zero-length ULPDU is one beat with tkeep 0). tuser on tlast: 1 = the FPDU passed
  * every check. Checks in the order of section 6: ULPDU_Length <= cfg_max_ulpdu (0x03, on the first beat,
  * that FPDU is then one zero-length beat), CRC-32C (0x02, if cfg_crc), every FPDUPTR (0x03, if cfg_markers).
- * The first error stops the stream: err_valid/err_code hold it, later input is accepted and dropped.
+ * The first error stops that QP's stream: its later input is accepted and dropped.
  * Internals: an octet ring of 8 words (input gearbox) and a reader that retires up to 5 words per beat.
  * Shared by 4 QPs: s_axis_tid names a segment's QP, m_axis_tid a beat's; each QP's state is kept in a context
- * memory between its segments (a stall of about 7 cycles when the QP changes); tuser carries the
+ * memory between its segments (a stall of 7-8 cycles when the QP changes); tuser carries the
  * LLP error code of a failed FPDU (record mpa_rx_verdict); cfg_valid loads a QP's context (a new connection).
  *
  * Parameters:

@@ -123,9 +123,10 @@ export const mpaRxName = (bytes: number, qps?: number): string => `mpa_rx_w${byt
  * makes every beat it can from the segments before, the CRC pipeline and the output drain, the
  * context is written back and the new QP's read in one cycle, and it is loaded the next (the octets
  * into the ring from word 0; the CRC continues from the saved register through the CRC
- * component's load input). Cost: the pipeline's depth, about 7 cycles per switch; segments of the
- * same QP back to back cost none. One QP's beats are in the block at a time, so a failed FPDU's
- * code rides in tuser (record mpa_rx_verdict) and `idle` with `ctx_qp` says which QP is busy.
+ * component's load input). Cost: the pipeline's depth, 7-8 cycles per switch (measured in
+ * test/cosim/mpa-rx-shared.test.ts); segments of the same QP back to back cost none. One QP's
+ * beats are in the block at a time, so a failed FPDU's code rides in tuser (record
+ * mpa_rx_verdict) and `idle` with `ctx_qp` says which QP is busy.
  * cfg_valid loads QP cfg_qp's initial context (a new connection) into the memory; the QP must have
  * no segment in progress then.
  */
@@ -154,11 +155,13 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
       'ULPDU (cut-through; a zero-length ULPDU is one beat with tkeep 0). tuser on tlast: 1 = the FPDU passed\n' +
       'every check. Checks in the order of section 6: ULPDU_Length <= cfg_max_ulpdu (0x03, on the first beat,\n' +
       'that FPDU is then one zero-length beat), CRC-32C (0x02, if cfg_crc), every FPDUPTR (0x03, if cfg_markers).\n' +
-      'The first error stops the stream: err_valid/err_code hold it, later input is accepted and dropped.\n' +
+      (shared
+        ? "The first error stops that QP's stream: its later input is accepted and dropped.\n"
+        : 'The first error stops the stream: err_valid/err_code hold it, later input is accepted and dropped.\n') +
       `Internals: an octet ring of ${C} words (input gearbox) and a reader that retires up to ${K} words per beat.` +
       (shared
         ? `\nShared by ${qps} QPs: s_axis_tid names a segment's QP, m_axis_tid a beat's; each QP's state is kept in a context\n` +
-          'memory between its segments (a stall of about 7 cycles when the QP changes); tuser carries the\n' +
+          'memory between its segments (a stall of 7-8 cycles when the QP changes); tuser carries the\n' +
           'LLP error code of a failed FPDU (record mpa_rx_verdict); cfg_valid loads a QP\'s context (a new connection).'
         : ''),
     { bytes: W, ringWords: C, windowWords: K, leadMarkerInCrc: true, fpduptrRef: 'ulpduLength', checkMarkers: true, ...(shared && { qps }) },

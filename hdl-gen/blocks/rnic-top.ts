@@ -26,7 +26,7 @@ import { checkRnicWidth } from './rnic-widths';
  *   qp_fenced): in the middle of an FPDU the restart would cut it short. STags, receive buffers and work requests go to the QP their *_qp names.
  * - The network ports carry each connection's in-order TCP payload, tid naming the QP: s_axis
  *   packets (TCP segments, whole) go into one mpa_rx, which keeps each QP's receive state between
- *   its segments in a context memory (a segment of another QP costs a context switch, about 7
+ *   its segments in a context memory (a segment of another QP costs a context switch, 7-8
  *   cycles) and hands each ULPDU beat to its QP by tid; the QPs' ULPDUs go round-robin, whole, into
  *   one mpa_tx, which keeps each QP's marker phase (a context memory) and sends one FPDU per m_axis
  *   packet.
