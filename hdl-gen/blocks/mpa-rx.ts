@@ -243,6 +243,7 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
       });
       return {
         fsm,
+        cfg: cfgLoad,
         qp: m.reg('ctx_qp_reg', qb, { reset: 0, doc: 'the QP whose stream the registers hold' }),
         valid: m.reg('ctx_valid', 1, { reset: 0, doc: "the registers hold ctx_qp's stream" }),
         next: m.reg('ctx_next_qp', qb, { doc: 'the QP of the segment waiting at s_axis' }),
@@ -392,7 +393,8 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
 
   // --- shared: the context switch --------------------------------------------------------------------
   let switchProcess: (() => void) | null = null;
-  if (sw && cfgLoad) {
+  if (sw) {
+    const cfgLoad = sw.cfg;
     // ctx_qp's state once drained: a beat needs more words than are left (fewer than K), so the
     // window holds every octet left over. The CRC register is the loop's, or still the saved one
     // if the reader has made no beat since the load.

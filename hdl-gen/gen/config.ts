@@ -11,8 +11,8 @@ export const BLOCK_WIDTHS = [4, 8, 16, 32, 64] as const;
 /** Widths of the RNIC datapath (hdl-gen/blocks/rnic-widths.ts). */
 export const DATAPATH_WIDTHS = RNIC_WIDTHS;
 
-/** A queue depth: a power of two in min..max. */
-const queueDepth = (min: number, max: number, dflt: number) =>
+/** A table or queue depth: a power of two in min..max. */
+const powerOfTwo = (min: number, max: number, dflt: number) =>
   z
     .number()
     .int()
@@ -28,19 +28,13 @@ export const RnicConfigSchema = z
     /** Queue pairs (RDMAP streams) the datapath serves. */
     qps: z.number().int().min(1).max(1024).default(4),
     /** STag table entries (a power of two; hdl-gen/blocks/stag-table.ts). */
-    stagDepth: z
-      .number()
-      .int()
-      .min(16)
-      .max(65536)
-      .refine((n) => (n & (n - 1)) === 0, 'must be a power of two')
-      .default(256),
+    stagDepth: powerOfTwo(16, 65536, 256),
     /** Per QP: inbound Read/Atomic Requests held until answered (the IRRQ; an IRD above it waits for room). */
-    irrqDepth: queueDepth(2, 256, 8),
+    irrqDepth: powerOfTwo(2, 256, 8),
     /** Per QP: outbound Reads/Atomics outstanding (the ORQ; an ORD above it waits at wr_ready). */
-    orqDepth: queueDepth(2, 256, 8),
+    orqDepth: powerOfTwo(2, 256, 8),
     /** Per QP: posted receive buffers of QN 0 (the RQ). */
-    rqDepth: queueDepth(2, 256, 16),
+    rqDepth: powerOfTwo(2, 256, 16),
   })
   .strict();
 
