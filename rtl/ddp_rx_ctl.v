@@ -69,9 +69,10 @@ module ddp_rx_ctl (
     input  wire         abort_req, // the ULP tears the stream down: Terminate RDMAP local catastrophic, no headers
 
     /*
-     * STag table lookup (latency 2)
+     * STag table lookup (taken with lk_ready; answered 2 cycles later)
      */
     output wire         lk_valid,
+    input  wire         lk_ready, // the table takes the lookup (a table shared by the QPs serves one a cycle)
     output wire [31:0]  lk_stag,
     output wire [63:0]  lk_to,
     output wire [31:0]  lk_len,
@@ -82,9 +83,10 @@ module ddp_rx_ctl (
     input  wire [63:0]  lk_rsp_address,
 
     /*
-     * STag table invalidate (latency 2)
+     * STag table invalidate (taken with inv_ready; answered 2 cycles later)
      */
     output wire         inv_valid,
+    input  wire         inv_ready, // the table takes the invalidate
     output wire [31:0]  inv_stag,
     output wire [15:0]  inv_pd,
     input  wire         inv_rsp_valid,
@@ -195,9 +197,9 @@ localparam [1:0] QN_SEND = 2'b00; // untagged queue SEND
 localparam [1:0] QN_TERMINATE = 2'b10; // untagged queue TERMINATE
 localparam [2:0] STATE_CHECK = 3'b001; // the RFC 5040/5041 checks of the descriptor
 localparam [2:0] STATE_IDLE = 3'b000; // waiting for a ULPDU descriptor
-localparam [2:0] STATE_INV = 3'b101; // invalidation of an STag issued
+localparam [2:0] STATE_INV = 3'b101; // invalidation of an STag offered (until the table takes it)
 localparam [2:0] STATE_IWAIT = 3'b110; // waiting for the invalidation
-localparam [2:0] STATE_LOOK = 3'b010; // STag lookup issued
+localparam [2:0] STATE_LOOK = 3'b010; // STag lookup offered (until the table takes it)
 localparam [2:0] STATE_LWAIT = 3'b011; // waiting for the STag lookup
 localparam [2:0] STATE_POST = 3'b100; // posting the placement command and the event
 
@@ -1180,7 +1182,9 @@ always @* begin
             end
         end
         STATE_LOOK: begin
-            state_next = STATE_LWAIT;
+            if (lk_ready) begin
+                state_next = STATE_LWAIT;
+            end
         end
         STATE_LWAIT: begin
             if (lk_rsp_valid) begin
@@ -1247,7 +1251,9 @@ always @* begin
             end
         end
         STATE_INV: begin
-            state_next = STATE_IWAIT;
+            if (inv_ready) begin
+                state_next = STATE_IWAIT;
+            end
         end
         STATE_IWAIT: begin
             if (inv_rsp_valid) begin

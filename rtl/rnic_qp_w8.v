@@ -61,18 +61,24 @@ module rnic_qp_w8 (
     input  wire [7:0]  s_llp_err, // mpa_rx err_code: the LLP error code of a ULPDU that ends with tuser 0
 
     /*
-     * STag table configuration write (stag_cfg_*)
+     * The RNIC's STag table (stag_lk_*, stag_inv_*): taken with ready, answered 2 cycles later
      */
-    input  wire        stag_cfg_valid,
-    input  wire [7:0]  stag_cfg_index, // STag index
-    input  wire [7:0]  stag_cfg_key, // STag key
-    input  wire [15:0] stag_cfg_pd, // protection domain
-    input  wire [63:0] stag_cfg_base, // host address of the first octet
-    input  wire [63:0] stag_cfg_length, // octets, >= 1; base + length <= 2^64
-    input  wire [4:0]  stag_cfg_access, // local-read, local-write, remote-read, remote-write, remote-atomic (bit 0 up)
-    input  wire        stag_cfg_va, // 1: VA-based TO (first TO = base); 0: zero-based
-    input  wire        stag_cfg_invalidatable, // Send with Invalidate may invalidate it
-    input  wire        stag_cfg_enable, // 1: register/replace as valid; 0: invalidate
+    output wire        stag_lk_valid,
+    output wire [31:0] stag_lk_stag,
+    output wire [63:0] stag_lk_to,
+    output wire [31:0] stag_lk_len,
+    output wire [4:0]  stag_lk_right,
+    output wire [15:0] stag_lk_pd,
+    output wire        stag_inv_valid,
+    output wire [31:0] stag_inv_stag,
+    output wire [15:0] stag_inv_pd,
+    input  wire        stag_lk_ready, // the table takes the lookup (a table shared by the QPs serves one a cycle)
+    input  wire        stag_inv_ready, // the table takes the invalidate
+    input  wire        stag_lk_rsp_valid,
+    input  wire [2:0]  stag_lk_rsp_fault,
+    input  wire [63:0] stag_lk_rsp_address,
+    input  wire        stag_inv_rsp_valid,
+    input  wire [1:0]  stag_inv_rsp_fault,
 
     /*
      * Posted receive buffers of QN 0 (s_recv)
@@ -177,16 +183,22 @@ wire rx_path_s_axis_tready;
 wire rx_path_s_axis_tlast;
 wire rx_path_s_axis_tuser;
 wire [7:0] rx_path_s_llp_err;
-wire rx_path_stag_cfg_valid;
-wire [7:0] rx_path_stag_cfg_index;
-wire [7:0] rx_path_stag_cfg_key;
-wire [15:0] rx_path_stag_cfg_pd;
-wire [63:0] rx_path_stag_cfg_base;
-wire [63:0] rx_path_stag_cfg_length;
-wire [4:0] rx_path_stag_cfg_access;
-wire rx_path_stag_cfg_va;
-wire rx_path_stag_cfg_invalidatable;
-wire rx_path_stag_cfg_enable;
+wire rx_path_stag_lk_valid;
+wire [31:0] rx_path_stag_lk_stag;
+wire [63:0] rx_path_stag_lk_to;
+wire [31:0] rx_path_stag_lk_len;
+wire [4:0] rx_path_stag_lk_right;
+wire [15:0] rx_path_stag_lk_pd;
+wire rx_path_stag_inv_valid;
+wire [31:0] rx_path_stag_inv_stag;
+wire [15:0] rx_path_stag_inv_pd;
+wire rx_path_stag_lk_ready;
+wire rx_path_stag_inv_ready;
+wire rx_path_stag_lk_rsp_valid;
+wire [2:0] rx_path_stag_lk_rsp_fault;
+wire [63:0] rx_path_stag_lk_rsp_address;
+wire rx_path_stag_inv_rsp_valid;
+wire [1:0] rx_path_stag_inv_rsp_fault;
 wire rx_path_s_recv_valid;
 wire rx_path_s_recv_ready;
 wire [63:0] rx_path_s_recv_addr;
@@ -342,16 +354,22 @@ assign s_axis_tready = rx_path_s_axis_tready;
 assign rx_path_s_axis_tlast = s_axis_tlast;
 assign rx_path_s_axis_tuser = s_axis_tuser;
 assign rx_path_s_llp_err = s_llp_err;
-assign rx_path_stag_cfg_valid = stag_cfg_valid;
-assign rx_path_stag_cfg_index = stag_cfg_index;
-assign rx_path_stag_cfg_key = stag_cfg_key;
-assign rx_path_stag_cfg_pd = stag_cfg_pd;
-assign rx_path_stag_cfg_base = stag_cfg_base;
-assign rx_path_stag_cfg_length = stag_cfg_length;
-assign rx_path_stag_cfg_access = stag_cfg_access;
-assign rx_path_stag_cfg_va = stag_cfg_va;
-assign rx_path_stag_cfg_invalidatable = stag_cfg_invalidatable;
-assign rx_path_stag_cfg_enable = stag_cfg_enable;
+assign stag_lk_valid = rx_path_stag_lk_valid;
+assign stag_lk_stag = rx_path_stag_lk_stag;
+assign stag_lk_to = rx_path_stag_lk_to;
+assign stag_lk_len = rx_path_stag_lk_len;
+assign stag_lk_right = rx_path_stag_lk_right;
+assign stag_lk_pd = rx_path_stag_lk_pd;
+assign stag_inv_valid = rx_path_stag_inv_valid;
+assign stag_inv_stag = rx_path_stag_inv_stag;
+assign stag_inv_pd = rx_path_stag_inv_pd;
+assign rx_path_stag_lk_ready = stag_lk_ready;
+assign rx_path_stag_inv_ready = stag_inv_ready;
+assign rx_path_stag_lk_rsp_valid = stag_lk_rsp_valid;
+assign rx_path_stag_lk_rsp_fault = stag_lk_rsp_fault;
+assign rx_path_stag_lk_rsp_address = stag_lk_rsp_address;
+assign rx_path_stag_inv_rsp_valid = stag_inv_rsp_valid;
+assign rx_path_stag_inv_rsp_fault = stag_inv_rsp_fault;
 assign rx_path_s_recv_valid = s_recv_valid;
 assign s_recv_ready = rx_path_s_recv_ready;
 assign rx_path_s_recv_addr = s_recv_addr;
@@ -517,7 +535,7 @@ always @(posedge clk) begin
     end
 end
 
-ddp_rx_w8 u_rx (
+ddp_rx_w8_shared_stags u_rx (
     .clk(clk),
     .rst(rst),
     .cfg_rfc7306(rx_path_cfg_rfc7306),
@@ -534,16 +552,22 @@ ddp_rx_w8 u_rx (
     .s_axis_tlast(rx_path_s_axis_tlast),
     .s_axis_tuser(rx_path_s_axis_tuser),
     .s_llp_err(rx_path_s_llp_err),
-    .stag_cfg_valid(rx_path_stag_cfg_valid),
-    .stag_cfg_index(rx_path_stag_cfg_index),
-    .stag_cfg_key(rx_path_stag_cfg_key),
-    .stag_cfg_pd(rx_path_stag_cfg_pd),
-    .stag_cfg_base(rx_path_stag_cfg_base),
-    .stag_cfg_length(rx_path_stag_cfg_length),
-    .stag_cfg_access(rx_path_stag_cfg_access),
-    .stag_cfg_va(rx_path_stag_cfg_va),
-    .stag_cfg_invalidatable(rx_path_stag_cfg_invalidatable),
-    .stag_cfg_enable(rx_path_stag_cfg_enable),
+    .stag_lk_valid(rx_path_stag_lk_valid),
+    .stag_lk_stag(rx_path_stag_lk_stag),
+    .stag_lk_to(rx_path_stag_lk_to),
+    .stag_lk_len(rx_path_stag_lk_len),
+    .stag_lk_right(rx_path_stag_lk_right),
+    .stag_lk_pd(rx_path_stag_lk_pd),
+    .stag_inv_valid(rx_path_stag_inv_valid),
+    .stag_inv_stag(rx_path_stag_inv_stag),
+    .stag_inv_pd(rx_path_stag_inv_pd),
+    .stag_lk_ready(rx_path_stag_lk_ready),
+    .stag_inv_ready(rx_path_stag_inv_ready),
+    .stag_lk_rsp_valid(rx_path_stag_lk_rsp_valid),
+    .stag_lk_rsp_fault(rx_path_stag_lk_rsp_fault),
+    .stag_lk_rsp_address(rx_path_stag_lk_rsp_address),
+    .stag_inv_rsp_valid(rx_path_stag_inv_rsp_valid),
+    .stag_inv_rsp_fault(rx_path_stag_inv_rsp_fault),
     .s_recv_valid(rx_path_s_recv_valid),
     .s_recv_ready(rx_path_s_recv_ready),
     .s_recv_addr(rx_path_s_recv_addr),

@@ -40,21 +40,6 @@ module rnic_top_w8 (
     input  wire        cfg_fence, // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 
     /*
-     * STag table write (stag_cfg_*; to the QP stag_cfg_qp)
-     */
-    input  wire        stag_cfg_valid,
-    input  wire [1:0]  stag_cfg_qp, // the QP it is for
-    input  wire [7:0]  stag_cfg_index, // STag index
-    input  wire [7:0]  stag_cfg_key, // STag key
-    input  wire [15:0] stag_cfg_pd, // protection domain
-    input  wire [63:0] stag_cfg_base, // host address of the first octet
-    input  wire [63:0] stag_cfg_length, // octets, >= 1; base + length <= 2^64
-    input  wire [4:0]  stag_cfg_access, // local-read, local-write, remote-read, remote-write, remote-atomic (bit 0 up)
-    input  wire        stag_cfg_va, // 1: VA-based TO (first TO = base); 0: zero-based
-    input  wire        stag_cfg_invalidatable, // Send with Invalidate may invalidate it
-    input  wire        stag_cfg_enable, // 1: register/replace as valid; 0: invalidate
-
-    /*
      * Posted receive buffers of QN 0 (s_recv; to the QP s_recv_qp)
      */
     input  wire        s_recv_valid,
@@ -94,6 +79,20 @@ module rnic_top_w8 (
     input  wire [13:0] inject_err, // {code, etype, layer}
     input  wire        abort_req, // the ULP aborts QP abort_qp
     input  wire [1:0]  abort_qp,
+
+    /*
+     * STag table write (stag_cfg_*; the RNIC's table, every QP's lookups)
+     */
+    input  wire        stag_cfg_valid,
+    input  wire [7:0]  stag_cfg_index, // STag index
+    input  wire [7:0]  stag_cfg_key, // STag key
+    input  wire [15:0] stag_cfg_pd, // protection domain
+    input  wire [63:0] stag_cfg_base, // host address of the first octet
+    input  wire [63:0] stag_cfg_length, // octets, >= 1; base + length <= 2^64
+    input  wire [4:0]  stag_cfg_access, // local-read, local-write, remote-read, remote-write, remote-atomic (bit 0 up)
+    input  wire        stag_cfg_va, // 1: VA-based TO (first TO = base); 0: zero-based
+    input  wire        stag_cfg_invalidatable, // Send with Invalidate may invalidate it
+    input  wire        stag_cfg_enable, // 1: register/replace as valid; 0: invalidate
 
     /*
      * AXI4-Stream input: TCP payload of each connection, in order, whole segments (s_axis; tid = QP)
@@ -268,46 +267,70 @@ wire [7:0] qp0_s_llp_err;
 wire [7:0] qp1_s_llp_err;
 wire [7:0] qp2_s_llp_err;
 wire [7:0] qp3_s_llp_err;
-wire qp0_stag_cfg_valid;
-wire qp1_stag_cfg_valid;
-wire qp2_stag_cfg_valid;
-wire qp3_stag_cfg_valid;
-wire [7:0] qp0_stag_cfg_index;
-wire [7:0] qp1_stag_cfg_index;
-wire [7:0] qp2_stag_cfg_index;
-wire [7:0] qp3_stag_cfg_index;
-wire [7:0] qp0_stag_cfg_key;
-wire [7:0] qp1_stag_cfg_key;
-wire [7:0] qp2_stag_cfg_key;
-wire [7:0] qp3_stag_cfg_key;
-wire [15:0] qp0_stag_cfg_pd;
-wire [15:0] qp1_stag_cfg_pd;
-wire [15:0] qp2_stag_cfg_pd;
-wire [15:0] qp3_stag_cfg_pd;
-wire [63:0] qp0_stag_cfg_base;
-wire [63:0] qp1_stag_cfg_base;
-wire [63:0] qp2_stag_cfg_base;
-wire [63:0] qp3_stag_cfg_base;
-wire [63:0] qp0_stag_cfg_length;
-wire [63:0] qp1_stag_cfg_length;
-wire [63:0] qp2_stag_cfg_length;
-wire [63:0] qp3_stag_cfg_length;
-wire [4:0] qp0_stag_cfg_access;
-wire [4:0] qp1_stag_cfg_access;
-wire [4:0] qp2_stag_cfg_access;
-wire [4:0] qp3_stag_cfg_access;
-wire qp0_stag_cfg_va;
-wire qp1_stag_cfg_va;
-wire qp2_stag_cfg_va;
-wire qp3_stag_cfg_va;
-wire qp0_stag_cfg_invalidatable;
-wire qp1_stag_cfg_invalidatable;
-wire qp2_stag_cfg_invalidatable;
-wire qp3_stag_cfg_invalidatable;
-wire qp0_stag_cfg_enable;
-wire qp1_stag_cfg_enable;
-wire qp2_stag_cfg_enable;
-wire qp3_stag_cfg_enable;
+wire qp0_stag_lk_valid;
+wire qp1_stag_lk_valid;
+wire qp2_stag_lk_valid;
+wire qp3_stag_lk_valid;
+wire [31:0] qp0_stag_lk_stag;
+wire [31:0] qp1_stag_lk_stag;
+wire [31:0] qp2_stag_lk_stag;
+wire [31:0] qp3_stag_lk_stag;
+wire [63:0] qp0_stag_lk_to;
+wire [63:0] qp1_stag_lk_to;
+wire [63:0] qp2_stag_lk_to;
+wire [63:0] qp3_stag_lk_to;
+wire [31:0] qp0_stag_lk_len;
+wire [31:0] qp1_stag_lk_len;
+wire [31:0] qp2_stag_lk_len;
+wire [31:0] qp3_stag_lk_len;
+wire [4:0] qp0_stag_lk_right;
+wire [4:0] qp1_stag_lk_right;
+wire [4:0] qp2_stag_lk_right;
+wire [4:0] qp3_stag_lk_right;
+wire [15:0] qp0_stag_lk_pd;
+wire [15:0] qp1_stag_lk_pd;
+wire [15:0] qp2_stag_lk_pd;
+wire [15:0] qp3_stag_lk_pd;
+wire qp0_stag_inv_valid;
+wire qp1_stag_inv_valid;
+wire qp2_stag_inv_valid;
+wire qp3_stag_inv_valid;
+wire [31:0] qp0_stag_inv_stag;
+wire [31:0] qp1_stag_inv_stag;
+wire [31:0] qp2_stag_inv_stag;
+wire [31:0] qp3_stag_inv_stag;
+wire [15:0] qp0_stag_inv_pd;
+wire [15:0] qp1_stag_inv_pd;
+wire [15:0] qp2_stag_inv_pd;
+wire [15:0] qp3_stag_inv_pd;
+wire qp0_stag_lk_ready;
+wire qp1_stag_lk_ready;
+wire qp2_stag_lk_ready;
+wire qp3_stag_lk_ready;
+wire qp0_stag_inv_ready;
+wire qp1_stag_inv_ready;
+wire qp2_stag_inv_ready;
+wire qp3_stag_inv_ready;
+wire qp0_stag_lk_rsp_valid;
+wire qp1_stag_lk_rsp_valid;
+wire qp2_stag_lk_rsp_valid;
+wire qp3_stag_lk_rsp_valid;
+wire [2:0] qp0_stag_lk_rsp_fault;
+wire [2:0] qp1_stag_lk_rsp_fault;
+wire [2:0] qp2_stag_lk_rsp_fault;
+wire [2:0] qp3_stag_lk_rsp_fault;
+wire [63:0] qp0_stag_lk_rsp_address;
+wire [63:0] qp1_stag_lk_rsp_address;
+wire [63:0] qp2_stag_lk_rsp_address;
+wire [63:0] qp3_stag_lk_rsp_address;
+wire qp0_stag_inv_rsp_valid;
+wire qp1_stag_inv_rsp_valid;
+wire qp2_stag_inv_rsp_valid;
+wire qp3_stag_inv_rsp_valid;
+wire [1:0] qp0_stag_inv_rsp_fault;
+wire [1:0] qp1_stag_inv_rsp_fault;
+wire [1:0] qp2_stag_inv_rsp_fault;
+wire [1:0] qp3_stag_inv_rsp_fault;
 wire qp0_s_recv_valid;
 wire qp1_s_recv_valid;
 wire qp2_s_recv_valid;
@@ -628,6 +651,54 @@ reg [8:0] qp3_ctx_tx_seq_reg; // QP 3: low 9 bits of the sequence number of the 
 reg [8:0] qp3_ctx_tx_seq_next;
 reg qp3_ctx_fence_reg; // QP 3: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 reg qp3_ctx_fence_next;
+wire stags_cfg_valid;
+wire [7:0] stags_cfg_index;
+wire [7:0] stags_cfg_key;
+wire [15:0] stags_cfg_pd;
+wire [63:0] stags_cfg_base;
+wire [63:0] stags_cfg_length;
+wire [4:0] stags_cfg_access;
+wire stags_cfg_va;
+wire stags_cfg_invalidatable;
+wire stags_cfg_enable;
+wire stags_lk_valid;
+wire [31:0] stags_lk_stag;
+wire [63:0] stags_lk_to;
+wire [31:0] stags_lk_len;
+wire [15:0] stags_lk_pd;
+wire [4:0] stags_lk_right;
+wire stags_rsp_valid;
+wire [2:0] stags_rsp_fault;
+wire [63:0] stags_rsp_address;
+wire stags_inv_valid;
+wire [31:0] stags_inv_stag;
+wire [15:0] stags_inv_pd;
+wire stags_inv_rsp_valid;
+wire [1:0] stags_inv_fault;
+reg [1:0] stag_lk_arb_last_reg; // the source granted last (round-robin starts after it)
+reg [1:0] stag_lk_arb_last_next;
+reg stag_lk_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
+reg stag_lk_arb_locked_next;
+reg [1:0] stag_lk_arb_owner_reg; // the source holding a locked grant
+reg [1:0] stag_lk_arb_owner_next;
+wire [1:0] stag_lk_arb_grant; // the source stag_lk_arb serves
+wire stag_lk_arb_valid;
+reg [1:0] stag_lk_tag1_reg; // the requester served 1 cycle ago
+reg [1:0] stag_lk_tag1_next;
+reg [1:0] stag_lk_tag2_reg; // the requester served 2 cycles ago
+reg [1:0] stag_lk_tag2_next;
+reg [1:0] stag_inv_arb_last_reg; // the source granted last (round-robin starts after it)
+reg [1:0] stag_inv_arb_last_next;
+reg stag_inv_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
+reg stag_inv_arb_locked_next;
+reg [1:0] stag_inv_arb_owner_reg; // the source holding a locked grant
+reg [1:0] stag_inv_arb_owner_next;
+wire [1:0] stag_inv_arb_grant; // the source stag_inv_arb serves
+wire stag_inv_arb_valid;
+reg [1:0] stag_inv_tag1_reg; // the requester served 1 cycle ago
+reg [1:0] stag_inv_tag1_next;
+reg [1:0] stag_inv_tag2_reg; // the requester served 2 cycles ago
+reg [1:0] stag_inv_tag2_next;
 wire deframer_cfg_valid;
 wire [1:0] deframer_cfg_qp;
 wire deframer_cfg_markers;
@@ -795,7 +866,7 @@ wire _t41;
 wire _t42;
 wire _t43;
 wire _t44;
-wire [1:0] _t45;
+wire _t45;
 wire _t46;
 wire _t47;
 wire _t48;
@@ -809,7 +880,23 @@ wire _t55;
 wire _t56;
 wire _t57;
 wire _t58;
-wire _t59;
+wire [1:0] _t59;
+wire _t60;
+wire _t61;
+wire _t62;
+wire _t63;
+wire _t64;
+wire _t65;
+wire _t66;
+wire _t67;
+wire _t68;
+wire _t69;
+wire _t70;
+wire _t71;
+wire _t72;
+wire _t73;
+wire _t74;
+wire _t75;
 
 assign _t0 = s_recv_qp == 2'b01;
 assign _t1 = s_recv_qp == 2'b10;
@@ -817,60 +904,76 @@ assign _t2 = s_recv_qp == 2'b11;
 assign _t3 = wr_qp == 2'b01;
 assign _t4 = wr_qp == 2'b10;
 assign _t5 = wr_qp == 2'b11;
-assign _t6 = deframer_m_axis_tid == 2'b00;
-assign _t7 = deframer_m_axis_tid == 2'b01;
-assign _t8 = deframer_m_axis_tid == 2'b10;
-assign _t9 = deframer_m_axis_tid == 2'b11;
-assign _t10 = qp1_m_axis_tvalid & _t11;
-assign _t11 = ~qp1_restart_reg;
-assign _t12 = qp2_m_axis_tvalid & _t13;
-assign _t13 = ~qp2_restart_reg;
-assign _t14 = qp3_m_axis_tvalid & _t15;
-assign _t15 = ~qp3_restart_reg;
-assign _t16 = qp0_m_axis_tvalid & _t17;
-assign _t17 = ~qp0_restart_reg;
-assign _t18 = tx_arb_grant == 2'b11;
-assign _t19 = tx_arb_grant == 2'b10;
-assign _t20 = tx_arb_grant == 2'b01;
-assign _t21 = qp0_m_evt_valid & _t17;
-assign _t22 = qp1_m_evt_valid & _t11;
-assign _t23 = qp2_m_evt_valid & _t13;
-assign _t24 = qp3_m_evt_valid & _t15;
-assign _t25 = cq_arb_grant == 2'b11;
-assign _t26 = cq_arb_grant == 2'b10;
-assign _t27 = cq_arb_grant == 2'b01;
-assign _t28 = ~cq_from_evt;
-assign _t29 = cq_arb_grant == 2'b00;
-assign _t30 = qp1_mem_wr_valid & _t11;
-assign _t31 = qp2_mem_wr_valid & _t13;
-assign _t32 = qp3_mem_wr_valid & _t15;
-assign _t33 = qp0_mem_wr_valid & _t17;
-assign _t34 = mem_wr_arb_grant == 2'b11;
-assign _t35 = mem_wr_arb_grant == 2'b10;
-assign _t36 = mem_wr_arb_grant == 2'b01;
-assign _t37 = qp1_mem_rd_valid & _t11 & _t38;
-assign _t38 = ~mem_rd_owners_full;
-assign _t39 = qp2_mem_rd_valid & _t13 & _t38;
-assign _t40 = qp3_mem_rd_valid & _t15 & _t38;
-assign _t41 = qp0_mem_rd_valid & _t17 & _t38;
-assign _t42 = mem_rd_arb_grant == 2'b11;
-assign _t43 = mem_rd_arb_grant == 2'b10;
-assign _t44 = mem_rd_arb_grant == 2'b01;
-assign _t45 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
-assign _t46 = qp3_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b11));
-assign _t47 = qp2_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b10));
-assign _t48 = qp1_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b01));
-assign _t49 = qp0_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b00));
-assign _t50 = cq_fire & _t29;
-assign _t51 = ~cq_from_first;
-assign _t52 = cq_fire & _t27;
-assign _t53 = cq_fire & _t26;
-assign _t54 = cq_fire & _t25;
-assign _t55 = tx_fire & framer_s_axis_tlast;
-assign _t56 = cq_fire & 1'b1;
-assign _t57 = mem_wr_fire & 1'b1;
-assign _t58 = mem_rd_fire & 1'b1;
-assign _t59 = ~rx_verdict_passed;
+assign _t6 = qp1_stag_lk_valid & _t7;
+assign _t7 = ~qp1_restart_reg;
+assign _t8 = qp2_stag_lk_valid & _t9;
+assign _t9 = ~qp2_restart_reg;
+assign _t10 = qp3_stag_lk_valid & _t11;
+assign _t11 = ~qp3_restart_reg;
+assign _t12 = qp0_stag_lk_valid & _t13;
+assign _t13 = ~qp0_restart_reg;
+assign _t14 = stag_lk_arb_grant == 2'b11;
+assign _t15 = stag_lk_arb_grant == 2'b10;
+assign _t16 = stag_lk_arb_grant == 2'b01;
+assign _t17 = qp1_stag_inv_valid & _t7;
+assign _t18 = qp2_stag_inv_valid & _t9;
+assign _t19 = qp3_stag_inv_valid & _t11;
+assign _t20 = qp0_stag_inv_valid & _t13;
+assign _t21 = stag_inv_arb_grant == 2'b11;
+assign _t22 = stag_inv_arb_grant == 2'b10;
+assign _t23 = stag_inv_arb_grant == 2'b01;
+assign _t24 = deframer_m_axis_tid == 2'b00;
+assign _t25 = deframer_m_axis_tid == 2'b01;
+assign _t26 = deframer_m_axis_tid == 2'b10;
+assign _t27 = deframer_m_axis_tid == 2'b11;
+assign _t28 = qp1_m_axis_tvalid & _t7;
+assign _t29 = qp2_m_axis_tvalid & _t9;
+assign _t30 = qp3_m_axis_tvalid & _t11;
+assign _t31 = qp0_m_axis_tvalid & _t13;
+assign _t32 = tx_arb_grant == 2'b11;
+assign _t33 = tx_arb_grant == 2'b10;
+assign _t34 = tx_arb_grant == 2'b01;
+assign _t35 = qp0_m_evt_valid & _t13;
+assign _t36 = qp1_m_evt_valid & _t7;
+assign _t37 = qp2_m_evt_valid & _t9;
+assign _t38 = qp3_m_evt_valid & _t11;
+assign _t39 = cq_arb_grant == 2'b11;
+assign _t40 = cq_arb_grant == 2'b10;
+assign _t41 = cq_arb_grant == 2'b01;
+assign _t42 = ~cq_from_evt;
+assign _t43 = cq_arb_grant == 2'b00;
+assign _t44 = qp1_mem_wr_valid & _t7;
+assign _t45 = qp2_mem_wr_valid & _t9;
+assign _t46 = qp3_mem_wr_valid & _t11;
+assign _t47 = qp0_mem_wr_valid & _t13;
+assign _t48 = mem_wr_arb_grant == 2'b11;
+assign _t49 = mem_wr_arb_grant == 2'b10;
+assign _t50 = mem_wr_arb_grant == 2'b01;
+assign _t51 = qp1_mem_rd_valid & _t7 & _t52;
+assign _t52 = ~mem_rd_owners_full;
+assign _t53 = qp2_mem_rd_valid & _t9 & _t52;
+assign _t54 = qp3_mem_rd_valid & _t11 & _t52;
+assign _t55 = qp0_mem_rd_valid & _t13 & _t52;
+assign _t56 = mem_rd_arb_grant == 2'b11;
+assign _t57 = mem_rd_arb_grant == 2'b10;
+assign _t58 = mem_rd_arb_grant == 2'b01;
+assign _t59 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
+assign _t60 = qp3_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b11));
+assign _t61 = qp2_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b10));
+assign _t62 = qp1_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b01));
+assign _t63 = qp0_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b00));
+assign _t64 = stag_lk_arb_valid & 1'b1;
+assign _t65 = stag_inv_arb_valid & 1'b1;
+assign _t66 = cq_fire & _t43;
+assign _t67 = ~cq_from_first;
+assign _t68 = cq_fire & _t41;
+assign _t69 = cq_fire & _t40;
+assign _t70 = cq_fire & _t39;
+assign _t71 = tx_fire & framer_s_axis_tlast;
+assign _t72 = cq_fire & 1'b1;
+assign _t73 = mem_wr_fire & 1'b1;
+assign _t74 = mem_rd_fire & 1'b1;
+assign _t75 = ~rx_verdict_passed;
 assign qp0_cfg_load = cfg_valid & (cfg_qp == 2'b00);
 assign qp0_rst = rst | qp0_restart_reg;
 assign qp0_cfg_rfc7306 = qp0_ctx_rfc7306_reg;
@@ -927,46 +1030,6 @@ assign qp3_cfg_crc = qp3_ctx_crc_reg;
 assign qp3_cfg_tx_s0 = qp3_ctx_tx_s0_reg;
 assign qp3_cfg_tx_seq = qp3_ctx_tx_seq_reg;
 assign qp3_cfg_fence = qp3_ctx_fence_reg;
-assign qp0_stag_cfg_index = stag_cfg_index;
-assign qp1_stag_cfg_index = stag_cfg_index;
-assign qp2_stag_cfg_index = stag_cfg_index;
-assign qp3_stag_cfg_index = stag_cfg_index;
-assign qp0_stag_cfg_key = stag_cfg_key;
-assign qp1_stag_cfg_key = stag_cfg_key;
-assign qp2_stag_cfg_key = stag_cfg_key;
-assign qp3_stag_cfg_key = stag_cfg_key;
-assign qp0_stag_cfg_pd = stag_cfg_pd;
-assign qp1_stag_cfg_pd = stag_cfg_pd;
-assign qp2_stag_cfg_pd = stag_cfg_pd;
-assign qp3_stag_cfg_pd = stag_cfg_pd;
-assign qp0_stag_cfg_base = stag_cfg_base;
-assign qp1_stag_cfg_base = stag_cfg_base;
-assign qp2_stag_cfg_base = stag_cfg_base;
-assign qp3_stag_cfg_base = stag_cfg_base;
-assign qp0_stag_cfg_length = stag_cfg_length;
-assign qp1_stag_cfg_length = stag_cfg_length;
-assign qp2_stag_cfg_length = stag_cfg_length;
-assign qp3_stag_cfg_length = stag_cfg_length;
-assign qp0_stag_cfg_access = stag_cfg_access;
-assign qp1_stag_cfg_access = stag_cfg_access;
-assign qp2_stag_cfg_access = stag_cfg_access;
-assign qp3_stag_cfg_access = stag_cfg_access;
-assign qp0_stag_cfg_va = stag_cfg_va;
-assign qp1_stag_cfg_va = stag_cfg_va;
-assign qp2_stag_cfg_va = stag_cfg_va;
-assign qp3_stag_cfg_va = stag_cfg_va;
-assign qp0_stag_cfg_invalidatable = stag_cfg_invalidatable;
-assign qp1_stag_cfg_invalidatable = stag_cfg_invalidatable;
-assign qp2_stag_cfg_invalidatable = stag_cfg_invalidatable;
-assign qp3_stag_cfg_invalidatable = stag_cfg_invalidatable;
-assign qp0_stag_cfg_enable = stag_cfg_enable;
-assign qp1_stag_cfg_enable = stag_cfg_enable;
-assign qp2_stag_cfg_enable = stag_cfg_enable;
-assign qp3_stag_cfg_enable = stag_cfg_enable;
-assign qp0_stag_cfg_valid = stag_cfg_valid & (stag_cfg_qp == 2'b00);
-assign qp1_stag_cfg_valid = stag_cfg_valid & (stag_cfg_qp == 2'b01);
-assign qp2_stag_cfg_valid = stag_cfg_valid & (stag_cfg_qp == 2'b10);
-assign qp3_stag_cfg_valid = stag_cfg_valid & (stag_cfg_qp == 2'b11);
 assign qp0_s_recv_addr = s_recv_addr;
 assign qp1_s_recv_addr = s_recv_addr;
 assign qp2_s_recv_addr = s_recv_addr;
@@ -1061,6 +1124,73 @@ assign qp0_abort_req = abort_req & (abort_qp == 2'b00);
 assign qp1_abort_req = abort_req & (abort_qp == 2'b01);
 assign qp2_abort_req = abort_req & (abort_qp == 2'b10);
 assign qp3_abort_req = abort_req & (abort_qp == 2'b11);
+assign stags_cfg_valid = stag_cfg_valid;
+assign stags_cfg_index = stag_cfg_index;
+assign stags_cfg_key = stag_cfg_key;
+assign stags_cfg_pd = stag_cfg_pd;
+assign stags_cfg_base = stag_cfg_base;
+assign stags_cfg_length = stag_cfg_length;
+assign stags_cfg_access = stag_cfg_access;
+assign stags_cfg_va = stag_cfg_va;
+assign stags_cfg_invalidatable = stag_cfg_invalidatable;
+assign stags_cfg_enable = stag_cfg_enable;
+assign stag_lk_arb_grant = stag_lk_arb_locked_reg ? stag_lk_arb_owner_reg :
+    (stag_lk_arb_last_reg == 2'b00) ? (_t6 ? 2'b01 : (_t8 ? 2'b10 : (_t10 ? 2'b11 : (_t12 ? 2'b00 : 2'b00)))) :
+    (stag_lk_arb_last_reg == 2'b01) ? (_t8 ? 2'b10 : (_t10 ? 2'b11 : (_t12 ? 2'b00 : (_t6 ? 2'b01 : 2'b01)))) :
+    (stag_lk_arb_last_reg == 2'b10) ? (_t10 ? 2'b11 : (_t12 ? 2'b00 : (_t6 ? 2'b01 : (_t8 ? 2'b10 : 2'b10)))) :
+    _t12 ? 2'b00 :
+    _t6 ? 2'b01 :
+    _t8 ? 2'b10 :
+    _t10 ? 2'b11 :
+    2'b11;
+assign stag_lk_arb_valid = _t14 ? _t10 : (_t15 ? _t8 : (_t16 ? _t6 : _t12));
+assign stags_lk_valid = stag_lk_arb_valid;
+assign stags_lk_stag = _t14 ? qp3_stag_lk_stag : (_t15 ? qp2_stag_lk_stag : (_t16 ? qp1_stag_lk_stag : qp0_stag_lk_stag));
+assign stags_lk_to = _t14 ? qp3_stag_lk_to : (_t15 ? qp2_stag_lk_to : (_t16 ? qp1_stag_lk_to : qp0_stag_lk_to));
+assign stags_lk_len = _t14 ? qp3_stag_lk_len : (_t15 ? qp2_stag_lk_len : (_t16 ? qp1_stag_lk_len : qp0_stag_lk_len));
+assign stags_lk_right = _t14 ? qp3_stag_lk_right : (_t15 ? qp2_stag_lk_right : (_t16 ? qp1_stag_lk_right : qp0_stag_lk_right));
+assign stags_lk_pd = _t14 ? qp3_stag_lk_pd : (_t15 ? qp2_stag_lk_pd : (_t16 ? qp1_stag_lk_pd : qp0_stag_lk_pd));
+assign qp0_stag_lk_ready = stag_lk_arb_grant == 2'b00;
+assign qp0_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag2_reg == 2'b00);
+assign qp0_stag_lk_rsp_fault = stags_rsp_fault;
+assign qp0_stag_lk_rsp_address = stags_rsp_address;
+assign qp1_stag_lk_ready = _t16;
+assign qp1_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag2_reg == 2'b01);
+assign qp1_stag_lk_rsp_fault = stags_rsp_fault;
+assign qp1_stag_lk_rsp_address = stags_rsp_address;
+assign qp2_stag_lk_ready = _t15;
+assign qp2_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag2_reg == 2'b10);
+assign qp2_stag_lk_rsp_fault = stags_rsp_fault;
+assign qp2_stag_lk_rsp_address = stags_rsp_address;
+assign qp3_stag_lk_ready = _t14;
+assign qp3_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag2_reg == 2'b11);
+assign qp3_stag_lk_rsp_fault = stags_rsp_fault;
+assign qp3_stag_lk_rsp_address = stags_rsp_address;
+assign stag_inv_arb_grant = stag_inv_arb_locked_reg ? stag_inv_arb_owner_reg :
+    (stag_inv_arb_last_reg == 2'b00) ? (_t17 ? 2'b01 : (_t18 ? 2'b10 : (_t19 ? 2'b11 : (_t20 ? 2'b00 : 2'b00)))) :
+    (stag_inv_arb_last_reg == 2'b01) ? (_t18 ? 2'b10 : (_t19 ? 2'b11 : (_t20 ? 2'b00 : (_t17 ? 2'b01 : 2'b01)))) :
+    (stag_inv_arb_last_reg == 2'b10) ? (_t19 ? 2'b11 : (_t20 ? 2'b00 : (_t17 ? 2'b01 : (_t18 ? 2'b10 : 2'b10)))) :
+    _t20 ? 2'b00 :
+    _t17 ? 2'b01 :
+    _t18 ? 2'b10 :
+    _t19 ? 2'b11 :
+    2'b11;
+assign stag_inv_arb_valid = _t21 ? _t19 : (_t22 ? _t18 : (_t23 ? _t17 : _t20));
+assign stags_inv_valid = stag_inv_arb_valid;
+assign stags_inv_stag = _t21 ? qp3_stag_inv_stag : (_t22 ? qp2_stag_inv_stag : (_t23 ? qp1_stag_inv_stag : qp0_stag_inv_stag));
+assign stags_inv_pd = _t21 ? qp3_stag_inv_pd : (_t22 ? qp2_stag_inv_pd : (_t23 ? qp1_stag_inv_pd : qp0_stag_inv_pd));
+assign qp0_stag_inv_ready = stag_inv_arb_grant == 2'b00;
+assign qp0_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag2_reg == 2'b00);
+assign qp0_stag_inv_rsp_fault = stags_inv_fault;
+assign qp1_stag_inv_ready = _t23;
+assign qp1_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag2_reg == 2'b01);
+assign qp1_stag_inv_rsp_fault = stags_inv_fault;
+assign qp2_stag_inv_ready = _t22;
+assign qp2_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag2_reg == 2'b10);
+assign qp2_stag_inv_rsp_fault = stags_inv_fault;
+assign qp3_stag_inv_ready = _t21;
+assign qp3_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag2_reg == 2'b11);
+assign qp3_stag_inv_rsp_fault = stags_inv_fault;
 assign deframer_s_axis_tdata = s_axis_tdata;
 assign deframer_s_axis_tkeep = s_axis_tkeep;
 assign deframer_s_axis_tvalid = s_axis_tvalid;
@@ -1081,47 +1211,47 @@ assign rx_verdict_passed = deframer_m_axis_tuser[0];
 assign qp0_s_axis_tuser = rx_verdict_passed;
 assign rx_verdict_llp_err = deframer_m_axis_tuser[8:1];
 assign qp0_s_llp_err = rx_verdict_llp_err;
-assign qp0_s_axis_tvalid = deframer_m_axis_tvalid & _t6;
+assign qp0_s_axis_tvalid = deframer_m_axis_tvalid & _t24;
 assign qp1_s_axis_tdata = deframer_m_axis_tdata;
 assign qp1_s_axis_tkeep = deframer_m_axis_tkeep;
 assign qp1_s_axis_tlast = deframer_m_axis_tlast;
 assign qp1_s_axis_tuser = rx_verdict_passed;
 assign qp1_s_llp_err = rx_verdict_llp_err;
-assign qp1_s_axis_tvalid = deframer_m_axis_tvalid & _t7;
+assign qp1_s_axis_tvalid = deframer_m_axis_tvalid & _t25;
 assign qp2_s_axis_tdata = deframer_m_axis_tdata;
 assign qp2_s_axis_tkeep = deframer_m_axis_tkeep;
 assign qp2_s_axis_tlast = deframer_m_axis_tlast;
 assign qp2_s_axis_tuser = rx_verdict_passed;
 assign qp2_s_llp_err = rx_verdict_llp_err;
-assign qp2_s_axis_tvalid = deframer_m_axis_tvalid & _t8;
+assign qp2_s_axis_tvalid = deframer_m_axis_tvalid & _t26;
 assign qp3_s_axis_tdata = deframer_m_axis_tdata;
 assign qp3_s_axis_tkeep = deframer_m_axis_tkeep;
 assign qp3_s_axis_tlast = deframer_m_axis_tlast;
 assign qp3_s_axis_tuser = rx_verdict_passed;
 assign qp3_s_llp_err = rx_verdict_llp_err;
-assign qp3_s_axis_tvalid = deframer_m_axis_tvalid & _t9;
-assign deframer_m_axis_tready = _t9 ? qp3_s_axis_tready : (_t8 ? qp2_s_axis_tready : (_t7 ? qp1_s_axis_tready : qp0_s_axis_tready));
+assign qp3_s_axis_tvalid = deframer_m_axis_tvalid & _t27;
+assign deframer_m_axis_tready = _t27 ? qp3_s_axis_tready : (_t26 ? qp2_s_axis_tready : (_t25 ? qp1_s_axis_tready : qp0_s_axis_tready));
 assign rx_ulpdu_fire = deframer_m_axis_tvalid & deframer_m_axis_tready;
 assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg :
-    (tx_arb_last_reg == 2'b00) ? (_t10 ? 2'b01 : (_t12 ? 2'b10 : (_t14 ? 2'b11 : (_t16 ? 2'b00 : 2'b00)))) :
-    (tx_arb_last_reg == 2'b01) ? (_t12 ? 2'b10 : (_t14 ? 2'b11 : (_t16 ? 2'b00 : (_t10 ? 2'b01 : 2'b01)))) :
-    (tx_arb_last_reg == 2'b10) ? (_t14 ? 2'b11 : (_t16 ? 2'b00 : (_t10 ? 2'b01 : (_t12 ? 2'b10 : 2'b10)))) :
-    _t16 ? 2'b00 :
-    _t10 ? 2'b01 :
-    _t12 ? 2'b10 :
-    _t14 ? 2'b11 :
+    (tx_arb_last_reg == 2'b00) ? (_t28 ? 2'b01 : (_t29 ? 2'b10 : (_t30 ? 2'b11 : (_t31 ? 2'b00 : 2'b00)))) :
+    (tx_arb_last_reg == 2'b01) ? (_t29 ? 2'b10 : (_t30 ? 2'b11 : (_t31 ? 2'b00 : (_t28 ? 2'b01 : 2'b01)))) :
+    (tx_arb_last_reg == 2'b10) ? (_t30 ? 2'b11 : (_t31 ? 2'b00 : (_t28 ? 2'b01 : (_t29 ? 2'b10 : 2'b10)))) :
+    _t31 ? 2'b00 :
+    _t28 ? 2'b01 :
+    _t29 ? 2'b10 :
+    _t30 ? 2'b11 :
     2'b11;
-assign tx_arb_valid = _t18 ? _t14 : (_t19 ? _t12 : (_t20 ? _t10 : _t16));
-assign framer_s_axis_tdata = _t18 ? qp3_m_axis_tdata : (_t19 ? qp2_m_axis_tdata : (_t20 ? qp1_m_axis_tdata : qp0_m_axis_tdata));
-assign framer_s_axis_tkeep = _t18 ? qp3_m_axis_tkeep : (_t19 ? qp2_m_axis_tkeep : (_t20 ? qp1_m_axis_tkeep : qp0_m_axis_tkeep));
-assign framer_s_axis_tlast = _t18 ? qp3_m_axis_tlast : (_t19 ? qp2_m_axis_tlast : (_t20 ? qp1_m_axis_tlast : qp0_m_axis_tlast));
-assign framer_s_axis_tuser = _t18 ? qp3_m_axis_tuser : (_t19 ? qp2_m_axis_tuser : (_t20 ? qp1_m_axis_tuser : qp0_m_axis_tuser));
+assign tx_arb_valid = _t32 ? _t30 : (_t33 ? _t29 : (_t34 ? _t28 : _t31));
+assign framer_s_axis_tdata = _t32 ? qp3_m_axis_tdata : (_t33 ? qp2_m_axis_tdata : (_t34 ? qp1_m_axis_tdata : qp0_m_axis_tdata));
+assign framer_s_axis_tkeep = _t32 ? qp3_m_axis_tkeep : (_t33 ? qp2_m_axis_tkeep : (_t34 ? qp1_m_axis_tkeep : qp0_m_axis_tkeep));
+assign framer_s_axis_tlast = _t32 ? qp3_m_axis_tlast : (_t33 ? qp2_m_axis_tlast : (_t34 ? qp1_m_axis_tlast : qp0_m_axis_tlast));
+assign framer_s_axis_tuser = _t32 ? qp3_m_axis_tuser : (_t33 ? qp2_m_axis_tuser : (_t34 ? qp1_m_axis_tuser : qp0_m_axis_tuser));
 assign framer_s_axis_tvalid = tx_arb_valid;
 assign framer_s_axis_tid = tx_arb_grant;
 assign qp0_m_axis_tready = (tx_arb_grant == 2'b00) & framer_s_axis_tready;
-assign qp1_m_axis_tready = _t20 & framer_s_axis_tready;
-assign qp2_m_axis_tready = _t19 & framer_s_axis_tready;
-assign qp3_m_axis_tready = _t18 & framer_s_axis_tready;
+assign qp1_m_axis_tready = _t34 & framer_s_axis_tready;
+assign qp2_m_axis_tready = _t33 & framer_s_axis_tready;
+assign qp3_m_axis_tready = _t32 & framer_s_axis_tready;
 assign tx_fire = tx_arb_valid & framer_s_axis_tready;
 assign m_axis_tdata = framer_m_axis_tdata;
 assign m_axis_tkeep = framer_m_axis_tkeep;
@@ -1129,10 +1259,10 @@ assign m_axis_tvalid = framer_m_axis_tvalid;
 assign m_axis_tlast = framer_m_axis_tlast;
 assign framer_m_axis_tready = m_axis_tready;
 assign m_axis_tid = framer_m_axis_tid;
-assign qp0_cq_valid = _t21 | qp0_first_pending_reg | (qp0_sent_pending_reg != 16'h0);
-assign qp1_cq_valid = _t22 | qp1_first_pending_reg | (qp1_sent_pending_reg != 16'h0);
-assign qp2_cq_valid = _t23 | qp2_first_pending_reg | (qp2_sent_pending_reg != 16'h0);
-assign qp3_cq_valid = _t24 | qp3_first_pending_reg | (qp3_sent_pending_reg != 16'h0);
+assign qp0_cq_valid = _t35 | qp0_first_pending_reg | (qp0_sent_pending_reg != 16'h0);
+assign qp1_cq_valid = _t36 | qp1_first_pending_reg | (qp1_sent_pending_reg != 16'h0);
+assign qp2_cq_valid = _t37 | qp2_first_pending_reg | (qp2_sent_pending_reg != 16'h0);
+assign qp3_cq_valid = _t38 | qp3_first_pending_reg | (qp3_sent_pending_reg != 16'h0);
 assign cq_arb_grant = cq_arb_locked_reg ? cq_arb_owner_reg :
     (cq_arb_last_reg == 2'b00) ? (qp1_cq_valid ? 2'b01 : (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : 2'b00)))) :
     (cq_arb_last_reg == 2'b01) ? (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : (qp1_cq_valid ? 2'b01 : 2'b01)))) :
@@ -1142,18 +1272,18 @@ assign cq_arb_grant = cq_arb_locked_reg ? cq_arb_owner_reg :
     qp2_cq_valid ? 2'b10 :
     qp3_cq_valid ? 2'b11 :
     2'b11;
-assign cq_arb_valid = _t25 ? qp3_cq_valid : (_t26 ? qp2_cq_valid : (_t27 ? qp1_cq_valid : qp0_cq_valid));
-assign cq_from_evt = _t25 ? _t24 : (_t26 ? _t23 : (_t27 ? _t22 : _t21));
-assign cq_from_first = _t28 & (_t25 ? qp3_first_pending_reg : (_t26 ? qp2_first_pending_reg : (_t27 ? qp1_first_pending_reg : qp0_first_pending_reg)));
+assign cq_arb_valid = _t39 ? qp3_cq_valid : (_t40 ? qp2_cq_valid : (_t41 ? qp1_cq_valid : qp0_cq_valid));
+assign cq_from_evt = _t39 ? _t38 : (_t40 ? _t37 : (_t41 ? _t36 : _t35));
+assign cq_from_first = _t42 & (_t39 ? qp3_first_pending_reg : (_t40 ? qp2_first_pending_reg : (_t41 ? qp1_first_pending_reg : qp0_first_pending_reg)));
 assign m_cq_valid = cq_arb_valid;
 assign m_cq_qp = cq_arb_grant;
-assign cq_evt_kind = _t25 ? qp3_m_evt_kind : (_t26 ? qp2_m_evt_kind : (_t27 ? qp1_m_evt_kind : qp0_m_evt_kind));
-assign cq_evt_length = _t25 ? qp3_m_evt_length : (_t26 ? qp2_m_evt_length : (_t27 ? qp1_m_evt_length : qp0_m_evt_length));
-assign cq_evt_solicited = _t25 ? qp3_m_evt_solicited : (_t26 ? qp2_m_evt_solicited : (_t27 ? qp1_m_evt_solicited : qp0_m_evt_solicited));
-assign cq_evt_invalidated = _t25 ? qp3_m_evt_invalidated : (_t26 ? qp2_m_evt_invalidated : (_t27 ? qp1_m_evt_invalidated : qp0_m_evt_invalidated));
-assign cq_evt_stag = _t25 ? qp3_m_evt_stag : (_t26 ? qp2_m_evt_stag : (_t27 ? qp1_m_evt_stag : qp0_m_evt_stag));
-assign cq_evt_data = _t25 ? qp3_m_evt_data : (_t26 ? qp2_m_evt_data : (_t27 ? qp1_m_evt_data : qp0_m_evt_data));
-assign cq_evt_err = _t25 ? qp3_m_evt_err : (_t26 ? qp2_m_evt_err : (_t27 ? qp1_m_evt_err : qp0_m_evt_err));
+assign cq_evt_kind = _t39 ? qp3_m_evt_kind : (_t40 ? qp2_m_evt_kind : (_t41 ? qp1_m_evt_kind : qp0_m_evt_kind));
+assign cq_evt_length = _t39 ? qp3_m_evt_length : (_t40 ? qp2_m_evt_length : (_t41 ? qp1_m_evt_length : qp0_m_evt_length));
+assign cq_evt_solicited = _t39 ? qp3_m_evt_solicited : (_t40 ? qp2_m_evt_solicited : (_t41 ? qp1_m_evt_solicited : qp0_m_evt_solicited));
+assign cq_evt_invalidated = _t39 ? qp3_m_evt_invalidated : (_t40 ? qp2_m_evt_invalidated : (_t41 ? qp1_m_evt_invalidated : qp0_m_evt_invalidated));
+assign cq_evt_stag = _t39 ? qp3_m_evt_stag : (_t40 ? qp2_m_evt_stag : (_t41 ? qp1_m_evt_stag : qp0_m_evt_stag));
+assign cq_evt_data = _t39 ? qp3_m_evt_data : (_t40 ? qp2_m_evt_data : (_t41 ? qp1_m_evt_data : qp0_m_evt_data));
+assign cq_evt_err = _t39 ? qp3_m_evt_err : (_t40 ? qp2_m_evt_err : (_t41 ? qp1_m_evt_err : qp0_m_evt_err));
 assign m_cq_kind = cq_from_evt ? {1'b0, cq_evt_kind} : (cq_from_first ? 4'b1000 : 4'b0111);
 assign m_cq_length = cq_from_evt ? cq_evt_length : 32'h0;
 assign m_cq_solicited = cq_from_evt ? cq_evt_solicited : 1'b0;
@@ -1162,64 +1292,64 @@ assign m_cq_stag = cq_from_evt ? cq_evt_stag : 32'h0;
 assign m_cq_data = cq_from_evt ? cq_evt_data : 64'h0;
 assign m_cq_err = cq_from_evt ? cq_evt_err : 14'h0;
 assign cq_fire = cq_arb_valid & m_cq_ready;
-assign qp0_m_evt_ready = _t29 & m_cq_ready;
-assign qp1_m_evt_ready = _t27 & m_cq_ready;
-assign qp2_m_evt_ready = _t26 & m_cq_ready;
-assign qp3_m_evt_ready = _t25 & m_cq_ready;
+assign qp0_m_evt_ready = _t43 & m_cq_ready;
+assign qp1_m_evt_ready = _t41 & m_cq_ready;
+assign qp2_m_evt_ready = _t40 & m_cq_ready;
+assign qp3_m_evt_ready = _t39 & m_cq_ready;
 assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg :
-    (mem_wr_arb_last_reg == 2'b00) ? (_t30 ? 2'b01 : (_t31 ? 2'b10 : (_t32 ? 2'b11 : (_t33 ? 2'b00 : 2'b00)))) :
-    (mem_wr_arb_last_reg == 2'b01) ? (_t31 ? 2'b10 : (_t32 ? 2'b11 : (_t33 ? 2'b00 : (_t30 ? 2'b01 : 2'b01)))) :
-    (mem_wr_arb_last_reg == 2'b10) ? (_t32 ? 2'b11 : (_t33 ? 2'b00 : (_t30 ? 2'b01 : (_t31 ? 2'b10 : 2'b10)))) :
-    _t33 ? 2'b00 :
-    _t30 ? 2'b01 :
-    _t31 ? 2'b10 :
-    _t32 ? 2'b11 :
+    (mem_wr_arb_last_reg == 2'b00) ? (_t44 ? 2'b01 : (_t45 ? 2'b10 : (_t46 ? 2'b11 : (_t47 ? 2'b00 : 2'b00)))) :
+    (mem_wr_arb_last_reg == 2'b01) ? (_t45 ? 2'b10 : (_t46 ? 2'b11 : (_t47 ? 2'b00 : (_t44 ? 2'b01 : 2'b01)))) :
+    (mem_wr_arb_last_reg == 2'b10) ? (_t46 ? 2'b11 : (_t47 ? 2'b00 : (_t44 ? 2'b01 : (_t45 ? 2'b10 : 2'b10)))) :
+    _t47 ? 2'b00 :
+    _t44 ? 2'b01 :
+    _t45 ? 2'b10 :
+    _t46 ? 2'b11 :
     2'b11;
-assign mem_wr_arb_valid = _t34 ? _t32 : (_t35 ? _t31 : (_t36 ? _t30 : _t33));
-assign mem_wr_addr = _t34 ? qp3_mem_wr_addr : (_t35 ? qp2_mem_wr_addr : (_t36 ? qp1_mem_wr_addr : qp0_mem_wr_addr));
-assign mem_wr_data = _t34 ? qp3_mem_wr_data : (_t35 ? qp2_mem_wr_data : (_t36 ? qp1_mem_wr_data : qp0_mem_wr_data));
-assign mem_wr_strb = _t34 ? qp3_mem_wr_strb : (_t35 ? qp2_mem_wr_strb : (_t36 ? qp1_mem_wr_strb : qp0_mem_wr_strb));
+assign mem_wr_arb_valid = _t48 ? _t46 : (_t49 ? _t45 : (_t50 ? _t44 : _t47));
+assign mem_wr_addr = _t48 ? qp3_mem_wr_addr : (_t49 ? qp2_mem_wr_addr : (_t50 ? qp1_mem_wr_addr : qp0_mem_wr_addr));
+assign mem_wr_data = _t48 ? qp3_mem_wr_data : (_t49 ? qp2_mem_wr_data : (_t50 ? qp1_mem_wr_data : qp0_mem_wr_data));
+assign mem_wr_strb = _t48 ? qp3_mem_wr_strb : (_t49 ? qp2_mem_wr_strb : (_t50 ? qp1_mem_wr_strb : qp0_mem_wr_strb));
 assign mem_wr_valid = mem_wr_arb_valid;
 assign qp0_mem_wr_ready = (mem_wr_arb_grant == 2'b00) & mem_wr_ready;
-assign qp1_mem_wr_ready = _t36 & mem_wr_ready;
-assign qp2_mem_wr_ready = _t35 & mem_wr_ready;
-assign qp3_mem_wr_ready = _t34 & mem_wr_ready;
+assign qp1_mem_wr_ready = _t50 & mem_wr_ready;
+assign qp2_mem_wr_ready = _t49 & mem_wr_ready;
+assign qp3_mem_wr_ready = _t48 & mem_wr_ready;
 assign mem_wr_fire = mem_wr_arb_valid & mem_wr_ready;
 assign mem_rd_arb_grant = mem_rd_arb_locked_reg ? mem_rd_arb_owner_reg :
-    (mem_rd_arb_last_reg == 2'b00) ? (_t37 ? 2'b01 : (_t39 ? 2'b10 : (_t40 ? 2'b11 : (_t41 ? 2'b00 : 2'b00)))) :
-    (mem_rd_arb_last_reg == 2'b01) ? (_t39 ? 2'b10 : (_t40 ? 2'b11 : (_t41 ? 2'b00 : (_t37 ? 2'b01 : 2'b01)))) :
-    (mem_rd_arb_last_reg == 2'b10) ? (_t40 ? 2'b11 : (_t41 ? 2'b00 : (_t37 ? 2'b01 : (_t39 ? 2'b10 : 2'b10)))) :
-    _t41 ? 2'b00 :
-    _t37 ? 2'b01 :
-    _t39 ? 2'b10 :
-    _t40 ? 2'b11 :
+    (mem_rd_arb_last_reg == 2'b00) ? (_t51 ? 2'b01 : (_t53 ? 2'b10 : (_t54 ? 2'b11 : (_t55 ? 2'b00 : 2'b00)))) :
+    (mem_rd_arb_last_reg == 2'b01) ? (_t53 ? 2'b10 : (_t54 ? 2'b11 : (_t55 ? 2'b00 : (_t51 ? 2'b01 : 2'b01)))) :
+    (mem_rd_arb_last_reg == 2'b10) ? (_t54 ? 2'b11 : (_t55 ? 2'b00 : (_t51 ? 2'b01 : (_t53 ? 2'b10 : 2'b10)))) :
+    _t55 ? 2'b00 :
+    _t51 ? 2'b01 :
+    _t53 ? 2'b10 :
+    _t54 ? 2'b11 :
     2'b11;
-assign mem_rd_arb_valid = _t42 ? _t40 : (_t43 ? _t39 : (_t44 ? _t37 : _t41));
-assign mem_rd_addr = _t42 ? qp3_mem_rd_addr : (_t43 ? qp2_mem_rd_addr : (_t44 ? qp1_mem_rd_addr : qp0_mem_rd_addr));
+assign mem_rd_arb_valid = _t56 ? _t54 : (_t57 ? _t53 : (_t58 ? _t51 : _t55));
+assign mem_rd_addr = _t56 ? qp3_mem_rd_addr : (_t57 ? qp2_mem_rd_addr : (_t58 ? qp1_mem_rd_addr : qp0_mem_rd_addr));
 assign mem_rd_valid = mem_rd_arb_valid;
 assign mem_rd_fire = mem_rd_arb_valid & mem_rd_ready;
 assign mem_rd_owners_full = (mem_rd_owners_wptr_reg[9] != mem_rd_owners_rptr_reg[9]) & (mem_rd_owners_wptr_reg[8:0] == mem_rd_owners_rptr_reg[8:0]);
-assign qp0_mem_rd_ready = (mem_rd_arb_grant == 2'b00) & mem_rd_ready & _t38;
-assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t45 == 2'b00);
+assign qp0_mem_rd_ready = (mem_rd_arb_grant == 2'b00) & mem_rd_ready & _t52;
+assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t59 == 2'b00);
 assign qp0_mem_rd_data = mem_rd_data;
-assign qp1_mem_rd_ready = _t44 & mem_rd_ready & _t38;
-assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t45 == 2'b01);
+assign qp1_mem_rd_ready = _t58 & mem_rd_ready & _t52;
+assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t59 == 2'b01);
 assign qp1_mem_rd_data = mem_rd_data;
-assign qp2_mem_rd_ready = _t43 & mem_rd_ready & _t38;
-assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t45 == 2'b10);
+assign qp2_mem_rd_ready = _t57 & mem_rd_ready & _t52;
+assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t59 == 2'b10);
 assign qp2_mem_rd_data = mem_rd_data;
-assign qp3_mem_rd_ready = _t42 & mem_rd_ready & _t38;
-assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t45 == 2'b11);
+assign qp3_mem_rd_ready = _t56 & mem_rd_ready & _t52;
+assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t59 == 2'b11);
 assign qp3_mem_rd_data = mem_rd_data;
 assign qp_rx_stopped = {qp3_rx_stopped, qp2_rx_stopped, qp1_rx_stopped, qp0_rx_stopped};
 assign qp_tx_stopped = {qp3_tx_stopped, qp2_tx_stopped, qp1_tx_stopped, qp0_tx_stopped};
 assign qp_idle = {
-    qp3_idle & _t46 & (qp3_sent_pending_reg == 16'h0),
-    qp2_idle & _t47 & (qp2_sent_pending_reg == 16'h0),
-    qp1_idle & _t48 & (qp1_sent_pending_reg == 16'h0),
-    qp0_idle & _t49 & (qp0_sent_pending_reg == 16'h0)
+    qp3_idle & _t60 & (qp3_sent_pending_reg == 16'h0),
+    qp2_idle & _t61 & (qp2_sent_pending_reg == 16'h0),
+    qp1_idle & _t62 & (qp1_sent_pending_reg == 16'h0),
+    qp0_idle & _t63 & (qp0_sent_pending_reg == 16'h0)
 };
-assign qp_rx_idle = {_t46, _t47, _t48, _t49};
+assign qp_rx_idle = {_t60, _t61, _t62, _t63};
 assign qp_mpa_err = {qp3_mpa_err_reg, qp2_mpa_err_reg, qp1_mpa_err_reg, qp0_mpa_err_reg};
 assign qp_fenced = {qp3_fenced, qp2_fenced, qp1_fenced, qp0_fenced};
 assign tx_err_length = framer_err_length;
@@ -1582,13 +1712,49 @@ always @* begin
 end
 
 always @* begin
+    stag_lk_arb_locked_next = stag_lk_arb_locked_reg;
+    stag_lk_arb_owner_next = stag_lk_arb_owner_reg;
+    stag_lk_arb_last_next = stag_lk_arb_last_reg;
+    stag_lk_tag1_next = stag_lk_tag1_reg;
+    stag_lk_tag2_next = stag_lk_tag2_reg;
+    if (stag_lk_arb_valid & (~_t64)) begin
+        stag_lk_arb_locked_next = 1'b1;
+        stag_lk_arb_owner_next = stag_lk_arb_grant;
+    end
+    if (_t64) begin
+        stag_lk_arb_locked_next = 1'b0;
+        stag_lk_arb_last_next = stag_lk_arb_grant;
+    end
+    stag_lk_tag1_next = stag_lk_arb_grant;
+    stag_lk_tag2_next = stag_lk_tag1_reg;
+end
+
+always @* begin
+    stag_inv_arb_locked_next = stag_inv_arb_locked_reg;
+    stag_inv_arb_owner_next = stag_inv_arb_owner_reg;
+    stag_inv_arb_last_next = stag_inv_arb_last_reg;
+    stag_inv_tag1_next = stag_inv_tag1_reg;
+    stag_inv_tag2_next = stag_inv_tag2_reg;
+    if (stag_inv_arb_valid & (~_t65)) begin
+        stag_inv_arb_locked_next = 1'b1;
+        stag_inv_arb_owner_next = stag_inv_arb_grant;
+    end
+    if (_t65) begin
+        stag_inv_arb_locked_next = 1'b0;
+        stag_inv_arb_last_next = stag_inv_arb_grant;
+    end
+    stag_inv_tag1_next = stag_inv_arb_grant;
+    stag_inv_tag2_next = stag_inv_tag1_reg;
+end
+
+always @* begin
     qp0_sent_pending_next = qp0_sent_pending_reg;
     qp0_first_pending_next = qp0_first_pending_reg;
-    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, qp0_m_sent_valid & _t17}) - {15'h0, _t50 & _t28 & _t51};
-    if (_t50 & cq_from_first) begin
+    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, qp0_m_sent_valid & _t13}) - {15'h0, _t66 & _t42 & _t67};
+    if (_t66 & cq_from_first) begin
         qp0_first_pending_next = 1'b0;
     end
-    if (qp0_m_first_valid & _t17) begin
+    if (qp0_m_first_valid & _t13) begin
         qp0_first_pending_next = 1'b1;
     end
 end
@@ -1596,11 +1762,11 @@ end
 always @* begin
     qp1_sent_pending_next = qp1_sent_pending_reg;
     qp1_first_pending_next = qp1_first_pending_reg;
-    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, qp1_m_sent_valid & _t11}) - {15'h0, _t52 & _t28 & _t51};
-    if (_t52 & cq_from_first) begin
+    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, qp1_m_sent_valid & _t7}) - {15'h0, _t68 & _t42 & _t67};
+    if (_t68 & cq_from_first) begin
         qp1_first_pending_next = 1'b0;
     end
-    if (qp1_m_first_valid & _t11) begin
+    if (qp1_m_first_valid & _t7) begin
         qp1_first_pending_next = 1'b1;
     end
 end
@@ -1608,11 +1774,11 @@ end
 always @* begin
     qp2_sent_pending_next = qp2_sent_pending_reg;
     qp2_first_pending_next = qp2_first_pending_reg;
-    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, qp2_m_sent_valid & _t13}) - {15'h0, _t53 & _t28 & _t51};
-    if (_t53 & cq_from_first) begin
+    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, qp2_m_sent_valid & _t9}) - {15'h0, _t69 & _t42 & _t67};
+    if (_t69 & cq_from_first) begin
         qp2_first_pending_next = 1'b0;
     end
-    if (qp2_m_first_valid & _t13) begin
+    if (qp2_m_first_valid & _t9) begin
         qp2_first_pending_next = 1'b1;
     end
 end
@@ -1620,11 +1786,11 @@ end
 always @* begin
     qp3_sent_pending_next = qp3_sent_pending_reg;
     qp3_first_pending_next = qp3_first_pending_reg;
-    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, qp3_m_sent_valid & _t15}) - {15'h0, _t54 & _t28 & _t51};
-    if (_t54 & cq_from_first) begin
+    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, qp3_m_sent_valid & _t11}) - {15'h0, _t70 & _t42 & _t67};
+    if (_t70 & cq_from_first) begin
         qp3_first_pending_next = 1'b0;
     end
-    if (qp3_m_first_valid & _t15) begin
+    if (qp3_m_first_valid & _t11) begin
         qp3_first_pending_next = 1'b1;
     end
 end
@@ -1651,35 +1817,35 @@ always @* begin
     mem_rd_arb_locked_next = mem_rd_arb_locked_reg;
     mem_rd_arb_owner_next = mem_rd_arb_owner_reg;
     mem_rd_arb_last_next = mem_rd_arb_last_reg;
-    if (tx_arb_valid & (~_t55)) begin
+    if (tx_arb_valid & (~_t71)) begin
         tx_arb_locked_next = 1'b1;
         tx_arb_owner_next = tx_arb_grant;
     end
-    if (_t55) begin
+    if (_t71) begin
         tx_arb_locked_next = 1'b0;
         tx_arb_last_next = tx_arb_grant;
     end
-    if (cq_arb_valid & (~_t56)) begin
+    if (cq_arb_valid & (~_t72)) begin
         cq_arb_locked_next = 1'b1;
         cq_arb_owner_next = cq_arb_grant;
     end
-    if (_t56) begin
+    if (_t72) begin
         cq_arb_locked_next = 1'b0;
         cq_arb_last_next = cq_arb_grant;
     end
-    if (mem_wr_arb_valid & (~_t57)) begin
+    if (mem_wr_arb_valid & (~_t73)) begin
         mem_wr_arb_locked_next = 1'b1;
         mem_wr_arb_owner_next = mem_wr_arb_grant;
     end
-    if (_t57) begin
+    if (_t73) begin
         mem_wr_arb_locked_next = 1'b0;
         mem_wr_arb_last_next = mem_wr_arb_grant;
     end
-    if (mem_rd_arb_valid & (~_t58)) begin
+    if (mem_rd_arb_valid & (~_t74)) begin
         mem_rd_arb_locked_next = 1'b1;
         mem_rd_arb_owner_next = mem_rd_arb_grant;
     end
-    if (_t58) begin
+    if (_t74) begin
         mem_rd_arb_locked_next = 1'b0;
         mem_rd_arb_last_next = mem_rd_arb_grant;
     end
@@ -1687,7 +1853,7 @@ end
 
 always @* begin
     qp0_mpa_err_next = qp0_mpa_err_reg;
-    if (rx_ulpdu_fire & _t6 & deframer_m_axis_tlast & _t59) begin
+    if (rx_ulpdu_fire & _t24 & deframer_m_axis_tlast & _t75) begin
         qp0_mpa_err_next = 1'b1;
     end
     if (qp0_rst) begin
@@ -1697,7 +1863,7 @@ end
 
 always @* begin
     qp1_mpa_err_next = qp1_mpa_err_reg;
-    if (rx_ulpdu_fire & _t7 & deframer_m_axis_tlast & _t59) begin
+    if (rx_ulpdu_fire & _t25 & deframer_m_axis_tlast & _t75) begin
         qp1_mpa_err_next = 1'b1;
     end
     if (qp1_rst) begin
@@ -1707,7 +1873,7 @@ end
 
 always @* begin
     qp2_mpa_err_next = qp2_mpa_err_reg;
-    if (rx_ulpdu_fire & _t8 & deframer_m_axis_tlast & _t59) begin
+    if (rx_ulpdu_fire & _t26 & deframer_m_axis_tlast & _t75) begin
         qp2_mpa_err_next = 1'b1;
     end
     if (qp2_rst) begin
@@ -1717,7 +1883,7 @@ end
 
 always @* begin
     qp3_mpa_err_next = qp3_mpa_err_reg;
-    if (rx_ulpdu_fire & _t9 & deframer_m_axis_tlast & _t59) begin
+    if (rx_ulpdu_fire & _t27 & deframer_m_axis_tlast & _t75) begin
         qp3_mpa_err_next = 1'b1;
     end
     if (qp3_rst) begin
@@ -1778,6 +1944,16 @@ always @(posedge clk) begin
     qp3_ctx_tx_s0_reg <= qp3_ctx_tx_s0_next;
     qp3_ctx_tx_seq_reg <= qp3_ctx_tx_seq_next;
     qp3_ctx_fence_reg <= qp3_ctx_fence_next;
+    stag_lk_arb_last_reg <= stag_lk_arb_last_next;
+    stag_lk_arb_locked_reg <= stag_lk_arb_locked_next;
+    stag_lk_arb_owner_reg <= stag_lk_arb_owner_next;
+    stag_lk_tag1_reg <= stag_lk_tag1_next;
+    stag_lk_tag2_reg <= stag_lk_tag2_next;
+    stag_inv_arb_last_reg <= stag_inv_arb_last_next;
+    stag_inv_arb_locked_reg <= stag_inv_arb_locked_next;
+    stag_inv_arb_owner_reg <= stag_inv_arb_owner_next;
+    stag_inv_tag1_reg <= stag_inv_tag1_next;
+    stag_inv_tag2_reg <= stag_inv_tag2_next;
     tx_arb_last_reg <= tx_arb_last_next;
     tx_arb_locked_reg <= tx_arb_locked_next;
     tx_arb_owner_reg <= tx_arb_owner_next;
@@ -1861,6 +2037,10 @@ always @(posedge clk) begin
         qp3_ctx_tx_s0_reg <= 9'h0;
         qp3_ctx_tx_seq_reg <= 9'h0;
         qp3_ctx_fence_reg <= 1'b0;
+        stag_lk_arb_last_reg <= 2'b11;
+        stag_lk_arb_locked_reg <= 1'b0;
+        stag_inv_arb_last_reg <= 2'b11;
+        stag_inv_arb_locked_reg <= 1'b0;
         tx_arb_last_reg <= 2'b11;
         tx_arb_locked_reg <= 1'b0;
         qp0_sent_pending_reg <= 16'h0;
@@ -1914,16 +2094,22 @@ rnic_qp_w8 u_qp0 (
     .s_axis_tlast(qp0_s_axis_tlast),
     .s_axis_tuser(qp0_s_axis_tuser),
     .s_llp_err(qp0_s_llp_err),
-    .stag_cfg_valid(qp0_stag_cfg_valid),
-    .stag_cfg_index(qp0_stag_cfg_index),
-    .stag_cfg_key(qp0_stag_cfg_key),
-    .stag_cfg_pd(qp0_stag_cfg_pd),
-    .stag_cfg_base(qp0_stag_cfg_base),
-    .stag_cfg_length(qp0_stag_cfg_length),
-    .stag_cfg_access(qp0_stag_cfg_access),
-    .stag_cfg_va(qp0_stag_cfg_va),
-    .stag_cfg_invalidatable(qp0_stag_cfg_invalidatable),
-    .stag_cfg_enable(qp0_stag_cfg_enable),
+    .stag_lk_valid(qp0_stag_lk_valid),
+    .stag_lk_stag(qp0_stag_lk_stag),
+    .stag_lk_to(qp0_stag_lk_to),
+    .stag_lk_len(qp0_stag_lk_len),
+    .stag_lk_right(qp0_stag_lk_right),
+    .stag_lk_pd(qp0_stag_lk_pd),
+    .stag_inv_valid(qp0_stag_inv_valid),
+    .stag_inv_stag(qp0_stag_inv_stag),
+    .stag_inv_pd(qp0_stag_inv_pd),
+    .stag_lk_ready(qp0_stag_lk_ready),
+    .stag_inv_ready(qp0_stag_inv_ready),
+    .stag_lk_rsp_valid(qp0_stag_lk_rsp_valid),
+    .stag_lk_rsp_fault(qp0_stag_lk_rsp_fault),
+    .stag_lk_rsp_address(qp0_stag_lk_rsp_address),
+    .stag_inv_rsp_valid(qp0_stag_inv_rsp_valid),
+    .stag_inv_rsp_fault(qp0_stag_inv_rsp_fault),
     .s_recv_valid(qp0_s_recv_valid),
     .s_recv_ready(qp0_s_recv_ready),
     .s_recv_addr(qp0_s_recv_addr),
@@ -2006,16 +2192,22 @@ rnic_qp_w8 u_qp1 (
     .s_axis_tlast(qp1_s_axis_tlast),
     .s_axis_tuser(qp1_s_axis_tuser),
     .s_llp_err(qp1_s_llp_err),
-    .stag_cfg_valid(qp1_stag_cfg_valid),
-    .stag_cfg_index(qp1_stag_cfg_index),
-    .stag_cfg_key(qp1_stag_cfg_key),
-    .stag_cfg_pd(qp1_stag_cfg_pd),
-    .stag_cfg_base(qp1_stag_cfg_base),
-    .stag_cfg_length(qp1_stag_cfg_length),
-    .stag_cfg_access(qp1_stag_cfg_access),
-    .stag_cfg_va(qp1_stag_cfg_va),
-    .stag_cfg_invalidatable(qp1_stag_cfg_invalidatable),
-    .stag_cfg_enable(qp1_stag_cfg_enable),
+    .stag_lk_valid(qp1_stag_lk_valid),
+    .stag_lk_stag(qp1_stag_lk_stag),
+    .stag_lk_to(qp1_stag_lk_to),
+    .stag_lk_len(qp1_stag_lk_len),
+    .stag_lk_right(qp1_stag_lk_right),
+    .stag_lk_pd(qp1_stag_lk_pd),
+    .stag_inv_valid(qp1_stag_inv_valid),
+    .stag_inv_stag(qp1_stag_inv_stag),
+    .stag_inv_pd(qp1_stag_inv_pd),
+    .stag_lk_ready(qp1_stag_lk_ready),
+    .stag_inv_ready(qp1_stag_inv_ready),
+    .stag_lk_rsp_valid(qp1_stag_lk_rsp_valid),
+    .stag_lk_rsp_fault(qp1_stag_lk_rsp_fault),
+    .stag_lk_rsp_address(qp1_stag_lk_rsp_address),
+    .stag_inv_rsp_valid(qp1_stag_inv_rsp_valid),
+    .stag_inv_rsp_fault(qp1_stag_inv_rsp_fault),
     .s_recv_valid(qp1_s_recv_valid),
     .s_recv_ready(qp1_s_recv_ready),
     .s_recv_addr(qp1_s_recv_addr),
@@ -2098,16 +2290,22 @@ rnic_qp_w8 u_qp2 (
     .s_axis_tlast(qp2_s_axis_tlast),
     .s_axis_tuser(qp2_s_axis_tuser),
     .s_llp_err(qp2_s_llp_err),
-    .stag_cfg_valid(qp2_stag_cfg_valid),
-    .stag_cfg_index(qp2_stag_cfg_index),
-    .stag_cfg_key(qp2_stag_cfg_key),
-    .stag_cfg_pd(qp2_stag_cfg_pd),
-    .stag_cfg_base(qp2_stag_cfg_base),
-    .stag_cfg_length(qp2_stag_cfg_length),
-    .stag_cfg_access(qp2_stag_cfg_access),
-    .stag_cfg_va(qp2_stag_cfg_va),
-    .stag_cfg_invalidatable(qp2_stag_cfg_invalidatable),
-    .stag_cfg_enable(qp2_stag_cfg_enable),
+    .stag_lk_valid(qp2_stag_lk_valid),
+    .stag_lk_stag(qp2_stag_lk_stag),
+    .stag_lk_to(qp2_stag_lk_to),
+    .stag_lk_len(qp2_stag_lk_len),
+    .stag_lk_right(qp2_stag_lk_right),
+    .stag_lk_pd(qp2_stag_lk_pd),
+    .stag_inv_valid(qp2_stag_inv_valid),
+    .stag_inv_stag(qp2_stag_inv_stag),
+    .stag_inv_pd(qp2_stag_inv_pd),
+    .stag_lk_ready(qp2_stag_lk_ready),
+    .stag_inv_ready(qp2_stag_inv_ready),
+    .stag_lk_rsp_valid(qp2_stag_lk_rsp_valid),
+    .stag_lk_rsp_fault(qp2_stag_lk_rsp_fault),
+    .stag_lk_rsp_address(qp2_stag_lk_rsp_address),
+    .stag_inv_rsp_valid(qp2_stag_inv_rsp_valid),
+    .stag_inv_rsp_fault(qp2_stag_inv_rsp_fault),
     .s_recv_valid(qp2_s_recv_valid),
     .s_recv_ready(qp2_s_recv_ready),
     .s_recv_addr(qp2_s_recv_addr),
@@ -2190,16 +2388,22 @@ rnic_qp_w8 u_qp3 (
     .s_axis_tlast(qp3_s_axis_tlast),
     .s_axis_tuser(qp3_s_axis_tuser),
     .s_llp_err(qp3_s_llp_err),
-    .stag_cfg_valid(qp3_stag_cfg_valid),
-    .stag_cfg_index(qp3_stag_cfg_index),
-    .stag_cfg_key(qp3_stag_cfg_key),
-    .stag_cfg_pd(qp3_stag_cfg_pd),
-    .stag_cfg_base(qp3_stag_cfg_base),
-    .stag_cfg_length(qp3_stag_cfg_length),
-    .stag_cfg_access(qp3_stag_cfg_access),
-    .stag_cfg_va(qp3_stag_cfg_va),
-    .stag_cfg_invalidatable(qp3_stag_cfg_invalidatable),
-    .stag_cfg_enable(qp3_stag_cfg_enable),
+    .stag_lk_valid(qp3_stag_lk_valid),
+    .stag_lk_stag(qp3_stag_lk_stag),
+    .stag_lk_to(qp3_stag_lk_to),
+    .stag_lk_len(qp3_stag_lk_len),
+    .stag_lk_right(qp3_stag_lk_right),
+    .stag_lk_pd(qp3_stag_lk_pd),
+    .stag_inv_valid(qp3_stag_inv_valid),
+    .stag_inv_stag(qp3_stag_inv_stag),
+    .stag_inv_pd(qp3_stag_inv_pd),
+    .stag_lk_ready(qp3_stag_lk_ready),
+    .stag_inv_ready(qp3_stag_inv_ready),
+    .stag_lk_rsp_valid(qp3_stag_lk_rsp_valid),
+    .stag_lk_rsp_fault(qp3_stag_lk_rsp_fault),
+    .stag_lk_rsp_address(qp3_stag_lk_rsp_address),
+    .stag_inv_rsp_valid(qp3_stag_inv_rsp_valid),
+    .stag_inv_rsp_fault(qp3_stag_inv_rsp_fault),
     .s_recv_valid(qp3_s_recv_valid),
     .s_recv_ready(qp3_s_recv_ready),
     .s_recv_addr(qp3_s_recv_addr),
@@ -2252,6 +2456,35 @@ rnic_qp_w8 u_qp3 (
     .fenced(qp3_fenced),
     .m_first_valid(qp3_m_first_valid),
     .idle(qp3_idle)
+);
+
+stag_table_d256 u_stags (
+    .clk(clk),
+    .rst(rst),
+    .cfg_valid(stags_cfg_valid),
+    .cfg_index(stags_cfg_index),
+    .cfg_key(stags_cfg_key),
+    .cfg_pd(stags_cfg_pd),
+    .cfg_base(stags_cfg_base),
+    .cfg_length(stags_cfg_length),
+    .cfg_access(stags_cfg_access),
+    .cfg_va(stags_cfg_va),
+    .cfg_invalidatable(stags_cfg_invalidatable),
+    .cfg_enable(stags_cfg_enable),
+    .lk_valid(stags_lk_valid),
+    .lk_stag(stags_lk_stag),
+    .lk_to(stags_lk_to),
+    .lk_len(stags_lk_len),
+    .lk_pd(stags_lk_pd),
+    .lk_right(stags_lk_right),
+    .rsp_valid(stags_rsp_valid),
+    .rsp_fault(stags_rsp_fault),
+    .rsp_address(stags_rsp_address),
+    .inv_valid(stags_inv_valid),
+    .inv_stag(stags_inv_stag),
+    .inv_pd(stags_inv_pd),
+    .inv_rsp_valid(stags_inv_rsp_valid),
+    .inv_fault(stags_inv_fault)
 );
 
 mpa_rx_w8_q4 u_mpa_rx (

@@ -48,7 +48,8 @@ import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
  * above the depth leaves the depth as the limit.
  *
  * Timing: a descriptor is taken in IDLE when m_cmd and m_evt are free; a Write takes 5 cycles
- * (IDLE, CHECK, LOOK, two cycles of STag lookup latency, POST), an untagged Send 2. A Read or Atomic
+ * (IDLE, CHECK, LOOK, two cycles of STag lookup latency, POST), an untagged Send 2; LOOK and INV
+ * wait for the table's ready (a table shared by the QPs takes one lookup a cycle). A Read or Atomic
  * Request waits in POST until every placement before it has been written (place_idle), so that its
  * response reads what earlier Writes and Sends placed (RFC 5040 §5.5 rule 6).
  */
@@ -68,10 +69,10 @@ const STATES = ['IDLE', 'CHECK', 'LOOK', 'LWAIT', 'POST', 'INV', 'IWAIT'] as con
 const MEANING = {
   IDLE: 'waiting for a ULPDU descriptor',
   CHECK: 'the RFC 5040/5041 checks of the descriptor',
-  LOOK: 'STag lookup issued',
+  LOOK: 'STag lookup offered (until the table takes it)',
   LWAIT: 'waiting for the STag lookup',
   POST: 'posting the placement command and the event',
-  INV: 'invalidation of an STag issued',
+  INV: 'invalidation of an STag offered (until the table takes it)',
   IWAIT: 'waiting for the invalidation',
 } as const;
 /** What the STag lookup is for. */
@@ -124,8 +125,9 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const injErr = m.input('inject_err', 14, { group: fg, doc: '{code, etype, layer}' });
   const abortIn = m.input('abort_req', 1, { group: fg, doc: 'the ULP tears the stream down: Terminate RDMAP local catastrophic, no headers' });
 
-  const lg = 'STag table lookup (latency 2)';
+  const lg = 'STag table lookup (taken with lk_ready; answered 2 cycles later)';
   const lkValid = m.output('lk_valid', 1, { group: lg });
+  const lkReady = m.input('lk_ready', 1, { group: lg, doc: 'the table takes the lookup (a table shared by the QPs serves one a cycle)' });
   const lkStag = m.output('lk_stag', 32, { group: lg });
   const lkTo = m.output('lk_to', 64, { group: lg });
   const lkLen = m.output('lk_len', 32, { group: lg });
@@ -134,8 +136,9 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const lkRspValid = m.input('lk_rsp_valid', 1, { group: lg });
   const lkFault = m.input('lk_rsp_fault', 3, { group: lg });
   const lkAddr = m.input('lk_rsp_address', 64, { group: lg });
-  const ig = 'STag table invalidate (latency 2)';
+  const ig = 'STag table invalidate (taken with inv_ready; answered 2 cycles later)';
   const invValid = m.output('inv_valid', 1, { group: ig });
+  const invReady = m.input('inv_ready', 1, { group: ig, doc: 'the table takes the invalidate' });
   const invStag = m.output('inv_stag', 32, { group: ig });
   const invPd = m.output('inv_pd', 16, { group: ig });
   const invRspValid = m.input('inv_rsp_valid', 1, { group: ig });
@@ -703,7 +706,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
           });
         },
       ],
-      [fsm.value('LOOK'), () => fsm.goto('LWAIT')],
+      [fsm.value('LOOK'), () => m.when(lkReady, () => fsm.goto('LWAIT'))],
       [
         fsm.value('LWAIT'),
         () => {
@@ -737,7 +740,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
           });
         },
       ],
-      [fsm.value('INV'), () => fsm.goto('IWAIT')],
+      [fsm.value('INV'), () => m.when(invReady, () => fsm.goto('IWAIT'))],
       [
         fsm.value('IWAIT'),
         () => {

@@ -1,4 +1,4 @@
-import { Expr, cat, mux } from '../core/expr';
+import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import type { Signal } from '../core/signal';
 import { sinkStream, sourceStream } from '../core/stream';
@@ -8,7 +8,7 @@ import { ULPDU_LEFT_BITS } from './ddp-tx-output';
 import { fifo } from '../lib/fifo';
 import { ddpRxPlaceModule } from './ddp-rx-place';
 import { rdmapTxRespModule } from './rdmap-tx-resp';
-import { stagTableModule } from './stag-table';
+import { STAG_TABLE_DEPTH, STAG_TABLE_LATENCY, stagTableModule } from './stag-table';
 import { checkRnicWidth } from './rnic-widths';
 
 /**
@@ -36,23 +36,40 @@ export interface DdpRxOptions extends DdpRxCtlOptions {
   readonly stagDepth?: number;
   /** Payload FIFO octets: at least the largest ULPDU payload (cfg_mulpdu − 14). */
   readonly fifoBytes?: number;
+  /**
+   * The STag table is the RNIC's, outside (rnic_top shares one by every QP): the module is
+   * `ddp_rx_w<W>_shared_stags` and has the table's lookup and invalidate ports (stag_lk_*,
+   * stag_inv_*, with ready) instead of its configuration write (stag_cfg_*).
+   */
+  readonly sharedStags?: boolean;
 }
+
+/** The name of the receive path: with its own STag table, or with the RNIC's (sharedStags). */
+export const ddpRxName = (bytes: number, sharedStags = false): string => `ddp_rx_w${bytes}${sharedStags ? '_shared_stags' : ''}`;
+
+/** The ports between ddp_rx_ctl and the STag table, as ddp_rx_ctl names them. */
+export const STAG_PORTS = {
+  request: ['lk_valid', 'lk_stag', 'lk_to', 'lk_len', 'lk_right', 'lk_pd', 'inv_valid', 'inv_stag', 'inv_pd'],
+  ready: ['lk_ready', 'inv_ready'],
+  response: ['lk_rsp_valid', 'lk_rsp_fault', 'lk_rsp_address', 'inv_rsp_valid', 'inv_rsp_fault'],
+} as const;
 
 export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   checkRnicWidth('ddp_rx', bytes);
   const W = bytes;
-  const stagDepth = opts.stagDepth ?? 256;
+  const stagDepth = opts.stagDepth ?? STAG_TABLE_DEPTH;
   const hdr = ddpRxHdrModule(W);
   const place = ddpRxPlaceModule(W, opts.fifoBytes);
   const ctl = ddpRxCtlModule(opts);
+  const shared = opts.sharedStags ?? false;
   const stags = stagTableModule(stagDepth);
   const resp = rdmapTxRespModule(W);
   const m = new ModuleBuilder(
-    `ddp_rx_w${W}`,
+    ddpRxName(W, shared),
     `RNIC receive path of one QP, ${W} octets per beat: DDP/RDMAP decode and checks (RFC 5040, RFC 5041,\n` +
-      'RFC 7306; spec/ddp-rdmap.md sections 5-8), STag protection, placement into host memory, the atomic\n' +
+      `RFC 7306; spec/ddp-rdmap.md sections 5-8), STag protection${shared ? " (the RNIC's STag table, outside)" : ''}, placement into host memory, the atomic\n` +
       'unit, and the responses it causes (Read Responses, Atomic Responses, the Terminate) as ULPDUs for mpa_tx.',
-    { bytes: W, stagDepth },
+    shared ? { bytes: W } : { bytes: W, stagDepth },
   );
   const clkGroup = 'Clock and synchronous active-high reset';
   const clk = m.input('clk', 1, { group: clkGroup });
@@ -82,8 +99,13 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const s = sinkStream({ bytes: W, user: 1 }).declare(m, 's_axis', 'AXI4-Stream input: one ULPDU per packet, tuser on tlast = MPA passed its FPDU (as mpa_rx m_axis)');
   const llpErr = m.input('s_llp_err', 8, { group: 'MPA verdict', doc: "mpa_rx err_code: the LLP error code of a ULPDU that ends with tuser 0" });
   // STag table configuration, posted receive buffers, the ORQ, local faults: straight through.
-  const stagCfg = stags.ports.filter((p) => p.name.startsWith('cfg_')).map((p) => p.name);
-  expose('stags', stags, stagCfg, (n) => `stag_${n}`, 'STag table configuration write (stag_cfg_*)');
+  if (shared) {
+    const names = [...STAG_PORTS.request, ...STAG_PORTS.ready, ...STAG_PORTS.response];
+    expose('ctl', ctl, names, (n) => `stag_${n}`, `The RNIC's STag table (stag_lk_*, stag_inv_*): taken with ready, answered ${STAG_TABLE_LATENCY} cycles later`);
+  } else {
+    const stagCfg = stags.ports.filter((p) => p.name.startsWith('cfg_')).map((p) => p.name);
+    expose('stags', stags, stagCfg, (n) => `stag_${n}`, 'STag table configuration write (stag_cfg_*)');
+  }
   expose('ctl', ctl, ['s_recv_valid', 's_recv_ready', 's_recv_addr', 's_recv_len'], same, 'Posted receive buffers of QN 0 (s_recv)');
   expose('ctl', ctl, ['s_orq_valid', 's_orq_ready', 's_orq_atomic', 's_orq_stag', 's_orq_to', 's_orq_size', 's_orq_request_id'], same, 'ORQ: outbound Read and Atomic Requests in send order (s_orq)');
   expose('ctl', ctl, ['inject_valid', 'inject_err', 'abort_req'], same, 'Local faults');
@@ -126,8 +148,17 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
 
   // ---- ddp_rx_ctl ---------------------------------------------------------------------------------
   const wires = (child: Module, prefix: string, names: readonly string[]) => Object.fromEntries(names.map((n) => [n, wire(`${prefix}${n}`, child.ports.find((p) => p.name === n)!.width)])) as Record<string, Signal>;
-  const lk = wires(ctl, 'ctl_', ['lk_valid', 'lk_stag', 'lk_to', 'lk_len', 'lk_right', 'lk_pd', 'inv_valid', 'inv_stag', 'inv_pd']);
-  const lkRsp = wires(stags, 'stag_', ['rsp_valid', 'rsp_fault', 'rsp_address', 'inv_rsp_valid', 'inv_fault']);
+  // The STag table, unless it is the RNIC's: always ready, one lookup and one invalidate a cycle.
+  if (!shared) {
+    const lk = wires(ctl, 'ctl_', STAG_PORTS.request);
+    const lkRsp = wires(stags, 'stag_', ['rsp_valid', 'rsp_fault', 'rsp_address', 'inv_rsp_valid', 'inv_fault']);
+    Object.assign(conns.ctl!, lk, {
+      lk_ready: lit(1, 1), inv_ready: lit(1, 1),
+      lk_rsp_valid: lkRsp.rsp_valid!, lk_rsp_fault: lkRsp.rsp_fault!, lk_rsp_address: lkRsp.rsp_address!,
+      inv_rsp_valid: lkRsp.inv_rsp_valid!, inv_rsp_fault: lkRsp.inv_fault!,
+    });
+    m.instance(stags, 'u_stags', { clk, rst, ...lk, ...lkRsp, ...conns.stags });
+  }
   const cmd = wires(ctl, 'ctl_', ['m_cmd_valid', 'm_cmd_ready', 'm_cmd_addr', 'm_cmd_discard']);
   const reqNames = ctl.ports.filter((p) => p.name.startsWith('m_req_')).map((p) => p.name);
   const req = wires(ctl, 'ctl_', reqNames);
@@ -138,23 +169,11 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
     clk, rst, cfg_pd: cfg.pd, cfg_ird: cfg.ird, cfg_ord: cfg.ord, cfg_initial_msn: cfg.msn,
     s_desc_tdata: desc.data, s_desc_tvalid: desc.valid, s_desc_tready: desc.ready,
     s_desc_mpa_bad: verdict.head.bit(0), s_desc_mpa_code: verdict.head.slice(8, 1),
-    ...lk,
-    lk_rsp_valid: lkRsp.rsp_valid!, lk_rsp_fault: lkRsp.rsp_fault!, lk_rsp_address: lkRsp.rsp_address!,
-    inv_rsp_valid: lkRsp.inv_rsp_valid!, inv_rsp_fault: lkRsp.inv_fault!,
     ...cmd,
     ...req,
     idle: ctlIdle,
     place_idle: placeIdle,
     ...conns.ctl,
-  });
-
-  // ---- stag_table ---------------------------------------------------------------------------------
-  m.instance(stags, 'u_stags', {
-    clk, rst,
-    lk_valid: lk.lk_valid!, lk_stag: lk.lk_stag!, lk_to: lk.lk_to!, lk_len: lk.lk_len!, lk_pd: lk.lk_pd!, lk_right: lk.lk_right!,
-    inv_valid: lk.inv_valid!, inv_stag: lk.inv_stag!, inv_pd: lk.inv_pd!,
-    ...lkRsp,
-    ...conns.stags,
   });
 
   // ---- ddp_rx_place -------------------------------------------------------------------------------

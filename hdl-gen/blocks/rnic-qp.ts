@@ -12,7 +12,8 @@ import { checkRnicWidth } from './rnic-widths';
 /**
  * One QP of the RNIC, both directions, between the MPA blocks all QPs share (rnic_top):
  *
- *   s_axis (ULPDUs from mpa_rx) → ddp_rx_w<W> → host memory, m_evt, responses
+ *   s_axis (ULPDUs from mpa_rx) → ddp_rx_w<W>_shared_stags → host memory, m_evt, responses
+ *                                  ↕ stag_lk_*, stag_inv_*: the STag table all QPs share (rnic_top)
  *   wr_* (work requests)    → ddp_tx_w<W> → ┐
  *   responses, Terminate    ────────────────┴→ packet mux → m_axis (ULPDUs and their framing context)
  *
@@ -49,7 +50,7 @@ export const QP_READ_OWNERS_DEPTH = 512;
 export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
   checkRnicWidth('rnic_qp', bytes);
   const W = bytes;
-  const rx = ddpRxModule(W, opts);
+  const rx = ddpRxModule(W, { ...opts, sharedStags: true });
   const tx = ddpTxModule(W);
   const m = new ModuleBuilder(
     `rnic_qp_w${W}`,
@@ -98,7 +99,7 @@ export function rnicQpModule(bytes: number, opts: DdpRxOptions = {}): Module {
       else m.assign(p, r[n]!);
     }
   };
-  passRx(rx.ports.filter((p) => p.name.startsWith('s_axis_') || p.name === 's_llp_err' || p.name.startsWith('stag_cfg_') || p.name.startsWith('s_recv_') || p.name.startsWith('m_evt_')).map((p) => p.name));
+  passRx(rx.ports.filter((p) => p.name.startsWith('s_axis_') || p.name === 's_llp_err' || p.name.startsWith('stag_') || p.name.startsWith('s_recv_') || p.name.startsWith('m_evt_')).map((p) => p.name));
   passRx(['inject_valid', 'inject_err', 'abort_req']);
   passRx(['mem_wr_valid', 'mem_wr_ready', 'mem_wr_addr', 'mem_wr_data', 'mem_wr_strb']);
   passRx(['rx_stopped', 'tx_stopped', 'irrq_used', 'rx_idle'], 'Status');

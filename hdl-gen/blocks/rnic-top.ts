@@ -11,6 +11,8 @@ import { MPA_RX_VERDICT, mpaRxModule } from './mpa-rx';
 import { mpaTxModule } from './mpa-tx';
 import { QP_READ_OWNERS_DEPTH, rnicQpModule } from './rnic-qp';
 import { checkRnicWidth } from './rnic-widths';
+import { sharedServer } from '../lib/shared-server';
+import { STAG_TABLE_DEPTH, STAG_TABLE_LATENCY, stagTableModule } from './stag-table';
 
 /**
  * The RNIC datapath for N QPs, N TCP connections (one `rnic_qp_w<W>` each):
@@ -21,9 +23,16 @@ import { checkRnicWidth } from './rnic-widths';
  *   every QP's memory reads/writes → one mem_rd / mem_wr port; events → one completion queue (m_cq)
  *
  * - Configuration port: cfg_valid with cfg_qp loads that QP's context (the cfg_* fields) and
- *   restarts it (a one-cycle reset of its rnic_qp, which also clears its STag table): a new
- *   connection on that QP. Load it while the QP is idle or held by its fence (qp_idle or
- *   qp_fenced): in the middle of an FPDU the restart would cut it short. STags, receive buffers and work requests go to the QP their *_qp names.
+ *   restarts it (a one-cycle reset of its rnic_qp): a new connection on that QP. Load it while
+ *   the QP is idle or held by its fence (qp_idle or qp_fenced): in the middle of an FPDU the
+ *   restart would cut it short. Receive buffers and work requests go to the QP their *_qp names.
+ * - One STag table for the RNIC (stag_table_d<depth>), as in the model (ts-model/rnic/rnic.ts):
+ *   an STag belongs to a protection domain, not to a QP, so every QP looks up the same table and
+ *   the stream check T2 compares the STag's PD with the receiving QP's cfg_pd (spec/ddp-rdmap.md
+ *   §5.3, 0x1/0x1/0x02). stag_cfg_* registers and invalidates entries (cfg_enable); a QP's
+ *   restart leaves them (the host deregisters what it no longer wants reachable). The QPs'
+ *   lookups and invalidates take turns, round-robin, one each a cycle (a QP waits in its
+ *   ddp_rx_ctl's LOOK or INV while another is served: a cycle per QP ahead of it).
  * - The network ports carry each connection's in-order TCP payload, tid naming the QP: s_axis
  *   packets (TCP segments, whole) go into one mpa_rx, which keeps each QP's receive state between
  *   its segments in a context memory (a segment of another QP costs a context switch, 7-8
@@ -52,6 +61,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const qp = rnicQpModule(W, opts);
   const mpa = mpaTxModule(W, { qps: N });
   const deframer = mpaRxModule(W, { qps: N });
+  const stags = stagTableModule(opts.stagDepth ?? STAG_TABLE_DEPTH);
   const m = new ModuleBuilder(
     `rnic_top_w${W}`,
     `The iWARP RNIC datapath, ${N} QP${N > 1 ? 's' : ''}, ${W} octets per beat: per QP, MPA (RFC 5044), DDP (RFC 5041) and RDMAP\n` +
@@ -119,13 +129,30 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
     }
   };
   const fieldsOf = (prefix: string) => qp.ports.filter((p) => p.name.startsWith(prefix) && !/_(valid|ready)$/.test(p.name)).map((p) => p.name);
-  demux('stag_cfg', 'STag table write (stag_cfg_*; to the QP stag_cfg_qp)', fieldsOf('stag_cfg_'), false);
   demux('s_recv', 'Posted receive buffers of QN 0 (s_recv; to the QP s_recv_qp)', fieldsOf('s_recv_'), true);
   demux('wr', 'Work requests (wr_*; to the QP wr_qp, in send order per QP)', fieldsOf('wr_'), true);
   demux('inject', 'Local faults (a local failure or an abort of one QP)', ['inject_err'], false);
   const abortReq = m.input('abort_req', 1, { group: 'Local faults (a local failure or an abort of one QP)', doc: 'the ULP aborts QP abort_qp' });
   const abortQp = m.input('abort_qp', qb, { group: 'Local faults (a local failure or an abort of one QP)' });
   for (let i = 0; i < N; i++) m.assign(w('abort_req', i), abortReq.and(abortQp.eq(qpLit(i))));
+
+  // ---- the RNIC's STag table, shared by the QPs -------------------------------------------------------
+  const st = m.wiresLike(stags, 'stags');
+  const stagCfgGroup = 'STag table write (stag_cfg_*; the RNIC\'s table, every QP\'s lookups)';
+  for (const p of stags.ports.filter((x) => x.name.startsWith('cfg_'))) m.assign(st[p.name]!, m.portLike(stags, p.name, `stag_${p.name}`, stagCfgGroup));
+  const share = (op: 'lk' | 'inv', fields: readonly string[], rsp: Record<string, string>) => {
+    const srv = sharedServer(m, `stag_${op}`, liveAll(`stag_${op}_valid`), STAG_TABLE_LATENCY);
+    m.assign(st[`${op}_valid`]!, srv.valid);
+    for (const f of fields) m.assign(st[`${op}_${f}`]!, srv.pick(wires[`stag_${op}_${f}`]!));
+    const [valid, ...rest] = Object.entries(rsp);
+    for (let i = 0; i < N; i++) {
+      m.assign(w(`stag_${op}_ready`, i), srv.ready(i));
+      m.assign(w(`stag_${op}_rsp_${valid![0]}`, i), srv.answer(st[valid![1]]!, i));
+      for (const [f, table] of rest) m.assign(w(`stag_${op}_rsp_${f}`, i), st[table]!);
+    }
+  };
+  share('lk', ['stag', 'to', 'len', 'right', 'pd'], { valid: 'rsp_valid', fault: 'rsp_fault', address: 'rsp_address' });
+  share('inv', ['stag', 'pd'], { valid: 'inv_rsp_valid', fault: 'inv_fault' });
 
   // ---- network in: TCP payload, tid = QP -----------------------------------------------------------
   const ig = 'AXI4-Stream input: TCP payload of each connection, in order, whole segments (s_axis; tid = QP)';
@@ -275,6 +302,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(irrq, N === 1 ? w('irrq_used', 0) : cat(...Array.from({ length: N }, (_, i) => w('irrq_used', N - 1 - i))));
 
   for (let i = 0; i < N; i++) m.instance(qp, `u_qp${i}`, { clk, rst: qpRst[i]!, ...conns[i]! });
+  m.instance(stags, 'u_stags', { clk, rst, ...st });
   m.instance(deframer, 'u_mpa_rx', { clk, rst, ...d });
   m.instance(mpa, 'u_mpa_tx', { clk, rst, ...f });
   return m.build();

@@ -40,6 +40,9 @@ import { ModuleBuilder, type Module } from '../core/module';
  */
 export const STAG_TABLE_LATENCY = 2;
 
+/** Entries of the STag table unless configured (stagDepth). */
+export const STAG_TABLE_DEPTH = 256;
+
 /** rsp_fault codes (the model's TaggedFault, in check order). */
 export const STAG_FAULTS = ['ok', 'invalid-stag', 'pd-mismatch', 'access', 'to-wrap', 'bounds'] as const;
 /** inv_fault codes (the model's InvalidateFault, in check order). */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { RNIC_WIDTHS } from '../blocks/rnic-widths';
+import { STAG_TABLE_DEPTH } from '../blocks/stag-table';
 
 /**
  * What `rnic gen` generates the RTL for. Validated by zod: a bad value is an error that names the
@@ -28,7 +29,7 @@ export const RnicConfigSchema = z
     /** Queue pairs (RDMAP streams) the datapath serves. */
     qps: z.number().int().min(1).max(1024).default(4),
     /** STag table entries (a power of two; hdl-gen/blocks/stag-table.ts). */
-    stagDepth: powerOfTwo(16, 65536, 256),
+    stagDepth: powerOfTwo(16, 65536, STAG_TABLE_DEPTH),
     /** Per QP: inbound Read/Atomic Requests held until answered (the IRRQ; an IRD above it waits for room). */
     irrqDepth: powerOfTwo(2, 256, 8),
     /** Per QP: outbound Reads/Atomics outstanding (the ORQ; an ORD above it waits at wr_ready). */

@@ -74,7 +74,8 @@ export class RnicBench extends DutBench {
   readonly mAxis: AxisSink;
   readonly mem: HostMemoryPort;
   readonly cfg: RecordSource<{ qp: number; c: QpConfig }>;
-  readonly stagCfg: RecordSource<{ qp: number; g: RtlRegion }>;
+  /** The RNIC's STag table (one for every QP): entries to register, or with `enable: false` to deregister. */
+  readonly stagCfg: RecordSource<RtlRegion & { readonly enable?: boolean }>;
   readonly recv: RecordSource<{ qp: number; addr: bigint; len: number }>;
   readonly wr: RecordSource<{ qp: number; req: TxRequest; requestId?: number }>;
   readonly cqSink: RecordSink<CqEntry>;
@@ -109,7 +110,7 @@ export class RnicBench extends DutBench {
     const unsent: number[] = new Array(this.qps).fill(0);
     const accepted: number[] = [];
     this.cfg = this.recordSource('cfg', { ready: null, fields: ({ qp, c }) => qpConfigFields(qp, c), onAccept: ({ qp }) => void (unsent[qp] = 0) });
-    this.stagCfg = this.recordSource('stag_cfg', { ready: null, fields: ({ qp, g }) => ({ qp, ...stagEntry(g) }) });
+    this.stagCfg = this.recordSource('stag_cfg', { ready: null, fields: stagEntry });
     this.recv = this.recordSource('s_recv', { layout: RECV_BUFFER, beside: ['qp'], fields: (b) => ({ ...b }) });
     this.wr = this.recordSource('wr', {
       layout: WORK_REQUEST,
@@ -231,12 +232,12 @@ export class RnicBench extends DutBench {
     return Number((this.model.peek(this.h('qp_irrq_used')) >> BigInt(bits * qp)) & ((1n << BigInt(bits)) - 1n));
   }
 
-  /** System reset, then the QPs' contexts loaded (which restarts each QP), then the STags. */
-  start(configs: readonly { qp: number; c: QpConfig }[], regions: readonly { qp: number; g: RtlRegion }[]): void {
+  /** System reset (which clears the STag table), then the QPs' contexts loaded (which restarts each QP), then the STags. */
+  start(configs: readonly { qp: number; c: QpConfig }[], regions: readonly RtlRegion[]): void {
     this.reset();
     this.cfg.push(...configs);
     this.until(() => this.cfg.idle, 100, 'the QP contexts to load');
-    this.run(2); // the QPs' restart (a one-cycle reset, which also clears their STag tables)
+    this.run(2); // the QPs' restart (a one-cycle reset)
     this.stagCfg.push(...regions);
     this.until(() => this.stagCfg.idle, 100 + regions.length, 'the STags to load');
     this.run(2);

@@ -105,7 +105,7 @@ export function cosimRnicFairness(opts: FairnessOptions): FairnessResult {
   const miss = (m: FairnessMismatch) => mismatches.push(m);
   const c = { mulpdu: MULPDU, markers: r.bool(), crc: true };
   const stride = 0x10000n;
-  const regions = Array.from({ length: qps }, (_, q) => ({ qp: q, g: { stag: readStag(q), pd: PD, base: READ_BASE + BigInt(q) * stride, length: stride, access: ['remote-read'], va: false, invalidatable: false } satisfies RtlRegion }));
+  const regions = Array.from({ length: qps }, (_, q) => ({ stag: readStag(q), pd: PD, base: READ_BASE + BigInt(q) * stride, length: stride, access: ['remote-read'], va: false, invalidatable: false }) satisfies RtlRegion);
   let fpdus = 0;
 
   /** One round: the `busy` QPs each get two Writes and a Read Request at once; then the checks. */

@@ -311,7 +311,7 @@ export function runTopRx(width: number, o: TopRxOptions = {}): TopRxRun {
   const host = bench.mem;
   let st: Record<string, number>;
   try {
-    bench.start([qpConfig(d, 0)], [{ qp: 0, g: region }]);
+    bench.start([qpConfig(d, 0)], [region]);
     host.clear();
     // TCP payload in full beats (MPA takes segments of any size; tlast means nothing to it).
     const CHUNK = 4096;

@@ -97,7 +97,7 @@ export function formatRnicCosim(r: RnicCosimReport, replay: string): string {
     r.errorsMissed.length ? `error codes not raised: ${r.errorsMissed.join('; ')}` : 'every DDP/RDMAP/MPA error code of the spec was raised',
     `${r.cycles} cycles at ${(r.simCyclesPerSecond / 1e3).toFixed(0)} k cycles/s`,
     r.mismatches ? `FAIL: ${r.mismatches} differences from the model` : 'PASS: every FPDU, completion and memory octet equals the model',
-    r.violations ? `FAIL: ${r.violations} protection violations` : 'protection: no write outside what the STag tables and posted buffers allow',
+    r.violations ? `FAIL: ${r.violations} protection violations` : 'protection: no write outside what the STag table and posted buffers allow',
   ];
   const m = r.firstMismatch;
   if (m) {

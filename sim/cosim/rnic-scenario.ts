@@ -131,7 +131,7 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     bench.cfg.push({ qp: 0, c: cfg });
     bench.settle('configuring QP 0');
     for (const g of responder.stags.regions()) {
-      bench.stagCfg.push({ qp: 0, g: { stag: g.stag, pd: g.pd, base: g.base, length: g.length, access: [...g.access], va: g.addressing === 'va', invalidatable: g.invalidatable } });
+      bench.stagCfg.push({ stag: g.stag, pd: g.pd, base: g.base, length: g.length, access: [...g.access], va: g.addressing === 'va', invalidatable: g.invalidatable });
     }
     // The responder's receive buffers, where the model put them, in its order.
     const buffers = model.buffers.filter((b) => b.at === 'responder');

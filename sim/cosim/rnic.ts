@@ -13,7 +13,7 @@ import { RxCounts } from './rx-counts';
 import { faultyWire, opcodeName, taggedPayload, tcpSegments } from './peer-wire';
 import { RnicBench } from './rnic-bench';
 import { ddpTxWrQueue } from '../../hdl-gen/blocks/ddp-tx';
-import { FaultTurns, RxPeer, newSideEffects, type StepSideEffects } from './rx-peer';
+import { FaultTurns, RxPeer, newSideEffects, type RtlRegion, type StepSideEffects } from './rx-peer';
 import { qpStreams, type QpConfig } from './qp-config';
 import { firstMemoryDifference, memoryMismatch, type RnicMismatch, type TopRunResult } from './scoreboard';
 import { describeUlpdu, sideBySide } from './ulpdu-text';
@@ -100,6 +100,8 @@ export type { RnicMismatch } from './scoreboard';
 /** One QP's connection: its two model endpoints, MPA both ways, and what is still to compare. */
 class Lane {
   peer!: RxPeer;
+  /** The previous connection's regions, still registered in the STag table. */
+  stale: readonly RtlRegion[] = [];
   cfg!: QpConfig;
   stream = 0;
   ops = 0;
@@ -174,9 +176,16 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     violations.add(`QP ${l.q} stream ${l.stream} op ${l.ops}: ${s}`);
   };
 
+  /** The STag indices of lane q's regions in the table the QPs share: a range of its own. */
+  const stagIndicesOf = (q: number) => {
+    const count = Math.floor((STAG_DEPTH - 1) / N);
+    return { first: 1 + q * count, count };
+  };
   /** A new connection on lane l: model endpoints, configuration, STag table, memory. */
   const start = (l: Lane) => {
     streams++;
+    // The old connection's regions stay in the shared table until deregistered (programStags).
+    l.stale = l.peer?.regions ?? [];
     l.stream = streams;
     const peerMulpdu = r.pick([100, 300, 1460, 4110, MAX_PEER_MULPDU]);
     /** One MPA direction: S0 anywhere in sequence space, the stream starting up to 3000 words in. */
@@ -211,7 +220,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     if (!cfg.rfc7306) cov('RFC 7306 off');
     if (cfg.fence) cov('MPA fencing');
     l.cfg = cfg;
-    l.peer = new RxPeer(r, { pd: cfg.pd, ird: cfg.ird, initialMsn: cfg.msn, peerMulpdu, localMulpdu: cfg.mulpdu, bigEndian: cfg.bigEndian, rfc7306: cfg.rfc7306, stagDepth: STAG_DEPTH, addressBase: qpAddressBase(l.q, r) });
+    l.peer = new RxPeer(r, { pd: cfg.pd, ird: cfg.ird, initialMsn: cfg.msn, peerMulpdu, localMulpdu: cfg.mulpdu, bigEndian: cfg.bigEndian, rfc7306: cfg.rfc7306, stagDepth: STAG_DEPTH, stagIndices: stagIndicesOf(l.q), addressBase: qpAddressBase(l.q, r) });
     l.peer.holdOutput = !!cfg.fence;
     const { rx, tx } = qpStreams(cfg);
     l.rxFramer = new MpaFramer(rx);
@@ -237,10 +246,11 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     l.pendingMpaError = null;
     bench.cfg.push({ qp: l.q, c: cfg });
   };
-  /** Lane l's STag table, after its configuration (which restarts the QP and clears the table). */
+  /** Lane l's STags in the RNIC's table, after its configuration: the old connection's out, the new one's in. */
   const programStags = (l: Lane) => {
+    bench.stagCfg.push(...l.stale.map((g) => ({ ...g, enable: false })));
     for (const g of l.peer.regions) {
-      bench.stagCfg.push({ qp: l.q, g });
+      bench.stagCfg.push(g);
       bench.mem.memory.write(g.base, l.peer.localRnic.memory.read(g.base, Number(g.length)));
     }
   };
@@ -248,7 +258,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     for (const l of ls) start(l);
     bench.settle(what);
     for (const l of ls) programStags(l);
-    bench.settle(`programming the STag tables (${what})`);
+    bench.settle(`programming the STag table (${what})`);
   };
 
   /** Writable memory of lane l's stream: its PD's regions with a write right, and posted buffers. */

@@ -118,6 +118,11 @@ export interface RxPeerOptions {
    */
   readonly rfc7306?: boolean;
   readonly stagDepth: number;
+  /**
+   * STag indices the local regions take (default: 1 up, the whole table): QPs that share one STag
+   * table (rnic_top) each take their own, so no QP's peer reaches another QP's regions.
+   */
+  readonly stagIndices?: { readonly first: number; readonly count: number };
   /** First host address of the local RNIC's allocations (QPs sharing one host memory keep apart). */
   readonly addressBase?: bigint;
 }
@@ -142,6 +147,7 @@ export class RxPeer {
   private readonly peerRegions: { read: Region; sink: Region; atomic: Region; write: Region };
   private nextId = 1;
   private nextIndex = 1;
+  private localRegions = 0;
   private readonly peerRegion: (access: AccessRight[], length: bigint) => Region;
 
   constructor(
@@ -176,12 +182,19 @@ export class RxPeer {
     // Off the 4 KiB allocation by up to 255 octets, with room for it: no two regions overlap.
     const base = this.localRnic.allocate(length + 255n) + BigInt(r.bool(0.5) ? 0 : r.int(0, 255));
     const va = r.bool(0.5);
-    const spec: RtlRegion = { stag: makeStag(this.nextIndex++ % this.opts.stagDepth || 1, r.int(0, 255)), pd: o.pd ?? this.opts.pd, base, length, access: o.access, va, invalidatable: o.invalidatable ?? true };
+    const spec: RtlRegion = { stag: makeStag(this.localIndex(), r.int(0, 255)), pd: o.pd ?? this.opts.pd, base, length, access: o.access, va, invalidatable: o.invalidatable ?? true };
     this.localRnic.stags.register({ stag: spec.stag, pd: spec.pd, base, length, access: [...spec.access], addressing: va ? 'va' : 'zero-based', invalidatable: spec.invalidatable });
     this.localRnic.memory.write(base, r.bytes(Number(length)));
     this.regions.push(spec);
     this.ranges.push({ addr: base, len: Number(length) });
     return spec;
+  }
+
+  /** The STag index of the next local region. */
+  private localIndex(): number {
+    const { first, count } = this.opts.stagIndices ?? { first: 1, count: this.opts.stagDepth - 1 };
+    if (this.localRegions >= count) throw new RangeError(`the peer's regions need more than the ${count} STag indices from ${first}`);
+    return first + this.localRegions++;
   }
 
   /** Valid local regions of the stream's PD with `right`. */

@@ -4,10 +4,10 @@ import type { RtlRegion } from './rx-peer';
 
 /**
  * One STag table entry as the `stag_cfg_*` write port takes it (hdl-gen/blocks/stag-table.ts, as
- * ddp_rx, rnic_rx and rnic_top carry it; rnic_top adds stag_cfg_qp): index and key, PD, base,
- * length, rights, addressing, invalidatable, enabled.
+ * ddp_rx, rnic_rx and rnic_top carry it): index and key, PD, base, length, rights, addressing,
+ * invalidatable, and enabled (`enable: false` deregisters the entry).
  */
-export function stagEntry(g: RtlRegion) {
+export function stagEntry(g: RtlRegion & { readonly enable?: boolean }) {
   return {
     index: stagIndex(g.stag),
     key: stagKey(g.stag),
@@ -17,6 +17,6 @@ export function stagEntry(g: RtlRegion) {
     access: STAG_RIGHT_BITS.reduce((acc, name, i) => acc | (g.access.includes(name) ? 1 << i : 0), 0),
     va: g.va,
     invalidatable: g.invalidatable,
-    enable: true,
+    enable: g.enable ?? true,
   };
 }

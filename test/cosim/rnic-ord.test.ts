@@ -74,7 +74,7 @@ describe('rnic_top_w8: a configured ORD bounds the Read and Atomic Requests outs
     const bench = new RnicBench(model, { r: prng(2), backpressure: 0, noise: true });
     const c = config(2);
     // The sink of every Read: STag 0x200 (read(i).wr.localStag), local write, at TO 0.
-    bench.start([{ qp: QP, c }], [{ qp: QP, g: { stag: 0x200, pd: c.pd, base: 0x4000_0000n, length: 8192n, access: ['local-write'], va: false, invalidatable: false } }]);
+    bench.start([{ qp: QP, c }], [{ stag: 0x200, pd: c.pd, base: 0x4000_0000n, length: 8192n, access: ['local-write'], va: false, invalidatable: false }]);
     for (let i = 0; i < 4; i++) bench.post(QP, read(i));
     bench.run(2000);
     const opcodes = () => bench.mAxis.drain().map((f) => f.data[3]! & 0xf);

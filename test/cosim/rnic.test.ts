@@ -27,7 +27,7 @@ describe.each([
   [64, 2, 600],
 ])('rnic_top_w%i against the model, every QP, FPDU by FPDU', (width, qps, ops) => {
   test(
-    `random work requests and peer messages with faults on ${qps} interleaved QPs: no mismatch, no write outside what the STag tables allow`,
+    `random work requests and peer messages with faults on ${qps} interleaved QPs: no mismatch, no write outside what the STag table allows`,
     () => {
       const res = run(width, { width, ops, faults: 0.1, config: parseConfig({ width, qps }) });
       expect(res.firstMismatch).toBeNull();

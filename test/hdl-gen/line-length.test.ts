@@ -6,6 +6,7 @@ import { mpaTxModule } from '../../hdl-gen/blocks/mpa-tx';
 import { mpaRxModule } from '../../hdl-gen/blocks/mpa-rx';
 import { ddpRxHdrModule } from '../../hdl-gen/blocks/ddp-rx-hdr';
 import { stagTableModule } from '../../hdl-gen/blocks/stag-table';
+import { ddpRxModule } from '../../hdl-gen/blocks/ddp-rx';
 import { LINE_WIDTH } from '../../hdl-gen/emit/verilog';
 
 /**
@@ -49,6 +50,8 @@ describe('single blocks at every width', () => {
       [`ddp_rx_hdr_w${w}`, () => ddpRxHdrModule(w)] as [string, () => Module],
     ]),
     ...[16, 65536].map((d) => [`stag_table_d${d}`, () => stagTableModule(d)] as [string, () => Module]),
+    // The one-QP receive path with its own STag table (rtl/ has the QPs' variant, the table outside).
+    ...DATAPATH_WIDTHS.map((w) => [`ddp_rx_w${w}`, () => ddpRxModule(w)] as [string, () => Module]),
   ];
   test.each(blocks)('%s', (name, build) => {
     const m = build();
