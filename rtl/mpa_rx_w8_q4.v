@@ -12,7 +12,7 @@
  * The first error stops that QP's stream: its later input is accepted and dropped.
  * Internals: an octet ring of 8 words (input gearbox) and a reader that retires up to 5 words per beat.
  * Shared by 4 QPs: s_axis_tid names a segment's QP, m_axis_tid a beat's; each QP's state is kept in a context
- * memory between its segments (a stall of 7-8 cycles when the QP changes); tuser carries the
+ * memory between its segments (a stall of 2 cycles when the QP changes); tuser carries the
  * LLP error code of a failed FPDU (record mpa_rx_verdict); cfg_valid loads a QP's context (a new connection).
  *
  * Parameters:
@@ -71,11 +71,13 @@ module mpa_rx_w8_q4 (
      */
     output wire [31:0] fpdu_count, // FPDUs delivered with tuser.passed = 1
     output wire        idle, // nothing left to do without more input: no beat the reader can make, none in flight (for QP ctx_qp; the others have none)
-    output wire [1:0]  ctx_qp // the QP whose stream is in the block (idle: it has nothing more to do)
+    output wire [1:0]  ctx_qp, // the QP whose stream is in the block (idle: it has nothing more to do)
+    output wire        drain_busy, // beats of drain_qp, the QP switched away from, may still be in the block
+    output wire [1:0]  drain_qp
 );
 
 localparam [31:0] CRC_RESIDUE = 32'hb798b438; // raw register after an FPDU and its CRC field (spec/mpa.md §3.1)
-localparam [1:0] CTX_STATE_DRAIN = 2'b01; // a segment of another QP waits: the reader, the CRC and the output finish ctx_qp's beats
+localparam [1:0] CTX_STATE_DRAIN = 2'b01; // a segment of another QP waits: the reader makes ctx_qp's last beats
 localparam [1:0] CTX_STATE_FETCH = 2'b10; // the waiting segment's QP's context is read; it is loaded at the end of the cycle
 localparam [1:0] CTX_STATE_RUN = 2'b00; // QP ctx_qp's segments go in
 localparam [7:0] ERR_CRC = 8'h2; // LLP error: CRC mismatch
@@ -119,12 +121,31 @@ reg ctx_valid_reg; // the registers hold ctx_qp's stream
 reg ctx_valid_next;
 reg [1:0] ctx_next_qp_reg; // the QP of the segment waiting at s_axis
 reg [1:0] ctx_next_qp_next;
+reg ctx_ahead_reg; // ctx_next_qp's context was read at the switch request and is current
+reg ctx_ahead_next;
 reg in_segment_reg; // s_axis is inside a segment: its QP cannot change
 reg in_segment_next;
 reg crc_resume_reg; // the open FPDU's CRC continues from crc_saved at the reader's next beat
 reg crc_resume_next;
 reg [31:0] crc_saved_reg; // the CRC register of ctx_qp's open FPDU, from its context
 reg [31:0] crc_saved_next;
+reg mfault_saved_reg; // the marker fault of ctx_qp's open FPDU, from its context
+reg mfault_saved_next;
+reg wb_pending_reg; // wb_ctx waits for the drain QP's beats to leave the CRC pipeline
+reg wb_pending_next;
+reg [1:0] drain_qp_reg_reg; // the QP switched away from: its beats may still be in the block
+reg [1:0] drain_qp_reg_next;
+reg drain_busy_reg_reg; // beats of drain_qp may still be in the block
+reg drain_busy_reg_next;
+// verilator lint_off UNUSED
+// its CRC, marker fault and stopped are the verdicts' (back_crc, marker_fault, wb_stopped)
+reg [275:0] wb_ctx_reg; // drain_qp's context as the reader left it
+// verilator lint_on UNUSED
+reg [275:0] wb_ctx_next;
+reg wb_stopped_reg; // a verdict after the switch stopped drain_qp's stream
+reg wb_stopped_next;
+reg [31:0] back_crc_reg; // the CRC register after the last beat to leave the pipeline
+reg [31:0] back_crc_next;
 reg [275:0] rx_ctx_rd_data_reg; // rx_ctx: the memory's read register (each QP's mpa_rx_ctx between its segments)
 reg [275:0] rx_ctx_rd_data_next;
 reg rx_ctx_wb1_valid_reg; // rx_ctx: an update 1 cycle ago
@@ -190,8 +211,8 @@ reg crc_in_load_reg;
 reg crc_in_load_next;
 reg [31:0] crc_in_state_reg;
 reg [31:0] crc_in_state_next;
-reg [106:0] crc_in_tag_reg;
-reg [106:0] crc_in_tag_next;
+reg [111:0] crc_in_tag_reg;
+reg [111:0] crc_in_tag_next;
 wire [2:0] crc_shift; // units of zeros before the data (N - k)
 reg crc_s1_valid_reg;
 reg crc_s1_valid_next;
@@ -270,8 +291,8 @@ reg [31:0] crc_s1_zk_row31_reg;
 reg [31:0] crc_s1_zk_row31_next;
 reg [31:0] crc_s1_zk_init_reg;
 reg [31:0] crc_s1_zk_init_next;
-reg [106:0] crc_s1_tag_reg;
-reg [106:0] crc_s1_tag_next;
+reg [111:0] crc_s1_tag_reg;
+reg [111:0] crc_s1_tag_next;
 reg crc_s2_valid_reg;
 reg crc_s2_valid_next;
 reg [1023:0] crc_s2_coeff_reg;
@@ -280,21 +301,25 @@ reg [31:0] crc_s2_u_reg;
 reg [31:0] crc_s2_u_next;
 reg [89:0] crc_s2_data_partials_reg;
 reg [89:0] crc_s2_data_partials_next;
-reg [106:0] crc_s2_tag_reg;
-reg [106:0] crc_s2_tag_next;
+reg [111:0] crc_s2_tag_reg;
+reg [111:0] crc_s2_tag_next;
 reg [31:0] crc_crc_reg; // the raw CRC register after the last beat
 reg [31:0] crc_crc_next;
 wire [31:0] crc_next; // the loop: Z^k crc xor U xor D data
 reg crc_valid_reg; // crc holds the register after a beat that just left stage 2
 reg crc_valid_next;
-reg [106:0] crc_tag_reg;
-reg [106:0] crc_tag_next;
+reg [111:0] crc_tag_reg;
+reg [111:0] crc_tag_next;
+wire [106:0] v_qp_beat; // record mpa_rx_beat
+wire v_qp_crc_on; // its QP has the CRC
 wire crc_bad; // the CRC check fails if this beat ends the FPDU
 wire v_beat_marker_lead; // that marker is the FPDU's leading marker (FPDUPTR must be 0)
 wire [15:0] v_beat_fpduptr; // its FPDUPTR
 wire [14:0] v_beat_marker_dist; // words from ULPDU_Length to it
 reg marker_fault_reg; // a marker of the FPDU at the verdict had a wrong FPDUPTR
 reg marker_fault_next;
+wire v_qp_resumed; // the first beat after its QP's context was loaded
+wire v_qp_mfault_in; // with resumed: the marker fault of its open FPDU, from the context
 wire v_beat_marker_check; // this beat retires a marker: its FPDUPTR is checked
 wire marker_bad; // a marker of this FPDU so far was wrong
 reg out_stopped_reg; // an error was reported: nothing more is output
@@ -303,24 +328,30 @@ wire v_emit; // a beat leaves the delay for the output
 wire v_beat_oversize; // ULPDU_Length over the maximum: this FPDU fails with 0x03
 wire v_beat_last; // the FPDU (or an oversize one) ends here
 wire fail; // this beat ends the stream with an error
+wire [1:0] v_qp_qp; // the QP of the beat
 wire [7:0] v_beat_keep;
 wire [63:0] v_beat_data; // ULPDU octets
 reg out_valid_reg; // out holds a beat (a ULPDU beat with its verdict)
 reg out_valid_next;
-reg [81:0] out_data_reg;
-reg [81:0] out_data_next;
+reg [83:0] out_data_reg;
+reg [83:0] out_data_next;
 wire out_out_ready; // the consumer of out_out takes its beat
 reg out_in_ready_reg; // out takes a beat this cycle (registered)
 reg out_in_ready_next;
 reg out_temp_valid_reg; // out holds a skid beat
 reg out_temp_valid_next;
-reg [81:0] out_temp_data_reg;
-reg [81:0] out_temp_data_next;
+reg [83:0] out_temp_data_reg;
+reg [83:0] out_temp_data_next;
 wire out_in_ready_early;
+wire reader_idle; // no beat the reader can make
 wire block_idle; // no beat the reader can make, none in flight
-wire ctx_save; // ctx_qp is drained: its context is written back, the next QP's read
+wire ctx_capture; // ctx_qp's reader state is taken, the next QP's context read
 wire ctx_cfg_hit; // the QP being read gets a new connection: read it again
 wire ctx_load; // the next QP's context is loaded
+wire drain_done; // drain_qp's last verdict is in: its context is complete
+wire wb_write; // drain_qp's context is written back (a new connection's goes first)
+wire ctx_ahead_read; // the waiting segment's QP's context is read ahead
+wire ctx_ahead_ok; // the context read ahead is current: the switch loads it at once
 reg [1:0] rx_ctx_rd_index_d1_reg;
 reg [1:0] rx_ctx_rd_index_d1_next;
 wire ctx_in_markers; // markers in this direction
@@ -469,12 +500,20 @@ wire _t127;
 wire _t128;
 wire _t129;
 wire _t130;
-wire [81:0] _t131;
+wire _t131;
 wire _t132;
-wire [1:0] _t133;
-wire [275:0] _t134;
+wire _t133;
+wire [83:0] _t134;
 wire _t135;
-wire _t136;
+wire [1:0] _t136;
+wire [275:0] _t137;
+wire [275:0] _t138;
+wire _t139;
+wire [1:0] _t140;
+wire _t141;
+wire _t142;
+wire _t143;
+wire [255:0] _t144;
 
 assign _t0 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
 assign _t1 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
@@ -550,86 +589,87 @@ assign _t70 = at_start_reg ? (hdr_ok_reg & (oversize | _t71)) : _t71;
 assign _t71 = words_avail >= words_needed;
 assign _t72 = crc_bad | marker_bad;
 assign _t73 = ~out_valid_reg;
-assign _t74 = ctx_state_reg == CTX_STATE_FETCH;
-assign _t75 = words[2:0] == 3'b100;
-assign _t76 = words[2:0] == 3'b011;
-assign _t77 = words[2:0] == 3'b010;
-assign _t78 = words[2:0] == 3'b001;
-assign _t79 = words[2:0] == 3'b000;
-assign _t80 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5];
-assign _t81 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5];
-assign _t82 = _t83 | crc_in_count_onehot_reg[5];
-assign _t83 = _t84 | crc_in_count_onehot_reg[4];
-assign _t84 = _t85 | crc_in_count_onehot_reg[3];
-assign _t85 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2];
-assign _t86 = _t87 | crc_in_count_onehot_reg[5];
-assign _t87 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3];
-assign _t88 = _t89 | crc_in_count_onehot_reg[5];
-assign _t89 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4];
-assign _t90 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5];
+assign _t74 = ~(crc_in_valid_reg | crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg);
+assign _t75 = ~drain_busy_reg_reg;
+assign _t76 = ctx_state_reg == CTX_STATE_FETCH;
+assign _t77 = ~ctx_cfg_hit;
+assign _t78 = words[2:0] == 3'b100;
+assign _t79 = words[2:0] == 3'b011;
+assign _t80 = words[2:0] == 3'b010;
+assign _t81 = words[2:0] == 3'b001;
+assign _t82 = words[2:0] == 3'b000;
+assign _t83 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5];
+assign _t84 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5];
+assign _t85 = _t86 | crc_in_count_onehot_reg[5];
+assign _t86 = _t87 | crc_in_count_onehot_reg[4];
+assign _t87 = _t88 | crc_in_count_onehot_reg[3];
+assign _t88 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2];
+assign _t89 = _t90 | crc_in_count_onehot_reg[5];
+assign _t90 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3];
 assign _t91 = _t92 | crc_in_count_onehot_reg[5];
-assign _t92 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4];
-assign _t93 = _t94 | crc_in_count_onehot_reg[5];
-assign _t94 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3];
-assign _t95 = _t94 | crc_in_count_onehot_reg[4];
-assign _t96 = _t84 | crc_in_count_onehot_reg[5];
-assign _t97 = _t87 | crc_in_count_onehot_reg[4];
-assign _t98 = _t99 | crc_in_count_onehot_reg[5];
-assign _t99 = _t85 | crc_in_count_onehot_reg[4];
-assign _t100 = _t101 | crc_in_count_onehot_reg[5];
-assign _t101 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4];
-assign _t102 = _t97 | crc_in_count_onehot_reg[5];
+assign _t92 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4];
+assign _t93 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5];
+assign _t94 = _t95 | crc_in_count_onehot_reg[5];
+assign _t95 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4];
+assign _t96 = _t97 | crc_in_count_onehot_reg[5];
+assign _t97 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3];
+assign _t98 = _t97 | crc_in_count_onehot_reg[4];
+assign _t99 = _t87 | crc_in_count_onehot_reg[5];
+assign _t100 = _t90 | crc_in_count_onehot_reg[4];
+assign _t101 = _t102 | crc_in_count_onehot_reg[5];
+assign _t102 = _t88 | crc_in_count_onehot_reg[4];
 assign _t103 = _t104 | crc_in_count_onehot_reg[5];
-assign _t104 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2];
-assign _t105 = _t95 | crc_in_count_onehot_reg[5];
-assign _t106 = _t85 | crc_in_count_onehot_reg[5];
-assign _t107 = _t108 | crc_in_count_onehot_reg[4];
-assign _t108 = _t109 | crc_in_count_onehot_reg[3];
-assign _t109 = _t110 | crc_in_count_onehot_reg[2];
-assign _t110 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1];
-assign _t111 = _t112 | crc_in_count_onehot_reg[4];
-assign _t112 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3];
-assign _t113 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5];
-assign _t114 = _t115 | crc_in_count_onehot_reg[5];
-assign _t115 = _t116 | crc_in_count_onehot_reg[4];
-assign _t116 = _t110 | crc_in_count_onehot_reg[3];
+assign _t104 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4];
+assign _t105 = _t100 | crc_in_count_onehot_reg[5];
+assign _t106 = _t107 | crc_in_count_onehot_reg[5];
+assign _t107 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2];
+assign _t108 = _t98 | crc_in_count_onehot_reg[5];
+assign _t109 = _t88 | crc_in_count_onehot_reg[5];
+assign _t110 = _t111 | crc_in_count_onehot_reg[4];
+assign _t111 = _t112 | crc_in_count_onehot_reg[3];
+assign _t112 = _t113 | crc_in_count_onehot_reg[2];
+assign _t113 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1];
+assign _t114 = _t115 | crc_in_count_onehot_reg[4];
+assign _t115 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3];
+assign _t116 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5];
 assign _t117 = _t118 | crc_in_count_onehot_reg[5];
-assign _t118 = _t110 | crc_in_count_onehot_reg[4];
-assign _t119 = _t109 | crc_in_count_onehot_reg[5];
+assign _t118 = _t119 | crc_in_count_onehot_reg[4];
+assign _t119 = _t113 | crc_in_count_onehot_reg[3];
 assign _t120 = _t121 | crc_in_count_onehot_reg[5];
-assign _t121 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4];
-assign _t122 = _t123 | crc_in_count_onehot_reg[5];
-assign _t123 = _t104 | crc_in_count_onehot_reg[3];
-assign _t124 = _t112 | crc_in_count_onehot_reg[5];
-assign _t125 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5];
-assign _t126 = _t109 | crc_in_count_onehot_reg[4];
-assign _t127 = _t123 | crc_in_count_onehot_reg[4];
-assign _t128 = _t129 | crc_in_count_onehot_reg[5];
-assign _t129 = _t104 | crc_in_count_onehot_reg[4];
-assign _t130 = crc_s1_start_reg | crc_s1_load_reg;
-assign _t131 = {(v_beat_oversize | (~crc_bad)) ? ERR_MARKER : ERR_CRC, (~v_beat_oversize) & v_beat_last & (~_t72), v_beat_last, v_beat_keep, v_beat_data};
-assign _t132 = cfg_valid | (ctx_save & ctx_valid_reg);
-assign _t133 = cfg_valid ? cfg_qp : ctx_qp_reg_reg;
-assign _t134 = cfg_valid ?
-    {160'h0, 8'h0, 32'h0, 1'b0, first_marker_pos, 15'h0, 16'h0, 16'h0, 1'b0, 1'b1, 1'b0, cfg_max_ulpdu, cfg_crc, cfg_markers} :
-    {
-        win_s0[159:0],
-        fill_reg,
-        crc_resume_reg ? crc_saved_reg : crc_crc_reg,
-        marker_fault_reg,
-        marker_pos_reg,
-        hdr_off_reg,
-        ul_left_reg,
-        hdr_len_reg,
-        hdr_ok_reg,
-        at_start_reg,
-        stopped_reg,
-        ctx_max_ulpdu_reg,
-        ctx_crc_on_reg,
-        ctx_markers_reg
-    };
-assign _t135 = ctx_save | (_t74 & ctx_cfg_hit);
-assign _t136 = last_beat | oversize;
+assign _t121 = _t113 | crc_in_count_onehot_reg[4];
+assign _t122 = _t112 | crc_in_count_onehot_reg[5];
+assign _t123 = _t124 | crc_in_count_onehot_reg[5];
+assign _t124 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4];
+assign _t125 = _t126 | crc_in_count_onehot_reg[5];
+assign _t126 = _t107 | crc_in_count_onehot_reg[3];
+assign _t127 = _t115 | crc_in_count_onehot_reg[5];
+assign _t128 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5];
+assign _t129 = _t112 | crc_in_count_onehot_reg[4];
+assign _t130 = _t126 | crc_in_count_onehot_reg[4];
+assign _t131 = _t132 | crc_in_count_onehot_reg[5];
+assign _t132 = _t107 | crc_in_count_onehot_reg[4];
+assign _t133 = crc_s1_start_reg | crc_s1_load_reg;
+assign _t134 = {
+    v_qp_qp,
+    (v_beat_oversize | (~crc_bad)) ? ERR_MARKER : ERR_CRC,
+    (~v_beat_oversize) & v_beat_last & (~_t72),
+    v_beat_last,
+    v_beat_keep,
+    v_beat_data
+};
+assign _t135 = cfg_valid | wb_write;
+assign _t136 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
+assign _t137 = cfg_valid ? {160'h0, 8'h0, 32'h0, 1'b0, first_marker_pos, 15'h0, 16'h0, 16'h0, 1'b0, 1'b1, 1'b0, cfg_max_ulpdu, cfg_crc, cfg_markers} : _t138;
+assign _t138 = {
+    wb_ctx_reg[275:116], wb_ctx_reg[115:108], back_crc_reg, marker_fault_reg, wb_ctx_reg[74:68], wb_ctx_reg[67:53], wb_ctx_reg[52:37], wb_ctx_reg[36:21],
+    wb_ctx_reg[20], wb_ctx_reg[19], wb_stopped_reg, wb_ctx_reg[17:2], wb_ctx_reg[1], wb_ctx_reg[0]
+};
+assign _t139 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t76 & ctx_cfg_hit);
+assign _t140 = _t4 ? s_axis_tid : ctx_next_qp_reg;
+assign _t141 = last_beat | oversize;
+assign _t142 = advance & crc_valid_reg;
+assign _t143 = advance & fail;
+assign _t144 = {96'h0, ctx_in_words};
 assign fpdu_count = good_fpdus_reg;
 assign ctx_qp = ctx_qp_reg_reg;
 assign in_octets = {
@@ -826,34 +866,46 @@ assign crc_next = {
     (^(crc_s2_coeff_reg[63:32] & crc_crc_reg)) ^ crc_s2_u_reg[1] ^ (^crc_s2_data_partials_reg[5:3]),
     (^(crc_s2_coeff_reg[31:0] & crc_crc_reg)) ^ crc_s2_u_reg[0] ^ (^crc_s2_data_partials_reg[2:0])
 };
-assign crc_bad = ctx_crc_on_reg & (crc_crc_reg != CRC_RESIDUE);
-assign v_beat_marker_lead = crc_tag_reg[75];
-assign v_beat_fpduptr = crc_tag_reg[91:76];
-assign v_beat_marker_dist = crc_tag_reg[106:92];
-assign v_beat_marker_check = crc_tag_reg[74];
-assign marker_bad = marker_fault_reg |
+assign v_qp_beat = crc_tag_reg[111:5];
+assign v_qp_crc_on = crc_tag_reg[2];
+assign crc_bad = v_qp_crc_on & (crc_crc_reg != CRC_RESIDUE);
+assign v_beat_marker_lead = v_qp_beat[75];
+assign v_beat_fpduptr = v_qp_beat[91:76];
+assign v_beat_marker_dist = v_qp_beat[106:92];
+assign v_qp_resumed = crc_tag_reg[3];
+assign v_qp_mfault_in = crc_tag_reg[4];
+assign v_beat_marker_check = v_qp_beat[74];
+assign marker_bad = (v_qp_resumed ? v_qp_mfault_in : marker_fault_reg) |
     (v_beat_marker_check & (~(v_beat_marker_lead ? (v_beat_fpduptr == 16'h0) : ({1'b0, v_beat_fpduptr} == {v_beat_marker_dist, 2'b00}))));
-assign v_emit = crc_valid_reg & (~out_stopped_reg);
-assign v_beat_oversize = crc_tag_reg[73];
-assign v_beat_last = crc_tag_reg[72];
+assign v_emit = crc_valid_reg & (~(out_stopped_reg & (~v_qp_resumed)));
+assign v_beat_oversize = v_qp_beat[73];
+assign v_beat_last = v_qp_beat[72];
 assign fail = v_emit & (v_beat_oversize | (v_beat_last & _t72));
-assign v_beat_keep = crc_tag_reg[71:64];
-assign v_beat_data = crc_tag_reg[63:0];
+assign v_qp_qp = crc_tag_reg[1:0];
+assign v_beat_keep = v_qp_beat[71:64];
+assign v_beat_data = v_qp_beat[63:0];
 assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t73 | (~v_emit)));
 assign advance = out_in_ready_reg;
-assign block_idle = (~((_t70 & _t5 & ctx_valid_reg) | hdr_load)) & _t73 & (~(crc_in_valid_reg | crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg));
+assign reader_idle = ~((_t70 & _t5 & ctx_valid_reg) | hdr_load);
+assign block_idle = reader_idle & _t73 & _t74 & _t75;
 assign idle = block_idle;
 assign m_axis_tdata = out_data_reg[63:0];
 assign m_axis_tkeep = out_data_reg[71:64];
 assign m_axis_tlast = out_data_reg[72];
 assign m_axis_tuser = out_data_reg[81:73];
-assign m_axis_tid = ctx_qp_reg_reg;
+assign m_axis_tid = out_data_reg[83:82];
 assign m_axis_tvalid = out_valid_reg;
 assign out_out_ready = m_axis_tready;
-assign ctx_save = (ctx_state_reg == CTX_STATE_DRAIN) & block_idle & (~cfg_valid);
+assign ctx_capture = (ctx_state_reg == CTX_STATE_DRAIN) & reader_idle & _t75;
 assign ctx_cfg_hit = cfg_valid & (cfg_qp == ctx_next_qp_reg);
-assign ctx_load = _t74 & (~ctx_cfg_hit);
+assign ctx_load = _t76 & _t77;
+assign drain_done = wb_pending_reg & (_t74 | (crc_valid_reg & (v_qp_qp != drain_qp_reg_reg)));
+assign wb_write = drain_done & (~cfg_valid);
+assign ctx_ahead_read = ctx_switch & (~(wb_pending_reg & (drain_qp_reg_reg == s_axis_tid))) & (~(cfg_valid & (cfg_qp == s_axis_tid)));
+assign ctx_ahead_ok = ctx_ahead_reg & _t77;
 assign rx_ctx_value = (rx_ctx_wb1_valid_reg & (rx_ctx_wb1_index_reg == rx_ctx_rd_index_d1_reg)) ? rx_ctx_wb1_data_reg : rx_ctx_rd_data_reg;
+assign drain_busy = drain_busy_reg_reg;
+assign drain_qp = drain_qp_reg_reg;
 assign ctx_in_markers = rx_ctx_value[0];
 assign ctx_in_crc_on = rx_ctx_value[1];
 assign ctx_in_max_ulpdu = rx_ctx_value[17:2];
@@ -886,14 +938,14 @@ end
 always @* begin
     crc_in_count_onehot_next = crc_in_count_onehot_reg;
     if (advance) begin
-        crc_in_count_onehot_next = {words[2:0] == 3'b101, _t75, _t76, _t77, _t78, _t79};
+        crc_in_count_onehot_next = {words[2:0] == 3'b101, _t78, _t79, _t80, _t81, _t82};
     end
 end
 
 always @* begin
     crc_in_shift_next = crc_in_shift_reg;
     if (advance) begin
-        crc_in_shift_next = {_t79 | _t78, _t77 | _t76, _t79 | _t77 | _t75};
+        crc_in_shift_next = {_t82 | _t81, _t80 | _t79, _t82 | _t80 | _t78};
     end
 end
 
@@ -922,20 +974,26 @@ always @* begin
     crc_in_tag_next = crc_in_tag_reg;
     if (advance) begin
         crc_in_tag_next = {
-            marker_dist,
-            fpduptr,
-            lead_marker,
-            marker_retired,
-            oversize,
-            oversize | last_beat,
-            oversize ? 8'h0 :
-                last_beat ?
-                    {
-                        ul_now[3:0] > 4'b0111, ul_now[3:0] > 4'b0110, ul_now[3:0] > 4'b0101, ul_now[3:0] > 4'b0100, ul_now[3:0] > 4'b0011,
-                        ul_now[3:0] > 4'b0010, ul_now[3:0] > 4'b0001, ul_now[3:0] > 4'b0000
-                    } :
-                8'hff,
-            mf_win[79:16]
+            {
+                marker_dist,
+                fpduptr,
+                lead_marker,
+                marker_retired,
+                oversize,
+                oversize | last_beat,
+                oversize ? 8'h0 :
+                    last_beat ?
+                        {
+                            ul_now[3:0] > 4'b0111, ul_now[3:0] > 4'b0110, ul_now[3:0] > 4'b0101, ul_now[3:0] > 4'b0100, ul_now[3:0] > 4'b0011,
+                            ul_now[3:0] > 4'b0010, ul_now[3:0] > 4'b0001, ul_now[3:0] > 4'b0000
+                        } :
+                    8'hff,
+                mf_win[79:16]
+            },
+            mfault_saved_reg,
+            crc_resume_reg,
+            ctx_crc_on_reg,
+            ctx_qp_reg_reg
         };
     end
 end
@@ -979,8 +1037,8 @@ always @* begin
     crc_s1_zk_row0_next = crc_s1_zk_row0_reg;
     if (advance) begin
         crc_s1_zk_row0_next = {
-            _t80, _t80, _t81, _t82, _t83, _t86, _t87, _t88, _t90, _t91, _t93, _t89, crc_in_count_onehot_reg[2], _t95, _t94, _t96, _t88, _t97, _t81, _t80, _t98,
-            _t92, _t86, _t100, _t90, _t90, _t85, _t102, _t100, _t99, _t89, _t103
+            _t83, _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99, _t91, _t100, _t84, _t83,
+            _t101, _t95, _t89, _t103, _t93, _t93, _t88, _t105, _t103, _t102, _t92, _t106
         };
     end
 end
@@ -989,8 +1047,8 @@ always @* begin
     crc_s1_zk_row1_next = crc_s1_zk_row1_reg;
     if (advance) begin
         crc_s1_zk_row1_next = {
-            _t80, _t81, _t82, _t83, _t86, _t87, _t88, _t90, _t91, _t93, _t89, crc_in_count_onehot_reg[2], _t95, _t94, _t96, _t88, _t97, _t81, _t80, _t98, _t92,
-            _t86, _t100, _t90, _t90, _t85, _t102, _t100, _t99, _t89, _t103, _t92
+            _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99, _t91, _t100, _t84, _t83, _t101,
+            _t95, _t89, _t103, _t93, _t93, _t88, _t105, _t103, _t102, _t92, _t106, _t95
         };
     end
 end
@@ -999,8 +1057,8 @@ always @* begin
     crc_s1_zk_row2_next = crc_s1_zk_row2_reg;
     if (advance) begin
         crc_s1_zk_row2_next = {
-            _t81, _t82, _t83, _t86, _t87, _t88, _t90, _t91, _t93, _t89, crc_in_count_onehot_reg[2], _t95, _t94, _t96, _t88, _t97, _t81, _t80, _t98, _t92, _t86,
-            _t100, _t90, _t90, _t85, _t102, _t100, _t99, _t89, _t103, _t92, _t91
+            _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99, _t91, _t100, _t84, _t83, _t101, _t95,
+            _t89, _t103, _t93, _t93, _t88, _t105, _t103, _t102, _t92, _t106, _t95, _t94
         };
     end
 end
@@ -1009,8 +1067,8 @@ always @* begin
     crc_s1_zk_row3_next = crc_s1_zk_row3_reg;
     if (advance) begin
         crc_s1_zk_row3_next = {
-            _t82, _t83, _t86, _t87, _t88, _t90, _t91, _t93, _t89, crc_in_count_onehot_reg[2], _t95, _t94, _t96, _t88, _t97, _t81, _t80, _t98, _t92, _t86, _t100,
-            _t90, _t90, _t85, _t102, _t100, _t99, _t89, _t103, _t92, _t91, _t88
+            _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99, _t91, _t100, _t84, _t83, _t101, _t95, _t89,
+            _t103, _t93, _t93, _t88, _t105, _t103, _t102, _t92, _t106, _t95, _t94, _t91
         };
     end
 end
@@ -1019,9 +1077,9 @@ always @* begin
     crc_s1_zk_row4_next = crc_s1_zk_row4_reg;
     if (advance) begin
         crc_s1_zk_row4_next = {
-            _t98, crc_in_count_onehot_reg[1], _t96, _t94, _t105, _t83, _t106, crc_in_count_onehot_reg[5], _t106, _t80, crc_in_count_onehot_reg[5], _t105, _t98,
-            _t85, _t80, _t85, crc_in_count_onehot_reg[2], _t84, _t84, crc_in_count_onehot_reg[4], _t92, _t98, _t93, crc_in_count_onehot_reg[1], _t97, _t91,
-            _t92, _t107, _t93, _t90, crc_in_count_onehot_reg[5], _t102
+            _t101, crc_in_count_onehot_reg[1], _t99, _t97, _t108, _t86, _t109, crc_in_count_onehot_reg[5], _t109, _t83, crc_in_count_onehot_reg[5], _t108,
+            _t101, _t88, _t83, _t88, crc_in_count_onehot_reg[2], _t87, _t87, crc_in_count_onehot_reg[4], _t95, _t101, _t96, crc_in_count_onehot_reg[1], _t100,
+            _t94, _t95, _t110, _t96, _t93, crc_in_count_onehot_reg[5], _t105
         };
     end
 end
@@ -1030,8 +1088,8 @@ always @* begin
     crc_s1_zk_row5_next = crc_s1_zk_row5_reg;
     if (advance) begin
         crc_s1_zk_row5_next = {
-            _t86, _t85, _t80, crc_in_count_onehot_reg[1], 1'b0, _t94, _t86, _t92, _t87, _t92, crc_in_count_onehot_reg[4], _t81, crc_in_count_onehot_reg[1],
-            _t91, _t87, _t86, _t105, _t92, _t91, _t105, 1'b0, _t100, _t80, _t90, _t99, _t98, _t111, _t99, _t97, _t98, _t80, _t82
+            _t89, _t88, _t83, crc_in_count_onehot_reg[1], 1'b0, _t97, _t89, _t95, _t90, _t95, crc_in_count_onehot_reg[4], _t84, crc_in_count_onehot_reg[1],
+            _t94, _t90, _t89, _t108, _t95, _t94, _t108, 1'b0, _t103, _t83, _t93, _t102, _t101, _t114, _t102, _t100, _t101, _t83, _t85
         };
     end
 end
@@ -1040,9 +1098,9 @@ always @* begin
     crc_s1_zk_row6_next = crc_s1_zk_row6_reg;
     if (advance) begin
         crc_s1_zk_row6_next = {
-            _t96, 1'b0, _t106, _t82, _t89, 1'b0, _t83, _t100, _t98, _t81, crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[4], _t113, _t99, _t106, _t89,
-            _t106, _t96, _t101, _t80, _t84, _t105, crc_in_count_onehot_reg[3], _t96, _t92, _t114, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[5], _t84,
-            _t82, _t93, crc_in_count_onehot_reg[4]
+            _t99, 1'b0, _t109, _t85, _t92, 1'b0, _t86, _t103, _t101, _t84, crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[4], _t116, _t102, _t109, _t92,
+            _t109, _t99, _t104, _t83, _t87, _t108, crc_in_count_onehot_reg[3], _t99, _t95, _t117, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[5], _t87,
+            _t85, _t96, crc_in_count_onehot_reg[4]
         };
     end
 end
@@ -1051,9 +1109,9 @@ always @* begin
     crc_s1_zk_row7_next = crc_s1_zk_row7_reg;
     if (advance) begin
         crc_s1_zk_row7_next = {
-            _t80, _t84, _t97, _t93, _t83, _t91, _t88, crc_in_count_onehot_reg[2], _t85, _t105, _t105, _t90, _t89, _t102, _t83, crc_in_count_onehot_reg[3], _t95,
-            crc_in_count_onehot_reg[1], _t94, _t106, _t87, _t95, crc_in_count_onehot_reg[2], _t93, _t111, _t88, _t106, _t91, _t85, _t102,
-            crc_in_count_onehot_reg[1], _t88
+            _t83, _t87, _t100, _t96, _t86, _t94, _t91, crc_in_count_onehot_reg[2], _t88, _t108, _t108, _t93, _t92, _t105, _t86, crc_in_count_onehot_reg[3],
+            _t98, crc_in_count_onehot_reg[1], _t97, _t109, _t90, _t98, crc_in_count_onehot_reg[2], _t96, _t114, _t91, _t109, _t94, _t88, _t105,
+            crc_in_count_onehot_reg[1], _t91
         };
     end
 end
@@ -1062,9 +1120,9 @@ always @* begin
     crc_s1_zk_row8_next = crc_s1_zk_row8_reg;
     if (advance) begin
         crc_s1_zk_row8_next = {
-            _t84, _t97, _t93, _t83, _t91, _t88, crc_in_count_onehot_reg[2], _t85, _t105, _t105, _t90, _t89, _t102, _t83, crc_in_count_onehot_reg[3], _t95,
-            crc_in_count_onehot_reg[1], _t94, _t106, _t87, _t95, crc_in_count_onehot_reg[2], _t93, _t111, _t88, _t106, _t91, _t85, _t102,
-            crc_in_count_onehot_reg[1], _t88, _t91
+            _t87, _t100, _t96, _t86, _t94, _t91, crc_in_count_onehot_reg[2], _t88, _t108, _t108, _t93, _t92, _t105, _t86, crc_in_count_onehot_reg[3], _t98,
+            crc_in_count_onehot_reg[1], _t97, _t109, _t90, _t98, crc_in_count_onehot_reg[2], _t96, _t114, _t91, _t109, _t94, _t88, _t105,
+            crc_in_count_onehot_reg[1], _t91, _t94
         };
     end
 end
@@ -1073,8 +1131,8 @@ always @* begin
     crc_s1_zk_row9_next = crc_s1_zk_row9_reg;
     if (advance) begin
         crc_s1_zk_row9_next = {
-            _t88, crc_in_count_onehot_reg[2], _t102, _t87, _t93, _t96, _t94, _t84, _t83, _t99, _t82, _t80, _t97, _t92, crc_in_count_onehot_reg[4], _t93, _t82,
-            _t105, _t96, _t91, _t88, _t100, _t117, _t87, crc_in_count_onehot_reg[2], _t99, 1'b0, 1'b0, _t102, _t81, _t106, _t90
+            _t91, crc_in_count_onehot_reg[2], _t105, _t90, _t96, _t99, _t97, _t87, _t86, _t102, _t85, _t83, _t100, _t95, crc_in_count_onehot_reg[4], _t96, _t85,
+            _t108, _t99, _t94, _t91, _t103, _t120, _t90, crc_in_count_onehot_reg[2], _t102, 1'b0, 1'b0, _t105, _t84, _t109, _t93
         };
     end
 end
@@ -1083,9 +1141,9 @@ always @* begin
     crc_s1_zk_row10_next = crc_s1_zk_row10_reg;
     if (advance) begin
         crc_s1_zk_row10_next = {
-            _t93, _t89, _t96, _t89, _t113, _t106, crc_in_count_onehot_reg[2], _t93, _t91, _t87, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
-            crc_in_count_onehot_reg[4], _t94, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t84, _t91, crc_in_count_onehot_reg[4], _t97, _t84, _t119,
-            crc_in_count_onehot_reg[5], _t105, _t91, _t90, _t85, 1'b0, _t95, _t113, _t113, _t105
+            _t96, _t92, _t99, _t92, _t116, _t109, crc_in_count_onehot_reg[2], _t96, _t94, _t90, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
+            crc_in_count_onehot_reg[4], _t97, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t87, _t94, crc_in_count_onehot_reg[4], _t100, _t87,
+            _t122, crc_in_count_onehot_reg[5], _t108, _t94, _t93, _t88, 1'b0, _t98, _t116, _t116, _t108
         };
     end
 end
@@ -1094,9 +1152,9 @@ always @* begin
     crc_s1_zk_row11_next = crc_s1_zk_row11_reg;
     if (advance) begin
         crc_s1_zk_row11_next = {
-            _t89, _t96, _t89, _t113, _t106, crc_in_count_onehot_reg[2], _t93, _t91, _t87, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
-            crc_in_count_onehot_reg[4], _t94, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t84, _t91, crc_in_count_onehot_reg[4], _t97, _t84, _t119,
-            crc_in_count_onehot_reg[5], _t105, _t91, _t90, _t85, 1'b0, _t95, _t113, _t113, _t105, _t99
+            _t92, _t99, _t92, _t116, _t109, crc_in_count_onehot_reg[2], _t96, _t94, _t90, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
+            crc_in_count_onehot_reg[4], _t97, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t87, _t94, crc_in_count_onehot_reg[4], _t100, _t87,
+            _t122, crc_in_count_onehot_reg[5], _t108, _t94, _t93, _t88, 1'b0, _t98, _t116, _t116, _t108, _t102
         };
     end
 end
@@ -1105,8 +1163,8 @@ always @* begin
     crc_s1_zk_row12_next = crc_s1_zk_row12_reg;
     if (advance) begin
         crc_s1_zk_row12_next = {
-            _t85, _t102, _t92, _t101, _t97, _t85, _t82, _t100, _t106, _t105, _t105, _t83, _t81, _t94, crc_in_count_onehot_reg[1], _t97, _t90, 1'b0, _t86, _t108,
-            _t99, _t80, _t83, _t97, _t81, _t90, _t97, _t87, crc_in_count_onehot_reg[3], _t86, crc_in_count_onehot_reg[2], _t93
+            _t88, _t105, _t95, _t104, _t100, _t88, _t85, _t103, _t109, _t108, _t108, _t86, _t84, _t97, crc_in_count_onehot_reg[1], _t100, _t93, 1'b0, _t89,
+            _t111, _t102, _t83, _t86, _t100, _t84, _t93, _t100, _t90, crc_in_count_onehot_reg[3], _t89, crc_in_count_onehot_reg[2], _t96
         };
     end
 end
@@ -1115,8 +1173,8 @@ always @* begin
     crc_s1_zk_row13_next = crc_s1_zk_row13_reg;
     if (advance) begin
         crc_s1_zk_row13_next = {
-            _t89, _t105, _t105, _t81, _t101, _t92, _t88, _t92, _t83, crc_in_count_onehot_reg[3], _t88, _t98, crc_in_count_onehot_reg[3], _t83, _t99, _t94, _t88,
-            _t113, _t116 | crc_in_count_onehot_reg[5], _t82, _t83, _t87, _t113, _t95, 1'b0, _t100, _t94, _t88, _t89, _t89, _t82, _t106
+            _t92, _t108, _t108, _t84, _t104, _t95, _t91, _t95, _t86, crc_in_count_onehot_reg[3], _t91, _t101, crc_in_count_onehot_reg[3], _t86, _t102, _t97,
+            _t91, _t116, _t119 | crc_in_count_onehot_reg[5], _t85, _t86, _t90, _t116, _t98, 1'b0, _t103, _t97, _t91, _t92, _t92, _t85, _t109
         };
     end
 end
@@ -1125,8 +1183,8 @@ always @* begin
     crc_s1_zk_row14_next = crc_s1_zk_row14_reg;
     if (advance) begin
         crc_s1_zk_row14_next = {
-            _t92, _t92, 1'b0, _t106, _t87, _t101, _t83, _t93, _t86, _t85, _t97, _t97, _t97, _t87, 1'b0, _t95, crc_in_count_onehot_reg[1], _t120, _t97, _t98,
-            _t105, _t81, _t98, _t100, _t97, _t96, _t91, _t80, _t86, _t80, _t91, _t93
+            _t95, _t95, 1'b0, _t109, _t90, _t104, _t86, _t96, _t89, _t88, _t100, _t100, _t100, _t90, 1'b0, _t98, crc_in_count_onehot_reg[1], _t123, _t100,
+            _t101, _t108, _t84, _t101, _t103, _t100, _t99, _t94, _t83, _t89, _t83, _t94, _t96
         };
     end
 end
@@ -1135,8 +1193,8 @@ always @* begin
     crc_s1_zk_row15_next = crc_s1_zk_row15_reg;
     if (advance) begin
         crc_s1_zk_row15_next = {
-            _t92, 1'b0, _t106, _t87, _t101, _t83, _t93, _t86, _t85, _t97, _t97, _t97, _t87, 1'b0, _t95, crc_in_count_onehot_reg[1], _t120, _t97, _t98, _t105,
-            _t81, _t98, _t100, _t97, _t96, _t91, _t80, _t86, _t80, _t91, _t93, _t86
+            _t95, 1'b0, _t109, _t90, _t104, _t86, _t96, _t89, _t88, _t100, _t100, _t100, _t90, 1'b0, _t98, crc_in_count_onehot_reg[1], _t123, _t100, _t101,
+            _t108, _t84, _t101, _t103, _t100, _t99, _t94, _t83, _t89, _t83, _t94, _t96, _t89
         };
     end
 end
@@ -1145,8 +1203,8 @@ always @* begin
     crc_s1_zk_row16_next = crc_s1_zk_row16_reg;
     if (advance) begin
         crc_s1_zk_row16_next = {
-            1'b0, _t106, _t87, _t101, _t83, _t93, _t86, _t85, _t97, _t97, _t97, _t87, 1'b0, _t95, crc_in_count_onehot_reg[1], _t120, _t97, _t98, _t105, _t81,
-            _t98, _t100, _t97, _t96, _t91, _t80, _t86, _t80, _t91, _t93, _t86, _t86
+            1'b0, _t109, _t90, _t104, _t86, _t96, _t89, _t88, _t100, _t100, _t100, _t90, 1'b0, _t98, crc_in_count_onehot_reg[1], _t123, _t100, _t101, _t108,
+            _t84, _t101, _t103, _t100, _t99, _t94, _t83, _t89, _t83, _t94, _t96, _t89, _t89
         };
     end
 end
@@ -1155,8 +1213,8 @@ always @* begin
     crc_s1_zk_row17_next = crc_s1_zk_row17_reg;
     if (advance) begin
         crc_s1_zk_row17_next = {
-            _t106, _t87, _t101, _t83, _t93, _t86, _t85, _t97, _t97, _t97, _t87, 1'b0, _t95, crc_in_count_onehot_reg[1], _t120, _t97, _t98, _t105, _t81, _t98,
-            _t100, _t97, _t96, _t91, _t80, _t86, _t80, _t91, _t93, _t86, _t86, crc_in_count_onehot_reg[5]
+            _t109, _t90, _t104, _t86, _t96, _t89, _t88, _t100, _t100, _t100, _t90, 1'b0, _t98, crc_in_count_onehot_reg[1], _t123, _t100, _t101, _t108, _t84,
+            _t101, _t103, _t100, _t99, _t94, _t83, _t89, _t83, _t94, _t96, _t89, _t89, crc_in_count_onehot_reg[5]
         };
     end
 end
@@ -1165,8 +1223,8 @@ always @* begin
     crc_s1_zk_row18_next = crc_s1_zk_row18_reg;
     if (advance) begin
         crc_s1_zk_row18_next = {
-            _t90, _t113, _t102, _t89, _t91, _t93, crc_in_count_onehot_reg[4], _t80, _t100, _t82, _t93, _t84, _t85, _t122, _t99, _t101, _t84, _t82, _t89,
-            crc_in_count_onehot_reg[4], _t93, _t102, _t83, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[3], _t87, _t88, _t99, _t89, _t105, _t88, _t99
+            _t93, _t116, _t105, _t92, _t94, _t96, crc_in_count_onehot_reg[4], _t83, _t103, _t85, _t96, _t87, _t88, _t125, _t102, _t104, _t87, _t85, _t92,
+            crc_in_count_onehot_reg[4], _t96, _t105, _t86, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[3], _t90, _t91, _t102, _t92, _t108, _t91, _t102
         };
     end
 end
@@ -1175,9 +1233,9 @@ always @* begin
     crc_s1_zk_row19_next = crc_s1_zk_row19_reg;
     if (advance) begin
         crc_s1_zk_row19_next = {
-            _t101, _t89, _t98, _t87, _t88, _t102, _t90, _t87, _t95, _t101, _t90, _t92, _t124, _t87, _t92, crc_in_count_onehot_reg[5], _t94,
-            crc_in_count_onehot_reg[3], _t91, crc_in_count_onehot_reg[2], _t94, _t87, _t102, _t113, _t80, crc_in_count_onehot_reg[4],
-            crc_in_count_onehot_reg[4], _t80, crc_in_count_onehot_reg[2], _t81, crc_in_count_onehot_reg[2], _t92
+            _t104, _t92, _t101, _t90, _t91, _t105, _t93, _t90, _t98, _t104, _t93, _t95, _t127, _t90, _t95, crc_in_count_onehot_reg[5], _t97,
+            crc_in_count_onehot_reg[3], _t94, crc_in_count_onehot_reg[2], _t97, _t90, _t105, _t116, _t83, crc_in_count_onehot_reg[4],
+            crc_in_count_onehot_reg[4], _t83, crc_in_count_onehot_reg[2], _t84, crc_in_count_onehot_reg[2], _t95
         };
     end
 end
@@ -1186,9 +1244,9 @@ always @* begin
     crc_s1_zk_row20_next = crc_s1_zk_row20_reg;
     if (advance) begin
         crc_s1_zk_row20_next = {
-            _t89, _t98, _t87, _t88, _t102, _t90, _t87, _t95, _t101, _t90, _t92, _t124, _t87, _t92, crc_in_count_onehot_reg[5], _t94, crc_in_count_onehot_reg[3],
-            _t91, crc_in_count_onehot_reg[2], _t94, _t87, _t102, _t113, _t80, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[4], _t80,
-            crc_in_count_onehot_reg[2], _t81, crc_in_count_onehot_reg[2], _t92, _t94
+            _t92, _t101, _t90, _t91, _t105, _t93, _t90, _t98, _t104, _t93, _t95, _t127, _t90, _t95, crc_in_count_onehot_reg[5], _t97,
+            crc_in_count_onehot_reg[3], _t94, crc_in_count_onehot_reg[2], _t97, _t90, _t105, _t116, _t83, crc_in_count_onehot_reg[4],
+            crc_in_count_onehot_reg[4], _t83, crc_in_count_onehot_reg[2], _t84, crc_in_count_onehot_reg[2], _t95, _t97
         };
     end
 end
@@ -1197,9 +1255,9 @@ always @* begin
     crc_s1_zk_row21_next = crc_s1_zk_row21_reg;
     if (advance) begin
         crc_s1_zk_row21_next = {
-            _t83, _t90, _t99, crc_in_count_onehot_reg[2], _t105, crc_in_count_onehot_reg[5], _t99, _t86, 1'b0, crc_in_count_onehot_reg[5], _t104, _t101,
-            crc_in_count_onehot_reg[4], _t105, 1'b0, _t106, _t85, _t83, _t80, _t90, _t94, _t81, crc_in_count_onehot_reg[1], _t80, _t88, _t87,
-            crc_in_count_onehot_reg[1], _t83, _t105, crc_in_count_onehot_reg[1], _t83, _t94
+            _t86, _t93, _t102, crc_in_count_onehot_reg[2], _t108, crc_in_count_onehot_reg[5], _t102, _t89, 1'b0, crc_in_count_onehot_reg[5], _t107, _t104,
+            crc_in_count_onehot_reg[4], _t108, 1'b0, _t109, _t88, _t86, _t83, _t93, _t97, _t84, crc_in_count_onehot_reg[1], _t83, _t91, _t90,
+            crc_in_count_onehot_reg[1], _t86, _t108, crc_in_count_onehot_reg[1], _t86, _t97
         };
     end
 end
@@ -1208,9 +1266,9 @@ always @* begin
     crc_s1_zk_row22_next = crc_s1_zk_row22_reg;
     if (advance) begin
         crc_s1_zk_row22_next = {
-            _t87, _t82, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[1], _t82, _t105, crc_in_count_onehot_reg[5], _t88, crc_in_count_onehot_reg[1],
-            _t120, _t91, crc_in_count_onehot_reg[1], _t100, _t95, _t86, _t80, _t93, _t88, _t85, _t81, _t89, _t99, crc_in_count_onehot_reg[1], _t87, _t80,
-            crc_in_count_onehot_reg[5], _t101, _t85, _t102, crc_in_count_onehot_reg[3], _t83, _t86
+            _t90, _t85, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[1], _t85, _t108, crc_in_count_onehot_reg[5], _t91, crc_in_count_onehot_reg[1],
+            _t123, _t94, crc_in_count_onehot_reg[1], _t103, _t98, _t89, _t83, _t96, _t91, _t88, _t84, _t92, _t102, crc_in_count_onehot_reg[1], _t90, _t83,
+            crc_in_count_onehot_reg[5], _t104, _t88, _t105, crc_in_count_onehot_reg[3], _t86, _t89
         };
     end
 end
@@ -1219,9 +1277,9 @@ always @* begin
     crc_s1_zk_row23_next = crc_s1_zk_row23_reg;
     if (advance) begin
         crc_s1_zk_row23_next = {
-            _t99, crc_in_count_onehot_reg[3], _t106, 1'b0, _t90, _t87, _t100, _t113, _t118, 1'b0, _t96, _t86, _t101, _t98, _t81, crc_in_count_onehot_reg[1],
-            1'b0, _t95, 1'b0, _t102, crc_in_count_onehot_reg[5], _t99, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[1],
-            _t102, 1'b0, 1'b0, _t113, crc_in_count_onehot_reg[3], _t100, 1'b0
+            _t102, crc_in_count_onehot_reg[3], _t109, 1'b0, _t93, _t90, _t103, _t116, _t121, 1'b0, _t99, _t89, _t104, _t101, _t84, crc_in_count_onehot_reg[1],
+            1'b0, _t98, 1'b0, _t105, crc_in_count_onehot_reg[5], _t102, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[1],
+            _t105, 1'b0, 1'b0, _t116, crc_in_count_onehot_reg[3], _t103, 1'b0
         };
     end
 end
@@ -1230,8 +1288,8 @@ always @* begin
     crc_s1_zk_row24_next = crc_s1_zk_row24_reg;
     if (advance) begin
         crc_s1_zk_row24_next = {
-            crc_in_count_onehot_reg[5], _t84, _t81, _t95, _t92, _t89, _t102, _t125, _t90, _t97, _t85, _t87, _t88, _t100, _t84, _t96, _t96, _t97, _t83,
-            crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[5], _t91, _t102, _t102, _t101, _t90, _t85, _t87, _t113, _t96, _t89, _t96
+            crc_in_count_onehot_reg[5], _t87, _t84, _t98, _t95, _t92, _t105, _t128, _t93, _t100, _t88, _t90, _t91, _t103, _t87, _t99, _t99, _t100, _t86,
+            crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[5], _t94, _t105, _t105, _t104, _t93, _t88, _t90, _t116, _t99, _t92, _t99
         };
     end
 end
@@ -1240,8 +1298,8 @@ always @* begin
     crc_s1_zk_row25_next = crc_s1_zk_row25_reg;
     if (advance) begin
         crc_s1_zk_row25_next = {
-            _t84, _t81, _t95, _t92, _t89, _t102, _t125, _t90, _t97, _t85, _t87, _t88, _t100, _t84, _t96, _t96, _t97, _t83, crc_in_count_onehot_reg[3],
-            crc_in_count_onehot_reg[5], _t91, _t102, _t102, _t101, _t90, _t85, _t87, _t113, _t96, _t89, _t96, _t113
+            _t87, _t84, _t98, _t95, _t92, _t105, _t128, _t93, _t100, _t88, _t90, _t91, _t103, _t87, _t99, _t99, _t100, _t86, crc_in_count_onehot_reg[3],
+            crc_in_count_onehot_reg[5], _t94, _t105, _t105, _t104, _t93, _t88, _t90, _t116, _t99, _t92, _t99, _t116
         };
     end
 end
@@ -1250,8 +1308,8 @@ always @* begin
     crc_s1_zk_row26_next = crc_s1_zk_row26_reg;
     if (advance) begin
         crc_s1_zk_row26_next = {
-            _t94, _t91, _t113, _t93, _t81, _t116, _t80, _t80, _t81, _t82, _t83, _t86, _t87, _t88, _t90, _t91, _t93, _t89, crc_in_count_onehot_reg[2], _t95,
-            _t94, _t96, _t88, _t97, _t81, _t80, _t98, _t92, _t86, _t100, _t90, _t90
+            _t97, _t94, _t116, _t96, _t84, _t119, _t83, _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98,
+            _t97, _t99, _t91, _t100, _t84, _t83, _t101, _t95, _t89, _t103, _t93, _t93
         };
     end
 end
@@ -1260,8 +1318,8 @@ always @* begin
     crc_s1_zk_row27_next = crc_s1_zk_row27_reg;
     if (advance) begin
         crc_s1_zk_row27_next = {
-            _t91, _t113, _t93, _t81, _t116, _t80, _t80, _t81, _t82, _t83, _t86, _t87, _t88, _t90, _t91, _t93, _t89, crc_in_count_onehot_reg[2], _t95, _t94,
-            _t96, _t88, _t97, _t81, _t80, _t98, _t92, _t86, _t100, _t90, _t90, _t85
+            _t94, _t116, _t96, _t84, _t119, _t83, _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97,
+            _t99, _t91, _t100, _t84, _t83, _t101, _t95, _t89, _t103, _t93, _t93, _t88
         };
     end
 end
@@ -1270,8 +1328,8 @@ always @* begin
     crc_s1_zk_row28_next = crc_s1_zk_row28_reg;
     if (advance) begin
         crc_s1_zk_row28_next = {
-            _t113, _t93, _t81, _t116, _t80, _t80, _t81, _t82, _t83, _t86, _t87, _t88, _t90, _t91, _t93, _t89, crc_in_count_onehot_reg[2], _t95, _t94, _t96,
-            _t88, _t97, _t81, _t80, _t98, _t92, _t86, _t100, _t90, _t90, _t85, _t102
+            _t116, _t96, _t84, _t119, _t83, _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99,
+            _t91, _t100, _t84, _t83, _t101, _t95, _t89, _t103, _t93, _t93, _t88, _t105
         };
     end
 end
@@ -1280,8 +1338,8 @@ always @* begin
     crc_s1_zk_row29_next = crc_s1_zk_row29_reg;
     if (advance) begin
         crc_s1_zk_row29_next = {
-            _t93, _t81, _t116, _t80, _t80, _t81, _t82, _t83, _t86, _t87, _t88, _t90, _t91, _t93, _t89, crc_in_count_onehot_reg[2], _t95, _t94, _t96, _t88, _t97,
-            _t81, _t80, _t98, _t92, _t86, _t100, _t90, _t90, _t85, _t102, _t100
+            _t96, _t84, _t119, _t83, _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99, _t91,
+            _t100, _t84, _t83, _t101, _t95, _t89, _t103, _t93, _t93, _t88, _t105, _t103
         };
     end
 end
@@ -1290,8 +1348,8 @@ always @* begin
     crc_s1_zk_row30_next = crc_s1_zk_row30_reg;
     if (advance) begin
         crc_s1_zk_row30_next = {
-            _t81, _t116, _t80, _t80, _t81, _t82, _t83, _t86, _t87, _t88, _t90, _t91, _t93, _t89, crc_in_count_onehot_reg[2], _t95, _t94, _t96, _t88, _t97, _t81,
-            _t80, _t98, _t92, _t86, _t100, _t90, _t90, _t85, _t102, _t100, _t99
+            _t84, _t119, _t83, _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99, _t91, _t100,
+            _t84, _t83, _t101, _t95, _t89, _t103, _t93, _t93, _t88, _t105, _t103, _t102
         };
     end
 end
@@ -1300,8 +1358,8 @@ always @* begin
     crc_s1_zk_row31_next = crc_s1_zk_row31_reg;
     if (advance) begin
         crc_s1_zk_row31_next = {
-            _t116, _t80, _t80, _t81, _t82, _t83, _t86, _t87, _t88, _t90, _t91, _t93, _t89, crc_in_count_onehot_reg[2], _t95, _t94, _t96, _t88, _t97, _t81, _t80,
-            _t98, _t92, _t86, _t100, _t90, _t90, _t85, _t102, _t100, _t99, _t89
+            _t119, _t83, _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99, _t91, _t100, _t84,
+            _t83, _t101, _t95, _t89, _t103, _t93, _t93, _t88, _t105, _t103, _t102, _t92
         };
     end
 end
@@ -1310,9 +1368,9 @@ always @* begin
     crc_s1_zk_init_next = crc_s1_zk_init_reg;
     if (advance) begin
         crc_s1_zk_init_next = {
-            _t115, _t122, _t126, _t107, _t121, _t115, _t119, _t126 | crc_in_count_onehot_reg[5], _t107, _t104, _t125, _t108 | crc_in_count_onehot_reg[5], _t114,
-            _t127, _t127 | crc_in_count_onehot_reg[5], _t127, _t110 | crc_in_count_onehot_reg[5], _t127, _t117, _t110, _t122, _t126, _t112, _t128, _t124, _t103,
-            _t108, _t126, _t110, _t129, _t112, _t128
+            _t118, _t125, _t129, _t110, _t124, _t118, _t122, _t129 | crc_in_count_onehot_reg[5], _t110, _t107, _t128, _t111 | crc_in_count_onehot_reg[5], _t117,
+            _t130, _t130 | crc_in_count_onehot_reg[5], _t130, _t113 | crc_in_count_onehot_reg[5], _t130, _t120, _t113, _t125, _t129, _t115, _t131, _t127, _t106,
+            _t111, _t129, _t113, _t132, _t115, _t131
         };
     end
 end
@@ -1335,14 +1393,14 @@ always @* begin
     crc_s2_coeff_next = crc_s2_coeff_reg;
     if (advance) begin
         crc_s2_coeff_next = {
-            _t130 ? 32'h0 : crc_s1_zk_row31_reg, _t130 ? 32'h0 : crc_s1_zk_row30_reg, _t130 ? 32'h0 : crc_s1_zk_row29_reg, _t130 ? 32'h0 : crc_s1_zk_row28_reg,
-            _t130 ? 32'h0 : crc_s1_zk_row27_reg, _t130 ? 32'h0 : crc_s1_zk_row26_reg, _t130 ? 32'h0 : crc_s1_zk_row25_reg, _t130 ? 32'h0 : crc_s1_zk_row24_reg,
-            _t130 ? 32'h0 : crc_s1_zk_row23_reg, _t130 ? 32'h0 : crc_s1_zk_row22_reg, _t130 ? 32'h0 : crc_s1_zk_row21_reg, _t130 ? 32'h0 : crc_s1_zk_row20_reg,
-            _t130 ? 32'h0 : crc_s1_zk_row19_reg, _t130 ? 32'h0 : crc_s1_zk_row18_reg, _t130 ? 32'h0 : crc_s1_zk_row17_reg, _t130 ? 32'h0 : crc_s1_zk_row16_reg,
-            _t130 ? 32'h0 : crc_s1_zk_row15_reg, _t130 ? 32'h0 : crc_s1_zk_row14_reg, _t130 ? 32'h0 : crc_s1_zk_row13_reg, _t130 ? 32'h0 : crc_s1_zk_row12_reg,
-            _t130 ? 32'h0 : crc_s1_zk_row11_reg, _t130 ? 32'h0 : crc_s1_zk_row10_reg, _t130 ? 32'h0 : crc_s1_zk_row9_reg, _t130 ? 32'h0 : crc_s1_zk_row8_reg,
-            _t130 ? 32'h0 : crc_s1_zk_row7_reg, _t130 ? 32'h0 : crc_s1_zk_row6_reg, _t130 ? 32'h0 : crc_s1_zk_row5_reg, _t130 ? 32'h0 : crc_s1_zk_row4_reg,
-            _t130 ? 32'h0 : crc_s1_zk_row3_reg, _t130 ? 32'h0 : crc_s1_zk_row2_reg, _t130 ? 32'h0 : crc_s1_zk_row1_reg, _t130 ? 32'h0 : crc_s1_zk_row0_reg
+            _t133 ? 32'h0 : crc_s1_zk_row31_reg, _t133 ? 32'h0 : crc_s1_zk_row30_reg, _t133 ? 32'h0 : crc_s1_zk_row29_reg, _t133 ? 32'h0 : crc_s1_zk_row28_reg,
+            _t133 ? 32'h0 : crc_s1_zk_row27_reg, _t133 ? 32'h0 : crc_s1_zk_row26_reg, _t133 ? 32'h0 : crc_s1_zk_row25_reg, _t133 ? 32'h0 : crc_s1_zk_row24_reg,
+            _t133 ? 32'h0 : crc_s1_zk_row23_reg, _t133 ? 32'h0 : crc_s1_zk_row22_reg, _t133 ? 32'h0 : crc_s1_zk_row21_reg, _t133 ? 32'h0 : crc_s1_zk_row20_reg,
+            _t133 ? 32'h0 : crc_s1_zk_row19_reg, _t133 ? 32'h0 : crc_s1_zk_row18_reg, _t133 ? 32'h0 : crc_s1_zk_row17_reg, _t133 ? 32'h0 : crc_s1_zk_row16_reg,
+            _t133 ? 32'h0 : crc_s1_zk_row15_reg, _t133 ? 32'h0 : crc_s1_zk_row14_reg, _t133 ? 32'h0 : crc_s1_zk_row13_reg, _t133 ? 32'h0 : crc_s1_zk_row12_reg,
+            _t133 ? 32'h0 : crc_s1_zk_row11_reg, _t133 ? 32'h0 : crc_s1_zk_row10_reg, _t133 ? 32'h0 : crc_s1_zk_row9_reg, _t133 ? 32'h0 : crc_s1_zk_row8_reg,
+            _t133 ? 32'h0 : crc_s1_zk_row7_reg, _t133 ? 32'h0 : crc_s1_zk_row6_reg, _t133 ? 32'h0 : crc_s1_zk_row5_reg, _t133 ? 32'h0 : crc_s1_zk_row4_reg,
+            _t133 ? 32'h0 : crc_s1_zk_row3_reg, _t133 ? 32'h0 : crc_s1_zk_row2_reg, _t133 ? 32'h0 : crc_s1_zk_row1_reg, _t133 ? 32'h0 : crc_s1_zk_row0_reg
         };
     end
 end
@@ -1518,10 +1576,10 @@ always @* begin
     if (out_in_ready_reg) begin
         if (out_out_ready | _t73) begin
             out_valid_next = v_emit;
-            out_data_next = _t131;
+            out_data_next = _t134;
         end else begin
             out_temp_valid_next = v_emit;
-            out_temp_data_next = _t131;
+            out_temp_data_next = _t134;
         end
     end else begin
         if (out_out_ready) begin
@@ -1536,22 +1594,22 @@ always @* begin
     rx_ctx_wb1_valid_next = rx_ctx_wb1_valid_reg;
     rx_ctx_wb1_index_next = rx_ctx_wb1_index_reg;
     rx_ctx_wb1_data_next = rx_ctx_wb1_data_reg;
-    rx_ctx_wb1_valid_next = _t132;
-    rx_ctx_wb1_index_next = _t133;
-    rx_ctx_wb1_data_next = _t134;
+    rx_ctx_wb1_valid_next = _t135;
+    rx_ctx_wb1_index_next = _t136;
+    rx_ctx_wb1_data_next = _t137;
 end
 
 always @* begin
     rx_ctx_rd_data_next = rx_ctx_rd_data_reg;
-    if (_t135) begin
-        rx_ctx_rd_data_next = rx_ctx_mem[ctx_next_qp_reg];
+    if (_t139) begin
+        rx_ctx_rd_data_next = rx_ctx_mem[_t140];
     end
 end
 
 always @* begin
     rx_ctx_rd_index_d1_next = rx_ctx_rd_index_d1_reg;
-    if (_t135) begin
-        rx_ctx_rd_index_d1_next = ctx_next_qp_reg;
+    if (_t139) begin
+        rx_ctx_rd_index_d1_next = _t140;
     end
 end
 
@@ -1568,18 +1626,26 @@ always @* begin
     rd_ptr_next = rd_ptr_reg;
     marker_fault_next = marker_fault_reg;
     out_stopped_next = out_stopped_reg;
+    wb_stopped_next = wb_stopped_reg;
     stopped_next = stopped_reg;
     good_fpdus_next = good_fpdus_reg;
     in_segment_next = in_segment_reg;
     crc_resume_next = crc_resume_reg;
+    back_crc_next = back_crc_reg;
+    drain_busy_reg_next = drain_busy_reg_reg;
+    wb_pending_next = wb_pending_reg;
+    wb_ctx_next = wb_ctx_reg;
     ctx_valid_next = ctx_valid_reg;
     ctx_next_qp_next = ctx_next_qp_reg;
+    ctx_ahead_next = ctx_ahead_reg;
     ctx_state_next = ctx_state_reg;
     ctx_qp_reg_next = ctx_qp_reg_reg;
     ctx_markers_next = ctx_markers_reg;
     ctx_crc_on_next = ctx_crc_on_reg;
     ctx_max_ulpdu_next = ctx_max_ulpdu_reg;
+    mfault_saved_next = mfault_saved_reg;
     crc_saved_next = crc_saved_reg;
+    drain_qp_reg_next = drain_qp_reg_reg;
     if (accept) begin
         ring_next = (ring_reg & (~wr_mask)) |
             ({
@@ -1598,20 +1664,27 @@ always @* begin
         hdr_ok_next = 1'b1;
     end
     if (go) begin
-        at_start_next = _t136;
+        at_start_next = _t141;
         hdr_len_next = next_hdr_len;
-        hdr_ok_next = _t136 & next_hdr_in;
+        hdr_ok_next = _t141 & next_hdr_in;
         ul_left_next = ul_now - 16'h8;
         hdr_off_next = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, words};
         marker_pos_next = marker_pos_reg - words[6:0];
         rd_ptr_next = rd_ptr_reg + words[2:0];
     end
-    if (advance & crc_valid_reg) begin
+    if (_t142) begin
         marker_fault_next = marker_bad & (~v_beat_last);
     end
-    if (advance & fail) begin
+    if (_t142 & v_qp_resumed) begin
+        out_stopped_next = 1'b0;
+    end
+    if (_t143) begin
         out_stopped_next = 1'b1;
-        stopped_next = 1'b1;
+        if (wb_pending_reg & (v_qp_qp == drain_qp_reg_reg)) begin
+            wb_stopped_next = 1'b1;
+        end else begin
+            stopped_next = 1'b1;
+        end
     end
     if (out_valid_reg & m_axis_tready & out_data_reg[72] & out_data_reg[73]) begin
         good_fpdus_next = good_fpdus_reg + 32'h1;
@@ -1622,19 +1695,73 @@ always @* begin
     if (go) begin
         crc_resume_next = 1'b0;
     end
+    if (_t142) begin
+        back_crc_next = crc_crc_reg;
+    end
+    if ((~wb_pending_reg) & (_t73 | (out_data_reg[83:82] != drain_qp_reg_reg))) begin
+        drain_busy_reg_next = 1'b0;
+    end
+    if (wb_write) begin
+        wb_pending_next = 1'b0;
+    end
+    if (drain_done & (~wb_write)) begin
+        wb_ctx_next = _t138;
+    end
     if (cfg_valid & (cfg_qp == ctx_qp_reg_reg)) begin
         ctx_valid_next = 1'b0;
+    end
+    if (cfg_valid & (cfg_qp == drain_qp_reg_reg)) begin
+        wb_pending_next = 1'b0;
     end
     case (ctx_state_reg)
         CTX_STATE_RUN: begin
             if (ctx_switch) begin
                 ctx_next_qp_next = s_axis_tid;
+                ctx_ahead_next = ctx_ahead_read;
                 ctx_state_next = CTX_STATE_DRAIN;
             end
         end
         CTX_STATE_DRAIN: begin
-            if (ctx_save) begin
-                ctx_state_next = CTX_STATE_FETCH;
+            if (ctx_cfg_hit) begin
+                ctx_ahead_next = 1'b0;
+            end
+            if (ctx_capture) begin
+                if (ctx_ahead_ok) begin
+                    ctx_state_next = CTX_STATE_RUN;
+                    ctx_qp_reg_next = ctx_next_qp_reg;
+                    ctx_valid_next = 1'b1;
+                    ctx_markers_next = ctx_in_markers;
+                    ctx_crc_on_next = ctx_in_crc_on;
+                    ctx_max_ulpdu_next = ctx_in_max_ulpdu;
+                    stopped_next = ctx_in_stopped;
+                    at_start_next = ctx_in_at_start;
+                    hdr_ok_next = ctx_in_hdr_ok;
+                    hdr_len_next = ctx_in_hdr_len;
+                    ul_left_next = ctx_in_ul_left;
+                    hdr_off_next = ctx_in_hdr_off;
+                    marker_pos_next = ctx_in_marker_pos;
+                    mfault_saved_next = ctx_in_marker_fault;
+                    crc_resume_next = 1'b1;
+                    crc_saved_next = ctx_in_crc;
+                    fill_next = ctx_in_fill;
+                    ring_next = _t144;
+                    rd_ptr_next = 3'b000;
+                    wr_ptr_next = ctx_in_fill[4:0];
+                end else begin
+                    ctx_state_next = CTX_STATE_FETCH;
+                end
+                wb_ctx_next = {
+                    win_s0[159:0], fill_reg, 32'h0, 1'b0, marker_pos_reg, hdr_off_reg, ul_left_reg, hdr_len_reg, hdr_ok_reg, at_start_reg, stopped_reg,
+                    ctx_max_ulpdu_reg, ctx_crc_on_reg, ctx_markers_reg
+                };
+                drain_qp_reg_next = ctx_qp_reg_reg;
+                wb_pending_next = ctx_valid_reg;
+                drain_busy_reg_next = ctx_valid_reg;
+                wb_stopped_next = stopped_reg | _t143;
+                if (crc_resume_reg) begin
+                    back_crc_next = crc_saved_reg;
+                    marker_fault_next = mfault_saved_reg;
+                end
             end
         end
         CTX_STATE_FETCH: begin
@@ -1646,18 +1773,17 @@ always @* begin
                 ctx_crc_on_next = ctx_in_crc_on;
                 ctx_max_ulpdu_next = ctx_in_max_ulpdu;
                 stopped_next = ctx_in_stopped;
-                out_stopped_next = ctx_in_stopped;
                 at_start_next = ctx_in_at_start;
                 hdr_ok_next = ctx_in_hdr_ok;
                 hdr_len_next = ctx_in_hdr_len;
                 ul_left_next = ctx_in_ul_left;
                 hdr_off_next = ctx_in_hdr_off;
                 marker_pos_next = ctx_in_marker_pos;
-                marker_fault_next = ctx_in_marker_fault;
+                mfault_saved_next = ctx_in_marker_fault;
                 crc_resume_next = 1'b1;
                 crc_saved_next = ctx_in_crc;
                 fill_next = ctx_in_fill;
-                ring_next = {96'h0, ctx_in_words};
+                ring_next = _t144;
                 rd_ptr_next = 3'b000;
                 wr_ptr_next = ctx_in_fill[4:0];
             end
@@ -1687,9 +1813,17 @@ always @(posedge clk) begin
     ctx_qp_reg_reg <= ctx_qp_reg_next;
     ctx_valid_reg <= ctx_valid_next;
     ctx_next_qp_reg <= ctx_next_qp_next;
+    ctx_ahead_reg <= ctx_ahead_next;
     in_segment_reg <= in_segment_next;
     crc_resume_reg <= crc_resume_next;
     crc_saved_reg <= crc_saved_next;
+    mfault_saved_reg <= mfault_saved_next;
+    wb_pending_reg <= wb_pending_next;
+    drain_qp_reg_reg <= drain_qp_reg_next;
+    drain_busy_reg_reg <= drain_busy_reg_next;
+    wb_ctx_reg <= wb_ctx_next;
+    wb_stopped_reg <= wb_stopped_next;
+    back_crc_reg <= back_crc_next;
     rx_ctx_rd_data_reg <= rx_ctx_rd_data_next;
     rx_ctx_wb1_valid_reg <= rx_ctx_wb1_valid_next;
     rx_ctx_wb1_index_reg <= rx_ctx_wb1_index_next;
@@ -1757,8 +1891,8 @@ always @(posedge clk) begin
     out_temp_valid_reg <= out_temp_valid_next;
     out_temp_data_reg <= out_temp_data_next;
     rx_ctx_rd_index_d1_reg <= rx_ctx_rd_index_d1_next;
-    if (_t132) begin
-        rx_ctx_mem[_t133] <= _t134;
+    if (_t135) begin
+        rx_ctx_mem[_t136] <= _t137;
     end
 
     if (rst) begin
@@ -1772,8 +1906,12 @@ always @(posedge clk) begin
         ctx_state_reg <= 2'b00;
         ctx_qp_reg_reg <= 2'b00;
         ctx_valid_reg <= 1'b0;
+        ctx_ahead_reg <= 1'b0;
         in_segment_reg <= 1'b0;
         crc_resume_reg <= 1'b0;
+        wb_pending_reg <= 1'b0;
+        drain_qp_reg_reg <= 2'b00;
+        drain_busy_reg_reg <= 1'b0;
         rx_ctx_wb1_valid_reg <= 1'b0;
         crc_in_valid_reg <= 1'b0;
         crc_s1_valid_reg <= 1'b0;

@@ -725,6 +725,8 @@ wire [31:0] deframer_fpdu_count;
 // verilator lint_on UNUSED
 wire deframer_idle;
 wire [1:0] deframer_ctx_qp;
+wire deframer_drain_busy;
+wire [1:0] deframer_drain_qp;
 wire rx_verdict_passed; // on tlast: the FPDU passed every check
 wire [7:0] rx_verdict_llp_err; // on a tlast with passed 0: the LLP error code (Terminate 0x2/0x0/code)
 wire rx_ulpdu_fire;
@@ -897,6 +899,7 @@ wire _t72;
 wire _t73;
 wire _t74;
 wire _t75;
+wire _t76;
 
 assign _t0 = s_recv_qp == 2'b01;
 assign _t1 = s_recv_qp == 2'b10;
@@ -958,22 +961,23 @@ assign _t56 = mem_rd_arb_grant == 2'b11;
 assign _t57 = mem_rd_arb_grant == 2'b10;
 assign _t58 = mem_rd_arb_grant == 2'b01;
 assign _t59 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
-assign _t60 = qp3_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b11));
-assign _t61 = qp2_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b10));
-assign _t62 = qp1_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b01));
-assign _t63 = qp0_rx_idle & (deframer_idle | (deframer_ctx_qp != 2'b00));
-assign _t64 = stag_lk_arb_valid & 1'b1;
-assign _t65 = stag_inv_arb_valid & 1'b1;
-assign _t66 = cq_fire & _t43;
-assign _t67 = ~cq_from_first;
-assign _t68 = cq_fire & _t41;
-assign _t69 = cq_fire & _t40;
-assign _t70 = cq_fire & _t39;
-assign _t71 = tx_fire & framer_s_axis_tlast;
-assign _t72 = cq_fire & 1'b1;
-assign _t73 = mem_wr_fire & 1'b1;
-assign _t74 = mem_rd_fire & 1'b1;
-assign _t75 = ~rx_verdict_passed;
+assign _t60 = qp3_rx_idle & (~((_t61 & (deframer_ctx_qp == 2'b11)) | (deframer_drain_busy & (deframer_drain_qp == 2'b11))));
+assign _t61 = ~deframer_idle;
+assign _t62 = qp2_rx_idle & (~((_t61 & (deframer_ctx_qp == 2'b10)) | (deframer_drain_busy & (deframer_drain_qp == 2'b10))));
+assign _t63 = qp1_rx_idle & (~((_t61 & (deframer_ctx_qp == 2'b01)) | (deframer_drain_busy & (deframer_drain_qp == 2'b01))));
+assign _t64 = qp0_rx_idle & (~((_t61 & (deframer_ctx_qp == 2'b00)) | (deframer_drain_busy & (deframer_drain_qp == 2'b00))));
+assign _t65 = stag_lk_arb_valid & 1'b1;
+assign _t66 = stag_inv_arb_valid & 1'b1;
+assign _t67 = cq_fire & _t43;
+assign _t68 = ~cq_from_first;
+assign _t69 = cq_fire & _t41;
+assign _t70 = cq_fire & _t40;
+assign _t71 = cq_fire & _t39;
+assign _t72 = tx_fire & framer_s_axis_tlast;
+assign _t73 = cq_fire & 1'b1;
+assign _t74 = mem_wr_fire & 1'b1;
+assign _t75 = mem_rd_fire & 1'b1;
+assign _t76 = ~rx_verdict_passed;
 assign qp0_cfg_load = cfg_valid & (cfg_qp == 2'b00);
 assign qp0_rst = rst | qp0_restart_reg;
 assign qp0_cfg_rfc7306 = qp0_ctx_rfc7306_reg;
@@ -1345,11 +1349,11 @@ assign qp_rx_stopped = {qp3_rx_stopped, qp2_rx_stopped, qp1_rx_stopped, qp0_rx_s
 assign qp_tx_stopped = {qp3_tx_stopped, qp2_tx_stopped, qp1_tx_stopped, qp0_tx_stopped};
 assign qp_idle = {
     qp3_idle & _t60 & (qp3_sent_pending_reg == 16'h0),
-    qp2_idle & _t61 & (qp2_sent_pending_reg == 16'h0),
-    qp1_idle & _t62 & (qp1_sent_pending_reg == 16'h0),
-    qp0_idle & _t63 & (qp0_sent_pending_reg == 16'h0)
+    qp2_idle & _t62 & (qp2_sent_pending_reg == 16'h0),
+    qp1_idle & _t63 & (qp1_sent_pending_reg == 16'h0),
+    qp0_idle & _t64 & (qp0_sent_pending_reg == 16'h0)
 };
-assign qp_rx_idle = {_t60, _t61, _t62, _t63};
+assign qp_rx_idle = {_t60, _t62, _t63, _t64};
 assign qp_mpa_err = {qp3_mpa_err_reg, qp2_mpa_err_reg, qp1_mpa_err_reg, qp0_mpa_err_reg};
 assign qp_fenced = {qp3_fenced, qp2_fenced, qp1_fenced, qp0_fenced};
 assign tx_err_length = framer_err_length;
@@ -1717,11 +1721,11 @@ always @* begin
     stag_lk_arb_last_next = stag_lk_arb_last_reg;
     stag_lk_tag1_next = stag_lk_tag1_reg;
     stag_lk_tag2_next = stag_lk_tag2_reg;
-    if (stag_lk_arb_valid & (~_t64)) begin
+    if (stag_lk_arb_valid & (~_t65)) begin
         stag_lk_arb_locked_next = 1'b1;
         stag_lk_arb_owner_next = stag_lk_arb_grant;
     end
-    if (_t64) begin
+    if (_t65) begin
         stag_lk_arb_locked_next = 1'b0;
         stag_lk_arb_last_next = stag_lk_arb_grant;
     end
@@ -1735,11 +1739,11 @@ always @* begin
     stag_inv_arb_last_next = stag_inv_arb_last_reg;
     stag_inv_tag1_next = stag_inv_tag1_reg;
     stag_inv_tag2_next = stag_inv_tag2_reg;
-    if (stag_inv_arb_valid & (~_t65)) begin
+    if (stag_inv_arb_valid & (~_t66)) begin
         stag_inv_arb_locked_next = 1'b1;
         stag_inv_arb_owner_next = stag_inv_arb_grant;
     end
-    if (_t65) begin
+    if (_t66) begin
         stag_inv_arb_locked_next = 1'b0;
         stag_inv_arb_last_next = stag_inv_arb_grant;
     end
@@ -1750,8 +1754,8 @@ end
 always @* begin
     qp0_sent_pending_next = qp0_sent_pending_reg;
     qp0_first_pending_next = qp0_first_pending_reg;
-    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, qp0_m_sent_valid & _t13}) - {15'h0, _t66 & _t42 & _t67};
-    if (_t66 & cq_from_first) begin
+    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, qp0_m_sent_valid & _t13}) - {15'h0, _t67 & _t42 & _t68};
+    if (_t67 & cq_from_first) begin
         qp0_first_pending_next = 1'b0;
     end
     if (qp0_m_first_valid & _t13) begin
@@ -1762,8 +1766,8 @@ end
 always @* begin
     qp1_sent_pending_next = qp1_sent_pending_reg;
     qp1_first_pending_next = qp1_first_pending_reg;
-    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, qp1_m_sent_valid & _t7}) - {15'h0, _t68 & _t42 & _t67};
-    if (_t68 & cq_from_first) begin
+    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, qp1_m_sent_valid & _t7}) - {15'h0, _t69 & _t42 & _t68};
+    if (_t69 & cq_from_first) begin
         qp1_first_pending_next = 1'b0;
     end
     if (qp1_m_first_valid & _t7) begin
@@ -1774,8 +1778,8 @@ end
 always @* begin
     qp2_sent_pending_next = qp2_sent_pending_reg;
     qp2_first_pending_next = qp2_first_pending_reg;
-    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, qp2_m_sent_valid & _t9}) - {15'h0, _t69 & _t42 & _t67};
-    if (_t69 & cq_from_first) begin
+    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, qp2_m_sent_valid & _t9}) - {15'h0, _t70 & _t42 & _t68};
+    if (_t70 & cq_from_first) begin
         qp2_first_pending_next = 1'b0;
     end
     if (qp2_m_first_valid & _t9) begin
@@ -1786,8 +1790,8 @@ end
 always @* begin
     qp3_sent_pending_next = qp3_sent_pending_reg;
     qp3_first_pending_next = qp3_first_pending_reg;
-    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, qp3_m_sent_valid & _t11}) - {15'h0, _t70 & _t42 & _t67};
-    if (_t70 & cq_from_first) begin
+    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, qp3_m_sent_valid & _t11}) - {15'h0, _t71 & _t42 & _t68};
+    if (_t71 & cq_from_first) begin
         qp3_first_pending_next = 1'b0;
     end
     if (qp3_m_first_valid & _t11) begin
@@ -1817,35 +1821,35 @@ always @* begin
     mem_rd_arb_locked_next = mem_rd_arb_locked_reg;
     mem_rd_arb_owner_next = mem_rd_arb_owner_reg;
     mem_rd_arb_last_next = mem_rd_arb_last_reg;
-    if (tx_arb_valid & (~_t71)) begin
+    if (tx_arb_valid & (~_t72)) begin
         tx_arb_locked_next = 1'b1;
         tx_arb_owner_next = tx_arb_grant;
     end
-    if (_t71) begin
+    if (_t72) begin
         tx_arb_locked_next = 1'b0;
         tx_arb_last_next = tx_arb_grant;
     end
-    if (cq_arb_valid & (~_t72)) begin
+    if (cq_arb_valid & (~_t73)) begin
         cq_arb_locked_next = 1'b1;
         cq_arb_owner_next = cq_arb_grant;
     end
-    if (_t72) begin
+    if (_t73) begin
         cq_arb_locked_next = 1'b0;
         cq_arb_last_next = cq_arb_grant;
     end
-    if (mem_wr_arb_valid & (~_t73)) begin
+    if (mem_wr_arb_valid & (~_t74)) begin
         mem_wr_arb_locked_next = 1'b1;
         mem_wr_arb_owner_next = mem_wr_arb_grant;
     end
-    if (_t73) begin
+    if (_t74) begin
         mem_wr_arb_locked_next = 1'b0;
         mem_wr_arb_last_next = mem_wr_arb_grant;
     end
-    if (mem_rd_arb_valid & (~_t74)) begin
+    if (mem_rd_arb_valid & (~_t75)) begin
         mem_rd_arb_locked_next = 1'b1;
         mem_rd_arb_owner_next = mem_rd_arb_grant;
     end
-    if (_t74) begin
+    if (_t75) begin
         mem_rd_arb_locked_next = 1'b0;
         mem_rd_arb_last_next = mem_rd_arb_grant;
     end
@@ -1853,7 +1857,7 @@ end
 
 always @* begin
     qp0_mpa_err_next = qp0_mpa_err_reg;
-    if (rx_ulpdu_fire & _t24 & deframer_m_axis_tlast & _t75) begin
+    if (rx_ulpdu_fire & _t24 & deframer_m_axis_tlast & _t76) begin
         qp0_mpa_err_next = 1'b1;
     end
     if (qp0_rst) begin
@@ -1863,7 +1867,7 @@ end
 
 always @* begin
     qp1_mpa_err_next = qp1_mpa_err_reg;
-    if (rx_ulpdu_fire & _t25 & deframer_m_axis_tlast & _t75) begin
+    if (rx_ulpdu_fire & _t25 & deframer_m_axis_tlast & _t76) begin
         qp1_mpa_err_next = 1'b1;
     end
     if (qp1_rst) begin
@@ -1873,7 +1877,7 @@ end
 
 always @* begin
     qp2_mpa_err_next = qp2_mpa_err_reg;
-    if (rx_ulpdu_fire & _t26 & deframer_m_axis_tlast & _t75) begin
+    if (rx_ulpdu_fire & _t26 & deframer_m_axis_tlast & _t76) begin
         qp2_mpa_err_next = 1'b1;
     end
     if (qp2_rst) begin
@@ -1883,7 +1887,7 @@ end
 
 always @* begin
     qp3_mpa_err_next = qp3_mpa_err_reg;
-    if (rx_ulpdu_fire & _t27 & deframer_m_axis_tlast & _t75) begin
+    if (rx_ulpdu_fire & _t27 & deframer_m_axis_tlast & _t76) begin
         qp3_mpa_err_next = 1'b1;
     end
     if (qp3_rst) begin
@@ -2512,7 +2516,9 @@ mpa_rx_w8_q4 u_mpa_rx (
     .m_axis_tuser(deframer_m_axis_tuser),
     .fpdu_count(deframer_fpdu_count),
     .idle(deframer_idle),
-    .ctx_qp(deframer_ctx_qp)
+    .ctx_qp(deframer_ctx_qp),
+    .drain_busy(deframer_drain_busy),
+    .drain_qp(deframer_drain_qp)
 );
 
 mpa_tx_w8_q4 u_mpa_tx (

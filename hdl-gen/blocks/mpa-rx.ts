@@ -37,6 +37,20 @@ const RX_BEAT = (W: number) =>
     marker_dist: { width: 15, doc: 'words from ULPDU_Length to it' },
   });
 
+/**
+ * Shared by QPs, a reader beat names its QP and carries what the verdict needs of that QP's
+ * context, so the reader can take the next QP while the last one's beats are still in the CRC
+ * pipeline.
+ */
+const RX_QP_BEAT = (W: number, qb: number) =>
+  record('mpa_rx_qp_beat', {
+    qp: { width: qb, doc: 'the QP of the beat' },
+    crc_on: { width: 1, doc: 'its QP has the CRC' },
+    resumed: { width: 1, doc: "the first beat after its QP's context was loaded" },
+    mfault_in: { width: 1, doc: 'with resumed: the marker fault of its open FPDU, from the context' },
+    beat: RX_BEAT(W),
+  });
+
 /** m_axis_tuser of the shared block: the verdict and, on a failed FPDU, its LLP error code. */
 export const MPA_RX_VERDICT = record('mpa_rx_verdict', {
   passed: { width: 1, doc: 'on tlast: the FPDU passed every check' },
@@ -119,16 +133,23 @@ export const mpaRxName = (bytes: number, qps?: number): string => `mpa_rx_w${byt
  * m_axis_tid that of a ULPDU beat. The registers above hold the stream of one QP, `ctx_qp`; each
  * QP's state between its segments (the mpa_rx_ctx record: configuration, the reader's registers,
  * the CRC of its open FPDU and the octets left over, fewer than a beat needs) lives in a context
- * memory (hdl-gen/lib/context.ts). A segment of another QP switches context, a stall: the reader
- * makes every beat it can from the segments before, the CRC pipeline and the output drain, the
- * context is written back and the new QP's read in one cycle, and it is loaded the next (the octets
- * into the ring from word 0; the CRC continues from the saved register through the CRC
- * component's load input). Cost: the pipeline's depth, 7-8 cycles per switch (measured in
- * test/cosim/mpa-rx-shared.test.ts); segments of the same QP back to back cost none. One QP's
- * beats are in the block at a time, so a failed FPDU's code rides in tuser (record
- * mpa_rx_verdict) and `idle` with `ctx_qp` says which QP is busy.
+ * memory (hdl-gen/lib/context.ts). A segment of another QP switches context, a stall of the
+ * input: the new QP's context is read as soon as its segment is seen (ctx_ahead), the reader makes
+ * every beat it can from the segments before, and then its registers are taken and the new
+ * context loaded in one cycle (the octets into the ring from word 0; the CRC continues from the
+ * saved register through the CRC component's load input; a context that cannot be read ahead,
+ * its QP's own write-back or new connection in flight, is read then and loaded a cycle later). The
+ * last QP's beats meanwhile finish in the CRC pipeline beside the new QP's: each beat names its QP
+ * and carries its QP's CRC setting and, the first after a load, the marker fault of its open FPDU
+ * (record mpa_rx_qp_beat), so its verdict is its own QP's; a failure stops that QP's stream. Once
+ * its last beat has left the pipeline, the last QP's context is written back with the verdicts'
+ * state (CRC register, marker fault, stopped); the next switch waits for that and for its beats to
+ * leave the output (drain_busy, drain_qp). Cost: 2 cycles per switch at 8 and 64 octets (measured
+ * in test/cosim/mpa-rx-shared.test.ts); segments of the same QP back to back cost none. tuser
+ * carries a failed FPDU's code (record mpa_rx_verdict); a QP has beats in the block while `idle`
+ * is low and it is ctx_qp, or while drain_busy and it is drain_qp.
  * cfg_valid loads QP cfg_qp's initial context (a new connection) into the memory; the QP must have
- * no segment in progress then.
+ * no segment in progress then (its pending write-back, if any, is dropped).
  */
 export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   if (!Number.isInteger(bytes) || bytes < WORD || (bytes & (bytes - 1)) !== 0) throw new RangeError(`MPA RX datapath width must be a power of two ≥ ${WORD}, got ${bytes}`);
@@ -161,7 +182,7 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
       `Internals: an octet ring of ${C} words (input gearbox) and a reader that retires up to ${K} words per beat.` +
       (shared
         ? `\nShared by ${qps} QPs: s_axis_tid names a segment's QP, m_axis_tid a beat's; each QP's state is kept in a context\n` +
-          'memory between its segments (a stall of 7-8 cycles when the QP changes); tuser carries the\n' +
+          'memory between its segments (a stall of 2 cycles when the QP changes); tuser carries the\n' +
           'LLP error code of a failed FPDU (record mpa_rx_verdict); cfg_valid loads a QP\'s context (a new connection).'
         : ''),
     { bytes: W, ringWords: C, windowWords: K, leadMarkerInCrc: true, fpduptrRef: 'ulpduLength', checkMarkers: true, ...(shared && { qps }) },
@@ -237,7 +258,7 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
         doc: 'the context switch',
         meaning: {
           RUN: "QP ctx_qp's segments go in",
-          DRAIN: 'a segment of another QP waits: the reader, the CRC and the output finish ctx_qp\'s beats',
+          DRAIN: "a segment of another QP waits: the reader makes ctx_qp's last beats",
           FETCH: "the waiting segment's QP's context is read; it is loaded at the end of the cycle",
         },
       });
@@ -247,9 +268,21 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
         qp: m.reg('ctx_qp_reg', qb, { reset: 0, doc: 'the QP whose stream the registers hold' }),
         valid: m.reg('ctx_valid', 1, { reset: 0, doc: "the registers hold ctx_qp's stream" }),
         next: m.reg('ctx_next_qp', qb, { doc: 'the QP of the segment waiting at s_axis' }),
+        ahead: m.reg('ctx_ahead', 1, { reset: 0, doc: "ctx_next_qp's context was read at the switch request and is current" }),
         inSeg: m.reg('in_segment', 1, { reset: 0, doc: 's_axis is inside a segment: its QP cannot change' }),
         resume: m.reg('crc_resume', 1, { reset: 0, doc: "the open FPDU's CRC continues from crc_saved at the reader's next beat" }),
         crcSaved: m.reg('crc_saved', 32, { doc: "the CRC register of ctx_qp's open FPDU, from its context" }),
+        mfSaved: m.reg('mfault_saved', 1, { doc: "the marker fault of ctx_qp's open FPDU, from its context" }),
+        // The last QP's context, taken from the reader when it switches, written back once its
+        // beats have left the CRC pipeline (their verdicts finish it: CRC, marker fault, stopped).
+        wb: {
+          pending: m.reg('wb_pending', 1, { reset: 0, doc: "wb_ctx waits for the drain QP's beats to leave the CRC pipeline" }),
+          qp: m.reg('drain_qp_reg', qb, { reset: 0, doc: 'the QP switched away from: its beats may still be in the block' }),
+          busy: m.reg('drain_busy_reg', 1, { reset: 0, doc: 'beats of drain_qp may still be in the block' }),
+          ctx: m.reg('wb_ctx', ctxLayout.width, { doc: "drain_qp's context as the reader left it" }),
+          stopped: m.reg('wb_stopped', 1, { doc: 'a verdict after the switch stopped drain_qp\'s stream' }),
+        },
+        backCrc: m.reg('back_crc', 32, { doc: 'the CRC register after the last beat to leave the pipeline' }),
         mem: contextMemory(m, 'rx_ctx', { width: ctxLayout.width, depth: Math.max(2, qps!), latency: 1, doc: "each QP's mpa_rx_ctx between its segments" }),
       };
     })();
@@ -362,32 +395,39 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
     count: r.slice(DB - 1, 0),
     start: first,
     ...(sw && { load: sw.resume, state: sw.crcSaved }),
-    tag: beat,
+    tag: sw ? RX_QP_BEAT(W, qb).pack({ qp: sw.qp, crc_on: cfgCrc, resumed: sw.resume, mfault_in: sw.mfSaved, beat }) : beat,
   });
-  const d = RX_BEAT(W).view(crcPipe.tag!, { m, prefix: 'v_beat' });
-  const crcBad = m.let('crc_bad', cfgCrc.and(crcPipe.crc.ne(crcResidue)), { doc: 'the CRC check fails if this beat ends the FPDU' });
+  // Shared, the verdict's state is the beat's QP's: its CRC setting rides with it, and its first
+  // beat after a load brings the marker fault of its open FPDU and clears the last QP's stop.
+  const vq = sw ? RX_QP_BEAT(W, qb).view(crcPipe.tag!, { m, prefix: 'v_qp' }) : null;
+  const d = RX_BEAT(W).view(vq ? vq.beat : crcPipe.tag!, { m, prefix: 'v_beat' });
+  const crcOn = vq ? vq.crc_on : cfgCrc;
+  const crcBad = m.let('crc_bad', crcOn.and(crcPipe.crc.ne(crcResidue)), { doc: 'the CRC check fails if this beat ends the FPDU' });
   // The marker check, in stream order: a leading marker's FPDUPTR is 0, any other's is the distance
   // from ULPDU_Length (spec/mpa.md §4.4); a wrong one fails the FPDU after its CRC, as the model.
   const ptrOk = mux(d.marker_lead, d.fpduptr.eq(0), z(d.fpduptr, 17).eq(cat(d.marker_dist, lit(2, 0))));
   const mfault = m.reg('marker_fault', 1, { reset: 0, doc: 'a marker of the FPDU at the verdict had a wrong FPDUPTR' });
-  const markerBad = m.let('marker_bad', mfault.or(d.marker_check.and(ptrOk.not())), { doc: 'a marker of this FPDU so far was wrong' });
+  const mfaultNow = vq ? mux(vq.resumed, vq.mfault_in, mfault) : mfault;
+  const markerBad = m.let('marker_bad', mfaultNow.or(d.marker_check.and(ptrOk.not())), { doc: 'a marker of this FPDU so far was wrong' });
   const verdictBad = crcBad.or(markerBad);
   const outStopped = m.reg('out_stopped', 1, { reset: 0, doc: 'an error was reported: nothing more is output' });
-  const emit = m.let('v_emit', crcPipe.valid.and(outStopped.not()), { doc: 'a beat leaves the delay for the output' });
+  const outStoppedNow = vq ? outStopped.and(vq.resumed.not()) : outStopped;
+  const emit = m.let('v_emit', crcPipe.valid.and(outStoppedNow.not()), { doc: 'a beat leaves the delay for the output' });
   const fail = m.let('fail', emit.and(d.oversize.or(d.last.and(verdictBad))), { doc: 'this beat ends the stream with an error' });
   const code = mux(d.oversize.or(crcBad.not()), errMarker, errCrc);
   const outUser = d.oversize.not().and(d.last).and(verdictBad.not());
-  const out = pipelineRegister(m, 'out', { valid: emit, data: cat(...(sw ? [code] : []), outUser, d.last, d.keep, d.data) }, { skid: true, doc: 'a ULPDU beat with its verdict' });
+  const out = pipelineRegister(m, 'out', { valid: emit, data: cat(...(vq ? [vq.qp, code] : []), outUser, d.last, d.keep, d.data) }, { skid: true, doc: 'a ULPDU beat with its verdict' });
   m.assign(advance, out.ready);
-  const idle = m.let('block_idle', live(canGo.and(stopped.not())).or(hdrLoad).not().and(out.out.valid.not()).and(crcPipe.busy.not()), {
+  const frontIdle = m.let('reader_idle', live(canGo.and(stopped.not())).or(hdrLoad).not(), { doc: 'no beat the reader can make' });
+  const idle = m.let('block_idle', frontIdle.and(out.out.valid.not()).and(crcPipe.busy.not()).and(sw ? sw.wb.busy.not() : lit(1, 1)), {
     doc: 'no beat the reader can make, none in flight',
   });
   m.assign(idleOut, idle);
   m.assign(o.data, out.out.data.slice(8 * W - 1, 0));
   m.assign(o.keep!, out.out.data.slice(9 * W - 1, 8 * W));
   m.assign(o.last!, out.out.data.bit(9 * W));
-  m.assign(o.user!, out.out.data.slice(out.out.data.width - 1, 9 * W + 1));
-  if (sw) m.assign(o.id!, sw.qp);
+  m.assign(o.user!, out.out.data.slice(9 * W + o.user!.width, 9 * W + 1));
+  if (sw) m.assign(o.id!, out.out.data.slice(out.out.data.width - 1, out.out.data.width - qb));
   m.assign(o.valid, out.out.valid);
   m.assign(out.out.ready, o.ready);
 
@@ -395,10 +435,11 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   let switchProcess: (() => void) | null = null;
   if (sw) {
     const cfgLoad = sw.cfg;
-    // ctx_qp's state once drained: a beat needs more words than are left (fewer than K), so the
-    // window holds every octet left over. The CRC register is the loop's, or still the saved one
-    // if the reader has made no beat since the load.
-    const saved = ctxLayout.pack({
+    const { wb } = sw;
+    // ctx_qp's reader state once it has made every beat it can: a beat needs more words than are
+    // left (fewer than K), so the window holds every octet left over. Its CRC, marker fault and
+    // stopped are the verdicts': they join it when its beats have left the CRC pipeline.
+    const front = ctxLayout.pack({
       markers: cfgMarkers,
       crc_on: cfgCrc,
       max_ulpdu: cfgMax,
@@ -409,58 +450,108 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
       ul_left: ulLeft,
       hdr_off: hdrOff,
       marker_pos: mpos,
-      marker_fault: mfault,
-      crc: mux(sw.resume, sw.crcSaved, crcPipe.crc),
+      marker_fault: lit(1, 0),
+      crc: lit(32, 0),
       fill,
       words: win.slice(32 * K - 1, 0),
     });
     const fresh = ctxLayout.update(ctxLayout.zero(), { markers: cfgMarkersIn, crc_on: cfgCrcIn, max_ulpdu: cfgMaxIn, at_start: 1, marker_pos: firstMpos });
-    // The update port: a new connection's context, else the write-back (which then waits a cycle).
-    const saveNow = m.let('ctx_save', sw.fsm.is('DRAIN').and(idle).and(cfgLoad.valid.not()), { doc: "ctx_qp is drained: its context is written back, the next QP's read" });
+    // The switch: the reader has made every beat it can and the last switch's QP has left the block.
+    const capture = m.let('ctx_capture', sw.fsm.is('DRAIN').and(frontIdle).and(wb.busy.not()), { doc: "ctx_qp's reader state is taken, the next QP's context read" });
     const cfgHit = m.let('ctx_cfg_hit', cfgLoad.valid.and(cfgLoad.qp.eq(sw.next)), { doc: 'the QP being read gets a new connection: read it again' });
     const loadNow = m.let('ctx_load', sw.fsm.is('FETCH').and(cfgHit.not()), { doc: "the next QP's context is loaded" });
-    sw.mem.update(cfgLoad.valid.or(saveNow.and(sw.valid)), mux(cfgLoad.valid, cfgLoad.qp, sw.qp), mux(cfgLoad.valid, fresh, saved));
-    sw.mem.lookup(sw.next, saveNow.or(sw.fsm.is('FETCH').and(cfgHit)));
+    // The drain QP's beats have left the CRC pipeline once the pipeline is empty or its oldest beat is another QP's.
+    const backDone = m.let('drain_done', wb.pending.and(crcPipe.busy.not().or(crcPipe.valid.and(vq!.qp.ne(wb.qp)))), {
+      doc: "drain_qp's last verdict is in: its context is complete",
+    });
+    const wbWrite = m.let('wb_write', backDone.and(cfgLoad.valid.not()), { doc: "drain_qp's context is written back (a new connection's goes first)" });
+    const wbData = ctxLayout.update(wb.ctx, { crc: sw.backCrc, marker_fault: mfault, stopped: wb.stopped });
+    m.allowUnused(wb.ctx, "its CRC, marker fault and stopped are the verdicts' (back_crc, marker_fault, wb_stopped)");
+    // The update port: a new connection's context, else the write-back (which then waits a cycle).
+    sw.mem.update(cfgLoad.valid.or(wbWrite), mux(cfgLoad.valid, cfgLoad.qp, wb.qp), mux(cfgLoad.valid, fresh, wbData));
+    // The next QP's context is read as soon as its segment is seen, while the reader finishes
+    // (unless its own write-back or a new connection of it is in flight): the switch then loads it
+    // at once. The read stays current until a new connection of that QP (the only write to it).
+    const aheadRead = m.let('ctx_ahead_read', switchReq.and(wb.pending.and(wb.qp.eq(s.id!)).not()).and(cfgLoad.valid.and(cfgLoad.qp.eq(s.id!)).not()), {
+      doc: "the waiting segment's QP's context is read ahead",
+    });
+    const aheadOk = m.let('ctx_ahead_ok', sw.ahead.and(cfgHit.not()), { doc: 'the context read ahead is current: the switch loads it at once' });
+    const lookupQp = mux(sw.fsm.is('RUN'), s.id!, sw.next);
+    sw.mem.lookup(lookupQp, aheadRead.or(capture.and(aheadOk.not())).or(sw.fsm.is('FETCH').and(cfgHit)));
+    m.assign(m.output('drain_busy', 1, { group: stGroup, doc: 'beats of drain_qp, the QP switched away from, may still be in the block' }), wb.busy);
+    m.assign(m.output('drain_qp', qb, { group: stGroup }), wb.qp);
+    const outQp = out.out.data.slice(out.out.data.width - 1, out.out.data.width - qb);
     const view = ctxLayout.view(sw.mem.value, { m, prefix: 'ctx_in' });
     // The fields are wires of the module: read them here, outside the process.
     const v = Object.fromEntries(ctxLayout.fields.map((f) => [f.name, view[f.name as keyof typeof view]])) as typeof view;
+    /** The next QP's context into the registers (at the end of this cycle). */
+    const load = () => {
+      m.set(sw.qp, sw.next);
+      m.set(sw.valid, 1);
+      m.set(cfgMarkers, v.markers);
+      m.set(cfgCrc, v.crc_on);
+      m.set(cfgMax, v.max_ulpdu);
+      m.set(stopped, v.stopped);
+      m.set(first, v.at_start);
+      m.set(hdrOk, v.hdr_ok);
+      m.set(hdrLen, v.hdr_len);
+      m.set(ulLeft, v.ul_left);
+      m.set(hdrOff, v.hdr_off);
+      m.set(mpos, v.marker_pos);
+      m.set(sw.mfSaved, v.marker_fault);
+      m.set(sw.resume, 1);
+      m.set(sw.crcSaved, v.crc);
+      m.set(fill, v.fill);
+      // The octets left over go to the ring from word 0.
+      m.set(ring, v.words.zext(8 * RING_OCTETS));
+      m.set(rp, 0);
+      m.set(wp, v.fill.slice(OW - 1, 0));
+    };
     // Run inside the block's one process (a register is driven from one place), last: its loads win.
     switchProcess = () => {
       m.when(s.valid.and(s.ready), () => m.set(sw.inSeg, s.last!.not()));
       m.when(go, () => m.set(sw.resume, 0));
-      // A new connection on the QP in the registers: they no longer hold its stream.
+      m.when(advance.and(crcPipe.valid), () => m.set(sw.backCrc, crcPipe.crc));
+      // Once written back and out of the output register, the drain QP has left the block.
+      m.when(wb.pending.not().and(out.out.valid.not().or(outQp.ne(wb.qp))), () => m.set(wb.busy, 0));
+      m.when(wbWrite, () => m.set(wb.pending, 0));
+      // Its last verdict is in but the port is taken: the context is kept complete for the next cycle.
+      m.when(backDone.and(wbWrite.not()), () => m.set(wb.ctx, wbData));
+      // A new connection: on the QP in the registers, they no longer hold its stream; on the drain
+      // QP, its old context is not written back over the new one.
       m.when(cfgLoad.valid.and(cfgLoad.qp.eq(sw.qp)), () => m.set(sw.valid, 0));
+      m.when(cfgLoad.valid.and(cfgLoad.qp.eq(wb.qp)), () => m.set(wb.pending, 0));
       sw.fsm.cases({
         RUN: () =>
           m.when(switchReq, () => {
             m.set(sw.next, s.id!);
+            m.set(sw.ahead, aheadRead);
             sw.fsm.goto('DRAIN');
           }),
-        DRAIN: () => m.when(saveNow, () => sw.fsm.goto('FETCH')),
+        DRAIN: () => {
+          m.when(cfgHit, () => m.set(sw.ahead, 0));
+          m.when(capture, () => {
+            // The context read ahead goes in now; otherwise it is read now and loaded next cycle.
+            m.when(aheadOk, () => {
+              sw.fsm.goto('RUN');
+              load();
+            }, () => sw.fsm.goto('FETCH'));
+            m.set(wb.ctx, front);
+            m.set(wb.qp, sw.qp);
+            m.set(wb.pending, sw.valid);
+            m.set(wb.busy, sw.valid);
+            m.set(wb.stopped, stopped.or(advance.and(fail)));
+            // No beat since its load: the pipeline is empty and its verdict state is the loaded one.
+            m.when(sw.resume, () => {
+              m.set(sw.backCrc, sw.crcSaved);
+              m.set(mfault, sw.mfSaved);
+            });
+          });
+        },
         FETCH: () =>
           m.when(loadNow, () => {
             sw.fsm.goto('RUN');
-            m.set(sw.qp, sw.next);
-            m.set(sw.valid, 1);
-            m.set(cfgMarkers, v.markers);
-            m.set(cfgCrc, v.crc_on);
-            m.set(cfgMax, v.max_ulpdu);
-            m.set(stopped, v.stopped);
-            m.set(outStopped, v.stopped);
-            m.set(first, v.at_start);
-            m.set(hdrOk, v.hdr_ok);
-            m.set(hdrLen, v.hdr_len);
-            m.set(ulLeft, v.ul_left);
-            m.set(hdrOff, v.hdr_off);
-            m.set(mpos, v.marker_pos);
-            m.set(mfault, v.marker_fault);
-            m.set(sw.resume, 1);
-            m.set(sw.crcSaved, v.crc);
-            m.set(fill, v.fill);
-            // The octets left over go to the ring from word 0.
-            m.set(ring, v.words.zext(8 * RING_OCTETS));
-            m.set(rp, 0);
-            m.set(wp, v.fill.slice(OW - 1, 0));
+            load();
           }),
       });
     };
@@ -490,9 +581,13 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
     });
     // The first failure stops the stream: the reader drops whatever else comes in.
     m.when(advance.and(crcPipe.valid), () => m.set(mfault, markerBad.and(d.last.not())));
+    // Shared: the first beat after a load starts its QP's verdicts (a stream that had stopped makes no beats).
+    if (vq) m.when(advance.and(crcPipe.valid).and(vq.resumed), () => m.set(outStopped, 0));
     m.when(advance.and(fail), () => {
       m.set(outStopped, 1);
-      m.set(stopped, 1);
+      // Shared: a verdict of the drain QP stops its stream in the context it is written back with.
+      if (sw && vq) m.when(sw.wb.pending.and(vq.qp.eq(sw.wb.qp)), () => m.set(sw.wb.stopped, 1), () => m.set(stopped, 1));
+      else m.set(stopped, 1);
       if (errR) {
         m.set(errR.valid, 1);
         m.set(errR.code, code);

@@ -35,7 +35,7 @@ import { STAG_TABLE_DEPTH, STAG_TABLE_LATENCY, stagTableModule } from './stag-ta
  *   ddp_rx_ctl's LOOK or INV while another is served: a cycle per QP ahead of it).
  * - The network ports carry each connection's in-order TCP payload, tid naming the QP: s_axis
  *   packets (TCP segments, whole) go into one mpa_rx, which keeps each QP's receive state between
- *   its segments in a context memory (a segment of another QP costs a context switch, 7-8
+ *   its segments in a context memory (a segment of another QP costs a context switch, 2
  *   cycles) and hands each ULPDU beat to its QP by tid; the QPs' ULPDUs go round-robin, whole, into
  *   one mpa_tx, which keeps each QP's marker phase (a context memory) and sends one FPDU per m_axis
  *   packet.
@@ -275,8 +275,10 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
 
   // ---- status, one bit per QP ---------------------------------------------------------------------
   const sg = 'Status (bit i: QP i)';
-  // mpa_rx holds one QP's stream at a time (ctx_qp); the others have nothing in it.
-  const rxIdle = (i: number): Expr => w('rx_idle', i).and(d.idle!.or(d.ctx_qp!.ne(qpLit(i))));
+  // mpa_rx's reader holds one QP's stream (ctx_qp) and its pipeline may still finish the one
+  // before (drain_qp); the others have nothing in it.
+  const inMpaRx = (i: number): Expr => d.idle!.not().and(d.ctx_qp!.eq(qpLit(i))).or(d.drain_busy!.and(d.drain_qp!.eq(qpLit(i))));
+  const rxIdle = (i: number): Expr => w('rx_idle', i).and(inMpaRx(i).not());
   const mpaErr: Signal[] = [];
   for (let i = 0; i < N; i++) {
     const e = m.reg(`qp${i}_mpa_err`, 1, { reset: 0, doc: `QP ${i}: MPA failed one of its FPDUs (until its restart)` });

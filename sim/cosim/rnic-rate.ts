@@ -23,7 +23,8 @@ import type { TxRequest } from './wr-request';
  *   efficiency (payload / FPDU octets on m_axis). Each QP's m_axis octets are deframed by the
  *   model's MpaDeframer and must be, ULPDU for ULPDU, what the model's RdmapEndpoint sends.
  * - Receive (measureTopRx): the FPDUs of back-to-back RDMA Writes (the model's segmenter and
- *   MpaFramer) into QP 0 at one beat per cycle; payload octets placed per cycle (mem_wr beats).
+ *   MpaFramer) into QP 0 at one beat per cycle, or (qps) the Writes round-robin over QPs with
+ *   every FPDU a TCP segment of another QP; payload octets placed per cycle (mem_wr beats).
  *   Host memory must then hold every Write's payload at its place.
  *
  * A run whose output is wrong gives no figure: measureTopTx / measureTopRx throw.
@@ -56,7 +57,14 @@ export interface TopTxOptions extends TopRateOptions {
   readonly misalign?: number;
 }
 
-export type TopRxOptions = TopRateOptions;
+export interface TopRxOptions extends TopRateOptions {
+  /**
+   * Writes go round-robin to QPs 0..qps−1 (default 1), each FPDU one TCP segment (FPDU alignment,
+   * RFC 5044 §8) and the segments in turn, so every segment is another QP's: the shared mpa_rx
+   * switches context at each. With one QP the stream goes in 4 KiB segments.
+   */
+  readonly qps?: number;
+}
 
 /** Cycle counts of a run of m_axis or mem_wr beats. */
 export interface BeatTiming {
@@ -294,28 +302,34 @@ export function runTopRx(width: number, o: TopRxOptions = {}): TopRxRun {
   const r = prng(0x4b1d);
   const stride = Math.ceil(d.length / W) * W;
   const region: RtlRegion = { stag: WRITE_STAG, pd: PD, base: SINK_BASE, length: BigInt(stride * d.writes), access: ['remote-write'], va: false, invalidatable: false };
-  // The peer: its segmenter and its MPA framer (our receive direction: cfg_rx_seq).
-  const framer = new MpaFramer(streamConfig(d, rxSeq(0)));
+  const qps = o.qps ?? 1;
+  // The peer of each QP: its segmenter and its MPA framer (our receive direction: cfg_rx_seq).
+  const framers = Array.from({ length: qps }, (_, q) => new MpaFramer(streamConfig(d, rxSeq(q))));
   const payloads: Uint8Array[] = [];
-  const wire: Uint8Array[] = [];
+  const perQp: Uint8Array[][] = framers.map(() => []);
   let fpdus = 0;
   for (let i = 0; i < d.writes; i++) {
     const payload = r.bytes(d.length);
     payloads.push(payload);
     for (const seg of segmentMessage({ tagged: true, rsvdUlp: rdmapControl(Opcode.WRITE), stag: WRITE_STAG, to: BigInt(i * stride), payload }, d.mulpdu)) {
-      wire.push(framer.frame(seg).wire);
+      perQp[i % qps]!.push(framers[i % qps]!.frame(seg).wire);
       fpdus++;
     }
   }
-  const stream = Buffer.concat(wire);
+  // The segments in turn: FPDU k of every QP, then FPDU k + 1.
+  const segments: { tid: number; wire: Uint8Array }[] = [];
+  for (let k = 0; segments.length < fpdus; k++) perQp.forEach((fs, q) => fs[k] && segments.push({ tid: q, wire: fs[k]! }));
+  const stream = Buffer.concat(segments.map((g) => g.wire));
   const host = bench.mem;
   let st: Record<string, number>;
   try {
-    bench.start([qpConfig(d, 0)], [region]);
+    bench.start(Array.from({ length: qps }, (_, q) => qpConfig(d, q)), [region]);
     host.clear();
-    // TCP payload in full beats (MPA takes segments of any size; tlast means nothing to it).
-    const CHUNK = 4096;
-    for (let at = 0; at < stream.length; at += CHUNK) bench.sAxis.send(stream.subarray(at, Math.min(at + CHUNK, stream.length)));
+    if (qps === 1) {
+      // TCP payload in full beats (MPA takes segments of any size; tlast means nothing to it).
+      const CHUNK = 4096;
+      for (let at = 0; at < stream.length; at += CHUNK) bench.sAxis.send(stream.subarray(at, Math.min(at + CHUNK, stream.length)));
+    } else for (const g of segments) bench.sAxis.send(g.wire, { tid: g.tid });
     bench.settle(`${d.writes} Writes to be placed`, 100_000 + 8 * Math.ceil(stream.length / W));
     st = bench.peekStatus(['qp_mpa_err', 'qp_rx_stopped', 'qp_tx_stopped']);
   } finally {
@@ -376,7 +390,8 @@ export interface RateRow {
 /**
  * The line-rate figures of issue 7 at W = 8 and 64 (4 KiB RDMA Writes, no back-pressure, memory
  * reads after 4 cycles, and after 200 for transmit): transmit on one QP and on four, MULPDU 8192 (one segment per Write) and
- * 1460, markers and CRC on, and markers off; receive placement on QP 0. JSON-able rows.
+ * 1460, markers and CRC on, and markers off; receive placement on QP 0, and on four QPs with every
+ * segment another QP's. JSON-able rows.
  */
 export function rnicRateFigures(o: { readonly widths?: readonly number[]; readonly writes?: number; readonly rtlDir?: string } = {}): RateRow[] {
   const rows: RateRow[] = [];
@@ -408,6 +423,8 @@ export function rnicRateFigures(o: { readonly widths?: readonly number[]; readon
       };
       rx('MULPDU 8192, markers+CRC', {});
       rx('MULPDU 1460, markers+CRC', { mulpdu: 1460 });
+      // Every FPDU a segment of another QP: a context switch of the shared mpa_rx at each.
+      rx('4 QPs, every segment another QP, MULPDU 1460, markers+CRC', { qps: 4, mulpdu: 1460 });
       rx('MULPDU 8192, CRC, no markers', { markers: false });
     } finally {
       model.close();

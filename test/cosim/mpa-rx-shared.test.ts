@@ -28,28 +28,53 @@ describe.each([8, 64])('mpa_rx_w%i_q4, shared by 4 QPs, against a deframer per Q
 });
 
 describe('mpa_rx_w<W>_q4: the cost of a context switch (exact Verilator cycles, no back-pressure)', () => {
-  test.each([8, 64])('every segment a new QP costs at most 9 cycles per switch over the same segments back to back (%i octets)', (width) => {
+  // The contract (hdl-gen/blocks/mpa-rx.ts): the reader takes the next QP, its context read ahead,
+  // once it has made the last one's beats, while their verdicts are still in the CRC pipeline;
+  // measured 2.0 (8 octets) and 2.2 (64) cycles a switch.
+  test.each([8, 64])('every segment a new QP costs at most 3 cycles per switch over the same segments back to back (%i octets)', (width) => {
     const opts = { width, qps: 4, seed: 3, fpdus: 40, pause: 0, segments: 'full' } as const;
     const same = run({ ...opts, interleave: 'same' });
     const rotate = run({ ...opts, interleave: 'rotate' });
     expect(rotate.inputBeats).toBe(same.inputBeats);
     const perSwitch = (rotate.cycles - same.cycles) / (rotate.switches - same.switches);
     expect(perSwitch).toBeGreaterThan(0);
-    expect(perSwitch).toBeLessThanOrEqual(9);
+    expect(perSwitch).toBeLessThanOrEqual(3);
   });
 });
 
-describe('mpa_rx_w8_q4: the checks catch a broken context switch', () => {
-  const opts = { width: 8, qps: 4, seed: 3, fpdus: 40, interleave: 'random' } as const;
+/**
+ * 16 QPs, short streams, most ending in a fault: the reader moves on while a failed FPDU's verdict
+ * is still in the CRC pipeline, so the verdict must stop its own QP's stream (in the context written
+ * back), not the QP the reader has taken.
+ */
+const MANY = { width: 8, qps: 16, fpdus: 8, faults: 0.3 } as const;
+
+describe('mpa_rx_w8_q16: verdicts after the reader has moved on', () => {
   test.each([
-    ['a write-back before the CRC pipeline and the output have drained', (v: string) => v.replace(/assign ctx_save = .*;/, 'assign ctx_save = (ctx_state_reg == CTX_STATE_DRAIN) & (~cfg_valid);')],
+    ['every QP in turn, no back-pressure', { ...MANY, seed: 1, interleave: 'rotate', pause: 0 }],
+    ['at random, back-pressure', { ...MANY, seed: 2, interleave: 'random' }],
+  ] as const)('%s: every ULPDU, verdict and stop on its own QP', (_what, opts) => {
+    const r = run(opts);
+    expect(r.errorsChecked).toBeGreaterThan(8);
+  });
+});
+
+describe('mpa_rx_w8_q16: the checks catch a broken context switch', () => {
+  const opts = { ...MANY, seed: 2, interleave: 'random' } as const;
+  test.each([
+    ["a write-back before the last QP's beats have left the CRC pipeline", (v: string) => v.replace(/assign drain_done = .*;/, 'assign drain_done = wb_pending_reg;')],
     ["an open FPDU's CRC not continued from its context", (v: string) => v.replace(/crc_resume_next = 1'b1;/, "crc_resume_next = 1'b0;")],
-  ])('%s', (_what, edit) => {
+    ["a beat's CRC checked with the reader's QP's CRC setting, not its own", (v: string) => v.replace(/assign crc_bad = v_qp_crc_on /, 'assign crc_bad = ctx_crc_on_reg ')],
+    ["a failed FPDU of the last QP stopping the reader's QP instead", (v: string) => v.replace(/wb_stopped_next = 1'b1;/, "stopped_next = 1'b1;")],
+    ["a context read ahead while that QP's own write-back is still to come", (v: string) => v.replace(/assign ctx_ahead_read = [^;]*;/, 'assign ctx_ahead_read = ctx_switch;')],
+    // A marker fault in an FPDU cut by a switch: this one needs the seed where one is.
+    ["an open FPDU's marker fault not taken from its context", (v: string) => v.replace(/\(v_qp_resumed \? v_qp_mfault_in : marker_fault_reg\)/, 'marker_fault_reg'), { seed: 1, interleave: 'rotate', pause: 0 }],
+  ] as const)('%s', (_what, edit, over?: object) => {
     const mutate = (v: string) => {
       const out = edit(v);
       if (out === v) throw new Error('mutation site not found');
       return out;
     };
-    expect(cosimMpaRxShared({ ...opts, mutate }).mismatches).toBeGreaterThan(0);
+    expect(cosimMpaRxShared({ ...opts, ...over, mutate }).mismatches).toBeGreaterThan(0);
   });
 });

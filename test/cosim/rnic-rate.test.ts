@@ -54,6 +54,7 @@ describe.each(WIDTHS)('rnic_top_w%i receive at full rate', (width) => {
     ['MULPDU 1460 (three FPDUs per Write, placements off W alignment), markers and CRC', { mulpdu: 1460 }],
     ['CRC without markers', { markers: false }],
     ['neither markers nor CRC, 1000-octet Writes', { markers: false, crc: false, length: 1000 }],
+    ['every QP, every segment another QP\u2019s (one FPDU each), MULPDU 1460', { qps: QPS[width], mulpdu: 1460 }],
   ])('%s: every Write lands in host memory at its TO, and nothing else is written', (_, o) => {
     const writes = 12;
     const run = runTopRx(width, { ...o, writes, model: models.get(width)! });
@@ -69,16 +70,21 @@ describe.each(WIDTHS)('rnic_top_w%i receive at full rate', (width) => {
     const unmarked = writes * perWrite.reduce((a, b) => a + b, 0);
     if (o.markers === false) expect(t.wireBytes).toBe(unmarked);
     else expect(t.wireBytes).toBeGreaterThan(unmarked);
-    // All of it taken in full beats (the harness sends W-multiple TCP segments).
-    expect(t.input.beats).toBe(Math.ceil(t.wireBytes / width));
+    // All of it taken in full beats (one QP: the harness sends W-multiple TCP segments), or in
+    // full beats but each segment's last (every FPDU a segment).
+    if (!o.qps) expect(t.input.beats).toBe(Math.ceil(t.wireBytes / width));
+    else {
+      expect(t.input.beats).toBeGreaterThanOrEqual(Math.ceil(t.wireBytes / width));
+      expect(t.input.beats).toBeLessThanOrEqual(Math.ceil(t.wireBytes / width) + t.fpdus);
+    }
     expect(t.placement.cycles).toBe(t.placement.beats + t.placement.gapsBetween + t.placement.gapsInside);
   });
 });
 
 test('rnicRateFigures: JSON rows of name, width, value and unit for each width', () => {
   const rows = rnicRateFigures({ widths: [8], writes: 3 });
-  // Seven transmit cases (two of them behind a 200-cycle read latency) and three receive cases, three rows each.
-  expect(rows.length).toBe(30);
+  // Seven transmit cases (two of them behind a 200-cycle read latency) and four receive cases, three rows each.
+  expect(rows.length).toBe(33);
   for (const r of rows) {
     expect(Object.keys(r).sort()).toEqual(['name', 'unit', 'value', 'width']);
     expect(r.width).toBe(8);
