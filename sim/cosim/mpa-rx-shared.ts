@@ -1,3 +1,5 @@
+import { fpduCycles } from '../../ts-model/cost/cost-model';
+import { cycleCheck, type CycleCheck } from './cycle-check';
 import { MPA_RX_VERDICT } from '../../hdl-gen/blocks/mpa-rx';
 import { MpaDeframer } from '../../ts-model/mpa/deframer';
 import { mpaOptions } from '../../ts-model/mpa/options';
@@ -31,12 +33,18 @@ export interface MpaRxSharedOptions extends DutSelection {
   /** FPDUs per QP's stream. */
   readonly fpdus: number;
   readonly interleave: Interleave;
+  /** ULPDU sizes (default 'mixed'; 'large': MULPDU-sized, for throughput and the cost model). */
+  readonly sizes?: 'mixed' | 'large';
   /** Probability per FPDU of a fault (default 0). */
   readonly faults?: number;
   /** Back-pressure on both sides (default: random per run, 0..0.5); 0 for exact cycle counts. */
   readonly pause?: number;
-  /** TCP segment sizes (default 'mixed'). */
-  readonly segments?: 'mixed' | 'full';
+  /**
+   * TCP segment sizes (default 'mixed'); 'fpdu': each delivered FPDU a segment of its own (FPDU
+   * alignment, RFC 5044 §8), whatever follows a fault one more. With no back-pressure and no
+   * faults, 'fpdu' also checks each FPDU's cycles against the cost model (cycleCheck).
+   */
+  readonly segments?: 'mixed' | 'full' | 'fpdu';
 }
 
 export interface MpaRxSharedMismatch {
@@ -60,6 +68,8 @@ export interface MpaRxSharedResult {
   readonly inputBeats: number;
   /** Cycles from the first segment to the last ULPDU beat. */
   readonly cycles: number;
+  /** With segments 'fpdu' and pause 0: cycles per FPDU (tlast to tlast, any QP) against the cost model. */
+  readonly cycleCheck: CycleCheck | null;
   readonly mismatches: number;
   readonly firstMismatch?: MpaRxSharedMismatch;
 }
@@ -84,24 +94,37 @@ export function cosimMpaRxShared(opts: MpaRxSharedOptions): MpaRxSharedResult {
   // Each QP's stream, its context loaded (a new connection), and what the model makes of it.
   const active = opts.interleave === 'alternate' ? Math.min(2, qps) : qps;
   const plans: PlannedStream[] = [];
-  const expect: { good: Uint8Array[]; error: { index: number; code: number } | null }[] = [];
+  const expect: { good: Uint8Array[]; wire: number[]; ends: number[]; error: { index: number; code: number } | null }[] = [];
   for (let q = 0; q < active; q++) {
-    const plan = planStream(r, W, opts.fpdus, opts.faults ?? 0, 'mixed');
+    const plan = planStream(r, W, opts.fpdus, opts.faults ?? 0, opts.sizes ?? 'mixed');
     const c = plan.cfg;
     plans.push(plan);
     const model = new MpaDeframer({ s0: c.s0, markers: c.markers, crc: c.crc, seq: c.seq, options: mpaOptions({ maxUlpduLength: c.maxUlpdu }) });
-    const good = model.push(plan.wire).flatMap((e) => (e.kind === 'fpdu' ? [e.ulpdu] : []));
-    expect.push({ good, error: model.error ? { index: model.error.index, code: model.error.code } : null });
+    const fpdus = model.push(plan.wire).flatMap((e) => (e.kind === 'fpdu' ? [e] : []));
+    expect.push({
+      good: fpdus.map((e) => e.ulpdu),
+      wire: fpdus.map((e) => e.wireLength),
+      // Where each delivered FPDU ends in the stream (its segment's end with segments 'fpdu').
+      ends: fpdus.map((e) => ((e.startSeq - c.seq) >>> 0) + e.wireLength),
+      error: model.error ? { index: model.error.index, code: model.error.code } : null,
+    });
     cfg.poke({ valid: 1, qp: q, markers: c.markers, crc: c.crc, s0: c.s0 & SEQ_LOW_BITS, seq: c.seq & SEQ_LOW_BITS, maxUlpdu: c.maxUlpdu });
     tb.cycle();
   }
   cfg.poke({ valid: 0 });
 
   // The segments, each QP's in order, interleaved.
-  const queues = plans.map((plan) => {
+  const queues = plans.map((plan, q) => {
     const segs: Uint8Array[] = [];
+    const mix = opts.segments ?? 'mixed';
+    if (mix === 'fpdu') {
+      let at = 0;
+      for (const end of expect[q]!.ends) segs.push(plan.wire.subarray(at, (at = end)));
+      if (at < plan.wire.length) segs.push(plan.wire.subarray(at));
+      return segs;
+    }
     for (let at = 0; at < plan.wire.length; ) {
-      const len = Math.min(plan.wire.length - at, segmentSize(r, W, opts.segments ?? 'mixed'));
+      const len = Math.min(plan.wire.length - at, segmentSize(r, W, mix));
       segs.push(plan.wire.subarray(at, at + len));
       at += len;
     }
@@ -180,9 +203,26 @@ export function cosimMpaRxShared(opts: MpaRxSharedOptions): MpaRxSharedResult {
     const want = e.good.length + (e.error ? 1 : 0);
     check(frames.length === want, want, 'ULPDUs out', String(want), String(frames.length), frames[want]?.cycle);
   });
+  // Cycles per FPDU against the cost model, in output order over every QP: from the tlast before
+  // to this FPDU's, a context switch where its QP differs from the one before.
+  let check: CycleCheck | null = null;
+  const cycleOf = (f: AxisFrame): number => {
+    if (f.cycle === undefined) throw new Error(`${module}: the sink gave a ULPDU no cycle`);
+    return f.cycle;
+  };
+  if (opts.segments === 'fpdu' && p === 0 && !expect.some((e) => e.error)) {
+    const out = byQp.flatMap((fs, qp) => fs.map((f, i) => ({ qp, cycle: cycleOf(f), wire: expect[qp]!.wire[i]!, ulpdu: f.data.length })));
+    out.sort((a, b) => a.cycle - b.cycle);
+    const pairs = out.slice(1).map((f, k) => ({
+      measured: f.cycle - out[k]!.cycle,
+      model: fpduCycles(W, { wireLength: f.wire, ulpduLength: f.ulpdu, placements: [], switched: f.qp !== out[k]!.qp }).mpaRx,
+    }));
+    check = cycleCheck(pairs);
+  }
   tb.close();
   return {
     module,
+    cycleCheck: check,
     seed: opts.seed,
     segments,
     switches,

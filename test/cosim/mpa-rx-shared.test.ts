@@ -42,6 +42,22 @@ describe('mpa_rx_w<W>_q4: the cost of a context switch (exact Verilator cycles, 
   });
 });
 
+describe('mpa_rx_w<W>_q4 against the cost model (ts-model/cost, MPA_RX_SWITCH_CYCLES)', () => {
+  // Each FPDU its own segment (FPDU alignment), MULPDU-sized, no back-pressure: tlast to tlast
+  // over every QP, each FPDU within ±5% of its wire beats plus a switch where its QP changes.
+  test.each([
+    [8, 'same'],
+    [8, 'rotate'],
+    [64, 'same'],
+    [64, 'rotate'],
+  ] as const)('%i octets, %s interleaving: every FPDU within ±5%', (width, interleave) => {
+    const r = run({ width, qps: 4, seed: 5, fpdus: 30, pause: 0, segments: 'fpdu', sizes: 'large', interleave });
+    expect(r.cycleCheck).not.toBeNull();
+    expect(r.cycleCheck!.fpdus).toBe(4 * 30 - 1);
+    expect(r.cycleCheck!.within5Percent, JSON.stringify(r.cycleCheck)).toBe(r.cycleCheck!.fpdus);
+  });
+});
+
 /**
  * 16 QPs, short streams, most ending in a fault: the reader moves on while a failed FPDU's verdict
  * is still in the CRC pipeline, so the verdict must stop its own QP's stream (in the context written

@@ -5,7 +5,9 @@
  * and adds no bubbles beyond the octets it inserts or removes.
  *
  * - mpaTx: beats of the FPDU's wire octets (markers, PAD and CRC included).
- * - mpaRx: beats of the same wire octets on the way in.
+ * - mpaRx: beats of the same wire octets on the way in, and MPA_RX_SWITCH_CYCLES more when the
+ *   FPDU's TCP segment is another QP's than the one before (the receive MPA block shared by the
+ *   QPs switches context there, hdl-gen/blocks/mpa-rx.ts).
  * - ddpRx: beats of the ULPDU (markers stripped) through header decode and the checks.
  * - place: memory-write beats, which depend on the target address' alignment to the width.
  */
@@ -16,8 +18,17 @@ export interface StageCycles {
   readonly place: number;
 }
 
+/**
+ * Cycles the shared receive MPA block stops its input when a segment is another QP's: the reader
+ * finishes the last QP's beats and loads the next QP's context, read ahead (the last QP's verdicts
+ * meanwhile finish in the CRC pipeline beside the new QP's beats).
+ */
+export const MPA_RX_SWITCH_CYCLES = 2;
+
 export interface FpduShape {
   readonly wireLength: number;
+  /** The FPDU's segment is another QP's than the segment before (a context switch on receive). */
+  readonly switched?: boolean;
   readonly ulpduLength: number;
   /** Each placement the FPDU caused: host address and length. */
   readonly placements: readonly { readonly address: bigint; readonly length: number }[];
@@ -33,7 +44,7 @@ export function fpduCycles(width: number, f: FpduShape): StageCycles {
   }
   return {
     mpaTx: beats(f.wireLength, width),
-    mpaRx: beats(f.wireLength, width),
+    mpaRx: beats(f.wireLength, width) + (f.switched ? MPA_RX_SWITCH_CYCLES : 0),
     ddpRx: beats(f.ulpduLength, width),
     place,
   };
