@@ -47,7 +47,7 @@ module ddp_rx_w8_shared_stags (
     input  wire [7:0]  s_llp_err, // mpa_rx err_code: the LLP error code of a ULPDU that ends with tuser 0
 
     /*
-     * The RNIC's STag table (stag_lk_*, stag_inv_*): taken with ready, answered 2 cycles later
+     * The RNIC's STag table (stag_lk_*, stag_inv_*): taken with ready, answered 3 cycles later
      */
     output wire        stag_lk_valid,
     output wire [31:0] stag_lk_stag,

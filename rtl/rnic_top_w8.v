@@ -687,6 +687,8 @@ reg [1:0] stag_lk_tag1_reg; // the requester served 1 cycle ago
 reg [1:0] stag_lk_tag1_next;
 reg [1:0] stag_lk_tag2_reg; // the requester served 2 cycles ago
 reg [1:0] stag_lk_tag2_next;
+reg [1:0] stag_lk_tag3_reg; // the requester served 3 cycles ago
+reg [1:0] stag_lk_tag3_next;
 reg [1:0] stag_inv_arb_last_reg; // the source granted last (round-robin starts after it)
 reg [1:0] stag_inv_arb_last_next;
 reg stag_inv_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
@@ -699,6 +701,8 @@ reg [1:0] stag_inv_tag1_reg; // the requester served 1 cycle ago
 reg [1:0] stag_inv_tag1_next;
 reg [1:0] stag_inv_tag2_reg; // the requester served 2 cycles ago
 reg [1:0] stag_inv_tag2_next;
+reg [1:0] stag_inv_tag3_reg; // the requester served 3 cycles ago
+reg [1:0] stag_inv_tag3_next;
 wire deframer_cfg_valid;
 wire [1:0] deframer_cfg_qp;
 wire deframer_cfg_markers;
@@ -1155,19 +1159,19 @@ assign stags_lk_len = _t14 ? qp3_stag_lk_len : (_t15 ? qp2_stag_lk_len : (_t16 ?
 assign stags_lk_right = _t14 ? qp3_stag_lk_right : (_t15 ? qp2_stag_lk_right : (_t16 ? qp1_stag_lk_right : qp0_stag_lk_right));
 assign stags_lk_pd = _t14 ? qp3_stag_lk_pd : (_t15 ? qp2_stag_lk_pd : (_t16 ? qp1_stag_lk_pd : qp0_stag_lk_pd));
 assign qp0_stag_lk_ready = stag_lk_arb_grant == 2'b00;
-assign qp0_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag2_reg == 2'b00);
+assign qp0_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag3_reg == 2'b00);
 assign qp0_stag_lk_rsp_fault = stags_rsp_fault;
 assign qp0_stag_lk_rsp_address = stags_rsp_address;
 assign qp1_stag_lk_ready = _t16;
-assign qp1_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag2_reg == 2'b01);
+assign qp1_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag3_reg == 2'b01);
 assign qp1_stag_lk_rsp_fault = stags_rsp_fault;
 assign qp1_stag_lk_rsp_address = stags_rsp_address;
 assign qp2_stag_lk_ready = _t15;
-assign qp2_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag2_reg == 2'b10);
+assign qp2_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag3_reg == 2'b10);
 assign qp2_stag_lk_rsp_fault = stags_rsp_fault;
 assign qp2_stag_lk_rsp_address = stags_rsp_address;
 assign qp3_stag_lk_ready = _t14;
-assign qp3_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag2_reg == 2'b11);
+assign qp3_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag3_reg == 2'b11);
 assign qp3_stag_lk_rsp_fault = stags_rsp_fault;
 assign qp3_stag_lk_rsp_address = stags_rsp_address;
 assign stag_inv_arb_grant = stag_inv_arb_locked_reg ? stag_inv_arb_owner_reg :
@@ -1184,16 +1188,16 @@ assign stags_inv_valid = stag_inv_arb_valid;
 assign stags_inv_stag = _t21 ? qp3_stag_inv_stag : (_t22 ? qp2_stag_inv_stag : (_t23 ? qp1_stag_inv_stag : qp0_stag_inv_stag));
 assign stags_inv_pd = _t21 ? qp3_stag_inv_pd : (_t22 ? qp2_stag_inv_pd : (_t23 ? qp1_stag_inv_pd : qp0_stag_inv_pd));
 assign qp0_stag_inv_ready = stag_inv_arb_grant == 2'b00;
-assign qp0_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag2_reg == 2'b00);
+assign qp0_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag3_reg == 2'b00);
 assign qp0_stag_inv_rsp_fault = stags_inv_fault;
 assign qp1_stag_inv_ready = _t23;
-assign qp1_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag2_reg == 2'b01);
+assign qp1_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag3_reg == 2'b01);
 assign qp1_stag_inv_rsp_fault = stags_inv_fault;
 assign qp2_stag_inv_ready = _t22;
-assign qp2_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag2_reg == 2'b10);
+assign qp2_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag3_reg == 2'b10);
 assign qp2_stag_inv_rsp_fault = stags_inv_fault;
 assign qp3_stag_inv_ready = _t21;
-assign qp3_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag2_reg == 2'b11);
+assign qp3_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag3_reg == 2'b11);
 assign qp3_stag_inv_rsp_fault = stags_inv_fault;
 assign deframer_s_axis_tdata = s_axis_tdata;
 assign deframer_s_axis_tkeep = s_axis_tkeep;
@@ -1721,6 +1725,7 @@ always @* begin
     stag_lk_arb_last_next = stag_lk_arb_last_reg;
     stag_lk_tag1_next = stag_lk_tag1_reg;
     stag_lk_tag2_next = stag_lk_tag2_reg;
+    stag_lk_tag3_next = stag_lk_tag3_reg;
     if (stag_lk_arb_valid & (~_t65)) begin
         stag_lk_arb_locked_next = 1'b1;
         stag_lk_arb_owner_next = stag_lk_arb_grant;
@@ -1731,6 +1736,7 @@ always @* begin
     end
     stag_lk_tag1_next = stag_lk_arb_grant;
     stag_lk_tag2_next = stag_lk_tag1_reg;
+    stag_lk_tag3_next = stag_lk_tag2_reg;
 end
 
 always @* begin
@@ -1739,6 +1745,7 @@ always @* begin
     stag_inv_arb_last_next = stag_inv_arb_last_reg;
     stag_inv_tag1_next = stag_inv_tag1_reg;
     stag_inv_tag2_next = stag_inv_tag2_reg;
+    stag_inv_tag3_next = stag_inv_tag3_reg;
     if (stag_inv_arb_valid & (~_t66)) begin
         stag_inv_arb_locked_next = 1'b1;
         stag_inv_arb_owner_next = stag_inv_arb_grant;
@@ -1749,6 +1756,7 @@ always @* begin
     end
     stag_inv_tag1_next = stag_inv_arb_grant;
     stag_inv_tag2_next = stag_inv_tag1_reg;
+    stag_inv_tag3_next = stag_inv_tag2_reg;
 end
 
 always @* begin
@@ -1953,11 +1961,13 @@ always @(posedge clk) begin
     stag_lk_arb_owner_reg <= stag_lk_arb_owner_next;
     stag_lk_tag1_reg <= stag_lk_tag1_next;
     stag_lk_tag2_reg <= stag_lk_tag2_next;
+    stag_lk_tag3_reg <= stag_lk_tag3_next;
     stag_inv_arb_last_reg <= stag_inv_arb_last_next;
     stag_inv_arb_locked_reg <= stag_inv_arb_locked_next;
     stag_inv_arb_owner_reg <= stag_inv_arb_owner_next;
     stag_inv_tag1_reg <= stag_inv_tag1_next;
     stag_inv_tag2_reg <= stag_inv_tag2_next;
+    stag_inv_tag3_reg <= stag_inv_tag3_next;
     tx_arb_last_reg <= tx_arb_last_next;
     tx_arb_locked_reg <= tx_arb_locked_next;
     tx_arb_owner_reg <= tx_arb_owner_next;

@@ -5,7 +5,7 @@
 /*
  * STag table of 256 entries: tagged-buffer checks T1-T5 (spec/ddp-rdmap.md section 5.3,
  * section 5.5) and Send with Invalidate, one lookup, one invalidate and one config write per cycle.
- * Latency 2: a request sampled at clock edge n is answered by registered outputs after edge n+1.
+ * Latency 3: inputs registered, then a request sampled at clock edge n is answered by registered outputs after edge n+2.
  * rsp_fault: 0 ok, 1 invalid-stag, 2 pd-mismatch, 3 access, 4 to-wrap, 5 bounds (first failing check).
  * inv_fault: 0 ok, 1 invalid-stag, 2 pd-mismatch, 3 not-invalidatable.
  * Order: each operation sees every operation of earlier cycles; within a cycle lookup, then
@@ -49,7 +49,7 @@ module stag_table_d256 (
     input  wire [4:0]  lk_right, // one-hot: the right the access needs
 
     /*
-     * Lookup response (2 cycles after the lookup)
+     * Lookup response (3 cycles after the lookup)
      */
     output wire        rsp_valid,
     output wire [2:0]  rsp_fault, // 0 ok, 1 invalid-stag, 2 pd-mismatch, 3 access, 4 to-wrap, 5 bounds
@@ -63,12 +63,50 @@ module stag_table_d256 (
     input  wire [15:0] inv_pd,
 
     /*
-     * Invalidate response (2 cycles after the invalidate)
+     * Invalidate response (3 cycles after the invalidate)
      */
     output wire        inv_rsp_valid,
     output wire [1:0]  inv_fault // 0 ok (invalidated), 1 invalid-stag, 2 pd-mismatch, 3 not-invalidatable
 );
 
+reg cfg_valid_q_reg;
+reg cfg_valid_q_next;
+reg [7:0] cfg_index_q_reg;
+reg [7:0] cfg_index_q_next;
+reg [7:0] cfg_key_q_reg;
+reg [7:0] cfg_key_q_next;
+reg [15:0] cfg_pd_q_reg;
+reg [15:0] cfg_pd_q_next;
+reg [63:0] cfg_base_q_reg;
+reg [63:0] cfg_base_q_next;
+reg [63:0] cfg_length_q_reg;
+reg [63:0] cfg_length_q_next;
+reg [4:0] cfg_access_q_reg;
+reg [4:0] cfg_access_q_next;
+reg cfg_va_q_reg;
+reg cfg_va_q_next;
+reg cfg_invalidatable_q_reg;
+reg cfg_invalidatable_q_next;
+reg cfg_enable_q_reg;
+reg cfg_enable_q_next;
+reg lk_valid_q_reg;
+reg lk_valid_q_next;
+reg [31:0] lk_stag_q_reg;
+reg [31:0] lk_stag_q_next;
+reg [63:0] lk_to_q_reg;
+reg [63:0] lk_to_q_next;
+reg [31:0] lk_len_q_reg;
+reg [31:0] lk_len_q_next;
+reg [15:0] lk_pd_q_reg;
+reg [15:0] lk_pd_q_next;
+reg [4:0] lk_right_q_reg;
+reg [4:0] lk_right_q_next;
+reg inv_valid_q_reg;
+reg inv_valid_q_next;
+reg [31:0] inv_stag_q_reg;
+reg [31:0] inv_stag_q_next;
+reg [15:0] inv_pd_q_reg;
+reg [15:0] inv_pd_q_next;
 reg [255:0] entry_valid_reg; // per entry: registered, not invalidated
 reg [255:0] entry_valid_next;
 wire [64:0] cfg_limit; // first TO + length
@@ -147,10 +185,10 @@ wire [255:0] _t2;
 
 assign _t0 = entry_valid_reg >> lk_index;
 assign _t1 = entry_valid_reg >> inv_index;
-assign _t2 = cfg_valid ? (256'h1 << cfg_index) : 256'h0;
-assign cfg_limit = {1'b0, cfg_va ? cfg_base : 64'h0} + {1'b0, cfg_length};
-assign lk_index = lk_stag[15:8];
-assign inv_index = inv_stag[15:8];
+assign _t2 = cfg_valid_q_reg ? (256'h1 << cfg_index_q_reg) : 256'h0;
+assign cfg_limit = {1'b0, cfg_va_q_reg ? cfg_base_q_reg : 64'h0} + {1'b0, cfg_length_q_reg};
+assign lk_index = lk_stag_q_reg[15:8];
+assign inv_index = inv_stag_q_reg[15:8];
 assign lk_entry_valid = _t0[0] & (~(inv_commit & (iv1_index_reg == lk_index)));
 assign inv_entry_valid = _t1[0] & (~(inv_commit & (iv1_index_reg == inv_index)));
 assign t1_invalid_stag = (~lk1_entry_ok_reg) | (lk1_meta_reg[30:23] != lk1_key_reg);
@@ -171,6 +209,101 @@ assign inv_rsp_valid = iv2_valid_reg;
 assign inv_fault = iv2_fault_reg;
 
 always @* begin
+    cfg_valid_q_next = cfg_valid_q_reg;
+    cfg_valid_q_next = cfg_valid;
+end
+
+always @* begin
+    cfg_index_q_next = cfg_index_q_reg;
+    cfg_index_q_next = cfg_index;
+end
+
+always @* begin
+    cfg_key_q_next = cfg_key_q_reg;
+    cfg_key_q_next = cfg_key;
+end
+
+always @* begin
+    cfg_pd_q_next = cfg_pd_q_reg;
+    cfg_pd_q_next = cfg_pd;
+end
+
+always @* begin
+    cfg_base_q_next = cfg_base_q_reg;
+    cfg_base_q_next = cfg_base;
+end
+
+always @* begin
+    cfg_length_q_next = cfg_length_q_reg;
+    cfg_length_q_next = cfg_length;
+end
+
+always @* begin
+    cfg_access_q_next = cfg_access_q_reg;
+    cfg_access_q_next = cfg_access;
+end
+
+always @* begin
+    cfg_va_q_next = cfg_va_q_reg;
+    cfg_va_q_next = cfg_va;
+end
+
+always @* begin
+    cfg_invalidatable_q_next = cfg_invalidatable_q_reg;
+    cfg_invalidatable_q_next = cfg_invalidatable;
+end
+
+always @* begin
+    cfg_enable_q_next = cfg_enable_q_reg;
+    cfg_enable_q_next = cfg_enable;
+end
+
+always @* begin
+    lk_valid_q_next = lk_valid_q_reg;
+    lk_valid_q_next = lk_valid;
+end
+
+always @* begin
+    lk_stag_q_next = lk_stag_q_reg;
+    lk_stag_q_next = lk_stag;
+end
+
+always @* begin
+    lk_to_q_next = lk_to_q_reg;
+    lk_to_q_next = lk_to;
+end
+
+always @* begin
+    lk_len_q_next = lk_len_q_reg;
+    lk_len_q_next = lk_len;
+end
+
+always @* begin
+    lk_pd_q_next = lk_pd_q_reg;
+    lk_pd_q_next = lk_pd;
+end
+
+always @* begin
+    lk_right_q_next = lk_right_q_reg;
+    lk_right_q_next = lk_right;
+end
+
+always @* begin
+    inv_valid_q_next = inv_valid_q_reg;
+    inv_valid_q_next = inv_valid;
+end
+
+always @* begin
+    inv_stag_q_next = inv_stag_q_reg;
+    inv_stag_q_next = inv_stag;
+end
+
+always @* begin
+    inv_pd_q_next = inv_pd_q_reg;
+    inv_pd_q_next = inv_pd;
+end
+
+always @* begin
     lk1_valid_next = lk1_valid_reg;
     lk1_entry_ok_next = lk1_entry_ok_reg;
     lk1_key_next = lk1_key_reg;
@@ -187,27 +320,27 @@ always @* begin
     iv1_index_next = iv1_index_reg;
     iv1_cfg_hit_next = iv1_cfg_hit_reg;
     iv1_meta_next = iv1_meta_reg;
-    lk1_valid_next = lk_valid;
-    lk1_entry_ok_next = lk_entry_valid & (~(|lk_stag[31:16]));
-    lk1_key_next = lk_stag[7:0];
-    lk1_pd_next = lk_pd;
-    lk1_right_next = lk_right;
-    lk1_to_next = lk_to;
-    lk1_end_next = {1'b0, lk_to} + {33'h0, lk_len};
+    lk1_valid_next = lk_valid_q_reg;
+    lk1_entry_ok_next = lk_entry_valid & (~(|lk_stag_q_reg[31:16]));
+    lk1_key_next = lk_stag_q_reg[7:0];
+    lk1_pd_next = lk_pd_q_reg;
+    lk1_right_next = lk_right_q_reg;
+    lk1_to_next = lk_to_q_reg;
+    lk1_end_next = {1'b0, lk_to_q_reg} + {33'h0, lk_len_q_reg};
     lk1_meta_next = meta_mem[lk_index];
     lk1_range_next = range_mem[lk_index];
-    iv1_valid_next = inv_valid;
-    iv1_entry_ok_next = inv_entry_valid & (~(|inv_stag[31:16]));
-    iv1_key_next = inv_stag[7:0];
-    iv1_pd_next = inv_pd;
+    iv1_valid_next = inv_valid_q_reg;
+    iv1_entry_ok_next = inv_entry_valid & (~(|inv_stag_q_reg[31:16]));
+    iv1_key_next = inv_stag_q_reg[7:0];
+    iv1_pd_next = inv_pd_q_reg;
     iv1_index_next = inv_index;
-    iv1_cfg_hit_next = cfg_valid & (cfg_index == inv_index);
+    iv1_cfg_hit_next = cfg_valid_q_reg & (cfg_index_q_reg == inv_index);
     iv1_meta_next = meta_mem[inv_index];
 end
 
 always @* begin
     entry_valid_next = entry_valid_reg;
-    entry_valid_next = (entry_valid_reg & (~((inv_commit ? (256'h1 << iv1_index_reg) : 256'h0) | _t2))) | (cfg_enable ? _t2 : 256'h0);
+    entry_valid_next = (entry_valid_reg & (~((inv_commit ? (256'h1 << iv1_index_reg) : 256'h0) | _t2))) | (cfg_enable_q_reg ? _t2 : 256'h0);
 end
 
 always @* begin
@@ -224,6 +357,25 @@ always @* begin
 end
 
 always @(posedge clk) begin
+    cfg_valid_q_reg <= cfg_valid_q_next;
+    cfg_index_q_reg <= cfg_index_q_next;
+    cfg_key_q_reg <= cfg_key_q_next;
+    cfg_pd_q_reg <= cfg_pd_q_next;
+    cfg_base_q_reg <= cfg_base_q_next;
+    cfg_length_q_reg <= cfg_length_q_next;
+    cfg_access_q_reg <= cfg_access_q_next;
+    cfg_va_q_reg <= cfg_va_q_next;
+    cfg_invalidatable_q_reg <= cfg_invalidatable_q_next;
+    cfg_enable_q_reg <= cfg_enable_q_next;
+    lk_valid_q_reg <= lk_valid_q_next;
+    lk_stag_q_reg <= lk_stag_q_next;
+    lk_to_q_reg <= lk_to_q_next;
+    lk_len_q_reg <= lk_len_q_next;
+    lk_pd_q_reg <= lk_pd_q_next;
+    lk_right_q_reg <= lk_right_q_next;
+    inv_valid_q_reg <= inv_valid_q_next;
+    inv_stag_q_reg <= inv_stag_q_next;
+    inv_pd_q_reg <= inv_pd_q_next;
     entry_valid_reg <= entry_valid_next;
     iv1_index_reg <= iv1_index_next;
     lk1_valid_reg <= lk1_valid_next;
@@ -246,14 +398,17 @@ always @(posedge clk) begin
     lk2_address_reg <= lk2_address_next;
     iv2_valid_reg <= iv2_valid_next;
     iv2_fault_reg <= iv2_fault_next;
-    if (cfg_valid) begin
-        meta_mem[cfg_index] <= {cfg_key, cfg_pd, cfg_access, cfg_va, cfg_invalidatable};
+    if (cfg_valid_q_reg) begin
+        meta_mem[cfg_index_q_reg] <= {cfg_key_q_reg, cfg_pd_q_reg, cfg_access_q_reg, cfg_va_q_reg, cfg_invalidatable_q_reg};
     end
-    if (cfg_valid) begin
-        range_mem[cfg_index] <= {cfg_base, cfg_limit};
+    if (cfg_valid_q_reg) begin
+        range_mem[cfg_index_q_reg] <= {cfg_base_q_reg, cfg_limit};
     end
 
     if (rst) begin
+        cfg_valid_q_reg <= 1'b0;
+        lk_valid_q_reg <= 1'b0;
+        inv_valid_q_reg <= 1'b0;
         entry_valid_reg <= 256'h0;
         lk1_valid_reg <= 1'b0;
         iv1_valid_reg <= 1'b0;

@@ -47,8 +47,8 @@ import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
  * orqDepth entries, has room): an ORD of 0x3FFF ("do not negotiate", RFC 6581 §9.1) or anything
  * above the depth leaves the depth as the limit.
  *
- * Timing: a descriptor is taken in IDLE when m_cmd and m_evt are free; a Write takes 5 cycles
- * (IDLE, CHECK, LOOK, two cycles of STag lookup latency, POST), an untagged Send 2; LOOK and INV
+ * Timing: a descriptor is taken in IDLE when m_cmd and m_evt are free; a Write takes 6 cycles
+ * (IDLE, CHECK, LOOK, three cycles of STag lookup latency, POST), an untagged Send 2; LOOK and INV
  * wait for the table's ready (a table shared by the QPs takes one lookup a cycle). A Read or Atomic
  * Request waits in POST until every placement before it has been written (place_idle), so that its
  * response reads what earlier Writes and Sends placed (RFC 5040 §5.5 rule 6).

@@ -29,7 +29,7 @@ import { checkRnicWidth } from './rnic-widths';
  * rdmap_tx_resp. Both ports are W octets wide with W-aligned addresses and per-octet strobes.
  *
  * Rate: 4 KiB RDMA Writes place one beat per cycle (the payload FIFO decouples the header checks,
- * which take 5 cycles per ULPDU, from the data; see bench/ for the Verilator cycle counts).
+ * which take 6 cycles per tagged ULPDU, from the data; see bench/ for the Verilator cycle counts).
  */
 export interface DdpRxOptions extends DdpRxCtlOptions {
   /** STag table entries (a power of two, 16..65536). */

@@ -1,11 +1,13 @@
 import { cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
+import type { Signal } from '../core/signal';
 
 /**
  * The RNIC's STag table for the receive path (spec/ddp-rdmap.md §5.3 T1–T5, §5.5): one tagged
  * lookup, one Send-with-Invalidate and one configuration write per cycle, fully pipelined, fixed
- * latency STAG_TABLE_LATENCY = 2 (a request sampled at rising edge n is answered by registered
- * outputs that change at edge n + 1, i.e. the consumer samples them at edge n + 2). It matches
+ * latency STAG_TABLE_LATENCY = 3 (a request sampled at rising edge n is answered by registered
+ * outputs that change at edge n + 2, i.e. the consumer samples them at edge n + 3): every input
+ * is registered first, then the memories are read, then the checks. It matches
  * ts-model/memory/stag-table.ts (StagTable.check / invalidate) exactly.
  *
  * STag = {24-bit index, 8-bit key} (ts-model/memory/stag.ts). An index ≥ depth is invalid-stag.
@@ -38,7 +40,7 @@ import { ModuleBuilder, type Module } from '../core/module';
  * Cost: entry_valid is depth flip-flops with two depth:1 read muxes and two index decoders; fine
  * up to a few thousand entries, large at 65536 (the memories themselves map to RAM).
  */
-export const STAG_TABLE_LATENCY = 2;
+export const STAG_TABLE_LATENCY = 3;
 
 /** Entries of the STag table unless configured (stagDepth). */
 export const STAG_TABLE_DEPTH = 256;
@@ -59,7 +61,7 @@ export function stagTableModule(depth: number): Module {
     `stag_table_d${depth}`,
     `STag table of ${depth} entries: tagged-buffer checks T1-T5 (spec/ddp-rdmap.md section 5.3,\n` +
       'section 5.5) and Send with Invalidate, one lookup, one invalidate and one config write per cycle.\n' +
-      'Latency 2: a request sampled at clock edge n is answered by registered outputs after edge n+1.\n' +
+      'Latency 3: inputs registered, then a request sampled at clock edge n is answered by registered outputs after edge n+2.\n' +
       'rsp_fault: 0 ok, 1 invalid-stag, 2 pd-mismatch, 3 access, 4 to-wrap, 5 bounds (first failing check).\n' +
       'inv_fault: 0 ok, 1 invalid-stag, 2 pd-mismatch, 3 not-invalidatable.\n' +
       'Order: each operation sees every operation of earlier cycles; within a cycle lookup, then\n' +
@@ -70,26 +72,34 @@ export function stagTableModule(depth: number): Module {
   const clk = m.input('clk', 1, { group: clkGroup });
   const rst = m.input('rst', 1, { group: clkGroup });
   m.clockDomain('sync', clk, rst);
+  // Every input is registered first (<port>_q): the requests come from the requester's logic
+  // (ddp_rx_ctl's field selects, in rnic_top the QPs' arbiter), so the table's own stages start
+  // from flip-flops. All three ports alike: the order of operations within a cycle is kept.
+  const registered = (port: Signal, reset?: number): Signal => {
+    const q = m.reg(`${port.name}_q`, port.width, reset === undefined ? {} : { reset });
+    m.sync(() => m.set(q, port));
+    return q;
+  };
 
   const cfgGroup = 'Configuration write (always accepted; effective for requests of later cycles)';
-  const cfgValid = m.input('cfg_valid', 1, { group: cfgGroup });
-  const cfgIndex = m.input('cfg_index', aw, { group: cfgGroup, doc: 'STag index' });
-  const cfgKey = m.input('cfg_key', 8, { group: cfgGroup, doc: 'STag key' });
-  const cfgPd = m.input('cfg_pd', 16, { group: cfgGroup, doc: 'protection domain' });
-  const cfgBase = m.input('cfg_base', 64, { group: cfgGroup, doc: 'host address of the first octet' });
-  const cfgLength = m.input('cfg_length', 64, { group: cfgGroup, doc: 'octets, >= 1; base + length <= 2^64' });
-  const cfgAccess = m.input('cfg_access', 5, { group: cfgGroup, doc: 'local-read, local-write, remote-read, remote-write, remote-atomic (bit 0 up)' });
-  const cfgVa = m.input('cfg_va', 1, { group: cfgGroup, doc: '1: VA-based TO (first TO = base); 0: zero-based' });
-  const cfgInvalidatable = m.input('cfg_invalidatable', 1, { group: cfgGroup, doc: 'Send with Invalidate may invalidate it' });
-  const cfgEnable = m.input('cfg_enable', 1, { group: cfgGroup, doc: '1: register/replace as valid; 0: invalidate' });
+  const cfgValid = registered(m.input('cfg_valid', 1, { group: cfgGroup }), 0);
+  const cfgIndex = registered(m.input('cfg_index', aw, { group: cfgGroup, doc: 'STag index' }));
+  const cfgKey = registered(m.input('cfg_key', 8, { group: cfgGroup, doc: 'STag key' }));
+  const cfgPd = registered(m.input('cfg_pd', 16, { group: cfgGroup, doc: 'protection domain' }));
+  const cfgBase = registered(m.input('cfg_base', 64, { group: cfgGroup, doc: 'host address of the first octet' }));
+  const cfgLength = registered(m.input('cfg_length', 64, { group: cfgGroup, doc: 'octets, >= 1; base + length <= 2^64' }));
+  const cfgAccess = registered(m.input('cfg_access', 5, { group: cfgGroup, doc: 'local-read, local-write, remote-read, remote-write, remote-atomic (bit 0 up)' }));
+  const cfgVa = registered(m.input('cfg_va', 1, { group: cfgGroup, doc: '1: VA-based TO (first TO = base); 0: zero-based' }));
+  const cfgInvalidatable = registered(m.input('cfg_invalidatable', 1, { group: cfgGroup, doc: 'Send with Invalidate may invalidate it' }));
+  const cfgEnable = registered(m.input('cfg_enable', 1, { group: cfgGroup, doc: '1: register/replace as valid; 0: invalidate' }));
 
   const lkGroup = 'Tagged lookup';
-  const lkValid = m.input('lk_valid', 1, { group: lkGroup });
-  const lkStag = m.input('lk_stag', 32, { group: lkGroup });
-  const lkTo = m.input('lk_to', 64, { group: lkGroup, doc: 'tagged offset' });
-  const lkLen = m.input('lk_len', 32, { group: lkGroup, doc: 'octets (0 allowed)' });
-  const lkPd = m.input('lk_pd', 16, { group: lkGroup, doc: "the stream's protection domain" });
-  const lkRight = m.input('lk_right', 5, { group: lkGroup, doc: 'one-hot: the right the access needs' });
+  const lkValid = registered(m.input('lk_valid', 1, { group: lkGroup }), 0);
+  const lkStag = registered(m.input('lk_stag', 32, { group: lkGroup }));
+  const lkTo = registered(m.input('lk_to', 64, { group: lkGroup, doc: 'tagged offset' }));
+  const lkLen = registered(m.input('lk_len', 32, { group: lkGroup, doc: 'octets (0 allowed)' }));
+  const lkPd = registered(m.input('lk_pd', 16, { group: lkGroup, doc: "the stream's protection domain" }));
+  const lkRight = registered(m.input('lk_right', 5, { group: lkGroup, doc: 'one-hot: the right the access needs' }));
 
   const rspGroup = `Lookup response (${STAG_TABLE_LATENCY} cycles after the lookup)`;
   const rspValid = m.output('rsp_valid', 1, { group: rspGroup });
@@ -97,9 +107,9 @@ export function stagTableModule(depth: number): Module {
   const rspAddress = m.output('rsp_address', 64, { group: rspGroup, doc: 'host address of the TO (0 on a fault)' });
 
   const invGroup = 'Send with Invalidate';
-  const invValid = m.input('inv_valid', 1, { group: invGroup });
-  const invStag = m.input('inv_stag', 32, { group: invGroup });
-  const invPd = m.input('inv_pd', 16, { group: invGroup });
+  const invValid = registered(m.input('inv_valid', 1, { group: invGroup }), 0);
+  const invStag = registered(m.input('inv_stag', 32, { group: invGroup }));
+  const invPd = registered(m.input('inv_pd', 16, { group: invGroup }));
   const invRspGroup = `Invalidate response (${STAG_TABLE_LATENCY} cycles after the invalidate)`;
   const invRspValid = m.output('inv_rsp_valid', 1, { group: invRspGroup });
   const invFault = m.output('inv_fault', 2, { group: invRspGroup, doc: '0 ok (invalidated), 1 invalid-stag, 2 pd-mismatch, 3 not-invalidatable' });
@@ -116,7 +126,7 @@ export function stagTableModule(depth: number): Module {
   m.memoryWrite(meta, cfgValid, cfgIndex, cat(cfgKey, cfgPd, cfgAccess, cfgVa, cfgInvalidatable));
   m.memoryWrite(range, cfgValid, cfgIndex, cat(cfgBase, cfgLimit));
 
-  // ---- Stage 0 (issue cycle): indices, valid bits with the commit of the invalidate ahead -----
+  // ---- Stage 0 (the cycle after issue): indices, valid bits with the commit of the invalidate ahead
   const stagIndex = (stag: typeof lkStag) => stag.slice(8 + aw - 1, 8);
   const stagAbove = (stag: typeof lkStag) => stag.slice(31, 8 + aw).any();
   const lkIdx = m.let('lk_index', stagIndex(lkStag));
