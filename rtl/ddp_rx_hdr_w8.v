@@ -106,6 +106,7 @@ reg [679:0] desc_next;
 wire [63:0] in_masked; // input lanes, zero where tkeep is 0
 wire first_beat;
 wire fire; // an input beat is accepted
+wire [3:0] in_octets; // octets in this beat
 wire [15:0] ulpdu_len; // octets of the ULPDU up to and including this beat
 wire t_now; // T bit of the ULPDU in flight
 wire pass_now;
@@ -127,11 +128,11 @@ wire _t1;
 wire _t2;
 wire _t3;
 wire _t4;
-wire [3:0] _t5;
+wire _t5;
 wire _t6;
 wire _t7;
 wire _t8;
-wire _t9;
+wire [3:0] _t9;
 wire _t10;
 wire _t11;
 wire _t12;
@@ -144,65 +145,73 @@ wire _t18;
 wire _t19;
 wire _t20;
 wire _t21;
-wire [7:0] _t22;
-wire [7:0] _t23;
-wire [7:0] _t24;
-wire [7:0] _t25;
+wire _t22;
+wire _t23;
+wire _t24;
+wire _t25;
 wire [7:0] _t26;
 wire [7:0] _t27;
 wire [7:0] _t28;
 wire [7:0] _t29;
-wire _t30;
-wire _t31;
-wire _t32;
-wire _t33;
+wire [7:0] _t30;
+wire [7:0] _t31;
+wire [7:0] _t32;
+wire [7:0] _t33;
 wire _t34;
 wire _t35;
-wire [15:0] _t36;
+wire _t36;
 wire _t37;
 wire _t38;
 wire _t39;
+wire [15:0] _t40;
+wire _t41;
+wire _t42;
+wire _t43;
 
 assign _t0 = beat_reg == 4'b0000;
 assign _t1 = (~flush_reg) | first_beat;
 assign _t2 = (~out_valid_reg) | m_axis_tready;
 assign _t3 = (~desc_valid_reg) | m_desc_tready;
-assign _t4 = ~cfg_rfc7306;
-assign _t5 = t_now ? 4'b0001 : 4'b0010;
-assign _t6 = beat_reg == 4'b1000;
-assign _t7 = beat_reg < 4'b1000;
-assign _t8 = beat_reg == 4'b0111;
-assign _t9 = beat_reg < 4'b0111;
-assign _t10 = beat_reg == 4'b0110;
-assign _t11 = beat_reg < 4'b0110;
-assign _t12 = beat_reg == 4'b0101;
-assign _t13 = beat_reg < 4'b0101;
-assign _t14 = beat_reg == 4'b0100;
-assign _t15 = beat_reg < 4'b0100;
-assign _t16 = beat_reg == 4'b0011;
-assign _t17 = beat_reg < 4'b0011;
-assign _t18 = beat_reg == 4'b0010;
-assign _t19 = beat_reg < 4'b0010;
-assign _t20 = beat_reg == 4'b0001;
-assign _t21 = beat_reg < 4'b0001;
-assign _t22 = _t0 ? in_masked[63:56] : capture_reg[63:56];
-assign _t23 = _t0 ? in_masked[55:48] : capture_reg[55:48];
-assign _t24 = _t0 ? in_masked[47:40] : capture_reg[47:40];
-assign _t25 = _t0 ? in_masked[39:32] : capture_reg[39:32];
-assign _t26 = _t0 ? in_masked[31:24] : capture_reg[31:24];
-assign _t27 = _t0 ? in_masked[23:16] : capture_reg[23:16];
-assign _t28 = _t0 ? in_masked[15:8] : capture_reg[15:8];
-assign _t29 = _t0 ? in_masked[7:0] : capture_reg[7:0];
-assign _t30 = hdr_view[11:8] == OP_ATOMIC_RESPONSE;
-assign _t31 = hdr_view[11:8] == OP_ATOMIC_REQUEST;
-assign _t32 = hdr_view[11:8] == OP_IMMEDIATE_SE;
-assign _t33 = hdr_view[11:8] == OP_IMMEDIATE;
-assign _t34 = hdr_view[11:8] == OP_TERMINATE;
-assign _t35 = hdr_view[11:8] == OP_READ_REQUEST;
-assign _t36 = hdr_view[7] ? 16'he : 16'h12;
-assign _t37 = ~hdr_view[7];
-assign _t38 = _t35 | _t34 | _t33 | _t32 | _t31 | _t30;
-assign _t39 = verdict == 14'h0;
+assign _t4 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
+assign _t5 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
+assign _t6 = s_axis_tkeep[6] & (~s_axis_tkeep[7]);
+assign _t7 = s_axis_tkeep[2] & (~s_axis_tkeep[3]);
+assign _t8 = ~cfg_rfc7306;
+assign _t9 = t_now ? 4'b0001 : 4'b0010;
+assign _t10 = beat_reg == 4'b1000;
+assign _t11 = beat_reg < 4'b1000;
+assign _t12 = beat_reg == 4'b0111;
+assign _t13 = beat_reg < 4'b0111;
+assign _t14 = beat_reg == 4'b0110;
+assign _t15 = beat_reg < 4'b0110;
+assign _t16 = beat_reg == 4'b0101;
+assign _t17 = beat_reg < 4'b0101;
+assign _t18 = beat_reg == 4'b0100;
+assign _t19 = beat_reg < 4'b0100;
+assign _t20 = beat_reg == 4'b0011;
+assign _t21 = beat_reg < 4'b0011;
+assign _t22 = beat_reg == 4'b0010;
+assign _t23 = beat_reg < 4'b0010;
+assign _t24 = beat_reg == 4'b0001;
+assign _t25 = beat_reg < 4'b0001;
+assign _t26 = _t0 ? in_masked[63:56] : capture_reg[63:56];
+assign _t27 = _t0 ? in_masked[55:48] : capture_reg[55:48];
+assign _t28 = _t0 ? in_masked[47:40] : capture_reg[47:40];
+assign _t29 = _t0 ? in_masked[39:32] : capture_reg[39:32];
+assign _t30 = _t0 ? in_masked[31:24] : capture_reg[31:24];
+assign _t31 = _t0 ? in_masked[23:16] : capture_reg[23:16];
+assign _t32 = _t0 ? in_masked[15:8] : capture_reg[15:8];
+assign _t33 = _t0 ? in_masked[7:0] : capture_reg[7:0];
+assign _t34 = hdr_view[11:8] == OP_ATOMIC_RESPONSE;
+assign _t35 = hdr_view[11:8] == OP_ATOMIC_REQUEST;
+assign _t36 = hdr_view[11:8] == OP_IMMEDIATE_SE;
+assign _t37 = hdr_view[11:8] == OP_IMMEDIATE;
+assign _t38 = hdr_view[11:8] == OP_TERMINATE;
+assign _t39 = hdr_view[11:8] == OP_READ_REQUEST;
+assign _t40 = hdr_view[7] ? 16'he : 16'h12;
+assign _t41 = ~hdr_view[7];
+assign _t42 = _t39 | _t38 | _t37 | _t36 | _t35 | _t34;
+assign _t43 = verdict == 14'h0;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
@@ -222,13 +231,17 @@ assign in_masked = {
 assign first_beat = _t0;
 assign s_axis_tready = _t1 & _t2 & _t3;
 assign fire = s_axis_tvalid & _t1 & _t2 & _t3;
-assign ulpdu_len = pos_reg +
-    ({15'h0, s_axis_tkeep[0]} + {15'h0, s_axis_tkeep[1]} + {15'h0, s_axis_tkeep[2]} + {15'h0, s_axis_tkeep[3]} + {15'h0, s_axis_tkeep[4]} +
-        {15'h0, s_axis_tkeep[5]} + {15'h0, s_axis_tkeep[6]} + {15'h0, s_axis_tkeep[7]});
+assign in_octets = {
+    s_axis_tkeep[7],
+    (s_axis_tkeep[3] & (~s_axis_tkeep[4])) | _t4 | _t5 | _t6,
+    (s_axis_tkeep[1] & (~s_axis_tkeep[2])) | _t7 | _t5 | _t6,
+    (s_axis_tkeep[0] & (~s_axis_tkeep[1])) | _t7 | _t4 | _t6
+};
+assign ulpdu_len = pos_reg + {12'h0, in_octets};
 assign t_now = first_beat ? s_axis_tdata[7] : tagged_reg;
 assign pass_now = first_beat ?
     (~((s_axis_tdata[1:0] != 2'b01) | (s_axis_tdata[15:14] != 2'b01) |
-        ((s_axis_tdata[11:8] > OP_ATOMIC_RESPONSE) | ((s_axis_tdata[11:8] >= OP_IMMEDIATE) & _t4)) |
+        ((s_axis_tdata[11:8] > OP_ATOMIC_RESPONSE) | ((s_axis_tdata[11:8] >= OP_IMMEDIATE) & _t8)) |
         (s_axis_tdata[7] != ((s_axis_tdata[11:8] == OP_WRITE) | (s_axis_tdata[11:8] == OP_READ_RESPONSE))) |
         ((s_axis_tdata[11:8] == OP_READ_REQUEST) | (s_axis_tdata[11:8] == OP_TERMINATE) | (s_axis_tdata[11:8] == OP_IMMEDIATE) |
             (s_axis_tdata[11:8] == OP_IMMEDIATE_SE) | (s_axis_tdata[11:8] == OP_ATOMIC_REQUEST) | (s_axis_tdata[11:8] == OP_ATOMIC_RESPONSE)))) :
@@ -238,94 +251,94 @@ assign sh_keep = t_now ? {6'h0, s_axis_tkeep[7:6]} : {2'b00, s_axis_tkeep[7:2]};
 assign join_data = t_now ? {s_axis_tdata[47:0], res_data_reg[15:0]} : {s_axis_tdata[15:0], res_data_reg[47:0]};
 assign join_keep = t_now ? {s_axis_tkeep[5:0], res_keep_reg[1:0]} : {s_axis_tkeep[1:0], res_keep_reg[5:0]};
 assign in_beyond = t_now ? s_axis_tkeep[6] : s_axis_tkeep[2];
-assign at_k = pass_now & (beat_reg == _t5);
-assign past_k = pass_now & (beat_reg > _t5);
+assign at_k = pass_now & (beat_reg == _t9);
+assign past_k = pass_now & (beat_reg > _t9);
 assign hdr_view = {
-    _t6 ? in_masked[47:40] : (_t7 ? 8'h0 : capture_reg[559:552]),
-    _t6 ? in_masked[39:32] : (_t7 ? 8'h0 : capture_reg[551:544]),
-    _t6 ? in_masked[31:24] : (_t7 ? 8'h0 : capture_reg[543:536]),
-    _t6 ? in_masked[23:16] : (_t7 ? 8'h0 : capture_reg[535:528]),
-    _t6 ? in_masked[15:8] : (_t7 ? 8'h0 : capture_reg[527:520]),
-    _t6 ? in_masked[7:0] : (_t7 ? 8'h0 : capture_reg[519:512]),
-    _t8 ? in_masked[63:56] : (_t9 ? 8'h0 : capture_reg[511:504]),
-    _t8 ? in_masked[55:48] : (_t9 ? 8'h0 : capture_reg[503:496]),
-    _t8 ? in_masked[47:40] : (_t9 ? 8'h0 : capture_reg[495:488]),
-    _t8 ? in_masked[39:32] : (_t9 ? 8'h0 : capture_reg[487:480]),
-    _t8 ? in_masked[31:24] : (_t9 ? 8'h0 : capture_reg[479:472]),
-    _t8 ? in_masked[23:16] : (_t9 ? 8'h0 : capture_reg[471:464]),
-    _t8 ? in_masked[15:8] : (_t9 ? 8'h0 : capture_reg[463:456]),
-    _t8 ? in_masked[7:0] : (_t9 ? 8'h0 : capture_reg[455:448]),
-    _t10 ? in_masked[63:56] : (_t11 ? 8'h0 : capture_reg[447:440]),
-    _t10 ? in_masked[55:48] : (_t11 ? 8'h0 : capture_reg[439:432]),
-    _t10 ? in_masked[47:40] : (_t11 ? 8'h0 : capture_reg[431:424]),
-    _t10 ? in_masked[39:32] : (_t11 ? 8'h0 : capture_reg[423:416]),
-    _t10 ? in_masked[31:24] : (_t11 ? 8'h0 : capture_reg[415:408]),
-    _t10 ? in_masked[23:16] : (_t11 ? 8'h0 : capture_reg[407:400]),
-    _t10 ? in_masked[15:8] : (_t11 ? 8'h0 : capture_reg[399:392]),
-    _t10 ? in_masked[7:0] : (_t11 ? 8'h0 : capture_reg[391:384]),
-    _t12 ? in_masked[63:56] : (_t13 ? 8'h0 : capture_reg[383:376]),
-    _t12 ? in_masked[55:48] : (_t13 ? 8'h0 : capture_reg[375:368]),
-    _t12 ? in_masked[47:40] : (_t13 ? 8'h0 : capture_reg[367:360]),
-    _t12 ? in_masked[39:32] : (_t13 ? 8'h0 : capture_reg[359:352]),
-    _t12 ? in_masked[31:24] : (_t13 ? 8'h0 : capture_reg[351:344]),
-    _t12 ? in_masked[23:16] : (_t13 ? 8'h0 : capture_reg[343:336]),
-    _t12 ? in_masked[15:8] : (_t13 ? 8'h0 : capture_reg[335:328]),
-    _t12 ? in_masked[7:0] : (_t13 ? 8'h0 : capture_reg[327:320]),
-    _t14 ? in_masked[63:56] : (_t15 ? 8'h0 : capture_reg[319:312]),
-    _t14 ? in_masked[55:48] : (_t15 ? 8'h0 : capture_reg[311:304]),
-    _t14 ? in_masked[47:40] : (_t15 ? 8'h0 : capture_reg[303:296]),
-    _t14 ? in_masked[39:32] : (_t15 ? 8'h0 : capture_reg[295:288]),
-    _t14 ? in_masked[31:24] : (_t15 ? 8'h0 : capture_reg[287:280]),
-    _t14 ? in_masked[23:16] : (_t15 ? 8'h0 : capture_reg[279:272]),
-    _t14 ? in_masked[15:8] : (_t15 ? 8'h0 : capture_reg[271:264]),
-    _t14 ? in_masked[7:0] : (_t15 ? 8'h0 : capture_reg[263:256]),
-    _t16 ? in_masked[63:56] : (_t17 ? 8'h0 : capture_reg[255:248]),
-    _t16 ? in_masked[55:48] : (_t17 ? 8'h0 : capture_reg[247:240]),
-    _t16 ? in_masked[47:40] : (_t17 ? 8'h0 : capture_reg[239:232]),
-    _t16 ? in_masked[39:32] : (_t17 ? 8'h0 : capture_reg[231:224]),
-    _t16 ? in_masked[31:24] : (_t17 ? 8'h0 : capture_reg[223:216]),
-    _t16 ? in_masked[23:16] : (_t17 ? 8'h0 : capture_reg[215:208]),
-    _t16 ? in_masked[15:8] : (_t17 ? 8'h0 : capture_reg[207:200]),
-    _t16 ? in_masked[7:0] : (_t17 ? 8'h0 : capture_reg[199:192]),
-    _t18 ? in_masked[63:56] : (_t19 ? 8'h0 : capture_reg[191:184]),
-    _t18 ? in_masked[55:48] : (_t19 ? 8'h0 : capture_reg[183:176]),
-    _t18 ? in_masked[47:40] : (_t19 ? 8'h0 : capture_reg[175:168]),
-    _t18 ? in_masked[39:32] : (_t19 ? 8'h0 : capture_reg[167:160]),
-    _t18 ? in_masked[31:24] : (_t19 ? 8'h0 : capture_reg[159:152]),
-    _t18 ? in_masked[23:16] : (_t19 ? 8'h0 : capture_reg[151:144]),
-    _t18 ? in_masked[15:8] : (_t19 ? 8'h0 : capture_reg[143:136]),
-    _t18 ? in_masked[7:0] : (_t19 ? 8'h0 : capture_reg[135:128]),
-    _t20 ? in_masked[63:56] : (_t21 ? 8'h0 : capture_reg[127:120]),
-    _t20 ? in_masked[55:48] : (_t21 ? 8'h0 : capture_reg[119:112]),
-    _t20 ? in_masked[47:40] : (_t21 ? 8'h0 : capture_reg[111:104]),
-    _t20 ? in_masked[39:32] : (_t21 ? 8'h0 : capture_reg[103:96]),
-    _t20 ? in_masked[31:24] : (_t21 ? 8'h0 : capture_reg[95:88]),
-    _t20 ? in_masked[23:16] : (_t21 ? 8'h0 : capture_reg[87:80]),
-    _t20 ? in_masked[15:8] : (_t21 ? 8'h0 : capture_reg[79:72]),
-    _t20 ? in_masked[7:0] : (_t21 ? 8'h0 : capture_reg[71:64]),
-    _t22,
-    _t23,
-    _t24,
-    _t25,
+    _t10 ? in_masked[47:40] : (_t11 ? 8'h0 : capture_reg[559:552]),
+    _t10 ? in_masked[39:32] : (_t11 ? 8'h0 : capture_reg[551:544]),
+    _t10 ? in_masked[31:24] : (_t11 ? 8'h0 : capture_reg[543:536]),
+    _t10 ? in_masked[23:16] : (_t11 ? 8'h0 : capture_reg[535:528]),
+    _t10 ? in_masked[15:8] : (_t11 ? 8'h0 : capture_reg[527:520]),
+    _t10 ? in_masked[7:0] : (_t11 ? 8'h0 : capture_reg[519:512]),
+    _t12 ? in_masked[63:56] : (_t13 ? 8'h0 : capture_reg[511:504]),
+    _t12 ? in_masked[55:48] : (_t13 ? 8'h0 : capture_reg[503:496]),
+    _t12 ? in_masked[47:40] : (_t13 ? 8'h0 : capture_reg[495:488]),
+    _t12 ? in_masked[39:32] : (_t13 ? 8'h0 : capture_reg[487:480]),
+    _t12 ? in_masked[31:24] : (_t13 ? 8'h0 : capture_reg[479:472]),
+    _t12 ? in_masked[23:16] : (_t13 ? 8'h0 : capture_reg[471:464]),
+    _t12 ? in_masked[15:8] : (_t13 ? 8'h0 : capture_reg[463:456]),
+    _t12 ? in_masked[7:0] : (_t13 ? 8'h0 : capture_reg[455:448]),
+    _t14 ? in_masked[63:56] : (_t15 ? 8'h0 : capture_reg[447:440]),
+    _t14 ? in_masked[55:48] : (_t15 ? 8'h0 : capture_reg[439:432]),
+    _t14 ? in_masked[47:40] : (_t15 ? 8'h0 : capture_reg[431:424]),
+    _t14 ? in_masked[39:32] : (_t15 ? 8'h0 : capture_reg[423:416]),
+    _t14 ? in_masked[31:24] : (_t15 ? 8'h0 : capture_reg[415:408]),
+    _t14 ? in_masked[23:16] : (_t15 ? 8'h0 : capture_reg[407:400]),
+    _t14 ? in_masked[15:8] : (_t15 ? 8'h0 : capture_reg[399:392]),
+    _t14 ? in_masked[7:0] : (_t15 ? 8'h0 : capture_reg[391:384]),
+    _t16 ? in_masked[63:56] : (_t17 ? 8'h0 : capture_reg[383:376]),
+    _t16 ? in_masked[55:48] : (_t17 ? 8'h0 : capture_reg[375:368]),
+    _t16 ? in_masked[47:40] : (_t17 ? 8'h0 : capture_reg[367:360]),
+    _t16 ? in_masked[39:32] : (_t17 ? 8'h0 : capture_reg[359:352]),
+    _t16 ? in_masked[31:24] : (_t17 ? 8'h0 : capture_reg[351:344]),
+    _t16 ? in_masked[23:16] : (_t17 ? 8'h0 : capture_reg[343:336]),
+    _t16 ? in_masked[15:8] : (_t17 ? 8'h0 : capture_reg[335:328]),
+    _t16 ? in_masked[7:0] : (_t17 ? 8'h0 : capture_reg[327:320]),
+    _t18 ? in_masked[63:56] : (_t19 ? 8'h0 : capture_reg[319:312]),
+    _t18 ? in_masked[55:48] : (_t19 ? 8'h0 : capture_reg[311:304]),
+    _t18 ? in_masked[47:40] : (_t19 ? 8'h0 : capture_reg[303:296]),
+    _t18 ? in_masked[39:32] : (_t19 ? 8'h0 : capture_reg[295:288]),
+    _t18 ? in_masked[31:24] : (_t19 ? 8'h0 : capture_reg[287:280]),
+    _t18 ? in_masked[23:16] : (_t19 ? 8'h0 : capture_reg[279:272]),
+    _t18 ? in_masked[15:8] : (_t19 ? 8'h0 : capture_reg[271:264]),
+    _t18 ? in_masked[7:0] : (_t19 ? 8'h0 : capture_reg[263:256]),
+    _t20 ? in_masked[63:56] : (_t21 ? 8'h0 : capture_reg[255:248]),
+    _t20 ? in_masked[55:48] : (_t21 ? 8'h0 : capture_reg[247:240]),
+    _t20 ? in_masked[47:40] : (_t21 ? 8'h0 : capture_reg[239:232]),
+    _t20 ? in_masked[39:32] : (_t21 ? 8'h0 : capture_reg[231:224]),
+    _t20 ? in_masked[31:24] : (_t21 ? 8'h0 : capture_reg[223:216]),
+    _t20 ? in_masked[23:16] : (_t21 ? 8'h0 : capture_reg[215:208]),
+    _t20 ? in_masked[15:8] : (_t21 ? 8'h0 : capture_reg[207:200]),
+    _t20 ? in_masked[7:0] : (_t21 ? 8'h0 : capture_reg[199:192]),
+    _t22 ? in_masked[63:56] : (_t23 ? 8'h0 : capture_reg[191:184]),
+    _t22 ? in_masked[55:48] : (_t23 ? 8'h0 : capture_reg[183:176]),
+    _t22 ? in_masked[47:40] : (_t23 ? 8'h0 : capture_reg[175:168]),
+    _t22 ? in_masked[39:32] : (_t23 ? 8'h0 : capture_reg[167:160]),
+    _t22 ? in_masked[31:24] : (_t23 ? 8'h0 : capture_reg[159:152]),
+    _t22 ? in_masked[23:16] : (_t23 ? 8'h0 : capture_reg[151:144]),
+    _t22 ? in_masked[15:8] : (_t23 ? 8'h0 : capture_reg[143:136]),
+    _t22 ? in_masked[7:0] : (_t23 ? 8'h0 : capture_reg[135:128]),
+    _t24 ? in_masked[63:56] : (_t25 ? 8'h0 : capture_reg[127:120]),
+    _t24 ? in_masked[55:48] : (_t25 ? 8'h0 : capture_reg[119:112]),
+    _t24 ? in_masked[47:40] : (_t25 ? 8'h0 : capture_reg[111:104]),
+    _t24 ? in_masked[39:32] : (_t25 ? 8'h0 : capture_reg[103:96]),
+    _t24 ? in_masked[31:24] : (_t25 ? 8'h0 : capture_reg[95:88]),
+    _t24 ? in_masked[23:16] : (_t25 ? 8'h0 : capture_reg[87:80]),
+    _t24 ? in_masked[15:8] : (_t25 ? 8'h0 : capture_reg[79:72]),
+    _t24 ? in_masked[7:0] : (_t25 ? 8'h0 : capture_reg[71:64]),
     _t26,
     _t27,
     _t28,
-    _t29
+    _t29,
+    _t30,
+    _t31,
+    _t32,
+    _t33
 };
 assign rdmap_len = ulpdu_len - 16'h12;
-assign fixed_len = _t30 ? 16'hc : (_t31 ? 16'h34 : (_t32 ? 16'h8 : (_t33 ? 16'h8 : (_t34 ? 16'h4 : (_t35 ? 16'h1c : 16'h0)))));
+assign fixed_len = _t34 ? 16'hc : (_t35 ? 16'h34 : (_t36 ? 16'h8 : (_t37 ? 16'h8 : (_t38 ? 16'h4 : (_t39 ? 16'h1c : 16'h0)))));
 assign term_len = 16'h4 + (hdr_view[166] ? ((hdr_view[166] & (rdmap_len > 16'h6) & hdr_view[199]) ? 16'h10 : 16'h14) : 16'h0) +
     (hdr_view[165] ? 16'h1c : 16'h0);
-assign verdict = (ulpdu_len < _t36) ? ERR_LLP_MARKER :
+assign verdict = (ulpdu_len < _t40) ? ERR_LLP_MARKER :
     (hdr_view[1:0] != 2'b01) ? (hdr_view[7] ? ERR_DDP_TAGGED_VERSION : ERR_DDP_UNTAGGED_VERSION) :
     (hdr_view[15:14] != 2'b01) ? ERR_RDMAP_INVALID_VERSION :
-    ((hdr_view[11:8] > OP_ATOMIC_RESPONSE) | ((hdr_view[11:8] >= OP_IMMEDIATE) & _t4)) ? ERR_RDMAP_UNEXPECTED_OPCODE :
+    ((hdr_view[11:8] > OP_ATOMIC_RESPONSE) | ((hdr_view[11:8] >= OP_IMMEDIATE) & _t8)) ? ERR_RDMAP_UNEXPECTED_OPCODE :
     (hdr_view[7] != ((hdr_view[11:8] == OP_WRITE) | (hdr_view[11:8] == OP_READ_RESPONSE))) ? ERR_RDMAP_UNEXPECTED_OPCODE :
-    (_t37 & (rdmap_len < fixed_len)) ? ERR_LLP_MARKER :
-    (_t37 & _t34 & (rdmap_len < term_len)) ? ERR_LLP_MARKER :
-    (_t37 & _t38 & (rdmap_len > (_t34 ? term_len : fixed_len))) ? ERR_DDP_TOO_LONG :
+    (_t41 & (rdmap_len < fixed_len)) ? ERR_LLP_MARKER :
+    (_t41 & _t38 & (rdmap_len < term_len)) ? ERR_LLP_MARKER :
+    (_t41 & _t42 & (rdmap_len > (_t38 ? term_len : fixed_len))) ? ERR_DDP_TOO_LONG :
     ERR_NONE;
-assign has_payload = _t39 & (~_t38) & (ulpdu_len > _t36);
+assign has_payload = _t43 & (~_t42) & (ulpdu_len > _t40);
 
 always @* begin
     out_valid_next = out_valid_reg;
@@ -357,76 +370,76 @@ always @* begin
     end
     if (fire) begin
         capture_next = {
-            _t6 ? in_masked[47:40] : capture_reg[559:552],
-            _t6 ? in_masked[39:32] : capture_reg[551:544],
-            _t6 ? in_masked[31:24] : capture_reg[543:536],
-            _t6 ? in_masked[23:16] : capture_reg[535:528],
-            _t6 ? in_masked[15:8] : capture_reg[527:520],
-            _t6 ? in_masked[7:0] : capture_reg[519:512],
-            _t8 ? in_masked[63:56] : capture_reg[511:504],
-            _t8 ? in_masked[55:48] : capture_reg[503:496],
-            _t8 ? in_masked[47:40] : capture_reg[495:488],
-            _t8 ? in_masked[39:32] : capture_reg[487:480],
-            _t8 ? in_masked[31:24] : capture_reg[479:472],
-            _t8 ? in_masked[23:16] : capture_reg[471:464],
-            _t8 ? in_masked[15:8] : capture_reg[463:456],
-            _t8 ? in_masked[7:0] : capture_reg[455:448],
-            _t10 ? in_masked[63:56] : capture_reg[447:440],
-            _t10 ? in_masked[55:48] : capture_reg[439:432],
-            _t10 ? in_masked[47:40] : capture_reg[431:424],
-            _t10 ? in_masked[39:32] : capture_reg[423:416],
-            _t10 ? in_masked[31:24] : capture_reg[415:408],
-            _t10 ? in_masked[23:16] : capture_reg[407:400],
-            _t10 ? in_masked[15:8] : capture_reg[399:392],
-            _t10 ? in_masked[7:0] : capture_reg[391:384],
-            _t12 ? in_masked[63:56] : capture_reg[383:376],
-            _t12 ? in_masked[55:48] : capture_reg[375:368],
-            _t12 ? in_masked[47:40] : capture_reg[367:360],
-            _t12 ? in_masked[39:32] : capture_reg[359:352],
-            _t12 ? in_masked[31:24] : capture_reg[351:344],
-            _t12 ? in_masked[23:16] : capture_reg[343:336],
-            _t12 ? in_masked[15:8] : capture_reg[335:328],
-            _t12 ? in_masked[7:0] : capture_reg[327:320],
-            _t14 ? in_masked[63:56] : capture_reg[319:312],
-            _t14 ? in_masked[55:48] : capture_reg[311:304],
-            _t14 ? in_masked[47:40] : capture_reg[303:296],
-            _t14 ? in_masked[39:32] : capture_reg[295:288],
-            _t14 ? in_masked[31:24] : capture_reg[287:280],
-            _t14 ? in_masked[23:16] : capture_reg[279:272],
-            _t14 ? in_masked[15:8] : capture_reg[271:264],
-            _t14 ? in_masked[7:0] : capture_reg[263:256],
-            _t16 ? in_masked[63:56] : capture_reg[255:248],
-            _t16 ? in_masked[55:48] : capture_reg[247:240],
-            _t16 ? in_masked[47:40] : capture_reg[239:232],
-            _t16 ? in_masked[39:32] : capture_reg[231:224],
-            _t16 ? in_masked[31:24] : capture_reg[223:216],
-            _t16 ? in_masked[23:16] : capture_reg[215:208],
-            _t16 ? in_masked[15:8] : capture_reg[207:200],
-            _t16 ? in_masked[7:0] : capture_reg[199:192],
-            _t18 ? in_masked[63:56] : capture_reg[191:184],
-            _t18 ? in_masked[55:48] : capture_reg[183:176],
-            _t18 ? in_masked[47:40] : capture_reg[175:168],
-            _t18 ? in_masked[39:32] : capture_reg[167:160],
-            _t18 ? in_masked[31:24] : capture_reg[159:152],
-            _t18 ? in_masked[23:16] : capture_reg[151:144],
-            _t18 ? in_masked[15:8] : capture_reg[143:136],
-            _t18 ? in_masked[7:0] : capture_reg[135:128],
-            _t20 ? in_masked[63:56] : capture_reg[127:120],
-            _t20 ? in_masked[55:48] : capture_reg[119:112],
-            _t20 ? in_masked[47:40] : capture_reg[111:104],
-            _t20 ? in_masked[39:32] : capture_reg[103:96],
-            _t20 ? in_masked[31:24] : capture_reg[95:88],
-            _t20 ? in_masked[23:16] : capture_reg[87:80],
-            _t20 ? in_masked[15:8] : capture_reg[79:72],
-            _t20 ? in_masked[7:0] : capture_reg[71:64],
-            _t22,
-            _t23,
-            _t24,
-            _t25,
+            _t10 ? in_masked[47:40] : capture_reg[559:552],
+            _t10 ? in_masked[39:32] : capture_reg[551:544],
+            _t10 ? in_masked[31:24] : capture_reg[543:536],
+            _t10 ? in_masked[23:16] : capture_reg[535:528],
+            _t10 ? in_masked[15:8] : capture_reg[527:520],
+            _t10 ? in_masked[7:0] : capture_reg[519:512],
+            _t12 ? in_masked[63:56] : capture_reg[511:504],
+            _t12 ? in_masked[55:48] : capture_reg[503:496],
+            _t12 ? in_masked[47:40] : capture_reg[495:488],
+            _t12 ? in_masked[39:32] : capture_reg[487:480],
+            _t12 ? in_masked[31:24] : capture_reg[479:472],
+            _t12 ? in_masked[23:16] : capture_reg[471:464],
+            _t12 ? in_masked[15:8] : capture_reg[463:456],
+            _t12 ? in_masked[7:0] : capture_reg[455:448],
+            _t14 ? in_masked[63:56] : capture_reg[447:440],
+            _t14 ? in_masked[55:48] : capture_reg[439:432],
+            _t14 ? in_masked[47:40] : capture_reg[431:424],
+            _t14 ? in_masked[39:32] : capture_reg[423:416],
+            _t14 ? in_masked[31:24] : capture_reg[415:408],
+            _t14 ? in_masked[23:16] : capture_reg[407:400],
+            _t14 ? in_masked[15:8] : capture_reg[399:392],
+            _t14 ? in_masked[7:0] : capture_reg[391:384],
+            _t16 ? in_masked[63:56] : capture_reg[383:376],
+            _t16 ? in_masked[55:48] : capture_reg[375:368],
+            _t16 ? in_masked[47:40] : capture_reg[367:360],
+            _t16 ? in_masked[39:32] : capture_reg[359:352],
+            _t16 ? in_masked[31:24] : capture_reg[351:344],
+            _t16 ? in_masked[23:16] : capture_reg[343:336],
+            _t16 ? in_masked[15:8] : capture_reg[335:328],
+            _t16 ? in_masked[7:0] : capture_reg[327:320],
+            _t18 ? in_masked[63:56] : capture_reg[319:312],
+            _t18 ? in_masked[55:48] : capture_reg[311:304],
+            _t18 ? in_masked[47:40] : capture_reg[303:296],
+            _t18 ? in_masked[39:32] : capture_reg[295:288],
+            _t18 ? in_masked[31:24] : capture_reg[287:280],
+            _t18 ? in_masked[23:16] : capture_reg[279:272],
+            _t18 ? in_masked[15:8] : capture_reg[271:264],
+            _t18 ? in_masked[7:0] : capture_reg[263:256],
+            _t20 ? in_masked[63:56] : capture_reg[255:248],
+            _t20 ? in_masked[55:48] : capture_reg[247:240],
+            _t20 ? in_masked[47:40] : capture_reg[239:232],
+            _t20 ? in_masked[39:32] : capture_reg[231:224],
+            _t20 ? in_masked[31:24] : capture_reg[223:216],
+            _t20 ? in_masked[23:16] : capture_reg[215:208],
+            _t20 ? in_masked[15:8] : capture_reg[207:200],
+            _t20 ? in_masked[7:0] : capture_reg[199:192],
+            _t22 ? in_masked[63:56] : capture_reg[191:184],
+            _t22 ? in_masked[55:48] : capture_reg[183:176],
+            _t22 ? in_masked[47:40] : capture_reg[175:168],
+            _t22 ? in_masked[39:32] : capture_reg[167:160],
+            _t22 ? in_masked[31:24] : capture_reg[159:152],
+            _t22 ? in_masked[23:16] : capture_reg[151:144],
+            _t22 ? in_masked[15:8] : capture_reg[143:136],
+            _t22 ? in_masked[7:0] : capture_reg[135:128],
+            _t24 ? in_masked[63:56] : capture_reg[127:120],
+            _t24 ? in_masked[55:48] : capture_reg[119:112],
+            _t24 ? in_masked[47:40] : capture_reg[111:104],
+            _t24 ? in_masked[39:32] : capture_reg[103:96],
+            _t24 ? in_masked[31:24] : capture_reg[95:88],
+            _t24 ? in_masked[23:16] : capture_reg[87:80],
+            _t24 ? in_masked[15:8] : capture_reg[79:72],
+            _t24 ? in_masked[7:0] : capture_reg[71:64],
             _t26,
             _t27,
             _t28,
-            _t29
+            _t29,
+            _t30,
+            _t31,
+            _t32,
+            _t33
         };
         beat_next = s_axis_tlast ? 4'b0000 : ((beat_reg == 4'b1001) ? beat_reg : (beat_reg + 4'b0001));
         pos_next = s_axis_tlast ? 16'h0 : (pos_reg + 16'h8);
@@ -464,11 +477,11 @@ always @* begin
                 hdr_view[1:0],
                 hdr_view[6],
                 hdr_view[7],
-                has_payload ? (ulpdu_len - _t36) : 16'h0,
+                has_payload ? (ulpdu_len - _t40) : 16'h0,
                 ulpdu_len,
                 verdict,
                 has_payload,
-                _t39
+                _t43
             };
         end
     end

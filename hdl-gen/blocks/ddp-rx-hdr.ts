@@ -1,3 +1,4 @@
+import { thermometerCount } from '../lib/keep';
 import { DDP_VERSION, DdpFlag, TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import {
   ATOMIC_REQUEST_HEADER_SIZE,
@@ -175,8 +176,9 @@ export function ddpRxHdrModule(bytes: number): Module {
   const inOk = flush.not().or(isFirst);
   m.assign(s.ready, inOk.and(outFree).and(descFree));
   const fire = m.let('fire', s.valid.and(inOk).and(outFree).and(descFree), { doc: 'an input beat is accepted' });
-  const count = Array.from({ length: W }, (_, i) => keep.bit(i).zext(16)).reduce((a, b) => a.add(b));
-  const len = m.let('ulpdu_len', pos.add(count), { doc: 'octets of the ULPDU up to and including this beat' });
+  // tkeep is 2^k − 1 (the contract above): k from its top lane, not a popcount.
+  const count = thermometerCount(m, 'in_octets', keep, 'octets in this beat');
+  const len = m.let('ulpdu_len', pos.add(count.zext(16)), { doc: 'octets of the ULPDU up to and including this beat' });
 
   // Beat-0 decision: the data of a passing, data-carrying ULPDU goes out as it arrives (H1 only
   // shortens it to nothing, and H6/H7 do not apply to opcodes that carry data).

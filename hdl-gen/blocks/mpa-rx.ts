@@ -6,6 +6,7 @@ import { sinkStream, sourceStream } from '../core/stream';
 import { contextMemory } from '../lib/context';
 import { crcPipeline } from '../lib/crc';
 import { stateMachine } from '../lib/fsm';
+import { thermometerCount } from '../lib/keep';
 import { oneHotMux } from '../lib/onehot';
 import { indexBits } from '../lib/ram';
 import { record } from '../lib/record';
@@ -294,14 +295,7 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
 
   // --- gearbox: input beats into the ring ----------------------------------------------------------
   const keep = s.keep!;
-  // k from the thermometer code 2^k − 1: the top valid lane i gives k = i + 1.
-  const top = Array.from({ length: W }, (_, i) => (i === W - 1 ? keep.bit(i) : keep.bit(i).and(keep.bit(i + 1).not())));
-  const kBits: Expr[] = [];
-  for (let b = 0; b <= LB; b++) {
-    const lanes = top.filter((_, i) => ((i + 1) >> b) & 1);
-    kBits.push(lanes.length ? lanes.reduce((a, x) => a.or(x)) : lit(1, 0));
-  }
-  const kOctets = m.let('in_octets', cat(...kBits.reverse()), { doc: 'octets in the input beat' });
+  const kOctets = thermometerCount(m, 'in_octets', keep, 'octets in the input beat');
   const room = m.let('ring_room', fill.le(RING_OCTETS - W), { doc: 'a whole beat fits whatever the reader does' });
   const switchReq = sw
     ? m.let('ctx_switch', sw.fsm.is('RUN').and(s.valid).and(sw.valid.not().or(sw.inSeg.not().and(s.id!.ne(sw.qp)))), { doc: 'a segment of another QP is at s_axis' })
