@@ -71,7 +71,6 @@ reg q_valid_reg; // the head beat of the FIFO is in q_entry
 reg q_valid_next;
 reg [67:0] q_entry_reg; // {last, valid octets - 1, data} of the head beat
 reg [67:0] q_entry_next;
-wire [7:0] q_keep;
 reg act_valid_reg; // a command is active: its packet is being placed or dropped
 reg act_valid_next;
 reg act_discard_reg;
@@ -101,11 +100,9 @@ reg [63:0] out_data_next;
 reg [7:0] out_strb_reg;
 reg [7:0] out_strb_next;
 wire [63:0] rot_data_0;
-wire [7:0] rot_keep_0;
 wire [63:0] rot_data_1;
-wire [7:0] rot_keep_1;
 wire [63:0] rot_data_2;
-wire [7:0] rot_keep_2;
+wire [7:0] rot_keep; // the head beat's valid lanes, rotated up by act_off
 wire [7:0] carry_lanes; // lanes below act_off: from the carry (the previous beat)
 wire [63:0] beat_data;
 wire [7:0] beat_strb;
@@ -122,45 +119,59 @@ wire cmd_fire;
 reg [67:0] fifo_mem [0:1023];
 wire _t0;
 wire _t1;
-wire [63:0] _t2;
-wire [7:0] _t3;
+wire _t2;
+wire _t3;
+wire _t4;
+wire [63:0] _t5;
+// verilator lint_off UNUSED
+wire [3:0] _t6; // read through slices
+// verilator lint_on UNUSED
 
 assign _t0 = ~fifo_full;
-assign _t1 = ~pend_valid_reg;
-assign _t2 = {
+assign _t1 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
+assign _t2 = s_axis_tkeep[6] & (~s_axis_tkeep[7]);
+assign _t3 = s_axis_tkeep[3] & (~s_axis_tkeep[4]);
+assign _t4 = ~pend_valid_reg;
+assign _t5 = {
     {8{carry_lanes[7]}}, {8{carry_lanes[6]}}, {8{carry_lanes[5]}}, {8{carry_lanes[4]}}, {8{carry_lanes[3]}}, {8{carry_lanes[2]}}, {8{carry_lanes[1]}},
     {8{carry_lanes[0]}}
 };
-assign _t3 = rot_keep_2 & carry_lanes;
+assign _t6 = {1'b0, act_off_reg} + {1'b0, q_entry_reg[66:64]};
 assign fifo_full = (wr_ptr_reg ^ rd_ptr_reg) == 11'h400;
 assign fifo_empty = wr_ptr_reg == rd_ptr_reg;
 assign s_axis_tready = _t0;
 assign in_fire = s_axis_tvalid & _t0;
-assign in_count_m1 = {2'b00, s_axis_tkeep[1]} + {2'b00, s_axis_tkeep[2]} + {2'b00, s_axis_tkeep[3]} + {2'b00, s_axis_tkeep[4]} + {2'b00, s_axis_tkeep[5]} +
-    {2'b00, s_axis_tkeep[6]} + {2'b00, s_axis_tkeep[7]};
-assign q_keep = {
-    q_entry_reg[66:64] >= 3'b111, q_entry_reg[66:64] >= 3'b110, q_entry_reg[66:64] >= 3'b101, q_entry_reg[66:64] >= 3'b100, q_entry_reg[66:64] >= 3'b011,
-    q_entry_reg[66:64] >= 3'b010, q_entry_reg[66:64] >= 3'b001, 1'b1
+assign in_count_m1 = {
+    (s_axis_tkeep[4] & (~s_axis_tkeep[5])) | _t1 | _t2 | s_axis_tkeep[7],
+    (s_axis_tkeep[2] & (~s_axis_tkeep[3])) | _t3 | _t2 | s_axis_tkeep[7],
+    (s_axis_tkeep[1] & (~s_axis_tkeep[2])) | _t3 | _t1 | s_axis_tkeep[7]
 };
 assign wr_valid = out_valid_reg;
 assign wr_addr = {out_beat_reg, 3'b000};
 assign wr_data = out_data_reg;
 assign wr_strb = out_strb_reg;
-assign s_cmd_ready = _t1;
+assign s_cmd_ready = _t4;
 assign idle = ~(act_valid_reg | pend_valid_reg | out_valid_reg);
 assign rot_data_0 = act_off_reg[0] ? {q_entry_reg[55:0], q_entry_reg[63:56]} : q_entry_reg[63:0];
-assign rot_keep_0 = act_off_reg[0] ? {q_keep[6:0], q_keep[7]} : q_keep;
 assign rot_data_1 = act_off_reg[1] ? {rot_data_0[47:0], rot_data_0[63:48]} : rot_data_0;
-assign rot_keep_1 = act_off_reg[1] ? {rot_keep_0[5:0], rot_keep_0[7:6]} : rot_keep_0;
 assign rot_data_2 = act_off_reg[2] ? {rot_data_1[31:0], rot_data_1[63:32]} : rot_data_1;
-assign rot_keep_2 = act_off_reg[2] ? {rot_keep_1[3:0], rot_keep_1[7:4]} : rot_keep_1;
+assign rot_keep = {
+    (3'b111 - act_off_reg) <= q_entry_reg[66:64],
+    (3'b110 - act_off_reg) <= q_entry_reg[66:64],
+    (3'b101 - act_off_reg) <= q_entry_reg[66:64],
+    (3'b100 - act_off_reg) <= q_entry_reg[66:64],
+    (3'b011 - act_off_reg) <= q_entry_reg[66:64],
+    (3'b010 - act_off_reg) <= q_entry_reg[66:64],
+    (3'b001 - act_off_reg) <= q_entry_reg[66:64],
+    (3'b000 - act_off_reg) <= q_entry_reg[66:64]
+};
 assign carry_lanes = {
     1'b0, act_off_reg > 3'b110, act_off_reg > 3'b101, act_off_reg > 3'b100, act_off_reg > 3'b011, act_off_reg > 3'b010, act_off_reg > 3'b001,
     act_off_reg > 3'b000
 };
-assign beat_data = (carry_data_reg & _t2) | (rot_data_2 & (~_t2));
-assign beat_strb = (carry_keep_reg & carry_lanes) | (rot_keep_2 & (~carry_lanes));
-assign spill = |_t3;
+assign beat_data = (carry_data_reg & _t5) | (rot_data_2 & (~_t5));
+assign beat_strb = (carry_keep_reg & carry_lanes) | (rot_keep & (~carry_lanes));
+assign spill = _t6[3];
 assign out_free = (~out_valid_reg) | wr_ready;
 assign place_beat = act_valid_reg & (~act_discard_reg) & (~act_flush_reg) & q_valid_reg & out_free;
 assign place_flush = act_valid_reg & act_flush_reg & out_free;
@@ -169,7 +180,7 @@ assign q_take = place_beat | drop_beat;
 assign act_finish = (place_beat & q_entry_reg[67] & (~spill)) | place_flush | (drop_beat & q_entry_reg[67]);
 assign act_free = (~act_valid_reg) | act_finish;
 assign fifo_read = (~fifo_empty) & ((~q_valid_reg) | q_take);
-assign cmd_fire = s_cmd_valid & _t1;
+assign cmd_fire = s_cmd_valid & _t4;
 
 always @* begin
     wr_ptr_next = wr_ptr_reg;
@@ -211,7 +222,7 @@ always @* begin
         out_strb_next = beat_strb;
         act_beat_next = act_beat_reg + 61'h1;
         carry_data_next = rot_data_2;
-        carry_keep_next = _t3;
+        carry_keep_next = rot_keep & carry_lanes;
         if (q_entry_reg[67] & spill) begin
             act_flush_next = 1'b1;
         end

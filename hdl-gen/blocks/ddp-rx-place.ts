@@ -1,3 +1,4 @@
+import { thermometerCount } from '../lib/keep';
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream } from '../core/stream';
@@ -90,7 +91,6 @@ export function ddpRxPlaceModule(bytes: number, fifoBytes = 8192): Module {
   m.allowUnused(s.keep!, 'only the last beat\'s count is kept, as tkeep[W-1:1] (tkeep is 2^k - 1 with k >= 1 there, all ones elsewhere)');
 
   const lane = (x: Expr, unit: number, i: number) => x.slice(unit * i + unit - 1, unit * i);
-  const popcount = (bits: Expr[], width: number) => bits.map((b) => b.zext(width)).reduce((a, b) => a.add(b));
 
   // --- FIFO: memory, pointers (one wrap bit more than the address) ------------------------------
   const mem = m.memory('fifo_mem', EW, depth);
@@ -101,7 +101,7 @@ export function ddpRxPlaceModule(bytes: number, fifoBytes = 8192): Module {
   m.assign(s.ready, full.not());
   const inFire = m.let('in_fire', s.valid.and(full.not()));
   // tkeep = 2^k − 1 on the last beat: k − 1 is the number of ones above lane 0.
-  const inCnt = m.let('in_count_m1', popcount(Array.from({ length: W - 1 }, (_, i) => s.keep!.bit(i + 1)), LW), { doc: 'valid octets of this beat minus one' });
+  const inCnt = thermometerCount(m, 'in_count_m1', s.keep!.slice(W - 1, 1), 'valid octets of this beat minus one');
   m.memoryWrite(mem, inFire, wptr.slice(AW - 1, 0), cat(s.last!, inCnt, s.data));
 
   // --- head register: the registered read port of the FIFO ---------------------------------------
@@ -110,7 +110,6 @@ export function ddpRxPlaceModule(bytes: number, fifoBytes = 8192): Module {
   const qData = qEntry.slice(8 * W - 1, 0);
   const qCnt = qEntry.slice(8 * W + LW - 1, 8 * W);
   const qLast = qEntry.bit(EW - 1);
-  const qKeep = m.let('q_keep', cat(...Array.from({ length: W }, (_, j) => (j === 0 ? lit(1, 1) : qCnt.ge(j))).reverse()));
 
   // --- commands: the active one and one pending ---------------------------------------------------
   const actValid = m.reg('act_valid', 1, { reset: 0, doc: 'a command is active: its packet is being placed or dropped' });
@@ -138,19 +137,20 @@ export function ddpRxPlaceModule(bytes: number, fifoBytes = 8192): Module {
 
   // --- realignment: rotate the head beat up by act_off lanes (a barrel of log2 W stages) -----------
   let rd: Expr = qData;
-  let rk: Expr = qKeep;
-  for (let b = 0; b < LW; b++) {
-    const k = 1 << b;
-    rd = m.let(`rot_data_${b}`, mux(actOff.bit(b), rotUp(rd, 8, W, k), rd));
-    rk = m.let(`rot_keep_${b}`, mux(actOff.bit(b), rotUp(rk, 1, W, k), rk));
-  }
+  for (let b = 0; b < LW; b++) rd = m.let(`rot_data_${b}`, mux(actOff.bit(b), rotUp(rd, 8, W, 1 << b), rd));
+  // The head beat's octets are lanes 0..q_cnt, moved up by act_off: lane L holds one iff
+  // (L − act_off) mod W ≤ q_cnt. A small compare per lane, not a barrel shifter behind a decode.
+  const rk = m.let('rot_keep', cat(...Array.from({ length: W }, (_, L) => lit(LW, L).sub(actOff).le(qCnt)).reverse()), {
+    doc: 'the head beat\'s valid lanes, rotated up by act_off',
+  });
   const low = m.let('carry_lanes', cat(...Array.from({ length: W }, (_, L) => (L === W - 1 ? lit(1, 0) : actOff.gt(L))).reverse()), {
     doc: 'lanes below act_off: from the carry (the previous beat)',
   });
   const lowBytes = cat(...Array.from({ length: W }, (_, L) => lane(low, 1, L).repeat(8)).reverse());
   const beatData = m.let('beat_data', carry.and(lowBytes).or(rd.and(lowBytes.not())));
   const beatStrb = m.let('beat_strb', carryKeep.and(low).or(rk.and(low.not())));
-  const spill = m.let('spill', rk.and(low).any(), { doc: 'this beat has octets for the next write beat' });
+  // Some rotated octet lands below act_off (the next write beat) iff act_off + q_cnt ≥ W: a carry.
+  const spill = m.let('spill', actOff.zext(LW + 1).add(qCnt.zext(LW + 1)).bit(LW), { doc: 'this beat has octets for the next write beat' });
 
   // --- handshakes ----------------------------------------------------------------------------------
   const outFree = m.let('out_free', outValid.not().or(wrReady));

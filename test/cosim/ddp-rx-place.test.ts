@@ -53,7 +53,7 @@ describe('ddp_rx_place at full rate (exact Verilator cycle counts, wr_ready = 1,
 
 describe('ddp_rx_place checks catch a broken RTL', () => {
   const cases: [string, (v: string) => string, (r: DdpRxPlaceResult) => number][] = [
-    ['rotated lanes left unmasked in the strobe (writes below addr)', (v) => v.replace('(rot_keep_2 & (~carry_lanes))', 'rot_keep_2'), (r) => r.outside],
+    ['rotated lanes left unmasked in the strobe (writes below addr)', (v) => v.replace('(rot_keep & (~carry_lanes))', 'rot_keep'), (r) => r.outside],
     ['the 2-lane rotation stage rotating by one lane', (v) => v.replace('{rot_data_0[47:0], rot_data_0[63:48]}', '{rot_data_0[55:0], rot_data_0[63:56]}'), (r) => r.memoryMismatches],
     ['idle ignoring the write still held in the output register', (v) => v.replace('~(act_valid_reg | pend_valid_reg | out_valid_reg)', '~(act_valid_reg | pend_valid_reg)'), (r) => r.violations],
   ];
