@@ -131,7 +131,9 @@ wire [1:0] req_status;
 wire [63:0] rd_int;
 wire rd_take; // the read data arrives (at the handshake for a zero-latency memory)
 wire [63:0] fa_new;
-wire cs_match;
+wire cs_match_in; // the CmpSwap compare on the arriving read data
+reg cs_match_reg; // the CmpSwap compare matched op_orig
+reg cs_match_next;
 wire [63:0] cs_new;
 wire [63:0] new_int;
 wire write_back; // FetchAdd, or CmpSwap hit: the new value is written
@@ -143,7 +145,7 @@ wire _t3;
 assign _t0 = req_aopcode == AOP_CMP_SWAP;
 assign _t1 = op_orig_reg & _t2;
 assign _t2 = ~op_add_swap_mask_reg;
-assign _t3 = op_cmp_swap_reg & cs_match;
+assign _t3 = op_cmp_swap_reg & cs_match_reg;
 assign in_idle = state_reg == STATE_IDLE;
 assign in_read = state_reg == STATE_READ;
 assign in_write = state_reg == STATE_WRITE;
@@ -171,10 +173,10 @@ assign rd_int = op_big_endian_reg ?
     rd_data;
 assign rd_take = rd_data_valid & ((state_reg == STATE_WAIT) | rd_fire);
 assign fa_new = (_t1 + (op_add_swap_reg & _t2)) ^ ((op_orig_reg ^ op_add_swap_reg) & op_add_swap_mask_reg);
-assign cs_match = ((op_compare_reg ^ op_orig_reg) & op_compare_mask_reg) == 64'h0;
+assign cs_match_in = ((op_compare_reg ^ rd_int) & op_compare_mask_reg) == 64'h0;
 assign cs_new = _t1 | (op_add_swap_reg & op_add_swap_mask_reg);
 assign new_int = op_cmp_swap_reg ? cs_new : fa_new;
-assign write_back = (~op_cmp_swap_reg) | cs_match;
+assign write_back = (~op_cmp_swap_reg) | cs_match_reg;
 
 always @* begin
     resp_valid_next = resp_valid_reg;
@@ -190,6 +192,7 @@ always @* begin
     op_orig_next = op_orig_reg;
     op_match_next = op_match_reg;
     state_next = state_reg;
+    cs_match_next = cs_match_reg;
     op_wr_data_next = op_wr_data_reg;
     resp_tag_next = resp_tag_reg;
     resp_orig_next = resp_orig_reg;
@@ -220,6 +223,7 @@ always @* begin
                 state_next = STATE_WAIT;
                 if (rd_take) begin
                     op_orig_next = rd_int;
+                    cs_match_next = cs_match_in;
                     state_next = STATE_CALC;
                 end
             end
@@ -227,6 +231,7 @@ always @* begin
         STATE_WAIT: begin
             if (rd_take) begin
                 op_orig_next = rd_int;
+                cs_match_next = cs_match_in;
                 state_next = STATE_CALC;
             end
         end
@@ -300,6 +305,7 @@ always @(posedge clk) begin
     resp_orig_reg <= resp_orig_next;
     resp_status_reg <= resp_status_next;
     resp_match_reg <= resp_match_next;
+    cs_match_reg <= cs_match_next;
 
     if (rst) begin
         state_reg <= 3'b000;

@@ -162,7 +162,10 @@ export function atomicUnitModule(): Module {
   // CALC: the closed form of spec/rdmap-extensions.md §4.1 and the §4.2 compare, on op_orig.
   const notK = addSwapMask.not();
   const faNew = m.let('fa_new', orig.and(notK).add(addSwap.and(notK)).xor(orig.xor(addSwap).and(addSwapMask)));
-  const csMatch = m.let('cs_match', compare.xor(orig).and(compareMask).eq(0));
+  // The §4.2 compare is made on the read data as it arrives and registered with op_orig: CALC's
+  // write-back decision then starts from a flip-flop, not from a 64-bit compare.
+  const csMatchIn = m.let('cs_match_in', compare.xor(rdInt).and(compareMask).eq(0), { doc: 'the CmpSwap compare on the arriving read data' });
+  const csMatch = m.reg('cs_match', 1, { doc: 'the CmpSwap compare matched op_orig' });
   const csNew = m.let('cs_new', orig.and(notK).or(addSwap.and(addSwapMask)));
   const newInt = m.let('new_int', mux(isCmpSwap, csNew, faNew));
   const writeBack = m.let('write_back', isCmpSwap.not().or(csMatch), { doc: 'FetchAdd, or CmpSwap hit: the new value is written' });
@@ -210,6 +213,7 @@ export function atomicUnitModule(): Module {
             fsm.goto('WAIT');
             m.when(rdTake, () => {
               m.set(orig, rdInt);
+              m.set(csMatch, csMatchIn);
               fsm.goto('CALC');
             });
           }),
@@ -219,6 +223,7 @@ export function atomicUnitModule(): Module {
         () =>
           m.when(rdTake, () => {
             m.set(orig, rdInt);
+            m.set(csMatch, csMatchIn);
             fsm.goto('CALC');
           }),
       ],

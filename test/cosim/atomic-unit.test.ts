@@ -169,7 +169,7 @@ describe('atomic_unit Verilog', () => {
   test('yosys synth: no errors, no latches', () => expect(yosysSynthNoLatch(atomicUnitModule())).toMatch(/Number of cells/), 60_000);
 
   test.each([
-    ['a CmpSwap miss that writes back', (v: string) => v.replace('assign write_back = (~op_cmp_swap_reg) | cs_match;', "assign write_back = 1'b1;")],
+    ['a CmpSwap miss that writes back', (v: string) => v.replace('assign write_back = (~op_cmp_swap_reg) | cs_match_reg;', "assign write_back = 1'b1;")],
     ['no byte swap on the write path', (v: string) => v.replace(/op_wr_data_next = op_big_endian_reg \?\s*\{[^}]*\}\s*:\s*new_int;/, 'op_wr_data_next = new_int;')],
   ])('the checks catch a broken RTL: %s', (_, mutate) => {
     const text = emitVerilog(atomicUnitModule());
@@ -194,7 +194,7 @@ describe('rnic cosim --dut atomic_unit', () => {
     const dir = mkdtempSync(join(tmpdir(), 'atomic-rtl-'));
     // A CmpSwap miss writes back: the memory changes where it must not.
     const text = emitVerilog(atomicUnitModule());
-    const broken = text.replace('assign write_back = (~op_cmp_swap_reg) | cs_match;', "assign write_back = 1'b1;");
+    const broken = text.replace('assign write_back = (~op_cmp_swap_reg) | cs_match_reg;', "assign write_back = 1'b1;");
     expect(broken).not.toBe(text);
     writeFileSync(join(dir, 'atomic_unit.v'), broken);
     writeFileSync(join(dir, 'rnic.f'), 'atomic_unit.v\n');
