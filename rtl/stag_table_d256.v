@@ -112,15 +112,21 @@ reg [255:0] entry_valid_next;
 wire [64:0] cfg_limit; // first TO + length
 wire [7:0] lk_index;
 wire [7:0] inv_index;
-wire inv_commit; // the invalidate in stage 1 clears its entry at this edge
+wire inv_commit; // the invalidate in stage 1 passed its checks: its entry is cleared at the next edge
 reg [7:0] iv1_index_reg;
 reg [7:0] iv1_index_next;
-wire lk_entry_valid; // valid bit after the commit of the invalidate ahead
-wire inv_entry_valid;
+reg inv_clear_valid_reg; // an invalidate clears its entry at this edge
+reg inv_clear_valid_next;
+reg [7:0] inv_clear_index_reg;
+reg [7:0] inv_clear_index_next;
 reg lk1_valid_reg;
 reg lk1_valid_next;
-reg lk1_entry_ok_reg; // index in the table and its entry valid
-reg lk1_entry_ok_next;
+reg [15:0] lk1_valid_cands_reg; // the valid bits of the entries the index's low bits name, one per group
+reg [15:0] lk1_valid_cands_next;
+reg [3:0] lk1_index_hi_reg; // the index's high bits: the group
+reg [3:0] lk1_index_hi_next;
+reg lk1_gone_reg; // index past the table, or its entry invalidated at this edge
+reg lk1_gone_next;
 reg [7:0] lk1_key_reg;
 reg [7:0] lk1_key_next;
 reg [15:0] lk1_pd_reg;
@@ -140,8 +146,12 @@ reg [128:0] lk1_range_reg; // range_mem read (registered read port)
 reg [128:0] lk1_range_next;
 reg iv1_valid_reg;
 reg iv1_valid_next;
-reg iv1_entry_ok_reg; // index in the table and its entry valid
-reg iv1_entry_ok_next;
+reg [15:0] iv1_valid_cands_reg; // the valid bits of the entries the index's low bits name, one per group
+reg [15:0] iv1_valid_cands_next;
+reg [3:0] iv1_index_hi_reg; // the index's high bits: the group
+reg [3:0] iv1_index_hi_next;
+reg iv1_gone_reg; // index past the table, or its entry invalidated at this edge
+reg iv1_gone_next;
 reg [7:0] iv1_key_reg;
 reg [7:0] iv1_key_next;
 reg [15:0] iv1_pd_reg;
@@ -175,29 +185,49 @@ reg [1:0] iv2_fault_reg;
 reg [1:0] iv2_fault_next;
 reg [30:0] meta_mem [0:255];
 reg [128:0] range_mem [0:255];
-// verilator lint_off UNUSED
-wire [255:0] _t0; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [255:0] _t1; // read through slices
-// verilator lint_on UNUSED
-wire [255:0] _t2;
+wire [255:0] _t0;
 
-assign _t0 = entry_valid_reg >> lk_index;
-assign _t1 = entry_valid_reg >> inv_index;
-assign _t2 = cfg_valid_q_reg ? (256'h1 << cfg_index_q_reg) : 256'h0;
+assign _t0 = cfg_valid_q_reg ? (256'h1 << cfg_index_q_reg) : 256'h0;
 assign cfg_limit = {1'b0, cfg_va_q_reg ? cfg_base_q_reg : 64'h0} + {1'b0, cfg_length_q_reg};
 assign lk_index = lk_stag_q_reg[15:8];
 assign inv_index = inv_stag_q_reg[15:8];
-assign lk_entry_valid = _t0[0] & (~(inv_commit & (iv1_index_reg == lk_index)));
-assign inv_entry_valid = _t1[0] & (~(inv_commit & (iv1_index_reg == inv_index)));
-assign t1_invalid_stag = (~lk1_entry_ok_reg) | (lk1_meta_reg[30:23] != lk1_key_reg);
+assign t1_invalid_stag = (~(lk1_index_hi_reg[3] ?
+        (lk1_index_hi_reg[2] ?
+            (lk1_index_hi_reg[1] ? (lk1_index_hi_reg[0] ? lk1_valid_cands_reg[15] : lk1_valid_cands_reg[14]) :
+                lk1_index_hi_reg[0] ? lk1_valid_cands_reg[13] :
+                lk1_valid_cands_reg[12]) :
+            lk1_index_hi_reg[1] ? (lk1_index_hi_reg[0] ? lk1_valid_cands_reg[11] : lk1_valid_cands_reg[10]) :
+            lk1_index_hi_reg[0] ? lk1_valid_cands_reg[9] :
+            lk1_valid_cands_reg[8]) :
+        lk1_index_hi_reg[2] ?
+            (lk1_index_hi_reg[1] ? (lk1_index_hi_reg[0] ? lk1_valid_cands_reg[7] : lk1_valid_cands_reg[6]) :
+                lk1_index_hi_reg[0] ? lk1_valid_cands_reg[5] :
+                lk1_valid_cands_reg[4]) :
+        lk1_index_hi_reg[1] ? (lk1_index_hi_reg[0] ? lk1_valid_cands_reg[3] : lk1_valid_cands_reg[2]) :
+        lk1_index_hi_reg[0] ? lk1_valid_cands_reg[1] :
+        lk1_valid_cands_reg[0])) |
+    lk1_gone_reg | (lk1_meta_reg[30:23] != lk1_key_reg);
 assign t2_pd_mismatch = lk1_meta_reg[22:7] != lk1_pd_reg;
 assign t3_access = (lk1_right_reg == 5'h0) | ((lk1_meta_reg[6:2] & lk1_right_reg) != lk1_right_reg);
 assign t4_to_wrap = lk1_end_reg[64] & (|lk1_end_reg[63:0]);
 assign t5_bounds = (lk1_meta_reg[1] & (lk1_to_reg < lk1_range_reg[128:65])) | (lk1_end_reg > lk1_range_reg[64:0]);
 assign lk_fault = t1_invalid_stag ? 3'b001 : (t2_pd_mismatch ? 3'b010 : (t3_access ? 3'b011 : (t4_to_wrap ? 3'b100 : (t5_bounds ? 3'b101 : 3'b000))));
-assign inv_invalid_stag = (~iv1_entry_ok_reg) | (iv1_meta_reg[30:23] != iv1_key_reg);
+assign inv_invalid_stag = (~(iv1_index_hi_reg[3] ?
+        (iv1_index_hi_reg[2] ?
+            (iv1_index_hi_reg[1] ? (iv1_index_hi_reg[0] ? iv1_valid_cands_reg[15] : iv1_valid_cands_reg[14]) :
+                iv1_index_hi_reg[0] ? iv1_valid_cands_reg[13] :
+                iv1_valid_cands_reg[12]) :
+            iv1_index_hi_reg[1] ? (iv1_index_hi_reg[0] ? iv1_valid_cands_reg[11] : iv1_valid_cands_reg[10]) :
+            iv1_index_hi_reg[0] ? iv1_valid_cands_reg[9] :
+            iv1_valid_cands_reg[8]) :
+        iv1_index_hi_reg[2] ?
+            (iv1_index_hi_reg[1] ? (iv1_index_hi_reg[0] ? iv1_valid_cands_reg[7] : iv1_valid_cands_reg[6]) :
+                iv1_index_hi_reg[0] ? iv1_valid_cands_reg[5] :
+                iv1_valid_cands_reg[4]) :
+        iv1_index_hi_reg[1] ? (iv1_index_hi_reg[0] ? iv1_valid_cands_reg[3] : iv1_valid_cands_reg[2]) :
+        iv1_index_hi_reg[0] ? iv1_valid_cands_reg[1] :
+        iv1_valid_cands_reg[0])) |
+    iv1_gone_reg | (iv1_meta_reg[30:23] != iv1_key_reg);
 assign inv_pd_mismatch = iv1_meta_reg[22:7] != iv1_pd_reg;
 assign inv_not_invalidatable = ~iv1_meta_reg[0];
 assign inv_fault_now = inv_invalid_stag ? 2'b01 : (inv_pd_mismatch ? 2'b10 : (inv_not_invalidatable ? 2'b11 : 2'b00));
@@ -305,7 +335,9 @@ end
 
 always @* begin
     lk1_valid_next = lk1_valid_reg;
-    lk1_entry_ok_next = lk1_entry_ok_reg;
+    lk1_valid_cands_next = lk1_valid_cands_reg;
+    lk1_index_hi_next = lk1_index_hi_reg;
+    lk1_gone_next = lk1_gone_reg;
     lk1_key_next = lk1_key_reg;
     lk1_pd_next = lk1_pd_reg;
     lk1_right_next = lk1_right_reg;
@@ -314,14 +346,194 @@ always @* begin
     lk1_meta_next = lk1_meta_reg;
     lk1_range_next = lk1_range_reg;
     iv1_valid_next = iv1_valid_reg;
-    iv1_entry_ok_next = iv1_entry_ok_reg;
+    iv1_valid_cands_next = iv1_valid_cands_reg;
+    iv1_index_hi_next = iv1_index_hi_reg;
+    iv1_gone_next = iv1_gone_reg;
     iv1_key_next = iv1_key_reg;
     iv1_pd_next = iv1_pd_reg;
     iv1_index_next = iv1_index_reg;
     iv1_cfg_hit_next = iv1_cfg_hit_reg;
     iv1_meta_next = iv1_meta_reg;
     lk1_valid_next = lk_valid_q_reg;
-    lk1_entry_ok_next = lk_entry_valid & (~(|lk_stag_q_reg[31:16]));
+    lk1_valid_cands_next = {
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[255] : entry_valid_reg[254]) : (lk_index[0] ? entry_valid_reg[253] : entry_valid_reg[252])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[251] : entry_valid_reg[250]) :
+                lk_index[0] ? entry_valid_reg[249] :
+                entry_valid_reg[248]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[247] : entry_valid_reg[246]) : (lk_index[0] ? entry_valid_reg[245] : entry_valid_reg[244])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[243] : entry_valid_reg[242]) :
+            lk_index[0] ? entry_valid_reg[241] :
+            entry_valid_reg[240],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[239] : entry_valid_reg[238]) : (lk_index[0] ? entry_valid_reg[237] : entry_valid_reg[236])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[235] : entry_valid_reg[234]) :
+                lk_index[0] ? entry_valid_reg[233] :
+                entry_valid_reg[232]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[231] : entry_valid_reg[230]) : (lk_index[0] ? entry_valid_reg[229] : entry_valid_reg[228])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[227] : entry_valid_reg[226]) :
+            lk_index[0] ? entry_valid_reg[225] :
+            entry_valid_reg[224],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[223] : entry_valid_reg[222]) : (lk_index[0] ? entry_valid_reg[221] : entry_valid_reg[220])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[219] : entry_valid_reg[218]) :
+                lk_index[0] ? entry_valid_reg[217] :
+                entry_valid_reg[216]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[215] : entry_valid_reg[214]) : (lk_index[0] ? entry_valid_reg[213] : entry_valid_reg[212])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[211] : entry_valid_reg[210]) :
+            lk_index[0] ? entry_valid_reg[209] :
+            entry_valid_reg[208],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[207] : entry_valid_reg[206]) : (lk_index[0] ? entry_valid_reg[205] : entry_valid_reg[204])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[203] : entry_valid_reg[202]) :
+                lk_index[0] ? entry_valid_reg[201] :
+                entry_valid_reg[200]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[199] : entry_valid_reg[198]) : (lk_index[0] ? entry_valid_reg[197] : entry_valid_reg[196])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[195] : entry_valid_reg[194]) :
+            lk_index[0] ? entry_valid_reg[193] :
+            entry_valid_reg[192],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[191] : entry_valid_reg[190]) : (lk_index[0] ? entry_valid_reg[189] : entry_valid_reg[188])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[187] : entry_valid_reg[186]) :
+                lk_index[0] ? entry_valid_reg[185] :
+                entry_valid_reg[184]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[183] : entry_valid_reg[182]) : (lk_index[0] ? entry_valid_reg[181] : entry_valid_reg[180])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[179] : entry_valid_reg[178]) :
+            lk_index[0] ? entry_valid_reg[177] :
+            entry_valid_reg[176],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[175] : entry_valid_reg[174]) : (lk_index[0] ? entry_valid_reg[173] : entry_valid_reg[172])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[171] : entry_valid_reg[170]) :
+                lk_index[0] ? entry_valid_reg[169] :
+                entry_valid_reg[168]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[167] : entry_valid_reg[166]) : (lk_index[0] ? entry_valid_reg[165] : entry_valid_reg[164])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[163] : entry_valid_reg[162]) :
+            lk_index[0] ? entry_valid_reg[161] :
+            entry_valid_reg[160],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[159] : entry_valid_reg[158]) : (lk_index[0] ? entry_valid_reg[157] : entry_valid_reg[156])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[155] : entry_valid_reg[154]) :
+                lk_index[0] ? entry_valid_reg[153] :
+                entry_valid_reg[152]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[151] : entry_valid_reg[150]) : (lk_index[0] ? entry_valid_reg[149] : entry_valid_reg[148])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[147] : entry_valid_reg[146]) :
+            lk_index[0] ? entry_valid_reg[145] :
+            entry_valid_reg[144],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[143] : entry_valid_reg[142]) : (lk_index[0] ? entry_valid_reg[141] : entry_valid_reg[140])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[139] : entry_valid_reg[138]) :
+                lk_index[0] ? entry_valid_reg[137] :
+                entry_valid_reg[136]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[135] : entry_valid_reg[134]) : (lk_index[0] ? entry_valid_reg[133] : entry_valid_reg[132])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[131] : entry_valid_reg[130]) :
+            lk_index[0] ? entry_valid_reg[129] :
+            entry_valid_reg[128],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[127] : entry_valid_reg[126]) : (lk_index[0] ? entry_valid_reg[125] : entry_valid_reg[124])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[123] : entry_valid_reg[122]) :
+                lk_index[0] ? entry_valid_reg[121] :
+                entry_valid_reg[120]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[119] : entry_valid_reg[118]) : (lk_index[0] ? entry_valid_reg[117] : entry_valid_reg[116])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[115] : entry_valid_reg[114]) :
+            lk_index[0] ? entry_valid_reg[113] :
+            entry_valid_reg[112],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[111] : entry_valid_reg[110]) : (lk_index[0] ? entry_valid_reg[109] : entry_valid_reg[108])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[107] : entry_valid_reg[106]) :
+                lk_index[0] ? entry_valid_reg[105] :
+                entry_valid_reg[104]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[103] : entry_valid_reg[102]) : (lk_index[0] ? entry_valid_reg[101] : entry_valid_reg[100])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[99] : entry_valid_reg[98]) :
+            lk_index[0] ? entry_valid_reg[97] :
+            entry_valid_reg[96],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[95] : entry_valid_reg[94]) : (lk_index[0] ? entry_valid_reg[93] : entry_valid_reg[92])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[91] : entry_valid_reg[90]) :
+                lk_index[0] ? entry_valid_reg[89] :
+                entry_valid_reg[88]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[87] : entry_valid_reg[86]) : (lk_index[0] ? entry_valid_reg[85] : entry_valid_reg[84])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[83] : entry_valid_reg[82]) :
+            lk_index[0] ? entry_valid_reg[81] :
+            entry_valid_reg[80],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[79] : entry_valid_reg[78]) : (lk_index[0] ? entry_valid_reg[77] : entry_valid_reg[76])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[75] : entry_valid_reg[74]) :
+                lk_index[0] ? entry_valid_reg[73] :
+                entry_valid_reg[72]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[71] : entry_valid_reg[70]) : (lk_index[0] ? entry_valid_reg[69] : entry_valid_reg[68])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[67] : entry_valid_reg[66]) :
+            lk_index[0] ? entry_valid_reg[65] :
+            entry_valid_reg[64],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[63] : entry_valid_reg[62]) : (lk_index[0] ? entry_valid_reg[61] : entry_valid_reg[60])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[59] : entry_valid_reg[58]) :
+                lk_index[0] ? entry_valid_reg[57] :
+                entry_valid_reg[56]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[55] : entry_valid_reg[54]) : (lk_index[0] ? entry_valid_reg[53] : entry_valid_reg[52])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[51] : entry_valid_reg[50]) :
+            lk_index[0] ? entry_valid_reg[49] :
+            entry_valid_reg[48],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[47] : entry_valid_reg[46]) : (lk_index[0] ? entry_valid_reg[45] : entry_valid_reg[44])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[43] : entry_valid_reg[42]) :
+                lk_index[0] ? entry_valid_reg[41] :
+                entry_valid_reg[40]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[39] : entry_valid_reg[38]) : (lk_index[0] ? entry_valid_reg[37] : entry_valid_reg[36])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[35] : entry_valid_reg[34]) :
+            lk_index[0] ? entry_valid_reg[33] :
+            entry_valid_reg[32],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[31] : entry_valid_reg[30]) : (lk_index[0] ? entry_valid_reg[29] : entry_valid_reg[28])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[27] : entry_valid_reg[26]) :
+                lk_index[0] ? entry_valid_reg[25] :
+                entry_valid_reg[24]) :
+            lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[23] : entry_valid_reg[22]) : (lk_index[0] ? entry_valid_reg[21] : entry_valid_reg[20])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[19] : entry_valid_reg[18]) :
+            lk_index[0] ? entry_valid_reg[17] :
+            entry_valid_reg[16],
+        lk_index[3] ?
+            (lk_index[2] ?
+                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[15] : entry_valid_reg[14]) : (lk_index[0] ? entry_valid_reg[13] : entry_valid_reg[12])) :
+                lk_index[1] ? (lk_index[0] ? entry_valid_reg[11] : entry_valid_reg[10]) :
+                lk_index[0] ? entry_valid_reg[9] :
+                entry_valid_reg[8]) :
+            lk_index[2] ? (lk_index[1] ? (lk_index[0] ? entry_valid_reg[7] : entry_valid_reg[6]) : (lk_index[0] ? entry_valid_reg[5] : entry_valid_reg[4])) :
+            lk_index[1] ? (lk_index[0] ? entry_valid_reg[3] : entry_valid_reg[2]) :
+            lk_index[0] ? entry_valid_reg[1] :
+            entry_valid_reg[0]
+    };
+    lk1_index_hi_next = lk_index[7:4];
+    lk1_gone_next = (inv_commit & (iv1_index_reg == lk_index)) | (inv_clear_valid_reg & (inv_clear_index_reg == lk_index)) | (|lk_stag_q_reg[31:16]);
     lk1_key_next = lk_stag_q_reg[7:0];
     lk1_pd_next = lk_pd_q_reg;
     lk1_right_next = lk_right_q_reg;
@@ -330,7 +542,186 @@ always @* begin
     lk1_meta_next = meta_mem[lk_index];
     lk1_range_next = range_mem[lk_index];
     iv1_valid_next = inv_valid_q_reg;
-    iv1_entry_ok_next = inv_entry_valid & (~(|inv_stag_q_reg[31:16]));
+    iv1_valid_cands_next = {
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[255] : entry_valid_reg[254]) : (inv_index[0] ? entry_valid_reg[253] : entry_valid_reg[252])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[251] : entry_valid_reg[250]) :
+                inv_index[0] ? entry_valid_reg[249] :
+                entry_valid_reg[248]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[247] : entry_valid_reg[246]) : (inv_index[0] ? entry_valid_reg[245] : entry_valid_reg[244])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[243] : entry_valid_reg[242]) :
+            inv_index[0] ? entry_valid_reg[241] :
+            entry_valid_reg[240],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[239] : entry_valid_reg[238]) : (inv_index[0] ? entry_valid_reg[237] : entry_valid_reg[236])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[235] : entry_valid_reg[234]) :
+                inv_index[0] ? entry_valid_reg[233] :
+                entry_valid_reg[232]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[231] : entry_valid_reg[230]) : (inv_index[0] ? entry_valid_reg[229] : entry_valid_reg[228])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[227] : entry_valid_reg[226]) :
+            inv_index[0] ? entry_valid_reg[225] :
+            entry_valid_reg[224],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[223] : entry_valid_reg[222]) : (inv_index[0] ? entry_valid_reg[221] : entry_valid_reg[220])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[219] : entry_valid_reg[218]) :
+                inv_index[0] ? entry_valid_reg[217] :
+                entry_valid_reg[216]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[215] : entry_valid_reg[214]) : (inv_index[0] ? entry_valid_reg[213] : entry_valid_reg[212])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[211] : entry_valid_reg[210]) :
+            inv_index[0] ? entry_valid_reg[209] :
+            entry_valid_reg[208],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[207] : entry_valid_reg[206]) : (inv_index[0] ? entry_valid_reg[205] : entry_valid_reg[204])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[203] : entry_valid_reg[202]) :
+                inv_index[0] ? entry_valid_reg[201] :
+                entry_valid_reg[200]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[199] : entry_valid_reg[198]) : (inv_index[0] ? entry_valid_reg[197] : entry_valid_reg[196])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[195] : entry_valid_reg[194]) :
+            inv_index[0] ? entry_valid_reg[193] :
+            entry_valid_reg[192],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[191] : entry_valid_reg[190]) : (inv_index[0] ? entry_valid_reg[189] : entry_valid_reg[188])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[187] : entry_valid_reg[186]) :
+                inv_index[0] ? entry_valid_reg[185] :
+                entry_valid_reg[184]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[183] : entry_valid_reg[182]) : (inv_index[0] ? entry_valid_reg[181] : entry_valid_reg[180])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[179] : entry_valid_reg[178]) :
+            inv_index[0] ? entry_valid_reg[177] :
+            entry_valid_reg[176],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[175] : entry_valid_reg[174]) : (inv_index[0] ? entry_valid_reg[173] : entry_valid_reg[172])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[171] : entry_valid_reg[170]) :
+                inv_index[0] ? entry_valid_reg[169] :
+                entry_valid_reg[168]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[167] : entry_valid_reg[166]) : (inv_index[0] ? entry_valid_reg[165] : entry_valid_reg[164])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[163] : entry_valid_reg[162]) :
+            inv_index[0] ? entry_valid_reg[161] :
+            entry_valid_reg[160],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[159] : entry_valid_reg[158]) : (inv_index[0] ? entry_valid_reg[157] : entry_valid_reg[156])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[155] : entry_valid_reg[154]) :
+                inv_index[0] ? entry_valid_reg[153] :
+                entry_valid_reg[152]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[151] : entry_valid_reg[150]) : (inv_index[0] ? entry_valid_reg[149] : entry_valid_reg[148])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[147] : entry_valid_reg[146]) :
+            inv_index[0] ? entry_valid_reg[145] :
+            entry_valid_reg[144],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[143] : entry_valid_reg[142]) : (inv_index[0] ? entry_valid_reg[141] : entry_valid_reg[140])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[139] : entry_valid_reg[138]) :
+                inv_index[0] ? entry_valid_reg[137] :
+                entry_valid_reg[136]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[135] : entry_valid_reg[134]) : (inv_index[0] ? entry_valid_reg[133] : entry_valid_reg[132])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[131] : entry_valid_reg[130]) :
+            inv_index[0] ? entry_valid_reg[129] :
+            entry_valid_reg[128],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[127] : entry_valid_reg[126]) : (inv_index[0] ? entry_valid_reg[125] : entry_valid_reg[124])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[123] : entry_valid_reg[122]) :
+                inv_index[0] ? entry_valid_reg[121] :
+                entry_valid_reg[120]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[119] : entry_valid_reg[118]) : (inv_index[0] ? entry_valid_reg[117] : entry_valid_reg[116])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[115] : entry_valid_reg[114]) :
+            inv_index[0] ? entry_valid_reg[113] :
+            entry_valid_reg[112],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[111] : entry_valid_reg[110]) : (inv_index[0] ? entry_valid_reg[109] : entry_valid_reg[108])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[107] : entry_valid_reg[106]) :
+                inv_index[0] ? entry_valid_reg[105] :
+                entry_valid_reg[104]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[103] : entry_valid_reg[102]) : (inv_index[0] ? entry_valid_reg[101] : entry_valid_reg[100])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[99] : entry_valid_reg[98]) :
+            inv_index[0] ? entry_valid_reg[97] :
+            entry_valid_reg[96],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[95] : entry_valid_reg[94]) : (inv_index[0] ? entry_valid_reg[93] : entry_valid_reg[92])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[91] : entry_valid_reg[90]) :
+                inv_index[0] ? entry_valid_reg[89] :
+                entry_valid_reg[88]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[87] : entry_valid_reg[86]) : (inv_index[0] ? entry_valid_reg[85] : entry_valid_reg[84])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[83] : entry_valid_reg[82]) :
+            inv_index[0] ? entry_valid_reg[81] :
+            entry_valid_reg[80],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[79] : entry_valid_reg[78]) : (inv_index[0] ? entry_valid_reg[77] : entry_valid_reg[76])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[75] : entry_valid_reg[74]) :
+                inv_index[0] ? entry_valid_reg[73] :
+                entry_valid_reg[72]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[71] : entry_valid_reg[70]) : (inv_index[0] ? entry_valid_reg[69] : entry_valid_reg[68])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[67] : entry_valid_reg[66]) :
+            inv_index[0] ? entry_valid_reg[65] :
+            entry_valid_reg[64],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[63] : entry_valid_reg[62]) : (inv_index[0] ? entry_valid_reg[61] : entry_valid_reg[60])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[59] : entry_valid_reg[58]) :
+                inv_index[0] ? entry_valid_reg[57] :
+                entry_valid_reg[56]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[55] : entry_valid_reg[54]) : (inv_index[0] ? entry_valid_reg[53] : entry_valid_reg[52])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[51] : entry_valid_reg[50]) :
+            inv_index[0] ? entry_valid_reg[49] :
+            entry_valid_reg[48],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[47] : entry_valid_reg[46]) : (inv_index[0] ? entry_valid_reg[45] : entry_valid_reg[44])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[43] : entry_valid_reg[42]) :
+                inv_index[0] ? entry_valid_reg[41] :
+                entry_valid_reg[40]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[39] : entry_valid_reg[38]) : (inv_index[0] ? entry_valid_reg[37] : entry_valid_reg[36])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[35] : entry_valid_reg[34]) :
+            inv_index[0] ? entry_valid_reg[33] :
+            entry_valid_reg[32],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[31] : entry_valid_reg[30]) : (inv_index[0] ? entry_valid_reg[29] : entry_valid_reg[28])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[27] : entry_valid_reg[26]) :
+                inv_index[0] ? entry_valid_reg[25] :
+                entry_valid_reg[24]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[23] : entry_valid_reg[22]) : (inv_index[0] ? entry_valid_reg[21] : entry_valid_reg[20])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[19] : entry_valid_reg[18]) :
+            inv_index[0] ? entry_valid_reg[17] :
+            entry_valid_reg[16],
+        inv_index[3] ?
+            (inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[15] : entry_valid_reg[14]) : (inv_index[0] ? entry_valid_reg[13] : entry_valid_reg[12])) :
+                inv_index[1] ? (inv_index[0] ? entry_valid_reg[11] : entry_valid_reg[10]) :
+                inv_index[0] ? entry_valid_reg[9] :
+                entry_valid_reg[8]) :
+            inv_index[2] ?
+                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[7] : entry_valid_reg[6]) : (inv_index[0] ? entry_valid_reg[5] : entry_valid_reg[4])) :
+            inv_index[1] ? (inv_index[0] ? entry_valid_reg[3] : entry_valid_reg[2]) :
+            inv_index[0] ? entry_valid_reg[1] :
+            entry_valid_reg[0]
+    };
+    iv1_index_hi_next = inv_index[7:4];
+    iv1_gone_next = (inv_commit & (iv1_index_reg == inv_index)) | (inv_clear_valid_reg & (inv_clear_index_reg == inv_index)) | (|inv_stag_q_reg[31:16]);
     iv1_key_next = inv_stag_q_reg[7:0];
     iv1_pd_next = inv_pd_q_reg;
     iv1_index_next = inv_index;
@@ -339,8 +730,15 @@ always @* begin
 end
 
 always @* begin
+    inv_clear_valid_next = inv_clear_valid_reg;
+    inv_clear_index_next = inv_clear_index_reg;
+    inv_clear_valid_next = inv_commit & (~(cfg_valid_q_reg & (cfg_index_q_reg == iv1_index_reg)));
+    inv_clear_index_next = iv1_index_reg;
+end
+
+always @* begin
     entry_valid_next = entry_valid_reg;
-    entry_valid_next = (entry_valid_reg & (~((inv_commit ? (256'h1 << iv1_index_reg) : 256'h0) | _t2))) | (cfg_enable_q_reg ? _t2 : 256'h0);
+    entry_valid_next = (entry_valid_reg & (~((inv_clear_valid_reg ? (256'h1 << inv_clear_index_reg) : 256'h0) | _t0))) | (cfg_enable_q_reg ? _t0 : 256'h0);
 end
 
 always @* begin
@@ -378,8 +776,12 @@ always @(posedge clk) begin
     inv_pd_q_reg <= inv_pd_q_next;
     entry_valid_reg <= entry_valid_next;
     iv1_index_reg <= iv1_index_next;
+    inv_clear_valid_reg <= inv_clear_valid_next;
+    inv_clear_index_reg <= inv_clear_index_next;
     lk1_valid_reg <= lk1_valid_next;
-    lk1_entry_ok_reg <= lk1_entry_ok_next;
+    lk1_valid_cands_reg <= lk1_valid_cands_next;
+    lk1_index_hi_reg <= lk1_index_hi_next;
+    lk1_gone_reg <= lk1_gone_next;
     lk1_key_reg <= lk1_key_next;
     lk1_pd_reg <= lk1_pd_next;
     lk1_right_reg <= lk1_right_next;
@@ -388,7 +790,9 @@ always @(posedge clk) begin
     lk1_meta_reg <= lk1_meta_next;
     lk1_range_reg <= lk1_range_next;
     iv1_valid_reg <= iv1_valid_next;
-    iv1_entry_ok_reg <= iv1_entry_ok_next;
+    iv1_valid_cands_reg <= iv1_valid_cands_next;
+    iv1_index_hi_reg <= iv1_index_hi_next;
+    iv1_gone_reg <= iv1_gone_next;
     iv1_key_reg <= iv1_key_next;
     iv1_pd_reg <= iv1_pd_next;
     iv1_cfg_hit_reg <= iv1_cfg_hit_next;
@@ -410,6 +814,7 @@ always @(posedge clk) begin
         lk_valid_q_reg <= 1'b0;
         inv_valid_q_reg <= 1'b0;
         entry_valid_reg <= 256'h0;
+        inv_clear_valid_reg <= 1'b0;
         lk1_valid_reg <= 1'b0;
         iv1_valid_reg <= 1'b0;
         lk2_valid_reg <= 1'b0;

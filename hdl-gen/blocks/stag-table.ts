@@ -1,4 +1,4 @@
-import { cat, lit, mux } from '../core/expr';
+import { type Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import type { Signal } from '../core/signal';
 
@@ -22,6 +22,9 @@ import type { Signal } from '../core/signal';
  * (`entry_valid`, depth bits): reset clears every entry in one cycle, and config writes and
  * invalidate commits can land on different entries in the same cycle. No init sweep; the config
  * port is always accepted, also in the first cycle after reset.
+ *
+ * An invalidate passes its checks in stage 1 and clears its entry's valid bit a cycle later;
+ * until then the lookups and invalidates behind it see the entry as gone (forwarded).
  *
  * Ordering (atomic per operation): every operation sees the effect of every operation issued in
  * an earlier cycle. Within one cycle the order is lookup, then invalidate, then config write: a
@@ -133,16 +136,34 @@ export function stagTableModule(depth: number): Module {
   const invIdx = m.let('inv_index', stagIndex(invStag));
 
   // The invalidate in stage 1 commits at the end of this cycle (declared below).
-  const commit = m.wire('inv_commit', 1, { doc: 'the invalidate in stage 1 clears its entry at this edge' });
+  const commit = m.wire('inv_commit', 1, { doc: 'the invalidate in stage 1 passed its checks: its entry is cleared at the next edge' });
   const commitIdx = m.reg('iv1_index', aw);
-  const validAt = (idx: typeof lkIdx) => entryValid.shr(idx).bit(0).and(commit.and(commitIdx.eq(idx)).not());
-  const lkEntryValid = m.let('lk_entry_valid', validAt(lkIdx), { doc: 'valid bit after the commit of the invalidate ahead' });
-  const invEntryValid = m.let('inv_entry_valid', validAt(invIdx));
+  // The clear itself waits a register: the checks and the entry's decode are not one path. Until
+  // it lands, reads of its entry see it as gone (forwarded from both places).
+  const clear2 = { valid: m.reg('inv_clear_valid', 1, { reset: 0, doc: 'an invalidate clears its entry at this edge' }), index: m.reg('inv_clear_index', aw) };
+  // The entry's valid bit (a depth:1 select) and the commit ahead are registered apart and
+  // combined in stage 1: neither waits for the other.
+  // The entry's valid bit is a depth:1 select, split over stages 0 and 1: stage 0 picks, in each
+  // group of 2^loBits consecutive entries, the one the index's low bits name (2^hiBits candidates
+  // registered); stage 1 picks the candidate its high bits name. Each half is a tree of 2:1
+  // selects, one index bit per level.
+  const hiBits = Math.ceil(aw / 2);
+  const loBits = aw - hiBits;
+  const tree = (bits: readonly Expr[], sel: Expr): Expr => {
+    let level = [...bits];
+    for (let b = 0; b < sel.width; b++) level = Array.from({ length: level.length / 2 }, (_, i) => mux(sel.bit(b), level[2 * i + 1]!, level[2 * i]!));
+    return level[0]!;
+  };
+  const candidates = (idx: typeof lkIdx): Expr =>
+    cat(...Array.from({ length: 1 << hiBits }, (_, g) => tree(Array.from({ length: 1 << loBits }, (_, i) => entryValid.bit((g << loBits) + i)), idx.slice(loBits - 1, 0))).reverse());
+  const gone = (stag: typeof lkStag, idx: typeof lkIdx) => commit.and(commitIdx.eq(idx)).or(clear2.valid.and(clear2.index.eq(idx))).or(stagAbove(stag));
 
   // ---- Stage 1 registers ----------------------------------------------------------------------
   const lk1 = {
     valid: m.reg('lk1_valid', 1, { reset: 0 }),
-    ok: m.reg('lk1_entry_ok', 1, { doc: 'index in the table and its entry valid' }),
+    cands: m.reg('lk1_valid_cands', 1 << hiBits, { doc: "the valid bits of the entries the index's low bits name, one per group" }),
+    hi: m.reg('lk1_index_hi', hiBits, { doc: "the index's high bits: the group" }),
+    gone: m.reg('lk1_gone', 1, { doc: 'index past the table, or its entry invalidated at this edge' }),
     key: m.reg('lk1_key', 8),
     pd: m.reg('lk1_pd', 16),
     right: m.reg('lk1_right', 5),
@@ -153,7 +174,9 @@ export function stagTableModule(depth: number): Module {
   };
   const iv1 = {
     valid: m.reg('iv1_valid', 1, { reset: 0 }),
-    ok: m.reg('iv1_entry_ok', 1, { doc: 'index in the table and its entry valid' }),
+    cands: m.reg('iv1_valid_cands', 1 << hiBits, { doc: "the valid bits of the entries the index's low bits name, one per group" }),
+    hi: m.reg('iv1_index_hi', hiBits, { doc: "the index's high bits: the group" }),
+    gone: m.reg('iv1_gone', 1, { doc: 'index past the table, or its entry invalidated at this edge' }),
     key: m.reg('iv1_key', 8),
     pd: m.reg('iv1_pd', 16),
     cfgHit: m.reg('iv1_cfg_hit', 1, { doc: 'a config write of the same index came in the same cycle (it is later)' }),
@@ -161,7 +184,9 @@ export function stagTableModule(depth: number): Module {
   };
   m.sync(() => {
     m.set(lk1.valid, lkValid);
-    m.set(lk1.ok, lkEntryValid.and(stagAbove(lkStag).not()));
+    m.set(lk1.cands, candidates(lkIdx));
+    m.set(lk1.hi, lkIdx.slice(aw - 1, loBits));
+    m.set(lk1.gone, gone(lkStag, lkIdx));
     m.set(lk1.key, lkStag.slice(7, 0));
     m.set(lk1.pd, lkPd);
     m.set(lk1.right, lkRight);
@@ -170,7 +195,9 @@ export function stagTableModule(depth: number): Module {
     m.set(lk1.meta, meta.read(lkIdx));
     m.set(lk1.range, range.read(lkIdx));
     m.set(iv1.valid, invValid);
-    m.set(iv1.ok, invEntryValid.and(stagAbove(invStag).not()));
+    m.set(iv1.cands, candidates(invIdx));
+    m.set(iv1.hi, invIdx.slice(aw - 1, loBits));
+    m.set(iv1.gone, gone(invStag, invIdx));
     m.set(iv1.key, invStag.slice(7, 0));
     m.set(iv1.pd, invPd);
     m.set(commitIdx, invIdx);
@@ -184,7 +211,8 @@ export function stagTableModule(depth: number): Module {
   m.allowUnused(lk1.meta, 'the lookup does not need the invalidatable flag');
   const base = lk1.range.slice(128, 65);
   const limit = lk1.range.slice(64, 0);
-  const tInvalid = m.let('t1_invalid_stag', lk1.ok.not().or(lm.key.ne(lk1.key)));
+  const bitOf = (c: typeof lk1.cands, hi: typeof lk1.hi) => tree(Array.from({ length: 1 << hiBits }, (_, g) => c.bit(g)), hi);
+  const tInvalid = m.let('t1_invalid_stag', bitOf(lk1.cands, lk1.hi).not().or(lk1.gone).or(lm.key.ne(lk1.key)));
   const tPd = m.let('t2_pd_mismatch', lm.pd.ne(lk1.pd));
   const tAccess = m.let('t3_access', lk1.right.eq(0).or(lm.access.and(lk1.right).ne(lk1.right)));
   const tWrap = m.let('t4_to_wrap', lk1.end.bit(64).and(lk1.end.slice(63, 0).any()), { doc: 'TO + length > 2^64' });
@@ -198,15 +226,21 @@ export function stagTableModule(depth: number): Module {
 
   const im = fields(iv1.meta);
   m.allowUnused(iv1.meta, 'the invalidate needs key, PD and the invalidatable flag only');
-  const iInvalid = m.let('inv_invalid_stag', iv1.ok.not().or(im.key.ne(iv1.key)));
+  const iInvalid = m.let('inv_invalid_stag', bitOf(iv1.cands, iv1.hi).not().or(iv1.gone).or(im.key.ne(iv1.key)));
   const iPd = m.let('inv_pd_mismatch', im.pd.ne(iv1.pd));
   const iNot = m.let('inv_not_invalidatable', im.invalidatable.not());
   const iFault = m.let('inv_fault_now', mux(iInvalid, lit(2, 1), mux(iPd, lit(2, 2), mux(iNot, lit(2, 3), lit(2, 0)))));
   m.assign(commit, iv1.valid.and(iFault.eq(0)).and(iv1.cfgHit.not()));
 
-  // Valid bits: the commit clears its entry, then a config write (later in order) sets its own.
+  // Valid bits: the commit clears its entry a cycle later, then a config write (later in order)
+  // sets its own; a config write of that entry in between (the cycle after the invalidate's) is
+  // later too, so the clear is dropped.
+  m.sync(() => {
+    m.set(clear2.valid, commit.and(cfgValid.and(cfgIndex.eq(commitIdx)).not()));
+    m.set(clear2.index, commitIdx);
+  });
   const onehot = (idx: typeof lkIdx) => lit(depth, 1).shl(idx);
-  const clear = mux(commit, onehot(commitIdx), lit(depth, 0));
+  const clear = mux(clear2.valid, onehot(clear2.index), lit(depth, 0));
   const cfgMask = mux(cfgValid, onehot(cfgIndex), lit(depth, 0));
   const cfgSet = mux(cfgEnable, cfgMask, lit(depth, 0));
   m.sync(() => m.set(entryValid, entryValid.and(clear.or(cfgMask).not()).or(cfgSet)));
