@@ -421,7 +421,9 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   m.assign(o.keep!, out.out.data.slice(9 * W - 1, 8 * W));
   m.assign(o.last!, out.out.data.bit(9 * W));
   m.assign(o.user!, out.out.data.slice(9 * W + o.user!.width, 9 * W + 1));
-  if (sw) m.assign(o.id!, out.out.data.slice(out.out.data.width - 1, out.out.data.width - qb));
+  /** The QP of the beat in the output register (shared). */
+  const outQp = sw ? out.out.data.slice(out.out.data.width - 1, out.out.data.width - qb) : null;
+  if (outQp) m.assign(o.id!, outQp);
   m.assign(o.valid, out.out.valid);
   m.assign(out.out.ready, o.ready);
 
@@ -474,7 +476,6 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
     sw.mem.lookup(lookupQp, aheadRead.or(capture.and(aheadOk.not())).or(sw.fsm.is('FETCH').and(cfgHit)));
     m.assign(m.output('drain_busy', 1, { group: stGroup, doc: 'beats of drain_qp, the QP switched away from, may still be in the block' }), wb.busy);
     m.assign(m.output('drain_qp', qb, { group: stGroup }), wb.qp);
-    const outQp = out.out.data.slice(out.out.data.width - 1, out.out.data.width - qb);
     const view = ctxLayout.view(sw.mem.value, { m, prefix: 'ctx_in' });
     // The fields are wires of the module: read them here, outside the process.
     const v = Object.fromEntries(ctxLayout.fields.map((f) => [f.name, view[f.name as keyof typeof view]])) as typeof view;
@@ -507,7 +508,7 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
       m.when(go, () => m.set(sw.resume, 0));
       m.when(advance.and(crcPipe.valid), () => m.set(sw.backCrc, crcPipe.crc));
       // Once written back and out of the output register, the drain QP has left the block.
-      m.when(wb.pending.not().and(out.out.valid.not().or(outQp.ne(wb.qp))), () => m.set(wb.busy, 0));
+      m.when(wb.pending.not().and(out.out.valid.not().or(outQp!.ne(wb.qp))), () => m.set(wb.busy, 0));
       m.when(wbWrite, () => m.set(wb.pending, 0));
       // Its last verdict is in but the port is taken: the context is kept complete for the next cycle.
       m.when(backDone.and(wbWrite.not()), () => m.set(wb.ctx, wbData));
