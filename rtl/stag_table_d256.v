@@ -185,53 +185,159 @@ reg [1:0] iv2_fault_reg;
 reg [1:0] iv2_fault_next;
 reg [30:0] meta_mem [0:255];
 reg [128:0] range_mem [0:255];
-wire [255:0] _t0;
+// verilator lint_off UNUSED
+wire [15:0] _t0; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t1; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t2; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t3; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t4; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t5; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t6; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t7; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t8; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t9; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t10; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t11; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t12; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t13; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t14; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t15; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t16; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t17; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t18; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t19; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t20; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t21; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t22; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t23; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t24; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t25; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t26; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t27; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t28; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t29; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t30; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t31; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t32; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [15:0] _t33; // read through slices
+// verilator lint_on UNUSED
+wire [255:0] _t34;
 
-assign _t0 = cfg_valid_q_reg ? (256'h1 << cfg_index_q_reg) : 256'h0;
+assign _t0 = lk1_valid_cands_reg >> lk1_index_hi_reg;
+assign _t1 = iv1_valid_cands_reg >> iv1_index_hi_reg;
+assign _t2 = entry_valid_reg[255:240] >> lk_index[3:0];
+assign _t3 = entry_valid_reg[239:224] >> lk_index[3:0];
+assign _t4 = entry_valid_reg[223:208] >> lk_index[3:0];
+assign _t5 = entry_valid_reg[207:192] >> lk_index[3:0];
+assign _t6 = entry_valid_reg[191:176] >> lk_index[3:0];
+assign _t7 = entry_valid_reg[175:160] >> lk_index[3:0];
+assign _t8 = entry_valid_reg[159:144] >> lk_index[3:0];
+assign _t9 = entry_valid_reg[143:128] >> lk_index[3:0];
+assign _t10 = entry_valid_reg[127:112] >> lk_index[3:0];
+assign _t11 = entry_valid_reg[111:96] >> lk_index[3:0];
+assign _t12 = entry_valid_reg[95:80] >> lk_index[3:0];
+assign _t13 = entry_valid_reg[79:64] >> lk_index[3:0];
+assign _t14 = entry_valid_reg[63:48] >> lk_index[3:0];
+assign _t15 = entry_valid_reg[47:32] >> lk_index[3:0];
+assign _t16 = entry_valid_reg[31:16] >> lk_index[3:0];
+assign _t17 = entry_valid_reg[15:0] >> lk_index[3:0];
+assign _t18 = entry_valid_reg[255:240] >> inv_index[3:0];
+assign _t19 = entry_valid_reg[239:224] >> inv_index[3:0];
+assign _t20 = entry_valid_reg[223:208] >> inv_index[3:0];
+assign _t21 = entry_valid_reg[207:192] >> inv_index[3:0];
+assign _t22 = entry_valid_reg[191:176] >> inv_index[3:0];
+assign _t23 = entry_valid_reg[175:160] >> inv_index[3:0];
+assign _t24 = entry_valid_reg[159:144] >> inv_index[3:0];
+assign _t25 = entry_valid_reg[143:128] >> inv_index[3:0];
+assign _t26 = entry_valid_reg[127:112] >> inv_index[3:0];
+assign _t27 = entry_valid_reg[111:96] >> inv_index[3:0];
+assign _t28 = entry_valid_reg[95:80] >> inv_index[3:0];
+assign _t29 = entry_valid_reg[79:64] >> inv_index[3:0];
+assign _t30 = entry_valid_reg[63:48] >> inv_index[3:0];
+assign _t31 = entry_valid_reg[47:32] >> inv_index[3:0];
+assign _t32 = entry_valid_reg[31:16] >> inv_index[3:0];
+assign _t33 = entry_valid_reg[15:0] >> inv_index[3:0];
+assign _t34 = cfg_valid_q_reg ? (256'h1 << cfg_index_q_reg) : 256'h0;
 assign cfg_limit = {1'b0, cfg_va_q_reg ? cfg_base_q_reg : 64'h0} + {1'b0, cfg_length_q_reg};
 assign lk_index = lk_stag_q_reg[15:8];
 assign inv_index = inv_stag_q_reg[15:8];
-assign t1_invalid_stag = (~(lk1_index_hi_reg[3] ?
-        (lk1_index_hi_reg[2] ?
-            (lk1_index_hi_reg[1] ? (lk1_index_hi_reg[0] ? lk1_valid_cands_reg[15] : lk1_valid_cands_reg[14]) :
-                lk1_index_hi_reg[0] ? lk1_valid_cands_reg[13] :
-                lk1_valid_cands_reg[12]) :
-            lk1_index_hi_reg[1] ? (lk1_index_hi_reg[0] ? lk1_valid_cands_reg[11] : lk1_valid_cands_reg[10]) :
-            lk1_index_hi_reg[0] ? lk1_valid_cands_reg[9] :
-            lk1_valid_cands_reg[8]) :
-        lk1_index_hi_reg[2] ?
-            (lk1_index_hi_reg[1] ? (lk1_index_hi_reg[0] ? lk1_valid_cands_reg[7] : lk1_valid_cands_reg[6]) :
-                lk1_index_hi_reg[0] ? lk1_valid_cands_reg[5] :
-                lk1_valid_cands_reg[4]) :
-        lk1_index_hi_reg[1] ? (lk1_index_hi_reg[0] ? lk1_valid_cands_reg[3] : lk1_valid_cands_reg[2]) :
-        lk1_index_hi_reg[0] ? lk1_valid_cands_reg[1] :
-        lk1_valid_cands_reg[0])) |
-    lk1_gone_reg | (lk1_meta_reg[30:23] != lk1_key_reg);
+assign t1_invalid_stag = (~_t0[0]) | lk1_gone_reg | (lk1_meta_reg[30:23] != lk1_key_reg);
 assign t2_pd_mismatch = lk1_meta_reg[22:7] != lk1_pd_reg;
 assign t3_access = (lk1_right_reg == 5'h0) | ((lk1_meta_reg[6:2] & lk1_right_reg) != lk1_right_reg);
 assign t4_to_wrap = lk1_end_reg[64] & (|lk1_end_reg[63:0]);
 assign t5_bounds = (lk1_meta_reg[1] & (lk1_to_reg < lk1_range_reg[128:65])) | (lk1_end_reg > lk1_range_reg[64:0]);
 assign lk_fault = t1_invalid_stag ? 3'b001 : (t2_pd_mismatch ? 3'b010 : (t3_access ? 3'b011 : (t4_to_wrap ? 3'b100 : (t5_bounds ? 3'b101 : 3'b000))));
-assign inv_invalid_stag = (~(iv1_index_hi_reg[3] ?
-        (iv1_index_hi_reg[2] ?
-            (iv1_index_hi_reg[1] ? (iv1_index_hi_reg[0] ? iv1_valid_cands_reg[15] : iv1_valid_cands_reg[14]) :
-                iv1_index_hi_reg[0] ? iv1_valid_cands_reg[13] :
-                iv1_valid_cands_reg[12]) :
-            iv1_index_hi_reg[1] ? (iv1_index_hi_reg[0] ? iv1_valid_cands_reg[11] : iv1_valid_cands_reg[10]) :
-            iv1_index_hi_reg[0] ? iv1_valid_cands_reg[9] :
-            iv1_valid_cands_reg[8]) :
-        iv1_index_hi_reg[2] ?
-            (iv1_index_hi_reg[1] ? (iv1_index_hi_reg[0] ? iv1_valid_cands_reg[7] : iv1_valid_cands_reg[6]) :
-                iv1_index_hi_reg[0] ? iv1_valid_cands_reg[5] :
-                iv1_valid_cands_reg[4]) :
-        iv1_index_hi_reg[1] ? (iv1_index_hi_reg[0] ? iv1_valid_cands_reg[3] : iv1_valid_cands_reg[2]) :
-        iv1_index_hi_reg[0] ? iv1_valid_cands_reg[1] :
-        iv1_valid_cands_reg[0])) |
-    iv1_gone_reg | (iv1_meta_reg[30:23] != iv1_key_reg);
+assign inv_invalid_stag = (~_t1[0]) | iv1_gone_reg | (iv1_meta_reg[30:23] != iv1_key_reg);
 assign inv_pd_mismatch = iv1_meta_reg[22:7] != iv1_pd_reg;
 assign inv_not_invalidatable = ~iv1_meta_reg[0];
 assign inv_fault_now = inv_invalid_stag ? 2'b01 : (inv_pd_mismatch ? 2'b10 : (inv_not_invalidatable ? 2'b11 : 2'b00));
-assign inv_commit = iv1_valid_reg & (inv_fault_now == 2'b00) & (~iv1_cfg_hit_reg);
+assign inv_commit = iv1_valid_reg & (~(inv_invalid_stag | inv_pd_mismatch | inv_not_invalidatable)) & (~iv1_cfg_hit_reg);
 assign rsp_valid = lk2_valid_reg;
 assign rsp_fault = lk2_fault_reg;
 assign rsp_address = lk2_address_reg;
@@ -356,181 +462,7 @@ always @* begin
     iv1_meta_next = iv1_meta_reg;
     lk1_valid_next = lk_valid_q_reg;
     lk1_valid_cands_next = {
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[255] : entry_valid_reg[254]) : (lk_index[0] ? entry_valid_reg[253] : entry_valid_reg[252])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[251] : entry_valid_reg[250]) :
-                lk_index[0] ? entry_valid_reg[249] :
-                entry_valid_reg[248]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[247] : entry_valid_reg[246]) : (lk_index[0] ? entry_valid_reg[245] : entry_valid_reg[244])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[243] : entry_valid_reg[242]) :
-            lk_index[0] ? entry_valid_reg[241] :
-            entry_valid_reg[240],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[239] : entry_valid_reg[238]) : (lk_index[0] ? entry_valid_reg[237] : entry_valid_reg[236])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[235] : entry_valid_reg[234]) :
-                lk_index[0] ? entry_valid_reg[233] :
-                entry_valid_reg[232]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[231] : entry_valid_reg[230]) : (lk_index[0] ? entry_valid_reg[229] : entry_valid_reg[228])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[227] : entry_valid_reg[226]) :
-            lk_index[0] ? entry_valid_reg[225] :
-            entry_valid_reg[224],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[223] : entry_valid_reg[222]) : (lk_index[0] ? entry_valid_reg[221] : entry_valid_reg[220])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[219] : entry_valid_reg[218]) :
-                lk_index[0] ? entry_valid_reg[217] :
-                entry_valid_reg[216]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[215] : entry_valid_reg[214]) : (lk_index[0] ? entry_valid_reg[213] : entry_valid_reg[212])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[211] : entry_valid_reg[210]) :
-            lk_index[0] ? entry_valid_reg[209] :
-            entry_valid_reg[208],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[207] : entry_valid_reg[206]) : (lk_index[0] ? entry_valid_reg[205] : entry_valid_reg[204])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[203] : entry_valid_reg[202]) :
-                lk_index[0] ? entry_valid_reg[201] :
-                entry_valid_reg[200]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[199] : entry_valid_reg[198]) : (lk_index[0] ? entry_valid_reg[197] : entry_valid_reg[196])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[195] : entry_valid_reg[194]) :
-            lk_index[0] ? entry_valid_reg[193] :
-            entry_valid_reg[192],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[191] : entry_valid_reg[190]) : (lk_index[0] ? entry_valid_reg[189] : entry_valid_reg[188])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[187] : entry_valid_reg[186]) :
-                lk_index[0] ? entry_valid_reg[185] :
-                entry_valid_reg[184]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[183] : entry_valid_reg[182]) : (lk_index[0] ? entry_valid_reg[181] : entry_valid_reg[180])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[179] : entry_valid_reg[178]) :
-            lk_index[0] ? entry_valid_reg[177] :
-            entry_valid_reg[176],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[175] : entry_valid_reg[174]) : (lk_index[0] ? entry_valid_reg[173] : entry_valid_reg[172])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[171] : entry_valid_reg[170]) :
-                lk_index[0] ? entry_valid_reg[169] :
-                entry_valid_reg[168]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[167] : entry_valid_reg[166]) : (lk_index[0] ? entry_valid_reg[165] : entry_valid_reg[164])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[163] : entry_valid_reg[162]) :
-            lk_index[0] ? entry_valid_reg[161] :
-            entry_valid_reg[160],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[159] : entry_valid_reg[158]) : (lk_index[0] ? entry_valid_reg[157] : entry_valid_reg[156])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[155] : entry_valid_reg[154]) :
-                lk_index[0] ? entry_valid_reg[153] :
-                entry_valid_reg[152]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[151] : entry_valid_reg[150]) : (lk_index[0] ? entry_valid_reg[149] : entry_valid_reg[148])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[147] : entry_valid_reg[146]) :
-            lk_index[0] ? entry_valid_reg[145] :
-            entry_valid_reg[144],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[143] : entry_valid_reg[142]) : (lk_index[0] ? entry_valid_reg[141] : entry_valid_reg[140])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[139] : entry_valid_reg[138]) :
-                lk_index[0] ? entry_valid_reg[137] :
-                entry_valid_reg[136]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[135] : entry_valid_reg[134]) : (lk_index[0] ? entry_valid_reg[133] : entry_valid_reg[132])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[131] : entry_valid_reg[130]) :
-            lk_index[0] ? entry_valid_reg[129] :
-            entry_valid_reg[128],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[127] : entry_valid_reg[126]) : (lk_index[0] ? entry_valid_reg[125] : entry_valid_reg[124])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[123] : entry_valid_reg[122]) :
-                lk_index[0] ? entry_valid_reg[121] :
-                entry_valid_reg[120]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[119] : entry_valid_reg[118]) : (lk_index[0] ? entry_valid_reg[117] : entry_valid_reg[116])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[115] : entry_valid_reg[114]) :
-            lk_index[0] ? entry_valid_reg[113] :
-            entry_valid_reg[112],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[111] : entry_valid_reg[110]) : (lk_index[0] ? entry_valid_reg[109] : entry_valid_reg[108])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[107] : entry_valid_reg[106]) :
-                lk_index[0] ? entry_valid_reg[105] :
-                entry_valid_reg[104]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[103] : entry_valid_reg[102]) : (lk_index[0] ? entry_valid_reg[101] : entry_valid_reg[100])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[99] : entry_valid_reg[98]) :
-            lk_index[0] ? entry_valid_reg[97] :
-            entry_valid_reg[96],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[95] : entry_valid_reg[94]) : (lk_index[0] ? entry_valid_reg[93] : entry_valid_reg[92])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[91] : entry_valid_reg[90]) :
-                lk_index[0] ? entry_valid_reg[89] :
-                entry_valid_reg[88]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[87] : entry_valid_reg[86]) : (lk_index[0] ? entry_valid_reg[85] : entry_valid_reg[84])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[83] : entry_valid_reg[82]) :
-            lk_index[0] ? entry_valid_reg[81] :
-            entry_valid_reg[80],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[79] : entry_valid_reg[78]) : (lk_index[0] ? entry_valid_reg[77] : entry_valid_reg[76])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[75] : entry_valid_reg[74]) :
-                lk_index[0] ? entry_valid_reg[73] :
-                entry_valid_reg[72]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[71] : entry_valid_reg[70]) : (lk_index[0] ? entry_valid_reg[69] : entry_valid_reg[68])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[67] : entry_valid_reg[66]) :
-            lk_index[0] ? entry_valid_reg[65] :
-            entry_valid_reg[64],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[63] : entry_valid_reg[62]) : (lk_index[0] ? entry_valid_reg[61] : entry_valid_reg[60])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[59] : entry_valid_reg[58]) :
-                lk_index[0] ? entry_valid_reg[57] :
-                entry_valid_reg[56]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[55] : entry_valid_reg[54]) : (lk_index[0] ? entry_valid_reg[53] : entry_valid_reg[52])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[51] : entry_valid_reg[50]) :
-            lk_index[0] ? entry_valid_reg[49] :
-            entry_valid_reg[48],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[47] : entry_valid_reg[46]) : (lk_index[0] ? entry_valid_reg[45] : entry_valid_reg[44])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[43] : entry_valid_reg[42]) :
-                lk_index[0] ? entry_valid_reg[41] :
-                entry_valid_reg[40]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[39] : entry_valid_reg[38]) : (lk_index[0] ? entry_valid_reg[37] : entry_valid_reg[36])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[35] : entry_valid_reg[34]) :
-            lk_index[0] ? entry_valid_reg[33] :
-            entry_valid_reg[32],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[31] : entry_valid_reg[30]) : (lk_index[0] ? entry_valid_reg[29] : entry_valid_reg[28])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[27] : entry_valid_reg[26]) :
-                lk_index[0] ? entry_valid_reg[25] :
-                entry_valid_reg[24]) :
-            lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[23] : entry_valid_reg[22]) : (lk_index[0] ? entry_valid_reg[21] : entry_valid_reg[20])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[19] : entry_valid_reg[18]) :
-            lk_index[0] ? entry_valid_reg[17] :
-            entry_valid_reg[16],
-        lk_index[3] ?
-            (lk_index[2] ?
-                (lk_index[1] ? (lk_index[0] ? entry_valid_reg[15] : entry_valid_reg[14]) : (lk_index[0] ? entry_valid_reg[13] : entry_valid_reg[12])) :
-                lk_index[1] ? (lk_index[0] ? entry_valid_reg[11] : entry_valid_reg[10]) :
-                lk_index[0] ? entry_valid_reg[9] :
-                entry_valid_reg[8]) :
-            lk_index[2] ? (lk_index[1] ? (lk_index[0] ? entry_valid_reg[7] : entry_valid_reg[6]) : (lk_index[0] ? entry_valid_reg[5] : entry_valid_reg[4])) :
-            lk_index[1] ? (lk_index[0] ? entry_valid_reg[3] : entry_valid_reg[2]) :
-            lk_index[0] ? entry_valid_reg[1] :
-            entry_valid_reg[0]
+        _t2[0], _t3[0], _t4[0], _t5[0], _t6[0], _t7[0], _t8[0], _t9[0], _t10[0], _t11[0], _t12[0], _t13[0], _t14[0], _t15[0], _t16[0], _t17[0]
     };
     lk1_index_hi_next = lk_index[7:4];
     lk1_gone_next = (inv_commit & (iv1_index_reg == lk_index)) | (inv_clear_valid_reg & (inv_clear_index_reg == lk_index)) | (|lk_stag_q_reg[31:16]);
@@ -543,182 +475,7 @@ always @* begin
     lk1_range_next = range_mem[lk_index];
     iv1_valid_next = inv_valid_q_reg;
     iv1_valid_cands_next = {
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[255] : entry_valid_reg[254]) : (inv_index[0] ? entry_valid_reg[253] : entry_valid_reg[252])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[251] : entry_valid_reg[250]) :
-                inv_index[0] ? entry_valid_reg[249] :
-                entry_valid_reg[248]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[247] : entry_valid_reg[246]) : (inv_index[0] ? entry_valid_reg[245] : entry_valid_reg[244])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[243] : entry_valid_reg[242]) :
-            inv_index[0] ? entry_valid_reg[241] :
-            entry_valid_reg[240],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[239] : entry_valid_reg[238]) : (inv_index[0] ? entry_valid_reg[237] : entry_valid_reg[236])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[235] : entry_valid_reg[234]) :
-                inv_index[0] ? entry_valid_reg[233] :
-                entry_valid_reg[232]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[231] : entry_valid_reg[230]) : (inv_index[0] ? entry_valid_reg[229] : entry_valid_reg[228])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[227] : entry_valid_reg[226]) :
-            inv_index[0] ? entry_valid_reg[225] :
-            entry_valid_reg[224],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[223] : entry_valid_reg[222]) : (inv_index[0] ? entry_valid_reg[221] : entry_valid_reg[220])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[219] : entry_valid_reg[218]) :
-                inv_index[0] ? entry_valid_reg[217] :
-                entry_valid_reg[216]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[215] : entry_valid_reg[214]) : (inv_index[0] ? entry_valid_reg[213] : entry_valid_reg[212])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[211] : entry_valid_reg[210]) :
-            inv_index[0] ? entry_valid_reg[209] :
-            entry_valid_reg[208],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[207] : entry_valid_reg[206]) : (inv_index[0] ? entry_valid_reg[205] : entry_valid_reg[204])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[203] : entry_valid_reg[202]) :
-                inv_index[0] ? entry_valid_reg[201] :
-                entry_valid_reg[200]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[199] : entry_valid_reg[198]) : (inv_index[0] ? entry_valid_reg[197] : entry_valid_reg[196])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[195] : entry_valid_reg[194]) :
-            inv_index[0] ? entry_valid_reg[193] :
-            entry_valid_reg[192],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[191] : entry_valid_reg[190]) : (inv_index[0] ? entry_valid_reg[189] : entry_valid_reg[188])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[187] : entry_valid_reg[186]) :
-                inv_index[0] ? entry_valid_reg[185] :
-                entry_valid_reg[184]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[183] : entry_valid_reg[182]) : (inv_index[0] ? entry_valid_reg[181] : entry_valid_reg[180])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[179] : entry_valid_reg[178]) :
-            inv_index[0] ? entry_valid_reg[177] :
-            entry_valid_reg[176],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[175] : entry_valid_reg[174]) : (inv_index[0] ? entry_valid_reg[173] : entry_valid_reg[172])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[171] : entry_valid_reg[170]) :
-                inv_index[0] ? entry_valid_reg[169] :
-                entry_valid_reg[168]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[167] : entry_valid_reg[166]) : (inv_index[0] ? entry_valid_reg[165] : entry_valid_reg[164])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[163] : entry_valid_reg[162]) :
-            inv_index[0] ? entry_valid_reg[161] :
-            entry_valid_reg[160],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[159] : entry_valid_reg[158]) : (inv_index[0] ? entry_valid_reg[157] : entry_valid_reg[156])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[155] : entry_valid_reg[154]) :
-                inv_index[0] ? entry_valid_reg[153] :
-                entry_valid_reg[152]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[151] : entry_valid_reg[150]) : (inv_index[0] ? entry_valid_reg[149] : entry_valid_reg[148])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[147] : entry_valid_reg[146]) :
-            inv_index[0] ? entry_valid_reg[145] :
-            entry_valid_reg[144],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[143] : entry_valid_reg[142]) : (inv_index[0] ? entry_valid_reg[141] : entry_valid_reg[140])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[139] : entry_valid_reg[138]) :
-                inv_index[0] ? entry_valid_reg[137] :
-                entry_valid_reg[136]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[135] : entry_valid_reg[134]) : (inv_index[0] ? entry_valid_reg[133] : entry_valid_reg[132])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[131] : entry_valid_reg[130]) :
-            inv_index[0] ? entry_valid_reg[129] :
-            entry_valid_reg[128],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[127] : entry_valid_reg[126]) : (inv_index[0] ? entry_valid_reg[125] : entry_valid_reg[124])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[123] : entry_valid_reg[122]) :
-                inv_index[0] ? entry_valid_reg[121] :
-                entry_valid_reg[120]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[119] : entry_valid_reg[118]) : (inv_index[0] ? entry_valid_reg[117] : entry_valid_reg[116])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[115] : entry_valid_reg[114]) :
-            inv_index[0] ? entry_valid_reg[113] :
-            entry_valid_reg[112],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[111] : entry_valid_reg[110]) : (inv_index[0] ? entry_valid_reg[109] : entry_valid_reg[108])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[107] : entry_valid_reg[106]) :
-                inv_index[0] ? entry_valid_reg[105] :
-                entry_valid_reg[104]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[103] : entry_valid_reg[102]) : (inv_index[0] ? entry_valid_reg[101] : entry_valid_reg[100])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[99] : entry_valid_reg[98]) :
-            inv_index[0] ? entry_valid_reg[97] :
-            entry_valid_reg[96],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[95] : entry_valid_reg[94]) : (inv_index[0] ? entry_valid_reg[93] : entry_valid_reg[92])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[91] : entry_valid_reg[90]) :
-                inv_index[0] ? entry_valid_reg[89] :
-                entry_valid_reg[88]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[87] : entry_valid_reg[86]) : (inv_index[0] ? entry_valid_reg[85] : entry_valid_reg[84])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[83] : entry_valid_reg[82]) :
-            inv_index[0] ? entry_valid_reg[81] :
-            entry_valid_reg[80],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[79] : entry_valid_reg[78]) : (inv_index[0] ? entry_valid_reg[77] : entry_valid_reg[76])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[75] : entry_valid_reg[74]) :
-                inv_index[0] ? entry_valid_reg[73] :
-                entry_valid_reg[72]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[71] : entry_valid_reg[70]) : (inv_index[0] ? entry_valid_reg[69] : entry_valid_reg[68])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[67] : entry_valid_reg[66]) :
-            inv_index[0] ? entry_valid_reg[65] :
-            entry_valid_reg[64],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[63] : entry_valid_reg[62]) : (inv_index[0] ? entry_valid_reg[61] : entry_valid_reg[60])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[59] : entry_valid_reg[58]) :
-                inv_index[0] ? entry_valid_reg[57] :
-                entry_valid_reg[56]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[55] : entry_valid_reg[54]) : (inv_index[0] ? entry_valid_reg[53] : entry_valid_reg[52])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[51] : entry_valid_reg[50]) :
-            inv_index[0] ? entry_valid_reg[49] :
-            entry_valid_reg[48],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[47] : entry_valid_reg[46]) : (inv_index[0] ? entry_valid_reg[45] : entry_valid_reg[44])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[43] : entry_valid_reg[42]) :
-                inv_index[0] ? entry_valid_reg[41] :
-                entry_valid_reg[40]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[39] : entry_valid_reg[38]) : (inv_index[0] ? entry_valid_reg[37] : entry_valid_reg[36])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[35] : entry_valid_reg[34]) :
-            inv_index[0] ? entry_valid_reg[33] :
-            entry_valid_reg[32],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[31] : entry_valid_reg[30]) : (inv_index[0] ? entry_valid_reg[29] : entry_valid_reg[28])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[27] : entry_valid_reg[26]) :
-                inv_index[0] ? entry_valid_reg[25] :
-                entry_valid_reg[24]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[23] : entry_valid_reg[22]) : (inv_index[0] ? entry_valid_reg[21] : entry_valid_reg[20])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[19] : entry_valid_reg[18]) :
-            inv_index[0] ? entry_valid_reg[17] :
-            entry_valid_reg[16],
-        inv_index[3] ?
-            (inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[15] : entry_valid_reg[14]) : (inv_index[0] ? entry_valid_reg[13] : entry_valid_reg[12])) :
-                inv_index[1] ? (inv_index[0] ? entry_valid_reg[11] : entry_valid_reg[10]) :
-                inv_index[0] ? entry_valid_reg[9] :
-                entry_valid_reg[8]) :
-            inv_index[2] ?
-                (inv_index[1] ? (inv_index[0] ? entry_valid_reg[7] : entry_valid_reg[6]) : (inv_index[0] ? entry_valid_reg[5] : entry_valid_reg[4])) :
-            inv_index[1] ? (inv_index[0] ? entry_valid_reg[3] : entry_valid_reg[2]) :
-            inv_index[0] ? entry_valid_reg[1] :
-            entry_valid_reg[0]
+        _t18[0], _t19[0], _t20[0], _t21[0], _t22[0], _t23[0], _t24[0], _t25[0], _t26[0], _t27[0], _t28[0], _t29[0], _t30[0], _t31[0], _t32[0], _t33[0]
     };
     iv1_index_hi_next = inv_index[7:4];
     iv1_gone_next = (inv_commit & (iv1_index_reg == inv_index)) | (inv_clear_valid_reg & (inv_clear_index_reg == inv_index)) | (|inv_stag_q_reg[31:16]);
@@ -738,7 +495,7 @@ end
 
 always @* begin
     entry_valid_next = entry_valid_reg;
-    entry_valid_next = (entry_valid_reg & (~((inv_clear_valid_reg ? (256'h1 << inv_clear_index_reg) : 256'h0) | _t0))) | (cfg_enable_q_reg ? _t0 : 256'h0);
+    entry_valid_next = (entry_valid_reg & (~((inv_clear_valid_reg ? (256'h1 << inv_clear_index_reg) : 256'h0) | _t34))) | (cfg_enable_q_reg ? _t34 : 256'h0);
 end
 
 always @* begin

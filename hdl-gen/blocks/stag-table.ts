@@ -145,17 +145,13 @@ export function stagTableModule(depth: number): Module {
   // combined in stage 1: neither waits for the other.
   // The entry's valid bit is a depth:1 select, split over stages 0 and 1: stage 0 picks, in each
   // group of 2^loBits consecutive entries, the one the index's low bits name (2^hiBits candidates
-  // registered); stage 1 picks the candidate its high bits name. Each half is a tree of 2:1
-  // selects, one index bit per level.
+  // registered); stage 1 picks the candidate its high bits name. (One select of the whole vector
+  // maps to a deeper network.)
   const hiBits = Math.ceil(aw / 2);
   const loBits = aw - hiBits;
-  const tree = (bits: readonly Expr[], sel: Expr): Expr => {
-    let level = [...bits];
-    for (let b = 0; b < sel.width; b++) level = Array.from({ length: level.length / 2 }, (_, i) => mux(sel.bit(b), level[2 * i + 1]!, level[2 * i]!));
-    return level[0]!;
-  };
+  const pick = (bits: Expr, sel: Expr): Expr => bits.shr(sel).bit(0);
   const candidates = (idx: typeof lkIdx): Expr =>
-    cat(...Array.from({ length: 1 << hiBits }, (_, g) => tree(Array.from({ length: 1 << loBits }, (_, i) => entryValid.bit((g << loBits) + i)), idx.slice(loBits - 1, 0))).reverse());
+    cat(...Array.from({ length: 1 << hiBits }, (_, g) => pick(entryValid.slice(((g + 1) << loBits) - 1, g << loBits), idx.slice(loBits - 1, 0))).reverse());
   const gone = (stag: typeof lkStag, idx: typeof lkIdx) => commit.and(commitIdx.eq(idx)).or(clear2.valid.and(clear2.index.eq(idx))).or(stagAbove(stag));
 
   // ---- Stage 1 registers ----------------------------------------------------------------------
@@ -211,7 +207,7 @@ export function stagTableModule(depth: number): Module {
   m.allowUnused(lk1.meta, 'the lookup does not need the invalidatable flag');
   const base = lk1.range.slice(128, 65);
   const limit = lk1.range.slice(64, 0);
-  const bitOf = (c: typeof lk1.cands, hi: typeof lk1.hi) => tree(Array.from({ length: 1 << hiBits }, (_, g) => c.bit(g)), hi);
+  const bitOf = (c: typeof lk1.cands, hi: typeof lk1.hi) => pick(c, hi);
   const tInvalid = m.let('t1_invalid_stag', bitOf(lk1.cands, lk1.hi).not().or(lk1.gone).or(lm.key.ne(lk1.key)));
   const tPd = m.let('t2_pd_mismatch', lm.pd.ne(lk1.pd));
   const tAccess = m.let('t3_access', lk1.right.eq(0).or(lm.access.and(lk1.right).ne(lk1.right)));
@@ -230,7 +226,7 @@ export function stagTableModule(depth: number): Module {
   const iPd = m.let('inv_pd_mismatch', im.pd.ne(iv1.pd));
   const iNot = m.let('inv_not_invalidatable', im.invalidatable.not());
   const iFault = m.let('inv_fault_now', mux(iInvalid, lit(2, 1), mux(iPd, lit(2, 2), mux(iNot, lit(2, 3), lit(2, 0)))));
-  m.assign(commit, iv1.valid.and(iFault.eq(0)).and(iv1.cfgHit.not()));
+  m.assign(commit, iv1.valid.and(iInvalid.or(iPd).or(iNot).not()).and(iv1.cfgHit.not()));
 
   // Valid bits: the commit clears its entry a cycle later, then a config write (later in order)
   // sets its own; a config write of that entry in between (the cycle after the invalidate's) is
