@@ -1,7 +1,7 @@
 import { type Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import type { Signal } from '../core/signal';
-import { roundRobin } from '../lib/arbiter';
+import { pickByIndex, roundRobin } from '../lib/arbiter';
 import type { DdpRxOptions } from './ddp-rx';
 import { RX_EVENT } from './ddp-rx-ctl';
 import { CQ_ENTRY, RX_EVENT_FIELDS } from './records';
@@ -125,7 +125,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
     for (let i = 0; i < N; i++) m.assign(w(`${prefix}_valid`, i), valid.and(sel.eq(qpLit(i))));
     if (ready) {
       const r = m.portLike(qp, `${prefix}_ready`, `${prefix}_ready`, group);
-      m.assign(r, Array.from({ length: N }, (_, i) => w(`${prefix}_ready`, i)).slice(1).reduce<Expr>((acc, x, k) => mux(sel.eq(qpLit(k + 1)), x, acc), w(`${prefix}_ready`, 0)));
+      m.assign(r, pickByIndex(sel, Array.from({ length: N }, (_, i) => w(`${prefix}_ready`, i))));
     }
   };
   const fieldsOf = (prefix: string) => qp.ports.filter((p) => p.name.startsWith(prefix) && !/_(valid|ready)$/.test(p.name)).map((p) => p.name);
@@ -140,19 +140,19 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const st = m.wiresLike(stags, 'stags');
   const stagCfgGroup = 'STag table write (stag_cfg_*; the RNIC\'s table, every QP\'s lookups)';
   for (const p of stags.ports.filter((x) => x.name.startsWith('cfg_'))) m.assign(st[p.name]!, m.portLike(stags, p.name, `stag_${p.name}`, stagCfgGroup));
-  const share = (op: 'lk' | 'inv', fields: readonly string[], rsp: Record<string, string>) => {
+  /** QP port stag_<op>_* to the table's <op>_*; the table's answer `valid` to the QP that asked, its other outputs (`answers`: QP field → table port) to every QP. */
+  const share = (op: 'lk' | 'inv', fields: readonly string[], valid: string, answers: Record<string, string>) => {
     const srv = sharedServer(m, `stag_${op}`, liveAll(`stag_${op}_valid`), STAG_TABLE_LATENCY);
     m.assign(st[`${op}_valid`]!, srv.valid);
     for (const f of fields) m.assign(st[`${op}_${f}`]!, srv.pick(wires[`stag_${op}_${f}`]!));
-    const [valid, ...rest] = Object.entries(rsp);
     for (let i = 0; i < N; i++) {
       m.assign(w(`stag_${op}_ready`, i), srv.ready(i));
-      m.assign(w(`stag_${op}_rsp_${valid![0]}`, i), srv.answer(st[valid![1]]!, i));
-      for (const [f, table] of rest) m.assign(w(`stag_${op}_rsp_${f}`, i), st[table]!);
+      m.assign(w(`stag_${op}_rsp_valid`, i), srv.answer(st[valid]!, i));
+      for (const [f, table] of Object.entries(answers)) m.assign(w(`stag_${op}_rsp_${f}`, i), st[table]!);
     }
   };
-  share('lk', ['stag', 'to', 'len', 'right', 'pd'], { valid: 'rsp_valid', fault: 'rsp_fault', address: 'rsp_address' });
-  share('inv', ['stag', 'pd'], { valid: 'inv_rsp_valid', fault: 'inv_fault' });
+  share('lk', ['stag', 'to', 'len', 'right', 'pd'], 'rsp_valid', { fault: 'rsp_fault', address: 'rsp_address' });
+  share('inv', ['stag', 'pd'], 'inv_rsp_valid', { fault: 'inv_fault' });
 
   // ---- network in: TCP payload, tid = QP -----------------------------------------------------------
   const ig = 'AXI4-Stream input: TCP payload of each connection, in order, whole segments (s_axis; tid = QP)';
@@ -173,8 +173,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
     m.assign(w('s_llp_err', i), verdict.llp_err);
     m.assign(w('s_axis_tvalid', i), d.m_axis_tvalid!.and(dTid.eq(qpLit(i))));
   }
-  const pickBy = (sel: Expr, xs: readonly Expr[]) => xs.slice(1).reduce<Expr>((acc, x, k) => mux(sel.eq(qpLit(k + 1)), x, acc), xs[0]!);
-  m.assign(d.m_axis_tready!, pickBy(dTid, wires.s_axis_tready!));
+  m.assign(d.m_axis_tready!, pickByIndex(dTid, wires.s_axis_tready!));
   const ulpduFire = m.let('rx_ulpdu_fire', d.m_axis_tvalid!.and(d.m_axis_tready!));
   m.allowUnused(d.fpdu_count!, 'a count over all QPs: the QPs count their own messages');
 

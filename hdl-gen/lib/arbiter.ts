@@ -23,11 +23,15 @@ export interface Arbiter {
   sync(fire: Expr, last: Expr): void;
 }
 
+/** `xs[index]`: a chain of compares, the last match wins (xs all of one width, index as wide as needed). */
+export const pickByIndex = (index: Expr, xs: readonly Expr[]): Expr =>
+  xs.slice(1).reduce<Expr>((acc, x, k) => mux(index.eq(lit(index.width, k + 1)), x, acc), xs[0]!);
+
 export function roundRobin(m: ModuleBuilder, name: string, valids: readonly Expr[]): Arbiter {
   const n = valids.length;
   if (n < 1) throw new RangeError(`arbiter '${name}' needs a source`);
   const bits = Math.max(1, Math.ceil(Math.log2(n)));
-  const pick = (fields: readonly Expr[]): Expr => fields.slice(1).reduce<Expr>((acc, f, k) => mux(index.eq(lit(bits, k + 1)), f, acc), fields[0]!);
+  const pick = (fields: readonly Expr[]): Expr => pickByIndex(index, fields);
   if (n === 1) {
     const index = lit(1, 0);
     const sync = (fire: Expr) => {

@@ -7,7 +7,7 @@ import type { AxisFrame } from '../cocotb/axis-bus';
 import { DutBench } from '../harness/dut-bench';
 import { dutSelection, type DutSelection } from '../harness/open-dut';
 import { Tally } from '../harness/tally';
-import { type PlannedStream, planStream, preview, segmentSize } from './mpa-rx';
+import { type PlannedStream, planStream, preview, segmentStream } from './mpa-rx';
 import { SEQ_LOW_BITS } from './qp-config';
 
 /**
@@ -94,7 +94,7 @@ export function cosimMpaRxShared(opts: MpaRxSharedOptions): MpaRxSharedResult {
   // Each QP's stream, its context loaded (a new connection), and what the model makes of it.
   const active = opts.interleave === 'alternate' ? Math.min(2, qps) : qps;
   const plans: PlannedStream[] = [];
-  const expect: { good: Uint8Array[]; wire: number[]; ends: number[]; error: { index: number; code: number } | null }[] = [];
+  const expect: { good: Uint8Array[]; wire: number[]; fpdus: { startSeq: number; wireLength: number }[]; error: { index: number; code: number } | null }[] = [];
   for (let q = 0; q < active; q++) {
     const plan = planStream(r, W, opts.fpdus, opts.faults ?? 0, opts.sizes ?? 'mixed');
     const c = plan.cfg;
@@ -104,8 +104,7 @@ export function cosimMpaRxShared(opts: MpaRxSharedOptions): MpaRxSharedResult {
     expect.push({
       good: fpdus.map((e) => e.ulpdu),
       wire: fpdus.map((e) => e.wireLength),
-      // Where each delivered FPDU ends in the stream (its segment's end with segments 'fpdu').
-      ends: fpdus.map((e) => ((e.startSeq - c.seq) >>> 0) + e.wireLength),
+      fpdus,
       error: model.error ? { index: model.error.index, code: model.error.code } : null,
     });
     cfg.poke({ valid: 1, qp: q, markers: c.markers, crc: c.crc, s0: c.s0 & SEQ_LOW_BITS, seq: c.seq & SEQ_LOW_BITS, maxUlpdu: c.maxUlpdu });
@@ -114,22 +113,7 @@ export function cosimMpaRxShared(opts: MpaRxSharedOptions): MpaRxSharedResult {
   cfg.poke({ valid: 0 });
 
   // The segments, each QP's in order, interleaved.
-  const queues = plans.map((plan, q) => {
-    const segs: Uint8Array[] = [];
-    const mix = opts.segments ?? 'mixed';
-    if (mix === 'fpdu') {
-      let at = 0;
-      for (const end of expect[q]!.ends) segs.push(plan.wire.subarray(at, (at = end)));
-      if (at < plan.wire.length) segs.push(plan.wire.subarray(at));
-      return segs;
-    }
-    for (let at = 0; at < plan.wire.length; ) {
-      const len = Math.min(plan.wire.length - at, segmentSize(r, W, mix));
-      segs.push(plan.wire.subarray(at, at + len));
-      at += len;
-    }
-    return segs;
-  });
+  const queues = plans.map((plan, q) => segmentStream(r, W, plan, opts.segments ?? 'mixed', expect[q]!.fpdus));
   let segments = 0;
   let switches = 0;
   let last = -1;

@@ -114,12 +114,29 @@ function ulpduSize(r: Prng, W: number, max: number, mix: 'mixed' | 'large'): num
   return r.int(max, LARGE_ULPDU);
 }
 
-export function segmentSize(r: Prng, W: number, mix: 'mixed' | 'full' | 'fpdu'): number {
+function segmentSize(r: Prng, W: number, mix: 'mixed' | 'full'): number {
   if (mix === 'full') return EMSS;
   const x = r.u32() / 0x100000000;
   if (x < 0.3) return r.int(1, W + 3);
   if (x < 0.6) return r.int(1, 4 * W);
   return r.int(1, EMSS);
+}
+
+/**
+ * A planned stream cut into TCP segments: 'fpdu' at the delivered FPDUs' edges (`delivered`, the
+ * model deframer's FPDUs), whatever follows them (a faulty FPDU and the rest) in one last segment;
+ * otherwise of segmentSize's sizes.
+ */
+export function segmentStream(r: Prng, W: number, plan: PlannedStream, mix: 'mixed' | 'full' | 'fpdu', delivered: readonly { readonly startSeq: number; readonly wireLength: number }[]): Uint8Array[] {
+  const segs: Uint8Array[] = [];
+  let at = 0;
+  if (mix === 'fpdu') {
+    for (const g of delivered) segs.push(plan.wire.subarray(at, (at = ((g.startSeq - plan.cfg.seq) >>> 0) + g.wireLength)));
+    if (at < plan.wire.length) segs.push(plan.wire.subarray(at));
+    return segs;
+  }
+  while (at < plan.wire.length) segs.push(plan.wire.subarray(at, (at += Math.min(plan.wire.length - at, segmentSize(r, W, mix)))));
+  return segs;
 }
 
 /** Corner cases of spec/mpa.md §4.5 met by the framed FPDUs (so a test can insist on them). */
@@ -281,23 +298,7 @@ export function cosimMpaRx(opts: MpaRxCosimOptions): MpaRxCosimResult {
     const error = deframer.error;
 
     tb.start(cfg, opts.sourcePause, opts.sinkPause);
-    if (opts.segments === 'fpdu') {
-      // Segment boundaries at the delivered FPDUs' edges; whatever follows them (a faulty FPDU
-      // and the rest) in one last segment.
-      let at = 0;
-      for (const g of good) {
-        const end = ((g.startSeq - cfg.seq) >>> 0) + g.wireLength;
-        source.send(plan.wire.subarray(at, end));
-        at = end;
-      }
-      if (at < plan.wire.length) source.send(plan.wire.subarray(at));
-    } else {
-      for (let at = 0; at < plan.wire.length; ) {
-        const len = Math.min(plan.wire.length - at, segmentSize(r, W, opts.segments ?? 'mixed'));
-        source.send(plan.wire.subarray(at, at + len));
-        at += len;
-      }
-    }
+    for (const seg of segmentStream(r, W, plan, opts.segments ?? 'mixed', good)) source.send(seg);
     const expectedFrames = good.length + (error ? 1 : 0);
     const c0 = model.cycles;
     const limit = Math.ceil(plan.wire.length / W) * 8 + plan.cfg.sizes.length * 16 + 2000;
