@@ -154,7 +154,6 @@ reg msg_untagged_reg; // the message is a Send (untagged, QN 0)
 reg msg_untagged_next;
 wire seg_untagged; // the current message has 18-octet headers
 wire [2:0] cur_phase; // the data address modulo W
-wire [15:0] seg_room; // payload octets of a full segment: MULPDU - the header (14 or 18)
 wire [32:0] fetch_reads; // memory beats of the message pushed on fetch
 wire fetch_push; // a message with payload to read is pushed
 reg [60:0] rd_next_addr_reg; // beat address (address / W) of the next read
@@ -204,16 +203,44 @@ reg [2:0] tx_pos_reg; // virtual position of the next payload octet, mod W
 reg [2:0] tx_pos_next;
 reg [63:0] tx_hold_reg; // the last memory beat consumed
 reg [63:0] tx_hold_next;
-wire [3:0] tx_hdr_lanes;
-wire [3:0] tx_beat_octets; // ULPDU octets in this beat
-wire [3:0] tx_payload_octets; // payload octets in this beat
+reg [3:0] tx_payload_octets_reg; // payload octets in this beat
+reg [3:0] tx_payload_octets_next;
+reg [3:0] tx_hdr_lanes_reg; // header octets in this beat
+reg [3:0] tx_hdr_lanes_next;
+reg [2:0] tx_phase_reg; // rotate of the payload: pos − hdr_lanes, mod W
+reg [2:0] tx_phase_next;
+reg tx_last_beat_reg; // this beat ends the segment (seg_left <= W)
+reg tx_last_beat_next;
+wire [15:0] seg_room_14; // payload octets of a full segment with a 14-octet header
+wire [15:0] seg_room_18; // payload octets of a full segment with a 18-octet header
+wire [15:0] seg_room; // payload octets of a full segment: MULPDU − the header
+reg seg_nx_fits_reg; // the next segment is the last
+reg seg_nx_fits_next;
+reg [3:0] seg_nx_k_reg; // payload octets in the next segment's first beat
+reg [3:0] seg_nx_k_next;
+reg seg_nx_last_beat_reg; // the next segment is one beat
+reg seg_nx_last_beat_next;
+reg [15:0] seg_nx_left_reg; // ULPDU octets of the next segment
+reg [15:0] seg_nx_left_next;
+reg [31:0] seg_nx_msg_left_reg; // payload octets after the next segment
+reg [31:0] seg_nx_msg_left_next;
+reg seg_nx_valid_reg; // seg_nx_* are planned from the current msg_left
+reg seg_nx_valid_next;
+wire [1:0] tx_next_beat;
 wire tx_need_pop; // the last payload octet is in the FIFO head
 wire tx_need_prefetch; // the payload octets straddle the head and the beat after it
+wire tx_plan_late; // the next segment is not planned yet
 wire tx_prefetch;
 wire tx_emit;
 wire tx_seg_end;
-wire [2:0] tx_phase;
-wire [63:0] tx_rotated;
+wire tx_lo_head; // lane 0 of the beat lies in the FIFO head
+wire tx_hi_hold; // the payload is all in the held beat
+wire [87:0] tx_head_rot_s1; // tx_head_rot: shifted by amount[2:2] lanes ×4
+wire [63:0] tx_head_rot_s0; // tx_head_rot: shifted by amount[1:0] lanes ×1
+wire [63:0] tx_head_rot;
+wire [87:0] tx_hold_rot_s1; // tx_hold_rot: shifted by amount[2:2] lanes ×4
+wire [63:0] tx_hold_rot_s0; // tx_hold_rot: shifted by amount[1:0] lanes ×1
+wire [63:0] tx_hold_rot;
 reg [575:0] short_buf_reg; // the ULPDU still to send, lane 0 first
 reg [575:0] short_buf_next;
 reg [6:0] short_left_reg; // its octets
@@ -231,42 +258,63 @@ reg [63:0] fifo_mem [0:255];
 wire _t0;
 wire [587:0] _t1;
 wire _t2;
-wire [15:0] _t3;
 // verilator lint_off UNUSED
-wire [32:0] _t4; // read through slices
+wire [32:0] _t3; // read through slices
 // verilator lint_on UNUSED
+wire [4:0] _t4;
 wire _t5;
-wire _t6;
-wire _t7;
-wire [4:0] _t8;
-wire _t9;
-// verilator lint_off UNUSED
-wire [127:0] _t10; // read through slices
-// verilator lint_on UNUSED
-wire [4:0] _t11;
-wire _t12;
-wire _t13;
-wire _t14;
-wire [31:0] _t15;
-wire [31:0] _t16;
-wire [31:0] _t17;
-wire _t18;
-// verilator lint_off UNUSED
-wire [93:0] _t19; // read through slices
-// verilator lint_on UNUSED
-wire [4:0] _t20;
-wire _t21;
-wire _t22;
-// verilator lint_off UNUSED
-wire [15:0] _t23; // read through slices
-// verilator lint_on UNUSED
-wire _t24;
+wire [4:0] _t6;
+wire [7:0] _t7;
+wire [7:0] _t8;
+wire [7:0] _t9;
+wire [7:0] _t10;
+wire [7:0] _t11;
+wire [7:0] _t12;
+wire [7:0] _t13;
+wire [7:0] _t14;
+wire [7:0] _t15;
+wire [7:0] _t16;
+wire [7:0] _t17;
+wire [7:0] _t18;
+wire [7:0] _t19;
+wire [7:0] _t20;
+wire [7:0] _t21;
+wire [7:0] _t22;
+wire [7:0] _t23;
+wire [7:0] _t24;
 wire _t25;
 wire _t26;
 wire _t27;
-wire _t28;
+wire [31:0] _t28;
 wire _t29;
-wire _t30;
+wire [31:0] _t30;
+wire _t31;
+wire [31:0] _t32;
+wire [31:0] _t33;
+wire _t34;
+// verilator lint_off UNUSED
+wire [93:0] _t35; // read through slices
+// verilator lint_on UNUSED
+wire _t36;
+wire _t37;
+wire [4:0] _t38;
+wire [2:0] _t39;
+wire [3:0] _t40;
+wire _t41;
+wire _t42;
+wire _t43;
+// verilator lint_off UNUSED
+wire [15:0] _t44; // read through slices
+// verilator lint_on UNUSED
+wire _t45;
+wire _t46;
+wire _t47;
+wire _t48;
+wire _t49;
+wire _t50;
+wire _t51;
+wire _t52;
+wire _t53;
 
 assign _t0 = ~wrq_head_valid_reg;
 assign _t1 = {
@@ -274,34 +322,57 @@ assign _t1 = {
     wr_stag, wr_invalidate, wr_solicited, wr_kind
 };
 assign _t2 = ~out_valid_reg;
-assign _t3 = seg_untagged ? UNTAGGED_HDR : TAGGED_HDR;
-assign _t4 = ({1'b0, wr_len} + {30'h0, wr_addr[2:0]}) - 33'h1;
-assign _t5 = seg_beat_reg == 2'b00;
-assign _t6 = seg_beat_reg == 2'b01;
-assign _t7 = seg_beat_reg == 2'b10;
-assign _t8 = {1'b0, tx_payload_octets};
-assign _t9 = seg_left_reg <= 16'h8;
-assign _t10 = {(_t11 > 5'h10) ? tx_hold_reg : fifo_head_reg, (_t11 <= 5'h8) ? fifo_head_reg : tx_hold_reg} >> {tx_phase, 3'b000};
-assign _t11 = tx_avail_reg + {1'b0, tx_hdr_lanes};
-assign _t12 = wr_take & (~wr_bypass);
-assign _t13 = fetch_push & (~fetch_bypass);
-assign _t14 = cur_len <= _t15;
-assign _t15 = {16'h0, seg_room};
-assign _t16 = msn_read_reg + 32'h1;
-assign _t17 = msn_send_reg + 32'h1;
-assign _t18 = ~atomic_needs_split;
-assign _t19 = fetch_q_mem[fetch_q_rptr_reg[1:0]];
-assign _t20 = tx_avail_reg + 5'h8;
-assign _t21 = msg_left_reg <= _t15;
-assign _t22 = _t23 == 16'h2e;
-assign _t23 = cfg_mulpdu - 16'h12;
-assign _t24 = _t23 == 16'h2f;
-assign _t25 = _t23 == 16'h30;
-assign _t26 = _t23 == 16'h31;
-assign _t27 = _t23 == 16'h32;
-assign _t28 = _t6 & seg_untagged;
-assign _t29 = ~seg_untagged;
-assign _t30 = _t7 & seg_untagged;
+assign _t3 = ({1'b0, wr_len} + {30'h0, wr_addr[2:0]}) - 33'h1;
+assign _t4 = {1'b0, tx_payload_octets_reg};
+assign _t5 = ~seg_last_reg;
+assign _t6 = tx_avail_reg + {1'b0, tx_hdr_lanes_reg};
+assign _t7 = tx_phase_reg[2] ? fifo_head_reg[55:48] : fifo_head_reg[23:16];
+assign _t8 = tx_phase_reg[2] ? fifo_head_reg[47:40] : fifo_head_reg[15:8];
+assign _t9 = tx_phase_reg[2] ? fifo_head_reg[39:32] : fifo_head_reg[7:0];
+assign _t10 = tx_phase_reg[0] ? tx_head_rot_s1[71:64] : tx_head_rot_s1[63:56];
+assign _t11 = tx_phase_reg[0] ? tx_head_rot_s1[63:56] : tx_head_rot_s1[55:48];
+assign _t12 = tx_phase_reg[0] ? tx_head_rot_s1[55:48] : tx_head_rot_s1[47:40];
+assign _t13 = tx_phase_reg[0] ? tx_head_rot_s1[47:40] : tx_head_rot_s1[39:32];
+assign _t14 = tx_phase_reg[0] ? tx_head_rot_s1[39:32] : tx_head_rot_s1[31:24];
+assign _t15 = tx_phase_reg[0] ? tx_head_rot_s1[31:24] : tx_head_rot_s1[23:16];
+assign _t16 = tx_phase_reg[2] ? tx_hold_reg[55:48] : tx_hold_reg[23:16];
+assign _t17 = tx_phase_reg[2] ? tx_hold_reg[47:40] : tx_hold_reg[15:8];
+assign _t18 = tx_phase_reg[2] ? tx_hold_reg[39:32] : tx_hold_reg[7:0];
+assign _t19 = tx_phase_reg[0] ? tx_hold_rot_s1[71:64] : tx_hold_rot_s1[63:56];
+assign _t20 = tx_phase_reg[0] ? tx_hold_rot_s1[63:56] : tx_hold_rot_s1[55:48];
+assign _t21 = tx_phase_reg[0] ? tx_hold_rot_s1[55:48] : tx_hold_rot_s1[47:40];
+assign _t22 = tx_phase_reg[0] ? tx_hold_rot_s1[47:40] : tx_hold_rot_s1[39:32];
+assign _t23 = tx_phase_reg[0] ? tx_hold_rot_s1[39:32] : tx_hold_rot_s1[31:24];
+assign _t24 = tx_phase_reg[0] ? tx_hold_rot_s1[31:24] : tx_hold_rot_s1[23:16];
+assign _t25 = wr_take & (~wr_bypass);
+assign _t26 = fetch_push & (~fetch_bypass);
+assign _t27 = cur_len <= _t28;
+assign _t28 = {16'h0, seg_room_18};
+assign _t29 = cur_len <= _t30;
+assign _t30 = {16'h0, seg_room_14};
+assign _t31 = cfg_mulpdu <= 16'h8;
+assign _t32 = msn_read_reg + 32'h1;
+assign _t33 = msn_send_reg + 32'h1;
+assign _t34 = ~atomic_needs_split;
+assign _t35 = fetch_q_mem[fetch_q_rptr_reg[1:0]];
+assign _t36 = msg_left_reg <= _t28;
+assign _t37 = msg_left_reg <= _t30;
+assign _t38 = tx_avail_reg + 5'h8;
+assign _t39 = tx_pos_reg + tx_payload_octets_reg[2:0];
+assign _t40 = _t41 ? (seg_untagged ? 4'b1000 : 4'b0110) : (_t42 ? (seg_untagged ? 4'b0010 : 4'b0000) : 4'b0000);
+assign _t41 = tx_next_beat == 2'b01;
+assign _t42 = tx_next_beat == 2'b10;
+assign _t43 = _t44 == 16'h2e;
+assign _t44 = cfg_mulpdu - 16'h12;
+assign _t45 = _t44 == 16'h2f;
+assign _t46 = _t44 == 16'h30;
+assign _t47 = _t44 == 16'h31;
+assign _t48 = _t44 == 16'h32;
+assign _t49 = _t50 & seg_untagged;
+assign _t50 = seg_beat_reg == 2'b01;
+assign _t51 = seg_beat_reg == 2'b00;
+assign _t52 = ~seg_untagged;
+assign _t53 = (seg_beat_reg == 2'b10) & seg_untagged;
 assign wr_take = wr_valid & wr_ready;
 assign wrq_load = (wrq_count_reg != 2'b00) & (_t0 | wrq_pop);
 assign cur_entry = wrq_head_valid_reg ? wrq_head_reg : _t1;
@@ -334,8 +405,7 @@ assign m_axis_tlast = out_last_reg;
 assign m_axis_tuser = out_left_reg;
 assign seg_untagged = in_idle ? (cur_kind != WR_WRITE) : msg_untagged_reg;
 assign cur_phase = cur_entry[587:585];
-assign seg_room = cfg_mulpdu - _t3;
-assign fetch_reads = (wr_len == 32'h0) ? 33'h0 : ({3'b000, _t4[32:3]} + 33'h1);
+assign fetch_reads = (wr_len == 32'h0) ? 33'h0 : ({3'b000, _t3[32:3]} + 33'h1);
 assign fetch_push = wr_take & ((wr_kind == WR_WRITE) | (wr_kind == WR_SEND)) & (fetch_reads != 33'h0);
 assign tx_rd_valid = 1'b1 & (rd_left_reg != 33'h0) & (fifo_reserved_reg < 9'h100);
 assign tx_rd_fire = tx_rd_valid & rd_ready;
@@ -347,17 +417,67 @@ assign rd_valid = tx_rd_valid;
 assign rd_addr = {rd_next_addr_reg, 3'b000};
 assign fifo_push = rd_data_valid;
 assign fifo_load = (fifo_count_reg != 9'h0) & ((~fifo_head_valid_reg) | fifo_pop);
-assign tx_hdr_lanes = _t5 ? 4'b1000 : (_t6 ? (seg_untagged ? 4'b1000 : 4'b0110) : (_t7 ? (seg_untagged ? 4'b0010 : 4'b0000) : 4'b0000));
-assign tx_beat_octets = (seg_left_reg >= 16'h8) ? 4'b1000 : seg_left_reg[3:0];
-assign tx_payload_octets = tx_beat_octets - tx_hdr_lanes;
-assign tx_need_pop = (tx_payload_octets != 4'b0000) & ((_t8 + 5'h8) > tx_avail_reg);
-assign tx_need_prefetch = _t8 > tx_avail_reg;
+assign seg_room_14 = cfg_mulpdu - TAGGED_HDR;
+assign seg_room_18 = cfg_mulpdu - UNTAGGED_HDR;
+assign seg_room = seg_untagged ? seg_room_18 : seg_room_14;
+assign tx_next_beat = (seg_beat_reg == 2'b11) ? seg_beat_reg : (seg_beat_reg + 2'b01);
+assign tx_need_pop = (tx_payload_octets_reg != 4'b0000) & ((_t4 + 5'h8) > tx_avail_reg);
+assign tx_need_prefetch = _t4 > tx_avail_reg;
+assign tx_plan_late = tx_last_beat_reg & _t5 & (~seg_nx_valid_reg);
 assign tx_prefetch = in_data & tx_need_prefetch & fifo_head_valid_reg;
-assign tx_emit = in_data & (~tx_need_prefetch) & ((~tx_need_pop) | fifo_head_valid_reg) & out_free;
+assign tx_emit = in_data & (~tx_need_prefetch) & ((~tx_need_pop) | fifo_head_valid_reg) & out_free & (~tx_plan_late);
 assign fifo_pop = tx_prefetch | (tx_emit & tx_need_pop);
-assign tx_seg_end = tx_emit & _t9;
-assign tx_phase = tx_pos_reg - tx_hdr_lanes[2:0];
-assign tx_rotated = _t10[63:0];
+assign tx_seg_end = tx_emit & tx_last_beat_reg;
+assign tx_lo_head = _t6 <= 5'h8;
+assign tx_hi_hold = _t6 > 5'h10;
+assign tx_head_rot_s1 = {
+    _t7,
+    _t8,
+    _t9,
+    tx_phase_reg[2] ? fifo_head_reg[31:24] : fifo_head_reg[63:56],
+    tx_phase_reg[2] ? fifo_head_reg[23:16] : fifo_head_reg[55:48],
+    tx_phase_reg[2] ? fifo_head_reg[15:8] : fifo_head_reg[47:40],
+    tx_phase_reg[2] ? fifo_head_reg[7:0] : fifo_head_reg[39:32],
+    tx_phase_reg[2] ? fifo_head_reg[63:56] : fifo_head_reg[31:24],
+    _t7,
+    _t8,
+    _t9
+};
+assign tx_head_rot_s0 = {
+    tx_phase_reg[1] ? (tx_phase_reg[0] ? tx_head_rot_s1[87:80] : tx_head_rot_s1[79:72]) : _t10,
+    tx_phase_reg[1] ? (tx_phase_reg[0] ? tx_head_rot_s1[79:72] : tx_head_rot_s1[71:64]) : _t11,
+    tx_phase_reg[1] ? _t10 : _t12,
+    tx_phase_reg[1] ? _t11 : _t13,
+    tx_phase_reg[1] ? _t12 : _t14,
+    tx_phase_reg[1] ? _t13 : _t15,
+    tx_phase_reg[1] ? _t14 : (tx_phase_reg[0] ? tx_head_rot_s1[23:16] : tx_head_rot_s1[15:8]),
+    tx_phase_reg[1] ? _t15 : (tx_phase_reg[0] ? tx_head_rot_s1[15:8] : tx_head_rot_s1[7:0])
+};
+assign tx_head_rot = tx_head_rot_s0;
+assign tx_hold_rot_s1 = {
+    _t16,
+    _t17,
+    _t18,
+    tx_phase_reg[2] ? tx_hold_reg[31:24] : tx_hold_reg[63:56],
+    tx_phase_reg[2] ? tx_hold_reg[23:16] : tx_hold_reg[55:48],
+    tx_phase_reg[2] ? tx_hold_reg[15:8] : tx_hold_reg[47:40],
+    tx_phase_reg[2] ? tx_hold_reg[7:0] : tx_hold_reg[39:32],
+    tx_phase_reg[2] ? tx_hold_reg[63:56] : tx_hold_reg[31:24],
+    _t16,
+    _t17,
+    _t18
+};
+assign tx_hold_rot_s0 = {
+    tx_phase_reg[1] ? (tx_phase_reg[0] ? tx_hold_rot_s1[87:80] : tx_hold_rot_s1[79:72]) : _t19,
+    tx_phase_reg[1] ? (tx_phase_reg[0] ? tx_hold_rot_s1[79:72] : tx_hold_rot_s1[71:64]) : _t20,
+    tx_phase_reg[1] ? _t19 : _t21,
+    tx_phase_reg[1] ? _t20 : _t22,
+    tx_phase_reg[1] ? _t21 : _t23,
+    tx_phase_reg[1] ? _t22 : _t24,
+    tx_phase_reg[1] ? _t23 : (tx_phase_reg[0] ? tx_hold_rot_s1[23:16] : tx_hold_rot_s1[15:8]),
+    tx_phase_reg[1] ? _t24 : (tx_phase_reg[0] ? tx_hold_rot_s1[15:8] : tx_hold_rot_s1[7:0])
+};
+assign tx_hold_rot = tx_hold_rot_s0;
 assign short_emit = in_short & out_free;
 assign short_last = short_left_reg <= 7'h8;
 assign atomic_needs_split = cfg_mulpdu < 16'h46;
@@ -371,7 +491,7 @@ always @* begin
     wrq_head_next = wrq_head_reg;
     wrq_head_valid_next = wrq_head_valid_reg;
     wrq_count_next = wrq_count_reg;
-    if (_t12) begin
+    if (_t25) begin
         wrq_wptr_next = wrq_wptr_reg + 1'b1;
     end
     if (wrq_load) begin
@@ -379,13 +499,13 @@ always @* begin
         wrq_head_next = wrq_mem[wrq_rptr_reg];
     end
     wrq_head_valid_next = wrq_load | (wrq_head_valid_reg & (~wrq_pop));
-    wrq_count_next = (wrq_count_reg + {1'b0, _t12}) - {1'b0, wrq_load};
+    wrq_count_next = (wrq_count_reg + {1'b0, _t25}) - {1'b0, wrq_load};
 end
 
 always @* begin
     fetch_q_wptr_next = fetch_q_wptr_reg;
     fetch_q_rptr_next = fetch_q_rptr_reg;
-    if (_t13) begin
+    if (_t26) begin
         fetch_q_wptr_next = fetch_q_wptr_reg + 3'b001;
     end
     fetch_q_rptr_next = fetch_q_pop ? (fetch_q_rptr_reg + 3'b001) : fetch_q_rptr_reg;
@@ -422,6 +542,10 @@ always @* begin
     seg_left_next = seg_left_reg;
     msg_left_next = msg_left_reg;
     seg_beat_next = seg_beat_reg;
+    tx_payload_octets_next = tx_payload_octets_reg;
+    tx_last_beat_next = tx_last_beat_reg;
+    tx_hdr_lanes_next = tx_hdr_lanes_reg;
+    tx_phase_next = tx_phase_reg;
     short_buf_next = short_buf_reg;
     short_left_next = short_left_reg;
     atomic_split_next = atomic_split_reg;
@@ -430,6 +554,12 @@ always @* begin
     rd_left_next = rd_left_reg;
     tx_hold_next = tx_hold_reg;
     fifo_reserved_next = fifo_reserved_reg;
+    seg_nx_fits_next = seg_nx_fits_reg;
+    seg_nx_k_next = seg_nx_k_reg;
+    seg_nx_last_beat_next = seg_nx_last_beat_reg;
+    seg_nx_left_next = seg_nx_left_reg;
+    seg_nx_msg_left_next = seg_nx_msg_left_reg;
+    seg_nx_valid_next = seg_nx_valid_reg;
     out_valid_next = out_valid_reg;
     out_data_next = out_data_reg;
     out_keep_next = out_keep_reg;
@@ -452,10 +582,14 @@ always @* begin
                 tx_to_next = seg_untagged ? 64'h0 : cur_to;
                 tx_avail_next = 5'h8 - {2'b00, cur_phase};
                 tx_pos_next = cur_phase;
-                seg_last_next = _t14;
-                seg_left_next = (_t14 ? cur_len[15:0] : seg_room) + _t3;
-                msg_left_next = _t14 ? 32'h0 : (cur_len - _t15);
+                seg_last_next = seg_untagged ? _t27 : _t29;
+                seg_left_next = seg_untagged ? (_t27 ? (cur_len[15:0] + UNTAGGED_HDR) : cfg_mulpdu) : (_t29 ? (cur_len[15:0] + TAGGED_HDR) : cfg_mulpdu);
+                msg_left_next = seg_untagged ? (_t27 ? 32'h0 : (cur_len - _t28)) : (_t29 ? 32'h0 : (cur_len - _t30));
                 seg_beat_next = 2'b00;
+                tx_payload_octets_next = seg_untagged ? (_t27 ? 4'b0000 : 4'b0000) : (_t29 ? 4'b0000 : 4'b0000);
+                tx_last_beat_next = seg_untagged ? (_t27 ? 1'b0 : _t31) : (_t29 ? 1'b0 : _t31);
+                tx_hdr_lanes_next = 4'b1000;
+                tx_phase_next = cur_phase - 3'b000;
             end
             WR_READ: begin
                 state_next = STATE_SHORT;
@@ -469,7 +603,7 @@ always @* begin
                     8'h41
                 };
                 short_left_next = 7'h2e;
-                msn_read_next = _t16;
+                msn_read_next = _t32;
             end
             WR_IMMEDIATE: begin
                 state_next = STATE_SHORT;
@@ -548,7 +682,7 @@ always @* begin
                     8'h41
                 };
                 short_left_next = 7'h1a;
-                msn_send_next = _t17;
+                msn_send_next = _t33;
             end
             WR_ATOMIC: begin
                 state_next = STATE_SHORT;
@@ -562,13 +696,13 @@ always @* begin
                     cur_to[39:32], cur_to[47:40], cur_to[55:48], cur_to[63:56], cur_stag[7:0], cur_stag[15:8], cur_stag[23:16], cur_stag[31:24],
                     cur_request_id[7:0], cur_request_id[15:8], cur_request_id[23:16], cur_request_id[31:24], {4'b0000, cur_aopcode}, 8'h0, 8'h0, 8'h0, 8'h0,
                     8'h0, 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0,
-                    8'h0, 8'h4a, {1'b0, _t18, 6'h1}
+                    8'h0, 8'h4a, {1'b0, _t34, 6'h1}
                 };
                 short_left_next = atomic_needs_split ? cfg_mulpdu[6:0] : 7'h46;
                 atomic_split_next = atomic_needs_split;
                 atomic_tail_next = cur_compare_mask[47:0];
-                if (_t18) begin
-                    msn_read_next = _t16;
+                if (_t34) begin
+                    msn_read_next = _t32;
                 end
             end
             default: begin
@@ -580,8 +714,8 @@ always @* begin
         rd_left_next = rd_left_reg - 33'h1;
     end
     if (fetch_q_pop) begin
-        rd_next_addr_next = _t19[93:33];
-        rd_left_next = _t19[32:0];
+        rd_next_addr_next = _t35[93:33];
+        rd_left_next = _t35[32:0];
     end
     if (fetch_bypass) begin
         rd_next_addr_next = wr_addr[63:3];
@@ -591,27 +725,42 @@ always @* begin
         tx_hold_next = fifo_head_reg;
     end
     fifo_reserved_next = (fifo_reserved_reg + {8'h0, tx_rd_fire}) - {8'h0, fifo_pop};
+    seg_nx_fits_next = seg_untagged ? _t36 : _t37;
+    seg_nx_k_next = seg_untagged ? (_t36 ? 4'b0000 : 4'b0000) : (_t37 ? 4'b0000 : 4'b0000);
+    seg_nx_last_beat_next = seg_untagged ? (_t36 ? 1'b0 : _t31) : (_t37 ? 1'b0 : _t31);
+    seg_nx_left_next = seg_untagged ? (_t36 ? (msg_left_reg[15:0] + UNTAGGED_HDR) : cfg_mulpdu) : (_t37 ? (msg_left_reg[15:0] + TAGGED_HDR) : cfg_mulpdu);
+    seg_nx_msg_left_next = seg_untagged ? (_t36 ? 32'h0 : (msg_left_reg - _t28)) : (_t37 ? 32'h0 : (msg_left_reg - _t30));
+    seg_nx_valid_next = in_data & (~(tx_seg_end & _t5));
     if (tx_prefetch) begin
-        tx_avail_next = _t20;
+        tx_avail_next = _t38;
     end
     if (tx_emit) begin
-        tx_avail_next = tx_need_pop ? (_t20 - _t8) : (tx_avail_reg - _t8);
-        tx_pos_next = tx_pos_reg + tx_payload_octets[2:0];
-        seg_left_next = seg_left_reg - {12'h0, tx_beat_octets};
-        seg_beat_next = (seg_beat_reg == 2'b11) ? seg_beat_reg : (seg_beat_reg + 2'b01);
-        if (tx_seg_end) begin
+        tx_avail_next = tx_need_pop ? (_t38 - _t4) : (tx_avail_reg - _t4);
+        tx_pos_next = _t39;
+        if (tx_last_beat_reg) begin
             if (seg_last_reg) begin
                 state_next = STATE_IDLE;
                 if (msg_untagged_reg) begin
-                    msn_send_next = _t17;
+                    msn_send_next = _t33;
                 end
             end else begin
                 tx_to_next = tx_to_reg + {48'h0, seg_room};
-                seg_last_next = _t21;
-                seg_left_next = (_t21 ? msg_left_reg[15:0] : seg_room) + _t3;
-                msg_left_next = _t21 ? 32'h0 : (msg_left_reg - _t15);
+                seg_last_next = seg_nx_fits_reg;
+                seg_left_next = seg_nx_left_reg;
+                msg_left_next = seg_nx_msg_left_reg;
                 seg_beat_next = 2'b00;
+                tx_payload_octets_next = seg_nx_k_reg;
+                tx_last_beat_next = seg_nx_last_beat_reg;
+                tx_hdr_lanes_next = 4'b1000;
+                tx_phase_next = _t39 - 3'b000;
             end
+        end else begin
+            seg_left_next = seg_left_reg - 16'h8;
+            seg_beat_next = tx_next_beat;
+            tx_payload_octets_next = ((seg_left_reg >= 16'h10) ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t40;
+            tx_last_beat_next = seg_left_reg <= 16'h10;
+            tx_hdr_lanes_next = _t40;
+            tx_phase_next = _t39 - (_t41 ? (seg_untagged ? 3'b000 : 3'b110) : (_t42 ? (seg_untagged ? 3'b010 : 3'b000) : 3'b000));
         end
     end
     if (short_emit) begin
@@ -668,25 +817,25 @@ always @* begin
                     8'h0,
                     8'h0,
                     8'h0,
-                    _t22 ? atomic_tail_reg[7:0] : 8'h0,
-                    _t24 ? atomic_tail_reg[7:0] : (_t22 ? atomic_tail_reg[15:8] : 8'h0),
-                    _t25 ? atomic_tail_reg[7:0] : (_t24 ? atomic_tail_reg[15:8] : (_t22 ? atomic_tail_reg[23:16] : 8'h0)),
-                    _t26 ? atomic_tail_reg[7:0] : (_t25 ? atomic_tail_reg[15:8] : (_t24 ? atomic_tail_reg[23:16] : (_t22 ? atomic_tail_reg[31:24] : 8'h0))),
-                    _t27 ? atomic_tail_reg[7:0] :
-                        _t26 ? atomic_tail_reg[15:8] :
-                        _t25 ? atomic_tail_reg[23:16] :
-                        _t24 ? atomic_tail_reg[31:24] :
-                        _t22 ? atomic_tail_reg[39:32] :
+                    _t43 ? atomic_tail_reg[7:0] : 8'h0,
+                    _t45 ? atomic_tail_reg[7:0] : (_t43 ? atomic_tail_reg[15:8] : 8'h0),
+                    _t46 ? atomic_tail_reg[7:0] : (_t45 ? atomic_tail_reg[15:8] : (_t43 ? atomic_tail_reg[23:16] : 8'h0)),
+                    _t47 ? atomic_tail_reg[7:0] : (_t46 ? atomic_tail_reg[15:8] : (_t45 ? atomic_tail_reg[23:16] : (_t43 ? atomic_tail_reg[31:24] : 8'h0))),
+                    _t48 ? atomic_tail_reg[7:0] :
+                        _t47 ? atomic_tail_reg[15:8] :
+                        _t46 ? atomic_tail_reg[23:16] :
+                        _t45 ? atomic_tail_reg[31:24] :
+                        _t43 ? atomic_tail_reg[39:32] :
                         8'h0,
-                    (_t23 == 16'h33) ? atomic_tail_reg[7:0] :
-                        _t27 ? atomic_tail_reg[15:8] :
-                        _t26 ? atomic_tail_reg[23:16] :
-                        _t25 ? atomic_tail_reg[31:24] :
-                        _t24 ? atomic_tail_reg[39:32] :
-                        _t22 ? atomic_tail_reg[47:40] :
+                    (_t44 == 16'h33) ? atomic_tail_reg[7:0] :
+                        _t48 ? atomic_tail_reg[15:8] :
+                        _t47 ? atomic_tail_reg[23:16] :
+                        _t46 ? atomic_tail_reg[31:24] :
+                        _t45 ? atomic_tail_reg[39:32] :
+                        _t43 ? atomic_tail_reg[47:40] :
                         8'h0,
-                    _t23[7:0],
-                    _t23[15:8],
+                    _t44[7:0],
+                    _t44[15:8],
                     8'h0,
                     8'h0,
                     msn_read_reg[7:0],
@@ -704,9 +853,9 @@ always @* begin
                     8'h4a,
                     8'h41
                 };
-                short_left_next = 7'h46 - _t23[6:0];
+                short_left_next = 7'h46 - _t44[6:0];
                 atomic_split_next = 1'b0;
-                msn_read_next = _t16;
+                msn_read_next = _t32;
             end else begin
                 state_next = STATE_IDLE;
             end
@@ -718,20 +867,54 @@ always @* begin
     if (tx_emit) begin
         out_valid_next = 1'b1;
         out_data_next = {
-            _t28 ? tx_to_reg[23:16] : (_t5 ? (_t29 ? tx_to_reg[55:48] : 8'h0) : tx_rotated[63:56]),
-            _t28 ? tx_to_reg[31:24] : (_t5 ? (_t29 ? tx_to_reg[63:56] : 8'h0) : tx_rotated[55:48]),
-            _t6 ? (_t29 ? tx_to_reg[7:0] : msn_send_reg[7:0]) : (_t5 ? tx_stag_reg[7:0] : tx_rotated[47:40]),
-            _t6 ? (_t29 ? tx_to_reg[15:8] : msn_send_reg[15:8]) : (_t5 ? tx_stag_reg[15:8] : tx_rotated[39:32]),
-            _t6 ? (_t29 ? tx_to_reg[23:16] : msn_send_reg[23:16]) : (_t5 ? tx_stag_reg[23:16] : tx_rotated[31:24]),
-            _t6 ? (_t29 ? tx_to_reg[31:24] : msn_send_reg[31:24]) : (_t5 ? tx_stag_reg[31:24] : tx_rotated[23:16]),
-            _t30 ? tx_to_reg[7:0] : (_t6 ? (_t29 ? tx_to_reg[39:32] : 8'h0) : (_t5 ? {4'b0100, msg_opcode_reg} : tx_rotated[15:8])),
-            _t30 ? tx_to_reg[15:8] : (_t6 ? (_t29 ? tx_to_reg[47:40] : 8'h0) : (_t5 ? {_t29, seg_last_reg, 6'h1} : tx_rotated[7:0]))
+            _t49 ? tx_to_reg[23:16] :
+                _t51 ? (_t52 ? tx_to_reg[55:48] : 8'h0) :
+                (tx_phase_reg >= 3'b001) ? (tx_hi_hold ? tx_hold_rot[63:56] : tx_head_rot[63:56]) :
+                tx_lo_head ? tx_head_rot[63:56] :
+                tx_hold_rot[63:56],
+            _t49 ? tx_to_reg[31:24] :
+                _t51 ? (_t52 ? tx_to_reg[63:56] : 8'h0) :
+                (tx_phase_reg >= 3'b010) ? (tx_hi_hold ? tx_hold_rot[55:48] : tx_head_rot[55:48]) :
+                tx_lo_head ? tx_head_rot[55:48] :
+                tx_hold_rot[55:48],
+            _t50 ? (_t52 ? tx_to_reg[7:0] : msn_send_reg[7:0]) :
+                _t51 ? tx_stag_reg[7:0] :
+                (tx_phase_reg >= 3'b011) ? (tx_hi_hold ? tx_hold_rot[47:40] : tx_head_rot[47:40]) :
+                tx_lo_head ? tx_head_rot[47:40] :
+                tx_hold_rot[47:40],
+            _t50 ? (_t52 ? tx_to_reg[15:8] : msn_send_reg[15:8]) :
+                _t51 ? tx_stag_reg[15:8] :
+                (tx_phase_reg >= 3'b100) ? (tx_hi_hold ? tx_hold_rot[39:32] : tx_head_rot[39:32]) :
+                tx_lo_head ? tx_head_rot[39:32] :
+                tx_hold_rot[39:32],
+            _t50 ? (_t52 ? tx_to_reg[23:16] : msn_send_reg[23:16]) :
+                _t51 ? tx_stag_reg[23:16] :
+                (tx_phase_reg >= 3'b101) ? (tx_hi_hold ? tx_hold_rot[31:24] : tx_head_rot[31:24]) :
+                tx_lo_head ? tx_head_rot[31:24] :
+                tx_hold_rot[31:24],
+            _t50 ? (_t52 ? tx_to_reg[31:24] : msn_send_reg[31:24]) :
+                _t51 ? tx_stag_reg[31:24] :
+                (tx_phase_reg >= 3'b110) ? (tx_hi_hold ? tx_hold_rot[23:16] : tx_head_rot[23:16]) :
+                tx_lo_head ? tx_head_rot[23:16] :
+                tx_hold_rot[23:16],
+            _t53 ? tx_to_reg[7:0] :
+                _t50 ? (_t52 ? tx_to_reg[39:32] : 8'h0) :
+                _t51 ? {4'b0100, msg_opcode_reg} :
+                (tx_phase_reg >= 3'b111) ? (tx_hi_hold ? tx_hold_rot[15:8] : tx_head_rot[15:8]) :
+                tx_lo_head ? tx_head_rot[15:8] :
+                tx_hold_rot[15:8],
+            _t53 ? tx_to_reg[15:8] :
+                _t50 ? (_t52 ? tx_to_reg[47:40] : 8'h0) :
+                _t51 ? {_t52, seg_last_reg, 6'h1} :
+                1'b0 ? (tx_hi_hold ? tx_hold_rot[7:0] : tx_head_rot[7:0]) :
+                tx_lo_head ? tx_head_rot[7:0] :
+                tx_hold_rot[7:0]
         };
         out_keep_next = {
-            tx_beat_octets > 4'b0111, tx_beat_octets > 4'b0110, tx_beat_octets > 4'b0101, tx_beat_octets > 4'b0100, tx_beat_octets > 4'b0011,
-            tx_beat_octets > 4'b0010, tx_beat_octets > 4'b0001, tx_beat_octets > 4'b0000
+            seg_left_reg > 16'h7, seg_left_reg > 16'h6, seg_left_reg > 16'h5, seg_left_reg > 16'h4, seg_left_reg > 16'h3, seg_left_reg > 16'h2,
+            seg_left_reg > 16'h1, seg_left_reg > 16'h0
         };
-        out_last_next = _t9;
+        out_last_next = tx_last_beat_reg;
         out_left_next = seg_left_reg;
     end
     if (short_emit) begin
@@ -745,7 +928,7 @@ always @* begin
         out_left_next = {9'h0, short_left_reg};
     end
     if (tx_emit) begin
-        out_done_next = _t9 & seg_last_reg;
+        out_done_next = tx_last_beat_reg & seg_last_reg;
     end
     if (short_emit) begin
         out_done_next = short_last & (~atomic_split_reg);
@@ -788,14 +971,24 @@ always @(posedge clk) begin
     tx_avail_reg <= tx_avail_next;
     tx_pos_reg <= tx_pos_next;
     tx_hold_reg <= tx_hold_next;
+    tx_payload_octets_reg <= tx_payload_octets_next;
+    tx_hdr_lanes_reg <= tx_hdr_lanes_next;
+    tx_phase_reg <= tx_phase_next;
+    tx_last_beat_reg <= tx_last_beat_next;
+    seg_nx_fits_reg <= seg_nx_fits_next;
+    seg_nx_k_reg <= seg_nx_k_next;
+    seg_nx_last_beat_reg <= seg_nx_last_beat_next;
+    seg_nx_left_reg <= seg_nx_left_next;
+    seg_nx_msg_left_reg <= seg_nx_msg_left_next;
+    seg_nx_valid_reg <= seg_nx_valid_next;
     short_buf_reg <= short_buf_next;
     short_left_reg <= short_left_next;
     atomic_split_reg <= atomic_split_next;
     atomic_tail_reg <= atomic_tail_next;
-    if (_t12) begin
+    if (_t25) begin
         wrq_mem[wrq_wptr_reg] <= _t1;
     end
-    if (_t13) begin
+    if (_t26) begin
         fetch_q_mem[fetch_q_wptr_reg[1:0]] <= {wr_addr[63:3], fetch_reads};
     end
     if (fifo_push) begin
@@ -817,6 +1010,7 @@ always @(posedge clk) begin
         fifo_rptr_reg <= 8'h0;
         fifo_count_reg <= 9'h0;
         fifo_head_valid_reg <= 1'b0;
+        seg_nx_valid_reg <= 1'b0;
         atomic_split_reg <= 1'b0;
     end
 end

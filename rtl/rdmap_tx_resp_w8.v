@@ -146,8 +146,11 @@ wire [1:0] au_rsp_status;
 wire au_rsp_match;
 // verilator lint_on UNUSED
 wire req_fire;
+reg au_rd_data_valid_reg; // the atomic unit's read data arrives
+reg au_rd_data_valid_next;
+reg [63:0] au_rd_data_reg; // the target's 8 lanes of the read beat
+reg [63:0] au_rd_data_next;
 wire atomic_done;
-wire [15:0] seg_room; // payload octets of a full segment: MULPDU - 14
 wire [32:0] fetch_reads; // memory beats of the message pushed on fetch
 wire fetch_push; // a message with payload to read is pushed
 reg [60:0] rd_next_addr_reg; // beat address (address / W) of the next read
@@ -189,16 +192,43 @@ reg [2:0] rr_pos_reg; // virtual position of the next payload octet, mod W
 reg [2:0] rr_pos_next;
 reg [63:0] rr_hold_reg; // the last memory beat consumed
 reg [63:0] rr_hold_next;
-wire [3:0] rr_hdr_lanes;
-wire [3:0] rr_beat_octets; // ULPDU octets in this beat
-wire [3:0] rr_payload_octets; // payload octets in this beat
+reg [3:0] rr_payload_octets_reg; // payload octets in this beat
+reg [3:0] rr_payload_octets_next;
+reg [3:0] rr_hdr_lanes_reg; // header octets in this beat
+reg [3:0] rr_hdr_lanes_next;
+reg [2:0] rr_phase_reg; // rotate of the payload: pos − hdr_lanes, mod W
+reg [2:0] rr_phase_next;
+reg rr_last_beat_reg; // this beat ends the segment (seg_left <= W)
+reg rr_last_beat_next;
+wire [15:0] seg_room_14; // payload octets of a full segment with a 14-octet header
+wire [15:0] seg_room; // payload octets of a full segment: MULPDU − the header
+reg seg_nx_fits_reg; // the next segment is the last
+reg seg_nx_fits_next;
+reg [3:0] seg_nx_k_reg; // payload octets in the next segment's first beat
+reg [3:0] seg_nx_k_next;
+reg seg_nx_last_beat_reg; // the next segment is one beat
+reg seg_nx_last_beat_next;
+reg [15:0] seg_nx_left_reg; // ULPDU octets of the next segment
+reg [15:0] seg_nx_left_next;
+reg [31:0] seg_nx_msg_left_reg; // payload octets after the next segment
+reg [31:0] seg_nx_msg_left_next;
+reg seg_nx_valid_reg; // seg_nx_* are planned from the current msg_left
+reg seg_nx_valid_next;
+wire [1:0] rr_next_beat;
 wire rr_need_pop; // the last payload octet is in the FIFO head
 wire rr_need_prefetch; // the payload octets straddle the head and the beat after it
+wire rr_plan_late; // the next segment is not planned yet
 wire rr_prefetch;
 wire rr_emit;
 wire rr_seg_end;
-wire [2:0] rr_phase;
-wire [63:0] rr_rotated;
+wire rr_lo_head; // lane 0 of the beat lies in the FIFO head
+wire rr_hi_hold; // the payload is all in the held beat
+wire [87:0] rr_head_rot_s1; // rr_head_rot: shifted by amount[2:2] lanes ×4
+wire [63:0] rr_head_rot_s0; // rr_head_rot: shifted by amount[1:0] lanes ×1
+wire [63:0] rr_head_rot;
+wire [87:0] rr_hold_rot_s1; // rr_hold_rot: shifted by amount[2:2] lanes ×4
+wire [63:0] rr_hold_rot_s0; // rr_hold_rot: shifted by amount[1:0] lanes ×1
+wire [63:0] rr_hold_rot;
 reg [575:0] short_buf_reg; // the ULPDU still to send, lane 0 first
 reg [575:0] short_buf_next;
 reg [6:0] short_left_reg; // its octets
@@ -210,37 +240,77 @@ wire _t0;
 // verilator lint_off UNUSED
 wire [32:0] _t1; // read through slices
 // verilator lint_on UNUSED
-wire _t2;
+wire [4:0] _t2;
 wire _t3;
 wire [4:0] _t4;
-wire _t5;
-// verilator lint_off UNUSED
-wire [127:0] _t6; // read through slices
-// verilator lint_on UNUSED
-wire [4:0] _t7;
-wire _t8;
-wire [31:0] _t9;
+wire [7:0] _t5;
+wire [7:0] _t6;
+wire [7:0] _t7;
+wire [7:0] _t8;
+wire [7:0] _t9;
 wire [7:0] _t10;
 wire [7:0] _t11;
 wire [7:0] _t12;
-wire [4:0] _t13;
-wire _t14;
+wire [7:0] _t13;
+wire [7:0] _t14;
+wire [7:0] _t15;
+wire [7:0] _t16;
+wire [7:0] _t17;
+wire [7:0] _t18;
+wire [7:0] _t19;
+wire [7:0] _t20;
+wire [7:0] _t21;
+wire [7:0] _t22;
+wire _t23;
+wire [31:0] _t24;
+wire _t25;
+wire [7:0] _t26;
+wire [7:0] _t27;
+wire [7:0] _t28;
+wire _t29;
+wire [4:0] _t30;
+wire [2:0] _t31;
+wire [3:0] _t32;
+wire _t33;
+wire _t34;
+wire _t35;
 
 assign _t0 = ~out_valid_reg;
 assign _t1 = ({1'b0, req_size} + {30'h0, req_src_addr[2:0]}) - 33'h1;
-assign _t2 = seg_beat_reg == 2'b00;
-assign _t3 = seg_beat_reg == 2'b01;
-assign _t4 = {1'b0, rr_payload_octets};
-assign _t5 = seg_left_reg <= 16'h8;
-assign _t6 = {(_t7 > 5'h10) ? rr_hold_reg : fifo_head_reg, (_t7 <= 5'h8) ? fifo_head_reg : rr_hold_reg} >> {rr_phase, 3'b000};
-assign _t7 = rr_avail_reg + {1'b0, rr_hdr_lanes};
-assign _t8 = req_size <= _t9;
-assign _t9 = {16'h0, seg_room};
-assign _t10 = req_term_d ? 8'h0 : 8'h0;
-assign _t11 = {req_term_m, req_term_d, req_term_r, 5'h0};
-assign _t12 = {req_term_layer, req_term_etype};
-assign _t13 = rr_avail_reg + 5'h8;
-assign _t14 = msg_left_reg <= _t9;
+assign _t2 = {1'b0, rr_payload_octets_reg};
+assign _t3 = ~seg_last_reg;
+assign _t4 = rr_avail_reg + {1'b0, rr_hdr_lanes_reg};
+assign _t5 = rr_phase_reg[2] ? fifo_head_reg[55:48] : fifo_head_reg[23:16];
+assign _t6 = rr_phase_reg[2] ? fifo_head_reg[47:40] : fifo_head_reg[15:8];
+assign _t7 = rr_phase_reg[2] ? fifo_head_reg[39:32] : fifo_head_reg[7:0];
+assign _t8 = rr_phase_reg[0] ? rr_head_rot_s1[71:64] : rr_head_rot_s1[63:56];
+assign _t9 = rr_phase_reg[0] ? rr_head_rot_s1[63:56] : rr_head_rot_s1[55:48];
+assign _t10 = rr_phase_reg[0] ? rr_head_rot_s1[55:48] : rr_head_rot_s1[47:40];
+assign _t11 = rr_phase_reg[0] ? rr_head_rot_s1[47:40] : rr_head_rot_s1[39:32];
+assign _t12 = rr_phase_reg[0] ? rr_head_rot_s1[39:32] : rr_head_rot_s1[31:24];
+assign _t13 = rr_phase_reg[0] ? rr_head_rot_s1[31:24] : rr_head_rot_s1[23:16];
+assign _t14 = rr_phase_reg[2] ? rr_hold_reg[55:48] : rr_hold_reg[23:16];
+assign _t15 = rr_phase_reg[2] ? rr_hold_reg[47:40] : rr_hold_reg[15:8];
+assign _t16 = rr_phase_reg[2] ? rr_hold_reg[39:32] : rr_hold_reg[7:0];
+assign _t17 = rr_phase_reg[0] ? rr_hold_rot_s1[71:64] : rr_hold_rot_s1[63:56];
+assign _t18 = rr_phase_reg[0] ? rr_hold_rot_s1[63:56] : rr_hold_rot_s1[55:48];
+assign _t19 = rr_phase_reg[0] ? rr_hold_rot_s1[55:48] : rr_hold_rot_s1[47:40];
+assign _t20 = rr_phase_reg[0] ? rr_hold_rot_s1[47:40] : rr_hold_rot_s1[39:32];
+assign _t21 = rr_phase_reg[0] ? rr_hold_rot_s1[39:32] : rr_hold_rot_s1[31:24];
+assign _t22 = rr_phase_reg[0] ? rr_hold_rot_s1[31:24] : rr_hold_rot_s1[23:16];
+assign _t23 = req_size <= _t24;
+assign _t24 = {16'h0, seg_room_14};
+assign _t25 = cfg_mulpdu <= 16'h8;
+assign _t26 = req_term_d ? 8'h0 : 8'h0;
+assign _t27 = {req_term_m, req_term_d, req_term_r, 5'h0};
+assign _t28 = {req_term_layer, req_term_etype};
+assign _t29 = msg_left_reg <= _t24;
+assign _t30 = rr_avail_reg + 5'h8;
+assign _t31 = rr_pos_reg + rr_payload_octets_reg[2:0];
+assign _t32 = _t33 ? 4'b0110 : 4'b0000;
+assign _t33 = rr_next_beat == 2'b01;
+assign _t34 = seg_beat_reg == 2'b00;
+assign _t35 = seg_beat_reg == 2'b01;
 assign in_idle = state_reg == STATE_IDLE;
 assign in_read = state_reg == STATE_READ;
 assign in_atomic = state_reg == STATE_ATOMIC;
@@ -257,7 +327,6 @@ assign wr_addr = {au_wr_addr[63:3], 3'b000};
 assign wr_data = au_wr_data;
 assign wr_strb = au_wr_strb;
 assign atomic_done = in_atomic & au_rsp_valid;
-assign seg_room = cfg_mulpdu - TAGGED_HDR;
 assign fetch_reads = (req_size == 32'h0) ? 33'h0 : ({3'b000, _t1[32:3]} + 33'h1);
 assign fetch_push = req_fire & (req_kind == KIND_READ_RESPONSE) & (fetch_reads != 33'h0);
 assign rr_rd_valid = in_read & (rd_left_reg != 33'h0) & (fifo_reserved_reg < 9'h100);
@@ -266,21 +335,77 @@ assign rd_valid = rr_rd_valid | au_rd_valid;
 assign rd_addr = in_atomic ? {au_rd_addr[63:3], 3'b000} : {rd_next_addr_reg, 3'b000};
 assign fifo_push = rd_data_valid & (~in_atomic);
 assign fifo_load = (fifo_count_reg != 9'h0) & ((~fifo_head_valid_reg) | fifo_pop);
-assign rr_hdr_lanes = _t2 ? 4'b1000 : (_t3 ? 4'b0110 : 4'b0000);
-assign rr_beat_octets = (seg_left_reg >= 16'h8) ? 4'b1000 : seg_left_reg[3:0];
-assign rr_payload_octets = rr_beat_octets - rr_hdr_lanes;
-assign rr_need_pop = (rr_payload_octets != 4'b0000) & ((_t4 + 5'h8) > rr_avail_reg);
-assign rr_need_prefetch = _t4 > rr_avail_reg;
+assign seg_room_14 = cfg_mulpdu - TAGGED_HDR;
+assign seg_room = seg_room_14;
+assign rr_next_beat = (seg_beat_reg == 2'b10) ? seg_beat_reg : (seg_beat_reg + 2'b01);
+assign rr_need_pop = (rr_payload_octets_reg != 4'b0000) & ((_t2 + 5'h8) > rr_avail_reg);
+assign rr_need_prefetch = _t2 > rr_avail_reg;
+assign rr_plan_late = rr_last_beat_reg & _t3 & (~seg_nx_valid_reg);
 assign rr_prefetch = in_read & rr_need_prefetch & fifo_head_valid_reg;
-assign rr_emit = in_read & (~rr_need_prefetch) & ((~rr_need_pop) | fifo_head_valid_reg) & out_free;
+assign rr_emit = in_read & (~rr_need_prefetch) & ((~rr_need_pop) | fifo_head_valid_reg) & out_free & (~rr_plan_late);
 assign fifo_pop = rr_prefetch | (rr_emit & rr_need_pop);
-assign rr_seg_end = rr_emit & _t5;
-assign rr_phase = rr_pos_reg - rr_hdr_lanes[2:0];
-assign rr_rotated = _t6[63:0];
+assign rr_seg_end = rr_emit & rr_last_beat_reg;
+assign rr_lo_head = _t4 <= 5'h8;
+assign rr_hi_hold = _t4 > 5'h10;
+assign rr_head_rot_s1 = {
+    _t5,
+    _t6,
+    _t7,
+    rr_phase_reg[2] ? fifo_head_reg[31:24] : fifo_head_reg[63:56],
+    rr_phase_reg[2] ? fifo_head_reg[23:16] : fifo_head_reg[55:48],
+    rr_phase_reg[2] ? fifo_head_reg[15:8] : fifo_head_reg[47:40],
+    rr_phase_reg[2] ? fifo_head_reg[7:0] : fifo_head_reg[39:32],
+    rr_phase_reg[2] ? fifo_head_reg[63:56] : fifo_head_reg[31:24],
+    _t5,
+    _t6,
+    _t7
+};
+assign rr_head_rot_s0 = {
+    rr_phase_reg[1] ? (rr_phase_reg[0] ? rr_head_rot_s1[87:80] : rr_head_rot_s1[79:72]) : _t8,
+    rr_phase_reg[1] ? (rr_phase_reg[0] ? rr_head_rot_s1[79:72] : rr_head_rot_s1[71:64]) : _t9,
+    rr_phase_reg[1] ? _t8 : _t10,
+    rr_phase_reg[1] ? _t9 : _t11,
+    rr_phase_reg[1] ? _t10 : _t12,
+    rr_phase_reg[1] ? _t11 : _t13,
+    rr_phase_reg[1] ? _t12 : (rr_phase_reg[0] ? rr_head_rot_s1[23:16] : rr_head_rot_s1[15:8]),
+    rr_phase_reg[1] ? _t13 : (rr_phase_reg[0] ? rr_head_rot_s1[15:8] : rr_head_rot_s1[7:0])
+};
+assign rr_head_rot = rr_head_rot_s0;
+assign rr_hold_rot_s1 = {
+    _t14,
+    _t15,
+    _t16,
+    rr_phase_reg[2] ? rr_hold_reg[31:24] : rr_hold_reg[63:56],
+    rr_phase_reg[2] ? rr_hold_reg[23:16] : rr_hold_reg[55:48],
+    rr_phase_reg[2] ? rr_hold_reg[15:8] : rr_hold_reg[47:40],
+    rr_phase_reg[2] ? rr_hold_reg[7:0] : rr_hold_reg[39:32],
+    rr_phase_reg[2] ? rr_hold_reg[63:56] : rr_hold_reg[31:24],
+    _t14,
+    _t15,
+    _t16
+};
+assign rr_hold_rot_s0 = {
+    rr_phase_reg[1] ? (rr_phase_reg[0] ? rr_hold_rot_s1[87:80] : rr_hold_rot_s1[79:72]) : _t17,
+    rr_phase_reg[1] ? (rr_phase_reg[0] ? rr_hold_rot_s1[79:72] : rr_hold_rot_s1[71:64]) : _t18,
+    rr_phase_reg[1] ? _t17 : _t19,
+    rr_phase_reg[1] ? _t18 : _t20,
+    rr_phase_reg[1] ? _t19 : _t21,
+    rr_phase_reg[1] ? _t20 : _t22,
+    rr_phase_reg[1] ? _t21 : (rr_phase_reg[0] ? rr_hold_rot_s1[23:16] : rr_hold_rot_s1[15:8]),
+    rr_phase_reg[1] ? _t22 : (rr_phase_reg[0] ? rr_hold_rot_s1[15:8] : rr_hold_rot_s1[7:0])
+};
+assign rr_hold_rot = rr_hold_rot_s0;
 assign short_emit = in_short & out_free;
 assign short_last = short_left_reg <= 7'h8;
 assign req_ready = in_idle & au_req_ready;
 assign idle = in_idle & _t0;
+
+always @* begin
+    au_rd_data_valid_next = au_rd_data_valid_reg;
+    au_rd_data_next = au_rd_data_reg;
+    au_rd_data_valid_next = rd_data_valid & in_atomic;
+    au_rd_data_next = rd_data;
+end
 
 always @* begin
     fifo_wptr_next = fifo_wptr_reg;
@@ -311,12 +436,22 @@ always @* begin
     seg_left_next = seg_left_reg;
     msg_left_next = msg_left_reg;
     seg_beat_next = seg_beat_reg;
+    rr_payload_octets_next = rr_payload_octets_reg;
+    rr_last_beat_next = rr_last_beat_reg;
+    rr_hdr_lanes_next = rr_hdr_lanes_reg;
+    rr_phase_next = rr_phase_reg;
     short_buf_next = short_buf_reg;
     short_left_next = short_left_reg;
     rd_next_addr_next = rd_next_addr_reg;
     rd_left_next = rd_left_reg;
     rr_hold_next = rr_hold_reg;
     fifo_reserved_next = fifo_reserved_reg;
+    seg_nx_fits_next = seg_nx_fits_reg;
+    seg_nx_k_next = seg_nx_k_reg;
+    seg_nx_last_beat_next = seg_nx_last_beat_reg;
+    seg_nx_left_next = seg_nx_left_reg;
+    seg_nx_msg_left_next = seg_nx_msg_left_reg;
+    seg_nx_valid_next = seg_nx_valid_reg;
     out_valid_next = out_valid_reg;
     out_data_next = out_data_reg;
     out_keep_next = out_keep_reg;
@@ -334,10 +469,14 @@ always @* begin
                 rr_to_next = req_sink_to;
                 rr_avail_next = 5'h8 - {2'b00, req_src_addr[2:0]};
                 rr_pos_next = req_src_addr[2:0];
-                seg_last_next = _t8;
-                seg_left_next = (_t8 ? req_size[15:0] : seg_room) + TAGGED_HDR;
-                msg_left_next = _t8 ? 32'h0 : (req_size - _t9);
+                seg_last_next = _t23;
+                seg_left_next = _t23 ? (req_size[15:0] + TAGGED_HDR) : cfg_mulpdu;
+                msg_left_next = _t23 ? 32'h0 : (req_size - _t24);
                 seg_beat_next = 2'b00;
+                rr_payload_octets_next = _t23 ? 4'b0000 : 4'b0000;
+                rr_last_beat_next = _t23 ? 1'b0 : _t25;
+                rr_hdr_lanes_next = 4'b1000;
+                rr_phase_next = req_src_addr[2:0] - 3'b000;
             end
             KIND_ATOMIC: begin
                 state_next = STATE_ATOMIC;
@@ -395,26 +534,26 @@ always @* begin
                     req_term_d ? req_term_ddp_hdr[7:0] : req_term_rdma_hdr[23:16],
                     req_term_d ? (req_term_tagged ? req_term_seg_len[7:0] : req_term_seg_len[7:0]) : req_term_rdma_hdr[15:8],
                     req_term_d ? (req_term_tagged ? req_term_seg_len[15:8] : req_term_seg_len[15:8]) : req_term_rdma_hdr[7:0],
-                    _t10,
-                    req_term_d ? _t11 : _t11,
+                    _t26,
+                    req_term_d ? _t27 : _t27,
                     req_term_d ? req_term_code : req_term_code,
-                    req_term_d ? _t12 : _t12,
-                    _t10,
-                    _t10,
-                    _t10,
-                    _t10,
+                    req_term_d ? _t28 : _t28,
+                    _t26,
+                    _t26,
+                    _t26,
+                    _t26,
                     req_term_d ? msn_terminate_reg[7:0] : msn_terminate_reg[7:0],
                     req_term_d ? msn_terminate_reg[15:8] : msn_terminate_reg[15:8],
                     req_term_d ? msn_terminate_reg[23:16] : msn_terminate_reg[23:16],
                     req_term_d ? msn_terminate_reg[31:24] : msn_terminate_reg[31:24],
                     req_term_d ? 8'h2 : 8'h2,
-                    _t10,
-                    _t10,
-                    _t10,
-                    _t10,
-                    _t10,
-                    _t10,
-                    _t10,
+                    _t26,
+                    _t26,
+                    _t26,
+                    _t26,
+                    _t26,
+                    _t26,
+                    _t26,
                     req_term_d ? 8'h47 : 8'h47,
                     req_term_d ? 8'h41 : 8'h41
                 };
@@ -449,24 +588,39 @@ always @* begin
         rr_hold_next = fifo_head_reg;
     end
     fifo_reserved_next = (fifo_reserved_reg + {8'h0, rr_rd_fire}) - {8'h0, fifo_pop};
+    seg_nx_fits_next = _t29;
+    seg_nx_k_next = _t29 ? 4'b0000 : 4'b0000;
+    seg_nx_last_beat_next = _t29 ? 1'b0 : _t25;
+    seg_nx_left_next = _t29 ? (msg_left_reg[15:0] + TAGGED_HDR) : cfg_mulpdu;
+    seg_nx_msg_left_next = _t29 ? 32'h0 : (msg_left_reg - _t24);
+    seg_nx_valid_next = in_read & (~(rr_seg_end & _t3));
     if (rr_prefetch) begin
-        rr_avail_next = _t13;
+        rr_avail_next = _t30;
     end
     if (rr_emit) begin
-        rr_avail_next = rr_need_pop ? (_t13 - _t4) : (rr_avail_reg - _t4);
-        rr_pos_next = rr_pos_reg + rr_payload_octets[2:0];
-        seg_left_next = seg_left_reg - {12'h0, rr_beat_octets};
-        seg_beat_next = (seg_beat_reg == 2'b10) ? seg_beat_reg : (seg_beat_reg + 2'b01);
-        if (rr_seg_end) begin
+        rr_avail_next = rr_need_pop ? (_t30 - _t2) : (rr_avail_reg - _t2);
+        rr_pos_next = _t31;
+        if (rr_last_beat_reg) begin
             if (seg_last_reg) begin
                 state_next = STATE_IDLE;
             end else begin
                 rr_to_next = rr_to_reg + {48'h0, seg_room};
-                seg_last_next = _t14;
-                seg_left_next = (_t14 ? msg_left_reg[15:0] : seg_room) + TAGGED_HDR;
-                msg_left_next = _t14 ? 32'h0 : (msg_left_reg - _t9);
+                seg_last_next = seg_nx_fits_reg;
+                seg_left_next = seg_nx_left_reg;
+                msg_left_next = seg_nx_msg_left_reg;
                 seg_beat_next = 2'b00;
+                rr_payload_octets_next = seg_nx_k_reg;
+                rr_last_beat_next = seg_nx_last_beat_reg;
+                rr_hdr_lanes_next = 4'b1000;
+                rr_phase_next = _t31 - 3'b000;
             end
+        end else begin
+            seg_left_next = seg_left_reg - 16'h8;
+            seg_beat_next = rr_next_beat;
+            rr_payload_octets_next = ((seg_left_reg >= 16'h10) ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t32;
+            rr_last_beat_next = seg_left_reg <= 16'h10;
+            rr_hdr_lanes_next = _t32;
+            rr_phase_next = _t31 - (_t33 ? 3'b110 : 3'b000);
         end
     end
     if (short_emit) begin
@@ -482,20 +636,50 @@ always @* begin
     if (rr_emit) begin
         out_valid_next = 1'b1;
         out_data_next = {
-            _t2 ? rr_to_reg[55:48] : rr_rotated[63:56],
-            _t2 ? rr_to_reg[63:56] : rr_rotated[55:48],
-            _t3 ? rr_to_reg[7:0] : (_t2 ? rr_stag_reg[7:0] : rr_rotated[47:40]),
-            _t3 ? rr_to_reg[15:8] : (_t2 ? rr_stag_reg[15:8] : rr_rotated[39:32]),
-            _t3 ? rr_to_reg[23:16] : (_t2 ? rr_stag_reg[23:16] : rr_rotated[31:24]),
-            _t3 ? rr_to_reg[31:24] : (_t2 ? rr_stag_reg[31:24] : rr_rotated[23:16]),
-            _t3 ? rr_to_reg[39:32] : (_t2 ? 8'h42 : rr_rotated[15:8]),
-            _t3 ? rr_to_reg[47:40] : (_t2 ? {1'b1, seg_last_reg, 6'h1} : rr_rotated[7:0])
+            _t34 ? rr_to_reg[55:48] :
+                (rr_phase_reg >= 3'b001) ? (rr_hi_hold ? rr_hold_rot[63:56] : rr_head_rot[63:56]) :
+                rr_lo_head ? rr_head_rot[63:56] :
+                rr_hold_rot[63:56],
+            _t34 ? rr_to_reg[63:56] :
+                (rr_phase_reg >= 3'b010) ? (rr_hi_hold ? rr_hold_rot[55:48] : rr_head_rot[55:48]) :
+                rr_lo_head ? rr_head_rot[55:48] :
+                rr_hold_rot[55:48],
+            _t35 ? rr_to_reg[7:0] :
+                _t34 ? rr_stag_reg[7:0] :
+                (rr_phase_reg >= 3'b011) ? (rr_hi_hold ? rr_hold_rot[47:40] : rr_head_rot[47:40]) :
+                rr_lo_head ? rr_head_rot[47:40] :
+                rr_hold_rot[47:40],
+            _t35 ? rr_to_reg[15:8] :
+                _t34 ? rr_stag_reg[15:8] :
+                (rr_phase_reg >= 3'b100) ? (rr_hi_hold ? rr_hold_rot[39:32] : rr_head_rot[39:32]) :
+                rr_lo_head ? rr_head_rot[39:32] :
+                rr_hold_rot[39:32],
+            _t35 ? rr_to_reg[23:16] :
+                _t34 ? rr_stag_reg[23:16] :
+                (rr_phase_reg >= 3'b101) ? (rr_hi_hold ? rr_hold_rot[31:24] : rr_head_rot[31:24]) :
+                rr_lo_head ? rr_head_rot[31:24] :
+                rr_hold_rot[31:24],
+            _t35 ? rr_to_reg[31:24] :
+                _t34 ? rr_stag_reg[31:24] :
+                (rr_phase_reg >= 3'b110) ? (rr_hi_hold ? rr_hold_rot[23:16] : rr_head_rot[23:16]) :
+                rr_lo_head ? rr_head_rot[23:16] :
+                rr_hold_rot[23:16],
+            _t35 ? rr_to_reg[39:32] :
+                _t34 ? 8'h42 :
+                (rr_phase_reg >= 3'b111) ? (rr_hi_hold ? rr_hold_rot[15:8] : rr_head_rot[15:8]) :
+                rr_lo_head ? rr_head_rot[15:8] :
+                rr_hold_rot[15:8],
+            _t35 ? rr_to_reg[47:40] :
+                _t34 ? {1'b1, seg_last_reg, 6'h1} :
+                1'b0 ? (rr_hi_hold ? rr_hold_rot[7:0] : rr_head_rot[7:0]) :
+                rr_lo_head ? rr_head_rot[7:0] :
+                rr_hold_rot[7:0]
         };
         out_keep_next = {
-            rr_beat_octets > 4'b0111, rr_beat_octets > 4'b0110, rr_beat_octets > 4'b0101, rr_beat_octets > 4'b0100, rr_beat_octets > 4'b0011,
-            rr_beat_octets > 4'b0010, rr_beat_octets > 4'b0001, rr_beat_octets > 4'b0000
+            seg_left_reg > 16'h7, seg_left_reg > 16'h6, seg_left_reg > 16'h5, seg_left_reg > 16'h4, seg_left_reg > 16'h3, seg_left_reg > 16'h2,
+            seg_left_reg > 16'h1, seg_left_reg > 16'h0
         };
-        out_last_next = _t5;
+        out_last_next = rr_last_beat_reg;
         out_left_next = seg_left_reg;
     end
     if (short_emit) begin
@@ -519,6 +703,8 @@ always @(posedge clk) begin
     out_keep_reg <= out_keep_next;
     out_last_reg <= out_last_next;
     out_left_reg <= out_left_next;
+    au_rd_data_valid_reg <= au_rd_data_valid_next;
+    au_rd_data_reg <= au_rd_data_next;
     rd_next_addr_reg <= rd_next_addr_next;
     rd_left_reg <= rd_left_next;
     fifo_reserved_reg <= fifo_reserved_next;
@@ -536,6 +722,16 @@ always @(posedge clk) begin
     rr_avail_reg <= rr_avail_next;
     rr_pos_reg <= rr_pos_next;
     rr_hold_reg <= rr_hold_next;
+    rr_payload_octets_reg <= rr_payload_octets_next;
+    rr_hdr_lanes_reg <= rr_hdr_lanes_next;
+    rr_phase_reg <= rr_phase_next;
+    rr_last_beat_reg <= rr_last_beat_next;
+    seg_nx_fits_reg <= seg_nx_fits_next;
+    seg_nx_k_reg <= seg_nx_k_next;
+    seg_nx_last_beat_reg <= seg_nx_last_beat_next;
+    seg_nx_left_reg <= seg_nx_left_next;
+    seg_nx_msg_left_reg <= seg_nx_msg_left_next;
+    seg_nx_valid_reg <= seg_nx_valid_next;
     short_buf_reg <= short_buf_next;
     short_left_reg <= short_left_next;
     if (fifo_push) begin
@@ -545,12 +741,14 @@ always @(posedge clk) begin
     if (rst) begin
         state_reg <= 2'b00;
         out_valid_reg <= 1'b0;
+        au_rd_data_valid_reg <= 1'b0;
         rd_left_reg <= 33'h0;
         fifo_reserved_reg <= 9'h0;
         fifo_wptr_reg <= 8'h0;
         fifo_rptr_reg <= 8'h0;
         fifo_count_reg <= 9'h0;
         fifo_head_valid_reg <= 1'b0;
+        seg_nx_valid_reg <= 1'b0;
     end
 end
 
@@ -570,8 +768,8 @@ atomic_unit atomic (
     .rd_valid(au_rd_valid),
     .rd_ready(rd_ready),
     .rd_addr(au_rd_addr),
-    .rd_data_valid(rd_data_valid & in_atomic),
-    .rd_data(rd_data),
+    .rd_data_valid(au_rd_data_valid_reg),
+    .rd_data(au_rd_data_reg),
     .wr_valid(au_wr_valid),
     .wr_ready(wr_ready),
     .wr_addr(au_wr_addr),

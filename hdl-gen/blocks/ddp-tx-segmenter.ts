@@ -6,6 +6,7 @@ import { keepFor, type BeatSource } from './ddp-tx-output';
 import { fifo } from '../lib/fifo';
 import { bramFifo } from '../lib/fifo-bram';
 import { laneVector } from './rdmap-tx-resp-ulpdu';
+import { laneShiftRight } from '../lib/lane-shift';
 
 /**
  * DDP segmentation of a message whose payload is in host memory (RFC 5041 §5.2; the model's
@@ -55,8 +56,6 @@ export interface SegmenterConfig {
   /** The output register takes a beat this cycle. */
   readonly outFree: Expr;
   readonly cfgMulpdu: Expr;
-  /** 16 bits: this message's DDP header octets (14 or 18). */
-  readonly hdrSize: Expr;
   /** 1 while the message is untagged (18-octet headers); null when every message is tagged. */
   readonly untagged: Expr | null;
   /** The message `start()` takes: its payload's address mod W (lw bits) and its size (32 bits). */
@@ -113,8 +112,6 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
   const maxHeader = c.untagged ? UNTAGGED_HEADER_SIZE : TAGGED_HEADER_SIZE;
   const headerBeats = Math.ceil(maxHeader / W);
 
-  const room = m.let('seg_room', c.cfgMulpdu.sub(c.hdrSize), { doc: `payload octets of a full segment: MULPDU - ${c.untagged ? 'the header (14 or 18)' : TAGGED_HEADER_SIZE}` });
-
   // ---- Fetch: a queue of messages, read back to back -------------------------------------------
   const f = c.fetch;
   const lastOctet = f.size.zext(33).add(f.addr.slice(lw - 1, 0).zext(33)).sub(1);
@@ -151,7 +148,16 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
   // Segment state. Positions are in the "virtual" stream whose octet 0 is the first octet of the
   // first memory beat; `avail` = (end of the beats consumed so far) − (next payload octet) + W,
   // in [1, 2W]: the held beat covers the W octets before that end.
+  //
+  // Timing: what a beat needs is registered with the beat before it (its payload octets k, its
+  // header lanes, its rotate phase, whether it ends the segment), so the cycle's decision (emit)
+  // is a compare of two registers, and the next values are picked from candidates computed from
+  // registers in parallel (the next beat of this segment, the first beat of the next segment,
+  // the first of a new message). The next segment's first beat is planned from msg_left a cycle
+  // ahead (seg_nx_*): after a segment of one beat (cfg_mulpdu <= W) the plan is a cycle late and
+  // the next segment waits that cycle.
   const dw = lw + 2;
+  const kw = lw + 1;
   const beatSaturate = Math.max(2, headerBeats);
   const segLeft = m.reg('seg_left', 16, { doc: 'ULPDU octets of the current segment still to send' });
   const segLast = m.reg('seg_last', 1, { doc: 'the current segment is the last (L = 1)' });
@@ -162,40 +168,94 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
   const avail = m.reg(`${p}_avail`, dw, { doc: 'consumed-but-unsent octets + W (see above)' });
   const pos = m.reg(`${p}_pos`, lw, { doc: 'virtual position of the next payload octet, mod W' });
   const hold = m.reg(`${p}_hold`, 8 * W, { doc: 'the last memory beat consumed' });
+  const k = m.reg(`${p}_payload_octets`, kw, { doc: 'payload octets in this beat' });
+  const hdrLanes = m.reg(`${p}_hdr_lanes`, kw, { doc: 'header octets in this beat' });
+  const phase = m.reg(`${p}_phase`, lw, { doc: 'rotate of the payload: pos − hdr_lanes, mod W' });
+  const lastBeat = m.reg(`${p}_last_beat`, 1, { doc: 'this beat ends the segment (seg_left <= W)' });
 
-  // Header lanes in this beat: the tagged header fills beat 0 (and 6 lanes of beat 1 at W = 8);
+  // Header lanes in beat b: the tagged header fills beat 0 (and 6 lanes of beat 1 at W = 8);
   // the untagged one 18 octets from lane 0.
-  const lanesLit = (n: number) => lit(lw + 1, n);
+  const lanesLit = (n: number) => lit(kw, n);
   const lanesIn = (b: number): Expr => {
     const t = headerLanesIn(W, TAGGED_HEADER_SIZE, b);
     const u = headerLanesIn(W, UNTAGGED_HEADER_SIZE, b);
     return c.untagged && t !== u ? mux(c.untagged, lanesLit(u), lanesLit(t)) : lanesLit(t);
   };
-  let lanesExpr: Expr = lanesLit(0);
-  for (let b = headerBeats - 1; b >= 0; b--) lanesExpr = mux(segBeat.eq(b), lanesIn(b), lanesExpr);
-  const hdrLanes = m.let(`${p}_hdr_lanes`, lanesExpr);
-  const beatOctets = m.let(`${p}_beat_octets`, mux(segLeft.ge(W), lit(lw + 1, W), segLeft.slice(lw, 0)), { doc: 'ULPDU octets in this beat' });
-  const k = m.let(`${p}_payload_octets`, beatOctets.sub(hdrLanes), { doc: 'payload octets in this beat' });
+
+  /**
+   * The first beat of a segment of a message with `left` payload octets still to send, for each
+   * header size (the untagged one only with `c.untagged`), picked by the message's kind last.
+   */
+  const variants = c.untagged ? [TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE] : [TAGGED_HEADER_SIZE];
+  const hdrSize = (h: number) =>
+    h === TAGGED_HEADER_SIZE
+      ? m.constant('TAGGED_HDR', 16, h, 'tagged DDP header octets (RFC 5041 section 4.2)')
+      : m.constant('UNTAGGED_HDR', 16, h, 'untagged DDP header octets (RFC 5041 section 4.3)');
+  const sizes = variants.map(hdrSize);
+  const rooms = variants.map((h, i) => m.let(`seg_room_${h}`, c.cfgMulpdu.sub(sizes[i]!), { doc: `payload octets of a full segment with a ${h}-octet header` }));
+  const byKind = (vs: readonly Expr[]): Expr => (vs.length === 1 ? vs[0]! : mux(c.untagged!, vs[1]!, vs[0]!));
+  const room = m.let('seg_room', byKind(rooms), { doc: 'payload octets of a full segment: MULPDU − the header' });
+  const firstBeat = (left: Expr) => {
+    const each = variants.map((h, i) => {
+      const fits = left.le(rooms[i]!.zext(32));
+      // Payload octets in beat 0: min(payload + h, W) − min(h, W); h >= W leaves none.
+      const kFit = W > h ? mux(left.ge(W - h), lit(kw, W - h), left.slice(lw, 0)) : lit(kw, 0);
+      const kFull = W > h ? mux(c.cfgMulpdu.ge(W), lit(kw, W - h), rooms[i]!.slice(lw, 0)) : lit(kw, 0);
+      return {
+        fits,
+        k: mux(fits, kFit, kFull),
+        last: mux(fits, W > h ? left.le(W - h) : lit(1, 0), c.cfgMulpdu.le(W)),
+        segLeft: mux(fits, left.slice(15, 0).add(sizes[i]!), c.cfgMulpdu),
+        msgLeft: mux(fits, lit(32, 0), left.sub(rooms[i]!.zext(32))),
+      };
+    });
+    const pick = (f: keyof (typeof each)[number]) => byKind(each.map((e) => e[f]));
+    return { fits: pick('fits'), k: pick('k'), last: pick('last'), segLeft: pick('segLeft'), msgLeft: pick('msgLeft') };
+  };
+  const hdrLanes0 = lanesIn(0);
+
+  // The next segment's first beat, planned from msg_left (valid a cycle after msg_left is set).
+  const plan = firstBeat(msgLeft);
+  const nx = {
+    fits: m.reg('seg_nx_fits', 1, { doc: 'the next segment is the last' }),
+    k: m.reg('seg_nx_k', kw, { doc: "payload octets in the next segment's first beat" }),
+    last: m.reg('seg_nx_last_beat', 1, { doc: 'the next segment is one beat' }),
+    segLeft: m.reg('seg_nx_left', 16, { doc: 'ULPDU octets of the next segment' }),
+    msgLeft: m.reg('seg_nx_msg_left', 32, { doc: 'payload octets after the next segment' }),
+    valid: m.reg('seg_nx_valid', 1, { reset: 0, doc: 'seg_nx_* are planned from the current msg_left' }),
+  };
+
+  // The next beat of this segment: a full one so far (seg_left > W), W octets less.
+  const nextBeat = m.let(`${p}_next_beat`, mux(segBeat.eq(beatSaturate), segBeat, segBeat.add(1)));
+  let nextLanes: Expr = lanesLit(0);
+  for (let b = headerBeats - 1; b >= 1; b--) nextLanes = mux(nextBeat.eq(b), lanesIn(b), nextLanes);
+  const nextOctets = mux(segLeft.ge(2 * W), lit(kw, W), segLeft.slice(lw - 1, 0).zext(kw));
+
   const kx = k.zext(dw);
   const hx = hdrLanes.zext(dw);
   const needPop = m.let(`${p}_need_pop`, k.ne(0).and(kx.add(W).gt(avail)), { doc: 'the last payload octet is in the FIFO head' });
   const needPrefetch = m.let(`${p}_need_prefetch`, kx.gt(avail), { doc: 'the payload octets straddle the head and the beat after it' });
+  const planLate = m.let(`${p}_plan_late`, lastBeat.and(segLast.not()).and(nx.valid.not()), { doc: 'the next segment is not planned yet' });
   const prefetch = m.let(`${p}_prefetch`, c.active.and(needPrefetch).and(headValid));
-  const emit = m.let(`${p}_emit`, c.active.and(needPrefetch.not()).and(needPop.not().or(headValid)).and(c.outFree));
+  const emit = m.let(`${p}_emit`, c.active.and(needPrefetch.not()).and(needPop.not().or(headValid)).and(c.outFree).and(planLate.not()));
   m.assign(pop, prefetch.or(emit.and(needPop)));
-  const segEnd = m.let(`${p}_seg_end`, emit.and(segLeft.le(W)));
+  const segEnd = m.let(`${p}_seg_end`, emit.and(lastBeat));
 
   // Lane j of the beat is virtual octet (pos − hdr_lanes + j) relative to the beat holding lane 0:
-  // rotate {hi, lo} right by that phase. lo is the held beat unless lane 0 lies in the head
-  // (avail + hdr <= W); hi is the head unless the payload is all in the held beat (avail + hdr > 2W).
-  const phase = m.let(`${p}_phase`, pos.sub(hdrLanes.slice(lw - 1, 0)));
-  const lo = mux(avail.add(hx).le(W), head, hold);
-  const hi = mux(avail.add(hx).gt(2 * W), hold, head);
-  const rotated = m.let(`${p}_rotated`, cat(hi, lo).shr(cat(phase, lit(3, 0))).slice(8 * W - 1, 0));
+  // lane (phase + j) of {hi, lo}. lo is the held beat unless lane 0 lies in the head
+  // (avail + hdr <= W); hi is the head unless the payload is all in the held beat (avail + hdr >
+  // 2W). Both beats are rotated by the phase and each lane picks its side, so the rotate does not
+  // wait for the compares.
+  const loHead = m.let(`${p}_lo_head`, avail.add(hx).le(W), { doc: 'lane 0 of the beat lies in the FIFO head' });
+  const hiHold = m.let(`${p}_hi_hold`, avail.add(hx).gt(2 * W), { doc: 'the payload is all in the held beat' });
+  const headRot = laneShiftRight(m, `${p}_head_rot`, cat(head, head), phase, 8, W);
+  const holdRot = laneShiftRight(m, `${p}_hold_rot`, cat(hold, hold), phase, 8, W);
   const header = c.header(segLast, stag, to);
   if (header.length !== maxHeader) throw new Error(`the segment header is ${maxHeader} octets, got ${header.length}`);
   const lanes = Array.from({ length: W }, (_, j) => {
-    let lane = rotated.slice(8 * j + 7, 8 * j);
+    const octet = (x: Expr) => x.slice(8 * j + 7, 8 * j);
+    const wraps = j === 0 ? lit(1, 0) : phase.ge(W - j);
+    let lane = mux(wraps, mux(hiHold, octet(holdRot), octet(headRot)), mux(loHead, octet(headRot), octet(holdRot)));
     for (let b = 0; b * W < maxHeader; b++) {
       const i = b * W + j;
       if (i >= maxHeader) continue;
@@ -206,25 +266,28 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
     return lane;
   });
 
-  // First segment of a message, and each next one: min(room, what is left).
-  const startSeg = (left: Expr) => {
-    const fits = left.le(room.zext(32));
-    m.set(segLast, fits);
-    m.set(segLeft, mux(fits, left.slice(15, 0), room).add(c.hdrSize));
-    m.set(msgLeft, mux(fits, lit(32, 0), left.sub(room.zext(32))));
+  /** Loads the first beat of a segment (from firstBeat() or the plan) at virtual position `at`. */
+  const loadSegment = (f: { fits: Expr; k: Expr; last: Expr; segLeft: Expr; msgLeft: Expr }, at: Expr) => {
+    m.set(segLast, f.fits);
+    m.set(segLeft, f.segLeft);
+    m.set(msgLeft, f.msgLeft);
     m.set(segBeat, 0);
+    m.set(k, f.k);
+    m.set(lastBeat, f.last);
+    m.set(hdrLanes, hdrLanes0);
+    m.set(phase, at.sub(hdrLanes0.slice(lw - 1, 0)));
   };
   const { phase: srcPhase, size } = c.request;
-
+  const first = firstBeat(size);
   return {
-    beat: { emit, data: laneVector(lanes), keep: keepFor(W, beatOctets), last: segLeft.le(W), left: segLeft },
+    beat: { emit, data: laneVector(lanes), keep: keepFor(W, segLeft), last: lastBeat, left: segLeft },
     last: segLast,
     start(s, t) {
       m.set(stag, s);
       m.set(to, t);
       m.set(avail, lit(dw, W).sub(srcPhase.zext(dw)));
       m.set(pos, srcPhase);
-      startSeg(size);
+      loadSegment(first, srcPhase);
     },
     sync(onLast) {
       m.when(segRdFire, () => {
@@ -245,17 +308,35 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
       m.when(pop, () => m.set(hold, head));
       m.set(reserved, reserved.add(segRdFire.zext(aw + 1)).sub(pop.zext(aw + 1)));
 
+      // The plan follows msg_left; start() is called while inactive, so the first plan of a
+      // message is a cycle late, as after a segment end.
+      m.set(nx.fits, plan.fits);
+      m.set(nx.k, plan.k);
+      m.set(nx.last, plan.last);
+      m.set(nx.segLeft, plan.segLeft);
+      m.set(nx.msgLeft, plan.msgLeft);
+      m.set(nx.valid, c.active.and(segEnd.and(segLast.not()).not()));
+
       m.when(prefetch, () => m.set(avail, avail.add(W)));
       m.when(emit, () => {
+        const at = pos.add(k.slice(lw - 1, 0));
         m.set(avail, mux(needPop, avail.add(W).sub(kx), avail.sub(kx)));
-        m.set(pos, pos.add(k.slice(lw - 1, 0)));
-        m.set(segLeft, segLeft.sub(beatOctets.zext(16)));
-        m.set(segBeat, mux(segBeat.eq(beatSaturate), segBeat, segBeat.add(1)));
-        m.when(segEnd, () =>
-          m.when(segLast, onLast, () => {
-            m.set(to, to.add(room.zext(64)));
-            startSeg(msgLeft);
-          }),
+        m.set(pos, at);
+        m.when(
+          lastBeat,
+          () =>
+            m.when(segLast, onLast, () => {
+              m.set(to, to.add(room.zext(64)));
+              loadSegment(nx, at);
+            }),
+          () => {
+            m.set(segLeft, segLeft.sub(W));
+            m.set(segBeat, nextBeat);
+            m.set(k, nextOctets.sub(nextLanes));
+            m.set(lastBeat, segLeft.le(2 * W));
+            m.set(hdrLanes, nextLanes);
+            m.set(phase, at.sub(nextLanes.slice(lw - 1, 0)));
+          },
         );
       });
     },

@@ -144,8 +144,6 @@ export function ddpTxModule(bytes: number): Module {
   const K = rnicNames(m);
   const kWrite = K.WR.WRITE;
   const kSend = K.WR.SEND;
-  const taggedHdr = m.constant('TAGGED_HDR', 16, TAGGED_HEADER_SIZE, 'tagged DDP header octets (RFC 5041 section 4.2)');
-  const untaggedHdr = m.constant('UNTAGGED_HDR', 16, UNTAGGED_HEADER_SIZE, 'untagged DDP header octets (RFC 5041 section 4.3)');
 
   const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE', meaning: MEANING });
   const inIdle = m.let('in_idle', fsm.is('IDLE'));
@@ -175,7 +173,6 @@ export function ddpTxModule(bytes: number): Module {
     active: inData,
     outFree: out.free,
     cfgMulpdu,
-    hdrSize: mux(untagged, untaggedHdr, taggedHdr),
     untagged,
     request: { phase: field('phase'), size: wrLen },
     // Writes and Sends are read as they enter the queue.

@@ -1,3 +1,4 @@
+import { laneShiftRight } from '../lib/lane-shift';
 import { TAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
@@ -37,7 +38,7 @@ import { checkRnicWidth } from './rnic-widths';
  * payload lane 14 mod W by a rotate over {newest beat, held beat}; a beat that straddles two
  * segments is consumed once and held for the next. The atomic path adapts atomic_unit's 8-octet
  * ports: the beat address is the target's with the low bits cleared, the target's 8 lanes are
- * selected on read, and the write repeats the word with wr_strb on its 8 lanes only.
+ * selected on read and registered (a cycle before the atomic unit sees them), and the write repeats the word with wr_strb on its 8 lanes only.
  *
  * Rate: a Read Response leaves one beat per cycle while its data keeps up (rd_ready high, read
  * latency up to about 250 cycles); a segment costs exactly its ⌈(14 + payload)/W⌉ beats, back
@@ -124,7 +125,6 @@ export function rdmapTxRespModule(bytes: number): Module {
   const idle = m.output('idle', 1, { group: 'Status', doc: 'no response in progress and nothing left to send' });
 
   const KIND = enumConstants(m, 'KIND', 2, RESP_KIND, (k) => `req_kind: ${RESP_KIND_NAME[k]}`);
-  const hdrSize = m.constant('TAGGED_HDR', 16, TAGGED_HEADER_SIZE, 'tagged DDP header octets (RFC 5041 section 4.2)');
 
   const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE', meaning: MEANING });
   const state = fsm.state;
@@ -161,7 +161,15 @@ export function rdmapTxRespModule(bytes: number): Module {
   m.allowUnused(au.rdAddr, 'bits [2:0] are 0 (8-octet aligned target); the beat address clears the lane bits');
   m.allowUnused(au.wrAddr, 'bits [2:0] are 0 (8-octet aligned target); the beat address clears the lane bits');
   const reqFire = m.let('req_fire', reqValid.and(inIdle).and(au.reqReady));
-  const auRdData = W === 8 ? rd.data : m.let('au_rd_word', rd.data.shr(cat(au.rdAddr.slice(lw - 1, 3), lit(6, 0))).slice(63, 0), { doc: "the target's 8 lanes of the read beat" });
+  // The target's 8 lanes of the read beat, registered: the lane select and the atomic unit's
+  // CmpSwap compare on the arriving data would not fit one cycle (a cycle more per atomic).
+  const auRdValid = m.reg('au_rd_data_valid', 1, { reset: 0, doc: 'the atomic unit\'s read data arrives' });
+  const auRdData = m.reg('au_rd_data', 64, { doc: "the target's 8 lanes of the read beat" });
+  const auRdWord = W === 8 ? rd.data : laneShiftRight(m, 'au_rd_word', rd.data, au.rdAddr.slice(lw - 1, 3), 64, 1);
+  m.sync(() => {
+    m.set(auRdValid, rd.dataValid.and(inAtomic));
+    m.set(auRdData, auRdWord);
+  });
   m.instance(atomicUnitModule(), 'atomic', {
     clk,
     rst,
@@ -178,7 +186,7 @@ export function rdmapTxRespModule(bytes: number): Module {
     rd_valid: au.rdValid,
     rd_ready: rd.ready,
     rd_addr: au.rdAddr,
-    rd_data_valid: rd.dataValid.and(inAtomic),
+    rd_data_valid: auRdValid,
     rd_data: auRdData,
     wr_valid: au.wrValid,
     wr_ready: wrReady,
@@ -207,7 +215,6 @@ export function rdmapTxRespModule(bytes: number): Module {
     active: inRead,
     outFree,
     cfgMulpdu,
-    hdrSize,
     untagged: null,
     request: { phase: reqSrcAddr.slice(lw - 1, 0), size: reqSize },
     // One Read Response at a time, read while it is sent (the atomic unit shares the port): a
