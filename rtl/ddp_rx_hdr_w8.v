@@ -61,7 +61,6 @@ localparam [13:0] ERR_DDP_TAGGED_VERSION = 14'h105; // DDP tagged buffer: invali
 localparam [13:0] ERR_DDP_TOO_LONG = 14'h149; // DDP untagged buffer: DDP message too long for available buffer {code, etype, layer}
 localparam [13:0] ERR_DDP_UNTAGGED_VERSION = 14'h189; // DDP untagged buffer: invalid DDP version {code, etype, layer}
 localparam [13:0] ERR_LLP_MARKER = 14'hc2; // MPA: marker and ULPDU_Length mismatch {code, etype, layer}
-localparam [13:0] ERR_NONE = 14'h0; // no error
 localparam [13:0] ERR_RDMAP_INVALID_VERSION = 14'h148; // RDMAP remote operation: invalid RDMAP version {code, etype, layer}
 localparam [13:0] ERR_RDMAP_UNEXPECTED_OPCODE = 14'h188; // RDMAP remote operation: unexpected OpCode {code, etype, layer}
 localparam [3:0] OP_ATOMIC_REQUEST = 4'b1010; // RDMAP opcode ATOMIC_REQUEST
@@ -75,14 +74,18 @@ localparam [3:0] OP_WRITE = 4'b0000; // RDMAP opcode WRITE
 
 reg [3:0] beat_reg; // beat index in the ULPDU, saturating at 9
 reg [3:0] beat_next;
-reg [15:0] pos_reg; // octets of the ULPDU before this beat
-reg [15:0] pos_next;
+reg [12:0] pos_reg; // octets of the ULPDU before this beat, over 8
+reg [12:0] pos_next;
 reg tagged_reg; // T bit of this ULPDU
 reg tagged_next;
 reg pass_reg; // this ULPDU passes H2-H5 and may carry data: its data goes to m_axis
 reg pass_next;
-reg [559:0] capture_reg; // first 70 octets of this ULPDU, zero past its end
+reg [559:0] capture_reg; // first 70 octets of the ULPDU as of the last beat taken, zero past its end
 reg [559:0] capture_next;
+reg [15:0] desc_len_reg; // octets of the ULPDU whose checks run on capture
+reg [15:0] desc_len_next;
+reg desc_pend_reg; // a ULPDU has ended: its checks run on capture until its descriptor moves to desc
+reg desc_pend_next;
 reg [63:0] res_data_reg; // octets of the previous beat waiting for the next output beat
 reg [63:0] res_data_next;
 reg [7:0] res_keep_reg;
@@ -107,17 +110,18 @@ wire [63:0] in_masked; // input lanes, zero where tkeep is 0
 wire first_beat;
 wire fire; // an input beat is accepted
 wire [3:0] in_octets; // octets in this beat
-wire [15:0] ulpdu_len; // octets of the ULPDU up to and including this beat
+wire [15:0] in_len; // octets of the ULPDU up to and including this beat
 wire t_now; // T bit of the ULPDU in flight
 wire pass_now;
 wire [63:0] sh_data; // this beat moved down past the header offset
 wire [7:0] sh_keep;
 wire [63:0] join_data; // the residual and the head of this beat
 wire [7:0] join_keep;
-wire in_beyond; // this beat has octets past the header offset
+wire in_beyond; // this later beat has octets past the header offset
 wire at_k; // this beat holds the first data octet
 wire past_k; // a later data beat
 wire [559:0] hdr_view; // the first octets of the ULPDU as of this beat (zero past its end)
+wire [15:0] ulpdu_len; // octets of the ULPDU
 wire [15:0] rdmap_len; // octets after the untagged header
 wire [15:0] fixed_len; // RDMAP part the untagged opcode needs (0: data allowed)
 wire [15:0] term_len; // a Terminate's length from its D/R bits and copied header type
@@ -132,9 +136,9 @@ wire _t5;
 wire _t6;
 wire _t7;
 wire _t8;
-wire [3:0] _t9;
+wire [12:0] _t9;
 wire _t10;
-wire _t11;
+wire [3:0] _t11;
 wire _t12;
 wire _t13;
 wire _t14;
@@ -149,69 +153,89 @@ wire _t22;
 wire _t23;
 wire _t24;
 wire _t25;
-wire [7:0] _t26;
-wire [7:0] _t27;
-wire [7:0] _t28;
-wire [7:0] _t29;
-wire [7:0] _t30;
-wire [7:0] _t31;
-wire [7:0] _t32;
-wire [7:0] _t33;
+wire _t26;
+wire _t27;
+wire _t28;
+wire _t29;
+wire _t30;
+wire _t31;
+wire _t32;
+wire _t33;
 wire _t34;
-wire _t35;
+wire [15:0] _t35;
 wire _t36;
 wire _t37;
 wire _t38;
 wire _t39;
-wire [15:0] _t40;
+wire _t40;
 wire _t41;
 wire _t42;
 wire _t43;
+wire _t44;
+wire _t45;
+wire _t46;
+wire _t47;
+wire _t48;
+wire _t49;
+wire _t50;
+wire _t51;
+wire _t52;
+wire _t53;
 
 assign _t0 = beat_reg == 4'b0000;
 assign _t1 = (~flush_reg) | first_beat;
 assign _t2 = (~out_valid_reg) | m_axis_tready;
-assign _t3 = (~desc_valid_reg) | m_desc_tready;
-assign _t4 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
-assign _t5 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
-assign _t6 = s_axis_tkeep[6] & (~s_axis_tkeep[7]);
-assign _t7 = s_axis_tkeep[2] & (~s_axis_tkeep[3]);
-assign _t8 = ~cfg_rfc7306;
-assign _t9 = t_now ? 4'b0001 : 4'b0010;
-assign _t10 = beat_reg == 4'b1000;
-assign _t11 = beat_reg < 4'b1000;
-assign _t12 = beat_reg == 4'b0111;
-assign _t13 = beat_reg < 4'b0111;
-assign _t14 = beat_reg == 4'b0110;
-assign _t15 = beat_reg < 4'b0110;
-assign _t16 = beat_reg == 4'b0101;
-assign _t17 = beat_reg < 4'b0101;
-assign _t18 = beat_reg == 4'b0100;
-assign _t19 = beat_reg < 4'b0100;
-assign _t20 = beat_reg == 4'b0011;
-assign _t21 = beat_reg < 4'b0011;
-assign _t22 = beat_reg == 4'b0010;
-assign _t23 = beat_reg < 4'b0010;
-assign _t24 = beat_reg == 4'b0001;
-assign _t25 = beat_reg < 4'b0001;
-assign _t26 = _t0 ? in_masked[63:56] : capture_reg[63:56];
-assign _t27 = _t0 ? in_masked[55:48] : capture_reg[55:48];
-assign _t28 = _t0 ? in_masked[47:40] : capture_reg[47:40];
-assign _t29 = _t0 ? in_masked[39:32] : capture_reg[39:32];
-assign _t30 = _t0 ? in_masked[31:24] : capture_reg[31:24];
-assign _t31 = _t0 ? in_masked[23:16] : capture_reg[23:16];
-assign _t32 = _t0 ? in_masked[15:8] : capture_reg[15:8];
-assign _t33 = _t0 ? in_masked[7:0] : capture_reg[7:0];
-assign _t34 = hdr_view[11:8] == OP_ATOMIC_RESPONSE;
-assign _t35 = hdr_view[11:8] == OP_ATOMIC_REQUEST;
-assign _t36 = hdr_view[11:8] == OP_IMMEDIATE_SE;
-assign _t37 = hdr_view[11:8] == OP_IMMEDIATE;
-assign _t38 = hdr_view[11:8] == OP_TERMINATE;
-assign _t39 = hdr_view[11:8] == OP_READ_REQUEST;
-assign _t40 = hdr_view[7] ? 16'he : 16'h12;
-assign _t41 = ~hdr_view[7];
-assign _t42 = _t39 | _t38 | _t37 | _t36 | _t35 | _t34;
-assign _t43 = verdict == 14'h0;
+assign _t3 = (~desc_pend_reg) | _t4;
+assign _t4 = (~desc_valid_reg) | m_desc_tready;
+assign _t5 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
+assign _t6 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
+assign _t7 = s_axis_tkeep[6] & (~s_axis_tkeep[7]);
+assign _t8 = s_axis_tkeep[2] & (~s_axis_tkeep[3]);
+assign _t9 = pos_reg + 13'h1;
+assign _t10 = ~cfg_rfc7306;
+assign _t11 = tagged_reg ? 4'b0001 : 4'b0010;
+assign _t12 = beat_reg == 4'b1000;
+assign _t13 = beat_reg < 4'b1000;
+assign _t14 = beat_reg == 4'b0111;
+assign _t15 = beat_reg < 4'b0111;
+assign _t16 = beat_reg == 4'b0110;
+assign _t17 = beat_reg < 4'b0110;
+assign _t18 = beat_reg == 4'b0101;
+assign _t19 = beat_reg < 4'b0101;
+assign _t20 = beat_reg == 4'b0100;
+assign _t21 = beat_reg < 4'b0100;
+assign _t22 = beat_reg == 4'b0011;
+assign _t23 = beat_reg < 4'b0011;
+assign _t24 = beat_reg == 4'b0010;
+assign _t25 = beat_reg < 4'b0010;
+assign _t26 = beat_reg == 4'b0001;
+assign _t27 = beat_reg < 4'b0001;
+assign _t28 = capture_reg[11:8] == OP_ATOMIC_RESPONSE;
+assign _t29 = capture_reg[11:8] == OP_ATOMIC_REQUEST;
+assign _t30 = capture_reg[11:8] == OP_IMMEDIATE_SE;
+assign _t31 = capture_reg[11:8] == OP_IMMEDIATE;
+assign _t32 = capture_reg[11:8] == OP_TERMINATE;
+assign _t33 = capture_reg[11:8] == OP_READ_REQUEST;
+assign _t34 = ulpdu_len < _t35;
+assign _t35 = capture_reg[7] ? 16'he : 16'h12;
+assign _t36 = capture_reg[1:0] != 2'b01;
+assign _t37 = capture_reg[15:14] != 2'b01;
+assign _t38 = _t34 | _t36;
+assign _t39 = (capture_reg[11:8] > OP_ATOMIC_RESPONSE) | ((capture_reg[11:8] >= OP_IMMEDIATE) & _t10);
+assign _t40 = _t34 | _t41;
+assign _t41 = _t36 | _t37;
+assign _t42 = capture_reg[7] != ((capture_reg[11:8] == OP_WRITE) | (capture_reg[11:8] == OP_READ_RESPONSE));
+assign _t43 = _t38 | (_t37 | _t39);
+assign _t44 = _t45 & (rdmap_len < fixed_len);
+assign _t45 = ~capture_reg[7];
+assign _t46 = _t39 | _t42;
+assign _t47 = _t48 & (rdmap_len < term_len);
+assign _t48 = _t45 & _t32;
+assign _t49 = _t42 | _t44;
+assign _t50 = _t48 & (rdmap_len > term_len);
+assign _t51 = _t45 & (~_t32) & _t52 & (rdmap_len > fixed_len);
+assign _t52 = _t33 | _t32 | _t31 | _t30 | _t29 | _t28;
+assign _t53 = flush_reg & _t2;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
@@ -233,116 +257,114 @@ assign s_axis_tready = _t1 & _t2 & _t3;
 assign fire = s_axis_tvalid & _t1 & _t2 & _t3;
 assign in_octets = {
     s_axis_tkeep[7],
-    (s_axis_tkeep[3] & (~s_axis_tkeep[4])) | _t4 | _t5 | _t6,
-    (s_axis_tkeep[1] & (~s_axis_tkeep[2])) | _t7 | _t5 | _t6,
-    (s_axis_tkeep[0] & (~s_axis_tkeep[1])) | _t7 | _t4 | _t6
+    (s_axis_tkeep[3] & (~s_axis_tkeep[4])) | _t5 | _t6 | _t7,
+    (s_axis_tkeep[1] & (~s_axis_tkeep[2])) | _t8 | _t6 | _t7,
+    (s_axis_tkeep[0] & (~s_axis_tkeep[1])) | _t8 | _t5 | _t7
 };
-assign ulpdu_len = pos_reg + {12'h0, in_octets};
+assign in_len = {in_octets[3] ? _t9 : pos_reg, in_octets[2:0]};
 assign t_now = first_beat ? s_axis_tdata[7] : tagged_reg;
 assign pass_now = first_beat ?
     (~((s_axis_tdata[1:0] != 2'b01) | (s_axis_tdata[15:14] != 2'b01) |
-        ((s_axis_tdata[11:8] > OP_ATOMIC_RESPONSE) | ((s_axis_tdata[11:8] >= OP_IMMEDIATE) & _t8)) |
+        ((s_axis_tdata[11:8] > OP_ATOMIC_RESPONSE) | ((s_axis_tdata[11:8] >= OP_IMMEDIATE) & _t10)) |
         (s_axis_tdata[7] != ((s_axis_tdata[11:8] == OP_WRITE) | (s_axis_tdata[11:8] == OP_READ_RESPONSE))) |
         ((s_axis_tdata[11:8] == OP_READ_REQUEST) | (s_axis_tdata[11:8] == OP_TERMINATE) | (s_axis_tdata[11:8] == OP_IMMEDIATE) |
             (s_axis_tdata[11:8] == OP_IMMEDIATE_SE) | (s_axis_tdata[11:8] == OP_ATOMIC_REQUEST) | (s_axis_tdata[11:8] == OP_ATOMIC_RESPONSE)))) :
     pass_reg;
 assign sh_data = t_now ? {48'h0, s_axis_tdata[63:48]} : {16'h0, s_axis_tdata[63:16]};
 assign sh_keep = t_now ? {6'h0, s_axis_tkeep[7:6]} : {2'b00, s_axis_tkeep[7:2]};
-assign join_data = t_now ? {s_axis_tdata[47:0], res_data_reg[15:0]} : {s_axis_tdata[15:0], res_data_reg[47:0]};
-assign join_keep = t_now ? {s_axis_tkeep[5:0], res_keep_reg[1:0]} : {s_axis_tkeep[1:0], res_keep_reg[5:0]};
-assign in_beyond = t_now ? s_axis_tkeep[6] : s_axis_tkeep[2];
-assign at_k = pass_now & (beat_reg == _t9);
-assign past_k = pass_now & (beat_reg > _t9);
+assign join_data = tagged_reg ? {s_axis_tdata[47:0], res_data_reg[15:0]} : {s_axis_tdata[15:0], res_data_reg[47:0]};
+assign join_keep = tagged_reg ? {s_axis_tkeep[5:0], res_keep_reg[1:0]} : {s_axis_tkeep[1:0], res_keep_reg[5:0]};
+assign in_beyond = tagged_reg ? s_axis_tkeep[6] : s_axis_tkeep[2];
+assign at_k = (~first_beat) & pass_reg & (beat_reg == _t11);
+assign past_k = pass_reg & (beat_reg > _t11);
 assign hdr_view = {
-    _t10 ? in_masked[47:40] : (_t11 ? 8'h0 : capture_reg[559:552]),
-    _t10 ? in_masked[39:32] : (_t11 ? 8'h0 : capture_reg[551:544]),
-    _t10 ? in_masked[31:24] : (_t11 ? 8'h0 : capture_reg[543:536]),
-    _t10 ? in_masked[23:16] : (_t11 ? 8'h0 : capture_reg[535:528]),
-    _t10 ? in_masked[15:8] : (_t11 ? 8'h0 : capture_reg[527:520]),
-    _t10 ? in_masked[7:0] : (_t11 ? 8'h0 : capture_reg[519:512]),
-    _t12 ? in_masked[63:56] : (_t13 ? 8'h0 : capture_reg[511:504]),
-    _t12 ? in_masked[55:48] : (_t13 ? 8'h0 : capture_reg[503:496]),
-    _t12 ? in_masked[47:40] : (_t13 ? 8'h0 : capture_reg[495:488]),
-    _t12 ? in_masked[39:32] : (_t13 ? 8'h0 : capture_reg[487:480]),
-    _t12 ? in_masked[31:24] : (_t13 ? 8'h0 : capture_reg[479:472]),
-    _t12 ? in_masked[23:16] : (_t13 ? 8'h0 : capture_reg[471:464]),
-    _t12 ? in_masked[15:8] : (_t13 ? 8'h0 : capture_reg[463:456]),
-    _t12 ? in_masked[7:0] : (_t13 ? 8'h0 : capture_reg[455:448]),
-    _t14 ? in_masked[63:56] : (_t15 ? 8'h0 : capture_reg[447:440]),
-    _t14 ? in_masked[55:48] : (_t15 ? 8'h0 : capture_reg[439:432]),
-    _t14 ? in_masked[47:40] : (_t15 ? 8'h0 : capture_reg[431:424]),
-    _t14 ? in_masked[39:32] : (_t15 ? 8'h0 : capture_reg[423:416]),
-    _t14 ? in_masked[31:24] : (_t15 ? 8'h0 : capture_reg[415:408]),
-    _t14 ? in_masked[23:16] : (_t15 ? 8'h0 : capture_reg[407:400]),
-    _t14 ? in_masked[15:8] : (_t15 ? 8'h0 : capture_reg[399:392]),
-    _t14 ? in_masked[7:0] : (_t15 ? 8'h0 : capture_reg[391:384]),
-    _t16 ? in_masked[63:56] : (_t17 ? 8'h0 : capture_reg[383:376]),
-    _t16 ? in_masked[55:48] : (_t17 ? 8'h0 : capture_reg[375:368]),
-    _t16 ? in_masked[47:40] : (_t17 ? 8'h0 : capture_reg[367:360]),
-    _t16 ? in_masked[39:32] : (_t17 ? 8'h0 : capture_reg[359:352]),
-    _t16 ? in_masked[31:24] : (_t17 ? 8'h0 : capture_reg[351:344]),
-    _t16 ? in_masked[23:16] : (_t17 ? 8'h0 : capture_reg[343:336]),
-    _t16 ? in_masked[15:8] : (_t17 ? 8'h0 : capture_reg[335:328]),
-    _t16 ? in_masked[7:0] : (_t17 ? 8'h0 : capture_reg[327:320]),
-    _t18 ? in_masked[63:56] : (_t19 ? 8'h0 : capture_reg[319:312]),
-    _t18 ? in_masked[55:48] : (_t19 ? 8'h0 : capture_reg[311:304]),
-    _t18 ? in_masked[47:40] : (_t19 ? 8'h0 : capture_reg[303:296]),
-    _t18 ? in_masked[39:32] : (_t19 ? 8'h0 : capture_reg[295:288]),
-    _t18 ? in_masked[31:24] : (_t19 ? 8'h0 : capture_reg[287:280]),
-    _t18 ? in_masked[23:16] : (_t19 ? 8'h0 : capture_reg[279:272]),
-    _t18 ? in_masked[15:8] : (_t19 ? 8'h0 : capture_reg[271:264]),
-    _t18 ? in_masked[7:0] : (_t19 ? 8'h0 : capture_reg[263:256]),
-    _t20 ? in_masked[63:56] : (_t21 ? 8'h0 : capture_reg[255:248]),
-    _t20 ? in_masked[55:48] : (_t21 ? 8'h0 : capture_reg[247:240]),
-    _t20 ? in_masked[47:40] : (_t21 ? 8'h0 : capture_reg[239:232]),
-    _t20 ? in_masked[39:32] : (_t21 ? 8'h0 : capture_reg[231:224]),
-    _t20 ? in_masked[31:24] : (_t21 ? 8'h0 : capture_reg[223:216]),
-    _t20 ? in_masked[23:16] : (_t21 ? 8'h0 : capture_reg[215:208]),
-    _t20 ? in_masked[15:8] : (_t21 ? 8'h0 : capture_reg[207:200]),
-    _t20 ? in_masked[7:0] : (_t21 ? 8'h0 : capture_reg[199:192]),
-    _t22 ? in_masked[63:56] : (_t23 ? 8'h0 : capture_reg[191:184]),
-    _t22 ? in_masked[55:48] : (_t23 ? 8'h0 : capture_reg[183:176]),
-    _t22 ? in_masked[47:40] : (_t23 ? 8'h0 : capture_reg[175:168]),
-    _t22 ? in_masked[39:32] : (_t23 ? 8'h0 : capture_reg[167:160]),
-    _t22 ? in_masked[31:24] : (_t23 ? 8'h0 : capture_reg[159:152]),
-    _t22 ? in_masked[23:16] : (_t23 ? 8'h0 : capture_reg[151:144]),
-    _t22 ? in_masked[15:8] : (_t23 ? 8'h0 : capture_reg[143:136]),
-    _t22 ? in_masked[7:0] : (_t23 ? 8'h0 : capture_reg[135:128]),
-    _t24 ? in_masked[63:56] : (_t25 ? 8'h0 : capture_reg[127:120]),
-    _t24 ? in_masked[55:48] : (_t25 ? 8'h0 : capture_reg[119:112]),
-    _t24 ? in_masked[47:40] : (_t25 ? 8'h0 : capture_reg[111:104]),
-    _t24 ? in_masked[39:32] : (_t25 ? 8'h0 : capture_reg[103:96]),
-    _t24 ? in_masked[31:24] : (_t25 ? 8'h0 : capture_reg[95:88]),
-    _t24 ? in_masked[23:16] : (_t25 ? 8'h0 : capture_reg[87:80]),
-    _t24 ? in_masked[15:8] : (_t25 ? 8'h0 : capture_reg[79:72]),
-    _t24 ? in_masked[7:0] : (_t25 ? 8'h0 : capture_reg[71:64]),
-    _t26,
-    _t27,
-    _t28,
-    _t29,
-    _t30,
-    _t31,
-    _t32,
-    _t33
+    _t12 ? in_masked[47:40] : (_t13 ? 8'h0 : capture_reg[559:552]),
+    _t12 ? in_masked[39:32] : (_t13 ? 8'h0 : capture_reg[551:544]),
+    _t12 ? in_masked[31:24] : (_t13 ? 8'h0 : capture_reg[543:536]),
+    _t12 ? in_masked[23:16] : (_t13 ? 8'h0 : capture_reg[535:528]),
+    _t12 ? in_masked[15:8] : (_t13 ? 8'h0 : capture_reg[527:520]),
+    _t12 ? in_masked[7:0] : (_t13 ? 8'h0 : capture_reg[519:512]),
+    _t14 ? in_masked[63:56] : (_t15 ? 8'h0 : capture_reg[511:504]),
+    _t14 ? in_masked[55:48] : (_t15 ? 8'h0 : capture_reg[503:496]),
+    _t14 ? in_masked[47:40] : (_t15 ? 8'h0 : capture_reg[495:488]),
+    _t14 ? in_masked[39:32] : (_t15 ? 8'h0 : capture_reg[487:480]),
+    _t14 ? in_masked[31:24] : (_t15 ? 8'h0 : capture_reg[479:472]),
+    _t14 ? in_masked[23:16] : (_t15 ? 8'h0 : capture_reg[471:464]),
+    _t14 ? in_masked[15:8] : (_t15 ? 8'h0 : capture_reg[463:456]),
+    _t14 ? in_masked[7:0] : (_t15 ? 8'h0 : capture_reg[455:448]),
+    _t16 ? in_masked[63:56] : (_t17 ? 8'h0 : capture_reg[447:440]),
+    _t16 ? in_masked[55:48] : (_t17 ? 8'h0 : capture_reg[439:432]),
+    _t16 ? in_masked[47:40] : (_t17 ? 8'h0 : capture_reg[431:424]),
+    _t16 ? in_masked[39:32] : (_t17 ? 8'h0 : capture_reg[423:416]),
+    _t16 ? in_masked[31:24] : (_t17 ? 8'h0 : capture_reg[415:408]),
+    _t16 ? in_masked[23:16] : (_t17 ? 8'h0 : capture_reg[407:400]),
+    _t16 ? in_masked[15:8] : (_t17 ? 8'h0 : capture_reg[399:392]),
+    _t16 ? in_masked[7:0] : (_t17 ? 8'h0 : capture_reg[391:384]),
+    _t18 ? in_masked[63:56] : (_t19 ? 8'h0 : capture_reg[383:376]),
+    _t18 ? in_masked[55:48] : (_t19 ? 8'h0 : capture_reg[375:368]),
+    _t18 ? in_masked[47:40] : (_t19 ? 8'h0 : capture_reg[367:360]),
+    _t18 ? in_masked[39:32] : (_t19 ? 8'h0 : capture_reg[359:352]),
+    _t18 ? in_masked[31:24] : (_t19 ? 8'h0 : capture_reg[351:344]),
+    _t18 ? in_masked[23:16] : (_t19 ? 8'h0 : capture_reg[343:336]),
+    _t18 ? in_masked[15:8] : (_t19 ? 8'h0 : capture_reg[335:328]),
+    _t18 ? in_masked[7:0] : (_t19 ? 8'h0 : capture_reg[327:320]),
+    _t20 ? in_masked[63:56] : (_t21 ? 8'h0 : capture_reg[319:312]),
+    _t20 ? in_masked[55:48] : (_t21 ? 8'h0 : capture_reg[311:304]),
+    _t20 ? in_masked[47:40] : (_t21 ? 8'h0 : capture_reg[303:296]),
+    _t20 ? in_masked[39:32] : (_t21 ? 8'h0 : capture_reg[295:288]),
+    _t20 ? in_masked[31:24] : (_t21 ? 8'h0 : capture_reg[287:280]),
+    _t20 ? in_masked[23:16] : (_t21 ? 8'h0 : capture_reg[279:272]),
+    _t20 ? in_masked[15:8] : (_t21 ? 8'h0 : capture_reg[271:264]),
+    _t20 ? in_masked[7:0] : (_t21 ? 8'h0 : capture_reg[263:256]),
+    _t22 ? in_masked[63:56] : (_t23 ? 8'h0 : capture_reg[255:248]),
+    _t22 ? in_masked[55:48] : (_t23 ? 8'h0 : capture_reg[247:240]),
+    _t22 ? in_masked[47:40] : (_t23 ? 8'h0 : capture_reg[239:232]),
+    _t22 ? in_masked[39:32] : (_t23 ? 8'h0 : capture_reg[231:224]),
+    _t22 ? in_masked[31:24] : (_t23 ? 8'h0 : capture_reg[223:216]),
+    _t22 ? in_masked[23:16] : (_t23 ? 8'h0 : capture_reg[215:208]),
+    _t22 ? in_masked[15:8] : (_t23 ? 8'h0 : capture_reg[207:200]),
+    _t22 ? in_masked[7:0] : (_t23 ? 8'h0 : capture_reg[199:192]),
+    _t24 ? in_masked[63:56] : (_t25 ? 8'h0 : capture_reg[191:184]),
+    _t24 ? in_masked[55:48] : (_t25 ? 8'h0 : capture_reg[183:176]),
+    _t24 ? in_masked[47:40] : (_t25 ? 8'h0 : capture_reg[175:168]),
+    _t24 ? in_masked[39:32] : (_t25 ? 8'h0 : capture_reg[167:160]),
+    _t24 ? in_masked[31:24] : (_t25 ? 8'h0 : capture_reg[159:152]),
+    _t24 ? in_masked[23:16] : (_t25 ? 8'h0 : capture_reg[151:144]),
+    _t24 ? in_masked[15:8] : (_t25 ? 8'h0 : capture_reg[143:136]),
+    _t24 ? in_masked[7:0] : (_t25 ? 8'h0 : capture_reg[135:128]),
+    _t26 ? in_masked[63:56] : (_t27 ? 8'h0 : capture_reg[127:120]),
+    _t26 ? in_masked[55:48] : (_t27 ? 8'h0 : capture_reg[119:112]),
+    _t26 ? in_masked[47:40] : (_t27 ? 8'h0 : capture_reg[111:104]),
+    _t26 ? in_masked[39:32] : (_t27 ? 8'h0 : capture_reg[103:96]),
+    _t26 ? in_masked[31:24] : (_t27 ? 8'h0 : capture_reg[95:88]),
+    _t26 ? in_masked[23:16] : (_t27 ? 8'h0 : capture_reg[87:80]),
+    _t26 ? in_masked[15:8] : (_t27 ? 8'h0 : capture_reg[79:72]),
+    _t26 ? in_masked[7:0] : (_t27 ? 8'h0 : capture_reg[71:64]),
+    _t0 ? in_masked[63:56] : capture_reg[63:56],
+    _t0 ? in_masked[55:48] : capture_reg[55:48],
+    _t0 ? in_masked[47:40] : capture_reg[47:40],
+    _t0 ? in_masked[39:32] : capture_reg[39:32],
+    _t0 ? in_masked[31:24] : capture_reg[31:24],
+    _t0 ? in_masked[23:16] : capture_reg[23:16],
+    _t0 ? in_masked[15:8] : capture_reg[15:8],
+    _t0 ? in_masked[7:0] : capture_reg[7:0]
 };
+assign ulpdu_len = desc_len_reg;
 assign rdmap_len = ulpdu_len - 16'h12;
-assign fixed_len = _t34 ? 16'hc : (_t35 ? 16'h34 : (_t36 ? 16'h8 : (_t37 ? 16'h8 : (_t38 ? 16'h4 : (_t39 ? 16'h1c : 16'h0)))));
-assign term_len = 16'h4 + (hdr_view[166] ? ((hdr_view[166] & (rdmap_len > 16'h6) & hdr_view[199]) ? 16'h10 : 16'h14) : 16'h0) +
-    (hdr_view[165] ? 16'h1c : 16'h0);
-assign verdict = (ulpdu_len < _t40) ? ERR_LLP_MARKER :
-    (hdr_view[1:0] != 2'b01) ? (hdr_view[7] ? ERR_DDP_TAGGED_VERSION : ERR_DDP_UNTAGGED_VERSION) :
-    (hdr_view[15:14] != 2'b01) ? ERR_RDMAP_INVALID_VERSION :
-    ((hdr_view[11:8] > OP_ATOMIC_RESPONSE) | ((hdr_view[11:8] >= OP_IMMEDIATE) & _t8)) ? ERR_RDMAP_UNEXPECTED_OPCODE :
-    (hdr_view[7] != ((hdr_view[11:8] == OP_WRITE) | (hdr_view[11:8] == OP_READ_RESPONSE))) ? ERR_RDMAP_UNEXPECTED_OPCODE :
-    (_t41 & (rdmap_len < fixed_len)) ? ERR_LLP_MARKER :
-    (_t41 & _t38 & (rdmap_len < term_len)) ? ERR_LLP_MARKER :
-    (_t41 & _t42 & (rdmap_len > (_t38 ? term_len : fixed_len))) ? ERR_DDP_TOO_LONG :
-    ERR_NONE;
-assign has_payload = _t43 & (~_t42) & (ulpdu_len > _t40);
+assign fixed_len = _t28 ? 16'hc : (_t29 ? 16'h34 : (_t30 ? 16'h8 : (_t31 ? 16'h8 : (_t32 ? 16'h4 : (_t33 ? 16'h1c : 16'h0)))));
+assign term_len = 16'h4 + (capture_reg[166] ? ((capture_reg[166] & capture_reg[199]) ? 16'h10 : 16'h14) : 16'h0) + (capture_reg[165] ? 16'h1c : 16'h0);
+assign verdict = ({14{_t34}} & ERR_LLP_MARKER) | ({14{_t36 & (~_t34)}} & (capture_reg[7] ? ERR_DDP_TAGGED_VERSION : ERR_DDP_UNTAGGED_VERSION)) |
+    (({14{_t37 & (~_t38)}} & ERR_RDMAP_INVALID_VERSION) | ({14{_t39 & (~_t40)}} & ERR_RDMAP_UNEXPECTED_OPCODE)) |
+    (({14{_t42 & (~_t43)}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{_t44 & (~(_t38 | (_t37 | _t46)))}} & ERR_LLP_MARKER) |
+        (({14{_t47 & (~(_t40 | (_t39 | _t49)))}} & ERR_LLP_MARKER) |
+            (({14{_t50 & (~(_t40 | (_t46 | (_t44 | _t47))))}} & ERR_DDP_TOO_LONG) | ({14{_t51 & (~(_t43 | (_t49 | (_t47 | _t50))))}} & ERR_DDP_TOO_LONG))));
+assign has_payload = (~(_t41 | _t39 | _t42)) & (~_t52) & (ulpdu_len > _t35);
 
 always @* begin
     out_valid_next = out_valid_reg;
     desc_valid_next = desc_valid_reg;
+    desc_next = desc_reg;
+    desc_pend_next = desc_pend_reg;
     out_data_next = out_data_reg;
     out_keep_next = out_keep_reg;
     out_last_next = out_last_reg;
@@ -354,135 +376,64 @@ always @* begin
     pass_next = pass_reg;
     res_data_next = res_data_reg;
     res_keep_next = res_keep_reg;
-    desc_next = desc_reg;
+    desc_len_next = desc_len_reg;
     if (m_axis_tready) begin
         out_valid_next = 1'b0;
     end
     if (m_desc_tready) begin
         desc_valid_next = 1'b0;
     end
-    if (flush_reg & _t2) begin
+    if (desc_pend_reg & _t4) begin
+        desc_valid_next = 1'b1;
+        desc_next = {
+            capture_reg[7:0],
+            capture_reg[559:144],
+            {capture_reg[119:112], capture_reg[127:120], capture_reg[135:128], capture_reg[143:136]},
+            {capture_reg[87:80], capture_reg[95:88], capture_reg[103:96], capture_reg[111:104]},
+            {capture_reg[55:48], capture_reg[63:56], capture_reg[71:64], capture_reg[79:72]},
+            {
+                capture_reg[55:48], capture_reg[63:56], capture_reg[71:64], capture_reg[79:72], capture_reg[87:80], capture_reg[95:88], capture_reg[103:96],
+                capture_reg[111:104]
+            },
+            {capture_reg[23:16], capture_reg[31:24], capture_reg[39:32], capture_reg[47:40]},
+            capture_reg[15:8],
+            capture_reg[11:8],
+            capture_reg[1:0],
+            capture_reg[6],
+            capture_reg[7],
+            has_payload ? (ulpdu_len - _t35) : 16'h0,
+            ulpdu_len,
+            verdict,
+            has_payload,
+            ~(_t43 | (_t49 | (_t47 | (_t50 | _t51))))
+        };
+        desc_pend_next = 1'b0;
+    end
+    if (_t53 | (fire & (past_k | (at_k & s_axis_tlast & (t_now ? s_axis_tkeep[6] : s_axis_tkeep[2]))))) begin
         out_valid_next = 1'b1;
-        out_data_next = res_data_reg;
-        out_keep_next = res_keep_reg;
-        out_last_next = 1'b1;
+        out_data_next = flush_reg ? res_data_reg : (past_k ? join_data : sh_data);
+        out_keep_next = flush_reg ? res_keep_reg : (past_k ? join_keep : sh_keep);
+        out_last_next = flush_reg | (~past_k) | (s_axis_tlast & (~in_beyond));
+    end
+    if (_t53) begin
         flush_next = 1'b0;
     end
     if (fire) begin
-        capture_next = {
-            _t10 ? in_masked[47:40] : capture_reg[559:552],
-            _t10 ? in_masked[39:32] : capture_reg[551:544],
-            _t10 ? in_masked[31:24] : capture_reg[543:536],
-            _t10 ? in_masked[23:16] : capture_reg[535:528],
-            _t10 ? in_masked[15:8] : capture_reg[527:520],
-            _t10 ? in_masked[7:0] : capture_reg[519:512],
-            _t12 ? in_masked[63:56] : capture_reg[511:504],
-            _t12 ? in_masked[55:48] : capture_reg[503:496],
-            _t12 ? in_masked[47:40] : capture_reg[495:488],
-            _t12 ? in_masked[39:32] : capture_reg[487:480],
-            _t12 ? in_masked[31:24] : capture_reg[479:472],
-            _t12 ? in_masked[23:16] : capture_reg[471:464],
-            _t12 ? in_masked[15:8] : capture_reg[463:456],
-            _t12 ? in_masked[7:0] : capture_reg[455:448],
-            _t14 ? in_masked[63:56] : capture_reg[447:440],
-            _t14 ? in_masked[55:48] : capture_reg[439:432],
-            _t14 ? in_masked[47:40] : capture_reg[431:424],
-            _t14 ? in_masked[39:32] : capture_reg[423:416],
-            _t14 ? in_masked[31:24] : capture_reg[415:408],
-            _t14 ? in_masked[23:16] : capture_reg[407:400],
-            _t14 ? in_masked[15:8] : capture_reg[399:392],
-            _t14 ? in_masked[7:0] : capture_reg[391:384],
-            _t16 ? in_masked[63:56] : capture_reg[383:376],
-            _t16 ? in_masked[55:48] : capture_reg[375:368],
-            _t16 ? in_masked[47:40] : capture_reg[367:360],
-            _t16 ? in_masked[39:32] : capture_reg[359:352],
-            _t16 ? in_masked[31:24] : capture_reg[351:344],
-            _t16 ? in_masked[23:16] : capture_reg[343:336],
-            _t16 ? in_masked[15:8] : capture_reg[335:328],
-            _t16 ? in_masked[7:0] : capture_reg[327:320],
-            _t18 ? in_masked[63:56] : capture_reg[319:312],
-            _t18 ? in_masked[55:48] : capture_reg[311:304],
-            _t18 ? in_masked[47:40] : capture_reg[303:296],
-            _t18 ? in_masked[39:32] : capture_reg[295:288],
-            _t18 ? in_masked[31:24] : capture_reg[287:280],
-            _t18 ? in_masked[23:16] : capture_reg[279:272],
-            _t18 ? in_masked[15:8] : capture_reg[271:264],
-            _t18 ? in_masked[7:0] : capture_reg[263:256],
-            _t20 ? in_masked[63:56] : capture_reg[255:248],
-            _t20 ? in_masked[55:48] : capture_reg[247:240],
-            _t20 ? in_masked[47:40] : capture_reg[239:232],
-            _t20 ? in_masked[39:32] : capture_reg[231:224],
-            _t20 ? in_masked[31:24] : capture_reg[223:216],
-            _t20 ? in_masked[23:16] : capture_reg[215:208],
-            _t20 ? in_masked[15:8] : capture_reg[207:200],
-            _t20 ? in_masked[7:0] : capture_reg[199:192],
-            _t22 ? in_masked[63:56] : capture_reg[191:184],
-            _t22 ? in_masked[55:48] : capture_reg[183:176],
-            _t22 ? in_masked[47:40] : capture_reg[175:168],
-            _t22 ? in_masked[39:32] : capture_reg[167:160],
-            _t22 ? in_masked[31:24] : capture_reg[159:152],
-            _t22 ? in_masked[23:16] : capture_reg[151:144],
-            _t22 ? in_masked[15:8] : capture_reg[143:136],
-            _t22 ? in_masked[7:0] : capture_reg[135:128],
-            _t24 ? in_masked[63:56] : capture_reg[127:120],
-            _t24 ? in_masked[55:48] : capture_reg[119:112],
-            _t24 ? in_masked[47:40] : capture_reg[111:104],
-            _t24 ? in_masked[39:32] : capture_reg[103:96],
-            _t24 ? in_masked[31:24] : capture_reg[95:88],
-            _t24 ? in_masked[23:16] : capture_reg[87:80],
-            _t24 ? in_masked[15:8] : capture_reg[79:72],
-            _t24 ? in_masked[7:0] : capture_reg[71:64],
-            _t26,
-            _t27,
-            _t28,
-            _t29,
-            _t30,
-            _t31,
-            _t32,
-            _t33
-        };
+        capture_next = hdr_view;
         beat_next = s_axis_tlast ? 4'b0000 : ((beat_reg == 4'b1001) ? beat_reg : (beat_reg + 4'b0001));
-        pos_next = s_axis_tlast ? 16'h0 : (pos_reg + 16'h8);
+        pos_next = s_axis_tlast ? 13'h0 : _t9;
         tagged_next = t_now;
         pass_next = pass_now;
         if (at_k | past_k) begin
             res_data_next = sh_data;
             res_keep_next = sh_keep;
         end
-        if (at_k & s_axis_tlast & (|sh_keep)) begin
-            out_valid_next = 1'b1;
-            out_data_next = sh_data;
-            out_keep_next = sh_keep;
-            out_last_next = 1'b1;
-        end
         if (past_k) begin
-            out_valid_next = 1'b1;
-            out_data_next = join_data;
-            out_keep_next = join_keep;
-            out_last_next = s_axis_tlast & (~in_beyond);
             flush_next = s_axis_tlast & in_beyond;
         end
         if (s_axis_tlast) begin
-            desc_valid_next = 1'b1;
-            desc_next = {
-                hdr_view[7:0],
-                hdr_view[559:144],
-                {hdr_view[119:112], hdr_view[127:120], hdr_view[135:128], hdr_view[143:136]},
-                {hdr_view[87:80], hdr_view[95:88], hdr_view[103:96], hdr_view[111:104]},
-                {hdr_view[55:48], hdr_view[63:56], hdr_view[71:64], hdr_view[79:72]},
-                {hdr_view[55:48], hdr_view[63:56], hdr_view[71:64], hdr_view[79:72], hdr_view[87:80], hdr_view[95:88], hdr_view[103:96], hdr_view[111:104]},
-                {hdr_view[23:16], hdr_view[31:24], hdr_view[39:32], hdr_view[47:40]},
-                hdr_view[15:8],
-                hdr_view[11:8],
-                hdr_view[1:0],
-                hdr_view[6],
-                hdr_view[7],
-                has_payload ? (ulpdu_len - _t40) : 16'h0,
-                ulpdu_len,
-                verdict,
-                has_payload,
-                _t43
-            };
+            desc_pend_next = 1'b1;
+            desc_len_next = in_len;
         end
     end
 end
@@ -493,6 +444,8 @@ always @(posedge clk) begin
     tagged_reg <= tagged_next;
     pass_reg <= pass_next;
     capture_reg <= capture_next;
+    desc_len_reg <= desc_len_next;
+    desc_pend_reg <= desc_pend_next;
     res_data_reg <= res_data_next;
     res_keep_reg <= res_keep_next;
     flush_reg <= flush_next;
@@ -505,7 +458,8 @@ always @(posedge clk) begin
 
     if (rst) begin
         beat_reg <= 4'b0000;
-        pos_reg <= 16'h0;
+        pos_reg <= 13'h0;
+        desc_pend_reg <= 1'b0;
         res_keep_reg <= 8'h0;
         flush_reg <= 1'b0;
         out_valid_reg <= 1'b0;

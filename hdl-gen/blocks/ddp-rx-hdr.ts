@@ -1,4 +1,5 @@
 import { thermometerCount } from '../lib/keep';
+import { anyOf, priorityMux } from '../lib/onehot';
 import { DDP_VERSION, DdpFlag, TAGGED_HEADER_SIZE, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import {
   ATOMIC_REQUEST_HEADER_SIZE,
@@ -33,7 +34,9 @@ import { sinkStream, sourceStream } from '../core/stream';
  * - m_desc: one descriptor per ULPDU (layout `DDP_RX_DESC`), after the ULPDU's last beat (H1, H6
  *   and H7 need its length). The first 70 octets (the untagged header and the largest RDMAP part,
  *   the 52-octet Atomic Request or the longest Terminate) are caught in a buffer; the checks run on
- *   them and the length when tlast is accepted.
+ *   it and the registered length the cycle after tlast is accepted (a check stage, so no length
+ *   compare sits behind the tkeep decode), and the next ULPDU's beats wait only while that
+ *   descriptor cannot move to m_desc.
  * - m_axis: the ULP data of every ULPDU that passes and whose opcode may carry data (Write, Read
  *   Response, the four Sends), octets after the DDP header, realigned to lane 0, one packet per
  *   ULPDU; none when it has no such octets (descriptor has_payload = 0). Opcodes with an RDMAP
@@ -41,11 +44,12 @@ import { sinkStream, sourceStream } from '../core/stream';
  *   whole RDMAP part is the descriptor's `rdmap` field (and `ulpdu_len` − 18 says how much of it).
  *   ULPDUs that fail send nothing on m_axis. `segment.payload` of the model is m_axis for the
  *   first group, `rdmap[0 .. ulpdu_len − 18)` for the second.
- * Payload beats leave one cycle after their input beat; the descriptor is loaded with the ULPDU's
- * last input beat, so a consumer must not rely on an order between the two ports (the residual
- * flush beat may follow the descriptor). s_axis_tready depends on m_axis_tready and
- * m_desc_tready combinationally (output registers without skid buffers). cfg_rfc7306 must not
- * change while a ULPDU is in flight; ULPDU lengths are counted in 16 bits (MPA's ULPDU_Length).
+ * Payload beats leave one cycle after their input beat; the descriptor two cycles after the
+ * ULPDU's last input beat (one for the capture, one for the checks), so a consumer must not rely
+ * on an order between the two ports (the residual flush beat may come before or after the
+ * descriptor). s_axis_tready depends on m_axis_tready and m_desc_tready combinationally (output
+ * registers without skid buffers). cfg_rfc7306 must not change while a ULPDU is in flight; ULPDU
+ * lengths are counted in 16 bits (MPA's ULPDU_Length).
  *
  * Rate: one input beat per cycle, back-to-back ULPDUs included, at every width. A ULPDU whose last
  * beat holds more data octets than the header offset (14 or 18 mod W) leaves one more output beat
@@ -128,7 +132,6 @@ export function ddpRxHdrModule(bytes: number): Module {
   const dReady = m.input('m_desc_tready', 1, { group: dGroup });
 
   const K = rnicNames(m);
-  const errOk = m.constant('ERR_NONE', 14, 0, 'no error');
   const eMarker = K.err(LlpError.MARKER);
   const eTagVer = K.err(DdpError.TAGGED_VERSION);
   const eUntVer = K.err(DdpError.UNTAGGED_VERSION);
@@ -138,10 +141,13 @@ export function ddpRxHdrModule(bytes: number): Module {
 
   // --- registers ---------------------------------------------------------------------------------
   const bcnt = m.reg('beat', BW, { reset: 0, doc: `beat index in the ULPDU, saturating at ${BMAX}` });
-  const pos = m.reg('pos', 16, { reset: 0, doc: 'octets of the ULPDU before this beat' });
+  const LG = Math.log2(W);
+  const pos = m.reg('pos', 16 - LG, { reset: 0, doc: `octets of the ULPDU before this beat, over ${W}` });
   const tReg = m.reg('tagged', 1, { doc: 'T bit of this ULPDU' });
   const passReg = m.reg('pass', 1, { doc: 'this ULPDU passes H2-H5 and may carry data: its data goes to m_axis' });
-  const buf = m.reg('capture', 8 * CAP, { doc: `first ${CAP} octets of this ULPDU, zero past its end` });
+  const buf = m.reg('capture', 8 * CAP, { doc: `first ${CAP} octets of the ULPDU as of the last beat taken, zero past its end` });
+  const descLen = m.reg('desc_len', 16, { doc: 'octets of the ULPDU whose checks run on capture' });
+  const pend = m.reg('desc_pend', 1, { reset: 0, doc: 'a ULPDU has ended: its checks run on capture until its descriptor moves to desc' });
   const res = m.reg('res_data', 8 * W, { doc: 'octets of the previous beat waiting for the next output beat' });
   const resKeep = m.reg('res_keep', W, { reset: 0 });
   const flush = m.reg('flush', 1, { reset: 0, doc: 'the residual of a ended ULPDU is the next output beat' });
@@ -174,11 +180,18 @@ export function ddpRxHdrModule(bytes: number): Module {
   // beat takes the place of the flushed residual in res and is flushed in turn. Back-to-back
   // ULPDUs lose no cycle at any width.
   const inOk = flush.not().or(isFirst);
-  m.assign(s.ready, inOk.and(outFree).and(descFree));
-  const fire = m.let('fire', s.valid.and(inOk).and(outFree).and(descFree), { doc: 'an input beat is accepted' });
+  // A beat may overwrite capture (and a last beat desc_len) only once the ended ULPDU's
+  // descriptor leaves the check stage.
+  const checked = pend.not().or(descFree);
+  m.assign(s.ready, inOk.and(outFree).and(checked));
+  const fire = m.let('fire', s.valid.and(inOk).and(outFree).and(checked), { doc: 'an input beat is accepted' });
   // tkeep is 2^k − 1 (the contract above): k from its top lane, not a popcount.
   const count = thermometerCount(m, 'in_octets', keep, 'octets in this beat');
-  const len = m.let('ulpdu_len', pos.add(count.zext(16)), { doc: 'octets of the ULPDU up to and including this beat' });
+  // pos counts whole beats and a beat holds 0..W octets: the count's low bits are the length's,
+  // its top bit (a full beat) adds one to pos. No adder behind the count.
+  const lenNow = m.let('in_len', cat(mux(count.bit(LG), pos.add(1), pos), count.slice(LG - 1, 0)), {
+    doc: 'octets of the ULPDU up to and including this beat',
+  });
 
   // Beat-0 decision: the data of a passing, data-carrying ULPDU goes out as it arrives (H1 only
   // shortens it to nothing, and H6/H7 do not apply to opcodes that carry data).
@@ -191,33 +204,39 @@ export function ddpRxHdrModule(bytes: number): Module {
   const shDown = (e: Expr, unit: number, off: number) => (off === 0 ? e : cat(lit(unit * off, 0), e.slice(unit * W - 1, unit * off)));
   /** Lanes [0, W − off) from res, [W − off, W) from the current beat's lanes [0, off). */
   const join = (r: Expr, c: Expr, unit: number, off: number) => (off === 0 ? r : cat(c.slice(unit * off - 1, 0), r.slice(unit * (W - off) - 1, 0)));
-  const sel = (f: (off: number) => Expr) => (oT === oU ? f(oT) : mux(T, f(oT), f(oU)));
-  const shData = m.let('sh_data', sel((off) => shDown(s.data, 8, off)), { doc: 'this beat moved down past the header offset' });
-  const shKeep = m.let('sh_keep', sel((off) => shDown(keep, 1, off)));
-  const jData = m.let('join_data', sel((off) => join(res, s.data, 8, off)), { doc: 'the residual and the head of this beat' });
-  const jKeep = m.let('join_keep', sel((off) => join(resKeep, keep, 1, off)));
-  const beyond = m.let('in_beyond', sel((off) => keep.bit(off)), { doc: 'this beat has octets past the header offset' });
-  const kNow = mux(T, lit(BW, kT), lit(BW, kU));
-  const atK = m.let('at_k', pass.and(bcnt.eq(kNow)), { doc: 'this beat holds the first data octet' });
-  const pastK = m.let('past_k', pass.and(bcnt.gt(kNow)), { doc: 'a later data beat' });
+  const sel = (t: Expr, f: (off: number) => Expr) => (oT === oU ? f(oT) : mux(t, f(oT), f(oU)));
+  const shData = m.let('sh_data', sel(T, (off) => shDown(s.data, 8, off)), { doc: 'this beat moved down past the header offset' });
+  const shKeep = m.let('sh_keep', sel(T, (off) => shDown(keep, 1, off)));
+  // A later data beat is never a first beat: its T is tagged_reg, its pass pass_reg (registered
+  // selects, so the wide output mux does not wait for the first beat's header decode).
+  const jData = m.let('join_data', sel(tReg, (off) => join(res, s.data, 8, off)), { doc: 'the residual and the head of this beat' });
+  const jKeep = m.let('join_keep', sel(tReg, (off) => join(resKeep, keep, 1, off)));
+  const beyond = m.let('in_beyond', sel(tReg, (off) => keep.bit(off)), { doc: 'this later beat has octets past the header offset' });
+  const kOf = (t: Expr) => (kT === kU ? lit(BW, kT) : mux(t, lit(BW, kT), lit(BW, kU)));
+  // The first data octet is in beat 0 when the header is shorter than a beat (T and pass from
+  // this beat's header), else in beat k (T and pass registered), as two terms side by side.
+  const atFirst = kU === 0 ? [isFirst.and(pass0)] : kT === 0 ? [isFirst.and(pass0).and(c0.t)] : [];
+  const atLater = kU === 0 ? [] : [isFirst.not().and(passReg).and(bcnt.eq(kOf(tReg)))];
+  const atK = m.let('at_k', orAll([...atFirst, ...atLater]), { doc: 'this beat holds the first data octet' });
+  const pastK = m.let('past_k', passReg.and(bcnt.gt(kOf(tReg))), { doc: 'a later data beat' });
 
   // --- the first 70 octets ------------------------------------------------------------------------
   const view: Expr[] = [];
-  const capNext: Expr[] = [];
   for (let i = 0; i < CAP; i++) {
     const b = Math.floor(i / W);
     const here = bcnt.eq(b);
     const cur = lane(curM, i % W);
     const old = lane(buf, i);
     view.push(mux(here, cur, b === 0 ? old : mux(bcnt.lt(b), lit(8, 0), old)));
-    // No clearing at a ULPDU's first beat: the view reads a lane only from its own beat on, and
-    // that beat writes it (a mutant that set it to 0x80 there survived every run: dead logic).
-    capNext.push(mux(here, cur, old));
   }
+  // capture takes the view: after a ULPDU's last beat it holds exactly what the checks read.
   const v = m.let('hdr_view', cat(...view.reverse()), { doc: 'the first octets of the ULPDU as of this beat (zero past its end)' });
-  const V = (i: number) => lane(v, i);
 
-  // --- checks H1-H7 at the last beat, in checkHeader's order -------------------------------------
+  // --- checks H1-H7 the cycle after the last beat, on capture and desc_len -----------------------
+  const V = (i: number) => lane(buf, i);
+  const len = m.let('ulpdu_len', descLen, { doc: 'octets of the ULPDU' });
+
+  // In checkHeader's order.
   const c = ctrlChecks(V(0), V(1), cfg7306, K.OP);
   const hsize = mux(c.t, lit(16, TAGGED_HEADER_SIZE), lit(16, UNTAGGED_HEADER_SIZE));
   const plen = m.let('rdmap_len', len.sub(UNTAGGED_HEADER_SIZE), { doc: 'octets after the untagged header' });
@@ -230,7 +249,9 @@ export function ddpRxHdrModule(bytes: number): Module {
   const termCtrl = V(UNTAGGED_HEADER_SIZE + 2);
   const tD = termCtrl.bit(6);
   const tR = termCtrl.bit(5);
-  const tc = tD.and(plen.gt(TERMINATE_HEADER_SIZE + TERM_SEGMENT_LENGTH_SIZE)).and(V(UNTAGGED_HEADER_SIZE + TERMINATE_HEADER_SIZE + TERM_SEGMENT_LENGTH_SIZE).bit(7));
+  // The copied header's T bit. checkHeader also asks that it be there (rdmap_len > 6): capture is
+  // zero past the ULPDU's end, so a missing octet reads T = 0 and no length compare is needed.
+  const tc = tD.and(V(UNTAGGED_HEADER_SIZE + TERMINATE_HEADER_SIZE + TERM_SEGMENT_LENGTH_SIZE).bit(7));
   const termLen = m.let(
     'term_len',
     lit(16, TERMINATE_HEADER_SIZE)
@@ -239,8 +260,9 @@ export function ddpRxHdrModule(bytes: number): Module {
     { doc: "a Terminate's length from its D/R bits and copied header type" },
   );
   const untagged = c.t.not();
-  const allowed = mux(term, termLen, fixed);
-  const checks: [Expr, Expr][] = [
+  // H7's allowed length is term_len for a Terminate, fixed_len for the other opcodes without data:
+  // two compares side by side rather than one behind a mux of the two.
+  const checks: (readonly [Expr, Expr])[] = [
     [len.lt(hsize), eMarker],
     [c.badDv, mux(c.t, eTagVer, eUntVer)],
     [c.badRv, eRv],
@@ -248,11 +270,16 @@ export function ddpRxHdrModule(bytes: number): Module {
     [c.badT, eOp],
     [untagged.and(plen.lt(fixed)), eMarker],
     [untagged.and(term).and(plen.lt(termLen)), eMarker],
-    [untagged.and(c.noData).and(plen.gt(allowed)), eTooLong],
+    [untagged.and(term).and(plen.gt(termLen)), eTooLong],
+    [untagged.and(term.not()).and(c.noData).and(plen.gt(fixed)), eTooLong],
   ];
-  const err = m.let('verdict', checks.reduceRight<Expr>((acc, [cond, e]) => mux(cond, e, acc), errOk), { doc: '{code, etype, layer}, 0 = passed' });
-  const ok = err.eq(0);
-  const hasPayload = m.let('has_payload', ok.and(c.noData.not()).and(len.gt(hsize)));
+  // Every check's error code is nonzero: the first failing check as an AND-OR, ok as none failing.
+  const err = m.let('verdict', priorityMux(checks), { doc: '{code, etype, layer}, 0 = passed' });
+  const ok = anyOf(checks.map(([cond]) => cond)).not();
+  // H6/H7 apply to opcodes without data only, and a length past the header passes H1: for an
+  // opcode with data, ok is H2-H5 passing (header octets only, no length compare behind them).
+  const hdrOk = c.badDv.or(c.badRv).or(c.badOp).or(c.badT).not();
+  const hasPayload = m.let('has_payload', hdrOk.and(c.noData.not()).and(len.gt(hsize)));
   /** A header field (ts-model/wire/layouts.ts) as a big-endian number. */
   const be = (f: WireField) => cat(...Array.from({ length: f.size }, (_, j) => V(f.offset + j)));
   const descNext = DDP_RX_DESC.pack({
@@ -271,50 +298,50 @@ export function ddpRxHdrModule(bytes: number): Module {
     qn: be(DDP_UNTAGGED.qn),
     msn: be(DDP_UNTAGGED.msn),
     mo: be(DDP_UNTAGGED.mo),
-    rdmap: v.slice(8 * CAP - 1, 8 * UNTAGGED_HEADER_SIZE),
+    rdmap: buf.slice(8 * CAP - 1, 8 * UNTAGGED_HEADER_SIZE),
     ctrl0: be(DDP_TAGGED.ctrl),
   });
+
+  // The ULPDU's data ends in the beat that holds its first octet: one output beat. At W >= 16 that
+  // is a first beat, which may meet a pending residual flush: then it waits in res, flushed next.
+  const oneBeat = atK.and(last).and(sel(T, (off) => keep.bit(off)));
+  const wait = Math.min(kT, kU) === 0;
+  const sendOne = wait ? oneBeat.and(flush.not()) : oneBeat;
+  // The output register loads the flush, a later data beat or a one-beat packet (at most one of
+  // them: a flush is pending only before a first beat); the value's selects are registered.
+  const flushNow = flush.and(outFree);
+  const loadOut = flushNow.or(fire.and(pastK.or(sendOne)));
 
   m.sync(() => {
     m.when(o.ready, () => m.set(pValid, 0));
     m.when(dReady, () => m.set(dValid, 0));
-    m.when(flush.and(outFree), () => {
-      m.set(pValid, 1);
-      m.set(pData, res);
-      m.set(pKeep, resKeep);
-      m.set(pLast, 1);
-      m.set(flush, 0);
+    m.when(pend.and(descFree), () => {
+      m.set(dValid, 1);
+      m.set(desc, descNext);
+      m.set(pend, 0);
     });
+    m.when(loadOut, () => {
+      m.set(pValid, 1);
+      m.set(pData, mux(flush, res, mux(pastK, jData, shData)));
+      m.set(pKeep, mux(flush, resKeep, mux(pastK, jKeep, shKeep)));
+      m.set(pLast, flush.or(pastK.not()).or(last.and(beyond.not())));
+    });
+    m.when(flushNow, () => m.set(flush, 0));
     m.when(fire, () => {
-      m.set(buf, cat(...capNext.slice().reverse()));
+      m.set(buf, v);
       m.set(bcnt, mux(last, lit(BW, 0), mux(bcnt.eq(BMAX), bcnt, bcnt.add(1))));
-      m.set(pos, mux(last, lit(16, 0), pos.add(W)));
+      m.set(pos, mux(last, lit(16 - LG, 0), pos.add(1)));
       m.set(tReg, T);
       m.set(passReg, pass);
       m.when(atK.or(pastK), () => {
         m.set(res, shData);
         m.set(resKeep, shKeep);
       });
-      // A one-beat packet (W >= 16) after a residual flush waits in res and is flushed next.
-      const oneBeat = atK.and(last).and(shKeep.any());
-      const wait = Math.min(kT, kU) === 0;
-      m.when(wait ? oneBeat.and(flush.not()) : oneBeat, () => {
-        m.set(pValid, 1);
-        m.set(pData, shData);
-        m.set(pKeep, shKeep);
-        m.set(pLast, 1);
-      });
       if (wait) m.when(oneBeat.and(flush), () => m.set(flush, 1));
-      m.when(pastK, () => {
-        m.set(pValid, 1);
-        m.set(pData, jData);
-        m.set(pKeep, jKeep);
-        m.set(pLast, last.and(beyond.not()));
-        m.set(flush, last.and(beyond));
-      });
+      m.when(pastK, () => m.set(flush, last.and(beyond)));
       m.when(last, () => {
-        m.set(dValid, 1);
-        m.set(desc, descNext);
+        m.set(pend, 1);
+        m.set(descLen, lenNow);
       });
     });
   });
