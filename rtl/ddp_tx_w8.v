@@ -135,6 +135,20 @@ reg [31:0] msn_send_reg; // MSN of the next message on QN 0
 reg [31:0] msn_send_next;
 reg [31:0] msn_read_reg; // MSN of the next message on QN 1
 reg [31:0] msn_read_next;
+wire beat_in_valid; // a source emits a beat
+wire [187:0] beat_in_data;
+reg beat_valid_reg; // beat holds a beat (the beat as its source offers it)
+reg beat_valid_next;
+reg [187:0] beat_data_reg;
+reg [187:0] beat_data_next;
+wire beat_out_ready; // the consumer of beat_out takes its beat
+reg beat_in_ready_reg; // beat takes a beat this cycle (registered)
+reg beat_in_ready_next;
+reg beat_temp_valid_reg; // beat holds a skid beat
+reg beat_temp_valid_next;
+reg [187:0] beat_temp_data_reg;
+reg [187:0] beat_temp_data_next;
+wire beat_in_ready_early;
 reg out_valid_reg;
 reg out_valid_next;
 reg [63:0] out_data_reg;
@@ -145,9 +159,19 @@ reg out_last_reg;
 reg out_last_next;
 reg [15:0] out_left_reg; // octets of the ULPDU from this beat on
 reg [15:0] out_left_next;
+reg out_flag_reg;
+reg out_flag_next;
 wire out_free; // the output register takes a beat this cycle
-reg out_done_reg; // the output beat ends a work request's last ULPDU
-reg out_done_next;
+wire [87:0] beat_window; // {hi, lo} shifted down by 4 lanes when the phase is 4 or more
+wire [1:0] beat_phase; // the phase mod W/2: the beat is lanes [phase, phase + W) of window
+wire [63:0] beat_rotated_s0; // beat_rotated: shifted by amount[1:0] lanes ×1
+wire [63:0] beat_rotated;
+wire [7:0] beat_overlay_mask;
+wire [63:0] beat_overlay; // header octets over the payload, lane j where the mask is set
+wire [7:0] beat_keep;
+wire beat_last;
+wire [15:0] beat_left;
+wire beat_flag;
 reg [3:0] msg_opcode_reg; // RDMAP opcode of the Write or Send being sent
 reg [3:0] msg_opcode_next;
 reg msg_untagged_reg; // the message is a Send (untagged, QN 0)
@@ -235,18 +259,14 @@ wire tx_emit;
 wire tx_seg_end;
 wire tx_lo_head; // lane 0 of the beat lies in the FIFO head
 wire tx_hi_hold; // the payload is all in the held beat
-wire [87:0] tx_head_rot_s1; // tx_head_rot: shifted by amount[2:2] lanes ×4
-wire [63:0] tx_head_rot_s0; // tx_head_rot: shifted by amount[1:0] lanes ×1
-wire [63:0] tx_head_rot;
-wire [87:0] tx_hold_rot_s1; // tx_hold_rot: shifted by amount[2:2] lanes ×4
-wire [63:0] tx_hold_rot_s0; // tx_hold_rot: shifted by amount[1:0] lanes ×1
-wire [63:0] tx_hold_rot;
 reg [575:0] short_buf_reg; // the ULPDU still to send, lane 0 first
 reg [575:0] short_buf_next;
 reg [6:0] short_left_reg; // its octets
 reg [6:0] short_left_next;
+reg [71:0] short_keep_reg; // lane i of short_buf holds an octet of the ULPDU
+reg [71:0] short_keep_next;
 wire short_emit;
-wire short_last;
+wire short_last; // no octet after this beat
 reg atomic_split_reg; // an Atomic Request's second segment is still to send
 reg atomic_split_next;
 reg [47:0] atomic_tail_reg; // its payload: the low octets of Compare Mask
@@ -258,121 +278,109 @@ reg [63:0] fifo_mem [0:255];
 wire _t0;
 wire [587:0] _t1;
 wire _t2;
-// verilator lint_off UNUSED
-wire [32:0] _t3; // read through slices
-// verilator lint_on UNUSED
-wire [4:0] _t4;
-wire _t5;
-wire [4:0] _t6;
+wire [7:0] _t3;
+wire [7:0] _t4;
+wire [7:0] _t5;
+wire [7:0] _t6;
 wire [7:0] _t7;
 wire [7:0] _t8;
-wire [7:0] _t9;
-wire [7:0] _t10;
-wire [7:0] _t11;
-wire [7:0] _t12;
-wire [7:0] _t13;
-wire [7:0] _t14;
-wire [7:0] _t15;
-wire [7:0] _t16;
-wire [7:0] _t17;
-wire [7:0] _t18;
-wire [7:0] _t19;
-wire [7:0] _t20;
-wire [7:0] _t21;
-wire [7:0] _t22;
-wire [7:0] _t23;
-wire [7:0] _t24;
-wire _t25;
+// verilator lint_off UNUSED
+wire [32:0] _t9; // read through slices
+// verilator lint_on UNUSED
+wire [4:0] _t10;
+wire _t11;
+wire [4:0] _t12;
+wire _t13;
+wire _t14;
+wire _t15;
+wire _t16;
+wire _t17;
+wire _t18;
+wire _t19;
+wire _t20;
+wire _t21;
+wire _t22;
+wire _t23;
+wire _t24;
+wire [31:0] _t25;
 wire _t26;
-wire _t27;
-wire [31:0] _t28;
-wire _t29;
+wire [31:0] _t27;
+wire _t28;
+wire [31:0] _t29;
 wire [31:0] _t30;
 wire _t31;
-wire [31:0] _t32;
-wire [31:0] _t33;
+wire [6:0] _t32;
+// verilator lint_off UNUSED
+wire [93:0] _t33; // read through slices
+// verilator lint_on UNUSED
 wire _t34;
-// verilator lint_off UNUSED
-wire [93:0] _t35; // read through slices
-// verilator lint_on UNUSED
-wire _t36;
-wire _t37;
-wire [4:0] _t38;
-wire [2:0] _t39;
-wire [3:0] _t40;
+wire _t35;
+wire [4:0] _t36;
+wire [2:0] _t37;
+wire [3:0] _t38;
+wire _t39;
+wire _t40;
 wire _t41;
-wire _t42;
-wire _t43;
 // verilator lint_off UNUSED
-wire [15:0] _t44; // read through slices
+wire [15:0] _t42; // read through slices
 // verilator lint_on UNUSED
+wire _t43;
+wire _t44;
 wire _t45;
 wire _t46;
-wire _t47;
-wire _t48;
-wire _t49;
-wire _t50;
-wire _t51;
-wire _t52;
-wire _t53;
+wire [6:0] _t47;
 
 assign _t0 = ~wrq_head_valid_reg;
 assign _t1 = {
     wr_addr[2:0], wr_request_id, wr_compare_mask, wr_compare, wr_add_swap_mask, wr_add_swap, wr_aopcode, wr_imm, wr_sink_to, wr_sink_stag, wr_len, wr_to,
     wr_stag, wr_invalidate, wr_solicited, wr_kind
 };
-assign _t2 = ~out_valid_reg;
-assign _t3 = ({1'b0, wr_len} + {30'h0, wr_addr[2:0]}) - 33'h1;
-assign _t4 = {1'b0, tx_payload_octets_reg};
-assign _t5 = ~seg_last_reg;
-assign _t6 = tx_avail_reg + {1'b0, tx_hdr_lanes_reg};
-assign _t7 = tx_phase_reg[2] ? fifo_head_reg[55:48] : fifo_head_reg[23:16];
-assign _t8 = tx_phase_reg[2] ? fifo_head_reg[47:40] : fifo_head_reg[15:8];
-assign _t9 = tx_phase_reg[2] ? fifo_head_reg[39:32] : fifo_head_reg[7:0];
-assign _t10 = tx_phase_reg[0] ? tx_head_rot_s1[71:64] : tx_head_rot_s1[63:56];
-assign _t11 = tx_phase_reg[0] ? tx_head_rot_s1[63:56] : tx_head_rot_s1[55:48];
-assign _t12 = tx_phase_reg[0] ? tx_head_rot_s1[55:48] : tx_head_rot_s1[47:40];
-assign _t13 = tx_phase_reg[0] ? tx_head_rot_s1[47:40] : tx_head_rot_s1[39:32];
-assign _t14 = tx_phase_reg[0] ? tx_head_rot_s1[39:32] : tx_head_rot_s1[31:24];
-assign _t15 = tx_phase_reg[0] ? tx_head_rot_s1[31:24] : tx_head_rot_s1[23:16];
-assign _t16 = tx_phase_reg[2] ? tx_hold_reg[55:48] : tx_hold_reg[23:16];
-assign _t17 = tx_phase_reg[2] ? tx_hold_reg[47:40] : tx_hold_reg[15:8];
-assign _t18 = tx_phase_reg[2] ? tx_hold_reg[39:32] : tx_hold_reg[7:0];
-assign _t19 = tx_phase_reg[0] ? tx_hold_rot_s1[71:64] : tx_hold_rot_s1[63:56];
-assign _t20 = tx_phase_reg[0] ? tx_hold_rot_s1[63:56] : tx_hold_rot_s1[55:48];
-assign _t21 = tx_phase_reg[0] ? tx_hold_rot_s1[55:48] : tx_hold_rot_s1[47:40];
-assign _t22 = tx_phase_reg[0] ? tx_hold_rot_s1[47:40] : tx_hold_rot_s1[39:32];
-assign _t23 = tx_phase_reg[0] ? tx_hold_rot_s1[39:32] : tx_hold_rot_s1[31:24];
-assign _t24 = tx_phase_reg[0] ? tx_hold_rot_s1[31:24] : tx_hold_rot_s1[23:16];
-assign _t25 = wr_take & (~wr_bypass);
-assign _t26 = fetch_push & (~fetch_bypass);
-assign _t27 = cur_len <= _t28;
-assign _t28 = {16'h0, seg_room_18};
-assign _t29 = cur_len <= _t30;
-assign _t30 = {16'h0, seg_room_14};
-assign _t31 = cfg_mulpdu <= 16'h8;
-assign _t32 = msn_read_reg + 32'h1;
-assign _t33 = msn_send_reg + 32'h1;
-assign _t34 = ~atomic_needs_split;
-assign _t35 = fetch_q_mem[fetch_q_rptr_reg[1:0]];
-assign _t36 = msg_left_reg <= _t28;
-assign _t37 = msg_left_reg <= _t30;
-assign _t38 = tx_avail_reg + 5'h8;
-assign _t39 = tx_pos_reg + tx_payload_octets_reg[2:0];
-assign _t40 = _t41 ? (seg_untagged ? 4'b1000 : 4'b0110) : (_t42 ? (seg_untagged ? 4'b0010 : 4'b0000) : 4'b0000);
-assign _t41 = tx_next_beat == 2'b01;
-assign _t42 = tx_next_beat == 2'b10;
-assign _t43 = _t44 == 16'h2e;
-assign _t44 = cfg_mulpdu - 16'h12;
-assign _t45 = _t44 == 16'h2f;
-assign _t46 = _t44 == 16'h30;
-assign _t47 = _t44 == 16'h31;
-assign _t48 = _t44 == 16'h32;
-assign _t49 = _t50 & seg_untagged;
-assign _t50 = seg_beat_reg == 2'b01;
-assign _t51 = seg_beat_reg == 2'b00;
-assign _t52 = ~seg_untagged;
-assign _t53 = (seg_beat_reg == 2'b10) & seg_untagged;
+assign _t2 = ~beat_valid_reg;
+assign _t3 = beat_phase[0] ? beat_window[71:64] : beat_window[63:56];
+assign _t4 = beat_phase[0] ? beat_window[63:56] : beat_window[55:48];
+assign _t5 = beat_phase[0] ? beat_window[55:48] : beat_window[47:40];
+assign _t6 = beat_phase[0] ? beat_window[47:40] : beat_window[39:32];
+assign _t7 = beat_phase[0] ? beat_window[39:32] : beat_window[31:24];
+assign _t8 = beat_phase[0] ? beat_window[31:24] : beat_window[23:16];
+assign _t9 = ({1'b0, wr_len} + {30'h0, wr_addr[2:0]}) - 33'h1;
+assign _t10 = {1'b0, tx_payload_octets_reg};
+assign _t11 = ~seg_last_reg;
+assign _t12 = tx_avail_reg + {1'b0, tx_hdr_lanes_reg};
+assign _t13 = _t14 & seg_untagged;
+assign _t14 = seg_beat_reg == 2'b01;
+assign _t15 = seg_beat_reg == 2'b00;
+assign _t16 = ~seg_untagged;
+assign _t17 = (seg_beat_reg == 2'b10) & seg_untagged;
+assign _t18 = _t19 | _t13;
+assign _t19 = 1'b0 | _t15;
+assign _t20 = _t19 | _t14;
+assign _t21 = _t20 | _t17;
+assign _t22 = wr_take & (~wr_bypass);
+assign _t23 = fetch_push & (~fetch_bypass);
+assign _t24 = cur_len <= _t25;
+assign _t25 = {16'h0, seg_room_18};
+assign _t26 = cur_len <= _t27;
+assign _t27 = {16'h0, seg_room_14};
+assign _t28 = cfg_mulpdu <= 16'h8;
+assign _t29 = msn_read_reg + 32'h1;
+assign _t30 = msn_send_reg + 32'h1;
+assign _t31 = ~atomic_needs_split;
+assign _t32 = atomic_needs_split ? cfg_mulpdu[6:0] : 7'h46;
+assign _t33 = fetch_q_mem[fetch_q_rptr_reg[1:0]];
+assign _t34 = msg_left_reg <= _t25;
+assign _t35 = msg_left_reg <= _t27;
+assign _t36 = tx_avail_reg + 5'h8;
+assign _t37 = tx_pos_reg + tx_payload_octets_reg[2:0];
+assign _t38 = _t39 ? (seg_untagged ? 4'b1000 : 4'b0110) : (_t40 ? (seg_untagged ? 4'b0010 : 4'b0000) : 4'b0000);
+assign _t39 = tx_next_beat == 2'b01;
+assign _t40 = tx_next_beat == 2'b10;
+assign _t41 = _t42 == 16'h2e;
+assign _t42 = cfg_mulpdu - 16'h12;
+assign _t43 = _t42 == 16'h2f;
+assign _t44 = _t42 == 16'h30;
+assign _t45 = _t42 == 16'h31;
+assign _t46 = _t42 == 16'h32;
+assign _t47 = 7'h46 - _t42[6:0];
 assign wr_take = wr_valid & wr_ready;
 assign wrq_load = (wrq_count_reg != 2'b00) & (_t0 | wrq_pop);
 assign cur_entry = wrq_head_valid_reg ? wrq_head_reg : _t1;
@@ -397,15 +405,36 @@ assign in_short = state_reg == STATE_SHORT;
 assign wr_bypass = wr_take & in_idle & (_t0 & (wrq_count_reg == 2'b00));
 assign wrq_pop = wrq_head_valid_reg & in_idle;
 assign wr_fire = wrq_pop | wr_bypass;
-assign out_free = _t2 | m_axis_tready;
+assign beat_in_ready_early = beat_out_ready | ((~beat_temp_valid_reg) & (_t2 | (~beat_in_valid)));
+assign out_free = (~out_valid_reg) | m_axis_tready;
+assign beat_out_ready = out_free;
+assign beat_window = beat_data_reg[87:0];
+assign beat_phase = beat_data_reg[89:88];
+assign beat_rotated_s0 = {
+    beat_phase[1] ? (beat_phase[0] ? beat_window[87:80] : beat_window[79:72]) : _t3,
+    beat_phase[1] ? (beat_phase[0] ? beat_window[79:72] : beat_window[71:64]) : _t4,
+    beat_phase[1] ? _t3 : _t5,
+    beat_phase[1] ? _t4 : _t6,
+    beat_phase[1] ? _t5 : _t7,
+    beat_phase[1] ? _t6 : _t8,
+    beat_phase[1] ? _t7 : (beat_phase[0] ? beat_window[23:16] : beat_window[15:8]),
+    beat_phase[1] ? _t8 : (beat_phase[0] ? beat_window[15:8] : beat_window[7:0])
+};
+assign beat_rotated = beat_rotated_s0;
+assign beat_overlay_mask = beat_data_reg[97:90];
+assign beat_overlay = beat_data_reg[161:98];
 assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tlast = out_last_reg;
 assign m_axis_tuser = out_left_reg;
+assign beat_keep = beat_data_reg[169:162];
+assign beat_last = beat_data_reg[170];
+assign beat_left = beat_data_reg[186:171];
+assign beat_flag = beat_data_reg[187];
 assign seg_untagged = in_idle ? (cur_kind != WR_WRITE) : msg_untagged_reg;
 assign cur_phase = cur_entry[587:585];
-assign fetch_reads = (wr_len == 32'h0) ? 33'h0 : ({3'b000, _t3[32:3]} + 33'h1);
+assign fetch_reads = (wr_len == 32'h0) ? 33'h0 : ({3'b000, _t9[32:3]} + 33'h1);
 assign fetch_push = wr_take & ((wr_kind == WR_WRITE) | (wr_kind == WR_SEND)) & (fetch_reads != 33'h0);
 assign tx_rd_valid = 1'b1 & (rd_left_reg != 33'h0) & (fifo_reserved_reg < 9'h100);
 assign tx_rd_fire = tx_rd_valid & rd_ready;
@@ -421,69 +450,48 @@ assign seg_room_14 = cfg_mulpdu - TAGGED_HDR;
 assign seg_room_18 = cfg_mulpdu - UNTAGGED_HDR;
 assign seg_room = seg_untagged ? seg_room_18 : seg_room_14;
 assign tx_next_beat = (seg_beat_reg == 2'b11) ? seg_beat_reg : (seg_beat_reg + 2'b01);
-assign tx_need_pop = (tx_payload_octets_reg != 4'b0000) & ((_t4 + 5'h8) > tx_avail_reg);
-assign tx_need_prefetch = _t4 > tx_avail_reg;
-assign tx_plan_late = tx_last_beat_reg & _t5 & (~seg_nx_valid_reg);
+assign tx_need_pop = (tx_payload_octets_reg != 4'b0000) & ((_t10 + 5'h8) > tx_avail_reg);
+assign tx_need_prefetch = _t10 > tx_avail_reg;
+assign tx_plan_late = tx_last_beat_reg & _t11 & (~seg_nx_valid_reg);
 assign tx_prefetch = in_data & tx_need_prefetch & fifo_head_valid_reg;
-assign tx_emit = in_data & (~tx_need_prefetch) & ((~tx_need_pop) | fifo_head_valid_reg) & out_free & (~tx_plan_late);
+assign tx_emit = in_data & (~tx_need_prefetch) & ((~tx_need_pop) | fifo_head_valid_reg) & beat_in_ready_reg & (~tx_plan_late);
 assign fifo_pop = tx_prefetch | (tx_emit & tx_need_pop);
 assign tx_seg_end = tx_emit & tx_last_beat_reg;
-assign tx_lo_head = _t6 <= 5'h8;
-assign tx_hi_hold = _t6 > 5'h10;
-assign tx_head_rot_s1 = {
-    _t7,
-    _t8,
-    _t9,
-    tx_phase_reg[2] ? fifo_head_reg[31:24] : fifo_head_reg[63:56],
-    tx_phase_reg[2] ? fifo_head_reg[23:16] : fifo_head_reg[55:48],
-    tx_phase_reg[2] ? fifo_head_reg[15:8] : fifo_head_reg[47:40],
-    tx_phase_reg[2] ? fifo_head_reg[7:0] : fifo_head_reg[39:32],
-    tx_phase_reg[2] ? fifo_head_reg[63:56] : fifo_head_reg[31:24],
-    _t7,
-    _t8,
-    _t9
-};
-assign tx_head_rot_s0 = {
-    tx_phase_reg[1] ? (tx_phase_reg[0] ? tx_head_rot_s1[87:80] : tx_head_rot_s1[79:72]) : _t10,
-    tx_phase_reg[1] ? (tx_phase_reg[0] ? tx_head_rot_s1[79:72] : tx_head_rot_s1[71:64]) : _t11,
-    tx_phase_reg[1] ? _t10 : _t12,
-    tx_phase_reg[1] ? _t11 : _t13,
-    tx_phase_reg[1] ? _t12 : _t14,
-    tx_phase_reg[1] ? _t13 : _t15,
-    tx_phase_reg[1] ? _t14 : (tx_phase_reg[0] ? tx_head_rot_s1[23:16] : tx_head_rot_s1[15:8]),
-    tx_phase_reg[1] ? _t15 : (tx_phase_reg[0] ? tx_head_rot_s1[15:8] : tx_head_rot_s1[7:0])
-};
-assign tx_head_rot = tx_head_rot_s0;
-assign tx_hold_rot_s1 = {
-    _t16,
-    _t17,
-    _t18,
-    tx_phase_reg[2] ? tx_hold_reg[31:24] : tx_hold_reg[63:56],
-    tx_phase_reg[2] ? tx_hold_reg[23:16] : tx_hold_reg[55:48],
-    tx_phase_reg[2] ? tx_hold_reg[15:8] : tx_hold_reg[47:40],
-    tx_phase_reg[2] ? tx_hold_reg[7:0] : tx_hold_reg[39:32],
-    tx_phase_reg[2] ? tx_hold_reg[63:56] : tx_hold_reg[31:24],
-    _t16,
-    _t17,
-    _t18
-};
-assign tx_hold_rot_s0 = {
-    tx_phase_reg[1] ? (tx_phase_reg[0] ? tx_hold_rot_s1[87:80] : tx_hold_rot_s1[79:72]) : _t19,
-    tx_phase_reg[1] ? (tx_phase_reg[0] ? tx_hold_rot_s1[79:72] : tx_hold_rot_s1[71:64]) : _t20,
-    tx_phase_reg[1] ? _t19 : _t21,
-    tx_phase_reg[1] ? _t20 : _t22,
-    tx_phase_reg[1] ? _t21 : _t23,
-    tx_phase_reg[1] ? _t22 : _t24,
-    tx_phase_reg[1] ? _t23 : (tx_phase_reg[0] ? tx_hold_rot_s1[23:16] : tx_hold_rot_s1[15:8]),
-    tx_phase_reg[1] ? _t24 : (tx_phase_reg[0] ? tx_hold_rot_s1[15:8] : tx_hold_rot_s1[7:0])
-};
-assign tx_hold_rot = tx_hold_rot_s0;
-assign short_emit = in_short & out_free;
-assign short_last = short_left_reg <= 7'h8;
+assign tx_lo_head = _t12 <= 5'h8;
+assign tx_hi_hold = _t12 > 5'h10;
+assign short_emit = in_short & beat_in_ready_reg;
+assign short_last = ~short_keep_reg[8];
 assign atomic_needs_split = cfg_mulpdu < 16'h46;
 assign wr_ready = ~(wrq_count_reg == 2'b10);
-assign m_sent_valid = out_valid_reg & m_axis_tready & out_done_reg;
-assign idle = in_idle & _t2 & _t0;
+assign m_sent_valid = m_axis_tvalid & m_axis_tready & out_flag_reg;
+assign idle = in_idle & (~(beat_valid_reg | out_valid_reg)) & _t0;
+assign beat_in_valid = tx_emit | short_emit;
+assign beat_in_data = in_data ?
+    {
+        tx_last_beat_reg & seg_last_reg,
+        seg_left_reg,
+        tx_last_beat_reg,
+        {
+            seg_left_reg > 16'h7, seg_left_reg > 16'h6, seg_left_reg > 16'h5, seg_left_reg > 16'h4, seg_left_reg > 16'h3, seg_left_reg > 16'h2,
+            seg_left_reg > 16'h1, seg_left_reg > 16'h0
+        },
+        {
+            _t13 ? tx_to_reg[23:16] : (_t15 ? (_t16 ? tx_to_reg[55:48] : 8'h0) : 8'h0),
+            _t13 ? tx_to_reg[31:24] : (_t15 ? (_t16 ? tx_to_reg[63:56] : 8'h0) : 8'h0),
+            _t14 ? (_t16 ? tx_to_reg[7:0] : msn_send_reg[7:0]) : (_t15 ? tx_stag_reg[7:0] : 8'h0),
+            _t14 ? (_t16 ? tx_to_reg[15:8] : msn_send_reg[15:8]) : (_t15 ? tx_stag_reg[15:8] : 8'h0),
+            _t14 ? (_t16 ? tx_to_reg[23:16] : msn_send_reg[23:16]) : (_t15 ? tx_stag_reg[23:16] : 8'h0),
+            _t14 ? (_t16 ? tx_to_reg[31:24] : msn_send_reg[31:24]) : (_t15 ? tx_stag_reg[31:24] : 8'h0),
+            _t17 ? tx_to_reg[7:0] : (_t14 ? (_t16 ? tx_to_reg[39:32] : 8'h0) : (_t15 ? {4'b0100, msg_opcode_reg} : 8'h0)),
+            _t17 ? tx_to_reg[15:8] : (_t14 ? (_t16 ? tx_to_reg[47:40] : 8'h0) : (_t15 ? {_t16, seg_last_reg, 6'h1} : 8'h0))
+        },
+        {_t18, _t18, _t20, _t20, _t20, _t20, _t21, _t21},
+        tx_phase_reg[1:0],
+        tx_phase_reg[2] ?
+            {tx_hi_hold ? tx_hold_reg[55:0] : fifo_head_reg[55:0], tx_lo_head ? fifo_head_reg[63:32] : tx_hold_reg[63:32]} :
+            {tx_hi_hold ? tx_hold_reg[23:0] : fifo_head_reg[23:0], tx_lo_head ? fifo_head_reg : tx_hold_reg}
+    } :
+    {short_last & (~atomic_split_reg), {9'h0, short_left_reg}, short_last, short_keep_reg[7:0], 64'h0, 8'h0, 2'b00, {24'h0, short_buf_reg[63:0]}};
 
 always @* begin
     wrq_wptr_next = wrq_wptr_reg;
@@ -491,7 +499,7 @@ always @* begin
     wrq_head_next = wrq_head_reg;
     wrq_head_valid_next = wrq_head_valid_reg;
     wrq_count_next = wrq_count_reg;
-    if (_t25) begin
+    if (_t22) begin
         wrq_wptr_next = wrq_wptr_reg + 1'b1;
     end
     if (wrq_load) begin
@@ -499,13 +507,63 @@ always @* begin
         wrq_head_next = wrq_mem[wrq_rptr_reg];
     end
     wrq_head_valid_next = wrq_load | (wrq_head_valid_reg & (~wrq_pop));
-    wrq_count_next = (wrq_count_reg + {1'b0, _t25}) - {1'b0, wrq_load};
+    wrq_count_next = (wrq_count_reg + {1'b0, _t22}) - {1'b0, wrq_load};
+end
+
+always @* begin
+    beat_in_ready_next = beat_in_ready_reg;
+    beat_valid_next = beat_valid_reg;
+    beat_data_next = beat_data_reg;
+    beat_temp_valid_next = beat_temp_valid_reg;
+    beat_temp_data_next = beat_temp_data_reg;
+    beat_in_ready_next = beat_in_ready_early;
+    if (beat_in_ready_reg) begin
+        if (beat_out_ready | _t2) begin
+            beat_valid_next = beat_in_valid;
+            beat_data_next = beat_in_data;
+        end else begin
+            beat_temp_valid_next = beat_in_valid;
+            beat_temp_data_next = beat_in_data;
+        end
+    end else begin
+        if (beat_out_ready) begin
+            beat_valid_next = beat_temp_valid_reg;
+            beat_data_next = beat_temp_data_reg;
+            beat_temp_valid_next = 1'b0;
+        end
+    end
+end
+
+always @* begin
+    out_valid_next = out_valid_reg;
+    out_data_next = out_data_reg;
+    out_keep_next = out_keep_reg;
+    out_last_next = out_last_reg;
+    out_left_next = out_left_reg;
+    out_flag_next = out_flag_reg;
+    if (out_free) begin
+        out_valid_next = beat_valid_reg;
+        out_data_next = {
+            beat_overlay_mask[7] ? beat_overlay[63:56] : beat_rotated[63:56],
+            beat_overlay_mask[6] ? beat_overlay[55:48] : beat_rotated[55:48],
+            beat_overlay_mask[5] ? beat_overlay[47:40] : beat_rotated[47:40],
+            beat_overlay_mask[4] ? beat_overlay[39:32] : beat_rotated[39:32],
+            beat_overlay_mask[3] ? beat_overlay[31:24] : beat_rotated[31:24],
+            beat_overlay_mask[2] ? beat_overlay[23:16] : beat_rotated[23:16],
+            beat_overlay_mask[1] ? beat_overlay[15:8] : beat_rotated[15:8],
+            beat_overlay_mask[0] ? beat_overlay[7:0] : beat_rotated[7:0]
+        };
+        out_keep_next = beat_keep;
+        out_last_next = beat_last;
+        out_left_next = beat_left;
+        out_flag_next = beat_flag;
+    end
 end
 
 always @* begin
     fetch_q_wptr_next = fetch_q_wptr_reg;
     fetch_q_rptr_next = fetch_q_rptr_reg;
-    if (_t26) begin
+    if (_t23) begin
         fetch_q_wptr_next = fetch_q_wptr_reg + 3'b001;
     end
     fetch_q_rptr_next = fetch_q_pop ? (fetch_q_rptr_reg + 3'b001) : fetch_q_rptr_reg;
@@ -548,6 +606,7 @@ always @* begin
     tx_phase_next = tx_phase_reg;
     short_buf_next = short_buf_reg;
     short_left_next = short_left_reg;
+    short_keep_next = short_keep_reg;
     atomic_split_next = atomic_split_reg;
     atomic_tail_next = atomic_tail_reg;
     rd_next_addr_next = rd_next_addr_reg;
@@ -560,12 +619,6 @@ always @* begin
     seg_nx_left_next = seg_nx_left_reg;
     seg_nx_msg_left_next = seg_nx_msg_left_reg;
     seg_nx_valid_next = seg_nx_valid_reg;
-    out_valid_next = out_valid_reg;
-    out_data_next = out_data_reg;
-    out_keep_next = out_keep_reg;
-    out_last_next = out_last_reg;
-    out_left_next = out_left_reg;
-    out_done_next = out_done_reg;
     if (rst) begin
         msn_send_next = cfg_initial_msn;
         msn_read_next = cfg_initial_msn;
@@ -582,12 +635,12 @@ always @* begin
                 tx_to_next = seg_untagged ? 64'h0 : cur_to;
                 tx_avail_next = 5'h8 - {2'b00, cur_phase};
                 tx_pos_next = cur_phase;
-                seg_last_next = seg_untagged ? _t27 : _t29;
-                seg_left_next = seg_untagged ? (_t27 ? (cur_len[15:0] + UNTAGGED_HDR) : cfg_mulpdu) : (_t29 ? (cur_len[15:0] + TAGGED_HDR) : cfg_mulpdu);
-                msg_left_next = seg_untagged ? (_t27 ? 32'h0 : (cur_len - _t28)) : (_t29 ? 32'h0 : (cur_len - _t30));
+                seg_last_next = seg_untagged ? _t24 : _t26;
+                seg_left_next = seg_untagged ? (_t24 ? (cur_len[15:0] + UNTAGGED_HDR) : cfg_mulpdu) : (_t26 ? (cur_len[15:0] + TAGGED_HDR) : cfg_mulpdu);
+                msg_left_next = seg_untagged ? (_t24 ? 32'h0 : (cur_len - _t25)) : (_t26 ? 32'h0 : (cur_len - _t27));
                 seg_beat_next = 2'b00;
-                tx_payload_octets_next = seg_untagged ? (_t27 ? 4'b0000 : 4'b0000) : (_t29 ? 4'b0000 : 4'b0000);
-                tx_last_beat_next = seg_untagged ? (_t27 ? 1'b0 : _t31) : (_t29 ? 1'b0 : _t31);
+                tx_payload_octets_next = seg_untagged ? (_t24 ? 4'b0000 : 4'b0000) : (_t26 ? 4'b0000 : 4'b0000);
+                tx_last_beat_next = seg_untagged ? (_t24 ? 1'b0 : _t28) : (_t26 ? 1'b0 : _t28);
                 tx_hdr_lanes_next = 4'b1000;
                 tx_phase_next = cur_phase - 3'b000;
             end
@@ -603,7 +656,17 @@ always @* begin
                     8'h41
                 };
                 short_left_next = 7'h2e;
-                msn_read_next = _t32;
+                short_keep_next = {
+                    7'h2e > 7'h47, 7'h2e > 7'h46, 7'h2e > 7'h45, 7'h2e > 7'h44, 7'h2e > 7'h43, 7'h2e > 7'h42, 7'h2e > 7'h41, 7'h2e > 7'h40, 7'h2e > 7'h3f,
+                    7'h2e > 7'h3e, 7'h2e > 7'h3d, 7'h2e > 7'h3c, 7'h2e > 7'h3b, 7'h2e > 7'h3a, 7'h2e > 7'h39, 7'h2e > 7'h38, 7'h2e > 7'h37, 7'h2e > 7'h36,
+                    7'h2e > 7'h35, 7'h2e > 7'h34, 7'h2e > 7'h33, 7'h2e > 7'h32, 7'h2e > 7'h31, 7'h2e > 7'h30, 7'h2e > 7'h2f, 7'h2e > 7'h2e, 7'h2e > 7'h2d,
+                    7'h2e > 7'h2c, 7'h2e > 7'h2b, 7'h2e > 7'h2a, 7'h2e > 7'h29, 7'h2e > 7'h28, 7'h2e > 7'h27, 7'h2e > 7'h26, 7'h2e > 7'h25, 7'h2e > 7'h24,
+                    7'h2e > 7'h23, 7'h2e > 7'h22, 7'h2e > 7'h21, 7'h2e > 7'h20, 7'h2e > 7'h1f, 7'h2e > 7'h1e, 7'h2e > 7'h1d, 7'h2e > 7'h1c, 7'h2e > 7'h1b,
+                    7'h2e > 7'h1a, 7'h2e > 7'h19, 7'h2e > 7'h18, 7'h2e > 7'h17, 7'h2e > 7'h16, 7'h2e > 7'h15, 7'h2e > 7'h14, 7'h2e > 7'h13, 7'h2e > 7'h12,
+                    7'h2e > 7'h11, 7'h2e > 7'h10, 7'h2e > 7'hf, 7'h2e > 7'he, 7'h2e > 7'hd, 7'h2e > 7'hc, 7'h2e > 7'hb, 7'h2e > 7'ha, 7'h2e > 7'h9,
+                    7'h2e > 7'h8, 7'h2e > 7'h7, 7'h2e > 7'h6, 7'h2e > 7'h5, 7'h2e > 7'h4, 7'h2e > 7'h3, 7'h2e > 7'h2, 7'h2e > 7'h1, 7'h2e > 7'h0
+                };
+                msn_read_next = _t29;
             end
             WR_IMMEDIATE: begin
                 state_next = STATE_SHORT;
@@ -682,7 +745,17 @@ always @* begin
                     8'h41
                 };
                 short_left_next = 7'h1a;
-                msn_send_next = _t33;
+                short_keep_next = {
+                    7'h1a > 7'h47, 7'h1a > 7'h46, 7'h1a > 7'h45, 7'h1a > 7'h44, 7'h1a > 7'h43, 7'h1a > 7'h42, 7'h1a > 7'h41, 7'h1a > 7'h40, 7'h1a > 7'h3f,
+                    7'h1a > 7'h3e, 7'h1a > 7'h3d, 7'h1a > 7'h3c, 7'h1a > 7'h3b, 7'h1a > 7'h3a, 7'h1a > 7'h39, 7'h1a > 7'h38, 7'h1a > 7'h37, 7'h1a > 7'h36,
+                    7'h1a > 7'h35, 7'h1a > 7'h34, 7'h1a > 7'h33, 7'h1a > 7'h32, 7'h1a > 7'h31, 7'h1a > 7'h30, 7'h1a > 7'h2f, 7'h1a > 7'h2e, 7'h1a > 7'h2d,
+                    7'h1a > 7'h2c, 7'h1a > 7'h2b, 7'h1a > 7'h2a, 7'h1a > 7'h29, 7'h1a > 7'h28, 7'h1a > 7'h27, 7'h1a > 7'h26, 7'h1a > 7'h25, 7'h1a > 7'h24,
+                    7'h1a > 7'h23, 7'h1a > 7'h22, 7'h1a > 7'h21, 7'h1a > 7'h20, 7'h1a > 7'h1f, 7'h1a > 7'h1e, 7'h1a > 7'h1d, 7'h1a > 7'h1c, 7'h1a > 7'h1b,
+                    7'h1a > 7'h1a, 7'h1a > 7'h19, 7'h1a > 7'h18, 7'h1a > 7'h17, 7'h1a > 7'h16, 7'h1a > 7'h15, 7'h1a > 7'h14, 7'h1a > 7'h13, 7'h1a > 7'h12,
+                    7'h1a > 7'h11, 7'h1a > 7'h10, 7'h1a > 7'hf, 7'h1a > 7'he, 7'h1a > 7'hd, 7'h1a > 7'hc, 7'h1a > 7'hb, 7'h1a > 7'ha, 7'h1a > 7'h9,
+                    7'h1a > 7'h8, 7'h1a > 7'h7, 7'h1a > 7'h6, 7'h1a > 7'h5, 7'h1a > 7'h4, 7'h1a > 7'h3, 7'h1a > 7'h2, 7'h1a > 7'h1, 7'h1a > 7'h0
+                };
+                msn_send_next = _t30;
             end
             WR_ATOMIC: begin
                 state_next = STATE_SHORT;
@@ -696,13 +769,23 @@ always @* begin
                     cur_to[39:32], cur_to[47:40], cur_to[55:48], cur_to[63:56], cur_stag[7:0], cur_stag[15:8], cur_stag[23:16], cur_stag[31:24],
                     cur_request_id[7:0], cur_request_id[15:8], cur_request_id[23:16], cur_request_id[31:24], {4'b0000, cur_aopcode}, 8'h0, 8'h0, 8'h0, 8'h0,
                     8'h0, 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0,
-                    8'h0, 8'h4a, {1'b0, _t34, 6'h1}
+                    8'h0, 8'h4a, {1'b0, _t31, 6'h1}
                 };
-                short_left_next = atomic_needs_split ? cfg_mulpdu[6:0] : 7'h46;
+                short_left_next = _t32;
+                short_keep_next = {
+                    _t32 > 7'h47, _t32 > 7'h46, _t32 > 7'h45, _t32 > 7'h44, _t32 > 7'h43, _t32 > 7'h42, _t32 > 7'h41, _t32 > 7'h40, _t32 > 7'h3f, _t32 > 7'h3e,
+                    _t32 > 7'h3d, _t32 > 7'h3c, _t32 > 7'h3b, _t32 > 7'h3a, _t32 > 7'h39, _t32 > 7'h38, _t32 > 7'h37, _t32 > 7'h36, _t32 > 7'h35, _t32 > 7'h34,
+                    _t32 > 7'h33, _t32 > 7'h32, _t32 > 7'h31, _t32 > 7'h30, _t32 > 7'h2f, _t32 > 7'h2e, _t32 > 7'h2d, _t32 > 7'h2c, _t32 > 7'h2b, _t32 > 7'h2a,
+                    _t32 > 7'h29, _t32 > 7'h28, _t32 > 7'h27, _t32 > 7'h26, _t32 > 7'h25, _t32 > 7'h24, _t32 > 7'h23, _t32 > 7'h22, _t32 > 7'h21, _t32 > 7'h20,
+                    _t32 > 7'h1f, _t32 > 7'h1e, _t32 > 7'h1d, _t32 > 7'h1c, _t32 > 7'h1b, _t32 > 7'h1a, _t32 > 7'h19, _t32 > 7'h18, _t32 > 7'h17, _t32 > 7'h16,
+                    _t32 > 7'h15, _t32 > 7'h14, _t32 > 7'h13, _t32 > 7'h12, _t32 > 7'h11, _t32 > 7'h10, _t32 > 7'hf, _t32 > 7'he, _t32 > 7'hd, _t32 > 7'hc,
+                    _t32 > 7'hb, _t32 > 7'ha, _t32 > 7'h9, _t32 > 7'h8, _t32 > 7'h7, _t32 > 7'h6, _t32 > 7'h5, _t32 > 7'h4, _t32 > 7'h3, _t32 > 7'h2,
+                    _t32 > 7'h1, _t32 > 7'h0
+                };
                 atomic_split_next = atomic_needs_split;
                 atomic_tail_next = cur_compare_mask[47:0];
-                if (_t34) begin
-                    msn_read_next = _t32;
+                if (_t31) begin
+                    msn_read_next = _t29;
                 end
             end
             default: begin
@@ -714,8 +797,8 @@ always @* begin
         rd_left_next = rd_left_reg - 33'h1;
     end
     if (fetch_q_pop) begin
-        rd_next_addr_next = _t35[93:33];
-        rd_left_next = _t35[32:0];
+        rd_next_addr_next = _t33[93:33];
+        rd_left_next = _t33[32:0];
     end
     if (fetch_bypass) begin
         rd_next_addr_next = wr_addr[63:3];
@@ -725,23 +808,23 @@ always @* begin
         tx_hold_next = fifo_head_reg;
     end
     fifo_reserved_next = (fifo_reserved_reg + {8'h0, tx_rd_fire}) - {8'h0, fifo_pop};
-    seg_nx_fits_next = seg_untagged ? _t36 : _t37;
-    seg_nx_k_next = seg_untagged ? (_t36 ? 4'b0000 : 4'b0000) : (_t37 ? 4'b0000 : 4'b0000);
-    seg_nx_last_beat_next = seg_untagged ? (_t36 ? 1'b0 : _t31) : (_t37 ? 1'b0 : _t31);
-    seg_nx_left_next = seg_untagged ? (_t36 ? (msg_left_reg[15:0] + UNTAGGED_HDR) : cfg_mulpdu) : (_t37 ? (msg_left_reg[15:0] + TAGGED_HDR) : cfg_mulpdu);
-    seg_nx_msg_left_next = seg_untagged ? (_t36 ? 32'h0 : (msg_left_reg - _t28)) : (_t37 ? 32'h0 : (msg_left_reg - _t30));
-    seg_nx_valid_next = in_data & (~(tx_seg_end & _t5));
+    seg_nx_fits_next = seg_untagged ? _t34 : _t35;
+    seg_nx_k_next = seg_untagged ? (_t34 ? 4'b0000 : 4'b0000) : (_t35 ? 4'b0000 : 4'b0000);
+    seg_nx_last_beat_next = seg_untagged ? (_t34 ? 1'b0 : _t28) : (_t35 ? 1'b0 : _t28);
+    seg_nx_left_next = seg_untagged ? (_t34 ? (msg_left_reg[15:0] + UNTAGGED_HDR) : cfg_mulpdu) : (_t35 ? (msg_left_reg[15:0] + TAGGED_HDR) : cfg_mulpdu);
+    seg_nx_msg_left_next = seg_untagged ? (_t34 ? 32'h0 : (msg_left_reg - _t25)) : (_t35 ? 32'h0 : (msg_left_reg - _t27));
+    seg_nx_valid_next = in_data & (~(tx_seg_end & _t11));
     if (tx_prefetch) begin
-        tx_avail_next = _t38;
+        tx_avail_next = _t36;
     end
     if (tx_emit) begin
-        tx_avail_next = tx_need_pop ? (_t38 - _t4) : (tx_avail_reg - _t4);
-        tx_pos_next = _t39;
+        tx_avail_next = tx_need_pop ? (_t36 - _t10) : (tx_avail_reg - _t10);
+        tx_pos_next = _t37;
         if (tx_last_beat_reg) begin
             if (seg_last_reg) begin
                 state_next = STATE_IDLE;
                 if (msg_untagged_reg) begin
-                    msn_send_next = _t33;
+                    msn_send_next = _t30;
                 end
             end else begin
                 tx_to_next = tx_to_reg + {48'h0, seg_room};
@@ -752,20 +835,21 @@ always @* begin
                 tx_payload_octets_next = seg_nx_k_reg;
                 tx_last_beat_next = seg_nx_last_beat_reg;
                 tx_hdr_lanes_next = 4'b1000;
-                tx_phase_next = _t39 - 3'b000;
+                tx_phase_next = _t37 - 3'b000;
             end
         end else begin
             seg_left_next = seg_left_reg - 16'h8;
             seg_beat_next = tx_next_beat;
-            tx_payload_octets_next = ((seg_left_reg >= 16'h10) ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t40;
+            tx_payload_octets_next = ((seg_left_reg >= 16'h10) ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t38;
             tx_last_beat_next = seg_left_reg <= 16'h10;
-            tx_hdr_lanes_next = _t40;
-            tx_phase_next = _t39 - (_t41 ? (seg_untagged ? 3'b000 : 3'b110) : (_t42 ? (seg_untagged ? 3'b010 : 3'b000) : 3'b000));
+            tx_hdr_lanes_next = _t38;
+            tx_phase_next = _t37 - (_t39 ? (seg_untagged ? 3'b000 : 3'b110) : (_t40 ? (seg_untagged ? 3'b010 : 3'b000) : 3'b000));
         end
     end
     if (short_emit) begin
         short_buf_next = {64'h0, short_buf_reg[575:64]};
         short_left_next = short_left_reg - 7'h8;
+        short_keep_next = {8'h0, short_keep_reg[71:8]};
         if (short_last) begin
             if (atomic_split_reg) begin
                 short_buf_next = {
@@ -817,25 +901,25 @@ always @* begin
                     8'h0,
                     8'h0,
                     8'h0,
-                    _t43 ? atomic_tail_reg[7:0] : 8'h0,
-                    _t45 ? atomic_tail_reg[7:0] : (_t43 ? atomic_tail_reg[15:8] : 8'h0),
-                    _t46 ? atomic_tail_reg[7:0] : (_t45 ? atomic_tail_reg[15:8] : (_t43 ? atomic_tail_reg[23:16] : 8'h0)),
-                    _t47 ? atomic_tail_reg[7:0] : (_t46 ? atomic_tail_reg[15:8] : (_t45 ? atomic_tail_reg[23:16] : (_t43 ? atomic_tail_reg[31:24] : 8'h0))),
-                    _t48 ? atomic_tail_reg[7:0] :
-                        _t47 ? atomic_tail_reg[15:8] :
-                        _t46 ? atomic_tail_reg[23:16] :
-                        _t45 ? atomic_tail_reg[31:24] :
+                    _t41 ? atomic_tail_reg[7:0] : 8'h0,
+                    _t43 ? atomic_tail_reg[7:0] : (_t41 ? atomic_tail_reg[15:8] : 8'h0),
+                    _t44 ? atomic_tail_reg[7:0] : (_t43 ? atomic_tail_reg[15:8] : (_t41 ? atomic_tail_reg[23:16] : 8'h0)),
+                    _t45 ? atomic_tail_reg[7:0] : (_t44 ? atomic_tail_reg[15:8] : (_t43 ? atomic_tail_reg[23:16] : (_t41 ? atomic_tail_reg[31:24] : 8'h0))),
+                    _t46 ? atomic_tail_reg[7:0] :
+                        _t45 ? atomic_tail_reg[15:8] :
+                        _t44 ? atomic_tail_reg[23:16] :
+                        _t43 ? atomic_tail_reg[31:24] :
+                        _t41 ? atomic_tail_reg[39:32] :
+                        8'h0,
+                    (_t42 == 16'h33) ? atomic_tail_reg[7:0] :
+                        _t46 ? atomic_tail_reg[15:8] :
+                        _t45 ? atomic_tail_reg[23:16] :
+                        _t44 ? atomic_tail_reg[31:24] :
                         _t43 ? atomic_tail_reg[39:32] :
+                        _t41 ? atomic_tail_reg[47:40] :
                         8'h0,
-                    (_t44 == 16'h33) ? atomic_tail_reg[7:0] :
-                        _t48 ? atomic_tail_reg[15:8] :
-                        _t47 ? atomic_tail_reg[23:16] :
-                        _t46 ? atomic_tail_reg[31:24] :
-                        _t45 ? atomic_tail_reg[39:32] :
-                        _t43 ? atomic_tail_reg[47:40] :
-                        8'h0,
-                    _t44[7:0],
-                    _t44[15:8],
+                    _t42[7:0],
+                    _t42[15:8],
                     8'h0,
                     8'h0,
                     msn_read_reg[7:0],
@@ -853,85 +937,23 @@ always @* begin
                     8'h4a,
                     8'h41
                 };
-                short_left_next = 7'h46 - _t44[6:0];
+                short_left_next = _t47;
+                short_keep_next = {
+                    _t47 > 7'h47, _t47 > 7'h46, _t47 > 7'h45, _t47 > 7'h44, _t47 > 7'h43, _t47 > 7'h42, _t47 > 7'h41, _t47 > 7'h40, _t47 > 7'h3f, _t47 > 7'h3e,
+                    _t47 > 7'h3d, _t47 > 7'h3c, _t47 > 7'h3b, _t47 > 7'h3a, _t47 > 7'h39, _t47 > 7'h38, _t47 > 7'h37, _t47 > 7'h36, _t47 > 7'h35, _t47 > 7'h34,
+                    _t47 > 7'h33, _t47 > 7'h32, _t47 > 7'h31, _t47 > 7'h30, _t47 > 7'h2f, _t47 > 7'h2e, _t47 > 7'h2d, _t47 > 7'h2c, _t47 > 7'h2b, _t47 > 7'h2a,
+                    _t47 > 7'h29, _t47 > 7'h28, _t47 > 7'h27, _t47 > 7'h26, _t47 > 7'h25, _t47 > 7'h24, _t47 > 7'h23, _t47 > 7'h22, _t47 > 7'h21, _t47 > 7'h20,
+                    _t47 > 7'h1f, _t47 > 7'h1e, _t47 > 7'h1d, _t47 > 7'h1c, _t47 > 7'h1b, _t47 > 7'h1a, _t47 > 7'h19, _t47 > 7'h18, _t47 > 7'h17, _t47 > 7'h16,
+                    _t47 > 7'h15, _t47 > 7'h14, _t47 > 7'h13, _t47 > 7'h12, _t47 > 7'h11, _t47 > 7'h10, _t47 > 7'hf, _t47 > 7'he, _t47 > 7'hd, _t47 > 7'hc,
+                    _t47 > 7'hb, _t47 > 7'ha, _t47 > 7'h9, _t47 > 7'h8, _t47 > 7'h7, _t47 > 7'h6, _t47 > 7'h5, _t47 > 7'h4, _t47 > 7'h3, _t47 > 7'h2,
+                    _t47 > 7'h1, _t47 > 7'h0
+                };
                 atomic_split_next = 1'b0;
-                msn_read_next = _t32;
+                msn_read_next = _t29;
             end else begin
                 state_next = STATE_IDLE;
             end
         end
-    end
-    if (out_free) begin
-        out_valid_next = 1'b0;
-    end
-    if (tx_emit) begin
-        out_valid_next = 1'b1;
-        out_data_next = {
-            _t49 ? tx_to_reg[23:16] :
-                _t51 ? (_t52 ? tx_to_reg[55:48] : 8'h0) :
-                (tx_phase_reg >= 3'b001) ? (tx_hi_hold ? tx_hold_rot[63:56] : tx_head_rot[63:56]) :
-                tx_lo_head ? tx_head_rot[63:56] :
-                tx_hold_rot[63:56],
-            _t49 ? tx_to_reg[31:24] :
-                _t51 ? (_t52 ? tx_to_reg[63:56] : 8'h0) :
-                (tx_phase_reg >= 3'b010) ? (tx_hi_hold ? tx_hold_rot[55:48] : tx_head_rot[55:48]) :
-                tx_lo_head ? tx_head_rot[55:48] :
-                tx_hold_rot[55:48],
-            _t50 ? (_t52 ? tx_to_reg[7:0] : msn_send_reg[7:0]) :
-                _t51 ? tx_stag_reg[7:0] :
-                (tx_phase_reg >= 3'b011) ? (tx_hi_hold ? tx_hold_rot[47:40] : tx_head_rot[47:40]) :
-                tx_lo_head ? tx_head_rot[47:40] :
-                tx_hold_rot[47:40],
-            _t50 ? (_t52 ? tx_to_reg[15:8] : msn_send_reg[15:8]) :
-                _t51 ? tx_stag_reg[15:8] :
-                (tx_phase_reg >= 3'b100) ? (tx_hi_hold ? tx_hold_rot[39:32] : tx_head_rot[39:32]) :
-                tx_lo_head ? tx_head_rot[39:32] :
-                tx_hold_rot[39:32],
-            _t50 ? (_t52 ? tx_to_reg[23:16] : msn_send_reg[23:16]) :
-                _t51 ? tx_stag_reg[23:16] :
-                (tx_phase_reg >= 3'b101) ? (tx_hi_hold ? tx_hold_rot[31:24] : tx_head_rot[31:24]) :
-                tx_lo_head ? tx_head_rot[31:24] :
-                tx_hold_rot[31:24],
-            _t50 ? (_t52 ? tx_to_reg[31:24] : msn_send_reg[31:24]) :
-                _t51 ? tx_stag_reg[31:24] :
-                (tx_phase_reg >= 3'b110) ? (tx_hi_hold ? tx_hold_rot[23:16] : tx_head_rot[23:16]) :
-                tx_lo_head ? tx_head_rot[23:16] :
-                tx_hold_rot[23:16],
-            _t53 ? tx_to_reg[7:0] :
-                _t50 ? (_t52 ? tx_to_reg[39:32] : 8'h0) :
-                _t51 ? {4'b0100, msg_opcode_reg} :
-                (tx_phase_reg >= 3'b111) ? (tx_hi_hold ? tx_hold_rot[15:8] : tx_head_rot[15:8]) :
-                tx_lo_head ? tx_head_rot[15:8] :
-                tx_hold_rot[15:8],
-            _t53 ? tx_to_reg[15:8] :
-                _t50 ? (_t52 ? tx_to_reg[47:40] : 8'h0) :
-                _t51 ? {_t52, seg_last_reg, 6'h1} :
-                1'b0 ? (tx_hi_hold ? tx_hold_rot[7:0] : tx_head_rot[7:0]) :
-                tx_lo_head ? tx_head_rot[7:0] :
-                tx_hold_rot[7:0]
-        };
-        out_keep_next = {
-            seg_left_reg > 16'h7, seg_left_reg > 16'h6, seg_left_reg > 16'h5, seg_left_reg > 16'h4, seg_left_reg > 16'h3, seg_left_reg > 16'h2,
-            seg_left_reg > 16'h1, seg_left_reg > 16'h0
-        };
-        out_last_next = tx_last_beat_reg;
-        out_left_next = seg_left_reg;
-    end
-    if (short_emit) begin
-        out_valid_next = 1'b1;
-        out_data_next = short_buf_reg[63:0];
-        out_keep_next = {
-            short_left_reg > 7'h7, short_left_reg > 7'h6, short_left_reg > 7'h5, short_left_reg > 7'h4, short_left_reg > 7'h3, short_left_reg > 7'h2,
-            short_left_reg > 7'h1, short_left_reg > 7'h0
-        };
-        out_last_next = short_last;
-        out_left_next = {9'h0, short_left_reg};
-    end
-    if (tx_emit) begin
-        out_done_next = tx_last_beat_reg & seg_last_reg;
-    end
-    if (short_emit) begin
-        out_done_next = short_last & (~atomic_split_reg);
     end
 end
 
@@ -944,12 +966,17 @@ always @(posedge clk) begin
     state_reg <= state_next;
     msn_send_reg <= msn_send_next;
     msn_read_reg <= msn_read_next;
+    beat_valid_reg <= beat_valid_next;
+    beat_data_reg <= beat_data_next;
+    beat_in_ready_reg <= beat_in_ready_next;
+    beat_temp_valid_reg <= beat_temp_valid_next;
+    beat_temp_data_reg <= beat_temp_data_next;
     out_valid_reg <= out_valid_next;
     out_data_reg <= out_data_next;
     out_keep_reg <= out_keep_next;
     out_last_reg <= out_last_next;
     out_left_reg <= out_left_next;
-    out_done_reg <= out_done_next;
+    out_flag_reg <= out_flag_next;
     msg_opcode_reg <= msg_opcode_next;
     msg_untagged_reg <= msg_untagged_next;
     rd_next_addr_reg <= rd_next_addr_next;
@@ -983,12 +1010,13 @@ always @(posedge clk) begin
     seg_nx_valid_reg <= seg_nx_valid_next;
     short_buf_reg <= short_buf_next;
     short_left_reg <= short_left_next;
+    short_keep_reg <= short_keep_next;
     atomic_split_reg <= atomic_split_next;
     atomic_tail_reg <= atomic_tail_next;
-    if (_t25) begin
+    if (_t22) begin
         wrq_mem[wrq_wptr_reg] <= _t1;
     end
-    if (_t26) begin
+    if (_t23) begin
         fetch_q_mem[fetch_q_wptr_reg[1:0]] <= {wr_addr[63:3], fetch_reads};
     end
     if (fifo_push) begin
@@ -1001,6 +1029,9 @@ always @(posedge clk) begin
         wrq_count_reg <= 2'b00;
         wrq_head_valid_reg <= 1'b0;
         state_reg <= 2'b00;
+        beat_valid_reg <= 1'b0;
+        beat_in_ready_reg <= 1'b0;
+        beat_temp_valid_reg <= 1'b0;
         out_valid_reg <= 1'b0;
         rd_left_reg <= 33'h0;
         fifo_reserved_reg <= 9'h0;

@@ -110,6 +110,20 @@ reg [31:0] msn_terminate_reg; // MSN of the next Terminate (QN 2)
 reg [31:0] msn_terminate_next;
 reg [31:0] msn_atomic_reg; // MSN of the next Atomic Response (QN 3)
 reg [31:0] msn_atomic_next;
+wire beat_in_valid; // a source emits a beat
+wire [186:0] beat_in_data;
+reg beat_valid_reg; // beat holds a beat (the beat as its source offers it)
+reg beat_valid_next;
+reg [186:0] beat_data_reg;
+reg [186:0] beat_data_next;
+wire beat_out_ready; // the consumer of beat_out takes its beat
+reg beat_in_ready_reg; // beat takes a beat this cycle (registered)
+reg beat_in_ready_next;
+reg beat_temp_valid_reg; // beat holds a skid beat
+reg beat_temp_valid_next;
+reg [186:0] beat_temp_data_reg;
+reg [186:0] beat_temp_data_next;
+wire beat_in_ready_early;
 reg out_valid_reg;
 reg out_valid_next;
 reg [63:0] out_data_reg;
@@ -121,6 +135,15 @@ reg out_last_next;
 reg [15:0] out_left_reg; // octets of the ULPDU from this beat on
 reg [15:0] out_left_next;
 wire out_free; // the output register takes a beat this cycle
+wire [87:0] beat_window; // {hi, lo} shifted down by 4 lanes when the phase is 4 or more
+wire [1:0] beat_phase; // the phase mod W/2: the beat is lanes [phase, phase + W) of window
+wire [63:0] beat_rotated_s0; // beat_rotated: shifted by amount[1:0] lanes ×1
+wire [63:0] beat_rotated;
+wire [7:0] beat_overlay_mask;
+wire [63:0] beat_overlay; // header octets over the payload, lane j where the mask is set
+wire [7:0] beat_keep;
+wire beat_last;
+wire [15:0] beat_left;
 wire au_req_ready;
 wire au_rd_valid;
 // verilator lint_off UNUSED
@@ -223,111 +246,109 @@ wire rr_emit;
 wire rr_seg_end;
 wire rr_lo_head; // lane 0 of the beat lies in the FIFO head
 wire rr_hi_hold; // the payload is all in the held beat
-wire [87:0] rr_head_rot_s1; // rr_head_rot: shifted by amount[2:2] lanes ×4
-wire [63:0] rr_head_rot_s0; // rr_head_rot: shifted by amount[1:0] lanes ×1
-wire [63:0] rr_head_rot;
-wire [87:0] rr_hold_rot_s1; // rr_hold_rot: shifted by amount[2:2] lanes ×4
-wire [63:0] rr_hold_rot_s0; // rr_hold_rot: shifted by amount[1:0] lanes ×1
-wire [63:0] rr_hold_rot;
 reg [575:0] short_buf_reg; // the ULPDU still to send, lane 0 first
 reg [575:0] short_buf_next;
 reg [6:0] short_left_reg; // its octets
 reg [6:0] short_left_next;
+reg [71:0] short_keep_reg; // lane i of short_buf holds an octet of the ULPDU
+reg [71:0] short_keep_next;
 wire short_emit;
-wire short_last;
+wire short_last; // no octet after this beat
 reg [63:0] fifo_mem [0:255];
 wire _t0;
-// verilator lint_off UNUSED
-wire [32:0] _t1; // read through slices
-// verilator lint_on UNUSED
-wire [4:0] _t2;
-wire _t3;
-wire [4:0] _t4;
+wire [7:0] _t1;
+wire [7:0] _t2;
+wire [7:0] _t3;
+wire [7:0] _t4;
 wire [7:0] _t5;
 wire [7:0] _t6;
-wire [7:0] _t7;
-wire [7:0] _t8;
-wire [7:0] _t9;
-wire [7:0] _t10;
-wire [7:0] _t11;
-wire [7:0] _t12;
-wire [7:0] _t13;
-wire [7:0] _t14;
-wire [7:0] _t15;
-wire [7:0] _t16;
-wire [7:0] _t17;
+// verilator lint_off UNUSED
+wire [32:0] _t7; // read through slices
+// verilator lint_on UNUSED
+wire [4:0] _t8;
+wire _t9;
+wire [4:0] _t10;
+wire _t11;
+wire _t12;
+wire _t13;
+wire _t14;
+wire _t15;
+wire [31:0] _t16;
+wire _t17;
 wire [7:0] _t18;
 wire [7:0] _t19;
 wire [7:0] _t20;
-wire [7:0] _t21;
-wire [7:0] _t22;
-wire _t23;
-wire [31:0] _t24;
-wire _t25;
-wire [7:0] _t26;
-wire [7:0] _t27;
-wire [7:0] _t28;
-wire _t29;
-wire [4:0] _t30;
-wire [2:0] _t31;
-wire [3:0] _t32;
-wire _t33;
-wire _t34;
-wire _t35;
+wire [6:0] _t21;
+wire _t22;
+wire [4:0] _t23;
+wire [2:0] _t24;
+wire [3:0] _t25;
+wire _t26;
 
-assign _t0 = ~out_valid_reg;
-assign _t1 = ({1'b0, req_size} + {30'h0, req_src_addr[2:0]}) - 33'h1;
-assign _t2 = {1'b0, rr_payload_octets_reg};
-assign _t3 = ~seg_last_reg;
-assign _t4 = rr_avail_reg + {1'b0, rr_hdr_lanes_reg};
-assign _t5 = rr_phase_reg[2] ? fifo_head_reg[55:48] : fifo_head_reg[23:16];
-assign _t6 = rr_phase_reg[2] ? fifo_head_reg[47:40] : fifo_head_reg[15:8];
-assign _t7 = rr_phase_reg[2] ? fifo_head_reg[39:32] : fifo_head_reg[7:0];
-assign _t8 = rr_phase_reg[0] ? rr_head_rot_s1[71:64] : rr_head_rot_s1[63:56];
-assign _t9 = rr_phase_reg[0] ? rr_head_rot_s1[63:56] : rr_head_rot_s1[55:48];
-assign _t10 = rr_phase_reg[0] ? rr_head_rot_s1[55:48] : rr_head_rot_s1[47:40];
-assign _t11 = rr_phase_reg[0] ? rr_head_rot_s1[47:40] : rr_head_rot_s1[39:32];
-assign _t12 = rr_phase_reg[0] ? rr_head_rot_s1[39:32] : rr_head_rot_s1[31:24];
-assign _t13 = rr_phase_reg[0] ? rr_head_rot_s1[31:24] : rr_head_rot_s1[23:16];
-assign _t14 = rr_phase_reg[2] ? rr_hold_reg[55:48] : rr_hold_reg[23:16];
-assign _t15 = rr_phase_reg[2] ? rr_hold_reg[47:40] : rr_hold_reg[15:8];
-assign _t16 = rr_phase_reg[2] ? rr_hold_reg[39:32] : rr_hold_reg[7:0];
-assign _t17 = rr_phase_reg[0] ? rr_hold_rot_s1[71:64] : rr_hold_rot_s1[63:56];
-assign _t18 = rr_phase_reg[0] ? rr_hold_rot_s1[63:56] : rr_hold_rot_s1[55:48];
-assign _t19 = rr_phase_reg[0] ? rr_hold_rot_s1[55:48] : rr_hold_rot_s1[47:40];
-assign _t20 = rr_phase_reg[0] ? rr_hold_rot_s1[47:40] : rr_hold_rot_s1[39:32];
-assign _t21 = rr_phase_reg[0] ? rr_hold_rot_s1[39:32] : rr_hold_rot_s1[31:24];
-assign _t22 = rr_phase_reg[0] ? rr_hold_rot_s1[31:24] : rr_hold_rot_s1[23:16];
-assign _t23 = req_size <= _t24;
-assign _t24 = {16'h0, seg_room_14};
-assign _t25 = cfg_mulpdu <= 16'h8;
-assign _t26 = req_term_d ? 8'h0 : 8'h0;
-assign _t27 = {req_term_m, req_term_d, req_term_r, 5'h0};
-assign _t28 = {req_term_layer, req_term_etype};
-assign _t29 = msg_left_reg <= _t24;
-assign _t30 = rr_avail_reg + 5'h8;
-assign _t31 = rr_pos_reg + rr_payload_octets_reg[2:0];
-assign _t32 = _t33 ? 4'b0110 : 4'b0000;
-assign _t33 = rr_next_beat == 2'b01;
-assign _t34 = seg_beat_reg == 2'b00;
-assign _t35 = seg_beat_reg == 2'b01;
+assign _t0 = ~beat_valid_reg;
+assign _t1 = beat_phase[0] ? beat_window[71:64] : beat_window[63:56];
+assign _t2 = beat_phase[0] ? beat_window[63:56] : beat_window[55:48];
+assign _t3 = beat_phase[0] ? beat_window[55:48] : beat_window[47:40];
+assign _t4 = beat_phase[0] ? beat_window[47:40] : beat_window[39:32];
+assign _t5 = beat_phase[0] ? beat_window[39:32] : beat_window[31:24];
+assign _t6 = beat_phase[0] ? beat_window[31:24] : beat_window[23:16];
+assign _t7 = ({1'b0, req_size} + {30'h0, req_src_addr[2:0]}) - 33'h1;
+assign _t8 = {1'b0, rr_payload_octets_reg};
+assign _t9 = ~seg_last_reg;
+assign _t10 = rr_avail_reg + {1'b0, rr_hdr_lanes_reg};
+assign _t11 = seg_beat_reg == 2'b00;
+assign _t12 = seg_beat_reg == 2'b01;
+assign _t13 = 1'b0 | _t11;
+assign _t14 = _t13 | _t12;
+assign _t15 = req_size <= _t16;
+assign _t16 = {16'h0, seg_room_14};
+assign _t17 = cfg_mulpdu <= 16'h8;
+assign _t18 = req_term_d ? 8'h0 : 8'h0;
+assign _t19 = {req_term_m, req_term_d, req_term_r, 5'h0};
+assign _t20 = {req_term_layer, req_term_etype};
+assign _t21 = 7'h16 + (req_term_d ? (req_term_tagged ? 7'h10 : 7'h14) : 7'h0) + (req_term_r ? 7'h1c : 7'h0);
+assign _t22 = msg_left_reg <= _t16;
+assign _t23 = rr_avail_reg + 5'h8;
+assign _t24 = rr_pos_reg + rr_payload_octets_reg[2:0];
+assign _t25 = _t26 ? 4'b0110 : 4'b0000;
+assign _t26 = rr_next_beat == 2'b01;
 assign in_idle = state_reg == STATE_IDLE;
 assign in_read = state_reg == STATE_READ;
 assign in_atomic = state_reg == STATE_ATOMIC;
 assign in_short = state_reg == STATE_SHORT;
-assign out_free = _t0 | m_axis_tready;
+assign beat_in_ready_early = beat_out_ready | ((~beat_temp_valid_reg) & (_t0 | (~beat_in_valid)));
+assign out_free = (~out_valid_reg) | m_axis_tready;
+assign beat_out_ready = out_free;
+assign beat_window = beat_data_reg[87:0];
+assign beat_phase = beat_data_reg[89:88];
+assign beat_rotated_s0 = {
+    beat_phase[1] ? (beat_phase[0] ? beat_window[87:80] : beat_window[79:72]) : _t1,
+    beat_phase[1] ? (beat_phase[0] ? beat_window[79:72] : beat_window[71:64]) : _t2,
+    beat_phase[1] ? _t1 : _t3,
+    beat_phase[1] ? _t2 : _t4,
+    beat_phase[1] ? _t3 : _t5,
+    beat_phase[1] ? _t4 : _t6,
+    beat_phase[1] ? _t5 : (beat_phase[0] ? beat_window[23:16] : beat_window[15:8]),
+    beat_phase[1] ? _t6 : (beat_phase[0] ? beat_window[15:8] : beat_window[7:0])
+};
+assign beat_rotated = beat_rotated_s0;
+assign beat_overlay_mask = beat_data_reg[97:90];
+assign beat_overlay = beat_data_reg[161:98];
 assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tlast = out_last_reg;
 assign m_axis_tuser = out_left_reg;
+assign beat_keep = beat_data_reg[169:162];
+assign beat_last = beat_data_reg[170];
+assign beat_left = beat_data_reg[186:171];
 assign req_fire = req_valid & in_idle & au_req_ready;
 assign wr_valid = au_wr_valid;
 assign wr_addr = {au_wr_addr[63:3], 3'b000};
 assign wr_data = au_wr_data;
 assign wr_strb = au_wr_strb;
 assign atomic_done = in_atomic & au_rsp_valid;
-assign fetch_reads = (req_size == 32'h0) ? 33'h0 : ({3'b000, _t1[32:3]} + 33'h1);
+assign fetch_reads = (req_size == 32'h0) ? 33'h0 : ({3'b000, _t7[32:3]} + 33'h1);
 assign fetch_push = req_fire & (req_kind == KIND_READ_RESPONSE) & (fetch_reads != 33'h0);
 assign rr_rd_valid = in_read & (rd_left_reg != 33'h0) & (fifo_reserved_reg < 9'h100);
 assign rr_rd_fire = rr_rd_valid & rd_ready;
@@ -338,67 +359,93 @@ assign fifo_load = (fifo_count_reg != 9'h0) & ((~fifo_head_valid_reg) | fifo_pop
 assign seg_room_14 = cfg_mulpdu - TAGGED_HDR;
 assign seg_room = seg_room_14;
 assign rr_next_beat = (seg_beat_reg == 2'b10) ? seg_beat_reg : (seg_beat_reg + 2'b01);
-assign rr_need_pop = (rr_payload_octets_reg != 4'b0000) & ((_t2 + 5'h8) > rr_avail_reg);
-assign rr_need_prefetch = _t2 > rr_avail_reg;
-assign rr_plan_late = rr_last_beat_reg & _t3 & (~seg_nx_valid_reg);
+assign rr_need_pop = (rr_payload_octets_reg != 4'b0000) & ((_t8 + 5'h8) > rr_avail_reg);
+assign rr_need_prefetch = _t8 > rr_avail_reg;
+assign rr_plan_late = rr_last_beat_reg & _t9 & (~seg_nx_valid_reg);
 assign rr_prefetch = in_read & rr_need_prefetch & fifo_head_valid_reg;
-assign rr_emit = in_read & (~rr_need_prefetch) & ((~rr_need_pop) | fifo_head_valid_reg) & out_free & (~rr_plan_late);
+assign rr_emit = in_read & (~rr_need_prefetch) & ((~rr_need_pop) | fifo_head_valid_reg) & beat_in_ready_reg & (~rr_plan_late);
 assign fifo_pop = rr_prefetch | (rr_emit & rr_need_pop);
 assign rr_seg_end = rr_emit & rr_last_beat_reg;
-assign rr_lo_head = _t4 <= 5'h8;
-assign rr_hi_hold = _t4 > 5'h10;
-assign rr_head_rot_s1 = {
-    _t5,
-    _t6,
-    _t7,
-    rr_phase_reg[2] ? fifo_head_reg[31:24] : fifo_head_reg[63:56],
-    rr_phase_reg[2] ? fifo_head_reg[23:16] : fifo_head_reg[55:48],
-    rr_phase_reg[2] ? fifo_head_reg[15:8] : fifo_head_reg[47:40],
-    rr_phase_reg[2] ? fifo_head_reg[7:0] : fifo_head_reg[39:32],
-    rr_phase_reg[2] ? fifo_head_reg[63:56] : fifo_head_reg[31:24],
-    _t5,
-    _t6,
-    _t7
-};
-assign rr_head_rot_s0 = {
-    rr_phase_reg[1] ? (rr_phase_reg[0] ? rr_head_rot_s1[87:80] : rr_head_rot_s1[79:72]) : _t8,
-    rr_phase_reg[1] ? (rr_phase_reg[0] ? rr_head_rot_s1[79:72] : rr_head_rot_s1[71:64]) : _t9,
-    rr_phase_reg[1] ? _t8 : _t10,
-    rr_phase_reg[1] ? _t9 : _t11,
-    rr_phase_reg[1] ? _t10 : _t12,
-    rr_phase_reg[1] ? _t11 : _t13,
-    rr_phase_reg[1] ? _t12 : (rr_phase_reg[0] ? rr_head_rot_s1[23:16] : rr_head_rot_s1[15:8]),
-    rr_phase_reg[1] ? _t13 : (rr_phase_reg[0] ? rr_head_rot_s1[15:8] : rr_head_rot_s1[7:0])
-};
-assign rr_head_rot = rr_head_rot_s0;
-assign rr_hold_rot_s1 = {
-    _t14,
-    _t15,
-    _t16,
-    rr_phase_reg[2] ? rr_hold_reg[31:24] : rr_hold_reg[63:56],
-    rr_phase_reg[2] ? rr_hold_reg[23:16] : rr_hold_reg[55:48],
-    rr_phase_reg[2] ? rr_hold_reg[15:8] : rr_hold_reg[47:40],
-    rr_phase_reg[2] ? rr_hold_reg[7:0] : rr_hold_reg[39:32],
-    rr_phase_reg[2] ? rr_hold_reg[63:56] : rr_hold_reg[31:24],
-    _t14,
-    _t15,
-    _t16
-};
-assign rr_hold_rot_s0 = {
-    rr_phase_reg[1] ? (rr_phase_reg[0] ? rr_hold_rot_s1[87:80] : rr_hold_rot_s1[79:72]) : _t17,
-    rr_phase_reg[1] ? (rr_phase_reg[0] ? rr_hold_rot_s1[79:72] : rr_hold_rot_s1[71:64]) : _t18,
-    rr_phase_reg[1] ? _t17 : _t19,
-    rr_phase_reg[1] ? _t18 : _t20,
-    rr_phase_reg[1] ? _t19 : _t21,
-    rr_phase_reg[1] ? _t20 : _t22,
-    rr_phase_reg[1] ? _t21 : (rr_phase_reg[0] ? rr_hold_rot_s1[23:16] : rr_hold_rot_s1[15:8]),
-    rr_phase_reg[1] ? _t22 : (rr_phase_reg[0] ? rr_hold_rot_s1[15:8] : rr_hold_rot_s1[7:0])
-};
-assign rr_hold_rot = rr_hold_rot_s0;
-assign short_emit = in_short & out_free;
-assign short_last = short_left_reg <= 7'h8;
+assign rr_lo_head = _t10 <= 5'h8;
+assign rr_hi_hold = _t10 > 5'h10;
+assign short_emit = in_short & beat_in_ready_reg;
+assign short_last = ~short_keep_reg[8];
 assign req_ready = in_idle & au_req_ready;
-assign idle = in_idle & _t0;
+assign idle = in_idle & (~(beat_valid_reg | out_valid_reg));
+assign beat_in_valid = rr_emit | short_emit;
+assign beat_in_data = in_read ?
+    {
+        seg_left_reg,
+        rr_last_beat_reg,
+        {
+            seg_left_reg > 16'h7, seg_left_reg > 16'h6, seg_left_reg > 16'h5, seg_left_reg > 16'h4, seg_left_reg > 16'h3, seg_left_reg > 16'h2,
+            seg_left_reg > 16'h1, seg_left_reg > 16'h0
+        },
+        {
+            _t11 ? rr_to_reg[55:48] : 8'h0,
+            _t11 ? rr_to_reg[63:56] : 8'h0,
+            _t12 ? rr_to_reg[7:0] : (_t11 ? rr_stag_reg[7:0] : 8'h0),
+            _t12 ? rr_to_reg[15:8] : (_t11 ? rr_stag_reg[15:8] : 8'h0),
+            _t12 ? rr_to_reg[23:16] : (_t11 ? rr_stag_reg[23:16] : 8'h0),
+            _t12 ? rr_to_reg[31:24] : (_t11 ? rr_stag_reg[31:24] : 8'h0),
+            _t12 ? rr_to_reg[39:32] : (_t11 ? 8'h42 : 8'h0),
+            _t12 ? rr_to_reg[47:40] : (_t11 ? {1'b1, seg_last_reg, 6'h1} : 8'h0)
+        },
+        {_t13, _t13, _t14, _t14, _t14, _t14, _t14, _t14},
+        rr_phase_reg[1:0],
+        rr_phase_reg[2] ?
+            {rr_hi_hold ? rr_hold_reg[55:0] : fifo_head_reg[55:0], rr_lo_head ? fifo_head_reg[63:32] : rr_hold_reg[63:32]} :
+            {rr_hi_hold ? rr_hold_reg[23:0] : fifo_head_reg[23:0], rr_lo_head ? fifo_head_reg : rr_hold_reg}
+    } :
+    {{9'h0, short_left_reg}, short_last, short_keep_reg[7:0], 64'h0, 8'h0, 2'b00, {24'h0, short_buf_reg[63:0]}};
+
+always @* begin
+    beat_in_ready_next = beat_in_ready_reg;
+    beat_valid_next = beat_valid_reg;
+    beat_data_next = beat_data_reg;
+    beat_temp_valid_next = beat_temp_valid_reg;
+    beat_temp_data_next = beat_temp_data_reg;
+    beat_in_ready_next = beat_in_ready_early;
+    if (beat_in_ready_reg) begin
+        if (beat_out_ready | _t0) begin
+            beat_valid_next = beat_in_valid;
+            beat_data_next = beat_in_data;
+        end else begin
+            beat_temp_valid_next = beat_in_valid;
+            beat_temp_data_next = beat_in_data;
+        end
+    end else begin
+        if (beat_out_ready) begin
+            beat_valid_next = beat_temp_valid_reg;
+            beat_data_next = beat_temp_data_reg;
+            beat_temp_valid_next = 1'b0;
+        end
+    end
+end
+
+always @* begin
+    out_valid_next = out_valid_reg;
+    out_data_next = out_data_reg;
+    out_keep_next = out_keep_reg;
+    out_last_next = out_last_reg;
+    out_left_next = out_left_reg;
+    if (out_free) begin
+        out_valid_next = beat_valid_reg;
+        out_data_next = {
+            beat_overlay_mask[7] ? beat_overlay[63:56] : beat_rotated[63:56],
+            beat_overlay_mask[6] ? beat_overlay[55:48] : beat_rotated[55:48],
+            beat_overlay_mask[5] ? beat_overlay[47:40] : beat_rotated[47:40],
+            beat_overlay_mask[4] ? beat_overlay[39:32] : beat_rotated[39:32],
+            beat_overlay_mask[3] ? beat_overlay[31:24] : beat_rotated[31:24],
+            beat_overlay_mask[2] ? beat_overlay[23:16] : beat_rotated[23:16],
+            beat_overlay_mask[1] ? beat_overlay[15:8] : beat_rotated[15:8],
+            beat_overlay_mask[0] ? beat_overlay[7:0] : beat_rotated[7:0]
+        };
+        out_keep_next = beat_keep;
+        out_last_next = beat_last;
+        out_left_next = beat_left;
+    end
+end
 
 always @* begin
     au_rd_data_valid_next = au_rd_data_valid_reg;
@@ -442,6 +489,7 @@ always @* begin
     rr_phase_next = rr_phase_reg;
     short_buf_next = short_buf_reg;
     short_left_next = short_left_reg;
+    short_keep_next = short_keep_reg;
     rd_next_addr_next = rd_next_addr_reg;
     rd_left_next = rd_left_reg;
     rr_hold_next = rr_hold_reg;
@@ -452,11 +500,6 @@ always @* begin
     seg_nx_left_next = seg_nx_left_reg;
     seg_nx_msg_left_next = seg_nx_msg_left_reg;
     seg_nx_valid_next = seg_nx_valid_reg;
-    out_valid_next = out_valid_reg;
-    out_data_next = out_data_reg;
-    out_keep_next = out_keep_reg;
-    out_last_next = out_last_reg;
-    out_left_next = out_left_reg;
     if (rst) begin
         msn_terminate_next = cfg_initial_msn;
         msn_atomic_next = cfg_initial_msn;
@@ -469,12 +512,12 @@ always @* begin
                 rr_to_next = req_sink_to;
                 rr_avail_next = 5'h8 - {2'b00, req_src_addr[2:0]};
                 rr_pos_next = req_src_addr[2:0];
-                seg_last_next = _t23;
-                seg_left_next = _t23 ? (req_size[15:0] + TAGGED_HDR) : cfg_mulpdu;
-                msg_left_next = _t23 ? 32'h0 : (req_size - _t24);
+                seg_last_next = _t15;
+                seg_left_next = _t15 ? (req_size[15:0] + TAGGED_HDR) : cfg_mulpdu;
+                msg_left_next = _t15 ? 32'h0 : (req_size - _t16);
                 seg_beat_next = 2'b00;
-                rr_payload_octets_next = _t23 ? 4'b0000 : 4'b0000;
-                rr_last_beat_next = _t23 ? 1'b0 : _t25;
+                rr_payload_octets_next = _t15 ? 4'b0000 : 4'b0000;
+                rr_last_beat_next = _t15 ? 1'b0 : _t17;
                 rr_hdr_lanes_next = 4'b1000;
                 rr_phase_next = req_src_addr[2:0] - 3'b000;
             end
@@ -534,30 +577,40 @@ always @* begin
                     req_term_d ? req_term_ddp_hdr[7:0] : req_term_rdma_hdr[23:16],
                     req_term_d ? (req_term_tagged ? req_term_seg_len[7:0] : req_term_seg_len[7:0]) : req_term_rdma_hdr[15:8],
                     req_term_d ? (req_term_tagged ? req_term_seg_len[15:8] : req_term_seg_len[15:8]) : req_term_rdma_hdr[7:0],
-                    _t26,
-                    req_term_d ? _t27 : _t27,
+                    _t18,
+                    req_term_d ? _t19 : _t19,
                     req_term_d ? req_term_code : req_term_code,
-                    req_term_d ? _t28 : _t28,
-                    _t26,
-                    _t26,
-                    _t26,
-                    _t26,
+                    req_term_d ? _t20 : _t20,
+                    _t18,
+                    _t18,
+                    _t18,
+                    _t18,
                     req_term_d ? msn_terminate_reg[7:0] : msn_terminate_reg[7:0],
                     req_term_d ? msn_terminate_reg[15:8] : msn_terminate_reg[15:8],
                     req_term_d ? msn_terminate_reg[23:16] : msn_terminate_reg[23:16],
                     req_term_d ? msn_terminate_reg[31:24] : msn_terminate_reg[31:24],
                     req_term_d ? 8'h2 : 8'h2,
-                    _t26,
-                    _t26,
-                    _t26,
-                    _t26,
-                    _t26,
-                    _t26,
-                    _t26,
+                    _t18,
+                    _t18,
+                    _t18,
+                    _t18,
+                    _t18,
+                    _t18,
+                    _t18,
                     req_term_d ? 8'h47 : 8'h47,
                     req_term_d ? 8'h41 : 8'h41
                 };
-                short_left_next = 7'h16 + (req_term_d ? (req_term_tagged ? 7'h10 : 7'h14) : 7'h0) + (req_term_r ? 7'h1c : 7'h0);
+                short_left_next = _t21;
+                short_keep_next = {
+                    _t21 > 7'h47, _t21 > 7'h46, _t21 > 7'h45, _t21 > 7'h44, _t21 > 7'h43, _t21 > 7'h42, _t21 > 7'h41, _t21 > 7'h40, _t21 > 7'h3f, _t21 > 7'h3e,
+                    _t21 > 7'h3d, _t21 > 7'h3c, _t21 > 7'h3b, _t21 > 7'h3a, _t21 > 7'h39, _t21 > 7'h38, _t21 > 7'h37, _t21 > 7'h36, _t21 > 7'h35, _t21 > 7'h34,
+                    _t21 > 7'h33, _t21 > 7'h32, _t21 > 7'h31, _t21 > 7'h30, _t21 > 7'h2f, _t21 > 7'h2e, _t21 > 7'h2d, _t21 > 7'h2c, _t21 > 7'h2b, _t21 > 7'h2a,
+                    _t21 > 7'h29, _t21 > 7'h28, _t21 > 7'h27, _t21 > 7'h26, _t21 > 7'h25, _t21 > 7'h24, _t21 > 7'h23, _t21 > 7'h22, _t21 > 7'h21, _t21 > 7'h20,
+                    _t21 > 7'h1f, _t21 > 7'h1e, _t21 > 7'h1d, _t21 > 7'h1c, _t21 > 7'h1b, _t21 > 7'h1a, _t21 > 7'h19, _t21 > 7'h18, _t21 > 7'h17, _t21 > 7'h16,
+                    _t21 > 7'h15, _t21 > 7'h14, _t21 > 7'h13, _t21 > 7'h12, _t21 > 7'h11, _t21 > 7'h10, _t21 > 7'hf, _t21 > 7'he, _t21 > 7'hd, _t21 > 7'hc,
+                    _t21 > 7'hb, _t21 > 7'ha, _t21 > 7'h9, _t21 > 7'h8, _t21 > 7'h7, _t21 > 7'h6, _t21 > 7'h5, _t21 > 7'h4, _t21 > 7'h3, _t21 > 7'h2,
+                    _t21 > 7'h1, _t21 > 7'h0
+                };
                 msn_terminate_next = msn_terminate_reg + 32'h1;
             end
             default: begin
@@ -574,6 +627,16 @@ always @* begin
             msn_atomic_reg[31:24], 8'h3, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h4b, 8'h41
         };
         short_left_next = 7'h1e;
+        short_keep_next = {
+            7'h1e > 7'h47, 7'h1e > 7'h46, 7'h1e > 7'h45, 7'h1e > 7'h44, 7'h1e > 7'h43, 7'h1e > 7'h42, 7'h1e > 7'h41, 7'h1e > 7'h40, 7'h1e > 7'h3f,
+            7'h1e > 7'h3e, 7'h1e > 7'h3d, 7'h1e > 7'h3c, 7'h1e > 7'h3b, 7'h1e > 7'h3a, 7'h1e > 7'h39, 7'h1e > 7'h38, 7'h1e > 7'h37, 7'h1e > 7'h36,
+            7'h1e > 7'h35, 7'h1e > 7'h34, 7'h1e > 7'h33, 7'h1e > 7'h32, 7'h1e > 7'h31, 7'h1e > 7'h30, 7'h1e > 7'h2f, 7'h1e > 7'h2e, 7'h1e > 7'h2d,
+            7'h1e > 7'h2c, 7'h1e > 7'h2b, 7'h1e > 7'h2a, 7'h1e > 7'h29, 7'h1e > 7'h28, 7'h1e > 7'h27, 7'h1e > 7'h26, 7'h1e > 7'h25, 7'h1e > 7'h24,
+            7'h1e > 7'h23, 7'h1e > 7'h22, 7'h1e > 7'h21, 7'h1e > 7'h20, 7'h1e > 7'h1f, 7'h1e > 7'h1e, 7'h1e > 7'h1d, 7'h1e > 7'h1c, 7'h1e > 7'h1b,
+            7'h1e > 7'h1a, 7'h1e > 7'h19, 7'h1e > 7'h18, 7'h1e > 7'h17, 7'h1e > 7'h16, 7'h1e > 7'h15, 7'h1e > 7'h14, 7'h1e > 7'h13, 7'h1e > 7'h12,
+            7'h1e > 7'h11, 7'h1e > 7'h10, 7'h1e > 7'hf, 7'h1e > 7'he, 7'h1e > 7'hd, 7'h1e > 7'hc, 7'h1e > 7'hb, 7'h1e > 7'ha, 7'h1e > 7'h9, 7'h1e > 7'h8,
+            7'h1e > 7'h7, 7'h1e > 7'h6, 7'h1e > 7'h5, 7'h1e > 7'h4, 7'h1e > 7'h3, 7'h1e > 7'h2, 7'h1e > 7'h1, 7'h1e > 7'h0
+        };
         msn_atomic_next = msn_atomic_reg + 32'h1;
     end
     if (rr_rd_fire) begin
@@ -588,18 +651,18 @@ always @* begin
         rr_hold_next = fifo_head_reg;
     end
     fifo_reserved_next = (fifo_reserved_reg + {8'h0, rr_rd_fire}) - {8'h0, fifo_pop};
-    seg_nx_fits_next = _t29;
-    seg_nx_k_next = _t29 ? 4'b0000 : 4'b0000;
-    seg_nx_last_beat_next = _t29 ? 1'b0 : _t25;
-    seg_nx_left_next = _t29 ? (msg_left_reg[15:0] + TAGGED_HDR) : cfg_mulpdu;
-    seg_nx_msg_left_next = _t29 ? 32'h0 : (msg_left_reg - _t24);
-    seg_nx_valid_next = in_read & (~(rr_seg_end & _t3));
+    seg_nx_fits_next = _t22;
+    seg_nx_k_next = _t22 ? 4'b0000 : 4'b0000;
+    seg_nx_last_beat_next = _t22 ? 1'b0 : _t17;
+    seg_nx_left_next = _t22 ? (msg_left_reg[15:0] + TAGGED_HDR) : cfg_mulpdu;
+    seg_nx_msg_left_next = _t22 ? 32'h0 : (msg_left_reg - _t16);
+    seg_nx_valid_next = in_read & (~(rr_seg_end & _t9));
     if (rr_prefetch) begin
-        rr_avail_next = _t30;
+        rr_avail_next = _t23;
     end
     if (rr_emit) begin
-        rr_avail_next = rr_need_pop ? (_t30 - _t2) : (rr_avail_reg - _t2);
-        rr_pos_next = _t31;
+        rr_avail_next = rr_need_pop ? (_t23 - _t8) : (rr_avail_reg - _t8);
+        rr_pos_next = _t24;
         if (rr_last_beat_reg) begin
             if (seg_last_reg) begin
                 state_next = STATE_IDLE;
@@ -612,85 +675,24 @@ always @* begin
                 rr_payload_octets_next = seg_nx_k_reg;
                 rr_last_beat_next = seg_nx_last_beat_reg;
                 rr_hdr_lanes_next = 4'b1000;
-                rr_phase_next = _t31 - 3'b000;
+                rr_phase_next = _t24 - 3'b000;
             end
         end else begin
             seg_left_next = seg_left_reg - 16'h8;
             seg_beat_next = rr_next_beat;
-            rr_payload_octets_next = ((seg_left_reg >= 16'h10) ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t32;
+            rr_payload_octets_next = ((seg_left_reg >= 16'h10) ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t25;
             rr_last_beat_next = seg_left_reg <= 16'h10;
-            rr_hdr_lanes_next = _t32;
-            rr_phase_next = _t31 - (_t33 ? 3'b110 : 3'b000);
+            rr_hdr_lanes_next = _t25;
+            rr_phase_next = _t24 - (_t26 ? 3'b110 : 3'b000);
         end
     end
     if (short_emit) begin
         short_buf_next = {64'h0, short_buf_reg[575:64]};
         short_left_next = short_left_reg - 7'h8;
+        short_keep_next = {8'h0, short_keep_reg[71:8]};
         if (short_last) begin
             state_next = STATE_IDLE;
         end
-    end
-    if (out_free) begin
-        out_valid_next = 1'b0;
-    end
-    if (rr_emit) begin
-        out_valid_next = 1'b1;
-        out_data_next = {
-            _t34 ? rr_to_reg[55:48] :
-                (rr_phase_reg >= 3'b001) ? (rr_hi_hold ? rr_hold_rot[63:56] : rr_head_rot[63:56]) :
-                rr_lo_head ? rr_head_rot[63:56] :
-                rr_hold_rot[63:56],
-            _t34 ? rr_to_reg[63:56] :
-                (rr_phase_reg >= 3'b010) ? (rr_hi_hold ? rr_hold_rot[55:48] : rr_head_rot[55:48]) :
-                rr_lo_head ? rr_head_rot[55:48] :
-                rr_hold_rot[55:48],
-            _t35 ? rr_to_reg[7:0] :
-                _t34 ? rr_stag_reg[7:0] :
-                (rr_phase_reg >= 3'b011) ? (rr_hi_hold ? rr_hold_rot[47:40] : rr_head_rot[47:40]) :
-                rr_lo_head ? rr_head_rot[47:40] :
-                rr_hold_rot[47:40],
-            _t35 ? rr_to_reg[15:8] :
-                _t34 ? rr_stag_reg[15:8] :
-                (rr_phase_reg >= 3'b100) ? (rr_hi_hold ? rr_hold_rot[39:32] : rr_head_rot[39:32]) :
-                rr_lo_head ? rr_head_rot[39:32] :
-                rr_hold_rot[39:32],
-            _t35 ? rr_to_reg[23:16] :
-                _t34 ? rr_stag_reg[23:16] :
-                (rr_phase_reg >= 3'b101) ? (rr_hi_hold ? rr_hold_rot[31:24] : rr_head_rot[31:24]) :
-                rr_lo_head ? rr_head_rot[31:24] :
-                rr_hold_rot[31:24],
-            _t35 ? rr_to_reg[31:24] :
-                _t34 ? rr_stag_reg[31:24] :
-                (rr_phase_reg >= 3'b110) ? (rr_hi_hold ? rr_hold_rot[23:16] : rr_head_rot[23:16]) :
-                rr_lo_head ? rr_head_rot[23:16] :
-                rr_hold_rot[23:16],
-            _t35 ? rr_to_reg[39:32] :
-                _t34 ? 8'h42 :
-                (rr_phase_reg >= 3'b111) ? (rr_hi_hold ? rr_hold_rot[15:8] : rr_head_rot[15:8]) :
-                rr_lo_head ? rr_head_rot[15:8] :
-                rr_hold_rot[15:8],
-            _t35 ? rr_to_reg[47:40] :
-                _t34 ? {1'b1, seg_last_reg, 6'h1} :
-                1'b0 ? (rr_hi_hold ? rr_hold_rot[7:0] : rr_head_rot[7:0]) :
-                rr_lo_head ? rr_head_rot[7:0] :
-                rr_hold_rot[7:0]
-        };
-        out_keep_next = {
-            seg_left_reg > 16'h7, seg_left_reg > 16'h6, seg_left_reg > 16'h5, seg_left_reg > 16'h4, seg_left_reg > 16'h3, seg_left_reg > 16'h2,
-            seg_left_reg > 16'h1, seg_left_reg > 16'h0
-        };
-        out_last_next = rr_last_beat_reg;
-        out_left_next = seg_left_reg;
-    end
-    if (short_emit) begin
-        out_valid_next = 1'b1;
-        out_data_next = short_buf_reg[63:0];
-        out_keep_next = {
-            short_left_reg > 7'h7, short_left_reg > 7'h6, short_left_reg > 7'h5, short_left_reg > 7'h4, short_left_reg > 7'h3, short_left_reg > 7'h2,
-            short_left_reg > 7'h1, short_left_reg > 7'h0
-        };
-        out_last_next = short_last;
-        out_left_next = {9'h0, short_left_reg};
     end
 end
 
@@ -698,6 +700,11 @@ always @(posedge clk) begin
     state_reg <= state_next;
     msn_terminate_reg <= msn_terminate_next;
     msn_atomic_reg <= msn_atomic_next;
+    beat_valid_reg <= beat_valid_next;
+    beat_data_reg <= beat_data_next;
+    beat_in_ready_reg <= beat_in_ready_next;
+    beat_temp_valid_reg <= beat_temp_valid_next;
+    beat_temp_data_reg <= beat_temp_data_next;
     out_valid_reg <= out_valid_next;
     out_data_reg <= out_data_next;
     out_keep_reg <= out_keep_next;
@@ -734,12 +741,16 @@ always @(posedge clk) begin
     seg_nx_valid_reg <= seg_nx_valid_next;
     short_buf_reg <= short_buf_next;
     short_left_reg <= short_left_next;
+    short_keep_reg <= short_keep_next;
     if (fifo_push) begin
         fifo_mem[fifo_wptr_reg] <= rd_data;
     end
 
     if (rst) begin
         state_reg <= 2'b00;
+        beat_valid_reg <= 1'b0;
+        beat_in_ready_reg <= 1'b0;
+        beat_temp_valid_reg <= 1'b0;
         out_valid_reg <= 1'b0;
         au_rd_data_valid_reg <= 1'b0;
         rd_left_reg <= 33'h0;

@@ -102,6 +102,9 @@ export function readPort(m: ModuleBuilder, W: number): ReadPort {
   };
 }
 
+/** Lanes of a beat a segment header may cover: outputRegister's overlayLanes for the segmenter's beats. */
+export const segmentOverlayLanes = (W: number, untagged: boolean): number => Math.min(W, untagged ? UNTAGGED_HEADER_SIZE : TAGGED_HEADER_SIZE);
+
 /** Octets of an `h`-octet header in beat `b` of a segment. */
 const headerLanesIn = (W: number, h: number, b: number): number => Math.max(0, Math.min(W, h - b * W));
 
@@ -244,26 +247,23 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
   // Lane j of the beat is virtual octet (pos − hdr_lanes + j) relative to the beat holding lane 0:
   // lane (phase + j) of {hi, lo}. lo is the held beat unless lane 0 lies in the head
   // (avail + hdr <= W); hi is the head unless the payload is all in the held beat (avail + hdr >
-  // 2W). Both beats are rotated by the phase and each lane picks its side, so the rotate does not
-  // wait for the compares.
+  // 2W). The output register's realign stage rotates them and lays the header over lanes below.
   const loHead = m.let(`${p}_lo_head`, avail.add(hx).le(W), { doc: 'lane 0 of the beat lies in the FIFO head' });
   const hiHold = m.let(`${p}_hi_hold`, avail.add(hx).gt(2 * W), { doc: 'the payload is all in the held beat' });
-  const headRot = laneShiftRight(m, `${p}_head_rot`, cat(head, head), phase, 8, W);
-  const holdRot = laneShiftRight(m, `${p}_hold_rot`, cat(hold, hold), phase, 8, W);
   const header = c.header(segLast, stag, to);
   if (header.length !== maxHeader) throw new Error(`the segment header is ${maxHeader} octets, got ${header.length}`);
-  const lanes = Array.from({ length: W }, (_, j) => {
-    const octet = (x: Expr) => x.slice(8 * j + 7, 8 * j);
-    const wraps = j === 0 ? lit(1, 0) : phase.ge(W - j);
-    let lane = mux(wraps, mux(hiHold, octet(holdRot), octet(headRot)), mux(loHead, octet(headRot), octet(holdRot)));
-    for (let b = 0; b * W < maxHeader; b++) {
+  const overlayLanes = segmentOverlayLanes(W, c.untagged !== null);
+  const overlay = Array.from({ length: overlayLanes }, (_, j) => {
+    let octet: Expr = lit(8, 0);
+    let hit: Expr = lit(1, 0);
+    for (let b = 0; b * W + j < maxHeader; b++) {
       const i = b * W + j;
-      if (i >= maxHeader) continue;
       // Octets 14..17 (the MO) are header only in untagged segments.
       const sel = i < TAGGED_HEADER_SIZE || !c.untagged ? segBeat.eq(b) : segBeat.eq(b).and(c.untagged);
-      lane = mux(sel, header[i]!, lane);
+      octet = mux(sel, header[i]!, octet);
+      hit = hit.or(sel);
     }
-    return lane;
+    return { octet, hit };
   });
 
   /** Loads the first beat of a segment (from firstBeat() or the plan) at virtual position `at`. */
@@ -280,7 +280,17 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
   const { phase: srcPhase, size } = c.request;
   const first = firstBeat(size);
   return {
-    beat: { emit, data: laneVector(lanes), keep: keepFor(W, segLeft), last: lastBeat, left: segLeft },
+    beat: {
+      emit,
+      owns: c.active,
+      lo: mux(loHead, head, hold),
+      hi: mux(hiHold, hold, head),
+      phase,
+      overlay: { mask: cat(...overlay.map((x) => x.hit).reverse()), octets: laneVector(overlay.map((x) => x.octet)) },
+      keep: keepFor(W, segLeft),
+      last: lastBeat,
+      left: segLeft,
+    },
     last: segLast,
     start(s, t) {
       m.set(stag, s);

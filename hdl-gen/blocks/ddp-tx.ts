@@ -4,7 +4,7 @@ import { type Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sourceStream } from '../core/stream';
 import { ULPDU_LEFT_BITS, fixedUlpduShifter, outputRegister } from './ddp-tx-output';
-import { readPort, segmenter } from './ddp-tx-segmenter';
+import { readPort, segmentOverlayLanes, segmenter } from './ddp-tx-segmenter';
 import { ATOMIC_TAIL_MAX, atomicRequestTail, atomicRequestUlpdu, immediateUlpdu, readRequestUlpdu, segmentHeader } from './ddp-tx-ulpdu';
 import { bramFifo } from '../lib/fifo-bram';
 import { stateMachine } from '../lib/fsm';
@@ -158,8 +158,7 @@ export function ddpTxModule(bytes: number): Module {
   const msnSend = m.reg('msn_send', 32, { doc: 'MSN of the next message on QN 0' });
   const msnRead = m.reg('msn_read', 32, { doc: 'MSN of the next message on QN 1' });
 
-  const out = outputRegister(m, o, W);
-  const outDone = m.reg('out_done', 1, { doc: "the output beat ends a work request's last ULPDU" });
+  const out = outputRegister(m, o, W, { overlayLanes: segmentOverlayLanes(W, true), flag: true });
 
   // ---- Write and Send: the shared segmenter ---------------------------------------------------
   const opcode = m.reg('msg_opcode', 4, { doc: 'RDMAP opcode of the Write or Send being sent' });
@@ -212,8 +211,14 @@ export function ddpTxModule(bytes: number): Module {
   const sizeOf = (octets: readonly unknown[]) => lit(7, octets.length);
 
   m.assign(port.ready, wrq.full.not());
-  m.assign(sentValid, out.valid.and(o.ready).and(outDone));
-  m.assign(idle, inIdle.and(out.valid.not()).and(wrq.headValid.not()));
+  // The output beat's flag: it ends a work request's last ULPDU.
+  m.assign(sentValid, o.valid.and(o.ready).and(out.flag));
+  m.assign(idle, inIdle.and(out.busy.not()).and(wrq.headValid.not()));
+
+  out.connect([
+    { ...seg.beat, flag: seg.beat.last.and(seg.last) },
+    { ...short.beat, flag: short.beat.last.and(atomicSplit.not()) },
+  ]);
 
   m.sync(() => {
     m.when(rst, () => {
@@ -278,9 +283,6 @@ export function ddpTxModule(bytes: number): Module {
         () => fsm.goto('IDLE'),
       ),
     );
-    out.sync([seg.beat, short.beat]);
-    m.when(seg.beat.emit, () => m.set(outDone, seg.beat.last.and(seg.last)));
-    m.when(short.beat.emit, () => m.set(outDone, short.beat.last.and(atomicSplit.not())));
   });
   return m.build();
 }

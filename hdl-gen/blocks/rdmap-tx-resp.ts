@@ -7,7 +7,7 @@ import { enumConstants } from '../lib/ports';
 import { sourceStream } from '../core/stream';
 import { atomicUnitModule } from './atomic-unit';
 import { ULPDU_LEFT_BITS, fixedUlpduShifter, outputRegister } from './ddp-tx-output';
-import { readPort, segmenter } from './ddp-tx-segmenter';
+import { readPort, segmentOverlayLanes, segmenter } from './ddp-tx-segmenter';
 import { TERMINATE_ULPDU_MAX, atomicResponseUlpdu, readResponseHeader, terminateUlpdu } from './rdmap-tx-resp-ulpdu';
 import { checkRnicWidth } from './rnic-widths';
 
@@ -138,7 +138,7 @@ export function rdmapTxRespModule(bytes: number): Module {
   const msnAtomic = m.reg('msn_atomic', 32, { doc: 'MSN of the next Atomic Response (QN 3)' });
 
   // ---- Output register ------------------------------------------------------------------------
-  const out = outputRegister(m, o, W);
+  const out = outputRegister(m, o, W, { overlayLanes: segmentOverlayLanes(W, false), flag: false });
   const outFree = out.free;
 
   // ---- Atomic unit and the memory-port adapter -------------------------------------------------
@@ -243,7 +243,9 @@ export function rdmapTxRespModule(bytes: number): Module {
   });
 
   m.assign(reqReady, inIdle.and(au.reqReady));
-  m.assign(idle, inIdle.and(out.valid.not()));
+  m.assign(idle, inIdle.and(out.busy.not()));
+  // Read Responses and short ULPDUs into the output stages.
+  out.connect([rr.beat, short.beat]);
 
   m.sync(() => {
     m.when(rst, () => {
@@ -278,10 +280,8 @@ export function rdmapTxRespModule(bytes: number): Module {
       m.set(msnAtomic, msnAtomic.add(1));
     });
 
-    // Read Responses, then short ULPDUs, into the output register.
     rr.sync(() => fsm.goto('IDLE'));
     short.sync(() => fsm.goto('IDLE'));
-    out.sync([rr.beat, short.beat]);
   });
   return m.build();
 }

@@ -5,6 +5,7 @@ import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { openDut } from '../../sim/harness/open-dut';
 import { cosimRdmapTxResp, runRdmapTxResp, type RespCosimOptions } from '../../sim/cosim/rdmap-tx-resp';
 import { BackgroundMemory } from '../../sim/harness/memory';
+import { OUTPUT_STAGES } from '../../hdl-gen/blocks/ddp-tx-output';
 import type { SimModel } from '../../sim/verilator/model';
 import { SEED, withSeed } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
@@ -49,8 +50,9 @@ describe.each(WIDTHS)('rdmap_tx_resp_w%i against segmentMessage, the atomic unit
 describe('rdmap_tx_resp Read Response at full rate (exact Verilator cycle counts)', () => {
   // 64 KiB, MULPDU 4110: 16 segments of 4096 octets, ⌈4110 / W⌉ beats each. From the request
   // handshake: the first read 1 cycle later, its data L cycles after that, one cycle through the
-  // data FIFO's RAM into its head register, one more into the output register, then one beat per
-  // cycle: beats + L + 3 cycles to the last beat's handshake, +1 when the first payload octets
+  // data FIFO's RAM into its head register, OUTPUT_STAGES more through the output stages (realign,
+  // output register), then one beat per cycle: beats + L + 2 + OUTPUT_STAGES cycles to the last
+  // beat's handshake, +1 when the first payload octets
   // straddle two memory beats.
   test.each([
     [8, '0x10000', 4],
@@ -75,7 +77,7 @@ describe('rdmap_tx_resp Read Response at full rate (exact Verilator cycle counts
     const cycles = run.lastBeatAt[15]! - run.acceptedAt[0]!;
     console.log(`rdmap_tx_resp_w${width}: 64 KiB Read Response from ${src}, latency ${latency}: ${cycles} cycles for ${beats} beats`);
     // At W = 8 the first beat is all header and leaves while the first read is under way.
-    expect(cycles).toBe(beats + latency + 3 + straddle - (width === 8 ? 1 : 0));
+    expect(cycles).toBe(beats + latency + 2 + OUTPUT_STAGES + straddle - (width === 8 ? 1 : 0));
   });
 
   // Host memory behind PCIe (reads answered 200 cycles later): 256 reads in flight keep the
@@ -93,7 +95,7 @@ describe('rdmap_tx_resp Read Response at full rate (exact Verilator cycle counts
     const beats = 16 * Math.ceil(mulpdu / width);
     const cycles = run.lastBeatAt[15]! - run.acceptedAt[0]!;
     console.log(`rdmap_tx_resp_w${width}: 64 KiB Read Response, latency ${latency}: ${cycles} cycles for ${beats} beats`);
-    expect(cycles).toBe(beats + latency + 3 - (width === 8 ? 1 : 0));
+    expect(cycles).toBe(beats + latency + 2 + OUTPUT_STAGES - (width === 8 ? 1 : 0));
   });
 });
 
