@@ -64,7 +64,7 @@ reg [16:0] a_left_reg; // FPDU octets (PAD included, CRC not) still to emit
 reg [16:0] a_left_next;
 reg [16:0] a_data_left_reg; // of those, octets of ULPDU_Length and ULPDU
 reg [16:0] a_data_left_next;
-reg [9:0] a_ctx_reg; // {continue, CRC, markers, word phase of the FPDU start}
+reg [9:0] a_ctx_reg; // the ULPDU's framing context; record mpa_tx_fpdu_ctx {cont[9], crc[8], markers[7], k_seq[6:0]}
 reg [9:0] a_ctx_next;
 reg fa_valid_reg;
 reg fa_valid_next;
@@ -76,12 +76,14 @@ reg fa_first_reg;
 reg fa_first_next;
 reg fa_last_reg;
 reg fa_last_next;
-reg [9:0] fa_ctx_reg;
+reg [9:0] fa_ctx_reg; // record mpa_tx_fpdu_ctx {cont[9], crc[8], markers[7], k_seq[6:0]}
 reg [9:0] fa_ctx_next;
 reg [1:0] a_qp_reg; // the QP of the ULPDU in stage A
 reg [1:0] a_qp_next;
 reg [1:0] fa_qp_reg;
 reg [1:0] fa_qp_next;
+reg fa_same_qp_reg; // the F beat's ULPDU is of the QP of the ULPDU before it
+reg fa_same_qp_next;
 reg [6:0] mk_ctx_rd_data_reg; // mk_ctx: the memory's read register (each QP's output slots before its next marker slot, after its last FPDU)
 reg [6:0] mk_ctx_rd_data_next;
 reg mk_ctx_wb1_valid_reg; // mk_ctx: an update 1 cycle ago
@@ -97,23 +99,23 @@ reg [6:0] fa_k_reg; // the F beat's QP's phase, from mk_ctx
 reg [6:0] fa_k_next;
 wire a_first;
 wire [15:0] ctx_ulpdu_length; // ULPDU octets that follow
-wire [8:0] ctx_seq; // low 9 bits of the TCP sequence number of the FPDU's first octet
 wire [8:0] ctx_s0; // low 9 bits of S0, where markers count from (RFC 5044 section 4.5)
+wire [8:0] ctx_seq; // low 9 bits of the TCP sequence number of the FPDU's first octet
 // verilator lint_off UNUSED
 // FPDUs start 4-aligned to S0 (spec/mpa.md section 4.5): the low two bits are 0
-wire [8:0] a_phase_octets;
+wire [8:0] a_marker_octets;
 // verilator lint_on UNUSED
-wire ctx_cont; // the FPDU follows the previous one in the stream: seq is ignored
-wire ctx_crc; // CRC negotiated (off: the CRC field is sent as 0)
 wire ctx_markers; // markers in this direction
-wire [9:0] a_ctx_in;
+wire ctx_crc; // CRC negotiated (off: the CRC field is sent as 0)
+wire ctx_cont; // the FPDU follows the previous one in the stream: seq is ignored
+wire [9:0] a_ctx_in; // record mpa_tx_fpdu_ctx {cont[9], crc[8], markers[7], k_seq[6:0]}
 wire [16:0] a_fpdu_octets;
 wire [16:0] a_left_now;
 wire [16:0] a_data_now;
 wire [15:0] a_low2;
 wire a_more_after;
 wire [1:0] a_beat_words;
-wire fa_ready; // stage B takes the F beat
+wire fa_ready; // stage F takes the F beat
 wire fa_free;
 wire a_take;
 reg [1:0] mk_ctx_rd_index_d1_reg;
@@ -123,6 +125,74 @@ wire a_length_bad;
 reg err_length_seen_reg;
 reg err_length_seen_next;
 wire a_flush_now;
+reg fb_valid_reg;
+reg fb_valid_next;
+reg [63:0] fb_data_reg;
+reg [63:0] fb_data_next;
+reg [2:0] fb_span_reg; // stream words of the beat: its FPDU words, and the CRC slot on the FPDU's last
+reg [2:0] fb_span_next;
+reg [3:0] fb_span_oh_reg; // bit j: span = j
+reg [3:0] fb_span_oh_next;
+reg [2:0] fb_span_ge_reg; // bit j: span > j
+reg [2:0] fb_span_ge_next;
+reg fb_first_reg;
+reg fb_first_next;
+reg fb_last_reg;
+reg fb_last_next;
+reg fb_markers_reg;
+reg fb_markers_next;
+reg fb_crc_on_reg;
+reg fb_crc_on_next;
+reg fb_k_own_reg; // B1's live distance applies: not an FPDU's first beat, or the FPDU continues the previous one's QP
+reg fb_k_own_next;
+reg [6:0] fb_k_start_reg; // otherwise the distance to start from: from seq, or the QP's from mk_ctx
+reg [6:0] fb_k_start_next;
+reg [3:0] fb_k_start_eq_reg; // bit j: k_start = j
+reg [3:0] fb_k_start_eq_next;
+reg [2:0] fb_k_start_lt_reg; // bit j: k_start < j + 1
+reg [2:0] fb_k_start_lt_next;
+reg [1:0] fb_qp_reg;
+reg [1:0] fb_qp_next;
+wire [6:0] fa_ctx_k_seq; // output slots before the first marker slot from seq: (S0 - seq)/4 mod 128 (spec/mpa.md section 4.3)
+wire fa_ctx_markers; // markers in this direction
+wire fa_ctx_crc; // CRC negotiated
+wire fa_ctx_cont; // the FPDU continues its QP's stream: the marker phase is the QP's, not k_seq
+wire fa_go;
+wire [6:0] fa_k_start; // the distance an FPDU's first beat starts from unless B1's live one applies
+wire [2:0] fa_span; // FPDU words and the CRC slot
+reg [6:0] mk_slot_reg; // output slots before the next marker slot: -(seq - S0)/4 mod 128 (spec/mpa.md section 4.3)
+reg [6:0] mk_slot_next;
+reg [3:0] mk_slot_eq_reg; // bit j: mk_slot = j
+reg [3:0] mk_slot_eq_next;
+reg [2:0] mk_slot_lt_reg; // bit j: mk_slot < j + 1
+reg [2:0] mk_slot_lt_next;
+reg [13:0] mk_ptr_reg; // the next marker's slot counted from ULPDU_Length: FPDUPTR / 4 (0 for a leading marker)
+reg [13:0] mk_ptr_next;
+reg mb_valid_reg;
+reg mb_valid_next;
+reg [127:0] mb_data_reg; // stream words and the marker, the CRC slot empty
+reg [127:0] mb_data_next;
+reg [2:0] mb_words_reg;
+reg [2:0] mb_words_next;
+reg [4:0] mb_words_oh_reg; // bit j: words = j
+reg [4:0] mb_words_oh_next;
+reg [3:0] mb_words_ge_reg; // bit j: words > j
+reg [3:0] mb_words_ge_next;
+reg mb_last_reg;
+reg mb_last_next;
+reg mb_crc_on_reg;
+reg mb_crc_on_next;
+reg [1:0] mb_qp_reg;
+reg [1:0] mb_qp_next;
+wire mb_ready; // stage B2 takes the B1 beat
+wire mb_free;
+wire b1_go;
+wire [6:0] b1_k; // output slots before the next marker slot, at this beat
+wire [7:0] b1_k_left; // mk_slot after the stream words, two’s complement
+wire mk_here;
+wire [6:0] mk_after; // the distance to the next marker slot after this beat
+wire [13:0] mk_ptr_now;
+wire mk_leading;
 reg [31:0] gb_word0_reg;
 reg [31:0] gb_word0_next;
 reg [31:0] gb_word1_reg;
@@ -131,22 +201,28 @@ reg [31:0] gb_word2_reg;
 reg [31:0] gb_word2_next;
 reg [31:0] gb_word3_reg;
 reg [31:0] gb_word3_next;
-reg [2:0] gb_count_reg; // FPDU words waiting in the gearbox
+reg [2:0] gb_count_reg; // words waiting in the gearbox
 reg [2:0] gb_count_next;
-reg gb_active_reg; // an FPDU is passing through stage B
-reg gb_active_next;
-reg gb_all_in_reg; // the FPDU's last word is in the gearbox
-reg gb_all_in_next;
-reg [1:0] gb_ctx_reg; // {CRC, markers} of the FPDU in stage B
-reg [1:0] gb_ctx_next;
-reg [1:0] gb_qp_reg; // the QP of the FPDU in stage B (or of the last one)
+reg [3:0] gb_count_oh_reg; // bit j: count = j + 1
+reg [3:0] gb_count_oh_next;
+reg [1:0] gb_count_over_reg; // bit j: count > n + j (n + 1 or n + 2 words: the FPDU end, or a marker and the CRC slot)
+reg [1:0] gb_count_over_next;
+reg gb_end_reg; // the gearbox holds its FPDU's last words
+reg gb_end_next;
+reg gb_drain_reg; // the next beat comes from the gearbox alone: it holds n words, or the FPDU end
+reg gb_drain_next;
+reg gb_tail_reg; // draining the FPDU's end in one beat: the next FPDU's first B1 beat enters the gearbox
+reg gb_tail_next;
+reg gb_take_reg; // the gearbox takes a B1 beat this cycle (not draining, or the tail)
+reg gb_take_next;
+reg [1:0] gb_hold_sel_reg; // bit j: output word j comes from the gearbox (draining, or count > j)
+reg [1:0] gb_hold_sel_next;
+reg [1:0] gb_merge_reg; // bit i: not draining and count = i: the B1 beat follows i held words
+reg [1:0] gb_merge_next;
+reg gb_crc_on_reg;
+reg gb_crc_on_next;
+reg [1:0] gb_qp_reg;
 reg [1:0] gb_qp_next;
-reg [6:0] mk_slot_reg; // output slots before the next marker slot: -(seq - S0)/4 mod 128 (spec/mpa.md section 4.3)
-reg [6:0] mk_slot_next;
-reg [14:0] o_idx_reg; // words of this FPDU already output (markers included)
-reg [14:0] o_idx_next;
-reg o_lead_reg; // this FPDU began with a leading marker
-reg o_lead_next;
 reg ob_valid_reg;
 reg ob_valid_next;
 reg [63:0] ob_data_reg;
@@ -159,38 +235,40 @@ reg ob_last_reg;
 reg ob_last_next;
 reg ob_crc_slot_reg;
 reg ob_crc_slot_next;
-reg [1:0] ob_crc_words_reg; // words the CRC covers: all but the CRC slot on the last beat
-reg [1:0] ob_crc_words_next;
+reg [2:0] ob_crc_count_reg; // bit k: the CRC covers k words (all but the CRC slot on the last beat)
+reg [2:0] ob_crc_count_next;
 reg ob_crc_on_reg;
 reg ob_crc_on_next;
 reg [1:0] ob_qp_reg;
 reg [1:0] ob_qp_next;
+reg o_first_reg; // the next output beat is an FPDU's first
+reg o_first_next;
 wire ob_ready; // stage C takes the output beat
 wire ob_free;
-wire mk_in_beat;
-wire [3:0] gb_remaining;
-wire mk_here;
-wire [3:0] gb_need;
-wire gb_emit;
-wire gb_fits;
-wire [1:0] gb_out_words;
-wire gb_crc_out;
-wire mk_leading;
-// verilator lint_off UNUSED
-// FPDUPTR is 16 bits; MULPDU keeps an FPDU far below 64 KiB (spec/mpa.md section 5)
-wire [14:0] mk_ptr_words;
-// verilator lint_on UNUSED
-wire [15:0] mk_fpduptr;
-wire gb_crc_slot;
-wire [2:0] gb_count_after;
-wire gb_fpdu_done;
-wire [3:0] gb_count_with_f;
-wire gb_room;
-wire [6:0] mk_after; // the distance to the next marker after this output beat
-wire fa_accept;
+wire [4:0] gb_sum_oh; // bit j: held + B1 words = j + 1
+wire [2:0] gb_sum_over; // bit j: held + B1 words > n + j
+wire [3:0] gb_sum; // held + B1 words
+wire gb_last_now;
+wire gb_emit; // a beat goes out when stage C takes one
+wire gb_update;
+wire gb_refill;
+wire gb_emptied;
+wire gb_drain_n;
+wire [63:0] gb_out; // the output beat
 wire c_advance; // stage C and the CRC pipeline move this cycle
 wire c_take;
-wire [2:0] c_crc_count_onehot; // bit k: a beat of k units
+reg c_crc_in_valid_reg;
+reg c_crc_in_valid_next;
+reg [63:0] c_crc_in_data_reg;
+reg [63:0] c_crc_in_data_next;
+reg [2:0] c_crc_in_count_onehot_reg;
+reg [2:0] c_crc_in_count_onehot_next;
+reg [1:0] c_crc_in_shift_reg;
+reg [1:0] c_crc_in_shift_next;
+reg c_crc_in_start_reg;
+reg c_crc_in_start_next;
+reg [70:0] c_crc_in_tag_reg;
+reg [70:0] c_crc_in_tag_next;
 wire [1:0] c_crc_shift; // units of zeros before the data (N - k)
 reg c_crc_s1_valid_reg;
 reg c_crc_s1_valid_next;
@@ -290,10 +368,10 @@ reg [70:0] c_crc_tag_reg;
 reg [70:0] c_crc_tag_next;
 wire c_beat_crc_on; // CRC negotiated (off: the field is sent as 0)
 wire [31:0] c_crc_value;
+wire [1:0] c_beat_words; // words in the beat
 wire c_beat_last; // the FPDU ends in this beat (with the CRC slot)
 wire c_beat_crc_slot; // the word that takes the CRC
 wire [63:0] c_beat_data; // FPDU words and markers, the CRC slot empty
-wire [1:0] c_beat_words; // words in the beat
 wire [1:0] c_beat_qp; // the QP of the FPDU
 reg out_valid_reg; // out holds a beat (an FPDU beat with its CRC)
 reg out_valid_next;
@@ -310,34 +388,34 @@ wire out_in_ready_early;
 reg [6:0] mk_ctx_mem [0:3];
 wire [16:0] _t0;
 wire _t1;
-wire [3:0] _t2;
-// verilator lint_off UNUSED
-wire [3:0] _t3; // read through slices
-// verilator lint_on UNUSED
+wire _t2;
+wire _t3;
 wire _t4;
-// verilator lint_off UNUSED
-wire [1:0] _t5; // read through slices
-// verilator lint_on UNUSED
+wire _t5;
 wire _t6;
 wire _t7;
-wire [31:0] _t8;
+wire _t8;
 wire _t9;
-wire _t10;
+wire [3:0] _t10;
 wire _t11;
 wire _t12;
 wire _t13;
-wire _t14;
-wire _t15;
-wire [31:0] _t16;
+wire [31:0] _t14;
+wire [31:0] _t15;
+wire _t16;
 wire _t17;
-wire [31:0] _t18;
+wire _t18;
 wire _t19;
-wire [31:0] _t20;
-wire _t21;
-wire [31:0] _t22;
-wire _t23;
+wire _t20;
+wire [31:0] _t21;
+wire _t22;
+// verilator lint_off UNUSED
+wire [3:0] _t23; // read through slices
+// verilator lint_on UNUSED
 wire _t24;
-wire _t25;
+// verilator lint_off UNUSED
+wire [3:0] _t25; // read through slices
+// verilator lint_on UNUSED
 wire _t26;
 wire _t27;
 wire _t28;
@@ -352,102 +430,187 @@ wire _t36;
 wire _t37;
 wire _t38;
 wire _t39;
-wire [74:0] _t40;
+wire _t40;
+wire [74:0] _t41;
+wire _t42;
+wire _t43;
 
 assign _t0 = {1'b0, ctx_ulpdu_length};
-assign _t1 = a_data_now > 17'h2;
-assign _t2 = {1'b0, gb_count_reg};
-assign _t3 = gb_remaining + {3'b000, mk_here};
-assign _t4 = o_idx_reg == 15'h0;
-assign _t5 = gb_out_words - 2'b01;
-assign _t6 = ~out_valid_reg;
-assign _t7 = a_take & a_first;
-assign _t8 = {mk_fpduptr[7:0], mk_fpduptr[15:8], 16'h0};
-assign _t9 = ~mk_here;
-assign _t10 = _t11 & _t15;
-assign _t11 = gb_emit ? (gb_fits ? 1'b1 : (mk_here ? _t12 : _t13)) : _t14;
-assign _t12 = gb_count_reg == 3'b001;
-assign _t13 = gb_count_reg == 3'b010;
-assign _t14 = gb_count_reg == 3'b000;
-assign _t15 = fa_words_reg > 2'b00;
-assign _t16 = {32{_t17}};
-assign _t17 = gb_emit & (gb_fits ? _t14 : 1'b0);
-assign _t18 = {32{_t19}};
-assign _t19 = gb_emit & (gb_fits ? _t12 : mk_here);
-assign _t20 = {32{_t21}};
-assign _t21 = gb_emit & (gb_fits ? _t13 : _t9);
-assign _t22 = {32{~(_t23 | _t21)}};
-assign _t23 = _t17 | _t19;
-assign _t24 = _t25 & _t15;
-assign _t25 = gb_emit ? (gb_fits ? 1'b0 : (mk_here ? _t13 : _t26)) : _t12;
-assign _t26 = gb_count_reg == 3'b011;
-assign _t27 = _t11 & _t28;
-assign _t28 = fa_words_reg > 2'b01;
-assign _t29 = _t30 & _t15;
-assign _t30 = gb_emit ? (gb_fits ? 1'b0 : (mk_here ? _t26 : _t31)) : _t13;
-assign _t31 = gb_count_reg == 3'b100;
-assign _t32 = _t25 & _t28;
-assign _t33 = (gb_emit ? (gb_fits ? 1'b0 : (mk_here ? _t31 : (gb_count_reg == 3'b101))) : _t26) & _t15;
-assign _t34 = _t30 & _t28;
-assign _t35 = c_crc_count_onehot[1] | c_crc_count_onehot[2];
-assign _t36 = c_crc_count_onehot[0] | c_crc_count_onehot[2];
-assign _t37 = _t38 | c_crc_count_onehot[2];
-assign _t38 = c_crc_count_onehot[0] | c_crc_count_onehot[1];
-assign _t39 = c_crc_s1_start_reg | c_crc_s1_load_reg;
-assign _t40 = {
+assign _t1 = ctx_ulpdu_length[15] |
+    (ctx_ulpdu_length[14] |
+        (ctx_ulpdu_length[13] |
+            (ctx_ulpdu_length[12] |
+                (ctx_ulpdu_length[11] |
+                    (ctx_ulpdu_length[10] |
+                        (ctx_ulpdu_length[9] |
+                            (ctx_ulpdu_length[8] |
+                                (ctx_ulpdu_length[7] |
+                                    (ctx_ulpdu_length[6] |
+                                        (ctx_ulpdu_length[5] | (ctx_ulpdu_length[4] | (ctx_ulpdu_length[3] | (ctx_ulpdu_length[2] & _t2)))))))))))));
+assign _t2 = ctx_ulpdu_length[1] & ctx_ulpdu_length[0];
+assign _t3 = ctx_ulpdu_length[2] | _t4;
+assign _t4 = ctx_ulpdu_length[1] | ctx_ulpdu_length[0];
+assign _t5 = a_data_left_reg[2] | _t6;
+assign _t6 = a_data_left_reg[1] & a_data_left_reg[0];
+assign _t7 = a_data_left_reg[16] |
+    (a_data_left_reg[15] |
+        (a_data_left_reg[14] |
+            (a_data_left_reg[13] |
+                (a_data_left_reg[12] |
+                    (a_data_left_reg[11] |
+                        (a_data_left_reg[10] |
+                            (a_data_left_reg[9] |
+                                (a_data_left_reg[8] |
+                                    (a_data_left_reg[7] |
+                                        (a_data_left_reg[6] | (a_data_left_reg[5] | (a_data_left_reg[4] | (a_data_left_reg[3] | _t5)))))))))))));
+assign _t8 = ~mb_valid_reg;
+assign _t9 = fb_k_own_reg ? mk_slot_eq_reg[0] : fb_k_start_eq_reg[0];
+assign _t10 = {1'b0, gb_count_reg};
+assign _t11 = ~gb_sum_over[0];
+assign _t12 = ob_free & gb_emit;
+assign _t13 = gb_drain_reg & gb_tail_reg;
+assign _t14 = {32{gb_merge_reg[0]}};
+assign _t15 = {32{gb_merge_reg[1]}};
+assign _t16 = ~out_valid_reg;
+assign _t17 = a_take & a_first;
+assign _t18 = b1_go & fb_last_reg;
+assign _t19 = a_data_left_reg[1] | a_data_left_reg[0];
+assign _t20 = a_data_left_reg[2] | _t19;
+assign _t21 = {{mk_ptr_now[5:0], 2'b00}, mk_ptr_now[13:6], 16'h0};
+assign _t22 = gb_drain_reg ? gb_tail_reg : gb_last_now;
+assign _t23 = (gb_drain_reg ? _t10 : gb_sum) - 4'b0001;
+assign _t24 = ~gb_drain_reg;
+assign _t25 = gb_sum - 4'b0010;
+assign _t26 = gb_drain_n & gb_end_reg;
+assign _t27 = mb_last_reg & gb_sum_over[0];
+assign _t28 = (gb_refill & _t29) | ((gb_drain_n & _t30) | (_t24 & _t31));
+assign _t29 = mb_last_reg | mb_words_ge_reg[1];
+assign _t30 = gb_end_reg | gb_count_over_reg[1];
+assign _t31 = _t27 | gb_sum_over[1];
+assign _t32 = mb_last_reg & (~mb_words_ge_reg[2]);
+assign _t33 = _t27 & (~gb_sum_over[2]);
+assign _t34 = ~mb_last_reg;
+assign _t35 = ~gb_end_reg;
+assign _t36 = c_crc_in_count_onehot_reg[1] | c_crc_in_count_onehot_reg[2];
+assign _t37 = c_crc_in_count_onehot_reg[0] | c_crc_in_count_onehot_reg[2];
+assign _t38 = _t39 | c_crc_in_count_onehot_reg[2];
+assign _t39 = c_crc_in_count_onehot_reg[0] | c_crc_in_count_onehot_reg[1];
+assign _t40 = c_crc_s1_start_reg | c_crc_s1_load_reg;
+assign _t41 = {
     c_beat_qp,
     c_beat_last,
-    {{4{c_beat_words > 2'b01}}, {4{c_beat_words > 2'b00}}},
-    {(c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : c_beat_data[63:32], (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : c_beat_data[31:0]}
+    {{4{_t42}}, {4{_t43}}},
+    {
+        (c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : (_t42 ? c_beat_data[63:32] : 32'h0),
+        (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : (_t43 ? c_beat_data[31:0] : 32'h0)
+    }
 };
+assign _t42 = c_beat_words > 2'b01;
+assign _t43 = c_beat_words > 2'b00;
 assign a_first = ~a_in_fpdu_reg;
 assign ctx_ulpdu_length = s_axis_tuser[15:0];
-assign ctx_seq = s_axis_tuser[24:16];
 assign ctx_s0 = s_axis_tuser[33:25];
-assign a_phase_octets = ctx_seq - ctx_s0;
-assign ctx_cont = s_axis_tuser[36];
-assign ctx_crc = s_axis_tuser[35];
+assign ctx_seq = s_axis_tuser[24:16];
+assign a_marker_octets = ctx_s0 - ctx_seq;
 assign ctx_markers = s_axis_tuser[34];
-assign a_ctx_in = {ctx_cont, ctx_crc, ctx_markers, a_phase_octets[8:2]};
+assign ctx_crc = s_axis_tuser[35];
+assign ctx_cont = s_axis_tuser[36];
+assign a_ctx_in = {ctx_cont, ctx_crc, ctx_markers, a_marker_octets[8:2]};
 assign a_fpdu_octets = (_t0 + 17'h5) & 17'h1fffc;
 assign a_left_now = a_first ? a_fpdu_octets : a_left_reg;
 assign a_data_now = a_first ? (_t0 + 17'h2) : a_data_left_reg;
 assign a_low2 = a_first ? {ctx_ulpdu_length[7:0], ctx_ulpdu_length[15:8]} : a_prev_reg;
-assign a_more_after = a_left_now > 17'h8;
+assign a_more_after = a_first ?
+    _t1 :
+    (a_left_reg[16] |
+        (a_left_reg[15] |
+            (a_left_reg[14] |
+                (a_left_reg[13] |
+                    (a_left_reg[12] |
+                        (a_left_reg[11] |
+                            (a_left_reg[10] |
+                                (a_left_reg[9] |
+                                    (a_left_reg[8] |
+                                        (a_left_reg[7] |
+                                            (a_left_reg[6] |
+                                                (a_left_reg[5] |
+                                                    (a_left_reg[4] | (a_left_reg[3] & (a_left_reg[2] | (a_left_reg[1] | a_left_reg[0]))))))))))))))));
 assign a_beat_words = a_more_after ? 2'b10 : a_left_now[3:2];
 assign fa_free = (~fa_valid_reg) | fa_ready;
 assign s_axis_tready = (~a_flush_reg) & fa_free;
 assign a_take = s_axis_tvalid & s_axis_tready;
 assign mk_ctx_value = (mk_ctx_wb1_valid_reg & (mk_ctx_wb1_index_reg == mk_ctx_rd_index_d1_reg)) ? mk_ctx_wb1_data_reg : mk_ctx_rd_data_reg;
-assign a_ends_here = (a_data_now <= 17'ha) & (_t1 | a_first);
+assign a_ends_here = a_first ?
+    (~(ctx_ulpdu_length[15] |
+        (ctx_ulpdu_length[14] |
+            (ctx_ulpdu_length[13] |
+                (ctx_ulpdu_length[12] |
+                    (ctx_ulpdu_length[11] |
+                        (ctx_ulpdu_length[10] |
+                            (ctx_ulpdu_length[9] |
+                                (ctx_ulpdu_length[8] |
+                                    (ctx_ulpdu_length[7] |
+                                        (ctx_ulpdu_length[6] | (ctx_ulpdu_length[5] | (ctx_ulpdu_length[4] | (ctx_ulpdu_length[3] & _t3)))))))))))))) :
+    ((~(a_data_left_reg[16] |
+        (a_data_left_reg[15] |
+            (a_data_left_reg[14] |
+                (a_data_left_reg[13] |
+                    (a_data_left_reg[12] |
+                        (a_data_left_reg[11] |
+                            (a_data_left_reg[10] |
+                                (a_data_left_reg[9] |
+                                    (a_data_left_reg[8] |
+                                        (a_data_left_reg[7] |
+                                            (a_data_left_reg[6] | (a_data_left_reg[5] | (a_data_left_reg[4] | (a_data_left_reg[3] & _t5))))))))))))))) &
+        _t7);
 assign a_length_bad = s_axis_tlast ? (~a_ends_here) : a_ends_here;
 assign err_length = err_length_seen_reg;
 assign a_flush_now = a_flush_reg & fa_free;
+assign fa_ctx_k_seq = fa_ctx_reg[6:0];
+assign fa_ctx_markers = fa_ctx_reg[7];
+assign fa_ctx_crc = fa_ctx_reg[8];
+assign fa_ctx_cont = fa_ctx_reg[9];
+assign fa_go = fa_valid_reg & fa_ready;
+assign fa_k_start = fa_ctx_cont ? (fa_k_looked_reg ? mk_ctx_value : fa_k_reg) : fa_ctx_k_seq;
+assign fa_span = {1'b0, fa_words_reg} + {2'b00, fa_last_reg};
+assign mb_free = _t8 | mb_ready;
+assign b1_go = fb_valid_reg & mb_free;
+assign fa_ready = (~fb_valid_reg) | mb_free;
+assign b1_k = fb_k_own_reg ? mk_slot_reg : fb_k_start_reg;
+assign b1_k_left = {1'b0, b1_k} - {5'h0, fb_span_reg};
+assign mk_here = fb_markers_reg & b1_k_left[7];
+assign mk_after = b1_k_left[6:0] - {6'h0, mk_here};
+assign mk_ptr_now = fb_first_reg ? {7'h0, b1_k} : mk_ptr_reg;
+assign mk_leading = fb_first_reg & _t9;
 assign ob_free = (~ob_valid_reg) | ob_ready;
-assign mk_in_beat = gb_ctx_reg[0] & (mk_slot_reg < 7'h2);
-assign gb_remaining = _t2 + {3'b000, gb_all_in_reg};
-assign mk_here = mk_in_beat & ((~gb_all_in_reg) | ({3'b000, gb_remaining} > mk_slot_reg));
-assign gb_need = mk_in_beat ? 4'b0001 : 4'b0010;
-assign gb_emit = gb_active_reg & ob_free & (gb_all_in_reg | (_t2 >= gb_need));
-assign gb_fits = mk_here ? (gb_remaining <= 4'b0001) : (gb_remaining <= 4'b0010);
-assign gb_out_words = gb_fits ? _t3[1:0] : 2'b10;
-assign gb_crc_out = gb_all_in_reg & gb_fits;
-assign mk_leading = _t4 & (mk_slot_reg == 7'h0);
-assign mk_ptr_words = (o_idx_reg + {8'h0, mk_slot_reg}) - (o_lead_reg ? 15'h1 : 15'h0);
-assign mk_fpduptr = mk_leading ? 16'h0 : {mk_ptr_words[13:0], 2'b00};
-assign gb_crc_slot = _t5[0];
-assign gb_count_after = gb_emit ? (gb_fits ? 3'b000 : (mk_here ? (gb_count_reg - 3'b001) : (gb_count_reg - 3'b010))) : gb_count_reg;
-assign gb_fpdu_done = gb_emit & gb_crc_out;
-assign gb_count_with_f = _t2 + {2'b00, fa_words_reg};
-assign gb_room = gb_emit ? (gb_fits | (mk_here ? (gb_count_with_f <= 4'b0101) : (gb_count_with_f <= 4'b0110))) : (gb_count_with_f <= 4'b0100);
-assign mk_after = mk_slot_reg - {5'h0, gb_out_words};
-assign fa_accept = fa_valid_reg & gb_room & (fa_first_reg ? ((~gb_active_reg) | gb_fpdu_done) : (gb_active_reg & (~gb_fpdu_done)));
-assign fa_ready = fa_accept;
+assign mb_ready = ob_free & gb_take_reg;
+assign gb_sum_oh = {
+    gb_merge_reg[1] & mb_words_oh_reg[4],
+    (gb_merge_reg[0] & mb_words_oh_reg[4]) | (gb_merge_reg[1] & mb_words_oh_reg[3]),
+    (gb_merge_reg[0] & mb_words_oh_reg[3]) | (gb_merge_reg[1] & mb_words_oh_reg[2]),
+    (gb_merge_reg[0] & mb_words_oh_reg[2]) | (gb_merge_reg[1] & mb_words_oh_reg[1]),
+    (gb_merge_reg[0] & mb_words_oh_reg[1]) | (gb_merge_reg[1] & mb_words_oh_reg[0])
+};
+assign gb_sum_over = {
+    gb_merge_reg[1] & mb_words_ge_reg[3],
+    (gb_merge_reg[0] & mb_words_ge_reg[3]) | (gb_merge_reg[1] & mb_words_ge_reg[2]),
+    (gb_merge_reg[0] & mb_words_ge_reg[2]) | (gb_merge_reg[1] & mb_words_ge_reg[1])
+};
+assign gb_sum = _t10 + {1'b0, mb_words_reg};
+assign gb_last_now = mb_last_reg & _t11;
+assign gb_emit = gb_drain_reg | mb_valid_reg;
+assign gb_update = _t12;
+assign gb_refill = _t13 & mb_valid_reg;
+assign gb_emptied = _t13 & _t8;
+assign gb_drain_n = gb_drain_reg & (~gb_tail_reg);
+assign gb_out = {
+    ({32{gb_hold_sel_reg[1]}} & gb_word1_reg) | ((_t14 & mb_data_reg[63:32]) | (_t15 & mb_data_reg[31:0])),
+    ({32{gb_hold_sel_reg[0]}} & gb_word0_reg) | (_t14 & mb_data_reg[31:0])
+};
 assign ob_ready = c_advance;
 assign c_take = ob_valid_reg & c_advance;
-assign c_crc_count_onehot = {ob_crc_words_reg == 2'b10, ob_crc_words_reg == 2'b01, ob_crc_words_reg == 2'b00};
-assign c_crc_shift = {c_crc_count_onehot[0], c_crc_count_onehot[1]};
-assign c_crc_aligned = c_crc_shift[1] ? 64'h0 : (c_crc_shift[0] ? {ob_data_reg[31:0], 32'h0} : ob_data_reg);
+assign c_crc_shift = c_crc_in_shift_reg;
+assign c_crc_aligned = c_crc_shift[1] ? 64'h0 : (c_crc_shift[0] ? {c_crc_in_data_reg[31:0], 32'h0} : c_crc_in_data_reg);
 assign c_crc_next = {
     (^(c_crc_s2_coeff_reg[1023:992] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[31] ^ (^c_crc_s2_data_partials_reg[33]),
     (^(c_crc_s2_coeff_reg[991:960] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[30] ^ (^c_crc_s2_data_partials_reg[32]),
@@ -484,12 +647,12 @@ assign c_crc_next = {
 };
 assign c_beat_crc_on = c_crc_tag_reg[70];
 assign c_crc_value = c_beat_crc_on ? (c_crc_crc_reg ^ 32'hffffffff) : 32'h0;
+assign c_beat_words = c_crc_tag_reg[67:66];
 assign c_beat_last = c_crc_tag_reg[68];
 assign c_beat_crc_slot = c_crc_tag_reg[69];
 assign c_beat_data = c_crc_tag_reg[65:2];
-assign c_beat_words = c_crc_tag_reg[67:66];
 assign c_beat_qp = c_crc_tag_reg[1:0];
-assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t6 | (~c_crc_valid_reg)));
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t16 | (~c_crc_valid_reg)));
 assign c_advance = out_in_ready_reg;
 assign m_axis_tdata = out_data_reg[63:0];
 assign m_axis_tkeep = out_data_reg[71:64];
@@ -500,14 +663,14 @@ assign out_out_ready = m_axis_tready;
 
 always @* begin
     mk_ctx_rd_data_next = mk_ctx_rd_data_reg;
-    if (_t7) begin
+    if (_t17) begin
         mk_ctx_rd_data_next = mk_ctx_mem[s_axis_tid];
     end
 end
 
 always @* begin
     mk_ctx_rd_index_d1_next = mk_ctx_rd_index_d1_reg;
-    if (_t7) begin
+    if (_t17) begin
         mk_ctx_rd_index_d1_next = s_axis_tid;
     end
 end
@@ -516,8 +679,8 @@ always @* begin
     mk_ctx_wb1_valid_next = mk_ctx_wb1_valid_reg;
     mk_ctx_wb1_index_next = mk_ctx_wb1_index_reg;
     mk_ctx_wb1_data_next = mk_ctx_wb1_data_reg;
-    mk_ctx_wb1_valid_next = gb_fpdu_done;
-    mk_ctx_wb1_index_next = gb_qp_reg;
+    mk_ctx_wb1_valid_next = _t18;
+    mk_ctx_wb1_index_next = fb_qp_reg;
     mk_ctx_wb1_data_next = mk_after;
 end
 
@@ -529,6 +692,7 @@ always @* begin
     fa_last_next = fa_last_reg;
     fa_ctx_next = fa_ctx_reg;
     fa_qp_next = fa_qp_reg;
+    fa_same_qp_next = fa_same_qp_reg;
     a_qp_next = a_qp_reg;
     a_prev_next = a_prev_reg;
     a_left_next = a_left_reg;
@@ -539,26 +703,56 @@ always @* begin
     err_length_seen_next = err_length_seen_reg;
     fa_k_looked_next = fa_k_looked_reg;
     fa_k_next = fa_k_reg;
+    fb_valid_next = fb_valid_reg;
+    fb_data_next = fb_data_reg;
+    fb_span_next = fb_span_reg;
+    fb_span_oh_next = fb_span_oh_reg;
+    fb_span_ge_next = fb_span_ge_reg;
+    fb_first_next = fb_first_reg;
+    fb_last_next = fb_last_reg;
+    fb_markers_next = fb_markers_reg;
+    fb_crc_on_next = fb_crc_on_reg;
+    fb_k_own_next = fb_k_own_reg;
+    fb_k_start_next = fb_k_start_reg;
+    fb_k_start_eq_next = fb_k_start_eq_reg;
+    fb_k_start_lt_next = fb_k_start_lt_reg;
+    fb_qp_next = fb_qp_reg;
+    mb_valid_next = mb_valid_reg;
+    mb_data_next = mb_data_reg;
+    mb_words_next = mb_words_reg;
+    mb_words_oh_next = mb_words_oh_reg;
+    mb_words_ge_next = mb_words_ge_reg;
+    mb_last_next = mb_last_reg;
+    mb_crc_on_next = mb_crc_on_reg;
+    mb_qp_next = mb_qp_reg;
+    mk_slot_next = mk_slot_reg;
+    mk_slot_eq_next = mk_slot_eq_reg;
+    mk_slot_lt_next = mk_slot_lt_reg;
+    mk_ptr_next = mk_ptr_reg;
     ob_valid_next = ob_valid_reg;
     ob_data_next = ob_data_reg;
-    ob_words_next = ob_words_reg;
     ob_first_next = ob_first_reg;
     ob_last_next = ob_last_reg;
+    o_first_next = o_first_reg;
+    ob_words_next = ob_words_reg;
     ob_crc_slot_next = ob_crc_slot_reg;
-    ob_crc_words_next = ob_crc_words_reg;
+    ob_crc_count_next = ob_crc_count_reg;
     ob_crc_on_next = ob_crc_on_reg;
     ob_qp_next = ob_qp_reg;
-    mk_slot_next = mk_slot_reg;
-    o_idx_next = o_idx_reg;
-    o_lead_next = o_lead_reg;
-    gb_active_next = gb_active_reg;
     gb_word0_next = gb_word0_reg;
     gb_word1_next = gb_word1_reg;
     gb_word2_next = gb_word2_reg;
     gb_word3_next = gb_word3_reg;
     gb_count_next = gb_count_reg;
-    gb_all_in_next = gb_all_in_reg;
-    gb_ctx_next = gb_ctx_reg;
+    gb_count_oh_next = gb_count_oh_reg;
+    gb_count_over_next = gb_count_over_reg;
+    gb_end_next = gb_end_reg;
+    gb_drain_next = gb_drain_reg;
+    gb_tail_next = gb_tail_reg;
+    gb_take_next = gb_take_reg;
+    gb_hold_sel_next = gb_hold_sel_reg;
+    gb_merge_next = gb_merge_reg;
+    gb_crc_on_next = gb_crc_on_reg;
     gb_qp_next = gb_qp_reg;
     if (fa_free) begin
         fa_valid_next = 1'b0;
@@ -566,26 +760,223 @@ always @* begin
     if (a_take) begin
         fa_valid_next = 1'b1;
         fa_data_next = {
-            (a_data_now > 17'h7) ? s_axis_tdata[47:40] : 8'h0,
-            (a_data_now > 17'h6) ? s_axis_tdata[39:32] : 8'h0,
-            (a_data_now > 17'h5) ? s_axis_tdata[31:24] : 8'h0,
-            (a_data_now > 17'h4) ? s_axis_tdata[23:16] : 8'h0,
-            (a_data_now > 17'h3) ? s_axis_tdata[15:8] : 8'h0,
-            _t1 ? s_axis_tdata[7:0] : 8'h0,
-            (a_data_now > 17'h1) ? a_low2[15:8] : 8'h0,
-            (a_data_now > 17'h0) ? a_low2[7:0] : 8'h0
+            (a_first ?
+                (ctx_ulpdu_length[15] |
+                    (ctx_ulpdu_length[14] |
+                        (ctx_ulpdu_length[13] |
+                            (ctx_ulpdu_length[12] |
+                                (ctx_ulpdu_length[11] |
+                                    (ctx_ulpdu_length[10] |
+                                        (ctx_ulpdu_length[9] |
+                                            (ctx_ulpdu_length[8] |
+                                                (ctx_ulpdu_length[7] |
+                                                    (ctx_ulpdu_length[6] |
+                                                        (ctx_ulpdu_length[5] |
+                                                            (ctx_ulpdu_length[4] |
+                                                                (ctx_ulpdu_length[3] | (ctx_ulpdu_length[2] & ctx_ulpdu_length[1])))))))))))))) :
+                (a_data_left_reg[16] |
+                    (a_data_left_reg[15] |
+                        (a_data_left_reg[14] |
+                            (a_data_left_reg[13] |
+                                (a_data_left_reg[12] |
+                                    (a_data_left_reg[11] |
+                                        (a_data_left_reg[10] |
+                                            (a_data_left_reg[9] |
+                                                (a_data_left_reg[8] |
+                                                    (a_data_left_reg[7] |
+                                                        (a_data_left_reg[6] | (a_data_left_reg[5] | (a_data_left_reg[4] | a_data_left_reg[3])))))))))))))) ?
+                s_axis_tdata[47:40] :
+                8'h0,
+            (a_first ?
+                (ctx_ulpdu_length[15] |
+                    (ctx_ulpdu_length[14] |
+                        (ctx_ulpdu_length[13] |
+                            (ctx_ulpdu_length[12] |
+                                (ctx_ulpdu_length[11] |
+                                    (ctx_ulpdu_length[10] |
+                                        (ctx_ulpdu_length[9] |
+                                            (ctx_ulpdu_length[8] |
+                                                (ctx_ulpdu_length[7] |
+                                                    (ctx_ulpdu_length[6] |
+                                                        (ctx_ulpdu_length[5] |
+                                                            (ctx_ulpdu_length[4] | (ctx_ulpdu_length[3] | (ctx_ulpdu_length[2] & _t4)))))))))))))) :
+                (a_data_left_reg[16] |
+                    (a_data_left_reg[15] |
+                        (a_data_left_reg[14] |
+                            (a_data_left_reg[13] |
+                                (a_data_left_reg[12] |
+                                    (a_data_left_reg[11] |
+                                        (a_data_left_reg[10] |
+                                            (a_data_left_reg[9] |
+                                                (a_data_left_reg[8] |
+                                                    (a_data_left_reg[7] |
+                                                        (a_data_left_reg[6] |
+                                                            (a_data_left_reg[5] |
+                                                                (a_data_left_reg[4] | (a_data_left_reg[3] | (a_data_left_reg[2] & _t6)))))))))))))))) ?
+                s_axis_tdata[39:32] :
+                8'h0,
+            (a_first ?
+                (ctx_ulpdu_length[15] |
+                    (ctx_ulpdu_length[14] |
+                        (ctx_ulpdu_length[13] |
+                            (ctx_ulpdu_length[12] |
+                                (ctx_ulpdu_length[11] |
+                                    (ctx_ulpdu_length[10] |
+                                        (ctx_ulpdu_length[9] |
+                                            (ctx_ulpdu_length[8] |
+                                                (ctx_ulpdu_length[7] |
+                                                    (ctx_ulpdu_length[6] |
+                                                        (ctx_ulpdu_length[5] | (ctx_ulpdu_length[4] | (ctx_ulpdu_length[3] | ctx_ulpdu_length[2]))))))))))))) :
+                (a_data_left_reg[16] |
+                    (a_data_left_reg[15] |
+                        (a_data_left_reg[14] |
+                            (a_data_left_reg[13] |
+                                (a_data_left_reg[12] |
+                                    (a_data_left_reg[11] |
+                                        (a_data_left_reg[10] |
+                                            (a_data_left_reg[9] |
+                                                (a_data_left_reg[8] |
+                                                    (a_data_left_reg[7] |
+                                                        (a_data_left_reg[6] |
+                                                            (a_data_left_reg[5] |
+                                                                (a_data_left_reg[4] |
+                                                                    (a_data_left_reg[3] | (a_data_left_reg[2] & a_data_left_reg[1])))))))))))))))) ?
+                s_axis_tdata[31:24] :
+                8'h0,
+            (a_first ?
+                (ctx_ulpdu_length[15] |
+                    (ctx_ulpdu_length[14] |
+                        (ctx_ulpdu_length[13] |
+                            (ctx_ulpdu_length[12] |
+                                (ctx_ulpdu_length[11] |
+                                    (ctx_ulpdu_length[10] |
+                                        (ctx_ulpdu_length[9] |
+                                            (ctx_ulpdu_length[8] |
+                                                (ctx_ulpdu_length[7] |
+                                                    (ctx_ulpdu_length[6] |
+                                                        (ctx_ulpdu_length[5] |
+                                                            (ctx_ulpdu_length[4] | (ctx_ulpdu_length[3] | (ctx_ulpdu_length[2] | _t2)))))))))))))) :
+                (a_data_left_reg[16] |
+                    (a_data_left_reg[15] |
+                        (a_data_left_reg[14] |
+                            (a_data_left_reg[13] |
+                                (a_data_left_reg[12] |
+                                    (a_data_left_reg[11] |
+                                        (a_data_left_reg[10] |
+                                            (a_data_left_reg[9] |
+                                                (a_data_left_reg[8] |
+                                                    (a_data_left_reg[7] |
+                                                        (a_data_left_reg[6] |
+                                                            (a_data_left_reg[5] |
+                                                                (a_data_left_reg[4] | (a_data_left_reg[3] | (a_data_left_reg[2] & _t19)))))))))))))))) ?
+                s_axis_tdata[23:16] :
+                8'h0,
+            (a_first ?
+                (ctx_ulpdu_length[15] |
+                    (ctx_ulpdu_length[14] |
+                        (ctx_ulpdu_length[13] |
+                            (ctx_ulpdu_length[12] |
+                                (ctx_ulpdu_length[11] |
+                                    (ctx_ulpdu_length[10] |
+                                        (ctx_ulpdu_length[9] |
+                                            (ctx_ulpdu_length[8] |
+                                                (ctx_ulpdu_length[7] |
+                                                    (ctx_ulpdu_length[6] |
+                                                        (ctx_ulpdu_length[5] |
+                                                            (ctx_ulpdu_length[4] |
+                                                                (ctx_ulpdu_length[3] | (ctx_ulpdu_length[2] | ctx_ulpdu_length[1])))))))))))))) :
+                (a_data_left_reg[16] |
+                    (a_data_left_reg[15] |
+                        (a_data_left_reg[14] |
+                            (a_data_left_reg[13] |
+                                (a_data_left_reg[12] |
+                                    (a_data_left_reg[11] |
+                                        (a_data_left_reg[10] |
+                                            (a_data_left_reg[9] |
+                                                (a_data_left_reg[8] |
+                                                    (a_data_left_reg[7] |
+                                                        (a_data_left_reg[6] |
+                                                            (a_data_left_reg[5] |
+                                                                (a_data_left_reg[4] | (a_data_left_reg[3] | a_data_left_reg[2]))))))))))))))) ?
+                s_axis_tdata[15:8] :
+                8'h0,
+            (a_first ?
+                (ctx_ulpdu_length[15] |
+                    (ctx_ulpdu_length[14] |
+                        (ctx_ulpdu_length[13] |
+                            (ctx_ulpdu_length[12] |
+                                (ctx_ulpdu_length[11] |
+                                    (ctx_ulpdu_length[10] |
+                                        (ctx_ulpdu_length[9] |
+                                            (ctx_ulpdu_length[8] |
+                                                (ctx_ulpdu_length[7] |
+                                                    (ctx_ulpdu_length[6] |
+                                                        (ctx_ulpdu_length[5] | (ctx_ulpdu_length[4] | (ctx_ulpdu_length[3] | _t3))))))))))))) :
+                _t7) ?
+                s_axis_tdata[7:0] :
+                8'h0,
+            (a_first ?
+                1'b1 :
+                (a_data_left_reg[16] |
+                    (a_data_left_reg[15] |
+                        (a_data_left_reg[14] |
+                            (a_data_left_reg[13] |
+                                (a_data_left_reg[12] |
+                                    (a_data_left_reg[11] |
+                                        (a_data_left_reg[10] |
+                                            (a_data_left_reg[9] |
+                                                (a_data_left_reg[8] |
+                                                    (a_data_left_reg[7] |
+                                                        (a_data_left_reg[6] |
+                                                            (a_data_left_reg[5] |
+                                                                (a_data_left_reg[4] |
+                                                                    (a_data_left_reg[3] | (a_data_left_reg[2] | a_data_left_reg[1])))))))))))))))) ?
+                a_low2[15:8] :
+                8'h0,
+            (a_first ?
+                1'b1 :
+                (a_data_left_reg[16] |
+                    (a_data_left_reg[15] |
+                        (a_data_left_reg[14] |
+                            (a_data_left_reg[13] |
+                                (a_data_left_reg[12] |
+                                    (a_data_left_reg[11] |
+                                        (a_data_left_reg[10] |
+                                            (a_data_left_reg[9] |
+                                                (a_data_left_reg[8] |
+                                                    (a_data_left_reg[7] |
+                                                        (a_data_left_reg[6] |
+                                                            (a_data_left_reg[5] | (a_data_left_reg[4] | (a_data_left_reg[3] | _t20))))))))))))))) ?
+                a_low2[7:0] :
+                8'h0
         };
         fa_words_next = a_beat_words;
         fa_first_next = a_first;
         fa_last_next = s_axis_tlast & (~a_more_after);
         fa_ctx_next = a_first ? a_ctx_in : a_ctx_reg;
         fa_qp_next = a_first ? s_axis_tid : a_qp_reg;
+        fa_same_qp_next = s_axis_tid == a_qp_reg;
         if (a_first) begin
             a_qp_next = s_axis_tid;
         end
         a_prev_next = s_axis_tdata[63:48];
         a_left_next = a_left_now - 17'h8;
-        a_data_left_next = (a_data_now > 17'h8) ? (a_data_now - 17'h8) : 17'h0;
+        a_data_left_next = (a_first ?
+            _t1 :
+            (a_data_left_reg[16] |
+                (a_data_left_reg[15] |
+                    (a_data_left_reg[14] |
+                        (a_data_left_reg[13] |
+                            (a_data_left_reg[12] |
+                                (a_data_left_reg[11] |
+                                    (a_data_left_reg[10] |
+                                        (a_data_left_reg[9] |
+                                            (a_data_left_reg[8] |
+                                                (a_data_left_reg[7] |
+                                                    (a_data_left_reg[6] |
+                                                        (a_data_left_reg[5] | (a_data_left_reg[4] | (a_data_left_reg[3] & _t20))))))))))))))) ?
+            (a_data_now - 17'h8) :
+            17'h0;
         a_in_fpdu_next = ~s_axis_tlast;
         a_flush_next = s_axis_tlast & a_more_after;
         if (a_first) begin
@@ -605,67 +996,163 @@ always @* begin
         fa_qp_next = a_qp_reg;
         a_flush_next = 1'b0;
     end
-    fa_k_looked_next = _t7;
+    fa_k_looked_next = _t17;
     if (fa_k_looked_reg) begin
         fa_k_next = mk_ctx_value;
     end
-    if (ob_free) begin
-        ob_valid_next = 1'b0;
+    if (fa_ready) begin
+        fb_valid_next = fa_valid_reg;
     end
-    if (gb_emit) begin
-        ob_valid_next = 1'b1;
-        ob_data_next = {
-            (mk_here & (mk_slot_reg[0] == 1'b1)) ? _t8 : (((_t9 ? 3'b001 : 3'b000) < gb_count_reg) ? (_t9 ? gb_word1_reg : gb_word0_reg) : 32'h0),
-            (mk_here & (mk_slot_reg[0] == 1'b0)) ? _t8 : ((3'b000 < gb_count_reg) ? gb_word0_reg : 32'h0)
+    if (fa_go) begin
+        fb_data_next = fa_data_reg;
+        fb_span_next = fa_span;
+        fb_span_oh_next = {fa_span == 3'b011, fa_span == 3'b010, fa_span == 3'b001, fa_span == 3'b000};
+        fb_span_ge_next = {fa_span > 3'b010, fa_span > 3'b001, fa_span > 3'b000};
+        fb_first_next = fa_first_reg;
+        fb_last_next = fa_last_reg;
+        fb_markers_next = fa_ctx_markers;
+        fb_crc_on_next = fa_ctx_crc;
+        fb_k_own_next = (~fa_first_reg) | (fa_ctx_cont & fa_same_qp_reg);
+        fb_k_start_next = fa_k_start;
+        fb_k_start_eq_next = {fa_k_start == 7'h3, fa_k_start == 7'h2, fa_k_start == 7'h1, fa_k_start == 7'h0};
+        fb_k_start_lt_next = {fa_k_start < 7'h3, fa_k_start < 7'h2, fa_k_start < 7'h1};
+        fb_qp_next = fa_qp_reg;
+    end
+    if (mb_free) begin
+        mb_valid_next = fb_valid_reg;
+    end
+    if (b1_go) begin
+        mb_data_next = {
+            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[3] : fb_k_start_eq_reg[3])) ? _t21 :
+                (fb_markers_reg & (fb_k_own_reg ? mk_slot_lt_reg[2] : fb_k_start_lt_reg[2])) ? 32'h0 :
+                32'h0,
+            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[2] : fb_k_start_eq_reg[2])) ? _t21 :
+                (fb_markers_reg & (fb_k_own_reg ? mk_slot_lt_reg[1] : fb_k_start_lt_reg[1])) ? fb_data_reg[63:32] :
+                32'h0,
+            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[1] : fb_k_start_eq_reg[1])) ? _t21 :
+                (fb_markers_reg & (fb_k_own_reg ? mk_slot_lt_reg[0] : fb_k_start_lt_reg[0])) ? fb_data_reg[31:0] :
+                fb_data_reg[63:32],
+            (fb_markers_reg & _t9) ? _t21 : fb_data_reg[31:0]
         };
-        ob_words_next = gb_out_words;
-        ob_first_next = _t4;
-        ob_last_next = gb_crc_out;
-        ob_crc_slot_next = gb_crc_slot;
-        ob_crc_words_next = gb_crc_out ? {1'b0, gb_crc_slot} : gb_out_words;
-        ob_crc_on_next = gb_ctx_reg[1];
-        ob_qp_next = gb_qp_reg;
+        mb_words_next = fb_span_reg + {2'b00, mk_here};
+        mb_words_oh_next = {
+            mk_here ? fb_span_oh_reg[3] : 1'b0,
+            mk_here ? fb_span_oh_reg[2] : fb_span_oh_reg[3],
+            mk_here ? fb_span_oh_reg[1] : fb_span_oh_reg[2],
+            mk_here ? fb_span_oh_reg[0] : fb_span_oh_reg[1],
+            mk_here ? 1'b0 : fb_span_oh_reg[0]
+        };
+        mb_words_ge_next = {
+            mk_here & fb_span_oh_reg[3],
+            fb_span_ge_reg[2] | (mk_here & fb_span_oh_reg[2]),
+            fb_span_ge_reg[1] | (mk_here & fb_span_oh_reg[1]),
+            fb_span_ge_reg[0] | (mk_here & fb_span_oh_reg[0])
+        };
+        mb_last_next = fb_last_reg;
+        mb_crc_on_next = fb_crc_on_reg;
+        mb_qp_next = fb_qp_reg;
         mk_slot_next = mk_after;
-        o_idx_next = o_idx_reg + {13'h0, gb_out_words};
-        if (mk_leading & mk_here) begin
-            o_lead_next = 1'b1;
-        end
-        if (gb_crc_out) begin
-            gb_active_next = 1'b0;
-        end
+        mk_slot_eq_next = {b1_k_left == 8'h3, b1_k_left == 8'h2, b1_k_left == 8'h1, b1_k_left == 8'h0};
+        mk_slot_lt_next = {b1_k_left < 8'h3, b1_k_left < 8'h2, b1_k_left < 8'h1};
+        mk_ptr_next = mk_here ? (mk_ptr_now + (mk_leading ? 14'h7f : 14'h80)) : mk_ptr_now;
     end
-    gb_word0_next = (fa_accept & _t10) ?
-        ({32{_t10}} & fa_data_reg[31:0]) :
-        ((_t16 & gb_word0_reg) | (_t18 & gb_word1_reg) | ((_t20 & gb_word2_reg) | (_t22 & gb_word0_reg)));
-    gb_word1_next = (fa_accept & (_t24 | _t27)) ?
-        (({32{_t24}} & fa_data_reg[31:0]) | ({32{_t27}} & fa_data_reg[63:32])) :
-        ((_t16 & gb_word1_reg) | (_t18 & gb_word2_reg) | ((_t20 & gb_word3_reg) | (_t22 & gb_word1_reg)));
-    gb_word2_next = (fa_accept & (_t29 | _t32)) ?
-        (({32{_t29}} & fa_data_reg[31:0]) | ({32{_t32}} & fa_data_reg[63:32])) :
-        ((_t16 & gb_word2_reg) | ((_t18 & gb_word3_reg) | ({32{~_t23}} & gb_word2_reg)));
-    gb_word3_next = (fa_accept & (_t33 | _t34)) ?
-        (({32{_t33}} & fa_data_reg[31:0]) | ({32{_t34}} & fa_data_reg[63:32])) :
-        ((_t16 & gb_word3_reg) | ({32{~_t17}} & gb_word3_reg));
-    gb_count_next = fa_accept ? (gb_count_after + {1'b0, fa_words_reg}) : gb_count_after;
-    if (fa_accept) begin
-        gb_all_in_next = fa_last_reg;
-        if (fa_first_reg) begin
-            gb_active_next = 1'b1;
-            gb_ctx_next = fa_ctx_reg[8:7];
-            gb_qp_next = fa_qp_reg;
-            if ((~fa_ctx_reg[9]) | (fa_qp_reg != gb_qp_reg)) begin
-                mk_slot_next = fa_ctx_reg[9] ? (fa_k_looked_reg ? mk_ctx_value : fa_k_reg) : (7'h0 - fa_ctx_reg[6:0]);
-            end
-            o_idx_next = 15'h0;
-            o_lead_next = 1'b0;
-        end
+    if (ob_free) begin
+        ob_valid_next = gb_emit;
+    end
+    if (_t12) begin
+        ob_data_next = gb_out;
+        ob_first_next = o_first_reg;
+        ob_last_next = _t22;
+        o_first_next = _t22;
+        ob_words_next = gb_drain_reg ? (gb_tail_reg ? gb_count_reg[1:0] : 2'b10) : (gb_last_now ? gb_sum[1:0] : 2'b10);
+        ob_crc_slot_next = _t23[0];
+        ob_crc_count_next = {
+            gb_drain_reg ? (gb_tail_reg ? gb_count_oh_reg[2] : 1'b1) : (gb_last_now ? gb_sum_oh[2] : 1'b1),
+            gb_drain_reg ? (gb_tail_reg ? gb_count_oh_reg[1] : 1'b0) : (gb_last_now ? gb_sum_oh[1] : 1'b0),
+            gb_drain_reg ? (gb_tail_reg ? gb_count_oh_reg[0] : 1'b0) : (gb_last_now ? gb_sum_oh[0] : 1'b0)
+        };
+        ob_crc_on_next = gb_drain_reg ? gb_crc_on_reg : mb_crc_on_reg;
+        ob_qp_next = gb_drain_reg ? gb_qp_reg : mb_qp_reg;
+    end
+    if (gb_update) begin
+        gb_word0_next = gb_drain_reg ? (gb_tail_reg ? mb_data_reg[31:0] : gb_word2_reg) : ((_t14 & mb_data_reg[95:64]) | (_t15 & mb_data_reg[63:32]));
+        gb_word1_next = gb_drain_reg ? (gb_tail_reg ? mb_data_reg[63:32] : gb_word3_reg) : ((_t14 & mb_data_reg[127:96]) | (_t15 & mb_data_reg[95:64]));
+        gb_word2_next = gb_drain_reg ? (gb_tail_reg ? mb_data_reg[95:64] : 32'h0) : (_t15 & mb_data_reg[127:96]);
+        gb_word3_next = gb_drain_reg ? (gb_tail_reg ? mb_data_reg[127:96] : 32'h0) : 32'h0;
+        gb_count_next = ({3{gb_refill}} & mb_words_reg) | ({3{gb_emptied}} & 3'b000) |
+            (({3{gb_drain_n}} & (gb_count_reg - 3'b010)) | ({3{_t24}} & (gb_sum_over[0] ? _t25[2:0] : 3'b000)));
+        gb_count_oh_next = {
+            gb_refill & mb_words_oh_reg[4],
+            (gb_refill & mb_words_oh_reg[3]) | (_t24 & gb_sum_oh[4]),
+            (gb_refill & mb_words_oh_reg[2]) | ((gb_drain_n & gb_count_oh_reg[3]) | (_t24 & gb_sum_oh[3])),
+            (gb_refill & mb_words_oh_reg[1]) | ((gb_drain_n & gb_count_oh_reg[2]) | (_t24 & gb_sum_oh[2]))
+        };
+        gb_count_over_next = {gb_refill & mb_words_ge_reg[3], (gb_refill & mb_words_ge_reg[2]) | (_t24 & gb_sum_over[2])};
+        gb_end_next = (gb_refill & mb_last_reg) | (_t26 | (_t24 & _t27));
+        gb_drain_next = _t28;
+        gb_tail_next = (gb_refill & _t32) | (_t26 | (_t24 & _t33));
+        gb_take_next = (gb_refill & ((~_t29) | _t32)) | gb_emptied | ((gb_drain_n & ((~_t30) | gb_end_reg)) | (_t24 & ((~_t31) | _t33)));
+        gb_hold_sel_next = {
+            _t28,
+            (gb_refill & (mb_last_reg | mb_words_ge_reg[0])) | ((gb_drain_n & (gb_end_reg | gb_count_over_reg[0])) | (_t24 & (_t27 | gb_sum_over[0])))
+        };
+        gb_merge_next = {
+            (gb_refill & (_t34 & mb_words_oh_reg[1])) | ((gb_drain_n & (_t35 & gb_count_oh_reg[2])) | (_t24 & (_t34 & gb_sum_oh[2]))),
+            (gb_refill & (_t34 & mb_words_oh_reg[0])) | gb_emptied | ((gb_drain_n & (_t35 & gb_count_oh_reg[1])) | (_t24 & _t11))
+        };
+    end
+    if (mb_ready & mb_valid_reg) begin
+        gb_crc_on_next = mb_crc_on_reg;
+        gb_qp_next = mb_qp_reg;
+    end
+end
+
+always @* begin
+    c_crc_in_valid_next = c_crc_in_valid_reg;
+    if (c_advance) begin
+        c_crc_in_valid_next = c_take;
+    end
+end
+
+always @* begin
+    c_crc_in_data_next = c_crc_in_data_reg;
+    if (c_advance) begin
+        c_crc_in_data_next = ob_data_reg;
+    end
+end
+
+always @* begin
+    c_crc_in_count_onehot_next = c_crc_in_count_onehot_reg;
+    if (c_advance) begin
+        c_crc_in_count_onehot_next = ob_crc_count_reg;
+    end
+end
+
+always @* begin
+    c_crc_in_shift_next = c_crc_in_shift_reg;
+    if (c_advance) begin
+        c_crc_in_shift_next = {ob_crc_count_reg[0], ob_crc_count_reg[1]};
+    end
+end
+
+always @* begin
+    c_crc_in_start_next = c_crc_in_start_reg;
+    if (c_advance) begin
+        c_crc_in_start_next = ob_first_reg;
+    end
+end
+
+always @* begin
+    c_crc_in_tag_next = c_crc_in_tag_reg;
+    if (c_advance) begin
+        c_crc_in_tag_next = {ob_crc_on_reg, ob_crc_slot_reg, ob_last_reg, ob_words_reg, ob_data_reg, ob_qp_reg};
     end
 end
 
 always @* begin
     c_crc_s1_valid_next = c_crc_s1_valid_reg;
     if (c_advance) begin
-        c_crc_s1_valid_next = c_take;
+        c_crc_s1_valid_next = c_crc_in_valid_reg;
     end
 end
 
@@ -679,7 +1166,7 @@ end
 always @* begin
     c_crc_s1_start_next = c_crc_s1_start_reg;
     if (c_advance) begin
-        c_crc_s1_start_next = ob_first_reg;
+        c_crc_s1_start_next = c_crc_in_start_reg;
     end
 end
 
@@ -701,10 +1188,11 @@ always @* begin
     c_crc_s1_zk_row0_next = c_crc_s1_zk_row0_reg;
     if (c_advance) begin
         c_crc_s1_zk_row0_next = {
-            1'b0, 1'b0, c_crc_count_onehot[2], _t35, _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[1], _t36
+            1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t36, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[1], _t37
         };
     end
 end
@@ -713,10 +1201,12 @@ always @* begin
     c_crc_s1_zk_row1_next = c_crc_s1_zk_row1_reg;
     if (c_advance) begin
         c_crc_s1_zk_row1_next = {
-            1'b0, c_crc_count_onehot[2], _t35, _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[1], _t36, c_crc_count_onehot[2]
+            1'b0, c_crc_in_count_onehot_reg[2], _t36, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[1], _t37,
+            c_crc_in_count_onehot_reg[2]
         };
     end
 end
@@ -725,11 +1215,12 @@ always @* begin
     c_crc_s1_zk_row2_next = c_crc_s1_zk_row2_reg;
     if (c_advance) begin
         c_crc_s1_zk_row2_next = {
-            c_crc_count_onehot[2], _t35, _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[1], _t36, c_crc_count_onehot[2],
-            c_crc_count_onehot[2]
+            c_crc_in_count_onehot_reg[2], _t36, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[1], _t37,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
         };
     end
 end
@@ -738,11 +1229,12 @@ always @* begin
     c_crc_s1_zk_row3_next = c_crc_s1_zk_row3_reg;
     if (c_advance) begin
         c_crc_s1_zk_row3_next = {
-            _t35, _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1],
-            c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[1], _t36, c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[1]
+            _t36, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[1], _t37, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -751,9 +1243,10 @@ always @* begin
     c_crc_s1_zk_row4_next = c_crc_s1_zk_row4_reg;
     if (c_advance) begin
         c_crc_s1_zk_row4_next = {
-            _t35, c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, _t35, 1'b0, _t35, 1'b0, 1'b0, c_crc_count_onehot[2], _t35,
-            _t35, 1'b0, _t35, c_crc_count_onehot[2], _t35, _t35, 1'b0, c_crc_count_onehot[2], _t35, c_crc_count_onehot[2], c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], _t37, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1]
+            _t36, c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, _t36, 1'b0, _t36, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], _t36, _t36, 1'b0, _t36, c_crc_in_count_onehot_reg[2], _t36, _t36, 1'b0, c_crc_in_count_onehot_reg[2], _t36,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], _t38, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -762,10 +1255,11 @@ always @* begin
     c_crc_s1_zk_row5_next = c_crc_s1_zk_row5_reg;
     if (c_advance) begin
         c_crc_s1_zk_row5_next = {
-            c_crc_count_onehot[1], _t35, 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0,
-            c_crc_count_onehot[1], _t35, _t35, c_crc_count_onehot[0], _t35, c_crc_count_onehot[1], _t35, 1'b0, _t35
+            c_crc_in_count_onehot_reg[1], _t36, 1'b0, c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[1], _t36, _t36, c_crc_in_count_onehot_reg[0], _t36, c_crc_in_count_onehot_reg[1], _t36, 1'b0, _t36
         };
     end
 end
@@ -774,8 +1268,9 @@ always @* begin
     c_crc_s1_zk_row6_next = c_crc_s1_zk_row6_reg;
     if (c_advance) begin
         c_crc_s1_zk_row6_next = {
-            _t35, 1'b0, _t35, _t35, c_crc_count_onehot[1], 1'b0, _t35, 1'b0, _t35, c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, _t35, _t35, c_crc_count_onehot[1],
-            _t35, _t35, 1'b0, 1'b0, _t35, c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], _t38, 1'b0, 1'b0, _t35, _t35, c_crc_count_onehot[2], 1'b0
+            _t36, 1'b0, _t36, _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, 1'b0, _t36, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0, _t36, _t36,
+            c_crc_in_count_onehot_reg[1], _t36, _t36, 1'b0, 1'b0, _t36, c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], _t39, 1'b0,
+            1'b0, _t36, _t36, c_crc_in_count_onehot_reg[2], 1'b0
         };
     end
 end
@@ -784,11 +1279,12 @@ always @* begin
     c_crc_s1_zk_row7_next = c_crc_s1_zk_row7_reg;
     if (c_advance) begin
         c_crc_s1_zk_row7_next = {
-            1'b0, _t35, c_crc_count_onehot[1], c_crc_count_onehot[2], _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t35,
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, 1'b0,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t35, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], _t35, c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[1]
+            1'b0, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], _t36,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -797,11 +1293,12 @@ always @* begin
     c_crc_s1_zk_row8_next = c_crc_s1_zk_row8_reg;
     if (c_advance) begin
         c_crc_s1_zk_row8_next = {
-            _t35, c_crc_count_onehot[1], c_crc_count_onehot[2], _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t35,
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, 1'b0,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], _t35, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], _t35, c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2]
+            _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], _t36,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2]
         };
     end
 end
@@ -810,10 +1307,11 @@ always @* begin
     c_crc_s1_zk_row9_next = c_crc_s1_zk_row9_reg;
     if (c_advance) begin
         c_crc_s1_zk_row9_next = {
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], _t35, c_crc_count_onehot[2],
-            _t35, _t35, _t35, _t35, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], _t35, c_crc_count_onehot[2], _t35,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, _t38, c_crc_count_onehot[1], c_crc_count_onehot[2], _t35, 1'b0, 1'b0, c_crc_count_onehot[1],
-            c_crc_count_onehot[2], _t35, c_crc_count_onehot[1]
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2], _t36, _t36, _t36, _t36, 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t36, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -822,10 +1320,11 @@ always @* begin
     c_crc_s1_zk_row10_next = c_crc_s1_zk_row10_reg;
     if (c_advance) begin
         c_crc_s1_zk_row10_next = {
-            c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, _t35, c_crc_count_onehot[2],
-            1'b0, c_crc_count_onehot[1], _t35, _t37, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, 1'b0,
-            c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2]
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, _t36, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t36, _t38, 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2]
         };
     end
 end
@@ -834,10 +1333,10 @@ always @* begin
     c_crc_s1_zk_row11_next = c_crc_s1_zk_row11_reg;
     if (c_advance) begin
         c_crc_s1_zk_row11_next = {
-            c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, _t35, c_crc_count_onehot[2], 1'b0,
-            c_crc_count_onehot[1], _t35, _t37, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, 1'b0, c_crc_count_onehot[2],
-            1'b0, 1'b0, c_crc_count_onehot[2], _t35
+            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0,
+            _t36, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t36, _t38, 1'b0, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t36
         };
     end
 end
@@ -846,10 +1345,11 @@ always @* begin
     c_crc_s1_zk_row12_next = c_crc_s1_zk_row12_reg;
     if (c_advance) begin
         c_crc_s1_zk_row12_next = {
-            _t35, c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], _t35, _t35, 1'b0, _t35, c_crc_count_onehot[2],
-            c_crc_count_onehot[2], _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            1'b0, c_crc_count_onehot[1], _t37, _t35, 1'b0, _t35, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2]
+            _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t36, _t36, 1'b0, _t36,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t38, _t36, 1'b0,
+            _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
         };
     end
 end
@@ -858,10 +1358,11 @@ always @* begin
     c_crc_s1_zk_row13_next = c_crc_s1_zk_row13_reg;
     if (c_advance) begin
         c_crc_s1_zk_row13_next = {
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], _t35, 1'b0, c_crc_count_onehot[1], _t35, 1'b0, _t35, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, _t38, _t35,
-            _t35, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[1], _t35, _t35
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t36, 1'b0, c_crc_in_count_onehot_reg[1], _t36, 1'b0,
+            _t36, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, _t39, _t36, _t36, c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t36, _t36
         };
     end
 end
@@ -870,10 +1371,11 @@ always @* begin
     c_crc_s1_zk_row14_next = c_crc_s1_zk_row14_reg;
     if (c_advance) begin
         c_crc_s1_zk_row14_next = {
-            c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], _t35,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1],
-            c_crc_count_onehot[0], c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, 1'b0, c_crc_count_onehot[1], _t35,
-            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2]
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0],
+            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, 1'b0, c_crc_in_count_onehot_reg[1], _t36,
+            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
         };
     end
 end
@@ -882,10 +1384,11 @@ always @* begin
     c_crc_s1_zk_row15_next = c_crc_s1_zk_row15_reg;
     if (c_advance) begin
         c_crc_s1_zk_row15_next = {
-            c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0],
-            c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, 1'b0, c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], 1'b0,
-            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1]
+            c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t36,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, 1'b0, c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], 1'b0,
+            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -894,10 +1397,12 @@ always @* begin
     c_crc_s1_zk_row16_next = c_crc_s1_zk_row16_reg;
     if (c_advance) begin
         c_crc_s1_zk_row16_next = {
-            1'b0, _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1],
-            _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, 1'b0, c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1],
-            1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1]
+            1'b0, _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t36,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, 1'b0, c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], 1'b0,
+            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -906,10 +1411,11 @@ always @* begin
     c_crc_s1_zk_row17_next = c_crc_s1_zk_row17_reg;
     if (c_advance) begin
         c_crc_s1_zk_row17_next = {
-            _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[0], c_crc_count_onehot[1],
-            _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, 1'b0, c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1],
-            1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0
+            _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], _t36, 1'b0, c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
+            1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0
         };
     end
 end
@@ -918,9 +1424,10 @@ always @* begin
     c_crc_s1_zk_row18_next = c_crc_s1_zk_row18_reg;
     if (c_advance) begin
         c_crc_s1_zk_row18_next = {
-            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, 1'b0, 1'b0, _t35,
-            c_crc_count_onehot[2], _t35, _t35, _t36, _t35, 1'b0, _t35, _t35, c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], _t35,
-            1'b0, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[1], _t35
+            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0, _t36, c_crc_in_count_onehot_reg[2], _t36, _t36, _t37, _t36, 1'b0, _t36, _t36,
+            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36, 1'b0, 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36
         };
     end
 end
@@ -929,11 +1436,12 @@ always @* begin
     c_crc_s1_zk_row19_next = c_crc_s1_zk_row19_reg;
     if (c_advance) begin
         c_crc_s1_zk_row19_next = {
-            1'b0, c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[2]
+            1'b0, c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0,
+            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
         };
     end
 end
@@ -942,11 +1450,12 @@ always @* begin
     c_crc_s1_zk_row20_next = c_crc_s1_zk_row20_reg;
     if (c_advance) begin
         c_crc_s1_zk_row20_next = {
-            c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[2],
-            1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
-            c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[2]
+            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0,
+            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
         };
     end
 end
@@ -955,10 +1464,11 @@ always @* begin
     c_crc_s1_zk_row21_next = c_crc_s1_zk_row21_reg;
     if (c_advance) begin
         c_crc_s1_zk_row21_next = {
-            _t35, c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[1], 1'b0, 1'b0, _t36, 1'b0, 1'b0,
-            c_crc_count_onehot[2], 1'b0, _t35, _t35, _t35, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
-            1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], _t35,
-            c_crc_count_onehot[2]
+            _t36, c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[1],
+            1'b0, 1'b0, _t37, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, _t36, _t36, _t36, 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36,
+            c_crc_in_count_onehot_reg[2]
         };
     end
 end
@@ -967,10 +1477,11 @@ always @* begin
     c_crc_s1_zk_row22_next = c_crc_s1_zk_row22_reg;
     if (c_advance) begin
         c_crc_s1_zk_row22_next = {
-            c_crc_count_onehot[1], _t35, 1'b0, c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[0], c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1],
-            c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[1]
+            c_crc_in_count_onehot_reg[1], _t36, 1'b0, c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0,
+            _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -979,9 +1490,9 @@ always @* begin
     c_crc_s1_zk_row23_next = c_crc_s1_zk_row23_reg;
     if (c_advance) begin
         c_crc_s1_zk_row23_next = {
-            _t35, 1'b0, _t35, 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, _t38, 1'b0, _t35, c_crc_count_onehot[1], 1'b0, _t35,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[1], 1'b0, _t35, 1'b0, 1'b0,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0
+            _t36, 1'b0, _t36, 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, _t39, 1'b0, _t36, c_crc_in_count_onehot_reg[1],
+            1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
+            1'b0, _t36, 1'b0, 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0
         };
     end
 end
@@ -990,10 +1501,11 @@ always @* begin
     c_crc_s1_zk_row24_next = c_crc_s1_zk_row24_reg;
     if (c_advance) begin
         c_crc_s1_zk_row24_next = {
-            1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[0], c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, _t35, _t35, _t35,
-            c_crc_count_onehot[1], _t35, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], _t35,
-            c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[1], _t35
+            1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, _t36, _t36, _t36, c_crc_in_count_onehot_reg[1], _t36, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t36,
+            c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[1], _t36
         };
     end
 end
@@ -1002,10 +1514,11 @@ always @* begin
     c_crc_s1_zk_row25_next = c_crc_s1_zk_row25_reg;
     if (c_advance) begin
         c_crc_s1_zk_row25_next = {
-            _t35, c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[0],
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, _t35, _t35, _t35, c_crc_count_onehot[1],
-            _t35, 1'b0, 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], _t35, c_crc_count_onehot[1],
-            1'b0, _t35, c_crc_count_onehot[1], _t35, 1'b0
+            _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, _t36, _t36, _t36, c_crc_in_count_onehot_reg[1], _t36, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t36,
+            c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[1], _t36, 1'b0
         };
     end
 end
@@ -1014,10 +1527,12 @@ always @* begin
     c_crc_s1_zk_row26_next = c_crc_s1_zk_row26_reg;
     if (c_advance) begin
         c_crc_s1_zk_row26_next = {
-            c_crc_count_onehot[2], c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t38, 1'b0, 1'b0, c_crc_count_onehot[2], _t35,
-            _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1]
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], _t36, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -1026,10 +1541,12 @@ always @* begin
     c_crc_s1_zk_row27_next = c_crc_s1_zk_row27_reg;
     if (c_advance) begin
         c_crc_s1_zk_row27_next = {
-            c_crc_count_onehot[2], 1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t38, 1'b0, 1'b0, c_crc_count_onehot[2], _t35, _t35,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t35
+            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2],
+            _t36, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t36
         };
     end
 end
@@ -1038,10 +1555,12 @@ always @* begin
     c_crc_s1_zk_row28_next = c_crc_s1_zk_row28_reg;
     if (c_advance) begin
         c_crc_s1_zk_row28_next = {
-            1'b0, c_crc_count_onehot[2], c_crc_count_onehot[2], _t38, 1'b0, 1'b0, c_crc_count_onehot[2], _t35, _t35, c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2],
-            1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1]
+            1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t36, _t36,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -1050,10 +1569,12 @@ always @* begin
     c_crc_s1_zk_row29_next = c_crc_s1_zk_row29_reg;
     if (c_advance) begin
         c_crc_s1_zk_row29_next = {
-            c_crc_count_onehot[2], c_crc_count_onehot[2], _t38, 1'b0, 1'b0, c_crc_count_onehot[2], _t35, _t35, c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t35,
-            c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t36, _t36,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0
         };
     end
 end
@@ -1062,10 +1583,12 @@ always @* begin
     c_crc_s1_zk_row30_next = c_crc_s1_zk_row30_reg;
     if (c_advance) begin
         c_crc_s1_zk_row30_next = {
-            c_crc_count_onehot[2], _t38, 1'b0, 1'b0, c_crc_count_onehot[2], _t35, _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2],
-            c_crc_count_onehot[2], _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2],
-            c_crc_count_onehot[1], 1'b0, c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35
+            c_crc_in_count_onehot_reg[2], _t39, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t36, _t36, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t36,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36,
+            c_crc_in_count_onehot_reg[1], 1'b0, _t36
         };
     end
 end
@@ -1074,10 +1597,12 @@ always @* begin
     c_crc_s1_zk_row31_next = c_crc_s1_zk_row31_reg;
     if (c_advance) begin
         c_crc_s1_zk_row31_next = {
-            _t38, 1'b0, 1'b0, c_crc_count_onehot[2], _t35, _t35, c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[1],
-            c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[1], c_crc_count_onehot[2], c_crc_count_onehot[2], c_crc_count_onehot[2], _t35,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], c_crc_count_onehot[2], 1'b0, _t35, c_crc_count_onehot[2], c_crc_count_onehot[1], 1'b0,
-            c_crc_count_onehot[1], c_crc_count_onehot[1], _t35, c_crc_count_onehot[1], 1'b0, _t35, c_crc_count_onehot[1]
+            _t39, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t36, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36,
+            c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -1086,8 +1611,9 @@ always @* begin
     c_crc_s1_zk_init_next = c_crc_s1_zk_init_reg;
     if (c_advance) begin
         c_crc_s1_zk_init_next = {
-            _t38, _t36, _t37, _t37, c_crc_count_onehot[0], _t38, _t37, _t37, _t37, _t36, c_crc_count_onehot[0], _t37, _t38, _t36, _t36, _t36, _t38, _t36, _t38,
-            _t38, _t36, _t37, c_crc_count_onehot[0], _t36, c_crc_count_onehot[0], _t36, _t37, _t37, _t38, _t36, c_crc_count_onehot[0], _t36
+            _t39, _t37, _t38, _t38, c_crc_in_count_onehot_reg[0], _t39, _t38, _t38, _t38, _t37, c_crc_in_count_onehot_reg[0], _t38, _t39, _t37, _t37, _t37,
+            _t39, _t37, _t39, _t39, _t37, _t38, c_crc_in_count_onehot_reg[0], _t37, c_crc_in_count_onehot_reg[0], _t37, _t38, _t38, _t39, _t37,
+            c_crc_in_count_onehot_reg[0], _t37
         };
     end
 end
@@ -1095,7 +1621,7 @@ end
 always @* begin
     c_crc_s1_tag_next = c_crc_s1_tag_reg;
     if (c_advance) begin
-        c_crc_s1_tag_next = {ob_crc_on_reg, ob_crc_slot_reg, ob_last_reg, ob_words_reg, ob_data_reg, ob_qp_reg};
+        c_crc_s1_tag_next = c_crc_in_tag_reg;
     end
 end
 
@@ -1110,16 +1636,16 @@ always @* begin
     c_crc_s2_coeff_next = c_crc_s2_coeff_reg;
     if (c_advance) begin
         c_crc_s2_coeff_next = {
-            _t39 ? 32'h0 : c_crc_s1_zk_row31_reg, _t39 ? 32'h0 : c_crc_s1_zk_row30_reg, _t39 ? 32'h0 : c_crc_s1_zk_row29_reg,
-            _t39 ? 32'h0 : c_crc_s1_zk_row28_reg, _t39 ? 32'h0 : c_crc_s1_zk_row27_reg, _t39 ? 32'h0 : c_crc_s1_zk_row26_reg,
-            _t39 ? 32'h0 : c_crc_s1_zk_row25_reg, _t39 ? 32'h0 : c_crc_s1_zk_row24_reg, _t39 ? 32'h0 : c_crc_s1_zk_row23_reg,
-            _t39 ? 32'h0 : c_crc_s1_zk_row22_reg, _t39 ? 32'h0 : c_crc_s1_zk_row21_reg, _t39 ? 32'h0 : c_crc_s1_zk_row20_reg,
-            _t39 ? 32'h0 : c_crc_s1_zk_row19_reg, _t39 ? 32'h0 : c_crc_s1_zk_row18_reg, _t39 ? 32'h0 : c_crc_s1_zk_row17_reg,
-            _t39 ? 32'h0 : c_crc_s1_zk_row16_reg, _t39 ? 32'h0 : c_crc_s1_zk_row15_reg, _t39 ? 32'h0 : c_crc_s1_zk_row14_reg,
-            _t39 ? 32'h0 : c_crc_s1_zk_row13_reg, _t39 ? 32'h0 : c_crc_s1_zk_row12_reg, _t39 ? 32'h0 : c_crc_s1_zk_row11_reg,
-            _t39 ? 32'h0 : c_crc_s1_zk_row10_reg, _t39 ? 32'h0 : c_crc_s1_zk_row9_reg, _t39 ? 32'h0 : c_crc_s1_zk_row8_reg, _t39 ? 32'h0 : c_crc_s1_zk_row7_reg,
-            _t39 ? 32'h0 : c_crc_s1_zk_row6_reg, _t39 ? 32'h0 : c_crc_s1_zk_row5_reg, _t39 ? 32'h0 : c_crc_s1_zk_row4_reg, _t39 ? 32'h0 : c_crc_s1_zk_row3_reg,
-            _t39 ? 32'h0 : c_crc_s1_zk_row2_reg, _t39 ? 32'h0 : c_crc_s1_zk_row1_reg, _t39 ? 32'h0 : c_crc_s1_zk_row0_reg
+            _t40 ? 32'h0 : c_crc_s1_zk_row31_reg, _t40 ? 32'h0 : c_crc_s1_zk_row30_reg, _t40 ? 32'h0 : c_crc_s1_zk_row29_reg,
+            _t40 ? 32'h0 : c_crc_s1_zk_row28_reg, _t40 ? 32'h0 : c_crc_s1_zk_row27_reg, _t40 ? 32'h0 : c_crc_s1_zk_row26_reg,
+            _t40 ? 32'h0 : c_crc_s1_zk_row25_reg, _t40 ? 32'h0 : c_crc_s1_zk_row24_reg, _t40 ? 32'h0 : c_crc_s1_zk_row23_reg,
+            _t40 ? 32'h0 : c_crc_s1_zk_row22_reg, _t40 ? 32'h0 : c_crc_s1_zk_row21_reg, _t40 ? 32'h0 : c_crc_s1_zk_row20_reg,
+            _t40 ? 32'h0 : c_crc_s1_zk_row19_reg, _t40 ? 32'h0 : c_crc_s1_zk_row18_reg, _t40 ? 32'h0 : c_crc_s1_zk_row17_reg,
+            _t40 ? 32'h0 : c_crc_s1_zk_row16_reg, _t40 ? 32'h0 : c_crc_s1_zk_row15_reg, _t40 ? 32'h0 : c_crc_s1_zk_row14_reg,
+            _t40 ? 32'h0 : c_crc_s1_zk_row13_reg, _t40 ? 32'h0 : c_crc_s1_zk_row12_reg, _t40 ? 32'h0 : c_crc_s1_zk_row11_reg,
+            _t40 ? 32'h0 : c_crc_s1_zk_row10_reg, _t40 ? 32'h0 : c_crc_s1_zk_row9_reg, _t40 ? 32'h0 : c_crc_s1_zk_row8_reg, _t40 ? 32'h0 : c_crc_s1_zk_row7_reg,
+            _t40 ? 32'h0 : c_crc_s1_zk_row6_reg, _t40 ? 32'h0 : c_crc_s1_zk_row5_reg, _t40 ? 32'h0 : c_crc_s1_zk_row4_reg, _t40 ? 32'h0 : c_crc_s1_zk_row3_reg,
+            _t40 ? 32'h0 : c_crc_s1_zk_row2_reg, _t40 ? 32'h0 : c_crc_s1_zk_row1_reg, _t40 ? 32'h0 : c_crc_s1_zk_row0_reg
         };
     end
 end
@@ -1237,12 +1763,12 @@ always @* begin
     out_temp_data_next = out_temp_data_reg;
     out_in_ready_next = out_in_ready_early;
     if (out_in_ready_reg) begin
-        if (out_out_ready | _t6) begin
+        if (out_out_ready | _t16) begin
             out_valid_next = c_crc_valid_reg;
-            out_data_next = _t40;
+            out_data_next = _t41;
         end else begin
             out_temp_valid_next = c_crc_valid_reg;
-            out_temp_data_next = _t40;
+            out_temp_data_next = _t41;
         end
     end else begin
         if (out_out_ready) begin
@@ -1268,6 +1794,7 @@ always @(posedge clk) begin
     fa_ctx_reg <= fa_ctx_next;
     a_qp_reg <= a_qp_next;
     fa_qp_reg <= fa_qp_next;
+    fa_same_qp_reg <= fa_same_qp_next;
     mk_ctx_rd_data_reg <= mk_ctx_rd_data_next;
     mk_ctx_wb1_valid_reg <= mk_ctx_wb1_valid_next;
     mk_ctx_wb1_index_reg <= mk_ctx_wb1_index_next;
@@ -1276,27 +1803,63 @@ always @(posedge clk) begin
     fa_k_reg <= fa_k_next;
     mk_ctx_rd_index_d1_reg <= mk_ctx_rd_index_d1_next;
     err_length_seen_reg <= err_length_seen_next;
+    fb_valid_reg <= fb_valid_next;
+    fb_data_reg <= fb_data_next;
+    fb_span_reg <= fb_span_next;
+    fb_span_oh_reg <= fb_span_oh_next;
+    fb_span_ge_reg <= fb_span_ge_next;
+    fb_first_reg <= fb_first_next;
+    fb_last_reg <= fb_last_next;
+    fb_markers_reg <= fb_markers_next;
+    fb_crc_on_reg <= fb_crc_on_next;
+    fb_k_own_reg <= fb_k_own_next;
+    fb_k_start_reg <= fb_k_start_next;
+    fb_k_start_eq_reg <= fb_k_start_eq_next;
+    fb_k_start_lt_reg <= fb_k_start_lt_next;
+    fb_qp_reg <= fb_qp_next;
+    mk_slot_reg <= mk_slot_next;
+    mk_slot_eq_reg <= mk_slot_eq_next;
+    mk_slot_lt_reg <= mk_slot_lt_next;
+    mk_ptr_reg <= mk_ptr_next;
+    mb_valid_reg <= mb_valid_next;
+    mb_data_reg <= mb_data_next;
+    mb_words_reg <= mb_words_next;
+    mb_words_oh_reg <= mb_words_oh_next;
+    mb_words_ge_reg <= mb_words_ge_next;
+    mb_last_reg <= mb_last_next;
+    mb_crc_on_reg <= mb_crc_on_next;
+    mb_qp_reg <= mb_qp_next;
     gb_word0_reg <= gb_word0_next;
     gb_word1_reg <= gb_word1_next;
     gb_word2_reg <= gb_word2_next;
     gb_word3_reg <= gb_word3_next;
     gb_count_reg <= gb_count_next;
-    gb_active_reg <= gb_active_next;
-    gb_all_in_reg <= gb_all_in_next;
-    gb_ctx_reg <= gb_ctx_next;
+    gb_count_oh_reg <= gb_count_oh_next;
+    gb_count_over_reg <= gb_count_over_next;
+    gb_end_reg <= gb_end_next;
+    gb_drain_reg <= gb_drain_next;
+    gb_tail_reg <= gb_tail_next;
+    gb_take_reg <= gb_take_next;
+    gb_hold_sel_reg <= gb_hold_sel_next;
+    gb_merge_reg <= gb_merge_next;
+    gb_crc_on_reg <= gb_crc_on_next;
     gb_qp_reg <= gb_qp_next;
-    mk_slot_reg <= mk_slot_next;
-    o_idx_reg <= o_idx_next;
-    o_lead_reg <= o_lead_next;
     ob_valid_reg <= ob_valid_next;
     ob_data_reg <= ob_data_next;
     ob_words_reg <= ob_words_next;
     ob_first_reg <= ob_first_next;
     ob_last_reg <= ob_last_next;
     ob_crc_slot_reg <= ob_crc_slot_next;
-    ob_crc_words_reg <= ob_crc_words_next;
+    ob_crc_count_reg <= ob_crc_count_next;
     ob_crc_on_reg <= ob_crc_on_next;
     ob_qp_reg <= ob_qp_next;
+    o_first_reg <= o_first_next;
+    c_crc_in_valid_reg <= c_crc_in_valid_next;
+    c_crc_in_data_reg <= c_crc_in_data_next;
+    c_crc_in_count_onehot_reg <= c_crc_in_count_onehot_next;
+    c_crc_in_shift_reg <= c_crc_in_shift_next;
+    c_crc_in_start_reg <= c_crc_in_start_next;
+    c_crc_in_tag_reg <= c_crc_in_tag_next;
     c_crc_s1_valid_reg <= c_crc_s1_valid_next;
     c_crc_s1_data_reg <= c_crc_s1_data_next;
     c_crc_s1_start_reg <= c_crc_s1_start_next;
@@ -1349,8 +1912,8 @@ always @(posedge clk) begin
     out_in_ready_reg <= out_in_ready_next;
     out_temp_valid_reg <= out_temp_valid_next;
     out_temp_data_reg <= out_temp_data_next;
-    if (gb_fpdu_done) begin
-        mk_ctx_mem[gb_qp_reg] <= mk_after;
+    if (_t18) begin
+        mk_ctx_mem[fb_qp_reg] <= mk_after;
     end
 
     if (rst) begin
@@ -1360,9 +1923,20 @@ always @(posedge clk) begin
         mk_ctx_wb1_valid_reg <= 1'b0;
         fa_k_looked_reg <= 1'b0;
         err_length_seen_reg <= 1'b0;
+        fb_valid_reg <= 1'b0;
+        mb_valid_reg <= 1'b0;
         gb_count_reg <= 3'b000;
-        gb_active_reg <= 1'b0;
+        gb_count_oh_reg <= 4'b0000;
+        gb_count_over_reg <= 2'b00;
+        gb_end_reg <= 1'b0;
+        gb_drain_reg <= 1'b0;
+        gb_tail_reg <= 1'b0;
+        gb_take_reg <= 1'b1;
+        gb_hold_sel_reg <= 2'b00;
+        gb_merge_reg <= 2'b01;
         ob_valid_reg <= 1'b0;
+        o_first_reg <= 1'b1;
+        c_crc_in_valid_reg <= 1'b0;
         c_crc_s1_valid_reg <= 1'b0;
         c_crc_s2_valid_reg <= 1'b0;
         c_crc_crc_reg <= 32'hffffffff;

@@ -4,7 +4,7 @@ import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream, sourceStream } from '../core/stream';
 import { contextMemory } from '../lib/context';
 import { crcPipeline } from '../lib/crc';
-import { oneHotMux } from '../lib/onehot';
+import { anyOf, oneHotMux } from '../lib/onehot';
 import { type FieldDef, record } from '../lib/record';
 import { MPA_TX_CTX } from './records';
 import { indexBits } from '../lib/ram';
@@ -21,31 +21,48 @@ import { pipelineRegister } from '../lib/stage';
  * FPDU's sequence number, the next ones keep the marker phase here).
  * s_axis_tkeep is all ones but on the tlast beat (2^k − 1 there; 0 for an empty ULPDU).
  *
- * Three stages, each one beat per cycle:
+ * Five stages, each one beat per cycle, the selects of every wide mux registered (at most 6 LUT
+ * levels between registers at 64 octets, yosys synth_xilinx):
  *   A  prepends ULPDU_Length (2 octets: the data shift by two lanes), zeroes PAD, and emits the
- *      marker-free FPDU as 32-bit words (everything in MPA is 4-aligned relative to S0, §4.5);
- *   B  a word gearbox that inserts a marker wherever (seq − S0)/4 ≡ 0 mod 128 (at most one per
- *      beat for W ≤ 64), with FPDUPTR pointing back at ULPDU_Length (0 for a leading marker), and
- *      reserves the CRC word after the last FPDU word (so a marker lands before it, case d);
+ *      marker-free FPDU as 32-bit words (everything in MPA is 4-aligned relative to S0, §4.5),
+ *      n = W/4 words a beat but on the FPDU's last (or a one-word flush beat after it);
+ *   F  takes the distance to the FPDU's first marker slot (from its sequence number, or the QP's
+ *      phase) and decodes it;
+ *   B1 inserts the marker into the beat wherever (seq − S0)/4 ≡ 0 mod 128 (at most one per beat
+ *      for W ≤ 64) and a stream word follows it in the FPDU, with FPDUPTR pointing back at
+ *      ULPDU_Length (0 for a leading marker), and reserves the CRC word after the FPDU's last word
+ *      (so a marker lands before it, case d): up to n + 2 words;
+ *   B2 a gearbox that packs those words into beats of n (the FPDU's last beat shorter): a hold of
+ *      n + 2 words in front of the B1 beat, its count kept as one-hot and thermometer registers;
  *   C  runs the CRC over the output words, markers included (leadMarkerInCrc, §4.6), through the
- *      CRC component (hdl-gen/lib/crc.ts; the beat waits beside it, three cycles), and puts it in
- *      its slot, least-significant octet first; the output is a skid buffer.
- * Input stalls only for the words that are inserted (markers, the header's extra word).
+ *      CRC component (hdl-gen/lib/crc.ts, with its input register: the beat waits beside it, four
+ *      cycles), and puts it in its slot, least-significant octet first; the output is a skid buffer.
+ * Input stalls only for the words that are inserted (markers, the CRC word): the output sends a
+ * beat every cycle while ULPDUs come at full rate. Latency: 8 cycles from an input beat taken to
+ * m_axis_tvalid for a beat that passes the gearbox without waiting.
  * err_length (sticky) flags a ULPDU whose tlast does not fall where its ULPDU_Length says.
  *
  * Shared by QPs (qps > 1): s_axis_tid names the QP of a ULPDU and m_axis_tid that of its FPDU, and
  * ULPDUs of different QPs may follow each other with no gap. A QP's marker phase (the one word of
  * state between two of its FPDUs) is kept per QP in a context memory (hdl-gen/lib/context.ts):
- * written back as an FPDU leaves stage B, looked up as the next ULPDU's first beat enters stage A,
- * and taken when that FPDU enters stage B. Hazards cost no cycle: the FPDU right before it in stage
- * B is either the same QP's (its live phase continues, as with one QP) or another QP's, and then
- * the same QP's previous FPDU left stage B before this lookup (the gearbox holds one FPDU, the F
- * register one beat), so the memory has it.
+ * written back as an FPDU's last beat passes B1, looked up as the next ULPDU's first beat enters
+ * stage A, and taken as that beat moves into stage F. Hazards cost no cycle: the FPDU right
+ * before it is either the same QP's (B1's live phase continues, as with one QP) or another QP's,
+ * and then the same QP's previous FPDU passed B1 no later than the lookup (the other FPDU's beats
+ * sit between them in A, F and B1), so the memory's forwarding has it.
  */
 /** s_axis_tuser: the MPA_TX_CTX record (hdl-gen/blocks/records.ts). */
 export const MPA_TX_TUSER_BITS = MPA_TX_CTX.width;
 
-/** A beat of stage B's output, as it rides beside the CRC: its words, where the CRC goes. */
+/** The framing context an F beat carries (stage A to B1). */
+const FPDU_CTX = record('mpa_tx_fpdu_ctx', {
+  k_seq: { width: 7, doc: 'output slots before the first marker slot from seq: (S0 - seq)/4 mod 128 (spec/mpa.md section 4.3)' },
+  markers: { width: 1, doc: 'markers in this direction' },
+  crc: { width: 1, doc: 'CRC negotiated' },
+  cont: { width: 1, doc: "the FPDU continues its QP's stream: the marker phase is the QP's, not k_seq" },
+});
+
+/** A beat of stage B2's output, as it rides beside the CRC: its words, where the CRC goes. */
 const OB_BEAT = (W: number, qb: number) =>
   record<'data' | 'words' | 'last' | 'crc_slot' | 'crc_on' | 'qp'>('mpa_tx_beat', {
     // Shared only (qb > 0); the cast keeps one layout type for both.
@@ -70,6 +87,37 @@ export const MPA_TX_MAX_QPS = 16384;
 /** `mpa_tx_w<W>` for one QP, `mpa_tx_w<W>_q<N>` for N QPs sharing it. */
 export const mpaTxName = (bytes: number, qps = 1): string => `mpa_tx_w${bytes}${qps > 1 ? `_q${qps}` : ''}`;
 
+/** A select bit known at generation time (a constant) or not: constants fold away. */
+type Bit = Expr | boolean;
+const and2 = (a: Bit, b: Bit): Bit => (a === false || b === false ? false : a === true ? b : b === true ? a : a.and(b));
+const or2 = (a: Bit, b: Bit): Bit => (a === true || b === true ? true : a === false ? b : b === false ? a : a.or(b));
+const not1 = (a: Bit): Bit => (typeof a === 'boolean' ? !a : a.not());
+const bitExpr = (a: Bit): Expr => (typeof a === 'boolean' ? lit(1, a ? 1 : 0) : a);
+/** Bit j of a one-hot vector (0 outside it). */
+const ohAt = (v: Expr, j: number): Bit => (j >= 0 && j < v.width ? v.bit(j) : false);
+/** "≥ j" from a thermometer vector whose bit i says "≥ i + 1" (1 for j ≤ 0, 0 past its end). */
+const geAt = (v: Expr, j: number): Bit => (j <= 0 ? true : j <= v.width ? v.bit(j - 1) : false);
+/** Bits 0 … count − 1 of a vector, bit j from f(j). */
+const vec = (count: number, f: (j: number) => Bit): Expr => cat(...Array.from({ length: count }, (_, j) => bitExpr(f(j))).reverse());
+/**
+ * x ≥ c for a constant c as AND/OR logic, most significant bit first, with no carry chain: the
+ * compares in front of stage A's masks and flags, where a subtraction would add carry delay.
+ */
+const atLeast = (x: Expr, c: number): Bit => {
+  if (c <= 0) return true;
+  if (c >= 2 ** x.width) return false;
+  const top = x.width - 1;
+  const half = 2 ** top;
+  const b = x.bit(top);
+  const rest = (k: number): Bit => (top === 0 ? k <= 0 : atLeast(x.slice(top - 1, 0), k));
+  return c >= half ? and2(b, rest(c - half)) : or2(b, rest(c));
+};
+/** The OR of (select ∧ value) over cases whose selects are one-hot. */
+const orCases = (pairs: readonly (readonly [Expr, Bit])[]): Expr => {
+  const terms = pairs.map(([s, v]) => and2(s, v)).filter((t): t is Expr => typeof t !== 'boolean');
+  return terms.length ? anyOf(terms) : lit(1, 0);
+};
+
 export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   const { params = CRC32C, qps = 1 } = opts;
   if (!Number.isInteger(bytes) || bytes < 4 || (bytes & (bytes - 1)) !== 0 || bytes > 64) {
@@ -81,7 +129,8 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   const n = W / 4; // words per beat
   const wBits = Math.log2(n) + 1; // 0..n words
   const sBits = Math.max(1, Math.log2(n)); // a slot index 0..n−1
-  const bBits = Math.log2(2 * n) + 1; // 0..2n words in the gearbox
+  const hw = n + 2; // words of a B1 beat at most: n FPDU words, a marker, the CRC slot
+  const hBits = Math.ceil(Math.log2(hw + 1)); // 0..hw words
   const m = new ModuleBuilder(
     mpaTxName(W, qps),
     `MPA transmit: ULPDUs in, FPDUs out (ULPDU_Length, ULPDU, PAD, markers, CRC-32C),\n` +
@@ -108,20 +157,21 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   const aFlush = m.reg('a_flush', 1, { reset: 0, doc: 'one more FPDU word (the last two octets and PAD) is due' });
   const aLeft = m.reg('a_left', 17, { doc: 'FPDU octets (PAD included, CRC not) still to emit' });
   const aData = m.reg('a_data_left', 17, { doc: 'of those, octets of ULPDU_Length and ULPDU' });
-  const aCtx = m.reg('a_ctx', 10, { doc: '{continue, CRC, markers, word phase of the FPDU start}' });
+  const aCtx = m.reg('a_ctx', FPDU_CTX.width, { doc: "the ULPDU's framing context", record: FPDU_CTX });
   const fa = {
     valid: m.reg('fa_valid', 1, { reset: 0 }),
     data: m.reg('fa_data', 8 * W),
     words: m.reg('fa_words', wBits),
     first: m.reg('fa_first', 1),
     last: m.reg('fa_last', 1),
-    ctx: m.reg('fa_ctx', 10),
+    ctx: m.reg('fa_ctx', FPDU_CTX.width, { record: FPDU_CTX }),
   };
   // Shared: the QP of the ULPDU in stage A and of the F beat, and the marker phase looked up for it.
   const shared = qb
     ? {
         aQp: m.reg('a_qp', qb, { doc: 'the QP of the ULPDU in stage A' }),
         faQp: m.reg('fa_qp', qb),
+        faSameQp: m.reg('fa_same_qp', 1, { doc: "the F beat's ULPDU is of the QP of the ULPDU before it" }),
         phase: contextMemory(m, 'mk_ctx', { width: 7, depth: qps, latency: 1, doc: "each QP's output slots before its next marker slot, after its last FPDU" }),
         looked: m.reg('fa_k_looked', 1, { reset: 0, doc: "the F beat is a ULPDU's first, its QP's phase read from mk_ctx last cycle" }),
         faK: m.reg('fa_k', 7, { doc: "the F beat's QP's phase, from mk_ctx" }),
@@ -130,10 +180,10 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
 
   const first = m.let('a_first', aInFpdu.not());
   const len = user.ulpdu_length;
-  // Word phase (seq − S0)/4 mod 128: the FPDU start is 4-aligned to S0.
-  const phaseOctets = m.let('a_phase_octets', user.seq.sub(user.s0));
-  m.allowUnused(phaseOctets, 'FPDUs start 4-aligned to S0 (spec/mpa.md section 4.5): the low two bits are 0');
-  const ctxIn = m.let('a_ctx_in', cat(user.cont, user.crc, user.markers, phaseOctets.slice(8, 2)));
+  // Output slots to the first marker slot, −(seq − S0)/4 mod 128: the FPDU start is 4-aligned to S0.
+  const markerOctets = m.let('a_marker_octets', user.s0.sub(user.seq));
+  m.allowUnused(markerOctets, 'FPDUs start 4-aligned to S0 (spec/mpa.md section 4.5): the low two bits are 0');
+  const ctxIn = m.let('a_ctx_in', FPDU_CTX.pack({ k_seq: markerOctets.slice(8, 2), markers: user.markers, crc: user.crc, cont: user.cont }), { record: FPDU_CTX });
   // FPDU octets without CRC: 2 + L + PAD, a multiple of 4.
   const fTotal = m.let('a_fpdu_octets', len.zext(17).add(lit(17, 5)).and(lit(17, 0x1fffc)));
   const leftNow = m.let('a_left_now', mux(first, fTotal, aLeft));
@@ -142,13 +192,16 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   const low2 = m.let('a_low2', mux(first, header, aPrev));
   const shifted = cat(s.data.slice(8 * W - 17, 0), low2);
   // PAD and anything past the ULPDU is zero.
-  const laneOk = Array.from({ length: W }, (_, j) => dataNow.gt(lit(17, j)));
+  // Compares on the input (len) and on registers, no arithmetic before them: dataNow > j.
+  const dataAbove = (j: number): Expr => mux(first, bitExpr(atLeast(len, j - 1)), bitExpr(atLeast(aData, j + 1)));
+  const laneOk = Array.from({ length: W }, (_, j) => dataAbove(j));
   const masked = cat(...laneOk.map((ok, j) => mux(ok, shifted.slice(8 * j + 7, 8 * j), lit(8, 0))).reverse());
-  const moreAfter = m.let('a_more_after', leftNow.gt(lit(17, W)));
+  // leftNow > W; for the first beat ((L + 5) & ~3) > W, that is L ≥ W − 1.
+  const moreAfter = m.let('a_more_after', mux(first, bitExpr(atLeast(len, W - 1)), bitExpr(atLeast(aLeft, W + 1))));
   // Words this beat: a full beat, or what is left (at most W octets, a multiple of 4).
   const wordsNow = m.let('a_beat_words', mux(moreAfter, lit(wBits, n), leftNow.slice(wBits + 1, 2)));
 
-  const faReady = m.wire('fa_ready', 1, { doc: 'stage B takes the F beat' });
+  const faReady = m.wire('fa_ready', 1, { doc: 'stage F takes the F beat' });
   const faFree = m.let('fa_free', fa.valid.not().or(faReady));
   m.assign(s.ready, aFlush.not().and(faFree));
   const take = m.let('a_take', s.valid.and(s.ready));
@@ -156,23 +209,105 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   // The last input beat holds the last ULPDU octet: the octets of ULPDU_Length and ULPDU still to
   // come (dataNow, shifted by the two header octets) end within this beat's W + 2, after its first
   // two (or it is the only beat of an empty ULPDU).
-  const endsHere = m.let('a_ends_here', dataNow.le(lit(17, W + 2)).and(dataNow.gt(lit(17, 2)).or(first)));
+  const endsHere = m.let('a_ends_here', mux(first, bitExpr(not1(atLeast(len, W + 1))), bitExpr(and2(not1(atLeast(aData, W + 3)), atLeast(aData, 3)))));
   const lengthBad = m.let('a_length_bad', mux(s.last!, endsHere.not(), endsHere));
   const lenErr = m.reg('err_length_seen', 1, { reset: 0 });
   m.assign(errLength, lenErr);
   const flushNow = m.let('a_flush_now', aFlush.and(faFree));
 
-  // ---- Stage B: the word gearbox with marker insertion ----------------------------------------
-  const gb = Array.from({ length: 2 * n }, (_, i) => m.reg(`gb_word${i}`, 32));
-  const gbCount = m.reg('gb_count', bBits, { reset: 0, doc: 'FPDU words waiting in the gearbox' });
-  const gbActive = m.reg('gb_active', 1, { reset: 0, doc: 'an FPDU is passing through stage B' });
-  const gbAll = m.reg('gb_all_in', 1, { doc: "the FPDU's last word is in the gearbox" });
-  const gbCtx = m.reg('gb_ctx', 2, { doc: '{CRC, markers} of the FPDU in stage B' });
-  const gbQp = shared && m.reg('gb_qp', qb, { doc: 'the QP of the FPDU in stage B (or of the last one)' });
-  // Kept as the distance to the marker, not the phase, so no subtraction precedes the gearbox.
+  // ---- Stage F: the F beat with the marker distance it starts from, decoded ---------------------
+  const fb = {
+    valid: m.reg('fb_valid', 1, { reset: 0 }),
+    data: m.reg('fb_data', 8 * W),
+    span: m.reg('fb_span', hBits, { doc: "stream words of the beat: its FPDU words, and the CRC slot on the FPDU's last" }),
+    spanOh: m.reg('fb_span_oh', hw, { doc: 'bit j: span = j' }),
+    spanGe: m.reg('fb_span_ge', n + 1, { doc: 'bit j: span > j' }),
+    first: m.reg('fb_first', 1),
+    last: m.reg('fb_last', 1),
+    markers: m.reg('fb_markers', 1),
+    crcOn: m.reg('fb_crc_on', 1),
+    own: m.reg('fb_k_own', 1, { doc: "B1's live distance applies: not an FPDU's first beat, or the FPDU continues the previous one's QP" }),
+    kStart: m.reg('fb_k_start', 7, { doc: "otherwise the distance to start from: from seq, or the QP's from mk_ctx" }),
+    startEq: m.reg('fb_k_start_eq', hw, { doc: 'bit j: k_start = j' }),
+    startLt: m.reg('fb_k_start_lt', n + 1, { doc: 'bit j: k_start < j + 1' }),
+    qp: qb ? m.reg('fb_qp', qb) : null,
+  };
+  // Every field read here (a view names its fields as wires on first read, outside processes).
+  const { k_seq: faKSeq, markers: faMarkers, crc: faCrc, cont: faCont } = FPDU_CTX.view(fa.ctx, { m, prefix: 'fa_ctx' });
+  const faGo = m.let('fa_go', fa.valid.and(faReady));
+  // Continue: B1 holds the distance after the previous FPDU if that was this QP's; another QP's
+  // FPDU before it: this QP's distance from mk_ctx (this cycle's read, or the one held in fa_k).
+  const kStart = m.let(
+    'fa_k_start',
+    shared ? mux(faCont, mux(shared.looked, shared.phase.value, shared.faK), faKSeq) : faKSeq,
+    { doc: "the distance an FPDU's first beat starts from unless B1's live one applies" },
+  );
+  const span = m.let('fa_span', fa.words.zext(hBits).add(fa.last.zext(hBits)), { doc: 'FPDU words and the CRC slot' });
+
+  // ---- Stage B1: the marker in the beat ------------------------------------------------------------
+  // Kept as the distance to the marker slot, not the phase, and decoded a beat ahead: the word
+  // selects below are registers through one mux.
   const k = m.reg('mk_slot', 7, { doc: 'output slots before the next marker slot: -(seq - S0)/4 mod 128 (spec/mpa.md section 4.3)' });
-  const oIdx = m.reg('o_idx', 15, { doc: 'words of this FPDU already output (markers included)' });
-  const oLead = m.reg('o_lead', 1, { doc: 'this FPDU began with a leading marker' });
+  const kEq = m.reg('mk_slot_eq', hw, { doc: 'bit j: mk_slot = j' });
+  const kLt = m.reg('mk_slot_lt', n + 1, { doc: 'bit j: mk_slot < j + 1' });
+  const ptr = m.reg('mk_ptr', 14, { doc: "the next marker's slot counted from ULPDU_Length: FPDUPTR / 4 (0 for a leading marker)" });
+  const mb = {
+    valid: m.reg('mb_valid', 1, { reset: 0 }),
+    data: m.reg('mb_data', 32 * hw, { doc: 'stream words and the marker, the CRC slot empty' }),
+    words: m.reg('mb_words', hBits),
+    wordsOh: m.reg('mb_words_oh', hw + 1, { doc: 'bit j: words = j' }),
+    wordsGe: m.reg('mb_words_ge', hw, { doc: 'bit j: words > j' }),
+    last: m.reg('mb_last', 1),
+    crcOn: m.reg('mb_crc_on', 1),
+    qp: qb ? m.reg('mb_qp', qb) : null,
+  };
+  const mbReady = m.wire('mb_ready', 1, { doc: 'stage B2 takes the B1 beat' });
+  const mbFree = m.let('mb_free', mb.valid.not().or(mbReady));
+  const b1Go = m.let('b1_go', fb.valid.and(mbFree));
+  m.assign(faReady, fb.valid.not().or(mbFree));
+  const markersOn = fb.markers;
+  const kNow = m.let('b1_k', mux(fb.own, k, fb.kStart), { doc: 'output slots before the next marker slot, at this beat' });
+  const kIs = (j: number): Expr => bitExpr(j < hw ? mux(fb.own, kEq.bit(j), fb.startEq.bit(j)) : false);
+  const kBelow = (j: number): Bit => (j <= 0 ? false : mux(fb.own, kLt.bit(j - 1), fb.startLt.bit(j - 1)));
+  // The distance after the beat's stream words: negative (bit 7) when the marker slot is among them,
+  // so a stream word follows the marker in this FPDU (RFC 5044 section 4.3: none after the CRC).
+  const kLeft = m.let('b1_k_left', kNow.zext(8).sub(fb.span.zext(8)), { doc: 'mk_slot after the stream words, two’s complement' });
+  const hasMarker = m.let('mk_here', markersOn.and(kLeft.bit(7)));
+  const kAfter = m.let('mk_after', kLeft.slice(6, 0).sub(hasMarker.zext(7)), { doc: 'the distance to the next marker slot after this beat' });
+  shared?.phase.update(b1Go.and(fb.last), fb.qp!, kAfter);
+  // FPDUPTR: back to ULPDU_Length; 0 for a leading marker (the FPDU's first word), and then the
+  // header is one slot later.
+  const ptrNow = m.let('mk_ptr_now', mux(fb.first, kNow.zext(14), ptr));
+  const leading = m.let('mk_leading', fb.first.and(kIs(0)));
+  const ptrNext = ptrNow.add(mux(leading, lit(14, 127), lit(14, 128)));
+  const fpduptr = cat(ptrNow.slice(13, 0), lit(2, 0));
+  const markerWord = cat(fpduptr.slice(7, 0), fpduptr.slice(15, 8), lit(16, 0)); // 00 00 PTR_hi PTR_lo on the wire
+  const fWord = (i: number): Expr => (i >= 0 && i < n ? fb.data.slice(32 * i + 31, 32 * i) : lit(32, 0));
+  // Word j: the marker at its slot, the stream word before it past the slot, else its own. A word
+  // past the beat's is never read (the CRC slot is F's zero word past its last).
+  const b1Words = Array.from({ length: hw }, (_, j) => {
+    const past = kBelow(j);
+    const stream = typeof past === 'boolean' ? fWord(j) : mux(markersOn.and(past), fWord(j - 1), fWord(j));
+    return mux(markersOn.and(kIs(j)), markerWord, stream);
+  });
+
+  // ---- Stage B2: the gearbox -------------------------------------------------------------------
+  // Held words first, then the B1 beat's: a beat of n goes out as soon as there are n (or the
+  // FPDU's end); what is left waits. "Drain" (the hold alone makes the beat: it has n words, or
+  // the FPDU's end) and the count are registers, so each word's select is one register bit.
+  const gb = Array.from({ length: hw }, (_, i) => m.reg(`gb_word${i}`, 32));
+  const gbCount = m.reg('gb_count', hBits, { reset: 0, doc: 'words waiting in the gearbox' });
+  const gbCountOh = m.reg('gb_count_oh', hw, { reset: 0, doc: 'bit j: count = j + 1' });
+  const countOver = m.reg('gb_count_over', hw - n, { reset: 0, doc: 'bit j: count > n + j (n + 1 or n + 2 words: the FPDU end, or a marker and the CRC slot)' });
+  const countIs = (j: number): Bit => ohAt(gbCountOh, j - 1);
+  const gbEnd = m.reg('gb_end', 1, { reset: 0, doc: "the gearbox holds its FPDU's last words" });
+  const drain = m.reg('gb_drain', 1, { reset: 0, doc: 'the next beat comes from the gearbox alone: it holds n words, or the FPDU end' });
+  const tail = m.reg('gb_tail', 1, { reset: 0, doc: "draining the FPDU's end in one beat: the next FPDU's first B1 beat enters the gearbox" });
+  const gbTake = m.reg('gb_take', 1, { reset: 1, doc: 'the gearbox takes a B1 beat this cycle (not draining, or the tail)' });
+  const holdSel = m.reg('gb_hold_sel', n, { reset: 0, doc: 'bit j: output word j comes from the gearbox (draining, or count > j)' });
+  const merge = m.reg('gb_merge', n, { reset: 1, doc: 'bit i: not draining and count = i: the B1 beat follows i held words' });
+  const gbCrcOn = m.reg('gb_crc_on', 1);
+  const gbQp = qb ? m.reg('gb_qp', qb) : null;
   const ob = {
     valid: m.reg('ob_valid', 1, { reset: 0 }),
     data: m.reg('ob_data', 8 * W),
@@ -180,70 +315,79 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
     first: m.reg('ob_first', 1),
     last: m.reg('ob_last', 1),
     crcSlot: m.reg('ob_crc_slot', sBits),
-    crcWords: m.reg('ob_crc_words', wBits, { doc: 'words the CRC covers: all but the CRC slot on the last beat' }),
+    crcCount: m.reg('ob_crc_count', n + 1, { doc: 'bit k: the CRC covers k words (all but the CRC slot on the last beat)' }),
     crcOn: m.reg('ob_crc_on', 1),
-    qp: gbQp && m.reg('ob_qp', qb),
+    qp: qb ? m.reg('ob_qp', qb) : null,
   };
+  const oFirst = m.reg('o_first', 1, { reset: 1, doc: "the next output beat is an FPDU's first" });
   const obReady = m.wire('ob_ready', 1, { doc: 'stage C takes the output beat' });
   const obFree = m.let('ob_free', ob.valid.not().or(obReady));
-  const markersOn = gbCtx.bit(0);
-  const kInBeat = m.let('mk_in_beat', markersOn.and(k.lt(lit(7, n))));
-  const kSlot = k.slice(sBits - 1, 0);
-  // Stream words left: the FPDU words in the gearbox, plus the CRC word once all are in.
-  const remaining = m.let('gb_remaining', gbCount.zext(bBits + 1).add(gbAll.zext(bBits + 1)));
-  // A marker goes in only if a stream word follows it in this FPDU: one in the gearbox past the
-  // slot, or any still to come (not all in: at least the CRC word follows). Without the second
-  // case a beat short of words before the slot would leave half empty in mid-FPDU.
-  const cw = Math.max(7, bBits + 1);
-  const hasMarker = m.let('mk_here', kInBeat.and(gbAll.not().or(remaining.zext(cw).gt(k.zext(cw)))));
-  const need = m.let('gb_need', mux(kInBeat, lit(bBits + 1, n - 1), lit(bBits + 1, n)));
-  const emit = m.let('gb_emit', gbActive.and(obFree).and(gbAll.or(gbCount.zext(bBits + 1).ge(need))));
-  // Every stream word left fits in this beat beside the marker (remaining + marker ≤ n). Then the
-  // beat takes them all: remaining + marker words, the gearbox's FPDU words, and the CRC word if
-  // all are in. Otherwise n words, n − marker of them from the gearbox. Each case is a value
-  // of registers or a choice between two, never arithmetic on the marker decision.
-  const fits = m.let('gb_fits', mux(hasMarker, remaining.le(lit(bBits + 1, n - 1)), remaining.le(lit(bBits + 1, n))));
-  const outWords = m.let('gb_out_words', mux(fits, remaining.add(hasMarker.zext(bBits + 1)).slice(wBits - 1, 0), lit(wBits, n)));
-  // The CRC word went out this beat if every stream word did.
-  const crcOut = m.let('gb_crc_out', gbAll.and(fits));
-  const leftOver = mux(hasMarker, gbCount.sub(lit(bBits, n - 1)), gbCount.sub(lit(bBits, n)));
-  // FPDUPTR: back to ULPDU_Length; 0 for a leading marker (the FPDU's first word).
-  const leading = m.let('mk_leading', oIdx.eq(0).and(k.eq(0)));
-  const hdrIdx = mux(oLead, lit(15, 1), lit(15, 0));
-  const ptrWords = m.let('mk_ptr_words', oIdx.add(k.zext(15)).sub(hdrIdx));
-  m.allowUnused(ptrWords, 'FPDUPTR is 16 bits; MULPDU keeps an FPDU far below 64 KiB (spec/mpa.md section 5)');
-  const fpduptr = m.let('mk_fpduptr', mux(leading, lit(16, 0), cat(ptrWords.slice(13, 0), lit(2, 0))));
-  const markerWord = cat(fpduptr.slice(7, 0), fpduptr.slice(15, 8), lit(16, 0)); // 00 00 PTR_hi PTR_lo on the wire
-  const slots: Expr[] = [];
-  for (let i = 0; i < n; i++) {
-    // Slot i comes before the marker (or there is none); the last slot never comes before it.
-    const beforeMarker = i === n - 1 ? hasMarker.not() : kSlot.gt(lit(sBits, i)).or(hasMarker.not());
-    const src = i === 0 ? gb[0]! : mux(beforeMarker, gb[i]!, gb[i - 1]!);
-    const isMarker = hasMarker.and(kSlot.eq(lit(sBits, i)));
-    // Past the FPDU's words: the CRC slot (filled in stage C) or nothing.
-    const streamIdx = i === 0 ? lit(bBits, 0) : mux(beforeMarker, lit(bBits, i), lit(bBits, i - 1));
-    const isFpduWord = streamIdx.lt(gbCount);
-    slots.push(mux(isMarker, markerWord, mux(isFpduWord, src, lit(32, 0))));
+  m.assign(mbReady, obFree.and(gbTake));
+  const inWord = (i: number): Expr | null => (i >= 0 && i < hw ? mb.data.slice(32 * i + 31, 32 * i) : null);
+  const inOh = (j: number): Bit => ohAt(mb.wordsOh, j);
+  const inGe = (j: number): Bit => geAt(mb.wordsGe, j);
+  // t = held + B1 words (not draining: merge is the count's one-hot), as a one-hot and a thermometer.
+  const tMax = n - 1 + hw;
+  const sumOh = m.let('gb_sum_oh', vec(tMax, (j) => orCases(Array.from({ length: n }, (_, i) => [merge.bit(i), inOh(j + 1 - i)] as const))), { doc: 'bit j: held + B1 words = j + 1' });
+  const sumOver = m.let('gb_sum_over', vec(tMax - n, (j) => orCases(Array.from({ length: n }, (_, i) => [merge.bit(i), inGe(n + j + 1 - i)] as const))), { doc: 'bit j: held + B1 words > n + j' });
+  const sumIs = (j: number): Bit => ohAt(sumOh, j - 1);
+  /** Held + B1 words ≥ n + j (j ≥ 1): what is left after a beat of n. */
+  const sumOverAt = (j: number): Bit => geAt(sumOver, j);
+  const sum = m.let('gb_sum', gbCount.zext(hBits + 1).add(mb.words.zext(hBits + 1)), { doc: 'held + B1 words' });
+  // Not draining, the gearbox holds fewer than n words, and every B1 beat but an FPDU's last has n
+  // words or more (stage A fills every F beat but the last): held + B1 words ≥ n, a beat goes out,
+  // unless the B1 beat is the FPDU's last. So whether a beat goes out, and how much is left, need no
+  // comparison: only where the FPDU ends.
+  // The FPDU ends in this beat: the B1 beat is its last and every word fits.
+  const lastNow = m.let('gb_last_now', mb.last.and(bitExpr(not1(sumOverAt(1)))));
+  const emitNow = m.let('gb_emit', drain.or(mb.valid), { doc: 'a beat goes out when stage C takes one' });
+  const update = m.let('gb_update', obFree.and(emitNow));
+  // What the gearbox holds after this cycle: one case each (one-hot under gb_update).
+  interface Next {
+    readonly sel: Expr;
+    readonly is: (j: number) => Bit;
+    readonly ge: (j: number) => Bit;
+    readonly count: Expr;
+    readonly end: Bit;
+    /** count = j and no FPDU end held (default: from is and end). */
+    readonly open?: (j: number) => Bit;
   }
-  const crcSlot = m.let('gb_crc_slot', outWords.sub(1).slice(sBits - 1, 0));
-  // Room for an F beat after this cycle's output.
-  const countAfter = m.let('gb_count_after', mux(emit, mux(fits, lit(bBits, 0), leftOver), gbCount));
-  const fpduDone = m.let('gb_fpdu_done', emit.and(crcOut));
-  // Room: count_after + F words ≤ 2n, with count_after one of three values of gbCount (0 always
-  // has room), so the sum comes from registers and the decision only picks a comparison.
-  const cb = bBits + 1;
-  const withF = m.let('gb_count_with_f', gbCount.zext(cb).add(fa.words.zext(cb)));
-  const roomIfLeft = mux(hasMarker, withF.le(lit(cb, 3 * n - 1)), withF.le(lit(cb, 3 * n)));
-  const roomFor = m.let('gb_room', mux(emit, fits.or(roomIfLeft), withF.le(lit(cb, 2 * n))));
-  /** count_after = c, as a choice between decodes of gbCount (never a decode of a computed count). */
-  const countAfterIs = (c: number): Expr => mux(emit, mux(fits, lit(1, c === 0 ? 1 : 0), mux(hasMarker, gbCount.eq(lit(bBits, c + n - 1)), gbCount.eq(lit(bBits, c + n)))), gbCount.eq(lit(bBits, c)));
-  /** The gearbox gives up c FPDU words this beat (emitting). */
-  const consumedIs = (c: number): Expr => emit.and(mux(fits, gbCount.eq(lit(bBits, c)), c === n ? hasMarker.not() : c === n - 1 ? hasMarker : lit(1, 0)));
-  // A new FPDU enters only when the previous one is out (or leaves this cycle).
-  const kAfter = m.let('mk_after', k.sub(outWords.zext(7)), { doc: 'the distance to the next marker after this output beat' });
-  shared?.phase.update(fpduDone, gbQp!, kAfter);
-  const faAccept = m.let('fa_accept', fa.valid.and(roomFor).and(mux(fa.first, gbActive.not().or(fpduDone), gbActive.and(fpduDone.not()))));
-  m.assign(faReady, faAccept);
+  const after: Next[] = [
+    // The FPDU end went out; the next FPDU's first B1 beat is held.
+    { sel: m.let('gb_refill', drain.and(tail).and(mb.valid)), is: inOh, ge: inGe, count: mb.words, end: mb.last },
+    // The FPDU end went out, nothing came.
+    { sel: m.let('gb_emptied', drain.and(tail).and(mb.valid.not())), is: (j) => j === 0, ge: (j) => j <= 0, count: lit(hBits, 0), end: false },
+    // n held words out (more than n were the FPDU's end, or not its end).
+    {
+      sel: m.let('gb_drain_n', drain.and(tail.not())),
+      is: (j) => countIs(j + n),
+      ge: (j) => geAt(countOver, j),
+      count: gbCount.sub(lit(hBits, n)),
+      end: gbEnd,
+    },
+    // Not draining: n out and the rest of the B1 beat held, or the FPDU's end out (then t − n ≤ 0).
+    {
+      sel: drain.not(),
+      is: (j) => (j === 0 ? not1(sumOverAt(1)) : sumIs(j + n)),
+      ge: sumOverAt,
+      count: mux(bitExpr(sumOverAt(1)), sum.sub(lit(hBits + 1, n)).slice(hBits - 1, 0), lit(hBits, 0)),
+      end: mb.last.and(bitExpr(sumOverAt(1))),
+      // Words left (j ≥ 1) mean held + B1 words > n: the end is held exactly when the beat is the last.
+      open: (j) => (j === 0 ? not1(sumOverAt(1)) : and2(mb.last.not(), sumIs(j + n))),
+    },
+  ];
+  const nextBit = (f: (c: Next) => Bit): Expr => orCases(after.map((c) => [c.sel, f(c)] as const));
+  // The output beat: held word j while draining or count > j, else B1 word j − count.
+  const gbOut = m.let(
+    'gb_out',
+    cat(...Array.from({ length: n }, (_, j) => oneHotMux([[holdSel.bit(j), gb[j]!] as const, ...Array.from({ length: j + 1 }, (_, i) => [merge.bit(i), inWord(j - i)!] as const)])).reverse()),
+    { doc: 'the output beat' },
+  );
+  // Not draining and n go out: B1 word j + n − count is held word j.
+  const passed = (j: number): Expr => {
+    const cases = Array.from({ length: n }, (_, i) => [merge.bit(i), inWord(j + n - i)] as const).filter((c): c is readonly [Expr, Expr] => c[1] !== null);
+    return cases.length ? oneHotMux(cases) : lit(32, 0);
+  };
 
   m.sync(() => {
     // Stage A.
@@ -257,11 +401,12 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
       m.set(fa.ctx, mux(first, ctxIn, aCtx));
       if (shared) {
         m.set(shared.faQp, mux(first, s.id!, shared.aQp));
+        m.set(shared.faSameQp, s.id!.eq(shared.aQp));
         m.when(first, () => m.set(shared.aQp, s.id!));
       }
       m.set(aPrev, s.data.slice(8 * W - 1, 8 * W - 16));
       m.set(aLeft, leftNow.sub(lit(17, W)));
-      m.set(aData, mux(dataNow.gt(lit(17, W)), dataNow.sub(lit(17, W)), lit(17, 0)));
+      m.set(aData, mux(dataAbove(W), dataNow.sub(lit(17, W)), lit(17, 0)));
       m.set(aInFpdu, s.last!.not());
       m.set(aFlush, s.last!.and(moreAfter));
       m.when(first, () => m.set(aCtx, ctxIn));
@@ -283,51 +428,76 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
       m.when(shared.looked, () => m.set(shared.faK, shared.phase.value));
     }
 
-    // Stage B.
-    m.when(obFree, () => m.set(ob.valid, 0));
-    m.when(emit, () => {
-      m.set(ob.valid, 1);
-      m.set(ob.data, cat(...[...slots].reverse()));
-      m.set(ob.words, outWords);
-      m.set(ob.first, oIdx.eq(0));
-      m.set(ob.last, crcOut);
-      m.set(ob.crcSlot, crcSlot);
-      m.set(ob.crcWords, mux(crcOut, crcSlot.zext(wBits), outWords));
-      m.set(ob.crcOn, gbCtx.bit(1));
-      if (ob.qp) m.set(ob.qp, gbQp!);
-      m.set(k, kAfter);
-      m.set(oIdx, oIdx.add(outWords.zext(15)));
-      m.when(leading.and(hasMarker), () => m.set(oLead, 1));
-      m.when(crcOut, () => m.set(gbActive, 0));
+    // Stage F.
+    m.when(faReady, () => m.set(fb.valid, fa.valid));
+    m.when(faGo, () => {
+      m.set(fb.data, fa.data);
+      m.set(fb.span, span);
+      m.set(fb.spanOh, vec(hw, (j) => span.eq(lit(hBits, j))));
+      m.set(fb.spanGe, vec(n + 1, (j) => span.gt(lit(hBits, j))));
+      m.set(fb.first, fa.first);
+      m.set(fb.last, fa.last);
+      m.set(fb.markers, faMarkers);
+      m.set(fb.crcOn, faCrc);
+      m.set(fb.own, fa.first.not().or(faCont.and(shared ? shared.faSameQp : lit(1, 1))));
+      m.set(fb.kStart, kStart);
+      m.set(fb.startEq, vec(hw, (j) => kStart.eq(lit(7, j))));
+      m.set(fb.startLt, vec(n + 1, (j) => kStart.lt(lit(7, j + 1))));
+      if (shared) m.set(fb.qp!, shared.faQp);
     });
-    // Shift out what was consumed, then append an accepted F beat. Both are one-hot AND-ORs (the
-    // consumed count is one value; an appended word has one source), not priority chains of up
-    // to 2n + 1 muxes.
-    for (let i = 0; i < 2 * n; i++) {
-      const shifts = Array.from({ length: Math.min(n, 2 * n - 1 - i) + 1 }, (_, c) => [consumedIs(c), gb[i + c]!] as const);
-      const shifted = oneHotMux(shifts, gb[i]!);
-      // Words of an accepted F beat land at count_after .. count_after + words − 1.
-      const appends = Array.from({ length: Math.min(n, i + 1) }, (_, j) => [countAfterIs(i - j).and(fa.words.gt(lit(wBits, j))), fa.data.slice(32 * j + 31, 32 * j)] as const);
-      const appended = appends.map(([here]) => here).reduce((a, b) => a.or(b));
-      m.set(gb[i]!, mux(faAccept.and(appended), oneHotMux(appends), shifted));
-    }
-    m.set(gbCount, mux(faAccept, countAfter.add(fa.words.zext(bBits)), countAfter));
-    m.when(faAccept, () => {
-      m.set(gbAll, fa.last);
-      m.when(fa.first, () => {
-        m.set(gbActive, 1);
-        m.set(gbCtx, fa.ctx.slice(8, 7));
-        // Continue: k already holds the distance after the previous FPDU (updated by its last emit)
-        // if that was this QP's; another QP's FPDU before it: this QP's phase from mk_ctx.
-        const fromSeq = lit(7, 0).sub(fa.ctx.slice(6, 0));
-        if (shared) {
-          m.set(gbQp!, shared.faQp);
-          const stored = mux(shared.looked, shared.phase.value, shared.faK);
-          m.when(fa.ctx.bit(9).not().or(shared.faQp.ne(gbQp!)), () => m.set(k, mux(fa.ctx.bit(9), stored, fromSeq)));
-        } else m.when(fa.ctx.bit(9).not(), () => m.set(k, fromSeq));
-        m.set(oIdx, 0);
-        m.set(oLead, 0);
-      });
+
+    // Stage B1.
+    m.when(mbFree, () => m.set(mb.valid, fb.valid));
+    m.when(b1Go, () => {
+      m.set(mb.data, cat(...[...b1Words].reverse()));
+      m.set(mb.words, fb.span.add(hasMarker.zext(hBits)));
+      m.set(mb.wordsOh, vec(hw + 1, (j) => mux(hasMarker, bitExpr(ohAt(fb.spanOh, j - 1)), bitExpr(ohAt(fb.spanOh, j)))));
+      m.set(mb.wordsGe, vec(hw, (j) => or2(geAt(fb.spanGe, j + 1), and2(hasMarker, ohAt(fb.spanOh, j)))));
+      m.set(mb.last, fb.last);
+      m.set(mb.crcOn, fb.crcOn);
+      if (mb.qp) m.set(mb.qp, fb.qp!);
+      m.set(k, kAfter);
+      // mk_after is at most n + 1 only where b1_k_left is not negative (else it is 127 − (n + 1) or more).
+      m.set(kEq, vec(hw, (j) => kLeft.eq(lit(8, j))));
+      m.set(kLt, vec(n + 1, (j) => kLeft.lt(lit(8, j + 1))));
+      m.set(ptr, mux(hasMarker, ptrNext, ptrNow));
+    });
+
+    // Stage B2.
+    m.when(obFree, () => m.set(ob.valid, emitNow));
+    m.when(obFree.and(emitNow), () => {
+      m.set(ob.data, gbOut);
+      m.set(ob.first, oFirst);
+      const last = mux(drain, tail, lastNow);
+      m.set(ob.last, last);
+      m.set(oFirst, last);
+      m.set(ob.words, mux(drain, mux(tail, gbCount.slice(wBits - 1, 0), lit(wBits, n)), mux(lastNow, sum.slice(wBits - 1, 0), lit(wBits, n))));
+      m.set(ob.crcSlot, mux(drain, gbCount.zext(hBits + 1), sum).sub(lit(hBits + 1, 1)).slice(sBits - 1, 0));
+      m.set(
+        ob.crcCount,
+        vec(n + 1, (j) => mux(drain, mux(tail, bitExpr(countIs(j + 1)), lit(1, j === n ? 1 : 0)), mux(lastNow, bitExpr(sumIs(j + 1)), lit(1, j === n ? 1 : 0)))),
+      );
+      m.set(ob.crcOn, mux(drain, gbCrcOn, mb.crcOn));
+      if (ob.qp) m.set(ob.qp, mux(drain, gbQp!, mb.qp!));
+    });
+    m.when(update, () => {
+      for (let j = 0; j < hw; j++) {
+        const drained = mux(tail, inWord(j)!, gb[j + n] ?? lit(32, 0));
+        m.set(gb[j]!, mux(drain, drained, passed(j)));
+      }
+      m.set(gbCount, oneHotMux(after.map((c) => [c.sel, c.count] as const)));
+      m.set(gbCountOh, vec(hw, (j) => nextBit((c) => c.is(j + 1))));
+      m.set(countOver, vec(hw - n, (j) => nextBit((c) => c.ge(n + 1 + j))));
+      m.set(gbEnd, nextBit((c) => c.end));
+      m.set(drain, nextBit((c) => or2(c.end, c.ge(n))));
+      m.set(tail, nextBit((c) => and2(c.end, not1(c.ge(n + 1)))));
+      m.set(gbTake, nextBit((c) => or2(not1(or2(c.end, c.ge(n))), and2(c.end, not1(c.ge(n + 1))))));
+      m.set(holdSel, vec(n, (j) => nextBit((c) => or2(c.end, c.ge(j + 1)))));
+      m.set(merge, vec(n, (i) => nextBit((c) => (c.open ? c.open(i) : and2(not1(c.end), c.is(i))))));
+    });
+    m.when(mbReady.and(mb.valid), () => {
+      m.set(gbCrcOn, mb.crcOn);
+      if (gbQp) m.set(gbQp, mb.qp!);
     });
   });
 
@@ -339,13 +509,15 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   m.assign(obReady, advance);
   const cTake = m.let('c_take', ob.valid.and(advance));
   const beat = OB_BEAT(W, qb).pack({ data: ob.data, words: ob.words, last: ob.last, crc_slot: ob.crcSlot, crc_on: ob.crcOn, ...((ob.qp ? { qp: ob.qp } : {}) as { qp: Expr }) });
-  const crc = crcPipeline(m, 'c_crc', { params, bytes: W, unit: 4, inputRegister: false, advance }, { valid: cTake, data: ob.data, count: ob.crcWords, start: ob.first, tag: beat });
+  const crc = crcPipeline(m, 'c_crc', { params, bytes: W, unit: 4, inputRegister: true, advance }, { valid: cTake, data: ob.data, count: { oneHot: ob.crcCount }, start: ob.first, tag: beat });
   const d = OB_BEAT(W, qb).view(crc.tag!, { m, prefix: 'c_beat' });
   const crcValue = m.let('c_crc_value', mux(d.crc_on, crc.crc.xor(lit(32, params.xorOut >>> 0)), lit(32, 0)));
+  // Words past the beat's are zero (the gearbox leaves whatever it held there).
+  const kept = Array.from({ length: n }, (_, i) => d.words.gt(lit(wBits, i)));
   const withCrc = cat(
-    ...Array.from({ length: n }, (_, i) => mux(d.last.and(d.crc_slot.eq(lit(sBits, i))), crcValue, d.data.slice(32 * i + 31, 32 * i))).reverse(),
+    ...Array.from({ length: n }, (_, i) => mux(d.last.and(d.crc_slot.eq(lit(sBits, i))), crcValue, mux(kept[i]!, d.data.slice(32 * i + 31, 32 * i), lit(32, 0)))).reverse(),
   );
-  const keepBits = cat(...Array.from({ length: n }, (_, i) => d.words.gt(lit(wBits, i)).repeat(4)).reverse());
+  const keepBits = cat(...kept.map((k) => k.repeat(4)).reverse());
   const outQp = qb ? [d.qp] : [];
   const out = pipelineRegister(m, 'out', { valid: crc.valid, data: cat(...outQp, d.last, keepBits, withCrc) }, { skid: true, doc: 'an FPDU beat with its CRC' });
   m.assign(advance, out.ready);
