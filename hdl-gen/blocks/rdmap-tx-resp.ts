@@ -160,7 +160,11 @@ export function rdmapTxRespModule(bytes: number): Module {
   m.allowUnused(au.rspMatch, 'the Atomic Response carries the original value only');
   m.allowUnused(au.rdAddr, 'bits [2:0] are 0 (8-octet aligned target); the beat address clears the lane bits');
   m.allowUnused(au.wrAddr, 'bits [2:0] are 0 (8-octet aligned target); the beat address clears the lane bits');
-  const reqFire = m.let('req_fire', reqValid.and(inIdle).and(au.reqReady));
+  // The atomic unit is idle whenever this block is: it loads its response and goes to IDLE in
+  // one step, and this block leaves ATOMIC only by taking that response. So its req_ready is not
+  // in the handshake (a path from the unit's state into this FSM's next state).
+  m.allowUnused(au.reqReady, 'high whenever this block is in IDLE (see req_fire)');
+  const reqFire = m.let('req_fire', reqValid.and(inIdle));
   // The target's 8 lanes of the read beat, registered: the lane select and the atomic unit's
   // CmpSwap compare on the arriving data would not fit one cycle (a cycle more per atomic).
   const auRdValid = m.reg('au_rd_data_valid', 1, { reset: 0, doc: 'the atomic unit\'s read data arrives' });
@@ -242,7 +246,7 @@ export function rdmapTxRespModule(bytes: number): Module {
     rdmaHeader: reqTermRdmaHdr,
   });
 
-  m.assign(reqReady, inIdle.and(au.reqReady));
+  m.assign(reqReady, inIdle);
   m.assign(idle, inIdle.and(out.busy.not()));
   // Read Responses and short ULPDUs into the output stages.
   out.connect([rr.beat, short.beat]);
