@@ -106,6 +106,10 @@ reg [587:0] wrq_head_reg; // the oldest word of wrq (the memory's read register)
 reg [587:0] wrq_head_next;
 reg wrq_head_valid_reg;
 reg wrq_head_valid_next;
+reg wrq_none_reg; // wrq_count == 0
+reg wrq_none_next;
+reg wrq_filled_reg; // wrq_count == 2
+reg wrq_filled_next;
 wire wrq_load; // the head register takes the next word from the memory
 // record wrq_entry {phase[587:585], request_id[584:553], compare_mask[552:489], compare[488:425], add_swap_mask[424:361], add_swap[360:297], aopcode[296:293],
 // imm[292:229], sink_to[228:165], sink_stag[164:133], len[132:101], to[100:37], stag[36:5], invalidate[4], solicited[3], kind[2:0]}
@@ -184,6 +188,10 @@ reg [60:0] rd_next_addr_reg; // beat address (address / W) of the next read
 reg [60:0] rd_next_addr_next;
 reg [32:0] rd_left_reg; // beats of the fetcher's message still to read
 reg [32:0] rd_left_next;
+reg rd_left_some_reg; // rd_left != 0
+reg rd_left_some_next;
+reg rd_left_one_reg; // rd_left == 1
+reg rd_left_one_next;
 reg [8:0] fifo_reserved_reg; // reads issued and not yet consumed (in flight or in the FIFO)
 reg [8:0] fifo_reserved_next;
 wire tx_rd_valid;
@@ -208,6 +216,10 @@ reg [63:0] fifo_head_reg; // the oldest word of fifo (the memory's read register
 reg [63:0] fifo_head_next;
 reg fifo_head_valid_reg;
 reg fifo_head_valid_next;
+reg fifo_none_reg; // fifo_count == 0
+reg fifo_none_next;
+reg fifo_filled_reg; // fifo_count == 256
+reg fifo_filled_next;
 wire fifo_load; // the head register takes the next word from the memory
 reg [15:0] seg_left_reg; // ULPDU octets of the current segment still to send
 reg [15:0] seg_left_next;
@@ -273,7 +285,7 @@ reg [47:0] atomic_tail_reg; // its payload: the low octets of Compare Mask
 reg [47:0] atomic_tail_next;
 wire atomic_needs_split;
 reg [587:0] wrq_mem [0:1];
-reg [93:0] fetch_q_mem [0:3];
+reg [94:0] fetch_q_mem [0:3];
 reg [63:0] fifo_mem [0:255];
 wire _t0;
 wire [587:0] _t1;
@@ -287,10 +299,10 @@ wire [7:0] _t8;
 // verilator lint_off UNUSED
 wire [32:0] _t9; // read through slices
 // verilator lint_on UNUSED
-wire [4:0] _t10;
-wire _t11;
-wire [4:0] _t12;
-wire _t13;
+wire [32:0] _t10;
+wire [4:0] _t11;
+wire _t12;
+wire [4:0] _t13;
 wire _t14;
 wire _t15;
 wire _t16;
@@ -302,33 +314,40 @@ wire _t21;
 wire _t22;
 wire _t23;
 wire _t24;
-wire [31:0] _t25;
+wire _t25;
 wire _t26;
-wire [31:0] _t27;
+wire _t27;
 wire _t28;
-wire [31:0] _t29;
-wire [31:0] _t30;
-wire _t31;
-wire [6:0] _t32;
-// verilator lint_off UNUSED
-wire [93:0] _t33; // read through slices
-// verilator lint_on UNUSED
+wire _t29;
+wire _t30;
+wire [31:0] _t31;
+wire _t32;
+wire [31:0] _t33;
 wire _t34;
-wire _t35;
-wire [4:0] _t36;
-wire [2:0] _t37;
-wire [3:0] _t38;
-wire _t39;
+wire [31:0] _t35;
+wire [31:0] _t36;
+wire _t37;
+wire [6:0] _t38;
+// verilator lint_off UNUSED
+wire [94:0] _t39; // read through slices
+// verilator lint_on UNUSED
 wire _t40;
 wire _t41;
-// verilator lint_off UNUSED
-wire [15:0] _t42; // read through slices
-// verilator lint_on UNUSED
-wire _t43;
-wire _t44;
-wire _t45;
+wire _t42;
+wire [4:0] _t43;
+wire [2:0] _t44;
+wire [3:0] _t45;
 wire _t46;
-wire [6:0] _t47;
+wire _t47;
+wire _t48;
+// verilator lint_off UNUSED
+wire [15:0] _t49; // read through slices
+// verilator lint_on UNUSED
+wire _t50;
+wire _t51;
+wire _t52;
+wire _t53;
+wire [6:0] _t54;
 
 assign _t0 = ~wrq_head_valid_reg;
 assign _t1 = {
@@ -342,47 +361,54 @@ assign _t5 = beat_phase[0] ? beat_window[55:48] : beat_window[47:40];
 assign _t6 = beat_phase[0] ? beat_window[47:40] : beat_window[39:32];
 assign _t7 = beat_phase[0] ? beat_window[39:32] : beat_window[31:24];
 assign _t8 = beat_phase[0] ? beat_window[31:24] : beat_window[23:16];
-assign _t9 = ({1'b0, wr_len} + {30'h0, wr_addr[2:0]}) - 33'h1;
-assign _t10 = {1'b0, tx_payload_octets_reg};
-assign _t11 = ~seg_last_reg;
-assign _t12 = tx_avail_reg + {1'b0, tx_hdr_lanes_reg};
-assign _t13 = _t14 & seg_untagged;
-assign _t14 = seg_beat_reg == 2'b01;
-assign _t15 = seg_beat_reg == 2'b00;
-assign _t16 = ~seg_untagged;
-assign _t17 = (seg_beat_reg == 2'b10) & seg_untagged;
-assign _t18 = _t19 | _t13;
-assign _t19 = 1'b0 | _t15;
-assign _t20 = _t19 | _t14;
-assign _t21 = _t20 | _t17;
-assign _t22 = wr_take & (~wr_bypass);
-assign _t23 = fetch_push & (~fetch_bypass);
-assign _t24 = cur_len <= _t25;
-assign _t25 = {16'h0, seg_room_18};
-assign _t26 = cur_len <= _t27;
-assign _t27 = {16'h0, seg_room_14};
-assign _t28 = cfg_mulpdu <= 16'h8;
-assign _t29 = msn_read_reg + 32'h1;
-assign _t30 = msn_send_reg + 32'h1;
-assign _t31 = ~atomic_needs_split;
-assign _t32 = atomic_needs_split ? cfg_mulpdu[6:0] : 7'h46;
-assign _t33 = fetch_q_mem[fetch_q_rptr_reg[1:0]];
-assign _t34 = msg_left_reg <= _t25;
-assign _t35 = msg_left_reg <= _t27;
-assign _t36 = tx_avail_reg + 5'h8;
-assign _t37 = tx_pos_reg + tx_payload_octets_reg[2:0];
-assign _t38 = _t39 ? (seg_untagged ? 4'b1000 : 4'b0110) : (_t40 ? (seg_untagged ? 4'b0010 : 4'b0000) : 4'b0000);
-assign _t39 = tx_next_beat == 2'b01;
-assign _t40 = tx_next_beat == 2'b10;
-assign _t41 = _t42 == 16'h2e;
-assign _t42 = cfg_mulpdu - 16'h12;
-assign _t43 = _t42 == 16'h2f;
-assign _t44 = _t42 == 16'h30;
-assign _t45 = _t42 == 16'h31;
-assign _t46 = _t42 == 16'h32;
-assign _t47 = 7'h46 - _t42[6:0];
+assign _t9 = _t10 - 33'h1;
+assign _t10 = {1'b0, wr_len} + {30'h0, wr_addr[2:0]};
+assign _t11 = {1'b0, tx_payload_octets_reg};
+assign _t12 = ~seg_last_reg;
+assign _t13 = tx_avail_reg + {1'b0, tx_hdr_lanes_reg};
+assign _t14 = _t15 & seg_untagged;
+assign _t15 = seg_beat_reg == 2'b01;
+assign _t16 = seg_beat_reg == 2'b00;
+assign _t17 = ~seg_untagged;
+assign _t18 = (seg_beat_reg == 2'b10) & seg_untagged;
+assign _t19 = _t20 | _t14;
+assign _t20 = 1'b0 | _t16;
+assign _t21 = _t20 | _t15;
+assign _t22 = _t21 | _t18;
+assign _t23 = wr_take & (~wr_bypass);
+assign _t24 = _t23 & (~wrq_load);
+assign _t25 = wrq_load & (~_t23);
+assign _t26 = wrq_count_reg == 2'b01;
+assign _t27 = fetch_push & (~fetch_bypass);
+assign _t28 = fifo_push & (~fifo_load);
+assign _t29 = fifo_load & (~fifo_push);
+assign _t30 = cur_len <= _t31;
+assign _t31 = {16'h0, seg_room_18};
+assign _t32 = cur_len <= _t33;
+assign _t33 = {16'h0, seg_room_14};
+assign _t34 = cfg_mulpdu <= 16'h8;
+assign _t35 = msn_read_reg + 32'h1;
+assign _t36 = msn_send_reg + 32'h1;
+assign _t37 = ~atomic_needs_split;
+assign _t38 = atomic_needs_split ? cfg_mulpdu[6:0] : 7'h46;
+assign _t39 = fetch_q_mem[fetch_q_rptr_reg[1:0]];
+assign _t40 = (wr_len != 32'h0) & (_t10 <= 33'h8);
+assign _t41 = msg_left_reg <= _t31;
+assign _t42 = msg_left_reg <= _t33;
+assign _t43 = tx_avail_reg + 5'h8;
+assign _t44 = tx_pos_reg + tx_payload_octets_reg[2:0];
+assign _t45 = _t46 ? (seg_untagged ? 4'b1000 : 4'b0110) : (_t47 ? (seg_untagged ? 4'b0010 : 4'b0000) : 4'b0000);
+assign _t46 = tx_next_beat == 2'b01;
+assign _t47 = tx_next_beat == 2'b10;
+assign _t48 = _t49 == 16'h2e;
+assign _t49 = cfg_mulpdu - 16'h12;
+assign _t50 = _t49 == 16'h2f;
+assign _t51 = _t49 == 16'h30;
+assign _t52 = _t49 == 16'h31;
+assign _t53 = _t49 == 16'h32;
+assign _t54 = 7'h46 - _t49[6:0];
 assign wr_take = wr_valid & wr_ready;
-assign wrq_load = (wrq_count_reg != 2'b00) & (_t0 | wrq_pop);
+assign wrq_load = (~wrq_none_reg) & (_t0 | wrq_pop);
 assign cur_entry = wrq_head_valid_reg ? wrq_head_reg : _t1;
 assign cur_kind = cur_entry[2:0];
 assign cur_solicited = cur_entry[3];
@@ -402,7 +428,7 @@ assign cur_request_id = cur_entry[584:553];
 assign in_idle = state_reg == STATE_IDLE;
 assign in_data = state_reg == STATE_DATA;
 assign in_short = state_reg == STATE_SHORT;
-assign wr_bypass = wr_take & in_idle & (_t0 & (wrq_count_reg == 2'b00));
+assign wr_bypass = wr_take & in_idle & (_t0 & wrq_none_reg);
 assign wrq_pop = wrq_head_valid_reg & in_idle;
 assign wr_fire = wrq_pop | wr_bypass;
 assign beat_in_ready_early = beat_out_ready | ((~beat_temp_valid_reg) & (_t2 | (~beat_in_valid)));
@@ -436,33 +462,33 @@ assign seg_untagged = in_idle ? (cur_kind != WR_WRITE) : msg_untagged_reg;
 assign cur_phase = cur_entry[587:585];
 assign fetch_reads = (wr_len == 32'h0) ? 33'h0 : ({3'b000, _t9[32:3]} + 33'h1);
 assign fetch_push = wr_take & ((wr_kind == WR_WRITE) | (wr_kind == WR_SEND)) & (fetch_reads != 33'h0);
-assign tx_rd_valid = 1'b1 & (rd_left_reg != 33'h0) & (fifo_reserved_reg < 9'h100);
+assign tx_rd_valid = 1'b1 & rd_left_some_reg & (fifo_reserved_reg < 9'h100);
 assign tx_rd_fire = tx_rd_valid & rd_ready;
-assign fetch_free = (rd_left_reg == 33'h0) | ((rd_left_reg == 33'h1) & tx_rd_fire);
+assign fetch_free = (~rd_left_some_reg) | (rd_left_one_reg & tx_rd_fire);
 assign fetch_bypass = fetch_free & fetch_q_empty & fetch_push;
 assign fetch_q_pop = fetch_free & (~fetch_q_empty);
 assign fetch_q_empty = fetch_q_wptr_reg == fetch_q_rptr_reg;
 assign rd_valid = tx_rd_valid;
 assign rd_addr = {rd_next_addr_reg, 3'b000};
 assign fifo_push = rd_data_valid;
-assign fifo_load = (fifo_count_reg != 9'h0) & ((~fifo_head_valid_reg) | fifo_pop);
+assign fifo_load = (~fifo_none_reg) & ((~fifo_head_valid_reg) | fifo_pop);
 assign seg_room_14 = cfg_mulpdu - TAGGED_HDR;
 assign seg_room_18 = cfg_mulpdu - UNTAGGED_HDR;
 assign seg_room = seg_untagged ? seg_room_18 : seg_room_14;
 assign tx_next_beat = (seg_beat_reg == 2'b11) ? seg_beat_reg : (seg_beat_reg + 2'b01);
-assign tx_need_pop = (tx_payload_octets_reg != 4'b0000) & ((_t10 + 5'h8) > tx_avail_reg);
-assign tx_need_prefetch = _t10 > tx_avail_reg;
-assign tx_plan_late = tx_last_beat_reg & _t11 & (~seg_nx_valid_reg);
+assign tx_need_pop = (tx_payload_octets_reg != 4'b0000) & ((_t11 + 5'h8) > tx_avail_reg);
+assign tx_need_prefetch = _t11 > tx_avail_reg;
+assign tx_plan_late = tx_last_beat_reg & _t12 & (~seg_nx_valid_reg);
 assign tx_prefetch = in_data & tx_need_prefetch & fifo_head_valid_reg;
 assign tx_emit = in_data & (~tx_need_prefetch) & ((~tx_need_pop) | fifo_head_valid_reg) & beat_in_ready_reg & (~tx_plan_late);
 assign fifo_pop = tx_prefetch | (tx_emit & tx_need_pop);
 assign tx_seg_end = tx_emit & tx_last_beat_reg;
-assign tx_lo_head = _t12 <= 5'h8;
-assign tx_hi_hold = _t12 > 5'h10;
+assign tx_lo_head = _t13 <= 5'h8;
+assign tx_hi_hold = _t13 > 5'h10;
 assign short_emit = in_short & beat_in_ready_reg;
 assign short_last = ~short_keep_reg[8];
 assign atomic_needs_split = cfg_mulpdu < 16'h46;
-assign wr_ready = ~(wrq_count_reg == 2'b10);
+assign wr_ready = ~wrq_filled_reg;
 assign m_sent_valid = m_axis_tvalid & m_axis_tready & out_flag_reg;
 assign idle = in_idle & (~(beat_valid_reg | out_valid_reg)) & _t0;
 assign beat_in_valid = tx_emit | short_emit;
@@ -476,16 +502,16 @@ assign beat_in_data = in_data ?
             seg_left_reg > 16'h1, seg_left_reg > 16'h0
         },
         {
-            _t13 ? tx_to_reg[23:16] : (_t15 ? (_t16 ? tx_to_reg[55:48] : 8'h0) : 8'h0),
-            _t13 ? tx_to_reg[31:24] : (_t15 ? (_t16 ? tx_to_reg[63:56] : 8'h0) : 8'h0),
-            _t14 ? (_t16 ? tx_to_reg[7:0] : msn_send_reg[7:0]) : (_t15 ? tx_stag_reg[7:0] : 8'h0),
-            _t14 ? (_t16 ? tx_to_reg[15:8] : msn_send_reg[15:8]) : (_t15 ? tx_stag_reg[15:8] : 8'h0),
-            _t14 ? (_t16 ? tx_to_reg[23:16] : msn_send_reg[23:16]) : (_t15 ? tx_stag_reg[23:16] : 8'h0),
-            _t14 ? (_t16 ? tx_to_reg[31:24] : msn_send_reg[31:24]) : (_t15 ? tx_stag_reg[31:24] : 8'h0),
-            _t17 ? tx_to_reg[7:0] : (_t14 ? (_t16 ? tx_to_reg[39:32] : 8'h0) : (_t15 ? {4'b0100, msg_opcode_reg} : 8'h0)),
-            _t17 ? tx_to_reg[15:8] : (_t14 ? (_t16 ? tx_to_reg[47:40] : 8'h0) : (_t15 ? {_t16, seg_last_reg, 6'h1} : 8'h0))
+            _t14 ? tx_to_reg[23:16] : (_t16 ? (_t17 ? tx_to_reg[55:48] : 8'h0) : 8'h0),
+            _t14 ? tx_to_reg[31:24] : (_t16 ? (_t17 ? tx_to_reg[63:56] : 8'h0) : 8'h0),
+            _t15 ? (_t17 ? tx_to_reg[7:0] : msn_send_reg[7:0]) : (_t16 ? tx_stag_reg[7:0] : 8'h0),
+            _t15 ? (_t17 ? tx_to_reg[15:8] : msn_send_reg[15:8]) : (_t16 ? tx_stag_reg[15:8] : 8'h0),
+            _t15 ? (_t17 ? tx_to_reg[23:16] : msn_send_reg[23:16]) : (_t16 ? tx_stag_reg[23:16] : 8'h0),
+            _t15 ? (_t17 ? tx_to_reg[31:24] : msn_send_reg[31:24]) : (_t16 ? tx_stag_reg[31:24] : 8'h0),
+            _t18 ? tx_to_reg[7:0] : (_t15 ? (_t17 ? tx_to_reg[39:32] : 8'h0) : (_t16 ? {4'b0100, msg_opcode_reg} : 8'h0)),
+            _t18 ? tx_to_reg[15:8] : (_t15 ? (_t17 ? tx_to_reg[47:40] : 8'h0) : (_t16 ? {_t17, seg_last_reg, 6'h1} : 8'h0))
         },
-        {_t18, _t18, _t20, _t20, _t20, _t20, _t21, _t21},
+        {_t19, _t19, _t21, _t21, _t21, _t21, _t22, _t22},
         tx_phase_reg[1:0],
         tx_phase_reg[2] ?
             {tx_hi_hold ? tx_hold_reg[55:0] : fifo_head_reg[55:0], tx_lo_head ? fifo_head_reg[63:32] : tx_hold_reg[63:32]} :
@@ -499,7 +525,9 @@ always @* begin
     wrq_head_next = wrq_head_reg;
     wrq_head_valid_next = wrq_head_valid_reg;
     wrq_count_next = wrq_count_reg;
-    if (_t22) begin
+    wrq_none_next = wrq_none_reg;
+    wrq_filled_next = wrq_filled_reg;
+    if (_t23) begin
         wrq_wptr_next = wrq_wptr_reg + 1'b1;
     end
     if (wrq_load) begin
@@ -507,7 +535,9 @@ always @* begin
         wrq_head_next = wrq_mem[wrq_rptr_reg];
     end
     wrq_head_valid_next = wrq_load | (wrq_head_valid_reg & (~wrq_pop));
-    wrq_count_next = (wrq_count_reg + {1'b0, _t22}) - {1'b0, wrq_load};
+    wrq_count_next = (wrq_count_reg + {1'b0, _t23}) - {1'b0, wrq_load};
+    wrq_none_next = _t24 ? 1'b0 : (_t25 ? _t26 : wrq_none_reg);
+    wrq_filled_next = _t25 ? 1'b0 : (_t24 ? _t26 : wrq_filled_reg);
 end
 
 always @* begin
@@ -563,7 +593,7 @@ end
 always @* begin
     fetch_q_wptr_next = fetch_q_wptr_reg;
     fetch_q_rptr_next = fetch_q_rptr_reg;
-    if (_t23) begin
+    if (_t27) begin
         fetch_q_wptr_next = fetch_q_wptr_reg + 3'b001;
     end
     fetch_q_rptr_next = fetch_q_pop ? (fetch_q_rptr_reg + 3'b001) : fetch_q_rptr_reg;
@@ -575,6 +605,8 @@ always @* begin
     fifo_head_next = fifo_head_reg;
     fifo_head_valid_next = fifo_head_valid_reg;
     fifo_count_next = fifo_count_reg;
+    fifo_none_next = fifo_none_reg;
+    fifo_filled_next = fifo_filled_reg;
     if (fifo_push) begin
         fifo_wptr_next = fifo_wptr_reg + 8'h1;
     end
@@ -584,6 +616,8 @@ always @* begin
     end
     fifo_head_valid_next = fifo_load | (fifo_head_valid_reg & (~fifo_pop));
     fifo_count_next = (fifo_count_reg + {8'h0, fifo_push}) - {8'h0, fifo_load};
+    fifo_none_next = _t28 ? 1'b0 : (_t29 ? (fifo_count_reg == 9'h1) : fifo_none_reg);
+    fifo_filled_next = _t29 ? 1'b0 : (_t28 ? (fifo_count_reg == 9'hff) : fifo_filled_reg);
 end
 
 always @* begin
@@ -611,6 +645,8 @@ always @* begin
     atomic_tail_next = atomic_tail_reg;
     rd_next_addr_next = rd_next_addr_reg;
     rd_left_next = rd_left_reg;
+    rd_left_some_next = rd_left_some_reg;
+    rd_left_one_next = rd_left_one_reg;
     tx_hold_next = tx_hold_reg;
     fifo_reserved_next = fifo_reserved_reg;
     seg_nx_fits_next = seg_nx_fits_reg;
@@ -635,12 +671,12 @@ always @* begin
                 tx_to_next = seg_untagged ? 64'h0 : cur_to;
                 tx_avail_next = 5'h8 - {2'b00, cur_phase};
                 tx_pos_next = cur_phase;
-                seg_last_next = seg_untagged ? _t24 : _t26;
-                seg_left_next = seg_untagged ? (_t24 ? (cur_len[15:0] + UNTAGGED_HDR) : cfg_mulpdu) : (_t26 ? (cur_len[15:0] + TAGGED_HDR) : cfg_mulpdu);
-                msg_left_next = seg_untagged ? (_t24 ? 32'h0 : (cur_len - _t25)) : (_t26 ? 32'h0 : (cur_len - _t27));
+                seg_last_next = seg_untagged ? _t30 : _t32;
+                seg_left_next = seg_untagged ? (_t30 ? (cur_len[15:0] + UNTAGGED_HDR) : cfg_mulpdu) : (_t32 ? (cur_len[15:0] + TAGGED_HDR) : cfg_mulpdu);
+                msg_left_next = seg_untagged ? (_t30 ? 32'h0 : (cur_len - _t31)) : (_t32 ? 32'h0 : (cur_len - _t33));
                 seg_beat_next = 2'b00;
-                tx_payload_octets_next = seg_untagged ? (_t24 ? 4'b0000 : 4'b0000) : (_t26 ? 4'b0000 : 4'b0000);
-                tx_last_beat_next = seg_untagged ? (_t24 ? 1'b0 : _t28) : (_t26 ? 1'b0 : _t28);
+                tx_payload_octets_next = seg_untagged ? (_t30 ? 4'b0000 : 4'b0000) : (_t32 ? 4'b0000 : 4'b0000);
+                tx_last_beat_next = seg_untagged ? (_t30 ? 1'b0 : _t34) : (_t32 ? 1'b0 : _t34);
                 tx_hdr_lanes_next = 4'b1000;
                 tx_phase_next = cur_phase - 3'b000;
             end
@@ -666,7 +702,7 @@ always @* begin
                     7'h2e > 7'h11, 7'h2e > 7'h10, 7'h2e > 7'hf, 7'h2e > 7'he, 7'h2e > 7'hd, 7'h2e > 7'hc, 7'h2e > 7'hb, 7'h2e > 7'ha, 7'h2e > 7'h9,
                     7'h2e > 7'h8, 7'h2e > 7'h7, 7'h2e > 7'h6, 7'h2e > 7'h5, 7'h2e > 7'h4, 7'h2e > 7'h3, 7'h2e > 7'h2, 7'h2e > 7'h1, 7'h2e > 7'h0
                 };
-                msn_read_next = _t29;
+                msn_read_next = _t35;
             end
             WR_IMMEDIATE: begin
                 state_next = STATE_SHORT;
@@ -755,7 +791,7 @@ always @* begin
                     7'h1a > 7'h11, 7'h1a > 7'h10, 7'h1a > 7'hf, 7'h1a > 7'he, 7'h1a > 7'hd, 7'h1a > 7'hc, 7'h1a > 7'hb, 7'h1a > 7'ha, 7'h1a > 7'h9,
                     7'h1a > 7'h8, 7'h1a > 7'h7, 7'h1a > 7'h6, 7'h1a > 7'h5, 7'h1a > 7'h4, 7'h1a > 7'h3, 7'h1a > 7'h2, 7'h1a > 7'h1, 7'h1a > 7'h0
                 };
-                msn_send_next = _t30;
+                msn_send_next = _t36;
             end
             WR_ATOMIC: begin
                 state_next = STATE_SHORT;
@@ -769,23 +805,23 @@ always @* begin
                     cur_to[39:32], cur_to[47:40], cur_to[55:48], cur_to[63:56], cur_stag[7:0], cur_stag[15:8], cur_stag[23:16], cur_stag[31:24],
                     cur_request_id[7:0], cur_request_id[15:8], cur_request_id[23:16], cur_request_id[31:24], {4'b0000, cur_aopcode}, 8'h0, 8'h0, 8'h0, 8'h0,
                     8'h0, 8'h0, 8'h0, msn_read_reg[7:0], msn_read_reg[15:8], msn_read_reg[23:16], msn_read_reg[31:24], 8'h1, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0, 8'h0,
-                    8'h0, 8'h4a, {1'b0, _t31, 6'h1}
+                    8'h0, 8'h4a, {1'b0, _t37, 6'h1}
                 };
-                short_left_next = _t32;
+                short_left_next = _t38;
                 short_keep_next = {
-                    _t32 > 7'h47, _t32 > 7'h46, _t32 > 7'h45, _t32 > 7'h44, _t32 > 7'h43, _t32 > 7'h42, _t32 > 7'h41, _t32 > 7'h40, _t32 > 7'h3f, _t32 > 7'h3e,
-                    _t32 > 7'h3d, _t32 > 7'h3c, _t32 > 7'h3b, _t32 > 7'h3a, _t32 > 7'h39, _t32 > 7'h38, _t32 > 7'h37, _t32 > 7'h36, _t32 > 7'h35, _t32 > 7'h34,
-                    _t32 > 7'h33, _t32 > 7'h32, _t32 > 7'h31, _t32 > 7'h30, _t32 > 7'h2f, _t32 > 7'h2e, _t32 > 7'h2d, _t32 > 7'h2c, _t32 > 7'h2b, _t32 > 7'h2a,
-                    _t32 > 7'h29, _t32 > 7'h28, _t32 > 7'h27, _t32 > 7'h26, _t32 > 7'h25, _t32 > 7'h24, _t32 > 7'h23, _t32 > 7'h22, _t32 > 7'h21, _t32 > 7'h20,
-                    _t32 > 7'h1f, _t32 > 7'h1e, _t32 > 7'h1d, _t32 > 7'h1c, _t32 > 7'h1b, _t32 > 7'h1a, _t32 > 7'h19, _t32 > 7'h18, _t32 > 7'h17, _t32 > 7'h16,
-                    _t32 > 7'h15, _t32 > 7'h14, _t32 > 7'h13, _t32 > 7'h12, _t32 > 7'h11, _t32 > 7'h10, _t32 > 7'hf, _t32 > 7'he, _t32 > 7'hd, _t32 > 7'hc,
-                    _t32 > 7'hb, _t32 > 7'ha, _t32 > 7'h9, _t32 > 7'h8, _t32 > 7'h7, _t32 > 7'h6, _t32 > 7'h5, _t32 > 7'h4, _t32 > 7'h3, _t32 > 7'h2,
-                    _t32 > 7'h1, _t32 > 7'h0
+                    _t38 > 7'h47, _t38 > 7'h46, _t38 > 7'h45, _t38 > 7'h44, _t38 > 7'h43, _t38 > 7'h42, _t38 > 7'h41, _t38 > 7'h40, _t38 > 7'h3f, _t38 > 7'h3e,
+                    _t38 > 7'h3d, _t38 > 7'h3c, _t38 > 7'h3b, _t38 > 7'h3a, _t38 > 7'h39, _t38 > 7'h38, _t38 > 7'h37, _t38 > 7'h36, _t38 > 7'h35, _t38 > 7'h34,
+                    _t38 > 7'h33, _t38 > 7'h32, _t38 > 7'h31, _t38 > 7'h30, _t38 > 7'h2f, _t38 > 7'h2e, _t38 > 7'h2d, _t38 > 7'h2c, _t38 > 7'h2b, _t38 > 7'h2a,
+                    _t38 > 7'h29, _t38 > 7'h28, _t38 > 7'h27, _t38 > 7'h26, _t38 > 7'h25, _t38 > 7'h24, _t38 > 7'h23, _t38 > 7'h22, _t38 > 7'h21, _t38 > 7'h20,
+                    _t38 > 7'h1f, _t38 > 7'h1e, _t38 > 7'h1d, _t38 > 7'h1c, _t38 > 7'h1b, _t38 > 7'h1a, _t38 > 7'h19, _t38 > 7'h18, _t38 > 7'h17, _t38 > 7'h16,
+                    _t38 > 7'h15, _t38 > 7'h14, _t38 > 7'h13, _t38 > 7'h12, _t38 > 7'h11, _t38 > 7'h10, _t38 > 7'hf, _t38 > 7'he, _t38 > 7'hd, _t38 > 7'hc,
+                    _t38 > 7'hb, _t38 > 7'ha, _t38 > 7'h9, _t38 > 7'h8, _t38 > 7'h7, _t38 > 7'h6, _t38 > 7'h5, _t38 > 7'h4, _t38 > 7'h3, _t38 > 7'h2,
+                    _t38 > 7'h1, _t38 > 7'h0
                 };
                 atomic_split_next = atomic_needs_split;
                 atomic_tail_next = cur_compare_mask[47:0];
-                if (_t31) begin
-                    msn_read_next = _t29;
+                if (_t37) begin
+                    msn_read_next = _t35;
                 end
             end
             default: begin
@@ -795,36 +831,42 @@ always @* begin
     if (tx_rd_fire) begin
         rd_next_addr_next = rd_next_addr_reg + 61'h1;
         rd_left_next = rd_left_reg - 33'h1;
+        rd_left_some_next = ~rd_left_one_reg;
+        rd_left_one_next = rd_left_reg == 33'h2;
     end
     if (fetch_q_pop) begin
-        rd_next_addr_next = _t33[93:33];
-        rd_left_next = _t33[32:0];
+        rd_next_addr_next = _t39[94:34];
+        rd_left_next = _t39[32:0];
+        rd_left_some_next = 1'b1;
+        rd_left_one_next = _t39[33];
     end
     if (fetch_bypass) begin
         rd_next_addr_next = wr_addr[63:3];
         rd_left_next = fetch_reads;
+        rd_left_some_next = 1'b1;
+        rd_left_one_next = _t40;
     end
     if (fifo_pop) begin
         tx_hold_next = fifo_head_reg;
     end
     fifo_reserved_next = (fifo_reserved_reg + {8'h0, tx_rd_fire}) - {8'h0, fifo_pop};
-    seg_nx_fits_next = seg_untagged ? _t34 : _t35;
-    seg_nx_k_next = seg_untagged ? (_t34 ? 4'b0000 : 4'b0000) : (_t35 ? 4'b0000 : 4'b0000);
-    seg_nx_last_beat_next = seg_untagged ? (_t34 ? 1'b0 : _t28) : (_t35 ? 1'b0 : _t28);
-    seg_nx_left_next = seg_untagged ? (_t34 ? (msg_left_reg[15:0] + UNTAGGED_HDR) : cfg_mulpdu) : (_t35 ? (msg_left_reg[15:0] + TAGGED_HDR) : cfg_mulpdu);
-    seg_nx_msg_left_next = seg_untagged ? (_t34 ? 32'h0 : (msg_left_reg - _t25)) : (_t35 ? 32'h0 : (msg_left_reg - _t27));
-    seg_nx_valid_next = in_data & (~(tx_seg_end & _t11));
+    seg_nx_fits_next = seg_untagged ? _t41 : _t42;
+    seg_nx_k_next = seg_untagged ? (_t41 ? 4'b0000 : 4'b0000) : (_t42 ? 4'b0000 : 4'b0000);
+    seg_nx_last_beat_next = seg_untagged ? (_t41 ? 1'b0 : _t34) : (_t42 ? 1'b0 : _t34);
+    seg_nx_left_next = seg_untagged ? (_t41 ? (msg_left_reg[15:0] + UNTAGGED_HDR) : cfg_mulpdu) : (_t42 ? (msg_left_reg[15:0] + TAGGED_HDR) : cfg_mulpdu);
+    seg_nx_msg_left_next = seg_untagged ? (_t41 ? 32'h0 : (msg_left_reg - _t31)) : (_t42 ? 32'h0 : (msg_left_reg - _t33));
+    seg_nx_valid_next = in_data & (~(tx_seg_end & _t12));
     if (tx_prefetch) begin
-        tx_avail_next = _t36;
+        tx_avail_next = _t43;
     end
     if (tx_emit) begin
-        tx_avail_next = tx_need_pop ? (_t36 - _t10) : (tx_avail_reg - _t10);
-        tx_pos_next = _t37;
+        tx_avail_next = tx_need_pop ? (_t43 - _t11) : (tx_avail_reg - _t11);
+        tx_pos_next = _t44;
         if (tx_last_beat_reg) begin
             if (seg_last_reg) begin
                 state_next = STATE_IDLE;
                 if (msg_untagged_reg) begin
-                    msn_send_next = _t30;
+                    msn_send_next = _t36;
                 end
             end else begin
                 tx_to_next = tx_to_reg + {48'h0, seg_room};
@@ -835,15 +877,15 @@ always @* begin
                 tx_payload_octets_next = seg_nx_k_reg;
                 tx_last_beat_next = seg_nx_last_beat_reg;
                 tx_hdr_lanes_next = 4'b1000;
-                tx_phase_next = _t37 - 3'b000;
+                tx_phase_next = _t44 - 3'b000;
             end
         end else begin
             seg_left_next = seg_left_reg - 16'h8;
             seg_beat_next = tx_next_beat;
-            tx_payload_octets_next = ((seg_left_reg >= 16'h10) ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t38;
+            tx_payload_octets_next = ((seg_left_reg >= 16'h10) ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t45;
             tx_last_beat_next = seg_left_reg <= 16'h10;
-            tx_hdr_lanes_next = _t38;
-            tx_phase_next = _t37 - (_t39 ? (seg_untagged ? 3'b000 : 3'b110) : (_t40 ? (seg_untagged ? 3'b010 : 3'b000) : 3'b000));
+            tx_hdr_lanes_next = _t45;
+            tx_phase_next = _t44 - (_t46 ? (seg_untagged ? 3'b000 : 3'b110) : (_t47 ? (seg_untagged ? 3'b010 : 3'b000) : 3'b000));
         end
     end
     if (short_emit) begin
@@ -901,25 +943,25 @@ always @* begin
                     8'h0,
                     8'h0,
                     8'h0,
-                    _t41 ? atomic_tail_reg[7:0] : 8'h0,
-                    _t43 ? atomic_tail_reg[7:0] : (_t41 ? atomic_tail_reg[15:8] : 8'h0),
-                    _t44 ? atomic_tail_reg[7:0] : (_t43 ? atomic_tail_reg[15:8] : (_t41 ? atomic_tail_reg[23:16] : 8'h0)),
-                    _t45 ? atomic_tail_reg[7:0] : (_t44 ? atomic_tail_reg[15:8] : (_t43 ? atomic_tail_reg[23:16] : (_t41 ? atomic_tail_reg[31:24] : 8'h0))),
-                    _t46 ? atomic_tail_reg[7:0] :
-                        _t45 ? atomic_tail_reg[15:8] :
-                        _t44 ? atomic_tail_reg[23:16] :
-                        _t43 ? atomic_tail_reg[31:24] :
-                        _t41 ? atomic_tail_reg[39:32] :
+                    _t48 ? atomic_tail_reg[7:0] : 8'h0,
+                    _t50 ? atomic_tail_reg[7:0] : (_t48 ? atomic_tail_reg[15:8] : 8'h0),
+                    _t51 ? atomic_tail_reg[7:0] : (_t50 ? atomic_tail_reg[15:8] : (_t48 ? atomic_tail_reg[23:16] : 8'h0)),
+                    _t52 ? atomic_tail_reg[7:0] : (_t51 ? atomic_tail_reg[15:8] : (_t50 ? atomic_tail_reg[23:16] : (_t48 ? atomic_tail_reg[31:24] : 8'h0))),
+                    _t53 ? atomic_tail_reg[7:0] :
+                        _t52 ? atomic_tail_reg[15:8] :
+                        _t51 ? atomic_tail_reg[23:16] :
+                        _t50 ? atomic_tail_reg[31:24] :
+                        _t48 ? atomic_tail_reg[39:32] :
                         8'h0,
-                    (_t42 == 16'h33) ? atomic_tail_reg[7:0] :
-                        _t46 ? atomic_tail_reg[15:8] :
-                        _t45 ? atomic_tail_reg[23:16] :
-                        _t44 ? atomic_tail_reg[31:24] :
-                        _t43 ? atomic_tail_reg[39:32] :
-                        _t41 ? atomic_tail_reg[47:40] :
+                    (_t49 == 16'h33) ? atomic_tail_reg[7:0] :
+                        _t53 ? atomic_tail_reg[15:8] :
+                        _t52 ? atomic_tail_reg[23:16] :
+                        _t51 ? atomic_tail_reg[31:24] :
+                        _t50 ? atomic_tail_reg[39:32] :
+                        _t48 ? atomic_tail_reg[47:40] :
                         8'h0,
-                    _t42[7:0],
-                    _t42[15:8],
+                    _t49[7:0],
+                    _t49[15:8],
                     8'h0,
                     8'h0,
                     msn_read_reg[7:0],
@@ -937,19 +979,19 @@ always @* begin
                     8'h4a,
                     8'h41
                 };
-                short_left_next = _t47;
+                short_left_next = _t54;
                 short_keep_next = {
-                    _t47 > 7'h47, _t47 > 7'h46, _t47 > 7'h45, _t47 > 7'h44, _t47 > 7'h43, _t47 > 7'h42, _t47 > 7'h41, _t47 > 7'h40, _t47 > 7'h3f, _t47 > 7'h3e,
-                    _t47 > 7'h3d, _t47 > 7'h3c, _t47 > 7'h3b, _t47 > 7'h3a, _t47 > 7'h39, _t47 > 7'h38, _t47 > 7'h37, _t47 > 7'h36, _t47 > 7'h35, _t47 > 7'h34,
-                    _t47 > 7'h33, _t47 > 7'h32, _t47 > 7'h31, _t47 > 7'h30, _t47 > 7'h2f, _t47 > 7'h2e, _t47 > 7'h2d, _t47 > 7'h2c, _t47 > 7'h2b, _t47 > 7'h2a,
-                    _t47 > 7'h29, _t47 > 7'h28, _t47 > 7'h27, _t47 > 7'h26, _t47 > 7'h25, _t47 > 7'h24, _t47 > 7'h23, _t47 > 7'h22, _t47 > 7'h21, _t47 > 7'h20,
-                    _t47 > 7'h1f, _t47 > 7'h1e, _t47 > 7'h1d, _t47 > 7'h1c, _t47 > 7'h1b, _t47 > 7'h1a, _t47 > 7'h19, _t47 > 7'h18, _t47 > 7'h17, _t47 > 7'h16,
-                    _t47 > 7'h15, _t47 > 7'h14, _t47 > 7'h13, _t47 > 7'h12, _t47 > 7'h11, _t47 > 7'h10, _t47 > 7'hf, _t47 > 7'he, _t47 > 7'hd, _t47 > 7'hc,
-                    _t47 > 7'hb, _t47 > 7'ha, _t47 > 7'h9, _t47 > 7'h8, _t47 > 7'h7, _t47 > 7'h6, _t47 > 7'h5, _t47 > 7'h4, _t47 > 7'h3, _t47 > 7'h2,
-                    _t47 > 7'h1, _t47 > 7'h0
+                    _t54 > 7'h47, _t54 > 7'h46, _t54 > 7'h45, _t54 > 7'h44, _t54 > 7'h43, _t54 > 7'h42, _t54 > 7'h41, _t54 > 7'h40, _t54 > 7'h3f, _t54 > 7'h3e,
+                    _t54 > 7'h3d, _t54 > 7'h3c, _t54 > 7'h3b, _t54 > 7'h3a, _t54 > 7'h39, _t54 > 7'h38, _t54 > 7'h37, _t54 > 7'h36, _t54 > 7'h35, _t54 > 7'h34,
+                    _t54 > 7'h33, _t54 > 7'h32, _t54 > 7'h31, _t54 > 7'h30, _t54 > 7'h2f, _t54 > 7'h2e, _t54 > 7'h2d, _t54 > 7'h2c, _t54 > 7'h2b, _t54 > 7'h2a,
+                    _t54 > 7'h29, _t54 > 7'h28, _t54 > 7'h27, _t54 > 7'h26, _t54 > 7'h25, _t54 > 7'h24, _t54 > 7'h23, _t54 > 7'h22, _t54 > 7'h21, _t54 > 7'h20,
+                    _t54 > 7'h1f, _t54 > 7'h1e, _t54 > 7'h1d, _t54 > 7'h1c, _t54 > 7'h1b, _t54 > 7'h1a, _t54 > 7'h19, _t54 > 7'h18, _t54 > 7'h17, _t54 > 7'h16,
+                    _t54 > 7'h15, _t54 > 7'h14, _t54 > 7'h13, _t54 > 7'h12, _t54 > 7'h11, _t54 > 7'h10, _t54 > 7'hf, _t54 > 7'he, _t54 > 7'hd, _t54 > 7'hc,
+                    _t54 > 7'hb, _t54 > 7'ha, _t54 > 7'h9, _t54 > 7'h8, _t54 > 7'h7, _t54 > 7'h6, _t54 > 7'h5, _t54 > 7'h4, _t54 > 7'h3, _t54 > 7'h2,
+                    _t54 > 7'h1, _t54 > 7'h0
                 };
                 atomic_split_next = 1'b0;
-                msn_read_next = _t29;
+                msn_read_next = _t35;
             end else begin
                 state_next = STATE_IDLE;
             end
@@ -963,6 +1005,8 @@ always @(posedge clk) begin
     wrq_count_reg <= wrq_count_next;
     wrq_head_reg <= wrq_head_next;
     wrq_head_valid_reg <= wrq_head_valid_next;
+    wrq_none_reg <= wrq_none_next;
+    wrq_filled_reg <= wrq_filled_next;
     state_reg <= state_next;
     msn_send_reg <= msn_send_next;
     msn_read_reg <= msn_read_next;
@@ -981,6 +1025,8 @@ always @(posedge clk) begin
     msg_untagged_reg <= msg_untagged_next;
     rd_next_addr_reg <= rd_next_addr_next;
     rd_left_reg <= rd_left_next;
+    rd_left_some_reg <= rd_left_some_next;
+    rd_left_one_reg <= rd_left_one_next;
     fifo_reserved_reg <= fifo_reserved_next;
     fetch_q_wptr_reg <= fetch_q_wptr_next;
     fetch_q_rptr_reg <= fetch_q_rptr_next;
@@ -989,6 +1035,8 @@ always @(posedge clk) begin
     fifo_count_reg <= fifo_count_next;
     fifo_head_reg <= fifo_head_next;
     fifo_head_valid_reg <= fifo_head_valid_next;
+    fifo_none_reg <= fifo_none_next;
+    fifo_filled_reg <= fifo_filled_next;
     seg_left_reg <= seg_left_next;
     seg_last_reg <= seg_last_next;
     seg_beat_reg <= seg_beat_next;
@@ -1013,11 +1061,11 @@ always @(posedge clk) begin
     short_keep_reg <= short_keep_next;
     atomic_split_reg <= atomic_split_next;
     atomic_tail_reg <= atomic_tail_next;
-    if (_t22) begin
+    if (_t23) begin
         wrq_mem[wrq_wptr_reg] <= _t1;
     end
-    if (_t23) begin
-        fetch_q_mem[fetch_q_wptr_reg[1:0]] <= {wr_addr[63:3], fetch_reads};
+    if (_t27) begin
+        fetch_q_mem[fetch_q_wptr_reg[1:0]] <= {wr_addr[63:3], _t40, fetch_reads};
     end
     if (fifo_push) begin
         fifo_mem[fifo_wptr_reg] <= rd_data;
@@ -1028,12 +1076,16 @@ always @(posedge clk) begin
         wrq_rptr_reg <= 1'b0;
         wrq_count_reg <= 2'b00;
         wrq_head_valid_reg <= 1'b0;
+        wrq_none_reg <= 1'b1;
+        wrq_filled_reg <= 1'b0;
         state_reg <= 2'b00;
         beat_valid_reg <= 1'b0;
         beat_in_ready_reg <= 1'b0;
         beat_temp_valid_reg <= 1'b0;
         out_valid_reg <= 1'b0;
         rd_left_reg <= 33'h0;
+        rd_left_some_reg <= 1'b0;
+        rd_left_one_reg <= 1'b0;
         fifo_reserved_reg <= 9'h0;
         fetch_q_wptr_reg <= 3'b000;
         fetch_q_rptr_reg <= 3'b000;
@@ -1041,6 +1093,8 @@ always @(posedge clk) begin
         fifo_rptr_reg <= 8'h0;
         fifo_count_reg <= 9'h0;
         fifo_head_valid_reg <= 1'b0;
+        fifo_none_reg <= 1'b1;
+        fifo_filled_reg <= 1'b0;
         seg_nx_valid_reg <= 1'b0;
         atomic_split_reg <= 1'b0;
     end

@@ -183,6 +183,10 @@ reg [60:0] rd_next_addr_reg; // beat address (address / W) of the next read
 reg [60:0] rd_next_addr_next;
 reg [32:0] rd_left_reg; // beats of the fetcher's message still to read
 reg [32:0] rd_left_next;
+reg rd_left_some_reg; // rd_left != 0
+reg rd_left_some_next;
+reg rd_left_one_reg; // rd_left == 1
+reg rd_left_one_next;
 reg [8:0] fifo_reserved_reg; // reads issued and not yet consumed (in flight or in the FIFO)
 reg [8:0] fifo_reserved_next;
 wire rr_rd_valid;
@@ -199,6 +203,10 @@ reg [63:0] fifo_head_reg; // the oldest word of fifo (the memory's read register
 reg [63:0] fifo_head_next;
 reg fifo_head_valid_reg;
 reg fifo_head_valid_next;
+reg fifo_none_reg; // fifo_count == 0
+reg fifo_none_next;
+reg fifo_filled_reg; // fifo_count == 256
+reg fifo_filled_next;
 wire fifo_load; // the head register takes the next word from the memory
 reg [15:0] seg_left_reg; // ULPDU octets of the current segment still to send
 reg [15:0] seg_left_next;
@@ -268,25 +276,28 @@ wire [7:0] _t6;
 // verilator lint_off UNUSED
 wire [32:0] _t7; // read through slices
 // verilator lint_on UNUSED
-wire [4:0] _t8;
-wire _t9;
-wire [4:0] _t10;
-wire _t11;
+wire [32:0] _t8;
+wire [4:0] _t9;
+wire _t10;
+wire [4:0] _t11;
 wire _t12;
 wire _t13;
 wire _t14;
 wire _t15;
-wire [31:0] _t16;
+wire _t16;
 wire _t17;
-wire [7:0] _t18;
-wire [7:0] _t19;
-wire [7:0] _t20;
-wire [6:0] _t21;
-wire _t22;
-wire [4:0] _t23;
-wire [2:0] _t24;
-wire [3:0] _t25;
-wire _t26;
+wire _t18;
+wire [31:0] _t19;
+wire _t20;
+wire [7:0] _t21;
+wire [7:0] _t22;
+wire [7:0] _t23;
+wire [6:0] _t24;
+wire _t25;
+wire [4:0] _t26;
+wire [2:0] _t27;
+wire [3:0] _t28;
+wire _t29;
 
 assign _t0 = ~beat_valid_reg;
 assign _t1 = beat_phase[0] ? beat_window[71:64] : beat_window[63:56];
@@ -295,26 +306,29 @@ assign _t3 = beat_phase[0] ? beat_window[55:48] : beat_window[47:40];
 assign _t4 = beat_phase[0] ? beat_window[47:40] : beat_window[39:32];
 assign _t5 = beat_phase[0] ? beat_window[39:32] : beat_window[31:24];
 assign _t6 = beat_phase[0] ? beat_window[31:24] : beat_window[23:16];
-assign _t7 = ({1'b0, req_size} + {30'h0, req_src_addr[2:0]}) - 33'h1;
-assign _t8 = {1'b0, rr_payload_octets_reg};
-assign _t9 = ~seg_last_reg;
-assign _t10 = rr_avail_reg + {1'b0, rr_hdr_lanes_reg};
-assign _t11 = seg_beat_reg == 2'b00;
-assign _t12 = seg_beat_reg == 2'b01;
-assign _t13 = 1'b0 | _t11;
-assign _t14 = _t13 | _t12;
-assign _t15 = req_size <= _t16;
-assign _t16 = {16'h0, seg_room_14};
-assign _t17 = cfg_mulpdu <= 16'h8;
-assign _t18 = req_term_d ? 8'h0 : 8'h0;
-assign _t19 = {req_term_m, req_term_d, req_term_r, 5'h0};
-assign _t20 = {req_term_layer, req_term_etype};
-assign _t21 = 7'h16 + (req_term_d ? (req_term_tagged ? 7'h10 : 7'h14) : 7'h0) + (req_term_r ? 7'h1c : 7'h0);
-assign _t22 = msg_left_reg <= _t16;
-assign _t23 = rr_avail_reg + 5'h8;
-assign _t24 = rr_pos_reg + rr_payload_octets_reg[2:0];
-assign _t25 = _t26 ? 4'b0110 : 4'b0000;
-assign _t26 = rr_next_beat == 2'b01;
+assign _t7 = _t8 - 33'h1;
+assign _t8 = {1'b0, req_size} + {30'h0, req_src_addr[2:0]};
+assign _t9 = {1'b0, rr_payload_octets_reg};
+assign _t10 = ~seg_last_reg;
+assign _t11 = rr_avail_reg + {1'b0, rr_hdr_lanes_reg};
+assign _t12 = seg_beat_reg == 2'b00;
+assign _t13 = seg_beat_reg == 2'b01;
+assign _t14 = 1'b0 | _t12;
+assign _t15 = _t14 | _t13;
+assign _t16 = fifo_push & (~fifo_load);
+assign _t17 = fifo_load & (~fifo_push);
+assign _t18 = req_size <= _t19;
+assign _t19 = {16'h0, seg_room_14};
+assign _t20 = cfg_mulpdu <= 16'h8;
+assign _t21 = req_term_d ? 8'h0 : 8'h0;
+assign _t22 = {req_term_m, req_term_d, req_term_r, 5'h0};
+assign _t23 = {req_term_layer, req_term_etype};
+assign _t24 = 7'h16 + (req_term_d ? (req_term_tagged ? 7'h10 : 7'h14) : 7'h0) + (req_term_r ? 7'h1c : 7'h0);
+assign _t25 = msg_left_reg <= _t19;
+assign _t26 = rr_avail_reg + 5'h8;
+assign _t27 = rr_pos_reg + rr_payload_octets_reg[2:0];
+assign _t28 = _t29 ? 4'b0110 : 4'b0000;
+assign _t29 = rr_next_beat == 2'b01;
 assign in_idle = state_reg == STATE_IDLE;
 assign in_read = state_reg == STATE_READ;
 assign in_atomic = state_reg == STATE_ATOMIC;
@@ -353,24 +367,24 @@ assign wr_strb = au_wr_strb;
 assign atomic_done = in_atomic & au_rsp_valid;
 assign fetch_reads = (req_size == 32'h0) ? 33'h0 : ({3'b000, _t7[32:3]} + 33'h1);
 assign fetch_push = req_fire & (req_kind == KIND_READ_RESPONSE) & (fetch_reads != 33'h0);
-assign rr_rd_valid = in_read & (rd_left_reg != 33'h0) & (fifo_reserved_reg < 9'h100);
+assign rr_rd_valid = in_read & rd_left_some_reg & (fifo_reserved_reg < 9'h100);
 assign rr_rd_fire = rr_rd_valid & rd_ready;
 assign rd_valid = rr_rd_valid | au_rd_valid;
 assign rd_addr = in_atomic ? {au_rd_addr[63:3], 3'b000} : {rd_next_addr_reg, 3'b000};
 assign fifo_push = rd_data_valid & (~in_atomic);
-assign fifo_load = (fifo_count_reg != 9'h0) & ((~fifo_head_valid_reg) | fifo_pop);
+assign fifo_load = (~fifo_none_reg) & ((~fifo_head_valid_reg) | fifo_pop);
 assign seg_room_14 = cfg_mulpdu - TAGGED_HDR;
 assign seg_room = seg_room_14;
 assign rr_next_beat = (seg_beat_reg == 2'b10) ? seg_beat_reg : (seg_beat_reg + 2'b01);
-assign rr_need_pop = (rr_payload_octets_reg != 4'b0000) & ((_t8 + 5'h8) > rr_avail_reg);
-assign rr_need_prefetch = _t8 > rr_avail_reg;
-assign rr_plan_late = rr_last_beat_reg & _t9 & (~seg_nx_valid_reg);
+assign rr_need_pop = (rr_payload_octets_reg != 4'b0000) & ((_t9 + 5'h8) > rr_avail_reg);
+assign rr_need_prefetch = _t9 > rr_avail_reg;
+assign rr_plan_late = rr_last_beat_reg & _t10 & (~seg_nx_valid_reg);
 assign rr_prefetch = in_read & rr_need_prefetch & fifo_head_valid_reg;
 assign rr_emit = in_read & (~rr_need_prefetch) & ((~rr_need_pop) | fifo_head_valid_reg) & beat_in_ready_reg & (~rr_plan_late);
 assign fifo_pop = rr_prefetch | (rr_emit & rr_need_pop);
 assign rr_seg_end = rr_emit & rr_last_beat_reg;
-assign rr_lo_head = _t10 <= 5'h8;
-assign rr_hi_hold = _t10 > 5'h10;
+assign rr_lo_head = _t11 <= 5'h8;
+assign rr_hi_hold = _t11 > 5'h10;
 assign short_emit = in_short & beat_in_ready_reg;
 assign short_last = ~short_keep_reg[8];
 assign req_ready = in_idle;
@@ -385,16 +399,16 @@ assign beat_in_data = in_read ?
             seg_left_reg > 16'h1, seg_left_reg > 16'h0
         },
         {
-            _t11 ? rr_to_reg[55:48] : 8'h0,
-            _t11 ? rr_to_reg[63:56] : 8'h0,
-            _t12 ? rr_to_reg[7:0] : (_t11 ? rr_stag_reg[7:0] : 8'h0),
-            _t12 ? rr_to_reg[15:8] : (_t11 ? rr_stag_reg[15:8] : 8'h0),
-            _t12 ? rr_to_reg[23:16] : (_t11 ? rr_stag_reg[23:16] : 8'h0),
-            _t12 ? rr_to_reg[31:24] : (_t11 ? rr_stag_reg[31:24] : 8'h0),
-            _t12 ? rr_to_reg[39:32] : (_t11 ? 8'h42 : 8'h0),
-            _t12 ? rr_to_reg[47:40] : (_t11 ? {1'b1, seg_last_reg, 6'h1} : 8'h0)
+            _t12 ? rr_to_reg[55:48] : 8'h0,
+            _t12 ? rr_to_reg[63:56] : 8'h0,
+            _t13 ? rr_to_reg[7:0] : (_t12 ? rr_stag_reg[7:0] : 8'h0),
+            _t13 ? rr_to_reg[15:8] : (_t12 ? rr_stag_reg[15:8] : 8'h0),
+            _t13 ? rr_to_reg[23:16] : (_t12 ? rr_stag_reg[23:16] : 8'h0),
+            _t13 ? rr_to_reg[31:24] : (_t12 ? rr_stag_reg[31:24] : 8'h0),
+            _t13 ? rr_to_reg[39:32] : (_t12 ? 8'h42 : 8'h0),
+            _t13 ? rr_to_reg[47:40] : (_t12 ? {1'b1, seg_last_reg, 6'h1} : 8'h0)
         },
-        {_t13, _t13, _t14, _t14, _t14, _t14, _t14, _t14},
+        {_t14, _t14, _t15, _t15, _t15, _t15, _t15, _t15},
         rr_phase_reg[1:0],
         rr_phase_reg[2] ?
             {rr_hi_hold ? rr_hold_reg[55:0] : fifo_head_reg[55:0], rr_lo_head ? fifo_head_reg[63:32] : rr_hold_reg[63:32]} :
@@ -463,6 +477,8 @@ always @* begin
     fifo_head_next = fifo_head_reg;
     fifo_head_valid_next = fifo_head_valid_reg;
     fifo_count_next = fifo_count_reg;
+    fifo_none_next = fifo_none_reg;
+    fifo_filled_next = fifo_filled_reg;
     if (fifo_push) begin
         fifo_wptr_next = fifo_wptr_reg + 8'h1;
     end
@@ -472,6 +488,8 @@ always @* begin
     end
     fifo_head_valid_next = fifo_load | (fifo_head_valid_reg & (~fifo_pop));
     fifo_count_next = (fifo_count_reg + {8'h0, fifo_push}) - {8'h0, fifo_load};
+    fifo_none_next = _t16 ? 1'b0 : (_t17 ? (fifo_count_reg == 9'h1) : fifo_none_reg);
+    fifo_filled_next = _t17 ? 1'b0 : (_t16 ? (fifo_count_reg == 9'hff) : fifo_filled_reg);
 end
 
 always @* begin
@@ -495,6 +513,8 @@ always @* begin
     short_keep_next = short_keep_reg;
     rd_next_addr_next = rd_next_addr_reg;
     rd_left_next = rd_left_reg;
+    rd_left_some_next = rd_left_some_reg;
+    rd_left_one_next = rd_left_one_reg;
     rr_hold_next = rr_hold_reg;
     fifo_reserved_next = fifo_reserved_reg;
     seg_nx_fits_next = seg_nx_fits_reg;
@@ -515,12 +535,12 @@ always @* begin
                 rr_to_next = req_sink_to;
                 rr_avail_next = 5'h8 - {2'b00, req_src_addr[2:0]};
                 rr_pos_next = req_src_addr[2:0];
-                seg_last_next = _t15;
-                seg_left_next = _t15 ? (req_size[15:0] + TAGGED_HDR) : cfg_mulpdu;
-                msg_left_next = _t15 ? 32'h0 : (req_size - _t16);
+                seg_last_next = _t18;
+                seg_left_next = _t18 ? (req_size[15:0] + TAGGED_HDR) : cfg_mulpdu;
+                msg_left_next = _t18 ? 32'h0 : (req_size - _t19);
                 seg_beat_next = 2'b00;
-                rr_payload_octets_next = _t15 ? 4'b0000 : 4'b0000;
-                rr_last_beat_next = _t15 ? 1'b0 : _t17;
+                rr_payload_octets_next = _t18 ? 4'b0000 : 4'b0000;
+                rr_last_beat_next = _t18 ? 1'b0 : _t20;
                 rr_hdr_lanes_next = 4'b1000;
                 rr_phase_next = req_src_addr[2:0] - 3'b000;
             end
@@ -580,39 +600,39 @@ always @* begin
                     req_term_d ? req_term_ddp_hdr[7:0] : req_term_rdma_hdr[23:16],
                     req_term_d ? (req_term_tagged ? req_term_seg_len[7:0] : req_term_seg_len[7:0]) : req_term_rdma_hdr[15:8],
                     req_term_d ? (req_term_tagged ? req_term_seg_len[15:8] : req_term_seg_len[15:8]) : req_term_rdma_hdr[7:0],
-                    _t18,
-                    req_term_d ? _t19 : _t19,
+                    _t21,
+                    req_term_d ? _t22 : _t22,
                     req_term_d ? req_term_code : req_term_code,
-                    req_term_d ? _t20 : _t20,
-                    _t18,
-                    _t18,
-                    _t18,
-                    _t18,
+                    req_term_d ? _t23 : _t23,
+                    _t21,
+                    _t21,
+                    _t21,
+                    _t21,
                     req_term_d ? msn_terminate_reg[7:0] : msn_terminate_reg[7:0],
                     req_term_d ? msn_terminate_reg[15:8] : msn_terminate_reg[15:8],
                     req_term_d ? msn_terminate_reg[23:16] : msn_terminate_reg[23:16],
                     req_term_d ? msn_terminate_reg[31:24] : msn_terminate_reg[31:24],
                     req_term_d ? 8'h2 : 8'h2,
-                    _t18,
-                    _t18,
-                    _t18,
-                    _t18,
-                    _t18,
-                    _t18,
-                    _t18,
+                    _t21,
+                    _t21,
+                    _t21,
+                    _t21,
+                    _t21,
+                    _t21,
+                    _t21,
                     req_term_d ? 8'h47 : 8'h47,
                     req_term_d ? 8'h41 : 8'h41
                 };
-                short_left_next = _t21;
+                short_left_next = _t24;
                 short_keep_next = {
-                    _t21 > 7'h47, _t21 > 7'h46, _t21 > 7'h45, _t21 > 7'h44, _t21 > 7'h43, _t21 > 7'h42, _t21 > 7'h41, _t21 > 7'h40, _t21 > 7'h3f, _t21 > 7'h3e,
-                    _t21 > 7'h3d, _t21 > 7'h3c, _t21 > 7'h3b, _t21 > 7'h3a, _t21 > 7'h39, _t21 > 7'h38, _t21 > 7'h37, _t21 > 7'h36, _t21 > 7'h35, _t21 > 7'h34,
-                    _t21 > 7'h33, _t21 > 7'h32, _t21 > 7'h31, _t21 > 7'h30, _t21 > 7'h2f, _t21 > 7'h2e, _t21 > 7'h2d, _t21 > 7'h2c, _t21 > 7'h2b, _t21 > 7'h2a,
-                    _t21 > 7'h29, _t21 > 7'h28, _t21 > 7'h27, _t21 > 7'h26, _t21 > 7'h25, _t21 > 7'h24, _t21 > 7'h23, _t21 > 7'h22, _t21 > 7'h21, _t21 > 7'h20,
-                    _t21 > 7'h1f, _t21 > 7'h1e, _t21 > 7'h1d, _t21 > 7'h1c, _t21 > 7'h1b, _t21 > 7'h1a, _t21 > 7'h19, _t21 > 7'h18, _t21 > 7'h17, _t21 > 7'h16,
-                    _t21 > 7'h15, _t21 > 7'h14, _t21 > 7'h13, _t21 > 7'h12, _t21 > 7'h11, _t21 > 7'h10, _t21 > 7'hf, _t21 > 7'he, _t21 > 7'hd, _t21 > 7'hc,
-                    _t21 > 7'hb, _t21 > 7'ha, _t21 > 7'h9, _t21 > 7'h8, _t21 > 7'h7, _t21 > 7'h6, _t21 > 7'h5, _t21 > 7'h4, _t21 > 7'h3, _t21 > 7'h2,
-                    _t21 > 7'h1, _t21 > 7'h0
+                    _t24 > 7'h47, _t24 > 7'h46, _t24 > 7'h45, _t24 > 7'h44, _t24 > 7'h43, _t24 > 7'h42, _t24 > 7'h41, _t24 > 7'h40, _t24 > 7'h3f, _t24 > 7'h3e,
+                    _t24 > 7'h3d, _t24 > 7'h3c, _t24 > 7'h3b, _t24 > 7'h3a, _t24 > 7'h39, _t24 > 7'h38, _t24 > 7'h37, _t24 > 7'h36, _t24 > 7'h35, _t24 > 7'h34,
+                    _t24 > 7'h33, _t24 > 7'h32, _t24 > 7'h31, _t24 > 7'h30, _t24 > 7'h2f, _t24 > 7'h2e, _t24 > 7'h2d, _t24 > 7'h2c, _t24 > 7'h2b, _t24 > 7'h2a,
+                    _t24 > 7'h29, _t24 > 7'h28, _t24 > 7'h27, _t24 > 7'h26, _t24 > 7'h25, _t24 > 7'h24, _t24 > 7'h23, _t24 > 7'h22, _t24 > 7'h21, _t24 > 7'h20,
+                    _t24 > 7'h1f, _t24 > 7'h1e, _t24 > 7'h1d, _t24 > 7'h1c, _t24 > 7'h1b, _t24 > 7'h1a, _t24 > 7'h19, _t24 > 7'h18, _t24 > 7'h17, _t24 > 7'h16,
+                    _t24 > 7'h15, _t24 > 7'h14, _t24 > 7'h13, _t24 > 7'h12, _t24 > 7'h11, _t24 > 7'h10, _t24 > 7'hf, _t24 > 7'he, _t24 > 7'hd, _t24 > 7'hc,
+                    _t24 > 7'hb, _t24 > 7'ha, _t24 > 7'h9, _t24 > 7'h8, _t24 > 7'h7, _t24 > 7'h6, _t24 > 7'h5, _t24 > 7'h4, _t24 > 7'h3, _t24 > 7'h2,
+                    _t24 > 7'h1, _t24 > 7'h0
                 };
                 msn_terminate_next = msn_terminate_reg + 32'h1;
             end
@@ -645,27 +665,31 @@ always @* begin
     if (rr_rd_fire) begin
         rd_next_addr_next = rd_next_addr_reg + 61'h1;
         rd_left_next = rd_left_reg - 33'h1;
+        rd_left_some_next = ~rd_left_one_reg;
+        rd_left_one_next = rd_left_reg == 33'h2;
     end
     if (fetch_push) begin
         rd_next_addr_next = req_src_addr[63:3];
         rd_left_next = fetch_reads;
+        rd_left_some_next = 1'b1;
+        rd_left_one_next = (req_size != 32'h0) & (_t8 <= 33'h8);
     end
     if (fifo_pop) begin
         rr_hold_next = fifo_head_reg;
     end
     fifo_reserved_next = (fifo_reserved_reg + {8'h0, rr_rd_fire}) - {8'h0, fifo_pop};
-    seg_nx_fits_next = _t22;
-    seg_nx_k_next = _t22 ? 4'b0000 : 4'b0000;
-    seg_nx_last_beat_next = _t22 ? 1'b0 : _t17;
-    seg_nx_left_next = _t22 ? (msg_left_reg[15:0] + TAGGED_HDR) : cfg_mulpdu;
-    seg_nx_msg_left_next = _t22 ? 32'h0 : (msg_left_reg - _t16);
-    seg_nx_valid_next = in_read & (~(rr_seg_end & _t9));
+    seg_nx_fits_next = _t25;
+    seg_nx_k_next = _t25 ? 4'b0000 : 4'b0000;
+    seg_nx_last_beat_next = _t25 ? 1'b0 : _t20;
+    seg_nx_left_next = _t25 ? (msg_left_reg[15:0] + TAGGED_HDR) : cfg_mulpdu;
+    seg_nx_msg_left_next = _t25 ? 32'h0 : (msg_left_reg - _t19);
+    seg_nx_valid_next = in_read & (~(rr_seg_end & _t10));
     if (rr_prefetch) begin
-        rr_avail_next = _t23;
+        rr_avail_next = _t26;
     end
     if (rr_emit) begin
-        rr_avail_next = rr_need_pop ? (_t23 - _t8) : (rr_avail_reg - _t8);
-        rr_pos_next = _t24;
+        rr_avail_next = rr_need_pop ? (_t26 - _t9) : (rr_avail_reg - _t9);
+        rr_pos_next = _t27;
         if (rr_last_beat_reg) begin
             if (seg_last_reg) begin
                 state_next = STATE_IDLE;
@@ -678,15 +702,15 @@ always @* begin
                 rr_payload_octets_next = seg_nx_k_reg;
                 rr_last_beat_next = seg_nx_last_beat_reg;
                 rr_hdr_lanes_next = 4'b1000;
-                rr_phase_next = _t24 - 3'b000;
+                rr_phase_next = _t27 - 3'b000;
             end
         end else begin
             seg_left_next = seg_left_reg - 16'h8;
             seg_beat_next = rr_next_beat;
-            rr_payload_octets_next = ((seg_left_reg >= 16'h10) ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t25;
+            rr_payload_octets_next = ((seg_left_reg >= 16'h10) ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t28;
             rr_last_beat_next = seg_left_reg <= 16'h10;
-            rr_hdr_lanes_next = _t25;
-            rr_phase_next = _t24 - (_t26 ? 3'b110 : 3'b000);
+            rr_hdr_lanes_next = _t28;
+            rr_phase_next = _t27 - (_t29 ? 3'b110 : 3'b000);
         end
     end
     if (short_emit) begin
@@ -717,12 +741,16 @@ always @(posedge clk) begin
     au_rd_data_reg <= au_rd_data_next;
     rd_next_addr_reg <= rd_next_addr_next;
     rd_left_reg <= rd_left_next;
+    rd_left_some_reg <= rd_left_some_next;
+    rd_left_one_reg <= rd_left_one_next;
     fifo_reserved_reg <= fifo_reserved_next;
     fifo_wptr_reg <= fifo_wptr_next;
     fifo_rptr_reg <= fifo_rptr_next;
     fifo_count_reg <= fifo_count_next;
     fifo_head_reg <= fifo_head_next;
     fifo_head_valid_reg <= fifo_head_valid_next;
+    fifo_none_reg <= fifo_none_next;
+    fifo_filled_reg <= fifo_filled_next;
     seg_left_reg <= seg_left_next;
     seg_last_reg <= seg_last_next;
     seg_beat_reg <= seg_beat_next;
@@ -757,11 +785,15 @@ always @(posedge clk) begin
         out_valid_reg <= 1'b0;
         au_rd_data_valid_reg <= 1'b0;
         rd_left_reg <= 33'h0;
+        rd_left_some_reg <= 1'b0;
+        rd_left_one_reg <= 1'b0;
         fifo_reserved_reg <= 9'h0;
         fifo_wptr_reg <= 8'h0;
         fifo_rptr_reg <= 8'h0;
         fifo_count_reg <= 9'h0;
         fifo_head_valid_reg <= 1'b0;
+        fifo_none_reg <= 1'b1;
+        fifo_filled_reg <= 1'b0;
         seg_nx_valid_reg <= 1'b0;
     end
 end

@@ -122,19 +122,24 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
   const fetchPush = m.let('fetch_push', f.valid.and(fetchBeats.ne(0)), { doc: 'a message with payload to read is pushed' });
   const rdNext = m.reg('rd_next_addr', 64 - lw, { doc: 'beat address (address / W) of the next read' });
   const rdLeft = m.reg('rd_left', 33, { reset: 0, doc: "beats of the fetcher's message still to read" });
+  // rd_left's two values the fetcher decides on, registered with it (no 33-bit compare there).
+  const rdSome = m.reg('rd_left_some', 1, { reset: 0, doc: 'rd_left != 0' });
+  const rdOne = m.reg('rd_left_one', 1, { reset: 0, doc: 'rd_left == 1' });
+  // A message pushed on fetch is one beat when its octets end within the first: size + phase <= W.
+  const fetchOne = f.size.ne(0).and(f.size.zext(33).add(f.addr.slice(lw - 1, 0).zext(33)).le(W));
   const reserved = m.reg('fifo_reserved', aw + 1, { reset: 0, doc: 'reads issued and not yet consumed (in flight or in the FIFO)' });
-  const segRdValid = m.let(`${p}_rd_valid`, c.fetchGate.and(rdLeft.ne(0)).and(reserved.lt(depth)));
+  const segRdValid = m.let(`${p}_rd_valid`, c.fetchGate.and(rdSome).and(reserved.lt(depth)));
   const segRdFire = m.let(`${p}_rd_fire`, segRdValid.and(c.rd.ready));
   // The fetcher's next message: from the queue, or straight from the push when the queue is empty
   // and the fetcher free (always, with no queue).
   const fetchNext = ((): { readonly bypass: Expr; readonly queue: { readonly pop: Expr; readonly head: Expr } | null } => {
     if (f.queue === 0) return { bypass: fetchPush, queue: null };
-    const fetchFree = m.let('fetch_free', rdLeft.eq(0).or(rdLeft.eq(1).and(segRdFire)), { doc: "the fetcher's message is read by the end of this cycle" });
+    const fetchFree = m.let('fetch_free', rdSome.not().or(rdOne.and(segRdFire)), { doc: "the fetcher's message is read by the end of this cycle" });
     const fqEmpty = m.wire('fetch_q_empty', 1);
     const bypass = m.let('fetch_bypass', fetchFree.and(fqEmpty).and(fetchPush));
     const pop = m.let('fetch_q_pop', fetchFree.and(fqEmpty.not()));
     const depthQ = 1 << Math.ceil(Math.log2(Math.max(2, f.queue)));
-    const fq = fifo(m, 'fetch_q', 64 - lw + 33, depthQ, { push: fetchPush.and(bypass.not()), data: cat(f.addr.slice(63, lw), fetchBeats), pop });
+    const fq = fifo(m, 'fetch_q', 64 - lw + 34, depthQ, { push: fetchPush.and(bypass.not()), data: cat(f.addr.slice(63, lw), fetchOne, fetchBeats), pop });
     m.assign(fqEmpty, fq.empty);
     return { bypass, queue: { pop, head: fq.head } };
   })();
@@ -303,17 +308,23 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
       m.when(segRdFire, () => {
         m.set(rdNext, rdNext.add(1));
         m.set(rdLeft, rdLeft.sub(1));
+        m.set(rdSome, rdOne.not());
+        m.set(rdOne, rdLeft.eq(2));
       });
       // The next message: from the queue, or straight from the push (later sets win).
       const q = fetchNext.queue;
       if (q)
         m.when(q.pop, () => {
-          m.set(rdNext, q.head.slice(64 - lw + 32, 33));
+          m.set(rdNext, q.head.slice(64 - lw + 33, 34));
           m.set(rdLeft, q.head.slice(32, 0));
+          m.set(rdSome, 1);
+          m.set(rdOne, q.head.bit(33));
         });
       m.when(fetchNext.bypass, () => {
         m.set(rdNext, f.addr.slice(63, lw));
         m.set(rdLeft, fetchBeats);
+        m.set(rdSome, 1);
+        m.set(rdOne, fetchOne);
       });
       m.when(pop, () => m.set(hold, head));
       m.set(reserved, reserved.add(segRdFire.zext(aw + 1)).sub(pop.zext(aw + 1)));

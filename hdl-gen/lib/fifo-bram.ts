@@ -1,4 +1,4 @@
-import { type Expr, lit } from '../core/expr';
+import { type Expr, lit, mux } from '../core/expr';
 import type { ModuleBuilder } from '../core/module';
 import type { Signal } from '../core/signal';
 
@@ -39,7 +39,10 @@ export function bramFifo(
   const stored = m.reg(`${name}_count`, aw + 1, { reset: 0, doc: `words in ${name}_mem, not yet in the head register` });
   const head = m.reg(`${name}_head`, width, { doc: `the oldest word of ${name} (the memory's read register)` });
   const headValid = m.reg(`${name}_head_valid`, 1, { reset: 0 });
-  const load = m.let(`${name}_load`, stored.ne(0).and(headValid.not().or(ctl.pop)), { doc: 'the head register takes the next word from the memory' });
+  // The count's two ends, registered beside it: empty and full are flip-flops, not compares.
+  const none = m.reg(`${name}_none`, 1, { reset: 1, doc: `${name}_count == 0` });
+  const filled = m.reg(`${name}_filled`, 1, { reset: 0, doc: `${name}_count == ${depth}` });
+  const load = m.let(`${name}_load`, none.not().and(headValid.not().or(ctl.pop)), { doc: 'the head register takes the next word from the memory' });
   m.memoryWrite(mem, ctl.push, wptr, ctl.data);
   m.sync(() => {
     m.when(ctl.push, () => m.set(wptr, wptr.add(1)));
@@ -49,6 +52,12 @@ export function bramFifo(
     });
     m.set(headValid, load.or(headValid.and(ctl.pop.not())));
     m.set(stored, stored.add(ctl.push.zext(aw + 1)).sub(load.zext(aw + 1)));
+    // The count moves by one at most: it reaches 0 from 1 by a load alone, depth from depth − 1
+    // by a push alone, and leaves either end by the other.
+    const up = ctl.push.and(load.not());
+    const down = load.and(ctl.push.not());
+    m.set(none, mux(up, lit(1, 0), mux(down, stored.eq(1), none)));
+    m.set(filled, mux(down, lit(1, 0), mux(up, stored.eq(lit(aw + 1, depth - 1)), filled)));
   });
-  return { head, headValid, stored, full: stored.eq(lit(aw + 1, depth)), empty: headValid.not().and(stored.eq(0)), load };
+  return { head, headValid, stored, full: filled, empty: headValid.not().and(none), load };
 }
