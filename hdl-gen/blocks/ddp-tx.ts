@@ -47,10 +47,11 @@ import { checkRnicWidth } from './rnic-widths';
  * latency up to about DDP_TX_FIFO_DEPTH cycles, paid once for a run of queued messages, not per
  * message): a segment costs exactly ⌈(header + payload)/W⌉ beats, back to back, plus one cycle per
  * message when its first payload octets straddle two memory beats and one between work requests.
- * First read one cycle after the work request handshake; the first output beat two cycles after
- * its data arrives (the FIFO's RAM read register, then the output register). A work request that
+ * First read one cycle after the work request handshake; the first output beat three cycles after
+ * its data arrives (the FIFO's RAM read register, then the output stages: realign, output
+ * register, OUTPUT_STAGES in ddp-tx-output.ts). A work request that
  * finds the queue empty and nothing being sent starts in the cycle it is taken.
- * m_axis: registered; tready reaches the FIFO pop combinationally (no skid buffer). Lanes past
+ * m_axis: registered; tready stops at the realign stage's skid buffer (ddp-tx-output.ts). Lanes past
  * tkeep on the last beat are unspecified. m_sent_valid is high in the cycle the last beat of a
  * work request's last ULPDU is taken.
  */

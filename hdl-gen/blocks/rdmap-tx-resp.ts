@@ -43,10 +43,11 @@ import { checkRnicWidth } from './rnic-widths';
  * Rate: a Read Response leaves one beat per cycle while its data keeps up (rd_ready high, read
  * latency up to about 250 cycles); a segment costs exactly its ⌈(14 + payload)/W⌉ beats, back
  * to back across segments, plus one cycle per message when the first payload octets straddle two
- * memory beats. First read one cycle after the request handshake; the first output beat two
- * cycles after its data arrives (the FIFO's RAM read register, then the output register). Atomic
+ * memory beats. First read one cycle after the request handshake; the first output beat three
+ * cycles after its data arrives (the FIFO's RAM read register, then the output stages: realign,
+ * output register, OUTPUT_STAGES in ddp-tx-output.ts). Atomic
  * Response and Terminate come from a shift register, one beat per cycle. The next request is taken the cycle after the previous response's last beat is built.
- * m_axis: registered; tready reaches the FIFO pop combinationally (no skid buffer). Lanes past
+ * m_axis: registered; tready stops at the realign stage's skid buffer (ddp-tx-output.ts). Lanes past
  * tkeep on the last beat are unspecified.
  */
 /** req_kind values. */
