@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SlowFirstSequencer from './test/support/sequencer';
 
 export default defineConfig({
   test: {
@@ -14,5 +15,7 @@ export default defineConfig({
     // vitest keeps one core for itself by default; on a 2-core CI machine that leaves one worker,
     // and most files are single-threaded simulations: run two.
     maxWorkers: 2,
+    // The slowest files first (test/support/sequencer.ts), so none runs alone at the end.
+    sequence: { sequencer: SlowFirstSequencer },
   },
 });
