@@ -195,13 +195,14 @@ localparam [1:0] QN_ATOMIC_RESPONSE = 2'b11; // untagged queue ATOMIC_RESPONSE
 localparam [1:0] QN_READ_REQUEST = 2'b01; // untagged queue READ_REQUEST
 localparam [1:0] QN_SEND = 2'b00; // untagged queue SEND
 localparam [1:0] QN_TERMINATE = 2'b10; // untagged queue TERMINATE
-localparam [2:0] STATE_CHECK = 3'b001; // the RFC 5040/5041 checks of the descriptor
+localparam [2:0] STATE_CHECK = 3'b001; // the RFC 5040/5041 checks of the descriptor (their verdict registered)
+localparam [2:0] STATE_DECIDE = 3'b010; // acting on the verdict: an untagged ULPDU, or a failed FPDU
 localparam [2:0] STATE_IDLE = 3'b000; // waiting for a ULPDU descriptor
-localparam [2:0] STATE_INV = 3'b101; // invalidation of an STag offered (until the table takes it)
-localparam [2:0] STATE_IWAIT = 3'b110; // waiting for the invalidation
-localparam [2:0] STATE_LOOK = 3'b010; // STag lookup offered (until the table takes it)
-localparam [2:0] STATE_LWAIT = 3'b011; // waiting for the STag lookup
-localparam [2:0] STATE_POST = 3'b100; // posting the placement command and the event
+localparam [2:0] STATE_INV = 3'b110; // invalidation of an STag offered (until the table takes it)
+localparam [2:0] STATE_IWAIT = 3'b111; // waiting for the invalidation
+localparam [2:0] STATE_LOOK = 3'b011; // STag lookup offered (until the table takes it)
+localparam [2:0] STATE_LWAIT = 3'b100; // waiting for the STag lookup
+localparam [2:0] STATE_POST = 3'b101; // posting the placement command and the event
 
 // verilator lint_off UNUSED
 // dv was checked by ddp_rx_hdr (H2); the Terminate copies it within ctrl0
@@ -214,6 +215,8 @@ reg mpa_bad_reg; // MPA failed the FPDU of the ULPDU in progress
 reg mpa_bad_next;
 reg [7:0] mpa_code_reg;
 reg [7:0] mpa_code_next;
+reg mpa_closed_reg; // MPA reports the connection lost (no Terminate follows)
+reg mpa_closed_next;
 wire [415:0] desc_rdmap; // D+18 onwards: the RDMAP part
 wire desc_ok; // every header check passed
 wire desc_has_payload; // ULP data follows on the data stream
@@ -233,11 +236,14 @@ reg is_send_reg; // the ULPDU is a Send (any of the four)
 reg is_send_next;
 reg [1:0] qn_expected_reg; // the untagged queue of the opcode
 reg [1:0] qn_expected_next;
-wire term_opcode; // the ULPDU is a Terminate: an error closes the stream, nobody answers
-reg [2:0] state_reg; // state of state: IDLE, CHECK, LOOK, LWAIT, POST, INV, IWAIT
+reg h1_short_reg; // H1: the ULPDU is shorter than its DDP header (no header to copy)
+reg h1_short_next;
+reg term_opcode_reg; // the ULPDU is a Terminate: an error closes the stream, nobody answers
+reg term_opcode_next;
+reg has_len_reg; // the ULPDU carries data octets
+reg has_len_next;
+reg [2:0] state_reg; // state of state: IDLE, CHECK, DECIDE, LOOK, LWAIT, POST, INV, IWAIT
 reg [2:0] state_next;
-reg [1:0] lk_for_reg; // what the STag lookup in flight is for
-reg [1:0] lk_for_next;
 reg rx_stopped_r_reg;
 reg rx_stopped_r_next;
 reg tx_stopped_r_reg;
@@ -367,11 +373,11 @@ wire start_abort;
 wire desc_take;
 reg desc_taken_reg; // a descriptor has been taken since reset
 reg desc_taken_next;
-reg t_opcode_bad_reg; // H8: the opcode differs from the open tagged message's
+reg t_opcode_bad_reg; // H8: a tagged message is open and the opcode differs from its
 reg t_opcode_bad_next;
-reg t_stag_bad_reg; // the STag differs from the open tagged message's
+reg t_stag_bad_reg; // a tagged message is open and the STag differs from its
 reg t_stag_bad_next;
-reg t_to_bad_reg; // TO is not where the open tagged message goes on
+reg t_to_bad_reg; // a tagged message is open and TO is not where it goes on
 reg t_to_bad_next;
 reg u_continues_reg; // this segment continues the open message of QN 0
 reg u_continues_next;
@@ -381,37 +387,98 @@ reg [31:0] buf_len_reg; // its length
 reg [31:0] buf_len_next;
 reg [31:0] msg_end_reg; // MO + payload length: the next MO, or the message length
 reg [31:0] msg_end_next;
-reg no_buffer_reg; // U2: no posted buffer for QN 0, no Atomic Request outstanding for QN 2
+reg no_buffer_reg; // U2: a new message and no posted buffer for QN 0, no Atomic Request outstanding for QN 2
 reg no_buffer_next;
 reg send_too_long_reg; // a Send past the end of its buffer
 reg send_too_long_next;
-reg irrq_at_ird_reg; // A3: the IRRQ holds IRD requests
+wire irrq_ird_ahead; // next cycle, the IRRQ holds IRD requests (A3)
+reg irrq_at_ird_reg; // A3: an Atomic Request and the IRRQ holds IRD requests
 reg irrq_at_ird_next;
-reg atomic_resp_bad_reg; // an Atomic Response that answers no outstanding Atomic Request (ORQ head)
+reg atomic_resp_bad_reg; // the last segment of an Atomic Response that answers no outstanding Atomic Request (ORQ head)
 reg atomic_resp_bad_next;
 reg qn_bad_reg; // U1: QN is not the opcode's queue
 reg qn_bad_next;
-reg msn_bad_reg; // U3: MSN is not the expected MSN of its queue
+reg msn_bad_reg; // U3: a new message and MSN is not the expected MSN of its queue
 reg msn_bad_next;
-reg u_opcode_bad_reg; // H8: the opcode differs from the open message's
+reg u_opcode_bad_reg; // H8: the segment continues the open message and the opcode differs from its
 reg u_opcode_bad_next;
-reg u_msn_bad_reg; // the MSN differs from the open message's
+reg u_msn_bad_reg; // the segment continues the open message and the MSN differs from its
 reg u_msn_bad_next;
-reg u_mo_bad_reg; // MO is not the octets placed of the open message
+reg u_mo_bad_reg; // the segment continues the open message and MO is not the octets placed of it
 reg u_mo_bad_next;
-reg mo_nonzero_reg; // MO is not 0 (a new message starts at 0)
+reg mo_nonzero_reg; // a new message whose MO is not 0 (a new message starts at 0)
 reg mo_nonzero_next;
+reg not_last_bad_reg; // L = 0 on a message that is not a Send (fixed-size rule)
+reg not_last_bad_next;
+reg aopcode_bad_reg; // A4: an Atomic Request with an AOpCode other than Fetch-and-Add or Compare-and-Swap
+reg aopcode_bad_next;
+reg hdr_err_nz_reg; // the header checks (H1-H7) failed with a non-zero code
+reg hdr_err_nz_next;
+reg inject_err_nz_reg; // inject_err_r is not 0
+reg inject_err_nz_next;
 wire [13:0] check_err; // first failing check before any lookup: header (H1-H7), injected, H8/U1-U5 and the no-lookup RDMAP checks
 wire check_fails; // check_err is not 0
-wire [32:0] rr_total; // octets of the Read received with this segment
-wire [13:0] post_err; // first failing check after the lookup (T1-T7, Read source, IRD, Atomic target)
-wire post_ok; // post_err is 0
+reg check_failed_reg; // check_fails of the ULPDU in progress, registered in CHECK
+reg check_failed_next;
+reg [13:0] check_code_reg; // check_err of the ULPDU in progress, registered in CHECK
+reg [13:0] check_code_next;
+reg [32:0] rr_total_reg; // octets of the Read received with this segment
+reg [32:0] rr_total_next;
+reg rr_no_head_reg; // the ORQ head is not a Read (or the ORQ is empty)
+reg rr_no_head_next;
+reg rr_stag_bad_reg; // the STag is not the ORQ head Read's sink STag
+reg rr_stag_bad_next;
+reg [63:0] rr_to_base_reg; // TO less the octets of the Read received so far: the Read's sink TO if in order
+reg [63:0] rr_to_base_next;
+reg rr_to_bad_reg; // TO is not where the ORQ head Read goes on
+reg rr_to_bad_next;
+reg rr_len_bad_reg; // past the ORQ head Read's size, or short of it at the last segment
+reg rr_len_bad_next;
+reg orq_first_reg; // an entry entered the empty ORQ in the last cycle
+reg orq_first_next;
+reg orq_first_d_reg; // and in the cycle before
+reg orq_first_d_next;
+wire post_wait; // the ORQ head is newer than the Read Response verdict: wait for it
+reg read_size_nz_reg; // the Read Request reads octets (else no lookup, spec §5.4)
+reg read_size_nz_next;
+reg tagged_len_reg; // a tagged ULPDU with data (its STag is looked up)
+reg tagged_len_next;
+reg rr_any_reg; // a Read Response
+reg rr_any_next;
+reg rr_len_reg; // a Read Response with data
+reg rr_len_next;
+reg rr_last_reg; // the last segment of a Read Response
+reg rr_last_next;
+reg read_len_reg; // a Read Request that reads octets (its source STag is looked up)
+reg read_len_next;
+reg read_req_reg; // a Read Request
+reg read_req_next;
+reg atomic_req_reg; // an Atomic Request
+reg atomic_req_next;
+reg lk_failed_reg; // the lookup of the ULPDU in POST failed (T1-T5, Read source, Atomic target and alignment)
+reg lk_failed_next;
+reg rr_failed_reg; // a Read Response check against the ORQ head fails
+reg rr_failed_next;
+reg [15:0] rr_verdict_reg; // its first failure: {r, md, code}
+reg [15:0] rr_verdict_next;
+reg irrq_at_ird_post_reg; // this cycle, the IRRQ holds IRD requests
+reg irrq_at_ird_post_next;
+wire [15:0] post_verdict; // first failing check of the ULPDU in POST: {r, md, code}
+wire post_ok; // every check of the ULPDU in POST passes
+wire post_go; // POST acts (its verdict is current)
+reg irrq_was_full_reg; // the IRRQ was full in the last cycle
+reg irrq_was_full_next;
 wire post_stall; // wait: the IRRQ has no room (IRD above its depth), or earlier placements are still being written
 wire [7:0] desc_ctrl0; // D+0 as received, reserved bits included (a Terminate copies it)
 wire [7:0] desc_rsvd_ulp; // D+1: the RDMAP control octet
 wire [143:0] hdr_copy; // the DDP header as received
 wire check_clean; // MPA passed the FPDU and every check before a lookup passed
+reg term_last_reg; // the last segment of a Terminate
+reg term_last_next;
+reg atomic_resp_last_reg; // the last segment of an Atomic Response
+reg atomic_resp_last_next;
 wire u_accept;
+wire decide_fail; // DECIDE answers the first error
 reg [95:0] rq_mem [0:15];
 reg [160:0] orq_mem [0:7];
 reg [356:0] irrq_mem [0:7];
@@ -421,7 +488,7 @@ wire _t2;
 wire _t3;
 wire _t4;
 wire _t5;
-wire _t6;
+wire [15:0] _t6;
 wire _t7;
 wire _t8;
 wire _t9;
@@ -443,232 +510,277 @@ wire _t24;
 wire _t25;
 wire _t26;
 wire _t27;
-wire _t28;
+wire [1:0] _t28;
 wire _t29;
-wire _t30;
+// verilator lint_off UNUSED
+wire [13:0] _t30; // read through slices
+// verilator lint_on UNUSED
 wire _t31;
-wire _t32;
+// verilator lint_off UNUSED
+wire [13:0] _t32; // read through slices
+// verilator lint_on UNUSED
 wire _t33;
-wire _t34;
+// verilator lint_off UNUSED
+wire [13:0] _t34; // read through slices
+// verilator lint_on UNUSED
 wire _t35;
-wire _t36;
+// verilator lint_off UNUSED
+wire [13:0] _t36; // read through slices
+// verilator lint_on UNUSED
 wire _t37;
-wire _t38;
-wire _t39;
-wire _t40;
-wire _t41;
-wire _t42;
-wire _t43;
-wire _t44;
+// verilator lint_off UNUSED
+wire [13:0] _t38; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [13:0] _t39; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [13:0] _t40; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [13:0] _t41; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [13:0] _t42; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [13:0] _t43; // read through slices
+// verilator lint_on UNUSED
+wire [3:0] _t44;
 wire _t45;
 wire _t46;
-// verilator lint_off UNUSED
-wire [160:0] _t47; // read through slices
-// verilator lint_on UNUSED
+wire _t47;
 wire _t48;
 wire _t49;
 wire _t50;
 wire _t51;
 wire _t52;
 wire _t53;
-wire [32:0] _t54;
+wire _t54;
 wire _t55;
 wire _t56;
 wire _t57;
 wire _t58;
-wire [31:0] _t59;
-wire _t60;
-wire [13:0] _t61;
+wire [63:0] _t59;
+wire [31:0] _t60;
+wire [63:0] _t61;
 wire _t62;
-wire _t63;
-wire _t64;
+// verilator lint_off UNUSED
+wire [160:0] _t63; // read through slices
+// verilator lint_on UNUSED
+wire [32:0] _t64;
 wire _t65;
 wire _t66;
 wire _t67;
 wire _t68;
 wire _t69;
 wire _t70;
-wire _t71;
+// verilator lint_off UNUSED
+wire [13:0] _t71; // read through slices
+// verilator lint_on UNUSED
 wire _t72;
-wire _t73;
+wire [15:0] _t73;
 wire _t74;
 wire _t75;
 wire _t76;
-wire _t77;
+wire [1:0] _t77;
 wire _t78;
 wire _t79;
-wire [63:0] _t80;
-wire [63:0] _t81;
+wire _t80;
+wire _t81;
 wire _t82;
 wire _t83;
-// verilator lint_off UNUSED
-wire [13:0] _t84; // read through slices
-// verilator lint_on UNUSED
+wire _t84;
 wire _t85;
-wire [15:0] _t86;
-wire _t87;
-wire [1:0] _t88;
-wire _t89;
-wire _t90;
+wire _t86;
+// verilator lint_off UNUSED
+wire [95:0] _t87; // read through slices
+// verilator lint_on UNUSED
+wire [31:0] _t88;
+// verilator lint_off UNUSED
+wire [32:0] _t89; // read through slices
+// verilator lint_on UNUSED
+wire [32:0] _t90;
 wire _t91;
-// verilator lint_off UNUSED
-wire [95:0] _t92; // read through slices
-// verilator lint_on UNUSED
-wire [31:0] _t93;
-// verilator lint_off UNUSED
-wire [32:0] _t94; // read through slices
-// verilator lint_on UNUSED
+wire _t92;
+wire _t93;
+wire [31:0] _t94;
 wire _t95;
 wire _t96;
-wire [13:0] _t97;
+wire _t97;
 wire _t98;
 wire _t99;
 wire _t100;
-wire [31:0] _t101;
+wire _t101;
 wire _t102;
-wire _t103;
+wire [31:0] _t103;
 wire _t104;
-wire _t105;
-wire [13:0] _t106;
+wire [13:0] _t105;
+wire [2:0] _t106;
 wire _t107;
 wire _t108;
-wire [1:0] _t109;
-// verilator lint_off UNUSED
-wire [13:0] _t110; // read through slices
-// verilator lint_on UNUSED
+wire [13:0] _t109;
+wire _t110;
 // verilator lint_off UNUSED
 wire [13:0] _t111; // read through slices
 // verilator lint_on UNUSED
 wire _t112;
-wire [3:0] _t113;
+wire [15:0] _t113;
+wire _t114;
+wire _t115;
+wire _t116;
+wire _t117;
+wire [1:0] _t118;
+// verilator lint_off UNUSED
+wire [13:0] _t119; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [13:0] _t120; // read through slices
+// verilator lint_on UNUSED
+wire _t121;
+wire [3:0] _t122;
 
-assign _t0 = desc_opcode == OP_TERMINATE;
-assign _t1 = ~(_t2 & (desc_ulpdu_len < (desc_t ? 16'he : 16'h12)));
-assign _t2 = ~desc_ok;
-assign _t3 = ~((rq_wptr_reg[4] != rq_rptr_reg[4]) & (rq_wptr_reg[3:0] == rq_rptr_reg[3:0]));
-assign _t4 = ~cmd_valid_reg;
-assign _t5 = state_reg == STATE_IDLE;
-assign _t6 = _t5 & _t7 & out_free;
-assign _t7 = ~abort_pending_reg;
-assign _t8 = t_open_reg & t_opcode_bad_reg;
-assign _t9 = t_open_reg & t_stag_bad_reg;
-assign _t10 = t_open_reg & t_to_bad_reg;
-assign _t11 = u_continues_reg & u_opcode_bad_reg;
-assign _t12 = u_continues_reg & u_msn_bad_reg;
-assign _t13 = qn_bad_reg | _t11;
-assign _t14 = u_continues_reg & u_mo_bad_reg;
-assign _t15 = qn_bad_reg | (_t11 | _t12);
-assign _t16 = _t17 & msn_bad_reg;
-assign _t17 = ~u_continues_reg;
-assign _t18 = _t13 | (_t12 | _t14);
-assign _t19 = _t17 & no_buffer_reg;
-assign _t20 = _t13 | (_t12 | _t21);
-assign _t21 = _t14 | _t16;
-assign _t22 = _t17 & mo_nonzero_reg;
-assign _t23 = _t15 | (_t14 | _t24);
-assign _t24 = _t16 | _t19;
-assign _t25 = _t26 & (~is_send_reg);
-assign _t26 = ~desc_l;
-assign _t27 = _t19 | _t22;
-assign _t28 = _t22 | _t25;
-assign _t29 = _t30 & irrq_at_ird_reg;
-assign _t30 = desc_l & (desc_opcode == OP_ATOMIC_REQUEST);
-assign _t31 = _t22 | (_t25 | send_too_long_reg);
-assign _t32 = _t30 & ((desc_rdmap[27:24] != 4'b0000) & (desc_rdmap[27:24] != 4'b0010));
-assign _t33 = desc_l & _t34 & atomic_resp_bad_reg;
-assign _t34 = desc_opcode == OP_ATOMIC_RESPONSE;
-assign _t35 = _t36 & _t37 & _t38;
-assign _t36 = lk_for_reg == 2'b00;
-assign _t37 = payload_len != 32'h0;
-assign _t38 = lk_fault_reg != 3'b000;
-assign _t39 = lk_fault_reg == 3'b101;
-assign _t40 = lk_fault_reg == 3'b100;
-assign _t41 = lk_fault_reg == 3'b011;
-assign _t42 = lk_fault_reg == 3'b010;
-assign _t43 = _t44 & (~((~_t46) & (~_t47[160])));
-assign _t44 = _t36 & _t45;
-assign _t45 = desc_opcode == OP_READ_RESPONSE;
-assign _t46 = orq_wptr_reg == orq_rptr_reg;
-assign _t47 = orq_mem[orq_rptr_reg[2:0]];
-assign _t48 = _t49 & (desc_stag != _t47[31:0]);
-assign _t49 = _t44 & _t37;
-assign _t50 = _t35 | _t43;
-assign _t51 = _t49 & (desc_to != (_t47[95:32] + {32'h0, orq_received_reg}));
-assign _t52 = _t35 | (_t43 | _t48);
-assign _t53 = _t44 & ((rr_total > _t54) | (desc_l & (rr_total != _t54)));
-assign _t54 = {1'b0, _t47[127:96]};
-assign _t55 = _t50 | (_t48 | _t51);
-assign _t56 = _t57 & _t58 & _t38;
-assign _t57 = lk_for_reg == 2'b01;
-assign _t58 = _t59 != 32'h0;
-assign _t59 = {desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120]};
-assign _t60 = _t51 | _t53;
-assign _t61 = _t39 ? ERR_RDMAP_BASE_BOUNDS :
-    _t40 ? ERR_RDMAP_TO_WRAP :
-    _t41 ? ERR_RDMAP_ACCESS_RIGHTS :
-    _t42 ? ERR_RDMAP_STAG_NOT_ASSOCIATED :
-    ERR_RDMAP_INVALID_STAG;
-assign _t62 = _t57 & ({12'h0, irrq_count} >= cfg_ird);
-assign _t63 = _t53 | _t56;
-assign _t64 = _t65 & _t38;
-assign _t65 = lk_for_reg == 2'b10;
-assign _t66 = _t65 & (lk_address_reg[2:0] != 3'b000);
-assign _t67 = lk_for_reg != 2'b00;
-assign _t68 = ~mpa_bad_reg;
-assign _t69 = (state_reg == STATE_CHECK) & _t70;
-assign _t70 = ~rx_stopped_r_reg;
-assign _t71 = u_accept & desc_l;
-assign _t72 = state_reg == STATE_POST;
-assign _t73 = ~post_ok;
-assign _t74 = inv_rsp_fault != 2'b00;
-assign _t75 = ~term_sent_reg;
-assign _t76 = ~tx_stopped_r_reg;
-assign _t77 = qn_expected_reg == QN_SEND;
-assign _t78 = _t72 & post_ok;
-assign _t79 = ~post_stall;
-assign _t80 = {
+assign _t0 = ~((rq_wptr_reg[4] != rq_rptr_reg[4]) & (rq_wptr_reg[3:0] == rq_rptr_reg[3:0]));
+assign _t1 = ~cmd_valid_reg;
+assign _t2 = state_reg == STATE_IDLE;
+assign _t3 = _t2 & _t4 & out_free;
+assign _t4 = ~abort_pending_reg;
+assign _t5 = req_take & (~term_pending_reg);
+assign _t6 = {12'h0, irrq_count};
+assign _t7 = ~desc_ok;
+assign _t8 = desc_ok & inject_pending_reg;
+assign _t9 = _t10 & desc_t;
+assign _t10 = desc_ok & (~inject_pending_reg);
+assign _t11 = _t10 & _t12;
+assign _t12 = ~desc_t;
+assign _t13 = qn_bad_reg | u_opcode_bad_reg;
+assign _t14 = qn_bad_reg | (u_opcode_bad_reg | u_msn_bad_reg);
+assign _t15 = _t13 | (u_msn_bad_reg | u_mo_bad_reg);
+assign _t16 = _t13 | (u_msn_bad_reg | _t17);
+assign _t17 = u_mo_bad_reg | msn_bad_reg;
+assign _t18 = _t14 | (u_mo_bad_reg | _t19);
+assign _t19 = msn_bad_reg | no_buffer_reg;
+assign _t20 = no_buffer_reg | mo_nonzero_reg;
+assign _t21 = mo_nonzero_reg | not_last_bad_reg;
+assign _t22 = mo_nonzero_reg | (not_last_bad_reg | send_too_long_reg);
+assign _t23 = _t24 & (check_code_reg[5:2] == 4'b0001);
+assign _t24 = check_code_reg[1:0] == 2'b00;
+assign _t25 = (check_code_reg[1:0] != 2'b10) & (~(_t24 & (check_code_reg[5:2] == 4'b0000)));
+assign _t26 = ~check_failed_reg;
+assign _t27 = _t28 == 2'b00;
+assign _t28 = _t29 ? _t30[1:0] :
+    tagged_len_reg ? (_t31 ? _t32[1:0] : (_t33 ? _t34[1:0] : (_t35 ? _t36[1:0] : (_t37 ? _t38[1:0] : _t36[1:0])))) :
+    _t31 ? _t39[1:0] :
+    _t33 ? _t40[1:0] :
+    _t35 ? _t41[1:0] :
+    _t37 ? _t42[1:0] :
+    _t43[1:0];
+assign _t29 = lk_fault_reg == 3'b000;
+assign _t30 = ERR_RDMAP_STREAM_CATASTROPHIC;
+assign _t31 = lk_fault_reg == 3'b101;
+assign _t32 = ERR_DDP_BASE_BOUNDS;
+assign _t33 = lk_fault_reg == 3'b100;
+assign _t34 = ERR_DDP_TO_WRAP;
+assign _t35 = lk_fault_reg == 3'b011;
+assign _t36 = ERR_DDP_INVALID_STAG;
+assign _t37 = lk_fault_reg == 3'b010;
+assign _t38 = ERR_DDP_STAG_NOT_ASSOCIATED;
+assign _t39 = ERR_RDMAP_BASE_BOUNDS;
+assign _t40 = ERR_RDMAP_TO_WRAP;
+assign _t41 = ERR_RDMAP_ACCESS_RIGHTS;
+assign _t42 = ERR_RDMAP_STAG_NOT_ASSOCIATED;
+assign _t43 = ERR_RDMAP_INVALID_STAG;
+assign _t44 = _t29 ? _t30[5:2] :
+    tagged_len_reg ? (_t31 ? _t32[5:2] : (_t33 ? _t34[5:2] : (_t35 ? _t36[5:2] : (_t37 ? _t38[5:2] : _t36[5:2])))) :
+    _t31 ? _t39[5:2] :
+    _t33 ? _t40[5:2] :
+    _t35 ? _t41[5:2] :
+    _t37 ? _t42[5:2] :
+    _t43[5:2];
+assign _t45 = check_failed_reg | lk_failed_reg;
+assign _t46 = read_req_reg & irrq_at_ird_post_reg;
+assign _t47 = _t30[1:0] == 2'b00;
+assign _t48 = ~mpa_bad_reg;
+assign _t49 = (state_reg == STATE_DECIDE) & _t50;
+assign _t50 = ~rx_stopped_r_reg;
+assign _t51 = _t12 & check_failed_reg;
+assign _t52 = post_go & (~post_ok);
+assign _t53 = inv_rsp_fault != 2'b00;
+assign _t54 = ~term_sent_reg;
+assign _t55 = ~tx_stopped_r_reg;
+assign _t56 = qn_expected_reg == QN_SEND;
+assign _t57 = post_go & post_ok;
+assign _t58 = _t57 & (~post_stall);
+assign _t59 = {
     desc_rdmap[167:160], desc_rdmap[175:168], desc_rdmap[183:176], desc_rdmap[191:184], desc_rdmap[199:192], desc_rdmap[207:200], desc_rdmap[215:208],
     desc_rdmap[223:216]
 };
-assign _t81 = {
+assign _t60 = {desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120]};
+assign _t61 = {
     desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56], desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]
 };
-assign _t82 = req_take & (~term_pending_reg);
-assign _t83 = orq_push & s_orq_atomic;
-assign _t84 = ERR_RDMAP_LOCAL_CATASTROPHIC;
-assign _t85 = desc_opcode == OP_READ_REQUEST;
-assign _t86 = 1'b0 ? desc_ulpdu_len : 16'h0;
-assign _t87 = (s_desc_tdata[55:52] == OP_SEND) | (s_desc_tdata[55:52] == OP_SEND_SE) | (s_desc_tdata[55:52] == OP_SEND_INVALIDATE) |
+assign _t62 = orq_wptr_reg == orq_rptr_reg;
+assign _t63 = orq_mem[orq_rptr_reg[2:0]];
+assign _t64 = {1'b0, _t63[127:96]};
+assign _t65 = _t66 | _t67;
+assign _t66 = rr_any_reg & rr_no_head_reg;
+assign _t67 = rr_len_reg & rr_stag_bad_reg;
+assign _t68 = rr_len_reg & rr_to_bad_reg;
+assign _t69 = rr_any_reg & rr_len_bad_reg;
+assign _t70 = _t71[1:0] == 2'b00;
+assign _t71 = ERR_DDP_LOCAL_CATASTROPHIC;
+assign _t72 = _t36[1:0] == 2'b00;
+assign _t73 = {_t74 & (_t32[5:2] == 4'b0001), (_t32[1:0] != 2'b10) & (~(_t74 & (_t32[5:2] == 4'b0000))), ERR_DDP_BASE_BOUNDS};
+assign _t74 = _t32[1:0] == 2'b00;
+assign _t75 = orq_push & s_orq_atomic;
+assign _t76 = (s_desc_tdata[55:52] == OP_SEND) | (s_desc_tdata[55:52] == OP_SEND_SE) | (s_desc_tdata[55:52] == OP_SEND_INVALIDATE) |
     (s_desc_tdata[55:52] == OP_SEND_SE_INVALIDATE);
-assign _t88 = ((s_desc_tdata[55:52] == OP_READ_REQUEST) | (s_desc_tdata[55:52] == OP_ATOMIC_REQUEST)) ? QN_READ_REQUEST :
-    (s_desc_tdata[55:52] == OP_TERMINATE) ? QN_TERMINATE :
-    (s_desc_tdata[55:52] == OP_ATOMIC_RESPONSE) ? QN_ATOMIC_RESPONSE :
-    QN_SEND;
-assign _t89 = u_open_reg & _t90;
-assign _t90 = _t88 == QN_SEND;
-assign _t91 = rq_wptr_reg == rq_rptr_reg;
-assign _t92 = rq_mem[rq_rptr_reg[3:0]];
-assign _t93 = _t89 ? u_buf_len_reg : (_t91 ? s_recv_len : _t92[95:64]);
-assign _t94 = {1'b0, s_desc_tdata[255:224]} + {17'h0, s_desc_tdata[47:32]};
-assign _t95 = desc_has_payload & (~(state_reg == STATE_IWAIT));
-assign _t96 = mpa_code_reg == 8'h1;
-assign _t97 = {mpa_code_reg, 4'b0000, 2'b10};
-assign _t98 = (~term_opcode) & _t75;
-assign _t99 = (check_err[1:0] != 2'b10) & (~(_t100 & (check_err[5:2] == 4'b0000))) & _t1;
-assign _t100 = check_err[1:0] == 2'b00;
-assign _t101 = desc_msn + 32'h1;
-assign _t102 = (desc_opcode == OP_SEND_SE) | _t103 | (desc_opcode == OP_IMMEDIATE_SE);
-assign _t103 = desc_opcode == OP_SEND_SE_INVALIDATE;
-assign _t104 = (post_err[1:0] != 2'b10) & (~(_t105 & (post_err[5:2] == 4'b0000))) & _t1;
-assign _t105 = post_err[1:0] == 2'b00;
-assign _t106 = _t107 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t107 = inv_rsp_fault == 2'b11;
-assign _t108 = (_t109 != 2'b10) & (~(_t112 & (_t113 == 4'b0000))) & _t1;
-assign _t109 = _t107 ? _t110[1:0] : _t111[1:0];
-assign _t110 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
-assign _t111 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t112 = _t109 == 2'b00;
-assign _t113 = _t107 ? _t110[5:2] : _t111[5:2];
+assign _t77 = (_t78 | _t79) ? QN_READ_REQUEST : (_t80 ? QN_TERMINATE : (_t81 ? QN_ATOMIC_RESPONSE : QN_SEND));
+assign _t78 = s_desc_tdata[55:52] == OP_READ_REQUEST;
+assign _t79 = s_desc_tdata[55:52] == OP_ATOMIC_REQUEST;
+assign _t80 = s_desc_tdata[55:52] == OP_TERMINATE;
+assign _t81 = s_desc_tdata[55:52] == OP_ATOMIC_RESPONSE;
+assign _t82 = (~s_desc_tdata[0]) & (s_desc_tdata[31:16] < (s_desc_tdata[48] ? 16'he : 16'h12));
+assign _t83 = s_desc_tdata[47:32] != 16'h0;
+assign _t84 = u_open_reg & _t85;
+assign _t85 = _t77 == QN_SEND;
+assign _t86 = rq_wptr_reg == rq_rptr_reg;
+assign _t87 = rq_mem[rq_rptr_reg[3:0]];
+assign _t88 = _t84 ? u_buf_len_reg : (_t86 ? s_recv_len : _t87[95:64]);
+assign _t89 = {1'b0, s_desc_tdata[255:224]} + _t90;
+assign _t90 = {17'h0, s_desc_tdata[47:32]};
+assign _t91 = ~_t84;
+assign _t92 = s_desc_tdata[49] & _t79;
+assign _t93 = s_desc_tdata[49] & _t81;
+assign _t94 = {s_desc_tdata[263:256], s_desc_tdata[271:264], s_desc_tdata[279:272], s_desc_tdata[287:280]};
+assign _t95 = {s_desc_tdata[359:352], s_desc_tdata[367:360], s_desc_tdata[375:368], s_desc_tdata[383:376]} != 32'h0;
+assign _t96 = s_desc_tdata[48] & (s_desc_tdata[55:52] == OP_READ_RESPONSE);
+assign _t97 = _t98 & _t78;
+assign _t98 = ~s_desc_tdata[48];
+assign _t99 = _t48 & desc_t;
+assign _t100 = desc_has_payload & (~(state_reg == STATE_IWAIT));
+assign _t101 = (~term_opcode_reg) & _t54;
+assign _t102 = ~desc_l;
+assign _t103 = desc_msn + 32'h1;
+assign _t104 = inv_rsp_fault == 2'b00;
+assign _t105 = {mpa_code_reg, 4'b0000, 2'b10};
+assign _t106 = term_opcode_reg ? EVT_CLOSED : EVT_TERMINATE_SENT;
+assign _t107 = (desc_opcode == OP_SEND_SE) | _t108 | (desc_opcode == OP_IMMEDIATE_SE);
+assign _t108 = desc_opcode == OP_SEND_SE_INVALIDATE;
+assign _t109 = _t110 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t110 = inv_rsp_fault == 2'b11;
+assign _t111 = ERR_RDMAP_LOCAL_CATASTROPHIC;
+assign _t112 = desc_opcode == OP_READ_REQUEST;
+assign _t113 = 1'b0 ? desc_ulpdu_len : 16'h0;
+assign _t114 = _t25 & _t115;
+assign _t115 = ~h1_short_reg;
+assign _t116 = post_verdict[14] & _t115;
+assign _t117 = (_t118 != 2'b10) & (~(_t121 & (_t122 == 4'b0000))) & _t115;
+assign _t118 = _t110 ? _t119[1:0] : _t120[1:0];
+assign _t119 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
+assign _t120 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t121 = _t118 == 2'b00;
+assign _t122 = _t110 ? _t119[5:2] : _t120[5:2];
 assign desc_rdmap = desc_reg[671:256];
 assign desc_ok = desc_reg[0];
 assign desc_has_payload = desc_reg[1];
@@ -684,7 +796,6 @@ assign desc_to = desc_reg[159:96];
 assign desc_qn = desc_reg[191:160];
 assign desc_msn = desc_reg[223:192];
 assign desc_mo = desc_reg[255:224];
-assign term_opcode = _t0 & _t1;
 assign m_cmd_valid = cmd_valid_reg;
 assign m_cmd_addr = cmd_addr_reg;
 assign m_cmd_discard = cmd_discard_reg;
@@ -698,7 +809,7 @@ assign m_evt_data = evt_data_reg;
 assign m_evt_err = evt_err_reg;
 assign rx_stopped = rx_stopped_r_reg;
 assign tx_stopped = tx_stopped_r_reg;
-assign rq_push = s_recv_valid & _t3;
+assign rq_push = s_recv_valid & _t0;
 assign orq_count = orq_wptr_reg - orq_rptr_reg;
 assign orq_room = (~((orq_wptr_reg[3] != orq_rptr_reg[3]) & (orq_wptr_reg[2:0] == orq_rptr_reg[2:0]))) & ({12'h0, orq_count} < cfg_ord);
 assign orq_push = s_orq_valid & orq_room;
@@ -741,37 +852,60 @@ assign m_req_term_seg_len = term_seg_len_r_reg;
 assign m_req_term_tagged = term_tagged_r_reg;
 assign m_req_term_ddp_hdr = term_ddp_hdr_r_reg;
 assign m_req_term_rdma_hdr = term_rdma_hdr_r_reg;
-assign out_free = _t4 & (~evt_valid_reg);
-assign start_abort = _t5 & abort_pending_reg & out_free;
-assign desc_take = _t6 & s_desc_tvalid;
-assign ulpdu_decided = desc_taken_reg & _t5;
-assign s_desc_tready = _t6;
-assign idle = _t5 & out_free & _t7;
-assign s_recv_ready = _t3;
+assign out_free = _t1 & (~evt_valid_reg);
+assign start_abort = _t2 & abort_pending_reg & out_free;
+assign desc_take = _t3 & s_desc_tvalid;
+assign ulpdu_decided = desc_taken_reg & _t2;
+assign s_desc_tready = _t3;
+assign idle = _t2 & out_free & _t4;
+assign s_recv_ready = _t0;
 assign s_orq_ready = orq_room;
-assign check_err = _t2 ? desc_err :
-    inject_pending_reg ? inject_err_r_reg :
-    desc_t ? (({14{_t8}} & ERR_RDMAP_UNEXPECTED_OPCODE) | (({14{_t9 & (~_t8)}} & ERR_DDP_INVALID_STAG) | ({14{_t10 & (~(_t8 | _t9))}} & ERR_DDP_BASE_BOUNDS))) :
-    (({14{qn_bad_reg}} & ERR_DDP_INVALID_QN) | (({14{_t11 & (~qn_bad_reg)}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{_t12 & (~_t13)}} & ERR_DDP_MSN_RANGE)) |
-        (({14{_t14 & (~_t15)}} & ERR_DDP_INVALID_MO) | (({14{_t16 & (~_t18)}} & ERR_DDP_MSN_RANGE) | ({14{_t19 & (~_t20)}} & ERR_DDP_NO_BUFFER))) |
-        (({14{_t22 & (~_t23)}} & ERR_DDP_INVALID_MO) |
-            (({14{_t25 & (~(_t15 | (_t21 | _t27)))}} & ERR_DDP_TOO_LONG) | ({14{send_too_long_reg & (~(_t18 | (_t24 | _t28)))}} & ERR_DDP_TOO_LONG)) |
-            (({14{_t29 & (~(_t18 | (_t24 | _t31)))}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
-                (({14{_t32 & (~(_t20 | (_t27 | (_t25 | (send_too_long_reg | _t29)))))}} & ERR_RDMAP_UNEXPECTED_OPCODE) |
-                    ({14{_t33 & (~(_t20 | (_t19 | _t28 | (send_too_long_reg | (_t29 | _t32)))))}} & ERR_RDMAP_STREAM_CATASTROPHIC)))));
-assign check_fails = _t2 ? (desc_err != 14'h0) :
-    inject_pending_reg ? (inject_err_r_reg != 14'h0) :
-    desc_t ? (_t8 | (_t9 | _t10)) :
-    (_t23 | (_t31 | (_t29 | (_t32 | _t33))));
-assign rr_total = {1'b0, orq_received_reg} + {1'b0, payload_len};
-assign post_err = ({14{_t35}} &
-        (_t39 ? ERR_DDP_BASE_BOUNDS : (_t40 ? ERR_DDP_TO_WRAP : (_t41 ? ERR_DDP_INVALID_STAG : (_t42 ? ERR_DDP_STAG_NOT_ASSOCIATED : ERR_DDP_INVALID_STAG))))) |
-    ({14{_t43 & (~_t35)}} & ERR_DDP_LOCAL_CATASTROPHIC) | (({14{_t48 & (~_t50)}} & ERR_DDP_INVALID_STAG) | ({14{_t51 & (~_t52)}} & ERR_DDP_BASE_BOUNDS)) |
-    (({14{_t53 & (~_t55)}} & ERR_DDP_BASE_BOUNDS) | ({14{_t56 & (~(_t50 | (_t48 | _t60)))}} & _t61) |
-        (({14{_t62 & (~(_t52 | (_t51 | _t63)))}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
-            (({14{_t64 & (~(_t52 | (_t60 | (_t56 | _t62))))}} & _t61) | ({14{_t66 & (~(_t55 | (_t63 | (_t62 | _t64))))}} & ERR_RDMAP_STREAM_CATASTROPHIC))));
-assign post_ok = ~(_t55 | (_t63 | (_t62 | (_t64 | _t66))));
-assign post_stall = post_ok & _t67 & (((irrq_wptr_reg[3] != irrq_rptr_reg[3]) & (irrq_wptr_reg[2:0] == irrq_rptr_reg[2:0])) | (~(_t4 & place_idle)));
+assign irrq_ird_ahead = _t5 ? (_t6 > cfg_ird) : (_t6 >= cfg_ird);
+assign check_err = ({14{_t7}} & desc_err) | ({14{_t8}} & inject_err_r_reg) |
+    (({14{_t9}} &
+        (({14{t_opcode_bad_reg}} & ERR_RDMAP_UNEXPECTED_OPCODE) |
+            (({14{t_stag_bad_reg & (~t_opcode_bad_reg)}} & ERR_DDP_INVALID_STAG) |
+                ({14{t_to_bad_reg & (~(t_opcode_bad_reg | t_stag_bad_reg))}} & ERR_DDP_BASE_BOUNDS)))) |
+        ({14{_t11}} &
+            (({14{qn_bad_reg}} & ERR_DDP_INVALID_QN) |
+                (({14{u_opcode_bad_reg & (~qn_bad_reg)}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{u_msn_bad_reg & (~_t13)}} & ERR_DDP_MSN_RANGE)) |
+                (({14{u_mo_bad_reg & (~_t14)}} & ERR_DDP_INVALID_MO) |
+                    (({14{msn_bad_reg & (~_t15)}} & ERR_DDP_MSN_RANGE) | ({14{no_buffer_reg & (~_t16)}} & ERR_DDP_NO_BUFFER))) |
+                (({14{mo_nonzero_reg & (~_t18)}} & ERR_DDP_INVALID_MO) |
+                    (({14{not_last_bad_reg & (~(_t14 | (_t17 | _t20)))}} & ERR_DDP_TOO_LONG) |
+                        ({14{send_too_long_reg & (~(_t15 | (_t19 | _t21)))}} & ERR_DDP_TOO_LONG)) |
+                    (({14{irrq_at_ird_reg & (~(_t15 | (_t19 | _t22)))}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
+                        (({14{aopcode_bad_reg & (~(_t16 | (_t20 | (not_last_bad_reg | (send_too_long_reg | irrq_at_ird_reg)))))}} &
+                            ERR_RDMAP_UNEXPECTED_OPCODE) |
+                            ({14{atomic_resp_bad_reg & (~(_t16 | (no_buffer_reg | _t21 | (send_too_long_reg | (irrq_at_ird_reg | aopcode_bad_reg)))))}} &
+                                ERR_RDMAP_STREAM_CATASTROPHIC)))))));
+assign check_fails = (_t7 & hdr_err_nz_reg) | (_t8 & inject_err_nz_reg) |
+    ((_t9 & (t_opcode_bad_reg | (t_stag_bad_reg | t_to_bad_reg))) | (_t11 & (_t18 | (_t22 | (irrq_at_ird_reg | (aopcode_bad_reg | atomic_resp_bad_reg))))));
+assign post_wait = orq_first_reg | orq_first_d_reg;
+assign post_verdict = ({16{check_failed_reg}} & {_t23, _t25, check_code_reg}) |
+    ({16{lk_failed_reg & _t26}} &
+        {
+            _t27 & (_t44 == 4'b0001),
+            (_t28 != 2'b10) & (~(_t27 & (_t44 == 4'b0000))),
+            _t29 ? ERR_RDMAP_STREAM_CATASTROPHIC :
+                tagged_len_reg ?
+                    (_t31 ? ERR_DDP_BASE_BOUNDS :
+                        _t33 ? ERR_DDP_TO_WRAP :
+                        _t35 ? ERR_DDP_INVALID_STAG :
+                        _t37 ? ERR_DDP_STAG_NOT_ASSOCIATED :
+                        ERR_DDP_INVALID_STAG) :
+                _t31 ? ERR_RDMAP_BASE_BOUNDS :
+                _t33 ? ERR_RDMAP_TO_WRAP :
+                _t35 ? ERR_RDMAP_ACCESS_RIGHTS :
+                _t37 ? ERR_RDMAP_STAG_NOT_ASSOCIATED :
+                ERR_RDMAP_INVALID_STAG
+        }) |
+    (({16{rr_failed_reg & (~_t45)}} & {rr_verdict_reg[15], rr_verdict_reg[14], rr_verdict_reg[13:0]}) |
+        ({16{_t46 & (~(check_failed_reg | (lk_failed_reg | rr_failed_reg)))}} &
+            {_t47 & (_t30[5:2] == 4'b0001), (_t30[1:0] != 2'b10) & (~(_t47 & (_t30[5:2] == 4'b0000))), ERR_RDMAP_STREAM_CATASTROPHIC}));
+assign post_ok = ~(_t45 | (rr_failed_reg | _t46));
+assign post_go = (state_reg == STATE_POST) & (~post_wait);
+assign post_stall = post_ok & _t12 & (irrq_was_full_reg | (~(_t1 & place_idle)));
 assign desc_ctrl0 = desc_reg[679:672];
 assign desc_rsvd_ulp = desc_reg[63:56];
 assign hdr_copy = desc_t ?
@@ -783,13 +917,14 @@ assign hdr_copy = desc_t ?
         desc_mo[7:0], desc_mo[15:8], desc_mo[23:16], desc_mo[31:24], desc_msn[7:0], desc_msn[15:8], desc_msn[23:16], desc_msn[31:24], desc_qn[7:0],
         desc_qn[15:8], desc_qn[23:16], desc_qn[31:24], desc_stag[7:0], desc_stag[15:8], desc_stag[23:16], desc_stag[31:24], desc_rsvd_ulp, desc_ctrl0
     };
-assign check_clean = _t68 & (~check_fails);
-assign u_accept = _t69 & check_clean & (~desc_t);
-assign irrq_flush = (_t69 & ((~check_clean) | (_t71 & _t0))) | (_t72 & _t73) | (inv_rsp_valid & _t74) | (start_abort & _t75 & _t76);
-assign rq_pop = u_accept & _t17 & _t77;
-assign orq_pop = (_t71 & _t34) | (_t78 & _t36 & _t45 & desc_l);
-assign irrq_push = _t78 & _t79 & _t67;
-assign irrq_data = _t65 ?
+assign check_clean = _t48 & _t26;
+assign u_accept = _t49 & check_clean & _t12;
+assign decide_fail = _t49 & (mpa_bad_reg | _t51);
+assign irrq_flush = decide_fail | (u_accept & term_last_reg) | (_t52 | ((inv_rsp_valid & _t53) | (start_abort & _t54 & _t55)));
+assign rq_pop = u_accept & (~u_continues_reg) & _t56;
+assign orq_pop = (u_accept & atomic_resp_last_reg) | (_t57 & rr_last_reg);
+assign irrq_push = _t58 & _t12;
+assign irrq_data = atomic_req_reg ?
     {
         1'b1,
         desc_rdmap[27:24],
@@ -805,23 +940,23 @@ assign irrq_data = _t65 ?
             desc_rdmap[231:224], desc_rdmap[239:232], desc_rdmap[247:240], desc_rdmap[255:248], desc_rdmap[263:256], desc_rdmap[271:264], desc_rdmap[279:272],
             desc_rdmap[287:280]
         },
-        _t80,
+        _t59,
         lk_address_reg,
         {desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56]}
     } :
-    {1'b0, 100'h0, _t59, 64'h0, _t81, _t58 ? lk_address_reg : 64'h0, {desc_rdmap[7:0], desc_rdmap[15:8], desc_rdmap[23:16], desc_rdmap[31:24]}};
+    {1'b0, 100'h0, _t60, 64'h0, _t61, (_t60 != 32'h0) ? lk_address_reg : 64'h0, {desc_rdmap[7:0], desc_rdmap[15:8], desc_rdmap[23:16], desc_rdmap[31:24]}};
 assign lk_valid = state_reg == STATE_LOOK;
-assign lk_stag = _t36 ? desc_stag :
-    _t57 ? {desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144], desc_rdmap[159:152]} :
+assign lk_stag = desc_t ? desc_stag :
+    read_req_reg ? {desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144], desc_rdmap[159:152]} :
     {desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]};
-assign lk_to = _t36 ? desc_to :
-    _t57 ? _t80 :
+assign lk_to = desc_t ? desc_to :
+    read_req_reg ? _t59 :
     {
         desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120], desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144],
         desc_rdmap[159:152]
     };
-assign lk_len = _t36 ? payload_len : (_t57 ? _t59 : 32'h8);
-assign lk_right = _t36 ? ((desc_opcode == OP_WRITE) ? 5'h8 : 5'h2) : (_t57 ? 5'h4 : 5'h10);
+assign lk_len = desc_t ? payload_len : (read_req_reg ? _t60 : 32'h8);
+assign lk_right = desc_t ? ((desc_opcode == OP_WRITE) ? 5'h8 : 5'h2) : (read_req_reg ? 5'h4 : 5'h10);
 assign inv_valid = state_reg == STATE_INV;
 assign inv_stag = desc_stag;
 assign lk_pd = cfg_pd;
@@ -851,7 +986,59 @@ always @* begin
     if (irrq_push) begin
         irrq_wptr_next = irrq_wptr_reg + 4'b0001;
     end
-    irrq_rptr_next = irrq_flush ? irrq_wptr_reg : (_t82 ? (irrq_rptr_reg + 4'b0001) : irrq_rptr_reg);
+    irrq_rptr_next = irrq_flush ? irrq_wptr_reg : (_t5 ? (irrq_rptr_reg + 4'b0001) : irrq_rptr_reg);
+end
+
+always @* begin
+    rr_no_head_next = rr_no_head_reg;
+    rr_no_head_next = _t62 | _t63[160];
+end
+
+always @* begin
+    rr_stag_bad_next = rr_stag_bad_reg;
+    rr_stag_bad_next = desc_stag != _t63[31:0];
+end
+
+always @* begin
+    rr_to_bad_next = rr_to_bad_reg;
+    rr_to_bad_next = rr_to_base_reg != _t63[95:32];
+end
+
+always @* begin
+    rr_len_bad_next = rr_len_bad_reg;
+    rr_len_bad_next = (rr_total_reg > _t64) | (desc_l & (rr_total_reg != _t64));
+end
+
+always @* begin
+    orq_first_next = orq_first_reg;
+    orq_first_next = _t62 & orq_push;
+end
+
+always @* begin
+    orq_first_d_next = orq_first_d_reg;
+    orq_first_d_next = orq_first_reg;
+end
+
+always @* begin
+    rr_failed_next = rr_failed_reg;
+    rr_failed_next = _t65 | (_t68 | _t69);
+end
+
+always @* begin
+    rr_verdict_next = rr_verdict_reg;
+    rr_verdict_next = ({16{_t66}} & {_t70 & (_t71[5:2] == 4'b0001), (_t71[1:0] != 2'b10) & (~(_t70 & (_t71[5:2] == 4'b0000))), ERR_DDP_LOCAL_CATASTROPHIC}) |
+        ({16{_t67 & (~_t66)}} & {_t72 & (_t36[5:2] == 4'b0001), (_t36[1:0] != 2'b10) & (~(_t72 & (_t36[5:2] == 4'b0000))), ERR_DDP_INVALID_STAG}) |
+        (({16{_t68 & (~_t65)}} & _t73) | ({16{_t69 & (~(_t66 | (_t67 | _t68)))}} & _t73));
+end
+
+always @* begin
+    irrq_at_ird_post_next = irrq_at_ird_post_reg;
+    irrq_at_ird_post_next = irrq_ird_ahead;
+end
+
+always @* begin
+    irrq_was_full_next = irrq_was_full_reg;
+    irrq_was_full_next = (irrq_wptr_reg[3] != irrq_rptr_reg[3]) & (irrq_wptr_reg[2:0] == irrq_rptr_reg[2:0]);
 end
 
 always @* begin
@@ -864,24 +1051,19 @@ always @* begin
     evt_valid_next = evt_valid_reg;
     inject_pending_next = inject_pending_reg;
     inject_err_r_next = inject_err_r_reg;
+    inject_err_nz_next = inject_err_nz_reg;
     abort_pending_next = abort_pending_reg;
     term_pending_next = term_pending_reg;
     orq_atomics_next = orq_atomics_reg;
     rx_stopped_r_next = rx_stopped_r_reg;
     tx_stopped_r_next = tx_stopped_r_reg;
-    evt_kind_next = evt_kind_reg;
-    evt_err_next = evt_err_reg;
     term_sent_next = term_sent_reg;
-    term_err_next = term_err_reg;
-    term_md_next = term_md_reg;
-    term_r_r_next = term_r_r_reg;
-    term_seg_len_r_next = term_seg_len_r_reg;
-    term_tagged_r_next = term_tagged_r_reg;
-    term_ddp_hdr_r_next = term_ddp_hdr_r_reg;
-    term_rdma_hdr_r_next = term_rdma_hdr_r_reg;
     desc_next = desc_reg;
     is_send_next = is_send_reg;
     qn_expected_next = qn_expected_reg;
+    h1_short_next = h1_short_reg;
+    term_opcode_next = term_opcode_reg;
+    has_len_next = has_len_reg;
     t_opcode_bad_next = t_opcode_bad_reg;
     t_stag_bad_next = t_stag_bad_reg;
     t_to_bad_next = t_to_bad_reg;
@@ -899,13 +1081,31 @@ always @* begin
     u_msn_bad_next = u_msn_bad_reg;
     u_mo_bad_next = u_mo_bad_reg;
     mo_nonzero_next = mo_nonzero_reg;
-    mpa_bad_next = mpa_bad_reg;
-    mpa_code_next = mpa_code_reg;
-    state_next = state_reg;
-    cmd_discard_next = cmd_discard_reg;
-    lk_for_next = lk_for_reg;
+    not_last_bad_next = not_last_bad_reg;
+    aopcode_bad_next = aopcode_bad_reg;
+    hdr_err_nz_next = hdr_err_nz_reg;
+    rr_total_next = rr_total_reg;
+    rr_to_base_next = rr_to_base_reg;
+    read_size_nz_next = read_size_nz_reg;
+    tagged_len_next = tagged_len_reg;
+    rr_any_next = rr_any_reg;
+    rr_len_next = rr_len_reg;
+    rr_last_next = rr_last_reg;
+    read_len_next = read_len_reg;
+    read_req_next = read_req_reg;
+    atomic_req_next = atomic_req_reg;
+    lk_failed_next = lk_failed_reg;
     lk_fault_next = lk_fault_reg;
     lk_address_next = lk_address_reg;
+    term_last_next = term_last_reg;
+    atomic_resp_last_next = atomic_resp_last_reg;
+    mpa_bad_next = mpa_bad_reg;
+    mpa_code_next = mpa_code_reg;
+    mpa_closed_next = mpa_closed_reg;
+    state_next = state_reg;
+    cmd_discard_next = cmd_discard_reg;
+    check_failed_next = check_failed_reg;
+    check_code_next = check_code_reg;
     cmd_addr_next = cmd_addr_reg;
     u_open_next = u_open_reg;
     u_opcode_next = u_opcode_reg;
@@ -913,11 +1113,6 @@ always @* begin
     u_placed_next = u_placed_reg;
     u_buf_addr_next = u_buf_addr_reg;
     u_buf_len_next = u_buf_len_reg;
-    evt_length_next = evt_length_reg;
-    evt_solicited_next = evt_solicited_reg;
-    evt_invalidated_next = evt_invalidated_reg;
-    evt_stag_next = evt_stag_reg;
-    evt_data_next = evt_data_reg;
     cpl_len_next = cpl_len_reg;
     t_open_next = t_open_reg;
     t_opcode_next = t_opcode_reg;
@@ -942,6 +1137,7 @@ always @* begin
     if (inject_valid) begin
         inject_pending_next = 1'b1;
         inject_err_r_next = inject_err;
+        inject_err_nz_next = inject_err != 14'h0;
     end
     if (abort_req) begin
         abort_pending_next = 1'b1;
@@ -949,65 +1145,77 @@ always @* begin
     if (req_take & term_pending_reg) begin
         term_pending_next = 1'b0;
     end
-    if (_t83) begin
+    if (_t75) begin
         orq_atomics_next = orq_atomics_reg + 4'b0001;
     end
-    if (orq_pop & _t47[160]) begin
-        orq_atomics_next = _t83 ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
+    if (orq_pop & _t63[160]) begin
+        orq_atomics_next = _t75 ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
     end
     case (state_reg)
         STATE_IDLE: begin
             if (start_abort) begin
                 abort_pending_next = 1'b0;
-                if (_t75 & _t76) begin
+                if (_t54 & _t55) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
                     if (1'b0) begin
                         evt_valid_next = 1'b1;
-                        evt_kind_next = EVT_CLOSED;
-                        evt_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                     end
-                    if ((~1'b0) & _t75) begin
+                    if ((~1'b0) & _t54) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
-                        evt_kind_next = EVT_TERMINATE_SENT;
-                        evt_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
-                        term_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
-                        term_md_next = 1'b0;
-                        term_r_r_next = 1'b0 & (_t84[1:0] == 2'b00) & (_t84[5:2] == 4'b0001) & _t85;
-                        term_seg_len_r_next = _t86;
-                        term_tagged_r_next = desc_t;
-                        term_ddp_hdr_r_next = hdr_copy;
-                        term_rdma_hdr_r_next = desc_rdmap[223:0];
                     end
                 end
             end
             if (desc_take) begin
                 desc_next = s_desc_tdata;
-                is_send_next = _t87;
-                qn_expected_next = _t88;
-                t_opcode_bad_next = s_desc_tdata[55:52] != t_opcode_reg;
-                t_stag_bad_next = s_desc_tdata[95:64] != t_stag_reg;
-                t_to_bad_next = s_desc_tdata[159:96] != t_next_to_reg;
-                u_continues_next = _t89;
-                buf_addr_next = _t89 ? u_buf_addr_reg : (_t91 ? s_recv_addr : _t92[63:0]);
-                buf_len_next = _t93;
-                msg_end_next = _t94[31:0];
-                no_buffer_next = (_t90 & (_t91 & (~rq_push))) | ((_t88 == QN_ATOMIC_RESPONSE) & (orq_atomics_reg == 4'b0000) & (~_t83));
-                send_too_long_next = _t87 & (_t94 > {1'b0, _t93});
-                irrq_at_ird_next = {12'h0, irrq_count - {3'b000, _t82}} >= cfg_ird;
-                atomic_resp_bad_next = (_t46 & (~orq_push)) | (~(_t46 ? s_orq_atomic : _t47[160])) |
-                    ((_t46 ? s_orq_request_id : _t47[159:128]) != {s_desc_tdata[263:256], s_desc_tdata[271:264], s_desc_tdata[279:272], s_desc_tdata[287:280]});
-                qn_bad_next = s_desc_tdata[191:160] != {30'h0, _t88};
-                msn_bad_next = s_desc_tdata[223:192] !=
-                    ((_t88 == 2'b00) ? rx_msn_0_reg : ((_t88 == 2'b01) ? rx_msn_1_reg : ((_t88 == 2'b10) ? rx_msn_2_reg : rx_msn_3_reg)));
-                u_opcode_bad_next = s_desc_tdata[55:52] != u_opcode_reg;
-                u_msn_bad_next = s_desc_tdata[223:192] != u_msn_reg;
-                u_mo_bad_next = s_desc_tdata[255:224] != u_placed_reg;
-                mo_nonzero_next = s_desc_tdata[255:224] != 32'h0;
+                is_send_next = _t76;
+                qn_expected_next = _t77;
+                h1_short_next = _t82;
+                term_opcode_next = _t80 & (~_t82);
+                has_len_next = _t83;
+                t_opcode_bad_next = t_open_reg & (s_desc_tdata[55:52] != t_opcode_reg);
+                t_stag_bad_next = t_open_reg & (s_desc_tdata[95:64] != t_stag_reg);
+                t_to_bad_next = t_open_reg & (s_desc_tdata[159:96] != t_next_to_reg);
+                u_continues_next = _t84;
+                buf_addr_next = _t84 ? u_buf_addr_reg : (_t86 ? s_recv_addr : _t87[63:0]);
+                buf_len_next = _t88;
+                msg_end_next = _t89[31:0];
+                no_buffer_next = _t91 & ((_t85 & (_t86 & (~rq_push))) | ((_t77 == QN_ATOMIC_RESPONSE) & (orq_atomics_reg == 4'b0000) & (~_t75)));
+                send_too_long_next = _t76 & (_t89 > {1'b0, _t88});
+                irrq_at_ird_next = _t92 & irrq_ird_ahead;
+                atomic_resp_bad_next = _t93 &
+                    ((_t62 & (~(orq_push & (s_orq_atomic & (s_orq_request_id == _t94))))) | ((~_t62) & (~(_t63[160] & (_t63[159:128] == _t94)))));
+                qn_bad_next = s_desc_tdata[191:160] != {30'h0, _t77};
+                msn_bad_next = (_t91 & (_t77 == 2'b00) & (s_desc_tdata[223:192] != rx_msn_0_reg)) |
+                    (_t91 & (_t77 == 2'b01) & (s_desc_tdata[223:192] != rx_msn_1_reg)) |
+                    ((_t91 & (_t77 == 2'b10) & (s_desc_tdata[223:192] != rx_msn_2_reg)) | (_t91 & (_t77 == 2'b11) & (s_desc_tdata[223:192] != rx_msn_3_reg)));
+                u_opcode_bad_next = _t84 & (s_desc_tdata[55:52] != u_opcode_reg);
+                u_msn_bad_next = _t84 & (s_desc_tdata[223:192] != u_msn_reg);
+                u_mo_bad_next = _t84 & (s_desc_tdata[255:224] != u_placed_reg);
+                mo_nonzero_next = _t91 & (s_desc_tdata[255:224] != 32'h0);
+                not_last_bad_next = (~s_desc_tdata[49]) & (~_t76);
+                aopcode_bad_next = _t92 & (s_desc_tdata[283:280] != 4'b0000) & (s_desc_tdata[283:280] != 4'b0010);
+                hdr_err_nz_next = s_desc_tdata[15:2] != 14'h0;
+                rr_total_next = {1'b0, orq_received_reg} + _t90;
+                rr_to_base_next = s_desc_tdata[159:96] - {32'h0, orq_received_reg};
+                read_size_nz_next = _t95;
+                tagged_len_next = s_desc_tdata[48] & _t83;
+                rr_any_next = _t96;
+                rr_len_next = _t96 & _t83;
+                rr_last_next = _t96 & s_desc_tdata[49];
+                read_len_next = _t97 & _t95;
+                read_req_next = _t97;
+                atomic_req_next = _t98 & _t79;
+                lk_failed_next = 1'b0;
+                lk_fault_next = 3'b000;
+                lk_address_next = 64'h0;
+                term_last_next = s_desc_tdata[49] & _t80;
+                atomic_resp_last_next = _t93;
                 mpa_bad_next = s_desc_mpa_bad;
                 mpa_code_next = s_desc_mpa_code;
+                mpa_closed_next = s_desc_mpa_code == 8'h1;
                 state_next = STATE_CHECK;
             end
         end
@@ -1019,69 +1227,55 @@ always @* begin
                     cmd_discard_next = 1'b1;
                 end
             end
-            if (_t70) begin
-                if (_t68 & desc_ok & inject_pending_reg) begin
+            if (_t50) begin
+                if (_t48 & desc_ok & inject_pending_reg) begin
                     inject_pending_next = 1'b0;
                 end
+                check_failed_next = check_fails;
+                check_code_next = check_err;
+                state_next = STATE_DECIDE;
+                if (_t99 & has_len_reg) begin
+                    state_next = STATE_LOOK;
+                end
+            end
+        end
+        STATE_DECIDE: begin
+            state_next = STATE_IDLE;
+            if (_t50) begin
                 if (mpa_bad_reg) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t95) begin
+                    if (_t100) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
-                    if (_t96) begin
+                    if (mpa_closed_reg) begin
                         evt_valid_next = 1'b1;
-                        evt_kind_next = EVT_CLOSED;
-                        evt_err_next = _t97;
                     end
-                    if ((~_t96) & _t75) begin
+                    if ((~mpa_closed_reg) & _t54) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
-                        evt_kind_next = EVT_TERMINATE_SENT;
-                        evt_err_next = _t97;
-                        term_err_next = _t97;
-                        term_md_next = 1'b0;
-                        term_r_r_next = 1'b0 & (2'b10 == 2'b00) & (4'b0000 == 4'b0001) & _t85;
-                        term_seg_len_r_next = _t86;
-                        term_tagged_r_next = desc_t;
-                        term_ddp_hdr_r_next = hdr_copy;
-                        term_rdma_hdr_r_next = desc_rdmap[223:0];
                     end
                 end
-                if (_t68 & check_fails) begin
+                if (_t48 & _t12 & check_failed_reg) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t95) begin
+                    if (_t100) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
-                    if (term_opcode) begin
+                    if (term_opcode_reg) begin
                         evt_valid_next = 1'b1;
-                        evt_kind_next = EVT_CLOSED;
-                        evt_err_next = check_err;
                     end
-                    if (_t98) begin
+                    if (_t101) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
-                        evt_kind_next = EVT_TERMINATE_SENT;
-                        evt_err_next = check_err;
-                        term_err_next = check_err;
-                        term_md_next = _t99;
-                        term_r_r_next = _t99 & _t100 & (check_err[5:2] == 4'b0001) & _t85;
-                        term_seg_len_r_next = _t99 ? desc_ulpdu_len : 16'h0;
-                        term_tagged_r_next = desc_t;
-                        term_ddp_hdr_r_next = hdr_copy;
-                        term_rdma_hdr_r_next = desc_rdmap[223:0];
                     end
                 end
-                if (check_clean & desc_t) begin
-                    lk_for_next = 2'b00;
-                    lk_fault_next = 3'b000;
-                    lk_address_next = 64'h0;
-                    state_next = _t37 ? STATE_LOOK : STATE_POST;
+                if (_t99) begin
+                    state_next = STATE_POST;
                 end
                 if (u_accept) begin
                     if (is_send_reg & desc_has_payload) begin
@@ -1089,7 +1283,7 @@ always @* begin
                         cmd_addr_next = buf_addr_reg + {32'h0, desc_mo};
                         cmd_discard_next = 1'b0;
                     end
-                    if (_t26) begin
+                    if (_t102) begin
                         u_open_next = 1'b1;
                         u_opcode_next = desc_opcode;
                         u_msn_next = desc_msn;
@@ -1098,31 +1292,24 @@ always @* begin
                         u_buf_len_next = buf_len_reg;
                     end
                     if (desc_l) begin
-                        if (_t77) begin
+                        if (_t56) begin
                             u_open_next = 1'b0;
                         end
                         if (qn_expected_reg == 2'b00) begin
-                            rx_msn_0_next = _t101;
+                            rx_msn_0_next = _t103;
                         end
                         if (qn_expected_reg == 2'b01) begin
-                            rx_msn_1_next = _t101;
+                            rx_msn_1_next = _t103;
                         end
                         if (qn_expected_reg == 2'b10) begin
-                            rx_msn_2_next = _t101;
+                            rx_msn_2_next = _t103;
                         end
                         if (qn_expected_reg == 2'b11) begin
-                            rx_msn_3_next = _t101;
+                            rx_msn_3_next = _t103;
                         end
                         case (desc_opcode)
                             OP_SEND, OP_SEND_SE: begin
                                 evt_valid_next = 1'b1;
-                                evt_kind_next = EVT_RECV;
-                                evt_length_next = msg_end_reg;
-                                evt_solicited_next = _t102;
-                                evt_invalidated_next = 1'b0;
-                                evt_stag_next = 32'h0;
-                                evt_data_next = 64'h0;
-                                evt_err_next = 14'h0;
                             end
                             OP_SEND_INVALIDATE, OP_SEND_SE_INVALIDATE: begin
                                 cpl_len_next = msg_end_reg;
@@ -1130,47 +1317,18 @@ always @* begin
                             end
                             OP_IMMEDIATE, OP_IMMEDIATE_SE: begin
                                 evt_valid_next = 1'b1;
-                                evt_kind_next = EVT_RECV_IMMEDIATE;
-                                evt_length_next = 32'h8;
-                                evt_solicited_next = _t102;
-                                evt_invalidated_next = 1'b0;
-                                evt_stag_next = 32'h0;
-                                evt_data_next = {
-                                    desc_rdmap[7:0], desc_rdmap[15:8], desc_rdmap[23:16], desc_rdmap[31:24], desc_rdmap[39:32], desc_rdmap[47:40],
-                                    desc_rdmap[55:48], desc_rdmap[63:56]
-                                };
-                                evt_err_next = 14'h0;
                             end
                             OP_READ_REQUEST: begin
-                                lk_for_next = 2'b01;
-                                lk_fault_next = 3'b000;
-                                lk_address_next = 64'h0;
-                                state_next = _t58 ? STATE_LOOK : STATE_POST;
+                                state_next = read_size_nz_reg ? STATE_LOOK : STATE_POST;
                             end
                             OP_ATOMIC_REQUEST: begin
-                                lk_for_next = 2'b10;
                                 state_next = STATE_LOOK;
                             end
                             OP_ATOMIC_RESPONSE: begin
                                 evt_valid_next = 1'b1;
-                                evt_kind_next = EVT_ATOMIC;
-                                evt_length_next = 32'h8;
-                                evt_solicited_next = 1'b0;
-                                evt_invalidated_next = 1'b0;
-                                evt_stag_next = 32'h0;
-                                evt_data_next = _t81;
-                                evt_err_next = 14'h0;
                             end
                             OP_TERMINATE: begin
                                 evt_valid_next = 1'b1;
-                                evt_kind_next = EVT_TERMINATE_RECEIVED;
-                                evt_length_next = 32'h0;
-                                evt_solicited_next = 1'b0;
-                                evt_invalidated_next = 1'b0;
-                                evt_stag_next = 32'h0;
-                                evt_data_next = 64'h0;
-                                evt_err_next = 14'h0;
-                                evt_err_next = {desc_rdmap[15:8], desc_rdmap[3:0], desc_rdmap[5:4]};
                                 rx_stopped_r_next = 1'b1;
                                 tx_stopped_r_next = 1'b1;
                             end
@@ -1190,61 +1348,45 @@ always @* begin
             if (lk_rsp_valid) begin
                 lk_fault_next = lk_rsp_fault;
                 lk_address_next = lk_rsp_address;
+                lk_failed_next = ((tagged_len_reg | read_len_reg | atomic_req_reg) & (lk_rsp_fault != 3'b000)) |
+                    (atomic_req_reg & (lk_rsp_address[2:0] != 3'b000));
                 state_next = STATE_POST;
             end
         end
         STATE_POST: begin
-            if (_t73) begin
+            if (_t52) begin
                 rx_stopped_r_next = 1'b1;
                 tx_stopped_r_next = 1'b1;
-                if (_t95) begin
+                if (_t100) begin
                     cmd_valid_next = 1'b1;
                     cmd_discard_next = 1'b1;
                 end
-                if (term_opcode) begin
+                if (term_opcode_reg) begin
                     evt_valid_next = 1'b1;
-                    evt_kind_next = EVT_CLOSED;
-                    evt_err_next = post_err;
                 end
-                if (_t98) begin
+                if (_t101) begin
                     term_sent_next = 1'b1;
                     term_pending_next = 1'b1;
                     evt_valid_next = 1'b1;
-                    evt_kind_next = EVT_TERMINATE_SENT;
-                    evt_err_next = post_err;
-                    term_err_next = post_err;
-                    term_md_next = _t104;
-                    term_r_r_next = _t104 & _t105 & (post_err[5:2] == 4'b0001) & _t85;
-                    term_seg_len_r_next = _t104 ? desc_ulpdu_len : 16'h0;
-                    term_tagged_r_next = desc_t;
-                    term_ddp_hdr_r_next = hdr_copy;
-                    term_rdma_hdr_r_next = desc_rdmap[223:0];
                 end
                 state_next = STATE_IDLE;
             end
-            if (post_ok & _t79) begin
+            if (_t58) begin
                 state_next = STATE_IDLE;
-                if (_t36) begin
-                    if (_t37) begin
+                if (desc_t) begin
+                    if (has_len_reg) begin
                         cmd_valid_next = 1'b1;
                         cmd_addr_next = lk_address_reg;
                         cmd_discard_next = 1'b0;
                     end
-                    t_open_next = _t26;
+                    t_open_next = _t102;
                     t_opcode_next = desc_opcode;
                     t_stag_next = desc_stag;
                     t_next_to_next = desc_to + {32'h0, payload_len};
-                    if (_t45) begin
-                        orq_received_next = desc_l ? 32'h0 : rr_total[31:0];
+                    if (rr_any_reg) begin
+                        orq_received_next = desc_l ? 32'h0 : rr_total_reg[31:0];
                         if (desc_l) begin
                             evt_valid_next = 1'b1;
-                            evt_kind_next = EVT_READ;
-                            evt_length_next = _t47[127:96];
-                            evt_solicited_next = 1'b0;
-                            evt_invalidated_next = 1'b0;
-                            evt_stag_next = 32'h0;
-                            evt_data_next = 64'h0;
-                            evt_err_next = 14'h0;
                         end
                     end
                 end
@@ -1258,43 +1400,127 @@ always @* begin
         STATE_IWAIT: begin
             if (inv_rsp_valid) begin
                 state_next = STATE_IDLE;
-                if (inv_rsp_fault == 2'b00) begin
+                if (_t104) begin
                     evt_valid_next = 1'b1;
-                    evt_kind_next = EVT_RECV;
-                    evt_length_next = cpl_len_reg;
-                    evt_solicited_next = _t103;
-                    evt_invalidated_next = 1'b1;
-                    evt_stag_next = desc_stag;
-                    evt_data_next = 64'h0;
-                    evt_err_next = 14'h0;
                 end
-                if (_t74) begin
+                if (_t53) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t95) begin
+                    if (_t100) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
-                    if (term_opcode) begin
+                    if (term_opcode_reg) begin
                         evt_valid_next = 1'b1;
-                        evt_kind_next = EVT_CLOSED;
-                        evt_err_next = _t106;
                     end
-                    if (_t98) begin
+                    if (_t101) begin
                         term_sent_next = 1'b1;
                         term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
-                        evt_kind_next = EVT_TERMINATE_SENT;
-                        evt_err_next = _t106;
-                        term_err_next = _t106;
-                        term_md_next = _t108;
-                        term_r_r_next = _t108 & _t112 & (_t113 == 4'b0001) & _t85;
-                        term_seg_len_r_next = _t108 ? desc_ulpdu_len : 16'h0;
-                        term_tagged_r_next = desc_t;
-                        term_ddp_hdr_r_next = hdr_copy;
-                        term_rdma_hdr_r_next = desc_rdmap[223:0];
                     end
                 end
+            end
+        end
+    endcase
+end
+
+always @* begin
+    evt_kind_next = evt_kind_reg;
+    evt_err_next = evt_err_reg;
+    evt_length_next = evt_length_reg;
+    evt_solicited_next = evt_solicited_reg;
+    evt_invalidated_next = evt_invalidated_reg;
+    evt_stag_next = evt_stag_reg;
+    evt_data_next = evt_data_reg;
+    case (state_reg)
+        STATE_IDLE: begin
+            if (start_abort) begin
+                evt_kind_next = 1'b0 ? EVT_CLOSED : EVT_TERMINATE_SENT;
+                evt_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
+            end
+        end
+        STATE_DECIDE: begin
+            if (mpa_bad_reg) begin
+                evt_kind_next = mpa_closed_reg ? EVT_CLOSED : EVT_TERMINATE_SENT;
+                evt_err_next = _t105;
+            end else begin
+                if (_t51) begin
+                    evt_kind_next = _t106;
+                    evt_err_next = check_code_reg;
+                end else begin
+                    case (desc_opcode)
+                        OP_SEND, OP_SEND_SE: begin
+                            evt_kind_next = EVT_RECV;
+                            evt_length_next = msg_end_reg;
+                            evt_solicited_next = _t107;
+                            evt_invalidated_next = 1'b0;
+                            evt_stag_next = 32'h0;
+                            evt_data_next = 64'h0;
+                            evt_err_next = 14'h0;
+                        end
+                        OP_IMMEDIATE, OP_IMMEDIATE_SE: begin
+                            evt_kind_next = EVT_RECV_IMMEDIATE;
+                            evt_length_next = 32'h8;
+                            evt_solicited_next = _t107;
+                            evt_invalidated_next = 1'b0;
+                            evt_stag_next = 32'h0;
+                            evt_data_next = {
+                                desc_rdmap[7:0], desc_rdmap[15:8], desc_rdmap[23:16], desc_rdmap[31:24], desc_rdmap[39:32], desc_rdmap[47:40],
+                                desc_rdmap[55:48], desc_rdmap[63:56]
+                            };
+                            evt_err_next = 14'h0;
+                        end
+                        OP_ATOMIC_RESPONSE: begin
+                            evt_kind_next = EVT_ATOMIC;
+                            evt_length_next = 32'h8;
+                            evt_solicited_next = 1'b0;
+                            evt_invalidated_next = 1'b0;
+                            evt_stag_next = 32'h0;
+                            evt_data_next = _t61;
+                            evt_err_next = 14'h0;
+                        end
+                        OP_TERMINATE: begin
+                            evt_kind_next = EVT_TERMINATE_RECEIVED;
+                            evt_length_next = 32'h0;
+                            evt_solicited_next = 1'b0;
+                            evt_invalidated_next = 1'b0;
+                            evt_stag_next = 32'h0;
+                            evt_data_next = 64'h0;
+                            evt_err_next = 14'h0;
+                            evt_err_next = {desc_rdmap[15:8], desc_rdmap[3:0], desc_rdmap[5:4]};
+                        end
+                        default: begin
+                        end
+                    endcase
+                end
+            end
+        end
+        STATE_POST: begin
+            if (post_ok) begin
+                evt_kind_next = EVT_READ;
+                evt_length_next = _t63[127:96];
+                evt_solicited_next = 1'b0;
+                evt_invalidated_next = 1'b0;
+                evt_stag_next = 32'h0;
+                evt_data_next = 64'h0;
+                evt_err_next = 14'h0;
+            end else begin
+                evt_kind_next = _t106;
+                evt_err_next = post_verdict[13:0];
+            end
+        end
+        STATE_IWAIT: begin
+            if (_t104) begin
+                evt_kind_next = EVT_RECV;
+                evt_length_next = cpl_len_reg;
+                evt_solicited_next = _t108;
+                evt_invalidated_next = 1'b1;
+                evt_stag_next = desc_stag;
+                evt_data_next = 64'h0;
+                evt_err_next = 14'h0;
+            end else begin
+                evt_kind_next = _t106;
+                evt_err_next = _t109;
             end
         end
         default: begin
@@ -1302,14 +1528,79 @@ always @* begin
     endcase
 end
 
+always @* begin
+    term_err_next = term_err_reg;
+    term_md_next = term_md_reg;
+    term_r_r_next = term_r_r_reg;
+    term_seg_len_r_next = term_seg_len_r_reg;
+    term_tagged_r_next = term_tagged_r_reg;
+    term_ddp_hdr_r_next = term_ddp_hdr_r_reg;
+    term_rdma_hdr_r_next = term_rdma_hdr_r_reg;
+    if (_t54) begin
+        case (state_reg)
+            STATE_IDLE: begin
+                term_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
+                term_md_next = 1'b0;
+                term_r_r_next = 1'b0 & ((_t111[1:0] == 2'b00) & (_t111[5:2] == 4'b0001)) & _t112;
+                term_seg_len_r_next = _t113;
+                term_tagged_r_next = desc_t;
+                term_ddp_hdr_r_next = hdr_copy;
+                term_rdma_hdr_r_next = desc_rdmap[223:0];
+            end
+            STATE_DECIDE: begin
+                if (mpa_bad_reg) begin
+                    term_err_next = _t105;
+                    term_md_next = 1'b0;
+                    term_r_r_next = 1'b0 & ((2'b10 == 2'b00) & (4'b0000 == 4'b0001)) & _t112;
+                    term_seg_len_r_next = _t113;
+                    term_tagged_r_next = desc_t;
+                    term_ddp_hdr_r_next = hdr_copy;
+                    term_rdma_hdr_r_next = desc_rdmap[223:0];
+                end else begin
+                    term_err_next = check_code_reg;
+                    term_md_next = _t114;
+                    term_r_r_next = _t114 & _t23 & _t112;
+                    term_seg_len_r_next = _t114 ? desc_ulpdu_len : 16'h0;
+                    term_tagged_r_next = desc_t;
+                    term_ddp_hdr_r_next = hdr_copy;
+                    term_rdma_hdr_r_next = desc_rdmap[223:0];
+                end
+            end
+            STATE_POST: begin
+                term_err_next = post_verdict[13:0];
+                term_md_next = _t116;
+                term_r_r_next = _t116 & post_verdict[15] & _t112;
+                term_seg_len_r_next = _t116 ? desc_ulpdu_len : 16'h0;
+                term_tagged_r_next = desc_t;
+                term_ddp_hdr_r_next = hdr_copy;
+                term_rdma_hdr_r_next = desc_rdmap[223:0];
+            end
+            STATE_IWAIT: begin
+                term_err_next = _t109;
+                term_md_next = _t117;
+                term_r_r_next = _t117 & (_t121 & (_t122 == 4'b0001)) & _t112;
+                term_seg_len_r_next = _t117 ? desc_ulpdu_len : 16'h0;
+                term_tagged_r_next = desc_t;
+                term_ddp_hdr_r_next = hdr_copy;
+                term_rdma_hdr_r_next = desc_rdmap[223:0];
+            end
+            default: begin
+            end
+        endcase
+    end
+end
+
 always @(posedge clk) begin
     desc_reg <= desc_next;
     mpa_bad_reg <= mpa_bad_next;
     mpa_code_reg <= mpa_code_next;
+    mpa_closed_reg <= mpa_closed_next;
     is_send_reg <= is_send_next;
     qn_expected_reg <= qn_expected_next;
+    h1_short_reg <= h1_short_next;
+    term_opcode_reg <= term_opcode_next;
+    has_len_reg <= has_len_next;
     state_reg <= state_next;
-    lk_for_reg <= lk_for_next;
     rx_stopped_r_reg <= rx_stopped_r_next;
     tx_stopped_r_reg <= tx_stopped_r_next;
     term_sent_reg <= term_sent_next;
@@ -1378,6 +1669,35 @@ always @(posedge clk) begin
     u_msn_bad_reg <= u_msn_bad_next;
     u_mo_bad_reg <= u_mo_bad_next;
     mo_nonzero_reg <= mo_nonzero_next;
+    not_last_bad_reg <= not_last_bad_next;
+    aopcode_bad_reg <= aopcode_bad_next;
+    hdr_err_nz_reg <= hdr_err_nz_next;
+    inject_err_nz_reg <= inject_err_nz_next;
+    check_failed_reg <= check_failed_next;
+    check_code_reg <= check_code_next;
+    rr_total_reg <= rr_total_next;
+    rr_no_head_reg <= rr_no_head_next;
+    rr_stag_bad_reg <= rr_stag_bad_next;
+    rr_to_base_reg <= rr_to_base_next;
+    rr_to_bad_reg <= rr_to_bad_next;
+    rr_len_bad_reg <= rr_len_bad_next;
+    orq_first_reg <= orq_first_next;
+    orq_first_d_reg <= orq_first_d_next;
+    read_size_nz_reg <= read_size_nz_next;
+    tagged_len_reg <= tagged_len_next;
+    rr_any_reg <= rr_any_next;
+    rr_len_reg <= rr_len_next;
+    rr_last_reg <= rr_last_next;
+    read_len_reg <= read_len_next;
+    read_req_reg <= read_req_next;
+    atomic_req_reg <= atomic_req_next;
+    lk_failed_reg <= lk_failed_next;
+    rr_failed_reg <= rr_failed_next;
+    rr_verdict_reg <= rr_verdict_next;
+    irrq_at_ird_post_reg <= irrq_at_ird_post_next;
+    irrq_was_full_reg <= irrq_was_full_next;
+    term_last_reg <= term_last_next;
+    atomic_resp_last_reg <= atomic_resp_last_next;
     if (rq_push) begin
         rq_mem[rq_wptr_reg[3:0]] <= {s_recv_len, s_recv_addr};
     end

@@ -10,7 +10,7 @@ import { ATOMIC_REQUEST, ATOMIC_RESPONSE, IMMEDIATE_DATA, READ_REQUEST, TERMINAT
 import { portGroup } from '../lib/ports';
 import { DDP_RX_DESC, ERROR_WORD, errBits, IRRQ_ATOMIC, IRRQ_READ, ORQ_ENTRY, RECV_BUFFER, RX_EVENT_FIELDS } from './records';
 import { fifo } from '../lib/fifo';
-import { anyOf, priorityMux } from '../lib/onehot';
+import { anyOf, oneHotMux, priorityMux } from '../lib/onehot';
 import { rnicNames } from './names';
 import { stateMachine } from '../lib/fsm';
 import { RESP_KIND } from './rdmap-tx-resp';
@@ -47,11 +47,17 @@ import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
  * orqDepth entries, has room): an ORD of 0x3FFF ("do not negotiate", RFC 6581 §9.1) or anything
  * above the depth leaves the depth as the limit.
  *
- * Timing: a descriptor is taken in IDLE when m_cmd and m_evt are free; a Write takes 6 cycles
- * (IDLE, CHECK, LOOK, three cycles of STag lookup latency, POST), an untagged Send 2; LOOK and INV
- * wait for the table's ready (a table shared by the QPs takes one lookup a cycle). A Read or Atomic
- * Request waits in POST until every placement before it has been written (place_idle), so that its
- * response reads what earlier Writes and Sends placed (RFC 5040 §5.5 rule 6).
+ * Timing: a descriptor is taken in IDLE when m_cmd and m_evt are free. CHECK registers the verdict
+ * of the checks that need no lookup; DECIDE acts on it for an untagged ULPDU, POST for a tagged one
+ * (after its lookup, which CHECK starts whatever the verdict), so no cycle both checks and acts. A
+ * Write takes 6 cycles (IDLE, CHECK, LOOK, three cycles of STag lookup latency, POST), an untagged
+ * Send 3 (IDLE, CHECK, DECIDE), a tagged ULPDU without data 4 (IDLE, CHECK, DECIDE, POST), a Read
+ * or Atomic Request 7 (DECIDE, then LOOK to POST); LOOK and INV wait for the table's ready (a table
+ * shared by the QPs takes one lookup a cycle). POST waits up to two cycles after an entry enters
+ * the empty ORQ (its Read Response checks are registered ahead). A Read or Atomic Request waits in
+ * POST until every placement before it has been written (place_idle) and the IRRQ had room in the
+ * cycle before, so that its response reads what earlier Writes and Sends placed (RFC 5040 §5.5
+ * rule 6).
  */
 export { RX_EVENT } from './names';
 
@@ -65,18 +71,17 @@ export interface DdpRxCtlOptions {
 }
 
 /** The per-ULPDU state machine: checks, the STag lookup and its wait, posting, an invalidation and its wait. */
-const STATES = ['IDLE', 'CHECK', 'LOOK', 'LWAIT', 'POST', 'INV', 'IWAIT'] as const;
+const STATES = ['IDLE', 'CHECK', 'DECIDE', 'LOOK', 'LWAIT', 'POST', 'INV', 'IWAIT'] as const;
 const MEANING = {
   IDLE: 'waiting for a ULPDU descriptor',
-  CHECK: 'the RFC 5040/5041 checks of the descriptor',
+  CHECK: 'the RFC 5040/5041 checks of the descriptor (their verdict registered)',
+  DECIDE: 'acting on the verdict: an untagged ULPDU, or a failed FPDU',
   LOOK: 'STag lookup offered (until the table takes it)',
   LWAIT: 'waiting for the STag lookup',
   POST: 'posting the placement command and the event',
   INV: 'invalidation of an STag offered (until the table takes it)',
   IWAIT: 'waiting for the invalidation',
 } as const;
-/** What the STag lookup is for. */
-const LK = Object.freeze({ TAGGED: 0, READ: 1, ATOMIC: 2 });
 
 const right = (r: (typeof STAG_RIGHT_BITS)[number]): number => 1 << STAG_RIGHT_BITS.indexOf(r);
 const faultCode = (f: (typeof STAG_FAULTS)[number]): number => STAG_FAULTS.indexOf(f);
@@ -213,10 +218,27 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const faultTable = (table: Record<string, ErrorCode>, fault: Expr) =>
     STAG_FAULTS.slice(2).reduce<Expr>((acc, f) => mux(fault.eq(faultCode(f)), K.err(table[f]!), acc), K.err(table['invalid-stag']!));
 
+  /**
+   * An error and what its Terminate copies (spec/ddp-rdmap.md §8): `md`, the DDP segment length and
+   * header (M, D) unless the error is an LLP one or RDMAP local catastrophic (etype 0); `r`, the
+   * RDMAP header of a Read Request when the error is an RDMAP remote protection one (etype 1).
+   * Derived per check, so a constant code gives constant bits (no decoding after the first-failing
+   * select).
+   */
+  interface Verdict { readonly code: Expr; readonly md: Expr; readonly r: Expr }
+  const verdictOf = (e: Expr): Verdict => {
+    const layer = e.slice(1, 0);
+    const etype = e.slice(5, 2);
+    return { code: e, md: layer.ne(2).and(layer.eq(0).and(etype.eq(0)).not()), r: layer.eq(0).and(etype.eq(1)) };
+  };
+  const packVerdict = (v: Verdict) => cat(v.r, v.md, v.code);
+  const unpackVerdict = (x: Expr): Verdict => ({ code: x.slice(13, 0), md: x.slice(14, 14), r: x.slice(15, 15) });
+
   // ---- The descriptor being processed ------------------------------------------------------------
   const d = m.reg('desc', DDP_RX_DESC.width, { doc: 'the descriptor of the ULPDU in progress', record: DDP_RX_DESC });
   const mpaBad = m.reg('mpa_bad', 1, { doc: 'MPA failed the FPDU of the ULPDU in progress' });
   const mpaCode = m.reg('mpa_code', 8);
+  const mpaClosed = m.reg('mpa_closed', 1, { doc: 'MPA reports the connection lost (no Terminate follows)' });
   const F = DDP_RX_DESC.view(d, { m, prefix: 'desc' });
   m.allowUnused(d, 'dv was checked by ddp_rx_hdr (H2); the Terminate copies it within ctrl0');
   /** A field of the RDMAP part (ts-model/wire/layouts.ts) as a big-endian number. */
@@ -245,9 +267,9 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   /*
    * Read ahead: what CHECK decides from the descriptor and the stream's state is computed from
    * s_desc in the cycle it is taken and registered beside it, so CHECK starts from registers (issue
-   * 10's depth budget). The state read here (expected MSNs, the open messages) changes only in CHECK
-   * and POST, never in IDLE where a descriptor is taken, so the registered value is the one CHECK
-   * would compute. The queues, which do change in IDLE, are read as CHECK will see them (below).
+   * 10's depth budget). The state read here (expected MSNs, the open messages) changes only in
+   * DECIDE and POST, never in IDLE where a descriptor is taken, so the registered value is the one
+   * CHECK would compute. The queues, which do change in IDLE, are read as CHECK will see them (below).
    */
   const incoming = DDP_RX_DESC.view(dData);
   const ahead: [Signal, Expr][] = [];
@@ -259,13 +281,14 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const isSendOp = (o: Expr) => isOpOf(o, K.OP.SEND, K.OP.SEND_SE, K.OP.SEND_INVALIDATE, K.OP.SEND_SE_INVALIDATE);
   const isSend = readAhead('is_send', 1, 'the ULPDU is a Send (any of the four)', (D) => isSendOp(D.opcode));
   const qnOf = readAhead('qn_expected', 2, 'the untagged queue of the opcode', (D) => qnOfOp(D.opcode));
-  const h1 = ok.not().and(ulpduLen.lt(mux(t, lit(16, TAGGED_HEADER_SIZE), lit(16, UNTAGGED_HEADER_SIZE))));
-  const isTermOp = m.let('term_opcode', op.eq(K.OP.TERMINATE).and(h1.not()), { doc: 'the ULPDU is a Terminate: an error closes the stream, nobody answers' });
+  const h1Of = (D: typeof incoming) => D.ok.not().and(D.ulpdu_len.lt(mux(D.t, lit(16, TAGGED_HEADER_SIZE), lit(16, UNTAGGED_HEADER_SIZE))));
+  const h1 = readAhead('h1_short', 1, 'H1: the ULPDU is shorter than its DDP header (no header to copy)', h1Of);
+  const isTermOp = readAhead('term_opcode', 1, 'the ULPDU is a Terminate: an error closes the stream, nobody answers', (D) => D.opcode.eq(K.OP.TERMINATE).and(h1Of(D).not()));
+  const hasLen = readAhead('has_len', 1, 'the ULPDU carries data octets', (D) => D.payload_len.ne(0));
 
   // ---- State ------------------------------------------------------------------------------------
   const fsm = stateMachine(m, 'state', STATES, { reset: 'IDLE', meaning: MEANING });
   const st = fsm.state;
-  const lkFor = m.reg('lk_for', 2, { doc: 'what the STag lookup in flight is for' });
   const rxStopped = m.reg('rx_stopped_r', 1, { reset: 0 });
   const txStopped = m.reg('tx_stopped_r', 1, { reset: 0 });
   const termSent = m.reg('term_sent', 1, { reset: 0 });
@@ -382,59 +405,74 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   // ---- CHECK: everything that needs no lookup -----------------------------------------------------
   // Tagged: H8 against the open tagged message.
   const tChecks: [Expr, Expr][] = [
-    [tOpen.and(readAhead('t_opcode_bad', 1, 'H8: the opcode differs from the open tagged message\'s', (D) => D.opcode.ne(tOpcode))), eOpcode],
-    [tOpen.and(readAhead('t_stag_bad', 1, 'the STag differs from the open tagged message\'s', (D) => D.stag.ne(tStag))), eStag],
-    [tOpen.and(readAhead('t_to_bad', 1, 'TO is not where the open tagged message goes on', (D) => D.to.ne(tNextTo))), eBounds],
+    [readAhead('t_opcode_bad', 1, 'H8: a tagged message is open and the opcode differs from its', (D) => tOpen.and(D.opcode.ne(tOpcode))), eOpcode],
+    [readAhead('t_stag_bad', 1, 'a tagged message is open and the STag differs from its', (D) => tOpen.and(D.stag.ne(tStag))), eStag],
+    [readAhead('t_to_bad', 1, 'a tagged message is open and TO is not where it goes on', (D) => tOpen.and(D.to.ne(tNextTo))), eBounds],
   ];
   // Untagged: U1, H8 of QN 0 or U2–U4, the fixed-size rule, U5.
   const openNext = (D: typeof incoming) => uOpen.and(qnOfOp(D.opcode).eq(K.QN.SEND));
   const open = readAhead('u_continues', 1, 'this segment continues the open message of QN 0', openNext);
-  // The queues as CHECK will see them: in IDLE nothing pops them, so a queue empty when the
-  // descriptor is taken holds in CHECK what is pushed in that cycle, if anything; one that is not
-  // keeps its head. The IRRQ loses an entry when rdmap_tx_resp takes one in that cycle.
+  // The queues as CHECK (and DECIDE) will see them: nothing pops them before DECIDE, so a queue
+  // empty when the descriptor is taken holds then what is pushed in that cycle, if anything; one
+  // that is not keeps its head. The IRRQ loses an entry when rdmap_tx_resp takes one in that cycle.
   const rqHeadNext = RECV_BUFFER.view(mux(rq.empty, rcv.value, rq.head));
-  const orqEmptyNext = orq.empty.and(orqPush.not());
-  const ohNext = ORQ_ENTRY.view(mux(orq.empty, orqIn.value, orq.head));
   const bufAddr = readAhead('buf_addr', 64, 'the buffer of the Send: the open message\'s or the oldest posted', (D) => mux(openNext(D), uBufAddr, rqHeadNext.addr));
   const bufLenOf = (D: typeof incoming) => mux(openNext(D), uBufLen, rqHeadNext.len);
   const bufLen = readAhead('buf_len', 32, 'its length', bufLenOf);
   const msgEndOf = (D: typeof incoming) => D.mo.zext(33).add(D.payload_len.zext(33));
   const msgEnd = readAhead('msg_end', 32, 'MO + payload length: the next MO, or the message length', (D) => msgEndOf(D).slice(31, 0));
-  const noBuffer = readAhead('no_buffer', 1, 'U2: no posted buffer for QN 0, no Atomic Request outstanding for QN 2', (D) => {
+  const noBuffer = readAhead('no_buffer', 1, 'U2: a new message and no posted buffer for QN 0, no Atomic Request outstanding for QN 2', (D) => {
     const q = qnOfOp(D.opcode);
-    return q.eq(K.QN.SEND).and(rq.empty.and(rqPush.not())).or(q.eq(K.QN.ATOMIC_RESPONSE).and(orqAtomics.eq(0)).and(orqPush.and(orqIn.ports.atomic).not()));
+    const none = q.eq(K.QN.SEND).and(rq.empty.and(rqPush.not())).or(q.eq(K.QN.ATOMIC_RESPONSE).and(orqAtomics.eq(0)).and(orqPush.and(orqIn.ports.atomic).not()));
+    return openNext(D).not().and(none);
   });
   const sendTooLong = readAhead('send_too_long', 1, 'a Send past the end of its buffer', (D) =>
     isSendOp(D.opcode).and(msgEndOf(D).gt(bufLenOf(D).zext(33))),
   );
-  const irdFull = readAhead('irrq_at_ird', 1, 'A3: the IRRQ holds IRD requests', () => irrq.count.sub(reqTake.and(termPending.not()).zext(irrq.count.width)).zext(16).ge(cfgIrd));
-  const atomicRespBad = readAhead('atomic_resp_bad', 1, 'an Atomic Response that answers no outstanding Atomic Request (ORQ head)', (D) => {
-    return orqEmptyNext.or(ohNext.atomic.not()).or(ohNext.request_id.ne(fieldOf(D.rdmap, ATOMIC_RESPONSE.request_id)));
+  // The IRRQ's count next cycle when nothing is pushed or flushed in this one (true in IDLE, and in
+  // every cycle before POST).
+  // Both counts compared, then picked by the pop: rdmap_tx_resp's ready is not in front of a compare.
+  const irrqPop = reqTake.and(termPending.not());
+  const irrqAtIrdNext = m.let('irrq_ird_ahead', mux(irrqPop, irrq.count.zext(16).gt(cfgIrd), irrq.count.zext(16).ge(cfgIrd)), { doc: 'next cycle, the IRRQ holds IRD requests (A3)' });
+  const atomicReqLastOf = (D: typeof incoming) => D.l.and(D.opcode.eq(K.OP.ATOMIC_REQUEST));
+  const irdFull = readAhead('irrq_at_ird', 1, 'A3: an Atomic Request and the IRRQ holds IRD requests', (D) => atomicReqLastOf(D).and(irrqAtIrdNext));
+  const atomicRespBad = readAhead('atomic_resp_bad', 1, 'the last segment of an Atomic Response that answers no outstanding Atomic Request (ORQ head)', (D) => {
+    // The ORQ empty: bad unless this cycle pushes an Atomic with this request ID; else its head.
+    const id = fieldOf(D.rdmap, ATOMIC_RESPONSE.request_id);
+    const answers = (e: typeof oh) => e.atomic.and(e.request_id.eq(id));
+    const bad = oneHotMux([[orq.empty, orqPush.and(answers(ORQ_ENTRY.view(orqIn.value))).not()], [orq.empty.not(), answers(oh).not()]]);
+    return D.l.and(D.opcode.eq(K.OP.ATOMIC_RESPONSE)).and(bad);
   });
   const qnBad = readAhead('qn_bad', 1, 'U1: QN is not the opcode\'s queue', (D) => D.qn.ne(qnOfOp(D.opcode).zext(32)));
-  const msnBad = readAhead('msn_bad', 1, 'U3: MSN is not the expected MSN of its queue', (D) => {
+  const msnBad = readAhead('msn_bad', 1, 'U3: a new message and MSN is not the expected MSN of its queue', (D) => {
     const q = qnOfOp(D.opcode);
-    return D.msn.ne(mux(q.eq(0), rxMsn[0]!, mux(q.eq(1), rxMsn[1]!, mux(q.eq(2), rxMsn[2]!, rxMsn[3]!))));
+    // Four compares side by side, then the queue's as an AND-OR: the queue decode is not in front
+    // of them (a mux would let yosys share one compare behind a mux of the MSNs).
+    const fresh = openNext(D).not();
+    return oneHotMux(rxMsn.map((r, i) => [fresh.and(q.eq(i)), D.msn.ne(r)] as const));
   });
-  const openOpBad = readAhead('u_opcode_bad', 1, 'H8: the opcode differs from the open message\'s', (D) => D.opcode.ne(uOpcode));
-  const openMsnBad = readAhead('u_msn_bad', 1, 'the MSN differs from the open message\'s', (D) => D.msn.ne(uMsn));
-  const openMoBad = readAhead('u_mo_bad', 1, 'MO is not the octets placed of the open message', (D) => D.mo.ne(uPlaced));
-  const moNonZero = readAhead('mo_nonzero', 1, 'MO is not 0 (a new message starts at 0)', (D) => D.mo.ne(0));
+  const openOpBad = readAhead('u_opcode_bad', 1, 'H8: the segment continues the open message and the opcode differs from its', (D) => openNext(D).and(D.opcode.ne(uOpcode)));
+  const openMsnBad = readAhead('u_msn_bad', 1, 'the segment continues the open message and the MSN differs from its', (D) => openNext(D).and(D.msn.ne(uMsn)));
+  const openMoBad = readAhead('u_mo_bad', 1, 'the segment continues the open message and MO is not the octets placed of it', (D) => openNext(D).and(D.mo.ne(uPlaced)));
+  const moNonZero = readAhead('mo_nonzero', 1, 'a new message whose MO is not 0 (a new message starts at 0)', (D) => openNext(D).not().and(D.mo.ne(0)));
   const uChecks: [Expr, Expr][] = [
     [qnBad, eQn],
-    [open.and(openOpBad), eOpcode],
-    [open.and(openMsnBad), eMsn],
-    [open.and(openMoBad), eMo],
-    [open.not().and(msnBad), eMsn],
-    [open.not().and(noBuffer), eNoBuf],
-    [open.not().and(moNonZero), eMo],
-    [last.not().and(isSend.not()), eTooLong],
+    [openOpBad, eOpcode],
+    [openMsnBad, eMsn],
+    [openMoBad, eMo],
+    [msnBad, eMsn],
+    [noBuffer, eNoBuf],
+    [moNonZero, eMo],
+    [readAhead('not_last_bad', 1, 'L = 0 on a message that is not a Send (fixed-size rule)', (D) => D.l.not().and(isSendOp(D.opcode).not())), eTooLong],
     [sendTooLong, eTooLong],
     // Deliver-time checks that need no lookup: Atomic Request IRD and AOpCode (A3, A4), Atomic
     // Response against the ORQ head.
-    [last.and(op.eq(K.OP.ATOMIC_REQUEST)).and(irdFull), eStream],
-    [last.and(op.eq(K.OP.ATOMIC_REQUEST)).and(aopcode.ne(AOpCode.FETCH_ADD).and(aopcode.ne(AOpCode.CMP_SWAP))), eOpcode],
-    [last.and(op.eq(K.OP.ATOMIC_RESPONSE)).and(atomicRespBad), eStream],
+    [irdFull, eStream],
+    [readAhead('aopcode_bad', 1, 'A4: an Atomic Request with an AOpCode other than Fetch-and-Add or Compare-and-Swap', (D) => {
+      const a = fieldOf(D.rdmap, ATOMIC_REQUEST.aopcode_word).slice(3, 0);
+      return atomicReqLastOf(D).and(a.ne(AOpCode.FETCH_ADD)).and(a.ne(AOpCode.CMP_SWAP));
+    }), eOpcode],
+    [atomicRespBad, eStream],
   ];
   /**
    * The first failing check's code, as a one-hot AND-OR (a chain of muxes would put the last check
@@ -447,36 +485,101 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     if (checks.some(([, e]) => zero.has(e))) throw new HdlError('ddp_rx_ctl: a check gives the error word 0, which reads as no error');
     return anyOf(checks.map(([c]) => c));
   };
+  // Four exclusive sources, as an AND-OR: the header's error, an injected one, the tagged or the
+  // untagged checks.
+  const errNz = readAhead('hdr_err_nz', 1, 'the header checks (H1-H7) failed with a non-zero code', (D) => D.err.ne(0));
+  const injNz = m.reg('inject_err_nz', 1, { doc: 'inject_err_r is not 0' });
+  const fromInj = ok.and(injPending);
+  const fromT = ok.and(injPending.not()).and(t);
+  const fromU = ok.and(injPending.not()).and(t.not());
   const checkErr = m.let(
     'check_err',
-    mux(ok.not(), err, mux(injPending, injErrR, mux(t, chain(tChecks), chain(uChecks)))),
+    oneHotMux([[ok.not(), err], [fromInj, injErrR], [fromT, chain(tChecks)], [fromU, chain(uChecks)]]),
     { doc: 'first failing check before any lookup: header (H1-H7), injected, H8/U1-U5 and the no-lookup RDMAP checks' },
   );
-  const checkFails = m.let('check_fails', mux(ok.not(), err.ne(0), mux(injPending, injErrR.ne(0), mux(t, fails(tChecks), fails(uChecks)))), { doc: 'check_err is not 0' });
+  const checkFails = m.let('check_fails', anyOf([ok.not().and(errNz), fromInj.and(injNz), fromT.and(fails(tChecks)), fromU.and(fails(uChecks))]), { doc: 'check_err is not 0' });
+
+  // CHECK registers its verdict; DECIDE (untagged) or POST (tagged, after the lookup) acts on it,
+  // so no cycle both runs the checks and acts on their first failure.
+  const checkFailed = m.reg('check_failed', 1, { doc: 'check_fails of the ULPDU in progress, registered in CHECK' });
+  const checkCode = m.reg('check_code', 14, { doc: 'check_err of the ULPDU in progress, registered in CHECK' });
 
   // ---- POST: after the lookup ---------------------------------------------------------------------
-  const readHead = orq.empty.not().and(oh.atomic.not());
-  const rrTotal = m.let('rr_total', orqRecv.zext(33).add(plen.zext(33)), { doc: 'octets of the Read received with this segment' });
-  const isRR = op.eq(K.OP.READ_RESPONSE);
-  const hasLen = plen.ne(0);
-  const postChecks: [Expr, Expr][] = [
-    [lkFor.eq(LK.TAGGED).and(hasLen).and(lkFaultR.ne(0)), faultTable(ddpTagged, lkFaultR)],
-    [lkFor.eq(LK.TAGGED).and(isRR).and(readHead.not()), eDdpLocal],
-    [lkFor.eq(LK.TAGGED).and(isRR).and(hasLen).and(stag.ne(oh.stag)), eStag],
-    [lkFor.eq(LK.TAGGED).and(isRR).and(hasLen).and(to.ne(oh.to.add(orqRecv.zext(64)))), eBounds],
-    [lkFor.eq(LK.TAGGED).and(isRR).and(rrTotal.gt(oh.size.zext(33)).or(last.and(rrTotal.ne(oh.size.zext(33))))), eBounds],
-    [lkFor.eq(LK.READ).and(R(READ_REQUEST.size).ne(0)).and(lkFaultR.ne(0)), faultTable(rdmapProt, lkFaultR)],
-    [lkFor.eq(LK.READ).and(irrq.count.zext(16).ge(cfgIrd)), eStream],
-    [lkFor.eq(LK.ATOMIC).and(lkFaultR.ne(0)), faultTable(rdmapProt, lkFaultR)],
-    [lkFor.eq(LK.ATOMIC).and(lkAddrR.slice(2, 0).ne(0)), eStream],
+  /*
+   * POST acts on a verdict registered the cycle before, so no cycle both runs the checks and acts on
+   * their first failure. POST follows DECIDE (no lookup) or LWAIT (the lookup's answer, read from
+   * the port in that cycle), and neither those cycles nor a waiting POST changes the descriptor,
+   * CHECK's verdict, orq_received or the ORQ head (nothing pops it before POST). The Read Response
+   * checks against the ORQ head (T6/T7) are themselves registered a cycle earlier, from the ORQ as
+   * the next cycle sees it; a push into an empty ORQ in the cycle before POST makes POST wait a
+   * cycle (post_wait) so that they see its entry.
+   */
+  const rrTotal = readAhead('rr_total', 33, 'octets of the Read received with this segment', (D) => orqRecv.zext(33).add(D.payload_len.zext(33)));
+  const everyCycle = (name: string, width: number, doc: string, value: Expr): Signal => {
+    const r = m.reg(name, width, { doc });
+    m.sync(() => m.set(r, value));
+    return r;
+  };
+  const rrNoHead = everyCycle('rr_no_head', 1, 'the ORQ head is not a Read (or the ORQ is empty)', orq.empty.or(oh.atomic));
+  const rrStagBad = everyCycle('rr_stag_bad', 1, 'the STag is not the ORQ head Read\'s sink STag', stag.ne(oh.stag));
+  const rrToBase = readAhead('rr_to_base', 64, 'TO less the octets of the Read received so far: the Read\'s sink TO if in order', (D) => D.to.sub(orqRecv.zext(64)));
+  const rrToBad = everyCycle('rr_to_bad', 1, 'TO is not where the ORQ head Read goes on', rrToBase.ne(oh.to));
+  const rrLenBad = everyCycle('rr_len_bad', 1, 'past the ORQ head Read\'s size, or short of it at the last segment', rrTotal.gt(oh.size.zext(33)).or(last.and(rrTotal.ne(oh.size.zext(33)))));
+  const orqFirst = everyCycle('orq_first', 1, 'an entry entered the empty ORQ in the last cycle', orq.empty.and(orqPush));
+  const postWait = m.let('post_wait', orqFirst.or(everyCycle('orq_first_d', 1, 'and in the cycle before', orqFirst)), {
+    doc: 'the ORQ head is newer than the Read Response verdict: wait for it',
+  });
+  const readSizeNz = readAhead('read_size_nz', 1, 'the Read Request reads octets (else no lookup, spec §5.4)', (D) => fieldOf(D.rdmap, READ_REQUEST.size).ne(0));
+  // What each check applies to, decoded with the descriptor (a register each, not a decode in
+  // front of the verdict).
+  const isRROf = (D: typeof incoming) => D.t.and(D.opcode.eq(K.OP.READ_RESPONSE));
+  const taggedLen = readAhead('tagged_len', 1, 'a tagged ULPDU with data (its STag is looked up)', (D) => D.t.and(D.payload_len.ne(0)));
+  const rrAny = readAhead('rr_any', 1, 'a Read Response', isRROf);
+  const rrLen = readAhead('rr_len', 1, 'a Read Response with data', (D) => isRROf(D).and(D.payload_len.ne(0)));
+  const rrLast = readAhead('rr_last', 1, 'the last segment of a Read Response', (D) => isRROf(D).and(D.l));
+  const readLen = readAhead('read_len', 1, 'a Read Request that reads octets (its source STag is looked up)', (D) => D.t.not().and(D.opcode.eq(K.OP.READ_REQUEST)).and(fieldOf(D.rdmap, READ_REQUEST.size).ne(0)));
+  // What the STag lookup and POST are for: a tagged ULPDU (t), a Read Request, an Atomic Request.
+  const readReq = readAhead('read_req', 1, 'a Read Request', (D) => D.t.not().and(D.opcode.eq(K.OP.READ_REQUEST)));
+  const atomicReq = readAhead('atomic_req', 1, 'an Atomic Request', (D) => D.t.not().and(D.opcode.eq(K.OP.ATOMIC_REQUEST)));
+  // The lookup's verdict, registered with its answer in LWAIT (cleared with the descriptor).
+  const lkFailed = m.reg('lk_failed', 1, { doc: 'the lookup of the ULPDU in POST failed (T1-T5, Read source, Atomic target and alignment)' });
+  // No lookup yet: no fault, address 0 (a zero-length Read's source address).
+  ahead.push([lkFailed, lit(1, 0)], [lkFaultR, lit(3, 0)], [lkAddrR, lit(64, 0)]);
+  const lkFailedNow = taggedLen.or(readLen).or(atomicReq).and(lkFault.ne(0)).or(atomicReq.and(lkAddr.slice(2, 0).ne(0)));
+  const lkV = verdictOf(mux(lkFaultR.eq(0), eStream, mux(taggedLen, faultTable(ddpTagged, lkFaultR), faultTable(rdmapProt, lkFaultR))));
+  // T6/T7 of a Read Response, from their flags (registered a cycle ahead): registered once more.
+  const rrChecks: [Expr, Expr][] = [
+    [rrAny.and(rrNoHead), eDdpLocal],
+    [rrLen.and(rrStagBad), eStag],
+    [rrLen.and(rrToBad), eBounds],
+    [rrAny.and(rrLenBad), eBounds],
   ];
-  const postErr = m.let('post_err', chain(postChecks), { doc: 'first failing check after the lookup (T1-T7, Read source, IRD, Atomic target)' });
-  const postOk = m.let('post_ok', fails(postChecks).not(), { doc: 'post_err is 0' });
-  const needRoom = lkFor.ne(LK.TAGGED);
+  if ([...rrChecks.map(([, e]) => e), eStream].some((e) => zero.has(e))) throw new HdlError('ddp_rx_ctl: a check gives the error word 0, which reads as no error');
+  const rrFailed = everyCycle('rr_failed', 1, 'a Read Response check against the ORQ head fails', anyOf(rrChecks.map(([c]) => c)));
+  const rrVerdict = everyCycle('rr_verdict', 16, 'its first failure: {r, md, code}', priorityMux(rrChecks.map(([c, e]) => [c, packVerdict(verdictOf(e))] as const)));
+  // IRD (A3 for a Read Request) from a flag registered a cycle ahead, exact: nothing pushes or
+  // flushes the IRRQ in the cycle before POST or while POST waits.
+  const irdReached = everyCycle('irrq_at_ird_post', 1, 'this cycle, the IRRQ holds IRD requests', irrqAtIrdNext);
+  const irdFails = readReq.and(irdReached);
+  // A tagged ULPDU's own checks (CHECK's verdict) come first; a Read or Atomic Request reaches POST
+  // only with a clean one. The lookup's failure comes before the checks against the ORQ head and IRD.
+  const postAll: [Expr, Verdict][] = [
+    [checkFailed, verdictOf(checkCode)],
+    [lkFailed, lkV],
+    [rrFailed, unpackVerdict(rrVerdict)],
+    [irdFails, verdictOf(eStream)],
+  ];
+  const postErr = unpackVerdict(m.let('post_verdict', priorityMux(postAll.map(([c, v]) => [c, packVerdict(v)] as const)), { doc: 'first failing check of the ULPDU in POST: {r, md, code}' }));
+  const postOk = m.let('post_ok', anyOf(postAll.map(([c]) => c)).not(), { doc: 'every check of the ULPDU in POST passes' });
+  const postGo = m.let('post_go', inState('POST').and(postWait.not()), { doc: 'POST acts (its verdict is current)' });
+  const needRoom = t.not(); // a Read or Atomic Request
   // A Read or Atomic Request is answered from memory that every earlier Write and Send has reached
   // (RFC 5040 §5.5 rule 6): it enters the IRRQ only when the placements before it have landed.
   const placed = cmdValid.not().and(placeIdle);
-  const postStall = m.let('post_stall', postOk.and(needRoom).and(irrq.full.or(placed.not())), {
+  // IRRQ full as of the last cycle: only POST pushes (as it leaves), so the IRRQ is at most that
+  // full now; a pop in the last cycle costs one more cycle of waiting.
+  const irrqWasFull = everyCycle('irrq_was_full', 1, 'the IRRQ was full in the last cycle', irrq.full);
+  const postStall = m.let('post_stall', postOk.and(needRoom).and(irrqWasFull.or(placed.not())), {
     doc: 'wait: the IRRQ has no room (IRD above its depth), or earlier placements are still being written',
   });
 
@@ -495,8 +598,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
    * ULPDU in progress (header copies as the spec's table says), MPA's verdict on it (no copies; a
    * lost connection closes without a Terminate), or a local abort (no ULPDU at all).
    */
-  const fail = (e: Expr, from: 'ulpdu' | 'llp' | 'abort') => {
-    const withUlpdu = from === 'ulpdu';
+  const fail = (from: 'ulpdu' | 'llp' | 'abort') => {
     m.set(rxStopped, 1);
     m.set(txStopped, 1);
     // Its payload waits in ddp_rx_place: drop it (after IWAIT it has already been placed).
@@ -504,32 +606,21 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
       m.set(cmdValid, 1);
       m.set(cmdDiscard, 1);
     });
-    const layer = e.slice(1, 0);
-    const closes = from === 'ulpdu' ? isTermOp : from === 'llp' ? mpaCode.eq(LlpError.TCP_CLOSED.code) : lit(1, 0);
-    m.when(closes, () => {
-      m.set(evtValid, 1);
-      m.set(evtKind, K.EVT.CLOSED);
-      m.set(evtErr, e);
-    });
+    const closes = from === 'ulpdu' ? isTermOp : from === 'llp' ? mpaClosed : lit(1, 0);
+    // The event (closed, or Terminate sent): its fields are written below (m_evt fields).
+    m.when(closes, () => m.set(evtValid, 1));
     m.when(closes.not().and(termSent.not()), () => {
       m.set(termSent, 1);
       m.set(termPending, 1);
       m.set(evtValid, 1);
-      m.set(evtKind, K.EVT.TERMINATE_SENT);
-      m.set(evtErr, e);
-      const withHeaders = withUlpdu ? layer.ne(2).and(layer.eq(0).and(e.slice(5, 2).eq(0)).not()).and(h1.not()) : lit(1, 0);
-      m.set(term.err, e);
-      m.set(term.md, withHeaders);
-      m.set(term.r, withHeaders.and(layer.eq(0)).and(e.slice(5, 2).eq(1)).and(op.eq(K.OP.READ_REQUEST)));
-      m.set(term.segLen, mux(withHeaders, ulpduLen, lit(16, 0)));
-      m.set(term.tagged, t);
-      m.set(term.ddpHdr, hdrCopy);
-      m.set(term.rdmaHdr, rdmaCopy);
+      // The Terminate's fields are written below (m_req_term fields).
     });
   };
 
-  const evt = (kind: Expr, length: Expr, extra: { solicited?: Expr; stag?: Expr; data?: Expr; invalidated?: boolean } = {}) => {
-    m.set(evtValid, 1);
+  const llpErr = cat(mpaCode, lit(4, 0), lit(2, 2));
+  const invErr = mux(invFault.eq(STAG_INV_FAULTS.indexOf('not-invalidatable')), eOpInv, eProtInv);
+  /** An event's fields (m_evt fields below); evt_valid is set where the event is decided. */
+  const evtFields = (kind: Expr, length: Expr, extra: { solicited?: Expr; stag?: Expr; data?: Expr; invalidated?: boolean } = {}) => {
     m.set(evtKind, kind);
     m.set(evtLength, length);
     m.set(evtSolicited, extra.solicited ?? lit(1, 0));
@@ -544,29 +635,37 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     m.set(cmdDiscard, 0);
   };
 
-  // Untagged acceptance in CHECK (no error): the queue state and delivery.
-  const clean = m.let('check_clean', mpaBad.not().and(checkFails.not()), { doc: 'MPA passed the FPDU and every check before a lookup passed' });
-  const uAccept = m.let('u_accept', inState('CHECK').and(rxStopped.not()).and(clean).and(t.not()));
+  // Untagged acceptance in DECIDE (no error): the queue state and delivery.
+  const clean = m.let('check_clean', mpaBad.not().and(checkFailed.not()), { doc: 'MPA passed the FPDU and every check before a lookup passed' });
+  const termLast = readAhead('term_last', 1, 'the last segment of a Terminate', (D) => D.l.and(D.opcode.eq(K.OP.TERMINATE)));
+  const atomicRespLast = readAhead('atomic_resp_last', 1, 'the last segment of an Atomic Response', (D) => D.l.and(D.opcode.eq(K.OP.ATOMIC_RESPONSE)));
+  const decideNow = inState('DECIDE').and(rxStopped.not());
+  const uAccept = m.let('u_accept', decideNow.and(clean).and(t.not()));
+  // DECIDE fails a failed FPDU and an untagged ULPDU; a tagged one fails in POST.
+  const decideFail = m.let('decide_fail', decideNow.and(mpaBad.or(t.not().and(checkFailed))), { doc: 'DECIDE answers the first error' });
   m.assign(
     flush,
-    inState('CHECK').and(rxStopped.not()).and(clean.not().or(uAccept.and(last).and(op.eq(K.OP.TERMINATE))))
-      .or(inState('POST').and(postOk.not()))
+    anyOf([
+      decideFail,
+      uAccept.and(termLast),
+      postGo.and(postOk.not()),
       // The one invalidate in flight is IWAIT's (INV issues it, IWAIT waits for it): its
       // response needs no state check (one survived the mutation campaign as dead logic).
-      .or(invRspValid.and(invFault.ne(0)))
-      .or(startAbort.and(termSent.not()).and(txStopped.not())),
+      invRspValid.and(invFault.ne(0)),
+      startAbort.and(termSent.not()).and(txStopped.not()),
+    ]),
   );
   m.assign(rqPop, uAccept.and(open.not()).and(qnOf.eq(K.QN.SEND)));
-  m.assign(orqPop, uAccept.and(last).and(op.eq(K.OP.ATOMIC_RESPONSE)).or(inState('POST').and(postOk).and(lkFor.eq(LK.TAGGED)).and(isRR).and(last)));
+  m.assign(orqPop, uAccept.and(atomicRespLast).or(postGo.and(postOk).and(rrLast)));
   const readSize = R(READ_REQUEST.size);
   m.assign(
     irrqPush,
-    inState('POST').and(postOk).and(postStall.not()).and(needRoom),
+    postGo.and(postOk).and(postStall.not()).and(needRoom),
   );
   m.assign(
     irrqData,
     mux(
-      lkFor.eq(LK.ATOMIC),
+      atomicReq,
       IRRQ_ATOMIC.pack({
         request_id: R(ATOMIC_REQUEST.request_id),
         addr: lkAddrR,
@@ -597,6 +696,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     m.when(injValid, () => {
       m.set(injPending, 1);
       m.set(injErrR, injErr);
+      m.set(injNz, injErr.ne(0));
     });
     m.when(abortIn, () => m.set(abortPending, 1));
     m.when(reqTake.and(termPending), () => m.set(termPending, 0));
@@ -610,13 +710,14 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
           m.when(startAbort, () => {
             m.set(abortPending, 0);
             // RFC 5040 §7.1 rule 1: an error not tied to an incoming message; no headers.
-            m.when(termSent.not().and(txStopped.not()), () => fail(eLocal, 'abort'));
+            m.when(termSent.not().and(txStopped.not()), () => fail('abort'));
           });
           m.when(take, () => {
             m.set(d, dData);
             for (const [r, v] of ahead) m.set(r, v);
             m.set(mpaBad, dMpaBad);
             m.set(mpaCode, dMpaCode);
+            m.set(mpaClosed, dMpaCode.eq(LlpError.TCP_CLOSED.code));
             fsm.goto('CHECK');
           });
         },
@@ -634,15 +735,26 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
           });
           m.when(rxStopped.not(), () => {
             m.when(mpaBad.not().and(ok).and(injPending), () => m.set(injPending, 0));
+            m.set(checkFailed, checkFails);
+            m.set(checkCode, checkErr);
+            fsm.goto('DECIDE');
+            // A tagged ULPDU looks its STag up whatever its checks say; POST reports the first
+            // failure, its own checks before the lookup's (the lookup changes nothing).
+            // Without data there is nothing to look up (the STag is not checked).
+            m.when(mpaBad.not().and(t).and(hasLen), () => fsm.goto('LOOK'));
+          });
+        },
+      ],
+      [
+        fsm.value('DECIDE'),
+        () => {
+          fsm.goto('IDLE');
+          m.when(rxStopped.not(), () => {
             // MPA failed the FPDU: the ULPDU was never delivered (spec/mpa.md §6), only the error is.
-            m.when(mpaBad, () => fail(cat(mpaCode, lit(4, 0), lit(2, 2)), 'llp'));
-            m.when(mpaBad.not().and(checkFails), () => fail(checkErr, 'ulpdu'));
-            m.when(clean.and(t), () => {
-              m.set(lkFor, LK.TAGGED);
-              m.set(lkFaultR, 0);
-              m.set(lkAddrR, 0);
-              m.set(st, mux(hasLen, fsm.value('LOOK'), fsm.value('POST')));
-            });
+            m.when(mpaBad, () => fail('llp'));
+            m.when(mpaBad.not().and(t.not()).and(checkFailed), () => fail('ulpdu'));
+            // A tagged ULPDU without data: POST (its verdict registered in this cycle).
+            m.when(mpaBad.not().and(t), () => fsm.goto('POST'));
             m.when(uAccept, () => {
               m.when(isSend.and(hasPayload), () => place(bufAddr.add(mo.zext(64))));
               m.when(last.not(), () => {
@@ -656,9 +768,8 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
               m.when(last, () => {
                 m.when(qnOf.eq(K.QN.SEND), () => m.set(uOpen, 0));
                 rxMsn.forEach((r, i) => m.when(qnOf.eq(i), () => m.set(r, msn.add(1))));
-                const solicited = isOp(K.OP.SEND_SE, K.OP.SEND_SE_INVALIDATE, K.OP.IMMEDIATE_SE);
                 m.switch(op, [
-                  [[K.OP.SEND, K.OP.SEND_SE], () => evt(K.EVT.RECV, msgEnd, { solicited })],
+                  [[K.OP.SEND, K.OP.SEND_SE], () => m.set(evtValid, 1)],
                   [
                     [K.OP.SEND_INVALIDATE, K.OP.SEND_SE_INVALIDATE],
                     () => {
@@ -666,36 +777,29 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
                       fsm.goto('INV');
                     },
                   ],
-                  [[K.OP.IMMEDIATE, K.OP.IMMEDIATE_SE], () => evt(K.EVT.RECV_IMMEDIATE, lit(32, 8), { solicited, data: R(IMMEDIATE_DATA.data) })],
+                  [[K.OP.IMMEDIATE, K.OP.IMMEDIATE_SE], () => m.set(evtValid, 1)],
                   [
                     K.OP.READ_REQUEST,
                     () => {
-                      m.set(lkFor, LK.READ);
-                      m.set(lkFaultR, 0);
-                      m.set(lkAddrR, 0);
                       // Zero-length Read: Source STag and TO are not validated (spec §5.4).
-                      m.set(st, mux(readSize.ne(0), fsm.value('LOOK'), fsm.value('POST')));
+                      m.set(st, mux(readSizeNz, fsm.value('LOOK'), fsm.value('POST')));
                     },
                   ],
                   [
                     K.OP.ATOMIC_REQUEST,
                     () => {
-                      m.set(lkFor, LK.ATOMIC);
                       fsm.goto('LOOK');
                     },
                   ],
                   [
                     K.OP.ATOMIC_RESPONSE,
-                    () => {
-                      evt(K.EVT.ATOMIC, lit(32, 8), { data: R(ATOMIC_RESPONSE.value) });
-                    },
+                    () => m.set(evtValid, 1),
                   ],
                   [
                     K.OP.TERMINATE,
                     () => {
                       // A peer MAY stop after a Terminate; this one does (flushes the IRRQ).
-                      evt(K.EVT.TERMINATE_RECEIVED, lit(32, 0));
-                      m.set(evtErr, ERROR_WORD.pack({ layer: R(TERMINATE.layer_etype).slice(5, 4), etype: R(TERMINATE.layer_etype).slice(3, 0), code: R(TERMINATE.code) }));
+                      m.set(evtValid, 1);
                       m.set(rxStopped, 1);
                       m.set(txStopped, 1);
                     },
@@ -713,6 +817,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
           m.when(lkRspValid, () => {
             m.set(lkFaultR, lkFault);
             m.set(lkAddrR, lkAddr);
+            m.set(lkFailed, lkFailedNow);
             fsm.goto('POST');
           });
         },
@@ -720,21 +825,21 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
       [
         fsm.value('POST'),
         () => {
-          m.when(postOk.not(), () => {
-            fail(postErr, 'ulpdu');
+          m.when(postGo.and(postOk.not()), () => {
+            fail('ulpdu');
             fsm.goto('IDLE');
           });
-          m.when(postOk.and(postStall.not()), () => {
+          m.when(postGo.and(postOk).and(postStall.not()), () => {
             fsm.goto('IDLE');
-            m.when(lkFor.eq(LK.TAGGED), () => {
+            m.when(t, () => {
               m.when(hasLen, () => place(lkAddrR));
               m.set(tOpen, last.not());
               m.set(tOpcode, op);
               m.set(tStag, stag);
               m.set(tNextTo, to.add(plen.zext(64)));
-              m.when(isRR, () => {
+              m.when(rrAny, () => {
                 m.set(orqRecv, mux(last, lit(32, 0), rrTotal.slice(31, 0)));
-                m.when(last, () => evt(K.EVT.READ, oh.size));
+                m.when(last, () => m.set(evtValid, 1));
               });
             });
           });
@@ -746,18 +851,77 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
         () => {
           m.when(invRspValid, () => {
             fsm.goto('IDLE');
-            m.when(invFault.eq(0), () => evt(K.EVT.RECV, cplLen, { solicited: op.eq(K.OP.SEND_SE_INVALIDATE), stag, invalidated: true }));
-            const notInv = STAG_INV_FAULTS.indexOf('not-invalidatable');
-            m.when(invFault.ne(0), () => fail(mux(invFault.eq(notInv), eOpInv, eProtInv), 'ulpdu'));
+            m.when(invFault.eq(0), () => m.set(evtValid, 1));
+            m.when(invFault.ne(0), () => fail('ulpdu'));
           });
         },
       ],
     ]);
   });
 
+  // ---- m_evt fields -----------------------------------------------------------------------------
+  // m_evt is free in every state but IDLE (a descriptor is taken, and an abort starts, only when it
+  // is), so its fields are written in each state from the state and a few registered bits; only
+  // evt_valid (above) waits for the whole decision. A Terminate sent or a closure sets kind and err.
+  const failFields = (e: Expr, closes: Expr) => {
+    m.set(evtKind, mux(closes, K.EVT.CLOSED, K.EVT.TERMINATE_SENT));
+    m.set(evtErr, e);
+  };
+  const solicited = isOp(K.OP.SEND_SE, K.OP.SEND_SE_INVALIDATE, K.OP.IMMEDIATE_SE);
+  m.sync(() => {
+    fsm.cases({
+      IDLE: () => m.when(startAbort, () => failFields(eLocal, lit(1, 0))),
+      DECIDE: () =>
+        m.when(mpaBad, () => failFields(llpErr, mpaClosed), () =>
+          m.when(t.not().and(checkFailed), () => failFields(checkCode, isTermOp), () =>
+            m.switch(op, [
+              [[K.OP.SEND, K.OP.SEND_SE], () => evtFields(K.EVT.RECV, msgEnd, { solicited })],
+              [[K.OP.IMMEDIATE, K.OP.IMMEDIATE_SE], () => evtFields(K.EVT.RECV_IMMEDIATE, lit(32, 8), { solicited, data: R(IMMEDIATE_DATA.data) })],
+              [K.OP.ATOMIC_RESPONSE, () => evtFields(K.EVT.ATOMIC, lit(32, 8), { data: R(ATOMIC_RESPONSE.value) })],
+              [
+                K.OP.TERMINATE,
+                () => {
+                  evtFields(K.EVT.TERMINATE_RECEIVED, lit(32, 0));
+                  m.set(evtErr, ERROR_WORD.pack({ layer: R(TERMINATE.layer_etype).slice(5, 4), etype: R(TERMINATE.layer_etype).slice(3, 0), code: R(TERMINATE.code) }));
+                },
+              ],
+            ]),
+          ),
+        ),
+      POST: () => m.when(postOk, () => evtFields(K.EVT.READ, oh.size), () => failFields(postErr.code, isTermOp)),
+      IWAIT: () =>
+        m.when(invFault.eq(0), () => evtFields(K.EVT.RECV, cplLen, { solicited: op.eq(K.OP.SEND_SE_INVALIDATE), stag, invalidated: true }), () => failFields(invErr, isTermOp)),
+    });
+  });
+
+  // ---- m_req_term fields ------------------------------------------------------------------------
+  // Until the one Terminate is queued (term_sent) they are free, so each state that can fail
+  // writes its error's Terminate every cycle; term_sent and term_pending wait for the decision.
+  const termFields = (v: Verdict, withUlpdu: boolean) => {
+    const withHeaders = withUlpdu ? v.md.and(h1.not()) : lit(1, 0);
+    m.set(term.err, v.code);
+    m.set(term.md, withHeaders);
+    m.set(term.r, withHeaders.and(v.r).and(op.eq(K.OP.READ_REQUEST)));
+    m.set(term.segLen, mux(withHeaders, ulpduLen, lit(16, 0)));
+    m.set(term.tagged, t);
+    m.set(term.ddpHdr, hdrCopy);
+    m.set(term.rdmaHdr, rdmaCopy);
+  };
+  m.sync(() =>
+    m.when(termSent.not(), () =>
+      fsm.cases({
+        // RFC 5040 §7.1 rule 1: an abort is not tied to an incoming message; no headers.
+        IDLE: () => termFields(verdictOf(eLocal), false),
+        DECIDE: () => m.when(mpaBad, () => termFields(verdictOf(llpErr), false), () => termFields(verdictOf(checkCode), true)),
+        POST: () => termFields(postErr, true),
+        IWAIT: () => termFields(verdictOf(invErr), true),
+      }),
+    ),
+  );
+
   // ---- Lookup and invalidate requests (issued in LOOK / INV) --------------------------------------
-  const lkIsTagged = lkFor.eq(LK.TAGGED);
-  const lkIsRead = lkFor.eq(LK.READ);
+  const lkIsTagged = t;
+  const lkIsRead = readReq;
   m.assign(lkValid, inState('LOOK'));
   m.assign(lkStag, mux(lkIsTagged, stag, mux(lkIsRead, R(READ_REQUEST.src_stag), R(ATOMIC_REQUEST.stag))));
   m.assign(lkTo, mux(lkIsTagged, to, mux(lkIsRead, R(READ_REQUEST.src_to), R(ATOMIC_REQUEST.to))));
