@@ -70,7 +70,8 @@ module mpa_rx_w8_q4 (
      * Status
      */
     output wire [31:0] fpdu_count, // FPDUs delivered with tuser.passed = 1
-    output wire        idle, // nothing left to do without more input: no beat the reader can make, none in flight (for QP ctx_qp; the others have none)
+    // nothing left to do without more input: no beat the reader can make, none in the input register or in flight (for QP ctx_qp; the others have none)
+    output wire        idle,
     output wire [1:0]  ctx_qp, // the QP whose stream is in the block (idle: it has nothing more to do)
     output wire        drain_busy, // beats of drain_qp, the QP switched away from, may still be in the block
     output wire [1:0]  drain_qp
@@ -95,13 +96,15 @@ reg [6:0] marker_pos_reg; // words from the read pointer to the next marker word
 reg [6:0] marker_pos_next;
 reg at_start_reg; // the reader is at the first beat of an FPDU
 reg at_start_next;
-reg [15:0] ul_left_reg; // ULPDU octets of this FPDU not yet output
-reg [15:0] ul_left_next;
+reg [15:0] ul_now_reg; // ULPDU octets left at the read pointer, this beat's included (at_start: the ULPDU_Length, if hdr_ok)
+reg [15:0] ul_now_next;
+reg last_beat_reg; // ul_now <= W: this beat ends the FPDU
+reg last_beat_next;
+reg over_max_reg; // at_start: ul_now is over the maximum (spec/mpa.md §6 step 2)
+reg over_max_next;
 reg [14:0] hdr_off_reg; // words from the ULPDU_Length word to the read pointer
 reg [14:0] hdr_off_next;
-reg [15:0] hdr_len_reg; // ULPDU_Length of the FPDU at the read pointer, read ahead (if hdr_ok)
-reg [15:0] hdr_len_next;
-reg hdr_ok_reg; // hdr_len holds the next FPDU's ULPDU_Length
+reg hdr_ok_reg; // at_start: ul_now holds the FPDU's ULPDU_Length, decoded
 reg hdr_ok_next;
 reg stopped_reg; // an error stopped the stream
 reg stopped_next;
@@ -119,11 +122,11 @@ reg [1:0] ctx_qp_reg_reg; // the QP whose stream the registers hold
 reg [1:0] ctx_qp_reg_next;
 reg ctx_valid_reg; // the registers hold ctx_qp's stream
 reg ctx_valid_next;
-reg [1:0] ctx_next_qp_reg; // the QP of the segment waiting at s_axis
+reg [1:0] ctx_next_qp_reg; // the QP of the segment waiting in the input register
 reg [1:0] ctx_next_qp_next;
 reg ctx_ahead_reg; // ctx_next_qp's context was read at the switch request and is current
 reg ctx_ahead_next;
-reg in_segment_reg; // s_axis is inside a segment: its QP cannot change
+reg in_segment_reg; // the input register is inside a segment: its QP cannot change
 reg in_segment_next;
 reg crc_resume_reg; // the open FPDU's CRC continues from crc_saved at the reader's next beat
 reg crc_resume_next;
@@ -139,28 +142,46 @@ reg drain_busy_reg_reg; // beats of drain_qp may still be in the block
 reg drain_busy_reg_next;
 // verilator lint_off UNUSED
 // its CRC, marker fault and stopped are the verdicts' (back_crc, marker_fault, wb_stopped)
-reg [275:0] wb_ctx_reg; // drain_qp's context as the reader left it
+reg [261:0] wb_ctx_reg; // drain_qp's context as the reader left it
 // verilator lint_on UNUSED
-reg [275:0] wb_ctx_next;
+reg [261:0] wb_ctx_next;
 reg wb_stopped_reg; // a verdict after the switch stopped drain_qp's stream
 reg wb_stopped_next;
 reg [31:0] back_crc_reg; // the CRC register after the last beat to leave the pipeline
 reg [31:0] back_crc_next;
-reg [275:0] rx_ctx_rd_data_reg; // rx_ctx: the memory's read register (each QP's mpa_rx_ctx between its segments)
-reg [275:0] rx_ctx_rd_data_next;
+reg [261:0] rx_ctx_rd_data_reg; // rx_ctx: the memory's read register (each QP's mpa_rx_ctx between its segments)
+reg [261:0] rx_ctx_rd_data_next;
 reg rx_ctx_wb1_valid_reg; // rx_ctx: an update 1 cycle ago
 reg rx_ctx_wb1_valid_next;
 reg [1:0] rx_ctx_wb1_index_reg;
 reg [1:0] rx_ctx_wb1_index_next;
-reg [275:0] rx_ctx_wb1_data_reg;
-reg [275:0] rx_ctx_wb1_data_next;
-wire [275:0] rx_ctx_value; // rx_ctx: the looked-up record, with the updates in flight forwarded
+reg [261:0] rx_ctx_wb1_data_reg;
+reg [261:0] rx_ctx_wb1_data_next;
+wire [261:0] rx_ctx_value; // rx_ctx: the looked-up record, with the updates in flight forwarded
 wire advance; // the reader, the CRC pipeline and the delay beside it move this cycle
 wire [3:0] in_octets; // octets in the input beat
+reg in_valid_reg; // in holds a beat (a TCP payload beat)
+reg in_valid_next;
+reg [78:0] in_data_reg;
+reg [78:0] in_data_next;
+wire in_out_ready; // the consumer of in_out takes its beat
+reg in_in_ready_reg; // in takes a beat this cycle (registered)
+reg in_in_ready_next;
+reg in_temp_valid_reg; // in holds a skid beat
+reg in_temp_valid_next;
+reg [78:0] in_temp_data_reg;
+reg [78:0] in_temp_data_next;
+wire in_in_ready_early;
+wire [75:0] in_qp_beat; // record mpa_rx_in
+wire [1:0] in_qp_qp; // tid: the QP of the segment
+wire in_qp_last; // the TCP segment ends here
+wire [7:0] in_beat_keep;
+wire [3:0] in_beat_octets; // octets in the beat (tkeep is 2^k - 1)
 wire ring_room; // a whole beat fits whatever the reader does
-wire ctx_switch; // a segment of another QP is at s_axis
-wire in_open; // s_axis carries ctx_qp's stream
+wire ctx_switch; // a segment of another QP is in the input register
+wire in_open; // the input register holds ctx_qp's stream
 wire accept;
+wire [63:0] in_beat_data;
 wire [87:0] wr_data_s0; // ring write placed at the pointer, bits 0+ of it
 wire [183:0] wr_data_s2; // ring write placed at the pointer, bits 2+ of it
 wire [255:0] wr_data_s4; // ring write placed at the pointer, bits 4+ of it
@@ -175,26 +196,28 @@ wire [8:0] seq_off; // cfg_seq - S0 (mod 512)
 wire [6:0] first_marker_pos; // words from the first octet received to the first marker
 wire marker_in; // a marker word is in the window
 wire [255:0] win_s2; // ring read from the pointer, bits 2+ of it
+wire [159:0] win_s0; // ring read from the pointer, bits 0+ of it
 // verilator lint_off UNUSED
-// word 5: only its first two octets are read (a ULPDU_Length behind the beat)
-wire [191:0] win_s0; // ring read from the pointer, bits 0+ of it
-// verilator lint_on UNUSED
+// octets 0..1: the ULPDU_Length (or ULPDU octets of the beat before), decoded from the window
 wire [79:0] mf_win; // marker-free octets 0..W+1 from the read pointer
-wire [15:0] ulpdu_length; // ULPDU_Length (big-endian) if at_start
+// verilator lint_on UNUSED
 wire lead_marker; // the window starts with this FPDU's leading marker
-wire [15:0] ul_now; // ULPDU octets left, this beat included (read ahead at a start)
-wire last_beat; // this beat ends the FPDU
-wire [7:0] mf_words; // marker-free words retired by this beat
+reg [7:0] mf_words_reg; // marker-free words retired by this beat (decoded with ul_now)
+reg [7:0] mf_words_next;
 wire marker_retired; // the marker word is retired by this beat
 wire [7:0] words; // words retired by this beat
-wire [7:0] words_needed; // words that must be in the ring for this beat
 wire [7:0] words_avail; // whole words in the ring
+wire have_words; // the words this beat needs are in the ring
 wire oversize; // ULPDU_Length over the maximum (spec/mpa.md §6 step 2)
-wire hdr_load; // read the ULPDU_Length at the read pointer
-wire [7:0] next_hdr_word; // window word of the next FPDU's ULPDU_Length after a last beat
-wire next_hdr_in; // that word is in the ring
-wire [15:0] next_hdr_len; // the next FPDU's ULPDU_Length (big-endian) after a last beat
+wire fpdu_end; // the beat ends its FPDU (an oversize one at once)
 wire go; // the reader produces a beat
+wire hdr_at_start; // the FPDU at the read pointer is still to decode
+wire next_hdr_skip; // a marker comes before the next ULPDU_Length
+wire [15:0] ulpdu_length; // the ULPDU_Length to decode, from the window (big-endian)
+wire [7:0] ulpdu_length_words; // mf_words of the first beat of that FPDU
+wire [7:0] next_mf_words; // mf_words of the beat after this one in the FPDU
+wire next_hdr_in; // on a last beat: the next FPDU's ULPDU_Length is in the window
+wire hdr_load; // the ULPDU_Length at the read pointer is decoded
 wire [15:0] fpduptr; // FPDUPTR of the marker word in the window
 wire [14:0] marker_dist; // words from ULPDU_Length to the marker
 reg crc_in_valid_reg;
@@ -211,8 +234,8 @@ reg crc_in_load_reg;
 reg crc_in_load_next;
 reg [31:0] crc_in_state_reg;
 reg [31:0] crc_in_state_next;
-reg [111:0] crc_in_tag_reg;
-reg [111:0] crc_in_tag_next;
+reg [78:0] crc_in_tag_reg;
+reg [78:0] crc_in_tag_next;
 wire [2:0] crc_shift; // units of zeros before the data (N - k)
 reg crc_s1_valid_reg;
 reg crc_s1_valid_next;
@@ -291,8 +314,8 @@ reg [31:0] crc_s1_zk_row31_reg;
 reg [31:0] crc_s1_zk_row31_next;
 reg [31:0] crc_s1_zk_init_reg;
 reg [31:0] crc_s1_zk_init_next;
-reg [111:0] crc_s1_tag_reg;
-reg [111:0] crc_s1_tag_next;
+reg [78:0] crc_s1_tag_reg;
+reg [78:0] crc_s1_tag_next;
 reg crc_s2_valid_reg;
 reg crc_s2_valid_next;
 reg [1023:0] crc_s2_coeff_reg;
@@ -301,26 +324,34 @@ reg [31:0] crc_s2_u_reg;
 reg [31:0] crc_s2_u_next;
 reg [89:0] crc_s2_data_partials_reg;
 reg [89:0] crc_s2_data_partials_next;
-reg [111:0] crc_s2_tag_reg;
-reg [111:0] crc_s2_tag_next;
+reg [78:0] crc_s2_tag_reg;
+reg [78:0] crc_s2_tag_next;
 reg [31:0] crc_crc_reg; // the raw CRC register after the last beat
 reg [31:0] crc_crc_next;
 wire [31:0] crc_next; // the loop: Z^k crc xor U xor D data
 reg crc_valid_reg; // crc holds the register after a beat that just left stage 2
 reg crc_valid_next;
-reg [111:0] crc_tag_reg;
-reg [111:0] crc_tag_next;
-wire [106:0] v_qp_beat; // record mpa_rx_beat
+reg [78:0] crc_tag_reg;
+reg [78:0] crc_tag_next;
+wire [73:0] v_qp_beat; // record mpa_rx_beat
 wire v_qp_crc_on; // its QP has the CRC
 wire crc_bad; // the CRC check fails if this beat ends the FPDU
-wire v_beat_marker_lead; // that marker is the FPDU's leading marker (FPDUPTR must be 0)
-wire [15:0] v_beat_fpduptr; // its FPDUPTR
-wire [14:0] v_beat_marker_dist; // words from ULPDU_Length to it
+reg [32:0] mchk_s0_reg; // the marker of the beat in the CRC input register
+reg [32:0] mchk_s0_next;
+wire mchk_lead; // that marker is the FPDU's leading marker (FPDUPTR must be 0)
+wire [15:0] mchk_fpduptr; // its FPDUPTR
+wire [14:0] mchk_dist; // words from ULPDU_Length to it
+wire mchk_check; // the beat retires a marker: its FPDUPTR is checked
+reg mchk_wrong_s1_reg; // stage 1: the beat retired a marker with a wrong FPDUPTR
+reg mchk_wrong_s1_next;
+reg mchk_wrong_s2_reg; // stage 2: the beat retired a marker with a wrong FPDUPTR
+reg mchk_wrong_s2_next;
+reg mchk_wrong_s3_reg; // stage 3: the beat retired a marker with a wrong FPDUPTR
+reg mchk_wrong_s3_next;
 reg marker_fault_reg; // a marker of the FPDU at the verdict had a wrong FPDUPTR
 reg marker_fault_next;
 wire v_qp_resumed; // the first beat after its QP's context was loaded
 wire v_qp_mfault_in; // with resumed: the marker fault of its open FPDU, from the context
-wire v_beat_marker_check; // this beat retires a marker: its FPDUPTR is checked
 wire marker_bad; // a marker of this FPDU so far was wrong
 reg out_stopped_reg; // an error was reported: nothing more is output
 reg out_stopped_next;
@@ -344,7 +375,7 @@ reg [83:0] out_temp_data_reg;
 reg [83:0] out_temp_data_next;
 wire out_in_ready_early;
 wire reader_idle; // no beat the reader can make
-wire block_idle; // no beat the reader can make, none in flight
+wire block_idle; // no beat the reader can make, none in the input register or in flight
 wire ctx_capture; // ctx_qp's reader state is taken, the next QP's context read
 wire ctx_cfg_hit; // the QP being read gets a new connection: read it again
 wire ctx_load; // the next QP's context is loaded
@@ -359,23 +390,25 @@ wire ctx_in_crc_on; // CRC-32C negotiated
 wire [15:0] ctx_in_max_ulpdu; // maxUlpduLength
 wire ctx_in_stopped; // an error stopped the stream
 wire ctx_in_at_start; // the reader is at the first beat of an FPDU
-wire ctx_in_hdr_ok; // hdr_len holds the next ULPDU_Length
-wire [15:0] ctx_in_hdr_len;
-wire [15:0] ctx_in_ul_left;
+wire ctx_in_hdr_ok; // at_start: ul holds the ULPDU_Length, decoded
+wire [15:0] ctx_in_ul; // ULPDU octets left at the read pointer
+wire ctx_in_last; // ul <= W
+wire ctx_in_over_max; // ul over max_ulpdu
 wire [14:0] ctx_in_hdr_off;
 wire [6:0] ctx_in_marker_pos;
 wire ctx_in_marker_fault; // a marker of the open FPDU had a wrong FPDUPTR
 wire [31:0] ctx_in_crc; // the raw CRC register of the open FPDU
 wire [7:0] ctx_in_fill; // octets left over
 wire [159:0] ctx_in_words; // those octets, from the read pointer
-reg [275:0] rx_ctx_mem [0:3];
+wire [7:0] ctx_in_mf_words; // mf_words of the loaded context's beat
+reg [261:0] rx_ctx_mem [0:3];
 wire _t0;
 wire _t1;
 wire _t2;
 wire _t3;
 wire _t4;
 wire _t5;
-wire [7:0] _t6;
+wire _t6;
 wire [7:0] _t7;
 wire [7:0] _t8;
 wire [7:0] _t9;
@@ -401,7 +434,7 @@ wire [7:0] _t28;
 wire [7:0] _t29;
 wire [7:0] _t30;
 wire [7:0] _t31;
-wire _t32;
+wire [7:0] _t32;
 wire _t33;
 wire _t34;
 wire _t35;
@@ -427,15 +460,15 @@ wire _t54;
 wire _t55;
 wire _t56;
 wire _t57;
-wire [31:0] _t58;
+wire _t58;
 wire [31:0] _t59;
 wire [31:0] _t60;
 wire [31:0] _t61;
 wire _t62;
 wire _t63;
-wire _t64;
+wire [7:0] _t64;
 wire _t65;
-wire [7:0] _t66;
+wire _t66;
 wire _t67;
 wire _t68;
 wire _t69;
@@ -443,14 +476,16 @@ wire _t70;
 wire _t71;
 wire _t72;
 wire _t73;
-wire _t74;
+// verilator lint_off UNUSED
+wire [15:0] _t74; // read through slices
+// verilator lint_on UNUSED
 wire _t75;
 wire _t76;
 wire _t77;
 wire _t78;
 wire _t79;
 wire _t80;
-wire _t81;
+wire [78:0] _t81;
 wire _t82;
 wire _t83;
 wire _t84;
@@ -503,173 +538,183 @@ wire _t130;
 wire _t131;
 wire _t132;
 wire _t133;
-wire [83:0] _t134;
+wire _t134;
 wire _t135;
-wire [1:0] _t136;
-wire [275:0] _t137;
-wire [275:0] _t138;
+wire _t136;
+wire _t137;
+wire [83:0] _t138;
 wire _t139;
 wire [1:0] _t140;
-wire _t141;
-wire _t142;
+wire [261:0] _t141;
+wire [261:0] _t142;
 wire _t143;
-wire [255:0] _t144;
+wire [1:0] _t144;
+wire _t145;
+wire _t146;
+wire _t147;
+wire [255:0] _t148;
 
 assign _t0 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
 assign _t1 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
 assign _t2 = s_axis_tkeep[6] & (~s_axis_tkeep[7]);
 assign _t3 = s_axis_tkeep[2] & (~s_axis_tkeep[3]);
-assign _t4 = ctx_state_reg == CTX_STATE_RUN;
-assign _t5 = ~stopped_reg;
-assign _t6 = wr_ptr_reg[0] ? s_axis_tdata[63:56] : 8'h0;
-assign _t7 = wr_ptr_reg[0] ? 8'h0 : 8'h0;
-assign _t8 = wr_ptr_reg[0] ? s_axis_tdata[55:48] : s_axis_tdata[63:56];
-assign _t9 = wr_ptr_reg[0] ? s_axis_tdata[47:40] : s_axis_tdata[55:48];
-assign _t10 = wr_ptr_reg[0] ? s_axis_tdata[39:32] : s_axis_tdata[47:40];
-assign _t11 = wr_ptr_reg[0] ? s_axis_tdata[31:24] : s_axis_tdata[39:32];
-assign _t12 = wr_ptr_reg[0] ? s_axis_tdata[23:16] : s_axis_tdata[31:24];
-assign _t13 = wr_ptr_reg[0] ? s_axis_tdata[15:8] : s_axis_tdata[23:16];
-assign _t14 = wr_ptr_reg[0] ? s_axis_tdata[7:0] : s_axis_tdata[15:8];
-assign _t15 = wr_ptr_reg[0] ? 8'h0 : s_axis_tdata[7:0];
-assign _t16 = wr_ptr_reg[2] ? wr_data_s0[87:80] : 8'h0;
-assign _t17 = wr_ptr_reg[2] ? 8'h0 : 8'h0;
-assign _t18 = wr_ptr_reg[2] ? wr_data_s0[79:72] : 8'h0;
-assign _t19 = wr_ptr_reg[2] ? wr_data_s0[71:64] : 8'h0;
-assign _t20 = wr_ptr_reg[2] ? wr_data_s0[63:56] : 8'h0;
-assign _t21 = wr_ptr_reg[2] ? wr_data_s0[55:48] : wr_data_s0[87:80];
-assign _t22 = wr_ptr_reg[2] ? wr_data_s0[47:40] : wr_data_s0[79:72];
-assign _t23 = wr_ptr_reg[2] ? wr_data_s0[39:32] : wr_data_s0[71:64];
-assign _t24 = wr_ptr_reg[2] ? wr_data_s0[31:24] : wr_data_s0[63:56];
-assign _t25 = wr_ptr_reg[2] ? wr_data_s0[23:16] : wr_data_s0[55:48];
-assign _t26 = wr_ptr_reg[2] ? wr_data_s0[15:8] : wr_data_s0[47:40];
-assign _t27 = wr_ptr_reg[2] ? wr_data_s0[7:0] : wr_data_s0[39:32];
-assign _t28 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[31:24];
-assign _t29 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[23:16];
-assign _t30 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[15:8];
-assign _t31 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[7:0];
-assign _t32 = wr_ptr_reg[0] ? s_axis_tkeep[7] : 1'b0;
-assign _t33 = wr_ptr_reg[0] ? 1'b0 : 1'b0;
-assign _t34 = wr_ptr_reg[0] ? s_axis_tkeep[6] : s_axis_tkeep[7];
-assign _t35 = wr_ptr_reg[0] ? s_axis_tkeep[5] : s_axis_tkeep[6];
-assign _t36 = wr_ptr_reg[0] ? s_axis_tkeep[4] : s_axis_tkeep[5];
-assign _t37 = wr_ptr_reg[0] ? s_axis_tkeep[3] : s_axis_tkeep[4];
-assign _t38 = wr_ptr_reg[0] ? s_axis_tkeep[2] : s_axis_tkeep[3];
-assign _t39 = wr_ptr_reg[0] ? s_axis_tkeep[1] : s_axis_tkeep[2];
-assign _t40 = wr_ptr_reg[0] ? s_axis_tkeep[0] : s_axis_tkeep[1];
-assign _t41 = wr_ptr_reg[0] ? 1'b0 : s_axis_tkeep[0];
-assign _t42 = wr_ptr_reg[2] ? wr_keep_s0[10] : 1'b0;
-assign _t43 = wr_ptr_reg[2] ? 1'b0 : 1'b0;
-assign _t44 = wr_ptr_reg[2] ? wr_keep_s0[9] : 1'b0;
-assign _t45 = wr_ptr_reg[2] ? wr_keep_s0[8] : 1'b0;
-assign _t46 = wr_ptr_reg[2] ? wr_keep_s0[7] : 1'b0;
-assign _t47 = wr_ptr_reg[2] ? wr_keep_s0[6] : wr_keep_s0[10];
-assign _t48 = wr_ptr_reg[2] ? wr_keep_s0[5] : wr_keep_s0[9];
-assign _t49 = wr_ptr_reg[2] ? wr_keep_s0[4] : wr_keep_s0[8];
-assign _t50 = wr_ptr_reg[2] ? wr_keep_s0[3] : wr_keep_s0[7];
-assign _t51 = wr_ptr_reg[2] ? wr_keep_s0[2] : wr_keep_s0[6];
-assign _t52 = wr_ptr_reg[2] ? wr_keep_s0[1] : wr_keep_s0[5];
-assign _t53 = wr_ptr_reg[2] ? wr_keep_s0[0] : wr_keep_s0[4];
-assign _t54 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[3];
-assign _t55 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[2];
-assign _t56 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[1];
-assign _t57 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[0];
-assign _t58 = rd_ptr_reg[0] ? win_s2[223:192] : win_s2[191:160];
+assign _t4 = ~in_valid_reg;
+assign _t5 = ctx_state_reg == CTX_STATE_RUN;
+assign _t6 = ~stopped_reg;
+assign _t7 = wr_ptr_reg[0] ? in_beat_data[63:56] : 8'h0;
+assign _t8 = wr_ptr_reg[0] ? 8'h0 : 8'h0;
+assign _t9 = wr_ptr_reg[0] ? in_beat_data[55:48] : in_beat_data[63:56];
+assign _t10 = wr_ptr_reg[0] ? in_beat_data[47:40] : in_beat_data[55:48];
+assign _t11 = wr_ptr_reg[0] ? in_beat_data[39:32] : in_beat_data[47:40];
+assign _t12 = wr_ptr_reg[0] ? in_beat_data[31:24] : in_beat_data[39:32];
+assign _t13 = wr_ptr_reg[0] ? in_beat_data[23:16] : in_beat_data[31:24];
+assign _t14 = wr_ptr_reg[0] ? in_beat_data[15:8] : in_beat_data[23:16];
+assign _t15 = wr_ptr_reg[0] ? in_beat_data[7:0] : in_beat_data[15:8];
+assign _t16 = wr_ptr_reg[0] ? 8'h0 : in_beat_data[7:0];
+assign _t17 = wr_ptr_reg[2] ? wr_data_s0[87:80] : 8'h0;
+assign _t18 = wr_ptr_reg[2] ? 8'h0 : 8'h0;
+assign _t19 = wr_ptr_reg[2] ? wr_data_s0[79:72] : 8'h0;
+assign _t20 = wr_ptr_reg[2] ? wr_data_s0[71:64] : 8'h0;
+assign _t21 = wr_ptr_reg[2] ? wr_data_s0[63:56] : 8'h0;
+assign _t22 = wr_ptr_reg[2] ? wr_data_s0[55:48] : wr_data_s0[87:80];
+assign _t23 = wr_ptr_reg[2] ? wr_data_s0[47:40] : wr_data_s0[79:72];
+assign _t24 = wr_ptr_reg[2] ? wr_data_s0[39:32] : wr_data_s0[71:64];
+assign _t25 = wr_ptr_reg[2] ? wr_data_s0[31:24] : wr_data_s0[63:56];
+assign _t26 = wr_ptr_reg[2] ? wr_data_s0[23:16] : wr_data_s0[55:48];
+assign _t27 = wr_ptr_reg[2] ? wr_data_s0[15:8] : wr_data_s0[47:40];
+assign _t28 = wr_ptr_reg[2] ? wr_data_s0[7:0] : wr_data_s0[39:32];
+assign _t29 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[31:24];
+assign _t30 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[23:16];
+assign _t31 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[15:8];
+assign _t32 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[7:0];
+assign _t33 = wr_ptr_reg[0] ? in_beat_keep[7] : 1'b0;
+assign _t34 = wr_ptr_reg[0] ? 1'b0 : 1'b0;
+assign _t35 = wr_ptr_reg[0] ? in_beat_keep[6] : in_beat_keep[7];
+assign _t36 = wr_ptr_reg[0] ? in_beat_keep[5] : in_beat_keep[6];
+assign _t37 = wr_ptr_reg[0] ? in_beat_keep[4] : in_beat_keep[5];
+assign _t38 = wr_ptr_reg[0] ? in_beat_keep[3] : in_beat_keep[4];
+assign _t39 = wr_ptr_reg[0] ? in_beat_keep[2] : in_beat_keep[3];
+assign _t40 = wr_ptr_reg[0] ? in_beat_keep[1] : in_beat_keep[2];
+assign _t41 = wr_ptr_reg[0] ? in_beat_keep[0] : in_beat_keep[1];
+assign _t42 = wr_ptr_reg[0] ? 1'b0 : in_beat_keep[0];
+assign _t43 = wr_ptr_reg[2] ? wr_keep_s0[10] : 1'b0;
+assign _t44 = wr_ptr_reg[2] ? 1'b0 : 1'b0;
+assign _t45 = wr_ptr_reg[2] ? wr_keep_s0[9] : 1'b0;
+assign _t46 = wr_ptr_reg[2] ? wr_keep_s0[8] : 1'b0;
+assign _t47 = wr_ptr_reg[2] ? wr_keep_s0[7] : 1'b0;
+assign _t48 = wr_ptr_reg[2] ? wr_keep_s0[6] : wr_keep_s0[10];
+assign _t49 = wr_ptr_reg[2] ? wr_keep_s0[5] : wr_keep_s0[9];
+assign _t50 = wr_ptr_reg[2] ? wr_keep_s0[4] : wr_keep_s0[8];
+assign _t51 = wr_ptr_reg[2] ? wr_keep_s0[3] : wr_keep_s0[7];
+assign _t52 = wr_ptr_reg[2] ? wr_keep_s0[2] : wr_keep_s0[6];
+assign _t53 = wr_ptr_reg[2] ? wr_keep_s0[1] : wr_keep_s0[5];
+assign _t54 = wr_ptr_reg[2] ? wr_keep_s0[0] : wr_keep_s0[4];
+assign _t55 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[3];
+assign _t56 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[2];
+assign _t57 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[1];
+assign _t58 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[0];
 assign _t59 = rd_ptr_reg[0] ? win_s2[191:160] : win_s2[159:128];
 assign _t60 = rd_ptr_reg[0] ? win_s2[159:128] : win_s2[127:96];
 assign _t61 = rd_ptr_reg[0] ? win_s2[127:96] : win_s2[95:64];
 assign _t62 = marker_in & (marker_pos_reg <= 7'h2);
-assign _t63 = marker_in & (marker_pos_reg <= 7'h1);
-assign _t64 = marker_in & (marker_pos_reg <= 7'h0);
-assign _t65 = marker_pos_reg == 7'h0;
-assign _t66 = {1'b0, marker_pos_reg};
-assign _t67 = _t5 & ctx_valid_reg;
-assign _t68 = marker_in & (marker_pos_reg <= 7'h3);
-assign _t69 = marker_in & (marker_pos_reg <= 7'h4);
-assign _t70 = at_start_reg ? (hdr_ok_reg & (oversize | _t71)) : _t71;
-assign _t71 = words_avail >= words_needed;
-assign _t72 = crc_bad | marker_bad;
-assign _t73 = ~out_valid_reg;
-assign _t74 = ~(crc_in_valid_reg | crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg);
-assign _t75 = ~drain_busy_reg_reg;
-assign _t76 = ctx_state_reg == CTX_STATE_FETCH;
-assign _t77 = ~ctx_cfg_hit;
-assign _t78 = words[2:0] == 3'b100;
-assign _t79 = words[2:0] == 3'b011;
-assign _t80 = words[2:0] == 3'b010;
-assign _t81 = words[2:0] == 3'b001;
-assign _t82 = words[2:0] == 3'b000;
-assign _t83 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5];
-assign _t84 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5];
-assign _t85 = _t86 | crc_in_count_onehot_reg[5];
-assign _t86 = _t87 | crc_in_count_onehot_reg[4];
-assign _t87 = _t88 | crc_in_count_onehot_reg[3];
-assign _t88 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2];
+assign _t63 = marker_pos_reg == 7'h0;
+assign _t64 = {1'b0, marker_pos_reg};
+assign _t65 = words_avail > mf_words_reg;
+assign _t66 = _t6 & ctx_valid_reg;
+assign _t67 = at_start_reg ? (hdr_ok_reg & (oversize | have_words)) : have_words;
+assign _t68 = mf_words_reg == 8'h0;
+assign _t69 = mf_words_reg == 8'h1;
+assign _t70 = mf_words_reg == 8'h2;
+assign _t71 = mf_words_reg == 8'h3;
+assign _t72 = ulpdu_length <= 16'h8;
+assign _t73 = ul_now_reg <= 16'h10;
+assign _t74 = ul_now_reg - 16'h8;
+assign _t75 = crc_bad | marker_bad;
+assign _t76 = ~out_valid_reg;
+assign _t77 = ~(crc_in_valid_reg | crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg);
+assign _t78 = ~drain_busy_reg_reg;
+assign _t79 = ctx_state_reg == CTX_STATE_FETCH;
+assign _t80 = ~ctx_cfg_hit;
+assign _t81 = {{in_octets, s_axis_tkeep, s_axis_tdata}, s_axis_tlast, s_axis_tid};
+assign _t82 = words[2:0] == 3'b100;
+assign _t83 = words[2:0] == 3'b011;
+assign _t84 = words[2:0] == 3'b010;
+assign _t85 = words[2:0] == 3'b001;
+assign _t86 = words[2:0] == 3'b000;
+assign _t87 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5];
+assign _t88 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5];
 assign _t89 = _t90 | crc_in_count_onehot_reg[5];
-assign _t90 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3];
-assign _t91 = _t92 | crc_in_count_onehot_reg[5];
-assign _t92 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4];
-assign _t93 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5];
-assign _t94 = _t95 | crc_in_count_onehot_reg[5];
-assign _t95 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4];
-assign _t96 = _t97 | crc_in_count_onehot_reg[5];
-assign _t97 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3];
-assign _t98 = _t97 | crc_in_count_onehot_reg[4];
-assign _t99 = _t87 | crc_in_count_onehot_reg[5];
-assign _t100 = _t90 | crc_in_count_onehot_reg[4];
-assign _t101 = _t102 | crc_in_count_onehot_reg[5];
-assign _t102 = _t88 | crc_in_count_onehot_reg[4];
-assign _t103 = _t104 | crc_in_count_onehot_reg[5];
-assign _t104 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4];
-assign _t105 = _t100 | crc_in_count_onehot_reg[5];
-assign _t106 = _t107 | crc_in_count_onehot_reg[5];
-assign _t107 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2];
-assign _t108 = _t98 | crc_in_count_onehot_reg[5];
-assign _t109 = _t88 | crc_in_count_onehot_reg[5];
-assign _t110 = _t111 | crc_in_count_onehot_reg[4];
-assign _t111 = _t112 | crc_in_count_onehot_reg[3];
-assign _t112 = _t113 | crc_in_count_onehot_reg[2];
-assign _t113 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1];
+assign _t90 = _t91 | crc_in_count_onehot_reg[4];
+assign _t91 = _t92 | crc_in_count_onehot_reg[3];
+assign _t92 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2];
+assign _t93 = _t94 | crc_in_count_onehot_reg[5];
+assign _t94 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3];
+assign _t95 = _t96 | crc_in_count_onehot_reg[5];
+assign _t96 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4];
+assign _t97 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5];
+assign _t98 = _t99 | crc_in_count_onehot_reg[5];
+assign _t99 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4];
+assign _t100 = _t101 | crc_in_count_onehot_reg[5];
+assign _t101 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3];
+assign _t102 = _t101 | crc_in_count_onehot_reg[4];
+assign _t103 = _t91 | crc_in_count_onehot_reg[5];
+assign _t104 = _t94 | crc_in_count_onehot_reg[4];
+assign _t105 = _t106 | crc_in_count_onehot_reg[5];
+assign _t106 = _t92 | crc_in_count_onehot_reg[4];
+assign _t107 = _t108 | crc_in_count_onehot_reg[5];
+assign _t108 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4];
+assign _t109 = _t104 | crc_in_count_onehot_reg[5];
+assign _t110 = _t111 | crc_in_count_onehot_reg[5];
+assign _t111 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2];
+assign _t112 = _t102 | crc_in_count_onehot_reg[5];
+assign _t113 = _t92 | crc_in_count_onehot_reg[5];
 assign _t114 = _t115 | crc_in_count_onehot_reg[4];
-assign _t115 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3];
-assign _t116 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5];
-assign _t117 = _t118 | crc_in_count_onehot_reg[5];
+assign _t115 = _t116 | crc_in_count_onehot_reg[3];
+assign _t116 = _t117 | crc_in_count_onehot_reg[2];
+assign _t117 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1];
 assign _t118 = _t119 | crc_in_count_onehot_reg[4];
-assign _t119 = _t113 | crc_in_count_onehot_reg[3];
-assign _t120 = _t121 | crc_in_count_onehot_reg[5];
-assign _t121 = _t113 | crc_in_count_onehot_reg[4];
-assign _t122 = _t112 | crc_in_count_onehot_reg[5];
-assign _t123 = _t124 | crc_in_count_onehot_reg[5];
-assign _t124 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4];
-assign _t125 = _t126 | crc_in_count_onehot_reg[5];
-assign _t126 = _t107 | crc_in_count_onehot_reg[3];
-assign _t127 = _t115 | crc_in_count_onehot_reg[5];
-assign _t128 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5];
-assign _t129 = _t112 | crc_in_count_onehot_reg[4];
-assign _t130 = _t126 | crc_in_count_onehot_reg[4];
-assign _t131 = _t132 | crc_in_count_onehot_reg[5];
-assign _t132 = _t107 | crc_in_count_onehot_reg[4];
-assign _t133 = crc_s1_start_reg | crc_s1_load_reg;
-assign _t134 = {
+assign _t119 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3];
+assign _t120 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5];
+assign _t121 = _t122 | crc_in_count_onehot_reg[5];
+assign _t122 = _t123 | crc_in_count_onehot_reg[4];
+assign _t123 = _t117 | crc_in_count_onehot_reg[3];
+assign _t124 = _t125 | crc_in_count_onehot_reg[5];
+assign _t125 = _t117 | crc_in_count_onehot_reg[4];
+assign _t126 = _t116 | crc_in_count_onehot_reg[5];
+assign _t127 = _t128 | crc_in_count_onehot_reg[5];
+assign _t128 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4];
+assign _t129 = _t130 | crc_in_count_onehot_reg[5];
+assign _t130 = _t111 | crc_in_count_onehot_reg[3];
+assign _t131 = _t119 | crc_in_count_onehot_reg[5];
+assign _t132 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5];
+assign _t133 = _t116 | crc_in_count_onehot_reg[4];
+assign _t134 = _t130 | crc_in_count_onehot_reg[4];
+assign _t135 = _t136 | crc_in_count_onehot_reg[5];
+assign _t136 = _t111 | crc_in_count_onehot_reg[4];
+assign _t137 = crc_s1_start_reg | crc_s1_load_reg;
+assign _t138 = {
     v_qp_qp,
     (v_beat_oversize | (~crc_bad)) ? ERR_MARKER : ERR_CRC,
-    (~v_beat_oversize) & v_beat_last & (~_t72),
+    (~v_beat_oversize) & v_beat_last & (~_t75),
     v_beat_last,
     v_beat_keep,
     v_beat_data
 };
-assign _t135 = cfg_valid | wb_write;
-assign _t136 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
-assign _t137 = cfg_valid ? {160'h0, 8'h0, 32'h0, 1'b0, first_marker_pos, 15'h0, 16'h0, 16'h0, 1'b0, 1'b1, 1'b0, cfg_max_ulpdu, cfg_crc, cfg_markers} : _t138;
-assign _t138 = {
-    wb_ctx_reg[275:116], wb_ctx_reg[115:108], back_crc_reg, marker_fault_reg, wb_ctx_reg[74:68], wb_ctx_reg[67:53], wb_ctx_reg[52:37], wb_ctx_reg[36:21],
-    wb_ctx_reg[20], wb_ctx_reg[19], wb_stopped_reg, wb_ctx_reg[17:2], wb_ctx_reg[1], wb_ctx_reg[0]
+assign _t139 = cfg_valid | wb_write;
+assign _t140 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
+assign _t141 = cfg_valid ?
+    {160'h0, 8'h0, 32'h0, 1'b0, first_marker_pos, 15'h0, 1'b0, 1'b0, 16'h0, 1'b0, 1'b1, 1'b0, cfg_max_ulpdu, cfg_crc, cfg_markers} :
+    _t142;
+assign _t142 = {
+    wb_ctx_reg[261:102], wb_ctx_reg[101:94], back_crc_reg, marker_fault_reg, wb_ctx_reg[60:54], wb_ctx_reg[53:39], wb_ctx_reg[38], wb_ctx_reg[37],
+    wb_ctx_reg[36:21], wb_ctx_reg[20], wb_ctx_reg[19], wb_stopped_reg, wb_ctx_reg[17:2], wb_ctx_reg[1], wb_ctx_reg[0]
 };
-assign _t139 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t76 & ctx_cfg_hit);
-assign _t140 = _t4 ? s_axis_tid : ctx_next_qp_reg;
-assign _t141 = last_beat | oversize;
-assign _t142 = advance & crc_valid_reg;
-assign _t143 = advance & fail;
-assign _t144 = {96'h0, ctx_in_words};
+assign _t143 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t79 & ctx_cfg_hit);
+assign _t144 = _t5 ? in_qp_qp : ctx_next_qp_reg;
+assign _t145 = ulpdu_length > ctx_max_ulpdu_reg;
+assign _t146 = advance & crc_valid_reg;
+assign _t147 = advance & fail;
+assign _t148 = {96'h0, ctx_in_words};
 assign fpdu_count = good_fpdus_reg;
 assign ctx_qp = ctx_qp_reg_reg;
 assign in_octets = {
@@ -678,22 +723,30 @@ assign in_octets = {
     (s_axis_tkeep[1] & (~s_axis_tkeep[2])) | _t3 | _t1 | _t2,
     (s_axis_tkeep[0] & (~s_axis_tkeep[1])) | _t3 | _t0 | _t2
 };
+assign in_in_ready_early = in_out_ready | ((~in_temp_valid_reg) & (_t4 | (~s_axis_tvalid)));
+assign s_axis_tready = in_in_ready_reg;
+assign in_qp_beat = in_data_reg[78:3];
+assign in_qp_qp = in_data_reg[1:0];
+assign in_qp_last = in_data_reg[2];
+assign in_beat_keep = in_qp_beat[71:64];
+assign in_beat_octets = in_qp_beat[75:72];
 assign ring_room = fill_reg <= 8'h18;
-assign ctx_switch = _t4 & s_axis_tvalid & ((~ctx_valid_reg) | ((~in_segment_reg) & (s_axis_tid != ctx_qp_reg_reg)));
-assign in_open = _t4 & (~ctx_switch);
-assign s_axis_tready = in_open & (stopped_reg | ring_room);
-assign accept = in_open & (s_axis_tvalid & ring_room) & _t5;
+assign ctx_switch = _t5 & in_valid_reg & ((~ctx_valid_reg) | ((~in_segment_reg) & (in_qp_qp != ctx_qp_reg_reg)));
+assign in_open = _t5 & (~ctx_switch);
+assign in_out_ready = in_open & (stopped_reg | ring_room);
+assign accept = in_open & (in_valid_reg & ring_room) & _t6;
+assign in_beat_data = in_qp_beat[63:0];
 assign wr_data_s0 = {
-    wr_ptr_reg[1] ? _t6 : _t7, wr_ptr_reg[1] ? _t8 : _t7, wr_ptr_reg[1] ? _t9 : _t6, wr_ptr_reg[1] ? _t10 : _t8, wr_ptr_reg[1] ? _t11 : _t9,
-    wr_ptr_reg[1] ? _t12 : _t10, wr_ptr_reg[1] ? _t13 : _t11, wr_ptr_reg[1] ? _t14 : _t12, wr_ptr_reg[1] ? _t15 : _t13, wr_ptr_reg[1] ? _t7 : _t14,
-    wr_ptr_reg[1] ? _t7 : _t15
+    wr_ptr_reg[1] ? _t7 : _t8, wr_ptr_reg[1] ? _t9 : _t8, wr_ptr_reg[1] ? _t10 : _t7, wr_ptr_reg[1] ? _t11 : _t9, wr_ptr_reg[1] ? _t12 : _t10,
+    wr_ptr_reg[1] ? _t13 : _t11, wr_ptr_reg[1] ? _t14 : _t12, wr_ptr_reg[1] ? _t15 : _t13, wr_ptr_reg[1] ? _t16 : _t14, wr_ptr_reg[1] ? _t8 : _t15,
+    wr_ptr_reg[1] ? _t8 : _t16
 };
 assign wr_data_s2 = {
-    wr_ptr_reg[3] ? _t16 : _t17, wr_ptr_reg[3] ? _t18 : _t17, wr_ptr_reg[3] ? _t19 : _t17, wr_ptr_reg[3] ? _t20 : _t17, wr_ptr_reg[3] ? _t21 : _t17,
-    wr_ptr_reg[3] ? _t22 : _t17, wr_ptr_reg[3] ? _t23 : _t17, wr_ptr_reg[3] ? _t24 : _t17, wr_ptr_reg[3] ? _t25 : _t16, wr_ptr_reg[3] ? _t26 : _t18,
-    wr_ptr_reg[3] ? _t27 : _t19, wr_ptr_reg[3] ? _t28 : _t20, wr_ptr_reg[3] ? _t29 : _t21, wr_ptr_reg[3] ? _t30 : _t22, wr_ptr_reg[3] ? _t31 : _t23,
-    wr_ptr_reg[3] ? _t17 : _t24, wr_ptr_reg[3] ? _t17 : _t25, wr_ptr_reg[3] ? _t17 : _t26, wr_ptr_reg[3] ? _t17 : _t27, wr_ptr_reg[3] ? _t17 : _t28,
-    wr_ptr_reg[3] ? _t17 : _t29, wr_ptr_reg[3] ? _t17 : _t30, wr_ptr_reg[3] ? _t17 : _t31
+    wr_ptr_reg[3] ? _t17 : _t18, wr_ptr_reg[3] ? _t19 : _t18, wr_ptr_reg[3] ? _t20 : _t18, wr_ptr_reg[3] ? _t21 : _t18, wr_ptr_reg[3] ? _t22 : _t18,
+    wr_ptr_reg[3] ? _t23 : _t18, wr_ptr_reg[3] ? _t24 : _t18, wr_ptr_reg[3] ? _t25 : _t18, wr_ptr_reg[3] ? _t26 : _t17, wr_ptr_reg[3] ? _t27 : _t19,
+    wr_ptr_reg[3] ? _t28 : _t20, wr_ptr_reg[3] ? _t29 : _t21, wr_ptr_reg[3] ? _t30 : _t22, wr_ptr_reg[3] ? _t31 : _t23, wr_ptr_reg[3] ? _t32 : _t24,
+    wr_ptr_reg[3] ? _t18 : _t25, wr_ptr_reg[3] ? _t18 : _t26, wr_ptr_reg[3] ? _t18 : _t27, wr_ptr_reg[3] ? _t18 : _t28, wr_ptr_reg[3] ? _t18 : _t29,
+    wr_ptr_reg[3] ? _t18 : _t30, wr_ptr_reg[3] ? _t18 : _t31, wr_ptr_reg[3] ? _t18 : _t32
 };
 assign wr_data_s4 = {
     wr_ptr_reg[4] ? wr_data_s2[127:120] : 8'h0,
@@ -730,16 +783,16 @@ assign wr_data_s4 = {
     wr_ptr_reg[4] ? wr_data_s2[135:128] : wr_data_s2[7:0]
 };
 assign wr_keep_s0 = {
-    wr_ptr_reg[1] ? _t32 : _t33, wr_ptr_reg[1] ? _t34 : _t33, wr_ptr_reg[1] ? _t35 : _t32, wr_ptr_reg[1] ? _t36 : _t34, wr_ptr_reg[1] ? _t37 : _t35,
-    wr_ptr_reg[1] ? _t38 : _t36, wr_ptr_reg[1] ? _t39 : _t37, wr_ptr_reg[1] ? _t40 : _t38, wr_ptr_reg[1] ? _t41 : _t39, wr_ptr_reg[1] ? _t33 : _t40,
-    wr_ptr_reg[1] ? _t33 : _t41
+    wr_ptr_reg[1] ? _t33 : _t34, wr_ptr_reg[1] ? _t35 : _t34, wr_ptr_reg[1] ? _t36 : _t33, wr_ptr_reg[1] ? _t37 : _t35, wr_ptr_reg[1] ? _t38 : _t36,
+    wr_ptr_reg[1] ? _t39 : _t37, wr_ptr_reg[1] ? _t40 : _t38, wr_ptr_reg[1] ? _t41 : _t39, wr_ptr_reg[1] ? _t42 : _t40, wr_ptr_reg[1] ? _t34 : _t41,
+    wr_ptr_reg[1] ? _t34 : _t42
 };
 assign wr_keep_s2 = {
-    wr_ptr_reg[3] ? _t42 : _t43, wr_ptr_reg[3] ? _t44 : _t43, wr_ptr_reg[3] ? _t45 : _t43, wr_ptr_reg[3] ? _t46 : _t43, wr_ptr_reg[3] ? _t47 : _t43,
-    wr_ptr_reg[3] ? _t48 : _t43, wr_ptr_reg[3] ? _t49 : _t43, wr_ptr_reg[3] ? _t50 : _t43, wr_ptr_reg[3] ? _t51 : _t42, wr_ptr_reg[3] ? _t52 : _t44,
-    wr_ptr_reg[3] ? _t53 : _t45, wr_ptr_reg[3] ? _t54 : _t46, wr_ptr_reg[3] ? _t55 : _t47, wr_ptr_reg[3] ? _t56 : _t48, wr_ptr_reg[3] ? _t57 : _t49,
-    wr_ptr_reg[3] ? _t43 : _t50, wr_ptr_reg[3] ? _t43 : _t51, wr_ptr_reg[3] ? _t43 : _t52, wr_ptr_reg[3] ? _t43 : _t53, wr_ptr_reg[3] ? _t43 : _t54,
-    wr_ptr_reg[3] ? _t43 : _t55, wr_ptr_reg[3] ? _t43 : _t56, wr_ptr_reg[3] ? _t43 : _t57
+    wr_ptr_reg[3] ? _t43 : _t44, wr_ptr_reg[3] ? _t45 : _t44, wr_ptr_reg[3] ? _t46 : _t44, wr_ptr_reg[3] ? _t47 : _t44, wr_ptr_reg[3] ? _t48 : _t44,
+    wr_ptr_reg[3] ? _t49 : _t44, wr_ptr_reg[3] ? _t50 : _t44, wr_ptr_reg[3] ? _t51 : _t44, wr_ptr_reg[3] ? _t52 : _t43, wr_ptr_reg[3] ? _t53 : _t45,
+    wr_ptr_reg[3] ? _t54 : _t46, wr_ptr_reg[3] ? _t55 : _t47, wr_ptr_reg[3] ? _t56 : _t48, wr_ptr_reg[3] ? _t57 : _t49, wr_ptr_reg[3] ? _t58 : _t50,
+    wr_ptr_reg[3] ? _t44 : _t51, wr_ptr_reg[3] ? _t44 : _t52, wr_ptr_reg[3] ? _t44 : _t53, wr_ptr_reg[3] ? _t44 : _t54, wr_ptr_reg[3] ? _t44 : _t55,
+    wr_ptr_reg[3] ? _t44 : _t56, wr_ptr_reg[3] ? _t44 : _t57, wr_ptr_reg[3] ? _t44 : _t58
 };
 assign wr_keep_s4 = {
     wr_ptr_reg[4] ? wr_keep_s2[15] : 1'b0,
@@ -796,34 +849,37 @@ assign win_s2 = {
     rd_ptr_reg[2] ? ring_reg[159:128] : ring_reg[31:0]
 };
 assign win_s0 = {
-    rd_ptr_reg[1] ? (rd_ptr_reg[0] ? win_s2[31:0] : win_s2[255:224]) : _t58,
     rd_ptr_reg[1] ? (rd_ptr_reg[0] ? win_s2[255:224] : win_s2[223:192]) : _t59,
-    rd_ptr_reg[1] ? _t58 : _t60,
+    rd_ptr_reg[1] ? (rd_ptr_reg[0] ? win_s2[223:192] : win_s2[191:160]) : _t60,
     rd_ptr_reg[1] ? _t59 : _t61,
     rd_ptr_reg[1] ? _t60 : (rd_ptr_reg[0] ? win_s2[95:64] : win_s2[63:32]),
     rd_ptr_reg[1] ? _t61 : (rd_ptr_reg[0] ? win_s2[63:32] : win_s2[31:0])
 };
-assign mf_win = {_t62 ? win_s0[111:96] : win_s0[79:64], _t63 ? win_s0[95:64] : win_s0[63:32], _t64 ? win_s0[63:32] : win_s0[31:0]};
-assign ulpdu_length = {mf_win[7:0], mf_win[15:8]};
-assign lead_marker = at_start_reg & marker_in & _t65;
-assign ul_now = at_start_reg ? hdr_len_reg : ul_left_reg;
-assign last_beat = ul_now <= 16'h8;
-assign mf_words = last_beat ? ((({4'b0000, ul_now[3:0]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2;
-assign marker_retired = marker_in & (_t66 < mf_words);
-assign words = mf_words + {7'h0, marker_retired};
-assign words_needed = last_beat ? words : (8'h3 + {7'h0, _t62});
+assign mf_win = {
+    _t62 ? win_s0[111:96] : win_s0[79:64],
+    (marker_in & (marker_pos_reg <= 7'h1)) ? win_s0[95:64] : win_s0[63:32],
+    (marker_in & (marker_pos_reg <= 7'h0)) ? win_s0[63:32] : win_s0[31:0]
+};
+assign lead_marker = at_start_reg & marker_in & _t63;
+assign marker_retired = marker_in & (_t64 < mf_words_reg);
+assign words = mf_words_reg + {7'h0, marker_retired};
 assign words_avail = {2'b00, fill_reg[7:2]};
-assign oversize = at_start_reg & (hdr_len_reg > ctx_max_ulpdu_reg);
-assign hdr_load = at_start_reg & (~hdr_ok_reg) & (words_avail >= ({7'h0, lead_marker} + 8'h1)) & _t67;
-assign next_hdr_word = mf_words + {7'h0, marker_in & (_t66 <= mf_words)};
-assign next_hdr_in = words_avail > next_hdr_word;
-assign next_hdr_len = ({16{mf_words == 8'h0}} & {_t64 ? win_s0[39:32] : win_s0[7:0], _t64 ? win_s0[47:40] : win_s0[15:8]}) |
-    ({16{mf_words == 8'h1}} & {_t63 ? win_s0[71:64] : win_s0[39:32], _t63 ? win_s0[79:72] : win_s0[47:40]}) |
-    (({16{mf_words == 8'h2}} & {_t62 ? win_s0[103:96] : win_s0[71:64], _t62 ? win_s0[111:104] : win_s0[79:72]}) |
-        (({16{mf_words == 8'h3}} & {_t68 ? win_s0[135:128] : win_s0[103:96], _t68 ? win_s0[143:136] : win_s0[111:104]}) |
-            ({16{mf_words == 8'h4}} & {_t69 ? win_s0[167:160] : win_s0[135:128], _t69 ? win_s0[175:168] : win_s0[143:136]})));
-assign go = _t67 & advance & _t70;
-assign fpduptr = ({16{_t65}} & {win_s0[23:16], win_s0[31:24]}) | ({16{marker_pos_reg == 7'h1}} & {win_s0[55:48], win_s0[63:56]}) |
+assign have_words = last_beat_reg ? (marker_retired ? _t65 : (words_avail >= mf_words_reg)) : (_t62 ? (words_avail >= 8'h4) : (words_avail >= 8'h3));
+assign oversize = at_start_reg & over_max_reg;
+assign fpdu_end = oversize | last_beat_reg;
+assign go = _t66 & advance & _t67;
+assign hdr_at_start = at_start_reg & (~hdr_ok_reg);
+assign next_hdr_skip = ctx_markers_reg & (_t64 <= mf_words_reg);
+assign ulpdu_length = ({16{hdr_at_start ? (~lead_marker) : (next_hdr_skip ? 1'b0 : _t68)}} & {win_s0[7:0], win_s0[15:8]}) |
+    ({16{hdr_at_start ? lead_marker : (next_hdr_skip ? _t68 : _t69)}} & {win_s0[39:32], win_s0[47:40]}) |
+    (({16{hdr_at_start ? 1'b0 : (next_hdr_skip ? _t69 : _t70)}} & {win_s0[71:64], win_s0[79:72]}) |
+        (({16{hdr_at_start ? 1'b0 : (next_hdr_skip ? _t70 : _t71)}} & {win_s0[103:96], win_s0[111:104]}) |
+            ({16{hdr_at_start ? 1'b0 : (next_hdr_skip ? _t71 : (mf_words_reg == 8'h4))}} & {win_s0[135:128], win_s0[143:136]})));
+assign ulpdu_length_words = _t72 ? ((({4'b0000, ulpdu_length[3:0]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2;
+assign next_mf_words = _t73 ? ((({4'b0000, _t74[3:0]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2;
+assign next_hdr_in = next_hdr_skip ? ((mf_words_reg < 8'h4) & (words_avail > (mf_words_reg + 8'h1))) : _t65;
+assign hdr_load = hdr_at_start & (lead_marker ? (words_avail > 8'h1) : (words_avail > 8'h0)) & _t66;
+assign fpduptr = ({16{_t63}} & {win_s0[23:16], win_s0[31:24]}) | ({16{marker_pos_reg == 7'h1}} & {win_s0[55:48], win_s0[63:56]}) |
     (({16{marker_pos_reg == 7'h2}} & {win_s0[87:80], win_s0[95:88]}) |
         (({16{marker_pos_reg == 7'h3}} & {win_s0[119:112], win_s0[127:120]}) | ({16{marker_pos_reg == 7'h4}} & {win_s0[151:144], win_s0[159:152]})));
 assign marker_dist = (at_start_reg ? 15'h0 : hdr_off_reg) + {8'h0, marker_pos_reg};
@@ -866,28 +922,27 @@ assign crc_next = {
     (^(crc_s2_coeff_reg[63:32] & crc_crc_reg)) ^ crc_s2_u_reg[1] ^ (^crc_s2_data_partials_reg[5:3]),
     (^(crc_s2_coeff_reg[31:0] & crc_crc_reg)) ^ crc_s2_u_reg[0] ^ (^crc_s2_data_partials_reg[2:0])
 };
-assign v_qp_beat = crc_tag_reg[111:5];
+assign v_qp_beat = crc_tag_reg[78:5];
 assign v_qp_crc_on = crc_tag_reg[2];
 assign crc_bad = v_qp_crc_on & (crc_crc_reg != CRC_RESIDUE);
-assign v_beat_marker_lead = v_qp_beat[75];
-assign v_beat_fpduptr = v_qp_beat[91:76];
-assign v_beat_marker_dist = v_qp_beat[106:92];
+assign mchk_lead = mchk_s0_reg[1];
+assign mchk_fpduptr = mchk_s0_reg[17:2];
+assign mchk_dist = mchk_s0_reg[32:18];
+assign mchk_check = mchk_s0_reg[0];
 assign v_qp_resumed = crc_tag_reg[3];
 assign v_qp_mfault_in = crc_tag_reg[4];
-assign v_beat_marker_check = v_qp_beat[74];
-assign marker_bad = (v_qp_resumed ? v_qp_mfault_in : marker_fault_reg) |
-    (v_beat_marker_check & (~(v_beat_marker_lead ? (v_beat_fpduptr == 16'h0) : ({1'b0, v_beat_fpduptr} == {v_beat_marker_dist, 2'b00}))));
+assign marker_bad = (v_qp_resumed ? v_qp_mfault_in : marker_fault_reg) | mchk_wrong_s3_reg;
 assign v_emit = crc_valid_reg & (~(out_stopped_reg & (~v_qp_resumed)));
 assign v_beat_oversize = v_qp_beat[73];
 assign v_beat_last = v_qp_beat[72];
-assign fail = v_emit & (v_beat_oversize | (v_beat_last & _t72));
+assign fail = v_emit & (v_beat_oversize | (v_beat_last & _t75));
 assign v_qp_qp = crc_tag_reg[1:0];
 assign v_beat_keep = v_qp_beat[71:64];
 assign v_beat_data = v_qp_beat[63:0];
-assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t73 | (~v_emit)));
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t76 | (~v_emit)));
 assign advance = out_in_ready_reg;
-assign reader_idle = ~((_t70 & _t5 & ctx_valid_reg) | hdr_load);
-assign block_idle = reader_idle & _t73 & _t74 & _t75;
+assign reader_idle = ~((_t67 & _t6 & ctx_valid_reg) | hdr_load);
+assign block_idle = reader_idle & (~(in_open & in_valid_reg)) & _t76 & _t77 & _t78;
 assign idle = block_idle;
 assign m_axis_tdata = out_data_reg[63:0];
 assign m_axis_tkeep = out_data_reg[71:64];
@@ -896,13 +951,13 @@ assign m_axis_tuser = out_data_reg[81:73];
 assign m_axis_tid = out_data_reg[83:82];
 assign m_axis_tvalid = out_valid_reg;
 assign out_out_ready = m_axis_tready;
-assign ctx_capture = (ctx_state_reg == CTX_STATE_DRAIN) & reader_idle & _t75;
+assign ctx_capture = (ctx_state_reg == CTX_STATE_DRAIN) & reader_idle & _t78;
 assign ctx_cfg_hit = cfg_valid & (cfg_qp == ctx_next_qp_reg);
-assign ctx_load = _t76 & _t77;
-assign drain_done = wb_pending_reg & (_t74 | (crc_valid_reg & (v_qp_qp != drain_qp_reg_reg)));
+assign ctx_load = _t79 & _t80;
+assign drain_done = wb_pending_reg & (_t77 | (crc_valid_reg & (v_qp_qp != drain_qp_reg_reg)));
 assign wb_write = drain_done & (~cfg_valid);
-assign ctx_ahead_read = ctx_switch & (~(wb_pending_reg & (drain_qp_reg_reg == s_axis_tid))) & (~(cfg_valid & (cfg_qp == s_axis_tid)));
-assign ctx_ahead_ok = ctx_ahead_reg & _t77;
+assign ctx_ahead_read = ctx_switch & (~(wb_pending_reg & (drain_qp_reg_reg == in_qp_qp))) & (~(cfg_valid & (cfg_qp == in_qp_qp)));
+assign ctx_ahead_ok = ctx_ahead_reg & _t80;
 assign rx_ctx_value = (rx_ctx_wb1_valid_reg & (rx_ctx_wb1_index_reg == rx_ctx_rd_index_d1_reg)) ? rx_ctx_wb1_data_reg : rx_ctx_rd_data_reg;
 assign drain_busy = drain_busy_reg_reg;
 assign drain_qp = drain_qp_reg_reg;
@@ -912,14 +967,40 @@ assign ctx_in_max_ulpdu = rx_ctx_value[17:2];
 assign ctx_in_stopped = rx_ctx_value[18];
 assign ctx_in_at_start = rx_ctx_value[19];
 assign ctx_in_hdr_ok = rx_ctx_value[20];
-assign ctx_in_hdr_len = rx_ctx_value[36:21];
-assign ctx_in_ul_left = rx_ctx_value[52:37];
-assign ctx_in_hdr_off = rx_ctx_value[67:53];
-assign ctx_in_marker_pos = rx_ctx_value[74:68];
-assign ctx_in_marker_fault = rx_ctx_value[75];
-assign ctx_in_crc = rx_ctx_value[107:76];
-assign ctx_in_fill = rx_ctx_value[115:108];
-assign ctx_in_words = rx_ctx_value[275:116];
+assign ctx_in_ul = rx_ctx_value[36:21];
+assign ctx_in_last = rx_ctx_value[37];
+assign ctx_in_over_max = rx_ctx_value[38];
+assign ctx_in_hdr_off = rx_ctx_value[53:39];
+assign ctx_in_marker_pos = rx_ctx_value[60:54];
+assign ctx_in_marker_fault = rx_ctx_value[61];
+assign ctx_in_crc = rx_ctx_value[93:62];
+assign ctx_in_fill = rx_ctx_value[101:94];
+assign ctx_in_words = rx_ctx_value[261:102];
+assign ctx_in_mf_words = ctx_in_last ? ((({4'b0000, ctx_in_ul[3:0]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2;
+
+always @* begin
+    in_in_ready_next = in_in_ready_reg;
+    in_valid_next = in_valid_reg;
+    in_data_next = in_data_reg;
+    in_temp_valid_next = in_temp_valid_reg;
+    in_temp_data_next = in_temp_data_reg;
+    in_in_ready_next = in_in_ready_early;
+    if (in_in_ready_reg) begin
+        if (in_out_ready | _t4) begin
+            in_valid_next = s_axis_tvalid;
+            in_data_next = _t81;
+        end else begin
+            in_temp_valid_next = s_axis_tvalid;
+            in_temp_data_next = _t81;
+        end
+    end else begin
+        if (in_out_ready) begin
+            in_valid_next = in_temp_valid_reg;
+            in_data_next = in_temp_data_reg;
+            in_temp_valid_next = 1'b0;
+        end
+    end
+end
 
 always @* begin
     crc_in_valid_next = crc_in_valid_reg;
@@ -931,21 +1012,21 @@ end
 always @* begin
     crc_in_data_next = crc_in_data_reg;
     if (advance) begin
-        crc_in_data_next = win_s0[159:0];
+        crc_in_data_next = win_s0;
     end
 end
 
 always @* begin
     crc_in_count_onehot_next = crc_in_count_onehot_reg;
     if (advance) begin
-        crc_in_count_onehot_next = {words[2:0] == 3'b101, _t78, _t79, _t80, _t81, _t82};
+        crc_in_count_onehot_next = {words[2:0] == 3'b101, _t82, _t83, _t84, _t85, _t86};
     end
 end
 
 always @* begin
     crc_in_shift_next = crc_in_shift_reg;
     if (advance) begin
-        crc_in_shift_next = {_t82 | _t81, _t80 | _t79, _t82 | _t80 | _t78};
+        crc_in_shift_next = {_t86 | _t85, _t84 | _t83, _t86 | _t84 | _t82};
     end
 end
 
@@ -975,17 +1056,13 @@ always @* begin
     if (advance) begin
         crc_in_tag_next = {
             {
-                marker_dist,
-                fpduptr,
-                lead_marker,
-                marker_retired,
                 oversize,
-                oversize | last_beat,
+                fpdu_end,
                 oversize ? 8'h0 :
-                    last_beat ?
+                    last_beat_reg ?
                         {
-                            ul_now[3:0] > 4'b0111, ul_now[3:0] > 4'b0110, ul_now[3:0] > 4'b0101, ul_now[3:0] > 4'b0100, ul_now[3:0] > 4'b0011,
-                            ul_now[3:0] > 4'b0010, ul_now[3:0] > 4'b0001, ul_now[3:0] > 4'b0000
+                            ul_now_reg[3:0] > 4'b0111, ul_now_reg[3:0] > 4'b0110, ul_now_reg[3:0] > 4'b0101, ul_now_reg[3:0] > 4'b0100,
+                            ul_now_reg[3:0] > 4'b0011, ul_now_reg[3:0] > 4'b0010, ul_now_reg[3:0] > 4'b0001, ul_now_reg[3:0] > 4'b0000
                         } :
                     8'hff,
                 mf_win[79:16]
@@ -1037,8 +1114,8 @@ always @* begin
     crc_s1_zk_row0_next = crc_s1_zk_row0_reg;
     if (advance) begin
         crc_s1_zk_row0_next = {
-            _t83, _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99, _t91, _t100, _t84, _t83,
-            _t101, _t95, _t89, _t103, _t93, _t93, _t88, _t105, _t103, _t102, _t92, _t106
+            _t87, _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103, _t95, _t104, _t88, _t87,
+            _t105, _t99, _t93, _t107, _t97, _t97, _t92, _t109, _t107, _t106, _t96, _t110
         };
     end
 end
@@ -1047,8 +1124,8 @@ always @* begin
     crc_s1_zk_row1_next = crc_s1_zk_row1_reg;
     if (advance) begin
         crc_s1_zk_row1_next = {
-            _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99, _t91, _t100, _t84, _t83, _t101,
-            _t95, _t89, _t103, _t93, _t93, _t88, _t105, _t103, _t102, _t92, _t106, _t95
+            _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103, _t95, _t104, _t88, _t87, _t105,
+            _t99, _t93, _t107, _t97, _t97, _t92, _t109, _t107, _t106, _t96, _t110, _t99
         };
     end
 end
@@ -1057,8 +1134,8 @@ always @* begin
     crc_s1_zk_row2_next = crc_s1_zk_row2_reg;
     if (advance) begin
         crc_s1_zk_row2_next = {
-            _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99, _t91, _t100, _t84, _t83, _t101, _t95,
-            _t89, _t103, _t93, _t93, _t88, _t105, _t103, _t102, _t92, _t106, _t95, _t94
+            _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103, _t95, _t104, _t88, _t87, _t105, _t99,
+            _t93, _t107, _t97, _t97, _t92, _t109, _t107, _t106, _t96, _t110, _t99, _t98
         };
     end
 end
@@ -1067,8 +1144,8 @@ always @* begin
     crc_s1_zk_row3_next = crc_s1_zk_row3_reg;
     if (advance) begin
         crc_s1_zk_row3_next = {
-            _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99, _t91, _t100, _t84, _t83, _t101, _t95, _t89,
-            _t103, _t93, _t93, _t88, _t105, _t103, _t102, _t92, _t106, _t95, _t94, _t91
+            _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103, _t95, _t104, _t88, _t87, _t105, _t99, _t93,
+            _t107, _t97, _t97, _t92, _t109, _t107, _t106, _t96, _t110, _t99, _t98, _t95
         };
     end
 end
@@ -1077,9 +1154,9 @@ always @* begin
     crc_s1_zk_row4_next = crc_s1_zk_row4_reg;
     if (advance) begin
         crc_s1_zk_row4_next = {
-            _t101, crc_in_count_onehot_reg[1], _t99, _t97, _t108, _t86, _t109, crc_in_count_onehot_reg[5], _t109, _t83, crc_in_count_onehot_reg[5], _t108,
-            _t101, _t88, _t83, _t88, crc_in_count_onehot_reg[2], _t87, _t87, crc_in_count_onehot_reg[4], _t95, _t101, _t96, crc_in_count_onehot_reg[1], _t100,
-            _t94, _t95, _t110, _t96, _t93, crc_in_count_onehot_reg[5], _t105
+            _t105, crc_in_count_onehot_reg[1], _t103, _t101, _t112, _t90, _t113, crc_in_count_onehot_reg[5], _t113, _t87, crc_in_count_onehot_reg[5], _t112,
+            _t105, _t92, _t87, _t92, crc_in_count_onehot_reg[2], _t91, _t91, crc_in_count_onehot_reg[4], _t99, _t105, _t100, crc_in_count_onehot_reg[1], _t104,
+            _t98, _t99, _t114, _t100, _t97, crc_in_count_onehot_reg[5], _t109
         };
     end
 end
@@ -1088,8 +1165,8 @@ always @* begin
     crc_s1_zk_row5_next = crc_s1_zk_row5_reg;
     if (advance) begin
         crc_s1_zk_row5_next = {
-            _t89, _t88, _t83, crc_in_count_onehot_reg[1], 1'b0, _t97, _t89, _t95, _t90, _t95, crc_in_count_onehot_reg[4], _t84, crc_in_count_onehot_reg[1],
-            _t94, _t90, _t89, _t108, _t95, _t94, _t108, 1'b0, _t103, _t83, _t93, _t102, _t101, _t114, _t102, _t100, _t101, _t83, _t85
+            _t93, _t92, _t87, crc_in_count_onehot_reg[1], 1'b0, _t101, _t93, _t99, _t94, _t99, crc_in_count_onehot_reg[4], _t88, crc_in_count_onehot_reg[1],
+            _t98, _t94, _t93, _t112, _t99, _t98, _t112, 1'b0, _t107, _t87, _t97, _t106, _t105, _t118, _t106, _t104, _t105, _t87, _t89
         };
     end
 end
@@ -1098,9 +1175,9 @@ always @* begin
     crc_s1_zk_row6_next = crc_s1_zk_row6_reg;
     if (advance) begin
         crc_s1_zk_row6_next = {
-            _t99, 1'b0, _t109, _t85, _t92, 1'b0, _t86, _t103, _t101, _t84, crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[4], _t116, _t102, _t109, _t92,
-            _t109, _t99, _t104, _t83, _t87, _t108, crc_in_count_onehot_reg[3], _t99, _t95, _t117, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[5], _t87,
-            _t85, _t96, crc_in_count_onehot_reg[4]
+            _t103, 1'b0, _t113, _t89, _t96, 1'b0, _t90, _t107, _t105, _t88, crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[4], _t120, _t106, _t113, _t96,
+            _t113, _t103, _t108, _t87, _t91, _t112, crc_in_count_onehot_reg[3], _t103, _t99, _t121, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[5],
+            _t91, _t89, _t100, crc_in_count_onehot_reg[4]
         };
     end
 end
@@ -1109,9 +1186,9 @@ always @* begin
     crc_s1_zk_row7_next = crc_s1_zk_row7_reg;
     if (advance) begin
         crc_s1_zk_row7_next = {
-            _t83, _t87, _t100, _t96, _t86, _t94, _t91, crc_in_count_onehot_reg[2], _t88, _t108, _t108, _t93, _t92, _t105, _t86, crc_in_count_onehot_reg[3],
-            _t98, crc_in_count_onehot_reg[1], _t97, _t109, _t90, _t98, crc_in_count_onehot_reg[2], _t96, _t114, _t91, _t109, _t94, _t88, _t105,
-            crc_in_count_onehot_reg[1], _t91
+            _t87, _t91, _t104, _t100, _t90, _t98, _t95, crc_in_count_onehot_reg[2], _t92, _t112, _t112, _t97, _t96, _t109, _t90, crc_in_count_onehot_reg[3],
+            _t102, crc_in_count_onehot_reg[1], _t101, _t113, _t94, _t102, crc_in_count_onehot_reg[2], _t100, _t118, _t95, _t113, _t98, _t92, _t109,
+            crc_in_count_onehot_reg[1], _t95
         };
     end
 end
@@ -1120,9 +1197,9 @@ always @* begin
     crc_s1_zk_row8_next = crc_s1_zk_row8_reg;
     if (advance) begin
         crc_s1_zk_row8_next = {
-            _t87, _t100, _t96, _t86, _t94, _t91, crc_in_count_onehot_reg[2], _t88, _t108, _t108, _t93, _t92, _t105, _t86, crc_in_count_onehot_reg[3], _t98,
-            crc_in_count_onehot_reg[1], _t97, _t109, _t90, _t98, crc_in_count_onehot_reg[2], _t96, _t114, _t91, _t109, _t94, _t88, _t105,
-            crc_in_count_onehot_reg[1], _t91, _t94
+            _t91, _t104, _t100, _t90, _t98, _t95, crc_in_count_onehot_reg[2], _t92, _t112, _t112, _t97, _t96, _t109, _t90, crc_in_count_onehot_reg[3], _t102,
+            crc_in_count_onehot_reg[1], _t101, _t113, _t94, _t102, crc_in_count_onehot_reg[2], _t100, _t118, _t95, _t113, _t98, _t92, _t109,
+            crc_in_count_onehot_reg[1], _t95, _t98
         };
     end
 end
@@ -1131,8 +1208,8 @@ always @* begin
     crc_s1_zk_row9_next = crc_s1_zk_row9_reg;
     if (advance) begin
         crc_s1_zk_row9_next = {
-            _t91, crc_in_count_onehot_reg[2], _t105, _t90, _t96, _t99, _t97, _t87, _t86, _t102, _t85, _t83, _t100, _t95, crc_in_count_onehot_reg[4], _t96, _t85,
-            _t108, _t99, _t94, _t91, _t103, _t120, _t90, crc_in_count_onehot_reg[2], _t102, 1'b0, 1'b0, _t105, _t84, _t109, _t93
+            _t95, crc_in_count_onehot_reg[2], _t109, _t94, _t100, _t103, _t101, _t91, _t90, _t106, _t89, _t87, _t104, _t99, crc_in_count_onehot_reg[4], _t100,
+            _t89, _t112, _t103, _t98, _t95, _t107, _t124, _t94, crc_in_count_onehot_reg[2], _t106, 1'b0, 1'b0, _t109, _t88, _t113, _t97
         };
     end
 end
@@ -1141,9 +1218,9 @@ always @* begin
     crc_s1_zk_row10_next = crc_s1_zk_row10_reg;
     if (advance) begin
         crc_s1_zk_row10_next = {
-            _t96, _t92, _t99, _t92, _t116, _t109, crc_in_count_onehot_reg[2], _t96, _t94, _t90, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
-            crc_in_count_onehot_reg[4], _t97, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t87, _t94, crc_in_count_onehot_reg[4], _t100, _t87,
-            _t122, crc_in_count_onehot_reg[5], _t108, _t94, _t93, _t88, 1'b0, _t98, _t116, _t116, _t108
+            _t100, _t96, _t103, _t96, _t120, _t113, crc_in_count_onehot_reg[2], _t100, _t98, _t94, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
+            crc_in_count_onehot_reg[4], _t101, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t91, _t98, crc_in_count_onehot_reg[4], _t104, _t91,
+            _t126, crc_in_count_onehot_reg[5], _t112, _t98, _t97, _t92, 1'b0, _t102, _t120, _t120, _t112
         };
     end
 end
@@ -1152,9 +1229,9 @@ always @* begin
     crc_s1_zk_row11_next = crc_s1_zk_row11_reg;
     if (advance) begin
         crc_s1_zk_row11_next = {
-            _t92, _t99, _t92, _t116, _t109, crc_in_count_onehot_reg[2], _t96, _t94, _t90, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
-            crc_in_count_onehot_reg[4], _t97, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t87, _t94, crc_in_count_onehot_reg[4], _t100, _t87,
-            _t122, crc_in_count_onehot_reg[5], _t108, _t94, _t93, _t88, 1'b0, _t98, _t116, _t116, _t108, _t102
+            _t96, _t103, _t96, _t120, _t113, crc_in_count_onehot_reg[2], _t100, _t98, _t94, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
+            crc_in_count_onehot_reg[4], _t101, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t91, _t98, crc_in_count_onehot_reg[4], _t104, _t91,
+            _t126, crc_in_count_onehot_reg[5], _t112, _t98, _t97, _t92, 1'b0, _t102, _t120, _t120, _t112, _t106
         };
     end
 end
@@ -1163,8 +1240,8 @@ always @* begin
     crc_s1_zk_row12_next = crc_s1_zk_row12_reg;
     if (advance) begin
         crc_s1_zk_row12_next = {
-            _t88, _t105, _t95, _t104, _t100, _t88, _t85, _t103, _t109, _t108, _t108, _t86, _t84, _t97, crc_in_count_onehot_reg[1], _t100, _t93, 1'b0, _t89,
-            _t111, _t102, _t83, _t86, _t100, _t84, _t93, _t100, _t90, crc_in_count_onehot_reg[3], _t89, crc_in_count_onehot_reg[2], _t96
+            _t92, _t109, _t99, _t108, _t104, _t92, _t89, _t107, _t113, _t112, _t112, _t90, _t88, _t101, crc_in_count_onehot_reg[1], _t104, _t97, 1'b0, _t93,
+            _t115, _t106, _t87, _t90, _t104, _t88, _t97, _t104, _t94, crc_in_count_onehot_reg[3], _t93, crc_in_count_onehot_reg[2], _t100
         };
     end
 end
@@ -1173,8 +1250,8 @@ always @* begin
     crc_s1_zk_row13_next = crc_s1_zk_row13_reg;
     if (advance) begin
         crc_s1_zk_row13_next = {
-            _t92, _t108, _t108, _t84, _t104, _t95, _t91, _t95, _t86, crc_in_count_onehot_reg[3], _t91, _t101, crc_in_count_onehot_reg[3], _t86, _t102, _t97,
-            _t91, _t116, _t119 | crc_in_count_onehot_reg[5], _t85, _t86, _t90, _t116, _t98, 1'b0, _t103, _t97, _t91, _t92, _t92, _t85, _t109
+            _t96, _t112, _t112, _t88, _t108, _t99, _t95, _t99, _t90, crc_in_count_onehot_reg[3], _t95, _t105, crc_in_count_onehot_reg[3], _t90, _t106, _t101,
+            _t95, _t120, _t123 | crc_in_count_onehot_reg[5], _t89, _t90, _t94, _t120, _t102, 1'b0, _t107, _t101, _t95, _t96, _t96, _t89, _t113
         };
     end
 end
@@ -1183,8 +1260,8 @@ always @* begin
     crc_s1_zk_row14_next = crc_s1_zk_row14_reg;
     if (advance) begin
         crc_s1_zk_row14_next = {
-            _t95, _t95, 1'b0, _t109, _t90, _t104, _t86, _t96, _t89, _t88, _t100, _t100, _t100, _t90, 1'b0, _t98, crc_in_count_onehot_reg[1], _t123, _t100,
-            _t101, _t108, _t84, _t101, _t103, _t100, _t99, _t94, _t83, _t89, _t83, _t94, _t96
+            _t99, _t99, 1'b0, _t113, _t94, _t108, _t90, _t100, _t93, _t92, _t104, _t104, _t104, _t94, 1'b0, _t102, crc_in_count_onehot_reg[1], _t127, _t104,
+            _t105, _t112, _t88, _t105, _t107, _t104, _t103, _t98, _t87, _t93, _t87, _t98, _t100
         };
     end
 end
@@ -1193,8 +1270,8 @@ always @* begin
     crc_s1_zk_row15_next = crc_s1_zk_row15_reg;
     if (advance) begin
         crc_s1_zk_row15_next = {
-            _t95, 1'b0, _t109, _t90, _t104, _t86, _t96, _t89, _t88, _t100, _t100, _t100, _t90, 1'b0, _t98, crc_in_count_onehot_reg[1], _t123, _t100, _t101,
-            _t108, _t84, _t101, _t103, _t100, _t99, _t94, _t83, _t89, _t83, _t94, _t96, _t89
+            _t99, 1'b0, _t113, _t94, _t108, _t90, _t100, _t93, _t92, _t104, _t104, _t104, _t94, 1'b0, _t102, crc_in_count_onehot_reg[1], _t127, _t104, _t105,
+            _t112, _t88, _t105, _t107, _t104, _t103, _t98, _t87, _t93, _t87, _t98, _t100, _t93
         };
     end
 end
@@ -1203,8 +1280,8 @@ always @* begin
     crc_s1_zk_row16_next = crc_s1_zk_row16_reg;
     if (advance) begin
         crc_s1_zk_row16_next = {
-            1'b0, _t109, _t90, _t104, _t86, _t96, _t89, _t88, _t100, _t100, _t100, _t90, 1'b0, _t98, crc_in_count_onehot_reg[1], _t123, _t100, _t101, _t108,
-            _t84, _t101, _t103, _t100, _t99, _t94, _t83, _t89, _t83, _t94, _t96, _t89, _t89
+            1'b0, _t113, _t94, _t108, _t90, _t100, _t93, _t92, _t104, _t104, _t104, _t94, 1'b0, _t102, crc_in_count_onehot_reg[1], _t127, _t104, _t105, _t112,
+            _t88, _t105, _t107, _t104, _t103, _t98, _t87, _t93, _t87, _t98, _t100, _t93, _t93
         };
     end
 end
@@ -1213,8 +1290,8 @@ always @* begin
     crc_s1_zk_row17_next = crc_s1_zk_row17_reg;
     if (advance) begin
         crc_s1_zk_row17_next = {
-            _t109, _t90, _t104, _t86, _t96, _t89, _t88, _t100, _t100, _t100, _t90, 1'b0, _t98, crc_in_count_onehot_reg[1], _t123, _t100, _t101, _t108, _t84,
-            _t101, _t103, _t100, _t99, _t94, _t83, _t89, _t83, _t94, _t96, _t89, _t89, crc_in_count_onehot_reg[5]
+            _t113, _t94, _t108, _t90, _t100, _t93, _t92, _t104, _t104, _t104, _t94, 1'b0, _t102, crc_in_count_onehot_reg[1], _t127, _t104, _t105, _t112, _t88,
+            _t105, _t107, _t104, _t103, _t98, _t87, _t93, _t87, _t98, _t100, _t93, _t93, crc_in_count_onehot_reg[5]
         };
     end
 end
@@ -1223,8 +1300,8 @@ always @* begin
     crc_s1_zk_row18_next = crc_s1_zk_row18_reg;
     if (advance) begin
         crc_s1_zk_row18_next = {
-            _t93, _t116, _t105, _t92, _t94, _t96, crc_in_count_onehot_reg[4], _t83, _t103, _t85, _t96, _t87, _t88, _t125, _t102, _t104, _t87, _t85, _t92,
-            crc_in_count_onehot_reg[4], _t96, _t105, _t86, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[3], _t90, _t91, _t102, _t92, _t108, _t91, _t102
+            _t97, _t120, _t109, _t96, _t98, _t100, crc_in_count_onehot_reg[4], _t87, _t107, _t89, _t100, _t91, _t92, _t129, _t106, _t108, _t91, _t89, _t96,
+            crc_in_count_onehot_reg[4], _t100, _t109, _t90, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[3], _t94, _t95, _t106, _t96, _t112, _t95, _t106
         };
     end
 end
@@ -1233,9 +1310,9 @@ always @* begin
     crc_s1_zk_row19_next = crc_s1_zk_row19_reg;
     if (advance) begin
         crc_s1_zk_row19_next = {
-            _t104, _t92, _t101, _t90, _t91, _t105, _t93, _t90, _t98, _t104, _t93, _t95, _t127, _t90, _t95, crc_in_count_onehot_reg[5], _t97,
-            crc_in_count_onehot_reg[3], _t94, crc_in_count_onehot_reg[2], _t97, _t90, _t105, _t116, _t83, crc_in_count_onehot_reg[4],
-            crc_in_count_onehot_reg[4], _t83, crc_in_count_onehot_reg[2], _t84, crc_in_count_onehot_reg[2], _t95
+            _t108, _t96, _t105, _t94, _t95, _t109, _t97, _t94, _t102, _t108, _t97, _t99, _t131, _t94, _t99, crc_in_count_onehot_reg[5], _t101,
+            crc_in_count_onehot_reg[3], _t98, crc_in_count_onehot_reg[2], _t101, _t94, _t109, _t120, _t87, crc_in_count_onehot_reg[4],
+            crc_in_count_onehot_reg[4], _t87, crc_in_count_onehot_reg[2], _t88, crc_in_count_onehot_reg[2], _t99
         };
     end
 end
@@ -1244,9 +1321,9 @@ always @* begin
     crc_s1_zk_row20_next = crc_s1_zk_row20_reg;
     if (advance) begin
         crc_s1_zk_row20_next = {
-            _t92, _t101, _t90, _t91, _t105, _t93, _t90, _t98, _t104, _t93, _t95, _t127, _t90, _t95, crc_in_count_onehot_reg[5], _t97,
-            crc_in_count_onehot_reg[3], _t94, crc_in_count_onehot_reg[2], _t97, _t90, _t105, _t116, _t83, crc_in_count_onehot_reg[4],
-            crc_in_count_onehot_reg[4], _t83, crc_in_count_onehot_reg[2], _t84, crc_in_count_onehot_reg[2], _t95, _t97
+            _t96, _t105, _t94, _t95, _t109, _t97, _t94, _t102, _t108, _t97, _t99, _t131, _t94, _t99, crc_in_count_onehot_reg[5], _t101,
+            crc_in_count_onehot_reg[3], _t98, crc_in_count_onehot_reg[2], _t101, _t94, _t109, _t120, _t87, crc_in_count_onehot_reg[4],
+            crc_in_count_onehot_reg[4], _t87, crc_in_count_onehot_reg[2], _t88, crc_in_count_onehot_reg[2], _t99, _t101
         };
     end
 end
@@ -1255,9 +1332,9 @@ always @* begin
     crc_s1_zk_row21_next = crc_s1_zk_row21_reg;
     if (advance) begin
         crc_s1_zk_row21_next = {
-            _t86, _t93, _t102, crc_in_count_onehot_reg[2], _t108, crc_in_count_onehot_reg[5], _t102, _t89, 1'b0, crc_in_count_onehot_reg[5], _t107, _t104,
-            crc_in_count_onehot_reg[4], _t108, 1'b0, _t109, _t88, _t86, _t83, _t93, _t97, _t84, crc_in_count_onehot_reg[1], _t83, _t91, _t90,
-            crc_in_count_onehot_reg[1], _t86, _t108, crc_in_count_onehot_reg[1], _t86, _t97
+            _t90, _t97, _t106, crc_in_count_onehot_reg[2], _t112, crc_in_count_onehot_reg[5], _t106, _t93, 1'b0, crc_in_count_onehot_reg[5], _t111, _t108,
+            crc_in_count_onehot_reg[4], _t112, 1'b0, _t113, _t92, _t90, _t87, _t97, _t101, _t88, crc_in_count_onehot_reg[1], _t87, _t95, _t94,
+            crc_in_count_onehot_reg[1], _t90, _t112, crc_in_count_onehot_reg[1], _t90, _t101
         };
     end
 end
@@ -1266,9 +1343,9 @@ always @* begin
     crc_s1_zk_row22_next = crc_s1_zk_row22_reg;
     if (advance) begin
         crc_s1_zk_row22_next = {
-            _t90, _t85, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[1], _t85, _t108, crc_in_count_onehot_reg[5], _t91, crc_in_count_onehot_reg[1],
-            _t123, _t94, crc_in_count_onehot_reg[1], _t103, _t98, _t89, _t83, _t96, _t91, _t88, _t84, _t92, _t102, crc_in_count_onehot_reg[1], _t90, _t83,
-            crc_in_count_onehot_reg[5], _t104, _t88, _t105, crc_in_count_onehot_reg[3], _t86, _t89
+            _t94, _t89, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[1], _t89, _t112, crc_in_count_onehot_reg[5], _t95, crc_in_count_onehot_reg[1],
+            _t127, _t98, crc_in_count_onehot_reg[1], _t107, _t102, _t93, _t87, _t100, _t95, _t92, _t88, _t96, _t106, crc_in_count_onehot_reg[1], _t94, _t87,
+            crc_in_count_onehot_reg[5], _t108, _t92, _t109, crc_in_count_onehot_reg[3], _t90, _t93
         };
     end
 end
@@ -1277,9 +1354,9 @@ always @* begin
     crc_s1_zk_row23_next = crc_s1_zk_row23_reg;
     if (advance) begin
         crc_s1_zk_row23_next = {
-            _t102, crc_in_count_onehot_reg[3], _t109, 1'b0, _t93, _t90, _t103, _t116, _t121, 1'b0, _t99, _t89, _t104, _t101, _t84, crc_in_count_onehot_reg[1],
-            1'b0, _t98, 1'b0, _t105, crc_in_count_onehot_reg[5], _t102, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[1],
-            _t105, 1'b0, 1'b0, _t116, crc_in_count_onehot_reg[3], _t103, 1'b0
+            _t106, crc_in_count_onehot_reg[3], _t113, 1'b0, _t97, _t94, _t107, _t120, _t125, 1'b0, _t103, _t93, _t108, _t105, _t88, crc_in_count_onehot_reg[1],
+            1'b0, _t102, 1'b0, _t109, crc_in_count_onehot_reg[5], _t106, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[1],
+            _t109, 1'b0, 1'b0, _t120, crc_in_count_onehot_reg[3], _t107, 1'b0
         };
     end
 end
@@ -1288,8 +1365,8 @@ always @* begin
     crc_s1_zk_row24_next = crc_s1_zk_row24_reg;
     if (advance) begin
         crc_s1_zk_row24_next = {
-            crc_in_count_onehot_reg[5], _t87, _t84, _t98, _t95, _t92, _t105, _t128, _t93, _t100, _t88, _t90, _t91, _t103, _t87, _t99, _t99, _t100, _t86,
-            crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[5], _t94, _t105, _t105, _t104, _t93, _t88, _t90, _t116, _t99, _t92, _t99
+            crc_in_count_onehot_reg[5], _t91, _t88, _t102, _t99, _t96, _t109, _t132, _t97, _t104, _t92, _t94, _t95, _t107, _t91, _t103, _t103, _t104, _t90,
+            crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[5], _t98, _t109, _t109, _t108, _t97, _t92, _t94, _t120, _t103, _t96, _t103
         };
     end
 end
@@ -1298,8 +1375,8 @@ always @* begin
     crc_s1_zk_row25_next = crc_s1_zk_row25_reg;
     if (advance) begin
         crc_s1_zk_row25_next = {
-            _t87, _t84, _t98, _t95, _t92, _t105, _t128, _t93, _t100, _t88, _t90, _t91, _t103, _t87, _t99, _t99, _t100, _t86, crc_in_count_onehot_reg[3],
-            crc_in_count_onehot_reg[5], _t94, _t105, _t105, _t104, _t93, _t88, _t90, _t116, _t99, _t92, _t99, _t116
+            _t91, _t88, _t102, _t99, _t96, _t109, _t132, _t97, _t104, _t92, _t94, _t95, _t107, _t91, _t103, _t103, _t104, _t90, crc_in_count_onehot_reg[3],
+            crc_in_count_onehot_reg[5], _t98, _t109, _t109, _t108, _t97, _t92, _t94, _t120, _t103, _t96, _t103, _t120
         };
     end
 end
@@ -1308,8 +1385,8 @@ always @* begin
     crc_s1_zk_row26_next = crc_s1_zk_row26_reg;
     if (advance) begin
         crc_s1_zk_row26_next = {
-            _t97, _t94, _t116, _t96, _t84, _t119, _t83, _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98,
-            _t97, _t99, _t91, _t100, _t84, _t83, _t101, _t95, _t89, _t103, _t93, _t93
+            _t101, _t98, _t120, _t100, _t88, _t123, _t87, _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102,
+            _t101, _t103, _t95, _t104, _t88, _t87, _t105, _t99, _t93, _t107, _t97, _t97
         };
     end
 end
@@ -1318,8 +1395,8 @@ always @* begin
     crc_s1_zk_row27_next = crc_s1_zk_row27_reg;
     if (advance) begin
         crc_s1_zk_row27_next = {
-            _t94, _t116, _t96, _t84, _t119, _t83, _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97,
-            _t99, _t91, _t100, _t84, _t83, _t101, _t95, _t89, _t103, _t93, _t93, _t88
+            _t98, _t120, _t100, _t88, _t123, _t87, _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101,
+            _t103, _t95, _t104, _t88, _t87, _t105, _t99, _t93, _t107, _t97, _t97, _t92
         };
     end
 end
@@ -1328,8 +1405,8 @@ always @* begin
     crc_s1_zk_row28_next = crc_s1_zk_row28_reg;
     if (advance) begin
         crc_s1_zk_row28_next = {
-            _t116, _t96, _t84, _t119, _t83, _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99,
-            _t91, _t100, _t84, _t83, _t101, _t95, _t89, _t103, _t93, _t93, _t88, _t105
+            _t120, _t100, _t88, _t123, _t87, _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103,
+            _t95, _t104, _t88, _t87, _t105, _t99, _t93, _t107, _t97, _t97, _t92, _t109
         };
     end
 end
@@ -1338,8 +1415,8 @@ always @* begin
     crc_s1_zk_row29_next = crc_s1_zk_row29_reg;
     if (advance) begin
         crc_s1_zk_row29_next = {
-            _t96, _t84, _t119, _t83, _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99, _t91,
-            _t100, _t84, _t83, _t101, _t95, _t89, _t103, _t93, _t93, _t88, _t105, _t103
+            _t100, _t88, _t123, _t87, _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103, _t95,
+            _t104, _t88, _t87, _t105, _t99, _t93, _t107, _t97, _t97, _t92, _t109, _t107
         };
     end
 end
@@ -1348,8 +1425,8 @@ always @* begin
     crc_s1_zk_row30_next = crc_s1_zk_row30_reg;
     if (advance) begin
         crc_s1_zk_row30_next = {
-            _t84, _t119, _t83, _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99, _t91, _t100,
-            _t84, _t83, _t101, _t95, _t89, _t103, _t93, _t93, _t88, _t105, _t103, _t102
+            _t88, _t123, _t87, _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103, _t95, _t104,
+            _t88, _t87, _t105, _t99, _t93, _t107, _t97, _t97, _t92, _t109, _t107, _t106
         };
     end
 end
@@ -1358,8 +1435,8 @@ always @* begin
     crc_s1_zk_row31_next = crc_s1_zk_row31_reg;
     if (advance) begin
         crc_s1_zk_row31_next = {
-            _t119, _t83, _t83, _t84, _t85, _t86, _t89, _t90, _t91, _t93, _t94, _t96, _t92, crc_in_count_onehot_reg[2], _t98, _t97, _t99, _t91, _t100, _t84,
-            _t83, _t101, _t95, _t89, _t103, _t93, _t93, _t88, _t105, _t103, _t102, _t92
+            _t123, _t87, _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103, _t95, _t104, _t88,
+            _t87, _t105, _t99, _t93, _t107, _t97, _t97, _t92, _t109, _t107, _t106, _t96
         };
     end
 end
@@ -1368,9 +1445,9 @@ always @* begin
     crc_s1_zk_init_next = crc_s1_zk_init_reg;
     if (advance) begin
         crc_s1_zk_init_next = {
-            _t118, _t125, _t129, _t110, _t124, _t118, _t122, _t129 | crc_in_count_onehot_reg[5], _t110, _t107, _t128, _t111 | crc_in_count_onehot_reg[5], _t117,
-            _t130, _t130 | crc_in_count_onehot_reg[5], _t130, _t113 | crc_in_count_onehot_reg[5], _t130, _t120, _t113, _t125, _t129, _t115, _t131, _t127, _t106,
-            _t111, _t129, _t113, _t132, _t115, _t131
+            _t122, _t129, _t133, _t114, _t128, _t122, _t126, _t133 | crc_in_count_onehot_reg[5], _t114, _t111, _t132, _t115 | crc_in_count_onehot_reg[5], _t121,
+            _t134, _t134 | crc_in_count_onehot_reg[5], _t134, _t117 | crc_in_count_onehot_reg[5], _t134, _t124, _t117, _t129, _t133, _t119, _t135, _t131, _t110,
+            _t115, _t133, _t117, _t136, _t119, _t135
         };
     end
 end
@@ -1393,14 +1470,14 @@ always @* begin
     crc_s2_coeff_next = crc_s2_coeff_reg;
     if (advance) begin
         crc_s2_coeff_next = {
-            _t133 ? 32'h0 : crc_s1_zk_row31_reg, _t133 ? 32'h0 : crc_s1_zk_row30_reg, _t133 ? 32'h0 : crc_s1_zk_row29_reg, _t133 ? 32'h0 : crc_s1_zk_row28_reg,
-            _t133 ? 32'h0 : crc_s1_zk_row27_reg, _t133 ? 32'h0 : crc_s1_zk_row26_reg, _t133 ? 32'h0 : crc_s1_zk_row25_reg, _t133 ? 32'h0 : crc_s1_zk_row24_reg,
-            _t133 ? 32'h0 : crc_s1_zk_row23_reg, _t133 ? 32'h0 : crc_s1_zk_row22_reg, _t133 ? 32'h0 : crc_s1_zk_row21_reg, _t133 ? 32'h0 : crc_s1_zk_row20_reg,
-            _t133 ? 32'h0 : crc_s1_zk_row19_reg, _t133 ? 32'h0 : crc_s1_zk_row18_reg, _t133 ? 32'h0 : crc_s1_zk_row17_reg, _t133 ? 32'h0 : crc_s1_zk_row16_reg,
-            _t133 ? 32'h0 : crc_s1_zk_row15_reg, _t133 ? 32'h0 : crc_s1_zk_row14_reg, _t133 ? 32'h0 : crc_s1_zk_row13_reg, _t133 ? 32'h0 : crc_s1_zk_row12_reg,
-            _t133 ? 32'h0 : crc_s1_zk_row11_reg, _t133 ? 32'h0 : crc_s1_zk_row10_reg, _t133 ? 32'h0 : crc_s1_zk_row9_reg, _t133 ? 32'h0 : crc_s1_zk_row8_reg,
-            _t133 ? 32'h0 : crc_s1_zk_row7_reg, _t133 ? 32'h0 : crc_s1_zk_row6_reg, _t133 ? 32'h0 : crc_s1_zk_row5_reg, _t133 ? 32'h0 : crc_s1_zk_row4_reg,
-            _t133 ? 32'h0 : crc_s1_zk_row3_reg, _t133 ? 32'h0 : crc_s1_zk_row2_reg, _t133 ? 32'h0 : crc_s1_zk_row1_reg, _t133 ? 32'h0 : crc_s1_zk_row0_reg
+            _t137 ? 32'h0 : crc_s1_zk_row31_reg, _t137 ? 32'h0 : crc_s1_zk_row30_reg, _t137 ? 32'h0 : crc_s1_zk_row29_reg, _t137 ? 32'h0 : crc_s1_zk_row28_reg,
+            _t137 ? 32'h0 : crc_s1_zk_row27_reg, _t137 ? 32'h0 : crc_s1_zk_row26_reg, _t137 ? 32'h0 : crc_s1_zk_row25_reg, _t137 ? 32'h0 : crc_s1_zk_row24_reg,
+            _t137 ? 32'h0 : crc_s1_zk_row23_reg, _t137 ? 32'h0 : crc_s1_zk_row22_reg, _t137 ? 32'h0 : crc_s1_zk_row21_reg, _t137 ? 32'h0 : crc_s1_zk_row20_reg,
+            _t137 ? 32'h0 : crc_s1_zk_row19_reg, _t137 ? 32'h0 : crc_s1_zk_row18_reg, _t137 ? 32'h0 : crc_s1_zk_row17_reg, _t137 ? 32'h0 : crc_s1_zk_row16_reg,
+            _t137 ? 32'h0 : crc_s1_zk_row15_reg, _t137 ? 32'h0 : crc_s1_zk_row14_reg, _t137 ? 32'h0 : crc_s1_zk_row13_reg, _t137 ? 32'h0 : crc_s1_zk_row12_reg,
+            _t137 ? 32'h0 : crc_s1_zk_row11_reg, _t137 ? 32'h0 : crc_s1_zk_row10_reg, _t137 ? 32'h0 : crc_s1_zk_row9_reg, _t137 ? 32'h0 : crc_s1_zk_row8_reg,
+            _t137 ? 32'h0 : crc_s1_zk_row7_reg, _t137 ? 32'h0 : crc_s1_zk_row6_reg, _t137 ? 32'h0 : crc_s1_zk_row5_reg, _t137 ? 32'h0 : crc_s1_zk_row4_reg,
+            _t137 ? 32'h0 : crc_s1_zk_row3_reg, _t137 ? 32'h0 : crc_s1_zk_row2_reg, _t137 ? 32'h0 : crc_s1_zk_row1_reg, _t137 ? 32'h0 : crc_s1_zk_row0_reg
         };
     end
 end
@@ -1567,6 +1644,19 @@ always @* begin
 end
 
 always @* begin
+    mchk_s0_next = mchk_s0_reg;
+    mchk_wrong_s1_next = mchk_wrong_s1_reg;
+    mchk_wrong_s2_next = mchk_wrong_s2_reg;
+    mchk_wrong_s3_next = mchk_wrong_s3_reg;
+    if (advance) begin
+        mchk_s0_next = {marker_dist, fpduptr, lead_marker, marker_retired};
+        mchk_wrong_s1_next = mchk_check & (~(mchk_lead ? (mchk_fpduptr == 16'h0) : ({1'b0, mchk_fpduptr} == {mchk_dist, 2'b00})));
+        mchk_wrong_s2_next = mchk_wrong_s1_reg;
+        mchk_wrong_s3_next = mchk_wrong_s2_reg;
+    end
+end
+
+always @* begin
     out_in_ready_next = out_in_ready_reg;
     out_valid_next = out_valid_reg;
     out_data_next = out_data_reg;
@@ -1574,12 +1664,12 @@ always @* begin
     out_temp_data_next = out_temp_data_reg;
     out_in_ready_next = out_in_ready_early;
     if (out_in_ready_reg) begin
-        if (out_out_ready | _t73) begin
+        if (out_out_ready | _t76) begin
             out_valid_next = v_emit;
-            out_data_next = _t134;
+            out_data_next = _t138;
         end else begin
             out_temp_valid_next = v_emit;
-            out_temp_data_next = _t134;
+            out_temp_data_next = _t138;
         end
     end else begin
         if (out_out_ready) begin
@@ -1594,22 +1684,22 @@ always @* begin
     rx_ctx_wb1_valid_next = rx_ctx_wb1_valid_reg;
     rx_ctx_wb1_index_next = rx_ctx_wb1_index_reg;
     rx_ctx_wb1_data_next = rx_ctx_wb1_data_reg;
-    rx_ctx_wb1_valid_next = _t135;
-    rx_ctx_wb1_index_next = _t136;
-    rx_ctx_wb1_data_next = _t137;
+    rx_ctx_wb1_valid_next = _t139;
+    rx_ctx_wb1_index_next = _t140;
+    rx_ctx_wb1_data_next = _t141;
 end
 
 always @* begin
     rx_ctx_rd_data_next = rx_ctx_rd_data_reg;
-    if (_t139) begin
-        rx_ctx_rd_data_next = rx_ctx_mem[_t140];
+    if (_t143) begin
+        rx_ctx_rd_data_next = rx_ctx_mem[_t144];
     end
 end
 
 always @* begin
     rx_ctx_rd_index_d1_next = rx_ctx_rd_index_d1_reg;
-    if (_t139) begin
-        rx_ctx_rd_index_d1_next = _t140;
+    if (_t143) begin
+        rx_ctx_rd_index_d1_next = _t144;
     end
 end
 
@@ -1617,10 +1707,12 @@ always @* begin
     ring_next = ring_reg;
     wr_ptr_next = wr_ptr_reg;
     fill_next = fill_reg;
-    hdr_len_next = hdr_len_reg;
+    ul_now_next = ul_now_reg;
+    last_beat_next = last_beat_reg;
+    mf_words_next = mf_words_reg;
+    over_max_next = over_max_reg;
     hdr_ok_next = hdr_ok_reg;
     at_start_next = at_start_reg;
-    ul_left_next = ul_left_reg;
     hdr_off_next = hdr_off_reg;
     marker_pos_next = marker_pos_reg;
     rd_ptr_next = rd_ptr_reg;
@@ -1656,29 +1748,40 @@ always @* begin
                 wr_data_s4[55:48], wr_data_s4[47:40], wr_data_s4[39:32], wr_data_s4[31:24], wr_data_s4[23:16], wr_data_s4[15:8], wr_data_s4[7:0]
             } &
                 wr_mask);
-        wr_ptr_next = wr_ptr_reg + {1'b0, in_octets};
+        wr_ptr_next = wr_ptr_reg + {1'b0, in_beat_octets};
     end
-    fill_next = (fill_reg + (accept ? {4'b0000, in_octets} : 8'h0)) - (go ? (words << 2'b10) : 8'h0);
+    fill_next = (fill_reg + (accept ? {4'b0000, in_beat_octets} : 8'h0)) - (go ? (words << 2'b10) : 8'h0);
     if (hdr_load) begin
-        hdr_len_next = ulpdu_length;
+        ul_now_next = ulpdu_length;
+        last_beat_next = _t72;
+        mf_words_next = ulpdu_length_words;
+        over_max_next = _t145;
         hdr_ok_next = 1'b1;
     end
     if (go) begin
-        at_start_next = _t141;
-        hdr_len_next = next_hdr_len;
-        hdr_ok_next = _t141 & next_hdr_in;
-        ul_left_next = ul_now - 16'h8;
+        at_start_next = fpdu_end;
+        if (fpdu_end) begin
+            ul_now_next = ulpdu_length;
+            last_beat_next = _t72;
+            mf_words_next = ulpdu_length_words;
+            over_max_next = _t145;
+        end else begin
+            ul_now_next = _t74;
+            last_beat_next = _t73;
+            mf_words_next = next_mf_words;
+        end
+        hdr_ok_next = last_beat_reg & (~oversize) & next_hdr_in;
         hdr_off_next = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, words};
         marker_pos_next = marker_pos_reg - words[6:0];
         rd_ptr_next = rd_ptr_reg + words[2:0];
     end
-    if (_t142) begin
+    if (_t146) begin
         marker_fault_next = marker_bad & (~v_beat_last);
     end
-    if (_t142 & v_qp_resumed) begin
+    if (_t146 & v_qp_resumed) begin
         out_stopped_next = 1'b0;
     end
-    if (_t143) begin
+    if (_t147) begin
         out_stopped_next = 1'b1;
         if (wb_pending_reg & (v_qp_qp == drain_qp_reg_reg)) begin
             wb_stopped_next = 1'b1;
@@ -1689,23 +1792,23 @@ always @* begin
     if (out_valid_reg & m_axis_tready & out_data_reg[72] & out_data_reg[73]) begin
         good_fpdus_next = good_fpdus_reg + 32'h1;
     end
-    if (s_axis_tvalid & s_axis_tready) begin
-        in_segment_next = ~s_axis_tlast;
+    if (in_valid_reg & in_out_ready) begin
+        in_segment_next = ~in_qp_last;
     end
     if (go) begin
         crc_resume_next = 1'b0;
     end
-    if (_t142) begin
+    if (_t146) begin
         back_crc_next = crc_crc_reg;
     end
-    if ((~wb_pending_reg) & (_t73 | (out_data_reg[83:82] != drain_qp_reg_reg))) begin
+    if ((~wb_pending_reg) & (_t76 | (out_data_reg[83:82] != drain_qp_reg_reg))) begin
         drain_busy_reg_next = 1'b0;
     end
     if (wb_write) begin
         wb_pending_next = 1'b0;
     end
     if (drain_done & (~wb_write)) begin
-        wb_ctx_next = _t138;
+        wb_ctx_next = _t142;
     end
     if (cfg_valid & (cfg_qp == ctx_qp_reg_reg)) begin
         ctx_valid_next = 1'b0;
@@ -1716,7 +1819,7 @@ always @* begin
     case (ctx_state_reg)
         CTX_STATE_RUN: begin
             if (ctx_switch) begin
-                ctx_next_qp_next = s_axis_tid;
+                ctx_next_qp_next = in_qp_qp;
                 ctx_ahead_next = ctx_ahead_read;
                 ctx_state_next = CTX_STATE_DRAIN;
             end
@@ -1736,28 +1839,30 @@ always @* begin
                     stopped_next = ctx_in_stopped;
                     at_start_next = ctx_in_at_start;
                     hdr_ok_next = ctx_in_hdr_ok;
-                    hdr_len_next = ctx_in_hdr_len;
-                    ul_left_next = ctx_in_ul_left;
+                    ul_now_next = ctx_in_ul;
+                    last_beat_next = ctx_in_last;
+                    mf_words_next = ctx_in_mf_words;
+                    over_max_next = ctx_in_over_max;
                     hdr_off_next = ctx_in_hdr_off;
                     marker_pos_next = ctx_in_marker_pos;
                     mfault_saved_next = ctx_in_marker_fault;
                     crc_resume_next = 1'b1;
                     crc_saved_next = ctx_in_crc;
                     fill_next = ctx_in_fill;
-                    ring_next = _t144;
+                    ring_next = _t148;
                     rd_ptr_next = 3'b000;
                     wr_ptr_next = ctx_in_fill[4:0];
                 end else begin
                     ctx_state_next = CTX_STATE_FETCH;
                 end
                 wb_ctx_next = {
-                    win_s0[159:0], fill_reg, 32'h0, 1'b0, marker_pos_reg, hdr_off_reg, ul_left_reg, hdr_len_reg, hdr_ok_reg, at_start_reg, stopped_reg,
+                    win_s0, fill_reg, 32'h0, 1'b0, marker_pos_reg, hdr_off_reg, over_max_reg, last_beat_reg, ul_now_reg, hdr_ok_reg, at_start_reg, stopped_reg,
                     ctx_max_ulpdu_reg, ctx_crc_on_reg, ctx_markers_reg
                 };
                 drain_qp_reg_next = ctx_qp_reg_reg;
                 wb_pending_next = ctx_valid_reg;
                 drain_busy_reg_next = ctx_valid_reg;
-                wb_stopped_next = stopped_reg | _t143;
+                wb_stopped_next = stopped_reg | _t147;
                 if (crc_resume_reg) begin
                     back_crc_next = crc_saved_reg;
                     marker_fault_next = mfault_saved_reg;
@@ -1775,15 +1880,17 @@ always @* begin
                 stopped_next = ctx_in_stopped;
                 at_start_next = ctx_in_at_start;
                 hdr_ok_next = ctx_in_hdr_ok;
-                hdr_len_next = ctx_in_hdr_len;
-                ul_left_next = ctx_in_ul_left;
+                ul_now_next = ctx_in_ul;
+                last_beat_next = ctx_in_last;
+                mf_words_next = ctx_in_mf_words;
+                over_max_next = ctx_in_over_max;
                 hdr_off_next = ctx_in_hdr_off;
                 marker_pos_next = ctx_in_marker_pos;
                 mfault_saved_next = ctx_in_marker_fault;
                 crc_resume_next = 1'b1;
                 crc_saved_next = ctx_in_crc;
                 fill_next = ctx_in_fill;
-                ring_next = _t144;
+                ring_next = _t148;
                 rd_ptr_next = 3'b000;
                 wr_ptr_next = ctx_in_fill[4:0];
             end
@@ -1800,9 +1907,10 @@ always @(posedge clk) begin
     fill_reg <= fill_next;
     marker_pos_reg <= marker_pos_next;
     at_start_reg <= at_start_next;
-    ul_left_reg <= ul_left_next;
+    ul_now_reg <= ul_now_next;
+    last_beat_reg <= last_beat_next;
+    over_max_reg <= over_max_next;
     hdr_off_reg <= hdr_off_next;
-    hdr_len_reg <= hdr_len_next;
     hdr_ok_reg <= hdr_ok_next;
     stopped_reg <= stopped_next;
     good_fpdus_reg <= good_fpdus_next;
@@ -1828,6 +1936,12 @@ always @(posedge clk) begin
     rx_ctx_wb1_valid_reg <= rx_ctx_wb1_valid_next;
     rx_ctx_wb1_index_reg <= rx_ctx_wb1_index_next;
     rx_ctx_wb1_data_reg <= rx_ctx_wb1_data_next;
+    in_valid_reg <= in_valid_next;
+    in_data_reg <= in_data_next;
+    in_in_ready_reg <= in_in_ready_next;
+    in_temp_valid_reg <= in_temp_valid_next;
+    in_temp_data_reg <= in_temp_data_next;
+    mf_words_reg <= mf_words_next;
     crc_in_valid_reg <= crc_in_valid_next;
     crc_in_data_reg <= crc_in_data_next;
     crc_in_count_onehot_reg <= crc_in_count_onehot_next;
@@ -1883,6 +1997,10 @@ always @(posedge clk) begin
     crc_crc_reg <= crc_crc_next;
     crc_valid_reg <= crc_valid_next;
     crc_tag_reg <= crc_tag_next;
+    mchk_s0_reg <= mchk_s0_next;
+    mchk_wrong_s1_reg <= mchk_wrong_s1_next;
+    mchk_wrong_s2_reg <= mchk_wrong_s2_next;
+    mchk_wrong_s3_reg <= mchk_wrong_s3_next;
     marker_fault_reg <= marker_fault_next;
     out_stopped_reg <= out_stopped_next;
     out_valid_reg <= out_valid_next;
@@ -1891,8 +2009,8 @@ always @(posedge clk) begin
     out_temp_valid_reg <= out_temp_valid_next;
     out_temp_data_reg <= out_temp_data_next;
     rx_ctx_rd_index_d1_reg <= rx_ctx_rd_index_d1_next;
-    if (_t135) begin
-        rx_ctx_mem[_t136] <= _t137;
+    if (_t139) begin
+        rx_ctx_mem[_t140] <= _t141;
     end
 
     if (rst) begin
@@ -1913,6 +2031,9 @@ always @(posedge clk) begin
         drain_qp_reg_reg <= 2'b00;
         drain_busy_reg_reg <= 1'b0;
         rx_ctx_wb1_valid_reg <= 1'b0;
+        in_valid_reg <= 1'b0;
+        in_in_ready_reg <= 1'b0;
+        in_temp_valid_reg <= 1'b0;
         crc_in_valid_reg <= 1'b0;
         crc_s1_valid_reg <= 1'b0;
         crc_s2_valid_reg <= 1'b0;

@@ -31,11 +31,33 @@ const RX_BEAT = (W: number) =>
     keep: W,
     last: { width: 1, doc: 'the FPDU (or an oversize one) ends here' },
     oversize: { width: 1, doc: 'ULPDU_Length over the maximum: this FPDU fails with 0x03' },
-    // The marker check waits beside the CRC too: its compare is off the reader's cycle.
-    marker_check: { width: 1, doc: 'this beat retires a marker: its FPDUPTR is checked' },
-    marker_lead: { width: 1, doc: "that marker is the FPDU's leading marker (FPDUPTR must be 0)" },
-    fpduptr: { width: 16, doc: 'its FPDUPTR' },
-    marker_dist: { width: 15, doc: 'words from ULPDU_Length to it' },
+  });
+
+/**
+ * A marker the reader retires, on its way to the verdict beside the CRC (its own delay line: the
+ * FPDUPTR compare takes the line's first stage, off the reader's cycle and off the verdict's).
+ */
+const RX_MARKER = record('mpa_rx_marker', {
+  check: { width: 1, doc: 'the beat retires a marker: its FPDUPTR is checked' },
+  lead: { width: 1, doc: "that marker is the FPDU's leading marker (FPDUPTR must be 0)" },
+  fpduptr: { width: 16, doc: 'its FPDUPTR' },
+  dist: { width: 15, doc: 'words from ULPDU_Length to it' },
+});
+
+/** A TCP payload beat in the input register. */
+const RX_IN = (W: number, kb: number) =>
+  record('mpa_rx_in', {
+    data: 8 * W,
+    keep: W,
+    octets: { width: kb, doc: 'octets in the beat (tkeep is 2^k - 1)' },
+  });
+
+/** Shared by QPs, an input beat with its segment's QP and end. */
+const RX_IN_QP = (W: number, kb: number, qb: number) =>
+  record('mpa_rx_in_qp', {
+    qp: { width: qb, doc: 'tid: the QP of the segment' },
+    last: { width: 1, doc: 'the TCP segment ends here' },
+    beat: RX_IN(W, kb),
   });
 
 /**
@@ -69,9 +91,10 @@ const RX_CTX = (K: number, SW: number) =>
     max_ulpdu: { width: 16, doc: 'maxUlpduLength' },
     stopped: { width: 1, doc: 'an error stopped the stream' },
     at_start: { width: 1, doc: 'the reader is at the first beat of an FPDU' },
-    hdr_ok: { width: 1, doc: 'hdr_len holds the next ULPDU_Length' },
-    hdr_len: 16,
-    ul_left: 16,
+    hdr_ok: { width: 1, doc: 'at_start: ul holds the ULPDU_Length, decoded' },
+    ul: { width: 16, doc: 'ULPDU octets left at the read pointer' },
+    last: { width: 1, doc: 'ul <= W' },
+    over_max: { width: 1, doc: 'ul over max_ulpdu' },
     hdr_off: 15,
     marker_pos: PHASE_BITS,
     marker_fault: { width: 1, doc: 'a marker of the open FPDU had a wrong FPDUPTR' },
@@ -100,10 +123,11 @@ export const mpaRxName = (bytes: number, qps?: number): string => `mpa_rx_w${byt
  *
  * Two stages around an octet ring of C words (C = the power of two ≥ 2N + 4, N = W/4):
  *
- * 1. Gearbox (write side): each accepted s_axis beat of k = 1..W octets is rotated to the write
- *    pointer and stored, so TCP segments of any size pack into a contiguous octet stream whose
- *    word boundaries are 4-aligned relative to S0. tready depends only on the ring's fill level
- *    (registered), so one beat per cycle is taken while the reader keeps up.
+ * 1. Gearbox (write side): an s_axis beat of k = 1..W octets goes through an input register (a
+ *    skid buffer: tready is a register; its octet count is taken on the way in), then is rotated
+ *    to the write pointer and stored, so TCP segments of any size pack into a contiguous octet
+ *    stream whose word boundaries are 4-aligned relative to S0. The input register is emptied
+ *    by the ring's fill level (registered), so one beat per cycle is taken while the reader keeps up.
  * 2. Reader: each cycle it looks at the K = N + 3 words at the read pointer and, when the words it
  *    needs are there and the output register is free, produces one m_axis beat of the current FPDU
  *    and retires r words (r ≤ K): the ULPDU is the FPDU 2 octets in, so output beat j carries
@@ -116,8 +140,14 @@ export const mpaRxName = (bytes: number, qps?: number): string => `mpa_rx_w${byt
  *      FPDU's first octet is its leading marker (FPDUPTR must be 0); any other marker's FPDUPTR
  *      must equal its distance from the ULPDU_Length octet (spec/mpa.md §4.4). The compare rides
  *      with the beat beside the CRC and a fault is reported after the CRC, as the model does.
- *    - ULPDU_Length is read a step ahead (hdr_len): after an FPDU's last beat from the words
- *      behind it, or, when they have not arrived, in a cycle of its own before the next beat.
+ *    - The reader decides from registers: the beat at the read pointer is decoded when its
+ *      length is known, a cycle ahead (ul_now, last_beat, mf_words, over_max), and the words it
+ *      needs are compared without a sum. On an FPDU's last beat the next FPDU's ULPDU_Length
+ *      is picked from the window, mf_words on (one more past a marker), and decoded, so the next
+ *      FPDU starts decoded and every FPDU, a one-beat one too, takes its beats and no more; if
+ *      its word is not in yet (or is word K), it is taken at the read pointer in a cycle of its
+ *      own.
+ *    - The FPDUPTR compare has its own delay line beside the CRC pipeline (its first stage).
  *    - CRC: every retired word (markers, a leading marker included, and the CRC field) goes
  *      through the CRC component (hdl-gen/lib/crc.ts), restarted at each FPDU; the FPDU passes if
  *      the raw register ends at the residue 0xB798B438 (spec/mpa.md §3.1) or cfg_crc = 0. The
@@ -216,8 +246,8 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
         code: m.output('err_code', 8, { group: stGroup, doc: 'its LLP error code (Terminate 0x2/0x0/code)' }),
       };
   const fpduCount = m.output('fpdu_count', 32, { group: stGroup, doc: `FPDUs delivered with tuser${shared ? '.passed' : ''} = 1` });
-  const idleOut = m.output('idle', 1, { group: stGroup, doc: `nothing left to do without more input: no beat the reader can make, none in flight${shared ? ' (for QP ctx_qp; the others have none)' : ''}` });
-  m.allowUnused(s.last!, 'a TCP segment end carries no MPA meaning: FPDUs are delineated by ULPDU_Length');
+  const idleOut = m.output('idle', 1, { group: stGroup, doc: `nothing left to do without more input: no beat the reader can make, none in the input register or in flight${shared ? ' (for QP ctx_qp; the others have none)' : ''}` });
+  if (!shared) m.allowUnused(s.last!, 'a TCP segment end carries no MPA meaning: FPDUs are delineated by ULPDU_Length');
 
   const crcResidue = m.constant('CRC_RESIDUE', 32, CRC32C.residue >>> 0, 'raw register after an FPDU and its CRC field (spec/mpa.md §3.1)');
   const errCrc = m.constant('ERR_CRC', 8, MpaErrorCode.CRC_MISMATCH, 'LLP error: CRC mismatch');
@@ -232,10 +262,13 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   // One stream: marker_pos follows the static configuration until the first beat. Shared: it comes with the context.
   const started = shared ? null : m.reg('started', 1, { reset: 0, doc: 'the reader has made a beat (marker_pos counts from then on)' });
   const first = m.reg('at_start', 1, { reset: 1, doc: 'the reader is at the first beat of an FPDU' });
-  const ulLeft = m.reg('ul_left', 16, { doc: 'ULPDU octets of this FPDU not yet output' });
+  // The beat at the read pointer, decoded when its length was known (a cycle ahead), so the
+  // reader's decision starts from registers.
+  const ul = m.reg('ul_now', 16, { doc: "ULPDU octets left at the read pointer, this beat's included (at_start: the ULPDU_Length, if hdr_ok)" });
+  const last = m.reg('last_beat', 1, { doc: 'ul_now <= W: this beat ends the FPDU' });
+  const overMax = m.reg('over_max', 1, { doc: 'at_start: ul_now is over the maximum (spec/mpa.md §6 step 2)' });
   const hdrOff = m.reg('hdr_off', 15, { doc: 'words from the ULPDU_Length word to the read pointer' });
-  const hdrLen = m.reg('hdr_len', 16, { doc: 'ULPDU_Length of the FPDU at the read pointer, read ahead (if hdr_ok)' });
-  const hdrOk = m.reg('hdr_ok', 1, { reset: 0, doc: 'hdr_len holds the next FPDU\'s ULPDU_Length' });
+  const hdrOk = m.reg('hdr_ok', 1, { reset: 0, doc: 'at_start: ul_now holds the FPDU\'s ULPDU_Length, decoded' });
   const stopped = m.reg('stopped', 1, { reset: 0, doc: 'an error stopped the stream' });
   const errR = errOut && { valid: m.reg('err_seen', 1, { reset: 0 }), code: m.reg('err_llp', 8, { reset: 0 }) };
   if (errOut && errR) {
@@ -268,9 +301,9 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
         cfg: cfgLoad,
         qp: m.reg('ctx_qp_reg', qb, { reset: 0, doc: 'the QP whose stream the registers hold' }),
         valid: m.reg('ctx_valid', 1, { reset: 0, doc: "the registers hold ctx_qp's stream" }),
-        next: m.reg('ctx_next_qp', qb, { doc: 'the QP of the segment waiting at s_axis' }),
+        next: m.reg('ctx_next_qp', qb, { doc: 'the QP of the segment waiting in the input register' }),
         ahead: m.reg('ctx_ahead', 1, { reset: 0, doc: "ctx_next_qp's context was read at the switch request and is current" }),
-        inSeg: m.reg('in_segment', 1, { reset: 0, doc: 's_axis is inside a segment: its QP cannot change' }),
+        inSeg: m.reg('in_segment', 1, { reset: 0, doc: 'the input register is inside a segment: its QP cannot change' }),
         resume: m.reg('crc_resume', 1, { reset: 0, doc: "the open FPDU's CRC continues from crc_saved at the reader's next beat" }),
         crcSaved: m.reg('crc_saved', 32, { doc: "the CRC register of ctx_qp's open FPDU, from its context" }),
         mfSaved: m.reg('mfault_saved', 1, { doc: "the marker fault of ctx_qp's open FPDU, from its context" }),
@@ -294,17 +327,31 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   const advance = m.wire('advance', 1, { doc: 'the reader, the CRC pipeline and the delay beside it move this cycle' });
 
   // --- gearbox: input beats into the ring ----------------------------------------------------------
-  const keep = s.keep!;
-  const kOctets = thermometerCount(m, 'in_octets', keep, 'octets in the input beat');
+  // The input register (a skid buffer: s_axis_tready is a register) cuts the beat's rotation into
+  // the ring off the upstream's logic; its octet count is taken on the way in.
+  const kb = bitLength(W);
+  const inBeat = RX_IN(W, kb).pack({ data: s.data, keep: s.keep!, octets: thermometerCount(m, 'in_octets', s.keep!, 'octets in the input beat') });
+  const inReg = pipelineRegister(m, 'in', { valid: s.valid, data: shared ? RX_IN_QP(W, kb, qb).pack({ qp: s.id!, last: s.last!, beat: inBeat }) : inBeat }, {
+    skid: true,
+    doc: 'a TCP payload beat',
+  });
+  m.assign(s.ready, inReg.ready);
+  const iq = shared ? RX_IN_QP(W, kb, qb).view(inReg.out.data, { m, prefix: 'in_qp' }) : null;
+  const ib = RX_IN(W, kb).view(iq ? iq.beat : inReg.out.data, { m, prefix: 'in_beat' });
+  const inValid = inReg.out.valid;
+  const inQp = iq ? iq.qp : null;
+  const inLast = iq ? iq.last : null;
+  const keep = ib.keep;
+  const kOctets = ib.octets;
   const room = m.let('ring_room', fill.le(RING_OCTETS - W), { doc: 'a whole beat fits whatever the reader does' });
   const switchReq = sw
-    ? m.let('ctx_switch', sw.fsm.is('RUN').and(s.valid).and(sw.valid.not().or(sw.inSeg.not().and(s.id!.ne(sw.qp)))), { doc: 'a segment of another QP is at s_axis' })
+    ? m.let('ctx_switch', sw.fsm.is('RUN').and(inValid).and(sw.valid.not().or(sw.inSeg.not().and(inQp!.ne(sw.qp)))), { doc: 'a segment of another QP is in the input register' })
     : lit(1, 0);
-  const takeIn = sw ? m.let('in_open', sw.fsm.is('RUN').and(switchReq.not()), { doc: "s_axis carries ctx_qp's stream" }) : null;
+  const takeIn = sw ? m.let('in_open', sw.fsm.is('RUN').and(switchReq.not()), { doc: "the input register holds ctx_qp's stream" }) : null;
   const inOpen = (e: Expr): Expr => (takeIn ? takeIn.and(e) : e);
-  m.assign(s.ready, inOpen(stopped.or(room)));
-  const accept = m.let('accept', inOpen(s.valid.and(room)).and(stopped.not()));
-  const placed = ringPlace(m, 'wr_data', s.data, 8, wp);
+  m.assign(inReg.out.ready, inOpen(stopped.or(room)));
+  const accept = m.let('accept', inOpen(inValid.and(room)).and(stopped.not()));
+  const placed = ringPlace(m, 'wr_data', ib.data, 8, wp);
   const placedKeep = ringPlace(m, 'wr_keep', keep, 1, wp);
   const writeMask = m.let('wr_mask', cat(...unitsOf(placedKeep, 1).map((b) => b.repeat(8)).reverse()));
 
@@ -314,53 +361,60 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   // A register, not (S0 - seq)/4 - retired words: the squeeze and the marker checks hang off it.
   const firstMpos = m.let('first_marker_pos', lit(PHASE_BITS, 0).sub(seqOff.slice(8, 2)), { doc: 'words from the first octet received to the first marker' });
   const mk = m.let('marker_in', cfgMarkers.and(mpos.lt(K)), { doc: 'a marker word is in the window' });
-  // K words for the beat and the CRC, one more for the next FPDU's ULPDU_Length after a last beat.
-  const win = ringWindow(m, 'win', ring, 32, rp, K + 1);
-  m.allowUnused(win, `word ${K}: only its first two octets are read (a ULPDU_Length behind the beat)`);
+  // K words for the beat and the CRC.
+  const win = ringWindow(m, 'win', ring, 32, rp, K);
   const w = unitsOf(win, 32);
-  // Marker-free words: the window with its marker word squeezed out (N + 1 for the output, up to
-  // N + 2 for the next header).
-  const cw = Array.from({ length: N + 3 }, (_, i) => mux(mk.and(mpos.le(i)), w[i + 1]!, w[i]!));
+  // Marker-free words: the window with its marker word squeezed out (N + 1 for the output).
+  const cw = Array.from({ length: N + 1 }, (_, i) => mux(mk.and(mpos.le(i)), w[i + 1]!, w[i]!));
   const mf = m.let('mf_win', cat(cw[N]!.slice(8 * ULPDU_LENGTH_SIZE - 1, 0), ...cw.slice(0, N).reverse()), {
     doc: 'marker-free octets 0..W+1 from the read pointer',
   });
-  const lenField = m.let('ulpdu_length', field16(mf, 0), { doc: 'ULPDU_Length (big-endian) if at_start' });
+  m.allowUnused(mf, 'octets 0..1: the ULPDU_Length (or ULPDU octets of the beat before), decoded from the window');
   const lead = m.let('lead_marker', first.and(mk).and(mpos.eq(0)), { doc: "the window starts with this FPDU's leading marker" });
-  const ul = m.let('ul_now', mux(first, hdrLen, ulLeft), { doc: 'ULPDU octets left, this beat included (read ahead at a start)' });
-  const last = m.let('last_beat', ul.le(W), { doc: 'this beat ends the FPDU' });
   const ulSmall = ul.slice(LB, 0);
   const z = (e: Expr, width = SW) => e.zext(width);
-  // Marker-free words of the rest of the FPDU: ceil((ul + 2) / 4) + 1 (ULPDU_Length, ULPDU, PAD, CRC).
-  const mfLast = z(ulSmall).add(ULPDU_LENGTH_SIZE + WORD - 1).shr(2).add(CRC_SIZE / WORD);
-  const mfr = m.let('mf_words', mux(last, mfLast, lit(SW, N)), { doc: 'marker-free words retired by this beat' });
+  /** Marker-free words from a beat to the end of its FPDU, `u` ULPDU octets left: ceil((u + 2) / 4) + 1 (ULPDU_Length, ULPDU, PAD, CRC). */
+  const mfToEnd = (u: Expr) => z(u).add(ULPDU_LENGTH_SIZE + WORD - 1).shr(2).add(CRC_SIZE / WORD);
+  /** Marker-free words a beat retires, `u` its ULPDU octets left and `isLast` whether u <= W. */
+  const mfWords = (u: Expr, isLast: Expr) => mux(isLast, mfToEnd(u.slice(LB, 0)), lit(SW, N));
+  const mfr = m.reg('mf_words', SW, { doc: 'marker-free words retired by this beat (decoded with ul_now)' });
   const markerRet = m.let('marker_retired', mk.and(z(mpos).lt(mfr)), { doc: 'the marker word is retired by this beat' });
   const r = m.let('words', mfr.add(z(markerRet)), { doc: 'words retired by this beat' });
-  const need = m.let('words_needed', mux(last, r, lit(SW, N + 1).add(z(mk.and(mpos.le(N))))), {
-    doc: 'words that must be in the ring for this beat',
-  });
   const avail = m.let('words_avail', z(fill.slice(SW - 1, 2)), { doc: 'whole words in the ring' });
-  const oversize = m.let('oversize', first.and(hdrLen.gt(cfgMax)), { doc: 'ULPDU_Length over the maximum (spec/mpa.md §6 step 2)' });
-  const headerIn = avail.ge(z(lead).add(1));
-  // ULPDU_Length is read a step ahead, so no beat decision waits on ring data: after a last beat
-  // from the words behind it (when they are in), otherwise in a cycle of its own at the start.
-  const hdrLoad = m.let('hdr_load', first.and(hdrOk.not()).and(headerIn).and(live(stopped.not())), { doc: 'read the ULPDU_Length at the read pointer' });
-  const haveWords = avail.ge(need);
-  // The next FPDU starts mfr marker-free words on (after a marker the beat retires, or its own
-  // leading marker): its ULPDU_Length is marker-free word mfr, window word mfr or mfr + 1.
-  const nextHdrWord = m.let('next_hdr_word', mfr.add(z(mk.and(z(mpos).le(mfr)))), { doc: 'window word of the next FPDU\'s ULPDU_Length after a last beat' });
-  const nextHdrIn = m.let('next_hdr_in', avail.gt(nextHdrWord), { doc: 'that word is in the ring' });
-  const nextLen = m.let(
-    'next_hdr_len',
-    oneHotMux(cw.map((word, i) => [mfr.eq(i), field16(word, 0)] as const)),
-    { doc: "the next FPDU's ULPDU_Length (big-endian) after a last beat" },
+  // The words the beat needs (r on a last beat, N + 1 and the marker otherwise), compared without
+  // the sum: each arm is a compare of registers or of mf_words.
+  const haveWords = m.let(
+    'have_words',
+    mux(last, mux(markerRet, avail.gt(mfr), avail.ge(mfr)), mux(mk.and(mpos.le(N)), avail.ge(N + 2), avail.ge(N + 1))),
+    { doc: 'the words this beat needs are in the ring' },
   );
+  const oversize = m.let('oversize', first.and(overMax), { doc: 'ULPDU_Length over the maximum (spec/mpa.md §6 step 2)' });
+  const ends = m.let('fpdu_end', oversize.or(last), { doc: 'the beat ends its FPDU (an oversize one at once)' });
   const canGo = mux(first, hdrOk.and(oversize.or(haveWords)), haveWords);
   const go = m.let('go', live(stopped.not()).and(advance).and(canGo), { doc: 'the reader produces a beat' });
+
+  // ULPDU_Length is read from the window: on an FPDU's last beat the next FPDU's, mf_words on
+  // (past the marker if one is retired or sits in its place; the window holds it unless that is
+  // word K), so the next FPDU starts decoded, one-beat FPDUs too; else, at an FPDU start, the one
+  // at the read pointer (after its leading marker), decoded in a cycle of its own.
+  const toDecode = m.let('hdr_at_start', first.and(hdrOk.not()), { doc: 'the FPDU at the read pointer is still to decode' });
+  const nextAdj = m.let('next_hdr_skip', cfgMarkers.and(z(mpos).le(mfr)), { doc: 'a marker comes before the next ULPDU_Length' });
+  /** The window word of the ULPDU_Length at the read pointer: 0, or 1 after a leading marker. */
+  const startSel = (i: number): Expr => (i === 0 ? lead.not() : i === 1 ? lead : lit(1, 0));
+  /** The window word of the next FPDU's: mf_words on, one more past a marker. */
+  const nextSel = (i: number): Expr => mux(nextAdj, i === 0 ? lit(1, 0) : mfr.eq(i - 1), mfr.eq(i));
+  const hdrSel = w.map((_, i) => mux(toDecode, startSel(i), nextSel(i)));
+  const decLen = m.let('ulpdu_length', oneHotMux(w.map((word, i) => [hdrSel[i]!, field16(word, 0)] as const)), { doc: 'the ULPDU_Length to decode, from the window (big-endian)' });
+  const decMfr = m.let('ulpdu_length_words', mfWords(decLen, decLen.le(W)), { doc: 'mf_words of the first beat of that FPDU' });
+  const nextMfr = m.let('next_mf_words', mfWords(ul.sub(W), ul.le(2 * W)), { doc: 'mf_words of the beat after this one in the FPDU' });
+  // Its word is in the ring (and in the window): words before it < avail.
+  const nextIn = m.let('next_hdr_in', mux(nextAdj, mfr.lt(K - 1).and(avail.gt(mfr.add(1))), avail.gt(mfr)), { doc: "on a last beat: the next FPDU's ULPDU_Length is in the window" });
+  const hdrLoad = m.let('hdr_load', toDecode.and(mux(lead, avail.gt(1), avail.gt(0))).and(live(stopped.not())), { doc: 'the ULPDU_Length at the read pointer is decoded' });
 
   // Marker check (spec/mpa.md §4.4), its inputs: the marker's FPDUPTR and its distance from ULPDU_Length.
   const fpduptr = m.let(
     'fpduptr',
-    oneHotMux(w.slice(0, K).map((word, i) => [mpos.eq(i), field16(word, 2)] as const)),
+    oneHotMux(w.map((word, i) => [mpos.eq(i), field16(word, 2)] as const)),
     { doc: 'FPDUPTR of the marker word in the window' },
   );
   const dist = m.let('marker_dist', mux(first, lit(15, 0), hdrOff).add(z(mpos, 15)), { doc: 'words from ULPDU_Length to the marker' });
@@ -376,12 +430,8 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   const beat = RX_BEAT(W).pack({
     data: mf.slice(8 * (W + ULPDU_LENGTH_SIZE) - 1, 8 * ULPDU_LENGTH_SIZE),
     keep: beatKeep,
-    last: oversize.or(last),
+    last: ends,
     oversize,
-    marker_check: markerRet,
-    marker_lead: lead,
-    fpduptr,
-    marker_dist: dist,
   });
   const crcPipe = crcPipeline(m, 'crc', { params: CRC32C, bytes: WORD * K, unit: WORD, inputRegister: true, advance }, {
     valid: go,
@@ -399,10 +449,24 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   const crcBad = m.let('crc_bad', crcOn.and(crcPipe.crc.ne(crcResidue)), { doc: 'the CRC check fails if this beat ends the FPDU' });
   // The marker check, in stream order: a leading marker's FPDUPTR is 0, any other's is the distance
   // from ULPDU_Length (spec/mpa.md §4.4); a wrong one fails the FPDU after its CRC, as the model.
-  const ptrOk = mux(d.marker_lead, d.fpduptr.eq(0), z(d.fpduptr, 17).eq(cat(d.marker_dist, lit(2, 0))));
+  // Its delay line moves with the CRC pipeline's stages (advance): stage 0 takes the reader's
+  // marker, stage 1 its compare, stage 3 meets the beat's CRC register.
+  const mchk = m.reg('mchk_s0', RX_MARKER.width, { doc: 'the marker of the beat in the CRC input register' });
+  const mc = RX_MARKER.view(mchk, { m, prefix: 'mchk' });
+  const ptrOk = mux(mc.lead, mc.fpduptr.eq(0), z(mc.fpduptr, 17).eq(cat(mc.dist, lit(2, 0))));
+  const ptrWrong = mc.check.and(ptrOk.not());
+  const mwrong = [1, 2, 3].map((i) => m.reg(`mchk_wrong_s${i}`, 1, { doc: `stage ${i}: the beat retired a marker with a wrong FPDUPTR` }));
+  m.sync(() =>
+    m.when(advance, () => {
+      m.set(mchk, RX_MARKER.pack({ check: markerRet, lead, fpduptr, dist }));
+      m.set(mwrong[0]!, ptrWrong);
+      m.set(mwrong[1]!, mwrong[0]!);
+      m.set(mwrong[2]!, mwrong[1]!);
+    }),
+  );
   const mfault = m.reg('marker_fault', 1, { reset: 0, doc: 'a marker of the FPDU at the verdict had a wrong FPDUPTR' });
   const mfaultNow = vq ? mux(vq.resumed, vq.mfault_in, mfault) : mfault;
-  const markerBad = m.let('marker_bad', mfaultNow.or(d.marker_check.and(ptrOk.not())), { doc: 'a marker of this FPDU so far was wrong' });
+  const markerBad = m.let('marker_bad', mfaultNow.or(mwrong[2]!), { doc: 'a marker of this FPDU so far was wrong' });
   const verdictBad = crcBad.or(markerBad);
   const outStopped = m.reg('out_stopped', 1, { reset: 0, doc: 'an error was reported: nothing more is output' });
   const outStoppedNow = vq ? outStopped.and(vq.resumed.not()) : outStopped;
@@ -413,8 +477,9 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   const out = pipelineRegister(m, 'out', { valid: emit, data: cat(...(vq ? [vq.qp, code] : []), outUser, d.last, d.keep, d.data) }, { skid: true, doc: 'a ULPDU beat with its verdict' });
   m.assign(advance, out.ready);
   const frontIdle = m.let('reader_idle', live(canGo.and(stopped.not())).or(hdrLoad).not(), { doc: 'no beat the reader can make' });
-  const idle = m.let('block_idle', frontIdle.and(out.out.valid.not()).and(crcPipe.busy.not()).and(sw ? sw.wb.busy.not() : lit(1, 1)), {
-    doc: 'no beat the reader can make, none in flight',
+  // A beat in the input register is input received: the block is not idle while it waits there.
+  const idle = m.let('block_idle', frontIdle.and(inOpen(inValid).not()).and(out.out.valid.not()).and(crcPipe.busy.not()).and(sw ? sw.wb.busy.not() : lit(1, 1)), {
+    doc: 'no beat the reader can make, none in the input register or in flight',
   });
   m.assign(idleOut, idle);
   m.assign(o.data, out.out.data.slice(8 * W - 1, 0));
@@ -442,8 +507,9 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
       stopped,
       at_start: first,
       hdr_ok: hdrOk,
-      hdr_len: hdrLen,
-      ul_left: ulLeft,
+      ul,
+      last,
+      over_max: overMax,
       hdr_off: hdrOff,
       marker_pos: mpos,
       marker_fault: lit(1, 0),
@@ -468,17 +534,18 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
     // The next QP's context is read as soon as its segment is seen, while the reader finishes
     // (unless its own write-back or a new connection of it is in flight): the switch then loads it
     // at once. The read stays current until a new connection of that QP (the only write to it).
-    const aheadRead = m.let('ctx_ahead_read', switchReq.and(wb.pending.and(wb.qp.eq(s.id!)).not()).and(cfgLoad.valid.and(cfgLoad.qp.eq(s.id!)).not()), {
+    const aheadRead = m.let('ctx_ahead_read', switchReq.and(wb.pending.and(wb.qp.eq(inQp!)).not()).and(cfgLoad.valid.and(cfgLoad.qp.eq(inQp!)).not()), {
       doc: "the waiting segment's QP's context is read ahead",
     });
     const aheadOk = m.let('ctx_ahead_ok', sw.ahead.and(cfgHit.not()), { doc: 'the context read ahead is current: the switch loads it at once' });
-    const lookupQp = mux(sw.fsm.is('RUN'), s.id!, sw.next);
+    const lookupQp = mux(sw.fsm.is('RUN'), inQp!, sw.next);
     sw.mem.lookup(lookupQp, aheadRead.or(capture.and(aheadOk.not())).or(sw.fsm.is('FETCH').and(cfgHit)));
     m.assign(m.output('drain_busy', 1, { group: stGroup, doc: 'beats of drain_qp, the QP switched away from, may still be in the block' }), wb.busy);
     m.assign(m.output('drain_qp', qb, { group: stGroup }), wb.qp);
     const view = ctxLayout.view(sw.mem.value, { m, prefix: 'ctx_in' });
     // The fields are wires of the module: read them here, outside the process.
     const v = Object.fromEntries(ctxLayout.fields.map((f) => [f.name, view[f.name as keyof typeof view]])) as typeof view;
+    const loadMfr = m.let('ctx_in_mf_words', mfWords(v.ul, v.last), { doc: "mf_words of the loaded context's beat" });
     /** The next QP's context into the registers (at the end of this cycle). */
     const load = () => {
       m.set(sw.qp, sw.next);
@@ -489,8 +556,10 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
       m.set(stopped, v.stopped);
       m.set(first, v.at_start);
       m.set(hdrOk, v.hdr_ok);
-      m.set(hdrLen, v.hdr_len);
-      m.set(ulLeft, v.ul_left);
+      m.set(ul, v.ul);
+      m.set(last, v.last);
+      m.set(mfr, loadMfr);
+      m.set(overMax, v.over_max);
       m.set(hdrOff, v.hdr_off);
       m.set(mpos, v.marker_pos);
       m.set(sw.mfSaved, v.marker_fault);
@@ -504,7 +573,7 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
     };
     // Run inside the block's one process (a register is driven from one place), last: its loads win.
     switchProcess = () => {
-      m.when(s.valid.and(s.ready), () => m.set(sw.inSeg, s.last!.not()));
+      m.when(inValid.and(inReg.out.ready), () => m.set(sw.inSeg, inLast!.not()));
       m.when(go, () => m.set(sw.resume, 0));
       m.when(advance.and(crcPipe.valid), () => m.set(sw.backCrc, crcPipe.crc));
       // Once written back and out of the output register, the drain QP has left the block.
@@ -519,7 +588,7 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
       sw.fsm.cases({
         RUN: () =>
           m.when(switchReq, () => {
-            m.set(sw.next, s.id!);
+            m.set(sw.next, inQp!);
             m.set(sw.ahead, aheadRead);
             sw.fsm.goto('DRAIN');
           }),
@@ -560,15 +629,27 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
     m.set(fill, fill.add(mux(accept, z(kOctets), lit(SW, 0))).sub(mux(go, r.shl(2), lit(SW, 0))));
     // Until the first beat, marker_pos follows the configuration (static while running).
     if (started) m.when(started.not().and(go.not()), () => m.set(mpos, firstMpos));
+    /** The ULPDU_Length from the window, decoded, becomes the beat at the read pointer's. */
+    const decode = () => {
+      m.set(ul, decLen);
+      m.set(last, decLen.le(W));
+      m.set(mfr, decMfr);
+      m.set(overMax, decLen.gt(cfgMax));
+    };
     m.when(hdrLoad, () => {
-      m.set(hdrLen, lenField);
+      decode();
       m.set(hdrOk, 1);
     });
     m.when(go, () => {
-      m.set(first, last.or(oversize));
-      m.set(hdrLen, nextLen);
-      m.set(hdrOk, last.or(oversize).and(nextHdrIn));
-      m.set(ulLeft, ul.sub(W));
+      m.set(first, ends);
+      m.when(ends, decode, () => {
+        m.set(ul, ul.sub(W));
+        m.set(last, ul.le(2 * W));
+        m.set(mfr, nextMfr);
+      });
+      // The next FPDU starts decoded if its ULPDU_Length is in; an oversize FPDU's end is not
+      // known (nothing after it is output): its successor is looked for at the read pointer.
+      m.set(hdrOk, last.and(oversize.not()).and(nextIn));
       m.set(hdrOff, mux(first, lit(15, 0).sub(z(lead, 15)), hdrOff).add(z(r, 15)));
       m.set(mpos, mpos.sub(r.slice(PHASE_BITS - 1, 0)));
       if (started) m.set(started, 1);
