@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { RnicConfig } from '../../hdl-gen/gen/config';
 import { REPO_ROOT, moduleSources, type ModuleSources } from '../../hdl-gen/gen/sources';
-import { buildModel, type CompiledModel } from '../verilator/build';
+import { buildModel, type CompiledModel, type Optimize } from '../verilator/build';
 import { SimModel } from '../verilator/model';
 
 export interface DutOptions {
@@ -27,6 +27,8 @@ export interface DutOptions {
   readonly extraFlags?: readonly string[];
   /** The simulator's plusargs ("+NAME=value"), e.g. which mutant of a mutation campaign is live. */
   readonly plusargs?: readonly string[];
+  /** The C++ optimised for the run or for the build (sim/verilator/build.ts); default 'build' for a `mutate`d DUT, which runs briefly. */
+  readonly optimize?: Optimize;
 }
 
 /** The options of a co-simulation that choose and open its DUT: every harness takes them. */
@@ -58,6 +60,7 @@ export function openDut(module: string, opts: DutOptions = {}): { src: ModuleSou
     portsFrom: src.origin === 'generated' ? `the generator's port list` : `${join(src.origin, 'manifest.json')}`,
     ...(opts.sampledInputs !== undefined ? { sampledInputs: opts.sampledInputs } : {}),
     ...(opts.extraFlags ? { extraFlags: opts.extraFlags } : {}),
+    optimize: opts.optimize ?? (opts.mutate ? 'build' : 'run'),
   });
   const model = SimModel.open(compiled, { ...(opts.plusargs && { plusargs: opts.plusargs }) });
   if (opts.vcd) model.vcd(opts.vcd);

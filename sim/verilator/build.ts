@@ -8,7 +8,7 @@
  * key, the first rename wins and the loser uses the winner's directory.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseXmlPorts, portMismatches } from './module-ports';
@@ -17,6 +17,8 @@ import { commandLine, runStep, toolchain, type Toolchain } from './toolchain';
 import { SAMPLE_STROBE, sampledInputsModule, sampledTopName } from './sampled-inputs';
 import { WRAPPER_VERSION, generateWrapper, type WrapperOptions } from './wrapper-gen';
 import { RtlError, verilatorErrors } from '../../hdl-gen/gen/rtl-error';
+
+export type Optimize = 'run' | 'build';
 
 export interface BuildOptions {
   readonly top: string;
@@ -31,6 +33,11 @@ export interface BuildOptions {
   readonly cacheDir?: string;
   /** Appended to the Verilator command line (e.g. `-GDATA_WIDTH=128`). */
   readonly extraFlags?: readonly string[];
+  /**
+   * 'run' (default): the C++ optimised for a fast eval loop. 'build': compiled at -O0, for a model
+   * that runs briefly (a test's mutant), where the compile is most of the time.
+   */
+  readonly optimize?: Optimize;
   /**
    * Put the top behind sampled-inputs.ts's shim, so the logic its inputs feed is evaluated once per
    * cycle, not twice (default true). The harness sees the same timing either way; off, the top's
@@ -79,6 +86,12 @@ export const DEFAULT_CACHE_DIR = path.join(REPO_ROOT, '.cache', 'verilator');
  * library (verilated.cpp …), which the eval loop barely touches.
  */
 const MAKE_OPT = ['OPT_FAST=-O3', 'OPT_SLOW=-O1', 'OPT_GLOBAL=-O2'] as const;
+/**
+ * The model compiled without optimisation (optimize: 'build'), for a short run such as a test's
+ * mutant: about 45% less compile CPU on crc32c_w64, a slower eval loop. The runtime library is
+ * the shared one either way (runtimeLibrary).
+ */
+const MAKE_OPT_QUICK = ['OPT_FAST=-O0', 'OPT_SLOW=-O0'] as const;
 
 /**
  * Flags that do not depend on paths, so they can go into the key verbatim.
@@ -86,11 +99,12 @@ const MAKE_OPT = ['OPT_FAST=-O3', 'OPT_SLOW=-O1', 'OPT_GLOBAL=-O2'] as const;
  * the hierarchy into the top's: the eval loop of rnic_top (a datapath per QP) runs 1.07-1.18x
  * faster that way (scripts/idle-speed.ts, sim/verilator/README.md).
  */
-function verilatorFlags(top: string, trace: boolean, extra: readonly string[]): string[] {
+function verilatorFlags(top: string, trace: boolean, extra: readonly string[], optimize: Optimize): string[] {
+  const [fast, slow] = optimize === 'run' ? MAKE_OPT : MAKE_OPT_QUICK;
   return [
     '--cc', '--build', '-j', String(BUILD_JOBS), '-O3', '-fno-inline',
-    '-MAKEFLAGS', MAKE_OPT[0], '-MAKEFLAGS', MAKE_OPT[1],
-    '-CFLAGS', '-fPIC', '-CFLAGS', '-O3',
+    '-MAKEFLAGS', fast, '-MAKEFLAGS', slow,
+    '-CFLAGS', '-fPIC', '-CFLAGS', optimize === 'run' ? '-O3' : '-O0',
     '--top-module', top, '-Wno-fatal',
     ...(trace ? ['--trace'] : []),
     ...extra,
@@ -112,6 +126,7 @@ interface Resolved {
   readonly trace: boolean;
   readonly cacheDir: string;
   readonly extraFlags: readonly string[];
+  readonly optimize: Optimize;
   readonly sampledInputs: boolean;
   /** The module Verilator is given as its top: the shim around `top`, or `top` itself. */
   readonly verilatedTop: string;
@@ -139,6 +154,7 @@ function resolve(opts: BuildOptions): Resolved {
     trace: opts.trace ?? false,
     cacheDir: opts.cacheDir ?? DEFAULT_CACHE_DIR,
     extraFlags: opts.extraFlags ?? [],
+    optimize: opts.optimize ?? 'run',
     sampledInputs,
     verilatedTop: sampledInputs ? sampledTopName(opts.top) : opts.top,
     portsFrom: opts.portsFrom ?? 'the port list given to the build',
@@ -168,7 +184,7 @@ export function buildKey(opts: BuildOptions, tools: Toolchain = toolchain()): st
     top: r.top,
     clock: r.clock,
     sources: r.sources.map((s) => ({ name: path.basename(s), sha256: sha256(readFileSync(s)) })),
-    verilatorFlags: verilatorFlags(r.verilatedTop, r.trace, r.extraFlags),
+    verilatorFlags: verilatorFlags(r.verilatedTop, r.trace, r.extraFlags, r.optimize),
     shim: shimText(r) ?? null,
     makeFlags: MAKE_OPT,
     gxxFlags: [...GXX_FLAGS, ...modelDefines(r.trace)],
@@ -214,6 +230,38 @@ function runtimeObjects(objDir: string, prefix: string): string[] {
   }
   if (names.length === 0) throw new Error(`no runtime objects listed in ${prefix}_classes.mk: unexpected Verilator output`);
   return names;
+}
+
+/**
+ * The runtime library objects (verilated.o …) for `names`, from a cache entry shared by every
+ * model built with the same tools and flags: `<cacheDir>/runtime-<key16>/`. They include no
+ * model header (only Verilator's and the system's), so one compile serves every model: about
+ * 10 s saved per build here, most of a small block's build. On a miss `make(names)` compiles
+ * them in the model's obj directory (its makefile has the flags) and they are published, whole,
+ * the way a model is (a lock, a temporary directory renamed into place).
+ */
+function runtimeLibrary(r: Resolved, tools: Toolchain, objDir: string, names: readonly string[], make: (names: readonly string[]) => void): { dir: string; objects: string[]; built: boolean } {
+  const key = sha256(JSON.stringify({
+    names: [...names].sort(), makeFlags: MAKE_OPT, defines: modelDefines(r.trace), verilator: tools.verilatorVersion, include: tools.verilatorInclude, gxx: tools.gxxVersion, arch: process.arch,
+  }));
+  const dir = path.join(r.cacheDir, `runtime-${key.slice(0, KEY_DIGITS)}`);
+  const objects = names.map((n) => path.join(dir, n));
+  const have = () => objects.every((o) => existsSync(o));
+  if (have()) return { dir, objects, built: false };
+  const lock = `${dir}.lock`;
+  if (!takeLock(lock, have)) return { dir, objects, built: false };
+  try {
+    if (have()) return { dir, objects, built: false };
+    make(names);
+    const tmp = mkdtempSync(path.join(r.cacheDir, `.tmp-runtime-${key.slice(0, KEY_DIGITS)}-`));
+    chmodSync(tmp, CACHE_DIR_MODE);
+    for (const n of names) copyFileSync(path.join(objDir, n), path.join(tmp, n));
+    rmSync(dir, { recursive: true, force: true }); // a partial entry left by a killed process
+    renameSync(tmp, dir);
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+  return { dir, objects, built: true };
 }
 
 export function buildModel(opts: BuildOptions): CompiledModel {
@@ -299,19 +347,21 @@ function buildLocked(r: Resolved, tools: ReturnType<typeof toolchain>, key: stri
 
     const shim = shimText(r);
     if (shim !== undefined) writeFileSync(path.join(tmp, SHIM_FILE), shim);
-    verilate('verilator', [...verilatorFlags(r.verilatedTop, r.trace, r.extraFlags), '--Mdir', obj, ...r.sources, ...(shim !== undefined ? [SHIM_FILE] : [])]);
+    verilate('verilator', [...verilatorFlags(r.verilatedTop, r.trace, r.extraFlags, r.optimize), '--Mdir', obj, ...r.sources, ...(shim !== undefined ? [SHIM_FILE] : [])]);
 
     // Verilator 5.006 archives only the model (V<top>__ALL.a); the runtime library objects are
-    // built for executables only, so ask its makefile for them with the same flags.
-    const runtime = runtimeObjects(path.join(tmp, obj), prefix);
-    step('runtime', 'make', ['-C', obj, '-f', `${prefix}.mk`, '-j', String(BUILD_JOBS), ...MAKE_OPT, ...runtime]);
+    // built for executables only, so ask its makefile for them with the same flags, once for
+    // every model that needs the same ones (runtimeLibrary).
+    const runtime = runtimeLibrary(r, tools, path.join(tmp, obj), runtimeObjects(path.join(tmp, obj), prefix), (names) =>
+      step('runtime', 'make', ['-C', obj, '-f', `${prefix}.mk`, '-j', String(BUILD_JOBS), ...MAKE_OPT, ...names]));
+    commands.push(`# runtime objects from ${runtime.dir}${runtime.built ? ' (built by this build)' : ''}`);
 
     writeFileSync(path.join(tmp, WRAPPER_FILE), generateWrapper(wrapperOptions(r)));
     const inc = tools.verilatorInclude;
     step('link', 'g++', [
       ...GXX_FLAGS, ...modelDefines(r.trace),
       `-I${tools.nodeInclude}`, `-I${inc}`, `-I${path.join(inc, 'vltstd')}`, `-I${obj}`,
-      WRAPPER_FILE, path.join(obj, `${prefix}__ALL.a`), ...runtime.map((o) => path.join(obj, o)),
+      WRAPPER_FILE, path.join(obj, `${prefix}__ALL.a`), ...runtime.objects,
       '-pthread', '-o', MODEL_FILE,
     ]);
 
