@@ -84,6 +84,7 @@ module rnic_top_w8 (
      * STag table write (stag_cfg_*; the RNIC's table, every QP's lookups)
      */
     input  wire        stag_cfg_valid,
+    output wire        stag_cfg_ready, // 0 during reset and the init sweep, and two cycles after an invalidate was taken
     input  wire [7:0]  stag_cfg_index, // STag index
     input  wire [7:0]  stag_cfg_key, // STag key
     input  wire [15:0] stag_cfg_pd, // protection domain
@@ -652,6 +653,7 @@ reg [8:0] qp3_ctx_tx_seq_next;
 reg qp3_ctx_fence_reg; // QP 3: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 reg qp3_ctx_fence_next;
 wire stags_cfg_valid;
+wire stags_cfg_ready;
 wire [7:0] stags_cfg_index;
 wire [7:0] stags_cfg_key;
 wire [15:0] stags_cfg_pd;
@@ -1133,6 +1135,7 @@ assign qp1_abort_req = abort_req & (abort_qp == 2'b01);
 assign qp2_abort_req = abort_req & (abort_qp == 2'b10);
 assign qp3_abort_req = abort_req & (abort_qp == 2'b11);
 assign stags_cfg_valid = stag_cfg_valid;
+assign stag_cfg_ready = stags_cfg_ready;
 assign stags_cfg_index = stag_cfg_index;
 assign stags_cfg_key = stag_cfg_key;
 assign stags_cfg_pd = stag_cfg_pd;
@@ -2476,6 +2479,7 @@ stag_table_d256 u_stags (
     .clk(clk),
     .rst(rst),
     .cfg_valid(stags_cfg_valid),
+    .cfg_ready(stags_cfg_ready),
     .cfg_index(stags_cfg_index),
     .cfg_key(stags_cfg_key),
     .cfg_pd(stags_cfg_pd),

@@ -3,13 +3,15 @@
 `default_nettype none
 
 /*
- * STag table of 256 entries: tagged-buffer checks T1-T5 (spec/ddp-rdmap.md section 5.3,
+ * STag table of 256 entries in block RAM: tagged-buffer checks T1-T5 (spec/ddp-rdmap.md section 5.3,
  * section 5.5) and Send with Invalidate, one lookup, one invalidate and one config write per cycle.
- * Latency 3: inputs registered, then a request sampled at clock edge n is answered by registered outputs after edge n+2.
+ * Latency 3: a request sampled at clock edge n (which also reads the RAM) is answered by registered outputs after edge n+2.
  * rsp_fault: 0 ok, 1 invalid-stag, 2 pd-mismatch, 3 access, 4 to-wrap, 5 bounds (first failing check).
  * inv_fault: 0 ok, 1 invalid-stag, 2 pd-mismatch, 3 not-invalidatable.
  * Order: each operation sees every operation of earlier cycles; within a cycle lookup, then
- * invalidate, then config write. Reset invalidates every entry (valid bits are registers).
+ * invalidate, then config write. After reset an init sweep clears the 256 entries (256 cycles):
+ * cfg_ready is 0 and lookups and invalidates answer invalid-stag until it ends. cfg_ready is also 0
+ * for the cycle two after an invalidate was taken (its clear and a config write share the RAM write).
  *
  * Parameters:
  *   depth = 256
@@ -25,9 +27,10 @@ module stag_table_d256 (
     input  wire        rst,
 
     /*
-     * Configuration write (always accepted; effective for requests of later cycles)
+     * Configuration write (taken when cfg_valid and cfg_ready; effective for requests of later cycles)
      */
     input  wire        cfg_valid,
+    output wire        cfg_ready, // 0 during reset and the init sweep, and two cycles after an invalidate was taken
     input  wire [7:0]  cfg_index, // STag index
     input  wire [7:0]  cfg_key, // STag key
     input  wire [15:0] cfg_pd, // protection domain
@@ -39,7 +42,7 @@ module stag_table_d256 (
     input  wire        cfg_enable, // 1: register/replace as valid; 0: invalidate
 
     /*
-     * Tagged lookup
+     * Tagged lookup (always taken)
      */
     input  wire        lk_valid,
     input  wire [31:0] lk_stag,
@@ -56,7 +59,7 @@ module stag_table_d256 (
     output wire [63:0] rsp_address, // host address of the TO (0 on a fault)
 
     /*
-     * Send with Invalidate
+     * Send with Invalidate (always taken)
      */
     input  wire        inv_valid,
     input  wire [31:0] inv_stag,
@@ -69,26 +72,16 @@ module stag_table_d256 (
     output wire [1:0]  inv_fault // 0 ok (invalidated), 1 invalid-stag, 2 pd-mismatch, 3 not-invalidatable
 );
 
-reg cfg_valid_q_reg;
-reg cfg_valid_q_next;
-reg [7:0] cfg_index_q_reg;
-reg [7:0] cfg_index_q_next;
-reg [7:0] cfg_key_q_reg;
-reg [7:0] cfg_key_q_next;
-reg [15:0] cfg_pd_q_reg;
-reg [15:0] cfg_pd_q_next;
-reg [63:0] cfg_base_q_reg;
-reg [63:0] cfg_base_q_next;
-reg [63:0] cfg_length_q_reg;
-reg [63:0] cfg_length_q_next;
-reg [4:0] cfg_access_q_reg;
-reg [4:0] cfg_access_q_next;
-reg cfg_va_q_reg;
-reg cfg_va_q_next;
-reg cfg_invalidatable_q_reg;
-reg cfg_invalidatable_q_next;
-reg cfg_enable_q_reg;
-reg cfg_enable_q_next;
+localparam INIT_READY = 1'b1; // every entry written at least once since reset
+localparam INIT_SWEEP = 1'b0; // clearing the entries, lookups and invalidates answer invalid-stag
+
+reg cfg_ready_q_reg; // cfg_ready: a config write taken at the next edge can have the meta write port
+reg cfg_ready_q_next;
+wire cfg_take; // a config write is taken (and written) at this edge
+reg cfg_taken_q_reg; // a config write was taken at the last edge
+reg cfg_taken_q_next;
+reg [7:0] cfg_taken_index_q_reg; // its index
+reg [7:0] cfg_taken_index_q_next;
 reg lk_valid_q_reg;
 reg lk_valid_q_next;
 reg [31:0] lk_stag_q_reg;
@@ -107,72 +100,102 @@ reg [31:0] inv_stag_q_reg;
 reg [31:0] inv_stag_q_next;
 reg [15:0] inv_pd_q_reg;
 reg [15:0] inv_pd_q_next;
-reg [255:0] entry_valid_reg; // per entry: registered, not invalidated
-reg [255:0] entry_valid_next;
-wire [64:0] cfg_limit; // first TO + length
+reg init_reg; // init sweep after reset: SWEEP writes entry init_index invalid each cycle, READY takes config writes
+reg init_next;
+wire init_sweeping; // the init sweep writes at this edge: cfg_ready 0, reads untrusted
+reg [7:0] init_index_reg; // the entry the sweep clears at this edge
+reg [7:0] init_index_next;
+wire init_last; // the sweep clears its last entry at this edge
+reg init_read_untrusted_reg; // the requests now in stage 0 read the RAM during the sweep
+reg init_read_untrusted_next;
+// verilator lint_off UNUSED
+// the lookup does not need the invalidatable flag
+reg [31:0] lk_meta_rd_reg; // meta_mem read at the lookup edge; record stag_meta {key[31:24], pd[23:8], access[7:3], va[2], invalidatable[1], valid[0]}
+// verilator lint_on UNUSED
+reg [31:0] lk_meta_rd_next;
+reg [128:0] lk_range_rd_reg; // range_mem read at the lookup edge; record stag_range {base[128:65], limit[64:0]}
+reg [128:0] lk_range_rd_next;
+// verilator lint_off UNUSED
+// the invalidate needs valid, key, PD and the invalidatable flag only
+reg [31:0] inv_meta_rd_reg; // meta_mem read at the invalidate edge; record stag_meta {key[31:24], pd[23:8], access[7:3], va[2], invalidatable[1], valid[0]}
+// verilator lint_on UNUSED
+reg [31:0] inv_meta_rd_next;
 wire [7:0] lk_index;
 wire [7:0] inv_index;
-wire inv_commit; // the invalidate in stage 1 passed its checks: its entry is cleared at the next edge
+wire lk_rd_valid; // registered and not invalidated; 0: invalid-stag, the other fields unused
+wire [7:0] lk_rd_key; // STag key
+wire [15:0] lk_rd_pd; // protection domain
+wire [4:0] lk_rd_access; // granted rights, STAG_RIGHT_BITS order (bit 0 up)
+wire lk_rd_va; // 1: VA-based TO (first TO = base); 0: zero-based
+wire inv_rd_valid; // registered and not invalidated; 0: invalid-stag, the other fields unused
+wire [7:0] inv_rd_key; // STag key
+wire [15:0] inv_rd_pd; // protection domain
+wire inv_rd_invalidatable; // Send with Invalidate may invalidate it
 reg [7:0] iv1_index_reg;
 reg [7:0] iv1_index_next;
-reg inv_clear_valid_reg; // an invalidate clears its entry at this edge
-reg inv_clear_valid_next;
-reg [7:0] inv_clear_index_reg;
-reg [7:0] inv_clear_index_next;
+reg iv1_valid_reg;
+reg iv1_valid_next;
+reg iv2_commit_reg; // the invalidate a cycle ahead of stage 1 passed its checks (its entry is gone for the requests behind it)
+reg iv2_commit_next;
+reg iv2_cleared_reg; // and its clear was written at the last edge (no config write of its index came between)
+reg iv2_cleared_next;
+reg [7:0] iv2_index_reg;
+reg [7:0] iv2_index_next;
+wire [64:0] lk_end; // TO + length, 65 bits
 reg lk1_valid_reg;
 reg lk1_valid_next;
-reg [15:0] lk1_valid_cands_reg; // the valid bits of the entries the index's low bits name, one per group
-reg [15:0] lk1_valid_cands_next;
-reg [3:0] lk1_index_hi_reg; // the index's high bits: the group
-reg [3:0] lk1_index_hi_next;
-reg lk1_gone_reg; // index past the table, or its entry invalidated at this edge
+reg lk1_gone_reg; // index past the table, its entry cleared at the read edge, or read during the init sweep
 reg lk1_gone_next;
-reg [7:0] lk1_key_reg;
-reg [7:0] lk1_key_next;
-reg [15:0] lk1_pd_reg;
-reg [15:0] lk1_pd_next;
-reg [4:0] lk1_right_reg;
-reg [4:0] lk1_right_next;
+reg lk1_behind_inv_reg; // the invalidate a cycle ahead named the same index (gone if it committed)
+reg lk1_behind_inv_next;
+reg lk1_entry_valid_reg; // the entry read is valid
+reg lk1_entry_valid_next;
+reg lk1_key_ok_reg; // the entry's key is the STag's (T1)
+reg lk1_key_ok_next;
+reg lk1_pd_ok_reg; // the entry's PD is the stream's (T2)
+reg lk1_pd_ok_next;
+reg lk1_access_ok_reg; // lk_right is not 0 and the entry grants it (T3)
+reg lk1_access_ok_next;
+reg lk1_wrap_reg; // TO + length > 2^64 (T4)
+reg lk1_wrap_next;
+reg lk1_va_reg; // the entry's addressing: 1 VA-based
+reg lk1_va_next;
+reg [128:0] lk1_range_reg; // the range read; record stag_range {base[128:65], limit[64:0]}
+reg [128:0] lk1_range_next;
 reg [63:0] lk1_to_reg;
 reg [63:0] lk1_to_next;
 reg [64:0] lk1_end_reg; // TO + length, 65 bits
 reg [64:0] lk1_end_next;
-// verilator lint_off UNUSED
-// the lookup does not need the invalidatable flag
-reg [30:0] lk1_meta_reg; // meta_mem read (registered read port)
-// verilator lint_on UNUSED
-reg [30:0] lk1_meta_next;
-reg [128:0] lk1_range_reg; // range_mem read (registered read port)
-reg [128:0] lk1_range_next;
-reg iv1_valid_reg;
-reg iv1_valid_next;
-reg [15:0] iv1_valid_cands_reg; // the valid bits of the entries the index's low bits name, one per group
-reg [15:0] iv1_valid_cands_next;
-reg [3:0] iv1_index_hi_reg; // the index's high bits: the group
-reg [3:0] iv1_index_hi_next;
-reg iv1_gone_reg; // index past the table, or its entry invalidated at this edge
+reg iv1_gone_reg; // index past the table, its entry cleared at the read edge, or read during the init sweep
 reg iv1_gone_next;
-reg [7:0] iv1_key_reg;
-reg [7:0] iv1_key_next;
-reg [15:0] iv1_pd_reg;
-reg [15:0] iv1_pd_next;
-reg iv1_cfg_hit_reg; // a config write of the same index came in the same cycle (it is later)
+reg iv1_behind_inv_reg; // the invalidate a cycle ahead named the same index (gone if it committed)
+reg iv1_behind_inv_next;
+reg iv1_entry_valid_reg; // the entry read is valid
+reg iv1_entry_valid_next;
+reg iv1_key_ok_reg;
+reg iv1_key_ok_next;
+reg iv1_pd_ok_reg;
+reg iv1_pd_ok_next;
+reg iv1_invalidatable_reg;
+reg iv1_invalidatable_next;
+reg iv1_cfg_hit_reg; // a config write of the same index was taken in the same cycle (it is later): no effect
 reg iv1_cfg_hit_next;
-// verilator lint_off UNUSED
-// the invalidate needs key, PD and the invalidatable flag only
-reg [30:0] iv1_meta_reg; // meta_mem read (registered read port)
-// verilator lint_on UNUSED
-reg [30:0] iv1_meta_next;
-wire t1_invalid_stag;
-wire t2_pd_mismatch;
-wire t3_access;
-wire t4_to_wrap; // TO + length > 2^64
+reg iv1_cfg_after_reg; // a config write of the same index was taken a cycle later: the clear must not land over it
+reg iv1_cfg_after_next;
+wire [63:0] lk1_range_base; // host address of the first octet
+wire [64:0] lk1_range_limit; // first TO + length
 wire t5_bounds; // TO < first TO or TO + length > first TO + length of the region
-wire [2:0] lk_fault;
+wire t1_invalid_stag;
+wire [2:0] lk_fault; // the first failing check (STAG_FAULTS)
+wire lk_ok; // every check passed (rsp_fault 0)
 wire inv_invalid_stag;
-wire inv_pd_mismatch;
-wire inv_not_invalidatable;
-wire [1:0] inv_fault_now;
+wire [1:0] inv_fault_now; // the first failing check (STAG_INV_FAULTS)
+wire inv_commit; // the invalidate in stage 1 passed its checks
+wire inv_clear; // meta write: its entry cleared at this edge
+wire meta_we; // meta write: a config write, a clear or the sweep
+wire [7:0] meta_wr_index; // meta write address
+wire [31:0] meta_wr_word; // meta write data; record stag_meta {key[31:24], pd[23:8], access[7:3], va[2], invalidatable[1], valid[0]}
+wire [64:0] cfg_limit; // first TO + length
 reg lk2_valid_reg;
 reg lk2_valid_next;
 reg [2:0] lk2_fault_reg;
@@ -183,161 +206,62 @@ reg iv2_valid_reg;
 reg iv2_valid_next;
 reg [1:0] iv2_fault_reg;
 reg [1:0] iv2_fault_next;
-reg [30:0] meta_mem [0:255];
+reg [31:0] meta_mem [0:255];
 reg [128:0] range_mem [0:255];
-// verilator lint_off UNUSED
-wire [15:0] _t0; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t1; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t2; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t3; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t4; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t5; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t6; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t7; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t8; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t9; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t10; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t11; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t12; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t13; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t14; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t15; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t16; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t17; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t18; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t19; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t20; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t21; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t22; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t23; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t24; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t25; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t26; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t27; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t28; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t29; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t30; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t31; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t32; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t33; // read through slices
-// verilator lint_on UNUSED
-wire [255:0] _t34;
+wire _t0;
+wire _t1;
+wire _t2;
+wire _t3;
+wire _t4;
+wire _t5;
+wire _t6;
+wire _t7;
+wire _t8;
+wire _t9;
+wire _t10;
 
-assign _t0 = lk1_valid_cands_reg >> lk1_index_hi_reg;
-assign _t1 = iv1_valid_cands_reg >> iv1_index_hi_reg;
-assign _t2 = entry_valid_reg[255:240] >> lk_index[3:0];
-assign _t3 = entry_valid_reg[239:224] >> lk_index[3:0];
-assign _t4 = entry_valid_reg[223:208] >> lk_index[3:0];
-assign _t5 = entry_valid_reg[207:192] >> lk_index[3:0];
-assign _t6 = entry_valid_reg[191:176] >> lk_index[3:0];
-assign _t7 = entry_valid_reg[175:160] >> lk_index[3:0];
-assign _t8 = entry_valid_reg[159:144] >> lk_index[3:0];
-assign _t9 = entry_valid_reg[143:128] >> lk_index[3:0];
-assign _t10 = entry_valid_reg[127:112] >> lk_index[3:0];
-assign _t11 = entry_valid_reg[111:96] >> lk_index[3:0];
-assign _t12 = entry_valid_reg[95:80] >> lk_index[3:0];
-assign _t13 = entry_valid_reg[79:64] >> lk_index[3:0];
-assign _t14 = entry_valid_reg[63:48] >> lk_index[3:0];
-assign _t15 = entry_valid_reg[47:32] >> lk_index[3:0];
-assign _t16 = entry_valid_reg[31:16] >> lk_index[3:0];
-assign _t17 = entry_valid_reg[15:0] >> lk_index[3:0];
-assign _t18 = entry_valid_reg[255:240] >> inv_index[3:0];
-assign _t19 = entry_valid_reg[239:224] >> inv_index[3:0];
-assign _t20 = entry_valid_reg[223:208] >> inv_index[3:0];
-assign _t21 = entry_valid_reg[207:192] >> inv_index[3:0];
-assign _t22 = entry_valid_reg[191:176] >> inv_index[3:0];
-assign _t23 = entry_valid_reg[175:160] >> inv_index[3:0];
-assign _t24 = entry_valid_reg[159:144] >> inv_index[3:0];
-assign _t25 = entry_valid_reg[143:128] >> inv_index[3:0];
-assign _t26 = entry_valid_reg[127:112] >> inv_index[3:0];
-assign _t27 = entry_valid_reg[111:96] >> inv_index[3:0];
-assign _t28 = entry_valid_reg[95:80] >> inv_index[3:0];
-assign _t29 = entry_valid_reg[79:64] >> inv_index[3:0];
-assign _t30 = entry_valid_reg[63:48] >> inv_index[3:0];
-assign _t31 = entry_valid_reg[47:32] >> inv_index[3:0];
-assign _t32 = entry_valid_reg[31:16] >> inv_index[3:0];
-assign _t33 = entry_valid_reg[15:0] >> inv_index[3:0];
-assign _t34 = cfg_valid_q_reg ? (256'h1 << cfg_index_q_reg) : 256'h0;
-assign cfg_limit = {1'b0, cfg_va_q_reg ? cfg_base_q_reg : 64'h0} + {1'b0, cfg_length_q_reg};
+assign _t0 = _t1 & (~t1_invalid_stag);
+assign _t1 = ~lk1_pd_ok_reg;
+assign _t2 = _t3 & (~_t4);
+assign _t3 = ~lk1_access_ok_reg;
+assign _t4 = t1_invalid_stag | _t1;
+assign _t5 = lk1_wrap_reg & (~(t1_invalid_stag | (_t1 | _t3)));
+assign _t6 = t5_bounds & (~(_t4 | (_t3 | lk1_wrap_reg)));
+assign _t7 = _t8 & (~inv_invalid_stag);
+assign _t8 = ~iv1_pd_ok_reg;
+assign _t9 = _t10 & (~(inv_invalid_stag | _t8));
+assign _t10 = ~iv1_invalidatable_reg;
+assign cfg_ready = cfg_ready_q_reg;
+assign cfg_take = cfg_valid & cfg_ready_q_reg;
+assign init_sweeping = init_reg == INIT_SWEEP;
+assign init_last = init_index_reg == 8'hff;
 assign lk_index = lk_stag_q_reg[15:8];
 assign inv_index = inv_stag_q_reg[15:8];
-assign t1_invalid_stag = (~_t0[0]) | lk1_gone_reg | (lk1_meta_reg[30:23] != lk1_key_reg);
-assign t2_pd_mismatch = lk1_meta_reg[22:7] != lk1_pd_reg;
-assign t3_access = (lk1_right_reg == 5'h0) | ((lk1_meta_reg[6:2] & lk1_right_reg) != lk1_right_reg);
-assign t4_to_wrap = lk1_end_reg[64] & (|lk1_end_reg[63:0]);
-assign t5_bounds = (lk1_meta_reg[1] & (lk1_to_reg < lk1_range_reg[128:65])) | (lk1_end_reg > lk1_range_reg[64:0]);
-assign lk_fault = t1_invalid_stag ? 3'b001 : (t2_pd_mismatch ? 3'b010 : (t3_access ? 3'b011 : (t4_to_wrap ? 3'b100 : (t5_bounds ? 3'b101 : 3'b000))));
-assign inv_invalid_stag = (~_t1[0]) | iv1_gone_reg | (iv1_meta_reg[30:23] != iv1_key_reg);
-assign inv_pd_mismatch = iv1_meta_reg[22:7] != iv1_pd_reg;
-assign inv_not_invalidatable = ~iv1_meta_reg[0];
-assign inv_fault_now = inv_invalid_stag ? 2'b01 : (inv_pd_mismatch ? 2'b10 : (inv_not_invalidatable ? 2'b11 : 2'b00));
-assign inv_commit = iv1_valid_reg & (~(inv_invalid_stag | inv_pd_mismatch | inv_not_invalidatable)) & (~iv1_cfg_hit_reg);
+assign lk_rd_valid = lk_meta_rd_reg[0];
+assign lk_rd_key = lk_meta_rd_reg[31:24];
+assign lk_rd_pd = lk_meta_rd_reg[23:8];
+assign lk_rd_access = lk_meta_rd_reg[7:3];
+assign lk_rd_va = lk_meta_rd_reg[2];
+assign inv_rd_valid = inv_meta_rd_reg[0];
+assign inv_rd_key = inv_meta_rd_reg[31:24];
+assign inv_rd_pd = inv_meta_rd_reg[23:8];
+assign inv_rd_invalidatable = inv_meta_rd_reg[1];
+assign lk_end = {1'b0, lk_to_q_reg} + {33'h0, lk_len_q_reg};
+assign lk1_range_base = lk1_range_reg[128:65];
+assign lk1_range_limit = lk1_range_reg[64:0];
+assign t5_bounds = (lk1_va_reg & (lk1_to_reg < lk1_range_base)) | (lk1_end_reg > lk1_range_limit);
+assign t1_invalid_stag = (~lk1_entry_valid_reg) | lk1_gone_reg | (lk1_behind_inv_reg & iv2_commit_reg) | (~lk1_key_ok_reg);
+assign lk_fault = ({3{t1_invalid_stag}} & 3'b001) | (({3{_t0}} & 3'b010) | ({3{_t2}} & 3'b011)) |
+    (({3{_t5}} & 3'b100) | (({3{_t6}} & 3'b101) | ({3{~(t1_invalid_stag | _t0 | _t2 | _t5 | _t6)}} & 3'b000)));
+assign lk_ok = ~(_t4 | (_t3 | (lk1_wrap_reg | t5_bounds)));
+assign inv_invalid_stag = (~iv1_entry_valid_reg) | iv1_gone_reg | (iv1_behind_inv_reg & iv2_commit_reg) | (~iv1_key_ok_reg);
+assign inv_fault_now = ({2{inv_invalid_stag}} & 2'b01) | ({2{_t7}} & 2'b10) | (({2{_t9}} & 2'b11) | ({2{~(inv_invalid_stag | _t7 | _t9)}} & 2'b00));
+assign inv_commit = iv1_valid_reg & (~(inv_invalid_stag | (_t8 | _t10))) & (~iv1_cfg_hit_reg);
+assign inv_clear = inv_commit & (~iv1_cfg_after_reg);
+assign meta_we = cfg_take | inv_clear | init_sweeping;
+assign meta_wr_index = ({8{cfg_take}} & cfg_index) | (({8{inv_clear}} & iv1_index_reg) | ({8{init_sweeping}} & init_index_reg));
+assign meta_wr_word = cfg_take ? {cfg_key, cfg_pd, cfg_access, cfg_va, cfg_invalidatable, cfg_enable} : 32'h0;
+assign cfg_limit = {1'b0, cfg_va ? cfg_base : 64'h0} + {1'b0, cfg_length};
 assign rsp_valid = lk2_valid_reg;
 assign rsp_fault = lk2_fault_reg;
 assign rsp_address = lk2_address_reg;
@@ -345,53 +269,10 @@ assign inv_rsp_valid = iv2_valid_reg;
 assign inv_fault = iv2_fault_reg;
 
 always @* begin
-    cfg_valid_q_next = cfg_valid_q_reg;
-    cfg_valid_q_next = cfg_valid;
-end
-
-always @* begin
-    cfg_index_q_next = cfg_index_q_reg;
-    cfg_index_q_next = cfg_index;
-end
-
-always @* begin
-    cfg_key_q_next = cfg_key_q_reg;
-    cfg_key_q_next = cfg_key;
-end
-
-always @* begin
-    cfg_pd_q_next = cfg_pd_q_reg;
-    cfg_pd_q_next = cfg_pd;
-end
-
-always @* begin
-    cfg_base_q_next = cfg_base_q_reg;
-    cfg_base_q_next = cfg_base;
-end
-
-always @* begin
-    cfg_length_q_next = cfg_length_q_reg;
-    cfg_length_q_next = cfg_length;
-end
-
-always @* begin
-    cfg_access_q_next = cfg_access_q_reg;
-    cfg_access_q_next = cfg_access;
-end
-
-always @* begin
-    cfg_va_q_next = cfg_va_q_reg;
-    cfg_va_q_next = cfg_va;
-end
-
-always @* begin
-    cfg_invalidatable_q_next = cfg_invalidatable_q_reg;
-    cfg_invalidatable_q_next = cfg_invalidatable;
-end
-
-always @* begin
-    cfg_enable_q_next = cfg_enable_q_reg;
-    cfg_enable_q_next = cfg_enable;
+    cfg_taken_q_next = cfg_taken_q_reg;
+    cfg_taken_index_q_next = cfg_taken_index_q_reg;
+    cfg_taken_q_next = cfg_take;
+    cfg_taken_index_q_next = cfg_index;
 end
 
 always @* begin
@@ -440,62 +321,86 @@ always @* begin
 end
 
 always @* begin
+    init_read_untrusted_next = init_read_untrusted_reg;
+    init_index_next = init_index_reg;
+    init_next = init_reg;
+    init_read_untrusted_next = init_sweeping;
+    if (init_sweeping) begin
+        init_index_next = init_index_reg + 8'h1;
+        if (init_last) begin
+            init_next = INIT_READY;
+        end
+    end
+end
+
+always @* begin
+    lk_meta_rd_next = lk_meta_rd_reg;
+    lk_range_rd_next = lk_range_rd_reg;
+    inv_meta_rd_next = inv_meta_rd_reg;
+    lk_meta_rd_next = meta_mem[lk_stag[15:8]];
+    lk_range_rd_next = range_mem[lk_stag[15:8]];
+    inv_meta_rd_next = meta_mem[inv_stag[15:8]];
+end
+
+always @* begin
     lk1_valid_next = lk1_valid_reg;
-    lk1_valid_cands_next = lk1_valid_cands_reg;
-    lk1_index_hi_next = lk1_index_hi_reg;
     lk1_gone_next = lk1_gone_reg;
-    lk1_key_next = lk1_key_reg;
-    lk1_pd_next = lk1_pd_reg;
-    lk1_right_next = lk1_right_reg;
+    lk1_behind_inv_next = lk1_behind_inv_reg;
+    lk1_entry_valid_next = lk1_entry_valid_reg;
+    lk1_key_ok_next = lk1_key_ok_reg;
+    lk1_pd_ok_next = lk1_pd_ok_reg;
+    lk1_access_ok_next = lk1_access_ok_reg;
+    lk1_wrap_next = lk1_wrap_reg;
+    lk1_va_next = lk1_va_reg;
+    lk1_range_next = lk1_range_reg;
     lk1_to_next = lk1_to_reg;
     lk1_end_next = lk1_end_reg;
-    lk1_meta_next = lk1_meta_reg;
-    lk1_range_next = lk1_range_reg;
     iv1_valid_next = iv1_valid_reg;
-    iv1_valid_cands_next = iv1_valid_cands_reg;
-    iv1_index_hi_next = iv1_index_hi_reg;
-    iv1_gone_next = iv1_gone_reg;
-    iv1_key_next = iv1_key_reg;
-    iv1_pd_next = iv1_pd_reg;
     iv1_index_next = iv1_index_reg;
+    iv1_gone_next = iv1_gone_reg;
+    iv1_behind_inv_next = iv1_behind_inv_reg;
+    iv1_entry_valid_next = iv1_entry_valid_reg;
+    iv1_key_ok_next = iv1_key_ok_reg;
+    iv1_pd_ok_next = iv1_pd_ok_reg;
+    iv1_invalidatable_next = iv1_invalidatable_reg;
     iv1_cfg_hit_next = iv1_cfg_hit_reg;
-    iv1_meta_next = iv1_meta_reg;
+    iv1_cfg_after_next = iv1_cfg_after_reg;
     lk1_valid_next = lk_valid_q_reg;
-    lk1_valid_cands_next = {
-        _t2[0], _t3[0], _t4[0], _t5[0], _t6[0], _t7[0], _t8[0], _t9[0], _t10[0], _t11[0], _t12[0], _t13[0], _t14[0], _t15[0], _t16[0], _t17[0]
-    };
-    lk1_index_hi_next = lk_index[7:4];
-    lk1_gone_next = (inv_commit & (iv1_index_reg == lk_index)) | (inv_clear_valid_reg & (inv_clear_index_reg == lk_index)) | (|lk_stag_q_reg[31:16]);
-    lk1_key_next = lk_stag_q_reg[7:0];
-    lk1_pd_next = lk_pd_q_reg;
-    lk1_right_next = lk_right_q_reg;
+    lk1_gone_next = (iv2_cleared_reg & (iv2_index_reg == lk_index)) | (|lk_stag_q_reg[31:16]) | init_read_untrusted_reg;
+    lk1_behind_inv_next = iv1_valid_reg & (iv1_index_reg == lk_index);
+    lk1_entry_valid_next = lk_rd_valid;
+    lk1_key_ok_next = lk_rd_key == lk_stag_q_reg[7:0];
+    lk1_pd_ok_next = lk_rd_pd == lk_pd_q_reg;
+    lk1_access_ok_next = (|lk_right_q_reg) & ((lk_rd_access & lk_right_q_reg) == lk_right_q_reg);
+    lk1_wrap_next = lk_end[64] & (|lk_end[63:0]);
+    lk1_va_next = lk_rd_va;
+    lk1_range_next = lk_range_rd_reg;
     lk1_to_next = lk_to_q_reg;
-    lk1_end_next = {1'b0, lk_to_q_reg} + {33'h0, lk_len_q_reg};
-    lk1_meta_next = meta_mem[lk_index];
-    lk1_range_next = range_mem[lk_index];
+    lk1_end_next = lk_end;
     iv1_valid_next = inv_valid_q_reg;
-    iv1_valid_cands_next = {
-        _t18[0], _t19[0], _t20[0], _t21[0], _t22[0], _t23[0], _t24[0], _t25[0], _t26[0], _t27[0], _t28[0], _t29[0], _t30[0], _t31[0], _t32[0], _t33[0]
-    };
-    iv1_index_hi_next = inv_index[7:4];
-    iv1_gone_next = (inv_commit & (iv1_index_reg == inv_index)) | (inv_clear_valid_reg & (inv_clear_index_reg == inv_index)) | (|inv_stag_q_reg[31:16]);
-    iv1_key_next = inv_stag_q_reg[7:0];
-    iv1_pd_next = inv_pd_q_reg;
     iv1_index_next = inv_index;
-    iv1_cfg_hit_next = cfg_valid_q_reg & (cfg_index_q_reg == inv_index);
-    iv1_meta_next = meta_mem[inv_index];
+    iv1_gone_next = (iv2_cleared_reg & (iv2_index_reg == inv_index)) | (|inv_stag_q_reg[31:16]) | init_read_untrusted_reg;
+    iv1_behind_inv_next = iv1_valid_reg & (iv1_index_reg == inv_index);
+    iv1_entry_valid_next = inv_rd_valid;
+    iv1_key_ok_next = inv_rd_key == inv_stag_q_reg[7:0];
+    iv1_pd_ok_next = inv_rd_pd == inv_pd_q_reg;
+    iv1_invalidatable_next = inv_rd_invalidatable;
+    iv1_cfg_hit_next = cfg_taken_q_reg & (cfg_taken_index_q_reg == inv_index);
+    iv1_cfg_after_next = cfg_take & (cfg_index == inv_index);
 end
 
 always @* begin
-    inv_clear_valid_next = inv_clear_valid_reg;
-    inv_clear_index_next = inv_clear_index_reg;
-    inv_clear_valid_next = inv_commit & (~(cfg_valid_q_reg & (cfg_index_q_reg == iv1_index_reg)));
-    inv_clear_index_next = iv1_index_reg;
+    iv2_commit_next = iv2_commit_reg;
+    iv2_cleared_next = iv2_cleared_reg;
+    iv2_index_next = iv2_index_reg;
+    iv2_commit_next = inv_commit;
+    iv2_cleared_next = inv_clear;
+    iv2_index_next = iv1_index_reg;
 end
 
 always @* begin
-    entry_valid_next = entry_valid_reg;
-    entry_valid_next = (entry_valid_reg & (~((inv_clear_valid_reg ? (256'h1 << inv_clear_index_reg) : 256'h0) | _t34))) | (cfg_enable_q_reg ? _t34 : 256'h0);
+    cfg_ready_q_next = cfg_ready_q_reg;
+    cfg_ready_q_next = ~((init_sweeping & (~init_last)) | inv_valid_q_reg);
 end
 
 always @* begin
@@ -506,22 +411,15 @@ always @* begin
     iv2_fault_next = iv2_fault_reg;
     lk2_valid_next = lk1_valid_reg;
     lk2_fault_next = lk_fault;
-    lk2_address_next = (lk_fault == 3'b000) ? (lk1_meta_reg[1] ? lk1_to_reg : (lk1_range_reg[128:65] + lk1_to_reg)) : 64'h0;
+    lk2_address_next = lk_ok ? (lk1_va_reg ? lk1_to_reg : (lk1_range_base + lk1_to_reg)) : 64'h0;
     iv2_valid_next = iv1_valid_reg;
     iv2_fault_next = inv_fault_now;
 end
 
 always @(posedge clk) begin
-    cfg_valid_q_reg <= cfg_valid_q_next;
-    cfg_index_q_reg <= cfg_index_q_next;
-    cfg_key_q_reg <= cfg_key_q_next;
-    cfg_pd_q_reg <= cfg_pd_q_next;
-    cfg_base_q_reg <= cfg_base_q_next;
-    cfg_length_q_reg <= cfg_length_q_next;
-    cfg_access_q_reg <= cfg_access_q_next;
-    cfg_va_q_reg <= cfg_va_q_next;
-    cfg_invalidatable_q_reg <= cfg_invalidatable_q_next;
-    cfg_enable_q_reg <= cfg_enable_q_next;
+    cfg_ready_q_reg <= cfg_ready_q_next;
+    cfg_taken_q_reg <= cfg_taken_q_next;
+    cfg_taken_index_q_reg <= cfg_taken_index_q_next;
     lk_valid_q_reg <= lk_valid_q_next;
     lk_stag_q_reg <= lk_stag_q_next;
     lk_to_q_reg <= lk_to_q_next;
@@ -531,49 +429,61 @@ always @(posedge clk) begin
     inv_valid_q_reg <= inv_valid_q_next;
     inv_stag_q_reg <= inv_stag_q_next;
     inv_pd_q_reg <= inv_pd_q_next;
-    entry_valid_reg <= entry_valid_next;
+    init_reg <= init_next;
+    init_index_reg <= init_index_next;
+    init_read_untrusted_reg <= init_read_untrusted_next;
+    lk_meta_rd_reg <= lk_meta_rd_next;
+    lk_range_rd_reg <= lk_range_rd_next;
+    inv_meta_rd_reg <= inv_meta_rd_next;
     iv1_index_reg <= iv1_index_next;
-    inv_clear_valid_reg <= inv_clear_valid_next;
-    inv_clear_index_reg <= inv_clear_index_next;
+    iv1_valid_reg <= iv1_valid_next;
+    iv2_commit_reg <= iv2_commit_next;
+    iv2_cleared_reg <= iv2_cleared_next;
+    iv2_index_reg <= iv2_index_next;
     lk1_valid_reg <= lk1_valid_next;
-    lk1_valid_cands_reg <= lk1_valid_cands_next;
-    lk1_index_hi_reg <= lk1_index_hi_next;
     lk1_gone_reg <= lk1_gone_next;
-    lk1_key_reg <= lk1_key_next;
-    lk1_pd_reg <= lk1_pd_next;
-    lk1_right_reg <= lk1_right_next;
+    lk1_behind_inv_reg <= lk1_behind_inv_next;
+    lk1_entry_valid_reg <= lk1_entry_valid_next;
+    lk1_key_ok_reg <= lk1_key_ok_next;
+    lk1_pd_ok_reg <= lk1_pd_ok_next;
+    lk1_access_ok_reg <= lk1_access_ok_next;
+    lk1_wrap_reg <= lk1_wrap_next;
+    lk1_va_reg <= lk1_va_next;
+    lk1_range_reg <= lk1_range_next;
     lk1_to_reg <= lk1_to_next;
     lk1_end_reg <= lk1_end_next;
-    lk1_meta_reg <= lk1_meta_next;
-    lk1_range_reg <= lk1_range_next;
-    iv1_valid_reg <= iv1_valid_next;
-    iv1_valid_cands_reg <= iv1_valid_cands_next;
-    iv1_index_hi_reg <= iv1_index_hi_next;
     iv1_gone_reg <= iv1_gone_next;
-    iv1_key_reg <= iv1_key_next;
-    iv1_pd_reg <= iv1_pd_next;
+    iv1_behind_inv_reg <= iv1_behind_inv_next;
+    iv1_entry_valid_reg <= iv1_entry_valid_next;
+    iv1_key_ok_reg <= iv1_key_ok_next;
+    iv1_pd_ok_reg <= iv1_pd_ok_next;
+    iv1_invalidatable_reg <= iv1_invalidatable_next;
     iv1_cfg_hit_reg <= iv1_cfg_hit_next;
-    iv1_meta_reg <= iv1_meta_next;
+    iv1_cfg_after_reg <= iv1_cfg_after_next;
     lk2_valid_reg <= lk2_valid_next;
     lk2_fault_reg <= lk2_fault_next;
     lk2_address_reg <= lk2_address_next;
     iv2_valid_reg <= iv2_valid_next;
     iv2_fault_reg <= iv2_fault_next;
-    if (cfg_valid_q_reg) begin
-        meta_mem[cfg_index_q_reg] <= {cfg_key_q_reg, cfg_pd_q_reg, cfg_access_q_reg, cfg_va_q_reg, cfg_invalidatable_q_reg};
+    if (meta_we) begin
+        meta_mem[meta_wr_index] <= meta_wr_word;
     end
-    if (cfg_valid_q_reg) begin
-        range_mem[cfg_index_q_reg] <= {cfg_base_q_reg, cfg_limit};
+    if (cfg_take) begin
+        range_mem[cfg_index] <= {cfg_base, cfg_limit};
     end
 
     if (rst) begin
-        cfg_valid_q_reg <= 1'b0;
+        cfg_ready_q_reg <= 1'b0;
+        cfg_taken_q_reg <= 1'b0;
         lk_valid_q_reg <= 1'b0;
         inv_valid_q_reg <= 1'b0;
-        entry_valid_reg <= 256'h0;
-        inv_clear_valid_reg <= 1'b0;
-        lk1_valid_reg <= 1'b0;
+        init_reg <= 1'b0;
+        init_index_reg <= 8'h0;
+        init_read_untrusted_reg <= 1'b1;
         iv1_valid_reg <= 1'b0;
+        iv2_commit_reg <= 1'b0;
+        iv2_cleared_reg <= 1'b0;
+        lk1_valid_reg <= 1'b0;
         lk2_valid_reg <= 1'b0;
         iv2_valid_reg <= 1'b0;
     end

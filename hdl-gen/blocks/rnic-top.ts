@@ -29,10 +29,12 @@ import { STAG_TABLE_DEPTH, STAG_TABLE_LATENCY, stagTableModule } from './stag-ta
  * - One STag table for the RNIC (stag_table_d<depth>), as in the model (ts-model/rnic/rnic.ts):
  *   an STag belongs to a protection domain, not to a QP, so every QP looks up the same table and
  *   the stream check T2 compares the STag's PD with the receiving QP's cfg_pd (spec/ddp-rdmap.md
- *   §5.3, 0x1/0x1/0x02). stag_cfg_* registers and invalidates entries (cfg_enable); a QP's
- *   restart leaves them (the host deregisters what it no longer wants reachable). The QPs'
- *   lookups and invalidates take turns, round-robin, one each a cycle (a QP waits in its
- *   ddp_rx_ctl's LOOK or INV while another is served: a cycle per QP ahead of it).
+ *   §5.3, 0x1/0x1/0x02). stag_cfg_* registers and invalidates entries (cfg_enable), taken with
+ *   stag_cfg_ready (0 through the table's init sweep after reset, stagDepth cycles, and for the
+ *   cycle in which an invalidate may write its clear); a QP's restart leaves them (the host
+ *   deregisters what it no longer wants reachable). The QPs' lookups and invalidates take turns,
+ *   round-robin, one each a cycle (a QP waits in its ddp_rx_ctl's LOOK or INV while another is
+ *   served: a cycle per QP ahead of it).
  * - The network ports carry each connection's in-order TCP payload, tid naming the QP: s_axis
  *   packets (TCP segments, whole) go into one mpa_rx, which keeps each QP's receive state between
  *   its segments in a context memory (a segment of another QP costs a context switch, 2
@@ -139,7 +141,12 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   // ---- the RNIC's STag table, shared by the QPs -------------------------------------------------------
   const st = m.wiresLike(stags, 'stags');
   const stagCfgGroup = 'STag table write (stag_cfg_*; the RNIC\'s table, every QP\'s lookups)';
-  for (const p of stags.ports.filter((x) => x.name.startsWith('cfg_'))) m.assign(st[p.name]!, m.portLike(stags, p.name, `stag_${p.name}`, stagCfgGroup));
+  // stag_cfg_* straight to the table: its fields in, cfg_ready out (stag_cfg_ready: 0 through the init sweep after reset).
+  for (const p of stags.ports.filter((x) => x.name.startsWith('cfg_'))) {
+    const port = m.portLike(stags, p.name, `stag_${p.name}`, stagCfgGroup);
+    if (p.role === 'input') m.assign(st[p.name]!, port);
+    else m.assign(port, st[p.name]!);
+  }
   /** QP port stag_<op>_* to the table's <op>_*; the table's answer `valid` to the QP that asked, its other outputs (`answers`: QP field → table port) to every QP. */
   const share = (op: 'lk' | 'inv', fields: readonly string[], valid: string, answers: Record<string, string>) => {
     const srv = sharedServer(m, `stag_${op}`, liveAll(`stag_${op}_valid`), STAG_TABLE_LATENCY);

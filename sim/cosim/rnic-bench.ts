@@ -1,6 +1,7 @@
 import { CQ_KIND } from '../../hdl-gen/blocks/rnic-top';
 import type { ModuleSources } from '../../hdl-gen/gen/sources';
 import { RECV_BUFFER, CQ_ENTRY, WORK_REQUEST } from '../../hdl-gen/blocks/records';
+import { stagTableInitCycles } from '../../hdl-gen/blocks/stag-table';
 import type { Prng } from '../../ts-model/util/prng';
 import type { AxisSink, AxisSource } from '../cocotb/axis';
 import { Chance, never } from '../cocotb/pause';
@@ -110,7 +111,9 @@ export class RnicBench extends DutBench {
     const unsent: number[] = new Array(this.qps).fill(0);
     const accepted: number[] = [];
     this.cfg = this.recordSource('cfg', { ready: null, fields: ({ qp, c }) => qpConfigFields(qp, c), onAccept: ({ qp }) => void (unsent[qp] = 0) });
-    this.stagCfg = this.recordSource('stag_cfg', { ready: null, fields: stagEntry });
+    // stag_cfg_ready: the STag table takes config writes after its init sweep (stag-table.ts);
+    // RTL from before it had no ready and took every write.
+    this.stagCfg = this.recordSource('stag_cfg', { ready: model.has('stag_cfg_ready') ? 'stag_cfg_ready' : null, fields: stagEntry });
     this.recv = this.recordSource('s_recv', { layout: RECV_BUFFER, beside: ['qp'], fields: (b) => ({ ...b }) });
     this.wr = this.recordSource('wr', {
       layout: WORK_REQUEST,
@@ -239,7 +242,9 @@ export class RnicBench extends DutBench {
     this.until(() => this.cfg.idle, 100, 'the QP contexts to load');
     this.run(2); // the QPs' restart (a one-cycle reset)
     this.stagCfg.push(...regions);
-    this.until(() => this.stagCfg.idle, 100 + regions.length, 'the STags to load');
+    // The table takes them once its init sweep after the reset is over (stag_cfg_ready).
+    const sweep = stagTableInitCycles(1 << this.h('stag_cfg_index').width);
+    this.until(() => this.stagCfg.idle, sweep + 100 + regions.length, 'the STags to load');
     this.run(2);
   }
 

@@ -61,7 +61,9 @@ export class RxBench extends DutBench {
     this.mAxis = this.sink('m_axis', { pause: this.pause(backpressure) });
     this.wrPause = new Chance(r, backpressure);
     this.mem = this.memory({ width: W, wrPause: this.wrPause, rdPause: new Chance(r, backpressure), latency: HOST_LATENCY });
-    this.stagCfg = this.recordSource('stag_cfg', { ready: null, fields: stagEntry });
+    // stag_cfg_ready: the STag table takes config writes after its init sweep (stag-table.ts);
+    // RTL from before it had no ready and took every write.
+    this.stagCfg = this.recordSource('stag_cfg', { ready: model.has('stag_cfg_ready') ? 'stag_cfg_ready' : null, fields: stagEntry });
     this.recv = this.recordSource('s_recv', { layout: RECV_BUFFER, fields: (b) => ({ ...b }) });
     this.orq = this.recordSource('s_orq', { layout: ORQ_ENTRY, fields: (o) => ({ ...o }) });
     this.evt = this.recordSink('m_evt', { pause: new Chance(r, backpressure), layout: RX_EVENT_FIELDS, map: (f, cycle) => ({ text: rtlEvent(f), cycle }) });

@@ -5,7 +5,10 @@ import type { RtlRegion } from './rx-peer';
 /**
  * One STag table entry as the `stag_cfg_*` write port takes it (hdl-gen/blocks/stag-table.ts, as
  * ddp_rx, rnic_rx and rnic_top carry it): index and key, PD, base, length, rights, addressing,
- * invalidatable, and enabled (`enable: false` deregisters the entry).
+ * invalidatable, and enabled (`enable: false` deregisters the entry). The port is valid/ready
+ * (stag_cfg_ready: 0 through the table's init sweep after reset and for a cycle while an
+ * invalidate clears its entry), so the benches drive it with a RecordSource that holds each entry
+ * until it is taken.
  */
 export function stagEntry(g: RtlRegion & { readonly enable?: boolean }) {
   return {

@@ -1,4 +1,4 @@
-import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS, STAG_TABLE_LATENCY } from '../../hdl-gen/blocks/stag-table';
+import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS, STAG_TABLE_LATENCY, stagTableInitCycles } from '../../hdl-gen/blocks/stag-table';
 import type { AccessRight } from '../../ts-model/memory/access';
 import { StagTable, TO_SPACE, firstTaggedOffset, type Region, type RegionSpec } from '../../ts-model/memory/stag-table';
 import { makeStag, stagIndex, stagKey } from '../../ts-model/memory/stag';
@@ -16,7 +16,15 @@ import { Tally } from '../harness/tally';
  * lookup and one Send with Invalidate (plus idle slots and one reset in the middle of the run).
  * The model is run in the block's documented order (every operation sees every earlier cycle;
  * within a cycle: lookup, invalidate, then config write), so each expected response is computed
- * when its slot is generated, and lookups can be aimed at the state they will meet: every fault
+ * when its slot is generated. The config port is valid/ready: the schedule knows the block's
+ * cfg_ready contract (0 through reset and the init sweep, stagTableInitCycles(depth) cycles from
+ * the first cycle with rst low, and in the cycle two after an invalidate), offers a config write
+ * and holds it, unchanged, until the slot where cfg_ready is 1; the model takes it in that slot.
+ * cfg_ready itself is compared in every cycle. During the sweeps (after the first reset and the
+ * one in the middle) the schedule is sparse, offers config writes that wait for the sweep's end,
+ * and aims lookups and invalidates at the entries that were valid before the reset (still in the
+ * block RAM until the sweep clears them): the model's empty table says invalid-stag.
+ * Lookups can be aimed at the state they will meet: every fault
  * (unregistered index, index above the table, wrong key, invalidated, wrong PD, missing right,
  * TO wrap near 2^64, bounds at the first / last octet ± 1, zero-based and VA regions,
  * zero-length accesses), successful accesses, and random ones; invalidates of valid, invalid,
@@ -43,11 +51,11 @@ export interface StagTableCosimOptions extends DutSelection {
 }
 
 export interface StagTableMismatch {
-  /** Schedule slot (cycle after the first reset) of the request. */
+  /** Schedule slot (cycle after the first reset) of the request (cfg_ready: of the cycle compared). */
   readonly slot: number;
-  /** The cycle the differing response came out (STAG_TABLE_LATENCY after the request). */
+  /** The cycle the differing response came out (STAG_TABLE_LATENCY after the request; cfg_ready: the slot's own cycle). */
   readonly cycle: number;
-  readonly what: 'lookup' | 'invalidate';
+  readonly what: 'lookup' | 'invalidate' | 'cfg_ready';
   readonly request: string;
   readonly expected: string;
   readonly actual: string;
@@ -63,6 +71,8 @@ export interface StagTableCosimResult {
   readonly lookups: number;
   readonly invalidates: number;
   readonly configs: number;
+  /** Cycles a config write was offered while cfg_ready was 0 (held, as the requester must). */
+  readonly configsHeld: number;
   /**
    * Responses by outcome (the model's): lookups as 'ok', 'invalid-stag', 'pd-mismatch', 'access',
    * 'to-wrap', 'bounds'; invalidates as 'inv:ok', 'inv:invalid-stag', 'inv:pd-mismatch',
@@ -107,7 +117,10 @@ interface Inv {
 
 interface Slot {
   readonly rst?: boolean;
+  /** The config write offered (cfg_valid 1) in this cycle; taken iff cfgReady. */
   readonly cfg?: Cfg;
+  /** cfg_ready as the contract says for this cycle. */
+  readonly cfgReady: boolean;
   readonly lk?: Lookup;
   readonly inv?: Inv;
   /** Expected responses (fault code; address for lookups). */
@@ -184,12 +197,25 @@ class Generator {
   private lastInv: number | null = null;
   private lastLk: number | null = null;
   private lastInvReq: Inv | null = null;
+  /** The slot being generated (its cycle: slot 0 is the first cycle after the first reset). */
+  private at = 0;
+  /** The first slot cfg_ready may be 1 after the last reset: the init sweep ends before it. */
+  private sweepEnd: number;
+  /** Slots that hold a reset, and slots whose invalidate was taken. */
+  private readonly rstAt = new Set<number>();
+  private readonly invAt = new Set<number>();
+  /** A config write offered and not taken yet: offered again, unchanged. */
+  private pending: Cfg | null = null;
+  /** Regions valid before the last reset: still in the RAM until the sweep clears them. */
+  private stale: Region[] = [];
+  configsHeld = 0;
 
   constructor(
     private readonly r: Prng,
     readonly depth: number,
   ) {
     this.mirror = new Mirror(depth);
+    this.sweepEnd = stagTableInitCycles(depth);
     const n = Math.min(depth, 12);
     this.hot = Array.from({ length: n }, () => r.int(0, depth - 1));
   }
@@ -373,28 +399,105 @@ class Generator {
     return { stag: reg.stag, pd: reg.pd, scenario: kind };
   }
 
+  /** cfg_ready in slot k by the contract: a register, 0 after a reset's edge, through the sweep, and two cycles after an invalidate. */
+  private ready(k: number): boolean {
+    return !this.rstAt.has(k - 1) && k >= this.sweepEnd && !this.invAt.has(k - 2);
+  }
+
+  /**
+   * Two slots without lookups and invalidates (their responses would fall in the reset: the
+   * pipeline is cleared), then reset for `cycles` slots; the sweep starts in the slot after.
+   */
+  reset(cycles: number): Slot[] {
+    const out: Slot[] = [this.slot(true), this.slot(true)];
+    for (let i = 0; i < cycles; i++) {
+      out.push({ rst: true, cfgReady: this.ready(this.at) });
+      this.rstAt.add(this.at++);
+    }
+    this.stale = [...this.mirror.tables.keys()].map((i) => this.mirror.region(i)!).filter((g) => g.valid);
+    this.mirror.reset();
+    this.pending = null;
+    this.lastInv = this.lastLk = null;
+    this.lastInvReq = null;
+    this.sweepEnd = this.at + stagTableInitCycles(this.depth);
+    return out;
+  }
+
+  get sweeping(): boolean {
+    return this.at < this.sweepEnd;
+  }
+
   /** One cycle's operations, applied to the mirror in the block's order. */
-  slot(): Slot {
+  slot(quiet = false): Slot {
+    const k = this.at++;
+    const cfgReady = this.ready(k);
+    const s = quiet ? (this.pending ? { cfg: this.pending } : {}) : this.sweeping ? this.sweepSlot(k) : this.busySlot(k);
+    const slot: Slot = { ...s, cfgReady };
+    if (slot.inv) this.invAt.add(k);
+    if (slot.cfg) {
+      this.pending = cfgReady ? null : slot.cfg;
+      if (cfgReady) this.mirror.config(slot.cfg);
+      else this.configsHeld++;
+    }
+    return slot;
+  }
+
+  /** A slot during the init sweep: mostly idle; lookups and invalidates of the entries valid before the reset; config writes offered. */
+  private sweepSlot(k: number): Omit<Slot, 'cfgReady'> {
     const r = this.r;
-    if (r.bool(0.05)) return {};
+    // The config write offered in the sweep's last slots is taken in the first slot after it.
+    const nearEnd = this.sweepEnd - k <= 4;
+    // About 400 active slots a sweep at most (a sweep is `depth` cycles): the run is for the checks after it.
+    if (!nearEnd && !r.bool(Math.min(0.3, 400 / this.depth))) return this.pending ? { cfg: this.pending } : {};
     let lk: Lookup | undefined;
     let inv: Inv | undefined;
-    let cfg: Cfg | undefined;
+    const cfg = this.pending ?? (r.bool(nearEnd ? 0.7 : 0.3) ? this.cfg(null) : undefined);
+    const aim = () => (this.stale.length && r.bool(0.7) ? r.pick(this.stale) : null);
+    if (r.bool(0.8)) {
+      const g = aim();
+      if (g) {
+        const first = firstTaggedOffset(g);
+        lk = { stag: g.stag, to: first, len: 1, pd: g.pd, right: this.grantedRight(g), scenario: 'sweep' };
+        this.count('lookup:sweep');
+      } else lk = this.lookup(null);
+    }
+    if (r.bool(0.3)) {
+      const g = aim();
+      if (g) {
+        inv = { stag: g.stag, pd: g.pd, scenario: 'sweep' };
+        this.count('inv:sweep');
+      } else inv = this.inv(null);
+    }
+    const s: Omit<Slot, 'cfgReady'> = { ...(cfg && { cfg }), ...(lk && { lk }), ...(inv && { inv }) };
+    if (lk) s.lkExpect = this.mirror.check(lk);
+    if (inv) s.invExpect = this.mirror.invalidate(inv);
+    this.lastInvReq = null;
+    this.lastInv = this.lastLk = null;
+    return s;
+  }
+
+  private busySlot(k: number): Omit<Slot, 'cfgReady'> {
+    const r = this.r;
+    if (r.bool(0.05)) return this.pending ? { cfg: this.pending } : {};
+    let lk: Lookup | undefined;
+    let inv: Inv | undefined;
+    let cfg: Cfg | undefined = this.pending ?? undefined;
+    if (cfg && !this.ready(k)) this.count(this.invAt.has(k - 2) ? 'cfg:held-by-inv' : 'cfg:held');
     // Follow-ups of the last cycle's invalidate / lookup: the same index in this cycle.
     const followInv = this.lastInv !== null && r.bool(0.5);
     if (r.bool(0.8)) lk = this.lookup(followInv ? this.lastInv : null);
     if (r.bool(0.2) || (this.lastInvReq !== null && r.bool(0.3))) inv = this.inv(this.lastInvReq !== null && r.bool(0.5) ? this.lastInvReq : null);
     // Same-cycle collisions: a config write of the index looked up or invalidated in this cycle.
-    if (r.bool(0.3)) {
+    if (!cfg && r.bool(0.3)) {
       const same = inv && r.bool(0.3) ? stagIndex(inv.stag) : lk && r.bool(0.2) ? stagIndex(lk.stag) : followInv && r.bool(0.4) ? this.lastInv : this.lastLk !== null && r.bool(0.1) ? this.lastLk : null;
       const inTable = same !== null && same < this.depth ? same : null;
       if (inTable !== null) this.count('cfg:collision');
       cfg = this.cfg(inTable);
     }
-    const s: Slot = { ...(cfg && { cfg }), ...(lk && { lk }), ...(inv && { inv }) };
+    const s: Omit<Slot, 'cfgReady'> = { ...(cfg && { cfg }), ...(lk && { lk }), ...(inv && { inv }) };
     if (lk) s.lkExpect = this.mirror.check(lk);
     if (inv) s.invExpect = this.mirror.invalidate(inv);
-    if (cfg) this.mirror.config(cfg);
+    // The config write, if taken (slot()), is applied after both: last in the cycle.
     this.lastInvReq = inv ?? null;
     this.lastInv = inv ? stagIndex(inv.stag) & (this.depth - 1) : null;
     this.lastLk = lk ? stagIndex(lk.stag) & (this.depth - 1) : null;
@@ -412,16 +515,17 @@ function schedule(opts: StagTableCosimOptions): { slots: Slot[]; gen: Generator 
   let resetDone = false;
   while (ops < opts.operations) {
     if (!resetDone && ops >= opts.operations / 2) {
-      // Let the pipeline drain, reset for two cycles; the first slot after it may hold anything.
+      // Let the pipeline drain (two quiet slots), reset for two cycles; the init sweep follows.
       resetDone = true;
-      slots.push({}, {}, { rst: true }, { rst: true });
-      gen.mirror.reset();
+      slots.push(...gen.reset(2));
       continue;
     }
     const s = gen.slot();
-    ops += (s.cfg ? 1 : 0) + (s.lk ? 1 : 0) + (s.inv ? 1 : 0);
+    ops += (s.cfg && s.cfgReady ? 1 : 0) + (s.lk ? 1 : 0) + (s.inv ? 1 : 0);
     slots.push(s);
   }
+  // Quiet slots for the last responses to come out in (a config write still held is offered on).
+  for (let i = 0; i < STAG_TABLE_LATENCY; i++) slots.push(gen.slot(true));
   return { slots, gen };
 }
 
@@ -465,7 +569,7 @@ export function cosimStagTable(opts: StagTableCosimOptions): StagTableCosimResul
   const { model } = tb;
   const { slots, gen } = schedule(opts);
   const h = (name: string) => model.handle(name);
-  const p = { rspValid: h('rsp_valid'), rspFault: h('rsp_fault'), rspAddress: h('rsp_address'), invRspValid: h('inv_rsp_valid'), invFault: h('inv_fault') };
+  const p = { cfgReady: h('cfg_ready'), rspValid: h('rsp_valid'), rspFault: h('rsp_fault'), rspAddress: h('rsp_address'), invRspValid: h('inv_rsp_valid'), invFault: h('inv_fault') };
 
   const faultsSeen: Record<string, number> = {};
   const mismatches = new Tally<StagTableMismatch>(1);
@@ -477,11 +581,17 @@ export function cosimStagTable(opts: StagTableCosimOptions): StagTableCosimResul
   let slot = 0; // the slot driven in this cycle
   tb.add({
     drive: () => {
-      const s: Slot = slots[slot] ?? {};
-      if (s.cfg) configs++;
+      const s: Slot = slots[slot]!;
+      if (s.cfg && s.cfgReady) configs++;
       tb.drive(s);
     },
     sample: () => {
+      // cfg_ready in this cycle, as the contract says (the schedule computed it).
+      const now = slots[slot]!;
+      const ready = model.peekPreNumber(p.cfgReady);
+      if (ready !== (now.cfgReady ? 1 : 0)) {
+        fail({ slot, what: 'cfg_ready', request: now.cfg ? `config of index ${now.cfg.index} offered` : 'none', expected: `cfg_ready ${now.cfgReady ? 1 : 0}`, actual: `cfg_ready ${ready}` });
+      }
       // The pre-edge snapshot of this cycle holds the responses to the slot LATENCY cycles back.
       const k = slot - STAG_TABLE_LATENCY;
       slot++;
@@ -527,7 +637,7 @@ export function cosimStagTable(opts: StagTableCosimOptions): StagTableCosimResul
 
   tb.reset();
   const c0 = model.cycles;
-  tb.run(slots.length + STAG_TABLE_LATENCY);
+  tb.run(slots.length);
   const cycles = model.cycles - c0;
   tb.close();
 
@@ -541,6 +651,7 @@ export function cosimStagTable(opts: StagTableCosimOptions): StagTableCosimResul
     lookups,
     invalidates,
     configs,
+    configsHeld: gen.configsHeld,
     faultsSeen,
     scenarios: gen.scenarios,
     cycles,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { stagTableInitCycles } from '../../hdl-gen/blocks/stag-table';
 import { MpaFramer } from '../../ts-model/mpa';
 import { segmentMessage } from '../../ts-model/ddp/segmenter';
 import { Opcode, rdmapControl } from '../../ts-model/rdmap/constants';
@@ -15,7 +16,8 @@ import type { SimModel } from '../../sim/verilator/model';
  * associated with DDP stream") and writes nothing; a QP's new connection leaves the table as it
  * is; a deregistered entry is gone for every QP (T1, 0x1/0x1/0x00). The random top run
  * (sim/cosim/rnic.ts) gives each QP's peer STags of its own in the shared table and checks every
- * lookup against the model; this pins the sharing itself.
+ * lookup against the model; this pins the sharing itself. And the table's start: after reset it
+ * sweeps its block RAM clear, stag_cfg_ready 0 meanwhile, and takes the STags after.
  */
 const W = 8;
 const PD = 7;
@@ -50,6 +52,14 @@ describe('rnic_top_w8: one STag table for every QP, the PD check per QP', () => 
     const memory = (to: number, n: number) => bench.mem.memory.read(region.base + BigInt(to), n);
     return { bench, write, terminates, memory, newConnection: (qp: number) => framers.delete(qp) };
   }
+
+  test('after reset the table sweeps its entries: stag_cfg_ready is 0 for stagDepth cycles, then 1', () => {
+    const bench = new RnicBench(model, { r: prng(4) });
+    bench.reset();
+    const ready = model.handle('stag_cfg_ready');
+    const depth = 1 << model.handle('stag_cfg_index').width;
+    expect(bench.until(() => model.peekNumber(ready) === 1, 2 * depth, 'stag_cfg_ready after reset')).toBe(stagTableInitCycles(depth));
+  });
 
   test('QPs of the STag\u2019s PD all reach it, their segments interleaved (lookups take turns)', () => {
     const { bench, write, terminates, memory } = start(1);

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { STAG_FAULTS, STAG_INV_FAULTS, STAG_TABLE_LATENCY, stagTableModule } from '../../hdl-gen/blocks/stag-table';
+import { STAG_FAULTS, STAG_INV_FAULTS, STAG_TABLE_LATENCY, stagTableInitCycles, stagTableModule } from '../../hdl-gen/blocks/stag-table';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { DEFAULT_RESET_CYCLES } from '../../sim/cocotb/testbench';
 import { formatStagTable } from '../../sim/cosim/block-reports';
@@ -14,7 +14,10 @@ import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
 /**
  * stag_table_d<depth> (hdl-gen/blocks/stag-table.ts) in Verilator against the model's StagTable:
  * seeded random config writes / re-registrations / invalidations by config / Sends with
- * Invalidate / lookups aimed at every fault, every response compared (sim/cosim/stag-table.ts).
+ * Invalidate / lookups aimed at every fault, every response compared (sim/cosim/stag-table.ts);
+ * the config port's cfg_ready compared in every cycle with its contract (the init sweep after
+ * each reset, the cycle two after an invalidate), config writes held until taken, and lookups and
+ * invalidates during the sweeps aimed at the entries valid before the reset.
  * Measured on 2 CPUs: a Verilator build ~7 s per depth, each run < 1 s; yosys synth at depth 16 ~2 s.
  */
 
@@ -23,7 +26,7 @@ const OPERATIONS = 20_000;
 const LOOKUP_SCENARIOS = ['random', 'unregistered', 'above', 'wrong-key', 'invalidated', 'wrong-pd', 'no-right', 'wrap', 'bounds-edge', 'zero-length', 'inside', 'follow-up'];
 const INV_SCENARIOS = ['valid', 'wrong-pd', 'wrong-key', 'invalid', 'unregistered', 'above', 'again'];
 
-describe.each([16, 256, 4096])('stag_table_d%i against the model (StagTable)', (depth) => {
+describe.each([16, 256, 4096, 65536])('stag_table_d%i against the model (StagTable)', (depth) => {
   test(
     'every lookup and invalidate response equals the model, every fault seen',
     () => {
@@ -38,50 +41,69 @@ describe.each([16, 256, 4096])('stag_table_d%i against the model (StagTable)', (
       for (const s of LOOKUP_SCENARIOS) expect(r.scenarios[`lookup:${s}`], `lookup scenario ${s}`).toBeGreaterThan(100);
       for (const s of INV_SCENARIOS) expect(r.scenarios[`inv:${s}`], `invalidate scenario ${s}`).toBeGreaterThan(20);
       expect(r.scenarios['cfg:collision']).toBeGreaterThan(100);
+      // Write arbitration: config writes held by an invalidate's clear, and through the sweeps.
+      expect(r.scenarios['cfg:held-by-inv']).toBeGreaterThan(100);
+      expect(r.configsHeld).toBeGreaterThan(r.scenarios['cfg:held-by-inv']!);
+      // Two sweeps (the first reset's and the one in the middle), each stagTableInitCycles(depth) long.
+      expect(r.cycles).toBeGreaterThan(2 * stagTableInitCycles(depth));
+      if (depth >= 256) {
+        expect(r.scenarios['lookup:sweep'], 'lookups of entries valid before the reset, during the sweep').toBeGreaterThan(20);
+        expect(r.scenarios['inv:sweep'], 'invalidates of entries valid before the reset, during the sweep').toBeGreaterThan(5);
+      }
     },
   );
 });
 
 describe('stag_table ordering checks have teeth', () => {
+  const FORWARD_COMMIT = ' | (lk1_behind_inv_reg & iv2_commit_reg)';
+  /** `edit` applied to the Verilog, which must change it. */
+  const mutation = (edit: (v: string) => string) => (v: string) => {
+    const out = edit(v);
+    if (out === v) throw new Error('mutation site not found');
+    return out;
+  };
+
   test(
     'without forwarding the commit of the invalidate ahead, lookups of the next cycle mismatch',
     () => {
-      const from = '(inv_commit & (iv1_index_reg == lk_index)) | ';
-      let applied = false;
-      const r = cosimStagTable({
-        depth: 16,
-        seed: 3,
-        operations: 10_000,
-        mutate: (v) => {
-          applied = v.includes(from);
-          return v.split(from).join('');
-        },
-      });
-      expect(applied).toBe(true);
+      const r = cosimStagTable({ depth: 16, seed: 3, operations: 10_000, mutate: mutation((v) => v.split(FORWARD_COMMIT).join('')) });
       expect(r.mismatches).toBeGreaterThan(0);
       expect(r.firstMismatch!.what).toBe('lookup');
     },
   );
 
-  // The clear of an invalidated entry lands a cycle after its checks: until then reads see it as
-  // gone, and a config write of that entry in between wins over it.
+  // The clear of an invalidated entry is written at the edge its checks end: a request that read
+  // the RAM at that edge missed it (it is forwarded), and a config write of that entry taken a
+  // cycle after the invalidate wins over it.
   test.each([
-    ['without forwarding the clear still to land, lookups two cycles on mismatch', (v: string) => v.split(' | (inv_clear_valid_reg & (inv_clear_index_reg == lk_index))').join('')],
-    ['a clear that lands over a config write of the cycle before mismatches', (v: string) => v.replace(/inv_clear_valid_next = inv_commit & [^;]*;/, 'inv_clear_valid_next = inv_commit;')],
+    ['without forwarding the clear that landed at the read edge, lookups two cycles on mismatch', (v: string) => v.split('(iv2_cleared_reg & (iv2_index_reg == lk_index)) | ').join('')],
+    ['a clear that lands over a config write of the cycle after the invalidate mismatches', (v: string) => v.replace(/inv_clear = inv_commit & [^;]*;/, 'inv_clear = inv_commit;')],
   ])('%s', (_what, edit) => {
-    const mutate = (v: string) => {
-      const out = edit(v);
-      if (out === v) throw new Error('mutation site not found');
-      return out;
-    };
-    expect(cosimStagTable({ depth: 16, seed: 3, operations: 10_000, mutate }).mismatches).toBeGreaterThan(0);
+    expect(cosimStagTable({ depth: 16, seed: 3, operations: 10_000, mutate: mutation(edit) }).mismatches).toBeGreaterThan(0);
   });
+
+  test(
+    'without the init sweep answering invalid-stag, lookups of entries valid before the reset mismatch',
+    () => {
+      const r = cosimStagTable({ depth: 256, seed: 3, operations: 10_000, mutate: mutation((v) => v.split(' | init_read_untrusted_reg').join('')) });
+      expect(r.mismatches).toBeGreaterThan(0);
+      expect(r.firstMismatch!.request).toMatch(/^sweep: /);
+    },
+  );
+
+  test(
+    'cfg_ready that ignores the invalidate in its checks (a config write and a clear in one cycle) is caught',
+    () => {
+      const r = cosimStagTable({ depth: 16, seed: 3, operations: 3000, mutate: mutation((v) => v.replace(/(cfg_ready_q_next = [^;]*) \| inv_valid_q_reg\);/, '$1);')) });
+      expect(r.mismatches).toBeGreaterThan(0);
+      expect(r.firstMismatch!.what).toBe('cfg_ready');
+    },
+  );
 
   test(
     'the first mismatch names the cycle its response came out: its slot, STAG_TABLE_LATENCY cycles on',
     () => {
-      const from = '(inv_commit & (iv1_index_reg == lk_index)) | ';
-      const r = cosimStagTable({ depth: 16, seed: 3, operations: 3000, mutate: (v) => v.split(from).join('') });
+      const r = cosimStagTable({ depth: 16, seed: 3, operations: 3000, mutate: mutation((v) => v.split(FORWARD_COMMIT).join('')) });
       const m = r.firstMismatch!;
       // Slot k is driven in the cycle after the reset's and k more; its response is sampled
       // STAG_TABLE_LATENCY edges after that one.
@@ -98,10 +120,16 @@ describe('stag_table Verilog', () => {
     expect(m.name).toBe('stag_table_d256');
     const width = Object.fromEntries(m.ports.map((p) => [p.name, p.width]));
     expect(width).toMatchObject({
-      cfg_index: 8, cfg_key: 8, cfg_pd: 16, cfg_base: 64, cfg_length: 64, cfg_access: 5, cfg_va: 1, cfg_invalidatable: 1, cfg_enable: 1,
+      cfg_valid: 1, cfg_ready: 1, cfg_index: 8, cfg_key: 8, cfg_pd: 16, cfg_base: 64, cfg_length: 64, cfg_access: 5, cfg_va: 1, cfg_invalidatable: 1, cfg_enable: 1,
       lk_stag: 32, lk_to: 64, lk_len: 32, lk_pd: 16, lk_right: 5, rsp_valid: 1, rsp_fault: 3, rsp_address: 64,
       inv_stag: 32, inv_pd: 16, inv_rsp_valid: 1, inv_fault: 2,
     });
+  });
+
+  test('no per-entry flip-flop: the register bits grow with the index width only (16 to 65536 entries)', () => {
+    const regBits = (depth: number) => stagTableModule(depth).signals.filter((x) => x.role === 'reg').reduce((n, x) => n + x.width, 0);
+    // Every aw-wide register (indices, the sweep counter) grows by 12 bits from 16 to 65536 entries.
+    expect(regBits(65536) - regBits(16)).toBeLessThan(12 * 8);
   });
 
   test.each([16, 256, 4096, 65536])(
@@ -117,7 +145,7 @@ describe('stag_table Verilog', () => {
   );
 
   test(
-    'stag_table_d256: yosys infers both memories as RAM with registered (clocked) read ports',
+    'stag_table_d256: yosys infers both memories as RAM with registered (clocked) read ports, the valid bits in meta',
     () => {
       const dir = mkdtempSync(join(tmpdir(), 'stag-table-'));
       const file = join(dir, 'stag_table_d256.v');
