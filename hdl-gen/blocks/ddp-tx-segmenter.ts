@@ -56,6 +56,13 @@ export interface SegmenterConfig {
   /** The output register takes a beat this cycle. */
   readonly outFree: Expr;
   readonly cfgMulpdu: Expr;
+  /**
+   * The MULPDU that sizes the first segment in `start()`, when it is not `cfgMulpdu` (a block
+   * shared by QPs: the starting request's, while cfgMulpdu is the message's register), with the
+   * payload room of a full segment for each header size (tagged, then untagged when `untagged`
+   * is not null), computed ahead so no subtraction sits behind the request's selection.
+   */
+  readonly startMulpdu?: { readonly mulpdu: Expr; readonly rooms: readonly Expr[] };
   /** 1 while the message is untagged (18-octet headers); null when every message is tagged. */
   readonly untagged: Expr | null;
   /** The message `start()` takes: its payload's address mod W (lw bits) and its size (32 bits). */
@@ -203,18 +210,18 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
   const rooms = variants.map((h, i) => m.let(`seg_room_${h}`, c.cfgMulpdu.sub(sizes[i]!), { doc: `payload octets of a full segment with a ${h}-octet header` }));
   const byKind = (vs: readonly Expr[]): Expr => (vs.length === 1 ? vs[0]! : mux(c.untagged!, vs[1]!, vs[0]!));
   const room = m.let('seg_room', byKind(rooms), { doc: 'payload octets of a full segment: MULPDU − the header' });
-  const firstBeat = (left: Expr) => {
+  const firstBeat = (left: Expr, mtu: { readonly mulpdu: Expr; readonly rooms: readonly Expr[] } = { mulpdu: c.cfgMulpdu, rooms }) => {
     const each = variants.map((h, i) => {
-      const fits = left.le(rooms[i]!.zext(32));
+      const fits = left.le(mtu.rooms[i]!.zext(32));
       // Payload octets in beat 0: min(payload + h, W) − min(h, W); h >= W leaves none.
       const kFit = W > h ? mux(left.ge(W - h), lit(kw, W - h), left.slice(lw, 0)) : lit(kw, 0);
-      const kFull = W > h ? mux(c.cfgMulpdu.ge(W), lit(kw, W - h), rooms[i]!.slice(lw, 0)) : lit(kw, 0);
+      const kFull = W > h ? mux(mtu.mulpdu.ge(W), lit(kw, W - h), mtu.rooms[i]!.slice(lw, 0)) : lit(kw, 0);
       return {
         fits,
         k: mux(fits, kFit, kFull),
-        last: mux(fits, W > h ? left.le(W - h) : lit(1, 0), c.cfgMulpdu.le(W)),
-        segLeft: mux(fits, left.slice(15, 0).add(sizes[i]!), c.cfgMulpdu),
-        msgLeft: mux(fits, lit(32, 0), left.sub(rooms[i]!.zext(32))),
+        last: mux(fits, W > h ? left.le(W - h) : lit(1, 0), mtu.mulpdu.le(W)),
+        segLeft: mux(fits, left.slice(15, 0).add(sizes[i]!), mtu.mulpdu),
+        msgLeft: mux(fits, lit(32, 0), left.sub(mtu.rooms[i]!.zext(32))),
       };
     });
     const pick = (f: keyof (typeof each)[number]) => byKind(each.map((e) => e[f]));
@@ -283,7 +290,8 @@ export function segmenter(m: ModuleBuilder, c: SegmenterConfig): Segmenter {
     m.set(phase, at.sub(hdrLanes0.slice(lw - 1, 0)));
   };
   const { phase: srcPhase, size } = c.request;
-  const first = firstBeat(size);
+  if (c.startMulpdu && c.startMulpdu.rooms.length !== variants.length) throw new Error(`startMulpdu needs ${variants.length} rooms`);
+  const first = firstBeat(size, c.startMulpdu);
   return {
     beat: {
       emit,

@@ -7,6 +7,9 @@ import { ULPDU_LEFT_BITS, fixedUlpduShifter, outputRegister } from './ddp-tx-out
 import { readPort, segmentOverlayLanes, segmenter } from './ddp-tx-segmenter';
 import { ATOMIC_TAIL_MAX, atomicRequestTail, atomicRequestUlpdu, immediateUlpdu, readRequestUlpdu, segmentHeader } from './ddp-tx-ulpdu';
 import { bramFifo } from '../lib/fifo-bram';
+import { fifo } from '../lib/fifo';
+import { indexBits } from '../lib/ram';
+import { DDP_TX_RING, QP_MTU, splitMulpdu, txScheduler, type TxScheduler } from './ddp-tx-sched';
 import { stateMachine } from '../lib/fsm';
 import { portGroup } from '../lib/ports';
 import { record, type FieldDef } from '../lib/record';
@@ -54,6 +57,25 @@ import { checkRnicWidth } from './rnic-widths';
  * m_axis: registered; tready stops at the realign stage's skid buffer (ddp-tx-output.ts). Lanes past
  * tkeep on the last beat are unspecified. m_sent_valid is high in the cycle the last beat of a
  * work request's last ULPDU is taken.
+ *
+ * Shared by N QPs (`ddpTxModule(W, { qps: N })`, ddp_tx_w<W>_q<N>): the work requests of every QP
+ * come in on the one port with wr_qp and wait in per-QP rings in RAM; a round-robin scheduler
+ * over the QPs with work (ddp-tx-sched.ts, its header states the contract: input FIFO, ring
+ * full, cfg, the hold lookup sched_qp / sched_hold, hazards) hands them one work request at a time
+ * to the send queue above, each with its QP, its MSN (taken from its QP's QN 0 or QN 1 counter
+ * when it entered the ring) and its QP's MULPDU, so the fetcher, segmenter and output stages run
+ * unchanged; a message is never interleaved with another (QPs switch at work request boundaries).
+ * cfg_valid / cfg_qp / cfg_mulpdu / cfg_initial_msn load a QP (cfg_ready: after rst the N contexts
+ * are cleared, N cycles); rst no longer loads the MSNs. m_axis_tid and m_sent_qp name the QP.
+ * Cycles: a work request's first read is 8 cycles after its handshake on an idle block (1 with
+ * one QP: the input FIFO, the ring, the scheduler FIFO, the ring read: 7 more), and it starts
+ * from the send queue's head two cycles after its first read (no start in the cycle it is
+ * handed over: the starting request is a register, which keeps the segmenter's start paths one
+ * mux shorter); the data comes later than that whenever the read latency is 2 or more. Between
+ * work requests, of the same QP or not, the same one cycle as with one QP while the send queue
+ * holds work (the scheduler serves one every other cycle or faster): 4 KiB Writes alternating
+ * between QPs leave at 62 payload octets per cycle at W = 64, as from one QP. The QP of the beat
+ * on m_axis comes from a FIFO of the QPs of the messages started and not yet sent (TID_QUEUE).
  */
 export { WR_KIND } from './names';
 
@@ -77,16 +99,38 @@ const MEANING = { IDLE: 'no work request', DATA: 'sending a Write or a Send', SH
 /** The longest fixed ULPDU: the Atomic Request. */
 const FIXED_ULPDU_MAX = UNTAGGED_HEADER_SIZE + ATOMIC_REQUEST_HEADER_SIZE;
 
-export function ddpTxModule(bytes: number): Module {
+/** Most QPs one ddp_tx_w<W>_q<N> serves (the QP index is at most 16 bits). */
+export const DDP_TX_MAX_QPS = 1 << 16;
+
+export interface DdpTxOptions {
+  /** QPs sharing the block (default 1: today's ports, no wr_qp, no tid, no scheduler). */
+  readonly qps?: number;
+}
+
+/** The module name: `ddp_tx_w<W>`, shared by N > 1 QPs `ddp_tx_w<W>_q<N>`. */
+export const ddpTxName = (bytes: number, qps = 1): string => `ddp_tx_w${bytes}${qps > 1 ? `_q${qps}` : ''}`;
+
+/**
+ * Messages fired and not yet sent whole (the one being sent, those with beats in the two output
+ * stages, the skid buffer's two): the depth of the FIFO of their QPs that names m_axis_tid.
+ */
+const TID_QUEUE = 8;
+
+export function ddpTxModule(bytes: number, opts: DdpTxOptions = {}): Module {
   checkRnicWidth('ddp_tx', bytes);
   const W = bytes;
+  const qps = opts.qps ?? 1;
+  if (!Number.isInteger(qps) || qps < 1 || qps > DDP_TX_MAX_QPS) throw new RangeError(`ddp_tx is shared by 1 to ${DDP_TX_MAX_QPS} QPs, got ${qps}`);
+  const shared = qps > 1;
+  const qb = shared ? indexBits(qps) : 0;
   const m = new ModuleBuilder(
-    `ddp_tx_w${W}`,
+    ddpTxName(W, qps),
     'RDMAP requester transmit: work requests to ULPDUs, one per m_axis packet: RDMA Writes and\n' +
       'Sends (data read from host memory, segmented to MULPDU, RFC 5040 section 4.3, RFC 5041\n' +
       'section 5.2), RDMA Read Requests (RFC 5040 section 4.4), Immediate Data and Atomic Requests\n' +
-      `(RFC 7306 sections 6, 5.2.1). ${W} octets per beat; a Write or Send at one output beat per cycle.`,
-    { bytes: W, fifo_depth: DDP_TX_FIFO_DEPTH, wr_queue: ddpTxWrQueue(W) },
+      `(RFC 7306 sections 6, 5.2.1). ${W} octets per beat; a Write or Send at one output beat per cycle.` +
+      (shared ? `\nShared by ${qps} QPs: per-QP work request rings, MSNs and MULPDU in RAM; a round-robin scheduler over the QPs with work; tid names the QP.` : ''),
+    { bytes: W, fifo_depth: DDP_TX_FIFO_DEPTH, wr_queue: ddpTxWrQueue(W), ...(shared && { qps, ring: DDP_TX_RING }) },
   );
   const clkGroup = 'Clock and synchronous active-high reset';
   const clk = m.input('clk', 1, { group: clkGroup });
@@ -94,30 +138,72 @@ export function ddpTxModule(bytes: number): Module {
   m.clockDomain('sync', clk, rst);
 
   const cg = 'Configuration';
+  const cfgShared = shared
+    ? {
+        valid: m.input('cfg_valid', 1, { group: cg, doc: "load cfg_qp's context (taken while cfg_ready)" }),
+        ready: m.output('cfg_ready', 1, { group: cg, doc: 'the contexts are cleared after rst (N cycles)' }),
+        qp: m.input('cfg_qp', qb, { group: cg }),
+      }
+    : null;
   const cfgMulpdu = m.input('cfg_mulpdu', 16, { group: cg, doc: 'largest ULPDU (>= 64): segments carry at most cfg_mulpdu - 14 (Write) or - 18 (Send) octets' });
-  const cfgInitialMsn = m.input('cfg_initial_msn', 32, { group: cg, doc: 'first MSN of QN 0 and QN 1, loaded while rst is high' });
+  const cfgInitialMsn = m.input('cfg_initial_msn', 32, { group: cg, doc: shared ? 'first MSN of QN 0 and QN 1 of cfg_qp' : 'first MSN of QN 0 and QN 1, loaded while rst is high' });
 
   const wg = 'Work request (one per message, in send order)';
-  const wrPorts = portGroup(m, 'wr', WORK_REQUEST, 'input', wg).ports;
+  const wrGroup = portGroup(m, 'wr', WORK_REQUEST, 'input', wg);
+  const wrPorts = wrGroup.ports;
   const port = {
     valid: m.input('wr_valid', 1, { group: wg }),
-    ready: m.output('wr_ready', 1, { group: wg, doc: 'the work request queue has room' }),
+    ready: m.output('wr_ready', 1, { group: wg, doc: shared ? 'the shared input FIFO has room' : 'the work request queue has room' }),
     ...wrPorts,
   };
+  const wrQp = shared ? m.input('wr_qp', qb, { group: wg, doc: 'the QP of the work request' }) : null;
   // The work request queue: a request is taken as soon as there is room, so the fetcher can read
   // the data of the Writes and Sends behind the one being sent.
   // A queue entry is the work request but for its address: the fetcher has it; the sender needs
   // only its phase in the beat (the realignment).
   const { addr: _addr, ...kept } = Object.fromEntries(WORK_REQUEST.fields.map((f) => [f.name, f.layout ?? { width: f.width, ...(f.doc && { doc: f.doc }) }]));
-  const WRQ_ENTRY = record('wrq_entry', { ...kept, phase: { width: Math.log2(W), doc: 'the data address modulo W' } } as Record<string, FieldDef>);
-  const { addr: _portAddr, ...entryPorts } = wrPorts;
-  const entryIn = WRQ_ENTRY.pack({ ...(entryPorts as Record<string, Expr>), phase: port.addr.slice(Math.log2(W) - 1, 0) });
-  const take = m.let('wr_take', port.valid.and(port.ready), { doc: 'a work request is taken (into the queue, or straight in)' });
-  const bypass = m.wire('wr_bypass', 1);
+  const perQp: Record<string, FieldDef> = shared
+    ? { qp: { width: qb, doc: 'the QP' }, msn: { width: 32, doc: 'its MSN (QN 0 or QN 1 by kind)' }, mtu: QP_MTU }
+    : {};
+  const WRQ_ENTRY = record('wrq_entry', { ...kept, phase: { width: Math.log2(W), doc: 'the data address modulo W' }, ...perQp } as Record<string, FieldDef>);
+  // Shared by QPs: the work requests come from the scheduler (ddp-tx-sched.ts), which hands one
+  // only when the queue has room for it (credits returned as requests start).
+  const startedW = shared ? m.wire('wr_started', 1, { doc: 'a work request starts (a scheduler credit returns)' }) : null;
+  // The code points are declared when first read: shared, the scheduler reads some first.
+  const sharedNames = shared ? rnicNames(m) : null;
+  const sched: TxScheduler | null = shared
+    ? txScheduler(m, {
+        qps,
+        names: sharedNames!,
+        credits: ddpTxWrQueue(W) + 1,
+        started: startedW!,
+        wr: { valid: port.valid, ready: port.ready, qp: wrQp!, value: wrGroup.value },
+        cfg: { valid: cfgShared!.valid, ready: cfgShared!.ready, qp: cfgShared!.qp, mulpdu: cfgMulpdu, initialMsn: cfgInitialMsn },
+        sched: {
+          qp: m.output('sched_qp', qb, { group: 'Scheduler hold lookup', doc: 'the QP the scheduler is about to serve' }),
+          hold: m.input('sched_hold', 1, { group: 'Scheduler hold lookup', doc: 'sched_qp may not send now: it is skipped (served later)' }),
+        },
+      })
+    : null;
+  const src = sched ? { ...(sched.wr as unknown as Record<string, Expr>) } : (wrPorts as unknown as Record<string, Expr>);
+  const { addr: srcAddr, ...entryFields } = src;
+  const srcKind = src['kind']!;
+  const srcLen = src['len']!;
+  const entryIn = WRQ_ENTRY.pack({
+    ...Object.fromEntries(WORK_REQUEST.fields.filter((f) => f.name !== 'addr').map((f) => [f.name, entryFields[f.name]!])),
+    phase: srcAddr!.slice(Math.log2(W) - 1, 0),
+    ...(sched && { qp: sched.qp, msn: sched.msn, mtu: sched.mtu }),
+  });
+  const take = sched
+    ? m.let('wr_take', sched.valid, { doc: 'the scheduler hands a work request (into the queue)' })
+    : m.let('wr_take', port.valid.and(port.ready), { doc: 'a work request is taken (into the queue, or straight in)' });
+  // Shared, every request goes through the queue (no start in the cycle it is handed over): the
+  // request that starts is the queue's head register alone, one mux less before the segmenter.
+  const bypass = shared ? null : m.wire('wr_bypass', 1);
   const pop = m.wire('wrq_pop', 1);
-  const wrq = bramFifo(m, 'wrq', WRQ_ENTRY.width, ddpTxWrQueue(W), { push: take.and(bypass.not()), data: entryIn, pop });
+  const wrq = bramFifo(m, 'wrq', WRQ_ENTRY.width, ddpTxWrQueue(W), { push: bypass ? take.and(bypass.not()) : take, data: entryIn, pop });
   // The request being started: the queue's head, or, with the queue empty, the port's.
-  const cur = WRQ_ENTRY.view(m.let('cur_entry', mux(wrq.headValid, wrq.head, entryIn), { record: WRQ_ENTRY }), { m, prefix: 'cur' });
+  const cur = WRQ_ENTRY.view(bypass ? m.let('cur_entry', mux(wrq.headValid, wrq.head, entryIn), { record: WRQ_ENTRY }) : wrq.head, { m, prefix: 'cur' });
   const field = (name: string): Expr => (cur as unknown as Record<string, Expr>)[name]!;
   const wrKind = field('kind');
   const wrSolicited = field('solicited');
@@ -137,12 +223,17 @@ export function ddpTxModule(bytes: number): Module {
 
   const rd = readPort(m, W);
 
-  const o = sourceStream({ bytes: W, user: ULPDU_LEFT_BITS }).declare(m, 'm_axis', 'AXI4-Stream output: ULPDUs to mpa_tx (m_axis); tuser = octets of the ULPDU from this beat on');
+  const o = sourceStream({ bytes: W, user: ULPDU_LEFT_BITS, id: qb }).declare(
+    m,
+    'm_axis',
+    `AXI4-Stream output: ULPDUs to mpa_tx (m_axis); tuser = octets of the ULPDU from this beat on${shared ? '; tid = the QP' : ''}`,
+  );
   const sg = 'Status';
   const sentValid = m.output('m_sent_valid', 1, { group: sg, doc: "the last beat of a work request's last ULPDU is taken this cycle" });
+  const sentQp = shared ? m.output('m_sent_qp', qb, { group: sg, doc: 'the QP of that work request' }) : null;
   const idle = m.output('idle', 1, { group: sg, doc: 'no work request in progress and nothing left to send' });
 
-  const K = rnicNames(m);
+  const K = sharedNames ?? rnicNames(m);
   const kWrite = K.WR.WRITE;
   const kSend = K.WR.SEND;
 
@@ -151,13 +242,26 @@ export function ddpTxModule(bytes: number): Module {
   const inData = m.let('in_data', fsm.is('DATA'));
   const inShort = m.let('in_short', fsm.is('SHORT'));
   // An empty queue and an idle sender: the request starts in the cycle it is taken.
-  m.assign(bypass, take.and(inIdle).and(wrq.empty));
+  if (bypass) m.assign(bypass, take.and(inIdle).and(wrq.empty));
   m.assign(pop, wrq.headValid.and(inIdle));
-  const wrFire = m.let('wr_fire', pop.or(bypass), { doc: 'a work request starts' });
+  const wrFire = m.let('wr_fire', bypass ? pop.or(bypass) : pop, { doc: 'a work request starts' });
+  if (startedW) m.assign(startedW, wrFire);
 
-  // MSN counters of QN 0 (Send, Immediate) and QN 1 (Read Request, Atomic Request).
-  const msnSend = m.reg('msn_send', 32, { doc: 'MSN of the next message on QN 0' });
-  const msnRead = m.reg('msn_read', 32, { doc: 'MSN of the next message on QN 1' });
+  // One QP: MSN counters of QN 0 (Send, Immediate) and QN 1 (Read Request, Atomic Request).
+  // Shared: each work request carries its MSN from its QP's counters (taken at enqueue); the
+  // message's is registered for the headers built after the start (Send segments, the Atomic's tail).
+  const msnSend = shared ? null : m.reg('msn_send', 32, { doc: 'MSN of the next message on QN 0' });
+  const msnRead = shared ? null : m.reg('msn_read', 32, { doc: 'MSN of the next message on QN 1' });
+  const msgMsn = shared ? m.reg('msg_msn', 32, { doc: 'MSN of the message being sent' }) : null;
+  const msgMulpdu = shared ? m.reg('msg_mulpdu', 16, { doc: "MULPDU of the message's QP" }) : null;
+  const msnAtStart = { qn0: msnSend ?? field('msn'), qn1: msnRead ?? field('msn') };
+  const msnLater = { qn0: msnSend ?? msgMsn!, qn1: msnRead ?? msgMsn! };
+  // The MULPDU: the port's, or the QP's: the starting request's sizes its first segment (with
+  // the rooms and the Atomic's split computed at cfg), the message's register the rest.
+  const startMtu = shared ? QP_MTU.view(field('mtu'), { m, prefix: 'cur_mtu' }) : null;
+  const startTailSel = startMtu ? startMtu.tail_sel : null;
+  const startAtomicLen = startMtu ? startMtu.atomic_len : null;
+  const mulpdu = msgMulpdu ?? cfgMulpdu;
 
   const out = outputRegister(m, o, W, { overlayLanes: segmentOverlayLanes(W, true), flag: true });
 
@@ -172,15 +276,16 @@ export function ddpTxModule(bytes: number): Module {
     prefix: 'tx',
     active: inData,
     outFree: out.free,
-    cfgMulpdu,
+    cfgMulpdu: mulpdu,
+    ...(startMtu && { startMulpdu: { mulpdu: startMtu.mulpdu, rooms: [startMtu.room_tagged, startMtu.room_untagged] } }),
     untagged,
     request: { phase: field('phase'), size: wrLen },
     // Writes and Sends are read as they enter the queue.
-    fetch: { valid: take.and(port.kind.eq(kWrite).or(port.kind.eq(kSend))), addr: port.addr, size: port.len, queue: ddpTxWrQueue(W) + 1 },
+    fetch: { valid: take.and(srcKind.eq(kWrite).or(srcKind.eq(kSend))), addr: srcAddr!, size: srcLen, queue: ddpTxWrQueue(W) + 1 },
     fetchGate: lit(1, 1),
     rd,
     sharedRead: null,
-    header: (last, stag, to) => segmentHeader({ tagged: untagged.not(), last, opcode, stag, to, msn: msnSend }),
+    header: (last, stag, to) => segmentHeader({ tagged: untagged.not(), last, opcode, stag, to, msn: msnLater.qn0 }),
   });
   // Send (3), with Invalidate (4), with SE (5), with SE and Invalidate (6): RFC 5040 §4.3.
   const sendOpcode = mux(
@@ -191,14 +296,14 @@ export function ddpTxModule(bytes: number): Module {
 
   // ---- Read Request, Immediate Data, Atomic Request: the shift register -----------------------
   const short = fixedUlpduShifter(m, { W, maxOctets: FIXED_ULPDU_MAX, active: inShort, outFree: out.free });
-  const readRequest = readRequestUlpdu(msnRead, { sinkStag: wrSinkStag, sinkTo: wrSinkTo, size: wrLen, srcStag: wrStag, srcTo: wrTo });
-  const immediate = immediateUlpdu(msnSend, wrSolicited, wrImm);
+  const readRequest = readRequestUlpdu(msnAtStart.qn1, { sinkStag: wrSinkStag, sinkTo: wrSinkTo, size: wrLen, srcStag: wrStag, srcTo: wrTo });
+  const immediate = immediateUlpdu(msnAtStart.qn0, wrSolicited, wrImm);
   // Below MULPDU 70 the Atomic Request is two segments (segmentMessage): the first MULPDU octets,
   // then the rest of Compare Mask from atomic_tail.
   const atomicSplit = m.reg('atomic_split', 1, { reset: 0, doc: "an Atomic Request's second segment is still to send" });
-  const atomicTail = m.reg('atomic_tail', 8 * ATOMIC_TAIL_MAX, { doc: 'its payload: the low octets of Compare Mask' });
-  const split = m.let('atomic_needs_split', cfgMulpdu.lt(UNTAGGED_HEADER_SIZE + ATOMIC_REQUEST_HEADER_SIZE));
-  const atomic = atomicRequestUlpdu(msnRead, split.not(), {
+  const atomicTail = shared ? null : m.reg('atomic_tail', 8 * ATOMIC_TAIL_MAX, { doc: 'its payload: the low octets of Compare Mask' });
+  const split = m.let('atomic_needs_split', startMtu ? startMtu.atomic_split : cfgMulpdu.lt(UNTAGGED_HEADER_SIZE + ATOMIC_REQUEST_HEADER_SIZE));
+  const atomic = atomicRequestUlpdu(msnAtStart.qn1, split.not(), {
     aopcode: wrAopcode,
     requestId: wrRequestId,
     stag: wrStag,
@@ -208,13 +313,31 @@ export function ddpTxModule(bytes: number): Module {
     compare: wrCompare,
     compareMask: wrCompareMask,
   });
-  const tail = atomicRequestTail(msnRead, cfgMulpdu, atomicTail);
+  // Shared: the second segment is built when the Atomic Request starts, from the starting request
+  // (its MSN, Compare Mask and tail_sel, MULPDU − 64 set at cfg: its octets are functions of three
+  // bits, not of a MULPDU subtraction and compares), and registered until it is loaded.
+  const tailNow = startTailSel
+    ? atomicRequestTail(field('msn'), splitMulpdu(startTailSel), wrCompareMask.slice(8 * ATOMIC_TAIL_MAX - 1, 0))
+    : atomicRequestTail(msnLater.qn1, mulpdu, atomicTail!);
+  const tailReg = shared
+    ? { octets: tailNow.octets.map((_, i) => m.reg(`atomic_tail_octet${i}`, 8)), length: m.reg('atomic_tail_len', 7, { doc: 'length of the second segment' }) }
+    : null;
+  const tail = tailReg ?? tailNow;
   const sizeOf = (octets: readonly unknown[]) => lit(7, octets.length);
 
-  m.assign(port.ready, wrq.full.not());
+  if (!shared) m.assign(port.ready, wrq.full.not());
   // The output beat's flag: it ends a work request's last ULPDU.
   m.assign(sentValid, o.valid.and(o.ready).and(out.flag));
-  m.assign(idle, inIdle.and(out.busy.not()).and(wrq.headValid.not()));
+  if (shared) {
+    // The QPs of the messages started and not yet sent whole, oldest first: the head names the
+    // beat on m_axis (the messages leave in the order they start). Kinds 5..7 send nothing.
+    const sends = m.let('wr_fire_sends', wrFire.and(wrKind.le(K.WR.ATOMIC)), { doc: 'the work request starting sends a ULPDU' });
+    const tids = fifo(m, 'tid_q', qb, TID_QUEUE, { push: sends, data: field('qp'), pop: sentValid });
+    m.assign(o.id!, tids.head);
+    m.assign(sentQp!, tids.head);
+  }
+  // Shared, a request may sit in the queue's memory a cycle before its head register: empty, not head_valid.
+  m.assign(idle, shared ? inIdle.and(out.busy.not()).and(wrq.empty).and(sched!.idle) : inIdle.and(out.busy.not()).and(wrq.headValid.not()));
 
   out.connect([
     { ...seg.beat, flag: seg.beat.last.and(seg.last) },
@@ -222,10 +345,21 @@ export function ddpTxModule(bytes: number): Module {
   ]);
 
   m.sync(() => {
-    m.when(rst, () => {
-      m.set(msnSend, cfgInitialMsn);
-      m.set(msnRead, cfgInitialMsn);
-    });
+    if (msnSend && msnRead)
+      m.when(rst, () => {
+        m.set(msnSend, cfgInitialMsn);
+        m.set(msnRead, cfgInitialMsn);
+      });
+    if (tailReg)
+      m.when(wrFire, () => {
+        tailReg.octets.forEach((r, i) => m.set(r, tailNow.octets[i]!));
+        m.set(tailReg.length, tailNow.length);
+      });
+    if (msgMsn && msgMulpdu && startMtu)
+      m.when(wrFire, () => {
+        m.set(msgMsn, field('msn'));
+        m.set(msgMulpdu, startMtu.mulpdu);
+      });
 
     m.when(wrFire, () =>
       m.switch(wrKind, [
@@ -244,7 +378,7 @@ export function ddpTxModule(bytes: number): Module {
           () => {
             fsm.goto('SHORT');
             short.load(readRequest, sizeOf(readRequest));
-            m.set(msnRead, msnRead.add(1));
+            if (msnRead) m.set(msnRead, msnRead.add(1));
           },
         ],
         [
@@ -252,17 +386,17 @@ export function ddpTxModule(bytes: number): Module {
           () => {
             fsm.goto('SHORT');
             short.load(immediate, sizeOf(immediate));
-            m.set(msnSend, msnSend.add(1));
+            if (msnSend) m.set(msnSend, msnSend.add(1));
           },
         ],
         [
           K.WR.ATOMIC,
           () => {
             fsm.goto('SHORT');
-            short.load(atomic, mux(split, cfgMulpdu.slice(6, 0), sizeOf(atomic)));
+            short.load(atomic, startAtomicLen ?? mux(split, cfgMulpdu.slice(6, 0), sizeOf(atomic)));
             m.set(atomicSplit, split);
-            m.set(atomicTail, wrCompareMask.slice(8 * ATOMIC_TAIL_MAX - 1, 0));
-            m.when(split.not(), () => m.set(msnRead, msnRead.add(1)));
+            if (atomicTail) m.set(atomicTail, wrCompareMask.slice(8 * ATOMIC_TAIL_MAX - 1, 0));
+            if (msnRead) m.when(split.not(), () => m.set(msnRead, msnRead.add(1)));
           },
         ],
       ]),
@@ -271,7 +405,7 @@ export function ddpTxModule(bytes: number): Module {
     // A Send's MSN moves on once its last segment is built (its headers read msn_send).
     seg.sync(() => {
       fsm.goto('IDLE');
-      m.when(untaggedReg, () => m.set(msnSend, msnSend.add(1)));
+      if (msnSend) m.when(untaggedReg, () => m.set(msnSend, msnSend.add(1)));
     });
     short.sync(() =>
       m.when(
@@ -279,7 +413,7 @@ export function ddpTxModule(bytes: number): Module {
         () => {
           short.load(tail.octets, tail.length);
           m.set(atomicSplit, 0);
-          m.set(msnRead, msnRead.add(1));
+          if (msnRead) m.set(msnRead, msnRead.add(1));
         },
         () => fsm.goto('IDLE'),
       ),

@@ -47,6 +47,7 @@ const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width:
   { pattern: /^rnic_top_w(\d+)$/, build: (w, c) => rnicTopModule(w, c.qps, datapathOptions(c)) },
   { pattern: /^ddp_rx_place_w(\d+)$/, build: (w) => ddpRxPlaceModule(w) },
   { pattern: /^ddp_tx_w(\d+)$/, build: (w) => ddpTxModule(w) },
+  { pattern: /^ddp_tx_w(\d+)_q(\d+)$/, build: (w, _c, hit) => ddpTxModule(w, { qps: Number(hit[2]) }) },
   { pattern: /^rdmap_tx_resp_w(\d+)$/, build: (w) => rdmapTxRespModule(w) },
   { pattern: /^stag_table_d(\d+)$/, build: (d) => stagTableModule(d) },
 ];
