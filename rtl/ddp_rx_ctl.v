@@ -147,7 +147,7 @@ module ddp_rx_ctl (
      */
     output wire         rx_stopped,
     output wire         tx_stopped,
-    output wire         idle, // no ULPDU in progress and no command or event waiting
+    output wire         idle, // no ULPDU in progress or waiting in desc_in, and no command or event waiting
     output wire [3:0]   irrq_used,
     output wire         ulpdu_decided // a ULPDU has been decided since reset (its checks done, its Terminate queued if it failed) and none is in hand
 );
@@ -232,6 +232,16 @@ wire [63:0] desc_to; // D+6..13: tagged TO
 wire [31:0] desc_qn; // D+6..9: untagged QN
 wire [31:0] desc_msn; // D+10..13: untagged MSN
 wire [31:0] desc_mo; // D+14..17: untagged MO
+reg desc_in_valid_reg; // a descriptor waits in desc_in for IDLE
+reg desc_in_valid_next;
+// the next descriptor, as s_desc_tdata gave it; record ddp_rx_desc {ctrl0[679:672], rdmap[671:256], mo[255:224], msn[223:192], qn[191:160], to[159:96],
+// stag[95:64], rsvd_ulp[63:56], opcode[55:52], dv[51:50], l[49], t[48], payload_len[47:32], ulpdu_len[31:16], err[15:2], has_payload[1], ok[0]}
+reg [679:0] desc_in_reg;
+reg [679:0] desc_in_next;
+reg desc_in_mpa_bad_reg; // s_desc_mpa_bad with it
+reg desc_in_mpa_bad_next;
+reg [7:0] desc_in_mpa_code_reg; // s_desc_mpa_code with it
+reg [7:0] desc_in_mpa_code_next;
 reg is_send_reg; // the ULPDU is a Send (any of the four)
 reg is_send_next;
 reg [1:0] qn_expected_reg; // the untagged queue of the opcode
@@ -344,8 +354,11 @@ reg [3:0] orq_wptr_reg;
 reg [3:0] orq_wptr_next;
 reg [3:0] orq_rptr_reg;
 reg [3:0] orq_rptr_next;
+reg orq_room_reg; // the ORQ has room and fewer than ORD requests are outstanding
+reg orq_room_next;
 wire [3:0] orq_count; // entries in orq
-wire orq_room; // the ORQ has room and fewer than ORD requests are outstanding
+reg orq_empty_reg; // the ORQ holds no entry
+reg orq_empty_next;
 wire irrq_push;
 wire [356:0] irrq_data; // an IRRQ entry: record irrq_atomic or irrq_read, by its atomic bit
 wire irrq_flush; // the transmit side stops: requests not yet answered are dropped
@@ -356,6 +369,9 @@ reg [3:0] irrq_rptr_reg;
 reg [3:0] irrq_rptr_next;
 wire [3:0] irrq_count; // entries in irrq
 wire [356:0] irrq_head; // the oldest IRRQ entry
+reg req_valid_r_reg; // m_req_valid: term_pending, or the IRRQ is not empty
+reg req_valid_r_next;
+wire irrq_any_next; // the IRRQ holds an entry next cycle (a flush keeps the push of its cycle)
 wire irrq_atomic_atomic; // 1
 wire [31:0] irrq_atomic_request_id; // Request Identifier
 wire [31:0] irrq_read_sink_stag; // Data Sink STag
@@ -389,6 +405,7 @@ reg [31:0] msg_end_reg; // MO + payload length: the next MO, or the message leng
 reg [31:0] msg_end_next;
 reg no_buffer_reg; // U2: a new message and no posted buffer for QN 0, no Atomic Request outstanding for QN 2
 reg no_buffer_next;
+wire [32:0] msg_end_in; // MO + payload length of the descriptor in desc_in
 reg send_too_long_reg; // a Send past the end of its buffer
 reg send_too_long_next;
 wire irrq_ird_ahead; // next cycle, the IRRQ holds IRD requests (A3)
@@ -479,6 +496,7 @@ reg atomic_resp_last_reg; // the last segment of an Atomic Response
 reg atomic_resp_last_next;
 wire u_accept;
 wire decide_fail; // DECIDE answers the first error
+wire term_queued; // the first error queues its Terminate this cycle
 reg [95:0] rq_mem [0:15];
 reg [160:0] orq_mem [0:7];
 reg [356:0] irrq_mem [0:7];
@@ -488,9 +506,11 @@ wire _t2;
 wire _t3;
 wire _t4;
 wire _t5;
-wire [15:0] _t6;
-wire _t7;
-wire _t8;
+// verilator lint_off UNUSED
+wire [32:0] _t6; // read through slices
+// verilator lint_on UNUSED
+wire [32:0] _t7;
+wire [15:0] _t8;
 wire _t9;
 wire _t10;
 wire _t11;
@@ -507,27 +527,33 @@ wire _t21;
 wire _t22;
 wire _t23;
 wire _t24;
-wire _t25;
+wire [1:0] _t25;
 wire _t26;
-wire _t27;
-wire [1:0] _t28;
-wire _t29;
 // verilator lint_off UNUSED
-wire [13:0] _t30; // read through slices
+wire [13:0] _t27; // read through slices
 // verilator lint_on UNUSED
-wire _t31;
+wire _t28;
 // verilator lint_off UNUSED
-wire [13:0] _t32; // read through slices
+wire [13:0] _t29; // read through slices
 // verilator lint_on UNUSED
-wire _t33;
+wire _t30;
 // verilator lint_off UNUSED
-wire [13:0] _t34; // read through slices
+wire [13:0] _t31; // read through slices
 // verilator lint_on UNUSED
-wire _t35;
+wire _t32;
+// verilator lint_off UNUSED
+wire [13:0] _t33; // read through slices
+// verilator lint_on UNUSED
+wire _t34;
+// verilator lint_off UNUSED
+wire [13:0] _t35; // read through slices
+// verilator lint_on UNUSED
 // verilator lint_off UNUSED
 wire [13:0] _t36; // read through slices
 // verilator lint_on UNUSED
-wire _t37;
+// verilator lint_off UNUSED
+wire [13:0] _t37; // read through slices
+// verilator lint_on UNUSED
 // verilator lint_off UNUSED
 wire [13:0] _t38; // read through slices
 // verilator lint_on UNUSED
@@ -537,16 +563,10 @@ wire [13:0] _t39; // read through slices
 // verilator lint_off UNUSED
 wire [13:0] _t40; // read through slices
 // verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [13:0] _t41; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [13:0] _t42; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [13:0] _t43; // read through slices
-// verilator lint_on UNUSED
-wire [3:0] _t44;
+wire [3:0] _t41;
+wire _t42;
+wire _t43;
+wire _t44;
 wire _t45;
 wire _t46;
 wire _t47;
@@ -565,149 +585,149 @@ wire [63:0] _t59;
 wire [31:0] _t60;
 wire [63:0] _t61;
 wire _t62;
+wire _t63;
+wire _t64;
+wire [3:0] _t65;
+wire [3:0] _t66;
 // verilator lint_off UNUSED
-wire [160:0] _t63; // read through slices
+wire [160:0] _t67; // read through slices
 // verilator lint_on UNUSED
-wire [32:0] _t64;
-wire _t65;
-wire _t66;
-wire _t67;
-wire _t68;
+wire [32:0] _t68;
 wire _t69;
 wire _t70;
-// verilator lint_off UNUSED
-wire [13:0] _t71; // read through slices
-// verilator lint_on UNUSED
+wire _t71;
 wire _t72;
-wire [15:0] _t73;
+wire _t73;
 wire _t74;
-wire _t75;
+// verilator lint_off UNUSED
+wire [13:0] _t75; // read through slices
+// verilator lint_on UNUSED
 wire _t76;
-wire [1:0] _t77;
+wire [15:0] _t77;
 wire _t78;
 wire _t79;
 wire _t80;
 wire _t81;
-wire _t82;
+wire [1:0] _t82;
 wire _t83;
 wire _t84;
 wire _t85;
 wire _t86;
-// verilator lint_off UNUSED
-wire [95:0] _t87; // read through slices
-// verilator lint_on UNUSED
-wire [31:0] _t88;
-// verilator lint_off UNUSED
-wire [32:0] _t89; // read through slices
-// verilator lint_on UNUSED
-wire [32:0] _t90;
+wire _t87;
+wire _t88;
+wire _t89;
+wire _t90;
 wire _t91;
-wire _t92;
+// verilator lint_off UNUSED
+wire [95:0] _t92; // read through slices
+// verilator lint_on UNUSED
 wire _t93;
-wire [31:0] _t94;
+wire _t94;
 wire _t95;
-wire _t96;
+wire [31:0] _t96;
 wire _t97;
 wire _t98;
 wire _t99;
 wire _t100;
 wire _t101;
 wire _t102;
-wire [31:0] _t103;
+wire _t103;
 wire _t104;
-wire [13:0] _t105;
-wire [2:0] _t106;
-wire _t107;
-wire _t108;
-wire [13:0] _t109;
+wire [31:0] _t105;
+wire _t106;
+wire [13:0] _t107;
+wire [2:0] _t108;
+wire _t109;
 wire _t110;
-// verilator lint_off UNUSED
-wire [13:0] _t111; // read through slices
-// verilator lint_on UNUSED
+wire [13:0] _t111;
 wire _t112;
-wire [15:0] _t113;
+// verilator lint_off UNUSED
+wire [13:0] _t113; // read through slices
+// verilator lint_on UNUSED
 wire _t114;
-wire _t115;
+wire [15:0] _t115;
 wire _t116;
 wire _t117;
-wire [1:0] _t118;
+wire _t118;
+wire _t119;
+wire [1:0] _t120;
 // verilator lint_off UNUSED
-wire [13:0] _t119; // read through slices
+wire [13:0] _t121; // read through slices
 // verilator lint_on UNUSED
 // verilator lint_off UNUSED
-wire [13:0] _t120; // read through slices
+wire [13:0] _t122; // read through slices
 // verilator lint_on UNUSED
-wire _t121;
-wire [3:0] _t122;
+wire _t123;
+wire [3:0] _t124;
 
 assign _t0 = ~((rq_wptr_reg[4] != rq_rptr_reg[4]) & (rq_wptr_reg[3:0] == rq_rptr_reg[3:0]));
-assign _t1 = ~cmd_valid_reg;
-assign _t2 = state_reg == STATE_IDLE;
-assign _t3 = _t2 & _t4 & out_free;
+assign _t1 = req_take & (~term_pending_reg);
+assign _t2 = ~cmd_valid_reg;
+assign _t3 = state_reg == STATE_IDLE;
 assign _t4 = ~abort_pending_reg;
-assign _t5 = req_take & (~term_pending_reg);
-assign _t6 = {12'h0, irrq_count};
-assign _t7 = ~desc_ok;
-assign _t8 = desc_ok & inject_pending_reg;
-assign _t9 = _t10 & desc_t;
-assign _t10 = desc_ok & (~inject_pending_reg);
-assign _t11 = _t10 & _t12;
-assign _t12 = ~desc_t;
-assign _t13 = qn_bad_reg | u_opcode_bad_reg;
-assign _t14 = qn_bad_reg | (u_opcode_bad_reg | u_msn_bad_reg);
-assign _t15 = _t13 | (u_msn_bad_reg | u_mo_bad_reg);
-assign _t16 = _t13 | (u_msn_bad_reg | _t17);
-assign _t17 = u_mo_bad_reg | msn_bad_reg;
-assign _t18 = _t14 | (u_mo_bad_reg | _t19);
-assign _t19 = msn_bad_reg | no_buffer_reg;
-assign _t20 = no_buffer_reg | mo_nonzero_reg;
-assign _t21 = mo_nonzero_reg | not_last_bad_reg;
-assign _t22 = mo_nonzero_reg | (not_last_bad_reg | send_too_long_reg);
-assign _t23 = _t24 & (check_code_reg[5:2] == 4'b0001);
-assign _t24 = check_code_reg[1:0] == 2'b00;
-assign _t25 = (check_code_reg[1:0] != 2'b10) & (~(_t24 & (check_code_reg[5:2] == 4'b0000)));
-assign _t26 = ~check_failed_reg;
-assign _t27 = _t28 == 2'b00;
-assign _t28 = _t29 ? _t30[1:0] :
-    tagged_len_reg ? (_t31 ? _t32[1:0] : (_t33 ? _t34[1:0] : (_t35 ? _t36[1:0] : (_t37 ? _t38[1:0] : _t36[1:0])))) :
-    _t31 ? _t39[1:0] :
-    _t33 ? _t40[1:0] :
-    _t35 ? _t41[1:0] :
-    _t37 ? _t42[1:0] :
-    _t43[1:0];
-assign _t29 = lk_fault_reg == 3'b000;
-assign _t30 = ERR_RDMAP_STREAM_CATASTROPHIC;
-assign _t31 = lk_fault_reg == 3'b101;
-assign _t32 = ERR_DDP_BASE_BOUNDS;
-assign _t33 = lk_fault_reg == 3'b100;
-assign _t34 = ERR_DDP_TO_WRAP;
-assign _t35 = lk_fault_reg == 3'b011;
-assign _t36 = ERR_DDP_INVALID_STAG;
-assign _t37 = lk_fault_reg == 3'b010;
-assign _t38 = ERR_DDP_STAG_NOT_ASSOCIATED;
-assign _t39 = ERR_RDMAP_BASE_BOUNDS;
-assign _t40 = ERR_RDMAP_TO_WRAP;
-assign _t41 = ERR_RDMAP_ACCESS_RIGHTS;
-assign _t42 = ERR_RDMAP_STAG_NOT_ASSOCIATED;
-assign _t43 = ERR_RDMAP_INVALID_STAG;
-assign _t44 = _t29 ? _t30[5:2] :
-    tagged_len_reg ? (_t31 ? _t32[5:2] : (_t33 ? _t34[5:2] : (_t35 ? _t36[5:2] : (_t37 ? _t38[5:2] : _t36[5:2])))) :
-    _t31 ? _t39[5:2] :
-    _t33 ? _t40[5:2] :
-    _t35 ? _t41[5:2] :
-    _t37 ? _t42[5:2] :
-    _t43[5:2];
-assign _t45 = check_failed_reg | lk_failed_reg;
-assign _t46 = read_req_reg & irrq_at_ird_post_reg;
-assign _t47 = _t30[1:0] == 2'b00;
-assign _t48 = ~mpa_bad_reg;
-assign _t49 = (state_reg == STATE_DECIDE) & _t50;
-assign _t50 = ~rx_stopped_r_reg;
-assign _t51 = _t12 & check_failed_reg;
-assign _t52 = post_go & (~post_ok);
-assign _t53 = inv_rsp_fault != 2'b00;
-assign _t54 = ~term_sent_reg;
-assign _t55 = ~tx_stopped_r_reg;
+assign _t5 = ~desc_in_valid_reg;
+assign _t6 = {1'b0, desc_in_reg[255:224]} + _t7;
+assign _t7 = {17'h0, desc_in_reg[47:32]};
+assign _t8 = {12'h0, irrq_count};
+assign _t9 = ~desc_ok;
+assign _t10 = desc_ok & inject_pending_reg;
+assign _t11 = _t12 & desc_t;
+assign _t12 = desc_ok & (~inject_pending_reg);
+assign _t13 = _t12 & _t14;
+assign _t14 = ~desc_t;
+assign _t15 = _t16 | (u_mo_bad_reg | (msn_bad_reg | no_buffer_reg));
+assign _t16 = qn_bad_reg | (u_opcode_bad_reg | u_msn_bad_reg);
+assign _t17 = qn_bad_reg | u_opcode_bad_reg;
+assign _t18 = mo_nonzero_reg | not_last_bad_reg;
+assign _t19 = mo_nonzero_reg | (not_last_bad_reg | send_too_long_reg);
+assign _t20 = _t21 & (check_code_reg[5:2] == 4'b0001);
+assign _t21 = check_code_reg[1:0] == 2'b00;
+assign _t22 = (check_code_reg[1:0] != 2'b10) & (~(_t21 & (check_code_reg[5:2] == 4'b0000)));
+assign _t23 = ~check_failed_reg;
+assign _t24 = _t25 == 2'b00;
+assign _t25 = _t26 ? _t27[1:0] :
+    tagged_len_reg ? (_t28 ? _t29[1:0] : (_t30 ? _t31[1:0] : (_t32 ? _t33[1:0] : (_t34 ? _t35[1:0] : _t33[1:0])))) :
+    _t28 ? _t36[1:0] :
+    _t30 ? _t37[1:0] :
+    _t32 ? _t38[1:0] :
+    _t34 ? _t39[1:0] :
+    _t40[1:0];
+assign _t26 = lk_fault_reg == 3'b000;
+assign _t27 = ERR_RDMAP_STREAM_CATASTROPHIC;
+assign _t28 = lk_fault_reg == 3'b101;
+assign _t29 = ERR_DDP_BASE_BOUNDS;
+assign _t30 = lk_fault_reg == 3'b100;
+assign _t31 = ERR_DDP_TO_WRAP;
+assign _t32 = lk_fault_reg == 3'b011;
+assign _t33 = ERR_DDP_INVALID_STAG;
+assign _t34 = lk_fault_reg == 3'b010;
+assign _t35 = ERR_DDP_STAG_NOT_ASSOCIATED;
+assign _t36 = ERR_RDMAP_BASE_BOUNDS;
+assign _t37 = ERR_RDMAP_TO_WRAP;
+assign _t38 = ERR_RDMAP_ACCESS_RIGHTS;
+assign _t39 = ERR_RDMAP_STAG_NOT_ASSOCIATED;
+assign _t40 = ERR_RDMAP_INVALID_STAG;
+assign _t41 = _t26 ? _t27[5:2] :
+    tagged_len_reg ? (_t28 ? _t29[5:2] : (_t30 ? _t31[5:2] : (_t32 ? _t33[5:2] : (_t34 ? _t35[5:2] : _t33[5:2])))) :
+    _t28 ? _t36[5:2] :
+    _t30 ? _t37[5:2] :
+    _t32 ? _t38[5:2] :
+    _t34 ? _t39[5:2] :
+    _t40[5:2];
+assign _t42 = check_failed_reg | lk_failed_reg;
+assign _t43 = read_req_reg & irrq_at_ird_post_reg;
+assign _t44 = _t27[1:0] == 2'b00;
+assign _t45 = ~mpa_bad_reg;
+assign _t46 = (state_reg == STATE_DECIDE) & _t47;
+assign _t47 = ~rx_stopped_r_reg;
+assign _t48 = _t14 & check_failed_reg;
+assign _t49 = ~term_sent_reg;
+assign _t50 = ~tx_stopped_r_reg;
+assign _t51 = ~mpa_closed_reg;
+assign _t52 = ~term_opcode_reg;
+assign _t53 = post_go & (~post_ok);
+assign _t54 = state_reg == STATE_IWAIT;
+assign _t55 = inv_rsp_fault != 2'b00;
 assign _t56 = qn_expected_reg == QN_SEND;
 assign _t57 = post_go & post_ok;
 assign _t58 = _t57 & (~post_stall);
@@ -719,68 +739,70 @@ assign _t60 = {desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], des
 assign _t61 = {
     desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56], desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]
 };
-assign _t62 = orq_wptr_reg == orq_rptr_reg;
-assign _t63 = orq_mem[orq_rptr_reg[2:0]];
-assign _t64 = {1'b0, _t63[127:96]};
-assign _t65 = _t66 | _t67;
-assign _t66 = rr_any_reg & rr_no_head_reg;
-assign _t67 = rr_len_reg & rr_stag_bad_reg;
-assign _t68 = rr_len_reg & rr_to_bad_reg;
-assign _t69 = rr_any_reg & rr_len_bad_reg;
-assign _t70 = _t71[1:0] == 2'b00;
-assign _t71 = ERR_DDP_LOCAL_CATASTROPHIC;
-assign _t72 = _t36[1:0] == 2'b00;
-assign _t73 = {_t74 & (_t32[5:2] == 4'b0001), (_t32[1:0] != 2'b10) & (~(_t74 & (_t32[5:2] == 4'b0000))), ERR_DDP_BASE_BOUNDS};
-assign _t74 = _t32[1:0] == 2'b00;
-assign _t75 = orq_push & s_orq_atomic;
-assign _t76 = (s_desc_tdata[55:52] == OP_SEND) | (s_desc_tdata[55:52] == OP_SEND_SE) | (s_desc_tdata[55:52] == OP_SEND_INVALIDATE) |
-    (s_desc_tdata[55:52] == OP_SEND_SE_INVALIDATE);
-assign _t77 = (_t78 | _t79) ? QN_READ_REQUEST : (_t80 ? QN_TERMINATE : (_t81 ? QN_ATOMIC_RESPONSE : QN_SEND));
-assign _t78 = s_desc_tdata[55:52] == OP_READ_REQUEST;
-assign _t79 = s_desc_tdata[55:52] == OP_ATOMIC_REQUEST;
-assign _t80 = s_desc_tdata[55:52] == OP_TERMINATE;
-assign _t81 = s_desc_tdata[55:52] == OP_ATOMIC_RESPONSE;
-assign _t82 = (~s_desc_tdata[0]) & (s_desc_tdata[31:16] < (s_desc_tdata[48] ? 16'he : 16'h12));
-assign _t83 = s_desc_tdata[47:32] != 16'h0;
-assign _t84 = u_open_reg & _t85;
-assign _t85 = _t77 == QN_SEND;
-assign _t86 = rq_wptr_reg == rq_rptr_reg;
-assign _t87 = rq_mem[rq_rptr_reg[3:0]];
-assign _t88 = _t84 ? u_buf_len_reg : (_t86 ? s_recv_len : _t87[95:64]);
-assign _t89 = {1'b0, s_desc_tdata[255:224]} + _t90;
-assign _t90 = {17'h0, s_desc_tdata[47:32]};
-assign _t91 = ~_t84;
-assign _t92 = s_desc_tdata[49] & _t79;
-assign _t93 = s_desc_tdata[49] & _t81;
-assign _t94 = {s_desc_tdata[263:256], s_desc_tdata[271:264], s_desc_tdata[279:272], s_desc_tdata[287:280]};
-assign _t95 = {s_desc_tdata[359:352], s_desc_tdata[367:360], s_desc_tdata[375:368], s_desc_tdata[383:376]} != 32'h0;
-assign _t96 = s_desc_tdata[48] & (s_desc_tdata[55:52] == OP_READ_RESPONSE);
-assign _t97 = _t98 & _t78;
-assign _t98 = ~s_desc_tdata[48];
-assign _t99 = _t48 & desc_t;
-assign _t100 = desc_has_payload & (~(state_reg == STATE_IWAIT));
-assign _t101 = (~term_opcode_reg) & _t54;
-assign _t102 = ~desc_l;
-assign _t103 = desc_msn + 32'h1;
-assign _t104 = inv_rsp_fault == 2'b00;
-assign _t105 = {mpa_code_reg, 4'b0000, 2'b10};
-assign _t106 = term_opcode_reg ? EVT_CLOSED : EVT_TERMINATE_SENT;
-assign _t107 = (desc_opcode == OP_SEND_SE) | _t108 | (desc_opcode == OP_IMMEDIATE_SE);
-assign _t108 = desc_opcode == OP_SEND_SE_INVALIDATE;
-assign _t109 = _t110 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t110 = inv_rsp_fault == 2'b11;
-assign _t111 = ERR_RDMAP_LOCAL_CATASTROPHIC;
-assign _t112 = desc_opcode == OP_READ_REQUEST;
-assign _t113 = 1'b0 ? desc_ulpdu_len : 16'h0;
-assign _t114 = _t25 & _t115;
-assign _t115 = ~h1_short_reg;
-assign _t116 = post_verdict[14] & _t115;
-assign _t117 = (_t118 != 2'b10) & (~(_t121 & (_t122 == 4'b0000))) & _t115;
-assign _t118 = _t110 ? _t119[1:0] : _t120[1:0];
-assign _t119 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
-assign _t120 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t121 = _t118 == 2'b00;
-assign _t122 = _t110 ? _t119[5:2] : _t120[5:2];
+assign _t62 = orq_push & (~orq_pop);
+assign _t63 = orq_pop & (~orq_push);
+assign _t64 = ~(_t62 | _t63);
+assign _t65 = orq_count + 4'b0001;
+assign _t66 = orq_count - 4'b0001;
+assign _t67 = orq_mem[orq_rptr_reg[2:0]];
+assign _t68 = {1'b0, _t67[127:96]};
+assign _t69 = _t70 | _t71;
+assign _t70 = rr_any_reg & rr_no_head_reg;
+assign _t71 = rr_len_reg & rr_stag_bad_reg;
+assign _t72 = rr_len_reg & rr_to_bad_reg;
+assign _t73 = rr_any_reg & rr_len_bad_reg;
+assign _t74 = _t75[1:0] == 2'b00;
+assign _t75 = ERR_DDP_LOCAL_CATASTROPHIC;
+assign _t76 = _t33[1:0] == 2'b00;
+assign _t77 = {_t78 & (_t29[5:2] == 4'b0001), (_t29[1:0] != 2'b10) & (~(_t78 & (_t29[5:2] == 4'b0000))), ERR_DDP_BASE_BOUNDS};
+assign _t78 = _t29[1:0] == 2'b00;
+assign _t79 = term_queued | (term_pending_reg & (~req_take));
+assign _t80 = orq_push & s_orq_atomic;
+assign _t81 = (desc_in_reg[55:52] == OP_SEND) | (desc_in_reg[55:52] == OP_SEND_SE) | (desc_in_reg[55:52] == OP_SEND_INVALIDATE) |
+    (desc_in_reg[55:52] == OP_SEND_SE_INVALIDATE);
+assign _t82 = (_t83 | _t84) ? QN_READ_REQUEST : (_t85 ? QN_TERMINATE : (_t86 ? QN_ATOMIC_RESPONSE : QN_SEND));
+assign _t83 = desc_in_reg[55:52] == OP_READ_REQUEST;
+assign _t84 = desc_in_reg[55:52] == OP_ATOMIC_REQUEST;
+assign _t85 = desc_in_reg[55:52] == OP_TERMINATE;
+assign _t86 = desc_in_reg[55:52] == OP_ATOMIC_RESPONSE;
+assign _t87 = (~desc_in_reg[0]) & (desc_in_reg[31:16] < (desc_in_reg[48] ? 16'he : 16'h12));
+assign _t88 = desc_in_reg[47:32] != 16'h0;
+assign _t89 = u_open_reg & _t90;
+assign _t90 = _t82 == QN_SEND;
+assign _t91 = rq_wptr_reg == rq_rptr_reg;
+assign _t92 = rq_mem[rq_rptr_reg[3:0]];
+assign _t93 = ~_t89;
+assign _t94 = desc_in_reg[49] & _t84;
+assign _t95 = desc_in_reg[49] & _t86;
+assign _t96 = {desc_in_reg[263:256], desc_in_reg[271:264], desc_in_reg[279:272], desc_in_reg[287:280]};
+assign _t97 = {desc_in_reg[359:352], desc_in_reg[367:360], desc_in_reg[375:368], desc_in_reg[383:376]} != 32'h0;
+assign _t98 = desc_in_reg[48] & (desc_in_reg[55:52] == OP_READ_RESPONSE);
+assign _t99 = _t100 & _t83;
+assign _t100 = ~desc_in_reg[48];
+assign _t101 = _t45 & desc_t;
+assign _t102 = desc_has_payload & (~_t54);
+assign _t103 = _t52 & _t49;
+assign _t104 = ~desc_l;
+assign _t105 = desc_msn + 32'h1;
+assign _t106 = inv_rsp_fault == 2'b00;
+assign _t107 = {mpa_code_reg, 4'b0000, 2'b10};
+assign _t108 = term_opcode_reg ? EVT_CLOSED : EVT_TERMINATE_SENT;
+assign _t109 = (desc_opcode == OP_SEND_SE) | _t110 | (desc_opcode == OP_IMMEDIATE_SE);
+assign _t110 = desc_opcode == OP_SEND_SE_INVALIDATE;
+assign _t111 = _t112 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t112 = inv_rsp_fault == 2'b11;
+assign _t113 = ERR_RDMAP_LOCAL_CATASTROPHIC;
+assign _t114 = desc_opcode == OP_READ_REQUEST;
+assign _t115 = 1'b0 ? desc_ulpdu_len : 16'h0;
+assign _t116 = _t22 & _t117;
+assign _t117 = ~h1_short_reg;
+assign _t118 = post_verdict[14] & _t117;
+assign _t119 = (_t120 != 2'b10) & (~(_t123 & (_t124 == 4'b0000))) & _t117;
+assign _t120 = _t112 ? _t121[1:0] : _t122[1:0];
+assign _t121 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
+assign _t122 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t123 = _t120 == 2'b00;
+assign _t124 = _t112 ? _t121[5:2] : _t122[5:2];
 assign desc_rdmap = desc_reg[671:256];
 assign desc_ok = desc_reg[0];
 assign desc_has_payload = desc_reg[1];
@@ -810,14 +832,14 @@ assign m_evt_err = evt_err_reg;
 assign rx_stopped = rx_stopped_r_reg;
 assign tx_stopped = tx_stopped_r_reg;
 assign rq_push = s_recv_valid & _t0;
+assign orq_push = s_orq_valid & orq_room_reg;
 assign orq_count = orq_wptr_reg - orq_rptr_reg;
-assign orq_room = (~((orq_wptr_reg[3] != orq_rptr_reg[3]) & (orq_wptr_reg[2:0] == orq_rptr_reg[2:0]))) & ({12'h0, orq_count} < cfg_ord);
-assign orq_push = s_orq_valid & orq_room;
 assign req_take = m_req_valid & m_req_ready;
 assign irrq_count = irrq_wptr_reg - irrq_rptr_reg;
 assign irrq_used = irrq_count;
 assign irrq_head = irrq_mem[irrq_rptr_reg[2:0]];
-assign m_req_valid = term_pending_reg | (~(irrq_wptr_reg == irrq_rptr_reg));
+assign m_req_valid = req_valid_r_reg;
+assign irrq_any_next = irrq_flush ? irrq_push : (irrq_push | ((~(irrq_wptr_reg == irrq_rptr_reg)) & (~(_t1 & (irrq_count == 4'b0001)))));
 assign irrq_atomic_atomic = irrq_head[356];
 assign m_req_kind = term_pending_reg ? 2'b10 : (irrq_atomic_atomic ? 2'b01 : 2'b00);
 assign irrq_atomic_request_id = irrq_head[31:0];
@@ -852,60 +874,61 @@ assign m_req_term_seg_len = term_seg_len_r_reg;
 assign m_req_term_tagged = term_tagged_r_reg;
 assign m_req_term_ddp_hdr = term_ddp_hdr_r_reg;
 assign m_req_term_rdma_hdr = term_rdma_hdr_r_reg;
-assign out_free = _t1 & (~evt_valid_reg);
-assign start_abort = _t2 & abort_pending_reg & out_free;
-assign desc_take = _t3 & s_desc_tvalid;
-assign ulpdu_decided = desc_taken_reg & _t2;
-assign s_desc_tready = _t3;
-assign idle = _t2 & out_free & _t4;
+assign out_free = _t2 & (~evt_valid_reg);
+assign start_abort = _t3 & abort_pending_reg & out_free;
+assign desc_take = _t3 & _t4 & out_free & desc_in_valid_reg;
+assign ulpdu_decided = desc_taken_reg & _t3 & _t5;
+assign s_desc_tready = _t5;
+assign idle = _t3 & out_free & _t4 & _t5;
 assign s_recv_ready = _t0;
-assign s_orq_ready = orq_room;
-assign irrq_ird_ahead = _t5 ? (_t6 > cfg_ird) : (_t6 >= cfg_ird);
-assign check_err = ({14{_t7}} & desc_err) | ({14{_t8}} & inject_err_r_reg) |
-    (({14{_t9}} &
+assign s_orq_ready = orq_room_reg;
+assign msg_end_in = _t6;
+assign irrq_ird_ahead = _t1 ? (_t8 > cfg_ird) : (_t8 >= cfg_ird);
+assign check_err = ({14{_t9}} & desc_err) | ({14{_t10}} & inject_err_r_reg) |
+    (({14{_t11}} &
         (({14{t_opcode_bad_reg}} & ERR_RDMAP_UNEXPECTED_OPCODE) |
             (({14{t_stag_bad_reg & (~t_opcode_bad_reg)}} & ERR_DDP_INVALID_STAG) |
                 ({14{t_to_bad_reg & (~(t_opcode_bad_reg | t_stag_bad_reg))}} & ERR_DDP_BASE_BOUNDS)))) |
-        ({14{_t11}} &
-            (({14{qn_bad_reg}} & ERR_DDP_INVALID_QN) |
-                (({14{u_opcode_bad_reg & (~qn_bad_reg)}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{u_msn_bad_reg & (~_t13)}} & ERR_DDP_MSN_RANGE)) |
-                (({14{u_mo_bad_reg & (~_t14)}} & ERR_DDP_INVALID_MO) |
-                    (({14{msn_bad_reg & (~_t15)}} & ERR_DDP_MSN_RANGE) | ({14{no_buffer_reg & (~_t16)}} & ERR_DDP_NO_BUFFER))) |
-                (({14{mo_nonzero_reg & (~_t18)}} & ERR_DDP_INVALID_MO) |
-                    (({14{not_last_bad_reg & (~(_t14 | (_t17 | _t20)))}} & ERR_DDP_TOO_LONG) |
-                        ({14{send_too_long_reg & (~(_t15 | (_t19 | _t21)))}} & ERR_DDP_TOO_LONG)) |
-                    (({14{irrq_at_ird_reg & (~(_t15 | (_t19 | _t22)))}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
-                        (({14{aopcode_bad_reg & (~(_t16 | (_t20 | (not_last_bad_reg | (send_too_long_reg | irrq_at_ird_reg)))))}} &
-                            ERR_RDMAP_UNEXPECTED_OPCODE) |
-                            ({14{atomic_resp_bad_reg & (~(_t16 | (no_buffer_reg | _t21 | (send_too_long_reg | (irrq_at_ird_reg | aopcode_bad_reg)))))}} &
+        ({14{_t13}} &
+            (_t15 ?
+                (({14{qn_bad_reg}} & ERR_DDP_INVALID_QN) |
+                    (({14{u_opcode_bad_reg & (~qn_bad_reg)}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{u_msn_bad_reg & (~_t17)}} & ERR_DDP_MSN_RANGE)) |
+                    (({14{u_mo_bad_reg & (~_t16)}} & ERR_DDP_INVALID_MO) |
+                        (({14{msn_bad_reg & (~(_t17 | (u_msn_bad_reg | u_mo_bad_reg)))}} & ERR_DDP_MSN_RANGE) |
+                            ({14{no_buffer_reg & (~(_t17 | (u_msn_bad_reg | (u_mo_bad_reg | msn_bad_reg))))}} & ERR_DDP_NO_BUFFER)))) :
+                (({14{mo_nonzero_reg}} & ERR_DDP_INVALID_MO) |
+                    (({14{not_last_bad_reg & (~mo_nonzero_reg)}} & ERR_DDP_TOO_LONG) | ({14{send_too_long_reg & (~_t18)}} & ERR_DDP_TOO_LONG)) |
+                    (({14{irrq_at_ird_reg & (~_t19)}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
+                        (({14{aopcode_bad_reg & (~(_t18 | (send_too_long_reg | irrq_at_ird_reg)))}} & ERR_RDMAP_UNEXPECTED_OPCODE) |
+                            ({14{atomic_resp_bad_reg & (~(_t18 | (send_too_long_reg | (irrq_at_ird_reg | aopcode_bad_reg))))}} &
                                 ERR_RDMAP_STREAM_CATASTROPHIC)))))));
-assign check_fails = (_t7 & hdr_err_nz_reg) | (_t8 & inject_err_nz_reg) |
-    ((_t9 & (t_opcode_bad_reg | (t_stag_bad_reg | t_to_bad_reg))) | (_t11 & (_t18 | (_t22 | (irrq_at_ird_reg | (aopcode_bad_reg | atomic_resp_bad_reg))))));
+assign check_fails = (_t9 & hdr_err_nz_reg) | (_t10 & inject_err_nz_reg) |
+    ((_t11 & (t_opcode_bad_reg | (t_stag_bad_reg | t_to_bad_reg))) | (_t13 & (_t15 | (_t19 | (irrq_at_ird_reg | (aopcode_bad_reg | atomic_resp_bad_reg))))));
 assign post_wait = orq_first_reg | orq_first_d_reg;
-assign post_verdict = ({16{check_failed_reg}} & {_t23, _t25, check_code_reg}) |
-    ({16{lk_failed_reg & _t26}} &
+assign post_verdict = ({16{check_failed_reg}} & {_t20, _t22, check_code_reg}) |
+    ({16{lk_failed_reg & _t23}} &
         {
-            _t27 & (_t44 == 4'b0001),
-            (_t28 != 2'b10) & (~(_t27 & (_t44 == 4'b0000))),
-            _t29 ? ERR_RDMAP_STREAM_CATASTROPHIC :
+            _t24 & (_t41 == 4'b0001),
+            (_t25 != 2'b10) & (~(_t24 & (_t41 == 4'b0000))),
+            _t26 ? ERR_RDMAP_STREAM_CATASTROPHIC :
                 tagged_len_reg ?
-                    (_t31 ? ERR_DDP_BASE_BOUNDS :
-                        _t33 ? ERR_DDP_TO_WRAP :
-                        _t35 ? ERR_DDP_INVALID_STAG :
-                        _t37 ? ERR_DDP_STAG_NOT_ASSOCIATED :
+                    (_t28 ? ERR_DDP_BASE_BOUNDS :
+                        _t30 ? ERR_DDP_TO_WRAP :
+                        _t32 ? ERR_DDP_INVALID_STAG :
+                        _t34 ? ERR_DDP_STAG_NOT_ASSOCIATED :
                         ERR_DDP_INVALID_STAG) :
-                _t31 ? ERR_RDMAP_BASE_BOUNDS :
-                _t33 ? ERR_RDMAP_TO_WRAP :
-                _t35 ? ERR_RDMAP_ACCESS_RIGHTS :
-                _t37 ? ERR_RDMAP_STAG_NOT_ASSOCIATED :
+                _t28 ? ERR_RDMAP_BASE_BOUNDS :
+                _t30 ? ERR_RDMAP_TO_WRAP :
+                _t32 ? ERR_RDMAP_ACCESS_RIGHTS :
+                _t34 ? ERR_RDMAP_STAG_NOT_ASSOCIATED :
                 ERR_RDMAP_INVALID_STAG
         }) |
-    (({16{rr_failed_reg & (~_t45)}} & {rr_verdict_reg[15], rr_verdict_reg[14], rr_verdict_reg[13:0]}) |
-        ({16{_t46 & (~(check_failed_reg | (lk_failed_reg | rr_failed_reg)))}} &
-            {_t47 & (_t30[5:2] == 4'b0001), (_t30[1:0] != 2'b10) & (~(_t47 & (_t30[5:2] == 4'b0000))), ERR_RDMAP_STREAM_CATASTROPHIC}));
-assign post_ok = ~(_t45 | (rr_failed_reg | _t46));
+    (({16{rr_failed_reg & (~_t42)}} & {rr_verdict_reg[15], rr_verdict_reg[14], rr_verdict_reg[13:0]}) |
+        ({16{_t43 & (~(check_failed_reg | (lk_failed_reg | rr_failed_reg)))}} &
+            {_t44 & (_t27[5:2] == 4'b0001), (_t27[1:0] != 2'b10) & (~(_t44 & (_t27[5:2] == 4'b0000))), ERR_RDMAP_STREAM_CATASTROPHIC}));
+assign post_ok = ~(_t42 | (rr_failed_reg | _t43));
 assign post_go = (state_reg == STATE_POST) & (~post_wait);
-assign post_stall = post_ok & _t12 & (irrq_was_full_reg | (~(_t1 & place_idle)));
+assign post_stall = post_ok & _t14 & (irrq_was_full_reg | (~(_t2 & place_idle)));
 assign desc_ctrl0 = desc_reg[679:672];
 assign desc_rsvd_ulp = desc_reg[63:56];
 assign hdr_copy = desc_t ?
@@ -917,13 +940,16 @@ assign hdr_copy = desc_t ?
         desc_mo[7:0], desc_mo[15:8], desc_mo[23:16], desc_mo[31:24], desc_msn[7:0], desc_msn[15:8], desc_msn[23:16], desc_msn[31:24], desc_qn[7:0],
         desc_qn[15:8], desc_qn[23:16], desc_qn[31:24], desc_stag[7:0], desc_stag[15:8], desc_stag[23:16], desc_stag[31:24], desc_rsvd_ulp, desc_ctrl0
     };
-assign check_clean = _t48 & _t26;
-assign u_accept = _t49 & check_clean & _t12;
-assign decide_fail = _t49 & (mpa_bad_reg | _t51);
-assign irrq_flush = decide_fail | (u_accept & term_last_reg) | (_t52 | ((inv_rsp_valid & _t53) | (start_abort & _t54 & _t55)));
+assign check_clean = _t45 & _t23;
+assign u_accept = _t46 & check_clean & _t14;
+assign decide_fail = _t46 & (mpa_bad_reg | _t48);
+assign term_queued = _t49 &
+    ((start_abort & _t50) | (_t46 & mpa_bad_reg & _t51) |
+        ((_t46 & _t45 & _t14 & check_failed_reg & _t52) | ((_t53 & _t52) | (_t54 & inv_rsp_valid & _t55 & _t52))));
+assign irrq_flush = decide_fail | (u_accept & term_last_reg) | (_t53 | ((inv_rsp_valid & _t55) | (start_abort & _t49 & _t50)));
 assign rq_pop = u_accept & (~u_continues_reg) & _t56;
 assign orq_pop = (u_accept & atomic_resp_last_reg) | (_t57 & rr_last_reg);
-assign irrq_push = _t58 & _t12;
+assign irrq_push = _t58 & _t14;
 assign irrq_data = atomic_req_reg ?
     {
         1'b1,
@@ -981,37 +1007,64 @@ always @* begin
 end
 
 always @* begin
+    orq_empty_next = orq_empty_reg;
+    orq_empty_next = (_t62 & 1'b0) | ((_t63 & (orq_count == 4'b0001)) | (_t64 & orq_empty_reg));
+end
+
+always @* begin
+    orq_room_next = orq_room_reg;
+    orq_room_next = (_t62 & ((_t65 < 4'b1000) & ({12'h0, _t65} < cfg_ord))) |
+        ((_t63 & ((_t66 < 4'b1000) & ({12'h0, _t66} < cfg_ord))) | (_t64 & ((orq_count < 4'b1000) & ({12'h0, orq_count} < cfg_ord))));
+end
+
+always @* begin
     irrq_wptr_next = irrq_wptr_reg;
     irrq_rptr_next = irrq_rptr_reg;
     if (irrq_push) begin
         irrq_wptr_next = irrq_wptr_reg + 4'b0001;
     end
-    irrq_rptr_next = irrq_flush ? irrq_wptr_reg : (_t5 ? (irrq_rptr_reg + 4'b0001) : irrq_rptr_reg);
+    irrq_rptr_next = irrq_flush ? irrq_wptr_reg : (_t1 ? (irrq_rptr_reg + 4'b0001) : irrq_rptr_reg);
+end
+
+always @* begin
+    desc_in_valid_next = desc_in_valid_reg;
+    desc_in_next = desc_in_reg;
+    desc_in_mpa_bad_next = desc_in_mpa_bad_reg;
+    desc_in_mpa_code_next = desc_in_mpa_code_reg;
+    if (desc_take) begin
+        desc_in_valid_next = 1'b0;
+    end
+    if (s_desc_tvalid & _t5) begin
+        desc_in_valid_next = 1'b1;
+        desc_in_next = s_desc_tdata;
+        desc_in_mpa_bad_next = s_desc_mpa_bad;
+        desc_in_mpa_code_next = s_desc_mpa_code;
+    end
 end
 
 always @* begin
     rr_no_head_next = rr_no_head_reg;
-    rr_no_head_next = _t62 | _t63[160];
+    rr_no_head_next = orq_empty_reg | _t67[160];
 end
 
 always @* begin
     rr_stag_bad_next = rr_stag_bad_reg;
-    rr_stag_bad_next = desc_stag != _t63[31:0];
+    rr_stag_bad_next = desc_stag != _t67[31:0];
 end
 
 always @* begin
     rr_to_bad_next = rr_to_bad_reg;
-    rr_to_bad_next = rr_to_base_reg != _t63[95:32];
+    rr_to_bad_next = rr_to_base_reg != _t67[95:32];
 end
 
 always @* begin
     rr_len_bad_next = rr_len_bad_reg;
-    rr_len_bad_next = (rr_total_reg > _t64) | (desc_l & (rr_total_reg != _t64));
+    rr_len_bad_next = (rr_total_reg > _t68) | (desc_l & (rr_total_reg != _t68));
 end
 
 always @* begin
     orq_first_next = orq_first_reg;
-    orq_first_next = _t62 & orq_push;
+    orq_first_next = orq_empty_reg & orq_push;
 end
 
 always @* begin
@@ -1021,14 +1074,14 @@ end
 
 always @* begin
     rr_failed_next = rr_failed_reg;
-    rr_failed_next = _t65 | (_t68 | _t69);
+    rr_failed_next = _t69 | (_t72 | _t73);
 end
 
 always @* begin
     rr_verdict_next = rr_verdict_reg;
-    rr_verdict_next = ({16{_t66}} & {_t70 & (_t71[5:2] == 4'b0001), (_t71[1:0] != 2'b10) & (~(_t70 & (_t71[5:2] == 4'b0000))), ERR_DDP_LOCAL_CATASTROPHIC}) |
-        ({16{_t67 & (~_t66)}} & {_t72 & (_t36[5:2] == 4'b0001), (_t36[1:0] != 2'b10) & (~(_t72 & (_t36[5:2] == 4'b0000))), ERR_DDP_INVALID_STAG}) |
-        (({16{_t68 & (~_t65)}} & _t73) | ({16{_t69 & (~(_t66 | (_t67 | _t68)))}} & _t73));
+    rr_verdict_next = ({16{_t70}} & {_t74 & (_t75[5:2] == 4'b0001), (_t75[1:0] != 2'b10) & (~(_t74 & (_t75[5:2] == 4'b0000))), ERR_DDP_LOCAL_CATASTROPHIC}) |
+        ({16{_t71 & (~_t70)}} & {_t76 & (_t33[5:2] == 4'b0001), (_t33[1:0] != 2'b10) & (~(_t76 & (_t33[5:2] == 4'b0000))), ERR_DDP_INVALID_STAG}) |
+        (({16{_t72 & (~_t69)}} & _t77) | ({16{_t73 & (~(_t70 | (_t71 | _t72)))}} & _t77));
 end
 
 always @* begin
@@ -1054,6 +1107,7 @@ always @* begin
     inject_err_nz_next = inject_err_nz_reg;
     abort_pending_next = abort_pending_reg;
     term_pending_next = term_pending_reg;
+    req_valid_r_next = req_valid_r_reg;
     orq_atomics_next = orq_atomics_reg;
     rx_stopped_r_next = rx_stopped_r_reg;
     tx_stopped_r_next = tx_stopped_r_reg;
@@ -1142,80 +1196,81 @@ always @* begin
     if (abort_req) begin
         abort_pending_next = 1'b1;
     end
-    if (req_take & term_pending_reg) begin
-        term_pending_next = 1'b0;
-    end
-    if (_t75) begin
+    term_pending_next = _t79;
+    req_valid_r_next = _t79 | irrq_any_next;
+    if (_t80) begin
         orq_atomics_next = orq_atomics_reg + 4'b0001;
     end
-    if (orq_pop & _t63[160]) begin
-        orq_atomics_next = _t75 ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
+    if (orq_pop & _t67[160]) begin
+        orq_atomics_next = _t80 ? orq_atomics_reg : (orq_atomics_reg - 4'b0001);
     end
     case (state_reg)
         STATE_IDLE: begin
             if (start_abort) begin
                 abort_pending_next = 1'b0;
-                if (_t54 & _t55) begin
+                if (_t49 & _t50) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
                     if (1'b0) begin
                         evt_valid_next = 1'b1;
                     end
-                    if ((~1'b0) & _t54) begin
+                    if ((~1'b0) & _t49) begin
                         term_sent_next = 1'b1;
-                        term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                     end
                 end
             end
             if (desc_take) begin
-                desc_next = s_desc_tdata;
-                is_send_next = _t76;
-                qn_expected_next = _t77;
-                h1_short_next = _t82;
-                term_opcode_next = _t80 & (~_t82);
-                has_len_next = _t83;
-                t_opcode_bad_next = t_open_reg & (s_desc_tdata[55:52] != t_opcode_reg);
-                t_stag_bad_next = t_open_reg & (s_desc_tdata[95:64] != t_stag_reg);
-                t_to_bad_next = t_open_reg & (s_desc_tdata[159:96] != t_next_to_reg);
-                u_continues_next = _t84;
-                buf_addr_next = _t84 ? u_buf_addr_reg : (_t86 ? s_recv_addr : _t87[63:0]);
-                buf_len_next = _t88;
-                msg_end_next = _t89[31:0];
-                no_buffer_next = _t91 & ((_t85 & (_t86 & (~rq_push))) | ((_t77 == QN_ATOMIC_RESPONSE) & (orq_atomics_reg == 4'b0000) & (~_t75)));
-                send_too_long_next = _t76 & (_t89 > {1'b0, _t88});
-                irrq_at_ird_next = _t92 & irrq_ird_ahead;
-                atomic_resp_bad_next = _t93 &
-                    ((_t62 & (~(orq_push & (s_orq_atomic & (s_orq_request_id == _t94))))) | ((~_t62) & (~(_t63[160] & (_t63[159:128] == _t94)))));
-                qn_bad_next = s_desc_tdata[191:160] != {30'h0, _t77};
-                msn_bad_next = (_t91 & (_t77 == 2'b00) & (s_desc_tdata[223:192] != rx_msn_0_reg)) |
-                    (_t91 & (_t77 == 2'b01) & (s_desc_tdata[223:192] != rx_msn_1_reg)) |
-                    ((_t91 & (_t77 == 2'b10) & (s_desc_tdata[223:192] != rx_msn_2_reg)) | (_t91 & (_t77 == 2'b11) & (s_desc_tdata[223:192] != rx_msn_3_reg)));
-                u_opcode_bad_next = _t84 & (s_desc_tdata[55:52] != u_opcode_reg);
-                u_msn_bad_next = _t84 & (s_desc_tdata[223:192] != u_msn_reg);
-                u_mo_bad_next = _t84 & (s_desc_tdata[255:224] != u_placed_reg);
-                mo_nonzero_next = _t91 & (s_desc_tdata[255:224] != 32'h0);
-                not_last_bad_next = (~s_desc_tdata[49]) & (~_t76);
-                aopcode_bad_next = _t92 & (s_desc_tdata[283:280] != 4'b0000) & (s_desc_tdata[283:280] != 4'b0010);
-                hdr_err_nz_next = s_desc_tdata[15:2] != 14'h0;
-                rr_total_next = {1'b0, orq_received_reg} + _t90;
-                rr_to_base_next = s_desc_tdata[159:96] - {32'h0, orq_received_reg};
-                read_size_nz_next = _t95;
-                tagged_len_next = s_desc_tdata[48] & _t83;
-                rr_any_next = _t96;
-                rr_len_next = _t96 & _t83;
-                rr_last_next = _t96 & s_desc_tdata[49];
-                read_len_next = _t97 & _t95;
-                read_req_next = _t97;
-                atomic_req_next = _t98 & _t79;
+                desc_next = desc_in_reg;
+                is_send_next = _t81;
+                qn_expected_next = _t82;
+                h1_short_next = _t87;
+                term_opcode_next = _t85 & (~_t87);
+                has_len_next = _t88;
+                t_opcode_bad_next = t_open_reg & (desc_in_reg[55:52] != t_opcode_reg);
+                t_stag_bad_next = t_open_reg & (desc_in_reg[95:64] != t_stag_reg);
+                t_to_bad_next = t_open_reg & (desc_in_reg[159:96] != t_next_to_reg);
+                u_continues_next = _t89;
+                buf_addr_next = _t89 ? u_buf_addr_reg : (_t91 ? s_recv_addr : _t92[63:0]);
+                buf_len_next = _t89 ? u_buf_len_reg : (_t91 ? s_recv_len : _t92[95:64]);
+                msg_end_next = _t6[31:0];
+                no_buffer_next = _t93 & ((_t90 & (_t91 & (~rq_push))) | ((_t82 == QN_ATOMIC_RESPONSE) & (orq_atomics_reg == 4'b0000) & (~_t80)));
+                send_too_long_next = _t81 &
+                    ((_t89 & (msg_end_in > {1'b0, u_buf_len_reg})) |
+                        ((_t93 & (~_t91) & (msg_end_in > {1'b0, _t92[95:64]})) | (_t93 & _t91 & (msg_end_in > {1'b0, s_recv_len}))));
+                irrq_at_ird_next = _t94 & irrq_ird_ahead;
+                atomic_resp_bad_next = _t95 &
+                    ((orq_empty_reg & (~(orq_push & (s_orq_atomic & (s_orq_request_id == _t96))))) |
+                        ((~orq_empty_reg) & (~(_t67[160] & (_t67[159:128] == _t96)))));
+                qn_bad_next = desc_in_reg[191:160] != {30'h0, _t82};
+                msn_bad_next = (_t93 & (_t82 == 2'b00) & (desc_in_reg[223:192] != rx_msn_0_reg)) |
+                    (_t93 & (_t82 == 2'b01) & (desc_in_reg[223:192] != rx_msn_1_reg)) |
+                    ((_t93 & (_t82 == 2'b10) & (desc_in_reg[223:192] != rx_msn_2_reg)) | (_t93 & (_t82 == 2'b11) & (desc_in_reg[223:192] != rx_msn_3_reg)));
+                u_opcode_bad_next = _t89 & (desc_in_reg[55:52] != u_opcode_reg);
+                u_msn_bad_next = _t89 & (desc_in_reg[223:192] != u_msn_reg);
+                u_mo_bad_next = _t89 & (desc_in_reg[255:224] != u_placed_reg);
+                mo_nonzero_next = _t93 & (desc_in_reg[255:224] != 32'h0);
+                not_last_bad_next = (~desc_in_reg[49]) & (~_t81);
+                aopcode_bad_next = _t94 & (desc_in_reg[283:280] != 4'b0000) & (desc_in_reg[283:280] != 4'b0010);
+                hdr_err_nz_next = desc_in_reg[15:2] != 14'h0;
+                rr_total_next = {1'b0, orq_received_reg} + _t7;
+                rr_to_base_next = desc_in_reg[159:96] - {32'h0, orq_received_reg};
+                read_size_nz_next = _t97;
+                tagged_len_next = desc_in_reg[48] & _t88;
+                rr_any_next = _t98;
+                rr_len_next = _t98 & _t88;
+                rr_last_next = _t98 & desc_in_reg[49];
+                read_len_next = _t99 & _t97;
+                read_req_next = _t99;
+                atomic_req_next = _t100 & _t84;
                 lk_failed_next = 1'b0;
                 lk_fault_next = 3'b000;
                 lk_address_next = 64'h0;
-                term_last_next = s_desc_tdata[49] & _t80;
-                atomic_resp_last_next = _t93;
-                mpa_bad_next = s_desc_mpa_bad;
-                mpa_code_next = s_desc_mpa_code;
-                mpa_closed_next = s_desc_mpa_code == 8'h1;
+                term_last_next = desc_in_reg[49] & _t85;
+                atomic_resp_last_next = _t95;
+                mpa_bad_next = desc_in_mpa_bad_reg;
+                mpa_code_next = desc_in_mpa_code_reg;
+                mpa_closed_next = desc_in_mpa_code_reg == 8'h1;
                 state_next = STATE_CHECK;
             end
         end
@@ -1227,54 +1282,52 @@ always @* begin
                     cmd_discard_next = 1'b1;
                 end
             end
-            if (_t50) begin
-                if (_t48 & desc_ok & inject_pending_reg) begin
+            if (_t47) begin
+                if (_t45 & desc_ok & inject_pending_reg) begin
                     inject_pending_next = 1'b0;
                 end
                 check_failed_next = check_fails;
                 check_code_next = check_err;
                 state_next = STATE_DECIDE;
-                if (_t99 & has_len_reg) begin
+                if (_t101 & has_len_reg) begin
                     state_next = STATE_LOOK;
                 end
             end
         end
         STATE_DECIDE: begin
             state_next = STATE_IDLE;
-            if (_t50) begin
+            if (_t47) begin
                 if (mpa_bad_reg) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t100) begin
+                    if (_t102) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (mpa_closed_reg) begin
                         evt_valid_next = 1'b1;
                     end
-                    if ((~mpa_closed_reg) & _t54) begin
+                    if (_t51 & _t49) begin
                         term_sent_next = 1'b1;
-                        term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                     end
                 end
-                if (_t48 & _t12 & check_failed_reg) begin
+                if (_t45 & _t14 & check_failed_reg) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t100) begin
+                    if (_t102) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode_reg) begin
                         evt_valid_next = 1'b1;
                     end
-                    if (_t101) begin
+                    if (_t103) begin
                         term_sent_next = 1'b1;
-                        term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                     end
                 end
-                if (_t99) begin
+                if (_t101) begin
                     state_next = STATE_POST;
                 end
                 if (u_accept) begin
@@ -1283,7 +1336,7 @@ always @* begin
                         cmd_addr_next = buf_addr_reg + {32'h0, desc_mo};
                         cmd_discard_next = 1'b0;
                     end
-                    if (_t102) begin
+                    if (_t104) begin
                         u_open_next = 1'b1;
                         u_opcode_next = desc_opcode;
                         u_msn_next = desc_msn;
@@ -1296,16 +1349,16 @@ always @* begin
                             u_open_next = 1'b0;
                         end
                         if (qn_expected_reg == 2'b00) begin
-                            rx_msn_0_next = _t103;
+                            rx_msn_0_next = _t105;
                         end
                         if (qn_expected_reg == 2'b01) begin
-                            rx_msn_1_next = _t103;
+                            rx_msn_1_next = _t105;
                         end
                         if (qn_expected_reg == 2'b10) begin
-                            rx_msn_2_next = _t103;
+                            rx_msn_2_next = _t105;
                         end
                         if (qn_expected_reg == 2'b11) begin
-                            rx_msn_3_next = _t103;
+                            rx_msn_3_next = _t105;
                         end
                         case (desc_opcode)
                             OP_SEND, OP_SEND_SE: begin
@@ -1354,19 +1407,18 @@ always @* begin
             end
         end
         STATE_POST: begin
-            if (_t52) begin
+            if (_t53) begin
                 rx_stopped_r_next = 1'b1;
                 tx_stopped_r_next = 1'b1;
-                if (_t100) begin
+                if (_t102) begin
                     cmd_valid_next = 1'b1;
                     cmd_discard_next = 1'b1;
                 end
                 if (term_opcode_reg) begin
                     evt_valid_next = 1'b1;
                 end
-                if (_t101) begin
+                if (_t103) begin
                     term_sent_next = 1'b1;
-                    term_pending_next = 1'b1;
                     evt_valid_next = 1'b1;
                 end
                 state_next = STATE_IDLE;
@@ -1379,7 +1431,7 @@ always @* begin
                         cmd_addr_next = lk_address_reg;
                         cmd_discard_next = 1'b0;
                     end
-                    t_open_next = _t102;
+                    t_open_next = _t104;
                     t_opcode_next = desc_opcode;
                     t_stag_next = desc_stag;
                     t_next_to_next = desc_to + {32'h0, payload_len};
@@ -1400,22 +1452,21 @@ always @* begin
         STATE_IWAIT: begin
             if (inv_rsp_valid) begin
                 state_next = STATE_IDLE;
-                if (_t104) begin
+                if (_t106) begin
                     evt_valid_next = 1'b1;
                 end
-                if (_t53) begin
+                if (_t55) begin
                     rx_stopped_r_next = 1'b1;
                     tx_stopped_r_next = 1'b1;
-                    if (_t100) begin
+                    if (_t102) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode_reg) begin
                         evt_valid_next = 1'b1;
                     end
-                    if (_t101) begin
+                    if (_t103) begin
                         term_sent_next = 1'b1;
-                        term_pending_next = 1'b1;
                         evt_valid_next = 1'b1;
                     end
                 end
@@ -1442,17 +1493,17 @@ always @* begin
         STATE_DECIDE: begin
             if (mpa_bad_reg) begin
                 evt_kind_next = mpa_closed_reg ? EVT_CLOSED : EVT_TERMINATE_SENT;
-                evt_err_next = _t105;
+                evt_err_next = _t107;
             end else begin
-                if (_t51) begin
-                    evt_kind_next = _t106;
+                if (_t48) begin
+                    evt_kind_next = _t108;
                     evt_err_next = check_code_reg;
                 end else begin
                     case (desc_opcode)
                         OP_SEND, OP_SEND_SE: begin
                             evt_kind_next = EVT_RECV;
                             evt_length_next = msg_end_reg;
-                            evt_solicited_next = _t107;
+                            evt_solicited_next = _t109;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
                             evt_data_next = 64'h0;
@@ -1461,7 +1512,7 @@ always @* begin
                         OP_IMMEDIATE, OP_IMMEDIATE_SE: begin
                             evt_kind_next = EVT_RECV_IMMEDIATE;
                             evt_length_next = 32'h8;
-                            evt_solicited_next = _t107;
+                            evt_solicited_next = _t109;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
                             evt_data_next = {
@@ -1498,29 +1549,29 @@ always @* begin
         STATE_POST: begin
             if (post_ok) begin
                 evt_kind_next = EVT_READ;
-                evt_length_next = _t63[127:96];
+                evt_length_next = _t67[127:96];
                 evt_solicited_next = 1'b0;
                 evt_invalidated_next = 1'b0;
                 evt_stag_next = 32'h0;
                 evt_data_next = 64'h0;
                 evt_err_next = 14'h0;
             end else begin
-                evt_kind_next = _t106;
+                evt_kind_next = _t108;
                 evt_err_next = post_verdict[13:0];
             end
         end
         STATE_IWAIT: begin
-            if (_t104) begin
+            if (_t106) begin
                 evt_kind_next = EVT_RECV;
                 evt_length_next = cpl_len_reg;
-                evt_solicited_next = _t108;
+                evt_solicited_next = _t110;
                 evt_invalidated_next = 1'b1;
                 evt_stag_next = desc_stag;
                 evt_data_next = 64'h0;
                 evt_err_next = 14'h0;
             end else begin
-                evt_kind_next = _t106;
-                evt_err_next = _t109;
+                evt_kind_next = _t108;
+                evt_err_next = _t111;
             end
         end
         default: begin
@@ -1536,31 +1587,31 @@ always @* begin
     term_tagged_r_next = term_tagged_r_reg;
     term_ddp_hdr_r_next = term_ddp_hdr_r_reg;
     term_rdma_hdr_r_next = term_rdma_hdr_r_reg;
-    if (_t54) begin
+    if (_t49) begin
         case (state_reg)
             STATE_IDLE: begin
                 term_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                 term_md_next = 1'b0;
-                term_r_r_next = 1'b0 & ((_t111[1:0] == 2'b00) & (_t111[5:2] == 4'b0001)) & _t112;
-                term_seg_len_r_next = _t113;
+                term_r_r_next = 1'b0 & ((_t113[1:0] == 2'b00) & (_t113[5:2] == 4'b0001)) & _t114;
+                term_seg_len_r_next = _t115;
                 term_tagged_r_next = desc_t;
                 term_ddp_hdr_r_next = hdr_copy;
                 term_rdma_hdr_r_next = desc_rdmap[223:0];
             end
             STATE_DECIDE: begin
                 if (mpa_bad_reg) begin
-                    term_err_next = _t105;
+                    term_err_next = _t107;
                     term_md_next = 1'b0;
-                    term_r_r_next = 1'b0 & ((2'b10 == 2'b00) & (4'b0000 == 4'b0001)) & _t112;
-                    term_seg_len_r_next = _t113;
+                    term_r_r_next = 1'b0 & ((2'b10 == 2'b00) & (4'b0000 == 4'b0001)) & _t114;
+                    term_seg_len_r_next = _t115;
                     term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_rdmap[223:0];
                 end else begin
                     term_err_next = check_code_reg;
-                    term_md_next = _t114;
-                    term_r_r_next = _t114 & _t23 & _t112;
-                    term_seg_len_r_next = _t114 ? desc_ulpdu_len : 16'h0;
+                    term_md_next = _t116;
+                    term_r_r_next = _t116 & _t20 & _t114;
+                    term_seg_len_r_next = _t116 ? desc_ulpdu_len : 16'h0;
                     term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -1568,18 +1619,18 @@ always @* begin
             end
             STATE_POST: begin
                 term_err_next = post_verdict[13:0];
-                term_md_next = _t116;
-                term_r_r_next = _t116 & post_verdict[15] & _t112;
-                term_seg_len_r_next = _t116 ? desc_ulpdu_len : 16'h0;
+                term_md_next = _t118;
+                term_r_r_next = _t118 & post_verdict[15] & _t114;
+                term_seg_len_r_next = _t118 ? desc_ulpdu_len : 16'h0;
                 term_tagged_r_next = desc_t;
                 term_ddp_hdr_r_next = hdr_copy;
                 term_rdma_hdr_r_next = desc_rdmap[223:0];
             end
             STATE_IWAIT: begin
-                term_err_next = _t109;
-                term_md_next = _t117;
-                term_r_r_next = _t117 & (_t121 & (_t122 == 4'b0001)) & _t112;
-                term_seg_len_r_next = _t117 ? desc_ulpdu_len : 16'h0;
+                term_err_next = _t111;
+                term_md_next = _t119;
+                term_r_r_next = _t119 & (_t123 & (_t124 == 4'b0001)) & _t114;
+                term_seg_len_r_next = _t119 ? desc_ulpdu_len : 16'h0;
                 term_tagged_r_next = desc_t;
                 term_ddp_hdr_r_next = hdr_copy;
                 term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -1595,6 +1646,10 @@ always @(posedge clk) begin
     mpa_bad_reg <= mpa_bad_next;
     mpa_code_reg <= mpa_code_next;
     mpa_closed_reg <= mpa_closed_next;
+    desc_in_valid_reg <= desc_in_valid_next;
+    desc_in_reg <= desc_in_next;
+    desc_in_mpa_bad_reg <= desc_in_mpa_bad_next;
+    desc_in_mpa_code_reg <= desc_in_mpa_code_next;
     is_send_reg <= is_send_next;
     qn_expected_reg <= qn_expected_next;
     h1_short_reg <= h1_short_next;
@@ -1649,8 +1704,11 @@ always @(posedge clk) begin
     rq_rptr_reg <= rq_rptr_next;
     orq_wptr_reg <= orq_wptr_next;
     orq_rptr_reg <= orq_rptr_next;
+    orq_room_reg <= orq_room_next;
+    orq_empty_reg <= orq_empty_next;
     irrq_wptr_reg <= irrq_wptr_next;
     irrq_rptr_reg <= irrq_rptr_next;
+    req_valid_r_reg <= req_valid_r_next;
     desc_taken_reg <= desc_taken_next;
     t_opcode_bad_reg <= t_opcode_bad_next;
     t_stag_bad_reg <= t_stag_bad_next;
@@ -1709,6 +1767,7 @@ always @(posedge clk) begin
     end
 
     if (rst) begin
+        desc_in_valid_reg <= 1'b0;
         state_reg <= 3'b000;
         rx_stopped_r_reg <= 1'b0;
         tx_stopped_r_reg <= 1'b0;
@@ -1726,8 +1785,11 @@ always @(posedge clk) begin
         rq_rptr_reg <= 5'h0;
         orq_wptr_reg <= 4'b0000;
         orq_rptr_reg <= 4'b0000;
+        orq_room_reg <= 1'b0;
+        orq_empty_reg <= 1'b1;
         irrq_wptr_reg <= 4'b0000;
         irrq_rptr_reg <= 4'b0000;
+        req_valid_r_reg <= 1'b0;
         desc_taken_reg <= 1'b0;
     end
 end

@@ -59,18 +59,24 @@ module ddp_rx_place_w8 (
     output wire        idle // every accepted command finished (its writes accepted), none held
 );
 
-reg [10:0] wr_ptr_reg; // FIFO write pointer, with a wrap bit
-reg [10:0] wr_ptr_next;
-reg [10:0] rd_ptr_reg; // FIFO read pointer, with a wrap bit
-reg [10:0] rd_ptr_next;
-wire fifo_full;
-wire fifo_empty;
-wire in_fire;
+wire in_fire; // an input beat enters the FIFO
+wire q_take; // the head beat is written or dropped
 wire [2:0] in_count_m1; // valid octets of this beat minus one
-reg q_valid_reg; // the head beat of the FIFO is in q_entry
-reg q_valid_next;
-reg [67:0] q_entry_reg; // {last, valid octets - 1, data} of the head beat
-reg [67:0] q_entry_next;
+reg [9:0] fifo_wptr_reg;
+reg [9:0] fifo_wptr_next;
+reg [9:0] fifo_rptr_reg;
+reg [9:0] fifo_rptr_next;
+reg [10:0] fifo_count_reg; // words in fifo_mem, not yet in the head register
+reg [10:0] fifo_count_next;
+reg [67:0] fifo_head_reg; // the oldest word of fifo (the memory's read register)
+reg [67:0] fifo_head_next;
+reg fifo_head_valid_reg;
+reg fifo_head_valid_next;
+reg fifo_none_reg; // fifo_count == 0
+reg fifo_none_next;
+reg fifo_filled_reg; // fifo_count == 1024
+reg fifo_filled_next;
+wire fifo_load; // the head register takes the next word from the memory
 reg act_valid_reg; // a command is active: its packet is being placed or dropped
 reg act_valid_next;
 reg act_discard_reg;
@@ -111,10 +117,8 @@ wire out_free;
 wire place_beat; // a head beat is written
 wire place_flush; // the flush beat is written
 wire drop_beat; // a head beat is dropped
-wire q_take;
 wire act_finish; // the active command is done
 wire act_free; // the active slot takes a command at this edge
-wire fifo_read; // the next FIFO beat moves into the head register
 wire cmd_fire;
 reg [67:0] fifo_mem [0:1023];
 wire _t0;
@@ -126,44 +130,47 @@ wire [63:0] _t5;
 // verilator lint_off UNUSED
 wire [3:0] _t6; // read through slices
 // verilator lint_on UNUSED
+wire _t7;
+wire _t8;
 
-assign _t0 = ~fifo_full;
-assign _t1 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
-assign _t2 = s_axis_tkeep[6] & (~s_axis_tkeep[7]);
-assign _t3 = s_axis_tkeep[3] & (~s_axis_tkeep[4]);
+assign _t0 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
+assign _t1 = s_axis_tkeep[6] & (~s_axis_tkeep[7]);
+assign _t2 = s_axis_tkeep[3] & (~s_axis_tkeep[4]);
+assign _t3 = ~fifo_filled_reg;
 assign _t4 = ~pend_valid_reg;
 assign _t5 = {
     {8{carry_lanes[7]}}, {8{carry_lanes[6]}}, {8{carry_lanes[5]}}, {8{carry_lanes[4]}}, {8{carry_lanes[3]}}, {8{carry_lanes[2]}}, {8{carry_lanes[1]}},
     {8{carry_lanes[0]}}
 };
-assign _t6 = {1'b0, act_off_reg} + {1'b0, q_entry_reg[66:64]};
-assign fifo_full = (wr_ptr_reg ^ rd_ptr_reg) == 11'h400;
-assign fifo_empty = wr_ptr_reg == rd_ptr_reg;
-assign s_axis_tready = _t0;
-assign in_fire = s_axis_tvalid & _t0;
+assign _t6 = {1'b0, act_off_reg} + {1'b0, fifo_head_reg[66:64]};
+assign _t7 = in_fire & (~fifo_load);
+assign _t8 = fifo_load & (~in_fire);
 assign in_count_m1 = {
-    (s_axis_tkeep[4] & (~s_axis_tkeep[5])) | _t1 | _t2 | s_axis_tkeep[7],
-    (s_axis_tkeep[2] & (~s_axis_tkeep[3])) | _t3 | _t2 | s_axis_tkeep[7],
-    (s_axis_tkeep[1] & (~s_axis_tkeep[2])) | _t3 | _t1 | s_axis_tkeep[7]
+    (s_axis_tkeep[4] & (~s_axis_tkeep[5])) | _t0 | _t1 | s_axis_tkeep[7],
+    (s_axis_tkeep[2] & (~s_axis_tkeep[3])) | _t2 | _t1 | s_axis_tkeep[7],
+    (s_axis_tkeep[1] & (~s_axis_tkeep[2])) | _t2 | _t0 | s_axis_tkeep[7]
 };
+assign fifo_load = (~fifo_none_reg) & ((~fifo_head_valid_reg) | q_take);
+assign s_axis_tready = _t3;
+assign in_fire = s_axis_tvalid & _t3;
 assign wr_valid = out_valid_reg;
 assign wr_addr = {out_beat_reg, 3'b000};
 assign wr_data = out_data_reg;
 assign wr_strb = out_strb_reg;
 assign s_cmd_ready = _t4;
 assign idle = ~(act_valid_reg | pend_valid_reg | out_valid_reg);
-assign rot_data_0 = act_off_reg[0] ? {q_entry_reg[55:0], q_entry_reg[63:56]} : q_entry_reg[63:0];
+assign rot_data_0 = act_off_reg[0] ? {fifo_head_reg[55:0], fifo_head_reg[63:56]} : fifo_head_reg[63:0];
 assign rot_data_1 = act_off_reg[1] ? {rot_data_0[47:0], rot_data_0[63:48]} : rot_data_0;
 assign rot_data_2 = act_off_reg[2] ? {rot_data_1[31:0], rot_data_1[63:32]} : rot_data_1;
 assign rot_keep = {
-    (3'b111 - act_off_reg) <= q_entry_reg[66:64],
-    (3'b110 - act_off_reg) <= q_entry_reg[66:64],
-    (3'b101 - act_off_reg) <= q_entry_reg[66:64],
-    (3'b100 - act_off_reg) <= q_entry_reg[66:64],
-    (3'b011 - act_off_reg) <= q_entry_reg[66:64],
-    (3'b010 - act_off_reg) <= q_entry_reg[66:64],
-    (3'b001 - act_off_reg) <= q_entry_reg[66:64],
-    (3'b000 - act_off_reg) <= q_entry_reg[66:64]
+    (3'b111 - act_off_reg) <= fifo_head_reg[66:64],
+    (3'b110 - act_off_reg) <= fifo_head_reg[66:64],
+    (3'b101 - act_off_reg) <= fifo_head_reg[66:64],
+    (3'b100 - act_off_reg) <= fifo_head_reg[66:64],
+    (3'b011 - act_off_reg) <= fifo_head_reg[66:64],
+    (3'b010 - act_off_reg) <= fifo_head_reg[66:64],
+    (3'b001 - act_off_reg) <= fifo_head_reg[66:64],
+    (3'b000 - act_off_reg) <= fifo_head_reg[66:64]
 };
 assign carry_lanes = {
     1'b0, act_off_reg > 3'b110, act_off_reg > 3'b101, act_off_reg > 3'b100, act_off_reg > 3'b011, act_off_reg > 3'b010, act_off_reg > 3'b001,
@@ -173,20 +180,36 @@ assign beat_data = (carry_data_reg & _t5) | (rot_data_2 & (~_t5));
 assign beat_strb = (carry_keep_reg & carry_lanes) | (rot_keep & (~carry_lanes));
 assign spill = _t6[3];
 assign out_free = (~out_valid_reg) | wr_ready;
-assign place_beat = act_valid_reg & (~act_discard_reg) & (~act_flush_reg) & q_valid_reg & out_free;
+assign place_beat = act_valid_reg & (~act_discard_reg) & (~act_flush_reg) & fifo_head_valid_reg & out_free;
 assign place_flush = act_valid_reg & act_flush_reg & out_free;
-assign drop_beat = act_valid_reg & act_discard_reg & q_valid_reg;
+assign drop_beat = act_valid_reg & act_discard_reg & fifo_head_valid_reg;
 assign q_take = place_beat | drop_beat;
-assign act_finish = (place_beat & q_entry_reg[67] & (~spill)) | place_flush | (drop_beat & q_entry_reg[67]);
+assign act_finish = (place_beat & fifo_head_reg[67] & (~spill)) | place_flush | (drop_beat & fifo_head_reg[67]);
 assign act_free = (~act_valid_reg) | act_finish;
-assign fifo_read = (~fifo_empty) & ((~q_valid_reg) | q_take);
 assign cmd_fire = s_cmd_valid & _t4;
 
 always @* begin
-    wr_ptr_next = wr_ptr_reg;
-    q_valid_next = q_valid_reg;
-    q_entry_next = q_entry_reg;
-    rd_ptr_next = rd_ptr_reg;
+    fifo_wptr_next = fifo_wptr_reg;
+    fifo_rptr_next = fifo_rptr_reg;
+    fifo_head_next = fifo_head_reg;
+    fifo_head_valid_next = fifo_head_valid_reg;
+    fifo_count_next = fifo_count_reg;
+    fifo_none_next = fifo_none_reg;
+    fifo_filled_next = fifo_filled_reg;
+    if (in_fire) begin
+        fifo_wptr_next = fifo_wptr_reg + 10'h1;
+    end
+    if (fifo_load) begin
+        fifo_rptr_next = fifo_rptr_reg + 10'h1;
+        fifo_head_next = fifo_mem[fifo_rptr_reg];
+    end
+    fifo_head_valid_next = fifo_load | (fifo_head_valid_reg & (~q_take));
+    fifo_count_next = (fifo_count_reg + {10'h0, in_fire}) - {10'h0, fifo_load};
+    fifo_none_next = _t7 ? 1'b0 : (_t8 ? (fifo_count_reg == 11'h1) : fifo_none_reg);
+    fifo_filled_next = _t8 ? 1'b0 : (_t7 ? (fifo_count_reg == 11'h3ff) : fifo_filled_reg);
+end
+
+always @* begin
     out_valid_next = out_valid_reg;
     out_beat_next = out_beat_reg;
     out_data_next = out_data_reg;
@@ -201,17 +224,6 @@ always @* begin
     pend_valid_next = pend_valid_reg;
     pend_addr_next = pend_addr_reg;
     pend_discard_next = pend_discard_reg;
-    if (in_fire) begin
-        wr_ptr_next = wr_ptr_reg + 11'h1;
-    end
-    if (q_take) begin
-        q_valid_next = 1'b0;
-    end
-    if (fifo_read) begin
-        q_valid_next = 1'b1;
-        q_entry_next = fifo_mem[rd_ptr_reg[9:0]];
-        rd_ptr_next = rd_ptr_reg + 11'h1;
-    end
     if (wr_ready) begin
         out_valid_next = 1'b0;
     end
@@ -223,7 +235,7 @@ always @* begin
         act_beat_next = act_beat_reg + 61'h1;
         carry_data_next = rot_data_2;
         carry_keep_next = rot_keep & carry_lanes;
-        if (q_entry_reg[67] & spill) begin
+        if (fifo_head_reg[67] & spill) begin
             act_flush_next = 1'b1;
         end
     end
@@ -250,10 +262,13 @@ always @* begin
 end
 
 always @(posedge clk) begin
-    wr_ptr_reg <= wr_ptr_next;
-    rd_ptr_reg <= rd_ptr_next;
-    q_valid_reg <= q_valid_next;
-    q_entry_reg <= q_entry_next;
+    fifo_wptr_reg <= fifo_wptr_next;
+    fifo_rptr_reg <= fifo_rptr_next;
+    fifo_count_reg <= fifo_count_next;
+    fifo_head_reg <= fifo_head_next;
+    fifo_head_valid_reg <= fifo_head_valid_next;
+    fifo_none_reg <= fifo_none_next;
+    fifo_filled_reg <= fifo_filled_next;
     act_valid_reg <= act_valid_next;
     act_discard_reg <= act_discard_next;
     act_off_reg <= act_off_next;
@@ -269,13 +284,16 @@ always @(posedge clk) begin
     out_data_reg <= out_data_next;
     out_strb_reg <= out_strb_next;
     if (in_fire) begin
-        fifo_mem[wr_ptr_reg[9:0]] <= {s_axis_tlast, in_count_m1, s_axis_tdata};
+        fifo_mem[fifo_wptr_reg] <= {s_axis_tlast, in_count_m1, s_axis_tdata};
     end
 
     if (rst) begin
-        wr_ptr_reg <= 11'h0;
-        rd_ptr_reg <= 11'h0;
-        q_valid_reg <= 1'b0;
+        fifo_wptr_reg <= 10'h0;
+        fifo_rptr_reg <= 10'h0;
+        fifo_count_reg <= 11'h0;
+        fifo_head_valid_reg <= 1'b0;
+        fifo_none_reg <= 1'b1;
+        fifo_filled_reg <= 1'b0;
         act_valid_reg <= 1'b0;
         act_flush_reg <= 1'b0;
         pend_valid_reg <= 1'b0;

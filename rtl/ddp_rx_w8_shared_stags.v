@@ -163,6 +163,9 @@ reg [2:0] verdict_wptr_reg;
 reg [2:0] verdict_wptr_next;
 reg [2:0] verdict_rptr_reg;
 reg [2:0] verdict_rptr_next;
+reg verdict_full_reg; // the verdict FIFO is full
+reg verdict_full_next;
+wire [2:0] verdict_count; // entries in verdict
 wire ctl_m_cmd_valid;
 wire ctl_m_cmd_ready;
 wire [63:0] ctl_m_cmd_addr;
@@ -212,12 +215,17 @@ wire wr_pick_atomic; // the write-back of the atomic unit owns mem_wr this cycle
 wire rx_done; // every ULPDU taken so far is handled and placed
 reg [8:0] verdict_mem [0:3];
 wire _t0;
+wire _t1;
+wire _t2;
 // verilator lint_off UNUSED
-wire [8:0] _t1; // read through slices
+wire [8:0] _t3; // read through slices
 // verilator lint_on UNUSED
 
-assign _t0 = ~((verdict_wptr_reg[2] != verdict_rptr_reg[2]) & (verdict_wptr_reg[1:0] == verdict_rptr_reg[1:0]));
-assign _t1 = verdict_mem[verdict_rptr_reg[1:0]];
+assign _t0 = ~verdict_full_reg;
+assign _t1 = verdict_push & (~verdict_pop);
+assign _t2 = verdict_pop & (~verdict_push);
+assign _t3 = verdict_mem[verdict_rptr_reg[1:0]];
+assign verdict_count = verdict_wptr_reg - verdict_rptr_reg;
 assign s_axis_tready = hdr_s_tready & _t0;
 assign verdict_push = s_axis_tvalid & s_axis_tready & s_axis_tlast;
 assign wr_pick_atomic = wr_held_reg ? wr_held_atomic_reg : atomic_wr_valid;
@@ -242,6 +250,11 @@ always @* begin
 end
 
 always @* begin
+    verdict_full_next = verdict_full_reg;
+    verdict_full_next = (_t1 & (verdict_count == 3'b011)) | ((_t2 & 1'b0) | ((~(_t1 | _t2)) & verdict_full_reg));
+end
+
+always @* begin
     wr_held_next = wr_held_reg;
     wr_held_atomic_next = wr_held_atomic_reg;
     wr_held_next = mem_wr_valid & (~mem_wr_ready);
@@ -251,6 +264,7 @@ end
 always @(posedge clk) begin
     verdict_wptr_reg <= verdict_wptr_next;
     verdict_rptr_reg <= verdict_rptr_next;
+    verdict_full_reg <= verdict_full_next;
     wr_held_reg <= wr_held_next;
     wr_held_atomic_reg <= wr_held_atomic_next;
     if (verdict_push) begin
@@ -260,6 +274,7 @@ always @(posedge clk) begin
     if (rst) begin
         verdict_wptr_reg <= 3'b000;
         verdict_rptr_reg <= 3'b000;
+        verdict_full_reg <= 1'b0;
         wr_held_reg <= 1'b0;
         wr_held_atomic_reg <= 1'b0;
     end
@@ -294,8 +309,8 @@ ddp_rx_ctl u_ctl (
     .s_desc_tdata(desc_tdata),
     .s_desc_tvalid(desc_tvalid),
     .s_desc_tready(desc_tready),
-    .s_desc_mpa_bad(_t1[0]),
-    .s_desc_mpa_code(_t1[8:1]),
+    .s_desc_mpa_bad(_t3[0]),
+    .s_desc_mpa_code(_t3[8:1]),
     .s_recv_valid(s_recv_valid),
     .s_recv_ready(s_recv_ready),
     .s_recv_addr(s_recv_addr),

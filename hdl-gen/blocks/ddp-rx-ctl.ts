@@ -47,9 +47,13 @@ import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
  * orqDepth entries, has room): an ORD of 0x3FFF ("do not negotiate", RFC 6581 §9.1) or anything
  * above the depth leaves the depth as the limit.
  *
- * Timing: a descriptor is taken in IDLE when m_cmd and m_evt are free. CHECK registers the verdict
- * of the checks that need no lookup; DECIDE acts on it for an untagged ULPDU, POST for a tagged one
- * (after its lookup, which CHECK starts whatever the verdict), so no cycle both checks and acts. A
+ * Timing: s_desc is taken into the input register desc_in whenever it is empty (s_desc_tready is
+ * that flip-flop: one cycle from s_desc to IDLE), and IDLE takes the descriptor from there when
+ * m_cmd and m_evt are free. m_req_valid and s_orq_ready are flip-flops too, their next values
+ * computed from this cycle's pushes, pops and flushes (exact: no cycle lost, but s_orq_ready's first
+ * cycle after reset). CHECK registers the verdict of the checks that need no lookup; DECIDE acts
+ * on it for an untagged ULPDU, POST for a tagged one (after its lookup, which CHECK starts whatever
+ * the verdict), so no cycle both checks and acts. A
  * Write takes 6 cycles (IDLE, CHECK, LOOK, three cycles of STag lookup latency, POST), an untagged
  * Send 3 (IDLE, CHECK, DECIDE), a tagged ULPDU without data 4 (IDLE, CHECK, DECIDE, POST), a Read
  * or Atomic Request 7 (DECIDE, then LOOK to POST); LOOK and INV wait for the table's ready (a table
@@ -191,7 +195,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const sg = 'Status';
   const rxStoppedO = m.output('rx_stopped', 1, { group: sg });
   const txStoppedO = m.output('tx_stopped', 1, { group: sg });
-  const idleO = m.output('idle', 1, { group: sg, doc: 'no ULPDU in progress and no command or event waiting' });
+  const idleO = m.output('idle', 1, { group: sg, doc: 'no ULPDU in progress or waiting in desc_in, and no command or event waiting' });
   const irrqCountO = m.output('irrq_used', Math.log2(irrqDepth) + 1, { group: sg });
   const decidedO = m.output('ulpdu_decided', 1, { group: sg, doc: 'a ULPDU has been decided since reset (its checks done, its Terminate queued if it failed) and none is in hand' });
 
@@ -271,7 +275,15 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
    * DECIDE and POST, never in IDLE where a descriptor is taken, so the registered value is the one
    * CHECK would compute. The queues, which do change in IDLE, are read as CHECK will see them (below).
    */
-  const incoming = DDP_RX_DESC.view(dData);
+  // The descriptor input register: s_desc_tready is "it is empty", a flip-flop, so ddp_rx_hdr's
+  // descriptor handshake (and what hangs on it there) sees none of this block's state. A descriptor
+  // waits in it until IDLE takes it; the control takes one per three cycles at most (IDLE, CHECK,
+  // DECIDE), so refilling it in the cycle after a take costs no rate, and one cycle of latency.
+  const inValid = m.reg('desc_in_valid', 1, { reset: 0, doc: 'a descriptor waits in desc_in for IDLE' });
+  const inData = m.reg('desc_in', DDP_RX_DESC.width, { doc: 'the next descriptor, as s_desc_tdata gave it', record: DDP_RX_DESC });
+  const inMpaBad = m.reg('desc_in_mpa_bad', 1, { doc: 's_desc_mpa_bad with it' });
+  const inMpaCode = m.reg('desc_in_mpa_code', 8, { doc: 's_desc_mpa_code with it' });
+  const incoming = DDP_RX_DESC.view(inData);
   const ahead: [Signal, Expr][] = [];
   const readAhead = (name: string, width: number, doc: string, value: (D: typeof incoming) => Expr): Signal => {
     const r = m.reg(name, width, { doc });
@@ -354,8 +366,28 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   // The requester never has more than ORD Reads and Atomics outstanding (spec/ddp-rdmap.md §7,
   // RFC 5040 §6.1): a request past it waits at s_orq, and with it the work requests behind it. An
   // entry goes in on the handshake only: s_orq_valid does not wait for s_orq_ready.
-  const orqRoom = m.let('orq_room', orq.full.not().and(orq.count.zext(16).lt(cfgOrd)), { doc: 'the ORQ has room and fewer than ORD requests are outstanding' });
+  // A flip-flop (s_orq_ready, and the ORQ push the read-ahead checks look at): next cycle's count
+  // is this one's, one more or one less, compared side by side and picked by the push and the pop.
+  const orqRoom = m.reg('orq_room', 1, { reset: 0, doc: 'the ORQ has room and fewer than ORD requests are outstanding' });
+  const orqRoomAt = (c: Expr) => c.lt(orqDepth).and(c.zext(16).lt(cfgOrd));
   m.assign(orqPush, orqValid.and(orqRoom));
+  const orqCount = orq.count;
+  // The ORQ's emptiness as a flip-flop beside its pointers (the read-ahead Atomic Response check
+  // and the Read Response checks select on it).
+  const orqEmpty = m.reg('orq_empty', 1, { reset: 1, doc: 'the ORQ holds no entry' });
+  m.sync(() => m.set(orqEmpty, oneHotMux([[orqPush.and(orqPop.not()), lit(1, 0)], [orqPop.and(orqPush.not()), orqCount.eq(1)]], orqEmpty)));
+  m.sync(() =>
+    m.set(
+      orqRoom,
+      oneHotMux(
+        [
+          [orqPush.and(orqPop.not()), orqRoomAt(orqCount.add(1))],
+          [orqPop.and(orqPush.not()), orqRoomAt(orqCount.sub(1))],
+        ],
+        orqRoomAt(orqCount),
+      ),
+    ),
+  );
   const oh = ORQ_ENTRY.view(orq.head);
   const irrqPush = m.wire('irrq_push', 1);
   const irrqData = m.wire('irrq_data', IRRQ_ATOMIC.width, { doc: 'an IRRQ entry: record irrq_atomic or irrq_read, by its atomic bit' });
@@ -366,7 +398,17 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const ih = m.let('irrq_head', irrq.head, { doc: 'the oldest IRRQ entry' });
   const iha = IRRQ_ATOMIC.view(ih, { m, prefix: 'irrq_atomic' });
   const ihr = IRRQ_READ.view(ih, { m, prefix: 'irrq_read' });
-  m.assign(reqValid, termPending.or(irrq.empty.not()));
+  // m_req_valid is a flip-flop (rdmap_tx_resp's request decode and segmenter start sit behind it):
+  // its next value is term_pending's (cleared when taken, set by term_queued below) or the IRRQ
+  // holding an entry after this cycle's push, pop and flush.
+  const reqValidR = m.reg('req_valid_r', 1, { reset: 0, doc: 'm_req_valid: term_pending, or the IRRQ is not empty' });
+  m.assign(reqValid, reqValidR);
+  const irrqPopNow = reqTake.and(termPending.not());
+  const irrqAnyNext = m.let(
+    'irrq_any_next',
+    mux(flush, irrqPush, irrqPush.or(irrq.empty.not().and(irrqPopNow.and(irrq.count.eq(1)).not()))),
+    { doc: 'the IRRQ holds an entry next cycle (a flush keeps the push of its cycle)' },
+  );
   m.assign(reqKind, mux(termPending, lit(2, RESP_KIND.TERMINATE), mux(iha.atomic, lit(2, RESP_KIND.ATOMIC), lit(2, RESP_KIND.READ_RESPONSE))));
   m.assign(reqRequestId, iha.request_id);
   m.assign(reqSinkStag, ihr.sink_stag);
@@ -393,12 +435,21 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   // ---- Handshakes --------------------------------------------------------------------------------
   const outFree = m.let('out_free', cmdValid.not().and(evtValid.not()), { doc: 'the last ULPDU\'s command and event have left' });
   const startAbort = m.let('start_abort', inState('IDLE').and(abortPending).and(outFree));
-  const take = m.let('desc_take', inState('IDLE').and(abortPending.not()).and(outFree).and(dValid));
+  const take = m.let('desc_take', inState('IDLE').and(abortPending.not()).and(outFree).and(inValid));
   // MPA fencing waits for this (rnic_qp): back in IDLE after a descriptor, its decision is made.
   const taken = m.reg('desc_taken', 1, { reset: 0, doc: 'a descriptor has been taken since reset' });
-  m.assign(decidedO, taken.and(inState('IDLE')));
-  m.assign(dReady, inState('IDLE').and(abortPending.not()).and(outFree));
-  m.assign(idleO, inState('IDLE').and(outFree).and(abortPending.not()));
+  m.assign(decidedO, taken.and(inState('IDLE')).and(inValid.not()));
+  m.assign(dReady, inValid.not());
+  m.assign(idleO, inState('IDLE').and(outFree).and(abortPending.not()).and(inValid.not()));
+  m.sync(() => {
+    m.when(take, () => m.set(inValid, 0));
+    m.when(dValid.and(inValid.not()), () => {
+      m.set(inValid, 1);
+      m.set(inData, dData);
+      m.set(inMpaBad, dMpaBad);
+      m.set(inMpaCode, dMpaCode);
+    });
+  });
   m.assign(rcvReady, rq.full.not());
   m.assign(orqReady, orqRoom);
 
@@ -426,8 +477,17 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     const none = q.eq(K.QN.SEND).and(rq.empty.and(rqPush.not())).or(q.eq(K.QN.ATOMIC_RESPONSE).and(orqAtomics.eq(0)).and(orqPush.and(orqIn.ports.atomic).not()));
     return openNext(D).not().and(none);
   });
+  const msgEndIn = m.let('msg_end_in', msgEndOf(incoming), { doc: 'MO + payload length of the descriptor in desc_in' });
   const sendTooLong = readAhead('send_too_long', 1, 'a Send past the end of its buffer', (D) =>
-    isSendOp(D.opcode).and(msgEndOf(D).gt(bufLenOf(D).zext(33))),
+    // The three buffers it may be compared side by side, then picked (the picks are not in front
+    // of a carry chain): the open message's, the posted head's, the one being posted.
+    isSendOp(D.opcode).and(
+      oneHotMux([
+        [openNext(D), msgEndIn.gt(uBufLen.zext(33))],
+        [openNext(D).not().and(rq.empty.not()), msgEndIn.gt(RECV_BUFFER.view(rq.head).len.zext(33))],
+        [openNext(D).not().and(rq.empty), msgEndIn.gt(RECV_BUFFER.view(rcv.value).len.zext(33))],
+      ]),
+    ),
   );
   // The IRRQ's count next cycle when nothing is pushed or flushed in this one (true in IDLE, and in
   // every cycle before POST).
@@ -440,7 +500,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     // The ORQ empty: bad unless this cycle pushes an Atomic with this request ID; else its head.
     const id = fieldOf(D.rdmap, ATOMIC_RESPONSE.request_id);
     const answers = (e: typeof oh) => e.atomic.and(e.request_id.eq(id));
-    const bad = oneHotMux([[orq.empty, orqPush.and(answers(ORQ_ENTRY.view(orqIn.value))).not()], [orq.empty.not(), answers(oh).not()]]);
+    const bad = oneHotMux([[orqEmpty, orqPush.and(answers(ORQ_ENTRY.view(orqIn.value))).not()], [orqEmpty.not(), answers(oh).not()]]);
     return D.l.and(D.opcode.eq(K.OP.ATOMIC_RESPONSE)).and(bad);
   });
   const qnBad = readAhead('qn_bad', 1, 'U1: QN is not the opcode\'s queue', (D) => D.qn.ne(qnOfOp(D.opcode).zext(32)));
@@ -479,7 +539,11 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
    * behind one level per check). Every code a check gives is non-zero, so "some check fails" is the
    * OR of the conditions, which the state machine reads without waiting for the code.
    */
-  const chain = (checks: readonly [Expr, Expr][]) => priorityMux(checks); // 0 when none fails
+  // In groups of six: a group's code bits are functions of its six flags (one LUT each), and the
+  // groups are picked by "the earlier group fails" (a 2:1 mux), where one priority mux over all
+  // twelve untagged checks is a wider OR tree.
+  const chain = (checks: readonly [Expr, Expr][]): Expr => // 0 when none fails
+    checks.length <= 6 ? priorityMux(checks) : mux(anyOf(checks.slice(0, 6).map(([c]) => c)), priorityMux(checks.slice(0, 6)), chain(checks.slice(6)));
   const zero = new Set(ALL_ERROR_CODES.filter((e) => errBits(e) === 0n).map((e) => K.err(e)));
   const fails = (checks: readonly [Expr, Expr][]) => {
     if (checks.some(([, e]) => zero.has(e))) throw new HdlError('ddp_rx_ctl: a check gives the error word 0, which reads as no error');
@@ -520,12 +584,12 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     m.sync(() => m.set(r, value));
     return r;
   };
-  const rrNoHead = everyCycle('rr_no_head', 1, 'the ORQ head is not a Read (or the ORQ is empty)', orq.empty.or(oh.atomic));
+  const rrNoHead = everyCycle('rr_no_head', 1, 'the ORQ head is not a Read (or the ORQ is empty)', orqEmpty.or(oh.atomic));
   const rrStagBad = everyCycle('rr_stag_bad', 1, 'the STag is not the ORQ head Read\'s sink STag', stag.ne(oh.stag));
   const rrToBase = readAhead('rr_to_base', 64, 'TO less the octets of the Read received so far: the Read\'s sink TO if in order', (D) => D.to.sub(orqRecv.zext(64)));
   const rrToBad = everyCycle('rr_to_bad', 1, 'TO is not where the ORQ head Read goes on', rrToBase.ne(oh.to));
   const rrLenBad = everyCycle('rr_len_bad', 1, 'past the ORQ head Read\'s size, or short of it at the last segment', rrTotal.gt(oh.size.zext(33)).or(last.and(rrTotal.ne(oh.size.zext(33)))));
-  const orqFirst = everyCycle('orq_first', 1, 'an entry entered the empty ORQ in the last cycle', orq.empty.and(orqPush));
+  const orqFirst = everyCycle('orq_first', 1, 'an entry entered the empty ORQ in the last cycle', orqEmpty.and(orqPush));
   const postWait = m.let('post_wait', orqFirst.or(everyCycle('orq_first_d', 1, 'and in the cycle before', orqFirst)), {
     doc: 'the ORQ head is newer than the Read Response verdict: wait for it',
   });
@@ -611,7 +675,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     m.when(closes, () => m.set(evtValid, 1));
     m.when(closes.not().and(termSent.not()), () => {
       m.set(termSent, 1);
-      m.set(termPending, 1);
+      // term_pending (and m_req_valid) are set from term_queued below, the same condition flat.
       m.set(evtValid, 1);
       // The Terminate's fields are written below (m_req_term fields).
     });
@@ -643,6 +707,22 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const uAccept = m.let('u_accept', decideNow.and(clean).and(t.not()));
   // DECIDE fails a failed FPDU and an untagged ULPDU; a tagged one fails in POST.
   const decideFail = m.let('decide_fail', decideNow.and(mpaBad.or(t.not().and(checkFailed))), { doc: 'DECIDE answers the first error' });
+  // Where fail() queues the Terminate (its `closes` false, no Terminate sent yet), as one flat
+  // AND-OR over the states that fail: term_pending and the registered m_req_valid take it directly
+  // instead of through the state machine's if/else chain.
+  const termQueued = m.let(
+    'term_queued',
+    termSent.not().and(
+      anyOf([
+        startAbort.and(txStopped.not()),
+        decideNow.and(mpaBad).and(mpaClosed.not()),
+        decideNow.and(mpaBad.not()).and(t.not()).and(checkFailed).and(isTermOp.not()),
+        postGo.and(postOk.not()).and(isTermOp.not()),
+        inState('IWAIT').and(invRspValid).and(invFault.ne(0)).and(isTermOp.not()),
+      ]),
+    ),
+    { doc: 'the first error queues its Terminate this cycle' },
+  );
   m.assign(
     flush,
     anyOf([
@@ -699,7 +779,9 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
       m.set(injNz, injErr.ne(0));
     });
     m.when(abortIn, () => m.set(abortPending, 1));
-    m.when(reqTake.and(termPending), () => m.set(termPending, 0));
+    const termPendingNext = termQueued.or(termPending.and(reqTake.not()));
+    m.set(termPending, termPendingNext);
+    m.set(reqValidR, termPendingNext.or(irrqAnyNext));
     m.when(orqPush.and(orqIn.ports.atomic), () => m.set(orqAtomics, orqAtomics.add(1)));
     m.when(orqPop.and(oh.atomic), () => m.set(orqAtomics, mux(orqPush.and(orqIn.ports.atomic), orqAtomics, orqAtomics.sub(1))));
 
@@ -713,11 +795,11 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
             m.when(termSent.not().and(txStopped.not()), () => fail('abort'));
           });
           m.when(take, () => {
-            m.set(d, dData);
+            m.set(d, inData);
             for (const [r, v] of ahead) m.set(r, v);
-            m.set(mpaBad, dMpaBad);
-            m.set(mpaCode, dMpaCode);
-            m.set(mpaClosed, dMpaCode.eq(LlpError.TCP_CLOSED.code));
+            m.set(mpaBad, inMpaBad);
+            m.set(mpaCode, inMpaCode);
+            m.set(mpaClosed, inMpaCode.eq(LlpError.TCP_CLOSED.code));
             fsm.goto('CHECK');
           });
         },

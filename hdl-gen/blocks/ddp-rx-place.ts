@@ -1,3 +1,4 @@
+import { bramFifo } from '../lib/fifo-bram';
 import { thermometerCount } from '../lib/keep';
 import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
@@ -11,7 +12,8 @@ import { checkRnicWidth } from './rnic-widths';
  * s_axis takes the ULP data packets of ddp_rx_hdr_w<W> (m_axis there): lane 0 first, every beat
  * full but the last, whose tkeep is 2^k − 1 with k ≥ 1 (no empty packets). Only the count of the
  * last beat is kept; tkeep of the other beats is taken as all ones (the producer's contract).
- * s_axis_tready is "the FIFO has room", from registers only.
+ * s_axis_tready is "the FIFO has room", a flip-flop (bramFifo's registered full flag), so nothing
+ * of this block is in front of the producer's handshake logic.
  *
  * s_cmd: one command per packet, in packet order, at any time before, during or after the
  * packet's beats arrive (the control decides after its header checks, so the packet waits in
@@ -33,8 +35,9 @@ import { checkRnicWidth } from './rnic-widths';
  * still waiting in the FIFO for their command.
  *
  * FIFO: fifoBytes / W beats of {last, valid octets − 1, data} in a memory written at the input
- * handshake and read through a registered read port (the head register `q`; a read is issued
- * whenever the head is empty or being consumed, so the RAM latency costs no cycle per packet).
+ * handshake and read through a registered read port (lib/fifo-bram.ts: the head register
+ * `fifo_head`, one beat more than the memory; a read is issued whenever the head is empty or being
+ * consumed, so the RAM latency costs no cycle per packet).
  * Caller's contract: no packet is longer than fifoBytes (fifoBytes ≥ the largest payload, e.g.
  * the MULPDU), else the FIFO fills before the packet's last beat, whose command never comes:
  * deadlock.
@@ -59,7 +62,6 @@ export function ddpRxPlaceModule(bytes: number, fifoBytes = 8192): Module {
   const W = bytes;
   const LW = Math.log2(W);
   const depth = fifoBytes / W;
-  const AW = Math.log2(depth);
   const EW = 8 * W + LW + 1;
   const m = new ModuleBuilder(
     `ddp_rx_place_w${W}`,
@@ -92,24 +94,21 @@ export function ddpRxPlaceModule(bytes: number, fifoBytes = 8192): Module {
 
   const lane = (x: Expr, unit: number, i: number) => x.slice(unit * i + unit - 1, unit * i);
 
-  // --- FIFO: memory, pointers (one wrap bit more than the address) ------------------------------
-  const mem = m.memory('fifo_mem', EW, depth);
-  const wptr = m.reg('wr_ptr', AW + 1, { reset: 0, doc: 'FIFO write pointer, with a wrap bit' });
-  const rptr = m.reg('rd_ptr', AW + 1, { reset: 0, doc: 'FIFO read pointer, with a wrap bit' });
-  const full = m.let('fifo_full', wptr.xor(rptr).eq(1 << AW));
-  const empty = m.let('fifo_empty', wptr.eq(rptr));
-  m.assign(s.ready, full.not());
-  const inFire = m.let('in_fire', s.valid.and(full.not()));
+  // --- FIFO: a block-RAM FIFO whose read register is the head beat -----------------------------
+  // bramFifo keeps "memory full" and "memory empty" as flip-flops beside its count, so s_axis_tready
+  // is a register: ddp_rx_hdr's output stage (and the top's s_axis_tready behind it) sees no
+  // pointer compare of this block in front of its own handshake logic.
+  const inFire = m.wire('in_fire', 1, { doc: 'an input beat enters the FIFO' });
+  const qTake = m.wire('q_take', 1, { doc: 'the head beat is written or dropped' });
   // tkeep = 2^k − 1 on the last beat: k − 1 is the number of ones above lane 0.
   const inCnt = thermometerCount(m, 'in_count_m1', s.keep!.slice(W - 1, 1), 'valid octets of this beat minus one');
-  m.memoryWrite(mem, inFire, wptr.slice(AW - 1, 0), cat(s.last!, inCnt, s.data));
-
-  // --- head register: the registered read port of the FIFO ---------------------------------------
-  const qValid = m.reg('q_valid', 1, { reset: 0, doc: 'the head beat of the FIFO is in q_entry' });
-  const qEntry = m.reg('q_entry', EW, { doc: '{last, valid octets - 1, data} of the head beat' });
-  const qData = qEntry.slice(8 * W - 1, 0);
-  const qCnt = qEntry.slice(8 * W + LW - 1, 8 * W);
-  const qLast = qEntry.bit(EW - 1);
+  const q = bramFifo(m, 'fifo', EW, depth, { push: inFire, data: cat(s.last!, inCnt, s.data), pop: qTake });
+  m.assign(s.ready, q.full.not());
+  m.assign(inFire, s.valid.and(q.full.not()));
+  const qValid = q.headValid;
+  const qData = q.head.slice(8 * W - 1, 0);
+  const qCnt = q.head.slice(8 * W + LW - 1, 8 * W);
+  const qLast = q.head.bit(EW - 1);
 
   // --- commands: the active one and one pending ---------------------------------------------------
   const actValid = m.reg('act_valid', 1, { reset: 0, doc: 'a command is active: its packet is being placed or dropped' });
@@ -157,21 +156,12 @@ export function ddpRxPlaceModule(bytes: number, fifoBytes = 8192): Module {
   const go = m.let('place_beat', actValid.and(actDiscard.not()).and(actFlush.not()).and(qValid).and(outFree), { doc: 'a head beat is written' });
   const goFlush = m.let('place_flush', actValid.and(actFlush).and(outFree), { doc: 'the flush beat is written' });
   const goDrop = m.let('drop_beat', actValid.and(actDiscard).and(qValid), { doc: 'a head beat is dropped' });
-  const qTake = m.let('q_take', go.or(goDrop));
+  m.assign(qTake, go.or(goDrop));
   const finish = m.let('act_finish', go.and(qLast).and(spill.not()).or(goFlush).or(goDrop.and(qLast)), { doc: 'the active command is done' });
   const actFree = m.let('act_free', actValid.not().or(finish), { doc: 'the active slot takes a command at this edge' });
-  const rdEn = m.let('fifo_read', empty.not().and(qValid.not().or(qTake)), { doc: 'the next FIFO beat moves into the head register' });
   const cmdFire = m.let('cmd_fire', cmdValid.and(pendValid.not()));
 
   m.sync(() => {
-    m.when(inFire, () => m.set(wptr, wptr.add(1)));
-    m.when(qTake, () => m.set(qValid, 0));
-    m.when(rdEn, () => {
-      m.set(qValid, 1);
-      m.set(qEntry, mem.read(rptr.slice(AW - 1, 0)));
-      m.set(rptr, rptr.add(1));
-    });
-
     m.when(wrReady, () => m.set(outValid, 0));
     m.when(go, () => {
       m.set(outValid, 1);

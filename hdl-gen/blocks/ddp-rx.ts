@@ -6,6 +6,7 @@ import { ddpRxCtlModule, type DdpRxCtlOptions } from './ddp-rx-ctl';
 import { DDP_RX_DESC_BITS, ddpRxHdrModule } from './ddp-rx-hdr';
 import { ULPDU_LEFT_BITS } from './ddp-tx-output';
 import { fifo } from '../lib/fifo';
+import { oneHotMux } from '../lib/onehot';
 import { ddpRxPlaceModule } from './ddp-rx-place';
 import { rdmapTxRespModule } from './rdmap-tx-resp';
 import { STAG_TABLE_DEPTH, STAG_TABLE_LATENCY, stagTableModule } from './stag-table';
@@ -136,12 +137,18 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const hdrReady = wire('hdr_s_tready', 1);
   const verdictPop = wire('verdict_pop', 1);
   const verdictPush = wire('verdict_push', 1);
-  const verdict = fifo(m, 'verdict', 9, 4, { push: verdictPush, data: cat(llpErr, s.user!.not()), pop: verdictPop });
-  m.assign(s.ready, hdrReady.and(verdict.full.not()));
+  const VERDICTS = 4;
+  const verdict = fifo(m, 'verdict', 9, VERDICTS, { push: verdictPush, data: cat(llpErr, s.user!.not()), pop: verdictPop });
+  // Its full flag as a flip-flop beside the pointers: it gates s_axis in front of ddp_rx_hdr's
+  // input handshake, where a pointer compare would add levels to the header's own logic.
+  const verdictFull = m.reg('verdict_full', 1, { reset: 0, doc: 'the verdict FIFO is full' });
+  const verdictCount = verdict.count;
+  m.sync(() => m.set(verdictFull, oneHotMux([[verdictPush.and(verdictPop.not()), verdictCount.eq(VERDICTS - 1)], [verdictPop.and(verdictPush.not()), lit(1, 0)]], verdictFull)));
+  m.assign(s.ready, hdrReady.and(verdictFull.not()));
   m.assign(verdictPush, s.valid.and(s.ready).and(s.last!));
   m.instance(hdr, 'u_hdr', {
     clk, rst, cfg_rfc7306: cfg.rfc7306,
-    s_axis_tdata: s.data, s_axis_tkeep: s.keep!, s_axis_tvalid: s.valid.and(verdict.full.not()), s_axis_tready: hdrReady, s_axis_tlast: s.last!,
+    s_axis_tdata: s.data, s_axis_tkeep: s.keep!, s_axis_tvalid: s.valid.and(verdictFull.not()), s_axis_tready: hdrReady, s_axis_tlast: s.last!,
     m_axis_tdata: hp.data, m_axis_tkeep: hp.keep, m_axis_tvalid: hp.valid, m_axis_tready: hp.ready, m_axis_tlast: hp.last,
     m_desc_tdata: desc.data, m_desc_tvalid: desc.valid, m_desc_tready: desc.ready,
   });
