@@ -94,6 +94,8 @@ reg [7:0] fill_reg; // octets in the ring
 reg [7:0] fill_next;
 reg [6:0] marker_pos_reg; // words from the read pointer to the next marker word, mod 128
 reg [6:0] marker_pos_next;
+reg marker_near_reg; // marker_pos < K: that marker word is in the window
+reg marker_near_next;
 reg at_start_reg; // the reader is at the first beat of an FPDU
 reg at_start_next;
 reg [15:0] ul_now_reg; // ULPDU octets left at the read pointer, this beat's included (at_start: the ULPDU_Length, if hdr_ok)
@@ -214,11 +216,14 @@ wire go; // the reader produces a beat
 wire hdr_at_start; // the FPDU at the read pointer is still to decode
 wire next_hdr_skip; // a marker comes before the next ULPDU_Length
 wire [15:0] ulpdu_length; // the ULPDU_Length to decode, from the window (big-endian)
+wire ulpdu_length_last; // that ULPDU_Length is at most W: its FPDU is one beat
+wire ulpdu_length_over; // that ULPDU_Length is over the maximum (spec/mpa.md §6 step 2)
 wire [7:0] ulpdu_length_words; // mf_words of the first beat of that FPDU
 wire [7:0] next_mf_words; // mf_words of the beat after this one in the FPDU
 wire next_hdr_in; // on a last beat: the next FPDU's ULPDU_Length is in the window
 wire hdr_load; // the ULPDU_Length at the read pointer is decoded
-wire [15:0] fpduptr; // FPDUPTR of the marker word in the window
+wire [79:0] window_fpduptrs; // the FPDUPTR field of every window word
+wire [4:0] marker_at; // one-hot: the window word that is the marker
 wire [14:0] marker_dist; // words from ULPDU_Length to the marker
 reg crc_in_valid_reg;
 reg crc_in_valid_next;
@@ -336,14 +341,20 @@ reg [78:0] crc_tag_next;
 wire [73:0] v_qp_beat; // record mpa_rx_beat
 wire v_qp_crc_on; // its QP has the CRC
 wire crc_bad; // the CRC check fails if this beat ends the FPDU
-reg [32:0] mchk_s0_reg; // the marker of the beat in the CRC input register
-reg [32:0] mchk_s0_next;
+reg [101:0] mchk_s0_reg; // the marker of the beat in the CRC input register, its FPDUPTR still to pick
+reg [101:0] mchk_s0_next;
+wire [79:0] mchk_raw_fpduptrs; // the FPDUPTR field of each window word
+wire [4:0] mchk_raw_at; // one-hot: the window word that is the marker
+wire [15:0] fpduptr; // FPDUPTR of the marker word in the window
+wire mchk_raw_check; // the beat retires a marker: its FPDUPTR is checked
+wire mchk_raw_lead; // that marker is the FPDU's leading marker (FPDUPTR must be 0)
+wire [14:0] mchk_raw_dist; // words from ULPDU_Length to it
+reg [32:0] mchk_s1_reg; // stage 1: the marker with its FPDUPTR
+reg [32:0] mchk_s1_next;
 wire mchk_lead; // that marker is the FPDU's leading marker (FPDUPTR must be 0)
 wire [15:0] mchk_fpduptr; // its FPDUPTR
 wire [14:0] mchk_dist; // words from ULPDU_Length to it
 wire mchk_check; // the beat retires a marker: its FPDUPTR is checked
-reg mchk_wrong_s1_reg; // stage 1: the beat retired a marker with a wrong FPDUPTR
-reg mchk_wrong_s1_next;
 reg mchk_wrong_s2_reg; // stage 2: the beat retired a marker with a wrong FPDUPTR
 reg mchk_wrong_s2_next;
 reg mchk_wrong_s3_reg; // stage 3: the beat retired a marker with a wrong FPDUPTR
@@ -376,6 +387,9 @@ reg [83:0] out_temp_data_next;
 wire out_in_ready_early;
 wire reader_idle; // no beat the reader can make
 wire block_idle; // no beat the reader can make, none in the input register or in flight
+wire reader_drains; // the beat at the read pointer retires every octet in the ring
+reg reader_idle_seen_reg; // last cycle: no input taken, and reader_idle or a beat that emptied the ring
+reg reader_idle_seen_next;
 wire ctx_capture; // ctx_qp's reader state is taken, the next QP's context read
 wire ctx_cfg_hit; // the QP being read gets a new connection: read it again
 wire ctx_load; // the next QP's context is loaded
@@ -466,42 +480,42 @@ wire [31:0] _t60;
 wire [31:0] _t61;
 wire _t62;
 wire _t63;
-wire [7:0] _t64;
+wire _t64;
 wire _t65;
 wire _t66;
 wire _t67;
 wire _t68;
 wire _t69;
-wire _t70;
+wire [15:0] _t70;
 wire _t71;
 wire _t72;
-wire _t73;
-// verilator lint_off UNUSED
-wire [15:0] _t74; // read through slices
-// verilator lint_on UNUSED
+wire [15:0] _t73;
+wire _t74;
 wire _t75;
-wire _t76;
+wire [15:0] _t76;
 wire _t77;
 wire _t78;
 wire _t79;
-wire _t80;
-wire [78:0] _t81;
-wire _t82;
+wire [15:0] _t80;
+wire _t81;
+wire [15:0] _t82;
 wire _t83;
 wire _t84;
 wire _t85;
 wire _t86;
 wire _t87;
 wire _t88;
-wire _t89;
-wire _t90;
+// verilator lint_off UNUSED
+wire [15:0] _t89; // read through slices
+// verilator lint_on UNUSED
+wire [7:0] _t90;
 wire _t91;
 wire _t92;
 wire _t93;
 wire _t94;
 wire _t95;
 wire _t96;
-wire _t97;
+wire [78:0] _t97;
 wire _t98;
 wire _t99;
 wire _t100;
@@ -542,17 +556,37 @@ wire _t134;
 wire _t135;
 wire _t136;
 wire _t137;
-wire [83:0] _t138;
+wire _t138;
 wire _t139;
-wire [1:0] _t140;
-wire [261:0] _t141;
-wire [261:0] _t142;
+wire _t140;
+wire _t141;
+wire _t142;
 wire _t143;
-wire [1:0] _t144;
+wire _t144;
 wire _t145;
 wire _t146;
 wire _t147;
-wire [255:0] _t148;
+wire _t148;
+wire _t149;
+wire _t150;
+wire _t151;
+wire _t152;
+wire _t153;
+wire [83:0] _t154;
+wire _t155;
+wire [1:0] _t156;
+wire [261:0] _t157;
+wire [261:0] _t158;
+wire _t159;
+wire [1:0] _t160;
+wire _t161;
+wire [14:0] _t162;
+wire [6:0] _t163;
+wire [6:0] _t164;
+wire _t165;
+wire _t166;
+wire _t167;
+wire [255:0] _t168;
 
 assign _t0 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
 assign _t1 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
@@ -616,105 +650,125 @@ assign _t58 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[0];
 assign _t59 = rd_ptr_reg[0] ? win_s2[191:160] : win_s2[159:128];
 assign _t60 = rd_ptr_reg[0] ? win_s2[159:128] : win_s2[127:96];
 assign _t61 = rd_ptr_reg[0] ? win_s2[127:96] : win_s2[95:64];
-assign _t62 = marker_in & (marker_pos_reg <= 7'h2);
-assign _t63 = marker_pos_reg == 7'h0;
-assign _t64 = {1'b0, marker_pos_reg};
+assign _t62 = marker_in & (marker_pos_reg[2:0] <= 3'b010);
+assign _t63 = marker_in & (marker_pos_reg[2:0] <= 3'b001);
+assign _t64 = marker_in & (marker_pos_reg[2:0] <= 3'b000);
 assign _t65 = words_avail > mf_words_reg;
 assign _t66 = _t6 & ctx_valid_reg;
 assign _t67 = at_start_reg ? (hdr_ok_reg & (oversize | have_words)) : have_words;
-assign _t68 = mf_words_reg == 8'h0;
-assign _t69 = mf_words_reg == 8'h1;
-assign _t70 = mf_words_reg == 8'h2;
-assign _t71 = mf_words_reg == 8'h3;
-assign _t72 = ulpdu_length <= 16'h8;
-assign _t73 = ul_now_reg <= 16'h10;
-assign _t74 = ul_now_reg - 16'h8;
-assign _t75 = crc_bad | marker_bad;
-assign _t76 = ~out_valid_reg;
-assign _t77 = ~(crc_in_valid_reg | crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg);
-assign _t78 = ~drain_busy_reg_reg;
-assign _t79 = ctx_state_reg == CTX_STATE_FETCH;
-assign _t80 = ~ctx_cfg_hit;
-assign _t81 = {{in_octets, s_axis_tkeep, s_axis_tdata}, s_axis_tlast, s_axis_tid};
-assign _t82 = words[2:0] == 3'b100;
-assign _t83 = words[2:0] == 3'b011;
-assign _t84 = words[2:0] == 3'b010;
-assign _t85 = words[2:0] == 3'b001;
-assign _t86 = words[2:0] == 3'b000;
-assign _t87 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5];
-assign _t88 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5];
-assign _t89 = _t90 | crc_in_count_onehot_reg[5];
-assign _t90 = _t91 | crc_in_count_onehot_reg[4];
-assign _t91 = _t92 | crc_in_count_onehot_reg[3];
-assign _t92 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2];
-assign _t93 = _t94 | crc_in_count_onehot_reg[5];
-assign _t94 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3];
-assign _t95 = _t96 | crc_in_count_onehot_reg[5];
-assign _t96 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4];
-assign _t97 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5];
-assign _t98 = _t99 | crc_in_count_onehot_reg[5];
-assign _t99 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4];
-assign _t100 = _t101 | crc_in_count_onehot_reg[5];
-assign _t101 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3];
-assign _t102 = _t101 | crc_in_count_onehot_reg[4];
-assign _t103 = _t91 | crc_in_count_onehot_reg[5];
-assign _t104 = _t94 | crc_in_count_onehot_reg[4];
+assign _t68 = hdr_at_start ? (~lead_marker) : (_t69 & (~_t64));
+assign _t69 = mf_words_reg[2:0] == 3'b000;
+assign _t70 = {win_s0[7:0], win_s0[15:8]};
+assign _t71 = hdr_at_start ? lead_marker : ((_t72 & (~_t63)) | (_t69 & _t64));
+assign _t72 = mf_words_reg[2:0] == 3'b001;
+assign _t73 = {win_s0[39:32], win_s0[47:40]};
+assign _t74 = hdr_at_start ? 1'b0 : ((_t75 & (~_t62)) | (_t72 & _t63));
+assign _t75 = mf_words_reg[2:0] == 3'b010;
+assign _t76 = {win_s0[71:64], win_s0[79:72]};
+assign _t77 = hdr_at_start ? 1'b0 : ((_t78 & (~_t79)) | (_t75 & _t62));
+assign _t78 = mf_words_reg[2:0] == 3'b011;
+assign _t79 = marker_in & (marker_pos_reg[2:0] <= 3'b011);
+assign _t80 = {win_s0[103:96], win_s0[111:104]};
+assign _t81 = hdr_at_start ? 1'b0 : (((mf_words_reg[2:0] == 3'b100) & (~(marker_in & (marker_pos_reg[2:0] <= 3'b100)))) | (_t78 & _t79));
+assign _t82 = {win_s0[135:128], win_s0[143:136]};
+assign _t83 = _t70 <= 16'h8;
+assign _t84 = _t73 <= 16'h8;
+assign _t85 = _t76 <= 16'h8;
+assign _t86 = _t80 <= 16'h8;
+assign _t87 = _t82 <= 16'h8;
+assign _t88 = ul_now_reg <= 16'h10;
+assign _t89 = ul_now_reg - 16'h8;
+assign _t90 = mf_words_reg + 8'h1;
+assign _t91 = crc_bad | marker_bad;
+assign _t92 = ~out_valid_reg;
+assign _t93 = ~(crc_in_valid_reg | crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg);
+assign _t94 = ~drain_busy_reg_reg;
+assign _t95 = ctx_state_reg == CTX_STATE_FETCH;
+assign _t96 = ~ctx_cfg_hit;
+assign _t97 = {{in_octets, s_axis_tkeep, s_axis_tdata}, s_axis_tlast, s_axis_tid};
+assign _t98 = words[2:0] == 3'b100;
+assign _t99 = words[2:0] == 3'b011;
+assign _t100 = words[2:0] == 3'b010;
+assign _t101 = words[2:0] == 3'b001;
+assign _t102 = words[2:0] == 3'b000;
+assign _t103 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5];
+assign _t104 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5];
 assign _t105 = _t106 | crc_in_count_onehot_reg[5];
-assign _t106 = _t92 | crc_in_count_onehot_reg[4];
-assign _t107 = _t108 | crc_in_count_onehot_reg[5];
-assign _t108 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4];
-assign _t109 = _t104 | crc_in_count_onehot_reg[5];
-assign _t110 = _t111 | crc_in_count_onehot_reg[5];
-assign _t111 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2];
-assign _t112 = _t102 | crc_in_count_onehot_reg[5];
-assign _t113 = _t92 | crc_in_count_onehot_reg[5];
-assign _t114 = _t115 | crc_in_count_onehot_reg[4];
-assign _t115 = _t116 | crc_in_count_onehot_reg[3];
-assign _t116 = _t117 | crc_in_count_onehot_reg[2];
-assign _t117 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1];
-assign _t118 = _t119 | crc_in_count_onehot_reg[4];
-assign _t119 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3];
-assign _t120 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5];
+assign _t106 = _t107 | crc_in_count_onehot_reg[4];
+assign _t107 = _t108 | crc_in_count_onehot_reg[3];
+assign _t108 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2];
+assign _t109 = _t110 | crc_in_count_onehot_reg[5];
+assign _t110 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3];
+assign _t111 = _t112 | crc_in_count_onehot_reg[5];
+assign _t112 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4];
+assign _t113 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5];
+assign _t114 = _t115 | crc_in_count_onehot_reg[5];
+assign _t115 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4];
+assign _t116 = _t117 | crc_in_count_onehot_reg[5];
+assign _t117 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3];
+assign _t118 = _t117 | crc_in_count_onehot_reg[4];
+assign _t119 = _t107 | crc_in_count_onehot_reg[5];
+assign _t120 = _t110 | crc_in_count_onehot_reg[4];
 assign _t121 = _t122 | crc_in_count_onehot_reg[5];
-assign _t122 = _t123 | crc_in_count_onehot_reg[4];
-assign _t123 = _t117 | crc_in_count_onehot_reg[3];
-assign _t124 = _t125 | crc_in_count_onehot_reg[5];
-assign _t125 = _t117 | crc_in_count_onehot_reg[4];
-assign _t126 = _t116 | crc_in_count_onehot_reg[5];
-assign _t127 = _t128 | crc_in_count_onehot_reg[5];
-assign _t128 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4];
-assign _t129 = _t130 | crc_in_count_onehot_reg[5];
-assign _t130 = _t111 | crc_in_count_onehot_reg[3];
-assign _t131 = _t119 | crc_in_count_onehot_reg[5];
-assign _t132 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5];
-assign _t133 = _t116 | crc_in_count_onehot_reg[4];
-assign _t134 = _t130 | crc_in_count_onehot_reg[4];
-assign _t135 = _t136 | crc_in_count_onehot_reg[5];
-assign _t136 = _t111 | crc_in_count_onehot_reg[4];
-assign _t137 = crc_s1_start_reg | crc_s1_load_reg;
-assign _t138 = {
+assign _t122 = _t108 | crc_in_count_onehot_reg[4];
+assign _t123 = _t124 | crc_in_count_onehot_reg[5];
+assign _t124 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4];
+assign _t125 = _t120 | crc_in_count_onehot_reg[5];
+assign _t126 = _t127 | crc_in_count_onehot_reg[5];
+assign _t127 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2];
+assign _t128 = _t118 | crc_in_count_onehot_reg[5];
+assign _t129 = _t108 | crc_in_count_onehot_reg[5];
+assign _t130 = _t131 | crc_in_count_onehot_reg[4];
+assign _t131 = _t132 | crc_in_count_onehot_reg[3];
+assign _t132 = _t133 | crc_in_count_onehot_reg[2];
+assign _t133 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1];
+assign _t134 = _t135 | crc_in_count_onehot_reg[4];
+assign _t135 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3];
+assign _t136 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5];
+assign _t137 = _t138 | crc_in_count_onehot_reg[5];
+assign _t138 = _t139 | crc_in_count_onehot_reg[4];
+assign _t139 = _t133 | crc_in_count_onehot_reg[3];
+assign _t140 = _t141 | crc_in_count_onehot_reg[5];
+assign _t141 = _t133 | crc_in_count_onehot_reg[4];
+assign _t142 = _t132 | crc_in_count_onehot_reg[5];
+assign _t143 = _t144 | crc_in_count_onehot_reg[5];
+assign _t144 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4];
+assign _t145 = _t146 | crc_in_count_onehot_reg[5];
+assign _t146 = _t127 | crc_in_count_onehot_reg[3];
+assign _t147 = _t135 | crc_in_count_onehot_reg[5];
+assign _t148 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5];
+assign _t149 = _t132 | crc_in_count_onehot_reg[4];
+assign _t150 = _t146 | crc_in_count_onehot_reg[4];
+assign _t151 = _t152 | crc_in_count_onehot_reg[5];
+assign _t152 = _t127 | crc_in_count_onehot_reg[4];
+assign _t153 = crc_s1_start_reg | crc_s1_load_reg;
+assign _t154 = {
     v_qp_qp,
     (v_beat_oversize | (~crc_bad)) ? ERR_MARKER : ERR_CRC,
-    (~v_beat_oversize) & v_beat_last & (~_t75),
+    (~v_beat_oversize) & v_beat_last & (~_t91),
     v_beat_last,
     v_beat_keep,
     v_beat_data
 };
-assign _t139 = cfg_valid | wb_write;
-assign _t140 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
-assign _t141 = cfg_valid ?
+assign _t155 = cfg_valid | wb_write;
+assign _t156 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
+assign _t157 = cfg_valid ?
     {160'h0, 8'h0, 32'h0, 1'b0, first_marker_pos, 15'h0, 1'b0, 1'b0, 16'h0, 1'b0, 1'b1, 1'b0, cfg_max_ulpdu, cfg_crc, cfg_markers} :
-    _t142;
-assign _t142 = {
+    _t158;
+assign _t158 = {
     wb_ctx_reg[261:102], wb_ctx_reg[101:94], back_crc_reg, marker_fault_reg, wb_ctx_reg[60:54], wb_ctx_reg[53:39], wb_ctx_reg[38], wb_ctx_reg[37],
     wb_ctx_reg[36:21], wb_ctx_reg[20], wb_ctx_reg[19], wb_stopped_reg, wb_ctx_reg[17:2], wb_ctx_reg[1], wb_ctx_reg[0]
 };
-assign _t143 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t79 & ctx_cfg_hit);
-assign _t144 = _t5 ? in_qp_qp : ctx_next_qp_reg;
-assign _t145 = ulpdu_length > ctx_max_ulpdu_reg;
-assign _t146 = advance & crc_valid_reg;
-assign _t147 = advance & fail;
-assign _t148 = {96'h0, ctx_in_words};
+assign _t159 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t95 & ctx_cfg_hit);
+assign _t160 = _t5 ? in_qp_qp : ctx_next_qp_reg;
+assign _t161 = hdr_at_start | fpdu_end;
+assign _t162 = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, mf_words_reg};
+assign _t163 = _t164 - 7'h1;
+assign _t164 = marker_pos_reg - mf_words_reg[6:0];
+assign _t165 = advance & crc_valid_reg;
+assign _t166 = advance & fail;
+assign _t167 = ctx_in_marker_pos < 7'h5;
+assign _t168 = {96'h0, ctx_in_words};
 assign fpdu_count = good_fpdus_reg;
 assign ctx_qp = ctx_qp_reg_reg;
 assign in_octets = {
@@ -837,7 +891,7 @@ assign wr_mask = {
 };
 assign seq_off = cfg_seq - cfg_s0;
 assign first_marker_pos = 7'h0 - seq_off[8:2];
-assign marker_in = ctx_markers_reg & (marker_pos_reg < 7'h5);
+assign marker_in = ctx_markers_reg & marker_near_reg;
 assign win_s2 = {
     rd_ptr_reg[2] ? ring_reg[127:96] : ring_reg[255:224],
     rd_ptr_reg[2] ? ring_reg[95:64] : ring_reg[223:192],
@@ -855,13 +909,9 @@ assign win_s0 = {
     rd_ptr_reg[1] ? _t60 : (rd_ptr_reg[0] ? win_s2[95:64] : win_s2[63:32]),
     rd_ptr_reg[1] ? _t61 : (rd_ptr_reg[0] ? win_s2[63:32] : win_s2[31:0])
 };
-assign mf_win = {
-    _t62 ? win_s0[111:96] : win_s0[79:64],
-    (marker_in & (marker_pos_reg <= 7'h1)) ? win_s0[95:64] : win_s0[63:32],
-    (marker_in & (marker_pos_reg <= 7'h0)) ? win_s0[63:32] : win_s0[31:0]
-};
-assign lead_marker = at_start_reg & marker_in & _t63;
-assign marker_retired = marker_in & (_t64 < mf_words_reg);
+assign mf_win = {_t62 ? win_s0[111:96] : win_s0[79:64], _t63 ? win_s0[95:64] : win_s0[63:32], _t64 ? win_s0[63:32] : win_s0[31:0]};
+assign lead_marker = at_start_reg & marker_in & (marker_pos_reg[2:0] == 3'b000);
+assign marker_retired = marker_in & (marker_pos_reg[2:0] < mf_words_reg[2:0]);
 assign words = mf_words_reg + {7'h0, marker_retired};
 assign words_avail = {2'b00, fill_reg[7:2]};
 assign have_words = last_beat_reg ? (marker_retired ? _t65 : (words_avail >= mf_words_reg)) : (_t62 ? (words_avail >= 8'h4) : (words_avail >= 8'h3));
@@ -869,19 +919,24 @@ assign oversize = at_start_reg & over_max_reg;
 assign fpdu_end = oversize | last_beat_reg;
 assign go = _t66 & advance & _t67;
 assign hdr_at_start = at_start_reg & (~hdr_ok_reg);
-assign next_hdr_skip = ctx_markers_reg & (_t64 <= mf_words_reg);
-assign ulpdu_length = ({16{hdr_at_start ? (~lead_marker) : (next_hdr_skip ? 1'b0 : _t68)}} & {win_s0[7:0], win_s0[15:8]}) |
-    ({16{hdr_at_start ? lead_marker : (next_hdr_skip ? _t68 : _t69)}} & {win_s0[39:32], win_s0[47:40]}) |
-    (({16{hdr_at_start ? 1'b0 : (next_hdr_skip ? _t69 : _t70)}} & {win_s0[71:64], win_s0[79:72]}) |
-        (({16{hdr_at_start ? 1'b0 : (next_hdr_skip ? _t70 : _t71)}} & {win_s0[103:96], win_s0[111:104]}) |
-            ({16{hdr_at_start ? 1'b0 : (next_hdr_skip ? _t71 : (mf_words_reg == 8'h4))}} & {win_s0[135:128], win_s0[143:136]})));
-assign ulpdu_length_words = _t72 ? ((({4'b0000, ulpdu_length[3:0]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2;
-assign next_mf_words = _t73 ? ((({4'b0000, _t74[3:0]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2;
-assign next_hdr_in = next_hdr_skip ? ((mf_words_reg < 8'h4) & (words_avail > (mf_words_reg + 8'h1))) : _t65;
+assign next_hdr_skip = marker_in & (marker_pos_reg[2:0] <= mf_words_reg[2:0]);
+assign ulpdu_length = ({16{_t68}} & _t70) | ({16{_t71}} & _t73) | (({16{_t74}} & _t76) | (({16{_t77}} & _t80) | ({16{_t81}} & _t82)));
+assign ulpdu_length_last = (_t68 & _t83) | (_t71 & _t84) | ((_t74 & _t85) | ((_t77 & _t86) | (_t81 & _t87)));
+assign ulpdu_length_over = (_t68 & (_t70 > ctx_max_ulpdu_reg)) | (_t71 & (_t73 > ctx_max_ulpdu_reg)) |
+    ((_t74 & (_t76 > ctx_max_ulpdu_reg)) | ((_t77 & (_t80 > ctx_max_ulpdu_reg)) | (_t81 & (_t82 > ctx_max_ulpdu_reg))));
+assign ulpdu_length_words = ({8{_t68}} & (_t83 ? ((({4'b0000, win_s0[11:8]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2)) |
+    ({8{_t71}} & (_t84 ? ((({4'b0000, win_s0[43:40]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2)) |
+    (({8{_t74}} & (_t85 ? ((({4'b0000, win_s0[75:72]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2)) |
+        (({8{_t77}} & (_t86 ? ((({4'b0000, win_s0[107:104]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2)) |
+            ({8{_t81}} & (_t87 ? ((({4'b0000, win_s0[139:136]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2))));
+assign next_mf_words = _t88 ? ((({4'b0000, _t89[3:0]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2;
+assign next_hdr_in = next_hdr_skip ? ((mf_words_reg < 8'h4) & (words_avail > _t90)) : _t65;
 assign hdr_load = hdr_at_start & (lead_marker ? (words_avail > 8'h1) : (words_avail > 8'h0)) & _t66;
-assign fpduptr = ({16{_t63}} & {win_s0[23:16], win_s0[31:24]}) | ({16{marker_pos_reg == 7'h1}} & {win_s0[55:48], win_s0[63:56]}) |
-    (({16{marker_pos_reg == 7'h2}} & {win_s0[87:80], win_s0[95:88]}) |
-        (({16{marker_pos_reg == 7'h3}} & {win_s0[119:112], win_s0[127:120]}) | ({16{marker_pos_reg == 7'h4}} & {win_s0[151:144], win_s0[159:152]})));
+assign window_fpduptrs = {
+    {win_s0[151:144], win_s0[159:152]}, {win_s0[119:112], win_s0[127:120]}, {win_s0[87:80], win_s0[95:88]}, {win_s0[55:48], win_s0[63:56]},
+    {win_s0[23:16], win_s0[31:24]}
+};
+assign marker_at = {marker_pos_reg == 7'h4, marker_pos_reg == 7'h3, marker_pos_reg == 7'h2, marker_pos_reg == 7'h1, marker_pos_reg == 7'h0};
 assign marker_dist = (at_start_reg ? 15'h0 : hdr_off_reg) + {8'h0, marker_pos_reg};
 assign crc_shift = crc_in_shift_reg;
 assign crc_aligned = crc_shift[2] ? {crc_shift[1] ? 32'h0 : (crc_shift[0] ? 32'h0 : crc_in_data_reg[31:0]), 128'h0} :
@@ -925,24 +980,32 @@ assign crc_next = {
 assign v_qp_beat = crc_tag_reg[78:5];
 assign v_qp_crc_on = crc_tag_reg[2];
 assign crc_bad = v_qp_crc_on & (crc_crc_reg != CRC_RESIDUE);
-assign mchk_lead = mchk_s0_reg[1];
-assign mchk_fpduptr = mchk_s0_reg[17:2];
-assign mchk_dist = mchk_s0_reg[32:18];
-assign mchk_check = mchk_s0_reg[0];
+assign mchk_raw_fpduptrs = mchk_s0_reg[86:7];
+assign mchk_raw_at = mchk_s0_reg[6:2];
+assign fpduptr = ({16{mchk_raw_at[0]}} & mchk_raw_fpduptrs[15:0]) | ({16{mchk_raw_at[1]}} & mchk_raw_fpduptrs[31:16]) |
+    (({16{mchk_raw_at[2]}} & mchk_raw_fpduptrs[47:32]) |
+        (({16{mchk_raw_at[3]}} & mchk_raw_fpduptrs[63:48]) | ({16{mchk_raw_at[4]}} & mchk_raw_fpduptrs[79:64])));
+assign mchk_raw_check = mchk_s0_reg[0];
+assign mchk_raw_lead = mchk_s0_reg[1];
+assign mchk_raw_dist = mchk_s0_reg[101:87];
+assign mchk_lead = mchk_s1_reg[1];
+assign mchk_fpduptr = mchk_s1_reg[17:2];
+assign mchk_dist = mchk_s1_reg[32:18];
+assign mchk_check = mchk_s1_reg[0];
 assign v_qp_resumed = crc_tag_reg[3];
 assign v_qp_mfault_in = crc_tag_reg[4];
 assign marker_bad = (v_qp_resumed ? v_qp_mfault_in : marker_fault_reg) | mchk_wrong_s3_reg;
 assign v_emit = crc_valid_reg & (~(out_stopped_reg & (~v_qp_resumed)));
 assign v_beat_oversize = v_qp_beat[73];
 assign v_beat_last = v_qp_beat[72];
-assign fail = v_emit & (v_beat_oversize | (v_beat_last & _t75));
+assign fail = v_emit & (v_beat_oversize | (v_beat_last & _t91));
 assign v_qp_qp = crc_tag_reg[1:0];
 assign v_beat_keep = v_qp_beat[71:64];
 assign v_beat_data = v_qp_beat[63:0];
-assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t76 | (~v_emit)));
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t92 | (~v_emit)));
 assign advance = out_in_ready_reg;
 assign reader_idle = ~((_t67 & _t6 & ctx_valid_reg) | hdr_load);
-assign block_idle = reader_idle & (~(in_open & in_valid_reg)) & _t76 & _t77 & _t78;
+assign block_idle = reader_idle & (~(in_open & in_valid_reg)) & _t92 & _t93 & _t94;
 assign idle = block_idle;
 assign m_axis_tdata = out_data_reg[63:0];
 assign m_axis_tkeep = out_data_reg[71:64];
@@ -951,13 +1014,14 @@ assign m_axis_tuser = out_data_reg[81:73];
 assign m_axis_tid = out_data_reg[83:82];
 assign m_axis_tvalid = out_valid_reg;
 assign out_out_ready = m_axis_tready;
-assign ctx_capture = (ctx_state_reg == CTX_STATE_DRAIN) & reader_idle & _t78;
+assign reader_drains = (fill_reg[1:0] == 2'b00) & (marker_retired ? (words_avail == _t90) : (words_avail == mf_words_reg));
+assign ctx_capture = (ctx_state_reg == CTX_STATE_DRAIN) & reader_idle_seen_reg & _t94;
 assign ctx_cfg_hit = cfg_valid & (cfg_qp == ctx_next_qp_reg);
-assign ctx_load = _t79 & _t80;
-assign drain_done = wb_pending_reg & (_t77 | (crc_valid_reg & (v_qp_qp != drain_qp_reg_reg)));
+assign ctx_load = _t95 & _t96;
+assign drain_done = wb_pending_reg & (_t93 | (crc_valid_reg & (v_qp_qp != drain_qp_reg_reg)));
 assign wb_write = drain_done & (~cfg_valid);
 assign ctx_ahead_read = ctx_switch & (~(wb_pending_reg & (drain_qp_reg_reg == in_qp_qp))) & (~(cfg_valid & (cfg_qp == in_qp_qp)));
-assign ctx_ahead_ok = ctx_ahead_reg & _t80;
+assign ctx_ahead_ok = ctx_ahead_reg & _t96;
 assign rx_ctx_value = (rx_ctx_wb1_valid_reg & (rx_ctx_wb1_index_reg == rx_ctx_rd_index_d1_reg)) ? rx_ctx_wb1_data_reg : rx_ctx_rd_data_reg;
 assign drain_busy = drain_busy_reg_reg;
 assign drain_qp = drain_qp_reg_reg;
@@ -988,10 +1052,10 @@ always @* begin
     if (in_in_ready_reg) begin
         if (in_out_ready | _t4) begin
             in_valid_next = s_axis_tvalid;
-            in_data_next = _t81;
+            in_data_next = _t97;
         end else begin
             in_temp_valid_next = s_axis_tvalid;
-            in_temp_data_next = _t81;
+            in_temp_data_next = _t97;
         end
     end else begin
         if (in_out_ready) begin
@@ -1019,14 +1083,14 @@ end
 always @* begin
     crc_in_count_onehot_next = crc_in_count_onehot_reg;
     if (advance) begin
-        crc_in_count_onehot_next = {words[2:0] == 3'b101, _t82, _t83, _t84, _t85, _t86};
+        crc_in_count_onehot_next = {words[2:0] == 3'b101, _t98, _t99, _t100, _t101, _t102};
     end
 end
 
 always @* begin
     crc_in_shift_next = crc_in_shift_reg;
     if (advance) begin
-        crc_in_shift_next = {_t86 | _t85, _t84 | _t83, _t86 | _t84 | _t82};
+        crc_in_shift_next = {_t102 | _t101, _t100 | _t99, _t102 | _t100 | _t98};
     end
 end
 
@@ -1114,8 +1178,8 @@ always @* begin
     crc_s1_zk_row0_next = crc_s1_zk_row0_reg;
     if (advance) begin
         crc_s1_zk_row0_next = {
-            _t87, _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103, _t95, _t104, _t88, _t87,
-            _t105, _t99, _t93, _t107, _t97, _t97, _t92, _t109, _t107, _t106, _t96, _t110
+            _t103, _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118, _t117, _t119, _t111, _t120,
+            _t104, _t103, _t121, _t115, _t109, _t123, _t113, _t113, _t108, _t125, _t123, _t122, _t112, _t126
         };
     end
 end
@@ -1124,8 +1188,8 @@ always @* begin
     crc_s1_zk_row1_next = crc_s1_zk_row1_reg;
     if (advance) begin
         crc_s1_zk_row1_next = {
-            _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103, _t95, _t104, _t88, _t87, _t105,
-            _t99, _t93, _t107, _t97, _t97, _t92, _t109, _t107, _t106, _t96, _t110, _t99
+            _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118, _t117, _t119, _t111, _t120, _t104,
+            _t103, _t121, _t115, _t109, _t123, _t113, _t113, _t108, _t125, _t123, _t122, _t112, _t126, _t115
         };
     end
 end
@@ -1134,8 +1198,8 @@ always @* begin
     crc_s1_zk_row2_next = crc_s1_zk_row2_reg;
     if (advance) begin
         crc_s1_zk_row2_next = {
-            _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103, _t95, _t104, _t88, _t87, _t105, _t99,
-            _t93, _t107, _t97, _t97, _t92, _t109, _t107, _t106, _t96, _t110, _t99, _t98
+            _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118, _t117, _t119, _t111, _t120, _t104, _t103,
+            _t121, _t115, _t109, _t123, _t113, _t113, _t108, _t125, _t123, _t122, _t112, _t126, _t115, _t114
         };
     end
 end
@@ -1144,8 +1208,8 @@ always @* begin
     crc_s1_zk_row3_next = crc_s1_zk_row3_reg;
     if (advance) begin
         crc_s1_zk_row3_next = {
-            _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103, _t95, _t104, _t88, _t87, _t105, _t99, _t93,
-            _t107, _t97, _t97, _t92, _t109, _t107, _t106, _t96, _t110, _t99, _t98, _t95
+            _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118, _t117, _t119, _t111, _t120, _t104, _t103, _t121,
+            _t115, _t109, _t123, _t113, _t113, _t108, _t125, _t123, _t122, _t112, _t126, _t115, _t114, _t111
         };
     end
 end
@@ -1154,9 +1218,9 @@ always @* begin
     crc_s1_zk_row4_next = crc_s1_zk_row4_reg;
     if (advance) begin
         crc_s1_zk_row4_next = {
-            _t105, crc_in_count_onehot_reg[1], _t103, _t101, _t112, _t90, _t113, crc_in_count_onehot_reg[5], _t113, _t87, crc_in_count_onehot_reg[5], _t112,
-            _t105, _t92, _t87, _t92, crc_in_count_onehot_reg[2], _t91, _t91, crc_in_count_onehot_reg[4], _t99, _t105, _t100, crc_in_count_onehot_reg[1], _t104,
-            _t98, _t99, _t114, _t100, _t97, crc_in_count_onehot_reg[5], _t109
+            _t121, crc_in_count_onehot_reg[1], _t119, _t117, _t128, _t106, _t129, crc_in_count_onehot_reg[5], _t129, _t103, crc_in_count_onehot_reg[5], _t128,
+            _t121, _t108, _t103, _t108, crc_in_count_onehot_reg[2], _t107, _t107, crc_in_count_onehot_reg[4], _t115, _t121, _t116, crc_in_count_onehot_reg[1],
+            _t120, _t114, _t115, _t130, _t116, _t113, crc_in_count_onehot_reg[5], _t125
         };
     end
 end
@@ -1165,8 +1229,9 @@ always @* begin
     crc_s1_zk_row5_next = crc_s1_zk_row5_reg;
     if (advance) begin
         crc_s1_zk_row5_next = {
-            _t93, _t92, _t87, crc_in_count_onehot_reg[1], 1'b0, _t101, _t93, _t99, _t94, _t99, crc_in_count_onehot_reg[4], _t88, crc_in_count_onehot_reg[1],
-            _t98, _t94, _t93, _t112, _t99, _t98, _t112, 1'b0, _t107, _t87, _t97, _t106, _t105, _t118, _t106, _t104, _t105, _t87, _t89
+            _t109, _t108, _t103, crc_in_count_onehot_reg[1], 1'b0, _t117, _t109, _t115, _t110, _t115, crc_in_count_onehot_reg[4], _t104,
+            crc_in_count_onehot_reg[1], _t114, _t110, _t109, _t128, _t115, _t114, _t128, 1'b0, _t123, _t103, _t113, _t122, _t121, _t134, _t122, _t120, _t121,
+            _t103, _t105
         };
     end
 end
@@ -1175,9 +1240,9 @@ always @* begin
     crc_s1_zk_row6_next = crc_s1_zk_row6_reg;
     if (advance) begin
         crc_s1_zk_row6_next = {
-            _t103, 1'b0, _t113, _t89, _t96, 1'b0, _t90, _t107, _t105, _t88, crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[4], _t120, _t106, _t113, _t96,
-            _t113, _t103, _t108, _t87, _t91, _t112, crc_in_count_onehot_reg[3], _t103, _t99, _t121, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[5],
-            _t91, _t89, _t100, crc_in_count_onehot_reg[4]
+            _t119, 1'b0, _t129, _t105, _t112, 1'b0, _t106, _t123, _t121, _t104, crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[4], _t136, _t122, _t129,
+            _t112, _t129, _t119, _t124, _t103, _t107, _t128, crc_in_count_onehot_reg[3], _t119, _t115, _t137, crc_in_count_onehot_reg[4],
+            crc_in_count_onehot_reg[5], _t107, _t105, _t116, crc_in_count_onehot_reg[4]
         };
     end
 end
@@ -1186,9 +1251,9 @@ always @* begin
     crc_s1_zk_row7_next = crc_s1_zk_row7_reg;
     if (advance) begin
         crc_s1_zk_row7_next = {
-            _t87, _t91, _t104, _t100, _t90, _t98, _t95, crc_in_count_onehot_reg[2], _t92, _t112, _t112, _t97, _t96, _t109, _t90, crc_in_count_onehot_reg[3],
-            _t102, crc_in_count_onehot_reg[1], _t101, _t113, _t94, _t102, crc_in_count_onehot_reg[2], _t100, _t118, _t95, _t113, _t98, _t92, _t109,
-            crc_in_count_onehot_reg[1], _t95
+            _t103, _t107, _t120, _t116, _t106, _t114, _t111, crc_in_count_onehot_reg[2], _t108, _t128, _t128, _t113, _t112, _t125, _t106,
+            crc_in_count_onehot_reg[3], _t118, crc_in_count_onehot_reg[1], _t117, _t129, _t110, _t118, crc_in_count_onehot_reg[2], _t116, _t134, _t111, _t129,
+            _t114, _t108, _t125, crc_in_count_onehot_reg[1], _t111
         };
     end
 end
@@ -1197,9 +1262,9 @@ always @* begin
     crc_s1_zk_row8_next = crc_s1_zk_row8_reg;
     if (advance) begin
         crc_s1_zk_row8_next = {
-            _t91, _t104, _t100, _t90, _t98, _t95, crc_in_count_onehot_reg[2], _t92, _t112, _t112, _t97, _t96, _t109, _t90, crc_in_count_onehot_reg[3], _t102,
-            crc_in_count_onehot_reg[1], _t101, _t113, _t94, _t102, crc_in_count_onehot_reg[2], _t100, _t118, _t95, _t113, _t98, _t92, _t109,
-            crc_in_count_onehot_reg[1], _t95, _t98
+            _t107, _t120, _t116, _t106, _t114, _t111, crc_in_count_onehot_reg[2], _t108, _t128, _t128, _t113, _t112, _t125, _t106, crc_in_count_onehot_reg[3],
+            _t118, crc_in_count_onehot_reg[1], _t117, _t129, _t110, _t118, crc_in_count_onehot_reg[2], _t116, _t134, _t111, _t129, _t114, _t108, _t125,
+            crc_in_count_onehot_reg[1], _t111, _t114
         };
     end
 end
@@ -1208,8 +1273,8 @@ always @* begin
     crc_s1_zk_row9_next = crc_s1_zk_row9_reg;
     if (advance) begin
         crc_s1_zk_row9_next = {
-            _t95, crc_in_count_onehot_reg[2], _t109, _t94, _t100, _t103, _t101, _t91, _t90, _t106, _t89, _t87, _t104, _t99, crc_in_count_onehot_reg[4], _t100,
-            _t89, _t112, _t103, _t98, _t95, _t107, _t124, _t94, crc_in_count_onehot_reg[2], _t106, 1'b0, 1'b0, _t109, _t88, _t113, _t97
+            _t111, crc_in_count_onehot_reg[2], _t125, _t110, _t116, _t119, _t117, _t107, _t106, _t122, _t105, _t103, _t120, _t115, crc_in_count_onehot_reg[4],
+            _t116, _t105, _t128, _t119, _t114, _t111, _t123, _t140, _t110, crc_in_count_onehot_reg[2], _t122, 1'b0, 1'b0, _t125, _t104, _t129, _t113
         };
     end
 end
@@ -1218,9 +1283,9 @@ always @* begin
     crc_s1_zk_row10_next = crc_s1_zk_row10_reg;
     if (advance) begin
         crc_s1_zk_row10_next = {
-            _t100, _t96, _t103, _t96, _t120, _t113, crc_in_count_onehot_reg[2], _t100, _t98, _t94, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
-            crc_in_count_onehot_reg[4], _t101, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t91, _t98, crc_in_count_onehot_reg[4], _t104, _t91,
-            _t126, crc_in_count_onehot_reg[5], _t112, _t98, _t97, _t92, 1'b0, _t102, _t120, _t120, _t112
+            _t116, _t112, _t119, _t112, _t136, _t129, crc_in_count_onehot_reg[2], _t116, _t114, _t110, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
+            crc_in_count_onehot_reg[4], _t117, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t107, _t114, crc_in_count_onehot_reg[4], _t120, _t107,
+            _t142, crc_in_count_onehot_reg[5], _t128, _t114, _t113, _t108, 1'b0, _t118, _t136, _t136, _t128
         };
     end
 end
@@ -1229,9 +1294,9 @@ always @* begin
     crc_s1_zk_row11_next = crc_s1_zk_row11_reg;
     if (advance) begin
         crc_s1_zk_row11_next = {
-            _t96, _t103, _t96, _t120, _t113, crc_in_count_onehot_reg[2], _t100, _t98, _t94, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
-            crc_in_count_onehot_reg[4], _t101, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t91, _t98, crc_in_count_onehot_reg[4], _t104, _t91,
-            _t126, crc_in_count_onehot_reg[5], _t112, _t98, _t97, _t92, 1'b0, _t102, _t120, _t120, _t112, _t106
+            _t112, _t119, _t112, _t136, _t129, crc_in_count_onehot_reg[2], _t116, _t114, _t110, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
+            crc_in_count_onehot_reg[4], _t117, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t107, _t114, crc_in_count_onehot_reg[4], _t120, _t107,
+            _t142, crc_in_count_onehot_reg[5], _t128, _t114, _t113, _t108, 1'b0, _t118, _t136, _t136, _t128, _t122
         };
     end
 end
@@ -1240,8 +1305,8 @@ always @* begin
     crc_s1_zk_row12_next = crc_s1_zk_row12_reg;
     if (advance) begin
         crc_s1_zk_row12_next = {
-            _t92, _t109, _t99, _t108, _t104, _t92, _t89, _t107, _t113, _t112, _t112, _t90, _t88, _t101, crc_in_count_onehot_reg[1], _t104, _t97, 1'b0, _t93,
-            _t115, _t106, _t87, _t90, _t104, _t88, _t97, _t104, _t94, crc_in_count_onehot_reg[3], _t93, crc_in_count_onehot_reg[2], _t100
+            _t108, _t125, _t115, _t124, _t120, _t108, _t105, _t123, _t129, _t128, _t128, _t106, _t104, _t117, crc_in_count_onehot_reg[1], _t120, _t113, 1'b0,
+            _t109, _t131, _t122, _t103, _t106, _t120, _t104, _t113, _t120, _t110, crc_in_count_onehot_reg[3], _t109, crc_in_count_onehot_reg[2], _t116
         };
     end
 end
@@ -1250,8 +1315,8 @@ always @* begin
     crc_s1_zk_row13_next = crc_s1_zk_row13_reg;
     if (advance) begin
         crc_s1_zk_row13_next = {
-            _t96, _t112, _t112, _t88, _t108, _t99, _t95, _t99, _t90, crc_in_count_onehot_reg[3], _t95, _t105, crc_in_count_onehot_reg[3], _t90, _t106, _t101,
-            _t95, _t120, _t123 | crc_in_count_onehot_reg[5], _t89, _t90, _t94, _t120, _t102, 1'b0, _t107, _t101, _t95, _t96, _t96, _t89, _t113
+            _t112, _t128, _t128, _t104, _t124, _t115, _t111, _t115, _t106, crc_in_count_onehot_reg[3], _t111, _t121, crc_in_count_onehot_reg[3], _t106, _t122,
+            _t117, _t111, _t136, _t139 | crc_in_count_onehot_reg[5], _t105, _t106, _t110, _t136, _t118, 1'b0, _t123, _t117, _t111, _t112, _t112, _t105, _t129
         };
     end
 end
@@ -1260,8 +1325,8 @@ always @* begin
     crc_s1_zk_row14_next = crc_s1_zk_row14_reg;
     if (advance) begin
         crc_s1_zk_row14_next = {
-            _t99, _t99, 1'b0, _t113, _t94, _t108, _t90, _t100, _t93, _t92, _t104, _t104, _t104, _t94, 1'b0, _t102, crc_in_count_onehot_reg[1], _t127, _t104,
-            _t105, _t112, _t88, _t105, _t107, _t104, _t103, _t98, _t87, _t93, _t87, _t98, _t100
+            _t115, _t115, 1'b0, _t129, _t110, _t124, _t106, _t116, _t109, _t108, _t120, _t120, _t120, _t110, 1'b0, _t118, crc_in_count_onehot_reg[1], _t143,
+            _t120, _t121, _t128, _t104, _t121, _t123, _t120, _t119, _t114, _t103, _t109, _t103, _t114, _t116
         };
     end
 end
@@ -1270,8 +1335,8 @@ always @* begin
     crc_s1_zk_row15_next = crc_s1_zk_row15_reg;
     if (advance) begin
         crc_s1_zk_row15_next = {
-            _t99, 1'b0, _t113, _t94, _t108, _t90, _t100, _t93, _t92, _t104, _t104, _t104, _t94, 1'b0, _t102, crc_in_count_onehot_reg[1], _t127, _t104, _t105,
-            _t112, _t88, _t105, _t107, _t104, _t103, _t98, _t87, _t93, _t87, _t98, _t100, _t93
+            _t115, 1'b0, _t129, _t110, _t124, _t106, _t116, _t109, _t108, _t120, _t120, _t120, _t110, 1'b0, _t118, crc_in_count_onehot_reg[1], _t143, _t120,
+            _t121, _t128, _t104, _t121, _t123, _t120, _t119, _t114, _t103, _t109, _t103, _t114, _t116, _t109
         };
     end
 end
@@ -1280,8 +1345,8 @@ always @* begin
     crc_s1_zk_row16_next = crc_s1_zk_row16_reg;
     if (advance) begin
         crc_s1_zk_row16_next = {
-            1'b0, _t113, _t94, _t108, _t90, _t100, _t93, _t92, _t104, _t104, _t104, _t94, 1'b0, _t102, crc_in_count_onehot_reg[1], _t127, _t104, _t105, _t112,
-            _t88, _t105, _t107, _t104, _t103, _t98, _t87, _t93, _t87, _t98, _t100, _t93, _t93
+            1'b0, _t129, _t110, _t124, _t106, _t116, _t109, _t108, _t120, _t120, _t120, _t110, 1'b0, _t118, crc_in_count_onehot_reg[1], _t143, _t120, _t121,
+            _t128, _t104, _t121, _t123, _t120, _t119, _t114, _t103, _t109, _t103, _t114, _t116, _t109, _t109
         };
     end
 end
@@ -1290,8 +1355,8 @@ always @* begin
     crc_s1_zk_row17_next = crc_s1_zk_row17_reg;
     if (advance) begin
         crc_s1_zk_row17_next = {
-            _t113, _t94, _t108, _t90, _t100, _t93, _t92, _t104, _t104, _t104, _t94, 1'b0, _t102, crc_in_count_onehot_reg[1], _t127, _t104, _t105, _t112, _t88,
-            _t105, _t107, _t104, _t103, _t98, _t87, _t93, _t87, _t98, _t100, _t93, _t93, crc_in_count_onehot_reg[5]
+            _t129, _t110, _t124, _t106, _t116, _t109, _t108, _t120, _t120, _t120, _t110, 1'b0, _t118, crc_in_count_onehot_reg[1], _t143, _t120, _t121, _t128,
+            _t104, _t121, _t123, _t120, _t119, _t114, _t103, _t109, _t103, _t114, _t116, _t109, _t109, crc_in_count_onehot_reg[5]
         };
     end
 end
@@ -1300,8 +1365,9 @@ always @* begin
     crc_s1_zk_row18_next = crc_s1_zk_row18_reg;
     if (advance) begin
         crc_s1_zk_row18_next = {
-            _t97, _t120, _t109, _t96, _t98, _t100, crc_in_count_onehot_reg[4], _t87, _t107, _t89, _t100, _t91, _t92, _t129, _t106, _t108, _t91, _t89, _t96,
-            crc_in_count_onehot_reg[4], _t100, _t109, _t90, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[3], _t94, _t95, _t106, _t96, _t112, _t95, _t106
+            _t113, _t136, _t125, _t112, _t114, _t116, crc_in_count_onehot_reg[4], _t103, _t123, _t105, _t116, _t107, _t108, _t145, _t122, _t124, _t107, _t105,
+            _t112, crc_in_count_onehot_reg[4], _t116, _t125, _t106, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[3], _t110, _t111, _t122, _t112, _t128,
+            _t111, _t122
         };
     end
 end
@@ -1310,9 +1376,9 @@ always @* begin
     crc_s1_zk_row19_next = crc_s1_zk_row19_reg;
     if (advance) begin
         crc_s1_zk_row19_next = {
-            _t108, _t96, _t105, _t94, _t95, _t109, _t97, _t94, _t102, _t108, _t97, _t99, _t131, _t94, _t99, crc_in_count_onehot_reg[5], _t101,
-            crc_in_count_onehot_reg[3], _t98, crc_in_count_onehot_reg[2], _t101, _t94, _t109, _t120, _t87, crc_in_count_onehot_reg[4],
-            crc_in_count_onehot_reg[4], _t87, crc_in_count_onehot_reg[2], _t88, crc_in_count_onehot_reg[2], _t99
+            _t124, _t112, _t121, _t110, _t111, _t125, _t113, _t110, _t118, _t124, _t113, _t115, _t147, _t110, _t115, crc_in_count_onehot_reg[5], _t117,
+            crc_in_count_onehot_reg[3], _t114, crc_in_count_onehot_reg[2], _t117, _t110, _t125, _t136, _t103, crc_in_count_onehot_reg[4],
+            crc_in_count_onehot_reg[4], _t103, crc_in_count_onehot_reg[2], _t104, crc_in_count_onehot_reg[2], _t115
         };
     end
 end
@@ -1321,9 +1387,9 @@ always @* begin
     crc_s1_zk_row20_next = crc_s1_zk_row20_reg;
     if (advance) begin
         crc_s1_zk_row20_next = {
-            _t96, _t105, _t94, _t95, _t109, _t97, _t94, _t102, _t108, _t97, _t99, _t131, _t94, _t99, crc_in_count_onehot_reg[5], _t101,
-            crc_in_count_onehot_reg[3], _t98, crc_in_count_onehot_reg[2], _t101, _t94, _t109, _t120, _t87, crc_in_count_onehot_reg[4],
-            crc_in_count_onehot_reg[4], _t87, crc_in_count_onehot_reg[2], _t88, crc_in_count_onehot_reg[2], _t99, _t101
+            _t112, _t121, _t110, _t111, _t125, _t113, _t110, _t118, _t124, _t113, _t115, _t147, _t110, _t115, crc_in_count_onehot_reg[5], _t117,
+            crc_in_count_onehot_reg[3], _t114, crc_in_count_onehot_reg[2], _t117, _t110, _t125, _t136, _t103, crc_in_count_onehot_reg[4],
+            crc_in_count_onehot_reg[4], _t103, crc_in_count_onehot_reg[2], _t104, crc_in_count_onehot_reg[2], _t115, _t117
         };
     end
 end
@@ -1332,9 +1398,9 @@ always @* begin
     crc_s1_zk_row21_next = crc_s1_zk_row21_reg;
     if (advance) begin
         crc_s1_zk_row21_next = {
-            _t90, _t97, _t106, crc_in_count_onehot_reg[2], _t112, crc_in_count_onehot_reg[5], _t106, _t93, 1'b0, crc_in_count_onehot_reg[5], _t111, _t108,
-            crc_in_count_onehot_reg[4], _t112, 1'b0, _t113, _t92, _t90, _t87, _t97, _t101, _t88, crc_in_count_onehot_reg[1], _t87, _t95, _t94,
-            crc_in_count_onehot_reg[1], _t90, _t112, crc_in_count_onehot_reg[1], _t90, _t101
+            _t106, _t113, _t122, crc_in_count_onehot_reg[2], _t128, crc_in_count_onehot_reg[5], _t122, _t109, 1'b0, crc_in_count_onehot_reg[5], _t127, _t124,
+            crc_in_count_onehot_reg[4], _t128, 1'b0, _t129, _t108, _t106, _t103, _t113, _t117, _t104, crc_in_count_onehot_reg[1], _t103, _t111, _t110,
+            crc_in_count_onehot_reg[1], _t106, _t128, crc_in_count_onehot_reg[1], _t106, _t117
         };
     end
 end
@@ -1343,9 +1409,9 @@ always @* begin
     crc_s1_zk_row22_next = crc_s1_zk_row22_reg;
     if (advance) begin
         crc_s1_zk_row22_next = {
-            _t94, _t89, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[1], _t89, _t112, crc_in_count_onehot_reg[5], _t95, crc_in_count_onehot_reg[1],
-            _t127, _t98, crc_in_count_onehot_reg[1], _t107, _t102, _t93, _t87, _t100, _t95, _t92, _t88, _t96, _t106, crc_in_count_onehot_reg[1], _t94, _t87,
-            crc_in_count_onehot_reg[5], _t108, _t92, _t109, crc_in_count_onehot_reg[3], _t90, _t93
+            _t110, _t105, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[1], _t105, _t128, crc_in_count_onehot_reg[5], _t111, crc_in_count_onehot_reg[1],
+            _t143, _t114, crc_in_count_onehot_reg[1], _t123, _t118, _t109, _t103, _t116, _t111, _t108, _t104, _t112, _t122, crc_in_count_onehot_reg[1], _t110,
+            _t103, crc_in_count_onehot_reg[5], _t124, _t108, _t125, crc_in_count_onehot_reg[3], _t106, _t109
         };
     end
 end
@@ -1354,9 +1420,9 @@ always @* begin
     crc_s1_zk_row23_next = crc_s1_zk_row23_reg;
     if (advance) begin
         crc_s1_zk_row23_next = {
-            _t106, crc_in_count_onehot_reg[3], _t113, 1'b0, _t97, _t94, _t107, _t120, _t125, 1'b0, _t103, _t93, _t108, _t105, _t88, crc_in_count_onehot_reg[1],
-            1'b0, _t102, 1'b0, _t109, crc_in_count_onehot_reg[5], _t106, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[1],
-            _t109, 1'b0, 1'b0, _t120, crc_in_count_onehot_reg[3], _t107, 1'b0
+            _t122, crc_in_count_onehot_reg[3], _t129, 1'b0, _t113, _t110, _t123, _t136, _t141, 1'b0, _t119, _t109, _t124, _t121, _t104,
+            crc_in_count_onehot_reg[1], 1'b0, _t118, 1'b0, _t125, crc_in_count_onehot_reg[5], _t122, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4],
+            crc_in_count_onehot_reg[1], _t125, 1'b0, 1'b0, _t136, crc_in_count_onehot_reg[3], _t123, 1'b0
         };
     end
 end
@@ -1365,8 +1431,8 @@ always @* begin
     crc_s1_zk_row24_next = crc_s1_zk_row24_reg;
     if (advance) begin
         crc_s1_zk_row24_next = {
-            crc_in_count_onehot_reg[5], _t91, _t88, _t102, _t99, _t96, _t109, _t132, _t97, _t104, _t92, _t94, _t95, _t107, _t91, _t103, _t103, _t104, _t90,
-            crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[5], _t98, _t109, _t109, _t108, _t97, _t92, _t94, _t120, _t103, _t96, _t103
+            crc_in_count_onehot_reg[5], _t107, _t104, _t118, _t115, _t112, _t125, _t148, _t113, _t120, _t108, _t110, _t111, _t123, _t107, _t119, _t119, _t120,
+            _t106, crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[5], _t114, _t125, _t125, _t124, _t113, _t108, _t110, _t136, _t119, _t112, _t119
         };
     end
 end
@@ -1375,8 +1441,8 @@ always @* begin
     crc_s1_zk_row25_next = crc_s1_zk_row25_reg;
     if (advance) begin
         crc_s1_zk_row25_next = {
-            _t91, _t88, _t102, _t99, _t96, _t109, _t132, _t97, _t104, _t92, _t94, _t95, _t107, _t91, _t103, _t103, _t104, _t90, crc_in_count_onehot_reg[3],
-            crc_in_count_onehot_reg[5], _t98, _t109, _t109, _t108, _t97, _t92, _t94, _t120, _t103, _t96, _t103, _t120
+            _t107, _t104, _t118, _t115, _t112, _t125, _t148, _t113, _t120, _t108, _t110, _t111, _t123, _t107, _t119, _t119, _t120, _t106,
+            crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[5], _t114, _t125, _t125, _t124, _t113, _t108, _t110, _t136, _t119, _t112, _t119, _t136
         };
     end
 end
@@ -1385,8 +1451,8 @@ always @* begin
     crc_s1_zk_row26_next = crc_s1_zk_row26_reg;
     if (advance) begin
         crc_s1_zk_row26_next = {
-            _t101, _t98, _t120, _t100, _t88, _t123, _t87, _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102,
-            _t101, _t103, _t95, _t104, _t88, _t87, _t105, _t99, _t93, _t107, _t97, _t97
+            _t117, _t114, _t136, _t116, _t104, _t139, _t103, _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112,
+            crc_in_count_onehot_reg[2], _t118, _t117, _t119, _t111, _t120, _t104, _t103, _t121, _t115, _t109, _t123, _t113, _t113
         };
     end
 end
@@ -1395,8 +1461,8 @@ always @* begin
     crc_s1_zk_row27_next = crc_s1_zk_row27_reg;
     if (advance) begin
         crc_s1_zk_row27_next = {
-            _t98, _t120, _t100, _t88, _t123, _t87, _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101,
-            _t103, _t95, _t104, _t88, _t87, _t105, _t99, _t93, _t107, _t97, _t97, _t92
+            _t114, _t136, _t116, _t104, _t139, _t103, _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2],
+            _t118, _t117, _t119, _t111, _t120, _t104, _t103, _t121, _t115, _t109, _t123, _t113, _t113, _t108
         };
     end
 end
@@ -1405,8 +1471,8 @@ always @* begin
     crc_s1_zk_row28_next = crc_s1_zk_row28_reg;
     if (advance) begin
         crc_s1_zk_row28_next = {
-            _t120, _t100, _t88, _t123, _t87, _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103,
-            _t95, _t104, _t88, _t87, _t105, _t99, _t93, _t107, _t97, _t97, _t92, _t109
+            _t136, _t116, _t104, _t139, _t103, _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118,
+            _t117, _t119, _t111, _t120, _t104, _t103, _t121, _t115, _t109, _t123, _t113, _t113, _t108, _t125
         };
     end
 end
@@ -1415,8 +1481,8 @@ always @* begin
     crc_s1_zk_row29_next = crc_s1_zk_row29_reg;
     if (advance) begin
         crc_s1_zk_row29_next = {
-            _t100, _t88, _t123, _t87, _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103, _t95,
-            _t104, _t88, _t87, _t105, _t99, _t93, _t107, _t97, _t97, _t92, _t109, _t107
+            _t116, _t104, _t139, _t103, _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118, _t117,
+            _t119, _t111, _t120, _t104, _t103, _t121, _t115, _t109, _t123, _t113, _t113, _t108, _t125, _t123
         };
     end
 end
@@ -1425,8 +1491,8 @@ always @* begin
     crc_s1_zk_row30_next = crc_s1_zk_row30_reg;
     if (advance) begin
         crc_s1_zk_row30_next = {
-            _t88, _t123, _t87, _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103, _t95, _t104,
-            _t88, _t87, _t105, _t99, _t93, _t107, _t97, _t97, _t92, _t109, _t107, _t106
+            _t104, _t139, _t103, _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118, _t117, _t119,
+            _t111, _t120, _t104, _t103, _t121, _t115, _t109, _t123, _t113, _t113, _t108, _t125, _t123, _t122
         };
     end
 end
@@ -1435,8 +1501,8 @@ always @* begin
     crc_s1_zk_row31_next = crc_s1_zk_row31_reg;
     if (advance) begin
         crc_s1_zk_row31_next = {
-            _t123, _t87, _t87, _t88, _t89, _t90, _t93, _t94, _t95, _t97, _t98, _t100, _t96, crc_in_count_onehot_reg[2], _t102, _t101, _t103, _t95, _t104, _t88,
-            _t87, _t105, _t99, _t93, _t107, _t97, _t97, _t92, _t109, _t107, _t106, _t96
+            _t139, _t103, _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118, _t117, _t119, _t111,
+            _t120, _t104, _t103, _t121, _t115, _t109, _t123, _t113, _t113, _t108, _t125, _t123, _t122, _t112
         };
     end
 end
@@ -1445,9 +1511,9 @@ always @* begin
     crc_s1_zk_init_next = crc_s1_zk_init_reg;
     if (advance) begin
         crc_s1_zk_init_next = {
-            _t122, _t129, _t133, _t114, _t128, _t122, _t126, _t133 | crc_in_count_onehot_reg[5], _t114, _t111, _t132, _t115 | crc_in_count_onehot_reg[5], _t121,
-            _t134, _t134 | crc_in_count_onehot_reg[5], _t134, _t117 | crc_in_count_onehot_reg[5], _t134, _t124, _t117, _t129, _t133, _t119, _t135, _t131, _t110,
-            _t115, _t133, _t117, _t136, _t119, _t135
+            _t138, _t145, _t149, _t130, _t144, _t138, _t142, _t149 | crc_in_count_onehot_reg[5], _t130, _t127, _t148, _t131 | crc_in_count_onehot_reg[5], _t137,
+            _t150, _t150 | crc_in_count_onehot_reg[5], _t150, _t133 | crc_in_count_onehot_reg[5], _t150, _t140, _t133, _t145, _t149, _t135, _t151, _t147, _t126,
+            _t131, _t149, _t133, _t152, _t135, _t151
         };
     end
 end
@@ -1470,14 +1536,14 @@ always @* begin
     crc_s2_coeff_next = crc_s2_coeff_reg;
     if (advance) begin
         crc_s2_coeff_next = {
-            _t137 ? 32'h0 : crc_s1_zk_row31_reg, _t137 ? 32'h0 : crc_s1_zk_row30_reg, _t137 ? 32'h0 : crc_s1_zk_row29_reg, _t137 ? 32'h0 : crc_s1_zk_row28_reg,
-            _t137 ? 32'h0 : crc_s1_zk_row27_reg, _t137 ? 32'h0 : crc_s1_zk_row26_reg, _t137 ? 32'h0 : crc_s1_zk_row25_reg, _t137 ? 32'h0 : crc_s1_zk_row24_reg,
-            _t137 ? 32'h0 : crc_s1_zk_row23_reg, _t137 ? 32'h0 : crc_s1_zk_row22_reg, _t137 ? 32'h0 : crc_s1_zk_row21_reg, _t137 ? 32'h0 : crc_s1_zk_row20_reg,
-            _t137 ? 32'h0 : crc_s1_zk_row19_reg, _t137 ? 32'h0 : crc_s1_zk_row18_reg, _t137 ? 32'h0 : crc_s1_zk_row17_reg, _t137 ? 32'h0 : crc_s1_zk_row16_reg,
-            _t137 ? 32'h0 : crc_s1_zk_row15_reg, _t137 ? 32'h0 : crc_s1_zk_row14_reg, _t137 ? 32'h0 : crc_s1_zk_row13_reg, _t137 ? 32'h0 : crc_s1_zk_row12_reg,
-            _t137 ? 32'h0 : crc_s1_zk_row11_reg, _t137 ? 32'h0 : crc_s1_zk_row10_reg, _t137 ? 32'h0 : crc_s1_zk_row9_reg, _t137 ? 32'h0 : crc_s1_zk_row8_reg,
-            _t137 ? 32'h0 : crc_s1_zk_row7_reg, _t137 ? 32'h0 : crc_s1_zk_row6_reg, _t137 ? 32'h0 : crc_s1_zk_row5_reg, _t137 ? 32'h0 : crc_s1_zk_row4_reg,
-            _t137 ? 32'h0 : crc_s1_zk_row3_reg, _t137 ? 32'h0 : crc_s1_zk_row2_reg, _t137 ? 32'h0 : crc_s1_zk_row1_reg, _t137 ? 32'h0 : crc_s1_zk_row0_reg
+            _t153 ? 32'h0 : crc_s1_zk_row31_reg, _t153 ? 32'h0 : crc_s1_zk_row30_reg, _t153 ? 32'h0 : crc_s1_zk_row29_reg, _t153 ? 32'h0 : crc_s1_zk_row28_reg,
+            _t153 ? 32'h0 : crc_s1_zk_row27_reg, _t153 ? 32'h0 : crc_s1_zk_row26_reg, _t153 ? 32'h0 : crc_s1_zk_row25_reg, _t153 ? 32'h0 : crc_s1_zk_row24_reg,
+            _t153 ? 32'h0 : crc_s1_zk_row23_reg, _t153 ? 32'h0 : crc_s1_zk_row22_reg, _t153 ? 32'h0 : crc_s1_zk_row21_reg, _t153 ? 32'h0 : crc_s1_zk_row20_reg,
+            _t153 ? 32'h0 : crc_s1_zk_row19_reg, _t153 ? 32'h0 : crc_s1_zk_row18_reg, _t153 ? 32'h0 : crc_s1_zk_row17_reg, _t153 ? 32'h0 : crc_s1_zk_row16_reg,
+            _t153 ? 32'h0 : crc_s1_zk_row15_reg, _t153 ? 32'h0 : crc_s1_zk_row14_reg, _t153 ? 32'h0 : crc_s1_zk_row13_reg, _t153 ? 32'h0 : crc_s1_zk_row12_reg,
+            _t153 ? 32'h0 : crc_s1_zk_row11_reg, _t153 ? 32'h0 : crc_s1_zk_row10_reg, _t153 ? 32'h0 : crc_s1_zk_row9_reg, _t153 ? 32'h0 : crc_s1_zk_row8_reg,
+            _t153 ? 32'h0 : crc_s1_zk_row7_reg, _t153 ? 32'h0 : crc_s1_zk_row6_reg, _t153 ? 32'h0 : crc_s1_zk_row5_reg, _t153 ? 32'h0 : crc_s1_zk_row4_reg,
+            _t153 ? 32'h0 : crc_s1_zk_row3_reg, _t153 ? 32'h0 : crc_s1_zk_row2_reg, _t153 ? 32'h0 : crc_s1_zk_row1_reg, _t153 ? 32'h0 : crc_s1_zk_row0_reg
         };
     end
 end
@@ -1645,13 +1711,13 @@ end
 
 always @* begin
     mchk_s0_next = mchk_s0_reg;
-    mchk_wrong_s1_next = mchk_wrong_s1_reg;
+    mchk_s1_next = mchk_s1_reg;
     mchk_wrong_s2_next = mchk_wrong_s2_reg;
     mchk_wrong_s3_next = mchk_wrong_s3_reg;
     if (advance) begin
-        mchk_s0_next = {marker_dist, fpduptr, lead_marker, marker_retired};
-        mchk_wrong_s1_next = mchk_check & (~(mchk_lead ? (mchk_fpduptr == 16'h0) : ({1'b0, mchk_fpduptr} == {mchk_dist, 2'b00})));
-        mchk_wrong_s2_next = mchk_wrong_s1_reg;
+        mchk_s0_next = {marker_dist, window_fpduptrs, marker_at, lead_marker, marker_retired};
+        mchk_s1_next = {mchk_raw_dist, fpduptr, mchk_raw_lead, mchk_raw_check};
+        mchk_wrong_s2_next = mchk_check & (~(mchk_lead ? (mchk_fpduptr == 16'h0) : ({1'b0, mchk_fpduptr} == {mchk_dist, 2'b00})));
         mchk_wrong_s3_next = mchk_wrong_s2_reg;
     end
 end
@@ -1664,12 +1730,12 @@ always @* begin
     out_temp_data_next = out_temp_data_reg;
     out_in_ready_next = out_in_ready_early;
     if (out_in_ready_reg) begin
-        if (out_out_ready | _t76) begin
+        if (out_out_ready | _t92) begin
             out_valid_next = v_emit;
-            out_data_next = _t138;
+            out_data_next = _t154;
         end else begin
             out_temp_valid_next = v_emit;
-            out_temp_data_next = _t138;
+            out_temp_data_next = _t154;
         end
     end else begin
         if (out_out_ready) begin
@@ -1681,25 +1747,30 @@ always @* begin
 end
 
 always @* begin
+    reader_idle_seen_next = reader_idle_seen_reg;
+    reader_idle_seen_next = (reader_idle | (go & reader_drains)) & (~accept);
+end
+
+always @* begin
     rx_ctx_wb1_valid_next = rx_ctx_wb1_valid_reg;
     rx_ctx_wb1_index_next = rx_ctx_wb1_index_reg;
     rx_ctx_wb1_data_next = rx_ctx_wb1_data_reg;
-    rx_ctx_wb1_valid_next = _t139;
-    rx_ctx_wb1_index_next = _t140;
-    rx_ctx_wb1_data_next = _t141;
+    rx_ctx_wb1_valid_next = _t155;
+    rx_ctx_wb1_index_next = _t156;
+    rx_ctx_wb1_data_next = _t157;
 end
 
 always @* begin
     rx_ctx_rd_data_next = rx_ctx_rd_data_reg;
-    if (_t143) begin
-        rx_ctx_rd_data_next = rx_ctx_mem[_t144];
+    if (_t159) begin
+        rx_ctx_rd_data_next = rx_ctx_mem[_t160];
     end
 end
 
 always @* begin
     rx_ctx_rd_index_d1_next = rx_ctx_rd_index_d1_reg;
-    if (_t143) begin
-        rx_ctx_rd_index_d1_next = _t144;
+    if (_t159) begin
+        rx_ctx_rd_index_d1_next = _t160;
     end
 end
 
@@ -1715,6 +1786,7 @@ always @* begin
     at_start_next = at_start_reg;
     hdr_off_next = hdr_off_reg;
     marker_pos_next = marker_pos_reg;
+    marker_near_next = marker_near_reg;
     rd_ptr_next = rd_ptr_reg;
     marker_fault_next = marker_fault_reg;
     out_stopped_next = out_stopped_reg;
@@ -1751,37 +1823,27 @@ always @* begin
         wr_ptr_next = wr_ptr_reg + {1'b0, in_beat_octets};
     end
     fill_next = (fill_reg + (accept ? {4'b0000, in_beat_octets} : 8'h0)) - (go ? (words << 2'b10) : 8'h0);
-    if (hdr_load) begin
-        ul_now_next = ulpdu_length;
-        last_beat_next = _t72;
-        mf_words_next = ulpdu_length_words;
-        over_max_next = _t145;
-        hdr_ok_next = 1'b1;
+    if (hdr_load | go) begin
+        ul_now_next = _t161 ? ulpdu_length : _t89;
+        last_beat_next = _t161 ? ulpdu_length_last : _t88;
+        mf_words_next = _t161 ? ulpdu_length_words : next_mf_words;
+        over_max_next = ulpdu_length_over;
+        hdr_ok_next = hdr_at_start | (last_beat_reg & (~oversize) & next_hdr_in);
     end
     if (go) begin
         at_start_next = fpdu_end;
-        if (fpdu_end) begin
-            ul_now_next = ulpdu_length;
-            last_beat_next = _t72;
-            mf_words_next = ulpdu_length_words;
-            over_max_next = _t145;
-        end else begin
-            ul_now_next = _t74;
-            last_beat_next = _t73;
-            mf_words_next = next_mf_words;
-        end
-        hdr_ok_next = last_beat_reg & (~oversize) & next_hdr_in;
-        hdr_off_next = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, words};
-        marker_pos_next = marker_pos_reg - words[6:0];
+        hdr_off_next = marker_retired ? (_t162 + 15'h1) : _t162;
+        marker_pos_next = marker_retired ? _t163 : _t164;
+        marker_near_next = marker_retired ? (_t163 < 7'h5) : (_t164 < 7'h5);
         rd_ptr_next = rd_ptr_reg + words[2:0];
     end
-    if (_t146) begin
+    if (_t165) begin
         marker_fault_next = marker_bad & (~v_beat_last);
     end
-    if (_t146 & v_qp_resumed) begin
+    if (_t165 & v_qp_resumed) begin
         out_stopped_next = 1'b0;
     end
-    if (_t147) begin
+    if (_t166) begin
         out_stopped_next = 1'b1;
         if (wb_pending_reg & (v_qp_qp == drain_qp_reg_reg)) begin
             wb_stopped_next = 1'b1;
@@ -1798,17 +1860,17 @@ always @* begin
     if (go) begin
         crc_resume_next = 1'b0;
     end
-    if (_t146) begin
+    if (_t165) begin
         back_crc_next = crc_crc_reg;
     end
-    if ((~wb_pending_reg) & (_t76 | (out_data_reg[83:82] != drain_qp_reg_reg))) begin
+    if ((~wb_pending_reg) & (_t92 | (out_data_reg[83:82] != drain_qp_reg_reg))) begin
         drain_busy_reg_next = 1'b0;
     end
     if (wb_write) begin
         wb_pending_next = 1'b0;
     end
     if (drain_done & (~wb_write)) begin
-        wb_ctx_next = _t142;
+        wb_ctx_next = _t158;
     end
     if (cfg_valid & (cfg_qp == ctx_qp_reg_reg)) begin
         ctx_valid_next = 1'b0;
@@ -1845,11 +1907,12 @@ always @* begin
                     over_max_next = ctx_in_over_max;
                     hdr_off_next = ctx_in_hdr_off;
                     marker_pos_next = ctx_in_marker_pos;
+                    marker_near_next = _t167;
                     mfault_saved_next = ctx_in_marker_fault;
                     crc_resume_next = 1'b1;
                     crc_saved_next = ctx_in_crc;
                     fill_next = ctx_in_fill;
-                    ring_next = _t148;
+                    ring_next = _t168;
                     rd_ptr_next = 3'b000;
                     wr_ptr_next = ctx_in_fill[4:0];
                 end else begin
@@ -1862,7 +1925,7 @@ always @* begin
                 drain_qp_reg_next = ctx_qp_reg_reg;
                 wb_pending_next = ctx_valid_reg;
                 drain_busy_reg_next = ctx_valid_reg;
-                wb_stopped_next = stopped_reg | _t147;
+                wb_stopped_next = stopped_reg | _t166;
                 if (crc_resume_reg) begin
                     back_crc_next = crc_saved_reg;
                     marker_fault_next = mfault_saved_reg;
@@ -1886,11 +1949,12 @@ always @* begin
                 over_max_next = ctx_in_over_max;
                 hdr_off_next = ctx_in_hdr_off;
                 marker_pos_next = ctx_in_marker_pos;
+                marker_near_next = _t167;
                 mfault_saved_next = ctx_in_marker_fault;
                 crc_resume_next = 1'b1;
                 crc_saved_next = ctx_in_crc;
                 fill_next = ctx_in_fill;
-                ring_next = _t148;
+                ring_next = _t168;
                 rd_ptr_next = 3'b000;
                 wr_ptr_next = ctx_in_fill[4:0];
             end
@@ -1906,6 +1970,7 @@ always @(posedge clk) begin
     rd_ptr_reg <= rd_ptr_next;
     fill_reg <= fill_next;
     marker_pos_reg <= marker_pos_next;
+    marker_near_reg <= marker_near_next;
     at_start_reg <= at_start_next;
     ul_now_reg <= ul_now_next;
     last_beat_reg <= last_beat_next;
@@ -1998,7 +2063,7 @@ always @(posedge clk) begin
     crc_valid_reg <= crc_valid_next;
     crc_tag_reg <= crc_tag_next;
     mchk_s0_reg <= mchk_s0_next;
-    mchk_wrong_s1_reg <= mchk_wrong_s1_next;
+    mchk_s1_reg <= mchk_s1_next;
     mchk_wrong_s2_reg <= mchk_wrong_s2_next;
     mchk_wrong_s3_reg <= mchk_wrong_s3_next;
     marker_fault_reg <= marker_fault_next;
@@ -2008,9 +2073,10 @@ always @(posedge clk) begin
     out_in_ready_reg <= out_in_ready_next;
     out_temp_valid_reg <= out_temp_valid_next;
     out_temp_data_reg <= out_temp_data_next;
+    reader_idle_seen_reg <= reader_idle_seen_next;
     rx_ctx_rd_index_d1_reg <= rx_ctx_rd_index_d1_next;
-    if (_t139) begin
-        rx_ctx_mem[_t140] <= _t141;
+    if (_t155) begin
+        rx_ctx_mem[_t156] <= _t157;
     end
 
     if (rst) begin
@@ -2044,6 +2110,7 @@ always @(posedge clk) begin
         out_valid_reg <= 1'b0;
         out_in_ready_reg <= 1'b0;
         out_temp_valid_reg <= 1'b0;
+        reader_idle_seen_reg <= 1'b0;
     end
 end
 

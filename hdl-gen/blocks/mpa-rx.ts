@@ -44,6 +44,19 @@ const RX_MARKER = record('mpa_rx_marker', {
   dist: { width: 15, doc: 'words from ULPDU_Length to it' },
 });
 
+/**
+ * The same marker as the reader retires it, before its FPDUPTR is picked: the FPDUPTR field of
+ * every window word and the one-hot place of the marker among them (K words).
+ */
+const RX_MARKER_RAW = (K: number) =>
+  record('mpa_rx_marker_raw', {
+    check: { width: 1, doc: 'the beat retires a marker: its FPDUPTR is checked' },
+    lead: { width: 1, doc: "that marker is the FPDU's leading marker (FPDUPTR must be 0)" },
+    at: { width: K, doc: 'one-hot: the window word that is the marker' },
+    fpduptrs: { width: 16 * K, doc: 'the FPDUPTR field of each window word' },
+    dist: { width: 15, doc: 'words from ULPDU_Length to it' },
+  });
+
 /** A TCP payload beat in the input register. */
 const RX_IN = (W: number, kb: number) =>
   record('mpa_rx_in', {
@@ -135,19 +148,26 @@ export const mpaRxName = (bytes: number, qps?: number): string => `mpa_rx_w${byt
  *    words. One FPDU per beat at most (one m_axis packet per FPDU).
  *    - Markers are found by position: the word at the read pointer has marker phase
  *      (cfg_seq − cfg_s0)/4 + retired words (mod 128), kept as the distance to the next marker
- *      (marker_pos, a register, so no decision waits on an adder); a marker word in the window
- *      is squeezed out before the octets are picked (at most one: K < 128). A marker before an
- *      FPDU's first octet is its leading marker (FPDUPTR must be 0); any other marker's FPDUPTR
- *      must equal its distance from the ULPDU_Length octet (spec/mpa.md §4.4). The compare rides
- *      with the beat beside the CRC and a fault is reported after the CRC, as the model does.
+ *      (marker_pos, a register, so no decision waits on an adder, with marker_near: it is in the
+ *      window); a marker word in the window is squeezed out before the octets are picked (at
+ *      most one: K < 128). A marker before an FPDU's first octet is its leading marker (FPDUPTR
+ *      must be 0); any other marker's FPDUPTR must equal its distance from the ULPDU_Length octet
+ *      (spec/mpa.md §4.4). The compare rides with the beat beside the CRC and a fault is reported
+ *      after the CRC, as the model does.
  *    - The reader decides from registers: the beat at the read pointer is decoded when its
  *      length is known, a cycle ahead (ul_now, last_beat, mf_words, over_max), and the words it
  *      needs are compared without a sum. On an FPDU's last beat the next FPDU's ULPDU_Length
  *      is picked from the window, mf_words on (one more past a marker), and decoded, so the next
  *      FPDU starts decoded and every FPDU, a one-beat one too, takes its beats and no more; if
  *      its word is not in yet (or is word K), it is taken at the read pointer in a cycle of its
- *      own.
- *    - The FPDUPTR compare has its own delay line beside the CRC pipeline (its first stage).
+ *      own. Every window word is decoded (length, <= W, over the maximum, mf_words) beside the
+ *      select, whose one-hot compares registers with constants; the pick is the registers' data,
+ *      the reader's decision their enable.
+ *    - The FPDUPTR compare has its own delay line beside the CRC pipeline: stage 0 takes the
+ *      window's FPDUPTR fields and the marker's one-hot place, stage 1 picks the FPDUPTR, stage 2
+ *      compares, stage 3 meets the beat's CRC register.
+ *    - Depth (abc9, xilinx, 64 octets): the ring read alone is about 5 LUT levels, so the
+ *      decode of the next ULPDU_Length (window, pick, register) is the longest path.
  *    - CRC: every retired word (markers, a leading marker included, and the CRC field) goes
  *      through the CRC component (hdl-gen/lib/crc.ts), restarted at each FPDU; the FPDU passes if
  *      the raw register ends at the residue 0xB798B438 (spec/mpa.md §3.1) or cfg_crc = 0. The
@@ -175,8 +195,12 @@ export const mpaRxName = (bytes: number, qps?: number): string => `mpa_rx_w${byt
  * (record mpa_rx_qp_beat), so its verdict is its own QP's; a failure stops that QP's stream. Once
  * its last beat has left the pipeline, the last QP's context is written back with the verdicts'
  * state (CRC register, marker fault, stopped); the next switch waits for that and for its beats to
- * leave the output (drain_busy, drain_qp). Cost: 2 cycles per switch at 8 and 64 octets (measured
- * in test/cosim/mpa-rx-shared.test.ts); segments of the same QP back to back cost none. tuser
+ * leave the output (drain_busy, drain_qp). The switch waits on a registered idle (reader_idle_seen:
+ * last cycle no input went in and the reader had no beat or its beat emptied the ring), so the
+ * context loads do not hang off the reader's decision. Cost: 2 cycles per switch at 8 and 64
+ * octets when the segment before ends with its last FPDU (measured in
+ * test/cosim/mpa-rx-shared.test.ts), a cycle more when it leaves octets over; segments of the
+ * same QP back to back cost none. tuser
  * carries a failed FPDU's code (record mpa_rx_verdict); a QP has beats in the block while `idle`
  * is low and it is ctx_qp, or while drain_busy and it is drain_qp.
  * cfg_valid loads QP cfg_qp's initial context (a new connection) into the memory; the QP must have
@@ -259,6 +283,8 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   const rp = m.reg('rd_ptr', PW, { reset: 0, doc: 'word the reader is at' });
   const fill = m.reg('fill', SW, { reset: 0, doc: 'octets in the ring' });
   const mpos = m.reg('marker_pos', PHASE_BITS, { doc: 'words from the read pointer to the next marker word, mod 128' });
+  // Set with marker_pos wherever it is set, so the reader's marker decisions start from a register.
+  const mposNear = m.reg('marker_near', 1, { doc: 'marker_pos < K: that marker word is in the window' });
   // One stream: marker_pos follows the static configuration until the first beat. Shared: it comes with the context.
   const started = shared ? null : m.reg('started', 1, { reset: 0, doc: 'the reader has made a beat (marker_pos counts from then on)' });
   const first = m.reg('at_start', 1, { reset: 1, doc: 'the reader is at the first beat of an FPDU' });
@@ -360,17 +386,21 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   m.allowUnused(seqOff, 'bits [1:0] are 0: cfg_seq is 4-aligned relative to S0 (spec/mpa.md §4.5)');
   // A register, not (S0 - seq)/4 - retired words: the squeeze and the marker checks hang off it.
   const firstMpos = m.let('first_marker_pos', lit(PHASE_BITS, 0).sub(seqOff.slice(8, 2)), { doc: 'words from the first octet received to the first marker' });
-  const mk = m.let('marker_in', cfgMarkers.and(mpos.lt(K)), { doc: 'a marker word is in the window' });
+  const mk = m.let('marker_in', cfgMarkers.and(mposNear), { doc: 'a marker word is in the window' });
+  // With a marker in the window, marker_pos and mf_words (at most N + 2 < K) fit the bits of a
+  // window word's index: the compares that go with marker_in take those bits only.
+  const IB = bitLength(K - 1);
+  const mposAt = mpos.slice(IB - 1, 0);
   // K words for the beat and the CRC.
   const win = ringWindow(m, 'win', ring, 32, rp, K);
   const w = unitsOf(win, 32);
   // Marker-free words: the window with its marker word squeezed out (N + 1 for the output).
-  const cw = Array.from({ length: N + 1 }, (_, i) => mux(mk.and(mpos.le(i)), w[i + 1]!, w[i]!));
+  const cw = Array.from({ length: N + 1 }, (_, i) => mux(mk.and(mposAt.le(i)), w[i + 1]!, w[i]!));
   const mf = m.let('mf_win', cat(cw[N]!.slice(8 * ULPDU_LENGTH_SIZE - 1, 0), ...cw.slice(0, N).reverse()), {
     doc: 'marker-free octets 0..W+1 from the read pointer',
   });
   m.allowUnused(mf, 'octets 0..1: the ULPDU_Length (or ULPDU octets of the beat before), decoded from the window');
-  const lead = m.let('lead_marker', first.and(mk).and(mpos.eq(0)), { doc: "the window starts with this FPDU's leading marker" });
+  const lead = m.let('lead_marker', first.and(mk).and(mposAt.eq(0)), { doc: "the window starts with this FPDU's leading marker" });
   const ulSmall = ul.slice(LB, 0);
   const z = (e: Expr, width = SW) => e.zext(width);
   /** Marker-free words from a beat to the end of its FPDU, `u` ULPDU octets left: ceil((u + 2) / 4) + 1 (ULPDU_Length, ULPDU, PAD, CRC). */
@@ -378,14 +408,15 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   /** Marker-free words a beat retires, `u` its ULPDU octets left and `isLast` whether u <= W. */
   const mfWords = (u: Expr, isLast: Expr) => mux(isLast, mfToEnd(u.slice(LB, 0)), lit(SW, N));
   const mfr = m.reg('mf_words', SW, { doc: 'marker-free words retired by this beat (decoded with ul_now)' });
-  const markerRet = m.let('marker_retired', mk.and(z(mpos).lt(mfr)), { doc: 'the marker word is retired by this beat' });
+  const mfrAt = mfr.slice(IB - 1, 0);
+  const markerRet = m.let('marker_retired', mk.and(mposAt.lt(mfrAt)), { doc: 'the marker word is retired by this beat' });
   const r = m.let('words', mfr.add(z(markerRet)), { doc: 'words retired by this beat' });
   const avail = m.let('words_avail', z(fill.slice(SW - 1, 2)), { doc: 'whole words in the ring' });
   // The words the beat needs (r on a last beat, N + 1 and the marker otherwise), compared without
   // the sum: each arm is a compare of registers or of mf_words.
   const haveWords = m.let(
     'have_words',
-    mux(last, mux(markerRet, avail.gt(mfr), avail.ge(mfr)), mux(mk.and(mpos.le(N)), avail.ge(N + 2), avail.ge(N + 1))),
+    mux(last, mux(markerRet, avail.gt(mfr), avail.ge(mfr)), mux(mk.and(mposAt.le(N)), avail.ge(N + 2), avail.ge(N + 1))),
     { doc: 'the words this beat needs are in the ring' },
   );
   const oversize = m.let('oversize', first.and(overMax), { doc: 'ULPDU_Length over the maximum (spec/mpa.md §6 step 2)' });
@@ -398,25 +429,37 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   // word K), so the next FPDU starts decoded, one-beat FPDUs too; else, at an FPDU start, the one
   // at the read pointer (after its leading marker), decoded in a cycle of its own.
   const toDecode = m.let('hdr_at_start', first.and(hdrOk.not()), { doc: 'the FPDU at the read pointer is still to decode' });
-  const nextAdj = m.let('next_hdr_skip', cfgMarkers.and(z(mpos).le(mfr)), { doc: 'a marker comes before the next ULPDU_Length' });
+  const nextAdj = m.let('next_hdr_skip', mk.and(mposAt.le(mfrAt)), { doc: 'a marker comes before the next ULPDU_Length' });
   /** The window word of the ULPDU_Length at the read pointer: 0, or 1 after a leading marker. */
   const startSel = (i: number): Expr => (i === 0 ? lead.not() : i === 1 ? lead : lit(1, 0));
   /** The window word of the next FPDU's: mf_words on, one more past a marker. */
-  const nextSel = (i: number): Expr => mux(nextAdj, i === 0 ? lit(1, 0) : mfr.eq(i - 1), mfr.eq(i));
+  // Spelled per word, so each select compares registers with constants: word i if mf_words is i
+  // and no marker comes up to it, or mf_words is i - 1 and a marker comes before (next_hdr_skip).
+  const markerUpTo = (i: number): Expr => (i >= (1 << IB) - 1 ? mk : mk.and(mposAt.le(i)));
+  const nextSel = (i: number): Expr => {
+    const here = mfrAt.eq(i).and(markerUpTo(i).not());
+    return i === 0 ? here : here.or(mfrAt.eq(i - 1).and(markerUpTo(i - 1)));
+  };
   const hdrSel = w.map((_, i) => mux(toDecode, startSel(i), nextSel(i)));
-  const decLen = m.let('ulpdu_length', oneHotMux(w.map((word, i) => [hdrSel[i]!, field16(word, 0)] as const)), { doc: 'the ULPDU_Length to decode, from the window (big-endian)' });
-  const decMfr = m.let('ulpdu_length_words', mfWords(decLen, decLen.le(W)), { doc: 'mf_words of the first beat of that FPDU' });
+  // Every window word is decoded as if it held the ULPDU_Length, in parallel with the select, and
+  // the select picks the decoded fields: the compares and the word count do not wait on the select.
+  const lenAt = w.map((word) => field16(word, 0));
+  const lastAt = lenAt.map((len) => len.le(W));
+  const pickDecoded = (name: string, values: readonly Expr[], doc: string) => m.let(name, oneHotMux(values.map((v, i) => [hdrSel[i]!, v] as const)), { doc });
+  const decLen = pickDecoded('ulpdu_length', lenAt, 'the ULPDU_Length to decode, from the window (big-endian)');
+  const decLast = pickDecoded('ulpdu_length_last', lastAt, 'that ULPDU_Length is at most W: its FPDU is one beat');
+  const decOver = pickDecoded('ulpdu_length_over', lenAt.map((len) => len.gt(cfgMax)), 'that ULPDU_Length is over the maximum (spec/mpa.md §6 step 2)');
+  const decMfr = pickDecoded('ulpdu_length_words', lenAt.map((len, i) => mfWords(len, lastAt[i]!)), 'mf_words of the first beat of that FPDU');
   const nextMfr = m.let('next_mf_words', mfWords(ul.sub(W), ul.le(2 * W)), { doc: 'mf_words of the beat after this one in the FPDU' });
   // Its word is in the ring (and in the window): words before it < avail.
   const nextIn = m.let('next_hdr_in', mux(nextAdj, mfr.lt(K - 1).and(avail.gt(mfr.add(1))), avail.gt(mfr)), { doc: "on a last beat: the next FPDU's ULPDU_Length is in the window" });
   const hdrLoad = m.let('hdr_load', toDecode.and(mux(lead, avail.gt(1), avail.gt(0))).and(live(stopped.not())), { doc: 'the ULPDU_Length at the read pointer is decoded' });
 
   // Marker check (spec/mpa.md §4.4), its inputs: the marker's FPDUPTR and its distance from ULPDU_Length.
-  const fpduptr = m.let(
-    'fpduptr',
-    oneHotMux(w.map((word, i) => [mpos.eq(i), field16(word, 2)] as const)),
-    { doc: 'FPDUPTR of the marker word in the window' },
-  );
+  // The FPDUPTR fields of the window words and the marker's place among them go to the marker
+  // check's first stage as they are: the pick (window read, then select) is made there.
+  const ptrFields = m.let('window_fpduptrs', cat(...w.map((word) => field16(word, 2)).reverse()), { doc: 'the FPDUPTR field of every window word' });
+  const markerAt = m.let('marker_at', cat(...w.map((_, i) => mpos.eq(i)).reverse()), { doc: 'one-hot: the window word that is the marker' });
   const dist = m.let('marker_dist', mux(first, lit(15, 0), hdrOff).add(z(mpos, 15)), { doc: 'words from ULPDU_Length to the marker' });
 
   const keepLast = cat(...Array.from({ length: W }, (_, i) => ulSmall.gt(i)).reverse());
@@ -450,23 +493,30 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   // The marker check, in stream order: a leading marker's FPDUPTR is 0, any other's is the distance
   // from ULPDU_Length (spec/mpa.md §4.4); a wrong one fails the FPDU after its CRC, as the model.
   // Its delay line moves with the CRC pipeline's stages (advance): stage 0 takes the reader's
-  // marker, stage 1 its compare, stage 3 meets the beat's CRC register.
-  const mchk = m.reg('mchk_s0', RX_MARKER.width, { doc: 'the marker of the beat in the CRC input register' });
+  // marker with the window's FPDUPTR fields, stage 1 its FPDUPTR picked, stage 2 the compare,
+  // stage 3 meets the beat's CRC register.
+  const rawLayout = RX_MARKER_RAW(K);
+  const mraw = m.reg('mchk_s0', rawLayout.width, { doc: 'the marker of the beat in the CRC input register, its FPDUPTR still to pick' });
+  const mr = rawLayout.view(mraw, { m, prefix: 'mchk_raw' });
+  const rawPtrs = unitsOf(mr.fpduptrs, 16);
+  const fpduptr = m.let('fpduptr', oneHotMux(rawPtrs.map((f, i) => [mr.at.bit(i), f] as const)), { doc: 'FPDUPTR of the marker word in the window' });
+  const picked = RX_MARKER.pack({ check: mr.check, lead: mr.lead, fpduptr, dist: mr.dist });
+  const mchk = m.reg('mchk_s1', RX_MARKER.width, { doc: 'stage 1: the marker with its FPDUPTR' });
   const mc = RX_MARKER.view(mchk, { m, prefix: 'mchk' });
   const ptrOk = mux(mc.lead, mc.fpduptr.eq(0), z(mc.fpduptr, 17).eq(cat(mc.dist, lit(2, 0))));
   const ptrWrong = mc.check.and(ptrOk.not());
-  const mwrong = [1, 2, 3].map((i) => m.reg(`mchk_wrong_s${i}`, 1, { doc: `stage ${i}: the beat retired a marker with a wrong FPDUPTR` }));
+  const mwrong = [2, 3].map((i) => m.reg(`mchk_wrong_s${i}`, 1, { doc: `stage ${i}: the beat retired a marker with a wrong FPDUPTR` }));
   m.sync(() =>
     m.when(advance, () => {
-      m.set(mchk, RX_MARKER.pack({ check: markerRet, lead, fpduptr, dist }));
+      m.set(mraw, rawLayout.pack({ check: markerRet, lead, at: markerAt, fpduptrs: ptrFields, dist }));
+      m.set(mchk, picked);
       m.set(mwrong[0]!, ptrWrong);
       m.set(mwrong[1]!, mwrong[0]!);
-      m.set(mwrong[2]!, mwrong[1]!);
     }),
   );
   const mfault = m.reg('marker_fault', 1, { reset: 0, doc: 'a marker of the FPDU at the verdict had a wrong FPDUPTR' });
   const mfaultNow = vq ? mux(vq.resumed, vq.mfault_in, mfault) : mfault;
-  const markerBad = m.let('marker_bad', mfaultNow.or(mwrong[2]!), { doc: 'a marker of this FPDU so far was wrong' });
+  const markerBad = m.let('marker_bad', mfaultNow.or(mwrong[1]!), { doc: 'a marker of this FPDU so far was wrong' });
   const verdictBad = crcBad.or(markerBad);
   const outStopped = m.reg('out_stopped', 1, { reset: 0, doc: 'an error was reported: nothing more is output' });
   const outStoppedNow = vq ? outStopped.and(vq.resumed.not()) : outStopped;
@@ -519,7 +569,18 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
     });
     const fresh = ctxLayout.update(ctxLayout.zero(), { markers: cfgMarkersIn, crc_on: cfgCrcIn, max_ulpdu: cfgMaxIn, at_start: 1, marker_pos: firstMpos });
     // The switch: the reader has made every beat it can and the last switch's QP has left the block.
-    const capture = m.let('ctx_capture', sw.fsm.is('DRAIN').and(frontIdle).and(wb.busy.not()), { doc: "ctx_qp's reader state is taken, the next QP's context read" });
+    // The reader has no beat to make if, last cycle, no input went in and it had none or its beat
+    // retired every octet in the ring (its state changes only by its beats and by input, and a
+    // waiting segment stops the input). The switch takes this register, not reader_idle, so the
+    // loads of the context into the ring and the reader's registers do not wait on the reader's
+    // decision. A switch after a segment that ends with its last FPDU (nothing left over) costs
+    // what it did; one that leaves octets over costs a cycle more.
+    const drainsAll = m.let('reader_drains', fill.slice(1, 0).eq(0).and(mux(markerRet, avail.eq(mfr.add(1)), avail.eq(mfr))), {
+      doc: 'the beat at the read pointer retires every octet in the ring',
+    });
+    const idleSeen = m.reg('reader_idle_seen', 1, { reset: 0, doc: 'last cycle: no input taken, and reader_idle or a beat that emptied the ring' });
+    m.sync(() => m.set(idleSeen, frontIdle.or(go.and(drainsAll)).and(accept.not())));
+    const capture = m.let('ctx_capture', sw.fsm.is('DRAIN').and(idleSeen).and(wb.busy.not()), { doc: "ctx_qp's reader state is taken, the next QP's context read" });
     const cfgHit = m.let('ctx_cfg_hit', cfgLoad.valid.and(cfgLoad.qp.eq(sw.next)), { doc: 'the QP being read gets a new connection: read it again' });
     const loadNow = m.let('ctx_load', sw.fsm.is('FETCH').and(cfgHit.not()), { doc: "the next QP's context is loaded" });
     // The drain QP's beats have left the CRC pipeline once the pipeline is empty or its oldest beat is another QP's.
@@ -562,6 +623,7 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
       m.set(overMax, v.over_max);
       m.set(hdrOff, v.hdr_off);
       m.set(mpos, v.marker_pos);
+      m.set(mposNear, v.marker_pos.lt(K));
       m.set(sw.mfSaved, v.marker_fault);
       m.set(sw.resume, 1);
       m.set(sw.crcSaved, v.crc);
@@ -628,30 +690,35 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
     });
     m.set(fill, fill.add(mux(accept, z(kOctets), lit(SW, 0))).sub(mux(go, r.shl(2), lit(SW, 0))));
     // Until the first beat, marker_pos follows the configuration (static while running).
-    if (started) m.when(started.not().and(go.not()), () => m.set(mpos, firstMpos));
-    /** The ULPDU_Length from the window, decoded, becomes the beat at the read pointer's. */
-    const decode = () => {
-      m.set(ul, decLen);
-      m.set(last, decLen.le(W));
-      m.set(mfr, decMfr);
-      m.set(overMax, decLen.gt(cfgMax));
-    };
-    m.when(hdrLoad, () => {
-      decode();
-      m.set(hdrOk, 1);
+    if (started)
+      m.when(started.not().and(go.not()), () => {
+        m.set(mpos, firstMpos);
+        m.set(mposNear, firstMpos.lt(K));
+      });
+    // The beat at the read pointer's registers take the window's ULPDU_Length, decoded, when one is
+    // decoded there or a beat ends its FPDU (toDecode and ends are registers: the pick is on the
+    // data path, the reader's decision drives the enable only); a beat inside an FPDU takes the
+    // next beat's values.
+    const takeDecoded = toDecode.or(ends);
+    m.when(hdrLoad.or(go), () => {
+      m.set(ul, mux(takeDecoded, decLen, ul.sub(W)));
+      m.set(last, mux(takeDecoded, decLast, ul.le(2 * W)));
+      m.set(mfr, mux(takeDecoded, decMfr, nextMfr));
+      // Read only at an FPDU's first beat: a beat inside it may leave anything there.
+      m.set(overMax, decOver);
+      // The next FPDU starts decoded if its ULPDU_Length is in; an oversize FPDU's end is not
+      // known (nothing after it is output): its successor is looked for at the read pointer.
+      m.set(hdrOk, toDecode.or(last.and(oversize.not()).and(nextIn)));
     });
     m.when(go, () => {
       m.set(first, ends);
-      m.when(ends, decode, () => {
-        m.set(ul, ul.sub(W));
-        m.set(last, ul.le(2 * W));
-        m.set(mfr, nextMfr);
-      });
-      // The next FPDU starts decoded if its ULPDU_Length is in; an oversize FPDU's end is not
-      // known (nothing after it is output): its successor is looked for at the read pointer.
-      m.set(hdrOk, last.and(oversize.not()).and(nextIn));
-      m.set(hdrOff, mux(first, lit(15, 0).sub(z(lead, 15)), hdrOff).add(z(r, 15)));
-      m.set(mpos, mpos.sub(r.slice(PHASE_BITS - 1, 0)));
+      // The words retired are mf_words and the marker, if retired: both sums are made from
+      // registers beside the marker's compare, which picks one.
+      const offBase = mux(first, lit(15, 0).sub(z(lead, 15)), hdrOff).add(z(mfr, 15));
+      m.set(hdrOff, mux(markerRet, offBase.add(1), offBase));
+      const mposBase = mpos.sub(mfr.slice(PHASE_BITS - 1, 0));
+      m.set(mpos, mux(markerRet, mposBase.sub(1), mposBase));
+      m.set(mposNear, mux(markerRet, mposBase.sub(1).lt(K), mposBase.lt(K)));
       if (started) m.set(started, 1);
       m.set(rp, rp.add(r.slice(PW - 1, 0)));
     });

@@ -30,15 +30,17 @@ describe.each([8, 64])('mpa_rx_w%i_q4, shared by 4 QPs, against a deframer per Q
 describe('mpa_rx_w<W>_q4: the cost of a context switch (exact Verilator cycles, no back-pressure)', () => {
   // The contract (hdl-gen/blocks/mpa-rx.ts): the reader takes the next QP, its context read ahead,
   // once it has made the last one's beats, while their verdicts are still in the CRC pipeline;
-  // measured 2.0 (8 octets) and 2.2 (64) cycles a switch.
-  test.each([8, 64])('every segment a new QP costs at most 3 cycles per switch over the same segments back to back (%i octets)', (width) => {
+  // the switch waits on a registered idle, a cycle more when the segment before leaves octets
+  // over (these segments are full, not cut at FPDUs): measured 2.0 (8 octets) and 3.06 (64)
+  // cycles a switch (2.2 at 64 before the registered idle).
+  test.each([8, 64])('every segment a new QP costs at most 4 cycles per switch over the same segments back to back (%i octets)', (width) => {
     const opts = { width, qps: 4, seed: 3, fpdus: 40, pause: 0, segments: 'full' } as const;
     const same = run({ ...opts, interleave: 'same' });
     const rotate = run({ ...opts, interleave: 'rotate' });
     expect(rotate.inputBeats).toBe(same.inputBeats);
     const perSwitch = (rotate.cycles - same.cycles) / (rotate.switches - same.switches);
     expect(perSwitch).toBeGreaterThan(0);
-    expect(perSwitch).toBeLessThanOrEqual(3);
+    expect(perSwitch).toBeLessThanOrEqual(4);
   });
 });
 
