@@ -5,9 +5,9 @@ ddp_rx_place_w8.v
 atomic_unit.v
 rdmap_tx_resp_w8.v
 ddp_rx_w8_shared_stags.v
-ddp_tx_w8.v
 rnic_qp_w8.v
 stag_table_d256.v
+ddp_tx_w8_q4.v
 mpa_rx_w8_q4.v
 mpa_tx_w8_q4.v
 rnic_top_w8.v

@@ -3,8 +3,8 @@
 `default_nettype none
 
 /*
- * One RNIC QP, 8 octets per beat: ddp_rx on the receive side (ULPDUs from the shared mpa_rx); ddp_tx work requests and
- * the responder's Read/Atomic Responses and Terminates muxed into ULPDUs for the shared mpa_tx on the transmit side.
+ * One RNIC QP, 8 octets per beat: ddp_rx on the receive side (ULPDUs from the shared mpa_rx), and its responder's
+ * Read/Atomic Responses and Terminate out as ULPDUs for the shared mpa_tx, held by MPA fencing.
  *
  * Parameters:
  *   bytes = 8
@@ -20,29 +20,25 @@ module rnic_qp_w8 (
     input  wire        rst,
 
     /*
-     * AXI4-Stream output: ULPDUs for the shared mpa_tx, tuser the framing context (m_axis)
+     * AXI4-Stream output: the responder's ULPDUs for the shared mpa_tx, tuser the ULPDU length (m_axis)
      */
     output wire [63:0] m_axis_tdata,
     output wire [7:0]  m_axis_tkeep,
     output wire        m_axis_tvalid,
     input  wire        m_axis_tready,
     output wire        m_axis_tlast,
-    output wire [36:0] m_axis_tuser, // record mpa_tx_ctx {cont[36], crc[35], markers[34], s0[33:25], seq[24:16], ulpdu_length[15:0]}
+    output wire [15:0] m_axis_tuser,
 
     /*
-     * Configuration (static while the QP runs; the first MSN and sequence numbers load in reset)
+     * Configuration (static while the QP runs; the first MSN loads in reset)
      */
     input  wire        cfg_rfc7306, // accept RFC 7306 opcodes 0x8-0xB
     input  wire [15:0] cfg_pd, // the stream's protection domain
     input  wire [15:0] cfg_ird, // inbound Read/Atomic Requests allowed
     input  wire [15:0] cfg_ord, // outbound Read/Atomic Requests allowed outstanding (ORD)
     input  wire [31:0] cfg_initial_msn, // first MSN of every queue, both ways (loaded in reset)
-    input  wire [15:0] cfg_mulpdu, // largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
+    input  wire [15:0] cfg_mulpdu, // largest ULPDU the peer accepts (Read Response segments)
     input  wire        cfg_big_endian, // atomic targets are big-endian in host memory
-    input  wire        cfg_tx_markers, // MPA markers in what this QP sends (the peer's M bit)
-    input  wire        cfg_crc, // MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-    input  wire [8:0]  cfg_tx_s0, // low 9 bits of this side's S0: where the sent markers count from
-    input  wire [8:0]  cfg_tx_seq, // low 9 bits of the sequence number of the first sent octet
     input  wire        cfg_fence, // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 
     /*
@@ -54,11 +50,6 @@ module rnic_qp_w8 (
     output wire        s_axis_tready,
     input  wire        s_axis_tlast,
     input  wire        s_axis_tuser,
-
-    /*
-     * MPA verdict
-     */
-    input  wire [7:0]  s_llp_err, // mpa_rx err_code: the LLP error code of a ULPDU that ends with tuser 0
 
     /*
      * The RNIC's STag table (stag_lk_*, stag_inv_*): taken with ready, answered 3 cycles later
@@ -89,6 +80,17 @@ module rnic_qp_w8 (
     input  wire [31:0] s_recv_len, // octets
 
     /*
+     * ORQ: outbound Read and Atomic Requests in send order (s_orq)
+     */
+    input  wire        s_orq_valid,
+    output wire        s_orq_ready,
+    input  wire        s_orq_atomic, // an Atomic Request (else a Read Request)
+    input  wire [31:0] s_orq_stag, // Read: the Data Sink STag
+    input  wire [63:0] s_orq_to, // Read: the Data Sink TO
+    input  wire [31:0] s_orq_size, // Read: RDMA Read Message Size
+    input  wire [31:0] s_orq_request_id, // Atomic: Request Identifier
+
+    /*
      * Events: completions, Terminates, closure (m_evt)
      */
     output wire        m_evt_valid,
@@ -100,6 +102,11 @@ module rnic_qp_w8 (
     output wire [31:0] m_evt_stag, // the invalidated STag
     output wire [63:0] m_evt_data, // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
     output wire [13:0] m_evt_err, // record error_word
+
+    /*
+     * MPA verdict
+     */
+    input  wire [7:0]  s_llp_err, // mpa_rx err_code: the LLP error code of a ULPDU that ends with tuser 0
 
     /*
      * Local faults
@@ -118,55 +125,24 @@ module rnic_qp_w8 (
     output wire [7:0]  mem_wr_strb,
 
     /*
+     * Host memory read (W-aligned beats; data in order, always accepted)
+     */
+    output wire        mem_rd_valid,
+    input  wire        mem_rd_ready,
+    output wire [63:0] mem_rd_addr, // a multiple of W
+    input  wire        mem_rd_data_valid, // always accepted; in read order, at least 1 cycle after the read handshake
+    input  wire [63:0] mem_rd_data, // lane j = octet at rd_addr + j
+
+    /*
      * Status
      */
     output wire        rx_stopped,
     output wire        tx_stopped,
     output wire [3:0]  irrq_used,
     output wire        rx_idle, // the receive side is idle: every descriptor handled, every placement written
-
-    /*
-     * Work requests (one per message, in send order; ddp_tx_w<W>)
-     */
-    input  wire        wr_valid,
-    output wire        wr_ready, // the work request queue has room
-    input  wire [2:0]  wr_kind, // 0 Write, 1 Read, 2 Send, 3 Immediate, 4 Atomic
-    input  wire        wr_solicited, // Send / Immediate: with Solicited Event
-    input  wire        wr_invalidate, // Send: with Invalidate (of wr_stag)
-    input  wire [31:0] wr_stag, // Write: Data Sink STag; Read: Data Source STag; Atomic: target STag; Send with Invalidate: the STag to invalidate
-    input  wire [63:0] wr_to, // Write: Data Sink TO; Read: Data Source TO; Atomic: target TO
-    input  wire [63:0] wr_addr, // Write / Send: translated host address of the data, any alignment
-    input  wire [31:0] wr_len, // Write / Send: message size; Read: RDMA Read Message Size (0 allowed)
-    input  wire [31:0] wr_sink_stag, // Read: the local Data Sink STag
-    input  wire [63:0] wr_sink_to, // Read: the local Data Sink TO
-    input  wire [63:0] wr_imm, // Immediate: the data, octet 0 in [63:56]
-    input  wire [3:0]  wr_aopcode, // Atomic: AOpCode
-    input  wire [63:0] wr_add_swap, // Atomic: Add Data / Swap Data
-    input  wire [63:0] wr_add_swap_mask, // Atomic: Add Mask / Swap Mask
-    input  wire [63:0] wr_compare, // Atomic: Compare Data
-    input  wire [63:0] wr_compare_mask, // Atomic: Compare Mask
-    input  wire [31:0] wr_request_id, // Atomic: Request Identifier
-
-    /*
-     * Status
-     */
-    output wire        m_sent_valid, // a work request's last ULPDU has left ddp_tx (one cycle per work request)
-
-    /*
-     * Host memory read (W-aligned beats; data in order, always accepted)
-     */
-    output wire        mem_rd_valid,
-    input  wire        mem_rd_ready,
-    output wire [63:0] mem_rd_addr, // a multiple of W
-    input  wire        mem_rd_data_valid,
-    input  wire [63:0] mem_rd_data, // lane j = octet at mem_rd_addr + j
-
-    /*
-     * Status
-     */
     output wire        fenced, // the QP's transmit waits for the peer's first FPDU (MPA fencing, cfg_fence)
     output wire        m_first_valid, // the first FPDU of a fenced QP has arrived: it may send now (one cycle, for the completion queue)
-    output wire        idle // nothing in progress on either side (the shared mpa_rx and mpa_tx may still hold a few beats)
+    output wire        idle // nothing in progress in the receive path and the responder (the shared blocks may still hold a few beats)
 );
 
 wire rx_path_cfg_rfc7306;
@@ -244,100 +220,12 @@ wire rx_path_m_axis_tlast;
 wire [15:0] rx_path_m_axis_tuser;
 wire rx_path_idle;
 wire rx_path_rx_idle;
-wire [15:0] tx_path_cfg_mulpdu;
-wire [31:0] tx_path_cfg_initial_msn;
-wire [2:0] tx_path_wr_kind;
-wire tx_path_wr_solicited;
-wire tx_path_wr_invalidate;
-wire [31:0] tx_path_wr_stag;
-wire [63:0] tx_path_wr_to;
-wire [63:0] tx_path_wr_addr;
-wire [31:0] tx_path_wr_len;
-wire [31:0] tx_path_wr_sink_stag;
-wire [63:0] tx_path_wr_sink_to;
-wire [63:0] tx_path_wr_imm;
-wire [3:0] tx_path_wr_aopcode;
-wire [63:0] tx_path_wr_add_swap;
-wire [63:0] tx_path_wr_add_swap_mask;
-wire [63:0] tx_path_wr_compare;
-wire [63:0] tx_path_wr_compare_mask;
-wire [31:0] tx_path_wr_request_id;
-wire tx_path_wr_valid;
-wire tx_path_wr_ready;
-wire tx_path_rd_valid;
-wire tx_path_rd_ready;
-wire [63:0] tx_path_rd_addr;
-wire tx_path_rd_data_valid;
-wire [63:0] tx_path_rd_data;
-wire [63:0] tx_path_m_axis_tdata;
-wire [7:0] tx_path_m_axis_tkeep;
-wire tx_path_m_axis_tvalid;
-wire tx_path_m_axis_tready;
-wire tx_path_m_axis_tlast;
-wire [15:0] tx_path_m_axis_tuser;
-wire tx_path_m_sent_valid;
-wire tx_path_idle;
-wire wr_needs_orq; // a Read or Atomic Request: its response is expected
-wire wr_orq_ok;
-wire rd_owners_full;
-reg rd_arb_last_reg; // the source granted last (round-robin starts after it)
-reg rd_arb_last_next;
-reg rd_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
-reg rd_arb_locked_next;
-reg rd_arb_owner_reg; // the source holding a locked grant
-reg rd_arb_owner_next;
-wire rd_arb_grant; // the source rd_arb serves
-wire rd_arb_valid;
-wire rd_fire;
-reg [9:0] rd_owners_wptr_reg;
-reg [9:0] rd_owners_wptr_next;
-reg [9:0] rd_owners_rptr_reg;
-reg [9:0] rd_owners_rptr_next;
 reg rx_arrived_reg; // the peer's first FPDU has arrived and been decided
 reg rx_arrived_next;
 wire tx_fence_hold; // the responder holds every FPDU until the initiator's first has arrived
-reg tx_wr_mid_reg; // a work-request ULPDU is part-way into mpa_tx
-reg tx_wr_mid_next;
-wire tx_wr_live; // work-request ULPDUs may go to mpa_tx
-reg tx_arb_last_reg; // the source granted last (round-robin starts after it)
-reg tx_arb_last_next;
-reg tx_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
-reg tx_arb_locked_next;
-reg tx_arb_owner_reg; // the source holding a locked grant
-reg tx_arb_owner_next;
-wire tx_arb_grant; // the source tx_arb serves
-wire tx_arb_valid;
-wire tx_drop; // a work-request beat after the Terminate: discarded
-reg tx_framed_reg; // an FPDU has gone into mpa_tx: the next ones continue the sequence
-reg tx_framed_next;
-wire tx_ready; // mpa_tx takes a beat and the fence is open
-wire tx_fire;
-reg rd_owners_mem [0:511];
 wire _t0;
-wire _t1;
-wire _t2;
-wire _t3;
-wire _t4;
-wire _t5;
-wire _t6;
-wire _t7;
-wire _t8;
-wire _t9;
-wire _t10;
-wire _t11;
 
-assign _t0 = wr_kind == 3'b100;
-assign _t1 = tx_path_rd_valid & _t2;
-assign _t2 = ~rd_owners_full;
-assign _t3 = rx_path_mem_rd_valid & _t2;
-assign _t4 = rd_arb_grant == 1'b1;
-assign _t5 = rd_owners_mem[rd_owners_rptr_reg[8:0]];
-assign _t6 = tx_path_m_axis_tvalid & tx_wr_live & _t7;
-assign _t7 = ~tx_fence_hold;
-assign _t8 = rx_path_m_axis_tvalid & _t7;
-assign _t9 = tx_arb_grant == 1'b1;
-assign _t10 = tx_fire & m_axis_tlast;
-assign _t11 = rd_fire & 1'b1;
+assign _t0 = ~tx_fence_hold;
 assign rx_path_cfg_rfc7306 = cfg_rfc7306;
 assign rx_path_cfg_pd = cfg_pd;
 assign rx_path_cfg_ird = cfg_ird;
@@ -345,15 +233,12 @@ assign rx_path_cfg_ord = cfg_ord;
 assign rx_path_cfg_initial_msn = cfg_initial_msn;
 assign rx_path_cfg_mulpdu = cfg_mulpdu;
 assign rx_path_cfg_big_endian = cfg_big_endian;
-assign tx_path_cfg_mulpdu = cfg_mulpdu;
-assign tx_path_cfg_initial_msn = cfg_initial_msn;
 assign rx_path_s_axis_tdata = s_axis_tdata;
 assign rx_path_s_axis_tkeep = s_axis_tkeep;
 assign rx_path_s_axis_tvalid = s_axis_tvalid;
 assign s_axis_tready = rx_path_s_axis_tready;
 assign rx_path_s_axis_tlast = s_axis_tlast;
 assign rx_path_s_axis_tuser = s_axis_tuser;
-assign rx_path_s_llp_err = s_llp_err;
 assign stag_lk_valid = rx_path_stag_lk_valid;
 assign stag_lk_stag = rx_path_stag_lk_stag;
 assign stag_lk_to = rx_path_stag_lk_to;
@@ -374,6 +259,13 @@ assign rx_path_s_recv_valid = s_recv_valid;
 assign s_recv_ready = rx_path_s_recv_ready;
 assign rx_path_s_recv_addr = s_recv_addr;
 assign rx_path_s_recv_len = s_recv_len;
+assign rx_path_s_orq_valid = s_orq_valid;
+assign s_orq_ready = rx_path_s_orq_ready;
+assign rx_path_s_orq_atomic = s_orq_atomic;
+assign rx_path_s_orq_stag = s_orq_stag;
+assign rx_path_s_orq_to = s_orq_to;
+assign rx_path_s_orq_size = s_orq_size;
+assign rx_path_s_orq_request_id = s_orq_request_id;
 assign m_evt_valid = rx_path_m_evt_valid;
 assign rx_path_m_evt_ready = m_evt_ready;
 assign m_evt_kind = rx_path_m_evt_kind;
@@ -383,6 +275,7 @@ assign m_evt_invalidated = rx_path_m_evt_invalidated;
 assign m_evt_stag = rx_path_m_evt_stag;
 assign m_evt_data = rx_path_m_evt_data;
 assign m_evt_err = rx_path_m_evt_err;
+assign rx_path_s_llp_err = s_llp_err;
 assign rx_path_inject_valid = inject_valid;
 assign rx_path_inject_err = inject_err;
 assign rx_path_abort_req = abort_req;
@@ -391,147 +284,38 @@ assign rx_path_mem_wr_ready = mem_wr_ready;
 assign mem_wr_addr = rx_path_mem_wr_addr;
 assign mem_wr_data = rx_path_mem_wr_data;
 assign mem_wr_strb = rx_path_mem_wr_strb;
+assign mem_rd_valid = rx_path_mem_rd_valid;
+assign rx_path_mem_rd_ready = mem_rd_ready;
+assign mem_rd_addr = rx_path_mem_rd_addr;
+assign rx_path_mem_rd_data_valid = mem_rd_data_valid;
+assign rx_path_mem_rd_data = mem_rd_data;
 assign rx_stopped = rx_path_rx_stopped;
 assign tx_stopped = rx_path_tx_stopped;
 assign irrq_used = rx_path_irrq_used;
 assign rx_idle = rx_path_rx_idle;
-assign tx_path_wr_kind = wr_kind;
-assign tx_path_wr_solicited = wr_solicited;
-assign tx_path_wr_invalidate = wr_invalidate;
-assign tx_path_wr_stag = wr_stag;
-assign tx_path_wr_to = wr_to;
-assign tx_path_wr_addr = wr_addr;
-assign tx_path_wr_len = wr_len;
-assign tx_path_wr_sink_stag = wr_sink_stag;
-assign tx_path_wr_sink_to = wr_sink_to;
-assign tx_path_wr_imm = wr_imm;
-assign tx_path_wr_aopcode = wr_aopcode;
-assign tx_path_wr_add_swap = wr_add_swap;
-assign tx_path_wr_add_swap_mask = wr_add_swap_mask;
-assign tx_path_wr_compare = wr_compare;
-assign tx_path_wr_compare_mask = wr_compare_mask;
-assign tx_path_wr_request_id = wr_request_id;
-assign wr_needs_orq = (wr_kind == 3'b001) | _t0;
-assign wr_orq_ok = (~wr_needs_orq) | rx_path_s_orq_ready;
-assign tx_path_wr_valid = wr_valid & wr_orq_ok;
-assign wr_ready = tx_path_wr_ready & wr_orq_ok;
-assign rx_path_s_orq_valid = wr_valid & wr_needs_orq & tx_path_wr_ready;
-assign rx_path_s_orq_atomic = _t0;
-assign rx_path_s_orq_stag = _t0 ? 32'h0 : wr_sink_stag;
-assign rx_path_s_orq_to = _t0 ? 64'h0 : wr_sink_to;
-assign rx_path_s_orq_size = _t0 ? 32'h0 : wr_len;
-assign rx_path_s_orq_request_id = _t0 ? wr_request_id : 32'h0;
-assign m_sent_valid = tx_path_m_sent_valid;
-assign rd_arb_grant = rd_arb_locked_reg ? rd_arb_owner_reg :
-    (rd_arb_last_reg == 1'b0) ? (_t1 ? 1'b1 : (_t3 ? 1'b0 : 1'b0)) :
-    _t3 ? 1'b0 :
-    _t1 ? 1'b1 :
-    1'b1;
-assign rd_arb_valid = _t4 ? _t1 : _t3;
-assign mem_rd_valid = rd_arb_valid;
-assign mem_rd_addr = _t4 ? tx_path_rd_addr : rx_path_mem_rd_addr;
-assign rd_fire = rd_arb_valid & mem_rd_ready;
-assign rx_path_mem_rd_ready = (rd_arb_grant == 1'b0) & mem_rd_ready & _t2;
-assign tx_path_rd_ready = _t4 & mem_rd_ready & _t2;
-assign rd_owners_full = (rd_owners_wptr_reg[9] != rd_owners_rptr_reg[9]) & (rd_owners_wptr_reg[8:0] == rd_owners_rptr_reg[8:0]);
-assign rx_path_mem_rd_data_valid = mem_rd_data_valid & (~_t5);
-assign tx_path_rd_data_valid = mem_rd_data_valid & _t5;
-assign rx_path_mem_rd_data = mem_rd_data;
-assign tx_path_rd_data = mem_rd_data;
 assign tx_fence_hold = cfg_fence & (~rx_arrived_reg);
 assign fenced = tx_fence_hold;
 assign m_first_valid = tx_fence_hold & rx_path_ulpdu_decided;
-assign tx_wr_live = (~rx_path_tx_stopped) | tx_wr_mid_reg;
-assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg :
-    (tx_arb_last_reg == 1'b0) ? (_t6 ? 1'b1 : (_t8 ? 1'b0 : 1'b0)) :
-    _t8 ? 1'b0 :
-    _t6 ? 1'b1 :
-    1'b1;
-assign tx_arb_valid = _t9 ? _t6 : _t8;
-assign tx_drop = tx_path_m_axis_tvalid & (~tx_wr_live);
-assign m_axis_tvalid = tx_arb_valid;
-assign m_axis_tdata = _t9 ? tx_path_m_axis_tdata : rx_path_m_axis_tdata;
-assign m_axis_tkeep = _t9 ? tx_path_m_axis_tkeep : rx_path_m_axis_tkeep;
-assign m_axis_tlast = _t9 ? tx_path_m_axis_tlast : rx_path_m_axis_tlast;
-assign m_axis_tuser = {tx_framed_reg, cfg_crc, cfg_tx_markers, cfg_tx_s0, cfg_tx_seq, _t9 ? tx_path_m_axis_tuser : rx_path_m_axis_tuser};
-assign tx_ready = m_axis_tready & _t7;
-assign rx_path_m_axis_tready = (tx_arb_grant == 1'b0) & tx_ready;
-assign tx_path_m_axis_tready = (_t9 & tx_ready) | tx_drop;
-assign tx_fire = tx_arb_valid & m_axis_tready;
-assign idle = rx_path_idle & tx_path_idle & (rd_owners_wptr_reg == rd_owners_rptr_reg) & (~tx_arb_valid);
+assign m_axis_tvalid = rx_path_m_axis_tvalid & _t0;
+assign m_axis_tdata = rx_path_m_axis_tdata;
+assign m_axis_tkeep = rx_path_m_axis_tkeep;
+assign m_axis_tlast = rx_path_m_axis_tlast;
+assign m_axis_tuser = rx_path_m_axis_tuser;
+assign rx_path_m_axis_tready = m_axis_tready & _t0;
+assign idle = rx_path_idle & (~rx_path_m_axis_tvalid);
 
 always @* begin
-    rd_owners_wptr_next = rd_owners_wptr_reg;
-    rd_owners_rptr_next = rd_owners_rptr_reg;
-    if (rd_fire) begin
-        rd_owners_wptr_next = rd_owners_wptr_reg + 10'h1;
-    end
-    rd_owners_rptr_next = mem_rd_data_valid ? (rd_owners_rptr_reg + 10'h1) : rd_owners_rptr_reg;
-end
-
-always @* begin
-    tx_arb_locked_next = tx_arb_locked_reg;
-    tx_arb_owner_next = tx_arb_owner_reg;
-    tx_arb_last_next = tx_arb_last_reg;
-    rd_arb_locked_next = rd_arb_locked_reg;
-    rd_arb_owner_next = rd_arb_owner_reg;
-    rd_arb_last_next = rd_arb_last_reg;
-    tx_framed_next = tx_framed_reg;
     rx_arrived_next = rx_arrived_reg;
-    tx_wr_mid_next = tx_wr_mid_reg;
-    if (tx_arb_valid & (~_t10)) begin
-        tx_arb_locked_next = 1'b1;
-        tx_arb_owner_next = tx_arb_grant;
-    end
-    if (_t10) begin
-        tx_arb_locked_next = 1'b0;
-        tx_arb_last_next = tx_arb_grant;
-    end
-    if (rd_arb_valid & (~_t11)) begin
-        rd_arb_locked_next = 1'b1;
-        rd_arb_owner_next = rd_arb_grant;
-    end
-    if (_t11) begin
-        rd_arb_locked_next = 1'b0;
-        rd_arb_last_next = rd_arb_grant;
-    end
-    if (tx_fire) begin
-        tx_framed_next = 1'b1;
-    end
     if (rx_path_ulpdu_decided) begin
         rx_arrived_next = 1'b1;
-    end
-    if (tx_fire & _t9) begin
-        tx_wr_mid_next = ~m_axis_tlast;
     end
 end
 
 always @(posedge clk) begin
-    rd_arb_last_reg <= rd_arb_last_next;
-    rd_arb_locked_reg <= rd_arb_locked_next;
-    rd_arb_owner_reg <= rd_arb_owner_next;
-    rd_owners_wptr_reg <= rd_owners_wptr_next;
-    rd_owners_rptr_reg <= rd_owners_rptr_next;
     rx_arrived_reg <= rx_arrived_next;
-    tx_wr_mid_reg <= tx_wr_mid_next;
-    tx_arb_last_reg <= tx_arb_last_next;
-    tx_arb_locked_reg <= tx_arb_locked_next;
-    tx_arb_owner_reg <= tx_arb_owner_next;
-    tx_framed_reg <= tx_framed_next;
-    if (rd_fire) begin
-        rd_owners_mem[rd_owners_wptr_reg[8:0]] <= rd_arb_grant;
-    end
 
     if (rst) begin
-        rd_arb_last_reg <= 1'b1;
-        rd_arb_locked_reg <= 1'b0;
-        rd_owners_wptr_reg <= 10'h0;
-        rd_owners_rptr_reg <= 10'h0;
         rx_arrived_reg <= 1'b0;
-        tx_wr_mid_reg <= 1'b0;
-        tx_arb_last_reg <= 1'b1;
-        tx_arb_locked_reg <= 1'b0;
-        tx_framed_reg <= 1'b0;
     end
 end
 
@@ -613,44 +397,6 @@ ddp_rx_w8_shared_stags u_rx (
     .m_axis_tuser(rx_path_m_axis_tuser),
     .idle(rx_path_idle),
     .rx_idle(rx_path_rx_idle)
-);
-
-ddp_tx_w8 u_tx (
-    .clk(clk),
-    .rst(rst),
-    .cfg_mulpdu(tx_path_cfg_mulpdu),
-    .cfg_initial_msn(tx_path_cfg_initial_msn),
-    .wr_kind(tx_path_wr_kind),
-    .wr_solicited(tx_path_wr_solicited),
-    .wr_invalidate(tx_path_wr_invalidate),
-    .wr_stag(tx_path_wr_stag),
-    .wr_to(tx_path_wr_to),
-    .wr_addr(tx_path_wr_addr),
-    .wr_len(tx_path_wr_len),
-    .wr_sink_stag(tx_path_wr_sink_stag),
-    .wr_sink_to(tx_path_wr_sink_to),
-    .wr_imm(tx_path_wr_imm),
-    .wr_aopcode(tx_path_wr_aopcode),
-    .wr_add_swap(tx_path_wr_add_swap),
-    .wr_add_swap_mask(tx_path_wr_add_swap_mask),
-    .wr_compare(tx_path_wr_compare),
-    .wr_compare_mask(tx_path_wr_compare_mask),
-    .wr_request_id(tx_path_wr_request_id),
-    .wr_valid(tx_path_wr_valid),
-    .wr_ready(tx_path_wr_ready),
-    .rd_valid(tx_path_rd_valid),
-    .rd_ready(tx_path_rd_ready),
-    .rd_addr(tx_path_rd_addr),
-    .rd_data_valid(tx_path_rd_data_valid),
-    .rd_data(tx_path_rd_data),
-    .m_axis_tdata(tx_path_m_axis_tdata),
-    .m_axis_tkeep(tx_path_m_axis_tkeep),
-    .m_axis_tvalid(tx_path_m_axis_tvalid),
-    .m_axis_tready(tx_path_m_axis_tready),
-    .m_axis_tlast(tx_path_m_axis_tlast),
-    .m_axis_tuser(tx_path_m_axis_tuser),
-    .m_sent_valid(tx_path_m_sent_valid),
-    .idle(tx_path_idle)
 );
 
 endmodule

@@ -26,18 +26,19 @@ module rnic_top_w8 (
      */
     input  wire        cfg_valid,
     input  wire [1:0]  cfg_qp,
+    output wire        cfg_ready, // a context can be loaded: low for the requester's init sweep after rst (one cycle per QP)
     input  wire        cfg_rfc7306, // accept RFC 7306 opcodes 0x8-0xB
     input  wire [15:0] cfg_pd, // the stream's protection domain
     input  wire [15:0] cfg_ird, // inbound Read/Atomic Requests allowed
     input  wire [15:0] cfg_ord, // outbound Read/Atomic Requests allowed outstanding (ORD)
     input  wire [31:0] cfg_initial_msn, // first MSN of every queue, both ways (loaded in reset)
-    input  wire [15:0] cfg_mulpdu, // largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
+    input  wire [15:0] cfg_mulpdu, // largest ULPDU the peer accepts (Read Response segments)
     input  wire        cfg_big_endian, // atomic targets are big-endian in host memory
+    input  wire        cfg_fence, // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
     input  wire        cfg_tx_markers, // MPA markers in what this QP sends (the peer's M bit)
     input  wire        cfg_crc, // MPA CRC, both directions (negotiated, RFC 5044 §7.1)
     input  wire [8:0]  cfg_tx_s0, // low 9 bits of this side's S0: where the sent markers count from
     input  wire [8:0]  cfg_tx_seq, // low 9 bits of the sequence number of the first sent octet
-    input  wire        cfg_fence, // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 
     /*
      * Posted receive buffers of QN 0 (s_recv; to the QP s_recv_qp)
@@ -52,6 +53,7 @@ module rnic_top_w8 (
      * Work requests (wr_*; to the QP wr_qp, in send order per QP)
      */
     input  wire        wr_valid,
+    output wire        wr_ready, // the shared input FIFO has room
     input  wire [1:0]  wr_qp, // the QP it is for
     input  wire [2:0]  wr_kind, // 0 Write, 1 Read, 2 Send, 3 Immediate, 4 Atomic
     input  wire        wr_solicited, // Send / Immediate: with Solicited Event
@@ -69,7 +71,6 @@ module rnic_top_w8 (
     input  wire [63:0] wr_compare, // Atomic: Compare Data
     input  wire [63:0] wr_compare_mask, // Atomic: Compare Mask
     input  wire [31:0] wr_request_id, // Atomic: Request Identifier
-    output wire        wr_ready, // the work request queue has room
 
     /*
      * Local faults (a local failure or an abort of one QP)
@@ -152,8 +153,8 @@ module rnic_top_w8 (
     output wire [63:0] mem_rd_addr, // a multiple of W
     output wire        mem_rd_valid,
     input  wire        mem_rd_ready,
-    input  wire        mem_rd_data_valid,
-    input  wire [63:0] mem_rd_data, // lane j = octet at mem_rd_addr + j
+    input  wire        mem_rd_data_valid, // always accepted; in read order, at least 1 cycle after the read handshake
+    input  wire [63:0] mem_rd_data, // lane j = octet at rd_addr + j
 
     /*
      * Status (bit i: QP i)
@@ -188,10 +189,10 @@ wire qp0_m_axis_tlast;
 wire qp1_m_axis_tlast;
 wire qp2_m_axis_tlast;
 wire qp3_m_axis_tlast;
-wire [36:0] qp0_m_axis_tuser;
-wire [36:0] qp1_m_axis_tuser;
-wire [36:0] qp2_m_axis_tuser;
-wire [36:0] qp3_m_axis_tuser;
+wire [15:0] qp0_m_axis_tuser;
+wire [15:0] qp1_m_axis_tuser;
+wire [15:0] qp2_m_axis_tuser;
+wire [15:0] qp3_m_axis_tuser;
 wire qp0_cfg_rfc7306;
 wire qp1_cfg_rfc7306;
 wire qp2_cfg_rfc7306;
@@ -220,22 +221,6 @@ wire qp0_cfg_big_endian;
 wire qp1_cfg_big_endian;
 wire qp2_cfg_big_endian;
 wire qp3_cfg_big_endian;
-wire qp0_cfg_tx_markers;
-wire qp1_cfg_tx_markers;
-wire qp2_cfg_tx_markers;
-wire qp3_cfg_tx_markers;
-wire qp0_cfg_crc;
-wire qp1_cfg_crc;
-wire qp2_cfg_crc;
-wire qp3_cfg_crc;
-wire [8:0] qp0_cfg_tx_s0;
-wire [8:0] qp1_cfg_tx_s0;
-wire [8:0] qp2_cfg_tx_s0;
-wire [8:0] qp3_cfg_tx_s0;
-wire [8:0] qp0_cfg_tx_seq;
-wire [8:0] qp1_cfg_tx_seq;
-wire [8:0] qp2_cfg_tx_seq;
-wire [8:0] qp3_cfg_tx_seq;
 wire qp0_cfg_fence;
 wire qp1_cfg_fence;
 wire qp2_cfg_fence;
@@ -264,10 +249,6 @@ wire qp0_s_axis_tuser;
 wire qp1_s_axis_tuser;
 wire qp2_s_axis_tuser;
 wire qp3_s_axis_tuser;
-wire [7:0] qp0_s_llp_err;
-wire [7:0] qp1_s_llp_err;
-wire [7:0] qp2_s_llp_err;
-wire [7:0] qp3_s_llp_err;
 wire qp0_stag_lk_valid;
 wire qp1_stag_lk_valid;
 wire qp2_stag_lk_valid;
@@ -348,6 +329,34 @@ wire [31:0] qp0_s_recv_len;
 wire [31:0] qp1_s_recv_len;
 wire [31:0] qp2_s_recv_len;
 wire [31:0] qp3_s_recv_len;
+wire qp0_s_orq_valid;
+wire qp1_s_orq_valid;
+wire qp2_s_orq_valid;
+wire qp3_s_orq_valid;
+wire qp0_s_orq_ready;
+wire qp1_s_orq_ready;
+wire qp2_s_orq_ready;
+wire qp3_s_orq_ready;
+wire qp0_s_orq_atomic;
+wire qp1_s_orq_atomic;
+wire qp2_s_orq_atomic;
+wire qp3_s_orq_atomic;
+wire [31:0] qp0_s_orq_stag;
+wire [31:0] qp1_s_orq_stag;
+wire [31:0] qp2_s_orq_stag;
+wire [31:0] qp3_s_orq_stag;
+wire [63:0] qp0_s_orq_to;
+wire [63:0] qp1_s_orq_to;
+wire [63:0] qp2_s_orq_to;
+wire [63:0] qp3_s_orq_to;
+wire [31:0] qp0_s_orq_size;
+wire [31:0] qp1_s_orq_size;
+wire [31:0] qp2_s_orq_size;
+wire [31:0] qp3_s_orq_size;
+wire [31:0] qp0_s_orq_request_id;
+wire [31:0] qp1_s_orq_request_id;
+wire [31:0] qp2_s_orq_request_id;
+wire [31:0] qp3_s_orq_request_id;
 wire qp0_m_evt_valid;
 wire qp1_m_evt_valid;
 wire qp2_m_evt_valid;
@@ -384,6 +393,10 @@ wire [13:0] qp0_m_evt_err;
 wire [13:0] qp1_m_evt_err;
 wire [13:0] qp2_m_evt_err;
 wire [13:0] qp3_m_evt_err;
+wire [7:0] qp0_s_llp_err;
+wire [7:0] qp1_s_llp_err;
+wire [7:0] qp2_s_llp_err;
+wire [7:0] qp3_s_llp_err;
 wire qp0_inject_valid;
 wire qp1_inject_valid;
 wire qp2_inject_valid;
@@ -416,98 +429,6 @@ wire [7:0] qp0_mem_wr_strb;
 wire [7:0] qp1_mem_wr_strb;
 wire [7:0] qp2_mem_wr_strb;
 wire [7:0] qp3_mem_wr_strb;
-wire qp0_rx_stopped;
-wire qp1_rx_stopped;
-wire qp2_rx_stopped;
-wire qp3_rx_stopped;
-wire qp0_tx_stopped;
-wire qp1_tx_stopped;
-wire qp2_tx_stopped;
-wire qp3_tx_stopped;
-wire [3:0] qp0_irrq_used;
-wire [3:0] qp1_irrq_used;
-wire [3:0] qp2_irrq_used;
-wire [3:0] qp3_irrq_used;
-wire qp0_rx_idle;
-wire qp1_rx_idle;
-wire qp2_rx_idle;
-wire qp3_rx_idle;
-wire qp0_wr_valid;
-wire qp1_wr_valid;
-wire qp2_wr_valid;
-wire qp3_wr_valid;
-wire qp0_wr_ready;
-wire qp1_wr_ready;
-wire qp2_wr_ready;
-wire qp3_wr_ready;
-wire [2:0] qp0_wr_kind;
-wire [2:0] qp1_wr_kind;
-wire [2:0] qp2_wr_kind;
-wire [2:0] qp3_wr_kind;
-wire qp0_wr_solicited;
-wire qp1_wr_solicited;
-wire qp2_wr_solicited;
-wire qp3_wr_solicited;
-wire qp0_wr_invalidate;
-wire qp1_wr_invalidate;
-wire qp2_wr_invalidate;
-wire qp3_wr_invalidate;
-wire [31:0] qp0_wr_stag;
-wire [31:0] qp1_wr_stag;
-wire [31:0] qp2_wr_stag;
-wire [31:0] qp3_wr_stag;
-wire [63:0] qp0_wr_to;
-wire [63:0] qp1_wr_to;
-wire [63:0] qp2_wr_to;
-wire [63:0] qp3_wr_to;
-wire [63:0] qp0_wr_addr;
-wire [63:0] qp1_wr_addr;
-wire [63:0] qp2_wr_addr;
-wire [63:0] qp3_wr_addr;
-wire [31:0] qp0_wr_len;
-wire [31:0] qp1_wr_len;
-wire [31:0] qp2_wr_len;
-wire [31:0] qp3_wr_len;
-wire [31:0] qp0_wr_sink_stag;
-wire [31:0] qp1_wr_sink_stag;
-wire [31:0] qp2_wr_sink_stag;
-wire [31:0] qp3_wr_sink_stag;
-wire [63:0] qp0_wr_sink_to;
-wire [63:0] qp1_wr_sink_to;
-wire [63:0] qp2_wr_sink_to;
-wire [63:0] qp3_wr_sink_to;
-wire [63:0] qp0_wr_imm;
-wire [63:0] qp1_wr_imm;
-wire [63:0] qp2_wr_imm;
-wire [63:0] qp3_wr_imm;
-wire [3:0] qp0_wr_aopcode;
-wire [3:0] qp1_wr_aopcode;
-wire [3:0] qp2_wr_aopcode;
-wire [3:0] qp3_wr_aopcode;
-wire [63:0] qp0_wr_add_swap;
-wire [63:0] qp1_wr_add_swap;
-wire [63:0] qp2_wr_add_swap;
-wire [63:0] qp3_wr_add_swap;
-wire [63:0] qp0_wr_add_swap_mask;
-wire [63:0] qp1_wr_add_swap_mask;
-wire [63:0] qp2_wr_add_swap_mask;
-wire [63:0] qp3_wr_add_swap_mask;
-wire [63:0] qp0_wr_compare;
-wire [63:0] qp1_wr_compare;
-wire [63:0] qp2_wr_compare;
-wire [63:0] qp3_wr_compare;
-wire [63:0] qp0_wr_compare_mask;
-wire [63:0] qp1_wr_compare_mask;
-wire [63:0] qp2_wr_compare_mask;
-wire [63:0] qp3_wr_compare_mask;
-wire [31:0] qp0_wr_request_id;
-wire [31:0] qp1_wr_request_id;
-wire [31:0] qp2_wr_request_id;
-wire [31:0] qp3_wr_request_id;
-wire qp0_m_sent_valid;
-wire qp1_m_sent_valid;
-wire qp2_m_sent_valid;
-wire qp3_m_sent_valid;
 wire qp0_mem_rd_valid;
 wire qp1_mem_rd_valid;
 wire qp2_mem_rd_valid;
@@ -528,6 +449,22 @@ wire [63:0] qp0_mem_rd_data;
 wire [63:0] qp1_mem_rd_data;
 wire [63:0] qp2_mem_rd_data;
 wire [63:0] qp3_mem_rd_data;
+wire qp0_rx_stopped;
+wire qp1_rx_stopped;
+wire qp2_rx_stopped;
+wire qp3_rx_stopped;
+wire qp0_tx_stopped;
+wire qp1_tx_stopped;
+wire qp2_tx_stopped;
+wire qp3_tx_stopped;
+wire [3:0] qp0_irrq_used;
+wire [3:0] qp1_irrq_used;
+wire [3:0] qp2_irrq_used;
+wire [3:0] qp3_irrq_used;
+wire qp0_rx_idle;
+wire qp1_rx_idle;
+wire qp2_rx_idle;
+wire qp3_rx_idle;
 wire qp0_fenced;
 wire qp1_fenced;
 wire qp2_fenced;
@@ -540,7 +477,16 @@ wire qp0_idle;
 wire qp1_idle;
 wire qp2_idle;
 wire qp3_idle;
+wire cfg_taken;
 wire qp0_cfg_load;
+reg qp0_ctx_tx_markers_reg; // QP 0: MPA markers in what this QP sends (the peer's M bit)
+reg qp0_ctx_tx_markers_next;
+reg qp0_ctx_crc_reg; // QP 0: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
+reg qp0_ctx_crc_next;
+reg [8:0] qp0_ctx_tx_s0_reg; // QP 0: low 9 bits of this side's S0: where the sent markers count from
+reg [8:0] qp0_ctx_tx_s0_next;
+reg [8:0] qp0_ctx_tx_seq_reg; // QP 0: low 9 bits of the sequence number of the first sent octet
+reg [8:0] qp0_ctx_tx_seq_next;
 reg qp0_restart_reg; // QP 0 is held in reset this cycle (system reset, or a new context)
 reg qp0_restart_next;
 wire qp0_rst;
@@ -554,21 +500,21 @@ reg [15:0] qp0_ctx_ord_reg; // QP 0: outbound Read/Atomic Requests allowed outst
 reg [15:0] qp0_ctx_ord_next;
 reg [31:0] qp0_ctx_initial_msn_reg; // QP 0: first MSN of every queue, both ways (loaded in reset)
 reg [31:0] qp0_ctx_initial_msn_next;
-reg [15:0] qp0_ctx_mulpdu_reg; // QP 0: largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
+reg [15:0] qp0_ctx_mulpdu_reg; // QP 0: largest ULPDU the peer accepts (Read Response segments)
 reg [15:0] qp0_ctx_mulpdu_next;
 reg qp0_ctx_big_endian_reg; // QP 0: atomic targets are big-endian in host memory
 reg qp0_ctx_big_endian_next;
-reg qp0_ctx_tx_markers_reg; // QP 0: MPA markers in what this QP sends (the peer's M bit)
-reg qp0_ctx_tx_markers_next;
-reg qp0_ctx_crc_reg; // QP 0: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-reg qp0_ctx_crc_next;
-reg [8:0] qp0_ctx_tx_s0_reg; // QP 0: low 9 bits of this side's S0: where the sent markers count from
-reg [8:0] qp0_ctx_tx_s0_next;
-reg [8:0] qp0_ctx_tx_seq_reg; // QP 0: low 9 bits of the sequence number of the first sent octet
-reg [8:0] qp0_ctx_tx_seq_next;
 reg qp0_ctx_fence_reg; // QP 0: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 reg qp0_ctx_fence_next;
 wire qp1_cfg_load;
+reg qp1_ctx_tx_markers_reg; // QP 1: MPA markers in what this QP sends (the peer's M bit)
+reg qp1_ctx_tx_markers_next;
+reg qp1_ctx_crc_reg; // QP 1: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
+reg qp1_ctx_crc_next;
+reg [8:0] qp1_ctx_tx_s0_reg; // QP 1: low 9 bits of this side's S0: where the sent markers count from
+reg [8:0] qp1_ctx_tx_s0_next;
+reg [8:0] qp1_ctx_tx_seq_reg; // QP 1: low 9 bits of the sequence number of the first sent octet
+reg [8:0] qp1_ctx_tx_seq_next;
 reg qp1_restart_reg; // QP 1 is held in reset this cycle (system reset, or a new context)
 reg qp1_restart_next;
 wire qp1_rst;
@@ -582,21 +528,21 @@ reg [15:0] qp1_ctx_ord_reg; // QP 1: outbound Read/Atomic Requests allowed outst
 reg [15:0] qp1_ctx_ord_next;
 reg [31:0] qp1_ctx_initial_msn_reg; // QP 1: first MSN of every queue, both ways (loaded in reset)
 reg [31:0] qp1_ctx_initial_msn_next;
-reg [15:0] qp1_ctx_mulpdu_reg; // QP 1: largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
+reg [15:0] qp1_ctx_mulpdu_reg; // QP 1: largest ULPDU the peer accepts (Read Response segments)
 reg [15:0] qp1_ctx_mulpdu_next;
 reg qp1_ctx_big_endian_reg; // QP 1: atomic targets are big-endian in host memory
 reg qp1_ctx_big_endian_next;
-reg qp1_ctx_tx_markers_reg; // QP 1: MPA markers in what this QP sends (the peer's M bit)
-reg qp1_ctx_tx_markers_next;
-reg qp1_ctx_crc_reg; // QP 1: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-reg qp1_ctx_crc_next;
-reg [8:0] qp1_ctx_tx_s0_reg; // QP 1: low 9 bits of this side's S0: where the sent markers count from
-reg [8:0] qp1_ctx_tx_s0_next;
-reg [8:0] qp1_ctx_tx_seq_reg; // QP 1: low 9 bits of the sequence number of the first sent octet
-reg [8:0] qp1_ctx_tx_seq_next;
 reg qp1_ctx_fence_reg; // QP 1: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 reg qp1_ctx_fence_next;
 wire qp2_cfg_load;
+reg qp2_ctx_tx_markers_reg; // QP 2: MPA markers in what this QP sends (the peer's M bit)
+reg qp2_ctx_tx_markers_next;
+reg qp2_ctx_crc_reg; // QP 2: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
+reg qp2_ctx_crc_next;
+reg [8:0] qp2_ctx_tx_s0_reg; // QP 2: low 9 bits of this side's S0: where the sent markers count from
+reg [8:0] qp2_ctx_tx_s0_next;
+reg [8:0] qp2_ctx_tx_seq_reg; // QP 2: low 9 bits of the sequence number of the first sent octet
+reg [8:0] qp2_ctx_tx_seq_next;
 reg qp2_restart_reg; // QP 2 is held in reset this cycle (system reset, or a new context)
 reg qp2_restart_next;
 wire qp2_rst;
@@ -610,21 +556,21 @@ reg [15:0] qp2_ctx_ord_reg; // QP 2: outbound Read/Atomic Requests allowed outst
 reg [15:0] qp2_ctx_ord_next;
 reg [31:0] qp2_ctx_initial_msn_reg; // QP 2: first MSN of every queue, both ways (loaded in reset)
 reg [31:0] qp2_ctx_initial_msn_next;
-reg [15:0] qp2_ctx_mulpdu_reg; // QP 2: largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
+reg [15:0] qp2_ctx_mulpdu_reg; // QP 2: largest ULPDU the peer accepts (Read Response segments)
 reg [15:0] qp2_ctx_mulpdu_next;
 reg qp2_ctx_big_endian_reg; // QP 2: atomic targets are big-endian in host memory
 reg qp2_ctx_big_endian_next;
-reg qp2_ctx_tx_markers_reg; // QP 2: MPA markers in what this QP sends (the peer's M bit)
-reg qp2_ctx_tx_markers_next;
-reg qp2_ctx_crc_reg; // QP 2: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-reg qp2_ctx_crc_next;
-reg [8:0] qp2_ctx_tx_s0_reg; // QP 2: low 9 bits of this side's S0: where the sent markers count from
-reg [8:0] qp2_ctx_tx_s0_next;
-reg [8:0] qp2_ctx_tx_seq_reg; // QP 2: low 9 bits of the sequence number of the first sent octet
-reg [8:0] qp2_ctx_tx_seq_next;
 reg qp2_ctx_fence_reg; // QP 2: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 reg qp2_ctx_fence_next;
 wire qp3_cfg_load;
+reg qp3_ctx_tx_markers_reg; // QP 3: MPA markers in what this QP sends (the peer's M bit)
+reg qp3_ctx_tx_markers_next;
+reg qp3_ctx_crc_reg; // QP 3: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
+reg qp3_ctx_crc_next;
+reg [8:0] qp3_ctx_tx_s0_reg; // QP 3: low 9 bits of this side's S0: where the sent markers count from
+reg [8:0] qp3_ctx_tx_s0_next;
+reg [8:0] qp3_ctx_tx_seq_reg; // QP 3: low 9 bits of the sequence number of the first sent octet
+reg [8:0] qp3_ctx_tx_seq_next;
 reg qp3_restart_reg; // QP 3 is held in reset this cycle (system reset, or a new context)
 reg qp3_restart_next;
 wire qp3_rst;
@@ -638,20 +584,59 @@ reg [15:0] qp3_ctx_ord_reg; // QP 3: outbound Read/Atomic Requests allowed outst
 reg [15:0] qp3_ctx_ord_next;
 reg [31:0] qp3_ctx_initial_msn_reg; // QP 3: first MSN of every queue, both ways (loaded in reset)
 reg [31:0] qp3_ctx_initial_msn_next;
-reg [15:0] qp3_ctx_mulpdu_reg; // QP 3: largest ULPDU this QP sends (MULPDU, RFC 5044 §5); both directions of MPA use it
+reg [15:0] qp3_ctx_mulpdu_reg; // QP 3: largest ULPDU the peer accepts (Read Response segments)
 reg [15:0] qp3_ctx_mulpdu_next;
 reg qp3_ctx_big_endian_reg; // QP 3: atomic targets are big-endian in host memory
 reg qp3_ctx_big_endian_next;
-reg qp3_ctx_tx_markers_reg; // QP 3: MPA markers in what this QP sends (the peer's M bit)
-reg qp3_ctx_tx_markers_next;
-reg qp3_ctx_crc_reg; // QP 3: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-reg qp3_ctx_crc_next;
-reg [8:0] qp3_ctx_tx_s0_reg; // QP 3: low 9 bits of this side's S0: where the sent markers count from
-reg [8:0] qp3_ctx_tx_s0_next;
-reg [8:0] qp3_ctx_tx_seq_reg; // QP 3: low 9 bits of the sequence number of the first sent octet
-reg [8:0] qp3_ctx_tx_seq_next;
 reg qp3_ctx_fence_reg; // QP 3: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 reg qp3_ctx_fence_next;
+wire requester_cfg_valid;
+wire requester_cfg_ready;
+wire [1:0] requester_cfg_qp;
+wire [15:0] requester_cfg_mulpdu;
+wire [31:0] requester_cfg_initial_msn;
+wire [2:0] requester_wr_kind;
+wire requester_wr_solicited;
+wire requester_wr_invalidate;
+wire [31:0] requester_wr_stag;
+wire [63:0] requester_wr_to;
+wire [63:0] requester_wr_addr;
+wire [31:0] requester_wr_len;
+wire [31:0] requester_wr_sink_stag;
+wire [63:0] requester_wr_sink_to;
+wire [63:0] requester_wr_imm;
+wire [3:0] requester_wr_aopcode;
+wire [63:0] requester_wr_add_swap;
+wire [63:0] requester_wr_add_swap_mask;
+wire [63:0] requester_wr_compare;
+wire [63:0] requester_wr_compare_mask;
+wire [31:0] requester_wr_request_id;
+wire requester_wr_valid;
+wire requester_wr_ready;
+wire [1:0] requester_wr_qp;
+wire [1:0] requester_sched_qp;
+wire requester_sched_hold;
+wire requester_rd_valid;
+wire requester_rd_ready;
+wire [63:0] requester_rd_addr;
+wire requester_rd_data_valid;
+wire [63:0] requester_rd_data;
+wire [63:0] requester_m_axis_tdata;
+wire [7:0] requester_m_axis_tkeep;
+wire requester_m_axis_tvalid;
+wire requester_m_axis_tready;
+wire requester_m_axis_tlast;
+wire [1:0] requester_m_axis_tid;
+wire [15:0] requester_m_axis_tuser;
+wire requester_m_sent_valid;
+wire [1:0] requester_m_sent_qp;
+// verilator lint_off UNUSED
+// a QP is idle when none of its work requests is in flight (qp<i>_wr_out)
+wire requester_idle;
+// verilator lint_on UNUSED
+wire wr_needs_orq; // a Read or Atomic Request: its response is expected
+wire wr_orq_ok;
+wire wr_orq_push; // a Read or Atomic enters its QP's ORQ
 wire stags_cfg_valid;
 wire stags_cfg_ready;
 wire [7:0] stags_cfg_index;
@@ -736,14 +721,20 @@ wire [1:0] deframer_drain_qp;
 wire rx_verdict_passed; // on tlast: the FPDU passed every check
 wire [7:0] rx_verdict_llp_err; // on a tlast with passed 0: the LLP error code (Terminate 0x2/0x0/code)
 wire rx_ulpdu_fire;
-reg [1:0] tx_arb_last_reg; // the source granted last (round-robin starts after it)
-reg [1:0] tx_arb_last_next;
+wire [1:0] requester_qp; // the QP of the requester's ULPDU
+reg tx_wr_mid_reg; // a work-request ULPDU is part-way into mpa_tx
+reg tx_wr_mid_next;
+wire tx_wr_live; // the requester's ULPDU may go to mpa_tx
+wire tx_drop; // a work-request beat after its QP's Terminate: discarded
+reg [2:0] tx_arb_last_reg; // the source granted last (round-robin starts after it)
+reg [2:0] tx_arb_last_next;
 reg tx_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
 reg tx_arb_locked_next;
-reg [1:0] tx_arb_owner_reg; // the source holding a locked grant
-reg [1:0] tx_arb_owner_next;
-wire [1:0] tx_arb_grant; // the source tx_arb serves
+reg [2:0] tx_arb_owner_reg; // the source holding a locked grant
+reg [2:0] tx_arb_owner_next;
+wire [2:0] tx_arb_grant; // the source tx_arb serves
 wire tx_arb_valid;
+wire [1:0] tx_qp; // the QP of the ULPDU going into mpa_tx
 wire [63:0] framer_s_axis_tdata;
 wire [7:0] framer_s_axis_tkeep;
 wire framer_s_axis_tvalid;
@@ -758,7 +749,24 @@ wire framer_m_axis_tready;
 wire framer_m_axis_tlast;
 wire [1:0] framer_m_axis_tid;
 wire framer_err_length;
+reg qp0_framed_reg; // QP 0: an FPDU has gone into mpa_tx, the next ones continue its sequence
+reg qp0_framed_next;
+reg qp1_framed_reg; // QP 1: an FPDU has gone into mpa_tx, the next ones continue its sequence
+reg qp1_framed_next;
+reg qp2_framed_reg; // QP 2: an FPDU has gone into mpa_tx, the next ones continue its sequence
+reg qp2_framed_next;
+reg qp3_framed_reg; // QP 3: an FPDU has gone into mpa_tx, the next ones continue its sequence
+reg qp3_framed_next;
 wire tx_fire;
+wire wr_taken;
+reg [15:0] qp0_wr_out_reg; // QP 0: work requests taken and not yet sent
+reg [15:0] qp0_wr_out_next;
+reg [15:0] qp1_wr_out_reg; // QP 1: work requests taken and not yet sent
+reg [15:0] qp1_wr_out_next;
+reg [15:0] qp2_wr_out_reg; // QP 2: work requests taken and not yet sent
+reg [15:0] qp2_wr_out_next;
+reg [15:0] qp3_wr_out_reg; // QP 3: work requests taken and not yet sent
+reg [15:0] qp3_wr_out_next;
 reg [15:0] qp0_sent_pending_reg; // QP 0: sent completions not yet in m_cq
 reg [15:0] qp0_sent_pending_next;
 reg qp0_first_pending_reg; // QP 0: its first-FPDU completion is not yet in m_cq
@@ -807,13 +815,13 @@ wire [1:0] mem_wr_arb_grant; // the source mem_wr_arb serves
 wire mem_wr_arb_valid;
 wire mem_wr_fire;
 wire mem_rd_owners_full;
-reg [1:0] mem_rd_arb_last_reg; // the source granted last (round-robin starts after it)
-reg [1:0] mem_rd_arb_last_next;
+reg [2:0] mem_rd_arb_last_reg; // the source granted last (round-robin starts after it)
+reg [2:0] mem_rd_arb_last_next;
 reg mem_rd_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
 reg mem_rd_arb_locked_next;
-reg [1:0] mem_rd_arb_owner_reg; // the source holding a locked grant
-reg [1:0] mem_rd_arb_owner_next;
-wire [1:0] mem_rd_arb_grant; // the source mem_rd_arb serves
+reg [2:0] mem_rd_arb_owner_reg; // the source holding a locked grant
+reg [2:0] mem_rd_arb_owner_next;
+wire [2:0] mem_rd_arb_grant; // the source mem_rd_arb serves
 wire mem_rd_arb_valid;
 wire mem_rd_fire;
 reg [9:0] mem_rd_owners_wptr_reg;
@@ -828,7 +836,7 @@ reg qp2_mpa_err_reg; // QP 2: MPA failed one of its FPDUs (until its restart)
 reg qp2_mpa_err_next;
 reg qp3_mpa_err_reg; // QP 3: MPA failed one of its FPDUs (until its restart)
 reg qp3_mpa_err_next;
-reg [1:0] mem_rd_owners_mem [0:511];
+reg [2:0] mem_rd_owners_mem [0:511];
 wire _t0;
 wire _t1;
 wire _t2;
@@ -837,10 +845,10 @@ wire _t4;
 wire _t5;
 wire _t6;
 wire _t7;
-wire _t8;
-wire _t9;
-wire _t10;
-wire _t11;
+wire [31:0] _t8;
+wire [63:0] _t9;
+wire [31:0] _t10;
+wire [31:0] _t11;
 wire _t12;
 wire _t13;
 wire _t14;
@@ -888,7 +896,7 @@ wire _t55;
 wire _t56;
 wire _t57;
 wire _t58;
-wire [1:0] _t59;
+wire _t59;
 wire _t60;
 wire _t61;
 wire _t62;
@@ -901,90 +909,125 @@ wire _t68;
 wire _t69;
 wire _t70;
 wire _t71;
-wire _t72;
+wire [2:0] _t72;
 wire _t73;
 wire _t74;
 wire _t75;
 wire _t76;
+wire _t77;
+wire _t78;
+wire _t79;
+wire [15:0] _t80;
+wire [15:0] _t81;
+wire [15:0] _t82;
+wire [15:0] _t83;
+wire _t84;
+wire _t85;
+wire _t86;
+wire _t87;
+wire _t88;
+wire _t89;
+wire _t90;
+wire _t91;
+wire _t92;
+wire _t93;
 
 assign _t0 = s_recv_qp == 2'b01;
 assign _t1 = s_recv_qp == 2'b10;
 assign _t2 = s_recv_qp == 2'b11;
-assign _t3 = wr_qp == 2'b01;
-assign _t4 = wr_qp == 2'b10;
-assign _t5 = wr_qp == 2'b11;
-assign _t6 = qp1_stag_lk_valid & _t7;
-assign _t7 = ~qp1_restart_reg;
-assign _t8 = qp2_stag_lk_valid & _t9;
-assign _t9 = ~qp2_restart_reg;
-assign _t10 = qp3_stag_lk_valid & _t11;
-assign _t11 = ~qp3_restart_reg;
-assign _t12 = qp0_stag_lk_valid & _t13;
-assign _t13 = ~qp0_restart_reg;
-assign _t14 = stag_lk_arb_grant == 2'b11;
-assign _t15 = stag_lk_arb_grant == 2'b10;
-assign _t16 = stag_lk_arb_grant == 2'b01;
-assign _t17 = qp1_stag_inv_valid & _t7;
-assign _t18 = qp2_stag_inv_valid & _t9;
-assign _t19 = qp3_stag_inv_valid & _t11;
-assign _t20 = qp0_stag_inv_valid & _t13;
-assign _t21 = stag_inv_arb_grant == 2'b11;
-assign _t22 = stag_inv_arb_grant == 2'b10;
-assign _t23 = stag_inv_arb_grant == 2'b01;
-assign _t24 = deframer_m_axis_tid == 2'b00;
-assign _t25 = deframer_m_axis_tid == 2'b01;
-assign _t26 = deframer_m_axis_tid == 2'b10;
-assign _t27 = deframer_m_axis_tid == 2'b11;
-assign _t28 = qp1_m_axis_tvalid & _t7;
-assign _t29 = qp2_m_axis_tvalid & _t9;
-assign _t30 = qp3_m_axis_tvalid & _t11;
-assign _t31 = qp0_m_axis_tvalid & _t13;
-assign _t32 = tx_arb_grant == 2'b11;
-assign _t33 = tx_arb_grant == 2'b10;
-assign _t34 = tx_arb_grant == 2'b01;
-assign _t35 = qp0_m_evt_valid & _t13;
-assign _t36 = qp1_m_evt_valid & _t7;
-assign _t37 = qp2_m_evt_valid & _t9;
-assign _t38 = qp3_m_evt_valid & _t11;
-assign _t39 = cq_arb_grant == 2'b11;
-assign _t40 = cq_arb_grant == 2'b10;
-assign _t41 = cq_arb_grant == 2'b01;
-assign _t42 = ~cq_from_evt;
-assign _t43 = cq_arb_grant == 2'b00;
-assign _t44 = qp1_mem_wr_valid & _t7;
-assign _t45 = qp2_mem_wr_valid & _t9;
-assign _t46 = qp3_mem_wr_valid & _t11;
-assign _t47 = qp0_mem_wr_valid & _t13;
-assign _t48 = mem_wr_arb_grant == 2'b11;
-assign _t49 = mem_wr_arb_grant == 2'b10;
-assign _t50 = mem_wr_arb_grant == 2'b01;
-assign _t51 = qp1_mem_rd_valid & _t7 & _t52;
-assign _t52 = ~mem_rd_owners_full;
-assign _t53 = qp2_mem_rd_valid & _t9 & _t52;
-assign _t54 = qp3_mem_rd_valid & _t11 & _t52;
-assign _t55 = qp0_mem_rd_valid & _t13 & _t52;
-assign _t56 = mem_rd_arb_grant == 2'b11;
-assign _t57 = mem_rd_arb_grant == 2'b10;
-assign _t58 = mem_rd_arb_grant == 2'b01;
-assign _t59 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
-assign _t60 = qp3_rx_idle & (~((_t61 & (deframer_ctx_qp == 2'b11)) | (deframer_drain_busy & (deframer_drain_qp == 2'b11))));
-assign _t61 = ~deframer_idle;
-assign _t62 = qp2_rx_idle & (~((_t61 & (deframer_ctx_qp == 2'b10)) | (deframer_drain_busy & (deframer_drain_qp == 2'b10))));
-assign _t63 = qp1_rx_idle & (~((_t61 & (deframer_ctx_qp == 2'b01)) | (deframer_drain_busy & (deframer_drain_qp == 2'b01))));
-assign _t64 = qp0_rx_idle & (~((_t61 & (deframer_ctx_qp == 2'b00)) | (deframer_drain_busy & (deframer_drain_qp == 2'b00))));
-assign _t65 = stag_lk_arb_valid & 1'b1;
-assign _t66 = stag_inv_arb_valid & 1'b1;
-assign _t67 = cq_fire & _t43;
-assign _t68 = ~cq_from_first;
-assign _t69 = cq_fire & _t41;
-assign _t70 = cq_fire & _t40;
-assign _t71 = cq_fire & _t39;
-assign _t72 = tx_fire & framer_s_axis_tlast;
-assign _t73 = cq_fire & 1'b1;
-assign _t74 = mem_wr_fire & 1'b1;
-assign _t75 = mem_rd_fire & 1'b1;
-assign _t76 = ~rx_verdict_passed;
-assign qp0_cfg_load = cfg_valid & (cfg_qp == 2'b00);
+assign _t3 = wr_kind == 3'b100;
+assign _t4 = wr_qp == 2'b11;
+assign _t5 = wr_qp == 2'b10;
+assign _t6 = wr_qp == 2'b01;
+assign _t7 = wr_qp == 2'b00;
+assign _t8 = _t3 ? 32'h0 : wr_sink_stag;
+assign _t9 = _t3 ? 64'h0 : wr_sink_to;
+assign _t10 = _t3 ? 32'h0 : wr_len;
+assign _t11 = _t3 ? wr_request_id : 32'h0;
+assign _t12 = qp1_stag_lk_valid & _t13;
+assign _t13 = ~qp1_restart_reg;
+assign _t14 = qp2_stag_lk_valid & _t15;
+assign _t15 = ~qp2_restart_reg;
+assign _t16 = qp3_stag_lk_valid & _t17;
+assign _t17 = ~qp3_restart_reg;
+assign _t18 = qp0_stag_lk_valid & _t19;
+assign _t19 = ~qp0_restart_reg;
+assign _t20 = stag_lk_arb_grant == 2'b11;
+assign _t21 = stag_lk_arb_grant == 2'b10;
+assign _t22 = stag_lk_arb_grant == 2'b01;
+assign _t23 = qp1_stag_inv_valid & _t13;
+assign _t24 = qp2_stag_inv_valid & _t15;
+assign _t25 = qp3_stag_inv_valid & _t17;
+assign _t26 = qp0_stag_inv_valid & _t19;
+assign _t27 = stag_inv_arb_grant == 2'b11;
+assign _t28 = stag_inv_arb_grant == 2'b10;
+assign _t29 = stag_inv_arb_grant == 2'b01;
+assign _t30 = deframer_m_axis_tid == 2'b00;
+assign _t31 = deframer_m_axis_tid == 2'b01;
+assign _t32 = deframer_m_axis_tid == 2'b10;
+assign _t33 = deframer_m_axis_tid == 2'b11;
+assign _t34 = qp1_m_axis_tvalid & _t13;
+assign _t35 = qp2_m_axis_tvalid & _t15;
+assign _t36 = qp3_m_axis_tvalid & _t17;
+assign _t37 = requester_m_axis_tvalid & tx_wr_live;
+assign _t38 = qp0_m_axis_tvalid & _t19;
+assign _t39 = tx_arb_grant == 3'b100;
+assign _t40 = tx_arb_grant == 3'b011;
+assign _t41 = tx_arb_grant == 3'b010;
+assign _t42 = tx_arb_grant == 3'b001;
+assign _t43 = tx_qp == 2'b11;
+assign _t44 = tx_qp == 2'b10;
+assign _t45 = tx_qp == 2'b01;
+assign _t46 = qp0_m_evt_valid & _t19;
+assign _t47 = qp1_m_evt_valid & _t13;
+assign _t48 = qp2_m_evt_valid & _t15;
+assign _t49 = qp3_m_evt_valid & _t17;
+assign _t50 = cq_arb_grant == 2'b11;
+assign _t51 = cq_arb_grant == 2'b10;
+assign _t52 = cq_arb_grant == 2'b01;
+assign _t53 = ~cq_from_evt;
+assign _t54 = cq_arb_grant == 2'b00;
+assign _t55 = qp1_mem_wr_valid & _t13;
+assign _t56 = qp2_mem_wr_valid & _t15;
+assign _t57 = qp3_mem_wr_valid & _t17;
+assign _t58 = qp0_mem_wr_valid & _t19;
+assign _t59 = mem_wr_arb_grant == 2'b11;
+assign _t60 = mem_wr_arb_grant == 2'b10;
+assign _t61 = mem_wr_arb_grant == 2'b01;
+assign _t62 = qp1_mem_rd_valid & _t13 & _t63;
+assign _t63 = ~mem_rd_owners_full;
+assign _t64 = qp2_mem_rd_valid & _t15 & _t63;
+assign _t65 = qp3_mem_rd_valid & _t17 & _t63;
+assign _t66 = requester_rd_valid & _t63;
+assign _t67 = qp0_mem_rd_valid & _t19 & _t63;
+assign _t68 = mem_rd_arb_grant == 3'b100;
+assign _t69 = mem_rd_arb_grant == 3'b011;
+assign _t70 = mem_rd_arb_grant == 3'b010;
+assign _t71 = mem_rd_arb_grant == 3'b001;
+assign _t72 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
+assign _t73 = qp3_rx_idle & (~((_t74 & (deframer_ctx_qp == 2'b11)) | (deframer_drain_busy & (deframer_drain_qp == 2'b11))));
+assign _t74 = ~deframer_idle;
+assign _t75 = qp2_rx_idle & (~((_t74 & (deframer_ctx_qp == 2'b10)) | (deframer_drain_busy & (deframer_drain_qp == 2'b10))));
+assign _t76 = qp1_rx_idle & (~((_t74 & (deframer_ctx_qp == 2'b01)) | (deframer_drain_busy & (deframer_drain_qp == 2'b01))));
+assign _t77 = qp0_rx_idle & (~((_t74 & (deframer_ctx_qp == 2'b00)) | (deframer_drain_busy & (deframer_drain_qp == 2'b00))));
+assign _t78 = stag_lk_arb_valid & 1'b1;
+assign _t79 = stag_inv_arb_valid & 1'b1;
+assign _t80 = {15'h0, requester_m_sent_valid & (requester_m_sent_qp == 2'b00)};
+assign _t81 = {15'h0, requester_m_sent_valid & (requester_m_sent_qp == 2'b01)};
+assign _t82 = {15'h0, requester_m_sent_valid & (requester_m_sent_qp == 2'b10)};
+assign _t83 = {15'h0, requester_m_sent_valid & (requester_m_sent_qp == 2'b11)};
+assign _t84 = cq_fire & _t54;
+assign _t85 = ~cq_from_first;
+assign _t86 = cq_fire & _t52;
+assign _t87 = cq_fire & _t51;
+assign _t88 = cq_fire & _t50;
+assign _t89 = tx_fire & framer_s_axis_tlast;
+assign _t90 = cq_fire & 1'b1;
+assign _t91 = mem_wr_fire & 1'b1;
+assign _t92 = mem_rd_fire & 1'b1;
+assign _t93 = ~rx_verdict_passed;
+assign cfg_taken = cfg_valid & cfg_ready;
+assign qp0_cfg_load = cfg_taken & (cfg_qp == 2'b00);
 assign qp0_rst = rst | qp0_restart_reg;
 assign qp0_cfg_rfc7306 = qp0_ctx_rfc7306_reg;
 assign qp0_cfg_pd = qp0_ctx_pd_reg;
@@ -993,12 +1036,8 @@ assign qp0_cfg_ord = qp0_ctx_ord_reg;
 assign qp0_cfg_initial_msn = qp0_ctx_initial_msn_reg;
 assign qp0_cfg_mulpdu = qp0_ctx_mulpdu_reg;
 assign qp0_cfg_big_endian = qp0_ctx_big_endian_reg;
-assign qp0_cfg_tx_markers = qp0_ctx_tx_markers_reg;
-assign qp0_cfg_crc = qp0_ctx_crc_reg;
-assign qp0_cfg_tx_s0 = qp0_ctx_tx_s0_reg;
-assign qp0_cfg_tx_seq = qp0_ctx_tx_seq_reg;
 assign qp0_cfg_fence = qp0_ctx_fence_reg;
-assign qp1_cfg_load = cfg_valid & (cfg_qp == 2'b01);
+assign qp1_cfg_load = cfg_taken & (cfg_qp == 2'b01);
 assign qp1_rst = rst | qp1_restart_reg;
 assign qp1_cfg_rfc7306 = qp1_ctx_rfc7306_reg;
 assign qp1_cfg_pd = qp1_ctx_pd_reg;
@@ -1007,12 +1046,8 @@ assign qp1_cfg_ord = qp1_ctx_ord_reg;
 assign qp1_cfg_initial_msn = qp1_ctx_initial_msn_reg;
 assign qp1_cfg_mulpdu = qp1_ctx_mulpdu_reg;
 assign qp1_cfg_big_endian = qp1_ctx_big_endian_reg;
-assign qp1_cfg_tx_markers = qp1_ctx_tx_markers_reg;
-assign qp1_cfg_crc = qp1_ctx_crc_reg;
-assign qp1_cfg_tx_s0 = qp1_ctx_tx_s0_reg;
-assign qp1_cfg_tx_seq = qp1_ctx_tx_seq_reg;
 assign qp1_cfg_fence = qp1_ctx_fence_reg;
-assign qp2_cfg_load = cfg_valid & (cfg_qp == 2'b10);
+assign qp2_cfg_load = cfg_taken & (cfg_qp == 2'b10);
 assign qp2_rst = rst | qp2_restart_reg;
 assign qp2_cfg_rfc7306 = qp2_ctx_rfc7306_reg;
 assign qp2_cfg_pd = qp2_ctx_pd_reg;
@@ -1021,12 +1056,8 @@ assign qp2_cfg_ord = qp2_ctx_ord_reg;
 assign qp2_cfg_initial_msn = qp2_ctx_initial_msn_reg;
 assign qp2_cfg_mulpdu = qp2_ctx_mulpdu_reg;
 assign qp2_cfg_big_endian = qp2_ctx_big_endian_reg;
-assign qp2_cfg_tx_markers = qp2_ctx_tx_markers_reg;
-assign qp2_cfg_crc = qp2_ctx_crc_reg;
-assign qp2_cfg_tx_s0 = qp2_ctx_tx_s0_reg;
-assign qp2_cfg_tx_seq = qp2_ctx_tx_seq_reg;
 assign qp2_cfg_fence = qp2_ctx_fence_reg;
-assign qp3_cfg_load = cfg_valid & (cfg_qp == 2'b11);
+assign qp3_cfg_load = cfg_taken & (cfg_qp == 2'b11);
 assign qp3_rst = rst | qp3_restart_reg;
 assign qp3_cfg_rfc7306 = qp3_ctx_rfc7306_reg;
 assign qp3_cfg_pd = qp3_ctx_pd_reg;
@@ -1035,10 +1066,6 @@ assign qp3_cfg_ord = qp3_ctx_ord_reg;
 assign qp3_cfg_initial_msn = qp3_ctx_initial_msn_reg;
 assign qp3_cfg_mulpdu = qp3_ctx_mulpdu_reg;
 assign qp3_cfg_big_endian = qp3_ctx_big_endian_reg;
-assign qp3_cfg_tx_markers = qp3_ctx_tx_markers_reg;
-assign qp3_cfg_crc = qp3_ctx_crc_reg;
-assign qp3_cfg_tx_s0 = qp3_ctx_tx_s0_reg;
-assign qp3_cfg_tx_seq = qp3_ctx_tx_seq_reg;
 assign qp3_cfg_fence = qp3_ctx_fence_reg;
 assign qp0_s_recv_addr = s_recv_addr;
 assign qp1_s_recv_addr = s_recv_addr;
@@ -1053,75 +1080,61 @@ assign qp1_s_recv_valid = s_recv_valid & _t0;
 assign qp2_s_recv_valid = s_recv_valid & _t1;
 assign qp3_s_recv_valid = s_recv_valid & _t2;
 assign s_recv_ready = _t2 ? qp3_s_recv_ready : (_t1 ? qp2_s_recv_ready : (_t0 ? qp1_s_recv_ready : qp0_s_recv_ready));
-assign qp0_wr_kind = wr_kind;
-assign qp1_wr_kind = wr_kind;
-assign qp2_wr_kind = wr_kind;
-assign qp3_wr_kind = wr_kind;
-assign qp0_wr_solicited = wr_solicited;
-assign qp1_wr_solicited = wr_solicited;
-assign qp2_wr_solicited = wr_solicited;
-assign qp3_wr_solicited = wr_solicited;
-assign qp0_wr_invalidate = wr_invalidate;
-assign qp1_wr_invalidate = wr_invalidate;
-assign qp2_wr_invalidate = wr_invalidate;
-assign qp3_wr_invalidate = wr_invalidate;
-assign qp0_wr_stag = wr_stag;
-assign qp1_wr_stag = wr_stag;
-assign qp2_wr_stag = wr_stag;
-assign qp3_wr_stag = wr_stag;
-assign qp0_wr_to = wr_to;
-assign qp1_wr_to = wr_to;
-assign qp2_wr_to = wr_to;
-assign qp3_wr_to = wr_to;
-assign qp0_wr_addr = wr_addr;
-assign qp1_wr_addr = wr_addr;
-assign qp2_wr_addr = wr_addr;
-assign qp3_wr_addr = wr_addr;
-assign qp0_wr_len = wr_len;
-assign qp1_wr_len = wr_len;
-assign qp2_wr_len = wr_len;
-assign qp3_wr_len = wr_len;
-assign qp0_wr_sink_stag = wr_sink_stag;
-assign qp1_wr_sink_stag = wr_sink_stag;
-assign qp2_wr_sink_stag = wr_sink_stag;
-assign qp3_wr_sink_stag = wr_sink_stag;
-assign qp0_wr_sink_to = wr_sink_to;
-assign qp1_wr_sink_to = wr_sink_to;
-assign qp2_wr_sink_to = wr_sink_to;
-assign qp3_wr_sink_to = wr_sink_to;
-assign qp0_wr_imm = wr_imm;
-assign qp1_wr_imm = wr_imm;
-assign qp2_wr_imm = wr_imm;
-assign qp3_wr_imm = wr_imm;
-assign qp0_wr_aopcode = wr_aopcode;
-assign qp1_wr_aopcode = wr_aopcode;
-assign qp2_wr_aopcode = wr_aopcode;
-assign qp3_wr_aopcode = wr_aopcode;
-assign qp0_wr_add_swap = wr_add_swap;
-assign qp1_wr_add_swap = wr_add_swap;
-assign qp2_wr_add_swap = wr_add_swap;
-assign qp3_wr_add_swap = wr_add_swap;
-assign qp0_wr_add_swap_mask = wr_add_swap_mask;
-assign qp1_wr_add_swap_mask = wr_add_swap_mask;
-assign qp2_wr_add_swap_mask = wr_add_swap_mask;
-assign qp3_wr_add_swap_mask = wr_add_swap_mask;
-assign qp0_wr_compare = wr_compare;
-assign qp1_wr_compare = wr_compare;
-assign qp2_wr_compare = wr_compare;
-assign qp3_wr_compare = wr_compare;
-assign qp0_wr_compare_mask = wr_compare_mask;
-assign qp1_wr_compare_mask = wr_compare_mask;
-assign qp2_wr_compare_mask = wr_compare_mask;
-assign qp3_wr_compare_mask = wr_compare_mask;
-assign qp0_wr_request_id = wr_request_id;
-assign qp1_wr_request_id = wr_request_id;
-assign qp2_wr_request_id = wr_request_id;
-assign qp3_wr_request_id = wr_request_id;
-assign qp0_wr_valid = wr_valid & (wr_qp == 2'b00);
-assign qp1_wr_valid = wr_valid & _t3;
-assign qp2_wr_valid = wr_valid & _t4;
-assign qp3_wr_valid = wr_valid & _t5;
-assign wr_ready = _t5 ? qp3_wr_ready : (_t4 ? qp2_wr_ready : (_t3 ? qp1_wr_ready : qp0_wr_ready));
+assign requester_wr_kind = wr_kind;
+assign requester_wr_solicited = wr_solicited;
+assign requester_wr_invalidate = wr_invalidate;
+assign requester_wr_stag = wr_stag;
+assign requester_wr_to = wr_to;
+assign requester_wr_addr = wr_addr;
+assign requester_wr_len = wr_len;
+assign requester_wr_sink_stag = wr_sink_stag;
+assign requester_wr_sink_to = wr_sink_to;
+assign requester_wr_imm = wr_imm;
+assign requester_wr_aopcode = wr_aopcode;
+assign requester_wr_add_swap = wr_add_swap;
+assign requester_wr_add_swap_mask = wr_add_swap_mask;
+assign requester_wr_compare = wr_compare;
+assign requester_wr_compare_mask = wr_compare_mask;
+assign requester_wr_request_id = wr_request_id;
+assign requester_wr_qp = wr_qp;
+assign wr_needs_orq = (wr_kind == 3'b001) | _t3;
+assign wr_orq_ok = (~wr_needs_orq) | (_t4 ? qp3_s_orq_ready : (_t5 ? qp2_s_orq_ready : (_t6 ? qp1_s_orq_ready : qp0_s_orq_ready)));
+assign requester_wr_valid = wr_valid & wr_orq_ok;
+assign wr_ready = requester_wr_ready & wr_orq_ok;
+assign wr_orq_push = wr_valid & wr_needs_orq & requester_wr_ready;
+assign qp0_s_orq_valid = wr_orq_push & _t7;
+assign qp0_s_orq_atomic = _t3;
+assign qp0_s_orq_stag = _t8;
+assign qp0_s_orq_to = _t9;
+assign qp0_s_orq_size = _t10;
+assign qp0_s_orq_request_id = _t11;
+assign qp1_s_orq_valid = wr_orq_push & _t6;
+assign qp1_s_orq_atomic = _t3;
+assign qp1_s_orq_stag = _t8;
+assign qp1_s_orq_to = _t9;
+assign qp1_s_orq_size = _t10;
+assign qp1_s_orq_request_id = _t11;
+assign qp2_s_orq_valid = wr_orq_push & _t5;
+assign qp2_s_orq_atomic = _t3;
+assign qp2_s_orq_stag = _t8;
+assign qp2_s_orq_to = _t9;
+assign qp2_s_orq_size = _t10;
+assign qp2_s_orq_request_id = _t11;
+assign qp3_s_orq_valid = wr_orq_push & _t4;
+assign qp3_s_orq_atomic = _t3;
+assign qp3_s_orq_stag = _t8;
+assign qp3_s_orq_to = _t9;
+assign qp3_s_orq_size = _t10;
+assign qp3_s_orq_request_id = _t11;
+assign requester_cfg_valid = cfg_taken;
+assign requester_cfg_qp = cfg_qp;
+assign requester_cfg_mulpdu = cfg_mulpdu;
+assign requester_cfg_initial_msn = cfg_initial_msn;
+assign cfg_ready = requester_cfg_ready;
+assign requester_sched_hold = (requester_sched_qp == 2'b11) ? qp3_fenced :
+    (requester_sched_qp == 2'b10) ? qp2_fenced :
+    (requester_sched_qp == 2'b01) ? qp1_fenced :
+    qp0_fenced;
 assign qp0_inject_err = inject_err;
 assign qp1_inject_err = inject_err;
 assign qp2_inject_err = inject_err;
@@ -1146,60 +1159,60 @@ assign stags_cfg_va = stag_cfg_va;
 assign stags_cfg_invalidatable = stag_cfg_invalidatable;
 assign stags_cfg_enable = stag_cfg_enable;
 assign stag_lk_arb_grant = stag_lk_arb_locked_reg ? stag_lk_arb_owner_reg :
-    (stag_lk_arb_last_reg == 2'b00) ? (_t6 ? 2'b01 : (_t8 ? 2'b10 : (_t10 ? 2'b11 : (_t12 ? 2'b00 : 2'b00)))) :
-    (stag_lk_arb_last_reg == 2'b01) ? (_t8 ? 2'b10 : (_t10 ? 2'b11 : (_t12 ? 2'b00 : (_t6 ? 2'b01 : 2'b01)))) :
-    (stag_lk_arb_last_reg == 2'b10) ? (_t10 ? 2'b11 : (_t12 ? 2'b00 : (_t6 ? 2'b01 : (_t8 ? 2'b10 : 2'b10)))) :
-    _t12 ? 2'b00 :
-    _t6 ? 2'b01 :
-    _t8 ? 2'b10 :
-    _t10 ? 2'b11 :
+    (stag_lk_arb_last_reg == 2'b00) ? (_t12 ? 2'b01 : (_t14 ? 2'b10 : (_t16 ? 2'b11 : (_t18 ? 2'b00 : 2'b00)))) :
+    (stag_lk_arb_last_reg == 2'b01) ? (_t14 ? 2'b10 : (_t16 ? 2'b11 : (_t18 ? 2'b00 : (_t12 ? 2'b01 : 2'b01)))) :
+    (stag_lk_arb_last_reg == 2'b10) ? (_t16 ? 2'b11 : (_t18 ? 2'b00 : (_t12 ? 2'b01 : (_t14 ? 2'b10 : 2'b10)))) :
+    _t18 ? 2'b00 :
+    _t12 ? 2'b01 :
+    _t14 ? 2'b10 :
+    _t16 ? 2'b11 :
     2'b11;
-assign stag_lk_arb_valid = _t14 ? _t10 : (_t15 ? _t8 : (_t16 ? _t6 : _t12));
+assign stag_lk_arb_valid = _t20 ? _t16 : (_t21 ? _t14 : (_t22 ? _t12 : _t18));
 assign stags_lk_valid = stag_lk_arb_valid;
-assign stags_lk_stag = _t14 ? qp3_stag_lk_stag : (_t15 ? qp2_stag_lk_stag : (_t16 ? qp1_stag_lk_stag : qp0_stag_lk_stag));
-assign stags_lk_to = _t14 ? qp3_stag_lk_to : (_t15 ? qp2_stag_lk_to : (_t16 ? qp1_stag_lk_to : qp0_stag_lk_to));
-assign stags_lk_len = _t14 ? qp3_stag_lk_len : (_t15 ? qp2_stag_lk_len : (_t16 ? qp1_stag_lk_len : qp0_stag_lk_len));
-assign stags_lk_right = _t14 ? qp3_stag_lk_right : (_t15 ? qp2_stag_lk_right : (_t16 ? qp1_stag_lk_right : qp0_stag_lk_right));
-assign stags_lk_pd = _t14 ? qp3_stag_lk_pd : (_t15 ? qp2_stag_lk_pd : (_t16 ? qp1_stag_lk_pd : qp0_stag_lk_pd));
+assign stags_lk_stag = _t20 ? qp3_stag_lk_stag : (_t21 ? qp2_stag_lk_stag : (_t22 ? qp1_stag_lk_stag : qp0_stag_lk_stag));
+assign stags_lk_to = _t20 ? qp3_stag_lk_to : (_t21 ? qp2_stag_lk_to : (_t22 ? qp1_stag_lk_to : qp0_stag_lk_to));
+assign stags_lk_len = _t20 ? qp3_stag_lk_len : (_t21 ? qp2_stag_lk_len : (_t22 ? qp1_stag_lk_len : qp0_stag_lk_len));
+assign stags_lk_right = _t20 ? qp3_stag_lk_right : (_t21 ? qp2_stag_lk_right : (_t22 ? qp1_stag_lk_right : qp0_stag_lk_right));
+assign stags_lk_pd = _t20 ? qp3_stag_lk_pd : (_t21 ? qp2_stag_lk_pd : (_t22 ? qp1_stag_lk_pd : qp0_stag_lk_pd));
 assign qp0_stag_lk_ready = stag_lk_arb_grant == 2'b00;
 assign qp0_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag3_reg == 2'b00);
 assign qp0_stag_lk_rsp_fault = stags_rsp_fault;
 assign qp0_stag_lk_rsp_address = stags_rsp_address;
-assign qp1_stag_lk_ready = _t16;
+assign qp1_stag_lk_ready = _t22;
 assign qp1_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag3_reg == 2'b01);
 assign qp1_stag_lk_rsp_fault = stags_rsp_fault;
 assign qp1_stag_lk_rsp_address = stags_rsp_address;
-assign qp2_stag_lk_ready = _t15;
+assign qp2_stag_lk_ready = _t21;
 assign qp2_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag3_reg == 2'b10);
 assign qp2_stag_lk_rsp_fault = stags_rsp_fault;
 assign qp2_stag_lk_rsp_address = stags_rsp_address;
-assign qp3_stag_lk_ready = _t14;
+assign qp3_stag_lk_ready = _t20;
 assign qp3_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag3_reg == 2'b11);
 assign qp3_stag_lk_rsp_fault = stags_rsp_fault;
 assign qp3_stag_lk_rsp_address = stags_rsp_address;
 assign stag_inv_arb_grant = stag_inv_arb_locked_reg ? stag_inv_arb_owner_reg :
-    (stag_inv_arb_last_reg == 2'b00) ? (_t17 ? 2'b01 : (_t18 ? 2'b10 : (_t19 ? 2'b11 : (_t20 ? 2'b00 : 2'b00)))) :
-    (stag_inv_arb_last_reg == 2'b01) ? (_t18 ? 2'b10 : (_t19 ? 2'b11 : (_t20 ? 2'b00 : (_t17 ? 2'b01 : 2'b01)))) :
-    (stag_inv_arb_last_reg == 2'b10) ? (_t19 ? 2'b11 : (_t20 ? 2'b00 : (_t17 ? 2'b01 : (_t18 ? 2'b10 : 2'b10)))) :
-    _t20 ? 2'b00 :
-    _t17 ? 2'b01 :
-    _t18 ? 2'b10 :
-    _t19 ? 2'b11 :
+    (stag_inv_arb_last_reg == 2'b00) ? (_t23 ? 2'b01 : (_t24 ? 2'b10 : (_t25 ? 2'b11 : (_t26 ? 2'b00 : 2'b00)))) :
+    (stag_inv_arb_last_reg == 2'b01) ? (_t24 ? 2'b10 : (_t25 ? 2'b11 : (_t26 ? 2'b00 : (_t23 ? 2'b01 : 2'b01)))) :
+    (stag_inv_arb_last_reg == 2'b10) ? (_t25 ? 2'b11 : (_t26 ? 2'b00 : (_t23 ? 2'b01 : (_t24 ? 2'b10 : 2'b10)))) :
+    _t26 ? 2'b00 :
+    _t23 ? 2'b01 :
+    _t24 ? 2'b10 :
+    _t25 ? 2'b11 :
     2'b11;
-assign stag_inv_arb_valid = _t21 ? _t19 : (_t22 ? _t18 : (_t23 ? _t17 : _t20));
+assign stag_inv_arb_valid = _t27 ? _t25 : (_t28 ? _t24 : (_t29 ? _t23 : _t26));
 assign stags_inv_valid = stag_inv_arb_valid;
-assign stags_inv_stag = _t21 ? qp3_stag_inv_stag : (_t22 ? qp2_stag_inv_stag : (_t23 ? qp1_stag_inv_stag : qp0_stag_inv_stag));
-assign stags_inv_pd = _t21 ? qp3_stag_inv_pd : (_t22 ? qp2_stag_inv_pd : (_t23 ? qp1_stag_inv_pd : qp0_stag_inv_pd));
+assign stags_inv_stag = _t27 ? qp3_stag_inv_stag : (_t28 ? qp2_stag_inv_stag : (_t29 ? qp1_stag_inv_stag : qp0_stag_inv_stag));
+assign stags_inv_pd = _t27 ? qp3_stag_inv_pd : (_t28 ? qp2_stag_inv_pd : (_t29 ? qp1_stag_inv_pd : qp0_stag_inv_pd));
 assign qp0_stag_inv_ready = stag_inv_arb_grant == 2'b00;
 assign qp0_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag3_reg == 2'b00);
 assign qp0_stag_inv_rsp_fault = stags_inv_fault;
-assign qp1_stag_inv_ready = _t23;
+assign qp1_stag_inv_ready = _t29;
 assign qp1_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag3_reg == 2'b01);
 assign qp1_stag_inv_rsp_fault = stags_inv_fault;
-assign qp2_stag_inv_ready = _t22;
+assign qp2_stag_inv_ready = _t28;
 assign qp2_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag3_reg == 2'b10);
 assign qp2_stag_inv_rsp_fault = stags_inv_fault;
-assign qp3_stag_inv_ready = _t21;
+assign qp3_stag_inv_ready = _t27;
 assign qp3_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag3_reg == 2'b11);
 assign qp3_stag_inv_rsp_fault = stags_inv_fault;
 assign deframer_s_axis_tdata = s_axis_tdata;
@@ -1208,7 +1221,7 @@ assign deframer_s_axis_tvalid = s_axis_tvalid;
 assign deframer_s_axis_tlast = s_axis_tlast;
 assign deframer_s_axis_tid = s_axis_tid;
 assign s_axis_tready = deframer_s_axis_tready;
-assign deframer_cfg_valid = cfg_valid;
+assign deframer_cfg_valid = cfg_taken;
 assign deframer_cfg_qp = cfg_qp;
 assign deframer_cfg_crc = cfg_crc;
 assign deframer_cfg_markers = cfg_rx_markers;
@@ -1222,47 +1235,77 @@ assign rx_verdict_passed = deframer_m_axis_tuser[0];
 assign qp0_s_axis_tuser = rx_verdict_passed;
 assign rx_verdict_llp_err = deframer_m_axis_tuser[8:1];
 assign qp0_s_llp_err = rx_verdict_llp_err;
-assign qp0_s_axis_tvalid = deframer_m_axis_tvalid & _t24;
+assign qp0_s_axis_tvalid = deframer_m_axis_tvalid & _t30;
 assign qp1_s_axis_tdata = deframer_m_axis_tdata;
 assign qp1_s_axis_tkeep = deframer_m_axis_tkeep;
 assign qp1_s_axis_tlast = deframer_m_axis_tlast;
 assign qp1_s_axis_tuser = rx_verdict_passed;
 assign qp1_s_llp_err = rx_verdict_llp_err;
-assign qp1_s_axis_tvalid = deframer_m_axis_tvalid & _t25;
+assign qp1_s_axis_tvalid = deframer_m_axis_tvalid & _t31;
 assign qp2_s_axis_tdata = deframer_m_axis_tdata;
 assign qp2_s_axis_tkeep = deframer_m_axis_tkeep;
 assign qp2_s_axis_tlast = deframer_m_axis_tlast;
 assign qp2_s_axis_tuser = rx_verdict_passed;
 assign qp2_s_llp_err = rx_verdict_llp_err;
-assign qp2_s_axis_tvalid = deframer_m_axis_tvalid & _t26;
+assign qp2_s_axis_tvalid = deframer_m_axis_tvalid & _t32;
 assign qp3_s_axis_tdata = deframer_m_axis_tdata;
 assign qp3_s_axis_tkeep = deframer_m_axis_tkeep;
 assign qp3_s_axis_tlast = deframer_m_axis_tlast;
 assign qp3_s_axis_tuser = rx_verdict_passed;
 assign qp3_s_llp_err = rx_verdict_llp_err;
-assign qp3_s_axis_tvalid = deframer_m_axis_tvalid & _t27;
-assign deframer_m_axis_tready = _t27 ? qp3_s_axis_tready : (_t26 ? qp2_s_axis_tready : (_t25 ? qp1_s_axis_tready : qp0_s_axis_tready));
+assign qp3_s_axis_tvalid = deframer_m_axis_tvalid & _t33;
+assign deframer_m_axis_tready = _t33 ? qp3_s_axis_tready : (_t32 ? qp2_s_axis_tready : (_t31 ? qp1_s_axis_tready : qp0_s_axis_tready));
 assign rx_ulpdu_fire = deframer_m_axis_tvalid & deframer_m_axis_tready;
+assign requester_qp = requester_m_axis_tid;
+assign tx_wr_live = (~((requester_qp == 2'b11) ? qp3_tx_stopped :
+    (requester_qp == 2'b10) ? qp2_tx_stopped :
+    (requester_qp == 2'b01) ? qp1_tx_stopped :
+    qp0_tx_stopped)) |
+    tx_wr_mid_reg;
+assign tx_drop = requester_m_axis_tvalid & (~tx_wr_live);
 assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg :
-    (tx_arb_last_reg == 2'b00) ? (_t28 ? 2'b01 : (_t29 ? 2'b10 : (_t30 ? 2'b11 : (_t31 ? 2'b00 : 2'b00)))) :
-    (tx_arb_last_reg == 2'b01) ? (_t29 ? 2'b10 : (_t30 ? 2'b11 : (_t31 ? 2'b00 : (_t28 ? 2'b01 : 2'b01)))) :
-    (tx_arb_last_reg == 2'b10) ? (_t30 ? 2'b11 : (_t31 ? 2'b00 : (_t28 ? 2'b01 : (_t29 ? 2'b10 : 2'b10)))) :
-    _t31 ? 2'b00 :
-    _t28 ? 2'b01 :
-    _t29 ? 2'b10 :
-    _t30 ? 2'b11 :
-    2'b11;
-assign tx_arb_valid = _t32 ? _t30 : (_t33 ? _t29 : (_t34 ? _t28 : _t31));
-assign framer_s_axis_tdata = _t32 ? qp3_m_axis_tdata : (_t33 ? qp2_m_axis_tdata : (_t34 ? qp1_m_axis_tdata : qp0_m_axis_tdata));
-assign framer_s_axis_tkeep = _t32 ? qp3_m_axis_tkeep : (_t33 ? qp2_m_axis_tkeep : (_t34 ? qp1_m_axis_tkeep : qp0_m_axis_tkeep));
-assign framer_s_axis_tlast = _t32 ? qp3_m_axis_tlast : (_t33 ? qp2_m_axis_tlast : (_t34 ? qp1_m_axis_tlast : qp0_m_axis_tlast));
-assign framer_s_axis_tuser = _t32 ? qp3_m_axis_tuser : (_t33 ? qp2_m_axis_tuser : (_t34 ? qp1_m_axis_tuser : qp0_m_axis_tuser));
+    (tx_arb_last_reg == 3'b000) ? (_t34 ? 3'b001 : (_t35 ? 3'b010 : (_t36 ? 3'b011 : (_t37 ? 3'b100 : (_t38 ? 3'b000 : 3'b000))))) :
+    (tx_arb_last_reg == 3'b001) ? (_t35 ? 3'b010 : (_t36 ? 3'b011 : (_t37 ? 3'b100 : (_t38 ? 3'b000 : (_t34 ? 3'b001 : 3'b001))))) :
+    (tx_arb_last_reg == 3'b010) ? (_t36 ? 3'b011 : (_t37 ? 3'b100 : (_t38 ? 3'b000 : (_t34 ? 3'b001 : (_t35 ? 3'b010 : 3'b010))))) :
+    (tx_arb_last_reg == 3'b011) ? (_t37 ? 3'b100 : (_t38 ? 3'b000 : (_t34 ? 3'b001 : (_t35 ? 3'b010 : (_t36 ? 3'b011 : 3'b011))))) :
+    _t38 ? 3'b000 :
+    _t34 ? 3'b001 :
+    _t35 ? 3'b010 :
+    _t36 ? 3'b011 :
+    _t37 ? 3'b100 :
+    3'b100;
+assign tx_arb_valid = _t39 ? _t37 : (_t40 ? _t36 : (_t41 ? _t35 : (_t42 ? _t34 : _t38)));
+assign tx_qp = _t39 ? requester_qp : tx_arb_grant[1:0];
+assign framer_s_axis_tdata = _t39 ? requester_m_axis_tdata :
+    _t40 ? qp3_m_axis_tdata :
+    _t41 ? qp2_m_axis_tdata :
+    _t42 ? qp1_m_axis_tdata :
+    qp0_m_axis_tdata;
+assign framer_s_axis_tkeep = _t39 ? requester_m_axis_tkeep :
+    _t40 ? qp3_m_axis_tkeep :
+    _t41 ? qp2_m_axis_tkeep :
+    _t42 ? qp1_m_axis_tkeep :
+    qp0_m_axis_tkeep;
+assign framer_s_axis_tlast = _t39 ? requester_m_axis_tlast :
+    _t40 ? qp3_m_axis_tlast :
+    _t41 ? qp2_m_axis_tlast :
+    _t42 ? qp1_m_axis_tlast :
+    qp0_m_axis_tlast;
+assign framer_s_axis_tuser = {
+    _t43 ? qp3_framed_reg : (_t44 ? qp2_framed_reg : (_t45 ? qp1_framed_reg : qp0_framed_reg)),
+    _t43 ? qp3_ctx_crc_reg : (_t44 ? qp2_ctx_crc_reg : (_t45 ? qp1_ctx_crc_reg : qp0_ctx_crc_reg)),
+    _t43 ? qp3_ctx_tx_markers_reg : (_t44 ? qp2_ctx_tx_markers_reg : (_t45 ? qp1_ctx_tx_markers_reg : qp0_ctx_tx_markers_reg)),
+    _t43 ? qp3_ctx_tx_s0_reg : (_t44 ? qp2_ctx_tx_s0_reg : (_t45 ? qp1_ctx_tx_s0_reg : qp0_ctx_tx_s0_reg)),
+    _t43 ? qp3_ctx_tx_seq_reg : (_t44 ? qp2_ctx_tx_seq_reg : (_t45 ? qp1_ctx_tx_seq_reg : qp0_ctx_tx_seq_reg)),
+    _t39 ? requester_m_axis_tuser : (_t40 ? qp3_m_axis_tuser : (_t41 ? qp2_m_axis_tuser : (_t42 ? qp1_m_axis_tuser : qp0_m_axis_tuser)))
+};
 assign framer_s_axis_tvalid = tx_arb_valid;
-assign framer_s_axis_tid = tx_arb_grant;
-assign qp0_m_axis_tready = (tx_arb_grant == 2'b00) & framer_s_axis_tready;
-assign qp1_m_axis_tready = _t34 & framer_s_axis_tready;
-assign qp2_m_axis_tready = _t33 & framer_s_axis_tready;
-assign qp3_m_axis_tready = _t32 & framer_s_axis_tready;
+assign framer_s_axis_tid = tx_qp;
+assign qp0_m_axis_tready = (tx_arb_grant == 3'b000) & framer_s_axis_tready;
+assign qp1_m_axis_tready = _t42 & framer_s_axis_tready;
+assign qp2_m_axis_tready = _t41 & framer_s_axis_tready;
+assign qp3_m_axis_tready = _t40 & framer_s_axis_tready;
+assign requester_m_axis_tready = (_t39 & framer_s_axis_tready) | tx_drop;
 assign tx_fire = tx_arb_valid & framer_s_axis_tready;
 assign m_axis_tdata = framer_m_axis_tdata;
 assign m_axis_tkeep = framer_m_axis_tkeep;
@@ -1270,10 +1313,11 @@ assign m_axis_tvalid = framer_m_axis_tvalid;
 assign m_axis_tlast = framer_m_axis_tlast;
 assign framer_m_axis_tready = m_axis_tready;
 assign m_axis_tid = framer_m_axis_tid;
-assign qp0_cq_valid = _t35 | qp0_first_pending_reg | (qp0_sent_pending_reg != 16'h0);
-assign qp1_cq_valid = _t36 | qp1_first_pending_reg | (qp1_sent_pending_reg != 16'h0);
-assign qp2_cq_valid = _t37 | qp2_first_pending_reg | (qp2_sent_pending_reg != 16'h0);
-assign qp3_cq_valid = _t38 | qp3_first_pending_reg | (qp3_sent_pending_reg != 16'h0);
+assign wr_taken = wr_valid & wr_ready;
+assign qp0_cq_valid = _t46 | qp0_first_pending_reg | (qp0_sent_pending_reg != 16'h0);
+assign qp1_cq_valid = _t47 | qp1_first_pending_reg | (qp1_sent_pending_reg != 16'h0);
+assign qp2_cq_valid = _t48 | qp2_first_pending_reg | (qp2_sent_pending_reg != 16'h0);
+assign qp3_cq_valid = _t49 | qp3_first_pending_reg | (qp3_sent_pending_reg != 16'h0);
 assign cq_arb_grant = cq_arb_locked_reg ? cq_arb_owner_reg :
     (cq_arb_last_reg == 2'b00) ? (qp1_cq_valid ? 2'b01 : (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : 2'b00)))) :
     (cq_arb_last_reg == 2'b01) ? (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : (qp1_cq_valid ? 2'b01 : 2'b01)))) :
@@ -1283,18 +1327,18 @@ assign cq_arb_grant = cq_arb_locked_reg ? cq_arb_owner_reg :
     qp2_cq_valid ? 2'b10 :
     qp3_cq_valid ? 2'b11 :
     2'b11;
-assign cq_arb_valid = _t39 ? qp3_cq_valid : (_t40 ? qp2_cq_valid : (_t41 ? qp1_cq_valid : qp0_cq_valid));
-assign cq_from_evt = _t39 ? _t38 : (_t40 ? _t37 : (_t41 ? _t36 : _t35));
-assign cq_from_first = _t42 & (_t39 ? qp3_first_pending_reg : (_t40 ? qp2_first_pending_reg : (_t41 ? qp1_first_pending_reg : qp0_first_pending_reg)));
+assign cq_arb_valid = _t50 ? qp3_cq_valid : (_t51 ? qp2_cq_valid : (_t52 ? qp1_cq_valid : qp0_cq_valid));
+assign cq_from_evt = _t50 ? _t49 : (_t51 ? _t48 : (_t52 ? _t47 : _t46));
+assign cq_from_first = _t53 & (_t50 ? qp3_first_pending_reg : (_t51 ? qp2_first_pending_reg : (_t52 ? qp1_first_pending_reg : qp0_first_pending_reg)));
 assign m_cq_valid = cq_arb_valid;
 assign m_cq_qp = cq_arb_grant;
-assign cq_evt_kind = _t39 ? qp3_m_evt_kind : (_t40 ? qp2_m_evt_kind : (_t41 ? qp1_m_evt_kind : qp0_m_evt_kind));
-assign cq_evt_length = _t39 ? qp3_m_evt_length : (_t40 ? qp2_m_evt_length : (_t41 ? qp1_m_evt_length : qp0_m_evt_length));
-assign cq_evt_solicited = _t39 ? qp3_m_evt_solicited : (_t40 ? qp2_m_evt_solicited : (_t41 ? qp1_m_evt_solicited : qp0_m_evt_solicited));
-assign cq_evt_invalidated = _t39 ? qp3_m_evt_invalidated : (_t40 ? qp2_m_evt_invalidated : (_t41 ? qp1_m_evt_invalidated : qp0_m_evt_invalidated));
-assign cq_evt_stag = _t39 ? qp3_m_evt_stag : (_t40 ? qp2_m_evt_stag : (_t41 ? qp1_m_evt_stag : qp0_m_evt_stag));
-assign cq_evt_data = _t39 ? qp3_m_evt_data : (_t40 ? qp2_m_evt_data : (_t41 ? qp1_m_evt_data : qp0_m_evt_data));
-assign cq_evt_err = _t39 ? qp3_m_evt_err : (_t40 ? qp2_m_evt_err : (_t41 ? qp1_m_evt_err : qp0_m_evt_err));
+assign cq_evt_kind = _t50 ? qp3_m_evt_kind : (_t51 ? qp2_m_evt_kind : (_t52 ? qp1_m_evt_kind : qp0_m_evt_kind));
+assign cq_evt_length = _t50 ? qp3_m_evt_length : (_t51 ? qp2_m_evt_length : (_t52 ? qp1_m_evt_length : qp0_m_evt_length));
+assign cq_evt_solicited = _t50 ? qp3_m_evt_solicited : (_t51 ? qp2_m_evt_solicited : (_t52 ? qp1_m_evt_solicited : qp0_m_evt_solicited));
+assign cq_evt_invalidated = _t50 ? qp3_m_evt_invalidated : (_t51 ? qp2_m_evt_invalidated : (_t52 ? qp1_m_evt_invalidated : qp0_m_evt_invalidated));
+assign cq_evt_stag = _t50 ? qp3_m_evt_stag : (_t51 ? qp2_m_evt_stag : (_t52 ? qp1_m_evt_stag : qp0_m_evt_stag));
+assign cq_evt_data = _t50 ? qp3_m_evt_data : (_t51 ? qp2_m_evt_data : (_t52 ? qp1_m_evt_data : qp0_m_evt_data));
+assign cq_evt_err = _t50 ? qp3_m_evt_err : (_t51 ? qp2_m_evt_err : (_t52 ? qp1_m_evt_err : qp0_m_evt_err));
 assign m_cq_kind = cq_from_evt ? {1'b0, cq_evt_kind} : (cq_from_first ? 4'b1000 : 4'b0111);
 assign m_cq_length = cq_from_evt ? cq_evt_length : 32'h0;
 assign m_cq_solicited = cq_from_evt ? cq_evt_solicited : 1'b0;
@@ -1303,68 +1347,86 @@ assign m_cq_stag = cq_from_evt ? cq_evt_stag : 32'h0;
 assign m_cq_data = cq_from_evt ? cq_evt_data : 64'h0;
 assign m_cq_err = cq_from_evt ? cq_evt_err : 14'h0;
 assign cq_fire = cq_arb_valid & m_cq_ready;
-assign qp0_m_evt_ready = _t43 & m_cq_ready;
-assign qp1_m_evt_ready = _t41 & m_cq_ready;
-assign qp2_m_evt_ready = _t40 & m_cq_ready;
-assign qp3_m_evt_ready = _t39 & m_cq_ready;
+assign qp0_m_evt_ready = _t54 & m_cq_ready;
+assign qp1_m_evt_ready = _t52 & m_cq_ready;
+assign qp2_m_evt_ready = _t51 & m_cq_ready;
+assign qp3_m_evt_ready = _t50 & m_cq_ready;
 assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg :
-    (mem_wr_arb_last_reg == 2'b00) ? (_t44 ? 2'b01 : (_t45 ? 2'b10 : (_t46 ? 2'b11 : (_t47 ? 2'b00 : 2'b00)))) :
-    (mem_wr_arb_last_reg == 2'b01) ? (_t45 ? 2'b10 : (_t46 ? 2'b11 : (_t47 ? 2'b00 : (_t44 ? 2'b01 : 2'b01)))) :
-    (mem_wr_arb_last_reg == 2'b10) ? (_t46 ? 2'b11 : (_t47 ? 2'b00 : (_t44 ? 2'b01 : (_t45 ? 2'b10 : 2'b10)))) :
-    _t47 ? 2'b00 :
-    _t44 ? 2'b01 :
-    _t45 ? 2'b10 :
-    _t46 ? 2'b11 :
+    (mem_wr_arb_last_reg == 2'b00) ? (_t55 ? 2'b01 : (_t56 ? 2'b10 : (_t57 ? 2'b11 : (_t58 ? 2'b00 : 2'b00)))) :
+    (mem_wr_arb_last_reg == 2'b01) ? (_t56 ? 2'b10 : (_t57 ? 2'b11 : (_t58 ? 2'b00 : (_t55 ? 2'b01 : 2'b01)))) :
+    (mem_wr_arb_last_reg == 2'b10) ? (_t57 ? 2'b11 : (_t58 ? 2'b00 : (_t55 ? 2'b01 : (_t56 ? 2'b10 : 2'b10)))) :
+    _t58 ? 2'b00 :
+    _t55 ? 2'b01 :
+    _t56 ? 2'b10 :
+    _t57 ? 2'b11 :
     2'b11;
-assign mem_wr_arb_valid = _t48 ? _t46 : (_t49 ? _t45 : (_t50 ? _t44 : _t47));
-assign mem_wr_addr = _t48 ? qp3_mem_wr_addr : (_t49 ? qp2_mem_wr_addr : (_t50 ? qp1_mem_wr_addr : qp0_mem_wr_addr));
-assign mem_wr_data = _t48 ? qp3_mem_wr_data : (_t49 ? qp2_mem_wr_data : (_t50 ? qp1_mem_wr_data : qp0_mem_wr_data));
-assign mem_wr_strb = _t48 ? qp3_mem_wr_strb : (_t49 ? qp2_mem_wr_strb : (_t50 ? qp1_mem_wr_strb : qp0_mem_wr_strb));
+assign mem_wr_arb_valid = _t59 ? _t57 : (_t60 ? _t56 : (_t61 ? _t55 : _t58));
+assign mem_wr_addr = _t59 ? qp3_mem_wr_addr : (_t60 ? qp2_mem_wr_addr : (_t61 ? qp1_mem_wr_addr : qp0_mem_wr_addr));
+assign mem_wr_data = _t59 ? qp3_mem_wr_data : (_t60 ? qp2_mem_wr_data : (_t61 ? qp1_mem_wr_data : qp0_mem_wr_data));
+assign mem_wr_strb = _t59 ? qp3_mem_wr_strb : (_t60 ? qp2_mem_wr_strb : (_t61 ? qp1_mem_wr_strb : qp0_mem_wr_strb));
 assign mem_wr_valid = mem_wr_arb_valid;
 assign qp0_mem_wr_ready = (mem_wr_arb_grant == 2'b00) & mem_wr_ready;
-assign qp1_mem_wr_ready = _t50 & mem_wr_ready;
-assign qp2_mem_wr_ready = _t49 & mem_wr_ready;
-assign qp3_mem_wr_ready = _t48 & mem_wr_ready;
+assign qp1_mem_wr_ready = _t61 & mem_wr_ready;
+assign qp2_mem_wr_ready = _t60 & mem_wr_ready;
+assign qp3_mem_wr_ready = _t59 & mem_wr_ready;
 assign mem_wr_fire = mem_wr_arb_valid & mem_wr_ready;
 assign mem_rd_arb_grant = mem_rd_arb_locked_reg ? mem_rd_arb_owner_reg :
-    (mem_rd_arb_last_reg == 2'b00) ? (_t51 ? 2'b01 : (_t53 ? 2'b10 : (_t54 ? 2'b11 : (_t55 ? 2'b00 : 2'b00)))) :
-    (mem_rd_arb_last_reg == 2'b01) ? (_t53 ? 2'b10 : (_t54 ? 2'b11 : (_t55 ? 2'b00 : (_t51 ? 2'b01 : 2'b01)))) :
-    (mem_rd_arb_last_reg == 2'b10) ? (_t54 ? 2'b11 : (_t55 ? 2'b00 : (_t51 ? 2'b01 : (_t53 ? 2'b10 : 2'b10)))) :
-    _t55 ? 2'b00 :
-    _t51 ? 2'b01 :
-    _t53 ? 2'b10 :
-    _t54 ? 2'b11 :
-    2'b11;
-assign mem_rd_arb_valid = _t56 ? _t54 : (_t57 ? _t53 : (_t58 ? _t51 : _t55));
-assign mem_rd_addr = _t56 ? qp3_mem_rd_addr : (_t57 ? qp2_mem_rd_addr : (_t58 ? qp1_mem_rd_addr : qp0_mem_rd_addr));
+    (mem_rd_arb_last_reg == 3'b000) ? (_t62 ? 3'b001 : (_t64 ? 3'b010 : (_t65 ? 3'b011 : (_t66 ? 3'b100 : (_t67 ? 3'b000 : 3'b000))))) :
+    (mem_rd_arb_last_reg == 3'b001) ? (_t64 ? 3'b010 : (_t65 ? 3'b011 : (_t66 ? 3'b100 : (_t67 ? 3'b000 : (_t62 ? 3'b001 : 3'b001))))) :
+    (mem_rd_arb_last_reg == 3'b010) ? (_t65 ? 3'b011 : (_t66 ? 3'b100 : (_t67 ? 3'b000 : (_t62 ? 3'b001 : (_t64 ? 3'b010 : 3'b010))))) :
+    (mem_rd_arb_last_reg == 3'b011) ? (_t66 ? 3'b100 : (_t67 ? 3'b000 : (_t62 ? 3'b001 : (_t64 ? 3'b010 : (_t65 ? 3'b011 : 3'b011))))) :
+    _t67 ? 3'b000 :
+    _t62 ? 3'b001 :
+    _t64 ? 3'b010 :
+    _t65 ? 3'b011 :
+    _t66 ? 3'b100 :
+    3'b100;
+assign mem_rd_arb_valid = _t68 ? _t66 : (_t69 ? _t65 : (_t70 ? _t64 : (_t71 ? _t62 : _t67)));
+assign mem_rd_addr = _t68 ? requester_rd_addr : (_t69 ? qp3_mem_rd_addr : (_t70 ? qp2_mem_rd_addr : (_t71 ? qp1_mem_rd_addr : qp0_mem_rd_addr)));
 assign mem_rd_valid = mem_rd_arb_valid;
 assign mem_rd_fire = mem_rd_arb_valid & mem_rd_ready;
 assign mem_rd_owners_full = (mem_rd_owners_wptr_reg[9] != mem_rd_owners_rptr_reg[9]) & (mem_rd_owners_wptr_reg[8:0] == mem_rd_owners_rptr_reg[8:0]);
-assign qp0_mem_rd_ready = (mem_rd_arb_grant == 2'b00) & mem_rd_ready & _t52;
-assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t59 == 2'b00);
+assign qp0_mem_rd_ready = (mem_rd_arb_grant == 3'b000) & mem_rd_ready & _t63;
+assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t72 == 3'b000);
 assign qp0_mem_rd_data = mem_rd_data;
-assign qp1_mem_rd_ready = _t58 & mem_rd_ready & _t52;
-assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t59 == 2'b01);
+assign qp1_mem_rd_ready = _t71 & mem_rd_ready & _t63;
+assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t72 == 3'b001);
 assign qp1_mem_rd_data = mem_rd_data;
-assign qp2_mem_rd_ready = _t57 & mem_rd_ready & _t52;
-assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t59 == 2'b10);
+assign qp2_mem_rd_ready = _t70 & mem_rd_ready & _t63;
+assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t72 == 3'b010);
 assign qp2_mem_rd_data = mem_rd_data;
-assign qp3_mem_rd_ready = _t56 & mem_rd_ready & _t52;
-assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t59 == 2'b11);
+assign qp3_mem_rd_ready = _t69 & mem_rd_ready & _t63;
+assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t72 == 3'b011);
 assign qp3_mem_rd_data = mem_rd_data;
+assign requester_rd_ready = _t68 & mem_rd_ready & _t63;
+assign requester_rd_data_valid = mem_rd_data_valid & (_t72 == 3'b100);
+assign requester_rd_data = mem_rd_data;
 assign qp_rx_stopped = {qp3_rx_stopped, qp2_rx_stopped, qp1_rx_stopped, qp0_rx_stopped};
 assign qp_tx_stopped = {qp3_tx_stopped, qp2_tx_stopped, qp1_tx_stopped, qp0_tx_stopped};
 assign qp_idle = {
-    qp3_idle & _t60 & (qp3_sent_pending_reg == 16'h0),
-    qp2_idle & _t62 & (qp2_sent_pending_reg == 16'h0),
-    qp1_idle & _t63 & (qp1_sent_pending_reg == 16'h0),
-    qp0_idle & _t64 & (qp0_sent_pending_reg == 16'h0)
+    qp3_idle & _t73 & (qp3_sent_pending_reg == 16'h0) & (qp3_wr_out_reg == 16'h0),
+    qp2_idle & _t75 & (qp2_sent_pending_reg == 16'h0) & (qp2_wr_out_reg == 16'h0),
+    qp1_idle & _t76 & (qp1_sent_pending_reg == 16'h0) & (qp1_wr_out_reg == 16'h0),
+    qp0_idle & _t77 & (qp0_sent_pending_reg == 16'h0) & (qp0_wr_out_reg == 16'h0)
 };
-assign qp_rx_idle = {_t60, _t62, _t63, _t64};
+assign qp_rx_idle = {_t73, _t75, _t76, _t77};
 assign qp_mpa_err = {qp3_mpa_err_reg, qp2_mpa_err_reg, qp1_mpa_err_reg, qp0_mpa_err_reg};
 assign qp_fenced = {qp3_fenced, qp2_fenced, qp1_fenced, qp0_fenced};
 assign tx_err_length = framer_err_length;
 assign qp_irrq_used = {qp3_irrq_used, qp2_irrq_used, qp1_irrq_used, qp0_irrq_used};
+
+always @* begin
+    qp0_ctx_tx_markers_next = qp0_ctx_tx_markers_reg;
+    qp0_ctx_crc_next = qp0_ctx_crc_reg;
+    qp0_ctx_tx_s0_next = qp0_ctx_tx_s0_reg;
+    qp0_ctx_tx_seq_next = qp0_ctx_tx_seq_reg;
+    if (qp0_cfg_load) begin
+        qp0_ctx_tx_markers_next = cfg_tx_markers;
+        qp0_ctx_crc_next = cfg_crc;
+        qp0_ctx_tx_s0_next = cfg_tx_s0;
+        qp0_ctx_tx_seq_next = cfg_tx_seq;
+    end
+end
 
 always @* begin
     qp0_ctx_rfc7306_next = qp0_ctx_rfc7306_reg;
@@ -1416,34 +1478,6 @@ always @* begin
 end
 
 always @* begin
-    qp0_ctx_tx_markers_next = qp0_ctx_tx_markers_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_tx_markers_next = cfg_tx_markers;
-    end
-end
-
-always @* begin
-    qp0_ctx_crc_next = qp0_ctx_crc_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_crc_next = cfg_crc;
-    end
-end
-
-always @* begin
-    qp0_ctx_tx_s0_next = qp0_ctx_tx_s0_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_tx_s0_next = cfg_tx_s0;
-    end
-end
-
-always @* begin
-    qp0_ctx_tx_seq_next = qp0_ctx_tx_seq_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_tx_seq_next = cfg_tx_seq;
-    end
-end
-
-always @* begin
     qp0_ctx_fence_next = qp0_ctx_fence_reg;
     if (qp0_cfg_load) begin
         qp0_ctx_fence_next = cfg_fence;
@@ -1453,6 +1487,19 @@ end
 always @* begin
     qp0_restart_next = qp0_restart_reg;
     qp0_restart_next = qp0_cfg_load;
+end
+
+always @* begin
+    qp1_ctx_tx_markers_next = qp1_ctx_tx_markers_reg;
+    qp1_ctx_crc_next = qp1_ctx_crc_reg;
+    qp1_ctx_tx_s0_next = qp1_ctx_tx_s0_reg;
+    qp1_ctx_tx_seq_next = qp1_ctx_tx_seq_reg;
+    if (qp1_cfg_load) begin
+        qp1_ctx_tx_markers_next = cfg_tx_markers;
+        qp1_ctx_crc_next = cfg_crc;
+        qp1_ctx_tx_s0_next = cfg_tx_s0;
+        qp1_ctx_tx_seq_next = cfg_tx_seq;
+    end
 end
 
 always @* begin
@@ -1505,34 +1552,6 @@ always @* begin
 end
 
 always @* begin
-    qp1_ctx_tx_markers_next = qp1_ctx_tx_markers_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_tx_markers_next = cfg_tx_markers;
-    end
-end
-
-always @* begin
-    qp1_ctx_crc_next = qp1_ctx_crc_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_crc_next = cfg_crc;
-    end
-end
-
-always @* begin
-    qp1_ctx_tx_s0_next = qp1_ctx_tx_s0_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_tx_s0_next = cfg_tx_s0;
-    end
-end
-
-always @* begin
-    qp1_ctx_tx_seq_next = qp1_ctx_tx_seq_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_tx_seq_next = cfg_tx_seq;
-    end
-end
-
-always @* begin
     qp1_ctx_fence_next = qp1_ctx_fence_reg;
     if (qp1_cfg_load) begin
         qp1_ctx_fence_next = cfg_fence;
@@ -1542,6 +1561,19 @@ end
 always @* begin
     qp1_restart_next = qp1_restart_reg;
     qp1_restart_next = qp1_cfg_load;
+end
+
+always @* begin
+    qp2_ctx_tx_markers_next = qp2_ctx_tx_markers_reg;
+    qp2_ctx_crc_next = qp2_ctx_crc_reg;
+    qp2_ctx_tx_s0_next = qp2_ctx_tx_s0_reg;
+    qp2_ctx_tx_seq_next = qp2_ctx_tx_seq_reg;
+    if (qp2_cfg_load) begin
+        qp2_ctx_tx_markers_next = cfg_tx_markers;
+        qp2_ctx_crc_next = cfg_crc;
+        qp2_ctx_tx_s0_next = cfg_tx_s0;
+        qp2_ctx_tx_seq_next = cfg_tx_seq;
+    end
 end
 
 always @* begin
@@ -1594,34 +1626,6 @@ always @* begin
 end
 
 always @* begin
-    qp2_ctx_tx_markers_next = qp2_ctx_tx_markers_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_tx_markers_next = cfg_tx_markers;
-    end
-end
-
-always @* begin
-    qp2_ctx_crc_next = qp2_ctx_crc_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_crc_next = cfg_crc;
-    end
-end
-
-always @* begin
-    qp2_ctx_tx_s0_next = qp2_ctx_tx_s0_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_tx_s0_next = cfg_tx_s0;
-    end
-end
-
-always @* begin
-    qp2_ctx_tx_seq_next = qp2_ctx_tx_seq_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_tx_seq_next = cfg_tx_seq;
-    end
-end
-
-always @* begin
     qp2_ctx_fence_next = qp2_ctx_fence_reg;
     if (qp2_cfg_load) begin
         qp2_ctx_fence_next = cfg_fence;
@@ -1631,6 +1635,19 @@ end
 always @* begin
     qp2_restart_next = qp2_restart_reg;
     qp2_restart_next = qp2_cfg_load;
+end
+
+always @* begin
+    qp3_ctx_tx_markers_next = qp3_ctx_tx_markers_reg;
+    qp3_ctx_crc_next = qp3_ctx_crc_reg;
+    qp3_ctx_tx_s0_next = qp3_ctx_tx_s0_reg;
+    qp3_ctx_tx_seq_next = qp3_ctx_tx_seq_reg;
+    if (qp3_cfg_load) begin
+        qp3_ctx_tx_markers_next = cfg_tx_markers;
+        qp3_ctx_crc_next = cfg_crc;
+        qp3_ctx_tx_s0_next = cfg_tx_s0;
+        qp3_ctx_tx_seq_next = cfg_tx_seq;
+    end
 end
 
 always @* begin
@@ -1683,34 +1700,6 @@ always @* begin
 end
 
 always @* begin
-    qp3_ctx_tx_markers_next = qp3_ctx_tx_markers_reg;
-    if (qp3_cfg_load) begin
-        qp3_ctx_tx_markers_next = cfg_tx_markers;
-    end
-end
-
-always @* begin
-    qp3_ctx_crc_next = qp3_ctx_crc_reg;
-    if (qp3_cfg_load) begin
-        qp3_ctx_crc_next = cfg_crc;
-    end
-end
-
-always @* begin
-    qp3_ctx_tx_s0_next = qp3_ctx_tx_s0_reg;
-    if (qp3_cfg_load) begin
-        qp3_ctx_tx_s0_next = cfg_tx_s0;
-    end
-end
-
-always @* begin
-    qp3_ctx_tx_seq_next = qp3_ctx_tx_seq_reg;
-    if (qp3_cfg_load) begin
-        qp3_ctx_tx_seq_next = cfg_tx_seq;
-    end
-end
-
-always @* begin
     qp3_ctx_fence_next = qp3_ctx_fence_reg;
     if (qp3_cfg_load) begin
         qp3_ctx_fence_next = cfg_fence;
@@ -1729,11 +1718,11 @@ always @* begin
     stag_lk_tag1_next = stag_lk_tag1_reg;
     stag_lk_tag2_next = stag_lk_tag2_reg;
     stag_lk_tag3_next = stag_lk_tag3_reg;
-    if (stag_lk_arb_valid & (~_t65)) begin
+    if (stag_lk_arb_valid & (~_t78)) begin
         stag_lk_arb_locked_next = 1'b1;
         stag_lk_arb_owner_next = stag_lk_arb_grant;
     end
-    if (_t65) begin
+    if (_t78) begin
         stag_lk_arb_locked_next = 1'b0;
         stag_lk_arb_last_next = stag_lk_arb_grant;
     end
@@ -1749,11 +1738,11 @@ always @* begin
     stag_inv_tag1_next = stag_inv_tag1_reg;
     stag_inv_tag2_next = stag_inv_tag2_reg;
     stag_inv_tag3_next = stag_inv_tag3_reg;
-    if (stag_inv_arb_valid & (~_t66)) begin
+    if (stag_inv_arb_valid & (~_t79)) begin
         stag_inv_arb_locked_next = 1'b1;
         stag_inv_arb_owner_next = stag_inv_arb_grant;
     end
-    if (_t66) begin
+    if (_t79) begin
         stag_inv_arb_locked_next = 1'b0;
         stag_inv_arb_last_next = stag_inv_arb_grant;
     end
@@ -1763,13 +1752,80 @@ always @* begin
 end
 
 always @* begin
+    tx_wr_mid_next = tx_wr_mid_reg;
+    qp0_framed_next = qp0_framed_reg;
+    qp1_framed_next = qp1_framed_reg;
+    qp2_framed_next = qp2_framed_reg;
+    qp3_framed_next = qp3_framed_reg;
+    if (tx_fire & _t39) begin
+        tx_wr_mid_next = ~framer_s_axis_tlast;
+    end
+    if (tx_fire & (tx_qp == 2'b00)) begin
+        qp0_framed_next = 1'b1;
+    end
+    if (qp0_rst) begin
+        qp0_framed_next = 1'b0;
+    end
+    if (tx_fire & _t45) begin
+        qp1_framed_next = 1'b1;
+    end
+    if (qp1_rst) begin
+        qp1_framed_next = 1'b0;
+    end
+    if (tx_fire & _t44) begin
+        qp2_framed_next = 1'b1;
+    end
+    if (qp2_rst) begin
+        qp2_framed_next = 1'b0;
+    end
+    if (tx_fire & _t43) begin
+        qp3_framed_next = 1'b1;
+    end
+    if (qp3_rst) begin
+        qp3_framed_next = 1'b0;
+    end
+end
+
+always @* begin
+    qp0_wr_out_next = qp0_wr_out_reg;
+    qp0_wr_out_next = (qp0_wr_out_reg + {15'h0, wr_taken & _t7}) - _t80;
+    if (qp0_rst) begin
+        qp0_wr_out_next = 16'h0;
+    end
+end
+
+always @* begin
+    qp1_wr_out_next = qp1_wr_out_reg;
+    qp1_wr_out_next = (qp1_wr_out_reg + {15'h0, wr_taken & _t6}) - _t81;
+    if (qp1_rst) begin
+        qp1_wr_out_next = 16'h0;
+    end
+end
+
+always @* begin
+    qp2_wr_out_next = qp2_wr_out_reg;
+    qp2_wr_out_next = (qp2_wr_out_reg + {15'h0, wr_taken & _t5}) - _t82;
+    if (qp2_rst) begin
+        qp2_wr_out_next = 16'h0;
+    end
+end
+
+always @* begin
+    qp3_wr_out_next = qp3_wr_out_reg;
+    qp3_wr_out_next = (qp3_wr_out_reg + {15'h0, wr_taken & _t4}) - _t83;
+    if (qp3_rst) begin
+        qp3_wr_out_next = 16'h0;
+    end
+end
+
+always @* begin
     qp0_sent_pending_next = qp0_sent_pending_reg;
     qp0_first_pending_next = qp0_first_pending_reg;
-    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, qp0_m_sent_valid & _t13}) - {15'h0, _t67 & _t42 & _t68};
-    if (_t67 & cq_from_first) begin
+    qp0_sent_pending_next = (qp0_sent_pending_reg + _t80) - {15'h0, _t84 & _t53 & _t85};
+    if (_t84 & cq_from_first) begin
         qp0_first_pending_next = 1'b0;
     end
-    if (qp0_m_first_valid & _t13) begin
+    if (qp0_m_first_valid & _t19) begin
         qp0_first_pending_next = 1'b1;
     end
 end
@@ -1777,11 +1833,11 @@ end
 always @* begin
     qp1_sent_pending_next = qp1_sent_pending_reg;
     qp1_first_pending_next = qp1_first_pending_reg;
-    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, qp1_m_sent_valid & _t7}) - {15'h0, _t69 & _t42 & _t68};
-    if (_t69 & cq_from_first) begin
+    qp1_sent_pending_next = (qp1_sent_pending_reg + _t81) - {15'h0, _t86 & _t53 & _t85};
+    if (_t86 & cq_from_first) begin
         qp1_first_pending_next = 1'b0;
     end
-    if (qp1_m_first_valid & _t7) begin
+    if (qp1_m_first_valid & _t13) begin
         qp1_first_pending_next = 1'b1;
     end
 end
@@ -1789,11 +1845,11 @@ end
 always @* begin
     qp2_sent_pending_next = qp2_sent_pending_reg;
     qp2_first_pending_next = qp2_first_pending_reg;
-    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, qp2_m_sent_valid & _t9}) - {15'h0, _t70 & _t42 & _t68};
-    if (_t70 & cq_from_first) begin
+    qp2_sent_pending_next = (qp2_sent_pending_reg + _t82) - {15'h0, _t87 & _t53 & _t85};
+    if (_t87 & cq_from_first) begin
         qp2_first_pending_next = 1'b0;
     end
-    if (qp2_m_first_valid & _t9) begin
+    if (qp2_m_first_valid & _t15) begin
         qp2_first_pending_next = 1'b1;
     end
 end
@@ -1801,11 +1857,11 @@ end
 always @* begin
     qp3_sent_pending_next = qp3_sent_pending_reg;
     qp3_first_pending_next = qp3_first_pending_reg;
-    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, qp3_m_sent_valid & _t11}) - {15'h0, _t71 & _t42 & _t68};
-    if (_t71 & cq_from_first) begin
+    qp3_sent_pending_next = (qp3_sent_pending_reg + _t83) - {15'h0, _t88 & _t53 & _t85};
+    if (_t88 & cq_from_first) begin
         qp3_first_pending_next = 1'b0;
     end
-    if (qp3_m_first_valid & _t11) begin
+    if (qp3_m_first_valid & _t17) begin
         qp3_first_pending_next = 1'b1;
     end
 end
@@ -1832,35 +1888,35 @@ always @* begin
     mem_rd_arb_locked_next = mem_rd_arb_locked_reg;
     mem_rd_arb_owner_next = mem_rd_arb_owner_reg;
     mem_rd_arb_last_next = mem_rd_arb_last_reg;
-    if (tx_arb_valid & (~_t72)) begin
+    if (tx_arb_valid & (~_t89)) begin
         tx_arb_locked_next = 1'b1;
         tx_arb_owner_next = tx_arb_grant;
     end
-    if (_t72) begin
+    if (_t89) begin
         tx_arb_locked_next = 1'b0;
         tx_arb_last_next = tx_arb_grant;
     end
-    if (cq_arb_valid & (~_t73)) begin
+    if (cq_arb_valid & (~_t90)) begin
         cq_arb_locked_next = 1'b1;
         cq_arb_owner_next = cq_arb_grant;
     end
-    if (_t73) begin
+    if (_t90) begin
         cq_arb_locked_next = 1'b0;
         cq_arb_last_next = cq_arb_grant;
     end
-    if (mem_wr_arb_valid & (~_t74)) begin
+    if (mem_wr_arb_valid & (~_t91)) begin
         mem_wr_arb_locked_next = 1'b1;
         mem_wr_arb_owner_next = mem_wr_arb_grant;
     end
-    if (_t74) begin
+    if (_t91) begin
         mem_wr_arb_locked_next = 1'b0;
         mem_wr_arb_last_next = mem_wr_arb_grant;
     end
-    if (mem_rd_arb_valid & (~_t75)) begin
+    if (mem_rd_arb_valid & (~_t92)) begin
         mem_rd_arb_locked_next = 1'b1;
         mem_rd_arb_owner_next = mem_rd_arb_grant;
     end
-    if (_t75) begin
+    if (_t92) begin
         mem_rd_arb_locked_next = 1'b0;
         mem_rd_arb_last_next = mem_rd_arb_grant;
     end
@@ -1868,7 +1924,7 @@ end
 
 always @* begin
     qp0_mpa_err_next = qp0_mpa_err_reg;
-    if (rx_ulpdu_fire & _t24 & deframer_m_axis_tlast & _t76) begin
+    if (rx_ulpdu_fire & _t30 & deframer_m_axis_tlast & _t93) begin
         qp0_mpa_err_next = 1'b1;
     end
     if (qp0_rst) begin
@@ -1878,7 +1934,7 @@ end
 
 always @* begin
     qp1_mpa_err_next = qp1_mpa_err_reg;
-    if (rx_ulpdu_fire & _t25 & deframer_m_axis_tlast & _t76) begin
+    if (rx_ulpdu_fire & _t31 & deframer_m_axis_tlast & _t93) begin
         qp1_mpa_err_next = 1'b1;
     end
     if (qp1_rst) begin
@@ -1888,7 +1944,7 @@ end
 
 always @* begin
     qp2_mpa_err_next = qp2_mpa_err_reg;
-    if (rx_ulpdu_fire & _t26 & deframer_m_axis_tlast & _t76) begin
+    if (rx_ulpdu_fire & _t32 & deframer_m_axis_tlast & _t93) begin
         qp2_mpa_err_next = 1'b1;
     end
     if (qp2_rst) begin
@@ -1898,7 +1954,7 @@ end
 
 always @* begin
     qp3_mpa_err_next = qp3_mpa_err_reg;
-    if (rx_ulpdu_fire & _t27 & deframer_m_axis_tlast & _t76) begin
+    if (rx_ulpdu_fire & _t33 & deframer_m_axis_tlast & _t93) begin
         qp3_mpa_err_next = 1'b1;
     end
     if (qp3_rst) begin
@@ -1907,6 +1963,10 @@ always @* begin
 end
 
 always @(posedge clk) begin
+    qp0_ctx_tx_markers_reg <= qp0_ctx_tx_markers_next;
+    qp0_ctx_crc_reg <= qp0_ctx_crc_next;
+    qp0_ctx_tx_s0_reg <= qp0_ctx_tx_s0_next;
+    qp0_ctx_tx_seq_reg <= qp0_ctx_tx_seq_next;
     qp0_restart_reg <= qp0_restart_next;
     qp0_ctx_rfc7306_reg <= qp0_ctx_rfc7306_next;
     qp0_ctx_pd_reg <= qp0_ctx_pd_next;
@@ -1915,11 +1975,11 @@ always @(posedge clk) begin
     qp0_ctx_initial_msn_reg <= qp0_ctx_initial_msn_next;
     qp0_ctx_mulpdu_reg <= qp0_ctx_mulpdu_next;
     qp0_ctx_big_endian_reg <= qp0_ctx_big_endian_next;
-    qp0_ctx_tx_markers_reg <= qp0_ctx_tx_markers_next;
-    qp0_ctx_crc_reg <= qp0_ctx_crc_next;
-    qp0_ctx_tx_s0_reg <= qp0_ctx_tx_s0_next;
-    qp0_ctx_tx_seq_reg <= qp0_ctx_tx_seq_next;
     qp0_ctx_fence_reg <= qp0_ctx_fence_next;
+    qp1_ctx_tx_markers_reg <= qp1_ctx_tx_markers_next;
+    qp1_ctx_crc_reg <= qp1_ctx_crc_next;
+    qp1_ctx_tx_s0_reg <= qp1_ctx_tx_s0_next;
+    qp1_ctx_tx_seq_reg <= qp1_ctx_tx_seq_next;
     qp1_restart_reg <= qp1_restart_next;
     qp1_ctx_rfc7306_reg <= qp1_ctx_rfc7306_next;
     qp1_ctx_pd_reg <= qp1_ctx_pd_next;
@@ -1928,11 +1988,11 @@ always @(posedge clk) begin
     qp1_ctx_initial_msn_reg <= qp1_ctx_initial_msn_next;
     qp1_ctx_mulpdu_reg <= qp1_ctx_mulpdu_next;
     qp1_ctx_big_endian_reg <= qp1_ctx_big_endian_next;
-    qp1_ctx_tx_markers_reg <= qp1_ctx_tx_markers_next;
-    qp1_ctx_crc_reg <= qp1_ctx_crc_next;
-    qp1_ctx_tx_s0_reg <= qp1_ctx_tx_s0_next;
-    qp1_ctx_tx_seq_reg <= qp1_ctx_tx_seq_next;
     qp1_ctx_fence_reg <= qp1_ctx_fence_next;
+    qp2_ctx_tx_markers_reg <= qp2_ctx_tx_markers_next;
+    qp2_ctx_crc_reg <= qp2_ctx_crc_next;
+    qp2_ctx_tx_s0_reg <= qp2_ctx_tx_s0_next;
+    qp2_ctx_tx_seq_reg <= qp2_ctx_tx_seq_next;
     qp2_restart_reg <= qp2_restart_next;
     qp2_ctx_rfc7306_reg <= qp2_ctx_rfc7306_next;
     qp2_ctx_pd_reg <= qp2_ctx_pd_next;
@@ -1941,11 +2001,11 @@ always @(posedge clk) begin
     qp2_ctx_initial_msn_reg <= qp2_ctx_initial_msn_next;
     qp2_ctx_mulpdu_reg <= qp2_ctx_mulpdu_next;
     qp2_ctx_big_endian_reg <= qp2_ctx_big_endian_next;
-    qp2_ctx_tx_markers_reg <= qp2_ctx_tx_markers_next;
-    qp2_ctx_crc_reg <= qp2_ctx_crc_next;
-    qp2_ctx_tx_s0_reg <= qp2_ctx_tx_s0_next;
-    qp2_ctx_tx_seq_reg <= qp2_ctx_tx_seq_next;
     qp2_ctx_fence_reg <= qp2_ctx_fence_next;
+    qp3_ctx_tx_markers_reg <= qp3_ctx_tx_markers_next;
+    qp3_ctx_crc_reg <= qp3_ctx_crc_next;
+    qp3_ctx_tx_s0_reg <= qp3_ctx_tx_s0_next;
+    qp3_ctx_tx_seq_reg <= qp3_ctx_tx_seq_next;
     qp3_restart_reg <= qp3_restart_next;
     qp3_ctx_rfc7306_reg <= qp3_ctx_rfc7306_next;
     qp3_ctx_pd_reg <= qp3_ctx_pd_next;
@@ -1954,10 +2014,6 @@ always @(posedge clk) begin
     qp3_ctx_initial_msn_reg <= qp3_ctx_initial_msn_next;
     qp3_ctx_mulpdu_reg <= qp3_ctx_mulpdu_next;
     qp3_ctx_big_endian_reg <= qp3_ctx_big_endian_next;
-    qp3_ctx_tx_markers_reg <= qp3_ctx_tx_markers_next;
-    qp3_ctx_crc_reg <= qp3_ctx_crc_next;
-    qp3_ctx_tx_s0_reg <= qp3_ctx_tx_s0_next;
-    qp3_ctx_tx_seq_reg <= qp3_ctx_tx_seq_next;
     qp3_ctx_fence_reg <= qp3_ctx_fence_next;
     stag_lk_arb_last_reg <= stag_lk_arb_last_next;
     stag_lk_arb_locked_reg <= stag_lk_arb_locked_next;
@@ -1971,9 +2027,18 @@ always @(posedge clk) begin
     stag_inv_tag1_reg <= stag_inv_tag1_next;
     stag_inv_tag2_reg <= stag_inv_tag2_next;
     stag_inv_tag3_reg <= stag_inv_tag3_next;
+    tx_wr_mid_reg <= tx_wr_mid_next;
     tx_arb_last_reg <= tx_arb_last_next;
     tx_arb_locked_reg <= tx_arb_locked_next;
     tx_arb_owner_reg <= tx_arb_owner_next;
+    qp0_framed_reg <= qp0_framed_next;
+    qp1_framed_reg <= qp1_framed_next;
+    qp2_framed_reg <= qp2_framed_next;
+    qp3_framed_reg <= qp3_framed_next;
+    qp0_wr_out_reg <= qp0_wr_out_next;
+    qp1_wr_out_reg <= qp1_wr_out_next;
+    qp2_wr_out_reg <= qp2_wr_out_next;
+    qp3_wr_out_reg <= qp3_wr_out_next;
     qp0_sent_pending_reg <= qp0_sent_pending_next;
     qp0_first_pending_reg <= qp0_first_pending_next;
     qp1_sent_pending_reg <= qp1_sent_pending_next;
@@ -2002,6 +2067,10 @@ always @(posedge clk) begin
     end
 
     if (rst) begin
+        qp0_ctx_tx_markers_reg <= 1'b0;
+        qp0_ctx_crc_reg <= 1'b0;
+        qp0_ctx_tx_s0_reg <= 9'h0;
+        qp0_ctx_tx_seq_reg <= 9'h0;
         qp0_restart_reg <= 1'b1;
         qp0_ctx_rfc7306_reg <= 1'b0;
         qp0_ctx_pd_reg <= 16'h0;
@@ -2010,11 +2079,11 @@ always @(posedge clk) begin
         qp0_ctx_initial_msn_reg <= 32'h0;
         qp0_ctx_mulpdu_reg <= 16'h0;
         qp0_ctx_big_endian_reg <= 1'b0;
-        qp0_ctx_tx_markers_reg <= 1'b0;
-        qp0_ctx_crc_reg <= 1'b0;
-        qp0_ctx_tx_s0_reg <= 9'h0;
-        qp0_ctx_tx_seq_reg <= 9'h0;
         qp0_ctx_fence_reg <= 1'b0;
+        qp1_ctx_tx_markers_reg <= 1'b0;
+        qp1_ctx_crc_reg <= 1'b0;
+        qp1_ctx_tx_s0_reg <= 9'h0;
+        qp1_ctx_tx_seq_reg <= 9'h0;
         qp1_restart_reg <= 1'b1;
         qp1_ctx_rfc7306_reg <= 1'b0;
         qp1_ctx_pd_reg <= 16'h0;
@@ -2023,11 +2092,11 @@ always @(posedge clk) begin
         qp1_ctx_initial_msn_reg <= 32'h0;
         qp1_ctx_mulpdu_reg <= 16'h0;
         qp1_ctx_big_endian_reg <= 1'b0;
-        qp1_ctx_tx_markers_reg <= 1'b0;
-        qp1_ctx_crc_reg <= 1'b0;
-        qp1_ctx_tx_s0_reg <= 9'h0;
-        qp1_ctx_tx_seq_reg <= 9'h0;
         qp1_ctx_fence_reg <= 1'b0;
+        qp2_ctx_tx_markers_reg <= 1'b0;
+        qp2_ctx_crc_reg <= 1'b0;
+        qp2_ctx_tx_s0_reg <= 9'h0;
+        qp2_ctx_tx_seq_reg <= 9'h0;
         qp2_restart_reg <= 1'b1;
         qp2_ctx_rfc7306_reg <= 1'b0;
         qp2_ctx_pd_reg <= 16'h0;
@@ -2036,11 +2105,11 @@ always @(posedge clk) begin
         qp2_ctx_initial_msn_reg <= 32'h0;
         qp2_ctx_mulpdu_reg <= 16'h0;
         qp2_ctx_big_endian_reg <= 1'b0;
-        qp2_ctx_tx_markers_reg <= 1'b0;
-        qp2_ctx_crc_reg <= 1'b0;
-        qp2_ctx_tx_s0_reg <= 9'h0;
-        qp2_ctx_tx_seq_reg <= 9'h0;
         qp2_ctx_fence_reg <= 1'b0;
+        qp3_ctx_tx_markers_reg <= 1'b0;
+        qp3_ctx_crc_reg <= 1'b0;
+        qp3_ctx_tx_s0_reg <= 9'h0;
+        qp3_ctx_tx_seq_reg <= 9'h0;
         qp3_restart_reg <= 1'b1;
         qp3_ctx_rfc7306_reg <= 1'b0;
         qp3_ctx_pd_reg <= 16'h0;
@@ -2049,17 +2118,22 @@ always @(posedge clk) begin
         qp3_ctx_initial_msn_reg <= 32'h0;
         qp3_ctx_mulpdu_reg <= 16'h0;
         qp3_ctx_big_endian_reg <= 1'b0;
-        qp3_ctx_tx_markers_reg <= 1'b0;
-        qp3_ctx_crc_reg <= 1'b0;
-        qp3_ctx_tx_s0_reg <= 9'h0;
-        qp3_ctx_tx_seq_reg <= 9'h0;
         qp3_ctx_fence_reg <= 1'b0;
         stag_lk_arb_last_reg <= 2'b11;
         stag_lk_arb_locked_reg <= 1'b0;
         stag_inv_arb_last_reg <= 2'b11;
         stag_inv_arb_locked_reg <= 1'b0;
-        tx_arb_last_reg <= 2'b11;
+        tx_wr_mid_reg <= 1'b0;
+        tx_arb_last_reg <= 3'b100;
         tx_arb_locked_reg <= 1'b0;
+        qp0_framed_reg <= 1'b0;
+        qp1_framed_reg <= 1'b0;
+        qp2_framed_reg <= 1'b0;
+        qp3_framed_reg <= 1'b0;
+        qp0_wr_out_reg <= 16'h0;
+        qp1_wr_out_reg <= 16'h0;
+        qp2_wr_out_reg <= 16'h0;
+        qp3_wr_out_reg <= 16'h0;
         qp0_sent_pending_reg <= 16'h0;
         qp0_first_pending_reg <= 1'b0;
         qp1_sent_pending_reg <= 16'h0;
@@ -2072,7 +2146,7 @@ always @(posedge clk) begin
         cq_arb_locked_reg <= 1'b0;
         mem_wr_arb_last_reg <= 2'b11;
         mem_wr_arb_locked_reg <= 1'b0;
-        mem_rd_arb_last_reg <= 2'b11;
+        mem_rd_arb_last_reg <= 3'b100;
         mem_rd_arb_locked_reg <= 1'b0;
         mem_rd_owners_wptr_reg <= 10'h0;
         mem_rd_owners_rptr_reg <= 10'h0;
@@ -2099,10 +2173,6 @@ rnic_qp_w8 u_qp0 (
     .cfg_initial_msn(qp0_cfg_initial_msn),
     .cfg_mulpdu(qp0_cfg_mulpdu),
     .cfg_big_endian(qp0_cfg_big_endian),
-    .cfg_tx_markers(qp0_cfg_tx_markers),
-    .cfg_crc(qp0_cfg_crc),
-    .cfg_tx_s0(qp0_cfg_tx_s0),
-    .cfg_tx_seq(qp0_cfg_tx_seq),
     .cfg_fence(qp0_cfg_fence),
     .s_axis_tdata(qp0_s_axis_tdata),
     .s_axis_tkeep(qp0_s_axis_tkeep),
@@ -2110,7 +2180,6 @@ rnic_qp_w8 u_qp0 (
     .s_axis_tready(qp0_s_axis_tready),
     .s_axis_tlast(qp0_s_axis_tlast),
     .s_axis_tuser(qp0_s_axis_tuser),
-    .s_llp_err(qp0_s_llp_err),
     .stag_lk_valid(qp0_stag_lk_valid),
     .stag_lk_stag(qp0_stag_lk_stag),
     .stag_lk_to(qp0_stag_lk_to),
@@ -2131,6 +2200,13 @@ rnic_qp_w8 u_qp0 (
     .s_recv_ready(qp0_s_recv_ready),
     .s_recv_addr(qp0_s_recv_addr),
     .s_recv_len(qp0_s_recv_len),
+    .s_orq_valid(qp0_s_orq_valid),
+    .s_orq_ready(qp0_s_orq_ready),
+    .s_orq_atomic(qp0_s_orq_atomic),
+    .s_orq_stag(qp0_s_orq_stag),
+    .s_orq_to(qp0_s_orq_to),
+    .s_orq_size(qp0_s_orq_size),
+    .s_orq_request_id(qp0_s_orq_request_id),
     .m_evt_valid(qp0_m_evt_valid),
     .m_evt_ready(qp0_m_evt_ready),
     .m_evt_kind(qp0_m_evt_kind),
@@ -2140,6 +2216,7 @@ rnic_qp_w8 u_qp0 (
     .m_evt_stag(qp0_m_evt_stag),
     .m_evt_data(qp0_m_evt_data),
     .m_evt_err(qp0_m_evt_err),
+    .s_llp_err(qp0_s_llp_err),
     .inject_valid(qp0_inject_valid),
     .inject_err(qp0_inject_err),
     .abort_req(qp0_abort_req),
@@ -2148,34 +2225,15 @@ rnic_qp_w8 u_qp0 (
     .mem_wr_addr(qp0_mem_wr_addr),
     .mem_wr_data(qp0_mem_wr_data),
     .mem_wr_strb(qp0_mem_wr_strb),
-    .rx_stopped(qp0_rx_stopped),
-    .tx_stopped(qp0_tx_stopped),
-    .irrq_used(qp0_irrq_used),
-    .rx_idle(qp0_rx_idle),
-    .wr_valid(qp0_wr_valid),
-    .wr_ready(qp0_wr_ready),
-    .wr_kind(qp0_wr_kind),
-    .wr_solicited(qp0_wr_solicited),
-    .wr_invalidate(qp0_wr_invalidate),
-    .wr_stag(qp0_wr_stag),
-    .wr_to(qp0_wr_to),
-    .wr_addr(qp0_wr_addr),
-    .wr_len(qp0_wr_len),
-    .wr_sink_stag(qp0_wr_sink_stag),
-    .wr_sink_to(qp0_wr_sink_to),
-    .wr_imm(qp0_wr_imm),
-    .wr_aopcode(qp0_wr_aopcode),
-    .wr_add_swap(qp0_wr_add_swap),
-    .wr_add_swap_mask(qp0_wr_add_swap_mask),
-    .wr_compare(qp0_wr_compare),
-    .wr_compare_mask(qp0_wr_compare_mask),
-    .wr_request_id(qp0_wr_request_id),
-    .m_sent_valid(qp0_m_sent_valid),
     .mem_rd_valid(qp0_mem_rd_valid),
     .mem_rd_ready(qp0_mem_rd_ready),
     .mem_rd_addr(qp0_mem_rd_addr),
     .mem_rd_data_valid(qp0_mem_rd_data_valid),
     .mem_rd_data(qp0_mem_rd_data),
+    .rx_stopped(qp0_rx_stopped),
+    .tx_stopped(qp0_tx_stopped),
+    .irrq_used(qp0_irrq_used),
+    .rx_idle(qp0_rx_idle),
     .fenced(qp0_fenced),
     .m_first_valid(qp0_m_first_valid),
     .idle(qp0_idle)
@@ -2197,10 +2255,6 @@ rnic_qp_w8 u_qp1 (
     .cfg_initial_msn(qp1_cfg_initial_msn),
     .cfg_mulpdu(qp1_cfg_mulpdu),
     .cfg_big_endian(qp1_cfg_big_endian),
-    .cfg_tx_markers(qp1_cfg_tx_markers),
-    .cfg_crc(qp1_cfg_crc),
-    .cfg_tx_s0(qp1_cfg_tx_s0),
-    .cfg_tx_seq(qp1_cfg_tx_seq),
     .cfg_fence(qp1_cfg_fence),
     .s_axis_tdata(qp1_s_axis_tdata),
     .s_axis_tkeep(qp1_s_axis_tkeep),
@@ -2208,7 +2262,6 @@ rnic_qp_w8 u_qp1 (
     .s_axis_tready(qp1_s_axis_tready),
     .s_axis_tlast(qp1_s_axis_tlast),
     .s_axis_tuser(qp1_s_axis_tuser),
-    .s_llp_err(qp1_s_llp_err),
     .stag_lk_valid(qp1_stag_lk_valid),
     .stag_lk_stag(qp1_stag_lk_stag),
     .stag_lk_to(qp1_stag_lk_to),
@@ -2229,6 +2282,13 @@ rnic_qp_w8 u_qp1 (
     .s_recv_ready(qp1_s_recv_ready),
     .s_recv_addr(qp1_s_recv_addr),
     .s_recv_len(qp1_s_recv_len),
+    .s_orq_valid(qp1_s_orq_valid),
+    .s_orq_ready(qp1_s_orq_ready),
+    .s_orq_atomic(qp1_s_orq_atomic),
+    .s_orq_stag(qp1_s_orq_stag),
+    .s_orq_to(qp1_s_orq_to),
+    .s_orq_size(qp1_s_orq_size),
+    .s_orq_request_id(qp1_s_orq_request_id),
     .m_evt_valid(qp1_m_evt_valid),
     .m_evt_ready(qp1_m_evt_ready),
     .m_evt_kind(qp1_m_evt_kind),
@@ -2238,6 +2298,7 @@ rnic_qp_w8 u_qp1 (
     .m_evt_stag(qp1_m_evt_stag),
     .m_evt_data(qp1_m_evt_data),
     .m_evt_err(qp1_m_evt_err),
+    .s_llp_err(qp1_s_llp_err),
     .inject_valid(qp1_inject_valid),
     .inject_err(qp1_inject_err),
     .abort_req(qp1_abort_req),
@@ -2246,34 +2307,15 @@ rnic_qp_w8 u_qp1 (
     .mem_wr_addr(qp1_mem_wr_addr),
     .mem_wr_data(qp1_mem_wr_data),
     .mem_wr_strb(qp1_mem_wr_strb),
-    .rx_stopped(qp1_rx_stopped),
-    .tx_stopped(qp1_tx_stopped),
-    .irrq_used(qp1_irrq_used),
-    .rx_idle(qp1_rx_idle),
-    .wr_valid(qp1_wr_valid),
-    .wr_ready(qp1_wr_ready),
-    .wr_kind(qp1_wr_kind),
-    .wr_solicited(qp1_wr_solicited),
-    .wr_invalidate(qp1_wr_invalidate),
-    .wr_stag(qp1_wr_stag),
-    .wr_to(qp1_wr_to),
-    .wr_addr(qp1_wr_addr),
-    .wr_len(qp1_wr_len),
-    .wr_sink_stag(qp1_wr_sink_stag),
-    .wr_sink_to(qp1_wr_sink_to),
-    .wr_imm(qp1_wr_imm),
-    .wr_aopcode(qp1_wr_aopcode),
-    .wr_add_swap(qp1_wr_add_swap),
-    .wr_add_swap_mask(qp1_wr_add_swap_mask),
-    .wr_compare(qp1_wr_compare),
-    .wr_compare_mask(qp1_wr_compare_mask),
-    .wr_request_id(qp1_wr_request_id),
-    .m_sent_valid(qp1_m_sent_valid),
     .mem_rd_valid(qp1_mem_rd_valid),
     .mem_rd_ready(qp1_mem_rd_ready),
     .mem_rd_addr(qp1_mem_rd_addr),
     .mem_rd_data_valid(qp1_mem_rd_data_valid),
     .mem_rd_data(qp1_mem_rd_data),
+    .rx_stopped(qp1_rx_stopped),
+    .tx_stopped(qp1_tx_stopped),
+    .irrq_used(qp1_irrq_used),
+    .rx_idle(qp1_rx_idle),
     .fenced(qp1_fenced),
     .m_first_valid(qp1_m_first_valid),
     .idle(qp1_idle)
@@ -2295,10 +2337,6 @@ rnic_qp_w8 u_qp2 (
     .cfg_initial_msn(qp2_cfg_initial_msn),
     .cfg_mulpdu(qp2_cfg_mulpdu),
     .cfg_big_endian(qp2_cfg_big_endian),
-    .cfg_tx_markers(qp2_cfg_tx_markers),
-    .cfg_crc(qp2_cfg_crc),
-    .cfg_tx_s0(qp2_cfg_tx_s0),
-    .cfg_tx_seq(qp2_cfg_tx_seq),
     .cfg_fence(qp2_cfg_fence),
     .s_axis_tdata(qp2_s_axis_tdata),
     .s_axis_tkeep(qp2_s_axis_tkeep),
@@ -2306,7 +2344,6 @@ rnic_qp_w8 u_qp2 (
     .s_axis_tready(qp2_s_axis_tready),
     .s_axis_tlast(qp2_s_axis_tlast),
     .s_axis_tuser(qp2_s_axis_tuser),
-    .s_llp_err(qp2_s_llp_err),
     .stag_lk_valid(qp2_stag_lk_valid),
     .stag_lk_stag(qp2_stag_lk_stag),
     .stag_lk_to(qp2_stag_lk_to),
@@ -2327,6 +2364,13 @@ rnic_qp_w8 u_qp2 (
     .s_recv_ready(qp2_s_recv_ready),
     .s_recv_addr(qp2_s_recv_addr),
     .s_recv_len(qp2_s_recv_len),
+    .s_orq_valid(qp2_s_orq_valid),
+    .s_orq_ready(qp2_s_orq_ready),
+    .s_orq_atomic(qp2_s_orq_atomic),
+    .s_orq_stag(qp2_s_orq_stag),
+    .s_orq_to(qp2_s_orq_to),
+    .s_orq_size(qp2_s_orq_size),
+    .s_orq_request_id(qp2_s_orq_request_id),
     .m_evt_valid(qp2_m_evt_valid),
     .m_evt_ready(qp2_m_evt_ready),
     .m_evt_kind(qp2_m_evt_kind),
@@ -2336,6 +2380,7 @@ rnic_qp_w8 u_qp2 (
     .m_evt_stag(qp2_m_evt_stag),
     .m_evt_data(qp2_m_evt_data),
     .m_evt_err(qp2_m_evt_err),
+    .s_llp_err(qp2_s_llp_err),
     .inject_valid(qp2_inject_valid),
     .inject_err(qp2_inject_err),
     .abort_req(qp2_abort_req),
@@ -2344,34 +2389,15 @@ rnic_qp_w8 u_qp2 (
     .mem_wr_addr(qp2_mem_wr_addr),
     .mem_wr_data(qp2_mem_wr_data),
     .mem_wr_strb(qp2_mem_wr_strb),
-    .rx_stopped(qp2_rx_stopped),
-    .tx_stopped(qp2_tx_stopped),
-    .irrq_used(qp2_irrq_used),
-    .rx_idle(qp2_rx_idle),
-    .wr_valid(qp2_wr_valid),
-    .wr_ready(qp2_wr_ready),
-    .wr_kind(qp2_wr_kind),
-    .wr_solicited(qp2_wr_solicited),
-    .wr_invalidate(qp2_wr_invalidate),
-    .wr_stag(qp2_wr_stag),
-    .wr_to(qp2_wr_to),
-    .wr_addr(qp2_wr_addr),
-    .wr_len(qp2_wr_len),
-    .wr_sink_stag(qp2_wr_sink_stag),
-    .wr_sink_to(qp2_wr_sink_to),
-    .wr_imm(qp2_wr_imm),
-    .wr_aopcode(qp2_wr_aopcode),
-    .wr_add_swap(qp2_wr_add_swap),
-    .wr_add_swap_mask(qp2_wr_add_swap_mask),
-    .wr_compare(qp2_wr_compare),
-    .wr_compare_mask(qp2_wr_compare_mask),
-    .wr_request_id(qp2_wr_request_id),
-    .m_sent_valid(qp2_m_sent_valid),
     .mem_rd_valid(qp2_mem_rd_valid),
     .mem_rd_ready(qp2_mem_rd_ready),
     .mem_rd_addr(qp2_mem_rd_addr),
     .mem_rd_data_valid(qp2_mem_rd_data_valid),
     .mem_rd_data(qp2_mem_rd_data),
+    .rx_stopped(qp2_rx_stopped),
+    .tx_stopped(qp2_tx_stopped),
+    .irrq_used(qp2_irrq_used),
+    .rx_idle(qp2_rx_idle),
     .fenced(qp2_fenced),
     .m_first_valid(qp2_m_first_valid),
     .idle(qp2_idle)
@@ -2393,10 +2419,6 @@ rnic_qp_w8 u_qp3 (
     .cfg_initial_msn(qp3_cfg_initial_msn),
     .cfg_mulpdu(qp3_cfg_mulpdu),
     .cfg_big_endian(qp3_cfg_big_endian),
-    .cfg_tx_markers(qp3_cfg_tx_markers),
-    .cfg_crc(qp3_cfg_crc),
-    .cfg_tx_s0(qp3_cfg_tx_s0),
-    .cfg_tx_seq(qp3_cfg_tx_seq),
     .cfg_fence(qp3_cfg_fence),
     .s_axis_tdata(qp3_s_axis_tdata),
     .s_axis_tkeep(qp3_s_axis_tkeep),
@@ -2404,7 +2426,6 @@ rnic_qp_w8 u_qp3 (
     .s_axis_tready(qp3_s_axis_tready),
     .s_axis_tlast(qp3_s_axis_tlast),
     .s_axis_tuser(qp3_s_axis_tuser),
-    .s_llp_err(qp3_s_llp_err),
     .stag_lk_valid(qp3_stag_lk_valid),
     .stag_lk_stag(qp3_stag_lk_stag),
     .stag_lk_to(qp3_stag_lk_to),
@@ -2425,6 +2446,13 @@ rnic_qp_w8 u_qp3 (
     .s_recv_ready(qp3_s_recv_ready),
     .s_recv_addr(qp3_s_recv_addr),
     .s_recv_len(qp3_s_recv_len),
+    .s_orq_valid(qp3_s_orq_valid),
+    .s_orq_ready(qp3_s_orq_ready),
+    .s_orq_atomic(qp3_s_orq_atomic),
+    .s_orq_stag(qp3_s_orq_stag),
+    .s_orq_to(qp3_s_orq_to),
+    .s_orq_size(qp3_s_orq_size),
+    .s_orq_request_id(qp3_s_orq_request_id),
     .m_evt_valid(qp3_m_evt_valid),
     .m_evt_ready(qp3_m_evt_ready),
     .m_evt_kind(qp3_m_evt_kind),
@@ -2434,6 +2462,7 @@ rnic_qp_w8 u_qp3 (
     .m_evt_stag(qp3_m_evt_stag),
     .m_evt_data(qp3_m_evt_data),
     .m_evt_err(qp3_m_evt_err),
+    .s_llp_err(qp3_s_llp_err),
     .inject_valid(qp3_inject_valid),
     .inject_err(qp3_inject_err),
     .abort_req(qp3_abort_req),
@@ -2442,34 +2471,15 @@ rnic_qp_w8 u_qp3 (
     .mem_wr_addr(qp3_mem_wr_addr),
     .mem_wr_data(qp3_mem_wr_data),
     .mem_wr_strb(qp3_mem_wr_strb),
-    .rx_stopped(qp3_rx_stopped),
-    .tx_stopped(qp3_tx_stopped),
-    .irrq_used(qp3_irrq_used),
-    .rx_idle(qp3_rx_idle),
-    .wr_valid(qp3_wr_valid),
-    .wr_ready(qp3_wr_ready),
-    .wr_kind(qp3_wr_kind),
-    .wr_solicited(qp3_wr_solicited),
-    .wr_invalidate(qp3_wr_invalidate),
-    .wr_stag(qp3_wr_stag),
-    .wr_to(qp3_wr_to),
-    .wr_addr(qp3_wr_addr),
-    .wr_len(qp3_wr_len),
-    .wr_sink_stag(qp3_wr_sink_stag),
-    .wr_sink_to(qp3_wr_sink_to),
-    .wr_imm(qp3_wr_imm),
-    .wr_aopcode(qp3_wr_aopcode),
-    .wr_add_swap(qp3_wr_add_swap),
-    .wr_add_swap_mask(qp3_wr_add_swap_mask),
-    .wr_compare(qp3_wr_compare),
-    .wr_compare_mask(qp3_wr_compare_mask),
-    .wr_request_id(qp3_wr_request_id),
-    .m_sent_valid(qp3_m_sent_valid),
     .mem_rd_valid(qp3_mem_rd_valid),
     .mem_rd_ready(qp3_mem_rd_ready),
     .mem_rd_addr(qp3_mem_rd_addr),
     .mem_rd_data_valid(qp3_mem_rd_data_valid),
     .mem_rd_data(qp3_mem_rd_data),
+    .rx_stopped(qp3_rx_stopped),
+    .tx_stopped(qp3_tx_stopped),
+    .irrq_used(qp3_irrq_used),
+    .rx_idle(qp3_rx_idle),
     .fenced(qp3_fenced),
     .m_first_valid(qp3_m_first_valid),
     .idle(qp3_idle)
@@ -2503,6 +2513,52 @@ stag_table_d256 u_stags (
     .inv_pd(stags_inv_pd),
     .inv_rsp_valid(stags_inv_rsp_valid),
     .inv_fault(stags_inv_fault)
+);
+
+ddp_tx_w8_q4 u_requester (
+    .clk(clk),
+    .rst(rst),
+    .cfg_valid(requester_cfg_valid),
+    .cfg_ready(requester_cfg_ready),
+    .cfg_qp(requester_cfg_qp),
+    .cfg_mulpdu(requester_cfg_mulpdu),
+    .cfg_initial_msn(requester_cfg_initial_msn),
+    .wr_kind(requester_wr_kind),
+    .wr_solicited(requester_wr_solicited),
+    .wr_invalidate(requester_wr_invalidate),
+    .wr_stag(requester_wr_stag),
+    .wr_to(requester_wr_to),
+    .wr_addr(requester_wr_addr),
+    .wr_len(requester_wr_len),
+    .wr_sink_stag(requester_wr_sink_stag),
+    .wr_sink_to(requester_wr_sink_to),
+    .wr_imm(requester_wr_imm),
+    .wr_aopcode(requester_wr_aopcode),
+    .wr_add_swap(requester_wr_add_swap),
+    .wr_add_swap_mask(requester_wr_add_swap_mask),
+    .wr_compare(requester_wr_compare),
+    .wr_compare_mask(requester_wr_compare_mask),
+    .wr_request_id(requester_wr_request_id),
+    .wr_valid(requester_wr_valid),
+    .wr_ready(requester_wr_ready),
+    .wr_qp(requester_wr_qp),
+    .sched_qp(requester_sched_qp),
+    .sched_hold(requester_sched_hold),
+    .rd_valid(requester_rd_valid),
+    .rd_ready(requester_rd_ready),
+    .rd_addr(requester_rd_addr),
+    .rd_data_valid(requester_rd_data_valid),
+    .rd_data(requester_rd_data),
+    .m_axis_tdata(requester_m_axis_tdata),
+    .m_axis_tkeep(requester_m_axis_tkeep),
+    .m_axis_tvalid(requester_m_axis_tvalid),
+    .m_axis_tready(requester_m_axis_tready),
+    .m_axis_tlast(requester_m_axis_tlast),
+    .m_axis_tid(requester_m_axis_tid),
+    .m_axis_tuser(requester_m_axis_tuser),
+    .m_sent_valid(requester_m_sent_valid),
+    .m_sent_qp(requester_m_sent_qp),
+    .idle(requester_idle)
 );
 
 mpa_rx_w8_q4 u_mpa_rx (

@@ -4,28 +4,35 @@ import type { Signal } from '../core/signal';
 import { pickByIndex, roundRobin } from '../lib/arbiter';
 import type { DdpRxOptions } from './ddp-rx';
 import { RX_EVENT } from './ddp-rx-ctl';
-import { CQ_ENTRY, RX_EVENT_FIELDS } from './records';
+import { CQ_ENTRY, MPA_TX_CTX, RX_EVENT_FIELDS } from './records';
 import { portGroup } from '../lib/ports';
 import { fifo } from '../lib/fifo';
 import { MPA_RX_VERDICT, mpaRxModule } from './mpa-rx';
 import { mpaTxModule } from './mpa-tx';
-import { QP_READ_OWNERS_DEPTH, rnicQpModule } from './rnic-qp';
+import { rnicQpModule } from './rnic-qp';
+import { WR_KIND, ddpTxModule } from './ddp-tx';
 import { checkRnicWidth } from './rnic-widths';
 import { sharedServer } from '../lib/shared-server';
 import { STAG_TABLE_DEPTH, STAG_TABLE_LATENCY, stagTableModule } from './stag-table';
 
 /**
- * The RNIC datapath for N QPs, N TCP connections (one `rnic_qp_w<W>` each):
+ * The RNIC datapath for N QPs, N TCP connections (the receive path of each in an `rnic_qp_w<W>`):
  *
  *   s_axis (tid = QP) → mpa_rx, shared by the QPs ─demux─→ QP i: ddp_rx → placement, atomics, responses ─┐
- *   wr_* (wr_qp)      ─demux─→ QP i: ddp_tx ──────────────────────────────→ ULPDUs ─┴→ round-robin
+ *   wr_* (wr_qp)      → ddp_tx, shared by the QPs (tid = QP) ──────────────────────→ ULPDUs ─┴→ round-robin
  *                                                        → mpa_tx, shared by the QPs → m_axis (tid = QP)
- *   every QP's memory reads/writes → one mem_rd / mem_wr port; events → one completion queue (m_cq)
+ *   every reader's and writer's memory accesses → one mem_rd / mem_wr port; events → one completion queue (m_cq)
  *
- * - Configuration port: cfg_valid with cfg_qp loads that QP's context (the cfg_* fields) and
- *   restarts it (a one-cycle reset of its rnic_qp): a new connection on that QP. Load it while
- *   the QP is idle or held by its fence (qp_idle or qp_fenced): in the middle of an FPDU the
- *   restart would cut it short. Receive buffers and work requests go to the QP their *_qp names.
+ * - Configuration port: cfg_valid with cfg_qp loads that QP's context (the cfg_* fields), taken
+ *   with cfg_ready (0 for N cycles after rst: the requester's init sweep), and restarts it (a
+ *   one-cycle reset of its rnic_qp; the requester restarts its MSNs): a new connection on that QP.
+ *   Load it while the QP is idle or held by its fence (qp_idle or qp_fenced): in the middle of an
+ *   FPDU the restart would cut it short. Receive buffers and work requests go to the QP their
+ *   *_qp names.
+ * - Work requests: one requester for every QP (ddp_tx_w<W>_q<max(N, 2)>: per-QP rings, MSNs and
+ *   MULPDU in RAM, a round-robin scheduler over the QPs with work, switching at work-request
+ *   boundaries; ddp-tx-sched.ts). A fenced QP (qp_fenced) is skipped by its scheduler without
+ *   holding the others. A Read or Atomic enters its QP's ORQ as the requester takes it.
  * - One STag table for the RNIC (stag_table_d<depth>), as in the model (ts-model/rnic/rnic.ts):
  *   an STag belongs to a protection domain, not to a QP, so every QP looks up the same table and
  *   the stream check T2 compares the STag's PD with the receiving QP's cfg_pd (spec/ddp-rdmap.md
@@ -38,9 +45,10 @@ import { STAG_TABLE_DEPTH, STAG_TABLE_LATENCY, stagTableModule } from './stag-ta
  * - The network ports carry each connection's in-order TCP payload, tid naming the QP: s_axis
  *   packets (TCP segments, whole) go into one mpa_rx, which keeps each QP's receive state between
  *   its segments in a context memory (a segment of another QP costs a context switch, 2
- *   cycles) and hands each ULPDU beat to its QP by tid; the QPs' ULPDUs go round-robin, whole, into
- *   one mpa_tx, which keeps each QP's marker phase (a context memory) and sends one FPDU per m_axis
- *   packet.
+ *   cycles) and hands each ULPDU beat to its QP by tid; the QPs' responses and the requester's
+ *   ULPDUs go round-robin, whole, into one mpa_tx, with their QP's framing context (cfg_tx_*,
+ *   cfg_crc, and whether an FPDU of the QP has gone before), which keeps each QP's marker phase
+ *   (a context memory) and sends one FPDU per m_axis packet.
  * - m_cq: the QPs' events (ddp_rx m_evt: completions, Terminates, closure), `sent` (kind 7: a
  *   work request's last ULPDU has gone to mpa_tx) and `first FPDU` (kind 8: a QP configured with
  *   cfg_fence has received its first FPDU and may send, RFC 6581 §3), round-robin over QPs, with
@@ -54,6 +62,14 @@ export const CQ_KIND = Object.freeze({ ...RX_EVENT, SENT: CQ_SENT, FIRST_FPDU: 8
 
 export const MAX_QPS = 16;
 
+/**
+ * Reads in flight on the memory port, bounded by its FIFO of owners (full holds the arbiter). The
+ * port returns at most a beat per cycle, so this many cover a read latency of as many cycles at
+ * full rate, whoever asked: 512 is twice a PCIe host's latency at 250 MHz, and as deep as the
+ * read FIFOs of ddp_tx and rdmap_tx_resp together.
+ */
+export const READ_OWNERS_DEPTH = 512;
+
 export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): Module {
   checkRnicWidth('rnic_top', bytes);
   if (!Number.isInteger(qps) || qps < 1 || qps > MAX_QPS) throw new RangeError(`rnic_top has 1 to ${MAX_QPS} QPs, got ${qps}`);
@@ -61,6 +77,8 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const N = qps;
   const qb = Math.max(1, Math.ceil(Math.log2(N)));
   const qp = rnicQpModule(W, opts);
+  // One requester for every QP; with one QP, the two-QP one with QP 1 never used (one code path).
+  const requester = ddpTxModule(W, { qps: Math.max(N, 2) });
   const mpa = mpaTxModule(W, { qps: N });
   const deframer = mpaRxModule(W, { qps: N });
   const stags = stagTableModule(opts.stagDepth ?? STAG_TABLE_DEPTH);
@@ -99,12 +117,30 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const cg = "Configuration port: cfg_valid loads QP cfg_qp's context and restarts it (a new connection)";
   const cfgValid = m.input('cfg_valid', 1, { group: cg });
   const cfgQp = m.input('cfg_qp', qb, { group: cg });
+  const cfgReady = m.output('cfg_ready', 1, { group: cg, doc: 'a context can be loaded: low for the requester\'s init sweep after rst (one cycle per QP)' });
+  const cfgTaken = m.let('cfg_taken', cfgValid.and(cfgReady));
   const cfgNames = qp.ports.filter((p) => p.name.startsWith('cfg_')).map((p) => p.name);
-  const cfgIn = Object.fromEntries(cfgNames.map((n) => [n, m.portLike(qp, n, n, cg)]));
+  const cfgIn: Record<string, Signal> = Object.fromEntries(cfgNames.map((n) => [n, m.portLike(qp, n, n, cg)]));
+  // The transmit framing context (RFC 5044 §4.5, §7), what the shared mpa_tx needs with each ULPDU:
+  // the QP's first FPDU starts at cfg_tx_seq, every later one where the previous ended (its
+  // continue bit), markers counted from this side's S0. Markers are negotiated per direction (the
+  // peer's M bit asks for them in what this QP sends), the CRC once for both (RFC 5044 §7.1).
+  const txCfg = {
+    tx_markers: m.input('cfg_tx_markers', 1, { group: cg, doc: 'MPA markers in what this QP sends (the peer\'s M bit)' }),
+    crc: m.input('cfg_crc', 1, { group: cg, doc: 'MPA CRC, both directions (negotiated, RFC 5044 §7.1)' }),
+    tx_s0: m.input('cfg_tx_s0', 9, { group: cg, doc: 'low 9 bits of this side\'s S0: where the sent markers count from' }),
+    tx_seq: m.input('cfg_tx_seq', 9, { group: cg, doc: 'low 9 bits of the sequence number of the first sent octet' }),
+  };
+  cfgIn.cfg_crc = txCfg.crc;
+  /** Per QP: its transmit framing context (registers loaded with the rest of the context). */
+  const txCtx: Record<keyof typeof txCfg, Signal>[] = [];
   const qpRst: Signal[] = [];
   const restarting: Signal[] = [];
   for (let i = 0; i < N; i++) {
-    const load = m.let(`qp${i}_cfg_load`, cfgValid.and(cfgQp.eq(qpLit(i))));
+    const load = m.let(`qp${i}_cfg_load`, cfgTaken.and(cfgQp.eq(qpLit(i))));
+    const ctx = Object.fromEntries(Object.entries(txCfg).map(([n, p]) => [n, m.reg(`qp${i}_ctx_${n}`, p.width, { reset: 0, doc: `QP ${i}: ${p.doc}` })])) as Record<keyof typeof txCfg, Signal>;
+    txCtx.push(ctx);
+    m.sync(() => m.when(load, () => { for (const [n, p] of Object.entries(txCfg)) m.set(ctx[n as keyof typeof txCfg], p); }));
     const restart = m.reg(`qp${i}_restart`, 1, { reset: 1, doc: `QP ${i} is held in reset this cycle (system reset, or a new context)` });
     qpRst.push(m.let(`qp${i}_rst`, rst.or(restart)));
     restarting.push(restart);
@@ -132,7 +168,48 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   };
   const fieldsOf = (prefix: string) => qp.ports.filter((p) => p.name.startsWith(prefix) && !/_(valid|ready)$/.test(p.name)).map((p) => p.name);
   demux('s_recv', 'Posted receive buffers of QN 0 (s_recv; to the QP s_recv_qp)', fieldsOf('s_recv_'), true);
-  demux('wr', 'Work requests (wr_*; to the QP wr_qp, in send order per QP)', fieldsOf('wr_'), true);
+
+  // ---- work requests: the shared requester, and the ORQ entry of a Read or Atomic -----------------
+  // A Read or Atomic work request enters its QP's ORQ (the Data Sink STag/TO and size, or the
+  // Request Identifier) in the cycle the requester takes it, so its response is checked against it
+  // (T6/T7). While the QP's ORQ has no room (cfg_ord outstanding, or full) the work request
+  // waits at wr_ready, and those behind it with it: ORD is never exceeded (RFC 5040 §6.1).
+  const t = m.wiresLike(requester, 'requester');
+  const wrGroup = 'Work requests (wr_*; to the QP wr_qp, in send order per QP)';
+  const wrValid = m.portLike(requester, 'wr_valid', 'wr_valid', wrGroup);
+  const wrReady = m.portLike(requester, 'wr_ready', 'wr_ready', wrGroup);
+  const wrQp = m.input('wr_qp', qb, { group: wrGroup, doc: 'the QP it is for' });
+  const wr: Record<string, Signal> = {};
+  for (const p of requester.ports.filter((x) => x.name.startsWith('wr_') && !['wr_valid', 'wr_ready', 'wr_qp'].includes(x.name))) {
+    wr[p.name] = m.portLike(requester, p.name, p.name, wrGroup);
+    m.assign(t[p.name]!, wr[p.name]!);
+  }
+  m.assign(t.wr_qp!, wrQp.width === t.wr_qp!.width ? wrQp : wrQp.zext(t.wr_qp!.width));
+  const kind = wr.wr_kind!;
+  const atomic = kind.eq(lit(3, WR_KIND.ATOMIC));
+  const needsOrq = m.let('wr_needs_orq', kind.eq(lit(3, WR_KIND.READ)).or(atomic), { doc: 'a Read or Atomic Request: its response is expected' });
+  const orqOk = m.let('wr_orq_ok', needsOrq.not().or(pickByIndex(wrQp, wires.s_orq_ready!)));
+  m.assign(t.wr_valid!, wrValid.and(orqOk));
+  m.assign(wrReady, t.wr_ready!.and(orqOk));
+  const orqPush = m.let('wr_orq_push', wrValid.and(needsOrq).and(t.wr_ready!), { doc: 'a Read or Atomic enters its QP\'s ORQ' });
+  for (let i = 0; i < N; i++) {
+    m.assign(w('s_orq_valid', i), orqPush.and(wrQp.eq(qpLit(i))));
+    m.assign(w('s_orq_atomic', i), atomic);
+    m.assign(w('s_orq_stag', i), mux(atomic, lit(32, 0), wr.wr_sink_stag!));
+    m.assign(w('s_orq_to', i), mux(atomic, lit(64, 0), wr.wr_sink_to!));
+    m.assign(w('s_orq_size', i), mux(atomic, lit(32, 0), wr.wr_len!));
+    m.assign(w('s_orq_request_id', i), mux(atomic, wr.wr_request_id!, lit(32, 0)));
+  }
+  // The requester's per-QP context (MULPDU, the first MSN of QN 0 and QN 1) loads with the QP's.
+  m.assign(t.cfg_valid!, cfgTaken);
+  m.assign(t.cfg_qp!, cfgQp.width === t.cfg_qp!.width ? cfgQp : cfgQp.zext(t.cfg_qp!.width));
+  m.assign(t.cfg_mulpdu!, cfgIn.cfg_mulpdu!);
+  m.assign(t.cfg_initial_msn!, cfgIn.cfg_initial_msn!);
+  m.assign(cfgReady, t.cfg_ready!);
+  m.allowUnused(t.idle!, 'a QP is idle when none of its work requests is in flight (qp<i>_wr_out)');
+  // MPA fencing: a fenced QP's work requests wait in the requester (skipped, not blocking others).
+  // (With one QP the requester has two: QP 1 is never used.)
+  m.assign(t.sched_hold!, pickByIndex(t.sched_qp!, N === 1 ? [w('fenced', 0), lit(1, 0)] : wires.fenced!));
   demux('inject', 'Local faults (a local failure or an abort of one QP)', ['inject_err'], false);
   const abortReq = m.input('abort_req', 1, { group: 'Local faults (a local failure or an abort of one QP)', doc: 'the ULP aborts QP abort_qp' });
   const abortQp = m.input('abort_qp', qb, { group: 'Local faults (a local failure or an abort of one QP)' });
@@ -167,7 +244,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   for (const n of ['tdata', 'tkeep', 'tvalid', 'tlast', 'tid']) m.assign(d[`s_axis_${n}`]!, m.portLike(deframer, `s_axis_${n}`, `s_axis_${n}`, ig));
   m.assign(m.portLike(deframer, 's_axis_tready', 's_axis_tready', ig), d.s_axis_tready!);
   // The receive context of a new connection loads with the QP's: mpa_rx keeps it from then on.
-  m.assign(d.cfg_valid!, cfgValid);
+  m.assign(d.cfg_valid!, cfgTaken);
   m.assign(d.cfg_qp!, cfgQp);
   m.assign(d.cfg_crc!, cfgIn.cfg_crc!);
   for (const [n, top] of [['cfg_markers', 'cfg_rx_markers'], ['cfg_s0', 'cfg_rx_s0'], ['cfg_seq', 'cfg_rx_seq'], ['cfg_max_ulpdu', 'cfg_max_ulpdu']] as const) m.assign(d[n]!, m.portLike(deframer, n, top, cg));
@@ -184,14 +261,38 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const ulpduFire = m.let('rx_ulpdu_fire', d.m_axis_tvalid!.and(d.m_axis_tready!));
   m.allowUnused(d.fpdu_count!, 'a count over all QPs: the QPs count their own messages');
 
-  // ---- network out: the QPs' ULPDUs, whole and round-robin, into the shared mpa_tx ----------------
-  const txArb = roundRobin(m, 'tx_arb', liveAll('m_axis_tvalid'));
+  // ---- network out: responses and work-request ULPDUs, whole and round-robin, into the shared mpa_tx --
+  // Inputs 0..N-1: each QP's responder (Read/Atomic Responses, Terminate); input N: the requester
+  // (work-request ULPDUs, tid its QP). A work-request ULPDU of a QP that has sent or received a
+  // Terminate (tx_stopped) is drained here, never framed: nothing follows a Terminate (RFC 5040
+  // §7.1); one already going into mpa_tx is finished, so the FPDU stays whole.
+  const tQp = m.let('requester_qp', t.m_axis_tid!.slice(qb - 1, 0), { doc: 'the QP of the requester\'s ULPDU' });
+  const wrMid = m.reg('tx_wr_mid', 1, { reset: 0, doc: 'a work-request ULPDU is part-way into mpa_tx' });
+  const wrLive = m.let('tx_wr_live', pickByIndex(tQp, wires.tx_stopped!).not().or(wrMid), { doc: 'the requester\'s ULPDU may go to mpa_tx' });
+  const drop = m.let('tx_drop', t.m_axis_tvalid!.and(wrLive.not()), { doc: 'a work-request beat after its QP\'s Terminate: discarded' });
+  const txArb = roundRobin(m, 'tx_arb', [...liveAll('m_axis_tvalid'), t.m_axis_tvalid!.and(wrLive)]);
+  const fromRequester = txArb.sel(N);
+  const txQp = m.let('tx_qp', mux(fromRequester, tQp, txArb.index.width === qb ? txArb.index : txArb.index.slice(qb - 1, 0)), { doc: 'the QP of the ULPDU going into mpa_tx' });
   const f = m.wiresLike(mpa, 'framer');
-  for (const n of ['tdata', 'tkeep', 'tlast', 'tuser']) m.assign(f[`s_axis_${n}`]!, txArb.pick(wires[`m_axis_${n}`]!));
+  for (const n of ['tdata', 'tkeep', 'tlast']) m.assign(f[`s_axis_${n}`]!, txArb.pick([...wires[`m_axis_${n}`]!, t[`m_axis_${n}`]!]));
+  // Each QP's framing context with its ULPDU; `cont` once an FPDU of the QP has gone (RFC 5044 §4.5).
+  const framed = Array.from({ length: N }, (_, i) => m.reg(`qp${i}_framed`, 1, { reset: 0, doc: `QP ${i}: an FPDU has gone into mpa_tx, the next ones continue its sequence` }));
+  const ctxOf = (k: keyof (typeof txCtx)[number]) => pickByIndex(txQp, txCtx.map((c) => c[k]));
+  m.assign(f.s_axis_tuser!, MPA_TX_CTX.pack({
+    ulpdu_length: txArb.pick([...wires.m_axis_tuser!, t.m_axis_tuser!]), seq: ctxOf('tx_seq'), s0: ctxOf('tx_s0'), markers: ctxOf('tx_markers'), crc: ctxOf('crc'), cont: pickByIndex(txQp, framed),
+  }));
   m.assign(f.s_axis_tvalid!, txArb.valid);
-  if (N > 1) m.assign(f.s_axis_tid!, txArb.index);
+  if (N > 1) m.assign(f.s_axis_tid!, txQp);
   for (let i = 0; i < N; i++) m.assign(w('m_axis_tready', i), txArb.sel(i).and(f.s_axis_tready!));
+  m.assign(t.m_axis_tready!, fromRequester.and(f.s_axis_tready!).or(drop));
   const txFire = m.let('tx_fire', txArb.valid.and(f.s_axis_tready!));
+  m.sync(() => {
+    m.when(txFire.and(fromRequester), () => m.set(wrMid, f.s_axis_tlast!.not()));
+    for (let i = 0; i < N; i++) {
+      m.when(txFire.and(txQp.eq(qpLit(i))), () => m.set(framed[i]!, 1));
+      m.when(qpRst[i]!, () => m.set(framed[i]!, 0));
+    }
+  });
   const og = 'AXI4-Stream output: TCP payload of each connection, whole FPDUs (m_axis; tid = QP)';
   for (const n of ['tdata', 'tkeep', 'tvalid', 'tlast']) m.assign(m.portLike(mpa, `m_axis_${n}`, `m_axis_${n}`, og), f[`m_axis_${n}`]!);
   m.assign(f.m_axis_tready!, m.portLike(mpa, 'm_axis_tready', 'm_axis_tready', og));
@@ -205,6 +306,18 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const cqQp = m.output('m_cq_qp', qb, { group: qg });
   const sentPending: Signal[] = [];
   const firstPending: Signal[] = [];
+  const sentBy = (i: number): Expr => t.m_sent_valid!.and(t.m_sent_qp!.eq(lit(t.m_sent_qp!.width, i)));
+  // A QP's work requests taken and not yet sent (for qp_idle: the requester is shared). A restart
+  // empties the QP's ring in the requester: loaded while idle or fenced, none of them had started.
+  const wrTaken = m.let('wr_taken', wrValid.and(wrReady));
+  const wrOut = Array.from({ length: N }, (_, i) => {
+    const c = m.reg(`qp${i}_wr_out`, 16, { reset: 0, doc: `QP ${i}: work requests taken and not yet sent` });
+    m.sync(() => {
+      m.set(c, c.add(wrTaken.and(wrQp.eq(qpLit(i))).zext(16)).sub(sentBy(i).zext(16)));
+      m.when(qpRst[i]!, () => m.set(c, 0));
+    });
+    return c;
+  });
   const qpCqValid: Expr[] = [];
   for (let i = 0; i < N; i++) {
     // The transmit side's `sent` and `first` pulses have no ready: kept here until the queue takes them.
@@ -237,7 +350,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
     const p = sentPending[i]!;
     const f = firstPending[i]!;
     m.sync(() => {
-      m.set(p, p.add(live('m_sent_valid', i).zext(16)).sub(takeSent.zext(16)));
+      m.set(p, p.add(sentBy(i).zext(16)).sub(takeSent.zext(16)));
       // Set once per connection, taken once: never both in one cycle (nothing is pending to take).
       m.when(granted.and(firstPicked), () => m.set(f, 0));
       m.when(live('m_first_valid', i), () => m.set(f, 1));
@@ -255,22 +368,27 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
 
   const rg = 'Host memory read (W-aligned beats; data in order, always accepted)';
   const ownersFull = m.wire('mem_rd_owners_full', 1);
-  const rdArb = roundRobin(m, 'mem_rd_arb', liveAll('mem_rd_valid').map((v) => v.and(ownersFull.not())));
-  m.assign(m.portLike(qp, 'mem_rd_addr', 'mem_rd_addr', rg), rdArb.pick(wires.mem_rd_addr!));
+  // Readers 0..N-1: each QP's responder; N: the requester.
+  const rdArb = roundRobin(m, 'mem_rd_arb', [...liveAll('mem_rd_valid'), t.rd_valid!].map((v) => v.and(ownersFull.not())));
+  m.assign(m.portLike(qp, 'mem_rd_addr', 'mem_rd_addr', rg), rdArb.pick([...wires.mem_rd_addr!, t.rd_addr!]));
   m.assign(m.portLike(qp, 'mem_rd_valid', 'mem_rd_valid', rg), rdArb.valid);
   const memRdReady = m.portLike(qp, 'mem_rd_ready', 'mem_rd_ready', rg);
   const rdDataValid = m.portLike(qp, 'mem_rd_data_valid', 'mem_rd_data_valid', rg);
   const rdData = m.portLike(qp, 'mem_rd_data', 'mem_rd_data', rg);
   const rdFire = m.let('mem_rd_fire', rdArb.valid.and(memRdReady));
-  // The port returns a beat per cycle at most: as many reads in flight as one QP may have cover
-  // the same latency for all of them (QP_READ_OWNERS_DEPTH).
-  const owners = fifo(m, 'mem_rd_owners', qb, QP_READ_OWNERS_DEPTH, { push: rdFire, data: rdArb.index, pop: rdDataValid });
+  // The port returns a beat per cycle at most: as many reads in flight as one reader may have
+  // cover the same latency for all of them (READ_OWNERS_DEPTH).
+  const owners = fifo(m, 'mem_rd_owners', rdArb.index.width, READ_OWNERS_DEPTH, { push: rdFire, data: rdArb.index, pop: rdDataValid });
   m.assign(ownersFull, owners.full);
+  const ownerIs = (i: number) => rdDataValid.and(owners.head.eq(lit(rdArb.index.width, i)));
   for (let i = 0; i < N; i++) {
     m.assign(w('mem_rd_ready', i), rdArb.sel(i).and(memRdReady).and(ownersFull.not()));
-    m.assign(w('mem_rd_data_valid', i), rdDataValid.and(owners.head.eq(qpLit(i))));
+    m.assign(w('mem_rd_data_valid', i), ownerIs(i));
     m.assign(w('mem_rd_data', i), rdData);
   }
+  m.assign(t.rd_ready!, rdArb.sel(N).and(memRdReady).and(ownersFull.not()));
+  m.assign(t.rd_data_valid!, ownerIs(N));
+  m.assign(t.rd_data!, rdData);
 
   m.sync(() => {
     txArb.sync(txFire, f.s_axis_tlast!);
@@ -300,7 +418,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   };
   vec('qp_rx_stopped', 'the QP takes no more ULPDUs (a Terminate or an LLP error)', (i) => w('rx_stopped', i));
   vec('qp_tx_stopped', 'the QP sends nothing more (its Terminate has been queued)', (i) => w('tx_stopped', i));
-  vec('qp_idle', 'nothing in progress in the QP (placement written, responses and work requests sent)', (i) => w('idle', i).and(rxIdle(i)).and(sentPending[i]!.eq(0)));
+  vec('qp_idle', 'nothing in progress in the QP (placement written, responses and work requests sent)', (i) => w('idle', i).and(rxIdle(i)).and(sentPending[i]!.eq(0)).and(wrOut[i]!.eq(0)));
   vec('qp_rx_idle', 'the receive side of the QP is idle: every ULPDU handled, every placement written', rxIdle);
   vec('qp_mpa_err', 'MPA failed an FPDU of the QP', (i) => mpaErr[i]!);
   vec('qp_fenced', "the QP's transmit waits for the peer's first FPDU (MPA fencing, cfg_fence)", (i) => w('fenced', i));
@@ -311,6 +429,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
 
   for (let i = 0; i < N; i++) m.instance(qp, `u_qp${i}`, { clk, rst: qpRst[i]!, ...conns[i]! });
   m.instance(stags, 'u_stags', { clk, rst, ...st });
+  m.instance(requester, 'u_requester', { clk, rst, ...t });
   m.instance(deframer, 'u_mpa_rx', { clk, rst, ...d });
   m.instance(mpa, 'u_mpa_tx', { clk, rst, ...f });
   return m.build();

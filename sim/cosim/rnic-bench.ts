@@ -110,7 +110,8 @@ export class RnicBench extends DutBench {
     // Work requests taken and not yet reported sent, per QP (a new context starts from none).
     const unsent: number[] = new Array(this.qps).fill(0);
     const accepted: number[] = [];
-    this.cfg = this.recordSource('cfg', { ready: null, fields: ({ qp, c }) => qpConfigFields(qp, c), onAccept: ({ qp }) => void (unsent[qp] = 0) });
+    // cfg_ready: the shared requester takes contexts after its init sweep (ddp-tx-sched.ts).
+    this.cfg = this.recordSource('cfg', { ready: model.has('cfg_ready') ? 'cfg_ready' : null, fields: ({ qp, c }) => qpConfigFields(qp, c), onAccept: ({ qp }) => void (unsent[qp] = 0) });
     // stag_cfg_ready: the STag table takes config writes after its init sweep (stag-table.ts);
     // RTL from before it had no ready and took every write.
     this.stagCfg = this.recordSource('stag_cfg', { ready: model.has('stag_cfg_ready') ? 'stag_cfg_ready' : null, fields: stagEntry });

@@ -6,6 +6,7 @@ import { hex } from '../../ts-model/util/hex';
 import { prng } from '../../ts-model/util/prng';
 import { BackgroundMemory } from '../harness/memory';
 import type { DutSelection } from '../harness/open-dut';
+import { ddpTxWrQueue } from '../../hdl-gen/blocks/ddp-tx';
 import { expectedUlpdus } from './ddp-tx';
 import { isResponse } from './rnic';
 import { RnicBench, openTop } from './rnic-bench';
@@ -15,21 +16,23 @@ import { describeUlpdu } from './ulpdu-text';
 import type { TxRequest } from './wr-request';
 
 /**
- * Fairness of `rnic_top_w<W>`'s round-robin arbiters (hdl-gen/lib/arbiter.ts): the QPs sharing
- * mpa_tx (a grant per FPDU), and inside each QP its two queues, the requester's work requests and
- * the responder's Read Responses, which share the QP's FPDU output (a grant per ULPDU) and its host
- * memory read port (a grant per beat).
+ * Fairness of `rnic_top_w<W>`'s round-robin arbiters (hdl-gen/lib/arbiter.ts, ddp-tx-sched.ts):
+ * the sources sharing mpa_tx (a grant per FPDU: each QP's responder, and the requester all QPs
+ * share), the QPs sharing the requester (a turn per work request: its scheduler switches QPs at
+ * message boundaries), and the readers sharing the host memory read port (a grant per beat).
  *
  * Every QP is made busy on both queues at once: two RDMA Writes of a few KiB posted as work
  * requests, and an RDMA Read Request of a few KiB from the peer, with small segments (MULPDU 200),
  * no back-pressure and host memory reads answered at a fixed latency. The per-stream scoreboards
  * see nothing when an arbiter serves the same source again and again (every stream keeps its
  * content and order); here the order across streams is checked:
- * - QPs: while a QP has FPDUs left to send, at most `qps − 1` FPDUs of other QPs pass between two
- *   of its own (and before its first);
- * - queues of a QP: once a queue has sent its first ULPDU, while it has ULPDUs left, at most one
- *   ULPDU of the other queue passes between two of its own. (The Read Response starts later than
- *   the Writes: the request must arrive first, so its wait counts from its first ULPDU.)
+ * - sources on m_axis: once a source is ready, while it has FPDUs left to send, at most one FPDU
+ *   of each other source passes between two of its own (the busy QPs' responders and the
+ *   requester: `busy` of others);
+ * - QPs in the requester: once every QP's work requests are in its scheduler (and past the Writes
+ *   it had already decided), while a QP has Writes left, at most one Write of each other busy QP
+ *   starts between two of its own;
+ * - in time: a ready source's FPDUs follow each other within one turn of every source.
  * And every FPDU is the model's: each QP's ULPDUs, per queue, equal the model's Writes and Read
  * Response octet for octet (the random co-simulation checks everything else).
  */
@@ -89,8 +92,12 @@ export function firstStarved(seq: readonly number[], totals: ReadonlyMap<number,
 
 /** MPA's length field, CRC, pad and markers around a ULPDU, at most (RFC 5044 §4, §5). */
 const FPDU_OVERHEAD = 2 + 3 + 4 + 4 * 2;
-/** Cycles between two FPDUs the arbiters may add (a stage's bubble, a grant's turn-around). */
-const TURN_SLACK = 8;
+/**
+ * Cycles between two FPDUs the arbiters may add: a stage's bubble, a grant's turn-around, and at a
+ * message boundary of the requester the next message's first reads, which share the read port
+ * (a beat per reader in turn) with every responder's (184 cycles seen for 180 at 8).
+ */
+const TURN_SLACK = 16;
 /** A queue counts as ready this many cycles after its work was handed over (the pipeline's latency, with room). */
 const READY_AFTER = 64;
 
@@ -140,6 +147,8 @@ export function cosimRnicFairness(opts: FairnessOptions): FairnessResult {
     }
 
     const frames = bench.mAxis.drain().map((f) => ({ ...f, cycle: f.cycle ?? cycles }));
+    /** Each frame's ULPDU (one FPDU per frame): a response or a request, and whether it ends its message. */
+    const kinds = new Map<(typeof frames)[number], { response: boolean; last: boolean }>();
     fpdus += frames.length;
     for (const q of busy) {
       const deframer = new MpaDeframer({ s0: S0, markers: c.markers, crc: c.crc, seq: txSeq(q) });
@@ -149,8 +158,6 @@ export function cosimRnicFairness(opts: FairnessOptions): FairnessResult {
         response: segmentMessage({ tagged: true, rsvdUlp: rdmapControl(Opcode.READ_RESPONSE), stag: READ_SINK_STAG, to: 0n, payload: background.read(READ_BASE + BigInt(q) * stride + rd.to, rd.len) }, MULPDU),
       };
       const got = { request: 0, response: 0 };
-      // This QP's ULPDUs in order: the queue of each (0 requests, 1 responses) and its cycle.
-      const order: { cls: number; cycle: number }[] = [];
       for (const f of frames.filter((x) => x.tid === q)) {
         for (const e of deframer.push(f.data)) {
           if (e.kind !== 'fpdu') {
@@ -161,40 +168,61 @@ export function cosimRnicFairness(opts: FairnessOptions): FairnessResult {
           const exp = want[cls][got[cls]];
           if (!exp || Buffer.compare(exp, e.ulpdu) !== 0) miss({ cycle: f.cycle, qp: q, what: `${cls} ULPDU ${got[cls]}`, expected: exp ? describeUlpdu(exp) : '(none)', actual: describeUlpdu(e.ulpdu) });
           got[cls]++;
-          order.push({ cls: cls === 'response' ? 1 : 0, cycle: f.cycle });
+          // DDP control: L, the message's last segment (RFC 5041 §4.2).
+          kinds.set(f, { response: cls === 'response', last: (e.ulpdu[0]! & 0x40) !== 0 });
         }
       }
       for (const cls of ['request', 'response'] as const) if (got[cls] !== want[cls].length) miss({ cycle: cycles, qp: q, what: `${cls} ULPDU count`, expected: String(want[cls].length), actual: String(got[cls]) });
-      // The QP's two queues: each waits from READY_AFTER cycles after its work was handed over.
-      const seq = order.map((x) => x.cls);
-      const totals = new Map([0, 1].map((k) => [k, seq.filter((x) => x === k).length] as const));
-      const h = handed.get(q)!;
-      const readyAt = (k: number) => {
-        const i = order.findIndex((x) => x.cycle >= (k ? h.response : h.request) + READY_AFTER);
-        return i < 0 ? order.length : i;
-      };
-      if (process.env.FAIR_DEBUG) console.error(`QP ${q} ready ${readyAt(0)} ${readyAt(1)} ${order.map((x) => (x.cls ? "R" : "W") + x.cycle).join(" ")}`);
-      const t = firstStarved(seq, totals, 1, readyAt);
-      // And in time: once both queues are ready, the QP's ULPDUs follow each other within one
-      // turn of every busy QP's FPDU (a queue passed over for the memory read port stalls it).
-      const turn = busy.length * (Math.ceil((MULPDU + FPDU_OVERHEAD) / W) + TURN_SLACK);
-      let prev = Math.max(h.request, h.response) + READY_AFTER;
-      for (const [i, x] of order.entries()) {
+    }
+
+    // The sources on m_axis: QP q's responder is q, the requester is `qps`; a frame is a response
+    // or a request by its ULPDU (one FPDU per frame, sent by an MPA-aware framer).
+    const requester = qps;
+    const tagged = frames.filter((f) => kinds.has(f)).map((f) => ({ ...f, ...kinds.get(f)! }));
+    const source = (x: (typeof tagged)[number]) => (x.response ? x.tid : requester);
+    const seq = tagged.map(source);
+    const totals = new Map([...busy, requester].map((k) => [k, seq.filter((x) => x === k).length] as const));
+    const readyCycle = (k: number) => (k === requester ? Math.min(...busy.map((q) => handed.get(q)!.request)) : handed.get(k)!.response) + READY_AFTER;
+    const readyAt = (k: number) => {
+      const i = tagged.findIndex((x) => x.cycle >= readyCycle(k));
+      return i < 0 ? tagged.length : i;
+    };
+    const name = (k: number) => (k === requester ? 'the requester' : `QP ${k}'s responder`);
+    const t = firstStarved(seq, totals, busy.length, readyAt);
+    if (t) miss({ cycle: tagged[t.at]!.cycle, qp: t.source === requester ? tagged[t.at]!.tid : t.source, what: 'the round-robin on m_axis', expected: `at most ${busy.length} FPDUs of other sources between two of ${name(t.source)}`, actual: `${t.waited} (sources ${seq.slice(Math.max(0, t.at - 12), t.at + 1).map((k) => (k === requester ? 'W' : `R${k}`)).join(' ')})` });
+    // In time: a ready source's FPDUs within one turn of every source (a reader passed over for
+    // the memory read port stalls it).
+    const turn = (busy.length + 1) * (Math.ceil((MULPDU + FPDU_OVERHEAD) / W) + TURN_SLACK);
+    for (const k of totals.keys()) {
+      let prev = readyCycle(k);
+      for (const [i, x] of tagged.filter((y) => source(y) === k).entries()) {
         // The first also waits for every pipeline to fill.
         if (x.cycle > prev + turn + (i === 0 ? READY_AFTER : 0)) {
-          miss({ cycle: x.cycle, qp: q, what: "the gap between two of the QP\u2019s ULPDUs", expected: `at most ${turn} cycles (${busy.length} QPs busy)`, actual: `${x.cycle - prev} cycles, from cycle ${prev} to ${x.cycle}` });
+          miss({ cycle: x.cycle, qp: k === requester ? x.tid : k, what: `the gap between two FPDUs of ${name(k)}`, expected: `at most ${turn} cycles (${busy.length} QPs busy)`, actual: `${x.cycle - prev} cycles, from cycle ${prev} to ${x.cycle}` });
           break;
         }
         prev = Math.max(prev, x.cycle);
       }
-      const name = (k: number) => (k === 1 ? 'Read Response' : 'Write');
-      if (t) miss({ cycle: order[t.at]!.cycle, qp: q, what: "the round-robin of the QP\u2019s two queues", expected: `at most 1 ULPDU of the other queue between two ${name(t.source)} ULPDUs`, actual: `${t.waited} (order ${seq.slice(Math.max(0, t.at - 12), t.at + 1).map((k) => (k ? 'R' : 'W')).join('')})` });
     }
-    // The QPs' rotation on m_axis.
-    const tids = frames.map((f) => f.tid);
-    const perQp = new Map(busy.map((q) => [q, tids.filter((t) => t === q).length] as const));
-    const s = firstStarved(tids, perQp, busy.length - 1);
-    if (s) miss({ cycle: frames[s.at]!.cycle, qp: s.source, what: 'the QPs\u2019 round-robin on m_axis', expected: `at most ${busy.length - 1} FPDUs of other QPs between two of QP ${s.source}`, actual: `${s.waited} (m_axis tid order ${tids.slice(Math.max(0, s.at - 12), s.at + 1).join(' ')})` });
+    // The QPs in the requester, a turn per work request: the QP of each Write's first ULPDU.
+    const starts: { qp: number; cycle: number }[] = [];
+    let open = false;
+    for (const x of tagged.filter((y) => source(y) === requester)) {
+      if (!open) starts.push({ qp: x.tid, cycle: x.cycle });
+      open = !x.last;
+    }
+    const msgSeq = starts.map((x) => x.qp);
+    const msgTotals = new Map(busy.map((q) => [q, msgSeq.filter((x) => x === q).length] as const));
+    // A QP waits from when every busy QP's work requests are in the scheduler, past the Writes
+    // already handed to the send queue by then (its scheduler decides that many ahead).
+    const allHanded = Math.max(...busy.map((q) => handed.get(q)!.request)) + READY_AFTER;
+    const decidedAhead = ddpTxWrQueue(W) + 1;
+    const msgReady = () => {
+      const i = starts.findIndex((x) => x.cycle >= allHanded);
+      return i < 0 ? starts.length : i + decidedAhead;
+    };
+    const m = firstStarved(msgSeq, msgTotals, busy.length - 1, msgReady);
+    if (m) miss({ cycle: starts[m.at]!.cycle, qp: m.source, what: 'the QPs\u2019 turns in the requester', expected: `at most ${busy.length - 1} Writes of other QPs between two of QP ${m.source}`, actual: `${m.waited} (Write QPs ${msgSeq.slice(Math.max(0, m.at - 12), m.at + 1).join(' ')})` });
   };
 
   let cycles = 0;

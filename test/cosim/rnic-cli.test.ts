@@ -10,7 +10,7 @@ const rnic = (...args: string[]) => spawnSync('node', ['bin/rnic.mjs', ...args],
 
 describe('rnic cosim (the CLI, --dut rnic by default)', () => {
   test(
-    '--json reports the run; a flipped bit in a generated ddp_tx_w8, passed through --rtl, is caught with the evidence',
+    '--json reports the run; a flipped bit in a generated ddp_tx_w8_q2 (the requester of a 1-QP top), passed through --rtl, is caught with the evidence',
     () => {
       const ok = rnic('cosim', '--ops', '150', '--seed', '3', '--json');
       expect(ok.status, ok.stderr).toBe(0);
@@ -27,7 +27,7 @@ describe('rnic cosim (the CLI, --dut rnic by default)', () => {
         writeFileSync(config, JSON.stringify({ width: 8, qps: 1 }));
         const gen = rnic('gen', '--config', config, '--out', dir);
         expect(gen.status, gen.stderr).toBe(0);
-        const file = join(dir, 'ddp_tx_w8.v');
+        const file = join(dir, 'ddp_tx_w8_q2.v');
         const v = readFileSync(file, 'utf8');
         // The RDMAP control octet of the Read Request: version 1, opcode 1 (0x41) becomes 0x43.
         // (The concatenation is broken over lines: any whitespace between its parts.)
