@@ -7,7 +7,7 @@ import type { HostMemoryPort } from '../harness/host-memory-port';
 import { BackgroundMemory } from '../harness/memory';
 import { openDut, type DutOptions } from '../harness/open-dut';
 import { expectedUlpdus, randomTxRequests } from './ddp-tx';
-import { TxBlockBench } from './tx-bench';
+import { TxBlockBench, type TxBlockRunOptions } from './tx-bench';
 import { ulpduMismatches, type UlpduMismatch } from './tx-ports';
 import { WR_NOISE_FIELDS, wrFields, type TxRequest } from './wr-request';
 
@@ -42,21 +42,12 @@ export interface Hold {
   readonly to: number;
 }
 
-export interface SharedRunOptions {
-  readonly width: number;
+/** A run of the shared block: the one-QP block's run options, with each QP's requests and configuration. */
+export interface SharedRunOptions extends Omit<TxBlockRunOptions<QpRequest>, 'mulpdu' | 'initialMsn'> {
   readonly qps: number;
-  readonly requests: readonly QpRequest[];
   readonly configs: readonly QpConfig[];
-  readonly memory: BackgroundMemory;
-  readonly seed: number;
   readonly holds?: readonly Hold[];
   readonly wrGap?: number;
-  readonly rdPause?: number;
-  readonly sinkPause?: number;
-  readonly minLatency?: number;
-  readonly maxLatency?: number;
-  readonly model?: SimModel;
-  readonly dut?: DutOptions;
 }
 
 export interface SharedRun {
