@@ -8,6 +8,8 @@ import { cosimCrc32c } from './crc32c';
 import { cosimDdpRxHdr } from './ddp-rx-hdr';
 import { cosimDdpRxPlace, type DdpRxPlaceResult } from './ddp-rx-place';
 import { cosimDdpTx, type TxCosimResult } from './ddp-tx';
+import { cosimDdpTxShared, type SharedCosimResult } from './ddp-tx-shared';
+import { ddpTxName } from '../../hdl-gen/blocks/ddp-tx';
 import { cosimRdmapTxResp, type RespCosimResult } from './rdmap-tx-resp';
 import { cosimRnicFairness } from './rnic-fairness';
 import { formatRnicCosim, formatScenarioCosim, runRnicCosim, runScenarioCosim } from './rnic-run';
@@ -29,7 +31,7 @@ export type CosimOption = 'width' | 'depth' | 'qps' | 'frames' | 'ops' | 'faults
 export interface CosimArgs {
   readonly width: number;
   readonly depth: number;
-  /** mpa_tx: the QPs sharing it (mpa_tx_w<W>_q<N> when above 1). */
+  /** mpa_tx, ddp_tx: the QPs sharing it (<block>_w<W>_q<N> when above 1). */
   readonly qps: number;
   readonly seed: number;
   readonly frames: number;
@@ -109,6 +111,16 @@ const formatTx = (what: string) => (r: (TxCosimResult | RespCosimResult) & { rea
     ...(m ? [`first mismatch at cycle ${m.cycle}: ${m.what} ${m.index}`, `  model ${m.expected.slice(0, 160)}`, `  RTL   ${m.actual.slice(0, 160)}`] : []),
   ].join('\n');
 };
+
+function formatTxShared(r: SharedCosimResult): string {
+  const m = r.firstMismatch;
+  return [
+    `${r.module}: ${r.ulpdus} ULPDUs of work requests, seed ${r.seed}; coverage: ${counts(r.coverage as unknown as Record<string, number>)}`,
+    `fairness: a QP with work waited at most ${r.maxWait} messages of others; ${r.holds.length} holds`,
+    r.mismatches ? `MISMATCH: ${r.mismatches} differences from the model` : "every QP's ULPDU octets equal its model endpoint's",
+    ...(m ? [`first mismatch at cycle ${m.cycle}, QP ${m.qp}: ${m.what} ${m.index}`, `  model ${m.expected.slice(0, 160)}`, `  RTL   ${m.actual.slice(0, 160)}`] : []),
+  ].join('\n');
+}
 
 function formatPlace(r: DdpRxPlaceResult): string {
   const m = r.firstMismatch;
@@ -200,9 +212,15 @@ export const COSIM_DUTS: readonly CosimDut[] = [
     const r = cosimDdpRxPlace({ ...common(a), packets: a.frames });
     return block({ dut: 'ddp_rx_place', ...r, mismatches: placeFailures(r) }, formatPlace);
   }),
-  widthBlock('ddp_tx', 'requester ddp_tx_w<W>: every kind of work request (MULPDU 1460)', DATAPATH_WIDTHS, (a) =>
-    block({ dut: 'ddp_tx', width: a.width, ...cosimDdpTx({ width: a.width, seed: a.seed, requests: a.frames, mulpdu: 1460, dut: selection(a) }) }, formatTx('work requests')),
-  ),
+  {
+    ...widthBlock('ddp_tx', 'requester ddp_tx_w<W>: every kind of work request (MULPDU 1460); ddp_tx_w<W>_q<N> shared by --qps N (as in rnic_top), each QP its own MULPDU', DATAPATH_WIDTHS, (a) =>
+      a.qps > 1
+        ? block({ dut: 'ddp_tx', width: a.width, ...cosimDdpTxShared({ width: a.width, qps: a.qps, seed: a.seed, requests: a.frames, dut: selection(a) }) }, formatTxShared)
+        : block({ dut: 'ddp_tx', width: a.width, ...cosimDdpTx({ width: a.width, seed: a.seed, requests: a.frames, mulpdu: 1460, dut: selection(a) }) }, formatTx('work requests')),
+    ),
+    options: ['width', 'qps', 'frames', 'vcd'],
+    modules: ({ width, qps }) => [ddpTxName(width, qps)],
+  },
   widthBlock('rdmap_tx_resp', 'responder rdmap_tx_resp_w<W>: Read/Atomic Responses, Terminates', DATAPATH_WIDTHS, (a) =>
     block({ dut: 'rdmap_tx_resp', width: a.width, ...cosimRdmapTxResp({ width: a.width, seed: a.seed, requests: a.frames, mulpdu: 1460, dut: selection(a) }) }, formatTx('responses')),
   ),

@@ -152,12 +152,18 @@ describe('ddp_tx Verilog', () => {
 });
 
 describe('rnic cosim --dut ddp_tx', () => {
-  test('runs the seeded workload on the committed rtl/ and exits 0 with no mismatch', () => {
-    const p = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'ddp_tx', '--frames', '60', '--seed', '2', '--rtl', 'rtl', '--json'], { encoding: 'utf8' });
+  test('runs the seeded workload on the committed rtl/ (the top\'s requester, ddp_tx_w8_q4: --qps 4) and exits 0 with no mismatch', () => {
+    const p = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'ddp_tx', '--qps', '4', '--frames', '60', '--seed', '2', '--rtl', 'rtl', '--json'], { encoding: 'utf8' });
     expect(p.status, p.stderr).toBe(0);
     const r = JSON.parse(p.stdout);
-    expect(r).toMatchObject({ dut: 'ddp_tx', seed: 2, mismatches: 0 });
+    expect(r).toMatchObject({ dut: 'ddp_tx', module: 'ddp_tx_w8_q4', seed: 2, mismatches: 0 });
     expect(r.coverage.write).toBeGreaterThan(0);
-    expect(r.replay).toBe('rnic cosim --dut ddp_tx --width 8 --seed 2 --frames 60 --rtl rtl --vcd ddp_tx.vcd');
+    expect(r.coverage.qpsUsed).toBe(4);
+    expect(r.replay).toBe('rnic cosim --dut ddp_tx --width 8 --qps 4 --seed 2 --frames 60 --rtl rtl --vcd ddp_tx.vcd');
+  });
+  test('one QP runs the one-QP block, generated (ddp_tx_w8)', () => {
+    const p = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'ddp_tx', '--frames', '40', '--seed', '2', '--json'], { encoding: 'utf8' });
+    expect(p.status, p.stderr).toBe(0);
+    expect(JSON.parse(p.stdout)).toMatchObject({ dut: 'ddp_tx', module: 'ddp_tx_w8', seed: 2, mismatches: 0 });
   });
 });
