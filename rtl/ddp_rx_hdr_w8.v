@@ -25,9 +25,9 @@ module ddp_rx_hdr_w8 (
     input  wire         rst,
 
     /*
-     * Configuration (static while a ULPDU is in flight)
+     * Configuration (sampled with each ULPDU's first beat)
      */
-    input  wire         cfg_rfc7306, // accept RFC 7306 opcodes 0x8-0xB
+    input  wire         cfg_rfc7306, // accept RFC 7306 opcodes 0x8-0xB (the setting of the QP whose ULPDU is on s_axis)
 
     /*
      * AXI4-Stream input: one ULPDU per packet (s_axis)
@@ -122,6 +122,8 @@ wire at_k; // this beat holds the first data octet
 wire past_k; // a later data beat
 wire [559:0] hdr_view; // the first octets of the ULPDU as of this beat (zero past its end)
 wire [15:0] ulpdu_len; // octets of the ULPDU
+reg rfc7306_reg; // cfg_rfc7306 as of the first beat of the ULPDU in capture
+reg rfc7306_next;
 wire [15:0] rdmap_len; // octets after the untagged header
 wire [15:0] fixed_len; // RDMAP part the untagged opcode needs (0: data allowed)
 wire [15:0] term_len; // a Terminate's length from its D/R bits and copied header type
@@ -137,8 +139,8 @@ wire _t6;
 wire _t7;
 wire _t8;
 wire [12:0] _t9;
-wire _t10;
-wire [3:0] _t11;
+wire [3:0] _t10;
+wire _t11;
 wire _t12;
 wire _t13;
 wire _t14;
@@ -161,8 +163,8 @@ wire _t30;
 wire _t31;
 wire _t32;
 wire _t33;
-wire _t34;
-wire [15:0] _t35;
+wire [15:0] _t34;
+wire _t35;
 wire _t36;
 wire _t37;
 wire _t38;
@@ -180,7 +182,6 @@ wire _t49;
 wire _t50;
 wire _t51;
 wire _t52;
-wire _t53;
 
 assign _t0 = beat_reg == 4'b0000;
 assign _t1 = (~flush_reg) | first_beat;
@@ -192,50 +193,49 @@ assign _t6 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
 assign _t7 = s_axis_tkeep[6] & (~s_axis_tkeep[7]);
 assign _t8 = s_axis_tkeep[2] & (~s_axis_tkeep[3]);
 assign _t9 = pos_reg + 13'h1;
-assign _t10 = ~cfg_rfc7306;
-assign _t11 = tagged_reg ? 4'b0001 : 4'b0010;
-assign _t12 = beat_reg == 4'b1000;
-assign _t13 = beat_reg < 4'b1000;
-assign _t14 = beat_reg == 4'b0111;
-assign _t15 = beat_reg < 4'b0111;
-assign _t16 = beat_reg == 4'b0110;
-assign _t17 = beat_reg < 4'b0110;
-assign _t18 = beat_reg == 4'b0101;
-assign _t19 = beat_reg < 4'b0101;
-assign _t20 = beat_reg == 4'b0100;
-assign _t21 = beat_reg < 4'b0100;
-assign _t22 = beat_reg == 4'b0011;
-assign _t23 = beat_reg < 4'b0011;
-assign _t24 = beat_reg == 4'b0010;
-assign _t25 = beat_reg < 4'b0010;
-assign _t26 = beat_reg == 4'b0001;
-assign _t27 = beat_reg < 4'b0001;
-assign _t28 = capture_reg[11:8] == OP_ATOMIC_RESPONSE;
-assign _t29 = capture_reg[11:8] == OP_ATOMIC_REQUEST;
-assign _t30 = capture_reg[11:8] == OP_IMMEDIATE_SE;
-assign _t31 = capture_reg[11:8] == OP_IMMEDIATE;
-assign _t32 = capture_reg[11:8] == OP_TERMINATE;
-assign _t33 = capture_reg[11:8] == OP_READ_REQUEST;
-assign _t34 = ulpdu_len < _t35;
-assign _t35 = capture_reg[7] ? 16'he : 16'h12;
-assign _t36 = capture_reg[1:0] != 2'b01;
-assign _t37 = capture_reg[15:14] != 2'b01;
-assign _t38 = _t34 | _t36;
-assign _t39 = (capture_reg[11:8] > OP_ATOMIC_RESPONSE) | ((capture_reg[11:8] >= OP_IMMEDIATE) & _t10);
-assign _t40 = _t34 | _t41;
-assign _t41 = _t36 | _t37;
-assign _t42 = capture_reg[7] != ((capture_reg[11:8] == OP_WRITE) | (capture_reg[11:8] == OP_READ_RESPONSE));
-assign _t43 = _t38 | (_t37 | _t39);
-assign _t44 = _t45 & (rdmap_len < fixed_len);
-assign _t45 = ~capture_reg[7];
-assign _t46 = _t39 | _t42;
-assign _t47 = _t48 & (rdmap_len < term_len);
-assign _t48 = _t45 & _t32;
-assign _t49 = _t42 | _t44;
-assign _t50 = _t48 & (rdmap_len > term_len);
-assign _t51 = _t45 & (~_t32) & _t52 & (rdmap_len > fixed_len);
-assign _t52 = _t33 | _t32 | _t31 | _t30 | _t29 | _t28;
-assign _t53 = flush_reg & _t2;
+assign _t10 = tagged_reg ? 4'b0001 : 4'b0010;
+assign _t11 = beat_reg == 4'b1000;
+assign _t12 = beat_reg < 4'b1000;
+assign _t13 = beat_reg == 4'b0111;
+assign _t14 = beat_reg < 4'b0111;
+assign _t15 = beat_reg == 4'b0110;
+assign _t16 = beat_reg < 4'b0110;
+assign _t17 = beat_reg == 4'b0101;
+assign _t18 = beat_reg < 4'b0101;
+assign _t19 = beat_reg == 4'b0100;
+assign _t20 = beat_reg < 4'b0100;
+assign _t21 = beat_reg == 4'b0011;
+assign _t22 = beat_reg < 4'b0011;
+assign _t23 = beat_reg == 4'b0010;
+assign _t24 = beat_reg < 4'b0010;
+assign _t25 = beat_reg == 4'b0001;
+assign _t26 = beat_reg < 4'b0001;
+assign _t27 = capture_reg[11:8] == OP_ATOMIC_RESPONSE;
+assign _t28 = capture_reg[11:8] == OP_ATOMIC_REQUEST;
+assign _t29 = capture_reg[11:8] == OP_IMMEDIATE_SE;
+assign _t30 = capture_reg[11:8] == OP_IMMEDIATE;
+assign _t31 = capture_reg[11:8] == OP_TERMINATE;
+assign _t32 = capture_reg[11:8] == OP_READ_REQUEST;
+assign _t33 = ulpdu_len < _t34;
+assign _t34 = capture_reg[7] ? 16'he : 16'h12;
+assign _t35 = capture_reg[1:0] != 2'b01;
+assign _t36 = capture_reg[15:14] != 2'b01;
+assign _t37 = _t33 | _t35;
+assign _t38 = (capture_reg[11:8] > OP_ATOMIC_RESPONSE) | ((capture_reg[11:8] >= OP_IMMEDIATE) & (~rfc7306_reg));
+assign _t39 = _t33 | _t40;
+assign _t40 = _t35 | _t36;
+assign _t41 = capture_reg[7] != ((capture_reg[11:8] == OP_WRITE) | (capture_reg[11:8] == OP_READ_RESPONSE));
+assign _t42 = _t37 | (_t36 | _t38);
+assign _t43 = _t44 & (rdmap_len < fixed_len);
+assign _t44 = ~capture_reg[7];
+assign _t45 = _t38 | _t41;
+assign _t46 = _t47 & (rdmap_len < term_len);
+assign _t47 = _t44 & _t31;
+assign _t48 = _t41 | _t43;
+assign _t49 = _t47 & (rdmap_len > term_len);
+assign _t50 = _t44 & (~_t31) & _t51 & (rdmap_len > fixed_len);
+assign _t51 = _t32 | _t31 | _t30 | _t29 | _t28 | _t27;
+assign _t52 = flush_reg & _t2;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
@@ -265,7 +265,7 @@ assign in_len = {in_octets[3] ? _t9 : pos_reg, in_octets[2:0]};
 assign t_now = first_beat ? s_axis_tdata[7] : tagged_reg;
 assign pass_now = first_beat ?
     (~((s_axis_tdata[1:0] != 2'b01) | (s_axis_tdata[15:14] != 2'b01) |
-        ((s_axis_tdata[11:8] > OP_ATOMIC_RESPONSE) | ((s_axis_tdata[11:8] >= OP_IMMEDIATE) & _t10)) |
+        ((s_axis_tdata[11:8] > OP_ATOMIC_RESPONSE) | ((s_axis_tdata[11:8] >= OP_IMMEDIATE) & (~cfg_rfc7306))) |
         (s_axis_tdata[7] != ((s_axis_tdata[11:8] == OP_WRITE) | (s_axis_tdata[11:8] == OP_READ_RESPONSE))) |
         ((s_axis_tdata[11:8] == OP_READ_REQUEST) | (s_axis_tdata[11:8] == OP_TERMINATE) | (s_axis_tdata[11:8] == OP_IMMEDIATE) |
             (s_axis_tdata[11:8] == OP_IMMEDIATE_SE) | (s_axis_tdata[11:8] == OP_ATOMIC_REQUEST) | (s_axis_tdata[11:8] == OP_ATOMIC_RESPONSE)))) :
@@ -275,71 +275,71 @@ assign sh_keep = t_now ? {6'h0, s_axis_tkeep[7:6]} : {2'b00, s_axis_tkeep[7:2]};
 assign join_data = tagged_reg ? {s_axis_tdata[47:0], res_data_reg[15:0]} : {s_axis_tdata[15:0], res_data_reg[47:0]};
 assign join_keep = tagged_reg ? {s_axis_tkeep[5:0], res_keep_reg[1:0]} : {s_axis_tkeep[1:0], res_keep_reg[5:0]};
 assign in_beyond = tagged_reg ? s_axis_tkeep[6] : s_axis_tkeep[2];
-assign at_k = (~first_beat) & pass_reg & (beat_reg == _t11);
-assign past_k = pass_reg & (beat_reg > _t11);
+assign at_k = (~first_beat) & pass_reg & (beat_reg == _t10);
+assign past_k = pass_reg & (beat_reg > _t10);
 assign hdr_view = {
-    _t12 ? in_masked[47:40] : (_t13 ? 8'h0 : capture_reg[559:552]),
-    _t12 ? in_masked[39:32] : (_t13 ? 8'h0 : capture_reg[551:544]),
-    _t12 ? in_masked[31:24] : (_t13 ? 8'h0 : capture_reg[543:536]),
-    _t12 ? in_masked[23:16] : (_t13 ? 8'h0 : capture_reg[535:528]),
-    _t12 ? in_masked[15:8] : (_t13 ? 8'h0 : capture_reg[527:520]),
-    _t12 ? in_masked[7:0] : (_t13 ? 8'h0 : capture_reg[519:512]),
-    _t14 ? in_masked[63:56] : (_t15 ? 8'h0 : capture_reg[511:504]),
-    _t14 ? in_masked[55:48] : (_t15 ? 8'h0 : capture_reg[503:496]),
-    _t14 ? in_masked[47:40] : (_t15 ? 8'h0 : capture_reg[495:488]),
-    _t14 ? in_masked[39:32] : (_t15 ? 8'h0 : capture_reg[487:480]),
-    _t14 ? in_masked[31:24] : (_t15 ? 8'h0 : capture_reg[479:472]),
-    _t14 ? in_masked[23:16] : (_t15 ? 8'h0 : capture_reg[471:464]),
-    _t14 ? in_masked[15:8] : (_t15 ? 8'h0 : capture_reg[463:456]),
-    _t14 ? in_masked[7:0] : (_t15 ? 8'h0 : capture_reg[455:448]),
-    _t16 ? in_masked[63:56] : (_t17 ? 8'h0 : capture_reg[447:440]),
-    _t16 ? in_masked[55:48] : (_t17 ? 8'h0 : capture_reg[439:432]),
-    _t16 ? in_masked[47:40] : (_t17 ? 8'h0 : capture_reg[431:424]),
-    _t16 ? in_masked[39:32] : (_t17 ? 8'h0 : capture_reg[423:416]),
-    _t16 ? in_masked[31:24] : (_t17 ? 8'h0 : capture_reg[415:408]),
-    _t16 ? in_masked[23:16] : (_t17 ? 8'h0 : capture_reg[407:400]),
-    _t16 ? in_masked[15:8] : (_t17 ? 8'h0 : capture_reg[399:392]),
-    _t16 ? in_masked[7:0] : (_t17 ? 8'h0 : capture_reg[391:384]),
-    _t18 ? in_masked[63:56] : (_t19 ? 8'h0 : capture_reg[383:376]),
-    _t18 ? in_masked[55:48] : (_t19 ? 8'h0 : capture_reg[375:368]),
-    _t18 ? in_masked[47:40] : (_t19 ? 8'h0 : capture_reg[367:360]),
-    _t18 ? in_masked[39:32] : (_t19 ? 8'h0 : capture_reg[359:352]),
-    _t18 ? in_masked[31:24] : (_t19 ? 8'h0 : capture_reg[351:344]),
-    _t18 ? in_masked[23:16] : (_t19 ? 8'h0 : capture_reg[343:336]),
-    _t18 ? in_masked[15:8] : (_t19 ? 8'h0 : capture_reg[335:328]),
-    _t18 ? in_masked[7:0] : (_t19 ? 8'h0 : capture_reg[327:320]),
-    _t20 ? in_masked[63:56] : (_t21 ? 8'h0 : capture_reg[319:312]),
-    _t20 ? in_masked[55:48] : (_t21 ? 8'h0 : capture_reg[311:304]),
-    _t20 ? in_masked[47:40] : (_t21 ? 8'h0 : capture_reg[303:296]),
-    _t20 ? in_masked[39:32] : (_t21 ? 8'h0 : capture_reg[295:288]),
-    _t20 ? in_masked[31:24] : (_t21 ? 8'h0 : capture_reg[287:280]),
-    _t20 ? in_masked[23:16] : (_t21 ? 8'h0 : capture_reg[279:272]),
-    _t20 ? in_masked[15:8] : (_t21 ? 8'h0 : capture_reg[271:264]),
-    _t20 ? in_masked[7:0] : (_t21 ? 8'h0 : capture_reg[263:256]),
-    _t22 ? in_masked[63:56] : (_t23 ? 8'h0 : capture_reg[255:248]),
-    _t22 ? in_masked[55:48] : (_t23 ? 8'h0 : capture_reg[247:240]),
-    _t22 ? in_masked[47:40] : (_t23 ? 8'h0 : capture_reg[239:232]),
-    _t22 ? in_masked[39:32] : (_t23 ? 8'h0 : capture_reg[231:224]),
-    _t22 ? in_masked[31:24] : (_t23 ? 8'h0 : capture_reg[223:216]),
-    _t22 ? in_masked[23:16] : (_t23 ? 8'h0 : capture_reg[215:208]),
-    _t22 ? in_masked[15:8] : (_t23 ? 8'h0 : capture_reg[207:200]),
-    _t22 ? in_masked[7:0] : (_t23 ? 8'h0 : capture_reg[199:192]),
-    _t24 ? in_masked[63:56] : (_t25 ? 8'h0 : capture_reg[191:184]),
-    _t24 ? in_masked[55:48] : (_t25 ? 8'h0 : capture_reg[183:176]),
-    _t24 ? in_masked[47:40] : (_t25 ? 8'h0 : capture_reg[175:168]),
-    _t24 ? in_masked[39:32] : (_t25 ? 8'h0 : capture_reg[167:160]),
-    _t24 ? in_masked[31:24] : (_t25 ? 8'h0 : capture_reg[159:152]),
-    _t24 ? in_masked[23:16] : (_t25 ? 8'h0 : capture_reg[151:144]),
-    _t24 ? in_masked[15:8] : (_t25 ? 8'h0 : capture_reg[143:136]),
-    _t24 ? in_masked[7:0] : (_t25 ? 8'h0 : capture_reg[135:128]),
-    _t26 ? in_masked[63:56] : (_t27 ? 8'h0 : capture_reg[127:120]),
-    _t26 ? in_masked[55:48] : (_t27 ? 8'h0 : capture_reg[119:112]),
-    _t26 ? in_masked[47:40] : (_t27 ? 8'h0 : capture_reg[111:104]),
-    _t26 ? in_masked[39:32] : (_t27 ? 8'h0 : capture_reg[103:96]),
-    _t26 ? in_masked[31:24] : (_t27 ? 8'h0 : capture_reg[95:88]),
-    _t26 ? in_masked[23:16] : (_t27 ? 8'h0 : capture_reg[87:80]),
-    _t26 ? in_masked[15:8] : (_t27 ? 8'h0 : capture_reg[79:72]),
-    _t26 ? in_masked[7:0] : (_t27 ? 8'h0 : capture_reg[71:64]),
+    _t11 ? in_masked[47:40] : (_t12 ? 8'h0 : capture_reg[559:552]),
+    _t11 ? in_masked[39:32] : (_t12 ? 8'h0 : capture_reg[551:544]),
+    _t11 ? in_masked[31:24] : (_t12 ? 8'h0 : capture_reg[543:536]),
+    _t11 ? in_masked[23:16] : (_t12 ? 8'h0 : capture_reg[535:528]),
+    _t11 ? in_masked[15:8] : (_t12 ? 8'h0 : capture_reg[527:520]),
+    _t11 ? in_masked[7:0] : (_t12 ? 8'h0 : capture_reg[519:512]),
+    _t13 ? in_masked[63:56] : (_t14 ? 8'h0 : capture_reg[511:504]),
+    _t13 ? in_masked[55:48] : (_t14 ? 8'h0 : capture_reg[503:496]),
+    _t13 ? in_masked[47:40] : (_t14 ? 8'h0 : capture_reg[495:488]),
+    _t13 ? in_masked[39:32] : (_t14 ? 8'h0 : capture_reg[487:480]),
+    _t13 ? in_masked[31:24] : (_t14 ? 8'h0 : capture_reg[479:472]),
+    _t13 ? in_masked[23:16] : (_t14 ? 8'h0 : capture_reg[471:464]),
+    _t13 ? in_masked[15:8] : (_t14 ? 8'h0 : capture_reg[463:456]),
+    _t13 ? in_masked[7:0] : (_t14 ? 8'h0 : capture_reg[455:448]),
+    _t15 ? in_masked[63:56] : (_t16 ? 8'h0 : capture_reg[447:440]),
+    _t15 ? in_masked[55:48] : (_t16 ? 8'h0 : capture_reg[439:432]),
+    _t15 ? in_masked[47:40] : (_t16 ? 8'h0 : capture_reg[431:424]),
+    _t15 ? in_masked[39:32] : (_t16 ? 8'h0 : capture_reg[423:416]),
+    _t15 ? in_masked[31:24] : (_t16 ? 8'h0 : capture_reg[415:408]),
+    _t15 ? in_masked[23:16] : (_t16 ? 8'h0 : capture_reg[407:400]),
+    _t15 ? in_masked[15:8] : (_t16 ? 8'h0 : capture_reg[399:392]),
+    _t15 ? in_masked[7:0] : (_t16 ? 8'h0 : capture_reg[391:384]),
+    _t17 ? in_masked[63:56] : (_t18 ? 8'h0 : capture_reg[383:376]),
+    _t17 ? in_masked[55:48] : (_t18 ? 8'h0 : capture_reg[375:368]),
+    _t17 ? in_masked[47:40] : (_t18 ? 8'h0 : capture_reg[367:360]),
+    _t17 ? in_masked[39:32] : (_t18 ? 8'h0 : capture_reg[359:352]),
+    _t17 ? in_masked[31:24] : (_t18 ? 8'h0 : capture_reg[351:344]),
+    _t17 ? in_masked[23:16] : (_t18 ? 8'h0 : capture_reg[343:336]),
+    _t17 ? in_masked[15:8] : (_t18 ? 8'h0 : capture_reg[335:328]),
+    _t17 ? in_masked[7:0] : (_t18 ? 8'h0 : capture_reg[327:320]),
+    _t19 ? in_masked[63:56] : (_t20 ? 8'h0 : capture_reg[319:312]),
+    _t19 ? in_masked[55:48] : (_t20 ? 8'h0 : capture_reg[311:304]),
+    _t19 ? in_masked[47:40] : (_t20 ? 8'h0 : capture_reg[303:296]),
+    _t19 ? in_masked[39:32] : (_t20 ? 8'h0 : capture_reg[295:288]),
+    _t19 ? in_masked[31:24] : (_t20 ? 8'h0 : capture_reg[287:280]),
+    _t19 ? in_masked[23:16] : (_t20 ? 8'h0 : capture_reg[279:272]),
+    _t19 ? in_masked[15:8] : (_t20 ? 8'h0 : capture_reg[271:264]),
+    _t19 ? in_masked[7:0] : (_t20 ? 8'h0 : capture_reg[263:256]),
+    _t21 ? in_masked[63:56] : (_t22 ? 8'h0 : capture_reg[255:248]),
+    _t21 ? in_masked[55:48] : (_t22 ? 8'h0 : capture_reg[247:240]),
+    _t21 ? in_masked[47:40] : (_t22 ? 8'h0 : capture_reg[239:232]),
+    _t21 ? in_masked[39:32] : (_t22 ? 8'h0 : capture_reg[231:224]),
+    _t21 ? in_masked[31:24] : (_t22 ? 8'h0 : capture_reg[223:216]),
+    _t21 ? in_masked[23:16] : (_t22 ? 8'h0 : capture_reg[215:208]),
+    _t21 ? in_masked[15:8] : (_t22 ? 8'h0 : capture_reg[207:200]),
+    _t21 ? in_masked[7:0] : (_t22 ? 8'h0 : capture_reg[199:192]),
+    _t23 ? in_masked[63:56] : (_t24 ? 8'h0 : capture_reg[191:184]),
+    _t23 ? in_masked[55:48] : (_t24 ? 8'h0 : capture_reg[183:176]),
+    _t23 ? in_masked[47:40] : (_t24 ? 8'h0 : capture_reg[175:168]),
+    _t23 ? in_masked[39:32] : (_t24 ? 8'h0 : capture_reg[167:160]),
+    _t23 ? in_masked[31:24] : (_t24 ? 8'h0 : capture_reg[159:152]),
+    _t23 ? in_masked[23:16] : (_t24 ? 8'h0 : capture_reg[151:144]),
+    _t23 ? in_masked[15:8] : (_t24 ? 8'h0 : capture_reg[143:136]),
+    _t23 ? in_masked[7:0] : (_t24 ? 8'h0 : capture_reg[135:128]),
+    _t25 ? in_masked[63:56] : (_t26 ? 8'h0 : capture_reg[127:120]),
+    _t25 ? in_masked[55:48] : (_t26 ? 8'h0 : capture_reg[119:112]),
+    _t25 ? in_masked[47:40] : (_t26 ? 8'h0 : capture_reg[111:104]),
+    _t25 ? in_masked[39:32] : (_t26 ? 8'h0 : capture_reg[103:96]),
+    _t25 ? in_masked[31:24] : (_t26 ? 8'h0 : capture_reg[95:88]),
+    _t25 ? in_masked[23:16] : (_t26 ? 8'h0 : capture_reg[87:80]),
+    _t25 ? in_masked[15:8] : (_t26 ? 8'h0 : capture_reg[79:72]),
+    _t25 ? in_masked[7:0] : (_t26 ? 8'h0 : capture_reg[71:64]),
     _t0 ? in_masked[63:56] : capture_reg[63:56],
     _t0 ? in_masked[55:48] : capture_reg[55:48],
     _t0 ? in_masked[47:40] : capture_reg[47:40],
@@ -351,14 +351,21 @@ assign hdr_view = {
 };
 assign ulpdu_len = desc_len_reg;
 assign rdmap_len = ulpdu_len - 16'h12;
-assign fixed_len = _t28 ? 16'hc : (_t29 ? 16'h34 : (_t30 ? 16'h8 : (_t31 ? 16'h8 : (_t32 ? 16'h4 : (_t33 ? 16'h1c : 16'h0)))));
+assign fixed_len = _t27 ? 16'hc : (_t28 ? 16'h34 : (_t29 ? 16'h8 : (_t30 ? 16'h8 : (_t31 ? 16'h4 : (_t32 ? 16'h1c : 16'h0)))));
 assign term_len = 16'h4 + (capture_reg[166] ? ((capture_reg[166] & capture_reg[199]) ? 16'h10 : 16'h14) : 16'h0) + (capture_reg[165] ? 16'h1c : 16'h0);
-assign verdict = ({14{_t34}} & ERR_LLP_MARKER) | ({14{_t36 & (~_t34)}} & (capture_reg[7] ? ERR_DDP_TAGGED_VERSION : ERR_DDP_UNTAGGED_VERSION)) |
-    (({14{_t37 & (~_t38)}} & ERR_RDMAP_INVALID_VERSION) | ({14{_t39 & (~_t40)}} & ERR_RDMAP_UNEXPECTED_OPCODE)) |
-    (({14{_t42 & (~_t43)}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{_t44 & (~(_t38 | (_t37 | _t46)))}} & ERR_LLP_MARKER) |
-        (({14{_t47 & (~(_t40 | (_t39 | _t49)))}} & ERR_LLP_MARKER) |
-            (({14{_t50 & (~(_t40 | (_t46 | (_t44 | _t47))))}} & ERR_DDP_TOO_LONG) | ({14{_t51 & (~(_t43 | (_t49 | (_t47 | _t50))))}} & ERR_DDP_TOO_LONG))));
-assign has_payload = (~(_t41 | _t39 | _t42)) & (~_t52) & (ulpdu_len > _t35);
+assign verdict = ({14{_t33}} & ERR_LLP_MARKER) | ({14{_t35 & (~_t33)}} & (capture_reg[7] ? ERR_DDP_TAGGED_VERSION : ERR_DDP_UNTAGGED_VERSION)) |
+    (({14{_t36 & (~_t37)}} & ERR_RDMAP_INVALID_VERSION) | ({14{_t38 & (~_t39)}} & ERR_RDMAP_UNEXPECTED_OPCODE)) |
+    (({14{_t41 & (~_t42)}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{_t43 & (~(_t37 | (_t36 | _t45)))}} & ERR_LLP_MARKER) |
+        (({14{_t46 & (~(_t39 | (_t38 | _t48)))}} & ERR_LLP_MARKER) |
+            (({14{_t49 & (~(_t39 | (_t45 | (_t43 | _t46))))}} & ERR_DDP_TOO_LONG) | ({14{_t50 & (~(_t42 | (_t48 | (_t46 | _t49))))}} & ERR_DDP_TOO_LONG))));
+assign has_payload = (~(_t40 | _t38 | _t41)) & (~_t51) & (ulpdu_len > _t34);
+
+always @* begin
+    rfc7306_next = rfc7306_reg;
+    if (fire & first_beat) begin
+        rfc7306_next = cfg_rfc7306;
+    end
+end
 
 always @* begin
     out_valid_next = out_valid_reg;
@@ -401,21 +408,21 @@ always @* begin
             capture_reg[1:0],
             capture_reg[6],
             capture_reg[7],
-            has_payload ? (ulpdu_len - _t35) : 16'h0,
+            has_payload ? (ulpdu_len - _t34) : 16'h0,
             ulpdu_len,
             verdict,
             has_payload,
-            ~(_t43 | (_t49 | (_t47 | (_t50 | _t51))))
+            ~(_t42 | (_t48 | (_t46 | (_t49 | _t50))))
         };
         desc_pend_next = 1'b0;
     end
-    if (_t53 | (fire & (past_k | (at_k & s_axis_tlast & (t_now ? s_axis_tkeep[6] : s_axis_tkeep[2]))))) begin
+    if (_t52 | (fire & (past_k | (at_k & s_axis_tlast & (t_now ? s_axis_tkeep[6] : s_axis_tkeep[2]))))) begin
         out_valid_next = 1'b1;
         out_data_next = flush_reg ? res_data_reg : (past_k ? join_data : sh_data);
         out_keep_next = flush_reg ? res_keep_reg : (past_k ? join_keep : sh_keep);
         out_last_next = flush_reg | (~past_k) | (s_axis_tlast & (~in_beyond));
     end
-    if (_t53) begin
+    if (_t52) begin
         flush_next = 1'b0;
     end
     if (fire) begin
@@ -455,6 +462,7 @@ always @(posedge clk) begin
     out_last_reg <= out_last_next;
     desc_valid_reg <= desc_valid_next;
     desc_reg <= desc_next;
+    rfc7306_reg <= rfc7306_next;
 
     if (rst) begin
         beat_reg <= 4'b0000;

@@ -56,7 +56,8 @@ module ddp_rx_place_w8 (
     /*
      * Status
      */
-    output wire        idle // every accepted command finished (its writes accepted), none held
+    output wire        idle, // every accepted command finished (its writes accepted), none held
+    output wire        done // the last write beat of a command that placed its packet is accepted (one cycle; commands finish in order)
 );
 
 wire in_fire; // an input beat enters the FIFO
@@ -105,6 +106,8 @@ reg [63:0] out_data_reg;
 reg [63:0] out_data_next;
 reg [7:0] out_strb_reg;
 reg [7:0] out_strb_next;
+reg out_end_reg; // the write beat is its command's last
+reg out_end_next;
 wire [63:0] rot_data_0;
 wire [63:0] rot_data_1;
 wire [63:0] rot_data_2;
@@ -132,6 +135,7 @@ wire [3:0] _t6; // read through slices
 // verilator lint_on UNUSED
 wire _t7;
 wire _t8;
+wire _t9;
 
 assign _t0 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
 assign _t1 = s_axis_tkeep[6] & (~s_axis_tkeep[7]);
@@ -143,8 +147,9 @@ assign _t5 = {
     {8{carry_lanes[0]}}
 };
 assign _t6 = {1'b0, act_off_reg} + {1'b0, fifo_head_reg[66:64]};
-assign _t7 = in_fire & (~fifo_load);
-assign _t8 = fifo_load & (~in_fire);
+assign _t7 = ~spill;
+assign _t8 = in_fire & (~fifo_load);
+assign _t9 = fifo_load & (~in_fire);
 assign in_count_m1 = {
     (s_axis_tkeep[4] & (~s_axis_tkeep[5])) | _t0 | _t1 | s_axis_tkeep[7],
     (s_axis_tkeep[2] & (~s_axis_tkeep[3])) | _t2 | _t1 | s_axis_tkeep[7],
@@ -159,6 +164,7 @@ assign wr_data = out_data_reg;
 assign wr_strb = out_strb_reg;
 assign s_cmd_ready = _t4;
 assign idle = ~(act_valid_reg | pend_valid_reg | out_valid_reg);
+assign done = out_valid_reg & out_end_reg & wr_ready;
 assign rot_data_0 = act_off_reg[0] ? {fifo_head_reg[55:0], fifo_head_reg[63:56]} : fifo_head_reg[63:0];
 assign rot_data_1 = act_off_reg[1] ? {rot_data_0[47:0], rot_data_0[63:48]} : rot_data_0;
 assign rot_data_2 = act_off_reg[2] ? {rot_data_1[31:0], rot_data_1[63:32]} : rot_data_1;
@@ -184,7 +190,7 @@ assign place_beat = act_valid_reg & (~act_discard_reg) & (~act_flush_reg) & fifo
 assign place_flush = act_valid_reg & act_flush_reg & out_free;
 assign drop_beat = act_valid_reg & act_discard_reg & fifo_head_valid_reg;
 assign q_take = place_beat | drop_beat;
-assign act_finish = (place_beat & fifo_head_reg[67] & (~spill)) | place_flush | (drop_beat & fifo_head_reg[67]);
+assign act_finish = (place_beat & fifo_head_reg[67] & _t7) | place_flush | (drop_beat & fifo_head_reg[67]);
 assign act_free = (~act_valid_reg) | act_finish;
 assign cmd_fire = s_cmd_valid & _t4;
 
@@ -205,8 +211,8 @@ always @* begin
     end
     fifo_head_valid_next = fifo_load | (fifo_head_valid_reg & (~q_take));
     fifo_count_next = (fifo_count_reg + {10'h0, in_fire}) - {10'h0, fifo_load};
-    fifo_none_next = _t7 ? 1'b0 : (_t8 ? (fifo_count_reg == 11'h1) : fifo_none_reg);
-    fifo_filled_next = _t8 ? 1'b0 : (_t7 ? (fifo_count_reg == 11'h3ff) : fifo_filled_reg);
+    fifo_none_next = _t8 ? 1'b0 : (_t9 ? (fifo_count_reg == 11'h1) : fifo_none_reg);
+    fifo_filled_next = _t9 ? 1'b0 : (_t8 ? (fifo_count_reg == 11'h3ff) : fifo_filled_reg);
 end
 
 always @* begin
@@ -214,6 +220,7 @@ always @* begin
     out_beat_next = out_beat_reg;
     out_data_next = out_data_reg;
     out_strb_next = out_strb_reg;
+    out_end_next = out_end_reg;
     act_beat_next = act_beat_reg;
     carry_data_next = carry_data_reg;
     carry_keep_next = carry_keep_reg;
@@ -232,6 +239,7 @@ always @* begin
         out_beat_next = act_beat_reg;
         out_data_next = beat_data;
         out_strb_next = beat_strb;
+        out_end_next = fifo_head_reg[67] & _t7;
         act_beat_next = act_beat_reg + 61'h1;
         carry_data_next = rot_data_2;
         carry_keep_next = rot_keep & carry_lanes;
@@ -244,6 +252,7 @@ always @* begin
         out_beat_next = act_beat_reg;
         out_data_next = carry_data_reg;
         out_strb_next = carry_keep_reg;
+        out_end_next = 1'b1;
         act_flush_next = 1'b0;
         carry_keep_next = 8'h0;
     end
@@ -283,6 +292,7 @@ always @(posedge clk) begin
     out_beat_reg <= out_beat_next;
     out_data_reg <= out_data_next;
     out_strb_reg <= out_strb_next;
+    out_end_reg <= out_end_next;
     if (in_fire) begin
         fifo_mem[fifo_wptr_reg] <= {s_axis_tlast, in_count_m1, s_axis_tdata};
     end

@@ -1,13 +1,13 @@
 crc32c_w8.v
-ddp_rx_hdr_w8.v
 ddp_rx_ctl.v
-ddp_rx_place_w8.v
 atomic_unit.v
 rdmap_tx_resp_w8.v
-ddp_rx_w8_shared_stags.v
 rnic_qp_w8.v
 stag_table_d256.v
 ddp_tx_w8_q4.v
 mpa_rx_w8_q4.v
+ulpdu_reasm_w8_q4.v
+ddp_rx_hdr_w8.v
+ddp_rx_place_w8.v
 mpa_tx_w8_q4.v
 rnic_top_w8.v

@@ -3,8 +3,8 @@
 `default_nettype none
 
 /*
- * One RNIC QP, 8 octets per beat: ddp_rx on the receive side (ULPDUs from the shared mpa_rx), and its responder's
- * Read/Atomic Responses and Terminate out as ULPDUs for the shared mpa_tx, held by MPA fencing.
+ * One RNIC QP, 8 octets per beat: the receive control (ddp_rx_ctl: checks, MSNs, queues, placement commands, events) of
+ * its ULPDUs, and its responder's Read/Atomic Responses and Terminate out as ULPDUs for the shared mpa_tx, held by MPA fencing.
  *
  * Parameters:
  *   bytes = 8
@@ -16,297 +16,383 @@ module rnic_qp_w8 (
     /*
      * Clock and synchronous active-high reset
      */
-    input  wire        clk,
-    input  wire        rst,
-
-    /*
-     * AXI4-Stream output: the responder's ULPDUs for the shared mpa_tx, tuser the ULPDU length (m_axis)
-     */
-    output wire [63:0] m_axis_tdata,
-    output wire [7:0]  m_axis_tkeep,
-    output wire        m_axis_tvalid,
-    input  wire        m_axis_tready,
-    output wire        m_axis_tlast,
-    output wire [15:0] m_axis_tuser,
+    input  wire         clk,
+    input  wire         rst,
 
     /*
      * Configuration (static while the QP runs; the first MSN loads in reset)
      */
-    input  wire        cfg_rfc7306, // accept RFC 7306 opcodes 0x8-0xB
-    input  wire [15:0] cfg_pd, // the stream's protection domain
-    input  wire [15:0] cfg_ird, // inbound Read/Atomic Requests allowed
-    input  wire [15:0] cfg_ord, // outbound Read/Atomic Requests allowed outstanding (ORD)
-    input  wire [31:0] cfg_initial_msn, // first MSN of every queue, both ways (loaded in reset)
-    input  wire [15:0] cfg_mulpdu, // largest ULPDU the peer accepts (Read Response segments)
-    input  wire        cfg_big_endian, // atomic targets are big-endian in host memory
-    input  wire        cfg_fence, // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
+    input  wire [15:0]  cfg_pd, // the stream's protection domain
+    input  wire [15:0]  cfg_ird, // inbound Read/Atomic Requests allowed in the IRRQ
+    input  wire [15:0]  cfg_ord, // outbound Read/Atomic Requests allowed outstanding (ORD; above the ORQ depth, the depth)
+    input  wire [31:0]  cfg_initial_msn, // first MSN of every queue (loaded while rst is high)
+    input  wire [15:0]  cfg_mulpdu, // largest ULPDU (>= 64): Read Response segments carry at most cfg_mulpdu - 14 octets
+    input  wire         cfg_big_endian, // atomic targets are big-endian in host memory
+    input  wire         cfg_fence, // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 
     /*
-     * AXI4-Stream input: one ULPDU per packet, tuser on tlast = MPA passed its FPDU (as mpa_rx m_axis)
+     * Its ULPDUs: descriptors from the shared ddp_rx_hdr, placement commands to the shared ddp_rx_place
      */
-    input  wire [63:0] s_axis_tdata,
-    input  wire [7:0]  s_axis_tkeep,
-    input  wire        s_axis_tvalid,
-    output wire        s_axis_tready,
-    input  wire        s_axis_tlast,
-    input  wire        s_axis_tuser,
+    // record ddp_rx_desc {ctrl0[679:672], rdmap[671:256], mo[255:224], msn[223:192], qn[191:160], to[159:96], stag[95:64], rsvd_ulp[63:56], opcode[55:52],
+    // dv[51:50], l[49], t[48], payload_len[47:32], ulpdu_len[31:16], err[15:2], has_payload[1], ok[0]}
+    input  wire [679:0] s_desc_tdata,
+    input  wire         s_desc_tvalid,
+    output wire         s_desc_tready,
+    input  wire         s_desc_mpa_bad, // MPA's verdict on this ULPDU's FPDU: it failed (mpa_rx m_axis_tuser = 0)
+    input  wire [7:0]   s_desc_mpa_code, // its LLP error code (Terminate 0x2/0x0/code), with s_desc_mpa_bad
+    output wire         m_cmd_valid,
+    input  wire         m_cmd_ready,
+    output wire [63:0]  m_cmd_addr,
+    output wire         m_cmd_discard,
+    input  wire         place_idle, // every command accepted so far has been written (ddp_rx_place idle)
 
     /*
-     * The RNIC's STag table (stag_lk_*, stag_inv_*): taken with ready, answered 3 cycles later
+     * The RNIC's STag table (stag_lk_*, stag_inv_*)
      */
-    output wire        stag_lk_valid,
-    output wire [31:0] stag_lk_stag,
-    output wire [63:0] stag_lk_to,
-    output wire [31:0] stag_lk_len,
-    output wire [4:0]  stag_lk_right,
-    output wire [15:0] stag_lk_pd,
-    output wire        stag_inv_valid,
-    output wire [31:0] stag_inv_stag,
-    output wire [15:0] stag_inv_pd,
-    input  wire        stag_lk_ready, // the table takes the lookup (a table shared by the QPs serves one a cycle)
-    input  wire        stag_inv_ready, // the table takes the invalidate
-    input  wire        stag_lk_rsp_valid,
-    input  wire [2:0]  stag_lk_rsp_fault,
-    input  wire [63:0] stag_lk_rsp_address,
-    input  wire        stag_inv_rsp_valid,
-    input  wire [1:0]  stag_inv_rsp_fault,
+    output wire         stag_lk_valid,
+    output wire [31:0]  stag_lk_stag,
+    output wire [63:0]  stag_lk_to,
+    output wire [31:0]  stag_lk_len,
+    output wire [4:0]   stag_lk_right,
+    output wire [15:0]  stag_lk_pd,
+    output wire         stag_inv_valid,
+    output wire [31:0]  stag_inv_stag,
+    output wire [15:0]  stag_inv_pd,
+    input  wire         stag_lk_ready, // the table takes the lookup (a table shared by the QPs serves one a cycle)
+    input  wire         stag_inv_ready, // the table takes the invalidate
+    input  wire         stag_lk_rsp_valid,
+    input  wire [2:0]   stag_lk_rsp_fault,
+    input  wire [63:0]  stag_lk_rsp_address,
+    input  wire         stag_inv_rsp_valid,
+    input  wire [1:0]   stag_inv_rsp_fault,
 
     /*
      * Posted receive buffers of QN 0 (s_recv)
      */
-    input  wire        s_recv_valid,
-    output wire        s_recv_ready,
-    input  wire [63:0] s_recv_addr, // host address
-    input  wire [31:0] s_recv_len, // octets
+    input  wire         s_recv_valid,
+    output wire         s_recv_ready,
+    input  wire [63:0]  s_recv_addr, // host address
+    input  wire [31:0]  s_recv_len, // octets
 
     /*
-     * ORQ: outbound Read and Atomic Requests in send order (s_orq)
+     * ORQ: outbound Read and Atomic Requests, in the order they were sent (s_orq)
      */
-    input  wire        s_orq_valid,
-    output wire        s_orq_ready,
-    input  wire        s_orq_atomic, // an Atomic Request (else a Read Request)
-    input  wire [31:0] s_orq_stag, // Read: the Data Sink STag
-    input  wire [63:0] s_orq_to, // Read: the Data Sink TO
-    input  wire [31:0] s_orq_size, // Read: RDMA Read Message Size
-    input  wire [31:0] s_orq_request_id, // Atomic: Request Identifier
+    input  wire         s_orq_valid,
+    output wire         s_orq_ready,
+    input  wire [31:0]  s_orq_stag, // Read: the Data Sink STag
+    input  wire [63:0]  s_orq_to, // Read: the Data Sink TO
+    input  wire [31:0]  s_orq_size, // Read: RDMA Read Message Size
+    input  wire [31:0]  s_orq_request_id, // Atomic: Request Identifier
+    input  wire         s_orq_atomic, // an Atomic Request (else a Read Request)
 
     /*
-     * Events: completions, Terminates, closure (m_evt)
+     * Events (m_evt): completions, Terminates, closure
      */
-    output wire        m_evt_valid,
-    input  wire        m_evt_ready,
-    output wire [2:0]  m_evt_kind, // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
-    output wire [31:0] m_evt_length, // octets
-    output wire        m_evt_solicited, // with Solicited Event
-    output wire        m_evt_invalidated, // recv: m_evt_stag was invalidated (Send with Invalidate)
-    output wire [31:0] m_evt_stag, // the invalidated STag
-    output wire [63:0] m_evt_data, // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
-    output wire [13:0] m_evt_err, // record error_word
+    output wire         m_evt_valid,
+    input  wire         m_evt_ready,
+    output wire [2:0]   m_evt_kind, // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
+    output wire [31:0]  m_evt_length, // octets
+    output wire         m_evt_solicited, // with Solicited Event
+    output wire         m_evt_invalidated, // recv: m_evt_stag was invalidated (Send with Invalidate)
+    output wire [31:0]  m_evt_stag, // the invalidated STag
+    output wire [63:0]  m_evt_data, // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
+    output wire [13:0]  m_evt_err, // record error_word
 
     /*
-     * MPA verdict
+     * Local faults (a pulse each)
      */
-    input  wire [7:0]  s_llp_err, // mpa_rx err_code: the LLP error code of a ULPDU that ends with tuser 0
-
-    /*
-     * Local faults
-     */
-    input  wire        inject_valid, // the next ULPDU that passes the header checks meets this local failure
-    input  wire [13:0] inject_err, // {code, etype, layer}
-    input  wire        abort_req, // the ULP tears the stream down: Terminate RDMAP local catastrophic, no headers
-
-    /*
-     * Host memory write (W-aligned beats with strobes)
-     */
-    output wire        mem_wr_valid,
-    input  wire        mem_wr_ready,
-    output wire [63:0] mem_wr_addr,
-    output wire [63:0] mem_wr_data, // lane j = octet at mem_wr_addr + j
-    output wire [7:0]  mem_wr_strb,
-
-    /*
-     * Host memory read (W-aligned beats; data in order, always accepted)
-     */
-    output wire        mem_rd_valid,
-    input  wire        mem_rd_ready,
-    output wire [63:0] mem_rd_addr, // a multiple of W
-    input  wire        mem_rd_data_valid, // always accepted; in read order, at least 1 cycle after the read handshake
-    input  wire [63:0] mem_rd_data, // lane j = octet at rd_addr + j
+    input  wire         inject_valid, // the next ULPDU that passes the header checks meets this local failure
+    input  wire [13:0]  inject_err, // {code, etype, layer}
+    input  wire         abort_req, // the ULP tears the stream down: Terminate RDMAP local catastrophic, no headers
 
     /*
      * Status
      */
-    output wire        rx_stopped,
-    output wire        tx_stopped,
-    output wire [3:0]  irrq_used,
-    output wire        rx_idle, // the receive side is idle: every descriptor handled, every placement written
-    output wire        fenced, // the QP's transmit waits for the peer's first FPDU (MPA fencing, cfg_fence)
-    output wire        m_first_valid, // the first FPDU of a fenced QP has arrived: it may send now (one cycle, for the completion queue)
-    output wire        idle // nothing in progress in the receive path and the responder (the shared blocks may still hold a few beats)
+    output wire         rx_stopped,
+    output wire         tx_stopped,
+    output wire [3:0]   irrq_used,
+
+    /*
+     * Host memory read (W-aligned beats; data in order, always accepted)
+     */
+    output wire         mem_rd_valid,
+    input  wire         mem_rd_ready,
+    output wire [63:0]  mem_rd_addr, // a multiple of W
+    input  wire         mem_rd_data_valid, // always accepted; in read order, at least 1 cycle after the read handshake
+    input  wire [63:0]  mem_rd_data, // lane j = octet at rd_addr + j
+
+    /*
+     * Host memory write: the atomic unit's write-back (W-aligned beats with strobes)
+     */
+    output wire         mem_wr_valid,
+    input  wire         mem_wr_ready,
+    output wire [63:0]  mem_wr_addr, // a multiple of W
+    output wire [63:0]  mem_wr_data, // lane j = octet at wr_addr + j
+    output wire [7:0]   mem_wr_strb,
+
+    /*
+     * Status
+     */
+    output wire         fenced, // the QP's transmit waits for the peer's first FPDU (MPA fencing, cfg_fence)
+    output wire         m_first_valid, // the first FPDU of a fenced QP has arrived: it may send now (one cycle, for the completion queue)
+
+    /*
+     * AXI4-Stream output: the responder's ULPDUs for the shared mpa_tx, tuser the ULPDU length (m_axis)
+     */
+    output wire [63:0]  m_axis_tdata,
+    output wire [7:0]   m_axis_tkeep,
+    output wire         m_axis_tvalid,
+    input  wire         m_axis_tready,
+    output wire         m_axis_tlast,
+    output wire [15:0]  m_axis_tuser,
+
+    /*
+     * Status
+     */
+    output wire         rx_idle, // every descriptor taken is handled and its placement written
+    output wire         idle // nothing in progress in the receive control and the responder (the shared blocks may still hold a few beats)
 );
 
-wire rx_path_cfg_rfc7306;
-wire [15:0] rx_path_cfg_pd;
-wire [15:0] rx_path_cfg_ird;
-wire [15:0] rx_path_cfg_ord;
-wire [31:0] rx_path_cfg_initial_msn;
-wire [15:0] rx_path_cfg_mulpdu;
-wire rx_path_cfg_big_endian;
-wire [63:0] rx_path_s_axis_tdata;
-wire [7:0] rx_path_s_axis_tkeep;
-wire rx_path_s_axis_tvalid;
-wire rx_path_s_axis_tready;
-wire rx_path_s_axis_tlast;
-wire rx_path_s_axis_tuser;
-wire [7:0] rx_path_s_llp_err;
-wire rx_path_stag_lk_valid;
-wire [31:0] rx_path_stag_lk_stag;
-wire [63:0] rx_path_stag_lk_to;
-wire [31:0] rx_path_stag_lk_len;
-wire [4:0] rx_path_stag_lk_right;
-wire [15:0] rx_path_stag_lk_pd;
-wire rx_path_stag_inv_valid;
-wire [31:0] rx_path_stag_inv_stag;
-wire [15:0] rx_path_stag_inv_pd;
-wire rx_path_stag_lk_ready;
-wire rx_path_stag_inv_ready;
-wire rx_path_stag_lk_rsp_valid;
-wire [2:0] rx_path_stag_lk_rsp_fault;
-wire [63:0] rx_path_stag_lk_rsp_address;
-wire rx_path_stag_inv_rsp_valid;
-wire [1:0] rx_path_stag_inv_rsp_fault;
-wire rx_path_s_recv_valid;
-wire rx_path_s_recv_ready;
-wire [63:0] rx_path_s_recv_addr;
-wire [31:0] rx_path_s_recv_len;
-wire rx_path_s_orq_valid;
-wire rx_path_s_orq_ready;
-wire rx_path_s_orq_atomic;
-wire [31:0] rx_path_s_orq_stag;
-wire [63:0] rx_path_s_orq_to;
-wire [31:0] rx_path_s_orq_size;
-wire [31:0] rx_path_s_orq_request_id;
-wire rx_path_inject_valid;
-wire [13:0] rx_path_inject_err;
-wire rx_path_abort_req;
-wire rx_path_m_evt_valid;
-wire rx_path_m_evt_ready;
-wire [2:0] rx_path_m_evt_kind;
-wire [31:0] rx_path_m_evt_length;
-wire rx_path_m_evt_solicited;
-wire rx_path_m_evt_invalidated;
-wire [31:0] rx_path_m_evt_stag;
-wire [63:0] rx_path_m_evt_data;
-wire [13:0] rx_path_m_evt_err;
-wire rx_path_rx_stopped;
-wire rx_path_tx_stopped;
-wire [3:0] rx_path_irrq_used;
-wire rx_path_ulpdu_decided;
-wire rx_path_mem_wr_valid;
-wire rx_path_mem_wr_ready;
-wire [63:0] rx_path_mem_wr_addr;
-wire [63:0] rx_path_mem_wr_data;
-wire [7:0] rx_path_mem_wr_strb;
-wire rx_path_mem_rd_valid;
-wire rx_path_mem_rd_ready;
-wire [63:0] rx_path_mem_rd_addr;
-wire rx_path_mem_rd_data_valid;
-wire [63:0] rx_path_mem_rd_data;
-wire [63:0] rx_path_m_axis_tdata;
-wire [7:0] rx_path_m_axis_tkeep;
-wire rx_path_m_axis_tvalid;
-wire rx_path_m_axis_tready;
-wire rx_path_m_axis_tlast;
-wire [15:0] rx_path_m_axis_tuser;
-wire rx_path_idle;
-wire rx_path_rx_idle;
+wire [15:0] ctl_cfg_pd;
+wire [15:0] ctl_cfg_ird;
+wire [15:0] ctl_cfg_ord;
+wire [31:0] ctl_cfg_initial_msn;
+wire [679:0] ctl_s_desc_tdata;
+wire ctl_s_desc_tvalid;
+wire ctl_s_desc_tready;
+wire ctl_s_desc_mpa_bad;
+wire [7:0] ctl_s_desc_mpa_code;
+wire ctl_s_recv_valid;
+wire ctl_s_recv_ready;
+wire [63:0] ctl_s_recv_addr;
+wire [31:0] ctl_s_recv_len;
+wire ctl_s_orq_valid;
+wire ctl_s_orq_ready;
+wire [31:0] ctl_s_orq_stag;
+wire [63:0] ctl_s_orq_to;
+wire [31:0] ctl_s_orq_size;
+wire [31:0] ctl_s_orq_request_id;
+wire ctl_s_orq_atomic;
+wire ctl_inject_valid;
+wire [13:0] ctl_inject_err;
+wire ctl_abort_req;
+wire ctl_lk_valid;
+wire ctl_lk_ready;
+wire [31:0] ctl_lk_stag;
+wire [63:0] ctl_lk_to;
+wire [31:0] ctl_lk_len;
+wire [4:0] ctl_lk_right;
+wire [15:0] ctl_lk_pd;
+wire ctl_lk_rsp_valid;
+wire [2:0] ctl_lk_rsp_fault;
+wire [63:0] ctl_lk_rsp_address;
+wire ctl_inv_valid;
+wire ctl_inv_ready;
+wire [31:0] ctl_inv_stag;
+wire [15:0] ctl_inv_pd;
+wire ctl_inv_rsp_valid;
+wire [1:0] ctl_inv_rsp_fault;
+wire ctl_m_cmd_valid;
+wire ctl_m_cmd_ready;
+wire [63:0] ctl_m_cmd_addr;
+wire ctl_m_cmd_discard;
+wire ctl_place_idle;
+wire ctl_m_req_valid;
+wire ctl_m_req_ready;
+wire [1:0] ctl_m_req_kind;
+wire [31:0] ctl_m_req_sink_stag;
+wire [63:0] ctl_m_req_sink_to;
+wire [63:0] ctl_m_req_src_addr;
+wire [31:0] ctl_m_req_size;
+wire [3:0] ctl_m_req_aopcode;
+wire [63:0] ctl_m_req_addr;
+wire [63:0] ctl_m_req_add_swap;
+wire [63:0] ctl_m_req_add_swap_mask;
+wire [63:0] ctl_m_req_compare;
+wire [63:0] ctl_m_req_compare_mask;
+wire [31:0] ctl_m_req_request_id;
+wire [3:0] ctl_m_req_term_layer;
+wire [3:0] ctl_m_req_term_etype;
+wire [7:0] ctl_m_req_term_code;
+wire ctl_m_req_term_m;
+wire ctl_m_req_term_d;
+wire ctl_m_req_term_r;
+wire [15:0] ctl_m_req_term_seg_len;
+wire ctl_m_req_term_tagged;
+wire [143:0] ctl_m_req_term_ddp_hdr;
+wire [223:0] ctl_m_req_term_rdma_hdr;
+wire ctl_m_evt_valid;
+wire ctl_m_evt_ready;
+wire [2:0] ctl_m_evt_kind;
+wire [31:0] ctl_m_evt_length;
+wire ctl_m_evt_solicited;
+wire ctl_m_evt_invalidated;
+wire [31:0] ctl_m_evt_stag;
+wire [63:0] ctl_m_evt_data;
+wire [13:0] ctl_m_evt_err;
+wire ctl_rx_stopped;
+wire ctl_tx_stopped;
+wire ctl_idle;
+wire [3:0] ctl_irrq_used;
+wire ctl_ulpdu_decided;
+wire [15:0] resp_cfg_mulpdu;
+wire resp_cfg_big_endian;
+wire [31:0] resp_cfg_initial_msn;
+wire resp_req_valid;
+wire resp_req_ready;
+wire [1:0] resp_req_kind;
+wire [31:0] resp_req_sink_stag;
+wire [63:0] resp_req_sink_to;
+wire [63:0] resp_req_src_addr;
+wire [31:0] resp_req_size;
+wire [3:0] resp_req_aopcode;
+wire [63:0] resp_req_addr;
+wire [63:0] resp_req_add_swap;
+wire [63:0] resp_req_add_swap_mask;
+wire [63:0] resp_req_compare;
+wire [63:0] resp_req_compare_mask;
+wire [31:0] resp_req_request_id;
+wire [3:0] resp_req_term_layer;
+wire [3:0] resp_req_term_etype;
+wire [7:0] resp_req_term_code;
+wire resp_req_term_m;
+wire resp_req_term_d;
+wire resp_req_term_r;
+wire [15:0] resp_req_term_seg_len;
+wire resp_req_term_tagged;
+wire [143:0] resp_req_term_ddp_hdr;
+wire [223:0] resp_req_term_rdma_hdr;
+wire resp_rd_valid;
+wire resp_rd_ready;
+wire [63:0] resp_rd_addr;
+wire resp_rd_data_valid;
+wire [63:0] resp_rd_data;
+wire resp_wr_valid;
+wire resp_wr_ready;
+wire [63:0] resp_wr_addr;
+wire [63:0] resp_wr_data;
+wire [7:0] resp_wr_strb;
+wire [63:0] resp_m_axis_tdata;
+wire [7:0] resp_m_axis_tkeep;
+wire resp_m_axis_tvalid;
+wire resp_m_axis_tready;
+wire resp_m_axis_tlast;
+wire [15:0] resp_m_axis_tuser;
+wire resp_idle;
 reg rx_arrived_reg; // the peer's first FPDU has arrived and been decided
 reg rx_arrived_next;
 wire tx_fence_hold; // the responder holds every FPDU until the initiator's first has arrived
 wire _t0;
 
 assign _t0 = ~tx_fence_hold;
-assign rx_path_cfg_rfc7306 = cfg_rfc7306;
-assign rx_path_cfg_pd = cfg_pd;
-assign rx_path_cfg_ird = cfg_ird;
-assign rx_path_cfg_ord = cfg_ord;
-assign rx_path_cfg_initial_msn = cfg_initial_msn;
-assign rx_path_cfg_mulpdu = cfg_mulpdu;
-assign rx_path_cfg_big_endian = cfg_big_endian;
-assign rx_path_s_axis_tdata = s_axis_tdata;
-assign rx_path_s_axis_tkeep = s_axis_tkeep;
-assign rx_path_s_axis_tvalid = s_axis_tvalid;
-assign s_axis_tready = rx_path_s_axis_tready;
-assign rx_path_s_axis_tlast = s_axis_tlast;
-assign rx_path_s_axis_tuser = s_axis_tuser;
-assign stag_lk_valid = rx_path_stag_lk_valid;
-assign stag_lk_stag = rx_path_stag_lk_stag;
-assign stag_lk_to = rx_path_stag_lk_to;
-assign stag_lk_len = rx_path_stag_lk_len;
-assign stag_lk_right = rx_path_stag_lk_right;
-assign stag_lk_pd = rx_path_stag_lk_pd;
-assign stag_inv_valid = rx_path_stag_inv_valid;
-assign stag_inv_stag = rx_path_stag_inv_stag;
-assign stag_inv_pd = rx_path_stag_inv_pd;
-assign rx_path_stag_lk_ready = stag_lk_ready;
-assign rx_path_stag_inv_ready = stag_inv_ready;
-assign rx_path_stag_lk_rsp_valid = stag_lk_rsp_valid;
-assign rx_path_stag_lk_rsp_fault = stag_lk_rsp_fault;
-assign rx_path_stag_lk_rsp_address = stag_lk_rsp_address;
-assign rx_path_stag_inv_rsp_valid = stag_inv_rsp_valid;
-assign rx_path_stag_inv_rsp_fault = stag_inv_rsp_fault;
-assign rx_path_s_recv_valid = s_recv_valid;
-assign s_recv_ready = rx_path_s_recv_ready;
-assign rx_path_s_recv_addr = s_recv_addr;
-assign rx_path_s_recv_len = s_recv_len;
-assign rx_path_s_orq_valid = s_orq_valid;
-assign s_orq_ready = rx_path_s_orq_ready;
-assign rx_path_s_orq_atomic = s_orq_atomic;
-assign rx_path_s_orq_stag = s_orq_stag;
-assign rx_path_s_orq_to = s_orq_to;
-assign rx_path_s_orq_size = s_orq_size;
-assign rx_path_s_orq_request_id = s_orq_request_id;
-assign m_evt_valid = rx_path_m_evt_valid;
-assign rx_path_m_evt_ready = m_evt_ready;
-assign m_evt_kind = rx_path_m_evt_kind;
-assign m_evt_length = rx_path_m_evt_length;
-assign m_evt_solicited = rx_path_m_evt_solicited;
-assign m_evt_invalidated = rx_path_m_evt_invalidated;
-assign m_evt_stag = rx_path_m_evt_stag;
-assign m_evt_data = rx_path_m_evt_data;
-assign m_evt_err = rx_path_m_evt_err;
-assign rx_path_s_llp_err = s_llp_err;
-assign rx_path_inject_valid = inject_valid;
-assign rx_path_inject_err = inject_err;
-assign rx_path_abort_req = abort_req;
-assign mem_wr_valid = rx_path_mem_wr_valid;
-assign rx_path_mem_wr_ready = mem_wr_ready;
-assign mem_wr_addr = rx_path_mem_wr_addr;
-assign mem_wr_data = rx_path_mem_wr_data;
-assign mem_wr_strb = rx_path_mem_wr_strb;
-assign mem_rd_valid = rx_path_mem_rd_valid;
-assign rx_path_mem_rd_ready = mem_rd_ready;
-assign mem_rd_addr = rx_path_mem_rd_addr;
-assign rx_path_mem_rd_data_valid = mem_rd_data_valid;
-assign rx_path_mem_rd_data = mem_rd_data;
-assign rx_stopped = rx_path_rx_stopped;
-assign tx_stopped = rx_path_tx_stopped;
-assign irrq_used = rx_path_irrq_used;
-assign rx_idle = rx_path_rx_idle;
+assign ctl_cfg_pd = cfg_pd;
+assign ctl_cfg_ird = cfg_ird;
+assign ctl_cfg_ord = cfg_ord;
+assign ctl_cfg_initial_msn = cfg_initial_msn;
+assign resp_cfg_mulpdu = cfg_mulpdu;
+assign resp_cfg_big_endian = cfg_big_endian;
+assign resp_cfg_initial_msn = ctl_cfg_initial_msn;
+assign ctl_s_desc_tdata = s_desc_tdata;
+assign ctl_s_desc_tvalid = s_desc_tvalid;
+assign s_desc_tready = ctl_s_desc_tready;
+assign ctl_s_desc_mpa_bad = s_desc_mpa_bad;
+assign ctl_s_desc_mpa_code = s_desc_mpa_code;
+assign m_cmd_valid = ctl_m_cmd_valid;
+assign ctl_m_cmd_ready = m_cmd_ready;
+assign m_cmd_addr = ctl_m_cmd_addr;
+assign m_cmd_discard = ctl_m_cmd_discard;
+assign ctl_place_idle = place_idle;
+assign stag_lk_valid = ctl_lk_valid;
+assign stag_lk_stag = ctl_lk_stag;
+assign stag_lk_to = ctl_lk_to;
+assign stag_lk_len = ctl_lk_len;
+assign stag_lk_right = ctl_lk_right;
+assign stag_lk_pd = ctl_lk_pd;
+assign stag_inv_valid = ctl_inv_valid;
+assign stag_inv_stag = ctl_inv_stag;
+assign stag_inv_pd = ctl_inv_pd;
+assign ctl_lk_ready = stag_lk_ready;
+assign ctl_inv_ready = stag_inv_ready;
+assign ctl_lk_rsp_valid = stag_lk_rsp_valid;
+assign ctl_lk_rsp_fault = stag_lk_rsp_fault;
+assign ctl_lk_rsp_address = stag_lk_rsp_address;
+assign ctl_inv_rsp_valid = stag_inv_rsp_valid;
+assign ctl_inv_rsp_fault = stag_inv_rsp_fault;
+assign ctl_s_recv_valid = s_recv_valid;
+assign s_recv_ready = ctl_s_recv_ready;
+assign ctl_s_recv_addr = s_recv_addr;
+assign ctl_s_recv_len = s_recv_len;
+assign ctl_s_orq_valid = s_orq_valid;
+assign s_orq_ready = ctl_s_orq_ready;
+assign ctl_s_orq_stag = s_orq_stag;
+assign ctl_s_orq_to = s_orq_to;
+assign ctl_s_orq_size = s_orq_size;
+assign ctl_s_orq_request_id = s_orq_request_id;
+assign ctl_s_orq_atomic = s_orq_atomic;
+assign m_evt_valid = ctl_m_evt_valid;
+assign ctl_m_evt_ready = m_evt_ready;
+assign m_evt_kind = ctl_m_evt_kind;
+assign m_evt_length = ctl_m_evt_length;
+assign m_evt_solicited = ctl_m_evt_solicited;
+assign m_evt_invalidated = ctl_m_evt_invalidated;
+assign m_evt_stag = ctl_m_evt_stag;
+assign m_evt_data = ctl_m_evt_data;
+assign m_evt_err = ctl_m_evt_err;
+assign ctl_inject_valid = inject_valid;
+assign ctl_inject_err = inject_err;
+assign ctl_abort_req = abort_req;
+assign rx_stopped = ctl_rx_stopped;
+assign tx_stopped = ctl_tx_stopped;
+assign irrq_used = ctl_irrq_used;
+assign resp_req_valid = ctl_m_req_valid;
+assign ctl_m_req_ready = resp_req_ready;
+assign resp_req_kind = ctl_m_req_kind;
+assign resp_req_sink_stag = ctl_m_req_sink_stag;
+assign resp_req_sink_to = ctl_m_req_sink_to;
+assign resp_req_src_addr = ctl_m_req_src_addr;
+assign resp_req_size = ctl_m_req_size;
+assign resp_req_aopcode = ctl_m_req_aopcode;
+assign resp_req_addr = ctl_m_req_addr;
+assign resp_req_add_swap = ctl_m_req_add_swap;
+assign resp_req_add_swap_mask = ctl_m_req_add_swap_mask;
+assign resp_req_compare = ctl_m_req_compare;
+assign resp_req_compare_mask = ctl_m_req_compare_mask;
+assign resp_req_request_id = ctl_m_req_request_id;
+assign resp_req_term_layer = ctl_m_req_term_layer;
+assign resp_req_term_etype = ctl_m_req_term_etype;
+assign resp_req_term_code = ctl_m_req_term_code;
+assign resp_req_term_m = ctl_m_req_term_m;
+assign resp_req_term_d = ctl_m_req_term_d;
+assign resp_req_term_r = ctl_m_req_term_r;
+assign resp_req_term_seg_len = ctl_m_req_term_seg_len;
+assign resp_req_term_tagged = ctl_m_req_term_tagged;
+assign resp_req_term_ddp_hdr = ctl_m_req_term_ddp_hdr;
+assign resp_req_term_rdma_hdr = ctl_m_req_term_rdma_hdr;
+assign mem_rd_valid = resp_rd_valid;
+assign resp_rd_ready = mem_rd_ready;
+assign mem_rd_addr = resp_rd_addr;
+assign resp_rd_data_valid = mem_rd_data_valid;
+assign resp_rd_data = mem_rd_data;
+assign mem_wr_valid = resp_wr_valid;
+assign resp_wr_ready = mem_wr_ready;
+assign mem_wr_addr = resp_wr_addr;
+assign mem_wr_data = resp_wr_data;
+assign mem_wr_strb = resp_wr_strb;
 assign tx_fence_hold = cfg_fence & (~rx_arrived_reg);
 assign fenced = tx_fence_hold;
-assign m_first_valid = tx_fence_hold & rx_path_ulpdu_decided;
-assign m_axis_tvalid = rx_path_m_axis_tvalid & _t0;
-assign m_axis_tdata = rx_path_m_axis_tdata;
-assign m_axis_tkeep = rx_path_m_axis_tkeep;
-assign m_axis_tlast = rx_path_m_axis_tlast;
-assign m_axis_tuser = rx_path_m_axis_tuser;
-assign rx_path_m_axis_tready = m_axis_tready & _t0;
-assign idle = rx_path_idle & (~rx_path_m_axis_tvalid);
+assign m_first_valid = tx_fence_hold & ctl_ulpdu_decided;
+assign m_axis_tvalid = resp_m_axis_tvalid & _t0;
+assign m_axis_tdata = resp_m_axis_tdata;
+assign m_axis_tkeep = resp_m_axis_tkeep;
+assign m_axis_tlast = resp_m_axis_tlast;
+assign m_axis_tuser = resp_m_axis_tuser;
+assign resp_m_axis_tready = m_axis_tready & _t0;
+assign rx_idle = ctl_idle & ctl_place_idle;
+assign idle = rx_idle & resp_idle & (~ctl_m_req_valid) & (~resp_m_axis_tvalid);
 
 always @* begin
     rx_arrived_next = rx_arrived_reg;
-    if (rx_path_ulpdu_decided) begin
+    if (ctl_ulpdu_decided) begin
         rx_arrived_next = 1'b1;
     end
 end
@@ -319,84 +405,140 @@ always @(posedge clk) begin
     end
 end
 
-ddp_rx_w8_shared_stags u_rx (
+ddp_rx_ctl u_ctl (
     .clk(clk),
     .rst(rst),
-    .cfg_rfc7306(rx_path_cfg_rfc7306),
-    .cfg_pd(rx_path_cfg_pd),
-    .cfg_ird(rx_path_cfg_ird),
-    .cfg_ord(rx_path_cfg_ord),
-    .cfg_initial_msn(rx_path_cfg_initial_msn),
-    .cfg_mulpdu(rx_path_cfg_mulpdu),
-    .cfg_big_endian(rx_path_cfg_big_endian),
-    .s_axis_tdata(rx_path_s_axis_tdata),
-    .s_axis_tkeep(rx_path_s_axis_tkeep),
-    .s_axis_tvalid(rx_path_s_axis_tvalid),
-    .s_axis_tready(rx_path_s_axis_tready),
-    .s_axis_tlast(rx_path_s_axis_tlast),
-    .s_axis_tuser(rx_path_s_axis_tuser),
-    .s_llp_err(rx_path_s_llp_err),
-    .stag_lk_valid(rx_path_stag_lk_valid),
-    .stag_lk_stag(rx_path_stag_lk_stag),
-    .stag_lk_to(rx_path_stag_lk_to),
-    .stag_lk_len(rx_path_stag_lk_len),
-    .stag_lk_right(rx_path_stag_lk_right),
-    .stag_lk_pd(rx_path_stag_lk_pd),
-    .stag_inv_valid(rx_path_stag_inv_valid),
-    .stag_inv_stag(rx_path_stag_inv_stag),
-    .stag_inv_pd(rx_path_stag_inv_pd),
-    .stag_lk_ready(rx_path_stag_lk_ready),
-    .stag_inv_ready(rx_path_stag_inv_ready),
-    .stag_lk_rsp_valid(rx_path_stag_lk_rsp_valid),
-    .stag_lk_rsp_fault(rx_path_stag_lk_rsp_fault),
-    .stag_lk_rsp_address(rx_path_stag_lk_rsp_address),
-    .stag_inv_rsp_valid(rx_path_stag_inv_rsp_valid),
-    .stag_inv_rsp_fault(rx_path_stag_inv_rsp_fault),
-    .s_recv_valid(rx_path_s_recv_valid),
-    .s_recv_ready(rx_path_s_recv_ready),
-    .s_recv_addr(rx_path_s_recv_addr),
-    .s_recv_len(rx_path_s_recv_len),
-    .s_orq_valid(rx_path_s_orq_valid),
-    .s_orq_ready(rx_path_s_orq_ready),
-    .s_orq_atomic(rx_path_s_orq_atomic),
-    .s_orq_stag(rx_path_s_orq_stag),
-    .s_orq_to(rx_path_s_orq_to),
-    .s_orq_size(rx_path_s_orq_size),
-    .s_orq_request_id(rx_path_s_orq_request_id),
-    .inject_valid(rx_path_inject_valid),
-    .inject_err(rx_path_inject_err),
-    .abort_req(rx_path_abort_req),
-    .m_evt_valid(rx_path_m_evt_valid),
-    .m_evt_ready(rx_path_m_evt_ready),
-    .m_evt_kind(rx_path_m_evt_kind),
-    .m_evt_length(rx_path_m_evt_length),
-    .m_evt_solicited(rx_path_m_evt_solicited),
-    .m_evt_invalidated(rx_path_m_evt_invalidated),
-    .m_evt_stag(rx_path_m_evt_stag),
-    .m_evt_data(rx_path_m_evt_data),
-    .m_evt_err(rx_path_m_evt_err),
-    .rx_stopped(rx_path_rx_stopped),
-    .tx_stopped(rx_path_tx_stopped),
-    .irrq_used(rx_path_irrq_used),
-    .ulpdu_decided(rx_path_ulpdu_decided),
-    .mem_wr_valid(rx_path_mem_wr_valid),
-    .mem_wr_ready(rx_path_mem_wr_ready),
-    .mem_wr_addr(rx_path_mem_wr_addr),
-    .mem_wr_data(rx_path_mem_wr_data),
-    .mem_wr_strb(rx_path_mem_wr_strb),
-    .mem_rd_valid(rx_path_mem_rd_valid),
-    .mem_rd_ready(rx_path_mem_rd_ready),
-    .mem_rd_addr(rx_path_mem_rd_addr),
-    .mem_rd_data_valid(rx_path_mem_rd_data_valid),
-    .mem_rd_data(rx_path_mem_rd_data),
-    .m_axis_tdata(rx_path_m_axis_tdata),
-    .m_axis_tkeep(rx_path_m_axis_tkeep),
-    .m_axis_tvalid(rx_path_m_axis_tvalid),
-    .m_axis_tready(rx_path_m_axis_tready),
-    .m_axis_tlast(rx_path_m_axis_tlast),
-    .m_axis_tuser(rx_path_m_axis_tuser),
-    .idle(rx_path_idle),
-    .rx_idle(rx_path_rx_idle)
+    .cfg_pd(ctl_cfg_pd),
+    .cfg_ird(ctl_cfg_ird),
+    .cfg_ord(ctl_cfg_ord),
+    .cfg_initial_msn(ctl_cfg_initial_msn),
+    .s_desc_tdata(ctl_s_desc_tdata),
+    .s_desc_tvalid(ctl_s_desc_tvalid),
+    .s_desc_tready(ctl_s_desc_tready),
+    .s_desc_mpa_bad(ctl_s_desc_mpa_bad),
+    .s_desc_mpa_code(ctl_s_desc_mpa_code),
+    .s_recv_valid(ctl_s_recv_valid),
+    .s_recv_ready(ctl_s_recv_ready),
+    .s_recv_addr(ctl_s_recv_addr),
+    .s_recv_len(ctl_s_recv_len),
+    .s_orq_valid(ctl_s_orq_valid),
+    .s_orq_ready(ctl_s_orq_ready),
+    .s_orq_stag(ctl_s_orq_stag),
+    .s_orq_to(ctl_s_orq_to),
+    .s_orq_size(ctl_s_orq_size),
+    .s_orq_request_id(ctl_s_orq_request_id),
+    .s_orq_atomic(ctl_s_orq_atomic),
+    .inject_valid(ctl_inject_valid),
+    .inject_err(ctl_inject_err),
+    .abort_req(ctl_abort_req),
+    .lk_valid(ctl_lk_valid),
+    .lk_ready(ctl_lk_ready),
+    .lk_stag(ctl_lk_stag),
+    .lk_to(ctl_lk_to),
+    .lk_len(ctl_lk_len),
+    .lk_right(ctl_lk_right),
+    .lk_pd(ctl_lk_pd),
+    .lk_rsp_valid(ctl_lk_rsp_valid),
+    .lk_rsp_fault(ctl_lk_rsp_fault),
+    .lk_rsp_address(ctl_lk_rsp_address),
+    .inv_valid(ctl_inv_valid),
+    .inv_ready(ctl_inv_ready),
+    .inv_stag(ctl_inv_stag),
+    .inv_pd(ctl_inv_pd),
+    .inv_rsp_valid(ctl_inv_rsp_valid),
+    .inv_rsp_fault(ctl_inv_rsp_fault),
+    .m_cmd_valid(ctl_m_cmd_valid),
+    .m_cmd_ready(ctl_m_cmd_ready),
+    .m_cmd_addr(ctl_m_cmd_addr),
+    .m_cmd_discard(ctl_m_cmd_discard),
+    .place_idle(ctl_place_idle),
+    .m_req_valid(ctl_m_req_valid),
+    .m_req_ready(ctl_m_req_ready),
+    .m_req_kind(ctl_m_req_kind),
+    .m_req_sink_stag(ctl_m_req_sink_stag),
+    .m_req_sink_to(ctl_m_req_sink_to),
+    .m_req_src_addr(ctl_m_req_src_addr),
+    .m_req_size(ctl_m_req_size),
+    .m_req_aopcode(ctl_m_req_aopcode),
+    .m_req_addr(ctl_m_req_addr),
+    .m_req_add_swap(ctl_m_req_add_swap),
+    .m_req_add_swap_mask(ctl_m_req_add_swap_mask),
+    .m_req_compare(ctl_m_req_compare),
+    .m_req_compare_mask(ctl_m_req_compare_mask),
+    .m_req_request_id(ctl_m_req_request_id),
+    .m_req_term_layer(ctl_m_req_term_layer),
+    .m_req_term_etype(ctl_m_req_term_etype),
+    .m_req_term_code(ctl_m_req_term_code),
+    .m_req_term_m(ctl_m_req_term_m),
+    .m_req_term_d(ctl_m_req_term_d),
+    .m_req_term_r(ctl_m_req_term_r),
+    .m_req_term_seg_len(ctl_m_req_term_seg_len),
+    .m_req_term_tagged(ctl_m_req_term_tagged),
+    .m_req_term_ddp_hdr(ctl_m_req_term_ddp_hdr),
+    .m_req_term_rdma_hdr(ctl_m_req_term_rdma_hdr),
+    .m_evt_valid(ctl_m_evt_valid),
+    .m_evt_ready(ctl_m_evt_ready),
+    .m_evt_kind(ctl_m_evt_kind),
+    .m_evt_length(ctl_m_evt_length),
+    .m_evt_solicited(ctl_m_evt_solicited),
+    .m_evt_invalidated(ctl_m_evt_invalidated),
+    .m_evt_stag(ctl_m_evt_stag),
+    .m_evt_data(ctl_m_evt_data),
+    .m_evt_err(ctl_m_evt_err),
+    .rx_stopped(ctl_rx_stopped),
+    .tx_stopped(ctl_tx_stopped),
+    .idle(ctl_idle),
+    .irrq_used(ctl_irrq_used),
+    .ulpdu_decided(ctl_ulpdu_decided)
+);
+
+rdmap_tx_resp_w8 u_resp (
+    .clk(clk),
+    .rst(rst),
+    .cfg_mulpdu(resp_cfg_mulpdu),
+    .cfg_big_endian(resp_cfg_big_endian),
+    .cfg_initial_msn(resp_cfg_initial_msn),
+    .req_valid(resp_req_valid),
+    .req_ready(resp_req_ready),
+    .req_kind(resp_req_kind),
+    .req_sink_stag(resp_req_sink_stag),
+    .req_sink_to(resp_req_sink_to),
+    .req_src_addr(resp_req_src_addr),
+    .req_size(resp_req_size),
+    .req_aopcode(resp_req_aopcode),
+    .req_addr(resp_req_addr),
+    .req_add_swap(resp_req_add_swap),
+    .req_add_swap_mask(resp_req_add_swap_mask),
+    .req_compare(resp_req_compare),
+    .req_compare_mask(resp_req_compare_mask),
+    .req_request_id(resp_req_request_id),
+    .req_term_layer(resp_req_term_layer),
+    .req_term_etype(resp_req_term_etype),
+    .req_term_code(resp_req_term_code),
+    .req_term_m(resp_req_term_m),
+    .req_term_d(resp_req_term_d),
+    .req_term_r(resp_req_term_r),
+    .req_term_seg_len(resp_req_term_seg_len),
+    .req_term_tagged(resp_req_term_tagged),
+    .req_term_ddp_hdr(resp_req_term_ddp_hdr),
+    .req_term_rdma_hdr(resp_req_term_rdma_hdr),
+    .rd_valid(resp_rd_valid),
+    .rd_ready(resp_rd_ready),
+    .rd_addr(resp_rd_addr),
+    .rd_data_valid(resp_rd_data_valid),
+    .rd_data(resp_rd_data),
+    .wr_valid(resp_wr_valid),
+    .wr_ready(resp_wr_ready),
+    .wr_addr(resp_wr_addr),
+    .wr_data(resp_wr_data),
+    .wr_strb(resp_wr_strb),
+    .m_axis_tdata(resp_m_axis_tdata),
+    .m_axis_tkeep(resp_m_axis_tkeep),
+    .m_axis_tvalid(resp_m_axis_tvalid),
+    .m_axis_tready(resp_m_axis_tready),
+    .m_axis_tlast(resp_m_axis_tlast),
+    .m_axis_tuser(resp_m_axis_tuser),
+    .idle(resp_idle)
 );
 
 endmodule

@@ -26,19 +26,20 @@ module rnic_top_w8 (
      */
     input  wire        cfg_valid,
     input  wire [1:0]  cfg_qp,
-    output wire        cfg_ready, // a context can be loaded: low for the requester's init sweep after rst (one cycle per QP)
-    input  wire        cfg_rfc7306, // accept RFC 7306 opcodes 0x8-0xB
+    // a context can be loaded: low for the init sweeps after rst (rnicTopInitCycles: the requester's contexts, ulpdu_reasm's pages)
+    output wire        cfg_ready,
     input  wire [15:0] cfg_pd, // the stream's protection domain
-    input  wire [15:0] cfg_ird, // inbound Read/Atomic Requests allowed
-    input  wire [15:0] cfg_ord, // outbound Read/Atomic Requests allowed outstanding (ORD)
-    input  wire [31:0] cfg_initial_msn, // first MSN of every queue, both ways (loaded in reset)
-    input  wire [15:0] cfg_mulpdu, // largest ULPDU the peer accepts (Read Response segments)
+    input  wire [15:0] cfg_ird, // inbound Read/Atomic Requests allowed in the IRRQ
+    input  wire [15:0] cfg_ord, // outbound Read/Atomic Requests allowed outstanding (ORD; above the ORQ depth, the depth)
+    input  wire [31:0] cfg_initial_msn, // first MSN of every queue (loaded while rst is high)
+    input  wire [15:0] cfg_mulpdu, // largest ULPDU (>= 64): Read Response segments carry at most cfg_mulpdu - 14 octets
     input  wire        cfg_big_endian, // atomic targets are big-endian in host memory
     input  wire        cfg_fence, // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
     input  wire        cfg_tx_markers, // MPA markers in what this QP sends (the peer's M bit)
     input  wire        cfg_crc, // MPA CRC, both directions (negotiated, RFC 5044 §7.1)
     input  wire [8:0]  cfg_tx_s0, // low 9 bits of this side's S0: where the sent markers count from
     input  wire [8:0]  cfg_tx_seq, // low 9 bits of the sequence number of the first sent octet
+    input  wire        cfg_rfc7306, // accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
 
     /*
      * Posted receive buffers of QN 0 (s_recv; to the QP s_recv_qp)
@@ -141,8 +142,8 @@ module rnic_top_w8 (
     /*
      * Host memory write (W-aligned beats with strobes)
      */
-    output wire [63:0] mem_wr_addr,
-    output wire [63:0] mem_wr_data, // lane j = octet at mem_wr_addr + j
+    output wire [63:0] mem_wr_addr, // a multiple of W
+    output wire [63:0] mem_wr_data, // lane j = octet at wr_addr + j
     output wire [7:0]  mem_wr_strb,
     output wire        mem_wr_valid,
     input  wire        mem_wr_ready,
@@ -169,34 +170,6 @@ module rnic_top_w8 (
     output wire [15:0] qp_irrq_used // bits 4i+3..4i: inbound Read/Atomic Requests QP i has not yet answered
 );
 
-wire [63:0] qp0_m_axis_tdata;
-wire [63:0] qp1_m_axis_tdata;
-wire [63:0] qp2_m_axis_tdata;
-wire [63:0] qp3_m_axis_tdata;
-wire [7:0] qp0_m_axis_tkeep;
-wire [7:0] qp1_m_axis_tkeep;
-wire [7:0] qp2_m_axis_tkeep;
-wire [7:0] qp3_m_axis_tkeep;
-wire qp0_m_axis_tvalid;
-wire qp1_m_axis_tvalid;
-wire qp2_m_axis_tvalid;
-wire qp3_m_axis_tvalid;
-wire qp0_m_axis_tready;
-wire qp1_m_axis_tready;
-wire qp2_m_axis_tready;
-wire qp3_m_axis_tready;
-wire qp0_m_axis_tlast;
-wire qp1_m_axis_tlast;
-wire qp2_m_axis_tlast;
-wire qp3_m_axis_tlast;
-wire [15:0] qp0_m_axis_tuser;
-wire [15:0] qp1_m_axis_tuser;
-wire [15:0] qp2_m_axis_tuser;
-wire [15:0] qp3_m_axis_tuser;
-wire qp0_cfg_rfc7306;
-wire qp1_cfg_rfc7306;
-wire qp2_cfg_rfc7306;
-wire qp3_cfg_rfc7306;
 wire [15:0] qp0_cfg_pd;
 wire [15:0] qp1_cfg_pd;
 wire [15:0] qp2_cfg_pd;
@@ -225,30 +198,46 @@ wire qp0_cfg_fence;
 wire qp1_cfg_fence;
 wire qp2_cfg_fence;
 wire qp3_cfg_fence;
-wire [63:0] qp0_s_axis_tdata;
-wire [63:0] qp1_s_axis_tdata;
-wire [63:0] qp2_s_axis_tdata;
-wire [63:0] qp3_s_axis_tdata;
-wire [7:0] qp0_s_axis_tkeep;
-wire [7:0] qp1_s_axis_tkeep;
-wire [7:0] qp2_s_axis_tkeep;
-wire [7:0] qp3_s_axis_tkeep;
-wire qp0_s_axis_tvalid;
-wire qp1_s_axis_tvalid;
-wire qp2_s_axis_tvalid;
-wire qp3_s_axis_tvalid;
-wire qp0_s_axis_tready;
-wire qp1_s_axis_tready;
-wire qp2_s_axis_tready;
-wire qp3_s_axis_tready;
-wire qp0_s_axis_tlast;
-wire qp1_s_axis_tlast;
-wire qp2_s_axis_tlast;
-wire qp3_s_axis_tlast;
-wire qp0_s_axis_tuser;
-wire qp1_s_axis_tuser;
-wire qp2_s_axis_tuser;
-wire qp3_s_axis_tuser;
+wire [679:0] qp0_s_desc_tdata;
+wire [679:0] qp1_s_desc_tdata;
+wire [679:0] qp2_s_desc_tdata;
+wire [679:0] qp3_s_desc_tdata;
+wire qp0_s_desc_tvalid;
+wire qp1_s_desc_tvalid;
+wire qp2_s_desc_tvalid;
+wire qp3_s_desc_tvalid;
+wire qp0_s_desc_tready;
+wire qp1_s_desc_tready;
+wire qp2_s_desc_tready;
+wire qp3_s_desc_tready;
+wire qp0_s_desc_mpa_bad;
+wire qp1_s_desc_mpa_bad;
+wire qp2_s_desc_mpa_bad;
+wire qp3_s_desc_mpa_bad;
+wire [7:0] qp0_s_desc_mpa_code;
+wire [7:0] qp1_s_desc_mpa_code;
+wire [7:0] qp2_s_desc_mpa_code;
+wire [7:0] qp3_s_desc_mpa_code;
+wire qp0_m_cmd_valid;
+wire qp1_m_cmd_valid;
+wire qp2_m_cmd_valid;
+wire qp3_m_cmd_valid;
+wire qp0_m_cmd_ready;
+wire qp1_m_cmd_ready;
+wire qp2_m_cmd_ready;
+wire qp3_m_cmd_ready;
+wire [63:0] qp0_m_cmd_addr;
+wire [63:0] qp1_m_cmd_addr;
+wire [63:0] qp2_m_cmd_addr;
+wire [63:0] qp3_m_cmd_addr;
+wire qp0_m_cmd_discard;
+wire qp1_m_cmd_discard;
+wire qp2_m_cmd_discard;
+wire qp3_m_cmd_discard;
+wire qp0_place_idle;
+wire qp1_place_idle;
+wire qp2_place_idle;
+wire qp3_place_idle;
 wire qp0_stag_lk_valid;
 wire qp1_stag_lk_valid;
 wire qp2_stag_lk_valid;
@@ -337,10 +326,6 @@ wire qp0_s_orq_ready;
 wire qp1_s_orq_ready;
 wire qp2_s_orq_ready;
 wire qp3_s_orq_ready;
-wire qp0_s_orq_atomic;
-wire qp1_s_orq_atomic;
-wire qp2_s_orq_atomic;
-wire qp3_s_orq_atomic;
 wire [31:0] qp0_s_orq_stag;
 wire [31:0] qp1_s_orq_stag;
 wire [31:0] qp2_s_orq_stag;
@@ -357,6 +342,10 @@ wire [31:0] qp0_s_orq_request_id;
 wire [31:0] qp1_s_orq_request_id;
 wire [31:0] qp2_s_orq_request_id;
 wire [31:0] qp3_s_orq_request_id;
+wire qp0_s_orq_atomic;
+wire qp1_s_orq_atomic;
+wire qp2_s_orq_atomic;
+wire qp3_s_orq_atomic;
 wire qp0_m_evt_valid;
 wire qp1_m_evt_valid;
 wire qp2_m_evt_valid;
@@ -393,10 +382,6 @@ wire [13:0] qp0_m_evt_err;
 wire [13:0] qp1_m_evt_err;
 wire [13:0] qp2_m_evt_err;
 wire [13:0] qp3_m_evt_err;
-wire [7:0] qp0_s_llp_err;
-wire [7:0] qp1_s_llp_err;
-wire [7:0] qp2_s_llp_err;
-wire [7:0] qp3_s_llp_err;
 wire qp0_inject_valid;
 wire qp1_inject_valid;
 wire qp2_inject_valid;
@@ -409,26 +394,18 @@ wire qp0_abort_req;
 wire qp1_abort_req;
 wire qp2_abort_req;
 wire qp3_abort_req;
-wire qp0_mem_wr_valid;
-wire qp1_mem_wr_valid;
-wire qp2_mem_wr_valid;
-wire qp3_mem_wr_valid;
-wire qp0_mem_wr_ready;
-wire qp1_mem_wr_ready;
-wire qp2_mem_wr_ready;
-wire qp3_mem_wr_ready;
-wire [63:0] qp0_mem_wr_addr;
-wire [63:0] qp1_mem_wr_addr;
-wire [63:0] qp2_mem_wr_addr;
-wire [63:0] qp3_mem_wr_addr;
-wire [63:0] qp0_mem_wr_data;
-wire [63:0] qp1_mem_wr_data;
-wire [63:0] qp2_mem_wr_data;
-wire [63:0] qp3_mem_wr_data;
-wire [7:0] qp0_mem_wr_strb;
-wire [7:0] qp1_mem_wr_strb;
-wire [7:0] qp2_mem_wr_strb;
-wire [7:0] qp3_mem_wr_strb;
+wire qp0_rx_stopped;
+wire qp1_rx_stopped;
+wire qp2_rx_stopped;
+wire qp3_rx_stopped;
+wire qp0_tx_stopped;
+wire qp1_tx_stopped;
+wire qp2_tx_stopped;
+wire qp3_tx_stopped;
+wire [3:0] qp0_irrq_used;
+wire [3:0] qp1_irrq_used;
+wire [3:0] qp2_irrq_used;
+wire [3:0] qp3_irrq_used;
 wire qp0_mem_rd_valid;
 wire qp1_mem_rd_valid;
 wire qp2_mem_rd_valid;
@@ -449,22 +426,26 @@ wire [63:0] qp0_mem_rd_data;
 wire [63:0] qp1_mem_rd_data;
 wire [63:0] qp2_mem_rd_data;
 wire [63:0] qp3_mem_rd_data;
-wire qp0_rx_stopped;
-wire qp1_rx_stopped;
-wire qp2_rx_stopped;
-wire qp3_rx_stopped;
-wire qp0_tx_stopped;
-wire qp1_tx_stopped;
-wire qp2_tx_stopped;
-wire qp3_tx_stopped;
-wire [3:0] qp0_irrq_used;
-wire [3:0] qp1_irrq_used;
-wire [3:0] qp2_irrq_used;
-wire [3:0] qp3_irrq_used;
-wire qp0_rx_idle;
-wire qp1_rx_idle;
-wire qp2_rx_idle;
-wire qp3_rx_idle;
+wire qp0_mem_wr_valid;
+wire qp1_mem_wr_valid;
+wire qp2_mem_wr_valid;
+wire qp3_mem_wr_valid;
+wire qp0_mem_wr_ready;
+wire qp1_mem_wr_ready;
+wire qp2_mem_wr_ready;
+wire qp3_mem_wr_ready;
+wire [63:0] qp0_mem_wr_addr;
+wire [63:0] qp1_mem_wr_addr;
+wire [63:0] qp2_mem_wr_addr;
+wire [63:0] qp3_mem_wr_addr;
+wire [63:0] qp0_mem_wr_data;
+wire [63:0] qp1_mem_wr_data;
+wire [63:0] qp2_mem_wr_data;
+wire [63:0] qp3_mem_wr_data;
+wire [7:0] qp0_mem_wr_strb;
+wire [7:0] qp1_mem_wr_strb;
+wire [7:0] qp2_mem_wr_strb;
+wire [7:0] qp3_mem_wr_strb;
 wire qp0_fenced;
 wire qp1_fenced;
 wire qp2_fenced;
@@ -473,6 +454,34 @@ wire qp0_m_first_valid;
 wire qp1_m_first_valid;
 wire qp2_m_first_valid;
 wire qp3_m_first_valid;
+wire [63:0] qp0_m_axis_tdata;
+wire [63:0] qp1_m_axis_tdata;
+wire [63:0] qp2_m_axis_tdata;
+wire [63:0] qp3_m_axis_tdata;
+wire [7:0] qp0_m_axis_tkeep;
+wire [7:0] qp1_m_axis_tkeep;
+wire [7:0] qp2_m_axis_tkeep;
+wire [7:0] qp3_m_axis_tkeep;
+wire qp0_m_axis_tvalid;
+wire qp1_m_axis_tvalid;
+wire qp2_m_axis_tvalid;
+wire qp3_m_axis_tvalid;
+wire qp0_m_axis_tready;
+wire qp1_m_axis_tready;
+wire qp2_m_axis_tready;
+wire qp3_m_axis_tready;
+wire qp0_m_axis_tlast;
+wire qp1_m_axis_tlast;
+wire qp2_m_axis_tlast;
+wire qp3_m_axis_tlast;
+wire [15:0] qp0_m_axis_tuser;
+wire [15:0] qp1_m_axis_tuser;
+wire [15:0] qp2_m_axis_tuser;
+wire [15:0] qp3_m_axis_tuser;
+wire qp0_rx_idle;
+wire qp1_rx_idle;
+wire qp2_rx_idle;
+wire qp3_rx_idle;
 wire qp0_idle;
 wire qp1_idle;
 wire qp2_idle;
@@ -487,20 +496,20 @@ reg [8:0] qp0_ctx_tx_s0_reg; // QP 0: low 9 bits of this side's S0: where the se
 reg [8:0] qp0_ctx_tx_s0_next;
 reg [8:0] qp0_ctx_tx_seq_reg; // QP 0: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp0_ctx_tx_seq_next;
+reg qp0_ctx_rfc7306_reg; // QP 0: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
+reg qp0_ctx_rfc7306_next;
 reg qp0_restart_reg; // QP 0 is held in reset this cycle (system reset, or a new context)
 reg qp0_restart_next;
 wire qp0_rst;
-reg qp0_ctx_rfc7306_reg; // QP 0: accept RFC 7306 opcodes 0x8-0xB
-reg qp0_ctx_rfc7306_next;
 reg [15:0] qp0_ctx_pd_reg; // QP 0: the stream's protection domain
 reg [15:0] qp0_ctx_pd_next;
-reg [15:0] qp0_ctx_ird_reg; // QP 0: inbound Read/Atomic Requests allowed
+reg [15:0] qp0_ctx_ird_reg; // QP 0: inbound Read/Atomic Requests allowed in the IRRQ
 reg [15:0] qp0_ctx_ird_next;
-reg [15:0] qp0_ctx_ord_reg; // QP 0: outbound Read/Atomic Requests allowed outstanding (ORD)
+reg [15:0] qp0_ctx_ord_reg; // QP 0: outbound Read/Atomic Requests allowed outstanding (ORD; above the ORQ depth, the depth)
 reg [15:0] qp0_ctx_ord_next;
-reg [31:0] qp0_ctx_initial_msn_reg; // QP 0: first MSN of every queue, both ways (loaded in reset)
+reg [31:0] qp0_ctx_initial_msn_reg; // QP 0: first MSN of every queue (loaded while rst is high)
 reg [31:0] qp0_ctx_initial_msn_next;
-reg [15:0] qp0_ctx_mulpdu_reg; // QP 0: largest ULPDU the peer accepts (Read Response segments)
+reg [15:0] qp0_ctx_mulpdu_reg; // QP 0: largest ULPDU (>= 64): Read Response segments carry at most cfg_mulpdu - 14 octets
 reg [15:0] qp0_ctx_mulpdu_next;
 reg qp0_ctx_big_endian_reg; // QP 0: atomic targets are big-endian in host memory
 reg qp0_ctx_big_endian_next;
@@ -515,20 +524,20 @@ reg [8:0] qp1_ctx_tx_s0_reg; // QP 1: low 9 bits of this side's S0: where the se
 reg [8:0] qp1_ctx_tx_s0_next;
 reg [8:0] qp1_ctx_tx_seq_reg; // QP 1: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp1_ctx_tx_seq_next;
+reg qp1_ctx_rfc7306_reg; // QP 1: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
+reg qp1_ctx_rfc7306_next;
 reg qp1_restart_reg; // QP 1 is held in reset this cycle (system reset, or a new context)
 reg qp1_restart_next;
 wire qp1_rst;
-reg qp1_ctx_rfc7306_reg; // QP 1: accept RFC 7306 opcodes 0x8-0xB
-reg qp1_ctx_rfc7306_next;
 reg [15:0] qp1_ctx_pd_reg; // QP 1: the stream's protection domain
 reg [15:0] qp1_ctx_pd_next;
-reg [15:0] qp1_ctx_ird_reg; // QP 1: inbound Read/Atomic Requests allowed
+reg [15:0] qp1_ctx_ird_reg; // QP 1: inbound Read/Atomic Requests allowed in the IRRQ
 reg [15:0] qp1_ctx_ird_next;
-reg [15:0] qp1_ctx_ord_reg; // QP 1: outbound Read/Atomic Requests allowed outstanding (ORD)
+reg [15:0] qp1_ctx_ord_reg; // QP 1: outbound Read/Atomic Requests allowed outstanding (ORD; above the ORQ depth, the depth)
 reg [15:0] qp1_ctx_ord_next;
-reg [31:0] qp1_ctx_initial_msn_reg; // QP 1: first MSN of every queue, both ways (loaded in reset)
+reg [31:0] qp1_ctx_initial_msn_reg; // QP 1: first MSN of every queue (loaded while rst is high)
 reg [31:0] qp1_ctx_initial_msn_next;
-reg [15:0] qp1_ctx_mulpdu_reg; // QP 1: largest ULPDU the peer accepts (Read Response segments)
+reg [15:0] qp1_ctx_mulpdu_reg; // QP 1: largest ULPDU (>= 64): Read Response segments carry at most cfg_mulpdu - 14 octets
 reg [15:0] qp1_ctx_mulpdu_next;
 reg qp1_ctx_big_endian_reg; // QP 1: atomic targets are big-endian in host memory
 reg qp1_ctx_big_endian_next;
@@ -543,20 +552,20 @@ reg [8:0] qp2_ctx_tx_s0_reg; // QP 2: low 9 bits of this side's S0: where the se
 reg [8:0] qp2_ctx_tx_s0_next;
 reg [8:0] qp2_ctx_tx_seq_reg; // QP 2: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp2_ctx_tx_seq_next;
+reg qp2_ctx_rfc7306_reg; // QP 2: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
+reg qp2_ctx_rfc7306_next;
 reg qp2_restart_reg; // QP 2 is held in reset this cycle (system reset, or a new context)
 reg qp2_restart_next;
 wire qp2_rst;
-reg qp2_ctx_rfc7306_reg; // QP 2: accept RFC 7306 opcodes 0x8-0xB
-reg qp2_ctx_rfc7306_next;
 reg [15:0] qp2_ctx_pd_reg; // QP 2: the stream's protection domain
 reg [15:0] qp2_ctx_pd_next;
-reg [15:0] qp2_ctx_ird_reg; // QP 2: inbound Read/Atomic Requests allowed
+reg [15:0] qp2_ctx_ird_reg; // QP 2: inbound Read/Atomic Requests allowed in the IRRQ
 reg [15:0] qp2_ctx_ird_next;
-reg [15:0] qp2_ctx_ord_reg; // QP 2: outbound Read/Atomic Requests allowed outstanding (ORD)
+reg [15:0] qp2_ctx_ord_reg; // QP 2: outbound Read/Atomic Requests allowed outstanding (ORD; above the ORQ depth, the depth)
 reg [15:0] qp2_ctx_ord_next;
-reg [31:0] qp2_ctx_initial_msn_reg; // QP 2: first MSN of every queue, both ways (loaded in reset)
+reg [31:0] qp2_ctx_initial_msn_reg; // QP 2: first MSN of every queue (loaded while rst is high)
 reg [31:0] qp2_ctx_initial_msn_next;
-reg [15:0] qp2_ctx_mulpdu_reg; // QP 2: largest ULPDU the peer accepts (Read Response segments)
+reg [15:0] qp2_ctx_mulpdu_reg; // QP 2: largest ULPDU (>= 64): Read Response segments carry at most cfg_mulpdu - 14 octets
 reg [15:0] qp2_ctx_mulpdu_next;
 reg qp2_ctx_big_endian_reg; // QP 2: atomic targets are big-endian in host memory
 reg qp2_ctx_big_endian_next;
@@ -571,20 +580,20 @@ reg [8:0] qp3_ctx_tx_s0_reg; // QP 3: low 9 bits of this side's S0: where the se
 reg [8:0] qp3_ctx_tx_s0_next;
 reg [8:0] qp3_ctx_tx_seq_reg; // QP 3: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp3_ctx_tx_seq_next;
+reg qp3_ctx_rfc7306_reg; // QP 3: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
+reg qp3_ctx_rfc7306_next;
 reg qp3_restart_reg; // QP 3 is held in reset this cycle (system reset, or a new context)
 reg qp3_restart_next;
 wire qp3_rst;
-reg qp3_ctx_rfc7306_reg; // QP 3: accept RFC 7306 opcodes 0x8-0xB
-reg qp3_ctx_rfc7306_next;
 reg [15:0] qp3_ctx_pd_reg; // QP 3: the stream's protection domain
 reg [15:0] qp3_ctx_pd_next;
-reg [15:0] qp3_ctx_ird_reg; // QP 3: inbound Read/Atomic Requests allowed
+reg [15:0] qp3_ctx_ird_reg; // QP 3: inbound Read/Atomic Requests allowed in the IRRQ
 reg [15:0] qp3_ctx_ird_next;
-reg [15:0] qp3_ctx_ord_reg; // QP 3: outbound Read/Atomic Requests allowed outstanding (ORD)
+reg [15:0] qp3_ctx_ord_reg; // QP 3: outbound Read/Atomic Requests allowed outstanding (ORD; above the ORQ depth, the depth)
 reg [15:0] qp3_ctx_ord_next;
-reg [31:0] qp3_ctx_initial_msn_reg; // QP 3: first MSN of every queue, both ways (loaded in reset)
+reg [31:0] qp3_ctx_initial_msn_reg; // QP 3: first MSN of every queue (loaded while rst is high)
 reg [31:0] qp3_ctx_initial_msn_next;
-reg [15:0] qp3_ctx_mulpdu_reg; // QP 3: largest ULPDU the peer accepts (Read Response segments)
+reg [15:0] qp3_ctx_mulpdu_reg; // QP 3: largest ULPDU (>= 64): Read Response segments carry at most cfg_mulpdu - 14 octets
 reg [15:0] qp3_ctx_mulpdu_next;
 reg qp3_ctx_big_endian_reg; // QP 3: atomic targets are big-endian in host memory
 reg qp3_ctx_big_endian_next;
@@ -636,6 +645,15 @@ wire requester_idle;
 // verilator lint_on UNUSED
 wire wr_needs_orq; // a Read or Atomic Request: its response is expected
 wire wr_orq_ok;
+reg qp0_wr_room_reg; // QP 0: fewer than 4 work requests in the requester
+reg qp0_wr_room_next;
+reg qp1_wr_room_reg; // QP 1: fewer than 4 work requests in the requester
+reg qp1_wr_room_next;
+reg qp2_wr_room_reg; // QP 2: fewer than 4 work requests in the requester
+reg qp2_wr_room_next;
+reg qp3_wr_room_reg; // QP 3: fewer than 4 work requests in the requester
+reg qp3_wr_room_next;
+wire wr_ok; // the work request may enter the requester
 wire wr_orq_push; // a Read or Atomic enters its QP's ORQ
 wire stags_cfg_valid;
 wire stags_cfg_ready;
@@ -718,9 +736,112 @@ wire deframer_idle;
 wire [1:0] deframer_ctx_qp;
 wire deframer_drain_busy;
 wire [1:0] deframer_drain_qp;
+wire [63:0] reasm_s_axis_tdata;
+wire [7:0] reasm_s_axis_tkeep;
+wire reasm_s_axis_tvalid;
+wire reasm_s_axis_tready;
+wire reasm_s_axis_tlast;
+wire [1:0] reasm_s_axis_tid;
+wire [8:0] reasm_s_axis_tuser;
+wire [63:0] reasm_m_axis_tdata;
+wire [7:0] reasm_m_axis_tkeep;
+wire reasm_m_axis_tvalid;
+wire reasm_m_axis_tready;
+wire reasm_m_axis_tlast;
+wire [1:0] reasm_m_axis_tid;
+wire [8:0] reasm_m_axis_tuser;
+wire reasm_cfg_valid;
+wire reasm_cfg_ready;
+wire [1:0] reasm_cfg_qp;
+// verilator lint_off UNUSED
+// each QP counts its own ULPDUs held (qp<i>_rx_held)
+wire reasm_idle;
+// verilator lint_on UNUSED
+wire rx_ulpdu_in; // a ULPDU is complete in ulpdu_reasm
+wire rx_ulpdu_out; // a whole ULPDU has gone into ddp_rx_hdr
+wire hdr_cfg_rfc7306;
+wire [63:0] hdr_s_axis_tdata;
+wire [7:0] hdr_s_axis_tkeep;
+wire hdr_s_axis_tvalid;
+wire hdr_s_axis_tready;
+wire hdr_s_axis_tlast;
+wire [63:0] hdr_m_axis_tdata;
+wire [7:0] hdr_m_axis_tkeep;
+wire hdr_m_axis_tvalid;
+wire hdr_m_axis_tready;
+wire hdr_m_axis_tlast;
+wire [679:0] hdr_m_desc_tdata;
+wire hdr_m_desc_tvalid;
+wire hdr_m_desc_tready;
+wire rx_cmd_qp_full; // rx_cmd_qp is full: no descriptor goes to a QP
+wire rx_tag_push;
+wire rx_tag_pop;
 wire rx_verdict_passed; // on tlast: the FPDU passed every check
 wire [7:0] rx_verdict_llp_err; // on a tlast with passed 0: the LLP error code (Terminate 0x2/0x0/code)
-wire rx_ulpdu_fire;
+reg [2:0] rx_tag_wptr_reg;
+reg [2:0] rx_tag_wptr_next;
+reg [2:0] rx_tag_rptr_reg;
+reg [2:0] rx_tag_rptr_next;
+reg rx_tag_full_reg; // the rx_tag FIFO is full
+reg rx_tag_full_next;
+wire [2:0] rx_tag_count; // entries in rx_tag
+wire [1:0] rx_tag_qp;
+wire rx_tag_bad;
+wire [7:0] rx_tag_llp_err;
+wire rx_desc_fire; // a descriptor goes to its QP
+wire [63:0] place_s_axis_tdata;
+wire [7:0] place_s_axis_tkeep;
+wire place_s_axis_tvalid;
+wire place_s_axis_tready;
+wire place_s_axis_tlast;
+wire place_s_cmd_valid;
+wire place_s_cmd_ready;
+wire [63:0] place_s_cmd_addr;
+wire place_s_cmd_discard;
+wire place_wr_valid;
+wire place_wr_ready;
+wire [63:0] place_wr_addr;
+wire [63:0] place_wr_data;
+wire [7:0] place_wr_strb;
+// verilator lint_off UNUSED
+// each QP counts its own placements (qp<i>_placing)
+wire place_idle;
+// verilator lint_on UNUSED
+wire place_done;
+wire rx_desc_has_payload; // ULP data follows on the data stream
+wire rx_cmd_push; // a descriptor with a payload: its QP's command comes later
+wire rx_cmd_pop;
+reg [6:0] rx_cmd_qp_wptr_reg;
+reg [6:0] rx_cmd_qp_wptr_next;
+reg [6:0] rx_cmd_qp_rptr_reg;
+reg [6:0] rx_cmd_qp_rptr_next;
+wire rx_cmd_here; // a payload waits for its command
+wire rx_cmd_fire;
+wire rx_place_push; // a command that writes
+reg [2:0] rx_place_qp_wptr_reg;
+reg [2:0] rx_place_qp_wptr_next;
+reg [2:0] rx_place_qp_rptr_reg;
+reg [2:0] rx_place_qp_rptr_next;
+reg [6:0] qp0_placing_reg; // QP 0: its placement commands not yet written
+reg [6:0] qp0_placing_next;
+reg qp0_placed_reg; // QP 0: qp0_placing == 0, every placement written
+reg qp0_placed_next;
+wire [6:0] qp0_placing_now;
+reg [6:0] qp1_placing_reg; // QP 1: its placement commands not yet written
+reg [6:0] qp1_placing_next;
+reg qp1_placed_reg; // QP 1: qp1_placing == 0, every placement written
+reg qp1_placed_next;
+wire [6:0] qp1_placing_now;
+reg [6:0] qp2_placing_reg; // QP 2: its placement commands not yet written
+reg [6:0] qp2_placing_next;
+reg qp2_placed_reg; // QP 2: qp2_placing == 0, every placement written
+reg qp2_placed_next;
+wire [6:0] qp2_placing_now;
+reg [6:0] qp3_placing_reg; // QP 3: its placement commands not yet written
+reg [6:0] qp3_placing_next;
+reg qp3_placed_reg; // QP 3: qp3_placing == 0, every placement written
+reg qp3_placed_next;
+wire [6:0] qp3_placing_now;
 wire [1:0] requester_qp; // the QP of the requester's ULPDU
 reg tx_wr_mid_reg; // a work-request ULPDU is part-way into mpa_tx
 reg tx_wr_mid_next;
@@ -759,14 +880,18 @@ reg qp3_framed_reg; // QP 3: an FPDU has gone into mpa_tx, the next ones continu
 reg qp3_framed_next;
 wire tx_fire;
 wire wr_taken;
-reg [15:0] qp0_wr_out_reg; // QP 0: work requests taken and not yet sent
-reg [15:0] qp0_wr_out_next;
-reg [15:0] qp1_wr_out_reg; // QP 1: work requests taken and not yet sent
-reg [15:0] qp1_wr_out_next;
-reg [15:0] qp2_wr_out_reg; // QP 2: work requests taken and not yet sent
-reg [15:0] qp2_wr_out_next;
-reg [15:0] qp3_wr_out_reg; // QP 3: work requests taken and not yet sent
-reg [15:0] qp3_wr_out_next;
+reg [2:0] qp0_wr_out_reg; // QP 0: work requests taken and not yet sent (at most 4)
+reg [2:0] qp0_wr_out_next;
+wire [2:0] qp0_wr_out_now;
+reg [2:0] qp1_wr_out_reg; // QP 1: work requests taken and not yet sent (at most 4)
+reg [2:0] qp1_wr_out_next;
+wire [2:0] qp1_wr_out_now;
+reg [2:0] qp2_wr_out_reg; // QP 2: work requests taken and not yet sent (at most 4)
+reg [2:0] qp2_wr_out_next;
+wire [2:0] qp2_wr_out_now;
+reg [2:0] qp3_wr_out_reg; // QP 3: work requests taken and not yet sent (at most 4)
+reg [2:0] qp3_wr_out_next;
+wire [2:0] qp3_wr_out_now;
 reg [15:0] qp0_sent_pending_reg; // QP 0: sent completions not yet in m_cq
 reg [15:0] qp0_sent_pending_next;
 reg qp0_first_pending_reg; // QP 0: its first-FPDU completion is not yet in m_cq
@@ -805,13 +930,13 @@ wire [31:0] cq_evt_stag; // the invalidated STag
 wire [63:0] cq_evt_data; // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
 wire [13:0] cq_evt_err; // record error_word
 wire cq_fire;
-reg [1:0] mem_wr_arb_last_reg; // the source granted last (round-robin starts after it)
-reg [1:0] mem_wr_arb_last_next;
+reg [2:0] mem_wr_arb_last_reg; // the source granted last (round-robin starts after it)
+reg [2:0] mem_wr_arb_last_next;
 reg mem_wr_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
 reg mem_wr_arb_locked_next;
-reg [1:0] mem_wr_arb_owner_reg; // the source holding a locked grant
-reg [1:0] mem_wr_arb_owner_next;
-wire [1:0] mem_wr_arb_grant; // the source mem_wr_arb serves
+reg [2:0] mem_wr_arb_owner_reg; // the source holding a locked grant
+reg [2:0] mem_wr_arb_owner_next;
+wire [2:0] mem_wr_arb_grant; // the source mem_wr_arb serves
 wire mem_wr_arb_valid;
 wire mem_wr_fire;
 wire mem_rd_owners_full;
@@ -828,6 +953,14 @@ reg [9:0] mem_rd_owners_wptr_reg;
 reg [9:0] mem_rd_owners_wptr_next;
 reg [9:0] mem_rd_owners_rptr_reg;
 reg [9:0] mem_rd_owners_rptr_next;
+reg [9:0] qp0_rx_held_reg; // QP 0: whole ULPDUs in ulpdu_reasm and ddp_rx_hdr
+reg [9:0] qp0_rx_held_next;
+reg [9:0] qp1_rx_held_reg; // QP 1: whole ULPDUs in ulpdu_reasm and ddp_rx_hdr
+reg [9:0] qp1_rx_held_next;
+reg [9:0] qp2_rx_held_reg; // QP 2: whole ULPDUs in ulpdu_reasm and ddp_rx_hdr
+reg [9:0] qp2_rx_held_next;
+reg [9:0] qp3_rx_held_reg; // QP 3: whole ULPDUs in ulpdu_reasm and ddp_rx_hdr
+reg [9:0] qp3_rx_held_next;
 reg qp0_mpa_err_reg; // QP 0: MPA failed one of its FPDUs (until its restart)
 reg qp0_mpa_err_next;
 reg qp1_mpa_err_reg; // QP 1: MPA failed one of its FPDUs (until its restart)
@@ -836,6 +969,9 @@ reg qp2_mpa_err_reg; // QP 2: MPA failed one of its FPDUs (until its restart)
 reg qp2_mpa_err_next;
 reg qp3_mpa_err_reg; // QP 3: MPA failed one of its FPDUs (until its restart)
 reg qp3_mpa_err_next;
+reg [10:0] rx_tag_mem [0:3];
+reg [1:0] rx_cmd_qp_mem [0:63];
+reg [1:0] rx_place_qp_mem [0:3];
 reg [2:0] mem_rd_owners_mem [0:511];
 wire _t0;
 wire _t1;
@@ -871,7 +1007,9 @@ wire _t30;
 wire _t31;
 wire _t32;
 wire _t33;
-wire _t34;
+// verilator lint_off UNUSED
+wire [10:0] _t34; // read through slices
+// verilator lint_on UNUSED
 wire _t35;
 wire _t36;
 wire _t37;
@@ -879,12 +1017,12 @@ wire _t38;
 wire _t39;
 wire _t40;
 wire _t41;
-wire _t42;
+wire [1:0] _t42;
 wire _t43;
 wire _t44;
 wire _t45;
 wire _t46;
-wire _t47;
+wire [1:0] _t47;
 wire _t48;
 wire _t49;
 wire _t50;
@@ -909,7 +1047,7 @@ wire _t68;
 wire _t69;
 wire _t70;
 wire _t71;
-wire [2:0] _t72;
+wire _t72;
 wire _t73;
 wire _t74;
 wire _t75;
@@ -917,10 +1055,10 @@ wire _t76;
 wire _t77;
 wire _t78;
 wire _t79;
-wire [15:0] _t80;
-wire [15:0] _t81;
-wire [15:0] _t82;
-wire [15:0] _t83;
+wire _t80;
+wire _t81;
+wire _t82;
+wire _t83;
 wire _t84;
 wire _t85;
 wire _t86;
@@ -928,9 +1066,26 @@ wire _t87;
 wire _t88;
 wire _t89;
 wire _t90;
-wire _t91;
+wire [2:0] _t91;
 wire _t92;
 wire _t93;
+wire _t94;
+wire _t95;
+wire _t96;
+wire _t97;
+wire _t98;
+wire _t99;
+wire _t100;
+wire _t101;
+wire _t102;
+wire _t103;
+wire _t104;
+wire _t105;
+wire _t106;
+wire _t107;
+wire _t108;
+wire _t109;
+wire _t110;
 
 assign _t0 = s_recv_qp == 2'b01;
 assign _t1 = s_recv_qp == 2'b10;
@@ -962,74 +1117,90 @@ assign _t26 = qp0_stag_inv_valid & _t19;
 assign _t27 = stag_inv_arb_grant == 2'b11;
 assign _t28 = stag_inv_arb_grant == 2'b10;
 assign _t29 = stag_inv_arb_grant == 2'b01;
-assign _t30 = deframer_m_axis_tid == 2'b00;
-assign _t31 = deframer_m_axis_tid == 2'b01;
-assign _t32 = deframer_m_axis_tid == 2'b10;
-assign _t33 = deframer_m_axis_tid == 2'b11;
-assign _t34 = qp1_m_axis_tvalid & _t13;
-assign _t35 = qp2_m_axis_tvalid & _t15;
-assign _t36 = qp3_m_axis_tvalid & _t17;
-assign _t37 = requester_m_axis_tvalid & tx_wr_live;
-assign _t38 = qp0_m_axis_tvalid & _t19;
-assign _t39 = tx_arb_grant == 3'b100;
-assign _t40 = tx_arb_grant == 3'b011;
-assign _t41 = tx_arb_grant == 3'b010;
-assign _t42 = tx_arb_grant == 3'b001;
-assign _t43 = tx_qp == 2'b11;
-assign _t44 = tx_qp == 2'b10;
-assign _t45 = tx_qp == 2'b01;
-assign _t46 = qp0_m_evt_valid & _t19;
-assign _t47 = qp1_m_evt_valid & _t13;
-assign _t48 = qp2_m_evt_valid & _t15;
-assign _t49 = qp3_m_evt_valid & _t17;
-assign _t50 = cq_arb_grant == 2'b11;
-assign _t51 = cq_arb_grant == 2'b10;
-assign _t52 = cq_arb_grant == 2'b01;
-assign _t53 = ~cq_from_evt;
-assign _t54 = cq_arb_grant == 2'b00;
-assign _t55 = qp1_mem_wr_valid & _t13;
-assign _t56 = qp2_mem_wr_valid & _t15;
-assign _t57 = qp3_mem_wr_valid & _t17;
-assign _t58 = qp0_mem_wr_valid & _t19;
-assign _t59 = mem_wr_arb_grant == 2'b11;
-assign _t60 = mem_wr_arb_grant == 2'b10;
-assign _t61 = mem_wr_arb_grant == 2'b01;
-assign _t62 = qp1_mem_rd_valid & _t13 & _t63;
-assign _t63 = ~mem_rd_owners_full;
-assign _t64 = qp2_mem_rd_valid & _t15 & _t63;
-assign _t65 = qp3_mem_rd_valid & _t17 & _t63;
-assign _t66 = requester_rd_valid & _t63;
-assign _t67 = qp0_mem_rd_valid & _t19 & _t63;
-assign _t68 = mem_rd_arb_grant == 3'b100;
-assign _t69 = mem_rd_arb_grant == 3'b011;
-assign _t70 = mem_rd_arb_grant == 3'b010;
-assign _t71 = mem_rd_arb_grant == 3'b001;
-assign _t72 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
-assign _t73 = qp3_rx_idle & (~((_t74 & (deframer_ctx_qp == 2'b11)) | (deframer_drain_busy & (deframer_drain_qp == 2'b11))));
-assign _t74 = ~deframer_idle;
-assign _t75 = qp2_rx_idle & (~((_t74 & (deframer_ctx_qp == 2'b10)) | (deframer_drain_busy & (deframer_drain_qp == 2'b10))));
-assign _t76 = qp1_rx_idle & (~((_t74 & (deframer_ctx_qp == 2'b01)) | (deframer_drain_busy & (deframer_drain_qp == 2'b01))));
-assign _t77 = qp0_rx_idle & (~((_t74 & (deframer_ctx_qp == 2'b00)) | (deframer_drain_busy & (deframer_drain_qp == 2'b00))));
-assign _t78 = stag_lk_arb_valid & 1'b1;
-assign _t79 = stag_inv_arb_valid & 1'b1;
-assign _t80 = {15'h0, requester_m_sent_valid & (requester_m_sent_qp == 2'b00)};
-assign _t81 = {15'h0, requester_m_sent_valid & (requester_m_sent_qp == 2'b01)};
-assign _t82 = {15'h0, requester_m_sent_valid & (requester_m_sent_qp == 2'b10)};
-assign _t83 = {15'h0, requester_m_sent_valid & (requester_m_sent_qp == 2'b11)};
-assign _t84 = cq_fire & _t54;
-assign _t85 = ~cq_from_first;
-assign _t86 = cq_fire & _t52;
-assign _t87 = cq_fire & _t51;
-assign _t88 = cq_fire & _t50;
-assign _t89 = tx_fire & framer_s_axis_tlast;
-assign _t90 = cq_fire & 1'b1;
-assign _t91 = mem_wr_fire & 1'b1;
-assign _t92 = mem_rd_fire & 1'b1;
-assign _t93 = ~rx_verdict_passed;
+assign _t30 = ~rx_tag_full_reg;
+assign _t31 = reasm_m_axis_tid == 2'b11;
+assign _t32 = reasm_m_axis_tid == 2'b10;
+assign _t33 = reasm_m_axis_tid == 2'b01;
+assign _t34 = rx_tag_mem[rx_tag_rptr_reg[1:0]];
+assign _t35 = hdr_m_desc_tvalid & _t36;
+assign _t36 = ~rx_cmd_qp_full;
+assign _t37 = rx_tag_qp == 2'b00;
+assign _t38 = rx_tag_qp == 2'b01;
+assign _t39 = rx_tag_qp == 2'b10;
+assign _t40 = rx_tag_qp == 2'b11;
+assign _t41 = _t42 == 2'b11;
+assign _t42 = rx_cmd_qp_mem[rx_cmd_qp_rptr_reg[5:0]];
+assign _t43 = _t42 == 2'b10;
+assign _t44 = _t42 == 2'b01;
+assign _t45 = rx_cmd_here & place_s_cmd_ready;
+assign _t46 = _t42 == 2'b00;
+assign _t47 = rx_place_qp_mem[rx_place_qp_rptr_reg[1:0]];
+assign _t48 = qp1_m_axis_tvalid & _t13;
+assign _t49 = qp2_m_axis_tvalid & _t15;
+assign _t50 = qp3_m_axis_tvalid & _t17;
+assign _t51 = requester_m_axis_tvalid & tx_wr_live;
+assign _t52 = qp0_m_axis_tvalid & _t19;
+assign _t53 = tx_arb_grant == 3'b100;
+assign _t54 = tx_arb_grant == 3'b011;
+assign _t55 = tx_arb_grant == 3'b010;
+assign _t56 = tx_arb_grant == 3'b001;
+assign _t57 = tx_qp == 2'b11;
+assign _t58 = tx_qp == 2'b10;
+assign _t59 = tx_qp == 2'b01;
+assign _t60 = requester_m_sent_valid & (requester_m_sent_qp == 2'b00);
+assign _t61 = requester_m_sent_valid & (requester_m_sent_qp == 2'b01);
+assign _t62 = requester_m_sent_valid & (requester_m_sent_qp == 2'b10);
+assign _t63 = requester_m_sent_valid & (requester_m_sent_qp == 2'b11);
+assign _t64 = qp0_m_evt_valid & _t19;
+assign _t65 = qp1_m_evt_valid & _t13;
+assign _t66 = qp2_m_evt_valid & _t15;
+assign _t67 = qp3_m_evt_valid & _t17;
+assign _t68 = cq_arb_grant == 2'b11;
+assign _t69 = cq_arb_grant == 2'b10;
+assign _t70 = cq_arb_grant == 2'b01;
+assign _t71 = ~cq_from_evt;
+assign _t72 = cq_arb_grant == 2'b00;
+assign _t73 = qp1_mem_wr_valid & _t13;
+assign _t74 = qp2_mem_wr_valid & _t15;
+assign _t75 = qp3_mem_wr_valid & _t17;
+assign _t76 = qp0_mem_wr_valid & _t19;
+assign _t77 = mem_wr_arb_grant == 3'b100;
+assign _t78 = mem_wr_arb_grant == 3'b011;
+assign _t79 = mem_wr_arb_grant == 3'b010;
+assign _t80 = mem_wr_arb_grant == 3'b001;
+assign _t81 = qp1_mem_rd_valid & _t13 & _t82;
+assign _t82 = ~mem_rd_owners_full;
+assign _t83 = qp2_mem_rd_valid & _t15 & _t82;
+assign _t84 = qp3_mem_rd_valid & _t17 & _t82;
+assign _t85 = requester_rd_valid & _t82;
+assign _t86 = qp0_mem_rd_valid & _t19 & _t82;
+assign _t87 = mem_rd_arb_grant == 3'b100;
+assign _t88 = mem_rd_arb_grant == 3'b011;
+assign _t89 = mem_rd_arb_grant == 3'b010;
+assign _t90 = mem_rd_arb_grant == 3'b001;
+assign _t91 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
+assign _t92 = qp3_rx_idle & (~((_t93 & (deframer_ctx_qp == 2'b11)) | (deframer_drain_busy & (deframer_drain_qp == 2'b11)))) & (qp3_rx_held_reg == 10'h0);
+assign _t93 = ~deframer_idle;
+assign _t94 = qp2_rx_idle & (~((_t93 & (deframer_ctx_qp == 2'b10)) | (deframer_drain_busy & (deframer_drain_qp == 2'b10)))) & (qp2_rx_held_reg == 10'h0);
+assign _t95 = qp1_rx_idle & (~((_t93 & (deframer_ctx_qp == 2'b01)) | (deframer_drain_busy & (deframer_drain_qp == 2'b01)))) & (qp1_rx_held_reg == 10'h0);
+assign _t96 = qp0_rx_idle & (~((_t93 & (deframer_ctx_qp == 2'b00)) | (deframer_drain_busy & (deframer_drain_qp == 2'b00)))) & (qp0_rx_held_reg == 10'h0);
+assign _t97 = stag_lk_arb_valid & 1'b1;
+assign _t98 = stag_inv_arb_valid & 1'b1;
+assign _t99 = rx_tag_push & (~rx_tag_pop);
+assign _t100 = rx_tag_pop & (~rx_tag_push);
+assign _t101 = cq_fire & _t72;
+assign _t102 = ~cq_from_first;
+assign _t103 = cq_fire & _t70;
+assign _t104 = cq_fire & _t69;
+assign _t105 = cq_fire & _t68;
+assign _t106 = tx_fire & framer_s_axis_tlast;
+assign _t107 = cq_fire & 1'b1;
+assign _t108 = mem_wr_fire & 1'b1;
+assign _t109 = mem_rd_fire & 1'b1;
+assign _t110 = ~rx_verdict_passed;
 assign cfg_taken = cfg_valid & cfg_ready;
 assign qp0_cfg_load = cfg_taken & (cfg_qp == 2'b00);
 assign qp0_rst = rst | qp0_restart_reg;
-assign qp0_cfg_rfc7306 = qp0_ctx_rfc7306_reg;
 assign qp0_cfg_pd = qp0_ctx_pd_reg;
 assign qp0_cfg_ird = qp0_ctx_ird_reg;
 assign qp0_cfg_ord = qp0_ctx_ord_reg;
@@ -1039,7 +1210,6 @@ assign qp0_cfg_big_endian = qp0_ctx_big_endian_reg;
 assign qp0_cfg_fence = qp0_ctx_fence_reg;
 assign qp1_cfg_load = cfg_taken & (cfg_qp == 2'b01);
 assign qp1_rst = rst | qp1_restart_reg;
-assign qp1_cfg_rfc7306 = qp1_ctx_rfc7306_reg;
 assign qp1_cfg_pd = qp1_ctx_pd_reg;
 assign qp1_cfg_ird = qp1_ctx_ird_reg;
 assign qp1_cfg_ord = qp1_ctx_ord_reg;
@@ -1049,7 +1219,6 @@ assign qp1_cfg_big_endian = qp1_ctx_big_endian_reg;
 assign qp1_cfg_fence = qp1_ctx_fence_reg;
 assign qp2_cfg_load = cfg_taken & (cfg_qp == 2'b10);
 assign qp2_rst = rst | qp2_restart_reg;
-assign qp2_cfg_rfc7306 = qp2_ctx_rfc7306_reg;
 assign qp2_cfg_pd = qp2_ctx_pd_reg;
 assign qp2_cfg_ird = qp2_ctx_ird_reg;
 assign qp2_cfg_ord = qp2_ctx_ord_reg;
@@ -1059,7 +1228,6 @@ assign qp2_cfg_big_endian = qp2_ctx_big_endian_reg;
 assign qp2_cfg_fence = qp2_ctx_fence_reg;
 assign qp3_cfg_load = cfg_taken & (cfg_qp == 2'b11);
 assign qp3_rst = rst | qp3_restart_reg;
-assign qp3_cfg_rfc7306 = qp3_ctx_rfc7306_reg;
 assign qp3_cfg_pd = qp3_ctx_pd_reg;
 assign qp3_cfg_ird = qp3_ctx_ird_reg;
 assign qp3_cfg_ord = qp3_ctx_ord_reg;
@@ -1099,8 +1267,9 @@ assign requester_wr_request_id = wr_request_id;
 assign requester_wr_qp = wr_qp;
 assign wr_needs_orq = (wr_kind == 3'b001) | _t3;
 assign wr_orq_ok = (~wr_needs_orq) | (_t4 ? qp3_s_orq_ready : (_t5 ? qp2_s_orq_ready : (_t6 ? qp1_s_orq_ready : qp0_s_orq_ready)));
-assign requester_wr_valid = wr_valid & wr_orq_ok;
-assign wr_ready = requester_wr_ready & wr_orq_ok;
+assign wr_ok = wr_orq_ok & (_t4 ? qp3_wr_room_reg : (_t5 ? qp2_wr_room_reg : (_t6 ? qp1_wr_room_reg : qp0_wr_room_reg)));
+assign requester_wr_valid = wr_valid & wr_ok;
+assign wr_ready = requester_wr_ready & wr_ok;
 assign wr_orq_push = wr_valid & wr_needs_orq & requester_wr_ready;
 assign qp0_s_orq_valid = wr_orq_push & _t7;
 assign qp0_s_orq_atomic = _t3;
@@ -1130,7 +1299,6 @@ assign requester_cfg_valid = cfg_taken;
 assign requester_cfg_qp = cfg_qp;
 assign requester_cfg_mulpdu = cfg_mulpdu;
 assign requester_cfg_initial_msn = cfg_initial_msn;
-assign cfg_ready = requester_cfg_ready;
 assign requester_sched_hold = (requester_sched_qp == 2'b11) ? qp3_fenced :
     (requester_sched_qp == 2'b10) ? qp2_fenced :
     (requester_sched_qp == 2'b01) ? qp1_fenced :
@@ -1228,34 +1396,77 @@ assign deframer_cfg_markers = cfg_rx_markers;
 assign deframer_cfg_s0 = cfg_rx_s0;
 assign deframer_cfg_seq = cfg_rx_seq;
 assign deframer_cfg_max_ulpdu = cfg_max_ulpdu;
-assign qp0_s_axis_tdata = deframer_m_axis_tdata;
-assign qp0_s_axis_tkeep = deframer_m_axis_tkeep;
-assign qp0_s_axis_tlast = deframer_m_axis_tlast;
-assign rx_verdict_passed = deframer_m_axis_tuser[0];
-assign qp0_s_axis_tuser = rx_verdict_passed;
-assign rx_verdict_llp_err = deframer_m_axis_tuser[8:1];
-assign qp0_s_llp_err = rx_verdict_llp_err;
-assign qp0_s_axis_tvalid = deframer_m_axis_tvalid & _t30;
-assign qp1_s_axis_tdata = deframer_m_axis_tdata;
-assign qp1_s_axis_tkeep = deframer_m_axis_tkeep;
-assign qp1_s_axis_tlast = deframer_m_axis_tlast;
-assign qp1_s_axis_tuser = rx_verdict_passed;
-assign qp1_s_llp_err = rx_verdict_llp_err;
-assign qp1_s_axis_tvalid = deframer_m_axis_tvalid & _t31;
-assign qp2_s_axis_tdata = deframer_m_axis_tdata;
-assign qp2_s_axis_tkeep = deframer_m_axis_tkeep;
-assign qp2_s_axis_tlast = deframer_m_axis_tlast;
-assign qp2_s_axis_tuser = rx_verdict_passed;
-assign qp2_s_llp_err = rx_verdict_llp_err;
-assign qp2_s_axis_tvalid = deframer_m_axis_tvalid & _t32;
-assign qp3_s_axis_tdata = deframer_m_axis_tdata;
-assign qp3_s_axis_tkeep = deframer_m_axis_tkeep;
-assign qp3_s_axis_tlast = deframer_m_axis_tlast;
-assign qp3_s_axis_tuser = rx_verdict_passed;
-assign qp3_s_llp_err = rx_verdict_llp_err;
-assign qp3_s_axis_tvalid = deframer_m_axis_tvalid & _t33;
-assign deframer_m_axis_tready = _t33 ? qp3_s_axis_tready : (_t32 ? qp2_s_axis_tready : (_t31 ? qp1_s_axis_tready : qp0_s_axis_tready));
-assign rx_ulpdu_fire = deframer_m_axis_tvalid & deframer_m_axis_tready;
+assign reasm_s_axis_tdata = deframer_m_axis_tdata;
+assign reasm_s_axis_tkeep = deframer_m_axis_tkeep;
+assign reasm_s_axis_tvalid = deframer_m_axis_tvalid;
+assign reasm_s_axis_tlast = deframer_m_axis_tlast;
+assign reasm_s_axis_tid = deframer_m_axis_tid;
+assign reasm_s_axis_tuser = deframer_m_axis_tuser;
+assign deframer_m_axis_tready = reasm_s_axis_tready;
+assign reasm_cfg_valid = cfg_taken;
+assign reasm_cfg_qp = cfg_qp;
+assign cfg_ready = requester_cfg_ready & reasm_cfg_ready;
+assign rx_ulpdu_in = deframer_m_axis_tvalid & deframer_m_axis_tready & deframer_m_axis_tlast;
+assign rx_ulpdu_out = reasm_m_axis_tvalid & reasm_m_axis_tready & reasm_m_axis_tlast;
+assign rx_verdict_passed = reasm_m_axis_tuser[0];
+assign rx_verdict_llp_err = reasm_m_axis_tuser[8:1];
+assign rx_tag_count = rx_tag_wptr_reg - rx_tag_rptr_reg;
+assign hdr_s_axis_tdata = reasm_m_axis_tdata;
+assign hdr_s_axis_tkeep = reasm_m_axis_tkeep;
+assign hdr_s_axis_tlast = reasm_m_axis_tlast;
+assign hdr_s_axis_tvalid = reasm_m_axis_tvalid & _t30;
+assign reasm_m_axis_tready = hdr_s_axis_tready & _t30;
+assign rx_tag_push = rx_ulpdu_out;
+assign hdr_cfg_rfc7306 = _t31 ? qp3_ctx_rfc7306_reg : (_t32 ? qp2_ctx_rfc7306_reg : (_t33 ? qp1_ctx_rfc7306_reg : qp0_ctx_rfc7306_reg));
+assign rx_tag_qp = _t34[1:0];
+assign qp0_s_desc_tdata = hdr_m_desc_tdata;
+assign rx_tag_bad = _t34[2];
+assign qp0_s_desc_mpa_bad = rx_tag_bad;
+assign rx_tag_llp_err = _t34[10:3];
+assign qp0_s_desc_mpa_code = rx_tag_llp_err;
+assign qp0_s_desc_tvalid = _t35 & _t37;
+assign qp1_s_desc_tdata = hdr_m_desc_tdata;
+assign qp1_s_desc_mpa_bad = rx_tag_bad;
+assign qp1_s_desc_mpa_code = rx_tag_llp_err;
+assign qp1_s_desc_tvalid = _t35 & _t38;
+assign qp2_s_desc_tdata = hdr_m_desc_tdata;
+assign qp2_s_desc_mpa_bad = rx_tag_bad;
+assign qp2_s_desc_mpa_code = rx_tag_llp_err;
+assign qp2_s_desc_tvalid = _t35 & _t39;
+assign qp3_s_desc_tdata = hdr_m_desc_tdata;
+assign qp3_s_desc_mpa_bad = rx_tag_bad;
+assign qp3_s_desc_mpa_code = rx_tag_llp_err;
+assign qp3_s_desc_tvalid = _t35 & _t40;
+assign hdr_m_desc_tready = _t36 & (_t40 ? qp3_s_desc_tready : (_t39 ? qp2_s_desc_tready : (_t38 ? qp1_s_desc_tready : qp0_s_desc_tready)));
+assign rx_desc_fire = hdr_m_desc_tvalid & hdr_m_desc_tready;
+assign rx_tag_pop = rx_desc_fire;
+assign place_s_axis_tdata = hdr_m_axis_tdata;
+assign place_s_axis_tkeep = hdr_m_axis_tkeep;
+assign place_s_axis_tvalid = hdr_m_axis_tvalid;
+assign place_s_axis_tlast = hdr_m_axis_tlast;
+assign hdr_m_axis_tready = place_s_axis_tready;
+assign rx_desc_has_payload = hdr_m_desc_tdata[1];
+assign rx_cmd_push = rx_desc_fire & rx_desc_has_payload;
+assign rx_cmd_qp_full = (rx_cmd_qp_wptr_reg[6] != rx_cmd_qp_rptr_reg[6]) & (rx_cmd_qp_wptr_reg[5:0] == rx_cmd_qp_rptr_reg[5:0]);
+assign rx_cmd_here = ~(rx_cmd_qp_wptr_reg == rx_cmd_qp_rptr_reg);
+assign place_s_cmd_valid = rx_cmd_here & (_t41 ? qp3_m_cmd_valid : (_t43 ? qp2_m_cmd_valid : (_t44 ? qp1_m_cmd_valid : qp0_m_cmd_valid)));
+assign place_s_cmd_addr = _t41 ? qp3_m_cmd_addr : (_t43 ? qp2_m_cmd_addr : (_t44 ? qp1_m_cmd_addr : qp0_m_cmd_addr));
+assign place_s_cmd_discard = _t41 ? qp3_m_cmd_discard : (_t43 ? qp2_m_cmd_discard : (_t44 ? qp1_m_cmd_discard : qp0_m_cmd_discard));
+assign qp0_m_cmd_ready = _t45 & _t46;
+assign qp1_m_cmd_ready = _t45 & _t44;
+assign qp2_m_cmd_ready = _t45 & _t43;
+assign qp3_m_cmd_ready = _t45 & _t41;
+assign rx_cmd_fire = place_s_cmd_valid & place_s_cmd_ready;
+assign rx_cmd_pop = rx_cmd_fire;
+assign rx_place_push = rx_cmd_fire & (~place_s_cmd_discard);
+assign qp0_placing_now = (qp0_placing_reg + {6'h0, rx_place_push & _t46}) - {6'h0, place_done & (_t47 == 2'b00)};
+assign qp0_place_idle = qp0_placed_reg;
+assign qp1_placing_now = (qp1_placing_reg + {6'h0, rx_place_push & _t44}) - {6'h0, place_done & (_t47 == 2'b01)};
+assign qp1_place_idle = qp1_placed_reg;
+assign qp2_placing_now = (qp2_placing_reg + {6'h0, rx_place_push & _t43}) - {6'h0, place_done & (_t47 == 2'b10)};
+assign qp2_place_idle = qp2_placed_reg;
+assign qp3_placing_now = (qp3_placing_reg + {6'h0, rx_place_push & _t41}) - {6'h0, place_done & (_t47 == 2'b11)};
+assign qp3_place_idle = qp3_placed_reg;
 assign requester_qp = requester_m_axis_tid;
 assign tx_wr_live = (~((requester_qp == 2'b11) ? qp3_tx_stopped :
     (requester_qp == 2'b10) ? qp2_tx_stopped :
@@ -1264,48 +1475,48 @@ assign tx_wr_live = (~((requester_qp == 2'b11) ? qp3_tx_stopped :
     tx_wr_mid_reg;
 assign tx_drop = requester_m_axis_tvalid & (~tx_wr_live);
 assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg :
-    (tx_arb_last_reg == 3'b000) ? (_t34 ? 3'b001 : (_t35 ? 3'b010 : (_t36 ? 3'b011 : (_t37 ? 3'b100 : (_t38 ? 3'b000 : 3'b000))))) :
-    (tx_arb_last_reg == 3'b001) ? (_t35 ? 3'b010 : (_t36 ? 3'b011 : (_t37 ? 3'b100 : (_t38 ? 3'b000 : (_t34 ? 3'b001 : 3'b001))))) :
-    (tx_arb_last_reg == 3'b010) ? (_t36 ? 3'b011 : (_t37 ? 3'b100 : (_t38 ? 3'b000 : (_t34 ? 3'b001 : (_t35 ? 3'b010 : 3'b010))))) :
-    (tx_arb_last_reg == 3'b011) ? (_t37 ? 3'b100 : (_t38 ? 3'b000 : (_t34 ? 3'b001 : (_t35 ? 3'b010 : (_t36 ? 3'b011 : 3'b011))))) :
-    _t38 ? 3'b000 :
-    _t34 ? 3'b001 :
-    _t35 ? 3'b010 :
-    _t36 ? 3'b011 :
-    _t37 ? 3'b100 :
+    (tx_arb_last_reg == 3'b000) ? (_t48 ? 3'b001 : (_t49 ? 3'b010 : (_t50 ? 3'b011 : (_t51 ? 3'b100 : (_t52 ? 3'b000 : 3'b000))))) :
+    (tx_arb_last_reg == 3'b001) ? (_t49 ? 3'b010 : (_t50 ? 3'b011 : (_t51 ? 3'b100 : (_t52 ? 3'b000 : (_t48 ? 3'b001 : 3'b001))))) :
+    (tx_arb_last_reg == 3'b010) ? (_t50 ? 3'b011 : (_t51 ? 3'b100 : (_t52 ? 3'b000 : (_t48 ? 3'b001 : (_t49 ? 3'b010 : 3'b010))))) :
+    (tx_arb_last_reg == 3'b011) ? (_t51 ? 3'b100 : (_t52 ? 3'b000 : (_t48 ? 3'b001 : (_t49 ? 3'b010 : (_t50 ? 3'b011 : 3'b011))))) :
+    _t52 ? 3'b000 :
+    _t48 ? 3'b001 :
+    _t49 ? 3'b010 :
+    _t50 ? 3'b011 :
+    _t51 ? 3'b100 :
     3'b100;
-assign tx_arb_valid = _t39 ? _t37 : (_t40 ? _t36 : (_t41 ? _t35 : (_t42 ? _t34 : _t38)));
-assign tx_qp = _t39 ? requester_qp : tx_arb_grant[1:0];
-assign framer_s_axis_tdata = _t39 ? requester_m_axis_tdata :
-    _t40 ? qp3_m_axis_tdata :
-    _t41 ? qp2_m_axis_tdata :
-    _t42 ? qp1_m_axis_tdata :
+assign tx_arb_valid = _t53 ? _t51 : (_t54 ? _t50 : (_t55 ? _t49 : (_t56 ? _t48 : _t52)));
+assign tx_qp = _t53 ? requester_qp : tx_arb_grant[1:0];
+assign framer_s_axis_tdata = _t53 ? requester_m_axis_tdata :
+    _t54 ? qp3_m_axis_tdata :
+    _t55 ? qp2_m_axis_tdata :
+    _t56 ? qp1_m_axis_tdata :
     qp0_m_axis_tdata;
-assign framer_s_axis_tkeep = _t39 ? requester_m_axis_tkeep :
-    _t40 ? qp3_m_axis_tkeep :
-    _t41 ? qp2_m_axis_tkeep :
-    _t42 ? qp1_m_axis_tkeep :
+assign framer_s_axis_tkeep = _t53 ? requester_m_axis_tkeep :
+    _t54 ? qp3_m_axis_tkeep :
+    _t55 ? qp2_m_axis_tkeep :
+    _t56 ? qp1_m_axis_tkeep :
     qp0_m_axis_tkeep;
-assign framer_s_axis_tlast = _t39 ? requester_m_axis_tlast :
-    _t40 ? qp3_m_axis_tlast :
-    _t41 ? qp2_m_axis_tlast :
-    _t42 ? qp1_m_axis_tlast :
+assign framer_s_axis_tlast = _t53 ? requester_m_axis_tlast :
+    _t54 ? qp3_m_axis_tlast :
+    _t55 ? qp2_m_axis_tlast :
+    _t56 ? qp1_m_axis_tlast :
     qp0_m_axis_tlast;
 assign framer_s_axis_tuser = {
-    _t43 ? qp3_framed_reg : (_t44 ? qp2_framed_reg : (_t45 ? qp1_framed_reg : qp0_framed_reg)),
-    _t43 ? qp3_ctx_crc_reg : (_t44 ? qp2_ctx_crc_reg : (_t45 ? qp1_ctx_crc_reg : qp0_ctx_crc_reg)),
-    _t43 ? qp3_ctx_tx_markers_reg : (_t44 ? qp2_ctx_tx_markers_reg : (_t45 ? qp1_ctx_tx_markers_reg : qp0_ctx_tx_markers_reg)),
-    _t43 ? qp3_ctx_tx_s0_reg : (_t44 ? qp2_ctx_tx_s0_reg : (_t45 ? qp1_ctx_tx_s0_reg : qp0_ctx_tx_s0_reg)),
-    _t43 ? qp3_ctx_tx_seq_reg : (_t44 ? qp2_ctx_tx_seq_reg : (_t45 ? qp1_ctx_tx_seq_reg : qp0_ctx_tx_seq_reg)),
-    _t39 ? requester_m_axis_tuser : (_t40 ? qp3_m_axis_tuser : (_t41 ? qp2_m_axis_tuser : (_t42 ? qp1_m_axis_tuser : qp0_m_axis_tuser)))
+    _t57 ? qp3_framed_reg : (_t58 ? qp2_framed_reg : (_t59 ? qp1_framed_reg : qp0_framed_reg)),
+    _t57 ? qp3_ctx_crc_reg : (_t58 ? qp2_ctx_crc_reg : (_t59 ? qp1_ctx_crc_reg : qp0_ctx_crc_reg)),
+    _t57 ? qp3_ctx_tx_markers_reg : (_t58 ? qp2_ctx_tx_markers_reg : (_t59 ? qp1_ctx_tx_markers_reg : qp0_ctx_tx_markers_reg)),
+    _t57 ? qp3_ctx_tx_s0_reg : (_t58 ? qp2_ctx_tx_s0_reg : (_t59 ? qp1_ctx_tx_s0_reg : qp0_ctx_tx_s0_reg)),
+    _t57 ? qp3_ctx_tx_seq_reg : (_t58 ? qp2_ctx_tx_seq_reg : (_t59 ? qp1_ctx_tx_seq_reg : qp0_ctx_tx_seq_reg)),
+    _t53 ? requester_m_axis_tuser : (_t54 ? qp3_m_axis_tuser : (_t55 ? qp2_m_axis_tuser : (_t56 ? qp1_m_axis_tuser : qp0_m_axis_tuser)))
 };
 assign framer_s_axis_tvalid = tx_arb_valid;
 assign framer_s_axis_tid = tx_qp;
 assign qp0_m_axis_tready = (tx_arb_grant == 3'b000) & framer_s_axis_tready;
-assign qp1_m_axis_tready = _t42 & framer_s_axis_tready;
-assign qp2_m_axis_tready = _t41 & framer_s_axis_tready;
-assign qp3_m_axis_tready = _t40 & framer_s_axis_tready;
-assign requester_m_axis_tready = (_t39 & framer_s_axis_tready) | tx_drop;
+assign qp1_m_axis_tready = _t56 & framer_s_axis_tready;
+assign qp2_m_axis_tready = _t55 & framer_s_axis_tready;
+assign qp3_m_axis_tready = _t54 & framer_s_axis_tready;
+assign requester_m_axis_tready = (_t53 & framer_s_axis_tready) | tx_drop;
 assign tx_fire = tx_arb_valid & framer_s_axis_tready;
 assign m_axis_tdata = framer_m_axis_tdata;
 assign m_axis_tkeep = framer_m_axis_tkeep;
@@ -1314,10 +1525,14 @@ assign m_axis_tlast = framer_m_axis_tlast;
 assign framer_m_axis_tready = m_axis_tready;
 assign m_axis_tid = framer_m_axis_tid;
 assign wr_taken = wr_valid & wr_ready;
-assign qp0_cq_valid = _t46 | qp0_first_pending_reg | (qp0_sent_pending_reg != 16'h0);
-assign qp1_cq_valid = _t47 | qp1_first_pending_reg | (qp1_sent_pending_reg != 16'h0);
-assign qp2_cq_valid = _t48 | qp2_first_pending_reg | (qp2_sent_pending_reg != 16'h0);
-assign qp3_cq_valid = _t49 | qp3_first_pending_reg | (qp3_sent_pending_reg != 16'h0);
+assign qp0_wr_out_now = (qp0_wr_out_reg + {2'b00, wr_taken & _t7}) - {2'b00, _t60};
+assign qp1_wr_out_now = (qp1_wr_out_reg + {2'b00, wr_taken & _t6}) - {2'b00, _t61};
+assign qp2_wr_out_now = (qp2_wr_out_reg + {2'b00, wr_taken & _t5}) - {2'b00, _t62};
+assign qp3_wr_out_now = (qp3_wr_out_reg + {2'b00, wr_taken & _t4}) - {2'b00, _t63};
+assign qp0_cq_valid = _t64 | qp0_first_pending_reg | (qp0_sent_pending_reg != 16'h0);
+assign qp1_cq_valid = _t65 | qp1_first_pending_reg | (qp1_sent_pending_reg != 16'h0);
+assign qp2_cq_valid = _t66 | qp2_first_pending_reg | (qp2_sent_pending_reg != 16'h0);
+assign qp3_cq_valid = _t67 | qp3_first_pending_reg | (qp3_sent_pending_reg != 16'h0);
 assign cq_arb_grant = cq_arb_locked_reg ? cq_arb_owner_reg :
     (cq_arb_last_reg == 2'b00) ? (qp1_cq_valid ? 2'b01 : (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : 2'b00)))) :
     (cq_arb_last_reg == 2'b01) ? (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : (qp1_cq_valid ? 2'b01 : 2'b01)))) :
@@ -1327,18 +1542,18 @@ assign cq_arb_grant = cq_arb_locked_reg ? cq_arb_owner_reg :
     qp2_cq_valid ? 2'b10 :
     qp3_cq_valid ? 2'b11 :
     2'b11;
-assign cq_arb_valid = _t50 ? qp3_cq_valid : (_t51 ? qp2_cq_valid : (_t52 ? qp1_cq_valid : qp0_cq_valid));
-assign cq_from_evt = _t50 ? _t49 : (_t51 ? _t48 : (_t52 ? _t47 : _t46));
-assign cq_from_first = _t53 & (_t50 ? qp3_first_pending_reg : (_t51 ? qp2_first_pending_reg : (_t52 ? qp1_first_pending_reg : qp0_first_pending_reg)));
+assign cq_arb_valid = _t68 ? qp3_cq_valid : (_t69 ? qp2_cq_valid : (_t70 ? qp1_cq_valid : qp0_cq_valid));
+assign cq_from_evt = _t68 ? _t67 : (_t69 ? _t66 : (_t70 ? _t65 : _t64));
+assign cq_from_first = _t71 & (_t68 ? qp3_first_pending_reg : (_t69 ? qp2_first_pending_reg : (_t70 ? qp1_first_pending_reg : qp0_first_pending_reg)));
 assign m_cq_valid = cq_arb_valid;
 assign m_cq_qp = cq_arb_grant;
-assign cq_evt_kind = _t50 ? qp3_m_evt_kind : (_t51 ? qp2_m_evt_kind : (_t52 ? qp1_m_evt_kind : qp0_m_evt_kind));
-assign cq_evt_length = _t50 ? qp3_m_evt_length : (_t51 ? qp2_m_evt_length : (_t52 ? qp1_m_evt_length : qp0_m_evt_length));
-assign cq_evt_solicited = _t50 ? qp3_m_evt_solicited : (_t51 ? qp2_m_evt_solicited : (_t52 ? qp1_m_evt_solicited : qp0_m_evt_solicited));
-assign cq_evt_invalidated = _t50 ? qp3_m_evt_invalidated : (_t51 ? qp2_m_evt_invalidated : (_t52 ? qp1_m_evt_invalidated : qp0_m_evt_invalidated));
-assign cq_evt_stag = _t50 ? qp3_m_evt_stag : (_t51 ? qp2_m_evt_stag : (_t52 ? qp1_m_evt_stag : qp0_m_evt_stag));
-assign cq_evt_data = _t50 ? qp3_m_evt_data : (_t51 ? qp2_m_evt_data : (_t52 ? qp1_m_evt_data : qp0_m_evt_data));
-assign cq_evt_err = _t50 ? qp3_m_evt_err : (_t51 ? qp2_m_evt_err : (_t52 ? qp1_m_evt_err : qp0_m_evt_err));
+assign cq_evt_kind = _t68 ? qp3_m_evt_kind : (_t69 ? qp2_m_evt_kind : (_t70 ? qp1_m_evt_kind : qp0_m_evt_kind));
+assign cq_evt_length = _t68 ? qp3_m_evt_length : (_t69 ? qp2_m_evt_length : (_t70 ? qp1_m_evt_length : qp0_m_evt_length));
+assign cq_evt_solicited = _t68 ? qp3_m_evt_solicited : (_t69 ? qp2_m_evt_solicited : (_t70 ? qp1_m_evt_solicited : qp0_m_evt_solicited));
+assign cq_evt_invalidated = _t68 ? qp3_m_evt_invalidated : (_t69 ? qp2_m_evt_invalidated : (_t70 ? qp1_m_evt_invalidated : qp0_m_evt_invalidated));
+assign cq_evt_stag = _t68 ? qp3_m_evt_stag : (_t69 ? qp2_m_evt_stag : (_t70 ? qp1_m_evt_stag : qp0_m_evt_stag));
+assign cq_evt_data = _t68 ? qp3_m_evt_data : (_t69 ? qp2_m_evt_data : (_t70 ? qp1_m_evt_data : qp0_m_evt_data));
+assign cq_evt_err = _t68 ? qp3_m_evt_err : (_t69 ? qp2_m_evt_err : (_t70 ? qp1_m_evt_err : qp0_m_evt_err));
 assign m_cq_kind = cq_from_evt ? {1'b0, cq_evt_kind} : (cq_from_first ? 4'b1000 : 4'b0111);
 assign m_cq_length = cq_from_evt ? cq_evt_length : 32'h0;
 assign m_cq_solicited = cq_from_evt ? cq_evt_solicited : 1'b0;
@@ -1347,69 +1562,72 @@ assign m_cq_stag = cq_from_evt ? cq_evt_stag : 32'h0;
 assign m_cq_data = cq_from_evt ? cq_evt_data : 64'h0;
 assign m_cq_err = cq_from_evt ? cq_evt_err : 14'h0;
 assign cq_fire = cq_arb_valid & m_cq_ready;
-assign qp0_m_evt_ready = _t54 & m_cq_ready;
-assign qp1_m_evt_ready = _t52 & m_cq_ready;
-assign qp2_m_evt_ready = _t51 & m_cq_ready;
-assign qp3_m_evt_ready = _t50 & m_cq_ready;
+assign qp0_m_evt_ready = _t72 & m_cq_ready;
+assign qp1_m_evt_ready = _t70 & m_cq_ready;
+assign qp2_m_evt_ready = _t69 & m_cq_ready;
+assign qp3_m_evt_ready = _t68 & m_cq_ready;
 assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg :
-    (mem_wr_arb_last_reg == 2'b00) ? (_t55 ? 2'b01 : (_t56 ? 2'b10 : (_t57 ? 2'b11 : (_t58 ? 2'b00 : 2'b00)))) :
-    (mem_wr_arb_last_reg == 2'b01) ? (_t56 ? 2'b10 : (_t57 ? 2'b11 : (_t58 ? 2'b00 : (_t55 ? 2'b01 : 2'b01)))) :
-    (mem_wr_arb_last_reg == 2'b10) ? (_t57 ? 2'b11 : (_t58 ? 2'b00 : (_t55 ? 2'b01 : (_t56 ? 2'b10 : 2'b10)))) :
-    _t58 ? 2'b00 :
-    _t55 ? 2'b01 :
-    _t56 ? 2'b10 :
-    _t57 ? 2'b11 :
-    2'b11;
-assign mem_wr_arb_valid = _t59 ? _t57 : (_t60 ? _t56 : (_t61 ? _t55 : _t58));
-assign mem_wr_addr = _t59 ? qp3_mem_wr_addr : (_t60 ? qp2_mem_wr_addr : (_t61 ? qp1_mem_wr_addr : qp0_mem_wr_addr));
-assign mem_wr_data = _t59 ? qp3_mem_wr_data : (_t60 ? qp2_mem_wr_data : (_t61 ? qp1_mem_wr_data : qp0_mem_wr_data));
-assign mem_wr_strb = _t59 ? qp3_mem_wr_strb : (_t60 ? qp2_mem_wr_strb : (_t61 ? qp1_mem_wr_strb : qp0_mem_wr_strb));
+    (mem_wr_arb_last_reg == 3'b000) ? (_t73 ? 3'b001 : (_t74 ? 3'b010 : (_t75 ? 3'b011 : (place_wr_valid ? 3'b100 : (_t76 ? 3'b000 : 3'b000))))) :
+    (mem_wr_arb_last_reg == 3'b001) ? (_t74 ? 3'b010 : (_t75 ? 3'b011 : (place_wr_valid ? 3'b100 : (_t76 ? 3'b000 : (_t73 ? 3'b001 : 3'b001))))) :
+    (mem_wr_arb_last_reg == 3'b010) ? (_t75 ? 3'b011 : (place_wr_valid ? 3'b100 : (_t76 ? 3'b000 : (_t73 ? 3'b001 : (_t74 ? 3'b010 : 3'b010))))) :
+    (mem_wr_arb_last_reg == 3'b011) ? (place_wr_valid ? 3'b100 : (_t76 ? 3'b000 : (_t73 ? 3'b001 : (_t74 ? 3'b010 : (_t75 ? 3'b011 : 3'b011))))) :
+    _t76 ? 3'b000 :
+    _t73 ? 3'b001 :
+    _t74 ? 3'b010 :
+    _t75 ? 3'b011 :
+    place_wr_valid ? 3'b100 :
+    3'b100;
+assign mem_wr_arb_valid = _t77 ? place_wr_valid : (_t78 ? _t75 : (_t79 ? _t74 : (_t80 ? _t73 : _t76)));
+assign mem_wr_addr = _t77 ? place_wr_addr : (_t78 ? qp3_mem_wr_addr : (_t79 ? qp2_mem_wr_addr : (_t80 ? qp1_mem_wr_addr : qp0_mem_wr_addr)));
+assign mem_wr_data = _t77 ? place_wr_data : (_t78 ? qp3_mem_wr_data : (_t79 ? qp2_mem_wr_data : (_t80 ? qp1_mem_wr_data : qp0_mem_wr_data)));
+assign mem_wr_strb = _t77 ? place_wr_strb : (_t78 ? qp3_mem_wr_strb : (_t79 ? qp2_mem_wr_strb : (_t80 ? qp1_mem_wr_strb : qp0_mem_wr_strb)));
 assign mem_wr_valid = mem_wr_arb_valid;
-assign qp0_mem_wr_ready = (mem_wr_arb_grant == 2'b00) & mem_wr_ready;
-assign qp1_mem_wr_ready = _t61 & mem_wr_ready;
-assign qp2_mem_wr_ready = _t60 & mem_wr_ready;
-assign qp3_mem_wr_ready = _t59 & mem_wr_ready;
+assign qp0_mem_wr_ready = (mem_wr_arb_grant == 3'b000) & mem_wr_ready;
+assign qp1_mem_wr_ready = _t80 & mem_wr_ready;
+assign qp2_mem_wr_ready = _t79 & mem_wr_ready;
+assign qp3_mem_wr_ready = _t78 & mem_wr_ready;
+assign place_wr_ready = _t77 & mem_wr_ready;
 assign mem_wr_fire = mem_wr_arb_valid & mem_wr_ready;
 assign mem_rd_arb_grant = mem_rd_arb_locked_reg ? mem_rd_arb_owner_reg :
-    (mem_rd_arb_last_reg == 3'b000) ? (_t62 ? 3'b001 : (_t64 ? 3'b010 : (_t65 ? 3'b011 : (_t66 ? 3'b100 : (_t67 ? 3'b000 : 3'b000))))) :
-    (mem_rd_arb_last_reg == 3'b001) ? (_t64 ? 3'b010 : (_t65 ? 3'b011 : (_t66 ? 3'b100 : (_t67 ? 3'b000 : (_t62 ? 3'b001 : 3'b001))))) :
-    (mem_rd_arb_last_reg == 3'b010) ? (_t65 ? 3'b011 : (_t66 ? 3'b100 : (_t67 ? 3'b000 : (_t62 ? 3'b001 : (_t64 ? 3'b010 : 3'b010))))) :
-    (mem_rd_arb_last_reg == 3'b011) ? (_t66 ? 3'b100 : (_t67 ? 3'b000 : (_t62 ? 3'b001 : (_t64 ? 3'b010 : (_t65 ? 3'b011 : 3'b011))))) :
-    _t67 ? 3'b000 :
-    _t62 ? 3'b001 :
-    _t64 ? 3'b010 :
-    _t65 ? 3'b011 :
-    _t66 ? 3'b100 :
+    (mem_rd_arb_last_reg == 3'b000) ? (_t81 ? 3'b001 : (_t83 ? 3'b010 : (_t84 ? 3'b011 : (_t85 ? 3'b100 : (_t86 ? 3'b000 : 3'b000))))) :
+    (mem_rd_arb_last_reg == 3'b001) ? (_t83 ? 3'b010 : (_t84 ? 3'b011 : (_t85 ? 3'b100 : (_t86 ? 3'b000 : (_t81 ? 3'b001 : 3'b001))))) :
+    (mem_rd_arb_last_reg == 3'b010) ? (_t84 ? 3'b011 : (_t85 ? 3'b100 : (_t86 ? 3'b000 : (_t81 ? 3'b001 : (_t83 ? 3'b010 : 3'b010))))) :
+    (mem_rd_arb_last_reg == 3'b011) ? (_t85 ? 3'b100 : (_t86 ? 3'b000 : (_t81 ? 3'b001 : (_t83 ? 3'b010 : (_t84 ? 3'b011 : 3'b011))))) :
+    _t86 ? 3'b000 :
+    _t81 ? 3'b001 :
+    _t83 ? 3'b010 :
+    _t84 ? 3'b011 :
+    _t85 ? 3'b100 :
     3'b100;
-assign mem_rd_arb_valid = _t68 ? _t66 : (_t69 ? _t65 : (_t70 ? _t64 : (_t71 ? _t62 : _t67)));
-assign mem_rd_addr = _t68 ? requester_rd_addr : (_t69 ? qp3_mem_rd_addr : (_t70 ? qp2_mem_rd_addr : (_t71 ? qp1_mem_rd_addr : qp0_mem_rd_addr)));
+assign mem_rd_arb_valid = _t87 ? _t85 : (_t88 ? _t84 : (_t89 ? _t83 : (_t90 ? _t81 : _t86)));
+assign mem_rd_addr = _t87 ? requester_rd_addr : (_t88 ? qp3_mem_rd_addr : (_t89 ? qp2_mem_rd_addr : (_t90 ? qp1_mem_rd_addr : qp0_mem_rd_addr)));
 assign mem_rd_valid = mem_rd_arb_valid;
 assign mem_rd_fire = mem_rd_arb_valid & mem_rd_ready;
 assign mem_rd_owners_full = (mem_rd_owners_wptr_reg[9] != mem_rd_owners_rptr_reg[9]) & (mem_rd_owners_wptr_reg[8:0] == mem_rd_owners_rptr_reg[8:0]);
-assign qp0_mem_rd_ready = (mem_rd_arb_grant == 3'b000) & mem_rd_ready & _t63;
-assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t72 == 3'b000);
+assign qp0_mem_rd_ready = (mem_rd_arb_grant == 3'b000) & mem_rd_ready & _t82;
+assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t91 == 3'b000);
 assign qp0_mem_rd_data = mem_rd_data;
-assign qp1_mem_rd_ready = _t71 & mem_rd_ready & _t63;
-assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t72 == 3'b001);
+assign qp1_mem_rd_ready = _t90 & mem_rd_ready & _t82;
+assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t91 == 3'b001);
 assign qp1_mem_rd_data = mem_rd_data;
-assign qp2_mem_rd_ready = _t70 & mem_rd_ready & _t63;
-assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t72 == 3'b010);
+assign qp2_mem_rd_ready = _t89 & mem_rd_ready & _t82;
+assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t91 == 3'b010);
 assign qp2_mem_rd_data = mem_rd_data;
-assign qp3_mem_rd_ready = _t69 & mem_rd_ready & _t63;
-assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t72 == 3'b011);
+assign qp3_mem_rd_ready = _t88 & mem_rd_ready & _t82;
+assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t91 == 3'b011);
 assign qp3_mem_rd_data = mem_rd_data;
-assign requester_rd_ready = _t68 & mem_rd_ready & _t63;
-assign requester_rd_data_valid = mem_rd_data_valid & (_t72 == 3'b100);
+assign requester_rd_ready = _t87 & mem_rd_ready & _t82;
+assign requester_rd_data_valid = mem_rd_data_valid & (_t91 == 3'b100);
 assign requester_rd_data = mem_rd_data;
 assign qp_rx_stopped = {qp3_rx_stopped, qp2_rx_stopped, qp1_rx_stopped, qp0_rx_stopped};
 assign qp_tx_stopped = {qp3_tx_stopped, qp2_tx_stopped, qp1_tx_stopped, qp0_tx_stopped};
 assign qp_idle = {
-    qp3_idle & _t73 & (qp3_sent_pending_reg == 16'h0) & (qp3_wr_out_reg == 16'h0),
-    qp2_idle & _t75 & (qp2_sent_pending_reg == 16'h0) & (qp2_wr_out_reg == 16'h0),
-    qp1_idle & _t76 & (qp1_sent_pending_reg == 16'h0) & (qp1_wr_out_reg == 16'h0),
-    qp0_idle & _t77 & (qp0_sent_pending_reg == 16'h0) & (qp0_wr_out_reg == 16'h0)
+    qp3_idle & _t92 & (qp3_sent_pending_reg == 16'h0) & (qp3_wr_out_reg == 3'b000),
+    qp2_idle & _t94 & (qp2_sent_pending_reg == 16'h0) & (qp2_wr_out_reg == 3'b000),
+    qp1_idle & _t95 & (qp1_sent_pending_reg == 16'h0) & (qp1_wr_out_reg == 3'b000),
+    qp0_idle & _t96 & (qp0_sent_pending_reg == 16'h0) & (qp0_wr_out_reg == 3'b000)
 };
-assign qp_rx_idle = {_t73, _t75, _t76, _t77};
+assign qp_rx_idle = {_t92, _t94, _t95, _t96};
 assign qp_mpa_err = {qp3_mpa_err_reg, qp2_mpa_err_reg, qp1_mpa_err_reg, qp0_mpa_err_reg};
 assign qp_fenced = {qp3_fenced, qp2_fenced, qp1_fenced, qp0_fenced};
 assign tx_err_length = framer_err_length;
@@ -1420,17 +1638,12 @@ always @* begin
     qp0_ctx_crc_next = qp0_ctx_crc_reg;
     qp0_ctx_tx_s0_next = qp0_ctx_tx_s0_reg;
     qp0_ctx_tx_seq_next = qp0_ctx_tx_seq_reg;
+    qp0_ctx_rfc7306_next = qp0_ctx_rfc7306_reg;
     if (qp0_cfg_load) begin
         qp0_ctx_tx_markers_next = cfg_tx_markers;
         qp0_ctx_crc_next = cfg_crc;
         qp0_ctx_tx_s0_next = cfg_tx_s0;
         qp0_ctx_tx_seq_next = cfg_tx_seq;
-    end
-end
-
-always @* begin
-    qp0_ctx_rfc7306_next = qp0_ctx_rfc7306_reg;
-    if (qp0_cfg_load) begin
         qp0_ctx_rfc7306_next = cfg_rfc7306;
     end
 end
@@ -1494,17 +1707,12 @@ always @* begin
     qp1_ctx_crc_next = qp1_ctx_crc_reg;
     qp1_ctx_tx_s0_next = qp1_ctx_tx_s0_reg;
     qp1_ctx_tx_seq_next = qp1_ctx_tx_seq_reg;
+    qp1_ctx_rfc7306_next = qp1_ctx_rfc7306_reg;
     if (qp1_cfg_load) begin
         qp1_ctx_tx_markers_next = cfg_tx_markers;
         qp1_ctx_crc_next = cfg_crc;
         qp1_ctx_tx_s0_next = cfg_tx_s0;
         qp1_ctx_tx_seq_next = cfg_tx_seq;
-    end
-end
-
-always @* begin
-    qp1_ctx_rfc7306_next = qp1_ctx_rfc7306_reg;
-    if (qp1_cfg_load) begin
         qp1_ctx_rfc7306_next = cfg_rfc7306;
     end
 end
@@ -1568,17 +1776,12 @@ always @* begin
     qp2_ctx_crc_next = qp2_ctx_crc_reg;
     qp2_ctx_tx_s0_next = qp2_ctx_tx_s0_reg;
     qp2_ctx_tx_seq_next = qp2_ctx_tx_seq_reg;
+    qp2_ctx_rfc7306_next = qp2_ctx_rfc7306_reg;
     if (qp2_cfg_load) begin
         qp2_ctx_tx_markers_next = cfg_tx_markers;
         qp2_ctx_crc_next = cfg_crc;
         qp2_ctx_tx_s0_next = cfg_tx_s0;
         qp2_ctx_tx_seq_next = cfg_tx_seq;
-    end
-end
-
-always @* begin
-    qp2_ctx_rfc7306_next = qp2_ctx_rfc7306_reg;
-    if (qp2_cfg_load) begin
         qp2_ctx_rfc7306_next = cfg_rfc7306;
     end
 end
@@ -1642,17 +1845,12 @@ always @* begin
     qp3_ctx_crc_next = qp3_ctx_crc_reg;
     qp3_ctx_tx_s0_next = qp3_ctx_tx_s0_reg;
     qp3_ctx_tx_seq_next = qp3_ctx_tx_seq_reg;
+    qp3_ctx_rfc7306_next = qp3_ctx_rfc7306_reg;
     if (qp3_cfg_load) begin
         qp3_ctx_tx_markers_next = cfg_tx_markers;
         qp3_ctx_crc_next = cfg_crc;
         qp3_ctx_tx_s0_next = cfg_tx_s0;
         qp3_ctx_tx_seq_next = cfg_tx_seq;
-    end
-end
-
-always @* begin
-    qp3_ctx_rfc7306_next = qp3_ctx_rfc7306_reg;
-    if (qp3_cfg_load) begin
         qp3_ctx_rfc7306_next = cfg_rfc7306;
     end
 end
@@ -1718,11 +1916,11 @@ always @* begin
     stag_lk_tag1_next = stag_lk_tag1_reg;
     stag_lk_tag2_next = stag_lk_tag2_reg;
     stag_lk_tag3_next = stag_lk_tag3_reg;
-    if (stag_lk_arb_valid & (~_t78)) begin
+    if (stag_lk_arb_valid & (~_t97)) begin
         stag_lk_arb_locked_next = 1'b1;
         stag_lk_arb_owner_next = stag_lk_arb_grant;
     end
-    if (_t78) begin
+    if (_t97) begin
         stag_lk_arb_locked_next = 1'b0;
         stag_lk_arb_last_next = stag_lk_arb_grant;
     end
@@ -1738,11 +1936,11 @@ always @* begin
     stag_inv_tag1_next = stag_inv_tag1_reg;
     stag_inv_tag2_next = stag_inv_tag2_reg;
     stag_inv_tag3_next = stag_inv_tag3_reg;
-    if (stag_inv_arb_valid & (~_t79)) begin
+    if (stag_inv_arb_valid & (~_t98)) begin
         stag_inv_arb_locked_next = 1'b1;
         stag_inv_arb_owner_next = stag_inv_arb_grant;
     end
-    if (_t79) begin
+    if (_t98) begin
         stag_inv_arb_locked_next = 1'b0;
         stag_inv_arb_last_next = stag_inv_arb_grant;
     end
@@ -1752,12 +1950,72 @@ always @* begin
 end
 
 always @* begin
+    rx_tag_wptr_next = rx_tag_wptr_reg;
+    rx_tag_rptr_next = rx_tag_rptr_reg;
+    if (rx_tag_push) begin
+        rx_tag_wptr_next = rx_tag_wptr_reg + 3'b001;
+    end
+    rx_tag_rptr_next = rx_tag_pop ? (rx_tag_rptr_reg + 3'b001) : rx_tag_rptr_reg;
+end
+
+always @* begin
+    rx_tag_full_next = rx_tag_full_reg;
+    rx_tag_full_next = (_t99 & (rx_tag_count == 3'b011)) | ((_t100 & 1'b0) | ((~(_t99 | _t100)) & rx_tag_full_reg));
+end
+
+always @* begin
+    rx_cmd_qp_wptr_next = rx_cmd_qp_wptr_reg;
+    rx_cmd_qp_rptr_next = rx_cmd_qp_rptr_reg;
+    if (rx_cmd_push) begin
+        rx_cmd_qp_wptr_next = rx_cmd_qp_wptr_reg + 7'h1;
+    end
+    rx_cmd_qp_rptr_next = rx_cmd_pop ? (rx_cmd_qp_rptr_reg + 7'h1) : rx_cmd_qp_rptr_reg;
+end
+
+always @* begin
+    rx_place_qp_wptr_next = rx_place_qp_wptr_reg;
+    rx_place_qp_rptr_next = rx_place_qp_rptr_reg;
+    if (rx_place_push) begin
+        rx_place_qp_wptr_next = rx_place_qp_wptr_reg + 3'b001;
+    end
+    rx_place_qp_rptr_next = place_done ? (rx_place_qp_rptr_reg + 3'b001) : rx_place_qp_rptr_reg;
+end
+
+always @* begin
+    qp0_placing_next = qp0_placing_reg;
+    qp0_placed_next = qp0_placed_reg;
+    qp0_placing_next = qp0_placing_now;
+    qp0_placed_next = qp0_placing_now == 7'h0;
+end
+
+always @* begin
+    qp1_placing_next = qp1_placing_reg;
+    qp1_placed_next = qp1_placed_reg;
+    qp1_placing_next = qp1_placing_now;
+    qp1_placed_next = qp1_placing_now == 7'h0;
+end
+
+always @* begin
+    qp2_placing_next = qp2_placing_reg;
+    qp2_placed_next = qp2_placed_reg;
+    qp2_placing_next = qp2_placing_now;
+    qp2_placed_next = qp2_placing_now == 7'h0;
+end
+
+always @* begin
+    qp3_placing_next = qp3_placing_reg;
+    qp3_placed_next = qp3_placed_reg;
+    qp3_placing_next = qp3_placing_now;
+    qp3_placed_next = qp3_placing_now == 7'h0;
+end
+
+always @* begin
     tx_wr_mid_next = tx_wr_mid_reg;
     qp0_framed_next = qp0_framed_reg;
     qp1_framed_next = qp1_framed_reg;
     qp2_framed_next = qp2_framed_reg;
     qp3_framed_next = qp3_framed_reg;
-    if (tx_fire & _t39) begin
+    if (tx_fire & _t53) begin
         tx_wr_mid_next = ~framer_s_axis_tlast;
     end
     if (tx_fire & (tx_qp == 2'b00)) begin
@@ -1766,19 +2024,19 @@ always @* begin
     if (qp0_rst) begin
         qp0_framed_next = 1'b0;
     end
-    if (tx_fire & _t45) begin
+    if (tx_fire & _t59) begin
         qp1_framed_next = 1'b1;
     end
     if (qp1_rst) begin
         qp1_framed_next = 1'b0;
     end
-    if (tx_fire & _t44) begin
+    if (tx_fire & _t58) begin
         qp2_framed_next = 1'b1;
     end
     if (qp2_rst) begin
         qp2_framed_next = 1'b0;
     end
-    if (tx_fire & _t43) begin
+    if (tx_fire & _t57) begin
         qp3_framed_next = 1'b1;
     end
     if (qp3_rst) begin
@@ -1788,41 +2046,53 @@ end
 
 always @* begin
     qp0_wr_out_next = qp0_wr_out_reg;
-    qp0_wr_out_next = (qp0_wr_out_reg + {15'h0, wr_taken & _t7}) - _t80;
+    qp0_wr_room_next = qp0_wr_room_reg;
+    qp0_wr_out_next = qp0_wr_out_now;
+    qp0_wr_room_next = qp0_wr_out_now < 3'b100;
     if (qp0_rst) begin
-        qp0_wr_out_next = 16'h0;
+        qp0_wr_out_next = 3'b000;
+        qp0_wr_room_next = 1'b1;
     end
 end
 
 always @* begin
     qp1_wr_out_next = qp1_wr_out_reg;
-    qp1_wr_out_next = (qp1_wr_out_reg + {15'h0, wr_taken & _t6}) - _t81;
+    qp1_wr_room_next = qp1_wr_room_reg;
+    qp1_wr_out_next = qp1_wr_out_now;
+    qp1_wr_room_next = qp1_wr_out_now < 3'b100;
     if (qp1_rst) begin
-        qp1_wr_out_next = 16'h0;
+        qp1_wr_out_next = 3'b000;
+        qp1_wr_room_next = 1'b1;
     end
 end
 
 always @* begin
     qp2_wr_out_next = qp2_wr_out_reg;
-    qp2_wr_out_next = (qp2_wr_out_reg + {15'h0, wr_taken & _t5}) - _t82;
+    qp2_wr_room_next = qp2_wr_room_reg;
+    qp2_wr_out_next = qp2_wr_out_now;
+    qp2_wr_room_next = qp2_wr_out_now < 3'b100;
     if (qp2_rst) begin
-        qp2_wr_out_next = 16'h0;
+        qp2_wr_out_next = 3'b000;
+        qp2_wr_room_next = 1'b1;
     end
 end
 
 always @* begin
     qp3_wr_out_next = qp3_wr_out_reg;
-    qp3_wr_out_next = (qp3_wr_out_reg + {15'h0, wr_taken & _t4}) - _t83;
+    qp3_wr_room_next = qp3_wr_room_reg;
+    qp3_wr_out_next = qp3_wr_out_now;
+    qp3_wr_room_next = qp3_wr_out_now < 3'b100;
     if (qp3_rst) begin
-        qp3_wr_out_next = 16'h0;
+        qp3_wr_out_next = 3'b000;
+        qp3_wr_room_next = 1'b1;
     end
 end
 
 always @* begin
     qp0_sent_pending_next = qp0_sent_pending_reg;
     qp0_first_pending_next = qp0_first_pending_reg;
-    qp0_sent_pending_next = (qp0_sent_pending_reg + _t80) - {15'h0, _t84 & _t53 & _t85};
-    if (_t84 & cq_from_first) begin
+    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, _t60}) - {15'h0, _t101 & _t71 & _t102};
+    if (_t101 & cq_from_first) begin
         qp0_first_pending_next = 1'b0;
     end
     if (qp0_m_first_valid & _t19) begin
@@ -1833,8 +2103,8 @@ end
 always @* begin
     qp1_sent_pending_next = qp1_sent_pending_reg;
     qp1_first_pending_next = qp1_first_pending_reg;
-    qp1_sent_pending_next = (qp1_sent_pending_reg + _t81) - {15'h0, _t86 & _t53 & _t85};
-    if (_t86 & cq_from_first) begin
+    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, _t61}) - {15'h0, _t103 & _t71 & _t102};
+    if (_t103 & cq_from_first) begin
         qp1_first_pending_next = 1'b0;
     end
     if (qp1_m_first_valid & _t13) begin
@@ -1845,8 +2115,8 @@ end
 always @* begin
     qp2_sent_pending_next = qp2_sent_pending_reg;
     qp2_first_pending_next = qp2_first_pending_reg;
-    qp2_sent_pending_next = (qp2_sent_pending_reg + _t82) - {15'h0, _t87 & _t53 & _t85};
-    if (_t87 & cq_from_first) begin
+    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, _t62}) - {15'h0, _t104 & _t71 & _t102};
+    if (_t104 & cq_from_first) begin
         qp2_first_pending_next = 1'b0;
     end
     if (qp2_m_first_valid & _t15) begin
@@ -1857,8 +2127,8 @@ end
 always @* begin
     qp3_sent_pending_next = qp3_sent_pending_reg;
     qp3_first_pending_next = qp3_first_pending_reg;
-    qp3_sent_pending_next = (qp3_sent_pending_reg + _t83) - {15'h0, _t88 & _t53 & _t85};
-    if (_t88 & cq_from_first) begin
+    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, _t63}) - {15'h0, _t105 & _t71 & _t102};
+    if (_t105 & cq_from_first) begin
         qp3_first_pending_next = 1'b0;
     end
     if (qp3_m_first_valid & _t17) begin
@@ -1888,43 +2158,63 @@ always @* begin
     mem_rd_arb_locked_next = mem_rd_arb_locked_reg;
     mem_rd_arb_owner_next = mem_rd_arb_owner_reg;
     mem_rd_arb_last_next = mem_rd_arb_last_reg;
-    if (tx_arb_valid & (~_t89)) begin
+    if (tx_arb_valid & (~_t106)) begin
         tx_arb_locked_next = 1'b1;
         tx_arb_owner_next = tx_arb_grant;
     end
-    if (_t89) begin
+    if (_t106) begin
         tx_arb_locked_next = 1'b0;
         tx_arb_last_next = tx_arb_grant;
     end
-    if (cq_arb_valid & (~_t90)) begin
+    if (cq_arb_valid & (~_t107)) begin
         cq_arb_locked_next = 1'b1;
         cq_arb_owner_next = cq_arb_grant;
     end
-    if (_t90) begin
+    if (_t107) begin
         cq_arb_locked_next = 1'b0;
         cq_arb_last_next = cq_arb_grant;
     end
-    if (mem_wr_arb_valid & (~_t91)) begin
+    if (mem_wr_arb_valid & (~_t108)) begin
         mem_wr_arb_locked_next = 1'b1;
         mem_wr_arb_owner_next = mem_wr_arb_grant;
     end
-    if (_t91) begin
+    if (_t108) begin
         mem_wr_arb_locked_next = 1'b0;
         mem_wr_arb_last_next = mem_wr_arb_grant;
     end
-    if (mem_rd_arb_valid & (~_t92)) begin
+    if (mem_rd_arb_valid & (~_t109)) begin
         mem_rd_arb_locked_next = 1'b1;
         mem_rd_arb_owner_next = mem_rd_arb_grant;
     end
-    if (_t92) begin
+    if (_t109) begin
         mem_rd_arb_locked_next = 1'b0;
         mem_rd_arb_last_next = mem_rd_arb_grant;
     end
 end
 
 always @* begin
+    qp0_rx_held_next = qp0_rx_held_reg;
+    qp0_rx_held_next = (qp0_rx_held_reg + {9'h0, rx_ulpdu_in & (deframer_m_axis_tid == 2'b00)}) - {9'h0, rx_desc_fire & _t37};
+end
+
+always @* begin
+    qp1_rx_held_next = qp1_rx_held_reg;
+    qp1_rx_held_next = (qp1_rx_held_reg + {9'h0, rx_ulpdu_in & (deframer_m_axis_tid == 2'b01)}) - {9'h0, rx_desc_fire & _t38};
+end
+
+always @* begin
+    qp2_rx_held_next = qp2_rx_held_reg;
+    qp2_rx_held_next = (qp2_rx_held_reg + {9'h0, rx_ulpdu_in & (deframer_m_axis_tid == 2'b10)}) - {9'h0, rx_desc_fire & _t39};
+end
+
+always @* begin
+    qp3_rx_held_next = qp3_rx_held_reg;
+    qp3_rx_held_next = (qp3_rx_held_reg + {9'h0, rx_ulpdu_in & (deframer_m_axis_tid == 2'b11)}) - {9'h0, rx_desc_fire & _t40};
+end
+
+always @* begin
     qp0_mpa_err_next = qp0_mpa_err_reg;
-    if (rx_ulpdu_fire & _t30 & deframer_m_axis_tlast & _t93) begin
+    if (rx_ulpdu_out & (reasm_m_axis_tid == 2'b00) & _t110) begin
         qp0_mpa_err_next = 1'b1;
     end
     if (qp0_rst) begin
@@ -1934,7 +2224,7 @@ end
 
 always @* begin
     qp1_mpa_err_next = qp1_mpa_err_reg;
-    if (rx_ulpdu_fire & _t31 & deframer_m_axis_tlast & _t93) begin
+    if (rx_ulpdu_out & _t33 & _t110) begin
         qp1_mpa_err_next = 1'b1;
     end
     if (qp1_rst) begin
@@ -1944,7 +2234,7 @@ end
 
 always @* begin
     qp2_mpa_err_next = qp2_mpa_err_reg;
-    if (rx_ulpdu_fire & _t32 & deframer_m_axis_tlast & _t93) begin
+    if (rx_ulpdu_out & _t32 & _t110) begin
         qp2_mpa_err_next = 1'b1;
     end
     if (qp2_rst) begin
@@ -1954,7 +2244,7 @@ end
 
 always @* begin
     qp3_mpa_err_next = qp3_mpa_err_reg;
-    if (rx_ulpdu_fire & _t33 & deframer_m_axis_tlast & _t93) begin
+    if (rx_ulpdu_out & _t31 & _t110) begin
         qp3_mpa_err_next = 1'b1;
     end
     if (qp3_rst) begin
@@ -1967,8 +2257,8 @@ always @(posedge clk) begin
     qp0_ctx_crc_reg <= qp0_ctx_crc_next;
     qp0_ctx_tx_s0_reg <= qp0_ctx_tx_s0_next;
     qp0_ctx_tx_seq_reg <= qp0_ctx_tx_seq_next;
-    qp0_restart_reg <= qp0_restart_next;
     qp0_ctx_rfc7306_reg <= qp0_ctx_rfc7306_next;
+    qp0_restart_reg <= qp0_restart_next;
     qp0_ctx_pd_reg <= qp0_ctx_pd_next;
     qp0_ctx_ird_reg <= qp0_ctx_ird_next;
     qp0_ctx_ord_reg <= qp0_ctx_ord_next;
@@ -1980,8 +2270,8 @@ always @(posedge clk) begin
     qp1_ctx_crc_reg <= qp1_ctx_crc_next;
     qp1_ctx_tx_s0_reg <= qp1_ctx_tx_s0_next;
     qp1_ctx_tx_seq_reg <= qp1_ctx_tx_seq_next;
-    qp1_restart_reg <= qp1_restart_next;
     qp1_ctx_rfc7306_reg <= qp1_ctx_rfc7306_next;
+    qp1_restart_reg <= qp1_restart_next;
     qp1_ctx_pd_reg <= qp1_ctx_pd_next;
     qp1_ctx_ird_reg <= qp1_ctx_ird_next;
     qp1_ctx_ord_reg <= qp1_ctx_ord_next;
@@ -1993,8 +2283,8 @@ always @(posedge clk) begin
     qp2_ctx_crc_reg <= qp2_ctx_crc_next;
     qp2_ctx_tx_s0_reg <= qp2_ctx_tx_s0_next;
     qp2_ctx_tx_seq_reg <= qp2_ctx_tx_seq_next;
-    qp2_restart_reg <= qp2_restart_next;
     qp2_ctx_rfc7306_reg <= qp2_ctx_rfc7306_next;
+    qp2_restart_reg <= qp2_restart_next;
     qp2_ctx_pd_reg <= qp2_ctx_pd_next;
     qp2_ctx_ird_reg <= qp2_ctx_ird_next;
     qp2_ctx_ord_reg <= qp2_ctx_ord_next;
@@ -2006,8 +2296,8 @@ always @(posedge clk) begin
     qp3_ctx_crc_reg <= qp3_ctx_crc_next;
     qp3_ctx_tx_s0_reg <= qp3_ctx_tx_s0_next;
     qp3_ctx_tx_seq_reg <= qp3_ctx_tx_seq_next;
-    qp3_restart_reg <= qp3_restart_next;
     qp3_ctx_rfc7306_reg <= qp3_ctx_rfc7306_next;
+    qp3_restart_reg <= qp3_restart_next;
     qp3_ctx_pd_reg <= qp3_ctx_pd_next;
     qp3_ctx_ird_reg <= qp3_ctx_ird_next;
     qp3_ctx_ord_reg <= qp3_ctx_ord_next;
@@ -2015,6 +2305,10 @@ always @(posedge clk) begin
     qp3_ctx_mulpdu_reg <= qp3_ctx_mulpdu_next;
     qp3_ctx_big_endian_reg <= qp3_ctx_big_endian_next;
     qp3_ctx_fence_reg <= qp3_ctx_fence_next;
+    qp0_wr_room_reg <= qp0_wr_room_next;
+    qp1_wr_room_reg <= qp1_wr_room_next;
+    qp2_wr_room_reg <= qp2_wr_room_next;
+    qp3_wr_room_reg <= qp3_wr_room_next;
     stag_lk_arb_last_reg <= stag_lk_arb_last_next;
     stag_lk_arb_locked_reg <= stag_lk_arb_locked_next;
     stag_lk_arb_owner_reg <= stag_lk_arb_owner_next;
@@ -2027,6 +2321,21 @@ always @(posedge clk) begin
     stag_inv_tag1_reg <= stag_inv_tag1_next;
     stag_inv_tag2_reg <= stag_inv_tag2_next;
     stag_inv_tag3_reg <= stag_inv_tag3_next;
+    rx_tag_wptr_reg <= rx_tag_wptr_next;
+    rx_tag_rptr_reg <= rx_tag_rptr_next;
+    rx_tag_full_reg <= rx_tag_full_next;
+    rx_cmd_qp_wptr_reg <= rx_cmd_qp_wptr_next;
+    rx_cmd_qp_rptr_reg <= rx_cmd_qp_rptr_next;
+    rx_place_qp_wptr_reg <= rx_place_qp_wptr_next;
+    rx_place_qp_rptr_reg <= rx_place_qp_rptr_next;
+    qp0_placing_reg <= qp0_placing_next;
+    qp0_placed_reg <= qp0_placed_next;
+    qp1_placing_reg <= qp1_placing_next;
+    qp1_placed_reg <= qp1_placed_next;
+    qp2_placing_reg <= qp2_placing_next;
+    qp2_placed_reg <= qp2_placed_next;
+    qp3_placing_reg <= qp3_placing_next;
+    qp3_placed_reg <= qp3_placed_next;
     tx_wr_mid_reg <= tx_wr_mid_next;
     tx_arb_last_reg <= tx_arb_last_next;
     tx_arb_locked_reg <= tx_arb_locked_next;
@@ -2058,10 +2367,23 @@ always @(posedge clk) begin
     mem_rd_arb_owner_reg <= mem_rd_arb_owner_next;
     mem_rd_owners_wptr_reg <= mem_rd_owners_wptr_next;
     mem_rd_owners_rptr_reg <= mem_rd_owners_rptr_next;
+    qp0_rx_held_reg <= qp0_rx_held_next;
+    qp1_rx_held_reg <= qp1_rx_held_next;
+    qp2_rx_held_reg <= qp2_rx_held_next;
+    qp3_rx_held_reg <= qp3_rx_held_next;
     qp0_mpa_err_reg <= qp0_mpa_err_next;
     qp1_mpa_err_reg <= qp1_mpa_err_next;
     qp2_mpa_err_reg <= qp2_mpa_err_next;
     qp3_mpa_err_reg <= qp3_mpa_err_next;
+    if (rx_tag_push) begin
+        rx_tag_mem[rx_tag_wptr_reg[1:0]] <= {rx_verdict_llp_err, _t110, reasm_m_axis_tid};
+    end
+    if (rx_cmd_push) begin
+        rx_cmd_qp_mem[rx_cmd_qp_wptr_reg[5:0]] <= rx_tag_qp;
+    end
+    if (rx_place_push) begin
+        rx_place_qp_mem[rx_place_qp_wptr_reg[1:0]] <= _t42;
+    end
     if (mem_rd_fire) begin
         mem_rd_owners_mem[mem_rd_owners_wptr_reg[8:0]] <= mem_rd_arb_grant;
     end
@@ -2071,8 +2393,8 @@ always @(posedge clk) begin
         qp0_ctx_crc_reg <= 1'b0;
         qp0_ctx_tx_s0_reg <= 9'h0;
         qp0_ctx_tx_seq_reg <= 9'h0;
-        qp0_restart_reg <= 1'b1;
         qp0_ctx_rfc7306_reg <= 1'b0;
+        qp0_restart_reg <= 1'b1;
         qp0_ctx_pd_reg <= 16'h0;
         qp0_ctx_ird_reg <= 16'h0;
         qp0_ctx_ord_reg <= 16'h0;
@@ -2084,8 +2406,8 @@ always @(posedge clk) begin
         qp1_ctx_crc_reg <= 1'b0;
         qp1_ctx_tx_s0_reg <= 9'h0;
         qp1_ctx_tx_seq_reg <= 9'h0;
-        qp1_restart_reg <= 1'b1;
         qp1_ctx_rfc7306_reg <= 1'b0;
+        qp1_restart_reg <= 1'b1;
         qp1_ctx_pd_reg <= 16'h0;
         qp1_ctx_ird_reg <= 16'h0;
         qp1_ctx_ord_reg <= 16'h0;
@@ -2097,8 +2419,8 @@ always @(posedge clk) begin
         qp2_ctx_crc_reg <= 1'b0;
         qp2_ctx_tx_s0_reg <= 9'h0;
         qp2_ctx_tx_seq_reg <= 9'h0;
-        qp2_restart_reg <= 1'b1;
         qp2_ctx_rfc7306_reg <= 1'b0;
+        qp2_restart_reg <= 1'b1;
         qp2_ctx_pd_reg <= 16'h0;
         qp2_ctx_ird_reg <= 16'h0;
         qp2_ctx_ord_reg <= 16'h0;
@@ -2110,8 +2432,8 @@ always @(posedge clk) begin
         qp3_ctx_crc_reg <= 1'b0;
         qp3_ctx_tx_s0_reg <= 9'h0;
         qp3_ctx_tx_seq_reg <= 9'h0;
-        qp3_restart_reg <= 1'b1;
         qp3_ctx_rfc7306_reg <= 1'b0;
+        qp3_restart_reg <= 1'b1;
         qp3_ctx_pd_reg <= 16'h0;
         qp3_ctx_ird_reg <= 16'h0;
         qp3_ctx_ord_reg <= 16'h0;
@@ -2119,10 +2441,29 @@ always @(posedge clk) begin
         qp3_ctx_mulpdu_reg <= 16'h0;
         qp3_ctx_big_endian_reg <= 1'b0;
         qp3_ctx_fence_reg <= 1'b0;
+        qp0_wr_room_reg <= 1'b1;
+        qp1_wr_room_reg <= 1'b1;
+        qp2_wr_room_reg <= 1'b1;
+        qp3_wr_room_reg <= 1'b1;
         stag_lk_arb_last_reg <= 2'b11;
         stag_lk_arb_locked_reg <= 1'b0;
         stag_inv_arb_last_reg <= 2'b11;
         stag_inv_arb_locked_reg <= 1'b0;
+        rx_tag_wptr_reg <= 3'b000;
+        rx_tag_rptr_reg <= 3'b000;
+        rx_tag_full_reg <= 1'b0;
+        rx_cmd_qp_wptr_reg <= 7'h0;
+        rx_cmd_qp_rptr_reg <= 7'h0;
+        rx_place_qp_wptr_reg <= 3'b000;
+        rx_place_qp_rptr_reg <= 3'b000;
+        qp0_placing_reg <= 7'h0;
+        qp0_placed_reg <= 1'b1;
+        qp1_placing_reg <= 7'h0;
+        qp1_placed_reg <= 1'b1;
+        qp2_placing_reg <= 7'h0;
+        qp2_placed_reg <= 1'b1;
+        qp3_placing_reg <= 7'h0;
+        qp3_placed_reg <= 1'b1;
         tx_wr_mid_reg <= 1'b0;
         tx_arb_last_reg <= 3'b100;
         tx_arb_locked_reg <= 1'b0;
@@ -2130,10 +2471,10 @@ always @(posedge clk) begin
         qp1_framed_reg <= 1'b0;
         qp2_framed_reg <= 1'b0;
         qp3_framed_reg <= 1'b0;
-        qp0_wr_out_reg <= 16'h0;
-        qp1_wr_out_reg <= 16'h0;
-        qp2_wr_out_reg <= 16'h0;
-        qp3_wr_out_reg <= 16'h0;
+        qp0_wr_out_reg <= 3'b000;
+        qp1_wr_out_reg <= 3'b000;
+        qp2_wr_out_reg <= 3'b000;
+        qp3_wr_out_reg <= 3'b000;
         qp0_sent_pending_reg <= 16'h0;
         qp0_first_pending_reg <= 1'b0;
         qp1_sent_pending_reg <= 16'h0;
@@ -2144,12 +2485,16 @@ always @(posedge clk) begin
         qp3_first_pending_reg <= 1'b0;
         cq_arb_last_reg <= 2'b11;
         cq_arb_locked_reg <= 1'b0;
-        mem_wr_arb_last_reg <= 2'b11;
+        mem_wr_arb_last_reg <= 3'b100;
         mem_wr_arb_locked_reg <= 1'b0;
         mem_rd_arb_last_reg <= 3'b100;
         mem_rd_arb_locked_reg <= 1'b0;
         mem_rd_owners_wptr_reg <= 10'h0;
         mem_rd_owners_rptr_reg <= 10'h0;
+        qp0_rx_held_reg <= 10'h0;
+        qp1_rx_held_reg <= 10'h0;
+        qp2_rx_held_reg <= 10'h0;
+        qp3_rx_held_reg <= 10'h0;
         qp0_mpa_err_reg <= 1'b0;
         qp1_mpa_err_reg <= 1'b0;
         qp2_mpa_err_reg <= 1'b0;
@@ -2160,13 +2505,6 @@ end
 rnic_qp_w8 u_qp0 (
     .clk(clk),
     .rst(qp0_rst),
-    .m_axis_tdata(qp0_m_axis_tdata),
-    .m_axis_tkeep(qp0_m_axis_tkeep),
-    .m_axis_tvalid(qp0_m_axis_tvalid),
-    .m_axis_tready(qp0_m_axis_tready),
-    .m_axis_tlast(qp0_m_axis_tlast),
-    .m_axis_tuser(qp0_m_axis_tuser),
-    .cfg_rfc7306(qp0_cfg_rfc7306),
     .cfg_pd(qp0_cfg_pd),
     .cfg_ird(qp0_cfg_ird),
     .cfg_ord(qp0_cfg_ord),
@@ -2174,12 +2512,16 @@ rnic_qp_w8 u_qp0 (
     .cfg_mulpdu(qp0_cfg_mulpdu),
     .cfg_big_endian(qp0_cfg_big_endian),
     .cfg_fence(qp0_cfg_fence),
-    .s_axis_tdata(qp0_s_axis_tdata),
-    .s_axis_tkeep(qp0_s_axis_tkeep),
-    .s_axis_tvalid(qp0_s_axis_tvalid),
-    .s_axis_tready(qp0_s_axis_tready),
-    .s_axis_tlast(qp0_s_axis_tlast),
-    .s_axis_tuser(qp0_s_axis_tuser),
+    .s_desc_tdata(qp0_s_desc_tdata),
+    .s_desc_tvalid(qp0_s_desc_tvalid),
+    .s_desc_tready(qp0_s_desc_tready),
+    .s_desc_mpa_bad(qp0_s_desc_mpa_bad),
+    .s_desc_mpa_code(qp0_s_desc_mpa_code),
+    .m_cmd_valid(qp0_m_cmd_valid),
+    .m_cmd_ready(qp0_m_cmd_ready),
+    .m_cmd_addr(qp0_m_cmd_addr),
+    .m_cmd_discard(qp0_m_cmd_discard),
+    .place_idle(qp0_place_idle),
     .stag_lk_valid(qp0_stag_lk_valid),
     .stag_lk_stag(qp0_stag_lk_stag),
     .stag_lk_to(qp0_stag_lk_to),
@@ -2202,11 +2544,11 @@ rnic_qp_w8 u_qp0 (
     .s_recv_len(qp0_s_recv_len),
     .s_orq_valid(qp0_s_orq_valid),
     .s_orq_ready(qp0_s_orq_ready),
-    .s_orq_atomic(qp0_s_orq_atomic),
     .s_orq_stag(qp0_s_orq_stag),
     .s_orq_to(qp0_s_orq_to),
     .s_orq_size(qp0_s_orq_size),
     .s_orq_request_id(qp0_s_orq_request_id),
+    .s_orq_atomic(qp0_s_orq_atomic),
     .m_evt_valid(qp0_m_evt_valid),
     .m_evt_ready(qp0_m_evt_ready),
     .m_evt_kind(qp0_m_evt_kind),
@@ -2216,39 +2558,37 @@ rnic_qp_w8 u_qp0 (
     .m_evt_stag(qp0_m_evt_stag),
     .m_evt_data(qp0_m_evt_data),
     .m_evt_err(qp0_m_evt_err),
-    .s_llp_err(qp0_s_llp_err),
     .inject_valid(qp0_inject_valid),
     .inject_err(qp0_inject_err),
     .abort_req(qp0_abort_req),
-    .mem_wr_valid(qp0_mem_wr_valid),
-    .mem_wr_ready(qp0_mem_wr_ready),
-    .mem_wr_addr(qp0_mem_wr_addr),
-    .mem_wr_data(qp0_mem_wr_data),
-    .mem_wr_strb(qp0_mem_wr_strb),
+    .rx_stopped(qp0_rx_stopped),
+    .tx_stopped(qp0_tx_stopped),
+    .irrq_used(qp0_irrq_used),
     .mem_rd_valid(qp0_mem_rd_valid),
     .mem_rd_ready(qp0_mem_rd_ready),
     .mem_rd_addr(qp0_mem_rd_addr),
     .mem_rd_data_valid(qp0_mem_rd_data_valid),
     .mem_rd_data(qp0_mem_rd_data),
-    .rx_stopped(qp0_rx_stopped),
-    .tx_stopped(qp0_tx_stopped),
-    .irrq_used(qp0_irrq_used),
-    .rx_idle(qp0_rx_idle),
+    .mem_wr_valid(qp0_mem_wr_valid),
+    .mem_wr_ready(qp0_mem_wr_ready),
+    .mem_wr_addr(qp0_mem_wr_addr),
+    .mem_wr_data(qp0_mem_wr_data),
+    .mem_wr_strb(qp0_mem_wr_strb),
     .fenced(qp0_fenced),
     .m_first_valid(qp0_m_first_valid),
+    .m_axis_tdata(qp0_m_axis_tdata),
+    .m_axis_tkeep(qp0_m_axis_tkeep),
+    .m_axis_tvalid(qp0_m_axis_tvalid),
+    .m_axis_tready(qp0_m_axis_tready),
+    .m_axis_tlast(qp0_m_axis_tlast),
+    .m_axis_tuser(qp0_m_axis_tuser),
+    .rx_idle(qp0_rx_idle),
     .idle(qp0_idle)
 );
 
 rnic_qp_w8 u_qp1 (
     .clk(clk),
     .rst(qp1_rst),
-    .m_axis_tdata(qp1_m_axis_tdata),
-    .m_axis_tkeep(qp1_m_axis_tkeep),
-    .m_axis_tvalid(qp1_m_axis_tvalid),
-    .m_axis_tready(qp1_m_axis_tready),
-    .m_axis_tlast(qp1_m_axis_tlast),
-    .m_axis_tuser(qp1_m_axis_tuser),
-    .cfg_rfc7306(qp1_cfg_rfc7306),
     .cfg_pd(qp1_cfg_pd),
     .cfg_ird(qp1_cfg_ird),
     .cfg_ord(qp1_cfg_ord),
@@ -2256,12 +2596,16 @@ rnic_qp_w8 u_qp1 (
     .cfg_mulpdu(qp1_cfg_mulpdu),
     .cfg_big_endian(qp1_cfg_big_endian),
     .cfg_fence(qp1_cfg_fence),
-    .s_axis_tdata(qp1_s_axis_tdata),
-    .s_axis_tkeep(qp1_s_axis_tkeep),
-    .s_axis_tvalid(qp1_s_axis_tvalid),
-    .s_axis_tready(qp1_s_axis_tready),
-    .s_axis_tlast(qp1_s_axis_tlast),
-    .s_axis_tuser(qp1_s_axis_tuser),
+    .s_desc_tdata(qp1_s_desc_tdata),
+    .s_desc_tvalid(qp1_s_desc_tvalid),
+    .s_desc_tready(qp1_s_desc_tready),
+    .s_desc_mpa_bad(qp1_s_desc_mpa_bad),
+    .s_desc_mpa_code(qp1_s_desc_mpa_code),
+    .m_cmd_valid(qp1_m_cmd_valid),
+    .m_cmd_ready(qp1_m_cmd_ready),
+    .m_cmd_addr(qp1_m_cmd_addr),
+    .m_cmd_discard(qp1_m_cmd_discard),
+    .place_idle(qp1_place_idle),
     .stag_lk_valid(qp1_stag_lk_valid),
     .stag_lk_stag(qp1_stag_lk_stag),
     .stag_lk_to(qp1_stag_lk_to),
@@ -2284,11 +2628,11 @@ rnic_qp_w8 u_qp1 (
     .s_recv_len(qp1_s_recv_len),
     .s_orq_valid(qp1_s_orq_valid),
     .s_orq_ready(qp1_s_orq_ready),
-    .s_orq_atomic(qp1_s_orq_atomic),
     .s_orq_stag(qp1_s_orq_stag),
     .s_orq_to(qp1_s_orq_to),
     .s_orq_size(qp1_s_orq_size),
     .s_orq_request_id(qp1_s_orq_request_id),
+    .s_orq_atomic(qp1_s_orq_atomic),
     .m_evt_valid(qp1_m_evt_valid),
     .m_evt_ready(qp1_m_evt_ready),
     .m_evt_kind(qp1_m_evt_kind),
@@ -2298,39 +2642,37 @@ rnic_qp_w8 u_qp1 (
     .m_evt_stag(qp1_m_evt_stag),
     .m_evt_data(qp1_m_evt_data),
     .m_evt_err(qp1_m_evt_err),
-    .s_llp_err(qp1_s_llp_err),
     .inject_valid(qp1_inject_valid),
     .inject_err(qp1_inject_err),
     .abort_req(qp1_abort_req),
-    .mem_wr_valid(qp1_mem_wr_valid),
-    .mem_wr_ready(qp1_mem_wr_ready),
-    .mem_wr_addr(qp1_mem_wr_addr),
-    .mem_wr_data(qp1_mem_wr_data),
-    .mem_wr_strb(qp1_mem_wr_strb),
+    .rx_stopped(qp1_rx_stopped),
+    .tx_stopped(qp1_tx_stopped),
+    .irrq_used(qp1_irrq_used),
     .mem_rd_valid(qp1_mem_rd_valid),
     .mem_rd_ready(qp1_mem_rd_ready),
     .mem_rd_addr(qp1_mem_rd_addr),
     .mem_rd_data_valid(qp1_mem_rd_data_valid),
     .mem_rd_data(qp1_mem_rd_data),
-    .rx_stopped(qp1_rx_stopped),
-    .tx_stopped(qp1_tx_stopped),
-    .irrq_used(qp1_irrq_used),
-    .rx_idle(qp1_rx_idle),
+    .mem_wr_valid(qp1_mem_wr_valid),
+    .mem_wr_ready(qp1_mem_wr_ready),
+    .mem_wr_addr(qp1_mem_wr_addr),
+    .mem_wr_data(qp1_mem_wr_data),
+    .mem_wr_strb(qp1_mem_wr_strb),
     .fenced(qp1_fenced),
     .m_first_valid(qp1_m_first_valid),
+    .m_axis_tdata(qp1_m_axis_tdata),
+    .m_axis_tkeep(qp1_m_axis_tkeep),
+    .m_axis_tvalid(qp1_m_axis_tvalid),
+    .m_axis_tready(qp1_m_axis_tready),
+    .m_axis_tlast(qp1_m_axis_tlast),
+    .m_axis_tuser(qp1_m_axis_tuser),
+    .rx_idle(qp1_rx_idle),
     .idle(qp1_idle)
 );
 
 rnic_qp_w8 u_qp2 (
     .clk(clk),
     .rst(qp2_rst),
-    .m_axis_tdata(qp2_m_axis_tdata),
-    .m_axis_tkeep(qp2_m_axis_tkeep),
-    .m_axis_tvalid(qp2_m_axis_tvalid),
-    .m_axis_tready(qp2_m_axis_tready),
-    .m_axis_tlast(qp2_m_axis_tlast),
-    .m_axis_tuser(qp2_m_axis_tuser),
-    .cfg_rfc7306(qp2_cfg_rfc7306),
     .cfg_pd(qp2_cfg_pd),
     .cfg_ird(qp2_cfg_ird),
     .cfg_ord(qp2_cfg_ord),
@@ -2338,12 +2680,16 @@ rnic_qp_w8 u_qp2 (
     .cfg_mulpdu(qp2_cfg_mulpdu),
     .cfg_big_endian(qp2_cfg_big_endian),
     .cfg_fence(qp2_cfg_fence),
-    .s_axis_tdata(qp2_s_axis_tdata),
-    .s_axis_tkeep(qp2_s_axis_tkeep),
-    .s_axis_tvalid(qp2_s_axis_tvalid),
-    .s_axis_tready(qp2_s_axis_tready),
-    .s_axis_tlast(qp2_s_axis_tlast),
-    .s_axis_tuser(qp2_s_axis_tuser),
+    .s_desc_tdata(qp2_s_desc_tdata),
+    .s_desc_tvalid(qp2_s_desc_tvalid),
+    .s_desc_tready(qp2_s_desc_tready),
+    .s_desc_mpa_bad(qp2_s_desc_mpa_bad),
+    .s_desc_mpa_code(qp2_s_desc_mpa_code),
+    .m_cmd_valid(qp2_m_cmd_valid),
+    .m_cmd_ready(qp2_m_cmd_ready),
+    .m_cmd_addr(qp2_m_cmd_addr),
+    .m_cmd_discard(qp2_m_cmd_discard),
+    .place_idle(qp2_place_idle),
     .stag_lk_valid(qp2_stag_lk_valid),
     .stag_lk_stag(qp2_stag_lk_stag),
     .stag_lk_to(qp2_stag_lk_to),
@@ -2366,11 +2712,11 @@ rnic_qp_w8 u_qp2 (
     .s_recv_len(qp2_s_recv_len),
     .s_orq_valid(qp2_s_orq_valid),
     .s_orq_ready(qp2_s_orq_ready),
-    .s_orq_atomic(qp2_s_orq_atomic),
     .s_orq_stag(qp2_s_orq_stag),
     .s_orq_to(qp2_s_orq_to),
     .s_orq_size(qp2_s_orq_size),
     .s_orq_request_id(qp2_s_orq_request_id),
+    .s_orq_atomic(qp2_s_orq_atomic),
     .m_evt_valid(qp2_m_evt_valid),
     .m_evt_ready(qp2_m_evt_ready),
     .m_evt_kind(qp2_m_evt_kind),
@@ -2380,39 +2726,37 @@ rnic_qp_w8 u_qp2 (
     .m_evt_stag(qp2_m_evt_stag),
     .m_evt_data(qp2_m_evt_data),
     .m_evt_err(qp2_m_evt_err),
-    .s_llp_err(qp2_s_llp_err),
     .inject_valid(qp2_inject_valid),
     .inject_err(qp2_inject_err),
     .abort_req(qp2_abort_req),
-    .mem_wr_valid(qp2_mem_wr_valid),
-    .mem_wr_ready(qp2_mem_wr_ready),
-    .mem_wr_addr(qp2_mem_wr_addr),
-    .mem_wr_data(qp2_mem_wr_data),
-    .mem_wr_strb(qp2_mem_wr_strb),
+    .rx_stopped(qp2_rx_stopped),
+    .tx_stopped(qp2_tx_stopped),
+    .irrq_used(qp2_irrq_used),
     .mem_rd_valid(qp2_mem_rd_valid),
     .mem_rd_ready(qp2_mem_rd_ready),
     .mem_rd_addr(qp2_mem_rd_addr),
     .mem_rd_data_valid(qp2_mem_rd_data_valid),
     .mem_rd_data(qp2_mem_rd_data),
-    .rx_stopped(qp2_rx_stopped),
-    .tx_stopped(qp2_tx_stopped),
-    .irrq_used(qp2_irrq_used),
-    .rx_idle(qp2_rx_idle),
+    .mem_wr_valid(qp2_mem_wr_valid),
+    .mem_wr_ready(qp2_mem_wr_ready),
+    .mem_wr_addr(qp2_mem_wr_addr),
+    .mem_wr_data(qp2_mem_wr_data),
+    .mem_wr_strb(qp2_mem_wr_strb),
     .fenced(qp2_fenced),
     .m_first_valid(qp2_m_first_valid),
+    .m_axis_tdata(qp2_m_axis_tdata),
+    .m_axis_tkeep(qp2_m_axis_tkeep),
+    .m_axis_tvalid(qp2_m_axis_tvalid),
+    .m_axis_tready(qp2_m_axis_tready),
+    .m_axis_tlast(qp2_m_axis_tlast),
+    .m_axis_tuser(qp2_m_axis_tuser),
+    .rx_idle(qp2_rx_idle),
     .idle(qp2_idle)
 );
 
 rnic_qp_w8 u_qp3 (
     .clk(clk),
     .rst(qp3_rst),
-    .m_axis_tdata(qp3_m_axis_tdata),
-    .m_axis_tkeep(qp3_m_axis_tkeep),
-    .m_axis_tvalid(qp3_m_axis_tvalid),
-    .m_axis_tready(qp3_m_axis_tready),
-    .m_axis_tlast(qp3_m_axis_tlast),
-    .m_axis_tuser(qp3_m_axis_tuser),
-    .cfg_rfc7306(qp3_cfg_rfc7306),
     .cfg_pd(qp3_cfg_pd),
     .cfg_ird(qp3_cfg_ird),
     .cfg_ord(qp3_cfg_ord),
@@ -2420,12 +2764,16 @@ rnic_qp_w8 u_qp3 (
     .cfg_mulpdu(qp3_cfg_mulpdu),
     .cfg_big_endian(qp3_cfg_big_endian),
     .cfg_fence(qp3_cfg_fence),
-    .s_axis_tdata(qp3_s_axis_tdata),
-    .s_axis_tkeep(qp3_s_axis_tkeep),
-    .s_axis_tvalid(qp3_s_axis_tvalid),
-    .s_axis_tready(qp3_s_axis_tready),
-    .s_axis_tlast(qp3_s_axis_tlast),
-    .s_axis_tuser(qp3_s_axis_tuser),
+    .s_desc_tdata(qp3_s_desc_tdata),
+    .s_desc_tvalid(qp3_s_desc_tvalid),
+    .s_desc_tready(qp3_s_desc_tready),
+    .s_desc_mpa_bad(qp3_s_desc_mpa_bad),
+    .s_desc_mpa_code(qp3_s_desc_mpa_code),
+    .m_cmd_valid(qp3_m_cmd_valid),
+    .m_cmd_ready(qp3_m_cmd_ready),
+    .m_cmd_addr(qp3_m_cmd_addr),
+    .m_cmd_discard(qp3_m_cmd_discard),
+    .place_idle(qp3_place_idle),
     .stag_lk_valid(qp3_stag_lk_valid),
     .stag_lk_stag(qp3_stag_lk_stag),
     .stag_lk_to(qp3_stag_lk_to),
@@ -2448,11 +2796,11 @@ rnic_qp_w8 u_qp3 (
     .s_recv_len(qp3_s_recv_len),
     .s_orq_valid(qp3_s_orq_valid),
     .s_orq_ready(qp3_s_orq_ready),
-    .s_orq_atomic(qp3_s_orq_atomic),
     .s_orq_stag(qp3_s_orq_stag),
     .s_orq_to(qp3_s_orq_to),
     .s_orq_size(qp3_s_orq_size),
     .s_orq_request_id(qp3_s_orq_request_id),
+    .s_orq_atomic(qp3_s_orq_atomic),
     .m_evt_valid(qp3_m_evt_valid),
     .m_evt_ready(qp3_m_evt_ready),
     .m_evt_kind(qp3_m_evt_kind),
@@ -2462,26 +2810,31 @@ rnic_qp_w8 u_qp3 (
     .m_evt_stag(qp3_m_evt_stag),
     .m_evt_data(qp3_m_evt_data),
     .m_evt_err(qp3_m_evt_err),
-    .s_llp_err(qp3_s_llp_err),
     .inject_valid(qp3_inject_valid),
     .inject_err(qp3_inject_err),
     .abort_req(qp3_abort_req),
-    .mem_wr_valid(qp3_mem_wr_valid),
-    .mem_wr_ready(qp3_mem_wr_ready),
-    .mem_wr_addr(qp3_mem_wr_addr),
-    .mem_wr_data(qp3_mem_wr_data),
-    .mem_wr_strb(qp3_mem_wr_strb),
+    .rx_stopped(qp3_rx_stopped),
+    .tx_stopped(qp3_tx_stopped),
+    .irrq_used(qp3_irrq_used),
     .mem_rd_valid(qp3_mem_rd_valid),
     .mem_rd_ready(qp3_mem_rd_ready),
     .mem_rd_addr(qp3_mem_rd_addr),
     .mem_rd_data_valid(qp3_mem_rd_data_valid),
     .mem_rd_data(qp3_mem_rd_data),
-    .rx_stopped(qp3_rx_stopped),
-    .tx_stopped(qp3_tx_stopped),
-    .irrq_used(qp3_irrq_used),
-    .rx_idle(qp3_rx_idle),
+    .mem_wr_valid(qp3_mem_wr_valid),
+    .mem_wr_ready(qp3_mem_wr_ready),
+    .mem_wr_addr(qp3_mem_wr_addr),
+    .mem_wr_data(qp3_mem_wr_data),
+    .mem_wr_strb(qp3_mem_wr_strb),
     .fenced(qp3_fenced),
     .m_first_valid(qp3_m_first_valid),
+    .m_axis_tdata(qp3_m_axis_tdata),
+    .m_axis_tkeep(qp3_m_axis_tkeep),
+    .m_axis_tvalid(qp3_m_axis_tvalid),
+    .m_axis_tready(qp3_m_axis_tready),
+    .m_axis_tlast(qp3_m_axis_tlast),
+    .m_axis_tuser(qp3_m_axis_tuser),
+    .rx_idle(qp3_rx_idle),
     .idle(qp3_idle)
 );
 
@@ -2589,6 +2942,69 @@ mpa_rx_w8_q4 u_mpa_rx (
     .ctx_qp(deframer_ctx_qp),
     .drain_busy(deframer_drain_busy),
     .drain_qp(deframer_drain_qp)
+);
+
+ulpdu_reasm_w8_q4 u_reasm (
+    .clk(clk),
+    .rst(rst),
+    .s_axis_tdata(reasm_s_axis_tdata),
+    .s_axis_tkeep(reasm_s_axis_tkeep),
+    .s_axis_tvalid(reasm_s_axis_tvalid),
+    .s_axis_tready(reasm_s_axis_tready),
+    .s_axis_tlast(reasm_s_axis_tlast),
+    .s_axis_tid(reasm_s_axis_tid),
+    .s_axis_tuser(reasm_s_axis_tuser),
+    .m_axis_tdata(reasm_m_axis_tdata),
+    .m_axis_tkeep(reasm_m_axis_tkeep),
+    .m_axis_tvalid(reasm_m_axis_tvalid),
+    .m_axis_tready(reasm_m_axis_tready),
+    .m_axis_tlast(reasm_m_axis_tlast),
+    .m_axis_tid(reasm_m_axis_tid),
+    .m_axis_tuser(reasm_m_axis_tuser),
+    .cfg_valid(reasm_cfg_valid),
+    .cfg_ready(reasm_cfg_ready),
+    .cfg_qp(reasm_cfg_qp),
+    .idle(reasm_idle)
+);
+
+ddp_rx_hdr_w8 u_ddp_rx_hdr (
+    .clk(clk),
+    .rst(rst),
+    .cfg_rfc7306(hdr_cfg_rfc7306),
+    .s_axis_tdata(hdr_s_axis_tdata),
+    .s_axis_tkeep(hdr_s_axis_tkeep),
+    .s_axis_tvalid(hdr_s_axis_tvalid),
+    .s_axis_tready(hdr_s_axis_tready),
+    .s_axis_tlast(hdr_s_axis_tlast),
+    .m_axis_tdata(hdr_m_axis_tdata),
+    .m_axis_tkeep(hdr_m_axis_tkeep),
+    .m_axis_tvalid(hdr_m_axis_tvalid),
+    .m_axis_tready(hdr_m_axis_tready),
+    .m_axis_tlast(hdr_m_axis_tlast),
+    .m_desc_tdata(hdr_m_desc_tdata),
+    .m_desc_tvalid(hdr_m_desc_tvalid),
+    .m_desc_tready(hdr_m_desc_tready)
+);
+
+ddp_rx_place_w8 u_ddp_rx_place (
+    .clk(clk),
+    .rst(rst),
+    .s_axis_tdata(place_s_axis_tdata),
+    .s_axis_tkeep(place_s_axis_tkeep),
+    .s_axis_tvalid(place_s_axis_tvalid),
+    .s_axis_tready(place_s_axis_tready),
+    .s_axis_tlast(place_s_axis_tlast),
+    .s_cmd_valid(place_s_cmd_valid),
+    .s_cmd_ready(place_s_cmd_ready),
+    .s_cmd_addr(place_s_cmd_addr),
+    .s_cmd_discard(place_s_cmd_discard),
+    .wr_valid(place_wr_valid),
+    .wr_ready(place_wr_ready),
+    .wr_addr(place_wr_addr),
+    .wr_data(place_wr_data),
+    .wr_strb(place_wr_strb),
+    .idle(place_idle),
+    .done(place_done)
 );
 
 mpa_tx_w8_q4 u_mpa_tx (

@@ -48,8 +48,9 @@ import { sinkStream, sourceStream } from '../core/stream';
  * ULPDU's last input beat (one for the capture, one for the checks), so a consumer must not rely
  * on an order between the two ports (the residual flush beat may come before or after the
  * descriptor). s_axis_tready depends on m_axis_tready and m_desc_tready combinationally (output
- * registers without skid buffers). cfg_rfc7306 must not change while a ULPDU is in flight; ULPDU
- * lengths are counted in 16 bits (MPA's ULPDU_Length).
+ * registers without skid buffers). cfg_rfc7306 is taken with each ULPDU's first beat (a block
+ * shared by QPs gives each ULPDU its QP's); ULPDU lengths are counted in 16 bits (MPA's
+ * ULPDU_Length).
  *
  * Rate: one input beat per cycle, back-to-back ULPDUs included, at every width. A ULPDU whose last
  * beat holds more data octets than the header offset (14 or 18 mod W) leaves one more output beat
@@ -123,7 +124,7 @@ export function ddpRxHdrModule(bytes: number): Module {
   const clk = m.input('clk', 1, { group: clkGroup });
   const rst = m.input('rst', 1, { group: clkGroup });
   m.clockDomain('sync', clk, rst);
-  const cfg7306 = m.input('cfg_rfc7306', 1, { group: 'Configuration (static while a ULPDU is in flight)', doc: 'accept RFC 7306 opcodes 0x8-0xB' });
+  const cfg7306 = m.input('cfg_rfc7306', 1, { group: 'Configuration (sampled with each ULPDU\'s first beat)', doc: 'accept RFC 7306 opcodes 0x8-0xB (the setting of the QP whose ULPDU is on s_axis)' });
   const s = sinkStream({ bytes: W }).declare(m, 's_axis', 'AXI4-Stream input: one ULPDU per packet (s_axis)');
   const o = sourceStream({ bytes: W }).declare(m, 'm_axis', 'AXI4-Stream output: ULP data of passing data-carrying ULPDUs, from lane 0 (m_axis)');
   const dGroup = 'Descriptor output: one per ULPDU, after its last input beat (m_desc)';
@@ -237,7 +238,11 @@ export function ddpRxHdrModule(bytes: number): Module {
   const len = m.let('ulpdu_len', descLen, { doc: 'octets of the ULPDU' });
 
   // In checkHeader's order.
-  const c = ctrlChecks(V(0), V(1), cfg7306, K.OP);
+  // The setting of the ULPDU being checked, taken with its first beat: a shared block's next
+  // ULPDU (another QP's) may be arriving by now.
+  const cfg7306Reg = m.reg('rfc7306', 1, { doc: 'cfg_rfc7306 as of the first beat of the ULPDU in capture' });
+  m.sync(() => m.when(fire.and(isFirst), () => m.set(cfg7306Reg, cfg7306)));
+  const c = ctrlChecks(V(0), V(1), cfg7306Reg, K.OP);
   const hsize = mux(c.t, lit(16, TAGGED_HEADER_SIZE), lit(16, UNTAGGED_HEADER_SIZE));
   const plen = m.let('rdmap_len', len.sub(UNTAGGED_HEADER_SIZE), { doc: 'octets after the untagged header' });
   const fixed = m.let(

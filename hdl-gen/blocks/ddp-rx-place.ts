@@ -90,6 +90,7 @@ export function ddpRxPlaceModule(bytes: number, fifoBytes = 8192): Module {
   const wrData = m.output('wr_data', 8 * W, { group: wg, doc: 'lane j: the octet at wr_addr + j' });
   const wrStrb = m.output('wr_strb', W, { group: wg, doc: 'never 0' });
   const idle = m.output('idle', 1, { group: 'Status', doc: 'every accepted command finished (its writes accepted), none held' });
+  const done = m.output('done', 1, { group: 'Status', doc: 'the last write beat of a command that placed its packet is accepted (one cycle; commands finish in order)' });
   m.allowUnused(s.keep!, 'only the last beat\'s count is kept, as tkeep[W-1:1] (tkeep is 2^k - 1 with k >= 1 there, all ones elsewhere)');
 
   const lane = (x: Expr, unit: number, i: number) => x.slice(unit * i + unit - 1, unit * i);
@@ -127,12 +128,14 @@ export function ddpRxPlaceModule(bytes: number, fifoBytes = 8192): Module {
   const outBeat = m.reg('out_beat', 64 - LW);
   const outData = m.reg('out_data', 8 * W);
   const outStrb = m.reg('out_strb', W);
+  const outEnd = m.reg('out_end', 1, { doc: "the write beat is its command's last" });
   m.assign(wrValid, outValid);
   m.assign(wrAddr, cat(outBeat, lit(LW, 0)));
   m.assign(wrData, outData);
   m.assign(wrStrb, outStrb);
   m.assign(cmdReady, pendValid.not());
   m.assign(idle, actValid.or(pendValid).or(outValid).not());
+  m.assign(done, outValid.and(outEnd).and(wrReady));
 
   // --- realignment: rotate the head beat up by act_off lanes (a barrel of log2 W stages) -----------
   let rd: Expr = qData;
@@ -168,6 +171,7 @@ export function ddpRxPlaceModule(bytes: number, fifoBytes = 8192): Module {
       m.set(outBeat, actBeat);
       m.set(outData, beatData);
       m.set(outStrb, beatStrb);
+      m.set(outEnd, qLast.and(spill.not()));
       m.set(actBeat, actBeat.add(1));
       m.set(carry, rd);
       m.set(carryKeep, rk.and(low));
@@ -178,6 +182,7 @@ export function ddpRxPlaceModule(bytes: number, fifoBytes = 8192): Module {
       m.set(outBeat, actBeat);
       m.set(outData, carry);
       m.set(outStrb, carryKeep);
+      m.set(outEnd, 1);
       m.set(actFlush, 0);
       m.set(carryKeep, 0);
     });

@@ -9,7 +9,7 @@ import { fifo } from '../lib/fifo';
 import { oneHotMux } from '../lib/onehot';
 import { ddpRxPlaceModule } from './ddp-rx-place';
 import { rdmapTxRespModule } from './rdmap-tx-resp';
-import { STAG_TABLE_DEPTH, STAG_TABLE_LATENCY, stagTableModule } from './stag-table';
+import { STAG_TABLE_DEPTH, stagTableModule } from './stag-table';
 import { checkRnicWidth } from './rnic-widths';
 
 /**
@@ -37,16 +37,7 @@ export interface DdpRxOptions extends DdpRxCtlOptions {
   readonly stagDepth?: number;
   /** Payload FIFO octets: at least the largest ULPDU payload (cfg_mulpdu − 14). */
   readonly fifoBytes?: number;
-  /**
-   * The STag table is the RNIC's, outside (rnic_top shares one by every QP): the module is
-   * `ddp_rx_w<W>_shared_stags` and has the table's lookup and invalidate ports (stag_lk_*,
-   * stag_inv_*, with ready) instead of its configuration write (stag_cfg_*).
-   */
-  readonly sharedStags?: boolean;
 }
-
-/** The name of the receive path: with its own STag table, or with the RNIC's (sharedStags). */
-export const ddpRxName = (bytes: number, sharedStags = false): string => `ddp_rx_w${bytes}${sharedStags ? '_shared_stags' : ''}`;
 
 /** The ports between ddp_rx_ctl and the STag table, as ddp_rx_ctl names them. */
 export const STAG_PORTS = {
@@ -62,15 +53,14 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const hdr = ddpRxHdrModule(W);
   const place = ddpRxPlaceModule(W, opts.fifoBytes);
   const ctl = ddpRxCtlModule(opts);
-  const shared = opts.sharedStags ?? false;
   const stags = stagTableModule(stagDepth);
   const resp = rdmapTxRespModule(W);
   const m = new ModuleBuilder(
-    ddpRxName(W, shared),
+    `ddp_rx_w${W}`,
     `RNIC receive path of one QP, ${W} octets per beat: DDP/RDMAP decode and checks (RFC 5040, RFC 5041,\n` +
-      `RFC 7306; spec/ddp-rdmap.md sections 5-8), STag protection${shared ? " (the RNIC's STag table, outside)" : ''}, placement into host memory, the atomic\n` +
+      `RFC 7306; spec/ddp-rdmap.md sections 5-8), STag protection, placement into host memory, the atomic\n` +
       'unit, and the responses it causes (Read Responses, Atomic Responses, the Terminate) as ULPDUs for mpa_tx.',
-    shared ? { bytes: W } : { bytes: W, stagDepth },
+    { bytes: W, stagDepth },
   );
   const clkGroup = 'Clock and synchronous active-high reset';
   const clk = m.input('clk', 1, { group: clkGroup });
@@ -100,13 +90,8 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const s = sinkStream({ bytes: W, user: 1 }).declare(m, 's_axis', 'AXI4-Stream input: one ULPDU per packet, tuser on tlast = MPA passed its FPDU (as mpa_rx m_axis)');
   const llpErr = m.input('s_llp_err', 8, { group: 'MPA verdict', doc: "mpa_rx err_code: the LLP error code of a ULPDU that ends with tuser 0" });
   // STag table configuration, posted receive buffers, the ORQ, local faults: straight through.
-  if (shared) {
-    const names = [...STAG_PORTS.request, ...STAG_PORTS.ready, ...STAG_PORTS.response];
-    expose('ctl', ctl, names, (n) => `stag_${n}`, `The RNIC's STag table (stag_lk_*, stag_inv_*): taken with ready, answered ${STAG_TABLE_LATENCY} cycles later`);
-  } else {
-    const stagCfg = stags.ports.filter((p) => p.name.startsWith('cfg_')).map((p) => p.name);
-    expose('stags', stags, stagCfg, (n) => `stag_${n}`, 'STag table configuration write (stag_cfg_*)');
-  }
+  const stagCfg = stags.ports.filter((p) => p.name.startsWith('cfg_')).map((p) => p.name);
+  expose('stags', stags, stagCfg, (n) => `stag_${n}`, 'STag table configuration write (stag_cfg_*)');
   expose('ctl', ctl, ['s_recv_valid', 's_recv_ready', 's_recv_addr', 's_recv_len'], same, 'Posted receive buffers of QN 0 (s_recv)');
   expose('ctl', ctl, ['s_orq_valid', 's_orq_ready', 's_orq_atomic', 's_orq_stag', 's_orq_to', 's_orq_size', 's_orq_request_id'], same, 'ORQ: outbound Read and Atomic Requests in send order (s_orq)');
   expose('ctl', ctl, ['inject_valid', 'inject_err', 'abort_req'], same, 'Local faults');
@@ -155,17 +140,15 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
 
   // ---- ddp_rx_ctl ---------------------------------------------------------------------------------
   const wires = (child: Module, prefix: string, names: readonly string[]) => Object.fromEntries(names.map((n) => [n, wire(`${prefix}${n}`, child.ports.find((p) => p.name === n)!.width)])) as Record<string, Signal>;
-  // The STag table, unless it is the RNIC's: always ready, one lookup and one invalidate a cycle.
-  if (!shared) {
-    const lk = wires(ctl, 'ctl_', STAG_PORTS.request);
-    const lkRsp = wires(stags, 'stag_', ['rsp_valid', 'rsp_fault', 'rsp_address', 'inv_rsp_valid', 'inv_fault']);
-    Object.assign(conns.ctl!, lk, {
-      lk_ready: lit(1, 1), inv_ready: lit(1, 1),
-      lk_rsp_valid: lkRsp.rsp_valid!, lk_rsp_fault: lkRsp.rsp_fault!, lk_rsp_address: lkRsp.rsp_address!,
-      inv_rsp_valid: lkRsp.inv_rsp_valid!, inv_rsp_fault: lkRsp.inv_fault!,
-    });
-    m.instance(stags, 'u_stags', { clk, rst, ...lk, ...lkRsp, ...conns.stags });
-  }
+  // Its own STag table: always ready, one lookup and one invalidate a cycle.
+  const lk = wires(ctl, 'ctl_', STAG_PORTS.request);
+  const lkRsp = wires(stags, 'stag_', ['rsp_valid', 'rsp_fault', 'rsp_address', 'inv_rsp_valid', 'inv_fault']);
+  Object.assign(conns.ctl!, lk, {
+    lk_ready: lit(1, 1), inv_ready: lit(1, 1),
+    lk_rsp_valid: lkRsp.rsp_valid!, lk_rsp_fault: lkRsp.rsp_fault!, lk_rsp_address: lkRsp.rsp_address!,
+    inv_rsp_valid: lkRsp.inv_rsp_valid!, inv_rsp_fault: lkRsp.inv_fault!,
+  });
+  m.instance(stags, 'u_stags', { clk, rst, ...lk, ...lkRsp, ...conns.stags });
   const cmd = wires(ctl, 'ctl_', ['m_cmd_valid', 'm_cmd_ready', 'm_cmd_addr', 'm_cmd_discard']);
   const reqNames = ctl.ports.filter((p) => p.name.startsWith('m_req_')).map((p) => p.name);
   const req = wires(ctl, 'ctl_', reqNames);
@@ -184,6 +167,7 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   });
 
   // ---- ddp_rx_place -------------------------------------------------------------------------------
+  const placeDone = wire('place_done', 1);
   const pw = { valid: wire('place_wr_valid', 1), ready: wire('place_wr_ready', 1), addr: wire('place_wr_addr', 64), data: wire('place_wr_data', 8 * W), strb: wire('place_wr_strb', W) };
   m.instance(place, 'u_place', {
     clk, rst,
@@ -191,7 +175,9 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
     s_cmd_valid: cmd.m_cmd_valid!, s_cmd_ready: cmd.m_cmd_ready!, s_cmd_addr: cmd.m_cmd_addr!, s_cmd_discard: cmd.m_cmd_discard!,
     wr_valid: pw.valid, wr_ready: pw.ready, wr_addr: pw.addr, wr_data: pw.data, wr_strb: pw.strb,
     idle: placeIdle,
+    done: placeDone,
   });
+  m.allowUnused(placeDone, 'one QP: ddp_rx_ctl waits for place_idle (rnic_top counts each QP\'s placements by it)');
 
   // ---- rdmap_tx_resp ------------------------------------------------------------------------------
   const aw = { valid: wire('atomic_wr_valid', 1), ready: wire('atomic_wr_ready', 1), addr: wire('atomic_wr_addr', 64), data: wire('atomic_wr_data', 8 * W), strb: wire('atomic_wr_strb', W) };

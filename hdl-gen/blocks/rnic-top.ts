@@ -2,6 +2,7 @@ import { type Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import type { Signal } from '../core/signal';
 import { pickByIndex, roundRobin } from '../lib/arbiter';
+import { indexBits } from '../lib/ram';
 import type { DdpRxOptions } from './ddp-rx';
 import { RX_EVENT } from './ddp-rx-ctl';
 import { CQ_ENTRY, MPA_TX_CTX, RX_EVENT_FIELDS } from './records';
@@ -11,21 +12,31 @@ import { MPA_RX_VERDICT, mpaRxModule } from './mpa-rx';
 import { mpaTxModule } from './mpa-tx';
 import { rnicQpModule } from './rnic-qp';
 import { WR_KIND, ddpTxModule } from './ddp-tx';
+import { DDP_TX_RING } from './ddp-tx-sched';
+import { ddpRxHdrModule } from './ddp-rx-hdr';
+import { ddpRxPlaceModule } from './ddp-rx-place';
+import { DDP_RX_DESC } from './records';
+import { record } from '../lib/record';
+import { oneHotMux } from '../lib/onehot';
 import { checkRnicWidth } from './rnic-widths';
 import { sharedServer } from '../lib/shared-server';
 import { STAG_TABLE_DEPTH, STAG_TABLE_LATENCY, stagTableModule } from './stag-table';
+import { REASM_PAGE_BEATS, REASM_POOL_BYTES, ulpduReasmInitCycles, ulpduReasmModule } from './ulpdu-reasm';
 
 /**
- * The RNIC datapath for N QPs, N TCP connections (the receive path of each in an `rnic_qp_w<W>`):
+ * The RNIC datapath for N QPs, N TCP connections; what each QP has alone (its receive control and
+ * responder) is an `rnic_qp_w<W>`, every other block serves all QPs:
  *
- *   s_axis (tid = QP) → mpa_rx, shared by the QPs ─demux─→ QP i: ddp_rx → placement, atomics, responses ─┐
- *   wr_* (wr_qp)      → ddp_tx, shared by the QPs (tid = QP) ──────────────────────→ ULPDUs ─┴→ round-robin
- *                                                        → mpa_tx, shared by the QPs → m_axis (tid = QP)
+ *   s_axis (tid = QP) → mpa_rx → ulpdu_reasm → ddp_rx_hdr ─descriptors─→ QP i: ddp_rx_ctl → responder ─┐
+ *                       (whole ULPDUs)           └─payload→ ddp_rx_place ←─commands─┘ (placement)     │
+ *   wr_* (wr_qp)      → ddp_tx (the requester, tid = QP) ──────────────────────────→ ULPDUs ──────────┴→ round-robin
+ *                                                        → mpa_tx → m_axis (tid = QP)
  *   every reader's and writer's memory accesses → one mem_rd / mem_wr port; events → one completion queue (m_cq)
  *
  * - Configuration port: cfg_valid with cfg_qp loads that QP's context (the cfg_* fields), taken
- *   with cfg_ready (0 for N cycles after rst: the requester's init sweep), and restarts it (a
- *   one-cycle reset of its rnic_qp; the requester restarts its MSNs): a new connection on that QP.
+ *   with cfg_ready (0 for rnicTopInitCycles after rst: the requester's and ulpdu_reasm's init
+ *   sweeps), and restarts it (a one-cycle reset of its rnic_qp; the requester restarts its MSNs,
+ *   ulpdu_reasm drops its open ULPDU): a new connection on that QP.
  *   Load it while the QP is idle or held by its fence (qp_idle or qp_fenced): in the middle of an
  *   FPDU the restart would cut it short. Receive buffers and work requests go to the QP their
  *   *_qp names.
@@ -45,7 +56,13 @@ import { STAG_TABLE_DEPTH, STAG_TABLE_LATENCY, stagTableModule } from './stag-ta
  * - The network ports carry each connection's in-order TCP payload, tid naming the QP: s_axis
  *   packets (TCP segments, whole) go into one mpa_rx, which keeps each QP's receive state between
  *   its segments in a context memory (a segment of another QP costs a context switch, 2
- *   cycles) and hands each ULPDU beat to its QP by tid; the QPs' responses and the requester's
+ *   cycles). Its ULPDU beats, interleaved by segment, are made whole again by ulpdu_reasm (a
+ *   page pool in block RAM), and each whole ULPDU goes through one ddp_rx_hdr (with its QP's
+ *   cfg_rfc7306): its descriptor, with its QP and MPA verdict, to that QP's ddp_rx_ctl, its
+ *   payload into one ddp_rx_place, which takes each payload's command from its QP's ddp_rx_ctl
+ *   (in payload order) and writes it to host memory; each QP counts its placements not yet
+ *   written (its place_idle: a Read or Atomic Request waits for them). The QPs' responses and the
+ *   requester's
  *   ULPDUs go round-robin, whole, into one mpa_tx, with their QP's framing context (cfg_tx_*,
  *   cfg_crc, and whether an FPDU of the QP has gone before), which keeps each QP's marker phase
  *   (a context memory) and sends one FPDU per m_axis packet.
@@ -63,12 +80,23 @@ export const CQ_KIND = Object.freeze({ ...RX_EVENT, SENT: CQ_SENT, FIRST_FPDU: 8
 export const MAX_QPS = 16;
 
 /**
+ * Cycles after rst before cfg_ready: the longest of the init sweeps behind it (the requester's
+ * contexts, one a cycle per QP; ulpdu_reasm's contexts and free pages).
+ */
+export const rnicTopInitCycles = (bytes: number, qps: number): number => Math.max(Math.max(qps, 2), ulpduReasmInitCycles(bytes, qps));
+
+/**
  * Reads in flight on the memory port, bounded by its FIFO of owners (full holds the arbiter). The
  * port returns at most a beat per cycle, so this many cover a read latency of as many cycles at
  * full rate, whoever asked: 512 is twice a PCIe host's latency at 250 MHz, and as deep as the
  * read FIFOs of ddp_tx and rdmap_tx_resp together.
  */
 export const READ_OWNERS_DEPTH = 512;
+
+/** ULPDUs between ulpdu_reasm and their descriptor (ddp_rx_hdr holds one being checked, one in its output). */
+const RX_TAGS = 4;
+/** Payloads whose command has not yet been taken: each QP's ddp_rx_ctl holds a descriptor in its input, one in hand and a command. */
+const RX_CMDS = 64;
 
 export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): Module {
   checkRnicWidth('rnic_top', bytes);
@@ -81,6 +109,10 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const requester = ddpTxModule(W, { qps: Math.max(N, 2) });
   const mpa = mpaTxModule(W, { qps: N });
   const deframer = mpaRxModule(W, { qps: N });
+  const reasm = ulpduReasmModule(W, { qps: N });
+  const hdr = ddpRxHdrModule(W);
+  const place = ddpRxPlaceModule(W, opts.fifoBytes);
+  const reasmPages = REASM_POOL_BYTES / (REASM_PAGE_BEATS * W);
   const stags = stagTableModule(opts.stagDepth ?? STAG_TABLE_DEPTH);
   const m = new ModuleBuilder(
     `rnic_top_w${W}`,
@@ -117,7 +149,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const cg = "Configuration port: cfg_valid loads QP cfg_qp's context and restarts it (a new connection)";
   const cfgValid = m.input('cfg_valid', 1, { group: cg });
   const cfgQp = m.input('cfg_qp', qb, { group: cg });
-  const cfgReady = m.output('cfg_ready', 1, { group: cg, doc: 'a context can be loaded: low for the requester\'s init sweep after rst (one cycle per QP)' });
+  const cfgReady = m.output('cfg_ready', 1, { group: cg, doc: 'a context can be loaded: low for the init sweeps after rst (rnicTopInitCycles: the requester\'s contexts, ulpdu_reasm\'s pages)' });
   const cfgTaken = m.let('cfg_taken', cfgValid.and(cfgReady));
   const cfgNames = qp.ports.filter((p) => p.name.startsWith('cfg_')).map((p) => p.name);
   const cfgIn: Record<string, Signal> = Object.fromEntries(cfgNames.map((n) => [n, m.portLike(qp, n, n, cg)]));
@@ -130,9 +162,11 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
     crc: m.input('cfg_crc', 1, { group: cg, doc: 'MPA CRC, both directions (negotiated, RFC 5044 §7.1)' }),
     tx_s0: m.input('cfg_tx_s0', 9, { group: cg, doc: 'low 9 bits of this side\'s S0: where the sent markers count from' }),
     tx_seq: m.input('cfg_tx_seq', 9, { group: cg, doc: 'low 9 bits of the sequence number of the first sent octet' }),
+    // And what the shared ddp_rx_hdr needs with each ULPDU of the QP.
+    rfc7306: m.input('cfg_rfc7306', 1, { group: cg, doc: 'accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)' }),
   };
   cfgIn.cfg_crc = txCfg.crc;
-  /** Per QP: its transmit framing context (registers loaded with the rest of the context). */
+  /** Per QP: its transmit framing context and RFC 7306 setting (registers loaded with the rest of the context). */
   const txCtx: Record<keyof typeof txCfg, Signal>[] = [];
   const qpRst: Signal[] = [];
   const restarting: Signal[] = [];
@@ -189,8 +223,14 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const atomic = kind.eq(lit(3, WR_KIND.ATOMIC));
   const needsOrq = m.let('wr_needs_orq', kind.eq(lit(3, WR_KIND.READ)).or(atomic), { doc: 'a Read or Atomic Request: its response is expected' });
   const orqOk = m.let('wr_orq_ok', needsOrq.not().or(pickByIndex(wrQp, wires.s_orq_ready!)));
-  m.assign(t.wr_valid!, wrValid.and(orqOk));
-  m.assign(wrReady, t.wr_ready!.and(orqOk));
+  // A QP has at most DDP_TX_RING work requests in the requester (taken, not yet sent), so one
+  // always finds room in its ring: none waits in the requester's shared input FIFO behind a full
+  // ring (a fenced QP's would hold back every QP's), and a restart, which empties the ring, leaves
+  // none of the old connection's behind.
+  const wrRoom = Array.from({ length: N }, (_, i) => m.reg(`qp${i}_wr_room`, 1, { reset: 1, doc: `QP ${i}: fewer than ${DDP_TX_RING} work requests in the requester` }));
+  const wrOk = m.let('wr_ok', orqOk.and(pickByIndex(wrQp, wrRoom)), { doc: 'the work request may enter the requester' });
+  m.assign(t.wr_valid!, wrValid.and(wrOk));
+  m.assign(wrReady, t.wr_ready!.and(wrOk));
   const orqPush = m.let('wr_orq_push', wrValid.and(needsOrq).and(t.wr_ready!), { doc: 'a Read or Atomic enters its QP\'s ORQ' });
   for (let i = 0; i < N; i++) {
     m.assign(w('s_orq_valid', i), orqPush.and(wrQp.eq(qpLit(i))));
@@ -205,7 +245,6 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(t.cfg_qp!, cfgQp.width === t.cfg_qp!.width ? cfgQp : cfgQp.zext(t.cfg_qp!.width));
   m.assign(t.cfg_mulpdu!, cfgIn.cfg_mulpdu!);
   m.assign(t.cfg_initial_msn!, cfgIn.cfg_initial_msn!);
-  m.assign(cfgReady, t.cfg_ready!);
   m.allowUnused(t.idle!, 'a QP is idle when none of its work requests is in flight (qp<i>_wr_out)');
   // MPA fencing: a fenced QP's work requests wait in the requester (skipped, not blocking others).
   // (With one QP the requester has two: QP 1 is never used.)
@@ -248,17 +287,86 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(d.cfg_qp!, cfgQp);
   m.assign(d.cfg_crc!, cfgIn.cfg_crc!);
   for (const [n, top] of [['cfg_markers', 'cfg_rx_markers'], ['cfg_s0', 'cfg_rx_s0'], ['cfg_seq', 'cfg_rx_seq'], ['cfg_max_ulpdu', 'cfg_max_ulpdu']] as const) m.assign(d[n]!, m.portLike(deframer, n, top, cg));
-  // Each ULPDU beat to its QP's ddp_rx (tid), with the verdict and a failed FPDU's LLP error code.
-  const verdict = MPA_RX_VERDICT.view(d.m_axis_tuser!, { m, prefix: 'rx_verdict' });
+  // mpa_rx's ULPDU beats, interleaved by segment, into the reassembly (ulpdu_reasm): whole ULPDUs
+  // out, one after another, each with its verdict on every beat.
+  const ra = m.wiresLike(reasm, 'reasm');
+  for (const n of ['tdata', 'tkeep', 'tvalid', 'tlast', 'tid', 'tuser']) m.assign(ra[`s_axis_${n}`]!, d[`m_axis_${n}`]!);
+  m.assign(d.m_axis_tready!, ra.s_axis_tready!);
+  m.assign(ra.cfg_valid!, cfgTaken);
+  m.assign(ra.cfg_qp!, cfgQp);
+  m.assign(cfgReady, t.cfg_ready!.and(ra.cfg_ready!));
   const dTid = d.m_axis_tid!;
+  const ulpduIn = m.let('rx_ulpdu_in', d.m_axis_tvalid!.and(d.m_axis_tready!).and(d.m_axis_tlast!), { doc: 'a ULPDU is complete in ulpdu_reasm' });
+  const verdict = MPA_RX_VERDICT.view(ra.m_axis_tuser!, { m, prefix: 'rx_verdict' });
+  const rTid = ra.m_axis_tid!;
+  const ulpduOut = m.let('rx_ulpdu_out', ra.m_axis_tvalid!.and(ra.m_axis_tready!).and(ra.m_axis_tlast!), { doc: 'a whole ULPDU has gone into ddp_rx_hdr' });
+
+  // ---- one ddp_rx_hdr for every QP: header checks, descriptors to the QPs, payload to ddp_rx_place --
+  // A ULPDU's QP and MPA verdict wait in a small FIFO, one entry per ULPDU, until its descriptor
+  // leaves ddp_rx_hdr (two cycles after its last beat at the earliest); the descriptor goes to
+  // that QP's ddp_rx_ctl. The input waits while the FIFO is full (a flip-flop).
+  const hd = m.wiresLike(hdr, 'hdr');
+  const cmdsFull = m.wire('rx_cmd_qp_full', 1, { doc: 'rx_cmd_qp is full: no descriptor goes to a QP' });
+  const RX_TAG = record('rnic_rx_tag', { qp: qb, bad: 1, llp_err: 8 });
+  const tagPush = m.wire('rx_tag_push', 1);
+  const tagPop = m.wire('rx_tag_pop', 1);
+  const tags = fifo(m, 'rx_tag', RX_TAG.width, RX_TAGS, { push: tagPush, data: RX_TAG.pack({ qp: rTid, bad: verdict.passed.not(), llp_err: verdict.llp_err }), pop: tagPop });
+  const tagsFull = m.reg('rx_tag_full', 1, { reset: 0, doc: 'the rx_tag FIFO is full' });
+  const tagCount = tags.count;
+  m.sync(() => m.set(tagsFull, oneHotMux([[tagPush.and(tagPop.not()), tagCount.eq(RX_TAGS - 1)], [tagPop.and(tagPush.not()), lit(1, 0)]], tagsFull)));
+  for (const n of ['tdata', 'tkeep', 'tlast']) m.assign(hd[`s_axis_${n}`]!, ra[`m_axis_${n}`]!);
+  m.assign(hd.s_axis_tvalid!, ra.m_axis_tvalid!.and(tagsFull.not()));
+  m.assign(ra.m_axis_tready!, hd.s_axis_tready!.and(tagsFull.not()));
+  m.assign(tagPush, ulpduOut);
+  // The QP's RFC 7306 setting, taken by ddp_rx_hdr with the ULPDU's first beat.
+  m.assign(hd.cfg_rfc7306!, pickByIndex(rTid, txCtx.map((c) => c.rfc7306)));
+  const tag = RX_TAG.view(tags.head, { m, prefix: 'rx_tag' });
+  const descQp = tag.qp;
   for (let i = 0; i < N; i++) {
-    for (const n of ['tdata', 'tkeep', 'tlast']) m.assign(w(`s_axis_${n}`, i), d[`m_axis_${n}`]!);
-    m.assign(w('s_axis_tuser', i), verdict.passed);
-    m.assign(w('s_llp_err', i), verdict.llp_err);
-    m.assign(w('s_axis_tvalid', i), d.m_axis_tvalid!.and(dTid.eq(qpLit(i))));
+    m.assign(w('s_desc_tdata', i), hd.m_desc_tdata!);
+    m.assign(w('s_desc_mpa_bad', i), tag.bad);
+    m.assign(w('s_desc_mpa_code', i), tag.llp_err);
+    m.assign(w('s_desc_tvalid', i), hd.m_desc_tvalid!.and(cmdsFull.not()).and(descQp.eq(qpLit(i))));
   }
-  m.assign(d.m_axis_tready!, pickByIndex(dTid, wires.s_axis_tready!));
-  const ulpduFire = m.let('rx_ulpdu_fire', d.m_axis_tvalid!.and(d.m_axis_tready!));
+  m.assign(hd.m_desc_tready!, cmdsFull.not().and(pickByIndex(descQp, wires.s_desc_tready!)));
+  const descFire = m.let('rx_desc_fire', hd.m_desc_tvalid!.and(hd.m_desc_tready!), { doc: 'a descriptor goes to its QP' });
+  m.assign(tagPop, descFire);
+
+  // ---- one ddp_rx_place for every QP: each payload's command from its QP's ddp_rx_ctl --------------
+  // ddp_rx_ctl makes one placement command per descriptor with a payload, and the payloads enter
+  // ddp_rx_place in descriptor order: a FIFO of their QPs picks which QP's m_cmd goes next.
+  // Each QP counts its commands that place data until their last write is accepted (`done`,
+  // in order: a second FIFO of QPs), for its place_idle.
+  const pl = m.wiresLike(place, 'place');
+  for (const n of ['tdata', 'tkeep', 'tvalid', 'tlast']) m.assign(pl[`s_axis_${n}`]!, hd[`m_axis_${n}`]!);
+  m.assign(hd.m_axis_tready!, pl.s_axis_tready!);
+  const cmdPush = m.let('rx_cmd_push', descFire.and(DDP_RX_DESC.view(hd.m_desc_tdata!, { m, prefix: 'rx_desc' }).has_payload), { doc: 'a descriptor with a payload: its QP\'s command comes later' });
+  const cmdPop = m.wire('rx_cmd_pop', 1);
+  const cmds = fifo(m, 'rx_cmd_qp', qb, RX_CMDS, { push: cmdPush, data: descQp, pop: cmdPop });
+  m.assign(cmdsFull, cmds.full);
+  const cmdQp = cmds.head;
+  const cmdHere = m.let('rx_cmd_here', cmds.empty.not(), { doc: 'a payload waits for its command' });
+  m.assign(pl.s_cmd_valid!, cmdHere.and(pickByIndex(cmdQp, wires.m_cmd_valid!)));
+  m.assign(pl.s_cmd_addr!, pickByIndex(cmdQp, wires.m_cmd_addr!));
+  m.assign(pl.s_cmd_discard!, pickByIndex(cmdQp, wires.m_cmd_discard!));
+  for (let i = 0; i < N; i++) m.assign(w('m_cmd_ready', i), cmdHere.and(pl.s_cmd_ready!).and(cmdQp.eq(qpLit(i))));
+  const cmdFire = m.let('rx_cmd_fire', pl.s_cmd_valid!.and(pl.s_cmd_ready!));
+  m.assign(cmdPop, cmdFire);
+  const placing = m.let('rx_place_push', cmdFire.and(pl.s_cmd_discard!.not()), { doc: 'a command that writes' });
+  const writers = fifo(m, 'rx_place_qp', qb, 4, { push: placing, data: cmdQp, pop: pl.done! });
+  const placeBits = indexBits(RX_CMDS + 1);
+  for (let i = 0; i < N; i++) {
+    const c = m.reg(`qp${i}_placing`, placeBits, { reset: 0, doc: `QP ${i}: its placement commands not yet written` });
+    const none = m.reg(`qp${i}_placed`, 1, { reset: 1, doc: `QP ${i}: qp${i}_placing == 0, every placement written` });
+    const next = m.let(`qp${i}_placing_now`, c.add(placing.and(cmdQp.eq(qpLit(i))).zext(placeBits)).sub(pl.done!.and(writers.head.eq(qpLit(i))).zext(placeBits)));
+    m.sync(() => {
+      m.set(c, next);
+      m.set(none, next.eq(0));
+    });
+    m.assign(w('place_idle', i), none);
+  }
+  m.allowUnused(ra.idle!, 'each QP counts its own ULPDUs held (qp<i>_rx_held)');
+  m.allowUnused(pl.idle!, 'each QP counts its own placements (qp<i>_placing)');
   m.allowUnused(d.fpdu_count!, 'a count over all QPs: the QPs count their own messages');
 
   // ---- network out: responses and work-request ULPDUs, whole and round-robin, into the shared mpa_tx --
@@ -307,14 +415,21 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const sentPending: Signal[] = [];
   const firstPending: Signal[] = [];
   const sentBy = (i: number): Expr => t.m_sent_valid!.and(t.m_sent_qp!.eq(lit(t.m_sent_qp!.width, i)));
-  // A QP's work requests taken and not yet sent (for qp_idle: the requester is shared). A restart
-  // empties the QP's ring in the requester: loaded while idle or fenced, none of them had started.
+  // A QP's work requests taken and not yet sent (for qp_idle: the requester is shared; and its
+  // room, wr_room). A restart empties the QP's ring in the requester: loaded while idle or fenced,
+  // none of them had started, and none waits outside the ring.
   const wrTaken = m.let('wr_taken', wrValid.and(wrReady));
+  const outBits = indexBits(DDP_TX_RING + 1);
   const wrOut = Array.from({ length: N }, (_, i) => {
-    const c = m.reg(`qp${i}_wr_out`, 16, { reset: 0, doc: `QP ${i}: work requests taken and not yet sent` });
+    const c = m.reg(`qp${i}_wr_out`, outBits, { reset: 0, doc: `QP ${i}: work requests taken and not yet sent (at most ${DDP_TX_RING})` });
+    const next = m.let(`qp${i}_wr_out_now`, c.add(wrTaken.and(wrQp.eq(qpLit(i))).zext(outBits)).sub(sentBy(i).zext(outBits)));
     m.sync(() => {
-      m.set(c, c.add(wrTaken.and(wrQp.eq(qpLit(i))).zext(16)).sub(sentBy(i).zext(16)));
-      m.when(qpRst[i]!, () => m.set(c, 0));
+      m.set(c, next);
+      m.set(wrRoom[i]!, next.lt(lit(outBits, DDP_TX_RING)));
+      m.when(qpRst[i]!, () => {
+        m.set(c, 0);
+        m.set(wrRoom[i]!, 1);
+      });
     });
     return c;
   });
@@ -359,11 +474,13 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
 
   // ---- host memory --------------------------------------------------------------------------------
   const wg = 'Host memory write (W-aligned beats with strobes)';
-  const wrArb = roundRobin(m, 'mem_wr_arb', liveAll('mem_wr_valid'));
-  for (const n of ['mem_wr_addr', 'mem_wr_data', 'mem_wr_strb']) m.assign(m.portLike(qp, n, n, wg), wrArb.pick(wires[n]!));
+  // Writers 0..N-1: each QP's atomic write-back; N: ddp_rx_place (every QP's placement).
+  const wrArb = roundRobin(m, 'mem_wr_arb', [...liveAll('mem_wr_valid'), pl.wr_valid!]);
+  for (const n of ['addr', 'data', 'strb']) m.assign(m.portLike(qp, `mem_wr_${n}`, `mem_wr_${n}`, wg), wrArb.pick([...wires[`mem_wr_${n}`]!, pl[`wr_${n}`]!]));
   m.assign(m.portLike(qp, 'mem_wr_valid', 'mem_wr_valid', wg), wrArb.valid);
   const memWrReady = m.portLike(qp, 'mem_wr_ready', 'mem_wr_ready', wg);
   for (let i = 0; i < N; i++) m.assign(w('mem_wr_ready', i), wrArb.sel(i).and(memWrReady));
+  m.assign(pl.wr_ready!, wrArb.sel(N).and(memWrReady));
   const memWrFire = m.let('mem_wr_fire', wrArb.valid.and(memWrReady));
 
   const rg = 'Host memory read (W-aligned beats; data in order, always accepted)';
@@ -402,13 +519,23 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   // mpa_rx's reader holds one QP's stream (ctx_qp) and its pipeline may still finish the one
   // before (drain_qp); the others have nothing in it.
   const inMpaRx = (i: number): Expr => d.idle!.not().and(d.ctx_qp!.eq(qpLit(i))).or(d.drain_busy!.and(d.drain_qp!.eq(qpLit(i))));
-  const rxIdle = (i: number): Expr => w('rx_idle', i).and(inMpaRx(i).not());
+  // A QP's whole ULPDUs from their last beat into ulpdu_reasm until their descriptor reaches its
+  // ddp_rx_ctl (ulpdu_reasm and ddp_rx_hdr are shared: they hold them for it).
+  const heldBits = indexBits(reasmPages + RX_TAGS + 2);
+  const held = Array.from({ length: N }, (_, i) => {
+    const c = m.reg(`qp${i}_rx_held`, heldBits, { reset: 0, doc: `QP ${i}: whole ULPDUs in ulpdu_reasm and ddp_rx_hdr` });
+    m.sync(() => {
+      m.set(c, c.add(ulpduIn.and(dTid.eq(qpLit(i))).zext(heldBits)).sub(descFire.and(descQp.eq(qpLit(i))).zext(heldBits)));
+    });
+    return c;
+  });
+  const rxIdle = (i: number): Expr => w('rx_idle', i).and(inMpaRx(i).not()).and(held[i]!.eq(0));
   const mpaErr: Signal[] = [];
   for (let i = 0; i < N; i++) {
     const e = m.reg(`qp${i}_mpa_err`, 1, { reset: 0, doc: `QP ${i}: MPA failed one of its FPDUs (until its restart)` });
     mpaErr.push(e);
     m.sync(() => {
-      m.when(ulpduFire.and(dTid.eq(qpLit(i))).and(d.m_axis_tlast!).and(verdict.passed.not()), () => m.set(e, 1));
+      m.when(ulpduOut.and(rTid.eq(qpLit(i))).and(verdict.passed.not()), () => m.set(e, 1));
       m.when(qpRst[i]!, () => m.set(e, 0));
     });
   }
@@ -431,6 +558,9 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.instance(stags, 'u_stags', { clk, rst, ...st });
   m.instance(requester, 'u_requester', { clk, rst, ...t });
   m.instance(deframer, 'u_mpa_rx', { clk, rst, ...d });
+  m.instance(reasm, 'u_reasm', { clk, rst, ...ra });
+  m.instance(hdr, 'u_ddp_rx_hdr', { clk, rst, ...hd });
+  m.instance(place, 'u_ddp_rx_place', { clk, rst, ...pl });
   m.instance(mpa, 'u_mpa_tx', { clk, rst, ...f });
   return m.build();
 }

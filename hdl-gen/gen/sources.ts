@@ -15,6 +15,7 @@ import { mpaRxModule } from '../blocks/mpa-rx';
 import { mpaTxModule } from '../blocks/mpa-tx';
 import { rdmapTxRespModule } from '../blocks/rdmap-tx-resp';
 import { stagTableModule } from '../blocks/stag-table';
+import { ulpduReasmModule } from '../blocks/ulpdu-reasm';
 import { withDescendants } from '../core/hierarchy';
 import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
@@ -50,6 +51,7 @@ const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width:
   { pattern: /^ddp_tx_w(\d+)_q(\d+)$/, build: (w, _c, hit) => ddpTxModule(w, { qps: Number(hit[2]) }) },
   { pattern: /^rdmap_tx_resp_w(\d+)$/, build: (w) => rdmapTxRespModule(w) },
   { pattern: /^stag_table_d(\d+)$/, build: (d) => stagTableModule(d) },
+  { pattern: /^ulpdu_reasm_w(\d+)_q(\d+)$/, build: (w, _c, hit) => ulpduReasmModule(w, { qps: Number(hit[2]) }) },
 ];
 
 /** Blocks that do not depend on the datapath width. */

@@ -1,4 +1,4 @@
-import { CQ_KIND } from '../../hdl-gen/blocks/rnic-top';
+import { CQ_KIND, rnicTopInitCycles } from '../../hdl-gen/blocks/rnic-top';
 import type { ModuleSources } from '../../hdl-gen/gen/sources';
 import { RECV_BUFFER, CQ_ENTRY, WORK_REQUEST } from '../../hdl-gen/blocks/records';
 import { stagTableInitCycles } from '../../hdl-gen/blocks/stag-table';
@@ -240,7 +240,8 @@ export class RnicBench extends DutBench {
   start(configs: readonly { qp: number; c: QpConfig }[], regions: readonly RtlRegion[]): void {
     this.reset();
     this.cfg.push(...configs);
-    this.until(() => this.cfg.idle, 100, 'the QP contexts to load');
+    // cfg_ready: the top takes contexts after its init sweeps (rnicTopInitCycles).
+    this.until(() => this.cfg.idle, rnicTopInitCycles(this.W, this.qps) + 100 + configs.length, 'the QP contexts to load');
     this.run(2); // the QPs' restart (a one-cycle reset)
     this.stagCfg.push(...regions);
     // The table takes them once its init sweep after the reset is over (stag_cfg_ready).

@@ -12,7 +12,7 @@ import { modelEvent } from './events';
 import { RxCounts } from './rx-counts';
 import { faultyWire, opcodeName, taggedPayload, tcpSegments } from './peer-wire';
 import { RnicBench } from './rnic-bench';
-import { ddpTxWrQueue } from '../../hdl-gen/blocks/ddp-tx';
+import { DDP_TX_RING } from '../../hdl-gen/blocks/ddp-tx-sched';
 import { FaultTurns, RxPeer, newSideEffects, type RtlRegion, type StepSideEffects } from './rx-peer';
 import { qpStreams, type QpConfig } from './qp-config';
 import { firstMemoryDifference, memoryMismatch, type RnicMismatch, type TopRunResult } from './scoreboard';
@@ -436,9 +436,10 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       const fx = newSideEffects();
       const maxLen = Math.min(l.peer.opts.peerMulpdu * 3, 20000);
       let us: Uint8Array[] | null = null;
-      // A fenced QP its peer has not spoken to yet keeps its work requests: post no more than its
-      // queue holds, or the shared work-request port would wait on it for good.
-      const room = l.peer.holdOutput ? ddpTxWrQueue(W) - l.wrsPosted : Infinity;
+      // A fenced QP its peer has not spoken to yet keeps its work requests: post no more than the
+      // requester takes of one QP (its ring, rnic_top's wr_room), or the shared work-request port
+      // would wait on it for good.
+      const room = l.peer.holdOutput ? DDP_TX_RING - l.wrsPosted : Infinity;
       if (!l.failed && r.bool(opts.faults)) {
         fx.burst = false;
         const kind = faultTurns.next();

@@ -172,7 +172,7 @@ describe('ddp_rx RTL', () => {
 describe('rnic cosim --dut rx', () => {
   const rnic = (...args: string[]) => spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'rx', ...args], { encoding: 'utf8' });
 
-  // rtl/ has the QPs' receive path (ddp_rx_w8_shared_stags, the STag table outside): this one is generated.
+  // rtl/ has no ddp_rx (rnic_top shares its blocks between the QPs): this one is generated.
   test('runs the seeded workload on ddp_rx_w8 with faults and exits 0', () => {
     const p = rnic('--width', '8', '--frames', '300', '--seed', '7', '--faults', '0.2', '--json');
     expect(p.status, p.stderr).toBe(0);
