@@ -1,8 +1,7 @@
 crc32c_w8.v
-ddp_rx_ctl.v
+ddp_rx_ctl_q4.v
 atomic_unit.v
-rdmap_tx_resp_w8.v
-rnic_qp_w8.v
+rdmap_tx_resp_w8_q4.v
 stag_table_d256.v
 ddp_tx_w8_q4.v
 mpa_rx_w8_q4.v

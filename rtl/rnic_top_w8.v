@@ -26,13 +26,12 @@ module rnic_top_w8 (
      */
     input  wire        cfg_valid,
     input  wire [1:0]  cfg_qp,
-    // a context can be loaded: low for the init sweeps after rst (rnicTopInitCycles: the requester's contexts, ulpdu_reasm's pages)
-    output wire        cfg_ready,
+    output wire        cfg_ready, // a context can be loaded: low for the init sweeps after rst (rnicTopInitCycles)
     input  wire [15:0] cfg_pd, // the stream's protection domain
-    input  wire [15:0] cfg_ird, // inbound Read/Atomic Requests allowed in the IRRQ
-    input  wire [15:0] cfg_ord, // outbound Read/Atomic Requests allowed outstanding (ORD; above the ORQ depth, the depth)
-    input  wire [31:0] cfg_initial_msn, // first MSN of every queue (loaded while rst is high)
-    input  wire [15:0] cfg_mulpdu, // largest ULPDU (>= 64): Read Response segments carry at most cfg_mulpdu - 14 octets
+    input  wire [15:0] cfg_ird, // inbound Read/Atomic Requests allowed in the IRRQ (IRD)
+    input  wire [15:0] cfg_ord, // outbound Read/Atomic Requests allowed outstanding (ORD)
+    input  wire [31:0] cfg_initial_msn, // first MSN of every queue (RFC 5041 section 5.1)
+    input  wire [15:0] cfg_mulpdu, // largest ULPDU this side sends (>= 64): Read Response segments carry at most mulpdu - 14 octets
     input  wire        cfg_big_endian, // atomic targets are big-endian in host memory
     input  wire        cfg_fence, // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
     input  wire        cfg_tx_markers, // MPA markers in what this QP sends (the peer's M bit)
@@ -40,15 +39,6 @@ module rnic_top_w8 (
     input  wire [8:0]  cfg_tx_s0, // low 9 bits of this side's S0: where the sent markers count from
     input  wire [8:0]  cfg_tx_seq, // low 9 bits of the sequence number of the first sent octet
     input  wire        cfg_rfc7306, // accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
-
-    /*
-     * Posted receive buffers of QN 0 (s_recv; to the QP s_recv_qp)
-     */
-    input  wire        s_recv_valid,
-    input  wire [1:0]  s_recv_qp, // the QP it is for
-    input  wire [63:0] s_recv_addr, // host address
-    input  wire [31:0] s_recv_len, // octets
-    output wire        s_recv_ready,
 
     /*
      * Work requests (wr_*; to the QP wr_qp, in send order per QP)
@@ -74,13 +64,22 @@ module rnic_top_w8 (
     input  wire [31:0] wr_request_id, // Atomic: Request Identifier
 
     /*
-     * Local faults (a local failure or an abort of one QP)
+     * Local faults (a local failure or an abort of one QP; a pulse each)
      */
-    input  wire        inject_valid, // the next ULPDU that passes the header checks meets this local failure
-    input  wire [1:0]  inject_qp, // the QP it is for
+    input  wire        inject_valid, // the next ULPDU of QP inject_qp that passes the header checks meets this local failure
+    input  wire [1:0]  inject_qp,
     input  wire [13:0] inject_err, // {code, etype, layer}
     input  wire        abort_req, // the ULP aborts QP abort_qp
     input  wire [1:0]  abort_qp,
+
+    /*
+     * Posted receive buffers of QN 0 (s_recv; to the QP s_recv_qp; at most rqDepth posted per QP)
+     */
+    input  wire        s_recv_valid,
+    output wire        s_recv_ready,
+    input  wire [1:0]  s_recv_qp, // the QP it is for
+    input  wire [63:0] s_recv_addr, // host address
+    input  wire [31:0] s_recv_len, // octets
 
     /*
      * STag table write (stag_cfg_*; the RNIC's table, every QP's lookups)
@@ -158,447 +157,185 @@ module rnic_top_w8 (
     input  wire [63:0] mem_rd_data, // lane j = octet at rd_addr + j
 
     /*
-     * Status (bit i: QP i)
+     * Status: one QP (stat_qp, its answer two cycles later) and the RNIC
      */
-    output wire [3:0]  qp_rx_stopped, // the QP takes no more ULPDUs (a Terminate or an LLP error)
-    output wire [3:0]  qp_tx_stopped, // the QP sends nothing more (its Terminate has been queued)
-    output wire [3:0]  qp_idle, // nothing in progress in the QP (placement written, responses and work requests sent)
-    output wire [3:0]  qp_rx_idle, // the receive side of the QP is idle: every ULPDU handled, every placement written
-    output wire [3:0]  qp_mpa_err, // MPA failed an FPDU of the QP
-    output wire [3:0]  qp_fenced, // the QP's transmit waits for the peer's first FPDU (MPA fencing, cfg_fence)
-    output wire        tx_err_length, // sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)
-    output wire [15:0] qp_irrq_used // bits 4i+3..4i: inbound Read/Atomic Requests QP i has not yet answered
+    input  wire [1:0]  stat_qp, // the QP whose status stat_* give two cycles later
+    output wire        stat_rx_stopped, // it takes no more ULPDUs (a Terminate or an LLP error)
+    output wire        stat_tx_stopped, // it sends nothing more (its Terminate is queued)
+    output wire [3:0]  stat_irrq_used, // its inbound Read/Atomic Requests not yet taken by the IRRQ head
+    output wire        stat_fenced, // its transmit waits for the peer's first FPDU (MPA fencing)
+    output wire        stat_mpa_err, // MPA failed one of its FPDUs
+    output wire        rx_idle, // every ULPDU received is handled and its placement written
+    output wire        idle, // nothing in progress, but work requests a fence holds
+    output wire        tx_err_length // sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)
 );
 
-wire [15:0] qp0_cfg_pd;
-wire [15:0] qp1_cfg_pd;
-wire [15:0] qp2_cfg_pd;
-wire [15:0] qp3_cfg_pd;
-wire [15:0] qp0_cfg_ird;
-wire [15:0] qp1_cfg_ird;
-wire [15:0] qp2_cfg_ird;
-wire [15:0] qp3_cfg_ird;
-wire [15:0] qp0_cfg_ord;
-wire [15:0] qp1_cfg_ord;
-wire [15:0] qp2_cfg_ord;
-wire [15:0] qp3_cfg_ord;
-wire [31:0] qp0_cfg_initial_msn;
-wire [31:0] qp1_cfg_initial_msn;
-wire [31:0] qp2_cfg_initial_msn;
-wire [31:0] qp3_cfg_initial_msn;
-wire [15:0] qp0_cfg_mulpdu;
-wire [15:0] qp1_cfg_mulpdu;
-wire [15:0] qp2_cfg_mulpdu;
-wire [15:0] qp3_cfg_mulpdu;
-wire qp0_cfg_big_endian;
-wire qp1_cfg_big_endian;
-wire qp2_cfg_big_endian;
-wire qp3_cfg_big_endian;
-wire qp0_cfg_fence;
-wire qp1_cfg_fence;
-wire qp2_cfg_fence;
-wire qp3_cfg_fence;
-wire [679:0] qp0_s_desc_tdata;
-wire [679:0] qp1_s_desc_tdata;
-wire [679:0] qp2_s_desc_tdata;
-wire [679:0] qp3_s_desc_tdata;
-wire qp0_s_desc_tvalid;
-wire qp1_s_desc_tvalid;
-wire qp2_s_desc_tvalid;
-wire qp3_s_desc_tvalid;
-wire qp0_s_desc_tready;
-wire qp1_s_desc_tready;
-wire qp2_s_desc_tready;
-wire qp3_s_desc_tready;
-wire qp0_s_desc_mpa_bad;
-wire qp1_s_desc_mpa_bad;
-wire qp2_s_desc_mpa_bad;
-wire qp3_s_desc_mpa_bad;
-wire [7:0] qp0_s_desc_mpa_code;
-wire [7:0] qp1_s_desc_mpa_code;
-wire [7:0] qp2_s_desc_mpa_code;
-wire [7:0] qp3_s_desc_mpa_code;
-wire qp0_m_cmd_valid;
-wire qp1_m_cmd_valid;
-wire qp2_m_cmd_valid;
-wire qp3_m_cmd_valid;
-wire qp0_m_cmd_ready;
-wire qp1_m_cmd_ready;
-wire qp2_m_cmd_ready;
-wire qp3_m_cmd_ready;
-wire [63:0] qp0_m_cmd_addr;
-wire [63:0] qp1_m_cmd_addr;
-wire [63:0] qp2_m_cmd_addr;
-wire [63:0] qp3_m_cmd_addr;
-wire qp0_m_cmd_discard;
-wire qp1_m_cmd_discard;
-wire qp2_m_cmd_discard;
-wire qp3_m_cmd_discard;
-wire qp0_place_idle;
-wire qp1_place_idle;
-wire qp2_place_idle;
-wire qp3_place_idle;
-wire qp0_stag_lk_valid;
-wire qp1_stag_lk_valid;
-wire qp2_stag_lk_valid;
-wire qp3_stag_lk_valid;
-wire [31:0] qp0_stag_lk_stag;
-wire [31:0] qp1_stag_lk_stag;
-wire [31:0] qp2_stag_lk_stag;
-wire [31:0] qp3_stag_lk_stag;
-wire [63:0] qp0_stag_lk_to;
-wire [63:0] qp1_stag_lk_to;
-wire [63:0] qp2_stag_lk_to;
-wire [63:0] qp3_stag_lk_to;
-wire [31:0] qp0_stag_lk_len;
-wire [31:0] qp1_stag_lk_len;
-wire [31:0] qp2_stag_lk_len;
-wire [31:0] qp3_stag_lk_len;
-wire [4:0] qp0_stag_lk_right;
-wire [4:0] qp1_stag_lk_right;
-wire [4:0] qp2_stag_lk_right;
-wire [4:0] qp3_stag_lk_right;
-wire [15:0] qp0_stag_lk_pd;
-wire [15:0] qp1_stag_lk_pd;
-wire [15:0] qp2_stag_lk_pd;
-wire [15:0] qp3_stag_lk_pd;
-wire qp0_stag_inv_valid;
-wire qp1_stag_inv_valid;
-wire qp2_stag_inv_valid;
-wire qp3_stag_inv_valid;
-wire [31:0] qp0_stag_inv_stag;
-wire [31:0] qp1_stag_inv_stag;
-wire [31:0] qp2_stag_inv_stag;
-wire [31:0] qp3_stag_inv_stag;
-wire [15:0] qp0_stag_inv_pd;
-wire [15:0] qp1_stag_inv_pd;
-wire [15:0] qp2_stag_inv_pd;
-wire [15:0] qp3_stag_inv_pd;
-wire qp0_stag_lk_ready;
-wire qp1_stag_lk_ready;
-wire qp2_stag_lk_ready;
-wire qp3_stag_lk_ready;
-wire qp0_stag_inv_ready;
-wire qp1_stag_inv_ready;
-wire qp2_stag_inv_ready;
-wire qp3_stag_inv_ready;
-wire qp0_stag_lk_rsp_valid;
-wire qp1_stag_lk_rsp_valid;
-wire qp2_stag_lk_rsp_valid;
-wire qp3_stag_lk_rsp_valid;
-wire [2:0] qp0_stag_lk_rsp_fault;
-wire [2:0] qp1_stag_lk_rsp_fault;
-wire [2:0] qp2_stag_lk_rsp_fault;
-wire [2:0] qp3_stag_lk_rsp_fault;
-wire [63:0] qp0_stag_lk_rsp_address;
-wire [63:0] qp1_stag_lk_rsp_address;
-wire [63:0] qp2_stag_lk_rsp_address;
-wire [63:0] qp3_stag_lk_rsp_address;
-wire qp0_stag_inv_rsp_valid;
-wire qp1_stag_inv_rsp_valid;
-wire qp2_stag_inv_rsp_valid;
-wire qp3_stag_inv_rsp_valid;
-wire [1:0] qp0_stag_inv_rsp_fault;
-wire [1:0] qp1_stag_inv_rsp_fault;
-wire [1:0] qp2_stag_inv_rsp_fault;
-wire [1:0] qp3_stag_inv_rsp_fault;
-wire qp0_s_recv_valid;
-wire qp1_s_recv_valid;
-wire qp2_s_recv_valid;
-wire qp3_s_recv_valid;
-wire qp0_s_recv_ready;
-wire qp1_s_recv_ready;
-wire qp2_s_recv_ready;
-wire qp3_s_recv_ready;
-wire [63:0] qp0_s_recv_addr;
-wire [63:0] qp1_s_recv_addr;
-wire [63:0] qp2_s_recv_addr;
-wire [63:0] qp3_s_recv_addr;
-wire [31:0] qp0_s_recv_len;
-wire [31:0] qp1_s_recv_len;
-wire [31:0] qp2_s_recv_len;
-wire [31:0] qp3_s_recv_len;
-wire qp0_s_orq_valid;
-wire qp1_s_orq_valid;
-wire qp2_s_orq_valid;
-wire qp3_s_orq_valid;
-wire qp0_s_orq_ready;
-wire qp1_s_orq_ready;
-wire qp2_s_orq_ready;
-wire qp3_s_orq_ready;
-wire [31:0] qp0_s_orq_stag;
-wire [31:0] qp1_s_orq_stag;
-wire [31:0] qp2_s_orq_stag;
-wire [31:0] qp3_s_orq_stag;
-wire [63:0] qp0_s_orq_to;
-wire [63:0] qp1_s_orq_to;
-wire [63:0] qp2_s_orq_to;
-wire [63:0] qp3_s_orq_to;
-wire [31:0] qp0_s_orq_size;
-wire [31:0] qp1_s_orq_size;
-wire [31:0] qp2_s_orq_size;
-wire [31:0] qp3_s_orq_size;
-wire [31:0] qp0_s_orq_request_id;
-wire [31:0] qp1_s_orq_request_id;
-wire [31:0] qp2_s_orq_request_id;
-wire [31:0] qp3_s_orq_request_id;
-wire qp0_s_orq_atomic;
-wire qp1_s_orq_atomic;
-wire qp2_s_orq_atomic;
-wire qp3_s_orq_atomic;
-wire qp0_m_evt_valid;
-wire qp1_m_evt_valid;
-wire qp2_m_evt_valid;
-wire qp3_m_evt_valid;
-wire qp0_m_evt_ready;
-wire qp1_m_evt_ready;
-wire qp2_m_evt_ready;
-wire qp3_m_evt_ready;
-wire [2:0] qp0_m_evt_kind;
-wire [2:0] qp1_m_evt_kind;
-wire [2:0] qp2_m_evt_kind;
-wire [2:0] qp3_m_evt_kind;
-wire [31:0] qp0_m_evt_length;
-wire [31:0] qp1_m_evt_length;
-wire [31:0] qp2_m_evt_length;
-wire [31:0] qp3_m_evt_length;
-wire qp0_m_evt_solicited;
-wire qp1_m_evt_solicited;
-wire qp2_m_evt_solicited;
-wire qp3_m_evt_solicited;
-wire qp0_m_evt_invalidated;
-wire qp1_m_evt_invalidated;
-wire qp2_m_evt_invalidated;
-wire qp3_m_evt_invalidated;
-wire [31:0] qp0_m_evt_stag;
-wire [31:0] qp1_m_evt_stag;
-wire [31:0] qp2_m_evt_stag;
-wire [31:0] qp3_m_evt_stag;
-wire [63:0] qp0_m_evt_data;
-wire [63:0] qp1_m_evt_data;
-wire [63:0] qp2_m_evt_data;
-wire [63:0] qp3_m_evt_data;
-wire [13:0] qp0_m_evt_err;
-wire [13:0] qp1_m_evt_err;
-wire [13:0] qp2_m_evt_err;
-wire [13:0] qp3_m_evt_err;
-wire qp0_inject_valid;
-wire qp1_inject_valid;
-wire qp2_inject_valid;
-wire qp3_inject_valid;
-wire [13:0] qp0_inject_err;
-wire [13:0] qp1_inject_err;
-wire [13:0] qp2_inject_err;
-wire [13:0] qp3_inject_err;
-wire qp0_abort_req;
-wire qp1_abort_req;
-wire qp2_abort_req;
-wire qp3_abort_req;
-wire qp0_rx_stopped;
-wire qp1_rx_stopped;
-wire qp2_rx_stopped;
-wire qp3_rx_stopped;
-wire qp0_tx_stopped;
-wire qp1_tx_stopped;
-wire qp2_tx_stopped;
-wire qp3_tx_stopped;
-wire [3:0] qp0_irrq_used;
-wire [3:0] qp1_irrq_used;
-wire [3:0] qp2_irrq_used;
-wire [3:0] qp3_irrq_used;
-wire qp0_mem_rd_valid;
-wire qp1_mem_rd_valid;
-wire qp2_mem_rd_valid;
-wire qp3_mem_rd_valid;
-wire qp0_mem_rd_ready;
-wire qp1_mem_rd_ready;
-wire qp2_mem_rd_ready;
-wire qp3_mem_rd_ready;
-wire [63:0] qp0_mem_rd_addr;
-wire [63:0] qp1_mem_rd_addr;
-wire [63:0] qp2_mem_rd_addr;
-wire [63:0] qp3_mem_rd_addr;
-wire qp0_mem_rd_data_valid;
-wire qp1_mem_rd_data_valid;
-wire qp2_mem_rd_data_valid;
-wire qp3_mem_rd_data_valid;
-wire [63:0] qp0_mem_rd_data;
-wire [63:0] qp1_mem_rd_data;
-wire [63:0] qp2_mem_rd_data;
-wire [63:0] qp3_mem_rd_data;
-wire qp0_mem_wr_valid;
-wire qp1_mem_wr_valid;
-wire qp2_mem_wr_valid;
-wire qp3_mem_wr_valid;
-wire qp0_mem_wr_ready;
-wire qp1_mem_wr_ready;
-wire qp2_mem_wr_ready;
-wire qp3_mem_wr_ready;
-wire [63:0] qp0_mem_wr_addr;
-wire [63:0] qp1_mem_wr_addr;
-wire [63:0] qp2_mem_wr_addr;
-wire [63:0] qp3_mem_wr_addr;
-wire [63:0] qp0_mem_wr_data;
-wire [63:0] qp1_mem_wr_data;
-wire [63:0] qp2_mem_wr_data;
-wire [63:0] qp3_mem_wr_data;
-wire [7:0] qp0_mem_wr_strb;
-wire [7:0] qp1_mem_wr_strb;
-wire [7:0] qp2_mem_wr_strb;
-wire [7:0] qp3_mem_wr_strb;
-wire qp0_fenced;
-wire qp1_fenced;
-wire qp2_fenced;
-wire qp3_fenced;
-wire qp0_m_first_valid;
-wire qp1_m_first_valid;
-wire qp2_m_first_valid;
-wire qp3_m_first_valid;
-wire [63:0] qp0_m_axis_tdata;
-wire [63:0] qp1_m_axis_tdata;
-wire [63:0] qp2_m_axis_tdata;
-wire [63:0] qp3_m_axis_tdata;
-wire [7:0] qp0_m_axis_tkeep;
-wire [7:0] qp1_m_axis_tkeep;
-wire [7:0] qp2_m_axis_tkeep;
-wire [7:0] qp3_m_axis_tkeep;
-wire qp0_m_axis_tvalid;
-wire qp1_m_axis_tvalid;
-wire qp2_m_axis_tvalid;
-wire qp3_m_axis_tvalid;
-wire qp0_m_axis_tready;
-wire qp1_m_axis_tready;
-wire qp2_m_axis_tready;
-wire qp3_m_axis_tready;
-wire qp0_m_axis_tlast;
-wire qp1_m_axis_tlast;
-wire qp2_m_axis_tlast;
-wire qp3_m_axis_tlast;
-wire [15:0] qp0_m_axis_tuser;
-wire [15:0] qp1_m_axis_tuser;
-wire [15:0] qp2_m_axis_tuser;
-wire [15:0] qp3_m_axis_tuser;
-wire qp0_rx_idle;
-wire qp1_rx_idle;
-wire qp2_rx_idle;
-wire qp3_rx_idle;
-wire qp0_idle;
-wire qp1_idle;
-wire qp2_idle;
-wire qp3_idle;
-wire cfg_taken;
-wire qp0_cfg_load;
-reg qp0_ctx_tx_markers_reg; // QP 0: MPA markers in what this QP sends (the peer's M bit)
-reg qp0_ctx_tx_markers_next;
-reg qp0_ctx_crc_reg; // QP 0: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-reg qp0_ctx_crc_next;
-reg [8:0] qp0_ctx_tx_s0_reg; // QP 0: low 9 bits of this side's S0: where the sent markers count from
-reg [8:0] qp0_ctx_tx_s0_next;
-reg [8:0] qp0_ctx_tx_seq_reg; // QP 0: low 9 bits of the sequence number of the first sent octet
-reg [8:0] qp0_ctx_tx_seq_next;
-reg qp0_ctx_rfc7306_reg; // QP 0: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
-reg qp0_ctx_rfc7306_next;
-reg qp0_restart_reg; // QP 0 is held in reset this cycle (system reset, or a new context)
-reg qp0_restart_next;
-wire qp0_rst;
-reg [15:0] qp0_ctx_pd_reg; // QP 0: the stream's protection domain
-reg [15:0] qp0_ctx_pd_next;
-reg [15:0] qp0_ctx_ird_reg; // QP 0: inbound Read/Atomic Requests allowed in the IRRQ
-reg [15:0] qp0_ctx_ird_next;
-reg [15:0] qp0_ctx_ord_reg; // QP 0: outbound Read/Atomic Requests allowed outstanding (ORD; above the ORQ depth, the depth)
-reg [15:0] qp0_ctx_ord_next;
-reg [31:0] qp0_ctx_initial_msn_reg; // QP 0: first MSN of every queue (loaded while rst is high)
-reg [31:0] qp0_ctx_initial_msn_next;
-reg [15:0] qp0_ctx_mulpdu_reg; // QP 0: largest ULPDU (>= 64): Read Response segments carry at most cfg_mulpdu - 14 octets
-reg [15:0] qp0_ctx_mulpdu_next;
-reg qp0_ctx_big_endian_reg; // QP 0: atomic targets are big-endian in host memory
-reg qp0_ctx_big_endian_next;
-reg qp0_ctx_fence_reg; // QP 0: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
-reg qp0_ctx_fence_next;
-wire qp1_cfg_load;
-reg qp1_ctx_tx_markers_reg; // QP 1: MPA markers in what this QP sends (the peer's M bit)
-reg qp1_ctx_tx_markers_next;
-reg qp1_ctx_crc_reg; // QP 1: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-reg qp1_ctx_crc_next;
-reg [8:0] qp1_ctx_tx_s0_reg; // QP 1: low 9 bits of this side's S0: where the sent markers count from
-reg [8:0] qp1_ctx_tx_s0_next;
-reg [8:0] qp1_ctx_tx_seq_reg; // QP 1: low 9 bits of the sequence number of the first sent octet
-reg [8:0] qp1_ctx_tx_seq_next;
-reg qp1_ctx_rfc7306_reg; // QP 1: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
-reg qp1_ctx_rfc7306_next;
-reg qp1_restart_reg; // QP 1 is held in reset this cycle (system reset, or a new context)
-reg qp1_restart_next;
-wire qp1_rst;
-reg [15:0] qp1_ctx_pd_reg; // QP 1: the stream's protection domain
-reg [15:0] qp1_ctx_pd_next;
-reg [15:0] qp1_ctx_ird_reg; // QP 1: inbound Read/Atomic Requests allowed in the IRRQ
-reg [15:0] qp1_ctx_ird_next;
-reg [15:0] qp1_ctx_ord_reg; // QP 1: outbound Read/Atomic Requests allowed outstanding (ORD; above the ORQ depth, the depth)
-reg [15:0] qp1_ctx_ord_next;
-reg [31:0] qp1_ctx_initial_msn_reg; // QP 1: first MSN of every queue (loaded while rst is high)
-reg [31:0] qp1_ctx_initial_msn_next;
-reg [15:0] qp1_ctx_mulpdu_reg; // QP 1: largest ULPDU (>= 64): Read Response segments carry at most cfg_mulpdu - 14 octets
-reg [15:0] qp1_ctx_mulpdu_next;
-reg qp1_ctx_big_endian_reg; // QP 1: atomic targets are big-endian in host memory
-reg qp1_ctx_big_endian_next;
-reg qp1_ctx_fence_reg; // QP 1: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
-reg qp1_ctx_fence_next;
-wire qp2_cfg_load;
-reg qp2_ctx_tx_markers_reg; // QP 2: MPA markers in what this QP sends (the peer's M bit)
-reg qp2_ctx_tx_markers_next;
-reg qp2_ctx_crc_reg; // QP 2: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-reg qp2_ctx_crc_next;
-reg [8:0] qp2_ctx_tx_s0_reg; // QP 2: low 9 bits of this side's S0: where the sent markers count from
-reg [8:0] qp2_ctx_tx_s0_next;
-reg [8:0] qp2_ctx_tx_seq_reg; // QP 2: low 9 bits of the sequence number of the first sent octet
-reg [8:0] qp2_ctx_tx_seq_next;
-reg qp2_ctx_rfc7306_reg; // QP 2: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
-reg qp2_ctx_rfc7306_next;
-reg qp2_restart_reg; // QP 2 is held in reset this cycle (system reset, or a new context)
-reg qp2_restart_next;
-wire qp2_rst;
-reg [15:0] qp2_ctx_pd_reg; // QP 2: the stream's protection domain
-reg [15:0] qp2_ctx_pd_next;
-reg [15:0] qp2_ctx_ird_reg; // QP 2: inbound Read/Atomic Requests allowed in the IRRQ
-reg [15:0] qp2_ctx_ird_next;
-reg [15:0] qp2_ctx_ord_reg; // QP 2: outbound Read/Atomic Requests allowed outstanding (ORD; above the ORQ depth, the depth)
-reg [15:0] qp2_ctx_ord_next;
-reg [31:0] qp2_ctx_initial_msn_reg; // QP 2: first MSN of every queue (loaded while rst is high)
-reg [31:0] qp2_ctx_initial_msn_next;
-reg [15:0] qp2_ctx_mulpdu_reg; // QP 2: largest ULPDU (>= 64): Read Response segments carry at most cfg_mulpdu - 14 octets
-reg [15:0] qp2_ctx_mulpdu_next;
-reg qp2_ctx_big_endian_reg; // QP 2: atomic targets are big-endian in host memory
-reg qp2_ctx_big_endian_next;
-reg qp2_ctx_fence_reg; // QP 2: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
-reg qp2_ctx_fence_next;
-wire qp3_cfg_load;
-reg qp3_ctx_tx_markers_reg; // QP 3: MPA markers in what this QP sends (the peer's M bit)
-reg qp3_ctx_tx_markers_next;
-reg qp3_ctx_crc_reg; // QP 3: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-reg qp3_ctx_crc_next;
-reg [8:0] qp3_ctx_tx_s0_reg; // QP 3: low 9 bits of this side's S0: where the sent markers count from
-reg [8:0] qp3_ctx_tx_s0_next;
-reg [8:0] qp3_ctx_tx_seq_reg; // QP 3: low 9 bits of the sequence number of the first sent octet
-reg [8:0] qp3_ctx_tx_seq_next;
-reg qp3_ctx_rfc7306_reg; // QP 3: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
-reg qp3_ctx_rfc7306_next;
-reg qp3_restart_reg; // QP 3 is held in reset this cycle (system reset, or a new context)
-reg qp3_restart_next;
-wire qp3_rst;
-reg [15:0] qp3_ctx_pd_reg; // QP 3: the stream's protection domain
-reg [15:0] qp3_ctx_pd_next;
-reg [15:0] qp3_ctx_ird_reg; // QP 3: inbound Read/Atomic Requests allowed in the IRRQ
-reg [15:0] qp3_ctx_ird_next;
-reg [15:0] qp3_ctx_ord_reg; // QP 3: outbound Read/Atomic Requests allowed outstanding (ORD; above the ORQ depth, the depth)
-reg [15:0] qp3_ctx_ord_next;
-reg [31:0] qp3_ctx_initial_msn_reg; // QP 3: first MSN of every queue (loaded while rst is high)
-reg [31:0] qp3_ctx_initial_msn_next;
-reg [15:0] qp3_ctx_mulpdu_reg; // QP 3: largest ULPDU (>= 64): Read Response segments carry at most cfg_mulpdu - 14 octets
-reg [15:0] qp3_ctx_mulpdu_next;
-reg qp3_ctx_big_endian_reg; // QP 3: atomic targets are big-endian in host memory
-reg qp3_ctx_big_endian_next;
-reg qp3_ctx_fence_reg; // QP 3: MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
-reg qp3_ctx_fence_next;
+wire ctl_cfg_valid;
+wire ctl_cfg_ready;
+wire [1:0] ctl_cfg_qp;
+wire [15:0] ctl_cfg_pd;
+wire [15:0] ctl_cfg_ird;
+wire [15:0] ctl_cfg_ord;
+wire [31:0] ctl_cfg_initial_msn;
+wire [15:0] ctl_cfg_mulpdu;
+wire ctl_cfg_big_endian;
+wire ctl_cfg_fence;
+wire [679:0] ctl_s_desc_tdata;
+wire ctl_s_desc_tvalid;
+wire ctl_s_desc_tready;
+wire [1:0] ctl_s_desc_qp;
+wire ctl_s_desc_mpa_bad;
+wire [7:0] ctl_s_desc_mpa_code;
+wire ctl_s_recv_valid;
+wire ctl_s_recv_ready;
+wire [1:0] ctl_s_recv_qp;
+wire [63:0] ctl_s_recv_addr;
+wire [31:0] ctl_s_recv_len;
+wire ctl_s_orq_valid;
+wire ctl_s_orq_ready;
+wire [1:0] ctl_s_orq_qp;
+wire [31:0] ctl_s_orq_stag;
+wire [63:0] ctl_s_orq_to;
+wire [31:0] ctl_s_orq_size;
+wire [31:0] ctl_s_orq_request_id;
+wire ctl_s_orq_atomic;
+wire ctl_inject_valid;
+// verilator lint_off UNUSED
+// a pulse at a time: ddp_rx_ctl queues two
+wire ctl_inject_ready;
+// verilator lint_on UNUSED
+wire [1:0] ctl_inject_qp;
+wire [13:0] ctl_inject_err;
+wire ctl_abort_valid;
+// verilator lint_off UNUSED
+// a pulse at a time: ddp_rx_ctl queues two
+wire ctl_abort_ready;
+// verilator lint_on UNUSED
+wire [1:0] ctl_abort_qp;
+wire ctl_lk_valid;
+wire ctl_lk_ready;
+wire [31:0] ctl_lk_stag;
+wire [63:0] ctl_lk_to;
+wire [31:0] ctl_lk_len;
+wire [4:0] ctl_lk_right;
+wire [15:0] ctl_lk_pd;
+wire ctl_lk_rsp_valid;
+wire [2:0] ctl_lk_rsp_fault;
+wire [63:0] ctl_lk_rsp_address;
+wire ctl_inv_valid;
+wire ctl_inv_ready;
+wire [31:0] ctl_inv_stag;
+wire [15:0] ctl_inv_pd;
+wire ctl_inv_rsp_valid;
+wire [1:0] ctl_inv_rsp_fault;
+wire ctl_m_cmd_valid;
+wire ctl_m_cmd_ready;
+wire [63:0] ctl_m_cmd_addr;
+wire ctl_m_cmd_discard;
+wire ctl_place_idle;
+wire ctl_m_req_valid;
+wire ctl_m_req_ready;
+wire [1:0] ctl_m_req_kind;
+wire [1:0] ctl_m_req_qp;
+wire [31:0] ctl_m_req_msn;
+wire [15:0] ctl_m_req_mulpdu;
+wire ctl_m_req_big_endian;
+wire [31:0] ctl_m_req_sink_stag;
+wire [63:0] ctl_m_req_sink_to;
+wire [63:0] ctl_m_req_src_addr;
+wire [31:0] ctl_m_req_size;
+wire [3:0] ctl_m_req_aopcode;
+wire [63:0] ctl_m_req_addr;
+wire [63:0] ctl_m_req_add_swap;
+wire [63:0] ctl_m_req_add_swap_mask;
+wire [63:0] ctl_m_req_compare;
+wire [63:0] ctl_m_req_compare_mask;
+wire [31:0] ctl_m_req_request_id;
+wire [3:0] ctl_m_req_term_layer;
+wire [3:0] ctl_m_req_term_etype;
+wire [7:0] ctl_m_req_term_code;
+wire ctl_m_req_term_m;
+wire ctl_m_req_term_d;
+wire ctl_m_req_term_r;
+wire [15:0] ctl_m_req_term_seg_len;
+wire ctl_m_req_term_tagged;
+wire [143:0] ctl_m_req_term_ddp_hdr;
+wire [223:0] ctl_m_req_term_rdma_hdr;
+wire ctl_m_evt_valid;
+wire ctl_m_evt_ready;
+wire [1:0] ctl_m_evt_qp;
+wire [2:0] ctl_m_evt_kind;
+wire [31:0] ctl_m_evt_length;
+wire ctl_m_evt_solicited;
+wire ctl_m_evt_invalidated;
+wire [31:0] ctl_m_evt_stag;
+wire [63:0] ctl_m_evt_data;
+wire [13:0] ctl_m_evt_err;
+wire ctl_m_first_valid;
+wire ctl_m_first_ready;
+wire [1:0] ctl_m_first_qp;
+wire ctl_m_orq_done;
+wire [1:0] ctl_m_orq_done_qp;
+wire ctl_m_stopped;
+wire [1:0] ctl_m_stopped_qp;
+wire [1:0] ctl_stat_qp;
+wire ctl_stat_rx_stopped;
+wire ctl_stat_tx_stopped;
+wire [3:0] ctl_stat_irrq_used;
+wire ctl_stat_fenced;
+wire ctl_stat_mpa_err;
+wire ctl_idle;
+wire ctl_irrq_idle;
+// verilator lint_off UNUSED
+// the host keeps at most rqDepth buffers posted per QP
+wire ctl_err_recv_full;
+// verilator lint_on UNUSED
+wire resp_req_valid;
+wire resp_req_ready;
+wire [1:0] resp_req_kind;
+wire [1:0] resp_req_qp;
+wire [31:0] resp_req_msn;
+wire [15:0] resp_req_mulpdu;
+wire resp_req_big_endian;
+wire [31:0] resp_req_sink_stag;
+wire [63:0] resp_req_sink_to;
+wire [63:0] resp_req_src_addr;
+wire [31:0] resp_req_size;
+wire [3:0] resp_req_aopcode;
+wire [63:0] resp_req_addr;
+wire [63:0] resp_req_add_swap;
+wire [63:0] resp_req_add_swap_mask;
+wire [63:0] resp_req_compare;
+wire [63:0] resp_req_compare_mask;
+wire [31:0] resp_req_request_id;
+wire [3:0] resp_req_term_layer;
+wire [3:0] resp_req_term_etype;
+wire [7:0] resp_req_term_code;
+wire resp_req_term_m;
+wire resp_req_term_d;
+wire resp_req_term_r;
+wire [15:0] resp_req_term_seg_len;
+wire resp_req_term_tagged;
+wire [143:0] resp_req_term_ddp_hdr;
+wire [223:0] resp_req_term_rdma_hdr;
+wire resp_rd_valid;
+wire resp_rd_ready;
+wire [63:0] resp_rd_addr;
+wire resp_rd_data_valid;
+wire [63:0] resp_rd_data;
+wire resp_wr_valid;
+wire resp_wr_ready;
+wire [63:0] resp_wr_addr;
+wire [63:0] resp_wr_data;
+wire [7:0] resp_wr_strb;
+wire [63:0] resp_m_axis_tdata;
+wire [7:0] resp_m_axis_tkeep;
+wire resp_m_axis_tvalid;
+wire resp_m_axis_tready;
+wire resp_m_axis_tlast;
+wire [1:0] resp_m_axis_tid;
+wire [15:0] resp_m_axis_tuser;
+wire resp_idle;
 wire requester_cfg_valid;
 wire requester_cfg_ready;
 wire [1:0] requester_cfg_qp;
@@ -643,7 +380,72 @@ wire [1:0] requester_m_sent_qp;
 // a QP is idle when none of its work requests is in flight (qp<i>_wr_out)
 wire requester_idle;
 // verilator lint_on UNUSED
+wire cfg_taken;
+wire qp0_cfg_load;
+reg qp0_ctx_tx_markers_reg; // QP 0: MPA markers in what this QP sends (the peer's M bit)
+reg qp0_ctx_tx_markers_next;
+reg qp0_ctx_crc_reg; // QP 0: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
+reg qp0_ctx_crc_next;
+reg [8:0] qp0_ctx_tx_s0_reg; // QP 0: low 9 bits of this side's S0: where the sent markers count from
+reg [8:0] qp0_ctx_tx_s0_next;
+reg [8:0] qp0_ctx_tx_seq_reg; // QP 0: low 9 bits of the sequence number of the first sent octet
+reg [8:0] qp0_ctx_tx_seq_next;
+reg qp0_ctx_rfc7306_reg; // QP 0: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
+reg qp0_ctx_rfc7306_next;
+reg [15:0] qp0_ctx_ord_reg; // QP 0: ORD
+reg [15:0] qp0_ctx_ord_next;
+wire qp1_cfg_load;
+reg qp1_ctx_tx_markers_reg; // QP 1: MPA markers in what this QP sends (the peer's M bit)
+reg qp1_ctx_tx_markers_next;
+reg qp1_ctx_crc_reg; // QP 1: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
+reg qp1_ctx_crc_next;
+reg [8:0] qp1_ctx_tx_s0_reg; // QP 1: low 9 bits of this side's S0: where the sent markers count from
+reg [8:0] qp1_ctx_tx_s0_next;
+reg [8:0] qp1_ctx_tx_seq_reg; // QP 1: low 9 bits of the sequence number of the first sent octet
+reg [8:0] qp1_ctx_tx_seq_next;
+reg qp1_ctx_rfc7306_reg; // QP 1: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
+reg qp1_ctx_rfc7306_next;
+reg [15:0] qp1_ctx_ord_reg; // QP 1: ORD
+reg [15:0] qp1_ctx_ord_next;
+wire qp2_cfg_load;
+reg qp2_ctx_tx_markers_reg; // QP 2: MPA markers in what this QP sends (the peer's M bit)
+reg qp2_ctx_tx_markers_next;
+reg qp2_ctx_crc_reg; // QP 2: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
+reg qp2_ctx_crc_next;
+reg [8:0] qp2_ctx_tx_s0_reg; // QP 2: low 9 bits of this side's S0: where the sent markers count from
+reg [8:0] qp2_ctx_tx_s0_next;
+reg [8:0] qp2_ctx_tx_seq_reg; // QP 2: low 9 bits of the sequence number of the first sent octet
+reg [8:0] qp2_ctx_tx_seq_next;
+reg qp2_ctx_rfc7306_reg; // QP 2: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
+reg qp2_ctx_rfc7306_next;
+reg [15:0] qp2_ctx_ord_reg; // QP 2: ORD
+reg [15:0] qp2_ctx_ord_next;
+wire qp3_cfg_load;
+reg qp3_ctx_tx_markers_reg; // QP 3: MPA markers in what this QP sends (the peer's M bit)
+reg qp3_ctx_tx_markers_next;
+reg qp3_ctx_crc_reg; // QP 3: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
+reg qp3_ctx_crc_next;
+reg [8:0] qp3_ctx_tx_s0_reg; // QP 3: low 9 bits of this side's S0: where the sent markers count from
+reg [8:0] qp3_ctx_tx_s0_next;
+reg [8:0] qp3_ctx_tx_seq_reg; // QP 3: low 9 bits of the sequence number of the first sent octet
+reg [8:0] qp3_ctx_tx_seq_next;
+reg qp3_ctx_rfc7306_reg; // QP 3: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
+reg qp3_ctx_rfc7306_next;
+reg [15:0] qp3_ctx_ord_reg; // QP 3: ORD
+reg [15:0] qp3_ctx_ord_next;
 wire wr_needs_orq; // a Read or Atomic Request: its response is expected
+reg [3:0] qp0_orq_out_reg; // QP 0: Read and Atomic Requests outstanding
+reg [3:0] qp0_orq_out_next;
+reg [3:0] qp1_orq_out_reg; // QP 1: Read and Atomic Requests outstanding
+reg [3:0] qp1_orq_out_next;
+reg [3:0] qp2_orq_out_reg; // QP 2: Read and Atomic Requests outstanding
+reg [3:0] qp2_orq_out_next;
+reg [3:0] qp3_orq_out_reg; // QP 3: Read and Atomic Requests outstanding
+reg [3:0] qp3_orq_out_next;
+wire qp0_orq_room; // QP 0: below ORD and the ORQ depth
+wire qp1_orq_room; // QP 1: below ORD and the ORQ depth
+wire qp2_orq_room; // QP 2: below ORD and the ORQ depth
+wire qp3_orq_room; // QP 3: below ORD and the ORQ depth
 wire wr_orq_ok;
 reg qp0_wr_room_reg; // QP 0: fewer than 4 work requests in the requester
 reg qp0_wr_room_next;
@@ -655,6 +457,15 @@ reg qp3_wr_room_reg; // QP 3: fewer than 4 work requests in the requester
 reg qp3_wr_room_next;
 wire wr_ok; // the work request may enter the requester
 wire wr_orq_push; // a Read or Atomic enters its QP's ORQ
+reg qp0_fenced_reg; // QP 0: its transmit waits for the peer's first FPDU
+reg qp0_fenced_next;
+reg qp1_fenced_reg; // QP 1: its transmit waits for the peer's first FPDU
+reg qp1_fenced_next;
+reg qp2_fenced_reg; // QP 2: its transmit waits for the peer's first FPDU
+reg qp2_fenced_next;
+reg qp3_fenced_reg; // QP 3: its transmit waits for the peer's first FPDU
+reg qp3_fenced_next;
+wire cq_first_fire; // m_first is taken (into m_cq)
 wire stags_cfg_valid;
 wire stags_cfg_ready;
 wire [7:0] stags_cfg_index;
@@ -680,34 +491,6 @@ wire [31:0] stags_inv_stag;
 wire [15:0] stags_inv_pd;
 wire stags_inv_rsp_valid;
 wire [1:0] stags_inv_fault;
-reg [1:0] stag_lk_arb_last_reg; // the source granted last (round-robin starts after it)
-reg [1:0] stag_lk_arb_last_next;
-reg stag_lk_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
-reg stag_lk_arb_locked_next;
-reg [1:0] stag_lk_arb_owner_reg; // the source holding a locked grant
-reg [1:0] stag_lk_arb_owner_next;
-wire [1:0] stag_lk_arb_grant; // the source stag_lk_arb serves
-wire stag_lk_arb_valid;
-reg [1:0] stag_lk_tag1_reg; // the requester served 1 cycle ago
-reg [1:0] stag_lk_tag1_next;
-reg [1:0] stag_lk_tag2_reg; // the requester served 2 cycles ago
-reg [1:0] stag_lk_tag2_next;
-reg [1:0] stag_lk_tag3_reg; // the requester served 3 cycles ago
-reg [1:0] stag_lk_tag3_next;
-reg [1:0] stag_inv_arb_last_reg; // the source granted last (round-robin starts after it)
-reg [1:0] stag_inv_arb_last_next;
-reg stag_inv_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
-reg stag_inv_arb_locked_next;
-reg [1:0] stag_inv_arb_owner_reg; // the source holding a locked grant
-reg [1:0] stag_inv_arb_owner_next;
-wire [1:0] stag_inv_arb_grant; // the source stag_inv_arb serves
-wire stag_inv_arb_valid;
-reg [1:0] stag_inv_tag1_reg; // the requester served 1 cycle ago
-reg [1:0] stag_inv_tag1_next;
-reg [1:0] stag_inv_tag2_reg; // the requester served 2 cycles ago
-reg [1:0] stag_inv_tag2_next;
-reg [1:0] stag_inv_tag3_reg; // the requester served 3 cycles ago
-reg [1:0] stag_inv_tag3_next;
 wire deframer_cfg_valid;
 wire [1:0] deframer_cfg_qp;
 wire deframer_cfg_markers;
@@ -729,13 +512,19 @@ wire deframer_m_axis_tlast;
 wire [1:0] deframer_m_axis_tid;
 wire [8:0] deframer_m_axis_tuser;
 // verilator lint_off UNUSED
-// a count over all QPs: the QPs count their own messages
+// a count over all QPs
 wire [31:0] deframer_fpdu_count;
 // verilator lint_on UNUSED
 wire deframer_idle;
+// verilator lint_off UNUSED
+// rx_idle covers every QP
 wire [1:0] deframer_ctx_qp;
+// verilator lint_on UNUSED
 wire deframer_drain_busy;
+// verilator lint_off UNUSED
+// rx_idle covers every QP
 wire [1:0] deframer_drain_qp;
+// verilator lint_on UNUSED
 wire [63:0] reasm_s_axis_tdata;
 wire [7:0] reasm_s_axis_tkeep;
 wire reasm_s_axis_tvalid;
@@ -753,11 +542,7 @@ wire [8:0] reasm_m_axis_tuser;
 wire reasm_cfg_valid;
 wire reasm_cfg_ready;
 wire [1:0] reasm_cfg_qp;
-// verilator lint_off UNUSED
-// each QP counts its own ULPDUs held (qp<i>_rx_held)
 wire reasm_idle;
-// verilator lint_on UNUSED
-wire rx_ulpdu_in; // a ULPDU is complete in ulpdu_reasm
 wire rx_ulpdu_out; // a whole ULPDU has gone into ddp_rx_hdr
 wire hdr_cfg_rfc7306;
 wire [63:0] hdr_s_axis_tdata;
@@ -773,8 +558,6 @@ wire hdr_m_axis_tlast;
 wire [679:0] hdr_m_desc_tdata;
 wire hdr_m_desc_tvalid;
 wire hdr_m_desc_tready;
-wire rx_cmd_qp_full; // rx_cmd_qp is full: no descriptor goes to a QP
-wire rx_tag_push;
 wire rx_tag_pop;
 wire rx_verdict_passed; // on tlast: the FPDU passed every check
 wire [7:0] rx_verdict_llp_err; // on a tlast with passed 0: the LLP error code (Terminate 0x2/0x0/code)
@@ -788,7 +571,6 @@ wire [2:0] rx_tag_count; // entries in rx_tag
 wire [1:0] rx_tag_qp;
 wire rx_tag_bad;
 wire [7:0] rx_tag_llp_err;
-wire rx_desc_fire; // a descriptor goes to its QP
 wire [63:0] place_s_axis_tdata;
 wire [7:0] place_s_axis_tkeep;
 wire place_s_axis_tvalid;
@@ -803,57 +585,32 @@ wire place_wr_ready;
 wire [63:0] place_wr_addr;
 wire [63:0] place_wr_data;
 wire [7:0] place_wr_strb;
-// verilator lint_off UNUSED
-// each QP counts its own placements (qp<i>_placing)
 wire place_idle;
-// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+// ddp_rx_ctl waits for place_idle
 wire place_done;
-wire rx_desc_has_payload; // ULP data follows on the data stream
-wire rx_cmd_push; // a descriptor with a payload: its QP's command comes later
-wire rx_cmd_pop;
-reg [6:0] rx_cmd_qp_wptr_reg;
-reg [6:0] rx_cmd_qp_wptr_next;
-reg [6:0] rx_cmd_qp_rptr_reg;
-reg [6:0] rx_cmd_qp_rptr_next;
-wire rx_cmd_here; // a payload waits for its command
-wire rx_cmd_fire;
-wire rx_place_push; // a command that writes
-reg [2:0] rx_place_qp_wptr_reg;
-reg [2:0] rx_place_qp_wptr_next;
-reg [2:0] rx_place_qp_rptr_reg;
-reg [2:0] rx_place_qp_rptr_next;
-reg [6:0] qp0_placing_reg; // QP 0: its placement commands not yet written
-reg [6:0] qp0_placing_next;
-reg qp0_placed_reg; // QP 0: qp0_placing == 0, every placement written
-reg qp0_placed_next;
-wire [6:0] qp0_placing_now;
-reg [6:0] qp1_placing_reg; // QP 1: its placement commands not yet written
-reg [6:0] qp1_placing_next;
-reg qp1_placed_reg; // QP 1: qp1_placing == 0, every placement written
-reg qp1_placed_next;
-wire [6:0] qp1_placing_now;
-reg [6:0] qp2_placing_reg; // QP 2: its placement commands not yet written
-reg [6:0] qp2_placing_next;
-reg qp2_placed_reg; // QP 2: qp2_placing == 0, every placement written
-reg qp2_placed_next;
-wire [6:0] qp2_placing_now;
-reg [6:0] qp3_placing_reg; // QP 3: its placement commands not yet written
-reg [6:0] qp3_placing_next;
-reg qp3_placed_reg; // QP 3: qp3_placing == 0, every placement written
-reg qp3_placed_next;
-wire [6:0] qp3_placing_now;
+// verilator lint_on UNUSED
+reg qp0_tx_stopped_reg; // QP 0 sends nothing more (ddp_rx_ctl m_stopped)
+reg qp0_tx_stopped_next;
+reg qp1_tx_stopped_reg; // QP 1 sends nothing more (ddp_rx_ctl m_stopped)
+reg qp1_tx_stopped_next;
+reg qp2_tx_stopped_reg; // QP 2 sends nothing more (ddp_rx_ctl m_stopped)
+reg qp2_tx_stopped_next;
+reg qp3_tx_stopped_reg; // QP 3 sends nothing more (ddp_rx_ctl m_stopped)
+reg qp3_tx_stopped_next;
+wire cq_sent_full; // the queue of sent completions is full: the requester waits
 wire [1:0] requester_qp; // the QP of the requester's ULPDU
 reg tx_wr_mid_reg; // a work-request ULPDU is part-way into mpa_tx
 reg tx_wr_mid_next;
 wire tx_wr_live; // the requester's ULPDU may go to mpa_tx
 wire tx_drop; // a work-request beat after its QP's Terminate: discarded
-reg [2:0] tx_arb_last_reg; // the source granted last (round-robin starts after it)
-reg [2:0] tx_arb_last_next;
+reg tx_arb_last_reg; // the source granted last (round-robin starts after it)
+reg tx_arb_last_next;
 reg tx_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
 reg tx_arb_locked_next;
-reg [2:0] tx_arb_owner_reg; // the source holding a locked grant
-reg [2:0] tx_arb_owner_next;
-wire [2:0] tx_arb_grant; // the source tx_arb serves
+reg tx_arb_owner_reg; // the source holding a locked grant
+reg tx_arb_owner_next;
+wire tx_arb_grant; // the source tx_arb serves
 wire tx_arb_valid;
 wire [1:0] tx_qp; // the QP of the ULPDU going into mpa_tx
 wire [63:0] framer_s_axis_tdata;
@@ -879,49 +636,24 @@ reg qp2_framed_next;
 reg qp3_framed_reg; // QP 3: an FPDU has gone into mpa_tx, the next ones continue its sequence
 reg qp3_framed_next;
 wire tx_fire;
-wire wr_taken;
-reg [2:0] qp0_wr_out_reg; // QP 0: work requests taken and not yet sent (at most 4)
-reg [2:0] qp0_wr_out_next;
-wire [2:0] qp0_wr_out_now;
-reg [2:0] qp1_wr_out_reg; // QP 1: work requests taken and not yet sent (at most 4)
-reg [2:0] qp1_wr_out_next;
-wire [2:0] qp1_wr_out_now;
-reg [2:0] qp2_wr_out_reg; // QP 2: work requests taken and not yet sent (at most 4)
-reg [2:0] qp2_wr_out_next;
-wire [2:0] qp2_wr_out_now;
-reg [2:0] qp3_wr_out_reg; // QP 3: work requests taken and not yet sent (at most 4)
-reg [2:0] qp3_wr_out_next;
-wire [2:0] qp3_wr_out_now;
-reg [15:0] qp0_sent_pending_reg; // QP 0: sent completions not yet in m_cq
-reg [15:0] qp0_sent_pending_next;
-reg qp0_first_pending_reg; // QP 0: its first-FPDU completion is not yet in m_cq
-reg qp0_first_pending_next;
-wire qp0_cq_valid;
-reg [15:0] qp1_sent_pending_reg; // QP 1: sent completions not yet in m_cq
-reg [15:0] qp1_sent_pending_next;
-reg qp1_first_pending_reg; // QP 1: its first-FPDU completion is not yet in m_cq
-reg qp1_first_pending_next;
-wire qp1_cq_valid;
-reg [15:0] qp2_sent_pending_reg; // QP 2: sent completions not yet in m_cq
-reg [15:0] qp2_sent_pending_next;
-reg qp2_first_pending_reg; // QP 2: its first-FPDU completion is not yet in m_cq
-reg qp2_first_pending_next;
-wire qp2_cq_valid;
-reg [15:0] qp3_sent_pending_reg; // QP 3: sent completions not yet in m_cq
-reg [15:0] qp3_sent_pending_next;
-reg qp3_first_pending_reg; // QP 3: its first-FPDU completion is not yet in m_cq
-reg qp3_first_pending_next;
-wire qp3_cq_valid;
-reg [1:0] cq_arb_last_reg; // the source granted last (round-robin starts after it)
-reg [1:0] cq_arb_last_next;
-reg cq_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
-reg cq_arb_locked_next;
-reg [1:0] cq_arb_owner_reg; // the source holding a locked grant
-reg [1:0] cq_arb_owner_next;
-wire [1:0] cq_arb_grant; // the source cq_arb serves
-wire cq_arb_valid;
-wire cq_from_evt; // the granted QP offers an event (events first)
-wire cq_from_first; // the granted QP offers its first-FPDU completion (before sent ones)
+wire cq_sent_pop;
+reg [5:0] cq_sent_wptr_reg;
+reg [5:0] cq_sent_wptr_next;
+reg [5:0] cq_sent_rptr_reg;
+reg [5:0] cq_sent_rptr_next;
+reg [6:0] cq_sent_count_reg; // words in cq_sent_mem, not yet in the head register
+reg [6:0] cq_sent_count_next;
+reg [1:0] cq_sent_head_reg; // the oldest word of cq_sent (the memory's read register)
+reg [1:0] cq_sent_head_next;
+reg cq_sent_head_valid_reg;
+reg cq_sent_head_valid_next;
+reg cq_sent_none_reg; // cq_sent_count == 0
+reg cq_sent_none_next;
+reg cq_sent_filled_reg; // cq_sent_count == 64
+reg cq_sent_filled_next;
+wire cq_sent_load; // the head register takes the next word from the memory
+wire cq_first_here; // the first-FPDU completion goes next (after events)
+wire cq_sent_here; // a sent completion goes next
 wire [2:0] cq_evt_kind; // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
 wire [31:0] cq_evt_length; // octets
 wire cq_evt_solicited; // with Solicited Event
@@ -929,62 +661,62 @@ wire cq_evt_invalidated; // recv: m_evt_stag was invalidated (Send with Invalida
 wire [31:0] cq_evt_stag; // the invalidated STag
 wire [63:0] cq_evt_data; // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
 wire [13:0] cq_evt_err; // record error_word
-wire cq_fire;
-reg [2:0] mem_wr_arb_last_reg; // the source granted last (round-robin starts after it)
-reg [2:0] mem_wr_arb_last_next;
+wire wr_taken;
+reg [2:0] qp0_wr_out_reg; // QP 0: work requests taken and not yet sent (at most 4)
+reg [2:0] qp0_wr_out_next;
+reg [2:0] qp1_wr_out_reg; // QP 1: work requests taken and not yet sent (at most 4)
+reg [2:0] qp1_wr_out_next;
+reg [2:0] qp2_wr_out_reg; // QP 2: work requests taken and not yet sent (at most 4)
+reg [2:0] qp2_wr_out_next;
+reg [2:0] qp3_wr_out_reg; // QP 3: work requests taken and not yet sent (at most 4)
+reg [2:0] qp3_wr_out_next;
+wire [2:0] qp0_wr_out_now;
+wire [2:0] qp1_wr_out_now;
+wire [2:0] qp2_wr_out_now;
+wire [2:0] qp3_wr_out_now;
+reg mem_wr_arb_last_reg; // the source granted last (round-robin starts after it)
+reg mem_wr_arb_last_next;
 reg mem_wr_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
 reg mem_wr_arb_locked_next;
-reg [2:0] mem_wr_arb_owner_reg; // the source holding a locked grant
-reg [2:0] mem_wr_arb_owner_next;
-wire [2:0] mem_wr_arb_grant; // the source mem_wr_arb serves
+reg mem_wr_arb_owner_reg; // the source holding a locked grant
+reg mem_wr_arb_owner_next;
+wire mem_wr_arb_grant; // the source mem_wr_arb serves
 wire mem_wr_arb_valid;
 wire mem_wr_fire;
 wire mem_rd_owners_full;
-reg [2:0] mem_rd_arb_last_reg; // the source granted last (round-robin starts after it)
-reg [2:0] mem_rd_arb_last_next;
+reg mem_rd_arb_last_reg; // the source granted last (round-robin starts after it)
+reg mem_rd_arb_last_next;
 reg mem_rd_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
 reg mem_rd_arb_locked_next;
-reg [2:0] mem_rd_arb_owner_reg; // the source holding a locked grant
-reg [2:0] mem_rd_arb_owner_next;
-wire [2:0] mem_rd_arb_grant; // the source mem_rd_arb serves
+reg mem_rd_arb_owner_reg; // the source holding a locked grant
+reg mem_rd_arb_owner_next;
+wire mem_rd_arb_grant; // the source mem_rd_arb serves
 wire mem_rd_arb_valid;
 wire mem_rd_fire;
 reg [9:0] mem_rd_owners_wptr_reg;
 reg [9:0] mem_rd_owners_wptr_next;
 reg [9:0] mem_rd_owners_rptr_reg;
 reg [9:0] mem_rd_owners_rptr_next;
-reg [9:0] qp0_rx_held_reg; // QP 0: whole ULPDUs in ulpdu_reasm and ddp_rx_hdr
-reg [9:0] qp0_rx_held_next;
-reg [9:0] qp1_rx_held_reg; // QP 1: whole ULPDUs in ulpdu_reasm and ddp_rx_hdr
-reg [9:0] qp1_rx_held_next;
-reg [9:0] qp2_rx_held_reg; // QP 2: whole ULPDUs in ulpdu_reasm and ddp_rx_hdr
-reg [9:0] qp2_rx_held_next;
-reg [9:0] qp3_rx_held_reg; // QP 3: whole ULPDUs in ulpdu_reasm and ddp_rx_hdr
-reg [9:0] qp3_rx_held_next;
-reg qp0_mpa_err_reg; // QP 0: MPA failed one of its FPDUs (until its restart)
-reg qp0_mpa_err_next;
-reg qp1_mpa_err_reg; // QP 1: MPA failed one of its FPDUs (until its restart)
-reg qp1_mpa_err_next;
-reg qp2_mpa_err_reg; // QP 2: MPA failed one of its FPDUs (until its restart)
-reg qp2_mpa_err_next;
-reg qp3_mpa_err_reg; // QP 3: MPA failed one of its FPDUs (until its restart)
-reg qp3_mpa_err_next;
+wire rx_idle_all; // the receive side is idle
+wire tx_idle_all; // no response or completion in progress (mpa_tx: m_axis_tvalid)
+wire wr_idle_all; // every work request taken has been sent, but those a fence holds
 reg [10:0] rx_tag_mem [0:3];
-reg [1:0] rx_cmd_qp_mem [0:63];
-reg [1:0] rx_place_qp_mem [0:3];
-reg [2:0] mem_rd_owners_mem [0:511];
+reg [1:0] cq_sent_mem [0:63];
+reg mem_rd_owners_mem [0:511];
 wire _t0;
 wire _t1;
 wire _t2;
 wire _t3;
 wire _t4;
-wire _t5;
+// verilator lint_off UNUSED
+wire [10:0] _t5; // read through slices
+// verilator lint_on UNUSED
 wire _t6;
 wire _t7;
-wire [31:0] _t8;
-wire [63:0] _t9;
-wire [31:0] _t10;
-wire [31:0] _t11;
+wire _t8;
+wire _t9;
+wire _t10;
+wire _t11;
 wire _t12;
 wire _t13;
 wire _t14;
@@ -1002,252 +734,50 @@ wire _t25;
 wire _t26;
 wire _t27;
 wire _t28;
-wire _t29;
-wire _t30;
-wire _t31;
-wire _t32;
-wire _t33;
-// verilator lint_off UNUSED
-wire [10:0] _t34; // read through slices
-// verilator lint_on UNUSED
-wire _t35;
-wire _t36;
-wire _t37;
-wire _t38;
-wire _t39;
-wire _t40;
-wire _t41;
-wire [1:0] _t42;
-wire _t43;
-wire _t44;
-wire _t45;
-wire _t46;
-wire [1:0] _t47;
-wire _t48;
-wire _t49;
-wire _t50;
-wire _t51;
-wire _t52;
-wire _t53;
-wire _t54;
-wire _t55;
-wire _t56;
-wire _t57;
-wire _t58;
-wire _t59;
-wire _t60;
-wire _t61;
-wire _t62;
-wire _t63;
-wire _t64;
-wire _t65;
-wire _t66;
-wire _t67;
-wire _t68;
-wire _t69;
-wire _t70;
-wire _t71;
-wire _t72;
-wire _t73;
-wire _t74;
-wire _t75;
-wire _t76;
-wire _t77;
-wire _t78;
-wire _t79;
-wire _t80;
-wire _t81;
-wire _t82;
-wire _t83;
-wire _t84;
-wire _t85;
-wire _t86;
-wire _t87;
-wire _t88;
-wire _t89;
-wire _t90;
-wire [2:0] _t91;
-wire _t92;
-wire _t93;
-wire _t94;
-wire _t95;
-wire _t96;
-wire _t97;
-wire _t98;
-wire _t99;
-wire _t100;
-wire _t101;
-wire _t102;
-wire _t103;
-wire _t104;
-wire _t105;
-wire _t106;
-wire _t107;
-wire _t108;
-wire _t109;
-wire _t110;
 
-assign _t0 = s_recv_qp == 2'b01;
-assign _t1 = s_recv_qp == 2'b10;
-assign _t2 = s_recv_qp == 2'b11;
-assign _t3 = wr_kind == 3'b100;
-assign _t4 = wr_qp == 2'b11;
-assign _t5 = wr_qp == 2'b10;
-assign _t6 = wr_qp == 2'b01;
-assign _t7 = wr_qp == 2'b00;
-assign _t8 = _t3 ? 32'h0 : wr_sink_stag;
-assign _t9 = _t3 ? 64'h0 : wr_sink_to;
-assign _t10 = _t3 ? 32'h0 : wr_len;
-assign _t11 = _t3 ? wr_request_id : 32'h0;
-assign _t12 = qp1_stag_lk_valid & _t13;
-assign _t13 = ~qp1_restart_reg;
-assign _t14 = qp2_stag_lk_valid & _t15;
-assign _t15 = ~qp2_restart_reg;
-assign _t16 = qp3_stag_lk_valid & _t17;
-assign _t17 = ~qp3_restart_reg;
-assign _t18 = qp0_stag_lk_valid & _t19;
-assign _t19 = ~qp0_restart_reg;
-assign _t20 = stag_lk_arb_grant == 2'b11;
-assign _t21 = stag_lk_arb_grant == 2'b10;
-assign _t22 = stag_lk_arb_grant == 2'b01;
-assign _t23 = qp1_stag_inv_valid & _t13;
-assign _t24 = qp2_stag_inv_valid & _t15;
-assign _t25 = qp3_stag_inv_valid & _t17;
-assign _t26 = qp0_stag_inv_valid & _t19;
-assign _t27 = stag_inv_arb_grant == 2'b11;
-assign _t28 = stag_inv_arb_grant == 2'b10;
-assign _t29 = stag_inv_arb_grant == 2'b01;
-assign _t30 = ~rx_tag_full_reg;
-assign _t31 = reasm_m_axis_tid == 2'b11;
-assign _t32 = reasm_m_axis_tid == 2'b10;
-assign _t33 = reasm_m_axis_tid == 2'b01;
-assign _t34 = rx_tag_mem[rx_tag_rptr_reg[1:0]];
-assign _t35 = hdr_m_desc_tvalid & _t36;
-assign _t36 = ~rx_cmd_qp_full;
-assign _t37 = rx_tag_qp == 2'b00;
-assign _t38 = rx_tag_qp == 2'b01;
-assign _t39 = rx_tag_qp == 2'b10;
-assign _t40 = rx_tag_qp == 2'b11;
-assign _t41 = _t42 == 2'b11;
-assign _t42 = rx_cmd_qp_mem[rx_cmd_qp_rptr_reg[5:0]];
-assign _t43 = _t42 == 2'b10;
-assign _t44 = _t42 == 2'b01;
-assign _t45 = rx_cmd_here & place_s_cmd_ready;
-assign _t46 = _t42 == 2'b00;
-assign _t47 = rx_place_qp_mem[rx_place_qp_rptr_reg[1:0]];
-assign _t48 = qp1_m_axis_tvalid & _t13;
-assign _t49 = qp2_m_axis_tvalid & _t15;
-assign _t50 = qp3_m_axis_tvalid & _t17;
-assign _t51 = requester_m_axis_tvalid & tx_wr_live;
-assign _t52 = qp0_m_axis_tvalid & _t19;
-assign _t53 = tx_arb_grant == 3'b100;
-assign _t54 = tx_arb_grant == 3'b011;
-assign _t55 = tx_arb_grant == 3'b010;
-assign _t56 = tx_arb_grant == 3'b001;
-assign _t57 = tx_qp == 2'b11;
-assign _t58 = tx_qp == 2'b10;
-assign _t59 = tx_qp == 2'b01;
-assign _t60 = requester_m_sent_valid & (requester_m_sent_qp == 2'b00);
-assign _t61 = requester_m_sent_valid & (requester_m_sent_qp == 2'b01);
-assign _t62 = requester_m_sent_valid & (requester_m_sent_qp == 2'b10);
-assign _t63 = requester_m_sent_valid & (requester_m_sent_qp == 2'b11);
-assign _t64 = qp0_m_evt_valid & _t19;
-assign _t65 = qp1_m_evt_valid & _t13;
-assign _t66 = qp2_m_evt_valid & _t15;
-assign _t67 = qp3_m_evt_valid & _t17;
-assign _t68 = cq_arb_grant == 2'b11;
-assign _t69 = cq_arb_grant == 2'b10;
-assign _t70 = cq_arb_grant == 2'b01;
-assign _t71 = ~cq_from_evt;
-assign _t72 = cq_arb_grant == 2'b00;
-assign _t73 = qp1_mem_wr_valid & _t13;
-assign _t74 = qp2_mem_wr_valid & _t15;
-assign _t75 = qp3_mem_wr_valid & _t17;
-assign _t76 = qp0_mem_wr_valid & _t19;
-assign _t77 = mem_wr_arb_grant == 3'b100;
-assign _t78 = mem_wr_arb_grant == 3'b011;
-assign _t79 = mem_wr_arb_grant == 3'b010;
-assign _t80 = mem_wr_arb_grant == 3'b001;
-assign _t81 = qp1_mem_rd_valid & _t13 & _t82;
-assign _t82 = ~mem_rd_owners_full;
-assign _t83 = qp2_mem_rd_valid & _t15 & _t82;
-assign _t84 = qp3_mem_rd_valid & _t17 & _t82;
-assign _t85 = requester_rd_valid & _t82;
-assign _t86 = qp0_mem_rd_valid & _t19 & _t82;
-assign _t87 = mem_rd_arb_grant == 3'b100;
-assign _t88 = mem_rd_arb_grant == 3'b011;
-assign _t89 = mem_rd_arb_grant == 3'b010;
-assign _t90 = mem_rd_arb_grant == 3'b001;
-assign _t91 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
-assign _t92 = qp3_rx_idle & (~((_t93 & (deframer_ctx_qp == 2'b11)) | (deframer_drain_busy & (deframer_drain_qp == 2'b11)))) & (qp3_rx_held_reg == 10'h0);
-assign _t93 = ~deframer_idle;
-assign _t94 = qp2_rx_idle & (~((_t93 & (deframer_ctx_qp == 2'b10)) | (deframer_drain_busy & (deframer_drain_qp == 2'b10)))) & (qp2_rx_held_reg == 10'h0);
-assign _t95 = qp1_rx_idle & (~((_t93 & (deframer_ctx_qp == 2'b01)) | (deframer_drain_busy & (deframer_drain_qp == 2'b01)))) & (qp1_rx_held_reg == 10'h0);
-assign _t96 = qp0_rx_idle & (~((_t93 & (deframer_ctx_qp == 2'b00)) | (deframer_drain_busy & (deframer_drain_qp == 2'b00)))) & (qp0_rx_held_reg == 10'h0);
-assign _t97 = stag_lk_arb_valid & 1'b1;
-assign _t98 = stag_inv_arb_valid & 1'b1;
-assign _t99 = rx_tag_push & (~rx_tag_pop);
-assign _t100 = rx_tag_pop & (~rx_tag_push);
-assign _t101 = cq_fire & _t72;
-assign _t102 = ~cq_from_first;
-assign _t103 = cq_fire & _t70;
-assign _t104 = cq_fire & _t69;
-assign _t105 = cq_fire & _t68;
-assign _t106 = tx_fire & framer_s_axis_tlast;
-assign _t107 = cq_fire & 1'b1;
-assign _t108 = mem_wr_fire & 1'b1;
-assign _t109 = mem_rd_fire & 1'b1;
-assign _t110 = ~rx_verdict_passed;
+assign _t0 = wr_kind == 3'b100;
+assign _t1 = wr_qp == 2'b11;
+assign _t2 = wr_qp == 2'b10;
+assign _t3 = wr_qp == 2'b01;
+assign _t4 = ~rx_tag_full_reg;
+assign _t5 = rx_tag_mem[rx_tag_rptr_reg[1:0]];
+assign _t6 = ~cq_sent_full;
+assign _t7 = requester_m_axis_tvalid & tx_wr_live & _t6;
+assign _t8 = tx_arb_grant == 1'b1;
+assign _t9 = tx_qp == 2'b11;
+assign _t10 = tx_qp == 2'b10;
+assign _t11 = tx_qp == 2'b01;
+assign _t12 = ~cq_sent_head_valid_reg;
+assign _t13 = ~ctl_m_evt_valid;
+assign _t14 = ~ctl_m_first_valid;
+assign _t15 = wr_qp == 2'b00;
+assign _t16 = mem_wr_arb_grant == 1'b1;
+assign _t17 = requester_rd_valid & _t18;
+assign _t18 = ~mem_rd_owners_full;
+assign _t19 = resp_rd_valid & _t18;
+assign _t20 = mem_rd_arb_grant == 1'b1;
+assign _t21 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
+assign _t22 = rx_ulpdu_out & (~rx_tag_pop);
+assign _t23 = rx_tag_pop & (~rx_ulpdu_out);
+assign _t24 = requester_m_sent_valid & (~cq_sent_load);
+assign _t25 = cq_sent_load & (~requester_m_sent_valid);
+assign _t26 = tx_fire & framer_s_axis_tlast;
+assign _t27 = mem_wr_fire & 1'b1;
+assign _t28 = mem_rd_fire & 1'b1;
 assign cfg_taken = cfg_valid & cfg_ready;
+assign ctl_cfg_valid = cfg_taken;
+assign ctl_cfg_qp = cfg_qp;
+assign ctl_cfg_pd = cfg_pd;
+assign ctl_cfg_ird = cfg_ird;
+assign ctl_cfg_ord = cfg_ord;
+assign ctl_cfg_initial_msn = cfg_initial_msn;
+assign ctl_cfg_mulpdu = cfg_mulpdu;
+assign ctl_cfg_big_endian = cfg_big_endian;
+assign ctl_cfg_fence = cfg_fence;
 assign qp0_cfg_load = cfg_taken & (cfg_qp == 2'b00);
-assign qp0_rst = rst | qp0_restart_reg;
-assign qp0_cfg_pd = qp0_ctx_pd_reg;
-assign qp0_cfg_ird = qp0_ctx_ird_reg;
-assign qp0_cfg_ord = qp0_ctx_ord_reg;
-assign qp0_cfg_initial_msn = qp0_ctx_initial_msn_reg;
-assign qp0_cfg_mulpdu = qp0_ctx_mulpdu_reg;
-assign qp0_cfg_big_endian = qp0_ctx_big_endian_reg;
-assign qp0_cfg_fence = qp0_ctx_fence_reg;
 assign qp1_cfg_load = cfg_taken & (cfg_qp == 2'b01);
-assign qp1_rst = rst | qp1_restart_reg;
-assign qp1_cfg_pd = qp1_ctx_pd_reg;
-assign qp1_cfg_ird = qp1_ctx_ird_reg;
-assign qp1_cfg_ord = qp1_ctx_ord_reg;
-assign qp1_cfg_initial_msn = qp1_ctx_initial_msn_reg;
-assign qp1_cfg_mulpdu = qp1_ctx_mulpdu_reg;
-assign qp1_cfg_big_endian = qp1_ctx_big_endian_reg;
-assign qp1_cfg_fence = qp1_ctx_fence_reg;
 assign qp2_cfg_load = cfg_taken & (cfg_qp == 2'b10);
-assign qp2_rst = rst | qp2_restart_reg;
-assign qp2_cfg_pd = qp2_ctx_pd_reg;
-assign qp2_cfg_ird = qp2_ctx_ird_reg;
-assign qp2_cfg_ord = qp2_ctx_ord_reg;
-assign qp2_cfg_initial_msn = qp2_ctx_initial_msn_reg;
-assign qp2_cfg_mulpdu = qp2_ctx_mulpdu_reg;
-assign qp2_cfg_big_endian = qp2_ctx_big_endian_reg;
-assign qp2_cfg_fence = qp2_ctx_fence_reg;
 assign qp3_cfg_load = cfg_taken & (cfg_qp == 2'b11);
-assign qp3_rst = rst | qp3_restart_reg;
-assign qp3_cfg_pd = qp3_ctx_pd_reg;
-assign qp3_cfg_ird = qp3_ctx_ird_reg;
-assign qp3_cfg_ord = qp3_ctx_ord_reg;
-assign qp3_cfg_initial_msn = qp3_ctx_initial_msn_reg;
-assign qp3_cfg_mulpdu = qp3_ctx_mulpdu_reg;
-assign qp3_cfg_big_endian = qp3_ctx_big_endian_reg;
-assign qp3_cfg_fence = qp3_ctx_fence_reg;
-assign qp0_s_recv_addr = s_recv_addr;
-assign qp1_s_recv_addr = s_recv_addr;
-assign qp2_s_recv_addr = s_recv_addr;
-assign qp3_s_recv_addr = s_recv_addr;
-assign qp0_s_recv_len = s_recv_len;
-assign qp1_s_recv_len = s_recv_len;
-assign qp2_s_recv_len = s_recv_len;
-assign qp3_s_recv_len = s_recv_len;
-assign qp0_s_recv_valid = s_recv_valid & (s_recv_qp == 2'b00);
-assign qp1_s_recv_valid = s_recv_valid & _t0;
-assign qp2_s_recv_valid = s_recv_valid & _t1;
-assign qp3_s_recv_valid = s_recv_valid & _t2;
-assign s_recv_ready = _t2 ? qp3_s_recv_ready : (_t1 ? qp2_s_recv_ready : (_t0 ? qp1_s_recv_ready : qp0_s_recv_ready));
 assign requester_wr_kind = wr_kind;
 assign requester_wr_solicited = wr_solicited;
 assign requester_wr_invalidate = wr_invalidate;
@@ -1265,56 +795,41 @@ assign requester_wr_compare = wr_compare;
 assign requester_wr_compare_mask = wr_compare_mask;
 assign requester_wr_request_id = wr_request_id;
 assign requester_wr_qp = wr_qp;
-assign wr_needs_orq = (wr_kind == 3'b001) | _t3;
-assign wr_orq_ok = (~wr_needs_orq) | (_t4 ? qp3_s_orq_ready : (_t5 ? qp2_s_orq_ready : (_t6 ? qp1_s_orq_ready : qp0_s_orq_ready)));
-assign wr_ok = wr_orq_ok & (_t4 ? qp3_wr_room_reg : (_t5 ? qp2_wr_room_reg : (_t6 ? qp1_wr_room_reg : qp0_wr_room_reg)));
+assign wr_needs_orq = (wr_kind == 3'b001) | _t0;
+assign qp0_orq_room = (qp0_orq_out_reg < 4'b1000) & ({12'h0, qp0_orq_out_reg} < qp0_ctx_ord_reg);
+assign qp1_orq_room = (qp1_orq_out_reg < 4'b1000) & ({12'h0, qp1_orq_out_reg} < qp1_ctx_ord_reg);
+assign qp2_orq_room = (qp2_orq_out_reg < 4'b1000) & ({12'h0, qp2_orq_out_reg} < qp2_ctx_ord_reg);
+assign qp3_orq_room = (qp3_orq_out_reg < 4'b1000) & ({12'h0, qp3_orq_out_reg} < qp3_ctx_ord_reg);
+assign wr_orq_ok = (~wr_needs_orq) | ((_t1 ? qp3_orq_room : (_t2 ? qp2_orq_room : (_t3 ? qp1_orq_room : qp0_orq_room))) & ctl_s_orq_ready);
+assign wr_ok = wr_orq_ok & (_t1 ? qp3_wr_room_reg : (_t2 ? qp2_wr_room_reg : (_t3 ? qp1_wr_room_reg : qp0_wr_room_reg)));
 assign requester_wr_valid = wr_valid & wr_ok;
 assign wr_ready = requester_wr_ready & wr_ok;
-assign wr_orq_push = wr_valid & wr_needs_orq & requester_wr_ready;
-assign qp0_s_orq_valid = wr_orq_push & _t7;
-assign qp0_s_orq_atomic = _t3;
-assign qp0_s_orq_stag = _t8;
-assign qp0_s_orq_to = _t9;
-assign qp0_s_orq_size = _t10;
-assign qp0_s_orq_request_id = _t11;
-assign qp1_s_orq_valid = wr_orq_push & _t6;
-assign qp1_s_orq_atomic = _t3;
-assign qp1_s_orq_stag = _t8;
-assign qp1_s_orq_to = _t9;
-assign qp1_s_orq_size = _t10;
-assign qp1_s_orq_request_id = _t11;
-assign qp2_s_orq_valid = wr_orq_push & _t5;
-assign qp2_s_orq_atomic = _t3;
-assign qp2_s_orq_stag = _t8;
-assign qp2_s_orq_to = _t9;
-assign qp2_s_orq_size = _t10;
-assign qp2_s_orq_request_id = _t11;
-assign qp3_s_orq_valid = wr_orq_push & _t4;
-assign qp3_s_orq_atomic = _t3;
-assign qp3_s_orq_stag = _t8;
-assign qp3_s_orq_to = _t9;
-assign qp3_s_orq_size = _t10;
-assign qp3_s_orq_request_id = _t11;
+assign wr_orq_push = wr_valid & wr_needs_orq & wr_ready;
+assign ctl_s_orq_valid = wr_orq_push;
+assign ctl_s_orq_qp = wr_qp;
+assign ctl_s_orq_atomic = _t0;
+assign ctl_s_orq_stag = _t0 ? 32'h0 : wr_sink_stag;
+assign ctl_s_orq_to = _t0 ? 64'h0 : wr_sink_to;
+assign ctl_s_orq_size = _t0 ? 32'h0 : wr_len;
+assign ctl_s_orq_request_id = _t0 ? wr_request_id : 32'h0;
 assign requester_cfg_valid = cfg_taken;
 assign requester_cfg_qp = cfg_qp;
 assign requester_cfg_mulpdu = cfg_mulpdu;
 assign requester_cfg_initial_msn = cfg_initial_msn;
-assign requester_sched_hold = (requester_sched_qp == 2'b11) ? qp3_fenced :
-    (requester_sched_qp == 2'b10) ? qp2_fenced :
-    (requester_sched_qp == 2'b01) ? qp1_fenced :
-    qp0_fenced;
-assign qp0_inject_err = inject_err;
-assign qp1_inject_err = inject_err;
-assign qp2_inject_err = inject_err;
-assign qp3_inject_err = inject_err;
-assign qp0_inject_valid = inject_valid & (inject_qp == 2'b00);
-assign qp1_inject_valid = inject_valid & (inject_qp == 2'b01);
-assign qp2_inject_valid = inject_valid & (inject_qp == 2'b10);
-assign qp3_inject_valid = inject_valid & (inject_qp == 2'b11);
-assign qp0_abort_req = abort_req & (abort_qp == 2'b00);
-assign qp1_abort_req = abort_req & (abort_qp == 2'b01);
-assign qp2_abort_req = abort_req & (abort_qp == 2'b10);
-assign qp3_abort_req = abort_req & (abort_qp == 2'b11);
+assign requester_sched_hold = (requester_sched_qp == 2'b11) ? qp3_fenced_reg :
+    (requester_sched_qp == 2'b10) ? qp2_fenced_reg :
+    (requester_sched_qp == 2'b01) ? qp1_fenced_reg :
+    qp0_fenced_reg;
+assign ctl_inject_valid = inject_valid;
+assign ctl_inject_qp = inject_qp;
+assign ctl_inject_err = inject_err;
+assign ctl_abort_valid = abort_req;
+assign ctl_abort_qp = abort_qp;
+assign ctl_s_recv_valid = s_recv_valid;
+assign s_recv_ready = ctl_s_recv_ready;
+assign ctl_s_recv_qp = s_recv_qp;
+assign ctl_s_recv_addr = s_recv_addr;
+assign ctl_s_recv_len = s_recv_len;
 assign stags_cfg_valid = stag_cfg_valid;
 assign stag_cfg_ready = stags_cfg_ready;
 assign stags_cfg_index = stag_cfg_index;
@@ -1326,63 +841,22 @@ assign stags_cfg_access = stag_cfg_access;
 assign stags_cfg_va = stag_cfg_va;
 assign stags_cfg_invalidatable = stag_cfg_invalidatable;
 assign stags_cfg_enable = stag_cfg_enable;
-assign stag_lk_arb_grant = stag_lk_arb_locked_reg ? stag_lk_arb_owner_reg :
-    (stag_lk_arb_last_reg == 2'b00) ? (_t12 ? 2'b01 : (_t14 ? 2'b10 : (_t16 ? 2'b11 : (_t18 ? 2'b00 : 2'b00)))) :
-    (stag_lk_arb_last_reg == 2'b01) ? (_t14 ? 2'b10 : (_t16 ? 2'b11 : (_t18 ? 2'b00 : (_t12 ? 2'b01 : 2'b01)))) :
-    (stag_lk_arb_last_reg == 2'b10) ? (_t16 ? 2'b11 : (_t18 ? 2'b00 : (_t12 ? 2'b01 : (_t14 ? 2'b10 : 2'b10)))) :
-    _t18 ? 2'b00 :
-    _t12 ? 2'b01 :
-    _t14 ? 2'b10 :
-    _t16 ? 2'b11 :
-    2'b11;
-assign stag_lk_arb_valid = _t20 ? _t16 : (_t21 ? _t14 : (_t22 ? _t12 : _t18));
-assign stags_lk_valid = stag_lk_arb_valid;
-assign stags_lk_stag = _t20 ? qp3_stag_lk_stag : (_t21 ? qp2_stag_lk_stag : (_t22 ? qp1_stag_lk_stag : qp0_stag_lk_stag));
-assign stags_lk_to = _t20 ? qp3_stag_lk_to : (_t21 ? qp2_stag_lk_to : (_t22 ? qp1_stag_lk_to : qp0_stag_lk_to));
-assign stags_lk_len = _t20 ? qp3_stag_lk_len : (_t21 ? qp2_stag_lk_len : (_t22 ? qp1_stag_lk_len : qp0_stag_lk_len));
-assign stags_lk_right = _t20 ? qp3_stag_lk_right : (_t21 ? qp2_stag_lk_right : (_t22 ? qp1_stag_lk_right : qp0_stag_lk_right));
-assign stags_lk_pd = _t20 ? qp3_stag_lk_pd : (_t21 ? qp2_stag_lk_pd : (_t22 ? qp1_stag_lk_pd : qp0_stag_lk_pd));
-assign qp0_stag_lk_ready = stag_lk_arb_grant == 2'b00;
-assign qp0_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag3_reg == 2'b00);
-assign qp0_stag_lk_rsp_fault = stags_rsp_fault;
-assign qp0_stag_lk_rsp_address = stags_rsp_address;
-assign qp1_stag_lk_ready = _t22;
-assign qp1_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag3_reg == 2'b01);
-assign qp1_stag_lk_rsp_fault = stags_rsp_fault;
-assign qp1_stag_lk_rsp_address = stags_rsp_address;
-assign qp2_stag_lk_ready = _t21;
-assign qp2_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag3_reg == 2'b10);
-assign qp2_stag_lk_rsp_fault = stags_rsp_fault;
-assign qp2_stag_lk_rsp_address = stags_rsp_address;
-assign qp3_stag_lk_ready = _t20;
-assign qp3_stag_lk_rsp_valid = stags_rsp_valid & (stag_lk_tag3_reg == 2'b11);
-assign qp3_stag_lk_rsp_fault = stags_rsp_fault;
-assign qp3_stag_lk_rsp_address = stags_rsp_address;
-assign stag_inv_arb_grant = stag_inv_arb_locked_reg ? stag_inv_arb_owner_reg :
-    (stag_inv_arb_last_reg == 2'b00) ? (_t23 ? 2'b01 : (_t24 ? 2'b10 : (_t25 ? 2'b11 : (_t26 ? 2'b00 : 2'b00)))) :
-    (stag_inv_arb_last_reg == 2'b01) ? (_t24 ? 2'b10 : (_t25 ? 2'b11 : (_t26 ? 2'b00 : (_t23 ? 2'b01 : 2'b01)))) :
-    (stag_inv_arb_last_reg == 2'b10) ? (_t25 ? 2'b11 : (_t26 ? 2'b00 : (_t23 ? 2'b01 : (_t24 ? 2'b10 : 2'b10)))) :
-    _t26 ? 2'b00 :
-    _t23 ? 2'b01 :
-    _t24 ? 2'b10 :
-    _t25 ? 2'b11 :
-    2'b11;
-assign stag_inv_arb_valid = _t27 ? _t25 : (_t28 ? _t24 : (_t29 ? _t23 : _t26));
-assign stags_inv_valid = stag_inv_arb_valid;
-assign stags_inv_stag = _t27 ? qp3_stag_inv_stag : (_t28 ? qp2_stag_inv_stag : (_t29 ? qp1_stag_inv_stag : qp0_stag_inv_stag));
-assign stags_inv_pd = _t27 ? qp3_stag_inv_pd : (_t28 ? qp2_stag_inv_pd : (_t29 ? qp1_stag_inv_pd : qp0_stag_inv_pd));
-assign qp0_stag_inv_ready = stag_inv_arb_grant == 2'b00;
-assign qp0_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag3_reg == 2'b00);
-assign qp0_stag_inv_rsp_fault = stags_inv_fault;
-assign qp1_stag_inv_ready = _t29;
-assign qp1_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag3_reg == 2'b01);
-assign qp1_stag_inv_rsp_fault = stags_inv_fault;
-assign qp2_stag_inv_ready = _t28;
-assign qp2_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag3_reg == 2'b10);
-assign qp2_stag_inv_rsp_fault = stags_inv_fault;
-assign qp3_stag_inv_ready = _t27;
-assign qp3_stag_inv_rsp_valid = stags_inv_rsp_valid & (stag_inv_tag3_reg == 2'b11);
-assign qp3_stag_inv_rsp_fault = stags_inv_fault;
+assign stags_lk_valid = ctl_lk_valid;
+assign stags_lk_stag = ctl_lk_stag;
+assign stags_lk_to = ctl_lk_to;
+assign stags_lk_len = ctl_lk_len;
+assign stags_lk_right = ctl_lk_right;
+assign stags_lk_pd = ctl_lk_pd;
+assign stags_inv_valid = ctl_inv_valid;
+assign stags_inv_stag = ctl_inv_stag;
+assign stags_inv_pd = ctl_inv_pd;
+assign ctl_lk_ready = 1'b1;
+assign ctl_inv_ready = 1'b1;
+assign ctl_lk_rsp_valid = stags_rsp_valid;
+assign ctl_lk_rsp_fault = stags_rsp_fault;
+assign ctl_lk_rsp_address = stags_rsp_address;
+assign ctl_inv_rsp_valid = stags_inv_rsp_valid;
+assign ctl_inv_rsp_fault = stags_inv_fault;
 assign deframer_s_axis_tdata = s_axis_tdata;
 assign deframer_s_axis_tkeep = s_axis_tkeep;
 assign deframer_s_axis_tvalid = s_axis_tvalid;
@@ -1405,8 +879,7 @@ assign reasm_s_axis_tuser = deframer_m_axis_tuser;
 assign deframer_m_axis_tready = reasm_s_axis_tready;
 assign reasm_cfg_valid = cfg_taken;
 assign reasm_cfg_qp = cfg_qp;
-assign cfg_ready = requester_cfg_ready & reasm_cfg_ready;
-assign rx_ulpdu_in = deframer_m_axis_tvalid & deframer_m_axis_tready & deframer_m_axis_tlast;
+assign cfg_ready = requester_cfg_ready & reasm_cfg_ready & ctl_cfg_ready;
 assign rx_ulpdu_out = reasm_m_axis_tvalid & reasm_m_axis_tready & reasm_m_axis_tlast;
 assign rx_verdict_passed = reasm_m_axis_tuser[0];
 assign rx_verdict_llp_err = reasm_m_axis_tuser[8:1];
@@ -1414,109 +887,89 @@ assign rx_tag_count = rx_tag_wptr_reg - rx_tag_rptr_reg;
 assign hdr_s_axis_tdata = reasm_m_axis_tdata;
 assign hdr_s_axis_tkeep = reasm_m_axis_tkeep;
 assign hdr_s_axis_tlast = reasm_m_axis_tlast;
-assign hdr_s_axis_tvalid = reasm_m_axis_tvalid & _t30;
-assign reasm_m_axis_tready = hdr_s_axis_tready & _t30;
-assign rx_tag_push = rx_ulpdu_out;
-assign hdr_cfg_rfc7306 = _t31 ? qp3_ctx_rfc7306_reg : (_t32 ? qp2_ctx_rfc7306_reg : (_t33 ? qp1_ctx_rfc7306_reg : qp0_ctx_rfc7306_reg));
-assign rx_tag_qp = _t34[1:0];
-assign qp0_s_desc_tdata = hdr_m_desc_tdata;
-assign rx_tag_bad = _t34[2];
-assign qp0_s_desc_mpa_bad = rx_tag_bad;
-assign rx_tag_llp_err = _t34[10:3];
-assign qp0_s_desc_mpa_code = rx_tag_llp_err;
-assign qp0_s_desc_tvalid = _t35 & _t37;
-assign qp1_s_desc_tdata = hdr_m_desc_tdata;
-assign qp1_s_desc_mpa_bad = rx_tag_bad;
-assign qp1_s_desc_mpa_code = rx_tag_llp_err;
-assign qp1_s_desc_tvalid = _t35 & _t38;
-assign qp2_s_desc_tdata = hdr_m_desc_tdata;
-assign qp2_s_desc_mpa_bad = rx_tag_bad;
-assign qp2_s_desc_mpa_code = rx_tag_llp_err;
-assign qp2_s_desc_tvalid = _t35 & _t39;
-assign qp3_s_desc_tdata = hdr_m_desc_tdata;
-assign qp3_s_desc_mpa_bad = rx_tag_bad;
-assign qp3_s_desc_mpa_code = rx_tag_llp_err;
-assign qp3_s_desc_tvalid = _t35 & _t40;
-assign hdr_m_desc_tready = _t36 & (_t40 ? qp3_s_desc_tready : (_t39 ? qp2_s_desc_tready : (_t38 ? qp1_s_desc_tready : qp0_s_desc_tready)));
-assign rx_desc_fire = hdr_m_desc_tvalid & hdr_m_desc_tready;
-assign rx_tag_pop = rx_desc_fire;
+assign hdr_s_axis_tvalid = reasm_m_axis_tvalid & _t4;
+assign reasm_m_axis_tready = hdr_s_axis_tready & _t4;
+assign hdr_cfg_rfc7306 = (reasm_m_axis_tid == 2'b11) ? qp3_ctx_rfc7306_reg :
+    (reasm_m_axis_tid == 2'b10) ? qp2_ctx_rfc7306_reg :
+    (reasm_m_axis_tid == 2'b01) ? qp1_ctx_rfc7306_reg :
+    qp0_ctx_rfc7306_reg;
+assign ctl_s_desc_tdata = hdr_m_desc_tdata;
+assign ctl_s_desc_tvalid = hdr_m_desc_tvalid;
+assign hdr_m_desc_tready = ctl_s_desc_tready;
+assign rx_tag_qp = _t5[1:0];
+assign ctl_s_desc_qp = rx_tag_qp;
+assign rx_tag_bad = _t5[2];
+assign ctl_s_desc_mpa_bad = rx_tag_bad;
+assign rx_tag_llp_err = _t5[10:3];
+assign ctl_s_desc_mpa_code = rx_tag_llp_err;
+assign rx_tag_pop = hdr_m_desc_tvalid & ctl_s_desc_tready;
 assign place_s_axis_tdata = hdr_m_axis_tdata;
 assign place_s_axis_tkeep = hdr_m_axis_tkeep;
 assign place_s_axis_tvalid = hdr_m_axis_tvalid;
 assign place_s_axis_tlast = hdr_m_axis_tlast;
 assign hdr_m_axis_tready = place_s_axis_tready;
-assign rx_desc_has_payload = hdr_m_desc_tdata[1];
-assign rx_cmd_push = rx_desc_fire & rx_desc_has_payload;
-assign rx_cmd_qp_full = (rx_cmd_qp_wptr_reg[6] != rx_cmd_qp_rptr_reg[6]) & (rx_cmd_qp_wptr_reg[5:0] == rx_cmd_qp_rptr_reg[5:0]);
-assign rx_cmd_here = ~(rx_cmd_qp_wptr_reg == rx_cmd_qp_rptr_reg);
-assign place_s_cmd_valid = rx_cmd_here & (_t41 ? qp3_m_cmd_valid : (_t43 ? qp2_m_cmd_valid : (_t44 ? qp1_m_cmd_valid : qp0_m_cmd_valid)));
-assign place_s_cmd_addr = _t41 ? qp3_m_cmd_addr : (_t43 ? qp2_m_cmd_addr : (_t44 ? qp1_m_cmd_addr : qp0_m_cmd_addr));
-assign place_s_cmd_discard = _t41 ? qp3_m_cmd_discard : (_t43 ? qp2_m_cmd_discard : (_t44 ? qp1_m_cmd_discard : qp0_m_cmd_discard));
-assign qp0_m_cmd_ready = _t45 & _t46;
-assign qp1_m_cmd_ready = _t45 & _t44;
-assign qp2_m_cmd_ready = _t45 & _t43;
-assign qp3_m_cmd_ready = _t45 & _t41;
-assign rx_cmd_fire = place_s_cmd_valid & place_s_cmd_ready;
-assign rx_cmd_pop = rx_cmd_fire;
-assign rx_place_push = rx_cmd_fire & (~place_s_cmd_discard);
-assign qp0_placing_now = (qp0_placing_reg + {6'h0, rx_place_push & _t46}) - {6'h0, place_done & (_t47 == 2'b00)};
-assign qp0_place_idle = qp0_placed_reg;
-assign qp1_placing_now = (qp1_placing_reg + {6'h0, rx_place_push & _t44}) - {6'h0, place_done & (_t47 == 2'b01)};
-assign qp1_place_idle = qp1_placed_reg;
-assign qp2_placing_now = (qp2_placing_reg + {6'h0, rx_place_push & _t43}) - {6'h0, place_done & (_t47 == 2'b10)};
-assign qp2_place_idle = qp2_placed_reg;
-assign qp3_placing_now = (qp3_placing_reg + {6'h0, rx_place_push & _t41}) - {6'h0, place_done & (_t47 == 2'b11)};
-assign qp3_place_idle = qp3_placed_reg;
+assign place_s_cmd_valid = ctl_m_cmd_valid;
+assign place_s_cmd_addr = ctl_m_cmd_addr;
+assign place_s_cmd_discard = ctl_m_cmd_discard;
+assign ctl_m_cmd_ready = place_s_cmd_ready;
+assign ctl_place_idle = place_idle;
+assign resp_req_valid = ctl_m_req_valid;
+assign ctl_m_req_ready = resp_req_ready;
+assign resp_req_kind = ctl_m_req_kind;
+assign resp_req_qp = ctl_m_req_qp;
+assign resp_req_msn = ctl_m_req_msn;
+assign resp_req_mulpdu = ctl_m_req_mulpdu;
+assign resp_req_big_endian = ctl_m_req_big_endian;
+assign resp_req_sink_stag = ctl_m_req_sink_stag;
+assign resp_req_sink_to = ctl_m_req_sink_to;
+assign resp_req_src_addr = ctl_m_req_src_addr;
+assign resp_req_size = ctl_m_req_size;
+assign resp_req_aopcode = ctl_m_req_aopcode;
+assign resp_req_addr = ctl_m_req_addr;
+assign resp_req_add_swap = ctl_m_req_add_swap;
+assign resp_req_add_swap_mask = ctl_m_req_add_swap_mask;
+assign resp_req_compare = ctl_m_req_compare;
+assign resp_req_compare_mask = ctl_m_req_compare_mask;
+assign resp_req_request_id = ctl_m_req_request_id;
+assign resp_req_term_layer = ctl_m_req_term_layer;
+assign resp_req_term_etype = ctl_m_req_term_etype;
+assign resp_req_term_code = ctl_m_req_term_code;
+assign resp_req_term_m = ctl_m_req_term_m;
+assign resp_req_term_d = ctl_m_req_term_d;
+assign resp_req_term_r = ctl_m_req_term_r;
+assign resp_req_term_seg_len = ctl_m_req_term_seg_len;
+assign resp_req_term_tagged = ctl_m_req_term_tagged;
+assign resp_req_term_ddp_hdr = ctl_m_req_term_ddp_hdr;
+assign resp_req_term_rdma_hdr = ctl_m_req_term_rdma_hdr;
 assign requester_qp = requester_m_axis_tid;
-assign tx_wr_live = (~((requester_qp == 2'b11) ? qp3_tx_stopped :
-    (requester_qp == 2'b10) ? qp2_tx_stopped :
-    (requester_qp == 2'b01) ? qp1_tx_stopped :
-    qp0_tx_stopped)) |
+assign tx_wr_live = (~((requester_qp == 2'b11) ? qp3_tx_stopped_reg :
+    (requester_qp == 2'b10) ? qp2_tx_stopped_reg :
+    (requester_qp == 2'b01) ? qp1_tx_stopped_reg :
+    qp0_tx_stopped_reg)) |
     tx_wr_mid_reg;
-assign tx_drop = requester_m_axis_tvalid & (~tx_wr_live);
+assign tx_drop = requester_m_axis_tvalid & (~tx_wr_live) & _t6;
 assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg :
-    (tx_arb_last_reg == 3'b000) ? (_t48 ? 3'b001 : (_t49 ? 3'b010 : (_t50 ? 3'b011 : (_t51 ? 3'b100 : (_t52 ? 3'b000 : 3'b000))))) :
-    (tx_arb_last_reg == 3'b001) ? (_t49 ? 3'b010 : (_t50 ? 3'b011 : (_t51 ? 3'b100 : (_t52 ? 3'b000 : (_t48 ? 3'b001 : 3'b001))))) :
-    (tx_arb_last_reg == 3'b010) ? (_t50 ? 3'b011 : (_t51 ? 3'b100 : (_t52 ? 3'b000 : (_t48 ? 3'b001 : (_t49 ? 3'b010 : 3'b010))))) :
-    (tx_arb_last_reg == 3'b011) ? (_t51 ? 3'b100 : (_t52 ? 3'b000 : (_t48 ? 3'b001 : (_t49 ? 3'b010 : (_t50 ? 3'b011 : 3'b011))))) :
-    _t52 ? 3'b000 :
-    _t48 ? 3'b001 :
-    _t49 ? 3'b010 :
-    _t50 ? 3'b011 :
-    _t51 ? 3'b100 :
-    3'b100;
-assign tx_arb_valid = _t53 ? _t51 : (_t54 ? _t50 : (_t55 ? _t49 : (_t56 ? _t48 : _t52)));
-assign tx_qp = _t53 ? requester_qp : tx_arb_grant[1:0];
-assign framer_s_axis_tdata = _t53 ? requester_m_axis_tdata :
-    _t54 ? qp3_m_axis_tdata :
-    _t55 ? qp2_m_axis_tdata :
-    _t56 ? qp1_m_axis_tdata :
-    qp0_m_axis_tdata;
-assign framer_s_axis_tkeep = _t53 ? requester_m_axis_tkeep :
-    _t54 ? qp3_m_axis_tkeep :
-    _t55 ? qp2_m_axis_tkeep :
-    _t56 ? qp1_m_axis_tkeep :
-    qp0_m_axis_tkeep;
-assign framer_s_axis_tlast = _t53 ? requester_m_axis_tlast :
-    _t54 ? qp3_m_axis_tlast :
-    _t55 ? qp2_m_axis_tlast :
-    _t56 ? qp1_m_axis_tlast :
-    qp0_m_axis_tlast;
+    (tx_arb_last_reg == 1'b0) ? (_t7 ? 1'b1 : (resp_m_axis_tvalid ? 1'b0 : 1'b0)) :
+    resp_m_axis_tvalid ? 1'b0 :
+    _t7 ? 1'b1 :
+    1'b1;
+assign tx_arb_valid = _t8 ? _t7 : resp_m_axis_tvalid;
+assign tx_qp = _t8 ? requester_qp : resp_m_axis_tid;
+assign framer_s_axis_tdata = _t8 ? requester_m_axis_tdata : resp_m_axis_tdata;
+assign framer_s_axis_tkeep = _t8 ? requester_m_axis_tkeep : resp_m_axis_tkeep;
+assign framer_s_axis_tlast = _t8 ? requester_m_axis_tlast : resp_m_axis_tlast;
 assign framer_s_axis_tuser = {
-    _t57 ? qp3_framed_reg : (_t58 ? qp2_framed_reg : (_t59 ? qp1_framed_reg : qp0_framed_reg)),
-    _t57 ? qp3_ctx_crc_reg : (_t58 ? qp2_ctx_crc_reg : (_t59 ? qp1_ctx_crc_reg : qp0_ctx_crc_reg)),
-    _t57 ? qp3_ctx_tx_markers_reg : (_t58 ? qp2_ctx_tx_markers_reg : (_t59 ? qp1_ctx_tx_markers_reg : qp0_ctx_tx_markers_reg)),
-    _t57 ? qp3_ctx_tx_s0_reg : (_t58 ? qp2_ctx_tx_s0_reg : (_t59 ? qp1_ctx_tx_s0_reg : qp0_ctx_tx_s0_reg)),
-    _t57 ? qp3_ctx_tx_seq_reg : (_t58 ? qp2_ctx_tx_seq_reg : (_t59 ? qp1_ctx_tx_seq_reg : qp0_ctx_tx_seq_reg)),
-    _t53 ? requester_m_axis_tuser : (_t54 ? qp3_m_axis_tuser : (_t55 ? qp2_m_axis_tuser : (_t56 ? qp1_m_axis_tuser : qp0_m_axis_tuser)))
+    _t9 ? qp3_framed_reg : (_t10 ? qp2_framed_reg : (_t11 ? qp1_framed_reg : qp0_framed_reg)),
+    _t9 ? qp3_ctx_crc_reg : (_t10 ? qp2_ctx_crc_reg : (_t11 ? qp1_ctx_crc_reg : qp0_ctx_crc_reg)),
+    _t9 ? qp3_ctx_tx_markers_reg : (_t10 ? qp2_ctx_tx_markers_reg : (_t11 ? qp1_ctx_tx_markers_reg : qp0_ctx_tx_markers_reg)),
+    _t9 ? qp3_ctx_tx_s0_reg : (_t10 ? qp2_ctx_tx_s0_reg : (_t11 ? qp1_ctx_tx_s0_reg : qp0_ctx_tx_s0_reg)),
+    _t9 ? qp3_ctx_tx_seq_reg : (_t10 ? qp2_ctx_tx_seq_reg : (_t11 ? qp1_ctx_tx_seq_reg : qp0_ctx_tx_seq_reg)),
+    _t8 ? requester_m_axis_tuser : resp_m_axis_tuser
 };
 assign framer_s_axis_tvalid = tx_arb_valid;
 assign framer_s_axis_tid = tx_qp;
-assign qp0_m_axis_tready = (tx_arb_grant == 3'b000) & framer_s_axis_tready;
-assign qp1_m_axis_tready = _t56 & framer_s_axis_tready;
-assign qp2_m_axis_tready = _t55 & framer_s_axis_tready;
-assign qp3_m_axis_tready = _t54 & framer_s_axis_tready;
-assign requester_m_axis_tready = (_t53 & framer_s_axis_tready) | tx_drop;
+assign resp_m_axis_tready = (tx_arb_grant == 1'b0) & framer_s_axis_tready;
+assign requester_m_axis_tready = (_t8 & framer_s_axis_tready) | tx_drop;
 assign tx_fire = tx_arb_valid & framer_s_axis_tready;
 assign m_axis_tdata = framer_m_axis_tdata;
 assign m_axis_tkeep = framer_m_axis_tkeep;
@@ -1524,114 +977,77 @@ assign m_axis_tvalid = framer_m_axis_tvalid;
 assign m_axis_tlast = framer_m_axis_tlast;
 assign framer_m_axis_tready = m_axis_tready;
 assign m_axis_tid = framer_m_axis_tid;
+assign cq_sent_load = (~cq_sent_none_reg) & (_t12 | cq_sent_pop);
+assign cq_sent_full = cq_sent_filled_reg;
+assign cq_first_here = ctl_m_first_valid & _t13;
+assign cq_sent_here = cq_sent_head_valid_reg & _t13 & _t14;
+assign m_cq_valid = ctl_m_evt_valid | ctl_m_first_valid | cq_sent_head_valid_reg;
+assign m_cq_qp = ctl_m_evt_valid ? ctl_m_evt_qp : (cq_first_here ? ctl_m_first_qp : cq_sent_head_reg);
+assign cq_evt_kind = ctl_m_evt_kind;
+assign cq_evt_length = ctl_m_evt_length;
+assign cq_evt_solicited = ctl_m_evt_solicited;
+assign cq_evt_invalidated = ctl_m_evt_invalidated;
+assign cq_evt_stag = ctl_m_evt_stag;
+assign cq_evt_data = ctl_m_evt_data;
+assign cq_evt_err = ctl_m_evt_err;
+assign m_cq_kind = ctl_m_evt_valid ? {1'b0, cq_evt_kind} : (cq_first_here ? 4'b1000 : 4'b0111);
+assign m_cq_length = ctl_m_evt_valid ? cq_evt_length : 32'h0;
+assign m_cq_solicited = ctl_m_evt_valid ? cq_evt_solicited : 1'b0;
+assign m_cq_invalidated = ctl_m_evt_valid ? cq_evt_invalidated : 1'b0;
+assign m_cq_stag = ctl_m_evt_valid ? cq_evt_stag : 32'h0;
+assign m_cq_data = ctl_m_evt_valid ? cq_evt_data : 64'h0;
+assign m_cq_err = ctl_m_evt_valid ? cq_evt_err : 14'h0;
+assign ctl_m_evt_ready = m_cq_ready;
+assign ctl_m_first_ready = m_cq_ready & _t13;
+assign cq_first_fire = ctl_m_first_valid & m_cq_ready & _t13;
+assign cq_sent_pop = cq_sent_here & m_cq_ready;
 assign wr_taken = wr_valid & wr_ready;
-assign qp0_wr_out_now = (qp0_wr_out_reg + {2'b00, wr_taken & _t7}) - {2'b00, _t60};
-assign qp1_wr_out_now = (qp1_wr_out_reg + {2'b00, wr_taken & _t6}) - {2'b00, _t61};
-assign qp2_wr_out_now = (qp2_wr_out_reg + {2'b00, wr_taken & _t5}) - {2'b00, _t62};
-assign qp3_wr_out_now = (qp3_wr_out_reg + {2'b00, wr_taken & _t4}) - {2'b00, _t63};
-assign qp0_cq_valid = _t64 | qp0_first_pending_reg | (qp0_sent_pending_reg != 16'h0);
-assign qp1_cq_valid = _t65 | qp1_first_pending_reg | (qp1_sent_pending_reg != 16'h0);
-assign qp2_cq_valid = _t66 | qp2_first_pending_reg | (qp2_sent_pending_reg != 16'h0);
-assign qp3_cq_valid = _t67 | qp3_first_pending_reg | (qp3_sent_pending_reg != 16'h0);
-assign cq_arb_grant = cq_arb_locked_reg ? cq_arb_owner_reg :
-    (cq_arb_last_reg == 2'b00) ? (qp1_cq_valid ? 2'b01 : (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : 2'b00)))) :
-    (cq_arb_last_reg == 2'b01) ? (qp2_cq_valid ? 2'b10 : (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : (qp1_cq_valid ? 2'b01 : 2'b01)))) :
-    (cq_arb_last_reg == 2'b10) ? (qp3_cq_valid ? 2'b11 : (qp0_cq_valid ? 2'b00 : (qp1_cq_valid ? 2'b01 : (qp2_cq_valid ? 2'b10 : 2'b10)))) :
-    qp0_cq_valid ? 2'b00 :
-    qp1_cq_valid ? 2'b01 :
-    qp2_cq_valid ? 2'b10 :
-    qp3_cq_valid ? 2'b11 :
-    2'b11;
-assign cq_arb_valid = _t68 ? qp3_cq_valid : (_t69 ? qp2_cq_valid : (_t70 ? qp1_cq_valid : qp0_cq_valid));
-assign cq_from_evt = _t68 ? _t67 : (_t69 ? _t66 : (_t70 ? _t65 : _t64));
-assign cq_from_first = _t71 & (_t68 ? qp3_first_pending_reg : (_t69 ? qp2_first_pending_reg : (_t70 ? qp1_first_pending_reg : qp0_first_pending_reg)));
-assign m_cq_valid = cq_arb_valid;
-assign m_cq_qp = cq_arb_grant;
-assign cq_evt_kind = _t68 ? qp3_m_evt_kind : (_t69 ? qp2_m_evt_kind : (_t70 ? qp1_m_evt_kind : qp0_m_evt_kind));
-assign cq_evt_length = _t68 ? qp3_m_evt_length : (_t69 ? qp2_m_evt_length : (_t70 ? qp1_m_evt_length : qp0_m_evt_length));
-assign cq_evt_solicited = _t68 ? qp3_m_evt_solicited : (_t69 ? qp2_m_evt_solicited : (_t70 ? qp1_m_evt_solicited : qp0_m_evt_solicited));
-assign cq_evt_invalidated = _t68 ? qp3_m_evt_invalidated : (_t69 ? qp2_m_evt_invalidated : (_t70 ? qp1_m_evt_invalidated : qp0_m_evt_invalidated));
-assign cq_evt_stag = _t68 ? qp3_m_evt_stag : (_t69 ? qp2_m_evt_stag : (_t70 ? qp1_m_evt_stag : qp0_m_evt_stag));
-assign cq_evt_data = _t68 ? qp3_m_evt_data : (_t69 ? qp2_m_evt_data : (_t70 ? qp1_m_evt_data : qp0_m_evt_data));
-assign cq_evt_err = _t68 ? qp3_m_evt_err : (_t69 ? qp2_m_evt_err : (_t70 ? qp1_m_evt_err : qp0_m_evt_err));
-assign m_cq_kind = cq_from_evt ? {1'b0, cq_evt_kind} : (cq_from_first ? 4'b1000 : 4'b0111);
-assign m_cq_length = cq_from_evt ? cq_evt_length : 32'h0;
-assign m_cq_solicited = cq_from_evt ? cq_evt_solicited : 1'b0;
-assign m_cq_invalidated = cq_from_evt ? cq_evt_invalidated : 1'b0;
-assign m_cq_stag = cq_from_evt ? cq_evt_stag : 32'h0;
-assign m_cq_data = cq_from_evt ? cq_evt_data : 64'h0;
-assign m_cq_err = cq_from_evt ? cq_evt_err : 14'h0;
-assign cq_fire = cq_arb_valid & m_cq_ready;
-assign qp0_m_evt_ready = _t72 & m_cq_ready;
-assign qp1_m_evt_ready = _t70 & m_cq_ready;
-assign qp2_m_evt_ready = _t69 & m_cq_ready;
-assign qp3_m_evt_ready = _t68 & m_cq_ready;
+assign qp0_wr_out_now = (qp0_wr_out_reg + {2'b00, wr_taken & _t15}) - {2'b00, requester_m_sent_valid & (requester_m_sent_qp == 2'b00)};
+assign qp1_wr_out_now = (qp1_wr_out_reg + {2'b00, wr_taken & _t3}) - {2'b00, requester_m_sent_valid & (requester_m_sent_qp == 2'b01)};
+assign qp2_wr_out_now = (qp2_wr_out_reg + {2'b00, wr_taken & _t2}) - {2'b00, requester_m_sent_valid & (requester_m_sent_qp == 2'b10)};
+assign qp3_wr_out_now = (qp3_wr_out_reg + {2'b00, wr_taken & _t1}) - {2'b00, requester_m_sent_valid & (requester_m_sent_qp == 2'b11)};
 assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg :
-    (mem_wr_arb_last_reg == 3'b000) ? (_t73 ? 3'b001 : (_t74 ? 3'b010 : (_t75 ? 3'b011 : (place_wr_valid ? 3'b100 : (_t76 ? 3'b000 : 3'b000))))) :
-    (mem_wr_arb_last_reg == 3'b001) ? (_t74 ? 3'b010 : (_t75 ? 3'b011 : (place_wr_valid ? 3'b100 : (_t76 ? 3'b000 : (_t73 ? 3'b001 : 3'b001))))) :
-    (mem_wr_arb_last_reg == 3'b010) ? (_t75 ? 3'b011 : (place_wr_valid ? 3'b100 : (_t76 ? 3'b000 : (_t73 ? 3'b001 : (_t74 ? 3'b010 : 3'b010))))) :
-    (mem_wr_arb_last_reg == 3'b011) ? (place_wr_valid ? 3'b100 : (_t76 ? 3'b000 : (_t73 ? 3'b001 : (_t74 ? 3'b010 : (_t75 ? 3'b011 : 3'b011))))) :
-    _t76 ? 3'b000 :
-    _t73 ? 3'b001 :
-    _t74 ? 3'b010 :
-    _t75 ? 3'b011 :
-    place_wr_valid ? 3'b100 :
-    3'b100;
-assign mem_wr_arb_valid = _t77 ? place_wr_valid : (_t78 ? _t75 : (_t79 ? _t74 : (_t80 ? _t73 : _t76)));
-assign mem_wr_addr = _t77 ? place_wr_addr : (_t78 ? qp3_mem_wr_addr : (_t79 ? qp2_mem_wr_addr : (_t80 ? qp1_mem_wr_addr : qp0_mem_wr_addr)));
-assign mem_wr_data = _t77 ? place_wr_data : (_t78 ? qp3_mem_wr_data : (_t79 ? qp2_mem_wr_data : (_t80 ? qp1_mem_wr_data : qp0_mem_wr_data)));
-assign mem_wr_strb = _t77 ? place_wr_strb : (_t78 ? qp3_mem_wr_strb : (_t79 ? qp2_mem_wr_strb : (_t80 ? qp1_mem_wr_strb : qp0_mem_wr_strb)));
+    (mem_wr_arb_last_reg == 1'b0) ? (place_wr_valid ? 1'b1 : (resp_wr_valid ? 1'b0 : 1'b0)) :
+    resp_wr_valid ? 1'b0 :
+    place_wr_valid ? 1'b1 :
+    1'b1;
+assign mem_wr_arb_valid = _t16 ? place_wr_valid : resp_wr_valid;
+assign mem_wr_addr = _t16 ? place_wr_addr : resp_wr_addr;
+assign mem_wr_data = _t16 ? place_wr_data : resp_wr_data;
+assign mem_wr_strb = _t16 ? place_wr_strb : resp_wr_strb;
 assign mem_wr_valid = mem_wr_arb_valid;
-assign qp0_mem_wr_ready = (mem_wr_arb_grant == 3'b000) & mem_wr_ready;
-assign qp1_mem_wr_ready = _t80 & mem_wr_ready;
-assign qp2_mem_wr_ready = _t79 & mem_wr_ready;
-assign qp3_mem_wr_ready = _t78 & mem_wr_ready;
-assign place_wr_ready = _t77 & mem_wr_ready;
+assign resp_wr_ready = (mem_wr_arb_grant == 1'b0) & mem_wr_ready;
+assign place_wr_ready = _t16 & mem_wr_ready;
 assign mem_wr_fire = mem_wr_arb_valid & mem_wr_ready;
 assign mem_rd_arb_grant = mem_rd_arb_locked_reg ? mem_rd_arb_owner_reg :
-    (mem_rd_arb_last_reg == 3'b000) ? (_t81 ? 3'b001 : (_t83 ? 3'b010 : (_t84 ? 3'b011 : (_t85 ? 3'b100 : (_t86 ? 3'b000 : 3'b000))))) :
-    (mem_rd_arb_last_reg == 3'b001) ? (_t83 ? 3'b010 : (_t84 ? 3'b011 : (_t85 ? 3'b100 : (_t86 ? 3'b000 : (_t81 ? 3'b001 : 3'b001))))) :
-    (mem_rd_arb_last_reg == 3'b010) ? (_t84 ? 3'b011 : (_t85 ? 3'b100 : (_t86 ? 3'b000 : (_t81 ? 3'b001 : (_t83 ? 3'b010 : 3'b010))))) :
-    (mem_rd_arb_last_reg == 3'b011) ? (_t85 ? 3'b100 : (_t86 ? 3'b000 : (_t81 ? 3'b001 : (_t83 ? 3'b010 : (_t84 ? 3'b011 : 3'b011))))) :
-    _t86 ? 3'b000 :
-    _t81 ? 3'b001 :
-    _t83 ? 3'b010 :
-    _t84 ? 3'b011 :
-    _t85 ? 3'b100 :
-    3'b100;
-assign mem_rd_arb_valid = _t87 ? _t85 : (_t88 ? _t84 : (_t89 ? _t83 : (_t90 ? _t81 : _t86)));
-assign mem_rd_addr = _t87 ? requester_rd_addr : (_t88 ? qp3_mem_rd_addr : (_t89 ? qp2_mem_rd_addr : (_t90 ? qp1_mem_rd_addr : qp0_mem_rd_addr)));
+    (mem_rd_arb_last_reg == 1'b0) ? (_t17 ? 1'b1 : (_t19 ? 1'b0 : 1'b0)) :
+    _t19 ? 1'b0 :
+    _t17 ? 1'b1 :
+    1'b1;
+assign mem_rd_arb_valid = _t20 ? _t17 : _t19;
+assign mem_rd_addr = _t20 ? requester_rd_addr : resp_rd_addr;
 assign mem_rd_valid = mem_rd_arb_valid;
 assign mem_rd_fire = mem_rd_arb_valid & mem_rd_ready;
 assign mem_rd_owners_full = (mem_rd_owners_wptr_reg[9] != mem_rd_owners_rptr_reg[9]) & (mem_rd_owners_wptr_reg[8:0] == mem_rd_owners_rptr_reg[8:0]);
-assign qp0_mem_rd_ready = (mem_rd_arb_grant == 3'b000) & mem_rd_ready & _t82;
-assign qp0_mem_rd_data_valid = mem_rd_data_valid & (_t91 == 3'b000);
-assign qp0_mem_rd_data = mem_rd_data;
-assign qp1_mem_rd_ready = _t90 & mem_rd_ready & _t82;
-assign qp1_mem_rd_data_valid = mem_rd_data_valid & (_t91 == 3'b001);
-assign qp1_mem_rd_data = mem_rd_data;
-assign qp2_mem_rd_ready = _t89 & mem_rd_ready & _t82;
-assign qp2_mem_rd_data_valid = mem_rd_data_valid & (_t91 == 3'b010);
-assign qp2_mem_rd_data = mem_rd_data;
-assign qp3_mem_rd_ready = _t88 & mem_rd_ready & _t82;
-assign qp3_mem_rd_data_valid = mem_rd_data_valid & (_t91 == 3'b011);
-assign qp3_mem_rd_data = mem_rd_data;
-assign requester_rd_ready = _t87 & mem_rd_ready & _t82;
-assign requester_rd_data_valid = mem_rd_data_valid & (_t91 == 3'b100);
+assign resp_rd_ready = (mem_rd_arb_grant == 1'b0) & mem_rd_ready & _t18;
+assign resp_rd_data_valid = mem_rd_data_valid & (_t21 == 1'b0);
+assign resp_rd_data = mem_rd_data;
+assign requester_rd_ready = _t20 & mem_rd_ready & _t18;
+assign requester_rd_data_valid = mem_rd_data_valid & (_t21 == 1'b1);
 assign requester_rd_data = mem_rd_data;
-assign qp_rx_stopped = {qp3_rx_stopped, qp2_rx_stopped, qp1_rx_stopped, qp0_rx_stopped};
-assign qp_tx_stopped = {qp3_tx_stopped, qp2_tx_stopped, qp1_tx_stopped, qp0_tx_stopped};
-assign qp_idle = {
-    qp3_idle & _t92 & (qp3_sent_pending_reg == 16'h0) & (qp3_wr_out_reg == 3'b000),
-    qp2_idle & _t94 & (qp2_sent_pending_reg == 16'h0) & (qp2_wr_out_reg == 3'b000),
-    qp1_idle & _t95 & (qp1_sent_pending_reg == 16'h0) & (qp1_wr_out_reg == 3'b000),
-    qp0_idle & _t96 & (qp0_sent_pending_reg == 16'h0) & (qp0_wr_out_reg == 3'b000)
-};
-assign qp_rx_idle = {_t92, _t94, _t95, _t96};
-assign qp_mpa_err = {qp3_mpa_err_reg, qp2_mpa_err_reg, qp1_mpa_err_reg, qp0_mpa_err_reg};
-assign qp_fenced = {qp3_fenced, qp2_fenced, qp1_fenced, qp0_fenced};
+assign ctl_stat_qp = stat_qp;
+assign stat_rx_stopped = ctl_stat_rx_stopped;
+assign stat_tx_stopped = ctl_stat_tx_stopped;
+assign stat_irrq_used = ctl_stat_irrq_used;
+assign stat_fenced = ctl_stat_fenced;
+assign stat_mpa_err = ctl_stat_mpa_err;
+assign rx_idle_all = deframer_idle & (~deframer_drain_busy) & reasm_idle & (rx_tag_wptr_reg == rx_tag_rptr_reg) & ctl_idle & place_idle;
+assign rx_idle = rx_idle_all;
+assign tx_idle_all = ctl_irrq_idle & resp_idle & (_t12 & cq_sent_none_reg) & _t14;
+assign wr_idle_all = ~(((qp0_wr_out_reg != 3'b000) & (~qp0_fenced_reg)) | ((qp1_wr_out_reg != 3'b000) & (~qp1_fenced_reg)) |
+    (((qp2_wr_out_reg != 3'b000) & (~qp2_fenced_reg)) | ((qp3_wr_out_reg != 3'b000) & (~qp3_fenced_reg))));
+assign idle = rx_idle_all & tx_idle_all & wr_idle_all;
 assign tx_err_length = framer_err_length;
-assign qp_irrq_used = {qp3_irrq_used, qp2_irrq_used, qp1_irrq_used, qp0_irrq_used};
 
 always @* begin
     qp0_ctx_tx_markers_next = qp0_ctx_tx_markers_reg;
@@ -1639,67 +1055,15 @@ always @* begin
     qp0_ctx_tx_s0_next = qp0_ctx_tx_s0_reg;
     qp0_ctx_tx_seq_next = qp0_ctx_tx_seq_reg;
     qp0_ctx_rfc7306_next = qp0_ctx_rfc7306_reg;
+    qp0_ctx_ord_next = qp0_ctx_ord_reg;
     if (qp0_cfg_load) begin
         qp0_ctx_tx_markers_next = cfg_tx_markers;
         qp0_ctx_crc_next = cfg_crc;
         qp0_ctx_tx_s0_next = cfg_tx_s0;
         qp0_ctx_tx_seq_next = cfg_tx_seq;
         qp0_ctx_rfc7306_next = cfg_rfc7306;
-    end
-end
-
-always @* begin
-    qp0_ctx_pd_next = qp0_ctx_pd_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_pd_next = cfg_pd;
-    end
-end
-
-always @* begin
-    qp0_ctx_ird_next = qp0_ctx_ird_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_ird_next = cfg_ird;
-    end
-end
-
-always @* begin
-    qp0_ctx_ord_next = qp0_ctx_ord_reg;
-    if (qp0_cfg_load) begin
         qp0_ctx_ord_next = cfg_ord;
     end
-end
-
-always @* begin
-    qp0_ctx_initial_msn_next = qp0_ctx_initial_msn_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_initial_msn_next = cfg_initial_msn;
-    end
-end
-
-always @* begin
-    qp0_ctx_mulpdu_next = qp0_ctx_mulpdu_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_mulpdu_next = cfg_mulpdu;
-    end
-end
-
-always @* begin
-    qp0_ctx_big_endian_next = qp0_ctx_big_endian_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_big_endian_next = cfg_big_endian;
-    end
-end
-
-always @* begin
-    qp0_ctx_fence_next = qp0_ctx_fence_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_fence_next = cfg_fence;
-    end
-end
-
-always @* begin
-    qp0_restart_next = qp0_restart_reg;
-    qp0_restart_next = qp0_cfg_load;
 end
 
 always @* begin
@@ -1708,67 +1072,15 @@ always @* begin
     qp1_ctx_tx_s0_next = qp1_ctx_tx_s0_reg;
     qp1_ctx_tx_seq_next = qp1_ctx_tx_seq_reg;
     qp1_ctx_rfc7306_next = qp1_ctx_rfc7306_reg;
+    qp1_ctx_ord_next = qp1_ctx_ord_reg;
     if (qp1_cfg_load) begin
         qp1_ctx_tx_markers_next = cfg_tx_markers;
         qp1_ctx_crc_next = cfg_crc;
         qp1_ctx_tx_s0_next = cfg_tx_s0;
         qp1_ctx_tx_seq_next = cfg_tx_seq;
         qp1_ctx_rfc7306_next = cfg_rfc7306;
-    end
-end
-
-always @* begin
-    qp1_ctx_pd_next = qp1_ctx_pd_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_pd_next = cfg_pd;
-    end
-end
-
-always @* begin
-    qp1_ctx_ird_next = qp1_ctx_ird_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_ird_next = cfg_ird;
-    end
-end
-
-always @* begin
-    qp1_ctx_ord_next = qp1_ctx_ord_reg;
-    if (qp1_cfg_load) begin
         qp1_ctx_ord_next = cfg_ord;
     end
-end
-
-always @* begin
-    qp1_ctx_initial_msn_next = qp1_ctx_initial_msn_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_initial_msn_next = cfg_initial_msn;
-    end
-end
-
-always @* begin
-    qp1_ctx_mulpdu_next = qp1_ctx_mulpdu_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_mulpdu_next = cfg_mulpdu;
-    end
-end
-
-always @* begin
-    qp1_ctx_big_endian_next = qp1_ctx_big_endian_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_big_endian_next = cfg_big_endian;
-    end
-end
-
-always @* begin
-    qp1_ctx_fence_next = qp1_ctx_fence_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_fence_next = cfg_fence;
-    end
-end
-
-always @* begin
-    qp1_restart_next = qp1_restart_reg;
-    qp1_restart_next = qp1_cfg_load;
 end
 
 always @* begin
@@ -1777,67 +1089,15 @@ always @* begin
     qp2_ctx_tx_s0_next = qp2_ctx_tx_s0_reg;
     qp2_ctx_tx_seq_next = qp2_ctx_tx_seq_reg;
     qp2_ctx_rfc7306_next = qp2_ctx_rfc7306_reg;
+    qp2_ctx_ord_next = qp2_ctx_ord_reg;
     if (qp2_cfg_load) begin
         qp2_ctx_tx_markers_next = cfg_tx_markers;
         qp2_ctx_crc_next = cfg_crc;
         qp2_ctx_tx_s0_next = cfg_tx_s0;
         qp2_ctx_tx_seq_next = cfg_tx_seq;
         qp2_ctx_rfc7306_next = cfg_rfc7306;
-    end
-end
-
-always @* begin
-    qp2_ctx_pd_next = qp2_ctx_pd_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_pd_next = cfg_pd;
-    end
-end
-
-always @* begin
-    qp2_ctx_ird_next = qp2_ctx_ird_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_ird_next = cfg_ird;
-    end
-end
-
-always @* begin
-    qp2_ctx_ord_next = qp2_ctx_ord_reg;
-    if (qp2_cfg_load) begin
         qp2_ctx_ord_next = cfg_ord;
     end
-end
-
-always @* begin
-    qp2_ctx_initial_msn_next = qp2_ctx_initial_msn_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_initial_msn_next = cfg_initial_msn;
-    end
-end
-
-always @* begin
-    qp2_ctx_mulpdu_next = qp2_ctx_mulpdu_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_mulpdu_next = cfg_mulpdu;
-    end
-end
-
-always @* begin
-    qp2_ctx_big_endian_next = qp2_ctx_big_endian_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_big_endian_next = cfg_big_endian;
-    end
-end
-
-always @* begin
-    qp2_ctx_fence_next = qp2_ctx_fence_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_fence_next = cfg_fence;
-    end
-end
-
-always @* begin
-    qp2_restart_next = qp2_restart_reg;
-    qp2_restart_next = qp2_cfg_load;
 end
 
 always @* begin
@@ -1846,113 +1106,93 @@ always @* begin
     qp3_ctx_tx_s0_next = qp3_ctx_tx_s0_reg;
     qp3_ctx_tx_seq_next = qp3_ctx_tx_seq_reg;
     qp3_ctx_rfc7306_next = qp3_ctx_rfc7306_reg;
+    qp3_ctx_ord_next = qp3_ctx_ord_reg;
     if (qp3_cfg_load) begin
         qp3_ctx_tx_markers_next = cfg_tx_markers;
         qp3_ctx_crc_next = cfg_crc;
         qp3_ctx_tx_s0_next = cfg_tx_s0;
         qp3_ctx_tx_seq_next = cfg_tx_seq;
         qp3_ctx_rfc7306_next = cfg_rfc7306;
-    end
-end
-
-always @* begin
-    qp3_ctx_pd_next = qp3_ctx_pd_reg;
-    if (qp3_cfg_load) begin
-        qp3_ctx_pd_next = cfg_pd;
-    end
-end
-
-always @* begin
-    qp3_ctx_ird_next = qp3_ctx_ird_reg;
-    if (qp3_cfg_load) begin
-        qp3_ctx_ird_next = cfg_ird;
-    end
-end
-
-always @* begin
-    qp3_ctx_ord_next = qp3_ctx_ord_reg;
-    if (qp3_cfg_load) begin
         qp3_ctx_ord_next = cfg_ord;
     end
 end
 
 always @* begin
-    qp3_ctx_initial_msn_next = qp3_ctx_initial_msn_reg;
+    qp0_orq_out_next = qp0_orq_out_reg;
+    qp0_orq_out_next = (qp0_orq_out_reg + {3'b000, wr_orq_push & _t15}) - {3'b000, ctl_m_orq_done & (ctl_m_orq_done_qp == 2'b00)};
+    if (qp0_cfg_load) begin
+        qp0_orq_out_next = 4'b0000;
+    end
+end
+
+always @* begin
+    qp1_orq_out_next = qp1_orq_out_reg;
+    qp1_orq_out_next = (qp1_orq_out_reg + {3'b000, wr_orq_push & _t3}) - {3'b000, ctl_m_orq_done & (ctl_m_orq_done_qp == 2'b01)};
+    if (qp1_cfg_load) begin
+        qp1_orq_out_next = 4'b0000;
+    end
+end
+
+always @* begin
+    qp2_orq_out_next = qp2_orq_out_reg;
+    qp2_orq_out_next = (qp2_orq_out_reg + {3'b000, wr_orq_push & _t2}) - {3'b000, ctl_m_orq_done & (ctl_m_orq_done_qp == 2'b10)};
+    if (qp2_cfg_load) begin
+        qp2_orq_out_next = 4'b0000;
+    end
+end
+
+always @* begin
+    qp3_orq_out_next = qp3_orq_out_reg;
+    qp3_orq_out_next = (qp3_orq_out_reg + {3'b000, wr_orq_push & _t1}) - {3'b000, ctl_m_orq_done & (ctl_m_orq_done_qp == 2'b11)};
     if (qp3_cfg_load) begin
-        qp3_ctx_initial_msn_next = cfg_initial_msn;
+        qp3_orq_out_next = 4'b0000;
     end
 end
 
 always @* begin
-    qp3_ctx_mulpdu_next = qp3_ctx_mulpdu_reg;
+    qp0_fenced_next = qp0_fenced_reg;
+    if (cq_first_fire & (ctl_m_first_qp == 2'b00)) begin
+        qp0_fenced_next = 1'b0;
+    end
+    if (qp0_cfg_load) begin
+        qp0_fenced_next = cfg_fence;
+    end
+end
+
+always @* begin
+    qp1_fenced_next = qp1_fenced_reg;
+    if (cq_first_fire & (ctl_m_first_qp == 2'b01)) begin
+        qp1_fenced_next = 1'b0;
+    end
+    if (qp1_cfg_load) begin
+        qp1_fenced_next = cfg_fence;
+    end
+end
+
+always @* begin
+    qp2_fenced_next = qp2_fenced_reg;
+    if (cq_first_fire & (ctl_m_first_qp == 2'b10)) begin
+        qp2_fenced_next = 1'b0;
+    end
+    if (qp2_cfg_load) begin
+        qp2_fenced_next = cfg_fence;
+    end
+end
+
+always @* begin
+    qp3_fenced_next = qp3_fenced_reg;
+    if (cq_first_fire & (ctl_m_first_qp == 2'b11)) begin
+        qp3_fenced_next = 1'b0;
+    end
     if (qp3_cfg_load) begin
-        qp3_ctx_mulpdu_next = cfg_mulpdu;
+        qp3_fenced_next = cfg_fence;
     end
-end
-
-always @* begin
-    qp3_ctx_big_endian_next = qp3_ctx_big_endian_reg;
-    if (qp3_cfg_load) begin
-        qp3_ctx_big_endian_next = cfg_big_endian;
-    end
-end
-
-always @* begin
-    qp3_ctx_fence_next = qp3_ctx_fence_reg;
-    if (qp3_cfg_load) begin
-        qp3_ctx_fence_next = cfg_fence;
-    end
-end
-
-always @* begin
-    qp3_restart_next = qp3_restart_reg;
-    qp3_restart_next = qp3_cfg_load;
-end
-
-always @* begin
-    stag_lk_arb_locked_next = stag_lk_arb_locked_reg;
-    stag_lk_arb_owner_next = stag_lk_arb_owner_reg;
-    stag_lk_arb_last_next = stag_lk_arb_last_reg;
-    stag_lk_tag1_next = stag_lk_tag1_reg;
-    stag_lk_tag2_next = stag_lk_tag2_reg;
-    stag_lk_tag3_next = stag_lk_tag3_reg;
-    if (stag_lk_arb_valid & (~_t97)) begin
-        stag_lk_arb_locked_next = 1'b1;
-        stag_lk_arb_owner_next = stag_lk_arb_grant;
-    end
-    if (_t97) begin
-        stag_lk_arb_locked_next = 1'b0;
-        stag_lk_arb_last_next = stag_lk_arb_grant;
-    end
-    stag_lk_tag1_next = stag_lk_arb_grant;
-    stag_lk_tag2_next = stag_lk_tag1_reg;
-    stag_lk_tag3_next = stag_lk_tag2_reg;
-end
-
-always @* begin
-    stag_inv_arb_locked_next = stag_inv_arb_locked_reg;
-    stag_inv_arb_owner_next = stag_inv_arb_owner_reg;
-    stag_inv_arb_last_next = stag_inv_arb_last_reg;
-    stag_inv_tag1_next = stag_inv_tag1_reg;
-    stag_inv_tag2_next = stag_inv_tag2_reg;
-    stag_inv_tag3_next = stag_inv_tag3_reg;
-    if (stag_inv_arb_valid & (~_t98)) begin
-        stag_inv_arb_locked_next = 1'b1;
-        stag_inv_arb_owner_next = stag_inv_arb_grant;
-    end
-    if (_t98) begin
-        stag_inv_arb_locked_next = 1'b0;
-        stag_inv_arb_last_next = stag_inv_arb_grant;
-    end
-    stag_inv_tag1_next = stag_inv_arb_grant;
-    stag_inv_tag2_next = stag_inv_tag1_reg;
-    stag_inv_tag3_next = stag_inv_tag2_reg;
 end
 
 always @* begin
     rx_tag_wptr_next = rx_tag_wptr_reg;
     rx_tag_rptr_next = rx_tag_rptr_reg;
-    if (rx_tag_push) begin
+    if (rx_ulpdu_out) begin
         rx_tag_wptr_next = rx_tag_wptr_reg + 3'b001;
     end
     rx_tag_rptr_next = rx_tag_pop ? (rx_tag_rptr_reg + 3'b001) : rx_tag_rptr_reg;
@@ -1960,53 +1200,47 @@ end
 
 always @* begin
     rx_tag_full_next = rx_tag_full_reg;
-    rx_tag_full_next = (_t99 & (rx_tag_count == 3'b011)) | ((_t100 & 1'b0) | ((~(_t99 | _t100)) & rx_tag_full_reg));
+    rx_tag_full_next = (_t22 & (rx_tag_count == 3'b011)) | ((_t23 & 1'b0) | ((~(_t22 | _t23)) & rx_tag_full_reg));
 end
 
 always @* begin
-    rx_cmd_qp_wptr_next = rx_cmd_qp_wptr_reg;
-    rx_cmd_qp_rptr_next = rx_cmd_qp_rptr_reg;
-    if (rx_cmd_push) begin
-        rx_cmd_qp_wptr_next = rx_cmd_qp_wptr_reg + 7'h1;
+    qp0_tx_stopped_next = qp0_tx_stopped_reg;
+    if (ctl_m_stopped & (ctl_m_stopped_qp == 2'b00)) begin
+        qp0_tx_stopped_next = 1'b1;
     end
-    rx_cmd_qp_rptr_next = rx_cmd_pop ? (rx_cmd_qp_rptr_reg + 7'h1) : rx_cmd_qp_rptr_reg;
-end
-
-always @* begin
-    rx_place_qp_wptr_next = rx_place_qp_wptr_reg;
-    rx_place_qp_rptr_next = rx_place_qp_rptr_reg;
-    if (rx_place_push) begin
-        rx_place_qp_wptr_next = rx_place_qp_wptr_reg + 3'b001;
+    if (qp0_cfg_load) begin
+        qp0_tx_stopped_next = 1'b0;
     end
-    rx_place_qp_rptr_next = place_done ? (rx_place_qp_rptr_reg + 3'b001) : rx_place_qp_rptr_reg;
 end
 
 always @* begin
-    qp0_placing_next = qp0_placing_reg;
-    qp0_placed_next = qp0_placed_reg;
-    qp0_placing_next = qp0_placing_now;
-    qp0_placed_next = qp0_placing_now == 7'h0;
+    qp1_tx_stopped_next = qp1_tx_stopped_reg;
+    if (ctl_m_stopped & (ctl_m_stopped_qp == 2'b01)) begin
+        qp1_tx_stopped_next = 1'b1;
+    end
+    if (qp1_cfg_load) begin
+        qp1_tx_stopped_next = 1'b0;
+    end
 end
 
 always @* begin
-    qp1_placing_next = qp1_placing_reg;
-    qp1_placed_next = qp1_placed_reg;
-    qp1_placing_next = qp1_placing_now;
-    qp1_placed_next = qp1_placing_now == 7'h0;
+    qp2_tx_stopped_next = qp2_tx_stopped_reg;
+    if (ctl_m_stopped & (ctl_m_stopped_qp == 2'b10)) begin
+        qp2_tx_stopped_next = 1'b1;
+    end
+    if (qp2_cfg_load) begin
+        qp2_tx_stopped_next = 1'b0;
+    end
 end
 
 always @* begin
-    qp2_placing_next = qp2_placing_reg;
-    qp2_placed_next = qp2_placed_reg;
-    qp2_placing_next = qp2_placing_now;
-    qp2_placed_next = qp2_placing_now == 7'h0;
-end
-
-always @* begin
-    qp3_placing_next = qp3_placing_reg;
-    qp3_placed_next = qp3_placed_reg;
-    qp3_placing_next = qp3_placing_now;
-    qp3_placed_next = qp3_placing_now == 7'h0;
+    qp3_tx_stopped_next = qp3_tx_stopped_reg;
+    if (ctl_m_stopped & (ctl_m_stopped_qp == 2'b11)) begin
+        qp3_tx_stopped_next = 1'b1;
+    end
+    if (qp3_cfg_load) begin
+        qp3_tx_stopped_next = 1'b0;
+    end
 end
 
 always @* begin
@@ -2015,33 +1249,54 @@ always @* begin
     qp1_framed_next = qp1_framed_reg;
     qp2_framed_next = qp2_framed_reg;
     qp3_framed_next = qp3_framed_reg;
-    if (tx_fire & _t53) begin
+    if (tx_fire & _t8) begin
         tx_wr_mid_next = ~framer_s_axis_tlast;
     end
     if (tx_fire & (tx_qp == 2'b00)) begin
         qp0_framed_next = 1'b1;
     end
-    if (qp0_rst) begin
+    if (qp0_cfg_load) begin
         qp0_framed_next = 1'b0;
     end
-    if (tx_fire & _t59) begin
+    if (tx_fire & _t11) begin
         qp1_framed_next = 1'b1;
     end
-    if (qp1_rst) begin
+    if (qp1_cfg_load) begin
         qp1_framed_next = 1'b0;
     end
-    if (tx_fire & _t58) begin
+    if (tx_fire & _t10) begin
         qp2_framed_next = 1'b1;
     end
-    if (qp2_rst) begin
+    if (qp2_cfg_load) begin
         qp2_framed_next = 1'b0;
     end
-    if (tx_fire & _t57) begin
+    if (tx_fire & _t9) begin
         qp3_framed_next = 1'b1;
     end
-    if (qp3_rst) begin
+    if (qp3_cfg_load) begin
         qp3_framed_next = 1'b0;
     end
+end
+
+always @* begin
+    cq_sent_wptr_next = cq_sent_wptr_reg;
+    cq_sent_rptr_next = cq_sent_rptr_reg;
+    cq_sent_head_next = cq_sent_head_reg;
+    cq_sent_head_valid_next = cq_sent_head_valid_reg;
+    cq_sent_count_next = cq_sent_count_reg;
+    cq_sent_none_next = cq_sent_none_reg;
+    cq_sent_filled_next = cq_sent_filled_reg;
+    if (requester_m_sent_valid) begin
+        cq_sent_wptr_next = cq_sent_wptr_reg + 6'h1;
+    end
+    if (cq_sent_load) begin
+        cq_sent_rptr_next = cq_sent_rptr_reg + 6'h1;
+        cq_sent_head_next = cq_sent_mem[cq_sent_rptr_reg];
+    end
+    cq_sent_head_valid_next = cq_sent_load | (cq_sent_head_valid_reg & (~cq_sent_pop));
+    cq_sent_count_next = (cq_sent_count_reg + {6'h0, requester_m_sent_valid}) - {6'h0, cq_sent_load};
+    cq_sent_none_next = _t24 ? 1'b0 : (_t25 ? (cq_sent_count_reg == 7'h1) : cq_sent_none_reg);
+    cq_sent_filled_next = _t25 ? 1'b0 : (_t24 ? (cq_sent_count_reg == 7'h3f) : cq_sent_filled_reg);
 end
 
 always @* begin
@@ -2049,7 +1304,7 @@ always @* begin
     qp0_wr_room_next = qp0_wr_room_reg;
     qp0_wr_out_next = qp0_wr_out_now;
     qp0_wr_room_next = qp0_wr_out_now < 3'b100;
-    if (qp0_rst) begin
+    if (qp0_cfg_load) begin
         qp0_wr_out_next = 3'b000;
         qp0_wr_room_next = 1'b1;
     end
@@ -2060,7 +1315,7 @@ always @* begin
     qp1_wr_room_next = qp1_wr_room_reg;
     qp1_wr_out_next = qp1_wr_out_now;
     qp1_wr_room_next = qp1_wr_out_now < 3'b100;
-    if (qp1_rst) begin
+    if (qp1_cfg_load) begin
         qp1_wr_out_next = 3'b000;
         qp1_wr_room_next = 1'b1;
     end
@@ -2071,7 +1326,7 @@ always @* begin
     qp2_wr_room_next = qp2_wr_room_reg;
     qp2_wr_out_next = qp2_wr_out_now;
     qp2_wr_room_next = qp2_wr_out_now < 3'b100;
-    if (qp2_rst) begin
+    if (qp2_cfg_load) begin
         qp2_wr_out_next = 3'b000;
         qp2_wr_room_next = 1'b1;
     end
@@ -2082,57 +1337,9 @@ always @* begin
     qp3_wr_room_next = qp3_wr_room_reg;
     qp3_wr_out_next = qp3_wr_out_now;
     qp3_wr_room_next = qp3_wr_out_now < 3'b100;
-    if (qp3_rst) begin
+    if (qp3_cfg_load) begin
         qp3_wr_out_next = 3'b000;
         qp3_wr_room_next = 1'b1;
-    end
-end
-
-always @* begin
-    qp0_sent_pending_next = qp0_sent_pending_reg;
-    qp0_first_pending_next = qp0_first_pending_reg;
-    qp0_sent_pending_next = (qp0_sent_pending_reg + {15'h0, _t60}) - {15'h0, _t101 & _t71 & _t102};
-    if (_t101 & cq_from_first) begin
-        qp0_first_pending_next = 1'b0;
-    end
-    if (qp0_m_first_valid & _t19) begin
-        qp0_first_pending_next = 1'b1;
-    end
-end
-
-always @* begin
-    qp1_sent_pending_next = qp1_sent_pending_reg;
-    qp1_first_pending_next = qp1_first_pending_reg;
-    qp1_sent_pending_next = (qp1_sent_pending_reg + {15'h0, _t61}) - {15'h0, _t103 & _t71 & _t102};
-    if (_t103 & cq_from_first) begin
-        qp1_first_pending_next = 1'b0;
-    end
-    if (qp1_m_first_valid & _t13) begin
-        qp1_first_pending_next = 1'b1;
-    end
-end
-
-always @* begin
-    qp2_sent_pending_next = qp2_sent_pending_reg;
-    qp2_first_pending_next = qp2_first_pending_reg;
-    qp2_sent_pending_next = (qp2_sent_pending_reg + {15'h0, _t62}) - {15'h0, _t104 & _t71 & _t102};
-    if (_t104 & cq_from_first) begin
-        qp2_first_pending_next = 1'b0;
-    end
-    if (qp2_m_first_valid & _t15) begin
-        qp2_first_pending_next = 1'b1;
-    end
-end
-
-always @* begin
-    qp3_sent_pending_next = qp3_sent_pending_reg;
-    qp3_first_pending_next = qp3_first_pending_reg;
-    qp3_sent_pending_next = (qp3_sent_pending_reg + {15'h0, _t63}) - {15'h0, _t105 & _t71 & _t102};
-    if (_t105 & cq_from_first) begin
-        qp3_first_pending_next = 1'b0;
-    end
-    if (qp3_m_first_valid & _t17) begin
-        qp3_first_pending_next = 1'b1;
     end
 end
 
@@ -2149,106 +1356,35 @@ always @* begin
     tx_arb_locked_next = tx_arb_locked_reg;
     tx_arb_owner_next = tx_arb_owner_reg;
     tx_arb_last_next = tx_arb_last_reg;
-    cq_arb_locked_next = cq_arb_locked_reg;
-    cq_arb_owner_next = cq_arb_owner_reg;
-    cq_arb_last_next = cq_arb_last_reg;
     mem_wr_arb_locked_next = mem_wr_arb_locked_reg;
     mem_wr_arb_owner_next = mem_wr_arb_owner_reg;
     mem_wr_arb_last_next = mem_wr_arb_last_reg;
     mem_rd_arb_locked_next = mem_rd_arb_locked_reg;
     mem_rd_arb_owner_next = mem_rd_arb_owner_reg;
     mem_rd_arb_last_next = mem_rd_arb_last_reg;
-    if (tx_arb_valid & (~_t106)) begin
+    if (tx_arb_valid & (~_t26)) begin
         tx_arb_locked_next = 1'b1;
         tx_arb_owner_next = tx_arb_grant;
     end
-    if (_t106) begin
+    if (_t26) begin
         tx_arb_locked_next = 1'b0;
         tx_arb_last_next = tx_arb_grant;
     end
-    if (cq_arb_valid & (~_t107)) begin
-        cq_arb_locked_next = 1'b1;
-        cq_arb_owner_next = cq_arb_grant;
-    end
-    if (_t107) begin
-        cq_arb_locked_next = 1'b0;
-        cq_arb_last_next = cq_arb_grant;
-    end
-    if (mem_wr_arb_valid & (~_t108)) begin
+    if (mem_wr_arb_valid & (~_t27)) begin
         mem_wr_arb_locked_next = 1'b1;
         mem_wr_arb_owner_next = mem_wr_arb_grant;
     end
-    if (_t108) begin
+    if (_t27) begin
         mem_wr_arb_locked_next = 1'b0;
         mem_wr_arb_last_next = mem_wr_arb_grant;
     end
-    if (mem_rd_arb_valid & (~_t109)) begin
+    if (mem_rd_arb_valid & (~_t28)) begin
         mem_rd_arb_locked_next = 1'b1;
         mem_rd_arb_owner_next = mem_rd_arb_grant;
     end
-    if (_t109) begin
+    if (_t28) begin
         mem_rd_arb_locked_next = 1'b0;
         mem_rd_arb_last_next = mem_rd_arb_grant;
-    end
-end
-
-always @* begin
-    qp0_rx_held_next = qp0_rx_held_reg;
-    qp0_rx_held_next = (qp0_rx_held_reg + {9'h0, rx_ulpdu_in & (deframer_m_axis_tid == 2'b00)}) - {9'h0, rx_desc_fire & _t37};
-end
-
-always @* begin
-    qp1_rx_held_next = qp1_rx_held_reg;
-    qp1_rx_held_next = (qp1_rx_held_reg + {9'h0, rx_ulpdu_in & (deframer_m_axis_tid == 2'b01)}) - {9'h0, rx_desc_fire & _t38};
-end
-
-always @* begin
-    qp2_rx_held_next = qp2_rx_held_reg;
-    qp2_rx_held_next = (qp2_rx_held_reg + {9'h0, rx_ulpdu_in & (deframer_m_axis_tid == 2'b10)}) - {9'h0, rx_desc_fire & _t39};
-end
-
-always @* begin
-    qp3_rx_held_next = qp3_rx_held_reg;
-    qp3_rx_held_next = (qp3_rx_held_reg + {9'h0, rx_ulpdu_in & (deframer_m_axis_tid == 2'b11)}) - {9'h0, rx_desc_fire & _t40};
-end
-
-always @* begin
-    qp0_mpa_err_next = qp0_mpa_err_reg;
-    if (rx_ulpdu_out & (reasm_m_axis_tid == 2'b00) & _t110) begin
-        qp0_mpa_err_next = 1'b1;
-    end
-    if (qp0_rst) begin
-        qp0_mpa_err_next = 1'b0;
-    end
-end
-
-always @* begin
-    qp1_mpa_err_next = qp1_mpa_err_reg;
-    if (rx_ulpdu_out & _t33 & _t110) begin
-        qp1_mpa_err_next = 1'b1;
-    end
-    if (qp1_rst) begin
-        qp1_mpa_err_next = 1'b0;
-    end
-end
-
-always @* begin
-    qp2_mpa_err_next = qp2_mpa_err_reg;
-    if (rx_ulpdu_out & _t32 & _t110) begin
-        qp2_mpa_err_next = 1'b1;
-    end
-    if (qp2_rst) begin
-        qp2_mpa_err_next = 1'b0;
-    end
-end
-
-always @* begin
-    qp3_mpa_err_next = qp3_mpa_err_reg;
-    if (rx_ulpdu_out & _t31 & _t110) begin
-        qp3_mpa_err_next = 1'b1;
-    end
-    if (qp3_rst) begin
-        qp3_mpa_err_next = 1'b0;
     end
 end
 
@@ -2258,84 +1394,44 @@ always @(posedge clk) begin
     qp0_ctx_tx_s0_reg <= qp0_ctx_tx_s0_next;
     qp0_ctx_tx_seq_reg <= qp0_ctx_tx_seq_next;
     qp0_ctx_rfc7306_reg <= qp0_ctx_rfc7306_next;
-    qp0_restart_reg <= qp0_restart_next;
-    qp0_ctx_pd_reg <= qp0_ctx_pd_next;
-    qp0_ctx_ird_reg <= qp0_ctx_ird_next;
     qp0_ctx_ord_reg <= qp0_ctx_ord_next;
-    qp0_ctx_initial_msn_reg <= qp0_ctx_initial_msn_next;
-    qp0_ctx_mulpdu_reg <= qp0_ctx_mulpdu_next;
-    qp0_ctx_big_endian_reg <= qp0_ctx_big_endian_next;
-    qp0_ctx_fence_reg <= qp0_ctx_fence_next;
     qp1_ctx_tx_markers_reg <= qp1_ctx_tx_markers_next;
     qp1_ctx_crc_reg <= qp1_ctx_crc_next;
     qp1_ctx_tx_s0_reg <= qp1_ctx_tx_s0_next;
     qp1_ctx_tx_seq_reg <= qp1_ctx_tx_seq_next;
     qp1_ctx_rfc7306_reg <= qp1_ctx_rfc7306_next;
-    qp1_restart_reg <= qp1_restart_next;
-    qp1_ctx_pd_reg <= qp1_ctx_pd_next;
-    qp1_ctx_ird_reg <= qp1_ctx_ird_next;
     qp1_ctx_ord_reg <= qp1_ctx_ord_next;
-    qp1_ctx_initial_msn_reg <= qp1_ctx_initial_msn_next;
-    qp1_ctx_mulpdu_reg <= qp1_ctx_mulpdu_next;
-    qp1_ctx_big_endian_reg <= qp1_ctx_big_endian_next;
-    qp1_ctx_fence_reg <= qp1_ctx_fence_next;
     qp2_ctx_tx_markers_reg <= qp2_ctx_tx_markers_next;
     qp2_ctx_crc_reg <= qp2_ctx_crc_next;
     qp2_ctx_tx_s0_reg <= qp2_ctx_tx_s0_next;
     qp2_ctx_tx_seq_reg <= qp2_ctx_tx_seq_next;
     qp2_ctx_rfc7306_reg <= qp2_ctx_rfc7306_next;
-    qp2_restart_reg <= qp2_restart_next;
-    qp2_ctx_pd_reg <= qp2_ctx_pd_next;
-    qp2_ctx_ird_reg <= qp2_ctx_ird_next;
     qp2_ctx_ord_reg <= qp2_ctx_ord_next;
-    qp2_ctx_initial_msn_reg <= qp2_ctx_initial_msn_next;
-    qp2_ctx_mulpdu_reg <= qp2_ctx_mulpdu_next;
-    qp2_ctx_big_endian_reg <= qp2_ctx_big_endian_next;
-    qp2_ctx_fence_reg <= qp2_ctx_fence_next;
     qp3_ctx_tx_markers_reg <= qp3_ctx_tx_markers_next;
     qp3_ctx_crc_reg <= qp3_ctx_crc_next;
     qp3_ctx_tx_s0_reg <= qp3_ctx_tx_s0_next;
     qp3_ctx_tx_seq_reg <= qp3_ctx_tx_seq_next;
     qp3_ctx_rfc7306_reg <= qp3_ctx_rfc7306_next;
-    qp3_restart_reg <= qp3_restart_next;
-    qp3_ctx_pd_reg <= qp3_ctx_pd_next;
-    qp3_ctx_ird_reg <= qp3_ctx_ird_next;
     qp3_ctx_ord_reg <= qp3_ctx_ord_next;
-    qp3_ctx_initial_msn_reg <= qp3_ctx_initial_msn_next;
-    qp3_ctx_mulpdu_reg <= qp3_ctx_mulpdu_next;
-    qp3_ctx_big_endian_reg <= qp3_ctx_big_endian_next;
-    qp3_ctx_fence_reg <= qp3_ctx_fence_next;
+    qp0_orq_out_reg <= qp0_orq_out_next;
+    qp1_orq_out_reg <= qp1_orq_out_next;
+    qp2_orq_out_reg <= qp2_orq_out_next;
+    qp3_orq_out_reg <= qp3_orq_out_next;
     qp0_wr_room_reg <= qp0_wr_room_next;
     qp1_wr_room_reg <= qp1_wr_room_next;
     qp2_wr_room_reg <= qp2_wr_room_next;
     qp3_wr_room_reg <= qp3_wr_room_next;
-    stag_lk_arb_last_reg <= stag_lk_arb_last_next;
-    stag_lk_arb_locked_reg <= stag_lk_arb_locked_next;
-    stag_lk_arb_owner_reg <= stag_lk_arb_owner_next;
-    stag_lk_tag1_reg <= stag_lk_tag1_next;
-    stag_lk_tag2_reg <= stag_lk_tag2_next;
-    stag_lk_tag3_reg <= stag_lk_tag3_next;
-    stag_inv_arb_last_reg <= stag_inv_arb_last_next;
-    stag_inv_arb_locked_reg <= stag_inv_arb_locked_next;
-    stag_inv_arb_owner_reg <= stag_inv_arb_owner_next;
-    stag_inv_tag1_reg <= stag_inv_tag1_next;
-    stag_inv_tag2_reg <= stag_inv_tag2_next;
-    stag_inv_tag3_reg <= stag_inv_tag3_next;
+    qp0_fenced_reg <= qp0_fenced_next;
+    qp1_fenced_reg <= qp1_fenced_next;
+    qp2_fenced_reg <= qp2_fenced_next;
+    qp3_fenced_reg <= qp3_fenced_next;
     rx_tag_wptr_reg <= rx_tag_wptr_next;
     rx_tag_rptr_reg <= rx_tag_rptr_next;
     rx_tag_full_reg <= rx_tag_full_next;
-    rx_cmd_qp_wptr_reg <= rx_cmd_qp_wptr_next;
-    rx_cmd_qp_rptr_reg <= rx_cmd_qp_rptr_next;
-    rx_place_qp_wptr_reg <= rx_place_qp_wptr_next;
-    rx_place_qp_rptr_reg <= rx_place_qp_rptr_next;
-    qp0_placing_reg <= qp0_placing_next;
-    qp0_placed_reg <= qp0_placed_next;
-    qp1_placing_reg <= qp1_placing_next;
-    qp1_placed_reg <= qp1_placed_next;
-    qp2_placing_reg <= qp2_placing_next;
-    qp2_placed_reg <= qp2_placed_next;
-    qp3_placing_reg <= qp3_placing_next;
-    qp3_placed_reg <= qp3_placed_next;
+    qp0_tx_stopped_reg <= qp0_tx_stopped_next;
+    qp1_tx_stopped_reg <= qp1_tx_stopped_next;
+    qp2_tx_stopped_reg <= qp2_tx_stopped_next;
+    qp3_tx_stopped_reg <= qp3_tx_stopped_next;
     tx_wr_mid_reg <= tx_wr_mid_next;
     tx_arb_last_reg <= tx_arb_last_next;
     tx_arb_locked_reg <= tx_arb_locked_next;
@@ -2344,21 +1440,17 @@ always @(posedge clk) begin
     qp1_framed_reg <= qp1_framed_next;
     qp2_framed_reg <= qp2_framed_next;
     qp3_framed_reg <= qp3_framed_next;
+    cq_sent_wptr_reg <= cq_sent_wptr_next;
+    cq_sent_rptr_reg <= cq_sent_rptr_next;
+    cq_sent_count_reg <= cq_sent_count_next;
+    cq_sent_head_reg <= cq_sent_head_next;
+    cq_sent_head_valid_reg <= cq_sent_head_valid_next;
+    cq_sent_none_reg <= cq_sent_none_next;
+    cq_sent_filled_reg <= cq_sent_filled_next;
     qp0_wr_out_reg <= qp0_wr_out_next;
     qp1_wr_out_reg <= qp1_wr_out_next;
     qp2_wr_out_reg <= qp2_wr_out_next;
     qp3_wr_out_reg <= qp3_wr_out_next;
-    qp0_sent_pending_reg <= qp0_sent_pending_next;
-    qp0_first_pending_reg <= qp0_first_pending_next;
-    qp1_sent_pending_reg <= qp1_sent_pending_next;
-    qp1_first_pending_reg <= qp1_first_pending_next;
-    qp2_sent_pending_reg <= qp2_sent_pending_next;
-    qp2_first_pending_reg <= qp2_first_pending_next;
-    qp3_sent_pending_reg <= qp3_sent_pending_next;
-    qp3_first_pending_reg <= qp3_first_pending_next;
-    cq_arb_last_reg <= cq_arb_last_next;
-    cq_arb_locked_reg <= cq_arb_locked_next;
-    cq_arb_owner_reg <= cq_arb_owner_next;
     mem_wr_arb_last_reg <= mem_wr_arb_last_next;
     mem_wr_arb_locked_reg <= mem_wr_arb_locked_next;
     mem_wr_arb_owner_reg <= mem_wr_arb_owner_next;
@@ -2367,22 +1459,11 @@ always @(posedge clk) begin
     mem_rd_arb_owner_reg <= mem_rd_arb_owner_next;
     mem_rd_owners_wptr_reg <= mem_rd_owners_wptr_next;
     mem_rd_owners_rptr_reg <= mem_rd_owners_rptr_next;
-    qp0_rx_held_reg <= qp0_rx_held_next;
-    qp1_rx_held_reg <= qp1_rx_held_next;
-    qp2_rx_held_reg <= qp2_rx_held_next;
-    qp3_rx_held_reg <= qp3_rx_held_next;
-    qp0_mpa_err_reg <= qp0_mpa_err_next;
-    qp1_mpa_err_reg <= qp1_mpa_err_next;
-    qp2_mpa_err_reg <= qp2_mpa_err_next;
-    qp3_mpa_err_reg <= qp3_mpa_err_next;
-    if (rx_tag_push) begin
-        rx_tag_mem[rx_tag_wptr_reg[1:0]] <= {rx_verdict_llp_err, _t110, reasm_m_axis_tid};
+    if (rx_ulpdu_out) begin
+        rx_tag_mem[rx_tag_wptr_reg[1:0]] <= {rx_verdict_llp_err, ~rx_verdict_passed, reasm_m_axis_tid};
     end
-    if (rx_cmd_push) begin
-        rx_cmd_qp_mem[rx_cmd_qp_wptr_reg[5:0]] <= rx_tag_qp;
-    end
-    if (rx_place_push) begin
-        rx_place_qp_mem[rx_place_qp_wptr_reg[1:0]] <= _t42;
+    if (requester_m_sent_valid) begin
+        cq_sent_mem[cq_sent_wptr_reg] <= requester_m_sent_qp;
     end
     if (mem_rd_fire) begin
         mem_rd_owners_mem[mem_rd_owners_wptr_reg[8:0]] <= mem_rd_arb_grant;
@@ -2394,448 +1475,235 @@ always @(posedge clk) begin
         qp0_ctx_tx_s0_reg <= 9'h0;
         qp0_ctx_tx_seq_reg <= 9'h0;
         qp0_ctx_rfc7306_reg <= 1'b0;
-        qp0_restart_reg <= 1'b1;
-        qp0_ctx_pd_reg <= 16'h0;
-        qp0_ctx_ird_reg <= 16'h0;
         qp0_ctx_ord_reg <= 16'h0;
-        qp0_ctx_initial_msn_reg <= 32'h0;
-        qp0_ctx_mulpdu_reg <= 16'h0;
-        qp0_ctx_big_endian_reg <= 1'b0;
-        qp0_ctx_fence_reg <= 1'b0;
         qp1_ctx_tx_markers_reg <= 1'b0;
         qp1_ctx_crc_reg <= 1'b0;
         qp1_ctx_tx_s0_reg <= 9'h0;
         qp1_ctx_tx_seq_reg <= 9'h0;
         qp1_ctx_rfc7306_reg <= 1'b0;
-        qp1_restart_reg <= 1'b1;
-        qp1_ctx_pd_reg <= 16'h0;
-        qp1_ctx_ird_reg <= 16'h0;
         qp1_ctx_ord_reg <= 16'h0;
-        qp1_ctx_initial_msn_reg <= 32'h0;
-        qp1_ctx_mulpdu_reg <= 16'h0;
-        qp1_ctx_big_endian_reg <= 1'b0;
-        qp1_ctx_fence_reg <= 1'b0;
         qp2_ctx_tx_markers_reg <= 1'b0;
         qp2_ctx_crc_reg <= 1'b0;
         qp2_ctx_tx_s0_reg <= 9'h0;
         qp2_ctx_tx_seq_reg <= 9'h0;
         qp2_ctx_rfc7306_reg <= 1'b0;
-        qp2_restart_reg <= 1'b1;
-        qp2_ctx_pd_reg <= 16'h0;
-        qp2_ctx_ird_reg <= 16'h0;
         qp2_ctx_ord_reg <= 16'h0;
-        qp2_ctx_initial_msn_reg <= 32'h0;
-        qp2_ctx_mulpdu_reg <= 16'h0;
-        qp2_ctx_big_endian_reg <= 1'b0;
-        qp2_ctx_fence_reg <= 1'b0;
         qp3_ctx_tx_markers_reg <= 1'b0;
         qp3_ctx_crc_reg <= 1'b0;
         qp3_ctx_tx_s0_reg <= 9'h0;
         qp3_ctx_tx_seq_reg <= 9'h0;
         qp3_ctx_rfc7306_reg <= 1'b0;
-        qp3_restart_reg <= 1'b1;
-        qp3_ctx_pd_reg <= 16'h0;
-        qp3_ctx_ird_reg <= 16'h0;
         qp3_ctx_ord_reg <= 16'h0;
-        qp3_ctx_initial_msn_reg <= 32'h0;
-        qp3_ctx_mulpdu_reg <= 16'h0;
-        qp3_ctx_big_endian_reg <= 1'b0;
-        qp3_ctx_fence_reg <= 1'b0;
+        qp0_orq_out_reg <= 4'b0000;
+        qp1_orq_out_reg <= 4'b0000;
+        qp2_orq_out_reg <= 4'b0000;
+        qp3_orq_out_reg <= 4'b0000;
         qp0_wr_room_reg <= 1'b1;
         qp1_wr_room_reg <= 1'b1;
         qp2_wr_room_reg <= 1'b1;
         qp3_wr_room_reg <= 1'b1;
-        stag_lk_arb_last_reg <= 2'b11;
-        stag_lk_arb_locked_reg <= 1'b0;
-        stag_inv_arb_last_reg <= 2'b11;
-        stag_inv_arb_locked_reg <= 1'b0;
+        qp0_fenced_reg <= 1'b0;
+        qp1_fenced_reg <= 1'b0;
+        qp2_fenced_reg <= 1'b0;
+        qp3_fenced_reg <= 1'b0;
         rx_tag_wptr_reg <= 3'b000;
         rx_tag_rptr_reg <= 3'b000;
         rx_tag_full_reg <= 1'b0;
-        rx_cmd_qp_wptr_reg <= 7'h0;
-        rx_cmd_qp_rptr_reg <= 7'h0;
-        rx_place_qp_wptr_reg <= 3'b000;
-        rx_place_qp_rptr_reg <= 3'b000;
-        qp0_placing_reg <= 7'h0;
-        qp0_placed_reg <= 1'b1;
-        qp1_placing_reg <= 7'h0;
-        qp1_placed_reg <= 1'b1;
-        qp2_placing_reg <= 7'h0;
-        qp2_placed_reg <= 1'b1;
-        qp3_placing_reg <= 7'h0;
-        qp3_placed_reg <= 1'b1;
+        qp0_tx_stopped_reg <= 1'b0;
+        qp1_tx_stopped_reg <= 1'b0;
+        qp2_tx_stopped_reg <= 1'b0;
+        qp3_tx_stopped_reg <= 1'b0;
         tx_wr_mid_reg <= 1'b0;
-        tx_arb_last_reg <= 3'b100;
+        tx_arb_last_reg <= 1'b1;
         tx_arb_locked_reg <= 1'b0;
         qp0_framed_reg <= 1'b0;
         qp1_framed_reg <= 1'b0;
         qp2_framed_reg <= 1'b0;
         qp3_framed_reg <= 1'b0;
+        cq_sent_wptr_reg <= 6'h0;
+        cq_sent_rptr_reg <= 6'h0;
+        cq_sent_count_reg <= 7'h0;
+        cq_sent_head_valid_reg <= 1'b0;
+        cq_sent_none_reg <= 1'b1;
+        cq_sent_filled_reg <= 1'b0;
         qp0_wr_out_reg <= 3'b000;
         qp1_wr_out_reg <= 3'b000;
         qp2_wr_out_reg <= 3'b000;
         qp3_wr_out_reg <= 3'b000;
-        qp0_sent_pending_reg <= 16'h0;
-        qp0_first_pending_reg <= 1'b0;
-        qp1_sent_pending_reg <= 16'h0;
-        qp1_first_pending_reg <= 1'b0;
-        qp2_sent_pending_reg <= 16'h0;
-        qp2_first_pending_reg <= 1'b0;
-        qp3_sent_pending_reg <= 16'h0;
-        qp3_first_pending_reg <= 1'b0;
-        cq_arb_last_reg <= 2'b11;
-        cq_arb_locked_reg <= 1'b0;
-        mem_wr_arb_last_reg <= 3'b100;
+        mem_wr_arb_last_reg <= 1'b1;
         mem_wr_arb_locked_reg <= 1'b0;
-        mem_rd_arb_last_reg <= 3'b100;
+        mem_rd_arb_last_reg <= 1'b1;
         mem_rd_arb_locked_reg <= 1'b0;
         mem_rd_owners_wptr_reg <= 10'h0;
         mem_rd_owners_rptr_reg <= 10'h0;
-        qp0_rx_held_reg <= 10'h0;
-        qp1_rx_held_reg <= 10'h0;
-        qp2_rx_held_reg <= 10'h0;
-        qp3_rx_held_reg <= 10'h0;
-        qp0_mpa_err_reg <= 1'b0;
-        qp1_mpa_err_reg <= 1'b0;
-        qp2_mpa_err_reg <= 1'b0;
-        qp3_mpa_err_reg <= 1'b0;
     end
 end
 
-rnic_qp_w8 u_qp0 (
+ddp_rx_ctl_q4 u_rx_ctl (
     .clk(clk),
-    .rst(qp0_rst),
-    .cfg_pd(qp0_cfg_pd),
-    .cfg_ird(qp0_cfg_ird),
-    .cfg_ord(qp0_cfg_ord),
-    .cfg_initial_msn(qp0_cfg_initial_msn),
-    .cfg_mulpdu(qp0_cfg_mulpdu),
-    .cfg_big_endian(qp0_cfg_big_endian),
-    .cfg_fence(qp0_cfg_fence),
-    .s_desc_tdata(qp0_s_desc_tdata),
-    .s_desc_tvalid(qp0_s_desc_tvalid),
-    .s_desc_tready(qp0_s_desc_tready),
-    .s_desc_mpa_bad(qp0_s_desc_mpa_bad),
-    .s_desc_mpa_code(qp0_s_desc_mpa_code),
-    .m_cmd_valid(qp0_m_cmd_valid),
-    .m_cmd_ready(qp0_m_cmd_ready),
-    .m_cmd_addr(qp0_m_cmd_addr),
-    .m_cmd_discard(qp0_m_cmd_discard),
-    .place_idle(qp0_place_idle),
-    .stag_lk_valid(qp0_stag_lk_valid),
-    .stag_lk_stag(qp0_stag_lk_stag),
-    .stag_lk_to(qp0_stag_lk_to),
-    .stag_lk_len(qp0_stag_lk_len),
-    .stag_lk_right(qp0_stag_lk_right),
-    .stag_lk_pd(qp0_stag_lk_pd),
-    .stag_inv_valid(qp0_stag_inv_valid),
-    .stag_inv_stag(qp0_stag_inv_stag),
-    .stag_inv_pd(qp0_stag_inv_pd),
-    .stag_lk_ready(qp0_stag_lk_ready),
-    .stag_inv_ready(qp0_stag_inv_ready),
-    .stag_lk_rsp_valid(qp0_stag_lk_rsp_valid),
-    .stag_lk_rsp_fault(qp0_stag_lk_rsp_fault),
-    .stag_lk_rsp_address(qp0_stag_lk_rsp_address),
-    .stag_inv_rsp_valid(qp0_stag_inv_rsp_valid),
-    .stag_inv_rsp_fault(qp0_stag_inv_rsp_fault),
-    .s_recv_valid(qp0_s_recv_valid),
-    .s_recv_ready(qp0_s_recv_ready),
-    .s_recv_addr(qp0_s_recv_addr),
-    .s_recv_len(qp0_s_recv_len),
-    .s_orq_valid(qp0_s_orq_valid),
-    .s_orq_ready(qp0_s_orq_ready),
-    .s_orq_stag(qp0_s_orq_stag),
-    .s_orq_to(qp0_s_orq_to),
-    .s_orq_size(qp0_s_orq_size),
-    .s_orq_request_id(qp0_s_orq_request_id),
-    .s_orq_atomic(qp0_s_orq_atomic),
-    .m_evt_valid(qp0_m_evt_valid),
-    .m_evt_ready(qp0_m_evt_ready),
-    .m_evt_kind(qp0_m_evt_kind),
-    .m_evt_length(qp0_m_evt_length),
-    .m_evt_solicited(qp0_m_evt_solicited),
-    .m_evt_invalidated(qp0_m_evt_invalidated),
-    .m_evt_stag(qp0_m_evt_stag),
-    .m_evt_data(qp0_m_evt_data),
-    .m_evt_err(qp0_m_evt_err),
-    .inject_valid(qp0_inject_valid),
-    .inject_err(qp0_inject_err),
-    .abort_req(qp0_abort_req),
-    .rx_stopped(qp0_rx_stopped),
-    .tx_stopped(qp0_tx_stopped),
-    .irrq_used(qp0_irrq_used),
-    .mem_rd_valid(qp0_mem_rd_valid),
-    .mem_rd_ready(qp0_mem_rd_ready),
-    .mem_rd_addr(qp0_mem_rd_addr),
-    .mem_rd_data_valid(qp0_mem_rd_data_valid),
-    .mem_rd_data(qp0_mem_rd_data),
-    .mem_wr_valid(qp0_mem_wr_valid),
-    .mem_wr_ready(qp0_mem_wr_ready),
-    .mem_wr_addr(qp0_mem_wr_addr),
-    .mem_wr_data(qp0_mem_wr_data),
-    .mem_wr_strb(qp0_mem_wr_strb),
-    .fenced(qp0_fenced),
-    .m_first_valid(qp0_m_first_valid),
-    .m_axis_tdata(qp0_m_axis_tdata),
-    .m_axis_tkeep(qp0_m_axis_tkeep),
-    .m_axis_tvalid(qp0_m_axis_tvalid),
-    .m_axis_tready(qp0_m_axis_tready),
-    .m_axis_tlast(qp0_m_axis_tlast),
-    .m_axis_tuser(qp0_m_axis_tuser),
-    .rx_idle(qp0_rx_idle),
-    .idle(qp0_idle)
+    .rst(rst),
+    .cfg_valid(ctl_cfg_valid),
+    .cfg_ready(ctl_cfg_ready),
+    .cfg_qp(ctl_cfg_qp),
+    .cfg_pd(ctl_cfg_pd),
+    .cfg_ird(ctl_cfg_ird),
+    .cfg_ord(ctl_cfg_ord),
+    .cfg_initial_msn(ctl_cfg_initial_msn),
+    .cfg_mulpdu(ctl_cfg_mulpdu),
+    .cfg_big_endian(ctl_cfg_big_endian),
+    .cfg_fence(ctl_cfg_fence),
+    .s_desc_tdata(ctl_s_desc_tdata),
+    .s_desc_tvalid(ctl_s_desc_tvalid),
+    .s_desc_tready(ctl_s_desc_tready),
+    .s_desc_qp(ctl_s_desc_qp),
+    .s_desc_mpa_bad(ctl_s_desc_mpa_bad),
+    .s_desc_mpa_code(ctl_s_desc_mpa_code),
+    .s_recv_valid(ctl_s_recv_valid),
+    .s_recv_ready(ctl_s_recv_ready),
+    .s_recv_qp(ctl_s_recv_qp),
+    .s_recv_addr(ctl_s_recv_addr),
+    .s_recv_len(ctl_s_recv_len),
+    .s_orq_valid(ctl_s_orq_valid),
+    .s_orq_ready(ctl_s_orq_ready),
+    .s_orq_qp(ctl_s_orq_qp),
+    .s_orq_stag(ctl_s_orq_stag),
+    .s_orq_to(ctl_s_orq_to),
+    .s_orq_size(ctl_s_orq_size),
+    .s_orq_request_id(ctl_s_orq_request_id),
+    .s_orq_atomic(ctl_s_orq_atomic),
+    .inject_valid(ctl_inject_valid),
+    .inject_ready(ctl_inject_ready),
+    .inject_qp(ctl_inject_qp),
+    .inject_err(ctl_inject_err),
+    .abort_valid(ctl_abort_valid),
+    .abort_ready(ctl_abort_ready),
+    .abort_qp(ctl_abort_qp),
+    .lk_valid(ctl_lk_valid),
+    .lk_ready(ctl_lk_ready),
+    .lk_stag(ctl_lk_stag),
+    .lk_to(ctl_lk_to),
+    .lk_len(ctl_lk_len),
+    .lk_right(ctl_lk_right),
+    .lk_pd(ctl_lk_pd),
+    .lk_rsp_valid(ctl_lk_rsp_valid),
+    .lk_rsp_fault(ctl_lk_rsp_fault),
+    .lk_rsp_address(ctl_lk_rsp_address),
+    .inv_valid(ctl_inv_valid),
+    .inv_ready(ctl_inv_ready),
+    .inv_stag(ctl_inv_stag),
+    .inv_pd(ctl_inv_pd),
+    .inv_rsp_valid(ctl_inv_rsp_valid),
+    .inv_rsp_fault(ctl_inv_rsp_fault),
+    .m_cmd_valid(ctl_m_cmd_valid),
+    .m_cmd_ready(ctl_m_cmd_ready),
+    .m_cmd_addr(ctl_m_cmd_addr),
+    .m_cmd_discard(ctl_m_cmd_discard),
+    .place_idle(ctl_place_idle),
+    .m_req_valid(ctl_m_req_valid),
+    .m_req_ready(ctl_m_req_ready),
+    .m_req_kind(ctl_m_req_kind),
+    .m_req_qp(ctl_m_req_qp),
+    .m_req_msn(ctl_m_req_msn),
+    .m_req_mulpdu(ctl_m_req_mulpdu),
+    .m_req_big_endian(ctl_m_req_big_endian),
+    .m_req_sink_stag(ctl_m_req_sink_stag),
+    .m_req_sink_to(ctl_m_req_sink_to),
+    .m_req_src_addr(ctl_m_req_src_addr),
+    .m_req_size(ctl_m_req_size),
+    .m_req_aopcode(ctl_m_req_aopcode),
+    .m_req_addr(ctl_m_req_addr),
+    .m_req_add_swap(ctl_m_req_add_swap),
+    .m_req_add_swap_mask(ctl_m_req_add_swap_mask),
+    .m_req_compare(ctl_m_req_compare),
+    .m_req_compare_mask(ctl_m_req_compare_mask),
+    .m_req_request_id(ctl_m_req_request_id),
+    .m_req_term_layer(ctl_m_req_term_layer),
+    .m_req_term_etype(ctl_m_req_term_etype),
+    .m_req_term_code(ctl_m_req_term_code),
+    .m_req_term_m(ctl_m_req_term_m),
+    .m_req_term_d(ctl_m_req_term_d),
+    .m_req_term_r(ctl_m_req_term_r),
+    .m_req_term_seg_len(ctl_m_req_term_seg_len),
+    .m_req_term_tagged(ctl_m_req_term_tagged),
+    .m_req_term_ddp_hdr(ctl_m_req_term_ddp_hdr),
+    .m_req_term_rdma_hdr(ctl_m_req_term_rdma_hdr),
+    .m_evt_valid(ctl_m_evt_valid),
+    .m_evt_ready(ctl_m_evt_ready),
+    .m_evt_qp(ctl_m_evt_qp),
+    .m_evt_kind(ctl_m_evt_kind),
+    .m_evt_length(ctl_m_evt_length),
+    .m_evt_solicited(ctl_m_evt_solicited),
+    .m_evt_invalidated(ctl_m_evt_invalidated),
+    .m_evt_stag(ctl_m_evt_stag),
+    .m_evt_data(ctl_m_evt_data),
+    .m_evt_err(ctl_m_evt_err),
+    .m_first_valid(ctl_m_first_valid),
+    .m_first_ready(ctl_m_first_ready),
+    .m_first_qp(ctl_m_first_qp),
+    .m_orq_done(ctl_m_orq_done),
+    .m_orq_done_qp(ctl_m_orq_done_qp),
+    .m_stopped(ctl_m_stopped),
+    .m_stopped_qp(ctl_m_stopped_qp),
+    .stat_qp(ctl_stat_qp),
+    .stat_rx_stopped(ctl_stat_rx_stopped),
+    .stat_tx_stopped(ctl_stat_tx_stopped),
+    .stat_irrq_used(ctl_stat_irrq_used),
+    .stat_fenced(ctl_stat_fenced),
+    .stat_mpa_err(ctl_stat_mpa_err),
+    .idle(ctl_idle),
+    .irrq_idle(ctl_irrq_idle),
+    .err_recv_full(ctl_err_recv_full)
 );
 
-rnic_qp_w8 u_qp1 (
+rdmap_tx_resp_w8_q4 u_responder (
     .clk(clk),
-    .rst(qp1_rst),
-    .cfg_pd(qp1_cfg_pd),
-    .cfg_ird(qp1_cfg_ird),
-    .cfg_ord(qp1_cfg_ord),
-    .cfg_initial_msn(qp1_cfg_initial_msn),
-    .cfg_mulpdu(qp1_cfg_mulpdu),
-    .cfg_big_endian(qp1_cfg_big_endian),
-    .cfg_fence(qp1_cfg_fence),
-    .s_desc_tdata(qp1_s_desc_tdata),
-    .s_desc_tvalid(qp1_s_desc_tvalid),
-    .s_desc_tready(qp1_s_desc_tready),
-    .s_desc_mpa_bad(qp1_s_desc_mpa_bad),
-    .s_desc_mpa_code(qp1_s_desc_mpa_code),
-    .m_cmd_valid(qp1_m_cmd_valid),
-    .m_cmd_ready(qp1_m_cmd_ready),
-    .m_cmd_addr(qp1_m_cmd_addr),
-    .m_cmd_discard(qp1_m_cmd_discard),
-    .place_idle(qp1_place_idle),
-    .stag_lk_valid(qp1_stag_lk_valid),
-    .stag_lk_stag(qp1_stag_lk_stag),
-    .stag_lk_to(qp1_stag_lk_to),
-    .stag_lk_len(qp1_stag_lk_len),
-    .stag_lk_right(qp1_stag_lk_right),
-    .stag_lk_pd(qp1_stag_lk_pd),
-    .stag_inv_valid(qp1_stag_inv_valid),
-    .stag_inv_stag(qp1_stag_inv_stag),
-    .stag_inv_pd(qp1_stag_inv_pd),
-    .stag_lk_ready(qp1_stag_lk_ready),
-    .stag_inv_ready(qp1_stag_inv_ready),
-    .stag_lk_rsp_valid(qp1_stag_lk_rsp_valid),
-    .stag_lk_rsp_fault(qp1_stag_lk_rsp_fault),
-    .stag_lk_rsp_address(qp1_stag_lk_rsp_address),
-    .stag_inv_rsp_valid(qp1_stag_inv_rsp_valid),
-    .stag_inv_rsp_fault(qp1_stag_inv_rsp_fault),
-    .s_recv_valid(qp1_s_recv_valid),
-    .s_recv_ready(qp1_s_recv_ready),
-    .s_recv_addr(qp1_s_recv_addr),
-    .s_recv_len(qp1_s_recv_len),
-    .s_orq_valid(qp1_s_orq_valid),
-    .s_orq_ready(qp1_s_orq_ready),
-    .s_orq_stag(qp1_s_orq_stag),
-    .s_orq_to(qp1_s_orq_to),
-    .s_orq_size(qp1_s_orq_size),
-    .s_orq_request_id(qp1_s_orq_request_id),
-    .s_orq_atomic(qp1_s_orq_atomic),
-    .m_evt_valid(qp1_m_evt_valid),
-    .m_evt_ready(qp1_m_evt_ready),
-    .m_evt_kind(qp1_m_evt_kind),
-    .m_evt_length(qp1_m_evt_length),
-    .m_evt_solicited(qp1_m_evt_solicited),
-    .m_evt_invalidated(qp1_m_evt_invalidated),
-    .m_evt_stag(qp1_m_evt_stag),
-    .m_evt_data(qp1_m_evt_data),
-    .m_evt_err(qp1_m_evt_err),
-    .inject_valid(qp1_inject_valid),
-    .inject_err(qp1_inject_err),
-    .abort_req(qp1_abort_req),
-    .rx_stopped(qp1_rx_stopped),
-    .tx_stopped(qp1_tx_stopped),
-    .irrq_used(qp1_irrq_used),
-    .mem_rd_valid(qp1_mem_rd_valid),
-    .mem_rd_ready(qp1_mem_rd_ready),
-    .mem_rd_addr(qp1_mem_rd_addr),
-    .mem_rd_data_valid(qp1_mem_rd_data_valid),
-    .mem_rd_data(qp1_mem_rd_data),
-    .mem_wr_valid(qp1_mem_wr_valid),
-    .mem_wr_ready(qp1_mem_wr_ready),
-    .mem_wr_addr(qp1_mem_wr_addr),
-    .mem_wr_data(qp1_mem_wr_data),
-    .mem_wr_strb(qp1_mem_wr_strb),
-    .fenced(qp1_fenced),
-    .m_first_valid(qp1_m_first_valid),
-    .m_axis_tdata(qp1_m_axis_tdata),
-    .m_axis_tkeep(qp1_m_axis_tkeep),
-    .m_axis_tvalid(qp1_m_axis_tvalid),
-    .m_axis_tready(qp1_m_axis_tready),
-    .m_axis_tlast(qp1_m_axis_tlast),
-    .m_axis_tuser(qp1_m_axis_tuser),
-    .rx_idle(qp1_rx_idle),
-    .idle(qp1_idle)
-);
-
-rnic_qp_w8 u_qp2 (
-    .clk(clk),
-    .rst(qp2_rst),
-    .cfg_pd(qp2_cfg_pd),
-    .cfg_ird(qp2_cfg_ird),
-    .cfg_ord(qp2_cfg_ord),
-    .cfg_initial_msn(qp2_cfg_initial_msn),
-    .cfg_mulpdu(qp2_cfg_mulpdu),
-    .cfg_big_endian(qp2_cfg_big_endian),
-    .cfg_fence(qp2_cfg_fence),
-    .s_desc_tdata(qp2_s_desc_tdata),
-    .s_desc_tvalid(qp2_s_desc_tvalid),
-    .s_desc_tready(qp2_s_desc_tready),
-    .s_desc_mpa_bad(qp2_s_desc_mpa_bad),
-    .s_desc_mpa_code(qp2_s_desc_mpa_code),
-    .m_cmd_valid(qp2_m_cmd_valid),
-    .m_cmd_ready(qp2_m_cmd_ready),
-    .m_cmd_addr(qp2_m_cmd_addr),
-    .m_cmd_discard(qp2_m_cmd_discard),
-    .place_idle(qp2_place_idle),
-    .stag_lk_valid(qp2_stag_lk_valid),
-    .stag_lk_stag(qp2_stag_lk_stag),
-    .stag_lk_to(qp2_stag_lk_to),
-    .stag_lk_len(qp2_stag_lk_len),
-    .stag_lk_right(qp2_stag_lk_right),
-    .stag_lk_pd(qp2_stag_lk_pd),
-    .stag_inv_valid(qp2_stag_inv_valid),
-    .stag_inv_stag(qp2_stag_inv_stag),
-    .stag_inv_pd(qp2_stag_inv_pd),
-    .stag_lk_ready(qp2_stag_lk_ready),
-    .stag_inv_ready(qp2_stag_inv_ready),
-    .stag_lk_rsp_valid(qp2_stag_lk_rsp_valid),
-    .stag_lk_rsp_fault(qp2_stag_lk_rsp_fault),
-    .stag_lk_rsp_address(qp2_stag_lk_rsp_address),
-    .stag_inv_rsp_valid(qp2_stag_inv_rsp_valid),
-    .stag_inv_rsp_fault(qp2_stag_inv_rsp_fault),
-    .s_recv_valid(qp2_s_recv_valid),
-    .s_recv_ready(qp2_s_recv_ready),
-    .s_recv_addr(qp2_s_recv_addr),
-    .s_recv_len(qp2_s_recv_len),
-    .s_orq_valid(qp2_s_orq_valid),
-    .s_orq_ready(qp2_s_orq_ready),
-    .s_orq_stag(qp2_s_orq_stag),
-    .s_orq_to(qp2_s_orq_to),
-    .s_orq_size(qp2_s_orq_size),
-    .s_orq_request_id(qp2_s_orq_request_id),
-    .s_orq_atomic(qp2_s_orq_atomic),
-    .m_evt_valid(qp2_m_evt_valid),
-    .m_evt_ready(qp2_m_evt_ready),
-    .m_evt_kind(qp2_m_evt_kind),
-    .m_evt_length(qp2_m_evt_length),
-    .m_evt_solicited(qp2_m_evt_solicited),
-    .m_evt_invalidated(qp2_m_evt_invalidated),
-    .m_evt_stag(qp2_m_evt_stag),
-    .m_evt_data(qp2_m_evt_data),
-    .m_evt_err(qp2_m_evt_err),
-    .inject_valid(qp2_inject_valid),
-    .inject_err(qp2_inject_err),
-    .abort_req(qp2_abort_req),
-    .rx_stopped(qp2_rx_stopped),
-    .tx_stopped(qp2_tx_stopped),
-    .irrq_used(qp2_irrq_used),
-    .mem_rd_valid(qp2_mem_rd_valid),
-    .mem_rd_ready(qp2_mem_rd_ready),
-    .mem_rd_addr(qp2_mem_rd_addr),
-    .mem_rd_data_valid(qp2_mem_rd_data_valid),
-    .mem_rd_data(qp2_mem_rd_data),
-    .mem_wr_valid(qp2_mem_wr_valid),
-    .mem_wr_ready(qp2_mem_wr_ready),
-    .mem_wr_addr(qp2_mem_wr_addr),
-    .mem_wr_data(qp2_mem_wr_data),
-    .mem_wr_strb(qp2_mem_wr_strb),
-    .fenced(qp2_fenced),
-    .m_first_valid(qp2_m_first_valid),
-    .m_axis_tdata(qp2_m_axis_tdata),
-    .m_axis_tkeep(qp2_m_axis_tkeep),
-    .m_axis_tvalid(qp2_m_axis_tvalid),
-    .m_axis_tready(qp2_m_axis_tready),
-    .m_axis_tlast(qp2_m_axis_tlast),
-    .m_axis_tuser(qp2_m_axis_tuser),
-    .rx_idle(qp2_rx_idle),
-    .idle(qp2_idle)
-);
-
-rnic_qp_w8 u_qp3 (
-    .clk(clk),
-    .rst(qp3_rst),
-    .cfg_pd(qp3_cfg_pd),
-    .cfg_ird(qp3_cfg_ird),
-    .cfg_ord(qp3_cfg_ord),
-    .cfg_initial_msn(qp3_cfg_initial_msn),
-    .cfg_mulpdu(qp3_cfg_mulpdu),
-    .cfg_big_endian(qp3_cfg_big_endian),
-    .cfg_fence(qp3_cfg_fence),
-    .s_desc_tdata(qp3_s_desc_tdata),
-    .s_desc_tvalid(qp3_s_desc_tvalid),
-    .s_desc_tready(qp3_s_desc_tready),
-    .s_desc_mpa_bad(qp3_s_desc_mpa_bad),
-    .s_desc_mpa_code(qp3_s_desc_mpa_code),
-    .m_cmd_valid(qp3_m_cmd_valid),
-    .m_cmd_ready(qp3_m_cmd_ready),
-    .m_cmd_addr(qp3_m_cmd_addr),
-    .m_cmd_discard(qp3_m_cmd_discard),
-    .place_idle(qp3_place_idle),
-    .stag_lk_valid(qp3_stag_lk_valid),
-    .stag_lk_stag(qp3_stag_lk_stag),
-    .stag_lk_to(qp3_stag_lk_to),
-    .stag_lk_len(qp3_stag_lk_len),
-    .stag_lk_right(qp3_stag_lk_right),
-    .stag_lk_pd(qp3_stag_lk_pd),
-    .stag_inv_valid(qp3_stag_inv_valid),
-    .stag_inv_stag(qp3_stag_inv_stag),
-    .stag_inv_pd(qp3_stag_inv_pd),
-    .stag_lk_ready(qp3_stag_lk_ready),
-    .stag_inv_ready(qp3_stag_inv_ready),
-    .stag_lk_rsp_valid(qp3_stag_lk_rsp_valid),
-    .stag_lk_rsp_fault(qp3_stag_lk_rsp_fault),
-    .stag_lk_rsp_address(qp3_stag_lk_rsp_address),
-    .stag_inv_rsp_valid(qp3_stag_inv_rsp_valid),
-    .stag_inv_rsp_fault(qp3_stag_inv_rsp_fault),
-    .s_recv_valid(qp3_s_recv_valid),
-    .s_recv_ready(qp3_s_recv_ready),
-    .s_recv_addr(qp3_s_recv_addr),
-    .s_recv_len(qp3_s_recv_len),
-    .s_orq_valid(qp3_s_orq_valid),
-    .s_orq_ready(qp3_s_orq_ready),
-    .s_orq_stag(qp3_s_orq_stag),
-    .s_orq_to(qp3_s_orq_to),
-    .s_orq_size(qp3_s_orq_size),
-    .s_orq_request_id(qp3_s_orq_request_id),
-    .s_orq_atomic(qp3_s_orq_atomic),
-    .m_evt_valid(qp3_m_evt_valid),
-    .m_evt_ready(qp3_m_evt_ready),
-    .m_evt_kind(qp3_m_evt_kind),
-    .m_evt_length(qp3_m_evt_length),
-    .m_evt_solicited(qp3_m_evt_solicited),
-    .m_evt_invalidated(qp3_m_evt_invalidated),
-    .m_evt_stag(qp3_m_evt_stag),
-    .m_evt_data(qp3_m_evt_data),
-    .m_evt_err(qp3_m_evt_err),
-    .inject_valid(qp3_inject_valid),
-    .inject_err(qp3_inject_err),
-    .abort_req(qp3_abort_req),
-    .rx_stopped(qp3_rx_stopped),
-    .tx_stopped(qp3_tx_stopped),
-    .irrq_used(qp3_irrq_used),
-    .mem_rd_valid(qp3_mem_rd_valid),
-    .mem_rd_ready(qp3_mem_rd_ready),
-    .mem_rd_addr(qp3_mem_rd_addr),
-    .mem_rd_data_valid(qp3_mem_rd_data_valid),
-    .mem_rd_data(qp3_mem_rd_data),
-    .mem_wr_valid(qp3_mem_wr_valid),
-    .mem_wr_ready(qp3_mem_wr_ready),
-    .mem_wr_addr(qp3_mem_wr_addr),
-    .mem_wr_data(qp3_mem_wr_data),
-    .mem_wr_strb(qp3_mem_wr_strb),
-    .fenced(qp3_fenced),
-    .m_first_valid(qp3_m_first_valid),
-    .m_axis_tdata(qp3_m_axis_tdata),
-    .m_axis_tkeep(qp3_m_axis_tkeep),
-    .m_axis_tvalid(qp3_m_axis_tvalid),
-    .m_axis_tready(qp3_m_axis_tready),
-    .m_axis_tlast(qp3_m_axis_tlast),
-    .m_axis_tuser(qp3_m_axis_tuser),
-    .rx_idle(qp3_rx_idle),
-    .idle(qp3_idle)
+    .rst(rst),
+    .req_valid(resp_req_valid),
+    .req_ready(resp_req_ready),
+    .req_kind(resp_req_kind),
+    .req_qp(resp_req_qp),
+    .req_msn(resp_req_msn),
+    .req_mulpdu(resp_req_mulpdu),
+    .req_big_endian(resp_req_big_endian),
+    .req_sink_stag(resp_req_sink_stag),
+    .req_sink_to(resp_req_sink_to),
+    .req_src_addr(resp_req_src_addr),
+    .req_size(resp_req_size),
+    .req_aopcode(resp_req_aopcode),
+    .req_addr(resp_req_addr),
+    .req_add_swap(resp_req_add_swap),
+    .req_add_swap_mask(resp_req_add_swap_mask),
+    .req_compare(resp_req_compare),
+    .req_compare_mask(resp_req_compare_mask),
+    .req_request_id(resp_req_request_id),
+    .req_term_layer(resp_req_term_layer),
+    .req_term_etype(resp_req_term_etype),
+    .req_term_code(resp_req_term_code),
+    .req_term_m(resp_req_term_m),
+    .req_term_d(resp_req_term_d),
+    .req_term_r(resp_req_term_r),
+    .req_term_seg_len(resp_req_term_seg_len),
+    .req_term_tagged(resp_req_term_tagged),
+    .req_term_ddp_hdr(resp_req_term_ddp_hdr),
+    .req_term_rdma_hdr(resp_req_term_rdma_hdr),
+    .rd_valid(resp_rd_valid),
+    .rd_ready(resp_rd_ready),
+    .rd_addr(resp_rd_addr),
+    .rd_data_valid(resp_rd_data_valid),
+    .rd_data(resp_rd_data),
+    .wr_valid(resp_wr_valid),
+    .wr_ready(resp_wr_ready),
+    .wr_addr(resp_wr_addr),
+    .wr_data(resp_wr_data),
+    .wr_strb(resp_wr_strb),
+    .m_axis_tdata(resp_m_axis_tdata),
+    .m_axis_tkeep(resp_m_axis_tkeep),
+    .m_axis_tvalid(resp_m_axis_tvalid),
+    .m_axis_tready(resp_m_axis_tready),
+    .m_axis_tlast(resp_m_axis_tlast),
+    .m_axis_tid(resp_m_axis_tid),
+    .m_axis_tuser(resp_m_axis_tuser),
+    .idle(resp_idle)
 );
 
 stag_table_d256 u_stags (

@@ -52,9 +52,10 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const stagDepth = opts.stagDepth ?? STAG_TABLE_DEPTH;
   const hdr = ddpRxHdrModule(W);
   const place = ddpRxPlaceModule(W, opts.fifoBytes);
-  const ctl = ddpRxCtlModule(opts);
+  // The blocks rnic_top shares between its QPs, here for one.
+  const ctl = ddpRxCtlModule({ ...opts, qps: 1 });
   const stags = stagTableModule(stagDepth);
-  const resp = rdmapTxRespModule(W);
+  const resp = rdmapTxRespModule(W, 1);
   const m = new ModuleBuilder(
     `ddp_rx_w${W}`,
     `RNIC receive path of one QP, ${W} octets per beat: DDP/RDMAP decode and checks (RFC 5040, RFC 5041,\n` +
@@ -94,10 +95,27 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   expose('stags', stags, stagCfg, (n) => `stag_${n}`, 'STag table configuration write (stag_cfg_*)');
   expose('ctl', ctl, ['s_recv_valid', 's_recv_ready', 's_recv_addr', 's_recv_len'], same, 'Posted receive buffers of QN 0 (s_recv)');
   expose('ctl', ctl, ['s_orq_valid', 's_orq_ready', 's_orq_atomic', 's_orq_stag', 's_orq_to', 's_orq_size', 's_orq_request_id'], same, 'ORQ: outbound Read and Atomic Requests in send order (s_orq)');
-  expose('ctl', ctl, ['inject_valid', 'inject_err', 'abort_req'], same, 'Local faults');
-  const evtPorts = ctl.ports.filter((p) => p.name.startsWith('m_evt_')).map((p) => p.name);
+  expose('ctl', ctl, ['inject_valid', 'inject_err'], same, 'Local faults (a pulse each)');
+  conns.ctl!.abort_valid = m.input('abort_req', 1, { group: 'Local faults (a pulse each)', doc: 'the ULP tears the stream down: Terminate RDMAP local catastrophic, no headers' });
+  const evtPorts = ctl.ports.filter((p) => p.name.startsWith('m_evt_') && p.name !== 'm_evt_qp').map((p) => p.name);
   expose('ctl', ctl, evtPorts, same, 'Events: completions, Terminates, closure (m_evt)');
-  expose('ctl', ctl, ['rx_stopped', 'tx_stopped', 'irrq_used', 'ulpdu_decided'], same, 'Status');
+  expose('ctl', ctl, ['stat_rx_stopped', 'stat_tx_stopped', 'stat_irrq_used'], (n) => n.replace(/^stat_/, ''), 'Status (two cycles late)');
+  // One QP: QP 0 everywhere, and its context loaded from the static configuration after reset.
+  for (const n of ['s_desc_qp', 's_recv_qp', 's_orq_qp', 'inject_qp', 'abort_qp', 'stat_qp']) conns.ctl![n] = lit(1, 0);
+  const cfgLoaded = m.reg('cfg_loaded', 1, { reset: 0, doc: "the QP's context has been loaded into ddp_rx_ctl since reset" });
+  const cfgReady = wire('ctl_cfg_ready', 1);
+  Object.assign(conns.ctl!, { cfg_valid: cfgLoaded.not(), cfg_ready: cfgReady, cfg_qp: lit(1, 0) });
+  m.sync(() => m.when(cfgReady, () => m.set(cfgLoaded, 1)));
+  const unused = (names: readonly string[], why: string) => {
+    for (const n of names) {
+      const w = wire(`ctl_${n}`, ctl.ports.find((p) => p.name === n)!.width);
+      conns.ctl![n] = w;
+      m.allowUnused(w, why);
+    }
+  };
+  unused(['inject_ready', 'abort_ready'], 'one fault at a time: the control takes each within a few cycles');
+  unused(['m_evt_qp', 'm_first_qp', 'm_orq_done', 'm_orq_done_qp', 'm_stopped', 'm_stopped_qp', 'err_recv_full', 'm_first_valid', 'stat_fenced', 'stat_mpa_err'], 'one QP, not fenced: rx_stopped / tx_stopped say it');
+  conns.ctl!.m_first_ready = lit(1, 1);
 
   // Memory ports.
   const mg = 'Host memory write (W-aligned beats with strobes)';
@@ -154,14 +172,16 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const req = wires(ctl, 'ctl_', reqNames);
   const placeIdle = wire('place_idle', 1);
   const ctlIdle = wire('ctl_idle', 1);
+  const irrqIdle = wire('ctl_irrq_idle', 1);
   const respIdle = wire('resp_idle', 1);
   m.instance(ctl, 'u_ctl', {
-    clk, rst, cfg_pd: cfg.pd, cfg_ird: cfg.ird, cfg_ord: cfg.ord, cfg_initial_msn: cfg.msn,
+    clk, rst, cfg_pd: cfg.pd, cfg_ird: cfg.ird, cfg_ord: cfg.ord, cfg_initial_msn: cfg.msn, cfg_mulpdu: cfg.mulpdu, cfg_big_endian: cfg.bigEndian, cfg_fence: lit(1, 0),
     s_desc_tdata: desc.data, s_desc_tvalid: desc.valid, s_desc_tready: desc.ready,
     s_desc_mpa_bad: verdict.head.bit(0), s_desc_mpa_code: verdict.head.slice(8, 1),
     ...cmd,
     ...req,
     idle: ctlIdle,
+    irrq_idle: irrqIdle,
     place_idle: placeIdle,
     ...conns.ctl,
   });
@@ -177,14 +197,17 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
     idle: placeIdle,
     done: placeDone,
   });
-  m.allowUnused(placeDone, 'one QP: ddp_rx_ctl waits for place_idle (rnic_top counts each QP\'s placements by it)');
+  m.allowUnused(placeDone, 'ddp_rx_ctl waits for place_idle');
 
   // ---- rdmap_tx_resp ------------------------------------------------------------------------------
   const aw = { valid: wire('atomic_wr_valid', 1), ready: wire('atomic_wr_ready', 1), addr: wire('atomic_wr_addr', 64), data: wire('atomic_wr_data', 8 * W), strb: wire('atomic_wr_strb', W) };
+  const respTid = wire('resp_tid', 1);
+  m.allowUnused(respTid, 'one QP');
   const respReq = Object.fromEntries(reqNames.map((n) => [n.replace(/^m_req_/, 'req_'), req[n]!]));
   m.instance(resp, 'u_resp', {
-    clk, rst, cfg_mulpdu: cfg.mulpdu, cfg_big_endian: cfg.bigEndian, cfg_initial_msn: cfg.msn,
+    clk, rst,
     ...respReq,
+    m_axis_tid: respTid,
     ...conns.resp,
     wr_valid: aw.valid, wr_ready: aw.ready, wr_addr: aw.addr, wr_data: aw.data, wr_strb: aw.strb,
     m_axis_tdata: o.data, m_axis_tkeep: o.keep!, m_axis_tvalid: o.valid, m_axis_tready: o.ready, m_axis_tlast: o.last!, m_axis_tuser: o.user!,
@@ -210,6 +233,6 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   // is still being received.
   const rxDone = m.let('rx_done', ctlIdle.and(placeIdle).and(verdict.empty), { doc: 'every ULPDU taken so far is handled and placed' });
   m.assign(rxIdle, rxDone);
-  m.assign(idle, rxDone.and(respIdle).and(req.m_req_valid!.not()));
+  m.assign(idle, rxDone.and(respIdle).and(irrqIdle));
   return m.build();
 }

@@ -10,23 +10,27 @@ import { ULPDU_LEFT_BITS, fixedUlpduShifter, outputRegister } from './ddp-tx-out
 import { readPort, segmentOverlayLanes, segmenter } from './ddp-tx-segmenter';
 import { TERMINATE_ULPDU_MAX, atomicResponseUlpdu, readResponseHeader, terminateUlpdu } from './rdmap-tx-resp-ulpdu';
 import { checkRnicWidth } from './rnic-widths';
+import { fifo } from '../lib/fifo';
+import { indexBits } from '../lib/ram';
 
 /**
- * The transmit side of the responder: response commands in, ULPDUs out to mpa_tx_w<W>, one per
- * m_axis packet, octet for octet what ts-model/rnic/endpoint.ts sends (`answerRequests`, `fail`).
+ * The transmit side of the responder of N QPs: response commands in, ULPDUs out to mpa_tx_w<W>,
+ * one per m_axis packet, tid naming the QP, octet for octet what ts-model/rnic/endpoint.ts sends
+ * (`answerRequests`, `fail`). It keeps no per-QP state: each request brings its QP's MULPDU, byte
+ * order and MSN (ddp_rx_ctl's IRRQ, ddp-rx-ctl-queues.ts).
  *
  * Requests (req_kind), taken one at a time in the order the responses must go out:
  * - 0 RDMA Read Response (RFC 5040 §4.5; spec/ddp-rdmap.md §4): req_size octets read from host
- *   memory at req_src_addr (any alignment), cut into tagged segments of at most cfg_mulpdu − 14
+ *   memory at req_src_addr (any alignment), cut into tagged segments of at most req_mulpdu − 14
  *   payload octets (`segmentMessage`): STag = req_sink_stag, TO = req_sink_to + offset mod 2^64,
  *   L on the last; a zero-length Read is one empty segment.
  * - 1 Atomic Response (RFC 7306 §5.2.2): the atomic_unit child reads the 8-octet target at
- *   req_addr, runs FetchAdd / CmpSwap (cfg_big_endian: the target's byte order), writes back and
- *   returns the original value, sent with QN 3, the next MSN of QN 3, Request Identifier.
- * - 2 Terminate (RFC 5040 §4.8; spec/ddp-rdmap.md §2.4, §8): QN 2, the next MSN of QN 2; the DDP
+ *   req_addr, runs FetchAdd / CmpSwap (req_big_endian: the target's byte order), writes back and
+ *   returns the original value, sent with QN 3, MSN req_msn, Request Identifier.
+ * - 2 Terminate (RFC 5040 §4.8; spec/ddp-rdmap.md §2.4, §8): QN 2, MSN req_msn; the DDP
  *   Segment Length and the copied DDP header iff req_term_d, the copied RDMA header iff req_term_r.
  * - 3 is taken and dropped.
- * The MSN counters of QN 2 and QN 3 load cfg_initial_msn while rst is high (RFC 5041 §5.1).
+ * m_axis_tid comes from a FIFO of the QPs of the responses taken and not yet sent (TID_QUEUE).
  *
  * The Read Response datapath (reads, FIFO, realignment, segmentation) and the m_axis side (output
  * register, fixed-ULPDU shift register) are generator functions shared with ddp_tx_w<W>:
@@ -64,33 +68,38 @@ export const RDMAP_TX_RESP_FIFO_DEPTH = 256;
 const STATES = ['IDLE', 'READ', 'ATOMIC', 'SHORT'] as const;
 const MEANING = { IDLE: 'no response', READ: 'sending a Read Response', ATOMIC: 'the atomic unit runs', SHORT: 'sending an Atomic Response or a Terminate' } as const;
 
-export function rdmapTxRespModule(bytes: number): Module {
+/** Responses taken and not yet sent: the one being built, and those in the output stages. */
+const TID_QUEUE = 4;
+
+export const rdmapTxRespName = (bytes: number, qps: number): string => `rdmap_tx_resp_w${bytes}_q${qps}`;
+
+export function rdmapTxRespModule(bytes: number, qps = 1): Module {
   checkRnicWidth('rdmap_tx_resp', bytes);
   const W = bytes;
+  const qb = indexBits(Math.max(qps, 2));
   const lw = Math.log2(W);
   const depth = RDMAP_TX_RESP_FIFO_DEPTH;
   const m = new ModuleBuilder(
-    `rdmap_tx_resp_w${W}`,
+    rdmapTxRespName(W, qps),
     'RDMAP responder transmit: RDMA Read Responses (data read from host memory, segmented to\n' +
       'MULPDU, RFC 5040 section 4.5, RFC 5041 section 5.2), Atomic Responses (RFC 7306 section 5.2.2,\n' +
       'through atomic_unit) and Terminates (RFC 5040 section 4.8) as ULPDUs, one per m_axis packet.\n' +
       `${W} octets per beat; a Read Response at one output beat per cycle.`,
-    { bytes: W, fifo_depth: depth },
+    { bytes: W, qps, fifo_depth: depth },
   );
   const clkGroup = 'Clock and synchronous active-high reset';
   const clk = m.input('clk', 1, { group: clkGroup });
   const rst = m.input('rst', 1, { group: clkGroup });
   m.clockDomain('sync', clk, rst);
 
-  const cg = 'Configuration';
-  const cfgMulpdu = m.input('cfg_mulpdu', 16, { group: cg, doc: 'largest ULPDU (>= 64): Read Response segments carry at most cfg_mulpdu - 14 octets' });
-  const cfgBigEndian = m.input('cfg_big_endian', 1, { group: cg, doc: 'atomic targets are big-endian in host memory' });
-  const cfgInitialMsn = m.input('cfg_initial_msn', 32, { group: cg, doc: 'first MSN of QN 2 and QN 3, loaded while rst is high' });
-
   const rq = 'Response request (one per response, in send order)';
   const reqValid = m.input('req_valid', 1, { group: rq });
   const reqReady = m.output('req_ready', 1, { group: rq });
   const reqKind = m.input('req_kind', 2, { group: rq, doc: '0 Read Response, 1 Atomic Response, 2 Terminate' });
+  const reqQp = m.input('req_qp', qb, { group: rq, doc: 'the QP the response is for (m_axis_tid)' });
+  const reqMsn = m.input('req_msn', 32, { group: rq, doc: 'Atomic Response: its MSN of QN 3; Terminate: its MSN of QN 2' });
+  const reqMulpdu = m.input('req_mulpdu', 16, { group: rq, doc: "the QP's largest ULPDU (>= 64): Read Response segments carry at most req_mulpdu - 14 octets" });
+  const reqBigEndian = m.input('req_big_endian', 1, { group: rq, doc: "the QP's atomic targets are big-endian in host memory" });
   const reqSinkStag = m.input('req_sink_stag', 32, { group: rq, doc: 'Read: Data Sink STag' });
   const reqSinkTo = m.input('req_sink_to', 64, { group: rq, doc: 'Read: Data Sink Tagged Offset' });
   const reqSrcAddr = m.input('req_src_addr', 64, { group: rq, doc: 'Read: translated host address of the source, any alignment' });
@@ -122,7 +131,7 @@ export function rdmapTxRespModule(bytes: number): Module {
   const wrData = m.output('wr_data', 8 * W, { group: wrg, doc: 'lane j = octet at wr_addr + j' });
   const wrStrb = m.output('wr_strb', W, { group: wrg });
 
-  const o = sourceStream({ bytes: W, user: ULPDU_LEFT_BITS }).declare(m, 'm_axis', 'AXI4-Stream output: ULPDUs to mpa_tx (m_axis); tuser = octets of the ULPDU from this beat on');
+  const o = sourceStream({ bytes: W, user: ULPDU_LEFT_BITS, id: qb }).declare(m, 'm_axis', 'AXI4-Stream output: ULPDUs to mpa_tx (m_axis); tuser = octets of the ULPDU from this beat on; tid = the QP');
   const idle = m.output('idle', 1, { group: 'Status', doc: 'no response in progress and nothing left to send' });
 
   const KIND = enumConstants(m, 'KIND', 2, RESP_KIND, (k) => `req_kind: ${RESP_KIND_NAME[k]}`);
@@ -134,12 +143,12 @@ export function rdmapTxRespModule(bytes: number): Module {
   const inAtomic = m.let('in_atomic', fsm.is('ATOMIC'));
   const inShort = m.let('in_short', fsm.is('SHORT'));
 
-  // MSN counters of QN 2 (Terminate) and QN 3 (Atomic Response).
-  const msnTerm = m.reg('msn_terminate', 32, { doc: 'MSN of the next Terminate (QN 2)' });
-  const msnAtomic = m.reg('msn_atomic', 32, { doc: 'MSN of the next Atomic Response (QN 3)' });
+  // The request's QP settings, taken with it: they hold while its response is built.
+  const msn = m.reg('resp_msn', 32, { doc: 'req_msn of the response in progress' });
+  const cfgMulpdu = m.reg('resp_mulpdu', 16, { doc: 'req_mulpdu of the response in progress' });
 
   // ---- Output register ------------------------------------------------------------------------
-  const out = outputRegister(m, o, W, { overlayLanes: segmentOverlayLanes(W, false), flag: false });
+  const out = outputRegister(m, o, W, { overlayLanes: segmentOverlayLanes(W, false), flag: true });
   const outFree = out.free;
 
   // ---- Atomic unit and the memory-port adapter -------------------------------------------------
@@ -178,7 +187,7 @@ export function rdmapTxRespModule(bytes: number): Module {
   m.instance(atomicUnitModule(), 'atomic', {
     clk,
     rst,
-    cfg_big_endian: cfgBigEndian,
+    cfg_big_endian: reqBigEndian,
     req_valid: reqFire.and(reqKind.eq(KIND.ATOMIC)),
     req_ready: au.reqReady,
     req_aopcode: reqAopcode,
@@ -220,6 +229,8 @@ export function rdmapTxRespModule(bytes: number): Module {
     active: inRead,
     outFree,
     cfgMulpdu,
+    // The first segment is planned as the request is taken, before resp_mulpdu holds its MULPDU.
+    startMulpdu: { mulpdu: reqMulpdu, rooms: [reqMulpdu.sub(TAGGED_HEADER_SIZE)] },
     untagged: null,
     request: { phase: reqSrcAddr.slice(lw - 1, 0), size: reqSize },
     // One Read Response at a time, read while it is sent (the atomic unit shares the port): a
@@ -233,8 +244,8 @@ export function rdmapTxRespModule(bytes: number): Module {
 
   // ---- Atomic Response and Terminate: a shift register of whole beats -------------------------
   const short = fixedUlpduShifter(m, { W, maxOctets: TERMINATE_ULPDU_MAX, active: inShort, outFree });
-  const atomicUlpdu = atomicResponseUlpdu(msnAtomic, au.rspTag, au.rspOrig);
-  const term = terminateUlpdu(msnTerm, {
+  const atomicUlpdu = atomicResponseUlpdu(msn, au.rspTag, au.rspOrig);
+  const term = terminateUlpdu(reqMsn, {
     layer: reqTermLayer,
     etype: reqTermEtype,
     code: reqTermCode,
@@ -249,16 +260,19 @@ export function rdmapTxRespModule(bytes: number): Module {
 
   m.assign(reqReady, inIdle);
   m.assign(idle, inIdle.and(out.busy.not()));
-  // Read Responses and short ULPDUs into the output stages.
-  out.connect([rr.beat, short.beat]);
+  // Read Responses and short ULPDUs into the output stages; the flag marks a response's last beat.
+  out.connect([{ ...rr.beat, flag: rr.beat.last.and(rr.last) }, { ...short.beat, flag: short.beat.last }]);
+  // The QP of each response taken, for m_axis_tid until its last beat leaves.
+  const sends = m.let('resp_starts', reqFire.and(reqKind.ne(3)), { doc: 'a response starts (kind 3 sends nothing)' });
+  const tids = fifo(m, 'tid_q', qb, TID_QUEUE, { push: sends, data: reqQp, pop: o.valid.and(o.ready).and(out.flag) });
+  m.assign(o.id!, tids.head);
 
   m.sync(() => {
-    m.when(rst, () => {
-      m.set(msnTerm, cfgInitialMsn);
-      m.set(msnAtomic, cfgInitialMsn);
-    });
-
     // Requests.
+    m.when(reqFire, () => {
+      m.set(msn, reqMsn);
+      m.set(cfgMulpdu, reqMulpdu);
+    });
     m.when(reqFire, () =>
       m.switch(reqKind, [
         [
@@ -274,7 +288,6 @@ export function rdmapTxRespModule(bytes: number): Module {
           () => {
             fsm.goto('SHORT');
             short.load(term.octets, term.length);
-            m.set(msnTerm, msnTerm.add(1));
           },
         ],
       ]),
@@ -282,7 +295,6 @@ export function rdmapTxRespModule(bytes: number): Module {
     m.when(atomicDone, () => {
       fsm.goto('SHORT');
       short.load(atomicUlpdu, lit(7, atomicUlpdu.length));
-      m.set(msnAtomic, msnAtomic.add(1));
     });
 
     rr.sync(() => fsm.goto('IDLE'));

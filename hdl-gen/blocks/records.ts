@@ -62,6 +62,21 @@ export const RECV_BUFFER = record('recv_buffer', {
   len: { width: 32, doc: 'octets' },
 });
 
+/**
+ * A QP's receive-side configuration, loaded with a new connection (ddp_rx_ctl's cfg): what the
+ * control checks with (PD, IRD, ORD, the first MSN of every queue) and what the responder needs
+ * of the QP with each request (MULPDU, the atomic targets' byte order), and MPA fencing.
+ */
+export const QP_RX_CFG = record('qp_rx_cfg', {
+  pd: { width: 16, doc: "the stream's protection domain" },
+  ird: { width: 16, doc: 'inbound Read/Atomic Requests allowed in the IRRQ (IRD)' },
+  ord: { width: 16, doc: 'outbound Read/Atomic Requests allowed outstanding (ORD)' },
+  initial_msn: { width: 32, doc: 'first MSN of every queue (RFC 5041 section 5.1)' },
+  mulpdu: { width: 16, doc: 'largest ULPDU this side sends (>= 64): Read Response segments carry at most mulpdu - 14 octets' },
+  big_endian: { width: 1, doc: 'atomic targets are big-endian in host memory' },
+  fence: { width: 1, doc: "MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)" },
+});
+
 /** An ORQ entry: an outbound Read or Atomic Request waiting for its response (RFC 5040 section 6.1). */
 export const ORQ_ENTRY = record('orq_entry', {
   stag: { width: 32, doc: 'Read: the Data Sink STag' },

@@ -6,8 +6,8 @@ import { atomicUnitModule } from '../blocks/atomic-unit';
 import { crc32cModule } from '../blocks/crc32c';
 import { ddpRxModule } from '../blocks/ddp-rx';
 import { rnicRxModule } from '../blocks/rnic-rx';
-import { rnicQpModule } from '../blocks/rnic-qp';
 import { rnicTopModule } from '../blocks/rnic-top';
+import { ddpRxCtlModule } from '../blocks/ddp-rx-ctl';
 import { ddpRxHdrModule } from '../blocks/ddp-rx-hdr';
 import { ddpRxPlaceModule } from '../blocks/ddp-rx-place';
 import { ddpTxModule } from '../blocks/ddp-tx';
@@ -32,6 +32,8 @@ export interface ModuleSources {
   readonly ports: readonly PortInfo[];
   /** Where the Verilog came from: 'generated' or the user's --rtl directory. */
   readonly origin: string;
+  /** The top module's parameters (the generator's, or manifest.json's for --rtl), e.g. its QPs. */
+  readonly params: Readonly<Record<string, string | number | boolean>>;
 }
 
 /** Blocks generated at any width or depth: `<name>_w<N>`, `<name>_d<N>` (and `mpa_tx_w<N>_q<Q>`, `mpa_rx_w<N>_q<Q>`, shared by Q QPs). */
@@ -44,12 +46,12 @@ const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width:
   { pattern: /^ddp_rx_hdr_w(\d+)$/, build: (w) => ddpRxHdrModule(w) },
   { pattern: /^ddp_rx_w(\d+)$/, build: (w, c) => ddpRxModule(w, datapathOptions(c)) },
   { pattern: /^rnic_rx_w(\d+)$/, build: (w, c) => rnicRxModule(w, datapathOptions(c)) },
-  { pattern: /^rnic_qp_w(\d+)$/, build: (w, c) => rnicQpModule(w, datapathOptions(c)) },
   { pattern: /^rnic_top_w(\d+)$/, build: (w, c) => rnicTopModule(w, c.qps, datapathOptions(c)) },
   { pattern: /^ddp_rx_place_w(\d+)$/, build: (w) => ddpRxPlaceModule(w) },
   { pattern: /^ddp_tx_w(\d+)$/, build: (w) => ddpTxModule(w) },
   { pattern: /^ddp_tx_w(\d+)_q(\d+)$/, build: (w, _c, hit) => ddpTxModule(w, { qps: Number(hit[2]) }) },
-  { pattern: /^rdmap_tx_resp_w(\d+)$/, build: (w) => rdmapTxRespModule(w) },
+  { pattern: /^rdmap_tx_resp_w(\d+)_q(\d+)$/, build: (w, _c, hit) => rdmapTxRespModule(w, Number(hit[2])) },
+  { pattern: /^ddp_rx_ctl_q(\d+)$/, build: (n, c) => ddpRxCtlModule({ ...datapathOptions(c), qps: n }) },
   { pattern: /^stag_table_d(\d+)$/, build: (d) => stagTableModule(d) },
   { pattern: /^ulpdu_reasm_w(\d+)_q(\d+)$/, build: (w, _c, hit) => ulpduReasmModule(w, { qps: Number(hit[2]) }) },
 ];
@@ -102,7 +104,7 @@ export function moduleSources(module: string, opts: { rtlDir?: string; config?: 
       rmSync(tmp, { recursive: true, force: true });
     }
   }
-  return { top: m.name, sources: files.map((f) => join(dir, f.name)), ports: portsOf(m), origin: 'generated' };
+  return { top: m.name, sources: files.map((f) => join(dir, f.name)), ports: portsOf(m), origin: 'generated', params: m.params };
 }
 
 function fromRtlDir(module: string, dir: string, config: RnicConfig): ModuleSources {
@@ -120,6 +122,7 @@ function fromRtlDir(module: string, dir: string, config: RnicConfig): ModuleSour
   });
   const manifestFile = join(dir, 'manifest.json');
   let ports: readonly PortInfo[] | undefined;
+  let params: Readonly<Record<string, string | number | boolean>> | undefined;
   if (existsSync(manifestFile)) {
     let manifest: Manifest;
     try {
@@ -128,9 +131,12 @@ function fromRtlDir(module: string, dir: string, config: RnicConfig): ModuleSour
       throw new RtlError('manifest', `${manifestFile}: not valid JSON (${(e as Error).message})`);
     }
     if (!Array.isArray(manifest.modules)) throw new RtlError('manifest', `${manifestFile}: has no "modules" list`);
-    ports = manifest.modules.find((x) => x.name === module)?.ports;
+    const entry = manifest.modules.find((x) => x.name === module);
+    ports = entry?.ports;
+    params = entry?.params;
   }
   // Without a manifest entry, the generator's own interface for that module is the contract.
   ports ??= portsOf(lookup(module, config));
-  return { top: module, sources, ports, origin: dir };
+  params ??= lookup(module, config).params;
+  return { top: module, sources, ports, origin: dir, params };
 }

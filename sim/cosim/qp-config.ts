@@ -2,7 +2,7 @@ import type { MpaStreamConfig } from '../../ts-model/mpa';
 import { mpaOptions } from '../../ts-model/mpa/options';
 
 /**
- * A QP's context as rnic_top's configuration port loads it (hdl-gen/blocks/rnic-qp.ts, cfg_*),
+ * A QP's context as rnic_top's configuration port loads it (hdl-gen/blocks/rnic-top.ts, cfg_*),
  * and the two MPA streams of the model that go with it. One place for the field-to-port mapping:
  * every harness of the top configures QPs with `qpConfigFields`.
  */

@@ -1,4 +1,4 @@
-import { RESP_KIND } from '../../hdl-gen/blocks/rdmap-tx-resp';
+import { RESP_KIND, rdmapTxRespName } from '../../hdl-gen/blocks/rdmap-tx-resp';
 import { DDP_VERSION, Qn, UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { writeDdpHeader } from '../../ts-model/ddp/header';
 import { segmentMessage } from '../../ts-model/ddp/segmenter';
@@ -162,6 +162,8 @@ export function randomRequests(r: Prng, n: number, mulpdu: number, W: number, mi
 
 export interface RespRunOptions extends TxBlockRunOptions<RespRequest> {
   readonly bigEndian: boolean;
+  /** The block's QPs (rdmap_tx_resp_w<W>_q<N>; default 1): the requests are QP 0's. */
+  readonly qps?: number;
   /** Per-cycle probabilities of no request offered and of wr_ready low (default 0.3). */
   readonly reqGap?: number;
   readonly wrPause?: number;
@@ -200,6 +202,9 @@ function reqFields(q: RespRequest): Fields {
 class RespBench extends TxBlockBench {
   readonly req: RecordSource<RespRequest>;
   readonly mem: HostMemoryPort;
+  /** Each request's MSN: QN 3 counts the Atomic Responses, QN 2 the Terminates (ddp_rx_ctl assigns them). */
+  private readonly msnOf = new Map<RespRequest, number>();
+  private readonly nextMsn: Record<'atomic' | 'terminate', number>;
 
   constructor(model: SimModel, o: RespRunOptions) {
     super(model, o.seed);
@@ -214,20 +219,31 @@ class RespBench extends TxBlockBench {
         aopcode: r.int(0, 15), termLayer: r.int(0, 15), termEtype: r.int(0, 15), termCode: r.int(0, 255),
         termM: r.int(0, 1), termD: r.int(0, 1), termR: r.int(0, 1), termTagged: r.int(0, 1),
       }),
-      fields: reqFields,
+      // The responder keeps no per-QP state: the QP's MULPDU, byte order and the MSN come with each request.
+      fields: (q) => ({ ...reqFields(q), qp: 0, mulpdu: o.mulpdu, bigEndian: o.bigEndian ? 1 : 0, msn: this.msnOf.get(q) ?? 0 }),
       onAccept: () => this.acceptedAt.push(this.stepped),
     });
     this.mem = this.memory({ width: o.width, prefix: '', memory: o.memory, rdPause, wrPause, latency: { min: o.minLatency ?? 1, max: o.maxLatency ?? 6 }, report: this.report });
     this.ulpduStream(o.width, o.sinkPause);
-    this.inputs('cfg').poke({ mulpdu: o.mulpdu, bigEndian: o.bigEndian, initialMsn: o.initialMsn >>> 0 });
+    this.nextMsn = { atomic: o.initialMsn >>> 0, terminate: o.initialMsn >>> 0 };
     this.quiet(['req_valid', 'rd_ready', 'rd_data_valid', 'wr_ready', 'm_axis_tready']);
+  }
+
+  /** Queues `requests` on req_*, in order, each with its MSN. */
+  push(requests: readonly RespRequest[]): void {
+    for (const q of requests) {
+      if (q.kind === 'read') continue;
+      this.msnOf.set(q, this.nextMsn[q.kind]);
+      this.nextMsn[q.kind] = (this.nextMsn[q.kind] + 1) >>> 0;
+    }
+    this.req.pushAll(requests);
   }
 }
 
 export function runRdmapTxResp(o: RespRunOptions): RespRun {
   const W = o.width;
-  const tb = new RespBench(o.model ?? openDut(`rdmap_tx_resp_w${W}`, o.dut).model, o);
-  tb.req.pushAll(o.requests);
+  const tb = new RespBench(o.model ?? openDut(rdmapTxRespName(W, o.qps ?? 1), o.dut).model, o);
+  tb.push(o.requests);
   const expectedCount = o.requests.reduce((n, q) => n + (q.kind === 'read' ? Math.max(1, Math.ceil(q.size / (o.mulpdu - 14))) : 1), 0);
   const budget = 2000 + o.requests.reduce((n, q) => n + (q.kind === 'read' ? q.size : 100), 0) * 4;
   const { stepped, ...end } = tb.finish(() => tb.mAxis.receivedCount >= expectedCount && tb.req.idle, budget, `${expectedCount} ULPDUs from rdmap_tx_resp_w${W}`, o.model !== undefined);
@@ -238,6 +254,8 @@ export function runRdmapTxResp(o: RespRunOptions): RespRun {
 
 export interface RespCosimOptions {
   readonly width: number;
+  /** The block's QPs (default 1; rnic_top's responder serves max(qps, 2)). */
+  readonly qps?: number;
   readonly seed: number;
   readonly requests: number;
   readonly mulpdu: number;
@@ -273,7 +291,7 @@ export function cosimRdmapTxResp(o: RespCosimOptions): RespCosimResult {
   const expected = expectedUlpdus(requests, mirror, { mulpdu: o.mulpdu, endian, initialMsn });
   const p = o.pause ?? 0.3;
   const run = runRdmapTxResp({
-    width: W, requests, memory, mulpdu: o.mulpdu, bigEndian: o.bigEndian ?? false, initialMsn, seed: r.u32(),
+    width: W, requests, memory, mulpdu: o.mulpdu, bigEndian: o.bigEndian ?? false, initialMsn, seed: r.u32(), ...(o.qps && { qps: o.qps }),
     reqGap: p, rdPause: p, wrPause: p, sinkPause: p,
     ...(o.model && { model: o.model }),
     ...(o.dut && { dut: o.dut }),
@@ -289,7 +307,7 @@ export function cosimRdmapTxResp(o: RespCosimOptions): RespCosimResult {
   const atomics = requests.filter((q) => q.kind === 'atomic').length;
   const terminates = requests.filter((q) => q.kind === 'terminate').length;
   return {
-    module: `rdmap_tx_resp_w${W}`,
+    module: rdmapTxRespName(W, o.qps ?? 1),
     seed: o.seed,
     ulpdus: expected.length,
     mismatches: mismatches.length,

@@ -10,6 +10,7 @@ import { cosimDdpRxPlace, type DdpRxPlaceResult } from './ddp-rx-place';
 import { cosimDdpTx, type TxCosimResult } from './ddp-tx';
 import { cosimDdpTxShared, type SharedCosimResult } from './ddp-tx-shared';
 import { ddpTxName } from '../../hdl-gen/blocks/ddp-tx';
+import { rdmapTxRespName } from '../../hdl-gen/blocks/rdmap-tx-resp';
 import { cosimRdmapTxResp, type RespCosimResult } from './rdmap-tx-resp';
 import { cosimRnicFairness } from './rnic-fairness';
 import { formatRnicCosim, formatScenarioCosim, runRnicCosim, runScenarioCosim } from './rnic-run';
@@ -221,9 +222,13 @@ export const COSIM_DUTS: readonly CosimDut[] = [
     options: ['width', 'qps', 'frames', 'vcd'],
     modules: ({ width, qps }) => [ddpTxName(width, qps)],
   },
-  widthBlock('rdmap_tx_resp', 'responder rdmap_tx_resp_w<W>: Read/Atomic Responses, Terminates', DATAPATH_WIDTHS, (a) =>
-    block({ dut: 'rdmap_tx_resp', width: a.width, ...cosimRdmapTxResp({ width: a.width, seed: a.seed, requests: a.frames, mulpdu: 1460, dut: selection(a) }) }, formatTx('responses')),
-  ),
+  {
+    ...widthBlock('rdmap_tx_resp', 'responder rdmap_tx_resp_w<W>_q<N>: Read/Atomic Responses, Terminates (--qps N: the block rnic_top shares, N = max(its QPs, 2))', DATAPATH_WIDTHS, (a) =>
+      block({ dut: 'rdmap_tx_resp', width: a.width, ...cosimRdmapTxResp({ width: a.width, qps: a.qps, seed: a.seed, requests: a.frames, mulpdu: 1460, dut: selection(a) }) }, formatTx('responses')),
+    ),
+    options: ['width', 'qps', 'frames', 'vcd'],
+    modules: ({ width, qps }) => [rdmapTxRespName(width, qps)],
+  },
   {
     name: 'atomic_unit',
     about: 'the RFC 7306 atomic unit: FetchAdd, CmpSwap on its memory',

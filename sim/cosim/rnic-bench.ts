@@ -66,6 +66,9 @@ export interface BeatLog {
   readonly tid: number[];
 }
 
+/** The QPs of each top opened here (its generator's or manifest's parameter). */
+const topQps = new WeakMap<SimModel, number>();
+
 /** Host memory reads answered 1..4 cycles after the handshake, counted as read-port.ts counts (one more). */
 const HOST_LATENCY = { min: 2, max: 5 };
 
@@ -87,6 +90,8 @@ export class RnicBench extends DutBench {
   readonly inBeats: number[] = [];
   readonly violations: string[] = [];
   private txBlocked = false;
+  /** QPs configured with cfg_fence whose first-FPDU completion has not come yet. */
+  private readonly fencedQps = new Set<number>();
   private pulse: { inject: { qp: number; err: number } | null; abort: number | null } = { inject: null, abort: null };
   private readonly h: (n: string) => PortHandle;
 
@@ -96,7 +101,9 @@ export class RnicBench extends DutBench {
     const h = (this.h = (n: string) => m.handle(n));
     const r = this.r;
     const bp = o.backpressure;
-    this.qps = h('qp_idle').width;
+    const qps = Number(opened?.src.params.qps ?? topQps.get(model));
+    if (!Number.isInteger(qps) || qps < 1) throw new Error('RnicBench: open the top with RnicBench.open or openTop (its QP count comes from its parameters)');
+    this.qps = qps;
     this.sAxis = this.source('s_axis', bp === undefined ? {} : { pause: this.pause(bp / 2) });
     this.mAxis = this.sink('m_axis', bp === undefined ? {} : { pause: this.pause(bp) });
     const chance = () => (bp === undefined ? never() : new Chance(r, bp));
@@ -111,7 +118,15 @@ export class RnicBench extends DutBench {
     const unsent: number[] = new Array(this.qps).fill(0);
     const accepted: number[] = [];
     // cfg_ready: the shared requester takes contexts after its init sweep (ddp-tx-sched.ts).
-    this.cfg = this.recordSource('cfg', { ready: model.has('cfg_ready') ? 'cfg_ready' : null, fields: ({ qp, c }) => qpConfigFields(qp, c), onAccept: ({ qp }) => void (unsent[qp] = 0) });
+    this.cfg = this.recordSource('cfg', {
+      ready: model.has('cfg_ready') ? 'cfg_ready' : null,
+      fields: ({ qp, c }) => qpConfigFields(qp, c),
+      onAccept: ({ qp, c }) => {
+        unsent[qp] = 0;
+        if (c.fence) this.fencedQps.add(qp);
+        else this.fencedQps.delete(qp);
+      },
+    });
     // stag_cfg_ready: the STag table takes config writes after its init sweep (stag-table.ts);
     // RTL from before it had no ready and took every write.
     this.stagCfg = this.recordSource('stag_cfg', { ready: model.has('stag_cfg_ready') ? 'stag_cfg_ready' : null, fields: stagEntry });
@@ -135,18 +150,18 @@ export class RnicBench extends DutBench {
         const sent = kind === CQ_KIND.SENT;
         const first = kind === CQ_KIND.FIRST_FPDU;
         if (sent) unsent[f.qp as number]!--;
+        if (first) this.fencedQps.delete(f.qp as number);
         return { qp: f.qp as number, kind, sent, first, text: sent ? 'sent' : first ? 'first FPDU' : rtlEvent(f), cycle };
       },
     });
-    // The contract the scoreboards cannot see: a QP idle as a whole is idle on its receive side.
-    const [idle, rxIdle] = [h('qp_idle'), h('qp_rx_idle')];
-    this.invariant('qp_idle has a QP whose qp_rx_idle is 0', () => (m.peekPreNumber(idle) & ~m.peekPreNumber(rxIdle)) === 0);
-    // Nor is it idle with a work request taken and not sent, unless its Terminate stopped it.
-    const txStopped = h('qp_tx_stopped');
-    this.invariant('qp_idle has a QP with a work request taken and not yet sent', () => {
-      const busy = m.peekPreNumber(idle) & ~m.peekPreNumber(txStopped);
-      const holds = unsent.every((n, q) => n <= 0 || ((busy >> q) & 1) === 0);
-      // Taken this cycle: after this cycle's check (qp_idle was sampled before it went in).
+    // The contract the scoreboards cannot see: the RNIC idle is idle on its receive side.
+    const [idle, rxIdle] = [h('idle'), h('rx_idle')];
+    this.invariant('idle while rx_idle is 0', () => m.peekPreNumber(idle) === 0 || m.peekPreNumber(rxIdle) === 1);
+    // Nor is it idle with a work request taken whose sent completion has not reached m_cq, unless
+    // a fence holds it (the QPs the bench configured with cfg_fence, until their first FPDU).
+    this.invariant('idle with a work request taken and not yet reported sent', () => {
+      const holds = m.peekPreNumber(idle) === 0 || unsent.every((n, q) => n <= 0 || this.fencedQps.has(q));
+      // Taken this cycle: after this cycle's check (idle was sampled before it went in).
       for (const q of accepted.splice(0)) unsent[q]!++;
       return holds;
     });
@@ -171,6 +186,15 @@ export class RnicBench extends DutBench {
   static open(width: number, dut: DutOptions, o: RnicBenchOptions): RnicBench {
     const { src, compiled, model } = openDut(`rnic_top_w${width}`, dut);
     return new RnicBench(model, o, { src, compiled });
+  }
+
+  /** The status of QP `qp` (stat_qp; its answer two cycles later, so this runs two cycles). */
+  qpStatus(qp: number): { rxStopped: boolean; txStopped: boolean; irrqUsed: number; fenced: boolean; mpaErr: boolean } {
+    const h = this.h;
+    this.model.pokeNumber(h('stat_qp'), qp);
+    this.run(3);
+    const v = (n: string) => this.model.peekNumber(h(n));
+    return { rxStopped: v('stat_rx_stopped') === 1, txStopped: v('stat_tx_stopped') === 1, irrqUsed: v('stat_irrq_used'), fenced: v('stat_fenced') === 1, mpaErr: v('stat_mpa_err') === 1 };
   }
 
   /** Octets per beat. */
@@ -226,14 +250,14 @@ export class RnicBench extends DutBench {
     this.mAxis.setPause(on ? { next: () => true } : pause);
   }
 
-  /** Entries of each QP's IRRQ (irrq_used counts 0 to the depth). */
+  /** Requests a QP may have in the IRRQ (stat_irrq_used counts 0 to the depth). */
   get irrqDepth(): number {
-    return 1 << (this.h('qp_irrq_used').width / this.qps - 1);
+    return 1 << (this.h('stat_irrq_used').width - 1);
   }
 
+  /** QP `qp`'s inbound Read/Atomic Requests not yet taken by the responder (runs two cycles). */
   irrqUsed(qp: number): number {
-    const bits = this.h('qp_irrq_used').width / this.qps;
-    return Number((this.model.peek(this.h('qp_irrq_used')) >> BigInt(bits * qp)) & ((1n << BigInt(bits)) - 1n));
+    return this.qpStatus(qp).irrqUsed;
   }
 
   /** System reset (which clears the STag table), then the QPs' contexts loaded (which restarts each QP), then the STags. */
@@ -253,21 +277,19 @@ export class RnicBench extends DutBench {
   /** Runs until nothing is left to do (with m_axis blocked: nothing the RTL can do) for 8 cycles. */
   settle(what: string, maxCycles = 2_000_000): void {
     const m = this.model;
-    const idle = this.h('qp_idle');
-    const fenced = this.h('qp_fenced');
-    const rxIdle = this.h('qp_rx_idle');
+    const idle = this.h('idle');
+    const rxIdle = this.h('rx_idle');
     const txValid = this.h('m_axis_tvalid');
     const rdValid = this.h('mem_rd_valid');
     const cqValid = this.h('m_cq_valid');
-    const all = (1 << this.qps) - 1;
-    // A QP held by MPA fencing is settled once its reads have stopped (its FIFOs are full).
+    // The RNIC is idle but for the work requests a fence holds.
     const start = this.status();
     try {
       this.settleQuiet(
         () =>
           this.sAxis.idle && this.cfg.idle && this.stagCfg.idle && this.recv.idle && this.wr.idle && this.mem.idle &&
-          m.peekPreNumber(cqValid) === 0 && m.peekPreNumber(rxIdle) === all && m.peekPreNumber(rdValid) === 0 &&
-          (this.txBlocked || ((m.peekPreNumber(idle) | m.peekPreNumber(fenced)) === all && m.peekPreNumber(txValid) === 0)),
+          m.peekPreNumber(cqValid) === 0 && m.peekPreNumber(rxIdle) === 1 && m.peekPreNumber(rdValid) === 0 &&
+          (this.txBlocked || (m.peekPreNumber(idle) === 1 && m.peekPreNumber(txValid) === 0)),
         maxCycles,
         `rnic_top to settle after ${what} (at the start: ${start})`,
         this.mem,
@@ -279,7 +301,7 @@ export class RnicBench extends DutBench {
   }
 
   status(): string {
-    const names = ['qp_idle', 'qp_fenced', 'qp_rx_idle', 'qp_rx_stopped', 'qp_tx_stopped', 'qp_irrq_used', 'm_axis_tvalid', 'm_axis_tready', 'm_cq_valid', 's_axis_tready', 'wr_ready', 'mem_rd_valid', 'mem_wr_valid'];
+    const names = ['idle', 'rx_idle', 'm_axis_tvalid', 'm_axis_tready', 'm_cq_valid', 's_axis_tready', 'wr_ready', 'mem_rd_valid', 'mem_wr_valid'];
     return names.map((n) => `${n}=0x${this.model.peek(this.h(n)).toString(16)}`).join(' ') + ` source=${this.sAxis.idle ? 'idle' : 'busy'} wr=${this.wr.queue.length} recv=${this.recv.queue.length} txBlocked=${this.txBlocked}`;
   }
 
@@ -291,5 +313,7 @@ export class RnicBench extends DutBench {
 
 /** The Verilated rnic_top_w<W> (with `opts.config`'s QPs and STag depth), opened. */
 export function openTop(width: number, opts: DutOptions = {}): SimModel {
-  return openDut(`rnic_top_w${width}`, opts).model;
+  const { src, model } = openDut(`rnic_top_w${width}`, opts);
+  topQps.set(model, Number(src.params.qps));
+  return model;
 }

@@ -16,10 +16,11 @@ import { describeUlpdu } from './ulpdu-text';
 import type { TxRequest } from './wr-request';
 
 /**
- * Fairness of `rnic_top_w<W>`'s round-robin arbiters (hdl-gen/lib/arbiter.ts, ddp-tx-sched.ts):
- * the sources sharing mpa_tx (a grant per FPDU: each QP's responder, and the requester all QPs
- * share), the QPs sharing the requester (a turn per work request: its scheduler switches QPs at
- * message boundaries), and the readers sharing the host memory read port (a grant per beat).
+ * Fairness of `rnic_top_w<W>`'s arbiters (hdl-gen/lib/arbiter.ts, ddp-tx-sched.ts): the two
+ * sources sharing mpa_tx (a grant per FPDU: the responder and the requester, each serving every
+ * QP), the QPs sharing the requester (a turn per work request: its scheduler switches QPs at
+ * message boundaries), the QPs sharing the responder (its IRRQ: requests in arrival order), and
+ * the readers sharing the host memory read port (a grant per beat).
  *
  * Every QP is made busy on both queues at once: two RDMA Writes of a few KiB posted as work
  * requests, and an RDMA Read Request of a few KiB from the peer, with small segments (MULPDU 200),
@@ -27,8 +28,8 @@ import type { TxRequest } from './wr-request';
  * see nothing when an arbiter serves the same source again and again (every stream keeps its
  * content and order); here the order across streams is checked:
  * - sources on m_axis: once a source is ready, while it has FPDUs left to send, at most one FPDU
- *   of each other source passes between two of its own (the busy QPs' responders and the
- *   requester: `busy` of others);
+ *   of the other passes between two of its own;
+ * - QPs in the responder: the Read Responses go whole, in the order their Read Requests arrived;
  * - QPs in the requester: once every QP's work requests are in its scheduler (and past the Writes
  *   it had already decided), while a QP has Writes left, at most one Write of each other busy QP
  *   starts between two of its own;
@@ -105,9 +106,9 @@ export function cosimRnicFairness(opts: FairnessOptions): FairnessResult {
   const W = opts.width;
   const r = prng(opts.seed);
   const model = openTop(W, opts);
-  const qps = model.handle('qp_idle').width;
   const background = new BackgroundMemory();
   const bench = new RnicBench(model, { r, measure: true, memory: { background, latency: 4 } });
+  const qps = bench.qps;
   const mismatches: FairnessMismatch[] = [];
   const miss = (m: FairnessMismatch) => mismatches.push(m);
   const c = { mulpdu: MULPDU, markers: r.bool(), crc: true };
@@ -175,30 +176,34 @@ export function cosimRnicFairness(opts: FairnessOptions): FairnessResult {
       for (const cls of ['request', 'response'] as const) if (got[cls] !== want[cls].length) miss({ cycle: cycles, qp: q, what: `${cls} ULPDU count`, expected: String(want[cls].length), actual: String(got[cls]) });
     }
 
-    // The sources on m_axis: QP q's responder is q, the requester is `qps`; a frame is a response
-    // or a request by its ULPDU (one FPDU per frame, sent by an MPA-aware framer).
-    const requester = qps;
+    // The sources on m_axis: the responder (0) and the requester (1); a frame is a response or a
+    // request by its ULPDU (one FPDU per frame, sent by an MPA-aware framer).
+    const [responder, requester] = [0, 1];
     const tagged = frames.filter((f) => kinds.has(f)).map((f) => ({ ...f, ...kinds.get(f)! }));
-    const source = (x: (typeof tagged)[number]) => (x.response ? x.tid : requester);
+    const source = (x: (typeof tagged)[number]) => (x.response ? responder : requester);
     const seq = tagged.map(source);
-    const totals = new Map([...busy, requester].map((k) => [k, seq.filter((x) => x === k).length] as const));
-    const readyCycle = (k: number) => (k === requester ? Math.min(...busy.map((q) => handed.get(q)!.request)) : handed.get(k)!.response) + READY_AFTER;
+    const totals = new Map([responder, requester].map((k) => [k, seq.filter((x) => x === k).length] as const));
+    const readyCycle = (k: number) => Math.min(...busy.map((q) => (k === requester ? handed.get(q)!.request : handed.get(q)!.response))) + READY_AFTER;
     const readyAt = (k: number) => {
       const i = tagged.findIndex((x) => x.cycle >= readyCycle(k));
       return i < 0 ? tagged.length : i;
     };
-    const name = (k: number) => (k === requester ? 'the requester' : `QP ${k}'s responder`);
-    const t = firstStarved(seq, totals, busy.length, readyAt);
-    if (t) miss({ cycle: tagged[t.at]!.cycle, qp: t.source === requester ? tagged[t.at]!.tid : t.source, what: 'the round-robin on m_axis', expected: `at most ${busy.length} FPDUs of other sources between two of ${name(t.source)}`, actual: `${t.waited} (sources ${seq.slice(Math.max(0, t.at - 12), t.at + 1).map((k) => (k === requester ? 'W' : `R${k}`)).join(' ')})` });
-    // In time: a ready source's FPDUs within one turn of every source (a reader passed over for
+    const name = (k: number) => (k === requester ? 'the requester' : 'the responder');
+    const t = firstStarved(seq, totals, 1, readyAt);
+    if (t) miss({ cycle: tagged[t.at]!.cycle, qp: tagged[t.at]!.tid, what: 'the round-robin on m_axis', expected: `at most 1 FPDU of the other source between two of ${name(t.source)}`, actual: `${t.waited} (sources ${seq.slice(Math.max(0, t.at - 12), t.at + 1).map((k) => (k === requester ? 'W' : 'R')).join(' ')})` });
+    // The responder: each QP's Read Response whole, in the order the Read Requests arrived (the
+    // order the bench sent them: busy's order).
+    const respQps = tagged.filter((x) => x.response).map((x) => x.tid).filter((q, i, a) => i === 0 || a[i - 1] !== q);
+    if (respQps.join() !== busy.join()) miss({ cycle: cycles, qp: respQps[0] ?? 0, what: 'the Read Responses in request order, each whole', expected: `QPs ${busy.join(', ')}`, actual: `QPs ${respQps.join(', ')}` });
+    // In time: a ready source's FPDUs within one turn of both sources (a reader passed over for
     // the memory read port stalls it).
-    const turn = (busy.length + 1) * (Math.ceil((MULPDU + FPDU_OVERHEAD) / W) + TURN_SLACK);
+    const turn = 2 * (Math.ceil((MULPDU + FPDU_OVERHEAD) / W) + TURN_SLACK);
     for (const k of totals.keys()) {
       let prev = readyCycle(k);
       for (const [i, x] of tagged.filter((y) => source(y) === k).entries()) {
         // The first also waits for every pipeline to fill.
         if (x.cycle > prev + turn + (i === 0 ? READY_AFTER : 0)) {
-          miss({ cycle: x.cycle, qp: k === requester ? x.tid : k, what: `the gap between two FPDUs of ${name(k)}`, expected: `at most ${turn} cycles (${busy.length} QPs busy)`, actual: `${x.cycle - prev} cycles, from cycle ${prev} to ${x.cycle}` });
+          miss({ cycle: x.cycle, qp: x.tid, what: `the gap between two FPDUs of ${name(k)}`, expected: `at most ${turn} cycles`, actual: `${x.cycle - prev} cycles, from cycle ${prev} to ${x.cycle}` });
           break;
         }
         prev = Math.max(prev, x.cycle);

@@ -209,13 +209,12 @@ export function runTopTx(width: number, o: TopTxOptions = {}): TopTxRun {
   const d = defaults(o);
   const qps = o.qps ?? 1;
   const model = o.model ?? openTop(W, o.rtlDir ? { rtlDir: o.rtlDir } : {});
-  const qpCount = model.handle('qp_idle').width;
-  if (qps < 1 || qps > qpCount) throw new RangeError(`rnic_top_w${W} has ${qpCount} QPs, asked for ${qps}`);
   const background = new BackgroundMemory();
   const bench = rateBench(model, { background, latency: d.latency });
+  if (qps < 1 || qps > bench.qps) throw new RangeError(`rnic_top_w${W} has ${bench.qps} QPs, asked for ${qps}`);
   const writes = txWrites(W, o);
   try {
-    bench.start(Array.from({ length: qpCount }, (_, qp) => qpConfig(d, qp)), []);
+    bench.start(Array.from({ length: bench.qps }, (_, qp) => qpConfig(d, qp)), []);
     bench.wr.pushAll(writes);
     bench.settle(`${d.writes} Writes to be sent`, 100_000 + 8 * d.writes * Math.ceil(d.length / W));
   } finally {
@@ -321,7 +320,7 @@ export function runTopRx(width: number, o: TopRxOptions = {}): TopRxRun {
   for (let k = 0; segments.length < fpdus; k++) perQp.forEach((fs, q) => fs[k] && segments.push({ tid: q, wire: fs[k]! }));
   const stream = Buffer.concat(segments.map((g) => g.wire));
   const host = bench.mem;
-  let st: Record<string, number>;
+  const st: Record<string, number> = {};
   try {
     bench.start(Array.from({ length: qps }, (_, q) => qpConfig(d, q)), [region]);
     host.clear();
@@ -331,7 +330,13 @@ export function runTopRx(width: number, o: TopRxOptions = {}): TopRxRun {
       for (let at = 0; at < stream.length; at += CHUNK) bench.sAxis.send(stream.subarray(at, Math.min(at + CHUNK, stream.length)));
     } else for (const g of segments) bench.sAxis.send(g.wire, { tid: g.tid });
     bench.settle(`${d.writes} Writes to be placed`, 100_000 + 8 * Math.ceil(stream.length / W));
-    st = bench.peekStatus(['qp_mpa_err', 'qp_rx_stopped', 'qp_tx_stopped']);
+    // No QP failed: MPA passed every FPDU, nothing stopped.
+    for (let q = 0; q < qps; q++) {
+      const s = bench.qpStatus(q);
+      st[`QP ${q}: MPA error`] = Number(s.mpaErr);
+      st[`QP ${q}: receive stopped`] = Number(s.rxStopped);
+      st[`QP ${q}: transmit stopped`] = Number(s.txStopped);
+    }
   } finally {
     if (!o.model) model.close();
   }

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { rdmapTxRespModule } from '../../hdl-gen/blocks/rdmap-tx-resp';
+import { rdmapTxRespModule, rdmapTxRespName } from '../../hdl-gen/blocks/rdmap-tx-resp';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { openDut } from '../../sim/harness/open-dut';
 import { cosimRdmapTxResp, runRdmapTxResp, type RespCosimOptions } from '../../sim/cosim/rdmap-tx-resp';
@@ -16,7 +16,7 @@ const replay = (o: RespCosimOptions) => `replay: cosimRdmapTxResp(${JSON.stringi
 
 const models = new Map<number, SimModel>();
 beforeAll(() => {
-  for (const w of WIDTHS) models.set(w, openDut(`rdmap_tx_resp_w${w}`).model);
+  for (const w of WIDTHS) models.set(w, openDut(rdmapTxRespName(w, 1)).model);
 });
 afterAll(() => {
   for (const m of models.values()) m.close();
@@ -102,14 +102,14 @@ describe('rdmap_tx_resp Read Response at full rate (exact Verilator cycle counts
 describe('rdmap_tx_resp checks catch a broken RTL', () => {
   test.each([
     // The TO of the next segment advanced by MULPDU instead of MULPDU − 14.
-    ['TO advanced by the whole ULPDU', (v: string) => v.replace(/(rr_to_next = rr_to_reg \+ \{48'h0, )seg_room\}/, '$1cfg_mulpdu}')],
+    ['TO advanced by the whole ULPDU', (v: string) => v.replace(/(rr_to_next = rr_to_reg \+ \{48'h0, )seg_room\}/, '$1resp_mulpdu_reg}')],
     // A beat whose lane 0 is the first octet of the FIFO head (payload aligned to the beats
     // consumed so far) built from the held beat instead.
     ['the held beat taken for the FIFO head at a beat boundary', (v: string) => v.replace(/assign rr_lo_head = _t\d+ <= 5'h8;/, (s) => s.replace("<= 5'h8", "< 5'h8"))],
   ])('%s', (_, mutate) => {
-    const text = emitVerilog(rdmapTxRespModule(8));
+    const text = emitVerilog(rdmapTxRespModule(8, 1));
     expect(mutate(text)).not.toBe(text);
-    const model = openDut('rdmap_tx_resp_w8', { mutate }).model;
+    const model = openDut(rdmapTxRespName(8, 1), { mutate }).model;
     try {
       const r = cosimRdmapTxResp({ width: 8, seed: 11, requests: 150, mulpdu: 100, model });
       expect(r.mismatches).toBeGreaterThan(0);
@@ -120,11 +120,11 @@ describe('rdmap_tx_resp checks catch a broken RTL', () => {
 });
 
 describe('rdmap_tx_resp Verilog', () => {
-  test.each([...WIDTHS])('rdmap_tx_resp_w%i (with atomic_unit) is lint-clean under verilator -Wall', (width) => expect(verilatorLint(rdmapTxRespModule(width))).toBe(''), 60_000);
+  test.each([...WIDTHS])('rdmap_tx_resp_w%i (with atomic_unit) is lint-clean under verilator -Wall', (width) => expect(verilatorLint(rdmapTxRespModule(width, 4))).toBe(''), 60_000);
 
   test.each([...WIDTHS])(
     'rdmap_tx_resp_w%i synthesizes in yosys without latches',
-    (width) => expect(yosysSynthNoLatch(rdmapTxRespModule(width))).toMatch(/rdmap_tx_resp_w\d+[\s\S]*Number of cells/),
+    (width) => expect(yosysSynthNoLatch(rdmapTxRespModule(width, 4))).toMatch(/rdmap_tx_resp_w\d+_q4[\s\S]*Number of cells/),
     120_000,
   );
 
@@ -136,11 +136,11 @@ describe('rdmap_tx_resp Verilog', () => {
 
 describe('rnic cosim --dut rdmap_tx_resp', () => {
   test('runs the seeded workload on the committed rtl/ and exits 0 with no mismatch', () => {
-    const p = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'rdmap_tx_resp', '--frames', '60', '--seed', '2', '--rtl', 'rtl', '--json'], { encoding: 'utf8' });
+    const p = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'rdmap_tx_resp', '--qps', '4', '--frames', '60', '--seed', '2', '--rtl', 'rtl', '--json'], { encoding: 'utf8' });
     expect(p.status, p.stderr).toBe(0);
     const r = JSON.parse(p.stdout);
     expect(r).toMatchObject({ dut: 'rdmap_tx_resp', seed: 2, mismatches: 0 });
     expect(r.coverage.reads).toBeGreaterThan(0);
-    expect(r.replay).toBe('rnic cosim --dut rdmap_tx_resp --width 8 --seed 2 --frames 60 --rtl rtl --vcd rdmap_tx_resp.vcd');
+    expect(r.replay).toBe('rnic cosim --dut rdmap_tx_resp --width 8 --qps 4 --seed 2 --frames 60 --rtl rtl --vcd rdmap_tx_resp.vcd');
   });
 });

@@ -52,7 +52,7 @@ describe('rnic_top_w8: MPA fencing (cfg_fence) holds a QP\u2019s transmit until 
     bench.settle('the work requests');
     return bench;
   }
-  const fenced = (b: RnicBench) => (b.peekStatus(['qp_fenced']).qp_fenced! >> FENCED) & 1;
+  const fenced = (b: RnicBench) => Number(b.qpStatus(FENCED).fenced);
   const opcodes = (b: RnicBench, qp: number) => b.mAxis.drain().filter((f) => f.tid === qp).map((f) => f.data[3]! & 0xf);
 
   test('before the first FPDU: the fenced QP sends nothing and reports nothing; the other sends at once', () => {

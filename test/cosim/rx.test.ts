@@ -79,7 +79,7 @@ describe('the checks catch a broken receive path', () => {
         width: 8,
         messages: 1500,
         faults: 0.2,
-        mutateModule: 'ddp_rx_ctl',
+        mutateModule: 'ddp_rx_ctl_q1',
         mutate: swap("ERR_DDP_BASE_BOUNDS = 14'h45", "ERR_DDP_BASE_BOUNDS = 14'h85"),
       });
       expect(res.firstMismatch?.actual).toMatch(/terminate-sent 0x1\/0x1\/0x02/);
@@ -94,7 +94,7 @@ describe('the checks catch a broken receive path', () => {
         faults: 0,
         // A slow write port lets the response's reads overtake the placement ahead of them.
         writeBackpressure: 0.9,
-        mutateModule: 'ddp_rx_ctl',
+        mutateModule: 'ddp_rx_ctl_q1',
         // ~cmd_valid_reg is read in several places: the emitter may name it (a temporary _tN).
         mutate: swap(/ \| \(~\((?:\(~cmd_valid_reg\)|_t\d+) & place_idle\)\)/, ''),
       });
@@ -154,14 +154,14 @@ describe('placement rate (Verilator cycles, no back-pressure)', () => {
 });
 
 describe('ddp_rx RTL', () => {
-  test('ddp_rx_ctl is lint-clean under verilator -Wall and synthesizes without latches', () => {
-    const m = ddpRxCtlModule();
+  test('ddp_rx_ctl_q16 is lint-clean under verilator -Wall and synthesizes without latches', () => {
+    const m = ddpRxCtlModule({ qps: 16 });
     expect(verilatorLint(m)).toBe('');
     yosysSynthNoLatch(m);
   });
   test.each([8, 64])('ddp_rx_w%i: every block connected, the whole hierarchy lint-clean under verilator -Wall', (w) => {
     const m = ddpRxModule(w);
-    expect(m.instances.map((i) => i.module.name).sort()).toEqual([`ddp_rx_hdr_w${w}`, `ddp_rx_place_w${w}`, 'ddp_rx_ctl', `rdmap_tx_resp_w${w}`, 'stag_table_d256'].sort());
+    expect(m.instances.map((i) => i.module.name).sort()).toEqual([`ddp_rx_hdr_w${w}`, `ddp_rx_place_w${w}`, 'ddp_rx_ctl_q1', `rdmap_tx_resp_w${w}_q1`, 'stag_table_d256'].sort());
     expect(verilatorLint(m)).toBe('');
   });
   test('bad widths are refused with the value named', () => {

@@ -47,10 +47,9 @@ describe('generate()', () => {
     const files = generated(DEFAULT_CONFIG);
     expect(files.map((f) => f.path)).toEqual([
       'crc32c_w8.v',
-      'ddp_rx_ctl.v',
+      'ddp_rx_ctl_q4.v',
       'atomic_unit.v',
-      'rdmap_tx_resp_w8.v',
-      'rnic_qp_w8.v',
+      'rdmap_tx_resp_w8_q4.v',
       'stag_table_d256.v',
       'ddp_tx_w8_q4.v',
       'mpa_rx_w8_q4.v',
@@ -208,14 +207,14 @@ describe('configuration schema', () => {
     expect(issues.map((i) => i.path.join('.'))).toEqual([field]);
   });
 
-  test('the queue depths reach the RTL: the IRRQ count port widens, the ORQ and RQ FIFOs deepen', () => {
+  test('the queue depths reach the RTL: the IRRQ count port widens, the ORQ and RQ rings deepen', () => {
     const top = (c: object) => modulesFor(config({ qps: 2, ...c })).find((m) => m.name === 'rnic_top_w8')!;
-    const ctl = (c: object) => modulesFor(config(c)).find((m) => m.name === 'ddp_rx_ctl')!;
-    expect(top({ irrqDepth: 32 }).ports.find((p) => p.name === 'qp_irrq_used')!.width).toBe(2 * (Math.log2(32) + 1));
+    const ctl = (c: object) => modulesFor(config({ qps: 2, ...c })).find((m) => m.name === 'ddp_rx_ctl_q2')!;
+    expect(top({ irrqDepth: 32 }).ports.find((p) => p.name === 'stat_irrq_used')!.width).toBe(Math.log2(32) + 1);
     const v = emitVerilog(ctl({ orqDepth: 64, rqDepth: 4 }));
-    expect(v).toMatch(/reg \[\d+:0\] orq_mem \[0:63\];/);
-    expect(v).toMatch(/reg \[\d+:0\] rq_mem \[0:3\];/);
-    expect(v).toMatch(/reg \[\d+:0\] irrq_mem \[0:7\];/);
+    // A ring per QP: QPs × depth entries.
+    expect(v).toMatch(/reg \[\d+:0\] orq_ring_mem \[0:127\];/);
+    expect(v).toMatch(/reg \[\d+:0\] rq_ring_mem \[0:7\];/);
   });
 
   test('stagDepth 100 says it must be a power of two', () => {
