@@ -168,8 +168,17 @@ module ddp_rx_ctl_q4 (
     output wire         m_first_valid, // the first ULPDU of fenced QP m_first_qp is decided: it may send (RFC 6581 section 3)
     input  wire         m_first_ready,
     output wire [1:0]   m_first_qp,
-    output wire         m_orq_done, // a pulse: the ORQ head of QP m_orq_done_qp is answered (its Read Response or Atomic Response complete)
-    output wire [1:0]   m_orq_done_qp,
+    output wire         m_orq_done, // a pulse: an ORQ entry is answered (its Read Response or Atomic Response complete): room for one more
+
+    /*
+     * ORQ: outbound Read and Atomic Requests of QP s_orq_qp, in the order they were sent (s_orq)
+     */
+    output wire         m_orq_ack, // a pulse: the last s_orq entry taken is decided
+    output wire         m_orq_ack_ok, // with m_orq_ack: it entered the ORQ (its QP had fewer than ORD outstanding and room); else it was refused
+
+    /*
+     * Per-QP notices
+     */
     output wire         m_stopped, // a pulse: QP m_stopped_qp stops (a Terminate queued or received, or the connection lost): it sends nothing more
     output wire [1:0]   m_stopped_qp,
 
@@ -451,8 +460,10 @@ reg first_due_reg; // the ULPDU in progress is the first of a fenced QP: m_first
 reg first_due_next;
 reg orq_done_reg;
 reg orq_done_next;
-reg [1:0] orq_done_qp_reg;
-reg [1:0] orq_done_qp_next;
+reg orq_ack_reg;
+reg orq_ack_next;
+reg orq_ack_ok_reg;
+reg orq_ack_ok_next;
 reg stopped_reg;
 reg stopped_next;
 reg [1:0] stopped_qp_reg;
@@ -714,7 +725,8 @@ wire [15:0] cur_cfg_mulpdu; // largest ULPDU this side sends (>= 64): Read Respo
 wire cur_cfg_big_endian; // atomic targets are big-endian in host memory
 wire [31:0] op_cfg_initial_msn; // first MSN of every queue (RFC 5041 section 5.1)
 wire rq_full; // cur_qp's receive ring is full
-wire orq_full; // cur_qp's ORQ is full
+wire [15:0] cur_cfg_ord; // outbound Read/Atomic Requests allowed outstanding (ORD)
+wire orq_full; // cur_qp's ORQ is full, or ORD requests are outstanding
 wire term_held_release; // a fenced QP's first ULPDU releases the Terminate of its abort
 reg [862:0] qp_ctx_mem [0:3];
 reg [99:0] cfg_op_mem [0:1];
@@ -873,8 +885,8 @@ wire [13:0] _t105; // read through slices
 wire _t106;
 wire [15:0] _t107;
 wire _t108;
-wire [3:0] _t109;
-wire _t110;
+wire _t109;
+wire [3:0] _t110;
 wire _t111;
 wire [1:0] _t112;
 wire _t113;
@@ -1051,8 +1063,8 @@ assign _t105 = ERR_DDP_LOCAL_CATASTROPHIC;
 assign _t106 = _t55[1:0] == 2'b00;
 assign _t107 = {_t108 & (_t51[5:2] == 4'b0001), (_t51[1:0] != 2'b10) & (~(_t108 & (_t51[5:2] == 4'b0000))), ERR_DDP_BASE_BOUNDS};
 assign _t108 = _t51[1:0] == 2'b00;
-assign _t109 = cur_pushed_reg + 4'b0001;
-assign _t110 = ~orq_full;
+assign _t109 = ~orq_full;
+assign _t110 = cur_pushed_reg + 4'b0001;
 assign _t111 = (desc_in_reg[55:52] == OP_SEND) | (desc_in_reg[55:52] == OP_SEND_SE) | (desc_in_reg[55:52] == OP_SEND_INVALIDATE) |
     (desc_in_reg[55:52] == OP_SEND_SE_INVALIDATE);
 assign _t112 = (_t113 | _t114) ? QN_READ_REQUEST : (_t115 ? QN_TERMINATE : (_t116 ? QN_ATOMIC_RESPONSE : QN_SEND));
@@ -1154,7 +1166,8 @@ assign m_evt_err = evt_err_reg;
 assign m_first_valid = first_valid_reg;
 assign m_first_qp = first_qp_reg;
 assign m_orq_done = orq_done_reg;
-assign m_orq_done_qp = orq_done_qp_reg;
+assign m_orq_ack = orq_ack_reg;
+assign m_orq_ack_ok = orq_ack_ok_reg;
 assign m_stopped = stopped_reg;
 assign m_stopped_qp = stopped_qp_reg;
 assign err_recv_full = recv_full_reg;
@@ -1355,7 +1368,8 @@ assign irrq_entry = term_push_reg ?
     {{47'h0, irrq_data}, cur_cfg_big_endian, cur_cfg_mulpdu, cur_atomic_msn_reg, atomic_req_reg ? 2'b01 : 2'b00, cur_gen_reg, cur_qp_reg};
 assign op_cfg_initial_msn = in_arg_reg[79:48];
 assign rq_full = cur_rq_count_reg[4];
-assign orq_full = cur_orq_count_reg[3];
+assign cur_cfg_ord = cur_cfg_reg[47:32];
+assign orq_full = cur_orq_count_reg[3] | ({12'h0, cur_orq_count_reg} >= cur_cfg_ord);
 assign term_held_release = desc_take & cur_term_held_reg;
 assign lk_valid = state_reg == STATE_LOOK;
 assign lk_stag = desc_t ? desc_stag :
@@ -1693,7 +1707,8 @@ always @* begin
     evt_valid_next = evt_valid_reg;
     first_valid_next = first_valid_reg;
     orq_done_next = orq_done_reg;
-    orq_done_qp_next = orq_done_qp_reg;
+    orq_ack_next = orq_ack_reg;
+    orq_ack_ok_next = orq_ack_ok_reg;
     stopped_next = stopped_reg;
     stopped_qp_next = stopped_qp_reg;
     term_push_next = term_push_reg;
@@ -1799,7 +1814,8 @@ always @* begin
         first_valid_next = 1'b0;
     end
     orq_done_next = orq_pop;
-    orq_done_qp_next = cur_qp_reg;
+    orq_ack_next = orq_take;
+    orq_ack_ok_next = _t109;
     stopped_next = irrq_flush;
     stopped_qp_next = cur_qp_reg;
     if (irrq_flush) begin
@@ -1810,10 +1826,10 @@ always @* begin
     end
     if (term_push_now) begin
         term_push_next = 1'b0;
-        cur_pushed_next = _t109;
+        cur_pushed_next = _t110;
     end
     if (irrq_push) begin
-        cur_pushed_next = _t109;
+        cur_pushed_next = _t110;
         if (atomic_req_reg) begin
             cur_atomic_msn_next = cur_atomic_msn_reg + 32'h1;
         end
@@ -1888,7 +1904,7 @@ always @* begin
         end
     end
     if (orq_take) begin
-        if (_t110) begin
+        if (_t109) begin
             cur_orq_count_next = cur_orq_count_reg + 4'b0001;
             if (orq_empty) begin
                 cur_orq_entry_next = in_arg_reg;
@@ -2444,7 +2460,8 @@ always @(posedge clk) begin
     first_qp_reg <= first_qp_next;
     first_due_reg <= first_due_next;
     orq_done_reg <= orq_done_next;
-    orq_done_qp_reg <= orq_done_qp_next;
+    orq_ack_reg <= orq_ack_next;
+    orq_ack_ok_reg <= orq_ack_ok_next;
     stopped_reg <= stopped_next;
     stopped_qp_reg <= stopped_qp_next;
     recv_full_reg <= recv_full_next;
@@ -2577,7 +2594,7 @@ always @(posedge clk) begin
     if (recv_take & (~rq_full)) begin
         rq_ring_mem[{cur_qp_reg, cur_rq_head_reg + cur_rq_count_reg[3:0]}] <= in_arg_reg[95:0];
     end
-    if (orq_take & _t110) begin
+    if (orq_take & _t109) begin
         orq_ring_mem[{cur_qp_reg, cur_orq_head_reg + cur_orq_count_reg[2:0]}] <= in_arg_reg;
     end
 
@@ -2602,6 +2619,7 @@ always @(posedge clk) begin
         first_valid_reg <= 1'b0;
         first_due_reg <= 1'b0;
         orq_done_reg <= 1'b0;
+        orq_ack_reg <= 1'b0;
         stopped_reg <= 1'b0;
         recv_full_reg <= 1'b0;
         term_push_reg <= 1'b0;

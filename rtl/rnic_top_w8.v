@@ -166,7 +166,7 @@ module rnic_top_w8 (
     output wire        stat_fenced, // its transmit waits for the peer's first FPDU (MPA fencing)
     output wire        stat_mpa_err, // MPA failed one of its FPDUs
     output wire        rx_idle, // every ULPDU received is handled and its placement written
-    output wire        idle, // nothing in progress, but work requests a fence holds
+    output wire        idle, // nothing in progress but the work requests in the requester (each reported by a sent completion)
     output wire        tx_err_length // sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)
 );
 
@@ -275,7 +275,8 @@ wire ctl_m_first_valid;
 wire ctl_m_first_ready;
 wire [1:0] ctl_m_first_qp;
 wire ctl_m_orq_done;
-wire [1:0] ctl_m_orq_done_qp;
+wire ctl_m_orq_ack;
+wire ctl_m_orq_ack_ok;
 wire ctl_m_stopped;
 wire [1:0] ctl_m_stopped_qp;
 wire [1:0] ctl_stat_qp;
@@ -390,10 +391,6 @@ reg [8:0] qp0_ctx_tx_s0_reg; // QP 0: low 9 bits of this side's S0: where the se
 reg [8:0] qp0_ctx_tx_s0_next;
 reg [8:0] qp0_ctx_tx_seq_reg; // QP 0: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp0_ctx_tx_seq_next;
-reg qp0_ctx_rfc7306_reg; // QP 0: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
-reg qp0_ctx_rfc7306_next;
-reg [15:0] qp0_ctx_ord_reg; // QP 0: ORD
-reg [15:0] qp0_ctx_ord_next;
 wire qp1_cfg_load;
 reg qp1_ctx_tx_markers_reg; // QP 1: MPA markers in what this QP sends (the peer's M bit)
 reg qp1_ctx_tx_markers_next;
@@ -403,10 +400,6 @@ reg [8:0] qp1_ctx_tx_s0_reg; // QP 1: low 9 bits of this side's S0: where the se
 reg [8:0] qp1_ctx_tx_s0_next;
 reg [8:0] qp1_ctx_tx_seq_reg; // QP 1: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp1_ctx_tx_seq_next;
-reg qp1_ctx_rfc7306_reg; // QP 1: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
-reg qp1_ctx_rfc7306_next;
-reg [15:0] qp1_ctx_ord_reg; // QP 1: ORD
-reg [15:0] qp1_ctx_ord_next;
 wire qp2_cfg_load;
 reg qp2_ctx_tx_markers_reg; // QP 2: MPA markers in what this QP sends (the peer's M bit)
 reg qp2_ctx_tx_markers_next;
@@ -416,10 +409,6 @@ reg [8:0] qp2_ctx_tx_s0_reg; // QP 2: low 9 bits of this side's S0: where the se
 reg [8:0] qp2_ctx_tx_s0_next;
 reg [8:0] qp2_ctx_tx_seq_reg; // QP 2: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp2_ctx_tx_seq_next;
-reg qp2_ctx_rfc7306_reg; // QP 2: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
-reg qp2_ctx_rfc7306_next;
-reg [15:0] qp2_ctx_ord_reg; // QP 2: ORD
-reg [15:0] qp2_ctx_ord_next;
 wire qp3_cfg_load;
 reg qp3_ctx_tx_markers_reg; // QP 3: MPA markers in what this QP sends (the peer's M bit)
 reg qp3_ctx_tx_markers_next;
@@ -429,34 +418,15 @@ reg [8:0] qp3_ctx_tx_s0_reg; // QP 3: low 9 bits of this side's S0: where the se
 reg [8:0] qp3_ctx_tx_s0_next;
 reg [8:0] qp3_ctx_tx_seq_reg; // QP 3: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp3_ctx_tx_seq_next;
-reg qp3_ctx_rfc7306_reg; // QP 3: accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
-reg qp3_ctx_rfc7306_next;
-reg [15:0] qp3_ctx_ord_reg; // QP 3: ORD
-reg [15:0] qp3_ctx_ord_next;
 wire wr_needs_orq; // a Read or Atomic Request: its response is expected
-reg [3:0] qp0_orq_out_reg; // QP 0: Read and Atomic Requests outstanding
-reg [3:0] qp0_orq_out_next;
-reg [3:0] qp1_orq_out_reg; // QP 1: Read and Atomic Requests outstanding
-reg [3:0] qp1_orq_out_next;
-reg [3:0] qp2_orq_out_reg; // QP 2: Read and Atomic Requests outstanding
-reg [3:0] qp2_orq_out_next;
-reg [3:0] qp3_orq_out_reg; // QP 3: Read and Atomic Requests outstanding
-reg [3:0] qp3_orq_out_next;
-wire qp0_orq_room; // QP 0: below ORD and the ORQ depth
-wire qp1_orq_room; // QP 1: below ORD and the ORQ depth
-wire qp2_orq_room; // QP 2: below ORD and the ORQ depth
-wire qp3_orq_room; // QP 3: below ORD and the ORQ depth
-wire wr_orq_ok;
-reg qp0_wr_room_reg; // QP 0: fewer than 4 work requests in the requester
-reg qp0_wr_room_next;
-reg qp1_wr_room_reg; // QP 1: fewer than 4 work requests in the requester
-reg qp1_wr_room_next;
-reg qp2_wr_room_reg; // QP 2: fewer than 4 work requests in the requester
-reg qp2_wr_room_next;
-reg qp3_wr_room_reg; // QP 3: fewer than 4 work requests in the requester
-reg qp3_wr_room_next;
+reg wr_orq_asked_reg; // the work request's ORQ entry is in ddp_rx_ctl, its answer to come
+reg wr_orq_asked_next;
+reg wr_orq_granted_reg; // the ORQ took it: the work request may go
+reg wr_orq_granted_next;
+reg wr_orq_waiting_reg; // the ORQ refused it: it waits for an answered Read or Atomic
+reg wr_orq_waiting_next;
+wire wr_orq_ask; // the ORQ entry goes to ddp_rx_ctl
 wire wr_ok; // the work request may enter the requester
-wire wr_orq_push; // a Read or Atomic enters its QP's ORQ
 reg qp0_fenced_reg; // QP 0: its transmit waits for the peer's first FPDU
 reg qp0_fenced_next;
 reg qp1_fenced_reg; // QP 1: its transmit waits for the peer's first FPDU
@@ -542,6 +512,8 @@ wire [8:0] reasm_m_axis_tuser;
 wire reasm_cfg_valid;
 wire reasm_cfg_ready;
 wire [1:0] reasm_cfg_qp;
+wire reasm_cfg_rfc7306;
+wire reasm_m_rfc7306;
 wire reasm_idle;
 wire rx_ulpdu_out; // a whole ULPDU has gone into ddp_rx_hdr
 wire hdr_cfg_rfc7306;
@@ -661,19 +633,6 @@ wire cq_evt_invalidated; // recv: m_evt_stag was invalidated (Send with Invalida
 wire [31:0] cq_evt_stag; // the invalidated STag
 wire [63:0] cq_evt_data; // recv-immediate: the 8 octets, first in [63:56]; atomic: the original value
 wire [13:0] cq_evt_err; // record error_word
-wire wr_taken;
-reg [2:0] qp0_wr_out_reg; // QP 0: work requests taken and not yet sent (at most 4)
-reg [2:0] qp0_wr_out_next;
-reg [2:0] qp1_wr_out_reg; // QP 1: work requests taken and not yet sent (at most 4)
-reg [2:0] qp1_wr_out_next;
-reg [2:0] qp2_wr_out_reg; // QP 2: work requests taken and not yet sent (at most 4)
-reg [2:0] qp2_wr_out_next;
-reg [2:0] qp3_wr_out_reg; // QP 3: work requests taken and not yet sent (at most 4)
-reg [2:0] qp3_wr_out_next;
-wire [2:0] qp0_wr_out_now;
-wire [2:0] qp1_wr_out_now;
-wire [2:0] qp2_wr_out_now;
-wire [2:0] qp3_wr_out_now;
 reg mem_wr_arb_last_reg; // the source granted last (round-robin starts after it)
 reg mem_wr_arb_last_next;
 reg mem_wr_arb_locked_reg; // a transfer is under way: the grant holds until its last beat is taken
@@ -699,18 +658,17 @@ reg [9:0] mem_rd_owners_rptr_reg;
 reg [9:0] mem_rd_owners_rptr_next;
 wire rx_idle_all; // the receive side is idle
 wire tx_idle_all; // no response or completion in progress (mpa_tx: m_axis_tvalid)
-wire wr_idle_all; // every work request taken has been sent, but those a fence holds
 reg [10:0] rx_tag_mem [0:3];
 reg [1:0] cq_sent_mem [0:63];
 reg mem_rd_owners_mem [0:511];
 wire _t0;
 wire _t1;
 wire _t2;
-wire _t3;
-wire _t4;
 // verilator lint_off UNUSED
-wire [10:0] _t5; // read through slices
+wire [10:0] _t3; // read through slices
 // verilator lint_on UNUSED
+wire _t4;
+wire _t5;
 wire _t6;
 wire _t7;
 wire _t8;
@@ -731,39 +689,33 @@ wire _t22;
 wire _t23;
 wire _t24;
 wire _t25;
-wire _t26;
-wire _t27;
-wire _t28;
 
 assign _t0 = wr_kind == 3'b100;
-assign _t1 = wr_qp == 2'b11;
-assign _t2 = wr_qp == 2'b10;
-assign _t3 = wr_qp == 2'b01;
-assign _t4 = ~rx_tag_full_reg;
-assign _t5 = rx_tag_mem[rx_tag_rptr_reg[1:0]];
-assign _t6 = ~cq_sent_full;
-assign _t7 = requester_m_axis_tvalid & tx_wr_live & _t6;
-assign _t8 = tx_arb_grant == 1'b1;
-assign _t9 = tx_qp == 2'b11;
-assign _t10 = tx_qp == 2'b10;
-assign _t11 = tx_qp == 2'b01;
-assign _t12 = ~cq_sent_head_valid_reg;
-assign _t13 = ~ctl_m_evt_valid;
-assign _t14 = ~ctl_m_first_valid;
-assign _t15 = wr_qp == 2'b00;
-assign _t16 = mem_wr_arb_grant == 1'b1;
-assign _t17 = requester_rd_valid & _t18;
-assign _t18 = ~mem_rd_owners_full;
-assign _t19 = resp_rd_valid & _t18;
-assign _t20 = mem_rd_arb_grant == 1'b1;
-assign _t21 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
-assign _t22 = rx_ulpdu_out & (~rx_tag_pop);
-assign _t23 = rx_tag_pop & (~rx_ulpdu_out);
-assign _t24 = requester_m_sent_valid & (~cq_sent_load);
-assign _t25 = cq_sent_load & (~requester_m_sent_valid);
-assign _t26 = tx_fire & framer_s_axis_tlast;
-assign _t27 = mem_wr_fire & 1'b1;
-assign _t28 = mem_rd_fire & 1'b1;
+assign _t1 = ~wr_orq_asked_reg;
+assign _t2 = ~rx_tag_full_reg;
+assign _t3 = rx_tag_mem[rx_tag_rptr_reg[1:0]];
+assign _t4 = ~cq_sent_full;
+assign _t5 = requester_m_axis_tvalid & tx_wr_live & _t4;
+assign _t6 = tx_arb_grant == 1'b1;
+assign _t7 = tx_qp == 2'b11;
+assign _t8 = tx_qp == 2'b10;
+assign _t9 = tx_qp == 2'b01;
+assign _t10 = ~cq_sent_head_valid_reg;
+assign _t11 = ~ctl_m_evt_valid;
+assign _t12 = ~ctl_m_first_valid;
+assign _t13 = mem_wr_arb_grant == 1'b1;
+assign _t14 = requester_rd_valid & _t15;
+assign _t15 = ~mem_rd_owners_full;
+assign _t16 = resp_rd_valid & _t15;
+assign _t17 = mem_rd_arb_grant == 1'b1;
+assign _t18 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
+assign _t19 = rx_ulpdu_out & (~rx_tag_pop);
+assign _t20 = rx_tag_pop & (~rx_ulpdu_out);
+assign _t21 = requester_m_sent_valid & (~cq_sent_load);
+assign _t22 = cq_sent_load & (~requester_m_sent_valid);
+assign _t23 = tx_fire & framer_s_axis_tlast;
+assign _t24 = mem_wr_fire & 1'b1;
+assign _t25 = mem_rd_fire & 1'b1;
 assign cfg_taken = cfg_valid & cfg_ready;
 assign ctl_cfg_valid = cfg_taken;
 assign ctl_cfg_qp = cfg_qp;
@@ -796,16 +748,11 @@ assign requester_wr_compare_mask = wr_compare_mask;
 assign requester_wr_request_id = wr_request_id;
 assign requester_wr_qp = wr_qp;
 assign wr_needs_orq = (wr_kind == 3'b001) | _t0;
-assign qp0_orq_room = (qp0_orq_out_reg < 4'b1000) & ({12'h0, qp0_orq_out_reg} < qp0_ctx_ord_reg);
-assign qp1_orq_room = (qp1_orq_out_reg < 4'b1000) & ({12'h0, qp1_orq_out_reg} < qp1_ctx_ord_reg);
-assign qp2_orq_room = (qp2_orq_out_reg < 4'b1000) & ({12'h0, qp2_orq_out_reg} < qp2_ctx_ord_reg);
-assign qp3_orq_room = (qp3_orq_out_reg < 4'b1000) & ({12'h0, qp3_orq_out_reg} < qp3_ctx_ord_reg);
-assign wr_orq_ok = (~wr_needs_orq) | ((_t1 ? qp3_orq_room : (_t2 ? qp2_orq_room : (_t3 ? qp1_orq_room : qp0_orq_room))) & ctl_s_orq_ready);
-assign wr_ok = wr_orq_ok & (_t1 ? qp3_wr_room_reg : (_t2 ? qp2_wr_room_reg : (_t3 ? qp1_wr_room_reg : qp0_wr_room_reg)));
+assign wr_orq_ask = wr_valid & wr_needs_orq & _t1 & (~wr_orq_granted_reg) & (~wr_orq_waiting_reg);
+assign wr_ok = (~wr_needs_orq) | wr_orq_granted_reg;
 assign requester_wr_valid = wr_valid & wr_ok;
 assign wr_ready = requester_wr_ready & wr_ok;
-assign wr_orq_push = wr_valid & wr_needs_orq & wr_ready;
-assign ctl_s_orq_valid = wr_orq_push;
+assign ctl_s_orq_valid = wr_orq_ask;
 assign ctl_s_orq_qp = wr_qp;
 assign ctl_s_orq_atomic = _t0;
 assign ctl_s_orq_stag = _t0 ? 32'h0 : wr_sink_stag;
@@ -879,6 +826,7 @@ assign reasm_s_axis_tuser = deframer_m_axis_tuser;
 assign deframer_m_axis_tready = reasm_s_axis_tready;
 assign reasm_cfg_valid = cfg_taken;
 assign reasm_cfg_qp = cfg_qp;
+assign reasm_cfg_rfc7306 = cfg_rfc7306;
 assign cfg_ready = requester_cfg_ready & reasm_cfg_ready & ctl_cfg_ready;
 assign rx_ulpdu_out = reasm_m_axis_tvalid & reasm_m_axis_tready & reasm_m_axis_tlast;
 assign rx_verdict_passed = reasm_m_axis_tuser[0];
@@ -887,20 +835,17 @@ assign rx_tag_count = rx_tag_wptr_reg - rx_tag_rptr_reg;
 assign hdr_s_axis_tdata = reasm_m_axis_tdata;
 assign hdr_s_axis_tkeep = reasm_m_axis_tkeep;
 assign hdr_s_axis_tlast = reasm_m_axis_tlast;
-assign hdr_s_axis_tvalid = reasm_m_axis_tvalid & _t4;
-assign reasm_m_axis_tready = hdr_s_axis_tready & _t4;
-assign hdr_cfg_rfc7306 = (reasm_m_axis_tid == 2'b11) ? qp3_ctx_rfc7306_reg :
-    (reasm_m_axis_tid == 2'b10) ? qp2_ctx_rfc7306_reg :
-    (reasm_m_axis_tid == 2'b01) ? qp1_ctx_rfc7306_reg :
-    qp0_ctx_rfc7306_reg;
+assign hdr_s_axis_tvalid = reasm_m_axis_tvalid & _t2;
+assign reasm_m_axis_tready = hdr_s_axis_tready & _t2;
+assign hdr_cfg_rfc7306 = reasm_m_rfc7306;
 assign ctl_s_desc_tdata = hdr_m_desc_tdata;
 assign ctl_s_desc_tvalid = hdr_m_desc_tvalid;
 assign hdr_m_desc_tready = ctl_s_desc_tready;
-assign rx_tag_qp = _t5[1:0];
+assign rx_tag_qp = _t3[1:0];
 assign ctl_s_desc_qp = rx_tag_qp;
-assign rx_tag_bad = _t5[2];
+assign rx_tag_bad = _t3[2];
 assign ctl_s_desc_mpa_bad = rx_tag_bad;
-assign rx_tag_llp_err = _t5[10:3];
+assign rx_tag_llp_err = _t3[10:3];
 assign ctl_s_desc_mpa_code = rx_tag_llp_err;
 assign rx_tag_pop = hdr_m_desc_tvalid & ctl_s_desc_tready;
 assign place_s_axis_tdata = hdr_m_axis_tdata;
@@ -947,29 +892,29 @@ assign tx_wr_live = (~((requester_qp == 2'b11) ? qp3_tx_stopped_reg :
     (requester_qp == 2'b01) ? qp1_tx_stopped_reg :
     qp0_tx_stopped_reg)) |
     tx_wr_mid_reg;
-assign tx_drop = requester_m_axis_tvalid & (~tx_wr_live) & _t6;
+assign tx_drop = requester_m_axis_tvalid & (~tx_wr_live) & _t4;
 assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg :
-    (tx_arb_last_reg == 1'b0) ? (_t7 ? 1'b1 : (resp_m_axis_tvalid ? 1'b0 : 1'b0)) :
+    (tx_arb_last_reg == 1'b0) ? (_t5 ? 1'b1 : (resp_m_axis_tvalid ? 1'b0 : 1'b0)) :
     resp_m_axis_tvalid ? 1'b0 :
-    _t7 ? 1'b1 :
+    _t5 ? 1'b1 :
     1'b1;
-assign tx_arb_valid = _t8 ? _t7 : resp_m_axis_tvalid;
-assign tx_qp = _t8 ? requester_qp : resp_m_axis_tid;
-assign framer_s_axis_tdata = _t8 ? requester_m_axis_tdata : resp_m_axis_tdata;
-assign framer_s_axis_tkeep = _t8 ? requester_m_axis_tkeep : resp_m_axis_tkeep;
-assign framer_s_axis_tlast = _t8 ? requester_m_axis_tlast : resp_m_axis_tlast;
+assign tx_arb_valid = _t6 ? _t5 : resp_m_axis_tvalid;
+assign tx_qp = _t6 ? requester_qp : resp_m_axis_tid;
+assign framer_s_axis_tdata = _t6 ? requester_m_axis_tdata : resp_m_axis_tdata;
+assign framer_s_axis_tkeep = _t6 ? requester_m_axis_tkeep : resp_m_axis_tkeep;
+assign framer_s_axis_tlast = _t6 ? requester_m_axis_tlast : resp_m_axis_tlast;
 assign framer_s_axis_tuser = {
-    _t9 ? qp3_framed_reg : (_t10 ? qp2_framed_reg : (_t11 ? qp1_framed_reg : qp0_framed_reg)),
-    _t9 ? qp3_ctx_crc_reg : (_t10 ? qp2_ctx_crc_reg : (_t11 ? qp1_ctx_crc_reg : qp0_ctx_crc_reg)),
-    _t9 ? qp3_ctx_tx_markers_reg : (_t10 ? qp2_ctx_tx_markers_reg : (_t11 ? qp1_ctx_tx_markers_reg : qp0_ctx_tx_markers_reg)),
-    _t9 ? qp3_ctx_tx_s0_reg : (_t10 ? qp2_ctx_tx_s0_reg : (_t11 ? qp1_ctx_tx_s0_reg : qp0_ctx_tx_s0_reg)),
-    _t9 ? qp3_ctx_tx_seq_reg : (_t10 ? qp2_ctx_tx_seq_reg : (_t11 ? qp1_ctx_tx_seq_reg : qp0_ctx_tx_seq_reg)),
-    _t8 ? requester_m_axis_tuser : resp_m_axis_tuser
+    _t7 ? qp3_framed_reg : (_t8 ? qp2_framed_reg : (_t9 ? qp1_framed_reg : qp0_framed_reg)),
+    _t7 ? qp3_ctx_crc_reg : (_t8 ? qp2_ctx_crc_reg : (_t9 ? qp1_ctx_crc_reg : qp0_ctx_crc_reg)),
+    _t7 ? qp3_ctx_tx_markers_reg : (_t8 ? qp2_ctx_tx_markers_reg : (_t9 ? qp1_ctx_tx_markers_reg : qp0_ctx_tx_markers_reg)),
+    _t7 ? qp3_ctx_tx_s0_reg : (_t8 ? qp2_ctx_tx_s0_reg : (_t9 ? qp1_ctx_tx_s0_reg : qp0_ctx_tx_s0_reg)),
+    _t7 ? qp3_ctx_tx_seq_reg : (_t8 ? qp2_ctx_tx_seq_reg : (_t9 ? qp1_ctx_tx_seq_reg : qp0_ctx_tx_seq_reg)),
+    _t6 ? requester_m_axis_tuser : resp_m_axis_tuser
 };
 assign framer_s_axis_tvalid = tx_arb_valid;
 assign framer_s_axis_tid = tx_qp;
 assign resp_m_axis_tready = (tx_arb_grant == 1'b0) & framer_s_axis_tready;
-assign requester_m_axis_tready = (_t8 & framer_s_axis_tready) | tx_drop;
+assign requester_m_axis_tready = (_t6 & framer_s_axis_tready) | tx_drop;
 assign tx_fire = tx_arb_valid & framer_s_axis_tready;
 assign m_axis_tdata = framer_m_axis_tdata;
 assign m_axis_tkeep = framer_m_axis_tkeep;
@@ -977,10 +922,10 @@ assign m_axis_tvalid = framer_m_axis_tvalid;
 assign m_axis_tlast = framer_m_axis_tlast;
 assign framer_m_axis_tready = m_axis_tready;
 assign m_axis_tid = framer_m_axis_tid;
-assign cq_sent_load = (~cq_sent_none_reg) & (_t12 | cq_sent_pop);
+assign cq_sent_load = (~cq_sent_none_reg) & (_t10 | cq_sent_pop);
 assign cq_sent_full = cq_sent_filled_reg;
-assign cq_first_here = ctl_m_first_valid & _t13;
-assign cq_sent_here = cq_sent_head_valid_reg & _t13 & _t14;
+assign cq_first_here = ctl_m_first_valid & _t11;
+assign cq_sent_here = cq_sent_head_valid_reg & _t11 & _t12;
 assign m_cq_valid = ctl_m_evt_valid | ctl_m_first_valid | cq_sent_head_valid_reg;
 assign m_cq_qp = ctl_m_evt_valid ? ctl_m_evt_qp : (cq_first_here ? ctl_m_first_qp : cq_sent_head_reg);
 assign cq_evt_kind = ctl_m_evt_kind;
@@ -998,42 +943,37 @@ assign m_cq_stag = ctl_m_evt_valid ? cq_evt_stag : 32'h0;
 assign m_cq_data = ctl_m_evt_valid ? cq_evt_data : 64'h0;
 assign m_cq_err = ctl_m_evt_valid ? cq_evt_err : 14'h0;
 assign ctl_m_evt_ready = m_cq_ready;
-assign ctl_m_first_ready = m_cq_ready & _t13;
-assign cq_first_fire = ctl_m_first_valid & m_cq_ready & _t13;
+assign ctl_m_first_ready = m_cq_ready & _t11;
+assign cq_first_fire = ctl_m_first_valid & m_cq_ready & _t11;
 assign cq_sent_pop = cq_sent_here & m_cq_ready;
-assign wr_taken = wr_valid & wr_ready;
-assign qp0_wr_out_now = (qp0_wr_out_reg + {2'b00, wr_taken & _t15}) - {2'b00, requester_m_sent_valid & (requester_m_sent_qp == 2'b00)};
-assign qp1_wr_out_now = (qp1_wr_out_reg + {2'b00, wr_taken & _t3}) - {2'b00, requester_m_sent_valid & (requester_m_sent_qp == 2'b01)};
-assign qp2_wr_out_now = (qp2_wr_out_reg + {2'b00, wr_taken & _t2}) - {2'b00, requester_m_sent_valid & (requester_m_sent_qp == 2'b10)};
-assign qp3_wr_out_now = (qp3_wr_out_reg + {2'b00, wr_taken & _t1}) - {2'b00, requester_m_sent_valid & (requester_m_sent_qp == 2'b11)};
 assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg :
     (mem_wr_arb_last_reg == 1'b0) ? (place_wr_valid ? 1'b1 : (resp_wr_valid ? 1'b0 : 1'b0)) :
     resp_wr_valid ? 1'b0 :
     place_wr_valid ? 1'b1 :
     1'b1;
-assign mem_wr_arb_valid = _t16 ? place_wr_valid : resp_wr_valid;
-assign mem_wr_addr = _t16 ? place_wr_addr : resp_wr_addr;
-assign mem_wr_data = _t16 ? place_wr_data : resp_wr_data;
-assign mem_wr_strb = _t16 ? place_wr_strb : resp_wr_strb;
+assign mem_wr_arb_valid = _t13 ? place_wr_valid : resp_wr_valid;
+assign mem_wr_addr = _t13 ? place_wr_addr : resp_wr_addr;
+assign mem_wr_data = _t13 ? place_wr_data : resp_wr_data;
+assign mem_wr_strb = _t13 ? place_wr_strb : resp_wr_strb;
 assign mem_wr_valid = mem_wr_arb_valid;
 assign resp_wr_ready = (mem_wr_arb_grant == 1'b0) & mem_wr_ready;
-assign place_wr_ready = _t16 & mem_wr_ready;
+assign place_wr_ready = _t13 & mem_wr_ready;
 assign mem_wr_fire = mem_wr_arb_valid & mem_wr_ready;
 assign mem_rd_arb_grant = mem_rd_arb_locked_reg ? mem_rd_arb_owner_reg :
-    (mem_rd_arb_last_reg == 1'b0) ? (_t17 ? 1'b1 : (_t19 ? 1'b0 : 1'b0)) :
-    _t19 ? 1'b0 :
-    _t17 ? 1'b1 :
+    (mem_rd_arb_last_reg == 1'b0) ? (_t14 ? 1'b1 : (_t16 ? 1'b0 : 1'b0)) :
+    _t16 ? 1'b0 :
+    _t14 ? 1'b1 :
     1'b1;
-assign mem_rd_arb_valid = _t20 ? _t17 : _t19;
-assign mem_rd_addr = _t20 ? requester_rd_addr : resp_rd_addr;
+assign mem_rd_arb_valid = _t17 ? _t14 : _t16;
+assign mem_rd_addr = _t17 ? requester_rd_addr : resp_rd_addr;
 assign mem_rd_valid = mem_rd_arb_valid;
 assign mem_rd_fire = mem_rd_arb_valid & mem_rd_ready;
 assign mem_rd_owners_full = (mem_rd_owners_wptr_reg[9] != mem_rd_owners_rptr_reg[9]) & (mem_rd_owners_wptr_reg[8:0] == mem_rd_owners_rptr_reg[8:0]);
-assign resp_rd_ready = (mem_rd_arb_grant == 1'b0) & mem_rd_ready & _t18;
-assign resp_rd_data_valid = mem_rd_data_valid & (_t21 == 1'b0);
+assign resp_rd_ready = (mem_rd_arb_grant == 1'b0) & mem_rd_ready & _t15;
+assign resp_rd_data_valid = mem_rd_data_valid & (_t18 == 1'b0);
 assign resp_rd_data = mem_rd_data;
-assign requester_rd_ready = _t20 & mem_rd_ready & _t18;
-assign requester_rd_data_valid = mem_rd_data_valid & (_t21 == 1'b1);
+assign requester_rd_ready = _t17 & mem_rd_ready & _t15;
+assign requester_rd_data_valid = mem_rd_data_valid & (_t18 == 1'b1);
 assign requester_rd_data = mem_rd_data;
 assign ctl_stat_qp = stat_qp;
 assign stat_rx_stopped = ctl_stat_rx_stopped;
@@ -1043,10 +983,8 @@ assign stat_fenced = ctl_stat_fenced;
 assign stat_mpa_err = ctl_stat_mpa_err;
 assign rx_idle_all = deframer_idle & (~deframer_drain_busy) & reasm_idle & (rx_tag_wptr_reg == rx_tag_rptr_reg) & ctl_idle & place_idle;
 assign rx_idle = rx_idle_all;
-assign tx_idle_all = ctl_irrq_idle & resp_idle & (_t12 & cq_sent_none_reg) & _t14;
-assign wr_idle_all = ~(((qp0_wr_out_reg != 3'b000) & (~qp0_fenced_reg)) | ((qp1_wr_out_reg != 3'b000) & (~qp1_fenced_reg)) |
-    (((qp2_wr_out_reg != 3'b000) & (~qp2_fenced_reg)) | ((qp3_wr_out_reg != 3'b000) & (~qp3_fenced_reg))));
-assign idle = rx_idle_all & tx_idle_all & wr_idle_all;
+assign tx_idle_all = ctl_irrq_idle & resp_idle & (_t10 & cq_sent_none_reg) & _t12;
+assign idle = rx_idle_all & tx_idle_all & _t1;
 assign tx_err_length = framer_err_length;
 
 always @* begin
@@ -1054,15 +992,11 @@ always @* begin
     qp0_ctx_crc_next = qp0_ctx_crc_reg;
     qp0_ctx_tx_s0_next = qp0_ctx_tx_s0_reg;
     qp0_ctx_tx_seq_next = qp0_ctx_tx_seq_reg;
-    qp0_ctx_rfc7306_next = qp0_ctx_rfc7306_reg;
-    qp0_ctx_ord_next = qp0_ctx_ord_reg;
     if (qp0_cfg_load) begin
         qp0_ctx_tx_markers_next = cfg_tx_markers;
         qp0_ctx_crc_next = cfg_crc;
         qp0_ctx_tx_s0_next = cfg_tx_s0;
         qp0_ctx_tx_seq_next = cfg_tx_seq;
-        qp0_ctx_rfc7306_next = cfg_rfc7306;
-        qp0_ctx_ord_next = cfg_ord;
     end
 end
 
@@ -1071,15 +1005,11 @@ always @* begin
     qp1_ctx_crc_next = qp1_ctx_crc_reg;
     qp1_ctx_tx_s0_next = qp1_ctx_tx_s0_reg;
     qp1_ctx_tx_seq_next = qp1_ctx_tx_seq_reg;
-    qp1_ctx_rfc7306_next = qp1_ctx_rfc7306_reg;
-    qp1_ctx_ord_next = qp1_ctx_ord_reg;
     if (qp1_cfg_load) begin
         qp1_ctx_tx_markers_next = cfg_tx_markers;
         qp1_ctx_crc_next = cfg_crc;
         qp1_ctx_tx_s0_next = cfg_tx_s0;
         qp1_ctx_tx_seq_next = cfg_tx_seq;
-        qp1_ctx_rfc7306_next = cfg_rfc7306;
-        qp1_ctx_ord_next = cfg_ord;
     end
 end
 
@@ -1088,15 +1018,11 @@ always @* begin
     qp2_ctx_crc_next = qp2_ctx_crc_reg;
     qp2_ctx_tx_s0_next = qp2_ctx_tx_s0_reg;
     qp2_ctx_tx_seq_next = qp2_ctx_tx_seq_reg;
-    qp2_ctx_rfc7306_next = qp2_ctx_rfc7306_reg;
-    qp2_ctx_ord_next = qp2_ctx_ord_reg;
     if (qp2_cfg_load) begin
         qp2_ctx_tx_markers_next = cfg_tx_markers;
         qp2_ctx_crc_next = cfg_crc;
         qp2_ctx_tx_s0_next = cfg_tx_s0;
         qp2_ctx_tx_seq_next = cfg_tx_seq;
-        qp2_ctx_rfc7306_next = cfg_rfc7306;
-        qp2_ctx_ord_next = cfg_ord;
     end
 end
 
@@ -1105,47 +1031,31 @@ always @* begin
     qp3_ctx_crc_next = qp3_ctx_crc_reg;
     qp3_ctx_tx_s0_next = qp3_ctx_tx_s0_reg;
     qp3_ctx_tx_seq_next = qp3_ctx_tx_seq_reg;
-    qp3_ctx_rfc7306_next = qp3_ctx_rfc7306_reg;
-    qp3_ctx_ord_next = qp3_ctx_ord_reg;
     if (qp3_cfg_load) begin
         qp3_ctx_tx_markers_next = cfg_tx_markers;
         qp3_ctx_crc_next = cfg_crc;
         qp3_ctx_tx_s0_next = cfg_tx_s0;
         qp3_ctx_tx_seq_next = cfg_tx_seq;
-        qp3_ctx_rfc7306_next = cfg_rfc7306;
-        qp3_ctx_ord_next = cfg_ord;
     end
 end
 
 always @* begin
-    qp0_orq_out_next = qp0_orq_out_reg;
-    qp0_orq_out_next = (qp0_orq_out_reg + {3'b000, wr_orq_push & _t15}) - {3'b000, ctl_m_orq_done & (ctl_m_orq_done_qp == 2'b00)};
-    if (qp0_cfg_load) begin
-        qp0_orq_out_next = 4'b0000;
+    wr_orq_asked_next = wr_orq_asked_reg;
+    wr_orq_granted_next = wr_orq_granted_reg;
+    wr_orq_waiting_next = wr_orq_waiting_reg;
+    if (wr_orq_ask & ctl_s_orq_ready) begin
+        wr_orq_asked_next = 1'b1;
     end
-end
-
-always @* begin
-    qp1_orq_out_next = qp1_orq_out_reg;
-    qp1_orq_out_next = (qp1_orq_out_reg + {3'b000, wr_orq_push & _t3}) - {3'b000, ctl_m_orq_done & (ctl_m_orq_done_qp == 2'b01)};
-    if (qp1_cfg_load) begin
-        qp1_orq_out_next = 4'b0000;
+    if (ctl_m_orq_ack) begin
+        wr_orq_asked_next = 1'b0;
+        wr_orq_granted_next = ctl_m_orq_ack_ok;
+        wr_orq_waiting_next = (~ctl_m_orq_ack_ok) & (~ctl_m_orq_done);
     end
-end
-
-always @* begin
-    qp2_orq_out_next = qp2_orq_out_reg;
-    qp2_orq_out_next = (qp2_orq_out_reg + {3'b000, wr_orq_push & _t2}) - {3'b000, ctl_m_orq_done & (ctl_m_orq_done_qp == 2'b10)};
-    if (qp2_cfg_load) begin
-        qp2_orq_out_next = 4'b0000;
+    if (wr_orq_waiting_reg & ctl_m_orq_done) begin
+        wr_orq_waiting_next = 1'b0;
     end
-end
-
-always @* begin
-    qp3_orq_out_next = qp3_orq_out_reg;
-    qp3_orq_out_next = (qp3_orq_out_reg + {3'b000, wr_orq_push & _t1}) - {3'b000, ctl_m_orq_done & (ctl_m_orq_done_qp == 2'b11)};
-    if (qp3_cfg_load) begin
-        qp3_orq_out_next = 4'b0000;
+    if (wr_valid & wr_ready) begin
+        wr_orq_granted_next = 1'b0;
     end
 end
 
@@ -1200,7 +1110,7 @@ end
 
 always @* begin
     rx_tag_full_next = rx_tag_full_reg;
-    rx_tag_full_next = (_t22 & (rx_tag_count == 3'b011)) | ((_t23 & 1'b0) | ((~(_t22 | _t23)) & rx_tag_full_reg));
+    rx_tag_full_next = (_t19 & (rx_tag_count == 3'b011)) | ((_t20 & 1'b0) | ((~(_t19 | _t20)) & rx_tag_full_reg));
 end
 
 always @* begin
@@ -1249,7 +1159,7 @@ always @* begin
     qp1_framed_next = qp1_framed_reg;
     qp2_framed_next = qp2_framed_reg;
     qp3_framed_next = qp3_framed_reg;
-    if (tx_fire & _t8) begin
+    if (tx_fire & _t6) begin
         tx_wr_mid_next = ~framer_s_axis_tlast;
     end
     if (tx_fire & (tx_qp == 2'b00)) begin
@@ -1258,19 +1168,19 @@ always @* begin
     if (qp0_cfg_load) begin
         qp0_framed_next = 1'b0;
     end
-    if (tx_fire & _t11) begin
+    if (tx_fire & _t9) begin
         qp1_framed_next = 1'b1;
     end
     if (qp1_cfg_load) begin
         qp1_framed_next = 1'b0;
     end
-    if (tx_fire & _t10) begin
+    if (tx_fire & _t8) begin
         qp2_framed_next = 1'b1;
     end
     if (qp2_cfg_load) begin
         qp2_framed_next = 1'b0;
     end
-    if (tx_fire & _t9) begin
+    if (tx_fire & _t7) begin
         qp3_framed_next = 1'b1;
     end
     if (qp3_cfg_load) begin
@@ -1295,52 +1205,8 @@ always @* begin
     end
     cq_sent_head_valid_next = cq_sent_load | (cq_sent_head_valid_reg & (~cq_sent_pop));
     cq_sent_count_next = (cq_sent_count_reg + {6'h0, requester_m_sent_valid}) - {6'h0, cq_sent_load};
-    cq_sent_none_next = _t24 ? 1'b0 : (_t25 ? (cq_sent_count_reg == 7'h1) : cq_sent_none_reg);
-    cq_sent_filled_next = _t25 ? 1'b0 : (_t24 ? (cq_sent_count_reg == 7'h3f) : cq_sent_filled_reg);
-end
-
-always @* begin
-    qp0_wr_out_next = qp0_wr_out_reg;
-    qp0_wr_room_next = qp0_wr_room_reg;
-    qp0_wr_out_next = qp0_wr_out_now;
-    qp0_wr_room_next = qp0_wr_out_now < 3'b100;
-    if (qp0_cfg_load) begin
-        qp0_wr_out_next = 3'b000;
-        qp0_wr_room_next = 1'b1;
-    end
-end
-
-always @* begin
-    qp1_wr_out_next = qp1_wr_out_reg;
-    qp1_wr_room_next = qp1_wr_room_reg;
-    qp1_wr_out_next = qp1_wr_out_now;
-    qp1_wr_room_next = qp1_wr_out_now < 3'b100;
-    if (qp1_cfg_load) begin
-        qp1_wr_out_next = 3'b000;
-        qp1_wr_room_next = 1'b1;
-    end
-end
-
-always @* begin
-    qp2_wr_out_next = qp2_wr_out_reg;
-    qp2_wr_room_next = qp2_wr_room_reg;
-    qp2_wr_out_next = qp2_wr_out_now;
-    qp2_wr_room_next = qp2_wr_out_now < 3'b100;
-    if (qp2_cfg_load) begin
-        qp2_wr_out_next = 3'b000;
-        qp2_wr_room_next = 1'b1;
-    end
-end
-
-always @* begin
-    qp3_wr_out_next = qp3_wr_out_reg;
-    qp3_wr_room_next = qp3_wr_room_reg;
-    qp3_wr_out_next = qp3_wr_out_now;
-    qp3_wr_room_next = qp3_wr_out_now < 3'b100;
-    if (qp3_cfg_load) begin
-        qp3_wr_out_next = 3'b000;
-        qp3_wr_room_next = 1'b1;
-    end
+    cq_sent_none_next = _t21 ? 1'b0 : (_t22 ? (cq_sent_count_reg == 7'h1) : cq_sent_none_reg);
+    cq_sent_filled_next = _t22 ? 1'b0 : (_t21 ? (cq_sent_count_reg == 7'h3f) : cq_sent_filled_reg);
 end
 
 always @* begin
@@ -1362,27 +1228,27 @@ always @* begin
     mem_rd_arb_locked_next = mem_rd_arb_locked_reg;
     mem_rd_arb_owner_next = mem_rd_arb_owner_reg;
     mem_rd_arb_last_next = mem_rd_arb_last_reg;
-    if (tx_arb_valid & (~_t26)) begin
+    if (tx_arb_valid & (~_t23)) begin
         tx_arb_locked_next = 1'b1;
         tx_arb_owner_next = tx_arb_grant;
     end
-    if (_t26) begin
+    if (_t23) begin
         tx_arb_locked_next = 1'b0;
         tx_arb_last_next = tx_arb_grant;
     end
-    if (mem_wr_arb_valid & (~_t27)) begin
+    if (mem_wr_arb_valid & (~_t24)) begin
         mem_wr_arb_locked_next = 1'b1;
         mem_wr_arb_owner_next = mem_wr_arb_grant;
     end
-    if (_t27) begin
+    if (_t24) begin
         mem_wr_arb_locked_next = 1'b0;
         mem_wr_arb_last_next = mem_wr_arb_grant;
     end
-    if (mem_rd_arb_valid & (~_t28)) begin
+    if (mem_rd_arb_valid & (~_t25)) begin
         mem_rd_arb_locked_next = 1'b1;
         mem_rd_arb_owner_next = mem_rd_arb_grant;
     end
-    if (_t28) begin
+    if (_t25) begin
         mem_rd_arb_locked_next = 1'b0;
         mem_rd_arb_last_next = mem_rd_arb_grant;
     end
@@ -1393,34 +1259,21 @@ always @(posedge clk) begin
     qp0_ctx_crc_reg <= qp0_ctx_crc_next;
     qp0_ctx_tx_s0_reg <= qp0_ctx_tx_s0_next;
     qp0_ctx_tx_seq_reg <= qp0_ctx_tx_seq_next;
-    qp0_ctx_rfc7306_reg <= qp0_ctx_rfc7306_next;
-    qp0_ctx_ord_reg <= qp0_ctx_ord_next;
     qp1_ctx_tx_markers_reg <= qp1_ctx_tx_markers_next;
     qp1_ctx_crc_reg <= qp1_ctx_crc_next;
     qp1_ctx_tx_s0_reg <= qp1_ctx_tx_s0_next;
     qp1_ctx_tx_seq_reg <= qp1_ctx_tx_seq_next;
-    qp1_ctx_rfc7306_reg <= qp1_ctx_rfc7306_next;
-    qp1_ctx_ord_reg <= qp1_ctx_ord_next;
     qp2_ctx_tx_markers_reg <= qp2_ctx_tx_markers_next;
     qp2_ctx_crc_reg <= qp2_ctx_crc_next;
     qp2_ctx_tx_s0_reg <= qp2_ctx_tx_s0_next;
     qp2_ctx_tx_seq_reg <= qp2_ctx_tx_seq_next;
-    qp2_ctx_rfc7306_reg <= qp2_ctx_rfc7306_next;
-    qp2_ctx_ord_reg <= qp2_ctx_ord_next;
     qp3_ctx_tx_markers_reg <= qp3_ctx_tx_markers_next;
     qp3_ctx_crc_reg <= qp3_ctx_crc_next;
     qp3_ctx_tx_s0_reg <= qp3_ctx_tx_s0_next;
     qp3_ctx_tx_seq_reg <= qp3_ctx_tx_seq_next;
-    qp3_ctx_rfc7306_reg <= qp3_ctx_rfc7306_next;
-    qp3_ctx_ord_reg <= qp3_ctx_ord_next;
-    qp0_orq_out_reg <= qp0_orq_out_next;
-    qp1_orq_out_reg <= qp1_orq_out_next;
-    qp2_orq_out_reg <= qp2_orq_out_next;
-    qp3_orq_out_reg <= qp3_orq_out_next;
-    qp0_wr_room_reg <= qp0_wr_room_next;
-    qp1_wr_room_reg <= qp1_wr_room_next;
-    qp2_wr_room_reg <= qp2_wr_room_next;
-    qp3_wr_room_reg <= qp3_wr_room_next;
+    wr_orq_asked_reg <= wr_orq_asked_next;
+    wr_orq_granted_reg <= wr_orq_granted_next;
+    wr_orq_waiting_reg <= wr_orq_waiting_next;
     qp0_fenced_reg <= qp0_fenced_next;
     qp1_fenced_reg <= qp1_fenced_next;
     qp2_fenced_reg <= qp2_fenced_next;
@@ -1447,10 +1300,6 @@ always @(posedge clk) begin
     cq_sent_head_valid_reg <= cq_sent_head_valid_next;
     cq_sent_none_reg <= cq_sent_none_next;
     cq_sent_filled_reg <= cq_sent_filled_next;
-    qp0_wr_out_reg <= qp0_wr_out_next;
-    qp1_wr_out_reg <= qp1_wr_out_next;
-    qp2_wr_out_reg <= qp2_wr_out_next;
-    qp3_wr_out_reg <= qp3_wr_out_next;
     mem_wr_arb_last_reg <= mem_wr_arb_last_next;
     mem_wr_arb_locked_reg <= mem_wr_arb_locked_next;
     mem_wr_arb_owner_reg <= mem_wr_arb_owner_next;
@@ -1474,34 +1323,21 @@ always @(posedge clk) begin
         qp0_ctx_crc_reg <= 1'b0;
         qp0_ctx_tx_s0_reg <= 9'h0;
         qp0_ctx_tx_seq_reg <= 9'h0;
-        qp0_ctx_rfc7306_reg <= 1'b0;
-        qp0_ctx_ord_reg <= 16'h0;
         qp1_ctx_tx_markers_reg <= 1'b0;
         qp1_ctx_crc_reg <= 1'b0;
         qp1_ctx_tx_s0_reg <= 9'h0;
         qp1_ctx_tx_seq_reg <= 9'h0;
-        qp1_ctx_rfc7306_reg <= 1'b0;
-        qp1_ctx_ord_reg <= 16'h0;
         qp2_ctx_tx_markers_reg <= 1'b0;
         qp2_ctx_crc_reg <= 1'b0;
         qp2_ctx_tx_s0_reg <= 9'h0;
         qp2_ctx_tx_seq_reg <= 9'h0;
-        qp2_ctx_rfc7306_reg <= 1'b0;
-        qp2_ctx_ord_reg <= 16'h0;
         qp3_ctx_tx_markers_reg <= 1'b0;
         qp3_ctx_crc_reg <= 1'b0;
         qp3_ctx_tx_s0_reg <= 9'h0;
         qp3_ctx_tx_seq_reg <= 9'h0;
-        qp3_ctx_rfc7306_reg <= 1'b0;
-        qp3_ctx_ord_reg <= 16'h0;
-        qp0_orq_out_reg <= 4'b0000;
-        qp1_orq_out_reg <= 4'b0000;
-        qp2_orq_out_reg <= 4'b0000;
-        qp3_orq_out_reg <= 4'b0000;
-        qp0_wr_room_reg <= 1'b1;
-        qp1_wr_room_reg <= 1'b1;
-        qp2_wr_room_reg <= 1'b1;
-        qp3_wr_room_reg <= 1'b1;
+        wr_orq_asked_reg <= 1'b0;
+        wr_orq_granted_reg <= 1'b0;
+        wr_orq_waiting_reg <= 1'b0;
         qp0_fenced_reg <= 1'b0;
         qp1_fenced_reg <= 1'b0;
         qp2_fenced_reg <= 1'b0;
@@ -1526,10 +1362,6 @@ always @(posedge clk) begin
         cq_sent_head_valid_reg <= 1'b0;
         cq_sent_none_reg <= 1'b1;
         cq_sent_filled_reg <= 1'b0;
-        qp0_wr_out_reg <= 3'b000;
-        qp1_wr_out_reg <= 3'b000;
-        qp2_wr_out_reg <= 3'b000;
-        qp3_wr_out_reg <= 3'b000;
         mem_wr_arb_last_reg <= 1'b1;
         mem_wr_arb_locked_reg <= 1'b0;
         mem_rd_arb_last_reg <= 1'b1;
@@ -1641,7 +1473,8 @@ ddp_rx_ctl_q4 u_rx_ctl (
     .m_first_ready(ctl_m_first_ready),
     .m_first_qp(ctl_m_first_qp),
     .m_orq_done(ctl_m_orq_done),
-    .m_orq_done_qp(ctl_m_orq_done_qp),
+    .m_orq_ack(ctl_m_orq_ack),
+    .m_orq_ack_ok(ctl_m_orq_ack_ok),
     .m_stopped(ctl_m_stopped),
     .m_stopped_qp(ctl_m_stopped_qp),
     .stat_qp(ctl_stat_qp),
@@ -1832,6 +1665,8 @@ ulpdu_reasm_w8_q4 u_reasm (
     .cfg_valid(reasm_cfg_valid),
     .cfg_ready(reasm_cfg_ready),
     .cfg_qp(reasm_cfg_qp),
+    .cfg_rfc7306(reasm_cfg_rfc7306),
+    .m_rfc7306(reasm_m_rfc7306),
     .idle(reasm_idle)
 );
 

@@ -49,6 +49,12 @@ module ulpdu_reasm_w8_q4 (
     input  wire        cfg_valid,
     output wire        cfg_ready, // cfg_valid is taken: low after rst (the init sweep) and while a drop is under way
     input  wire [1:0]  cfg_qp,
+    input  wire        cfg_rfc7306, // the QP's RFC 7306 setting, given back with each of its ULPDUs (m_rfc7306) for ddp_rx_hdr
+
+    /*
+     * AXI4-Stream output: whole ULPDUs, tid = QP, tuser the verdict on every beat (m_axis)
+     */
+    output wire        m_rfc7306, // with every m_axis beat: its QP's cfg_rfc7306
 
     /*
      * Status
@@ -60,8 +66,8 @@ reg [63:0] pool_rd_data_reg; // pool: the memory's read register (the beats of e
 reg [63:0] pool_rd_data_next;
 reg [8:0] link_rd_data_reg; // link: the memory's read register (the page after each page of a ULPDU)
 reg [8:0] link_rd_data_next;
-reg [30:0] qp_ctx_rd_data_reg; // qp_ctx: the memory's read register (the open ULPDU of each QP)
-reg [30:0] qp_ctx_rd_data_next;
+reg [31:0] qp_ctx_rd_data_reg; // qp_ctx: the memory's read register (the open ULPDU of each QP)
+reg [31:0] qp_ctx_rd_data_next;
 reg init_reg; // after rst: contexts cleared and pages freed, one a cycle (512 cycles)
 reg init_next;
 reg [8:0] init_idx_reg;
@@ -80,8 +86,8 @@ reg [83:0] in_temp_data_reg;
 reg [83:0] in_temp_data_next;
 wire in_in_ready_early;
 wire in_take; // the writer stores the input beat
-reg [30:0] cur_reg; // the context of the QP the writer holds; record ulpdu_reasm_ctx {page[30:22], head[21:13], beats[12:0]}
-reg [30:0] cur_next;
+reg [31:0] cur_reg; // the context of the QP the writer holds; record ulpdu_reasm_ctx {rfc7306[31], page[30:22], head[21:13], beats[12:0]}
+reg [31:0] cur_next;
 reg [1:0] cur_qp_reg;
 reg [1:0] cur_qp_next;
 reg cur_valid_reg; // cur holds cur_qp's context (else it is in qp_ctx)
@@ -96,6 +102,8 @@ reg drop_pending_reg; // a cfg waits: drop the open ULPDU of drop_qp
 reg drop_pending_next;
 reg [1:0] drop_qp_reg;
 reg [1:0] drop_qp_next;
+reg drop_rfc7306_reg; // the new connection's cfg_rfc7306
+reg drop_rfc7306_next;
 wire cfg_take;
 wire [1:0] eff_qp; // the QP whose context is eff
 wire eff_on; // eff is a context
@@ -135,6 +143,7 @@ wire [12:0] beat_count; // beats of the ULPDU with this one
 wire [63:0] in_beat_data;
 wire in_beat_last;
 wire desc_push; // a ULPDU is complete (or dropped)
+wire eff_rfc7306; // the connection's cfg_rfc7306
 wire [7:0] in_beat_keep;
 wire [8:0] in_beat_verdict; // record mpa_rx_verdict
 wire desc_pop;
@@ -144,8 +153,8 @@ reg [8:0] desc_rptr_reg;
 reg [8:0] desc_rptr_next;
 reg [9:0] desc_count_reg; // words in desc_mem, not yet in the head register
 reg [9:0] desc_count_next;
-reg [41:0] desc_head_reg; // the oldest word of desc (the memory's read register)
-reg [41:0] desc_head_next;
+reg [42:0] desc_head_reg; // the oldest word of desc (the memory's read register)
+reg [42:0] desc_head_next;
 reg desc_head_valid_reg;
 reg desc_head_valid_next;
 reg desc_none_reg; // desc_count == 0
@@ -171,21 +180,24 @@ reg [8:0] rd_verdict_reg;
 reg [8:0] rd_verdict_next;
 reg rd_drop_reg;
 reg rd_drop_next;
+reg rd_rfc7306_reg;
+reg rd_rfc7306_next;
 reg rd_out_valid_reg; // pool_rd_data holds a beat for the output skid buffer
 reg rd_out_valid_next;
-reg [19:0] rd_out_side_reg; // the tid, tkeep, tlast and verdict of that beat; record ulpdu_reasm_out {verdict[19:11], last[10], keep[9:2], qp[1:0]}
-reg [19:0] rd_out_side_next;
+// the tid, tkeep, tlast and verdict of that beat; record ulpdu_reasm_out {rfc7306[20], verdict[19:11], last[10], keep[9:2], qp[1:0]}
+reg [20:0] rd_out_side_reg;
+reg [20:0] rd_out_side_next;
 reg out_skid_valid_reg; // out_skid holds a beat (the output beat)
 reg out_skid_valid_next;
-reg [83:0] out_skid_data_reg;
-reg [83:0] out_skid_data_next;
+reg [84:0] out_skid_data_reg;
+reg [84:0] out_skid_data_next;
 wire out_skid_out_ready; // the consumer of out_skid_out takes its beat
 reg out_skid_in_ready_reg; // out_skid takes a beat this cycle (registered)
 reg out_skid_in_ready_next;
 reg out_skid_temp_valid_reg; // out_skid holds a skid beat
 reg out_skid_temp_valid_next;
-reg [83:0] out_skid_temp_data_reg;
-reg [83:0] out_skid_temp_data_next;
+reg [84:0] out_skid_temp_data_reg;
+reg [84:0] out_skid_temp_data_next;
 wire out_skid_in_ready_early;
 wire rd_room; // the RAM's read register can take the next beat
 wire rd_issue; // the reader reads (or, dropping, skips) a beat
@@ -197,16 +209,18 @@ wire [1:0] next_ulpdu_qp;
 wire [7:0] next_ulpdu_keep; // tkeep of its last beat
 wire [8:0] next_ulpdu_verdict; // record mpa_rx_verdict
 wire next_ulpdu_drop; // a partial ULPDU of a restarted QP: its pages go back, nothing leaves
+wire next_ulpdu_rfc7306; // its QP's cfg_rfc7306
 wire [8:0] next_ulpdu_head; // first page
 wire [7:0] out_keep;
 wire out_last;
 wire [1:0] out_qp;
 wire [8:0] out_verdict; // record mpa_rx_verdict
+wire out_rfc7306;
 reg [63:0] pool_mem [0:4095];
 reg [8:0] link_mem [0:511];
-reg [30:0] qp_ctx_mem [0:3];
+reg [31:0] qp_ctx_mem [0:3];
 reg [8:0] free_mem [0:511];
-reg [41:0] desc_mem [0:511];
+reg [42:0] desc_mem [0:511];
 wire _t0;
 wire _t1;
 wire _t2;
@@ -222,7 +236,7 @@ wire _t11;
 wire _t12;
 wire _t13;
 wire _t14;
-wire [83:0] _t15;
+wire [84:0] _t15;
 wire _t16;
 
 assign _t0 = ~in_valid_reg;
@@ -271,6 +285,7 @@ assign beat_count = eff_beats + 13'h1;
 assign in_beat_data = in_data_reg[63:0];
 assign in_beat_last = in_data_reg[72];
 assign desc_push = _t4 | (drop_here & eff_open);
+assign eff_rfc7306 = loading_reg ? qp_ctx_rd_data_reg[31] : cur_reg[31];
 assign in_beat_keep = in_data_reg[71:64];
 assign in_beat_verdict = in_data_reg[83:75];
 assign desc_load = (~desc_none_reg) & (_t5 | desc_pop);
@@ -286,6 +301,7 @@ assign next_ulpdu_qp = desc_head_reg[1:0];
 assign next_ulpdu_keep = desc_head_reg[31:24];
 assign next_ulpdu_verdict = desc_head_reg[40:32];
 assign next_ulpdu_drop = desc_head_reg[41];
+assign next_ulpdu_rfc7306 = desc_head_reg[42];
 assign next_ulpdu_head = desc_head_reg[10:2];
 assign free_push = init_free | _t9;
 assign free_page = init_reg ? init_idx_reg : rd_page_reg;
@@ -299,6 +315,8 @@ assign out_qp = out_skid_data_reg[65:64];
 assign m_axis_tid = out_qp;
 assign out_verdict = out_skid_data_reg[83:75];
 assign m_axis_tuser = out_verdict;
+assign out_rfc7306 = out_skid_data_reg[84];
+assign m_rfc7306 = out_rfc7306;
 assign out_skid_out_ready = m_axis_tready;
 assign idle = _t5 & desc_none_reg & _t8 & _t7 & _t6;
 
@@ -384,6 +402,7 @@ always @* begin
     cur_qp_next = cur_qp_reg;
     drop_pending_next = drop_pending_reg;
     drop_qp_next = drop_qp_reg;
+    drop_rfc7306_next = drop_rfc7306_reg;
     init_idx_next = init_idx_reg;
     init_next = init_reg;
     loading_next = switching;
@@ -393,7 +412,11 @@ always @* begin
         cur_valid_next = 1'b0;
     end
     if (eff_on & (~switching)) begin
-        cur_next = (drop_here | _t4) ? 31'h0 : (in_take ? {beat_page, beat_head, beat_count} : (loading_reg ? qp_ctx_rd_data_reg : cur_reg));
+        cur_next = drop_here ? {drop_rfc7306_reg, 9'h0, 9'h0, 13'h0} :
+            _t4 ? {eff_rfc7306, 9'h0, 9'h0, 13'h0} :
+            in_take ? {eff_rfc7306, beat_page, beat_head, beat_count} :
+            loading_reg ? qp_ctx_rd_data_reg :
+            cur_reg;
         cur_qp_next = eff_qp;
         cur_valid_next = 1'b1;
     end
@@ -403,6 +426,7 @@ always @* begin
     if (cfg_take) begin
         drop_pending_next = 1'b1;
         drop_qp_next = cfg_qp;
+        drop_rfc7306_next = cfg_rfc7306;
     end
     if (init_reg) begin
         init_idx_next = init_idx_reg + 9'h1;
@@ -462,9 +486,10 @@ always @* begin
     rd_keep_next = rd_keep_reg;
     rd_verdict_next = rd_verdict_reg;
     rd_drop_next = rd_drop_reg;
+    rd_rfc7306_next = rd_rfc7306_reg;
     rd_out_valid_next = _t16 | (rd_out_valid_reg & (~out_skid_in_ready_reg));
     if (_t16) begin
-        rd_out_side_next = {rd_verdict_reg, rd_one_reg, rd_one_reg ? rd_keep_reg : 8'hff, rd_qp_reg};
+        rd_out_side_next = {rd_rfc7306_reg, rd_verdict_reg, rd_one_reg, rd_one_reg ? rd_keep_reg : 8'hff, rd_qp_reg};
     end
     if (rd_issue) begin
         rd_left_next = rd_left_reg - 13'h1;
@@ -488,6 +513,7 @@ always @* begin
         rd_keep_next = next_ulpdu_keep;
         rd_verdict_next = next_ulpdu_verdict;
         rd_drop_next = next_ulpdu_drop;
+        rd_rfc7306_next = next_ulpdu_rfc7306;
     end
 end
 
@@ -510,6 +536,7 @@ always @(posedge clk) begin
     load_drop_reg <= load_drop_next;
     drop_pending_reg <= drop_pending_next;
     drop_qp_reg <= drop_qp_next;
+    drop_rfc7306_reg <= drop_rfc7306_next;
     free_wptr_reg <= free_wptr_next;
     free_rptr_reg <= free_rptr_next;
     free_count_reg <= free_count_next;
@@ -533,6 +560,7 @@ always @(posedge clk) begin
     rd_keep_reg <= rd_keep_next;
     rd_verdict_reg <= rd_verdict_next;
     rd_drop_reg <= rd_drop_next;
+    rd_rfc7306_reg <= rd_rfc7306_next;
     rd_out_valid_reg <= rd_out_valid_next;
     rd_out_side_reg <= rd_out_side_next;
     out_skid_valid_reg <= out_skid_valid_next;
@@ -551,11 +579,11 @@ always @(posedge clk) begin
     end
     if (desc_push) begin
         desc_mem[desc_wptr_reg] <= drop_here ?
-            {1'b1, 9'h0, 8'h0, eff_beats, eff_head, eff_qp} :
-            {1'b0, in_beat_verdict, in_beat_keep, beat_count, beat_head, eff_qp};
+            {eff_rfc7306, 1'b1, 9'h0, 8'h0, eff_beats, eff_head, eff_qp} :
+            {eff_rfc7306, 1'b0, in_beat_verdict, in_beat_keep, beat_count, beat_head, eff_qp};
     end
     if (init_reg | (switching & cur_valid_reg)) begin
-        qp_ctx_mem[init_reg ? init_idx_reg[1:0] : cur_qp_reg] <= init_reg ? 31'h0 : cur_reg;
+        qp_ctx_mem[init_reg ? init_idx_reg[1:0] : cur_qp_reg] <= init_reg ? 32'h0 : cur_reg;
     end
 
     if (rst) begin

@@ -59,8 +59,9 @@ import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
  * - Operations on a QP enter the same input register ahead of descriptors (first cfg, abort,
  *   inject, ORQ push, receive buffer): cfg (a new connection: the record restarts from the
  *   configuration, its IRRQ generation advances), a posted receive buffer (dropped if its ring is
- *   full: the host keeps at most rqDepth posted per QP; err_recv_full goes high), an ORQ entry (the
- *   top bounds a QP's outstanding Reads and Atomics by ORD), a local fault (inject, abort).
+ *   full: the host keeps at most rqDepth posted per QP; err_recv_full goes high), an ORQ entry
+ *   (taken only while the QP has fewer than cfg_ord outstanding and room, else refused: m_orq_ack
+ *   says which, a cycle after; m_orq_done says one was answered), a local fault (inject, abort).
  *   After rst an init sweep (one QP a cycle, N cycles) gives every QP a stopped record, so a QP
  *   that was never configured drops what it receives; cfg_ready and s_desc_tready are low meanwhile.
  *
@@ -245,8 +246,9 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const firstValidO = m.output('m_first_valid', 1, { group: xg, doc: 'the first ULPDU of fenced QP m_first_qp is decided: it may send (RFC 6581 section 3)' });
   const firstReady = m.input('m_first_ready', 1, { group: xg });
   const firstQpO = m.output('m_first_qp', qb, { group: xg });
-  const orqDoneO = m.output('m_orq_done', 1, { group: xg, doc: 'a pulse: the ORQ head of QP m_orq_done_qp is answered (its Read Response or Atomic Response complete)' });
-  const orqDoneQpO = m.output('m_orq_done_qp', qb, { group: xg });
+  const orqDoneO = m.output('m_orq_done', 1, { group: xg, doc: 'a pulse: an ORQ entry is answered (its Read Response or Atomic Response complete): room for one more' });
+  const orqAckO = m.output('m_orq_ack', 1, { group: og, doc: 'a pulse: the last s_orq entry taken is decided' });
+  const orqAckOkO = m.output('m_orq_ack_ok', 1, { group: og, doc: 'with m_orq_ack: it entered the ORQ (its QP had fewer than ORD outstanding and room); else it was refused' });
   const stoppedO = m.output('m_stopped', 1, { group: xg, doc: 'a pulse: QP m_stopped_qp stops (a Terminate queued or received, or the connection lost): it sends nothing more' });
   const stoppedQpO = m.output('m_stopped_qp', qb, { group: xg });
 
@@ -496,7 +498,8 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const firstQp = m.reg('first_qp', qb);
   const firstDue = m.reg('first_due', 1, { reset: 0, doc: 'the ULPDU in progress is the first of a fenced QP: m_first when it is decided' });
   const orqDone = m.reg('orq_done', 1, { reset: 0 });
-  const orqDoneQp = m.reg('orq_done_qp', qb);
+  const orqAck = m.reg('orq_ack', 1, { reset: 0 });
+  const orqAckOk = m.reg('orq_ack_ok', 1);
   const stopped = m.reg('stopped', 1, { reset: 0 });
   const stoppedQp = m.reg('stopped_qp', qb);
   const recvFull = m.reg('recv_full', 1, { reset: 0, doc: 'err_recv_full' });
@@ -519,7 +522,8 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   m.assign(firstValidO, firstValid);
   m.assign(firstQpO, firstQp);
   m.assign(orqDoneO, orqDone);
-  m.assign(orqDoneQpO, orqDoneQp);
+  m.assign(orqAckO, orqAck);
+  m.assign(orqAckOkO, orqAckOk);
   m.assign(stoppedO, stopped);
   m.assign(stoppedQpO, stoppedQp);
   m.assign(recvFullO, recvFull);
@@ -1011,7 +1015,9 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   // A receive buffer or an ORQ entry goes to slot head + count of the QP's ring (and into the
   // record when it is the oldest).
   const rqFull = m.let('rq_full', cur.rq_count.bit(rb), { doc: "cur_qp's receive ring is full" });
-  const orqFull = m.let('orq_full', cur.orq_count.bit(ob), { doc: "cur_qp's ORQ is full" });
+  // ORD (RFC 5040 §6.1): a QP has fewer than cfg_ord Reads and Atomics outstanding (0x3FFF, "do not
+  // negotiate", or anything above the depth leaves the depth as the limit).
+  const orqFull = m.let('orq_full', cur.orq_count.bit(ob).or(cur.orq_count.zext(16).ge(cfgNow.ord)), { doc: "cur_qp's ORQ is full, or ORD requests are outstanding" });
   const recvArg = inArg.slice(RECV_BUFFER.width - 1, 0);
   const orqArg = inArg.slice(ORQ_ENTRY.width - 1, 0);
   rqRing.ram.write(recvTake.and(rqFull.not()), rqRing.at(curQp, cur.rq_head.add(cur.rq_count.slice(rb - 1, 0))), recvArg);
@@ -1042,7 +1048,8 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     m.when(evtReady, () => m.set(evtValid, 0));
     m.when(firstReady, () => m.set(firstValid, 0));
     m.set(orqDone, orqPop);
-    m.set(orqDoneQp, curQp);
+    m.set(orqAck, orqTake);
+    m.set(orqAckOk, orqFull.not());
     m.set(stopped, flush);
     m.set(stoppedQp, curQp);
     m.when(flush, () => m.set(cur.gen, genNext));

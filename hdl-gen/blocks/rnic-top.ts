@@ -5,7 +5,7 @@ import { pickByIndex, roundRobin } from '../lib/arbiter';
 import { bramFifo } from '../lib/fifo-bram';
 import { indexBits } from '../lib/ram';
 import { fifo } from '../lib/fifo';
-import { anyOf, oneHotMux } from '../lib/onehot';
+import { oneHotMux } from '../lib/onehot';
 import { portGroup } from '../lib/ports';
 import { record } from '../lib/record';
 import type { DdpRxOptions } from './ddp-rx';
@@ -13,7 +13,6 @@ import { RX_EVENT, ddpRxCtlInitCycles, ddpRxCtlModule } from './ddp-rx-ctl';
 import { ddpRxHdrModule } from './ddp-rx-hdr';
 import { ddpRxPlaceModule } from './ddp-rx-place';
 import { WR_KIND, ddpTxModule } from './ddp-tx';
-import { DDP_TX_RING } from './ddp-tx-sched';
 import { MPA_RX_VERDICT, mpaRxModule } from './mpa-rx';
 import { mpaTxModule } from './mpa-tx';
 import { rdmapTxRespModule } from './rdmap-tx-resp';
@@ -41,9 +40,11 @@ import { ulpduReasmInitCycles, ulpduReasmModule } from './ulpdu-reasm';
  * - Work requests: one requester for every QP (ddp_tx_w<W>_q<max(N, 2)>: per-QP rings, MSNs and
  *   MULPDU in RAM, a round-robin scheduler over the QPs with work, switching at work-request
  *   boundaries; ddp-tx-sched.ts). A fenced QP is skipped by its scheduler without holding the
- *   others. A Read or Atomic enters its QP's ORQ in ddp_rx_ctl as the requester takes it; while
- *   the QP has ORD of them outstanding (or its ORQ is full) the work request waits at wr_ready, and
- *   those behind it with it: ORD is never exceeded (RFC 5040 §6.1).
+ *   others; the host gives a fenced QP at most DDP_TX_RING work requests before its first FPDU
+ *   (more would wait in the requester's input and hold back every QP's). A Read or Atomic enters
+ *   its QP's ORQ in ddp_rx_ctl before the requester takes it; while the QP has ORD of them
+ *   outstanding (or its ORQ is full) the work request waits at wr_ready, and those behind it with
+ *   it: ORD is never exceeded (RFC 5040 §6.1).
  * - One STag table for the RNIC (stag_table_d<depth>), as in the model (ts-model/rnic/rnic.ts):
  *   an STag belongs to a protection domain, not to a QP; ddp_rx_ctl looks up every QP's STags
  *   in it and the stream check T2 compares the STag's PD with the receiving QP's cfg_pd
@@ -152,23 +153,19 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
     crc: m.input('cfg_crc', 1, { group: cg, doc: 'MPA CRC, both directions (negotiated, RFC 5044 §7.1)' }),
     tx_s0: m.input('cfg_tx_s0', 9, { group: cg, doc: 'low 9 bits of this side\'s S0: where the sent markers count from' }),
     tx_seq: m.input('cfg_tx_seq', 9, { group: cg, doc: 'low 9 bits of the sequence number of the first sent octet' }),
-    // And what the shared ddp_rx_hdr needs with each ULPDU of the QP.
-    rfc7306: m.input('cfg_rfc7306', 1, { group: cg, doc: 'accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)' }),
   };
-  /** Per QP: its transmit framing context and RFC 7306 setting, loaded with the rest of the context. */
+  // What ddp_rx_hdr needs with each ULPDU of the QP: ulpdu_reasm keeps it with the QP's context.
+  const cfgRfc7306 = m.input('cfg_rfc7306', 1, { group: cg, doc: 'accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)' });
+  /** Per QP: its transmit framing context, loaded with the rest of the context. */
   const txCtx: Record<keyof typeof txCfg, Signal>[] = [];
   const qpRst: Signal[] = [];
-  const ordOf: Signal[] = [];
   for (let i = 0; i < N; i++) {
     const load = m.let(`qp${i}_cfg_load`, cfgTaken.and(cfgQp.eq(qpLit(i))));
     const ctx = Object.fromEntries(Object.entries(txCfg).map(([n, p]) => [n, m.reg(`qp${i}_ctx_${n}`, p.width, { reset: 0, doc: `QP ${i}: ${p.doc}` })])) as Record<keyof typeof txCfg, Signal>;
     txCtx.push(ctx);
-    const ord = m.reg(`qp${i}_ctx_ord`, 16, { reset: 0, doc: `QP ${i}: ORD` });
-    ordOf.push(ord);
     m.sync(() =>
       m.when(load, () => {
         for (const [n, p] of Object.entries(txCfg)) m.set(ctx[n as keyof typeof txCfg], p);
-        m.set(ord, rxCfg.ports.ord);
       }),
     );
     qpRst.push(load);
@@ -188,37 +185,34 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const kind = wr.wr_kind!;
   const atomic = kind.eq(lit(3, WR_KIND.ATOMIC));
   const needsOrq = m.let('wr_needs_orq', kind.eq(lit(3, WR_KIND.READ)).or(atomic), { doc: 'a Read or Atomic Request: its response is expected' });
-  // Each QP's Reads and Atomics outstanding: in at the work request, out when ddp_rx_ctl has its
-  // response (m_orq_done). Below ORD and the ORQ depth, one more may go.
-  const orqDepth = opts.orqDepth ?? 8;
-  const ob = indexBits(orqDepth + 1);
-  const orqOut = Array.from({ length: N }, (_, i) => m.reg(`qp${i}_orq_out`, ob, { reset: 0, doc: `QP ${i}: Read and Atomic Requests outstanding` }));
-  const orqRoom = orqOut.map((o, i) => m.let(`qp${i}_orq_room`, o.lt(lit(ob, orqDepth)).and(o.zext(16).lt(ordOf[i]!)), { doc: `QP ${i}: below ORD and the ORQ depth` }));
-  const orqOk = m.let('wr_orq_ok', needsOrq.not().or(pickByIndex(wrQp, orqRoom).and(c.s_orq_ready!)));
-  // A QP has at most DDP_TX_RING work requests in the requester (taken, not yet sent), so one
-  // always finds room in its ring: none waits in the requester's shared input FIFO behind a full
-  // ring (a fenced QP's would hold back every QP's), and a restart, which empties the ring, leaves
-  // none of the old connection's behind.
-  const wrRoom = Array.from({ length: N }, (_, i) => m.reg(`qp${i}_wr_room`, 1, { reset: 1, doc: `QP ${i}: fewer than ${DDP_TX_RING} work requests in the requester` }));
-  const wrOk = m.let('wr_ok', orqOk.and(pickByIndex(wrQp, wrRoom)), { doc: 'the work request may enter the requester' });
+  // A Read or Atomic first asks ddp_rx_ctl to enter its QP's ORQ, which takes it only while the QP
+  // has fewer than ORD outstanding (RFC 5040 §6.1); granted, the work request goes to the
+  // requester; refused, it waits (and those behind it) until an outstanding one is answered
+  // (m_orq_done), then asks again. Asking costs a few cycles per Read or Atomic.
+  const asked = m.reg('wr_orq_asked', 1, { reset: 0, doc: "the work request's ORQ entry is in ddp_rx_ctl, its answer to come" });
+  const granted = m.reg('wr_orq_granted', 1, { reset: 0, doc: 'the ORQ took it: the work request may go' });
+  const refused = m.reg('wr_orq_waiting', 1, { reset: 0, doc: 'the ORQ refused it: it waits for an answered Read or Atomic' });
+  const ask = m.let('wr_orq_ask', wrValid.and(needsOrq).and(asked.not()).and(granted.not()).and(refused.not()), { doc: 'the ORQ entry goes to ddp_rx_ctl' });
+  const wrOk = m.let('wr_ok', needsOrq.not().or(granted), { doc: 'the work request may enter the requester' });
   m.assign(t.wr_valid!, wrValid.and(wrOk));
   m.assign(wrReady, t.wr_ready!.and(wrOk));
-  const orqPush = m.let('wr_orq_push', wrValid.and(needsOrq).and(wrReady), { doc: "a Read or Atomic enters its QP's ORQ" });
-  m.assign(c.s_orq_valid!, orqPush);
+  m.assign(c.s_orq_valid!, ask);
   m.assign(c.s_orq_qp!, toBlock(wrQp));
   m.assign(c.s_orq_atomic!, atomic);
   m.assign(c.s_orq_stag!, mux(atomic, lit(32, 0), wr.wr_sink_stag!));
   m.assign(c.s_orq_to!, mux(atomic, lit(64, 0), wr.wr_sink_to!));
   m.assign(c.s_orq_size!, mux(atomic, lit(32, 0), wr.wr_len!));
   m.assign(c.s_orq_request_id!, mux(atomic, wr.wr_request_id!, lit(32, 0)));
-  for (let i = 0; i < N; i++) {
-    const push = orqPush.and(wrQp.eq(qpLit(i)));
-    const done = c.m_orq_done!.and(fromBlock(c.m_orq_done_qp!).eq(qpLit(i)));
-    m.sync(() => {
-      m.set(orqOut[i]!, orqOut[i]!.add(push.zext(ob)).sub(done.zext(ob)));
-      m.when(qpRst[i]!, () => m.set(orqOut[i]!, 0));
+  m.sync(() => {
+    m.when(ask.and(c.s_orq_ready!), () => m.set(asked, 1));
+    m.when(c.m_orq_ack!, () => {
+      m.set(asked, 0);
+      m.set(granted, c.m_orq_ack_ok!);
+      m.set(refused, c.m_orq_ack_ok!.not().and(c.m_orq_done!.not()));
     });
-  }
+    m.when(refused.and(c.m_orq_done!), () => m.set(refused, 0));
+    m.when(wrValid.and(wrReady), () => m.set(granted, 0));
+  });
   // The requester's per-QP context (MULPDU, the first MSN of QN 0 and QN 1) loads with the QP's.
   m.assign(t.cfg_valid!, cfgTaken);
   m.assign(t.cfg_qp!, toBlock(cfgQp));
@@ -290,6 +284,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(d.m_axis_tready!, ra.s_axis_tready!);
   m.assign(ra.cfg_valid!, cfgTaken);
   m.assign(ra.cfg_qp!, cfgQp);
+  m.assign(ra.cfg_rfc7306!, cfgRfc7306);
   m.assign(cfgReady, t.cfg_ready!.and(ra.cfg_ready!).and(c.cfg_ready!));
   const verdict = MPA_RX_VERDICT.view(ra.m_axis_tuser!, { m, prefix: 'rx_verdict' });
   const rTid = ra.m_axis_tid!;
@@ -309,8 +304,8 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   for (const n of ['tdata', 'tkeep', 'tlast']) m.assign(hd[`s_axis_${n}`]!, ra[`m_axis_${n}`]!);
   m.assign(hd.s_axis_tvalid!, ra.m_axis_tvalid!.and(tagsFull.not()));
   m.assign(ra.m_axis_tready!, hd.s_axis_tready!.and(tagsFull.not()));
-  // The QP's RFC 7306 setting, taken by ddp_rx_hdr with the ULPDU's first beat.
-  m.assign(hd.cfg_rfc7306!, pickByIndex(rTid, txCtx.map((x) => x.rfc7306)));
+  // The QP's RFC 7306 setting, with every beat of its ULPDU (ddp_rx_hdr takes it with the first).
+  m.assign(hd.cfg_rfc7306!, ra.m_rfc7306!);
   const tag = RX_TAG.view(tags.head, { m, prefix: 'rx_tag' });
   m.assign(c.s_desc_tdata!, hd.m_desc_tdata!);
   m.assign(c.s_desc_tvalid!, hd.m_desc_tvalid!);
@@ -409,26 +404,6 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(firstFire, c.m_first_valid!.and(cqReady).and(evtHere.not()));
   m.assign(sentPop, sentHere.and(cqReady));
 
-  // A QP's work requests taken and not yet sent (its room, wr_room). A restart empties the QP's
-  // ring in the requester: loaded while idle or fenced, none of them had started, and none waits
-  // outside the ring.
-  const wrTaken = m.let('wr_taken', wrValid.and(wrReady));
-  const outBits = indexBits(DDP_TX_RING + 1);
-  const sentBy = (i: number): Expr => t.m_sent_valid!.and(fromBlock(t.m_sent_qp!).eq(qpLit(i)));
-  const wrOut = Array.from({ length: N }, (_, i) => m.reg(`qp${i}_wr_out`, outBits, { reset: 0, doc: `QP ${i}: work requests taken and not yet sent (at most ${DDP_TX_RING})` }));
-  for (let i = 0; i < N; i++) {
-    const cnt = wrOut[i]!;
-    const next = m.let(`qp${i}_wr_out_now`, cnt.add(wrTaken.and(wrQp.eq(qpLit(i))).zext(outBits)).sub(sentBy(i).zext(outBits)));
-    m.sync(() => {
-      m.set(cnt, next);
-      m.set(wrRoom[i]!, next.lt(lit(outBits, DDP_TX_RING)));
-      m.when(qpRst[i]!, () => {
-        m.set(cnt, 0);
-        m.set(wrRoom[i]!, 1);
-      });
-    });
-  }
-
   // ---- host memory --------------------------------------------------------------------------------
   const wg = 'Host memory write (W-aligned beats with strobes)';
   // Writers: the responder's atomic write-back (0), ddp_rx_place (1).
@@ -479,8 +454,9 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(m.output('rx_idle', 1, { group: sg, doc: 'every ULPDU received is handled and its placement written' }), rxIdle);
   // Nothing in progress but the work requests of fenced QPs, which wait for their peer.
   const txIdle = m.let('tx_idle_all', c.irrq_idle!.and(r.idle!).and(sentQ.empty).and(c.m_first_valid!.not()), { doc: 'no response or completion in progress (mpa_tx: m_axis_tvalid)' });
-  const wrIdle = m.let('wr_idle_all', anyOf(wrOut.map((o, i) => o.ne(0).and(fenced[i]!.not()))).not(), { doc: 'every work request taken has been sent, but those a fence holds' });
-  m.assign(m.output('idle', 1, { group: sg, doc: 'nothing in progress, but work requests a fence holds' }), rxIdle.and(txIdle).and(wrIdle));
+  // The requester's work requests are the host's to count (their sent completions): a fenced QP's
+  // wait in it for their peer.
+  m.assign(m.output('idle', 1, { group: sg, doc: 'nothing in progress but the work requests in the requester (each reported by a sent completion)' }), rxIdle.and(txIdle).and(asked.not()));
   m.assign(m.output('tx_err_length', 1, { group: sg, doc: 'sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)' }), f.err_length!);
 
   m.instance(ctl, 'u_rx_ctl', { clk, rst, ...c });

@@ -30,7 +30,9 @@ import { checkRnicWidth } from './rnic-widths';
  *   registered on this side). One beat a cycle, and the next ULPDU's first beat right after the
  *   last one's.
  * - cfg_valid with cfg_qp (a new connection on that QP, taken with cfg_ready): its open ULPDU, if
- *   any, is dropped (its pages go back, nothing leaves), and its context starts empty. cfg_ready
+ *   any, is dropped (its pages go back, nothing leaves), and its context starts empty, with the
+ *   connection's cfg_rfc7306, which every beat of its ULPDUs carries out on m_rfc7306 (ddp_rx_hdr
+ *   checks each ULPDU with its QP's setting). cfg_ready
  *   is low for max(N, PAGES) cycles after rst (the contexts are cleared and the pages put on the
  *   free list, one a cycle) and while a drop is under way.
  *
@@ -96,6 +98,8 @@ export function ulpduReasmModule(bytes: number, opts: UlpduReasmOptions): Module
   const cfgValid = m.input('cfg_valid', 1, { group: cg });
   const cfgReady = m.output('cfg_ready', 1, { group: cg, doc: 'cfg_valid is taken: low after rst (the init sweep) and while a drop is under way' });
   const cfgQp = m.input('cfg_qp', qb, { group: cg });
+  const cfgRfc7306 = m.input('cfg_rfc7306', 1, { group: cg, doc: "the QP's RFC 7306 setting, given back with each of its ULPDUs (m_rfc7306) for ddp_rx_hdr" });
+  const outRfc7306 = m.output('m_rfc7306', 1, { group: 'AXI4-Stream output: whole ULPDUs, tid = QP, tuser the verdict on every beat (m_axis)', doc: "with every m_axis beat: its QP's cfg_rfc7306" });
   const idle = m.output('idle', 1, { group: 'Status', doc: 'no complete ULPDU is held (open ULPDUs wait for their QP\'s next segment)' });
 
   // ---- storage ----------------------------------------------------------------------------------
@@ -103,6 +107,7 @@ export function ulpduReasmModule(bytes: number, opts: UlpduReasmOptions): Module
     beats: { width: bb, doc: 'beats of the open ULPDU so far (0: none open)' },
     head: { width: pb, doc: 'its first page' },
     page: { width: pb, doc: 'the page its next beat goes to (while beats is not a multiple of the page)' },
+    rfc7306: { width: 1, doc: "the connection's cfg_rfc7306" },
   });
   const DESC = record('ulpdu_reasm_desc', {
     qp: qb,
@@ -111,6 +116,7 @@ export function ulpduReasmModule(bytes: number, opts: UlpduReasmOptions): Module
     keep: { width: W, doc: 'tkeep of its last beat' },
     verdict: MPA_RX_VERDICT,
     drop: { width: 1, doc: 'a partial ULPDU of a restarted QP: its pages go back, nothing leaves' },
+    rfc7306: { width: 1, doc: "its QP's cfg_rfc7306" },
   });
   const pool = ram(m, 'pool', { width: 8 * W, depth: PAGES * P, latency: 1, doc: 'the beats of every ULPDU, page by page' });
   const link = ram(m, 'link', { width: pb, depth: PAGES, latency: 1, doc: 'the page after each page of a ULPDU' });
@@ -139,6 +145,7 @@ export function ulpduReasmModule(bytes: number, opts: UlpduReasmOptions): Module
   const loadDrop = m.reg('load_drop', 1, { doc: 'that switch is for a drop (cfg), not for the input beat' });
   const dropPending = m.reg('drop_pending', 1, { reset: 0, doc: 'a cfg waits: drop the open ULPDU of drop_qp' });
   const dropQp = m.reg('drop_qp', qb);
+  const dropRfc7306 = m.reg('drop_rfc7306', 1, { doc: "the new connection's cfg_rfc7306" });
   m.assign(cfgReady, init.not().and(dropPending.not()));
   const cfgTake = m.let('cfg_take', cfgValid.and(init.not()).and(dropPending.not()));
 
@@ -170,16 +177,17 @@ export function ulpduReasmModule(bytes: number, opts: UlpduReasmOptions): Module
   const descPush = m.let('desc_push', take.and(b.last).or(dropHere.and(openUlpdu)), { doc: 'a ULPDU is complete (or dropped)' });
   const descIn = mux(
     dropHere,
-    DESC.pack({ qp: effQp, head: eff.head, beats: eff.beats, keep: lit(W, 0), verdict: lit(vb, 0), drop: lit(1, 1) }),
-    DESC.pack({ qp: effQp, head, beats, keep: b.keep, verdict: b.verdict, drop: lit(1, 0) }),
+    DESC.pack({ qp: effQp, head: eff.head, beats: eff.beats, keep: lit(W, 0), verdict: lit(vb, 0), drop: lit(1, 1), rfc7306: eff.rfc7306 }),
+    DESC.pack({ qp: effQp, head, beats, keep: b.keep, verdict: b.verdict, drop: lit(1, 0), rfc7306: eff.rfc7306 }),
   );
   const descPop = m.wire('desc_pop', 1);
   // Every queued ULPDU holds a page until it is taken: PAGES descriptors never overflow.
   const descs = bramFifo(m, 'desc', DESC.width, PAGES, { push: descPush, data: descIn, pop: descPop });
+  // A drop starts the new connection's context; a ULPDU's last beat closes it (the setting stays).
   const next = mux(
-    dropHere.or(take.and(b.last)),
-    CTX.zero(),
-    mux(take, CTX.pack({ beats, head, page }), eff.value),
+    dropHere,
+    CTX.update(CTX.zero(), { rfc7306: dropRfc7306 }),
+    mux(take.and(b.last), CTX.update(CTX.zero(), { rfc7306: eff.rfc7306 }), mux(take, CTX.pack({ beats, head, page, rfc7306: eff.rfc7306 }), eff.value)),
   );
   // Write-back: a switch stores cur (if it holds a context); the sweep clears.
   ctx.write(init.or(switching.and(curValid)), mux(init, initIdx.slice(qb - 1, 0), curQp), mux(init, CTX.zero(), cur));
@@ -200,6 +208,7 @@ export function ulpduReasmModule(bytes: number, opts: UlpduReasmOptions): Module
     m.when(cfgTake, () => {
       m.set(dropPending, 1);
       m.set(dropQp, cfgQp);
+      m.set(dropRfc7306, cfgRfc7306);
     });
     m.when(init, () => {
       m.set(initIdx, initIdx.add(1));
@@ -218,9 +227,10 @@ export function ulpduReasmModule(bytes: number, opts: UlpduReasmOptions): Module
     keep: m.reg('rd_keep', W),
     verdict: m.reg('rd_verdict', vb),
     drop: m.reg('rd_drop', 1),
+    rfc7306: m.reg('rd_rfc7306', 1),
   };
   const outValid = m.reg('rd_out_valid', 1, { reset: 0, doc: 'pool_rd_data holds a beat for the output skid buffer' });
-  const OUT = record('ulpdu_reasm_out', { qp: qb, keep: W, last: 1, verdict: MPA_RX_VERDICT });
+  const OUT = record('ulpdu_reasm_out', { qp: qb, keep: W, last: 1, verdict: MPA_RX_VERDICT, rfc7306: 1 });
   const outSide = m.reg('rd_out_side', OUT.width, { doc: 'the tid, tkeep, tlast and verdict of that beat', record: OUT });
   const skid = pipelineRegister(m, 'out_skid', { valid: outValid, data: cat(outSide, pool.data) }, { skid: true, doc: 'the output beat' });
   const room = m.let('rd_room', outValid.not().or(skid.ready), { doc: 'the RAM\'s read register can take the next beat' });
@@ -230,14 +240,14 @@ export function ulpduReasmModule(bytes: number, opts: UlpduReasmOptions): Module
   m.assign(descPop, descs.headValid.and(rdActive.not().or(finishing)));
   const d = DESC.view(descs.head, { m, prefix: 'next_ulpdu' });
   const dOne = m.let('next_ulpdu_one', d.beats.eq(1), { doc: 'the next ULPDU is one beat' });
-  const { qp: dQp, keep: dKeep, verdict: dVerdict, drop: dDrop } = d;
+  const { qp: dQp, keep: dKeep, verdict: dVerdict, drop: dDrop, rfc7306: dRfc7306 } = d;
   link.read(mux(descPop, d.head, link.data), descPop.or(issue.and(lastOfPage).and(rd.one.not())));
   pool.read(cat(rd.page, rd.off), issue.and(rd.drop.not()));
   m.assign(freePush, initFree.or(issue.and(lastOfPage)));
   m.assign(freePage, mux(init, initIdx.slice(pb - 1, 0), rd.page));
   m.sync(() => {
     m.set(outValid, issue.and(rd.drop.not()).or(outValid.and(skid.ready.not())));
-    m.when(issue.and(rd.drop.not()), () => m.set(outSide, OUT.pack({ qp: rd.qp, keep: mux(rd.one, rd.keep, lit(W, (1n << BigInt(W)) - 1n)), last: rd.one, verdict: rd.verdict })));
+    m.when(issue.and(rd.drop.not()), () => m.set(outSide, OUT.pack({ qp: rd.qp, keep: mux(rd.one, rd.keep, lit(W, (1n << BigInt(W)) - 1n)), last: rd.one, verdict: rd.verdict, rfc7306: rd.rfc7306 })));
     m.when(issue, () => {
       m.set(rd.left, rd.left.sub(1));
       m.set(rd.one, rd.left.eq(2));
@@ -258,6 +268,7 @@ export function ulpduReasmModule(bytes: number, opts: UlpduReasmOptions): Module
       m.set(rd.keep, dKeep);
       m.set(rd.verdict, dVerdict);
       m.set(rd.drop, dDrop);
+      m.set(rd.rfc7306, dRfc7306);
     });
   });
   const out = OUT.view(skid.out.data.slice(OUT.width + 8 * W - 1, 8 * W), { m, prefix: 'out' });
@@ -267,6 +278,7 @@ export function ulpduReasmModule(bytes: number, opts: UlpduReasmOptions): Module
   m.assign(o.last!, out.last);
   m.assign(o.id!, out.qp);
   m.assign(o.user!, out.verdict);
+  m.assign(outRfc7306, out.rfc7306);
   m.assign(skid.out.ready, o.ready);
   m.assign(idle, descs.empty.and(rdActive.not()).and(outValid.not()).and(skid.out.valid.not()));
   return m.build();

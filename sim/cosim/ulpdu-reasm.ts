@@ -343,9 +343,30 @@ export function cosimUlpduReasm(opts: UlpduReasmOptions): UlpduReasmResult {
     return true;
   };
 
+  // Each QP's cfg_rfc7306 (its parity), given back with every beat of its ULPDUs (m_rfc7306).
+  const rfc7306 = model.handle('cfg_rfc7306');
+  const outRfc: number[] = [];
+  const [mValid, mReady, mRfc] = [model.handle('m_axis_tvalid'), model.handle('m_axis_tready'), model.handle('m_rfc7306')];
+  tb.add({ sample: () => void (model.peekPreNumber(mValid) && model.peekPreNumber(mReady) && outRfc.push(model.peekPreNumber(mRfc))) });
+  const cfgQpNow = (qp: number) => {
+    model.pokeNumber(cfgQp, qp);
+    model.pokeNumber(rfc7306, qp & 1);
+    model.pokeNumber(cfgValid, 1);
+    // Held until taken (cfg_ready low while an earlier drop is under way).
+    let taken = false;
+    while (!taken && !hung) {
+      tb.cycle();
+      taken = model.peekPreNumber(cfgReady) === 1;
+      if (!taken && model.cycles >= deadline) hung = `cfg of QP ${qp} taken`;
+    }
+    model.pokeNumber(cfgValid, 0);
+  };
   tb.reset();
   model.pokeNumber(cfgValid, 0);
   waitFor(() => model.peekNumber(cfgReady) === 1, 'cfg_ready after the init sweep');
+  for (const qp of ids) cfgQpNow(qp);
+  // The last cfg's drop done before the traffic starts (the rates below count from here).
+  waitFor(() => model.peekNumber(cfgReady) === 1, 'cfg_ready after the first cfgs');
   const c0 = model.cycles;
   // Pages still held by the first `before` queued ULPDUs once `received` whole ones are out: the
   // whole ones not out and the drops among and behind them; drops behind the last one out only
@@ -372,16 +393,7 @@ export function cosimUlpduReasm(opts: UlpduReasmOptions): UlpduReasmResult {
     const accepted = opts.cfgAt === 'accepted';
     if (!waitFor(() => source.idle && (accepted || heldPages(sink.receivedCount, step.before) + step.openPages <= pages), `QP ${step.qp}'s beats written before its cfg (${work.queued.slice(0, step.before).filter((q) => q > 0).length} whole ULPDUs before it)`)) break;
     if (!accepted) tb.run(8);
-    model.pokeNumber(cfgQp, step.qp);
-    model.pokeNumber(cfgValid, 1);
-    // Held until taken (cfg_ready low while an earlier drop is under way).
-    let taken = false;
-    while (!taken && !hung) {
-      tb.cycle();
-      taken = model.peekPreNumber(cfgReady) === 1;
-      if (!taken && model.cycles >= deadline) hung = `cfg of QP ${step.qp} taken`;
-    }
-    model.pokeNumber(cfgValid, 0);
+    cfgQpNow(step.qp);
   }
   waitFor(() => source.idle && sink.receivedCount >= work.expected.length && model.peekNumber(idle) === 1, 'every ULPDU out and the block idle');
   const drained = `${sink.receivedCount} of ${work.expected.length} ULPDUs out, source ${source.idle ? 'idle' : `busy (${inMon.beats.length} of ${totalBeats} beats in)`}, idle ${model.peekNumber(idle)}, cfg_ready ${model.peekNumber(cfgReady)}`;
@@ -403,7 +415,10 @@ export function cosimUlpduReasm(opts: UlpduReasmOptions): UlpduReasmResult {
   if (cur.length) frames.push(cur);
   const allOnes = (1n << BigInt(W)) - 1n;
   let delivered = 0;
+  let beatAt = 0;
   frames.forEach((f, i) => {
+    const first = beatAt;
+    beatAt += f.length;
     const e = work.expected[i];
     const add = (beat: number, what: string, expected: string, actual: string) =>
       mismatches.add({ ulpdu: i, qp: e?.qp ?? -1, ofQp: e?.ofQp ?? -1, beat, cycle: f[Math.max(beat, 0)]!.cycle, what, expected, actual });
@@ -415,6 +430,7 @@ export function cosimUlpduReasm(opts: UlpduReasmOptions): UlpduReasmResult {
       const keep = k < n ? (k < n - 1 ? allOnes : (1n << BigInt(lanes)) - 1n) : 0n;
       if (b.tid !== e.qp) return add(k, 'tid (a beat of another QP inside the ULPDU, or ULPDUs out of order)', String(e.qp), String(b.tid));
       if (Number(b.tuser) !== e.verdict) return add(k, 'tuser (the verdict, on every beat)', verdictText(e.verdict), verdictText(Number(b.tuser)));
+      if (outRfc[first + k] !== (e.qp & 1)) return add(k, "m_rfc7306 (its QP's cfg_rfc7306, on every beat)", String(e.qp & 1), String(outRfc[first + k]));
       if (k >= n) return add(k, 'ULPDU length (tlast)', `${n} beats`, `${f.length} beats${b.tlast ? '' : ', no tlast'}`);
       if (b.tkeep !== keep) return add(k, 'tkeep', keep.toString(16), b.tkeep.toString(16));
       if (!Buffer.from(b.data.subarray(0, lanes)).equals(Buffer.from(e.data.subarray(k * W, k * W + lanes)))) {
