@@ -385,30 +385,85 @@ reg in_same_reg; // in_qp is cur_qp and cur_* hold its record: no switch
 reg in_same_next;
 wire in_load; // the input register takes an operation or a descriptor
 wire cfg_op_pop;
-reg [1:0] cfg_op_wptr_reg;
-reg [1:0] cfg_op_wptr_next;
-reg [1:0] cfg_op_rptr_reg;
-reg [1:0] cfg_op_rptr_next;
+reg cfg_op_wptr_reg;
+reg cfg_op_wptr_next;
+reg cfg_op_rptr_reg;
+reg cfg_op_rptr_next;
+reg [1:0] cfg_op_count_reg; // words in cfg_op_mem, not yet in the head register
+reg [1:0] cfg_op_count_next;
+reg [99:0] cfg_op_head_reg; // the oldest word of cfg_op (the memory's read register)
+reg [99:0] cfg_op_head_next;
+reg cfg_op_head_valid_reg;
+reg cfg_op_head_valid_next;
+reg cfg_op_none_reg; // cfg_op_count == 0
+reg cfg_op_none_next;
+reg cfg_op_filled_reg; // cfg_op_count == 2
+reg cfg_op_filled_next;
+wire cfg_op_load; // the head register takes the next word from the memory
 wire abort_op_pop;
-reg [1:0] abort_op_wptr_reg;
-reg [1:0] abort_op_wptr_next;
-reg [1:0] abort_op_rptr_reg;
-reg [1:0] abort_op_rptr_next;
+reg abort_op_wptr_reg;
+reg abort_op_wptr_next;
+reg abort_op_rptr_reg;
+reg abort_op_rptr_next;
+reg [1:0] abort_op_count_reg; // words in abort_op_mem, not yet in the head register
+reg [1:0] abort_op_count_next;
+reg [2:0] abort_op_head_reg; // the oldest word of abort_op (the memory's read register)
+reg [2:0] abort_op_head_next;
+reg abort_op_head_valid_reg;
+reg abort_op_head_valid_next;
+reg abort_op_none_reg; // abort_op_count == 0
+reg abort_op_none_next;
+reg abort_op_filled_reg; // abort_op_count == 2
+reg abort_op_filled_next;
+wire abort_op_load; // the head register takes the next word from the memory
 wire inject_op_pop;
-reg [1:0] inject_op_wptr_reg;
-reg [1:0] inject_op_wptr_next;
-reg [1:0] inject_op_rptr_reg;
-reg [1:0] inject_op_rptr_next;
+reg inject_op_wptr_reg;
+reg inject_op_wptr_next;
+reg inject_op_rptr_reg;
+reg inject_op_rptr_next;
+reg [1:0] inject_op_count_reg; // words in inject_op_mem, not yet in the head register
+reg [1:0] inject_op_count_next;
+reg [15:0] inject_op_head_reg; // the oldest word of inject_op (the memory's read register)
+reg [15:0] inject_op_head_next;
+reg inject_op_head_valid_reg;
+reg inject_op_head_valid_next;
+reg inject_op_none_reg; // inject_op_count == 0
+reg inject_op_none_next;
+reg inject_op_filled_reg; // inject_op_count == 2
+reg inject_op_filled_next;
+wire inject_op_load; // the head register takes the next word from the memory
 wire orq_op_pop;
-reg [1:0] orq_op_wptr_reg;
-reg [1:0] orq_op_wptr_next;
-reg [1:0] orq_op_rptr_reg;
-reg [1:0] orq_op_rptr_next;
+reg orq_op_wptr_reg;
+reg orq_op_wptr_next;
+reg orq_op_rptr_reg;
+reg orq_op_rptr_next;
+reg [1:0] orq_op_count_reg; // words in orq_op_mem, not yet in the head register
+reg [1:0] orq_op_count_next;
+reg [162:0] orq_op_head_reg; // the oldest word of orq_op (the memory's read register)
+reg [162:0] orq_op_head_next;
+reg orq_op_head_valid_reg;
+reg orq_op_head_valid_next;
+reg orq_op_none_reg; // orq_op_count == 0
+reg orq_op_none_next;
+reg orq_op_filled_reg; // orq_op_count == 2
+reg orq_op_filled_next;
+wire orq_op_load; // the head register takes the next word from the memory
 wire recv_op_pop;
-reg [1:0] recv_op_wptr_reg;
-reg [1:0] recv_op_wptr_next;
-reg [1:0] recv_op_rptr_reg;
-reg [1:0] recv_op_rptr_next;
+reg recv_op_wptr_reg;
+reg recv_op_wptr_next;
+reg recv_op_rptr_reg;
+reg recv_op_rptr_next;
+reg [1:0] recv_op_count_reg; // words in recv_op_mem, not yet in the head register
+reg [1:0] recv_op_count_next;
+reg [97:0] recv_op_head_reg; // the oldest word of recv_op (the memory's read register)
+reg [97:0] recv_op_head_next;
+reg recv_op_head_valid_reg;
+reg recv_op_head_valid_next;
+reg recv_op_none_reg; // recv_op_count == 0
+reg recv_op_none_next;
+reg recv_op_filled_reg; // recv_op_count == 2
+reg recv_op_filled_next;
+wire recv_op_load; // the head register takes the next word from the memory
 wire [1:0] in_next_qp; // the QP the input register takes
 wire [2:0] in_next_kind;
 wire [160:0] in_next_arg;
@@ -498,11 +553,19 @@ reg rq_refill_reg; // rq_ring_rd_data holds the next oldest buffer for cur_rq_bu
 reg rq_refill_next;
 reg orq_refill_reg; // orq_ring_rd_data holds the next ORQ entry for cur_orq_entry
 reg orq_refill_next;
+reg refill_reg; // rq_refill or orq_refill
+reg refill_next;
 wire irrq_push; // a Read or Atomic Request enters the IRRQ
 wire [356:0] irrq_data; // its entry: record irrq_atomic or irrq_read, by its atomic bit
 wire irrq_flush; // cur_qp's transmit side stops: its requests not yet taken are dropped
 wire cfg_take; // cfg restarts cur_qp
 wire [3:0] gen_next; // cur_qp's next IRRQ generation (a flush or a restart)
+reg flushed_reg; // cur_qp was flushed last cycle: its generation advances now
+reg flushed_next;
+reg pushed_reg; // a request of cur_qp entered the IRRQ last cycle: its count advances now
+reg pushed_next;
+reg pushed_atomic_reg; // that request is an Atomic Request: its MSN of QN 3 advances too
+reg pushed_atomic_next;
 wire req_take;
 wire term_push_now; // the Terminate enters the IRRQ
 // what enters the IRRQ (resp_req); record resp_req {body[460:57], big_endian[56], mulpdu[55:40], msn[39:8], kind[7:6], gen[5:2], qp[1:0]}
@@ -511,6 +574,10 @@ reg irrq_look_valid_reg; // an entry left the IRRQ; its QP's generation is being
 reg irrq_look_valid_next;
 reg [460:0] irrq_look_reg; // that entry; record resp_req {body[460:57], big_endian[56], mulpdu[55:40], msn[39:8], kind[7:6], gen[5:2], qp[1:0]}
 reg [460:0] irrq_look_next;
+reg irrq_judged_valid_reg; // the entry of irrq_look, its generation compared
+reg irrq_judged_valid_next;
+reg irrq_judged_live_reg; // it is of its QP's current generation
+reg irrq_judged_live_next;
 reg irrq_req_valid_reg; // a request waits for rdmap_tx_resp (m_req_valid)
 reg irrq_req_valid_next;
 // verilator lint_off UNUSED
@@ -586,7 +653,7 @@ wire [31:0] irrq_read_size; // RDMA Read Message Size
 wire [63:0] irrq_atomic_compare_mask; // Compare Mask
 wire [3:0] irrq_atomic_aopcode; // AOpCode
 wire out_free; // the last ULPDU's command and events have left
-wire engine_free; // IDLE may switch records or take the input register
+wire engine_free; // IDLE may switch records or take the input register (nothing of the last ULPDU is still to be written)
 wire ctx_switch; // write cur_qp's record back, take in_qp's (read ahead)
 wire in_take; // IDLE takes the descriptor or operation
 wire desc_take;
@@ -757,34 +824,24 @@ wire _t11;
 wire _t12;
 wire _t13;
 wire _t14;
-// verilator lint_off UNUSED
-wire [99:0] _t15; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [2:0] _t16; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [15:0] _t17; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [162:0] _t18; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [97:0] _t19; // read through slices
-// verilator lint_on UNUSED
+wire _t15;
+wire _t16;
+wire _t17;
+wire _t18;
+wire _t19;
 wire _t20;
 wire _t21;
 wire _t22;
-wire _t23;
+wire [7:0] _t23;
 wire _t24;
-wire _t25;
-wire _t26;
-wire [7:0] _t27;
-wire _t28;
 // verilator lint_off UNUSED
-wire [32:0] _t29; // read through slices
+wire [32:0] _t25; // read through slices
 // verilator lint_on UNUSED
-wire [32:0] _t30;
+wire [32:0] _t26;
+wire _t27;
+wire _t28;
+wire _t29;
+wire _t30;
 wire _t31;
 wire _t32;
 wire _t33;
@@ -797,11 +854,15 @@ wire _t39;
 wire _t40;
 wire _t41;
 wire _t42;
-wire _t43;
+wire [1:0] _t43;
 wire _t44;
-wire _t45;
+// verilator lint_off UNUSED
+wire [13:0] _t45; // read through slices
+// verilator lint_on UNUSED
 wire _t46;
-wire [1:0] _t47;
+// verilator lint_off UNUSED
+wire [13:0] _t47; // read through slices
+// verilator lint_on UNUSED
 wire _t48;
 // verilator lint_off UNUSED
 wire [13:0] _t49; // read through slices
@@ -814,30 +875,26 @@ wire _t52;
 // verilator lint_off UNUSED
 wire [13:0] _t53; // read through slices
 // verilator lint_on UNUSED
-wire _t54;
+// verilator lint_off UNUSED
+wire [13:0] _t54; // read through slices
+// verilator lint_on UNUSED
 // verilator lint_off UNUSED
 wire [13:0] _t55; // read through slices
 // verilator lint_on UNUSED
-wire _t56;
+// verilator lint_off UNUSED
+wire [13:0] _t56; // read through slices
+// verilator lint_on UNUSED
 // verilator lint_off UNUSED
 wire [13:0] _t57; // read through slices
 // verilator lint_on UNUSED
 // verilator lint_off UNUSED
 wire [13:0] _t58; // read through slices
 // verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [13:0] _t59; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [13:0] _t60; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [13:0] _t61; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [13:0] _t62; // read through slices
-// verilator lint_on UNUSED
-wire [3:0] _t63;
+wire [3:0] _t59;
+wire _t60;
+wire _t61;
+wire _t62;
+wire _t63;
 wire _t64;
 wire _t65;
 wire _t66;
@@ -852,54 +909,54 @@ wire _t74;
 wire _t75;
 wire _t76;
 wire _t77;
-wire _t78;
-wire _t79;
-wire _t80;
+wire [63:0] _t78;
+wire [31:0] _t79;
+wire [63:0] _t80;
 wire _t81;
-wire [63:0] _t82;
-wire [31:0] _t83;
-wire [63:0] _t84;
+wire _t82;
+wire _t83;
+wire _t84;
 wire _t85;
 wire _t86;
 wire _t87;
 wire _t88;
 wire _t89;
-wire [3:0] _t90;
-wire [2:0] _t91;
+wire _t90;
+wire _t91;
 wire _t92;
 wire _t93;
 wire _t94;
 wire _t95;
-wire [1:0] _t96;
-wire [3:0] _t97;
-wire [32:0] _t98;
+wire _t96;
+wire _t97;
+wire _t98;
 wire _t99;
 wire _t100;
-wire _t101;
-wire _t102;
+wire [3:0] _t101;
+wire [2:0] _t102;
 wire _t103;
 wire _t104;
-// verilator lint_off UNUSED
-wire [13:0] _t105; // read through slices
-// verilator lint_on UNUSED
+wire _t105;
 wire _t106;
-wire [15:0] _t107;
-wire _t108;
-wire _t109;
-wire [3:0] _t110;
+wire [1:0] _t107;
+wire [3:0] _t108;
+wire [32:0] _t109;
+wire _t110;
 wire _t111;
-wire [1:0] _t112;
+wire _t112;
 wire _t113;
 wire _t114;
 wire _t115;
-wire _t116;
+// verilator lint_off UNUSED
+wire [13:0] _t116; // read through slices
+// verilator lint_on UNUSED
 wire _t117;
-wire _t118;
+wire [15:0] _t118;
 wire _t119;
 wire _t120;
-wire _t121;
+wire [3:0] _t121;
 wire _t122;
-wire _t123;
+wire [1:0] _t123;
 wire _t124;
 wire _t125;
 wire _t126;
@@ -908,207 +965,229 @@ wire _t128;
 wire _t129;
 wire _t130;
 wire _t131;
-wire [31:0] _t132;
+wire _t132;
 wire _t133;
-wire [13:0] _t134;
-wire [2:0] _t135;
+wire _t134;
+wire _t135;
 wire _t136;
 wire _t137;
-wire [13:0] _t138;
+wire _t138;
 wire _t139;
 wire _t140;
-// verilator lint_off UNUSED
-wire [13:0] _t141; // read through slices
-// verilator lint_on UNUSED
+wire _t141;
 wire _t142;
-wire [15:0] _t143;
+wire [31:0] _t143;
 wire _t144;
-wire _t145;
-wire _t146;
+wire [13:0] _t145;
+wire [2:0] _t146;
 wire _t147;
-wire [1:0] _t148;
-// verilator lint_off UNUSED
-wire [13:0] _t149; // read through slices
-// verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [13:0] _t150; // read through slices
-// verilator lint_on UNUSED
+wire _t148;
+wire [13:0] _t149;
+wire _t150;
 wire _t151;
-wire [3:0] _t152;
+// verilator lint_off UNUSED
+wire [13:0] _t152; // read through slices
+// verilator lint_on UNUSED
 wire _t153;
+wire [15:0] _t154;
+wire _t155;
+wire _t156;
+wire _t157;
+wire _t158;
+wire [1:0] _t159;
+// verilator lint_off UNUSED
+wire [13:0] _t160; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [13:0] _t161; // read through slices
+// verilator lint_on UNUSED
+wire _t162;
+wire [3:0] _t163;
+wire _t164;
 
-assign _t0 = ~init_reg;
-assign _t1 = _t2 & _t0;
-assign _t2 = ~in_valid_reg;
-assign _t3 = _t4 | (_t7 | (_t8 | _t9));
-assign _t4 = _t5 | _t6;
-assign _t5 = ~(cfg_op_wptr_reg == cfg_op_rptr_reg);
-assign _t6 = ~(abort_op_wptr_reg == abort_op_rptr_reg);
-assign _t7 = ~(inject_op_wptr_reg == inject_op_rptr_reg);
-assign _t8 = ~(orq_op_wptr_reg == orq_op_rptr_reg);
-assign _t9 = ~(recv_op_wptr_reg == recv_op_rptr_reg);
-assign _t10 = ~_t3;
-assign _t11 = _t6 & (~_t5);
-assign _t12 = _t7 & (~_t4);
-assign _t13 = _t8 & (~(_t5 | (_t6 | _t7)));
-assign _t14 = _t9 & (~(_t4 | (_t7 | _t8)));
-assign _t15 = cfg_op_mem[cfg_op_rptr_reg[0]];
-assign _t16 = abort_op_mem[abort_op_rptr_reg[0]];
-assign _t17 = inject_op_mem[inject_op_rptr_reg[0]];
-assign _t18 = orq_op_mem[orq_op_rptr_reg[0]];
-assign _t19 = recv_op_mem[recv_op_rptr_reg[0]];
-assign _t20 = ~(_t5 | _t11 | _t12 | _t13 | _t14);
-assign _t21 = ~irrq_head_valid_reg;
-assign _t22 = ~irrq_look_valid_reg;
-assign _t23 = ~irrq_req_valid_reg;
-assign _t24 = state_reg == STATE_IDLE;
-assign _t25 = ~cmd_valid_reg;
-assign _t26 = engine_free & in_valid_reg;
-assign _t27 = {cur_pushed_reg, cur_mpa_err_reg, _t28, cur_tx_stopped_reg, cur_rx_stopped_reg};
-assign _t28 = cur_cfg_fence & (~cur_arrived_reg);
-assign _t29 = {1'b0, desc_in_reg[255:224]} + _t30;
-assign _t30 = {17'h0, desc_in_reg[47:32]};
-assign _t31 = ~desc_ok;
-assign _t32 = desc_ok & cur_inj_pending_reg;
-assign _t33 = _t34 & desc_t;
-assign _t34 = desc_ok & (~cur_inj_pending_reg);
-assign _t35 = _t34 & _t36;
-assign _t36 = ~desc_t;
-assign _t37 = _t38 | (u_mo_bad_reg | (msn_bad_reg | no_buffer_reg));
-assign _t38 = qn_bad_reg | (u_opcode_bad_reg | u_msn_bad_reg);
-assign _t39 = qn_bad_reg | u_opcode_bad_reg;
-assign _t40 = mo_nonzero_reg | not_last_bad_reg;
-assign _t41 = mo_nonzero_reg | (not_last_bad_reg | send_too_long_reg);
-assign _t42 = _t43 & (check_code_reg[5:2] == 4'b0001);
-assign _t43 = check_code_reg[1:0] == 2'b00;
-assign _t44 = (check_code_reg[1:0] != 2'b10) & (~(_t43 & (check_code_reg[5:2] == 4'b0000)));
-assign _t45 = ~check_failed_reg;
-assign _t46 = _t47 == 2'b00;
-assign _t47 = _t48 ? _t49[1:0] :
-    tagged_len_reg ? (_t50 ? _t51[1:0] : (_t52 ? _t53[1:0] : (_t54 ? _t55[1:0] : (_t56 ? _t57[1:0] : _t55[1:0])))) :
-    _t50 ? _t58[1:0] :
-    _t52 ? _t59[1:0] :
-    _t54 ? _t60[1:0] :
-    _t56 ? _t61[1:0] :
-    _t62[1:0];
-assign _t48 = lk_fault_reg == 3'b000;
-assign _t49 = ERR_RDMAP_STREAM_CATASTROPHIC;
-assign _t50 = lk_fault_reg == 3'b101;
-assign _t51 = ERR_DDP_BASE_BOUNDS;
-assign _t52 = lk_fault_reg == 3'b100;
-assign _t53 = ERR_DDP_TO_WRAP;
-assign _t54 = lk_fault_reg == 3'b011;
-assign _t55 = ERR_DDP_INVALID_STAG;
-assign _t56 = lk_fault_reg == 3'b010;
-assign _t57 = ERR_DDP_STAG_NOT_ASSOCIATED;
-assign _t58 = ERR_RDMAP_BASE_BOUNDS;
-assign _t59 = ERR_RDMAP_TO_WRAP;
-assign _t60 = ERR_RDMAP_ACCESS_RIGHTS;
-assign _t61 = ERR_RDMAP_STAG_NOT_ASSOCIATED;
-assign _t62 = ERR_RDMAP_INVALID_STAG;
-assign _t63 = _t48 ? _t49[5:2] :
-    tagged_len_reg ? (_t50 ? _t51[5:2] : (_t52 ? _t53[5:2] : (_t54 ? _t55[5:2] : (_t56 ? _t57[5:2] : _t55[5:2])))) :
-    _t50 ? _t58[5:2] :
-    _t52 ? _t59[5:2] :
-    _t54 ? _t60[5:2] :
-    _t56 ? _t61[5:2] :
-    _t62[5:2];
-assign _t64 = check_failed_reg | lk_failed_reg;
-assign _t65 = read_req_reg & irrq_at_ird_post_reg;
-assign _t66 = _t49[1:0] == 2'b00;
-assign _t67 = ~mpa_bad_reg;
-assign _t68 = (state_reg == STATE_DECIDE) & _t69;
-assign _t69 = ~cur_rx_stopped_reg;
-assign _t70 = _t36 & check_failed_reg;
-assign _t71 = ~cur_term_sent_reg;
-assign _t72 = ~cur_tx_stopped_reg;
-assign _t73 = ~mpa_closed_reg;
-assign _t74 = ~term_opcode_reg;
-assign _t75 = post_go & (~post_ok);
-assign _t76 = state_reg == STATE_IWAIT;
-assign _t77 = inv_rsp_fault != 2'b00;
-assign _t78 = start_abort & _t71 & _t72;
-assign _t79 = qn_expected_reg == QN_SEND;
-assign _t80 = post_go & post_ok;
-assign _t81 = _t80 & (~post_stall);
-assign _t82 = {
+assign _t0 = ~cfg_op_head_valid_reg;
+assign _t1 = ~init_reg;
+assign _t2 = ~abort_op_head_valid_reg;
+assign _t3 = ~inject_op_head_valid_reg;
+assign _t4 = ~orq_op_head_valid_reg;
+assign _t5 = ~recv_op_head_valid_reg;
+assign _t6 = _t7 & _t1;
+assign _t7 = ~in_valid_reg;
+assign _t8 = _t9 | (inject_op_head_valid_reg | (orq_op_head_valid_reg | recv_op_head_valid_reg));
+assign _t9 = cfg_op_head_valid_reg | abort_op_head_valid_reg;
+assign _t10 = ~_t8;
+assign _t11 = abort_op_head_valid_reg & _t0;
+assign _t12 = inject_op_head_valid_reg & (~_t9);
+assign _t13 = orq_op_head_valid_reg & (~(cfg_op_head_valid_reg | (abort_op_head_valid_reg | inject_op_head_valid_reg)));
+assign _t14 = recv_op_head_valid_reg & (~(_t9 | (inject_op_head_valid_reg | orq_op_head_valid_reg)));
+assign _t15 = ~(cfg_op_head_valid_reg | _t11 | _t12 | _t13 | _t14);
+assign _t16 = ~irrq_head_valid_reg;
+assign _t17 = ~irrq_look_valid_reg;
+assign _t18 = ~irrq_judged_valid_reg;
+assign _t19 = ~irrq_req_valid_reg;
+assign _t20 = state_reg == STATE_IDLE;
+assign _t21 = ~cmd_valid_reg;
+assign _t22 = engine_free & in_valid_reg;
+assign _t23 = {cur_pushed_reg, cur_mpa_err_reg, _t24, cur_tx_stopped_reg, cur_rx_stopped_reg};
+assign _t24 = cur_cfg_fence & (~cur_arrived_reg);
+assign _t25 = {1'b0, desc_in_reg[255:224]} + _t26;
+assign _t26 = {17'h0, desc_in_reg[47:32]};
+assign _t27 = ~desc_ok;
+assign _t28 = desc_ok & cur_inj_pending_reg;
+assign _t29 = _t30 & desc_t;
+assign _t30 = desc_ok & (~cur_inj_pending_reg);
+assign _t31 = _t30 & _t32;
+assign _t32 = ~desc_t;
+assign _t33 = _t34 | (u_mo_bad_reg | (msn_bad_reg | no_buffer_reg));
+assign _t34 = qn_bad_reg | (u_opcode_bad_reg | u_msn_bad_reg);
+assign _t35 = qn_bad_reg | u_opcode_bad_reg;
+assign _t36 = mo_nonzero_reg | not_last_bad_reg;
+assign _t37 = mo_nonzero_reg | (not_last_bad_reg | send_too_long_reg);
+assign _t38 = _t39 & (check_code_reg[5:2] == 4'b0001);
+assign _t39 = check_code_reg[1:0] == 2'b00;
+assign _t40 = (check_code_reg[1:0] != 2'b10) & (~(_t39 & (check_code_reg[5:2] == 4'b0000)));
+assign _t41 = ~check_failed_reg;
+assign _t42 = _t43 == 2'b00;
+assign _t43 = _t44 ? _t45[1:0] :
+    tagged_len_reg ? (_t46 ? _t47[1:0] : (_t48 ? _t49[1:0] : (_t50 ? _t51[1:0] : (_t52 ? _t53[1:0] : _t51[1:0])))) :
+    _t46 ? _t54[1:0] :
+    _t48 ? _t55[1:0] :
+    _t50 ? _t56[1:0] :
+    _t52 ? _t57[1:0] :
+    _t58[1:0];
+assign _t44 = lk_fault_reg == 3'b000;
+assign _t45 = ERR_RDMAP_STREAM_CATASTROPHIC;
+assign _t46 = lk_fault_reg == 3'b101;
+assign _t47 = ERR_DDP_BASE_BOUNDS;
+assign _t48 = lk_fault_reg == 3'b100;
+assign _t49 = ERR_DDP_TO_WRAP;
+assign _t50 = lk_fault_reg == 3'b011;
+assign _t51 = ERR_DDP_INVALID_STAG;
+assign _t52 = lk_fault_reg == 3'b010;
+assign _t53 = ERR_DDP_STAG_NOT_ASSOCIATED;
+assign _t54 = ERR_RDMAP_BASE_BOUNDS;
+assign _t55 = ERR_RDMAP_TO_WRAP;
+assign _t56 = ERR_RDMAP_ACCESS_RIGHTS;
+assign _t57 = ERR_RDMAP_STAG_NOT_ASSOCIATED;
+assign _t58 = ERR_RDMAP_INVALID_STAG;
+assign _t59 = _t44 ? _t45[5:2] :
+    tagged_len_reg ? (_t46 ? _t47[5:2] : (_t48 ? _t49[5:2] : (_t50 ? _t51[5:2] : (_t52 ? _t53[5:2] : _t51[5:2])))) :
+    _t46 ? _t54[5:2] :
+    _t48 ? _t55[5:2] :
+    _t50 ? _t56[5:2] :
+    _t52 ? _t57[5:2] :
+    _t58[5:2];
+assign _t60 = check_failed_reg | lk_failed_reg;
+assign _t61 = read_req_reg & irrq_at_ird_post_reg;
+assign _t62 = _t45[1:0] == 2'b00;
+assign _t63 = ~mpa_bad_reg;
+assign _t64 = (state_reg == STATE_DECIDE) & _t65;
+assign _t65 = ~cur_rx_stopped_reg;
+assign _t66 = _t32 & check_failed_reg;
+assign _t67 = ~cur_term_sent_reg;
+assign _t68 = ~cur_tx_stopped_reg;
+assign _t69 = ~mpa_closed_reg;
+assign _t70 = ~term_opcode_reg;
+assign _t71 = post_go & (~post_ok);
+assign _t72 = state_reg == STATE_IWAIT;
+assign _t73 = inv_rsp_fault != 2'b00;
+assign _t74 = start_abort & _t67 & _t68;
+assign _t75 = qn_expected_reg == QN_SEND;
+assign _t76 = post_go & post_ok;
+assign _t77 = _t76 & (~post_stall);
+assign _t78 = {
     desc_rdmap[167:160], desc_rdmap[175:168], desc_rdmap[183:176], desc_rdmap[191:184], desc_rdmap[199:192], desc_rdmap[207:200], desc_rdmap[215:208],
     desc_rdmap[223:216]
 };
-assign _t83 = {desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120]};
-assign _t84 = {
+assign _t79 = {desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120]};
+assign _t80 = {
     desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56], desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]
 };
-assign _t85 = cfg_valid & cfg_ready;
-assign _t86 = abort_valid & abort_ready;
-assign _t87 = inject_valid & inject_ready;
-assign _t88 = s_orq_valid & s_orq_ready;
-assign _t89 = s_recv_valid & s_recv_ready;
-assign _t90 = cur_rq_head_reg + 4'b0001;
-assign _t91 = cur_orq_head_reg + 3'b001;
-assign _t92 = irrq_push | term_push_now;
-assign _t93 = _t92 & (~irrq_load);
-assign _t94 = irrq_load & (~_t92);
-assign _t95 = init_reg | (irrq_flush | cfg_take);
-assign _t96 = init_reg ? init_idx_reg : cur_qp_reg;
-assign _t97 = init_reg ? 4'b0000 : gen_next;
-assign _t98 = {1'b0, orq_head_size};
-assign _t99 = _t100 | _t101;
-assign _t100 = rr_any_reg & rr_no_head_reg;
-assign _t101 = rr_len_reg & rr_stag_bad_reg;
-assign _t102 = rr_len_reg & rr_to_bad_reg;
-assign _t103 = rr_any_reg & rr_len_bad_reg;
-assign _t104 = _t105[1:0] == 2'b00;
-assign _t105 = ERR_DDP_LOCAL_CATASTROPHIC;
-assign _t106 = _t55[1:0] == 2'b00;
-assign _t107 = {_t108 & (_t51[5:2] == 4'b0001), (_t51[1:0] != 2'b10) & (~(_t108 & (_t51[5:2] == 4'b0000))), ERR_DDP_BASE_BOUNDS};
-assign _t108 = _t51[1:0] == 2'b00;
-assign _t109 = ~orq_full;
-assign _t110 = cur_pushed_reg + 4'b0001;
-assign _t111 = (desc_in_reg[55:52] == OP_SEND) | (desc_in_reg[55:52] == OP_SEND_SE) | (desc_in_reg[55:52] == OP_SEND_INVALIDATE) |
+assign _t81 = cfg_valid & cfg_ready;
+assign _t82 = _t81 & (~cfg_op_load);
+assign _t83 = cfg_op_load & (~_t81);
+assign _t84 = cfg_op_count_reg == 2'b01;
+assign _t85 = abort_valid & abort_ready;
+assign _t86 = _t85 & (~abort_op_load);
+assign _t87 = abort_op_load & (~_t85);
+assign _t88 = abort_op_count_reg == 2'b01;
+assign _t89 = inject_valid & inject_ready;
+assign _t90 = _t89 & (~inject_op_load);
+assign _t91 = inject_op_load & (~_t89);
+assign _t92 = inject_op_count_reg == 2'b01;
+assign _t93 = s_orq_valid & s_orq_ready;
+assign _t94 = _t93 & (~orq_op_load);
+assign _t95 = orq_op_load & (~_t93);
+assign _t96 = orq_op_count_reg == 2'b01;
+assign _t97 = s_recv_valid & s_recv_ready;
+assign _t98 = _t97 & (~recv_op_load);
+assign _t99 = recv_op_load & (~_t97);
+assign _t100 = recv_op_count_reg == 2'b01;
+assign _t101 = cur_rq_head_reg + 4'b0001;
+assign _t102 = cur_orq_head_reg + 3'b001;
+assign _t103 = irrq_push | term_push_now;
+assign _t104 = _t103 & (~irrq_load);
+assign _t105 = irrq_load & (~_t103);
+assign _t106 = init_reg | (flushed_reg | cfg_take);
+assign _t107 = init_reg ? init_idx_reg : cur_qp_reg;
+assign _t108 = init_reg ? 4'b0000 : gen_next;
+assign _t109 = {1'b0, orq_head_size};
+assign _t110 = _t111 | _t112;
+assign _t111 = rr_any_reg & rr_no_head_reg;
+assign _t112 = rr_len_reg & rr_stag_bad_reg;
+assign _t113 = rr_len_reg & rr_to_bad_reg;
+assign _t114 = rr_any_reg & rr_len_bad_reg;
+assign _t115 = _t116[1:0] == 2'b00;
+assign _t116 = ERR_DDP_LOCAL_CATASTROPHIC;
+assign _t117 = _t51[1:0] == 2'b00;
+assign _t118 = {_t119 & (_t47[5:2] == 4'b0001), (_t47[1:0] != 2'b10) & (~(_t119 & (_t47[5:2] == 4'b0000))), ERR_DDP_BASE_BOUNDS};
+assign _t119 = _t47[1:0] == 2'b00;
+assign _t120 = ~orq_full;
+assign _t121 = cur_pushed_reg + 4'b0001;
+assign _t122 = (desc_in_reg[55:52] == OP_SEND) | (desc_in_reg[55:52] == OP_SEND_SE) | (desc_in_reg[55:52] == OP_SEND_INVALIDATE) |
     (desc_in_reg[55:52] == OP_SEND_SE_INVALIDATE);
-assign _t112 = (_t113 | _t114) ? QN_READ_REQUEST : (_t115 ? QN_TERMINATE : (_t116 ? QN_ATOMIC_RESPONSE : QN_SEND));
-assign _t113 = desc_in_reg[55:52] == OP_READ_REQUEST;
-assign _t114 = desc_in_reg[55:52] == OP_ATOMIC_REQUEST;
-assign _t115 = desc_in_reg[55:52] == OP_TERMINATE;
-assign _t116 = desc_in_reg[55:52] == OP_ATOMIC_RESPONSE;
-assign _t117 = (~desc_in_reg[0]) & (desc_in_reg[31:16] < (desc_in_reg[48] ? 16'he : 16'h12));
-assign _t118 = desc_in_reg[47:32] != 16'h0;
-assign _t119 = cur_u_open_reg & _t120;
-assign _t120 = _t112 == QN_SEND;
-assign _t121 = ~_t119;
-assign _t122 = desc_in_reg[49] & _t114;
-assign _t123 = desc_in_reg[49] & _t116;
-assign _t124 = {desc_in_reg[359:352], desc_in_reg[367:360], desc_in_reg[375:368], desc_in_reg[383:376]} != 32'h0;
-assign _t125 = desc_in_reg[48] & (desc_in_reg[55:52] == OP_READ_RESPONSE);
-assign _t126 = _t127 & _t113;
-assign _t127 = ~desc_in_reg[48];
-assign _t128 = _t67 & desc_t;
-assign _t129 = desc_has_payload & (~_t76);
-assign _t130 = _t74 & _t71;
-assign _t131 = ~desc_l;
-assign _t132 = desc_msn + 32'h1;
-assign _t133 = inv_rsp_fault == 2'b00;
-assign _t134 = {mpa_code_reg, 4'b0000, 2'b10};
-assign _t135 = term_opcode_reg ? EVT_CLOSED : EVT_TERMINATE_SENT;
-assign _t136 = (desc_opcode == OP_SEND_SE) | _t137 | (desc_opcode == OP_IMMEDIATE_SE);
-assign _t137 = desc_opcode == OP_SEND_SE_INVALIDATE;
-assign _t138 = _t139 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t139 = inv_rsp_fault == 2'b11;
-assign _t140 = 1'b0 & ((_t141[1:0] == 2'b00) & (_t141[5:2] == 4'b0001)) & _t142;
-assign _t141 = ERR_RDMAP_LOCAL_CATASTROPHIC;
-assign _t142 = desc_opcode == OP_READ_REQUEST;
-assign _t143 = 1'b0 ? desc_ulpdu_len : 16'h0;
-assign _t144 = _t44 & _t145;
-assign _t145 = ~h1_short_reg;
-assign _t146 = post_verdict[14] & _t145;
-assign _t147 = (_t148 != 2'b10) & (~(_t151 & (_t152 == 4'b0000))) & _t145;
-assign _t148 = _t139 ? _t149[1:0] : _t150[1:0];
-assign _t149 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
-assign _t150 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t151 = _t148 == 2'b00;
-assign _t152 = _t139 ? _t149[5:2] : _t150[5:2];
-assign _t153 = init_reg | (ctx_switch & cur_valid_reg);
+assign _t123 = (_t124 | _t125) ? QN_READ_REQUEST : (_t126 ? QN_TERMINATE : (_t127 ? QN_ATOMIC_RESPONSE : QN_SEND));
+assign _t124 = desc_in_reg[55:52] == OP_READ_REQUEST;
+assign _t125 = desc_in_reg[55:52] == OP_ATOMIC_REQUEST;
+assign _t126 = desc_in_reg[55:52] == OP_TERMINATE;
+assign _t127 = desc_in_reg[55:52] == OP_ATOMIC_RESPONSE;
+assign _t128 = (~desc_in_reg[0]) & (desc_in_reg[31:16] < (desc_in_reg[48] ? 16'he : 16'h12));
+assign _t129 = desc_in_reg[47:32] != 16'h0;
+assign _t130 = cur_u_open_reg & _t131;
+assign _t131 = _t123 == QN_SEND;
+assign _t132 = ~_t130;
+assign _t133 = desc_in_reg[49] & _t125;
+assign _t134 = desc_in_reg[49] & _t127;
+assign _t135 = {desc_in_reg[359:352], desc_in_reg[367:360], desc_in_reg[375:368], desc_in_reg[383:376]} != 32'h0;
+assign _t136 = desc_in_reg[48] & (desc_in_reg[55:52] == OP_READ_RESPONSE);
+assign _t137 = _t138 & _t124;
+assign _t138 = ~desc_in_reg[48];
+assign _t139 = _t63 & desc_t;
+assign _t140 = desc_has_payload & (~_t72);
+assign _t141 = _t70 & _t67;
+assign _t142 = ~desc_l;
+assign _t143 = desc_msn + 32'h1;
+assign _t144 = inv_rsp_fault == 2'b00;
+assign _t145 = {mpa_code_reg, 4'b0000, 2'b10};
+assign _t146 = term_opcode_reg ? EVT_CLOSED : EVT_TERMINATE_SENT;
+assign _t147 = (desc_opcode == OP_SEND_SE) | _t148 | (desc_opcode == OP_IMMEDIATE_SE);
+assign _t148 = desc_opcode == OP_SEND_SE_INVALIDATE;
+assign _t149 = _t150 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t150 = inv_rsp_fault == 2'b11;
+assign _t151 = 1'b0 & ((_t152[1:0] == 2'b00) & (_t152[5:2] == 4'b0001)) & _t153;
+assign _t152 = ERR_RDMAP_LOCAL_CATASTROPHIC;
+assign _t153 = desc_opcode == OP_READ_REQUEST;
+assign _t154 = 1'b0 ? desc_ulpdu_len : 16'h0;
+assign _t155 = _t40 & _t156;
+assign _t156 = ~h1_short_reg;
+assign _t157 = post_verdict[14] & _t156;
+assign _t158 = (_t159 != 2'b10) & (~(_t162 & (_t163 == 4'b0000))) & _t156;
+assign _t159 = _t150 ? _t160[1:0] : _t161[1:0];
+assign _t160 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
+assign _t161 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t162 = _t159 == 2'b00;
+assign _t163 = _t150 ? _t160[5:2] : _t161[5:2];
+assign _t164 = init_reg | (ctx_switch & cur_valid_reg);
 assign cur_record = {
     cur_orq_entry_reg, cur_orq_count_reg, cur_orq_head_reg, cur_rq_buf_reg, cur_rq_count_reg, cur_rq_head_reg, cur_pushed_reg, cur_gen_reg, cur_atomic_msn_reg,
     cur_orq_atomics_reg, cur_orq_recv_reg, cur_rx_msn_3_reg, cur_rx_msn_2_reg, cur_rx_msn_1_reg, cur_rx_msn_0_reg, cur_u_buf_len_reg, cur_u_buf_addr_reg,
@@ -1133,24 +1212,29 @@ assign desc_to = desc_reg[159:96];
 assign desc_qn = desc_reg[191:160];
 assign desc_msn = desc_reg[223:192];
 assign desc_mo = desc_reg[255:224];
-assign cfg_ready = (~((cfg_op_wptr_reg[1] != cfg_op_rptr_reg[1]) & (cfg_op_wptr_reg[0] == cfg_op_rptr_reg[0]))) & _t0;
-assign abort_ready = (~((abort_op_wptr_reg[1] != abort_op_rptr_reg[1]) & (abort_op_wptr_reg[0] == abort_op_rptr_reg[0]))) & _t0;
-assign inject_ready = (~((inject_op_wptr_reg[1] != inject_op_rptr_reg[1]) & (inject_op_wptr_reg[0] == inject_op_rptr_reg[0]))) & _t0;
-assign s_orq_ready = (~((orq_op_wptr_reg[1] != orq_op_rptr_reg[1]) & (orq_op_wptr_reg[0] == orq_op_rptr_reg[0]))) & _t0;
-assign s_recv_ready = (~((recv_op_wptr_reg[1] != recv_op_rptr_reg[1]) & (recv_op_wptr_reg[0] == recv_op_rptr_reg[0]))) & _t0;
-assign in_load = _t1 & (_t3 | s_desc_tvalid);
-assign s_desc_tready = _t1 & _t10;
-assign cfg_op_pop = in_load & _t5;
+assign cfg_op_load = (~cfg_op_none_reg) & (_t0 | cfg_op_pop);
+assign cfg_ready = (~cfg_op_filled_reg) & _t1;
+assign abort_op_load = (~abort_op_none_reg) & (_t2 | abort_op_pop);
+assign abort_ready = (~abort_op_filled_reg) & _t1;
+assign inject_op_load = (~inject_op_none_reg) & (_t3 | inject_op_pop);
+assign inject_ready = (~inject_op_filled_reg) & _t1;
+assign orq_op_load = (~orq_op_none_reg) & (_t4 | orq_op_pop);
+assign s_orq_ready = (~orq_op_filled_reg) & _t1;
+assign recv_op_load = (~recv_op_none_reg) & (_t5 | recv_op_pop);
+assign s_recv_ready = (~recv_op_filled_reg) & _t1;
+assign in_load = _t6 & (_t8 | s_desc_tvalid);
+assign s_desc_tready = _t6 & _t10;
+assign cfg_op_pop = in_load & cfg_op_head_valid_reg;
 assign abort_op_pop = in_load & _t11;
 assign inject_op_pop = in_load & _t12;
 assign orq_op_pop = in_load & _t13;
 assign recv_op_pop = in_load & _t14;
-assign in_next_qp = ({2{_t5}} & _t15[1:0]) | (({2{_t11}} & _t16[1:0]) | ({2{_t12}} & _t17[1:0])) |
-    (({2{_t13}} & _t18[1:0]) | (({2{_t14}} & _t19[1:0]) | ({2{_t20}} & s_desc_qp)));
-assign in_next_kind = ({3{_t5}} & OPK_CFG) | (({3{_t11}} & OPK_ABORT) | ({3{_t12}} & OPK_INJECT)) |
-    (({3{_t13}} & OPK_ORQ) | (({3{_t14}} & OPK_RECV) | ({3{_t20}} & OPK_DESC)));
-assign in_next_arg = ({161{_t5}} & {63'h0, _t15[99:2]}) | ({161{_t11}} & {160'h0, _t16[2]}) |
-    (({161{_t12}} & {147'h0, _t17[15:2]}) | (({161{_t13}} & _t18[162:2]) | ({161{_t14}} & {65'h0, _t19[97:2]})));
+assign in_next_qp = ({2{cfg_op_head_valid_reg}} & cfg_op_head_reg[1:0]) | (({2{_t11}} & abort_op_head_reg[1:0]) | ({2{_t12}} & inject_op_head_reg[1:0])) |
+    (({2{_t13}} & orq_op_head_reg[1:0]) | (({2{_t14}} & recv_op_head_reg[1:0]) | ({2{_t15}} & s_desc_qp)));
+assign in_next_kind = ({3{cfg_op_head_valid_reg}} & OPK_CFG) | (({3{_t11}} & OPK_ABORT) | ({3{_t12}} & OPK_INJECT)) |
+    (({3{_t13}} & OPK_ORQ) | (({3{_t14}} & OPK_RECV) | ({3{_t15}} & OPK_DESC)));
+assign in_next_arg = ({161{cfg_op_head_valid_reg}} & {63'h0, cfg_op_head_reg[99:2]}) | ({161{_t11}} & {160'h0, abort_op_head_reg[2]}) |
+    (({161{_t12}} & {147'h0, inject_op_head_reg[15:2]}) | (({161{_t13}} & orq_op_head_reg[162:2]) | ({161{_t14}} & {65'h0, recv_op_head_reg[97:2]})));
 assign m_cmd_valid = cmd_valid_reg;
 assign m_cmd_addr = cmd_addr_reg;
 assign m_cmd_discard = cmd_discard_reg;
@@ -1175,8 +1259,8 @@ assign rq_empty = cur_rq_count_reg == 5'h0;
 assign orq_empty = cur_orq_count_reg == 4'b0000;
 assign gen_next = cur_gen_reg + 4'b0001;
 assign req_take = m_req_valid & m_req_ready;
-assign irrq_load = (~irrq_none_reg) & (_t21 | irrq_pop);
-assign irrq_pop = irrq_head_valid_reg & _t22 & _t23;
+assign irrq_load = (~irrq_none_reg) & (_t16 | irrq_pop);
+assign irrq_pop = irrq_head_valid_reg & _t17 & _t18 & _t19;
 assign irrq_head_qp = irrq_head_reg[1:0];
 assign irrq_gen_value = (irrq_gen_wb1_valid_reg & (irrq_gen_wb1_index_reg == irrq_gen_rd_index_d1_reg)) ? irrq_gen_wb1_data_reg : irrq_gen_rd_data_reg;
 assign irrq_taken_value = (irrq_taken_wb1_valid_reg & (irrq_taken_wb1_index_reg == irrq_taken_rd_index_d1_reg)) ?
@@ -1189,8 +1273,8 @@ assign irrq_look_qp = irrq_look_reg[1:0];
 assign irrq_taken_index = init_reg ? init_idx_reg : irrq_look_qp;
 assign irrq_taken_data = init_reg ? 4'b0000 : (irrq_taken_value + 4'b0001);
 assign term_push_now = term_push_reg & (~irrq_filled_reg);
-assign irrq_idle = _t21 & irrq_none_reg & _t22 & _t23;
-assign irrq_taken_qp = (_t24 & in_valid_reg) ? in_qp_reg : cur_qp_reg;
+assign irrq_idle = _t16 & irrq_none_reg & _t17 & _t18 & _t19;
+assign irrq_taken_qp = (_t20 & in_valid_reg) ? in_qp_reg : cur_qp_reg;
 assign irrq_used = cur_pushed_reg - irrq_taken_ctl_rd_data_reg;
 assign m_req_valid = irrq_req_valid_reg;
 assign irrq_req_kind = irrq_req_reg[7:6];
@@ -1236,77 +1320,80 @@ assign m_req_term_seg_len = irrq_req_body[34:19];
 assign m_req_term_tagged = irrq_req_body[35];
 assign m_req_term_ddp_hdr = irrq_req_body[179:36];
 assign m_req_term_rdma_hdr = irrq_req_body[403:180];
-assign out_free = _t25 & (~evt_valid_reg) & (~first_valid_reg);
-assign engine_free = _t24 & out_free & (~term_push_reg) & (~rq_refill_reg) & (~orq_refill_reg) & (~first_due_reg);
-assign ctx_switch = _t26 & (~in_same_reg);
-assign in_take = _t26 & in_same_reg;
+assign out_free = _t21 & (~evt_valid_reg) & (~first_valid_reg);
+assign engine_free = _t20 & out_free & (~term_push_reg) & (~refill_reg) & (~first_due_reg) & (~(flushed_reg | pushed_reg));
+assign ctx_switch = _t22 & (~in_same_reg);
+assign in_take = _t22 & in_same_reg;
 assign desc_take = in_take & (in_kind_reg == OPK_DESC);
 assign start_abort = in_take & (in_kind_reg == OPK_ABORT);
 assign cfg_take = in_take & (in_kind_reg == OPK_CFG);
 assign recv_take = in_take & (in_kind_reg == OPK_RECV);
 assign orq_take = in_take & (in_kind_reg == OPK_ORQ);
 assign inject_take = in_take & (in_kind_reg == OPK_INJECT);
-assign idle = _t2 & _t10 & _t0 & engine_free;
+assign idle = _t7 &
+    (~((~(_t0 & cfg_op_none_reg)) | (~(_t2 & abort_op_none_reg)) |
+        ((~(_t3 & inject_op_none_reg)) | ((~(_t4 & orq_op_none_reg)) | (~(_t5 & recv_op_none_reg)))))) &
+    _t1 & engine_free;
 assign cur_cfg_fence = cur_cfg_reg[97];
 assign stat_cur = cur_valid_reg & (stat_qp_d_reg == cur_qp_reg);
-assign stat_record = stat_cur ? _t27 : qp_stat_rd_data_reg;
+assign stat_record = stat_cur ? _t23 : qp_stat_rd_data_reg;
 assign stat_rx_stopped = stat_rx_stopped_r_reg;
 assign stat_tx_stopped = stat_tx_stopped_r_reg;
 assign stat_irrq_used = stat_irrq_used_r_reg;
 assign stat_fenced = stat_fenced_r_reg;
 assign stat_mpa_err = stat_mpa_err_r_reg;
-assign fence_holds = _t28;
-assign msg_end_in = _t29;
+assign fence_holds = _t24;
+assign msg_end_in = _t25;
 assign irrq_ird_ahead = {12'h0, irrq_used} >= cur_cfg_ird;
 assign orq_head_atomic = cur_orq_entry_reg[160];
 assign orq_head_request_id = cur_orq_entry_reg[159:128];
-assign check_err = ({14{_t31}} & desc_err) | ({14{_t32}} & cur_inj_err_reg) |
-    (({14{_t33}} &
+assign check_err = ({14{_t27}} & desc_err) | ({14{_t28}} & cur_inj_err_reg) |
+    (({14{_t29}} &
         (({14{t_opcode_bad_reg}} & ERR_RDMAP_UNEXPECTED_OPCODE) |
             (({14{t_stag_bad_reg & (~t_opcode_bad_reg)}} & ERR_DDP_INVALID_STAG) |
                 ({14{t_to_bad_reg & (~(t_opcode_bad_reg | t_stag_bad_reg))}} & ERR_DDP_BASE_BOUNDS)))) |
-        ({14{_t35}} &
-            (_t37 ?
+        ({14{_t31}} &
+            (_t33 ?
                 (({14{qn_bad_reg}} & ERR_DDP_INVALID_QN) |
-                    (({14{u_opcode_bad_reg & (~qn_bad_reg)}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{u_msn_bad_reg & (~_t39)}} & ERR_DDP_MSN_RANGE)) |
-                    (({14{u_mo_bad_reg & (~_t38)}} & ERR_DDP_INVALID_MO) |
-                        (({14{msn_bad_reg & (~(_t39 | (u_msn_bad_reg | u_mo_bad_reg)))}} & ERR_DDP_MSN_RANGE) |
-                            ({14{no_buffer_reg & (~(_t39 | (u_msn_bad_reg | (u_mo_bad_reg | msn_bad_reg))))}} & ERR_DDP_NO_BUFFER)))) :
+                    (({14{u_opcode_bad_reg & (~qn_bad_reg)}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{u_msn_bad_reg & (~_t35)}} & ERR_DDP_MSN_RANGE)) |
+                    (({14{u_mo_bad_reg & (~_t34)}} & ERR_DDP_INVALID_MO) |
+                        (({14{msn_bad_reg & (~(_t35 | (u_msn_bad_reg | u_mo_bad_reg)))}} & ERR_DDP_MSN_RANGE) |
+                            ({14{no_buffer_reg & (~(_t35 | (u_msn_bad_reg | (u_mo_bad_reg | msn_bad_reg))))}} & ERR_DDP_NO_BUFFER)))) :
                 (({14{mo_nonzero_reg}} & ERR_DDP_INVALID_MO) |
-                    (({14{not_last_bad_reg & (~mo_nonzero_reg)}} & ERR_DDP_TOO_LONG) | ({14{send_too_long_reg & (~_t40)}} & ERR_DDP_TOO_LONG)) |
-                    (({14{irrq_at_ird_reg & (~_t41)}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
-                        (({14{aopcode_bad_reg & (~(_t40 | (send_too_long_reg | irrq_at_ird_reg)))}} & ERR_RDMAP_UNEXPECTED_OPCODE) |
-                            ({14{atomic_resp_bad_reg & (~(_t40 | (send_too_long_reg | (irrq_at_ird_reg | aopcode_bad_reg))))}} &
+                    (({14{not_last_bad_reg & (~mo_nonzero_reg)}} & ERR_DDP_TOO_LONG) | ({14{send_too_long_reg & (~_t36)}} & ERR_DDP_TOO_LONG)) |
+                    (({14{irrq_at_ird_reg & (~_t37)}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
+                        (({14{aopcode_bad_reg & (~(_t36 | (send_too_long_reg | irrq_at_ird_reg)))}} & ERR_RDMAP_UNEXPECTED_OPCODE) |
+                            ({14{atomic_resp_bad_reg & (~(_t36 | (send_too_long_reg | (irrq_at_ird_reg | aopcode_bad_reg))))}} &
                                 ERR_RDMAP_STREAM_CATASTROPHIC)))))));
-assign check_fails = (_t31 & hdr_err_nz_reg) | (_t32 & cur_inj_nz_reg) |
-    ((_t33 & (t_opcode_bad_reg | (t_stag_bad_reg | t_to_bad_reg))) | (_t35 & (_t37 | (_t41 | (irrq_at_ird_reg | (aopcode_bad_reg | atomic_resp_bad_reg))))));
+assign check_fails = (_t27 & hdr_err_nz_reg) | (_t28 & cur_inj_nz_reg) |
+    ((_t29 & (t_opcode_bad_reg | (t_stag_bad_reg | t_to_bad_reg))) | (_t31 & (_t33 | (_t37 | (irrq_at_ird_reg | (aopcode_bad_reg | atomic_resp_bad_reg))))));
 assign orq_head_stag = cur_orq_entry_reg[31:0];
 assign orq_head_to = cur_orq_entry_reg[95:32];
 assign orq_head_size = cur_orq_entry_reg[127:96];
-assign post_verdict = ({16{check_failed_reg}} & {_t42, _t44, check_code_reg}) |
-    ({16{lk_failed_reg & _t45}} &
+assign post_verdict = ({16{check_failed_reg}} & {_t38, _t40, check_code_reg}) |
+    ({16{lk_failed_reg & _t41}} &
         {
-            _t46 & (_t63 == 4'b0001),
-            (_t47 != 2'b10) & (~(_t46 & (_t63 == 4'b0000))),
-            _t48 ? ERR_RDMAP_STREAM_CATASTROPHIC :
+            _t42 & (_t59 == 4'b0001),
+            (_t43 != 2'b10) & (~(_t42 & (_t59 == 4'b0000))),
+            _t44 ? ERR_RDMAP_STREAM_CATASTROPHIC :
                 tagged_len_reg ?
-                    (_t50 ? ERR_DDP_BASE_BOUNDS :
-                        _t52 ? ERR_DDP_TO_WRAP :
-                        _t54 ? ERR_DDP_INVALID_STAG :
-                        _t56 ? ERR_DDP_STAG_NOT_ASSOCIATED :
+                    (_t46 ? ERR_DDP_BASE_BOUNDS :
+                        _t48 ? ERR_DDP_TO_WRAP :
+                        _t50 ? ERR_DDP_INVALID_STAG :
+                        _t52 ? ERR_DDP_STAG_NOT_ASSOCIATED :
                         ERR_DDP_INVALID_STAG) :
-                _t50 ? ERR_RDMAP_BASE_BOUNDS :
-                _t52 ? ERR_RDMAP_TO_WRAP :
-                _t54 ? ERR_RDMAP_ACCESS_RIGHTS :
-                _t56 ? ERR_RDMAP_STAG_NOT_ASSOCIATED :
+                _t46 ? ERR_RDMAP_BASE_BOUNDS :
+                _t48 ? ERR_RDMAP_TO_WRAP :
+                _t50 ? ERR_RDMAP_ACCESS_RIGHTS :
+                _t52 ? ERR_RDMAP_STAG_NOT_ASSOCIATED :
                 ERR_RDMAP_INVALID_STAG
         }) |
-    (({16{rr_failed_reg & (~_t64)}} & {rr_verdict_reg[15], rr_verdict_reg[14], rr_verdict_reg[13:0]}) |
-        ({16{_t65 & (~(check_failed_reg | (lk_failed_reg | rr_failed_reg)))}} &
-            {_t66 & (_t49[5:2] == 4'b0001), (_t49[1:0] != 2'b10) & (~(_t66 & (_t49[5:2] == 4'b0000))), ERR_RDMAP_STREAM_CATASTROPHIC}));
-assign post_ok = ~(_t64 | (rr_failed_reg | _t65));
+    (({16{rr_failed_reg & (~_t60)}} & {rr_verdict_reg[15], rr_verdict_reg[14], rr_verdict_reg[13:0]}) |
+        ({16{_t61 & (~(check_failed_reg | (lk_failed_reg | rr_failed_reg)))}} &
+            {_t62 & (_t45[5:2] == 4'b0001), (_t45[1:0] != 2'b10) & (~(_t62 & (_t45[5:2] == 4'b0000))), ERR_RDMAP_STREAM_CATASTROPHIC}));
+assign post_ok = ~(_t60 | (rr_failed_reg | _t61));
 assign post_go = state_reg == STATE_POST;
-assign post_stall = post_ok & _t36 & (irrq_was_full_reg | (~(_t25 & place_idle)));
+assign post_stall = post_ok & _t32 & (irrq_was_full_reg | (~(_t21 & place_idle)));
 assign desc_ctrl0 = desc_reg[679:672];
 assign desc_rsvd_ulp = desc_reg[63:56];
 assign hdr_copy = desc_t ?
@@ -1318,16 +1405,16 @@ assign hdr_copy = desc_t ?
         desc_mo[7:0], desc_mo[15:8], desc_mo[23:16], desc_mo[31:24], desc_msn[7:0], desc_msn[15:8], desc_msn[23:16], desc_msn[31:24], desc_qn[7:0],
         desc_qn[15:8], desc_qn[23:16], desc_qn[31:24], desc_stag[7:0], desc_stag[15:8], desc_stag[23:16], desc_stag[31:24], desc_rsvd_ulp, desc_ctrl0
     };
-assign check_clean = _t67 & _t45;
-assign u_accept = _t68 & check_clean & _t36;
-assign decide_fail = _t68 & (mpa_bad_reg | _t70);
-assign term_queued = _t71 &
-    ((start_abort & _t72 & (~fence_holds)) | (_t68 & mpa_bad_reg & _t73) |
-        ((_t68 & _t67 & _t36 & check_failed_reg & _t74) | ((_t75 & _t74) | (_t76 & inv_rsp_valid & _t77 & _t74))));
-assign irrq_flush = decide_fail | (u_accept & term_last_reg) | (_t75 | ((inv_rsp_valid & _t77) | _t78));
-assign rq_pop = u_accept & (~u_continues_reg) & _t79;
-assign orq_pop = (u_accept & atomic_resp_last_reg) | (_t80 & rr_last_reg);
-assign irrq_push = _t81 & _t36;
+assign check_clean = _t63 & _t41;
+assign u_accept = _t64 & check_clean & _t32;
+assign decide_fail = _t64 & (mpa_bad_reg | _t66);
+assign term_queued = _t67 &
+    ((start_abort & _t68 & (~fence_holds)) | (_t64 & mpa_bad_reg & _t69) |
+        ((_t64 & _t63 & _t32 & check_failed_reg & _t70) | ((_t71 & _t70) | (_t72 & inv_rsp_valid & _t73 & _t70))));
+assign irrq_flush = decide_fail | (u_accept & term_last_reg) | (_t71 | ((inv_rsp_valid & _t73) | _t74));
+assign rq_pop = u_accept & (~u_continues_reg) & _t75;
+assign orq_pop = (u_accept & atomic_resp_last_reg) | (_t76 & rr_last_reg);
+assign irrq_push = _t77 & _t32;
 assign irrq_data = atomic_req_reg ?
     {
         1'b1,
@@ -1344,11 +1431,11 @@ assign irrq_data = atomic_req_reg ?
             desc_rdmap[231:224], desc_rdmap[239:232], desc_rdmap[247:240], desc_rdmap[255:248], desc_rdmap[263:256], desc_rdmap[271:264], desc_rdmap[279:272],
             desc_rdmap[287:280]
         },
-        _t82,
+        _t78,
         lk_address_reg,
         {desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56]}
     } :
-    {1'b0, 100'h0, _t83, 64'h0, _t84, (_t83 != 32'h0) ? lk_address_reg : 64'h0, {desc_rdmap[7:0], desc_rdmap[15:8], desc_rdmap[23:16], desc_rdmap[31:24]}};
+    {1'b0, 100'h0, _t79, 64'h0, _t80, (_t79 != 32'h0) ? lk_address_reg : 64'h0, {desc_rdmap[7:0], desc_rdmap[15:8], desc_rdmap[23:16], desc_rdmap[31:24]}};
 assign cur_cfg_initial_msn = cur_cfg_reg[79:48];
 assign cur_cfg_mulpdu = cur_cfg_reg[95:80];
 assign cur_cfg_big_endian = cur_cfg_reg[96];
@@ -1362,7 +1449,7 @@ assign irrq_entry = term_push_reg ?
         cur_cfg_mulpdu,
         cur_cfg_initial_msn,
         2'b10,
-        cur_gen_reg,
+        flushed_reg ? gen_next : cur_gen_reg,
         cur_qp_reg
     } :
     {{47'h0, irrq_data}, cur_cfg_big_endian, cur_cfg_mulpdu, cur_atomic_msn_reg, atomic_req_reg ? 2'b01 : 2'b00, cur_gen_reg, cur_qp_reg};
@@ -1376,12 +1463,12 @@ assign lk_stag = desc_t ? desc_stag :
     read_req_reg ? {desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144], desc_rdmap[159:152]} :
     {desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]};
 assign lk_to = desc_t ? desc_to :
-    read_req_reg ? _t82 :
+    read_req_reg ? _t78 :
     {
         desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120], desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144],
         desc_rdmap[159:152]
     };
-assign lk_len = desc_t ? payload_len : (read_req_reg ? _t83 : 32'h8);
+assign lk_len = desc_t ? payload_len : (read_req_reg ? _t79 : 32'h8);
 assign lk_right = desc_t ? ((desc_opcode == OP_WRITE) ? 5'h8 : 5'h2) : (read_req_reg ? 5'h4 : 5'h10);
 assign inv_valid = state_reg == STATE_INV;
 assign inv_stag = desc_stag;
@@ -1402,46 +1489,106 @@ end
 always @* begin
     cfg_op_wptr_next = cfg_op_wptr_reg;
     cfg_op_rptr_next = cfg_op_rptr_reg;
-    if (_t85) begin
-        cfg_op_wptr_next = cfg_op_wptr_reg + 2'b01;
+    cfg_op_head_next = cfg_op_head_reg;
+    cfg_op_head_valid_next = cfg_op_head_valid_reg;
+    cfg_op_count_next = cfg_op_count_reg;
+    cfg_op_none_next = cfg_op_none_reg;
+    cfg_op_filled_next = cfg_op_filled_reg;
+    if (_t81) begin
+        cfg_op_wptr_next = cfg_op_wptr_reg + 1'b1;
     end
-    cfg_op_rptr_next = cfg_op_pop ? (cfg_op_rptr_reg + 2'b01) : cfg_op_rptr_reg;
+    if (cfg_op_load) begin
+        cfg_op_rptr_next = cfg_op_rptr_reg + 1'b1;
+        cfg_op_head_next = cfg_op_mem[cfg_op_rptr_reg];
+    end
+    cfg_op_head_valid_next = cfg_op_load | (cfg_op_head_valid_reg & (~cfg_op_pop));
+    cfg_op_count_next = (cfg_op_count_reg + {1'b0, _t81}) - {1'b0, cfg_op_load};
+    cfg_op_none_next = _t82 ? 1'b0 : (_t83 ? _t84 : cfg_op_none_reg);
+    cfg_op_filled_next = _t83 ? 1'b0 : (_t82 ? _t84 : cfg_op_filled_reg);
 end
 
 always @* begin
     abort_op_wptr_next = abort_op_wptr_reg;
     abort_op_rptr_next = abort_op_rptr_reg;
-    if (_t86) begin
-        abort_op_wptr_next = abort_op_wptr_reg + 2'b01;
+    abort_op_head_next = abort_op_head_reg;
+    abort_op_head_valid_next = abort_op_head_valid_reg;
+    abort_op_count_next = abort_op_count_reg;
+    abort_op_none_next = abort_op_none_reg;
+    abort_op_filled_next = abort_op_filled_reg;
+    if (_t85) begin
+        abort_op_wptr_next = abort_op_wptr_reg + 1'b1;
     end
-    abort_op_rptr_next = abort_op_pop ? (abort_op_rptr_reg + 2'b01) : abort_op_rptr_reg;
+    if (abort_op_load) begin
+        abort_op_rptr_next = abort_op_rptr_reg + 1'b1;
+        abort_op_head_next = abort_op_mem[abort_op_rptr_reg];
+    end
+    abort_op_head_valid_next = abort_op_load | (abort_op_head_valid_reg & (~abort_op_pop));
+    abort_op_count_next = (abort_op_count_reg + {1'b0, _t85}) - {1'b0, abort_op_load};
+    abort_op_none_next = _t86 ? 1'b0 : (_t87 ? _t88 : abort_op_none_reg);
+    abort_op_filled_next = _t87 ? 1'b0 : (_t86 ? _t88 : abort_op_filled_reg);
 end
 
 always @* begin
     inject_op_wptr_next = inject_op_wptr_reg;
     inject_op_rptr_next = inject_op_rptr_reg;
-    if (_t87) begin
-        inject_op_wptr_next = inject_op_wptr_reg + 2'b01;
+    inject_op_head_next = inject_op_head_reg;
+    inject_op_head_valid_next = inject_op_head_valid_reg;
+    inject_op_count_next = inject_op_count_reg;
+    inject_op_none_next = inject_op_none_reg;
+    inject_op_filled_next = inject_op_filled_reg;
+    if (_t89) begin
+        inject_op_wptr_next = inject_op_wptr_reg + 1'b1;
     end
-    inject_op_rptr_next = inject_op_pop ? (inject_op_rptr_reg + 2'b01) : inject_op_rptr_reg;
+    if (inject_op_load) begin
+        inject_op_rptr_next = inject_op_rptr_reg + 1'b1;
+        inject_op_head_next = inject_op_mem[inject_op_rptr_reg];
+    end
+    inject_op_head_valid_next = inject_op_load | (inject_op_head_valid_reg & (~inject_op_pop));
+    inject_op_count_next = (inject_op_count_reg + {1'b0, _t89}) - {1'b0, inject_op_load};
+    inject_op_none_next = _t90 ? 1'b0 : (_t91 ? _t92 : inject_op_none_reg);
+    inject_op_filled_next = _t91 ? 1'b0 : (_t90 ? _t92 : inject_op_filled_reg);
 end
 
 always @* begin
     orq_op_wptr_next = orq_op_wptr_reg;
     orq_op_rptr_next = orq_op_rptr_reg;
-    if (_t88) begin
-        orq_op_wptr_next = orq_op_wptr_reg + 2'b01;
+    orq_op_head_next = orq_op_head_reg;
+    orq_op_head_valid_next = orq_op_head_valid_reg;
+    orq_op_count_next = orq_op_count_reg;
+    orq_op_none_next = orq_op_none_reg;
+    orq_op_filled_next = orq_op_filled_reg;
+    if (_t93) begin
+        orq_op_wptr_next = orq_op_wptr_reg + 1'b1;
     end
-    orq_op_rptr_next = orq_op_pop ? (orq_op_rptr_reg + 2'b01) : orq_op_rptr_reg;
+    if (orq_op_load) begin
+        orq_op_rptr_next = orq_op_rptr_reg + 1'b1;
+        orq_op_head_next = orq_op_mem[orq_op_rptr_reg];
+    end
+    orq_op_head_valid_next = orq_op_load | (orq_op_head_valid_reg & (~orq_op_pop));
+    orq_op_count_next = (orq_op_count_reg + {1'b0, _t93}) - {1'b0, orq_op_load};
+    orq_op_none_next = _t94 ? 1'b0 : (_t95 ? _t96 : orq_op_none_reg);
+    orq_op_filled_next = _t95 ? 1'b0 : (_t94 ? _t96 : orq_op_filled_reg);
 end
 
 always @* begin
     recv_op_wptr_next = recv_op_wptr_reg;
     recv_op_rptr_next = recv_op_rptr_reg;
-    if (_t89) begin
-        recv_op_wptr_next = recv_op_wptr_reg + 2'b01;
+    recv_op_head_next = recv_op_head_reg;
+    recv_op_head_valid_next = recv_op_head_valid_reg;
+    recv_op_count_next = recv_op_count_reg;
+    recv_op_none_next = recv_op_none_reg;
+    recv_op_filled_next = recv_op_filled_reg;
+    if (_t97) begin
+        recv_op_wptr_next = recv_op_wptr_reg + 1'b1;
     end
-    recv_op_rptr_next = recv_op_pop ? (recv_op_rptr_reg + 2'b01) : recv_op_rptr_reg;
+    if (recv_op_load) begin
+        recv_op_rptr_next = recv_op_rptr_reg + 1'b1;
+        recv_op_head_next = recv_op_mem[recv_op_rptr_reg];
+    end
+    recv_op_head_valid_next = recv_op_load | (recv_op_head_valid_reg & (~recv_op_pop));
+    recv_op_count_next = (recv_op_count_reg + {1'b0, _t97}) - {1'b0, recv_op_load};
+    recv_op_none_next = _t98 ? 1'b0 : (_t99 ? _t100 : recv_op_none_reg);
+    recv_op_filled_next = _t99 ? 1'b0 : (_t98 ? _t100 : recv_op_filled_reg);
 end
 
 always @* begin
@@ -1454,22 +1601,24 @@ end
 always @* begin
     rq_ring_rd_data_next = rq_ring_rd_data_reg;
     if (rq_pop) begin
-        rq_ring_rd_data_next = rq_ring_mem[{cur_qp_reg, _t90}];
+        rq_ring_rd_data_next = rq_ring_mem[{cur_qp_reg, _t101}];
     end
 end
 
 always @* begin
     orq_ring_rd_data_next = orq_ring_rd_data_reg;
     if (orq_pop) begin
-        orq_ring_rd_data_next = orq_ring_mem[{cur_qp_reg, _t91}];
+        orq_ring_rd_data_next = orq_ring_mem[{cur_qp_reg, _t102}];
     end
 end
 
 always @* begin
     rq_refill_next = rq_refill_reg;
     orq_refill_next = orq_refill_reg;
+    refill_next = refill_reg;
     rq_refill_next = rq_pop;
     orq_refill_next = orq_pop;
+    refill_next = rq_pop | orq_pop;
 end
 
 always @* begin
@@ -1480,7 +1629,7 @@ always @* begin
     irrq_count_next = irrq_count_reg;
     irrq_none_next = irrq_none_reg;
     irrq_filled_next = irrq_filled_reg;
-    if (_t92) begin
+    if (_t103) begin
         irrq_wptr_next = irrq_wptr_reg + 6'h1;
     end
     if (irrq_load) begin
@@ -1488,9 +1637,9 @@ always @* begin
         irrq_head_next = irrq_mem[irrq_rptr_reg];
     end
     irrq_head_valid_next = irrq_load | (irrq_head_valid_reg & (~irrq_pop));
-    irrq_count_next = (irrq_count_reg + {6'h0, _t92}) - {6'h0, irrq_load};
-    irrq_none_next = _t93 ? 1'b0 : (_t94 ? (irrq_count_reg == 7'h1) : irrq_none_reg);
-    irrq_filled_next = _t94 ? 1'b0 : (_t93 ? (irrq_count_reg == 7'h3f) : irrq_filled_reg);
+    irrq_count_next = (irrq_count_reg + {6'h0, _t103}) - {6'h0, irrq_load};
+    irrq_none_next = _t104 ? 1'b0 : (_t105 ? (irrq_count_reg == 7'h1) : irrq_none_reg);
+    irrq_filled_next = _t105 ? 1'b0 : (_t104 ? (irrq_count_reg == 7'h3f) : irrq_filled_reg);
 end
 
 always @* begin
@@ -1511,9 +1660,9 @@ always @* begin
     irrq_gen_wb1_valid_next = irrq_gen_wb1_valid_reg;
     irrq_gen_wb1_index_next = irrq_gen_wb1_index_reg;
     irrq_gen_wb1_data_next = irrq_gen_wb1_data_reg;
-    irrq_gen_wb1_valid_next = _t95;
-    irrq_gen_wb1_index_next = _t96;
-    irrq_gen_wb1_data_next = _t97;
+    irrq_gen_wb1_valid_next = _t106;
+    irrq_gen_wb1_index_next = _t107;
+    irrq_gen_wb1_data_next = _t108;
 end
 
 always @* begin
@@ -1542,16 +1691,20 @@ end
 always @* begin
     irrq_look_valid_next = irrq_look_valid_reg;
     irrq_look_next = irrq_look_reg;
+    irrq_judged_valid_next = irrq_judged_valid_reg;
+    irrq_judged_live_next = irrq_judged_live_reg;
     irrq_req_valid_next = irrq_req_valid_reg;
     irrq_req_next = irrq_req_reg;
     irrq_look_valid_next = irrq_pop;
     if (irrq_pop) begin
         irrq_look_next = irrq_head_reg;
     end
+    irrq_judged_valid_next = irrq_look_valid_reg;
+    irrq_judged_live_next = irrq_look_live;
     if (req_take) begin
         irrq_req_valid_next = 1'b0;
     end
-    if (irrq_look_valid_reg & irrq_look_live) begin
+    if (irrq_judged_valid_reg & irrq_judged_live_reg) begin
         irrq_req_valid_next = 1'b1;
         irrq_req_next = irrq_look_reg;
     end
@@ -1639,20 +1792,20 @@ end
 
 always @* begin
     rr_len_bad_next = rr_len_bad_reg;
-    rr_len_bad_next = (rr_total_reg > _t98) | (desc_l & (rr_total_reg != _t98));
+    rr_len_bad_next = (rr_total_reg > _t109) | (desc_l & (rr_total_reg != _t109));
 end
 
 always @* begin
     rr_failed_next = rr_failed_reg;
-    rr_failed_next = _t99 | (_t102 | _t103);
+    rr_failed_next = _t110 | (_t113 | _t114);
 end
 
 always @* begin
     rr_verdict_next = rr_verdict_reg;
-    rr_verdict_next = ({16{_t100}} &
-            {_t104 & (_t105[5:2] == 4'b0001), (_t105[1:0] != 2'b10) & (~(_t104 & (_t105[5:2] == 4'b0000))), ERR_DDP_LOCAL_CATASTROPHIC}) |
-        ({16{_t101 & (~_t100)}} & {_t106 & (_t55[5:2] == 4'b0001), (_t55[1:0] != 2'b10) & (~(_t106 & (_t55[5:2] == 4'b0000))), ERR_DDP_INVALID_STAG}) |
-        (({16{_t102 & (~_t99)}} & _t107) | ({16{_t103 & (~(_t100 | (_t101 | _t102)))}} & _t107));
+    rr_verdict_next = ({16{_t111}} &
+            {_t115 & (_t116[5:2] == 4'b0001), (_t116[1:0] != 2'b10) & (~(_t115 & (_t116[5:2] == 4'b0000))), ERR_DDP_LOCAL_CATASTROPHIC}) |
+        ({16{_t112 & (~_t111)}} & {_t117 & (_t51[5:2] == 4'b0001), (_t51[1:0] != 2'b10) & (~(_t117 & (_t51[5:2] == 4'b0000))), ERR_DDP_INVALID_STAG}) |
+        (({16{_t113 & (~_t110)}} & _t118) | ({16{_t114 & (~(_t111 | (_t112 | _t113)))}} & _t118));
 end
 
 always @* begin
@@ -1711,7 +1864,10 @@ always @* begin
     orq_ack_ok_next = orq_ack_ok_reg;
     stopped_next = stopped_reg;
     stopped_qp_next = stopped_qp_reg;
+    flushed_next = flushed_reg;
     term_push_next = term_push_reg;
+    pushed_next = pushed_reg;
+    pushed_atomic_next = pushed_atomic_reg;
     first_qp_next = first_qp_reg;
     first_due_next = first_due_reg;
     recv_full_next = recv_full_reg;
@@ -1815,10 +1971,11 @@ always @* begin
     end
     orq_done_next = orq_pop;
     orq_ack_next = orq_take;
-    orq_ack_ok_next = _t109;
+    orq_ack_ok_next = _t120;
     stopped_next = irrq_flush;
     stopped_qp_next = cur_qp_reg;
-    if (irrq_flush) begin
+    flushed_next = irrq_flush;
+    if (flushed_reg) begin
         cur_gen_next = gen_next;
     end
     if (term_queued) begin
@@ -1826,11 +1983,13 @@ always @* begin
     end
     if (term_push_now) begin
         term_push_next = 1'b0;
-        cur_pushed_next = _t110;
+        cur_pushed_next = _t121;
     end
-    if (irrq_push) begin
-        cur_pushed_next = _t110;
-        if (atomic_req_reg) begin
+    pushed_next = irrq_push;
+    pushed_atomic_next = atomic_req_reg;
+    if (pushed_reg) begin
+        cur_pushed_next = _t121;
+        if (pushed_atomic_reg) begin
             cur_atomic_msn_next = cur_atomic_msn_reg + 32'h1;
         end
     end
@@ -1841,17 +2000,17 @@ always @* begin
         cur_orq_entry_next = orq_ring_rd_data_reg;
     end
     if (rq_pop) begin
-        cur_rq_head_next = _t90;
+        cur_rq_head_next = _t101;
         cur_rq_count_next = cur_rq_count_reg - 5'h1;
     end
     if (orq_pop) begin
-        cur_orq_head_next = _t91;
+        cur_orq_head_next = _t102;
         cur_orq_count_next = cur_orq_count_reg - 4'b0001;
         if (orq_head_atomic) begin
             cur_orq_atomics_next = cur_orq_atomics_reg - 4'b0001;
         end
     end
-    if (_t24 & first_due_reg) begin
+    if (_t20 & first_due_reg) begin
         first_valid_next = 1'b1;
         first_qp_next = cur_qp_reg;
         first_due_next = 1'b0;
@@ -1904,7 +2063,7 @@ always @* begin
         end
     end
     if (orq_take) begin
-        if (_t109) begin
+        if (_t120) begin
             cur_orq_count_next = cur_orq_count_reg + 4'b0001;
             if (orq_empty) begin
                 cur_orq_entry_next = in_arg_reg;
@@ -1921,13 +2080,13 @@ always @* begin
     end
     case (state_reg)
         STATE_IDLE: begin
-            if (_t78) begin
+            if (_t74) begin
                 cur_rx_stopped_next = 1'b1;
                 cur_tx_stopped_next = 1'b1;
                 if (1'b0) begin
                     evt_valid_next = 1'b1;
                 end
-                if ((~1'b0) & _t71) begin
+                if ((~1'b0) & _t67) begin
                     cur_term_sent_next = 1'b1;
                     if (fence_holds) begin
                         cur_term_held_next = 1'b1;
@@ -1937,52 +2096,52 @@ always @* begin
             end
             if (desc_take) begin
                 desc_next = desc_in_reg;
-                is_send_next = _t111;
-                qn_expected_next = _t112;
-                h1_short_next = _t117;
-                term_opcode_next = _t115 & (~_t117);
-                has_len_next = _t118;
+                is_send_next = _t122;
+                qn_expected_next = _t123;
+                h1_short_next = _t128;
+                term_opcode_next = _t126 & (~_t128);
+                has_len_next = _t129;
                 t_opcode_bad_next = cur_t_open_reg & (desc_in_reg[55:52] != cur_t_opcode_reg);
                 t_stag_bad_next = cur_t_open_reg & (desc_in_reg[95:64] != cur_t_stag_reg);
                 t_to_bad_next = cur_t_open_reg & (desc_in_reg[159:96] != cur_t_next_to_reg);
-                u_continues_next = _t119;
-                buf_addr_next = _t119 ? cur_u_buf_addr_reg : cur_rq_buf_reg[63:0];
-                buf_len_next = _t119 ? cur_u_buf_len_reg : cur_rq_buf_reg[95:64];
-                msg_end_next = _t29[31:0];
-                no_buffer_next = _t121 & ((_t120 & rq_empty) | ((_t112 == QN_ATOMIC_RESPONSE) & (cur_orq_atomics_reg == 4'b0000)));
-                send_too_long_next = _t111 & ((_t119 & (msg_end_in > {1'b0, cur_u_buf_len_reg})) | (_t121 & (msg_end_in > {1'b0, cur_rq_buf_reg[95:64]})));
-                irrq_at_ird_next = _t122 & irrq_ird_ahead;
-                atomic_resp_bad_next = _t123 &
+                u_continues_next = _t130;
+                buf_addr_next = _t130 ? cur_u_buf_addr_reg : cur_rq_buf_reg[63:0];
+                buf_len_next = _t130 ? cur_u_buf_len_reg : cur_rq_buf_reg[95:64];
+                msg_end_next = _t25[31:0];
+                no_buffer_next = _t132 & ((_t131 & rq_empty) | ((_t123 == QN_ATOMIC_RESPONSE) & (cur_orq_atomics_reg == 4'b0000)));
+                send_too_long_next = _t122 & ((_t130 & (msg_end_in > {1'b0, cur_u_buf_len_reg})) | (_t132 & (msg_end_in > {1'b0, cur_rq_buf_reg[95:64]})));
+                irrq_at_ird_next = _t133 & irrq_ird_ahead;
+                atomic_resp_bad_next = _t134 &
                     (orq_empty |
                         (~(orq_head_atomic &
                             (orq_head_request_id == {desc_in_reg[263:256], desc_in_reg[271:264], desc_in_reg[279:272], desc_in_reg[287:280]}))));
-                qn_bad_next = desc_in_reg[191:160] != {30'h0, _t112};
-                msn_bad_next = (_t121 & (_t112 == 2'b00) & (desc_in_reg[223:192] != cur_rx_msn_0_reg)) |
-                    (_t121 & (_t112 == 2'b01) & (desc_in_reg[223:192] != cur_rx_msn_1_reg)) |
-                    ((_t121 & (_t112 == 2'b10) & (desc_in_reg[223:192] != cur_rx_msn_2_reg)) |
-                        (_t121 & (_t112 == 2'b11) & (desc_in_reg[223:192] != cur_rx_msn_3_reg)));
-                u_opcode_bad_next = _t119 & (desc_in_reg[55:52] != cur_u_opcode_reg);
-                u_msn_bad_next = _t119 & (desc_in_reg[223:192] != cur_u_msn_reg);
-                u_mo_bad_next = _t119 & (desc_in_reg[255:224] != cur_u_placed_reg);
-                mo_nonzero_next = _t121 & (desc_in_reg[255:224] != 32'h0);
-                not_last_bad_next = (~desc_in_reg[49]) & (~_t111);
-                aopcode_bad_next = _t122 & (desc_in_reg[283:280] != 4'b0000) & (desc_in_reg[283:280] != 4'b0010);
+                qn_bad_next = desc_in_reg[191:160] != {30'h0, _t123};
+                msn_bad_next = (_t132 & (_t123 == 2'b00) & (desc_in_reg[223:192] != cur_rx_msn_0_reg)) |
+                    (_t132 & (_t123 == 2'b01) & (desc_in_reg[223:192] != cur_rx_msn_1_reg)) |
+                    ((_t132 & (_t123 == 2'b10) & (desc_in_reg[223:192] != cur_rx_msn_2_reg)) |
+                        (_t132 & (_t123 == 2'b11) & (desc_in_reg[223:192] != cur_rx_msn_3_reg)));
+                u_opcode_bad_next = _t130 & (desc_in_reg[55:52] != cur_u_opcode_reg);
+                u_msn_bad_next = _t130 & (desc_in_reg[223:192] != cur_u_msn_reg);
+                u_mo_bad_next = _t130 & (desc_in_reg[255:224] != cur_u_placed_reg);
+                mo_nonzero_next = _t132 & (desc_in_reg[255:224] != 32'h0);
+                not_last_bad_next = (~desc_in_reg[49]) & (~_t122);
+                aopcode_bad_next = _t133 & (desc_in_reg[283:280] != 4'b0000) & (desc_in_reg[283:280] != 4'b0010);
                 hdr_err_nz_next = desc_in_reg[15:2] != 14'h0;
-                rr_total_next = {1'b0, cur_orq_recv_reg} + _t30;
+                rr_total_next = {1'b0, cur_orq_recv_reg} + _t26;
                 rr_to_base_next = desc_in_reg[159:96] - {32'h0, cur_orq_recv_reg};
-                read_size_nz_next = _t124;
-                tagged_len_next = desc_in_reg[48] & _t118;
-                rr_any_next = _t125;
-                rr_len_next = _t125 & _t118;
-                rr_last_next = _t125 & desc_in_reg[49];
-                read_len_next = _t126 & _t124;
-                read_req_next = _t126;
-                atomic_req_next = _t127 & _t114;
+                read_size_nz_next = _t135;
+                tagged_len_next = desc_in_reg[48] & _t129;
+                rr_any_next = _t136;
+                rr_len_next = _t136 & _t129;
+                rr_last_next = _t136 & desc_in_reg[49];
+                read_len_next = _t137 & _t135;
+                read_req_next = _t137;
+                atomic_req_next = _t138 & _t125;
                 lk_failed_next = 1'b0;
                 lk_fault_next = 3'b000;
                 lk_address_next = 64'h0;
-                term_last_next = desc_in_reg[49] & _t115;
-                atomic_resp_last_next = _t123;
+                term_last_next = desc_in_reg[49] & _t126;
+                atomic_resp_last_next = _t134;
                 mpa_bad_next = desc_in_mpa_bad_reg;
                 mpa_code_next = desc_in_mpa_code_reg;
                 mpa_closed_next = desc_in_mpa_code_reg == 8'h1;
@@ -2004,52 +2163,52 @@ always @* begin
                     cmd_discard_next = 1'b1;
                 end
             end
-            if (_t69) begin
-                if (_t67 & desc_ok & cur_inj_pending_reg) begin
+            if (_t65) begin
+                if (_t63 & desc_ok & cur_inj_pending_reg) begin
                     cur_inj_pending_next = 1'b0;
                 end
                 check_failed_next = check_fails;
                 check_code_next = check_err;
                 state_next = STATE_DECIDE;
-                if (_t128 & has_len_reg) begin
+                if (_t139 & has_len_reg) begin
                     state_next = STATE_LOOK;
                 end
             end
         end
         STATE_DECIDE: begin
             state_next = STATE_IDLE;
-            if (_t69) begin
+            if (_t65) begin
                 if (mpa_bad_reg) begin
                     cur_rx_stopped_next = 1'b1;
                     cur_tx_stopped_next = 1'b1;
-                    if (_t129) begin
+                    if (_t140) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (mpa_closed_reg) begin
                         evt_valid_next = 1'b1;
                     end
-                    if (_t73 & _t71) begin
+                    if (_t69 & _t67) begin
                         cur_term_sent_next = 1'b1;
                         evt_valid_next = 1'b1;
                     end
                 end
-                if (_t67 & _t36 & check_failed_reg) begin
+                if (_t63 & _t32 & check_failed_reg) begin
                     cur_rx_stopped_next = 1'b1;
                     cur_tx_stopped_next = 1'b1;
-                    if (_t129) begin
+                    if (_t140) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode_reg) begin
                         evt_valid_next = 1'b1;
                     end
-                    if (_t130) begin
+                    if (_t141) begin
                         cur_term_sent_next = 1'b1;
                         evt_valid_next = 1'b1;
                     end
                 end
-                if (_t128) begin
+                if (_t139) begin
                     state_next = STATE_POST;
                 end
                 if (u_accept) begin
@@ -2058,7 +2217,7 @@ always @* begin
                         cmd_addr_next = buf_addr_reg + {32'h0, desc_mo};
                         cmd_discard_next = 1'b0;
                     end
-                    if (_t131) begin
+                    if (_t142) begin
                         cur_u_open_next = 1'b1;
                         cur_u_opcode_next = desc_opcode;
                         cur_u_msn_next = desc_msn;
@@ -2067,20 +2226,20 @@ always @* begin
                         cur_u_buf_len_next = buf_len_reg;
                     end
                     if (desc_l) begin
-                        if (_t79) begin
+                        if (_t75) begin
                             cur_u_open_next = 1'b0;
                         end
                         if (qn_expected_reg == 2'b00) begin
-                            cur_rx_msn_0_next = _t132;
+                            cur_rx_msn_0_next = _t143;
                         end
                         if (qn_expected_reg == 2'b01) begin
-                            cur_rx_msn_1_next = _t132;
+                            cur_rx_msn_1_next = _t143;
                         end
                         if (qn_expected_reg == 2'b10) begin
-                            cur_rx_msn_2_next = _t132;
+                            cur_rx_msn_2_next = _t143;
                         end
                         if (qn_expected_reg == 2'b11) begin
-                            cur_rx_msn_3_next = _t132;
+                            cur_rx_msn_3_next = _t143;
                         end
                         case (desc_opcode)
                             OP_SEND, OP_SEND_SE: begin
@@ -2129,23 +2288,23 @@ always @* begin
             end
         end
         STATE_POST: begin
-            if (_t75) begin
+            if (_t71) begin
                 cur_rx_stopped_next = 1'b1;
                 cur_tx_stopped_next = 1'b1;
-                if (_t129) begin
+                if (_t140) begin
                     cmd_valid_next = 1'b1;
                     cmd_discard_next = 1'b1;
                 end
                 if (term_opcode_reg) begin
                     evt_valid_next = 1'b1;
                 end
-                if (_t130) begin
+                if (_t141) begin
                     cur_term_sent_next = 1'b1;
                     evt_valid_next = 1'b1;
                 end
                 state_next = STATE_IDLE;
             end
-            if (_t81) begin
+            if (_t77) begin
                 state_next = STATE_IDLE;
                 if (desc_t) begin
                     if (has_len_reg) begin
@@ -2153,7 +2312,7 @@ always @* begin
                         cmd_addr_next = lk_address_reg;
                         cmd_discard_next = 1'b0;
                     end
-                    cur_t_open_next = _t131;
+                    cur_t_open_next = _t142;
                     cur_t_opcode_next = desc_opcode;
                     cur_t_stag_next = desc_stag;
                     cur_t_next_to_next = desc_to + {32'h0, payload_len};
@@ -2174,20 +2333,20 @@ always @* begin
         STATE_IWAIT: begin
             if (inv_rsp_valid) begin
                 state_next = STATE_IDLE;
-                if (_t133) begin
+                if (_t144) begin
                     evt_valid_next = 1'b1;
                 end
-                if (_t77) begin
+                if (_t73) begin
                     cur_rx_stopped_next = 1'b1;
                     cur_tx_stopped_next = 1'b1;
-                    if (_t129) begin
+                    if (_t140) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode_reg) begin
                         evt_valid_next = 1'b1;
                     end
-                    if (_t130) begin
+                    if (_t141) begin
                         cur_term_sent_next = 1'b1;
                         evt_valid_next = 1'b1;
                     end
@@ -2215,17 +2374,17 @@ always @* begin
         STATE_DECIDE: begin
             if (mpa_bad_reg) begin
                 evt_kind_next = mpa_closed_reg ? EVT_CLOSED : EVT_TERMINATE_SENT;
-                evt_err_next = _t134;
+                evt_err_next = _t145;
             end else begin
-                if (_t70) begin
-                    evt_kind_next = _t135;
+                if (_t66) begin
+                    evt_kind_next = _t146;
                     evt_err_next = check_code_reg;
                 end else begin
                     case (desc_opcode)
                         OP_SEND, OP_SEND_SE: begin
                             evt_kind_next = EVT_RECV;
                             evt_length_next = msg_end_reg;
-                            evt_solicited_next = _t136;
+                            evt_solicited_next = _t147;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
                             evt_data_next = 64'h0;
@@ -2234,7 +2393,7 @@ always @* begin
                         OP_IMMEDIATE, OP_IMMEDIATE_SE: begin
                             evt_kind_next = EVT_RECV_IMMEDIATE;
                             evt_length_next = 32'h8;
-                            evt_solicited_next = _t136;
+                            evt_solicited_next = _t147;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
                             evt_data_next = {
@@ -2249,7 +2408,7 @@ always @* begin
                             evt_solicited_next = 1'b0;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
-                            evt_data_next = _t84;
+                            evt_data_next = _t80;
                             evt_err_next = 14'h0;
                         end
                         OP_TERMINATE: begin
@@ -2278,22 +2437,22 @@ always @* begin
                 evt_data_next = 64'h0;
                 evt_err_next = 14'h0;
             end else begin
-                evt_kind_next = _t135;
+                evt_kind_next = _t146;
                 evt_err_next = post_verdict[13:0];
             end
         end
         STATE_IWAIT: begin
-            if (_t133) begin
+            if (_t144) begin
                 evt_kind_next = EVT_RECV;
                 evt_length_next = cpl_len_reg;
-                evt_solicited_next = _t137;
+                evt_solicited_next = _t148;
                 evt_invalidated_next = 1'b1;
                 evt_stag_next = desc_stag;
                 evt_data_next = 64'h0;
                 evt_err_next = 14'h0;
             end else begin
-                evt_kind_next = _t135;
-                evt_err_next = _t138;
+                evt_kind_next = _t146;
+                evt_err_next = _t149;
             end
         end
         default: begin
@@ -2312,37 +2471,37 @@ always @* begin
     if (term_held_release) begin
         term_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
         term_md_next = 1'b0;
-        term_r_r_next = _t140;
-        term_seg_len_r_next = _t143;
+        term_r_r_next = _t151;
+        term_seg_len_r_next = _t154;
         term_tagged_r_next = desc_t;
         term_ddp_hdr_r_next = hdr_copy;
         term_rdma_hdr_r_next = desc_rdmap[223:0];
     end else begin
-        if (_t71) begin
+        if (_t67) begin
             case (state_reg)
                 STATE_IDLE: begin
                     term_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                     term_md_next = 1'b0;
-                    term_r_r_next = _t140;
-                    term_seg_len_r_next = _t143;
+                    term_r_r_next = _t151;
+                    term_seg_len_r_next = _t154;
                     term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_rdmap[223:0];
                 end
                 STATE_DECIDE: begin
                     if (mpa_bad_reg) begin
-                        term_err_next = _t134;
+                        term_err_next = _t145;
                         term_md_next = 1'b0;
-                        term_r_r_next = 1'b0 & ((2'b10 == 2'b00) & (4'b0000 == 4'b0001)) & _t142;
-                        term_seg_len_r_next = _t143;
+                        term_r_r_next = 1'b0 & ((2'b10 == 2'b00) & (4'b0000 == 4'b0001)) & _t153;
+                        term_seg_len_r_next = _t154;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
                     end else begin
                         term_err_next = check_code_reg;
-                        term_md_next = _t144;
-                        term_r_r_next = _t144 & _t42 & _t142;
-                        term_seg_len_r_next = _t144 ? desc_ulpdu_len : 16'h0;
+                        term_md_next = _t155;
+                        term_r_r_next = _t155 & _t38 & _t153;
+                        term_seg_len_r_next = _t155 ? desc_ulpdu_len : 16'h0;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -2350,18 +2509,18 @@ always @* begin
                 end
                 STATE_POST: begin
                     term_err_next = post_verdict[13:0];
-                    term_md_next = _t146;
-                    term_r_r_next = _t146 & post_verdict[15] & _t142;
-                    term_seg_len_r_next = _t146 ? desc_ulpdu_len : 16'h0;
+                    term_md_next = _t157;
+                    term_r_r_next = _t157 & post_verdict[15] & _t153;
+                    term_seg_len_r_next = _t157 ? desc_ulpdu_len : 16'h0;
                     term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_rdmap[223:0];
                 end
                 STATE_IWAIT: begin
-                    term_err_next = _t138;
-                    term_md_next = _t147;
-                    term_r_r_next = _t147 & (_t151 & (_t152 == 4'b0001)) & _t142;
-                    term_seg_len_r_next = _t147 ? desc_ulpdu_len : 16'h0;
+                    term_err_next = _t149;
+                    term_md_next = _t158;
+                    term_r_r_next = _t158 & (_t162 & (_t163 == 4'b0001)) & _t153;
+                    term_seg_len_r_next = _t158 ? desc_ulpdu_len : 16'h0;
                     term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -2428,14 +2587,39 @@ always @(posedge clk) begin
     in_same_reg <= in_same_next;
     cfg_op_wptr_reg <= cfg_op_wptr_next;
     cfg_op_rptr_reg <= cfg_op_rptr_next;
+    cfg_op_count_reg <= cfg_op_count_next;
+    cfg_op_head_reg <= cfg_op_head_next;
+    cfg_op_head_valid_reg <= cfg_op_head_valid_next;
+    cfg_op_none_reg <= cfg_op_none_next;
+    cfg_op_filled_reg <= cfg_op_filled_next;
     abort_op_wptr_reg <= abort_op_wptr_next;
     abort_op_rptr_reg <= abort_op_rptr_next;
+    abort_op_count_reg <= abort_op_count_next;
+    abort_op_head_reg <= abort_op_head_next;
+    abort_op_head_valid_reg <= abort_op_head_valid_next;
+    abort_op_none_reg <= abort_op_none_next;
+    abort_op_filled_reg <= abort_op_filled_next;
     inject_op_wptr_reg <= inject_op_wptr_next;
     inject_op_rptr_reg <= inject_op_rptr_next;
+    inject_op_count_reg <= inject_op_count_next;
+    inject_op_head_reg <= inject_op_head_next;
+    inject_op_head_valid_reg <= inject_op_head_valid_next;
+    inject_op_none_reg <= inject_op_none_next;
+    inject_op_filled_reg <= inject_op_filled_next;
     orq_op_wptr_reg <= orq_op_wptr_next;
     orq_op_rptr_reg <= orq_op_rptr_next;
+    orq_op_count_reg <= orq_op_count_next;
+    orq_op_head_reg <= orq_op_head_next;
+    orq_op_head_valid_reg <= orq_op_head_valid_next;
+    orq_op_none_reg <= orq_op_none_next;
+    orq_op_filled_reg <= orq_op_filled_next;
     recv_op_wptr_reg <= recv_op_wptr_next;
     recv_op_rptr_reg <= recv_op_rptr_next;
+    recv_op_count_reg <= recv_op_count_next;
+    recv_op_head_reg <= recv_op_head_next;
+    recv_op_head_valid_reg <= recv_op_head_valid_next;
+    recv_op_none_reg <= recv_op_none_next;
+    recv_op_filled_reg <= recv_op_filled_next;
     is_send_reg <= is_send_next;
     qn_expected_reg <= qn_expected_next;
     h1_short_reg <= h1_short_next;
@@ -2477,8 +2661,14 @@ always @(posedge clk) begin
     orq_ring_rd_data_reg <= orq_ring_rd_data_next;
     rq_refill_reg <= rq_refill_next;
     orq_refill_reg <= orq_refill_next;
+    refill_reg <= refill_next;
+    flushed_reg <= flushed_next;
+    pushed_reg <= pushed_next;
+    pushed_atomic_reg <= pushed_atomic_next;
     irrq_look_valid_reg <= irrq_look_valid_next;
     irrq_look_reg <= irrq_look_next;
+    irrq_judged_valid_reg <= irrq_judged_valid_next;
+    irrq_judged_live_reg <= irrq_judged_live_next;
     irrq_req_valid_reg <= irrq_req_valid_next;
     irrq_req_reg <= irrq_req_next;
     irrq_wptr_reg <= irrq_wptr_next;
@@ -2550,26 +2740,26 @@ always @(posedge clk) begin
     irrq_was_full_reg <= irrq_was_full_next;
     term_last_reg <= term_last_next;
     atomic_resp_last_reg <= atomic_resp_last_next;
+    if (_t81) begin
+        cfg_op_mem[cfg_op_wptr_reg] <= {{cfg_fence, cfg_big_endian, cfg_mulpdu, cfg_initial_msn, cfg_ord, cfg_ird, cfg_pd}, cfg_qp};
+    end
     if (_t85) begin
-        cfg_op_mem[cfg_op_wptr_reg[0]] <= {{cfg_fence, cfg_big_endian, cfg_mulpdu, cfg_initial_msn, cfg_ord, cfg_ird, cfg_pd}, cfg_qp};
-    end
-    if (_t86) begin
-        abort_op_mem[abort_op_wptr_reg[0]] <= {1'b0, abort_qp};
-    end
-    if (_t87) begin
-        inject_op_mem[inject_op_wptr_reg[0]] <= {inject_err, inject_qp};
-    end
-    if (_t88) begin
-        orq_op_mem[orq_op_wptr_reg[0]] <= {{s_orq_atomic, s_orq_request_id, s_orq_size, s_orq_to, s_orq_stag}, s_orq_qp};
+        abort_op_mem[abort_op_wptr_reg] <= {1'b0, abort_qp};
     end
     if (_t89) begin
-        recv_op_mem[recv_op_wptr_reg[0]] <= {{s_recv_len, s_recv_addr}, s_recv_qp};
+        inject_op_mem[inject_op_wptr_reg] <= {inject_err, inject_qp};
     end
-    if (_t92) begin
+    if (_t93) begin
+        orq_op_mem[orq_op_wptr_reg] <= {{s_orq_atomic, s_orq_request_id, s_orq_size, s_orq_to, s_orq_stag}, s_orq_qp};
+    end
+    if (_t97) begin
+        recv_op_mem[recv_op_wptr_reg] <= {{s_recv_len, s_recv_addr}, s_recv_qp};
+    end
+    if (_t103) begin
         irrq_mem[irrq_wptr_reg] <= irrq_entry;
     end
-    if (_t95) begin
-        irrq_gen_mem[_t96] <= _t97;
+    if (_t106) begin
+        irrq_gen_mem[_t107] <= _t108;
     end
     if (irrq_taken_write) begin
         irrq_taken_mem[irrq_taken_index] <= irrq_taken_data;
@@ -2577,16 +2767,16 @@ always @(posedge clk) begin
     if (irrq_taken_write) begin
         irrq_taken_ctl_mem[irrq_taken_index] <= irrq_taken_data;
     end
-    if (_t153) begin
-        qp_ctx_mem[_t96] <= init_reg ?
+    if (_t164) begin
+        qp_ctx_mem[_t107] <= init_reg ?
             {
                 161'h0, 4'b0000, 3'b000, 96'h0, 5'h0, 4'b0000, 4'b0000, 4'b0000, 32'h0, 4'b0000, 32'h0, 32'h0, 32'h0, 32'h0, 32'h0, 32'h0, 64'h0, 32'h0, 32'h0,
                 4'b0000, 1'b0, 64'h0, 32'h0, 4'b0000, 1'b0, 1'b0, 14'h0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b1, 1'b1, 1'b1, 98'h0
             } :
             cur_record;
     end
-    if (_t153) begin
-        qp_stat_mem[_t96] <= init_reg ? {4'b0000, 1'b0, 1'b0, 1'b1, 1'b1} : _t27;
+    if (_t164) begin
+        qp_stat_mem[_t107] <= init_reg ? {4'b0000, 1'b0, 1'b0, 1'b1, 1'b1} : _t23;
     end
     if (irrq_taken_write) begin
         irrq_taken_stat_mem[irrq_taken_index] <= irrq_taken_data;
@@ -2594,7 +2784,7 @@ always @(posedge clk) begin
     if (recv_take & (~rq_full)) begin
         rq_ring_mem[{cur_qp_reg, cur_rq_head_reg + cur_rq_count_reg[3:0]}] <= in_arg_reg[95:0];
     end
-    if (orq_take & _t109) begin
+    if (orq_take & _t120) begin
         orq_ring_mem[{cur_qp_reg, cur_orq_head_reg + cur_orq_count_reg[2:0]}] <= in_arg_reg;
     end
 
@@ -2603,16 +2793,36 @@ always @(posedge clk) begin
         init_reg <= 1'b1;
         init_idx_reg <= 2'b00;
         in_valid_reg <= 1'b0;
-        cfg_op_wptr_reg <= 2'b00;
-        cfg_op_rptr_reg <= 2'b00;
-        abort_op_wptr_reg <= 2'b00;
-        abort_op_rptr_reg <= 2'b00;
-        inject_op_wptr_reg <= 2'b00;
-        inject_op_rptr_reg <= 2'b00;
-        orq_op_wptr_reg <= 2'b00;
-        orq_op_rptr_reg <= 2'b00;
-        recv_op_wptr_reg <= 2'b00;
-        recv_op_rptr_reg <= 2'b00;
+        cfg_op_wptr_reg <= 1'b0;
+        cfg_op_rptr_reg <= 1'b0;
+        cfg_op_count_reg <= 2'b00;
+        cfg_op_head_valid_reg <= 1'b0;
+        cfg_op_none_reg <= 1'b1;
+        cfg_op_filled_reg <= 1'b0;
+        abort_op_wptr_reg <= 1'b0;
+        abort_op_rptr_reg <= 1'b0;
+        abort_op_count_reg <= 2'b00;
+        abort_op_head_valid_reg <= 1'b0;
+        abort_op_none_reg <= 1'b1;
+        abort_op_filled_reg <= 1'b0;
+        inject_op_wptr_reg <= 1'b0;
+        inject_op_rptr_reg <= 1'b0;
+        inject_op_count_reg <= 2'b00;
+        inject_op_head_valid_reg <= 1'b0;
+        inject_op_none_reg <= 1'b1;
+        inject_op_filled_reg <= 1'b0;
+        orq_op_wptr_reg <= 1'b0;
+        orq_op_rptr_reg <= 1'b0;
+        orq_op_count_reg <= 2'b00;
+        orq_op_head_valid_reg <= 1'b0;
+        orq_op_none_reg <= 1'b1;
+        orq_op_filled_reg <= 1'b0;
+        recv_op_wptr_reg <= 1'b0;
+        recv_op_rptr_reg <= 1'b0;
+        recv_op_count_reg <= 2'b00;
+        recv_op_head_valid_reg <= 1'b0;
+        recv_op_none_reg <= 1'b1;
+        recv_op_filled_reg <= 1'b0;
         state_reg <= 3'b000;
         cmd_valid_reg <= 1'b0;
         evt_valid_reg <= 1'b0;
@@ -2625,7 +2835,11 @@ always @(posedge clk) begin
         term_push_reg <= 1'b0;
         rq_refill_reg <= 1'b0;
         orq_refill_reg <= 1'b0;
+        refill_reg <= 1'b0;
+        flushed_reg <= 1'b0;
+        pushed_reg <= 1'b0;
         irrq_look_valid_reg <= 1'b0;
+        irrq_judged_valid_reg <= 1'b0;
         irrq_req_valid_reg <= 1'b0;
         irrq_wptr_reg <= 6'h0;
         irrq_rptr_reg <= 6'h0;

@@ -419,13 +419,13 @@ reg [8:0] qp3_ctx_tx_s0_next;
 reg [8:0] qp3_ctx_tx_seq_reg; // QP 3: low 9 bits of the sequence number of the first sent octet
 reg [8:0] qp3_ctx_tx_seq_next;
 wire wr_needs_orq; // a Read or Atomic Request: its response is expected
-reg wr_orq_asked_reg; // the work request's ORQ entry is in ddp_rx_ctl, its answer to come
-reg wr_orq_asked_next;
-reg wr_orq_granted_reg; // the ORQ took it: the work request may go
-reg wr_orq_granted_next;
-reg wr_orq_waiting_reg; // the ORQ refused it: it waits for an answered Read or Atomic
-reg wr_orq_waiting_next;
-wire wr_orq_ask; // the ORQ entry goes to ddp_rx_ctl
+reg orq_asked_reg; // an ORQ entry is in ddp_rx_ctl, its answer to come
+reg orq_asked_next;
+reg orq_granted_reg; // the ORQ took it: the request may go
+reg orq_granted_next;
+reg orq_refused_reg; // the ORQ refused it: it waits for an answered Read or Atomic
+reg orq_refused_next;
+wire orq_ask; // the ORQ entry goes to ddp_rx_ctl
 wire wr_ok; // the work request may enter the requester
 reg qp0_fenced_reg; // QP 0: its transmit waits for the peer's first FPDU
 reg qp0_fenced_next;
@@ -691,7 +691,7 @@ wire _t24;
 wire _t25;
 
 assign _t0 = wr_kind == 3'b100;
-assign _t1 = ~wr_orq_asked_reg;
+assign _t1 = ~orq_asked_reg;
 assign _t2 = ~rx_tag_full_reg;
 assign _t3 = rx_tag_mem[rx_tag_rptr_reg[1:0]];
 assign _t4 = ~cq_sent_full;
@@ -748,11 +748,11 @@ assign requester_wr_compare_mask = wr_compare_mask;
 assign requester_wr_request_id = wr_request_id;
 assign requester_wr_qp = wr_qp;
 assign wr_needs_orq = (wr_kind == 3'b001) | _t0;
-assign wr_orq_ask = wr_valid & wr_needs_orq & _t1 & (~wr_orq_granted_reg) & (~wr_orq_waiting_reg);
-assign wr_ok = (~wr_needs_orq) | wr_orq_granted_reg;
+assign orq_ask = wr_valid & wr_needs_orq & _t1 & (~orq_granted_reg) & (~orq_refused_reg);
+assign wr_ok = (~wr_needs_orq) | orq_granted_reg;
 assign requester_wr_valid = wr_valid & wr_ok;
 assign wr_ready = requester_wr_ready & wr_ok;
-assign ctl_s_orq_valid = wr_orq_ask;
+assign ctl_s_orq_valid = orq_ask;
 assign ctl_s_orq_qp = wr_qp;
 assign ctl_s_orq_atomic = _t0;
 assign ctl_s_orq_stag = _t0 ? 32'h0 : wr_sink_stag;
@@ -1040,22 +1040,22 @@ always @* begin
 end
 
 always @* begin
-    wr_orq_asked_next = wr_orq_asked_reg;
-    wr_orq_granted_next = wr_orq_granted_reg;
-    wr_orq_waiting_next = wr_orq_waiting_reg;
-    if (wr_orq_ask & ctl_s_orq_ready) begin
-        wr_orq_asked_next = 1'b1;
+    orq_asked_next = orq_asked_reg;
+    orq_granted_next = orq_granted_reg;
+    orq_refused_next = orq_refused_reg;
+    if (orq_ask & ctl_s_orq_ready) begin
+        orq_asked_next = 1'b1;
     end
     if (ctl_m_orq_ack) begin
-        wr_orq_asked_next = 1'b0;
-        wr_orq_granted_next = ctl_m_orq_ack_ok;
-        wr_orq_waiting_next = (~ctl_m_orq_ack_ok) & (~ctl_m_orq_done);
+        orq_asked_next = 1'b0;
+        orq_granted_next = ctl_m_orq_ack_ok;
+        orq_refused_next = (~ctl_m_orq_ack_ok) & (~ctl_m_orq_done);
     end
-    if (wr_orq_waiting_reg & ctl_m_orq_done) begin
-        wr_orq_waiting_next = 1'b0;
+    if (orq_refused_reg & ctl_m_orq_done) begin
+        orq_refused_next = 1'b0;
     end
     if (wr_valid & wr_ready) begin
-        wr_orq_granted_next = 1'b0;
+        orq_granted_next = 1'b0;
     end
 end
 
@@ -1271,9 +1271,9 @@ always @(posedge clk) begin
     qp3_ctx_crc_reg <= qp3_ctx_crc_next;
     qp3_ctx_tx_s0_reg <= qp3_ctx_tx_s0_next;
     qp3_ctx_tx_seq_reg <= qp3_ctx_tx_seq_next;
-    wr_orq_asked_reg <= wr_orq_asked_next;
-    wr_orq_granted_reg <= wr_orq_granted_next;
-    wr_orq_waiting_reg <= wr_orq_waiting_next;
+    orq_asked_reg <= orq_asked_next;
+    orq_granted_reg <= orq_granted_next;
+    orq_refused_reg <= orq_refused_next;
     qp0_fenced_reg <= qp0_fenced_next;
     qp1_fenced_reg <= qp1_fenced_next;
     qp2_fenced_reg <= qp2_fenced_next;
@@ -1335,9 +1335,9 @@ always @(posedge clk) begin
         qp3_ctx_crc_reg <= 1'b0;
         qp3_ctx_tx_s0_reg <= 9'h0;
         qp3_ctx_tx_seq_reg <= 9'h0;
-        wr_orq_asked_reg <= 1'b0;
-        wr_orq_granted_reg <= 1'b0;
-        wr_orq_waiting_reg <= 1'b0;
+        orq_asked_reg <= 1'b0;
+        orq_granted_reg <= 1'b0;
+        orq_refused_reg <= 1'b0;
         qp0_fenced_reg <= 1'b0;
         qp1_fenced_reg <= 1'b0;
         qp2_fenced_reg <= 1'b0;

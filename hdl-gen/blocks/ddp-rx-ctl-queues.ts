@@ -81,10 +81,11 @@ export interface IrrqShared {
  * The IRRQ of every QP as one queue in arrival order (a block RAM FIFO of resp_req) and its head
  * stage. An entry leaves the FIFO into `look` while its QP's current generation and taken count
  * are looked up (context memories: the lookup includes every update made up to its answer); a
- * cycle later it is dropped if its generation is stale (its QP was flushed or restarted since it
- * was pushed), else it moves into the request register that rdmap_tx_resp takes; either way it
- * counts as taken for its QP. A QP's requests in the IRRQ (ird/irrqDepth checks) are its pushes
- * less its taken count. One entry every three cycles at most, less than any response takes.
+ * cycle later it counts as taken for its QP, and whether its generation is stale (its QP was
+ * flushed or restarted since it was pushed) is registered with it (`judged`); a cycle after that
+ * it is dropped if stale, else it moves into the request register that rdmap_tx_resp takes. A
+ * QP's requests in the IRRQ (ird/irrqDepth checks) are its pushes less its taken count. One
+ * entry every four cycles at most, less than any response takes.
  *
  * `gen`: the control's writes of a QP's generation (flush, restart); `init`: the sweep after rst
  * that clears the generations and counts, one QP a cycle.
@@ -107,12 +108,14 @@ export function irrqShared(
   const L = respReq(qb);
   const lookValid = m.reg('irrq_look_valid', 1, { reset: 0, doc: "an entry left the IRRQ; its QP's generation is being looked up" });
   const look = m.reg('irrq_look', L.width, { doc: 'that entry', record: L });
+  const judgedValid = m.reg('irrq_judged_valid', 1, { reset: 0, doc: 'the entry of irrq_look, its generation compared' });
+  const judgedLive = m.reg('irrq_judged_live', 1, { doc: "it is of its QP's current generation" });
   const reqValid = m.reg('irrq_req_valid', 1, { reset: 0, doc: 'a request waits for rdmap_tx_resp (m_req_valid)' });
   const req = m.reg('irrq_req', L.width, { doc: 'the request offered to rdmap_tx_resp', record: L });
   const pop = m.wire('irrq_pop', 1, { doc: 'the head entry moves into irrq_look' });
   const q = bramFifo(m, 'irrq', L.width, o.depth, { push: o.push, data: o.data, pop });
-  // One entry in the head stage at a time: look, then req, then rdmap_tx_resp.
-  m.assign(pop, q.headValid.and(lookValid.not()).and(reqValid.not()));
+  // One entry in the head stage at a time: look, judged, then req, then rdmap_tx_resp.
+  m.assign(pop, q.headValid.and(lookValid.not()).and(judgedValid.not()).and(reqValid.not()));
   const head = L.view(q.head, { m, prefix: 'irrq_head' });
   const lk = L.view(look, { m, prefix: 'irrq_look' });
   const gen = contextMemory(m, 'irrq_gen', { width: IRRQ_GEN_BITS, depth: N, latency: 1, doc: "each QP's current IRRQ generation" });
@@ -130,8 +133,10 @@ export function irrqShared(
   m.sync(() => {
     m.set(lookValid, pop);
     m.when(pop, () => m.set(look, q.head));
+    m.set(judgedValid, lookValid);
+    m.set(judgedLive, live);
     m.when(o.take, () => m.set(reqValid, 0));
-    m.when(lookValid.and(live), () => {
+    m.when(judgedValid.and(judgedLive), () => {
       m.set(reqValid, 1);
       m.set(req, look);
     });
@@ -145,7 +150,42 @@ export function irrqShared(
       c.read(index, enable);
       return c.data;
     },
-    idle: q.empty.and(lookValid.not()).and(reqValid.not()),
+    idle: q.empty.and(lookValid.not()).and(judgedValid.not()).and(reqValid.not()),
     full: q.full,
   };
+}
+
+export interface OrqAsk {
+  /** The ORQ entry goes to ddp_rx_ctl (its s_orq_valid). */
+  readonly ask: Expr;
+  /** ddp_rx_ctl took it: what waits for it may go (until `taken`). */
+  readonly granted: Signal;
+  /** An entry was asked for and its answer has not come. */
+  readonly asked: Signal;
+}
+
+/**
+ * ORD at a port that waits for it (RFC 5040 §6.1): a Read or Atomic Request (`valid`, held until
+ * taken) first asks ddp_rx_ctl to enter its QP's ORQ (s_orq); ddp_rx_ctl answers a cycle after it
+ * takes the entry (m_orq_ack, m_orq_ack_ok). Granted, the request may go (`granted`, until its
+ * handshake `taken`); refused (its QP has ORD outstanding), it waits until one is answered
+ * (m_orq_done, any QP's), then asks again, so a refused request never holds the control busy.
+ */
+export function orqAsk(m: ModuleBuilder, o: { readonly valid: Expr; readonly ready: Expr; readonly ack: Expr; readonly ackOk: Expr; readonly done: Expr; readonly taken: Expr }): OrqAsk {
+  const asked = m.reg('orq_asked', 1, { reset: 0, doc: 'an ORQ entry is in ddp_rx_ctl, its answer to come' });
+  const granted = m.reg('orq_granted', 1, { reset: 0, doc: 'the ORQ took it: the request may go' });
+  const refused = m.reg('orq_refused', 1, { reset: 0, doc: 'the ORQ refused it: it waits for an answered Read or Atomic' });
+  const ask = m.let('orq_ask', o.valid.and(asked.not()).and(granted.not()).and(refused.not()), { doc: 'the ORQ entry goes to ddp_rx_ctl' });
+  m.sync(() => {
+    m.when(ask.and(o.ready), () => m.set(asked, 1));
+    m.when(o.ack, () => {
+      m.set(asked, 0);
+      m.set(granted, o.ackOk);
+      // One answered in the same cycle frees the room it was refused for: ask again at once.
+      m.set(refused, o.ackOk.not().and(o.done.not()));
+    });
+    m.when(refused.and(o.done), () => m.set(refused, 0));
+    m.when(o.taken, () => m.set(granted, 0));
+  });
+  return { ask, granted, asked };
 }

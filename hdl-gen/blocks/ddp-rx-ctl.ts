@@ -8,7 +8,7 @@ import { ModuleBuilder, type Module } from '../core/module';
 import { ATOMIC_REQUEST, ATOMIC_RESPONSE, IMMEDIATE_DATA, READ_REQUEST, TERMINATE, type WireField } from '../../ts-model/wire/layouts';
 import { enumConstants, portGroup } from '../lib/ports';
 import { DDP_RX_DESC, ERROR_WORD, errBits, IRRQ_ATOMIC, IRRQ_READ, ORQ_ENTRY, QP_RX_CFG, RECV_BUFFER, RX_EVENT_FIELDS } from './records';
-import { fifo } from '../lib/fifo';
+import { bramFifo } from '../lib/fifo-bram';
 import { anyOf, oneHotMux, priorityMux } from '../lib/onehot';
 import { indexBits, ram } from '../lib/ram';
 import { record } from '../lib/record';
@@ -441,17 +441,18 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const inMpaCode = m.reg('desc_in_mpa_code', 8, { doc: 's_desc_mpa_code with it' });
   const inSame = m.reg('in_same', 1, { doc: 'in_qp is cur_qp and cur_* hold its record: no switch' });
   const inLoad = m.wire('in_load', 1, { doc: 'the input register takes an operation or a descriptor' });
-  // Each FIFO holds its own fields and QP only; the kind is the FIFO's.
+  // Each FIFO holds its own fields and QP only; the kind is the FIFO's. Its head and head-valid
+  // are registers (fifo-bram.ts), so the pick below starts from flip-flops.
   const heads = sources.map((x) => {
     const pop = m.wire(`${x.name}_op_pop`, 1);
-    const f = fifo(m, `${x.name}_op`, qb + x.arg.width, 2, { push: x.valid.and(x.ready), data: cat(x.arg, x.qp), pop });
+    const f = bramFifo(m, `${x.name}_op`, qb + x.arg.width, 2, { push: x.valid.and(x.ready), data: cat(x.arg, x.qp), pop });
     m.assign(x.ready, f.full.not().and(init.not()));
     const arg = f.head.slice(qb + x.arg.width - 1, qb);
-    return { pop, f, head: { qp: f.head.slice(qb - 1, 0), kind: x.kind, arg: arg.width === argBits ? arg : arg.zext(argBits) } };
+    return { pop, valid: f.headValid, f, head: { qp: f.head.slice(qb - 1, 0), kind: x.kind, arg: arg.width === argBits ? arg : arg.zext(argBits) } };
   });
-  // The first non-empty operation FIFO, else the descriptor.
-  const picks = heads.map((h, i) => (i === 0 ? h.f.empty.not() : h.f.empty.not().and(anyOf(heads.slice(0, i).map((g) => g.f.empty.not())).not())));
-  const anyOp = anyOf(heads.map((h) => h.f.empty.not()));
+  // The first operation FIFO with a head, else the descriptor.
+  const picks = heads.map((h, i) => (i === 0 ? h.valid : h.valid.and(anyOf(heads.slice(0, i).map((g) => g.valid)).not())));
+  const anyOp = anyOf(heads.map((h) => h.valid));
   m.assign(inLoad, inValid.not().and(init.not()).and(anyOp.or(dValid)));
   m.assign(dReady, inValid.not().and(init.not()).and(anyOp.not()));
   heads.forEach((h, i) => m.assign(h.pop, inLoad.and(picks[i]!)));
@@ -541,9 +542,11 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   orqRing.ram.read(orqRing.at(curQp, cur.orq_head.add(1)), orqPop);
   const rqRefill = m.reg('rq_refill', 1, { reset: 0, doc: 'rq_ring_rd_data holds the next oldest buffer for cur_rq_buf' });
   const orqRefill = m.reg('orq_refill', 1, { reset: 0, doc: 'orq_ring_rd_data holds the next ORQ entry for cur_orq_entry' });
+  const refill = m.reg('refill', 1, { reset: 0, doc: 'rq_refill or orq_refill' });
   m.sync(() => {
     m.set(rqRefill, rqPop);
     m.set(orqRefill, orqPop);
+    m.set(refill, rqPop.or(orqPop));
   });
 
   // The IRRQ of every QP, and its head stage (ddp-rx-ctl-queues.ts).
@@ -552,6 +555,11 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const flush = m.wire('irrq_flush', 1, { doc: "cur_qp's transmit side stops: its requests not yet taken are dropped" });
   const cfgTake = m.wire('cfg_take', 1, { doc: 'cfg restarts cur_qp' });
   const genNext = m.let('gen_next', cur.gen.add(1), { doc: "cur_qp's next IRRQ generation (a flush or a restart)" });
+  // A flush advances the generation, and a push counts, in the cycle after (the engine holds
+  // cur_qp meanwhile): the decision behind them is not in front of the record's registers.
+  const flushed = m.reg('flushed', 1, { reset: 0, doc: 'cur_qp was flushed last cycle: its generation advances now' });
+  const pushed = m.reg('pushed', 1, { reset: 0, doc: 'a request of cur_qp entered the IRRQ last cycle: its count advances now' });
+  const pushedAtomic = m.reg('pushed_atomic', 1, { doc: 'that request is an Atomic Request: its MSN of QN 3 advances too' });
   const reqTake = m.let('req_take', reqValid.and(reqReady));
   const termPushNow = m.wire('term_push_now', 1, { doc: 'the Terminate enters the IRRQ' });
   const irrqEntry = m.wire('irrq_entry', REQ.width, { doc: 'what enters the IRRQ (resp_req)', record: REQ });
@@ -563,7 +571,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     data: irrqEntry,
     take: reqTake,
     init: { active: init, index: initIdx },
-    gen: { enable: flush.or(cfgTake), index: curQp, value: genNext },
+    gen: { enable: flushed.or(cfgTake), index: curQp, value: genNext },
   });
   m.assign(termPushNow, termPush.and(irrq.full.not()));
   m.assign(irrqIdleO, irrq.idle);
@@ -597,8 +605,8 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
 
   // ---- Handshakes --------------------------------------------------------------------------------
   const outFree = m.let('out_free', cmdValid.not().and(evtValid.not()).and(firstValid.not()), { doc: "the last ULPDU's command and events have left" });
-  const engineFree = m.let('engine_free', inState('IDLE').and(outFree).and(termPush.not()).and(rqRefill.not()).and(orqRefill.not()).and(firstDue.not()), {
-    doc: 'IDLE may switch records or take the input register',
+  const engineFree = m.let('engine_free', inState('IDLE').and(outFree).and(termPush.not()).and(refill.not()).and(firstDue.not()).and(flushed.or(pushed).not()), {
+    doc: 'IDLE may switch records or take the input register (nothing of the last ULPDU is still to be written)',
   });
   const switching = m.let('ctx_switch', engineFree.and(inValid).and(inSame.not()), { doc: "write cur_qp's record back, take in_qp's (read ahead)" });
   const takeAny = m.let('in_take', engineFree.and(inValid).and(inSame), { doc: 'IDLE takes the descriptor or operation' });
@@ -609,7 +617,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const recvTake = m.let('recv_take', opIs(OPK.RECV));
   const orqTake = m.let('orq_take', opIs(OPK.ORQ));
   const injTake = m.let('inject_take', opIs(OPK.INJECT));
-  m.assign(idleO, inValid.not().and(anyOp.not()).and(init.not()).and(engineFree));
+  m.assign(idleO, inValid.not().and(anyOf(heads.map((h) => h.f.empty.not())).not()).and(init.not()).and(engineFree));
   m.sync(() => {
     m.when(takeAny, () => m.set(inValid, 0));
     m.when(inLoad, () => {
@@ -968,7 +976,8 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   // ---- What enters the IRRQ, and the operations on the record ---------------------------------------
   const termEntry = REQ.pack({
     qp: curQp,
-    gen: cur.gen,
+    // A flush's new generation is in cur_gen a cycle after it (flushed): the Terminate has it.
+    gen: mux(flushed, genNext, cur.gen),
     kind: lit(2, RESP_REQ_KIND.TERMINATE),
     // A stream sends one Terminate: the first MSN of QN 2 (RFC 5041 §5.1).
     msn: cfgNow.initial_msn,
@@ -1052,15 +1061,18 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     m.set(orqAckOk, orqFull.not());
     m.set(stopped, flush);
     m.set(stoppedQp, curQp);
-    m.when(flush, () => m.set(cur.gen, genNext));
+    m.set(flushed, flush);
+    m.when(flushed, () => m.set(cur.gen, genNext));
     m.when(termQueued, () => m.set(termPush, 1));
     m.when(termPushNow, () => {
       m.set(termPush, 0);
       m.set(cur.pushed, cur.pushed.add(1));
     });
-    m.when(irrqPush, () => {
+    m.set(pushed, irrqPush);
+    m.set(pushedAtomic, atomicReq);
+    m.when(pushed, () => {
       m.set(cur.pushed, cur.pushed.add(1));
-      m.when(atomicReq, () => m.set(cur.atomic_msn, cur.atomic_msn.add(1)));
+      m.when(pushedAtomic, () => m.set(cur.atomic_msn, cur.atomic_msn.add(1)));
     });
     // The oldest buffer and ORQ entry after a pop, from the ring.
     m.when(rqRefill.and(rqEmpty.not()), () => m.set(cur.rq_buf, rqRing.ram.data));

@@ -3,6 +3,7 @@ import { ModuleBuilder, type Module } from '../core/module';
 import type { Signal } from '../core/signal';
 import { sinkStream, sourceStream } from '../core/stream';
 import { ddpRxCtlModule, type DdpRxCtlOptions } from './ddp-rx-ctl';
+import { orqAsk } from './ddp-rx-ctl-queues';
 import { DDP_RX_DESC_BITS, ddpRxHdrModule } from './ddp-rx-hdr';
 import { ULPDU_LEFT_BITS } from './ddp-tx-output';
 import { fifo } from '../lib/fifo';
@@ -94,7 +95,15 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const stagCfg = stags.ports.filter((p) => p.name.startsWith('cfg_')).map((p) => p.name);
   expose('stags', stags, stagCfg, (n) => `stag_${n}`, 'STag table configuration write (stag_cfg_*)');
   expose('ctl', ctl, ['s_recv_valid', 's_recv_ready', 's_recv_addr', 's_recv_len'], same, 'Posted receive buffers of QN 0 (s_recv)');
-  expose('ctl', ctl, ['s_orq_valid', 's_orq_ready', 's_orq_atomic', 's_orq_stag', 's_orq_to', 's_orq_size', 's_orq_request_id'], same, 'ORQ: outbound Read and Atomic Requests in send order (s_orq)');
+  const og = 'ORQ: outbound Read and Atomic Requests in send order (s_orq; taken while fewer than cfg_ord are outstanding)';
+  expose('ctl', ctl, ['s_orq_atomic', 's_orq_stag', 's_orq_to', 's_orq_size', 's_orq_request_id'], same, og);
+  // The port waits while ORD are outstanding (ddp_rx_ctl answers each entry: taken or refused).
+  const orqValid = m.portLike(ctl, 's_orq_valid', 's_orq_valid', og);
+  const orqReady = m.portLike(ctl, 's_orq_ready', 's_orq_ready', og);
+  const ack = { ready: wire('ctl_s_orq_ready', 1), ack: wire('ctl_m_orq_ack', 1), ok: wire('ctl_m_orq_ack_ok', 1), done: wire('ctl_m_orq_done', 1) };
+  const orq = orqAsk(m, { valid: orqValid, ready: ack.ready, ack: ack.ack, ackOk: ack.ok, done: ack.done, taken: orqValid.and(orqReady) });
+  m.assign(orqReady, orq.granted);
+  Object.assign(conns.ctl!, { s_orq_valid: orq.ask, s_orq_ready: ack.ready, m_orq_ack: ack.ack, m_orq_ack_ok: ack.ok, m_orq_done: ack.done });
   expose('ctl', ctl, ['inject_valid', 'inject_err'], same, 'Local faults (a pulse each)');
   conns.ctl!.abort_valid = m.input('abort_req', 1, { group: 'Local faults (a pulse each)', doc: 'the ULP tears the stream down: Terminate RDMAP local catastrophic, no headers' });
   const evtPorts = ctl.ports.filter((p) => p.name.startsWith('m_evt_') && p.name !== 'm_evt_qp').map((p) => p.name);
@@ -114,7 +123,7 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
     }
   };
   unused(['inject_ready', 'abort_ready'], 'one fault at a time: the control takes each within a few cycles');
-  unused(['m_evt_qp', 'm_first_qp', 'm_orq_done', 'm_orq_done_qp', 'm_stopped', 'm_stopped_qp', 'err_recv_full', 'm_first_valid', 'stat_fenced', 'stat_mpa_err'], 'one QP, not fenced: rx_stopped / tx_stopped say it');
+  unused(['m_evt_qp', 'm_first_qp', 'm_stopped', 'm_stopped_qp', 'err_recv_full', 'm_first_valid', 'stat_fenced', 'stat_mpa_err'], 'one QP, not fenced: rx_stopped / tx_stopped say it');
   conns.ctl!.m_first_ready = lit(1, 1);
 
   // Memory ports.

@@ -10,6 +10,7 @@ import { portGroup } from '../lib/ports';
 import { record } from '../lib/record';
 import type { DdpRxOptions } from './ddp-rx';
 import { RX_EVENT, ddpRxCtlInitCycles, ddpRxCtlModule } from './ddp-rx-ctl';
+import { orqAsk } from './ddp-rx-ctl-queues';
 import { ddpRxHdrModule } from './ddp-rx-hdr';
 import { ddpRxPlaceModule } from './ddp-rx-place';
 import { WR_KIND, ddpTxModule } from './ddp-tx';
@@ -189,30 +190,17 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   // has fewer than ORD outstanding (RFC 5040 §6.1); granted, the work request goes to the
   // requester; refused, it waits (and those behind it) until an outstanding one is answered
   // (m_orq_done), then asks again. Asking costs a few cycles per Read or Atomic.
-  const asked = m.reg('wr_orq_asked', 1, { reset: 0, doc: "the work request's ORQ entry is in ddp_rx_ctl, its answer to come" });
-  const granted = m.reg('wr_orq_granted', 1, { reset: 0, doc: 'the ORQ took it: the work request may go' });
-  const refused = m.reg('wr_orq_waiting', 1, { reset: 0, doc: 'the ORQ refused it: it waits for an answered Read or Atomic' });
-  const ask = m.let('wr_orq_ask', wrValid.and(needsOrq).and(asked.not()).and(granted.not()).and(refused.not()), { doc: 'the ORQ entry goes to ddp_rx_ctl' });
-  const wrOk = m.let('wr_ok', needsOrq.not().or(granted), { doc: 'the work request may enter the requester' });
+  const orq = orqAsk(m, { valid: wrValid.and(needsOrq), ready: c.s_orq_ready!, ack: c.m_orq_ack!, ackOk: c.m_orq_ack_ok!, done: c.m_orq_done!, taken: wrValid.and(wrReady) });
+  const wrOk = m.let('wr_ok', needsOrq.not().or(orq.granted), { doc: 'the work request may enter the requester' });
   m.assign(t.wr_valid!, wrValid.and(wrOk));
   m.assign(wrReady, t.wr_ready!.and(wrOk));
-  m.assign(c.s_orq_valid!, ask);
+  m.assign(c.s_orq_valid!, orq.ask);
   m.assign(c.s_orq_qp!, toBlock(wrQp));
   m.assign(c.s_orq_atomic!, atomic);
   m.assign(c.s_orq_stag!, mux(atomic, lit(32, 0), wr.wr_sink_stag!));
   m.assign(c.s_orq_to!, mux(atomic, lit(64, 0), wr.wr_sink_to!));
   m.assign(c.s_orq_size!, mux(atomic, lit(32, 0), wr.wr_len!));
   m.assign(c.s_orq_request_id!, mux(atomic, wr.wr_request_id!, lit(32, 0)));
-  m.sync(() => {
-    m.when(ask.and(c.s_orq_ready!), () => m.set(asked, 1));
-    m.when(c.m_orq_ack!, () => {
-      m.set(asked, 0);
-      m.set(granted, c.m_orq_ack_ok!);
-      m.set(refused, c.m_orq_ack_ok!.not().and(c.m_orq_done!.not()));
-    });
-    m.when(refused.and(c.m_orq_done!), () => m.set(refused, 0));
-    m.when(wrValid.and(wrReady), () => m.set(granted, 0));
-  });
   // The requester's per-QP context (MULPDU, the first MSN of QN 0 and QN 1) loads with the QP's.
   m.assign(t.cfg_valid!, cfgTaken);
   m.assign(t.cfg_qp!, toBlock(cfgQp));
@@ -456,7 +444,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const txIdle = m.let('tx_idle_all', c.irrq_idle!.and(r.idle!).and(sentQ.empty).and(c.m_first_valid!.not()), { doc: 'no response or completion in progress (mpa_tx: m_axis_tvalid)' });
   // The requester's work requests are the host's to count (their sent completions): a fenced QP's
   // wait in it for their peer.
-  m.assign(m.output('idle', 1, { group: sg, doc: 'nothing in progress but the work requests in the requester (each reported by a sent completion)' }), rxIdle.and(txIdle).and(asked.not()));
+  m.assign(m.output('idle', 1, { group: sg, doc: 'nothing in progress but the work requests in the requester (each reported by a sent completion)' }), rxIdle.and(txIdle).and(orq.asked.not()));
   m.assign(m.output('tx_err_length', 1, { group: sg, doc: 'sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)' }), f.err_length!);
 
   m.instance(ctl, 'u_rx_ctl', { clk, rst, ...c });
