@@ -30,8 +30,9 @@ module ddp_tx_w8_q4 (
      * Configuration
      */
     input  wire        cfg_valid, // load cfg_qp's context (taken while cfg_ready)
-    output wire        cfg_ready, // the contexts are cleared after rst (N cycles)
+    output wire        cfg_ready, // low while the contexts are cleared after rst (N cycles) and in the cycle after a release
     input  wire [1:0]  cfg_qp,
+    input  wire        cfg_hold, // cfg_qp is held: its work requests wait (MPA fencing, RFC 6581 section 3) until its release
     input  wire [15:0] cfg_mulpdu, // largest ULPDU (>= 64): segments carry at most cfg_mulpdu - 14 (Write) or - 18 (Send) octets
     input  wire [31:0] cfg_initial_msn, // first MSN of QN 0 and QN 1 of cfg_qp
 
@@ -59,10 +60,10 @@ module ddp_tx_w8_q4 (
     input  wire [1:0]  wr_qp, // the QP of the work request
 
     /*
-     * Scheduler hold lookup
+     * Release
      */
-    output wire [1:0]  sched_qp, // the QP the scheduler is about to serve
-    input  wire        sched_hold, // sched_qp may not send now: it is skipped (served later)
+    input  wire        release_valid, // lift release_qp's hold (taken every cycle; dropped if a cfg of the same QP is taken in the cycle)
+    input  wire [1:0]  release_qp,
 
     /*
      * Host memory read (W-octet beats)
@@ -89,7 +90,7 @@ module ddp_tx_w8_q4 (
      */
     output wire        m_sent_valid, // the last beat of a work request's last ULPDU is taken this cycle
     output wire [1:0]  m_sent_qp, // the QP of that work request
-    output wire        idle // no work request in progress and nothing left to send
+    output wire        idle // no work request in progress and nothing left to send, but those of held QPs
 );
 
 localparam [3:0] OP_SEND = 4'b0011; // RDMAP opcode SEND
@@ -109,13 +110,13 @@ localparam [2:0] WR_SEND = 3'b010; // work request kind SEND
 localparam [2:0] WR_WRITE = 3'b000; // work request kind WRITE
 
 wire wr_started; // a work request starts (a scheduler credit returns)
-reg [133:0] qp_ctx_rd_data_reg; // qp_ctx: the memory's read register (per-QP ring pointers, MSNs, MULPDU)
-reg [133:0] qp_ctx_rd_data_next;
+reg [134:0] qp_ctx_rd_data_reg; // qp_ctx: the memory's read register (per-QP ring pointers, hold, MSNs, MULPDU)
+reg [134:0] qp_ctx_rd_data_next;
 reg qp_ctx_fwd_reg; // the lookup's QP was written back in its own cycle: use qp_ctx_fwd_data
 reg qp_ctx_fwd_next;
-reg [133:0] qp_ctx_fwd_data_reg; // that write-back
-reg [133:0] qp_ctx_fwd_data_next;
-wire [133:0] qp_ctx_value; // the looked-up context, current
+reg [134:0] qp_ctx_fwd_data_reg; // that write-back
+reg [134:0] qp_ctx_fwd_data_next;
+wire [134:0] qp_ctx_value; // the looked-up context, current
 reg [739:0] ring_rd_data_reg; // ring: the memory's read register (the work requests of every QP, DDP_TX_RING a QP)
 reg [739:0] ring_rd_data_next;
 wire enq_ok; // the input head enters its ring
@@ -166,20 +167,30 @@ reg prefer_enq_reg; // enqueue wins the next tie (they alternate)
 reg prefer_enq_next;
 reg op_clear_reg;
 reg op_clear_next;
+reg op_rel_reg;
+reg op_rel_next;
 reg op_cfg_reg;
 reg op_cfg_next;
 reg op_enq_reg;
 reg op_enq_next;
 reg op_serve_reg;
 reg op_serve_next;
-reg op_held_reg; // the served QP was held (sched_hold)
-reg op_held_next;
 reg [58:0] op_cfg_mtu_reg; // cfg_mulpdu's QP_MTU
 reg [58:0] op_cfg_mtu_next;
 reg [31:0] op_cfg_msn_reg;
 reg [31:0] op_cfg_msn_next;
+reg op_cfg_hold_reg; // cfg_hold
+reg op_cfg_hold_next;
+reg rel_valid_reg; // a release was taken last cycle: it issues now
+reg rel_valid_next;
+reg [1:0] rel_qp_reg; // its QP
+reg [1:0] rel_qp_next;
+reg op_blocked_reg; // a clear or a release issues: no cfg, enqueue or serve
+reg op_blocked_next;
+wire cfg_open; // no clear or release issues: a cfg may
+wire rel_issue;
 wire cfg_issue;
-wire op_free; // no clear or cfg this cycle
+wire op_free; // no clear, release or cfg this cycle
 wire enq_can;
 wire serve_can;
 wire enq_issue;
@@ -188,6 +199,7 @@ wire qp_ctx_fwd_now; // the lookup's QP is the one written back this cycle
 wire ctx_empty; // count == 0
 wire ctx_full; // count == 4
 wire ctx_one; // count == 1
+wire ctx_hold; // held (cfg_hold, until a release): served nothing, skipped by the scheduler
 wire serve_ok; // the QP sends its oldest work request
 wire serve_requeue;
 wire ctx_queued; // the QP is in the scheduler FIFO or being served
@@ -208,6 +220,9 @@ reg [1:0] srv_qp_reg;
 reg [1:0] srv_qp_next;
 reg credit_back_reg; // the last pop served nothing: its credit returns
 reg credit_back_next;
+wire rel_next; // a release is taken (one in the cycle a cfg of its QP is taken is the old connection's: dropped)
+reg [4:0] unheld_wrs_reg; // work requests in the rings of QPs not held
+reg [4:0] unheld_wrs_next;
 wire [648:0] srv_wr; // record work_request
 wire [31:0] srv_msn; // the MSN taken at enqueue (QN 0 or QN 1 by kind)
 wire [58:0] srv_mtu; // record ddp_tx_mtu
@@ -476,7 +491,7 @@ reg [3:0] tid_q_wptr_reg;
 reg [3:0] tid_q_wptr_next;
 reg [3:0] tid_q_rptr_reg;
 reg [3:0] tid_q_rptr_next;
-reg [133:0] qp_ctx_mem [0:3];
+reg [134:0] qp_ctx_mem [0:3];
 reg [739:0] ring_mem [0:15];
 reg [650:0] wr_in_mem [0:1];
 reg [1:0] act_mem [0:3];
@@ -522,47 +537,48 @@ wire _t32;
 wire _t33;
 wire [1:0] _t34;
 wire _t35;
-wire [2:0] _t36;
-wire [133:0] _t37;
-wire _t38;
+wire [4:0] _t36;
+wire [2:0] _t37;
+wire [134:0] _t38;
 wire _t39;
 wire _t40;
 wire _t41;
 wire _t42;
 wire _t43;
+wire _t44;
 // verilator lint_off UNUSED
-wire [15:0] _t44; // read through slices
+wire [15:0] _t45; // read through slices
 // verilator lint_on UNUSED
-wire _t45;
 wire _t46;
 wire _t47;
 wire _t48;
 wire _t49;
 wire _t50;
-wire [31:0] _t51;
-wire _t52;
-wire [31:0] _t53;
-wire _t54;
+wire _t51;
+wire [31:0] _t52;
+wire _t53;
+wire [31:0] _t54;
+wire _t55;
 // verilator lint_off UNUSED
-wire [94:0] _t55; // read through slices
+wire [94:0] _t56; // read through slices
 // verilator lint_on UNUSED
-wire _t56;
 wire _t57;
-wire [31:0] _t58;
-wire _t59;
-wire [31:0] _t60;
-wire _t61;
-wire [4:0] _t62;
-wire [2:0] _t63;
-wire [3:0] _t64;
-wire _t65;
+wire _t58;
+wire [31:0] _t59;
+wire _t60;
+wire [31:0] _t61;
+wire _t62;
+wire [4:0] _t63;
+wire [2:0] _t64;
+wire [3:0] _t65;
 wire _t66;
+wire _t67;
 
 assign _t0 = ~wr_in_head_valid_reg;
-assign _t1 = ~act_head_valid_reg;
-assign _t2 = ~clearing_reg;
+assign _t1 = ~clearing_reg;
+assign _t2 = ~ctx_hold;
 assign _t3 = ~ctx_empty;
-assign _t4 = op_clear_reg | op_cfg_reg;
+assign _t4 = op_clear_reg | op_rel_reg;
 assign _t5 = ~wrq_head_valid_reg;
 assign _t6 = ~beat_valid_reg;
 assign _t7 = beat_phase[0] ? beat_window[71:64] : beat_window[63:56];
@@ -592,14 +608,17 @@ assign _t30 = wr_in_load & (~_t28);
 assign _t31 = wr_in_count_reg == 2'b01;
 assign _t32 = act_push & (~act_load);
 assign _t33 = act_load & (~act_push);
-assign _t34 = ({2{clearing_reg}} & clear_idx_reg) | ({2{cfg_issue}} & cfg_qp) | (({2{enq_issue}} & in_qp) | ({2{serve_issue}} & act_head_reg));
+assign _t34 = ({2{clearing_reg}} & clear_idx_reg) | ({2{rel_issue}} & rel_qp_reg) |
+    (({2{cfg_issue}} & cfg_qp) | (({2{enq_issue}} & in_qp) | ({2{serve_issue}} & act_head_reg)));
 assign _t35 = cfg_mulpdu < 16'h46;
-assign _t36 = (credits_reg + {2'b00, wr_started} + {2'b00, credit_back_reg}) - {2'b00, serve_issue};
-assign _t37 = {
+assign _t36 = {2'b00, ctx_count};
+assign _t37 = (credits_reg + {2'b00, wr_started} + {2'b00, credit_back_reg}) - {2'b00, serve_issue};
+assign _t38 = {
     op_cfg_reg ? op_cfg_mtu_reg : (op_clear_reg ? 59'h0 : ctx_mtu),
     op_cfg_reg ? op_cfg_msn_reg : (op_clear_reg ? 32'h0 : ((enq_ok & enq_qn1) ? (ctx_msn_read + 32'h1) : ctx_msn_read)),
     op_cfg_reg ? op_cfg_msn_reg : (op_clear_reg ? 32'h0 : ((enq_ok & enq_qn0) ? (ctx_msn_send + 32'h1) : ctx_msn_send)),
-    (op_enq_reg & (ctx_queued | enq_ok)) | (op_serve_reg & serve_requeue) | (op_cfg_reg & ctx_queued),
+    op_cfg_reg ? op_cfg_hold_reg : (ctx_hold & (~_t4)),
+    (op_enq_reg & (ctx_queued | enq_ok)) | (op_serve_reg & serve_requeue) | ((op_cfg_reg | op_rel_reg) & ctx_queued),
     ring_count_next == 3'b100,
     ring_count_next == 3'b001,
     ring_count_next == 3'b000,
@@ -607,69 +626,73 @@ assign _t37 = {
     op_clear_reg ? 2'b00 : (op_cfg_reg ? ctx_head : (enq_ok ? (ctx_tail + 2'b01) : ctx_tail)),
     op_clear_reg ? 2'b00 : (serve_ok ? (ctx_head + 2'b01) : ctx_head)
 };
-assign _t38 = wr_take & (~wrq_load);
-assign _t39 = wrq_load & (~wr_take);
-assign _t40 = wrq_count_reg == 2'b01;
-assign _t41 = fetch_push & (~fetch_bypass);
-assign _t42 = fifo_push & (~fifo_load);
-assign _t43 = fifo_load & (~fifo_push);
-assign _t44 = (16'h40 + {13'h0, cur_mtu_tail_sel}) - 16'h12;
-assign _t45 = _t44 == 16'h32;
-assign _t46 = _t44 == 16'h31;
-assign _t47 = _t44 == 16'h30;
-assign _t48 = _t44 == 16'h2f;
-assign _t49 = _t44 == 16'h2e;
-assign _t50 = cur_len <= _t51;
-assign _t51 = {16'h0, cur_mtu_room_untagged};
-assign _t52 = cur_len <= _t53;
-assign _t53 = {16'h0, cur_mtu_room_tagged};
-assign _t54 = cur_mtu_mulpdu <= 16'h8;
-assign _t55 = fetch_q_mem[fetch_q_rptr_reg[1:0]];
-assign _t56 = (srv_wr_len != 32'h0) & (_t14 <= 33'h8);
-assign _t57 = msg_left_reg <= _t58;
-assign _t58 = {16'h0, seg_room_18};
-assign _t59 = msg_left_reg <= _t60;
-assign _t60 = {16'h0, seg_room_14};
-assign _t61 = msg_mulpdu_reg <= 16'h8;
-assign _t62 = tx_avail_reg + 5'h8;
-assign _t63 = tx_pos_reg + tx_payload_octets_reg[2:0];
-assign _t64 = _t65 ? (seg_untagged ? 4'b1000 : 4'b0110) : (_t66 ? (seg_untagged ? 4'b0010 : 4'b0000) : 4'b0000);
-assign _t65 = tx_next_beat == 2'b01;
-assign _t66 = tx_next_beat == 2'b10;
+assign _t39 = wr_take & (~wrq_load);
+assign _t40 = wrq_load & (~wr_take);
+assign _t41 = wrq_count_reg == 2'b01;
+assign _t42 = fetch_push & (~fetch_bypass);
+assign _t43 = fifo_push & (~fifo_load);
+assign _t44 = fifo_load & (~fifo_push);
+assign _t45 = (16'h40 + {13'h0, cur_mtu_tail_sel}) - 16'h12;
+assign _t46 = _t45 == 16'h32;
+assign _t47 = _t45 == 16'h31;
+assign _t48 = _t45 == 16'h30;
+assign _t49 = _t45 == 16'h2f;
+assign _t50 = _t45 == 16'h2e;
+assign _t51 = cur_len <= _t52;
+assign _t52 = {16'h0, cur_mtu_room_untagged};
+assign _t53 = cur_len <= _t54;
+assign _t54 = {16'h0, cur_mtu_room_tagged};
+assign _t55 = cur_mtu_mulpdu <= 16'h8;
+assign _t56 = fetch_q_mem[fetch_q_rptr_reg[1:0]];
+assign _t57 = (srv_wr_len != 32'h0) & (_t14 <= 33'h8);
+assign _t58 = msg_left_reg <= _t59;
+assign _t59 = {16'h0, seg_room_18};
+assign _t60 = msg_left_reg <= _t61;
+assign _t61 = {16'h0, seg_room_14};
+assign _t62 = msg_mulpdu_reg <= 16'h8;
+assign _t63 = tx_avail_reg + 5'h8;
+assign _t64 = tx_pos_reg + tx_payload_octets_reg[2:0];
+assign _t65 = _t66 ? (seg_untagged ? 4'b1000 : 4'b0110) : (_t67 ? (seg_untagged ? 4'b0010 : 4'b0000) : 4'b0000);
+assign _t66 = tx_next_beat == 2'b01;
+assign _t67 = tx_next_beat == 2'b10;
 assign qp_ctx_value = qp_ctx_fwd_reg ? qp_ctx_fwd_data_reg : qp_ctx_rd_data_reg;
 assign wr_in_load = (~wr_in_none_reg) & (_t0 | enq_ok);
 assign in_wr = wr_in_head_reg[648:0];
-assign act_load = (~act_none_reg) & (_t1 | serve_issue);
-assign sched_qp = act_head_reg;
-assign cfg_ready = _t2;
-assign cfg_issue = _t2 & cfg_valid;
-assign op_free = _t2 & (~cfg_valid);
+assign act_load = (~act_none_reg) & ((~act_head_valid_reg) | serve_issue);
+assign cfg_open = ~op_blocked_reg;
+assign cfg_ready = cfg_open;
+assign rel_issue = _t1 & rel_valid_reg;
+assign cfg_issue = cfg_open & cfg_valid;
+assign op_free = cfg_open & (~cfg_valid);
 assign enq_can = op_free & wr_in_head_valid_reg & (~op_enq_reg);
 assign serve_can = op_free & act_head_valid_reg & credit_ok_reg;
 assign enq_issue = enq_can & ((~serve_can) | prefer_enq_reg);
 assign serve_issue = serve_can & ((~enq_can) | (~prefer_enq_reg));
 assign in_qp = wr_in_head_reg[650:649];
-assign qp_ctx_fwd_now = (cfg_issue & (cfg_qp == op_qp_reg)) | ((enq_issue & (in_qp == op_qp_reg)) | (serve_issue & (act_head_reg == op_qp_reg)));
+assign qp_ctx_fwd_now = (rel_issue & (rel_qp_reg == op_qp_reg)) | (cfg_issue & (cfg_qp == op_qp_reg)) |
+    ((enq_issue & (in_qp == op_qp_reg)) | (serve_issue & (act_head_reg == op_qp_reg)));
 assign ctx_empty = qp_ctx_value[7];
 assign ctx_full = qp_ctx_value[9];
 assign ctx_one = qp_ctx_value[8];
 assign enq_ok = op_enq_reg & (~ctx_full);
-assign serve_ok = op_serve_reg & (~op_held_reg) & _t3;
-assign serve_requeue = op_serve_reg & _t3 & (op_held_reg | (~ctx_one));
+assign ctx_hold = qp_ctx_value[11];
+assign serve_ok = op_serve_reg & _t2 & _t3;
+assign serve_requeue = op_serve_reg & _t3 & (ctx_hold | (~ctx_one));
 assign ctx_queued = qp_ctx_value[10];
 assign act_push = (enq_ok & (~ctx_queued)) | serve_requeue;
 assign in_wr_kind = in_wr[2:0];
 assign enq_qn0 = (in_wr_kind == WR_SEND) | (in_wr_kind == WR_IMMEDIATE);
 assign enq_qn1 = (in_wr_kind == WR_READ) | (in_wr_kind == WR_ATOMIC);
 assign ctx_count = qp_ctx_value[6:4];
-assign ring_count_next = _t4 ? 3'b000 : (enq_ok ? (ctx_count + 3'b001) : (serve_ok ? (ctx_count - 3'b001) : ctx_count));
+assign ring_count_next = (op_clear_reg | op_cfg_reg) ? 3'b000 : (enq_ok ? (ctx_count + 3'b001) : (serve_ok ? (ctx_count - 3'b001) : ctx_count));
 assign ctx_head = qp_ctx_value[1:0];
 assign ctx_tail = qp_ctx_value[3:2];
-assign ctx_msn_send = qp_ctx_value[42:11];
-assign ctx_msn_read = qp_ctx_value[74:43];
-assign ctx_mtu = qp_ctx_value[133:75];
-assign op_any = _t4 | op_enq_reg | op_serve_reg;
-assign wr_ready = (~wr_in_filled_reg) & _t2;
+assign ctx_msn_send = qp_ctx_value[43:12];
+assign ctx_msn_read = qp_ctx_value[75:44];
+assign ctx_mtu = qp_ctx_value[134:76];
+assign op_any = _t4 | op_cfg_reg | op_enq_reg | op_serve_reg;
+assign rel_next = release_valid & (~(cfg_issue & (cfg_qp == release_qp)));
+assign wr_ready = (~wr_in_filled_reg) & _t1;
 assign srv_wr = ring_rd_data_reg[648:0];
 assign srv_msn = ring_rd_data_reg[680:649];
 assign srv_mtu = ring_rd_data_reg[739:681];
@@ -783,7 +806,7 @@ assign cur_qp = wrq_head_reg[589:588];
 assign m_axis_tid = _t18;
 assign m_sent_qp = _t18;
 assign idle = in_idle & (~(beat_valid_reg | out_valid_reg)) & (_t5 & wrq_none_reg) &
-    (_t2 & (_t0 & wr_in_none_reg) & (_t1 & act_none_reg) & (~op_any) & (~srv_valid_reg));
+    (_t1 & (_t0 & wr_in_none_reg) & (unheld_wrs_reg == 5'h0) & (~rel_valid_reg) & (~op_rel_reg) & (~srv_valid_reg));
 assign beat_in_valid = tx_emit | short_emit;
 assign beat_in_data = in_data ?
     {
@@ -856,7 +879,7 @@ end
 
 always @* begin
     qp_ctx_rd_data_next = qp_ctx_rd_data_reg;
-    if (clearing_reg | cfg_issue | enq_issue | serve_issue) begin
+    if (clearing_reg | rel_issue | cfg_issue | enq_issue | serve_issue) begin
         qp_ctx_rd_data_next = qp_ctx_mem[_t34];
     end
 end
@@ -870,13 +893,18 @@ end
 
 always @* begin
     op_clear_next = op_clear_reg;
+    op_rel_next = op_rel_reg;
     op_cfg_next = op_cfg_reg;
     op_enq_next = op_enq_reg;
     op_serve_next = op_serve_reg;
     op_qp_next = op_qp_reg;
-    op_held_next = op_held_reg;
     op_cfg_mtu_next = op_cfg_mtu_reg;
     op_cfg_msn_next = op_cfg_msn_reg;
+    op_cfg_hold_next = op_cfg_hold_reg;
+    rel_valid_next = rel_valid_reg;
+    rel_qp_next = rel_qp_reg;
+    op_blocked_next = op_blocked_reg;
+    unheld_wrs_next = unheld_wrs_reg;
     clear_idx_next = clear_idx_reg;
     clearing_next = clearing_reg;
     prefer_enq_next = prefer_enq_reg;
@@ -888,13 +916,19 @@ always @* begin
     qp_ctx_fwd_data_next = qp_ctx_fwd_data_reg;
     srv_qp_next = srv_qp_reg;
     op_clear_next = clearing_reg;
+    op_rel_next = rel_issue;
     op_cfg_next = cfg_issue;
     op_enq_next = enq_issue;
     op_serve_next = serve_issue;
     op_qp_next = _t34;
-    op_held_next = sched_hold;
     op_cfg_mtu_next = {cfg_mulpdu[2:0], _t35 ? cfg_mulpdu[6:0] : 7'h46, _t35, cfg_mulpdu - 16'h12, cfg_mulpdu - 16'he, cfg_mulpdu};
     op_cfg_msn_next = cfg_initial_msn;
+    op_cfg_hold_next = cfg_hold;
+    rel_valid_next = rel_next;
+    rel_qp_next = release_qp;
+    op_blocked_next = (clearing_reg & (clear_idx_reg != 2'b11)) | rel_next;
+    unheld_wrs_next = (unheld_wrs_reg + ((op_rel_reg & ctx_hold) ? _t36 : ((enq_ok & _t2) ? 5'h1 : 5'h0))) -
+        ((op_cfg_reg & _t2) ? _t36 : (serve_ok ? 5'h1 : 5'h0));
     if (clearing_reg) begin
         clear_idx_next = clear_idx_reg + 2'b01;
         if (clear_idx_reg == 2'b11) begin
@@ -904,12 +938,12 @@ always @* begin
     if (enq_issue | serve_issue) begin
         prefer_enq_next = serve_issue;
     end
-    credits_next = _t36;
-    credit_ok_next = _t36 != 3'b000;
+    credits_next = _t37;
+    credit_ok_next = _t37 != 3'b000;
     srv_valid_next = serve_ok;
     credit_back_next = op_serve_reg & (~serve_ok);
     qp_ctx_fwd_next = qp_ctx_fwd_now & op_any;
-    qp_ctx_fwd_data_next = _t37;
+    qp_ctx_fwd_data_next = _t38;
     srv_qp_next = op_qp_reg;
 end
 
@@ -930,8 +964,8 @@ always @* begin
     end
     wrq_head_valid_next = wrq_load | (wrq_head_valid_reg & (~wrq_pop));
     wrq_count_next = (wrq_count_reg + {1'b0, wr_take}) - {1'b0, wrq_load};
-    wrq_none_next = _t38 ? 1'b0 : (_t39 ? _t40 : wrq_none_reg);
-    wrq_filled_next = _t39 ? 1'b0 : (_t38 ? _t40 : wrq_filled_reg);
+    wrq_none_next = _t39 ? 1'b0 : (_t40 ? _t41 : wrq_none_reg);
+    wrq_filled_next = _t40 ? 1'b0 : (_t39 ? _t41 : wrq_filled_reg);
 end
 
 always @* begin
@@ -987,7 +1021,7 @@ end
 always @* begin
     fetch_q_wptr_next = fetch_q_wptr_reg;
     fetch_q_rptr_next = fetch_q_rptr_reg;
-    if (_t41) begin
+    if (_t42) begin
         fetch_q_wptr_next = fetch_q_wptr_reg + 3'b001;
     end
     fetch_q_rptr_next = fetch_q_pop ? (fetch_q_rptr_reg + 3'b001) : fetch_q_rptr_reg;
@@ -1010,8 +1044,8 @@ always @* begin
     end
     fifo_head_valid_next = fifo_load | (fifo_head_valid_reg & (~fifo_pop));
     fifo_count_next = (fifo_count_reg + {8'h0, fifo_push}) - {8'h0, fifo_load};
-    fifo_none_next = _t42 ? 1'b0 : (_t43 ? (fifo_count_reg == 9'h1) : fifo_none_reg);
-    fifo_filled_next = _t43 ? 1'b0 : (_t42 ? (fifo_count_reg == 9'hff) : fifo_filled_reg);
+    fifo_none_next = _t43 ? 1'b0 : (_t44 ? (fifo_count_reg == 9'h1) : fifo_none_reg);
+    fifo_filled_next = _t44 ? 1'b0 : (_t43 ? (fifo_count_reg == 9'hff) : fifo_filled_reg);
 end
 
 always @* begin
@@ -1099,30 +1133,30 @@ always @* begin
         atomic_tail_octet13_next = cur_msn[7:0];
         atomic_tail_octet14_next = 8'h0;
         atomic_tail_octet15_next = 8'h0;
-        atomic_tail_octet16_next = _t44[15:8];
-        atomic_tail_octet17_next = _t44[7:0];
-        atomic_tail_octet18_next = (_t44 == 16'h33) ? cur_compare_mask[7:0] :
-            _t45 ? cur_compare_mask[15:8] :
-            _t46 ? cur_compare_mask[23:16] :
-            _t47 ? cur_compare_mask[31:24] :
-            _t48 ? cur_compare_mask[39:32] :
-            _t49 ? cur_compare_mask[47:40] :
-            8'h0;
-        atomic_tail_octet19_next = _t45 ? cur_compare_mask[7:0] :
+        atomic_tail_octet16_next = _t45[15:8];
+        atomic_tail_octet17_next = _t45[7:0];
+        atomic_tail_octet18_next = (_t45 == 16'h33) ? cur_compare_mask[7:0] :
             _t46 ? cur_compare_mask[15:8] :
             _t47 ? cur_compare_mask[23:16] :
             _t48 ? cur_compare_mask[31:24] :
             _t49 ? cur_compare_mask[39:32] :
+            _t50 ? cur_compare_mask[47:40] :
             8'h0;
-        atomic_tail_octet20_next = _t46 ? cur_compare_mask[7:0] :
+        atomic_tail_octet19_next = _t46 ? cur_compare_mask[7:0] :
             _t47 ? cur_compare_mask[15:8] :
             _t48 ? cur_compare_mask[23:16] :
             _t49 ? cur_compare_mask[31:24] :
+            _t50 ? cur_compare_mask[39:32] :
             8'h0;
-        atomic_tail_octet21_next = _t47 ? cur_compare_mask[7:0] : (_t48 ? cur_compare_mask[15:8] : (_t49 ? cur_compare_mask[23:16] : 8'h0));
-        atomic_tail_octet22_next = _t48 ? cur_compare_mask[7:0] : (_t49 ? cur_compare_mask[15:8] : 8'h0);
-        atomic_tail_octet23_next = _t49 ? cur_compare_mask[7:0] : 8'h0;
-        atomic_tail_len_next = 7'h46 - _t44[6:0];
+        atomic_tail_octet20_next = _t47 ? cur_compare_mask[7:0] :
+            _t48 ? cur_compare_mask[15:8] :
+            _t49 ? cur_compare_mask[23:16] :
+            _t50 ? cur_compare_mask[31:24] :
+            8'h0;
+        atomic_tail_octet21_next = _t48 ? cur_compare_mask[7:0] : (_t49 ? cur_compare_mask[15:8] : (_t50 ? cur_compare_mask[23:16] : 8'h0));
+        atomic_tail_octet22_next = _t49 ? cur_compare_mask[7:0] : (_t50 ? cur_compare_mask[15:8] : 8'h0);
+        atomic_tail_octet23_next = _t50 ? cur_compare_mask[7:0] : 8'h0;
+        atomic_tail_len_next = 7'h46 - _t45[6:0];
     end
     if (wr_fire) begin
         msg_msn_next = cur_msn;
@@ -1140,14 +1174,14 @@ always @* begin
                 tx_to_next = seg_untagged ? 64'h0 : cur_to;
                 tx_avail_next = 5'h8 - {2'b00, cur_phase};
                 tx_pos_next = cur_phase;
-                seg_last_next = seg_untagged ? _t50 : _t52;
-                seg_left_next = seg_untagged ? (_t50 ? (cur_len[15:0] + UNTAGGED_HDR) : cur_mtu_mulpdu) :
-                    _t52 ? (cur_len[15:0] + TAGGED_HDR) :
+                seg_last_next = seg_untagged ? _t51 : _t53;
+                seg_left_next = seg_untagged ? (_t51 ? (cur_len[15:0] + UNTAGGED_HDR) : cur_mtu_mulpdu) :
+                    _t53 ? (cur_len[15:0] + TAGGED_HDR) :
                     cur_mtu_mulpdu;
-                msg_left_next = seg_untagged ? (_t50 ? 32'h0 : (cur_len - _t51)) : (_t52 ? 32'h0 : (cur_len - _t53));
+                msg_left_next = seg_untagged ? (_t51 ? 32'h0 : (cur_len - _t52)) : (_t53 ? 32'h0 : (cur_len - _t54));
                 seg_beat_next = 2'b00;
-                tx_payload_octets_next = seg_untagged ? (_t50 ? 4'b0000 : 4'b0000) : (_t52 ? 4'b0000 : 4'b0000);
-                tx_last_beat_next = seg_untagged ? (_t50 ? 1'b0 : _t54) : (_t52 ? 1'b0 : _t54);
+                tx_payload_octets_next = seg_untagged ? (_t51 ? 4'b0000 : 4'b0000) : (_t53 ? 4'b0000 : 4'b0000);
+                tx_last_beat_next = seg_untagged ? (_t51 ? 1'b0 : _t55) : (_t53 ? 1'b0 : _t55);
                 tx_hdr_lanes_next = 4'b1000;
                 tx_phase_next = cur_phase - 3'b000;
             end
@@ -1306,35 +1340,35 @@ always @* begin
         rd_left_one_next = rd_left_reg == 33'h2;
     end
     if (fetch_q_pop) begin
-        rd_next_addr_next = _t55[94:34];
-        rd_left_next = _t55[32:0];
+        rd_next_addr_next = _t56[94:34];
+        rd_left_next = _t56[32:0];
         rd_left_some_next = 1'b1;
-        rd_left_one_next = _t55[33];
+        rd_left_one_next = _t56[33];
     end
     if (fetch_bypass) begin
         rd_next_addr_next = srv_wr_addr[63:3];
         rd_left_next = fetch_reads;
         rd_left_some_next = 1'b1;
-        rd_left_one_next = _t56;
+        rd_left_one_next = _t57;
     end
     if (fifo_pop) begin
         tx_hold_next = fifo_head_reg;
     end
     fifo_reserved_next = (fifo_reserved_reg + {8'h0, tx_rd_fire}) - {8'h0, fifo_pop};
-    seg_nx_fits_next = seg_untagged ? _t57 : _t59;
-    seg_nx_k_next = seg_untagged ? (_t57 ? 4'b0000 : 4'b0000) : (_t59 ? 4'b0000 : 4'b0000);
-    seg_nx_last_beat_next = seg_untagged ? (_t57 ? 1'b0 : _t61) : (_t59 ? 1'b0 : _t61);
-    seg_nx_left_next = seg_untagged ? (_t57 ? (msg_left_reg[15:0] + UNTAGGED_HDR) : msg_mulpdu_reg) :
-        _t59 ? (msg_left_reg[15:0] + TAGGED_HDR) :
+    seg_nx_fits_next = seg_untagged ? _t58 : _t60;
+    seg_nx_k_next = seg_untagged ? (_t58 ? 4'b0000 : 4'b0000) : (_t60 ? 4'b0000 : 4'b0000);
+    seg_nx_last_beat_next = seg_untagged ? (_t58 ? 1'b0 : _t62) : (_t60 ? 1'b0 : _t62);
+    seg_nx_left_next = seg_untagged ? (_t58 ? (msg_left_reg[15:0] + UNTAGGED_HDR) : msg_mulpdu_reg) :
+        _t60 ? (msg_left_reg[15:0] + TAGGED_HDR) :
         msg_mulpdu_reg;
-    seg_nx_msg_left_next = seg_untagged ? (_t57 ? 32'h0 : (msg_left_reg - _t58)) : (_t59 ? 32'h0 : (msg_left_reg - _t60));
+    seg_nx_msg_left_next = seg_untagged ? (_t58 ? 32'h0 : (msg_left_reg - _t59)) : (_t60 ? 32'h0 : (msg_left_reg - _t61));
     seg_nx_valid_next = in_data & (~(tx_seg_end & _t16));
     if (tx_prefetch) begin
-        tx_avail_next = _t62;
+        tx_avail_next = _t63;
     end
     if (tx_emit) begin
-        tx_avail_next = tx_need_pop ? (_t62 - _t15) : (tx_avail_reg - _t15);
-        tx_pos_next = _t63;
+        tx_avail_next = tx_need_pop ? (_t63 - _t15) : (tx_avail_reg - _t15);
+        tx_pos_next = _t64;
         if (tx_last_beat_reg) begin
             if (seg_last_reg) begin
                 state_next = STATE_IDLE;
@@ -1347,15 +1381,15 @@ always @* begin
                 tx_payload_octets_next = seg_nx_k_reg;
                 tx_last_beat_next = seg_nx_last_beat_reg;
                 tx_hdr_lanes_next = 4'b1000;
-                tx_phase_next = _t63 - 3'b000;
+                tx_phase_next = _t64 - 3'b000;
             end
         end else begin
             seg_left_next = seg_left_reg - 16'h8;
             seg_beat_next = tx_next_beat;
-            tx_payload_octets_next = ((seg_left_reg >= 16'h10) ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t64;
+            tx_payload_octets_next = ((seg_left_reg >= 16'h10) ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t65;
             tx_last_beat_next = seg_left_reg <= 16'h10;
-            tx_hdr_lanes_next = _t64;
-            tx_phase_next = _t63 - (_t65 ? (seg_untagged ? 3'b000 : 3'b110) : (_t66 ? (seg_untagged ? 3'b010 : 3'b000) : 3'b000));
+            tx_hdr_lanes_next = _t65;
+            tx_phase_next = _t64 - (_t66 ? (seg_untagged ? 3'b000 : 3'b110) : (_t67 ? (seg_untagged ? 3'b010 : 3'b000) : 3'b000));
         end
     end
     if (short_emit) begin
@@ -1428,15 +1462,20 @@ always @(posedge clk) begin
     credit_ok_reg <= credit_ok_next;
     prefer_enq_reg <= prefer_enq_next;
     op_clear_reg <= op_clear_next;
+    op_rel_reg <= op_rel_next;
     op_cfg_reg <= op_cfg_next;
     op_enq_reg <= op_enq_next;
     op_serve_reg <= op_serve_next;
-    op_held_reg <= op_held_next;
     op_cfg_mtu_reg <= op_cfg_mtu_next;
     op_cfg_msn_reg <= op_cfg_msn_next;
+    op_cfg_hold_reg <= op_cfg_hold_next;
+    rel_valid_reg <= rel_valid_next;
+    rel_qp_reg <= rel_qp_next;
+    op_blocked_reg <= op_blocked_next;
     srv_valid_reg <= srv_valid_next;
     srv_qp_reg <= srv_qp_next;
     credit_back_reg <= credit_back_next;
+    unheld_wrs_reg <= unheld_wrs_next;
     wrq_wptr_reg <= wrq_wptr_next;
     wrq_rptr_reg <= wrq_rptr_next;
     wrq_count_reg <= wrq_count_next;
@@ -1537,7 +1576,7 @@ always @(posedge clk) begin
         act_mem[act_wptr_reg] <= op_qp_reg;
     end
     if (op_any) begin
-        qp_ctx_mem[op_qp_reg] <= _t37;
+        qp_ctx_mem[op_qp_reg] <= _t38;
     end
     if (enq_ok) begin
         ring_mem[{op_qp_reg, ctx_tail}] <= {ctx_mtu, enq_qn0 ? ctx_msn_send : ctx_msn_read, in_wr};
@@ -1548,8 +1587,8 @@ always @(posedge clk) begin
             srv_wr_aopcode, srv_wr_imm, srv_wr_sink_to, srv_wr_sink_stag, srv_wr_len, srv_wr_to, srv_wr_stag, srv_wr_invalidate, srv_wr_solicited, srv_wr_kind
         };
     end
-    if (_t41) begin
-        fetch_q_mem[fetch_q_wptr_reg[1:0]] <= {srv_wr_addr[63:3], _t56, fetch_reads};
+    if (_t42) begin
+        fetch_q_mem[fetch_q_wptr_reg[1:0]] <= {srv_wr_addr[63:3], _t57, fetch_reads};
     end
     if (fifo_push) begin
         fifo_mem[fifo_wptr_reg] <= rd_data;
@@ -1578,11 +1617,15 @@ always @(posedge clk) begin
         credit_ok_reg <= 1'b1;
         prefer_enq_reg <= 1'b0;
         op_clear_reg <= 1'b0;
+        op_rel_reg <= 1'b0;
         op_cfg_reg <= 1'b0;
         op_enq_reg <= 1'b0;
         op_serve_reg <= 1'b0;
+        rel_valid_reg <= 1'b0;
+        op_blocked_reg <= 1'b1;
         srv_valid_reg <= 1'b0;
         credit_back_reg <= 1'b0;
+        unheld_wrs_reg <= 5'h0;
         wrq_wptr_reg <= 1'b0;
         wrq_rptr_reg <= 1'b0;
         wrq_count_reg <= 2'b00;

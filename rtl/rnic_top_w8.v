@@ -26,7 +26,8 @@ module rnic_top_w8 (
      */
     input  wire        cfg_valid,
     input  wire [1:0]  cfg_qp,
-    output wire        cfg_ready, // a context can be loaded: low for the init sweeps after rst (rnicTopInitCycles)
+    // a context can be loaded: low for the init sweeps after rst (rnicTopInitCycles) and in the cycle after a first-FPDU completion
+    output wire        cfg_ready,
     input  wire [15:0] cfg_pd, // the stream's protection domain
     input  wire [15:0] cfg_ird, // inbound Read/Atomic Requests allowed in the IRRQ (IRD)
     input  wire [15:0] cfg_ord, // outbound Read/Atomic Requests allowed outstanding (ORD)
@@ -166,7 +167,7 @@ module rnic_top_w8 (
     output wire        stat_fenced, // its transmit waits for the peer's first FPDU (MPA fencing)
     output wire        stat_mpa_err, // MPA failed one of its FPDUs
     output wire        rx_idle, // every ULPDU received is handled and its placement written
-    output wire        idle, // nothing in progress but the work requests in the requester (each reported by a sent completion)
+    output wire        idle, // nothing in progress, but work requests a fence holds
     output wire        tx_err_length // sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)
 );
 
@@ -340,6 +341,7 @@ wire resp_idle;
 wire requester_cfg_valid;
 wire requester_cfg_ready;
 wire [1:0] requester_cfg_qp;
+wire requester_cfg_hold;
 wire [15:0] requester_cfg_mulpdu;
 wire [31:0] requester_cfg_initial_msn;
 wire [2:0] requester_wr_kind;
@@ -361,8 +363,8 @@ wire [31:0] requester_wr_request_id;
 wire requester_wr_valid;
 wire requester_wr_ready;
 wire [1:0] requester_wr_qp;
-wire [1:0] requester_sched_qp;
-wire requester_sched_hold;
+wire requester_release_valid;
+wire [1:0] requester_release_qp;
 wire requester_rd_valid;
 wire requester_rd_ready;
 wire [63:0] requester_rd_addr;
@@ -377,10 +379,7 @@ wire [1:0] requester_m_axis_tid;
 wire [15:0] requester_m_axis_tuser;
 wire requester_m_sent_valid;
 wire [1:0] requester_m_sent_qp;
-// verilator lint_off UNUSED
-// a QP is idle when none of its work requests is in flight (qp<i>_wr_out)
 wire requester_idle;
-// verilator lint_on UNUSED
 wire cfg_taken;
 wire qp0_cfg_load;
 reg qp0_ctx_tx_markers_reg; // QP 0: MPA markers in what this QP sends (the peer's M bit)
@@ -427,14 +426,6 @@ reg orq_refused_reg; // the ORQ refused it: it waits for an answered Read or Ato
 reg orq_refused_next;
 wire orq_ask; // the ORQ entry goes to ddp_rx_ctl
 wire wr_ok; // the work request may enter the requester
-reg qp0_fenced_reg; // QP 0: its transmit waits for the peer's first FPDU
-reg qp0_fenced_next;
-reg qp1_fenced_reg; // QP 1: its transmit waits for the peer's first FPDU
-reg qp1_fenced_next;
-reg qp2_fenced_reg; // QP 2: its transmit waits for the peer's first FPDU
-reg qp2_fenced_next;
-reg qp3_fenced_reg; // QP 3: its transmit waits for the peer's first FPDU
-reg qp3_fenced_next;
 wire cq_first_fire; // m_first is taken (into m_cq)
 wire stags_cfg_valid;
 wire stags_cfg_ready;
@@ -763,10 +754,9 @@ assign requester_cfg_valid = cfg_taken;
 assign requester_cfg_qp = cfg_qp;
 assign requester_cfg_mulpdu = cfg_mulpdu;
 assign requester_cfg_initial_msn = cfg_initial_msn;
-assign requester_sched_hold = (requester_sched_qp == 2'b11) ? qp3_fenced_reg :
-    (requester_sched_qp == 2'b10) ? qp2_fenced_reg :
-    (requester_sched_qp == 2'b01) ? qp1_fenced_reg :
-    qp0_fenced_reg;
+assign requester_cfg_hold = cfg_fence;
+assign requester_release_valid = cq_first_fire;
+assign requester_release_qp = ctl_m_first_qp;
 assign ctl_inject_valid = inject_valid;
 assign ctl_inject_qp = inject_qp;
 assign ctl_inject_err = inject_err;
@@ -984,7 +974,7 @@ assign stat_mpa_err = ctl_stat_mpa_err;
 assign rx_idle_all = deframer_idle & (~deframer_drain_busy) & reasm_idle & (rx_tag_wptr_reg == rx_tag_rptr_reg) & ctl_idle & place_idle;
 assign rx_idle = rx_idle_all;
 assign tx_idle_all = ctl_irrq_idle & resp_idle & (_t10 & cq_sent_none_reg) & _t12;
-assign idle = rx_idle_all & tx_idle_all & _t1;
+assign idle = rx_idle_all & tx_idle_all & requester_idle & _t1;
 assign tx_err_length = framer_err_length;
 
 always @* begin
@@ -1056,46 +1046,6 @@ always @* begin
     end
     if (wr_valid & wr_ready) begin
         orq_granted_next = 1'b0;
-    end
-end
-
-always @* begin
-    qp0_fenced_next = qp0_fenced_reg;
-    if (cq_first_fire & (ctl_m_first_qp == 2'b00)) begin
-        qp0_fenced_next = 1'b0;
-    end
-    if (qp0_cfg_load) begin
-        qp0_fenced_next = cfg_fence;
-    end
-end
-
-always @* begin
-    qp1_fenced_next = qp1_fenced_reg;
-    if (cq_first_fire & (ctl_m_first_qp == 2'b01)) begin
-        qp1_fenced_next = 1'b0;
-    end
-    if (qp1_cfg_load) begin
-        qp1_fenced_next = cfg_fence;
-    end
-end
-
-always @* begin
-    qp2_fenced_next = qp2_fenced_reg;
-    if (cq_first_fire & (ctl_m_first_qp == 2'b10)) begin
-        qp2_fenced_next = 1'b0;
-    end
-    if (qp2_cfg_load) begin
-        qp2_fenced_next = cfg_fence;
-    end
-end
-
-always @* begin
-    qp3_fenced_next = qp3_fenced_reg;
-    if (cq_first_fire & (ctl_m_first_qp == 2'b11)) begin
-        qp3_fenced_next = 1'b0;
-    end
-    if (qp3_cfg_load) begin
-        qp3_fenced_next = cfg_fence;
     end
 end
 
@@ -1274,10 +1224,6 @@ always @(posedge clk) begin
     orq_asked_reg <= orq_asked_next;
     orq_granted_reg <= orq_granted_next;
     orq_refused_reg <= orq_refused_next;
-    qp0_fenced_reg <= qp0_fenced_next;
-    qp1_fenced_reg <= qp1_fenced_next;
-    qp2_fenced_reg <= qp2_fenced_next;
-    qp3_fenced_reg <= qp3_fenced_next;
     rx_tag_wptr_reg <= rx_tag_wptr_next;
     rx_tag_rptr_reg <= rx_tag_rptr_next;
     rx_tag_full_reg <= rx_tag_full_next;
@@ -1338,10 +1284,6 @@ always @(posedge clk) begin
         orq_asked_reg <= 1'b0;
         orq_granted_reg <= 1'b0;
         orq_refused_reg <= 1'b0;
-        qp0_fenced_reg <= 1'b0;
-        qp1_fenced_reg <= 1'b0;
-        qp2_fenced_reg <= 1'b0;
-        qp3_fenced_reg <= 1'b0;
         rx_tag_wptr_reg <= 3'b000;
         rx_tag_rptr_reg <= 3'b000;
         rx_tag_full_reg <= 1'b0;
@@ -1575,6 +1517,7 @@ ddp_tx_w8_q4 u_requester (
     .cfg_valid(requester_cfg_valid),
     .cfg_ready(requester_cfg_ready),
     .cfg_qp(requester_cfg_qp),
+    .cfg_hold(requester_cfg_hold),
     .cfg_mulpdu(requester_cfg_mulpdu),
     .cfg_initial_msn(requester_cfg_initial_msn),
     .wr_kind(requester_wr_kind),
@@ -1596,8 +1539,8 @@ ddp_tx_w8_q4 u_requester (
     .wr_valid(requester_wr_valid),
     .wr_ready(requester_wr_ready),
     .wr_qp(requester_wr_qp),
-    .sched_qp(requester_sched_qp),
-    .sched_hold(requester_sched_hold),
+    .release_valid(requester_release_valid),
+    .release_qp(requester_release_qp),
     .rd_valid(requester_rd_valid),
     .rd_ready(requester_rd_ready),
     .rd_addr(requester_rd_addr),

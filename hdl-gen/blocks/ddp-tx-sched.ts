@@ -24,33 +24,48 @@ import { WORK_REQUEST } from './records';
  *   port itself would, since a valid request stays until taken), until that QP is served once.
  *   The ring has DDP_TX_RING entries.
  * - Per-QP context (qp_ctx): the ring's head, tail and count (with count == 0, 1, RING as bits
- *   written with it), whether the QP is queued in the scheduler, the next MSN of QN 0 and of
- *   QN 1, MULPDU and what derives from it (QP_MTU). One read-modify-write pipeline serves every
- *   operation, one a cycle: look up (cycle t), decide and write back (t + 1). Hazard rule: the
- *   RAM reads first, so a lookup misses only the write-back of its own cycle; that one is
- *   forwarded (its index compare made in cycle t beside the issue, registered), so the same QP
- *   in consecutive operations (enqueue then serve, serve then serve) reads its current state
- *   with no stall. Operations, highest priority first: clear (after rst, one QP a cycle, N
- *   cycles; cfg_ready and wr_ready are low meanwhile), cfg (cfg_valid), then enqueue and serve,
- *   alternating when both wait.
+ *   written with it), whether the QP is queued in the scheduler, whether it is held (MPA fencing),
+ *   the next MSN of QN 0 and of QN 1, MULPDU and what derives from it (QP_MTU). One
+ *   read-modify-write pipeline serves every operation, one a cycle: look up (cycle t), decide and
+ *   write back (t + 1). Hazard rule: the RAM reads first, so a lookup misses only the write-back
+ *   of its own cycle; that one is forwarded (its index compare made in cycle t beside the issue,
+ *   registered), so the same QP in consecutive operations (enqueue then serve, serve then serve,
+ *   release then serve, release then cfg) reads its current state with no stall. Operations,
+ *   highest priority first: clear (after rst, one QP a cycle, N cycles; cfg_ready and wr_ready are
+ *   low meanwhile), release (the one taken in the cycle before; cfg_ready is low while it
+ *   issues), cfg (cfg_valid), then enqueue and serve, alternating when both wait.
  * - Enqueue: the input FIFO's head goes to ring[qp][tail]; it takes its MSN there (RFC 5041 §5.1:
  *   QN 0 counts Sends and Immediate Data, QN 1 Read Requests and Atomic Requests, in posting
  *   order), so a QP's messages keep their order and MSNs whatever the order the QPs are served in.
  *   A ring that goes from empty to non-empty queues its QP (a FIFO of QP indices, Corundum's
  *   tx_scheduler_rr): each QP is in it at most once. One enqueue every other cycle at most (the
  *   input head leaves in the write-back cycle).
- * - Serve: the scheduler FIFO's head is on sched_qp (meaningful while the FIFO holds a QP);
- *   sched_hold is sampled in the cycle it is popped, so the top answers it combinationally or
- *   from a register indexed by sched_qp. A held QP is put back at the tail, the others go on.
- *   Otherwise its oldest work request is read from the ring and handed over two cycles after the
- *   pop (`valid`), and the QP goes back to the tail if its ring still has work. A pop needs a
- *   credit: the requester's queue takes every served request (credits = its room, returned as
- *   requests start, or a cycle after a pop that served nothing), so a served request never
- *   waits. A QP that is the only one with work is popped again three cycles after its previous
- *   pop (the FIFO's block RAM write and read).
+ * - Serve: the scheduler FIFO's head is popped and its context looked up; a held QP (its
+ *   context's hold bit, as current as any other field: a release written back in the cycle of
+ *   the lookup is forwarded) is put back at the tail, the others go on. Otherwise its oldest work
+ *   request is read from the ring and handed over two cycles after the pop (`valid`), and the QP
+ *   goes back to the tail if its ring still has work. A pop needs a credit: the requester's queue
+ *   takes every served request (credits = its room, returned as requests start, or a cycle after
+ *   a pop that served nothing), so a served request never waits. A QP that is the only one with
+ *   work is popped again three cycles after its previous pop (the FIFO's block RAM write and
+ *   read).
  * - cfg (cfg_valid with cfg_ready): the QP's MULPDU, both MSN counters restart at
- *   cfg_initial_msn, its ring is emptied (tail := head); requests already served go on with the
- *   old values. Load a QP before its first work request.
+ *   cfg_initial_msn, its ring is emptied (tail := head), it is held if cfg_hold (MPA fencing,
+ *   RFC 6581 §3: the responder sends nothing before the peer's first FPDU); requests already
+ *   served go on with the old values. Load a QP before its first work request.
+ * - Release (release_valid, release_qp; no ready: one is taken every cycle): the QP's hold is
+ *   cleared; its work requests are served from then on, in their turn. A release is registered
+ *   and issues in the next cycle, ahead of cfg, so it is never refused (cfg_ready is 0 in that
+ *   cycle instead: a register, not a function of release_valid). A release taken in the cycle a
+ *   cfg of the same QP is taken is dropped: the new context's hold stands (the release belongs
+ *   to the connection the cfg ends; the cfg counts as later). A release registered while the
+ *   contexts are cleared after rst is dropped (the clear leaves every QP unheld). Lag: a release
+ *   taken in cycle t is looked up in t + 1 (a pop due then waits a cycle) and written back in
+ *   t + 2; a pop of the QP from t + 2 on serves it (forwarded), one in t or before skips it.
+ * - Idle: nothing in the front but the work requests of held QPs (they cycle through the
+ *   scheduler FIFO, skipped, until released): a count of the work requests in the rings of QPs
+ *   not held, moved at the write-back (enqueue, serve; a cfg that empties an unheld QP's ring, a
+ *   release that lifts a held one's by the ring's count).
  *
  * Latency: a work request reaches the requester's queue 7 cycles after its handshake on an idle
  * block (input FIFO 2, enqueue 1, scheduler FIFO 2, serve and ring read 2). Rate: the scheduler
@@ -105,7 +120,7 @@ export interface TxScheduler {
   readonly msn: Expr;
   /** Its QP's QP_MTU. */
   readonly mtu: Expr;
-  /** No work request anywhere in the front (input FIFO, rings, scheduler, pipeline). */
+  /** No work request anywhere in the front (input FIFO, rings, pipeline, a served one) but in the rings of held QPs. */
   readonly idle: Expr;
 }
 
@@ -118,8 +133,9 @@ export interface TxSchedulerConfig {
   /** A work request the scheduler served starts in the requester this cycle (a credit returns). */
   readonly started: Expr;
   readonly wr: { readonly valid: Signal; readonly ready: Signal; readonly qp: Signal; readonly value: Expr };
-  readonly cfg: { readonly valid: Signal; readonly ready: Signal; readonly qp: Signal; readonly mulpdu: Signal; readonly initialMsn: Signal };
-  readonly sched: { readonly qp: Signal; readonly hold: Signal };
+  readonly cfg: { readonly valid: Signal; readonly ready: Signal; readonly qp: Signal; readonly mulpdu: Signal; readonly initialMsn: Signal; readonly hold: Signal };
+  /** Lifts a QP's hold (taken every cycle). */
+  readonly release: { readonly valid: Signal; readonly qp: Signal };
 }
 
 export function txScheduler(m: ModuleBuilder, c: TxSchedulerConfig): TxScheduler {
@@ -140,6 +156,7 @@ export function txScheduler(m: ModuleBuilder, c: TxSchedulerConfig): TxScheduler
     one: { width: 1, doc: 'count == 1' },
     full: { width: 1, doc: `count == ${DDP_TX_RING}` },
     queued: { width: 1, doc: 'the QP is in the scheduler FIFO or being served' },
+    hold: { width: 1, doc: 'held (cfg_hold, until a release): served nothing, skipped by the scheduler' },
     msn_send: { width: 32, doc: 'MSN of the next message on QN 0 (RFC 5041 section 5.1)' },
     msn_read: { width: 32, doc: 'MSN of the next message on QN 1' },
     mtu: QP_MTU,
@@ -149,7 +166,7 @@ export function txScheduler(m: ModuleBuilder, c: TxSchedulerConfig): TxScheduler
   // its own cycle (read-first), so the index compare is made then and registered, and the value
   // is one mux behind the RAM's read register (context.ts compares at the output, three LUT
   // levels before any decision).
-  const ctxRam = ram(m, 'qp_ctx', { width: QP_CTX.width, depth: N, latency: 1, doc: 'per-QP ring pointers, MSNs, MULPDU' });
+  const ctxRam = ram(m, 'qp_ctx', { width: QP_CTX.width, depth: N, latency: 1, doc: 'per-QP ring pointers, hold, MSNs, MULPDU' });
   const fwdHit = m.reg('qp_ctx_fwd', 1, { reset: 0, doc: "the lookup's QP was written back in its own cycle: use qp_ctx_fwd_data" });
   const fwdData = m.reg('qp_ctx_fwd_data', QP_CTX.width, { doc: 'that write-back' });
   const ctxValue = m.let('qp_ctx_value', mux(fwdHit, fwdData, ctxRam.data), { doc: 'the looked-up context, current' });
@@ -171,7 +188,6 @@ export function txScheduler(m: ModuleBuilder, c: TxSchedulerConfig): TxScheduler
   const serveIssue = m.wire('serve_issue', 1, { doc: 'the scheduler pops a QP to serve it' });
   const actDepth = 1 << Math.max(1, Math.ceil(Math.log2(N)));
   const act = bramFifo(m, 'act', qb, actDepth, { push: actPush, data: opQp, pop: serveIssue });
-  m.assign(c.sched.qp, act.head);
 
   // ---- Operation issue (cycle t) -----------------------------------------------------------------
   const clearing = m.reg('clearing', 1, { reset: 1, doc: 'after rst: every QP context is being cleared, one a cycle' });
@@ -181,16 +197,25 @@ export function txScheduler(m: ModuleBuilder, c: TxSchedulerConfig): TxScheduler
   const preferEnq = m.reg('prefer_enq', 1, { reset: 0, doc: 'enqueue wins the next tie (they alternate)' });
   const op = {
     clear: m.reg('op_clear', 1, { reset: 0 }),
+    rel: m.reg('op_rel', 1, { reset: 0 }),
     cfg: m.reg('op_cfg', 1, { reset: 0 }),
     enq: m.reg('op_enq', 1, { reset: 0 }),
     serve: m.reg('op_serve', 1, { reset: 0 }),
   };
-  const opHeld = m.reg('op_held', 1, { doc: 'the served QP was held (sched_hold)' });
   const opMtu = m.reg('op_cfg_mtu', QP_MTU.width, { doc: "cfg_mulpdu's QP_MTU" });
   const opMsn = m.reg('op_cfg_msn', 32);
-  m.assign(c.cfg.ready, clearing.not());
-  const cfgIssue = m.let('cfg_issue', clearing.not().and(c.cfg.valid));
-  const free = m.let('op_free', clearing.not().and(c.cfg.valid.not()), { doc: 'no clear or cfg this cycle' });
+  const opHold = m.reg('op_cfg_hold', 1, { doc: 'cfg_hold' });
+  // A release goes through a register and issues in the next cycle ahead of cfg, so it needs no
+  // ready, and cfg_ready (0 while it issues) stays a function of registers.
+  const relValid = m.reg('rel_valid', 1, { reset: 0, doc: 'a release was taken last cycle: it issues now' });
+  const relQp = m.reg('rel_qp', qb, { doc: 'its QP' });
+  // clearing | rel_valid as one flip-flop: the issue decisions have the inputs they had before releases.
+  const blocked = m.reg('op_blocked', 1, { reset: 1, doc: 'a clear or a release issues: no cfg, enqueue or serve' });
+  const cfgOpen = m.let('cfg_open', blocked.not(), { doc: 'no clear or release issues: a cfg may' });
+  m.assign(c.cfg.ready, cfgOpen);
+  const relIssue = m.let('rel_issue', clearing.not().and(relValid));
+  const cfgIssue = m.let('cfg_issue', cfgOpen.and(c.cfg.valid));
+  const free = m.let('op_free', cfgOpen.and(c.cfg.valid.not()), { doc: 'no clear, release or cfg this cycle' });
   // The input head stays until its enqueue's write-back: no second enqueue behind it.
   const enqCan = m.let('enq_can', free.and(inq.headValid).and(op.enq.not()));
   const serveCan = m.let('serve_can', free.and(act.headValid).and(creditOk));
@@ -198,16 +223,17 @@ export function txScheduler(m: ModuleBuilder, c: TxSchedulerConfig): TxScheduler
   m.assign(serveIssue, serveCan.and(enqCan.not().or(preferEnq.not())));
   const lookupQp = oneHotMux([
     [clearing, clearIdx],
+    [relIssue, relQp],
     [cfgIssue, c.cfg.qp],
     [enqIssue, inHead.qp],
     [serveIssue, act.head],
   ]);
-  const lookupEnable = clearing.or(cfgIssue).or(enqIssue).or(serveIssue);
+  const lookupEnable = clearing.or(relIssue).or(cfgIssue).or(enqIssue).or(serveIssue);
   ctxRam.read(lookupQp, lookupEnable);
   // The forwarding compare per source, beside the issue decision (a clear reads nothing).
   const fwdNow = m.let(
     'qp_ctx_fwd_now',
-    anyOf([cfgIssue.and(c.cfg.qp.eq(opQp)), enqIssue.and(inHead.qp.eq(opQp)), serveIssue.and(act.head.eq(opQp))]),
+    anyOf([relIssue.and(relQp.eq(opQp)), cfgIssue.and(c.cfg.qp.eq(opQp)), enqIssue.and(inHead.qp.eq(opQp)), serveIssue.and(act.head.eq(opQp))]),
     { doc: "the lookup's QP is the one written back this cycle" },
   );
 
@@ -215,14 +241,16 @@ export function txScheduler(m: ModuleBuilder, c: TxSchedulerConfig): TxScheduler
   const v = QP_CTX.view(ctxValue, { m, prefix: 'ctx' });
   const [empty, full, lastOne] = [v.empty, v.full, v.one];
   m.assign(enqOk, op.enq.and(full.not()));
-  const serveOk = m.let('serve_ok', op.serve.and(opHeld.not()).and(empty.not()), { doc: 'the QP sends its oldest work request' });
+  const held = v.hold;
+  const serveOk = m.let('serve_ok', op.serve.and(held.not()).and(empty.not()), { doc: 'the QP sends its oldest work request' });
   // The QP goes back to the scheduler FIFO while it has work: held, or more than the one served.
-  const requeue = m.let('serve_requeue', op.serve.and(empty.not()).and(opHeld.or(lastOne.not())));
+  const requeue = m.let('serve_requeue', op.serve.and(empty.not()).and(held.or(lastOne.not())));
   m.assign(actPush, enqOk.and(v.queued.not()).or(requeue));
   const kind = inWr.kind;
   const qn0 = m.let('enq_qn0', kind.eq(K.WR.SEND).or(kind.eq(K.WR.IMMEDIATE)), { doc: 'the work request takes an MSN of QN 0' });
   const qn1 = m.let('enq_qn1', kind.eq(K.WR.READ).or(kind.eq(K.WR.ATOMIC)), { doc: 'of QN 1' });
-  // The count after the operation: one more (enqueue), one less (serve), 0 (clear, cfg).
+  // The count after the operation: one more (enqueue), one less (serve), 0 (clear, cfg); a
+  // release leaves it.
   const count = m.let(
     'ring_count_next',
     mux(op.clear.or(op.cfg), lit(pw, 0), mux(enqOk, v.count.add(1), mux(serveOk, v.count.sub(1), v.count))),
@@ -234,12 +262,13 @@ export function txScheduler(m: ModuleBuilder, c: TxSchedulerConfig): TxScheduler
     empty: count.eq(0),
     one: count.eq(1),
     full: count.eq(DDP_TX_RING),
-    queued: op.enq.and(v.queued.or(enqOk)).or(op.serve.and(requeue)).or(op.cfg.and(v.queued)),
+    queued: op.enq.and(v.queued.or(enqOk)).or(op.serve.and(requeue)).or(op.cfg.or(op.rel).and(v.queued)),
+    hold: mux(op.cfg, opHold, v.hold.and(op.clear.or(op.rel).not())),
     msn_send: mux(op.cfg, opMsn, mux(op.clear, lit(32, 0), mux(enqOk.and(qn0), v.msn_send.add(1), v.msn_send))),
     msn_read: mux(op.cfg, opMsn, mux(op.clear, lit(32, 0), mux(enqOk.and(qn1), v.msn_read.add(1), v.msn_read))),
     mtu: mux(op.cfg, opMtu, mux(op.clear, lit(QP_MTU.width, 0), v.mtu)),
   });
-  const opAny = m.let('op_any', op.clear.or(op.cfg).or(op.enq).or(op.serve), { doc: 'an operation writes back this cycle' });
+  const opAny = m.let('op_any', op.clear.or(op.rel).or(op.cfg).or(op.enq).or(op.serve), { doc: 'an operation writes back this cycle' });
   ctxRam.write(opAny, opQp, next);
   const slot = (ptr: Expr) => cat(opQp, ptr);
   ring.write(enqOk, slot(v.tail), RING_ENTRY.pack({ wr: inHead.wr, msn: mux(qn0, v.msn_send, v.msn_read), mtu: v.mtu }));
@@ -253,16 +282,32 @@ export function txScheduler(m: ModuleBuilder, c: TxSchedulerConfig): TxScheduler
   const creditBack = m.reg('credit_back', 1, { reset: 0, doc: 'the last pop served nothing: its credit returns' });
   const cw = credits.width;
   const creditsNext = credits.add(c.started.zext(cw)).add(creditBack.zext(cw)).sub(serveIssue.zext(cw));
+  const relNext = m.let('rel_next', c.release.valid.and(cfgIssue.and(c.cfg.qp.eq(c.release.qp)).not()), {
+    doc: "a release is taken (one in the cycle a cfg of its QP is taken is the old connection's: dropped)",
+  });
+  // Work requests in the rings of QPs not held (for idle): in at an enqueue or a release (the
+  // ring's count), out at a serve or a cfg (the ring is emptied).
+  const ub = indexBits(N * DDP_TX_RING + 1);
+  const unheld = m.reg('unheld_wrs', ub, { reset: 0, doc: 'work requests in the rings of QPs not held' });
+  const one = lit(ub, 1);
+  const zero = lit(ub, 0);
+  const unheldIn = mux(op.rel.and(held), v.count.zext(ub), mux(enqOk.and(held.not()), one, zero));
+  const unheldOut = mux(op.cfg.and(held.not()), v.count.zext(ub), mux(serveOk, one, zero));
 
   m.sync(() => {
     m.set(op.clear, clearing);
+    m.set(op.rel, relIssue);
     m.set(op.cfg, cfgIssue);
     m.set(op.enq, enqIssue);
     m.set(op.serve, serveIssue);
     m.set(opQp, lookupQp);
-    m.set(opHeld, c.sched.hold);
     m.set(opMtu, mtuOf(c.cfg.mulpdu));
     m.set(opMsn, c.cfg.initialMsn);
+    m.set(opHold, c.cfg.hold);
+    m.set(relValid, relNext);
+    m.set(relQp, c.release.qp);
+    m.set(blocked, clearing.and(clearIdx.ne(N - 1)).or(relNext));
+    m.set(unheld, unheld.add(unheldIn).sub(unheldOut));
     m.when(clearing, () => {
       m.set(clearIdx, clearIdx.add(1));
       m.when(clearIdx.eq(N - 1), () => m.set(clearing, 0));
@@ -285,6 +330,7 @@ export function txScheduler(m: ModuleBuilder, c: TxSchedulerConfig): TxScheduler
     qp: srvQp,
     msn: entry.msn,
     mtu: entry.mtu,
-    idle: clearing.not().and(inq.empty).and(act.empty).and(opAny.not()).and(srvValid.not()),
+    // A release in flight (registered, or looked up) is about to count its QP's ring as unheld.
+    idle: clearing.not().and(inq.empty).and(unheld.eq(0)).and(relValid.not()).and(op.rel.not()).and(srvValid.not()),
   };
 }

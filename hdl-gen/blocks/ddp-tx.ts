@@ -61,12 +61,16 @@ import { checkRnicWidth } from './rnic-widths';
  * Shared by N QPs (`ddpTxModule(W, { qps: N })`, ddp_tx_w<W>_q<N>): the work requests of every QP
  * come in on the one port with wr_qp and wait in per-QP rings in RAM; a round-robin scheduler
  * over the QPs with work (ddp-tx-sched.ts, its header states the contract: input FIFO, ring
- * full, cfg, the hold lookup sched_qp / sched_hold, hazards) hands them one work request at a time
- * to the send queue above, each with its QP, its MSN (taken from its QP's QN 0 or QN 1 counter
+ * full, cfg, holds and releases, hazards) hands them one work request at a time to the send
+ * queue above, each with its QP, its MSN (taken from its QP's QN 0 or QN 1 counter
  * when it entered the ring) and its QP's MULPDU, so the fetcher, segmenter and output stages run
  * unchanged; a message is never interleaved with another (QPs switch at work request boundaries).
- * cfg_valid / cfg_qp / cfg_mulpdu / cfg_initial_msn load a QP (cfg_ready: after rst the N contexts
- * are cleared, N cycles); rst no longer loads the MSNs. m_axis_tid and m_sent_qp name the QP.
+ * cfg_valid / cfg_qp / cfg_mulpdu / cfg_initial_msn / cfg_hold load a QP (cfg_ready: after rst the
+ * N contexts are cleared, N cycles; then 0 only in the cycle after a release); rst no longer loads
+ * the MSNs. A QP loaded with cfg_hold (MPA fencing, RFC 6581 §3) is skipped by the scheduler, its
+ * work requests kept in its ring, until release_valid with release_qp lifts the hold (one taken
+ * every cycle). m_axis_tid and m_sent_qp name the QP; idle is 1 with nothing in progress but the
+ * work requests of held QPs.
  * Cycles: a work request's first read is 8 cycles after its handshake on an idle block (1 with
  * one QP: the input FIFO, the ring, the scheduler FIFO, the ring read: 7 more), and it starts
  * from the send queue's head two cycles after its first read (no start in the cycle it is
@@ -141,8 +145,9 @@ export function ddpTxModule(bytes: number, opts: DdpTxOptions = {}): Module {
   const cfgShared = shared
     ? {
         valid: m.input('cfg_valid', 1, { group: cg, doc: "load cfg_qp's context (taken while cfg_ready)" }),
-        ready: m.output('cfg_ready', 1, { group: cg, doc: 'the contexts are cleared after rst (N cycles)' }),
+        ready: m.output('cfg_ready', 1, { group: cg, doc: 'low while the contexts are cleared after rst (N cycles) and in the cycle after a release' }),
         qp: m.input('cfg_qp', qb, { group: cg }),
+        hold: m.input('cfg_hold', 1, { group: cg, doc: "cfg_qp is held: its work requests wait (MPA fencing, RFC 6581 section 3) until its release" }),
       }
     : null;
   const cfgMulpdu = m.input('cfg_mulpdu', 16, { group: cg, doc: 'largest ULPDU (>= 64): segments carry at most cfg_mulpdu - 14 (Write) or - 18 (Send) octets' });
@@ -178,10 +183,10 @@ export function ddpTxModule(bytes: number, opts: DdpTxOptions = {}): Module {
         credits: ddpTxWrQueue(W) + 1,
         started: startedW!,
         wr: { valid: port.valid, ready: port.ready, qp: wrQp!, value: wrGroup.value },
-        cfg: { valid: cfgShared!.valid, ready: cfgShared!.ready, qp: cfgShared!.qp, mulpdu: cfgMulpdu, initialMsn: cfgInitialMsn },
-        sched: {
-          qp: m.output('sched_qp', qb, { group: 'Scheduler hold lookup', doc: 'the QP the scheduler is about to serve' }),
-          hold: m.input('sched_hold', 1, { group: 'Scheduler hold lookup', doc: 'sched_qp may not send now: it is skipped (served later)' }),
+        cfg: { valid: cfgShared!.valid, ready: cfgShared!.ready, qp: cfgShared!.qp, mulpdu: cfgMulpdu, initialMsn: cfgInitialMsn, hold: cfgShared!.hold },
+        release: {
+          valid: m.input('release_valid', 1, { group: 'Release', doc: "lift release_qp's hold (taken every cycle; dropped if a cfg of the same QP is taken in the cycle)" }),
+          qp: m.input('release_qp', qb, { group: 'Release' }),
         },
       })
     : null;
@@ -231,7 +236,7 @@ export function ddpTxModule(bytes: number, opts: DdpTxOptions = {}): Module {
   const sg = 'Status';
   const sentValid = m.output('m_sent_valid', 1, { group: sg, doc: "the last beat of a work request's last ULPDU is taken this cycle" });
   const sentQp = shared ? m.output('m_sent_qp', qb, { group: sg, doc: 'the QP of that work request' }) : null;
-  const idle = m.output('idle', 1, { group: sg, doc: 'no work request in progress and nothing left to send' });
+  const idle = m.output('idle', 1, { group: sg, doc: shared ? 'no work request in progress and nothing left to send, but those of held QPs' : 'no work request in progress and nothing left to send' });
 
   const K = sharedNames ?? rnicNames(m);
   const kWrite = K.WR.WRITE;

@@ -34,18 +34,20 @@ import { ulpduReasmInitCycles, ulpduReasmModule } from './ulpdu-reasm';
  *
  * - Configuration port: cfg_valid with cfg_qp loads that QP's context (the cfg_* fields) into
  *   every block that keeps one (mpa_rx, ulpdu_reasm, ddp_rx_ctl, ddp_tx, and the top's framing
- *   context), taken with cfg_ready (0 for rnicTopInitCycles after rst: the blocks' init sweeps):
+ *   context), taken with cfg_ready (0 for rnicTopInitCycles after rst: the blocks' init sweeps;
+ *   then 0 only in the cycle after a first-FPDU completion, which releases its QP in ddp_tx):
  *   a new connection on that QP. Load it while the QP is idle or held by its fence: in the middle
  *   of an FPDU the restart would cut it short. Receive buffers and work requests go to the QP
  *   their *_qp names.
  * - Work requests: one requester for every QP (ddp_tx_w<W>_q<max(N, 2)>: per-QP rings, MSNs and
  *   MULPDU in RAM, a round-robin scheduler over the QPs with work, switching at work-request
- *   boundaries; ddp-tx-sched.ts). A fenced QP is skipped by its scheduler without holding the
- *   others; the host gives a fenced QP at most DDP_TX_RING work requests before its first FPDU
- *   (more would wait in the requester's input and hold back every QP's). A Read or Atomic enters
- *   its QP's ORQ in ddp_rx_ctl before the requester takes it; while the QP has ORD of them
- *   outstanding (or its ORQ is full) the work request waits at wr_ready, and those behind it with
- *   it: ORD is never exceeded (RFC 5040 §6.1).
+ *   boundaries; ddp-tx-sched.ts). A fenced QP is loaded held there (cfg_hold) and skipped by
+ *   its scheduler without holding the others, until its first-FPDU completion releases it; the
+ *   host gives a fenced QP at most DDP_TX_RING work requests before its first FPDU (more would wait
+ *   in the requester's input and hold back every QP's). A Read or Atomic enters its QP's ORQ in
+ *   ddp_rx_ctl before the requester takes it; while the QP has ORD of them outstanding (or its
+ *   ORQ is full) the work request waits at wr_ready, and those behind it with it: ORD is never
+ *   exceeded (RFC 5040 §6.1).
  * - One STag table for the RNIC (stag_table_d<depth>), as in the model (ts-model/rnic/rnic.ts):
  *   an STag belongs to a protection domain, not to a QP; ddp_rx_ctl looks up every QP's STags
  *   in it and the stream check T2 compares the STag's PD with the receiving QP's cfg_pd
@@ -139,7 +141,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const cg = "Configuration port: cfg_valid loads QP cfg_qp's context and restarts it (a new connection)";
   const cfgValid = m.input('cfg_valid', 1, { group: cg });
   const cfgQp = m.input('cfg_qp', qb, { group: cg });
-  const cfgReady = m.output('cfg_ready', 1, { group: cg, doc: 'a context can be loaded: low for the init sweeps after rst (rnicTopInitCycles)' });
+  const cfgReady = m.output('cfg_ready', 1, { group: cg, doc: 'a context can be loaded: low for the init sweeps after rst (rnicTopInitCycles) and in the cycle after a first-FPDU completion' });
   const cfgTaken = m.let('cfg_taken', cfgValid.and(cfgReady));
   const rxCfg = portGroup(m, 'cfg', QP_RX_CFG, 'input', cg);
   m.assign(c.cfg_valid!, cfgTaken);
@@ -201,24 +203,21 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(c.s_orq_to!, mux(atomic, lit(64, 0), wr.wr_sink_to!));
   m.assign(c.s_orq_size!, mux(atomic, lit(32, 0), wr.wr_len!));
   m.assign(c.s_orq_request_id!, mux(atomic, wr.wr_request_id!, lit(32, 0)));
-  // The requester's per-QP context (MULPDU, the first MSN of QN 0 and QN 1) loads with the QP's.
+  // The requester's per-QP context (MULPDU, the first MSN of QN 0 and QN 1, the fence) loads
+  // with the QP's.
   m.assign(t.cfg_valid!, cfgTaken);
   m.assign(t.cfg_qp!, toBlock(cfgQp));
   m.assign(t.cfg_mulpdu!, rxCfg.ports.mulpdu);
   m.assign(t.cfg_initial_msn!, rxCfg.ports.initial_msn);
-  m.allowUnused(t.idle!, 'a QP is idle when none of its work requests is in flight (qp<i>_wr_out)');
 
-  // MPA fencing (RFC 6581 §3): a fenced QP's work requests wait in the requester (skipped, not
-  // blocking others) until ddp_rx_ctl has decided its first ULPDU (m_first).
-  const fenced = Array.from({ length: N }, (_, i) => m.reg(`qp${i}_fenced`, 1, { reset: 0, doc: `QP ${i}: its transmit waits for the peer's first FPDU` }));
+  // MPA fencing (RFC 6581 §3): a fenced QP is loaded held in the requester (cfg_hold), its work
+  // requests wait there (skipped, not blocking others), and the requester releases it when
+  // ddp_rx_ctl's decision on its first ULPDU (m_first) goes into m_cq. The hold is a bit of the
+  // QP's context in the requester: no register here per QP.
+  m.assign(t.cfg_hold!, rxCfg.ports.fence);
   const firstFire = m.wire('cq_first_fire', 1, { doc: 'm_first is taken (into m_cq)' });
-  for (let i = 0; i < N; i++) {
-    m.sync(() => {
-      m.when(firstFire.and(fromBlock(c.m_first_qp!).eq(qpLit(i))), () => m.set(fenced[i]!, 0));
-      m.when(qpRst[i]!, () => m.set(fenced[i]!, rxCfg.ports.fence));
-    });
-  }
-  m.assign(t.sched_hold!, pickByIndex(t.sched_qp!, [...fenced, ...Array.from({ length: NB - N }, () => lit(1, 0))]));
+  m.assign(t.release_valid!, firstFire);
+  m.assign(t.release_qp!, c.m_first_qp!);
 
   // Local faults: pulses to ddp_rx_ctl (it takes each into a small queue).
   const lf = 'Local faults (a local failure or an abort of one QP; a pulse each)';
@@ -440,11 +439,9 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.allowUnused(d.ctx_qp!, 'rx_idle covers every QP');
   m.allowUnused(d.drain_qp!, 'rx_idle covers every QP');
   m.assign(m.output('rx_idle', 1, { group: sg, doc: 'every ULPDU received is handled and its placement written' }), rxIdle);
-  // Nothing in progress but the work requests of fenced QPs, which wait for their peer.
   const txIdle = m.let('tx_idle_all', c.irrq_idle!.and(r.idle!).and(sentQ.empty).and(c.m_first_valid!.not()), { doc: 'no response or completion in progress (mpa_tx: m_axis_tvalid)' });
-  // The requester's work requests are the host's to count (their sent completions): a fenced QP's
-  // wait in it for their peer.
-  m.assign(m.output('idle', 1, { group: sg, doc: 'nothing in progress but the work requests in the requester (each reported by a sent completion)' }), rxIdle.and(txIdle).and(orq.asked.not()));
+  // The requester's idle leaves out the work requests of held (fenced) QPs: they wait for their peer.
+  m.assign(m.output('idle', 1, { group: sg, doc: 'nothing in progress, but work requests a fence holds' }), rxIdle.and(txIdle).and(t.idle!).and(orq.asked.not()));
   m.assign(m.output('tx_err_length', 1, { group: sg, doc: 'sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)' }), f.err_length!);
 
   m.instance(ctl, 'u_rx_ctl', { clk, rst, ...c });

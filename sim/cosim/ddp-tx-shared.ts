@@ -18,10 +18,11 @@ import { WR_NOISE_FIELDS, wrFields, type TxRequest } from './wr-request';
  * and each QP's ULPDUs (by m_axis_tid, in order) are compared octet for octet with its
  * endpoint's. Checked on the way, besides the single-QP bench's stream checks: tid constant within
  * a ULPDU, m_sent_valid once per work request of m_sent_qp with m_sent_qp = the tid of the last
- * beat, a held QP (sched_hold, answered combinationally from sched_qp) sending nothing beyond
- * what it was served before the hold, and fairness: the messages of other QPs sent while a QP
- * waits with work are counted; the largest count is returned (the round-robin bound is checked by
- * the test).
+ * beat, a held QP (loaded with cfg_hold, as the top loads a fenced one) sending no beat until the
+ * cycle after its release (release_valid / release_qp), idle never 1 while a QP that is not held
+ * has a work request not yet sent, and fairness: the messages of other QPs sent while a QP waits
+ * with work are counted; the largest count is returned (the round-robin bound is checked by the
+ * test). Releases of QPs not held (never, or no longer) are driven too: they change nothing.
  */
 
 /** A work request for a QP. */
@@ -35,11 +36,24 @@ export interface QpConfig {
   readonly initialMsn: number;
 }
 
-/** A stretch of cycles (from the first cycle after reset) a QP is held. */
+/**
+ * A QP loaded held (cfg_hold) and the cycle (from the first cycle after reset) its release is
+ * driven: that cycle or, with another release there, the next free one, and not before every QP
+ * is loaded.
+ */
 export interface Hold {
   readonly qp: number;
-  readonly from: number;
-  readonly to: number;
+  readonly release: number;
+}
+
+/**
+ * A release of a QP that is not held at `at` (never held, or released before): it changes
+ * nothing. `early`: driven at `at` even while the QPs are being loaded (to meet a cfg).
+ */
+export interface SpareRelease {
+  readonly qp: number;
+  readonly at: number;
+  readonly early?: boolean;
 }
 
 /** A run of the shared block: the one-QP block's run options, with each QP's requests and configuration. */
@@ -47,6 +61,7 @@ export interface SharedRunOptions extends Omit<TxBlockRunOptions<QpRequest>, 'mu
   readonly qps: number;
   readonly configs: readonly QpConfig[];
   readonly holds?: readonly Hold[];
+  readonly spareReleases?: readonly SpareRelease[];
   readonly wrGap?: number;
 }
 
@@ -63,8 +78,12 @@ export interface SharedRun {
   readonly lastBeatAt: number[];
   /** The most messages of other QPs completed while a QP had work and was not held. */
   readonly maxWait: number;
-  /** The most messages a QP completed inside one of its holds (served before it began). */
-  readonly maxSentWhileHeld: number;
+  /** The cycle each QP's cfg was taken. */
+  readonly cfgAt: readonly number[];
+  /** Each held QP's release cycle as driven (-1: not driven before the run ended). */
+  readonly releasedAt: ReadonlyMap<number, number>;
+  /** Beats of held QPs taken on m_axis before their release: QP and cycle (the first 50). */
+  readonly heldBeats: readonly { readonly qp: number; readonly cycle: number }[];
 }
 
 class DdpTxSharedBench extends TxBlockBench {
@@ -78,9 +97,13 @@ class DdpTxSharedBench extends TxBlockBench {
   /** Work requests accepted and not yet sent, per QP. */
   private readonly pending: number[];
   private readonly waited: number[];
+  /** QPs whose work requests were taken in this cycle (their pending counts went up before idle is checked). */
+  private readonly takenNow: number[] = [];
   maxWait = 0;
-  maxSentWhileHeld = 0;
-  private readonly heldSent = new Map<Hold, number>();
+  /** Held QPs and the cycle their release was driven (absent: still held). */
+  readonly releasedAt = new Map<number, number>();
+  readonly heldBeats: { qp: number; cycle: number }[] = [];
+  readonly cfgAt: number[] = [];
 
   constructor(model: SimModel, o: SharedRunOptions) {
     super(model, o.seed);
@@ -92,7 +115,10 @@ class DdpTxSharedBench extends TxBlockBench {
     this.waited = Array.from({ length: N }, () => 0);
     const wrGap = this.pause(o.wrGap ?? 0.3);
     const rdPause = this.pause(o.rdPause ?? 0.3);
-    this.cfg = this.recordSource('cfg', { fields: (c) => ({ qp: c.qp, mulpdu: c.mulpdu, initialMsn: c.initialMsn >>> 0 }) });
+    const holds = o.holds ?? [];
+    const heldQps = new Set(holds.map((x) => x.qp));
+    if (heldQps.size !== holds.length) throw new Error('a QP is loaded held once: one hold per QP');
+    this.cfg = this.recordSource('cfg', { fields: (c) => ({ qp: c.qp, mulpdu: c.mulpdu, initialMsn: c.initialMsn >>> 0, hold: heldQps.has(c.qp) ? 1 : 0 }), onAccept: (c) => (this.cfgAt[c.qp] = this.stepped) });
     // Atomics numbered from 1 per QP, as each QP's model endpoint numbers its Request Identifiers.
     const requestIds = Array.from({ length: N }, () => 1);
     const ids = o.requests.map((x) => (x.q.kind === 'atomic' ? requestIds[x.qp]!++ : 0));
@@ -109,25 +135,57 @@ class DdpTxSharedBench extends TxBlockBench {
         next++;
         this.acceptedAt.push(this.stepped);
         this.pending[x.qp]!++;
+        this.takenNow.push(x.qp);
       },
     });
     this.mem = this.memory({ width: o.width, prefix: '', ports: 'read', memory: o.memory, rdPause, latency: { min: o.minLatency ?? 1, max: o.maxLatency ?? 6 }, report });
     this.ulpduStream(o.width, o.sinkPause);
     const h = (n: string) => model.handle(n);
-    const [sentValid, sentQp, tvalid, tready, tlast, tid, schedQp, schedHold] = [
-      h('m_sent_valid'), h('m_sent_qp'), h('m_axis_tvalid'), h('m_axis_tready'), h('m_axis_tlast'), h('m_axis_tid'), h('sched_qp'), h('sched_hold'),
+    const [sentValid, sentQp, tvalid, tready, tlast, tid, relValid, relQp, idle] = [
+      h('m_sent_valid'), h('m_sent_qp'), h('m_axis_tvalid'), h('m_axis_tready'), h('m_axis_tlast'), h('m_axis_tid'), h('release_valid'), h('release_qp'), h('idle'),
     ];
-    const holds = o.holds ?? [];
-    const heldAt = (qp: number, cycle: number) => holds.some((x) => x.qp === qp && cycle >= x.from && cycle < x.to);
+    // Held until the cycle its release is driven (taken at that cycle's edge).
+    const heldAt = (qp: number, cycle: number) => heldQps.has(qp) && !(this.releasedAt.get(qp)! < cycle);
+    // The release pulses, a cycle each, in order: the holds' first (their cycles decide heldAt),
+    // then the spare ones in the cycles left.
+    const pulses: { qp: number; at: number; held: boolean; early: boolean }[] = [];
+    const taken = new Set<number>();
+    const place = (qp: number, at: number, held: boolean, early = false) => {
+      let c = at;
+      while (taken.has(c)) c++;
+      taken.add(c);
+      pulses.push({ qp, at: c, held, early });
+    };
+    for (const x of holds) place(x.qp, x.release, true);
+    for (const x of o.spareReleases ?? []) place(x.qp, x.at, false, x.early);
+    pulses.sort((a, b) => a.at - b.at);
     let frameTid = -1;
     this.add({
-      // The hold lookup: answered from sched_qp in the same cycle, as a top's register file would.
-      drive: () => model.pokeNumber(schedHold, heldAt(model.peekNumber(schedQp), this.stepped) ? 1 : 0),
+      // One release a cycle, once every QP is loaded (a release before its cfg would be undone by it).
+      drive: () => {
+        const p = pulses[0];
+        const now = p !== undefined && p.at <= this.stepped && (p.early || this.cfg.idle);
+        if (now) {
+          pulses.shift();
+          if (p.held) this.releasedAt.set(p.qp, this.stepped);
+        }
+        model.pokeNumber(relValid, now ? 1 : 0);
+        model.pokeNumber(relQp, now ? p.qp : 0);
+      },
       sample: () => {
         const cycle = this.stepped;
+        // Idle: nothing in progress but the work requests of held QPs (taken this cycle: not yet in).
+        if (model.peekPreNumber(idle) === 1) {
+          for (const q of this.takenNow) this.pending[q]!--;
+          const busy = this.pending.findIndex((n, q) => n > 0 && !heldAt(q, cycle));
+          if (busy >= 0) report(`idle with ${this.pending[busy]} work request(s) of QP ${busy}, not held, not yet sent at cycle ${cycle}`);
+          for (const q of this.takenNow) this.pending[q]!++;
+        }
+        this.takenNow.length = 0;
         if (model.peekPreNumber(tvalid) === 1 && model.peekPreNumber(tready) === 1) {
           const t = model.peekPreNumber(tid);
           if (t >= N) report(`m_axis_tid ${t} names no QP at cycle ${cycle}`);
+          else if (heldAt(t, cycle) && this.heldBeats.length < 50) this.heldBeats.push({ qp: t, cycle });
           if (frameTid >= 0 && t !== frameTid) report(`m_axis_tid changed from ${frameTid} to ${t} inside a ULPDU at cycle ${cycle}`);
           const last = model.peekPreNumber(tlast) === 1;
           if (last) this.frameTids.push(frameTid >= 0 ? frameTid : t);
@@ -153,16 +211,10 @@ class DdpTxSharedBench extends TxBlockBench {
           this.waited[p]!++;
           this.maxWait = Math.max(this.maxWait, this.waited[p]!);
         }
-        for (const x of holds)
-          if (x.qp === qp && cycle >= x.from && cycle < x.to) {
-            const n = (this.heldSent.get(x) ?? 0) + 1;
-            this.heldSent.set(x, n);
-            this.maxSentWhileHeld = Math.max(this.maxSentWhileHeld, n);
-          }
       },
     });
     this.cfg.pushAll(o.configs.map((c, qp) => ({ qp, ...c })));
-    this.quiet(['wr_valid', 'cfg_valid', 'sched_hold', 'rd_ready', 'rd_data_valid', 'm_axis_tready']);
+    this.quiet(['wr_valid', 'cfg_valid', 'release_valid', 'rd_ready', 'rd_data_valid', 'm_axis_tready']);
   }
 }
 
@@ -173,7 +225,7 @@ export function runDdpTxShared(o: SharedRunOptions): SharedRun {
   const tb = new DdpTxSharedBench(o.model ?? openDut(name, o.dut).model, o);
   tb.wr.pushAll(o.requests);
   const payload = (q: TxRequest) => (q.kind === 'write' || q.kind === 'send' ? q.len : 0);
-  const lastHold = Math.max(0, ...(o.holds ?? []).map((x) => x.to));
+  const lastHold = Math.max(0, ...(o.holds ?? []).map((x) => x.release));
   const budget = 2000 + N + lastHold + o.requests.reduce((n, x) => n + payload(x.q) + 100, 0) * 4;
   const { stepped: _, ulpdus, ulpduAt, ...end } = tb.finish(() => tb.sent >= o.requests.length, budget, `${o.requests.length} work requests sent by ${name}`, o.model !== undefined);
   const byQp: Uint8Array[][] = Array.from({ length: N }, () => []);
@@ -183,7 +235,8 @@ export function runDdpTxShared(o: SharedRunOptions): SharedRun {
     byQp[t]?.push(u);
     byQpAt[t]?.push(ulpduAt[i]!);
   });
-  return { ...end, byQp, byQpAt, sentByQp: tb.sentByQp, maxWait: tb.maxWait, maxSentWhileHeld: tb.maxSentWhileHeld };
+  for (const x of o.holds ?? []) if (!tb.releasedAt.has(x.qp)) tb.releasedAt.set(x.qp, -1);
+  return { ...end, byQp, byQpAt, sentByQp: tb.sentByQp, maxWait: tb.maxWait, cfgAt: tb.cfgAt, releasedAt: tb.releasedAt, heldBeats: tb.heldBeats };
 }
 
 // ---- the random co-simulation ---------------------------------------------------------------------
@@ -213,8 +266,9 @@ export interface SharedCosimResult {
   readonly mismatches: number;
   readonly firstMismatch?: SharedMismatch;
   readonly maxWait: number;
-  readonly maxSentWhileHeld: number;
   readonly holds: readonly Hold[];
+  /** Each held QP's release cycle as driven. */
+  readonly releasedAt: ReadonlyMap<number, number>;
   readonly coverage: Readonly<Record<TxRequest['kind'], number>> & { readonly qpsUsed: number; readonly msnWrapped: boolean; readonly atomicSplit: boolean };
 }
 
@@ -228,12 +282,6 @@ const MULPDUS = [64, 66, 100, 1460, 9000] as const;
  * queue (ddpTxWrQueue(W) + 1 credits) and the started messages in the output stages are sent.
  */
 export const fairnessBound = (W: number, N: number): number => 3 * (N - 1) + ddpTxWrQueue(W) + 1 + 4;
-
-/**
- * Messages of a QP that may still complete once it is held: those served before (the requester's
- * credits, ddpTxWrQueue(W) + 1) and those started and still in the output stages.
- */
-export const heldBound = (W: number): number => ddpTxWrQueue(W) + 1 + 4;
 
 export function cosimDdpTxShared(o: SharedCosimOptions): SharedCosimResult {
   const r: Prng = prng(o.seed);
@@ -251,20 +299,28 @@ export function cosimDdpTxShared(o: SharedCosimOptions): SharedCosimResult {
     requests.push({ qp, q: q! });
   }
   const holds: Hold[] = [];
+  const spareReleases: SpareRelease[] = [];
   if (o.holds ?? true) {
-    // Some QPs held from the start (they must send nothing then), others for stretches later on.
-    for (let qp = 0; qp < N; qp++) if (r.bool(0.25)) holds.push({ qp, from: 0, to: r.int(200, 3000) });
-    if (holds.length === 0) holds.push({ qp: r.int(0, N - 1), from: 0, to: r.int(200, 3000) });
+    // Some QPs loaded held (as the top loads a fenced QP), released early or late in the run, now
+    // and then all in the same cycle (then one a cycle, back to back).
+    for (let qp = 0; qp < N; qp++) if (r.bool(0.3)) holds.push({ qp, release: r.bool(0.5) ? r.int(100, 3000) : r.int(3000, 20000) });
+    if (holds.length === 0) holds.push({ qp: r.int(0, N - 1), release: r.int(100, 3000) });
+    if (r.bool(0.3)) {
+      const at = r.int(100, 3000);
+      holds.splice(0, holds.length, ...holds.map((x) => ({ ...x, release: at })));
+    }
+    // Releases of QPs not held at the time: nothing may change.
     for (let i = 0; i < N; i++) {
-      const from = r.int(0, 20000);
-      holds.push({ qp: r.int(0, N - 1), from, to: from + r.int(50, 2000) });
+      const qp = r.int(0, N - 1);
+      const h = holds.find((x) => x.qp === qp);
+      spareReleases.push({ qp, at: h ? h.release + r.int(N + 1, 5000) : r.int(0, 20000) });
     }
   }
   const memory = new BackgroundMemory();
   const expected = configs.map((c, qp) => expectedUlpdus(requests.filter((x) => x.qp === qp).map((x) => x.q), memory, c));
   const p = o.pause ?? 0.3;
   const run = runDdpTxShared({
-    width: W, qps: N, requests, configs, memory, holds, seed: r.u32(), wrGap: p, rdPause: p, sinkPause: p,
+    width: W, qps: N, requests, configs, memory, holds, spareReleases, seed: r.u32(), wrGap: p, rdPause: p, sinkPause: p,
     ...(o.model && { model: o.model }),
     ...(o.dut && { dut: o.dut }),
   });
@@ -276,11 +332,13 @@ export function cosimDdpTxShared(o: SharedCosimOptions): SharedCosimResult {
     if (run.sentByQp[qp] !== want) out.push({ qp, what: 'm_sent_valid pulses', index: -1, cycle: end, expected: String(want), actual: String(run.sentByQp[qp]) });
     out.push(...ulpduMismatches(expected[qp]!, run.byQp[qp]!, run.byQpAt[qp]!, end).map((m) => ({ ...m, qp })));
   }
-  // Held from the start: nothing was served to it before, so nothing may come out.
-  for (const x of holds.filter((h) => h.from === 0)) {
-    const early = run.byQpAt[x.qp]!.filter((c) => c < x.to).length;
-    if (early) out.push({ qp: x.qp, what: 'held QP', index: -1, cycle: x.to, expected: `nothing before cycle ${x.to}`, actual: `${early} ULPDU(s)` });
-  }
+  // A held QP sends no beat before its release.
+  out.unshift(
+    ...run.heldBeats.map((b): SharedMismatch => {
+      const at = run.releasedAt.get(b.qp)!;
+      return { qp: b.qp, what: 'held QP', index: -1, cycle: b.cycle, expected: at < 0 ? 'nothing: never released' : `nothing before its release at cycle ${at}`, actual: 'a beat on m_axis' };
+    }),
+  );
   const count = (k: TxRequest['kind']) => requests.filter((x) => x.q.kind === k).length;
   const qn = (qp: number, kinds: readonly TxRequest['kind'][]) => requests.filter((x) => x.qp === qp && kinds.includes(x.q.kind)).length;
   return {
@@ -290,8 +348,8 @@ export function cosimDdpTxShared(o: SharedCosimOptions): SharedCosimResult {
     mismatches: out.length,
     ...(out[0] && { firstMismatch: out[0] }),
     maxWait: run.maxWait,
-    maxSentWhileHeld: run.maxSentWhileHeld,
     holds,
+    releasedAt: run.releasedAt,
     coverage: {
       write: count('write'), send: count('send'), read: count('read'), immediate: count('immediate'), atomic: count('atomic'),
       qpsUsed: new Set(requests.map((x) => x.qp)).size,
