@@ -5,10 +5,11 @@
 /*
  * MPA transmit: ULPDUs in, FPDUs out (ULPDU_Length, ULPDU, PAD, markers, CRC-32C),
  * 8 octets per beat, one input beat per cycle. RFC 5044 framing (spec/mpa.md sections 2-4).
- * s_axis_tuser on the first beat of a ULPDU: the framing context (record mpa_tx_ctx; cont: the FPDU
- * continues where the previous one ended, its seq field ignored).
+ * s_axis_tuser on the first beat of a ULPDU: its ULPDU_Length (record mpa_tx_ulpdu). The framing context
+ * (markers, CRC, the marker phase) is kept in a context memory, loaded by cfg_valid (a new connection: its
+ * next FPDU starts at cfg_seq, every later one where the one before ended).
  * One FPDU per m_axis packet (tlast at the CRC).
- * Shared by 4 QPs: tid names the QP; each QP's marker phase is kept in a context memory.
+ * Shared by 4 QPs: tid names the QP; cfg_qp the QP configured.
  *
  * Parameters:
  *   bytes = 8
@@ -36,7 +37,7 @@ module mpa_tx_w8_q4 (
     output wire        s_axis_tready,
     input  wire        s_axis_tlast,
     input  wire [1:0]  s_axis_tid,
-    input  wire [36:0] s_axis_tuser, // record mpa_tx_ctx {cont[36], crc[35], markers[34], s0[33:25], seq[24:16], ulpdu_length[15:0]}
+    input  wire [15:0] s_axis_tuser, // record mpa_tx_ulpdu {ulpdu_length[15:0]}
 
     /*
      * AXI4-Stream output: FPDUs, the TCP payload (m_axis)
@@ -49,11 +50,41 @@ module mpa_tx_w8_q4 (
     output wire [1:0]  m_axis_tid,
 
     /*
+     * Configuration: cfg_valid loads QP cfg_qp's framing context from the cfg_* fields (a new connection)
+     */
+    input  wire        cfg_valid, // after the last beat of the connection before, before the first of the new one
+    output wire        cfg_ready, // always 1 (no init sweep: a QP is configured before its first ULPDU)
+    input  wire [1:0]  cfg_qp, // the QP whose connection starts over
+    input  wire        cfg_markers, // markers in this direction (the peer asked for them, spec/mpa.md section 4.2)
+    input  wire        cfg_crc, // CRC negotiated (off: the CRC field is sent as 0)
+    input  wire [8:0]  cfg_s0, // low 9 bits of S0, where markers count from (spec/mpa.md section 4.3)
+    input  wire [8:0]  cfg_seq, // low 9 bits of the TCP sequence number of the connection's first FPDU; (seq - S0) mod 4 = 0
+
+    /*
      * Status
      */
     output wire        err_length // sticky: a ULPDU ended elsewhere than its ULPDU_Length said
 );
 
+reg cfg_wr_valid_reg; // a configuration goes into tx_ctx this cycle (before a write-back)
+reg cfg_wr_valid_next;
+reg [1:0] cfg_wr_qp_reg;
+reg [1:0] cfg_wr_qp_next;
+reg [8:0] cfg_wr_ctx_reg; // the new connection's context; record mpa_tx_qp_ctx {crc[8], markers[7], k[6:0]}
+reg [8:0] cfg_wr_ctx_next;
+// verilator lint_off UNUSED
+// FPDUs start 4-aligned to S0 (spec/mpa.md section 4.5): the low two bits are 0
+wire [8:0] cfg_marker_octets;
+// verilator lint_on UNUSED
+reg [8:0] tx_ctx_rd_data_reg; // tx_ctx: the memory's read register (each QP's framing context (mpa_tx_qp_ctx))
+reg [8:0] tx_ctx_rd_data_next;
+reg tx_ctx_wb1_valid_reg; // tx_ctx: an update 1 cycle ago
+reg tx_ctx_wb1_valid_next;
+reg [1:0] tx_ctx_wb1_index_reg;
+reg [1:0] tx_ctx_wb1_index_next;
+reg [8:0] tx_ctx_wb1_data_reg;
+reg [8:0] tx_ctx_wb1_data_next;
+wire [8:0] tx_ctx_value; // tx_ctx: the looked-up record, with the updates in flight forwarded
 reg a_in_fpdu_reg; // inside a ULPDU (after its first beat)
 reg a_in_fpdu_next;
 reg [15:0] a_prev_reg; // the last two octets of the previous input beat
@@ -64,8 +95,10 @@ reg [16:0] a_left_reg; // FPDU octets (PAD included, CRC not) still to emit
 reg [16:0] a_left_next;
 reg [16:0] a_data_left_reg; // of those, octets of ULPDU_Length and ULPDU
 reg [16:0] a_data_left_next;
-reg [9:0] a_ctx_reg; // the ULPDU's framing context; record mpa_tx_fpdu_ctx {cont[9], crc[8], markers[7], k_seq[6:0]}
-reg [9:0] a_ctx_next;
+reg [1:0] a_qp_reg; // the QP of the ULPDU in stage A
+reg [1:0] a_qp_next;
+reg a_live_reg; // the ULPDU in stage A (the last taken) is of its QP's connection: no configuration of the QP since
+reg a_live_next;
 reg fa_valid_reg;
 reg fa_valid_next;
 reg [63:0] fa_data_reg;
@@ -76,39 +109,20 @@ reg fa_first_reg;
 reg fa_first_next;
 reg fa_last_reg;
 reg fa_last_next;
-reg [9:0] fa_ctx_reg; // record mpa_tx_fpdu_ctx {cont[9], crc[8], markers[7], k_seq[6:0]}
-reg [9:0] fa_ctx_next;
-reg [1:0] a_qp_reg; // the QP of the ULPDU in stage A
-reg [1:0] a_qp_next;
 reg [1:0] fa_qp_reg;
 reg [1:0] fa_qp_next;
-reg fa_same_qp_reg; // the F beat's ULPDU is of the QP of the ULPDU before it
-reg fa_same_qp_next;
-reg [6:0] mk_ctx_rd_data_reg; // mk_ctx: the memory's read register (each QP's output slots before its next marker slot, after its last FPDU)
-reg [6:0] mk_ctx_rd_data_next;
-reg mk_ctx_wb1_valid_reg; // mk_ctx: an update 1 cycle ago
-reg mk_ctx_wb1_valid_next;
-reg [1:0] mk_ctx_wb1_index_reg;
-reg [1:0] mk_ctx_wb1_index_next;
-reg [6:0] mk_ctx_wb1_data_reg;
-reg [6:0] mk_ctx_wb1_data_next;
-wire [6:0] mk_ctx_value; // mk_ctx: the looked-up record, with the updates in flight forwarded
-reg fa_k_looked_reg; // the F beat is a ULPDU's first, its QP's phase read from mk_ctx last cycle
-reg fa_k_looked_next;
-reg [6:0] fa_k_reg; // the F beat's QP's phase, from mk_ctx
-reg [6:0] fa_k_next;
+reg fa_chain_reg; // the F beat's ULPDU follows its QP's previous one, of the same connection, in the pipeline
+reg fa_chain_next;
+reg fa_live_reg; // the F beat's FPDU writes its QP's marker distance back (no configuration of the QP since its first beat)
+reg fa_live_next;
+reg fa_looked_reg; // the F beat is a ULPDU's first, its QP's context read from tx_ctx last cycle
+reg fa_looked_next;
+reg [8:0] fa_ctx_held_reg; // the context of the F beat's ULPDU, from tx_ctx; record mpa_tx_qp_ctx {crc[8], markers[7], k[6:0]}
+reg [8:0] fa_ctx_held_next;
 wire a_first;
-wire [15:0] ctx_ulpdu_length; // ULPDU octets that follow
-wire [8:0] ctx_s0; // low 9 bits of S0, where markers count from (RFC 5044 section 4.5)
-wire [8:0] ctx_seq; // low 9 bits of the TCP sequence number of the FPDU's first octet
-// verilator lint_off UNUSED
-// FPDUs start 4-aligned to S0 (spec/mpa.md section 4.5): the low two bits are 0
-wire [8:0] a_marker_octets;
-// verilator lint_on UNUSED
-wire ctx_markers; // markers in this direction
-wire ctx_crc; // CRC negotiated (off: the CRC field is sent as 0)
-wire ctx_cont; // the FPDU follows the previous one in the stream: seq is ignored
-wire [9:0] a_ctx_in; // record mpa_tx_fpdu_ctx {cont[9], crc[8], markers[7], k_seq[6:0]}
+wire [15:0] in_ulpdu_length; // ULPDU octets that follow
+wire a_live_now; // a_live, with this cycle's configuration
+wire a_chain; // the ULPDU follows its QP's previous one, of the same connection
 wire [16:0] a_fpdu_octets;
 wire [16:0] a_left_now;
 wire [16:0] a_data_now;
@@ -118,8 +132,8 @@ wire [1:0] a_beat_words;
 wire fa_ready; // stage F takes the F beat
 wire fa_free;
 wire a_take;
-reg [1:0] mk_ctx_rd_index_d1_reg;
-reg [1:0] mk_ctx_rd_index_d1_next;
+reg [1:0] tx_ctx_rd_index_d1_reg;
+reg [1:0] tx_ctx_rd_index_d1_next;
 wire a_ends_here;
 wire a_length_bad;
 reg err_length_seen_reg;
@@ -145,20 +159,21 @@ reg fb_crc_on_reg;
 reg fb_crc_on_next;
 reg fb_k_own_reg; // B1's live distance applies: not an FPDU's first beat, or the FPDU continues the previous one's QP
 reg fb_k_own_next;
-reg [6:0] fb_k_start_reg; // otherwise the distance to start from: from seq, or the QP's from mk_ctx
+reg [6:0] fb_k_start_reg; // otherwise the distance to start from: the QP's, from tx_ctx
 reg [6:0] fb_k_start_next;
+reg fb_live_reg; // the FPDU writes its QP's marker distance back (no configuration of the QP since its first beat)
+reg fb_live_next;
 reg [3:0] fb_k_start_eq_reg; // bit j: k_start = j
 reg [3:0] fb_k_start_eq_next;
 reg [2:0] fb_k_start_lt_reg; // bit j: k_start < j + 1
 reg [2:0] fb_k_start_lt_next;
 reg [1:0] fb_qp_reg;
 reg [1:0] fb_qp_next;
-wire [6:0] fa_ctx_k_seq; // output slots before the first marker slot from seq: (S0 - seq)/4 mod 128 (spec/mpa.md section 4.3)
+wire [8:0] fa_ctx; // the context of the F beat's ULPDU; record mpa_tx_qp_ctx {crc[8], markers[7], k[6:0]}
+wire [6:0] fa_ctx_k; // output slots from the QP's next FPDU start to its next marker slot: (S0 - seq)/4 mod 128 (spec/mpa.md section 4.3)
 wire fa_ctx_markers; // markers in this direction
 wire fa_ctx_crc; // CRC negotiated
-wire fa_ctx_cont; // the FPDU continues its QP's stream: the marker phase is the QP's, not k_seq
 wire fa_go;
-wire [6:0] fa_k_start; // the distance an FPDU's first beat starts from unless B1's live one applies
 wire [2:0] fa_span; // FPDU words and the CRC slot
 reg [6:0] mk_slot_reg; // output slots before the next marker slot: -(seq - S0)/4 mod 128 (spec/mpa.md section 4.3)
 reg [6:0] mk_slot_next;
@@ -186,11 +201,15 @@ reg [1:0] mb_qp_reg;
 reg [1:0] mb_qp_next;
 wire mb_ready; // stage B2 takes the B1 beat
 wire mb_free;
+reg b1_cfg_hold_reg; // a configuration goes into tx_ctx this cycle and B1 holds an FPDU's last beat: it waits
+reg b1_cfg_hold_next;
+wire b1_free; // B1 may pass its beat on
 wire b1_go;
 wire [6:0] b1_k; // output slots before the next marker slot, at this beat
 wire [7:0] b1_k_left; // mk_slot after the stream words, two’s complement
 wire mk_here;
 wire [6:0] mk_after; // the distance to the next marker slot after this beat
+wire tx_ctx_write_back; // the FPDU's last beat writes its QP's distance back
 wire [13:0] mk_ptr_now;
 wire mk_leading;
 reg [31:0] gb_word0_reg;
@@ -385,7 +404,7 @@ reg out_temp_valid_next;
 reg [74:0] out_temp_data_reg;
 reg [74:0] out_temp_data_next;
 wire out_in_ready_early;
-reg [6:0] mk_ctx_mem [0:3];
+reg [8:0] tx_ctx_mem [0:3];
 wire [16:0] _t0;
 wire _t1;
 wire _t2;
@@ -405,20 +424,20 @@ wire [31:0] _t15;
 wire _t16;
 wire _t17;
 wire _t18;
-wire _t19;
-wire _t20;
-wire [31:0] _t21;
+wire [1:0] _t19;
+wire [8:0] _t20;
+wire _t21;
 wire _t22;
+wire _t23;
+wire [31:0] _t24;
+wire _t25;
 // verilator lint_off UNUSED
-wire [3:0] _t23; // read through slices
+wire [3:0] _t26; // read through slices
 // verilator lint_on UNUSED
-wire _t24;
-// verilator lint_off UNUSED
-wire [3:0] _t25; // read through slices
-// verilator lint_on UNUSED
-wire _t26;
 wire _t27;
-wire _t28;
+// verilator lint_off UNUSED
+wire [3:0] _t28; // read through slices
+// verilator lint_on UNUSED
 wire _t29;
 wire _t30;
 wire _t31;
@@ -431,25 +450,28 @@ wire _t37;
 wire _t38;
 wire _t39;
 wire _t40;
-wire [74:0] _t41;
+wire _t41;
 wire _t42;
 wire _t43;
+wire [74:0] _t44;
+wire _t45;
+wire _t46;
 
-assign _t0 = {1'b0, ctx_ulpdu_length};
-assign _t1 = ctx_ulpdu_length[15] |
-    (ctx_ulpdu_length[14] |
-        (ctx_ulpdu_length[13] |
-            (ctx_ulpdu_length[12] |
-                (ctx_ulpdu_length[11] |
-                    (ctx_ulpdu_length[10] |
-                        (ctx_ulpdu_length[9] |
-                            (ctx_ulpdu_length[8] |
-                                (ctx_ulpdu_length[7] |
-                                    (ctx_ulpdu_length[6] |
-                                        (ctx_ulpdu_length[5] | (ctx_ulpdu_length[4] | (ctx_ulpdu_length[3] | (ctx_ulpdu_length[2] & _t2)))))))))))));
-assign _t2 = ctx_ulpdu_length[1] & ctx_ulpdu_length[0];
-assign _t3 = ctx_ulpdu_length[2] | _t4;
-assign _t4 = ctx_ulpdu_length[1] | ctx_ulpdu_length[0];
+assign _t0 = {1'b0, in_ulpdu_length};
+assign _t1 = in_ulpdu_length[15] |
+    (in_ulpdu_length[14] |
+        (in_ulpdu_length[13] |
+            (in_ulpdu_length[12] |
+                (in_ulpdu_length[11] |
+                    (in_ulpdu_length[10] |
+                        (in_ulpdu_length[9] |
+                            (in_ulpdu_length[8] |
+                                (in_ulpdu_length[7] |
+                                    (in_ulpdu_length[6] |
+                                        (in_ulpdu_length[5] | (in_ulpdu_length[4] | (in_ulpdu_length[3] | (in_ulpdu_length[2] & _t2)))))))))))));
+assign _t2 = in_ulpdu_length[1] & in_ulpdu_length[0];
+assign _t3 = in_ulpdu_length[2] | _t4;
+assign _t4 = in_ulpdu_length[1] | in_ulpdu_length[0];
 assign _t5 = a_data_left_reg[2] | _t6;
 assign _t6 = a_data_left_reg[1] & a_data_left_reg[0];
 assign _t7 = a_data_left_reg[16] |
@@ -473,53 +495,53 @@ assign _t14 = {32{gb_merge_reg[0]}};
 assign _t15 = {32{gb_merge_reg[1]}};
 assign _t16 = ~out_valid_reg;
 assign _t17 = a_take & a_first;
-assign _t18 = b1_go & fb_last_reg;
-assign _t19 = a_data_left_reg[1] | a_data_left_reg[0];
-assign _t20 = a_data_left_reg[2] | _t19;
-assign _t21 = {{mk_ptr_now[5:0], 2'b00}, mk_ptr_now[13:6], 16'h0};
-assign _t22 = gb_drain_reg ? gb_tail_reg : gb_last_now;
-assign _t23 = (gb_drain_reg ? _t10 : gb_sum) - 4'b0001;
-assign _t24 = ~gb_drain_reg;
-assign _t25 = gb_sum - 4'b0010;
-assign _t26 = gb_drain_n & gb_end_reg;
-assign _t27 = mb_last_reg & gb_sum_over[0];
-assign _t28 = (gb_refill & _t29) | ((gb_drain_n & _t30) | (_t24 & _t31));
-assign _t29 = mb_last_reg | mb_words_ge_reg[1];
-assign _t30 = gb_end_reg | gb_count_over_reg[1];
-assign _t31 = _t27 | gb_sum_over[1];
-assign _t32 = mb_last_reg & (~mb_words_ge_reg[2]);
-assign _t33 = _t27 & (~gb_sum_over[2]);
-assign _t34 = ~mb_last_reg;
-assign _t35 = ~gb_end_reg;
-assign _t36 = c_crc_in_count_onehot_reg[1] | c_crc_in_count_onehot_reg[2];
-assign _t37 = c_crc_in_count_onehot_reg[0] | c_crc_in_count_onehot_reg[2];
-assign _t38 = _t39 | c_crc_in_count_onehot_reg[2];
-assign _t39 = c_crc_in_count_onehot_reg[0] | c_crc_in_count_onehot_reg[1];
-assign _t40 = c_crc_s1_start_reg | c_crc_s1_load_reg;
-assign _t41 = {
+assign _t18 = cfg_wr_valid_reg | tx_ctx_write_back;
+assign _t19 = cfg_wr_valid_reg ? cfg_wr_qp_reg : fb_qp_reg;
+assign _t20 = cfg_wr_valid_reg ? cfg_wr_ctx_reg : {fb_crc_on_reg, fb_markers_reg, mk_after};
+assign _t21 = fa_live_reg & (~(cfg_wr_valid_reg & (cfg_wr_qp_reg == fa_qp_reg)));
+assign _t22 = a_data_left_reg[1] | a_data_left_reg[0];
+assign _t23 = a_data_left_reg[2] | _t22;
+assign _t24 = {{mk_ptr_now[5:0], 2'b00}, mk_ptr_now[13:6], 16'h0};
+assign _t25 = gb_drain_reg ? gb_tail_reg : gb_last_now;
+assign _t26 = (gb_drain_reg ? _t10 : gb_sum) - 4'b0001;
+assign _t27 = ~gb_drain_reg;
+assign _t28 = gb_sum - 4'b0010;
+assign _t29 = gb_drain_n & gb_end_reg;
+assign _t30 = mb_last_reg & gb_sum_over[0];
+assign _t31 = (gb_refill & _t32) | ((gb_drain_n & _t33) | (_t27 & _t34));
+assign _t32 = mb_last_reg | mb_words_ge_reg[1];
+assign _t33 = gb_end_reg | gb_count_over_reg[1];
+assign _t34 = _t30 | gb_sum_over[1];
+assign _t35 = mb_last_reg & (~mb_words_ge_reg[2]);
+assign _t36 = _t30 & (~gb_sum_over[2]);
+assign _t37 = ~mb_last_reg;
+assign _t38 = ~gb_end_reg;
+assign _t39 = c_crc_in_count_onehot_reg[1] | c_crc_in_count_onehot_reg[2];
+assign _t40 = c_crc_in_count_onehot_reg[0] | c_crc_in_count_onehot_reg[2];
+assign _t41 = _t42 | c_crc_in_count_onehot_reg[2];
+assign _t42 = c_crc_in_count_onehot_reg[0] | c_crc_in_count_onehot_reg[1];
+assign _t43 = c_crc_s1_start_reg | c_crc_s1_load_reg;
+assign _t44 = {
     c_beat_qp,
     c_beat_last,
-    {{4{_t42}}, {4{_t43}}},
+    {{4{_t45}}, {4{_t46}}},
     {
-        (c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : (_t42 ? c_beat_data[63:32] : 32'h0),
-        (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : (_t43 ? c_beat_data[31:0] : 32'h0)
+        (c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : (_t45 ? c_beat_data[63:32] : 32'h0),
+        (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : (_t46 ? c_beat_data[31:0] : 32'h0)
     }
 };
-assign _t42 = c_beat_words > 2'b01;
-assign _t43 = c_beat_words > 2'b00;
+assign _t45 = c_beat_words > 2'b01;
+assign _t46 = c_beat_words > 2'b00;
+assign cfg_ready = 1'b1;
+assign cfg_marker_octets = cfg_s0 - cfg_seq;
 assign a_first = ~a_in_fpdu_reg;
-assign ctx_ulpdu_length = s_axis_tuser[15:0];
-assign ctx_s0 = s_axis_tuser[33:25];
-assign ctx_seq = s_axis_tuser[24:16];
-assign a_marker_octets = ctx_s0 - ctx_seq;
-assign ctx_markers = s_axis_tuser[34];
-assign ctx_crc = s_axis_tuser[35];
-assign ctx_cont = s_axis_tuser[36];
-assign a_ctx_in = {ctx_cont, ctx_crc, ctx_markers, a_marker_octets[8:2]};
+assign in_ulpdu_length = s_axis_tuser;
+assign a_live_now = a_live_reg & (~(cfg_wr_valid_reg & (cfg_wr_qp_reg == a_qp_reg)));
+assign a_chain = (s_axis_tid == a_qp_reg) & a_live_now;
 assign a_fpdu_octets = (_t0 + 17'h5) & 17'h1fffc;
 assign a_left_now = a_first ? a_fpdu_octets : a_left_reg;
 assign a_data_now = a_first ? (_t0 + 17'h2) : a_data_left_reg;
-assign a_low2 = a_first ? {ctx_ulpdu_length[7:0], ctx_ulpdu_length[15:8]} : a_prev_reg;
+assign a_low2 = a_first ? {in_ulpdu_length[7:0], in_ulpdu_length[15:8]} : a_prev_reg;
 assign a_more_after = a_first ?
     _t1 :
     (a_left_reg[16] |
@@ -539,18 +561,18 @@ assign a_beat_words = a_more_after ? 2'b10 : a_left_now[3:2];
 assign fa_free = (~fa_valid_reg) | fa_ready;
 assign s_axis_tready = (~a_flush_reg) & fa_free;
 assign a_take = s_axis_tvalid & s_axis_tready;
-assign mk_ctx_value = (mk_ctx_wb1_valid_reg & (mk_ctx_wb1_index_reg == mk_ctx_rd_index_d1_reg)) ? mk_ctx_wb1_data_reg : mk_ctx_rd_data_reg;
+assign tx_ctx_value = (tx_ctx_wb1_valid_reg & (tx_ctx_wb1_index_reg == tx_ctx_rd_index_d1_reg)) ? tx_ctx_wb1_data_reg : tx_ctx_rd_data_reg;
 assign a_ends_here = a_first ?
-    (~(ctx_ulpdu_length[15] |
-        (ctx_ulpdu_length[14] |
-            (ctx_ulpdu_length[13] |
-                (ctx_ulpdu_length[12] |
-                    (ctx_ulpdu_length[11] |
-                        (ctx_ulpdu_length[10] |
-                            (ctx_ulpdu_length[9] |
-                                (ctx_ulpdu_length[8] |
-                                    (ctx_ulpdu_length[7] |
-                                        (ctx_ulpdu_length[6] | (ctx_ulpdu_length[5] | (ctx_ulpdu_length[4] | (ctx_ulpdu_length[3] & _t3)))))))))))))) :
+    (~(in_ulpdu_length[15] |
+        (in_ulpdu_length[14] |
+            (in_ulpdu_length[13] |
+                (in_ulpdu_length[12] |
+                    (in_ulpdu_length[11] |
+                        (in_ulpdu_length[10] |
+                            (in_ulpdu_length[9] |
+                                (in_ulpdu_length[8] |
+                                    (in_ulpdu_length[7] |
+                                        (in_ulpdu_length[6] | (in_ulpdu_length[5] | (in_ulpdu_length[4] | (in_ulpdu_length[3] & _t3)))))))))))))) :
     ((~(a_data_left_reg[16] |
         (a_data_left_reg[15] |
             (a_data_left_reg[14] |
@@ -566,20 +588,21 @@ assign a_ends_here = a_first ?
 assign a_length_bad = s_axis_tlast ? (~a_ends_here) : a_ends_here;
 assign err_length = err_length_seen_reg;
 assign a_flush_now = a_flush_reg & fa_free;
-assign fa_ctx_k_seq = fa_ctx_reg[6:0];
-assign fa_ctx_markers = fa_ctx_reg[7];
-assign fa_ctx_crc = fa_ctx_reg[8];
-assign fa_ctx_cont = fa_ctx_reg[9];
+assign fa_ctx = fa_looked_reg ? tx_ctx_value : fa_ctx_held_reg;
+assign fa_ctx_k = fa_ctx[6:0];
+assign fa_ctx_markers = fa_ctx[7];
+assign fa_ctx_crc = fa_ctx[8];
 assign fa_go = fa_valid_reg & fa_ready;
-assign fa_k_start = fa_ctx_cont ? (fa_k_looked_reg ? mk_ctx_value : fa_k_reg) : fa_ctx_k_seq;
 assign fa_span = {1'b0, fa_words_reg} + {2'b00, fa_last_reg};
 assign mb_free = _t8 | mb_ready;
-assign b1_go = fb_valid_reg & mb_free;
-assign fa_ready = (~fb_valid_reg) | mb_free;
+assign b1_free = mb_free & (~b1_cfg_hold_reg);
+assign b1_go = fb_valid_reg & b1_free;
+assign fa_ready = (~fb_valid_reg) | b1_free;
 assign b1_k = fb_k_own_reg ? mk_slot_reg : fb_k_start_reg;
 assign b1_k_left = {1'b0, b1_k} - {5'h0, fb_span_reg};
 assign mk_here = fb_markers_reg & b1_k_left[7];
 assign mk_after = b1_k_left[6:0] - {6'h0, mk_here};
+assign tx_ctx_write_back = b1_go & fb_last_reg & fb_live_reg;
 assign mk_ptr_now = fb_first_reg ? {7'h0, b1_k} : mk_ptr_reg;
 assign mk_leading = fb_first_reg & _t9;
 assign ob_free = (~ob_valid_reg) | ob_ready;
@@ -662,48 +685,61 @@ assign m_axis_tvalid = out_valid_reg;
 assign out_out_ready = m_axis_tready;
 
 always @* begin
-    mk_ctx_rd_data_next = mk_ctx_rd_data_reg;
-    if (_t17) begin
-        mk_ctx_rd_data_next = mk_ctx_mem[s_axis_tid];
+    cfg_wr_valid_next = cfg_wr_valid_reg;
+    cfg_wr_qp_next = cfg_wr_qp_reg;
+    cfg_wr_ctx_next = cfg_wr_ctx_reg;
+    cfg_wr_valid_next = cfg_valid;
+    if (cfg_valid) begin
+        cfg_wr_qp_next = cfg_qp;
+        cfg_wr_ctx_next = {cfg_crc, cfg_markers, cfg_marker_octets[8:2]};
     end
 end
 
 always @* begin
-    mk_ctx_rd_index_d1_next = mk_ctx_rd_index_d1_reg;
+    tx_ctx_rd_data_next = tx_ctx_rd_data_reg;
     if (_t17) begin
-        mk_ctx_rd_index_d1_next = s_axis_tid;
+        tx_ctx_rd_data_next = tx_ctx_mem[s_axis_tid];
     end
 end
 
 always @* begin
-    mk_ctx_wb1_valid_next = mk_ctx_wb1_valid_reg;
-    mk_ctx_wb1_index_next = mk_ctx_wb1_index_reg;
-    mk_ctx_wb1_data_next = mk_ctx_wb1_data_reg;
-    mk_ctx_wb1_valid_next = _t18;
-    mk_ctx_wb1_index_next = fb_qp_reg;
-    mk_ctx_wb1_data_next = mk_after;
+    tx_ctx_rd_index_d1_next = tx_ctx_rd_index_d1_reg;
+    if (_t17) begin
+        tx_ctx_rd_index_d1_next = s_axis_tid;
+    end
+end
+
+always @* begin
+    tx_ctx_wb1_valid_next = tx_ctx_wb1_valid_reg;
+    tx_ctx_wb1_index_next = tx_ctx_wb1_index_reg;
+    tx_ctx_wb1_data_next = tx_ctx_wb1_data_reg;
+    tx_ctx_wb1_valid_next = _t18;
+    tx_ctx_wb1_index_next = _t19;
+    tx_ctx_wb1_data_next = _t20;
 end
 
 always @* begin
     fa_valid_next = fa_valid_reg;
+    a_live_next = a_live_reg;
+    fa_live_next = fa_live_reg;
     fa_data_next = fa_data_reg;
     fa_words_next = fa_words_reg;
     fa_first_next = fa_first_reg;
     fa_last_next = fa_last_reg;
-    fa_ctx_next = fa_ctx_reg;
+    fa_chain_next = fa_chain_reg;
     fa_qp_next = fa_qp_reg;
-    fa_same_qp_next = fa_same_qp_reg;
     a_qp_next = a_qp_reg;
     a_prev_next = a_prev_reg;
     a_left_next = a_left_reg;
     a_data_left_next = a_data_left_reg;
     a_in_fpdu_next = a_in_fpdu_reg;
     a_flush_next = a_flush_reg;
-    a_ctx_next = a_ctx_reg;
     err_length_seen_next = err_length_seen_reg;
-    fa_k_looked_next = fa_k_looked_reg;
-    fa_k_next = fa_k_reg;
+    fa_looked_next = fa_looked_reg;
+    fa_ctx_held_next = fa_ctx_held_reg;
     fb_valid_next = fb_valid_reg;
+    b1_cfg_hold_next = b1_cfg_hold_reg;
+    fb_live_next = fb_live_reg;
     fb_data_next = fb_data_reg;
     fb_span_next = fb_span_reg;
     fb_span_oh_next = fb_span_oh_reg;
@@ -757,23 +793,24 @@ always @* begin
     if (fa_free) begin
         fa_valid_next = 1'b0;
     end
+    a_live_next = a_live_now;
+    fa_live_next = _t21;
     if (a_take) begin
         fa_valid_next = 1'b1;
         fa_data_next = {
             (a_first ?
-                (ctx_ulpdu_length[15] |
-                    (ctx_ulpdu_length[14] |
-                        (ctx_ulpdu_length[13] |
-                            (ctx_ulpdu_length[12] |
-                                (ctx_ulpdu_length[11] |
-                                    (ctx_ulpdu_length[10] |
-                                        (ctx_ulpdu_length[9] |
-                                            (ctx_ulpdu_length[8] |
-                                                (ctx_ulpdu_length[7] |
-                                                    (ctx_ulpdu_length[6] |
-                                                        (ctx_ulpdu_length[5] |
-                                                            (ctx_ulpdu_length[4] |
-                                                                (ctx_ulpdu_length[3] | (ctx_ulpdu_length[2] & ctx_ulpdu_length[1])))))))))))))) :
+                (in_ulpdu_length[15] |
+                    (in_ulpdu_length[14] |
+                        (in_ulpdu_length[13] |
+                            (in_ulpdu_length[12] |
+                                (in_ulpdu_length[11] |
+                                    (in_ulpdu_length[10] |
+                                        (in_ulpdu_length[9] |
+                                            (in_ulpdu_length[8] |
+                                                (in_ulpdu_length[7] |
+                                                    (in_ulpdu_length[6] |
+                                                        (in_ulpdu_length[5] |
+                                                            (in_ulpdu_length[4] | (in_ulpdu_length[3] | (in_ulpdu_length[2] & in_ulpdu_length[1])))))))))))))) :
                 (a_data_left_reg[16] |
                     (a_data_left_reg[15] |
                         (a_data_left_reg[14] |
@@ -788,18 +825,18 @@ always @* begin
                 s_axis_tdata[47:40] :
                 8'h0,
             (a_first ?
-                (ctx_ulpdu_length[15] |
-                    (ctx_ulpdu_length[14] |
-                        (ctx_ulpdu_length[13] |
-                            (ctx_ulpdu_length[12] |
-                                (ctx_ulpdu_length[11] |
-                                    (ctx_ulpdu_length[10] |
-                                        (ctx_ulpdu_length[9] |
-                                            (ctx_ulpdu_length[8] |
-                                                (ctx_ulpdu_length[7] |
-                                                    (ctx_ulpdu_length[6] |
-                                                        (ctx_ulpdu_length[5] |
-                                                            (ctx_ulpdu_length[4] | (ctx_ulpdu_length[3] | (ctx_ulpdu_length[2] & _t4)))))))))))))) :
+                (in_ulpdu_length[15] |
+                    (in_ulpdu_length[14] |
+                        (in_ulpdu_length[13] |
+                            (in_ulpdu_length[12] |
+                                (in_ulpdu_length[11] |
+                                    (in_ulpdu_length[10] |
+                                        (in_ulpdu_length[9] |
+                                            (in_ulpdu_length[8] |
+                                                (in_ulpdu_length[7] |
+                                                    (in_ulpdu_length[6] |
+                                                        (in_ulpdu_length[5] |
+                                                            (in_ulpdu_length[4] | (in_ulpdu_length[3] | (in_ulpdu_length[2] & _t4)))))))))))))) :
                 (a_data_left_reg[16] |
                     (a_data_left_reg[15] |
                         (a_data_left_reg[14] |
@@ -816,17 +853,17 @@ always @* begin
                 s_axis_tdata[39:32] :
                 8'h0,
             (a_first ?
-                (ctx_ulpdu_length[15] |
-                    (ctx_ulpdu_length[14] |
-                        (ctx_ulpdu_length[13] |
-                            (ctx_ulpdu_length[12] |
-                                (ctx_ulpdu_length[11] |
-                                    (ctx_ulpdu_length[10] |
-                                        (ctx_ulpdu_length[9] |
-                                            (ctx_ulpdu_length[8] |
-                                                (ctx_ulpdu_length[7] |
-                                                    (ctx_ulpdu_length[6] |
-                                                        (ctx_ulpdu_length[5] | (ctx_ulpdu_length[4] | (ctx_ulpdu_length[3] | ctx_ulpdu_length[2]))))))))))))) :
+                (in_ulpdu_length[15] |
+                    (in_ulpdu_length[14] |
+                        (in_ulpdu_length[13] |
+                            (in_ulpdu_length[12] |
+                                (in_ulpdu_length[11] |
+                                    (in_ulpdu_length[10] |
+                                        (in_ulpdu_length[9] |
+                                            (in_ulpdu_length[8] |
+                                                (in_ulpdu_length[7] |
+                                                    (in_ulpdu_length[6] |
+                                                        (in_ulpdu_length[5] | (in_ulpdu_length[4] | (in_ulpdu_length[3] | in_ulpdu_length[2]))))))))))))) :
                 (a_data_left_reg[16] |
                     (a_data_left_reg[15] |
                         (a_data_left_reg[14] |
@@ -844,18 +881,18 @@ always @* begin
                 s_axis_tdata[31:24] :
                 8'h0,
             (a_first ?
-                (ctx_ulpdu_length[15] |
-                    (ctx_ulpdu_length[14] |
-                        (ctx_ulpdu_length[13] |
-                            (ctx_ulpdu_length[12] |
-                                (ctx_ulpdu_length[11] |
-                                    (ctx_ulpdu_length[10] |
-                                        (ctx_ulpdu_length[9] |
-                                            (ctx_ulpdu_length[8] |
-                                                (ctx_ulpdu_length[7] |
-                                                    (ctx_ulpdu_length[6] |
-                                                        (ctx_ulpdu_length[5] |
-                                                            (ctx_ulpdu_length[4] | (ctx_ulpdu_length[3] | (ctx_ulpdu_length[2] | _t2)))))))))))))) :
+                (in_ulpdu_length[15] |
+                    (in_ulpdu_length[14] |
+                        (in_ulpdu_length[13] |
+                            (in_ulpdu_length[12] |
+                                (in_ulpdu_length[11] |
+                                    (in_ulpdu_length[10] |
+                                        (in_ulpdu_length[9] |
+                                            (in_ulpdu_length[8] |
+                                                (in_ulpdu_length[7] |
+                                                    (in_ulpdu_length[6] |
+                                                        (in_ulpdu_length[5] |
+                                                            (in_ulpdu_length[4] | (in_ulpdu_length[3] | (in_ulpdu_length[2] | _t2)))))))))))))) :
                 (a_data_left_reg[16] |
                     (a_data_left_reg[15] |
                         (a_data_left_reg[14] |
@@ -868,23 +905,22 @@ always @* begin
                                                     (a_data_left_reg[7] |
                                                         (a_data_left_reg[6] |
                                                             (a_data_left_reg[5] |
-                                                                (a_data_left_reg[4] | (a_data_left_reg[3] | (a_data_left_reg[2] & _t19)))))))))))))))) ?
+                                                                (a_data_left_reg[4] | (a_data_left_reg[3] | (a_data_left_reg[2] & _t22)))))))))))))))) ?
                 s_axis_tdata[23:16] :
                 8'h0,
             (a_first ?
-                (ctx_ulpdu_length[15] |
-                    (ctx_ulpdu_length[14] |
-                        (ctx_ulpdu_length[13] |
-                            (ctx_ulpdu_length[12] |
-                                (ctx_ulpdu_length[11] |
-                                    (ctx_ulpdu_length[10] |
-                                        (ctx_ulpdu_length[9] |
-                                            (ctx_ulpdu_length[8] |
-                                                (ctx_ulpdu_length[7] |
-                                                    (ctx_ulpdu_length[6] |
-                                                        (ctx_ulpdu_length[5] |
-                                                            (ctx_ulpdu_length[4] |
-                                                                (ctx_ulpdu_length[3] | (ctx_ulpdu_length[2] | ctx_ulpdu_length[1])))))))))))))) :
+                (in_ulpdu_length[15] |
+                    (in_ulpdu_length[14] |
+                        (in_ulpdu_length[13] |
+                            (in_ulpdu_length[12] |
+                                (in_ulpdu_length[11] |
+                                    (in_ulpdu_length[10] |
+                                        (in_ulpdu_length[9] |
+                                            (in_ulpdu_length[8] |
+                                                (in_ulpdu_length[7] |
+                                                    (in_ulpdu_length[6] |
+                                                        (in_ulpdu_length[5] |
+                                                            (in_ulpdu_length[4] | (in_ulpdu_length[3] | (in_ulpdu_length[2] | in_ulpdu_length[1])))))))))))))) :
                 (a_data_left_reg[16] |
                     (a_data_left_reg[15] |
                         (a_data_left_reg[14] |
@@ -901,17 +937,16 @@ always @* begin
                 s_axis_tdata[15:8] :
                 8'h0,
             (a_first ?
-                (ctx_ulpdu_length[15] |
-                    (ctx_ulpdu_length[14] |
-                        (ctx_ulpdu_length[13] |
-                            (ctx_ulpdu_length[12] |
-                                (ctx_ulpdu_length[11] |
-                                    (ctx_ulpdu_length[10] |
-                                        (ctx_ulpdu_length[9] |
-                                            (ctx_ulpdu_length[8] |
-                                                (ctx_ulpdu_length[7] |
-                                                    (ctx_ulpdu_length[6] |
-                                                        (ctx_ulpdu_length[5] | (ctx_ulpdu_length[4] | (ctx_ulpdu_length[3] | _t3))))))))))))) :
+                (in_ulpdu_length[15] |
+                    (in_ulpdu_length[14] |
+                        (in_ulpdu_length[13] |
+                            (in_ulpdu_length[12] |
+                                (in_ulpdu_length[11] |
+                                    (in_ulpdu_length[10] |
+                                        (in_ulpdu_length[9] |
+                                            (in_ulpdu_length[8] |
+                                                (in_ulpdu_length[7] |
+                                                    (in_ulpdu_length[6] | (in_ulpdu_length[5] | (in_ulpdu_length[4] | (in_ulpdu_length[3] | _t3))))))))))))) :
                 _t7) ?
                 s_axis_tdata[7:0] :
                 8'h0,
@@ -946,18 +981,21 @@ always @* begin
                                                 (a_data_left_reg[8] |
                                                     (a_data_left_reg[7] |
                                                         (a_data_left_reg[6] |
-                                                            (a_data_left_reg[5] | (a_data_left_reg[4] | (a_data_left_reg[3] | _t20))))))))))))))) ?
+                                                            (a_data_left_reg[5] | (a_data_left_reg[4] | (a_data_left_reg[3] | _t23))))))))))))))) ?
                 a_low2[7:0] :
                 8'h0
         };
         fa_words_next = a_beat_words;
         fa_first_next = a_first;
         fa_last_next = s_axis_tlast & (~a_more_after);
-        fa_ctx_next = a_first ? a_ctx_in : a_ctx_reg;
+        fa_chain_next = a_chain;
+        fa_live_next = a_first | a_live_now;
         fa_qp_next = a_first ? s_axis_tid : a_qp_reg;
-        fa_same_qp_next = s_axis_tid == a_qp_reg;
         if (a_first) begin
             a_qp_next = s_axis_tid;
+        end
+        if (a_first) begin
+            a_live_next = 1'b1;
         end
         a_prev_next = s_axis_tdata[63:48];
         a_left_next = a_left_now - 17'h8;
@@ -974,14 +1012,11 @@ always @* begin
                                             (a_data_left_reg[8] |
                                                 (a_data_left_reg[7] |
                                                     (a_data_left_reg[6] |
-                                                        (a_data_left_reg[5] | (a_data_left_reg[4] | (a_data_left_reg[3] & _t20))))))))))))))) ?
+                                                        (a_data_left_reg[5] | (a_data_left_reg[4] | (a_data_left_reg[3] & _t23))))))))))))))) ?
             (a_data_now - 17'h8) :
             17'h0;
         a_in_fpdu_next = ~s_axis_tlast;
         a_flush_next = s_axis_tlast & a_more_after;
-        if (a_first) begin
-            a_ctx_next = a_ctx_in;
-        end
         if (a_length_bad) begin
             err_length_seen_next = 1'b1;
         end
@@ -992,17 +1027,19 @@ always @* begin
         fa_words_next = 2'b01;
         fa_first_next = 1'b0;
         fa_last_next = 1'b1;
-        fa_ctx_next = a_ctx_reg;
+        fa_live_next = a_live_now;
         fa_qp_next = a_qp_reg;
         a_flush_next = 1'b0;
     end
-    fa_k_looked_next = _t17;
-    if (fa_k_looked_reg) begin
-        fa_k_next = mk_ctx_value;
+    fa_looked_next = _t17;
+    if (fa_looked_reg) begin
+        fa_ctx_held_next = tx_ctx_value;
     end
     if (fa_ready) begin
         fb_valid_next = fa_valid_reg;
     end
+    b1_cfg_hold_next = cfg_valid & (fa_go ? fa_last_reg : fb_last_reg);
+    fb_live_next = fb_live_reg & (~(cfg_wr_valid_reg & (cfg_wr_qp_reg == fb_qp_reg)));
     if (fa_go) begin
         fb_data_next = fa_data_reg;
         fb_span_next = fa_span;
@@ -1012,27 +1049,28 @@ always @* begin
         fb_last_next = fa_last_reg;
         fb_markers_next = fa_ctx_markers;
         fb_crc_on_next = fa_ctx_crc;
-        fb_k_own_next = (~fa_first_reg) | (fa_ctx_cont & fa_same_qp_reg);
-        fb_k_start_next = fa_k_start;
-        fb_k_start_eq_next = {fa_k_start == 7'h3, fa_k_start == 7'h2, fa_k_start == 7'h1, fa_k_start == 7'h0};
-        fb_k_start_lt_next = {fa_k_start < 7'h3, fa_k_start < 7'h2, fa_k_start < 7'h1};
+        fb_k_own_next = (~fa_first_reg) | fa_chain_reg;
+        fb_live_next = _t21;
+        fb_k_start_next = fa_ctx_k;
+        fb_k_start_eq_next = {fa_ctx_k == 7'h3, fa_ctx_k == 7'h2, fa_ctx_k == 7'h1, fa_ctx_k == 7'h0};
+        fb_k_start_lt_next = {fa_ctx_k < 7'h3, fa_ctx_k < 7'h2, fa_ctx_k < 7'h1};
         fb_qp_next = fa_qp_reg;
     end
     if (mb_free) begin
-        mb_valid_next = fb_valid_reg;
+        mb_valid_next = b1_go;
     end
     if (b1_go) begin
         mb_data_next = {
-            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[3] : fb_k_start_eq_reg[3])) ? _t21 :
+            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[3] : fb_k_start_eq_reg[3])) ? _t24 :
                 (fb_markers_reg & (fb_k_own_reg ? mk_slot_lt_reg[2] : fb_k_start_lt_reg[2])) ? 32'h0 :
                 32'h0,
-            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[2] : fb_k_start_eq_reg[2])) ? _t21 :
+            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[2] : fb_k_start_eq_reg[2])) ? _t24 :
                 (fb_markers_reg & (fb_k_own_reg ? mk_slot_lt_reg[1] : fb_k_start_lt_reg[1])) ? fb_data_reg[63:32] :
                 32'h0,
-            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[1] : fb_k_start_eq_reg[1])) ? _t21 :
+            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[1] : fb_k_start_eq_reg[1])) ? _t24 :
                 (fb_markers_reg & (fb_k_own_reg ? mk_slot_lt_reg[0] : fb_k_start_lt_reg[0])) ? fb_data_reg[31:0] :
                 fb_data_reg[63:32],
-            (fb_markers_reg & _t9) ? _t21 : fb_data_reg[31:0]
+            (fb_markers_reg & _t9) ? _t24 : fb_data_reg[31:0]
         };
         mb_words_next = fb_span_reg + {2'b00, mk_here};
         mb_words_oh_next = {
@@ -1062,10 +1100,10 @@ always @* begin
     if (_t12) begin
         ob_data_next = gb_out;
         ob_first_next = o_first_reg;
-        ob_last_next = _t22;
-        o_first_next = _t22;
+        ob_last_next = _t25;
+        o_first_next = _t25;
         ob_words_next = gb_drain_reg ? (gb_tail_reg ? gb_count_reg[1:0] : 2'b10) : (gb_last_now ? gb_sum[1:0] : 2'b10);
-        ob_crc_slot_next = _t23[0];
+        ob_crc_slot_next = _t26[0];
         ob_crc_count_next = {
             gb_drain_reg ? (gb_tail_reg ? gb_count_oh_reg[2] : 1'b1) : (gb_last_now ? gb_sum_oh[2] : 1'b1),
             gb_drain_reg ? (gb_tail_reg ? gb_count_oh_reg[1] : 1'b0) : (gb_last_now ? gb_sum_oh[1] : 1'b0),
@@ -1080,25 +1118,25 @@ always @* begin
         gb_word2_next = gb_drain_reg ? (gb_tail_reg ? mb_data_reg[95:64] : 32'h0) : (_t15 & mb_data_reg[127:96]);
         gb_word3_next = gb_drain_reg ? (gb_tail_reg ? mb_data_reg[127:96] : 32'h0) : 32'h0;
         gb_count_next = ({3{gb_refill}} & mb_words_reg) | ({3{gb_emptied}} & 3'b000) |
-            (({3{gb_drain_n}} & (gb_count_reg - 3'b010)) | ({3{_t24}} & (gb_sum_over[0] ? _t25[2:0] : 3'b000)));
+            (({3{gb_drain_n}} & (gb_count_reg - 3'b010)) | ({3{_t27}} & (gb_sum_over[0] ? _t28[2:0] : 3'b000)));
         gb_count_oh_next = {
             gb_refill & mb_words_oh_reg[4],
-            (gb_refill & mb_words_oh_reg[3]) | (_t24 & gb_sum_oh[4]),
-            (gb_refill & mb_words_oh_reg[2]) | ((gb_drain_n & gb_count_oh_reg[3]) | (_t24 & gb_sum_oh[3])),
-            (gb_refill & mb_words_oh_reg[1]) | ((gb_drain_n & gb_count_oh_reg[2]) | (_t24 & gb_sum_oh[2]))
+            (gb_refill & mb_words_oh_reg[3]) | (_t27 & gb_sum_oh[4]),
+            (gb_refill & mb_words_oh_reg[2]) | ((gb_drain_n & gb_count_oh_reg[3]) | (_t27 & gb_sum_oh[3])),
+            (gb_refill & mb_words_oh_reg[1]) | ((gb_drain_n & gb_count_oh_reg[2]) | (_t27 & gb_sum_oh[2]))
         };
-        gb_count_over_next = {gb_refill & mb_words_ge_reg[3], (gb_refill & mb_words_ge_reg[2]) | (_t24 & gb_sum_over[2])};
-        gb_end_next = (gb_refill & mb_last_reg) | (_t26 | (_t24 & _t27));
-        gb_drain_next = _t28;
-        gb_tail_next = (gb_refill & _t32) | (_t26 | (_t24 & _t33));
-        gb_take_next = (gb_refill & ((~_t29) | _t32)) | gb_emptied | ((gb_drain_n & ((~_t30) | gb_end_reg)) | (_t24 & ((~_t31) | _t33)));
+        gb_count_over_next = {gb_refill & mb_words_ge_reg[3], (gb_refill & mb_words_ge_reg[2]) | (_t27 & gb_sum_over[2])};
+        gb_end_next = (gb_refill & mb_last_reg) | (_t29 | (_t27 & _t30));
+        gb_drain_next = _t31;
+        gb_tail_next = (gb_refill & _t35) | (_t29 | (_t27 & _t36));
+        gb_take_next = (gb_refill & ((~_t32) | _t35)) | gb_emptied | ((gb_drain_n & ((~_t33) | gb_end_reg)) | (_t27 & ((~_t34) | _t36)));
         gb_hold_sel_next = {
-            _t28,
-            (gb_refill & (mb_last_reg | mb_words_ge_reg[0])) | ((gb_drain_n & (gb_end_reg | gb_count_over_reg[0])) | (_t24 & (_t27 | gb_sum_over[0])))
+            _t31,
+            (gb_refill & (mb_last_reg | mb_words_ge_reg[0])) | ((gb_drain_n & (gb_end_reg | gb_count_over_reg[0])) | (_t27 & (_t30 | gb_sum_over[0])))
         };
         gb_merge_next = {
-            (gb_refill & (_t34 & mb_words_oh_reg[1])) | ((gb_drain_n & (_t35 & gb_count_oh_reg[2])) | (_t24 & (_t34 & gb_sum_oh[2]))),
-            (gb_refill & (_t34 & mb_words_oh_reg[0])) | gb_emptied | ((gb_drain_n & (_t35 & gb_count_oh_reg[1])) | (_t24 & _t11))
+            (gb_refill & (_t37 & mb_words_oh_reg[1])) | ((gb_drain_n & (_t38 & gb_count_oh_reg[2])) | (_t27 & (_t37 & gb_sum_oh[2]))),
+            (gb_refill & (_t37 & mb_words_oh_reg[0])) | gb_emptied | ((gb_drain_n & (_t38 & gb_count_oh_reg[1])) | (_t27 & _t11))
         };
     end
     if (mb_ready & mb_valid_reg) begin
@@ -1188,11 +1226,11 @@ always @* begin
     c_crc_s1_zk_row0_next = c_crc_s1_zk_row0_reg;
     if (c_advance) begin
         c_crc_s1_zk_row0_next = {
-            1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t36, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t39, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[1], _t37
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1], _t40
         };
     end
 end
@@ -1201,11 +1239,11 @@ always @* begin
     c_crc_s1_zk_row1_next = c_crc_s1_zk_row1_reg;
     if (c_advance) begin
         c_crc_s1_zk_row1_next = {
-            1'b0, c_crc_in_count_onehot_reg[2], _t36, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            1'b0, c_crc_in_count_onehot_reg[2], _t39, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[1], _t37,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1], _t40,
             c_crc_in_count_onehot_reg[2]
         };
     end
@@ -1215,11 +1253,11 @@ always @* begin
     c_crc_s1_zk_row2_next = c_crc_s1_zk_row2_reg;
     if (c_advance) begin
         c_crc_s1_zk_row2_next = {
-            c_crc_in_count_onehot_reg[2], _t36, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t39, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[1], _t37,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1], _t40,
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
         };
     end
@@ -1229,11 +1267,11 @@ always @* begin
     c_crc_s1_zk_row3_next = c_crc_s1_zk_row3_reg;
     if (c_advance) begin
         c_crc_s1_zk_row3_next = {
-            _t36, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            _t39, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[1], _t37, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1], _t40, c_crc_in_count_onehot_reg[2],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1]
         };
     end
@@ -1243,10 +1281,10 @@ always @* begin
     c_crc_s1_zk_row4_next = c_crc_s1_zk_row4_reg;
     if (c_advance) begin
         c_crc_s1_zk_row4_next = {
-            _t36, c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, _t36, 1'b0, _t36, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], _t36, _t36, 1'b0, _t36, c_crc_in_count_onehot_reg[2], _t36, _t36, 1'b0, c_crc_in_count_onehot_reg[2], _t36,
+            _t39, c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, _t39, 1'b0, _t39, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], _t39, _t39, 1'b0, _t39, c_crc_in_count_onehot_reg[2], _t39, _t39, 1'b0, c_crc_in_count_onehot_reg[2], _t39,
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], _t38, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1]
+            c_crc_in_count_onehot_reg[2], _t41, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -1255,11 +1293,11 @@ always @* begin
     c_crc_s1_zk_row5_next = c_crc_s1_zk_row5_reg;
     if (c_advance) begin
         c_crc_s1_zk_row5_next = {
-            c_crc_in_count_onehot_reg[1], _t36, 1'b0, c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t39, 1'b0, c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[1], _t36, _t36, c_crc_in_count_onehot_reg[0], _t36, c_crc_in_count_onehot_reg[1], _t36, 1'b0, _t36
+            c_crc_in_count_onehot_reg[1], _t39, _t39, c_crc_in_count_onehot_reg[0], _t39, c_crc_in_count_onehot_reg[1], _t39, 1'b0, _t39
         };
     end
 end
@@ -1268,9 +1306,9 @@ always @* begin
     c_crc_s1_zk_row6_next = c_crc_s1_zk_row6_reg;
     if (c_advance) begin
         c_crc_s1_zk_row6_next = {
-            _t36, 1'b0, _t36, _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, 1'b0, _t36, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0, _t36, _t36,
-            c_crc_in_count_onehot_reg[1], _t36, _t36, 1'b0, 1'b0, _t36, c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], _t39, 1'b0,
-            1'b0, _t36, _t36, c_crc_in_count_onehot_reg[2], 1'b0
+            _t39, 1'b0, _t39, _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, 1'b0, _t39, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0, _t39, _t39,
+            c_crc_in_count_onehot_reg[1], _t39, _t39, 1'b0, 1'b0, _t39, c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], _t42, 1'b0,
+            1'b0, _t39, _t39, c_crc_in_count_onehot_reg[2], 1'b0
         };
     end
 end
@@ -1279,11 +1317,11 @@ always @* begin
     c_crc_s1_zk_row7_next = c_crc_s1_zk_row7_reg;
     if (c_advance) begin
         c_crc_s1_zk_row7_next = {
-            1'b0, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], _t36,
+            1'b0, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], _t39,
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1]
         };
     end
@@ -1293,11 +1331,11 @@ always @* begin
     c_crc_s1_zk_row8_next = c_crc_s1_zk_row8_reg;
     if (c_advance) begin
         c_crc_s1_zk_row8_next = {
-            _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], _t36,
+            _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], _t39,
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2]
         };
     end
@@ -1308,10 +1346,10 @@ always @* begin
     if (c_advance) begin
         c_crc_s1_zk_row9_next = {
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2], _t36, _t36, _t36, _t36, 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t36, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1]
+            c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2], _t39, _t39, _t39, _t39, 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], 1'b0, _t42, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t39, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -1320,10 +1358,10 @@ always @* begin
     c_crc_s1_zk_row10_next = c_crc_s1_zk_row10_reg;
     if (c_advance) begin
         c_crc_s1_zk_row10_next = {
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[2],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, _t36, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t36, _t38, 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, _t39, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t39, _t41, 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0,
             c_crc_in_count_onehot_reg[2]
         };
     end
@@ -1333,10 +1371,10 @@ always @* begin
     c_crc_s1_zk_row11_next = c_crc_s1_zk_row11_reg;
     if (c_advance) begin
         c_crc_s1_zk_row11_next = {
-            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0,
-            _t36, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t36, _t38, 1'b0, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t36
+            _t39, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t39, _t41, 1'b0, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t39
         };
     end
 end
@@ -1345,10 +1383,10 @@ always @* begin
     c_crc_s1_zk_row12_next = c_crc_s1_zk_row12_reg;
     if (c_advance) begin
         c_crc_s1_zk_row12_next = {
-            _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t36, _t36, 1'b0, _t36,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t38, _t36, 1'b0,
-            _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t39, _t39, 1'b0, _t39,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t41, _t39, 1'b0,
+            _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
         };
     end
@@ -1359,10 +1397,10 @@ always @* begin
     if (c_advance) begin
         c_crc_s1_zk_row13_next = {
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t36, 1'b0, c_crc_in_count_onehot_reg[1], _t36, 1'b0,
-            _t36, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, _t39, _t36, _t36, c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t39, 1'b0, c_crc_in_count_onehot_reg[1], _t39, 1'b0,
+            _t39, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, _t42, _t39, _t39, c_crc_in_count_onehot_reg[1], 1'b0,
             c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t36, _t36
+            c_crc_in_count_onehot_reg[1], _t39, _t39
         };
     end
 end
@@ -1371,10 +1409,10 @@ always @* begin
     c_crc_s1_zk_row14_next = c_crc_s1_zk_row14_reg;
     if (c_advance) begin
         c_crc_s1_zk_row14_next = {
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0],
-            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, 1'b0, c_crc_in_count_onehot_reg[1], _t36,
+            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, 1'b0, c_crc_in_count_onehot_reg[1], _t39,
             c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
         };
     end
@@ -1384,10 +1422,10 @@ always @* begin
     c_crc_s1_zk_row15_next = c_crc_s1_zk_row15_reg;
     if (c_advance) begin
         c_crc_s1_zk_row15_next = {
-            c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t36,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, 1'b0, c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], 1'b0,
+            c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t39,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, 1'b0, c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], 1'b0,
             c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1]
         };
     end
@@ -1397,10 +1435,10 @@ always @* begin
     c_crc_s1_zk_row16_next = c_crc_s1_zk_row16_reg;
     if (c_advance) begin
         c_crc_s1_zk_row16_next = {
-            1'b0, _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36,
+            1'b0, _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39,
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t36,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, 1'b0, c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t39,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, 1'b0, c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], 1'b0,
             c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1]
         };
@@ -1411,10 +1449,10 @@ always @* begin
     c_crc_s1_zk_row17_next = c_crc_s1_zk_row17_reg;
     if (c_advance) begin
         c_crc_s1_zk_row17_next = {
-            _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1],
+            _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], _t36, 1'b0, c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], _t39, 1'b0, c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
             1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0
         };
     end
@@ -1425,9 +1463,9 @@ always @* begin
     if (c_advance) begin
         c_crc_s1_zk_row18_next = {
             c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0, _t36, c_crc_in_count_onehot_reg[2], _t36, _t36, _t37, _t36, 1'b0, _t36, _t36,
-            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36, 1'b0, 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36
+            c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0, _t39, c_crc_in_count_onehot_reg[2], _t39, _t39, _t40, _t39, 1'b0, _t39, _t39,
+            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39, 1'b0, 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39
         };
     end
 end
@@ -1436,7 +1474,7 @@ always @* begin
     c_crc_s1_zk_row19_next = c_crc_s1_zk_row19_reg;
     if (c_advance) begin
         c_crc_s1_zk_row19_next = {
-            1'b0, c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            1'b0, c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0,
             c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
@@ -1450,7 +1488,7 @@ always @* begin
     c_crc_s1_zk_row20_next = c_crc_s1_zk_row20_reg;
     if (c_advance) begin
         c_crc_s1_zk_row20_next = {
-            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0,
             c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
@@ -1464,10 +1502,10 @@ always @* begin
     c_crc_s1_zk_row21_next = c_crc_s1_zk_row21_reg;
     if (c_advance) begin
         c_crc_s1_zk_row21_next = {
-            _t36, c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[1],
-            1'b0, 1'b0, _t37, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, _t36, _t36, _t36, 1'b0, c_crc_in_count_onehot_reg[1],
+            _t39, c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[1],
+            1'b0, 1'b0, _t40, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, _t39, _t39, _t39, 1'b0, c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39,
             c_crc_in_count_onehot_reg[2]
         };
     end
@@ -1477,11 +1515,11 @@ always @* begin
     c_crc_s1_zk_row22_next = c_crc_s1_zk_row22_reg;
     if (c_advance) begin
         c_crc_s1_zk_row22_next = {
-            c_crc_in_count_onehot_reg[1], _t36, 1'b0, c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t39, 1'b0, c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0,
-            _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[1]
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0,
+            _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -1490,9 +1528,9 @@ always @* begin
     c_crc_s1_zk_row23_next = c_crc_s1_zk_row23_reg;
     if (c_advance) begin
         c_crc_s1_zk_row23_next = {
-            _t36, 1'b0, _t36, 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, _t39, 1'b0, _t36, c_crc_in_count_onehot_reg[1],
-            1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
-            1'b0, _t36, 1'b0, 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0
+            _t39, 1'b0, _t39, 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, _t42, 1'b0, _t39, c_crc_in_count_onehot_reg[1],
+            1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
+            1'b0, _t39, 1'b0, 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0
         };
     end
 end
@@ -1501,11 +1539,11 @@ always @* begin
     c_crc_s1_zk_row24_next = c_crc_s1_zk_row24_reg;
     if (c_advance) begin
         c_crc_s1_zk_row24_next = {
-            1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, _t36, _t36, _t36, c_crc_in_count_onehot_reg[1], _t36, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t36,
-            c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[1], _t36
+            1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, _t39, _t39, _t39, c_crc_in_count_onehot_reg[1], _t39, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t39,
+            c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1], _t39
         };
     end
 end
@@ -1514,11 +1552,11 @@ always @* begin
     c_crc_s1_zk_row25_next = c_crc_s1_zk_row25_reg;
     if (c_advance) begin
         c_crc_s1_zk_row25_next = {
-            _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, _t36, _t36, _t36, c_crc_in_count_onehot_reg[1], _t36, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t36,
-            c_crc_in_count_onehot_reg[1], 1'b0, _t36, c_crc_in_count_onehot_reg[1], _t36, 1'b0
+            _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, _t39, _t39, _t39, c_crc_in_count_onehot_reg[1], _t39, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t39,
+            c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1], _t39, 1'b0
         };
     end
 end
@@ -1527,11 +1565,11 @@ always @* begin
     c_crc_s1_zk_row26_next = c_crc_s1_zk_row26_reg;
     if (c_advance) begin
         c_crc_s1_zk_row26_next = {
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], _t36, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t42, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], _t39, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1]
         };
     end
@@ -1541,12 +1579,12 @@ always @* begin
     c_crc_s1_zk_row27_next = c_crc_s1_zk_row27_reg;
     if (c_advance) begin
         c_crc_s1_zk_row27_next = {
-            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2],
-            _t36, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t42, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2],
+            _t39, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t36
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t39
         };
     end
 end
@@ -1555,12 +1593,12 @@ always @* begin
     c_crc_s1_zk_row28_next = c_crc_s1_zk_row28_reg;
     if (c_advance) begin
         c_crc_s1_zk_row28_next = {
-            1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t36, _t36,
+            1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t42, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t39, _t39,
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1]
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -1569,12 +1607,12 @@ always @* begin
     c_crc_s1_zk_row29_next = c_crc_s1_zk_row29_reg;
     if (c_advance) begin
         c_crc_s1_zk_row29_next = {
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t36, _t36,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t42, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t39, _t39,
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0
         };
     end
 end
@@ -1583,12 +1621,12 @@ always @* begin
     c_crc_s1_zk_row30_next = c_crc_s1_zk_row30_reg;
     if (c_advance) begin
         c_crc_s1_zk_row30_next = {
-            c_crc_in_count_onehot_reg[2], _t39, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t36, _t36, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t42, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t39, _t39, c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t36,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36,
-            c_crc_in_count_onehot_reg[1], 1'b0, _t36
+            c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t39,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39,
+            c_crc_in_count_onehot_reg[1], 1'b0, _t39
         };
     end
 end
@@ -1597,11 +1635,11 @@ always @* begin
     c_crc_s1_zk_row31_next = c_crc_s1_zk_row31_reg;
     if (c_advance) begin
         c_crc_s1_zk_row31_next = {
-            _t39, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t36, _t36, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            _t42, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t39, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t36,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t36, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t36, c_crc_in_count_onehot_reg[1], 1'b0, _t36,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39,
             c_crc_in_count_onehot_reg[1]
         };
     end
@@ -1611,9 +1649,9 @@ always @* begin
     c_crc_s1_zk_init_next = c_crc_s1_zk_init_reg;
     if (c_advance) begin
         c_crc_s1_zk_init_next = {
-            _t39, _t37, _t38, _t38, c_crc_in_count_onehot_reg[0], _t39, _t38, _t38, _t38, _t37, c_crc_in_count_onehot_reg[0], _t38, _t39, _t37, _t37, _t37,
-            _t39, _t37, _t39, _t39, _t37, _t38, c_crc_in_count_onehot_reg[0], _t37, c_crc_in_count_onehot_reg[0], _t37, _t38, _t38, _t39, _t37,
-            c_crc_in_count_onehot_reg[0], _t37
+            _t42, _t40, _t41, _t41, c_crc_in_count_onehot_reg[0], _t42, _t41, _t41, _t41, _t40, c_crc_in_count_onehot_reg[0], _t41, _t42, _t40, _t40, _t40,
+            _t42, _t40, _t42, _t42, _t40, _t41, c_crc_in_count_onehot_reg[0], _t40, c_crc_in_count_onehot_reg[0], _t40, _t41, _t41, _t42, _t40,
+            c_crc_in_count_onehot_reg[0], _t40
         };
     end
 end
@@ -1636,16 +1674,16 @@ always @* begin
     c_crc_s2_coeff_next = c_crc_s2_coeff_reg;
     if (c_advance) begin
         c_crc_s2_coeff_next = {
-            _t40 ? 32'h0 : c_crc_s1_zk_row31_reg, _t40 ? 32'h0 : c_crc_s1_zk_row30_reg, _t40 ? 32'h0 : c_crc_s1_zk_row29_reg,
-            _t40 ? 32'h0 : c_crc_s1_zk_row28_reg, _t40 ? 32'h0 : c_crc_s1_zk_row27_reg, _t40 ? 32'h0 : c_crc_s1_zk_row26_reg,
-            _t40 ? 32'h0 : c_crc_s1_zk_row25_reg, _t40 ? 32'h0 : c_crc_s1_zk_row24_reg, _t40 ? 32'h0 : c_crc_s1_zk_row23_reg,
-            _t40 ? 32'h0 : c_crc_s1_zk_row22_reg, _t40 ? 32'h0 : c_crc_s1_zk_row21_reg, _t40 ? 32'h0 : c_crc_s1_zk_row20_reg,
-            _t40 ? 32'h0 : c_crc_s1_zk_row19_reg, _t40 ? 32'h0 : c_crc_s1_zk_row18_reg, _t40 ? 32'h0 : c_crc_s1_zk_row17_reg,
-            _t40 ? 32'h0 : c_crc_s1_zk_row16_reg, _t40 ? 32'h0 : c_crc_s1_zk_row15_reg, _t40 ? 32'h0 : c_crc_s1_zk_row14_reg,
-            _t40 ? 32'h0 : c_crc_s1_zk_row13_reg, _t40 ? 32'h0 : c_crc_s1_zk_row12_reg, _t40 ? 32'h0 : c_crc_s1_zk_row11_reg,
-            _t40 ? 32'h0 : c_crc_s1_zk_row10_reg, _t40 ? 32'h0 : c_crc_s1_zk_row9_reg, _t40 ? 32'h0 : c_crc_s1_zk_row8_reg, _t40 ? 32'h0 : c_crc_s1_zk_row7_reg,
-            _t40 ? 32'h0 : c_crc_s1_zk_row6_reg, _t40 ? 32'h0 : c_crc_s1_zk_row5_reg, _t40 ? 32'h0 : c_crc_s1_zk_row4_reg, _t40 ? 32'h0 : c_crc_s1_zk_row3_reg,
-            _t40 ? 32'h0 : c_crc_s1_zk_row2_reg, _t40 ? 32'h0 : c_crc_s1_zk_row1_reg, _t40 ? 32'h0 : c_crc_s1_zk_row0_reg
+            _t43 ? 32'h0 : c_crc_s1_zk_row31_reg, _t43 ? 32'h0 : c_crc_s1_zk_row30_reg, _t43 ? 32'h0 : c_crc_s1_zk_row29_reg,
+            _t43 ? 32'h0 : c_crc_s1_zk_row28_reg, _t43 ? 32'h0 : c_crc_s1_zk_row27_reg, _t43 ? 32'h0 : c_crc_s1_zk_row26_reg,
+            _t43 ? 32'h0 : c_crc_s1_zk_row25_reg, _t43 ? 32'h0 : c_crc_s1_zk_row24_reg, _t43 ? 32'h0 : c_crc_s1_zk_row23_reg,
+            _t43 ? 32'h0 : c_crc_s1_zk_row22_reg, _t43 ? 32'h0 : c_crc_s1_zk_row21_reg, _t43 ? 32'h0 : c_crc_s1_zk_row20_reg,
+            _t43 ? 32'h0 : c_crc_s1_zk_row19_reg, _t43 ? 32'h0 : c_crc_s1_zk_row18_reg, _t43 ? 32'h0 : c_crc_s1_zk_row17_reg,
+            _t43 ? 32'h0 : c_crc_s1_zk_row16_reg, _t43 ? 32'h0 : c_crc_s1_zk_row15_reg, _t43 ? 32'h0 : c_crc_s1_zk_row14_reg,
+            _t43 ? 32'h0 : c_crc_s1_zk_row13_reg, _t43 ? 32'h0 : c_crc_s1_zk_row12_reg, _t43 ? 32'h0 : c_crc_s1_zk_row11_reg,
+            _t43 ? 32'h0 : c_crc_s1_zk_row10_reg, _t43 ? 32'h0 : c_crc_s1_zk_row9_reg, _t43 ? 32'h0 : c_crc_s1_zk_row8_reg, _t43 ? 32'h0 : c_crc_s1_zk_row7_reg,
+            _t43 ? 32'h0 : c_crc_s1_zk_row6_reg, _t43 ? 32'h0 : c_crc_s1_zk_row5_reg, _t43 ? 32'h0 : c_crc_s1_zk_row4_reg, _t43 ? 32'h0 : c_crc_s1_zk_row3_reg,
+            _t43 ? 32'h0 : c_crc_s1_zk_row2_reg, _t43 ? 32'h0 : c_crc_s1_zk_row1_reg, _t43 ? 32'h0 : c_crc_s1_zk_row0_reg
         };
     end
 end
@@ -1765,10 +1803,10 @@ always @* begin
     if (out_in_ready_reg) begin
         if (out_out_ready | _t16) begin
             out_valid_next = c_crc_valid_reg;
-            out_data_next = _t41;
+            out_data_next = _t44;
         end else begin
             out_temp_valid_next = c_crc_valid_reg;
-            out_temp_data_next = _t41;
+            out_temp_data_next = _t44;
         end
     end else begin
         if (out_out_ready) begin
@@ -1780,28 +1818,31 @@ always @* begin
 end
 
 always @(posedge clk) begin
+    cfg_wr_valid_reg <= cfg_wr_valid_next;
+    cfg_wr_qp_reg <= cfg_wr_qp_next;
+    cfg_wr_ctx_reg <= cfg_wr_ctx_next;
+    tx_ctx_rd_data_reg <= tx_ctx_rd_data_next;
+    tx_ctx_wb1_valid_reg <= tx_ctx_wb1_valid_next;
+    tx_ctx_wb1_index_reg <= tx_ctx_wb1_index_next;
+    tx_ctx_wb1_data_reg <= tx_ctx_wb1_data_next;
     a_in_fpdu_reg <= a_in_fpdu_next;
     a_prev_reg <= a_prev_next;
     a_flush_reg <= a_flush_next;
     a_left_reg <= a_left_next;
     a_data_left_reg <= a_data_left_next;
-    a_ctx_reg <= a_ctx_next;
+    a_qp_reg <= a_qp_next;
+    a_live_reg <= a_live_next;
     fa_valid_reg <= fa_valid_next;
     fa_data_reg <= fa_data_next;
     fa_words_reg <= fa_words_next;
     fa_first_reg <= fa_first_next;
     fa_last_reg <= fa_last_next;
-    fa_ctx_reg <= fa_ctx_next;
-    a_qp_reg <= a_qp_next;
     fa_qp_reg <= fa_qp_next;
-    fa_same_qp_reg <= fa_same_qp_next;
-    mk_ctx_rd_data_reg <= mk_ctx_rd_data_next;
-    mk_ctx_wb1_valid_reg <= mk_ctx_wb1_valid_next;
-    mk_ctx_wb1_index_reg <= mk_ctx_wb1_index_next;
-    mk_ctx_wb1_data_reg <= mk_ctx_wb1_data_next;
-    fa_k_looked_reg <= fa_k_looked_next;
-    fa_k_reg <= fa_k_next;
-    mk_ctx_rd_index_d1_reg <= mk_ctx_rd_index_d1_next;
+    fa_chain_reg <= fa_chain_next;
+    fa_live_reg <= fa_live_next;
+    fa_looked_reg <= fa_looked_next;
+    fa_ctx_held_reg <= fa_ctx_held_next;
+    tx_ctx_rd_index_d1_reg <= tx_ctx_rd_index_d1_next;
     err_length_seen_reg <= err_length_seen_next;
     fb_valid_reg <= fb_valid_next;
     fb_data_reg <= fb_data_next;
@@ -1814,6 +1855,7 @@ always @(posedge clk) begin
     fb_crc_on_reg <= fb_crc_on_next;
     fb_k_own_reg <= fb_k_own_next;
     fb_k_start_reg <= fb_k_start_next;
+    fb_live_reg <= fb_live_next;
     fb_k_start_eq_reg <= fb_k_start_eq_next;
     fb_k_start_lt_reg <= fb_k_start_lt_next;
     fb_qp_reg <= fb_qp_next;
@@ -1829,6 +1871,7 @@ always @(posedge clk) begin
     mb_last_reg <= mb_last_next;
     mb_crc_on_reg <= mb_crc_on_next;
     mb_qp_reg <= mb_qp_next;
+    b1_cfg_hold_reg <= b1_cfg_hold_next;
     gb_word0_reg <= gb_word0_next;
     gb_word1_reg <= gb_word1_next;
     gb_word2_reg <= gb_word2_next;
@@ -1913,18 +1956,21 @@ always @(posedge clk) begin
     out_temp_valid_reg <= out_temp_valid_next;
     out_temp_data_reg <= out_temp_data_next;
     if (_t18) begin
-        mk_ctx_mem[fb_qp_reg] <= mk_after;
+        tx_ctx_mem[_t19] <= _t20;
     end
 
     if (rst) begin
+        cfg_wr_valid_reg <= 1'b0;
+        tx_ctx_wb1_valid_reg <= 1'b0;
         a_in_fpdu_reg <= 1'b0;
         a_flush_reg <= 1'b0;
+        a_live_reg <= 1'b0;
         fa_valid_reg <= 1'b0;
-        mk_ctx_wb1_valid_reg <= 1'b0;
-        fa_k_looked_reg <= 1'b0;
+        fa_looked_reg <= 1'b0;
         err_length_seen_reg <= 1'b0;
         fb_valid_reg <= 1'b0;
         mb_valid_reg <= 1'b0;
+        b1_cfg_hold_reg <= 1'b0;
         gb_count_reg <= 3'b000;
         gb_count_oh_reg <= 4'b0000;
         gb_count_over_reg <= 2'b00;

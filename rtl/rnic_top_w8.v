@@ -380,43 +380,32 @@ wire [15:0] requester_m_axis_tuser;
 wire requester_m_sent_valid;
 wire [1:0] requester_m_sent_qp;
 wire requester_idle;
+wire [63:0] framer_s_axis_tdata;
+wire [7:0] framer_s_axis_tkeep;
+wire framer_s_axis_tvalid;
+wire framer_s_axis_tready;
+wire framer_s_axis_tlast;
+wire [1:0] framer_s_axis_tid;
+wire [15:0] framer_s_axis_tuser;
+wire [63:0] framer_m_axis_tdata;
+wire [7:0] framer_m_axis_tkeep;
+wire framer_m_axis_tvalid;
+wire framer_m_axis_tready;
+wire framer_m_axis_tlast;
+wire [1:0] framer_m_axis_tid;
+wire framer_cfg_valid;
+wire framer_cfg_ready;
+wire [1:0] framer_cfg_qp;
+wire framer_cfg_markers;
+wire framer_cfg_crc;
+wire [8:0] framer_cfg_s0;
+wire [8:0] framer_cfg_seq;
+wire framer_err_length;
 wire cfg_taken;
 wire qp0_cfg_load;
-reg qp0_ctx_tx_markers_reg; // QP 0: MPA markers in what this QP sends (the peer's M bit)
-reg qp0_ctx_tx_markers_next;
-reg qp0_ctx_crc_reg; // QP 0: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-reg qp0_ctx_crc_next;
-reg [8:0] qp0_ctx_tx_s0_reg; // QP 0: low 9 bits of this side's S0: where the sent markers count from
-reg [8:0] qp0_ctx_tx_s0_next;
-reg [8:0] qp0_ctx_tx_seq_reg; // QP 0: low 9 bits of the sequence number of the first sent octet
-reg [8:0] qp0_ctx_tx_seq_next;
 wire qp1_cfg_load;
-reg qp1_ctx_tx_markers_reg; // QP 1: MPA markers in what this QP sends (the peer's M bit)
-reg qp1_ctx_tx_markers_next;
-reg qp1_ctx_crc_reg; // QP 1: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-reg qp1_ctx_crc_next;
-reg [8:0] qp1_ctx_tx_s0_reg; // QP 1: low 9 bits of this side's S0: where the sent markers count from
-reg [8:0] qp1_ctx_tx_s0_next;
-reg [8:0] qp1_ctx_tx_seq_reg; // QP 1: low 9 bits of the sequence number of the first sent octet
-reg [8:0] qp1_ctx_tx_seq_next;
 wire qp2_cfg_load;
-reg qp2_ctx_tx_markers_reg; // QP 2: MPA markers in what this QP sends (the peer's M bit)
-reg qp2_ctx_tx_markers_next;
-reg qp2_ctx_crc_reg; // QP 2: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-reg qp2_ctx_crc_next;
-reg [8:0] qp2_ctx_tx_s0_reg; // QP 2: low 9 bits of this side's S0: where the sent markers count from
-reg [8:0] qp2_ctx_tx_s0_next;
-reg [8:0] qp2_ctx_tx_seq_reg; // QP 2: low 9 bits of the sequence number of the first sent octet
-reg [8:0] qp2_ctx_tx_seq_next;
 wire qp3_cfg_load;
-reg qp3_ctx_tx_markers_reg; // QP 3: MPA markers in what this QP sends (the peer's M bit)
-reg qp3_ctx_tx_markers_next;
-reg qp3_ctx_crc_reg; // QP 3: MPA CRC, both directions (negotiated, RFC 5044 §7.1)
-reg qp3_ctx_crc_next;
-reg [8:0] qp3_ctx_tx_s0_reg; // QP 3: low 9 bits of this side's S0: where the sent markers count from
-reg [8:0] qp3_ctx_tx_s0_next;
-reg [8:0] qp3_ctx_tx_seq_reg; // QP 3: low 9 bits of the sequence number of the first sent octet
-reg [8:0] qp3_ctx_tx_seq_next;
 wire wr_needs_orq; // a Read or Atomic Request: its response is expected
 reg orq_asked_reg; // an ORQ entry is in ddp_rx_ctl, its answer to come
 reg orq_asked_next;
@@ -576,28 +565,6 @@ reg tx_arb_owner_next;
 wire tx_arb_grant; // the source tx_arb serves
 wire tx_arb_valid;
 wire [1:0] tx_qp; // the QP of the ULPDU going into mpa_tx
-wire [63:0] framer_s_axis_tdata;
-wire [7:0] framer_s_axis_tkeep;
-wire framer_s_axis_tvalid;
-wire framer_s_axis_tready;
-wire framer_s_axis_tlast;
-wire [1:0] framer_s_axis_tid;
-wire [36:0] framer_s_axis_tuser;
-wire [63:0] framer_m_axis_tdata;
-wire [7:0] framer_m_axis_tkeep;
-wire framer_m_axis_tvalid;
-wire framer_m_axis_tready;
-wire framer_m_axis_tlast;
-wire [1:0] framer_m_axis_tid;
-wire framer_err_length;
-reg qp0_framed_reg; // QP 0: an FPDU has gone into mpa_tx, the next ones continue its sequence
-reg qp0_framed_next;
-reg qp1_framed_reg; // QP 1: an FPDU has gone into mpa_tx, the next ones continue its sequence
-reg qp1_framed_next;
-reg qp2_framed_reg; // QP 2: an FPDU has gone into mpa_tx, the next ones continue its sequence
-reg qp2_framed_next;
-reg qp3_framed_reg; // QP 3: an FPDU has gone into mpa_tx, the next ones continue its sequence
-reg qp3_framed_next;
 wire tx_fire;
 wire cq_sent_pop;
 reg [5:0] cq_sent_wptr_reg;
@@ -677,9 +644,6 @@ wire _t19;
 wire _t20;
 wire _t21;
 wire _t22;
-wire _t23;
-wire _t24;
-wire _t25;
 
 assign _t0 = wr_kind == 3'b100;
 assign _t1 = ~orq_asked_reg;
@@ -688,25 +652,22 @@ assign _t3 = rx_tag_mem[rx_tag_rptr_reg[1:0]];
 assign _t4 = ~cq_sent_full;
 assign _t5 = requester_m_axis_tvalid & tx_wr_live & _t4;
 assign _t6 = tx_arb_grant == 1'b1;
-assign _t7 = tx_qp == 2'b11;
-assign _t8 = tx_qp == 2'b10;
-assign _t9 = tx_qp == 2'b01;
-assign _t10 = ~cq_sent_head_valid_reg;
-assign _t11 = ~ctl_m_evt_valid;
-assign _t12 = ~ctl_m_first_valid;
-assign _t13 = mem_wr_arb_grant == 1'b1;
-assign _t14 = requester_rd_valid & _t15;
-assign _t15 = ~mem_rd_owners_full;
-assign _t16 = resp_rd_valid & _t15;
-assign _t17 = mem_rd_arb_grant == 1'b1;
-assign _t18 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
-assign _t19 = rx_ulpdu_out & (~rx_tag_pop);
-assign _t20 = rx_tag_pop & (~rx_ulpdu_out);
-assign _t21 = requester_m_sent_valid & (~cq_sent_load);
-assign _t22 = cq_sent_load & (~requester_m_sent_valid);
-assign _t23 = tx_fire & framer_s_axis_tlast;
-assign _t24 = mem_wr_fire & 1'b1;
-assign _t25 = mem_rd_fire & 1'b1;
+assign _t7 = ~cq_sent_head_valid_reg;
+assign _t8 = ~ctl_m_evt_valid;
+assign _t9 = ~ctl_m_first_valid;
+assign _t10 = mem_wr_arb_grant == 1'b1;
+assign _t11 = requester_rd_valid & _t12;
+assign _t12 = ~mem_rd_owners_full;
+assign _t13 = resp_rd_valid & _t12;
+assign _t14 = mem_rd_arb_grant == 1'b1;
+assign _t15 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
+assign _t16 = rx_ulpdu_out & (~rx_tag_pop);
+assign _t17 = rx_tag_pop & (~rx_ulpdu_out);
+assign _t18 = requester_m_sent_valid & (~cq_sent_load);
+assign _t19 = cq_sent_load & (~requester_m_sent_valid);
+assign _t20 = tx_fire & framer_s_axis_tlast;
+assign _t21 = mem_wr_fire & 1'b1;
+assign _t22 = mem_rd_fire & 1'b1;
 assign cfg_taken = cfg_valid & cfg_ready;
 assign ctl_cfg_valid = cfg_taken;
 assign ctl_cfg_qp = cfg_qp;
@@ -717,6 +678,12 @@ assign ctl_cfg_initial_msn = cfg_initial_msn;
 assign ctl_cfg_mulpdu = cfg_mulpdu;
 assign ctl_cfg_big_endian = cfg_big_endian;
 assign ctl_cfg_fence = cfg_fence;
+assign framer_cfg_valid = cfg_taken;
+assign framer_cfg_qp = cfg_qp;
+assign framer_cfg_markers = cfg_tx_markers;
+assign framer_cfg_crc = cfg_crc;
+assign framer_cfg_s0 = cfg_tx_s0;
+assign framer_cfg_seq = cfg_tx_seq;
 assign qp0_cfg_load = cfg_taken & (cfg_qp == 2'b00);
 assign qp1_cfg_load = cfg_taken & (cfg_qp == 2'b01);
 assign qp2_cfg_load = cfg_taken & (cfg_qp == 2'b10);
@@ -817,7 +784,7 @@ assign deframer_m_axis_tready = reasm_s_axis_tready;
 assign reasm_cfg_valid = cfg_taken;
 assign reasm_cfg_qp = cfg_qp;
 assign reasm_cfg_rfc7306 = cfg_rfc7306;
-assign cfg_ready = requester_cfg_ready & reasm_cfg_ready & ctl_cfg_ready;
+assign cfg_ready = requester_cfg_ready & reasm_cfg_ready & ctl_cfg_ready & framer_cfg_ready;
 assign rx_ulpdu_out = reasm_m_axis_tvalid & reasm_m_axis_tready & reasm_m_axis_tlast;
 assign rx_verdict_passed = reasm_m_axis_tuser[0];
 assign rx_verdict_llp_err = reasm_m_axis_tuser[8:1];
@@ -893,14 +860,7 @@ assign tx_qp = _t6 ? requester_qp : resp_m_axis_tid;
 assign framer_s_axis_tdata = _t6 ? requester_m_axis_tdata : resp_m_axis_tdata;
 assign framer_s_axis_tkeep = _t6 ? requester_m_axis_tkeep : resp_m_axis_tkeep;
 assign framer_s_axis_tlast = _t6 ? requester_m_axis_tlast : resp_m_axis_tlast;
-assign framer_s_axis_tuser = {
-    _t7 ? qp3_framed_reg : (_t8 ? qp2_framed_reg : (_t9 ? qp1_framed_reg : qp0_framed_reg)),
-    _t7 ? qp3_ctx_crc_reg : (_t8 ? qp2_ctx_crc_reg : (_t9 ? qp1_ctx_crc_reg : qp0_ctx_crc_reg)),
-    _t7 ? qp3_ctx_tx_markers_reg : (_t8 ? qp2_ctx_tx_markers_reg : (_t9 ? qp1_ctx_tx_markers_reg : qp0_ctx_tx_markers_reg)),
-    _t7 ? qp3_ctx_tx_s0_reg : (_t8 ? qp2_ctx_tx_s0_reg : (_t9 ? qp1_ctx_tx_s0_reg : qp0_ctx_tx_s0_reg)),
-    _t7 ? qp3_ctx_tx_seq_reg : (_t8 ? qp2_ctx_tx_seq_reg : (_t9 ? qp1_ctx_tx_seq_reg : qp0_ctx_tx_seq_reg)),
-    _t6 ? requester_m_axis_tuser : resp_m_axis_tuser
-};
+assign framer_s_axis_tuser = _t6 ? requester_m_axis_tuser : resp_m_axis_tuser;
 assign framer_s_axis_tvalid = tx_arb_valid;
 assign framer_s_axis_tid = tx_qp;
 assign resp_m_axis_tready = (tx_arb_grant == 1'b0) & framer_s_axis_tready;
@@ -912,10 +872,10 @@ assign m_axis_tvalid = framer_m_axis_tvalid;
 assign m_axis_tlast = framer_m_axis_tlast;
 assign framer_m_axis_tready = m_axis_tready;
 assign m_axis_tid = framer_m_axis_tid;
-assign cq_sent_load = (~cq_sent_none_reg) & (_t10 | cq_sent_pop);
+assign cq_sent_load = (~cq_sent_none_reg) & (_t7 | cq_sent_pop);
 assign cq_sent_full = cq_sent_filled_reg;
-assign cq_first_here = ctl_m_first_valid & _t11;
-assign cq_sent_here = cq_sent_head_valid_reg & _t11 & _t12;
+assign cq_first_here = ctl_m_first_valid & _t8;
+assign cq_sent_here = cq_sent_head_valid_reg & _t8 & _t9;
 assign m_cq_valid = ctl_m_evt_valid | ctl_m_first_valid | cq_sent_head_valid_reg;
 assign m_cq_qp = ctl_m_evt_valid ? ctl_m_evt_qp : (cq_first_here ? ctl_m_first_qp : cq_sent_head_reg);
 assign cq_evt_kind = ctl_m_evt_kind;
@@ -933,37 +893,37 @@ assign m_cq_stag = ctl_m_evt_valid ? cq_evt_stag : 32'h0;
 assign m_cq_data = ctl_m_evt_valid ? cq_evt_data : 64'h0;
 assign m_cq_err = ctl_m_evt_valid ? cq_evt_err : 14'h0;
 assign ctl_m_evt_ready = m_cq_ready;
-assign ctl_m_first_ready = m_cq_ready & _t11;
-assign cq_first_fire = ctl_m_first_valid & m_cq_ready & _t11;
+assign ctl_m_first_ready = m_cq_ready & _t8;
+assign cq_first_fire = ctl_m_first_valid & m_cq_ready & _t8;
 assign cq_sent_pop = cq_sent_here & m_cq_ready;
 assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg :
     (mem_wr_arb_last_reg == 1'b0) ? (place_wr_valid ? 1'b1 : (resp_wr_valid ? 1'b0 : 1'b0)) :
     resp_wr_valid ? 1'b0 :
     place_wr_valid ? 1'b1 :
     1'b1;
-assign mem_wr_arb_valid = _t13 ? place_wr_valid : resp_wr_valid;
-assign mem_wr_addr = _t13 ? place_wr_addr : resp_wr_addr;
-assign mem_wr_data = _t13 ? place_wr_data : resp_wr_data;
-assign mem_wr_strb = _t13 ? place_wr_strb : resp_wr_strb;
+assign mem_wr_arb_valid = _t10 ? place_wr_valid : resp_wr_valid;
+assign mem_wr_addr = _t10 ? place_wr_addr : resp_wr_addr;
+assign mem_wr_data = _t10 ? place_wr_data : resp_wr_data;
+assign mem_wr_strb = _t10 ? place_wr_strb : resp_wr_strb;
 assign mem_wr_valid = mem_wr_arb_valid;
 assign resp_wr_ready = (mem_wr_arb_grant == 1'b0) & mem_wr_ready;
-assign place_wr_ready = _t13 & mem_wr_ready;
+assign place_wr_ready = _t10 & mem_wr_ready;
 assign mem_wr_fire = mem_wr_arb_valid & mem_wr_ready;
 assign mem_rd_arb_grant = mem_rd_arb_locked_reg ? mem_rd_arb_owner_reg :
-    (mem_rd_arb_last_reg == 1'b0) ? (_t14 ? 1'b1 : (_t16 ? 1'b0 : 1'b0)) :
-    _t16 ? 1'b0 :
-    _t14 ? 1'b1 :
+    (mem_rd_arb_last_reg == 1'b0) ? (_t11 ? 1'b1 : (_t13 ? 1'b0 : 1'b0)) :
+    _t13 ? 1'b0 :
+    _t11 ? 1'b1 :
     1'b1;
-assign mem_rd_arb_valid = _t17 ? _t14 : _t16;
-assign mem_rd_addr = _t17 ? requester_rd_addr : resp_rd_addr;
+assign mem_rd_arb_valid = _t14 ? _t11 : _t13;
+assign mem_rd_addr = _t14 ? requester_rd_addr : resp_rd_addr;
 assign mem_rd_valid = mem_rd_arb_valid;
 assign mem_rd_fire = mem_rd_arb_valid & mem_rd_ready;
 assign mem_rd_owners_full = (mem_rd_owners_wptr_reg[9] != mem_rd_owners_rptr_reg[9]) & (mem_rd_owners_wptr_reg[8:0] == mem_rd_owners_rptr_reg[8:0]);
-assign resp_rd_ready = (mem_rd_arb_grant == 1'b0) & mem_rd_ready & _t15;
-assign resp_rd_data_valid = mem_rd_data_valid & (_t18 == 1'b0);
+assign resp_rd_ready = (mem_rd_arb_grant == 1'b0) & mem_rd_ready & _t12;
+assign resp_rd_data_valid = mem_rd_data_valid & (_t15 == 1'b0);
 assign resp_rd_data = mem_rd_data;
-assign requester_rd_ready = _t17 & mem_rd_ready & _t15;
-assign requester_rd_data_valid = mem_rd_data_valid & (_t18 == 1'b1);
+assign requester_rd_ready = _t14 & mem_rd_ready & _t12;
+assign requester_rd_data_valid = mem_rd_data_valid & (_t15 == 1'b1);
 assign requester_rd_data = mem_rd_data;
 assign ctl_stat_qp = stat_qp;
 assign stat_rx_stopped = ctl_stat_rx_stopped;
@@ -973,61 +933,9 @@ assign stat_fenced = ctl_stat_fenced;
 assign stat_mpa_err = ctl_stat_mpa_err;
 assign rx_idle_all = deframer_idle & (~deframer_drain_busy) & reasm_idle & (rx_tag_wptr_reg == rx_tag_rptr_reg) & ctl_idle & place_idle;
 assign rx_idle = rx_idle_all;
-assign tx_idle_all = ctl_irrq_idle & resp_idle & (_t10 & cq_sent_none_reg) & _t12;
+assign tx_idle_all = ctl_irrq_idle & resp_idle & (_t7 & cq_sent_none_reg) & _t9;
 assign idle = rx_idle_all & tx_idle_all & requester_idle & _t1;
 assign tx_err_length = framer_err_length;
-
-always @* begin
-    qp0_ctx_tx_markers_next = qp0_ctx_tx_markers_reg;
-    qp0_ctx_crc_next = qp0_ctx_crc_reg;
-    qp0_ctx_tx_s0_next = qp0_ctx_tx_s0_reg;
-    qp0_ctx_tx_seq_next = qp0_ctx_tx_seq_reg;
-    if (qp0_cfg_load) begin
-        qp0_ctx_tx_markers_next = cfg_tx_markers;
-        qp0_ctx_crc_next = cfg_crc;
-        qp0_ctx_tx_s0_next = cfg_tx_s0;
-        qp0_ctx_tx_seq_next = cfg_tx_seq;
-    end
-end
-
-always @* begin
-    qp1_ctx_tx_markers_next = qp1_ctx_tx_markers_reg;
-    qp1_ctx_crc_next = qp1_ctx_crc_reg;
-    qp1_ctx_tx_s0_next = qp1_ctx_tx_s0_reg;
-    qp1_ctx_tx_seq_next = qp1_ctx_tx_seq_reg;
-    if (qp1_cfg_load) begin
-        qp1_ctx_tx_markers_next = cfg_tx_markers;
-        qp1_ctx_crc_next = cfg_crc;
-        qp1_ctx_tx_s0_next = cfg_tx_s0;
-        qp1_ctx_tx_seq_next = cfg_tx_seq;
-    end
-end
-
-always @* begin
-    qp2_ctx_tx_markers_next = qp2_ctx_tx_markers_reg;
-    qp2_ctx_crc_next = qp2_ctx_crc_reg;
-    qp2_ctx_tx_s0_next = qp2_ctx_tx_s0_reg;
-    qp2_ctx_tx_seq_next = qp2_ctx_tx_seq_reg;
-    if (qp2_cfg_load) begin
-        qp2_ctx_tx_markers_next = cfg_tx_markers;
-        qp2_ctx_crc_next = cfg_crc;
-        qp2_ctx_tx_s0_next = cfg_tx_s0;
-        qp2_ctx_tx_seq_next = cfg_tx_seq;
-    end
-end
-
-always @* begin
-    qp3_ctx_tx_markers_next = qp3_ctx_tx_markers_reg;
-    qp3_ctx_crc_next = qp3_ctx_crc_reg;
-    qp3_ctx_tx_s0_next = qp3_ctx_tx_s0_reg;
-    qp3_ctx_tx_seq_next = qp3_ctx_tx_seq_reg;
-    if (qp3_cfg_load) begin
-        qp3_ctx_tx_markers_next = cfg_tx_markers;
-        qp3_ctx_crc_next = cfg_crc;
-        qp3_ctx_tx_s0_next = cfg_tx_s0;
-        qp3_ctx_tx_seq_next = cfg_tx_seq;
-    end
-end
 
 always @* begin
     orq_asked_next = orq_asked_reg;
@@ -1060,7 +968,7 @@ end
 
 always @* begin
     rx_tag_full_next = rx_tag_full_reg;
-    rx_tag_full_next = (_t19 & (rx_tag_count == 3'b011)) | ((_t20 & 1'b0) | ((~(_t19 | _t20)) & rx_tag_full_reg));
+    rx_tag_full_next = (_t16 & (rx_tag_count == 3'b011)) | ((_t17 & 1'b0) | ((~(_t16 | _t17)) & rx_tag_full_reg));
 end
 
 always @* begin
@@ -1105,36 +1013,8 @@ end
 
 always @* begin
     tx_wr_mid_next = tx_wr_mid_reg;
-    qp0_framed_next = qp0_framed_reg;
-    qp1_framed_next = qp1_framed_reg;
-    qp2_framed_next = qp2_framed_reg;
-    qp3_framed_next = qp3_framed_reg;
     if (tx_fire & _t6) begin
         tx_wr_mid_next = ~framer_s_axis_tlast;
-    end
-    if (tx_fire & (tx_qp == 2'b00)) begin
-        qp0_framed_next = 1'b1;
-    end
-    if (qp0_cfg_load) begin
-        qp0_framed_next = 1'b0;
-    end
-    if (tx_fire & _t9) begin
-        qp1_framed_next = 1'b1;
-    end
-    if (qp1_cfg_load) begin
-        qp1_framed_next = 1'b0;
-    end
-    if (tx_fire & _t8) begin
-        qp2_framed_next = 1'b1;
-    end
-    if (qp2_cfg_load) begin
-        qp2_framed_next = 1'b0;
-    end
-    if (tx_fire & _t7) begin
-        qp3_framed_next = 1'b1;
-    end
-    if (qp3_cfg_load) begin
-        qp3_framed_next = 1'b0;
     end
 end
 
@@ -1155,8 +1035,8 @@ always @* begin
     end
     cq_sent_head_valid_next = cq_sent_load | (cq_sent_head_valid_reg & (~cq_sent_pop));
     cq_sent_count_next = (cq_sent_count_reg + {6'h0, requester_m_sent_valid}) - {6'h0, cq_sent_load};
-    cq_sent_none_next = _t21 ? 1'b0 : (_t22 ? (cq_sent_count_reg == 7'h1) : cq_sent_none_reg);
-    cq_sent_filled_next = _t22 ? 1'b0 : (_t21 ? (cq_sent_count_reg == 7'h3f) : cq_sent_filled_reg);
+    cq_sent_none_next = _t18 ? 1'b0 : (_t19 ? (cq_sent_count_reg == 7'h1) : cq_sent_none_reg);
+    cq_sent_filled_next = _t19 ? 1'b0 : (_t18 ? (cq_sent_count_reg == 7'h3f) : cq_sent_filled_reg);
 end
 
 always @* begin
@@ -1178,49 +1058,33 @@ always @* begin
     mem_rd_arb_locked_next = mem_rd_arb_locked_reg;
     mem_rd_arb_owner_next = mem_rd_arb_owner_reg;
     mem_rd_arb_last_next = mem_rd_arb_last_reg;
-    if (tx_arb_valid & (~_t23)) begin
+    if (tx_arb_valid & (~_t20)) begin
         tx_arb_locked_next = 1'b1;
         tx_arb_owner_next = tx_arb_grant;
     end
-    if (_t23) begin
+    if (_t20) begin
         tx_arb_locked_next = 1'b0;
         tx_arb_last_next = tx_arb_grant;
     end
-    if (mem_wr_arb_valid & (~_t24)) begin
+    if (mem_wr_arb_valid & (~_t21)) begin
         mem_wr_arb_locked_next = 1'b1;
         mem_wr_arb_owner_next = mem_wr_arb_grant;
     end
-    if (_t24) begin
+    if (_t21) begin
         mem_wr_arb_locked_next = 1'b0;
         mem_wr_arb_last_next = mem_wr_arb_grant;
     end
-    if (mem_rd_arb_valid & (~_t25)) begin
+    if (mem_rd_arb_valid & (~_t22)) begin
         mem_rd_arb_locked_next = 1'b1;
         mem_rd_arb_owner_next = mem_rd_arb_grant;
     end
-    if (_t25) begin
+    if (_t22) begin
         mem_rd_arb_locked_next = 1'b0;
         mem_rd_arb_last_next = mem_rd_arb_grant;
     end
 end
 
 always @(posedge clk) begin
-    qp0_ctx_tx_markers_reg <= qp0_ctx_tx_markers_next;
-    qp0_ctx_crc_reg <= qp0_ctx_crc_next;
-    qp0_ctx_tx_s0_reg <= qp0_ctx_tx_s0_next;
-    qp0_ctx_tx_seq_reg <= qp0_ctx_tx_seq_next;
-    qp1_ctx_tx_markers_reg <= qp1_ctx_tx_markers_next;
-    qp1_ctx_crc_reg <= qp1_ctx_crc_next;
-    qp1_ctx_tx_s0_reg <= qp1_ctx_tx_s0_next;
-    qp1_ctx_tx_seq_reg <= qp1_ctx_tx_seq_next;
-    qp2_ctx_tx_markers_reg <= qp2_ctx_tx_markers_next;
-    qp2_ctx_crc_reg <= qp2_ctx_crc_next;
-    qp2_ctx_tx_s0_reg <= qp2_ctx_tx_s0_next;
-    qp2_ctx_tx_seq_reg <= qp2_ctx_tx_seq_next;
-    qp3_ctx_tx_markers_reg <= qp3_ctx_tx_markers_next;
-    qp3_ctx_crc_reg <= qp3_ctx_crc_next;
-    qp3_ctx_tx_s0_reg <= qp3_ctx_tx_s0_next;
-    qp3_ctx_tx_seq_reg <= qp3_ctx_tx_seq_next;
     orq_asked_reg <= orq_asked_next;
     orq_granted_reg <= orq_granted_next;
     orq_refused_reg <= orq_refused_next;
@@ -1235,10 +1099,6 @@ always @(posedge clk) begin
     tx_arb_last_reg <= tx_arb_last_next;
     tx_arb_locked_reg <= tx_arb_locked_next;
     tx_arb_owner_reg <= tx_arb_owner_next;
-    qp0_framed_reg <= qp0_framed_next;
-    qp1_framed_reg <= qp1_framed_next;
-    qp2_framed_reg <= qp2_framed_next;
-    qp3_framed_reg <= qp3_framed_next;
     cq_sent_wptr_reg <= cq_sent_wptr_next;
     cq_sent_rptr_reg <= cq_sent_rptr_next;
     cq_sent_count_reg <= cq_sent_count_next;
@@ -1265,22 +1125,6 @@ always @(posedge clk) begin
     end
 
     if (rst) begin
-        qp0_ctx_tx_markers_reg <= 1'b0;
-        qp0_ctx_crc_reg <= 1'b0;
-        qp0_ctx_tx_s0_reg <= 9'h0;
-        qp0_ctx_tx_seq_reg <= 9'h0;
-        qp1_ctx_tx_markers_reg <= 1'b0;
-        qp1_ctx_crc_reg <= 1'b0;
-        qp1_ctx_tx_s0_reg <= 9'h0;
-        qp1_ctx_tx_seq_reg <= 9'h0;
-        qp2_ctx_tx_markers_reg <= 1'b0;
-        qp2_ctx_crc_reg <= 1'b0;
-        qp2_ctx_tx_s0_reg <= 9'h0;
-        qp2_ctx_tx_seq_reg <= 9'h0;
-        qp3_ctx_tx_markers_reg <= 1'b0;
-        qp3_ctx_crc_reg <= 1'b0;
-        qp3_ctx_tx_s0_reg <= 9'h0;
-        qp3_ctx_tx_seq_reg <= 9'h0;
         orq_asked_reg <= 1'b0;
         orq_granted_reg <= 1'b0;
         orq_refused_reg <= 1'b0;
@@ -1294,10 +1138,6 @@ always @(posedge clk) begin
         tx_wr_mid_reg <= 1'b0;
         tx_arb_last_reg <= 1'b1;
         tx_arb_locked_reg <= 1'b0;
-        qp0_framed_reg <= 1'b0;
-        qp1_framed_reg <= 1'b0;
-        qp2_framed_reg <= 1'b0;
-        qp3_framed_reg <= 1'b0;
         cq_sent_wptr_reg <= 6'h0;
         cq_sent_rptr_reg <= 6'h0;
         cq_sent_count_reg <= 7'h0;
@@ -1669,6 +1509,13 @@ mpa_tx_w8_q4 u_mpa_tx (
     .m_axis_tready(framer_m_axis_tready),
     .m_axis_tlast(framer_m_axis_tlast),
     .m_axis_tid(framer_m_axis_tid),
+    .cfg_valid(framer_cfg_valid),
+    .cfg_ready(framer_cfg_ready),
+    .cfg_qp(framer_cfg_qp),
+    .cfg_markers(framer_cfg_markers),
+    .cfg_crc(framer_cfg_crc),
+    .cfg_s0(framer_cfg_s0),
+    .cfg_seq(framer_cfg_seq),
     .err_length(framer_err_length)
 );
 

@@ -5,8 +5,9 @@ import { sinkStream, sourceStream } from '../core/stream';
 import { contextMemory } from '../lib/context';
 import { crcPipeline } from '../lib/crc';
 import { anyOf, oneHotMux } from '../lib/onehot';
+import { portGroup } from '../lib/ports';
 import { type FieldDef, record } from '../lib/record';
-import { MPA_TX_CTX } from './records';
+import { MPA_TX_CFG, MPA_TX_ULPDU } from './records';
 import { indexBits } from '../lib/ram';
 import { pipelineRegister } from '../lib/stage';
 
@@ -14,20 +15,25 @@ import { pipelineRegister } from '../lib/stage';
  * MPA transmit (RFC 5044; spec/mpa.md §2–§4) for one stream at one input beat per cycle:
  * ULPDUs in, FPDUs out as the TCP payload, one FPDU per output packet (one TCP segment each).
  *
- * s_axis_tuser, sampled on the first beat of each ULPDU: the QP's framing context, the MPA_TX_CTX
- * record (ULPDU_Length, low 9 bits of the FPDU's sequence number and of S0, markers, CRC, and
- * `cont`: the FPDU follows the previous one in the TCP stream, so its sequence number is where
- * that one ended and the seq field is ignored; a QP's framing context then needs only the first
- * FPDU's sequence number, the next ones keep the marker phase here).
+ * s_axis_tuser, sampled on the first beat of each ULPDU: its ULPDU_Length (record mpa_tx_ulpdu).
+ * Everything else is the QP's framing context (record mpa_tx_qp_ctx: markers, CRC, and the
+ * distance in output slots from the QP's next FPDU start to its next marker slot, −(seq − S0)/4
+ * mod 128, §4.3), kept per QP in a context memory (hdl-gen/lib/context.ts; one entry for the
+ * one-QP block, the same code path). The configuration port loads it with a new connection:
+ * cfg_valid with the MPA_TX_CFG fields (cfg_markers, cfg_crc, cfg_s0, cfg_seq; cfg_qp when
+ * shared) makes the QP's next FPDU start at cfg_seq, and every later one where the one before
+ * ended (each FPDU writes the distance after it back as its last beat passes B1), so "has an
+ * FPDU gone before" needs no bit of its own: the distance is the phase either way.
  * s_axis_tkeep is all ones but on the tlast beat (2^k − 1 there; 0 for an empty ULPDU).
  *
  * Five stages, each one beat per cycle, the selects of every wide mux registered (at most 6 LUT
  * levels between registers at 64 octets, yosys synth_xilinx):
  *   A  prepends ULPDU_Length (2 octets: the data shift by two lanes), zeroes PAD, and emits the
  *      marker-free FPDU as 32-bit words (everything in MPA is 4-aligned relative to S0, §4.5),
- *      n = W/4 words a beat but on the FPDU's last (or a one-word flush beat after it);
- *   F  takes the distance to the FPDU's first marker slot (from its sequence number, or the QP's
- *      phase) and decodes it;
+ *      n = W/4 words a beat but on the FPDU's last (or a one-word flush beat after it); the QP's
+ *      context is looked up as a ULPDU's first beat enters;
+ *   F  takes the context (the lookup's answer) and the distance to the FPDU's first marker slot
+ *      (the QP's, or B1's live one when the FPDU follows the same QP's) and decodes it;
  *   B1 inserts the marker into the beat wherever (seq − S0)/4 ≡ 0 mod 128 (at most one per beat
  *      for W ≤ 64) and a stream word follows it in the FPDU, with FPDUPTR pointing back at
  *      ULPDU_Length (0 for a leading marker), and reserves the CRC word after the FPDU's last word
@@ -42,24 +48,31 @@ import { pipelineRegister } from '../lib/stage';
  * m_axis_tvalid for a beat that passes the gearbox without waiting.
  * err_length (sticky) flags a ULPDU whose tlast does not fall where its ULPDU_Length says.
  *
- * Shared by QPs (qps > 1): s_axis_tid names the QP of a ULPDU and m_axis_tid that of its FPDU, and
- * ULPDUs of different QPs may follow each other with no gap. A QP's marker phase (the one word of
- * state between two of its FPDUs) is kept per QP in a context memory (hdl-gen/lib/context.ts):
- * written back as an FPDU's last beat passes B1, looked up as the next ULPDU's first beat enters
- * stage A, and taken as that beat moves into stage F. Hazards cost no cycle: the FPDU right
- * before it is either the same QP's (B1's live phase continues, as with one QP) or another QP's,
- * and then the same QP's previous FPDU passed B1 no later than the lookup (the other FPDU's beats
- * sit between them in A, F and B1), so the memory's forwarding has it.
+ * The context memory: looked up as a ULPDU's first beat enters stage A, taken as that beat moves
+ * into stage F, written back as an FPDU's last beat passes B1. Hazards cost no cycle: the FPDU
+ * right before it is either the same QP's (B1's live distance continues, as with one QP) or
+ * another QP's, and then the same QP's previous FPDU passed B1 no later than the lookup (the
+ * other FPDU's beats sit between them in A, F and B1), so the memory's forwarding has it.
+ *
+ * Configuration (a new connection on a QP): cfg_ready is always 1 (no init sweep: a QP is
+ * configured before its first ULPDU, its entry is undefined until then). Contract: cfg_valid for
+ * a QP comes after the s_axis handshake of the last beat of its previous connection and before
+ * (not with) the first beat of its new connection; other QPs stream on meanwhile. The FPDUs of
+ * the old connection still in the block go out as they were. The rule that keeps the
+ * configuration: it is registered and written into the context memory the next cycle, before
+ * anything else (a write-back of another QP's FPDU in that cycle waits: its last beat stays in
+ * B1 one cycle), and an FPDU of the same QP still before B1 then (the old connection's) writes
+ * nothing back; the QP's next ULPDU does not continue B1's live distance, it looks the new
+ * context up (forwarded if written the cycle before).
  */
-/** s_axis_tuser: the MPA_TX_CTX record (hdl-gen/blocks/records.ts). */
-export const MPA_TX_TUSER_BITS = MPA_TX_CTX.width;
+/** s_axis_tuser: the MPA_TX_ULPDU record (hdl-gen/blocks/records.ts). */
+export const MPA_TX_TUSER_BITS = MPA_TX_ULPDU.width;
 
-/** The framing context an F beat carries (stage A to B1). */
-const FPDU_CTX = record('mpa_tx_fpdu_ctx', {
-  k_seq: { width: 7, doc: 'output slots before the first marker slot from seq: (S0 - seq)/4 mod 128 (spec/mpa.md section 4.3)' },
+/** A QP's framing context, in the context memory (the configuration's, then each FPDU's write-back). */
+export const MPA_TX_QP_CTX = record('mpa_tx_qp_ctx', {
+  k: { width: 7, doc: "output slots from the QP's next FPDU start to its next marker slot: (S0 - seq)/4 mod 128 (spec/mpa.md section 4.3)" },
   markers: { width: 1, doc: 'markers in this direction' },
   crc: { width: 1, doc: 'CRC negotiated' },
-  cont: { width: 1, doc: "the FPDU continues its QP's stream: the marker phase is the QP's, not k_seq" },
 });
 
 /** A beat of stage B2's output, as it rides beside the CRC: its words, where the CRC goes. */
@@ -135,21 +148,48 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
     mpaTxName(W, qps),
     `MPA transmit: ULPDUs in, FPDUs out (ULPDU_Length, ULPDU, PAD, markers, CRC-32C),\n` +
       `${W} octets per beat, one input beat per cycle. RFC 5044 framing (spec/mpa.md sections 2-4).\n` +
-      's_axis_tuser on the first beat of a ULPDU: the framing context (record mpa_tx_ctx; cont: the FPDU\n' +
-      'continues where the previous one ended, its seq field ignored).\n' +
+      's_axis_tuser on the first beat of a ULPDU: its ULPDU_Length (record mpa_tx_ulpdu). The framing context\n' +
+      '(markers, CRC, the marker phase) is kept in a context memory, loaded by cfg_valid (a new connection: its\n' +
+      'next FPDU starts at cfg_seq, every later one where the one before ended).\n' +
       'One FPDU per m_axis packet (tlast at the CRC).' +
-      (qb ? `\nShared by ${qps} QPs: tid names the QP; each QP's marker phase is kept in a context memory.` : ''),
+      (qb ? `\nShared by ${qps} QPs: tid names the QP; cfg_qp the QP configured.` : ''),
     { bytes: W, ...(qb && { qps }) },
   );
   const clkGroup = 'Clock and synchronous active-high reset';
   const clk = m.input('clk', 1, { group: clkGroup });
   const rst = m.input('rst', 1, { group: clkGroup });
   m.clockDomain('sync', clk, rst);
-  const s = sinkStream({ bytes: W, user: MPA_TX_TUSER_BITS, id: qb }).declare(m, 's_axis', 'AXI4-Stream input: ULPDUs (s_axis)', MPA_TX_CTX);
+  const s = sinkStream({ bytes: W, user: MPA_TX_TUSER_BITS, id: qb }).declare(m, 's_axis', 'AXI4-Stream input: ULPDUs (s_axis)', MPA_TX_ULPDU);
   const o = sourceStream({ bytes: W, id: qb }).declare(m, 'm_axis', 'AXI4-Stream output: FPDUs, the TCP payload (m_axis)');
-  const user = MPA_TX_CTX.view(s.user!, { m, prefix: 'ctx' });
+  const user = MPA_TX_ULPDU.view(s.user!, { m, prefix: 'in' });
+  const cg = `Configuration: cfg_valid loads ${qb ? "QP cfg_qp's" : 'the'} framing context from the cfg_* fields (a new connection)`;
+  const cfgValid = m.input('cfg_valid', 1, { group: cg, doc: 'after the last beat of the connection before, before the first of the new one' });
+  const cfgReady = m.output('cfg_ready', 1, { group: cg, doc: 'always 1 (no init sweep: a QP is configured before its first ULPDU)' });
+  const cfgQp = qb ? m.input('cfg_qp', qb, { group: cg, doc: 'the QP whose connection starts over' }) : null;
+  const cfgIn = portGroup(m, 'cfg', MPA_TX_CFG, 'input', cg).ports;
   const errLength = m.output('err_length', 1, { group: 'Status', doc: 'sticky: a ULPDU ended elsewhere than its ULPDU_Length said' });
   m.allowUnused(s.keep!, 'the ULPDU length comes from tuser; tkeep is implied by it');
+
+  // ---- Configuration: registered, written into the context memory the cycle after --------------
+  const cfgWr = {
+    valid: m.reg('cfg_wr_valid', 1, { reset: 0, doc: 'a configuration goes into tx_ctx this cycle (before a write-back)' }),
+    qp: qb ? m.reg('cfg_wr_qp', qb) : null,
+    ctx: m.reg('cfg_wr_ctx', MPA_TX_QP_CTX.width, { record: MPA_TX_QP_CTX, doc: "the new connection's context" }),
+  };
+  m.assign(cfgReady, lit(1, 1));
+  // Output slots from the first FPDU's start to the first marker slot, −(seq − S0)/4 mod 128.
+  const cfgMarkerOctets = m.let('cfg_marker_octets', cfgIn.s0.sub(cfgIn.seq));
+  m.allowUnused(cfgMarkerOctets, 'FPDUs start 4-aligned to S0 (spec/mpa.md section 4.5): the low two bits are 0');
+  m.sync(() => {
+    m.set(cfgWr.valid, cfgValid);
+    m.when(cfgValid, () => {
+      if (cfgWr.qp) m.set(cfgWr.qp, cfgQp!);
+      m.set(cfgWr.ctx, MPA_TX_QP_CTX.pack({ k: cfgMarkerOctets.slice(8, 2), markers: cfgIn.markers, crc: cfgIn.crc }));
+    });
+  });
+  /** The configuration written this cycle is of the QP a stage holds (with one QP: any is). */
+  const cfgHits = (qp: Expr | null): Expr => (cfgWr.qp && qp ? cfgWr.valid.and(cfgWr.qp.eq(qp)) : cfgWr.valid);
+  const ctx = contextMemory(m, 'tx_ctx', { width: MPA_TX_QP_CTX.width, depth: Math.max(2, qps), latency: 1, doc: "each QP's framing context (mpa_tx_qp_ctx)" });
 
   // ---- Stage A: marker-free FPDU words -------------------------------------------------------
   const aInFpdu = m.reg('a_in_fpdu', 1, { reset: 0, doc: 'inside a ULPDU (after its first beat)' });
@@ -157,33 +197,27 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   const aFlush = m.reg('a_flush', 1, { reset: 0, doc: 'one more FPDU word (the last two octets and PAD) is due' });
   const aLeft = m.reg('a_left', 17, { doc: 'FPDU octets (PAD included, CRC not) still to emit' });
   const aData = m.reg('a_data_left', 17, { doc: 'of those, octets of ULPDU_Length and ULPDU' });
-  const aCtx = m.reg('a_ctx', FPDU_CTX.width, { doc: "the ULPDU's framing context", record: FPDU_CTX });
+  const aQp = qb ? m.reg('a_qp', qb, { doc: 'the QP of the ULPDU in stage A' }) : null;
+  const aLive = m.reg('a_live', 1, { reset: 0, doc: "the ULPDU in stage A (the last taken) is of its QP's connection: no configuration of the QP since" });
   const fa = {
     valid: m.reg('fa_valid', 1, { reset: 0 }),
     data: m.reg('fa_data', 8 * W),
     words: m.reg('fa_words', wBits),
     first: m.reg('fa_first', 1),
     last: m.reg('fa_last', 1),
-    ctx: m.reg('fa_ctx', FPDU_CTX.width, { record: FPDU_CTX }),
+    qp: qb ? m.reg('fa_qp', qb) : null,
+    chain: m.reg('fa_chain', 1, { doc: "the F beat's ULPDU follows its QP's previous one, of the same connection, in the pipeline" }),
+    live: m.reg('fa_live', 1, { doc: "the F beat's FPDU writes its QP's marker distance back (no configuration of the QP since its first beat)" }),
   };
-  // Shared: the QP of the ULPDU in stage A and of the F beat, and the marker phase looked up for it.
-  const shared = qb
-    ? {
-        aQp: m.reg('a_qp', qb, { doc: 'the QP of the ULPDU in stage A' }),
-        faQp: m.reg('fa_qp', qb),
-        faSameQp: m.reg('fa_same_qp', 1, { doc: "the F beat's ULPDU is of the QP of the ULPDU before it" }),
-        phase: contextMemory(m, 'mk_ctx', { width: 7, depth: qps, latency: 1, doc: "each QP's output slots before its next marker slot, after its last FPDU" }),
-        looked: m.reg('fa_k_looked', 1, { reset: 0, doc: "the F beat is a ULPDU's first, its QP's phase read from mk_ctx last cycle" }),
-        faK: m.reg('fa_k', 7, { doc: "the F beat's QP's phase, from mk_ctx" }),
-      }
-    : null;
+  const looked = m.reg('fa_looked', 1, { reset: 0, doc: "the F beat is a ULPDU's first, its QP's context read from tx_ctx last cycle" });
+  const faCtxHeld = m.reg('fa_ctx_held', MPA_TX_QP_CTX.width, { record: MPA_TX_QP_CTX, doc: "the context of the F beat's ULPDU, from tx_ctx" });
 
   const first = m.let('a_first', aInFpdu.not());
   const len = user.ulpdu_length;
-  // Output slots to the first marker slot, −(seq − S0)/4 mod 128: the FPDU start is 4-aligned to S0.
-  const markerOctets = m.let('a_marker_octets', user.s0.sub(user.seq));
-  m.allowUnused(markerOctets, 'FPDUs start 4-aligned to S0 (spec/mpa.md section 4.5): the low two bits are 0');
-  const ctxIn = m.let('a_ctx_in', FPDU_CTX.pack({ k_seq: markerOctets.slice(8, 2), markers: user.markers, crc: user.crc, cont: user.cont }), { record: FPDU_CTX });
+  const aLiveNow = m.let('a_live_now', aLive.and(cfgHits(aQp).not()), { doc: 'a_live, with this cycle\'s configuration' });
+  // A ULPDU that follows its QP's previous one continues B1's live distance; any other looks its
+  // QP's context up (the previous FPDU of its QP has passed B1 by then, or the configuration).
+  const chainIn = m.let('a_chain', aQp ? s.id!.eq(aQp).and(aLiveNow) : aLiveNow, { doc: "the ULPDU follows its QP's previous one, of the same connection" });
   // FPDU octets without CRC: 2 + L + PAD, a multiple of 4.
   const fTotal = m.let('a_fpdu_octets', len.zext(17).add(lit(17, 5)).and(lit(17, 0x1fffc)));
   const leftNow = m.let('a_left_now', mux(first, fTotal, aLeft));
@@ -205,7 +239,7 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   const faFree = m.let('fa_free', fa.valid.not().or(faReady));
   m.assign(s.ready, aFlush.not().and(faFree));
   const take = m.let('a_take', s.valid.and(s.ready));
-  shared?.phase.lookup(s.id!, take.and(first));
+  ctx.lookup(s.id ?? lit(1, 0), take.and(first));
   // The last input beat holds the last ULPDU octet: the octets of ULPDU_Length and ULPDU still to
   // come (dataNow, shifted by the two header octets) end within this beat's W + 2, after its first
   // two (or it is the only beat of an empty ULPDU).
@@ -227,21 +261,17 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
     markers: m.reg('fb_markers', 1),
     crcOn: m.reg('fb_crc_on', 1),
     own: m.reg('fb_k_own', 1, { doc: "B1's live distance applies: not an FPDU's first beat, or the FPDU continues the previous one's QP" }),
-    kStart: m.reg('fb_k_start', 7, { doc: "otherwise the distance to start from: from seq, or the QP's from mk_ctx" }),
+    kStart: m.reg('fb_k_start', 7, { doc: "otherwise the distance to start from: the QP's, from tx_ctx" }),
+    live: m.reg('fb_live', 1, { doc: "the FPDU writes its QP's marker distance back (no configuration of the QP since its first beat)" }),
     startEq: m.reg('fb_k_start_eq', hw, { doc: 'bit j: k_start = j' }),
     startLt: m.reg('fb_k_start_lt', n + 1, { doc: 'bit j: k_start < j + 1' }),
     qp: qb ? m.reg('fb_qp', qb) : null,
   };
-  // Every field read here (a view names its fields as wires on first read, outside processes).
-  const { k_seq: faKSeq, markers: faMarkers, crc: faCrc, cont: faCont } = FPDU_CTX.view(fa.ctx, { m, prefix: 'fa_ctx' });
+  // The ULPDU's context: this cycle's read for its first beat, the one held for the others. Every
+  // field read here (a view names its fields as wires on first read, outside processes).
+  const faCtx = m.let('fa_ctx', mux(looked, ctx.value, faCtxHeld), { record: MPA_TX_QP_CTX, doc: "the context of the F beat's ULPDU" });
+  const { k: kStart, markers: faMarkers, crc: faCrc } = MPA_TX_QP_CTX.view(faCtx, { m, prefix: 'fa_ctx' });
   const faGo = m.let('fa_go', fa.valid.and(faReady));
-  // Continue: B1 holds the distance after the previous FPDU if that was this QP's; another QP's
-  // FPDU before it: this QP's distance from mk_ctx (this cycle's read, or the one held in fa_k).
-  const kStart = m.let(
-    'fa_k_start',
-    shared ? mux(faCont, mux(shared.looked, shared.phase.value, shared.faK), faKSeq) : faKSeq,
-    { doc: "the distance an FPDU's first beat starts from unless B1's live one applies" },
-  );
   const span = m.let('fa_span', fa.words.zext(hBits).add(fa.last.zext(hBits)), { doc: 'FPDU words and the CRC slot' });
 
   // ---- Stage B1: the marker in the beat ------------------------------------------------------------
@@ -263,8 +293,13 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   };
   const mbReady = m.wire('mb_ready', 1, { doc: 'stage B2 takes the B1 beat' });
   const mbFree = m.let('mb_free', mb.valid.not().or(mbReady));
-  const b1Go = m.let('b1_go', fb.valid.and(mbFree));
-  m.assign(faReady, fb.valid.not().or(mbFree));
+  // The context memory's one write port is the configuration's in the cycle after it is taken: an
+  // FPDU's last beat (a write-back) waits in B1 that cycle. Decided a cycle ahead: the stages'
+  // ready chain takes a register, not the configuration's handshake.
+  const cfgHold = m.reg('b1_cfg_hold', 1, { reset: 0, doc: "a configuration goes into tx_ctx this cycle and B1 holds an FPDU's last beat: it waits" });
+  const b1Free = m.let('b1_free', mbFree.and(cfgHold.not()), { doc: 'B1 may pass its beat on' });
+  const b1Go = m.let('b1_go', fb.valid.and(b1Free));
+  m.assign(faReady, fb.valid.not().or(b1Free));
   const markersOn = fb.markers;
   const kNow = m.let('b1_k', mux(fb.own, k, fb.kStart), { doc: 'output slots before the next marker slot, at this beat' });
   const kIs = (j: number): Expr => bitExpr(j < hw ? mux(fb.own, kEq.bit(j), fb.startEq.bit(j)) : false);
@@ -274,7 +309,13 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   const kLeft = m.let('b1_k_left', kNow.zext(8).sub(fb.span.zext(8)), { doc: 'mk_slot after the stream words, two’s complement' });
   const hasMarker = m.let('mk_here', markersOn.and(kLeft.bit(7)));
   const kAfter = m.let('mk_after', kLeft.slice(6, 0).sub(hasMarker.zext(7)), { doc: 'the distance to the next marker slot after this beat' });
-  shared?.phase.update(b1Go.and(fb.last), fb.qp!, kAfter);
+  const wbNow = m.let('tx_ctx_write_back', b1Go.and(fb.last).and(fb.live), { doc: "the FPDU's last beat writes its QP's distance back" });
+  const qpOr0 = (qp: Expr | null): Expr => qp ?? lit(1, 0);
+  ctx.update(
+    cfgWr.valid.or(wbNow),
+    mux(cfgWr.valid, qpOr0(cfgWr.qp), qpOr0(fb.qp)),
+    mux(cfgWr.valid, cfgWr.ctx, MPA_TX_QP_CTX.pack({ k: kAfter, markers: fb.markers, crc: fb.crcOn })),
+  );
   // FPDUPTR: back to ULPDU_Length; 0 for a leading marker (the FPDU's first word), and then the
   // header is one slot later.
   const ptrNow = m.let('mk_ptr_now', mux(fb.first, kNow.zext(14), ptr));
@@ -390,26 +431,28 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   };
 
   m.sync(() => {
-    // Stage A.
+    // Stage A. A configuration of a stage's QP ends that FPDU's write-back (an old connection's).
     m.when(faFree, () => m.set(fa.valid, 0));
+    m.set(aLive, aLiveNow);
+    m.set(fa.live, fa.live.and(cfgHits(fa.qp).not()));
     m.when(take, () => {
       m.set(fa.valid, 1);
       m.set(fa.data, masked);
       m.set(fa.words, wordsNow);
       m.set(fa.first, first);
       m.set(fa.last, s.last!.and(moreAfter.not()));
-      m.set(fa.ctx, mux(first, ctxIn, aCtx));
-      if (shared) {
-        m.set(shared.faQp, mux(first, s.id!, shared.aQp));
-        m.set(shared.faSameQp, s.id!.eq(shared.aQp));
-        m.when(first, () => m.set(shared.aQp, s.id!));
+      m.set(fa.chain, chainIn);
+      m.set(fa.live, first.or(aLiveNow));
+      if (aQp) {
+        m.set(fa.qp!, mux(first, s.id!, aQp));
+        m.when(first, () => m.set(aQp, s.id!));
       }
+      m.when(first, () => m.set(aLive, 1));
       m.set(aPrev, s.data.slice(8 * W - 1, 8 * W - 16));
       m.set(aLeft, leftNow.sub(lit(17, W)));
       m.set(aData, mux(dataAbove(W), dataNow.sub(lit(17, W)), lit(17, 0)));
       m.set(aInFpdu, s.last!.not());
       m.set(aFlush, s.last!.and(moreAfter));
-      m.when(first, () => m.set(aCtx, ctxIn));
       m.when(lengthBad, () => m.set(lenErr, 1));
     });
     m.when(flushNow, () => {
@@ -419,17 +462,17 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
       m.set(fa.words, lit(wBits, 1));
       m.set(fa.first, 0);
       m.set(fa.last, 1);
-      m.set(fa.ctx, aCtx);
-      if (shared) m.set(shared.faQp, shared.aQp);
+      m.set(fa.live, aLiveNow);
+      if (aQp) m.set(fa.qp!, aQp);
       m.set(aFlush, 0);
     });
-    if (shared) {
-      m.set(shared.looked, take.and(first));
-      m.when(shared.looked, () => m.set(shared.faK, shared.phase.value));
-    }
+    m.set(looked, take.and(first));
+    m.when(looked, () => m.set(faCtxHeld, ctx.value));
 
     // Stage F.
     m.when(faReady, () => m.set(fb.valid, fa.valid));
+    m.set(cfgHold, cfgValid.and(mux(faGo, fa.last, fb.last)));
+    m.set(fb.live, fb.live.and(cfgHits(fb.qp).not()));
     m.when(faGo, () => {
       m.set(fb.data, fa.data);
       m.set(fb.span, span);
@@ -439,15 +482,16 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
       m.set(fb.last, fa.last);
       m.set(fb.markers, faMarkers);
       m.set(fb.crcOn, faCrc);
-      m.set(fb.own, fa.first.not().or(faCont.and(shared ? shared.faSameQp : lit(1, 1))));
+      m.set(fb.own, fa.first.not().or(fa.chain));
+      m.set(fb.live, fa.live.and(cfgHits(fa.qp).not()));
       m.set(fb.kStart, kStart);
       m.set(fb.startEq, vec(hw, (j) => kStart.eq(lit(7, j))));
       m.set(fb.startLt, vec(n + 1, (j) => kStart.lt(lit(7, j + 1))));
-      if (shared) m.set(fb.qp!, shared.faQp);
+      if (fb.qp) m.set(fb.qp, fa.qp!);
     });
 
     // Stage B1.
-    m.when(mbFree, () => m.set(mb.valid, fb.valid));
+    m.when(mbFree, () => m.set(mb.valid, b1Go));
     m.when(b1Go, () => {
       m.set(mb.data, cat(...[...b1Words].reverse()));
       m.set(mb.words, fb.span.add(hasMarker.zext(hBits)));

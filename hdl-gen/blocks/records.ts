@@ -46,14 +46,20 @@ export const DDP_RX_DESC = record('ddp_rx_desc', {
   ctrl0: { width: 8, doc: 'D+0 as received, reserved bits included (a Terminate copies it)' },
 });
 
-/** The framing context of an FPDU, on mpa_tx's s_axis_tuser with the ULPDU's first beat. */
-export const MPA_TX_CTX = record('mpa_tx_ctx', {
+/** What mpa_tx takes with each ULPDU, on s_axis_tuser with its first beat: the rest is its QP's context. */
+export const MPA_TX_ULPDU = record('mpa_tx_ulpdu', {
   ulpdu_length: { width: 16, doc: 'ULPDU octets that follow' },
-  seq: { width: 9, doc: "low 9 bits of the TCP sequence number of the FPDU's first octet" },
-  s0: { width: 9, doc: 'low 9 bits of S0, where markers count from (RFC 5044 section 4.5)' },
-  markers: { width: 1, doc: 'markers in this direction' },
+});
+
+/**
+ * A QP's transmit framing configuration, loaded on mpa_tx's cfg port (cfg_<field>) with a new
+ * connection: the QP's next FPDU starts at `seq`, every later one where the one before ended.
+ */
+export const MPA_TX_CFG = record('mpa_tx_cfg', {
+  markers: { width: 1, doc: 'markers in this direction (the peer asked for them, spec/mpa.md section 4.2)' },
   crc: { width: 1, doc: 'CRC negotiated (off: the CRC field is sent as 0)' },
-  cont: { width: 1, doc: 'the FPDU follows the previous one in the stream: seq is ignored' },
+  s0: { width: 9, doc: 'low 9 bits of S0, where markers count from (spec/mpa.md section 4.3)' },
+  seq: { width: 9, doc: "low 9 bits of the TCP sequence number of the connection's first FPDU; (seq - S0) mod 4 = 0" },
 });
 
 /** A posted receive buffer (RFC 5040 section 5.3: a Send is placed in the next one, in order). */

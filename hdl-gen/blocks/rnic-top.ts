@@ -17,7 +17,7 @@ import { WR_KIND, ddpTxModule } from './ddp-tx';
 import { MPA_RX_VERDICT, mpaRxModule } from './mpa-rx';
 import { mpaTxModule } from './mpa-tx';
 import { rdmapTxRespModule } from './rdmap-tx-resp';
-import { CQ_ENTRY, MPA_TX_CTX, QP_RX_CFG, RX_EVENT_FIELDS } from './records';
+import { CQ_ENTRY, MPA_TX_ULPDU, QP_RX_CFG, RX_EVENT_FIELDS } from './records';
 import { checkRnicWidth } from './rnic-widths';
 import { STAG_TABLE_DEPTH, stagTableModule } from './stag-table';
 import { ulpduReasmInitCycles, ulpduReasmModule } from './ulpdu-reasm';
@@ -33,9 +33,9 @@ import { ulpduReasmInitCycles, ulpduReasmModule } from './ulpdu-reasm';
  *   every reader's and writer's memory accesses → one mem_rd / mem_wr port; events → one completion queue (m_cq)
  *
  * - Configuration port: cfg_valid with cfg_qp loads that QP's context (the cfg_* fields) into
- *   every block that keeps one (mpa_rx, ulpdu_reasm, ddp_rx_ctl, ddp_tx, and the top's framing
- *   context), taken with cfg_ready (0 for rnicTopInitCycles after rst: the blocks' init sweeps;
- *   then 0 only in the cycle after a first-FPDU completion, which releases its QP in ddp_tx):
+ *   every block that keeps one (mpa_rx, ulpdu_reasm, ddp_rx_ctl, ddp_tx, mpa_tx), taken with
+ *   cfg_ready (0 for rnicTopInitCycles after rst: the blocks' init sweeps; then 0 only in the cycle
+ *   after a first-FPDU completion, which releases its QP in ddp_tx):
  *   a new connection on that QP. Load it while the QP is idle or held by its fence: in the middle
  *   of an FPDU the restart would cut it short. Receive buffers and work requests go to the QP
  *   their *_qp names.
@@ -61,9 +61,9 @@ import { ulpduReasmInitCycles, ulpduReasmModule } from './ulpdu-reasm';
  *   ddp_rx_ctl (every QP's DDP/RDMAP state in block RAM), its payload into one ddp_rx_place,
  *   which takes its command from ddp_rx_ctl (in payload order) and writes it to host memory.
  *   ddp_rx_ctl's IRRQ (every QP's, in arrival order) feeds one rdmap_tx_resp; its responses and
- *   the requester's ULPDUs go round-robin, whole, into one mpa_tx, with their QP's framing context
- *   (cfg_tx_*, cfg_crc, and whether an FPDU of the QP has gone before), which keeps each QP's
- *   marker phase (a context memory) and sends one FPDU per m_axis packet.
+ *   the requester's ULPDUs go round-robin, whole, into one mpa_tx (tid = QP, tuser = the ULPDU's
+ *   length), which keeps each QP's framing context (cfg_tx_*, cfg_crc, then the marker phase
+ *   each FPDU leaves) in a context memory and sends one FPDU per m_axis packet.
  * - m_cq: ddp_rx_ctl's events (completions, Terminates, closure), `first FPDU` (kind 8: a QP
  *   configured with cfg_fence has received its first FPDU and may send, RFC 6581 §3) and `sent`
  *   (kind 7: a work request's last ULPDU has gone to mpa_tx), with cq_qp; events first, then
@@ -136,6 +136,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const c = m.wiresLike(ctl, 'ctl');
   const r = m.wiresLike(resp, 'resp');
   const t = m.wiresLike(requester, 'requester');
+  const f = m.wiresLike(mpa, 'framer');
 
   // ---- configuration port: a QP's context, loaded into every block that keeps one -------------------
   const cg = "Configuration port: cfg_valid loads QP cfg_qp's context and restarts it (a new connection)";
@@ -147,32 +148,23 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(c.cfg_valid!, cfgTaken);
   m.assign(c.cfg_qp!, toBlock(cfgQp));
   for (const f of QP_RX_CFG.fields) m.assign(c[`cfg_${f.name}`]!, rxCfg.ports[f.name as keyof typeof rxCfg.ports]);
-  // The transmit framing context (RFC 5044 §4.5, §7), what the shared mpa_tx needs with each ULPDU:
-  // the QP's first FPDU starts at cfg_tx_seq, every later one where the previous ended (its
-  // continue bit), markers counted from this side's S0. Markers are negotiated per direction (the
-  // peer's M bit asks for them in what this QP sends), the CRC once for both (RFC 5044 §7.1).
+  // The transmit framing context (RFC 5044 §4.5, §7), loaded into mpa_tx's context memory: the
+  // QP's first FPDU starts at cfg_tx_seq, every later one where the previous ended, markers
+  // counted from this side's S0. Markers are negotiated per direction (the peer's M bit asks for
+  // them in what this QP sends), the CRC once for both (RFC 5044 §7.1).
   const txCfg = {
-    tx_markers: m.input('cfg_tx_markers', 1, { group: cg, doc: 'MPA markers in what this QP sends (the peer\'s M bit)' }),
+    markers: m.input('cfg_tx_markers', 1, { group: cg, doc: 'MPA markers in what this QP sends (the peer\'s M bit)' }),
     crc: m.input('cfg_crc', 1, { group: cg, doc: 'MPA CRC, both directions (negotiated, RFC 5044 §7.1)' }),
-    tx_s0: m.input('cfg_tx_s0', 9, { group: cg, doc: 'low 9 bits of this side\'s S0: where the sent markers count from' }),
-    tx_seq: m.input('cfg_tx_seq', 9, { group: cg, doc: 'low 9 bits of the sequence number of the first sent octet' }),
+    s0: m.input('cfg_tx_s0', 9, { group: cg, doc: 'low 9 bits of this side\'s S0: where the sent markers count from' }),
+    seq: m.input('cfg_tx_seq', 9, { group: cg, doc: 'low 9 bits of the sequence number of the first sent octet' }),
   };
+  m.assign(f.cfg_valid!, cfgTaken);
+  if (N > 1) m.assign(f.cfg_qp!, cfgQp);
+  for (const [n, p] of Object.entries(txCfg)) m.assign(f[`cfg_${n}`]!, p);
   // What ddp_rx_hdr needs with each ULPDU of the QP: ulpdu_reasm keeps it with the QP's context.
   const cfgRfc7306 = m.input('cfg_rfc7306', 1, { group: cg, doc: 'accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)' });
-  /** Per QP: its transmit framing context, loaded with the rest of the context. */
-  const txCtx: Record<keyof typeof txCfg, Signal>[] = [];
-  const qpRst: Signal[] = [];
-  for (let i = 0; i < N; i++) {
-    const load = m.let(`qp${i}_cfg_load`, cfgTaken.and(cfgQp.eq(qpLit(i))));
-    const ctx = Object.fromEntries(Object.entries(txCfg).map(([n, p]) => [n, m.reg(`qp${i}_ctx_${n}`, p.width, { reset: 0, doc: `QP ${i}: ${p.doc}` })])) as Record<keyof typeof txCfg, Signal>;
-    txCtx.push(ctx);
-    m.sync(() =>
-      m.when(load, () => {
-        for (const [n, p] of Object.entries(txCfg)) m.set(ctx[n as keyof typeof txCfg], p);
-      }),
-    );
-    qpRst.push(load);
-  }
+  /** QP i gets a new connection this cycle. */
+  const qpRst = Array.from({ length: N }, (_, i) => m.let(`qp${i}_cfg_load`, cfgTaken.and(cfgQp.eq(qpLit(i)))));
 
   // ---- work requests: the shared requester, and the ORQ entry of a Read or Atomic -----------------
   const wrGroup = 'Work requests (wr_*; to the QP wr_qp, in send order per QP)';
@@ -272,7 +264,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(ra.cfg_valid!, cfgTaken);
   m.assign(ra.cfg_qp!, cfgQp);
   m.assign(ra.cfg_rfc7306!, cfgRfc7306);
-  m.assign(cfgReady, t.cfg_ready!.and(ra.cfg_ready!).and(c.cfg_ready!));
+  m.assign(cfgReady, t.cfg_ready!.and(ra.cfg_ready!).and(c.cfg_ready!).and(f.cfg_ready!));
   const verdict = MPA_RX_VERDICT.view(ra.m_axis_tuser!, { m, prefix: 'rx_verdict' });
   const rTid = ra.m_axis_tid!;
   const ulpduOut = m.let('rx_ulpdu_out', ra.m_axis_tvalid!.and(ra.m_axis_tready!).and(ra.m_axis_tlast!), { doc: 'a whole ULPDU has gone into ddp_rx_hdr' });
@@ -340,26 +332,16 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const txArb = roundRobin(m, 'tx_arb', [r.m_axis_tvalid!, t.m_axis_tvalid!.and(wrLive).and(sentFull.not())]);
   const fromRequester = txArb.sel(1);
   const txQp = m.let('tx_qp', mux(fromRequester, tQp, fromBlock(r.m_axis_tid!)), { doc: 'the QP of the ULPDU going into mpa_tx' });
-  const f = m.wiresLike(mpa, 'framer');
   for (const n of ['tdata', 'tkeep', 'tlast']) m.assign(f[`s_axis_${n}`]!, txArb.pick([r[`m_axis_${n}`]!, t[`m_axis_${n}`]!]));
-  // Each QP's framing context with its ULPDU; `cont` once an FPDU of the QP has gone (RFC 5044 §4.5).
-  const framed = Array.from({ length: N }, (_, i) => m.reg(`qp${i}_framed`, 1, { reset: 0, doc: `QP ${i}: an FPDU has gone into mpa_tx, the next ones continue its sequence` }));
-  const ctxOf = (k: keyof (typeof txCtx)[number]) => pickByIndex(txQp, txCtx.map((x) => x[k]));
-  m.assign(f.s_axis_tuser!, MPA_TX_CTX.pack({
-    ulpdu_length: txArb.pick([r.m_axis_tuser!, t.m_axis_tuser!]), seq: ctxOf('tx_seq'), s0: ctxOf('tx_s0'), markers: ctxOf('tx_markers'), crc: ctxOf('crc'), cont: pickByIndex(txQp, framed),
-  }));
+  // The ULPDU's length with its first beat (the sources' tuser: octets from this beat on); the
+  // rest of the framing is the QP's context in mpa_tx.
+  m.assign(f.s_axis_tuser!, MPA_TX_ULPDU.pack({ ulpdu_length: txArb.pick([r.m_axis_tuser!, t.m_axis_tuser!]) }));
   m.assign(f.s_axis_tvalid!, txArb.valid);
   if (N > 1) m.assign(f.s_axis_tid!, txQp);
   m.assign(r.m_axis_tready!, txArb.sel(0).and(f.s_axis_tready!));
   m.assign(t.m_axis_tready!, fromRequester.and(f.s_axis_tready!).or(drop));
   const txFire = m.let('tx_fire', txArb.valid.and(f.s_axis_tready!));
-  m.sync(() => {
-    m.when(txFire.and(fromRequester), () => m.set(wrMid, f.s_axis_tlast!.not()));
-    for (let i = 0; i < N; i++) {
-      m.when(txFire.and(txQp.eq(qpLit(i))), () => m.set(framed[i]!, 1));
-      m.when(qpRst[i]!, () => m.set(framed[i]!, 0));
-    }
-  });
+  m.sync(() => m.when(txFire.and(fromRequester), () => m.set(wrMid, f.s_axis_tlast!.not())));
   const og = 'AXI4-Stream output: TCP payload of each connection, whole FPDUs (m_axis; tid = QP)';
   for (const n of ['tdata', 'tkeep', 'tvalid', 'tlast']) m.assign(m.portLike(mpa, `m_axis_${n}`, `m_axis_${n}`, og), f[`m_axis_${n}`]!);
   m.assign(f.m_axis_tready!, m.portLike(mpa, 'm_axis_tready', 'm_axis_tready', og));

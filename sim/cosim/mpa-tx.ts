@@ -1,9 +1,12 @@
 import { mpaTxName } from '../../hdl-gen/blocks/mpa-tx';
-import { MPA_TX_CTX } from '../../hdl-gen/blocks/records';
+import { MPA_TX_ULPDU } from '../../hdl-gen/blocks/records';
 import { fpduCycles } from '../../ts-model/cost/cost-model';
 import { cycleCheck as summarize, type CycleCheck } from './cycle-check';
 import { MpaFramer, mulpdu } from '../../ts-model/mpa';
 import type { AxisSendBeat, AxisSink, AxisSource } from '../cocotb/axis';
+import type { Component } from '../cocotb/component';
+import type { RecordGroup } from '../cocotb/record-group';
+import type { PortHandle } from '../verilator/model';
 import { DutBench } from '../harness/dut-bench';
 import { dutSelection, type DutSelection } from '../harness/open-dut';
 import { Tally } from '../harness/tally';
@@ -15,10 +18,17 @@ import { hex } from '../../ts-model/util/hex';
  * just below 2^32; markers and CRC on or off; ULPDUs of 0..MULPDU octets and some of 4 KiB),
  * random back-pressure on both sides; every FPDU compared octet for octet.
  *
- * With `qps` > 1, mpa_tx_w<W>_q<N> (shared by N QPs): each QP is its own stream (S0, markers, CRC,
- * first sequence number), and ULPDUs of random QPs follow each other: the same QP back to back,
- * QPs alternating, a short ULPDU of another QP between two of one QP's (the context memory's
- * hazards). Every FPDU is compared with its QP's framer, and m_axis_tid with its QP.
+ * Each connection is loaded on the configuration port (cfg_markers, cfg_crc, cfg_s0, cfg_seq;
+ * cfg_qp when shared) before its first ULPDU, and s_axis_tuser carries only the ULPDU's length
+ * (MPA_TX_ULPDU). With `restarts`, a QP starts a new connection (another S0, first sequence
+ * number, markers, CRC) right after the last beat of its previous one is taken, while that one's
+ * FPDUs are still in the block: the configuration lands beside other QPs' write-backs and the
+ * old connection's own.
+ *
+ * With `qps` > 1, mpa_tx_w<W>_q<N> (shared by N QPs): each QP is its own stream, and ULPDUs of
+ * random QPs follow each other: the same QP back to back, QPs alternating, a short ULPDU of
+ * another QP between two of one QP's (the context memory's hazards). Every FPDU is compared with
+ * its QP's framer, and m_axis_tid with its QP.
  */
 export interface MpaTxCosimOptions extends DutSelection {
   readonly width: number;
@@ -33,6 +43,12 @@ export interface MpaTxCosimOptions extends DutSelection {
   readonly crc?: boolean;
   /** QPs sharing the block (default 1). */
   readonly qps?: number;
+  /**
+   * Probability per ULPDU (but a QP's first) that its QP starts a new connection before it
+   * (default 0.03; 0 at full rate, sourcePause and sinkPause 0, where cycles are measured: a
+   * restart right behind the QP's previous ULPDU holds the input a cycle).
+   */
+  readonly restarts?: number;
 }
 
 export interface MpaTxMismatch {
@@ -62,6 +78,8 @@ export interface MpaTxCosimResult {
   readonly markers: boolean;
   readonly crc: boolean;
   readonly s0: string;
+  /** New connections loaded on a QP after its first (cfg_valid while its last FPDUs may be in the block). */
+  readonly restarts: number;
   readonly mismatches: number;
   readonly payloadBytes: number;
   readonly wireBytes: number;
@@ -87,13 +105,71 @@ export interface MpaTxCosimResult {
 }
 
 
+/** A connection loaded on the configuration port: between ULPDU `after` (its QP's last of the one before; −1 none) and ULPDU `before`. */
+interface Connection {
+  readonly qp: number;
+  readonly after: number;
+  readonly before: number;
+  readonly markers: boolean;
+  readonly crc: boolean;
+  readonly s0: number;
+  readonly seq: number;
+}
+
+/**
+ * Drives the configuration port as the block's contract asks: a connection once the last beat of
+ * its QP's ULPDU `after` has been taken on s_axis, and before the first beat of ULPDU `before`
+ * (the input holds while that one's configuration is not taken). One a cycle, in ULPDU order.
+ */
+class Configurer implements Component {
+  /** ULPDUs whose last beat s_axis has taken. */
+  private taken = 0;
+  private offered = false;
+  private readonly pending: Connection[] = [];
+  private readonly handles: { readonly valid: PortHandle; readonly ready: PortHandle; readonly sValid: PortHandle; readonly sReady: PortHandle; readonly sLast: PortHandle };
+
+  constructor(
+    private readonly bench: DutBench,
+    private readonly cfg: RecordGroup,
+    private readonly shared: boolean,
+  ) {
+    const h = (n: string) => bench.model.handle(n);
+    this.handles = { valid: h('cfg_valid'), ready: h('cfg_ready'), sValid: h('s_axis_tvalid'), sReady: h('s_axis_tready'), sLast: h('s_axis_tlast') };
+  }
+
+  load(c: Connection): void {
+    this.pending.push(c);
+  }
+
+  /** ULPDU `taken` is the next to start and its connection is not loaded yet. */
+  hold(): boolean {
+    return this.pending[0]?.before === this.taken;
+  }
+
+  drive(): void {
+    const c = this.pending[0];
+    this.offered = c !== undefined && c.after < this.taken;
+    if (c && this.offered) this.cfg.poke({ valid: 1, ...(this.shared && { qp: c.qp }), markers: c.markers, crc: c.crc, s0: c.s0 & SEQ_LOW_BITS, seq: c.seq & SEQ_LOW_BITS });
+    else this.cfg.poke({ valid: 0 });
+  }
+
+  sample(): void {
+    const m = this.bench.model;
+    const { valid, ready, sValid, sReady, sLast } = this.handles;
+    if (this.offered && m.peekPreNumber(valid) && m.peekPreNumber(ready)) this.pending.shift();
+    if (m.peekPreNumber(sValid) && m.peekPreNumber(sReady) && m.peekPreNumber(sLast)) this.taken++;
+  }
+}
+
 /**
  * The fixture of mpa_tx_w<W>: ULPDUs into s_axis, FPDUs out of m_axis, both with back-pressure;
- * the cycle of every output tlast (the RTL's time per FPDU) and every beat that is not packed.
+ * the configuration port (Configurer); the cycle of every output tlast (the RTL's time per FPDU)
+ * and every beat that is not packed.
  */
 class MpaTxBench extends DutBench {
   readonly sAxis: AxisSource;
   readonly mAxis: AxisSink;
+  readonly configurer: Configurer;
   readonly lastAt: number[] = [];
   /** Packed beats: every beat of an FPDU full but its last (a TCP engine takes the payload as is). */
   readonly notPacked: string[] = [];
@@ -101,7 +177,11 @@ class MpaTxBench extends DutBench {
   constructor(opts: MpaTxCosimOptions) {
     super(...DutBench.opening(mpaTxName(opts.width, opts.qps), opts.seed, dutSelection(opts)));
     const { model } = this;
-    this.sAxis = this.source('s_axis', { pause: this.pause(opts.sourcePause ?? 0.15) });
+    const configurer = new Configurer(this, this.inputs('cfg'), (opts.qps ?? 1) > 1);
+    const pause = this.pause(opts.sourcePause ?? 0.15);
+    // The source's pause draw comes first every cycle (the run replays from its seed).
+    this.sAxis = this.source('s_axis', { pause: { next: () => pause.next() || configurer.hold() } });
+    this.configurer = this.add(configurer);
     this.mAxis = this.sink('m_axis', { pause: this.pause(opts.sinkPause ?? 0.15) });
     const h = (n: string) => model.handle(n);
     const [tlast, tvalid, tready, tkeep] = [h('m_axis_tlast'), h('m_axis_tvalid'), h('m_axis_tready'), h('m_axis_tkeep')];
@@ -125,13 +205,19 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
   const tb = new MpaTxBench(opts);
   const { model, r } = tb;
 
-  const streams = Array.from({ length: Q }, () => {
+  const fullRate = opts.sourcePause === 0 && opts.sinkPause === 0;
+  const restartP = opts.restarts ?? (fullRate ? 0 : 0.03);
+  // A connection's settings: S0 anywhere, also just below 2^32; its first FPDU up to 4000 octets on.
+  const connection = () => {
     const markers = opts.markers ?? r.bool(0.7);
     const crc = opts.crc ?? r.bool(0.8);
     const s0 = r.bool(0.4) ? (0x100000000 - 4 * r.int(1, 600)) >>> 0 : r.u32();
-    return { markers, crc, s0, framer: new MpaFramer({ s0, markers, crc, seq: (s0 + 4 * r.int(0, 1000)) >>> 0 }), framed: 0 };
-  });
+    const seq = (s0 + 4 * r.int(0, 1000)) >>> 0;
+    return { markers, crc, s0, seq, framer: new MpaFramer({ s0, markers, crc, seq }) };
+  };
+  const streams = Array.from({ length: Q }, () => ({ ...connection(), last: -1 }));
   const { markers, crc, s0 } = streams[0]!;
+  let restarts = 0;
   const expected: Uint8Array[] = [];
   const qpOf: number[] = [];
   let q = 0;
@@ -141,8 +227,16 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
   for (let i = 0; i < opts.fpdus; i++) {
     // Back to back, alternating, or any other QP.
     if (Q > 1 && !r.bool(0.3)) q = r.bool(0.5) ? (q + 1) % Q : r.int(0, Q - 1);
+    // The QP's first ULPDU, or a new connection on it: loaded on the configuration port first.
+    const restart = streams[q]!.last >= 0 && restartP > 0 && r.bool(restartP);
+    if (restart) {
+      streams[q] = { ...connection(), last: streams[q]!.last };
+      restarts++;
+    }
     const st = streams[q]!;
-    const { framer, markers, crc, s0 } = st;
+    if (st.last < 0 || restart) tb.configurer.load({ qp: q, after: st.last, before: i, markers: st.markers, crc: st.crc, s0: st.s0, seq: st.seq });
+    st.last = i;
+    const { framer, markers } = st;
     const max = mulpdu(1460, markers);
     const L = opts.ulpduLength ?? (r.bool(0.05) ? 4096 : r.pick([0, 1, 2, 3, 4, 5, r.int(0, 64), r.int(0, max), max]));
     const ulpdu = r.bytes(L);
@@ -159,10 +253,7 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
     starts.push(seq);
     lengths.push(L);
     qpOf.push(q);
-    // Continue: the FPDU follows the QP's previous one, and its seq field is ignored (sent as noise).
-    const cont = st.framed++ > 0 && r.bool(0.5);
-    const seqField = cont ? r.int(0, SEQ_LOW_BITS) : seq & SEQ_LOW_BITS;
-    const tuser = MPA_TX_CTX.encode({ ulpdu_length: L, seq: seqField, s0: s0 & SEQ_LOW_BITS, markers: markers ? 1 : 0, crc: crc ? 1 : 0, cont: cont ? 1 : 0 });
+    const tuser = MPA_TX_ULPDU.encode({ ulpdu_length: L });
     const beats: AxisSendBeat[] = [];
     for (let at = 0; at < L || beats.length === 0; at += W) {
       const k = Math.min(W, L - at);
@@ -212,6 +303,7 @@ export function cosimMpaTx(opts: MpaTxCosimOptions): MpaTxCosimResult {
     markers,
     crc,
     s0: `0x${s0.toString(16)}`,
+    restarts,
     mismatches: mismatches.count,
     payloadBytes: payload,
     wireBytes: wire,

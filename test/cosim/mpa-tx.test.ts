@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { mpaTxModule } from '../../hdl-gen/blocks/mpa-tx';
+import { MPA_TX_ULPDU } from '../../hdl-gen/blocks/records';
 import { moduleSources } from '../../hdl-gen/gen/sources';
 import { cosimMpaTx } from '../../sim/cosim/mpa-tx';
 import { Testbench } from '../../sim/cocotb/testbench';
@@ -33,30 +34,49 @@ describe.each([4, 8, 16, 64])('mpa_tx_w%i against the model (MpaFramer)', (width
 
 describe.each([8, 64])('mpa_tx_w%i_q4, shared by 4 QPs, against a framer per QP', (width) => {
   test(
-    'ULPDUs of random QPs back to back, alternating, a short one of another QP between two of one QP: every FPDU and its tid',
+    'ULPDUs of random QPs back to back, alternating, a short one of another QP between two of one QP, new connections: every FPDU and its tid',
     () => {
       const seed = (SEED ^ (width * 104729)) >>> 0;
-      const r = cosimMpaTx({ width, seed, fpdus: 2000, qps: 4 });
-      expect(r.firstMismatch, `replay: cosimMpaTx({ width: ${width}, seed: ${seed}, fpdus: 2000, qps: 4 })`).toBeUndefined();
+      const r = cosimMpaTx({ width, seed, fpdus: 2000, qps: 4, restarts: 0.05 });
+      expect(r.firstMismatch, `replay: cosimMpaTx({ width: ${width}, seed: ${seed}, fpdus: 2000, qps: 4, restarts: 0.05 })`).toBeUndefined();
       expect([r.module, r.mismatches]).toEqual([`mpa_tx_w${width}_q4`, 0]);
+      expect(r.restarts).toBeGreaterThan(50);
     },
   );
 });
 
-// One width is enough for the mutant (a model build each).
+describe('mpa_tx: a new connection loaded while the old one\'s FPDUs are still in the block', () => {
+  test.each([
+    [8, 1],
+    [64, 1],
+    [8, 4],
+  ])('mpa_tx_w%i with %i QP(s): each FPDU framed by its own connection', (width, qps) => {
+    const seed = (SEED ^ (width * 31) ^ qps) >>> 0;
+    const r = cosimMpaTx({ width, seed, fpdus: 800, qps, restarts: 0.2 });
+    expect(r.firstMismatch, `replay: cosimMpaTx({ width: ${width}, seed: ${seed}, fpdus: 800, qps: ${qps}, restarts: 0.2 })`).toBeUndefined();
+    expect(r.mismatches).toBe(0);
+    expect(r.restarts).toBeGreaterThan(100);
+  });
+});
+
+// One width is enough for the mutants (a model build each).
 describe('mpa_tx_w8_q4: the checks catch a broken context memory', () => {
-  test(
-    "a lookup that misses the phase written back in the same cycle (no forwarding) frames the QP's next FPDU wrong",
-    () => {
-      const mutate = (v: string) => {
-        const out = v.replace(/assign mk_ctx_value = .*;/, 'assign mk_ctx_value = mk_ctx_rd_data_reg;');
-        if (out === v) throw new Error('mutation site not found: mk_ctx_value');
-        return out;
-      };
-      const r = cosimMpaTx({ seed: (SEED ^ (8 * 104729)) >>> 0, width: 8, fpdus: 2000, qps: 4, markers: true, mutate });
-      expect(r.mismatches).toBeGreaterThan(0);
-    },
-  );
+  const seed = (SEED ^ (8 * 104729)) >>> 0;
+  const mutant = (site: RegExp, replacement: string) => (v: string) => {
+    const out = v.replace(site, replacement);
+    if (out === v) throw new Error(`mutation site not found: ${site}`);
+    return out;
+  };
+  test.each([
+    ["a lookup that misses the context written back in the same cycle (no forwarding) frames the QP's next FPDU wrong", /assign tx_ctx_value = .*;/, 'assign tx_ctx_value = tx_ctx_rd_data_reg;', 0],
+    ['an FPDU that never writes its marker distance back (every FPDU starts where the connection did)', /assign tx_ctx_write_back = .*;/, "assign tx_ctx_write_back = 1'b0;", 0],
+    ["a context looked up by the QP before (another QP's S0 and settings)", /tx_ctx_rd_data_next = tx_ctx_mem\[s_axis_tid\];/, 'tx_ctx_rd_data_next = tx_ctx_mem[a_qp_reg];', 0],
+    ["an old connection's FPDU that writes back after the new connection is loaded", /assign tx_ctx_write_back = .*;/, 'assign tx_ctx_write_back = b1_go & fb_last_reg;', 0.05],
+    ['a write-back in the cycle of a configuration (no hold in B1): one of them is lost', /assign b1_free = .*;/, 'assign b1_free = mb_free;', 0.05],
+  ] as const)('%s', (_, site, replacement, restarts) => {
+    const r = cosimMpaTx({ seed, width: 8, fpdus: 2000, qps: 4, markers: true, restarts, mutate: mutant(site, replacement) });
+    expect(r.mismatches).toBeGreaterThan(0);
+  });
 });
 
 describe('mpa_tx at full rate (exact Verilator cycle counts)', () => {
@@ -159,7 +179,7 @@ describe('mpa_tx input checks', () => {
       const beats = [];
       for (let at = 0; at < sent; at += 8) {
         const k = Math.min(8, sent - at);
-        beats.push({ data: data.subarray(at, at + k), tkeep: (1n << BigInt(k)) - 1n, tlast: at + 8 >= sent, tuser: at === 0 ? BigInt(said) | (1n << 35n) : 0 });
+        beats.push({ data: data.subarray(at, at + k), tkeep: (1n << BigInt(k)) - 1n, tlast: at + 8 >= sent, tuser: at === 0 ? MPA_TX_ULPDU.encode({ ulpdu_length: said }) : 0 });
       }
       source.sendBeats(beats);
       tb.reset();
