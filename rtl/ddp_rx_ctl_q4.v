@@ -38,6 +38,7 @@ module ddp_rx_ctl_q4 (
     input  wire [15:0]  cfg_mulpdu, // largest ULPDU this side sends (>= 64): Read Response segments carry at most mulpdu - 14 octets
     input  wire         cfg_big_endian, // atomic targets are big-endian in host memory
     input  wire         cfg_fence, // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
+    output wire         m_cfg_done, // a pulse: the last cfg taken is in its QP's record (what reads the record sees the new connection)
 
     /*
      * Descriptor input from ddp_rx_hdr (s_desc)
@@ -191,6 +192,8 @@ module ddp_rx_ctl_q4 (
     output wire [3:0]   stat_irrq_used, // its inbound Read/Atomic Requests not yet taken by the IRRQ head
     output wire         stat_fenced, // its transmit waits for the peer's first FPDU (MPA fencing)
     output wire         stat_mpa_err, // MPA failed one of its FPDUs
+    input  wire [1:0]   chk_qp, // a second lookup, for the transmit side: the QP whose chk_tx_stopped is given two cycles later
+    output wire         chk_tx_stopped, // QP chk_qp (two cycles ago) sends nothing more
     output wire         idle, // no ULPDU or operation in progress or waiting, no command or event waiting
     output wire         irrq_idle, // the IRRQ holds no request of any QP
     output wire         err_recv_full // sticky: a receive buffer was posted to a QP whose ring was full (dropped)
@@ -517,6 +520,8 @@ reg orq_done_reg;
 reg orq_done_next;
 reg orq_ack_reg;
 reg orq_ack_next;
+reg cfg_done_reg;
+reg cfg_done_next;
 reg orq_ack_ok_reg;
 reg orq_ack_ok_next;
 reg stopped_reg;
@@ -663,7 +668,16 @@ wire orq_take;
 wire inject_take;
 reg [7:0] qp_stat_rd_data_reg; // qp_stat: the memory's read register (each QP's status as of its last write-back)
 reg [7:0] qp_stat_rd_data_next;
+reg qp_stat_wb1_valid_reg; // qp_stat: an update 1 cycle ago
+reg qp_stat_wb1_valid_next;
+reg [1:0] qp_stat_wb1_index_reg;
+reg [1:0] qp_stat_wb1_index_next;
+reg [7:0] qp_stat_wb1_data_reg;
+reg [7:0] qp_stat_wb1_data_next;
+wire [7:0] qp_stat_value; // qp_stat: the looked-up record, with the updates in flight forwarded
 wire cur_cfg_fence; // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
+reg [1:0] qp_stat_rd_index_d1_reg;
+reg [1:0] qp_stat_rd_index_d1_next;
 reg [3:0] irrq_taken_stat_rd_data_reg; // irrq_taken_stat: the memory's read register (a copy of irrq_taken for another reader (same writes))
 reg [3:0] irrq_taken_stat_rd_data_next;
 reg [1:0] stat_qp_d_reg; // stat_qp a cycle ago: the QP of qp_stat_rd_data
@@ -680,6 +694,21 @@ reg stat_fenced_r_reg;
 reg stat_fenced_r_next;
 reg stat_mpa_err_r_reg;
 reg stat_mpa_err_r_next;
+reg qp_tx_stopped_rd_data_reg; // qp_tx_stopped: the memory's read register (each QP's tx_stopped as of its last write-back (a copy for chk_qp))
+reg qp_tx_stopped_rd_data_next;
+reg qp_tx_stopped_wb1_valid_reg; // qp_tx_stopped: an update 1 cycle ago
+reg qp_tx_stopped_wb1_valid_next;
+reg [1:0] qp_tx_stopped_wb1_index_reg;
+reg [1:0] qp_tx_stopped_wb1_index_next;
+reg qp_tx_stopped_wb1_data_reg;
+reg qp_tx_stopped_wb1_data_next;
+wire qp_tx_stopped_value; // qp_tx_stopped: the looked-up record, with the updates in flight forwarded
+reg [1:0] qp_tx_stopped_rd_index_d1_reg;
+reg [1:0] qp_tx_stopped_rd_index_d1_next;
+reg [1:0] chk_qp_d_reg; // chk_qp a cycle ago: the QP of qp_tx_stopped_rd_data
+reg [1:0] chk_qp_d_next;
+reg chk_tx_stopped_r_reg;
+reg chk_tx_stopped_r_next;
 wire fence_holds; // cur_qp's fence holds
 reg t_opcode_bad_reg; // H8: a tagged message is open and the opcode differs from its
 reg t_opcode_bad_next;
@@ -809,6 +838,7 @@ reg [3:0] irrq_taken_mem [0:3];
 reg [3:0] irrq_taken_ctl_mem [0:3];
 reg [7:0] qp_stat_mem [0:3];
 reg [3:0] irrq_taken_stat_mem [0:3];
+reg qp_tx_stopped_mem [0:3];
 wire _t0;
 wire _t1;
 wire _t2;
@@ -940,26 +970,26 @@ wire _t105;
 wire _t106;
 wire [1:0] _t107;
 wire [3:0] _t108;
-wire [32:0] _t109;
-wire _t110;
+wire _t109;
+wire [7:0] _t110;
 wire _t111;
-wire _t112;
+wire [32:0] _t112;
 wire _t113;
 wire _t114;
 wire _t115;
-// verilator lint_off UNUSED
-wire [13:0] _t116; // read through slices
-// verilator lint_on UNUSED
+wire _t116;
 wire _t117;
-wire [15:0] _t118;
-wire _t119;
+wire _t118;
+// verilator lint_off UNUSED
+wire [13:0] _t119; // read through slices
+// verilator lint_on UNUSED
 wire _t120;
-wire [3:0] _t121;
+wire [15:0] _t121;
 wire _t122;
-wire [1:0] _t123;
-wire _t124;
+wire _t123;
+wire [3:0] _t124;
 wire _t125;
-wire _t126;
+wire [1:0] _t126;
 wire _t127;
 wire _t128;
 wire _t129;
@@ -976,34 +1006,36 @@ wire _t139;
 wire _t140;
 wire _t141;
 wire _t142;
-wire [31:0] _t143;
+wire _t143;
 wire _t144;
-wire [13:0] _t145;
-wire [2:0] _t146;
+wire _t145;
+wire [31:0] _t146;
 wire _t147;
-wire _t148;
-wire [13:0] _t149;
+wire [13:0] _t148;
+wire [2:0] _t149;
 wire _t150;
 wire _t151;
-// verilator lint_off UNUSED
-wire [13:0] _t152; // read through slices
-// verilator lint_on UNUSED
+wire [13:0] _t152;
 wire _t153;
-wire [15:0] _t154;
-wire _t155;
+wire _t154;
+// verilator lint_off UNUSED
+wire [13:0] _t155; // read through slices
+// verilator lint_on UNUSED
 wire _t156;
-wire _t157;
+wire [15:0] _t157;
 wire _t158;
-wire [1:0] _t159;
+wire _t159;
+wire _t160;
+wire _t161;
+wire [1:0] _t162;
 // verilator lint_off UNUSED
-wire [13:0] _t160; // read through slices
+wire [13:0] _t163; // read through slices
 // verilator lint_on UNUSED
 // verilator lint_off UNUSED
-wire [13:0] _t161; // read through slices
+wire [13:0] _t164; // read through slices
 // verilator lint_on UNUSED
-wire _t162;
-wire [3:0] _t163;
-wire _t164;
+wire _t165;
+wire [3:0] _t166;
 
 assign _t0 = ~cfg_op_head_valid_reg;
 assign _t1 = ~init_reg;
@@ -1131,63 +1163,65 @@ assign _t105 = irrq_load & (~_t103);
 assign _t106 = init_reg | (flushed_reg | cfg_take);
 assign _t107 = init_reg ? init_idx_reg : cur_qp_reg;
 assign _t108 = init_reg ? 4'b0000 : gen_next;
-assign _t109 = {1'b0, orq_head_size};
-assign _t110 = _t111 | _t112;
-assign _t111 = rr_any_reg & rr_no_head_reg;
-assign _t112 = rr_len_reg & rr_stag_bad_reg;
-assign _t113 = rr_len_reg & rr_to_bad_reg;
-assign _t114 = rr_any_reg & rr_len_bad_reg;
-assign _t115 = _t116[1:0] == 2'b00;
-assign _t116 = ERR_DDP_LOCAL_CATASTROPHIC;
-assign _t117 = _t51[1:0] == 2'b00;
-assign _t118 = {_t119 & (_t47[5:2] == 4'b0001), (_t47[1:0] != 2'b10) & (~(_t119 & (_t47[5:2] == 4'b0000))), ERR_DDP_BASE_BOUNDS};
-assign _t119 = _t47[1:0] == 2'b00;
-assign _t120 = ~orq_full;
-assign _t121 = cur_pushed_reg + 4'b0001;
-assign _t122 = (desc_in_reg[55:52] == OP_SEND) | (desc_in_reg[55:52] == OP_SEND_SE) | (desc_in_reg[55:52] == OP_SEND_INVALIDATE) |
+assign _t109 = init_reg | (ctx_switch & cur_valid_reg);
+assign _t110 = init_reg ? {4'b0000, 1'b0, 1'b0, 1'b1, 1'b1} : _t23;
+assign _t111 = init_reg ? 1'b1 : cur_tx_stopped_reg;
+assign _t112 = {1'b0, orq_head_size};
+assign _t113 = _t114 | _t115;
+assign _t114 = rr_any_reg & rr_no_head_reg;
+assign _t115 = rr_len_reg & rr_stag_bad_reg;
+assign _t116 = rr_len_reg & rr_to_bad_reg;
+assign _t117 = rr_any_reg & rr_len_bad_reg;
+assign _t118 = _t119[1:0] == 2'b00;
+assign _t119 = ERR_DDP_LOCAL_CATASTROPHIC;
+assign _t120 = _t51[1:0] == 2'b00;
+assign _t121 = {_t122 & (_t47[5:2] == 4'b0001), (_t47[1:0] != 2'b10) & (~(_t122 & (_t47[5:2] == 4'b0000))), ERR_DDP_BASE_BOUNDS};
+assign _t122 = _t47[1:0] == 2'b00;
+assign _t123 = ~orq_full;
+assign _t124 = cur_pushed_reg + 4'b0001;
+assign _t125 = (desc_in_reg[55:52] == OP_SEND) | (desc_in_reg[55:52] == OP_SEND_SE) | (desc_in_reg[55:52] == OP_SEND_INVALIDATE) |
     (desc_in_reg[55:52] == OP_SEND_SE_INVALIDATE);
-assign _t123 = (_t124 | _t125) ? QN_READ_REQUEST : (_t126 ? QN_TERMINATE : (_t127 ? QN_ATOMIC_RESPONSE : QN_SEND));
-assign _t124 = desc_in_reg[55:52] == OP_READ_REQUEST;
-assign _t125 = desc_in_reg[55:52] == OP_ATOMIC_REQUEST;
-assign _t126 = desc_in_reg[55:52] == OP_TERMINATE;
-assign _t127 = desc_in_reg[55:52] == OP_ATOMIC_RESPONSE;
-assign _t128 = (~desc_in_reg[0]) & (desc_in_reg[31:16] < (desc_in_reg[48] ? 16'he : 16'h12));
-assign _t129 = desc_in_reg[47:32] != 16'h0;
-assign _t130 = cur_u_open_reg & _t131;
-assign _t131 = _t123 == QN_SEND;
-assign _t132 = ~_t130;
-assign _t133 = desc_in_reg[49] & _t125;
-assign _t134 = desc_in_reg[49] & _t127;
-assign _t135 = {desc_in_reg[359:352], desc_in_reg[367:360], desc_in_reg[375:368], desc_in_reg[383:376]} != 32'h0;
-assign _t136 = desc_in_reg[48] & (desc_in_reg[55:52] == OP_READ_RESPONSE);
-assign _t137 = _t138 & _t124;
-assign _t138 = ~desc_in_reg[48];
-assign _t139 = _t63 & desc_t;
-assign _t140 = desc_has_payload & (~_t72);
-assign _t141 = _t70 & _t67;
-assign _t142 = ~desc_l;
-assign _t143 = desc_msn + 32'h1;
-assign _t144 = inv_rsp_fault == 2'b00;
-assign _t145 = {mpa_code_reg, 4'b0000, 2'b10};
-assign _t146 = term_opcode_reg ? EVT_CLOSED : EVT_TERMINATE_SENT;
-assign _t147 = (desc_opcode == OP_SEND_SE) | _t148 | (desc_opcode == OP_IMMEDIATE_SE);
-assign _t148 = desc_opcode == OP_SEND_SE_INVALIDATE;
-assign _t149 = _t150 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t150 = inv_rsp_fault == 2'b11;
-assign _t151 = 1'b0 & ((_t152[1:0] == 2'b00) & (_t152[5:2] == 4'b0001)) & _t153;
-assign _t152 = ERR_RDMAP_LOCAL_CATASTROPHIC;
-assign _t153 = desc_opcode == OP_READ_REQUEST;
-assign _t154 = 1'b0 ? desc_ulpdu_len : 16'h0;
-assign _t155 = _t40 & _t156;
-assign _t156 = ~h1_short_reg;
-assign _t157 = post_verdict[14] & _t156;
-assign _t158 = (_t159 != 2'b10) & (~(_t162 & (_t163 == 4'b0000))) & _t156;
-assign _t159 = _t150 ? _t160[1:0] : _t161[1:0];
-assign _t160 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
-assign _t161 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t162 = _t159 == 2'b00;
-assign _t163 = _t150 ? _t160[5:2] : _t161[5:2];
-assign _t164 = init_reg | (ctx_switch & cur_valid_reg);
+assign _t126 = (_t127 | _t128) ? QN_READ_REQUEST : (_t129 ? QN_TERMINATE : (_t130 ? QN_ATOMIC_RESPONSE : QN_SEND));
+assign _t127 = desc_in_reg[55:52] == OP_READ_REQUEST;
+assign _t128 = desc_in_reg[55:52] == OP_ATOMIC_REQUEST;
+assign _t129 = desc_in_reg[55:52] == OP_TERMINATE;
+assign _t130 = desc_in_reg[55:52] == OP_ATOMIC_RESPONSE;
+assign _t131 = (~desc_in_reg[0]) & (desc_in_reg[31:16] < (desc_in_reg[48] ? 16'he : 16'h12));
+assign _t132 = desc_in_reg[47:32] != 16'h0;
+assign _t133 = cur_u_open_reg & _t134;
+assign _t134 = _t126 == QN_SEND;
+assign _t135 = ~_t133;
+assign _t136 = desc_in_reg[49] & _t128;
+assign _t137 = desc_in_reg[49] & _t130;
+assign _t138 = {desc_in_reg[359:352], desc_in_reg[367:360], desc_in_reg[375:368], desc_in_reg[383:376]} != 32'h0;
+assign _t139 = desc_in_reg[48] & (desc_in_reg[55:52] == OP_READ_RESPONSE);
+assign _t140 = _t141 & _t127;
+assign _t141 = ~desc_in_reg[48];
+assign _t142 = _t63 & desc_t;
+assign _t143 = desc_has_payload & (~_t72);
+assign _t144 = _t70 & _t67;
+assign _t145 = ~desc_l;
+assign _t146 = desc_msn + 32'h1;
+assign _t147 = inv_rsp_fault == 2'b00;
+assign _t148 = {mpa_code_reg, 4'b0000, 2'b10};
+assign _t149 = term_opcode_reg ? EVT_CLOSED : EVT_TERMINATE_SENT;
+assign _t150 = (desc_opcode == OP_SEND_SE) | _t151 | (desc_opcode == OP_IMMEDIATE_SE);
+assign _t151 = desc_opcode == OP_SEND_SE_INVALIDATE;
+assign _t152 = _t153 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t153 = inv_rsp_fault == 2'b11;
+assign _t154 = 1'b0 & ((_t155[1:0] == 2'b00) & (_t155[5:2] == 4'b0001)) & _t156;
+assign _t155 = ERR_RDMAP_LOCAL_CATASTROPHIC;
+assign _t156 = desc_opcode == OP_READ_REQUEST;
+assign _t157 = 1'b0 ? desc_ulpdu_len : 16'h0;
+assign _t158 = _t40 & _t159;
+assign _t159 = ~h1_short_reg;
+assign _t160 = post_verdict[14] & _t159;
+assign _t161 = (_t162 != 2'b10) & (~(_t165 & (_t166 == 4'b0000))) & _t159;
+assign _t162 = _t153 ? _t163[1:0] : _t164[1:0];
+assign _t163 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
+assign _t164 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t165 = _t162 == 2'b00;
+assign _t166 = _t153 ? _t163[5:2] : _t164[5:2];
 assign cur_record = {
     cur_orq_entry_reg, cur_orq_count_reg, cur_orq_head_reg, cur_rq_buf_reg, cur_rq_count_reg, cur_rq_head_reg, cur_pushed_reg, cur_gen_reg, cur_atomic_msn_reg,
     cur_orq_atomics_reg, cur_orq_recv_reg, cur_rx_msn_3_reg, cur_rx_msn_2_reg, cur_rx_msn_1_reg, cur_rx_msn_0_reg, cur_u_buf_len_reg, cur_u_buf_addr_reg,
@@ -1251,6 +1285,7 @@ assign m_first_valid = first_valid_reg;
 assign m_first_qp = first_qp_reg;
 assign m_orq_done = orq_done_reg;
 assign m_orq_ack = orq_ack_reg;
+assign m_cfg_done = cfg_done_reg;
 assign m_orq_ack_ok = orq_ack_ok_reg;
 assign m_stopped = stopped_reg;
 assign m_stopped_qp = stopped_qp_reg;
@@ -1335,8 +1370,13 @@ assign idle = _t7 &
         ((~(_t3 & inject_op_none_reg)) | ((~(_t4 & orq_op_none_reg)) | (~(_t5 & recv_op_none_reg)))))) &
     _t1 & engine_free;
 assign cur_cfg_fence = cur_cfg_reg[97];
+assign qp_stat_value = (qp_stat_wb1_valid_reg & (qp_stat_wb1_index_reg == qp_stat_rd_index_d1_reg)) ? qp_stat_wb1_data_reg : qp_stat_rd_data_reg;
 assign stat_cur = cur_valid_reg & (stat_qp_d_reg == cur_qp_reg);
-assign stat_record = stat_cur ? _t23 : qp_stat_rd_data_reg;
+assign stat_record = stat_cur ? _t23 : qp_stat_value;
+assign qp_tx_stopped_value = (qp_tx_stopped_wb1_valid_reg & (qp_tx_stopped_wb1_index_reg == qp_tx_stopped_rd_index_d1_reg)) ?
+    qp_tx_stopped_wb1_data_reg :
+    qp_tx_stopped_rd_data_reg;
+assign chk_tx_stopped = chk_tx_stopped_r_reg;
 assign stat_rx_stopped = stat_rx_stopped_r_reg;
 assign stat_tx_stopped = stat_tx_stopped_r_reg;
 assign stat_irrq_used = stat_irrq_used_r_reg;
@@ -1747,9 +1787,25 @@ always @* begin
 end
 
 always @* begin
+    qp_stat_wb1_valid_next = qp_stat_wb1_valid_reg;
+    qp_stat_wb1_index_next = qp_stat_wb1_index_reg;
+    qp_stat_wb1_data_next = qp_stat_wb1_data_reg;
+    qp_stat_wb1_valid_next = _t109;
+    qp_stat_wb1_index_next = _t107;
+    qp_stat_wb1_data_next = _t110;
+end
+
+always @* begin
     qp_stat_rd_data_next = qp_stat_rd_data_reg;
     if (1'b1) begin
         qp_stat_rd_data_next = qp_stat_mem[stat_qp];
+    end
+end
+
+always @* begin
+    qp_stat_rd_index_d1_next = qp_stat_rd_index_d1_reg;
+    if (1'b1) begin
+        qp_stat_rd_index_d1_next = stat_qp;
     end
 end
 
@@ -1776,6 +1832,36 @@ always @* begin
 end
 
 always @* begin
+    qp_tx_stopped_wb1_valid_next = qp_tx_stopped_wb1_valid_reg;
+    qp_tx_stopped_wb1_index_next = qp_tx_stopped_wb1_index_reg;
+    qp_tx_stopped_wb1_data_next = qp_tx_stopped_wb1_data_reg;
+    qp_tx_stopped_wb1_valid_next = _t109;
+    qp_tx_stopped_wb1_index_next = _t107;
+    qp_tx_stopped_wb1_data_next = _t111;
+end
+
+always @* begin
+    qp_tx_stopped_rd_data_next = qp_tx_stopped_rd_data_reg;
+    if (1'b1) begin
+        qp_tx_stopped_rd_data_next = qp_tx_stopped_mem[chk_qp];
+    end
+end
+
+always @* begin
+    qp_tx_stopped_rd_index_d1_next = qp_tx_stopped_rd_index_d1_reg;
+    if (1'b1) begin
+        qp_tx_stopped_rd_index_d1_next = chk_qp;
+    end
+end
+
+always @* begin
+    chk_qp_d_next = chk_qp_d_reg;
+    chk_tx_stopped_r_next = chk_tx_stopped_r_reg;
+    chk_qp_d_next = chk_qp;
+    chk_tx_stopped_r_next = (cur_valid_reg & (chk_qp_d_reg == cur_qp_reg)) ? cur_tx_stopped_reg : qp_tx_stopped_value;
+end
+
+always @* begin
     rr_no_head_next = rr_no_head_reg;
     rr_no_head_next = orq_empty | orq_head_atomic;
 end
@@ -1792,20 +1878,20 @@ end
 
 always @* begin
     rr_len_bad_next = rr_len_bad_reg;
-    rr_len_bad_next = (rr_total_reg > _t109) | (desc_l & (rr_total_reg != _t109));
+    rr_len_bad_next = (rr_total_reg > _t112) | (desc_l & (rr_total_reg != _t112));
 end
 
 always @* begin
     rr_failed_next = rr_failed_reg;
-    rr_failed_next = _t110 | (_t113 | _t114);
+    rr_failed_next = _t113 | (_t116 | _t117);
 end
 
 always @* begin
     rr_verdict_next = rr_verdict_reg;
-    rr_verdict_next = ({16{_t111}} &
-            {_t115 & (_t116[5:2] == 4'b0001), (_t116[1:0] != 2'b10) & (~(_t115 & (_t116[5:2] == 4'b0000))), ERR_DDP_LOCAL_CATASTROPHIC}) |
-        ({16{_t112 & (~_t111)}} & {_t117 & (_t51[5:2] == 4'b0001), (_t51[1:0] != 2'b10) & (~(_t117 & (_t51[5:2] == 4'b0000))), ERR_DDP_INVALID_STAG}) |
-        (({16{_t113 & (~_t110)}} & _t118) | ({16{_t114 & (~(_t111 | (_t112 | _t113)))}} & _t118));
+    rr_verdict_next = ({16{_t114}} &
+            {_t118 & (_t119[5:2] == 4'b0001), (_t119[1:0] != 2'b10) & (~(_t118 & (_t119[5:2] == 4'b0000))), ERR_DDP_LOCAL_CATASTROPHIC}) |
+        ({16{_t115 & (~_t114)}} & {_t120 & (_t51[5:2] == 4'b0001), (_t51[1:0] != 2'b10) & (~(_t120 & (_t51[5:2] == 4'b0000))), ERR_DDP_INVALID_STAG}) |
+        (({16{_t116 & (~_t113)}} & _t121) | ({16{_t117 & (~(_t114 | (_t115 | _t116)))}} & _t121));
 end
 
 always @* begin
@@ -1861,6 +1947,7 @@ always @* begin
     first_valid_next = first_valid_reg;
     orq_done_next = orq_done_reg;
     orq_ack_next = orq_ack_reg;
+    cfg_done_next = cfg_done_reg;
     orq_ack_ok_next = orq_ack_ok_reg;
     stopped_next = stopped_reg;
     stopped_qp_next = stopped_qp_reg;
@@ -1971,7 +2058,8 @@ always @* begin
     end
     orq_done_next = orq_pop;
     orq_ack_next = orq_take;
-    orq_ack_ok_next = _t120;
+    cfg_done_next = cfg_take;
+    orq_ack_ok_next = _t123;
     stopped_next = irrq_flush;
     stopped_qp_next = cur_qp_reg;
     flushed_next = irrq_flush;
@@ -1983,12 +2071,12 @@ always @* begin
     end
     if (term_push_now) begin
         term_push_next = 1'b0;
-        cur_pushed_next = _t121;
+        cur_pushed_next = _t124;
     end
     pushed_next = irrq_push;
     pushed_atomic_next = atomic_req_reg;
     if (pushed_reg) begin
-        cur_pushed_next = _t121;
+        cur_pushed_next = _t124;
         if (pushed_atomic_reg) begin
             cur_atomic_msn_next = cur_atomic_msn_reg + 32'h1;
         end
@@ -2063,7 +2151,7 @@ always @* begin
         end
     end
     if (orq_take) begin
-        if (_t120) begin
+        if (_t123) begin
             cur_orq_count_next = cur_orq_count_reg + 4'b0001;
             if (orq_empty) begin
                 cur_orq_entry_next = in_arg_reg;
@@ -2096,52 +2184,52 @@ always @* begin
             end
             if (desc_take) begin
                 desc_next = desc_in_reg;
-                is_send_next = _t122;
-                qn_expected_next = _t123;
-                h1_short_next = _t128;
-                term_opcode_next = _t126 & (~_t128);
-                has_len_next = _t129;
+                is_send_next = _t125;
+                qn_expected_next = _t126;
+                h1_short_next = _t131;
+                term_opcode_next = _t129 & (~_t131);
+                has_len_next = _t132;
                 t_opcode_bad_next = cur_t_open_reg & (desc_in_reg[55:52] != cur_t_opcode_reg);
                 t_stag_bad_next = cur_t_open_reg & (desc_in_reg[95:64] != cur_t_stag_reg);
                 t_to_bad_next = cur_t_open_reg & (desc_in_reg[159:96] != cur_t_next_to_reg);
-                u_continues_next = _t130;
-                buf_addr_next = _t130 ? cur_u_buf_addr_reg : cur_rq_buf_reg[63:0];
-                buf_len_next = _t130 ? cur_u_buf_len_reg : cur_rq_buf_reg[95:64];
+                u_continues_next = _t133;
+                buf_addr_next = _t133 ? cur_u_buf_addr_reg : cur_rq_buf_reg[63:0];
+                buf_len_next = _t133 ? cur_u_buf_len_reg : cur_rq_buf_reg[95:64];
                 msg_end_next = _t25[31:0];
-                no_buffer_next = _t132 & ((_t131 & rq_empty) | ((_t123 == QN_ATOMIC_RESPONSE) & (cur_orq_atomics_reg == 4'b0000)));
-                send_too_long_next = _t122 & ((_t130 & (msg_end_in > {1'b0, cur_u_buf_len_reg})) | (_t132 & (msg_end_in > {1'b0, cur_rq_buf_reg[95:64]})));
-                irrq_at_ird_next = _t133 & irrq_ird_ahead;
-                atomic_resp_bad_next = _t134 &
+                no_buffer_next = _t135 & ((_t134 & rq_empty) | ((_t126 == QN_ATOMIC_RESPONSE) & (cur_orq_atomics_reg == 4'b0000)));
+                send_too_long_next = _t125 & ((_t133 & (msg_end_in > {1'b0, cur_u_buf_len_reg})) | (_t135 & (msg_end_in > {1'b0, cur_rq_buf_reg[95:64]})));
+                irrq_at_ird_next = _t136 & irrq_ird_ahead;
+                atomic_resp_bad_next = _t137 &
                     (orq_empty |
                         (~(orq_head_atomic &
                             (orq_head_request_id == {desc_in_reg[263:256], desc_in_reg[271:264], desc_in_reg[279:272], desc_in_reg[287:280]}))));
-                qn_bad_next = desc_in_reg[191:160] != {30'h0, _t123};
-                msn_bad_next = (_t132 & (_t123 == 2'b00) & (desc_in_reg[223:192] != cur_rx_msn_0_reg)) |
-                    (_t132 & (_t123 == 2'b01) & (desc_in_reg[223:192] != cur_rx_msn_1_reg)) |
-                    ((_t132 & (_t123 == 2'b10) & (desc_in_reg[223:192] != cur_rx_msn_2_reg)) |
-                        (_t132 & (_t123 == 2'b11) & (desc_in_reg[223:192] != cur_rx_msn_3_reg)));
-                u_opcode_bad_next = _t130 & (desc_in_reg[55:52] != cur_u_opcode_reg);
-                u_msn_bad_next = _t130 & (desc_in_reg[223:192] != cur_u_msn_reg);
-                u_mo_bad_next = _t130 & (desc_in_reg[255:224] != cur_u_placed_reg);
-                mo_nonzero_next = _t132 & (desc_in_reg[255:224] != 32'h0);
-                not_last_bad_next = (~desc_in_reg[49]) & (~_t122);
-                aopcode_bad_next = _t133 & (desc_in_reg[283:280] != 4'b0000) & (desc_in_reg[283:280] != 4'b0010);
+                qn_bad_next = desc_in_reg[191:160] != {30'h0, _t126};
+                msn_bad_next = (_t135 & (_t126 == 2'b00) & (desc_in_reg[223:192] != cur_rx_msn_0_reg)) |
+                    (_t135 & (_t126 == 2'b01) & (desc_in_reg[223:192] != cur_rx_msn_1_reg)) |
+                    ((_t135 & (_t126 == 2'b10) & (desc_in_reg[223:192] != cur_rx_msn_2_reg)) |
+                        (_t135 & (_t126 == 2'b11) & (desc_in_reg[223:192] != cur_rx_msn_3_reg)));
+                u_opcode_bad_next = _t133 & (desc_in_reg[55:52] != cur_u_opcode_reg);
+                u_msn_bad_next = _t133 & (desc_in_reg[223:192] != cur_u_msn_reg);
+                u_mo_bad_next = _t133 & (desc_in_reg[255:224] != cur_u_placed_reg);
+                mo_nonzero_next = _t135 & (desc_in_reg[255:224] != 32'h0);
+                not_last_bad_next = (~desc_in_reg[49]) & (~_t125);
+                aopcode_bad_next = _t136 & (desc_in_reg[283:280] != 4'b0000) & (desc_in_reg[283:280] != 4'b0010);
                 hdr_err_nz_next = desc_in_reg[15:2] != 14'h0;
                 rr_total_next = {1'b0, cur_orq_recv_reg} + _t26;
                 rr_to_base_next = desc_in_reg[159:96] - {32'h0, cur_orq_recv_reg};
-                read_size_nz_next = _t135;
-                tagged_len_next = desc_in_reg[48] & _t129;
-                rr_any_next = _t136;
-                rr_len_next = _t136 & _t129;
-                rr_last_next = _t136 & desc_in_reg[49];
-                read_len_next = _t137 & _t135;
-                read_req_next = _t137;
-                atomic_req_next = _t138 & _t125;
+                read_size_nz_next = _t138;
+                tagged_len_next = desc_in_reg[48] & _t132;
+                rr_any_next = _t139;
+                rr_len_next = _t139 & _t132;
+                rr_last_next = _t139 & desc_in_reg[49];
+                read_len_next = _t140 & _t138;
+                read_req_next = _t140;
+                atomic_req_next = _t141 & _t128;
                 lk_failed_next = 1'b0;
                 lk_fault_next = 3'b000;
                 lk_address_next = 64'h0;
-                term_last_next = desc_in_reg[49] & _t126;
-                atomic_resp_last_next = _t134;
+                term_last_next = desc_in_reg[49] & _t129;
+                atomic_resp_last_next = _t137;
                 mpa_bad_next = desc_in_mpa_bad_reg;
                 mpa_code_next = desc_in_mpa_code_reg;
                 mpa_closed_next = desc_in_mpa_code_reg == 8'h1;
@@ -2170,7 +2258,7 @@ always @* begin
                 check_failed_next = check_fails;
                 check_code_next = check_err;
                 state_next = STATE_DECIDE;
-                if (_t139 & has_len_reg) begin
+                if (_t142 & has_len_reg) begin
                     state_next = STATE_LOOK;
                 end
             end
@@ -2181,7 +2269,7 @@ always @* begin
                 if (mpa_bad_reg) begin
                     cur_rx_stopped_next = 1'b1;
                     cur_tx_stopped_next = 1'b1;
-                    if (_t140) begin
+                    if (_t143) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
@@ -2196,19 +2284,19 @@ always @* begin
                 if (_t63 & _t32 & check_failed_reg) begin
                     cur_rx_stopped_next = 1'b1;
                     cur_tx_stopped_next = 1'b1;
-                    if (_t140) begin
+                    if (_t143) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode_reg) begin
                         evt_valid_next = 1'b1;
                     end
-                    if (_t141) begin
+                    if (_t144) begin
                         cur_term_sent_next = 1'b1;
                         evt_valid_next = 1'b1;
                     end
                 end
-                if (_t139) begin
+                if (_t142) begin
                     state_next = STATE_POST;
                 end
                 if (u_accept) begin
@@ -2217,7 +2305,7 @@ always @* begin
                         cmd_addr_next = buf_addr_reg + {32'h0, desc_mo};
                         cmd_discard_next = 1'b0;
                     end
-                    if (_t142) begin
+                    if (_t145) begin
                         cur_u_open_next = 1'b1;
                         cur_u_opcode_next = desc_opcode;
                         cur_u_msn_next = desc_msn;
@@ -2230,16 +2318,16 @@ always @* begin
                             cur_u_open_next = 1'b0;
                         end
                         if (qn_expected_reg == 2'b00) begin
-                            cur_rx_msn_0_next = _t143;
+                            cur_rx_msn_0_next = _t146;
                         end
                         if (qn_expected_reg == 2'b01) begin
-                            cur_rx_msn_1_next = _t143;
+                            cur_rx_msn_1_next = _t146;
                         end
                         if (qn_expected_reg == 2'b10) begin
-                            cur_rx_msn_2_next = _t143;
+                            cur_rx_msn_2_next = _t146;
                         end
                         if (qn_expected_reg == 2'b11) begin
-                            cur_rx_msn_3_next = _t143;
+                            cur_rx_msn_3_next = _t146;
                         end
                         case (desc_opcode)
                             OP_SEND, OP_SEND_SE: begin
@@ -2291,14 +2379,14 @@ always @* begin
             if (_t71) begin
                 cur_rx_stopped_next = 1'b1;
                 cur_tx_stopped_next = 1'b1;
-                if (_t140) begin
+                if (_t143) begin
                     cmd_valid_next = 1'b1;
                     cmd_discard_next = 1'b1;
                 end
                 if (term_opcode_reg) begin
                     evt_valid_next = 1'b1;
                 end
-                if (_t141) begin
+                if (_t144) begin
                     cur_term_sent_next = 1'b1;
                     evt_valid_next = 1'b1;
                 end
@@ -2312,7 +2400,7 @@ always @* begin
                         cmd_addr_next = lk_address_reg;
                         cmd_discard_next = 1'b0;
                     end
-                    cur_t_open_next = _t142;
+                    cur_t_open_next = _t145;
                     cur_t_opcode_next = desc_opcode;
                     cur_t_stag_next = desc_stag;
                     cur_t_next_to_next = desc_to + {32'h0, payload_len};
@@ -2333,20 +2421,20 @@ always @* begin
         STATE_IWAIT: begin
             if (inv_rsp_valid) begin
                 state_next = STATE_IDLE;
-                if (_t144) begin
+                if (_t147) begin
                     evt_valid_next = 1'b1;
                 end
                 if (_t73) begin
                     cur_rx_stopped_next = 1'b1;
                     cur_tx_stopped_next = 1'b1;
-                    if (_t140) begin
+                    if (_t143) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode_reg) begin
                         evt_valid_next = 1'b1;
                     end
-                    if (_t141) begin
+                    if (_t144) begin
                         cur_term_sent_next = 1'b1;
                         evt_valid_next = 1'b1;
                     end
@@ -2374,17 +2462,17 @@ always @* begin
         STATE_DECIDE: begin
             if (mpa_bad_reg) begin
                 evt_kind_next = mpa_closed_reg ? EVT_CLOSED : EVT_TERMINATE_SENT;
-                evt_err_next = _t145;
+                evt_err_next = _t148;
             end else begin
                 if (_t66) begin
-                    evt_kind_next = _t146;
+                    evt_kind_next = _t149;
                     evt_err_next = check_code_reg;
                 end else begin
                     case (desc_opcode)
                         OP_SEND, OP_SEND_SE: begin
                             evt_kind_next = EVT_RECV;
                             evt_length_next = msg_end_reg;
-                            evt_solicited_next = _t147;
+                            evt_solicited_next = _t150;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
                             evt_data_next = 64'h0;
@@ -2393,7 +2481,7 @@ always @* begin
                         OP_IMMEDIATE, OP_IMMEDIATE_SE: begin
                             evt_kind_next = EVT_RECV_IMMEDIATE;
                             evt_length_next = 32'h8;
-                            evt_solicited_next = _t147;
+                            evt_solicited_next = _t150;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
                             evt_data_next = {
@@ -2437,22 +2525,22 @@ always @* begin
                 evt_data_next = 64'h0;
                 evt_err_next = 14'h0;
             end else begin
-                evt_kind_next = _t146;
+                evt_kind_next = _t149;
                 evt_err_next = post_verdict[13:0];
             end
         end
         STATE_IWAIT: begin
-            if (_t144) begin
+            if (_t147) begin
                 evt_kind_next = EVT_RECV;
                 evt_length_next = cpl_len_reg;
-                evt_solicited_next = _t148;
+                evt_solicited_next = _t151;
                 evt_invalidated_next = 1'b1;
                 evt_stag_next = desc_stag;
                 evt_data_next = 64'h0;
                 evt_err_next = 14'h0;
             end else begin
-                evt_kind_next = _t146;
-                evt_err_next = _t149;
+                evt_kind_next = _t149;
+                evt_err_next = _t152;
             end
         end
         default: begin
@@ -2471,8 +2559,8 @@ always @* begin
     if (term_held_release) begin
         term_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
         term_md_next = 1'b0;
-        term_r_r_next = _t151;
-        term_seg_len_r_next = _t154;
+        term_r_r_next = _t154;
+        term_seg_len_r_next = _t157;
         term_tagged_r_next = desc_t;
         term_ddp_hdr_r_next = hdr_copy;
         term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -2482,26 +2570,26 @@ always @* begin
                 STATE_IDLE: begin
                     term_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                     term_md_next = 1'b0;
-                    term_r_r_next = _t151;
-                    term_seg_len_r_next = _t154;
+                    term_r_r_next = _t154;
+                    term_seg_len_r_next = _t157;
                     term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_rdmap[223:0];
                 end
                 STATE_DECIDE: begin
                     if (mpa_bad_reg) begin
-                        term_err_next = _t145;
+                        term_err_next = _t148;
                         term_md_next = 1'b0;
-                        term_r_r_next = 1'b0 & ((2'b10 == 2'b00) & (4'b0000 == 4'b0001)) & _t153;
-                        term_seg_len_r_next = _t154;
+                        term_r_r_next = 1'b0 & ((2'b10 == 2'b00) & (4'b0000 == 4'b0001)) & _t156;
+                        term_seg_len_r_next = _t157;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
                     end else begin
                         term_err_next = check_code_reg;
-                        term_md_next = _t155;
-                        term_r_r_next = _t155 & _t38 & _t153;
-                        term_seg_len_r_next = _t155 ? desc_ulpdu_len : 16'h0;
+                        term_md_next = _t158;
+                        term_r_r_next = _t158 & _t38 & _t156;
+                        term_seg_len_r_next = _t158 ? desc_ulpdu_len : 16'h0;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -2509,18 +2597,18 @@ always @* begin
                 end
                 STATE_POST: begin
                     term_err_next = post_verdict[13:0];
-                    term_md_next = _t157;
-                    term_r_r_next = _t157 & post_verdict[15] & _t153;
-                    term_seg_len_r_next = _t157 ? desc_ulpdu_len : 16'h0;
+                    term_md_next = _t160;
+                    term_r_r_next = _t160 & post_verdict[15] & _t156;
+                    term_seg_len_r_next = _t160 ? desc_ulpdu_len : 16'h0;
                     term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_rdmap[223:0];
                 end
                 STATE_IWAIT: begin
-                    term_err_next = _t149;
-                    term_md_next = _t158;
-                    term_r_r_next = _t158 & (_t162 & (_t163 == 4'b0001)) & _t153;
-                    term_seg_len_r_next = _t158 ? desc_ulpdu_len : 16'h0;
+                    term_err_next = _t152;
+                    term_md_next = _t161;
+                    term_r_r_next = _t161 & (_t165 & (_t166 == 4'b0001)) & _t156;
+                    term_seg_len_r_next = _t161 ? desc_ulpdu_len : 16'h0;
                     term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -2645,6 +2733,7 @@ always @(posedge clk) begin
     first_due_reg <= first_due_next;
     orq_done_reg <= orq_done_next;
     orq_ack_reg <= orq_ack_next;
+    cfg_done_reg <= cfg_done_next;
     orq_ack_ok_reg <= orq_ack_ok_next;
     stopped_reg <= stopped_next;
     stopped_qp_reg <= stopped_qp_next;
@@ -2690,6 +2779,10 @@ always @(posedge clk) begin
     irrq_taken_rd_index_d1_reg <= irrq_taken_rd_index_d1_next;
     irrq_taken_ctl_rd_data_reg <= irrq_taken_ctl_rd_data_next;
     qp_stat_rd_data_reg <= qp_stat_rd_data_next;
+    qp_stat_wb1_valid_reg <= qp_stat_wb1_valid_next;
+    qp_stat_wb1_index_reg <= qp_stat_wb1_index_next;
+    qp_stat_wb1_data_reg <= qp_stat_wb1_data_next;
+    qp_stat_rd_index_d1_reg <= qp_stat_rd_index_d1_next;
     irrq_taken_stat_rd_data_reg <= irrq_taken_stat_rd_data_next;
     stat_qp_d_reg <= stat_qp_d_next;
     stat_rx_stopped_r_reg <= stat_rx_stopped_r_next;
@@ -2697,6 +2790,13 @@ always @(posedge clk) begin
     stat_irrq_used_r_reg <= stat_irrq_used_r_next;
     stat_fenced_r_reg <= stat_fenced_r_next;
     stat_mpa_err_r_reg <= stat_mpa_err_r_next;
+    qp_tx_stopped_rd_data_reg <= qp_tx_stopped_rd_data_next;
+    qp_tx_stopped_wb1_valid_reg <= qp_tx_stopped_wb1_valid_next;
+    qp_tx_stopped_wb1_index_reg <= qp_tx_stopped_wb1_index_next;
+    qp_tx_stopped_wb1_data_reg <= qp_tx_stopped_wb1_data_next;
+    qp_tx_stopped_rd_index_d1_reg <= qp_tx_stopped_rd_index_d1_next;
+    chk_qp_d_reg <= chk_qp_d_next;
+    chk_tx_stopped_r_reg <= chk_tx_stopped_r_next;
     t_opcode_bad_reg <= t_opcode_bad_next;
     t_stag_bad_reg <= t_stag_bad_next;
     t_to_bad_reg <= t_to_bad_next;
@@ -2767,7 +2867,7 @@ always @(posedge clk) begin
     if (irrq_taken_write) begin
         irrq_taken_ctl_mem[irrq_taken_index] <= irrq_taken_data;
     end
-    if (_t164) begin
+    if (_t109) begin
         qp_ctx_mem[_t107] <= init_reg ?
             {
                 161'h0, 4'b0000, 3'b000, 96'h0, 5'h0, 4'b0000, 4'b0000, 4'b0000, 32'h0, 4'b0000, 32'h0, 32'h0, 32'h0, 32'h0, 32'h0, 32'h0, 64'h0, 32'h0, 32'h0,
@@ -2775,16 +2875,19 @@ always @(posedge clk) begin
             } :
             cur_record;
     end
-    if (_t164) begin
-        qp_stat_mem[_t107] <= init_reg ? {4'b0000, 1'b0, 1'b0, 1'b1, 1'b1} : _t23;
+    if (_t109) begin
+        qp_stat_mem[_t107] <= _t110;
     end
     if (irrq_taken_write) begin
         irrq_taken_stat_mem[irrq_taken_index] <= irrq_taken_data;
     end
+    if (_t109) begin
+        qp_tx_stopped_mem[_t107] <= _t111;
+    end
     if (recv_take & (~rq_full)) begin
         rq_ring_mem[{cur_qp_reg, cur_rq_head_reg + cur_rq_count_reg[3:0]}] <= in_arg_reg[95:0];
     end
-    if (orq_take & _t120) begin
+    if (orq_take & _t123) begin
         orq_ring_mem[{cur_qp_reg, cur_orq_head_reg + cur_orq_count_reg[2:0]}] <= in_arg_reg;
     end
 
@@ -2830,6 +2933,7 @@ always @(posedge clk) begin
         first_due_reg <= 1'b0;
         orq_done_reg <= 1'b0;
         orq_ack_reg <= 1'b0;
+        cfg_done_reg <= 1'b0;
         stopped_reg <= 1'b0;
         recv_full_reg <= 1'b0;
         term_push_reg <= 1'b0;
@@ -2849,6 +2953,8 @@ always @(posedge clk) begin
         irrq_filled_reg <= 1'b0;
         irrq_gen_wb1_valid_reg <= 1'b0;
         irrq_taken_wb1_valid_reg <= 1'b0;
+        qp_stat_wb1_valid_reg <= 1'b0;
+        qp_tx_stopped_wb1_valid_reg <= 1'b0;
     end
 end
 

@@ -181,6 +181,7 @@ wire [31:0] ctl_cfg_initial_msn;
 wire [15:0] ctl_cfg_mulpdu;
 wire ctl_cfg_big_endian;
 wire ctl_cfg_fence;
+wire ctl_m_cfg_done;
 wire [679:0] ctl_s_desc_tdata;
 wire ctl_s_desc_tvalid;
 wire ctl_s_desc_tready;
@@ -286,6 +287,8 @@ wire ctl_stat_tx_stopped;
 wire [3:0] ctl_stat_irrq_used;
 wire ctl_stat_fenced;
 wire ctl_stat_mpa_err;
+wire [1:0] ctl_chk_qp;
+wire ctl_chk_tx_stopped;
 wire ctl_idle;
 wire ctl_irrq_idle;
 // verilator lint_off UNUSED
@@ -402,10 +405,11 @@ wire [8:0] framer_cfg_s0;
 wire [8:0] framer_cfg_seq;
 wire framer_err_length;
 wire cfg_taken;
-wire qp0_cfg_load;
-wire qp1_cfg_load;
-wire qp2_cfg_load;
-wire qp3_cfg_load;
+reg cfg_in_ctl_reg; // ddp_rx_ctl has the context on cfg_*, not yet in its record
+reg cfg_in_ctl_next;
+reg cfg_ctl_done_reg; // the context on cfg_* is in ddp_rx_ctl's record: the other blocks take it
+reg cfg_ctl_done_next;
+wire cfg_ctl_ask; // the context goes to ddp_rx_ctl
 wire wr_needs_orq; // a Read or Atomic Request: its response is expected
 reg orq_asked_reg; // an ORQ entry is in ddp_rx_ctl, its answer to come
 reg orq_asked_next;
@@ -542,18 +546,18 @@ wire place_idle;
 // ddp_rx_ctl waits for place_idle
 wire place_done;
 // verilator lint_on UNUSED
-reg qp0_tx_stopped_reg; // QP 0 sends nothing more (ddp_rx_ctl m_stopped)
-reg qp0_tx_stopped_next;
-reg qp1_tx_stopped_reg; // QP 1 sends nothing more (ddp_rx_ctl m_stopped)
-reg qp1_tx_stopped_next;
-reg qp2_tx_stopped_reg; // QP 2 sends nothing more (ddp_rx_ctl m_stopped)
-reg qp2_tx_stopped_next;
-reg qp3_tx_stopped_reg; // QP 3 sends nothing more (ddp_rx_ctl m_stopped)
-reg qp3_tx_stopped_next;
 wire cq_sent_full; // the queue of sent completions is full: the requester waits
-wire [1:0] requester_qp; // the QP of the requester's ULPDU
+wire [1:0] requester_qp; // the QP of the requester's message
+reg [1:0] tx_chk_qp_d1_reg;
+reg [1:0] tx_chk_qp_d1_next;
+reg [1:0] tx_chk_qp_d2_reg;
+reg [1:0] tx_chk_qp_d2_next;
+reg tx_stop_seen_reg; // requester_qp stopped since its lookup (m_stopped), until its next connection
+reg tx_stop_seen_next;
+wire tx_chk_known; // chk_tx_stopped answers for requester_qp
 reg tx_wr_mid_reg; // a work-request ULPDU is part-way into mpa_tx
 reg tx_wr_mid_next;
+wire tx_wr_stopped; // the requester's QP sends nothing more
 wire tx_wr_live; // the requester's ULPDU may go to mpa_tx
 wire tx_drop; // a work-request beat after its QP's Terminate: discarded
 reg tx_arb_last_reg; // the source granted last (round-robin starts after it)
@@ -644,32 +648,35 @@ wire _t19;
 wire _t20;
 wire _t21;
 wire _t22;
+wire _t23;
 
 assign _t0 = wr_kind == 3'b100;
 assign _t1 = ~orq_asked_reg;
 assign _t2 = ~rx_tag_full_reg;
 assign _t3 = rx_tag_mem[rx_tag_rptr_reg[1:0]];
-assign _t4 = ~cq_sent_full;
-assign _t5 = requester_m_axis_tvalid & tx_wr_live & _t4;
-assign _t6 = tx_arb_grant == 1'b1;
-assign _t7 = ~cq_sent_head_valid_reg;
-assign _t8 = ~ctl_m_evt_valid;
-assign _t9 = ~ctl_m_first_valid;
-assign _t10 = mem_wr_arb_grant == 1'b1;
-assign _t11 = requester_rd_valid & _t12;
-assign _t12 = ~mem_rd_owners_full;
-assign _t13 = resp_rd_valid & _t12;
-assign _t14 = mem_rd_arb_grant == 1'b1;
-assign _t15 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
-assign _t16 = rx_ulpdu_out & (~rx_tag_pop);
-assign _t17 = rx_tag_pop & (~rx_ulpdu_out);
-assign _t18 = requester_m_sent_valid & (~cq_sent_load);
-assign _t19 = cq_sent_load & (~requester_m_sent_valid);
-assign _t20 = tx_fire & framer_s_axis_tlast;
-assign _t21 = mem_wr_fire & 1'b1;
-assign _t22 = mem_rd_fire & 1'b1;
+assign _t4 = tx_chk_qp_d1_reg == requester_qp;
+assign _t5 = ~cq_sent_full;
+assign _t6 = requester_m_axis_tvalid & tx_wr_live & _t5;
+assign _t7 = tx_arb_grant == 1'b1;
+assign _t8 = ~cq_sent_head_valid_reg;
+assign _t9 = ~ctl_m_evt_valid;
+assign _t10 = ~ctl_m_first_valid;
+assign _t11 = mem_wr_arb_grant == 1'b1;
+assign _t12 = requester_rd_valid & _t13;
+assign _t13 = ~mem_rd_owners_full;
+assign _t14 = resp_rd_valid & _t13;
+assign _t15 = mem_rd_arb_grant == 1'b1;
+assign _t16 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
+assign _t17 = rx_ulpdu_out & (~rx_tag_pop);
+assign _t18 = rx_tag_pop & (~rx_ulpdu_out);
+assign _t19 = requester_m_sent_valid & (~cq_sent_load);
+assign _t20 = cq_sent_load & (~requester_m_sent_valid);
+assign _t21 = tx_fire & framer_s_axis_tlast;
+assign _t22 = mem_wr_fire & 1'b1;
+assign _t23 = mem_rd_fire & 1'b1;
 assign cfg_taken = cfg_valid & cfg_ready;
-assign ctl_cfg_valid = cfg_taken;
+assign cfg_ctl_ask = cfg_valid & (~cfg_in_ctl_reg) & (~cfg_ctl_done_reg);
+assign ctl_cfg_valid = cfg_ctl_ask;
 assign ctl_cfg_qp = cfg_qp;
 assign ctl_cfg_pd = cfg_pd;
 assign ctl_cfg_ird = cfg_ird;
@@ -684,10 +691,6 @@ assign framer_cfg_markers = cfg_tx_markers;
 assign framer_cfg_crc = cfg_crc;
 assign framer_cfg_s0 = cfg_tx_s0;
 assign framer_cfg_seq = cfg_tx_seq;
-assign qp0_cfg_load = cfg_taken & (cfg_qp == 2'b00);
-assign qp1_cfg_load = cfg_taken & (cfg_qp == 2'b01);
-assign qp2_cfg_load = cfg_taken & (cfg_qp == 2'b10);
-assign qp3_cfg_load = cfg_taken & (cfg_qp == 2'b11);
 assign requester_wr_kind = wr_kind;
 assign requester_wr_solicited = wr_solicited;
 assign requester_wr_invalidate = wr_invalidate;
@@ -784,7 +787,7 @@ assign deframer_m_axis_tready = reasm_s_axis_tready;
 assign reasm_cfg_valid = cfg_taken;
 assign reasm_cfg_qp = cfg_qp;
 assign reasm_cfg_rfc7306 = cfg_rfc7306;
-assign cfg_ready = requester_cfg_ready & reasm_cfg_ready & ctl_cfg_ready & framer_cfg_ready;
+assign cfg_ready = cfg_ctl_done_reg & requester_cfg_ready & reasm_cfg_ready & framer_cfg_ready;
 assign rx_ulpdu_out = reasm_m_axis_tvalid & reasm_m_axis_tready & reasm_m_axis_tlast;
 assign rx_verdict_passed = reasm_m_axis_tuser[0];
 assign rx_verdict_llp_err = reasm_m_axis_tuser[8:1];
@@ -844,27 +847,26 @@ assign resp_req_term_tagged = ctl_m_req_term_tagged;
 assign resp_req_term_ddp_hdr = ctl_m_req_term_ddp_hdr;
 assign resp_req_term_rdma_hdr = ctl_m_req_term_rdma_hdr;
 assign requester_qp = requester_m_axis_tid;
-assign tx_wr_live = (~((requester_qp == 2'b11) ? qp3_tx_stopped_reg :
-    (requester_qp == 2'b10) ? qp2_tx_stopped_reg :
-    (requester_qp == 2'b01) ? qp1_tx_stopped_reg :
-    qp0_tx_stopped_reg)) |
-    tx_wr_mid_reg;
-assign tx_drop = requester_m_axis_tvalid & (~tx_wr_live) & _t4;
+assign ctl_chk_qp = requester_m_axis_tid;
+assign tx_chk_known = _t4 & (tx_chk_qp_d2_reg == requester_qp);
+assign tx_wr_stopped = ctl_chk_tx_stopped | tx_stop_seen_reg;
+assign tx_wr_live = tx_wr_mid_reg | (tx_chk_known & (~tx_wr_stopped));
+assign tx_drop = requester_m_axis_tvalid & (~tx_wr_mid_reg) & tx_chk_known & tx_wr_stopped & _t5;
 assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg :
-    (tx_arb_last_reg == 1'b0) ? (_t5 ? 1'b1 : (resp_m_axis_tvalid ? 1'b0 : 1'b0)) :
+    (tx_arb_last_reg == 1'b0) ? (_t6 ? 1'b1 : (resp_m_axis_tvalid ? 1'b0 : 1'b0)) :
     resp_m_axis_tvalid ? 1'b0 :
-    _t5 ? 1'b1 :
+    _t6 ? 1'b1 :
     1'b1;
-assign tx_arb_valid = _t6 ? _t5 : resp_m_axis_tvalid;
-assign tx_qp = _t6 ? requester_qp : resp_m_axis_tid;
-assign framer_s_axis_tdata = _t6 ? requester_m_axis_tdata : resp_m_axis_tdata;
-assign framer_s_axis_tkeep = _t6 ? requester_m_axis_tkeep : resp_m_axis_tkeep;
-assign framer_s_axis_tlast = _t6 ? requester_m_axis_tlast : resp_m_axis_tlast;
-assign framer_s_axis_tuser = _t6 ? requester_m_axis_tuser : resp_m_axis_tuser;
+assign tx_arb_valid = _t7 ? _t6 : resp_m_axis_tvalid;
+assign tx_qp = _t7 ? requester_qp : resp_m_axis_tid;
+assign framer_s_axis_tdata = _t7 ? requester_m_axis_tdata : resp_m_axis_tdata;
+assign framer_s_axis_tkeep = _t7 ? requester_m_axis_tkeep : resp_m_axis_tkeep;
+assign framer_s_axis_tlast = _t7 ? requester_m_axis_tlast : resp_m_axis_tlast;
+assign framer_s_axis_tuser = _t7 ? requester_m_axis_tuser : resp_m_axis_tuser;
 assign framer_s_axis_tvalid = tx_arb_valid;
 assign framer_s_axis_tid = tx_qp;
 assign resp_m_axis_tready = (tx_arb_grant == 1'b0) & framer_s_axis_tready;
-assign requester_m_axis_tready = (_t6 & framer_s_axis_tready) | tx_drop;
+assign requester_m_axis_tready = (_t7 & tx_wr_live & _t5 & framer_s_axis_tready) | tx_drop;
 assign tx_fire = tx_arb_valid & framer_s_axis_tready;
 assign m_axis_tdata = framer_m_axis_tdata;
 assign m_axis_tkeep = framer_m_axis_tkeep;
@@ -872,10 +874,10 @@ assign m_axis_tvalid = framer_m_axis_tvalid;
 assign m_axis_tlast = framer_m_axis_tlast;
 assign framer_m_axis_tready = m_axis_tready;
 assign m_axis_tid = framer_m_axis_tid;
-assign cq_sent_load = (~cq_sent_none_reg) & (_t7 | cq_sent_pop);
+assign cq_sent_load = (~cq_sent_none_reg) & (_t8 | cq_sent_pop);
 assign cq_sent_full = cq_sent_filled_reg;
-assign cq_first_here = ctl_m_first_valid & _t8;
-assign cq_sent_here = cq_sent_head_valid_reg & _t8 & _t9;
+assign cq_first_here = ctl_m_first_valid & _t9;
+assign cq_sent_here = cq_sent_head_valid_reg & _t9 & _t10;
 assign m_cq_valid = ctl_m_evt_valid | ctl_m_first_valid | cq_sent_head_valid_reg;
 assign m_cq_qp = ctl_m_evt_valid ? ctl_m_evt_qp : (cq_first_here ? ctl_m_first_qp : cq_sent_head_reg);
 assign cq_evt_kind = ctl_m_evt_kind;
@@ -893,37 +895,37 @@ assign m_cq_stag = ctl_m_evt_valid ? cq_evt_stag : 32'h0;
 assign m_cq_data = ctl_m_evt_valid ? cq_evt_data : 64'h0;
 assign m_cq_err = ctl_m_evt_valid ? cq_evt_err : 14'h0;
 assign ctl_m_evt_ready = m_cq_ready;
-assign ctl_m_first_ready = m_cq_ready & _t8;
-assign cq_first_fire = ctl_m_first_valid & m_cq_ready & _t8;
+assign ctl_m_first_ready = m_cq_ready & _t9;
+assign cq_first_fire = ctl_m_first_valid & m_cq_ready & _t9;
 assign cq_sent_pop = cq_sent_here & m_cq_ready;
 assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg :
     (mem_wr_arb_last_reg == 1'b0) ? (place_wr_valid ? 1'b1 : (resp_wr_valid ? 1'b0 : 1'b0)) :
     resp_wr_valid ? 1'b0 :
     place_wr_valid ? 1'b1 :
     1'b1;
-assign mem_wr_arb_valid = _t10 ? place_wr_valid : resp_wr_valid;
-assign mem_wr_addr = _t10 ? place_wr_addr : resp_wr_addr;
-assign mem_wr_data = _t10 ? place_wr_data : resp_wr_data;
-assign mem_wr_strb = _t10 ? place_wr_strb : resp_wr_strb;
+assign mem_wr_arb_valid = _t11 ? place_wr_valid : resp_wr_valid;
+assign mem_wr_addr = _t11 ? place_wr_addr : resp_wr_addr;
+assign mem_wr_data = _t11 ? place_wr_data : resp_wr_data;
+assign mem_wr_strb = _t11 ? place_wr_strb : resp_wr_strb;
 assign mem_wr_valid = mem_wr_arb_valid;
 assign resp_wr_ready = (mem_wr_arb_grant == 1'b0) & mem_wr_ready;
-assign place_wr_ready = _t10 & mem_wr_ready;
+assign place_wr_ready = _t11 & mem_wr_ready;
 assign mem_wr_fire = mem_wr_arb_valid & mem_wr_ready;
 assign mem_rd_arb_grant = mem_rd_arb_locked_reg ? mem_rd_arb_owner_reg :
-    (mem_rd_arb_last_reg == 1'b0) ? (_t11 ? 1'b1 : (_t13 ? 1'b0 : 1'b0)) :
-    _t13 ? 1'b0 :
-    _t11 ? 1'b1 :
+    (mem_rd_arb_last_reg == 1'b0) ? (_t12 ? 1'b1 : (_t14 ? 1'b0 : 1'b0)) :
+    _t14 ? 1'b0 :
+    _t12 ? 1'b1 :
     1'b1;
-assign mem_rd_arb_valid = _t14 ? _t11 : _t13;
-assign mem_rd_addr = _t14 ? requester_rd_addr : resp_rd_addr;
+assign mem_rd_arb_valid = _t15 ? _t12 : _t14;
+assign mem_rd_addr = _t15 ? requester_rd_addr : resp_rd_addr;
 assign mem_rd_valid = mem_rd_arb_valid;
 assign mem_rd_fire = mem_rd_arb_valid & mem_rd_ready;
 assign mem_rd_owners_full = (mem_rd_owners_wptr_reg[9] != mem_rd_owners_rptr_reg[9]) & (mem_rd_owners_wptr_reg[8:0] == mem_rd_owners_rptr_reg[8:0]);
-assign resp_rd_ready = (mem_rd_arb_grant == 1'b0) & mem_rd_ready & _t12;
-assign resp_rd_data_valid = mem_rd_data_valid & (_t15 == 1'b0);
+assign resp_rd_ready = (mem_rd_arb_grant == 1'b0) & mem_rd_ready & _t13;
+assign resp_rd_data_valid = mem_rd_data_valid & (_t16 == 1'b0);
 assign resp_rd_data = mem_rd_data;
-assign requester_rd_ready = _t14 & mem_rd_ready & _t12;
-assign requester_rd_data_valid = mem_rd_data_valid & (_t15 == 1'b1);
+assign requester_rd_ready = _t15 & mem_rd_ready & _t13;
+assign requester_rd_data_valid = mem_rd_data_valid & (_t16 == 1'b1);
 assign requester_rd_data = mem_rd_data;
 assign ctl_stat_qp = stat_qp;
 assign stat_rx_stopped = ctl_stat_rx_stopped;
@@ -933,9 +935,24 @@ assign stat_fenced = ctl_stat_fenced;
 assign stat_mpa_err = ctl_stat_mpa_err;
 assign rx_idle_all = deframer_idle & (~deframer_drain_busy) & reasm_idle & (rx_tag_wptr_reg == rx_tag_rptr_reg) & ctl_idle & place_idle;
 assign rx_idle = rx_idle_all;
-assign tx_idle_all = ctl_irrq_idle & resp_idle & (_t7 & cq_sent_none_reg) & _t9;
+assign tx_idle_all = ctl_irrq_idle & resp_idle & (_t8 & cq_sent_none_reg) & _t10;
 assign idle = rx_idle_all & tx_idle_all & requester_idle & _t1;
 assign tx_err_length = framer_err_length;
+
+always @* begin
+    cfg_in_ctl_next = cfg_in_ctl_reg;
+    cfg_ctl_done_next = cfg_ctl_done_reg;
+    if (cfg_ctl_ask & ctl_cfg_ready) begin
+        cfg_in_ctl_next = 1'b1;
+    end
+    if (ctl_m_cfg_done) begin
+        cfg_in_ctl_next = 1'b0;
+        cfg_ctl_done_next = 1'b1;
+    end
+    if (cfg_taken) begin
+        cfg_ctl_done_next = 1'b0;
+    end
+end
 
 always @* begin
     orq_asked_next = orq_asked_reg;
@@ -968,52 +985,21 @@ end
 
 always @* begin
     rx_tag_full_next = rx_tag_full_reg;
-    rx_tag_full_next = (_t16 & (rx_tag_count == 3'b011)) | ((_t17 & 1'b0) | ((~(_t16 | _t17)) & rx_tag_full_reg));
+    rx_tag_full_next = (_t17 & (rx_tag_count == 3'b011)) | ((_t18 & 1'b0) | ((~(_t17 | _t18)) & rx_tag_full_reg));
 end
 
 always @* begin
-    qp0_tx_stopped_next = qp0_tx_stopped_reg;
-    if (ctl_m_stopped & (ctl_m_stopped_qp == 2'b00)) begin
-        qp0_tx_stopped_next = 1'b1;
-    end
-    if (qp0_cfg_load) begin
-        qp0_tx_stopped_next = 1'b0;
-    end
-end
-
-always @* begin
-    qp1_tx_stopped_next = qp1_tx_stopped_reg;
-    if (ctl_m_stopped & (ctl_m_stopped_qp == 2'b01)) begin
-        qp1_tx_stopped_next = 1'b1;
-    end
-    if (qp1_cfg_load) begin
-        qp1_tx_stopped_next = 1'b0;
-    end
-end
-
-always @* begin
-    qp2_tx_stopped_next = qp2_tx_stopped_reg;
-    if (ctl_m_stopped & (ctl_m_stopped_qp == 2'b10)) begin
-        qp2_tx_stopped_next = 1'b1;
-    end
-    if (qp2_cfg_load) begin
-        qp2_tx_stopped_next = 1'b0;
-    end
-end
-
-always @* begin
-    qp3_tx_stopped_next = qp3_tx_stopped_reg;
-    if (ctl_m_stopped & (ctl_m_stopped_qp == 2'b11)) begin
-        qp3_tx_stopped_next = 1'b1;
-    end
-    if (qp3_cfg_load) begin
-        qp3_tx_stopped_next = 1'b0;
-    end
+    tx_chk_qp_d1_next = tx_chk_qp_d1_reg;
+    tx_chk_qp_d2_next = tx_chk_qp_d2_reg;
+    tx_stop_seen_next = tx_stop_seen_reg;
+    tx_chk_qp_d1_next = requester_qp;
+    tx_chk_qp_d2_next = tx_chk_qp_d1_reg;
+    tx_stop_seen_next = _t4 & (~(cfg_taken & (cfg_qp == requester_qp))) & (tx_stop_seen_reg | (ctl_m_stopped & (ctl_m_stopped_qp == requester_qp)));
 end
 
 always @* begin
     tx_wr_mid_next = tx_wr_mid_reg;
-    if (tx_fire & _t6) begin
+    if (tx_fire & _t7) begin
         tx_wr_mid_next = ~framer_s_axis_tlast;
     end
 end
@@ -1035,8 +1021,8 @@ always @* begin
     end
     cq_sent_head_valid_next = cq_sent_load | (cq_sent_head_valid_reg & (~cq_sent_pop));
     cq_sent_count_next = (cq_sent_count_reg + {6'h0, requester_m_sent_valid}) - {6'h0, cq_sent_load};
-    cq_sent_none_next = _t18 ? 1'b0 : (_t19 ? (cq_sent_count_reg == 7'h1) : cq_sent_none_reg);
-    cq_sent_filled_next = _t19 ? 1'b0 : (_t18 ? (cq_sent_count_reg == 7'h3f) : cq_sent_filled_reg);
+    cq_sent_none_next = _t19 ? 1'b0 : (_t20 ? (cq_sent_count_reg == 7'h1) : cq_sent_none_reg);
+    cq_sent_filled_next = _t20 ? 1'b0 : (_t19 ? (cq_sent_count_reg == 7'h3f) : cq_sent_filled_reg);
 end
 
 always @* begin
@@ -1058,43 +1044,44 @@ always @* begin
     mem_rd_arb_locked_next = mem_rd_arb_locked_reg;
     mem_rd_arb_owner_next = mem_rd_arb_owner_reg;
     mem_rd_arb_last_next = mem_rd_arb_last_reg;
-    if (tx_arb_valid & (~_t20)) begin
+    if (tx_arb_valid & (~_t21)) begin
         tx_arb_locked_next = 1'b1;
         tx_arb_owner_next = tx_arb_grant;
     end
-    if (_t20) begin
+    if (_t21) begin
         tx_arb_locked_next = 1'b0;
         tx_arb_last_next = tx_arb_grant;
     end
-    if (mem_wr_arb_valid & (~_t21)) begin
+    if (mem_wr_arb_valid & (~_t22)) begin
         mem_wr_arb_locked_next = 1'b1;
         mem_wr_arb_owner_next = mem_wr_arb_grant;
     end
-    if (_t21) begin
+    if (_t22) begin
         mem_wr_arb_locked_next = 1'b0;
         mem_wr_arb_last_next = mem_wr_arb_grant;
     end
-    if (mem_rd_arb_valid & (~_t22)) begin
+    if (mem_rd_arb_valid & (~_t23)) begin
         mem_rd_arb_locked_next = 1'b1;
         mem_rd_arb_owner_next = mem_rd_arb_grant;
     end
-    if (_t22) begin
+    if (_t23) begin
         mem_rd_arb_locked_next = 1'b0;
         mem_rd_arb_last_next = mem_rd_arb_grant;
     end
 end
 
 always @(posedge clk) begin
+    cfg_in_ctl_reg <= cfg_in_ctl_next;
+    cfg_ctl_done_reg <= cfg_ctl_done_next;
     orq_asked_reg <= orq_asked_next;
     orq_granted_reg <= orq_granted_next;
     orq_refused_reg <= orq_refused_next;
     rx_tag_wptr_reg <= rx_tag_wptr_next;
     rx_tag_rptr_reg <= rx_tag_rptr_next;
     rx_tag_full_reg <= rx_tag_full_next;
-    qp0_tx_stopped_reg <= qp0_tx_stopped_next;
-    qp1_tx_stopped_reg <= qp1_tx_stopped_next;
-    qp2_tx_stopped_reg <= qp2_tx_stopped_next;
-    qp3_tx_stopped_reg <= qp3_tx_stopped_next;
+    tx_chk_qp_d1_reg <= tx_chk_qp_d1_next;
+    tx_chk_qp_d2_reg <= tx_chk_qp_d2_next;
+    tx_stop_seen_reg <= tx_stop_seen_next;
     tx_wr_mid_reg <= tx_wr_mid_next;
     tx_arb_last_reg <= tx_arb_last_next;
     tx_arb_locked_reg <= tx_arb_locked_next;
@@ -1125,16 +1112,15 @@ always @(posedge clk) begin
     end
 
     if (rst) begin
+        cfg_in_ctl_reg <= 1'b0;
+        cfg_ctl_done_reg <= 1'b0;
         orq_asked_reg <= 1'b0;
         orq_granted_reg <= 1'b0;
         orq_refused_reg <= 1'b0;
         rx_tag_wptr_reg <= 3'b000;
         rx_tag_rptr_reg <= 3'b000;
         rx_tag_full_reg <= 1'b0;
-        qp0_tx_stopped_reg <= 1'b0;
-        qp1_tx_stopped_reg <= 1'b0;
-        qp2_tx_stopped_reg <= 1'b0;
-        qp3_tx_stopped_reg <= 1'b0;
+        tx_stop_seen_reg <= 1'b0;
         tx_wr_mid_reg <= 1'b0;
         tx_arb_last_reg <= 1'b1;
         tx_arb_locked_reg <= 1'b0;
@@ -1166,6 +1152,7 @@ ddp_rx_ctl_q4 u_rx_ctl (
     .cfg_mulpdu(ctl_cfg_mulpdu),
     .cfg_big_endian(ctl_cfg_big_endian),
     .cfg_fence(ctl_cfg_fence),
+    .m_cfg_done(ctl_m_cfg_done),
     .s_desc_tdata(ctl_s_desc_tdata),
     .s_desc_tvalid(ctl_s_desc_tvalid),
     .s_desc_tready(ctl_s_desc_tready),
@@ -1265,6 +1252,8 @@ ddp_rx_ctl_q4 u_rx_ctl (
     .stat_irrq_used(ctl_stat_irrq_used),
     .stat_fenced(ctl_stat_fenced),
     .stat_mpa_err(ctl_stat_mpa_err),
+    .chk_qp(ctl_chk_qp),
+    .chk_tx_stopped(ctl_chk_tx_stopped),
     .idle(ctl_idle),
     .irrq_idle(ctl_irrq_idle),
     .err_recv_full(ctl_err_recv_full)

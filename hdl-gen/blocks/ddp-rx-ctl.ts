@@ -11,6 +11,7 @@ import { DDP_RX_DESC, ERROR_WORD, errBits, IRRQ_ATOMIC, IRRQ_READ, ORQ_ENTRY, QP
 import { bramFifo } from '../lib/fifo-bram';
 import { anyOf, oneHotMux, priorityMux } from '../lib/onehot';
 import { indexBits, ram } from '../lib/ram';
+import { contextMemory } from '../lib/context';
 import { record } from '../lib/record';
 import { rnicNames } from './names';
 import { stateMachine } from '../lib/fsm';
@@ -157,6 +158,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const cfgReady = m.output('cfg_ready', 1, { group: cg, doc: 'low through the init sweep after rst, and while the last one waits' });
   const cfgQp = m.input('cfg_qp', qb, { group: cg });
   const cfgIn = portGroup(m, 'cfg', QP_RX_CFG, 'input', cg);
+  const cfgDoneO = m.output('m_cfg_done', 1, { group: cg, doc: 'a pulse: the last cfg taken is in its QP\'s record (what reads the record sees the new connection)' });
 
   const dg = 'Descriptor input from ddp_rx_hdr (s_desc)';
   const dData = m.input('s_desc_tdata', DDP_RX_DESC.width, { group: dg, record: DDP_RX_DESC });
@@ -260,6 +262,8 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const statIrrq = m.output('stat_irrq_used', ib, { group: sg, doc: 'its inbound Read/Atomic Requests not yet taken by the IRRQ head' });
   const statFenced = m.output('stat_fenced', 1, { group: sg, doc: "its transmit waits for the peer's first FPDU (MPA fencing)" });
   const statMpaErr = m.output('stat_mpa_err', 1, { group: sg, doc: 'MPA failed one of its FPDUs' });
+  const chkQp = m.input('chk_qp', qb, { group: sg, doc: 'a second lookup, for the transmit side: the QP whose chk_tx_stopped is given two cycles later' });
+  const chkTxStopped = m.output('chk_tx_stopped', 1, { group: sg, doc: 'QP chk_qp (two cycles ago) sends nothing more' });
   const idleO = m.output('idle', 1, { group: sg, doc: 'no ULPDU or operation in progress or waiting, no command or event waiting' });
   const irrqIdleO = m.output('irrq_idle', 1, { group: sg, doc: 'the IRRQ holds no request of any QP' });
   const recvFullO = m.output('err_recv_full', 1, { group: sg, doc: "sticky: a receive buffer was posted to a QP whose ring was full (dropped)" });
@@ -500,6 +504,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const firstDue = m.reg('first_due', 1, { reset: 0, doc: 'the ULPDU in progress is the first of a fenced QP: m_first when it is decided' });
   const orqDone = m.reg('orq_done', 1, { reset: 0 });
   const orqAck = m.reg('orq_ack', 1, { reset: 0 });
+  const cfgDone = m.reg('cfg_done', 1, { reset: 0 });
   const orqAckOk = m.reg('orq_ack_ok', 1);
   const stopped = m.reg('stopped', 1, { reset: 0 });
   const stoppedQp = m.reg('stopped_qp', qb);
@@ -524,6 +529,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   m.assign(firstQpO, firstQp);
   m.assign(orqDoneO, orqDone);
   m.assign(orqAckO, orqAck);
+  m.assign(cfgDoneO, cfgDone);
   m.assign(orqAckOkO, orqAckOk);
   m.assign(stoppedO, stopped);
   m.assign(stoppedQpO, stoppedQp);
@@ -641,13 +647,14 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const STAT = record('ddp_rx_stat', { rx_stopped: 1, tx_stopped: 1, fenced: 1, mpa_err: 1, pushed: ib });
   const statOf = (c: { readonly [K in 'rx_stopped' | 'tx_stopped' | 'arrived' | 'mpa_err' | 'pushed']: Expr }, fence: Expr) =>
     STAT.pack({ rx_stopped: c.rx_stopped, tx_stopped: c.tx_stopped, fenced: fence.and(c.arrived.not()), mpa_err: c.mpa_err, pushed: c.pushed });
-  const statRam = ram(m, 'qp_stat', { width: STAT.width, depth: NC, latency: 1, doc: 'each QP\'s status as of its last write-back' });
-  statRam.write(init.or(switching.and(curValid)), mux(init, initIdx, curQp), mux(init, STAT.update(STAT.zero(), { rx_stopped: 1, tx_stopped: 1 }), statOf(cur, cfgNow.fence)));
-  statRam.read(statQp, lit(1, 1));
+  // A context memory: a read in the cycle of a write-back of the same QP sees it (forwarded).
+  const statRam = contextMemory(m, 'qp_stat', { width: STAT.width, depth: NC, latency: 1, doc: "each QP's status as of its last write-back" });
+  statRam.update(init.or(switching.and(curValid)), mux(init, initIdx, curQp), mux(init, STAT.update(STAT.zero(), { rx_stopped: 1, tx_stopped: 1 }), statOf(cur, cfgNow.fence)));
+  statRam.lookup(statQp, lit(1, 1));
   const statTaken = irrq.taken('irrq_taken_stat', statQp, lit(1, 1));
   const statQpD = m.reg('stat_qp_d', qb, { doc: 'stat_qp a cycle ago: the QP of qp_stat_rd_data' });
   const statHit = m.let('stat_cur', curValid.and(statQpD.eq(curQp)), { doc: 'the QP asked for is cur_qp: its live record' });
-  const sv = STAT.view(m.let('stat_record', mux(statHit, statOf(cur, cfgNow.fence), statRam.data)));
+  const sv = STAT.view(m.let('stat_record', mux(statHit, statOf(cur, cfgNow.fence), statRam.value)));
   const statRegs = { rx: m.reg('stat_rx_stopped_r', 1), tx: m.reg('stat_tx_stopped_r', 1), irrq: m.reg('stat_irrq_used_r', ib), fenced: m.reg('stat_fenced_r', 1), mpa: m.reg('stat_mpa_err_r', 1) };
   m.sync(() => {
     m.set(statQpD, statQp);
@@ -657,6 +664,17 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     m.set(statRegs.fenced, sv.fenced);
     m.set(statRegs.mpa, sv.mpa_err);
   });
+  // The transmit side's lookup: a QP's tx_stopped (a copy of that field of qp_stat), cur_qp's live.
+  const chkRam = contextMemory(m, 'qp_tx_stopped', { width: 1, depth: NC, latency: 1, doc: "each QP's tx_stopped as of its last write-back (a copy for chk_qp)" });
+  chkRam.update(init.or(switching.and(curValid)), mux(init, initIdx, curQp), mux(init, lit(1, 1), cur.tx_stopped));
+  chkRam.lookup(chkQp, lit(1, 1));
+  const chkQpD = m.reg('chk_qp_d', qb, { doc: 'chk_qp a cycle ago: the QP of qp_tx_stopped_rd_data' });
+  const chkR = m.reg('chk_tx_stopped_r', 1);
+  m.sync(() => {
+    m.set(chkQpD, chkQp);
+    m.set(chkR, mux(curValid.and(chkQpD.eq(curQp)), cur.tx_stopped, chkRam.value));
+  });
+  m.assign(chkTxStopped, chkR);
   m.assign(statRxStopped, statRegs.rx);
   m.assign(statTxStopped, statRegs.tx);
   m.assign(statIrrq, statRegs.irrq);
@@ -1058,6 +1076,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     m.when(firstReady, () => m.set(firstValid, 0));
     m.set(orqDone, orqPop);
     m.set(orqAck, orqTake);
+    m.set(cfgDone, cfgTake);
     m.set(orqAckOk, orqFull.not());
     m.set(stopped, flush);
     m.set(stoppedQp, curQp);

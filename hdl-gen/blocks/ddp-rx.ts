@@ -110,7 +110,7 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   expose('ctl', ctl, evtPorts, same, 'Events: completions, Terminates, closure (m_evt)');
   expose('ctl', ctl, ['stat_rx_stopped', 'stat_tx_stopped', 'stat_irrq_used'], (n) => n.replace(/^stat_/, ''), 'Status (two cycles late)');
   // One QP: QP 0 everywhere, and its context loaded from the static configuration after reset.
-  for (const n of ['s_desc_qp', 's_recv_qp', 's_orq_qp', 'inject_qp', 'abort_qp', 'stat_qp']) conns.ctl![n] = lit(1, 0);
+  for (const n of ['s_desc_qp', 's_recv_qp', 's_orq_qp', 'inject_qp', 'abort_qp', 'stat_qp', 'chk_qp']) conns.ctl![n] = lit(1, 0);
   const cfgLoaded = m.reg('cfg_loaded', 1, { reset: 0, doc: "the QP's context has been loaded into ddp_rx_ctl since reset" });
   const cfgReady = wire('ctl_cfg_ready', 1);
   Object.assign(conns.ctl!, { cfg_valid: cfgLoaded.not(), cfg_ready: cfgReady, cfg_qp: lit(1, 0) });
@@ -123,7 +123,7 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
     }
   };
   unused(['inject_ready', 'abort_ready'], 'one fault at a time: the control takes each within a few cycles');
-  unused(['m_evt_qp', 'm_first_qp', 'm_stopped', 'm_stopped_qp', 'err_recv_full', 'm_first_valid', 'stat_fenced', 'stat_mpa_err'], 'one QP, not fenced: rx_stopped / tx_stopped say it');
+  unused(['m_evt_qp', 'm_first_qp', 'm_stopped', 'm_stopped_qp', 'err_recv_full', 'm_first_valid', 'stat_fenced', 'stat_mpa_err', 'chk_tx_stopped', 'm_cfg_done'], 'one QP, not fenced: rx_stopped / tx_stopped say it');
   conns.ctl!.m_first_ready = lit(1, 1);
 
   // Memory ports.

@@ -1,7 +1,7 @@
 import { type Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import type { Signal } from '../core/signal';
-import { pickByIndex, roundRobin } from '../lib/arbiter';
+import { roundRobin } from '../lib/arbiter';
 import { bramFifo } from '../lib/fifo-bram';
 import { indexBits } from '../lib/ram';
 import { fifo } from '../lib/fifo';
@@ -76,7 +76,7 @@ export const CQ_SENT = 7;
 /** Completion-queue kinds (CQ_ENTRY.kind): ddp_rx_ctl's events, `sent`, and a fenced QP's first FPDU received. */
 export const CQ_KIND = Object.freeze({ ...RX_EVENT, SENT: CQ_SENT, FIRST_FPDU: 8 });
 
-export const MAX_QPS = 16;
+export const MAX_QPS = 16384;
 
 /**
  * Cycles after rst before cfg_ready: the longest of the init sweeps behind it (the requester's
@@ -128,7 +128,6 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const clk = m.input('clk', 1, { group: clkGroup });
   const rst = m.input('rst', 1, { group: clkGroup });
   m.clockDomain('sync', clk, rst);
-  const qpLit = (i: number) => lit(qb, i);
   /** A top-level QP index as a block's (blocks serve at least two QPs). */
   const toBlock = (q: Expr): Expr => (q.width === bb ? q : q.zext(bb));
   /** A block's QP index as the top's. */
@@ -144,8 +143,22 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const cfgQp = m.input('cfg_qp', qb, { group: cg });
   const cfgReady = m.output('cfg_ready', 1, { group: cg, doc: 'a context can be loaded: low for the init sweeps after rst (rnicTopInitCycles) and in the cycle after a first-FPDU completion' });
   const cfgTaken = m.let('cfg_taken', cfgValid.and(cfgReady));
+  // ddp_rx_ctl takes the context first, and the other blocks once it is in the QP's record
+  // (m_cfg_done): what they start for the new connection (a work request's ULPDUs) then finds the
+  // QP's new record there (not stopped), never the last connection's.
+  const cfgInCtl = m.reg('cfg_in_ctl', 1, { reset: 0, doc: 'ddp_rx_ctl has the context on cfg_*, not yet in its record' });
+  const cfgCtlDone = m.reg('cfg_ctl_done', 1, { reset: 0, doc: "the context on cfg_* is in ddp_rx_ctl's record: the other blocks take it" });
+  const cfgAsk = m.let('cfg_ctl_ask', cfgValid.and(cfgInCtl.not()).and(cfgCtlDone.not()), { doc: 'the context goes to ddp_rx_ctl' });
+  m.sync(() => {
+    m.when(cfgAsk.and(c.cfg_ready!), () => m.set(cfgInCtl, 1));
+    m.when(c.m_cfg_done!, () => {
+      m.set(cfgInCtl, 0);
+      m.set(cfgCtlDone, 1);
+    });
+    m.when(cfgTaken, () => m.set(cfgCtlDone, 0));
+  });
   const rxCfg = portGroup(m, 'cfg', QP_RX_CFG, 'input', cg);
-  m.assign(c.cfg_valid!, cfgTaken);
+  m.assign(c.cfg_valid!, cfgAsk);
   m.assign(c.cfg_qp!, toBlock(cfgQp));
   for (const f of QP_RX_CFG.fields) m.assign(c[`cfg_${f.name}`]!, rxCfg.ports[f.name as keyof typeof rxCfg.ports]);
   // The transmit framing context (RFC 5044 §4.5, §7), loaded into mpa_tx's context memory: the
@@ -163,8 +176,6 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   for (const [n, p] of Object.entries(txCfg)) m.assign(f[`cfg_${n}`]!, p);
   // What ddp_rx_hdr needs with each ULPDU of the QP: ulpdu_reasm keeps it with the QP's context.
   const cfgRfc7306 = m.input('cfg_rfc7306', 1, { group: cg, doc: 'accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)' });
-  /** QP i gets a new connection this cycle. */
-  const qpRst = Array.from({ length: N }, (_, i) => m.let(`qp${i}_cfg_load`, cfgTaken.and(cfgQp.eq(qpLit(i)))));
 
   // ---- work requests: the shared requester, and the ORQ entry of a Read or Atomic -----------------
   const wrGroup = 'Work requests (wr_*; to the QP wr_qp, in send order per QP)';
@@ -264,7 +275,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(ra.cfg_valid!, cfgTaken);
   m.assign(ra.cfg_qp!, cfgQp);
   m.assign(ra.cfg_rfc7306!, cfgRfc7306);
-  m.assign(cfgReady, t.cfg_ready!.and(ra.cfg_ready!).and(c.cfg_ready!).and(f.cfg_ready!));
+  m.assign(cfgReady, cfgCtlDone.and(t.cfg_ready!).and(ra.cfg_ready!).and(f.cfg_ready!));
   const verdict = MPA_RX_VERDICT.view(ra.m_axis_tuser!, { m, prefix: 'rx_verdict' });
   const rTid = ra.m_axis_tid!;
   const ulpduOut = m.let('rx_ulpdu_out', ra.m_axis_tvalid!.and(ra.m_axis_tready!).and(ra.m_axis_tlast!), { doc: 'a whole ULPDU has gone into ddp_rx_hdr' });
@@ -316,22 +327,31 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   // Input 0: the responder (Read/Atomic Responses, Terminate); input 1: the requester
   // (work-request ULPDUs). A work-request ULPDU of a QP that has sent or received a Terminate
   // (stopped) is drained here, never framed: nothing follows a Terminate (RFC 5040 §7.1); one
-  // already going into mpa_tx is finished, so the FPDU stays whole.
-  const stopped = Array.from({ length: N }, (_, i) => m.reg(`qp${i}_tx_stopped`, 1, { reset: 0, doc: `QP ${i} sends nothing more (ddp_rx_ctl m_stopped)` }));
-  for (let i = 0; i < N; i++) {
-    m.sync(() => {
-      m.when(c.m_stopped!.and(fromBlock(c.m_stopped_qp!).eq(qpLit(i))), () => m.set(stopped[i]!, 1));
-      m.when(qpRst[i]!, () => m.set(stopped[i]!, 0));
-    });
-  }
+  // already going into mpa_tx is finished, so the FPDU stays whole. Whether the QP of the
+  // requester's message is stopped is looked up in ddp_rx_ctl (chk_qp, two cycles) while the
+  // message's QP is on m_axis_tid, and a stop of that QP since (m_stopped) counts too: a new
+  // message of another QP waits two cycles for its answer.
   const sentFull = m.wire('cq_sent_full', 1, { doc: 'the queue of sent completions is full: the requester waits' });
-  const tQp = m.let('requester_qp', fromBlock(t.m_axis_tid!), { doc: "the QP of the requester's ULPDU" });
+  const tQp = m.let('requester_qp', fromBlock(t.m_axis_tid!), { doc: "the QP of the requester's message" });
+  m.assign(c.chk_qp!, t.m_axis_tid!);
+  const chkQp = [m.reg('tx_chk_qp_d1', qb), m.reg('tx_chk_qp_d2', qb)];
+  const stopSeen = m.reg('tx_stop_seen', 1, { reset: 0, doc: 'requester_qp stopped since its lookup (m_stopped), until its next connection' });
+  const known = m.let('tx_chk_known', chkQp[0]!.eq(tQp).and(chkQp[1]!.eq(tQp)), { doc: 'chk_tx_stopped answers for requester_qp' });
+  m.sync(() => {
+    m.set(chkQp[0]!, tQp);
+    m.set(chkQp[1]!, chkQp[0]!);
+    // Cleared by another QP, or by a new connection of this one.
+    const renewed = cfgTaken.and(cfgQp.eq(tQp));
+    m.set(stopSeen, chkQp[0]!.eq(tQp).and(renewed.not()).and(stopSeen.or(c.m_stopped!.and(fromBlock(c.m_stopped_qp!).eq(tQp)))));
+  });
   const wrMid = m.reg('tx_wr_mid', 1, { reset: 0, doc: 'a work-request ULPDU is part-way into mpa_tx' });
-  const wrLive = m.let('tx_wr_live', pickByIndex(tQp, stopped).not().or(wrMid), { doc: "the requester's ULPDU may go to mpa_tx" });
-  const drop = m.let('tx_drop', t.m_axis_tvalid!.and(wrLive.not()).and(sentFull.not()), { doc: "a work-request beat after its QP's Terminate: discarded" });
+  const wrStopped = m.let('tx_wr_stopped', c.chk_tx_stopped!.or(stopSeen), { doc: "the requester's QP sends nothing more" });
+  const wrLive = m.let('tx_wr_live', wrMid.or(known.and(wrStopped.not())), { doc: "the requester's ULPDU may go to mpa_tx" });
+  const drop = m.let('tx_drop', t.m_axis_tvalid!.and(wrMid.not()).and(known).and(wrStopped).and(sentFull.not()), { doc: "a work-request beat after its QP's Terminate: discarded" });
   const txArb = roundRobin(m, 'tx_arb', [r.m_axis_tvalid!, t.m_axis_tvalid!.and(wrLive).and(sentFull.not())]);
   const fromRequester = txArb.sel(1);
   const txQp = m.let('tx_qp', mux(fromRequester, tQp, fromBlock(r.m_axis_tid!)), { doc: 'the QP of the ULPDU going into mpa_tx' });
+  if (N === 1) m.allowUnused(txQp, 'one QP: mpa_tx has no tid');
   for (const n of ['tdata', 'tkeep', 'tlast']) m.assign(f[`s_axis_${n}`]!, txArb.pick([r[`m_axis_${n}`]!, t[`m_axis_${n}`]!]));
   // The ULPDU's length with its first beat (the sources' tuser: octets from this beat on); the
   // rest of the framing is the QP's context in mpa_tx.
@@ -339,7 +359,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(f.s_axis_tvalid!, txArb.valid);
   if (N > 1) m.assign(f.s_axis_tid!, txQp);
   m.assign(r.m_axis_tready!, txArb.sel(0).and(f.s_axis_tready!));
-  m.assign(t.m_axis_tready!, fromRequester.and(f.s_axis_tready!).or(drop));
+  m.assign(t.m_axis_tready!, fromRequester.and(wrLive).and(sentFull.not()).and(f.s_axis_tready!).or(drop));
   const txFire = m.let('tx_fire', txArb.valid.and(f.s_axis_tready!));
   m.sync(() => m.when(txFire.and(fromRequester), () => m.set(wrMid, f.s_axis_tlast!.not())));
   const og = 'AXI4-Stream output: TCP payload of each connection, whole FPDUs (m_axis; tid = QP)';

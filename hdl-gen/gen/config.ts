@@ -27,7 +27,7 @@ export const RnicConfigSchema = z
     /** Datapath width in octets per cycle (a power of two, 8..64). */
     width: z.union(DATAPATH_WIDTHS.map((w) => z.literal(w)) as unknown as [z.ZodLiteral<8>, z.ZodLiteral<16>, ...z.ZodLiteral<number>[]]).default(8),
     /** Queue pairs (RDMAP streams) the datapath serves. */
-    qps: z.number().int().min(1).max(1024).default(4),
+    qps: z.number().int().min(1).max(16384).default(4),
     /** STag table entries (a power of two; hdl-gen/blocks/stag-table.ts). */
     stagDepth: powerOfTwo(16, 65536, STAG_TABLE_DEPTH),
     /** Per QP: inbound Read/Atomic Requests held until answered (the IRRQ; an IRD above it waits for room). */

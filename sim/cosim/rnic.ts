@@ -54,6 +54,8 @@ export interface RnicCosimOptions extends DutSelection {
   readonly faults: number;
   /** The generator configuration of the top (QPs, STag depth; its width is `width`). */
   readonly config?: RnicConfig;
+  /** QPs with traffic when the top has more (default ACTIVE_QPS, spread over the range). */
+  readonly activeQps?: number;
   /** Verilate the top behind the sampled-inputs shim (default true; the benchmark's baseline turns it off). */
   readonly sampledInputs?: boolean;
   /** MPA per stream: 'random' (default) draws markers and CRC per connection; or fixed. */
@@ -78,15 +80,18 @@ export interface RnicCosimResult extends TopRunResult {
   readonly coverage: Record<string, number>;
 }
 
-const STAG_DEPTH = 256;
 const MAX_PEER_MULPDU = 8000;
 /**
- * Host memory of QP q's connection: address bits 63..59 name the QP (q + 1), so QPs never share an
- * address, and bits 54..12 are drawn per connection, so every address bit of the datapath is 0 and
+ * Host memory of lane i's connection: address bits 63..57 name the lane (i + 1), so QPs never share
+ * an address, and bits 54..12 are drawn per connection, so every address bit of the datapath is 0 and
  * 1 somewhere in a run (a stuck address bit is seen).
  */
-const QP_ADDRESS_SHIFT = 59n;
-const qpAddressBase = (q: number, r: Prng): bigint => (BigInt(q + 1) << QP_ADDRESS_SHIFT) | (r.u64() & ((1n << 55n) - 1n) & ~0xfffn);
+const QP_ADDRESS_SHIFT = 57n;
+/** Lane i's host addresses: bits 63..57 are i + 1 (so at most ACTIVE_QPS_MAX lanes), the rest random. */
+const qpAddressBase = (i: number, r: Prng): bigint => (BigInt(i + 1) << QP_ADDRESS_SHIFT) | (r.u64() & ((1n << 55n) - 1n) & ~0xfffn);
+/** QPs with traffic in a run of a top with more QPs than this: a random set over the whole range. */
+export const ACTIVE_QPS = 64;
+const ACTIVE_QPS_MAX = 126;
 /** Responses and Terminates (the responder's queue) vs everything a work request sends. */
 export const isResponse = (u: Uint8Array): boolean => {
   const op = u[1]! & 0xf;
@@ -99,6 +104,12 @@ export type { RnicMismatch } from './scoreboard';
 
 /** One QP's connection: its two model endpoints, MPA both ways, and what is still to compare. */
 class Lane {
+  constructor(
+    /** The QP (tid, cfg_qp, wr_qp). */
+    readonly q: number,
+    /** Its place among the lanes: its range of STag indices and host addresses. */
+    readonly index: number,
+  ) {}
   peer!: RxPeer;
   /** The previous connection's regions, still registered in the STag table. */
   stale: readonly RtlRegion[] = [];
@@ -131,8 +142,18 @@ class Lane {
   /** This step's work: peer ULPDUs to feed, side effects. */
   step: { us: Uint8Array[]; fx: StepSideEffects } | null = null;
   log!: WireLog;
+}
 
-  constructor(readonly q: number) {}
+/**
+ * The QPs that carry traffic: every QP of a small top; of a larger one, ACTIVE_QPS of them over the
+ * whole range, the first and the last among them (the rest are never configured: they drop what
+ * they get, and share nothing with the others).
+ */
+function activeQps(r: Prng, n: number, count: number): number[] {
+  if (n <= count) return Array.from({ length: n }, (_, q) => q);
+  const set = new Set([0, n - 1]);
+  while (set.size < count) set.add(r.int(1, n - 2));
+  return [...set].sort((a, b) => a - b);
 }
 
 export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
@@ -152,7 +173,10 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   bench.reset();
   const { model } = bench;
   const N = bench.qps;
-  const lanes = Array.from({ length: N }, (_, q) => new Lane(q));
+  // The RNIC's STag table: each lane's peer registers its regions in a range of its own.
+  const stagDepth = 1 << model.handle('stag_cfg_index').width;
+  const lanes = activeQps(r, N, Math.min(opts.activeQps ?? ACTIVE_QPS, ACTIVE_QPS_MAX)).map((q, i) => new Lane(q, i));
+  const laneByQp = new Map(lanes.map((l) => [l.q, l] as const));
   const counts = new RxCounts<RnicMismatch>();
   const { mismatches, violations } = counts;
   const cov = (k: string) => counts.cov(k);
@@ -177,9 +201,9 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   };
 
   /** The STag indices of lane q's regions in the table the QPs share: a range of its own. */
-  const stagIndicesOf = (q: number) => {
-    const count = Math.floor((STAG_DEPTH - 1) / N);
-    return { first: 1 + q * count, count };
+  const stagIndicesOf = (i: number) => {
+    const count = Math.floor((stagDepth - 1) / lanes.length);
+    return { first: 1 + i * count, count };
   };
   /** A new connection on lane l: model endpoints, configuration, STag table, memory. */
   const start = (l: Lane) => {
@@ -220,7 +244,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     if (!cfg.rfc7306) cov('RFC 7306 off');
     if (cfg.fence) cov('MPA fencing');
     l.cfg = cfg;
-    l.peer = new RxPeer(r, { pd: cfg.pd, ird: cfg.ird, initialMsn: cfg.msn, peerMulpdu, localMulpdu: cfg.mulpdu, bigEndian: cfg.bigEndian, rfc7306: cfg.rfc7306, stagDepth: STAG_DEPTH, stagIndices: stagIndicesOf(l.q), addressBase: qpAddressBase(l.q, r) });
+    l.peer = new RxPeer(r, { pd: cfg.pd, ird: cfg.ird, initialMsn: cfg.msn, peerMulpdu, localMulpdu: cfg.mulpdu, bigEndian: cfg.bigEndian, rfc7306: cfg.rfc7306, stagDepth, stagIndices: stagIndicesOf(l.index), addressBase: qpAddressBase(l.index, r) });
     l.peer.holdOutput = !!cfg.fence;
     const { rx, tx } = qpStreams(cfg);
     l.rxFramer = new MpaFramer(rx);
@@ -286,7 +310,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       const f = bench.mAxis.recv();
       if (!f) break;
       fpdusOut++;
-      const l = lanes[f.tid];
+      const l = laneByQp.get(f.tid);
       if (!l) throw new Error(`internal: m_axis_tid ${f.tid} names no QP`);
       l.log.out(f.data);
       if (l.cfg.fence && l.peerFpdus === 0) miss(l, 'MPA fencing (RFC 6581 §3)', 'nothing sent before the peer\u2019s first FPDU', `an FPDU: ${hex(f.data.subarray(0, 16))}`, { cycle: f.cycle });
@@ -314,7 +338,8 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
 
   const drainCq = () => {
     for (const e of bench.cq.splice(0)) {
-      const l = lanes[e.qp]!;
+      const l = laneByQp.get(e.qp);
+      if (!l) throw new Error(`internal: a completion of QP ${e.qp}, which has no traffic`);
       if (e.sent) l.sentRtl++;
       else if (e.first) {
         l.firstRtl++;
@@ -421,12 +446,12 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   const clean = () => counts.clean;
   while (done < opts.ops && (opts.keepGoing || clean())) {
     // This step's QPs: one, or several interleaved.
-    const order = lanes.map((l) => l.q);
+    const order = lanes.slice();
     for (let i = order.length - 1; i > 0; i--) {
       const j = r.int(0, i);
       [order[i], order[j]] = [order[j]!, order[i]!];
     }
-    const active = order.slice(0, r.bool(0.5) ? 1 : r.int(1, N)).map((q) => lanes[q]!);
+    const active = order.slice(0, r.bool(0.5) ? 1 : r.int(1, order.length));
     let blockTx = false;
     for (const l of active) {
       if (done >= opts.ops) break;

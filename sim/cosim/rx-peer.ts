@@ -530,7 +530,10 @@ export class RxPeer {
         const g = pick(this.usable('remote-write', (x) => x.length >= 32n));
         if (!g) return null;
         const len = r.int(1, 16);
-        const first = writeTo(g.stag, this.firstTo(g), len)[0]!.slice();
+        // Nothing sent (the peer model may not send now): no fault this time.
+        const sent = writeTo(g.stag, this.firstTo(g), len);
+        if (!sent.length) return null;
+        const first = sent[0]!.slice();
         first[0] = first[0]! & ~0x40;
         const u = first.slice();
         const v = new DataView(u.buffer, u.byteOffset);
@@ -546,7 +549,13 @@ export class RxPeer {
         if (this.posted.length === 0) this.postRecv(fx, 16);
         const head = this.posted.shift()!;
         const len = Math.min(head.len, r.int(0, 16));
-        const first = this.send({ kind: 'send', id, solicited: false, invalidate: null, data: this.data(len) })[0]!.slice();
+        const sent = this.send({ kind: 'send', id, solicited: false, invalidate: null, data: this.data(len) });
+        if (!sent.length) {
+          // Nothing sent (the peer model may not send now): the buffer stays posted, no fault.
+          this.posted.unshift(head);
+          return null;
+        }
+        const first = sent[0]!.slice();
         first[0] = first[0]! & ~0x40;
         const u = first.slice();
         u[0] = u[0]! | 0x40;

@@ -53,3 +53,20 @@ describe.each([
     },
   );
 });
+
+// A top of 1024 QPs: every block keeps a QP's state in block RAM, so 64 QPs with traffic, spread
+// over the whole range (QP 0 and QP 1023 among them), reach every context memory's far entries.
+describe('rnic_top_w8 with 1024 QPs against the model', () => {
+  test('64 of 1024 QPs interleaved, faults and back-pressure: no mismatch, no write outside what the STag table allows', () => {
+    const ops = 800;
+    const res = run(1024, { width: 8, ops, faults: 0.1, config: parseConfig({ width: 8, qps: 1024, stagDepth: 4096 }) });
+    expect(res.firstMismatch).toBeNull();
+    expect(res.firstViolation).toBeNull();
+    expect(res.mismatches).toBe(0);
+    expect(res.violations).toBe(0);
+    expect(res.qps).toBe(1024);
+    expect(res.ops).toBe(ops);
+    expect(res.coverage['QPs interleaved on s_axis'] ?? 0).toBeGreaterThan(0);
+    expect(Object.keys(res.errorsHit).length).toBeGreaterThan(10);
+  });
+});

@@ -195,7 +195,7 @@ describe('configuration schema', () => {
     ['width "8"', { width: '8' }, 'width'],
     ['qps 0', { qps: 0 }, 'qps'],
     ['qps 1.5', { qps: 1.5 }, 'qps'],
-    ['qps 1025', { qps: 1025 }, 'qps'],
+    ['qps 16385', { qps: 16385 }, 'qps'],
     ['stagDepth 100 (not a power of two)', { stagDepth: 100 }, 'stagDepth'],
     ['stagDepth 8 (too small)', { stagDepth: 8 }, 'stagDepth'],
     ['stagDepth 2^17 (above the 65536 the STag table block supports)', { stagDepth: 1 << 17 }, 'stagDepth'],
