@@ -1,6 +1,6 @@
 # The front door. Every target sets the project up first (idempotent, seconds when done).
 #   make        / make run   the main job: the co-simulation regression of the default RNIC
-#                            (rnic_top_w8, 4 QPs) against the model: PASS/FAIL with evidence
+#                            (rnic_top_w8, 1024 QPs) against the model: PASS/FAIL with evidence
 #   make demo               the demo scenario on the golden model, and its pcap
 #   make test               type-check and run every test
 #   make regress            the long co-simulation regression (minutes; REGRESS_SEED, REGRESS_SCALE)

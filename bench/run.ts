@@ -16,6 +16,7 @@ import { Rnic } from '../ts-model/rnic/rnic';
 import { cosimCrc32c } from '../sim/cosim/crc32c';
 import { measureRxPlacement } from '../sim/cosim/rx';
 import { cosimRnic } from '../sim/cosim/rnic';
+import { DEFAULT_CONFIG } from '../hdl-gen/gen/config';
 import { rnicRateFigures } from '../sim/cosim/rnic-rate';
 import { cosimDdpRxHdr } from '../sim/cosim/ddp-rx-hdr';
 import { cosimMpaTx } from '../sim/cosim/mpa-tx';
@@ -185,7 +186,7 @@ for (const row of want('rtl') ? rnicRateFigures() : []) {
   figures.push({ figure: `${row.name} (Verilator cycles)`, unit: row.unit, value: row.value, ...(row.unit === 'B/cycle' && { peer: 'datapath width', peerValue: row.width, ratio: row.value / row.width }) });
 }
 
-// Co-simulation speed of the whole datapath: rnic_top_w<W> (4 QPs) against the model, the
+// Co-simulation speed of the whole datapath: rnic_top_w<W> (the default configuration: 1024 QPs, 64 with traffic) against the model, the
 // scoreboard on, random workload with faults (cycles per second of the whole run, build cached);
 // the peer is the same run without the sampled-inputs shim.
 for (const width of want('cosim') ? [8, 64] : []) {
@@ -196,7 +197,7 @@ for (const width of want('cosim') ? [8, 64] : []) {
     return r.simCyclesPerSecond;
   };
   const [value, peerValue] = [rate(true), rate(false)];
-  figures.push({ figure: `co-simulation of rnic_top_w${width} (4 QPs) against the model, scoreboard on`, unit: 'cycles/s', value, peer: SHIMLESS, peerValue, ratio: value / peerValue });
+  figures.push({ figure: `co-simulation of rnic_top_w${width} (${DEFAULT_CONFIG.qps} QPs) against the model, scoreboard on`, unit: 'cycles/s', value, peer: SHIMLESS, peerValue, ratio: value / peerValue });
 }
 
 if (values.group === undefined) {

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { RNIC_WIDTHS } from '../blocks/rnic-widths';
-import { STAG_TABLE_DEPTH } from '../blocks/stag-table';
 
 /**
  * What `rnic gen` generates the RTL for. Validated by zod: a bad value is an error that names the
@@ -11,6 +10,11 @@ import { STAG_TABLE_DEPTH } from '../blocks/stag-table';
 export const BLOCK_WIDTHS = [4, 8, 16, 32, 64] as const;
 /** Widths of the RNIC datapath (hdl-gen/blocks/rnic-widths.ts). */
 export const DATAPATH_WIDTHS = RNIC_WIDTHS;
+
+/** QPs of the default configuration (issue 17: the shared datapath's size, not a test's). */
+export const DEFAULT_QPS = 1024;
+/** STag table entries of the default configuration: four regions per QP. */
+export const DEFAULT_STAG_DEPTH = 4 * DEFAULT_QPS;
 
 /** A table or queue depth: a power of two in min..max. */
 const powerOfTwo = (min: number, max: number, dflt: number) =>
@@ -26,10 +30,10 @@ export const RnicConfigSchema = z
   .object({
     /** Datapath width in octets per cycle (a power of two, 8..64). */
     width: z.union(DATAPATH_WIDTHS.map((w) => z.literal(w)) as unknown as [z.ZodLiteral<8>, z.ZodLiteral<16>, ...z.ZodLiteral<number>[]]).default(8),
-    /** Queue pairs (RDMAP streams) the datapath serves. */
-    qps: z.number().int().min(1).max(16384).default(4),
-    /** STag table entries (a power of two; hdl-gen/blocks/stag-table.ts). */
-    stagDepth: powerOfTwo(16, 65536, STAG_TABLE_DEPTH),
+    /** Queue pairs (RDMAP streams) the datapath serves (every per-QP state in block RAM). */
+    qps: z.number().int().min(1).max(16384).default(DEFAULT_QPS),
+    /** STag table entries, shared by the QPs (a power of two; hdl-gen/blocks/stag-table.ts). */
+    stagDepth: powerOfTwo(16, 65536, DEFAULT_STAG_DEPTH),
     /** Per QP: inbound Read/Atomic Requests held until answered (the IRRQ; an IRD above it waits for room). */
     irrqDepth: powerOfTwo(2, 256, 8),
     /** Per QP: outbound Reads/Atomics outstanding (the ORQ; an ORD above it waits at wr_ready). */

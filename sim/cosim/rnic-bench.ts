@@ -261,8 +261,9 @@ export class RnicBench extends DutBench {
   start(configs: readonly { qp: number; c: QpConfig }[], regions: readonly RtlRegion[]): void {
     this.reset();
     this.cfg.push(...configs);
-    // cfg_ready: the top takes contexts after its init sweeps (rnicTopInitCycles).
-    this.until(() => this.cfg.idle, rnicTopInitCycles(this.W, this.qps) + 100 + configs.length, 'the QP contexts to load');
+    // cfg_ready: the top takes contexts after its init sweeps (rnicTopInitCycles), each in a few
+    // cycles (ddp_rx_ctl's record first, then the other blocks: a bound, not a rate).
+    this.until(() => this.cfg.idle, rnicTopInitCycles(this.W, this.qps) + 100 + 32 * configs.length, 'the QP contexts to load');
     this.run(2); // the QPs' restart (a one-cycle reset)
     this.stagCfg.push(...regions);
     // The table takes them once its init sweep after the reset is over (stag_cfg_ready).
@@ -306,6 +307,13 @@ export class RnicBench extends DutBench {
   peekStatus(names: readonly string[]): Record<string, number> {
     return Object.fromEntries(names.map((n) => [n, this.model.peekNumber(this.h(n))]));
   }
+}
+
+/** The QPs of a top opened by openTop. */
+export function qpsOfTop(model: SimModel): number {
+  const n = topQps.get(model);
+  if (n === undefined) throw new Error('qpsOfTop: open the top with openTop');
+  return n;
 }
 
 /** The Verilated rnic_top_w<W> (with `opts.config`'s QPs and STag depth), opened. */

@@ -3,7 +3,7 @@ import { MpaDeframer, MpaFramer } from '../../ts-model/mpa';
 import { encodeReadRequest } from '../../ts-model/rdmap/headers';
 import { Opcode, rdmapControl } from '../../ts-model/rdmap/constants';
 import { hex } from '../../ts-model/util/hex';
-import { prng } from '../../ts-model/util/prng';
+import { prng, type Prng } from '../../ts-model/util/prng';
 import { BackgroundMemory } from '../harness/memory';
 import type { DutSelection } from '../harness/open-dut';
 import { ddpTxWrQueue } from '../../hdl-gen/blocks/ddp-tx';
@@ -56,6 +56,8 @@ export interface FairnessResult {
   readonly module: string;
   readonly width: number;
   readonly qps: number;
+  /** The QPs given work (all of a small top; BUSY_QPS of a larger one, its first and last among them). */
+  readonly busy: readonly number[];
   readonly seed: number;
   readonly fpdus: number;
   readonly cycles: number;
@@ -65,9 +67,20 @@ export interface FairnessResult {
 }
 
 const MULPDU = 200;
-/** The responder's Read source, per QP: zero-based, its own STag (index 0x10 + QP, key 0x5a). */
+/** At most this many QPs get work: the arbiters' turns show with a few, and a round stays short. */
+const BUSY_QPS = 8;
+
+/** The QPs of a top of `qps` that get work: every one, or BUSY_QPS spread over the range (first and last among them). */
+function busyQps(r: Prng, qps: number): number[] {
+  if (qps <= BUSY_QPS) return Array.from({ length: qps }, (_, q) => q);
+  const set = new Set([0, qps - 1]);
+  while (set.size < BUSY_QPS) set.add(r.int(1, qps - 2));
+  return [...set].sort((a, b) => a - b);
+}
+
+/** The responder's Read source of the i-th busy QP: zero-based, its own STag (index 0x10 + i, key 0x5a). */
 const READ_BASE = 0x3000_0000n;
-const readStag = (qp: number): number => (((0x10 + qp) << 8) | 0x5a) >>> 0;
+const readStag = (i: number): number => (((0x10 + i) << 8) | 0x5a) >>> 0;
 const READ_SINK_STAG = 0x7700_0001;
 
 /**
@@ -109,11 +122,12 @@ export function cosimRnicFairness(opts: FairnessOptions): FairnessResult {
   const background = new BackgroundMemory();
   const bench = new RnicBench(model, { r, measure: true, memory: { background, latency: 4 } });
   const qps = bench.qps;
+  const busyAll = busyQps(r, qps);
   const mismatches: FairnessMismatch[] = [];
   const miss = (m: FairnessMismatch) => mismatches.push(m);
   const c = { mulpdu: MULPDU, markers: r.bool(), crc: true };
   const stride = 0x10000n;
-  const regions = Array.from({ length: qps }, (_, q) => ({ stag: readStag(q), pd: PD, base: READ_BASE + BigInt(q) * stride, length: stride, access: ['remote-read'], va: false, invalidatable: false }) satisfies RtlRegion);
+  const regions = busyAll.map((q, i) => ({ stag: readStag(i), pd: PD, base: READ_BASE + BigInt(q) * stride, length: stride, access: ['remote-read'], va: false, invalidatable: false }) satisfies RtlRegion);
   let fpdus = 0;
 
   /** One round: the `busy` QPs each get two Writes and a Read Request at once; then the checks. */
@@ -127,11 +141,11 @@ export function cosimRnicFairness(opts: FairnessOptions): FairnessResult {
       }
       const len = r.int(3000, 6000);
       const to = BigInt(r.int(0, 4096));
-      const payload = encodeReadRequest({ sinkStag: READ_SINK_STAG, sinkTo: 0n, size: len, srcStag: readStag(q), srcTo: to });
+      const payload = encodeReadRequest({ sinkStag: READ_SINK_STAG, sinkTo: 0n, size: len, srcStag: readStag(busyAll.indexOf(q)), srcTo: to });
       const [ulpdu] = segmentMessage({ tagged: false, rsvdUlp: rdmapControl(Opcode.READ_REQUEST), rsvdUlp2: 0, qn: 1, msn: INITIAL_MSN, payload }, MULPDU);
       reads.set(q, { len, to, wire: new MpaFramer({ s0: S0, markers: c.markers, crc: c.crc, seq: rxSeq(q) }).frame(ulpdu!).wire });
     }
-    bench.start(Array.from({ length: qps }, (_, q) => qpConfig(c, q)), regions);
+    bench.start(busyAll.map((q) => qpConfig(c, q)), regions);
     bench.mAxis.drain();
     bench.inBeats.length = 0;
     bench.wrAt.length = 0;
@@ -232,14 +246,14 @@ export function cosimRnicFairness(opts: FairnessOptions): FairnessResult {
 
   let cycles = 0;
   try {
-    // Every QP at once (the QPs share m_axis and the memory read port), then one alone (its two
+    // Every busy QP at once (the QPs share m_axis and the memory read port), then one alone (its two
     // queues share the whole read port: a queue its arbiter passes over gets no data).
-    round(Array.from({ length: qps }, (_, q) => q));
-    round([r.int(0, qps - 1)]);
+    round(busyAll);
+    round([busyAll[r.int(0, busyAll.length - 1)]!]);
     cycles = model.cycles;
   } finally {
     model.close();
   }
   mismatches.sort((a, b) => a.cycle - b.cycle);
-  return { dut: 'rnic_fairness', module: `rnic_top_w${W}`, width: W, qps, seed: opts.seed, fpdus, cycles, mismatches: mismatches.length, firstMismatch: mismatches[0] ?? null };
+  return { dut: 'rnic_fairness', module: `rnic_top_w${W}`, width: W, qps, busy: busyAll, seed: opts.seed, fpdus, cycles, mismatches: mismatches.length, firstMismatch: mismatches[0] ?? null };
 }

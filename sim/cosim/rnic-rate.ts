@@ -8,7 +8,7 @@ import type { SimModel } from '../verilator/model';
 import { BackgroundMemory } from '../harness/memory';
 import { expectedUlpdus } from './ddp-tx';
 import type { QpConfig } from './qp-config';
-import { RnicBench, openTop } from './rnic-bench';
+import { RnicBench, openTop, qpsOfTop } from './rnic-bench';
 import type { RtlRegion } from './rx-peer';
 import type { TxRequest } from './wr-request';
 
@@ -403,6 +403,8 @@ export function rnicRateFigures(o: { readonly widths?: readonly number[]; readon
   const writes = o.writes ?? 64;
   for (const W of o.widths ?? [8, 64]) {
     const model = openTop(W, o.rtlDir ? { rtlDir: o.rtlDir } : {});
+    // Every QP of the top (the default 1024), one Write each: every Write and every FPDU another QP's.
+    const all = qpsOfTop(model);
     try {
       const tx = (what: string, t: TopTxOptions) => {
         const r = measureTopTx(W, { writes, model, ...t });
@@ -419,6 +421,8 @@ export function rnicRateFigures(o: { readonly widths?: readonly number[]; readon
       // Host memory behind PCIe: reads answered 200 cycles later (800 ns at 250 MHz).
       tx('1 QP, MULPDU 8192, markers+CRC, read latency 200', { qps: 1, latency: 200 });
       tx('4 QPs, MULPDU 8192, markers+CRC, read latency 200', { qps: 4, latency: 200 });
+      if (all > 4) tx(`${all} QPs, every Write another QP, MULPDU 8192, markers+CRC`, { qps: all, writes: Math.max(writes, all) });
+      if (all > 4) tx(`${all} QPs, every Write another QP, MULPDU 1460, markers+CRC`, { qps: all, writes: Math.max(writes, all), mulpdu: 1460 });
       const rx = (what: string, t: TopRxOptions) => {
         const r = measureTopRx(W, { writes, model, ...t });
         const name = `rnic_top_w${W} receive placement, 4 KiB RDMA Writes, ${what}`;
@@ -430,6 +434,8 @@ export function rnicRateFigures(o: { readonly widths?: readonly number[]; readon
       rx('MULPDU 1460, markers+CRC', { mulpdu: 1460 });
       // Every FPDU a segment of another QP: a context switch of the shared mpa_rx at each.
       rx('4 QPs, every segment another QP, MULPDU 1460, markers+CRC', { qps: 4, mulpdu: 1460 });
+      if (all > 4) rx(`${all} QPs, every segment another QP, MULPDU 1460, markers+CRC`, { qps: all, writes: Math.max(writes, all), mulpdu: 1460 });
+      if (all > 4) rx(`${all} QPs, every segment another QP, MULPDU 8192, markers+CRC`, { qps: all, writes: Math.max(writes, all) });
       rx('MULPDU 8192, CRC, no markers', { markers: false });
     } finally {
       model.close();

@@ -40,7 +40,6 @@ export interface RxCosimOptions extends DutSelection {
   readonly messages: number;
   /** Probability that a message is a fault (ends its episode). */
   readonly faults: number;
-  readonly stagDepth?: number;
   /**
    * Run `rnic_rx_w<W>` (mpa_rx in front of ddp_rx) instead: every ULPDU is framed by the model's
    * MpaFramer (markers and CRC as each stream draws them), sent as TCP payload in random segments,
@@ -95,14 +94,12 @@ export interface RxCosimResult {
   readonly simCyclesPerSecond: number;
 }
 
-const STAG_DEPTH = 256;
 const MAX_PEER_MULPDU = 8000;
 
 const u8eq = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0;
 
 export function cosimRx(opts: RxCosimOptions): RxCosimResult {
   const W = opts.width;
-  const stagDepth = opts.stagDepth ?? STAG_DEPTH;
   const r = prng(opts.seed);
   const dut = `${opts.mpa ? 'rnic_rx' : 'ddp_rx'}_w${W}`;
   const model = openRx(
@@ -110,6 +107,8 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
     { ...dutSelection(opts), ...(opts.mutate && { mutateModule: opts.mutateModule ?? dut }) },
     opts.mpa,
   );
+  // The STag table the generated block has (the configuration's stagDepth).
+  const stagDepth = 1 << model.handle('stag_cfg_index').width;
   let fpdus = 0;
   const bp = opts.backpressure ?? 0.2;
   const bench = new RxBench(model, W, r, bp);
@@ -306,6 +305,9 @@ export function cosimRx(opts: RxCosimOptions): RxCosimResult {
       // Receive buffers start with the model's random contents too.
       for (const b of fx.recv) bench.mem.memory.write(b.addr, peer.localRnic.memory.read(b.addr, b.len));
       bench.orq.push(...fx.orq);
+      // A request's ORQ entry is written before the request goes out (the requester's order), so
+      // before any response to it can arrive: taken before the peer's ULPDUs are fed.
+      if (fx.orq.length) bench.until(() => bench.orq.idle, 100 + 10 * fx.orq.length, 'the ORQ entries to be taken');
     };
 
     let steps = 0;

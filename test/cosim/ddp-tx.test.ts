@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { DEFAULT_CONFIG } from '../../hdl-gen/gen/config';
 import { ddpTxModule } from '../../hdl-gen/blocks/ddp-tx';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { DEFAULT_RESET_CYCLES } from '../../sim/cocotb/testbench';
@@ -152,14 +153,14 @@ describe('ddp_tx Verilog', () => {
 });
 
 describe('rnic cosim --dut ddp_tx', () => {
-  test('runs the seeded workload on the committed rtl/ (the top\'s requester, ddp_tx_w8_q4: --qps 4) and exits 0 with no mismatch', () => {
-    const p = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'ddp_tx', '--qps', '4', '--frames', '60', '--seed', '2', '--rtl', 'rtl', '--json'], { encoding: 'utf8' });
+  test('runs the seeded workload on the committed rtl/ (the top\'s requester: --qps of the default configuration) and exits 0 with no mismatch', () => {
+    const p = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'ddp_tx', '--qps', String(DEFAULT_CONFIG.qps), '--frames', '60', '--seed', '2', '--rtl', 'rtl', '--json'], { encoding: 'utf8' });
     expect(p.status, p.stderr).toBe(0);
     const r = JSON.parse(p.stdout);
-    expect(r).toMatchObject({ dut: 'ddp_tx', module: 'ddp_tx_w8_q4', seed: 2, mismatches: 0 });
+    expect(r).toMatchObject({ dut: 'ddp_tx', module: `ddp_tx_w8_q${DEFAULT_CONFIG.qps}`, seed: 2, mismatches: 0 });
     expect(r.coverage.write).toBeGreaterThan(0);
-    expect(r.coverage.qpsUsed).toBe(4);
-    expect(r.replay).toBe('rnic cosim --dut ddp_tx --width 8 --qps 4 --seed 2 --frames 60 --rtl rtl --vcd ddp_tx.vcd');
+    expect(r.coverage.qpsUsed).toBeGreaterThan(32); // 60 work requests spread over the QPs
+    expect(r.replay).toBe(`rnic cosim --dut ddp_tx --width 8 --qps ${DEFAULT_CONFIG.qps} --seed 2 --frames 60 --rtl rtl --vcd ddp_tx.vcd`);
   });
   test('one QP runs the one-QP block, generated (ddp_tx_w8)', () => {
     const p = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'ddp_tx', '--frames', '40', '--seed', '2', '--json'], { encoding: 'utf8' });

@@ -3,6 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { DEFAULT_CONFIG } from '../../hdl-gen/gen/config';
 import { mpaTxModule } from '../../hdl-gen/blocks/mpa-tx';
 import { MPA_TX_ULPDU } from '../../hdl-gen/blocks/records';
 import { moduleSources } from '../../hdl-gen/gen/sources';
@@ -142,18 +143,18 @@ describe('rnic cosim --dut mpa_tx', () => {
   );
 
   test(
-    'a flipped bit in the committed mpa_tx_w8_q4 (the one the top shares), passed through --rtl, is caught',
+    'a flipped bit in the committed mpa_tx (the one the top shares), passed through --rtl, is caught',
     () => {
       const dir = mkdtempSync(join(tmpdir(), 'mpa-tx-rtl-'));
       cpSync(join(ROOT, 'rtl'), dir, { recursive: true });
-      const file = join(dir, 'mpa_tx_w8_q4.v');
+      const file = join(dir, `mpa_tx_w8_q${DEFAULT_CONFIG.qps}.v`);
       const v = readFileSync(file, 'utf8');
       const start = v.indexOf('assign c_crc_next =');
       expect(start).toBeGreaterThan(0);
       const at = v.indexOf("32'h", start) + 4;
       const end = v.slice(at).search(/[^0-9a-f]/) + at;
       writeFileSync(file, v.slice(0, at) + (BigInt('0x' + v.slice(at, end)) ^ 4n).toString(16) + v.slice(end));
-      const p = rnic('cosim', '--dut', 'mpa_tx', '--width', '8', '--qps', '4', '--frames', '50', '--seed', '2', '--rtl', dir, '--json');
+      const p = rnic('cosim', '--dut', 'mpa_tx', '--width', '8', '--qps', String(DEFAULT_CONFIG.qps), '--frames', '50', '--seed', '2', '--rtl', dir, '--json');
       expect(p.status).toBe(1);
       const r = JSON.parse(p.stdout);
       expect(r.mismatches).toBeGreaterThan(0);

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { DEFAULT_CONFIG } from '../../hdl-gen/gen/config';
 import { rdmapTxRespModule, rdmapTxRespName } from '../../hdl-gen/blocks/rdmap-tx-resp';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { openDut } from '../../sim/harness/open-dut';
@@ -136,11 +137,11 @@ describe('rdmap_tx_resp Verilog', () => {
 
 describe('rnic cosim --dut rdmap_tx_resp', () => {
   test('runs the seeded workload on the committed rtl/ and exits 0 with no mismatch', () => {
-    const p = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'rdmap_tx_resp', '--qps', '4', '--frames', '60', '--seed', '2', '--rtl', 'rtl', '--json'], { encoding: 'utf8' });
+    const p = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'rdmap_tx_resp', '--qps', String(DEFAULT_CONFIG.qps), '--frames', '60', '--seed', '2', '--rtl', 'rtl', '--json'], { encoding: 'utf8' });
     expect(p.status, p.stderr).toBe(0);
     const r = JSON.parse(p.stdout);
     expect(r).toMatchObject({ dut: 'rdmap_tx_resp', seed: 2, mismatches: 0 });
     expect(r.coverage.reads).toBeGreaterThan(0);
-    expect(r.replay).toBe('rnic cosim --dut rdmap_tx_resp --width 8 --qps 4 --seed 2 --frames 60 --rtl rtl --vcd rdmap_tx_resp.vcd');
+    expect(r.replay).toBe(`rnic cosim --dut rdmap_tx_resp --width 8 --qps ${DEFAULT_CONFIG.qps} --seed 2 --frames 60 --rtl rtl --vcd rdmap_tx_resp.vcd`);
   });
 });

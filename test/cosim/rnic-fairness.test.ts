@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import { DEFAULT_CONFIG } from '../../hdl-gen/gen/config';
 import { cosimRnicFairness, firstStarved } from '../../sim/cosim/rnic-fairness';
 
 describe('firstStarved: a source with items left waits at most `bound` items of others', () => {
@@ -20,13 +21,16 @@ describe('firstStarved: a source with items left waits at most `bound` items of 
   });
 });
 
-test('rnic_top_w8: every QP busy, then one QP with both queues busy: every FPDU is the model\u2019s and the arbiters take turns', () => {
+test('rnic_top_w8: 8 QPs over the range busy, then one QP with both queues busy: every FPDU is the model\u2019s and the arbiters take turns', () => {
   for (const seed of [1, 2]) {
     const r = cosimRnicFairness({ width: 8, seed });
     expect(r.firstMismatch, `seed ${seed} (replay: rnic cosim --dut rnic_fairness --width 8 --seed ${seed})`).toBeNull();
     expect(r.mismatches).toBe(0);
-    expect(r.qps).toBe(4);
-    // Four QPs × (two Writes of 1500..3000 octets + a Read of 3000..6000) in 186-octet segments, and one QP again.
-    expect(r.fpdus).toBeGreaterThan(5 * 2 * Math.ceil(1500 / 186) + 5 * Math.ceil(3000 / 186));
+    expect(r.qps).toBe(DEFAULT_CONFIG.qps);
+    expect(r.busy).toHaveLength(8);
+    expect(r.busy).toContain(0);
+    expect(r.busy).toContain(DEFAULT_CONFIG.qps - 1);
+    // Eight QPs × (two Writes of 1500..3000 octets + a Read of 3000..6000) in 186-octet segments, and one QP again.
+    expect(r.fpdus).toBeGreaterThan(9 * 2 * Math.ceil(1500 / 186) + 9 * Math.ceil(3000 / 186));
   }
 });

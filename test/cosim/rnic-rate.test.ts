@@ -83,8 +83,9 @@ describe.each(WIDTHS)('rnic_top_w%i receive at full rate', (width) => {
 
 test('rnicRateFigures: JSON rows of name, width, value and unit for each width', () => {
   const rows = rnicRateFigures({ widths: [8], writes: 3 });
-  // Seven transmit cases (two of them behind a 200-cycle read latency) and four receive cases, three rows each.
-  expect(rows.length).toBe(33);
+  // Nine transmit cases (two of them behind a 200-cycle read latency, two on every QP of the
+  // default top) and six receive cases (two on every QP), three rows each.
+  expect(rows.length).toBe(45);
   for (const r of rows) {
     expect(Object.keys(r).sort()).toEqual(['name', 'unit', 'value', 'width']);
     expect(r.width).toBe(8);

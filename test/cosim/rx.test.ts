@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
+import { DEFAULT_CONFIG } from '../../hdl-gen/gen/config';
 import { ddpRxModule } from '../../hdl-gen/blocks/ddp-rx';
 import { ddpRxCtlModule } from '../../hdl-gen/blocks/ddp-rx-ctl';
 import type { RxDutResult } from '../../sim/cosim/block-runs';
@@ -65,7 +66,7 @@ describe('the checks catch a broken receive path', () => {
         messages: 600,
         faults: 0.15,
         keepGoing: true,
-        mutateModule: 'stag_table_d256',
+        mutateModule: `stag_table_d${DEFAULT_CONFIG.stagDepth}`,
         mutate: swap('assign rsp_fault = lk2_fault_reg;', "assign rsp_fault = 3'd0;"),
       });
       expect(res.violations).toBeGreaterThan(0);

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { DEFAULT_CONFIG } from '../../hdl-gen/gen/config';
 import { STAG_FAULTS, STAG_INV_FAULTS, STAG_TABLE_LATENCY, stagTableInitCycles, stagTableModule } from '../../hdl-gen/blocks/stag-table';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { DEFAULT_RESET_CYCLES } from '../../sim/cocotb/testbench';
@@ -174,11 +175,11 @@ describe('stag_table Verilog', () => {
 describe('rnic cosim --dut stag_table', () => {
   const rnic = (...args: string[]) => spawnSync('node', ['bin/rnic.mjs', 'cosim', '--dut', 'stag_table', ...args], { encoding: 'utf8' });
 
-  test('runs the seeded workload on the committed rtl/ (stag_table_d256) and exits 0', () => {
-    const p = rnic('--depth', '256', '--frames', '3000', '--seed', '7', '--rtl', 'rtl', '--json');
+  test('runs the seeded workload on the committed rtl/ (the default stagDepth) and exits 0', () => {
+    const p = rnic('--depth', String(DEFAULT_CONFIG.stagDepth), '--frames', '3000', '--seed', '7', '--rtl', 'rtl', '--json');
     expect(p.status, p.stderr).toBe(0);
     const r = JSON.parse(p.stdout) as { module: string; mismatches: number; lookups: number; faultsSeen: Record<string, number> };
-    expect([r.module, r.mismatches]).toEqual(['stag_table_d256', 0]);
+    expect([r.module, r.mismatches]).toEqual([`stag_table_d${DEFAULT_CONFIG.stagDepth}`, 0]);
     expect(r.lookups).toBeGreaterThan(1000);
     expect(r.faultsSeen['bounds']).toBeGreaterThan(0);
   });

@@ -47,16 +47,16 @@ describe('generate()', () => {
     const files = generated(DEFAULT_CONFIG);
     expect(files.map((f) => f.path)).toEqual([
       'crc32c_w8.v',
-      'ddp_rx_ctl_q4.v',
+      'ddp_rx_ctl_q1024.v',
       'atomic_unit.v',
-      'rdmap_tx_resp_w8_q4.v',
-      'stag_table_d256.v',
-      'ddp_tx_w8_q4.v',
-      'mpa_rx_w8_q4.v',
-      'ulpdu_reasm_w8_q4.v',
+      'rdmap_tx_resp_w8_q1024.v',
+      'stag_table_d4096.v',
+      'ddp_tx_w8_q1024.v',
+      'mpa_rx_w8_q1024.v',
+      'ulpdu_reasm_w8_q1024.v',
       'ddp_rx_hdr_w8.v',
       'ddp_rx_place_w8.v',
-      'mpa_tx_w8_q4.v',
+      'mpa_tx_w8_q1024.v',
       'rnic_top_w8.v',
       'rnic.f',
       'manifest.json',
@@ -171,8 +171,8 @@ describe('configuration schema', () => {
     throw new Error(`expected a ZodError for ${JSON.stringify(input)}`);
   }
 
-  test('defaults: width 8, 4 QPs, 256 STag entries, IRRQ 8, ORQ 8, RQ 16; {} / undefined / null give them', () => {
-    expect(DEFAULT_CONFIG).toEqual({ width: 8, qps: 4, stagDepth: 256, irrqDepth: 8, orqDepth: 8, rqDepth: 16 });
+  test('defaults: width 8, 1024 QPs, 4096 STag entries, IRRQ 8, ORQ 8, RQ 16; {} / undefined / null give them', () => {
+    expect(DEFAULT_CONFIG).toEqual({ width: 8, qps: 1024, stagDepth: 4096, irrqDepth: 8, orqDepth: 8, rqDepth: 16 });
     expect(parseConfig({})).toEqual(DEFAULT_CONFIG);
     expect(parseConfig(undefined)).toEqual(DEFAULT_CONFIG);
     expect(parseConfig(null)).toEqual(DEFAULT_CONFIG);
@@ -241,7 +241,7 @@ describe('configuration schema', () => {
 describe('configHash', () => {
   test('is 16 hex digits and stable (the committed manifest records the default one)', () => {
     expect(configHash(DEFAULT_CONFIG)).toMatch(/^[0-9a-f]{16}$/);
-    expect(configHash(DEFAULT_CONFIG)).toBe('cfc03addf44a3ffa');
+    expect(configHash(DEFAULT_CONFIG)).toBe('0b76e81a7c4e08f7');
     expect(configHash(parseConfig({}))).toBe(configHash(DEFAULT_CONFIG));
   });
 
@@ -254,7 +254,7 @@ describe('configHash', () => {
   });
 
   test('changes with every field', () => {
-    const hashes = [DEFAULT_CONFIG, config({ width: 16 }), config({ qps: 5 }), config({ stagDepth: 512 }), config({ irrqDepth: 16 }), config({ orqDepth: 16 }), config({ rqDepth: 32 }), config({ width: 64, qps: 1024, stagDepth: 16 })].map(configHash);
+    const hashes = [DEFAULT_CONFIG, config({ width: 16 }), config({ qps: 5 }), config({ stagDepth: 512 }), config({ irrqDepth: 16 }), config({ orqDepth: 16 }), config({ rqDepth: 32 }), config({ width: 64, qps: 4, stagDepth: 16 })].map(configHash);
     expect(new Set(hashes).size).toBe(hashes.length);
   });
 
@@ -263,7 +263,7 @@ describe('configHash', () => {
     const m = manifestOf(generate(c));
     expect(m.configHash).toBe(configHash(c));
     expect(m.configHash).not.toBe(configHash(DEFAULT_CONFIG));
-    expect(m.config).toEqual({ width: 32, qps: 7, stagDepth: 256, irrqDepth: 8, orqDepth: 8, rqDepth: 16 });
+    expect(m.config).toEqual({ width: 32, qps: 7, stagDepth: 4096, irrqDepth: 8, orqDepth: 8, rqDepth: 16 });
   });
 });
 
