@@ -5,6 +5,8 @@ import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa
 import { Opcode, rdmapControl } from '../../ts-model/rdmap/constants';
 import { prng } from '../../ts-model/util/prng';
 import type { SimModel } from '../verilator/model';
+import { beats, fpduCycles } from '../../ts-model/cost/cost-model';
+import { cycleCheck, type CycleCheck } from './cycle-check';
 import { BackgroundMemory } from '../harness/memory';
 import { expectedUlpdus } from './ddp-tx';
 import type { QpConfig } from './qp-config';
@@ -120,6 +122,13 @@ export interface TopRxRate {
   readonly memBeatsPerWrite: number;
   /** Cycles from the first s_axis beat to the first mem_wr beat. */
   readonly firstWriteLatency: number;
+  /**
+   * With every FPDU a segment of its own (qps > 1): each FPDU's s_axis cycles (its last beat taken
+   * to the last beat of the one before) against the cost model's mpaRx (its beats, and the
+   * context switch when its QP is not the last one's): the shared receive path's input stalls only
+   * where the model says. Null when the stream goes in larger segments.
+   */
+  readonly cycleCheck: CycleCheck | null;
 }
 
 const defaults = (o: TopRateOptions) => ({
@@ -358,6 +367,19 @@ export function runTopRx(width: number, o: TopRxOptions = {}): TopRxRun {
   const input = beatTiming(bench.inBeats, bench.inBeats.map(() => false));
   const firstEnd = ends.indexOf(true);
   if (!writes.length) problems.push('nothing written to host memory');
+  // The cost model per FPDU, tlast to tlast on s_axis (one segment per FPDU, each from a fresh beat).
+  let check: CycleCheck | null = null;
+  if (qps > 1 && bench.inBeats.length === segments.reduce((n, g) => n + beats(g.wire.length, W), 0)) {
+    const pairs: { measured: number; model: number }[] = [];
+    let last = -1;
+    segments.forEach((g, k) => {
+      last += beats(g.wire.length, W);
+      if (k === 0) return;
+      const model = fpduCycles(W, { wireLength: g.wire.length, switched: g.tid !== segments[k - 1]!.tid, ulpduLength: 0, placements: [] }).mpaRx;
+      pairs.push({ measured: bench.inBeats[last]! - bench.inBeats[last - beats(g.wire.length, W)]!, model });
+    });
+    check = cycleCheck(pairs);
+  } else if (qps > 1) problems.push(`${bench.inBeats.length} s_axis beats taken for ${segments.length} segments`);
   const payloadBytes = d.writes * d.length;
   const last = writes[writes.length - 1]?.cycle ?? 0;
   return {
@@ -368,6 +390,7 @@ export function runTopRx(width: number, o: TopRxOptions = {}): TopRxRun {
       steadyBytesPerCycle: d.writes > 1 && firstEnd >= 0 ? ((d.writes - 1) * d.length) / (last - writes[firstEnd]!.cycle) : payloadBytes / placement.cycles,
       memBeatsPerWrite: writes.length / d.writes,
       firstWriteLatency: (writes[0]?.cycle ?? 0) - bench.inBeats[0]!,
+      cycleCheck: check,
     },
     placed,
     problems,
@@ -429,6 +452,7 @@ export function rnicRateFigures(o: { readonly widths?: readonly number[]; readon
         rows.push({ name: `${name}: payload`, width: W, value: r.bytesPerCycle, unit: 'B/cycle' });
         rows.push({ name: `${name}: payload, steady state`, width: W, value: r.steadyBytesPerCycle, unit: 'B/cycle' });
         rows.push({ name: `${name}: mem_wr beats per Write`, width: W, value: r.memBeatsPerWrite, unit: 'beats' });
+        if (r.cycleCheck) rows.push({ name: `${name}: FPDUs within ±5% of the cost model`, width: W, value: (100 * r.cycleCheck.within5Percent) / r.cycleCheck.fpdus, unit: '%' });
       };
       rx('MULPDU 8192, markers+CRC', {});
       rx('MULPDU 1460, markers+CRC', { mulpdu: 1460 });

@@ -77,6 +77,9 @@ describe.each(WIDTHS)('rnic_top_w%i receive at full rate', (width) => {
       expect(t.input.beats).toBeGreaterThanOrEqual(Math.ceil(t.wireBytes / width));
       expect(t.input.beats).toBeLessThanOrEqual(Math.ceil(t.wireBytes / width) + t.fpdus);
     }
+    // Every FPDU after the first against the cost model, when each is a segment of its own.
+    if (o.qps) expect(t.cycleCheck?.fpdus).toBe(t.fpdus - 1);
+    else expect(t.cycleCheck).toBeNull();
     expect(t.placement.cycles).toBe(t.placement.beats + t.placement.gapsBetween + t.placement.gapsInside);
   });
 });
@@ -84,8 +87,9 @@ describe.each(WIDTHS)('rnic_top_w%i receive at full rate', (width) => {
 test('rnicRateFigures: JSON rows of name, width, value and unit for each width', () => {
   const rows = rnicRateFigures({ widths: [8], writes: 3 });
   // Nine transmit cases (two of them behind a 200-cycle read latency, two on every QP of the
-  // default top) and six receive cases (two on every QP), three rows each.
-  expect(rows.length).toBe(45);
+  // default top) and six receive cases (two on every QP), three rows each; the three receive
+  // cases of more than one QP also hold each FPDU against the cost model.
+  expect(rows.length).toBe(48);
   for (const r of rows) {
     expect(Object.keys(r).sort()).toEqual(['name', 'unit', 'value', 'width']);
     expect(r.width).toBe(8);
