@@ -5,7 +5,7 @@ import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa
 import { Opcode, rdmapControl } from '../../ts-model/rdmap/constants';
 import { prng } from '../../ts-model/util/prng';
 import type { SimModel } from '../verilator/model';
-import { beats, fpduCycles } from '../../ts-model/cost/cost-model';
+import { beats, rxInputCycles } from '../../ts-model/cost/cost-model';
 import { cycleCheck, type CycleCheck } from './cycle-check';
 import { BackgroundMemory } from '../harness/memory';
 import { expectedUlpdus } from './ddp-tx';
@@ -124,9 +124,9 @@ export interface TopRxRate {
   readonly firstWriteLatency: number;
   /**
    * With every FPDU a segment of its own (qps > 1): each FPDU's s_axis cycles (its last beat taken
-   * to the last beat of the one before) against the cost model's mpaRx (its beats, and the
-   * context switch when its QP is not the last one's): the shared receive path's input stalls only
-   * where the model says. Null when the stream goes in larger segments.
+   * to the last beat of the one before) against the cost model's rxInputCycles (its beats, and
+   * RX_SWITCH_CYCLES when its QP is not the last one's): the shared receive path's input stalls
+   * only where the model says. Null when the stream goes in larger segments.
    */
   readonly cycleCheck: CycleCheck | null;
 }
@@ -375,7 +375,7 @@ export function runTopRx(width: number, o: TopRxOptions = {}): TopRxRun {
     segments.forEach((g, k) => {
       last += beats(g.wire.length, W);
       if (k === 0) return;
-      const model = fpduCycles(W, { wireLength: g.wire.length, switched: g.tid !== segments[k - 1]!.tid, ulpduLength: 0, placements: [] }).mpaRx;
+      const model = rxInputCycles(W, { wireLength: g.wire.length, switched: g.tid !== segments[k - 1]!.tid });
       pairs.push({ measured: bench.inBeats[last]! - bench.inBeats[last - beats(g.wire.length, W)]!, model });
     });
     check = cycleCheck(pairs);

@@ -78,7 +78,10 @@ describe.each(WIDTHS)('rnic_top_w%i receive at full rate', (width) => {
       expect(t.input.beats).toBeLessThanOrEqual(Math.ceil(t.wireBytes / width) + t.fpdus);
     }
     // Every FPDU after the first against the cost model, when each is a segment of its own.
-    if (o.qps) expect(t.cycleCheck?.fpdus).toBe(t.fpdus - 1);
+    if (o.qps) {
+      expect(t.cycleCheck?.fpdus).toBe(t.fpdus - 1);
+      expect(t.cycleCheck?.within5Percent, JSON.stringify(t.cycleCheck)).toBe(t.fpdus - 1);
+    }
     else expect(t.cycleCheck).toBeNull();
     expect(t.placement.cycles).toBe(t.placement.beats + t.placement.gapsBetween + t.placement.gapsInside);
   });

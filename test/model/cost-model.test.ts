@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { MPA_RX_SWITCH_CYCLES, fpduCycles, totalCycles } from '../../ts-model/cost/cost-model';
+import { MPA_RX_SWITCH_CYCLES, RX_SWITCH_CYCLES, ULPDU_REASM_SWITCH_CYCLES, fpduCycles, rxInputCycles, totalCycles } from '../../ts-model/cost/cost-model';
 
 /** The cost model's arithmetic; co-simulation holds the RTL to it (mpa_rx, mpa_tx, the shared mpa_rx). */
 describe('fpduCycles', () => {
@@ -14,6 +14,12 @@ describe('fpduCycles', () => {
     const same = fpduCycles(64, shape);
     const switched = fpduCycles(64, { ...shape, switched: true });
     expect(switched).toEqual({ ...same, mpaRx: same.mpaRx + MPA_RX_SWITCH_CYCLES });
+  });
+
+  test("rnic_top's s_axis: an FPDU's beats, and at a switch mpa_rx's and ulpdu_reasm's", () => {
+    expect(RX_SWITCH_CYCLES).toBe(MPA_RX_SWITCH_CYCLES + ULPDU_REASM_SWITCH_CYCLES);
+    expect(rxInputCycles(64, { wireLength: 1480 })).toBe(24);
+    expect(rxInputCycles(64, { wireLength: 1480, switched: true })).toBe(24 + RX_SWITCH_CYCLES);
   });
 
   test('a width that is not a positive integer is refused, naming it', () => {

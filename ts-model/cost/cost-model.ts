@@ -25,6 +25,22 @@ export interface StageCycles {
  */
 export const MPA_RX_SWITCH_CYCLES = 2;
 
+/**
+ * Cycles the shared ulpdu_reasm stops its input when a ULPDU is another QP's (its context read
+ * from block RAM, the beat taken the cycle after; hdl-gen/blocks/ulpdu-reasm.ts).
+ */
+export const ULPDU_REASM_SWITCH_CYCLES = 1;
+
+/**
+ * Cycles rnic_top's receive path stops s_axis at a context switch: mpa_rx's, and ulpdu_reasm's
+ * behind it, which at 64 octets follows mpa_rx's first beat of the new QP and so adds (at 8 octets
+ * it hides behind mpa_rx's beats, within ±1 %).
+ */
+export const RX_SWITCH_CYCLES = MPA_RX_SWITCH_CYCLES + ULPDU_REASM_SWITCH_CYCLES;
+
+/** rnic_top's s_axis cycles for an FPDU that is a TCP segment of its own: its beats and a switch. */
+export const rxInputCycles = (width: number, f: Pick<FpduShape, 'wireLength' | 'switched'>): number => beats(f.wireLength, width) + (f.switched ? RX_SWITCH_CYCLES : 0);
+
 export interface FpduShape {
   readonly wireLength: number;
   /** The FPDU's segment is another QP's than the segment before (a context switch on receive). */
