@@ -569,7 +569,25 @@ reg tx_arb_owner_next;
 wire tx_arb_grant; // the source tx_arb serves
 wire tx_arb_valid;
 wire [9:0] tx_qp; // the QP of the ULPDU going into mpa_tx
-wire tx_fire;
+wire tx_last; // the granted source's tlast
+reg tx_in_valid_reg; // tx_in holds a beat (the ULPDU beat into mpa_tx)
+reg tx_in_valid_next;
+reg [98:0] tx_in_data_reg;
+reg [98:0] tx_in_data_next;
+wire tx_in_out_ready; // the consumer of tx_in_out takes its beat
+reg tx_in_in_ready_reg; // tx_in takes a beat this cycle (registered)
+reg tx_in_in_ready_next;
+reg tx_in_temp_valid_reg; // tx_in holds a skid beat
+reg tx_in_temp_valid_next;
+reg [98:0] tx_in_temp_data_reg;
+reg [98:0] tx_in_temp_data_next;
+wire tx_in_in_ready_early;
+wire [63:0] tx_in_beat_tdata;
+wire [7:0] tx_in_beat_tkeep;
+wire tx_in_beat_tlast;
+wire [15:0] tx_in_beat_ulpdu_length;
+wire [9:0] tx_in_beat_tid;
+wire tx_fire; // a beat of the granted source goes into the skid buffer
 wire cq_sent_pop;
 reg [5:0] cq_sent_wptr_reg;
 reg [5:0] cq_sent_wptr_next;
@@ -619,7 +637,7 @@ reg [9:0] mem_rd_owners_wptr_next;
 reg [9:0] mem_rd_owners_rptr_reg;
 reg [9:0] mem_rd_owners_rptr_next;
 wire rx_idle_all; // the receive side is idle
-wire tx_idle_all; // no response or completion in progress (mpa_tx: m_axis_tvalid)
+wire tx_idle_all; // no response or completion in progress, no beat in the skid buffer before mpa_tx (mpa_tx: m_axis_tvalid)
 reg [18:0] rx_tag_mem [0:3];
 reg [9:0] cq_sent_mem [0:63];
 reg mem_rd_owners_mem [0:511];
@@ -645,10 +663,12 @@ wire _t16;
 wire _t17;
 wire _t18;
 wire _t19;
-wire _t20;
+wire [98:0] _t20;
 wire _t21;
 wire _t22;
 wire _t23;
+wire _t24;
+wire _t25;
 
 assign _t0 = wr_kind == 3'b100;
 assign _t1 = ~orq_asked_reg;
@@ -658,22 +678,30 @@ assign _t4 = tx_chk_qp_d1_reg == requester_qp;
 assign _t5 = ~cq_sent_full;
 assign _t6 = requester_m_axis_tvalid & tx_wr_live & _t5;
 assign _t7 = tx_arb_grant == 1'b1;
-assign _t8 = ~cq_sent_head_valid_reg;
-assign _t9 = ~ctl_m_evt_valid;
-assign _t10 = ~ctl_m_first_valid;
-assign _t11 = mem_wr_arb_grant == 1'b1;
-assign _t12 = requester_rd_valid & _t13;
-assign _t13 = ~mem_rd_owners_full;
-assign _t14 = resp_rd_valid & _t13;
-assign _t15 = mem_rd_arb_grant == 1'b1;
-assign _t16 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
-assign _t17 = rx_ulpdu_out & (~rx_tag_pop);
-assign _t18 = rx_tag_pop & (~rx_ulpdu_out);
-assign _t19 = requester_m_sent_valid & (~cq_sent_load);
-assign _t20 = cq_sent_load & (~requester_m_sent_valid);
-assign _t21 = tx_fire & framer_s_axis_tlast;
-assign _t22 = mem_wr_fire & 1'b1;
-assign _t23 = mem_rd_fire & 1'b1;
+assign _t8 = ~tx_in_valid_reg;
+assign _t9 = ~cq_sent_head_valid_reg;
+assign _t10 = ~ctl_m_evt_valid;
+assign _t11 = ~ctl_m_first_valid;
+assign _t12 = mem_wr_arb_grant == 1'b1;
+assign _t13 = requester_rd_valid & _t14;
+assign _t14 = ~mem_rd_owners_full;
+assign _t15 = resp_rd_valid & _t14;
+assign _t16 = mem_rd_arb_grant == 1'b1;
+assign _t17 = mem_rd_owners_mem[mem_rd_owners_rptr_reg[8:0]];
+assign _t18 = rx_ulpdu_out & (~rx_tag_pop);
+assign _t19 = rx_tag_pop & (~rx_ulpdu_out);
+assign _t20 = {
+    tx_qp,
+    _t7 ? requester_m_axis_tuser : resp_m_axis_tuser,
+    tx_last,
+    _t7 ? requester_m_axis_tkeep : resp_m_axis_tkeep,
+    _t7 ? requester_m_axis_tdata : resp_m_axis_tdata
+};
+assign _t21 = requester_m_sent_valid & (~cq_sent_load);
+assign _t22 = cq_sent_load & (~requester_m_sent_valid);
+assign _t23 = tx_fire & tx_last;
+assign _t24 = mem_wr_fire & 1'b1;
+assign _t25 = mem_rd_fire & 1'b1;
 assign cfg_taken = cfg_valid & cfg_ready;
 assign cfg_ctl_ask = cfg_valid & (~cfg_in_ctl_reg) & (~cfg_ctl_done_reg);
 assign ctl_cfg_valid = cfg_ctl_ask;
@@ -859,25 +887,33 @@ assign tx_arb_grant = tx_arb_locked_reg ? tx_arb_owner_reg :
     1'b1;
 assign tx_arb_valid = _t7 ? _t6 : resp_m_axis_tvalid;
 assign tx_qp = _t7 ? requester_qp : resp_m_axis_tid;
-assign framer_s_axis_tdata = _t7 ? requester_m_axis_tdata : resp_m_axis_tdata;
-assign framer_s_axis_tkeep = _t7 ? requester_m_axis_tkeep : resp_m_axis_tkeep;
-assign framer_s_axis_tlast = _t7 ? requester_m_axis_tlast : resp_m_axis_tlast;
-assign framer_s_axis_tuser = _t7 ? requester_m_axis_tuser : resp_m_axis_tuser;
-assign framer_s_axis_tvalid = tx_arb_valid;
-assign framer_s_axis_tid = tx_qp;
-assign resp_m_axis_tready = (tx_arb_grant == 1'b0) & framer_s_axis_tready;
-assign requester_m_axis_tready = (_t7 & tx_wr_live & _t5 & framer_s_axis_tready) | tx_drop;
-assign tx_fire = tx_arb_valid & framer_s_axis_tready;
+assign tx_last = _t7 ? requester_m_axis_tlast : resp_m_axis_tlast;
+assign tx_in_in_ready_early = tx_in_out_ready | ((~tx_in_temp_valid_reg) & (_t8 | (~tx_arb_valid)));
+assign tx_in_beat_tdata = tx_in_data_reg[63:0];
+assign framer_s_axis_tdata = tx_in_beat_tdata;
+assign tx_in_beat_tkeep = tx_in_data_reg[71:64];
+assign framer_s_axis_tkeep = tx_in_beat_tkeep;
+assign tx_in_beat_tlast = tx_in_data_reg[72];
+assign framer_s_axis_tlast = tx_in_beat_tlast;
+assign tx_in_beat_ulpdu_length = tx_in_data_reg[88:73];
+assign framer_s_axis_tuser = tx_in_beat_ulpdu_length;
+assign framer_s_axis_tvalid = tx_in_valid_reg;
+assign tx_in_beat_tid = tx_in_data_reg[98:89];
+assign framer_s_axis_tid = tx_in_beat_tid;
+assign tx_in_out_ready = framer_s_axis_tready;
+assign resp_m_axis_tready = (tx_arb_grant == 1'b0) & tx_in_in_ready_reg;
+assign requester_m_axis_tready = (_t7 & tx_wr_live & _t5 & tx_in_in_ready_reg) | tx_drop;
+assign tx_fire = tx_arb_valid & tx_in_in_ready_reg;
 assign m_axis_tdata = framer_m_axis_tdata;
 assign m_axis_tkeep = framer_m_axis_tkeep;
 assign m_axis_tvalid = framer_m_axis_tvalid;
 assign m_axis_tlast = framer_m_axis_tlast;
 assign framer_m_axis_tready = m_axis_tready;
 assign m_axis_tid = framer_m_axis_tid;
-assign cq_sent_load = (~cq_sent_none_reg) & (_t8 | cq_sent_pop);
+assign cq_sent_load = (~cq_sent_none_reg) & (_t9 | cq_sent_pop);
 assign cq_sent_full = cq_sent_filled_reg;
-assign cq_first_here = ctl_m_first_valid & _t9;
-assign cq_sent_here = cq_sent_head_valid_reg & _t9 & _t10;
+assign cq_first_here = ctl_m_first_valid & _t10;
+assign cq_sent_here = cq_sent_head_valid_reg & _t10 & _t11;
 assign m_cq_valid = ctl_m_evt_valid | ctl_m_first_valid | cq_sent_head_valid_reg;
 assign m_cq_qp = ctl_m_evt_valid ? ctl_m_evt_qp : (cq_first_here ? ctl_m_first_qp : cq_sent_head_reg);
 assign cq_evt_kind = ctl_m_evt_kind;
@@ -895,37 +931,37 @@ assign m_cq_stag = ctl_m_evt_valid ? cq_evt_stag : 32'h0;
 assign m_cq_data = ctl_m_evt_valid ? cq_evt_data : 64'h0;
 assign m_cq_err = ctl_m_evt_valid ? cq_evt_err : 14'h0;
 assign ctl_m_evt_ready = m_cq_ready;
-assign ctl_m_first_ready = m_cq_ready & _t9;
-assign cq_first_fire = ctl_m_first_valid & m_cq_ready & _t9;
+assign ctl_m_first_ready = m_cq_ready & _t10;
+assign cq_first_fire = ctl_m_first_valid & m_cq_ready & _t10;
 assign cq_sent_pop = cq_sent_here & m_cq_ready;
 assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg :
     (mem_wr_arb_last_reg == 1'b0) ? (place_wr_valid ? 1'b1 : (resp_wr_valid ? 1'b0 : 1'b0)) :
     resp_wr_valid ? 1'b0 :
     place_wr_valid ? 1'b1 :
     1'b1;
-assign mem_wr_arb_valid = _t11 ? place_wr_valid : resp_wr_valid;
-assign mem_wr_addr = _t11 ? place_wr_addr : resp_wr_addr;
-assign mem_wr_data = _t11 ? place_wr_data : resp_wr_data;
-assign mem_wr_strb = _t11 ? place_wr_strb : resp_wr_strb;
+assign mem_wr_arb_valid = _t12 ? place_wr_valid : resp_wr_valid;
+assign mem_wr_addr = _t12 ? place_wr_addr : resp_wr_addr;
+assign mem_wr_data = _t12 ? place_wr_data : resp_wr_data;
+assign mem_wr_strb = _t12 ? place_wr_strb : resp_wr_strb;
 assign mem_wr_valid = mem_wr_arb_valid;
 assign resp_wr_ready = (mem_wr_arb_grant == 1'b0) & mem_wr_ready;
-assign place_wr_ready = _t11 & mem_wr_ready;
+assign place_wr_ready = _t12 & mem_wr_ready;
 assign mem_wr_fire = mem_wr_arb_valid & mem_wr_ready;
 assign mem_rd_arb_grant = mem_rd_arb_locked_reg ? mem_rd_arb_owner_reg :
-    (mem_rd_arb_last_reg == 1'b0) ? (_t12 ? 1'b1 : (_t14 ? 1'b0 : 1'b0)) :
-    _t14 ? 1'b0 :
-    _t12 ? 1'b1 :
+    (mem_rd_arb_last_reg == 1'b0) ? (_t13 ? 1'b1 : (_t15 ? 1'b0 : 1'b0)) :
+    _t15 ? 1'b0 :
+    _t13 ? 1'b1 :
     1'b1;
-assign mem_rd_arb_valid = _t15 ? _t12 : _t14;
-assign mem_rd_addr = _t15 ? requester_rd_addr : resp_rd_addr;
+assign mem_rd_arb_valid = _t16 ? _t13 : _t15;
+assign mem_rd_addr = _t16 ? requester_rd_addr : resp_rd_addr;
 assign mem_rd_valid = mem_rd_arb_valid;
 assign mem_rd_fire = mem_rd_arb_valid & mem_rd_ready;
 assign mem_rd_owners_full = (mem_rd_owners_wptr_reg[9] != mem_rd_owners_rptr_reg[9]) & (mem_rd_owners_wptr_reg[8:0] == mem_rd_owners_rptr_reg[8:0]);
-assign resp_rd_ready = (mem_rd_arb_grant == 1'b0) & mem_rd_ready & _t13;
-assign resp_rd_data_valid = mem_rd_data_valid & (_t16 == 1'b0);
+assign resp_rd_ready = (mem_rd_arb_grant == 1'b0) & mem_rd_ready & _t14;
+assign resp_rd_data_valid = mem_rd_data_valid & (_t17 == 1'b0);
 assign resp_rd_data = mem_rd_data;
-assign requester_rd_ready = _t15 & mem_rd_ready & _t13;
-assign requester_rd_data_valid = mem_rd_data_valid & (_t16 == 1'b1);
+assign requester_rd_ready = _t16 & mem_rd_ready & _t14;
+assign requester_rd_data_valid = mem_rd_data_valid & (_t17 == 1'b1);
 assign requester_rd_data = mem_rd_data;
 assign ctl_stat_qp = stat_qp;
 assign stat_rx_stopped = ctl_stat_rx_stopped;
@@ -935,7 +971,7 @@ assign stat_fenced = ctl_stat_fenced;
 assign stat_mpa_err = ctl_stat_mpa_err;
 assign rx_idle_all = deframer_idle & (~deframer_drain_busy) & reasm_idle & (rx_tag_wptr_reg == rx_tag_rptr_reg) & ctl_idle & place_idle;
 assign rx_idle = rx_idle_all;
-assign tx_idle_all = ctl_irrq_idle & resp_idle & (_t8 & cq_sent_none_reg) & _t10;
+assign tx_idle_all = ctl_irrq_idle & resp_idle & (_t9 & cq_sent_none_reg) & _t11 & _t8;
 assign idle = rx_idle_all & tx_idle_all & requester_idle & _t1;
 assign tx_err_length = framer_err_length;
 
@@ -985,7 +1021,7 @@ end
 
 always @* begin
     rx_tag_full_next = rx_tag_full_reg;
-    rx_tag_full_next = (_t17 & (rx_tag_count == 3'b011)) | ((_t18 & 1'b0) | ((~(_t17 | _t18)) & rx_tag_full_reg));
+    rx_tag_full_next = (_t18 & (rx_tag_count == 3'b011)) | ((_t19 & 1'b0) | ((~(_t18 | _t19)) & rx_tag_full_reg));
 end
 
 always @* begin
@@ -998,9 +1034,33 @@ always @* begin
 end
 
 always @* begin
+    tx_in_in_ready_next = tx_in_in_ready_reg;
+    tx_in_valid_next = tx_in_valid_reg;
+    tx_in_data_next = tx_in_data_reg;
+    tx_in_temp_valid_next = tx_in_temp_valid_reg;
+    tx_in_temp_data_next = tx_in_temp_data_reg;
+    tx_in_in_ready_next = tx_in_in_ready_early;
+    if (tx_in_in_ready_reg) begin
+        if (tx_in_out_ready | _t8) begin
+            tx_in_valid_next = tx_arb_valid;
+            tx_in_data_next = _t20;
+        end else begin
+            tx_in_temp_valid_next = tx_arb_valid;
+            tx_in_temp_data_next = _t20;
+        end
+    end else begin
+        if (tx_in_out_ready) begin
+            tx_in_valid_next = tx_in_temp_valid_reg;
+            tx_in_data_next = tx_in_temp_data_reg;
+            tx_in_temp_valid_next = 1'b0;
+        end
+    end
+end
+
+always @* begin
     tx_wr_mid_next = tx_wr_mid_reg;
     if (tx_fire & _t7) begin
-        tx_wr_mid_next = ~framer_s_axis_tlast;
+        tx_wr_mid_next = ~tx_last;
     end
 end
 
@@ -1021,8 +1081,8 @@ always @* begin
     end
     cq_sent_head_valid_next = cq_sent_load | (cq_sent_head_valid_reg & (~cq_sent_pop));
     cq_sent_count_next = (cq_sent_count_reg + {6'h0, requester_m_sent_valid}) - {6'h0, cq_sent_load};
-    cq_sent_none_next = _t19 ? 1'b0 : (_t20 ? (cq_sent_count_reg == 7'h1) : cq_sent_none_reg);
-    cq_sent_filled_next = _t20 ? 1'b0 : (_t19 ? (cq_sent_count_reg == 7'h3f) : cq_sent_filled_reg);
+    cq_sent_none_next = _t21 ? 1'b0 : (_t22 ? (cq_sent_count_reg == 7'h1) : cq_sent_none_reg);
+    cq_sent_filled_next = _t22 ? 1'b0 : (_t21 ? (cq_sent_count_reg == 7'h3f) : cq_sent_filled_reg);
 end
 
 always @* begin
@@ -1044,27 +1104,27 @@ always @* begin
     mem_rd_arb_locked_next = mem_rd_arb_locked_reg;
     mem_rd_arb_owner_next = mem_rd_arb_owner_reg;
     mem_rd_arb_last_next = mem_rd_arb_last_reg;
-    if (tx_arb_valid & (~_t21)) begin
+    if (tx_arb_valid & (~_t23)) begin
         tx_arb_locked_next = 1'b1;
         tx_arb_owner_next = tx_arb_grant;
     end
-    if (_t21) begin
+    if (_t23) begin
         tx_arb_locked_next = 1'b0;
         tx_arb_last_next = tx_arb_grant;
     end
-    if (mem_wr_arb_valid & (~_t22)) begin
+    if (mem_wr_arb_valid & (~_t24)) begin
         mem_wr_arb_locked_next = 1'b1;
         mem_wr_arb_owner_next = mem_wr_arb_grant;
     end
-    if (_t22) begin
+    if (_t24) begin
         mem_wr_arb_locked_next = 1'b0;
         mem_wr_arb_last_next = mem_wr_arb_grant;
     end
-    if (mem_rd_arb_valid & (~_t23)) begin
+    if (mem_rd_arb_valid & (~_t25)) begin
         mem_rd_arb_locked_next = 1'b1;
         mem_rd_arb_owner_next = mem_rd_arb_grant;
     end
-    if (_t23) begin
+    if (_t25) begin
         mem_rd_arb_locked_next = 1'b0;
         mem_rd_arb_last_next = mem_rd_arb_grant;
     end
@@ -1086,6 +1146,11 @@ always @(posedge clk) begin
     tx_arb_last_reg <= tx_arb_last_next;
     tx_arb_locked_reg <= tx_arb_locked_next;
     tx_arb_owner_reg <= tx_arb_owner_next;
+    tx_in_valid_reg <= tx_in_valid_next;
+    tx_in_data_reg <= tx_in_data_next;
+    tx_in_in_ready_reg <= tx_in_in_ready_next;
+    tx_in_temp_valid_reg <= tx_in_temp_valid_next;
+    tx_in_temp_data_reg <= tx_in_temp_data_next;
     cq_sent_wptr_reg <= cq_sent_wptr_next;
     cq_sent_rptr_reg <= cq_sent_rptr_next;
     cq_sent_count_reg <= cq_sent_count_next;
@@ -1124,6 +1189,9 @@ always @(posedge clk) begin
         tx_wr_mid_reg <= 1'b0;
         tx_arb_last_reg <= 1'b1;
         tx_arb_locked_reg <= 1'b0;
+        tx_in_valid_reg <= 1'b0;
+        tx_in_in_ready_reg <= 1'b0;
+        tx_in_temp_valid_reg <= 1'b0;
         cq_sent_wptr_reg <= 6'h0;
         cq_sent_rptr_reg <= 6'h0;
         cq_sent_count_reg <= 7'h0;

@@ -2,6 +2,7 @@ import { type Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import type { Signal } from '../core/signal';
 import { roundRobin } from '../lib/arbiter';
+import { pipelineRegister } from '../lib/stage';
 import { bramFifo } from '../lib/fifo-bram';
 import { indexBits } from '../lib/ram';
 import { fifo } from '../lib/fifo';
@@ -94,6 +95,10 @@ export const READ_OWNERS_DEPTH = 512;
 
 /** ULPDUs between ulpdu_reasm and their descriptor (ddp_rx_hdr holds one being checked, one in its output). */
 const RX_TAGS = 4;
+
+/** A beat into mpa_tx as the top's skid buffer holds it: the stream's fields, and the ULPDU length of a first beat. */
+const TX_BEAT = (W: number, qb: number) =>
+  record('rnic_tx_beat', { tdata: W * 8, tkeep: W, tlast: 1, ulpdu_length: MPA_TX_ULPDU.field('ulpdu_length').width, tid: qb });
 
 /** `sent` completions waiting for m_cq (more hold the requester's output). */
 const SENT_QUEUE = 64;
@@ -351,17 +356,34 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const txArb = roundRobin(m, 'tx_arb', [r.m_axis_tvalid!, t.m_axis_tvalid!.and(wrLive).and(sentFull.not())]);
   const fromRequester = txArb.sel(1);
   const txQp = m.let('tx_qp', mux(fromRequester, tQp, fromBlock(r.m_axis_tid!)), { doc: 'the QP of the ULPDU going into mpa_tx' });
-  if (N === 1) m.allowUnused(txQp, 'one QP: mpa_tx has no tid');
-  for (const n of ['tdata', 'tkeep', 'tlast']) m.assign(f[`s_axis_${n}`]!, txArb.pick([r[`m_axis_${n}`]!, t[`m_axis_${n}`]!]));
-  // The ULPDU's length with its first beat (the sources' tuser: octets from this beat on); the
+  // The arbitrated beat goes to mpa_tx through a skid buffer (verilog-axis axis_register,
+  // REG_TYPE 2): the stopped check, the grant and the source mux end at a register, not inside
+  // mpa_tx's input stage, and mpa_tx's s_axis_tready reaches no source. A cycle of latency, a
+  // beat per cycle. tuser: the ULPDU's length with its first beat (octets from this beat on); the
   // rest of the framing is the QP's context in mpa_tx.
-  m.assign(f.s_axis_tuser!, MPA_TX_ULPDU.pack({ ulpdu_length: txArb.pick([r.m_axis_tuser!, t.m_axis_tuser!]) }));
-  m.assign(f.s_axis_tvalid!, txArb.valid);
-  if (N > 1) m.assign(f.s_axis_tid!, txQp);
-  m.assign(r.m_axis_tready!, txArb.sel(0).and(f.s_axis_tready!));
-  m.assign(t.m_axis_tready!, fromRequester.and(wrLive).and(sentFull.not()).and(f.s_axis_tready!).or(drop));
-  const txFire = m.let('tx_fire', txArb.valid.and(f.s_axis_tready!));
-  m.sync(() => m.when(txFire.and(fromRequester), () => m.set(wrMid, f.s_axis_tlast!.not())));
+  const txBeat = TX_BEAT(W, qb);
+  const txLast = m.let('tx_last', txArb.pick([r.m_axis_tlast!, t.m_axis_tlast!]), { doc: "the granted source's tlast" });
+  const txIn = pipelineRegister(m, 'tx_in', {
+    valid: txArb.valid,
+    data: txBeat.pack({
+      tdata: txArb.pick([r.m_axis_tdata!, t.m_axis_tdata!]),
+      tkeep: txArb.pick([r.m_axis_tkeep!, t.m_axis_tkeep!]),
+      tlast: txLast,
+      ulpdu_length: txArb.pick([r.m_axis_tuser!, t.m_axis_tuser!]),
+      tid: txQp,
+    }),
+  }, { skid: true, doc: 'the ULPDU beat into mpa_tx' });
+  const tb = txBeat.view(txIn.out.data, { m, prefix: 'tx_in_beat' });
+  for (const n of ['tdata', 'tkeep', 'tlast'] as const) m.assign(f[`s_axis_${n}`]!, tb[n]);
+  m.assign(f.s_axis_tuser!, MPA_TX_ULPDU.pack({ ulpdu_length: tb.ulpdu_length }));
+  m.assign(f.s_axis_tvalid!, txIn.out.valid);
+  if (N > 1) m.assign(f.s_axis_tid!, tb.tid);
+  else m.allowUnused(m.let('tx_in_tid', txBeat.get(txIn.out.data, 'tid')), 'one QP: mpa_tx has no tid');
+  m.assign(txIn.out.ready, f.s_axis_tready!);
+  m.assign(r.m_axis_tready!, txArb.sel(0).and(txIn.ready));
+  m.assign(t.m_axis_tready!, fromRequester.and(wrLive).and(sentFull.not()).and(txIn.ready).or(drop));
+  const txFire = m.let('tx_fire', txArb.valid.and(txIn.ready), { doc: 'a beat of the granted source goes into the skid buffer' });
+  m.sync(() => m.when(txFire.and(fromRequester), () => m.set(wrMid, txLast.not())));
   const og = 'AXI4-Stream output: TCP payload of each connection, whole FPDUs (m_axis; tid = QP)';
   for (const n of ['tdata', 'tkeep', 'tvalid', 'tlast']) m.assign(m.portLike(mpa, `m_axis_${n}`, `m_axis_${n}`, og), f[`m_axis_${n}`]!);
   m.assign(f.m_axis_tready!, m.portLike(mpa, 'm_axis_tready', 'm_axis_tready', og));
@@ -426,7 +448,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(t.rd_data!, rdData);
 
   m.sync(() => {
-    txArb.sync(txFire, f.s_axis_tlast!);
+    txArb.sync(txFire, txLast);
     wrArb.sync(memWrFire, lit(1, 1));
     rdArb.sync(rdFire, lit(1, 1));
   });
@@ -441,7 +463,9 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.allowUnused(d.ctx_qp!, 'rx_idle covers every QP');
   m.allowUnused(d.drain_qp!, 'rx_idle covers every QP');
   m.assign(m.output('rx_idle', 1, { group: sg, doc: 'every ULPDU received is handled and its placement written' }), rxIdle);
-  const txIdle = m.let('tx_idle_all', c.irrq_idle!.and(r.idle!).and(sentQ.empty).and(c.m_first_valid!.not()), { doc: 'no response or completion in progress (mpa_tx: m_axis_tvalid)' });
+  const txIdle = m.let('tx_idle_all', c.irrq_idle!.and(r.idle!).and(sentQ.empty).and(c.m_first_valid!.not()).and(txIn.out.valid.not()), {
+    doc: 'no response or completion in progress, no beat in the skid buffer before mpa_tx (mpa_tx: m_axis_tvalid)',
+  });
   // The requester's idle leaves out the work requests of held (fenced) QPs: they wait for their peer.
   m.assign(m.output('idle', 1, { group: sg, doc: 'nothing in progress, but work requests a fence holds' }), rxIdle.and(txIdle).and(t.idle!).and(orq.asked.not()));
   m.assign(m.output('tx_err_length', 1, { group: sg, doc: 'sticky: mpa_tx saw a ULPDU of the wrong length (a broken block)' }), f.err_length!);
