@@ -250,8 +250,8 @@ reg wrq_rptr_reg;
 reg wrq_rptr_next;
 reg [1:0] wrq_count_reg; // words in wrq_mem, not yet in the head register
 reg [1:0] wrq_count_next;
-reg [688:0] wrq_head_reg; // the oldest word of wrq (the memory's read register)
-reg [688:0] wrq_head_next;
+reg [749:0] wrq_head_reg; // the oldest word of wrq (the memory's read register)
+reg [749:0] wrq_head_next;
 reg wrq_head_valid_reg;
 reg wrq_head_valid_next;
 reg wrq_none_reg; // wrq_count == 0
@@ -334,7 +334,8 @@ wire [15:0] cur_mtu_mulpdu; // MULPDU
 wire [15:0] cur_mtu_room_tagged; // MULPDU - 14: payload octets of a full Write segment
 wire [15:0] cur_mtu_room_untagged; // MULPDU - 18: of a full Send segment
 wire [2:0] cur_phase; // the data address modulo W
-wire [32:0] fetch_reads; // memory beats of the message pushed on fetch
+wire [60:0] cur_first; // a Write's or Send's first beat (segmentStart)
+wire [32:0] fetch_reads; // memory beats of the message pushed on fetch (size != 0)
 wire fetch_push; // a message with payload to read is pushed
 reg [60:0] rd_next_addr_reg; // beat address (address / W) of the next read
 reg [60:0] rd_next_addr_next;
@@ -383,8 +384,13 @@ reg [31:0] msg_left_reg; // payload octets after the current segment
 reg [31:0] msg_left_next;
 reg [31:0] tx_stag_reg;
 reg [31:0] tx_stag_next;
-reg [63:0] tx_to_reg; // TO of the current segment
-reg [63:0] tx_to_next;
+reg [15:0] tx_to_lo_reg; // TO of the current segment, bits 15..0
+reg [15:0] tx_to_lo_next;
+reg [47:0] tx_to_hi_reg; // bits 63..16
+reg [47:0] tx_to_hi_next;
+reg [47:0] tx_to_hi_inc_reg; // to_hi + 1
+reg [47:0] tx_to_hi_inc_next;
+wire [63:0] tx_to; // TO of the current segment
 reg [4:0] tx_avail_reg; // consumed-but-unsent octets + W (see above)
 reg [4:0] tx_avail_next;
 reg [2:0] tx_pos_reg; // virtual position of the next payload octet, mod W
@@ -399,13 +405,21 @@ reg [2:0] tx_phase_reg; // rotate of the payload: pos − hdr_lanes, mod W
 reg [2:0] tx_phase_next;
 reg tx_last_beat_reg; // this beat ends the segment (seg_left <= W)
 reg tx_last_beat_next;
-wire [15:0] seg_room_14; // payload octets of a full segment with a 14-octet header
-wire [15:0] seg_room_18; // payload octets of a full segment with a 18-octet header
+reg [5:0] tx_slack_reg; // avail − payload_octets, two's complement
+reg [5:0] tx_slack_next;
+reg tx_payload_some_reg; // payload_octets != 0
+reg tx_payload_some_next;
+reg [15:0] tx_room_14_reg; // payload octets of a full segment of the message with a 14-octet header
+reg [15:0] tx_room_14_next;
+reg [15:0] tx_room_18_reg; // payload octets of a full segment of the message with a 18-octet header
+reg [15:0] tx_room_18_next;
 wire [15:0] seg_room; // payload octets of a full segment: MULPDU − the header
 reg seg_nx_fits_reg; // the next segment is the last
 reg seg_nx_fits_next;
 reg [3:0] seg_nx_k_reg; // payload octets in the next segment's first beat
 reg [3:0] seg_nx_k_next;
+reg seg_nx_k_some_reg; // seg_nx_k != 0
+reg seg_nx_k_some_next;
 reg seg_nx_last_beat_reg; // the next segment is one beat
 reg seg_nx_last_beat_next;
 reg [15:0] seg_nx_left_reg; // ULPDU octets of the next segment
@@ -423,6 +437,13 @@ wire tx_emit;
 wire tx_seg_end;
 wire tx_lo_head; // lane 0 of the beat lies in the FIFO head
 wire tx_hi_hold; // the payload is all in the held beat
+wire cur_first_fits; // the message is one segment
+wire [3:0] cur_first_k; // payload octets in its first beat
+wire cur_first_k_some; // k != 0
+wire cur_first_last; // the first segment is one beat
+wire [15:0] cur_first_seg_left; // ULPDU octets of the first segment
+wire [31:0] cur_first_msg_left; // payload octets after it
+wire [5:0] cur_first_slack; // (W − phase) − k: the first beat against the data it finds
 reg [575:0] short_buf_reg; // the ULPDU still to send, lane 0 first
 reg [575:0] short_buf_next;
 reg [6:0] short_left_reg; // its octets
@@ -485,6 +506,8 @@ reg [7:0] atomic_tail_octet23_reg;
 reg [7:0] atomic_tail_octet23_next;
 reg [6:0] atomic_tail_len_reg; // length of the second segment
 reg [6:0] atomic_tail_len_next;
+reg [71:0] atomic_tail_keep_reg; // the lanes of the second segment
+reg [71:0] atomic_tail_keep_next;
 wire wr_fire_sends; // the work request starting sends a ULPDU
 wire [9:0] cur_qp; // the QP
 reg [3:0] tid_q_wptr_reg;
@@ -495,7 +518,7 @@ reg [134:0] qp_ctx_mem [0:1023];
 reg [739:0] ring_mem [0:4095];
 reg [658:0] wr_in_mem [0:1];
 reg [9:0] act_mem [0:1023];
-reg [688:0] wrq_mem [0:1];
+reg [749:0] wrq_mem [0:1];
 reg [94:0] fetch_q_mem [0:3];
 reg [63:0] fifo_mem [0:255];
 reg [9:0] tid_q_mem [0:7];
@@ -515,8 +538,8 @@ wire [7:0] _t12;
 // verilator lint_off UNUSED
 wire [32:0] _t13; // read through slices
 // verilator lint_on UNUSED
-wire [32:0] _t14;
-wire [4:0] _t15;
+wire [3:0] _t14;
+wire _t15;
 wire _t16;
 wire [4:0] _t17;
 wire [9:0] _t18;
@@ -554,25 +577,36 @@ wire _t47;
 wire _t48;
 wire _t49;
 wire _t50;
-wire _t51;
-wire [31:0] _t52;
-wire _t53;
-wire [31:0] _t54;
-wire _t55;
+wire [6:0] _t51;
+wire [47:0] _t52;
 // verilator lint_off UNUSED
-wire [94:0] _t56; // read through slices
+wire [94:0] _t53; // read through slices
 // verilator lint_on UNUSED
+wire _t54;
+wire _t55;
+wire _t56;
 wire _t57;
 wire _t58;
-wire [31:0] _t59;
-wire _t60;
-wire [31:0] _t61;
-wire _t62;
-wire [4:0] _t63;
-wire [2:0] _t64;
-wire [3:0] _t65;
-wire _t66;
+wire _t59;
+wire [4:0] _t60;
+wire [5:0] _t61;
+wire [4:0] _t62;
+wire [2:0] _t63;
+// verilator lint_off UNUSED
+wire [16:0] _t64; // read through slices
+// verilator lint_on UNUSED
+wire [5:0] _t65;
+wire [3:0] _t66;
 wire _t67;
+wire [3:0] _t68;
+wire _t69;
+wire _t70;
+wire _t71;
+wire _t72;
+wire _t73;
+wire [5:0] _t74;
+wire _t75;
+wire _t76;
 
 assign _t0 = ~wr_in_head_valid_reg;
 assign _t1 = ~clearing_reg;
@@ -587,9 +621,9 @@ assign _t9 = beat_phase[0] ? beat_window[55:48] : beat_window[47:40];
 assign _t10 = beat_phase[0] ? beat_window[47:40] : beat_window[39:32];
 assign _t11 = beat_phase[0] ? beat_window[39:32] : beat_window[31:24];
 assign _t12 = beat_phase[0] ? beat_window[31:24] : beat_window[23:16];
-assign _t13 = _t14 - 33'h1;
-assign _t14 = {1'b0, srv_wr_len} + {30'h0, srv_wr_addr[2:0]};
-assign _t15 = {1'b0, tx_payload_octets_reg};
+assign _t13 = {1'b0, srv_wr_len} + {29'h0, _t14 + 4'b0111};
+assign _t14 = {1'b0, srv_wr_addr[2:0]};
+assign _t15 = srv_wr_len != 32'h0;
 assign _t16 = ~seg_last_reg;
 assign _t17 = tx_avail_reg + {1'b0, tx_hdr_lanes_reg};
 assign _t18 = tid_q_mem[tid_q_rptr_reg[2:0]];
@@ -638,23 +672,32 @@ assign _t47 = _t45 == 16'h31;
 assign _t48 = _t45 == 16'h30;
 assign _t49 = _t45 == 16'h2f;
 assign _t50 = _t45 == 16'h2e;
-assign _t51 = cur_len <= _t52;
-assign _t52 = {16'h0, cur_mtu_room_untagged};
-assign _t53 = cur_len <= _t54;
-assign _t54 = {16'h0, cur_mtu_room_tagged};
-assign _t55 = cur_mtu_mulpdu <= 16'h8;
-assign _t56 = fetch_q_mem[fetch_q_rptr_reg[1:0]];
-assign _t57 = (srv_wr_len != 32'h0) & (_t14 <= 33'h8);
-assign _t58 = msg_left_reg <= _t59;
-assign _t59 = {16'h0, seg_room_18};
-assign _t60 = msg_left_reg <= _t61;
-assign _t61 = {16'h0, seg_room_14};
-assign _t62 = msg_mulpdu_reg <= 16'h8;
-assign _t63 = tx_avail_reg + 5'h8;
-assign _t64 = tx_pos_reg + tx_payload_octets_reg[2:0];
-assign _t65 = _t66 ? (seg_untagged ? 4'b1000 : 4'b0110) : (_t67 ? (seg_untagged ? 4'b0010 : 4'b0000) : 4'b0000);
-assign _t66 = tx_next_beat == 2'b01;
-assign _t67 = tx_next_beat == 2'b10;
+assign _t51 = 7'h46 - _t45[6:0];
+assign _t52 = seg_untagged ? 48'h0 : cur_to[63:16];
+assign _t53 = fetch_q_mem[fetch_q_rptr_reg[1:0]];
+assign _t54 = _t15 & (srv_wr_len[31:4] == 28'h0) & (srv_wr_len[3:0] <= (4'b1000 - _t14));
+assign _t55 = _t56 & (msg_left_reg[15:0] <= tx_room_18_reg);
+assign _t56 = msg_left_reg[31:16] == 16'h0;
+assign _t57 = _t56 & (msg_left_reg[15:0] <= tx_room_14_reg);
+assign _t58 = 4'b0000 != 4'b0000;
+assign _t59 = (msg_mulpdu_reg[15:4] == 12'h0) & (msg_mulpdu_reg[3:0] <= 4'b1000);
+assign _t60 = tx_avail_reg + 5'h8;
+assign _t61 = tx_slack_reg + 6'h8;
+assign _t62 = {1'b0, tx_payload_octets_reg};
+assign _t63 = tx_pos_reg + tx_payload_octets_reg[2:0];
+assign _t64 = {1'b0, tx_to_lo_reg} + {1'b0, seg_room};
+assign _t65 = tx_need_pop ? _t61 : tx_slack_reg;
+assign _t66 = (_t67 ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t68;
+assign _t67 = seg_left_reg[15:4] != 12'h0;
+assign _t68 = _t69 ? (seg_untagged ? 4'b1000 : 4'b0110) : (_t70 ? (seg_untagged ? 4'b0010 : 4'b0000) : 4'b0000);
+assign _t69 = tx_next_beat == 2'b01;
+assign _t70 = tx_next_beat == 2'b10;
+assign _t71 = srv_wr_kind != WR_WRITE;
+assign _t72 = _t73 & (srv_wr_len[15:0] <= srv_mtu[47:32]);
+assign _t73 = srv_wr_len[31:16] == 16'h0;
+assign _t74 = (6'h8 - {3'b000, srv_wr_addr[2:0]}) - {2'b00, 4'b0000};
+assign _t75 = _t73 & (srv_wr_len[15:0] <= srv_mtu[31:16]);
+assign _t76 = (srv_mtu[15:4] == 12'h0) & (srv_mtu[3:0] <= 4'b1000);
 assign qp_ctx_value = qp_ctx_fwd_reg ? qp_ctx_fwd_data_reg : qp_ctx_rd_data_reg;
 assign wr_in_load = (~wr_in_none_reg) & (_t0 | enq_ok);
 assign in_wr = wr_in_head_reg[648:0];
@@ -771,8 +814,9 @@ assign cur_mtu_mulpdu = cur_mtu[15:0];
 assign cur_mtu_room_tagged = cur_mtu[31:16];
 assign cur_mtu_room_untagged = cur_mtu[47:32];
 assign cur_phase = wrq_head_reg[587:585];
-assign fetch_reads = (srv_wr_len == 32'h0) ? 33'h0 : ({3'b000, _t13[32:3]} + 33'h1);
-assign fetch_push = wr_take & ((srv_wr_kind == WR_WRITE) | (srv_wr_kind == WR_SEND)) & (fetch_reads != 33'h0);
+assign cur_first = wrq_head_reg[749:689];
+assign fetch_reads = {3'b000, _t13[32:3]};
+assign fetch_push = wr_take & ((srv_wr_kind == WR_WRITE) | (srv_wr_kind == WR_SEND)) & _t15;
 assign tx_rd_valid = 1'b1 & rd_left_some_reg & (fifo_reserved_reg < 9'h100);
 assign tx_rd_fire = tx_rd_valid & rd_ready;
 assign fetch_free = (~rd_left_some_reg) | (rd_left_one_reg & tx_rd_fire);
@@ -783,12 +827,11 @@ assign rd_valid = tx_rd_valid;
 assign rd_addr = {rd_next_addr_reg, 3'b000};
 assign fifo_push = rd_data_valid;
 assign fifo_load = (~fifo_none_reg) & ((~fifo_head_valid_reg) | fifo_pop);
-assign seg_room_14 = msg_mulpdu_reg - TAGGED_HDR;
-assign seg_room_18 = msg_mulpdu_reg - UNTAGGED_HDR;
-assign seg_room = seg_untagged ? seg_room_18 : seg_room_14;
+assign tx_to = {tx_to_hi_reg, tx_to_lo_reg};
+assign seg_room = seg_untagged ? tx_room_18_reg : tx_room_14_reg;
 assign tx_next_beat = (seg_beat_reg == 2'b11) ? seg_beat_reg : (seg_beat_reg + 2'b01);
-assign tx_need_pop = (tx_payload_octets_reg != 4'b0000) & ((_t15 + 5'h8) > tx_avail_reg);
-assign tx_need_prefetch = _t15 > tx_avail_reg;
+assign tx_need_pop = tx_payload_some_reg & (tx_slack_reg[5] | (tx_slack_reg[4:3] == 2'b00));
+assign tx_need_prefetch = tx_slack_reg[5];
 assign tx_plan_late = tx_last_beat_reg & _t16 & (~seg_nx_valid_reg);
 assign tx_prefetch = in_data & tx_need_prefetch & fifo_head_valid_reg;
 assign tx_emit = in_data & (~tx_need_prefetch) & ((~tx_need_pop) | fifo_head_valid_reg) & beat_in_ready_reg & (~tx_plan_late);
@@ -796,6 +839,13 @@ assign fifo_pop = tx_prefetch | (tx_emit & tx_need_pop);
 assign tx_seg_end = tx_emit & tx_last_beat_reg;
 assign tx_lo_head = _t17 <= 5'h8;
 assign tx_hi_hold = _t17 > 5'h10;
+assign cur_first_fits = cur_first[0];
+assign cur_first_k = cur_first[4:1];
+assign cur_first_k_some = cur_first[5];
+assign cur_first_last = cur_first[6];
+assign cur_first_seg_left = cur_first[22:7];
+assign cur_first_msg_left = cur_first[54:23];
+assign cur_first_slack = cur_first[60:55];
 assign short_emit = in_short & beat_in_ready_reg;
 assign short_last = ~short_keep_reg[8];
 assign cur_mtu_atomic_split = cur_mtu[48];
@@ -813,19 +863,20 @@ assign beat_in_data = in_data ?
         tx_last_beat_reg & seg_last_reg,
         seg_left_reg,
         tx_last_beat_reg,
+        {8{~tx_last_beat_reg}} |
+            {
+                seg_left_reg[3:0] > 4'b0111, seg_left_reg[3:0] > 4'b0110, seg_left_reg[3:0] > 4'b0101, seg_left_reg[3:0] > 4'b0100, seg_left_reg[3:0] > 4'b0011,
+                seg_left_reg[3:0] > 4'b0010, seg_left_reg[3:0] > 4'b0001, seg_left_reg[3:0] > 4'b0000
+            },
         {
-            seg_left_reg > 16'h7, seg_left_reg > 16'h6, seg_left_reg > 16'h5, seg_left_reg > 16'h4, seg_left_reg > 16'h3, seg_left_reg > 16'h2,
-            seg_left_reg > 16'h1, seg_left_reg > 16'h0
-        },
-        {
-            _t19 ? tx_to_reg[23:16] : (_t21 ? (_t22 ? tx_to_reg[55:48] : 8'h0) : 8'h0),
-            _t19 ? tx_to_reg[31:24] : (_t21 ? (_t22 ? tx_to_reg[63:56] : 8'h0) : 8'h0),
-            _t20 ? (_t22 ? tx_to_reg[7:0] : msg_msn_reg[7:0]) : (_t21 ? tx_stag_reg[7:0] : 8'h0),
-            _t20 ? (_t22 ? tx_to_reg[15:8] : msg_msn_reg[15:8]) : (_t21 ? tx_stag_reg[15:8] : 8'h0),
-            _t20 ? (_t22 ? tx_to_reg[23:16] : msg_msn_reg[23:16]) : (_t21 ? tx_stag_reg[23:16] : 8'h0),
-            _t20 ? (_t22 ? tx_to_reg[31:24] : msg_msn_reg[31:24]) : (_t21 ? tx_stag_reg[31:24] : 8'h0),
-            _t23 ? tx_to_reg[7:0] : (_t20 ? (_t22 ? tx_to_reg[39:32] : 8'h0) : (_t21 ? {4'b0100, msg_opcode_reg} : 8'h0)),
-            _t23 ? tx_to_reg[15:8] : (_t20 ? (_t22 ? tx_to_reg[47:40] : 8'h0) : (_t21 ? {_t22, seg_last_reg, 6'h1} : 8'h0))
+            _t19 ? tx_to[23:16] : (_t21 ? (_t22 ? tx_to[55:48] : 8'h0) : 8'h0),
+            _t19 ? tx_to[31:24] : (_t21 ? (_t22 ? tx_to[63:56] : 8'h0) : 8'h0),
+            _t20 ? (_t22 ? tx_to[7:0] : msg_msn_reg[7:0]) : (_t21 ? tx_stag_reg[7:0] : 8'h0),
+            _t20 ? (_t22 ? tx_to[15:8] : msg_msn_reg[15:8]) : (_t21 ? tx_stag_reg[15:8] : 8'h0),
+            _t20 ? (_t22 ? tx_to[23:16] : msg_msn_reg[23:16]) : (_t21 ? tx_stag_reg[23:16] : 8'h0),
+            _t20 ? (_t22 ? tx_to[31:24] : msg_msn_reg[31:24]) : (_t21 ? tx_stag_reg[31:24] : 8'h0),
+            _t23 ? tx_to[7:0] : (_t20 ? (_t22 ? tx_to[39:32] : 8'h0) : (_t21 ? {4'b0100, msg_opcode_reg} : 8'h0)),
+            _t23 ? tx_to[15:8] : (_t20 ? (_t22 ? tx_to[47:40] : 8'h0) : (_t21 ? {_t22, seg_last_reg, 6'h1} : 8'h0))
         },
         {_t24, _t24, _t26, _t26, _t26, _t26, _t27, _t27},
         tx_phase_reg[1:0],
@@ -1083,15 +1134,22 @@ always @* begin
     atomic_tail_octet22_next = atomic_tail_octet22_reg;
     atomic_tail_octet23_next = atomic_tail_octet23_reg;
     atomic_tail_len_next = atomic_tail_len_reg;
+    atomic_tail_keep_next = atomic_tail_keep_reg;
     msg_msn_next = msg_msn_reg;
     msg_mulpdu_next = msg_mulpdu_reg;
     state_next = state_reg;
     msg_opcode_next = msg_opcode_reg;
     msg_untagged_next = msg_untagged_reg;
     tx_stag_next = tx_stag_reg;
-    tx_to_next = tx_to_reg;
+    tx_to_lo_next = tx_to_lo_reg;
+    tx_to_hi_next = tx_to_hi_reg;
+    tx_to_hi_inc_next = tx_to_hi_inc_reg;
+    tx_room_14_next = tx_room_14_reg;
+    tx_room_18_next = tx_room_18_reg;
     tx_avail_next = tx_avail_reg;
     tx_pos_next = tx_pos_reg;
+    tx_slack_next = tx_slack_reg;
+    tx_payload_some_next = tx_payload_some_reg;
     seg_last_next = seg_last_reg;
     seg_left_next = seg_left_reg;
     msg_left_next = msg_left_reg;
@@ -1112,6 +1170,7 @@ always @* begin
     fifo_reserved_next = fifo_reserved_reg;
     seg_nx_fits_next = seg_nx_fits_reg;
     seg_nx_k_next = seg_nx_k_reg;
+    seg_nx_k_some_next = seg_nx_k_some_reg;
     seg_nx_last_beat_next = seg_nx_last_beat_reg;
     seg_nx_left_next = seg_nx_left_reg;
     seg_nx_msg_left_next = seg_nx_msg_left_reg;
@@ -1156,7 +1215,16 @@ always @* begin
         atomic_tail_octet21_next = _t48 ? cur_compare_mask[7:0] : (_t49 ? cur_compare_mask[15:8] : (_t50 ? cur_compare_mask[23:16] : 8'h0));
         atomic_tail_octet22_next = _t49 ? cur_compare_mask[7:0] : (_t50 ? cur_compare_mask[15:8] : 8'h0);
         atomic_tail_octet23_next = _t50 ? cur_compare_mask[7:0] : 8'h0;
-        atomic_tail_len_next = 7'h46 - _t45[6:0];
+        atomic_tail_len_next = _t51;
+        atomic_tail_keep_next = {
+            _t51 > 7'h47, _t51 > 7'h46, _t51 > 7'h45, _t51 > 7'h44, _t51 > 7'h43, _t51 > 7'h42, _t51 > 7'h41, _t51 > 7'h40, _t51 > 7'h3f, _t51 > 7'h3e,
+            _t51 > 7'h3d, _t51 > 7'h3c, _t51 > 7'h3b, _t51 > 7'h3a, _t51 > 7'h39, _t51 > 7'h38, _t51 > 7'h37, _t51 > 7'h36, _t51 > 7'h35, _t51 > 7'h34,
+            _t51 > 7'h33, _t51 > 7'h32, _t51 > 7'h31, _t51 > 7'h30, _t51 > 7'h2f, _t51 > 7'h2e, _t51 > 7'h2d, _t51 > 7'h2c, _t51 > 7'h2b, _t51 > 7'h2a,
+            _t51 > 7'h29, _t51 > 7'h28, _t51 > 7'h27, _t51 > 7'h26, _t51 > 7'h25, _t51 > 7'h24, _t51 > 7'h23, _t51 > 7'h22, _t51 > 7'h21, _t51 > 7'h20,
+            _t51 > 7'h1f, _t51 > 7'h1e, _t51 > 7'h1d, _t51 > 7'h1c, _t51 > 7'h1b, _t51 > 7'h1a, _t51 > 7'h19, _t51 > 7'h18, _t51 > 7'h17, _t51 > 7'h16,
+            _t51 > 7'h15, _t51 > 7'h14, _t51 > 7'h13, _t51 > 7'h12, _t51 > 7'h11, _t51 > 7'h10, _t51 > 7'hf, _t51 > 7'he, _t51 > 7'hd, _t51 > 7'hc, _t51 > 7'hb,
+            _t51 > 7'ha, _t51 > 7'h9, _t51 > 7'h8, _t51 > 7'h7, _t51 > 7'h6, _t51 > 7'h5, _t51 > 7'h4, _t51 > 7'h3, _t51 > 7'h2, _t51 > 7'h1, _t51 > 7'h0
+        };
     end
     if (wr_fire) begin
         msg_msn_next = cur_msn;
@@ -1171,17 +1239,21 @@ always @* begin
                     OP_WRITE;
                 msg_untagged_next = seg_untagged;
                 tx_stag_next = (seg_untagged & (~cur_invalidate)) ? 32'h0 : cur_stag;
-                tx_to_next = seg_untagged ? 64'h0 : cur_to;
+                tx_to_lo_next = seg_untagged ? 16'h0 : cur_to[15:0];
+                tx_to_hi_next = _t52;
+                tx_to_hi_inc_next = _t52 + 48'h1;
+                tx_room_14_next = cur_mtu_room_tagged;
+                tx_room_18_next = cur_mtu_room_untagged;
                 tx_avail_next = 5'h8 - {2'b00, cur_phase};
                 tx_pos_next = cur_phase;
-                seg_last_next = seg_untagged ? _t51 : _t53;
-                seg_left_next = seg_untagged ? (_t51 ? (cur_len[15:0] + UNTAGGED_HDR) : cur_mtu_mulpdu) :
-                    _t53 ? (cur_len[15:0] + TAGGED_HDR) :
-                    cur_mtu_mulpdu;
-                msg_left_next = seg_untagged ? (_t51 ? 32'h0 : (cur_len - _t52)) : (_t53 ? 32'h0 : (cur_len - _t54));
+                tx_slack_next = cur_first_slack;
+                tx_payload_some_next = cur_first_k_some;
+                seg_last_next = cur_first_fits;
+                seg_left_next = cur_first_seg_left;
+                msg_left_next = cur_first_msg_left;
                 seg_beat_next = 2'b00;
-                tx_payload_octets_next = seg_untagged ? (_t51 ? 4'b0000 : 4'b0000) : (_t53 ? 4'b0000 : 4'b0000);
-                tx_last_beat_next = seg_untagged ? (_t51 ? 1'b0 : _t55) : (_t53 ? 1'b0 : _t55);
+                tx_payload_octets_next = cur_first_k;
+                tx_last_beat_next = cur_first_last;
                 tx_hdr_lanes_next = 4'b1000;
                 tx_phase_next = cur_phase - 3'b000;
             end
@@ -1340,40 +1412,48 @@ always @* begin
         rd_left_one_next = rd_left_reg == 33'h2;
     end
     if (fetch_q_pop) begin
-        rd_next_addr_next = _t56[94:34];
-        rd_left_next = _t56[32:0];
+        rd_next_addr_next = _t53[94:34];
+        rd_left_next = _t53[32:0];
         rd_left_some_next = 1'b1;
-        rd_left_one_next = _t56[33];
+        rd_left_one_next = _t53[33];
     end
     if (fetch_bypass) begin
         rd_next_addr_next = srv_wr_addr[63:3];
         rd_left_next = fetch_reads;
         rd_left_some_next = 1'b1;
-        rd_left_one_next = _t57;
+        rd_left_one_next = _t54;
     end
     if (fifo_pop) begin
         tx_hold_next = fifo_head_reg;
     end
     fifo_reserved_next = (fifo_reserved_reg + {8'h0, tx_rd_fire}) - {8'h0, fifo_pop};
-    seg_nx_fits_next = seg_untagged ? _t58 : _t60;
-    seg_nx_k_next = seg_untagged ? (_t58 ? 4'b0000 : 4'b0000) : (_t60 ? 4'b0000 : 4'b0000);
-    seg_nx_last_beat_next = seg_untagged ? (_t58 ? 1'b0 : _t62) : (_t60 ? 1'b0 : _t62);
-    seg_nx_left_next = seg_untagged ? (_t58 ? (msg_left_reg[15:0] + UNTAGGED_HDR) : msg_mulpdu_reg) :
-        _t60 ? (msg_left_reg[15:0] + TAGGED_HDR) :
+    seg_nx_fits_next = seg_untagged ? _t55 : _t57;
+    seg_nx_k_next = seg_untagged ? (_t55 ? 4'b0000 : 4'b0000) : (_t57 ? 4'b0000 : 4'b0000);
+    seg_nx_k_some_next = seg_untagged ? (_t55 ? _t58 : _t58) : (_t57 ? _t58 : _t58);
+    seg_nx_last_beat_next = seg_untagged ? (_t55 ? 1'b0 : _t59) : (_t57 ? 1'b0 : _t59);
+    seg_nx_left_next = seg_untagged ? (_t55 ? (msg_left_reg[15:0] + UNTAGGED_HDR) : msg_mulpdu_reg) :
+        _t57 ? (msg_left_reg[15:0] + TAGGED_HDR) :
         msg_mulpdu_reg;
-    seg_nx_msg_left_next = seg_untagged ? (_t58 ? 32'h0 : (msg_left_reg - _t59)) : (_t60 ? 32'h0 : (msg_left_reg - _t61));
+    seg_nx_msg_left_next = seg_untagged ? (_t55 ? 32'h0 : (msg_left_reg - {16'h0, tx_room_18_reg})) : (_t57 ? 32'h0 : (msg_left_reg - {16'h0, tx_room_14_reg}));
     seg_nx_valid_next = in_data & (~(tx_seg_end & _t16));
     if (tx_prefetch) begin
-        tx_avail_next = _t63;
+        tx_avail_next = _t60;
+        tx_slack_next = _t61;
     end
     if (tx_emit) begin
-        tx_avail_next = tx_need_pop ? (_t63 - _t15) : (tx_avail_reg - _t15);
-        tx_pos_next = _t64;
+        tx_avail_next = tx_need_pop ? (_t60 - _t62) : (tx_avail_reg - _t62);
+        tx_pos_next = _t63;
         if (tx_last_beat_reg) begin
             if (seg_last_reg) begin
                 state_next = STATE_IDLE;
             end else begin
-                tx_to_next = tx_to_reg + {48'h0, seg_room};
+                tx_to_lo_next = _t64[15:0];
+                if (_t64[16]) begin
+                    tx_to_hi_next = tx_to_hi_inc_reg;
+                    tx_to_hi_inc_next = tx_to_hi_inc_reg + 48'h1;
+                end
+                tx_slack_next = _t65 - {2'b00, seg_nx_k_reg};
+                tx_payload_some_next = seg_nx_k_some_reg;
                 seg_last_next = seg_nx_fits_reg;
                 seg_left_next = seg_nx_left_reg;
                 msg_left_next = seg_nx_msg_left_reg;
@@ -1381,15 +1461,17 @@ always @* begin
                 tx_payload_octets_next = seg_nx_k_reg;
                 tx_last_beat_next = seg_nx_last_beat_reg;
                 tx_hdr_lanes_next = 4'b1000;
-                tx_phase_next = _t64 - 3'b000;
+                tx_phase_next = _t63 - 3'b000;
             end
         end else begin
             seg_left_next = seg_left_reg - 16'h8;
             seg_beat_next = tx_next_beat;
-            tx_payload_octets_next = ((seg_left_reg >= 16'h10) ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t65;
-            tx_last_beat_next = seg_left_reg <= 16'h10;
-            tx_hdr_lanes_next = _t65;
-            tx_phase_next = _t64 - (_t66 ? (seg_untagged ? 3'b000 : 3'b110) : (_t67 ? (seg_untagged ? 3'b010 : 3'b000) : 3'b000));
+            tx_payload_octets_next = _t66;
+            tx_payload_some_next = _t66 != 4'b0000;
+            tx_slack_next = _t65 - {2'b00, _t66};
+            tx_last_beat_next = (~_t67) | (seg_left_reg == 16'h10);
+            tx_hdr_lanes_next = _t68;
+            tx_phase_next = _t63 - (_t69 ? (seg_untagged ? 3'b000 : 3'b110) : (_t70 ? (seg_untagged ? 3'b010 : 3'b000) : 3'b000));
         end
     end
     if (short_emit) begin
@@ -1408,26 +1490,7 @@ always @* begin
                     atomic_tail_octet3_reg, atomic_tail_octet2_reg, atomic_tail_octet1_reg, atomic_tail_octet0_reg
                 };
                 short_left_next = atomic_tail_len_reg;
-                short_keep_next = {
-                    atomic_tail_len_reg > 7'h47, atomic_tail_len_reg > 7'h46, atomic_tail_len_reg > 7'h45, atomic_tail_len_reg > 7'h44,
-                    atomic_tail_len_reg > 7'h43, atomic_tail_len_reg > 7'h42, atomic_tail_len_reg > 7'h41, atomic_tail_len_reg > 7'h40,
-                    atomic_tail_len_reg > 7'h3f, atomic_tail_len_reg > 7'h3e, atomic_tail_len_reg > 7'h3d, atomic_tail_len_reg > 7'h3c,
-                    atomic_tail_len_reg > 7'h3b, atomic_tail_len_reg > 7'h3a, atomic_tail_len_reg > 7'h39, atomic_tail_len_reg > 7'h38,
-                    atomic_tail_len_reg > 7'h37, atomic_tail_len_reg > 7'h36, atomic_tail_len_reg > 7'h35, atomic_tail_len_reg > 7'h34,
-                    atomic_tail_len_reg > 7'h33, atomic_tail_len_reg > 7'h32, atomic_tail_len_reg > 7'h31, atomic_tail_len_reg > 7'h30,
-                    atomic_tail_len_reg > 7'h2f, atomic_tail_len_reg > 7'h2e, atomic_tail_len_reg > 7'h2d, atomic_tail_len_reg > 7'h2c,
-                    atomic_tail_len_reg > 7'h2b, atomic_tail_len_reg > 7'h2a, atomic_tail_len_reg > 7'h29, atomic_tail_len_reg > 7'h28,
-                    atomic_tail_len_reg > 7'h27, atomic_tail_len_reg > 7'h26, atomic_tail_len_reg > 7'h25, atomic_tail_len_reg > 7'h24,
-                    atomic_tail_len_reg > 7'h23, atomic_tail_len_reg > 7'h22, atomic_tail_len_reg > 7'h21, atomic_tail_len_reg > 7'h20,
-                    atomic_tail_len_reg > 7'h1f, atomic_tail_len_reg > 7'h1e, atomic_tail_len_reg > 7'h1d, atomic_tail_len_reg > 7'h1c,
-                    atomic_tail_len_reg > 7'h1b, atomic_tail_len_reg > 7'h1a, atomic_tail_len_reg > 7'h19, atomic_tail_len_reg > 7'h18,
-                    atomic_tail_len_reg > 7'h17, atomic_tail_len_reg > 7'h16, atomic_tail_len_reg > 7'h15, atomic_tail_len_reg > 7'h14,
-                    atomic_tail_len_reg > 7'h13, atomic_tail_len_reg > 7'h12, atomic_tail_len_reg > 7'h11, atomic_tail_len_reg > 7'h10,
-                    atomic_tail_len_reg > 7'hf, atomic_tail_len_reg > 7'he, atomic_tail_len_reg > 7'hd, atomic_tail_len_reg > 7'hc, atomic_tail_len_reg > 7'hb,
-                    atomic_tail_len_reg > 7'ha, atomic_tail_len_reg > 7'h9, atomic_tail_len_reg > 7'h8, atomic_tail_len_reg > 7'h7, atomic_tail_len_reg > 7'h6,
-                    atomic_tail_len_reg > 7'h5, atomic_tail_len_reg > 7'h4, atomic_tail_len_reg > 7'h3, atomic_tail_len_reg > 7'h2, atomic_tail_len_reg > 7'h1,
-                    atomic_tail_len_reg > 7'h0
-                };
+                short_keep_next = atomic_tail_keep_reg;
                 atomic_split_next = 1'b0;
             end else begin
                 state_next = STATE_IDLE;
@@ -1518,7 +1581,9 @@ always @(posedge clk) begin
     seg_beat_reg <= seg_beat_next;
     msg_left_reg <= msg_left_next;
     tx_stag_reg <= tx_stag_next;
-    tx_to_reg <= tx_to_next;
+    tx_to_lo_reg <= tx_to_lo_next;
+    tx_to_hi_reg <= tx_to_hi_next;
+    tx_to_hi_inc_reg <= tx_to_hi_inc_next;
     tx_avail_reg <= tx_avail_next;
     tx_pos_reg <= tx_pos_next;
     tx_hold_reg <= tx_hold_next;
@@ -1526,8 +1591,13 @@ always @(posedge clk) begin
     tx_hdr_lanes_reg <= tx_hdr_lanes_next;
     tx_phase_reg <= tx_phase_next;
     tx_last_beat_reg <= tx_last_beat_next;
+    tx_slack_reg <= tx_slack_next;
+    tx_payload_some_reg <= tx_payload_some_next;
+    tx_room_14_reg <= tx_room_14_next;
+    tx_room_18_reg <= tx_room_18_next;
     seg_nx_fits_reg <= seg_nx_fits_next;
     seg_nx_k_reg <= seg_nx_k_next;
+    seg_nx_k_some_reg <= seg_nx_k_some_next;
     seg_nx_last_beat_reg <= seg_nx_last_beat_next;
     seg_nx_left_reg <= seg_nx_left_next;
     seg_nx_msg_left_reg <= seg_nx_msg_left_next;
@@ -1561,6 +1631,7 @@ always @(posedge clk) begin
     atomic_tail_octet22_reg <= atomic_tail_octet22_next;
     atomic_tail_octet23_reg <= atomic_tail_octet23_next;
     atomic_tail_len_reg <= atomic_tail_len_next;
+    atomic_tail_keep_reg <= atomic_tail_keep_next;
     tid_q_wptr_reg <= tid_q_wptr_next;
     tid_q_rptr_reg <= tid_q_rptr_next;
     if (_t28) begin
@@ -1583,12 +1654,38 @@ always @(posedge clk) begin
     end
     if (wr_take) begin
         wrq_mem[wrq_wptr_reg] <= {
-            srv_mtu, srv_msn, srv_qp_reg, srv_wr_addr[2:0], srv_wr_request_id, srv_wr_compare_mask, srv_wr_compare, srv_wr_add_swap_mask, srv_wr_add_swap,
-            srv_wr_aopcode, srv_wr_imm, srv_wr_sink_to, srv_wr_sink_stag, srv_wr_len, srv_wr_to, srv_wr_stag, srv_wr_invalidate, srv_wr_solicited, srv_wr_kind
+            {
+                _t71 ? (_t72 ? _t74 : _t74) : (_t75 ? _t74 : _t74),
+                _t71 ? (_t72 ? 32'h0 : (srv_wr_len - {16'h0, srv_mtu[47:32]})) : (_t75 ? 32'h0 : (srv_wr_len - {16'h0, srv_mtu[31:16]})),
+                _t71 ? (_t72 ? (srv_wr_len[15:0] + 16'h12) : srv_mtu[15:0]) : (_t75 ? (srv_wr_len[15:0] + 16'he) : srv_mtu[15:0]),
+                _t71 ? (_t72 ? 1'b0 : _t76) : (_t75 ? 1'b0 : _t76),
+                _t71 ? (_t72 ? _t58 : _t58) : (_t75 ? _t58 : _t58),
+                _t71 ? (_t72 ? 4'b0000 : 4'b0000) : (_t75 ? 4'b0000 : 4'b0000),
+                _t71 ? _t72 : _t75
+            },
+            srv_mtu,
+            srv_msn,
+            srv_qp_reg,
+            srv_wr_addr[2:0],
+            srv_wr_request_id,
+            srv_wr_compare_mask,
+            srv_wr_compare,
+            srv_wr_add_swap_mask,
+            srv_wr_add_swap,
+            srv_wr_aopcode,
+            srv_wr_imm,
+            srv_wr_sink_to,
+            srv_wr_sink_stag,
+            srv_wr_len,
+            srv_wr_to,
+            srv_wr_stag,
+            srv_wr_invalidate,
+            srv_wr_solicited,
+            srv_wr_kind
         };
     end
     if (_t42) begin
-        fetch_q_mem[fetch_q_wptr_reg[1:0]] <= {srv_wr_addr[63:3], _t57, fetch_reads};
+        fetch_q_mem[fetch_q_wptr_reg[1:0]] <= {srv_wr_addr[63:3], _t54, fetch_reads};
     end
     if (fifo_push) begin
         fifo_mem[fifo_wptr_reg] <= rd_data;

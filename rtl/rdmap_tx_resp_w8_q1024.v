@@ -179,7 +179,7 @@ reg au_rd_data_valid_next;
 reg [63:0] au_rd_data_reg; // the target's 8 lanes of the read beat
 reg [63:0] au_rd_data_next;
 wire atomic_done;
-wire [32:0] fetch_reads; // memory beats of the message pushed on fetch
+wire [32:0] fetch_reads; // memory beats of the message pushed on fetch (size != 0)
 wire fetch_push; // a message with payload to read is pushed
 reg [60:0] rd_next_addr_reg; // beat address (address / W) of the next read
 reg [60:0] rd_next_addr_next;
@@ -236,12 +236,19 @@ reg [2:0] rr_phase_reg; // rotate of the payload: pos − hdr_lanes, mod W
 reg [2:0] rr_phase_next;
 reg rr_last_beat_reg; // this beat ends the segment (seg_left <= W)
 reg rr_last_beat_next;
-wire [15:0] seg_room_14; // payload octets of a full segment with a 14-octet header
+reg [5:0] rr_slack_reg; // avail − payload_octets, two's complement
+reg [5:0] rr_slack_next;
+reg rr_payload_some_reg; // payload_octets != 0
+reg rr_payload_some_next;
+reg [15:0] rr_room_14_reg; // payload octets of a full segment of the message with a 14-octet header
+reg [15:0] rr_room_14_next;
 wire [15:0] seg_room; // payload octets of a full segment: MULPDU − the header
 reg seg_nx_fits_reg; // the next segment is the last
 reg seg_nx_fits_next;
 reg [3:0] seg_nx_k_reg; // payload octets in the next segment's first beat
 reg [3:0] seg_nx_k_next;
+reg seg_nx_k_some_reg; // seg_nx_k != 0
+reg seg_nx_k_some_next;
 reg seg_nx_last_beat_reg; // the next segment is one beat
 reg seg_nx_last_beat_next;
 reg [15:0] seg_nx_left_reg; // ULPDU octets of the next segment
@@ -284,8 +291,8 @@ wire [7:0] _t6;
 // verilator lint_off UNUSED
 wire [32:0] _t7; // read through slices
 // verilator lint_on UNUSED
-wire [32:0] _t8;
-wire [4:0] _t9;
+wire [3:0] _t8;
+wire _t9;
 wire _t10;
 wire [4:0] _t11;
 wire _t12;
@@ -294,18 +301,24 @@ wire _t14;
 wire _t15;
 wire _t16;
 wire _t17;
-wire _t18;
-wire [31:0] _t19;
-wire [7:0] _t20;
-wire [7:0] _t21;
+wire [15:0] _t18;
+wire _t19;
+wire [5:0] _t20;
+wire _t21;
 wire [7:0] _t22;
-wire [6:0] _t23;
-wire _t24;
-wire [31:0] _t25;
-wire [4:0] _t26;
-wire [2:0] _t27;
-wire [3:0] _t28;
-wire _t29;
+wire [7:0] _t23;
+wire [7:0] _t24;
+wire [6:0] _t25;
+wire _t26;
+wire [4:0] _t27;
+wire [5:0] _t28;
+wire [4:0] _t29;
+wire [2:0] _t30;
+wire [5:0] _t31;
+wire [3:0] _t32;
+wire _t33;
+wire [3:0] _t34;
+wire _t35;
 
 assign _t0 = ~beat_valid_reg;
 assign _t1 = beat_phase[0] ? beat_window[71:64] : beat_window[63:56];
@@ -314,9 +327,9 @@ assign _t3 = beat_phase[0] ? beat_window[55:48] : beat_window[47:40];
 assign _t4 = beat_phase[0] ? beat_window[47:40] : beat_window[39:32];
 assign _t5 = beat_phase[0] ? beat_window[39:32] : beat_window[31:24];
 assign _t6 = beat_phase[0] ? beat_window[31:24] : beat_window[23:16];
-assign _t7 = _t8 - 33'h1;
-assign _t8 = {1'b0, req_size} + {30'h0, req_src_addr[2:0]};
-assign _t9 = {1'b0, rr_payload_octets_reg};
+assign _t7 = {1'b0, req_size} + {29'h0, _t8 + 4'b0111};
+assign _t8 = {1'b0, req_src_addr[2:0]};
+assign _t9 = req_size != 32'h0;
 assign _t10 = ~seg_last_reg;
 assign _t11 = rr_avail_reg + {1'b0, rr_hdr_lanes_reg};
 assign _t12 = seg_beat_reg == 2'b00;
@@ -325,18 +338,24 @@ assign _t14 = 1'b0 | _t12;
 assign _t15 = _t14 | _t13;
 assign _t16 = fifo_push & (~fifo_load);
 assign _t17 = fifo_load & (~fifo_push);
-assign _t18 = req_size <= _t19;
-assign _t19 = {16'h0, req_mulpdu - 16'he};
-assign _t20 = req_term_d ? 8'h0 : 8'h0;
-assign _t21 = {req_term_m, req_term_d, req_term_r, 5'h0};
-assign _t22 = {req_term_layer, req_term_etype};
-assign _t23 = 7'h16 + (req_term_d ? (req_term_tagged ? 7'h10 : 7'h14) : 7'h0) + (req_term_r ? 7'h1c : 7'h0);
-assign _t24 = msg_left_reg <= _t25;
-assign _t25 = {16'h0, seg_room_14};
-assign _t26 = rr_avail_reg + 5'h8;
-assign _t27 = rr_pos_reg + rr_payload_octets_reg[2:0];
-assign _t28 = _t29 ? 4'b0110 : 4'b0000;
-assign _t29 = rr_next_beat == 2'b01;
+assign _t18 = req_mulpdu - 16'he;
+assign _t19 = (req_size[31:16] == 16'h0) & (req_size[15:0] <= _t18);
+assign _t20 = (6'h8 - {3'b000, req_src_addr[2:0]}) - {2'b00, 4'b0000};
+assign _t21 = 4'b0000 != 4'b0000;
+assign _t22 = req_term_d ? 8'h0 : 8'h0;
+assign _t23 = {req_term_m, req_term_d, req_term_r, 5'h0};
+assign _t24 = {req_term_layer, req_term_etype};
+assign _t25 = 7'h16 + (req_term_d ? (req_term_tagged ? 7'h10 : 7'h14) : 7'h0) + (req_term_r ? 7'h1c : 7'h0);
+assign _t26 = (msg_left_reg[31:16] == 16'h0) & (msg_left_reg[15:0] <= rr_room_14_reg);
+assign _t27 = rr_avail_reg + 5'h8;
+assign _t28 = rr_slack_reg + 6'h8;
+assign _t29 = {1'b0, rr_payload_octets_reg};
+assign _t30 = rr_pos_reg + rr_payload_octets_reg[2:0];
+assign _t31 = rr_need_pop ? _t28 : rr_slack_reg;
+assign _t32 = (_t33 ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t34;
+assign _t33 = seg_left_reg[15:4] != 12'h0;
+assign _t34 = _t35 ? 4'b0110 : 4'b0000;
+assign _t35 = rr_next_beat == 2'b01;
 assign in_idle = state_reg == STATE_IDLE;
 assign in_read = state_reg == STATE_READ;
 assign in_atomic = state_reg == STATE_ATOMIC;
@@ -374,19 +393,18 @@ assign wr_addr = {au_wr_addr[63:3], 3'b000};
 assign wr_data = au_wr_data;
 assign wr_strb = au_wr_strb;
 assign atomic_done = in_atomic & au_rsp_valid;
-assign fetch_reads = (req_size == 32'h0) ? 33'h0 : ({3'b000, _t7[32:3]} + 33'h1);
-assign fetch_push = req_fire & (req_kind == KIND_READ_RESPONSE) & (fetch_reads != 33'h0);
+assign fetch_reads = {3'b000, _t7[32:3]};
+assign fetch_push = req_fire & (req_kind == KIND_READ_RESPONSE) & _t9;
 assign rr_rd_valid = in_read & rd_left_some_reg & (fifo_reserved_reg < 9'h100);
 assign rr_rd_fire = rr_rd_valid & rd_ready;
 assign rd_valid = rr_rd_valid | au_rd_valid;
 assign rd_addr = in_atomic ? {au_rd_addr[63:3], 3'b000} : {rd_next_addr_reg, 3'b000};
 assign fifo_push = rd_data_valid & (~in_atomic);
 assign fifo_load = (~fifo_none_reg) & ((~fifo_head_valid_reg) | fifo_pop);
-assign seg_room_14 = resp_mulpdu_reg - TAGGED_HDR;
-assign seg_room = seg_room_14;
+assign seg_room = rr_room_14_reg;
 assign rr_next_beat = (seg_beat_reg == 2'b10) ? seg_beat_reg : (seg_beat_reg + 2'b01);
-assign rr_need_pop = (rr_payload_octets_reg != 4'b0000) & ((_t9 + 5'h8) > rr_avail_reg);
-assign rr_need_prefetch = _t9 > rr_avail_reg;
+assign rr_need_pop = rr_payload_some_reg & (rr_slack_reg[5] | (rr_slack_reg[4:3] == 2'b00));
+assign rr_need_prefetch = rr_slack_reg[5];
 assign rr_plan_late = rr_last_beat_reg & _t10 & (~seg_nx_valid_reg);
 assign rr_prefetch = in_read & rr_need_prefetch & fifo_head_valid_reg;
 assign rr_emit = in_read & (~rr_need_prefetch) & ((~rr_need_pop) | fifo_head_valid_reg) & beat_in_ready_reg & (~rr_plan_late);
@@ -404,10 +422,11 @@ assign beat_in_data = in_read ?
         rr_last_beat_reg & seg_last_reg,
         seg_left_reg,
         rr_last_beat_reg,
-        {
-            seg_left_reg > 16'h7, seg_left_reg > 16'h6, seg_left_reg > 16'h5, seg_left_reg > 16'h4, seg_left_reg > 16'h3, seg_left_reg > 16'h2,
-            seg_left_reg > 16'h1, seg_left_reg > 16'h0
-        },
+        {8{~rr_last_beat_reg}} |
+            {
+                seg_left_reg[3:0] > 4'b0111, seg_left_reg[3:0] > 4'b0110, seg_left_reg[3:0] > 4'b0101, seg_left_reg[3:0] > 4'b0100, seg_left_reg[3:0] > 4'b0011,
+                seg_left_reg[3:0] > 4'b0010, seg_left_reg[3:0] > 4'b0001, seg_left_reg[3:0] > 4'b0000
+            },
         {
             _t12 ? rr_to_reg[55:48] : 8'h0,
             _t12 ? rr_to_reg[63:56] : 8'h0,
@@ -521,8 +540,11 @@ always @* begin
     state_next = state_reg;
     rr_stag_next = rr_stag_reg;
     rr_to_next = rr_to_reg;
+    rr_room_14_next = rr_room_14_reg;
     rr_avail_next = rr_avail_reg;
     rr_pos_next = rr_pos_reg;
+    rr_slack_next = rr_slack_reg;
+    rr_payload_some_next = rr_payload_some_reg;
     seg_last_next = seg_last_reg;
     seg_left_next = seg_left_reg;
     msg_left_next = msg_left_reg;
@@ -542,6 +564,7 @@ always @* begin
     fifo_reserved_next = fifo_reserved_reg;
     seg_nx_fits_next = seg_nx_fits_reg;
     seg_nx_k_next = seg_nx_k_reg;
+    seg_nx_k_some_next = seg_nx_k_some_reg;
     seg_nx_last_beat_next = seg_nx_last_beat_reg;
     seg_nx_left_next = seg_nx_left_reg;
     seg_nx_msg_left_next = seg_nx_msg_left_reg;
@@ -556,14 +579,17 @@ always @* begin
                 state_next = STATE_READ;
                 rr_stag_next = req_sink_stag;
                 rr_to_next = req_sink_to;
+                rr_room_14_next = _t18;
                 rr_avail_next = 5'h8 - {2'b00, req_src_addr[2:0]};
                 rr_pos_next = req_src_addr[2:0];
-                seg_last_next = _t18;
-                seg_left_next = _t18 ? (req_size[15:0] + TAGGED_HDR) : req_mulpdu;
-                msg_left_next = _t18 ? 32'h0 : (req_size - _t19);
+                rr_slack_next = _t19 ? _t20 : _t20;
+                rr_payload_some_next = _t19 ? _t21 : _t21;
+                seg_last_next = _t19;
+                seg_left_next = _t19 ? (req_size[15:0] + TAGGED_HDR) : req_mulpdu;
+                msg_left_next = _t19 ? 32'h0 : (req_size - {16'h0, _t18});
                 seg_beat_next = 2'b00;
-                rr_payload_octets_next = _t18 ? 4'b0000 : 4'b0000;
-                rr_last_beat_next = _t18 ? 1'b0 : (req_mulpdu <= 16'h8);
+                rr_payload_octets_next = _t19 ? 4'b0000 : 4'b0000;
+                rr_last_beat_next = _t19 ? 1'b0 : ((req_mulpdu[15:4] == 12'h0) & (req_mulpdu[3:0] <= 4'b1000));
                 rr_hdr_lanes_next = 4'b1000;
                 rr_phase_next = req_src_addr[2:0] - 3'b000;
             end
@@ -623,39 +649,39 @@ always @* begin
                     req_term_d ? req_term_ddp_hdr[7:0] : req_term_rdma_hdr[23:16],
                     req_term_d ? (req_term_tagged ? req_term_seg_len[7:0] : req_term_seg_len[7:0]) : req_term_rdma_hdr[15:8],
                     req_term_d ? (req_term_tagged ? req_term_seg_len[15:8] : req_term_seg_len[15:8]) : req_term_rdma_hdr[7:0],
-                    _t20,
-                    req_term_d ? _t21 : _t21,
+                    _t22,
+                    req_term_d ? _t23 : _t23,
                     req_term_d ? req_term_code : req_term_code,
-                    req_term_d ? _t22 : _t22,
-                    _t20,
-                    _t20,
-                    _t20,
-                    _t20,
+                    req_term_d ? _t24 : _t24,
+                    _t22,
+                    _t22,
+                    _t22,
+                    _t22,
                     req_term_d ? req_msn[7:0] : req_msn[7:0],
                     req_term_d ? req_msn[15:8] : req_msn[15:8],
                     req_term_d ? req_msn[23:16] : req_msn[23:16],
                     req_term_d ? req_msn[31:24] : req_msn[31:24],
                     req_term_d ? 8'h2 : 8'h2,
-                    _t20,
-                    _t20,
-                    _t20,
-                    _t20,
-                    _t20,
-                    _t20,
-                    _t20,
+                    _t22,
+                    _t22,
+                    _t22,
+                    _t22,
+                    _t22,
+                    _t22,
+                    _t22,
                     req_term_d ? 8'h47 : 8'h47,
                     req_term_d ? 8'h41 : 8'h41
                 };
-                short_left_next = _t23;
+                short_left_next = _t25;
                 short_keep_next = {
-                    _t23 > 7'h47, _t23 > 7'h46, _t23 > 7'h45, _t23 > 7'h44, _t23 > 7'h43, _t23 > 7'h42, _t23 > 7'h41, _t23 > 7'h40, _t23 > 7'h3f, _t23 > 7'h3e,
-                    _t23 > 7'h3d, _t23 > 7'h3c, _t23 > 7'h3b, _t23 > 7'h3a, _t23 > 7'h39, _t23 > 7'h38, _t23 > 7'h37, _t23 > 7'h36, _t23 > 7'h35, _t23 > 7'h34,
-                    _t23 > 7'h33, _t23 > 7'h32, _t23 > 7'h31, _t23 > 7'h30, _t23 > 7'h2f, _t23 > 7'h2e, _t23 > 7'h2d, _t23 > 7'h2c, _t23 > 7'h2b, _t23 > 7'h2a,
-                    _t23 > 7'h29, _t23 > 7'h28, _t23 > 7'h27, _t23 > 7'h26, _t23 > 7'h25, _t23 > 7'h24, _t23 > 7'h23, _t23 > 7'h22, _t23 > 7'h21, _t23 > 7'h20,
-                    _t23 > 7'h1f, _t23 > 7'h1e, _t23 > 7'h1d, _t23 > 7'h1c, _t23 > 7'h1b, _t23 > 7'h1a, _t23 > 7'h19, _t23 > 7'h18, _t23 > 7'h17, _t23 > 7'h16,
-                    _t23 > 7'h15, _t23 > 7'h14, _t23 > 7'h13, _t23 > 7'h12, _t23 > 7'h11, _t23 > 7'h10, _t23 > 7'hf, _t23 > 7'he, _t23 > 7'hd, _t23 > 7'hc,
-                    _t23 > 7'hb, _t23 > 7'ha, _t23 > 7'h9, _t23 > 7'h8, _t23 > 7'h7, _t23 > 7'h6, _t23 > 7'h5, _t23 > 7'h4, _t23 > 7'h3, _t23 > 7'h2,
-                    _t23 > 7'h1, _t23 > 7'h0
+                    _t25 > 7'h47, _t25 > 7'h46, _t25 > 7'h45, _t25 > 7'h44, _t25 > 7'h43, _t25 > 7'h42, _t25 > 7'h41, _t25 > 7'h40, _t25 > 7'h3f, _t25 > 7'h3e,
+                    _t25 > 7'h3d, _t25 > 7'h3c, _t25 > 7'h3b, _t25 > 7'h3a, _t25 > 7'h39, _t25 > 7'h38, _t25 > 7'h37, _t25 > 7'h36, _t25 > 7'h35, _t25 > 7'h34,
+                    _t25 > 7'h33, _t25 > 7'h32, _t25 > 7'h31, _t25 > 7'h30, _t25 > 7'h2f, _t25 > 7'h2e, _t25 > 7'h2d, _t25 > 7'h2c, _t25 > 7'h2b, _t25 > 7'h2a,
+                    _t25 > 7'h29, _t25 > 7'h28, _t25 > 7'h27, _t25 > 7'h26, _t25 > 7'h25, _t25 > 7'h24, _t25 > 7'h23, _t25 > 7'h22, _t25 > 7'h21, _t25 > 7'h20,
+                    _t25 > 7'h1f, _t25 > 7'h1e, _t25 > 7'h1d, _t25 > 7'h1c, _t25 > 7'h1b, _t25 > 7'h1a, _t25 > 7'h19, _t25 > 7'h18, _t25 > 7'h17, _t25 > 7'h16,
+                    _t25 > 7'h15, _t25 > 7'h14, _t25 > 7'h13, _t25 > 7'h12, _t25 > 7'h11, _t25 > 7'h10, _t25 > 7'hf, _t25 > 7'he, _t25 > 7'hd, _t25 > 7'hc,
+                    _t25 > 7'hb, _t25 > 7'ha, _t25 > 7'h9, _t25 > 7'h8, _t25 > 7'h7, _t25 > 7'h6, _t25 > 7'h5, _t25 > 7'h4, _t25 > 7'h3, _t25 > 7'h2,
+                    _t25 > 7'h1, _t25 > 7'h0
                 };
             end
             default: begin
@@ -693,29 +719,33 @@ always @* begin
         rd_next_addr_next = req_src_addr[63:3];
         rd_left_next = fetch_reads;
         rd_left_some_next = 1'b1;
-        rd_left_one_next = (req_size != 32'h0) & (_t8 <= 33'h8);
+        rd_left_one_next = _t9 & (req_size[31:4] == 28'h0) & (req_size[3:0] <= (4'b1000 - _t8));
     end
     if (fifo_pop) begin
         rr_hold_next = fifo_head_reg;
     end
     fifo_reserved_next = (fifo_reserved_reg + {8'h0, rr_rd_fire}) - {8'h0, fifo_pop};
-    seg_nx_fits_next = _t24;
-    seg_nx_k_next = _t24 ? 4'b0000 : 4'b0000;
-    seg_nx_last_beat_next = _t24 ? 1'b0 : (resp_mulpdu_reg <= 16'h8);
-    seg_nx_left_next = _t24 ? (msg_left_reg[15:0] + TAGGED_HDR) : resp_mulpdu_reg;
-    seg_nx_msg_left_next = _t24 ? 32'h0 : (msg_left_reg - _t25);
+    seg_nx_fits_next = _t26;
+    seg_nx_k_next = _t26 ? 4'b0000 : 4'b0000;
+    seg_nx_k_some_next = _t26 ? _t21 : _t21;
+    seg_nx_last_beat_next = _t26 ? 1'b0 : ((resp_mulpdu_reg[15:4] == 12'h0) & (resp_mulpdu_reg[3:0] <= 4'b1000));
+    seg_nx_left_next = _t26 ? (msg_left_reg[15:0] + TAGGED_HDR) : resp_mulpdu_reg;
+    seg_nx_msg_left_next = _t26 ? 32'h0 : (msg_left_reg - {16'h0, rr_room_14_reg});
     seg_nx_valid_next = in_read & (~(rr_seg_end & _t10));
     if (rr_prefetch) begin
-        rr_avail_next = _t26;
+        rr_avail_next = _t27;
+        rr_slack_next = _t28;
     end
     if (rr_emit) begin
-        rr_avail_next = rr_need_pop ? (_t26 - _t9) : (rr_avail_reg - _t9);
-        rr_pos_next = _t27;
+        rr_avail_next = rr_need_pop ? (_t27 - _t29) : (rr_avail_reg - _t29);
+        rr_pos_next = _t30;
         if (rr_last_beat_reg) begin
             if (seg_last_reg) begin
                 state_next = STATE_IDLE;
             end else begin
                 rr_to_next = rr_to_reg + {48'h0, seg_room};
+                rr_slack_next = _t31 - {2'b00, seg_nx_k_reg};
+                rr_payload_some_next = seg_nx_k_some_reg;
                 seg_last_next = seg_nx_fits_reg;
                 seg_left_next = seg_nx_left_reg;
                 msg_left_next = seg_nx_msg_left_reg;
@@ -723,15 +753,17 @@ always @* begin
                 rr_payload_octets_next = seg_nx_k_reg;
                 rr_last_beat_next = seg_nx_last_beat_reg;
                 rr_hdr_lanes_next = 4'b1000;
-                rr_phase_next = _t27 - 3'b000;
+                rr_phase_next = _t30 - 3'b000;
             end
         end else begin
             seg_left_next = seg_left_reg - 16'h8;
             seg_beat_next = rr_next_beat;
-            rr_payload_octets_next = ((seg_left_reg >= 16'h10) ? 4'b1000 : {1'b0, seg_left_reg[2:0]}) - _t28;
-            rr_last_beat_next = seg_left_reg <= 16'h10;
-            rr_hdr_lanes_next = _t28;
-            rr_phase_next = _t27 - (_t29 ? 3'b110 : 3'b000);
+            rr_payload_octets_next = _t32;
+            rr_payload_some_next = _t32 != 4'b0000;
+            rr_slack_next = _t31 - {2'b00, _t32};
+            rr_last_beat_next = (~_t33) | (seg_left_reg == 16'h10);
+            rr_hdr_lanes_next = _t34;
+            rr_phase_next = _t30 - (_t35 ? 3'b110 : 3'b000);
         end
     end
     if (short_emit) begin
@@ -786,8 +818,12 @@ always @(posedge clk) begin
     rr_hdr_lanes_reg <= rr_hdr_lanes_next;
     rr_phase_reg <= rr_phase_next;
     rr_last_beat_reg <= rr_last_beat_next;
+    rr_slack_reg <= rr_slack_next;
+    rr_payload_some_reg <= rr_payload_some_next;
+    rr_room_14_reg <= rr_room_14_next;
     seg_nx_fits_reg <= seg_nx_fits_next;
     seg_nx_k_reg <= seg_nx_k_next;
+    seg_nx_k_some_reg <= seg_nx_k_some_next;
     seg_nx_last_beat_reg <= seg_nx_last_beat_next;
     seg_nx_left_reg <= seg_nx_left_next;
     seg_nx_msg_left_reg <= seg_nx_msg_left_next;

@@ -155,8 +155,13 @@ export function outputRegister(m: ModuleBuilder, o: Stream, W: number, opts: { r
 export interface FixedUlpduShifter {
   /** The beat source for the output register. */
   readonly beat: BeatSource;
-  /** Inside sync(): start sending `octets` (wire order; those past `length` are don't-care). */
-  load(octets: readonly Expr[], length: Expr): void;
+  /**
+   * Inside sync(): start sending `octets` (wire order; those past `length` are don't-care).
+   * `keep`: the lanes that hold an octet (keepOf(length)), when the caller has it registered.
+   */
+  load(octets: readonly Expr[], length: Expr, keep?: Expr): void;
+  /** The shift register's lane mask for a ULPDU of `length` octets (load()'s `keep`). */
+  keepOf(length: Expr): Expr;
   /** Inside sync(): shift out a beat when it is taken; `onLast` runs with the last beat. */
   sync(onLast: () => void): void;
 }
@@ -178,11 +183,12 @@ export function fixedUlpduShifter(m: ModuleBuilder, o: { W: number; maxOctets: n
   const last = m.let('short_last', sbOctets > W ? sbKeep.bit(W).not() : lit(1, 1), { doc: 'no octet after this beat' });
   return {
     beat: { emit, owns: o.active, lo: sb.slice(8 * W - 1, 0), keep: sbKeep.slice(W - 1, 0), last, left: sbLeft.zext(ULPDU_LEFT_BITS) },
-    load(octets, length) {
+    keepOf: (length) => keepFor(sbOctets, length),
+    load(octets, length, keep) {
       if (octets.length > sbOctets) throw new RangeError(`a ${octets.length}-octet ULPDU does not fit the ${sbOctets}-octet shift register`);
       m.set(sb, laneVector([...octets, ...Array.from({ length: sbOctets - octets.length }, () => lit(8, 0))]));
       m.set(sbLeft, length);
-      m.set(sbKeep, keepFor(sbOctets, length));
+      m.set(sbKeep, keep ?? keepFor(sbOctets, length));
     },
     sync(onLast) {
       m.when(emit, () => {

@@ -4,7 +4,7 @@ import { type Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sourceStream } from '../core/stream';
 import { ULPDU_LEFT_BITS, fixedUlpduShifter, outputRegister } from './ddp-tx-output';
-import { readPort, segmentOverlayLanes, segmenter } from './ddp-tx-segmenter';
+import { readPort, segmentOverlayLanes, segmentStart, segmentStartLayout, segmenter } from './ddp-tx-segmenter';
 import { ATOMIC_TAIL_MAX, atomicRequestTail, atomicRequestUlpdu, immediateUlpdu, readRequestUlpdu, segmentHeader } from './ddp-tx-ulpdu';
 import { bramFifo } from '../lib/fifo-bram';
 import { fifo } from '../lib/fifo';
@@ -167,8 +167,16 @@ export function ddpTxModule(bytes: number, opts: DdpTxOptions = {}): Module {
   // A queue entry is the work request but for its address: the fetcher has it; the sender needs
   // only its phase in the beat (the realignment).
   const { addr: _addr, ...kept } = Object.fromEntries(WORK_REQUEST.fields.map((f) => [f.name, f.layout ?? { width: f.width, ...(f.doc && { doc: f.doc }) }]));
+  // Shared, the entry also carries its first segment's first beat (segmentStart), planned from
+  // its size, phase and its QP's MULPDU as it enters the queue: the start loads registers.
+  const START = segmentStartLayout(W);
   const perQp: Record<string, FieldDef> = shared
-    ? { qp: { width: qb, doc: 'the QP' }, msn: { width: 32, doc: 'its MSN (QN 0 or QN 1 by kind)' }, mtu: QP_MTU }
+    ? {
+        qp: { width: qb, doc: 'the QP' },
+        msn: { width: 32, doc: 'its MSN (QN 0 or QN 1 by kind)' },
+        mtu: QP_MTU,
+        first: { width: START.width, doc: "a Write's or Send's first beat (segmentStart)" },
+      }
     : {};
   const WRQ_ENTRY = record('wrq_entry', { ...kept, phase: { width: Math.log2(W), doc: 'the data address modulo W' }, ...perQp } as Record<string, FieldDef>);
   // Shared by QPs: the work requests come from the scheduler (ddp-tx-sched.ts), which hands one
@@ -194,10 +202,15 @@ export function ddpTxModule(bytes: number, opts: DdpTxOptions = {}): Module {
   const { addr: srcAddr, ...entryFields } = src;
   const srcKind = src['kind']!;
   const srcLen = src['len']!;
+  const firstIn = (mtu: Expr): Expr => {
+    const v = QP_MTU.view(mtu);
+    const untagged = srcKind.ne(sharedNames!.WR.WRITE);
+    return segmentStart(W, untagged, srcLen, srcAddr!.slice(Math.log2(W) - 1, 0), { mulpdu: v.mulpdu, rooms: [v.room_tagged, v.room_untagged] });
+  };
   const entryIn = WRQ_ENTRY.pack({
     ...Object.fromEntries(WORK_REQUEST.fields.filter((f) => f.name !== 'addr').map((f) => [f.name, entryFields[f.name]!])),
     phase: srcAddr!.slice(Math.log2(W) - 1, 0),
-    ...(sched && { qp: sched.qp, msn: sched.msn, mtu: sched.mtu }),
+    ...(sched && { qp: sched.qp, msn: sched.msn, mtu: sched.mtu, first: firstIn(sched.mtu) }),
   });
   const take = sched
     ? m.let('wr_take', sched.valid, { doc: 'the scheduler hands a work request (into the queue)' })
@@ -284,10 +297,12 @@ export function ddpTxModule(bytes: number, opts: DdpTxOptions = {}): Module {
     cfgMulpdu: mulpdu,
     ...(startMtu && { startMulpdu: { mulpdu: startMtu.mulpdu, rooms: [startMtu.room_tagged, startMtu.room_untagged] } }),
     untagged,
-    request: { phase: field('phase'), size: wrLen },
+    request: { phase: field('phase'), size: wrLen, ...(shared && { first: START.view(field('first'), { m, prefix: 'cur_first' }) }) },
     // Writes and Sends are read as they enter the queue.
     fetch: { valid: take.and(srcKind.eq(kWrite).or(srcKind.eq(kSend))), addr: srcAddr!, size: srcLen, queue: ddpTxWrQueue(W) + 1 },
     fetchGate: lit(1, 1),
+    // Shared, the 64-bit TO add was the longest carry chain between registers (synth_xilinx).
+    toCarrySelect: shared,
     rd,
     sharedRead: null,
     header: (last, stag, to) => segmentHeader({ tagged: untagged.not(), last, opcode, stag, to, msn: msnLater.qn0 }),
@@ -325,7 +340,12 @@ export function ddpTxModule(bytes: number, opts: DdpTxOptions = {}): Module {
     ? atomicRequestTail(field('msn'), splitMulpdu(startTailSel), wrCompareMask.slice(8 * ATOMIC_TAIL_MAX - 1, 0))
     : atomicRequestTail(msnLater.qn1, mulpdu, atomicTail!);
   const tailReg = shared
-    ? { octets: tailNow.octets.map((_, i) => m.reg(`atomic_tail_octet${i}`, 8)), length: m.reg('atomic_tail_len', 7, { doc: 'length of the second segment' }) }
+    ? {
+        octets: tailNow.octets.map((_, i) => m.reg(`atomic_tail_octet${i}`, 8)),
+        length: m.reg('atomic_tail_len', 7, { doc: 'length of the second segment' }),
+        // Its lane mask too, so loading it is a mux of registers, no compare of the length.
+        keep: m.reg('atomic_tail_keep', short.keepOf(tailNow.length).width, { doc: 'the lanes of the second segment' }),
+      }
     : null;
   const tail = tailReg ?? tailNow;
   const sizeOf = (octets: readonly unknown[]) => lit(7, octets.length);
@@ -359,6 +379,7 @@ export function ddpTxModule(bytes: number, opts: DdpTxOptions = {}): Module {
       m.when(wrFire, () => {
         tailReg.octets.forEach((r, i) => m.set(r, tailNow.octets[i]!));
         m.set(tailReg.length, tailNow.length);
+        m.set(tailReg.keep, short.keepOf(tailNow.length));
       });
     if (msgMsn && msgMulpdu && startMtu)
       m.when(wrFire, () => {
@@ -416,7 +437,7 @@ export function ddpTxModule(bytes: number, opts: DdpTxOptions = {}): Module {
       m.when(
         atomicSplit,
         () => {
-          short.load(tail.octets, tail.length);
+          short.load(tail.octets, tail.length, tailReg?.keep);
           m.set(atomicSplit, 0);
           if (msnRead) m.set(msnRead, msnRead.add(1));
         },
