@@ -373,10 +373,11 @@ export function runTopRx(width: number, o: TopRxOptions = {}): TopRxRun {
     const pairs: { measured: number; model: number }[] = [];
     let last = -1;
     segments.forEach((g, k) => {
-      last += beats(g.wire.length, W);
+      const n = beats(g.wire.length, W);
+      last += n;
       if (k === 0) return;
       const model = rxInputCycles(W, { wireLength: g.wire.length, switched: g.tid !== segments[k - 1]!.tid });
-      pairs.push({ measured: bench.inBeats[last]! - bench.inBeats[last - beats(g.wire.length, W)]!, model });
+      pairs.push({ measured: bench.inBeats[last]! - bench.inBeats[last - n]!, model });
     });
     check = cycleCheck(pairs);
   } else if (qps > 1) problems.push(`${bench.inBeats.length} s_axis beats taken for ${segments.length} segments`);
@@ -444,8 +445,11 @@ export function rnicRateFigures(o: { readonly widths?: readonly number[]; readon
       // Host memory behind PCIe: reads answered 200 cycles later (800 ns at 250 MHz).
       tx('1 QP, MULPDU 8192, markers+CRC, read latency 200', { qps: 1, latency: 200 });
       tx('4 QPs, MULPDU 8192, markers+CRC, read latency 200', { qps: 4, latency: 200 });
-      if (all > 4) tx(`${all} QPs, every Write another QP, MULPDU 8192, markers+CRC`, { qps: all, writes: Math.max(writes, all) });
-      if (all > 4) tx(`${all} QPs, every Write another QP, MULPDU 1460, markers+CRC`, { qps: all, writes: Math.max(writes, all), mulpdu: 1460 });
+      const everyQp = { qps: all, writes: Math.max(writes, all) };
+      if (all > 4) {
+        tx(`${all} QPs, every Write another QP, MULPDU 8192, markers+CRC`, everyQp);
+        tx(`${all} QPs, every Write another QP, MULPDU 1460, markers+CRC`, { ...everyQp, mulpdu: 1460 });
+      }
       const rx = (what: string, t: TopRxOptions) => {
         const r = measureTopRx(W, { writes, model, ...t });
         const name = `rnic_top_w${W} receive placement, 4 KiB RDMA Writes, ${what}`;
@@ -458,8 +462,10 @@ export function rnicRateFigures(o: { readonly widths?: readonly number[]; readon
       rx('MULPDU 1460, markers+CRC', { mulpdu: 1460 });
       // Every FPDU a segment of another QP: a context switch of the shared mpa_rx at each.
       rx('4 QPs, every segment another QP, MULPDU 1460, markers+CRC', { qps: 4, mulpdu: 1460 });
-      if (all > 4) rx(`${all} QPs, every segment another QP, MULPDU 1460, markers+CRC`, { qps: all, writes: Math.max(writes, all), mulpdu: 1460 });
-      if (all > 4) rx(`${all} QPs, every segment another QP, MULPDU 8192, markers+CRC`, { qps: all, writes: Math.max(writes, all) });
+      if (all > 4) {
+        rx(`${all} QPs, every segment another QP, MULPDU 1460, markers+CRC`, { ...everyQp, mulpdu: 1460 });
+        rx(`${all} QPs, every segment another QP, MULPDU 8192, markers+CRC`, everyQp);
+      }
       rx('MULPDU 8192, CRC, no markers', { markers: false });
     } finally {
       model.close();
