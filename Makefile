@@ -4,7 +4,7 @@
 #   make demo               the demo scenario on the golden model, and its pcap
 #   make test               type-check and run every test
 #   make regress            the long co-simulation regression (minutes; REGRESS_SEED, REGRESS_SCALE)
-#   make bench              model benchmarks (numbers for the README)
+#   make bench              model benchmarks (numbers for docs/benchmarks.md)
 #   make rtl                regenerate rtl/ for the default configuration
 SHELL := /bin/bash
 .DEFAULT_GOAL := run

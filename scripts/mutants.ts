@@ -13,7 +13,7 @@
  * --reprove runs only the equivalence proofs again, for the survivors in DIR/results.json not
  * proved yet (each from its kept single-mutant RTL), and rewrites the two files.
  *
- * Writes DIR/results.json and DIR/mutation.md (the table in the README); default out/mutants.
+ * Writes DIR/results.json and DIR/mutation.md (the table in docs/testing.md); default out/mutants.
  * A long job (about an hour): one model build per module, seconds to a minute per mutant.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -124,7 +124,7 @@ function write(results: Results): void {
   process.exitCode = caught + equivalent === rows.length ? 0 : 1;
 }
 
-/** The README table: per module, tried and caught; then every survivor with its reason. */
+/** The table of docs/testing.md: per module, tried and caught; then every survivor with its reason. */
 function markdown(all: readonly Row[]): string {
   const modules = [...new Set(all.map((r) => r.module))];
   const lines = ['| module | mutants | caught | by a random run | by a scenario | survivors proved equivalent | survivors not proved |', '|---|---|---|---|---|---|---|'];
