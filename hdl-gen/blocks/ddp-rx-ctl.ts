@@ -826,7 +826,8 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const atomicReq = readAhead('atomic_req', 1, 'an Atomic Request', (D) => D.t.not().and(D.opcode.eq(K.OP.ATOMIC_REQUEST)));
   // The lookup's verdict, registered with its answer in LWAIT (cleared with the descriptor).
   const lkFailed = m.reg('lk_failed', 1, { doc: 'the lookup of the ULPDU in POST failed (T1-T5, Read source, Atomic target and alignment)' });
-  // No lookup yet: no fault, address 0 (a zero-length Read's source address).
+  // No lookup yet: no fault. The address is read only after a lookup (a zero-length Read's source
+  // address is 0 by its own mux below), so its value here is a tidy reset, not a contract.
   ahead.push([lkFailed, lit(1, 0)], [lkFaultR, lit(3, 0)], [lkAddrR, lit(64, 0)]);
   const lkFailedNow = taggedLen.or(readLen).or(atomicReq).and(lkFault.ne(0)).or(atomicReq.and(lkAddr.slice(2, 0).ne(0)));
   const lkV = verdictOf(mux(lkFaultR.eq(0), eStream, mux(taggedLen, faultTable(ddpTagged, lkFaultR), faultTable(rdmapProt, lkFaultR))));

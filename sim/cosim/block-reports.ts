@@ -3,9 +3,11 @@ import type { MpaCosimResult, RxDutResult } from './block-runs';
 import type { CrcCosimResult } from './crc32c';
 import type { DdpRxHdrCosimResult } from './ddp-rx-hdr';
 import type { MpaRxCosimResult } from './mpa-rx';
+import type { MpaRxSharedResult } from './mpa-rx-shared';
 import type { MpaTxCosimResult } from './mpa-tx';
 import type { FairnessResult } from './rnic-fairness';
 import type { StagTableCosimResult } from './stag-table';
+import type { UlpduReasmResult } from './ulpdu-reasm';
 
 /** The text reports of the block co-simulations (`rnic cosim --dut <block>`). */
 
@@ -78,6 +80,28 @@ export function formatMpaRx(r: MpaRxCosimResult): string {
     r.mismatches ? `MISMATCH: ${r.mismatches} differences from the model` : 'every ULPDU, verdict and first error equals the model',
   ];
   if (r.firstMismatch) lines.push(`first mismatch at cycle ${r.firstMismatch.cycle}: ${JSON.stringify(r.firstMismatch).slice(0, 400)}`);
+  return lines.join('\n');
+}
+
+export function formatMpaRxShared(r: MpaRxSharedResult): string {
+  const lines = [
+    `${r.module}: ${r.segments} segments in random QP order (${r.switches} context switches), ${r.fpdus} FPDUs, ${r.delivered} delivered, seed ${r.seed}`,
+    `${r.cycles} cycles; first errors compared with the model: ${r.errorsChecked}`,
+    r.mismatches ? `MISMATCH: ${r.mismatches} differences from the model` : "every QP's ULPDUs, verdicts and first error equal the model",
+  ];
+  const m = r.firstMismatch;
+  if (m) lines.push(`first mismatch${m.qp >= 0 ? `: QP ${m.qp}, FPDU ${m.fpdu},` : ':'} cycle ${m.cycle}: ${m.what}`, `  model ${m.expected.slice(0, 120)}`, `  RTL   ${m.actual.slice(0, 120)}`);
+  return lines.join('\n');
+}
+
+export function formatUlpduReasm(r: UlpduReasmResult): string {
+  const lines = [
+    `${r.module}: ${r.segments} segments in random QP order (${r.switches} context switches), ${r.ulpdus} ULPDUs, ${r.delivered} delivered, ${r.restarts} streams restarted part way, seed ${r.seed}`,
+    `${r.cycles} cycles`,
+    r.mismatches ? `MISMATCH: ${r.mismatches} differences from the ULPDUs sent` : 'every ULPDU comes out whole, in order per QP, with its verdict',
+  ];
+  const m = r.firstMismatch;
+  if (m) lines.push(`first mismatch: QP ${m.qp}, ULPDU ${m.ulpdu}, beat ${m.beat}, cycle ${m.cycle}: ${m.what}`, `  expected ${m.expected.slice(0, 120)}`, `  RTL      ${m.actual.slice(0, 120)}`);
   return lines.join('\n');
 }
 

@@ -189,7 +189,9 @@ function makeUlpdu(r: Prng, W: number, faultRate: number): Uint8Array {
     case 'too-long': {
       const op = r.pick([Opcode.READ_REQUEST, Opcode.TERMINATE, Opcode.IMMEDIATE, Opcode.IMMEDIATE_SE, Opcode.ATOMIC_REQUEST, Opcode.ATOMIC_RESPONSE]);
       const u = wellFormed(r, op, W);
-      const extra = r.bytes(r.pick([1, r.int(1, 8), r.int(1, 3 * W)]));
+      // Small excesses, and one of every power of two up to 4 KiB: each bit of the length compare
+      // decides once (a stuck bit of rdmap_len above the first beats went unseen).
+      const extra = r.bytes(r.pick([1, r.int(1, 8), r.int(1, 3 * W), 1 << r.int(0, 12)]));
       const out = new Uint8Array(u.length + extra.length);
       out.set(u);
       out.set(extra, u.length);

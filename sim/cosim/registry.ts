@@ -2,7 +2,7 @@ import { BLOCK_WIDTHS, DATAPATH_WIDTHS, type RnicConfig } from '../../hdl-gen/ge
 import type { Scenario } from '../../ts-model/scenario/schema';
 import type { DutSelection } from '../harness/open-dut';
 import { cosimAtomicUnit } from './atomic-unit';
-import { formatAtomic, formatCrc, formatDdpRxHdr, formatFairness, formatMpa, formatMpaRx, formatMpaTx, formatRx, formatStagTable } from './block-reports';
+import { formatAtomic, formatCrc, formatDdpRxHdr, formatFairness, formatMpa, formatMpaRx, formatMpaRxShared, formatMpaTx, formatUlpduReasm, formatRx, formatStagTable } from './block-reports';
 import { runMpa, runMpaRx, runMpaTx, runRx } from './block-runs';
 import { cosimCrc32c } from './crc32c';
 import { cosimDdpRxHdr } from './ddp-rx-hdr';
@@ -16,6 +16,10 @@ import { cosimRnicFairness } from './rnic-fairness';
 import { formatRnicCosim, formatScenarioCosim, runRnicCosim, runScenarioCosim } from './rnic-run';
 import { cosimStagTable } from './stag-table';
 import { mpaTxName } from '../../hdl-gen/blocks/mpa-tx';
+import { mpaRxName } from '../../hdl-gen/blocks/mpa-rx';
+import { cosimMpaRxShared } from './mpa-rx-shared';
+import { ulpduReasmName } from '../../hdl-gen/blocks/ulpdu-reasm';
+import { cosimUlpduReasm } from './ulpdu-reasm';
 
 /**
  * Every DUT `rnic cosim --dut D` can co-simulate, as data: its name, the widths it is generated at,
@@ -192,7 +196,28 @@ export const COSIM_DUTS: readonly CosimDut[] = [
     options: ['width', 'qps', 'frames', 'vcd'],
     modules: ({ width, qps }) => [mpaTxName(width, qps)],
   },
-  widthBlock('mpa_rx', 'MPA receive mpa_rx_w<W> with faults, then its full-speed rate', BLOCK_WIDTHS, (a) => block(runMpaRx(common(a), a.frames, a.faults), formatMpaRx), 0),
+  {
+    ...widthBlock(
+      'mpa_rx',
+      'MPA receive mpa_rx_w<W> with faults, then its full-speed rate; mpa_rx_w<W>_q<N> shared by --qps N (as in rnic_top): --frames FPDUs over every QP, segments in random QP order',
+      BLOCK_WIDTHS,
+      (a) =>
+        a.qps > 1
+          ? block(cosimMpaRxShared({ ...common(a), qps: a.qps, fpdus: Math.max(1, Math.ceil(a.frames / a.qps)), interleave: 'random', faults: a.faults }), formatMpaRxShared)
+          : block(runMpaRx(common(a), a.frames, a.faults), formatMpaRx),
+      0,
+    ),
+    options: ['width', 'qps', 'frames', 'faults', 'vcd'],
+    modules: ({ width, qps }) => [mpaRxName(width, qps > 1 ? qps : undefined)],
+  },
+  {
+    name: 'ulpdu_reasm',
+    about: 'ulpdu_reasm_w<W>_q<N>, the receive path\'s reassembly shared by --qps N QPs (as in rnic_top): --frames ULPDUs over 8 of them, in random order, some streams restarted part way',
+    widths: DATAPATH_WIDTHS,
+    options: ['width', 'qps', 'frames', 'vcd'],
+    modules: ({ width, qps }) => [ulpduReasmName(width, qps)],
+    run: (a) => block(cosimUlpduReasm({ ...common(a), qps: a.qps, ulpdus: Math.max(1, Math.ceil(a.frames / Math.min(8, a.qps))), interleave: 'random', abandon: 0.05 }), formatUlpduReasm),
+  },
   {
     name: 'mpa',
     about: 'both MPA blocks, mpa_tx_w<W> and mpa_rx_w<W>',

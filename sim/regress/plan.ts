@@ -55,10 +55,19 @@ export function regressPlan(scale = 1): RegressRun[] {
       planned(`rx w${w}`, 'rx', { width, frames: n(30_000), faults: '0.1' }),
       planned(`rnic_rx w${w}`, 'rnic_rx', { width, frames: n(20_000), faults: '0.1' }),
       planned(`mpa w${w}`, 'mpa', { width, frames: n(20_000), faults: '0.02' }),
+      // The mpa_rx the top shares: segments of every size in random QP order (the top sends
+      // MULPDU-sized FPDUs of at least a DDP header, one per segment).
+      planned(`mpa_rx w${w} q${DEFAULT_CONFIG.qps}`, 'mpa_rx', { width, qps: String(DEFAULT_CONFIG.qps), frames: n(20_000), faults: '0.1' }),
+      // The reassembly the top shares: ULPDUs in segments of any size, streams restarted part way.
+      planned(`ulpdu_reasm w${w} q${DEFAULT_CONFIG.qps}`, 'ulpdu_reasm', { width, qps: String(DEFAULT_CONFIG.qps), frames: n(5000) }),
       // The transmit blocks by their own harnesses: their contracts the top masks (idle while a
-      // beat is offered) and long stalls behind m_axis.
+      // beat is offered) and long stalls behind m_axis; and the ones the top shares among its QPs,
+      // so the mutation campaign judges those by their own runs too (the top alone sends few
+      // short segments and no long stalls).
       planned(`ddp_tx w${w}`, 'ddp_tx', { width, frames: n(2000) }),
+      planned(`ddp_tx w${w} q${DEFAULT_CONFIG.qps}`, 'ddp_tx', { width, qps: String(DEFAULT_CONFIG.qps), frames: n(2000) }),
       planned(`rdmap_tx_resp w${w}`, 'rdmap_tx_resp', { width, frames: n(2000) }),
+      planned(`rdmap_tx_resp w${w} q${DEFAULT_CONFIG.qps}`, 'rdmap_tx_resp', { width, qps: String(DEFAULT_CONFIG.qps), frames: n(2000) }),
       // The mpa_tx the top shares among its QPs, interleaved by its own harness.
       planned(`mpa_tx w${w} q${DEFAULT_CONFIG.qps}`, 'mpa_tx', { width, qps: String(DEFAULT_CONFIG.qps), frames: n(20_000) }),
       planned(`ddp_rx_hdr w${w}`, 'ddp_rx_hdr', { width, frames: n(50_000), faults: '0.3' }),

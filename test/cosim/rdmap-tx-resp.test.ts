@@ -57,6 +57,9 @@ describe('rdmap_tx_resp Read Response at full rate (exact Verilator cycle counts
   // straddle two memory beats.
   test.each([
     [8, '0x10000', 4],
+    // A phase with neither an aligned start nor a straddle: the header beat leaves before the data
+    // (a first beat planned as carrying payload waits for it and costs a cycle).
+    [8, '0x10005', 4],
     [8, '0x1003f', 4],
     [64, '0x10000', 4],
     [64, '0x1003f', 4],
