@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ZodError } from 'zod';
@@ -16,29 +17,43 @@ import { UsageError, formatRun, loadScenario, runReport, runScenario, schemaText
 /** The DUTs of `rnic cosim`, from the registry (sim/cosim/registry.ts). */
 const DUT_LIST = COSIM_DUTS.map((d) => `${' '.repeat(30)}${d.name.padEnd(15)}${d.about}`).join('\n');
 
-const HELP = `rnic — iWARP RNIC golden model, Verilog generator and co-simulation
-
-usage: rnic <command> [options]
-
-commands:
-  demo      MPA start-up, then frame a stream of ULPDUs with markers and CRC and deframe it
+/** Each command's lines of the help: the command, what it does, its options. */
+const COMMAND_HELP: readonly (readonly [command: string, text: string])[] = [
+  [
+    'demo',
+    `  demo      MPA start-up, then frame a stream of ULPDUs with markers and CRC and deframe it
             --json            one JSON object instead of text
             --hex             hex dump of every FPDU
             --isn N           initiator ISN (default 0xfffffb00: the stream crosses 2^32)
             --emss N          effective MSS (default 1460)
             --no-markers      no markers in either direction
             --no-crc          CRC-32C off
-            --seed N          payload and cut-point seed (default 1)
-  run       run a scenario file on the golden model: events, summary, memory digests
+            --seed N          payload and cut-point seed (default 1)`,
+  ],
+  [
+    'run',
+    `  run       run a scenario file on the golden model: events, summary, memory digests
             --scenario F      the scenario (JSON; see 'rnic schema' and examples/)
-            --json            one JSON object instead of text
-  pcap      run a scenario and write both directions as a pcap Wireshark reads
-            --scenario F -o OUT.pcap
-  schema    print the JSON Schema of scenario files
-  gen       generate the Verilog of the RNIC datapath
+            --json            one JSON object instead of text`,
+  ],
+  [
+    'pcap',
+    `  pcap      run a scenario and write both directions as a pcap Wireshark reads
+            --scenario F -o OUT.pcap`,
+  ],
+  [
+    'schema',
+    `  schema    print the JSON Schema of scenario files`,
+  ],
+  [
+    'gen',
+    `  gen       generate the Verilog of the RNIC datapath
             --config F        generator configuration (JSON: width, qps, stagDepth, irrqDepth, orqDepth, rqDepth)
-            --out DIR         where to write the .v files, rnic.f and manifest.json
-  cosim     co-simulate generated RTL in Verilator against the model
+            --out DIR         where to write the .v files, rnic.f and manifest.json`,
+  ],
+  [
+    'cosim',
+    `  cosim     co-simulate generated RTL in Verilator against the model
             --dut D           what to co-simulate (an option a DUT does not take is refused):
 ${DUT_LIST}
             --scenario F      rnic: a scenario file (as 'rnic run' takes) with the RTL as its
@@ -67,26 +82,65 @@ ${DUT_LIST}
             --plusarg +N=V    a simulator plusarg for the RTL's $value$plusargs (repeatable)
             --json            one JSON object (rnic: seed, ops, packets, mismatches, violations, cycles,
                               simCyclesPerSecond, firstMismatch, ...); exit status 1 on any
-                              mismatch (rx, rnic: or protection violation)
-  synth     synthesize a module: yosys (+ nextpnr-ice40 for Fmax)
+                              mismatch (rx, rnic: or protection violation)`,
+  ],
+  [
+    'synth',
+    `  synth     synthesize a module: yosys (+ nextpnr-ice40 for Fmax)
             --module M        e.g. crc32c_w8, mpa_rx_w64, stag_table_d256, atomic_unit
             --target T        ice40 | generic | xilinx
             --config F        generator configuration; --rtl DIR uses the Verilog in DIR instead
-            --json            one JSON object
-  bench     the benchmarks: model CRC and end to end against peers, co-simulation speed, RTL
+            --json            one JSON object`,
+  ],
+  [
+    'bench',
+    `  bench     the benchmarks: model CRC and end to end against peers, co-simulation speed, RTL
             efficiency in Verilator cycles (bench/run.ts; peers measured in the same run)
             --json            one JSON line per figure, with its peer and ratio where there is one
             --group G         only e2e | crc | mpa | cosim | rtl
-            --seconds S       time per measurement (default 1.5)
-  help      this text
+            --seconds S       time per measurement (default 1.5)`,
+  ],
+  [
+    'help',
+    `  help      this text`,
+  ],
+];
 
-exit status: 0 on success, 1 when the run found a mismatch (or a protection violation), 2 on a usage
+const EXIT_STATUS = `exit status: 0 on success, 1 when the run found a mismatch (or a protection violation), 2 on a usage
 or configuration error (a bad option, config, scenario, or an option the RTL refuses), 3 when the
 RTL cannot be used (--rtl: a missing file, Verilog that Verilator rejects, ports that differ from
 manifest.json; the message names the file and the line or port).`;
 
+const HELP = `rnic — iWARP RNIC golden model, Verilog generator and co-simulation
+
+usage: rnic <command> [options]
+
+commands:
+${COMMAND_HELP.map(([, text]) => text).join('\n')}
+
+${EXIT_STATUS}`;
+
+/** `rnic <command> --help`: that command's lines and the exit status. */
+function commandHelp(command: string): string | null {
+  const text = COMMAND_HELP.find(([c]) => c === command)?.[1];
+  return text === undefined ? null : `usage: rnic ${command} [options]\n\n${text}\n\n${EXIT_STATUS}`;
+}
+
+/** The package's version, for `rnic --version`. */
+function version(): string {
+  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
 export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + '\n')): Promise<number> {
   const [command, ...rest] = argv;
+  if (command !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
+    const help = commandHelp(command);
+    if (help !== null) {
+      out(help);
+      return 0;
+    }
+  }
   try {
     switch (command) {
       case 'demo':
@@ -105,6 +159,11 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         return bench(rest);
       case 'schema':
         out(schemaText());
+        return 0;
+      case '--version':
+      case '-V':
+      case 'version':
+        out(`rnic ${version()}`);
         return 0;
       case undefined:
       case 'help':

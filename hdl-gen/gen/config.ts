@@ -29,7 +29,11 @@ const powerOfTwo = (min: number, max: number, dflt: number) =>
 export const RnicConfigSchema = z
   .object({
     /** Datapath width in octets per cycle (a power of two, 8..64). */
-    width: z.union(DATAPATH_WIDTHS.map((w) => z.literal(w)) as unknown as [z.ZodLiteral<8>, z.ZodLiteral<16>, ...z.ZodLiteral<number>[]]).default(8),
+    width: z
+      .union(DATAPATH_WIDTHS.map((w) => z.literal(w)) as unknown as [z.ZodLiteral<8>, z.ZodLiteral<16>, ...z.ZodLiteral<number>[]], {
+        error: (i) => `must be one of ${DATAPATH_WIDTHS.join(', ')}, got ${JSON.stringify(i.input)}`,
+      })
+      .default(8),
     /** Queue pairs (RDMAP streams) the datapath serves (every per-QP state in block RAM). */
     qps: z.number().int().min(1).max(16384).default(DEFAULT_QPS),
     /** STag table entries, shared by the QPs (a power of two; hdl-gen/blocks/stag-table.ts). */

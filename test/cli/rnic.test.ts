@@ -51,6 +51,43 @@ describe('rnic demo (the main job)', () => {
     expect(rnic('demo', '--bogus').status).toBe(2);
     expect(rnic('--help').stdout).toMatch(/usage: rnic/);
   });
+
+  test.each([
+    ['demo', '--no-markers'],
+    ['run', '--scenario'],
+    ['pcap', '-o OUT.pcap'],
+    ['schema', 'JSON Schema'],
+    ['gen', '--out DIR'],
+    ['cosim', '--dut D'],
+    ['synth', 'ice40 | generic | xilinx'],
+    ['bench', '--group G'],
+  ])('rnic %s --help exits 0 with its options and the exit status, and runs nothing', (command, option) => {
+    const p = rnic(command, '--help');
+    expect(p.status).toBe(0);
+    expect(p.stdout).toContain(`usage: rnic ${command} [options]`);
+    expect(p.stdout).toContain(option);
+    expect(p.stdout).toMatch(/exit status: 0 on success/);
+    expect(p.stderr).toBe('');
+  });
+
+  test('rnic --version prints the package version', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const p = rnic(flag);
+      expect(p.status).toBe(0);
+      expect(p.stdout.trim()).toBe(`rnic ${pkg.version}`);
+    }
+  });
+
+  test('a configuration width that is not a datapath width lists the allowed ones', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rnic-cli-'));
+    const f = join(dir, 'w12.json');
+    writeFileSync(f, '{"width": 12}');
+    const p = rnic('gen', '--config', f, '--out', join(dir, 'rtl'));
+    expect(p.status).toBe(2);
+    expect(p.stderr).toContain('width: must be one of 8, 16, 32, 64, got 12');
+    rmSync(dir, { recursive: true });
+  });
 });
 
 describe('rnic run / pcap / schema', () => {
