@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ZodError } from 'zod';
@@ -10,6 +11,7 @@ import { formatSynth, runSynth } from './synth-cli';
 import { cosimCommand, toNumber } from './cosim-command';
 import { progressBar } from './progress-bar';
 import { COSIM_DUTS } from '../sim/cosim/registry';
+import { type BuildNotice, onModelBuild } from '../sim/verilator/build';
 import { UsageError, formatRun, loadScenario, runReport, runScenario, schemaText, toJson, writePcap } from './scenario-cli';
 
 /** `rnic`: a thin shell over library functions (which the tests call directly). */
@@ -252,7 +254,16 @@ function gen(argv: string[], out: (s: string) => void): number {
   return 0;
 }
 
+/** A line on stderr before and after a Verilator build, so a first run does not sit silent for minutes. */
+const announceBuilds: BuildNotice = ({ top, cacheDir, doneMs }) =>
+  process.stderr.write(
+    doneMs === undefined
+      ? `building ${top} with Verilator (seconds for a block, minutes for a top; cached in ${path.relative(process.cwd(), cacheDir) || '.'} after)\n`
+      : `built ${top} in ${Math.round(doneMs / 1000)} s\n`,
+  );
+
 function cosim(argv: string[], out: (s: string) => void): number {
+  onModelBuild(announceBuilds);
   const tty = !argv.includes('--json') && process.stderr.isTTY;
   const o = cosimCommand(argv, { ...(tty && { progress: progressBar((s) => process.stderr.write(s)) }) });
   out(o.output);

@@ -264,6 +264,15 @@ function runtimeLibrary(r: Resolved, tools: Toolchain, objDir: string, names: re
   return { dir, objects, built: true };
 }
 
+/** Told before a model is built and after (a command line says so: a build takes seconds to minutes). */
+export type BuildNotice = (event: { readonly top: string; readonly cacheDir: string; readonly doneMs?: number }) => void;
+let buildNotice: BuildNotice | null = null;
+
+/** Sets (or clears, with null) the function told when buildModel builds rather than reuses a model. */
+export function onModelBuild(notice: BuildNotice | null): void {
+  buildNotice = notice;
+}
+
 export function buildModel(opts: BuildOptions): CompiledModel {
   const started = performance.now();
   const r = resolve(opts);
@@ -282,7 +291,11 @@ export function buildModel(opts: BuildOptions): CompiledModel {
   const lock = `${dir}.lock`;
   if (!takeLock(lock, () => existsSync(path.join(dir, MODEL_FILE)))) return result(true);
   try {
-    return buildLocked(r, tools, key, dir, result);
+    if (existsSync(path.join(dir, MODEL_FILE))) return result(true);
+    buildNotice?.({ top: r.top, cacheDir: r.cacheDir });
+    const built = buildLocked(r, tools, key, dir, result);
+    buildNotice?.({ top: r.top, cacheDir: r.cacheDir, doneMs: built.buildMs });
+    return built;
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { RtlError } from '../../hdl-gen/gen/rtl-error';
-import { MODEL_FILE, buildKey, buildModel, publish } from '../../sim/verilator/build';
+import { MODEL_FILE, buildKey, buildModel, onModelBuild, publish } from '../../sim/verilator/build';
 import { SimModel } from '../../sim/verilator/model';
 import { counterBuild, fixture } from './fixtures';
 
@@ -12,12 +12,17 @@ describe('Verilator build cache', () => {
   const cacheDir = path.join(scratch, 'cache');
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-  test('a second build with identical inputs is a cache hit at the same path', () => {
+  test('a second build with identical inputs is a cache hit at the same path; only a build is announced', () => {
+    const told: string[] = [];
+    onModelBuild(({ top, doneMs }) => told.push(doneMs === undefined ? `building ${top}` : `built ${top}`));
     const first = buildModel(counterBuild({ cacheDir }));
+    expect(told).toEqual(['building counter', 'built counter']);
     expect(first.cached).toBe(false);
     expect(existsSync(first.path)).toBe(true);
     const built = statSync(first.path).mtimeMs;
     const second = buildModel(counterBuild({ cacheDir }));
+    onModelBuild(null);
+    expect(told).toHaveLength(2);
     expect(second.cached).toBe(true);
     expect(second.path).toBe(first.path);
     // A hit only hashes the sources: the addon is not written again.
