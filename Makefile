@@ -3,7 +3,8 @@
 #                            (rnic_top_w8, 1024 QPs) against the model: PASS/FAIL with evidence
 #   make demo               the demo scenario on the golden model, and its pcap
 #   make test               type-check and run every test
-#   make regress            the long co-simulation regression (minutes; REGRESS_SEED, REGRESS_SCALE)
+#   make regress            the long co-simulation regression (minutes; REGRESS_SEED, REGRESS_SCALE,
+#                            SHARD=i/n for one of n CI runners; JUnit XML in out/regress/)
 #   make bench              model benchmarks (numbers for docs/benchmarks.md)
 #   make rtl                regenerate rtl/ for the default configuration
 SHELL := /bin/bash
@@ -29,7 +30,7 @@ test: setup typecheck
 	bash scripts/test.sh
 
 regress: setup
-	npx --no-install tsx scripts/regress.ts
+	npx --no-install tsx scripts/regress.ts $(if $(SHARD),--shard $(SHARD))
 
 rtl: setup
 	node bin/rnic.mjs gen --out rtl
