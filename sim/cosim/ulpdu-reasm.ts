@@ -27,11 +27,19 @@ import { Tally } from '../harness/tally';
  * With `abandon`, some ULPDUs stop part way (the stream ends mid-ULPDU) and their QP is restarted
  * on cfg (a new connection): the partial ULPDU must never appear, the QP's next ULPDUs must.
  *
+ * The run ends by running the pool dry: with everything before out and m_axis held, one QP sends a
+ * ULPDU of one page, one of one beat, then one of the whole pool, whose beats take every page left
+ * until the input stops. m_axis let go, the reader gives the two pages back in consecutive cycles
+ * while the free list is empty (its one stored page loaded into its head in the cycle the next is
+ * pushed), and the writer needs both.
+ *
  * m_axis is checked beat by beat against the ULPDUs in the order their last beats went in: every
  * ULPDU whole (no other QP's beat inside), octet for octet, tkeep all ones but the last beat's,
  * tlast on the last beat only, tid its QP and tuser its verdict on every beat. A run that stops
  * (the writer waiting for a page that never comes back: a leak) is a mismatch, found by a cycle
- * bound. Deterministic from the seed.
+ * bound. `idle` (no complete ULPDU held) is checked every cycle: once it reads 1, m_axis_tvalid
+ * stays 0 for IDLE_LEAD cycles (a ULPDU written since takes that long to come out), and it is 0
+ * whenever m_axis_tvalid is 1. Deterministic from the seed.
  */
 export type Interleave = 'same' | 'alternate' | 'rotate' | 'random';
 
@@ -102,7 +110,7 @@ export interface UlpduReasmResult {
   readonly cycles: number;
   /** Input beat changes of QP, plus one for the first beat (the writer loads its context too). */
   readonly inputSwitches: number;
-  /** Cycles between the first and last input beat in which no beat was taken. */
+  /** Cycles between the first and last input beat in which no beat was taken (this and the rates below: before the pool is run dry). */
   readonly inputStalls: number;
   /** Cycles inside an output ULPDU (first to last beat) with no beat. */
   readonly outputGapsWithin: number;
@@ -124,7 +132,11 @@ interface Expected {
   readonly lastIn: number;
 }
 
-type Step = { readonly kind: 'segment'; readonly qp: number; readonly beats: readonly AxisSendBeat[] } | { readonly kind: 'cfg'; readonly qp: number; readonly before: number; readonly openPages: number };
+type Step =
+  | { readonly kind: 'segment'; readonly qp: number; readonly beats: readonly AxisSendBeat[] }
+  | { readonly kind: 'cfg'; readonly qp: number; readonly before: number; readonly openPages: number }
+  /** The pool run dry: `beats` sent with m_axis held once the `before` ULPDUs are out; m_axis let go once `stallAt` of them are in. */
+  | { readonly kind: 'exhaust'; readonly qp: number; readonly beats: readonly AxisSendBeat[]; readonly before: number; readonly stallAt: number };
 
 interface Plan {
   readonly steps: readonly Step[];
@@ -137,10 +149,15 @@ interface Plan {
   readonly restarts: number;
   readonly totalBytes: number;
   readonly peakOpen: number;
+  /** Input beats and whole ULPDUs before the pool is run dry (the rates count these). */
+  readonly mainBeats: number;
+  readonly mainUlpdus: number;
 }
 
 const PASSED = Number(MPA_RX_VERDICT.encode({ passed: 1, llp_err: 0 }));
 const VERDICT_MASK = (1 << MPA_RX_VERDICT.width) - 1;
+/** Cycles from a ULPDU's write into the pool to its first beat on m_axis (descriptor FIFO 2, read 1, output register 1, skid 1): none leaves sooner after `idle` reads 1. */
+const IDLE_LEAD = 5;
 
 /** QPs with traffic: QP 0, the last QP (the top of tid's range), the rest drawn at random. */
 function streamQps(r: Prng, qps: number, n: number): number[] {
@@ -267,8 +284,22 @@ function plan(r: Prng, W: number, pages: number, qps: readonly number[], opts: U
       open[i] = 0;
     }
   }
-  const totalBytes = streams.flat().reduce((a, b) => a + (b.beat.tkeep === (1n << BigInt(W)) - 1n ? W : b.beat.tkeep!.toString(2).length), 0);
-  return { steps, expected, queued, segments, switches, drops, restarts, totalBytes, peakOpen };
+  // The pool run dry (nothing open now): a page, a beat, then the whole pool, on one QP. The writer
+  // has every page once the first two and pages − 2 pages of the third are in.
+  const mainBeats = inputIndex;
+  const mainUlpdus = expected.length;
+  const dry: AxisSendBeat[] = [];
+  for (const data of [r.bytes(r.int(pageBytes - W + 1, pageBytes)), r.bytes(r.int(1, W)), r.bytes(r.int((pages - 1) * pageBytes + 1, pages * pageBytes))]) {
+    const verdict = r.bool(0.75) ? PASSED : Number(MPA_RX_VERDICT.encode({ passed: 0, llp_err: r.int(1, 255) }));
+    const beats = beatsOf(r, W, qps[0]!, data, verdict);
+    dry.push(...beats);
+    inputIndex += beats.length;
+    expected.push({ qp: qps[0]!, ofQp: ofQp[0]!++, data, verdict, lastIn: inputIndex - 1 });
+    queued.push(Math.ceil(beats.length / REASM_PAGE_BEATS));
+  }
+  steps.push({ kind: 'exhaust', qp: qps[0]!, beats: dry, before: mainUlpdus, stallAt: (pages - 1) * REASM_PAGE_BEATS + 1 });
+  const totalBytes = [...streams.flat().map((b) => b.beat), ...dry].reduce((a, b) => a + (b.tkeep === (1n << BigInt(W)) - 1n ? W : b.tkeep!.toString(2).length), 0);
+  return { steps, expected, queued, segments, switches, drops, restarts, totalBytes, peakOpen, mainBeats, mainUlpdus };
 }
 
 /**
@@ -321,20 +352,24 @@ export function cosimUlpduReasm(opts: UlpduReasmOptions): UlpduReasmResult {
   const sink = tb.sink('m_axis');
   const outMon = tb.monitor('m_axis');
   source.setPause(tb.pause(p));
-  sink.setPause(tb.pause(sp));
+  // m_axis held while the pool is run dry, never paused after it.
+  const sinkPause = tb.pause(sp);
+  let sinkHeld = false;
+  let sinkLetGo = false;
+  sink.setPause({ next: () => sinkHeld || (!sinkLetGo && sinkPause.next()) });
   const [cfgValid, cfgQp, cfgReady, idle] = [model.handle('cfg_valid'), model.handle('cfg_qp'), model.handle('cfg_ready'), model.handle('idle')];
   const streams = Math.min(opts.streams ?? Math.min(qps, 8), opts.interleave === 'alternate' ? 2 : qps);
   const ids = streamQps(r, qps, streams);
   const work = plan(r, W, pages, ids, opts);
 
   const mismatches = new Tally<UlpduReasmMismatch>(1);
-  const totalBeats = work.steps.reduce((a, s) => a + (s.kind === 'segment' ? s.beats.length : 0), 0);
+  const totalBeats = work.steps.reduce((a, s) => a + (s.kind === 'cfg' ? 0 : s.beats.length), 0);
   // With back-pressure p on both sides a beat takes about 1/(1-p) cycles; far more means it stopped.
   const deadline = model.cycles + 2 * Math.max(qps, pages) + Math.ceil((20 * totalBeats) / (1 - Math.max(p, sp))) + 50 * work.segments + 4000;
   let hung: string | null = null;
-  const waitFor = (done: () => boolean, what: string): boolean => {
+  const waitFor = (done: () => boolean, what: string, until = deadline): boolean => {
     while (!done()) {
-      if (model.cycles >= deadline) {
+      if (model.cycles >= until) {
         hung ??= what;
         return false;
       }
@@ -348,6 +383,22 @@ export function cosimUlpduReasm(opts: UlpduReasmOptions): UlpduReasmResult {
   const outRfc: number[] = [];
   const [mValid, mReady, mRfc] = [model.handle('m_axis_tvalid'), model.handle('m_axis_tready'), model.handle('m_rfc7306')];
   tb.add({ sample: () => void (model.peekPreNumber(mValid) && model.peekPreNumber(mReady) && outRfc.push(model.peekPreNumber(mRfc))) });
+  // idle, every cycle (the pre-edge snapshot of edge c): m_axis_tvalid 0 while idle is 1 and for
+  // IDLE_LEAD − 1 cycles after (whatever comes out later was written since). Once per ULPDU.
+  let [outSeen, whole, reported, idleAt] = [0, 0, -1, -IDLE_LEAD];
+  tb.add({
+    sample: () => {
+      const c = model.cycles - 1;
+      if (model.peekPreNumber(idle)) idleAt = c;
+      if (model.peekPreNumber(mValid) && c - idleAt < IDLE_LEAD && whole !== reported) {
+        const e = work.expected[whole];
+        const what = c === idleAt ? 'idle = 1 with m_axis_tvalid = 1' : `m_axis_tvalid = 1 ${c - idleAt} cycles after idle read 1 (nothing is written and out in fewer than ${IDLE_LEAD})`;
+        mismatches.add({ ulpdu: whole, qp: e?.qp ?? -1, ofQp: e?.ofQp ?? -1, beat: -1, cycle: c, what, expected: `idle 0 in cycles ${c - IDLE_LEAD + 1} to ${c}`, actual: `idle 1 in cycle ${idleAt}` });
+        reported = whole;
+      }
+      for (; outSeen < outMon.beats.length; outSeen++) if (outMon.beats[outSeen]!.tlast) whole++;
+    },
+  });
   const cfgQpNow = (qp: number) => {
     model.pokeNumber(cfgQp, qp);
     model.pokeNumber(rfc7306, qp & 1);
@@ -387,6 +438,19 @@ export function cosimUlpduReasm(opts: UlpduReasmOptions): UlpduReasmResult {
       source.sendBeats(step.beats);
       continue;
     }
+    if (step.kind === 'exhaust') {
+      // The pool run dry: nothing else in it, m_axis held until the writer has every page and waits.
+      if (!waitFor(() => source.idle && sink.receivedCount >= step.before && model.peekNumber(idle) === 1, `every ULPDU out before the pool is run dry (${step.before})`)) break;
+      sinkHeld = true;
+      const from = inMon.beats.length;
+      source.sendBeats(step.beats);
+      if (!waitFor(() => inMon.beats.length >= from + step.stallAt, `the pool filled with m_axis held (${step.stallAt} beats in)`)) break;
+      tb.run(16);
+      [sinkHeld, sinkLetGo] = [false, true];
+      // Its two short ULPDUs out, the writer needs both their pages: the long one must follow.
+      waitFor(() => sink.receivedCount >= step.before + 3, 'the ULPDU of the whole pool, written with the pages the reader gave back', model.cycles + 4 * step.beats.length + 1000);
+      continue;
+    }
     // A new connection on the QP whose stream stopped mid-ULPDU: once every beat sent before is in
     // the block and has a page (what is queued and open fits the pool), and has had the cycles to
     // be written, cfg drops the partial ULPDU.
@@ -395,7 +459,7 @@ export function cosimUlpduReasm(opts: UlpduReasmOptions): UlpduReasmResult {
     if (!accepted) tb.run(8);
     cfgQpNow(step.qp);
   }
-  waitFor(() => source.idle && sink.receivedCount >= work.expected.length && model.peekNumber(idle) === 1, 'every ULPDU out and the block idle');
+  if (!hung) waitFor(() => source.idle && sink.receivedCount >= work.expected.length && model.peekNumber(idle) === 1, 'every ULPDU out and the block idle');
   const drained = `${sink.receivedCount} of ${work.expected.length} ULPDUs out, source ${source.idle ? 'idle' : `busy (${inMon.beats.length} of ${totalBeats} beats in)`}, idle ${model.peekNumber(idle)}, cfg_ready ${model.peekNumber(cfgReady)}`;
   const cycles = (outMon.beats.at(-1)?.cycle ?? model.cycles) + 1 - c0;
   // Anything put out after the expected ULPDUs is a fault too: give it time to show.
@@ -446,14 +510,14 @@ export function cosimUlpduReasm(opts: UlpduReasmOptions): UlpduReasmResult {
   }
 
   // Rates (exact with pause 0): input stalls against context switches, output gaps.
-  const ins = inMon.beats;
+  const ins = inMon.beats.slice(0, work.mainBeats);
   let inputSwitches = ins.length ? 1 : 0;
   for (let i = 1; i < ins.length; i++) if (ins[i]!.tid !== ins[i - 1]!.tid) inputSwitches++;
   const inputStalls = ins.length ? ins.at(-1)!.cycle - ins[0]!.cycle + 1 - ins.length : 0;
   let outputGapsWithin = 0;
   let outputGapsBetween = 0;
   let minLatency = Infinity;
-  frames.forEach((f, i) => {
+  frames.slice(0, work.mainUlpdus).forEach((f, i) => {
     outputGapsWithin += f.at(-1)!.cycle - f[0]!.cycle + 1 - f.length;
     const e = work.expected[i];
     const lastIn = e && ins[e.lastIn];
@@ -479,7 +543,7 @@ export function cosimUlpduReasm(opts: UlpduReasmOptions): UlpduReasmResult {
     restarts: work.restarts,
     totalBytes: work.totalBytes,
     peakOpen: work.peakOpen,
-    inputBeats: ins.length,
+    inputBeats: inMon.beats.length,
     outputBeats: outMon.beats.length,
     cycles,
     inputSwitches,
