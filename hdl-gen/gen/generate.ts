@@ -7,6 +7,7 @@ import { withDescendants } from '../core/hierarchy';
 import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
 import { configHash, type RnicConfig } from './config';
+import { integrationFiles } from './constraints';
 
 export const GENERATOR_VERSION = '0.1.0';
 export const REGENERATE = 'make rtl (rnic gen --out rtl)';
@@ -65,7 +66,10 @@ export function portsOf(m: Module): PortInfo[] {
   }));
 }
 
-/** Every file `rnic gen` writes, in memory: one .v per module, rnic.f and manifest.json. */
+/**
+ * Every file `rnic gen` writes, in memory: one .v per module, rnic.f and manifest.json, and the
+ * integrator's constraints and build scripts (constraints.ts).
+ */
 export function generate(config: RnicConfig): GeneratedFile[] {
   const modules = modulesFor(config);
   const files: GeneratedFile[] = modules.map((m) => ({ path: `${m.name}.v`, text: emitVerilog(m, { regenerate: REGENERATE }) }));
@@ -77,8 +81,10 @@ export function generate(config: RnicConfig): GeneratedFile[] {
     top: modules[modules.length - 1]!.name,
     modules: modules.map((m) => ({ name: m.name, file: `${m.name}.v`, params: m.params, ports: portsOf(m) })),
   };
-  files.push({ path: 'rnic.f', text: modules.map((m) => `${m.name}.v`).join('\n') + '\n' });
+  const sources = modules.map((m) => `${m.name}.v`);
+  files.push({ path: 'rnic.f', text: sources.join('\n') + '\n' });
   files.push({ path: 'manifest.json', text: JSON.stringify(manifest, null, 2) + '\n' });
+  files.push(...integrationFiles(manifest.modules[manifest.modules.length - 1]!, sources, REGENERATE));
   return files;
 }
 

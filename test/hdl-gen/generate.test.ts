@@ -60,6 +60,10 @@ describe('generate()', () => {
       'rnic_top_w8.v',
       'rnic.f',
       'manifest.json',
+      'rnic.xdc',
+      'rnic.sdc',
+      'vivado.tcl',
+      'quartus.qsf',
     ]);
   });
 
