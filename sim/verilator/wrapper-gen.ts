@@ -29,17 +29,18 @@
  */
 import { layoutPorts, FINISH_WORD, CYCLES_WORD, DEFERRED_WORD, type PortSlot } from './layout';
 import { verilatorStorage, type PortSpec } from './port-spec';
+import { TARGET_CLOCK_MHZ } from '../../hdl-gen/gen/constraints';
 
 /** Bump when the generated code or the buffer layout changes: it is part of the build key. */
-export const WRAPPER_VERSION = 5;
+export const WRAPPER_VERSION = 6;
 
 /**
- * VCD timestamps per clock cycle, in the design's time precision (`timescale 1ns / 1ps gives
- * 10 ps per cycle): round numbers make cycle k easy to find at time 10k. The rising edge is at
- * the half-cycle.
+ * VCD timestamps per clock cycle, in the design's time precision (`timescale 1ns / 1ps): the
+ * period of the clock the datapath is designed for (250 MHz: 4000 ps), so a waveform viewer shows
+ * real time and cycle k at k × 4 ns. The rising edge is at the half-cycle.
  */
-export const VCD_TIME_PER_CYCLE = 10;
-export const VCD_TIME_HIGH_PHASE = 5;
+export const VCD_TIME_PER_CYCLE = Math.round(1e6 / TARGET_CLOCK_MHZ);
+export const VCD_TIME_HIGH_PHASE = VCD_TIME_PER_CYCLE / 2;
 
 export interface WrapperOptions {
   readonly top: string;

@@ -38,7 +38,9 @@ describe('VCD on demand', () => {
     model.tick(2);
     model.close();
     const stamps = (file: string): number[] => [...readFileSync(file, 'utf8').matchAll(/^#(\d+)$/gm)].map((m) => Number(m[1]));
-    expect(stamps(first)).toEqual([0, 5, 10, 15, 20, 25]);
+    // Every half-cycle of three cycles, in picoseconds of the 250 MHz clock: 2 ns per phase.
+    expect(stamps(first)).toEqual([0, 1, 2, 3, 4, 5].map((h) => (h * VCD_TIME_PER_CYCLE) / 2));
+    expect(VCD_TIME_PER_CYCLE).toBe(4000);
     expect(stamps(second)[0]).toBe(13 * VCD_TIME_PER_CYCLE);
     expect(readFileSync(second, 'utf8')).toMatch(/\$var wire +8 \S+ count/);
   });
