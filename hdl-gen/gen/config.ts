@@ -26,6 +26,12 @@ const powerOfTwo = (min: number, max: number, dflt: number) =>
     .refine((n) => (n & (n - 1)) === 0, 'must be a power of two')
     .default(dflt);
 
+/**
+ * The clock the datapath is designed for (../shared/design/microarchitecture.md: 250 MHz): the
+ * constraints generated with the RTL and the time scale of co-simulation waveforms.
+ */
+export const TARGET_CLOCK_MHZ = 250;
+
 export const RnicConfigSchema = z
   .object({
     /** Datapath width in octets per cycle (a power of two, 8..64). */

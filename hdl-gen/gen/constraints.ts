@@ -1,3 +1,4 @@
+import { TARGET_CLOCK_MHZ } from './config';
 import type { GeneratedFile, ModuleInfo } from './generate';
 
 /**
@@ -8,8 +9,6 @@ import type { GeneratedFile, ModuleInfo } from './generate';
  * user's logic, not for pins.
  */
 
-/** The clock the datapath is designed for (../shared/design/microarchitecture.md: 250 MHz). */
-export const TARGET_CLOCK_MHZ = 250;
 /** The top's clock and synchronous reset (every block's `clk` and `rst`). */
 export const CLOCK_PORT = 'clk';
 export const RESET_PORT = 'rst';

@@ -291,11 +291,7 @@ export function buildModel(opts: BuildOptions): CompiledModel {
   const lock = `${dir}.lock`;
   if (!takeLock(lock, () => existsSync(path.join(dir, MODEL_FILE)))) return result(true);
   try {
-    if (existsSync(path.join(dir, MODEL_FILE))) return result(true);
-    buildNotice?.({ top: r.top, cacheDir: r.cacheDir });
-    const built = buildLocked(r, tools, key, dir, result);
-    buildNotice?.({ top: r.top, cacheDir: r.cacheDir, doneMs: built.buildMs });
-    return built;
+    return buildLocked(r, tools, key, dir, result);
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }
@@ -326,6 +322,7 @@ function takeLock(lock: string, done: () => boolean): boolean {
 
 function buildLocked(r: Resolved, tools: ReturnType<typeof toolchain>, key: string, dir: string, result: (cached: boolean) => CompiledModel): CompiledModel {
   if (existsSync(path.join(dir, MODEL_FILE))) return result(true);
+  buildNotice?.({ top: r.top, cacheDir: r.cacheDir });
   const tmp = mkdtempSync(path.join(r.cacheDir, `.tmp-${r.top}-${key.slice(0, KEY_DIGITS)}-`));
   chmodSync(tmp, CACHE_DIR_MODE); // mkdtemp makes it private; the published entry is an ordinary directory
   try {
@@ -384,5 +381,7 @@ function buildLocked(r: Resolved, tools: ReturnType<typeof toolchain>, key: stri
     rmSync(tmp, { recursive: true, force: true });
     throw e;
   }
-  return result(false);
+  const built = result(false);
+  buildNotice?.({ top: r.top, cacheDir: r.cacheDir, doneMs: built.buildMs });
+  return built;
 }

@@ -29,7 +29,7 @@
  */
 import { layoutPorts, FINISH_WORD, CYCLES_WORD, DEFERRED_WORD, type PortSlot } from './layout';
 import { verilatorStorage, type PortSpec } from './port-spec';
-import { TARGET_CLOCK_MHZ } from '../../hdl-gen/gen/constraints';
+import { TARGET_CLOCK_MHZ } from '../../hdl-gen/gen/config';
 
 /** Bump when the generated code or the buffer layout changes: it is part of the build key. */
 export const WRAPPER_VERSION = 6;

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
-import { DATAPATH_WIDTHS, DEFAULT_CONFIG, parseConfig } from '../../hdl-gen/gen/config';
-import { CLOCK_PORT, TARGET_CLOCK_MHZ } from '../../hdl-gen/gen/constraints';
+import { DATAPATH_WIDTHS, DEFAULT_CONFIG, TARGET_CLOCK_MHZ, parseConfig } from '../../hdl-gen/gen/config';
+import { CLOCK_PORT } from '../../hdl-gen/gen/constraints';
 import { generate, type Manifest } from '../../hdl-gen/gen/generate';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
