@@ -39,4 +39,4 @@ bench: setup
 	npx --no-install tsx bench/run.ts
 
 clean:
-	rm -rf .cache out
+	rm -rf .cache out dist

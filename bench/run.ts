@@ -18,6 +18,7 @@ import { measureRxPlacement } from '../sim/cosim/rx';
 import { cosimRnic } from '../sim/cosim/rnic';
 import { DEFAULT_CONFIG } from '../hdl-gen/gen/config';
 import { rnicRateFigures } from '../sim/cosim/rnic-rate';
+import { axiRateFigures } from '../sim/cosim/rnic-axi-rate';
 import { cosimDdpRxHdr } from '../sim/cosim/ddp-rx-hdr';
 import { cosimMpaTx } from '../sim/cosim/mpa-tx';
 import { Opcode } from '../ts-model/rdmap/constants';
@@ -184,6 +185,13 @@ for (const width of want('rtl') ? [8, 64] : []) {
 // 4 KiB RDMA Writes, exact Verilator cycles (sim/cosim/rnic-rate.ts); the peer is the width.
 for (const row of want('rtl') ? rnicRateFigures() : []) {
   figures.push({ figure: `${row.name} (Verilator cycles)`, unit: row.unit, value: row.value, ...(row.unit === 'B/cycle' && { peer: 'datapath width', peerValue: row.width, ratio: row.value / row.width }) });
+}
+
+// Issue 19: rnic_top behind its AXI4 master (rnic_top_axi_mem_w64, AXI4 slave memory answering each
+// burst 4 or 200 cycles later) against rnic_top_w64 of the same 4-QP configuration, the same harness
+// and run (sim/cosim/rnic-axi-rate.ts); the peer is the native top's figure.
+for (const row of want('rtl') ? axiRateFigures() : []) {
+  figures.push({ figure: `rnic_top_axi_mem_w${row.width} (${row.qps} QPs) ${row.name} (Verilator cycles)`, unit: row.unit, value: row.axi, peer: `rnic_top_w${row.width}, same configuration`, peerValue: row.native, ratio: row.axi / row.native });
 }
 
 // Co-simulation speed of the whole datapath: rnic_top_w<W> (the default configuration: 1024 QPs, 64 with traffic) against the model, the

@@ -1,7 +1,16 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx's loader, so `npx rnic` works right after `npm ci`.
-import { register } from 'tsx/esm/api';
+// The `rnic` command. In a checkout it runs the TypeScript CLI through tsx's loader, so `npx rnic`
+// works right after `npm ci` and always runs the sources as they are; an installed package ships
+// no sources, only the compiled CLI (dist/cli.js, scripts/build.mjs), which plain node runs.
+import { existsSync } from 'node:fs';
 
-register();
-const { main } = await import('../cli/main.ts');
+const sources = new URL('../cli/main.ts', import.meta.url);
+let main;
+if (existsSync(sources)) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  ({ main } = await import(sources.href));
+} else {
+  ({ main } = await import('../dist/cli.js'));
+}
 process.exitCode = await main(process.argv.slice(2));

@@ -39,11 +39,30 @@ const positive = (name: string, v: number): number => {
 
 /** Rejects, by name, every option given that the DUT (or the scenario mode of rnic) does not take. */
 function checkApplies(dut: CosimDut, given: readonly string[], scenario: boolean): void {
-  const takes = new Set<string>([...COMMON, ...dut.options]);
+  // The waveform's options come with the DUT's waveform option (--trace for rnic, else --vcd).
+  const wave = dut.options.includes('trace') ? ['trace-vcd', 'trace-from', 'trace-to'] : dut.options.includes('vcd') ? ['trace-from', 'trace-to'] : [];
+  const takes = new Set<string>([...COMMON, ...dut.options, ...wave]);
   for (const o of given) {
     if (!takes.has(o)) throw new UsageError(`--${o} does not apply to --dut ${dut.name} (it takes ${[...takes].filter((x) => x !== 'dut').map((x) => `--${x}`).join(', ')})`);
     if (scenario && (o === 'ops' || o === 'faults')) throw new UsageError(`--${o} does not apply to --scenario: the scenario file says what runs`);
+    if (scenario && o === 'trace-dir') throw new UsageError('--trace-dir does not apply to --scenario: transaction traces come from the random run (--ops)');
   }
+}
+
+/** --trace-from/--trace-to: the waveform's cycles [from, to), checked; undefined when neither is given. */
+function waveformWindow(from: string | undefined, to: string | undefined, waveform: boolean): { from: number; to?: number } | undefined {
+  if (from === undefined && to === undefined) return undefined;
+  if (!waveform) throw new UsageError(`--trace-${from !== undefined ? 'from' : 'to'} needs a waveform: give --trace (rnic) or --vcd FILE`);
+  const cycle = (name: string, s: string) => {
+    const v = toNumber(s);
+    if (!Number.isInteger(v) || v < 0) throw new UsageError(`--${name} must be a cycle number (0 or more), got ${s}`);
+    return v;
+  };
+  const f = from === undefined ? 0 : cycle('trace-from', from);
+  if (to === undefined) return { from: f };
+  const t = cycle('trace-to', to);
+  if (t <= f) throw new UsageError(`--trace-to must be after --trace-from (${f}), got ${to}`);
+  return { from: f, to: t };
 }
 
 /** `rnic cosim` (cli/main.ts) as a function: the regression and the mutation campaign run it in-process. */
@@ -60,6 +79,10 @@ export function cosimCommand(argv: readonly string[], env: CosimEnvironment = {}
       ops: { type: 'string' },
       config: { type: 'string' },
       trace: { type: 'boolean' },
+      'trace-dir': { type: 'string' },
+      'trace-vcd': { type: 'boolean' },
+      'trace-from': { type: 'string' },
+      'trace-to': { type: 'string' },
       out: { type: 'string' },
       depth: { type: 'string' },
       qps: { type: 'string' },
@@ -91,6 +114,7 @@ export function cosimCommand(argv: readonly string[], env: CosimEnvironment = {}
   const faults = values.faults === undefined ? dut.faults ?? 0 : Number(values.faults);
   if (!(faults >= 0 && faults <= 1)) throw new UsageError(`--faults must be a probability from 0 to 1, got ${values.faults}`);
   const plusargs = [...(values.plusarg ?? []), ...(env.plusargs ?? [])];
+  const traceWindow = waveformWindow(values['trace-from'], values['trace-to'], values.trace || values['trace-vcd'] || values.vcd !== undefined);
   const args: CosimArgs = {
     width,
     depth,
@@ -100,8 +124,11 @@ export function cosimCommand(argv: readonly string[], env: CosimEnvironment = {}
     ops: positive('ops', toNumber(values.ops ?? DEFAULTS.ops)),
     faults,
     config,
-    trace: values.trace ?? false,
+    trace: (values.trace ?? false) || (values['trace-vcd'] ?? false),
+    traceFormat: values['trace-vcd'] ? 'vcd' : 'fst',
+    ...(traceWindow && { traceWindow }),
     out: values.out ?? DEFAULTS.out,
+    ...(values['trace-dir'] !== undefined && { traceDir: values['trace-dir'] }),
     evidence: env.evidence ?? true,
     ...(values.scenario !== undefined && { scenario: loadScenario(values.scenario) }),
     ...(values.rtl !== undefined && { rtl: values.rtl }),

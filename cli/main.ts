@@ -9,6 +9,7 @@ import { formatDemo, runDemo } from './demo';
 import { runGen } from './gen-cli';
 import { formatSynth, runSynth } from './synth-cli';
 import { cosimCommand, toNumber } from './cosim-command';
+import { diffCommand } from './diff-cli';
 import { progressBar } from './progress-bar';
 import { COSIM_DUTS } from '../sim/cosim/registry';
 import { type BuildNotice, onModelBuild } from '../sim/verilator/build';
@@ -65,9 +66,16 @@ ${DUT_LIST}
                               opcodes, 0..64 KiB, markers/CRC per connection, QPs interleaved)
                               drawn from seed N (default 1, 1000); the seed replays the run
             --config F        rnic: generator configuration (width, qps, stagDepth, irrqDepth, orqDepth, rqDepth)
-            --trace           rnic: dump a VCD (into --out); on a failure one is made anyway
+            --trace           rnic: write a waveform, FST (GTKWave, Surfer), into --out; on a failure one
+                              is made anyway, of the cycles around the first mismatch
+            --trace-vcd       rnic: the waveform as VCD instead
+            --trace-from N --trace-to M   only cycles N..M-1 in the waveform (--trace or --vcd)
+            --trace-dir D     rnic: write the transaction traces of the model and the RTL (JSONL: every
+                              FPDU in and out, placement, completion; the RTL's with their cycle)
+                              into D; a failure writes them into --out anyway (see 'rnic diff')
             --out DIR         rnic: where the evidence of a failure goes (default out/cosim):
-                              pcaps of the first mismatching QP (RTL and model), the VCD
+                              pcapng captures of the first mismatching QP (RTL, model), the waveform,
+                              the transaction traces
             --faults RATE     rnic: probability per operation of a fault (default 0.05);
                               mpa, mpa_rx: probability per FPDU of a CRC, marker or length fault;
                               ddp_rx_hdr: per ULPDU of a header fault (H1-H7);
@@ -80,11 +88,20 @@ ${DUT_LIST}
                               (ddp_rx_place) or work requests (ddp_tx, rdmap_tx_resp); the seed
                               replays it
             --rtl DIR         use the Verilog in DIR (rnic.f, manifest.json): hand-edited or tool-processed
-            --vcd FILE        dump a VCD of the run
+            --vcd FILE        dump a waveform of the run: FST when FILE ends in .fst, else VCD
             --plusarg +N=V    a simulator plusarg for the RTL's $value$plusargs (repeatable)
             --json            one JSON object (rnic: seed, ops, packets, mismatches, violations, cycles,
                               simCyclesPerSecond, firstMismatch, ...); exit status 1 on any
                               mismatch (rx, rnic: or protection violation)`,
+  ],
+  [
+    'diff',
+    `  diff      the first divergence of two transaction traces (model vs RTL, or two runs), with
+            the records before it; exit status 1 when they differ
+            A B               trace files of 'rnic cosim --trace-dir' (or of a failing run's --out)
+            --cycles          compare the cycle of each record too (two RTL runs)
+            --context N       records of context before the divergence (default 3)
+            --json            one JSON object`,
   ],
   [
     'synth',
@@ -155,6 +172,8 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         return gen(rest, out);
       case 'synth':
         return synth(rest, out);
+      case 'diff':
+        return diffCommand(rest, out);
       case 'cosim':
         return cosim(rest, out);
       case 'bench':

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cacheDir } from '../hdl-gen/gen/paths';
 import type { SynthTarget } from './targets';
 
 /**
  * The synthesis result cache. Place-and-route takes seconds to minutes, so a result is kept as
- * `result.json` in its work directory `<repo>/.cache/synth/<top>-<key>/`, next to the logs that
- * produced it, and reused while the key is the same. The key is the sha256 of everything that can
- * change the result: the source contents in order, the options, the tool versions, and the
- * target's FLOW_VERSIONS entry. (Files pulled in by `include are not hashed; this project
- * generates flat files.)
+ * `result.json` in its work directory `<cache>/synth/<top>-<key>/` (`<repo>/.cache/synth` in a
+ * checkout; hdl-gen/gen/paths.ts), next to the logs that produced it, and reused while the key is
+ * the same. The key is the sha256 of everything that can change the result: the source contents in
+ * order, the options, the tool versions, and the target's FLOW_VERSIONS entry. (Files pulled in by
+ * `include are not hashed; this project generates flat files.)
  */
 
 /**
@@ -27,9 +27,8 @@ export const KEY_DIGITS_IN_DIR = 16;
 
 export const RESULT_FILE = 'result.json';
 
-export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
-
-export const DEFAULT_CACHE_ROOT = join(REPO_ROOT, '.cache', 'synth');
+/** Where work directories go unless SynthOptions.cacheRoot says (read per run: RNIC_CACHE_DIR may change). */
+export const defaultCacheRoot = (): string => cacheDir('synth');
 
 function sha256(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DEFAULT_CACHE_ROOT, cacheKey, readCachedResult, workDirFor, writeCachedResult } from './cache';
+import { cacheKey, defaultCacheRoot, readCachedResult, workDirFor, writeCachedResult } from './cache';
 import { DEFAULT_ICE40_DEVICE, deviceLabel, type Ice40DeviceName } from './ice40-devices';
 import { nextpnrVersion, type Utilisation } from './nextpnr';
 import { placeWrapped } from './ooc-pnr';
@@ -30,7 +30,7 @@ export interface SynthOptions {
   reset?: string;
   /** iCE40 part (default hx8k, package ct256). */
   device?: Ice40DeviceName;
-  /** Where work directories live (default `<repo>/.cache/synth`). */
+  /** Where work directories live (default: the cache's synth/, `<repo>/.cache/synth` in a checkout). */
   cacheRoot?: string;
   /** Run the tools even when a cached result exists. */
   fresh?: boolean;
@@ -129,7 +129,7 @@ export function synthesize(opts: SynthOptions): SynthResult {
   const device = opts.device ?? DEFAULT_ICE40_DEVICE;
   const keyOptions = { top: opts.top, target: opts.target, clock, reset, ...(opts.target === 'ice40' ? { device } : {}) };
   const key = cacheKey({ target: opts.target, sources, options: keyOptions, tools: toolVersions(opts.target) });
-  const workDir = workDirFor(opts.cacheRoot ?? DEFAULT_CACHE_ROOT, opts.top, key);
+  const workDir = workDirFor(opts.cacheRoot ?? defaultCacheRoot(), opts.top, key);
   if (!opts.fresh) {
     const hit = readCachedResult<SynthResult>(workDir);
     // The class counts derive from the cached cell table: a result cached before a count (rams)

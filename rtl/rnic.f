@@ -1,4 +1,5 @@
 crc32c_w8.v
+rnic_cfg_axil_w8_q1024_d4096.v
 ddp_rx_ctl_q1024.v
 atomic_unit.v
 rdmap_tx_resp_w8_q1024.v
@@ -10,3 +11,4 @@ ddp_rx_hdr_w8.v
 ddp_rx_place_w8.v
 mpa_tx_w8_q1024.v
 rnic_top_w8.v
+rnic_top_axil_w8.v

@@ -40,6 +40,10 @@ module rnic_top_w8 (
     input  wire [8:0]  cfg_tx_s0, // low 9 bits of this side's S0: where the sent markers count from
     input  wire [8:0]  cfg_tx_seq, // low 9 bits of the sequence number of the first sent octet
     input  wire        cfg_rfc7306, // accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)
+    input  wire        cfg_rx_markers, // markers in what this QP receives (its own M bit, spec/mpa.md §4.2)
+    input  wire [8:0]  cfg_rx_s0, // low 9 bits of the peer's S0 (spec/mpa.md §4.3)
+    input  wire [8:0]  cfg_rx_seq, // low 9 bits of the sequence number of the first octet received; (seq - S0) mod 4 = 0
+    input  wire [15:0] cfg_max_ulpdu, // largest ULPDU_Length accepted (maxUlpduLength, spec/mpa.md §6 step 2)
 
     /*
      * Work requests (wr_*; to the QP wr_qp, in send order per QP)
@@ -106,14 +110,6 @@ module rnic_top_w8 (
     input  wire        s_axis_tlast,
     input  wire [9:0]  s_axis_tid,
     output wire        s_axis_tready,
-
-    /*
-     * Configuration port: cfg_valid loads QP cfg_qp's context and restarts it (a new connection)
-     */
-    input  wire        cfg_rx_markers, // markers in this direction (spec/mpa.md §4.2)
-    input  wire [8:0]  cfg_rx_s0, // S0[8:0] (spec/mpa.md §4.3)
-    input  wire [8:0]  cfg_rx_seq, // sequence number [8:0] of the first octet received; (seq - S0) mod 4 = 0
-    input  wire [15:0] cfg_max_ulpdu, // maxUlpduLength (spec/mpa.md §6 step 2)
 
     /*
      * AXI4-Stream output: TCP payload of each connection, whole FPDUs (m_axis; tid = QP)

@@ -20,7 +20,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONFIG } from '../hdl-gen/gen/config';
-import { REPO_ROOT } from '../hdl-gen/gen/sources';
+import { PACKAGE_ROOT } from '../hdl-gen/gen/paths';
 import { MUTATION_KINDS } from '../hdl-gen/verify/mutants';
 import { REGRESS_SEED, planCampaign, runMutant, runsFor, schemataRtl, singleMutantRtl } from '../sim/mutation/campaign';
 import { proveEquivalent } from '../sim/mutation/equivalence';
@@ -81,7 +81,7 @@ function campaign(): void {
       if (!run.caught) {
         const single = singleMutantRtl(p.module, mutation);
         const replay = `npx rnic cosim ${runs[0]!.args.join(' ')} --seed ${REGRESS_SEED} --rtl ${single.dir}`;
-        row = { ...row, line: single.line, replay, ...(!values['no-prove'] && { equivalence: proveEquivalent(join(REPO_ROOT, 'rtl'), single.dir, name) }) };
+        row = { ...row, line: single.line, replay, ...(!values['no-prove'] && { equivalence: proveEquivalent(join(PACKAGE_ROOT, 'rtl'), single.dir, name) }) };
       }
       rows.push(row);
       console.log(`  ${run.caught ? 'CAUGHT' : 'SURVIVED'} #${id} ${mutation.kind}: ${mutation.what} (${seconds} s)${run.caught ? ` by ${run.by}: ${run.how}${run.cycle !== null ? ` at cycle ${run.cycle}` : ''}` : ` ${row.equivalence ? `${row.equivalence.status}: ${row.equivalence.detail}` : ''}`}`);
@@ -98,7 +98,7 @@ function reprove(): void {
     if (r.caught || r.equivalence?.status === 'equivalent') return r;
     const rtl = / --rtl (\S+)/.exec(r.replay ?? '')?.[1];
     if (!rtl) throw new Error(`${out}/results.json: survivor ${r.module} #${r.id} has no single-mutant RTL in its replay line`);
-    const equivalence = proveEquivalent(join(REPO_ROOT, 'rtl'), rtl, r.module);
+    const equivalence = proveEquivalent(join(PACKAGE_ROOT, 'rtl'), rtl, r.module);
     console.log(`  ${r.module} #${r.id} ${r.what}: ${equivalence.status}: ${equivalence.detail}`);
     return { ...r, equivalence };
   });

@@ -20,10 +20,14 @@ declare -A PKG_OF=(
   [nextpnr-ice40]=nextpnr-ice40
   [icepack]=fpga-icestorm
   [tshark]=tshark
+  [fst2vcd]=gtkwave
+  [zlib.h]=zlib1g-dev
 )
-TOOLS=(verilator yosys nextpnr-ice40 icepack tshark)
+TOOLS=(verilator yosys nextpnr-ice40 icepack tshark fst2vcd)
 missing_tools=()
 for t in "${TOOLS[@]}"; do command -v "$t" >/dev/null 2>&1 || missing_tools+=("$t"); done
+# Verilator's FST writer (waveforms) links zlib: its header and library come with the -dev package.
+[ -f /usr/include/zlib.h ] || missing_tools+=(zlib.h)
 
 if ((${#missing_tools[@]})); then
   pkgs=()

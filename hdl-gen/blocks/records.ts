@@ -73,14 +73,34 @@ export const RECV_BUFFER = record('recv_buffer', {
  * control checks with (PD, IRD, ORD, the first MSN of every queue) and what the responder needs
  * of the QP with each request (MULPDU, the atomic targets' byte order), and MPA fencing.
  */
-export const QP_RX_CFG = record('qp_rx_cfg', {
-  pd: { width: 16, doc: "the stream's protection domain" },
-  ird: { width: 16, doc: 'inbound Read/Atomic Requests allowed in the IRRQ (IRD)' },
-  ord: { width: 16, doc: 'outbound Read/Atomic Requests allowed outstanding (ORD)' },
-  initial_msn: { width: 32, doc: 'first MSN of every queue (RFC 5041 section 5.1)' },
-  mulpdu: { width: 16, doc: 'largest ULPDU this side sends (>= 64): Read Response segments carry at most mulpdu - 14 octets' },
-  big_endian: { width: 1, doc: 'atomic targets are big-endian in host memory' },
-  fence: { width: 1, doc: "MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)" },
+const QP_RX_CFG_FIELDS = {
+  pd: { width: 16, doc: "the stream's protection domain", ref: 'RFC 5041 §7.1, §8 (spec/ddp-rdmap.md §5.3 T2)' },
+  ird: { width: 16, doc: 'inbound Read/Atomic Requests allowed in the IRRQ (IRD)', ref: 'RFC 5040 §6.1, RFC 6581 §9.1' },
+  ord: { width: 16, doc: 'outbound Read/Atomic Requests allowed outstanding (ORD)', ref: 'RFC 5040 §6.1, RFC 6581 §9.1' },
+  initial_msn: { width: 32, doc: 'first MSN of every queue (RFC 5041 section 5.1)', ref: 'RFC 5041 §5.1' },
+  mulpdu: { width: 16, doc: 'largest ULPDU this side sends (>= 64): Read Response segments carry at most mulpdu - 14 octets', ref: 'RFC 5044 MULPDU (spec/mpa.md §5)' },
+  big_endian: { width: 1, doc: 'atomic targets are big-endian in host memory', ref: 'RFC 7306 (spec/rdmap-extensions.md §4.3)' },
+  fence: { width: 1, doc: "MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)", ref: 'RFC 6581 §3' },
+} as const;
+export const QP_RX_CFG = record('qp_rx_cfg', QP_RX_CFG_FIELDS);
+
+/**
+ * A QP's whole context as rnic_top's configuration port takes it (cfg_<field>, beside cfg_qp):
+ * the receive-side configuration above, the transmit framing (mpa_tx's MPA_TX_CFG), what
+ * ddp_rx_hdr needs with each ULPDU (RFC 7306 on or off) and mpa_rx's receive framing. The
+ * AXI4-Lite register map (rnic-regmap.ts) stages the same fields, one register each.
+ */
+export const QP_CFG = record('qp_cfg', {
+  ...QP_RX_CFG_FIELDS,
+  tx_markers: { width: 1, doc: "MPA markers in what this QP sends (the peer's M bit)", ref: 'RFC 5044 markers (spec/mpa.md §4.2)' },
+  crc: { width: 1, doc: 'MPA CRC, both directions (negotiated, RFC 5044 §7.1)', ref: 'RFC 5044 §7.1 (spec/mpa.md §3.4)' },
+  tx_s0: { width: MPA_TX_CFG.field('s0').width, doc: "low 9 bits of this side's S0: where the sent markers count from", ref: 'RFC 5044 S0 (spec/mpa.md §4.3)' },
+  tx_seq: { width: MPA_TX_CFG.field('seq').width, doc: 'low 9 bits of the sequence number of the first sent octet', ref: 'spec/mpa.md §4.5' },
+  rfc7306: { width: 1, doc: 'accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)', ref: 'RFC 7306 §5, §6' },
+  rx_markers: { width: 1, doc: 'markers in what this QP receives (its own M bit, spec/mpa.md §4.2)', ref: 'RFC 5044 markers (spec/mpa.md §4.2)' },
+  rx_s0: { width: MPA_TX_CFG.field('s0').width, doc: "low 9 bits of the peer's S0 (spec/mpa.md §4.3)", ref: 'RFC 5044 S0 (spec/mpa.md §4.3)' },
+  rx_seq: { width: MPA_TX_CFG.field('seq').width, doc: 'low 9 bits of the sequence number of the first octet received; (seq - S0) mod 4 = 0', ref: 'spec/mpa.md §4.5' },
+  max_ulpdu: { width: 16, doc: 'largest ULPDU_Length accepted (maxUlpduLength, spec/mpa.md §6 step 2)', ref: 'RFC 5044 (spec/mpa.md §6)' },
 });
 
 /** An ORQ entry: an outbound Read or Atomic Request waiting for its response (RFC 5040 section 6.1). */

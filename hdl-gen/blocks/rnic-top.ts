@@ -18,7 +18,7 @@ import { WR_KIND, ddpTxModule } from './ddp-tx';
 import { MPA_RX_VERDICT, mpaRxModule } from './mpa-rx';
 import { mpaTxModule } from './mpa-tx';
 import { rdmapTxRespModule } from './rdmap-tx-resp';
-import { CQ_ENTRY, MPA_TX_ULPDU, QP_RX_CFG, RX_EVENT_FIELDS } from './records';
+import { CQ_ENTRY, MPA_TX_ULPDU, QP_CFG, QP_RX_CFG, RX_EVENT_FIELDS } from './records';
 import { checkRnicWidth } from './rnic-widths';
 import { STAG_TABLE_DEPTH, stagTableModule } from './stag-table';
 import { ulpduReasmInitCycles, ulpduReasmModule } from './ulpdu-reasm';
@@ -162,25 +162,21 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
     });
     m.when(cfgTaken, () => m.set(cfgCtlDone, 0));
   });
-  const rxCfg = portGroup(m, 'cfg', QP_RX_CFG, 'input', cg);
+  // The QP's whole context, one port per field of QP_CFG (the register map stages the same fields).
+  const qpCfg = portGroup(m, 'cfg', QP_CFG, 'input', cg).ports;
   m.assign(c.cfg_valid!, cfgAsk);
   m.assign(c.cfg_qp!, toBlock(cfgQp));
-  for (const f of QP_RX_CFG.fields) m.assign(c[`cfg_${f.name}`]!, rxCfg.ports[f.name as keyof typeof rxCfg.ports]);
+  for (const f of QP_RX_CFG.fields) m.assign(c[`cfg_${f.name}`]!, qpCfg[f.name as keyof typeof qpCfg]);
   // The transmit framing context (RFC 5044 §4.5, §7), loaded into mpa_tx's context memory: the
   // QP's first FPDU starts at cfg_tx_seq, every later one where the previous ended, markers
   // counted from this side's S0. Markers are negotiated per direction (the peer's M bit asks for
   // them in what this QP sends), the CRC once for both (RFC 5044 §7.1).
-  const txCfg = {
-    markers: m.input('cfg_tx_markers', 1, { group: cg, doc: 'MPA markers in what this QP sends (the peer\'s M bit)' }),
-    crc: m.input('cfg_crc', 1, { group: cg, doc: 'MPA CRC, both directions (negotiated, RFC 5044 §7.1)' }),
-    s0: m.input('cfg_tx_s0', 9, { group: cg, doc: 'low 9 bits of this side\'s S0: where the sent markers count from' }),
-    seq: m.input('cfg_tx_seq', 9, { group: cg, doc: 'low 9 bits of the sequence number of the first sent octet' }),
-  };
+  const txCfg = { markers: qpCfg.tx_markers, crc: qpCfg.crc, s0: qpCfg.tx_s0, seq: qpCfg.tx_seq };
   m.assign(f.cfg_valid!, cfgTaken);
   if (N > 1) m.assign(f.cfg_qp!, cfgQp);
   for (const [n, p] of Object.entries(txCfg)) m.assign(f[`cfg_${n}`]!, p);
   // What ddp_rx_hdr needs with each ULPDU of the QP: ulpdu_reasm keeps it with the QP's context.
-  const cfgRfc7306 = m.input('cfg_rfc7306', 1, { group: cg, doc: 'accept RFC 7306 opcodes 0x8-0xB (Immediate Data, Atomics)' });
+  const cfgRfc7306 = qpCfg.rfc7306;
 
   // ---- work requests: the shared requester, and the ORQ entry of a Read or Atomic -----------------
   const wrGroup = 'Work requests (wr_*; to the QP wr_qp, in send order per QP)';
@@ -215,14 +211,14 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   // with the QP's.
   m.assign(t.cfg_valid!, cfgTaken);
   m.assign(t.cfg_qp!, toBlock(cfgQp));
-  m.assign(t.cfg_mulpdu!, rxCfg.ports.mulpdu);
-  m.assign(t.cfg_initial_msn!, rxCfg.ports.initial_msn);
+  m.assign(t.cfg_mulpdu!, qpCfg.mulpdu);
+  m.assign(t.cfg_initial_msn!, qpCfg.initial_msn);
 
   // MPA fencing (RFC 6581 §3): a fenced QP is loaded held in the requester (cfg_hold), its work
   // requests wait there (skipped, not blocking others), and the requester releases it when
   // ddp_rx_ctl's decision on its first ULPDU (m_first) goes into m_cq. The hold is a bit of the
   // QP's context in the requester: no register here per QP.
-  m.assign(t.cfg_hold!, rxCfg.ports.fence);
+  m.assign(t.cfg_hold!, qpCfg.fence);
   const firstFire = m.wire('cq_first_fire', 1, { doc: 'm_first is taken (into m_cq)' });
   m.assign(t.release_valid!, firstFire);
   m.assign(t.release_qp!, c.m_first_qp!);
@@ -271,7 +267,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   m.assign(d.cfg_valid!, cfgTaken);
   m.assign(d.cfg_qp!, cfgQp);
   m.assign(d.cfg_crc!, txCfg.crc);
-  for (const [n, top] of [['cfg_markers', 'cfg_rx_markers'], ['cfg_s0', 'cfg_rx_s0'], ['cfg_seq', 'cfg_rx_seq'], ['cfg_max_ulpdu', 'cfg_max_ulpdu']] as const) m.assign(d[n]!, m.portLike(deframer, n, top, cg));
+  for (const [n, field] of [['cfg_markers', 'rx_markers'], ['cfg_s0', 'rx_s0'], ['cfg_seq', 'rx_seq'], ['cfg_max_ulpdu', 'max_ulpdu']] as const) m.assign(d[n]!, qpCfg[field]);
   // mpa_rx's ULPDU beats, interleaved by segment, into the reassembly (ulpdu_reasm): whole ULPDUs
   // out, one after another, each with its verdict on every beat.
   const ra = m.wiresLike(reasm, 'reasm');

@@ -4,6 +4,7 @@ import type { Signal } from '../core/signal';
 import { stateMachine } from '../lib/fsm';
 import { anyOf, oneHotMux, priorityMux } from '../lib/onehot';
 import { matches } from '../lib/ram';
+import { portGroup } from '../lib/ports';
 import { record } from '../lib/record';
 
 /**
@@ -108,6 +109,24 @@ export const STAG_RANGE = record('stag_range', {
   base: { width: 64, doc: 'host address of the first octet' },
 });
 
+/**
+ * One entry as the configuration write port takes it (cfg_<field>; rnic_top's stag_cfg_<field>),
+ * for a table of `depth` entries: the STag (index and key), what the checks compare, and whether
+ * the write registers or invalidates the entry. The AXI4-Lite register map stages the same fields.
+ */
+export const stagCfgLayout = (depth: number) =>
+  record('stag_cfg', {
+    index: { width: Math.log2(depth), doc: 'STag index', ref: 'RFC 5041 §4 STag (spec/ddp-rdmap.md §1.2)' },
+    key: { width: 8, doc: 'STag key', ref: 'RFC 5041 §4 STag (spec/ddp-rdmap.md §1.2)' },
+    pd: { width: 16, doc: 'protection domain', ref: 'RFC 5041 §8 (spec/ddp-rdmap.md §5.3 T2)' },
+    base: { width: 64, doc: 'host address of the first octet', ref: 'RFC 5041 §7.1 (spec/ddp-rdmap.md §5.3 T5)' },
+    length: { width: 64, doc: 'octets, >= 1; base + length <= 2^64', ref: 'RFC 5041 §7.1 (spec/ddp-rdmap.md §5.3 T4, T5)' },
+    access: { width: STAG_RIGHT_BITS.length, doc: 'local-read, local-write, remote-read, remote-write, remote-atomic (bit 0 up)', ref: 'spec/ddp-rdmap.md §5.3 T3, §5.5' },
+    va: { width: 1, doc: '1: VA-based TO (first TO = base); 0: zero-based', ref: 'RFC 5041 §7.1 (spec/ddp-rdmap.md §5.3)' },
+    invalidatable: { width: 1, doc: 'Send with Invalidate may invalidate it', ref: 'RFC 5040 §7.2 (spec/ddp-rdmap.md §5.5)' },
+    enable: { width: 1, doc: '1: register/replace as valid; 0: invalidate' },
+  });
+
 export function stagTableModule(depth: number): Module {
   if (!Number.isInteger(depth) || depth < 16 || depth > 65536 || (depth & (depth - 1)) !== 0) {
     throw new RangeError(`STag table depth must be a power of two from 16 to 65536, got ${depth}`);
@@ -143,15 +162,7 @@ export function stagTableModule(depth: number): Module {
   const cfg = {
     valid: m.input('cfg_valid', 1, { group: cfgGroup }),
     ready: m.output('cfg_ready', 1, { group: cfgGroup, doc: '0 during reset and the init sweep, and two cycles after an invalidate was taken' }),
-    index: m.input('cfg_index', aw, { group: cfgGroup, doc: 'STag index' }),
-    key: m.input('cfg_key', 8, { group: cfgGroup, doc: 'STag key' }),
-    pd: m.input('cfg_pd', 16, { group: cfgGroup, doc: 'protection domain' }),
-    base: m.input('cfg_base', 64, { group: cfgGroup, doc: 'host address of the first octet' }),
-    length: m.input('cfg_length', 64, { group: cfgGroup, doc: 'octets, >= 1; base + length <= 2^64' }),
-    access: m.input('cfg_access', 5, { group: cfgGroup, doc: 'local-read, local-write, remote-read, remote-write, remote-atomic (bit 0 up)' }),
-    va: m.input('cfg_va', 1, { group: cfgGroup, doc: '1: VA-based TO (first TO = base); 0: zero-based' }),
-    invalidatable: m.input('cfg_invalidatable', 1, { group: cfgGroup, doc: 'Send with Invalidate may invalidate it' }),
-    enable: m.input('cfg_enable', 1, { group: cfgGroup, doc: '1: register/replace as valid; 0: invalidate' }),
+    ...portGroup(m, 'cfg', stagCfgLayout(depth), 'input', cfgGroup).ports,
   };
   const cfgReady = m.reg('cfg_ready_q', 1, { reset: 0, doc: 'cfg_ready: a config write taken at the next edge can have the meta write port' });
   m.assign(cfg.ready, cfgReady);

@@ -2,6 +2,9 @@
  * Where in the TypeScript generator a hardware object was created, so that elaboration errors
  * point at the line that needs fixing ("crc32c.ts:42:17"), not at the library.
  */
+import { dirname, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
 export interface SourceLocation {
   readonly file: string;
   readonly line: number;
@@ -10,12 +13,22 @@ export interface SourceLocation {
 
 const LIBRARY = /[\\/]hdl-gen[\\/](core|emit)[\\/]/;
 
+/**
+ * Compiled into the package's bundle (dist/, docs/package.md), this file is no longer
+ * hdl-gen/core/location.ts and the library's frames all lie in its directory: skip those too, so
+ * an error in a user's generator points at the user's line.
+ */
+const SELF = fileURLToPath(import.meta.url);
+const BUNDLE_DIR = /[\\/]hdl-gen[\\/]core[\\/]location\.[cm]?[jt]s$/.test(SELF) ? null : dirname(SELF) + sep;
+
 /** The first frame of a stack trace outside hdl-gen's own core and emitter. */
 function firstCallerFrame(stack: string | undefined): SourceLocation | null {
   for (const frame of stack?.split('\n').slice(1) ?? []) {
     const m = /\(?((?:file:\/\/)?[^()\s]+):(\d+):(\d+)\)?\s*$/.exec(frame);
     if (!m || LIBRARY.test(m[1]!) || m[1]!.startsWith('node:')) continue;
-    return { file: m[1]!.replace(/^file:\/\//, ''), line: Number(m[2]), column: Number(m[3]) };
+    const file = m[1]!.replace(/^file:\/\//, '');
+    if (BUNDLE_DIR !== null && file.startsWith(BUNDLE_DIR)) continue;
+    return { file, line: Number(m[2]), column: Number(m[3]) };
   }
   return null;
 }

@@ -50,6 +50,12 @@ export const RnicConfigSchema = z
     orqDepth: powerOfTwo(2, 256, 8),
     /** Per QP: posted receive buffers of QN 0 (the RQ). */
     rqDepth: powerOfTwo(2, 256, 16),
+    /**
+     * Host memory: 'native' (absent, the default) gives the top's mem_wr_* / mem_rd_* ports;
+     * 'axi4' puts them behind an AXI4 master (rnic_top_axi_mem_w<W>, hdl-gen/blocks/rnic-axi-mem.ts).
+     * Left out of a configuration when native, so the default's hash and manifest stay as they were.
+     */
+    memory: z.enum(['native', 'axi4']).optional(),
   })
   .strict();
 

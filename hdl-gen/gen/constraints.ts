@@ -31,7 +31,7 @@ export function integrationFiles(top: ModuleInfo, files: readonly string[], rege
   const clockDoc = [
     `${top.name}: the clock of every register, ${TARGET_CLOCK_MHZ} MHz (${ns} ns), the datapath's design target.`,
     `${RESET_PORT} is synchronous to ${CLOCK_PORT} and active high: drive it from a register of the same clock domain.`,
-    'The other ports are AXI4-Stream and valid/ready ports for logic in the same clock domain. Out of',
+    'The other ports are AXI4-Stream, AXI4-Lite and valid/ready ports for logic in the same clock domain. Out of',
     'context, paths from and to them are not timed until you set input and output delays for the',
     'budget your logic leaves.',
   ];

@@ -2,12 +2,14 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { crc32cModule } from '../blocks/crc32c';
 import type { DdpRxOptions } from '../blocks/ddp-rx';
-import { rnicTopModule } from '../blocks/rnic-top';
+import { rnicRegisterMap } from '../blocks/rnic-regmap';
+import { rnicTopAxilModule } from '../blocks/rnic-top-axil';
 import { withDescendants } from '../core/hierarchy';
 import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
 import { configHash, type RnicConfig } from './config';
 import { integrationFiles } from './constraints';
+import { registerMapJson, registerMapMarkdown, type RegisterMapContext } from './register-map-doc';
 
 export const GENERATOR_VERSION = '0.1.0';
 export const REGENERATE = 'make rtl (rnic gen --out rtl)';
@@ -48,12 +50,25 @@ export function datapathOptions(c: RnicConfig): DdpRxOptions {
 }
 
 /**
- * The modules of a configuration, children before parents: the CRC block, and `rnic_top_w<W>`
- * (config.qps QPs) with everything it instantiates, last: the top of the filelist.
+ * The modules of a configuration, children before parents: the CRC block, and the integrator's
+ * top `rnic_top_axil_w<W>` (rnic_top_w<W> for config.qps QPs, configured over AXI4-Lite) with
+ * everything it instantiates, last: the top of the filelist.
  */
 export function modulesFor(config: RnicConfig): Module[] {
-  const top = rnicTopModule(config.width, config.qps, datapathOptions(config));
+  const top = rnicTopAxilModule(config.width, config.qps, datapathOptions(config), config.memory);
   return [crc32cModule(config.width), ...withDescendants(top)];
+}
+
+/** The register map's documentation files (register-map.md, register-map.json) for `config`. */
+export function registerMapFiles(config: RnicConfig, modules: readonly Module[] = modulesFor(config)): GeneratedFile[] {
+  const block = modules.find((m) => m.name.startsWith('rnic_cfg_axil_'));
+  if (!block) throw new Error('internal: no rnic_cfg_axil module in the configuration');
+  const map = rnicRegisterMap(config);
+  const ctx: RegisterMapContext = { width: config.width, qps: config.qps, stagDepth: config.stagDepth, regenerate: REGENERATE, module: block.name };
+  return [
+    { path: 'register-map.md', text: registerMapMarkdown(map, ctx) },
+    { path: 'register-map.json', text: registerMapJson(map, ctx) },
+  ];
 }
 
 export function portsOf(m: Module): PortInfo[] {
@@ -67,8 +82,9 @@ export function portsOf(m: Module): PortInfo[] {
 }
 
 /**
- * Every file `rnic gen` writes, in memory: one .v per module, rnic.f and manifest.json, and the
- * integrator's constraints and build scripts (constraints.ts).
+ * Every file `rnic gen` writes, in memory: one .v per module, rnic.f and manifest.json, the
+ * integrator's constraints and build scripts (constraints.ts), and the AXI4-Lite register map
+ * (register-map.md, register-map.json).
  */
 export function generate(config: RnicConfig): GeneratedFile[] {
   const modules = modulesFor(config);
@@ -85,6 +101,7 @@ export function generate(config: RnicConfig): GeneratedFile[] {
   files.push({ path: 'rnic.f', text: sources.join('\n') + '\n' });
   files.push({ path: 'manifest.json', text: JSON.stringify(manifest, null, 2) + '\n' });
   files.push(...integrationFiles(manifest.modules[manifest.modules.length - 1]!, sources, REGENERATE));
+  files.push(...registerMapFiles(config, modules));
   return files;
 }
 

@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { atomicUnitModule } from '../blocks/atomic-unit';
 import { crc32cModule } from '../blocks/crc32c';
 import { ddpRxModule } from '../blocks/ddp-rx';
 import { rnicRxModule } from '../blocks/rnic-rx';
 import { rnicTopModule } from '../blocks/rnic-top';
+import { rnicTopAxilModule } from '../blocks/rnic-top-axil';
+import { rnicCfgAxilModule } from '../blocks/rnic-cfg-axil';
+import { axiMemOptionsOf, rnicAxiMemModule } from '../blocks/rnic-axi-mem';
+import { rnicTopAxiMemModule } from '../blocks/rnic-top-axi-mem';
 import { ddpRxCtlModule } from '../blocks/ddp-rx-ctl';
 import { ddpRxHdrModule } from '../blocks/ddp-rx-hdr';
 import { ddpRxPlaceModule } from '../blocks/ddp-rx-place';
@@ -21,9 +24,8 @@ import type { Module } from '../core/module';
 import { emitVerilog } from '../emit/verilog';
 import { DEFAULT_CONFIG, type RnicConfig } from './config';
 import { REGENERATE, datapathOptions, modulesFor, portsOf, type Manifest, type PortInfo } from './generate';
+import { cacheDir } from './paths';
 import { RtlError } from './rtl-error';
-
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** The Verilog files and ports of one module, ready for Verilator or yosys. */
 export interface ModuleSources {
@@ -47,6 +49,11 @@ const WIDTH_BLOCKS: readonly { readonly pattern: RegExp; readonly build: (width:
   { pattern: /^ddp_rx_w(\d+)$/, build: (w, c) => ddpRxModule(w, datapathOptions(c)) },
   { pattern: /^rnic_rx_w(\d+)$/, build: (w, c) => rnicRxModule(w, datapathOptions(c)) },
   { pattern: /^rnic_top_w(\d+)$/, build: (w, c) => rnicTopModule(w, c.qps, datapathOptions(c)) },
+  { pattern: /^rnic_top_axil_w(\d+)$/, build: (w, c) => rnicTopAxilModule(w, c.qps, datapathOptions(c), c.memory) },
+  { pattern: /^rnic_cfg_axil_w(\d+)_q(\d+)_d(\d+)$/, build: (w, _c, hit) => rnicCfgAxilModule({ width: w, qps: Number(hit[2]), stagDepth: Number(hit[3]) }) },
+  // The AXI4 memory master (with its non-default options as name tags, rnic-axi-mem.ts) and the top behind it.
+  { pattern: /^rnic_axi_mem_w(\d+)((?:_[a-z]\d+)*)$/, build: (w, _c, hit) => rnicAxiMemModule(w, axiMemOptionsOf(hit[2]!)) },
+  { pattern: /^rnic_top_axi_mem_w(\d+)((?:_[a-z]\d+)*)$/, build: (w, c, hit) => rnicTopAxiMemModule(w, c.qps, datapathOptions(c), axiMemOptionsOf(hit[2]!)) },
   { pattern: /^ddp_rx_place_w(\d+)$/, build: (w) => ddpRxPlaceModule(w) },
   { pattern: /^ddp_tx_w(\d+)$/, build: (w) => ddpTxModule(w) },
   { pattern: /^ddp_tx_w(\d+)_q(\d+)$/, build: (w, _c, hit) => ddpTxModule(w, { qps: Number(hit[2]) }) },
@@ -73,7 +80,7 @@ function lookup(name: string, config: RnicConfig): Module {
   if (fixed) return fixed();
   const m = modulesFor(config).find((x) => x.name === name);
   if (!m) {
-    const families = WIDTH_BLOCKS.map((b) => b.pattern.source.replace(/^\^/, '').replace(/\$$/, '').replace('(\\d+)', '<N>').replace('(\\d+)', '<Q>'));
+    const families = WIDTH_BLOCKS.map((b) => b.pattern.source.replace(/^\^/, '').replace(/\$$/, '').replace('(\\d+)', '<N>').replace('(\\d+)', '<Q>').replace('(\\d+)', '<D>'));
     throw new Error(`no module '${name}' in the generated RTL (modules: ${modulesFor(config).map((x) => x.name).join(', ')}, ${families.join(', ')})`);
   }
   return m;
@@ -82,7 +89,7 @@ function lookup(name: string, config: RnicConfig): Module {
 /**
  * Sources for `module`: from `rtlDir` (its rnic.f; ports from its manifest.json) when given, so
  * users can check hand-edited or tool-processed Verilog; otherwise generated into a content-
- * addressed directory under .cache/gen.
+ * addressed directory under the cache's gen/ (paths.ts: `<repo>/.cache/gen` in a checkout).
  */
 export function moduleSources(module: string, opts: { rtlDir?: string; config?: RnicConfig; cacheRoot?: string } = {}): ModuleSources {
   const config = opts.config ?? DEFAULT_CONFIG;
@@ -92,7 +99,7 @@ export function moduleSources(module: string, opts: { rtlDir?: string; config?: 
   const files = withDescendants(m).map((x) => ({ name: `${x.name}.v`, text: emitVerilog(x, { regenerate: REGENERATE }) }));
   const hash = createHash('sha256');
   for (const f of files) hash.update(f.text); // each names its module: one file hashes as before
-  const dir = join(opts.cacheRoot ?? join(REPO_ROOT, '.cache', 'gen'), `${m.name}-${hash.digest('hex').slice(0, 16)}`);
+  const dir = join(opts.cacheRoot ?? cacheDir('gen'), `${m.name}-${hash.digest('hex').slice(0, 16)}`);
   if (!existsSync(dir)) {
     // Write beside and rename, so parallel test processes never read half a file.
     const tmp = `${dir}.tmp-${process.pid}`;

@@ -14,6 +14,8 @@ import type { RecordInfo } from '../core/signal';
 export interface FieldSpec {
   readonly width: number;
   readonly doc?: string;
+  /** The specification the field comes from (an RFC section, a spec/ section): for register maps. */
+  readonly ref?: string;
 }
 
 /** A field: a width, a spec with a doc, or a nested layout. */
@@ -24,6 +26,8 @@ export interface Field {
   readonly lo: number;
   readonly width: number;
   readonly doc: string | null;
+  /** The specification section it comes from, if given. */
+  readonly ref: string | null;
   /** A nested record. */
   readonly layout: Layout<string> | null;
 }
@@ -48,7 +52,8 @@ export class Layout<F extends string> implements RecordInfo {
       if (!Number.isInteger(width) || width < 1) throw new HdlError(`record ${name}: field '${fname}' needs a width of at least 1, got ${width}`);
       const layout = def instanceof Layout ? def : null;
       const doc = typeof def === 'object' && !(def instanceof Layout) ? def.doc ?? null : layout ? `record ${layout.name}` : null;
-      fields.push(Object.freeze({ name: fname, lo, width, doc, layout }));
+      const ref = typeof def === 'object' && !(def instanceof Layout) ? def.ref ?? null : null;
+      fields.push(Object.freeze({ name: fname, lo, width, doc, ref, layout }));
       lo += width;
     }
     if (fields.length === 0) throw new HdlError(`record ${name} has no fields`);

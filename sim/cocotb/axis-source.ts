@@ -50,6 +50,8 @@ interface QueueItem {
   readonly user: Uint32Array;
   readonly id: Uint32Array;
   readonly beats: readonly PreparedBeat[] | undefined;
+  /** Called in the cycle the frame's last beat is accepted. */
+  readonly taken: (() => void) | undefined;
 }
 
 const WORD_BITS = 32;
@@ -98,12 +100,13 @@ export class AxisSource implements Component {
 
   /**
    * Queues a frame; it goes out in full beats with contiguous tkeep, tuser and tid on every beat.
-   * `sideband` is the frame's tuser, or its tuser and TID.
+   * `sideband` is the frame's tuser, or its tuser and TID; `taken` is called in the cycle its last
+   * beat is accepted (when the DUT has all of it: a capture's timestamp).
    */
-  send(data: Uint8Array, sideband: AxisUser | AxisSideband = 0): void {
+  send(data: Uint8Array, sideband: AxisUser | AxisSideband = 0, taken?: () => void): void {
     if (data.length === 0) throw new RangeError(`${this.bus.prefix}: an empty frame has no beats; use sendBeats for a null beat`);
     const { tuser = 0, tid = 0 } = typeof sideband === 'object' ? sideband : { tuser: sideband };
-    this.queue.push({ data, user: wordsOf(this.bus.tuser, tuser, `${this.bus.prefix} tuser`), id: wordsOf(this.bus.tid, tid, `${this.bus.prefix} tid`), beats: undefined });
+    this.queue.push({ data, user: wordsOf(this.bus.tuser, tuser, `${this.bus.prefix} tuser`), id: wordsOf(this.bus.tid, tid, `${this.bus.prefix} tid`), beats: undefined, taken });
   }
 
   /** Queues beats exactly as given (any tkeep pattern); they form one frame if the last has tlast. */
@@ -120,7 +123,7 @@ export class AxisSource implements Component {
       const keepWords = tkeep ? wordsOf(tkeep, keep, `${prefix} tkeep`) : new Uint32Array(0);
       return { data, keep: keepWords, last, user: wordsOf(this.bus.tuser, b.tuser ?? 0, `${prefix} tuser`), id: wordsOf(this.bus.tid, b.tid ?? 0, `${prefix} tid`) };
     });
-    this.queue.push({ data: new Uint8Array(0), user: new Uint32Array(0), id: new Uint32Array(0), beats: prepared });
+    this.queue.push({ data: new Uint8Array(0), user: new Uint32Array(0), id: new Uint32Array(0), beats: prepared, taken: undefined });
   }
 
   /** Frames (or beat lists) queued and not yet fully accepted. */
@@ -159,6 +162,7 @@ export class AxisSource implements Component {
     this.cursor = 0;
     this.head++;
     this.sent++;
+    item.taken?.();
     if (this.head >= COMPACT_AFTER && this.head * 2 >= this.queue.length) {
       this.queue.splice(0, this.head);
       this.head = 0;

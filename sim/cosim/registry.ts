@@ -13,13 +13,15 @@ import { ddpTxName } from '../../hdl-gen/blocks/ddp-tx';
 import { rdmapTxRespName } from '../../hdl-gen/blocks/rdmap-tx-resp';
 import { cosimRdmapTxResp, type RespCosimResult } from './rdmap-tx-resp';
 import { cosimRnicFairness } from './rnic-fairness';
-import { formatRnicCosim, formatScenarioCosim, runRnicCosim, runScenarioCosim } from './rnic-run';
+import { formatRnicCosim, formatScenarioCosim, runRnicCosim, runScenarioCosim, type RnicRunArgs } from './rnic-run';
 import { cosimStagTable } from './stag-table';
 import { mpaTxName } from '../../hdl-gen/blocks/mpa-tx';
 import { mpaRxName } from '../../hdl-gen/blocks/mpa-rx';
 import { cosimMpaRxShared } from './mpa-rx-shared';
 import { ulpduReasmName } from '../../hdl-gen/blocks/ulpdu-reasm';
 import { cosimUlpduReasm } from './ulpdu-reasm';
+import type { TraceFormat } from '../verilator/build';
+import type { TraceWindow } from '../verilator/model';
 
 /**
  * Every DUT `rnic cosim --dut D` can co-simulate, as data: its name, the widths it is generated at,
@@ -30,7 +32,7 @@ import { cosimUlpduReasm } from './ulpdu-reasm';
  */
 
 /** The options a DUT may take, beyond those every run takes (--dut, --seed, --rtl, --plusarg, --json). */
-export type CosimOption = 'width' | 'depth' | 'qps' | 'frames' | 'ops' | 'faults' | 'scenario' | 'random' | 'config' | 'trace' | 'out' | 'vcd';
+export type CosimOption = 'width' | 'depth' | 'qps' | 'frames' | 'ops' | 'faults' | 'scenario' | 'random' | 'config' | 'trace' | 'trace-dir' | 'out' | 'vcd';
 
 /** A run's arguments, checked and with every default applied (cli/cosim-command.ts). */
 export interface CosimArgs {
@@ -50,6 +52,12 @@ export interface CosimArgs {
   readonly config: RnicConfig;
   readonly scenario?: Scenario;
   readonly trace: boolean;
+  /** rnic: where to write the transaction traces of both sides (sim/cosim/trace.ts). */
+  readonly traceDir?: string;
+  /** rnic --trace: the waveform's format (FST unless --trace-vcd). */
+  readonly traceFormat?: TraceFormat;
+  /** --trace or --vcd: the cycles the waveform holds (--trace-from, --trace-to). */
+  readonly traceWindow?: TraceWindow;
   readonly out: string;
   /** rnic: pcaps and a traced replay on a failure (default true). */
   readonly evidence: boolean;
@@ -87,6 +95,7 @@ export interface CosimDut {
 const selection = (a: CosimArgs): DutSelection => ({
   ...(a.rtl !== undefined && { rtlDir: a.rtl }),
   ...(a.vcd !== undefined && { vcd: a.vcd }),
+  ...(a.traceWindow && { traceWindow: a.traceWindow }),
   ...(a.plusargs && { plusargs: a.plusargs }),
 });
 
@@ -162,25 +171,42 @@ const rxRun = (dut: 'rx' | 'rnic_rx') => (a: CosimArgs): CosimRun => {
   return block(r, formatRx, r.mismatches + r.violations);
 };
 
+/** The waveform options of a run of the top (--trace-vcd, --trace-from, --trace-to). */
+const waveOf = (a: CosimArgs) => ({ ...(a.traceFormat && { traceFormat: a.traceFormat }), ...(a.traceWindow && { traceWindow: a.traceWindow }) });
+
+/** `rnic cosim --dut rnic` or `rnic_axil`: the random run of the top against the model. */
+function rnicRun(a: CosimArgs, c: RnicRunArgs): CosimRun {
+  const r = runRnicCosim({ ...c, ops: a.ops, faults: a.faults, ...(a.traceDir !== undefined && { traceDir: a.traceDir }), ...(a.progress && { progress: a.progress }) });
+  const m = r.firstMismatch;
+  return { result: r, text: (replay) => formatRnicCosim(r, replay), failures: r.mismatches + r.violations, first: m ? `QP ${m.qp}: ${m.what}` : r.firstViolation ?? '', cycle: m?.cycle ?? null };
+}
+
 export const COSIM_DUTS: readonly CosimDut[] = [
   {
     name: 'rnic',
     about: '(default) the whole datapath rnic_top_w<W>, every QP; or --scenario',
     widths: DATAPATH_WIDTHS,
-    options: ['width', 'ops', 'faults', 'random', 'scenario', 'config', 'trace', 'out'],
+    options: ['width', 'ops', 'faults', 'random', 'scenario', 'config', 'trace', 'trace-dir', 'out'],
     faults: 0.05,
     modules: ({ width }) => [`rnic_top_w${width}`],
     run: (a) => {
-      const c = { width: a.width, config: a.config, seed: a.seed, out: a.out, trace: a.trace, evidence: a.evidence, ...(a.rtl !== undefined && { rtl: a.rtl }), ...(a.plusargs && { plusargs: a.plusargs }) };
+      const c = { width: a.width, config: a.config, seed: a.seed, out: a.out, trace: a.trace, evidence: a.evidence, ...waveOf(a), ...(a.rtl !== undefined && { rtl: a.rtl }), ...(a.plusargs && { plusargs: a.plusargs }) };
       if (a.scenario) {
         const r = runScenarioCosim({ ...c, scenario: a.scenario });
         const m = r.firstMismatch;
         return { result: r, text: (replay) => formatScenarioCosim(r, replay), failures: r.mismatches + r.violations, first: m ? m.what : r.firstViolation ?? '', cycle: m?.cycle ?? null };
       }
-      const r = runRnicCosim({ ...c, ops: a.ops, faults: a.faults, ...(a.progress && { progress: a.progress }) });
-      const m = r.firstMismatch;
-      return { result: r, text: (replay) => formatRnicCosim(r, replay), failures: r.mismatches + r.violations, first: m ? `QP ${m.qp}: ${m.what}` : r.firstViolation ?? '', cycle: m?.cycle ?? null };
+      return rnicRun(a, c);
     },
+  },
+  {
+    name: 'rnic_axil',
+    about: 'the integrator\'s top rnic_top_axil_w<W> as rnic runs: every QP and STag configured over AXI4-Lite',
+    widths: DATAPATH_WIDTHS,
+    options: ['width', 'ops', 'faults', 'config', 'trace', 'trace-dir', 'out'],
+    faults: 0.05,
+    modules: ({ width }) => [`rnic_top_axil_w${width}`],
+    run: (a) => rnicRun(a, { width: a.width, config: a.config, seed: a.seed, out: a.out, trace: a.trace, evidence: a.evidence, axil: true, ...waveOf(a), ...(a.rtl !== undefined && { rtl: a.rtl }), ...(a.plusargs && { plusargs: a.plusargs }) }),
   },
   {
     name: 'rnic_fairness',

@@ -10,13 +10,18 @@ import type { RecordSource } from '../cocotb/record-source';
 import type { CompiledModel } from '../verilator/build';
 import type { PortHandle, SimModel } from '../verilator/model';
 import { DutBench } from '../harness/dut-bench';
-import type { HostMemoryPort } from '../harness/host-memory-port';
+import type { HostMemoryModel } from '../harness/axi-memory';
+import { axiHostMemory, topModuleOf } from './rnic-axi-bench';
 import type { BackgroundMemory } from '../harness/memory';
 import { openDut, type DutOptions } from '../harness/open-dut';
 import { rtlEvent } from './events';
 import { qpConfigFields, type QpConfig } from './qp-config';
 import type { LocalWr, RtlRegion } from './rx-peer';
 import { stagEntry } from './stag-cfg';
+import { rnicRegisterMap } from '../../hdl-gen/blocks/rnic-regmap';
+import { AxilMaster } from '../cocotb/axil-master';
+import { qpConfigWrites, stagEntryWrites } from '../host/axil-config';
+import { AxilHost, AxilItemQueue } from '../host/axil-host';
 import { UlpduStreamCheck } from './tx-ports';
 import { WR_NOISE_FIELDS, txRequestOf, wrFields, type TxRequest } from './wr-request';
 
@@ -46,6 +51,24 @@ export interface RnicBenchOptions {
   readonly memory?: { readonly background: BackgroundMemory; readonly latency: number };
   /** Record the cycle of every s_axis and m_axis beat (with m_axis tid and tlast) and check the FPDU stream's tkeep. */
   readonly measure?: boolean;
+  /**
+   * Open (RnicBench.open) the integrator's top rnic_top_axil_w<W> instead of rnic_top_w<W>: QP
+   * contexts and STag entries then go through its AXI4-Lite registers, written by the host
+   * helper (sim/host/axil-config.ts) on an AXI4-Lite master, instead of the configuration ports.
+   */
+  readonly axil?: boolean;
+}
+
+/**
+ * Where QP contexts and STag entries go in: a record source on the top's configuration ports, or
+ * host programs on the AXI4-Lite wrapper's registers (AxilItemQueue). An item is accepted once the
+ * top has it.
+ */
+export interface ConfigQueue<T> {
+  push(...items: T[]): void;
+  pushAll(items: Iterable<T>): void;
+  readonly idle: boolean;
+  readonly acceptedCount: number;
 }
 
 /** A completion-queue entry: its QP, kind, the event as text (rx events) and when it came. */
@@ -76,10 +99,15 @@ export class RnicBench extends DutBench {
   readonly qps: number;
   readonly sAxis: AxisSource;
   readonly mAxis: AxisSink;
-  readonly mem: HostMemoryPort;
-  readonly cfg: RecordSource<{ qp: number; c: QpConfig }>;
+  /** Host memory: a HostMemoryPort on mem_*, or an AXI4 slave on m_axi_* (a memory 'axi4' top, rnic-axi-bench.ts). */
+  readonly mem: HostMemoryModel;
+  readonly cfg: ConfigQueue<{ qp: number; c: QpConfig }>;
   /** The RNIC's STag table (one for every QP): entries to register, or with `enable: false` to deregister. */
-  readonly stagCfg: RecordSource<RtlRegion & { readonly enable?: boolean }>;
+  readonly stagCfg: ConfigQueue<RtlRegion & { readonly enable?: boolean }>;
+  /** STag table entries (the top's stagDepth). */
+  readonly stagDepth: number;
+  /** The AXI4-Lite master of a wrapped top (rnic_top_axil), else null. */
+  readonly axil: AxilMaster | null = null;
   readonly recv: RecordSource<{ qp: number; addr: bigint; len: number }>;
   readonly wr: RecordSource<{ qp: number; req: TxRequest; requestId?: number }>;
   readonly cqSink: RecordSink<CqEntry>;
@@ -109,7 +137,10 @@ export class RnicBench extends DutBench {
     this.sAxis = this.source('s_axis', bp === undefined ? {} : { pause: this.pause(bp / 2) });
     this.mAxis = this.sink('m_axis', bp === undefined ? {} : { pause: this.pause(bp) });
     const chance = () => (bp === undefined ? never() : new Chance(r, bp));
-    if (o.memory) {
+    if (model.has('m_axi_awvalid')) {
+      const report = (v: string) => this.report(v);
+      this.mem = this.add(axiHostMemory(model, r, this.W, { ...(o.memory && { memory: o.memory }), pause: chance, report }));
+    } else if (o.memory) {
       const bg = o.memory.background;
       // Read-only: a transmit run writes nothing, and the expected ULPDUs are read from it after.
       this.mem = this.memory({ width: this.W, memory: { read: (a, n) => bg.read(a, n), write: () => {} }, latency: { min: o.memory.latency, max: o.memory.latency }, report: (v) => this.report(v) });
@@ -119,19 +150,37 @@ export class RnicBench extends DutBench {
     // Work requests taken and not yet reported sent, per QP (a new context starts from none).
     const unsent: number[] = new Array(this.qps).fill(0);
     const accepted: number[] = [];
-    // cfg_ready: the shared requester takes contexts after its init sweep (ddp-tx-sched.ts).
-    this.cfg = this.recordSource('cfg', {
-      ready: model.has('cfg_ready') ? 'cfg_ready' : null,
-      fields: ({ qp, c }) => qpConfigFields(qp, c),
-      onAccept: ({ qp, c }) => {
-        unsent[qp] = 0;
-        if (c.fence) this.fencedQps.add(qp);
-        else this.fencedQps.delete(qp);
-      },
-    });
-    // stag_cfg_ready: the STag table takes config writes after its init sweep (stag-table.ts);
-    // RTL from before it had no ready and took every write.
-    this.stagCfg = this.recordSource('stag_cfg', { ready: model.has('stag_cfg_ready') ? 'stag_cfg_ready' : null, fields: stagEntry });
+    const onCfg = ({ qp, c }: { qp: number; c: QpConfig }) => {
+      unsent[qp] = 0;
+      if (c.fence) this.fencedQps.add(qp);
+      else this.fencedQps.delete(qp);
+    };
+    if (model.has('s_axil_awaddr')) {
+      // The wrapped top: QP contexts and STags through its registers, by the host's programs.
+      const params = opened?.src.params;
+      if (params?.stagDepth === undefined) throw new Error('RnicBench: open rnic_top_axil with RnicBench.open (its register map comes from its parameters)');
+      this.stagDepth = Number(params.stagDepth);
+      const map = rnicRegisterMap({ width: this.W, qps, stagDepth: this.stagDepth });
+      const p = (x: number) => (bp === undefined ? never() : this.pause(x));
+      const axil = new AxilMaster(m, { awPause: p(bp! / 2), wPause: p(bp! / 2), arPause: p(bp! / 2), bPause: p(bp!), rPause: p(bp!) });
+      this.axil = this.add(axil);
+      const host = new AxilHost(axil);
+      // What the AXI4-Lite side breaks, with the other contracts the scoreboards cannot see.
+      let seen = 0;
+      this.add({ sample: () => {
+        const all = [...axil.violations, ...host.errors];
+        for (; seen < all.length; seen++) if (this.broken.length < 20) this.broken.push(`AXI4-Lite: ${all[seen]} (cycle ${m.cycles})`);
+      } });
+      this.cfg = new AxilItemQueue(host, ({ qp, c }) => qpConfigWrites(map, qp, c), onCfg);
+      this.stagCfg = new AxilItemQueue(host, (g) => stagEntryWrites(map, g));
+    } else {
+      this.stagDepth = 1 << model.handle('stag_cfg_index').width;
+      // cfg_ready: the shared requester takes contexts after its init sweep (ddp-tx-sched.ts).
+      this.cfg = this.recordSource('cfg', { ready: model.has('cfg_ready') ? 'cfg_ready' : null, fields: ({ qp, c }) => qpConfigFields(qp, c), onAccept: onCfg });
+      // stag_cfg_ready: the STag table takes config writes after its init sweep (stag-table.ts);
+      // RTL from before it had no ready and took every write.
+      this.stagCfg = this.recordSource('stag_cfg', { ready: model.has('stag_cfg_ready') ? 'stag_cfg_ready' : null, fields: stagEntry });
+    }
     this.recv = this.recordSource('s_recv', { layout: RECV_BUFFER, beside: ['qp'], fields: (b) => ({ ...b }) });
     this.wr = this.recordSource('wr', {
       layout: WORK_REQUEST,
@@ -176,12 +225,12 @@ export class RnicBench extends DutBench {
     });
     if (o.measure) this.measure();
     // A model used before holds its last inputs: nothing offered while it is reset.
-    for (const n of ['cfg_valid', 'stag_cfg_valid', 's_recv_valid', 'wr_valid', 'inject_valid', 'abort_req', 's_axis_tvalid']) m.pokeNumber(h(n), 0);
+    for (const n of ['cfg_valid', 'stag_cfg_valid', 's_recv_valid', 'wr_valid', 'inject_valid', 'abort_req', 's_axis_tvalid']) if (m.has(n)) m.pokeNumber(h(n), 0);
   }
 
-  /** Opens rnic_top_w<width> (with `dut.config`'s QPs and STag depth) and builds the bench on it. */
+  /** Opens rnic_top_w<width> (rnic_top_axil_w<width> with `o.axil`; `dut.config`'s QPs and STag depth) and builds the bench on it. */
   static open(width: number, dut: DutOptions, o: RnicBenchOptions): RnicBench {
-    const { src, compiled, model } = openDut(`rnic_top_w${width}`, dut);
+    const { src, compiled, model } = openDut(o.axil ? `rnic_top_axil_w${width}` : topModuleOf(width, dut.config), dut);
     return new RnicBench(model, o, { src, compiled });
   }
 
@@ -262,13 +311,15 @@ export class RnicBench extends DutBench {
     this.reset();
     this.cfg.push(...configs);
     // cfg_ready: the top takes contexts after its init sweeps (rnicTopInitCycles), each in a few
-    // cycles (ddp_rx_ctl's record first, then the other blocks: a bound, not a rate).
-    this.until(() => this.cfg.idle, rnicTopInitCycles(this.W, this.qps) + 100 + 32 * configs.length, 'the QP contexts to load');
+    // cycles (ddp_rx_ctl's record first, then the other blocks: a bound, not a rate); over
+    // AXI4-Lite each is a host program of a few dozen writes and reads.
+    const perItem = this.axil ? 200 : 32;
+    this.until(() => this.cfg.idle, rnicTopInitCycles(this.W, this.qps) + 100 + perItem * configs.length, 'the QP contexts to load');
     this.run(2); // the QPs' restart (a one-cycle reset)
     this.stagCfg.push(...regions);
     // The table takes them once its init sweep after the reset is over (stag_cfg_ready).
-    const sweep = stagTableInitCycles(1 << this.h('stag_cfg_index').width);
-    this.until(() => this.stagCfg.idle, sweep + 100 + regions.length, 'the STags to load');
+    const sweep = stagTableInitCycles(this.stagDepth);
+    this.until(() => this.stagCfg.idle, sweep + 100 + (this.axil ? perItem : 1) * regions.length, 'the STags to load');
     this.run(2);
   }
 
@@ -278,7 +329,7 @@ export class RnicBench extends DutBench {
     const idle = this.h('idle');
     const rxIdle = this.h('rx_idle');
     const txValid = this.h('m_axis_tvalid');
-    const rdValid = this.h('mem_rd_valid');
+    const rdValid = this.h(m.has('mem_rd_valid') ? 'mem_rd_valid' : 'm_axi_arvalid');
     const cqValid = this.h('m_cq_valid');
     // The RNIC is idle and every work request is reported sent, but those a fence holds.
     const start = this.status();
@@ -299,7 +350,7 @@ export class RnicBench extends DutBench {
   }
 
   status(): string {
-    const names = ['idle', 'rx_idle', 'm_axis_tvalid', 'm_axis_tready', 'm_cq_valid', 's_axis_tready', 'wr_ready', 'mem_rd_valid', 'mem_wr_valid'];
+    const names = ['idle', 'rx_idle', 'm_axis_tvalid', 'm_axis_tready', 'm_cq_valid', 's_axis_tready', 'wr_ready', 'mem_rd_valid', 'mem_wr_valid', 'm_axi_arvalid', 'm_axi_awvalid'].filter((n) => this.model.has(n));
     return names.map((n) => `${n}=0x${this.model.peek(this.h(n)).toString(16)}`).join(' ') + ` source=${this.sAxis.idle ? 'idle' : 'busy'} wr=${this.wr.queue.length} recv=${this.recv.queue.length} txBlocked=${this.txBlocked}`;
   }
 
@@ -316,9 +367,9 @@ export function qpsOfTop(model: SimModel): number {
   return n;
 }
 
-/** The Verilated rnic_top_w<W> (with `opts.config`'s QPs and STag depth), opened. */
+/** The Verilated rnic_top_w<W> (with `opts.config`'s QPs and STag depth; rnic_top_axi_mem_w<W> for its memory 'axi4'), opened. */
 export function openTop(width: number, opts: DutOptions = {}): SimModel {
-  const { src, model } = openDut(`rnic_top_w${width}`, opts);
+  const { src, model } = openDut(topModuleOf(width, opts.config), opts);
   topQps.set(model, Number(src.params.qps));
   return model;
 }

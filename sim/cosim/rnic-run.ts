@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import type { TraceFormat } from '../verilator/build';
+import type { TraceWindow } from '../verilator/model';
 import type { RnicConfig } from '../../hdl-gen/gen/config';
 import type { Scenario } from '../../ts-model/scenario/schema';
 import { cosimRnic, type RnicCosimResult } from './rnic';
@@ -21,14 +23,28 @@ export interface RnicRunArgs {
   readonly plusargs?: readonly string[];
   /** On a failure: pcaps of the first failing QP and a traced replay (default true). */
   readonly evidence?: boolean;
+  /** Where to write the transaction traces of both sides (trace.ts); on a failure they go to `out`. */
+  readonly traceDir?: string;
+  /** The waveform's format (default FST) and, for `trace`, its cycles (default all). */
+  readonly traceFormat?: TraceFormat;
+  readonly traceWindow?: TraceWindow;
+  /** The integrator's top rnic_top_axil_w<W>, configured over AXI4-Lite (rnic-bench.ts). */
+  readonly axil?: boolean;
 }
 
+/**
+ * The waveform of a failing run's replay: the cycles before its first mismatch (enough for a few
+ * operations of the QP that failed) and a few after, not the whole run.
+ */
+export const FAILURE_WINDOW = { before: 20_000, after: 2_000 } as const;
+
 export interface RnicCosimReport extends RnicCosimResult {
-  readonly vcd: string | null;
+  /** The waveform file (FST or VCD), when one was written. */
+  readonly waveform: string | null;
 }
 
 export function runRnicCosim(a: RnicRunArgs & { readonly ops: number; readonly faults: number; readonly progress?: (done: number, total: number) => void }): RnicCosimReport {
-  const vcdFile = join(a.out, `rnic_top_w${a.width}-seed${a.seed}.vcd`);
+  const waveFile = join(a.out, `rnic_top_w${a.width}-seed${a.seed}.${a.traceFormat ?? 'fst'}`);
   const base = {
     width: a.width,
     seed: a.seed,
@@ -37,33 +53,39 @@ export function runRnicCosim(a: RnicRunArgs & { readonly ops: number; readonly f
     config: { ...a.config, width: a.width as RnicConfig['width'] },
     ...(a.rtl !== undefined && { rtlDir: a.rtl }),
     ...(a.plusargs && { plusargs: a.plusargs }),
+    ...(a.axil && { axil: true }),
   };
   const evidence = a.evidence ?? true;
-  const res: RnicCosimResult = cosimRnic({ ...base, ...(evidence && { evidenceDir: a.out }), ...(a.trace && { vcd: vcdFile }), ...(a.progress && { onProgress: a.progress }) });
-  let vcd = a.trace ? vcdFile : null;
-  if (evidence && !a.trace && (res.mismatches || res.violations)) {
-    // The run is deterministic: the same seed again, traced, up to the first failure.
-    cosimRnic({ ...base, ops: res.ops, vcd: vcdFile });
-    vcd = vcdFile;
+  const res: RnicCosimResult = cosimRnic({ ...base, ...(evidence && { evidenceDir: a.out }), ...(a.trace && { vcd: waveFile, ...(a.traceWindow && { traceWindow: a.traceWindow }) }), ...(a.traceDir !== undefined && { traceDir: a.traceDir }), ...(a.progress && { onProgress: a.progress }) });
+  let waveform = a.trace ? waveFile : null;
+  let traces = res.traces;
+  if (evidence && (!a.trace || a.traceDir === undefined) && (res.mismatches || res.violations)) {
+    // The run is deterministic: the same seed again up to the first failure, with the waveform
+    // and the transaction traces the first run did not make.
+    const at = res.firstMismatch?.cycle;
+    const window = at !== undefined ? { from: Math.max(0, at - FAILURE_WINDOW.before), to: at + FAILURE_WINDOW.after } : undefined;
+    const again = cosimRnic({ ...base, ops: res.ops, ...(!a.trace && { vcd: waveFile, ...(window && { traceWindow: window }) }), ...(a.traceDir === undefined && { traceDir: a.out }) });
+    waveform = waveFile;
+    if (a.traceDir === undefined) traces = again.traces;
   }
-  return { ...res, vcd };
+  return { ...res, waveform, traces };
 }
 
 /** `rnic cosim --scenario F`: the scenario with the RTL as its responder (rnic-scenario.ts). */
-export type ScenarioCosimReport = ScenarioCosimResult & { readonly vcd: string | null };
+export type ScenarioCosimReport = ScenarioCosimResult & { readonly waveform: string | null };
 
 export function runScenarioCosim(a: RnicRunArgs & { readonly scenario: Scenario }): ScenarioCosimReport {
-  const vcd = a.trace ? join(a.out, `rnic_top_w${a.width}-scenario.vcd`) : null;
+  const waveform = a.trace ? join(a.out, `rnic_top_w${a.width}-scenario.${a.traceFormat ?? 'fst'}`) : null;
   const run = cosimScenario(a.scenario, {
     width: a.width,
     seed: a.seed,
     config: { ...a.config, width: a.width as RnicConfig['width'] },
     ...(a.evidence !== false && { evidenceDir: a.out }),
     ...(a.rtl !== undefined && { rtlDir: a.rtl }),
-    ...(vcd && { vcd }),
+    ...(waveform && { vcd: waveform, ...(a.traceWindow && { traceWindow: a.traceWindow }) }),
     ...(a.plusargs && { plusargs: a.plusargs }),
   });
-  return { ...run, vcd };
+  return { ...run, waveform };
 }
 
 const counts = (o: Readonly<Record<string, number>>): string => Object.entries(o).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none';
@@ -82,7 +104,7 @@ export function formatScenarioCosim(r: ScenarioCosimReport, replay: string): str
     if (w) lines.push(w);
   }
   if (r.firstViolation) lines.push(`first violation: ${r.firstViolation}`);
-  lines.push(...r.evidence.map((f) => `pcap: ${f}`), ...(r.vcd ? [`vcd: ${r.vcd}`] : []));
+  lines.push(...r.evidence.map((f) => `pcap: ${f}`), ...(r.waveform ? [`waveform: ${r.waveform}`] : []));
   if (m || r.firstViolation) lines.push(`replay: ${replay}`);
   return lines.join('\n');
 }
@@ -108,10 +130,9 @@ export function formatRnicCosim(r: RnicCosimReport, replay: string): string {
     if (w) lines.push(w);
   }
   if (r.firstViolation) lines.push(`first violation: ${r.firstViolation}`);
-  if (m || r.firstViolation) {
-    lines.push(...r.evidence.map((f) => `pcap: ${f}`));
-    if (r.vcd) lines.push(`vcd: ${r.vcd}`);
-    lines.push(`replay: ${replay}`);
-  }
+  if (m || r.firstViolation) lines.push(...r.evidence.map((f) => `pcap: ${f}`));
+  if (r.waveform) lines.push(`waveform: ${r.waveform}`);
+  if (r.traces.length) lines.push(`traces: ${r.traces.join(' ')}`, `diff: rnic diff ${r.traces.join(' ')}`);
+  if (m || r.firstViolation) lines.push(`replay: ${replay}`);
   return lines.join('\n');
 }

@@ -106,7 +106,7 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
   const miss = (what: string, expected: string, actual: string, more: { side?: string; cycle?: number; write?: RnicMismatch['write'] } = {}) =>
     mismatches.add({ qp: 0, stream: 1, op: -1, cycle: more.cycle ?? dut.cycles, what, expected, actual, ...(more.side && { sideBySide: more.side }), ...(more.write !== undefined && { write: more.write }) });
   const timer = bench.timer();
-  const log = new WireLog(rx.s0, tx.s0, tx);
+  const log = new WireLog({ startup: conn, rx, tx, cycle: dut.cycles });
   const responder = model.rnics.responder;
   const modelSent: Uint8Array[] = [];
   let fpdusIn = 0;
@@ -171,7 +171,7 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     const drain = () => {
       for (let f = bench.mAxis.recv(); f; f = bench.mAxis.recv()) {
         fpdusOut++;
-        log.out(f.data);
+        log.out(f.data, f.cycle);
         const us = txDeframer.push(f.data);
         const u = us.length === 1 && us[0]!.kind === 'fpdu' ? us[0]!.ulpdu : null;
         if (!u) {
@@ -216,8 +216,9 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     for (const [j, g] of initiatorFpdus.entries()) {
       postUpTo(g.op ?? -1);
       fpdusIn++;
-      log.in(g.payload);
-      for (const seg of tcpSegments(g.payload, r, W)) bench.sAxis.send(seg, { tid: 0 });
+      const taken = log.in(g.payload);
+      const segs = tcpSegments(g.payload, r, W);
+      segs.forEach((seg, i) => bench.sAxis.send(seg, { tid: 0 }, i === segs.length - 1 ? () => taken(dut.cycles) : undefined));
       const completions = bench.cq.length;
       bench.settle(`the initiator's FPDU of op ${g.op ?? '(none)'}`);
       drain();
@@ -249,7 +250,7 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
   }
   const time = timer.stop();
   bench.close();
-  const evidence = opts.evidenceDir && (mismatches.count || violations.length) ? log.write(opts.evidenceDir, 'responder', modelSent) : [];
+  const evidence = opts.evidenceDir && (mismatches.count || violations.length) ? log.write(opts.evidenceDir, 'responder', modelSent, mismatches.first) : [];
   return {
     dut: 'rnic',
     scenario: s.name ?? '(unnamed)',

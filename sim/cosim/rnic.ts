@@ -2,7 +2,7 @@ import type { RnicConfig } from '../../hdl-gen/gen/config';
 import { errBits } from '../../hdl-gen/blocks/ddp-rx-hdr';
 import { UNTAGGED_HEADER_SIZE } from '../../ts-model/ddp/constants';
 import { IRD_ORD_NO_NEGOTIATE, MAX_ULPDU_LENGTH } from '../../ts-model/mpa/constants';
-import { MpaDeframer, MpaFramer } from '../../ts-model/mpa';
+import { MpaDeframer, MpaFramer, type MpaStreamConfig } from '../../ts-model/mpa';
 import { Opcode, OPCODE_NAMES } from '../../ts-model/rdmap/constants';
 import { RdmapError } from '../../ts-model/terminate-codes';
 import { hex } from '../../ts-model/util/hex';
@@ -12,12 +12,14 @@ import { modelEvent } from './events';
 import { RxCounts } from './rx-counts';
 import { faultyWire, opcodeName, taggedPayload, tcpSegments } from './peer-wire';
 import { RnicBench } from './rnic-bench';
+import { topModuleOf } from './rnic-axi-bench';
 import { DDP_TX_RING } from '../../hdl-gen/blocks/ddp-tx-sched';
 import { FaultTurns, RxPeer, newSideEffects, type RtlRegion, type StepSideEffects } from './rx-peer';
-import { qpStreams, type QpConfig } from './qp-config';
+import { qpStartup, qpStreams, type QpConfig } from './qp-config';
 import { firstMemoryDifference, memoryMismatch, type RnicMismatch, type TopRunResult } from './scoreboard';
 import { describeUlpdu, sideBySide } from './ulpdu-text';
 import { WireLog } from './wire-log';
+import { TraceLog, fpduFields, dataDigest, writeTraces, type TraceRecord } from './trace';
 
 /**
  * Co-simulation of the whole datapath `rnic_top_w<W>` (hdl-gen/blocks/rnic-top.ts) against the
@@ -63,9 +65,13 @@ export interface RnicCosimOptions extends DutSelection {
   readonly crc?: boolean;
   /** Per-cycle back-pressure on m_axis, m_cq and the memory ports (default 0.2). */
   readonly backpressure?: number;
+  /** Run the integrator's top rnic_top_axil_w<W>: QPs and STags configured through its AXI4-Lite registers. */
+  readonly axil?: boolean;
   readonly keepGoing?: boolean;
-  /** Where to write the pcaps of the first mismatching QP (model.pcap, rtl.pcap); none if unset. */
+  /** Where to write the failure captures of the first mismatching QP (qpN-rtl.pcapng, qpN-model.pcapng, sim/cosim/wire-log.ts); none if unset. */
   readonly evidenceDir?: string;
+  /** Where to write the transaction traces of both sides (trace.ts); none if unset. */
+  readonly traceDir?: string;
   readonly onProgress?: (done: number, total: number) => void;
 }
 
@@ -78,6 +84,8 @@ export interface RnicCosimResult extends TopRunResult {
   readonly errorsMissed: string[];
   readonly opcodes: Record<string, number>;
   readonly coverage: Record<string, number>;
+  /** The trace files (model, RTL) when `traceDir` was given. */
+  readonly traces: string[];
 }
 
 const MAX_PEER_MULPDU = 8000;
@@ -101,6 +109,12 @@ const u8eq = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0;
 
 export type { QpConfig } from './qp-config';
 export type { RnicMismatch } from './scoreboard';
+
+/** A TCP segment of the peer's, and for an FPDU's last one what to call when the RTL has taken it. */
+interface Segment {
+  readonly data: Uint8Array;
+  readonly taken?: () => void;
+}
 
 /** One QP's connection: its two model endpoints, MPA both ways, and what is still to compare. */
 class Lane {
@@ -142,6 +156,24 @@ class Lane {
   /** This step's work: peer ULPDUs to feed, side effects. */
   step: { us: Uint8Array[]; fx: StepSideEffects } | null = null;
   log!: WireLog;
+  /** The transmit stream's MPA configuration, and where the RTL's next FPDU starts in it (traces). */
+  txStream!: MpaStreamConfig;
+  txSeq = 0;
+  /** Octets the RTL wrote for this QP since its last comparison, with the cycle of each beat (traces). */
+  rtlWrites: { lo: bigint; hi: bigint; cycle: number }[] = [];
+}
+
+/** Contiguous runs of written octets, in address order: [lo, hi] inclusive, the latest cycle of each. */
+function runsOf(spans: readonly { lo: bigint; hi: bigint; cycle?: number }[]): { lo: bigint; hi: bigint; cycle: number }[] {
+  const out: { lo: bigint; hi: bigint; cycle: number }[] = [];
+  for (const s of [...spans].sort((x, y) => (x.lo < y.lo ? -1 : x.lo > y.lo ? 1 : 0))) {
+    const last = out[out.length - 1];
+    if (last && s.lo <= last.hi + 1n) {
+      if (s.hi > last.hi) last.hi = s.hi;
+      last.cycle = Math.max(last.cycle, s.cycle ?? 0);
+    } else out.push({ lo: s.lo, hi: s.hi, cycle: s.cycle ?? 0 });
+  }
+  return out;
 }
 
 /**
@@ -159,7 +191,7 @@ function activeQps(r: Prng, n: number, count: number): number[] {
 export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   const W = opts.width;
   const r = prng(opts.seed);
-  const module = `rnic_top_w${W}`;
+  const module = opts.axil ? `rnic_top_axil_w${W}` : topModuleOf(W, opts.config);
   const bench = RnicBench.open(
     W,
     {
@@ -168,13 +200,13 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       ...(opts.config && { config: opts.config }),
       ...(opts.sampledInputs !== undefined && { sampledInputs: opts.sampledInputs }),
     },
-    { r, backpressure: opts.backpressure ?? 0.2, noise: true },
+    { r, backpressure: opts.backpressure ?? 0.2, noise: true, ...(opts.axil && { axil: true }) },
   );
   bench.reset();
   const { model } = bench;
   const N = bench.qps;
   // The RNIC's STag table: each lane's peer registers its regions in a range of its own.
-  const stagDepth = 1 << model.handle('stag_cfg_index').width;
+  const stagDepth = bench.stagDepth;
   const lanes = activeQps(r, N, Math.min(opts.activeQps ?? ACTIVE_QPS, ACTIVE_QPS_MAX)).map((q, i) => new Lane(q, i));
   const laneByQp = new Map(lanes.map((l) => [l.q, l] as const));
   const counts = new RxCounts<RnicMismatch>();
@@ -187,6 +219,19 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   let done = 0;
   const faultTurns = new FaultTurns(r);
   let evidenceLane: Lane | null = null;
+  // Transaction traces of both sides (trace.ts), when asked for: nothing is built otherwise.
+  const traces = opts.traceDir !== undefined ? { model: new TraceLog('model'), rtl: new TraceLog('rtl') } : null;
+  const trace = (side: 'model' | 'rtl' | 'both', rec: TraceRecord) => {
+    if (!traces) return;
+    if (side !== 'rtl') traces.model.add(rec);
+    if (side !== 'model') traces.rtl.add(side === 'both' ? { ...rec, cycle: model.cycles } as TraceRecord : rec);
+  };
+  /** The model's FPDU for `u`, framed where the RTL's corresponding one starts (as the scoreboard compares them). */
+  const traceModelOut = (l: Lane, u: Uint8Array, seq: number) => {
+    if (!traces) return;
+    const wire = new MpaFramer({ ...l.txStream, seq }).frame(u).wire;
+    trace('model', { t: 'fpdu', qp: l.q, dir: 'out', seq, ...fpduFields(wire, u, l.cfg.crc) });
+  };
   const timer = bench.timer();
 
   /** A difference on lane l, at `cycle` (default: now, for something the RTL has not done by now). */
@@ -251,7 +296,10 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     l.rxDeframer = new MpaDeframer(rx);
     l.txFramer = new MpaFramer(tx);
     l.txDeframer = new MpaDeframer(tx);
-    l.log = new WireLog(cfg.rx.seq, cfg.tx.seq, tx);
+    l.log = new WireLog({ startup: qpStartup(cfg), rx, tx, cycle: model.cycles });
+    l.txStream = tx;
+    l.txSeq = cfg.tx.seq;
+    l.rtlWrites = [];
     l.expected = { response: [], request: [] };
     l.modelOrder = [];
     l.got = { response: 0, request: 0 };
@@ -312,13 +360,16 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       fpdusOut++;
       const l = laneByQp.get(f.tid);
       if (!l) throw new Error(`internal: m_axis_tid ${f.tid} names no QP`);
-      l.log.out(f.data);
+      l.log.out(f.data, f.cycle);
       if (l.cfg.fence && l.peerFpdus === 0) miss(l, 'MPA fencing (RFC 6581 §3)', 'nothing sent before the peer\u2019s first FPDU', `an FPDU: ${hex(f.data.subarray(0, 16))}`, { cycle: f.cycle });
       const ulpdus: Uint8Array[] = [];
       for (const e of l.txDeframer.push(f.data)) {
         if (e.kind === 'fpdu') ulpdus.push(e.ulpdu);
         else miss(l, 'an FPDU the RTL sent', 'a valid FPDU', `MPA error 0x${e.code.toString(16)} (${e.kind}) on ${hex(f.data.subarray(0, 32))}`, { cycle: f.cycle });
       }
+      const seq = l.txSeq;
+      l.txSeq = (l.txSeq + f.data.length) >>> 0;
+      trace('rtl', { t: 'fpdu', qp: l.q, dir: 'out', seq, ...fpduFields(f.data, ulpdus.length === 1 ? ulpdus[0]! : null, l.cfg.crc), cycle: f.cycle ?? model.cycles });
       if (ulpdus.length !== 1) {
         if (ulpdus.length > 1 || mismatches.count === 0) miss(l, 'm_axis packet', 'one FPDU per packet', `${ulpdus.length} FPDUs in ${f.data.length} octets`, { cycle: f.cycle });
         continue;
@@ -328,6 +379,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       if (!u8eq(want, f.data)) miss(l, 'FPDU framing', hex(want.subarray(0, 48)), hex(f.data.subarray(0, 48)), { cycle: f.cycle });
       const cls = isResponse(u) ? 'response' : 'request';
       const exp = l.expected[cls][l.got[cls]];
+      if (exp) traceModelOut(l, exp, seq);
       const name = OPCODE_NAMES[u[1]! & 0xf] ?? 'undefined opcode';
       counts.opcode(`sent ${name}`);
       if (!exp) miss(l, `${cls} ULPDU ${l.got[cls]} (${name})`, '(none)', describeUlpdu(u), { cycle: f.cycle });
@@ -343,8 +395,12 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       if (e.sent) l.sentRtl++;
       else if (e.first) {
         l.firstRtl++;
+        trace('rtl', { t: 'first', qp: l.q, cycle: e.cycle });
         if (!l.cfg.fence || l.peerFpdus === 0 || l.firstRtl > 1) miss(l, 'first-FPDU completion', l.cfg.fence ? 'one, after the peer\u2019s first FPDU' : 'none (the QP is not fenced)', `entry ${l.firstRtl} after ${l.peerFpdus} FPDUs`, { cycle: e.cycle });
-      } else l.rtlEvents.push({ text: e.text, cycle: e.cycle });
+      } else {
+        l.rtlEvents.push({ text: e.text, cycle: e.cycle });
+        trace('rtl', { t: 'completion', qp: l.q, entry: e.text, cycle: e.cycle });
+      }
     }
   };
 
@@ -367,6 +423,18 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       if (e.type === 'completion' && e.status === 'success') cov(`completion ${e.kind}`);
     }
     const expected = mine.filter((x): x is string => x !== null);
+    if (traces) {
+      for (const entry of expected) trace('model', { t: 'completion', qp: l.q, entry });
+      const placed = (side: 'model' | 'rtl', spans: readonly { lo: bigint; hi: bigint; cycle?: number }[], read: (a: bigint, n: number) => Uint8Array) => {
+        for (const s of runsOf(spans)) {
+          const len = Number(s.hi - s.lo) + 1;
+          trace(side, { t: 'placement', qp: l.q, addr: `0x${s.lo.toString(16)}`, len, data: dataDigest(read(s.lo, len)), ...(side === 'rtl' && { cycle: s.cycle }) });
+        }
+      };
+      placed('model', l.placedNow.map((p) => ({ lo: p.addr, hi: p.addr + BigInt(p.len) - 1n })), (a, n) => l.peer.localRnic.memory.read(a, n));
+      placed('rtl', l.rtlWrites, (a, n) => bench.mem.memory.read(a, n));
+      l.rtlWrites = [];
+    }
     for (let i = 0; i < expected.length; i++) {
       const got = l.rtlEvents[l.modelEvents + i];
       if (got?.text !== expected[i]) miss(l, `completion-queue entry ${l.modelEvents + i}`, expected[i]!, got?.text ?? '(none)', got ? { cycle: got.cycle } : {});
@@ -399,6 +467,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
         violations.add(`a write of 0x${a0.toString(16)}..0x${a1.toString(16)}, outside every QP's memory`);
         continue;
       }
+      if (traces) l.rtlWrites.push({ lo: a0, hi: a1, cycle: w.cycle });
       // Placements the model makes in this settle are compared after it: check against them then.
       if (!l.allowed.some((p) => a0 >= p.lo && a1 < p.hi) && !l.peer.localEvents.some((e) => e.type === 'placement' && a0 >= e.address && a1 < e.address + BigInt(e.length))) {
         violate(l, `write of octets 0x${a0.toString(16)}..0x${a1.toString(16)} outside every placement of the model`);
@@ -418,25 +487,37 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     if (held) cov('MPA fencing held a whole stream');
     // Held, the model has sent nothing either: none expected.
     for (const cls of ['response', 'request'] as const) if (l.got[cls] !== l.expected[cls].length) miss(l, `${cls} ULPDU count`, String(l.expected[cls].length), String(l.got[cls]));
+    // In the model's trace, what it sent that the RTL did not (framed on from where the RTL stopped).
+    for (const cls of ['response', 'request'] as const) {
+      for (const u of l.expected[cls].slice(l.got[cls])) {
+        traceModelOut(l, u, l.txSeq);
+        l.txSeq = (l.txSeq + new MpaFramer({ ...l.txStream, seq: l.txSeq }).frame(u).wire.length) >>> 0;
+      }
+    }
     if (l.cfg.fence && !held && l.firstRtl !== 1) miss(l, 'first-FPDU completions', '1', String(l.firstRtl));
     return held;
   };
 
   /** Queues lane l's peer ULPDUs as FPDUs in random TCP segments; returns what the model's MPA delivers. */
-  const framePeer = (l: Lane, us: readonly Uint8Array[], mpaError: number | null): { segments: Uint8Array[]; sees: ({ ulpdu: Uint8Array } | { error: number })[] } => {
-    const segments: Uint8Array[] = [];
+  const framePeer = (l: Lane, us: readonly Uint8Array[], mpaError: number | null): { segments: Segment[]; sees: ({ ulpdu: Uint8Array } | { error: number })[] } => {
+    const segments: Segment[] = [];
     const sees: ({ ulpdu: Uint8Array } | { error: number })[] = [];
     for (const [i, u] of us.entries()) {
       const name = opcodeName(u);
       counts.opcode(name);
       counts.payloadBytes += taggedPayload(u);
+      const seq = l.rxFramer.seq;
       const f = l.rxFramer.frame(u);
       fpdusIn++;
       l.peerFpdus++;
+      if (l.cfg.fence && l.peerFpdus === 1) trace('model', { t: 'first', qp: l.q });
       const wire = faultyWire(f, i === 0 ? mpaError : null, l.cfg.crc, r);
+      trace('both', { t: 'fpdu', qp: l.q, dir: 'in', seq, ...fpduFields(wire, u, l.cfg.crc) });
       for (const e of l.rxDeframer.push(wire)) sees.push(e.kind === 'fpdu' ? { ulpdu: e.ulpdu } : { error: e.code });
-      l.log.in(wire);
-      segments.push(...tcpSegments(wire, r, W));
+      const taken = l.log.in(wire);
+      const segs = tcpSegments(wire, r, W);
+      // The capture's time of the FPDU: when its last segment went in.
+      segments.push(...segs.map((data, j) => ({ data, ...(j === segs.length - 1 && { taken: () => taken(model.cycles) }) })));
     }
     return { segments, sees };
   };
@@ -535,7 +616,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     const rounds = Math.max(0, ...stepping.map((l) => (l.step!.fx.burst ? 1 : l.step!.us.length)));
     for (let k = 0; k < rounds; k++) {
       const fed: { l: Lane; sees: ({ ulpdu: Uint8Array } | { error: number })[] }[] = [];
-      const queues: { q: number; segs: Uint8Array[] }[] = [];
+      const queues: { q: number; segs: Segment[] }[] = [];
       for (const l of stepping) {
         const { us, fx } = l.step!;
         const now = fx.burst ? (k === 0 ? us : []) : us.slice(k, k + 1);
@@ -548,7 +629,8 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       if (queues.length > 1) cov('QPs interleaved on s_axis');
       while (queues.some((x) => x.segs.length)) {
         const x = r.pick(queues.filter((y) => y.segs.length));
-        bench.sAxis.send(x.segs.shift()!, { tid: x.q });
+        const seg = x.segs.shift()!;
+        bench.sAxis.send(seg.data, { tid: x.q }, seg.taken);
       }
       bench.settle('the peers\u2019 FPDUs');
       for (const { l, sees } of fed) {
@@ -613,8 +695,12 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   }
   const time = timer.stop();
   bench.close();
+  const traceFiles = traces && opts.traceDir !== undefined ? writeTraces(opts.traceDir, `${module}-seed${opts.seed}`, { module, seed: opts.seed }, traces) : [];
   const evidence: string[] = [];
-  if (opts.evidenceDir && evidenceLane) evidence.push(...(evidenceLane as Lane).log.write(opts.evidenceDir, `qp${(evidenceLane as Lane).q}`, (evidenceLane as Lane).modelOrder));
+  if (opts.evidenceDir && evidenceLane) {
+    const l = evidenceLane as Lane;
+    evidence.push(...l.log.write(opts.evidenceDir, `qp${l.q}`, l.modelOrder, mismatches.first?.qp === l.q ? mismatches.first : undefined));
+  }
   return {
     dut: 'rnic',
     module,
@@ -633,6 +719,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     cycles: time.cycles,
     simCyclesPerSecond: time.simCyclesPerSecond,
     evidence,
+    traces: traceFiles,
   };
 }
 

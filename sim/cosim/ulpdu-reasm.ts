@@ -6,7 +6,7 @@ import { REASM_PAGE_BEATS, REASM_POOL_BYTES, ulpduReasmModule, ulpduReasmName } 
 import { withDescendants } from '../../hdl-gen/core/hierarchy';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { REGENERATE, portsOf } from '../../hdl-gen/gen/generate';
-import { REPO_ROOT } from '../../hdl-gen/gen/sources';
+import { cacheDir } from '../../hdl-gen/gen/paths';
 import type { Prng } from '../../ts-model/util/prng';
 import type { MonitoredBeat } from '../cocotb/axis-monitor';
 import type { AxisSendBeat } from '../cocotb/axis-source';
@@ -312,7 +312,7 @@ function poolVariantDir(W: number, qps: number, poolBytes: number): string {
   const files = withDescendants(m).map((x) => ({ name: `${x.name}.v`, text: emitVerilog(x, { regenerate: REGENERATE }) }));
   const hash = createHash('sha256');
   for (const f of files) hash.update(f.text);
-  const dir = join(REPO_ROOT, '.cache', 'gen', `${m.name}-pool${poolBytes}-${hash.digest('hex').slice(0, 16)}`);
+  const dir = join(cacheDir('gen'), `${m.name}-pool${poolBytes}-${hash.digest('hex').slice(0, 16)}`);
   if (existsSync(dir)) return dir;
   // Written beside and renamed, so parallel test workers never read half a directory.
   const tmp = `${dir}.tmp-${process.pid}`;

@@ -93,7 +93,7 @@ export class DutBench extends Testbench {
    * Steps until `quiet()` has held `calm` cycles in a row (nothing in flight that could still show)
    * and returns; throws after `maxCycles`, naming `what`. Host memory writes count as activity.
    */
-  settleQuiet(quiet: () => boolean, maxCycles: number, what: string, memory?: HostMemoryPort, calm = 8): void {
+  settleQuiet(quiet: () => boolean, maxCycles: number, what: string, memory?: { readonly writes: readonly unknown[] }, calm = 8): void {
     let n = 0;
     let writes = memory?.writes.length ?? 0;
     this.until(() => {

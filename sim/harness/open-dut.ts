@@ -2,15 +2,18 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { RnicConfig } from '../../hdl-gen/gen/config';
-import { REPO_ROOT, moduleSources, type ModuleSources } from '../../hdl-gen/gen/sources';
-import { buildModel, type CompiledModel, type Optimize } from '../verilator/build';
-import { SimModel } from '../verilator/model';
+import { cacheDir } from '../../hdl-gen/gen/paths';
+import { moduleSources, type ModuleSources } from '../../hdl-gen/gen/sources';
+import { buildModel, traceFormatOf, type CompiledModel, type Optimize } from '../verilator/build';
+import { SimModel, type TraceWindow } from '../verilator/model';
 
 export interface DutOptions {
   /** The user's Verilog (a directory with rnic.f, as `rnic gen` writes) instead of the generated. */
   readonly rtlDir?: string;
-  /** Build the traced variant and dump a VCD here. */
+  /** Build the traced variant and dump a waveform here: FST when the name ends in .fst, else VCD. */
   readonly vcd?: string;
+  /** The cycles the waveform holds (default all). */
+  readonly traceWindow?: TraceWindow;
   /**
    * Edits the module's own Verilog file (not those of the modules it instantiates) before it is
    * built: for tests that show the checks catch a broken RTL. The edited files go through the same
@@ -32,13 +35,14 @@ export interface DutOptions {
 }
 
 /** The options of a co-simulation that choose and open its DUT: every harness takes them. */
-export type DutSelection = Pick<DutOptions, 'rtlDir' | 'vcd' | 'mutate' | 'mutateModule' | 'plusargs'>;
+export type DutSelection = Pick<DutOptions, 'rtlDir' | 'vcd' | 'traceWindow' | 'mutate' | 'mutateModule' | 'plusargs'>;
 
 /** The DutOptions of a harness's options: those given, and nothing else. */
 export function dutSelection(o: DutSelection): DutOptions {
   return {
     ...(o.rtlDir !== undefined && { rtlDir: o.rtlDir }),
     ...(o.vcd !== undefined && { vcd: o.vcd }),
+    ...(o.traceWindow && { traceWindow: o.traceWindow }),
     ...(o.mutate && { mutate: o.mutate }),
     ...(o.mutateModule !== undefined && { mutateModule: o.mutateModule }),
     ...(o.plusargs && { plusargs: o.plusargs }),
@@ -50,36 +54,37 @@ export function dutSelection(o: DutSelection): DutOptions {
  * the first step of every co-simulation.
  */
 export function openDut(module: string, opts: DutOptions = {}): { src: ModuleSources; compiled: CompiledModel; model: SimModel } {
-  const rtlDir = opts.mutate ? mutatedDir(module, opts.mutate, opts.rtlDir, opts.mutateModule ?? module) : opts.rtlDir;
+  const rtlDir = opts.mutate ? mutatedDir(module, opts.mutate, opts.rtlDir, opts.mutateModule ?? module, opts.config) : opts.rtlDir;
   const src = moduleSources(module, { ...(rtlDir ? { rtlDir } : {}), ...(opts.config ? { config: opts.config } : {}) });
   const compiled = buildModel({
     top: src.top,
     sources: [...src.sources],
     ports: src.ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })),
-    trace: opts.vcd !== undefined,
+    trace: opts.vcd !== undefined && traceFormatOf(opts.vcd),
     portsFrom: src.origin === 'generated' ? `the generator's port list` : `${join(src.origin, 'manifest.json')}`,
     ...(opts.sampledInputs !== undefined ? { sampledInputs: opts.sampledInputs } : {}),
     ...(opts.extraFlags ? { extraFlags: opts.extraFlags } : {}),
     optimize: opts.optimize ?? (opts.mutate ? 'build' : 'run'),
   });
   const model = SimModel.open(compiled, { ...(opts.plusargs && { plusargs: opts.plusargs }) });
-  if (opts.vcd) model.vcd(opts.vcd);
+  if (opts.vcd) model.waveform(opts.vcd, opts.traceWindow);
   return { src, compiled, model };
 }
 
 /**
- * A content-addressed directory under .cache/gen holding the sources of `module` with its own file
- * (`<module>.v`, else the last one listed) mutated and the others copied, and their rnic.f.
+ * A content-addressed directory under the cache's gen/ holding the sources of `module` with its own file
+ * (`<module>.v`, else the last one listed) mutated and the others copied, and their rnic.f; generated
+ * with `config` (its QPs name the blocks inside a top).
  */
-function mutatedDir(module: string, mutate: (verilog: string) => string, rtlDir: string | undefined, target: string): string {
-  const sources = moduleSources(module, rtlDir ? { rtlDir } : {}).sources;
+function mutatedDir(module: string, mutate: (verilog: string) => string, rtlDir: string | undefined, target: string, config: RnicConfig | undefined): string {
+  const sources = moduleSources(module, { ...(rtlDir ? { rtlDir } : {}), ...(config ? { config } : {}) }).sources;
   const own = sources.findIndex((s) => basename(s) === `${target}.v`);
   if (own < 0 && target !== module) throw new Error(`mutate: ${module} has no module ${target}`);
   const at = own >= 0 ? own : sources.length - 1;
   const files = sources.map((s, i) => ({ name: basename(s), text: i === at ? mutate(readFileSync(s, 'utf8')) : readFileSync(s, 'utf8') }));
   const hash = createHash('sha256');
   for (const f of files) hash.update(f.text);
-  const dir = join(REPO_ROOT, '.cache', 'gen', `${module}-mutated-${hash.digest('hex').slice(0, 16)}`);
+  const dir = join(cacheDir('gen'), `${module}-mutated-${hash.digest('hex').slice(0, 16)}`);
   mkdirSync(dir, { recursive: true });
   for (const f of files) writeFileSync(join(dir, f.name), f.text);
   writeFileSync(join(dir, 'rnic.f'), files.map((f) => f.name).join('\n') + '\n');

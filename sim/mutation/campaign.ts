@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { DEFAULT_CONFIG, type RnicConfig } from '../../hdl-gen/gen/config';
 import { REGENERATE, generate, modulesFor } from '../../hdl-gen/gen/generate';
-import { REPO_ROOT } from '../../hdl-gen/gen/sources';
+import { cacheDir } from '../../hdl-gen/gen/paths';
 import type { Module } from '../../hdl-gen/core/module';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { MUTANT_PLUSARG, MUTATION_KINDS, mutateModule, mutationAt, mutationSites, type Mutation, type MutationKind } from '../../hdl-gen/verify/mutants';
@@ -66,7 +66,7 @@ function rtlWith(config: RnicConfig, module: string, verilog: string, label: str
   const files = generate(config).map((f) => (f.path === `${module}.v` ? { ...f, text: verilog } : f));
   const hash = createHash('sha256');
   for (const f of files) hash.update(f.path).update(f.text);
-  const dir = join(REPO_ROOT, '.cache', 'mutants', `${module}-${label}-${hash.digest('hex').slice(0, 16)}`);
+  const dir = join(cacheDir('mutants'), `${module}-${label}-${hash.digest('hex').slice(0, 16)}`);
   if (!existsSync(dir)) {
     const tmp = `${dir}.tmp-${process.pid}`;
     mkdirSync(tmp, { recursive: true });
@@ -132,5 +132,5 @@ export function runMutant(rtlDir: string, id: number, runs: readonly RegressRun[
 
 /** Removes the campaign's cached RTL directories. */
 export function clearMutantCache(): void {
-  rmSync(join(REPO_ROOT, '.cache', 'mutants'), { recursive: true, force: true });
+  rmSync(cacheDir('mutants'), { recursive: true, force: true });
 }

@@ -8,13 +8,18 @@ export const CAPTURE_HOSTS: Readonly<{ initiator: Omit<TcpEndpoint, 'isn'>; resp
   responder: { mac: '02:00:00:00:00:02', ip: '10.0.0.2', port: 40000 },
 });
 
+/** The TCP connection of a capture, between CAPTURE_HOSTS, each side's SYN at its ISN. */
+export function captureConversation(isn: { readonly initiator: number; readonly responder: number }): TcpConversation {
+  return new TcpConversation({ ...CAPTURE_HOSTS.initiator, isn: isn.initiator }, { ...CAPTURE_HOSTS.responder, isn: isn.responder });
+}
+
 /**
  * A pcap of one connection as the model ran it: SYN/SYN-ACK/ACK with both ISNs, the MPA Request
  * and Reply, then one FPDU per TCP segment, exactly the octets that went on the wire (faults
  * included), and the FIN exchange unless the connection was lost.
  */
 export function connectionPcap(isn: { initiator: number; responder: number }, segments: readonly TcpSegmentRecord[]): Uint8Array {
-  const conv = new TcpConversation({ ...CAPTURE_HOSTS.initiator, isn: isn.initiator }, { ...CAPTURE_HOSTS.responder, isn: isn.responder });
+  const conv = captureConversation(isn);
   conv.handshake();
   let lost = false;
   for (const s of segments) {

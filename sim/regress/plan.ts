@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_CONFIG } from '../../hdl-gen/gen/config';
-import { REPO_ROOT } from '../../hdl-gen/gen/sources';
+import { PACKAGE_ROOT } from '../../hdl-gen/gen/paths';
 import { cosimDut, type CosimOption } from '../cosim/registry';
 
 /**
@@ -39,7 +39,7 @@ function planned(name: string, dut: string, options: Partial<Record<CosimOption,
 
 /** The example scenarios, in a fixed order. */
 export function exampleFiles(): string[] {
-  const dir = join(REPO_ROOT, 'examples');
+  const dir = join(PACKAGE_ROOT, 'examples');
   return [...readdirSync(dir).filter((f) => f.endsWith('.json')), ...readdirSync(join(dir, 'faults')).map((f) => `faults/${f}`)].sort().map((f) => `examples/${f}`);
 }
 
@@ -50,6 +50,8 @@ export function regressPlan(scale = 1): RegressRun[] {
     const width = String(w);
     runs.push(
       planned(`rnic_top w${w}`, 'rnic', { width, ops: n(10_000), faults: '0.1' }),
+      // The integrator's top: every QP and STag through the AXI4-Lite registers.
+      planned(`rnic_top_axil w${w}`, 'rnic_axil', { width, ops: n(2000), faults: '0.1' }),
       // The order across streams the per-stream scoreboards cannot see: every arbiter takes turns.
       planned(`rnic_fairness w${w}`, 'rnic_fairness', { width }),
       planned(`rx w${w}`, 'rx', { width, frames: n(30_000), faults: '0.1' }),

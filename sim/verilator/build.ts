@@ -8,17 +8,23 @@
  * key, the first rename wins and the loser uses the winner's directory.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseXmlPorts, portMismatches } from './module-ports';
 import { validatePorts, type PortSpec } from './port-spec';
 import { commandLine, runStep, toolchain, type Toolchain } from './toolchain';
 import { SAMPLE_STROBE, sampledInputsModule, sampledTopName } from './sampled-inputs';
 import { WRAPPER_VERSION, generateWrapper, type WrapperOptions } from './wrapper-gen';
+import { cacheDir } from '../../hdl-gen/gen/paths';
 import { RtlError, verilatorErrors } from '../../hdl-gen/gen/rtl-error';
 
 export type Optimize = 'run' | 'build';
+
+/** The waveform formats a model can be built to write. */
+export type TraceFormat = 'vcd' | 'fst';
+
+/** The format a waveform file's name asks for: `.fst` is FST, anything else VCD. */
+export const traceFormatOf = (file: string): TraceFormat => (file.toLowerCase().endsWith('.fst') ? 'fst' : 'vcd');
 
 export interface BuildOptions {
   readonly top: string;
@@ -27,9 +33,13 @@ export interface BuildOptions {
   readonly ports: readonly PortSpec[];
   /** The 1-bit input `tick()` toggles; default 'clk'. */
   readonly clock?: string;
-  /** Compile in VCD support (SimModel.vcd); costs some speed even while no file is open. */
-  readonly trace?: boolean;
-  /** Default `<repo root>/.cache/verilator`. */
+  /**
+   * Compile in waveform support (SimModel.waveform): 'fst' (Verilator's --trace-fst, compressed,
+   * what GTKWave and Surfer open fastest) or 'vcd' (true means 'vcd'). Costs some speed even while
+   * no file is open.
+   */
+  readonly trace?: boolean | TraceFormat;
+  /** Default: the cache's verilator/ (hdl-gen/gen/paths.ts: RNIC_CACHE_DIR, else `<repo>/.cache/verilator` in a checkout). */
   readonly cacheDir?: string;
   /** Appended to the Verilator command line (e.g. `-GDATA_WIDTH=128`). */
   readonly extraFlags?: readonly string[];
@@ -58,7 +68,8 @@ export interface CompiledModel {
   readonly key: string;
   readonly ports: readonly PortSpec[];
   readonly clock: string;
-  readonly trace: boolean;
+  /** The waveform format it writes, or null when built without trace. */
+  readonly trace: TraceFormat | null;
   /** True when an existing cache entry was reused. */
   readonly cached: boolean;
   readonly buildMs: number;
@@ -77,8 +88,8 @@ const CACHE_DIR_MODE = 0o755;
 /** Parallel jobs for the C++ compiles inside one build. */
 export const BUILD_JOBS = 2;
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const DEFAULT_CACHE_DIR = path.join(REPO_ROOT, '.cache', 'verilator');
+/** Where builds go unless BuildOptions.cacheDir says: read when a build is resolved, so RNIC_CACHE_DIR may change between builds. */
+export const defaultCacheDir = (): string => cacheDir('verilator');
 
 /**
  * Optimisation levels. OPT_FAST=-O3 matters most: Verilator's default is -Os, which is markedly
@@ -99,21 +110,21 @@ const MAKE_OPT_QUICK = ['OPT_FAST=-O0', 'OPT_SLOW=-O0'] as const;
  * the hierarchy into the top's: the eval loop of rnic_top (a datapath per QP) runs 1.07-1.18x
  * faster that way (scripts/idle-speed.ts, sim/verilator/README.md).
  */
-function verilatorFlags(top: string, trace: boolean, extra: readonly string[], optimize: Optimize): string[] {
+function verilatorFlags(top: string, trace: TraceFormat | null, extra: readonly string[], optimize: Optimize): string[] {
   const [fast, slow] = optimize === 'run' ? MAKE_OPT : MAKE_OPT_QUICK;
   return [
     '--cc', '--build', '-j', String(BUILD_JOBS), '-O3', '-fno-inline',
     '-MAKEFLAGS', fast, '-MAKEFLAGS', slow,
     '-CFLAGS', '-fPIC', '-CFLAGS', optimize === 'run' ? '-O3' : '-O0',
     '--top-module', top, '-Wno-fatal',
-    ...(trace ? ['--trace'] : []),
+    ...(trace === 'vcd' ? ['--trace'] : trace === 'fst' ? ['--trace-fst'] : []),
     ...extra,
   ];
 }
 
 /** The defines Verilator's makefile passes to the model; the wrapper must agree (same headers, same ODR). */
-const modelDefines = (trace: boolean): string[] => [
-  '-DVM_COVERAGE=0', '-DVM_SC=0', `-DVM_TRACE=${trace ? 1 : 0}`, '-DVM_TRACE_FST=0', `-DVM_TRACE_VCD=${trace ? 1 : 0}`,
+const modelDefines = (trace: TraceFormat | null): string[] => [
+  '-DVM_COVERAGE=0', '-DVM_SC=0', `-DVM_TRACE=${trace ? 1 : 0}`, `-DVM_TRACE_FST=${trace === 'fst' ? 1 : 0}`, `-DVM_TRACE_VCD=${trace === 'vcd' ? 1 : 0}`,
 ];
 
 const GXX_FLAGS = ['-O3', '-shared', '-fPIC', '-std=c++17', '-faligned-new'] as const;
@@ -123,7 +134,7 @@ interface Resolved {
   readonly sources: readonly string[];
   readonly ports: readonly PortSpec[];
   readonly clock: string;
-  readonly trace: boolean;
+  readonly trace: TraceFormat | null;
   readonly cacheDir: string;
   readonly extraFlags: readonly string[];
   readonly optimize: Optimize;
@@ -151,8 +162,8 @@ function resolve(opts: BuildOptions): Resolved {
     sources: opts.sources,
     ports: opts.ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })),
     clock,
-    trace: opts.trace ?? false,
-    cacheDir: opts.cacheDir ?? DEFAULT_CACHE_DIR,
+    trace: opts.trace === true ? 'vcd' : opts.trace || null,
+    cacheDir: opts.cacheDir ?? defaultCacheDir(),
     extraFlags: opts.extraFlags ?? [],
     optimize: opts.optimize ?? 'run',
     sampledInputs,
@@ -372,7 +383,8 @@ function buildLocked(r: Resolved, tools: ReturnType<typeof toolchain>, key: stri
       ...GXX_FLAGS, ...modelDefines(r.trace),
       `-I${tools.nodeInclude}`, `-I${inc}`, `-I${path.join(inc, 'vltstd')}`, `-I${obj}`,
       WRAPPER_FILE, path.join(obj, `${prefix}__ALL.a`), ...runtime.objects,
-      '-pthread', '-o', MODEL_FILE,
+      // The FST writer compresses with zlib.
+      ...(r.trace === 'fst' ? ['-lz'] : []), '-pthread', '-o', MODEL_FILE,
     ]);
 
     writeFileSync(path.join(tmp, MANIFEST_FILE), `${JSON.stringify({ key, top: r.top, verilatedTop: r.verilatedTop, sources: r.sources, ports: r.ports, clock: r.clock, trace: r.trace, commands, tools }, null, 2)}\n`);
@@ -383,5 +395,8 @@ function buildLocked(r: Resolved, tools: ReturnType<typeof toolchain>, key: stri
   }
   const built = result(false);
   buildNotice?.({ top: r.top, cacheDir: r.cacheDir, doneMs: built.buildMs });
+  // RNIC_BUILD_LOG=F: one JSON line per model built (not reused), to see where a test run's build time goes.
+  const log = process.env.RNIC_BUILD_LOG;
+  if (log) appendFileSync(log, `${JSON.stringify({ top: r.top, key: key.slice(0, KEY_DIGITS), ms: Math.round(built.buildMs), optimize: r.optimize, trace: r.trace, pid: process.pid })}\n`);
   return built;
 }

@@ -17,7 +17,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { CompiledModel } from './build';
+import { traceFormatOf, type CompiledModel } from './build';
 import { CYCLES_WORD, DEFERRED_WORD, FINISH_WORD, OCTETS_PER_WORD, layoutPorts, type PortSlot } from './layout';
 import { loadAddon, type NativeInstance } from './native';
 import { WORD_BITS, octetsFor, type PortSpec } from './port-spec';
@@ -38,12 +38,20 @@ export type { PortValue };
 /** Largest cycle count one native `tick` call accepts (it reads n as uint32). */
 export const MAX_TICK = 0xffffffff;
 
+/** The cycles a waveform holds: [from, to), `to` open when not given. */
+export interface TraceWindow {
+  readonly from?: number;
+  readonly to?: number;
+}
+
 export class SimModel {
   readonly top: string;
   /** The ports in the order they were listed when the model was built. */
   readonly ports: readonly PortSpec[];
-  /** Whether the model was built with `trace: true`, so `vcd()` works. */
+  /** Whether the model was built with trace, so `waveform()` works. */
   readonly traceable: boolean;
+  /** The waveform format it writes ('vcd' or 'fst'), or null without trace. */
+  readonly traceFormat: 'vcd' | 'fst' | null;
   /** The shared buffer as 32-bit words: the raw fast path for drivers (see layout.ts). */
   readonly words: Uint32Array;
   /** The same buffer as octets (little-endian within each word). */
@@ -68,6 +76,7 @@ export class SimModel {
     this.top = addon.top;
     this.ports = ports;
     this.traceable = addon.trace;
+    this.traceFormat = addon.trace ? addon.traceFormat ?? 'vcd' : null;
     const buffer = new ArrayBuffer(layout.totalWords * OCTETS_PER_WORD);
     this.words = new Uint32Array(buffer);
     this.bytes = new Uint8Array(buffer);
@@ -184,15 +193,20 @@ export class SimModel {
     return this.words[FINISH_WORD] !== 0;
   }
 
-  /** Starts writing a VCD of every signal from the next tick on (replacing any open one). */
-  vcd(file: string): void {
+  /**
+   * Starts writing a waveform of every signal (replacing any open one), in the format the model
+   * was built for (`.fst` or `.vcd`, which the file's name must match): from the next tick on, or
+   * only the cycles of `window` ([from, to); the file closes at `to`).
+   */
+  waveform(file: string, window: TraceWindow = {}): void {
     if (!this.traceable) throw new Error(`model ${this.top} was built without trace: true, so it cannot write a VCD; rebuild with buildModel({ …, trace: true })`);
+    if (traceFormatOf(file) !== this.traceFormat) throw new Error(`${file}: model ${this.top} writes ${this.traceFormat!.toUpperCase()}, so the file must end in .${this.traceFormat}`);
     mkdirSync(path.dirname(file), { recursive: true });
-    this.native.traceOn(file);
+    this.native.traceOn(file, window.from ?? 0, window.to ?? -1);
   }
 
-  /** Closes the VCD, if one is open. */
-  vcdOff(): void {
+  /** Closes the waveform, if one is open. */
+  waveformOff(): void {
     this.native.traceOff();
   }
 

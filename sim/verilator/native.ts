@@ -13,7 +13,8 @@ export interface NativeInstance {
   /** Takes a deferred rising edge, if one is pending, and publishes the post-edge outputs. */
   commit(): void;
   cycles(): number;
-  traceOn(path: string): void;
+  /** Opens a waveform that dumps cycles [from, to) (default: from now on; `to` < 0: no end). */
+  traceOn(path: string, from?: number, to?: number): void;
   traceOff(): void;
   /** Runs `final` blocks and closes the trace; later calls except `finish` throw. */
   finish(): void;
@@ -27,6 +28,8 @@ export interface NativeAddon {
   readonly totalWords: number;
   readonly wrapperVersion: number;
   readonly trace: boolean;
+  /** 'vcd' or 'fst' when built with trace. */
+  readonly traceFormat?: 'vcd' | 'fst';
 }
 
 const require = createRequire(import.meta.url);

@@ -7,7 +7,8 @@
 import path from 'node:path';
 import { axisPortSpecs } from '../cocotb/axis-ports';
 import { Testbench } from '../cocotb/testbench';
-import { REPO_ROOT, buildModel } from './build';
+import { PACKAGE_ROOT } from '../../hdl-gen/gen/paths';
+import { buildModel } from './build';
 import { SimModel } from './model';
 
 const DEFAULT_CYCLES = 2_000_000;
@@ -23,7 +24,7 @@ function main(): void {
   const t0 = performance.now();
   const compiled = buildModel({
     top: 'axis_skid_register',
-    sources: [path.join(REPO_ROOT, 'test', 'fixtures', 'verilog', 'axis_skid_register.v')],
+    sources: [path.join(PACKAGE_ROOT, 'test', 'fixtures', 'verilog', 'axis_skid_register.v')],
     ports: [
       { name: 'clk', direction: 'input', width: 1 },
       { name: 'rst', direction: 'input', width: 1 },

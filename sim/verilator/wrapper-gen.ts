@@ -46,7 +46,8 @@ export interface WrapperOptions {
   readonly top: string;
   readonly ports: readonly PortSpec[];
   readonly clock: string;
-  readonly trace: boolean;
+  /** Waveform support: 'vcd' (or true), 'fst', or none (false, null). */
+  readonly trace: boolean | 'vcd' | 'fst' | null;
   /**
    * The top is behind sampled-inputs.ts's shim, Verilated as `module`: the wrapper raises `strobe`
    * in each low-phase eval so the shim loads the cycle's inputs before the clock edge.
@@ -104,7 +105,10 @@ const portsJson = (ports: readonly PortSpec[]): string =>
   JSON.stringify(ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })));
 
 export function generateWrapper(opts: WrapperOptions): string {
-  const { top, ports, clock, trace, sampled } = opts;
+  const { top, ports, clock, sampled } = opts;
+  const format = opts.trace === true ? 'vcd' : opts.trace || null;
+  const trace = format !== null;
+  const writer = format === 'fst' ? 'VerilatedFstC' : 'VerilatedVcdC';
   const sampleStrobe = sampled?.strobe;
   const layout = layoutPorts(ports);
   const cls = `V${sampled?.module ?? top}`;
@@ -127,7 +131,7 @@ export function generateWrapper(opts: WrapperOptions): string {
 #include <vector>
 
 #include "verilated.h"
-${traceOnly('#include "verilated_vcd_c.h"\n')}#include "${cls}.h"
+${traceOnly(`#include "${format === 'fst' ? 'verilated_fst_c.h' : 'verilated_vcd_c.h'}"\n`)}#include "${cls}.h"
 
 namespace {
 
@@ -154,7 +158,15 @@ struct Sim {
   uint64_t cycle = 0;
   bool finished = false;
   bool deferred = false;  // the last tick's rising edge is not taken yet (file comment of wrapper-gen.ts)
-${traceOnly(`  std::unique_ptr<VerilatedVcdC> vcd;\n`)}};
+${traceOnly(`  std::unique_ptr<${writer}> vcd;
+  // The cycles dumped: [traceFrom, traceTo); past traceTo the file is closed (a window, e.g.
+  // around a first mismatch, keeps a long run's waveform small).
+  uint64_t traceFrom = 0;
+  uint64_t traceTo = UINT64_MAX;
+`)}};
+${traceOnly(`
+inline bool dumping(const Sim& s) { return s.vcd && s.cycle >= s.traceFrom && s.cycle < s.traceTo; }
+`)}
 
 // Inputs are masked to their width: Verilator assumes the unused high bits of a port are zero.
 inline void copyInputs(${cls}& t, const uint32_t* w) {
@@ -262,7 +274,7 @@ napi_value tickFn(napi_env env, napi_callback_info info) {
   ${cls}& t = *s->top;
   uint32_t* w = s->words;
   copyInputs(t, w);
-${sampledOnly(`  if (${trace ? '!s->vcd' : 'true'}) {
+${sampledOnly(`  if (${trace ? '!s->vcd || s->cycle + n <= s->traceFrom' : 'true'}) {
     for (uint32_t i = 0; i < n; ++i) {
       s->context->time(s->cycle * kTimePerCycle);
       t.${clock} = s->deferred ? 1 : 0;  // the previous cycle's edge, if deferred
@@ -286,12 +298,17 @@ ${sampledOnly(`  if (${trace ? '!s->vcd' : 'true'}) {
     s->context->time(time);
     t.${clock} = 0;
 ${sampledOnly(`    t.${sampleStrobe} = 1;  // the shim loads this cycle's inputs; their logic settles\n`)}    t.eval();
-${traceOnly(`    if (s->vcd) s->vcd->dump(time);\n`)}    if (i + 1 == n) snapshotPre(t, w);
+${traceOnly(`    if (dumping(*s)) s->vcd->dump(time);\n`)}    if (i + 1 == n) snapshotPre(t, w);
     s->context->time(time + kTimeHighPhase);
     t.${clock} = 1;
 ${sampledOnly(`    t.${sampleStrobe} = 0;\n`)}    t.eval();
-${traceOnly(`    if (s->vcd) s->vcd->dump(time + kTimeHighPhase);\n`)}    ++s->cycle;
+${traceOnly(`    if (dumping(*s)) s->vcd->dump(time + kTimeHighPhase);\n`)}    ++s->cycle;
   }
+${traceOnly(`  if (s->vcd && s->cycle >= s->traceTo) {
+    s->vcd->close();
+    s->vcd.reset();
+  }
+`)}
   w[kClockWord] = 1;
   copyOutputsNow(t, w);
   publishStatus(*s);
@@ -319,22 +336,28 @@ napi_value cyclesFn(napi_env env, napi_callback_info info) {
 ${
   trace
     ? `napi_value traceOnFn(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
+  size_t argc = 3;
+  napi_value argv[3];
   Sim* s = liveSim(env, info, &argc, argv);
   if (!s) return nullptr;
   size_t len = 0;
-  if (argc < 1 || napi_get_value_string_utf8(env, argv[0], nullptr, 0, &len) != napi_ok) return throwError(env, "traceOn(path): path must be a string");
+  if (argc < 1 || napi_get_value_string_utf8(env, argv[0], nullptr, 0, &len) != napi_ok) return throwError(env, "traceOn(path, from, to): path must be a string");
   std::string path(len, '\\0');
   napi_get_value_string_utf8(env, argv[0], path.data(), len + 1, &len);
-  commitEdge(*s);  // the VCD starts after an edge; ticks are not deferred while it is open
+  double from = 0;
+  double to = -1;  // no end
+  if (argc >= 2 && napi_get_value_double(env, argv[1], &from) != napi_ok) return throwError(env, "traceOn(path, from, to): from must be a number");
+  if (argc >= 3 && napi_get_value_double(env, argv[2], &to) != napi_ok) return throwError(env, "traceOn(path, from, to): to must be a number");
+  commitEdge(*s);  // the waveform starts after an edge; ticks are not deferred while it dumps
   if (s->vcd) s->vcd->close();
-  s->vcd = std::make_unique<VerilatedVcdC>();
+  s->traceFrom = static_cast<uint64_t>(from);
+  s->traceTo = to < 0 ? UINT64_MAX : static_cast<uint64_t>(to);
+  s->vcd = std::make_unique<${writer}>();
   s->top->trace(s->vcd.get(), kTraceDepth);
   s->vcd->open(path.c_str());
   if (!s->vcd->isOpen()) {
     s->vcd.reset();
-    return throwError(env, "cannot open VCD file " + path);
+    return throwError(env, "cannot open waveform file " + path);
   }
   return undefinedValue(env);
 }
@@ -453,6 +476,9 @@ NAPI_MODULE_INIT() {
   napi_create_uint32(env, kTotalWords, &totalWords);
   napi_create_uint32(env, ${WRAPPER_VERSION}, &version);
   napi_get_boolean(env, ${trace ? 'true' : 'false'}, &trace);
+${traceOnly(`  napi_value traceFormat;
+  napi_create_string_utf8(env, "${format}", NAPI_AUTO_LENGTH, &traceFormat);
+`)}
   const napi_property_descriptor props[] = {
       {"create", nullptr, nullptr, nullptr, nullptr, create, napi_enumerable, nullptr},
       {"top", nullptr, nullptr, nullptr, nullptr, top, napi_enumerable, nullptr},
@@ -460,6 +486,8 @@ NAPI_MODULE_INIT() {
       {"totalWords", nullptr, nullptr, nullptr, nullptr, totalWords, napi_enumerable, nullptr},
       {"wrapperVersion", nullptr, nullptr, nullptr, nullptr, version, napi_enumerable, nullptr},
       {"trace", nullptr, nullptr, nullptr, nullptr, trace, napi_enumerable, nullptr},
+${traceOnly(`      {"traceFormat", nullptr, nullptr, nullptr, nullptr, traceFormat, napi_enumerable, nullptr},
+`)}
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;

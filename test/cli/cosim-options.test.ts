@@ -23,6 +23,12 @@ describe('rnic cosim options, by DUT', () => {
     [['--dut', 'rx', '--config', 'x.json'], /--config does not apply to --dut rx/],
     [['--frames', '10'], /--frames does not apply to --dut rnic/],
     [['--scenario', 'examples/rnic-responder.json', '--ops', '3'], /--ops does not apply to --scenario/],
+    [['--dut', 'crc32c', '--trace-vcd'], /--trace-vcd does not apply to --dut crc32c/],
+    [['--scenario', 'examples/rnic-responder.json', '--trace-dir', 'x'], /--trace-dir does not apply to --scenario/],
+    [['--dut', 'mpa', '--trace-from', '5'], /--trace-from does not apply to --dut mpa/],
+    [['--trace-from', '10'], /--trace-from needs a waveform: give --trace \(rnic\) or --vcd FILE/],
+    [['--trace', '--trace-from', '10', '--trace-to', '5'], /--trace-to must be after --trace-from \(10\), got 5/],
+    [['--trace', '--trace-from', 'x'], /--trace-from must be a cycle number \(0 or more\), got x/],
   ])('%j is refused with exit status 2, naming the option', (args, message) => {
     const p = rnic(...args);
     expect(p.status).toBe(2);

@@ -47,7 +47,15 @@ describe('rnic cosim (the CLI, --dut rnic by default)', () => {
           const frames = runTshark(readFileSync(f), ['-T', 'fields', '-e', 'tcp.len']).trim().split('\n');
           expect(frames.length, f).toBeGreaterThan(3);
         }
-        expect(existsSync(r.vcd)).toBe(true);
+        expect(r.waveform).toMatch(/\.fst$/);
+        expect(existsSync(r.waveform)).toBe(true);
+        // Both sides' transaction traces, and `rnic diff` on them: the first divergent transaction
+        // (the request the mutant sent, field by field) and its cycle.
+        expect(r.traces).toHaveLength(2);
+        const d = rnic('diff', ...r.traces);
+        expect(d.status, d.stderr).toBe(1);
+        expect(d.stdout).toMatch(/^first divergence: QP 0, FPDUs out \(requests\), record \d+ at cycle \d+/);
+        expect(d.stdout).toMatch(/\* +op +RDMA Read Request +\| Send/);
         // Where it went wrong: QP and cycle.
         expect(r.firstMismatch.qp).toBe(0);
         expect(r.firstMismatch.cycle).toBeGreaterThan(0);

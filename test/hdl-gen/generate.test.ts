@@ -43,10 +43,11 @@ function verilogPorts(text: string): { name: string; direction: string; width: n
 }
 
 describe('generate()', () => {
-  test('the default configuration gives <module>.v for every module, rnic.f and manifest.json', () => {
+  test('the default configuration gives <module>.v for every module, rnic.f, manifest.json, the integrator\'s files and the register map', () => {
     const files = generated(DEFAULT_CONFIG);
     expect(files.map((f) => f.path)).toEqual([
       'crc32c_w8.v',
+      'rnic_cfg_axil_w8_q1024_d4096.v',
       'ddp_rx_ctl_q1024.v',
       'atomic_unit.v',
       'rdmap_tx_resp_w8_q1024.v',
@@ -58,12 +59,15 @@ describe('generate()', () => {
       'ddp_rx_place_w8.v',
       'mpa_tx_w8_q1024.v',
       'rnic_top_w8.v',
+      'rnic_top_axil_w8.v',
       'rnic.f',
       'manifest.json',
       'rnic.xdc',
       'rnic.sdc',
       'vivado.tcl',
       'quartus.qsf',
+      'register-map.md',
+      'register-map.json',
     ]);
   });
 

@@ -1,12 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { cat } from '../../hdl-gen/core/expr';
 import { ModuleBuilder, type Module } from '../../hdl-gen/core/module';
 import { sinkStream, sourceStream } from '../../hdl-gen/core/stream';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { portsOf } from '../../hdl-gen/gen/generate';
+import { cacheDir } from '../../hdl-gen/gen/paths';
 import { contextMemory } from '../../hdl-gen/lib/context';
 import { fifo } from '../../hdl-gen/lib/fifo';
 import { ram } from '../../hdl-gen/lib/ram';
@@ -20,11 +20,9 @@ import { buildModel } from '../../sim/verilator/build';
 import { SimModel } from '../../sim/verilator/model';
 import { withSeed } from '../support/random';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-/** Writes a module's Verilog under .cache and opens it in Verilator. */
+/** Writes a module's Verilog into the cache (hdl-gen/gen/paths.ts) and opens it in Verilator. */
 function simulate(m: Module): SimModel {
-  const dir = join(ROOT, '.cache', 'lib-hardware');
+  const dir = cacheDir('lib-hardware');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${m.name}.v`);
   writeFileSync(file, emitVerilog(m));
@@ -175,7 +173,7 @@ describe('hdl-gen/lib in hardware', () => {
     });
     m.assign(m.output('rd_data', 64), cat(outs[1]!, outs[0]!));
     const mod = m.build();
-    const dir = join(ROOT, '.cache', 'lib-hardware');
+    const dir = cacheDir('lib-hardware');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, 'ram_pair.v');
     writeFileSync(file, emitVerilog(mod));

@@ -333,14 +333,13 @@ export class RdmapEndpoint {
         // The atomic unit: read, compute, write back, return the original (RFC 7306 §5.1).
         const orig = memory.readU64(e.address, options.hostMemoryEndian);
         const r = e.req;
-        const value =
-          r.aopcode === AOpCode.FETCH_ADD
-            ? fetchAdd(orig, r.addSwapData, r.addSwapMask)
-            : r.aopcode === AOpCode.CMP_SWAP
-              ? cmpSwap(orig, r.compareData, r.compareMask, r.addSwapData, r.addSwapMask).value
-              : r.addSwapData; // draft-00 Swap
-        memory.writeU64(e.address, value, options.hostMemoryEndian);
-        this.cfg.emit({ type: 'placement', side: this.side, address: e.address, length: 8, stag: r.stag, op: e.op });
+        // A CmpSwap miss leaves the target untouched (RFC 7306 §5.1.2): no write, no placement.
+        const swap = r.aopcode === AOpCode.CMP_SWAP ? cmpSwap(orig, r.compareData, r.compareMask, r.addSwapData, r.addSwapMask) : null;
+        const value = r.aopcode === AOpCode.FETCH_ADD ? fetchAdd(orig, r.addSwapData, r.addSwapMask) : swap ? swap.value : r.addSwapData; // else draft-00 Swap
+        if (!swap || swap.match) {
+          memory.writeU64(e.address, value, options.hostMemoryEndian);
+          this.cfg.emit({ type: 'placement', side: this.side, address: e.address, length: 8, stag: r.stag, op: e.op });
+        }
         this.queueUntagged(Opcode.ATOMIC_RESPONSE, Qn.ATOMIC_RESPONSE, 0, encodeAtomicResponse({ requestId: r.requestId, value: orig }), e.op);
       }
     }
