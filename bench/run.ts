@@ -24,10 +24,23 @@ import { cosimMpaTx } from '../sim/cosim/mpa-tx';
 import { Opcode } from '../ts-model/rdmap/constants';
 
 const GROUPS = ['e2e', 'crc', 'mpa', 'cosim', 'rtl'] as const;
-const { values } = parseArgs({
-  options: { json: { type: 'boolean' }, seconds: { type: 'string', default: '1.5' }, group: { type: 'string' } },
-});
+// Bad options are named with what was typed and what is allowed, before anything runs (exit 2).
+const refuse = (message: string): never => {
+  process.stderr.write(`rnic bench: ${message}\n`);
+  process.exit(2);
+};
+const options = { json: { type: 'boolean' }, seconds: { type: 'string', default: '1.5' }, group: { type: 'string' } } as const;
+const parsed = (() => {
+  try {
+    return parseArgs({ options });
+  } catch (e) {
+    return refuse(`${(e as Error).message} (it takes --group G, --seconds S, --json)`);
+  }
+})();
+const { values } = parsed;
+if (values.group !== undefined && !(GROUPS as readonly string[]).includes(values.group)) refuse(`--group must be one of ${GROUPS.join(', ')}, got '${values.group}'`);
 const budget = Number(values.seconds);
+if (!(budget > 0)) refuse(`--seconds must be a positive number of seconds, got '${values.seconds}'`);
 const fastCrc32c = createRequire(import.meta.url)('fast-crc32c') as { calculate(b: Buffer, init?: number): number; impl?: unknown };
 
 const ROUNDS = 5;

@@ -184,4 +184,15 @@ describe('rnic bench', () => {
     const vsAws = figures.find((f) => f.peer?.includes('aws-crypto'));
     expect(vsAws?.ratio).toBeCloseTo(vsAws!.value / vsAws!.peerValue!, 1);
   });
+
+  test.each([
+    [['--group', 'nope'], /--group must be one of e2e, crc, mpa, cosim, rtl, got 'nope'/],
+    [['--seconds', 'x'], /--seconds must be a positive number of seconds, got 'x'/],
+    [['--bogus'], /Unknown option '--bogus' \(it takes --group G, --seconds S, --json\)/],
+  ])('%j is refused by name with exit status 2, no stack', (args, message) => {
+    const p = rnic('bench', ...args);
+    expect(p.status).toBe(2);
+    expect(p.stderr).toMatch(message);
+    expect(p.stderr).not.toMatch(/\n\s+at /);
+  });
 });
