@@ -61,14 +61,15 @@ function* dtsFiles(dir) {
  * its types would silently become `any`. An import that names no emitted file fails the build.
  */
 function addJsExtensions(typesDir) {
-  const spec = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])(\.{1,2}\/[^'"]*)\2/g;
+  // A bare '.' or '..' too: tsc writes `import("..")` for a type it reaches through a folder's index.
+  const spec = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])(\.{1,2}(?:\/[^'"]*)?)\2/g;
   for (const file of dtsFiles(typesDir)) {
     const text = readFileSync(file, 'utf8');
     // Code lines only: a doc comment may quote an import (`from './hdl-gen'`).
     const out = text.split('\n').map((line) => (/^\s*(\*|\/\*|\/\/)/.test(line) ? line : line.replace(spec, (whole, lead, q, s) => {
       if (s.endsWith('.js')) return whole;
       const at = resolve(dirname(file), s);
-      if (existsSync(`${at}.d.ts`)) return `${lead}${q}${s}.js${q}`;
+      if (s !== '.' && s !== '..' && existsSync(`${at}.d.ts`)) return `${lead}${q}${s}.js${q}`;
       if (existsSync(join(at, 'index.d.ts'))) return `${lead}${q}${s}/index.js${q}`;
       throw new Error(`${relative(typesDir, file)}: cannot resolve ${s} among the emitted declarations`);
     }))).join('\n');

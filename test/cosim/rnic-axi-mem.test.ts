@@ -70,11 +70,8 @@ describe('rnic_top_axi_mem_w8 (4 QPs) against the model', () => {
     expect(res.opcodes['sent Atomic Response'] ?? 0).toBeGreaterThan(0);
   });
 
-  test('the same run sees an adapter that lets a read overtake the write before it (a mutant): Read Response data differs', () => {
-    const mutate = (v: string) => v.replace(/assign rd_hazard = [^;]*;/, "assign rd_hazard = 1'b0;");
-    const res = cosimRnic({ width: 8, seed: 1, ops: 600, faults: 0.1, config: topConfig(8, 4, 'axi4'), mutate, mutateModule: 'rnic_axi_mem_w8' });
-    expect(res.mismatches).toBeGreaterThan(0);
-  });
+  // The adapter that lets a read overtake the write before it is caught by the adapter's own test
+  // (test/cosim/axi-mem.test.ts, rd_hazard), without a build of the whole top.
 
   /**
    * Two Sends into posted buffers, B answered 600 cycles after each write burst (longer than the
