@@ -226,11 +226,12 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     if (side !== 'rtl') traces.model.add(rec);
     if (side !== 'model') traces.rtl.add(side === 'both' ? { ...rec, cycle: model.cycles } as TraceRecord : rec);
   };
-  /** The model's FPDU for `u`, framed where the RTL's corresponding one starts (as the scoreboard compares them). */
-  const traceModelOut = (l: Lane, u: Uint8Array, seq: number) => {
-    if (!traces) return;
+  /** The model's FPDU for `u`, framed where the RTL's corresponding one starts (as the scoreboard compares them); its length on the wire. */
+  const traceModelOut = (l: Lane, u: Uint8Array, seq: number): number => {
+    if (!traces) return 0;
     const wire = new MpaFramer({ ...l.txStream, seq }).frame(u).wire;
     trace('model', { t: 'fpdu', qp: l.q, dir: 'out', seq, ...fpduFields(wire, u, l.cfg.crc) });
+    return wire.length;
   };
   const timer = bench.timer();
 
@@ -489,10 +490,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     for (const cls of ['response', 'request'] as const) if (l.got[cls] !== l.expected[cls].length) miss(l, `${cls} ULPDU count`, String(l.expected[cls].length), String(l.got[cls]));
     // In the model's trace, what it sent that the RTL did not (framed on from where the RTL stopped).
     for (const cls of ['response', 'request'] as const) {
-      for (const u of l.expected[cls].slice(l.got[cls])) {
-        traceModelOut(l, u, l.txSeq);
-        l.txSeq = (l.txSeq + new MpaFramer({ ...l.txStream, seq: l.txSeq }).frame(u).wire.length) >>> 0;
-      }
+      for (const u of l.expected[cls].slice(l.got[cls])) l.txSeq = (l.txSeq + traceModelOut(l, u, l.txSeq)) >>> 0;
     }
     if (l.cfg.fence && !held && l.firstRtl !== 1) miss(l, 'first-FPDU completions', '1', String(l.firstRtl));
     return held;
