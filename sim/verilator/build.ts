@@ -106,6 +106,10 @@ const MAKE_OPT_QUICK = ['OPT_FAST=-O0', 'OPT_SLOW=-O0'] as const;
 
 /**
  * Flags that do not depend on paths, so they can go into the key verbatim.
+ * `VM_PARALLEL_BUILDS=0` compiles the model as one translation unit (Verilator's `__ALL.cpp`)
+ * rather than one per class and DepSet: every unit spends about a second parsing verilated.h
+ * before any of its own code, so rnic_top_w8's 54 units cost 71 s of compiler CPU and the one
+ * unit 12 s, with the eval loop as fast (sim/verilator/README.md, "Build time").
  * `-fno-inline` keeps each module instance's logic in its own functions rather than flattening
  * the hierarchy into the top's: the eval loop of rnic_top (a datapath per QP) runs 1.07-1.18x
  * faster that way (scripts/idle-speed.ts, sim/verilator/README.md).
@@ -114,7 +118,7 @@ function verilatorFlags(top: string, trace: TraceFormat | null, extra: readonly 
   const [fast, slow] = optimize === 'run' ? MAKE_OPT : MAKE_OPT_QUICK;
   return [
     '--cc', '--build', '-j', String(BUILD_JOBS), '-O3', '-fno-inline',
-    '-MAKEFLAGS', fast, '-MAKEFLAGS', slow,
+    '-MAKEFLAGS', fast, '-MAKEFLAGS', slow, '-MAKEFLAGS', 'VM_PARALLEL_BUILDS=0',
     '-CFLAGS', '-fPIC', '-CFLAGS', optimize === 'run' ? '-O3' : '-O0',
     '--top-module', top, '-Wno-fatal',
     ...(trace === 'vcd' ? ['--trace'] : trace === 'fst' ? ['--trace-fst'] : []),
