@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { parseConfig } from '../hdl-gen/gen/config';
 import { openDut } from '../sim/harness/open-dut';
 import type { SimModel } from '../sim/verilator/model';
+import { idleCyclesPerSecond, resetIdle } from '../sim/harness/idle-speed';
 
 const { values } = parseArgs({
   options: { width: { type: 'string', default: '8' }, qps: { type: 'string', default: '1,2,4' }, cycles: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '3' } },
@@ -27,13 +28,6 @@ const { values } = parseArgs({
 const width = Number(values.width);
 const cycles = Number(values.cycles);
 const rounds = Number(values.rounds);
-
-const reset = (model: SimModel): void => {
-  const rst = model.handle('rst');
-  model.pokeNumber(rst, 1);
-  model.tick(5);
-  model.pokeNumber(rst, 0);
-};
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const k = (x: number): string => `${Math.round(x / 1000)} k`;
@@ -51,15 +45,10 @@ for (const qps of values.qps.split(',').map(Number)) {
   ];
   const rates = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   try {
-    for (const v of new Set(variants.map((x) => x.model))) reset(v);
+    for (const v of new Set(variants.map((x) => x.model))) resetIdle(v);
+    // The variants take turns, a round each, so a busy spell hits them all alike.
     for (let round = 0; round < rounds; round++) {
-      for (const { name, model, readAfter } of variants) {
-        const out = model.handle('m_axis_tvalid');
-        const t0 = performance.now();
-        if (readAfter) for (let i = 0; i < cycles; i++) { model.tick(); model.peekNumber(out); }
-        else for (let i = 0; i < cycles; i++) model.tick();
-        rates.get(name)!.push(cycles / ((performance.now() - t0) / 1000));
-      }
+      for (const { name, model, readAfter } of variants) rates.get(name)!.push(idleCyclesPerSecond(model, cycles, 1, readAfter ? 'm_axis_tvalid' : undefined));
     }
   } finally {
     for (const m of new Set(variants.map((x) => x.model))) m.close();
