@@ -45,7 +45,6 @@ function checkApplies(dut: CosimDut, given: readonly string[], scenario: boolean
   for (const o of given) {
     if (!takes.has(o)) throw new UsageError(`--${o} does not apply to --dut ${dut.name} (it takes ${[...takes].filter((x) => x !== 'dut').map((x) => `--${x}`).join(', ')})`);
     if (scenario && (o === 'ops' || o === 'faults')) throw new UsageError(`--${o} does not apply to --scenario: the scenario file says what runs`);
-    if (scenario && o === 'trace-dir') throw new UsageError('--trace-dir does not apply to --scenario: transaction traces come from the random run (--ops)');
   }
 }
 

@@ -72,7 +72,8 @@ ${DUT_LIST}
             --trace-from N --trace-to M   only cycles N..M-1 in the waveform (--trace or --vcd)
             --trace-dir D     rnic: write the transaction traces of the model and the RTL (JSONL: every
                               FPDU in and out, placement, completion; the RTL's with their cycle)
-                              into D; a failure writes them into --out anyway (see 'rnic diff')
+                              into D, of the random run or of --scenario (its QP 0); a failure
+                              writes them into --out anyway (see 'rnic diff')
             --out DIR         rnic: where the evidence of a failure goes (default out/cosim):
                               pcapng captures of the first mismatching QP (RTL, model), the waveform,
                               the transaction traces

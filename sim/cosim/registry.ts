@@ -192,7 +192,7 @@ export const COSIM_DUTS: readonly CosimDut[] = [
     run: (a) => {
       const c = { width: a.width, config: a.config, seed: a.seed, out: a.out, trace: a.trace, evidence: a.evidence, ...waveOf(a), ...(a.rtl !== undefined && { rtl: a.rtl }), ...(a.plusargs && { plusargs: a.plusargs }) };
       if (a.scenario) {
-        const r = runScenarioCosim({ ...c, scenario: a.scenario });
+        const r = runScenarioCosim({ ...c, scenario: a.scenario, ...(a.traceDir !== undefined && { traceDir: a.traceDir }) });
         const m = r.firstMismatch;
         return { result: r, text: (replay) => formatScenarioCosim(r, replay), failures: r.mismatches + r.violations, first: m ? m.what : r.firstViolation ?? '', cycle: m?.cycle ?? null };
       }

@@ -71,7 +71,10 @@ export function runRnicCosim(a: RnicRunArgs & { readonly ops: number; readonly f
   return { ...res, waveform, traces };
 }
 
-/** `rnic cosim --scenario F`: the scenario with the RTL as its responder (rnic-scenario.ts). */
+/**
+ * `rnic cosim --scenario F`: the scenario with the RTL as its responder (rnic-scenario.ts). The run
+ * records its transaction traces as it goes (no replay): to `traceDir`, else on a failure to `out`.
+ */
 export type ScenarioCosimReport = ScenarioCosimResult & { readonly waveform: string | null };
 
 export function runScenarioCosim(a: RnicRunArgs & { readonly scenario: Scenario }): ScenarioCosimReport {
@@ -81,6 +84,7 @@ export function runScenarioCosim(a: RnicRunArgs & { readonly scenario: Scenario 
     seed: a.seed,
     config: { ...a.config, width: a.width as RnicConfig['width'] },
     ...(a.evidence !== false && { evidenceDir: a.out }),
+    ...(a.traceDir !== undefined && { traceDir: a.traceDir }),
     ...(a.rtl !== undefined && { rtlDir: a.rtl }),
     ...(waveform && { vcd: waveform, ...(a.traceWindow && { traceWindow: a.traceWindow }) }),
     ...(a.plusargs && { plusargs: a.plusargs }),
@@ -105,6 +109,7 @@ export function formatScenarioCosim(r: ScenarioCosimReport, replay: string): str
   }
   if (r.firstViolation) lines.push(`first violation: ${r.firstViolation}`);
   lines.push(...r.evidence.map((f) => `pcap: ${f}`), ...(r.waveform ? [`waveform: ${r.waveform}`] : []));
+  if (r.traces.length) lines.push(`traces: ${r.traces.join(' ')}`, `diff: rnic diff ${r.traces.join(' ')}`);
   if (m || r.firstViolation) lines.push(`replay: ${replay}`);
   return lines.join('\n');
 }

@@ -20,6 +20,7 @@ import { tcpSegments } from './peer-wire';
 import { RnicBench } from './rnic-bench';
 import type { LocalWr } from './rx-peer';
 import { firstMemoryDifference, memoryMismatch, type RnicMismatch, type Span, type TopRunResult } from './scoreboard';
+import { TraceLog, fpduFields, placementRecords, traceRecorder, writeTraces, type WrittenSpan } from './trace';
 import { describeUlpdu, sideBySide } from './ulpdu-text';
 import { WireLog } from './wire-log';
 
@@ -39,6 +40,13 @@ import { WireLog } from './wire-log';
  * - protection: every octet the RTL writes lies in a placement of the model's responder.
  * Each difference carries the cycle it happened at (and a wrong octet the write that put it there).
  *
+ * Transaction traces (trace.ts), in the records of the random run so `rnic diff` reads them: to
+ * `traceDir` when given, else on a failure to `evidenceDir`. On QP 0: every FPDU in (the same
+ * record on both sides, the RTL's with the cycle it went in) and out (the RTL's at the cycle it
+ * left; the model's ULPDU of the same queue framed where the RTL's FPDU starts, as the scoreboard
+ * compares them), and per initiator FPDU the completions and the placements that followed it. The
+ * QP is not fenced, so `first` records come only from an RTL that makes one.
+ *
  * Refused by name: options the RTL does not implement (hdl-gen/gen/rtl-options.ts), faults that act
  * inside the responder (an RNIC failure, withdrawn receive buffers), a lost TCP connection, an abort
  * by the responder, and STags beyond the RTL's table.
@@ -49,12 +57,23 @@ export interface ScenarioCosimOptions extends DutSelection {
   readonly seed: number;
   readonly config?: DutOptions['config'];
   readonly evidenceDir?: string;
+  /** Where to write the transaction traces of both sides (trace.ts); on a failure without it, to evidenceDir. */
+  readonly traceDir?: string;
 }
 
 export interface ScenarioCosimResult extends TopRunResult {
   readonly scenario: string;
   /** Memory comparisons made (spans placed, and whole regions and buffers). */
   readonly memoryChecks: number;
+  /** The trace files (model, RTL), when written. */
+  readonly traces: string[];
+}
+
+/** The octets a memory write beat of a W-octet port enables, first to last strobe (none: null). */
+function writtenSpan(w: { addr: bigint; strb: bigint; cycle: number }, W: number): Required<WrittenSpan> | null {
+  const lanes = [...Array(W).keys()].filter((j) => (w.strb >> BigInt(j)) & 1n);
+  if (!lanes.length) return null;
+  return { lo: w.addr + BigInt(lanes[0]!), hi: w.addr + BigInt(lanes[lanes.length - 1]!), cycle: w.cycle };
 }
 
 /** Host memory for the responder's Write and Send data, away from its regions. */
@@ -109,6 +128,10 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
   const log = new WireLog({ startup: conn, rx, tx, cycle: dut.cycles });
   const responder = model.rnics.responder;
   const modelSent: Uint8Array[] = [];
+  // Transaction traces of both sides (trace.ts), when they may be written: nothing is built otherwise.
+  const traceDir = opts.traceDir ?? opts.evidenceDir;
+  const traces = traceDir !== undefined ? { model: new TraceLog('model'), rtl: new TraceLog('rtl') } : null;
+  const trace = traceRecorder(traces, () => dut.cycles);
   let fpdusIn = 0;
   let fpdusOut = 0;
   let workRequests = 0;
@@ -141,9 +164,15 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     // What the responder placed for each FPDU of the initiator: in the model's event list an FPDU's
     // fpdu-sent comes before what its delivery caused.
     const placedFor: { addr: bigint; data: Uint8Array }[][] = [];
+    // Likewise its completion-queue entries (traces): [k] those after the initiator's k-th FPDU.
+    const entriesAfter: string[][] = [[]];
     for (const e of model.events) {
-      if (e.type === 'fpdu-sent' && e.side === 'initiator') placedFor.push([]);
-      else if (e.type === 'placement' && e.side === 'responder') placedFor[placedFor.length - 1]!.push({ addr: e.address, data: placed.get(e)! });
+      if (e.type === 'fpdu-sent' && e.side === 'initiator') {
+        placedFor.push([]);
+        entriesAfter.push([]);
+      } else if (e.type === 'placement' && e.side === 'responder') placedFor[placedFor.length - 1]!.push({ addr: e.address, data: placed.get(e)! });
+      const entry = e.side === 'responder' ? modelEvent(e) : null;
+      if (entry !== null) entriesAfter[entriesAfter.length - 1]!.push(entry);
     }
     /** The responder's memory as the model had it after the FPDUs fed so far. */
     const expected = new HostMemory();
@@ -168,12 +197,24 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     const got = { response: 0, request: 0 };
     const txDeframer = new MpaDeframer(tx);
     const txFramer = new MpaFramer(tx);
+    /** Where the RTL's next FPDU starts in the responder's stream (traces). */
+    let txSeq = tx.s0;
+    /** The model's FPDU for `u`, framed where the RTL's corresponding one starts (as the scoreboard compares them); its length on the wire. */
+    const traceModelOut = (u: Uint8Array, seq: number): number => {
+      if (!traces) return 0;
+      const wire = new MpaFramer({ ...tx, seq }).frame(u).wire;
+      trace('model', { t: 'fpdu', qp: 0, dir: 'out', seq, ...fpduFields(wire, u, conn.crc) });
+      return wire.length;
+    };
     const drain = () => {
       for (let f = bench.mAxis.recv(); f; f = bench.mAxis.recv()) {
         fpdusOut++;
         log.out(f.data, f.cycle);
         const us = txDeframer.push(f.data);
         const u = us.length === 1 && us[0]!.kind === 'fpdu' ? us[0]!.ulpdu : null;
+        const seq = txSeq;
+        txSeq = (txSeq + f.data.length) >>> 0;
+        trace('rtl', { t: 'fpdu', qp: 0, dir: 'out', seq, ...fpduFields(f.data, u, conn.crc), cycle: f.cycle ?? dut.cycles });
         if (!u) {
           miss('an FPDU the RTL sent', 'one valid FPDU', `${hex(f.data.subarray(0, 32))}…`, { cycle: f.cycle });
           continue;
@@ -182,6 +223,7 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
         if (Buffer.compare(want, f.data) !== 0) miss('FPDU framing', hex(want.subarray(0, 48)), hex(f.data.subarray(0, 48)), { cycle: f.cycle });
         const cls = isResponse(u) ? 'response' : 'request';
         const exp = expectedOut[cls][got[cls]++];
+        if (exp) traceModelOut(exp, seq);
         if (!exp) miss(`${cls} ULPDU ${got[cls] - 1} (${OPCODE_NAMES[u[1]! & 0xf]})`, '(none)', describeUlpdu(u), { cycle: f.cycle });
         else if (Buffer.compare(exp, u) !== 0) miss(`${cls} ULPDU ${got[cls] - 1}`, describeUlpdu(exp), describeUlpdu(u), { side: sideBySide(exp, u), cycle: f.cycle });
       }
@@ -212,10 +254,33 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
         drain();
       }
     };
+    // One step of the traces: the completions and placements of both sides since the last.
+    let cqTraced = 0;
+    let writesTraced = 0;
+    const traceStep = (entries: readonly string[], modelPlaced: readonly { addr: bigint; data: Uint8Array }[]) => {
+      if (!traces) return;
+      for (const entry of entries) trace('model', { t: 'completion', qp: 0, entry });
+      for (const e of bench.cq.slice(cqTraced)) {
+        if (!e.sent) trace('rtl', e.first ? { t: 'first', qp: 0, cycle: e.cycle } : { t: 'completion', qp: 0, entry: e.text, cycle: e.cycle });
+      }
+      cqTraced = bench.cq.length;
+      const spans = modelPlaced.map((p) => ({ lo: p.addr, hi: p.addr + BigInt(p.data.length) - 1n }));
+      for (const rec of placementRecords(0, spans, (a, n) => expected.read(a, n), false)) trace('model', rec);
+      const writes = bench.mem.writes.slice(writesTraced).flatMap((w) => writtenSpan(w, W) ?? []);
+      writesTraced = bench.mem.writes.length;
+      for (const rec of placementRecords(0, writes, (a, n) => bench.mem.memory.read(a, n), true)) trace('rtl', rec);
+    };
+    /** The initiator's FPDUs deframed, for their trace records. */
+    const rxDeframer = new MpaDeframer(rx);
     const initiatorFpdus = model.segments.filter((g) => g.from === 'initiator' && g.kind === 'fpdu');
+    traceStep(entriesAfter[0]!, []);
     for (const [j, g] of initiatorFpdus.entries()) {
       postUpTo(g.op ?? -1);
       fpdusIn++;
+      if (traces) {
+        const us = rxDeframer.push(g.payload);
+        trace('both', { t: 'fpdu', qp: 0, dir: 'in', seq: g.seq, ...fpduFields(g.payload, us.length === 1 && us[0]!.kind === 'fpdu' ? us[0]!.ulpdu : null, conn.crc) });
+      }
       const taken = log.in(g.payload);
       const segs = tcpSegments(g.payload, r, W);
       segs.forEach((seg, i) => bench.sAxis.send(seg, { tid: 0 }, i === segs.length - 1 ? () => taken(dut.cycles) : undefined));
@@ -223,6 +288,7 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
       bench.settle(`the initiator's FPDU of op ${g.op ?? '(none)'}`);
       drain();
       for (const p of placedFor[j] ?? []) expected.write(p.addr, p.data);
+      traceStep(entriesAfter[j + 1] ?? [], placedFor[j] ?? []);
       if (mismatches.count === 0) compareMemory((placedFor[j] ?? []).map((p) => ({ addr: p.addr, len: p.data.length })), `placement for the initiator's FPDU ${j}`);
       // A completion tells the host its buffer or region is ready: all of them must be right then.
       if (mismatches.count === 0 && bench.cq.length > completions) compareMemory(everything, `after completion-queue entry ${completions}, memory`);
@@ -230,7 +296,10 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     postUpTo(Number.MAX_SAFE_INTEGER);
     bench.settle('the end of the scenario');
     drain();
+    traceStep([], []);
     for (const cls of ['response', 'request'] as const) if (got[cls] !== expectedOut[cls].length) miss(`${cls} ULPDU count`, String(expectedOut[cls].length), String(got[cls]));
+    // In the model's trace, what it sent that the RTL did not (framed on from where the RTL stopped).
+    for (const cls of ['response', 'request'] as const) for (const u of expectedOut[cls].slice(got[cls])) txSeq = (txSeq + traceModelOut(u, txSeq)) >>> 0;
 
     // Completion queue against the responder's events; protection; every buffer and region.
     const events = model.events.filter((e) => e.side === 'responder').map(modelEvent).filter((x): x is string => x !== null);
@@ -239,10 +308,9 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     if (rtlEvents.length > events.length) miss(`completion-queue entry ${events.length}`, '(none)', rtlEvents[events.length]!.text, { cycle: rtlEvents[events.length]!.cycle });
     const placements = model.events.flatMap((e) => (e.type === 'placement' && e.side === 'responder' ? [{ lo: e.address, hi: e.address + BigInt(e.length) }] : []));
     for (const w of bench.mem.writes) {
-      const lanes = [...Array(W).keys()].filter((j) => (w.strb >> BigInt(j)) & 1n);
-      if (!lanes.length) continue;
-      const a0 = w.addr + BigInt(lanes[0]!);
-      const a1 = w.addr + BigInt(lanes[lanes.length - 1]!);
+      const span = writtenSpan(w, W);
+      if (!span) continue;
+      const { lo: a0, hi: a1 } = span;
       if (!placements.some((p) => a0 >= p.lo && a1 < p.hi) && violations.push(`cycle ${w.cycle}: write of 0x${a0.toString(16)}..0x${a1.toString(16)} outside every placement of the model`) >= 20) break;
     }
     compareMemory(everything, 'at the end, memory');
@@ -250,11 +318,17 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
   }
   const time = timer.stop();
   bench.close();
-  const evidence = opts.evidenceDir && (mismatches.count || violations.length) ? log.write(opts.evidenceDir, 'responder', modelSent, mismatches.first) : [];
+  const failed = mismatches.count > 0 || violations.length > 0;
+  const evidence = opts.evidenceDir && failed ? log.write(opts.evidenceDir, 'responder', modelSent, mismatches.first) : [];
+  const module = `rnic_top_w${W}`;
+  const traceFiles =
+    traces && traceDir !== undefined && (opts.traceDir !== undefined || failed)
+      ? writeTraces(traceDir, `${module}-scenario-seed${opts.seed}`, { module, seed: opts.seed, scenario: s.name ?? '(unnamed)' }, traces)
+      : [];
   return {
     dut: 'rnic',
     scenario: s.name ?? '(unnamed)',
-    module: `rnic_top_w${W}`,
+    module,
     seed: opts.seed,
     ops: s.ops.length,
     packets: fpdusIn + fpdusOut,
@@ -270,5 +344,6 @@ export function cosimScenario(s: Scenario, opts: ScenarioCosimOptions): Scenario
     cycles: time.cycles,
     simCyclesPerSecond: time.simCyclesPerSecond,
     evidence,
+    traces: traceFiles,
   };
 }

@@ -22,14 +22,15 @@ import { formatErrorCode } from '../../ts-model/terminate-codes';
  *   read-modify-write shows as its 8-octet result;
  * - `completion`: a completion-queue entry as the scoreboard compares it (events.ts);
  * - `first`: the first-FPDU completion of a fenced QP (RFC 6581 §3).
- * The first line of a file is `{"t":"meta",…}`: side, module, seed.
+ * The first line of a file is `{"t":"meta",…}`: side, module, seed (and the scenario's name for
+ * `rnic cosim --scenario`).
  */
 export type TraceRecord =
   | ({ t: 'fpdu'; qp: number; dir: 'in' | 'out'; seq: number } & FpduFields & Cycle)
   | ({ t: 'placement'; qp: number; addr: string; len: number; data: string } & Cycle)
   | ({ t: 'completion'; qp: number; entry: string } & Cycle)
   | ({ t: 'first'; qp: number } & Cycle)
-  | { t: 'meta'; side: string; module: string; seed: number };
+  | { t: 'meta'; side: string; module: string; seed: number; scenario?: string };
 
 interface Cycle {
   cycle?: number;
@@ -86,6 +87,38 @@ export function fpduFields(wire: Uint8Array, ulpdu: Uint8Array | null, crc: bool
   return f;
 }
 
+/** Octets written, [lo, hi] inclusive; the RTL's carry the cycle of the write. */
+export interface WrittenSpan {
+  readonly lo: bigint;
+  readonly hi: bigint;
+  readonly cycle?: number;
+}
+
+/** Contiguous runs of written octets, in address order: [lo, hi] inclusive, the latest cycle of each. */
+export function runsOf(spans: readonly WrittenSpan[]): { lo: bigint; hi: bigint; cycle: number }[] {
+  const out: { lo: bigint; hi: bigint; cycle: number }[] = [];
+  for (const s of [...spans].sort((x, y) => (x.lo < y.lo ? -1 : x.lo > y.lo ? 1 : 0))) {
+    const last = out[out.length - 1];
+    if (last && s.lo <= last.hi + 1n) {
+      if (s.hi > last.hi) last.hi = s.hi;
+      last.cycle = Math.max(last.cycle, s.cycle ?? 0);
+    } else out.push({ lo: s.lo, hi: s.hi, cycle: s.cycle ?? 0 });
+  }
+  return out;
+}
+
+/**
+ * The `placement` records of what one step wrote on QP `qp`: one per contiguous run, its data read
+ * back with `read` (the memory as the step left it); the RTL's (`withCycle`) carry the latest cycle
+ * of each run.
+ */
+export function placementRecords(qp: number, spans: readonly WrittenSpan[], read: (addr: bigint, len: number) => Uint8Array, withCycle: boolean): TraceRecord[] {
+  return runsOf(spans).map((s) => {
+    const len = Number(s.hi - s.lo) + 1;
+    return { t: 'placement', qp, addr: `0x${s.lo.toString(16)}`, len, data: dataDigest(read(s.lo, len)), ...(withCycle && { cycle: s.cycle }) };
+  });
+}
+
 /** One side's records, kept in memory during the run and written at its end. */
 export class TraceLog {
   readonly records: TraceRecord[] = [];
@@ -97,6 +130,18 @@ export class TraceLog {
   }
 }
 
+/**
+ * Records to one side, the other or both (`logs` null: nothing is recorded). A record for both
+ * goes to the RTL's side with the cycle `now()` gives: the same FPDU in, from the peer, to both.
+ */
+export function traceRecorder(logs: { model: TraceLog; rtl: TraceLog } | null, now: () => number): (side: TraceSide | 'both', rec: TraceRecord) => void {
+  return (side, rec) => {
+    if (!logs) return;
+    if (side !== 'rtl') logs.model.add(rec);
+    if (side !== 'model') logs.rtl.add(side === 'both' ? ({ ...rec, cycle: now() } as TraceRecord) : rec);
+  };
+}
+
 /** The trace files of a run: `<dir>/<name>-model.jsonl` and `<dir>/<name>-rtl.jsonl`. */
 export const traceFiles = (dir: string, name: string): { model: string; rtl: string } => ({
   model: join(dir, `${name}-model.jsonl`),
@@ -104,7 +149,7 @@ export const traceFiles = (dir: string, name: string): { model: string; rtl: str
 });
 
 /** Writes both sides; returns the two paths (model first). */
-export function writeTraces(dir: string, name: string, meta: { module: string; seed: number }, logs: { model: TraceLog; rtl: TraceLog }): string[] {
+export function writeTraces(dir: string, name: string, meta: { module: string; seed: number; scenario?: string }, logs: { model: TraceLog; rtl: TraceLog }): string[] {
   mkdirSync(dir, { recursive: true });
   const files = traceFiles(dir, name);
   for (const side of ['model', 'rtl'] as const) {

@@ -24,7 +24,6 @@ describe('rnic cosim options, by DUT', () => {
     [['--frames', '10'], /--frames does not apply to --dut rnic/],
     [['--scenario', 'examples/rnic-responder.json', '--ops', '3'], /--ops does not apply to --scenario/],
     [['--dut', 'crc32c', '--trace-vcd'], /--trace-vcd does not apply to --dut crc32c/],
-    [['--scenario', 'examples/rnic-responder.json', '--trace-dir', 'x'], /--trace-dir does not apply to --scenario/],
     [['--dut', 'mpa', '--trace-from', '5'], /--trace-from does not apply to --dut mpa/],
     [['--trace-from', '10'], /--trace-from needs a waveform: give --trace \(rnic\) or --vcd FILE/],
     [['--trace', '--trace-from', '10', '--trace-to', '5'], /--trace-to must be after --trace-from \(10\), got 5/],
