@@ -6,7 +6,8 @@
  * DDP/RDMAP receive control of 1024 QPs (RFC 5040, RFC 5041 section 7.1, RFC 7306; spec/ddp-rdmap.md
  * sections 5-8): tagged checks H8 and T1-T7 through the STag table, untagged checks U1-U5 with MSN per QN
  * and posted receive buffers, RDMAP checks after delivery, placement commands, the IRRQ of Read and
- * Atomic Requests, completion events, and exactly one Terminate per stream on its first error (then drop all).
+ * Atomic Requests, completion events (each once the placements before it are written, RFC 5041 section 5.4),
+ * and exactly one Terminate per stream on its first error (then drop all).
  * Each QP's state in a context record in block RAM, one ULPDU at a time.
  *
  * Parameters:
@@ -116,6 +117,7 @@ module ddp_rx_ctl_q1024 (
     output wire [63:0]  m_cmd_addr,
     output wire         m_cmd_discard,
     input  wire         place_idle, // every command accepted so far has been written (ddp_rx_place idle)
+    input  wire         place_done, // a pulse: the last write of a command that placed its packet is accepted (ddp_rx_place done; in command order)
 
     /*
      * Responses to rdmap_tx_resp (m_req): the IRRQ head, a Read or Atomic Request or a Terminate, of QP m_req_qp
@@ -546,6 +548,23 @@ reg [143:0] term_ddp_hdr_r_reg;
 reg [143:0] term_ddp_hdr_r_next;
 reg [223:0] term_rdma_hdr_r_reg;
 reg [223:0] term_rdma_hdr_r_next;
+reg place_done_r_reg; // place_done a cycle ago: a placing command has finished
+reg place_done_r_next;
+reg [1:0] place_owed_reg; // placing commands ddp_rx_place has taken and not finished (as of place_done_r)
+reg [1:0] place_owed_next;
+reg hold_valid_reg; // an event waits in the hold stage
+reg hold_valid_next;
+reg [1:0] hold_wait_reg; // placing commands still to finish before it: m_evt offers it at 0
+reg [1:0] hold_wait_next;
+reg [9:0] hold_qp_reg; // its QP (cur_qp when it was decided)
+reg [9:0] hold_qp_next;
+// its record (rx_event); record rx_event {err[146:133], data[132:69], stag[68:37], invalidated[36], solicited[35], length[34:3], kind[2:0]}
+reg [146:0] hold_event_reg;
+reg [146:0] hold_event_next;
+wire hold_out; // the held event has its data written: m_evt_valid
+wire hold_free; // the hold stage takes an event this cycle
+wire evt_move; // the decided event moves into the hold stage
+wire cmd_placing; // cmd_* holds a placing command not yet taken
 wire rq_pop; // a new message on QN 0 takes the oldest posted buffer
 wire orq_pop; // the ORQ head completed
 reg [95:0] rq_ring_rd_data_reg; // rq_ring: the memory's read register (each QP's posted receive buffers)
@@ -862,14 +881,14 @@ wire _t19;
 wire _t20;
 wire _t21;
 wire _t22;
-wire [7:0] _t23;
+wire _t23;
 wire _t24;
+wire [7:0] _t25;
+wire _t26;
 // verilator lint_off UNUSED
-wire [32:0] _t25; // read through slices
+wire [32:0] _t27; // read through slices
 // verilator lint_on UNUSED
-wire [32:0] _t26;
-wire _t27;
-wire _t28;
+wire [32:0] _t28;
 wire _t29;
 wire _t30;
 wire _t31;
@@ -884,11 +903,9 @@ wire _t39;
 wire _t40;
 wire _t41;
 wire _t42;
-wire [1:0] _t43;
+wire _t43;
 wire _t44;
-// verilator lint_off UNUSED
-wire [13:0] _t45; // read through slices
-// verilator lint_on UNUSED
+wire [1:0] _t45;
 wire _t46;
 // verilator lint_off UNUSED
 wire [13:0] _t47; // read through slices
@@ -905,9 +922,7 @@ wire _t52;
 // verilator lint_off UNUSED
 wire [13:0] _t53; // read through slices
 // verilator lint_on UNUSED
-// verilator lint_off UNUSED
-wire [13:0] _t54; // read through slices
-// verilator lint_on UNUSED
+wire _t54;
 // verilator lint_off UNUSED
 wire [13:0] _t55; // read through slices
 // verilator lint_on UNUSED
@@ -920,9 +935,13 @@ wire [13:0] _t57; // read through slices
 // verilator lint_off UNUSED
 wire [13:0] _t58; // read through slices
 // verilator lint_on UNUSED
-wire [3:0] _t59;
-wire _t60;
-wire _t61;
+// verilator lint_off UNUSED
+wire [13:0] _t59; // read through slices
+// verilator lint_on UNUSED
+// verilator lint_off UNUSED
+wire [13:0] _t60; // read through slices
+// verilator lint_on UNUSED
+wire [3:0] _t61;
 wire _t62;
 wire _t63;
 wire _t64;
@@ -939,11 +958,11 @@ wire _t74;
 wire _t75;
 wire _t76;
 wire _t77;
-wire [63:0] _t78;
-wire [31:0] _t79;
+wire _t78;
+wire _t79;
 wire [63:0] _t80;
-wire _t81;
-wire _t82;
+wire [31:0] _t81;
+wire [63:0] _t82;
 wire _t83;
 wire _t84;
 wire _t85;
@@ -962,37 +981,37 @@ wire _t97;
 wire _t98;
 wire _t99;
 wire _t100;
-wire [3:0] _t101;
-wire [2:0] _t102;
-wire _t103;
-wire _t104;
-wire _t105;
+wire _t101;
+wire _t102;
+wire [1:0] _t103;
+wire [3:0] _t104;
+wire [2:0] _t105;
 wire _t106;
-wire [9:0] _t107;
-wire [3:0] _t108;
+wire _t107;
+wire _t108;
 wire _t109;
-wire [7:0] _t110;
-wire _t111;
-wire [32:0] _t112;
-wire _t113;
+wire [9:0] _t110;
+wire [3:0] _t111;
+wire _t112;
+wire [7:0] _t113;
 wire _t114;
-wire _t115;
+wire [32:0] _t115;
 wire _t116;
 wire _t117;
 wire _t118;
-// verilator lint_off UNUSED
-wire [13:0] _t119; // read through slices
-// verilator lint_on UNUSED
+wire _t119;
 wire _t120;
-wire [15:0] _t121;
-wire _t122;
+wire _t121;
+// verilator lint_off UNUSED
+wire [13:0] _t122; // read through slices
+// verilator lint_on UNUSED
 wire _t123;
-wire [3:0] _t124;
+wire [15:0] _t124;
 wire _t125;
-wire [1:0] _t126;
-wire _t127;
+wire _t126;
+wire [3:0] _t127;
 wire _t128;
-wire _t129;
+wire [1:0] _t129;
 wire _t130;
 wire _t131;
 wire _t132;
@@ -1009,33 +1028,36 @@ wire _t142;
 wire _t143;
 wire _t144;
 wire _t145;
-wire [31:0] _t146;
+wire _t146;
 wire _t147;
-wire [13:0] _t148;
-wire [2:0] _t149;
+wire _t148;
+wire [31:0] _t149;
 wire _t150;
-wire _t151;
-wire [13:0] _t152;
+wire [13:0] _t151;
+wire [2:0] _t152;
 wire _t153;
 wire _t154;
-// verilator lint_off UNUSED
-wire [13:0] _t155; // read through slices
-// verilator lint_on UNUSED
+wire [13:0] _t155;
 wire _t156;
-wire [15:0] _t157;
-wire _t158;
+wire _t157;
+// verilator lint_off UNUSED
+wire [13:0] _t158; // read through slices
+// verilator lint_on UNUSED
 wire _t159;
-wire _t160;
+wire [15:0] _t160;
 wire _t161;
-wire [1:0] _t162;
+wire _t162;
+wire _t163;
+wire _t164;
+wire [1:0] _t165;
 // verilator lint_off UNUSED
-wire [13:0] _t163; // read through slices
+wire [13:0] _t166; // read through slices
 // verilator lint_on UNUSED
 // verilator lint_off UNUSED
-wire [13:0] _t164; // read through slices
+wire [13:0] _t167; // read through slices
 // verilator lint_on UNUSED
-wire _t165;
-wire [3:0] _t166;
+wire _t168;
+wire [3:0] _t169;
 
 assign _t0 = ~cfg_op_head_valid_reg;
 assign _t1 = ~init_reg;
@@ -1053,175 +1075,178 @@ assign _t12 = inject_op_head_valid_reg & (~_t9);
 assign _t13 = orq_op_head_valid_reg & (~(cfg_op_head_valid_reg | (abort_op_head_valid_reg | inject_op_head_valid_reg)));
 assign _t14 = recv_op_head_valid_reg & (~(_t9 | (inject_op_head_valid_reg | orq_op_head_valid_reg)));
 assign _t15 = ~(cfg_op_head_valid_reg | _t11 | _t12 | _t13 | _t14);
-assign _t16 = ~irrq_head_valid_reg;
-assign _t17 = ~irrq_look_valid_reg;
-assign _t18 = ~irrq_judged_valid_reg;
-assign _t19 = ~irrq_req_valid_reg;
-assign _t20 = state_reg == STATE_IDLE;
-assign _t21 = ~cmd_valid_reg;
-assign _t22 = engine_free & in_valid_reg;
-assign _t23 = {cur_pushed_reg, cur_mpa_err_reg, _t24, cur_tx_stopped_reg, cur_rx_stopped_reg};
-assign _t24 = cur_cfg_fence & (~cur_arrived_reg);
-assign _t25 = {1'b0, desc_in_reg[255:224]} + _t26;
-assign _t26 = {17'h0, desc_in_reg[47:32]};
-assign _t27 = ~desc_ok;
-assign _t28 = desc_ok & cur_inj_pending_reg;
-assign _t29 = _t30 & desc_t;
-assign _t30 = desc_ok & (~cur_inj_pending_reg);
-assign _t31 = _t30 & _t32;
-assign _t32 = ~desc_t;
-assign _t33 = _t34 | (u_mo_bad_reg | (msn_bad_reg | no_buffer_reg));
-assign _t34 = qn_bad_reg | (u_opcode_bad_reg | u_msn_bad_reg);
-assign _t35 = qn_bad_reg | u_opcode_bad_reg;
-assign _t36 = mo_nonzero_reg | not_last_bad_reg;
-assign _t37 = mo_nonzero_reg | (not_last_bad_reg | send_too_long_reg);
-assign _t38 = _t39 & (check_code_reg[5:2] == 4'b0001);
-assign _t39 = check_code_reg[1:0] == 2'b00;
-assign _t40 = (check_code_reg[1:0] != 2'b10) & (~(_t39 & (check_code_reg[5:2] == 4'b0000)));
-assign _t41 = ~check_failed_reg;
-assign _t42 = _t43 == 2'b00;
-assign _t43 = _t44 ? _t45[1:0] :
-    tagged_len_reg ? (_t46 ? _t47[1:0] : (_t48 ? _t49[1:0] : (_t50 ? _t51[1:0] : (_t52 ? _t53[1:0] : _t51[1:0])))) :
-    _t46 ? _t54[1:0] :
-    _t48 ? _t55[1:0] :
-    _t50 ? _t56[1:0] :
-    _t52 ? _t57[1:0] :
-    _t58[1:0];
-assign _t44 = lk_fault_reg == 3'b000;
-assign _t45 = ERR_RDMAP_STREAM_CATASTROPHIC;
-assign _t46 = lk_fault_reg == 3'b101;
-assign _t47 = ERR_DDP_BASE_BOUNDS;
-assign _t48 = lk_fault_reg == 3'b100;
-assign _t49 = ERR_DDP_TO_WRAP;
-assign _t50 = lk_fault_reg == 3'b011;
-assign _t51 = ERR_DDP_INVALID_STAG;
-assign _t52 = lk_fault_reg == 3'b010;
-assign _t53 = ERR_DDP_STAG_NOT_ASSOCIATED;
-assign _t54 = ERR_RDMAP_BASE_BOUNDS;
-assign _t55 = ERR_RDMAP_TO_WRAP;
-assign _t56 = ERR_RDMAP_ACCESS_RIGHTS;
-assign _t57 = ERR_RDMAP_STAG_NOT_ASSOCIATED;
-assign _t58 = ERR_RDMAP_INVALID_STAG;
-assign _t59 = _t44 ? _t45[5:2] :
-    tagged_len_reg ? (_t46 ? _t47[5:2] : (_t48 ? _t49[5:2] : (_t50 ? _t51[5:2] : (_t52 ? _t53[5:2] : _t51[5:2])))) :
-    _t46 ? _t54[5:2] :
-    _t48 ? _t55[5:2] :
-    _t50 ? _t56[5:2] :
-    _t52 ? _t57[5:2] :
-    _t58[5:2];
-assign _t60 = check_failed_reg | lk_failed_reg;
-assign _t61 = read_req_reg & irrq_at_ird_post_reg;
-assign _t62 = _t45[1:0] == 2'b00;
-assign _t63 = ~mpa_bad_reg;
-assign _t64 = (state_reg == STATE_DECIDE) & _t65;
-assign _t65 = ~cur_rx_stopped_reg;
-assign _t66 = _t32 & check_failed_reg;
-assign _t67 = ~cur_term_sent_reg;
-assign _t68 = ~cur_tx_stopped_reg;
-assign _t69 = ~mpa_closed_reg;
-assign _t70 = ~term_opcode_reg;
-assign _t71 = post_go & (~post_ok);
-assign _t72 = state_reg == STATE_IWAIT;
-assign _t73 = inv_rsp_fault != 2'b00;
-assign _t74 = start_abort & _t67 & _t68;
-assign _t75 = qn_expected_reg == QN_SEND;
-assign _t76 = post_go & post_ok;
-assign _t77 = _t76 & (~post_stall);
-assign _t78 = {
+assign _t16 = ~hold_valid_reg;
+assign _t17 = hold_out & m_evt_ready;
+assign _t18 = ~irrq_head_valid_reg;
+assign _t19 = ~irrq_look_valid_reg;
+assign _t20 = ~irrq_judged_valid_reg;
+assign _t21 = ~irrq_req_valid_reg;
+assign _t22 = state_reg == STATE_IDLE;
+assign _t23 = ~cmd_valid_reg;
+assign _t24 = engine_free & in_valid_reg;
+assign _t25 = {cur_pushed_reg, cur_mpa_err_reg, _t26, cur_tx_stopped_reg, cur_rx_stopped_reg};
+assign _t26 = cur_cfg_fence & (~cur_arrived_reg);
+assign _t27 = {1'b0, desc_in_reg[255:224]} + _t28;
+assign _t28 = {17'h0, desc_in_reg[47:32]};
+assign _t29 = ~desc_ok;
+assign _t30 = desc_ok & cur_inj_pending_reg;
+assign _t31 = _t32 & desc_t;
+assign _t32 = desc_ok & (~cur_inj_pending_reg);
+assign _t33 = _t32 & _t34;
+assign _t34 = ~desc_t;
+assign _t35 = _t36 | (u_mo_bad_reg | (msn_bad_reg | no_buffer_reg));
+assign _t36 = qn_bad_reg | (u_opcode_bad_reg | u_msn_bad_reg);
+assign _t37 = qn_bad_reg | u_opcode_bad_reg;
+assign _t38 = mo_nonzero_reg | not_last_bad_reg;
+assign _t39 = mo_nonzero_reg | (not_last_bad_reg | send_too_long_reg);
+assign _t40 = _t41 & (check_code_reg[5:2] == 4'b0001);
+assign _t41 = check_code_reg[1:0] == 2'b00;
+assign _t42 = (check_code_reg[1:0] != 2'b10) & (~(_t41 & (check_code_reg[5:2] == 4'b0000)));
+assign _t43 = ~check_failed_reg;
+assign _t44 = _t45 == 2'b00;
+assign _t45 = _t46 ? _t47[1:0] :
+    tagged_len_reg ? (_t48 ? _t49[1:0] : (_t50 ? _t51[1:0] : (_t52 ? _t53[1:0] : (_t54 ? _t55[1:0] : _t53[1:0])))) :
+    _t48 ? _t56[1:0] :
+    _t50 ? _t57[1:0] :
+    _t52 ? _t58[1:0] :
+    _t54 ? _t59[1:0] :
+    _t60[1:0];
+assign _t46 = lk_fault_reg == 3'b000;
+assign _t47 = ERR_RDMAP_STREAM_CATASTROPHIC;
+assign _t48 = lk_fault_reg == 3'b101;
+assign _t49 = ERR_DDP_BASE_BOUNDS;
+assign _t50 = lk_fault_reg == 3'b100;
+assign _t51 = ERR_DDP_TO_WRAP;
+assign _t52 = lk_fault_reg == 3'b011;
+assign _t53 = ERR_DDP_INVALID_STAG;
+assign _t54 = lk_fault_reg == 3'b010;
+assign _t55 = ERR_DDP_STAG_NOT_ASSOCIATED;
+assign _t56 = ERR_RDMAP_BASE_BOUNDS;
+assign _t57 = ERR_RDMAP_TO_WRAP;
+assign _t58 = ERR_RDMAP_ACCESS_RIGHTS;
+assign _t59 = ERR_RDMAP_STAG_NOT_ASSOCIATED;
+assign _t60 = ERR_RDMAP_INVALID_STAG;
+assign _t61 = _t46 ? _t47[5:2] :
+    tagged_len_reg ? (_t48 ? _t49[5:2] : (_t50 ? _t51[5:2] : (_t52 ? _t53[5:2] : (_t54 ? _t55[5:2] : _t53[5:2])))) :
+    _t48 ? _t56[5:2] :
+    _t50 ? _t57[5:2] :
+    _t52 ? _t58[5:2] :
+    _t54 ? _t59[5:2] :
+    _t60[5:2];
+assign _t62 = check_failed_reg | lk_failed_reg;
+assign _t63 = read_req_reg & irrq_at_ird_post_reg;
+assign _t64 = _t47[1:0] == 2'b00;
+assign _t65 = ~mpa_bad_reg;
+assign _t66 = (state_reg == STATE_DECIDE) & _t67;
+assign _t67 = ~cur_rx_stopped_reg;
+assign _t68 = _t34 & check_failed_reg;
+assign _t69 = ~cur_term_sent_reg;
+assign _t70 = ~cur_tx_stopped_reg;
+assign _t71 = ~mpa_closed_reg;
+assign _t72 = ~term_opcode_reg;
+assign _t73 = post_go & (~post_ok);
+assign _t74 = state_reg == STATE_IWAIT;
+assign _t75 = inv_rsp_fault != 2'b00;
+assign _t76 = start_abort & _t69 & _t70;
+assign _t77 = qn_expected_reg == QN_SEND;
+assign _t78 = post_go & post_ok;
+assign _t79 = _t78 & (~post_stall);
+assign _t80 = {
     desc_rdmap[167:160], desc_rdmap[175:168], desc_rdmap[183:176], desc_rdmap[191:184], desc_rdmap[199:192], desc_rdmap[207:200], desc_rdmap[215:208],
     desc_rdmap[223:216]
 };
-assign _t79 = {desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120]};
-assign _t80 = {
+assign _t81 = {desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120]};
+assign _t82 = {
     desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56], desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]
 };
-assign _t81 = cfg_valid & cfg_ready;
-assign _t82 = _t81 & (~cfg_op_load);
-assign _t83 = cfg_op_load & (~_t81);
-assign _t84 = cfg_op_count_reg == 2'b01;
-assign _t85 = abort_valid & abort_ready;
-assign _t86 = _t85 & (~abort_op_load);
-assign _t87 = abort_op_load & (~_t85);
-assign _t88 = abort_op_count_reg == 2'b01;
-assign _t89 = inject_valid & inject_ready;
-assign _t90 = _t89 & (~inject_op_load);
-assign _t91 = inject_op_load & (~_t89);
-assign _t92 = inject_op_count_reg == 2'b01;
-assign _t93 = s_orq_valid & s_orq_ready;
-assign _t94 = _t93 & (~orq_op_load);
-assign _t95 = orq_op_load & (~_t93);
-assign _t96 = orq_op_count_reg == 2'b01;
-assign _t97 = s_recv_valid & s_recv_ready;
-assign _t98 = _t97 & (~recv_op_load);
-assign _t99 = recv_op_load & (~_t97);
-assign _t100 = recv_op_count_reg == 2'b01;
-assign _t101 = cur_rq_head_reg + 4'b0001;
-assign _t102 = cur_orq_head_reg + 3'b001;
-assign _t103 = irrq_push | term_push_now;
-assign _t104 = _t103 & (~irrq_load);
-assign _t105 = irrq_load & (~_t103);
-assign _t106 = init_reg | (flushed_reg | cfg_take);
-assign _t107 = init_reg ? init_idx_reg : cur_qp_reg;
-assign _t108 = init_reg ? 4'b0000 : gen_next;
-assign _t109 = init_reg | (ctx_switch & cur_valid_reg);
-assign _t110 = init_reg ? {4'b0000, 1'b0, 1'b0, 1'b1, 1'b1} : _t23;
-assign _t111 = init_reg ? 1'b1 : cur_tx_stopped_reg;
-assign _t112 = {1'b0, orq_head_size};
-assign _t113 = _t114 | _t115;
-assign _t114 = rr_any_reg & rr_no_head_reg;
-assign _t115 = rr_len_reg & rr_stag_bad_reg;
-assign _t116 = rr_len_reg & rr_to_bad_reg;
-assign _t117 = rr_any_reg & rr_len_bad_reg;
-assign _t118 = _t119[1:0] == 2'b00;
-assign _t119 = ERR_DDP_LOCAL_CATASTROPHIC;
-assign _t120 = _t51[1:0] == 2'b00;
-assign _t121 = {_t122 & (_t47[5:2] == 4'b0001), (_t47[1:0] != 2'b10) & (~(_t122 & (_t47[5:2] == 4'b0000))), ERR_DDP_BASE_BOUNDS};
-assign _t122 = _t47[1:0] == 2'b00;
-assign _t123 = ~orq_full;
-assign _t124 = cur_pushed_reg + 4'b0001;
-assign _t125 = (desc_in_reg[55:52] == OP_SEND) | (desc_in_reg[55:52] == OP_SEND_SE) | (desc_in_reg[55:52] == OP_SEND_INVALIDATE) |
+assign _t83 = cfg_valid & cfg_ready;
+assign _t84 = _t83 & (~cfg_op_load);
+assign _t85 = cfg_op_load & (~_t83);
+assign _t86 = cfg_op_count_reg == 2'b01;
+assign _t87 = abort_valid & abort_ready;
+assign _t88 = _t87 & (~abort_op_load);
+assign _t89 = abort_op_load & (~_t87);
+assign _t90 = abort_op_count_reg == 2'b01;
+assign _t91 = inject_valid & inject_ready;
+assign _t92 = _t91 & (~inject_op_load);
+assign _t93 = inject_op_load & (~_t91);
+assign _t94 = inject_op_count_reg == 2'b01;
+assign _t95 = s_orq_valid & s_orq_ready;
+assign _t96 = _t95 & (~orq_op_load);
+assign _t97 = orq_op_load & (~_t95);
+assign _t98 = orq_op_count_reg == 2'b01;
+assign _t99 = s_recv_valid & s_recv_ready;
+assign _t100 = _t99 & (~recv_op_load);
+assign _t101 = recv_op_load & (~_t99);
+assign _t102 = recv_op_count_reg == 2'b01;
+assign _t103 = {1'b0, place_done_r_reg};
+assign _t104 = cur_rq_head_reg + 4'b0001;
+assign _t105 = cur_orq_head_reg + 3'b001;
+assign _t106 = irrq_push | term_push_now;
+assign _t107 = _t106 & (~irrq_load);
+assign _t108 = irrq_load & (~_t106);
+assign _t109 = init_reg | (flushed_reg | cfg_take);
+assign _t110 = init_reg ? init_idx_reg : cur_qp_reg;
+assign _t111 = init_reg ? 4'b0000 : gen_next;
+assign _t112 = init_reg | (ctx_switch & cur_valid_reg);
+assign _t113 = init_reg ? {4'b0000, 1'b0, 1'b0, 1'b1, 1'b1} : _t25;
+assign _t114 = init_reg ? 1'b1 : cur_tx_stopped_reg;
+assign _t115 = {1'b0, orq_head_size};
+assign _t116 = _t117 | _t118;
+assign _t117 = rr_any_reg & rr_no_head_reg;
+assign _t118 = rr_len_reg & rr_stag_bad_reg;
+assign _t119 = rr_len_reg & rr_to_bad_reg;
+assign _t120 = rr_any_reg & rr_len_bad_reg;
+assign _t121 = _t122[1:0] == 2'b00;
+assign _t122 = ERR_DDP_LOCAL_CATASTROPHIC;
+assign _t123 = _t53[1:0] == 2'b00;
+assign _t124 = {_t125 & (_t49[5:2] == 4'b0001), (_t49[1:0] != 2'b10) & (~(_t125 & (_t49[5:2] == 4'b0000))), ERR_DDP_BASE_BOUNDS};
+assign _t125 = _t49[1:0] == 2'b00;
+assign _t126 = ~orq_full;
+assign _t127 = cur_pushed_reg + 4'b0001;
+assign _t128 = (desc_in_reg[55:52] == OP_SEND) | (desc_in_reg[55:52] == OP_SEND_SE) | (desc_in_reg[55:52] == OP_SEND_INVALIDATE) |
     (desc_in_reg[55:52] == OP_SEND_SE_INVALIDATE);
-assign _t126 = (_t127 | _t128) ? QN_READ_REQUEST : (_t129 ? QN_TERMINATE : (_t130 ? QN_ATOMIC_RESPONSE : QN_SEND));
-assign _t127 = desc_in_reg[55:52] == OP_READ_REQUEST;
-assign _t128 = desc_in_reg[55:52] == OP_ATOMIC_REQUEST;
-assign _t129 = desc_in_reg[55:52] == OP_TERMINATE;
-assign _t130 = desc_in_reg[55:52] == OP_ATOMIC_RESPONSE;
-assign _t131 = (~desc_in_reg[0]) & (desc_in_reg[31:16] < (desc_in_reg[48] ? 16'he : 16'h12));
-assign _t132 = desc_in_reg[47:32] != 16'h0;
-assign _t133 = cur_u_open_reg & _t134;
-assign _t134 = _t126 == QN_SEND;
-assign _t135 = ~_t133;
-assign _t136 = desc_in_reg[49] & _t128;
-assign _t137 = desc_in_reg[49] & _t130;
-assign _t138 = {desc_in_reg[359:352], desc_in_reg[367:360], desc_in_reg[375:368], desc_in_reg[383:376]} != 32'h0;
-assign _t139 = desc_in_reg[48] & (desc_in_reg[55:52] == OP_READ_RESPONSE);
-assign _t140 = _t141 & _t127;
-assign _t141 = ~desc_in_reg[48];
-assign _t142 = _t63 & desc_t;
-assign _t143 = desc_has_payload & (~_t72);
-assign _t144 = _t70 & _t67;
-assign _t145 = ~desc_l;
-assign _t146 = desc_msn + 32'h1;
-assign _t147 = inv_rsp_fault == 2'b00;
-assign _t148 = {mpa_code_reg, 4'b0000, 2'b10};
-assign _t149 = term_opcode_reg ? EVT_CLOSED : EVT_TERMINATE_SENT;
-assign _t150 = (desc_opcode == OP_SEND_SE) | _t151 | (desc_opcode == OP_IMMEDIATE_SE);
-assign _t151 = desc_opcode == OP_SEND_SE_INVALIDATE;
-assign _t152 = _t153 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t153 = inv_rsp_fault == 2'b11;
-assign _t154 = 1'b0 & ((_t155[1:0] == 2'b00) & (_t155[5:2] == 4'b0001)) & _t156;
-assign _t155 = ERR_RDMAP_LOCAL_CATASTROPHIC;
-assign _t156 = desc_opcode == OP_READ_REQUEST;
-assign _t157 = 1'b0 ? desc_ulpdu_len : 16'h0;
-assign _t158 = _t40 & _t159;
-assign _t159 = ~h1_short_reg;
-assign _t160 = post_verdict[14] & _t159;
-assign _t161 = (_t162 != 2'b10) & (~(_t165 & (_t166 == 4'b0000))) & _t159;
-assign _t162 = _t153 ? _t163[1:0] : _t164[1:0];
-assign _t163 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
-assign _t164 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
-assign _t165 = _t162 == 2'b00;
-assign _t166 = _t153 ? _t163[5:2] : _t164[5:2];
+assign _t129 = (_t130 | _t131) ? QN_READ_REQUEST : (_t132 ? QN_TERMINATE : (_t133 ? QN_ATOMIC_RESPONSE : QN_SEND));
+assign _t130 = desc_in_reg[55:52] == OP_READ_REQUEST;
+assign _t131 = desc_in_reg[55:52] == OP_ATOMIC_REQUEST;
+assign _t132 = desc_in_reg[55:52] == OP_TERMINATE;
+assign _t133 = desc_in_reg[55:52] == OP_ATOMIC_RESPONSE;
+assign _t134 = (~desc_in_reg[0]) & (desc_in_reg[31:16] < (desc_in_reg[48] ? 16'he : 16'h12));
+assign _t135 = desc_in_reg[47:32] != 16'h0;
+assign _t136 = cur_u_open_reg & _t137;
+assign _t137 = _t129 == QN_SEND;
+assign _t138 = ~_t136;
+assign _t139 = desc_in_reg[49] & _t131;
+assign _t140 = desc_in_reg[49] & _t133;
+assign _t141 = {desc_in_reg[359:352], desc_in_reg[367:360], desc_in_reg[375:368], desc_in_reg[383:376]} != 32'h0;
+assign _t142 = desc_in_reg[48] & (desc_in_reg[55:52] == OP_READ_RESPONSE);
+assign _t143 = _t144 & _t130;
+assign _t144 = ~desc_in_reg[48];
+assign _t145 = _t65 & desc_t;
+assign _t146 = desc_has_payload & (~_t74);
+assign _t147 = _t72 & _t69;
+assign _t148 = ~desc_l;
+assign _t149 = desc_msn + 32'h1;
+assign _t150 = inv_rsp_fault == 2'b00;
+assign _t151 = {mpa_code_reg, 4'b0000, 2'b10};
+assign _t152 = term_opcode_reg ? EVT_CLOSED : EVT_TERMINATE_SENT;
+assign _t153 = (desc_opcode == OP_SEND_SE) | _t154 | (desc_opcode == OP_IMMEDIATE_SE);
+assign _t154 = desc_opcode == OP_SEND_SE_INVALIDATE;
+assign _t155 = _t156 ? ERR_RDMAP_OPERATION_CANNOT_INVALIDATE : ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t156 = inv_rsp_fault == 2'b11;
+assign _t157 = 1'b0 & ((_t158[1:0] == 2'b00) & (_t158[5:2] == 4'b0001)) & _t159;
+assign _t158 = ERR_RDMAP_LOCAL_CATASTROPHIC;
+assign _t159 = desc_opcode == OP_READ_REQUEST;
+assign _t160 = 1'b0 ? desc_ulpdu_len : 16'h0;
+assign _t161 = _t42 & _t162;
+assign _t162 = ~h1_short_reg;
+assign _t163 = post_verdict[14] & _t162;
+assign _t164 = (_t165 != 2'b10) & (~(_t168 & (_t169 == 4'b0000))) & _t162;
+assign _t165 = _t156 ? _t166[1:0] : _t167[1:0];
+assign _t166 = ERR_RDMAP_OPERATION_CANNOT_INVALIDATE;
+assign _t167 = ERR_RDMAP_PROTECTION_CANNOT_INVALIDATE;
+assign _t168 = _t165 == 2'b00;
+assign _t169 = _t156 ? _t166[5:2] : _t167[5:2];
 assign cur_record = {
     cur_orq_entry_reg, cur_orq_count_reg, cur_orq_head_reg, cur_rq_buf_reg, cur_rq_count_reg, cur_rq_head_reg, cur_pushed_reg, cur_gen_reg, cur_atomic_msn_reg,
     cur_orq_atomics_reg, cur_orq_recv_reg, cur_rx_msn_3_reg, cur_rx_msn_2_reg, cur_rx_msn_1_reg, cur_rx_msn_0_reg, cur_u_buf_len_reg, cur_u_buf_addr_reg,
@@ -1272,15 +1297,6 @@ assign in_next_arg = ({161{cfg_op_head_valid_reg}} & {63'h0, cfg_op_head_reg[107
 assign m_cmd_valid = cmd_valid_reg;
 assign m_cmd_addr = cmd_addr_reg;
 assign m_cmd_discard = cmd_discard_reg;
-assign m_evt_valid = evt_valid_reg;
-assign m_evt_qp = cur_qp_reg;
-assign m_evt_kind = evt_kind_reg;
-assign m_evt_length = evt_length_reg;
-assign m_evt_solicited = evt_solicited_reg;
-assign m_evt_invalidated = evt_invalidated_reg;
-assign m_evt_stag = evt_stag_reg;
-assign m_evt_data = evt_data_reg;
-assign m_evt_err = evt_err_reg;
 assign m_first_valid = first_valid_reg;
 assign m_first_qp = first_qp_reg;
 assign m_orq_done = orq_done_reg;
@@ -1290,12 +1306,25 @@ assign m_orq_ack_ok = orq_ack_ok_reg;
 assign m_stopped = stopped_reg;
 assign m_stopped_qp = stopped_qp_reg;
 assign err_recv_full = recv_full_reg;
+assign hold_out = hold_valid_reg & (hold_wait_reg == 2'b00);
+assign hold_free = _t16 | _t17;
+assign evt_move = evt_valid_reg & hold_free;
+assign cmd_placing = cmd_valid_reg & (~cmd_discard_reg);
+assign m_evt_valid = hold_out;
+assign m_evt_qp = hold_qp_reg;
+assign m_evt_kind = hold_event_reg[2:0];
+assign m_evt_length = hold_event_reg[34:3];
+assign m_evt_solicited = hold_event_reg[35];
+assign m_evt_invalidated = hold_event_reg[36];
+assign m_evt_stag = hold_event_reg[68:37];
+assign m_evt_data = hold_event_reg[132:69];
+assign m_evt_err = hold_event_reg[146:133];
 assign rq_empty = cur_rq_count_reg == 5'h0;
 assign orq_empty = cur_orq_count_reg == 4'b0000;
 assign gen_next = cur_gen_reg + 4'b0001;
 assign req_take = m_req_valid & m_req_ready;
-assign irrq_load = (~irrq_none_reg) & (_t16 | irrq_pop);
-assign irrq_pop = irrq_head_valid_reg & _t17 & _t18 & _t19;
+assign irrq_load = (~irrq_none_reg) & (_t18 | irrq_pop);
+assign irrq_pop = irrq_head_valid_reg & _t19 & _t20 & _t21;
 assign irrq_head_qp = irrq_head_reg[9:0];
 assign irrq_gen_value = (irrq_gen_wb1_valid_reg & (irrq_gen_wb1_index_reg == irrq_gen_rd_index_d1_reg)) ? irrq_gen_wb1_data_reg : irrq_gen_rd_data_reg;
 assign irrq_taken_value = (irrq_taken_wb1_valid_reg & (irrq_taken_wb1_index_reg == irrq_taken_rd_index_d1_reg)) ?
@@ -1308,8 +1337,8 @@ assign irrq_look_qp = irrq_look_reg[9:0];
 assign irrq_taken_index = init_reg ? init_idx_reg : irrq_look_qp;
 assign irrq_taken_data = init_reg ? 4'b0000 : (irrq_taken_value + 4'b0001);
 assign term_push_now = term_push_reg & (~irrq_filled_reg);
-assign irrq_idle = _t16 & irrq_none_reg & _t17 & _t18 & _t19;
-assign irrq_taken_qp = (_t20 & in_valid_reg) ? in_qp_reg : cur_qp_reg;
+assign irrq_idle = _t18 & irrq_none_reg & _t19 & _t20 & _t21;
+assign irrq_taken_qp = (_t22 & in_valid_reg) ? in_qp_reg : cur_qp_reg;
 assign irrq_used = cur_pushed_reg - irrq_taken_ctl_rd_data_reg;
 assign m_req_valid = irrq_req_valid_reg;
 assign irrq_req_kind = irrq_req_reg[15:14];
@@ -1355,10 +1384,10 @@ assign m_req_term_seg_len = irrq_req_body[34:19];
 assign m_req_term_tagged = irrq_req_body[35];
 assign m_req_term_ddp_hdr = irrq_req_body[179:36];
 assign m_req_term_rdma_hdr = irrq_req_body[403:180];
-assign out_free = _t21 & (~evt_valid_reg) & (~first_valid_reg);
-assign engine_free = _t20 & out_free & (~term_push_reg) & (~refill_reg) & (~first_due_reg) & (~(flushed_reg | pushed_reg));
-assign ctx_switch = _t22 & (~in_same_reg);
-assign in_take = _t22 & in_same_reg;
+assign out_free = _t23 & (~evt_valid_reg) & (~first_valid_reg);
+assign engine_free = _t22 & out_free & (~term_push_reg) & (~refill_reg) & (~first_due_reg) & (~(flushed_reg | pushed_reg));
+assign ctx_switch = _t24 & (~in_same_reg);
+assign in_take = _t24 & in_same_reg;
 assign desc_take = in_take & (in_kind_reg == OPK_DESC);
 assign start_abort = in_take & (in_kind_reg == OPK_ABORT);
 assign cfg_take = in_take & (in_kind_reg == OPK_CFG);
@@ -1368,11 +1397,11 @@ assign inject_take = in_take & (in_kind_reg == OPK_INJECT);
 assign idle = _t7 &
     (~((~(_t0 & cfg_op_none_reg)) | (~(_t2 & abort_op_none_reg)) |
         ((~(_t3 & inject_op_none_reg)) | ((~(_t4 & orq_op_none_reg)) | (~(_t5 & recv_op_none_reg)))))) &
-    _t1 & engine_free;
+    _t1 & engine_free & _t16;
 assign cur_cfg_fence = cur_cfg_reg[97];
 assign qp_stat_value = (qp_stat_wb1_valid_reg & (qp_stat_wb1_index_reg == qp_stat_rd_index_d1_reg)) ? qp_stat_wb1_data_reg : qp_stat_rd_data_reg;
 assign stat_cur = cur_valid_reg & (stat_qp_d_reg == cur_qp_reg);
-assign stat_record = stat_cur ? _t23 : qp_stat_value;
+assign stat_record = stat_cur ? _t25 : qp_stat_value;
 assign qp_tx_stopped_value = (qp_tx_stopped_wb1_valid_reg & (qp_tx_stopped_wb1_index_reg == qp_tx_stopped_rd_index_d1_reg)) ?
     qp_tx_stopped_wb1_data_reg :
     qp_tx_stopped_rd_data_reg;
@@ -1382,58 +1411,58 @@ assign stat_tx_stopped = stat_tx_stopped_r_reg;
 assign stat_irrq_used = stat_irrq_used_r_reg;
 assign stat_fenced = stat_fenced_r_reg;
 assign stat_mpa_err = stat_mpa_err_r_reg;
-assign fence_holds = _t24;
-assign msg_end_in = _t25;
+assign fence_holds = _t26;
+assign msg_end_in = _t27;
 assign irrq_ird_ahead = {12'h0, irrq_used} >= cur_cfg_ird;
 assign orq_head_atomic = cur_orq_entry_reg[160];
 assign orq_head_request_id = cur_orq_entry_reg[159:128];
-assign check_err = ({14{_t27}} & desc_err) | ({14{_t28}} & cur_inj_err_reg) |
-    (({14{_t29}} &
+assign check_err = ({14{_t29}} & desc_err) | ({14{_t30}} & cur_inj_err_reg) |
+    (({14{_t31}} &
         (({14{t_opcode_bad_reg}} & ERR_RDMAP_UNEXPECTED_OPCODE) |
             (({14{t_stag_bad_reg & (~t_opcode_bad_reg)}} & ERR_DDP_INVALID_STAG) |
                 ({14{t_to_bad_reg & (~(t_opcode_bad_reg | t_stag_bad_reg))}} & ERR_DDP_BASE_BOUNDS)))) |
-        ({14{_t31}} &
-            (_t33 ?
+        ({14{_t33}} &
+            (_t35 ?
                 (({14{qn_bad_reg}} & ERR_DDP_INVALID_QN) |
-                    (({14{u_opcode_bad_reg & (~qn_bad_reg)}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{u_msn_bad_reg & (~_t35)}} & ERR_DDP_MSN_RANGE)) |
-                    (({14{u_mo_bad_reg & (~_t34)}} & ERR_DDP_INVALID_MO) |
-                        (({14{msn_bad_reg & (~(_t35 | (u_msn_bad_reg | u_mo_bad_reg)))}} & ERR_DDP_MSN_RANGE) |
-                            ({14{no_buffer_reg & (~(_t35 | (u_msn_bad_reg | (u_mo_bad_reg | msn_bad_reg))))}} & ERR_DDP_NO_BUFFER)))) :
+                    (({14{u_opcode_bad_reg & (~qn_bad_reg)}} & ERR_RDMAP_UNEXPECTED_OPCODE) | ({14{u_msn_bad_reg & (~_t37)}} & ERR_DDP_MSN_RANGE)) |
+                    (({14{u_mo_bad_reg & (~_t36)}} & ERR_DDP_INVALID_MO) |
+                        (({14{msn_bad_reg & (~(_t37 | (u_msn_bad_reg | u_mo_bad_reg)))}} & ERR_DDP_MSN_RANGE) |
+                            ({14{no_buffer_reg & (~(_t37 | (u_msn_bad_reg | (u_mo_bad_reg | msn_bad_reg))))}} & ERR_DDP_NO_BUFFER)))) :
                 (({14{mo_nonzero_reg}} & ERR_DDP_INVALID_MO) |
-                    (({14{not_last_bad_reg & (~mo_nonzero_reg)}} & ERR_DDP_TOO_LONG) | ({14{send_too_long_reg & (~_t36)}} & ERR_DDP_TOO_LONG)) |
-                    (({14{irrq_at_ird_reg & (~_t37)}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
-                        (({14{aopcode_bad_reg & (~(_t36 | (send_too_long_reg | irrq_at_ird_reg)))}} & ERR_RDMAP_UNEXPECTED_OPCODE) |
-                            ({14{atomic_resp_bad_reg & (~(_t36 | (send_too_long_reg | (irrq_at_ird_reg | aopcode_bad_reg))))}} &
+                    (({14{not_last_bad_reg & (~mo_nonzero_reg)}} & ERR_DDP_TOO_LONG) | ({14{send_too_long_reg & (~_t38)}} & ERR_DDP_TOO_LONG)) |
+                    (({14{irrq_at_ird_reg & (~_t39)}} & ERR_RDMAP_STREAM_CATASTROPHIC) |
+                        (({14{aopcode_bad_reg & (~(_t38 | (send_too_long_reg | irrq_at_ird_reg)))}} & ERR_RDMAP_UNEXPECTED_OPCODE) |
+                            ({14{atomic_resp_bad_reg & (~(_t38 | (send_too_long_reg | (irrq_at_ird_reg | aopcode_bad_reg))))}} &
                                 ERR_RDMAP_STREAM_CATASTROPHIC)))))));
-assign check_fails = (_t27 & hdr_err_nz_reg) | (_t28 & cur_inj_nz_reg) |
-    ((_t29 & (t_opcode_bad_reg | (t_stag_bad_reg | t_to_bad_reg))) | (_t31 & (_t33 | (_t37 | (irrq_at_ird_reg | (aopcode_bad_reg | atomic_resp_bad_reg))))));
+assign check_fails = (_t29 & hdr_err_nz_reg) | (_t30 & cur_inj_nz_reg) |
+    ((_t31 & (t_opcode_bad_reg | (t_stag_bad_reg | t_to_bad_reg))) | (_t33 & (_t35 | (_t39 | (irrq_at_ird_reg | (aopcode_bad_reg | atomic_resp_bad_reg))))));
 assign orq_head_stag = cur_orq_entry_reg[31:0];
 assign orq_head_to = cur_orq_entry_reg[95:32];
 assign orq_head_size = cur_orq_entry_reg[127:96];
-assign post_verdict = ({16{check_failed_reg}} & {_t38, _t40, check_code_reg}) |
-    ({16{lk_failed_reg & _t41}} &
+assign post_verdict = ({16{check_failed_reg}} & {_t40, _t42, check_code_reg}) |
+    ({16{lk_failed_reg & _t43}} &
         {
-            _t42 & (_t59 == 4'b0001),
-            (_t43 != 2'b10) & (~(_t42 & (_t59 == 4'b0000))),
-            _t44 ? ERR_RDMAP_STREAM_CATASTROPHIC :
+            _t44 & (_t61 == 4'b0001),
+            (_t45 != 2'b10) & (~(_t44 & (_t61 == 4'b0000))),
+            _t46 ? ERR_RDMAP_STREAM_CATASTROPHIC :
                 tagged_len_reg ?
-                    (_t46 ? ERR_DDP_BASE_BOUNDS :
-                        _t48 ? ERR_DDP_TO_WRAP :
-                        _t50 ? ERR_DDP_INVALID_STAG :
-                        _t52 ? ERR_DDP_STAG_NOT_ASSOCIATED :
+                    (_t48 ? ERR_DDP_BASE_BOUNDS :
+                        _t50 ? ERR_DDP_TO_WRAP :
+                        _t52 ? ERR_DDP_INVALID_STAG :
+                        _t54 ? ERR_DDP_STAG_NOT_ASSOCIATED :
                         ERR_DDP_INVALID_STAG) :
-                _t46 ? ERR_RDMAP_BASE_BOUNDS :
-                _t48 ? ERR_RDMAP_TO_WRAP :
-                _t50 ? ERR_RDMAP_ACCESS_RIGHTS :
-                _t52 ? ERR_RDMAP_STAG_NOT_ASSOCIATED :
+                _t48 ? ERR_RDMAP_BASE_BOUNDS :
+                _t50 ? ERR_RDMAP_TO_WRAP :
+                _t52 ? ERR_RDMAP_ACCESS_RIGHTS :
+                _t54 ? ERR_RDMAP_STAG_NOT_ASSOCIATED :
                 ERR_RDMAP_INVALID_STAG
         }) |
-    (({16{rr_failed_reg & (~_t60)}} & {rr_verdict_reg[15], rr_verdict_reg[14], rr_verdict_reg[13:0]}) |
-        ({16{_t61 & (~(check_failed_reg | (lk_failed_reg | rr_failed_reg)))}} &
-            {_t62 & (_t45[5:2] == 4'b0001), (_t45[1:0] != 2'b10) & (~(_t62 & (_t45[5:2] == 4'b0000))), ERR_RDMAP_STREAM_CATASTROPHIC}));
-assign post_ok = ~(_t60 | (rr_failed_reg | _t61));
+    (({16{rr_failed_reg & (~_t62)}} & {rr_verdict_reg[15], rr_verdict_reg[14], rr_verdict_reg[13:0]}) |
+        ({16{_t63 & (~(check_failed_reg | (lk_failed_reg | rr_failed_reg)))}} &
+            {_t64 & (_t47[5:2] == 4'b0001), (_t47[1:0] != 2'b10) & (~(_t64 & (_t47[5:2] == 4'b0000))), ERR_RDMAP_STREAM_CATASTROPHIC}));
+assign post_ok = ~(_t62 | (rr_failed_reg | _t63));
 assign post_go = state_reg == STATE_POST;
-assign post_stall = post_ok & _t32 & (irrq_was_full_reg | (~(_t21 & place_idle)));
+assign post_stall = post_ok & _t34 & (irrq_was_full_reg | (~(_t23 & place_idle)));
 assign desc_ctrl0 = desc_reg[679:672];
 assign desc_rsvd_ulp = desc_reg[63:56];
 assign hdr_copy = desc_t ?
@@ -1445,16 +1474,16 @@ assign hdr_copy = desc_t ?
         desc_mo[7:0], desc_mo[15:8], desc_mo[23:16], desc_mo[31:24], desc_msn[7:0], desc_msn[15:8], desc_msn[23:16], desc_msn[31:24], desc_qn[7:0],
         desc_qn[15:8], desc_qn[23:16], desc_qn[31:24], desc_stag[7:0], desc_stag[15:8], desc_stag[23:16], desc_stag[31:24], desc_rsvd_ulp, desc_ctrl0
     };
-assign check_clean = _t63 & _t41;
-assign u_accept = _t64 & check_clean & _t32;
-assign decide_fail = _t64 & (mpa_bad_reg | _t66);
-assign term_queued = _t67 &
-    ((start_abort & _t68 & (~fence_holds)) | (_t64 & mpa_bad_reg & _t69) |
-        ((_t64 & _t63 & _t32 & check_failed_reg & _t70) | ((_t71 & _t70) | (_t72 & inv_rsp_valid & _t73 & _t70))));
-assign irrq_flush = decide_fail | (u_accept & term_last_reg) | (_t71 | ((inv_rsp_valid & _t73) | _t74));
-assign rq_pop = u_accept & (~u_continues_reg) & _t75;
-assign orq_pop = (u_accept & atomic_resp_last_reg) | (_t76 & rr_last_reg);
-assign irrq_push = _t77 & _t32;
+assign check_clean = _t65 & _t43;
+assign u_accept = _t66 & check_clean & _t34;
+assign decide_fail = _t66 & (mpa_bad_reg | _t68);
+assign term_queued = _t69 &
+    ((start_abort & _t70 & (~fence_holds)) | (_t66 & mpa_bad_reg & _t71) |
+        ((_t66 & _t65 & _t34 & check_failed_reg & _t72) | ((_t73 & _t72) | (_t74 & inv_rsp_valid & _t75 & _t72))));
+assign irrq_flush = decide_fail | (u_accept & term_last_reg) | (_t73 | ((inv_rsp_valid & _t75) | _t76));
+assign rq_pop = u_accept & (~u_continues_reg) & _t77;
+assign orq_pop = (u_accept & atomic_resp_last_reg) | (_t78 & rr_last_reg);
+assign irrq_push = _t79 & _t34;
 assign irrq_data = atomic_req_reg ?
     {
         1'b1,
@@ -1471,11 +1500,11 @@ assign irrq_data = atomic_req_reg ?
             desc_rdmap[231:224], desc_rdmap[239:232], desc_rdmap[247:240], desc_rdmap[255:248], desc_rdmap[263:256], desc_rdmap[271:264], desc_rdmap[279:272],
             desc_rdmap[287:280]
         },
-        _t78,
+        _t80,
         lk_address_reg,
         {desc_rdmap[39:32], desc_rdmap[47:40], desc_rdmap[55:48], desc_rdmap[63:56]}
     } :
-    {1'b0, 100'h0, _t79, 64'h0, _t80, (_t79 != 32'h0) ? lk_address_reg : 64'h0, {desc_rdmap[7:0], desc_rdmap[15:8], desc_rdmap[23:16], desc_rdmap[31:24]}};
+    {1'b0, 100'h0, _t81, 64'h0, _t82, (_t81 != 32'h0) ? lk_address_reg : 64'h0, {desc_rdmap[7:0], desc_rdmap[15:8], desc_rdmap[23:16], desc_rdmap[31:24]}};
 assign cur_cfg_initial_msn = cur_cfg_reg[79:48];
 assign cur_cfg_mulpdu = cur_cfg_reg[95:80];
 assign cur_cfg_big_endian = cur_cfg_reg[96];
@@ -1503,12 +1532,12 @@ assign lk_stag = desc_t ? desc_stag :
     read_req_reg ? {desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144], desc_rdmap[159:152]} :
     {desc_rdmap[71:64], desc_rdmap[79:72], desc_rdmap[87:80], desc_rdmap[95:88]};
 assign lk_to = desc_t ? desc_to :
-    read_req_reg ? _t78 :
+    read_req_reg ? _t80 :
     {
         desc_rdmap[103:96], desc_rdmap[111:104], desc_rdmap[119:112], desc_rdmap[127:120], desc_rdmap[135:128], desc_rdmap[143:136], desc_rdmap[151:144],
         desc_rdmap[159:152]
     };
-assign lk_len = desc_t ? payload_len : (read_req_reg ? _t79 : 32'h8);
+assign lk_len = desc_t ? payload_len : (read_req_reg ? _t81 : 32'h8);
 assign lk_right = desc_t ? ((desc_opcode == OP_WRITE) ? 5'h8 : 5'h2) : (read_req_reg ? 5'h4 : 5'h10);
 assign inv_valid = state_reg == STATE_INV;
 assign inv_stag = desc_stag;
@@ -1534,7 +1563,7 @@ always @* begin
     cfg_op_count_next = cfg_op_count_reg;
     cfg_op_none_next = cfg_op_none_reg;
     cfg_op_filled_next = cfg_op_filled_reg;
-    if (_t81) begin
+    if (_t83) begin
         cfg_op_wptr_next = cfg_op_wptr_reg + 1'b1;
     end
     if (cfg_op_load) begin
@@ -1542,9 +1571,9 @@ always @* begin
         cfg_op_head_next = cfg_op_mem[cfg_op_rptr_reg];
     end
     cfg_op_head_valid_next = cfg_op_load | (cfg_op_head_valid_reg & (~cfg_op_pop));
-    cfg_op_count_next = (cfg_op_count_reg + {1'b0, _t81}) - {1'b0, cfg_op_load};
-    cfg_op_none_next = _t82 ? 1'b0 : (_t83 ? _t84 : cfg_op_none_reg);
-    cfg_op_filled_next = _t83 ? 1'b0 : (_t82 ? _t84 : cfg_op_filled_reg);
+    cfg_op_count_next = (cfg_op_count_reg + {1'b0, _t83}) - {1'b0, cfg_op_load};
+    cfg_op_none_next = _t84 ? 1'b0 : (_t85 ? _t86 : cfg_op_none_reg);
+    cfg_op_filled_next = _t85 ? 1'b0 : (_t84 ? _t86 : cfg_op_filled_reg);
 end
 
 always @* begin
@@ -1555,7 +1584,7 @@ always @* begin
     abort_op_count_next = abort_op_count_reg;
     abort_op_none_next = abort_op_none_reg;
     abort_op_filled_next = abort_op_filled_reg;
-    if (_t85) begin
+    if (_t87) begin
         abort_op_wptr_next = abort_op_wptr_reg + 1'b1;
     end
     if (abort_op_load) begin
@@ -1563,9 +1592,9 @@ always @* begin
         abort_op_head_next = abort_op_mem[abort_op_rptr_reg];
     end
     abort_op_head_valid_next = abort_op_load | (abort_op_head_valid_reg & (~abort_op_pop));
-    abort_op_count_next = (abort_op_count_reg + {1'b0, _t85}) - {1'b0, abort_op_load};
-    abort_op_none_next = _t86 ? 1'b0 : (_t87 ? _t88 : abort_op_none_reg);
-    abort_op_filled_next = _t87 ? 1'b0 : (_t86 ? _t88 : abort_op_filled_reg);
+    abort_op_count_next = (abort_op_count_reg + {1'b0, _t87}) - {1'b0, abort_op_load};
+    abort_op_none_next = _t88 ? 1'b0 : (_t89 ? _t90 : abort_op_none_reg);
+    abort_op_filled_next = _t89 ? 1'b0 : (_t88 ? _t90 : abort_op_filled_reg);
 end
 
 always @* begin
@@ -1576,7 +1605,7 @@ always @* begin
     inject_op_count_next = inject_op_count_reg;
     inject_op_none_next = inject_op_none_reg;
     inject_op_filled_next = inject_op_filled_reg;
-    if (_t89) begin
+    if (_t91) begin
         inject_op_wptr_next = inject_op_wptr_reg + 1'b1;
     end
     if (inject_op_load) begin
@@ -1584,9 +1613,9 @@ always @* begin
         inject_op_head_next = inject_op_mem[inject_op_rptr_reg];
     end
     inject_op_head_valid_next = inject_op_load | (inject_op_head_valid_reg & (~inject_op_pop));
-    inject_op_count_next = (inject_op_count_reg + {1'b0, _t89}) - {1'b0, inject_op_load};
-    inject_op_none_next = _t90 ? 1'b0 : (_t91 ? _t92 : inject_op_none_reg);
-    inject_op_filled_next = _t91 ? 1'b0 : (_t90 ? _t92 : inject_op_filled_reg);
+    inject_op_count_next = (inject_op_count_reg + {1'b0, _t91}) - {1'b0, inject_op_load};
+    inject_op_none_next = _t92 ? 1'b0 : (_t93 ? _t94 : inject_op_none_reg);
+    inject_op_filled_next = _t93 ? 1'b0 : (_t92 ? _t94 : inject_op_filled_reg);
 end
 
 always @* begin
@@ -1597,7 +1626,7 @@ always @* begin
     orq_op_count_next = orq_op_count_reg;
     orq_op_none_next = orq_op_none_reg;
     orq_op_filled_next = orq_op_filled_reg;
-    if (_t93) begin
+    if (_t95) begin
         orq_op_wptr_next = orq_op_wptr_reg + 1'b1;
     end
     if (orq_op_load) begin
@@ -1605,9 +1634,9 @@ always @* begin
         orq_op_head_next = orq_op_mem[orq_op_rptr_reg];
     end
     orq_op_head_valid_next = orq_op_load | (orq_op_head_valid_reg & (~orq_op_pop));
-    orq_op_count_next = (orq_op_count_reg + {1'b0, _t93}) - {1'b0, orq_op_load};
-    orq_op_none_next = _t94 ? 1'b0 : (_t95 ? _t96 : orq_op_none_reg);
-    orq_op_filled_next = _t95 ? 1'b0 : (_t94 ? _t96 : orq_op_filled_reg);
+    orq_op_count_next = (orq_op_count_reg + {1'b0, _t95}) - {1'b0, orq_op_load};
+    orq_op_none_next = _t96 ? 1'b0 : (_t97 ? _t98 : orq_op_none_reg);
+    orq_op_filled_next = _t97 ? 1'b0 : (_t96 ? _t98 : orq_op_filled_reg);
 end
 
 always @* begin
@@ -1618,7 +1647,7 @@ always @* begin
     recv_op_count_next = recv_op_count_reg;
     recv_op_none_next = recv_op_none_reg;
     recv_op_filled_next = recv_op_filled_reg;
-    if (_t97) begin
+    if (_t99) begin
         recv_op_wptr_next = recv_op_wptr_reg + 1'b1;
     end
     if (recv_op_load) begin
@@ -1626,9 +1655,9 @@ always @* begin
         recv_op_head_next = recv_op_mem[recv_op_rptr_reg];
     end
     recv_op_head_valid_next = recv_op_load | (recv_op_head_valid_reg & (~recv_op_pop));
-    recv_op_count_next = (recv_op_count_reg + {1'b0, _t97}) - {1'b0, recv_op_load};
-    recv_op_none_next = _t98 ? 1'b0 : (_t99 ? _t100 : recv_op_none_reg);
-    recv_op_filled_next = _t99 ? 1'b0 : (_t98 ? _t100 : recv_op_filled_reg);
+    recv_op_count_next = (recv_op_count_reg + {1'b0, _t99}) - {1'b0, recv_op_load};
+    recv_op_none_next = _t100 ? 1'b0 : (_t101 ? _t102 : recv_op_none_reg);
+    recv_op_filled_next = _t101 ? 1'b0 : (_t100 ? _t102 : recv_op_filled_reg);
 end
 
 always @* begin
@@ -1639,16 +1668,39 @@ always @* begin
 end
 
 always @* begin
+    place_done_r_next = place_done_r_reg;
+    place_owed_next = place_owed_reg;
+    hold_valid_next = hold_valid_reg;
+    hold_wait_next = hold_wait_reg;
+    hold_qp_next = hold_qp_reg;
+    hold_event_next = hold_event_reg;
+    place_done_r_next = place_done;
+    place_owed_next = (place_owed_reg + {1'b0, cmd_placing & m_cmd_ready}) - _t103;
+    if (_t17) begin
+        hold_valid_next = 1'b0;
+    end
+    if ((hold_wait_reg != 2'b00) & place_done_r_reg) begin
+        hold_wait_next = hold_wait_reg - 2'b01;
+    end
+    if (evt_move) begin
+        hold_valid_next = 1'b1;
+        hold_wait_next = (place_owed_reg + {1'b0, cmd_placing}) - _t103;
+        hold_qp_next = cur_qp_reg;
+        hold_event_next = {evt_err_reg, evt_data_reg, evt_stag_reg, evt_invalidated_reg, evt_solicited_reg, evt_length_reg, evt_kind_reg};
+    end
+end
+
+always @* begin
     rq_ring_rd_data_next = rq_ring_rd_data_reg;
     if (rq_pop) begin
-        rq_ring_rd_data_next = rq_ring_mem[{cur_qp_reg, _t101}];
+        rq_ring_rd_data_next = rq_ring_mem[{cur_qp_reg, _t104}];
     end
 end
 
 always @* begin
     orq_ring_rd_data_next = orq_ring_rd_data_reg;
     if (orq_pop) begin
-        orq_ring_rd_data_next = orq_ring_mem[{cur_qp_reg, _t102}];
+        orq_ring_rd_data_next = orq_ring_mem[{cur_qp_reg, _t105}];
     end
 end
 
@@ -1669,7 +1721,7 @@ always @* begin
     irrq_count_next = irrq_count_reg;
     irrq_none_next = irrq_none_reg;
     irrq_filled_next = irrq_filled_reg;
-    if (_t103) begin
+    if (_t106) begin
         irrq_wptr_next = irrq_wptr_reg + 6'h1;
     end
     if (irrq_load) begin
@@ -1677,9 +1729,9 @@ always @* begin
         irrq_head_next = irrq_mem[irrq_rptr_reg];
     end
     irrq_head_valid_next = irrq_load | (irrq_head_valid_reg & (~irrq_pop));
-    irrq_count_next = (irrq_count_reg + {6'h0, _t103}) - {6'h0, irrq_load};
-    irrq_none_next = _t104 ? 1'b0 : (_t105 ? (irrq_count_reg == 7'h1) : irrq_none_reg);
-    irrq_filled_next = _t105 ? 1'b0 : (_t104 ? (irrq_count_reg == 7'h3f) : irrq_filled_reg);
+    irrq_count_next = (irrq_count_reg + {6'h0, _t106}) - {6'h0, irrq_load};
+    irrq_none_next = _t107 ? 1'b0 : (_t108 ? (irrq_count_reg == 7'h1) : irrq_none_reg);
+    irrq_filled_next = _t108 ? 1'b0 : (_t107 ? (irrq_count_reg == 7'h3f) : irrq_filled_reg);
 end
 
 always @* begin
@@ -1700,9 +1752,9 @@ always @* begin
     irrq_gen_wb1_valid_next = irrq_gen_wb1_valid_reg;
     irrq_gen_wb1_index_next = irrq_gen_wb1_index_reg;
     irrq_gen_wb1_data_next = irrq_gen_wb1_data_reg;
-    irrq_gen_wb1_valid_next = _t106;
-    irrq_gen_wb1_index_next = _t107;
-    irrq_gen_wb1_data_next = _t108;
+    irrq_gen_wb1_valid_next = _t109;
+    irrq_gen_wb1_index_next = _t110;
+    irrq_gen_wb1_data_next = _t111;
 end
 
 always @* begin
@@ -1790,9 +1842,9 @@ always @* begin
     qp_stat_wb1_valid_next = qp_stat_wb1_valid_reg;
     qp_stat_wb1_index_next = qp_stat_wb1_index_reg;
     qp_stat_wb1_data_next = qp_stat_wb1_data_reg;
-    qp_stat_wb1_valid_next = _t109;
-    qp_stat_wb1_index_next = _t107;
-    qp_stat_wb1_data_next = _t110;
+    qp_stat_wb1_valid_next = _t112;
+    qp_stat_wb1_index_next = _t110;
+    qp_stat_wb1_data_next = _t113;
 end
 
 always @* begin
@@ -1835,9 +1887,9 @@ always @* begin
     qp_tx_stopped_wb1_valid_next = qp_tx_stopped_wb1_valid_reg;
     qp_tx_stopped_wb1_index_next = qp_tx_stopped_wb1_index_reg;
     qp_tx_stopped_wb1_data_next = qp_tx_stopped_wb1_data_reg;
-    qp_tx_stopped_wb1_valid_next = _t109;
-    qp_tx_stopped_wb1_index_next = _t107;
-    qp_tx_stopped_wb1_data_next = _t111;
+    qp_tx_stopped_wb1_valid_next = _t112;
+    qp_tx_stopped_wb1_index_next = _t110;
+    qp_tx_stopped_wb1_data_next = _t114;
 end
 
 always @* begin
@@ -1878,20 +1930,20 @@ end
 
 always @* begin
     rr_len_bad_next = rr_len_bad_reg;
-    rr_len_bad_next = (rr_total_reg > _t112) | (desc_l & (rr_total_reg != _t112));
+    rr_len_bad_next = (rr_total_reg > _t115) | (desc_l & (rr_total_reg != _t115));
 end
 
 always @* begin
     rr_failed_next = rr_failed_reg;
-    rr_failed_next = _t113 | (_t116 | _t117);
+    rr_failed_next = _t116 | (_t119 | _t120);
 end
 
 always @* begin
     rr_verdict_next = rr_verdict_reg;
-    rr_verdict_next = ({16{_t114}} &
-            {_t118 & (_t119[5:2] == 4'b0001), (_t119[1:0] != 2'b10) & (~(_t118 & (_t119[5:2] == 4'b0000))), ERR_DDP_LOCAL_CATASTROPHIC}) |
-        ({16{_t115 & (~_t114)}} & {_t120 & (_t51[5:2] == 4'b0001), (_t51[1:0] != 2'b10) & (~(_t120 & (_t51[5:2] == 4'b0000))), ERR_DDP_INVALID_STAG}) |
-        (({16{_t116 & (~_t113)}} & _t121) | ({16{_t117 & (~(_t114 | (_t115 | _t116)))}} & _t121));
+    rr_verdict_next = ({16{_t117}} &
+            {_t121 & (_t122[5:2] == 4'b0001), (_t122[1:0] != 2'b10) & (~(_t121 & (_t122[5:2] == 4'b0000))), ERR_DDP_LOCAL_CATASTROPHIC}) |
+        ({16{_t118 & (~_t117)}} & {_t123 & (_t53[5:2] == 4'b0001), (_t53[1:0] != 2'b10) & (~(_t123 & (_t53[5:2] == 4'b0000))), ERR_DDP_INVALID_STAG}) |
+        (({16{_t119 & (~_t116)}} & _t124) | ({16{_t120 & (~(_t117 | (_t118 | _t119)))}} & _t124));
 end
 
 always @* begin
@@ -2050,7 +2102,7 @@ always @* begin
     if (m_cmd_ready) begin
         cmd_valid_next = 1'b0;
     end
-    if (m_evt_ready) begin
+    if (evt_move) begin
         evt_valid_next = 1'b0;
     end
     if (m_first_ready) begin
@@ -2059,7 +2111,7 @@ always @* begin
     orq_done_next = orq_pop;
     orq_ack_next = orq_take;
     cfg_done_next = cfg_take;
-    orq_ack_ok_next = _t123;
+    orq_ack_ok_next = _t126;
     stopped_next = irrq_flush;
     stopped_qp_next = cur_qp_reg;
     flushed_next = irrq_flush;
@@ -2071,12 +2123,12 @@ always @* begin
     end
     if (term_push_now) begin
         term_push_next = 1'b0;
-        cur_pushed_next = _t124;
+        cur_pushed_next = _t127;
     end
     pushed_next = irrq_push;
     pushed_atomic_next = atomic_req_reg;
     if (pushed_reg) begin
-        cur_pushed_next = _t124;
+        cur_pushed_next = _t127;
         if (pushed_atomic_reg) begin
             cur_atomic_msn_next = cur_atomic_msn_reg + 32'h1;
         end
@@ -2088,17 +2140,17 @@ always @* begin
         cur_orq_entry_next = orq_ring_rd_data_reg;
     end
     if (rq_pop) begin
-        cur_rq_head_next = _t101;
+        cur_rq_head_next = _t104;
         cur_rq_count_next = cur_rq_count_reg - 5'h1;
     end
     if (orq_pop) begin
-        cur_orq_head_next = _t102;
+        cur_orq_head_next = _t105;
         cur_orq_count_next = cur_orq_count_reg - 4'b0001;
         if (orq_head_atomic) begin
             cur_orq_atomics_next = cur_orq_atomics_reg - 4'b0001;
         end
     end
-    if (_t20 & first_due_reg) begin
+    if (_t22 & first_due_reg) begin
         first_valid_next = 1'b1;
         first_qp_next = cur_qp_reg;
         first_due_next = 1'b0;
@@ -2151,7 +2203,7 @@ always @* begin
         end
     end
     if (orq_take) begin
-        if (_t123) begin
+        if (_t126) begin
             cur_orq_count_next = cur_orq_count_reg + 4'b0001;
             if (orq_empty) begin
                 cur_orq_entry_next = in_arg_reg;
@@ -2168,13 +2220,13 @@ always @* begin
     end
     case (state_reg)
         STATE_IDLE: begin
-            if (_t74) begin
+            if (_t76) begin
                 cur_rx_stopped_next = 1'b1;
                 cur_tx_stopped_next = 1'b1;
                 if (1'b0) begin
                     evt_valid_next = 1'b1;
                 end
-                if ((~1'b0) & _t67) begin
+                if ((~1'b0) & _t69) begin
                     cur_term_sent_next = 1'b1;
                     if (fence_holds) begin
                         cur_term_held_next = 1'b1;
@@ -2184,52 +2236,52 @@ always @* begin
             end
             if (desc_take) begin
                 desc_next = desc_in_reg;
-                is_send_next = _t125;
-                qn_expected_next = _t126;
-                h1_short_next = _t131;
-                term_opcode_next = _t129 & (~_t131);
-                has_len_next = _t132;
+                is_send_next = _t128;
+                qn_expected_next = _t129;
+                h1_short_next = _t134;
+                term_opcode_next = _t132 & (~_t134);
+                has_len_next = _t135;
                 t_opcode_bad_next = cur_t_open_reg & (desc_in_reg[55:52] != cur_t_opcode_reg);
                 t_stag_bad_next = cur_t_open_reg & (desc_in_reg[95:64] != cur_t_stag_reg);
                 t_to_bad_next = cur_t_open_reg & (desc_in_reg[159:96] != cur_t_next_to_reg);
-                u_continues_next = _t133;
-                buf_addr_next = _t133 ? cur_u_buf_addr_reg : cur_rq_buf_reg[63:0];
-                buf_len_next = _t133 ? cur_u_buf_len_reg : cur_rq_buf_reg[95:64];
-                msg_end_next = _t25[31:0];
-                no_buffer_next = _t135 & ((_t134 & rq_empty) | ((_t126 == QN_ATOMIC_RESPONSE) & (cur_orq_atomics_reg == 4'b0000)));
-                send_too_long_next = _t125 & ((_t133 & (msg_end_in > {1'b0, cur_u_buf_len_reg})) | (_t135 & (msg_end_in > {1'b0, cur_rq_buf_reg[95:64]})));
-                irrq_at_ird_next = _t136 & irrq_ird_ahead;
-                atomic_resp_bad_next = _t137 &
+                u_continues_next = _t136;
+                buf_addr_next = _t136 ? cur_u_buf_addr_reg : cur_rq_buf_reg[63:0];
+                buf_len_next = _t136 ? cur_u_buf_len_reg : cur_rq_buf_reg[95:64];
+                msg_end_next = _t27[31:0];
+                no_buffer_next = _t138 & ((_t137 & rq_empty) | ((_t129 == QN_ATOMIC_RESPONSE) & (cur_orq_atomics_reg == 4'b0000)));
+                send_too_long_next = _t128 & ((_t136 & (msg_end_in > {1'b0, cur_u_buf_len_reg})) | (_t138 & (msg_end_in > {1'b0, cur_rq_buf_reg[95:64]})));
+                irrq_at_ird_next = _t139 & irrq_ird_ahead;
+                atomic_resp_bad_next = _t140 &
                     (orq_empty |
                         (~(orq_head_atomic &
                             (orq_head_request_id == {desc_in_reg[263:256], desc_in_reg[271:264], desc_in_reg[279:272], desc_in_reg[287:280]}))));
-                qn_bad_next = desc_in_reg[191:160] != {30'h0, _t126};
-                msn_bad_next = (_t135 & (_t126 == 2'b00) & (desc_in_reg[223:192] != cur_rx_msn_0_reg)) |
-                    (_t135 & (_t126 == 2'b01) & (desc_in_reg[223:192] != cur_rx_msn_1_reg)) |
-                    ((_t135 & (_t126 == 2'b10) & (desc_in_reg[223:192] != cur_rx_msn_2_reg)) |
-                        (_t135 & (_t126 == 2'b11) & (desc_in_reg[223:192] != cur_rx_msn_3_reg)));
-                u_opcode_bad_next = _t133 & (desc_in_reg[55:52] != cur_u_opcode_reg);
-                u_msn_bad_next = _t133 & (desc_in_reg[223:192] != cur_u_msn_reg);
-                u_mo_bad_next = _t133 & (desc_in_reg[255:224] != cur_u_placed_reg);
-                mo_nonzero_next = _t135 & (desc_in_reg[255:224] != 32'h0);
-                not_last_bad_next = (~desc_in_reg[49]) & (~_t125);
-                aopcode_bad_next = _t136 & (desc_in_reg[283:280] != 4'b0000) & (desc_in_reg[283:280] != 4'b0010);
+                qn_bad_next = desc_in_reg[191:160] != {30'h0, _t129};
+                msn_bad_next = (_t138 & (_t129 == 2'b00) & (desc_in_reg[223:192] != cur_rx_msn_0_reg)) |
+                    (_t138 & (_t129 == 2'b01) & (desc_in_reg[223:192] != cur_rx_msn_1_reg)) |
+                    ((_t138 & (_t129 == 2'b10) & (desc_in_reg[223:192] != cur_rx_msn_2_reg)) |
+                        (_t138 & (_t129 == 2'b11) & (desc_in_reg[223:192] != cur_rx_msn_3_reg)));
+                u_opcode_bad_next = _t136 & (desc_in_reg[55:52] != cur_u_opcode_reg);
+                u_msn_bad_next = _t136 & (desc_in_reg[223:192] != cur_u_msn_reg);
+                u_mo_bad_next = _t136 & (desc_in_reg[255:224] != cur_u_placed_reg);
+                mo_nonzero_next = _t138 & (desc_in_reg[255:224] != 32'h0);
+                not_last_bad_next = (~desc_in_reg[49]) & (~_t128);
+                aopcode_bad_next = _t139 & (desc_in_reg[283:280] != 4'b0000) & (desc_in_reg[283:280] != 4'b0010);
                 hdr_err_nz_next = desc_in_reg[15:2] != 14'h0;
-                rr_total_next = {1'b0, cur_orq_recv_reg} + _t26;
+                rr_total_next = {1'b0, cur_orq_recv_reg} + _t28;
                 rr_to_base_next = desc_in_reg[159:96] - {32'h0, cur_orq_recv_reg};
-                read_size_nz_next = _t138;
-                tagged_len_next = desc_in_reg[48] & _t132;
-                rr_any_next = _t139;
-                rr_len_next = _t139 & _t132;
-                rr_last_next = _t139 & desc_in_reg[49];
-                read_len_next = _t140 & _t138;
-                read_req_next = _t140;
-                atomic_req_next = _t141 & _t128;
+                read_size_nz_next = _t141;
+                tagged_len_next = desc_in_reg[48] & _t135;
+                rr_any_next = _t142;
+                rr_len_next = _t142 & _t135;
+                rr_last_next = _t142 & desc_in_reg[49];
+                read_len_next = _t143 & _t141;
+                read_req_next = _t143;
+                atomic_req_next = _t144 & _t131;
                 lk_failed_next = 1'b0;
                 lk_fault_next = 3'b000;
                 lk_address_next = 64'h0;
-                term_last_next = desc_in_reg[49] & _t129;
-                atomic_resp_last_next = _t137;
+                term_last_next = desc_in_reg[49] & _t132;
+                atomic_resp_last_next = _t140;
                 mpa_bad_next = desc_in_mpa_bad_reg;
                 mpa_code_next = desc_in_mpa_code_reg;
                 mpa_closed_next = desc_in_mpa_code_reg == 8'h1;
@@ -2251,52 +2303,52 @@ always @* begin
                     cmd_discard_next = 1'b1;
                 end
             end
-            if (_t65) begin
-                if (_t63 & desc_ok & cur_inj_pending_reg) begin
+            if (_t67) begin
+                if (_t65 & desc_ok & cur_inj_pending_reg) begin
                     cur_inj_pending_next = 1'b0;
                 end
                 check_failed_next = check_fails;
                 check_code_next = check_err;
                 state_next = STATE_DECIDE;
-                if (_t142 & has_len_reg) begin
+                if (_t145 & has_len_reg) begin
                     state_next = STATE_LOOK;
                 end
             end
         end
         STATE_DECIDE: begin
             state_next = STATE_IDLE;
-            if (_t65) begin
+            if (_t67) begin
                 if (mpa_bad_reg) begin
                     cur_rx_stopped_next = 1'b1;
                     cur_tx_stopped_next = 1'b1;
-                    if (_t143) begin
+                    if (_t146) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (mpa_closed_reg) begin
                         evt_valid_next = 1'b1;
                     end
-                    if (_t69 & _t67) begin
+                    if (_t71 & _t69) begin
                         cur_term_sent_next = 1'b1;
                         evt_valid_next = 1'b1;
                     end
                 end
-                if (_t63 & _t32 & check_failed_reg) begin
+                if (_t65 & _t34 & check_failed_reg) begin
                     cur_rx_stopped_next = 1'b1;
                     cur_tx_stopped_next = 1'b1;
-                    if (_t143) begin
+                    if (_t146) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode_reg) begin
                         evt_valid_next = 1'b1;
                     end
-                    if (_t144) begin
+                    if (_t147) begin
                         cur_term_sent_next = 1'b1;
                         evt_valid_next = 1'b1;
                     end
                 end
-                if (_t142) begin
+                if (_t145) begin
                     state_next = STATE_POST;
                 end
                 if (u_accept) begin
@@ -2305,7 +2357,7 @@ always @* begin
                         cmd_addr_next = buf_addr_reg + {32'h0, desc_mo};
                         cmd_discard_next = 1'b0;
                     end
-                    if (_t145) begin
+                    if (_t148) begin
                         cur_u_open_next = 1'b1;
                         cur_u_opcode_next = desc_opcode;
                         cur_u_msn_next = desc_msn;
@@ -2314,20 +2366,20 @@ always @* begin
                         cur_u_buf_len_next = buf_len_reg;
                     end
                     if (desc_l) begin
-                        if (_t75) begin
+                        if (_t77) begin
                             cur_u_open_next = 1'b0;
                         end
                         if (qn_expected_reg == 2'b00) begin
-                            cur_rx_msn_0_next = _t146;
+                            cur_rx_msn_0_next = _t149;
                         end
                         if (qn_expected_reg == 2'b01) begin
-                            cur_rx_msn_1_next = _t146;
+                            cur_rx_msn_1_next = _t149;
                         end
                         if (qn_expected_reg == 2'b10) begin
-                            cur_rx_msn_2_next = _t146;
+                            cur_rx_msn_2_next = _t149;
                         end
                         if (qn_expected_reg == 2'b11) begin
-                            cur_rx_msn_3_next = _t146;
+                            cur_rx_msn_3_next = _t149;
                         end
                         case (desc_opcode)
                             OP_SEND, OP_SEND_SE: begin
@@ -2376,23 +2428,23 @@ always @* begin
             end
         end
         STATE_POST: begin
-            if (_t71) begin
+            if (_t73) begin
                 cur_rx_stopped_next = 1'b1;
                 cur_tx_stopped_next = 1'b1;
-                if (_t143) begin
+                if (_t146) begin
                     cmd_valid_next = 1'b1;
                     cmd_discard_next = 1'b1;
                 end
                 if (term_opcode_reg) begin
                     evt_valid_next = 1'b1;
                 end
-                if (_t144) begin
+                if (_t147) begin
                     cur_term_sent_next = 1'b1;
                     evt_valid_next = 1'b1;
                 end
                 state_next = STATE_IDLE;
             end
-            if (_t77) begin
+            if (_t79) begin
                 state_next = STATE_IDLE;
                 if (desc_t) begin
                     if (has_len_reg) begin
@@ -2400,7 +2452,7 @@ always @* begin
                         cmd_addr_next = lk_address_reg;
                         cmd_discard_next = 1'b0;
                     end
-                    cur_t_open_next = _t145;
+                    cur_t_open_next = _t148;
                     cur_t_opcode_next = desc_opcode;
                     cur_t_stag_next = desc_stag;
                     cur_t_next_to_next = desc_to + {32'h0, payload_len};
@@ -2421,20 +2473,20 @@ always @* begin
         STATE_IWAIT: begin
             if (inv_rsp_valid) begin
                 state_next = STATE_IDLE;
-                if (_t147) begin
+                if (_t150) begin
                     evt_valid_next = 1'b1;
                 end
-                if (_t73) begin
+                if (_t75) begin
                     cur_rx_stopped_next = 1'b1;
                     cur_tx_stopped_next = 1'b1;
-                    if (_t143) begin
+                    if (_t146) begin
                         cmd_valid_next = 1'b1;
                         cmd_discard_next = 1'b1;
                     end
                     if (term_opcode_reg) begin
                         evt_valid_next = 1'b1;
                     end
-                    if (_t144) begin
+                    if (_t147) begin
                         cur_term_sent_next = 1'b1;
                         evt_valid_next = 1'b1;
                     end
@@ -2462,17 +2514,17 @@ always @* begin
         STATE_DECIDE: begin
             if (mpa_bad_reg) begin
                 evt_kind_next = mpa_closed_reg ? EVT_CLOSED : EVT_TERMINATE_SENT;
-                evt_err_next = _t148;
+                evt_err_next = _t151;
             end else begin
-                if (_t66) begin
-                    evt_kind_next = _t149;
+                if (_t68) begin
+                    evt_kind_next = _t152;
                     evt_err_next = check_code_reg;
                 end else begin
                     case (desc_opcode)
                         OP_SEND, OP_SEND_SE: begin
                             evt_kind_next = EVT_RECV;
                             evt_length_next = msg_end_reg;
-                            evt_solicited_next = _t150;
+                            evt_solicited_next = _t153;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
                             evt_data_next = 64'h0;
@@ -2481,7 +2533,7 @@ always @* begin
                         OP_IMMEDIATE, OP_IMMEDIATE_SE: begin
                             evt_kind_next = EVT_RECV_IMMEDIATE;
                             evt_length_next = 32'h8;
-                            evt_solicited_next = _t150;
+                            evt_solicited_next = _t153;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
                             evt_data_next = {
@@ -2496,7 +2548,7 @@ always @* begin
                             evt_solicited_next = 1'b0;
                             evt_invalidated_next = 1'b0;
                             evt_stag_next = 32'h0;
-                            evt_data_next = _t80;
+                            evt_data_next = _t82;
                             evt_err_next = 14'h0;
                         end
                         OP_TERMINATE: begin
@@ -2525,22 +2577,22 @@ always @* begin
                 evt_data_next = 64'h0;
                 evt_err_next = 14'h0;
             end else begin
-                evt_kind_next = _t149;
+                evt_kind_next = _t152;
                 evt_err_next = post_verdict[13:0];
             end
         end
         STATE_IWAIT: begin
-            if (_t147) begin
+            if (_t150) begin
                 evt_kind_next = EVT_RECV;
                 evt_length_next = cpl_len_reg;
-                evt_solicited_next = _t151;
+                evt_solicited_next = _t154;
                 evt_invalidated_next = 1'b1;
                 evt_stag_next = desc_stag;
                 evt_data_next = 64'h0;
                 evt_err_next = 14'h0;
             end else begin
-                evt_kind_next = _t149;
-                evt_err_next = _t152;
+                evt_kind_next = _t152;
+                evt_err_next = _t155;
             end
         end
         default: begin
@@ -2559,37 +2611,37 @@ always @* begin
     if (term_held_release) begin
         term_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
         term_md_next = 1'b0;
-        term_r_r_next = _t154;
-        term_seg_len_r_next = _t157;
+        term_r_r_next = _t157;
+        term_seg_len_r_next = _t160;
         term_tagged_r_next = desc_t;
         term_ddp_hdr_r_next = hdr_copy;
         term_rdma_hdr_r_next = desc_rdmap[223:0];
     end else begin
-        if (_t67) begin
+        if (_t69) begin
             case (state_reg)
                 STATE_IDLE: begin
                     term_err_next = ERR_RDMAP_LOCAL_CATASTROPHIC;
                     term_md_next = 1'b0;
-                    term_r_r_next = _t154;
-                    term_seg_len_r_next = _t157;
+                    term_r_r_next = _t157;
+                    term_seg_len_r_next = _t160;
                     term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_rdmap[223:0];
                 end
                 STATE_DECIDE: begin
                     if (mpa_bad_reg) begin
-                        term_err_next = _t148;
+                        term_err_next = _t151;
                         term_md_next = 1'b0;
-                        term_r_r_next = 1'b0 & ((2'b10 == 2'b00) & (4'b0000 == 4'b0001)) & _t156;
-                        term_seg_len_r_next = _t157;
+                        term_r_r_next = 1'b0 & ((2'b10 == 2'b00) & (4'b0000 == 4'b0001)) & _t159;
+                        term_seg_len_r_next = _t160;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
                     end else begin
                         term_err_next = check_code_reg;
-                        term_md_next = _t158;
-                        term_r_r_next = _t158 & _t38 & _t156;
-                        term_seg_len_r_next = _t158 ? desc_ulpdu_len : 16'h0;
+                        term_md_next = _t161;
+                        term_r_r_next = _t161 & _t40 & _t159;
+                        term_seg_len_r_next = _t161 ? desc_ulpdu_len : 16'h0;
                         term_tagged_r_next = desc_t;
                         term_ddp_hdr_r_next = hdr_copy;
                         term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -2597,18 +2649,18 @@ always @* begin
                 end
                 STATE_POST: begin
                     term_err_next = post_verdict[13:0];
-                    term_md_next = _t160;
-                    term_r_r_next = _t160 & post_verdict[15] & _t156;
-                    term_seg_len_r_next = _t160 ? desc_ulpdu_len : 16'h0;
+                    term_md_next = _t163;
+                    term_r_r_next = _t163 & post_verdict[15] & _t159;
+                    term_seg_len_r_next = _t163 ? desc_ulpdu_len : 16'h0;
                     term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_rdmap[223:0];
                 end
                 STATE_IWAIT: begin
-                    term_err_next = _t152;
-                    term_md_next = _t161;
-                    term_r_r_next = _t161 & (_t165 & (_t166 == 4'b0001)) & _t156;
-                    term_seg_len_r_next = _t161 ? desc_ulpdu_len : 16'h0;
+                    term_err_next = _t155;
+                    term_md_next = _t164;
+                    term_r_r_next = _t164 & (_t168 & (_t169 == 4'b0001)) & _t159;
+                    term_seg_len_r_next = _t164 ? desc_ulpdu_len : 16'h0;
                     term_tagged_r_next = desc_t;
                     term_ddp_hdr_r_next = hdr_copy;
                     term_rdma_hdr_r_next = desc_rdmap[223:0];
@@ -2746,6 +2798,12 @@ always @(posedge clk) begin
     term_tagged_r_reg <= term_tagged_r_next;
     term_ddp_hdr_r_reg <= term_ddp_hdr_r_next;
     term_rdma_hdr_r_reg <= term_rdma_hdr_r_next;
+    place_done_r_reg <= place_done_r_next;
+    place_owed_reg <= place_owed_next;
+    hold_valid_reg <= hold_valid_next;
+    hold_wait_reg <= hold_wait_next;
+    hold_qp_reg <= hold_qp_next;
+    hold_event_reg <= hold_event_next;
     rq_ring_rd_data_reg <= rq_ring_rd_data_next;
     orq_ring_rd_data_reg <= orq_ring_rd_data_next;
     rq_refill_reg <= rq_refill_next;
@@ -2840,26 +2898,26 @@ always @(posedge clk) begin
     irrq_was_full_reg <= irrq_was_full_next;
     term_last_reg <= term_last_next;
     atomic_resp_last_reg <= atomic_resp_last_next;
-    if (_t81) begin
+    if (_t83) begin
         cfg_op_mem[cfg_op_wptr_reg] <= {{cfg_fence, cfg_big_endian, cfg_mulpdu, cfg_initial_msn, cfg_ord, cfg_ird, cfg_pd}, cfg_qp};
     end
-    if (_t85) begin
+    if (_t87) begin
         abort_op_mem[abort_op_wptr_reg] <= {1'b0, abort_qp};
     end
-    if (_t89) begin
+    if (_t91) begin
         inject_op_mem[inject_op_wptr_reg] <= {inject_err, inject_qp};
     end
-    if (_t93) begin
+    if (_t95) begin
         orq_op_mem[orq_op_wptr_reg] <= {{s_orq_atomic, s_orq_request_id, s_orq_size, s_orq_to, s_orq_stag}, s_orq_qp};
     end
-    if (_t97) begin
+    if (_t99) begin
         recv_op_mem[recv_op_wptr_reg] <= {{s_recv_len, s_recv_addr}, s_recv_qp};
     end
-    if (_t103) begin
+    if (_t106) begin
         irrq_mem[irrq_wptr_reg] <= irrq_entry;
     end
-    if (_t106) begin
-        irrq_gen_mem[_t107] <= _t108;
+    if (_t109) begin
+        irrq_gen_mem[_t110] <= _t111;
     end
     if (irrq_taken_write) begin
         irrq_taken_mem[irrq_taken_index] <= irrq_taken_data;
@@ -2867,27 +2925,27 @@ always @(posedge clk) begin
     if (irrq_taken_write) begin
         irrq_taken_ctl_mem[irrq_taken_index] <= irrq_taken_data;
     end
-    if (_t109) begin
-        qp_ctx_mem[_t107] <= init_reg ?
+    if (_t112) begin
+        qp_ctx_mem[_t110] <= init_reg ?
             {
                 161'h0, 4'b0000, 3'b000, 96'h0, 5'h0, 4'b0000, 4'b0000, 4'b0000, 32'h0, 4'b0000, 32'h0, 32'h0, 32'h0, 32'h0, 32'h0, 32'h0, 64'h0, 32'h0, 32'h0,
                 4'b0000, 1'b0, 64'h0, 32'h0, 4'b0000, 1'b0, 1'b0, 14'h0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b1, 1'b1, 1'b1, 98'h0
             } :
             cur_record;
     end
-    if (_t109) begin
-        qp_stat_mem[_t107] <= _t110;
+    if (_t112) begin
+        qp_stat_mem[_t110] <= _t113;
     end
     if (irrq_taken_write) begin
         irrq_taken_stat_mem[irrq_taken_index] <= irrq_taken_data;
     end
-    if (_t109) begin
-        qp_tx_stopped_mem[_t107] <= _t111;
+    if (_t112) begin
+        qp_tx_stopped_mem[_t110] <= _t114;
     end
     if (recv_take & (~rq_full)) begin
         rq_ring_mem[{cur_qp_reg, cur_rq_head_reg + cur_rq_count_reg[3:0]}] <= in_arg_reg[95:0];
     end
-    if (orq_take & _t123) begin
+    if (orq_take & _t126) begin
         orq_ring_mem[{cur_qp_reg, cur_orq_head_reg + cur_orq_count_reg[2:0]}] <= in_arg_reg;
     end
 
@@ -2937,6 +2995,9 @@ always @(posedge clk) begin
         stopped_reg <= 1'b0;
         recv_full_reg <= 1'b0;
         term_push_reg <= 1'b0;
+        place_done_r_reg <= 1'b0;
+        place_owed_reg <= 2'b00;
+        hold_valid_reg <= 1'b0;
         rq_refill_reg <= 1'b0;
         orq_refill_reg <= 1'b0;
         refill_reg <= 1'b0;

@@ -231,6 +231,7 @@ wire ctl_m_cmd_ready;
 wire [63:0] ctl_m_cmd_addr;
 wire ctl_m_cmd_discard;
 wire ctl_place_idle;
+wire ctl_place_done;
 wire ctl_m_req_valid;
 wire ctl_m_req_ready;
 wire [1:0] ctl_m_req_kind;
@@ -538,10 +539,7 @@ wire [63:0] place_wr_addr;
 wire [63:0] place_wr_data;
 wire [7:0] place_wr_strb;
 wire place_idle;
-// verilator lint_off UNUSED
-// ddp_rx_ctl waits for place_idle
 wire place_done;
-// verilator lint_on UNUSED
 wire cq_sent_full; // the queue of sent completions is full: the requester waits
 wire [9:0] requester_qp; // the QP of the requester's message
 reg [9:0] tx_chk_qp_d1_reg;
@@ -842,6 +840,7 @@ assign place_s_cmd_addr = ctl_m_cmd_addr;
 assign place_s_cmd_discard = ctl_m_cmd_discard;
 assign ctl_m_cmd_ready = place_s_cmd_ready;
 assign ctl_place_idle = place_idle;
+assign ctl_place_done = place_done;
 assign resp_req_valid = ctl_m_req_valid;
 assign ctl_m_req_ready = resp_req_ready;
 assign resp_req_kind = ctl_m_req_kind;
@@ -1264,6 +1263,7 @@ ddp_rx_ctl_q1024 u_rx_ctl (
     .m_cmd_addr(ctl_m_cmd_addr),
     .m_cmd_discard(ctl_m_cmd_discard),
     .place_idle(ctl_place_idle),
+    .place_done(ctl_place_done),
     .m_req_valid(ctl_m_req_valid),
     .m_req_ready(ctl_m_req_ready),
     .m_req_kind(ctl_m_req_kind),

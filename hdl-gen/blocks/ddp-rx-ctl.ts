@@ -17,6 +17,7 @@ import { rnicNames } from './names';
 import { stateMachine } from '../lib/fsm';
 import { IRRQ_GEN_BITS, RESP_BODY_BITS, RESP_REQ_KIND, TERMINATE_REQ, irrqShared, qpRings, respReq } from './ddp-rx-ctl-queues';
 import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
+import { DDP_RX_PLACE_COMMANDS } from './ddp-rx-place';
 
 /**
  * The receive path's placement control for N QPs (spec/ddp-rdmap.md §5.2–§5.6, §6.3, §7, §8):
@@ -35,7 +36,9 @@ import { STAG_FAULTS, STAG_INV_FAULTS, STAG_RIGHT_BITS } from './stag-table';
  * - the responses: Read and Atomic Requests enter the IRRQ (m_req, read by rdmap_tx_resp); on the
  *   first error the Terminate with its header copies (spec/ddp-rdmap.md §2.4, §8);
  * - the events (m_evt, with m_evt_qp): receive completions, requester completions (Read,
- *   Atomic), Terminate sent, Terminate received, stream closed.
+ *   Atomic), Terminate sent, Terminate received, stream closed; each offered only once every
+ *   placement issued before it is written (place_done: the completion hold below, RFC 5041
+ *   §5.3-5.4), two cycles after the last write's handshake at the earliest.
  * MPA's verdict on the FPDU (s_desc_mpa_bad/code) comes before every check: a failed FPDU was
  * never delivered, so only the LLP error is reported (model `llpError`). After a QP's first error
  * everything later of that QP is dropped (its payload discarded) and its IRRQ is flushed: exactly
@@ -144,7 +147,8 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
     `DDP/RDMAP receive control of ${N} QP${N > 1 ? 's' : ''} (RFC 5040, RFC 5041 section 7.1, RFC 7306; spec/ddp-rdmap.md\n` +
       'sections 5-8): tagged checks H8 and T1-T7 through the STag table, untagged checks U1-U5 with MSN per QN\n' +
       'and posted receive buffers, RDMAP checks after delivery, placement commands, the IRRQ of Read and\n' +
-      'Atomic Requests, completion events, and exactly one Terminate per stream on its first error (then drop all).\n' +
+      'Atomic Requests, completion events (each once the placements before it are written, RFC 5041 section 5.4),\n' +
+      'and exactly one Terminate per stream on its first error (then drop all).\n' +
       'Each QP\'s state in a context record in block RAM, one ULPDU at a time.',
     { qps: N, irrqDepth, orqDepth, rqDepth },
   );
@@ -214,6 +218,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const cmdAddrO = m.output('m_cmd_addr', 64, { group: pg });
   const cmdDiscardO = m.output('m_cmd_discard', 1, { group: pg });
   const placeIdle = m.input('place_idle', 1, { group: pg, doc: 'every command accepted so far has been written (ddp_rx_place idle)' });
+  const placeDone = m.input('place_done', 1, { group: pg, doc: 'a pulse: the last write of a command that placed its packet is accepted (ddp_rx_place done; in command order)' });
 
   const REQ = respReq(qb);
   const qg = 'Responses to rdmap_tx_resp (m_req): the IRRQ head, a Read or Atomic Request or a Terminate, of QP m_req_qp';
@@ -522,9 +527,6 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   m.assign(cmdValidO, cmdValid);
   m.assign(cmdAddrO, cmdAddr);
   m.assign(cmdDiscardO, cmdDiscard);
-  m.assign(evtValidO, evtValid);
-  m.assign(evtQpO, curQp);
-  evtPorts.drive(RX_EVENT_FIELDS.pack({ kind: evtKind, length: evtLength, solicited: evtSolicited, invalidated: evtInvalidated, stag: evtStag, data: evtData, err: evtErr }));
   m.assign(firstValidO, firstValid);
   m.assign(firstQpO, firstQp);
   m.assign(orqDoneO, orqDone);
@@ -534,6 +536,50 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   m.assign(stoppedO, stopped);
   m.assign(stoppedQpO, stoppedQp);
   m.assign(recvFullO, recvFull);
+
+  // ---- Completion hold: an event leaves once the data before it is written ------------------------
+  /*
+   * A message is delivered, its completion raised, only when all its segments and every earlier
+   * message are placed (RFC 5041 §5.3-5.4, spec/ddp-rdmap.md §6.1; RFC 5040 §5.5 rule 4: a Send
+   * fences the Writes before it). The host may read the buffer as soon as it sees the completion,
+   * so the event decided with a ULPDU (evt_*) does not go to m_evt at once: it moves into the hold
+   * stage (hold_*) with the count of placing commands still to be written before it, those
+   * ddp_rx_place has taken and not finished (place_owed) and the message's own if it is still in
+   * cmd_*. ddp_rx_place finishes its commands in order, one place_done pulse each (registered here,
+   * so it reaches no logic of this block through ddp_rx_place's write handshake), and each counts
+   * one off; m_evt offers the event at zero. The engine waits for evt_* to move, as it waited for
+   * m_evt before, so it checks the next ULPDU while ddp_rx_place writes this one's data. Every event
+   * waits, Terminates and closure too: none overtakes what was placed before it.
+   */
+  // place_owed is at most ddp_rx_place's commands and the one whose place_done_r is not counted
+  // yet; hold_wait at most ddp_rx_place's commands and cmd_*'s.
+  const countBits = indexBits(DDP_RX_PLACE_COMMANDS + 2);
+  const placeDoneR = m.reg('place_done_r', 1, { reset: 0, doc: 'place_done a cycle ago: a placing command has finished' });
+  const owed = m.reg('place_owed', countBits, { reset: 0, doc: 'placing commands ddp_rx_place has taken and not finished (as of place_done_r)' });
+  const holdValid = m.reg('hold_valid', 1, { reset: 0, doc: 'an event waits in the hold stage' });
+  const holdWait = m.reg('hold_wait', countBits, { doc: 'placing commands still to finish before it: m_evt offers it at 0' });
+  const holdQp = m.reg('hold_qp', qb, { doc: 'its QP (cur_qp when it was decided)' });
+  const holdEvent = m.reg('hold_event', RX_EVENT_FIELDS.width, { doc: 'its record (rx_event)', record: RX_EVENT_FIELDS });
+  const holdOut = m.let('hold_out', holdValid.and(holdWait.eq(0)), { doc: 'the held event has its data written: m_evt_valid' });
+  const holdFree = m.let('hold_free', holdValid.not().or(holdOut.and(evtReady)), { doc: 'the hold stage takes an event this cycle' });
+  const evtMove = m.let('evt_move', evtValid.and(holdFree), { doc: 'the decided event moves into the hold stage' });
+  const cmdOwn = m.let('cmd_placing', cmdValid.and(cmdDiscard.not()), { doc: 'cmd_* holds a placing command not yet taken' });
+  m.assign(evtValidO, holdOut);
+  m.assign(evtQpO, holdQp);
+  evtPorts.drive(holdEvent);
+  m.sync(() => {
+    m.set(placeDoneR, placeDone);
+    m.set(owed, owed.add(cmdOwn.and(cmdReady).zext(owed.width)).sub(placeDoneR.zext(owed.width)));
+    m.when(holdOut.and(evtReady), () => m.set(holdValid, 0));
+    m.when(holdWait.ne(0).and(placeDoneR), () => m.set(holdWait, holdWait.sub(1)));
+    m.when(evtMove, () => {
+      m.set(holdValid, 1);
+      // A command finishing now was owed already (taken at least two cycles ago), never cmd_*'s.
+      m.set(holdWait, owed.zext(holdWait.width).add(cmdOwn.zext(holdWait.width)).sub(placeDoneR.zext(holdWait.width)));
+      m.set(holdQp, curQp);
+      m.set(holdEvent, RX_EVENT_FIELDS.pack({ kind: evtKind, length: evtLength, solicited: evtSolicited, invalidated: evtInvalidated, stag: evtStag, data: evtData, err: evtErr }));
+    });
+  });
 
   // ---- Queues -----------------------------------------------------------------------------------
   const rqPop = m.wire('rq_pop', 1, { doc: 'a new message on QN 0 takes the oldest posted buffer' });
@@ -623,7 +669,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
   const recvTake = m.let('recv_take', opIs(OPK.RECV));
   const orqTake = m.let('orq_take', opIs(OPK.ORQ));
   const injTake = m.let('inject_take', opIs(OPK.INJECT));
-  m.assign(idleO, inValid.not().and(anyOf(heads.map((h) => h.f.empty.not())).not()).and(init.not()).and(engineFree));
+  m.assign(idleO, inValid.not().and(anyOf(heads.map((h) => h.f.empty.not())).not()).and(init.not()).and(engineFree).and(holdValid.not()));
   m.sync(() => {
     m.when(takeAny, () => m.set(inValid, 0));
     m.when(inLoad, () => {
@@ -1073,7 +1119,7 @@ export function ddpRxCtlModule(opts: DdpRxCtlOptions = {}): Module {
       for (const f of CTX.fields) m.set(cur[f.name as CtxField], loaded[f.name as CtxField]);
     });
     m.when(cmdReady, () => m.set(cmdValid, 0));
-    m.when(evtReady, () => m.set(evtValid, 0));
+    m.when(evtMove, () => m.set(evtValid, 0));
     m.when(firstReady, () => m.set(firstValid, 0));
     m.set(orqDone, orqPop);
     m.set(orqAck, orqTake);

@@ -51,6 +51,9 @@ import { checkRnicWidth } from './rnic-widths';
 /** Edges from an input beat's handshake to its write beat's handshake, without back-pressure. */
 export const DDP_RX_PLACE_LATENCY = 3;
 
+/** Commands the block holds at once, taken and not finished: the active one and one pending. */
+export const DDP_RX_PLACE_COMMANDS = 2;
+
 /** `x` (W lanes of `unit` bits) rotated up by `k` lanes: lane L takes lane (L − k) mod W. */
 const rotUp = (x: Expr, unit: number, W: number, k: number): Expr => cat(x.slice(unit * (W - k) - 1, 0), x.slice(unit * W - 1, unit * (W - k)));
 

@@ -180,6 +180,7 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
   const reqNames = ctl.ports.filter((p) => p.name.startsWith('m_req_')).map((p) => p.name);
   const req = wires(ctl, 'ctl_', reqNames);
   const placeIdle = wire('place_idle', 1);
+  const placeDone = wire('place_done', 1);
   const ctlIdle = wire('ctl_idle', 1);
   const irrqIdle = wire('ctl_irrq_idle', 1);
   const respIdle = wire('resp_idle', 1);
@@ -192,11 +193,11 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
     idle: ctlIdle,
     irrq_idle: irrqIdle,
     place_idle: placeIdle,
+    place_done: placeDone,
     ...conns.ctl,
   });
 
   // ---- ddp_rx_place -------------------------------------------------------------------------------
-  const placeDone = wire('place_done', 1);
   const pw = { valid: wire('place_wr_valid', 1), ready: wire('place_wr_ready', 1), addr: wire('place_wr_addr', 64), data: wire('place_wr_data', 8 * W), strb: wire('place_wr_strb', W) };
   m.instance(place, 'u_place', {
     clk, rst,
@@ -206,7 +207,6 @@ export function ddpRxModule(bytes: number, opts: DdpRxOptions = {}): Module {
     idle: placeIdle,
     done: placeDone,
   });
-  m.allowUnused(placeDone, 'ddp_rx_ctl waits for place_idle');
 
   // ---- rdmap_tx_resp ------------------------------------------------------------------------------
   const aw = { valid: wire('atomic_wr_valid', 1), ready: wire('atomic_wr_ready', 1), addr: wire('atomic_wr_addr', 64), data: wire('atomic_wr_data', 8 * W), strb: wire('atomic_wr_strb', W) };

@@ -313,7 +313,7 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   for (const n of ['valid', 'addr', 'discard']) m.assign(pl[`s_cmd_${n}`]!, c[`m_cmd_${n}`]!);
   m.assign(c.m_cmd_ready!, pl.s_cmd_ready!);
   m.assign(c.place_idle!, pl.idle!);
-  m.allowUnused(pl.done!, 'ddp_rx_ctl waits for place_idle');
+  m.assign(c.place_done!, pl.done!);
   m.allowUnused(d.fpdu_count!, 'a count over all QPs');
   m.allowUnused(c.err_recv_full!, 'the host keeps at most rqDepth buffers posted per QP');
 

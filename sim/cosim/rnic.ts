@@ -9,6 +9,7 @@ import { hex } from '../../ts-model/util/hex';
 import { prng, type Prng } from '../../ts-model/util/prng';
 import { dutSelection, type DutSelection } from '../harness/open-dut';
 import { modelEvent } from './events';
+import type { RnicEvent } from '../../ts-model/rnic/events';
 import { RxCounts } from './rx-counts';
 import { faultyWire, opcodeName, taggedPayload, tcpSegments } from './peer-wire';
 import { RnicBench } from './rnic-bench';
@@ -16,10 +17,10 @@ import { topModuleOf } from './rnic-axi-bench';
 import { DDP_TX_RING } from '../../hdl-gen/blocks/ddp-tx-sched';
 import { FaultTurns, RxPeer, newSideEffects, type RtlRegion, type StepSideEffects } from './rx-peer';
 import { qpStartup, qpStreams, type QpConfig } from './qp-config';
-import { firstMemoryDifference, memoryMismatch, type RnicMismatch, type TopRunResult } from './scoreboard';
+import { completionBeforeData, firstMemoryDifference, memoryMismatch, type RnicMismatch, type TopRunResult } from './scoreboard';
 import { describeUlpdu, sideBySide } from './ulpdu-text';
 import { WireLog } from './wire-log';
-import { TraceLog, fpduFields, dataDigest, writeTraces, type TraceRecord } from './trace';
+import { TraceLog, fpduFields, placementRecords, traceRecorder, writeTraces } from './trace';
 
 /**
  * Co-simulation of the whole datapath `rnic_top_w<W>` (hdl-gen/blocks/rnic-top.ts) against the
@@ -40,6 +41,8 @@ import { TraceLog, fpduFields, dataDigest, writeTraces, type TraceRecord } from 
  *   is defined);
  * - every completion-queue entry (receive completions, Read/Atomic completions, Terminate sent or
  *   received, closure) against the model's events; `sent` entries count the work requests;
+ * - completion order: a completion that says data has landed comes no earlier than the RTL's last
+ *   write of what the model placed before it (RFC 5041 §5.3-5.4; completionOrder below);
  * - host memory wherever either side wrote, and every region and buffer at the end of a stream;
  * - protection: every octet the RTL writes must lie in a placement the model made on that QP and
  *   in memory that QP may write (`violations`).
@@ -159,21 +162,8 @@ class Lane {
   /** The transmit stream's MPA configuration, and where the RTL's next FPDU starts in it (traces). */
   txStream!: MpaStreamConfig;
   txSeq = 0;
-  /** Octets the RTL wrote for this QP since its last comparison, with the cycle of each beat (traces). */
+  /** Octets the RTL wrote for this QP since its last comparison, with the cycle of each beat (completion order, traces). */
   rtlWrites: { lo: bigint; hi: bigint; cycle: number }[] = [];
-}
-
-/** Contiguous runs of written octets, in address order: [lo, hi] inclusive, the latest cycle of each. */
-function runsOf(spans: readonly { lo: bigint; hi: bigint; cycle?: number }[]): { lo: bigint; hi: bigint; cycle: number }[] {
-  const out: { lo: bigint; hi: bigint; cycle: number }[] = [];
-  for (const s of [...spans].sort((x, y) => (x.lo < y.lo ? -1 : x.lo > y.lo ? 1 : 0))) {
-    const last = out[out.length - 1];
-    if (last && s.lo <= last.hi + 1n) {
-      if (s.hi > last.hi) last.hi = s.hi;
-      last.cycle = Math.max(last.cycle, s.cycle ?? 0);
-    } else out.push({ lo: s.lo, hi: s.hi, cycle: s.cycle ?? 0 });
-  }
-  return out;
 }
 
 /**
@@ -221,11 +211,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   let evidenceLane: Lane | null = null;
   // Transaction traces of both sides (trace.ts), when asked for: nothing is built otherwise.
   const traces = opts.traceDir !== undefined ? { model: new TraceLog('model'), rtl: new TraceLog('rtl') } : null;
-  const trace = (side: 'model' | 'rtl' | 'both', rec: TraceRecord) => {
-    if (!traces) return;
-    if (side !== 'rtl') traces.model.add(rec);
-    if (side !== 'model') traces.rtl.add(side === 'both' ? { ...rec, cycle: model.cycles } as TraceRecord : rec);
-  };
+  const trace = traceRecorder(traces, () => model.cycles);
   /** The model's FPDU for `u`, framed where the RTL's corresponding one starts (as the scoreboard compares them); its length on the wire. */
   const traceModelOut = (l: Lane, u: Uint8Array, seq: number): number => {
     if (!traces) return 0;
@@ -347,11 +333,19 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
   };
   const pullModel = (l: Lane) => {
     if (l.peer.holdOutput) return;
+    const before = l.peer.localEvents.length;
     const outs = l.peer.local.pull();
+    for (const e of l.peer.localEvents.slice(before)) answered.add(e);
     for (const o of outs) o.onSent?.();
     expectSent(l, outs.map((o) => o.ulpdu));
     l.peer.deliverToPeer(outs.map((o) => o.ulpdu));
   };
+
+  /**
+   * What the model's local side did answering its IRRQ (pull: the Atomic write-back): no message
+   * it received placed that, so no completion waits for it (RFC 5040 §5.5 rule 9, RFC 7306 §5).
+   */
+  const answered = new WeakSet<RnicEvent>();
 
   // Every FPDU the RTL sent, by QP (m_axis tid), deframed and compared as it comes.
   const drainTx = () => {
@@ -407,8 +401,9 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
 
   /** Compares lane l: events, memory, protection (the FPDUs are compared as they come). */
   const compare = (l: Lane, whole = false) => {
-    const mine = l.peer.localEvents.map(modelEvent);
-    for (const e of l.peer.localEvents.splice(0)) {
+    const events = l.peer.localEvents.splice(0);
+    const mine = events.map(modelEvent);
+    for (const e of events) {
       if (e.type === 'placement') {
         l.allowed.push({ lo: e.address, hi: e.address + BigInt(e.length) });
         l.placedNow.push({ addr: e.address, len: e.length });
@@ -427,19 +422,16 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
     if (traces) {
       for (const entry of expected) trace('model', { t: 'completion', qp: l.q, entry });
       const placed = (side: 'model' | 'rtl', spans: readonly { lo: bigint; hi: bigint; cycle?: number }[], read: (a: bigint, n: number) => Uint8Array) => {
-        for (const s of runsOf(spans)) {
-          const len = Number(s.hi - s.lo) + 1;
-          trace(side, { t: 'placement', qp: l.q, addr: `0x${s.lo.toString(16)}`, len, data: dataDigest(read(s.lo, len)), ...(side === 'rtl' && { cycle: s.cycle }) });
-        }
+        for (const rec of placementRecords(l.q, spans, read, side === 'rtl')) trace(side, rec);
       };
       placed('model', l.placedNow.map((p) => ({ lo: p.addr, hi: p.addr + BigInt(p.len) - 1n })), (a, n) => l.peer.localRnic.memory.read(a, n));
       placed('rtl', l.rtlWrites, (a, n) => bench.mem.memory.read(a, n));
-      l.rtlWrites = [];
     }
     for (let i = 0; i < expected.length; i++) {
       const got = l.rtlEvents[l.modelEvents + i];
       if (got?.text !== expected[i]) miss(l, `completion-queue entry ${l.modelEvents + i}`, expected[i]!, got?.text ?? '(none)', got ? { cycle: got.cycle } : {});
     }
+    completionOrder(l, events, mine);
     l.modelEvents += expected.length;
     counts.events += expected.length;
     const extra = l.rtlEvents[l.modelEvents];
@@ -451,6 +443,39 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
       miss(l, mm.what, mm.expected, mm.actual, { cycle: mm.cycle, write: mm.write ?? null });
     }
     l.placedNow = [];
+    l.rtlWrites = [];
+  };
+
+  /**
+   * Completion order: each completion that says data has landed (a Send's or an Immediate Data's
+   * receive completion, a Read's, an Atomic's; not Terminates or closure) comes at a cycle no
+   * earlier than the last RTL write of what the model placed before it on this QP in this step:
+   * its own message's data and every earlier message's (RFC 5041 §5.3–5.4, RFC 5040 §5.5 rule 4;
+   * scoreboard.ts completionBeforeData says why `<=`). The RTL's entry is the one compare pairs
+   * with the model's (checked only when the two agree: a different entry is a mismatch already).
+   * The RTL has settled since, so every write of the step is in l.rtlWrites (behind the AXI4
+   * adapter, its W beats: that a completion also waits for their B is rnic-axi-mem.test.ts's).
+   */
+  const completionOrder = (l: Lane, events: readonly RnicEvent[], texts: readonly (string | null)[]) => {
+    let placed: { addr: bigint; len: number }[] = [];
+    let k = l.modelEvents;
+    for (const [i, e] of events.entries()) {
+      if (e.type === 'placement' && !answered.has(e)) placed.push({ addr: e.address, len: e.length });
+      const text = texts[i];
+      if (text === null || text === undefined) continue;
+      const got = l.rtlEvents[k++];
+      if (e.type !== 'completion' || got?.text !== text || !placed.length) continue;
+      const early = completionBeforeData(placed, l.rtlWrites, got.cycle);
+      cov('completion order checked');
+      if (early) {
+        miss(l, `completion-queue entry ${k - 1} before its data (RFC 5041 §5.3-5.4, RFC 5040 §5.5)`,
+          `${text} once the data placed before it is written: at cycle ${early.lastWrite} or later`,
+          `${text} at cycle ${got.cycle}; octet 0x${early.addr.toString(16)} written after it, the last write at cycle ${early.lastWrite}`,
+          { cycle: got.cycle });
+      }
+      // The first completion after a placement is the earliest that must wait for it.
+      placed = [];
+    }
   };
 
   let checkedWrites = 0;
@@ -468,7 +493,7 @@ export function cosimRnic(opts: RnicCosimOptions): RnicCosimResult {
         violations.add(`a write of 0x${a0.toString(16)}..0x${a1.toString(16)}, outside every QP's memory`);
         continue;
       }
-      if (traces) l.rtlWrites.push({ lo: a0, hi: a1, cycle: w.cycle });
+      l.rtlWrites.push({ lo: a0, hi: a1, cycle: w.cycle });
       // Placements the model makes in this settle are compared after it: check against them then.
       if (!l.allowed.some((p) => a0 >= p.lo && a1 < p.hi) && !l.peer.localEvents.some((e) => e.type === 'placement' && a0 >= e.address && a1 < e.address + BigInt(e.length))) {
         violate(l, `write of octets 0x${a0.toString(16)}..0x${a1.toString(16)} outside every placement of the model`);

@@ -125,3 +125,57 @@ export function writeLine(m: RnicMismatch): string | null {
   if (m.write === undefined) return null;
   return m.write ? `  written by the RTL at cycle ${m.write.cycle}: beat address ${m.write.addr}, strobe ${m.write.strb}` : '  the RTL never wrote this octet';
 }
+
+/** Octets lo..hi (inclusive) of one QP's memory that the RTL wrote in one beat, at the cycle of its handshake. */
+export interface WrittenSpan {
+  readonly lo: bigint;
+  readonly hi: bigint;
+  readonly cycle: number;
+}
+
+/** Data a completion came ahead of: its first such octet, and the cycle of the last write into it. */
+export interface EarlyCompletion {
+  readonly addr: bigint;
+  readonly lastWrite: number;
+}
+
+/**
+ * Completion order (RFC 5041 §5.3–5.4: a message is delivered only once all its segments and every
+ * earlier message are placed; RFC 5040 §5.5 rule 4: a Send fences the Writes before it;
+ * spec/ddp-rdmap.md §6): whether every octet of `spans` (what the model placed before a
+ * completion) was written by one of `writes` (the RTL's of the same step) at a cycle no later than
+ * `cycle`, the completion's handshake on m_cq. A beat lands in host memory at its handshake
+ * (write-port.ts) and the host acts on a completion from the edge it takes it, so a write at that
+ * same edge is already in memory: `<=`. An octet the RTL wrote only later is returned (the first,
+ * with the cycle of the latest write into that data); one it never wrote is the memory
+ * comparison's to report, not this one's. Later writes over octets written in time (a later
+ * message of the step into the same place) are no fault.
+ */
+export function completionBeforeData(spans: readonly Span[], writes: readonly WrittenSpan[], cycle: number): EarlyCompletion | null {
+  let found: EarlyCompletion | null = null;
+  for (const g of spans) {
+    const end = g.addr + BigInt(g.len); // exclusive
+    const overlapping = writes.filter((w) => w.hi >= g.addr && w.lo < end);
+    const inTime = overlapping.filter((w) => w.cycle <= cycle).sort((x, y) => (x.lo < y.lo ? -1 : x.lo > y.lo ? 1 : 0));
+    const late = overlapping.filter((w) => w.cycle > cycle);
+    if (!late.length) continue;
+    // The octets of the span no write in time covers: [at, gapEnd) runs, in address order.
+    let at = g.addr;
+    const gaps: [bigint, bigint][] = [];
+    for (const w of inTime) {
+      if (w.lo > at) gaps.push([at, w.lo < end ? w.lo : end]);
+      if (w.hi + 1n > at) at = w.hi + 1n;
+      if (at >= end) break;
+    }
+    if (at < end) gaps.push([at, end]);
+    for (const [lo, hi] of gaps) {
+      const into = late.filter((w) => w.hi >= lo && w.lo < hi);
+      if (!into.length) continue;
+      // The first late octet of the gap, and the latest write into it.
+      const addr = into.reduce((a, w) => (w.lo <= lo ? lo : w.lo < a ? w.lo : a), hi);
+      const lastWrite = Math.max(...into.map((w) => w.cycle));
+      found = found ? { addr: found.addr < addr ? found.addr : addr, lastWrite: Math.max(found.lastWrite, lastWrite) } : { addr, lastWrite };
+    }
+  }
+  return found;
+}

@@ -74,10 +74,11 @@ describe('rnic_top_axi_mem_w8 (4 QPs) against the model', () => {
   // (test/cosim/axi-mem.test.ts, rd_hazard), without a build of the whole top.
 
   /**
-   * Two Sends into posted buffers, B answered 600 cycles after each write burst (longer than the
-   * second Send takes to its completion): the second Send goes in once every beat of the first is
-   * on W (taken by the adapter long before the second's completion appears). When the host takes
-   * that completion: are the first Send's bursts all answered, and is its payload in host memory?
+   * Two Sends into posted buffers, B answered 600 cycles after each write burst; the second Send
+   * goes in once every beat of the first is on W. When the host takes the first completion: are
+   * the first Send's bursts all answered, and is its payload in host memory? rnic_top offers it
+   * once the adapter has taken the Send's last write beat (ddp_rx_ctl's completion hold), long
+   * before its B.
    */
   function completionAfterWrites(mutate?: (v: string) => string): { readonly answered: boolean; readonly inMemory: boolean; readonly completions: number } {
     const W = 8;
@@ -95,20 +96,21 @@ describe('rnic_top_axi_mem_w8 (4 QPs) against the model', () => {
       const send = (i: number) => {
         for (const seg of segmentMessage({ tagged: false, rsvdUlp: rdmapControl(Opcode.SEND), rsvdUlp2: 0, qn: 0, msn: INITIAL_MSN + i, payload: payloads[i]! }, 8192)) bench.sAxis.send(framer.frame(seg).wire, { tid: 0 });
       };
-      send(0);
-      bench.until(() => slave.writes.length >= 1000 / W, 20_000, "the first Send's data on W");
-      const first = slave.writeBursts.length;
-      let at: { answered: boolean; inMemory: boolean } | null = null;
+      let at: { cycle: number; inMemory: boolean } | null = null;
       const m = bench.model;
       const [valid, ready] = [m.handle('m_cq_valid'), m.handle('m_cq_ready')];
       bench.add({ sample: () => {
-        if (at || bench.cq.length < 1 || m.peekPreNumber(valid) !== 1 || m.peekPreNumber(ready) !== 1) return;
-        at = { answered: slave.writeBursts.slice(0, first).every((b) => b.answered !== null && b.answered <= m.cycles), inMemory: Buffer.compare(slave.memory.read(buffer(0), 1000), payloads[0]!) === 0 };
+        if (at || m.peekPreNumber(valid) !== 1 || m.peekPreNumber(ready) !== 1) return;
+        at = { cycle: m.cycles, inMemory: Buffer.compare(slave.memory.read(buffer(0), 1000), payloads[0]!) === 0 };
       } });
+      send(0);
+      bench.until(() => slave.writes.length >= 1000 / W, 20_000, "the first Send's data on W");
+      const first = slave.writeBursts.length;
       send(1);
       bench.until(() => bench.cq.length === 2, 50_000, 'the receive completions');
       expect(bench.cq.every((e) => /recv/.test(e.text))).toBe(true);
-      return { ...at!, completions: bench.cq.length };
+      const { cycle, inMemory } = at!;
+      return { answered: slave.writeBursts.slice(0, first).every((b) => b.answered !== null && b.answered <= cycle), inMemory, completions: bench.cq.length };
     } finally {
       bench.close();
     }

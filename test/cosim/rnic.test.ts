@@ -41,7 +41,7 @@ describe.each([
       // Both directions carry traffic, every kind of work request goes out, QPs interleave.
       expect(res.fpdusIn).toBeGreaterThan(ops / 3);
       expect(res.fpdusOut).toBeGreaterThan(ops / 3);
-      for (const c of ['work request write', 'work request send', 'work request read', 'work request atomic', 'work request immediate', 'QPs interleaved on s_axis', 'completion read', 'completion atomic', 'completion recv', 'terminate-received']) {
+      for (const c of ['work request write', 'work request send', 'work request read', 'work request atomic', 'work request immediate', 'QPs interleaved on s_axis', 'completion read', 'completion atomic', 'completion recv', 'completion order checked', 'terminate-received']) {
         expect(res.coverage[c] ?? 0, c).toBeGreaterThan(0);
       }
       // Markers on and off in each direction, each under CRC (the framing every connection chose).
