@@ -139,6 +139,7 @@ wire a_length_bad;
 reg err_length_seen_reg;
 reg err_length_seen_next;
 wire a_flush_now;
+wire fa_load; // an F beat is loaded: the input taken, or the flush word
 reg fb_valid_reg;
 reg fb_valid_next;
 reg [63:0] fb_data_reg;
@@ -264,8 +265,8 @@ reg o_first_reg; // the next output beat is an FPDU's first
 reg o_first_next;
 wire ob_ready; // stage C takes the output beat
 wire ob_free;
-wire [4:0] gb_sum_oh; // bit j: held + B1 words = j + 1
-wire [2:0] gb_sum_over; // bit j: held + B1 words > n + j
+wire [4:0] gb_sum_oh; // bit j: held + B1 words = j + 1 (not draining)
+wire [2:0] gb_sum_over; // bit j: held + B1 words > n + j (not draining)
 wire [3:0] gb_sum; // held + B1 words
 wire gb_last_now;
 wire gb_emit; // a beat goes out when stage C takes one
@@ -415,123 +416,149 @@ wire _t6;
 wire _t7;
 wire _t8;
 wire _t9;
-wire [3:0] _t10;
+wire _t10;
 wire _t11;
 wire _t12;
 wire _t13;
-wire [31:0] _t14;
-wire [31:0] _t15;
+wire _t14;
+wire _t15;
 wire _t16;
 wire _t17;
 wire _t18;
-wire [9:0] _t19;
-wire [8:0] _t20;
+wire _t19;
+wire _t20;
 wire _t21;
 wire _t22;
 wire _t23;
-wire [31:0] _t24;
+wire _t24;
 wire _t25;
-// verilator lint_off UNUSED
-wire [3:0] _t26; // read through slices
-// verilator lint_on UNUSED
+wire _t26;
 wire _t27;
-// verilator lint_off UNUSED
-wire [3:0] _t28; // read through slices
-// verilator lint_on UNUSED
+wire _t28;
 wire _t29;
 wire _t30;
-wire _t31;
+wire [3:0] _t31;
 wire _t32;
 wire _t33;
 wire _t34;
-wire _t35;
-wire _t36;
+wire [31:0] _t35;
+wire [31:0] _t36;
 wire _t37;
 wire _t38;
 wire _t39;
-wire _t40;
-wire _t41;
+wire [9:0] _t40;
+wire [8:0] _t41;
 wire _t42;
 wire _t43;
-wire [82:0] _t44;
+wire _t44;
 wire _t45;
 wire _t46;
+wire [31:0] _t47;
+wire _t48;
+// verilator lint_off UNUSED
+wire [3:0] _t49; // read through slices
+// verilator lint_on UNUSED
+wire _t50;
+// verilator lint_off UNUSED
+wire [3:0] _t51; // read through slices
+// verilator lint_on UNUSED
+wire _t52;
+wire _t53;
+wire _t54;
+wire _t55;
+wire _t56;
+wire _t57;
+wire _t58;
+wire _t59;
+wire _t60;
+wire _t61;
+wire _t62;
+wire _t63;
+wire _t64;
+wire _t65;
+wire _t66;
+wire [82:0] _t67;
+wire _t68;
+wire _t69;
 
 assign _t0 = {1'b0, in_ulpdu_length};
-assign _t1 = in_ulpdu_length[15] |
-    (in_ulpdu_length[14] |
-        (in_ulpdu_length[13] |
-            (in_ulpdu_length[12] |
-                (in_ulpdu_length[11] |
-                    (in_ulpdu_length[10] |
-                        (in_ulpdu_length[9] |
-                            (in_ulpdu_length[8] |
-                                (in_ulpdu_length[7] |
-                                    (in_ulpdu_length[6] |
-                                        (in_ulpdu_length[5] | (in_ulpdu_length[4] | (in_ulpdu_length[3] | (in_ulpdu_length[2] & _t2)))))))))))));
-assign _t2 = in_ulpdu_length[1] & in_ulpdu_length[0];
-assign _t3 = in_ulpdu_length[2] | _t4;
-assign _t4 = in_ulpdu_length[1] | in_ulpdu_length[0];
-assign _t5 = a_data_left_reg[2] | _t6;
-assign _t6 = a_data_left_reg[1] & a_data_left_reg[0];
-assign _t7 = a_data_left_reg[16] |
-    (a_data_left_reg[15] |
-        (a_data_left_reg[14] |
-            (a_data_left_reg[13] |
-                (a_data_left_reg[12] |
-                    (a_data_left_reg[11] |
-                        (a_data_left_reg[10] |
-                            (a_data_left_reg[9] |
-                                (a_data_left_reg[8] |
-                                    (a_data_left_reg[7] |
-                                        (a_data_left_reg[6] | (a_data_left_reg[5] | (a_data_left_reg[4] | (a_data_left_reg[3] | _t5)))))))))))));
-assign _t8 = ~mb_valid_reg;
-assign _t9 = fb_k_own_reg ? mk_slot_eq_reg[0] : fb_k_start_eq_reg[0];
-assign _t10 = {1'b0, gb_count_reg};
-assign _t11 = ~gb_sum_over[0];
-assign _t12 = ob_free & gb_emit;
-assign _t13 = gb_drain_reg & gb_tail_reg;
-assign _t14 = {32{gb_merge_reg[0]}};
-assign _t15 = {32{gb_merge_reg[1]}};
-assign _t16 = ~out_valid_reg;
-assign _t17 = a_take & a_first;
-assign _t18 = cfg_wr_valid_reg | tx_ctx_write_back;
-assign _t19 = cfg_wr_valid_reg ? cfg_wr_qp_reg : fb_qp_reg;
-assign _t20 = cfg_wr_valid_reg ? cfg_wr_ctx_reg : {fb_crc_on_reg, fb_markers_reg, mk_after};
-assign _t21 = fa_live_reg & (~(cfg_wr_valid_reg & (cfg_wr_qp_reg == fa_qp_reg)));
-assign _t22 = a_data_left_reg[1] | a_data_left_reg[0];
-assign _t23 = a_data_left_reg[2] | _t22;
-assign _t24 = {{mk_ptr_now[5:0], 2'b00}, mk_ptr_now[13:6], 16'h0};
-assign _t25 = gb_drain_reg ? gb_tail_reg : gb_last_now;
-assign _t26 = (gb_drain_reg ? _t10 : gb_sum) - 4'b0001;
-assign _t27 = ~gb_drain_reg;
-assign _t28 = gb_sum - 4'b0010;
-assign _t29 = gb_drain_n & gb_end_reg;
-assign _t30 = mb_last_reg & gb_sum_over[0];
-assign _t31 = (gb_refill & _t32) | ((gb_drain_n & _t33) | (_t27 & _t34));
-assign _t32 = mb_last_reg | mb_words_ge_reg[1];
-assign _t33 = gb_end_reg | gb_count_over_reg[1];
-assign _t34 = _t30 | gb_sum_over[1];
-assign _t35 = mb_last_reg & (~mb_words_ge_reg[2]);
-assign _t36 = _t30 & (~gb_sum_over[2]);
-assign _t37 = ~mb_last_reg;
-assign _t38 = ~gb_end_reg;
-assign _t39 = c_crc_in_count_onehot_reg[1] | c_crc_in_count_onehot_reg[2];
-assign _t40 = c_crc_in_count_onehot_reg[0] | c_crc_in_count_onehot_reg[2];
-assign _t41 = _t42 | c_crc_in_count_onehot_reg[2];
-assign _t42 = c_crc_in_count_onehot_reg[0] | c_crc_in_count_onehot_reg[1];
-assign _t43 = c_crc_s1_start_reg | c_crc_s1_load_reg;
-assign _t44 = {
+assign _t1 = _t2 | (in_ulpdu_length[2] & _t9);
+assign _t2 = in_ulpdu_length[3] | _t3 | (in_ulpdu_length[6] | _t4) | _t5;
+assign _t3 = in_ulpdu_length[4] | in_ulpdu_length[5];
+assign _t4 = in_ulpdu_length[7] | in_ulpdu_length[8];
+assign _t5 = in_ulpdu_length[9] | _t6 | _t7;
+assign _t6 = in_ulpdu_length[10] | in_ulpdu_length[11];
+assign _t7 = in_ulpdu_length[12] | in_ulpdu_length[13] | _t8;
+assign _t8 = in_ulpdu_length[14] | in_ulpdu_length[15];
+assign _t9 = in_ulpdu_length[1] & in_ulpdu_length[0];
+assign _t10 = ~a_flush_reg;
+assign _t11 = in_ulpdu_length[5] | in_ulpdu_length[6];
+assign _t12 = in_ulpdu_length[8] | in_ulpdu_length[9];
+assign _t13 = in_ulpdu_length[1] | in_ulpdu_length[0];
+assign _t14 = a_data_left_reg[4] | _t15 | (a_data_left_reg[7] | _t16) | _t17;
+assign _t15 = a_data_left_reg[5] | a_data_left_reg[6];
+assign _t16 = a_data_left_reg[8] | a_data_left_reg[9];
+assign _t17 = a_data_left_reg[10] | _t18 | _t19;
+assign _t18 = a_data_left_reg[11] | a_data_left_reg[12];
+assign _t19 = a_data_left_reg[13] | a_data_left_reg[14] | (a_data_left_reg[15] | a_data_left_reg[16]);
+assign _t20 = a_data_left_reg[1] & a_data_left_reg[0];
+assign _t21 = _t22 | _t20;
+assign _t22 = a_data_left_reg[2] | _t23 | _t24 | _t25;
+assign _t23 = a_data_left_reg[3] | a_data_left_reg[4];
+assign _t24 = _t15 | (a_data_left_reg[7] | a_data_left_reg[8]);
+assign _t25 = a_data_left_reg[9] | a_data_left_reg[10] | _t18 | _t19;
+assign _t26 = ~mb_valid_reg;
+assign _t27 = ~b1_cfg_hold_reg;
+assign _t28 = fb_k_own_reg ? mk_slot_eq_reg[0] : fb_k_start_eq_reg[0];
+assign _t29 = ~ob_valid_reg;
+assign _t30 = _t27 & gb_take_reg;
+assign _t31 = {1'b0, gb_count_reg};
+assign _t32 = ~gb_sum_over[0];
+assign _t33 = ob_free & gb_emit;
+assign _t34 = gb_drain_reg & gb_tail_reg;
+assign _t35 = {32{gb_merge_reg[0]}};
+assign _t36 = {32{gb_merge_reg[1]}};
+assign _t37 = ~out_valid_reg;
+assign _t38 = a_take & a_first;
+assign _t39 = cfg_wr_valid_reg | tx_ctx_write_back;
+assign _t40 = cfg_wr_valid_reg ? cfg_wr_qp_reg : fb_qp_reg;
+assign _t41 = cfg_wr_valid_reg ? cfg_wr_ctx_reg : {fb_crc_on_reg, fb_markers_reg, mk_after};
+assign _t42 = fa_live_reg & (~(cfg_wr_valid_reg & (cfg_wr_qp_reg == fa_qp_reg)));
+assign _t43 = a_data_left_reg[3] | (a_data_left_reg[4] | a_data_left_reg[5]) | (a_data_left_reg[6] | a_data_left_reg[7] | _t16) | _t17;
+assign _t44 = in_ulpdu_length[2] | (in_ulpdu_length[3] | in_ulpdu_length[4]) | (_t11 | _t4) | _t5;
+assign _t45 = a_data_left_reg[1] | a_data_left_reg[0];
+assign _t46 = a_first & _t10;
+assign _t47 = {{mk_ptr_now[5:0], 2'b00}, mk_ptr_now[13:6], 16'h0};
+assign _t48 = gb_drain_reg ? gb_tail_reg : gb_last_now;
+assign _t49 = (gb_drain_reg ? _t31 : gb_sum) - 4'b0001;
+assign _t50 = ~gb_drain_reg;
+assign _t51 = gb_sum - 4'b0010;
+assign _t52 = gb_drain_n & gb_end_reg;
+assign _t53 = mb_last_reg & gb_sum_over[0];
+assign _t54 = (gb_refill & _t55) | ((gb_drain_n & _t56) | (_t50 & _t57));
+assign _t55 = mb_last_reg | mb_words_ge_reg[1];
+assign _t56 = gb_end_reg | gb_count_over_reg[1];
+assign _t57 = _t53 | gb_sum_over[1];
+assign _t58 = mb_last_reg & (~mb_words_ge_reg[2]);
+assign _t59 = _t53 & (~gb_sum_over[2]);
+assign _t60 = ~mb_last_reg;
+assign _t61 = ~gb_end_reg;
+assign _t62 = c_crc_in_count_onehot_reg[1] | c_crc_in_count_onehot_reg[2];
+assign _t63 = c_crc_in_count_onehot_reg[0] | c_crc_in_count_onehot_reg[2];
+assign _t64 = _t65 | c_crc_in_count_onehot_reg[2];
+assign _t65 = c_crc_in_count_onehot_reg[0] | c_crc_in_count_onehot_reg[1];
+assign _t66 = c_crc_s1_start_reg | c_crc_s1_load_reg;
+assign _t67 = {
     c_beat_qp,
     c_beat_last,
-    {{4{_t45}}, {4{_t46}}},
+    {{4{_t68}}, {4{_t69}}},
     {
-        (c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : (_t45 ? c_beat_data[63:32] : 32'h0),
-        (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : (_t46 ? c_beat_data[31:0] : 32'h0)
+        (c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : (_t68 ? c_beat_data[63:32] : 32'h0),
+        (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : (_t69 ? c_beat_data[31:0] : 32'h0)
     }
 };
-assign _t45 = c_beat_words > 2'b01;
-assign _t46 = c_beat_words > 2'b00;
+assign _t68 = c_beat_words > 2'b01;
+assign _t69 = c_beat_words > 2'b00;
 assign cfg_ready = 1'b1;
 assign cfg_marker_octets = cfg_s0 - cfg_seq;
 assign a_first = ~a_in_fpdu_reg;
@@ -544,91 +571,64 @@ assign a_data_now = a_first ? (_t0 + 17'h2) : a_data_left_reg;
 assign a_low2 = a_first ? {in_ulpdu_length[7:0], in_ulpdu_length[15:8]} : a_prev_reg;
 assign a_more_after = a_first ?
     _t1 :
-    (a_left_reg[16] |
-        (a_left_reg[15] |
-            (a_left_reg[14] |
-                (a_left_reg[13] |
-                    (a_left_reg[12] |
-                        (a_left_reg[11] |
-                            (a_left_reg[10] |
-                                (a_left_reg[9] |
-                                    (a_left_reg[8] |
-                                        (a_left_reg[7] |
-                                            (a_left_reg[6] |
-                                                (a_left_reg[5] |
-                                                    (a_left_reg[4] | (a_left_reg[3] & (a_left_reg[2] | (a_left_reg[1] | a_left_reg[0]))))))))))))))));
+    (a_left_reg[4] | (a_left_reg[5] | a_left_reg[6]) | (a_left_reg[7] | (a_left_reg[8] | a_left_reg[9])) |
+        (a_left_reg[10] | (a_left_reg[11] | a_left_reg[12]) | (a_left_reg[13] | a_left_reg[14] | (a_left_reg[15] | a_left_reg[16]))) |
+        (a_left_reg[3] & (a_left_reg[2] | (a_left_reg[1] | a_left_reg[0]))));
 assign a_beat_words = a_more_after ? 2'b10 : a_left_now[3:2];
 assign fa_free = (~fa_valid_reg) | fa_ready;
-assign s_axis_tready = (~a_flush_reg) & fa_free;
+assign s_axis_tready = _t10 & fa_free;
 assign a_take = s_axis_tvalid & s_axis_tready;
 assign tx_ctx_value = (tx_ctx_wb1_valid_reg & (tx_ctx_wb1_index_reg == tx_ctx_rd_index_d1_reg)) ? tx_ctx_wb1_data_reg : tx_ctx_rd_data_reg;
 assign a_ends_here = a_first ?
-    (~(in_ulpdu_length[15] |
-        (in_ulpdu_length[14] |
-            (in_ulpdu_length[13] |
-                (in_ulpdu_length[12] |
-                    (in_ulpdu_length[11] |
-                        (in_ulpdu_length[10] |
-                            (in_ulpdu_length[9] |
-                                (in_ulpdu_length[8] |
-                                    (in_ulpdu_length[7] |
-                                        (in_ulpdu_length[6] | (in_ulpdu_length[5] | (in_ulpdu_length[4] | (in_ulpdu_length[3] & _t3)))))))))))))) :
-    ((~(a_data_left_reg[16] |
-        (a_data_left_reg[15] |
-            (a_data_left_reg[14] |
-                (a_data_left_reg[13] |
-                    (a_data_left_reg[12] |
-                        (a_data_left_reg[11] |
-                            (a_data_left_reg[10] |
-                                (a_data_left_reg[9] |
-                                    (a_data_left_reg[8] |
-                                        (a_data_left_reg[7] |
-                                            (a_data_left_reg[6] | (a_data_left_reg[5] | (a_data_left_reg[4] | (a_data_left_reg[3] & _t5))))))))))))))) &
-        _t7);
+    (~(in_ulpdu_length[4] | _t11 | (in_ulpdu_length[7] | _t12) |
+        (in_ulpdu_length[10] | (in_ulpdu_length[11] | in_ulpdu_length[12]) | (in_ulpdu_length[13] | _t8)) |
+        (in_ulpdu_length[3] & (in_ulpdu_length[2] | _t13)))) :
+    ((~(_t14 | (a_data_left_reg[3] & (a_data_left_reg[2] | _t20)))) & _t21);
 assign a_length_bad = s_axis_tlast ? (~a_ends_here) : a_ends_here;
 assign err_length = err_length_seen_reg;
 assign a_flush_now = a_flush_reg & fa_free;
+assign fa_load = fa_free & (a_flush_reg | s_axis_tvalid);
 assign fa_ctx = fa_looked_reg ? tx_ctx_value : fa_ctx_held_reg;
 assign fa_ctx_k = fa_ctx[6:0];
 assign fa_ctx_markers = fa_ctx[7];
 assign fa_ctx_crc = fa_ctx[8];
 assign fa_go = fa_valid_reg & fa_ready;
 assign fa_span = {1'b0, fa_words_reg} + {2'b00, fa_last_reg};
-assign mb_free = _t8 | mb_ready;
-assign b1_free = mb_free & (~b1_cfg_hold_reg);
+assign mb_free = _t26 | mb_ready;
+assign b1_free = mb_free & _t27;
 assign b1_go = fb_valid_reg & b1_free;
-assign fa_ready = (~fb_valid_reg) | b1_free;
 assign b1_k = fb_k_own_reg ? mk_slot_reg : fb_k_start_reg;
 assign b1_k_left = {1'b0, b1_k} - {5'h0, fb_span_reg};
 assign mk_here = fb_markers_reg & b1_k_left[7];
 assign mk_after = b1_k_left[6:0] - {6'h0, mk_here};
 assign tx_ctx_write_back = b1_go & fb_last_reg & fb_live_reg;
 assign mk_ptr_now = fb_first_reg ? {7'h0, b1_k} : mk_ptr_reg;
-assign mk_leading = fb_first_reg & _t9;
-assign ob_free = (~ob_valid_reg) | ob_ready;
+assign mk_leading = fb_first_reg & _t28;
+assign ob_free = _t29 | ob_ready;
 assign mb_ready = ob_free & gb_take_reg;
+assign fa_ready = (~fb_valid_reg) | (_t27 & _t26) | ((_t30 & _t29) | (_t30 & ob_ready));
 assign gb_sum_oh = {
-    gb_merge_reg[1] & mb_words_oh_reg[4],
-    (gb_merge_reg[0] & mb_words_oh_reg[4]) | (gb_merge_reg[1] & mb_words_oh_reg[3]),
-    (gb_merge_reg[0] & mb_words_oh_reg[3]) | (gb_merge_reg[1] & mb_words_oh_reg[2]),
-    (gb_merge_reg[0] & mb_words_oh_reg[2]) | (gb_merge_reg[1] & mb_words_oh_reg[1]),
-    (gb_merge_reg[0] & mb_words_oh_reg[1]) | (gb_merge_reg[1] & mb_words_oh_reg[0])
+    gb_count_reg[0] ? mb_words_oh_reg[4] : 1'b0,
+    gb_count_reg[0] ? mb_words_oh_reg[3] : mb_words_oh_reg[4],
+    gb_count_reg[0] ? mb_words_oh_reg[2] : mb_words_oh_reg[3],
+    gb_count_reg[0] ? mb_words_oh_reg[1] : mb_words_oh_reg[2],
+    gb_count_reg[0] ? mb_words_oh_reg[0] : mb_words_oh_reg[1]
 };
 assign gb_sum_over = {
-    gb_merge_reg[1] & mb_words_ge_reg[3],
-    (gb_merge_reg[0] & mb_words_ge_reg[3]) | (gb_merge_reg[1] & mb_words_ge_reg[2]),
-    (gb_merge_reg[0] & mb_words_ge_reg[2]) | (gb_merge_reg[1] & mb_words_ge_reg[1])
+    gb_count_reg[0] ? mb_words_ge_reg[3] : 1'b0,
+    gb_count_reg[0] ? mb_words_ge_reg[2] : mb_words_ge_reg[3],
+    gb_count_reg[0] ? mb_words_ge_reg[1] : mb_words_ge_reg[2]
 };
-assign gb_sum = _t10 + {1'b0, mb_words_reg};
-assign gb_last_now = mb_last_reg & _t11;
+assign gb_sum = _t31 + {1'b0, mb_words_reg};
+assign gb_last_now = mb_last_reg & _t32;
 assign gb_emit = gb_drain_reg | mb_valid_reg;
-assign gb_update = _t12;
-assign gb_refill = _t13 & mb_valid_reg;
-assign gb_emptied = _t13 & _t8;
+assign gb_update = _t33;
+assign gb_refill = _t34 & mb_valid_reg;
+assign gb_emptied = _t34 & _t26;
 assign gb_drain_n = gb_drain_reg & (~gb_tail_reg);
 assign gb_out = {
-    ({32{gb_hold_sel_reg[1]}} & gb_word1_reg) | ((_t14 & mb_data_reg[63:32]) | (_t15 & mb_data_reg[31:0])),
-    ({32{gb_hold_sel_reg[0]}} & gb_word0_reg) | (_t14 & mb_data_reg[31:0])
+    ({32{gb_hold_sel_reg[1]}} & gb_word1_reg) | ((_t35 & mb_data_reg[63:32]) | (_t36 & mb_data_reg[31:0])),
+    ({32{gb_hold_sel_reg[0]}} & gb_word0_reg) | (_t35 & mb_data_reg[31:0])
 };
 assign ob_ready = c_advance;
 assign c_take = ob_valid_reg & c_advance;
@@ -675,7 +675,7 @@ assign c_beat_last = c_crc_tag_reg[76];
 assign c_beat_crc_slot = c_crc_tag_reg[77];
 assign c_beat_data = c_crc_tag_reg[73:10];
 assign c_beat_qp = c_crc_tag_reg[9:0];
-assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t16 | (~c_crc_valid_reg)));
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t37 | (~c_crc_valid_reg)));
 assign c_advance = out_in_ready_reg;
 assign m_axis_tdata = out_data_reg[63:0];
 assign m_axis_tkeep = out_data_reg[71:64];
@@ -697,14 +697,14 @@ end
 
 always @* begin
     tx_ctx_rd_data_next = tx_ctx_rd_data_reg;
-    if (_t17) begin
+    if (_t38) begin
         tx_ctx_rd_data_next = tx_ctx_mem[s_axis_tid];
     end
 end
 
 always @* begin
     tx_ctx_rd_index_d1_next = tx_ctx_rd_index_d1_reg;
-    if (_t17) begin
+    if (_t38) begin
         tx_ctx_rd_index_d1_next = s_axis_tid;
     end
 end
@@ -713,9 +713,9 @@ always @* begin
     tx_ctx_wb1_valid_next = tx_ctx_wb1_valid_reg;
     tx_ctx_wb1_index_next = tx_ctx_wb1_index_reg;
     tx_ctx_wb1_data_next = tx_ctx_wb1_data_reg;
-    tx_ctx_wb1_valid_next = _t18;
-    tx_ctx_wb1_index_next = _t19;
-    tx_ctx_wb1_data_next = _t20;
+    tx_ctx_wb1_valid_next = _t39;
+    tx_ctx_wb1_index_next = _t40;
+    tx_ctx_wb1_data_next = _t41;
 end
 
 always @* begin
@@ -726,8 +726,8 @@ always @* begin
     fa_words_next = fa_words_reg;
     fa_first_next = fa_first_reg;
     fa_last_next = fa_last_reg;
-    fa_chain_next = fa_chain_reg;
     fa_qp_next = fa_qp_reg;
+    fa_chain_next = fa_chain_reg;
     a_qp_next = a_qp_reg;
     a_prev_next = a_prev_reg;
     a_left_next = a_left_reg;
@@ -794,203 +794,34 @@ always @* begin
         fa_valid_next = 1'b0;
     end
     a_live_next = a_live_now;
-    fa_live_next = _t21;
-    if (a_take) begin
+    fa_live_next = _t42;
+    if (fa_load) begin
         fa_valid_next = 1'b1;
-        fa_data_next = {
-            (a_first ?
-                (in_ulpdu_length[15] |
-                    (in_ulpdu_length[14] |
-                        (in_ulpdu_length[13] |
-                            (in_ulpdu_length[12] |
-                                (in_ulpdu_length[11] |
-                                    (in_ulpdu_length[10] |
-                                        (in_ulpdu_length[9] |
-                                            (in_ulpdu_length[8] |
-                                                (in_ulpdu_length[7] |
-                                                    (in_ulpdu_length[6] |
-                                                        (in_ulpdu_length[5] |
-                                                            (in_ulpdu_length[4] | (in_ulpdu_length[3] | (in_ulpdu_length[2] & in_ulpdu_length[1])))))))))))))) :
-                (a_data_left_reg[16] |
-                    (a_data_left_reg[15] |
-                        (a_data_left_reg[14] |
-                            (a_data_left_reg[13] |
-                                (a_data_left_reg[12] |
-                                    (a_data_left_reg[11] |
-                                        (a_data_left_reg[10] |
-                                            (a_data_left_reg[9] |
-                                                (a_data_left_reg[8] |
-                                                    (a_data_left_reg[7] |
-                                                        (a_data_left_reg[6] | (a_data_left_reg[5] | (a_data_left_reg[4] | a_data_left_reg[3])))))))))))))) ?
-                s_axis_tdata[47:40] :
-                8'h0,
-            (a_first ?
-                (in_ulpdu_length[15] |
-                    (in_ulpdu_length[14] |
-                        (in_ulpdu_length[13] |
-                            (in_ulpdu_length[12] |
-                                (in_ulpdu_length[11] |
-                                    (in_ulpdu_length[10] |
-                                        (in_ulpdu_length[9] |
-                                            (in_ulpdu_length[8] |
-                                                (in_ulpdu_length[7] |
-                                                    (in_ulpdu_length[6] |
-                                                        (in_ulpdu_length[5] |
-                                                            (in_ulpdu_length[4] | (in_ulpdu_length[3] | (in_ulpdu_length[2] & _t4)))))))))))))) :
-                (a_data_left_reg[16] |
-                    (a_data_left_reg[15] |
-                        (a_data_left_reg[14] |
-                            (a_data_left_reg[13] |
-                                (a_data_left_reg[12] |
-                                    (a_data_left_reg[11] |
-                                        (a_data_left_reg[10] |
-                                            (a_data_left_reg[9] |
-                                                (a_data_left_reg[8] |
-                                                    (a_data_left_reg[7] |
-                                                        (a_data_left_reg[6] |
-                                                            (a_data_left_reg[5] |
-                                                                (a_data_left_reg[4] | (a_data_left_reg[3] | (a_data_left_reg[2] & _t6)))))))))))))))) ?
-                s_axis_tdata[39:32] :
-                8'h0,
-            (a_first ?
-                (in_ulpdu_length[15] |
-                    (in_ulpdu_length[14] |
-                        (in_ulpdu_length[13] |
-                            (in_ulpdu_length[12] |
-                                (in_ulpdu_length[11] |
-                                    (in_ulpdu_length[10] |
-                                        (in_ulpdu_length[9] |
-                                            (in_ulpdu_length[8] |
-                                                (in_ulpdu_length[7] |
-                                                    (in_ulpdu_length[6] |
-                                                        (in_ulpdu_length[5] | (in_ulpdu_length[4] | (in_ulpdu_length[3] | in_ulpdu_length[2]))))))))))))) :
-                (a_data_left_reg[16] |
-                    (a_data_left_reg[15] |
-                        (a_data_left_reg[14] |
-                            (a_data_left_reg[13] |
-                                (a_data_left_reg[12] |
-                                    (a_data_left_reg[11] |
-                                        (a_data_left_reg[10] |
-                                            (a_data_left_reg[9] |
-                                                (a_data_left_reg[8] |
-                                                    (a_data_left_reg[7] |
-                                                        (a_data_left_reg[6] |
-                                                            (a_data_left_reg[5] |
-                                                                (a_data_left_reg[4] |
-                                                                    (a_data_left_reg[3] | (a_data_left_reg[2] & a_data_left_reg[1])))))))))))))))) ?
-                s_axis_tdata[31:24] :
-                8'h0,
-            (a_first ?
-                (in_ulpdu_length[15] |
-                    (in_ulpdu_length[14] |
-                        (in_ulpdu_length[13] |
-                            (in_ulpdu_length[12] |
-                                (in_ulpdu_length[11] |
-                                    (in_ulpdu_length[10] |
-                                        (in_ulpdu_length[9] |
-                                            (in_ulpdu_length[8] |
-                                                (in_ulpdu_length[7] |
-                                                    (in_ulpdu_length[6] |
-                                                        (in_ulpdu_length[5] |
-                                                            (in_ulpdu_length[4] | (in_ulpdu_length[3] | (in_ulpdu_length[2] | _t2)))))))))))))) :
-                (a_data_left_reg[16] |
-                    (a_data_left_reg[15] |
-                        (a_data_left_reg[14] |
-                            (a_data_left_reg[13] |
-                                (a_data_left_reg[12] |
-                                    (a_data_left_reg[11] |
-                                        (a_data_left_reg[10] |
-                                            (a_data_left_reg[9] |
-                                                (a_data_left_reg[8] |
-                                                    (a_data_left_reg[7] |
-                                                        (a_data_left_reg[6] |
-                                                            (a_data_left_reg[5] |
-                                                                (a_data_left_reg[4] | (a_data_left_reg[3] | (a_data_left_reg[2] & _t22)))))))))))))))) ?
-                s_axis_tdata[23:16] :
-                8'h0,
-            (a_first ?
-                (in_ulpdu_length[15] |
-                    (in_ulpdu_length[14] |
-                        (in_ulpdu_length[13] |
-                            (in_ulpdu_length[12] |
-                                (in_ulpdu_length[11] |
-                                    (in_ulpdu_length[10] |
-                                        (in_ulpdu_length[9] |
-                                            (in_ulpdu_length[8] |
-                                                (in_ulpdu_length[7] |
-                                                    (in_ulpdu_length[6] |
-                                                        (in_ulpdu_length[5] |
-                                                            (in_ulpdu_length[4] | (in_ulpdu_length[3] | (in_ulpdu_length[2] | in_ulpdu_length[1])))))))))))))) :
-                (a_data_left_reg[16] |
-                    (a_data_left_reg[15] |
-                        (a_data_left_reg[14] |
-                            (a_data_left_reg[13] |
-                                (a_data_left_reg[12] |
-                                    (a_data_left_reg[11] |
-                                        (a_data_left_reg[10] |
-                                            (a_data_left_reg[9] |
-                                                (a_data_left_reg[8] |
-                                                    (a_data_left_reg[7] |
-                                                        (a_data_left_reg[6] |
-                                                            (a_data_left_reg[5] |
-                                                                (a_data_left_reg[4] | (a_data_left_reg[3] | a_data_left_reg[2]))))))))))))))) ?
-                s_axis_tdata[15:8] :
-                8'h0,
-            (a_first ?
-                (in_ulpdu_length[15] |
-                    (in_ulpdu_length[14] |
-                        (in_ulpdu_length[13] |
-                            (in_ulpdu_length[12] |
-                                (in_ulpdu_length[11] |
-                                    (in_ulpdu_length[10] |
-                                        (in_ulpdu_length[9] |
-                                            (in_ulpdu_length[8] |
-                                                (in_ulpdu_length[7] |
-                                                    (in_ulpdu_length[6] | (in_ulpdu_length[5] | (in_ulpdu_length[4] | (in_ulpdu_length[3] | _t3))))))))))))) :
-                _t7) ?
-                s_axis_tdata[7:0] :
-                8'h0,
-            (a_first ?
-                1'b1 :
-                (a_data_left_reg[16] |
-                    (a_data_left_reg[15] |
-                        (a_data_left_reg[14] |
-                            (a_data_left_reg[13] |
-                                (a_data_left_reg[12] |
-                                    (a_data_left_reg[11] |
-                                        (a_data_left_reg[10] |
-                                            (a_data_left_reg[9] |
-                                                (a_data_left_reg[8] |
-                                                    (a_data_left_reg[7] |
-                                                        (a_data_left_reg[6] |
-                                                            (a_data_left_reg[5] |
-                                                                (a_data_left_reg[4] |
-                                                                    (a_data_left_reg[3] | (a_data_left_reg[2] | a_data_left_reg[1])))))))))))))))) ?
-                a_low2[15:8] :
-                8'h0,
-            (a_first ?
-                1'b1 :
-                (a_data_left_reg[16] |
-                    (a_data_left_reg[15] |
-                        (a_data_left_reg[14] |
-                            (a_data_left_reg[13] |
-                                (a_data_left_reg[12] |
-                                    (a_data_left_reg[11] |
-                                        (a_data_left_reg[10] |
-                                            (a_data_left_reg[9] |
-                                                (a_data_left_reg[8] |
-                                                    (a_data_left_reg[7] |
-                                                        (a_data_left_reg[6] |
-                                                            (a_data_left_reg[5] | (a_data_left_reg[4] | (a_data_left_reg[3] | _t23))))))))))))))) ?
-                a_low2[7:0] :
-                8'h0
-        };
-        fa_words_next = a_beat_words;
-        fa_first_next = a_first;
-        fa_last_next = s_axis_tlast & (~a_more_after);
+        fa_data_next = a_flush_reg ?
+            {48'h0, (a_data_left_reg > 17'h1) ? a_prev_reg : {8'h0, a_prev_reg[7:0]}} :
+            {
+                (a_first ? (_t2 | (in_ulpdu_length[2] & in_ulpdu_length[1])) : (_t14 | a_data_left_reg[3])) ? s_axis_tdata[47:40] : 8'h0,
+                (a_first ? (_t2 | (in_ulpdu_length[2] & _t13)) : (_t43 | (a_data_left_reg[2] & _t20))) ? s_axis_tdata[39:32] : 8'h0,
+                (a_first ? (_t2 | in_ulpdu_length[2]) : (_t43 | (a_data_left_reg[2] & a_data_left_reg[1]))) ? s_axis_tdata[31:24] : 8'h0,
+                (a_first ? (_t44 | _t9) : (_t43 | (a_data_left_reg[2] & _t45))) ? s_axis_tdata[23:16] : 8'h0,
+                (a_first ? (_t44 | in_ulpdu_length[1]) : (_t43 | a_data_left_reg[2])) ? s_axis_tdata[15:8] : 8'h0,
+                (a_first ?
+                    (in_ulpdu_length[1] | (in_ulpdu_length[2] | in_ulpdu_length[3]) | (_t3 | (in_ulpdu_length[6] | in_ulpdu_length[7])) | (_t12 | _t6 | _t7) |
+                        in_ulpdu_length[0]) :
+                    _t21) ?
+                    s_axis_tdata[7:0] :
+                    8'h0,
+                (a_first ? 1'b1 : (_t22 | a_data_left_reg[1])) ? a_low2[15:8] : 8'h0,
+                (a_first ? 1'b1 : (a_data_left_reg[1] | a_data_left_reg[2] | _t23 | _t24 | _t25 | a_data_left_reg[0])) ? a_low2[7:0] : 8'h0
+            };
+        fa_words_next = a_flush_reg ? 2'b01 : a_beat_words;
+        fa_first_next = _t46;
+        fa_last_next = a_flush_reg | (s_axis_tlast & (~a_more_after));
+        fa_live_next = a_live_now | _t46;
+        fa_qp_next = _t46 ? s_axis_tid : a_qp_reg;
+    end
+    if (a_take) begin
         fa_chain_next = a_chain;
-        fa_live_next = a_first | a_live_now;
-        fa_qp_next = a_first ? s_axis_tid : a_qp_reg;
         if (a_first) begin
             a_qp_next = s_axis_tid;
         end
@@ -999,22 +830,7 @@ always @* begin
         end
         a_prev_next = s_axis_tdata[63:48];
         a_left_next = a_left_now - 17'h8;
-        a_data_left_next = (a_first ?
-            _t1 :
-            (a_data_left_reg[16] |
-                (a_data_left_reg[15] |
-                    (a_data_left_reg[14] |
-                        (a_data_left_reg[13] |
-                            (a_data_left_reg[12] |
-                                (a_data_left_reg[11] |
-                                    (a_data_left_reg[10] |
-                                        (a_data_left_reg[9] |
-                                            (a_data_left_reg[8] |
-                                                (a_data_left_reg[7] |
-                                                    (a_data_left_reg[6] |
-                                                        (a_data_left_reg[5] | (a_data_left_reg[4] | (a_data_left_reg[3] & _t23))))))))))))))) ?
-            (a_data_now - 17'h8) :
-            17'h0;
+        a_data_left_next = (a_first ? _t1 : (_t14 | (a_data_left_reg[3] & (a_data_left_reg[2] | _t45)))) ? (a_data_now - 17'h8) : 17'h0;
         a_in_fpdu_next = ~s_axis_tlast;
         a_flush_next = s_axis_tlast & a_more_after;
         if (a_length_bad) begin
@@ -1022,16 +838,9 @@ always @* begin
         end
     end
     if (a_flush_now) begin
-        fa_valid_next = 1'b1;
-        fa_data_next = {48'h0, (a_data_left_reg > 17'h1) ? a_prev_reg : {8'h0, a_prev_reg[7:0]}};
-        fa_words_next = 2'b01;
-        fa_first_next = 1'b0;
-        fa_last_next = 1'b1;
-        fa_live_next = a_live_now;
-        fa_qp_next = a_qp_reg;
         a_flush_next = 1'b0;
     end
-    fa_looked_next = _t17;
+    fa_looked_next = _t38;
     if (fa_looked_reg) begin
         fa_ctx_held_next = tx_ctx_value;
     end
@@ -1050,7 +859,7 @@ always @* begin
         fb_markers_next = fa_ctx_markers;
         fb_crc_on_next = fa_ctx_crc;
         fb_k_own_next = (~fa_first_reg) | fa_chain_reg;
-        fb_live_next = _t21;
+        fb_live_next = _t42;
         fb_k_start_next = fa_ctx_k;
         fb_k_start_eq_next = {fa_ctx_k == 7'h3, fa_ctx_k == 7'h2, fa_ctx_k == 7'h1, fa_ctx_k == 7'h0};
         fb_k_start_lt_next = {fa_ctx_k < 7'h3, fa_ctx_k < 7'h2, fa_ctx_k < 7'h1};
@@ -1061,16 +870,16 @@ always @* begin
     end
     if (b1_go) begin
         mb_data_next = {
-            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[3] : fb_k_start_eq_reg[3])) ? _t24 :
+            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[3] : fb_k_start_eq_reg[3])) ? _t47 :
                 (fb_markers_reg & (fb_k_own_reg ? mk_slot_lt_reg[2] : fb_k_start_lt_reg[2])) ? 32'h0 :
                 32'h0,
-            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[2] : fb_k_start_eq_reg[2])) ? _t24 :
+            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[2] : fb_k_start_eq_reg[2])) ? _t47 :
                 (fb_markers_reg & (fb_k_own_reg ? mk_slot_lt_reg[1] : fb_k_start_lt_reg[1])) ? fb_data_reg[63:32] :
                 32'h0,
-            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[1] : fb_k_start_eq_reg[1])) ? _t24 :
+            (fb_markers_reg & (fb_k_own_reg ? mk_slot_eq_reg[1] : fb_k_start_eq_reg[1])) ? _t47 :
                 (fb_markers_reg & (fb_k_own_reg ? mk_slot_lt_reg[0] : fb_k_start_lt_reg[0])) ? fb_data_reg[31:0] :
                 fb_data_reg[63:32],
-            (fb_markers_reg & _t9) ? _t24 : fb_data_reg[31:0]
+            (fb_markers_reg & _t28) ? _t47 : fb_data_reg[31:0]
         };
         mb_words_next = fb_span_reg + {2'b00, mk_here};
         mb_words_oh_next = {
@@ -1097,13 +906,13 @@ always @* begin
     if (ob_free) begin
         ob_valid_next = gb_emit;
     end
-    if (_t12) begin
+    if (_t33) begin
         ob_data_next = gb_out;
         ob_first_next = o_first_reg;
-        ob_last_next = _t25;
-        o_first_next = _t25;
+        ob_last_next = _t48;
+        o_first_next = _t48;
         ob_words_next = gb_drain_reg ? (gb_tail_reg ? gb_count_reg[1:0] : 2'b10) : (gb_last_now ? gb_sum[1:0] : 2'b10);
-        ob_crc_slot_next = _t26[0];
+        ob_crc_slot_next = _t49[0];
         ob_crc_count_next = {
             gb_drain_reg ? (gb_tail_reg ? gb_count_oh_reg[2] : 1'b1) : (gb_last_now ? gb_sum_oh[2] : 1'b1),
             gb_drain_reg ? (gb_tail_reg ? gb_count_oh_reg[1] : 1'b0) : (gb_last_now ? gb_sum_oh[1] : 1'b0),
@@ -1113,30 +922,30 @@ always @* begin
         ob_qp_next = gb_drain_reg ? gb_qp_reg : mb_qp_reg;
     end
     if (gb_update) begin
-        gb_word0_next = gb_drain_reg ? (gb_tail_reg ? mb_data_reg[31:0] : gb_word2_reg) : ((_t14 & mb_data_reg[95:64]) | (_t15 & mb_data_reg[63:32]));
-        gb_word1_next = gb_drain_reg ? (gb_tail_reg ? mb_data_reg[63:32] : gb_word3_reg) : ((_t14 & mb_data_reg[127:96]) | (_t15 & mb_data_reg[95:64]));
-        gb_word2_next = gb_drain_reg ? (gb_tail_reg ? mb_data_reg[95:64] : 32'h0) : (_t15 & mb_data_reg[127:96]);
+        gb_word0_next = gb_drain_reg ? (gb_tail_reg ? mb_data_reg[31:0] : gb_word2_reg) : ((_t35 & mb_data_reg[95:64]) | (_t36 & mb_data_reg[63:32]));
+        gb_word1_next = gb_drain_reg ? (gb_tail_reg ? mb_data_reg[63:32] : gb_word3_reg) : ((_t35 & mb_data_reg[127:96]) | (_t36 & mb_data_reg[95:64]));
+        gb_word2_next = gb_drain_reg ? (gb_tail_reg ? mb_data_reg[95:64] : 32'h0) : (_t36 & mb_data_reg[127:96]);
         gb_word3_next = gb_drain_reg ? (gb_tail_reg ? mb_data_reg[127:96] : 32'h0) : 32'h0;
         gb_count_next = ({3{gb_refill}} & mb_words_reg) | ({3{gb_emptied}} & 3'b000) |
-            (({3{gb_drain_n}} & (gb_count_reg - 3'b010)) | ({3{_t27}} & (gb_sum_over[0] ? _t28[2:0] : 3'b000)));
+            (({3{gb_drain_n}} & (gb_count_reg - 3'b010)) | ({3{_t50}} & (gb_sum_over[0] ? _t51[2:0] : 3'b000)));
         gb_count_oh_next = {
             gb_refill & mb_words_oh_reg[4],
-            (gb_refill & mb_words_oh_reg[3]) | (_t27 & gb_sum_oh[4]),
-            (gb_refill & mb_words_oh_reg[2]) | ((gb_drain_n & gb_count_oh_reg[3]) | (_t27 & gb_sum_oh[3])),
-            (gb_refill & mb_words_oh_reg[1]) | ((gb_drain_n & gb_count_oh_reg[2]) | (_t27 & gb_sum_oh[2]))
+            (gb_refill & mb_words_oh_reg[3]) | (_t50 & gb_sum_oh[4]),
+            (gb_refill & mb_words_oh_reg[2]) | ((gb_drain_n & gb_count_oh_reg[3]) | (_t50 & gb_sum_oh[3])),
+            (gb_refill & mb_words_oh_reg[1]) | ((gb_drain_n & gb_count_oh_reg[2]) | (_t50 & gb_sum_oh[2]))
         };
-        gb_count_over_next = {gb_refill & mb_words_ge_reg[3], (gb_refill & mb_words_ge_reg[2]) | (_t27 & gb_sum_over[2])};
-        gb_end_next = (gb_refill & mb_last_reg) | (_t29 | (_t27 & _t30));
-        gb_drain_next = _t31;
-        gb_tail_next = (gb_refill & _t35) | (_t29 | (_t27 & _t36));
-        gb_take_next = (gb_refill & ((~_t32) | _t35)) | gb_emptied | ((gb_drain_n & ((~_t33) | gb_end_reg)) | (_t27 & ((~_t34) | _t36)));
+        gb_count_over_next = {gb_refill & mb_words_ge_reg[3], (gb_refill & mb_words_ge_reg[2]) | (_t50 & gb_sum_over[2])};
+        gb_end_next = (gb_refill & mb_last_reg) | (_t52 | (_t50 & _t53));
+        gb_drain_next = _t54;
+        gb_tail_next = (gb_refill & _t58) | (_t52 | (_t50 & _t59));
+        gb_take_next = (gb_refill & ((~_t55) | _t58)) | gb_emptied | ((gb_drain_n & ((~_t56) | gb_end_reg)) | (_t50 & ((~_t57) | _t59)));
         gb_hold_sel_next = {
-            _t31,
-            (gb_refill & (mb_last_reg | mb_words_ge_reg[0])) | ((gb_drain_n & (gb_end_reg | gb_count_over_reg[0])) | (_t27 & (_t30 | gb_sum_over[0])))
+            _t54,
+            (gb_refill & (mb_last_reg | mb_words_ge_reg[0])) | ((gb_drain_n & (gb_end_reg | gb_count_over_reg[0])) | (_t50 & (_t53 | gb_sum_over[0])))
         };
         gb_merge_next = {
-            (gb_refill & (_t37 & mb_words_oh_reg[1])) | ((gb_drain_n & (_t38 & gb_count_oh_reg[2])) | (_t27 & (_t37 & gb_sum_oh[2]))),
-            (gb_refill & (_t37 & mb_words_oh_reg[0])) | gb_emptied | ((gb_drain_n & (_t38 & gb_count_oh_reg[1])) | (_t27 & _t11))
+            (gb_refill & (_t60 & mb_words_oh_reg[1])) | ((gb_drain_n & (_t61 & gb_count_oh_reg[2])) | (_t50 & (_t60 & gb_sum_oh[2]))),
+            (gb_refill & (_t60 & mb_words_oh_reg[0])) | gb_emptied | ((gb_drain_n & (_t61 & gb_count_oh_reg[1])) | (_t50 & _t32))
         };
     end
     if (mb_ready & mb_valid_reg) begin
@@ -1226,11 +1035,11 @@ always @* begin
     c_crc_s1_zk_row0_next = c_crc_s1_zk_row0_reg;
     if (c_advance) begin
         c_crc_s1_zk_row0_next = {
-            1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t39, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t62, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1], _t40
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[1], _t63
         };
     end
 end
@@ -1239,11 +1048,11 @@ always @* begin
     c_crc_s1_zk_row1_next = c_crc_s1_zk_row1_reg;
     if (c_advance) begin
         c_crc_s1_zk_row1_next = {
-            1'b0, c_crc_in_count_onehot_reg[2], _t39, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            1'b0, c_crc_in_count_onehot_reg[2], _t62, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1], _t40,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[1], _t63,
             c_crc_in_count_onehot_reg[2]
         };
     end
@@ -1253,11 +1062,11 @@ always @* begin
     c_crc_s1_zk_row2_next = c_crc_s1_zk_row2_reg;
     if (c_advance) begin
         c_crc_s1_zk_row2_next = {
-            c_crc_in_count_onehot_reg[2], _t39, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t62, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1], _t40,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[1], _t63,
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
         };
     end
@@ -1267,11 +1076,11 @@ always @* begin
     c_crc_s1_zk_row3_next = c_crc_s1_zk_row3_reg;
     if (c_advance) begin
         c_crc_s1_zk_row3_next = {
-            _t39, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            _t62, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1], _t40, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[1], _t63, c_crc_in_count_onehot_reg[2],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1]
         };
     end
@@ -1281,10 +1090,10 @@ always @* begin
     c_crc_s1_zk_row4_next = c_crc_s1_zk_row4_reg;
     if (c_advance) begin
         c_crc_s1_zk_row4_next = {
-            _t39, c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, _t39, 1'b0, _t39, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], _t39, _t39, 1'b0, _t39, c_crc_in_count_onehot_reg[2], _t39, _t39, 1'b0, c_crc_in_count_onehot_reg[2], _t39,
+            _t62, c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, _t62, 1'b0, _t62, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], _t62, _t62, 1'b0, _t62, c_crc_in_count_onehot_reg[2], _t62, _t62, 1'b0, c_crc_in_count_onehot_reg[2], _t62,
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], _t41, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1]
+            c_crc_in_count_onehot_reg[2], _t64, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -1293,11 +1102,11 @@ always @* begin
     c_crc_s1_zk_row5_next = c_crc_s1_zk_row5_reg;
     if (c_advance) begin
         c_crc_s1_zk_row5_next = {
-            c_crc_in_count_onehot_reg[1], _t39, 1'b0, c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t62, 1'b0, c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[1], _t39, _t39, c_crc_in_count_onehot_reg[0], _t39, c_crc_in_count_onehot_reg[1], _t39, 1'b0, _t39
+            c_crc_in_count_onehot_reg[1], _t62, _t62, c_crc_in_count_onehot_reg[0], _t62, c_crc_in_count_onehot_reg[1], _t62, 1'b0, _t62
         };
     end
 end
@@ -1306,9 +1115,9 @@ always @* begin
     c_crc_s1_zk_row6_next = c_crc_s1_zk_row6_reg;
     if (c_advance) begin
         c_crc_s1_zk_row6_next = {
-            _t39, 1'b0, _t39, _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, 1'b0, _t39, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0, _t39, _t39,
-            c_crc_in_count_onehot_reg[1], _t39, _t39, 1'b0, 1'b0, _t39, c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], _t42, 1'b0,
-            1'b0, _t39, _t39, c_crc_in_count_onehot_reg[2], 1'b0
+            _t62, 1'b0, _t62, _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, 1'b0, _t62, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0, _t62, _t62,
+            c_crc_in_count_onehot_reg[1], _t62, _t62, 1'b0, 1'b0, _t62, c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], _t65, 1'b0,
+            1'b0, _t62, _t62, c_crc_in_count_onehot_reg[2], 1'b0
         };
     end
 end
@@ -1317,11 +1126,11 @@ always @* begin
     c_crc_s1_zk_row7_next = c_crc_s1_zk_row7_reg;
     if (c_advance) begin
         c_crc_s1_zk_row7_next = {
-            1'b0, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], _t39,
+            1'b0, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], _t62,
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1]
         };
     end
@@ -1331,11 +1140,11 @@ always @* begin
     c_crc_s1_zk_row8_next = c_crc_s1_zk_row8_reg;
     if (c_advance) begin
         c_crc_s1_zk_row8_next = {
-            _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], _t39,
+            _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], _t62,
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2]
         };
     end
@@ -1346,10 +1155,10 @@ always @* begin
     if (c_advance) begin
         c_crc_s1_zk_row9_next = {
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2], _t39, _t39, _t39, _t39, 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], 1'b0, _t42, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t39, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1]
+            c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2], _t62, _t62, _t62, _t62, 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], 1'b0, _t65, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t62, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -1358,10 +1167,10 @@ always @* begin
     c_crc_s1_zk_row10_next = c_crc_s1_zk_row10_reg;
     if (c_advance) begin
         c_crc_s1_zk_row10_next = {
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[2],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, _t39, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t39, _t41, 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, _t62, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t62, _t64, 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0,
             c_crc_in_count_onehot_reg[2]
         };
     end
@@ -1371,10 +1180,10 @@ always @* begin
     c_crc_s1_zk_row11_next = c_crc_s1_zk_row11_reg;
     if (c_advance) begin
         c_crc_s1_zk_row11_next = {
-            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0,
-            _t39, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t39, _t41, 1'b0, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t39
+            _t62, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t62, _t64, 1'b0, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t62
         };
     end
 end
@@ -1383,10 +1192,10 @@ always @* begin
     c_crc_s1_zk_row12_next = c_crc_s1_zk_row12_reg;
     if (c_advance) begin
         c_crc_s1_zk_row12_next = {
-            _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t39, _t39, 1'b0, _t39,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t41, _t39, 1'b0,
-            _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t62, _t62, 1'b0, _t62,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t64, _t62, 1'b0,
+            _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
         };
     end
@@ -1397,10 +1206,10 @@ always @* begin
     if (c_advance) begin
         c_crc_s1_zk_row13_next = {
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t39, 1'b0, c_crc_in_count_onehot_reg[1], _t39, 1'b0,
-            _t39, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, _t42, _t39, _t39, c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t62, 1'b0, c_crc_in_count_onehot_reg[1], _t62, 1'b0,
+            _t62, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, _t65, _t62, _t62, c_crc_in_count_onehot_reg[1], 1'b0,
             c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t39, _t39
+            c_crc_in_count_onehot_reg[1], _t62, _t62
         };
     end
 end
@@ -1409,10 +1218,10 @@ always @* begin
     c_crc_s1_zk_row14_next = c_crc_s1_zk_row14_reg;
     if (c_advance) begin
         c_crc_s1_zk_row14_next = {
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0],
-            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, 1'b0, c_crc_in_count_onehot_reg[1], _t39,
+            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, 1'b0, c_crc_in_count_onehot_reg[1], _t62,
             c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
         };
     end
@@ -1422,10 +1231,10 @@ always @* begin
     c_crc_s1_zk_row15_next = c_crc_s1_zk_row15_reg;
     if (c_advance) begin
         c_crc_s1_zk_row15_next = {
-            c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t39,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, 1'b0, c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], 1'b0,
+            c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t62,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, 1'b0, c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], 1'b0,
             c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1]
         };
     end
@@ -1435,10 +1244,10 @@ always @* begin
     c_crc_s1_zk_row16_next = c_crc_s1_zk_row16_reg;
     if (c_advance) begin
         c_crc_s1_zk_row16_next = {
-            1'b0, _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39,
+            1'b0, _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62,
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t39,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, 1'b0, c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t62,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, 1'b0, c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], 1'b0,
             c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1]
         };
@@ -1449,10 +1258,10 @@ always @* begin
     c_crc_s1_zk_row17_next = c_crc_s1_zk_row17_reg;
     if (c_advance) begin
         c_crc_s1_zk_row17_next = {
-            _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1],
+            _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], _t39, 1'b0, c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[2], _t62, 1'b0, c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
             1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0
         };
     end
@@ -1463,9 +1272,9 @@ always @* begin
     if (c_advance) begin
         c_crc_s1_zk_row18_next = {
             c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0, _t39, c_crc_in_count_onehot_reg[2], _t39, _t39, _t40, _t39, 1'b0, _t39, _t39,
-            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39, 1'b0, 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39
+            c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0, _t62, c_crc_in_count_onehot_reg[2], _t62, _t62, _t63, _t62, 1'b0, _t62, _t62,
+            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62, 1'b0, 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62
         };
     end
 end
@@ -1474,7 +1283,7 @@ always @* begin
     c_crc_s1_zk_row19_next = c_crc_s1_zk_row19_reg;
     if (c_advance) begin
         c_crc_s1_zk_row19_next = {
-            1'b0, c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            1'b0, c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0,
             c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
@@ -1488,7 +1297,7 @@ always @* begin
     c_crc_s1_zk_row20_next = c_crc_s1_zk_row20_reg;
     if (c_advance) begin
         c_crc_s1_zk_row20_next = {
-            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0,
             c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
@@ -1502,10 +1311,10 @@ always @* begin
     c_crc_s1_zk_row21_next = c_crc_s1_zk_row21_reg;
     if (c_advance) begin
         c_crc_s1_zk_row21_next = {
-            _t39, c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[1],
-            1'b0, 1'b0, _t40, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, _t39, _t39, _t39, 1'b0, c_crc_in_count_onehot_reg[1],
+            _t62, c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[1],
+            1'b0, 1'b0, _t63, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, _t62, _t62, _t62, 1'b0, c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62,
             c_crc_in_count_onehot_reg[2]
         };
     end
@@ -1515,11 +1324,11 @@ always @* begin
     c_crc_s1_zk_row22_next = c_crc_s1_zk_row22_reg;
     if (c_advance) begin
         c_crc_s1_zk_row22_next = {
-            c_crc_in_count_onehot_reg[1], _t39, 1'b0, c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t62, 1'b0, c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0,
-            _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1]
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0,
+            _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -1528,9 +1337,9 @@ always @* begin
     c_crc_s1_zk_row23_next = c_crc_s1_zk_row23_reg;
     if (c_advance) begin
         c_crc_s1_zk_row23_next = {
-            _t39, 1'b0, _t39, 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, _t42, 1'b0, _t39, c_crc_in_count_onehot_reg[1],
-            1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
-            1'b0, _t39, 1'b0, 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0
+            _t62, 1'b0, _t62, 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, _t65, 1'b0, _t62, c_crc_in_count_onehot_reg[1],
+            1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
+            1'b0, _t62, 1'b0, 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0
         };
     end
 end
@@ -1539,11 +1348,11 @@ always @* begin
     c_crc_s1_zk_row24_next = c_crc_s1_zk_row24_reg;
     if (c_advance) begin
         c_crc_s1_zk_row24_next = {
-            1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, _t39, _t39, _t39, c_crc_in_count_onehot_reg[1], _t39, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t39,
-            c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1], _t39
+            1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, _t62, _t62, _t62, c_crc_in_count_onehot_reg[1], _t62, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t62,
+            c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[1], _t62
         };
     end
 end
@@ -1552,11 +1361,11 @@ always @* begin
     c_crc_s1_zk_row25_next = c_crc_s1_zk_row25_reg;
     if (c_advance) begin
         c_crc_s1_zk_row25_next = {
-            _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, _t39, _t39, _t39, c_crc_in_count_onehot_reg[1], _t39, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t39,
-            c_crc_in_count_onehot_reg[1], 1'b0, _t39, c_crc_in_count_onehot_reg[1], _t39, 1'b0
+            _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, _t62, _t62, _t62, c_crc_in_count_onehot_reg[1], _t62, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t62,
+            c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[1], _t62, 1'b0
         };
     end
 end
@@ -1565,11 +1374,11 @@ always @* begin
     c_crc_s1_zk_row26_next = c_crc_s1_zk_row26_reg;
     if (c_advance) begin
         c_crc_s1_zk_row26_next = {
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t42, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], _t39, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t65, 1'b0, 1'b0,
+            c_crc_in_count_onehot_reg[2], _t62, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1]
         };
     end
@@ -1579,12 +1388,12 @@ always @* begin
     c_crc_s1_zk_row27_next = c_crc_s1_zk_row27_reg;
     if (c_advance) begin
         c_crc_s1_zk_row27_next = {
-            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t42, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2],
-            _t39, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t65, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2],
+            _t62, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t39
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t62
         };
     end
 end
@@ -1593,12 +1402,12 @@ always @* begin
     c_crc_s1_zk_row28_next = c_crc_s1_zk_row28_reg;
     if (c_advance) begin
         c_crc_s1_zk_row28_next = {
-            1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t42, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t39, _t39,
+            1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t65, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t62, _t62,
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1]
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1]
         };
     end
 end
@@ -1607,12 +1416,12 @@ always @* begin
     c_crc_s1_zk_row29_next = c_crc_s1_zk_row29_reg;
     if (c_advance) begin
         c_crc_s1_zk_row29_next = {
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t42, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t39, _t39,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t65, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t62, _t62,
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0
         };
     end
 end
@@ -1621,12 +1430,12 @@ always @* begin
     c_crc_s1_zk_row30_next = c_crc_s1_zk_row30_reg;
     if (c_advance) begin
         c_crc_s1_zk_row30_next = {
-            c_crc_in_count_onehot_reg[2], _t42, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t39, _t39, c_crc_in_count_onehot_reg[1],
+            c_crc_in_count_onehot_reg[2], _t65, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t62, _t62, c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
             c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t39,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39,
-            c_crc_in_count_onehot_reg[1], 1'b0, _t39
+            c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t62,
+            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62,
+            c_crc_in_count_onehot_reg[1], 1'b0, _t62
         };
     end
 end
@@ -1635,11 +1444,11 @@ always @* begin
     c_crc_s1_zk_row31_next = c_crc_s1_zk_row31_reg;
     if (c_advance) begin
         c_crc_s1_zk_row31_next = {
-            _t42, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t39, _t39, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
+            _t65, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t62, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
             c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t39,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t39, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t39, c_crc_in_count_onehot_reg[1], 1'b0, _t39,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62,
+            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2],
+            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62,
             c_crc_in_count_onehot_reg[1]
         };
     end
@@ -1649,9 +1458,9 @@ always @* begin
     c_crc_s1_zk_init_next = c_crc_s1_zk_init_reg;
     if (c_advance) begin
         c_crc_s1_zk_init_next = {
-            _t42, _t40, _t41, _t41, c_crc_in_count_onehot_reg[0], _t42, _t41, _t41, _t41, _t40, c_crc_in_count_onehot_reg[0], _t41, _t42, _t40, _t40, _t40,
-            _t42, _t40, _t42, _t42, _t40, _t41, c_crc_in_count_onehot_reg[0], _t40, c_crc_in_count_onehot_reg[0], _t40, _t41, _t41, _t42, _t40,
-            c_crc_in_count_onehot_reg[0], _t40
+            _t65, _t63, _t64, _t64, c_crc_in_count_onehot_reg[0], _t65, _t64, _t64, _t64, _t63, c_crc_in_count_onehot_reg[0], _t64, _t65, _t63, _t63, _t63,
+            _t65, _t63, _t65, _t65, _t63, _t64, c_crc_in_count_onehot_reg[0], _t63, c_crc_in_count_onehot_reg[0], _t63, _t64, _t64, _t65, _t63,
+            c_crc_in_count_onehot_reg[0], _t63
         };
     end
 end
@@ -1674,16 +1483,16 @@ always @* begin
     c_crc_s2_coeff_next = c_crc_s2_coeff_reg;
     if (c_advance) begin
         c_crc_s2_coeff_next = {
-            _t43 ? 32'h0 : c_crc_s1_zk_row31_reg, _t43 ? 32'h0 : c_crc_s1_zk_row30_reg, _t43 ? 32'h0 : c_crc_s1_zk_row29_reg,
-            _t43 ? 32'h0 : c_crc_s1_zk_row28_reg, _t43 ? 32'h0 : c_crc_s1_zk_row27_reg, _t43 ? 32'h0 : c_crc_s1_zk_row26_reg,
-            _t43 ? 32'h0 : c_crc_s1_zk_row25_reg, _t43 ? 32'h0 : c_crc_s1_zk_row24_reg, _t43 ? 32'h0 : c_crc_s1_zk_row23_reg,
-            _t43 ? 32'h0 : c_crc_s1_zk_row22_reg, _t43 ? 32'h0 : c_crc_s1_zk_row21_reg, _t43 ? 32'h0 : c_crc_s1_zk_row20_reg,
-            _t43 ? 32'h0 : c_crc_s1_zk_row19_reg, _t43 ? 32'h0 : c_crc_s1_zk_row18_reg, _t43 ? 32'h0 : c_crc_s1_zk_row17_reg,
-            _t43 ? 32'h0 : c_crc_s1_zk_row16_reg, _t43 ? 32'h0 : c_crc_s1_zk_row15_reg, _t43 ? 32'h0 : c_crc_s1_zk_row14_reg,
-            _t43 ? 32'h0 : c_crc_s1_zk_row13_reg, _t43 ? 32'h0 : c_crc_s1_zk_row12_reg, _t43 ? 32'h0 : c_crc_s1_zk_row11_reg,
-            _t43 ? 32'h0 : c_crc_s1_zk_row10_reg, _t43 ? 32'h0 : c_crc_s1_zk_row9_reg, _t43 ? 32'h0 : c_crc_s1_zk_row8_reg, _t43 ? 32'h0 : c_crc_s1_zk_row7_reg,
-            _t43 ? 32'h0 : c_crc_s1_zk_row6_reg, _t43 ? 32'h0 : c_crc_s1_zk_row5_reg, _t43 ? 32'h0 : c_crc_s1_zk_row4_reg, _t43 ? 32'h0 : c_crc_s1_zk_row3_reg,
-            _t43 ? 32'h0 : c_crc_s1_zk_row2_reg, _t43 ? 32'h0 : c_crc_s1_zk_row1_reg, _t43 ? 32'h0 : c_crc_s1_zk_row0_reg
+            _t66 ? 32'h0 : c_crc_s1_zk_row31_reg, _t66 ? 32'h0 : c_crc_s1_zk_row30_reg, _t66 ? 32'h0 : c_crc_s1_zk_row29_reg,
+            _t66 ? 32'h0 : c_crc_s1_zk_row28_reg, _t66 ? 32'h0 : c_crc_s1_zk_row27_reg, _t66 ? 32'h0 : c_crc_s1_zk_row26_reg,
+            _t66 ? 32'h0 : c_crc_s1_zk_row25_reg, _t66 ? 32'h0 : c_crc_s1_zk_row24_reg, _t66 ? 32'h0 : c_crc_s1_zk_row23_reg,
+            _t66 ? 32'h0 : c_crc_s1_zk_row22_reg, _t66 ? 32'h0 : c_crc_s1_zk_row21_reg, _t66 ? 32'h0 : c_crc_s1_zk_row20_reg,
+            _t66 ? 32'h0 : c_crc_s1_zk_row19_reg, _t66 ? 32'h0 : c_crc_s1_zk_row18_reg, _t66 ? 32'h0 : c_crc_s1_zk_row17_reg,
+            _t66 ? 32'h0 : c_crc_s1_zk_row16_reg, _t66 ? 32'h0 : c_crc_s1_zk_row15_reg, _t66 ? 32'h0 : c_crc_s1_zk_row14_reg,
+            _t66 ? 32'h0 : c_crc_s1_zk_row13_reg, _t66 ? 32'h0 : c_crc_s1_zk_row12_reg, _t66 ? 32'h0 : c_crc_s1_zk_row11_reg,
+            _t66 ? 32'h0 : c_crc_s1_zk_row10_reg, _t66 ? 32'h0 : c_crc_s1_zk_row9_reg, _t66 ? 32'h0 : c_crc_s1_zk_row8_reg, _t66 ? 32'h0 : c_crc_s1_zk_row7_reg,
+            _t66 ? 32'h0 : c_crc_s1_zk_row6_reg, _t66 ? 32'h0 : c_crc_s1_zk_row5_reg, _t66 ? 32'h0 : c_crc_s1_zk_row4_reg, _t66 ? 32'h0 : c_crc_s1_zk_row3_reg,
+            _t66 ? 32'h0 : c_crc_s1_zk_row2_reg, _t66 ? 32'h0 : c_crc_s1_zk_row1_reg, _t66 ? 32'h0 : c_crc_s1_zk_row0_reg
         };
     end
 end
@@ -1801,12 +1610,12 @@ always @* begin
     out_temp_data_next = out_temp_data_reg;
     out_in_ready_next = out_in_ready_early;
     if (out_in_ready_reg) begin
-        if (out_out_ready | _t16) begin
+        if (out_out_ready | _t37) begin
             out_valid_next = c_crc_valid_reg;
-            out_data_next = _t44;
+            out_data_next = _t67;
         end else begin
             out_temp_valid_next = c_crc_valid_reg;
-            out_temp_data_next = _t44;
+            out_temp_data_next = _t67;
         end
     end else begin
         if (out_out_ready) begin
@@ -1955,8 +1764,8 @@ always @(posedge clk) begin
     out_in_ready_reg <= out_in_ready_next;
     out_temp_valid_reg <= out_temp_valid_next;
     out_temp_data_reg <= out_temp_data_next;
-    if (_t18) begin
-        tx_ctx_mem[_t19] <= _t20;
+    if (_t39) begin
+        tx_ctx_mem[_t40] <= _t41;
     end
 
     if (rst) begin

@@ -116,14 +116,25 @@ const vec = (count: number, f: (j: number) => Bit): Expr => cat(...Array.from({ 
  * x ≥ c for a constant c as AND/OR logic, most significant bit first, with no carry chain: the
  * compares in front of stage A's masks and flags, where a subtraction would add carry delay.
  */
-const atLeast = (x: Expr, c: number): Bit => {
+const atLeastChain = (x: Expr, c: number): Bit => {
   if (c <= 0) return true;
   if (c >= 2 ** x.width) return false;
   const top = x.width - 1;
   const half = 2 ** top;
   const b = x.bit(top);
-  const rest = (k: number): Bit => (top === 0 ? k <= 0 : atLeast(x.slice(top - 1, 0), k));
+  const rest = (k: number): Bit => (top === 0 ? k <= 0 : atLeastChain(x.slice(top - 1, 0), k));
   return c >= half ? and2(b, rest(c - half)) : or2(b, rest(c));
+};
+/**
+ * x ≥ c with the bits above c's own as one balanced OR beside the compare of the low bits: a
+ * 16-bit ULPDU_Length against a lane index is then 3 LUT levels, where the chain above is 16 gates
+ * deep and the mapper, given slack, keeps much of that depth.
+ */
+const atLeast = (x: Expr, c: number): Bit => {
+  const low = Math.ceil(Math.log2(c + 1));
+  if (c <= 0 || low >= x.width - 1) return atLeastChain(x, c);
+  const above = anyOf(Array.from({ length: x.width - low }, (_, i) => x.bit(low + i)));
+  return or2(above, atLeastChain(x.slice(low - 1, 0), c));
 };
 /** The OR of (select ∧ value) over cases whose selects are one-hot. */
 const orCases = (pairs: readonly (readonly [Expr, Bit])[]): Expr => {
@@ -248,6 +259,9 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   const lenErr = m.reg('err_length_seen', 1, { reset: 0 });
   m.assign(errLength, lenErr);
   const flushNow = m.let('a_flush_now', aFlush.and(faFree));
+  // The last two octets of the ULPDU (or of ULPDU_Length) and PAD: one word.
+  const flushWord = cat(lit(8 * W - 16, 0), mux(aData.gt(lit(17, 1)), aPrev, cat(lit(8, 0), aPrev.slice(7, 0))));
+  const faLoad = m.let('fa_load', faFree.and(aFlush.or(s.valid)), { doc: 'an F beat is loaded: the input taken, or the flush word' });
 
   // ---- Stage F: the F beat with the marker distance it starts from, decoded ---------------------
   const fb = {
@@ -299,7 +313,6 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   const cfgHold = m.reg('b1_cfg_hold', 1, { reset: 0, doc: "a configuration goes into tx_ctx this cycle and B1 holds an FPDU's last beat: it waits" });
   const b1Free = m.let('b1_free', mbFree.and(cfgHold.not()), { doc: 'B1 may pass its beat on' });
   const b1Go = m.let('b1_go', fb.valid.and(b1Free));
-  m.assign(faReady, fb.valid.not().or(b1Free));
   const markersOn = fb.markers;
   const kNow = m.let('b1_k', mux(fb.own, k, fb.kStart), { doc: 'output slots before the next marker slot, at this beat' });
   const kIs = (j: number): Expr => bitExpr(j < hw ? mux(fb.own, kEq.bit(j), fb.startEq.bit(j)) : false);
@@ -364,13 +377,28 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
   const obReady = m.wire('ob_ready', 1, { doc: 'stage C takes the output beat' });
   const obFree = m.let('ob_free', ob.valid.not().or(obReady));
   m.assign(mbReady, obFree.and(gbTake));
+  // Stage F's ready, fb_valid' or b1_free, as one sum of products of registers (and the output's
+  // registered ready): stage A's registers all hang on it, and nested it maps as a chain of
+  // small LUTs through every stage's free signal.
+  const open = cfgHold.not();
+  m.assign(
+    faReady,
+    anyOf([fb.valid.not(), open.and(mb.valid.not()), open.and(gbTake).and(ob.valid.not()), open.and(gbTake).and(obReady)]),
+  );
   const inWord = (i: number): Expr | null => (i >= 0 && i < hw ? mb.data.slice(32 * i + 31, 32 * i) : null);
   const inOh = (j: number): Bit => ohAt(mb.wordsOh, j);
   const inGe = (j: number): Bit => geAt(mb.wordsGe, j);
   // t = held + B1 words (not draining: merge is the count's one-hot), as a one-hot and a thermometer.
   const tMax = n - 1 + hw;
-  const sumOh = m.let('gb_sum_oh', vec(tMax, (j) => orCases(Array.from({ length: n }, (_, i) => [merge.bit(i), inOh(j + 1 - i)] as const))), { doc: 'bit j: held + B1 words = j + 1' });
-  const sumOver = m.let('gb_sum_over', vec(tMax - n, (j) => orCases(Array.from({ length: n }, (_, i) => [merge.bit(i), inGe(n + j + 1 - i)] as const))), { doc: 'bit j: held + B1 words > n + j' });
+  // Not draining the count is below n: its low bits select, a balanced tree of 2:1 muxes (4:1 a
+  // LUT6), where the one-hot AND-OR over n cases maps as a chain.
+  const byCount = (f: (i: number) => Bit): Expr => {
+    const tree = (bit: number, base: number): Expr =>
+      bit < 0 ? bitExpr(f(base)) : mux(gbCount.bit(bit), tree(bit - 1, base + 2 ** bit), tree(bit - 1, base));
+    return tree(Math.log2(n) - 1, 0);
+  };
+  const sumOh = m.let('gb_sum_oh', vec(tMax, (j) => byCount((i) => inOh(j + 1 - i))), { doc: 'bit j: held + B1 words = j + 1 (not draining)' });
+  const sumOver = m.let('gb_sum_over', vec(tMax - n, (j) => byCount((i) => inGe(n + j + 1 - i))), { doc: 'bit j: held + B1 words > n + j (not draining)' });
   const sumIs = (j: number): Bit => ohAt(sumOh, j - 1);
   /** Held + B1 words ≥ n + j (j ≥ 1): what is left after a beat of n. */
   const sumOverAt = (j: number): Bit => geAt(sumOver, j);
@@ -435,18 +463,20 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
     m.when(faFree, () => m.set(fa.valid, 0));
     m.set(aLive, aLiveNow);
     m.set(fa.live, fa.live.and(cfgHits(fa.qp).not()));
-    m.when(take, () => {
+    // An F beat is loaded from the input or, one cycle after the ULPDU's last beat, as the flush word
+    // (the input waits then): the register a_flush picks which, not the ready chain.
+    m.when(faLoad, () => {
       m.set(fa.valid, 1);
-      m.set(fa.data, masked);
-      m.set(fa.words, wordsNow);
-      m.set(fa.first, first);
-      m.set(fa.last, s.last!.and(moreAfter.not()));
+      m.set(fa.data, mux(aFlush, flushWord, masked));
+      m.set(fa.words, mux(aFlush, lit(wBits, 1), wordsNow));
+      m.set(fa.first, first.and(aFlush.not()));
+      m.set(fa.last, aFlush.or(s.last!.and(moreAfter.not())));
+      m.set(fa.live, aLiveNow.or(first.and(aFlush.not())));
+      if (aQp) m.set(fa.qp!, mux(first.and(aFlush.not()), s.id!, aQp));
+    });
+    m.when(take, () => {
       m.set(fa.chain, chainIn);
-      m.set(fa.live, first.or(aLiveNow));
-      if (aQp) {
-        m.set(fa.qp!, mux(first, s.id!, aQp));
-        m.when(first, () => m.set(aQp, s.id!));
-      }
+      if (aQp) m.when(first, () => m.set(aQp, s.id!));
       m.when(first, () => m.set(aLive, 1));
       m.set(aPrev, s.data.slice(8 * W - 1, 8 * W - 16));
       m.set(aLeft, leftNow.sub(lit(17, W)));
@@ -455,17 +485,7 @@ export function mpaTxModule(bytes: number, opts: MpaTxOptions = {}): Module {
       m.set(aFlush, s.last!.and(moreAfter));
       m.when(lengthBad, () => m.set(lenErr, 1));
     });
-    m.when(flushNow, () => {
-      // The last two octets of the ULPDU (or of ULPDU_Length) and PAD: one word.
-      m.set(fa.valid, 1);
-      m.set(fa.data, cat(lit(8 * W - 16, 0), mux(aData.gt(lit(17, 1)), aPrev, cat(lit(8, 0), aPrev.slice(7, 0)))));
-      m.set(fa.words, lit(wBits, 1));
-      m.set(fa.first, 0);
-      m.set(fa.last, 1);
-      m.set(fa.live, aLiveNow);
-      if (aQp) m.set(fa.qp!, aQp);
-      m.set(aFlush, 0);
-    });
+    m.when(flushNow, () => m.set(aFlush, 0));
     m.set(looked, take.and(first));
     m.when(looked, () => m.set(faCtxHeld, ctx.value));
 
