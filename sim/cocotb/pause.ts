@@ -10,13 +10,26 @@
 export interface PauseGen {
   /** Whether to pause in the coming cycle. */
   next(): boolean;
+  /**
+   * Where the sequence stands, for a native channel to carry it on in C++ (sim/verilator/channel.ts)
+   * bit for bit; absent on generators C++ cannot replay (`Chance`, `withStalls`).
+   */
+  state?(): PauseState;
 }
 
+/** A generator's kind and position: what the addon's Pause (channels-cpp.ts) needs to continue it. */
+export type PauseState =
+  | { readonly kind: 'never' }
+  | { readonly kind: 'always' }
+  | { readonly kind: 'every'; readonly n: number; readonly i: number }
+  | { readonly kind: 'pattern'; readonly bits: readonly boolean[]; readonly i: number }
+  | { readonly kind: 'random'; readonly s: number; readonly threshold: number };
+
 /** Pauses every cycle: a source that never sends, a sink that never accepts. */
-export const always = (): PauseGen => ({ next: () => true });
+export const always = (): PauseGen => ({ next: () => true, state: () => ({ kind: 'always' }) });
 
 /** Never pauses: full throughput. */
-export const never = (): PauseGen => ({ next: () => false });
+export const never = (): PauseGen => ({ next: () => false, state: () => ({ kind: 'never' }) });
 
 /** Pauses one cycle in every `n` (the n-th, 2n-th, …): `every(4)` runs at 3/4 rate. */
 export function every(n: number): PauseGen {
@@ -27,6 +40,7 @@ export function every(n: number): PauseGen {
       i = i + 1 === n ? 0 : i + 1;
       return i === 0;
     },
+    state: () => ({ kind: 'every', n, i }),
   };
 }
 
@@ -41,6 +55,7 @@ export function pattern(p: string): PauseGen {
       i = i + 1 === bits.length ? 0 : i + 1;
       return pause;
     },
+    state: () => ({ kind: 'pattern', bits, i }),
   };
 }
 
@@ -62,6 +77,7 @@ export function random(seed: number, pPause: number): PauseGen {
       z = Math.imul(z ^ (z >>> 13), MIX_2);
       return (z ^ (z >>> 16)) >>> 0 < threshold;
     },
+    state: () => ({ kind: 'random', s, threshold }),
   };
 }
 

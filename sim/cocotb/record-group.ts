@@ -12,6 +12,7 @@
 import { Layout } from '../../hdl-gen/lib/record';
 import type { PortDirection } from '../verilator/port-spec';
 import type { PortHandle, SimModel } from '../verilator/model';
+import { decodeBigInt } from '../verilator/port-values';
 
 /** A record layout as the generator's port list and manifest.json give it: fields least significant first. */
 export interface PortRecord {
@@ -104,6 +105,15 @@ function checkLayout(model: SimModel, prefix: string, fields: readonly GroupFiel
 
 const small = (width: number, v: bigint): number | bigint => (width <= WORD_BITS ? Number(v) : v);
 
+/** A field's sampled value from its port's raw value: the number or bigint, or its record's subfields. */
+function decodeField(f: GroupField, raw: number | bigint): SampledValue {
+  if (!f.layout) return raw;
+  const sub: Record<string, number | bigint> = {};
+  const decoded = f.layout.decode(BigInt(raw));
+  for (const x of f.layout.fields) sub[camelCase(x.name)] = small(x.width, decoded[x.name]!);
+  return sub;
+}
+
 export class RecordGroup {
   readonly fields: readonly GroupField[];
   private readonly byName: ReadonlyMap<string, GroupField>;
@@ -183,16 +193,20 @@ export class RecordGroup {
   peekPre(): Sampled {
     const m = this.model;
     const out: Record<string, SampledValue> = {};
+    for (const f of this.fields) out[f.name] = decodeField(f, f.port.width <= WORD_BITS ? m.peekPreNumber(f.port) : m.peekPre(f.port));
+    return out;
+  }
+
+  /**
+   * The fields from words laid out one port after another in field order, from `at` (a native
+   * sink's log, sim/verilator/channel.ts): what `peekPre` gives for the same values.
+   */
+  decodeWords(words: Uint32Array, at: number): Sampled {
+    const out: Record<string, SampledValue> = {};
+    let i = at;
     for (const f of this.fields) {
-      const raw = f.port.width <= WORD_BITS ? m.peekPreNumber(f.port) : m.peekPre(f.port);
-      if (!f.layout) {
-        out[f.name] = raw;
-        continue;
-      }
-      const sub: Record<string, number | bigint> = {};
-      const decoded = f.layout.decode(BigInt(raw));
-      for (const x of f.layout.fields) sub[camelCase(x.name)] = small(x.width, decoded[x.name]!);
-      out[f.name] = sub;
+      out[f.name] = decodeField(f, f.port.width <= WORD_BITS ? words[i]! : decodeBigInt(words, i, f.port.words));
+      i += f.port.words;
     }
     return out;
   }

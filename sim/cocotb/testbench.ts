@@ -5,13 +5,22 @@
  *   every component drives this cycle's inputs → model.tick() → every component samples the
  *   pre-edge snapshot (the values at the rising edge, which decide handshakes).
  *
+ * Native channels (sim/verilator/channel.ts; `source`/`sink` with `native: true`) are no
+ * components: the addon steps them inside the cycle, so with any open `cycle()` ticks through
+ * `model.run(1)`: they drive after the TypeScript drivers and sample before the TypeScript samplers. With no TypeScript component at all, `run(n)` is one native
+ * batch, and so is `until` given a native condition (a channel's `reaches`, e.g. `sink.received(n)`):
+ * the addon stops after the very cycle the count is reached, so the cycles are those of stepping.
+ *
  * The test owns time: nothing runs unless the test calls `cycle`, `run` or `until`.
  */
-import type { PortHandle, SimModel } from '../verilator/model';
+import type { Reaches } from '../verilator/channel';
+import { MAX_TICK, type PortHandle, type SimModel } from '../verilator/model';
 import { AxisMonitor } from './axis-monitor';
 import { AxisSink, type AxisSinkOptions } from './axis-sink';
 import { AxisSource, type AxisSourceOptions } from './axis-source';
 import type { Component } from './component';
+import { NativeAxisSink } from './native-axis-sink';
+import { NativeAxisSource } from './native-axis-source';
 
 export interface TestbenchOptions {
   /** Synchronous active-high reset port; default 'rst'. */
@@ -43,12 +52,18 @@ export class Testbench {
     return c;
   }
 
-  source(prefix = 's_axis', opts: AxisSourceOptions = {}): AxisSource {
-    return this.add(new AxisSource(this.model, prefix, opts));
+  /** An AXI4-Stream source; with `native: true` its counterpart in the addon (native-axis-source.ts). */
+  source(prefix: string, opts: AxisSourceOptions & { readonly native: true }): NativeAxisSource;
+  source(prefix?: string, opts?: AxisSourceOptions & { readonly native?: false }): AxisSource;
+  source(prefix = 's_axis', opts: AxisSourceOptions & { readonly native?: boolean } = {}): AxisSource | NativeAxisSource {
+    return opts.native ? new NativeAxisSource(this.model, prefix, opts) : this.add(new AxisSource(this.model, prefix, opts));
   }
 
-  sink(prefix = 'm_axis', opts: AxisSinkOptions = {}): AxisSink {
-    return this.add(new AxisSink(this.model, prefix, opts));
+  /** An AXI4-Stream sink; with `native: true` its counterpart in the addon (native-axis-sink.ts). */
+  sink(prefix: string, opts: AxisSinkOptions & { readonly native: true }): NativeAxisSink;
+  sink(prefix?: string, opts?: AxisSinkOptions & { readonly native?: false }): AxisSink;
+  sink(prefix = 'm_axis', opts: AxisSinkOptions & { readonly native?: boolean } = {}): AxisSink | NativeAxisSink {
+    return opts.native ? new NativeAxisSink(this.model, prefix, opts) : this.add(new AxisSink(this.model, prefix, opts));
   }
 
   monitor(prefix: string): AxisMonitor {
@@ -76,9 +91,15 @@ export class Testbench {
     const drivers = this.drivers;
     const samplers = this.samplers;
     for (let i = 0; i < drivers.length; i++) drivers[i]!();
-    this.model.tick();
+    if (this.model.channelCount === 0) this.model.tick();
+    else this.model.run(1);
     for (let i = 0; i < samplers.length; i++) samplers[i]!();
     this.steps++;
+  }
+
+  /** Only native channels to step: cycles can go in native batches. */
+  private get batched(): boolean {
+    return this.drivers.length === 0 && this.samplers.length === 0 && this.model.channelCount > 0;
   }
 
   /**
@@ -90,14 +111,34 @@ export class Testbench {
   }
 
   run(cycles: number): void {
-    for (let i = 0; i < cycles; i++) this.cycle();
+    if (!this.batched) {
+      for (let i = 0; i < cycles; i++) this.cycle();
+      return;
+    }
+    for (let left = cycles; left > 0; ) {
+      const n = this.model.run(Math.min(left, MAX_TICK));
+      this.steps += n;
+      left -= n;
+    }
   }
 
   /**
    * Steps until `done()` holds and returns the cycles it took; throws (never hangs) when it has not
    * after `maxCycles`, naming `what`.
    */
-  until(done: () => boolean, maxCycles: number, what = 'condition'): number {
+  until(done: (() => boolean) | Reaches, maxCycles: number, what = 'condition'): number {
+    const stop = 'stop' in done ? done.stop : undefined;
+    if (stop && this.batched) {
+      // The addon stops after the cycle the count reaches the target: the cycle done() first holds.
+      let i = 0;
+      while (!done() && i < maxCycles) {
+        const n = this.model.run(Math.min(maxCycles - i, MAX_TICK), stop);
+        this.steps += n;
+        i += n;
+      }
+      if (done()) return i;
+      throw new Error(`${what} not reached within ${maxCycles} cycles (at cycle ${this.model.cycles} of ${this.model.top})`);
+    }
     for (let i = 0; i < maxCycles; i++) {
       if (done()) return i;
       this.cycle();

@@ -1,7 +1,7 @@
 import { crc32c } from '../../ts-model/crc32c';
 import type { Prng } from '../../ts-model/util/prng';
-import type { AxisSendBeat, AxisSource } from '../cocotb/axis';
-import type { RecordSink } from '../cocotb/record-sink';
+import type { AxisSendBeat } from '../cocotb/axis';
+import type { Sampled } from '../cocotb/record-group';
 import { DutBench } from '../harness/dut-bench';
 import { dutSelection, type DutSelection } from '../harness/open-dut';
 import { Tally } from '../harness/tally';
@@ -12,6 +12,11 @@ import { hex32 } from '../../ts-model/util/hex';
  * random tkeep (any 2^k − 1 on any beat, empty beats, and now and then a non-contiguous one that
  * must be flagged on tuser), random back-pressure on both sides; every CRC compared with the
  * model's. Deterministic from the seed.
+ *
+ * The source and the CRC sink run in the addon (native channels, sim/verilator/channel.ts), the
+ * whole run one native batch that stops in the cycle the last CRC comes out; `drivers:
+ * 'typescript'` runs the same cycles with the TypeScript AxisSource and RecordSink (the
+ * benchmark's peer).
  */
 export interface CrcCosimOptions extends DutSelection {
   readonly width: number;
@@ -22,6 +27,8 @@ export interface CrcCosimOptions extends DutSelection {
   /** Probability that the source pauses / the sink is not ready in a cycle. */
   readonly sourcePause?: number;
   readonly sinkPause?: number;
+  /** Native channels (default) or the TypeScript drivers, cycle for cycle the same run. */
+  readonly drivers?: 'native' | 'typescript';
 }
 
 export interface CrcMismatch {
@@ -88,33 +95,54 @@ function randomFrame(r: Prng, W: number): Frame {
  * tlast: a record of tdata and tuser), each kept with the cycle it came out.
  */
 class CrcBench extends DutBench {
-  readonly sAxis: AxisSource;
-  readonly crcs: RecordSink<{ crc: number; err: boolean; cycle: number }>;
+  readonly sAxis: { sendBeats(beats: readonly AxisSendBeat[]): void };
+  readonly crcs: { readonly records: readonly CrcOut[] };
+  /** The run's end: every frame's CRC out. */
+  readonly all: (frames: number) => () => boolean;
 
   constructor(opts: CrcCosimOptions) {
     super(...DutBench.opening(`crc32c_w${opts.width}`, opts.seed, { ...dutSelection(opts), ...(opts.sampledInputs !== undefined && { sampledInputs: opts.sampledInputs }) }));
-    this.sAxis = this.source('s_axis', { pause: this.pause(opts.sourcePause ?? 0.2) });
-    this.crcs = this.recordSink('m_axis', {
+    const native = (opts.drivers ?? 'native') === 'native';
+    // The pauses are drawn in this order either way, so both kinds of driver see the same seeds.
+    const sourcePause = this.pause(opts.sourcePause ?? 0.2);
+    const sinkOpts = {
       valid: 'm_axis_tvalid',
       ready: 'm_axis_tready',
       pause: this.pause(opts.sinkPause ?? 0.2),
-      map: (f, cycle) => ({ crc: (f.tdata as number) >>> 0, err: f.tuser === 1, cycle }),
-    });
+      map: (f: Sampled, cycle: number): CrcOut => ({ crc: (f.tdata as number) >>> 0, err: f.tuser === 1, cycle }),
+    };
+    if (native) {
+      this.sAxis = this.source('s_axis', { pause: sourcePause, native: true });
+      const crcs = this.recordSink('m_axis', { ...sinkOpts, native: true });
+      this.crcs = crcs;
+      this.all = (n) => crcs.reaches(n);
+    } else {
+      this.sAxis = this.source('s_axis', { pause: sourcePause });
+      const crcs = this.recordSink('m_axis', sinkOpts);
+      this.crcs = crcs;
+      this.all = (n) => () => crcs.records.length >= n;
+    }
   }
+}
+
+interface CrcOut {
+  readonly crc: number;
+  readonly err: boolean;
+  readonly cycle: number;
 }
 
 export function cosimCrc32c(opts: CrcCosimOptions): CrcCosimResult {
   const W = opts.width;
   const name = `crc32c_w${W}`;
   const tb = new CrcBench(opts);
-  const results = tb.crcs.records;
   const frames = Array.from({ length: opts.frames }, () => randomFrame(tb.r, W));
   for (const f of frames) tb.sAxis.sendBeats(f.beats);
   tb.reset();
   const maxCycles = frames.reduce((a, f) => a + f.beats.length, 0) * 20 + 1000;
   const timer = tb.timer();
-  tb.until(() => results.length >= frames.length, maxCycles, `${frames.length} CRC results from ${name}`);
+  tb.until(tb.all(frames.length), maxCycles, `${frames.length} CRC results from ${name}`);
   const time = timer.stop();
+  const results = tb.crcs.records;
   tb.close();
 
   const mismatches = new Tally<CrcMismatch>(1);

@@ -4,6 +4,7 @@ import { random as randomPause, type PauseGen } from '../cocotb/pause';
 import { RecordGroup, type Fields } from '../cocotb/record-group';
 import { RecordMonitor, RecordSink, type RecordMonitorOptions, type RecordSinkOptions } from '../cocotb/record-sink';
 import { RecordSource, type RecordSourceOptions } from '../cocotb/record-source';
+import { NativeRecordSink } from '../cocotb/native-record-sink';
 import type { Sampled } from '../cocotb/record-group';
 import { Testbench } from '../cocotb/testbench';
 import type { CompiledModel } from '../verilator/build';
@@ -69,9 +70,16 @@ export class DutBench extends Testbench {
     return this.add(new RecordSource<T>(this.model, prefix, { ...this.ports(), ...o }));
   }
 
-  /** Takes the records the DUT puts out on `<prefix>_<field>`, driving ready (record-sink.ts). */
-  recordSink<T = Sampled>(prefix: string, o: RecordSinkOptions<T> = {}): RecordSink<T> {
-    return this.add(new RecordSink<T>(this.model, prefix, { ...this.ports(), ...o }));
+  /**
+   * Takes the records the DUT puts out on `<prefix>_<field>`, driving ready (record-sink.ts); with
+   * `native: true`, its counterpart in the addon (native-record-sink.ts).
+   */
+  recordSink<T = Sampled>(prefix: string, o: RecordSinkOptions<T> & { readonly native: true }): NativeRecordSink<T>;
+  recordSink<T = Sampled>(prefix: string, o?: RecordSinkOptions<T> & { readonly native?: false }): RecordSink<T>;
+  recordSink<T = Sampled>(prefix: string, o: RecordSinkOptions<T> & { readonly native?: boolean } = {}): RecordSink<T> | NativeRecordSink<T> {
+    const { native, ...opts } = o;
+    if (native) return new NativeRecordSink<T>(this.model, prefix, { ...this.ports(), ...opts });
+    return this.add(new RecordSink<T>(this.model, prefix, { ...this.ports(), ...opts }));
   }
 
   /** Watches the records on `<prefix>_<field>` without driving anything. */

@@ -19,6 +19,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { traceFormatOf, type CompiledModel } from './build';
 import { CYCLES_WORD, DEFERRED_WORD, FINISH_WORD, OCTETS_PER_WORD, layoutPorts, type PortSlot } from './layout';
+import type { ChannelCalls, RunStop } from './channel';
 import { loadAddon, type NativeInstance } from './native';
 import { WORD_BITS, octetsFor, type PortSpec } from './port-spec';
 import { decodeBigInt, encodePortValue, type PortValue } from './port-values';
@@ -59,6 +60,8 @@ export class SimModel {
   private readonly status: Float64Array;
   private readonly native: NativeInstance;
   private readonly byName: ReadonlyMap<string, PortHandle>;
+  /** What each native channel has staged and must hand over before a run (channel.ts). */
+  private readonly flushes: Array<() => void> = [];
   private closed = false;
 
   /**
@@ -181,6 +184,33 @@ export class SimModel {
   tick(n = 1): void {
     if (n !== 1 && (!Number.isInteger(n) || n < 0 || n > MAX_TICK)) throw new RangeError(`tick(${n}): n must be an integer in [0, ${MAX_TICK}]`);
     if (n !== 0) this.native.tick(n);
+  }
+
+  /**
+   * Runs up to n cycles with the native channels (channel.ts) stepped in each, as a Testbench
+   * cycle steps its components: they drive → one cycle exactly as `tick()` → they sample `pre`.
+   * With `stop`, returns after the cycle in which that counter reaches its target. Returns the
+   * cycles run. Unlike `tick(n)`, `pre` is taken every cycle.
+   */
+  run(n: number, stop?: RunStop): number {
+    if (!Number.isInteger(n) || n < 0 || n > MAX_TICK) throw new RangeError(`run(${n}): n must be an integer in [0, ${MAX_TICK}]`);
+    const flushes = this.flushes;
+    for (let i = 0; i < flushes.length; i++) flushes[i]!();
+    if (n === 0) return 0;
+    return stop ? this.native.run(n, stop.channel, stop.field, stop.target) : this.native.run(n);
+  }
+
+  /** Native channels opened on this model: a Testbench then steps with `run`, not `tick`. */
+  get channelCount(): number {
+    return this.flushes.length;
+  }
+
+  /** Opens a native channel (for channel.ts): its id and the addon calls it uses. */
+  openChannel(source: boolean, config: Uint32Array, status: Float64Array, flush: () => void): { id: number; calls: ChannelCalls } {
+    const id = this.native.channel(source, config, status);
+    this.flushes.push(flush);
+    const native = this.native;
+    return { id, calls: { push: (...a) => native.push(...a), pause: (...a) => native.pause(...a), drain: (...a) => native.drain(...a) } };
   }
 
   /** Cycles ticked so far (rising edges, counting one the last tick may have deferred). */

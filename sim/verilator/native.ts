@@ -12,6 +12,20 @@ export interface NativeInstance {
   tick(n: number): void;
   /** Takes a deferred rising edge, if one is pending, and publishes the post-edge outputs. */
   commit(): void;
+  /**
+   * Up to n cycles with the native channels stepped in each (channels-cpp.ts); stops after the
+   * cycle in which channel `stopChannel`'s counter `stopField` (0 items, 1 frames) reaches
+   * `stopTarget` (stopChannel -1: never). Returns the cycles run.
+   */
+  run(n: number, stopChannel?: number, stopField?: number, stopTarget?: number): number;
+  /** Opens a channel: config [valid, ready, lastWord, slots, (offset, words)…]; returns its id. */
+  channel(source: boolean, config: Uint32Array, status: Float64Array): number;
+  /** Appends `ends.length` items (their payload words back to back) to a source's queue. */
+  push(id: number, words: Uint32Array, ends: Uint8Array): void;
+  /** Sets a channel's pause generator (kind and state as channel.ts encodes them). */
+  pause(id: number, kind: number, n: number, i: number, s: number, threshold: number, bits: Uint8Array): void;
+  /** A sink's log since the last drain: per item the cycle (two words) and the payload words. */
+  drain(id: number): ArrayBuffer;
   cycles(): number;
   /** Opens a waveform that dumps cycles [from, to) (default: from now on; `to` < 0: no end). */
   traceOn(path: string, from?: number, to?: number): void;

@@ -30,9 +30,10 @@
 import { layoutPorts, FINISH_WORD, CYCLES_WORD, DEFERRED_WORD, type PortSlot } from './layout';
 import { verilatorStorage, type PortSpec } from './port-spec';
 import { TARGET_CLOCK_MHZ } from '../../hdl-gen/gen/config';
+import { CHANNELS_CPP } from './channels-cpp';
 
 /** Bump when the generated code or the buffer layout changes: it is part of the build key. */
-export const WRAPPER_VERSION = 6;
+export const WRAPPER_VERSION = 7;
 
 /**
  * VCD timestamps per clock cycle, in the design's time precision (`timescale 1ns / 1ps): the
@@ -104,6 +105,215 @@ const indent = (lines: readonly string[]): string => lines.map((l) => `  ${l}`).
 const portsJson = (ports: readonly PortSpec[]): string =>
   JSON.stringify(ports.map((p) => ({ name: p.name, direction: p.direction, width: p.width })));
 
+/**
+ * `run(n, stopChannel, stopField, stopTarget)`: up to n cycles in one call, each what the Testbench
+ * loop does with the native channels as its only components: the channels drive → the cycle of
+ * `tick(1)` (deferred edge or two evals, dumping as tick does) → the channels sample `pre`. It
+ * stops after the cycle in which channel `stopChannel`'s counter `stopField` (0 items, 1 frames)
+ * reaches `stopTarget`; returns the cycles run.
+ */
+function runFunction(cls: string, clock: string, strobe: string | undefined, trace: boolean): string {
+  const traceOnly = (text: string): string => (trace ? text : '');
+  const classic = `      const uint64_t time = s->cycle * kTimePerCycle;
+      s->context->time(time);
+      t.${clock} = 0;
+${strobe ? `      t.${strobe} = 1;\n` : ''}      t.eval();
+${traceOnly(`      if (dumping(*s)) s->vcd->dump(time);\n`)}      snapshotPre(t, w);
+      s->context->time(time + kTimeHighPhase);
+      t.${clock} = 1;
+${strobe ? `      t.${strobe} = 0;\n` : ''}      t.eval();
+${traceOnly(`      if (dumping(*s)) s->vcd->dump(time + kTimeHighPhase);\n`)}      ++s->cycle;
+${traceOnly(`      if (s->vcd && s->cycle >= s->traceTo) {
+        s->vcd->close();
+        s->vcd.reset();
+      }
+`)}`;
+  const deferred = `      s->context->time(s->cycle * kTimePerCycle);
+      t.${clock} = s->deferred ? 1 : 0;
+      t.${strobe} = 1;
+      t.eval();
+      t.${clock} = 0;
+      t.${strobe} = 0;
+      t.eval();
+      s->deferred = true;
+      ++s->cycle;
+      snapshotPre(t, w);
+      w[kDeferredWord] = 1;
+`;
+  // The same choice tick(1) makes each cycle: deferred edges unless a waveform dumps this cycle.
+  const cycle = strobe
+    ? `    if (${trace ? '!s->vcd || s->cycle + 1 <= s->traceFrom' : 'true'}) {
+${deferred}    } else {
+      commitEdge(*s);
+${classic}    }
+`
+    : `    {
+${classic}    }
+`;
+  return `napi_value runFn(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  Sim* s = liveSim(env, info, &argc, argv);
+  if (!s) return nullptr;
+  uint32_t n = 0;
+  int32_t stopChannel = -1;
+  uint32_t stopField = 0;
+  double stopTarget = 0;
+  if (argc < 1 || napi_get_value_uint32(env, argv[0], &n) != napi_ok) return throwError(env, "run(n, stopChannel, stopField, stopTarget): n must be a number");
+  if (argc >= 4 && (napi_get_value_int32(env, argv[1], &stopChannel) != napi_ok || napi_get_value_uint32(env, argv[2], &stopField) != napi_ok ||
+                    napi_get_value_double(env, argv[3], &stopTarget) != napi_ok)) {
+    return throwError(env, "run(n, stopChannel, stopField, stopTarget): the stop condition must be numbers");
+  }
+  if (stopChannel >= static_cast<int32_t>(s->channels.size()) || stopField > 1) return throwError(env, "run: no such channel counter to stop on");
+  const double* stop = stopChannel >= 0 ? &s->channels[static_cast<size_t>(stopChannel)]->status[stopField] : nullptr;
+  ${cls}& t = *s->top;
+  uint32_t* w = s->words;
+  uint32_t ran = 0;
+  while (ran < n) {
+    for (const auto& c : s->channels) driveChannel(*c, w);
+    copyInputs(t, w);
+${cycle}    w[kClockWord] = 1;
+    ++ran;
+    for (const auto& c : s->channels) sampleChannel(*c, w, s->cycle);
+    if (stop && *stop >= stopTarget) break;
+  }
+  // As tick leaves it: a deferred edge flagged, else the post-edge outputs published.
+  if (!s->deferred) copyOutputsNow(t, w);
+  publishStatus(*s);
+  napi_value out;
+  napi_create_uint32(env, ran, &out);
+  return out;
+}
+
+`;
+}
+
+/** The calls that open, feed, pause and drain native channels (channels-cpp.ts). */
+const CHANNEL_FUNCTIONS = String.raw`// A typed array argument: its elements, their count, and its type.
+bool typedArg(napi_env env, napi_value v, napi_typedarray_type want, void** data, size_t* length) {
+  bool isTyped = false;
+  if (napi_is_typedarray(env, v, &isTyped) != napi_ok || !isTyped) return false;
+  napi_typedarray_type type;
+  napi_value buffer;
+  size_t offset = 0;
+  if (napi_get_typedarray_info(env, v, &type, length, data, &buffer, &offset) != napi_ok) return false;
+  return type == want;
+}
+
+Channel* channelArg(napi_env env, Sim* s, napi_value v) {
+  uint32_t id = 0;
+  if (napi_get_value_uint32(env, v, &id) != napi_ok || id >= s->channels.size()) {
+    throwError(env, "no such native channel");
+    return nullptr;
+  }
+  return s->channels[id].get();
+}
+
+// channel(source: boolean, config: Uint32Array [valid, ready, lastWord, slots, (offset, words)…],
+//         status: Float64Array(3)) -> id. Offsets are checked: C++ writes where they point.
+napi_value channelFn(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  Sim* s = liveSim(env, info, &argc, argv);
+  if (!s) return nullptr;
+  bool source = false;
+  void* configData = nullptr;
+  size_t configLength = 0;
+  void* statusData = nullptr;
+  size_t statusLength = 0;
+  if (argc < 3 || napi_get_value_bool(env, argv[0], &source) != napi_ok || !typedArg(env, argv[1], napi_uint32_array, &configData, &configLength) ||
+      !typedArg(env, argv[2], napi_float64_array, &statusData, &statusLength) || statusLength < 3 || configLength < 4) {
+    return throwError(env, "channel(source, config, status): bad arguments");
+  }
+  const uint32_t* config = static_cast<const uint32_t*>(configData);
+  auto c = std::make_unique<Channel>();
+  c->source = source;
+  c->valid = config[0];
+  c->ready = config[1];
+  c->lastWord = config[2];
+  const uint32_t slots = config[3];
+  if (configLength != 4 + 2 * static_cast<size_t>(slots)) return throwError(env, "channel: config length disagrees with its slot count");
+  const auto inBuffer = [](uint32_t at, uint32_t words) { return at != kNone && static_cast<uint64_t>(at) + words <= kTotalWords; };
+  if (!inBuffer(c->valid, 1) || (c->ready != kNone && !inBuffer(c->ready, 1)) || (!source && c->ready == kNone)) return throwError(env, "channel: valid or ready outside the buffer");
+  for (uint32_t i = 0; i < slots; ++i) {
+    const Slot slot{config[4 + 2 * i], config[5 + 2 * i]};
+    if (!inBuffer(slot.offset, slot.words)) return throwError(env, "channel: a payload slot outside the buffer");
+    c->slots.push_back(slot);
+    c->itemWords += slot.words;
+  }
+  if (c->lastWord != kNone && c->lastWord >= c->itemWords) return throwError(env, "channel: the frame-end word is not in the payload");
+  c->status = static_cast<double*>(statusData);
+  napi_create_reference(env, argv[2], 1, &c->statusRef);  // keeps the status array alive
+  s->channels.push_back(std::move(c));
+  napi_value out;
+  napi_create_uint32(env, static_cast<uint32_t>(s->channels.size() - 1), &out);
+  return out;
+}
+
+// push(id, words: Uint32Array, ends: Uint8Array): appends ends.length items to a source's queue.
+napi_value pushFn(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  Sim* s = liveSim(env, info, &argc, argv);
+  if (!s) return nullptr;
+  Channel* c = argc == 3 ? channelArg(env, s, argv[0]) : nullptr;
+  if (!c) return argc == 3 ? nullptr : throwError(env, "push(id, words, ends): bad arguments");
+  void* words = nullptr;
+  size_t wordCount = 0;
+  void* ends = nullptr;
+  size_t items = 0;
+  if (!c->source || !typedArg(env, argv[1], napi_uint32_array, &words, &wordCount) || !typedArg(env, argv[2], napi_uint8_array, &ends, &items) ||
+      wordCount != items * c->itemWords) {
+    return throwError(env, "push(id, words, ends): a source's items, itemWords words each");
+  }
+  const uint32_t* w = static_cast<const uint32_t*>(words);
+  const uint8_t* e = static_cast<const uint8_t*>(ends);
+  c->queue.insert(c->queue.end(), w, w + wordCount);
+  c->ends.insert(c->ends.end(), e, e + items);
+  return undefinedValue(env);
+}
+
+// pause(id, kind, n, i, s, threshold, bits: Uint8Array): the channel's pause from now on.
+napi_value pauseFn(napi_env env, napi_callback_info info) {
+  size_t argc = 7;
+  napi_value argv[7];
+  Sim* s = liveSim(env, info, &argc, argv);
+  if (!s) return nullptr;
+  Channel* c = argc == 7 ? channelArg(env, s, argv[0]) : nullptr;
+  if (!c) return argc == 7 ? nullptr : throwError(env, "pause(id, kind, n, i, s, threshold, bits): bad arguments");
+  Pause p;
+  void* bits = nullptr;
+  size_t nBits = 0;
+  if (napi_get_value_uint32(env, argv[1], &p.kind) != napi_ok || napi_get_value_uint32(env, argv[2], &p.n) != napi_ok || napi_get_value_uint32(env, argv[3], &p.i) != napi_ok ||
+      napi_get_value_uint32(env, argv[4], &p.s) != napi_ok || napi_get_value_double(env, argv[5], &p.threshold) != napi_ok ||
+      !typedArg(env, argv[6], napi_uint8_array, &bits, &nBits) || p.kind > Pause::kRandom) {
+    return throwError(env, "pause(id, kind, n, i, s, threshold, bits): bad arguments");
+  }
+  p.bits.assign(static_cast<const uint8_t*>(bits), static_cast<const uint8_t*>(bits) + nBits);
+  // The phase must index the period or pattern, or next() would run off it.
+  if ((p.kind == Pause::kEvery && (p.n == 0 || p.i >= p.n)) || (p.kind == Pause::kPattern && p.i >= p.bits.size())) return throwError(env, "pause: phase outside the period or pattern");
+  c->pause = std::move(p);
+  return undefinedValue(env);
+}
+
+// drain(id) -> ArrayBuffer: a sink's log since the last drain (per item: cycle low, high, payload).
+napi_value drainFn(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  Sim* s = liveSim(env, info, &argc, argv);
+  if (!s) return nullptr;
+  Channel* c = argc == 1 ? channelArg(env, s, argv[0]) : nullptr;
+  if (!c) return argc == 1 ? nullptr : throwError(env, "drain(id): bad arguments");
+  void* data = nullptr;
+  napi_value out;
+  napi_create_arraybuffer(env, c->log.size() * sizeof(uint32_t), &data, &out);
+  if (!c->log.empty()) std::memcpy(data, c->log.data(), c->log.size() * sizeof(uint32_t));
+  c->log.clear();
+  return out;
+}
+
+`;
+
 export function generateWrapper(opts: WrapperOptions): string {
   const { top, ports, clock, sampled } = opts;
   const format = opts.trace === true ? 'vcd' : opts.trace || null;
@@ -124,6 +334,7 @@ export function generateWrapper(opts: WrapperOptions): string {
 #define NAPI_VERSION 8
 #include <node_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -150,6 +361,7 @@ const char kTop[] = "${top}";
 const char kInstance[] = "TOP";  // Verilator's usual root scope name: signals appear as TOP.${sampled ? `${sampled.module}.${top}` : top}.*
 const char kPortsJson[] = R"json(${portsJson(ports)})json";
 
+${CHANNELS_CPP}
 struct Sim {
   std::unique_ptr<VerilatedContext> context;
   std::unique_ptr<${cls}> top;
@@ -158,6 +370,7 @@ struct Sim {
   uint64_t cycle = 0;
   bool finished = false;
   bool deferred = false;  // the last tick's rising edge is not taken yet (file comment of wrapper-gen.ts)
+  std::vector<std::unique_ptr<Channel>> channels;  // stepped by run() only, in the order opened
 ${traceOnly(`  std::unique_ptr<${writer}> vcd;
   // The cycles dumped: [traceFrom, traceTo); past traceTo the file is closed (a window, e.g.
   // around a first mismatch, keeps a long run's waveform small).
@@ -324,7 +537,7 @@ napi_value commitFn(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-napi_value cyclesFn(napi_env env, napi_callback_info info) {
+${runFunction(cls, clock, sampleStrobe, trace)}${CHANNEL_FUNCTIONS}napi_value cyclesFn(napi_env env, napi_callback_info info) {
   size_t argc = 0;
   void* data = nullptr;
   napi_get_cb_info(env, info, &argc, nullptr, nullptr, &data);
@@ -385,6 +598,10 @@ void release(napi_env env, Sim* s) {
     napi_delete_reference(env, s->buffer);
     s->buffer = nullptr;
   }
+  for (const auto& c : s->channels) {
+    if (c->statusRef) napi_delete_reference(env, c->statusRef);
+  }
+  s->channels.clear();
 }
 
 napi_value finishFn(napi_env env, napi_callback_info info) {
@@ -407,7 +624,7 @@ void finalizeSim(napi_env env, void* data, void*) {
   delete s;
 }
 
-// create(buffer: ArrayBuffer, plusargs?: string[]) -> { eval, tick, commit, cycles, traceOn, traceOff, finish }
+// create(buffer: ArrayBuffer, plusargs?: string[]) -> { eval, tick, commit, run, channel, push, pause, drain, cycles, traceOn, traceOff, finish }
 // plusargs ("+NAME=value") reach $test$plusargs / $value$plusargs in initial blocks.
 napi_value createFn(napi_env env, napi_callback_info info) {
   size_t argc = 2;
@@ -429,7 +646,7 @@ napi_value createFn(napi_env env, napi_callback_info info) {
       napi_get_element(env, argv[1], i, &item);
       size_t len = 0;
       if (napi_get_value_string_utf8(env, item, nullptr, 0, &len) != napi_ok) return throwError(env, "create(buffer, plusargs): plusargs must be strings");
-      std::string a(len, '\0');
+      std::string a(len, '\\0');
       napi_get_value_string_utf8(env, item, a.data(), len + 1, &len);
       args.push_back(a);
     }
@@ -456,6 +673,11 @@ ${sampledOnly(`  s->top->${sampleStrobe} = 0;\n  s->top->eval();  // sees the st
       {"eval", nullptr, evalFn, nullptr, nullptr, nullptr, napi_default, s},
       {"tick", nullptr, tickFn, nullptr, nullptr, nullptr, napi_default, s},
       {"commit", nullptr, commitFn, nullptr, nullptr, nullptr, napi_default, s},
+      {"run", nullptr, runFn, nullptr, nullptr, nullptr, napi_default, s},
+      {"channel", nullptr, channelFn, nullptr, nullptr, nullptr, napi_default, s},
+      {"push", nullptr, pushFn, nullptr, nullptr, nullptr, napi_default, s},
+      {"pause", nullptr, pauseFn, nullptr, nullptr, nullptr, napi_default, s},
+      {"drain", nullptr, drainFn, nullptr, nullptr, nullptr, napi_default, s},
       {"cycles", nullptr, cyclesFn, nullptr, nullptr, nullptr, napi_default, s},
       {"traceOn", nullptr, traceOnFn, nullptr, nullptr, nullptr, napi_default, s},
       {"traceOff", nullptr, traceOffFn, nullptr, nullptr, nullptr, napi_default, s},

@@ -1,0 +1,112 @@
+/**
+ * AxisSink's counterpart in the addon (sim/verilator/channel.ts): tready from the pause and the
+ * beats taken logged in C++ inside `SimModel.run`; frames are assembled from the log when
+ * TypeScript asks (`recv`, `drain`, `available`), with the same contents and cycles AxisSink gives.
+ */
+import type { SimModel } from '../verilator/model';
+import { LOG_CYCLE_WORDS, NativeSinkChannel, STATUS_FRAMES, type Reaches } from '../verilator/channel';
+import { decodeBigInt } from '../verilator/port-values';
+import { axisBus, type AxisBus, type AxisFrame, type AxisUser } from './axis-bus';
+import type { AxisSinkOptions } from './axis-sink';
+import { never, type PauseGen } from './pause';
+
+const WORD_SHIFT = 5;
+const BIT_INDEX_MASK = 31;
+const WORD_BITS = 32;
+const OCTETS_PER_WORD = 4;
+const INITIAL_FRAME_OCTETS = 2048;
+
+interface Assembly {
+  buf: Uint8Array;
+  n: number;
+}
+
+export class NativeAxisSink {
+  readonly bus: AxisBus;
+  private readonly channel: NativeSinkChannel;
+  private readonly interleaved: boolean;
+  private readonly assemblies = new Map<number, Assembly>();
+  private frames: AxisFrame[] = [];
+  private taken = 0;
+  /** Word index of each payload port within an item (-1: the bus has none). */
+  private readonly at: { readonly keep: number; readonly last: number; readonly user: number; readonly id: number };
+
+  constructor(model: SimModel, prefix = 'm_axis', opts: AxisSinkOptions = {}) {
+    const bus = (this.bus = axisBus(model, prefix));
+    if (opts.interleaved && !bus.tid) throw new Error(`AxisSink: ${prefix} has no tid, so its frames cannot interleave`);
+    this.interleaved = opts.interleaved ?? false;
+    const payload = [bus.tdata, bus.tkeep, bus.tlast, bus.tuser, bus.tid];
+    let n = 0;
+    const place = payload.map((p) => (p ? (n += p.words) - p.words : -1));
+    this.at = { keep: place[1]!, last: place[2]!, user: place[3]!, id: place[4]! };
+    const ports = { valid: bus.tvalid, ready: bus.tready, payload: payload.filter((p) => p !== undefined), ...(bus.tlast && { last: bus.tlast }) };
+    this.channel = new NativeSinkChannel(model, ports, opts.pause ?? never());
+  }
+
+  setPause(pause: PauseGen): void {
+    this.channel.setPause(pause);
+  }
+
+  /** Frames received and not yet taken with `recv`/`drain`. */
+  get available(): number {
+    return this.channel.frames - this.taken;
+  }
+
+  get receivedCount(): number {
+    return this.channel.frames;
+  }
+
+  get beatCount(): number {
+    return this.channel.items;
+  }
+
+  /** `() => receivedCount ≥ n`, which Testbench.until can run natively. */
+  received(n: number): Reaches {
+    return this.channel.reaches(STATUS_FRAMES, n);
+  }
+
+  recv(): AxisFrame | undefined {
+    this.assemble();
+    const f = this.frames.shift();
+    if (f) this.taken++;
+    return f;
+  }
+
+  drain(): AxisFrame[] {
+    this.assemble();
+    const out = this.frames;
+    this.frames = [];
+    this.taken += out.length;
+    return out;
+  }
+
+  /** Turns the beats logged since the last call into frames, as AxisSink.sample does beat by beat. */
+  private assemble(): void {
+    const log = this.channel.drain();
+    const { tkeep, tlast, tuser, tid, octets } = this.bus;
+    const stride = LOG_CYCLE_WORDS + this.channel.itemWords;
+    const bytes = new Uint8Array(log.buffer);
+    for (let e = 0; e < log.length; e += stride) {
+      const p = e + LOG_CYCLE_WORDS;
+      const id = tid ? log[p + this.at.id]! : 0;
+      const key = this.interleaved ? id : 0;
+      let a = this.assemblies.get(key);
+      if (!a) this.assemblies.set(key, (a = { buf: new Uint8Array(INITIAL_FRAME_OCTETS), n: 0 }));
+      if (a.n + octets > a.buf.length) {
+        const bigger = new Uint8Array(a.buf.length * 2);
+        bigger.set(a.buf.subarray(0, a.n));
+        a.buf = bigger;
+      }
+      const base = p * OCTETS_PER_WORD;
+      let n = a.n;
+      for (let i = 0; i < octets; i++) {
+        if (!tkeep || (log[p + this.at.keep + (i >>> WORD_SHIFT)]! >>> (i & BIT_INDEX_MASK)) & 1) a.buf[n++] = bytes[base + i]!;
+      }
+      a.n = n;
+      if (tlast && log[p + this.at.last]! === 0) continue;
+      const user: AxisUser = !tuser ? 0 : tuser.width <= WORD_BITS ? log[p + this.at.user]! : decodeBigInt(log, p + this.at.user, tuser.words);
+      this.frames.push({ data: a.buf.slice(0, n), tuser: user, tid: id, cycle: NativeSinkChannel.cycleAt(log, e) });
+      a.n = 0;
+    }
+  }
+}
