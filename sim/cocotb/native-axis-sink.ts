@@ -2,11 +2,16 @@
  * AxisSink's counterpart in the addon (sim/verilator/channel.ts): tready from the pause and the
  * beats taken logged in C++ inside `SimModel.run`; frames are assembled from the log when
  * TypeScript asks (`recv`, `drain`, `available`), with the same contents and cycles AxisSink gives.
+ *
+ * With `beats: true` it also keeps every beat as an AxisMonitor on the same interface would record
+ * it (`beats`, the same cycles): a TypeScript monitor is a per-cycle component, which would take the
+ * bench off native batches.
  */
 import type { SimModel } from '../verilator/model';
 import { LOG_CYCLE_WORDS, NativeSinkChannel, STATUS_FRAMES, type Reaches } from '../verilator/channel';
 import { decodeBigInt } from '../verilator/port-values';
 import { axisBus, type AxisBus, type AxisFrame, type AxisUser } from './axis-bus';
+import type { MonitoredBeat } from './axis-monitor';
 import type { AxisSinkOptions } from './axis-sink';
 import { never, type PauseGen } from './pause';
 
@@ -15,6 +20,11 @@ const BIT_INDEX_MASK = 31;
 const WORD_BITS = 32;
 const OCTETS_PER_WORD = 4;
 const INITIAL_FRAME_OCTETS = 2048;
+
+export interface NativeAxisSinkOptions extends AxisSinkOptions {
+  /** Keep every beat taken in `beats` (it allocates per beat, as AxisMonitor does). */
+  readonly beats?: boolean;
+}
 
 interface Assembly {
   buf: Uint8Array;
@@ -28,13 +38,17 @@ export class NativeAxisSink {
   private readonly assemblies = new Map<number, Assembly>();
   private frames: AxisFrame[] = [];
   private taken = 0;
+  /** Every beat taken, as AxisMonitor records it (with `beats: true`; brought up to date by `recv`/`drain`). */
+  readonly beats: MonitoredBeat[] = [];
+  private readonly keepBeats: boolean;
   /** Word index of each payload port within an item (-1: the bus has none). */
   private readonly at: { readonly keep: number; readonly last: number; readonly user: number; readonly id: number };
 
-  constructor(model: SimModel, prefix = 'm_axis', opts: AxisSinkOptions = {}) {
+  constructor(model: SimModel, prefix = 'm_axis', opts: NativeAxisSinkOptions = {}) {
     const bus = (this.bus = axisBus(model, prefix));
     if (opts.interleaved && !bus.tid) throw new Error(`AxisSink: ${prefix} has no tid, so its frames cannot interleave`);
     this.interleaved = opts.interleaved ?? false;
+    this.keepBeats = opts.beats ?? false;
     const payload = [bus.tdata, bus.tkeep, bus.tlast, bus.tuser, bus.tid];
     let n = 0;
     const place = payload.map((p) => (p ? (n += p.words) - p.words : -1));
@@ -103,8 +117,19 @@ export class NativeAxisSink {
         if (!tkeep || (log[p + this.at.keep + (i >>> WORD_SHIFT)]! >>> (i & BIT_INDEX_MASK)) & 1) a.buf[n++] = bytes[base + i]!;
       }
       a.n = n;
-      if (tlast && log[p + this.at.last]! === 0) continue;
       const user: AxisUser = !tuser ? 0 : tuser.width <= WORD_BITS ? log[p + this.at.user]! : decodeBigInt(log, p + this.at.user, tuser.words);
+      if (this.keepBeats) {
+        this.beats.push({
+          // AxisMonitor counts edges from 0; the log holds the model's count after the edge.
+          cycle: NativeSinkChannel.cycleAt(log, e) - 1,
+          data: bytes.slice(base, base + octets),
+          tkeep: tkeep ? decodeBigInt(log, p + this.at.keep, tkeep.words) : (1n << BigInt(octets)) - 1n,
+          tlast: tlast ? log[p + this.at.last]! !== 0 : true,
+          tuser: user,
+          tid: id,
+        });
+      }
+      if (tlast && log[p + this.at.last]! === 0) continue;
       this.frames.push({ data: a.buf.slice(0, n), tuser: user, tid: id, cycle: NativeSinkChannel.cycleAt(log, e) });
       a.n = 0;
     }

@@ -19,7 +19,7 @@ import { AxisMonitor } from './axis-monitor';
 import { AxisSink, type AxisSinkOptions } from './axis-sink';
 import { AxisSource, type AxisSourceOptions } from './axis-source';
 import type { Component } from './component';
-import { NativeAxisSink } from './native-axis-sink';
+import { NativeAxisSink, type NativeAxisSinkOptions } from './native-axis-sink';
 import { NativeAxisSource } from './native-axis-source';
 
 export interface TestbenchOptions {
@@ -60,9 +60,9 @@ export class Testbench {
   }
 
   /** An AXI4-Stream sink; with `native: true` its counterpart in the addon (native-axis-sink.ts). */
-  sink(prefix: string, opts: AxisSinkOptions & { readonly native: true }): NativeAxisSink;
+  sink(prefix: string, opts: NativeAxisSinkOptions & { readonly native: true }): NativeAxisSink;
   sink(prefix?: string, opts?: AxisSinkOptions & { readonly native?: false }): AxisSink;
-  sink(prefix = 'm_axis', opts: AxisSinkOptions & { readonly native?: boolean } = {}): AxisSink | NativeAxisSink {
+  sink(prefix = 'm_axis', opts: NativeAxisSinkOptions & { readonly native?: boolean } = {}): AxisSink | NativeAxisSink {
     return opts.native ? new NativeAxisSink(this.model, prefix, opts) : this.add(new AxisSink(this.model, prefix, opts));
   }
 

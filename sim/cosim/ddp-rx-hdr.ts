@@ -12,7 +12,9 @@ import { encodeAtomicRequest, encodeAtomicResponse, encodeReadRequest, encodeTer
 import { checkHeader } from '../../ts-model/rnic/header-checks';
 import { DEFAULT_RDMAP_OPTIONS } from '../../ts-model/rnic/options';
 import type { Prng } from '../../ts-model/util/prng';
-import type { AxisMonitor, AxisSendBeat, AxisSink, AxisSource } from '../cocotb/axis';
+import type { AxisSendBeat } from '../cocotb/axis';
+import type { NativeAxisSink } from '../cocotb/native-axis-sink';
+import type { NativeAxisSource } from '../cocotb/native-axis-source';
 import { DutBench } from '../harness/dut-bench';
 import { dutSelection, type DutSelection } from '../harness/open-dut';
 import { Tally } from '../harness/tally';
@@ -228,26 +230,20 @@ type DescField = (typeof DDP_RX_DESC.fields)[number]['name'] & keyof ReturnType<
 
 /**
  * The fixture of ddp_rx_hdr_w<W>: ULPDUs into s_axis; payload packets out of m_axis (every beat
- * watched for lane-0 alignment) and descriptors out of m_desc, each with back-pressure; the cycle
- * of every descriptor.
+ * kept, to check its lane-0 alignment) and descriptors out of m_desc (one beat each, with its
+ * cycle), each with back-pressure. All three are native channels (sim/verilator/channel.ts), so
+ * the run goes in native batches.
  */
 class DdpRxHdrBench extends DutBench {
-  readonly sAxis: AxisSource;
-  readonly mAxis: AxisSink;
-  readonly mDesc: AxisSink;
-  readonly beatsOut: AxisMonitor;
-  readonly descAt: number[] = [];
+  readonly sAxis: NativeAxisSource;
+  readonly mAxis: NativeAxisSink;
+  readonly mDesc: NativeAxisSink;
 
   constructor(opts: DdpRxHdrCosimOptions, rfc7306: boolean) {
     super(...DutBench.opening(`ddp_rx_hdr_w${opts.width}`, opts.seed, dutSelection(opts)));
-    const { model } = this;
-    this.sAxis = this.source('s_axis', { pause: this.pause(opts.sourcePause ?? 0.2) });
-    this.mAxis = this.sink('m_axis', { pause: this.pause(opts.sinkPause ?? 0.2) });
-    this.mDesc = this.sink('m_desc', { pause: this.pause(opts.descPause ?? 0.2) });
-    this.beatsOut = this.monitor('m_axis');
-    const dv = model.handle('m_desc_tvalid');
-    const dr = model.handle('m_desc_tready');
-    this.add({ sample: () => void (model.peekPreNumber(dv) && model.peekPreNumber(dr) && this.descAt.push(model.cycles)) });
+    this.sAxis = this.source('s_axis', { pause: this.pause(opts.sourcePause ?? 0.2), native: true });
+    this.mAxis = this.sink('m_axis', { pause: this.pause(opts.sinkPause ?? 0.2), native: true, beats: true });
+    this.mDesc = this.sink('m_desc', { pause: this.pause(opts.descPause ?? 0.2), native: true });
     this.inputs('cfg').poke({ rfc7306 });
   }
 }
@@ -258,7 +254,7 @@ export function cosimDdpRxHdr(opts: DdpRxHdrCosimOptions): DdpRxHdrCosimResult {
   const rfc7306 = opts.rfc7306 ?? true;
   const options = { ...DEFAULT_RDMAP_OPTIONS, rfc7306 };
   const tb = new DdpRxHdrBench(opts, rfc7306);
-  const { model, r, sAxis: source, mAxis: sink, mDesc: descs, beatsOut, descAt } = tb;
+  const { model, r, sAxis: source, mAxis: sink, mDesc: descs } = tb;
 
   const ulpdus: Uint8Array[] = [];
   let inputBeats = 0;
@@ -287,12 +283,19 @@ export function cosimDdpRxHdr(opts: DdpRxHdrCosimOptions): DdpRxHdrCosimResult {
     mismatches.add({ ulpdu: i, cycle, field: fieldName, expected: String(expected), actual: String(actual), input: u ? hex(u.subarray(0, 96)) + (u.length > 96 ? '…' : '') : '' });
   };
   try {
-    tb.until(() => descs.available >= opts.ulpdus && sink.available >= packets, inputBeats * 10 + 10_000, `${opts.ulpdus} descriptors and ${packets} payload packets from ${name}`);
+    // Two native stops in turn: counts only grow, so the second stops in the first cycle both hold.
+    const maxCycles = inputBeats * 10 + 10_000;
+    const what = `${opts.ulpdus} descriptors and ${packets} payload packets from ${name}`;
+    const first = tb.until(descs.received(opts.ulpdus), maxCycles, what);
+    tb.until(sink.received(packets), maxCycles - first, what);
   } catch (e) {
     miss(-1, 'progress', `${opts.ulpdus} descriptors, ${packets} packets`, `${descs.available} descriptors, ${sink.available} packets: ${(e as Error).message}`);
   }
   const cycles = model.cycles - c0;
   tb.run(20); // anything extra shows up as a surplus below
+  // The channels' logs live in the addon: read them before it closes.
+  const frames = descs.drain();
+  const payloads = sink.drain();
   tb.close();
 
   const outcomes = Object.fromEntries(DDP_RX_OUTCOMES.map((o) => [o, 0])) as Record<DdpRxOutcome, number>;
@@ -300,8 +303,8 @@ export function cosimDdpRxHdr(opts: DdpRxHdrCosimOptions): DdpRxHdrCosimResult {
   const opcodes: Record<number, number> = {};
   const okOpcodes: Record<number, number> = {};
   let emptyData = 0;
-  const frames = descs.drain();
-  const payloads = sink.drain();
+  // m_desc has no tlast: every beat is a descriptor, its frame's cycle the handshake's.
+  const descAt = frames.map((f) => f.cycle!);
   if (frames.length !== opts.ulpdus) miss(-1, 'descriptor count', opts.ulpdus, frames.length);
   if (payloads.length !== packets) miss(-1, 'payload packet count', packets, payloads.length);
   let p = 0;
@@ -349,9 +352,9 @@ export function cosimDdpRxHdr(opts: DdpRxHdrCosimOptions): DdpRxHdrCosimResult {
   });
   // Realigned to lane 0: full beats, and 2^k − 1 (k ≥ 1) on tlast.
   const full = (1n << BigInt(W)) - 1n;
-  beatsOut.beats.forEach((b, j) => {
+  sink.beats.forEach((b, j) => {
     const okKeep = b.tlast ? b.tkeep !== 0n && (b.tkeep & (b.tkeep + 1n)) === 0n : b.tkeep === full;
-    // The monitor counts edges from 0; the model's cycle count includes the edge.
+    // Beats count edges from 0 (as AxisMonitor does); the model's cycle count includes the edge.
     if (!okKeep) miss(-1, `m_axis beat ${j} tkeep`, b.tlast ? '2^k - 1' : 'all ones', `0x${b.tkeep.toString(16)} tlast ${b.tlast}`, b.cycle + 1);
   });
   const gaps = descAt.slice(1).map((t, j) => t - descAt[j]!);

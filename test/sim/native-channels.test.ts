@@ -170,6 +170,31 @@ describe('native channels replay the TypeScript drivers cycle for cycle (axis_sk
     expect(sink.recv()).toBeUndefined();
   });
 
+  test('beats: true keeps every beat as an AxisMonitor on the same interface records it, batched', () =>
+    withSeed(21, (r) => {
+      const [a, b] = [r.u32(), r.u32()];
+      const frames = randomFrames(r, 100);
+      const tsBench = bench();
+      const tsSource = tsBench.source('s_axis', { pause: random(a, 0.3) });
+      const tsSink = tsBench.sink('m_axis', { pause: random(b, 0.4) });
+      const monitor = tsBench.add(new AxisMonitor(tsBench.model, 'm_axis'));
+      const nBench = bench();
+      const nSource = nBench.source('s_axis', { pause: random(a, 0.3), native: true });
+      const nSink = nBench.sink('m_axis', { pause: random(b, 0.4), native: true, beats: true });
+      for (const f of frames) {
+        tsSource.send(f.data, f.tuser);
+        nSource.send(f.data, f.tuser);
+      }
+      tsBench.reset();
+      nBench.reset();
+      tsBench.until(() => tsSink.receivedCount >= frames.length, MAX_CYCLES, 'the frames');
+      nBench.until(nSink.received(frames.length), MAX_CYCLES, 'the frames');
+      expect(nSink.beats).toEqual([]); // filled from the log when frames are read
+      expect(nSink.drain()).toEqual(tsSink.drain());
+      expect(monitor.beats.length).toBeGreaterThan(frames.length);
+      expect(nSink.beats).toEqual(monitor.beats);
+    }));
+
   test('a pause generator carries on from where it stands; ones C++ cannot replay are refused', () => {
     const tb = bench();
     const g = random(99, 0.4);
