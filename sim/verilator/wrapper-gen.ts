@@ -33,7 +33,7 @@ import { TARGET_CLOCK_MHZ } from '../../hdl-gen/gen/config';
 import { CHANNELS_CPP } from './channels-cpp';
 
 /** Bump when the generated code or the buffer layout changes: it is part of the build key. */
-export const WRAPPER_VERSION = 7;
+export const WRAPPER_VERSION = 8;
 
 /**
  * VCD timestamps per clock cycle, in the design's time precision (`timescale 1ns / 1ps): the
@@ -209,6 +209,19 @@ Channel* channelArg(napi_env env, Sim* s, napi_value v) {
   return s->channels[id].get();
 }
 
+// A channel call's arguments: the live model, exactly n of them, the first a channel id; null,
+// with the JavaScript exception pending, when not ("<usage>: bad arguments" for a wrong count).
+Channel* channelCall(napi_env env, napi_callback_info info, size_t n, napi_value* argv, const char* usage) {
+  size_t argc = n;
+  Sim* s = liveSim(env, info, &argc, argv);
+  if (!s) return nullptr;
+  if (argc != n) {
+    throwError(env, std::string(usage) + ": bad arguments");
+    return nullptr;
+  }
+  return channelArg(env, s, argv[0]);
+}
+
 // channel(source: boolean, config: Uint32Array [valid, ready, lastWord, slots, (offset, words)…],
 //         status: Float64Array(3)) -> id. Offsets are checked: C++ writes where they point.
 napi_value channelFn(napi_env env, napi_callback_info info) {
@@ -252,12 +265,9 @@ napi_value channelFn(napi_env env, napi_callback_info info) {
 
 // push(id, words: Uint32Array, ends: Uint8Array): appends ends.length items to a source's queue.
 napi_value pushFn(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
   napi_value argv[3];
-  Sim* s = liveSim(env, info, &argc, argv);
-  if (!s) return nullptr;
-  Channel* c = argc == 3 ? channelArg(env, s, argv[0]) : nullptr;
-  if (!c) return argc == 3 ? nullptr : throwError(env, "push(id, words, ends): bad arguments");
+  Channel* c = channelCall(env, info, 3, argv, "push(id, words, ends)");
+  if (!c) return nullptr;
   void* words = nullptr;
   size_t wordCount = 0;
   void* ends = nullptr;
@@ -275,12 +285,9 @@ napi_value pushFn(napi_env env, napi_callback_info info) {
 
 // pause(id, kind, n, i, s, threshold, bits: Uint8Array): the channel's pause from now on.
 napi_value pauseFn(napi_env env, napi_callback_info info) {
-  size_t argc = 7;
   napi_value argv[7];
-  Sim* s = liveSim(env, info, &argc, argv);
-  if (!s) return nullptr;
-  Channel* c = argc == 7 ? channelArg(env, s, argv[0]) : nullptr;
-  if (!c) return argc == 7 ? nullptr : throwError(env, "pause(id, kind, n, i, s, threshold, bits): bad arguments");
+  Channel* c = channelCall(env, info, 7, argv, "pause(id, kind, n, i, s, threshold, bits)");
+  if (!c) return nullptr;
   Pause p;
   void* bits = nullptr;
   size_t nBits = 0;
@@ -298,12 +305,9 @@ napi_value pauseFn(napi_env env, napi_callback_info info) {
 
 // drain(id) -> ArrayBuffer: a sink's log since the last drain (per item: cycle low, high, payload).
 napi_value drainFn(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  Sim* s = liveSim(env, info, &argc, argv);
-  if (!s) return nullptr;
-  Channel* c = argc == 1 ? channelArg(env, s, argv[0]) : nullptr;
-  if (!c) return argc == 1 ? nullptr : throwError(env, "drain(id): bad arguments");
+  Channel* c = channelCall(env, info, 1, argv, "drain(id)");
+  if (!c) return nullptr;
   void* data = nullptr;
   napi_value out;
   napi_create_arraybuffer(env, c->log.size() * sizeof(uint32_t), &data, &out);

@@ -6,6 +6,7 @@ import { describe, expect, test } from 'vitest';
 import { parseScenario } from '../../ts-model/scenario/schema';
 import { cosimScenario } from '../../sim/cosim/rnic-scenario';
 import { placementRecords, readTrace, type TraceRecord } from '../../sim/cosim/trace';
+import { flipMemWrData, sends } from '../support/scenario-fixtures';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const rnic = (...args: string[]) => spawnSync('node', ['bin/rnic.mjs', ...args], { cwd: ROOT, encoding: 'utf8' });
@@ -64,18 +65,8 @@ describe('rnic cosim --scenario --trace-dir: the transaction traces of the RTL a
     const out = mkdtempSync(join(tmpdir(), 'rnic-scenario-trace-bad-'));
     try {
       // The mutant of rnic-scenario.test.ts (bit 0 of every mem_wr_data beat flipped): the same build.
-      const s = parseScenario({
-        name: 'sends into receive buffers',
-        seed: 5,
-        connection: { emss: 1460, initiator: { markers: true }, responder: { markers: true } },
-        receives: [{ at: 'responder', length: 4096, count: 4 }],
-        ops: [
-          { from: 'initiator', op: 'send', length: 1000 },
-          { from: 'initiator', op: 'send-se', length: 3000 },
-        ],
-      });
-      const flip = (v: string) => v.replace(/assign mem_wr_data = (.*);/, "assign mem_wr_data = ($1) ^ 64'h1;");
-      const r = cosimScenario(s, { width: 8, seed: 1, mutate: flip, evidenceDir: out });
+      const s = parseScenario(sends({ ops: sends().ops!.slice(0, 2) }));
+      const r = cosimScenario(s, { width: 8, seed: 1, mutate: flipMemWrData, evidenceDir: out });
       expect(r.mismatches).toBeGreaterThan(0);
       const model = join(out, 'rnic_top_w8-scenario-seed1-model.jsonl');
       const rtl = join(out, 'rnic_top_w8-scenario-seed1-rtl.jsonl');

@@ -7,6 +7,7 @@ import { cosimScenario } from '../../sim/cosim/rnic-scenario';
 import { parseConfig } from '../../hdl-gen/gen/config';
 import { runScenario } from '../../ts-model/scenario/run';
 import { LlpError } from '../../ts-model/terminate-codes';
+import { flipMemWrData, sends } from '../support/scenario-fixtures';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const load = (f: string) => parseScenario(JSON.parse(readFileSync(join(ROOT, 'examples', f), 'utf8')));
@@ -56,27 +57,12 @@ describe('rnic cosim --scenario: the RTL as the responder of the example scenari
   });
 });
 
-/** Sends only: everything the responder places goes into its receive buffers. */
-const sends = (over: Partial<ScenarioInput> = {}): ScenarioInput => ({
-  name: 'sends into receive buffers',
-  seed: 5,
-  connection: { emss: 1460, initiator: { markers: true }, responder: { markers: true } },
-  receives: [{ at: 'responder', length: 4096, count: 4 }],
-  ops: [
-    { from: 'initiator', op: 'send', length: 1000 },
-    { from: 'initiator', op: 'send-se', length: 3000 },
-    { from: 'initiator', op: 'send', length: 17 },
-  ],
-  ...over,
-});
-
 describe('rnic cosim --scenario compares every placed octet and refuses what the RTL does not implement', () => {
   test('bit 0 of every mem_wr_data beat flipped is caught on a scenario of Sends, at the write that did it', () => {
     const s = parseScenario(sends());
     expect(cosimScenario(s, { width: 8, seed: 1 }).mismatches).toBe(0);
     // The edited top goes through the same path as a user's --rtl directory (sim/cosim/dut.ts).
-    const flip = (v: string) => v.replace(/assign mem_wr_data = (.*);/, "assign mem_wr_data = ($1) ^ 64'h1;");
-    const mutant = cosimScenario(s, { width: 8, seed: 1, mutate: flip });
+    const mutant = cosimScenario(s, { width: 8, seed: 1, mutate: flipMemWrData });
     expect(mutant.mismatches).toBeGreaterThan(0);
     const m = mutant.firstMismatch!;
     expect(m.what).toMatch(/^placement for the initiator's FPDU \d+ at 0x[0-9a-f]+$/);

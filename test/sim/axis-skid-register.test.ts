@@ -1,35 +1,17 @@
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { AxisMonitor, AxisSink, AxisSource } from '../../sim/cocotb/axis';
-import type { Component } from '../../sim/cocotb/component';
 import { always, every, never, pattern, random, type PauseGen } from '../../sim/cocotb/pause';
 import { Testbench } from '../../sim/cocotb/testbench';
 import { buildModel, type CompiledModel } from '../../sim/verilator/build';
 import { SimModel } from '../../sim/verilator/model';
 import { hex, withSeed } from '../support/random';
-import { SKID_DATA_WIDTH, skidRegisterBuild } from './fixtures';
+import { SKID_DATA_WIDTH, StabilityChecker, skidRegisterBuild } from './fixtures';
 
 const FRAMES = 500;
 const MAX_FRAME_OCTETS = 100;
 const OCTETS = SKID_DATA_WIDTH / 8;
 /** Generous: even with both sides paused most of the time, 500 frames fit easily. */
 const MAX_CYCLES = 400_000;
-
-/**
- * Checks the AXI4-Stream rule on the DUT's input side from the pre-edge snapshots: once tvalid
- * is offered without tready, the next edge still sees tvalid and the same payload.
- */
-class StabilityChecker implements Component {
-  private held: string | undefined;
-  violations = 0;
-  constructor(private readonly model: SimModel) {}
-  sample(): void {
-    const m = this.model;
-    const valid = m.peekPre('s_axis_tvalid') === 1n;
-    const payload = `${hex(m.peekPreBytes('s_axis_tdata'))}/${m.peekPre('s_axis_tkeep')}/${m.peekPre('s_axis_tlast')}/${m.peekPre('s_axis_tuser')}`;
-    if (this.held !== undefined && (!valid || payload !== this.held)) this.violations++;
-    this.held = valid && m.peekPre('s_axis_tready') === 0n ? payload : undefined;
-  }
-}
 
 describe('AXI-Stream skid register driven by AxisSource and AxisSink', () => {
   let compiled: CompiledModel;

@@ -1,12 +1,16 @@
 /**
  * Builds of the hand-written Verilog fixtures in test/fixtures/verilog, shared by the test/sim
- * suites. Builds are cached (.cache/verilator), so only the first suite to ask pays for one.
+ * suites, and the input-side stability check their AXI4-Stream tests share. Builds are cached
+ * (.cache/verilator), so only the first suite to ask pays for one.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { axisPortSpecs } from '../../sim/cocotb/axis-ports';
+import type { Component } from '../../sim/cocotb/component';
 import type { BuildOptions } from '../../sim/verilator/build';
+import type { SimModel } from '../../sim/verilator/model';
 import type { PortSpec } from '../../sim/verilator/port-spec';
+import { hex } from '../support/random';
 
 export const FIXTURE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'verilog');
 export const fixture = (file: string): string => path.join(FIXTURE_DIR, file);
@@ -82,3 +86,23 @@ export const recordSliceBuild = (): BuildOptions => ({
     { name: 'm_axis_tid', direction: 'output', width: 4 },
   ],
 });
+
+/**
+ * Checks the AXI4-Stream rule on the DUT's input side from the pre-edge snapshots: once tvalid is
+ * offered without tready, the next edge still sees tvalid and the same payload. `stalls` counts
+ * the edges that held an offered beat.
+ */
+export class StabilityChecker implements Component {
+  private held: string | undefined;
+  violations = 0;
+  stalls = 0;
+  constructor(private readonly model: SimModel) {}
+  sample(): void {
+    const m = this.model;
+    const valid = m.peekPre('s_axis_tvalid') === 1n;
+    const payload = `${hex(m.peekPreBytes('s_axis_tdata'))}/${m.peekPre('s_axis_tkeep')}/${m.peekPre('s_axis_tlast')}/${m.peekPre('s_axis_tuser')}`;
+    if (this.held !== undefined && (!valid || payload !== this.held)) this.violations++;
+    this.held = valid && m.peekPre('s_axis_tready') === 0n ? payload : undefined;
+    if (this.held !== undefined) this.stalls++;
+  }
+}

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { AxisMonitor } from '../../sim/cocotb/axis';
 import type { AxisFrame } from '../../sim/cocotb/axis-bus';
-import type { Component } from '../../sim/cocotb/component';
 import { NativeAxisSink } from '../../sim/cocotb/native-axis-sink';
 import { NativeRecordSink } from '../../sim/cocotb/native-record-sink';
 import { always, every, never, pattern, random, Chance, withStalls, type PauseGen } from '../../sim/cocotb/pause';
@@ -15,7 +14,7 @@ import type { Sampled } from '../../sim/cocotb/record-group';
 import { buildModel, type CompiledModel } from '../../sim/verilator/build';
 import { SimModel } from '../../sim/verilator/model';
 import { hex, withSeed, type Rng } from '../support/random';
-import { SKID_DATA_WIDTH, recordSliceBuild, skidRegisterBuild } from './fixtures';
+import { SKID_DATA_WIDTH, StabilityChecker, recordSliceBuild, skidRegisterBuild } from './fixtures';
 
 const OCTETS = SKID_DATA_WIDTH / 8;
 const MAX_CYCLES = 400_000;
@@ -46,25 +45,6 @@ interface Frame {
 
 function randomFrames(r: Rng, n: number): Frame[] {
   return Array.from({ length: n }, () => ({ data: r.bytes(r.int(1, 100)), tuser: r.int(0, 1) }));
-}
-
-/**
- * Checks the AXI4-Stream rule on the DUT's input side from the pre-edge snapshots: once tvalid is
- * offered without tready, the next edge still sees tvalid and the same payload.
- */
-class StabilityChecker implements Component {
-  private held: string | undefined;
-  violations = 0;
-  stalls = 0;
-  constructor(private readonly model: SimModel) {}
-  sample(): void {
-    const m = this.model;
-    const valid = m.peekPre('s_axis_tvalid') === 1n;
-    const payload = `${hex(m.peekPreBytes('s_axis_tdata'))}/${m.peekPre('s_axis_tkeep')}/${m.peekPre('s_axis_tlast')}/${m.peekPre('s_axis_tuser')}`;
-    if (this.held !== undefined && (!valid || payload !== this.held)) this.violations++;
-    this.held = valid && m.peekPre('s_axis_tready') === 0n ? payload : undefined;
-    if (this.held !== undefined) this.stalls++;
-  }
 }
 
 describe('native channels replay the TypeScript drivers cycle for cycle (axis_skid_register)', () => {
