@@ -92,34 +92,21 @@ export const BUILD_JOBS = 2;
 export const defaultCacheDir = (): string => cacheDir('verilator');
 
 /**
- * Optimisation levels. OPT_FAST=-O3 matters most: Verilator's default is -Os, which is markedly
- * slower for the eval loop. OPT_SLOW covers one-time construction code; OPT_GLOBAL the runtime
- * library (verilated.cpp …), which the eval loop barely touches.
+ * Optimisation of the runtime library objects (verilated.o …), built by Verilator's makefile once
+ * per toolchain (runtimeLibrary): OPT_GLOBAL covers them; the eval loop barely touches them.
  */
 const MAKE_OPT = ['OPT_FAST=-O3', 'OPT_SLOW=-O1', 'OPT_GLOBAL=-O2'] as const;
-/**
- * The model compiled without optimisation (optimize: 'build'), for a short run such as a test's
- * mutant: about 45% less compile CPU on crc32c_w64, a slower eval loop. The runtime library is
- * the shared one either way (runtimeLibrary).
- */
-const MAKE_OPT_QUICK = ['OPT_FAST=-O0', 'OPT_SLOW=-O0'] as const;
 
 /**
- * Flags that do not depend on paths, so they can go into the key verbatim.
- * `VM_PARALLEL_BUILDS=0` compiles the model as one translation unit (Verilator's `__ALL.cpp`)
- * rather than one per class and DepSet: every unit spends about a second parsing verilated.h
- * before any of its own code, so rnic_top_w8's 54 units cost 71 s of compiler CPU and the one
- * unit 12 s, with the eval loop as fast (sim/verilator/README.md, "Build time").
+ * Verilator only writes the C++ (`--cc`); the build compiles it itself (compileFlags).
+ * `-CFLAGS -fPIC` reaches the makefile, which builds the runtime objects linked into the addon.
  * `-fno-inline` keeps each module instance's logic in its own functions rather than flattening
  * the hierarchy into the top's: the eval loop of rnic_top (a datapath per QP) runs 1.07-1.18x
  * faster that way (scripts/idle-speed.ts, sim/verilator/README.md).
  */
-function verilatorFlags(top: string, trace: TraceFormat | null, extra: readonly string[], optimize: Optimize): string[] {
-  const [fast, slow] = optimize === 'run' ? MAKE_OPT : MAKE_OPT_QUICK;
+function verilatorFlags(top: string, trace: TraceFormat | null, extra: readonly string[]): string[] {
   return [
-    '--cc', '--build', '-j', String(BUILD_JOBS), '-O3', '-fno-inline',
-    '-MAKEFLAGS', fast, '-MAKEFLAGS', slow, '-MAKEFLAGS', 'VM_PARALLEL_BUILDS=0',
-    '-CFLAGS', '-fPIC', '-CFLAGS', optimize === 'run' ? '-O3' : '-O0',
+    '--cc', '-O3', '-fno-inline', '-CFLAGS', '-fPIC',
     '--top-module', top, '-Wno-fatal',
     ...(trace === 'vcd' ? ['--trace'] : trace === 'fst' ? ['--trace-fst'] : []),
     ...extra,
@@ -131,7 +118,37 @@ const modelDefines = (trace: TraceFormat | null): string[] => [
   '-DVM_COVERAGE=0', '-DVM_SC=0', `-DVM_TRACE=${trace ? 1 : 0}`, `-DVM_TRACE_FST=${trace === 'fst' ? 1 : 0}`, `-DVM_TRACE_VCD=${trace === 'vcd' ? 1 : 0}`,
 ];
 
-const GXX_FLAGS = ['-O3', '-shared', '-fPIC', '-std=c++17', '-faligned-new'] as const;
+/**
+ * The flags of the one compile that makes the addon: the wrapper and every class file of the model
+ * in one translation unit (UNIT_FILE). One unit because each unit first parses verilated.h and the
+ * STL behind it, about a second of compiler time before any of its own code: rnic_top_w8 as 54
+ * units (Verilator's parallel build) cost 71 s of compiler CPU, as one 12 s, with the eval loop as
+ * fast; the wrapper in the same unit saves the second parse. 'run' compiles at -O3 (Verilator's
+ * default -Os is markedly slower in the eval loop); 'build' (a test's mutant, which runs briefly)
+ * at -O0, about 45% less compile CPU. `-fcf-protection=none` and the warnings are Verilator's own
+ * makefile flags for its output.
+ */
+const compileFlags = (optimize: Optimize, trace: TraceFormat | null): string[] => [
+  optimize === 'run' ? '-O3' : '-O0', '-fPIC', '-pthread', '-std=c++17', '-faligned-new', '-fcf-protection=none',
+  '-Wno-bool-operation', '-Wno-sign-compare', '-Wno-uninitialized', '-Wno-unused-but-set-variable',
+  '-Wno-unused-parameter', '-Wno-unused-variable', '-Wno-shadow', ...modelDefines(trace),
+];
+
+/** The headers every unit starts with (the wrapper's), precompiled once per flags (precompiledHeader). */
+const pchText = (trace: TraceFormat | null): string => [
+  '// The headers every model unit starts with, precompiled (sim/verilator/build.ts, precompiledHeader).',
+  '#include <node_api.h>',
+  ...['cstddef', 'cstdint', 'cstring', 'memory', 'string', 'vector'].map((h) => `#include <${h}>`),
+  '#include "verilated.h"',
+  ...(trace === 'vcd' ? ['#include "verilated_vcd_c.h"'] : trace === 'fst' ? ['#include "verilated_fst_c.h"'] : []),
+  '',
+].join('\n');
+
+/** The one translation unit: the wrapper, then the model's class files in the makefile's order. */
+const UNIT_FILE = 'unit.cpp';
+const PCH_FILE = 'model_headers.h';
+/** Bump when the way a model is compiled changes (part of the key). */
+const RECIPE = 'one unit with the wrapper, precompiled headers (2)';
 
 interface Resolved {
   readonly top: string;
@@ -199,10 +216,12 @@ export function buildKey(opts: BuildOptions, tools: Toolchain = toolchain()): st
     top: r.top,
     clock: r.clock,
     sources: r.sources.map((s) => ({ name: path.basename(s), sha256: sha256(readFileSync(s)) })),
-    verilatorFlags: verilatorFlags(r.verilatedTop, r.trace, r.extraFlags, r.optimize),
+    verilatorFlags: verilatorFlags(r.verilatedTop, r.trace, r.extraFlags),
+    recipe: RECIPE,
+    optimize: r.optimize,
     shim: shimText(r) ?? null,
     makeFlags: MAKE_OPT,
-    gxxFlags: [...GXX_FLAGS, ...modelDefines(r.trace)],
+    gxxFlags: compileFlags(r.optimize, r.trace),
     ports: r.ports,
     wrapperVersion: WRAPPER_VERSION,
     // The generated text too, so an edit to the generator that forgets the version bump still rebuilds.
@@ -233,50 +252,99 @@ export function publish(tmpDir: string, finalDir: string): 'published' | 'lost-r
   }
 }
 
-/** The runtime-library objects Verilator's makefile would link into an executable (verilated.o …). */
-function runtimeObjects(objDir: string, prefix: string): string[] {
+/** The names a Verilator `<prefix>_classes.mk` lists under the given variables, in its order. */
+function classesList(objDir: string, prefix: string, variables: readonly string[]): string[] {
   const classes = readFileSync(path.join(objDir, `${prefix}_classes.mk`), 'utf8');
   const names: string[] = [];
-  for (const m of classes.matchAll(/^VM_GLOBAL_(?:FAST|SLOW) \+= \\\n((?:\t.*\\\n)*)/gm)) {
-    for (const line of (m[1] ?? '').split('\n')) {
-      const name = line.replace(/\\$/, '').trim();
-      if (name) names.push(`${name}.o`);
+  for (const v of variables) {
+    for (const m of classes.matchAll(new RegExp(`^${v} \\+= \\\\\n((?:\t.*\\\\\n)*)`, 'gm'))) {
+      for (const line of (m[1] ?? '').split('\n')) {
+        const name = line.replace(/\\$/, '').trim();
+        if (name) names.push(name);
+      }
     }
   }
+  return names;
+}
+
+/** The runtime-library objects Verilator's makefile would link into an executable (verilated.o …). */
+function runtimeObjects(objDir: string, prefix: string): string[] {
+  const names = classesList(objDir, prefix, ['VM_GLOBAL_FAST', 'VM_GLOBAL_SLOW']).map((n) => `${n}.o`);
   if (names.length === 0) throw new Error(`no runtime objects listed in ${prefix}_classes.mk: unexpected Verilator output`);
   return names;
 }
 
+/** The model's class files, fast and slow, in the makefile's order (what its `__ALL.cpp` would include). */
+function modelClassFiles(objDir: string, prefix: string): string[] {
+  const names = classesList(objDir, prefix, ['VM_CLASSES_FAST', 'VM_CLASSES_SLOW', 'VM_SUPPORT_FAST', 'VM_SUPPORT_SLOW']).map((n) => `${n}.cpp`);
+  if (names.length === 0) throw new Error(`no class files listed in ${prefix}_classes.mk: unexpected Verilator output`);
+  return names;
+}
+
 /**
- * The runtime library objects (verilated.o …) for `names`, from a cache entry shared by every
- * model built with the same tools and flags: `<cacheDir>/runtime-<key16>/`. They include no
- * model header (only Verilator's and the system's), so one compile serves every model: about
- * 10 s saved per build here, most of a small block's build. On a miss `make(names)` compiles
- * them in the model's obj directory (its makefile has the flags) and they are published, whole,
- * the way a model is (a lock, a temporary directory renamed into place).
+ * A cache entry shared by every model built with the same tools and flags (`<cacheDir>/<kind>-<key16>/`
+ * holding `files`): returned when whole; else `fill(tmp)` writes them into a temporary directory
+ * renamed into place, under a lock, the way a model is published.
+ */
+function sharedEntry(cacheRoot: string, kind: string, key: string, files: readonly string[], fill: (tmp: string) => void): { dir: string; built: boolean } {
+  const dir = path.join(cacheRoot, `${kind}-${key.slice(0, KEY_DIGITS)}`);
+  const have = () => files.every((f) => existsSync(path.join(dir, f)));
+  if (have()) return { dir, built: false };
+  const lock = `${dir}.lock`;
+  if (!takeLock(lock, have)) return { dir, built: false };
+  try {
+    if (have()) return { dir, built: false };
+    const tmp = mkdtempSync(path.join(cacheRoot, `.tmp-${kind}-${key.slice(0, KEY_DIGITS)}-`));
+    chmodSync(tmp, CACHE_DIR_MODE);
+    try {
+      fill(tmp);
+      rmSync(dir, { recursive: true, force: true }); // a partial entry left by a killed process
+      renameSync(tmp, dir);
+    } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw e;
+    }
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+  return { dir, built: true };
+}
+
+/**
+ * The runtime library objects (verilated.o …) for `names`. They include no model header (only
+ * Verilator's and the system's), so one compile serves every model: about 10 s saved per build
+ * here, most of a small block's build. On a miss `make(names)` compiles them in the model's obj
+ * directory (its makefile has the flags) and they are copied into the shared entry.
  */
 function runtimeLibrary(r: Resolved, tools: Toolchain, objDir: string, names: readonly string[], make: (names: readonly string[]) => void): { dir: string; objects: string[]; built: boolean } {
   const key = sha256(JSON.stringify({
     names: [...names].sort(), makeFlags: MAKE_OPT, defines: modelDefines(r.trace), verilator: tools.verilatorVersion, include: tools.verilatorInclude, gxx: tools.gxxVersion, arch: process.arch,
   }));
-  const dir = path.join(r.cacheDir, `runtime-${key.slice(0, KEY_DIGITS)}`);
-  const objects = names.map((n) => path.join(dir, n));
-  const have = () => objects.every((o) => existsSync(o));
-  if (have()) return { dir, objects, built: false };
-  const lock = `${dir}.lock`;
-  if (!takeLock(lock, have)) return { dir, objects, built: false };
-  try {
-    if (have()) return { dir, objects, built: false };
+  const { dir, built } = sharedEntry(r.cacheDir, 'runtime', key, names, (tmp) => {
     make(names);
-    const tmp = mkdtempSync(path.join(r.cacheDir, `.tmp-runtime-${key.slice(0, KEY_DIGITS)}-`));
-    chmodSync(tmp, CACHE_DIR_MODE);
     for (const n of names) copyFileSync(path.join(objDir, n), path.join(tmp, n));
-    rmSync(dir, { recursive: true, force: true }); // a partial entry left by a killed process
-    renameSync(tmp, dir);
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
-  return { dir, objects, built: true };
+  });
+  return { dir, objects: names.map((n) => path.join(dir, n)), built };
+}
+
+/** The include directories of every model compile. */
+const includeFlags = (tools: Toolchain): string[] => [`-I${tools.nodeInclude}`, `-I${tools.verilatorInclude}`, `-I${path.join(tools.verilatorInclude, 'vltstd')}`];
+
+/**
+ * The wrapper's headers (node_api.h, the STL, verilated.h …) precompiled with exactly the flags of
+ * the model compile (a GCC precompiled header is used only then): parsing them is about a second
+ * of every build, most of a small block's. Returns the header to force-include (`-include`); GCC
+ * takes the `.gch` beside it and falls back to the text if the flags ever differ.
+ */
+function precompiledHeader(r: Resolved, tools: Toolchain, compile: (args: string[], cwd: string) => void): { header: string; built: boolean } {
+  const flags = compileFlags(r.optimize, r.trace);
+  const text = pchText(r.trace);
+  const key = sha256(JSON.stringify({ flags, text, include: includeFlags(tools), verilator: tools.verilatorVersion, gxx: tools.gxxVersion, node: process.version, arch: process.arch }));
+  const { dir, built } = sharedEntry(r.cacheDir, 'pch', key, [PCH_FILE, `${PCH_FILE}.gch`], (tmp) => {
+    writeFileSync(path.join(tmp, PCH_FILE), text);
+    compile([...flags, ...includeFlags(tools), '-x', 'c++-header', PCH_FILE, '-o', `${PCH_FILE}.gch`], tmp);
+  });
+  return { header: path.join(dir, PCH_FILE), built };
 }
 
 /** Told before a model is built and after (a command line says so: a build takes seconds to minutes). */
@@ -372,23 +440,29 @@ function buildLocked(r: Resolved, tools: ReturnType<typeof toolchain>, key: stri
 
     const shim = shimText(r);
     if (shim !== undefined) writeFileSync(path.join(tmp, SHIM_FILE), shim);
-    verilate('verilator', [...verilatorFlags(r.verilatedTop, r.trace, r.extraFlags, r.optimize), '--Mdir', obj, ...r.sources, ...(shim !== undefined ? [SHIM_FILE] : [])]);
+    verilate('verilator', [...verilatorFlags(r.verilatedTop, r.trace, r.extraFlags), '--Mdir', obj, ...r.sources, ...(shim !== undefined ? [SHIM_FILE] : [])]);
 
-    // Verilator 5.006 archives only the model (V<top>__ALL.a); the runtime library objects are
-    // built for executables only, so ask its makefile for them with the same flags, once for
-    // every model that needs the same ones (runtimeLibrary).
+    // Verilator 5.006 builds the runtime library objects for executables only, so ask its makefile
+    // for them, once for every model that needs the same ones (runtimeLibrary).
     const runtime = runtimeLibrary(r, tools, path.join(tmp, obj), runtimeObjects(path.join(tmp, obj), prefix), (names) =>
       step('runtime', 'make', ['-C', obj, '-f', `${prefix}.mk`, '-j', String(BUILD_JOBS), ...MAKE_OPT, ...names]));
     commands.push(`# runtime objects from ${runtime.dir}${runtime.built ? ' (built by this build)' : ''}`);
+    const pch = precompiledHeader(r, tools, (args, cwd) => runStep(`precompiled headers (${r.top})`, 'g++', args, cwd, path.join(cwd, 'pch.log')));
+    commands.push(`# precompiled headers ${pch.header}.gch${pch.built ? ' (built by this build)' : ''}`);
 
     writeFileSync(path.join(tmp, WRAPPER_FILE), generateWrapper(wrapperOptions(r)));
-    const inc = tools.verilatorInclude;
-    step('link', 'g++', [
-      ...GXX_FLAGS, ...modelDefines(r.trace),
-      `-I${tools.nodeInclude}`, `-I${inc}`, `-I${path.join(inc, 'vltstd')}`, `-I${obj}`,
-      WRAPPER_FILE, path.join(obj, `${prefix}__ALL.a`), ...runtime.objects,
+    writeFileSync(path.join(tmp, UNIT_FILE), [
+      '// The addon as one translation unit: the wrapper, then every class file of the model (sim/verilator/build.ts).',
+      `#include "${WRAPPER_FILE}"`,
+      ...modelClassFiles(path.join(tmp, obj), prefix).map((f) => `#include "${obj}/${f}"`),
+      '',
+    ].join('\n'));
+    step('compile', 'g++', [
+      ...compileFlags(r.optimize, r.trace), '-shared', '-include', pch.header,
+      ...includeFlags(tools), `-I${obj}`,
+      UNIT_FILE, ...runtime.objects,
       // The FST writer compresses with zlib.
-      ...(r.trace === 'fst' ? ['-lz'] : []), '-pthread', '-o', MODEL_FILE,
+      ...(r.trace === 'fst' ? ['-lz'] : []), '-o', MODEL_FILE,
     ]);
 
     writeFileSync(path.join(tmp, MANIFEST_FILE), `${JSON.stringify({ key, top: r.top, verilatedTop: r.verilatedTop, sources: r.sources, ports: r.ports, clock: r.clock, trace: r.trace, commands, tools }, null, 2)}\n`);
@@ -401,6 +475,19 @@ function buildLocked(r: Resolved, tools: ReturnType<typeof toolchain>, key: stri
   buildNotice?.({ top: r.top, cacheDir: r.cacheDir, doneMs: built.buildMs });
   // RNIC_BUILD_LOG=F: one JSON line per model built (not reused), to see where a test run's build time goes.
   const log = process.env.RNIC_BUILD_LOG;
-  if (log) appendFileSync(log, `${JSON.stringify({ top: r.top, key: key.slice(0, KEY_DIGITS), ms: Math.round(built.buildMs), optimize: r.optimize, trace: r.trace, pid: process.pid })}\n`);
+  if (log) appendFileSync(log, `${JSON.stringify({ top: r.top, key: key.slice(0, KEY_DIGITS), ms: Math.round(built.buildMs), optimize: r.optimize, trace: r.trace, pid: process.pid, from: callerFile() })}\n`);
   return built;
+}
+
+/** The test or script file that asked for a build (the build log's `from`), or null. */
+function callerFile(): string | null {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 100;
+  const frames = new Error().stack?.split('\n') ?? [];
+  Error.stackTraceLimit = limit;
+  for (const f of frames) {
+    const m = /((?:test|scripts|bench)\/[\w./-]+\.(?:test\.)?[mc]?ts)/.exec(f);
+    if (m) return m[1]!;
+  }
+  return process.argv.slice(1, 4).map((a) => path.basename(a)).join(' ');
 }
