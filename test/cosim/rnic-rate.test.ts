@@ -7,14 +7,16 @@ import type { SimModel } from '../../sim/verilator/model';
 
 const WIDTHS = [8, 64] as const;
 /**
- * QPs of the top at each width: the configurations test/cosim/rnic.test.ts co-simulates too, so
- * the two files share the Verilator builds (a 4-QP top at 64 octets is minutes of CI on its own).
+ * The top at each width: configurations test/cosim/rnic.test.ts co-simulates too (its 4-QP top at
+ * 8 octets, its 2-QP top at 64), so the two files share the Verilator builds (a 4-QP top at 64
+ * octets is minutes of CI on its own).
  */
 const QPS: Record<(typeof WIDTHS)[number], number> = { 8: 4, 64: 2 };
+const topConfig = (w: (typeof WIDTHS)[number]) => parseConfig(w === 8 ? { width: w, qps: QPS[w], stagDepth: 256 } : { width: w, qps: QPS[w] });
 
 const models = new Map<number, SimModel>();
 beforeAll(() => {
-  for (const w of WIDTHS) models.set(w, openTop(w, { config: parseConfig({ width: w, qps: QPS[w] }) }));
+  for (const w of WIDTHS) models.set(w, openTop(w, { config: topConfig(w) }));
 });
 afterAll(() => {
   for (const m of models.values()) m.close();
