@@ -4,6 +4,8 @@ import SlowFirstSequencer from './test/support/sequencer';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The `rnic` command the tests start, bundled once for the run (test/support/cli-bundle.ts).
+    globalSetup: ['test/support/cli-bundle.ts'],
     // No time limits: a test judges behaviour, never speed. A Verilator build or a yosys run on a
     // loaded machine takes several times as long as on a quiet one (24 minutes for the suite on a
     // busy 2-core machine), and a limit it can hit fails a correct design. Hangs are bounded where

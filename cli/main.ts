@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ZodError } from 'zod';
 import { EXIT_BROKEN_RTL, RtlError } from '../hdl-gen/gen/rtl-error';
+import { PACKAGE_ROOT } from '../hdl-gen/gen/paths';
 import { formatDemo, runDemo } from './demo';
 import { runGen } from './gen-cli';
 import { formatSynth, runSynth } from './synth-cli';
@@ -148,7 +148,7 @@ function commandHelp(command: string): string | null {
 
 /** The package's version, for `rnic --version`. */
 function version(): string {
-  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
   return pkg.version;
 }
 
@@ -309,7 +309,7 @@ export function formatZod(e: ZodError): string {
 
 /** `rnic bench`: bench/run.ts in a process of its own (it times itself; nothing else may run in it). */
 function bench(args: string[]): number {
-  const script = fileURLToPath(new URL('../bench/run.ts', import.meta.url));
+  const script = path.join(PACKAGE_ROOT, 'bench', 'run.ts');
   const child = spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { stdio: 'inherit' });
   return child.status ?? 1;
 }

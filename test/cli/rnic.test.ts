@@ -79,6 +79,18 @@ describe('rnic demo (the main job)', () => {
     }
   });
 
+  test('the suite runs the bundle of the sources (test/support/cli-bundle.ts); without it, bin/rnic.mjs runs the sources through tsx', () => {
+    expect(process.env.RNIC_CLI_BUNDLE).toMatch(/cli\.js$/);
+    const { RNIC_CLI_BUNDLE: _, ...env } = process.env;
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const p = spawnSync('node', ['bin/rnic.mjs', '--version'], { cwd: ROOT, encoding: 'utf8', env });
+    expect(p.status, p.stderr).toBe(0);
+    expect(p.stdout.trim()).toBe(`rnic ${pkg.version}`);
+    const bad = spawnSync('node', ['bin/rnic.mjs', 'cosim', '--width', '12'], { cwd: ROOT, encoding: 'utf8', env });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toBe(spawnSync('node', ['bin/rnic.mjs', 'cosim', '--width', '12'], { cwd: ROOT, encoding: 'utf8' }).stderr);
+  });
+
   test('a configuration width that is not a datapath width lists the allowed ones', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rnic-cli-'));
     const f = join(dir, 'w12.json');
