@@ -6,6 +6,7 @@ import { cacheDir } from '../../hdl-gen/gen/paths';
 import { moduleSources, type ModuleSources } from '../../hdl-gen/gen/sources';
 import { buildModel, traceFormatOf, type CompiledModel, type Optimize } from '../verilator/build';
 import { SimModel, type TraceWindow } from '../verilator/model';
+import { groupOf, schematize, testMutantPlusarg } from './mutant-schemata';
 
 export interface DutOptions {
   /** The user's Verilog (a directory with rnic.f, as `rnic gen` writes) instead of the generated. */
@@ -54,7 +55,28 @@ export function dutSelection(o: DutSelection): DutOptions {
  * the first step of every co-simulation.
  */
 export function openDut(module: string, opts: DutOptions = {}): { src: ModuleSources; compiled: CompiledModel; model: SimModel } {
-  const rtlDir = opts.mutate ? mutatedDir(module, opts.mutate, opts.rtlDir, opts.mutateModule ?? module, opts.config) : opts.rtlDir;
+  // A mutant of a group (sim/harness/mutant-schemata.ts) opens the group's one schemata build with
+  // itself live, when its edit can be selected there; else its own build, as any other mutant.
+  const { mutate, plusargs } = opts;
+  const grouped = mutate && groupOf(mutate);
+  if (grouped) {
+    const { group, index } = grouped;
+    const target = opts.mutateModule ?? module;
+    let live = false;
+    const schemata = (verilog: string): string => {
+      // A member that throws or leaves this text alone (it edits another module) is just not in it.
+      const s = schematize(verilog, group.map((f) => { try { return f(verilog); } catch { return verilog; } }), target);
+      live = s.live[index] ?? false;
+      return s.text;
+    };
+    const dir = mutatedDir(module, schemata, opts.rtlDir, target, opts.config);
+    if (live) return open(module, opts, dir, [...(plusargs ?? []), testMutantPlusarg(index + 1)]);
+  }
+  return open(module, opts, mutate ? mutatedDir(module, mutate, opts.rtlDir, opts.mutateModule ?? module, opts.config) : opts.rtlDir, plusargs);
+}
+
+/** `module` built from `rtlDir` (a mutant's sources, or as `openDut` is given) and opened with `plusargs`. */
+function open(module: string, opts: DutOptions, rtlDir: string | undefined, plusargs: readonly string[] | undefined): { src: ModuleSources; compiled: CompiledModel; model: SimModel } {
   const src = moduleSources(module, { ...(rtlDir ? { rtlDir } : {}), ...(opts.config ? { config: opts.config } : {}) });
   const compiled = buildModel({
     top: src.top,
@@ -66,7 +88,7 @@ export function openDut(module: string, opts: DutOptions = {}): { src: ModuleSou
     ...(opts.extraFlags ? { extraFlags: opts.extraFlags } : {}),
     optimize: opts.optimize ?? (opts.mutate ? 'build' : 'run'),
   });
-  const model = SimModel.open(compiled, { ...(opts.plusargs && { plusargs: opts.plusargs }) });
+  const model = SimModel.open(compiled, { ...(plusargs && { plusargs }) });
   if (opts.vcd) model.waveform(opts.vcd, opts.traceWindow);
   return { src, compiled, model };
 }

@@ -16,6 +16,7 @@ import {
   type AtomicOp,
   type WordMemory,
 } from '../../sim/cosim/atomic-unit';
+import { mutantGroup } from '../../sim/harness/mutant-schemata';
 import type { SimModel } from '../../sim/verilator/model';
 import { SEED, unhex } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
@@ -168,10 +169,13 @@ describe('atomic_unit Verilog', () => {
 
   test('yosys synth: no errors, no latches', () => expect(yosysSynthNoLatch(atomicUnitModule())).toMatch(/Number of cells/), 60_000);
 
-  test.each([
+  const cases = [
     ['a CmpSwap miss that writes back', (v: string) => v.replace('assign write_back = (~op_cmp_swap_reg) | cs_match_reg;', "assign write_back = 1'b1;")],
     ['no byte swap on the write path', (v: string) => v.replace(/op_wr_data_next = op_big_endian_reg \?\s*\{[^}]*\}\s*:\s*new_int;/, 'op_wr_data_next = new_int;')],
-  ])('the checks catch a broken RTL: %s', (_, mutate) => {
+  ] as const;
+  // One schemata build for the mutants it can hold (sim/harness/mutant-schemata.ts).
+  const mutants = mutantGroup(cases.map(([, mutate]) => mutate));
+  test.each(cases.map(([name], i) => [name, mutants[i]!] as const))('the checks catch a broken RTL: %s', (_, mutate) => {
     const text = emitVerilog(atomicUnitModule());
     expect(mutate(text)).not.toBe(text);
     const r = cosimAtomicUnit({ seed: 3, operations: 300, bigEndian: true, mutate });

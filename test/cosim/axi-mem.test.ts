@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { axiMemName, rnicAxiMemModule, type AxiMemOptions } from '../../hdl-gen/blocks/rnic-axi-mem';
 import { emitVerilog, LINE_WIDTH } from '../../hdl-gen/emit/verilog';
 import { axiMemRate, cosimAxiMem, type AxiMemCosimOptions } from '../../sim/cosim/axi-mem';
+import { mutantGroup } from '../../sim/harness/mutant-schemata';
 import { withSeed } from '../support/random';
 import { verilatorLint } from '../support/rtl-checks';
 
@@ -76,12 +77,15 @@ test('rnic_axi_mem_w8: failed responses are counted, beat for beat and burst for
 });
 
 describe('rnic_axi_mem: the checks see a broken adapter', () => {
-  test.each([
+  const cases = [
     ['a read issued before the write it must see is answered', (v: string) => v.replace(/assign rd_hazard = [^;]*;/, "assign rd_hazard = 1'b0;"), /read \d+ of/],
     ['an AR issued without room in the reorder buffer', (v: string) => v.replace(/assign rd_credit = [^;]*;/, "assign rd_credit = 1'b1;"), /read \d+ of/],
     ['WLAST a beat early', (v: string) => v.replace(/assign w_last = w_beat_reg == /, "assign w_last = w_beat_reg + 8'd1 == "), /wlast/],
     ['strobes dropped', (v: string) => v.replace(/assign m_axi_wstrb = [^;]*;/, (s) => s.replace(/= .*;/, "= {8{1'b1}};")), /.*/],
-  ] as const)('%s', (_, mutate, pattern) => {
+  ] as const;
+  // One schemata build for the mutants it can hold (sim/harness/mutant-schemata.ts).
+  const mutants = mutantGroup(cases.map(([, mutate]) => mutate));
+  test.each(cases.map(([name, , pattern], i) => [name, mutants[i]!, pattern] as const))('%s', (_, mutate, pattern) => {
     const res = cosimAxiMem({ width: 8, seed: 11, runs: 150, module: axiMemName(8, SMALL), mutate });
     const problems = [res.firstMismatch?.what ?? '', ...res.violations].join('\n');
     expect(res.mismatches + res.violations.length, 'the mutant went unseen').toBeGreaterThan(0);

@@ -3,6 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { DDP_RX_HDR_WIDTHS, ddpRxHdrModule } from '../../hdl-gen/blocks/ddp-rx-hdr';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { DDP_RX_OUTCOMES, cosimDdpRxHdr, type DdpRxHdrCosimOptions, type DdpRxHdrCosimResult } from '../../sim/cosim/ddp-rx-hdr';
+import { mutantGroup } from '../../sim/harness/mutant-schemata';
 import { Opcode } from '../../ts-model/rdmap/constants';
 import { SEED } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
@@ -81,11 +82,14 @@ describe('ddp_rx_hdr at full rate (exact Verilator cycle counts)', () => {
 });
 
 describe('ddp_rx_hdr checks catch a broken RTL', () => {
-  test.each([
+  const cases = [
     ['a tagged Terminate copy counted as untagged (H7)', (v: string) => v.replace("? 16'h10 : 16'h14)", "? 16'h14 : 16'h14)")],
     ['has_payload set for an empty Send', (v: string) => v.replace(/(assign has_payload = .*)\(ulpdu_len > /, '$1(ulpdu_len >= ')],
     ['the untagged offset one lane off', (v: string) => v.replace(/assign sh_data = (.*)\n/, (line) => line.replace('s_axis_tdata[63:16]', 's_axis_tdata[63:24], s_axis_tdata[7:0]'))],
-  ])('%s', (_, mutate) => {
+  ] as const;
+  // One schemata build for the mutants it can hold (sim/harness/mutant-schemata.ts).
+  const mutants = mutantGroup(cases.map(([, mutate]) => mutate));
+  test.each(cases.map(([name], i) => [name, mutants[i]!] as const))('%s', (_, mutate) => {
     const text = emitVerilog(ddpRxHdrModule(8));
     expect(mutate(text)).not.toBe(text);
     const r = cosimDdpRxHdr({ width: 8, seed: 3, ulpdus: 400, mutate });

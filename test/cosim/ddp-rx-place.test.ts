@@ -7,6 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { DDP_RX_PLACE_LATENCY, ddpRxPlaceModule } from '../../hdl-gen/blocks/ddp-rx-place';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { cosimDdpRxPlace, type DdpRxPlaceCosimOptions, type DdpRxPlaceResult } from '../../sim/cosim/ddp-rx-place';
+import { mutantGroup } from '../../sim/harness/mutant-schemata';
 import { withSeed } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
 
@@ -57,7 +58,9 @@ describe('ddp_rx_place checks catch a broken RTL', () => {
     ['the 2-lane rotation stage rotating by one lane', (v) => v.replace('{rot_data_0[47:0], rot_data_0[63:48]}', '{rot_data_0[55:0], rot_data_0[63:56]}'), (r) => r.memoryMismatches],
     ['idle ignoring the write still held in the output register', (v) => v.replace('~(act_valid_reg | pend_valid_reg | out_valid_reg)', '~(act_valid_reg | pend_valid_reg)'), (r) => r.violations],
   ];
-  test.each(cases)('%s', (_, mutate, failures) => {
+  // One schemata build for the mutants it can hold (sim/harness/mutant-schemata.ts).
+  const mutants = mutantGroup(cases.map(([, mutate]) => mutate));
+  test.each(cases.map(([name, , failures], i) => [name, mutants[i]!, failures] as const))('%s', (_, mutate, failures) => {
     const text = emitVerilog(ddpRxPlaceModule(8));
     expect(mutate(text)).not.toBe(text);
     const r = run(300, { width: 8, packets: 300, mutate });
@@ -65,7 +68,7 @@ describe('ddp_rx_place checks catch a broken RTL', () => {
   });
 
   test('the first mismatch names the cycle of the write that put the wrong octet there', () => {
-    const r = run(300, { width: 8, packets: 300, mutate: cases[1]![1] });
+    const r = run(300, { width: 8, packets: 300, mutate: mutants[1]! });
     expect(r.memoryMismatches).toBeGreaterThan(0);
     const m = r.firstMismatch!;
     expect(m.what).toMatch(/^memory at 0x[0-9a-f]+$/);

@@ -5,6 +5,7 @@ import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { cosimDdpTxShared, fairnessBound, runDdpTxShared, type SharedCosimOptions, type SharedRunOptions } from '../../sim/cosim/ddp-tx-shared';
 import type { TxRequest } from '../../sim/cosim/wr-request';
 import { BackgroundMemory } from '../../sim/harness/memory';
+import { mutantGroup } from '../../sim/harness/mutant-schemata';
 import { openDut } from '../../sim/harness/open-dut';
 import type { SimModel } from '../../sim/verilator/model';
 import { SEED, withSeed } from '../support/random';
@@ -18,6 +19,15 @@ const BUILDS = [
 ] as const;
 
 const models = new Map<string, SimModel>();
+
+/** The mutants of ddp_tx_w8_q4 the tests below show caught: one schemata build for those it can hold (sim/harness/mutant-schemata.ts). */
+const [popMissesRelease, releaseWithCfg, releaseMissesEnqueue, holdIgnored, releasesLost] = mutantGroup([
+  (v: string) => v.replace(/(serve_issue & \(act_head_reg == op_qp_reg\))/, "1'b0"),
+  (v: string) => v.replace(/^(assign rel_next = release_valid) & .*;$/m, '$1;'),
+  (v: string) => v.replace(/(qp_ctx_fwd_now = )\(rel_issue & \(rel_qp_reg == op_qp_reg\)\)/, "$11'b0"),
+  (v: string) => v.replace(/^(\s*op_cfg_hold_next = )cfg_hold;$/m, "$11'b0;"),
+  (v: string) => v.replace(/^(assign rel_next = )release_valid & .*;$/m, "$11'b0;"),
+]);
 const modelOf = (w: number, q: number): SimModel => {
   const k = `${w}_${q}`;
   let m = models.get(k);
@@ -131,8 +141,7 @@ describe('ddp_tx shared: a held QP waits for its release, and is served right af
       expect(r.sent).toBe(2);
     }
   });
-  const mutantModel = (from: RegExp, to: string) => {
-    const mutate = (v: string) => v.replace(from, to);
+  const mutantModel = (mutate: (v: string) => string) => {
     const text = emitVerilog(ddpTxModule(8, { qps: 4 }));
     expect(mutate(text)).not.toBe(text);
     return openDut('ddp_tx_w8_q4', { mutate }).model;
@@ -155,7 +164,7 @@ describe('ddp_tx shared: a held QP waits for its release, and is served right af
     expect(late.sentByQp[1]).toBe(1);
   });
   test('the checks catch a pop that misses the release written back in its cycle (the QP skipped once more)', () => {
-    const model = mutantModel(/(serve_issue & \(act_head_reg == op_qp_reg\))/, "1'b0");
+    const model = mutantModel(popMissesRelease);
     try {
       const free = runDdpTxShared({ ...base(undefined), model });
       const k = free.lastBeatAt[0]! - free.acceptedAt[0]!;
@@ -166,7 +175,7 @@ describe('ddp_tx shared: a held QP waits for its release, and is served right af
     }
   }, 240_000);
   test('the checks catch a release taken with a cfg of its QP that lifts the new hold', () => {
-    const model = mutantModel(/^(assign rel_next = release_valid) & .*;$/m, '$1;');
+    const model = mutantModel(releaseWithCfg);
     try {
       expect(around(0, model).heldBeats.length).toBeGreaterThan(0);
     } finally {
@@ -174,7 +183,7 @@ describe('ddp_tx shared: a held QP waits for its release, and is served right af
     }
   }, 240_000);
   test('the checks catch a release that misses the enqueue written back in its cycle (a work request lost)', () => {
-    const model = mutantModel(/(qp_ctx_fwd_now = )\(rel_issue & \(rel_qp_reg == op_qp_reg\)\)/, "$11'b0");
+    const model = mutantModel(releaseMissesEnqueue);
     try {
       const h = released(model, 2, [300])[0]!.accepted[0]!;
       const runs = released(model, 2, [h, h + 1, h + 2, h + 3, h + 4, h + 5]);
@@ -186,8 +195,7 @@ describe('ddp_tx shared: a held QP waits for its release, and is served right af
 });
 
 describe('ddp_tx shared: the checks catch a broken RTL', () => {
-  const mutantRun = (pattern: RegExp, o: Omit<SharedCosimOptions, 'model' | 'width' | 'qps'>) => {
-    const mutate = (v: string) => v.replace(pattern, "$11'b0;");
+  const mutantRun = (mutate: (v: string) => string, o: Omit<SharedCosimOptions, 'model' | 'width' | 'qps'>) => {
     const text = emitVerilog(ddpTxModule(8, { qps: 4 }));
     expect(mutate(text)).not.toBe(text);
     const model = openDut('ddp_tx_w8_q4', { mutate }).model;
@@ -198,13 +206,13 @@ describe('ddp_tx shared: the checks catch a broken RTL', () => {
     }
   };
   test('cfg_hold ignored: a QP loaded held sends before its release', () => {
-    const r = mutantRun(/^(\s*op_cfg_hold_next = )cfg_hold;$/m, { seed: 3, requests: 200 });
+    const r = mutantRun(holdIgnored, { seed: 3, requests: 200 });
     expect(r.holds.length).toBeGreaterThan(0);
     expect(r.mismatches).toBeGreaterThan(0);
     expect(r.firstMismatch?.what).toBe('held QP');
   }, 240_000);
   test('releases lost: a QP released stays held, idle with its work requests, which never go', () => {
-    const r = mutantRun(/^(assign rel_next = )release_valid & .*;$/m, { seed: 3, requests: 40, maxSize: 300 });
+    const r = mutantRun(releasesLost, { seed: 3, requests: 40, maxSize: 300 });
     expect(r.mismatches).toBeGreaterThan(1);
     expect(r.firstMismatch?.what).toBe('protocol');
     expect(r.firstMismatch?.actual).toMatch(/^idle with \d+ work request\(s\) of QP \d+, not held/);

@@ -4,6 +4,7 @@ import { DEFAULT_CONFIG } from '../../hdl-gen/gen/config';
 import { ddpTxModule } from '../../hdl-gen/blocks/ddp-tx';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { DEFAULT_RESET_CYCLES } from '../../sim/cocotb/testbench';
+import { mutantGroup } from '../../sim/harness/mutant-schemata';
 import { openDut } from '../../sim/harness/open-dut';
 import { cosimDdpTx, runDdpTx, type TxCosimOptions, type TxRequest } from '../../sim/cosim/ddp-tx';
 import { BackgroundMemory } from '../../sim/harness/memory';
@@ -105,9 +106,15 @@ describe('ddp_tx behind a slow host memory (exact Verilator cycle counts)', () =
   });
 });
 
+/** The mutants of ddp_tx_w8 below: one schemata build for those it can hold (sim/harness/mutant-schemata.ts). */
+const [untaggedMoOverwritten, idleWithBeatOffered] = mutantGroup([
+  (v: string) => v.replace(/\(seg_untagged \? 4'b0010 : 4'b0000\)/, "(seg_untagged ? 4'b0000 : 4'b0000)"),
+  (v: string) => v.replace(/^assign idle = in_idle & \(~\(beat_valid_reg \| out_valid_reg\)\) & (_t\d+);$/m, 'assign idle = in_idle & $1;'),
+]);
+
 describe('ddp_tx checks catch a broken RTL', () => {
   test('the MO of an untagged segment overwritten by payload (W = 8: header lanes of beat 2)', () => {
-    const mutate = (v: string) => v.replace(/\(seg_untagged \? 4'b0010 : 4'b0000\)/, "(seg_untagged ? 4'b0000 : 4'b0000)");
+    const mutate = untaggedMoOverwritten;
     const text = emitVerilog(ddpTxModule(8));
     expect(mutate(text)).not.toBe(text);
     const model = openDut('ddp_tx_w8', { mutate }).model;
@@ -124,7 +131,7 @@ describe('ddp_tx checks catch a broken RTL', () => {
 
 describe('ddp_tx: idle is a contract the top relies on', () => {
   test('idle with a beat offered on m_axis (the campaign\'s ddp_tx_w8 #5) is a violation with its cycle', () => {
-    const mutate = (v: string) => v.replace(/^assign idle = in_idle & \(~\(beat_valid_reg \| out_valid_reg\)\) & (_t\d+);$/m, 'assign idle = in_idle & $1;');
+    const mutate = idleWithBeatOffered;
     const text = emitVerilog(ddpTxModule(8));
     expect(mutate(text)).not.toBe(text);
     const model = openDut('ddp_tx_w8', { mutate }).model;

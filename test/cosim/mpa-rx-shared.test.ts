@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { cosimMpaRxShared, type Interleave, type MpaRxSharedOptions, type MpaRxSharedResult } from '../../sim/cosim/mpa-rx-shared';
+import { mutantGroup } from '../../sim/harness/mutant-schemata';
 import { SEED } from '../support/random';
 
 const seedFor = (salt: number) => (SEED ^ Math.imul(salt, 0x85ebca6b)) >>> 0;
@@ -79,7 +80,7 @@ describe('mpa_rx_w8_q16: verdicts after the reader has moved on', () => {
 
 describe('mpa_rx_w8_q16: the checks catch a broken context switch', () => {
   const opts = { ...MANY, seed: 2, interleave: 'random' } as const;
-  test.each([
+  const cases = [
     ["a write-back before the last QP's beats have left the CRC pipeline", (v: string) => v.replace(/assign drain_done = .*;/, 'assign drain_done = wb_pending_reg;')],
     ["an open FPDU's CRC not continued from its context", (v: string) => v.replace(/crc_resume_next = 1'b1;/, "crc_resume_next = 1'b0;")],
     ["a beat's CRC checked with the reader's QP's CRC setting, not its own", (v: string) => v.replace(/assign crc_bad = v_qp_crc_on /, 'assign crc_bad = ctx_crc_on_reg ')],
@@ -87,12 +88,14 @@ describe('mpa_rx_w8_q16: the checks catch a broken context switch', () => {
     ["a context read ahead while that QP's own write-back is still to come", (v: string) => v.replace(/assign ctx_ahead_read = [^;]*;/, 'assign ctx_ahead_read = ctx_switch;')],
     // A marker fault in an FPDU cut by a switch: this one needs the seed where one is.
     ["an open FPDU's marker fault not taken from its context", (v: string) => v.replace(/\(v_qp_resumed \? v_qp_mfault_in : marker_fault_reg\)/, 'marker_fault_reg'), { seed: 1, interleave: 'rotate', pause: 0 }],
-  ] as const)('%s', (_what, edit, over?: object) => {
-    const mutate = (v: string) => {
-      const out = edit(v);
-      if (out === v) throw new Error('mutation site not found');
-      return out;
-    };
+  ] as const;
+  // One schemata build for the mutants it can hold (sim/harness/mutant-schemata.ts).
+  const mutants = mutantGroup(cases.map(([, edit]) => (v: string) => {
+    const out = edit(v);
+    if (out === v) throw new Error('mutation site not found');
+    return out;
+  }));
+  test.each(cases.map((c, i) => [c[0], mutants[i]!, c[2]] as const))('%s', (_what, mutate, over?: object) => {
     expect(cosimMpaRxShared({ ...opts, ...over, mutate }).mismatches).toBeGreaterThan(0);
   });
 });

@@ -9,6 +9,7 @@ import { MPA_TX_ULPDU } from '../../hdl-gen/blocks/records';
 import { moduleSources } from '../../hdl-gen/gen/sources';
 import { cosimMpaTx } from '../../sim/cosim/mpa-tx';
 import { Testbench } from '../../sim/cocotb/testbench';
+import { mutantGroup } from '../../sim/harness/mutant-schemata';
 import { buildModel } from '../../sim/verilator/build';
 import { SimModel } from '../../sim/verilator/model';
 import { SEED } from '../support/random';
@@ -68,14 +69,17 @@ describe('mpa_tx_w8_q4: the checks catch a broken context memory', () => {
     if (out === v) throw new Error(`mutation site not found: ${site}`);
     return out;
   };
-  test.each([
+  const cases = [
     ["a lookup that misses the context written back in the same cycle (no forwarding) frames the QP's next FPDU wrong", /assign tx_ctx_value = .*;/, 'assign tx_ctx_value = tx_ctx_rd_data_reg;', 0],
     ['an FPDU that never writes its marker distance back (every FPDU starts where the connection did)', /assign tx_ctx_write_back = .*;/, "assign tx_ctx_write_back = 1'b0;", 0],
     ["a context looked up by the QP before (another QP's S0 and settings)", /tx_ctx_rd_data_next = tx_ctx_mem\[s_axis_tid\];/, 'tx_ctx_rd_data_next = tx_ctx_mem[a_qp_reg];', 0],
     ["an old connection's FPDU that writes back after the new connection is loaded", /assign tx_ctx_write_back = .*;/, 'assign tx_ctx_write_back = b1_go & fb_last_reg;', 0.05],
     ['a write-back in the cycle of a configuration (no hold in B1): one of them is lost', /assign b1_free = .*;/, 'assign b1_free = mb_free;', 0.05],
-  ] as const)('%s', (_, site, replacement, restarts) => {
-    const r = cosimMpaTx({ seed, width: 8, fpdus: 2000, qps: 4, markers: true, restarts, mutate: mutant(site, replacement) });
+  ] as const;
+  // One schemata build for the mutants it can hold (sim/harness/mutant-schemata.ts).
+  const mutants = mutantGroup(cases.map(([, site, replacement]) => mutant(site, replacement)));
+  test.each(cases.map(([name, , , restarts], i) => [name, mutants[i]!, restarts] as const))('%s', (_, mutate, restarts) => {
+    const r = cosimMpaTx({ seed, width: 8, fpdus: 2000, qps: 4, markers: true, restarts, mutate });
     expect(r.mismatches).toBeGreaterThan(0);
   });
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEFAULT_CONFIG } from '../../hdl-gen/gen/config';
 import { rdmapTxRespModule, rdmapTxRespName } from '../../hdl-gen/blocks/rdmap-tx-resp';
 import { emitVerilog } from '../../hdl-gen/emit/verilog';
+import { mutantGroup } from '../../sim/harness/mutant-schemata';
 import { openDut } from '../../sim/harness/open-dut';
 import { cosimRdmapTxResp, runRdmapTxResp, type RespCosimOptions } from '../../sim/cosim/rdmap-tx-resp';
 import { BackgroundMemory } from '../../sim/harness/memory';
@@ -104,13 +105,16 @@ describe('rdmap_tx_resp Read Response at full rate (exact Verilator cycle counts
 });
 
 describe('rdmap_tx_resp checks catch a broken RTL', () => {
-  test.each([
+  const cases = [
     // The TO of the next segment advanced by MULPDU instead of MULPDU − 14.
     ['TO advanced by the whole ULPDU', (v: string) => v.replace(/(rr_to_next = rr_to_reg \+ \{48'h0, )seg_room\}/, '$1resp_mulpdu_reg}')],
     // A beat whose lane 0 is the first octet of the FIFO head (payload aligned to the beats
     // consumed so far) built from the held beat instead.
     ['the held beat taken for the FIFO head at a beat boundary', (v: string) => v.replace(/assign rr_lo_head = _t\d+ <= 5'h8;/, (s) => s.replace("<= 5'h8", "< 5'h8"))],
-  ])('%s', (_, mutate) => {
+  ] as const;
+  // One schemata build for the mutants it can hold (sim/harness/mutant-schemata.ts).
+  const mutants = mutantGroup(cases.map(([, mutate]) => mutate));
+  test.each(cases.map(([name], i) => [name, mutants[i]!] as const))('%s', (_, mutate) => {
     const text = emitVerilog(rdmapTxRespModule(8, 1));
     expect(mutate(text)).not.toBe(text);
     const model = openDut(rdmapTxRespName(8, 1), { mutate }).model;

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { cosimCfgAxil } from '../../sim/cosim/rnic-cfg-axil';
+import { mutantGroup } from '../../sim/harness/mutant-schemata';
 import { SEED } from '../support/random';
 
 /**
@@ -36,7 +37,7 @@ describe('the rnic_cfg_axil checks have teeth', () => {
     if (!v.includes(from)) throw new Error(`mutant: '${from}' is not in the Verilog`);
     return v.replace(from, to);
   };
-  test.each([
+  const cases = [
     ['a write to a busy port does not wait (its record changes under cfg_valid)', once('& qp_pending_reg;', '& 1\'b0;')],
     ['wstrb is ignored', once("{{8{w_strb_reg[3]}}, {8{w_strb_reg[2]}}, {8{w_strb_reg[1]}}, {8{w_strb_reg[0]}}}", "32'hffffffff")],
     ['an unmapped write answers OKAY', once("        default: begin\n                b_resp_next = RESP_DECERR;", "        default: begin\n                b_resp_next = RESP_OKAY;")],
@@ -44,7 +45,10 @@ describe('the rnic_cfg_axil checks have teeth', () => {
     ['a QP commit is taken without cfg_ready', once("if (qp_pending_reg & cfg_ready) begin", "if (qp_pending_reg) begin")],
     ['QP_PD reads QP_IRD', once("rd_data = {16'h0, qp_pd_reg};", "rd_data = {16'h0, qp_ird_reg};")],
     ['a commit beyond the QPs is taken', once('qp_commit_write < 32\'h5', "qp_commit_write < 32'h8")],
-  ])('%s', (_name, mutate) => {
+  ] as const;
+  // One schemata build for the mutants it can hold (sim/harness/mutant-schemata.ts).
+  const mutants = mutantGroup(cases.map(([, mutate]) => mutate));
+  test.each(cases.map(([name], i) => [name, mutants[i]!] as const))('%s', (_name, mutate) => {
     const res = cosimCfgAxil({ seed: SEED, ops: 1500, programs: 20, config, mutate });
     expect(res.mismatches + res.violations.length, 'the mutant went unnoticed').toBeGreaterThan(0);
   });

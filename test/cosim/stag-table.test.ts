@@ -9,6 +9,7 @@ import { emitVerilog } from '../../hdl-gen/emit/verilog';
 import { DEFAULT_RESET_CYCLES } from '../../sim/cocotb/testbench';
 import { formatStagTable } from '../../sim/cosim/block-reports';
 import { cosimStagTable } from '../../sim/cosim/stag-table';
+import { mutantGroup } from '../../sim/harness/mutant-schemata';
 import { SEED } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
 
@@ -63,11 +64,19 @@ describe('stag_table ordering checks have teeth', () => {
     if (out === v) throw new Error('mutation site not found');
     return out;
   };
+  // One schemata build per DUT for the mutants it can hold (sim/harness/mutant-schemata.ts).
+  const [forwardCommitDropped, clearAtReadDropped, clearOverWrite, initSweepDropped, cfgReadyIgnoresInvalidate] = mutantGroup([
+    mutation((v) => v.split(FORWARD_COMMIT).join('')),
+    mutation((v) => v.split('(iv2_cleared_reg & (iv2_index_reg == lk_index)) | ').join('')),
+    mutation((v) => v.replace(/inv_clear = inv_commit & [^;]*;/, 'inv_clear = inv_commit;')),
+    mutation((v) => v.split(' | init_read_untrusted_reg').join('')),
+    mutation((v) => v.replace(/(cfg_ready_q_next = [^;]*) \| inv_valid_q_reg\);/, '$1);')),
+  ]);
 
   test(
     'without forwarding the commit of the invalidate ahead, lookups of the next cycle mismatch',
     () => {
-      const r = cosimStagTable({ depth: 16, seed: 3, operations: 10_000, mutate: mutation((v) => v.split(FORWARD_COMMIT).join('')) });
+      const r = cosimStagTable({ depth: 16, seed: 3, operations: 10_000, mutate: forwardCommitDropped });
       expect(r.mismatches).toBeGreaterThan(0);
       expect(r.firstMismatch!.what).toBe('lookup');
     },
@@ -77,16 +86,16 @@ describe('stag_table ordering checks have teeth', () => {
   // the RAM at that edge missed it (it is forwarded), and a config write of that entry taken a
   // cycle after the invalidate wins over it.
   test.each([
-    ['without forwarding the clear that landed at the read edge, lookups two cycles on mismatch', (v: string) => v.split('(iv2_cleared_reg & (iv2_index_reg == lk_index)) | ').join('')],
-    ['a clear that lands over a config write of the cycle after the invalidate mismatches', (v: string) => v.replace(/inv_clear = inv_commit & [^;]*;/, 'inv_clear = inv_commit;')],
-  ])('%s', (_what, edit) => {
-    expect(cosimStagTable({ depth: 16, seed: 3, operations: 10_000, mutate: mutation(edit) }).mismatches).toBeGreaterThan(0);
+    ['without forwarding the clear that landed at the read edge, lookups two cycles on mismatch', clearAtReadDropped],
+    ['a clear that lands over a config write of the cycle after the invalidate mismatches', clearOverWrite],
+  ])('%s', (_what, mutate) => {
+    expect(cosimStagTable({ depth: 16, seed: 3, operations: 10_000, mutate }).mismatches).toBeGreaterThan(0);
   });
 
   test(
     'without the init sweep answering invalid-stag, lookups of entries valid before the reset mismatch',
     () => {
-      const r = cosimStagTable({ depth: 256, seed: 3, operations: 10_000, mutate: mutation((v) => v.split(' | init_read_untrusted_reg').join('')) });
+      const r = cosimStagTable({ depth: 256, seed: 3, operations: 10_000, mutate: initSweepDropped });
       expect(r.mismatches).toBeGreaterThan(0);
       expect(r.firstMismatch!.request).toMatch(/^sweep: /);
     },
@@ -95,7 +104,7 @@ describe('stag_table ordering checks have teeth', () => {
   test(
     'cfg_ready that ignores the invalidate in its checks (a config write and a clear in one cycle) is caught',
     () => {
-      const r = cosimStagTable({ depth: 16, seed: 3, operations: 3000, mutate: mutation((v) => v.replace(/(cfg_ready_q_next = [^;]*) \| inv_valid_q_reg\);/, '$1);')) });
+      const r = cosimStagTable({ depth: 16, seed: 3, operations: 3000, mutate: cfgReadyIgnoresInvalidate });
       expect(r.mismatches).toBeGreaterThan(0);
       expect(r.firstMismatch!.what).toBe('cfg_ready');
     },
@@ -104,7 +113,7 @@ describe('stag_table ordering checks have teeth', () => {
   test(
     'the first mismatch names the cycle its response came out: its slot, STAG_TABLE_LATENCY cycles on',
     () => {
-      const r = cosimStagTable({ depth: 16, seed: 3, operations: 3000, mutate: mutation((v) => v.split(FORWARD_COMMIT).join('')) });
+      const r = cosimStagTable({ depth: 16, seed: 3, operations: 3000, mutate: forwardCommitDropped });
       const m = r.firstMismatch!;
       // Slot k is driven in the cycle after the reset's and k more; its response is sampled
       // STAG_TABLE_LATENCY edges after that one.

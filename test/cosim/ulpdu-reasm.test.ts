@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { REASM_PAGE_BEATS } from '../../hdl-gen/blocks/ulpdu-reasm';
 import { cosimUlpduReasm, type Interleave, type UlpduReasmOptions, type UlpduReasmResult } from '../../sim/cosim/ulpdu-reasm';
+import { mutantGroup } from '../../sim/harness/mutant-schemata';
 import { SEED } from '../support/random';
 
 const seedFor = (salt: number) => (SEED ^ Math.imul(salt, 0x85ebca6b)) >>> 0;
@@ -97,7 +98,7 @@ describe('ulpdu_reasm_w<W>_q4: rate (exact Verilator cycles, no back-pressure)',
 describe('ulpdu_reasm: the checks catch a broken block', () => {
   const flow = { width: 8, qps: 4, seed: 11, ulpdus: 15, interleave: 'random' } as const;
   const drop = { width: 8, qps: 4, seed: 12, ulpdus: 30, interleave: 'random', poolBytes: minPool(8), abandon: 0.3 } as const;
-  test.each([
+  const cases = [
     ["a ULPDU's next page not linked (the link write disabled)", (v: string) => v.replace(/link_mem\[eff_page\] <= free_head_reg;/, 'link_mem[eff_page] <= link_mem[eff_page];'), flow],
     ["the verdict taken from the beat at the input, not the ULPDU's last", (v: string) => v.replace(/rd_verdict_next = next_ulpdu_verdict;/, 'rd_verdict_next = in_beat_verdict;'), flow],
     ["a dropped ULPDU's pages never given back (a leak)", (v: string) => v.replace(/assign desc_push = (\w+) \| \(drop_here & eff_open\);/, 'assign desc_push = $1;'), drop],
@@ -105,12 +106,14 @@ describe('ulpdu_reasm: the checks catch a broken block', () => {
     // The two survivors of the mutation campaign on ulpdu_reasm_w8_q1024.
     ['idle 1 while a ULPDU waits in the descriptor FIFO or starts being read', (v: string) => v.replace(/assign idle = (\w+) & desc_none_reg & (\w+) & (\w+) & (\w+);/, 'assign idle = (($1 & desc_none_reg & $2) | $3) & $4;'), flow],
     ["the free list's page hidden when one is pushed as its last stored one loads (none set by a load alone)", (v: string) => v.replace(/free_none_next = (\w+) \? 1'b0 : \(\w+ \?/, "free_none_next = $1 ? 1'b0 : (free_load ?"), flow],
-  ] as const)('%s', (_what, edit, opts) => {
-    const mutate = (v: string) => {
-      const out = edit(v);
-      if (out === v) throw new Error('mutation site not found');
-      return out;
-    };
+  ] as const;
+  // One schemata build for the mutants it can hold (sim/harness/mutant-schemata.ts).
+  const mutants = mutantGroup(cases.map(([, edit]) => (v: string) => {
+    const out = edit(v);
+    if (out === v) throw new Error('mutation site not found');
+    return out;
+  }));
+  test.each(cases.map((c, i) => [c[0], mutants[i]!, c[2]] as const))('%s', (_what, mutate, opts) => {
     expect(cosimUlpduReasm({ ...opts, mutate }).mismatches).toBeGreaterThan(0);
   });
 });
