@@ -4,7 +4,6 @@ import type { AxisSendBeat } from '../cocotb/axis';
 import type { Sampled } from '../cocotb/record-group';
 import { DutBench } from '../harness/dut-bench';
 import { dutSelection, type DutSelection } from '../harness/open-dut';
-import type { Optimize } from '../verilator/build';
 import { Tally } from '../harness/tally';
 import { hex32 } from '../../ts-model/util/hex';
 
@@ -23,8 +22,6 @@ export interface CrcCosimOptions extends DutSelection {
   readonly width: number;
   /** Verilate the block behind the sampled-inputs shim (default true; the benchmark's baseline turns it off). */
   readonly sampledInputs?: boolean;
-  /** The C++ optimised for the run (-O3, the default) or for the build (-O0: a short run's model builds several times faster). */
-  readonly optimize?: Optimize;
   readonly seed: number;
   readonly frames: number;
   /** Probability that the source pauses / the sink is not ready in a cycle. */
@@ -104,7 +101,7 @@ class CrcBench extends DutBench {
   readonly all: (frames: number) => () => boolean;
 
   constructor(opts: CrcCosimOptions) {
-    super(...DutBench.opening(`crc32c_w${opts.width}`, opts.seed, { ...dutSelection(opts), ...(opts.sampledInputs !== undefined && { sampledInputs: opts.sampledInputs }), ...(opts.optimize && { optimize: opts.optimize }) }));
+    super(...DutBench.opening(`crc32c_w${opts.width}`, opts.seed, { ...dutSelection(opts), ...(opts.sampledInputs !== undefined && { sampledInputs: opts.sampledInputs }) }));
     const native = (opts.drivers ?? 'native') === 'native';
     // The pauses are drawn in this order either way, so both kinds of driver see the same seeds.
     const sourcePause = this.pause(opts.sourcePause ?? 0.2);

@@ -36,7 +36,7 @@ export interface DutOptions {
 }
 
 /** The options of a co-simulation that choose and open its DUT: every harness takes them. */
-export type DutSelection = Pick<DutOptions, 'rtlDir' | 'vcd' | 'traceWindow' | 'mutate' | 'mutateModule' | 'plusargs'>;
+export type DutSelection = Pick<DutOptions, 'rtlDir' | 'vcd' | 'traceWindow' | 'mutate' | 'mutateModule' | 'plusargs' | 'optimize'>;
 
 /** The DutOptions of a harness's options: those given, and nothing else. */
 export function dutSelection(o: DutSelection): DutOptions {
@@ -47,6 +47,7 @@ export function dutSelection(o: DutSelection): DutOptions {
     ...(o.mutate && { mutate: o.mutate }),
     ...(o.mutateModule !== undefined && { mutateModule: o.mutateModule }),
     ...(o.plusargs && { plusargs: o.plusargs }),
+    ...(o.optimize && { optimize: o.optimize }),
   };
 }
 
