@@ -9,6 +9,7 @@
 import type { SimModel } from '../verilator/model';
 import { axisBus, readIdPre, readUserPre, type AxisBus, type AxisFrame } from './axis-bus';
 import type { Component } from './component';
+import { assemblyWithRoom, type Assembly } from './frame-assembly';
 import { never, type PauseGen } from './pause';
 
 export interface AxisSinkOptions {
@@ -17,16 +18,8 @@ export interface AxisSinkOptions {
   readonly interleaved?: boolean;
 }
 
-/** A frame being assembled: its octets so far. */
-interface Assembly {
-  buf: Uint8Array;
-  n: number;
-}
-
 const WORD_SHIFT = 5;
 const BIT_INDEX_MASK = 31;
-/** Initial frame assembly buffer; it doubles when a frame outgrows it. */
-const INITIAL_FRAME_OCTETS = 2048;
 const COMPACT_AFTER = 1024;
 
 export class AxisSink implements Component {
@@ -103,13 +96,7 @@ export class AxisSink implements Component {
     if (this.ready === 0 || words[tvalid.preOffset] === 0) return;
     this.beats++;
     const key = this.interleaved ? readIdPre(this.model, this.bus.tid) : 0;
-    let a = this.assemblies.get(key);
-    if (!a) this.assemblies.set(key, (a = { buf: new Uint8Array(INITIAL_FRAME_OCTETS), n: 0 }));
-    if (a.n + octets > a.buf.length) {
-      const bigger = new Uint8Array(a.buf.length * 2);
-      bigger.set(a.buf.subarray(0, a.n));
-      a.buf = bigger;
-    }
+    const a = assemblyWithRoom(this.assemblies, key, octets);
     const src = this.bytes;
     const dst = a.buf;
     const base = tdata.preByteOffset;

@@ -13,22 +13,17 @@ import { decodeBigInt } from '../verilator/port-values';
 import { axisBus, type AxisBus, type AxisFrame, type AxisUser } from './axis-bus';
 import type { MonitoredBeat } from './axis-monitor';
 import type { AxisSinkOptions } from './axis-sink';
+import { assemblyWithRoom, type Assembly } from './frame-assembly';
 import { never, type PauseGen } from './pause';
 
 const WORD_SHIFT = 5;
 const BIT_INDEX_MASK = 31;
 const WORD_BITS = 32;
 const OCTETS_PER_WORD = 4;
-const INITIAL_FRAME_OCTETS = 2048;
 
 export interface NativeAxisSinkOptions extends AxisSinkOptions {
   /** Keep every beat taken in `beats` (it allocates per beat, as AxisMonitor does). */
   readonly beats?: boolean;
-}
-
-interface Assembly {
-  buf: Uint8Array;
-  n: number;
 }
 
 export class NativeAxisSink {
@@ -104,13 +99,7 @@ export class NativeAxisSink {
       const p = e + LOG_CYCLE_WORDS;
       const id = tid ? log[p + this.at.id]! : 0;
       const key = this.interleaved ? id : 0;
-      let a = this.assemblies.get(key);
-      if (!a) this.assemblies.set(key, (a = { buf: new Uint8Array(INITIAL_FRAME_OCTETS), n: 0 }));
-      if (a.n + octets > a.buf.length) {
-        const bigger = new Uint8Array(a.buf.length * 2);
-        bigger.set(a.buf.subarray(0, a.n));
-        a.buf = bigger;
-      }
+      const a = assemblyWithRoom(this.assemblies, key, octets);
       const base = p * OCTETS_PER_WORD;
       let n = a.n;
       for (let i = 0; i < octets; i++) {
