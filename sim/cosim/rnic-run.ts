@@ -4,6 +4,7 @@ import type { TraceWindow } from '../verilator/model';
 import type { RnicConfig } from '../../hdl-gen/gen/config';
 import type { Scenario } from '../../ts-model/scenario/schema';
 import { cosimRnic, type RnicCosimResult } from './rnic';
+import { topModuleOf } from './rnic-axi-bench';
 import { cosimScenario, type ScenarioCosimResult } from './rnic-scenario';
 import { mismatchPlace, writeLine } from './scoreboard';
 
@@ -44,7 +45,9 @@ export interface RnicCosimReport extends RnicCosimResult {
 }
 
 export function runRnicCosim(a: RnicRunArgs & { readonly ops: number; readonly faults: number; readonly progress?: (done: number, total: number) => void }): RnicCosimReport {
-  const waveFile = join(a.out, `rnic_top_w${a.width}-seed${a.seed}.${a.traceFormat ?? 'fst'}`);
+  // Named after the top that ran, as the transaction traces are.
+  const top = a.axil ? `rnic_top_axil_w${a.width}` : topModuleOf(a.width, a.config);
+  const waveFile = join(a.out, `${top}-seed${a.seed}.${a.traceFormat ?? 'fst'}`);
   const base = {
     width: a.width,
     seed: a.seed,

@@ -22,6 +22,8 @@ export interface RegressRun {
 export const REGRESS_WIDTHS = [8, 64] as const;
 
 const DEFAULT_WIDTH = 8;
+/** The configuration of the host-memory-over-AXI4 runs: 4 QPs, as the test and the bench take it. */
+export const AXI4_MEMORY_CONFIG = 'examples/configs/axi4-memory.json';
 const DEFAULT_DEPTH = 256;
 
 /**
@@ -52,6 +54,8 @@ export function regressPlan(scale = 1): RegressRun[] {
       planned(`rnic_top w${w}`, 'rnic', { width, ops: n(10_000), faults: '0.1' }),
       // The integrator's top: every QP and STag through the AXI4-Lite registers.
       planned(`rnic_top_axil w${w}`, 'rnic_axil', { width, ops: n(2000), faults: '0.1' }),
+      // Host memory over AXI4 (rnic_top_axi_mem): the slave pauses and answers out of order.
+      { ...planned(`rnic_top_axi_mem w${w}`, 'rnic', { width, config: AXI4_MEMORY_CONFIG, ops: n(2000), faults: '0.1' }), tops: [`rnic_top_axi_mem_w${w}`] },
       // The order across streams the per-stream scoreboards cannot see: every arbiter takes turns.
       planned(`rnic_fairness w${w}`, 'rnic_fairness', { width }),
       planned(`rx w${w}`, 'rx', { width, frames: n(30_000), faults: '0.1' }),

@@ -114,8 +114,8 @@ describe('ddp_rx_hdr Verilog', () => {
   );
 
   test.each([8, 64])(
-    'ddp_rx_hdr_w%i synthesizes in yosys without latches',
-    (width) => expect(yosysSynthNoLatch(ddpRxHdrModule(width))).toMatch(/Number of cells/),
+    'ddp_rx_hdr_w%i synthesizes in yosys without latches (to gates at 8 octets, the coarse netlist at 64)',
+    (width) => expect(yosysSynthNoLatch(ddpRxHdrModule(width), [], { gates: width === 8 })).toMatch(/Number of cells/),
     120_000,
   );
 });

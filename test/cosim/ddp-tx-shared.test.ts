@@ -225,7 +225,8 @@ describe('ddp_tx shared Verilog', () => {
     [64, 16],
   ])('ddp_tx_w%i_q%i is lint-clean under verilator -Wall', (w, q) => expect(verilatorLint(ddpTxModule(w, { qps: q }))).toBe(''), 60_000);
 
-  test('ddp_tx_w8_q4 synthesizes in yosys without latches', () => expect(yosysSynthNoLatch(ddpTxModule(8, { qps: 4 }))).toMatch(/ddp_tx_w8_q4[\s\S]*Number of cells/), 240_000);
+  // Coarse: its gates are ddp_tx_w8's (mapped in ddp-tx.test.ts) plus the context memories, which stay $mem.
+  test('ddp_tx_w8_q4 elaborates in yosys to a coarse netlist without latches that passes check -assert', () => expect(yosysSynthNoLatch(ddpTxModule(8, { qps: 4 }), [], { gates: false })).toMatch(/ddp_tx_w8_q4[\s\S]*Number of cells/), 240_000);
 
   test('qps out of range is a RangeError naming the value', () => {
     expect(() => ddpTxModule(8, { qps: 0 })).toThrow(/got 0/);

@@ -148,8 +148,8 @@ describe('ddp_tx Verilog', () => {
   test.each([...WIDTHS])('ddp_tx_w%i is lint-clean under verilator -Wall', (width) => expect(verilatorLint(ddpTxModule(width))).toBe(''), 60_000);
 
   test.each([...WIDTHS])(
-    'ddp_tx_w%i synthesizes in yosys without latches',
-    (width) => expect(yosysSynthNoLatch(ddpTxModule(width))).toMatch(/ddp_tx_w\d+[\s\S]*Number of cells/),
+    'ddp_tx_w%i synthesizes in yosys without latches (to gates at 8 octets, the coarse netlist at 64)',
+    (width) => expect(yosysSynthNoLatch(ddpTxModule(width), [], { gates: width === 8 })).toMatch(/ddp_tx_w\d+[\s\S]*Number of cells/),
     120_000,
   );
 

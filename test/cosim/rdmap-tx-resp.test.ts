@@ -131,8 +131,8 @@ describe('rdmap_tx_resp Verilog', () => {
   test.each([...WIDTHS])('rdmap_tx_resp_w%i (with atomic_unit) is lint-clean under verilator -Wall', (width) => expect(verilatorLint(rdmapTxRespModule(width, 4))).toBe(''), 60_000);
 
   test.each([...WIDTHS])(
-    'rdmap_tx_resp_w%i synthesizes in yosys without latches',
-    (width) => expect(yosysSynthNoLatch(rdmapTxRespModule(width, 4))).toMatch(/rdmap_tx_resp_w\d+_q4[\s\S]*Number of cells/),
+    'rdmap_tx_resp_w%i synthesizes in yosys without latches (to gates at 8 octets, the coarse netlist at 64)',
+    (width) => expect(yosysSynthNoLatch(rdmapTxRespModule(width, 4), [], { gates: width === 8 })).toMatch(/rdmap_tx_resp_w\d+_q4[\s\S]*Number of cells/),
     120_000,
   );
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { rnicAxiMemModule } from '../../hdl-gen/blocks/rnic-axi-mem';
 import { rnicTopAxiMemModule } from '../../hdl-gen/blocks/rnic-top-axi-mem';
 import { configHash, DEFAULT_CONFIG, parseConfig } from '../../hdl-gen/gen/config';
@@ -11,16 +11,15 @@ import { prng } from '../../ts-model/util/prng';
 import { AxiMemorySlave } from '../../sim/harness/axi-memory';
 import { cosimRnic } from '../../sim/cosim/rnic';
 import { topConfig } from '../../sim/cosim/rnic-axi-bench';
-import { RnicBench, openTop } from '../../sim/cosim/rnic-bench';
-import { INITIAL_MSN, S0, measureTopRx, measureTopTx, qpConfig, rxSeq } from '../../sim/cosim/rnic-rate';
-import type { SimModel } from '../../sim/verilator/model';
+import { RnicBench } from '../../sim/cosim/rnic-bench';
+import { INITIAL_MSN, S0, qpConfig, rxSeq } from '../../sim/cosim/rnic-rate';
 import { withSeed } from '../support/random';
 import { verilatorLint, yosysSynthNoLatch } from '../support/rtl-checks';
 
 /**
  * rnic_top behind its AXI4 master (issue 19): the generator option, the whole top against the
- * model with the AXI4 slave memory in place of the native ports (sim/cosim/rnic-axi-bench.ts), the
- * completion fence, and the line rate at 64 octets.
+ * model with the AXI4 slave memory in place of the native ports (sim/cosim/rnic-axi-bench.ts), and the
+ * completion fence.
  */
 
 describe('rnic gen with "memory": "axi4"', () => {
@@ -130,21 +129,8 @@ describe('rnic_top_axi_mem_w8 (4 QPs) against the model', () => {
   });
 });
 
-describe('rnic_top_axi_mem_w64 (4 QPs) at full rate', () => {
-  let model: SimModel;
-  beforeAll(() => {
-    model = openTop(64, { config: topConfig(64, 4, 'axi4') });
-  });
-  afterAll(() => model.close());
-
-  test('transmit, 4 KiB RDMA Writes on one QP, reads answered 4 cycles after each AR: at least 50 payload octets per cycle', () => {
-    const t = measureTopTx(64, { writes: 32, model, qps: 1, latency: 4 });
-    expect(t.bytesPerCycle).toBeGreaterThanOrEqual(50);
-  });
-
-  test('receive placement of 4 KiB RDMA Writes: at least 50 payload octets per cycle on W', () => {
-    const t = measureTopRx(64, { writes: 32, model });
-    expect(t.bytesPerCycle).toBeGreaterThanOrEqual(50);
-    expect(t.memBeatsPerWrite).toBe(64);
-  });
-});
+// The line rate behind the adapter at 64 octets (4 KiB Writes, transmit and receive) is measured,
+// not asserted: `rnic bench --group rtl` against the native top in the same run
+// (sim/cosim/rnic-axi-rate.ts). Its parts are checked here and beside: the adapter alone at full rate
+// (test/cosim/axi-mem.test.ts) and the native top at 64 octets (test/cosim/rnic-rate.test.ts); the
+// whole 64-octet top behind AXI4 runs against the model in `make regress`.
