@@ -598,6 +598,13 @@ reg cq_sent_none_next;
 reg cq_sent_filled_reg; // cq_sent_count == 64
 reg cq_sent_filled_next;
 wire cq_sent_load; // the head register takes the next word from the memory
+reg cq_held_reg; // m_cq offered an entry in the last cycle that was not taken: the same source again
+reg cq_held_next;
+reg cq_held_evt_reg; // the entry held on m_cq is an event
+reg cq_held_evt_next;
+reg cq_held_first_reg; // the entry held on m_cq is the first-FPDU completion
+reg cq_held_first_next;
+wire cq_evt_here; // an event goes next
 wire cq_first_here; // the first-FPDU completion goes next (after events)
 wire cq_sent_here; // a sent completion goes next
 wire [2:0] cq_evt_kind; // 0 recv, 1 recv-immediate, 2 read, 3 atomic, 4 terminate-received, 5 terminate-sent, 6 closed
@@ -907,10 +914,13 @@ assign framer_m_axis_tready = m_axis_tready;
 assign m_axis_tid = framer_m_axis_tid;
 assign cq_sent_load = (~cq_sent_none_reg) & (_t9 | cq_sent_pop);
 assign cq_sent_full = cq_sent_filled_reg;
-assign cq_first_here = ctl_m_first_valid & _t10;
-assign cq_sent_here = cq_sent_head_valid_reg & _t10 & _t11;
-assign m_cq_valid = ctl_m_evt_valid | ctl_m_first_valid | cq_sent_head_valid_reg;
-assign m_cq_qp = ctl_m_evt_valid ? ctl_m_evt_qp : (cq_first_here ? ctl_m_first_qp : cq_sent_head_reg);
+assign cq_evt_here = cq_held_reg ? cq_held_evt_reg : ctl_m_evt_valid;
+assign cq_first_here = cq_held_reg ? cq_held_first_reg : (ctl_m_first_valid & _t10);
+assign cq_sent_here = cq_held_reg ? (~(cq_held_evt_reg | cq_held_first_reg)) : (cq_sent_head_valid_reg & _t10 & _t11);
+assign m_cq_valid = cq_held_reg ?
+    ((cq_evt_here & ctl_m_evt_valid) | (cq_first_here & ctl_m_first_valid) | (cq_sent_here & cq_sent_head_valid_reg)) :
+    (ctl_m_evt_valid | ctl_m_first_valid | cq_sent_head_valid_reg);
+assign m_cq_qp = cq_evt_here ? ctl_m_evt_qp : (cq_first_here ? ctl_m_first_qp : cq_sent_head_reg);
 assign cq_evt_kind = ctl_m_evt_kind;
 assign cq_evt_length = ctl_m_evt_length;
 assign cq_evt_solicited = ctl_m_evt_solicited;
@@ -918,16 +928,16 @@ assign cq_evt_invalidated = ctl_m_evt_invalidated;
 assign cq_evt_stag = ctl_m_evt_stag;
 assign cq_evt_data = ctl_m_evt_data;
 assign cq_evt_err = ctl_m_evt_err;
-assign m_cq_kind = ctl_m_evt_valid ? {1'b0, cq_evt_kind} : (cq_first_here ? 4'b1000 : 4'b0111);
-assign m_cq_length = ctl_m_evt_valid ? cq_evt_length : 32'h0;
-assign m_cq_solicited = ctl_m_evt_valid ? cq_evt_solicited : 1'b0;
-assign m_cq_invalidated = ctl_m_evt_valid ? cq_evt_invalidated : 1'b0;
-assign m_cq_stag = ctl_m_evt_valid ? cq_evt_stag : 32'h0;
-assign m_cq_data = ctl_m_evt_valid ? cq_evt_data : 64'h0;
-assign m_cq_err = ctl_m_evt_valid ? cq_evt_err : 14'h0;
-assign ctl_m_evt_ready = m_cq_ready;
-assign ctl_m_first_ready = m_cq_ready & _t10;
-assign cq_first_fire = ctl_m_first_valid & m_cq_ready & _t10;
+assign m_cq_kind = cq_evt_here ? {1'b0, cq_evt_kind} : (cq_first_here ? 4'b1000 : 4'b0111);
+assign m_cq_length = cq_evt_here ? cq_evt_length : 32'h0;
+assign m_cq_solicited = cq_evt_here ? cq_evt_solicited : 1'b0;
+assign m_cq_invalidated = cq_evt_here ? cq_evt_invalidated : 1'b0;
+assign m_cq_stag = cq_evt_here ? cq_evt_stag : 32'h0;
+assign m_cq_data = cq_evt_here ? cq_evt_data : 64'h0;
+assign m_cq_err = cq_evt_here ? cq_evt_err : 14'h0;
+assign ctl_m_evt_ready = m_cq_ready & cq_evt_here;
+assign ctl_m_first_ready = m_cq_ready & cq_first_here;
+assign cq_first_fire = ctl_m_first_valid & m_cq_ready & cq_first_here;
 assign cq_sent_pop = cq_sent_here & m_cq_ready;
 assign mem_wr_arb_grant = mem_wr_arb_locked_reg ? mem_wr_arb_owner_reg :
     (mem_wr_arb_last_reg == 1'b0) ? (place_wr_valid ? 1'b1 : (resp_wr_valid ? 1'b0 : 1'b0)) :
@@ -1081,6 +1091,15 @@ always @* begin
 end
 
 always @* begin
+    cq_held_next = cq_held_reg;
+    cq_held_evt_next = cq_held_evt_reg;
+    cq_held_first_next = cq_held_first_reg;
+    cq_held_next = m_cq_valid & (~m_cq_ready);
+    cq_held_evt_next = cq_evt_here;
+    cq_held_first_next = cq_first_here;
+end
+
+always @* begin
     mem_rd_owners_wptr_next = mem_rd_owners_wptr_reg;
     mem_rd_owners_rptr_next = mem_rd_owners_rptr_reg;
     if (mem_rd_fire) begin
@@ -1153,6 +1172,9 @@ always @(posedge clk) begin
     cq_sent_head_valid_reg <= cq_sent_head_valid_next;
     cq_sent_none_reg <= cq_sent_none_next;
     cq_sent_filled_reg <= cq_sent_filled_next;
+    cq_held_reg <= cq_held_next;
+    cq_held_evt_reg <= cq_held_evt_next;
+    cq_held_first_reg <= cq_held_first_next;
     mem_wr_arb_last_reg <= mem_wr_arb_last_next;
     mem_wr_arb_locked_reg <= mem_wr_arb_locked_next;
     mem_wr_arb_owner_reg <= mem_wr_arb_owner_next;
@@ -1193,6 +1215,7 @@ always @(posedge clk) begin
         cq_sent_head_valid_reg <= 1'b0;
         cq_sent_none_reg <= 1'b1;
         cq_sent_filled_reg <= 1'b0;
+        cq_held_reg <= 1'b0;
         mem_wr_arb_last_reg <= 1'b1;
         mem_wr_arb_locked_reg <= 1'b0;
         mem_rd_arb_last_reg <= 1'b1;

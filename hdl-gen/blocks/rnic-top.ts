@@ -68,7 +68,7 @@ import { ulpduReasmInitCycles, ulpduReasmModule } from './ulpdu-reasm';
  * - m_cq: ddp_rx_ctl's events (completions, Terminates, closure), `first FPDU` (kind 8: a QP
  *   configured with cfg_fence has received its first FPDU and may send, RFC 6581 §3) and `sent`
  *   (kind 7: a work request's last ULPDU has gone to mpa_tx), with cq_qp; events first, then
- *   first FPDU, then sent.
+ *   first FPDU, then sent, but an entry offered stays until taken.
  * - Status of one QP: stat_qp in, stat_* two cycles later; `idle` and `rx_idle` for the RNIC.
  * - Host memory: W-octet beats; reads return in order and are routed back by a FIFO of owners.
  */
@@ -396,19 +396,34 @@ export function rnicTopModule(bytes: number, qps = 2, opts: DdpRxOptions = {}): 
   const sentPop = m.wire('cq_sent_pop', 1);
   const sentQ = bramFifo(m, 'cq_sent', qb, SENT_QUEUE, { push: t.m_sent_valid!, data: fromBlock(t.m_sent_qp!), pop: sentPop });
   m.assign(sentFull, sentQ.full);
-  const evtHere = c.m_evt_valid!;
-  const firstHere = m.let('cq_first_here', c.m_first_valid!.and(evtHere.not()), { doc: 'the first-FPDU completion goes next (after events)' });
-  const sentHere = m.let('cq_sent_here', sentQ.headValid.and(evtHere.not()).and(c.m_first_valid!.not()), { doc: 'a sent completion goes next' });
-  m.assign(cqValid, evtHere.or(c.m_first_valid!).or(sentQ.headValid));
+  // Events first, then the first-FPDU completion, then sent; but an entry m_cq offers stays until
+  // the host takes it (valid/ready): an event decided while a first-FPDU or sent completion waits
+  // goes after it. Switching under a waiting entry would also let an AXI4 wrapper's write fence,
+  // which marks the writes before an entry when it appears, pass the new one without waiting for
+  // its data (rnic-top-axi-mem.ts).
+  const evtValid = c.m_evt_valid!;
+  const firstValid = c.m_first_valid!;
+  const held = m.reg('cq_held', 1, { reset: 0, doc: 'm_cq offered an entry in the last cycle that was not taken: the same source again' });
+  const heldEvt = m.reg('cq_held_evt', 1, { doc: 'the entry held on m_cq is an event' });
+  const heldFirst = m.reg('cq_held_first', 1, { doc: 'the entry held on m_cq is the first-FPDU completion' });
+  const evtHere = m.let('cq_evt_here', mux(held, heldEvt, evtValid), { doc: 'an event goes next' });
+  const firstHere = m.let('cq_first_here', mux(held, heldFirst, firstValid.and(evtValid.not())), { doc: 'the first-FPDU completion goes next (after events)' });
+  const sentHere = m.let('cq_sent_here', mux(held, heldEvt.or(heldFirst).not(), sentQ.headValid.and(evtValid.not()).and(firstValid.not())), { doc: 'a sent completion goes next' });
+  m.assign(cqValid, mux(held, evtHere.and(evtValid).or(firstHere.and(firstValid)).or(sentHere.and(sentQ.headValid)), evtValid.or(firstValid).or(sentQ.headValid)));
+  m.sync(() => {
+    m.set(held, cqValid.and(cqReady.not()));
+    m.set(heldEvt, evtHere);
+    m.set(heldFirst, firstHere);
+  });
   m.assign(cqQp, mux(evtHere, fromBlock(c.m_evt_qp!), mux(firstHere, fromBlock(c.m_first_qp!), sentQ.head)));
   const evt = RX_EVENT_FIELDS.view(cat(...RX_EVENT_FIELDS.fields.slice().reverse().map((x) => c[`m_evt_${x.name}`]!)), { m, prefix: 'cq_evt' });
   const kb = CQ_ENTRY.field('kind').width;
   const txKind = mux(firstHere, lit(kb, CQ_KIND.FIRST_FPDU), lit(kb, CQ_KIND.SENT));
   const entry = mux(evtHere, CQ_ENTRY.pack({ kind: evt.kind.zext(kb), length: evt.length, solicited: evt.solicited, invalidated: evt.invalidated, stag: evt.stag, data: evt.data, err: evt.err }), CQ_ENTRY.update(CQ_ENTRY.zero(), { kind: txKind }));
   portGroup(m, 'm_cq', CQ_ENTRY, 'output', qg).drive(entry);
-  m.assign(c.m_evt_ready!, cqReady);
-  m.assign(c.m_first_ready!, cqReady.and(evtHere.not()));
-  m.assign(firstFire, c.m_first_valid!.and(cqReady).and(evtHere.not()));
+  m.assign(c.m_evt_ready!, cqReady.and(evtHere));
+  m.assign(c.m_first_ready!, cqReady.and(firstHere));
+  m.assign(firstFire, firstValid.and(cqReady).and(firstHere));
   m.assign(sentPop, sentHere.and(cqReady));
 
   // ---- host memory --------------------------------------------------------------------------------

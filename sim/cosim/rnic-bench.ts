@@ -194,6 +194,10 @@ export class RnicBench extends DutBench {
     });
     this.cqSink = this.recordSink('m_cq', {
       pause: chance(),
+      // An entry offered stays until the host takes it (the AXI4 wrapper's write fence relies on it).
+      stable: (v) => {
+        if (this.broken.length < 20) this.broken.push(v);
+      },
       layout: CQ_ENTRY,
       beside: ['qp'],
       map: (f, cycle) => {
