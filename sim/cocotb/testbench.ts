@@ -76,7 +76,12 @@ export class Testbench {
    * block that reports idle while a part of it is busy.
    */
   invariant(text: string, holds: () => boolean): void {
-    this.add({ sample: () => void (!holds() && this.broken.length < 20 && this.broken.push(`${text} (cycle ${this.model.cycles})`)) });
+    this.add({ sample: () => void (!holds() && this.breaks(`${text} (cycle ${this.model.cycles})`)) });
+  }
+
+  /** Records a broken contract in `broken` (the first 20 are kept). */
+  breaks(text: string): void {
+    if (this.broken.length < 20) this.broken.push(text);
   }
 
   /** Holds reset high for `cycles` clock cycles, then releases it. Components are not stepped. */

@@ -169,7 +169,7 @@ export class RnicBench extends DutBench {
       let seen = 0;
       this.add({ sample: () => {
         const all = [...axil.violations, ...host.errors];
-        for (; seen < all.length; seen++) if (this.broken.length < 20) this.broken.push(`AXI4-Lite: ${all[seen]} (cycle ${m.cycles})`);
+        for (; seen < all.length; seen++) this.breaks(`AXI4-Lite: ${all[seen]} (cycle ${m.cycles})`);
       } });
       this.cfg = new AxilItemQueue(host, ({ qp, c }) => qpConfigWrites(map, qp, c), onCfg);
       this.stagCfg = new AxilItemQueue(host, (g) => stagEntryWrites(map, g));
@@ -195,9 +195,7 @@ export class RnicBench extends DutBench {
     this.cqSink = this.recordSink('m_cq', {
       pause: chance(),
       // An entry offered stays until the host takes it (the AXI4 wrapper's write fence relies on it).
-      stable: (v) => {
-        if (this.broken.length < 20) this.broken.push(v);
-      },
+      stable: (v) => this.breaks(v),
       layout: CQ_ENTRY,
       beside: ['qp'],
       map: (f, cycle) => {

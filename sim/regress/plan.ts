@@ -23,7 +23,7 @@ export const REGRESS_WIDTHS = [8, 64] as const;
 
 const DEFAULT_WIDTH = 8;
 /** The configuration of the host-memory-over-AXI4 runs: 4 QPs, as the test and the bench take it. */
-export const AXI4_MEMORY_CONFIG = 'examples/configs/axi4-memory.json';
+const AXI4_MEMORY_CONFIG = 'examples/configs/axi4-memory.json';
 const DEFAULT_DEPTH = 256;
 
 /**
