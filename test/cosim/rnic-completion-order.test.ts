@@ -8,7 +8,7 @@ import { RnicBench, openTop } from '../../sim/cosim/rnic-bench';
 import type { LocalWr, RtlRegion } from '../../sim/cosim/rx-peer';
 import { completionBeforeData, type WrittenSpan } from '../../sim/cosim/scoreboard';
 import type { SimModel } from '../../sim/verilator/model';
-import { plainQp } from '../support/top-fixtures';
+import { immediate, plainQp } from '../support/top-fixtures';
 
 /**
  * A completion reaches the host only once the data it completes is in host memory: a message is
@@ -103,6 +103,56 @@ describe('rnic_top_w8: a completion comes after the writes of the data it comple
     expect(completions.map((e) => e.text)).toEqual(['read length=3000']);
     expect(completions[0]!.cycle).toBeGreaterThanOrEqual(lastWrite(bench, REGION.base, 3000));
     expect(seen).toEqual([true]);
+  });
+});
+
+/**
+ * m_cq keeps an entry it offers until the host takes it (valid/ready). The host holds m_cq_ready
+ * low while an Immediate Data's `sent` completion waits and a peer's Send is placed: the Send's
+ * completion, decided meanwhile, must go after it, not replace it on the bus. (Replacing it let
+ * the AXI4 wrapper's write fence, which marks the writes before an entry when it appears, pass the
+ * Send's completion before its data: found by `make regress` at 64 octets.)
+ */
+describe('rnic_top_w8: m_cq holds what it offers', () => {
+  let model: SimModel;
+  beforeAll(() => {
+    model = openTop(W);
+  });
+  afterAll(() => model?.close());
+
+  function cqHoldsItsEntry(bench: RnicBench): { readonly texts: string[]; readonly broken: string[] } {
+    bench.start([{ qp: QP, c }], []);
+    bench.cqSink.setPause({ next: () => true });
+    bench.post(QP, immediate(1));
+    const valid = bench.model.handle('m_cq_valid');
+    bench.until(() => bench.model.peekNumber(valid) === 1, 20_000, "the Immediate Data's sent completion on m_cq");
+    bench.recv.push({ qp: QP, addr: BUFFER, len: 2048 });
+    const framer = new MpaFramer({ s0: c.rx.s0, seq: c.rx.seq, markers: c.rx.markers, crc: c.crc });
+    const send: DdpMessage = { tagged: false, rsvdUlp: rdmapControl(Opcode.SEND), rsvdUlp2: 0, qn: 0, msn: 1, payload: prng(7).bytes(100) };
+    for (const u of segmentMessage(send, c.mulpdu)) bench.sAxis.send(framer.frame(u).wire, { tid: QP });
+    bench.run(2000);
+    bench.cqSink.setPause(never());
+    bench.until(() => bench.cq.length === 2, 20_000, 'both completions');
+    return { texts: bench.cq.map((e) => e.text), broken: [...bench.broken] };
+  }
+
+  test("a Send's completion decided while a sent completion waits for the host goes after it; the entry offered never changes", () => {
+    const r = cqHoldsItsEntry(new RnicBench(model, { r: prng(5) }));
+    expect(r.broken).toEqual([]);
+    expect(r.texts).toHaveLength(2);
+    expect(r.texts[0]).toBe('sent');
+    expect(r.texts[1]).toMatch(/^recv length=100/);
+  });
+
+  test('the check sees a top that switches m_cq to a newer event (a mutant: nothing held)', () => {
+    const bench = RnicBench.open(W, { mutate: (v) => v.replace(/cq_held_next = m_cq_valid & \(~m_cq_ready\);/, "cq_held_next = 1'b0;") }, { r: prng(5) });
+    try {
+      const r = cqHoldsItsEntry(bench);
+      expect(r.broken.join('\n')).toMatch(/m_cq: payload changed while waiting/);
+      expect(r.texts[0]).toMatch(/^recv length=100/);
+    } finally {
+      bench.close();
+    }
   });
 });
 
