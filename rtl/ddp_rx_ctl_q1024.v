@@ -630,20 +630,18 @@ reg [3:0] irrq_gen_rd_data_reg; // irrq_gen: the memory's read register (each QP
 reg [3:0] irrq_gen_rd_data_next;
 reg irrq_gen_wb1_valid_reg; // irrq_gen: an update 1 cycle ago
 reg irrq_gen_wb1_valid_next;
-reg [9:0] irrq_gen_wb1_index_reg;
-reg [9:0] irrq_gen_wb1_index_next;
 reg [3:0] irrq_gen_wb1_data_reg;
 reg [3:0] irrq_gen_wb1_data_next;
 wire [3:0] irrq_gen_value; // irrq_gen: the looked-up record, with the updates in flight forwarded
 wire [9:0] irrq_head_qp;
 reg [9:0] irrq_gen_rd_index_d1_reg;
 reg [9:0] irrq_gen_rd_index_d1_next;
+reg irrq_gen_fwd1_reg; // irrq_gen: the update of 1 cycle ago is to the index read out now
+reg irrq_gen_fwd1_next;
 reg [3:0] irrq_taken_rd_data_reg; // irrq_taken: the memory's read register (entries of each QP the head has taken (mod 2^bits))
 reg [3:0] irrq_taken_rd_data_next;
 reg irrq_taken_wb1_valid_reg; // irrq_taken: an update 1 cycle ago
 reg irrq_taken_wb1_valid_next;
-reg [9:0] irrq_taken_wb1_index_reg;
-reg [9:0] irrq_taken_wb1_index_next;
 reg [3:0] irrq_taken_wb1_data_reg;
 reg [3:0] irrq_taken_wb1_data_next;
 wire [3:0] irrq_taken_value; // irrq_taken: the looked-up record, with the updates in flight forwarded
@@ -655,6 +653,8 @@ wire irrq_taken_write; // the sweep clears a count, or the head takes an entry
 wire [9:0] irrq_look_qp;
 wire [9:0] irrq_taken_index;
 wire [3:0] irrq_taken_data; // the QP's taken count with this entry
+reg irrq_taken_fwd1_reg; // irrq_taken: the update of 1 cycle ago is to the index read out now
+reg irrq_taken_fwd1_next;
 wire [9:0] irrq_taken_qp; // the QP whose taken count is read
 reg [3:0] irrq_taken_ctl_rd_data_reg; // irrq_taken_ctl: the memory's read register (a copy of irrq_taken for another reader (same writes))
 reg [3:0] irrq_taken_ctl_rd_data_next;
@@ -689,14 +689,14 @@ reg [7:0] qp_stat_rd_data_reg; // qp_stat: the memory's read register (each QP's
 reg [7:0] qp_stat_rd_data_next;
 reg qp_stat_wb1_valid_reg; // qp_stat: an update 1 cycle ago
 reg qp_stat_wb1_valid_next;
-reg [9:0] qp_stat_wb1_index_reg;
-reg [9:0] qp_stat_wb1_index_next;
 reg [7:0] qp_stat_wb1_data_reg;
 reg [7:0] qp_stat_wb1_data_next;
 wire [7:0] qp_stat_value; // qp_stat: the looked-up record, with the updates in flight forwarded
 wire cur_cfg_fence; // MPA fencing: send nothing before the peer's first FPDU has arrived (the responder, RFC 6581 section 3)
 reg [9:0] qp_stat_rd_index_d1_reg;
 reg [9:0] qp_stat_rd_index_d1_next;
+reg qp_stat_fwd1_reg; // qp_stat: the update of 1 cycle ago is to the index read out now
+reg qp_stat_fwd1_next;
 reg [3:0] irrq_taken_stat_rd_data_reg; // irrq_taken_stat: the memory's read register (a copy of irrq_taken for another reader (same writes))
 reg [3:0] irrq_taken_stat_rd_data_next;
 reg [9:0] stat_qp_d_reg; // stat_qp a cycle ago: the QP of qp_stat_rd_data
@@ -717,13 +717,13 @@ reg qp_tx_stopped_rd_data_reg; // qp_tx_stopped: the memory's read register (eac
 reg qp_tx_stopped_rd_data_next;
 reg qp_tx_stopped_wb1_valid_reg; // qp_tx_stopped: an update 1 cycle ago
 reg qp_tx_stopped_wb1_valid_next;
-reg [9:0] qp_tx_stopped_wb1_index_reg;
-reg [9:0] qp_tx_stopped_wb1_index_next;
 reg qp_tx_stopped_wb1_data_reg;
 reg qp_tx_stopped_wb1_data_next;
 wire qp_tx_stopped_value; // qp_tx_stopped: the looked-up record, with the updates in flight forwarded
 reg [9:0] qp_tx_stopped_rd_index_d1_reg;
 reg [9:0] qp_tx_stopped_rd_index_d1_next;
+reg qp_tx_stopped_fwd1_reg; // qp_tx_stopped: the update of 1 cycle ago is to the index read out now
+reg qp_tx_stopped_fwd1_next;
 reg [9:0] chk_qp_d_reg; // chk_qp a cycle ago: the QP of qp_tx_stopped_rd_data
 reg [9:0] chk_qp_d_next;
 reg chk_tx_stopped_r_reg;
@@ -990,8 +990,8 @@ wire _t106;
 wire _t107;
 wire _t108;
 wire _t109;
-wire [9:0] _t110;
-wire [3:0] _t111;
+wire [3:0] _t110;
+wire [9:0] _t111;
 wire _t112;
 wire [7:0] _t113;
 wire _t114;
@@ -1186,8 +1186,8 @@ assign _t106 = irrq_push | term_push_now;
 assign _t107 = _t106 & (~irrq_load);
 assign _t108 = irrq_load & (~_t106);
 assign _t109 = init_reg | (flushed_reg | cfg_take);
-assign _t110 = init_reg ? init_idx_reg : cur_qp_reg;
-assign _t111 = init_reg ? 4'b0000 : gen_next;
+assign _t110 = init_reg ? 4'b0000 : gen_next;
+assign _t111 = init_reg ? init_idx_reg : cur_qp_reg;
 assign _t112 = init_reg | (ctx_switch & cur_valid_reg);
 assign _t113 = init_reg ? {4'b0000, 1'b0, 1'b0, 1'b1, 1'b1} : _t25;
 assign _t114 = init_reg ? 1'b1 : cur_tx_stopped_reg;
@@ -1326,16 +1326,14 @@ assign req_take = m_req_valid & m_req_ready;
 assign irrq_load = (~irrq_none_reg) & (_t18 | irrq_pop);
 assign irrq_pop = irrq_head_valid_reg & _t19 & _t20 & _t21;
 assign irrq_head_qp = irrq_head_reg[9:0];
-assign irrq_gen_value = (irrq_gen_wb1_valid_reg & (irrq_gen_wb1_index_reg == irrq_gen_rd_index_d1_reg)) ? irrq_gen_wb1_data_reg : irrq_gen_rd_data_reg;
-assign irrq_taken_value = (irrq_taken_wb1_valid_reg & (irrq_taken_wb1_index_reg == irrq_taken_rd_index_d1_reg)) ?
-    irrq_taken_wb1_data_reg :
-    irrq_taken_rd_data_reg;
+assign irrq_gen_value = (irrq_gen_wb1_valid_reg & irrq_gen_fwd1_reg) ? irrq_gen_wb1_data_reg : irrq_gen_rd_data_reg;
 assign irrq_look_gen = irrq_look_reg[13:10];
 assign irrq_look_live = irrq_look_gen == irrq_gen_value;
 assign irrq_taken_write = init_reg | irrq_look_valid_reg;
 assign irrq_look_qp = irrq_look_reg[9:0];
 assign irrq_taken_index = init_reg ? init_idx_reg : irrq_look_qp;
 assign irrq_taken_data = init_reg ? 4'b0000 : (irrq_taken_value + 4'b0001);
+assign irrq_taken_value = (irrq_taken_wb1_valid_reg & irrq_taken_fwd1_reg) ? irrq_taken_wb1_data_reg : irrq_taken_rd_data_reg;
 assign term_push_now = term_push_reg & (~irrq_filled_reg);
 assign irrq_idle = _t18 & irrq_none_reg & _t19 & _t20 & _t21;
 assign irrq_taken_qp = (_t22 & in_valid_reg) ? in_qp_reg : cur_qp_reg;
@@ -1399,12 +1397,10 @@ assign idle = _t7 &
         ((~(_t3 & inject_op_none_reg)) | ((~(_t4 & orq_op_none_reg)) | (~(_t5 & recv_op_none_reg)))))) &
     _t1 & engine_free & _t16;
 assign cur_cfg_fence = cur_cfg_reg[97];
-assign qp_stat_value = (qp_stat_wb1_valid_reg & (qp_stat_wb1_index_reg == qp_stat_rd_index_d1_reg)) ? qp_stat_wb1_data_reg : qp_stat_rd_data_reg;
+assign qp_stat_value = (qp_stat_wb1_valid_reg & qp_stat_fwd1_reg) ? qp_stat_wb1_data_reg : qp_stat_rd_data_reg;
 assign stat_cur = cur_valid_reg & (stat_qp_d_reg == cur_qp_reg);
 assign stat_record = stat_cur ? _t25 : qp_stat_value;
-assign qp_tx_stopped_value = (qp_tx_stopped_wb1_valid_reg & (qp_tx_stopped_wb1_index_reg == qp_tx_stopped_rd_index_d1_reg)) ?
-    qp_tx_stopped_wb1_data_reg :
-    qp_tx_stopped_rd_data_reg;
+assign qp_tx_stopped_value = (qp_tx_stopped_wb1_valid_reg & qp_tx_stopped_fwd1_reg) ? qp_tx_stopped_wb1_data_reg : qp_tx_stopped_rd_data_reg;
 assign chk_tx_stopped = chk_tx_stopped_r_reg;
 assign stat_rx_stopped = stat_rx_stopped_r_reg;
 assign stat_tx_stopped = stat_tx_stopped_r_reg;
@@ -1750,11 +1746,14 @@ end
 
 always @* begin
     irrq_gen_wb1_valid_next = irrq_gen_wb1_valid_reg;
-    irrq_gen_wb1_index_next = irrq_gen_wb1_index_reg;
     irrq_gen_wb1_data_next = irrq_gen_wb1_data_reg;
     irrq_gen_wb1_valid_next = _t109;
-    irrq_gen_wb1_index_next = _t110;
-    irrq_gen_wb1_data_next = _t111;
+    irrq_gen_wb1_data_next = _t110;
+end
+
+always @* begin
+    irrq_gen_fwd1_next = irrq_gen_fwd1_reg;
+    irrq_gen_fwd1_next = irrq_pop ? (_t111 == irrq_head_qp) : (_t111 == irrq_gen_rd_index_d1_reg);
 end
 
 always @* begin
@@ -1773,11 +1772,14 @@ end
 
 always @* begin
     irrq_taken_wb1_valid_next = irrq_taken_wb1_valid_reg;
-    irrq_taken_wb1_index_next = irrq_taken_wb1_index_reg;
     irrq_taken_wb1_data_next = irrq_taken_wb1_data_reg;
     irrq_taken_wb1_valid_next = irrq_taken_write;
-    irrq_taken_wb1_index_next = irrq_taken_index;
     irrq_taken_wb1_data_next = irrq_taken_data;
+end
+
+always @* begin
+    irrq_taken_fwd1_next = irrq_taken_fwd1_reg;
+    irrq_taken_fwd1_next = irrq_pop ? (irrq_taken_index == irrq_head_qp) : (irrq_taken_index == irrq_taken_rd_index_d1_reg);
 end
 
 always @* begin
@@ -1840,10 +1842,8 @@ end
 
 always @* begin
     qp_stat_wb1_valid_next = qp_stat_wb1_valid_reg;
-    qp_stat_wb1_index_next = qp_stat_wb1_index_reg;
     qp_stat_wb1_data_next = qp_stat_wb1_data_reg;
     qp_stat_wb1_valid_next = _t112;
-    qp_stat_wb1_index_next = _t110;
     qp_stat_wb1_data_next = _t113;
 end
 
@@ -1859,6 +1859,11 @@ always @* begin
     if (1'b1) begin
         qp_stat_rd_index_d1_next = stat_qp;
     end
+end
+
+always @* begin
+    qp_stat_fwd1_next = qp_stat_fwd1_reg;
+    qp_stat_fwd1_next = 1'b1 ? (_t111 == stat_qp) : (_t111 == qp_stat_rd_index_d1_reg);
 end
 
 always @* begin
@@ -1885,10 +1890,8 @@ end
 
 always @* begin
     qp_tx_stopped_wb1_valid_next = qp_tx_stopped_wb1_valid_reg;
-    qp_tx_stopped_wb1_index_next = qp_tx_stopped_wb1_index_reg;
     qp_tx_stopped_wb1_data_next = qp_tx_stopped_wb1_data_reg;
     qp_tx_stopped_wb1_valid_next = _t112;
-    qp_tx_stopped_wb1_index_next = _t110;
     qp_tx_stopped_wb1_data_next = _t114;
 end
 
@@ -1904,6 +1907,11 @@ always @* begin
     if (1'b1) begin
         qp_tx_stopped_rd_index_d1_next = chk_qp;
     end
+end
+
+always @* begin
+    qp_tx_stopped_fwd1_next = qp_tx_stopped_fwd1_reg;
+    qp_tx_stopped_fwd1_next = 1'b1 ? (_t111 == chk_qp) : (_t111 == qp_tx_stopped_rd_index_d1_reg);
 end
 
 always @* begin
@@ -2827,20 +2835,20 @@ always @(posedge clk) begin
     irrq_filled_reg <= irrq_filled_next;
     irrq_gen_rd_data_reg <= irrq_gen_rd_data_next;
     irrq_gen_wb1_valid_reg <= irrq_gen_wb1_valid_next;
-    irrq_gen_wb1_index_reg <= irrq_gen_wb1_index_next;
     irrq_gen_wb1_data_reg <= irrq_gen_wb1_data_next;
     irrq_gen_rd_index_d1_reg <= irrq_gen_rd_index_d1_next;
+    irrq_gen_fwd1_reg <= irrq_gen_fwd1_next;
     irrq_taken_rd_data_reg <= irrq_taken_rd_data_next;
     irrq_taken_wb1_valid_reg <= irrq_taken_wb1_valid_next;
-    irrq_taken_wb1_index_reg <= irrq_taken_wb1_index_next;
     irrq_taken_wb1_data_reg <= irrq_taken_wb1_data_next;
     irrq_taken_rd_index_d1_reg <= irrq_taken_rd_index_d1_next;
+    irrq_taken_fwd1_reg <= irrq_taken_fwd1_next;
     irrq_taken_ctl_rd_data_reg <= irrq_taken_ctl_rd_data_next;
     qp_stat_rd_data_reg <= qp_stat_rd_data_next;
     qp_stat_wb1_valid_reg <= qp_stat_wb1_valid_next;
-    qp_stat_wb1_index_reg <= qp_stat_wb1_index_next;
     qp_stat_wb1_data_reg <= qp_stat_wb1_data_next;
     qp_stat_rd_index_d1_reg <= qp_stat_rd_index_d1_next;
+    qp_stat_fwd1_reg <= qp_stat_fwd1_next;
     irrq_taken_stat_rd_data_reg <= irrq_taken_stat_rd_data_next;
     stat_qp_d_reg <= stat_qp_d_next;
     stat_rx_stopped_r_reg <= stat_rx_stopped_r_next;
@@ -2850,9 +2858,9 @@ always @(posedge clk) begin
     stat_mpa_err_r_reg <= stat_mpa_err_r_next;
     qp_tx_stopped_rd_data_reg <= qp_tx_stopped_rd_data_next;
     qp_tx_stopped_wb1_valid_reg <= qp_tx_stopped_wb1_valid_next;
-    qp_tx_stopped_wb1_index_reg <= qp_tx_stopped_wb1_index_next;
     qp_tx_stopped_wb1_data_reg <= qp_tx_stopped_wb1_data_next;
     qp_tx_stopped_rd_index_d1_reg <= qp_tx_stopped_rd_index_d1_next;
+    qp_tx_stopped_fwd1_reg <= qp_tx_stopped_fwd1_next;
     chk_qp_d_reg <= chk_qp_d_next;
     chk_tx_stopped_r_reg <= chk_tx_stopped_r_next;
     t_opcode_bad_reg <= t_opcode_bad_next;
@@ -2917,7 +2925,7 @@ always @(posedge clk) begin
         irrq_mem[irrq_wptr_reg] <= irrq_entry;
     end
     if (_t109) begin
-        irrq_gen_mem[_t110] <= _t111;
+        irrq_gen_mem[_t111] <= _t110;
     end
     if (irrq_taken_write) begin
         irrq_taken_mem[irrq_taken_index] <= irrq_taken_data;
@@ -2926,7 +2934,7 @@ always @(posedge clk) begin
         irrq_taken_ctl_mem[irrq_taken_index] <= irrq_taken_data;
     end
     if (_t112) begin
-        qp_ctx_mem[_t110] <= init_reg ?
+        qp_ctx_mem[_t111] <= init_reg ?
             {
                 161'h0, 4'b0000, 3'b000, 96'h0, 5'h0, 4'b0000, 4'b0000, 4'b0000, 32'h0, 4'b0000, 32'h0, 32'h0, 32'h0, 32'h0, 32'h0, 32'h0, 64'h0, 32'h0, 32'h0,
                 4'b0000, 1'b0, 64'h0, 32'h0, 4'b0000, 1'b0, 1'b0, 14'h0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b1, 1'b1, 1'b1, 98'h0
@@ -2934,13 +2942,13 @@ always @(posedge clk) begin
             cur_record;
     end
     if (_t112) begin
-        qp_stat_mem[_t110] <= _t113;
+        qp_stat_mem[_t111] <= _t113;
     end
     if (irrq_taken_write) begin
         irrq_taken_stat_mem[irrq_taken_index] <= irrq_taken_data;
     end
     if (_t112) begin
-        qp_tx_stopped_mem[_t110] <= _t114;
+        qp_tx_stopped_mem[_t111] <= _t114;
     end
     if (recv_take & (~rq_full)) begin
         rq_ring_mem[{cur_qp_reg, cur_rq_head_reg + cur_rq_count_reg[3:0]}] <= in_arg_reg[95:0];
@@ -3013,9 +3021,13 @@ always @(posedge clk) begin
         irrq_none_reg <= 1'b1;
         irrq_filled_reg <= 1'b0;
         irrq_gen_wb1_valid_reg <= 1'b0;
+        irrq_gen_fwd1_reg <= 1'b0;
         irrq_taken_wb1_valid_reg <= 1'b0;
+        irrq_taken_fwd1_reg <= 1'b0;
         qp_stat_wb1_valid_reg <= 1'b0;
+        qp_stat_fwd1_reg <= 1'b0;
         qp_tx_stopped_wb1_valid_reg <= 1'b0;
+        qp_tx_stopped_fwd1_reg <= 1'b0;
     end
 end
 

@@ -155,8 +155,6 @@ reg [261:0] rx_ctx_rd_data_reg; // rx_ctx: the memory's read register (each QP's
 reg [261:0] rx_ctx_rd_data_next;
 reg rx_ctx_wb1_valid_reg; // rx_ctx: an update 1 cycle ago
 reg rx_ctx_wb1_valid_next;
-reg [9:0] rx_ctx_wb1_index_reg;
-reg [9:0] rx_ctx_wb1_index_next;
 reg [261:0] rx_ctx_wb1_data_reg;
 reg [261:0] rx_ctx_wb1_data_next;
 wire [261:0] rx_ctx_value; // rx_ctx: the looked-up record, with the updates in flight forwarded
@@ -399,6 +397,8 @@ wire ctx_ahead_read; // the waiting segment's QP's context is read ahead
 wire ctx_ahead_ok; // the context read ahead is current: the switch loads it at once
 reg [9:0] rx_ctx_rd_index_d1_reg;
 reg [9:0] rx_ctx_rd_index_d1_next;
+reg rx_ctx_fwd1_reg; // rx_ctx: the update of 1 cycle ago is to the index read out now
+reg rx_ctx_fwd1_next;
 wire ctx_in_markers; // markers in this direction
 wire ctx_in_crc_on; // CRC-32C negotiated
 wire [15:0] ctx_in_max_ulpdu; // maxUlpduLength
@@ -574,10 +574,10 @@ wire _t152;
 wire _t153;
 wire [91:0] _t154;
 wire _t155;
-wire [9:0] _t156;
+wire [261:0] _t156;
 wire [261:0] _t157;
-wire [261:0] _t158;
-wire _t159;
+wire _t158;
+wire [9:0] _t159;
 wire [9:0] _t160;
 wire _t161;
 wire [14:0] _t162;
@@ -751,16 +751,16 @@ assign _t154 = {
     v_beat_data
 };
 assign _t155 = cfg_valid | wb_write;
-assign _t156 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
-assign _t157 = cfg_valid ?
+assign _t156 = cfg_valid ?
     {160'h0, 8'h0, 32'h0, 1'b0, first_marker_pos, 15'h0, 1'b0, 1'b0, 16'h0, 1'b0, 1'b1, 1'b0, cfg_max_ulpdu, cfg_crc, cfg_markers} :
-    _t158;
-assign _t158 = {
+    _t157;
+assign _t157 = {
     wb_ctx_reg[261:102], wb_ctx_reg[101:94], back_crc_reg, marker_fault_reg, wb_ctx_reg[60:54], wb_ctx_reg[53:39], wb_ctx_reg[38], wb_ctx_reg[37],
     wb_ctx_reg[36:21], wb_ctx_reg[20], wb_ctx_reg[19], wb_stopped_reg, wb_ctx_reg[17:2], wb_ctx_reg[1], wb_ctx_reg[0]
 };
-assign _t159 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t95 & ctx_cfg_hit);
-assign _t160 = _t5 ? in_qp_qp : ctx_next_qp_reg;
+assign _t158 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t95 & ctx_cfg_hit);
+assign _t159 = _t5 ? in_qp_qp : ctx_next_qp_reg;
+assign _t160 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
 assign _t161 = hdr_at_start | fpdu_end;
 assign _t162 = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, mf_words_reg};
 assign _t163 = _t164 - 7'h1;
@@ -1022,7 +1022,7 @@ assign drain_done = wb_pending_reg & (_t93 | (crc_valid_reg & (v_qp_qp != drain_
 assign wb_write = drain_done & (~cfg_valid);
 assign ctx_ahead_read = ctx_switch & (~(wb_pending_reg & (drain_qp_reg_reg == in_qp_qp))) & (~(cfg_valid & (cfg_qp == in_qp_qp)));
 assign ctx_ahead_ok = ctx_ahead_reg & _t96;
-assign rx_ctx_value = (rx_ctx_wb1_valid_reg & (rx_ctx_wb1_index_reg == rx_ctx_rd_index_d1_reg)) ? rx_ctx_wb1_data_reg : rx_ctx_rd_data_reg;
+assign rx_ctx_value = (rx_ctx_wb1_valid_reg & rx_ctx_fwd1_reg) ? rx_ctx_wb1_data_reg : rx_ctx_rd_data_reg;
 assign drain_busy = drain_busy_reg_reg;
 assign drain_qp = drain_qp_reg_reg;
 assign ctx_in_markers = rx_ctx_value[0];
@@ -1753,25 +1753,28 @@ end
 
 always @* begin
     rx_ctx_wb1_valid_next = rx_ctx_wb1_valid_reg;
-    rx_ctx_wb1_index_next = rx_ctx_wb1_index_reg;
     rx_ctx_wb1_data_next = rx_ctx_wb1_data_reg;
     rx_ctx_wb1_valid_next = _t155;
-    rx_ctx_wb1_index_next = _t156;
-    rx_ctx_wb1_data_next = _t157;
+    rx_ctx_wb1_data_next = _t156;
 end
 
 always @* begin
     rx_ctx_rd_data_next = rx_ctx_rd_data_reg;
-    if (_t159) begin
-        rx_ctx_rd_data_next = rx_ctx_mem[_t160];
+    if (_t158) begin
+        rx_ctx_rd_data_next = rx_ctx_mem[_t159];
     end
 end
 
 always @* begin
     rx_ctx_rd_index_d1_next = rx_ctx_rd_index_d1_reg;
-    if (_t159) begin
-        rx_ctx_rd_index_d1_next = _t160;
+    if (_t158) begin
+        rx_ctx_rd_index_d1_next = _t159;
     end
+end
+
+always @* begin
+    rx_ctx_fwd1_next = rx_ctx_fwd1_reg;
+    rx_ctx_fwd1_next = _t158 ? (_t160 == _t159) : (_t160 == rx_ctx_rd_index_d1_reg);
 end
 
 always @* begin
@@ -1870,7 +1873,7 @@ always @* begin
         wb_pending_next = 1'b0;
     end
     if (drain_done & (~wb_write)) begin
-        wb_ctx_next = _t158;
+        wb_ctx_next = _t157;
     end
     if (cfg_valid & (cfg_qp == ctx_qp_reg_reg)) begin
         ctx_valid_next = 1'b0;
@@ -1999,7 +2002,6 @@ always @(posedge clk) begin
     back_crc_reg <= back_crc_next;
     rx_ctx_rd_data_reg <= rx_ctx_rd_data_next;
     rx_ctx_wb1_valid_reg <= rx_ctx_wb1_valid_next;
-    rx_ctx_wb1_index_reg <= rx_ctx_wb1_index_next;
     rx_ctx_wb1_data_reg <= rx_ctx_wb1_data_next;
     in_valid_reg <= in_valid_next;
     in_data_reg <= in_data_next;
@@ -2075,8 +2077,9 @@ always @(posedge clk) begin
     out_temp_data_reg <= out_temp_data_next;
     reader_idle_seen_reg <= reader_idle_seen_next;
     rx_ctx_rd_index_d1_reg <= rx_ctx_rd_index_d1_next;
+    rx_ctx_fwd1_reg <= rx_ctx_fwd1_next;
     if (_t155) begin
-        rx_ctx_mem[_t156] <= _t157;
+        rx_ctx_mem[_t160] <= _t156;
     end
 
     if (rst) begin
@@ -2111,6 +2114,7 @@ always @(posedge clk) begin
         out_in_ready_reg <= 1'b0;
         out_temp_valid_reg <= 1'b0;
         reader_idle_seen_reg <= 1'b0;
+        rx_ctx_fwd1_reg <= 1'b0;
     end
 end
 

@@ -80,8 +80,6 @@ reg [8:0] tx_ctx_rd_data_reg; // tx_ctx: the memory's read register (each QP's f
 reg [8:0] tx_ctx_rd_data_next;
 reg tx_ctx_wb1_valid_reg; // tx_ctx: an update 1 cycle ago
 reg tx_ctx_wb1_valid_next;
-reg [9:0] tx_ctx_wb1_index_reg;
-reg [9:0] tx_ctx_wb1_index_next;
 reg [8:0] tx_ctx_wb1_data_reg;
 reg [8:0] tx_ctx_wb1_data_next;
 wire [8:0] tx_ctx_value; // tx_ctx: the looked-up record, with the updates in flight forwarded
@@ -211,6 +209,8 @@ wire [7:0] b1_k_left; // mk_slot after the stream words, two’s complement
 wire mk_here;
 wire [6:0] mk_after; // the distance to the next marker slot after this beat
 wire tx_ctx_write_back; // the FPDU's last beat writes its QP's distance back
+reg tx_ctx_fwd1_reg; // tx_ctx: the update of 1 cycle ago is to the index read out now
+reg tx_ctx_fwd1_next;
 wire [13:0] mk_ptr_now;
 wire mk_leading;
 reg [31:0] gb_word0_reg;
@@ -446,8 +446,8 @@ wire [31:0] _t36;
 wire _t37;
 wire _t38;
 wire _t39;
-wire [9:0] _t40;
-wire [8:0] _t41;
+wire [8:0] _t40;
+wire [9:0] _t41;
 wire _t42;
 wire _t43;
 wire _t44;
@@ -521,8 +521,8 @@ assign _t36 = {32{gb_merge_reg[1]}};
 assign _t37 = ~out_valid_reg;
 assign _t38 = a_take & a_first;
 assign _t39 = cfg_wr_valid_reg | tx_ctx_write_back;
-assign _t40 = cfg_wr_valid_reg ? cfg_wr_qp_reg : fb_qp_reg;
-assign _t41 = cfg_wr_valid_reg ? cfg_wr_ctx_reg : {fb_crc_on_reg, fb_markers_reg, mk_after};
+assign _t40 = cfg_wr_valid_reg ? cfg_wr_ctx_reg : {fb_crc_on_reg, fb_markers_reg, mk_after};
+assign _t41 = cfg_wr_valid_reg ? cfg_wr_qp_reg : fb_qp_reg;
 assign _t42 = fa_live_reg & (~(cfg_wr_valid_reg & (cfg_wr_qp_reg == fa_qp_reg)));
 assign _t43 = a_data_left_reg[3] | (a_data_left_reg[4] | a_data_left_reg[5]) | (a_data_left_reg[6] | a_data_left_reg[7] | _t16) | _t17;
 assign _t44 = in_ulpdu_length[2] | (in_ulpdu_length[3] | in_ulpdu_length[4]) | (_t11 | _t4) | _t5;
@@ -578,7 +578,6 @@ assign a_beat_words = a_more_after ? 2'b10 : a_left_now[3:2];
 assign fa_free = (~fa_valid_reg) | fa_ready;
 assign s_axis_tready = _t10 & fa_free;
 assign a_take = s_axis_tvalid & s_axis_tready;
-assign tx_ctx_value = (tx_ctx_wb1_valid_reg & (tx_ctx_wb1_index_reg == tx_ctx_rd_index_d1_reg)) ? tx_ctx_wb1_data_reg : tx_ctx_rd_data_reg;
 assign a_ends_here = a_first ?
     (~(in_ulpdu_length[4] | _t11 | (in_ulpdu_length[7] | _t12) |
         (in_ulpdu_length[10] | (in_ulpdu_length[11] | in_ulpdu_length[12]) | (in_ulpdu_length[13] | _t8)) |
@@ -602,6 +601,7 @@ assign b1_k_left = {1'b0, b1_k} - {5'h0, fb_span_reg};
 assign mk_here = fb_markers_reg & b1_k_left[7];
 assign mk_after = b1_k_left[6:0] - {6'h0, mk_here};
 assign tx_ctx_write_back = b1_go & fb_last_reg & fb_live_reg;
+assign tx_ctx_value = (tx_ctx_wb1_valid_reg & tx_ctx_fwd1_reg) ? tx_ctx_wb1_data_reg : tx_ctx_rd_data_reg;
 assign mk_ptr_now = fb_first_reg ? {7'h0, b1_k} : mk_ptr_reg;
 assign mk_leading = fb_first_reg & _t28;
 assign ob_free = _t29 | ob_ready;
@@ -711,11 +711,14 @@ end
 
 always @* begin
     tx_ctx_wb1_valid_next = tx_ctx_wb1_valid_reg;
-    tx_ctx_wb1_index_next = tx_ctx_wb1_index_reg;
     tx_ctx_wb1_data_next = tx_ctx_wb1_data_reg;
     tx_ctx_wb1_valid_next = _t39;
-    tx_ctx_wb1_index_next = _t40;
-    tx_ctx_wb1_data_next = _t41;
+    tx_ctx_wb1_data_next = _t40;
+end
+
+always @* begin
+    tx_ctx_fwd1_next = tx_ctx_fwd1_reg;
+    tx_ctx_fwd1_next = _t38 ? (_t41 == s_axis_tid) : (_t41 == tx_ctx_rd_index_d1_reg);
 end
 
 always @* begin
@@ -1632,7 +1635,6 @@ always @(posedge clk) begin
     cfg_wr_ctx_reg <= cfg_wr_ctx_next;
     tx_ctx_rd_data_reg <= tx_ctx_rd_data_next;
     tx_ctx_wb1_valid_reg <= tx_ctx_wb1_valid_next;
-    tx_ctx_wb1_index_reg <= tx_ctx_wb1_index_next;
     tx_ctx_wb1_data_reg <= tx_ctx_wb1_data_next;
     a_in_fpdu_reg <= a_in_fpdu_next;
     a_prev_reg <= a_prev_next;
@@ -1681,6 +1683,7 @@ always @(posedge clk) begin
     mb_crc_on_reg <= mb_crc_on_next;
     mb_qp_reg <= mb_qp_next;
     b1_cfg_hold_reg <= b1_cfg_hold_next;
+    tx_ctx_fwd1_reg <= tx_ctx_fwd1_next;
     gb_word0_reg <= gb_word0_next;
     gb_word1_reg <= gb_word1_next;
     gb_word2_reg <= gb_word2_next;
@@ -1765,7 +1768,7 @@ always @(posedge clk) begin
     out_temp_valid_reg <= out_temp_valid_next;
     out_temp_data_reg <= out_temp_data_next;
     if (_t39) begin
-        tx_ctx_mem[_t40] <= _t41;
+        tx_ctx_mem[_t41] <= _t40;
     end
 
     if (rst) begin
@@ -1780,6 +1783,7 @@ always @(posedge clk) begin
         fb_valid_reg <= 1'b0;
         mb_valid_reg <= 1'b0;
         b1_cfg_hold_reg <= 1'b0;
+        tx_ctx_fwd1_reg <= 1'b0;
         gb_count_reg <= 3'b000;
         gb_count_oh_reg <= 4'b0000;
         gb_count_over_reg <= 2'b00;
