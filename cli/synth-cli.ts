@@ -41,6 +41,14 @@ function fitLine(r: SynthResult): string {
   return usage === '' ? 'no (see the note)' : `no: needs ${usage}${on}`;
 }
 
+/** abc9's target and the slowest path in its model: what sets how deep every other path may be mapped. */
+function abc9Line(a: NonNullable<SynthResult['abc9']>): string {
+  const target = a.targetPs === null ? 'no target in the log' : `${a.targetPs} ps target`;
+  if (!a.slowest) return target;
+  const { ps, start, end, luts, carries } = a.slowest;
+  return `${target}; slowest path ${start} -> ${end}: ${ps} ps, ${luts} LUTs${carries ? `, ${carries} CARRY4` : ''} (flow/abc9-delay.ts)`;
+}
+
 export function formatSynth(r: SynthResult): string {
   const rows: [string, string | number | undefined | null][] = [
     ['module', r.top],
@@ -55,6 +63,7 @@ export function formatSynth(r: SynthResult): string {
     ['LUT levels (register to register)', r.lutLevels],
     ['all-cell depth', r.allCellDepth],
     ['critical path', r.criticalPath ? `${r.criticalPath.start} -> ${r.criticalPath.end}` : undefined],
+    ['abc9 delay', r.abc9 ? abc9Line(r.abc9) : undefined],
     ['Fmax', r.fmaxMHz === undefined ? undefined : r.fmaxMHz === null ? 'not placed' : `${r.fmaxMHz.toFixed(1)} MHz`],
     ['fits', r.fits === undefined ? undefined : fitLine(r)],
   ];

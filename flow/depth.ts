@@ -19,13 +19,13 @@ export interface DepthReport {
   readonly critical: { readonly start: string; readonly end: string; readonly cells: Readonly<Record<string, number>> } | null;
 }
 
-interface YosysCell {
+export interface YosysCell {
   readonly type: string;
   readonly port_directions: Readonly<Record<string, 'input' | 'output' | 'inout'>>;
   readonly connections: Readonly<Record<string, readonly (number | string)[]>>;
 }
 
-interface YosysModule {
+export interface YosysModule {
   readonly ports: Readonly<Record<string, { readonly direction: string; readonly bits: readonly (number | string)[] }>>;
   readonly cells: Readonly<Record<string, YosysCell>>;
   readonly netnames: Readonly<Record<string, { readonly bits: readonly (number | string)[]; readonly hide_name?: number }>>;
@@ -37,12 +37,19 @@ const LUT = /^(LUT[1-6]|INV|SB_LUT4)$/;
 /** The default start points left out: configuration inputs, static while traffic flows. */
 export const QUASI_STATIC = /^cfg_/;
 
-export function netlistDepth(netlistJson: string, top: string, exclude: RegExp = QUASI_STATIC): DepthReport {
+/** Module `top` of a yosys JSON netlist. */
+export function readModule(netlistJson: string, top: string): YosysModule {
   const doc = JSON.parse(netlistJson) as { modules: Record<string, YosysModule> };
   const m = doc.modules[top];
   if (!m) throw new Error(`the netlist has no module ${top}`);
-  // A readable name per bit: visible net names first, the emitter's temporaries (_t<n>) last, so a
-  // path starts at `gb_count_reg[0]`, not at a `_t2[0]` that merely copies it.
+  return m;
+}
+
+/**
+ * A readable name per bit: visible net names first, the emitter's temporaries (_t<n>) last, so a
+ * path starts at `gb_count_reg[0]`, not at a `_t2[0]` that merely copies it.
+ */
+export function netNames(m: YosysModule): Map<number, string> {
   const names = new Map<number, string>();
   const rank = (n: string, net: { readonly hide_name?: number }) => 2 * (net.hide_name ?? 0) + (/^_t\d+$/.test(n) ? 1 : 0);
   const nets = Object.entries(m.netnames).sort(([an, a], [bn, b]) => rank(an, a) - rank(bn, b));
@@ -52,6 +59,12 @@ export function netlistDepth(netlistJson: string, top: string, exclude: RegExp =
       if (typeof b === 'number' && !names.has(b)) names.set(b, net.bits.length > 1 ? `${n}[${i}]` : n);
     });
   }
+  return names;
+}
+
+export function netlistDepth(netlistJson: string, top: string, exclude: RegExp = QUASI_STATIC): DepthReport {
+  const m = readModule(netlistJson, top);
+  const names = netNames(m);
   const driver = new Map<number, { type: string; ins: number[] }>();
   const ends: { bit: number; what: string }[] = [];
   for (const c of Object.values(m.cells)) {

@@ -6,8 +6,9 @@ import { nextpnrVersion, type Utilisation } from './nextpnr';
 import { placeWrapped } from './ooc-pnr';
 import { FlowError } from './run-tool';
 import { TARGET_PROFILES, classifyCells, type SynthTarget } from './targets';
-import { netlistDepth } from './depth';
-import { BRAM_BOXES_FILE, bramBoxes } from './xilinx-bram';
+import { QUASI_STATIC, netlistDepth } from './depth';
+import { BRAM_BOXES_FILE, bramBoxes, xilinxCellLibrary } from './xilinx-bram';
+import { abc9Delay, abc9Target, xilinxArcs, type DelayPath } from './abc9-delay';
 import { YOSYS, ltpFoundLoop, parseLtp, parseStatJson, runYosys, synthScript, yosysVersion } from './yosys';
 
 /**
@@ -62,6 +63,12 @@ export interface SynthResult {
   lutLevels?: number;
   allCellDepth?: number;
   criticalPath?: { start: string; end: string; cells: Record<string, number> } | null;
+  /**
+   * xilinx: the delay abc9 mapped for (its `Del`, ps, from the log) and the slowest path in its
+   * timing model, estimated on the netlist (flow/abc9-delay.ts): abc9 lets every other path take
+   * up to that delay, so this path, not the one with the most LUT levels, is the one to shorten.
+   */
+  abc9?: { targetPs: number | null; slowest: DelayPath | null };
   /** iCE40 only: nextpnr's routed Fmax of the wrapped module; null when not placed. */
   fmaxMHz?: number | null;
   /** iCE40 only: whether the wrapped module placed and routed on `device`. */
@@ -121,6 +128,16 @@ function cellClasses(target: SynthTarget, cellTypes: Readonly<Record<string, num
   }
 }
 
+/** abc9's delay target from the log and the slowest path of the netlist in its model. */
+function abc9Report(workDir: string, top: string): NonNullable<SynthResult['abc9']> {
+  const log = join(workDir, 'yosys.log');
+  const netlist = join(workDir, MODULE_OUTPUTS.netlistJson);
+  return {
+    targetPs: existsSync(log) ? abc9Target(readFileSync(log, 'utf8')) : null,
+    slowest: existsSync(netlist) ? abc9Delay(readFileSync(netlist, 'utf8'), top, xilinxArcs(xilinxCellLibrary(YOSYS)), QUASI_STATIC) : null,
+  };
+}
+
 export function synthesize(opts: SynthOptions): SynthResult {
   checkOptions(opts);
   const sources = opts.sources.map((s) => resolve(s));
@@ -134,7 +151,11 @@ export function synthesize(opts: SynthOptions): SynthResult {
     const hit = readCachedResult<SynthResult>(workDir);
     // The class counts derive from the cached cell table: a result cached before a count (rams)
     // existed gets it too.
-    if (hit) return { ...hit, ...cellClasses(opts.target, hit.cellTypes ?? {}), logDir: workDir, cached: true };
+    if (hit) {
+      // A result cached before a report existed gets it from the files beside it.
+      const abc9 = opts.target === 'xilinx' && !hit.abc9 ? { abc9: abc9Report(workDir, opts.top) } : {};
+      return { ...hit, ...cellClasses(opts.target, hit.cellTypes ?? {}), ...abc9, logDir: workDir, cached: true };
+    }
   }
   mkdirSync(workDir, { recursive: true });
 
@@ -158,7 +179,7 @@ export function synthesize(opts: SynthOptions): SynthResult {
       notes.push("generic: yosys's internal gates; logic depth counts gates ($_AND_, $_XOR_, $_MUX_, …)");
       break;
     case 'xilinx':
-      result = { target: 'xilinx', top: opts.top, device: XILINX_FAMILY, cells, cellTypes, ...counts, logicDepth, ...levels, notes, logDir: workDir, seconds: 0 };
+      result = { target: 'xilinx', top: opts.top, device: XILINX_FAMILY, cells, cellTypes, ...counts, logicDepth, ...levels, abc9: abc9Report(workDir, opts.top), notes, logDir: workDir, seconds: 0 };
       notes.push(
         'xilinx: 7-series cells, abc9, without IO buffers (-noiopad -noclkbuf); logic depth counts LUT/INV/CARRY/MUXF cells, a CARRY4 as one; LUT levels count LUTs only (../shared/design/microarchitecture.md); no Fmax without vendor place-and-route',
       );

@@ -32,15 +32,20 @@ function shareDir(yosys: string): string {
   throw new FlowError(`${yosys} is not installed (not on PATH)`);
 }
 
-/** RAMB18E1 and RAMB36E1 from yosys's own cells_sim.v, specify blocks removed. */
-export function bramBoxes(yosys: string): string {
+/** yosys's own Xilinx cell library (xilinx/cells_sim.v): the cells with their timing arcs. */
+export function xilinxCellLibrary(yosys: string): string {
   const file = join(shareDir(yosys), 'xilinx', 'cells_sim.v');
-  let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch {
     throw new FlowError(`yosys's Xilinx cell library not found at ${file}`);
   }
+}
+
+/** RAMB18E1 and RAMB36E1 from yosys's own cells_sim.v, specify blocks removed. */
+export function bramBoxes(yosys: string): string {
+  const file = join(shareDir(yosys), 'xilinx', 'cells_sim.v');
+  const text = xilinxCellLibrary(yosys);
   return BLOCK_RAMS.map((name) => {
     const start = text.indexOf(`module ${name} (`);
     const end = start < 0 ? -1 : text.indexOf('endmodule', start);
