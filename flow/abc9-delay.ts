@@ -17,7 +17,7 @@
  * flip-flops' enables and resets, `xilinx_dffopt`) move a LUT or two, and ABC sees an inverter
  * as free where the netlist has an INV cell.
  */
-import { netNames, readModule, type YosysModule } from './depth';
+import { combGraph, longestPath, readModule } from './depth';
 
 /** ABC's wire delay per LUT in synth_xilinx -abc9 (`&if -W 300`, yosys 0.23). */
 export const ABC9_WIRE_PS = 300;
@@ -70,94 +70,9 @@ export interface DelayPath {
  * inputs) are left out, as flow/depth.ts leaves them out.
  */
 export function abc9Delay(netlistJson: string, top: string, arcs: CellArcs, exclude: RegExp): DelayPath | null {
-  const m: YosysModule = readModule(netlistJson, top);
-  const names = netNames(m);
-  /** For each bit a timed cell drives: the cell's type, its output pin, and its inputs by pin. */
-  const driver = new Map<number, { type: string; out: string; ins: { bit: number; pin: string }[] }>();
-  const ends: { bit: number; what: string }[] = [];
-  const pin = (p: string, bits: readonly unknown[], i: number) => (bits.length > 1 ? `${p}[${i}]` : p);
-  for (const c of Object.values(m.cells)) {
-    if (TIMED.test(c.type)) {
-      const ins: { bit: number; pin: string }[] = [];
-      for (const [p, bits] of Object.entries(c.connections)) {
-        if (c.port_directions[p] !== 'input') continue;
-        bits.forEach((b, i) => typeof b === 'number' && ins.push({ bit: b, pin: pin(p, bits, i) }));
-      }
-      for (const [p, bits] of Object.entries(c.connections)) {
-        if (c.port_directions[p] !== 'output') continue;
-        bits.forEach((b, i) => typeof b === 'number' && driver.set(b, { type: c.type, out: pin(p, bits, i), ins }));
-      }
-    } else {
-      const outs = Object.entries(c.connections).flatMap(([p, bits]) => (c.port_directions[p] === 'output' ? bits : []));
-      const q = outs.map((b) => (typeof b === 'number' ? names.get(b) : undefined)).find((x) => x !== undefined) ?? c.type;
-      for (const [p, bits] of Object.entries(c.connections)) {
-        if (c.port_directions[p] !== 'input') continue;
-        for (const b of bits) if (typeof b === 'number') ends.push({ bit: b, what: `${q} (${c.type}.${p})` });
-      }
-    }
-  }
-  for (const [p, port] of Object.entries(m.ports)) {
-    if (port.direction !== 'output') continue;
-    port.bits.forEach((b, i) => typeof b === 'number' && ends.push({ bit: b, what: port.bits.length > 1 ? `${p}[${i}]` : p }));
-  }
-  // Arrival per bit with the input it came through; iterative, as flow/depth.ts (deep netlists).
-  const memo = new Map<number, { at: number; from: number | null }>();
-  const visiting = new Set<number>();
-  const solve = (start: number): void => {
-    const stack = [start];
-    while (stack.length) {
-      const x = stack[stack.length - 1]!;
-      if (memo.has(x)) {
-        stack.pop();
-        continue;
-      }
-      const d = driver.get(x);
-      if (!d) {
-        const name = names.get(x);
-        memo.set(x, { at: name !== undefined && exclude.test(name) ? -Infinity : 0, from: null });
-        stack.pop();
-        continue;
-      }
-      const pending = d.ins.filter((i) => !memo.has(i.bit));
-      if (pending.length && !visiting.has(x)) {
-        visiting.add(x);
-        stack.push(...pending.map((i) => i.bit));
-        continue;
-      }
-      const cell = arcs.get(d.type);
-      let best = -Infinity;
-      let from: number | null = null;
-      for (const i of d.ins) {
-        const arc = cell?.get(`${i.pin}>${d.out}`);
-        if (arc === undefined) continue;
-        const a = (memo.get(i.bit)?.at ?? 0) + arc;
-        if (a > best) {
-          best = a;
-          from = i.bit;
-        }
-      }
-      memo.set(x, { at: from === null ? 0 : best + (LUT.test(d.type) ? ABC9_WIRE_PS : 0), from });
-      visiting.delete(x);
-      stack.pop();
-    }
-  };
-  let worst: { at: number; end: (typeof ends)[number] } | null = null;
-  for (const e of ends) {
-    solve(e.bit);
-    const at = memo.get(e.bit)!.at;
-    if (at > 0 && (!worst || at > worst.at)) worst = { at, end: e };
-  }
-  if (!worst) return null;
-  let luts = 0;
-  let carries = 0;
-  let x: number | null = worst.end.bit;
-  let start = x;
-  while (x !== null && driver.has(x)) {
-    const t = driver.get(x)!.type;
-    if (LUT.test(t)) luts++;
-    if (t === 'CARRY4') carries++;
-    start = memo.get(x)?.from ?? x;
-    x = memo.get(x)?.from ?? null;
-  }
-  return { ps: Math.round(worst.at), start: names.get(start) ?? `bit ${start}`, end: worst.end.what, luts, carries };
+  const g = combGraph(readModule(netlistJson, top), TIMED);
+  const p = longestPath(g, exclude, (c, pin) => arcs.get(c.type)?.get(`${pin}>${c.out}`), (c) => (LUT.test(c.type) ? ABC9_WIRE_PS : 0));
+  if (!p || p.at <= 0) return null;
+  const count = (re: RegExp) => p.cells.filter((t) => re.test(t)).length;
+  return { ps: Math.round(p.at), start: p.start, end: p.end, luts: count(LUT), carries: count(/^CARRY4$/) };
 }

@@ -62,23 +62,38 @@ export function netNames(m: YosysModule): Map<number, string> {
   return names;
 }
 
-export function netlistDepth(netlistJson: string, top: string, exclude: RegExp = QUASI_STATIC): DepthReport {
-  const m = readModule(netlistJson, top);
+/** A combinational cell driving a bit: its type, the output pin, and its inputs by pin. */
+export interface CombCell {
+  readonly type: string;
+  readonly out: string;
+  readonly ins: readonly { readonly bit: number; readonly pin: string }[];
+}
+
+/** A module's combinational cells by the bits they drive, and every path end. */
+export interface CombGraph {
+  readonly names: ReadonlyMap<number, string>;
+  readonly driver: ReadonlyMap<number, CombCell>;
+  /** A register's or a RAM's input, or an output port. */
+  readonly ends: readonly { readonly bit: number; readonly what: string }[];
+}
+
+/** The cells whose type matches `combinational` make the paths; every other cell ends and starts them. */
+export function combGraph(m: YosysModule, combinational: RegExp): CombGraph {
   const names = netNames(m);
-  const driver = new Map<number, { type: string; ins: number[] }>();
+  const driver = new Map<number, CombCell>();
   const ends: { bit: number; what: string }[] = [];
+  const pin = (p: string, bits: readonly unknown[], i: number) => (bits.length > 1 ? `${p}[${i}]` : p);
   for (const c of Object.values(m.cells)) {
-    const ins: number[] = [];
-    const outs: number[] = [];
-    for (const [p, bits] of Object.entries(c.connections)) {
-      for (const b of bits) if (typeof b === 'number') (c.port_directions[p] === 'output' ? outs : ins).push(b);
-    }
-    if (COMBINATIONAL.test(c.type)) {
-      const cell = { type: c.type, ins };
-      for (const b of outs) driver.set(b, cell);
+    const ports = Object.entries(c.connections);
+    if (combinational.test(c.type)) {
+      const ins = ports.flatMap(([p, bits]) => (c.port_directions[p] === 'input' ? bits.flatMap((b, i) => (typeof b === 'number' ? [{ bit: b, pin: pin(p, bits, i) }] : [])) : []));
+      for (const [p, bits] of ports) {
+        if (c.port_directions[p] === 'output') bits.forEach((b, i) => typeof b === 'number' && driver.set(b, { type: c.type, out: pin(p, bits, i), ins }));
+      }
     } else {
-      const q = outs.map((b) => names.get(b)).find((x) => x !== undefined) ?? c.type;
-      for (const [p, bits] of Object.entries(c.connections)) {
+      const outs = ports.flatMap(([p, bits]) => (c.port_directions[p] === 'output' ? bits : []));
+      const q = outs.map((b) => (typeof b === 'number' ? names.get(b) : undefined)).find((x) => x !== undefined) ?? c.type;
+      for (const [p, bits] of ports) {
         if (c.port_directions[p] !== 'input') continue;
         for (const b of bits) if (typeof b === 'number') ends.push({ bit: b, what: `${q} (${c.type}.${p})` });
       }
@@ -88,74 +103,96 @@ export function netlistDepth(netlistJson: string, top: string, exclude: RegExp =
     if (port.direction !== 'output') continue;
     port.bits.forEach((b, i) => typeof b === 'number' && ends.push({ bit: b, what: port.bits.length > 1 ? `${p}[${i}]` : p }));
   }
+  return { names, driver, ends };
+}
 
-  /** Arrival per bit under a weight, with the predecessor on the worst path; iterative (deep netlists). */
-  const arrival = (weight: (type: string) => number) => {
-    const memo = new Map<number, { at: number; from: number | null }>();
-    const visiting = new Set<number>();
-    const solve = (start: number): void => {
-      const stack = [start];
-      while (stack.length) {
-        const x = stack[stack.length - 1]!;
-        if (memo.has(x)) {
-          stack.pop();
-          continue;
-        }
-        const d = driver.get(x);
-        if (!d) {
-          const name = names.get(x);
-          memo.set(x, { at: name !== undefined && exclude.test(name) ? -Infinity : 0, from: null });
-          stack.pop();
-          continue;
-        }
-        const pending = d.ins.filter((i) => !memo.has(i));
-        if (pending.length && !visiting.has(x)) {
-          visiting.add(x);
-          stack.push(...pending);
-          continue;
-        }
-        // A loop through combinational cells ends here (as yosys's ltp reports it).
-        let best = 0;
-        let from: number | null = null;
-        for (const i of d.ins) {
-          const a = memo.get(i)?.at ?? 0;
-          if (from === null || a > best) {
-            best = a;
-            from = i;
-          }
-        }
-        memo.set(x, { at: best + weight(d.type), from });
-        visiting.delete(x);
+export interface LongestPath {
+  /** Arrival at the end (≤ 0: no path through a cell). */
+  readonly at: number;
+  readonly start: string;
+  readonly end: string;
+  /** The cells' types, from the end back to the start. */
+  readonly cells: readonly string[];
+}
+
+/**
+ * The path that arrives last at an end. A bit a combinational cell drives arrives at the latest of
+ * its inputs' arrivals plus `delay(cell, pin)` (undefined: no arc from that pin), plus
+ * `after(cell)`; a loop through combinational cells ends where it closes (as yosys's ltp reports
+ * it). Any other bit (a register's output, an input port) arrives at 0, or never if its name
+ * matches `exclude`. Iterative: deep netlists.
+ */
+export function longestPath(g: CombGraph, exclude: RegExp, delay: (cell: CombCell, pin: string) => number | undefined, after: (cell: CombCell) => number): LongestPath | null {
+  const { names, driver } = g;
+  const memo = new Map<number, { at: number; from: number | null }>();
+  const visiting = new Set<number>();
+  const solve = (start: number): void => {
+    const stack = [start];
+    while (stack.length) {
+      const x = stack[stack.length - 1]!;
+      if (memo.has(x)) {
         stack.pop();
+        continue;
       }
-    };
-    for (const e of ends) solve(e.bit);
-    return memo;
-  };
-  const worst = (memo: Map<number, { at: number; from: number | null }>) => {
-    let top: { at: number; end: (typeof ends)[number] } | null = null;
-    for (const e of ends) {
-      const at = memo.get(e.bit)?.at ?? 0;
-      if (!top || at > top.at) top = { at, end: e };
+      const d = driver.get(x);
+      if (!d) {
+        const name = names.get(x);
+        memo.set(x, { at: name !== undefined && exclude.test(name) ? -Infinity : 0, from: null });
+        stack.pop();
+        continue;
+      }
+      const pending = d.ins.filter((i) => !memo.has(i.bit));
+      if (pending.length && !visiting.has(x)) {
+        visiting.add(x);
+        stack.push(...pending.map((i) => i.bit));
+        continue;
+      }
+      let best = 0;
+      let from: number | null = null;
+      for (const i of d.ins) {
+        const arc = delay(d, i.pin);
+        if (arc === undefined) continue;
+        const a = (memo.get(i.bit)?.at ?? 0) + arc;
+        if (from === null || a > best) {
+          best = a;
+          from = i.bit;
+        }
+      }
+      memo.set(x, { at: best + after(d), from });
+      visiting.delete(x);
+      stack.pop();
     }
-    return top;
   };
-  const lut = arrival((t) => (LUT.test(t) ? 1 : 0));
-  const all = arrival(() => 1);
-  const wl = worst(lut);
-  const wa = worst(all);
-  let critical: DepthReport['critical'] = null;
-  if (wl && wl.at > 0) {
-    const cells: Record<string, number> = {};
-    let x: number | null = wl.end.bit;
-    let start = wl.end.bit;
-    while (x !== null && driver.has(x)) {
-      const t = driver.get(x)!.type.replace(/^LUT[1-6]$/, 'LUT');
-      cells[t] = (cells[t] ?? 0) + 1;
-      start = lut.get(x)?.from ?? x;
-      x = lut.get(x)?.from ?? null;
-    }
-    critical = { start: names.get(start) ?? `bit ${start}`, end: wl.end.what, cells };
+  let worst: { at: number; end: CombGraph['ends'][number] } | null = null;
+  for (const e of g.ends) {
+    solve(e.bit);
+    const at = memo.get(e.bit)!.at;
+    if (!worst || at > worst.at) worst = { at, end: e };
   }
-  return { lutLevels: Math.max(0, wl?.at ?? 0), allCells: Math.max(0, wa?.at ?? 0), critical };
+  if (!worst) return null;
+  const cells: string[] = [];
+  let x: number | null = worst.end.bit;
+  let start = x;
+  while (x !== null && driver.has(x)) {
+    cells.push(driver.get(x)!.type);
+    start = memo.get(x)?.from ?? x;
+    x = memo.get(x)?.from ?? null;
+  }
+  return { at: worst.at, start: names.get(start) ?? `bit ${start}`, end: worst.end.what, cells };
+}
+
+export function netlistDepth(netlistJson: string, top: string, exclude: RegExp = QUASI_STATIC): DepthReport {
+  const g = combGraph(readModule(netlistJson, top), COMBINATIONAL);
+  const lut = longestPath(g, exclude, () => 0, (c) => (LUT.test(c.type) ? 1 : 0));
+  const all = longestPath(g, exclude, () => 0, () => 1);
+  let critical: DepthReport['critical'] = null;
+  if (lut && lut.at > 0) {
+    const cells: Record<string, number> = {};
+    for (const c of lut.cells) {
+      const t = c.replace(/^LUT[1-6]$/, 'LUT');
+      cells[t] = (cells[t] ?? 0) + 1;
+    }
+    critical = { start: lut.start, end: lut.end, cells };
+  }
+  return { lutLevels: Math.max(0, lut?.at ?? 0), allCells: Math.max(0, all?.at ?? 0), critical };
 }
