@@ -924,12 +924,12 @@ assign ulpdu_length = ({16{_t68}} & _t70) | ({16{_t71}} & _t73) | (({16{_t74}} &
 assign ulpdu_length_last = (_t68 & _t83) | (_t71 & _t84) | ((_t74 & _t85) | ((_t77 & _t86) | (_t81 & _t87)));
 assign ulpdu_length_over = (_t68 & (_t70 > ctx_max_ulpdu_reg)) | (_t71 & (_t73 > ctx_max_ulpdu_reg)) |
     ((_t74 & (_t76 > ctx_max_ulpdu_reg)) | ((_t77 & (_t80 > ctx_max_ulpdu_reg)) | (_t81 & (_t82 > ctx_max_ulpdu_reg))));
-assign ulpdu_length_words = ({8{_t68}} & (_t83 ? ((({4'b0000, win_s0[11:8]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2)) |
-    ({8{_t71}} & (_t84 ? ((({4'b0000, win_s0[43:40]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2)) |
-    (({8{_t74}} & (_t85 ? ((({4'b0000, win_s0[75:72]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2)) |
-        (({8{_t77}} & (_t86 ? ((({4'b0000, win_s0[107:104]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2)) |
-            ({8{_t81}} & (_t87 ? ((({4'b0000, win_s0[139:136]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2))));
-assign next_mf_words = _t88 ? ((({4'b0000, _t89[3:0]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2;
+assign ulpdu_length_words = ({8{_t68}} & (_t83 ? (({4'b0000, win_s0[11:8]} + 8'h9) >> 2'b10) : 8'h2)) |
+    ({8{_t71}} & (_t84 ? (({4'b0000, win_s0[43:40]} + 8'h9) >> 2'b10) : 8'h2)) |
+    (({8{_t74}} & (_t85 ? (({4'b0000, win_s0[75:72]} + 8'h9) >> 2'b10) : 8'h2)) |
+        (({8{_t77}} & (_t86 ? (({4'b0000, win_s0[107:104]} + 8'h9) >> 2'b10) : 8'h2)) |
+            ({8{_t81}} & (_t87 ? (({4'b0000, win_s0[139:136]} + 8'h9) >> 2'b10) : 8'h2))));
+assign next_mf_words = _t88 ? (({4'b0000, _t89[3:0]} + 8'h9) >> 2'b10) : 8'h2;
 assign next_hdr_in = next_hdr_skip ? ((mf_words_reg < 8'h4) & (words_avail > _t90)) : _t65;
 assign hdr_load = hdr_at_start & (lead_marker ? (words_avail > 8'h1) : (words_avail > 8'h0)) & _t66;
 assign window_fpduptrs = {
@@ -1040,7 +1040,7 @@ assign ctx_in_marker_fault = rx_ctx_value[61];
 assign ctx_in_crc = rx_ctx_value[93:62];
 assign ctx_in_fill = rx_ctx_value[101:94];
 assign ctx_in_words = rx_ctx_value[261:102];
-assign ctx_in_mf_words = ctx_in_last ? ((({4'b0000, ctx_in_ul[3:0]} + 8'h5) >> 2'b10) + 8'h1) : 8'h2;
+assign ctx_in_mf_words = ctx_in_last ? (({4'b0000, ctx_in_ul[3:0]} + 8'h9) >> 2'b10) : 8'h2;
 
 always @* begin
     in_in_ready_next = in_in_ready_reg;

@@ -403,8 +403,12 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   const lead = m.let('lead_marker', first.and(mk).and(mposAt.eq(0)), { doc: "the window starts with this FPDU's leading marker" });
   const ulSmall = ul.slice(LB, 0);
   const z = (e: Expr, width = SW) => e.zext(width);
-  /** Marker-free words from a beat to the end of its FPDU, `u` ULPDU octets left: ceil((u + 2) / 4) + 1 (ULPDU_Length, ULPDU, PAD, CRC). */
-  const mfToEnd = (u: Expr) => z(u).add(ULPDU_LENGTH_SIZE + WORD - 1).shr(2).add(CRC_SIZE / WORD);
+  /**
+   * Marker-free words from a beat to the end of its FPDU, `u` ULPDU octets left: ceil((u + 2) / 4)
+   * + 1 (ULPDU_Length, ULPDU, PAD, CRC), as one sum: (u + 2 + 3 + 4) / 4, so a single carry chain
+   * follows each window word's ULPDU_Length.
+   */
+  const mfToEnd = (u: Expr) => z(u).add(ULPDU_LENGTH_SIZE + WORD - 1 + CRC_SIZE).shr(2);
   /** Marker-free words a beat retires, `u` its ULPDU octets left and `isLast` whether u <= W. */
   const mfWords = (u: Expr, isLast: Expr) => mux(isLast, mfToEnd(u.slice(LB, 0)), lit(SW, N));
   const mfr = m.reg('mf_words', SW, { doc: 'marker-free words retired by this beat (decoded with ul_now)' });
