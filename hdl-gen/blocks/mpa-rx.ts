@@ -448,7 +448,8 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   // Every window word is decoded as if it held the ULPDU_Length, in parallel with the select, and
   // the select picks the decoded fields: the compares and the word count do not wait on the select.
   const lenAt = w.map((word) => field16(word, 0));
-  const lastAt = lenAt.map((len) => len.le(W));
+  // len <= W (a power of two) as gates: no bit above LB, and bit LB only with nothing below it.
+  const lastAt = lenAt.map((len) => len.slice(15, LB + 1).eq(0).and(len.bit(LB).not().or(len.slice(LB - 1, 0).eq(0))));
   const pickDecoded = (name: string, values: readonly Expr[], doc: string) => m.let(name, oneHotMux(values.map((v, i) => [hdrSel[i]!, v] as const)), { doc });
   const decLen = pickDecoded('ulpdu_length', lenAt, 'the ULPDU_Length to decode, from the window (big-endian)');
   const decLast = pickDecoded('ulpdu_length_last', lastAt, 'that ULPDU_Length is at most W: its FPDU is one beat');
