@@ -19,7 +19,7 @@ export interface DepthReport {
   readonly critical: { readonly start: string; readonly end: string; readonly cells: Readonly<Record<string, number>> } | null;
 }
 
-export interface YosysCell {
+interface YosysCell {
   readonly type: string;
   readonly port_directions: Readonly<Record<string, 'input' | 'output' | 'inout'>>;
   readonly connections: Readonly<Record<string, readonly (number | string)[]>>;
@@ -49,7 +49,7 @@ export function readModule(netlistJson: string, top: string): YosysModule {
  * A readable name per bit: visible net names first, the emitter's temporaries (_t<n>) last, so a
  * path starts at `gb_count_reg[0]`, not at a `_t2[0]` that merely copies it.
  */
-export function netNames(m: YosysModule): Map<number, string> {
+function netNames(m: YosysModule): Map<number, string> {
   const names = new Map<number, string>();
   const rank = (n: string, net: { readonly hide_name?: number }) => 2 * (net.hide_name ?? 0) + (/^_t\d+$/.test(n) ? 1 : 0);
   const nets = Object.entries(m.netnames).sort(([an, a], [bn, b]) => rank(an, a) - rank(bn, b));
