@@ -12,12 +12,12 @@
  * and taking a level off one path without lowering that delay moves the level to another path.
  *
  * `abc9Target` reads abc9's own `Del` from the yosys log; `abc9Delay` estimates the same model on
- * the mapped netlist and names its slowest path, the one to shorten. The estimate is close to the
+ * the mapped netlist (flow/depth.ts `readModule`) and names its slowest path, the one to shorten. The estimate is close to the
  * target (within about 10% on the blocks measured), not equal to it: passes after abc9 (the
  * flip-flops' enables and resets, `xilinx_dffopt`) move a LUT or two, and ABC sees an inverter
  * as free where the netlist has an INV cell.
  */
-import { combGraph, longestPath, readModule } from './depth';
+import { combGraph, longestPath, type YosysModule } from './depth';
 
 /** ABC's wire delay per LUT in synth_xilinx -abc9 (`&if -W 300`, yosys 0.23). */
 export const ABC9_WIRE_PS = 300;
@@ -69,8 +69,8 @@ export interface DelayPath {
  * ABC9_WIRE_PS after each LUT). Start points matching `exclude` (quasi-static configuration
  * inputs) are left out, as flow/depth.ts leaves them out.
  */
-export function abc9Delay(netlistJson: string, top: string, arcs: CellArcs, exclude: RegExp): DelayPath | null {
-  const g = combGraph(readModule(netlistJson, top), TIMED);
+export function abc9Delay(m: YosysModule, arcs: CellArcs, exclude: RegExp): DelayPath | null {
+  const g = combGraph(m, TIMED);
   const p = longestPath(g, exclude, (c, pin) => arcs.get(c.type)?.get(`${pin}>${c.out}`), (c) => (LUT.test(c.type) ? ABC9_WIRE_PS : 0));
   if (!p || p.at <= 0) return null;
   const count = (re: RegExp) => p.cells.filter((t) => re.test(t)).length;

@@ -181,8 +181,9 @@ export function longestPath(g: CombGraph, exclude: RegExp, delay: (cell: CombCel
   return { at: worst.at, start: names.get(start) ?? `bit ${start}`, end: worst.end.what, cells };
 }
 
-export function netlistDepth(netlistJson: string, top: string, exclude: RegExp = QUASI_STATIC): DepthReport {
-  const g = combGraph(readModule(netlistJson, top), COMBINATIONAL);
+/** LUT levels and all-cell depth of a module read with `readModule`. */
+export function netlistDepth(m: YosysModule, exclude: RegExp = QUASI_STATIC): DepthReport {
+  const g = combGraph(m, COMBINATIONAL);
   const lut = longestPath(g, exclude, () => 0, (c) => (LUT.test(c.type) ? 1 : 0));
   const all = longestPath(g, exclude, () => 0, () => 1);
   let critical: DepthReport['critical'] = null;

@@ -6,7 +6,7 @@ import { nextpnrVersion, type Utilisation } from './nextpnr';
 import { placeWrapped } from './ooc-pnr';
 import { FlowError } from './run-tool';
 import { TARGET_PROFILES, classifyCells, type SynthTarget } from './targets';
-import { QUASI_STATIC, netlistDepth } from './depth';
+import { QUASI_STATIC, netlistDepth, readModule, type YosysModule } from './depth';
 import { BRAM_BOXES_FILE, bramBoxes, xilinxCellLibrary } from './xilinx-bram';
 import { abc9Delay, abc9Target, xilinxArcs, type DelayPath } from './abc9-delay';
 import { YOSYS, ltpFoundLoop, parseLtp, parseStatJson, runYosys, synthScript, yosysVersion } from './yosys';
@@ -128,13 +128,18 @@ function cellClasses(target: SynthTarget, cellTypes: Readonly<Record<string, num
   }
 }
 
-/** abc9's delay target from the log and the slowest path of the netlist in its model. */
-function abc9Report(workDir: string, top: string): NonNullable<SynthResult['abc9']> {
-  const log = join(workDir, 'yosys.log');
+/** The mapped module of a work directory's netlist (read once: the top's is about 150 MB). */
+function mappedModule(workDir: string, top: string): YosysModule | null {
   const netlist = join(workDir, MODULE_OUTPUTS.netlistJson);
+  return existsSync(netlist) ? readModule(readFileSync(netlist, 'utf8'), top) : null;
+}
+
+/** abc9's delay target from the log and the slowest path of the mapped module in its model. */
+function abc9Report(workDir: string, mapped: YosysModule | null): NonNullable<SynthResult['abc9']> {
+  const log = join(workDir, 'yosys.log');
   return {
     targetPs: existsSync(log) ? abc9Target(readFileSync(log, 'utf8')) : null,
-    slowest: existsSync(netlist) ? abc9Delay(readFileSync(netlist, 'utf8'), top, xilinxArcs(xilinxCellLibrary(YOSYS)), QUASI_STATIC) : null,
+    slowest: mapped ? abc9Delay(mapped, xilinxArcs(xilinxCellLibrary(YOSYS)), QUASI_STATIC) : null,
   };
 }
 
@@ -153,7 +158,7 @@ export function synthesize(opts: SynthOptions): SynthResult {
     // existed gets it too.
     if (hit) {
       // A result cached before a report existed gets it from the files beside it.
-      const abc9 = opts.target === 'xilinx' && !hit.abc9 ? { abc9: abc9Report(workDir, opts.top) } : {};
+      const abc9 = opts.target === 'xilinx' && !hit.abc9 ? { abc9: abc9Report(workDir, mappedModule(workDir, opts.top)) } : {};
       return { ...hit, ...cellClasses(opts.target, hit.cellTypes ?? {}), ...abc9, logDir: workDir, cached: true };
     }
   }
@@ -168,7 +173,8 @@ export function synthesize(opts: SynthOptions): SynthResult {
   const ltp = readFileSync(join(workDir, MODULE_OUTPUTS.ltpText), 'utf8');
   const logicDepth = parseLtp(ltp);
   const notes: string[] = [];
-  const depth = opts.target === 'generic' ? null : netlistDepth(readFileSync(join(workDir, MODULE_OUTPUTS.netlistJson), 'utf8'), opts.top);
+  const mapped = opts.target === 'generic' ? null : readModule(readFileSync(join(workDir, MODULE_OUTPUTS.netlistJson), 'utf8'), opts.top);
+  const depth = mapped ? netlistDepth(mapped) : null;
   const levels = depth ? { lutLevels: depth.lutLevels, allCellDepth: depth.allCells, criticalPath: depth.critical } : {};
   if (ltpFoundLoop(ltp)) notes.push('combinational loop in the netlist: logic depth is a lower bound');
 
@@ -179,7 +185,7 @@ export function synthesize(opts: SynthOptions): SynthResult {
       notes.push("generic: yosys's internal gates; logic depth counts gates ($_AND_, $_XOR_, $_MUX_, …)");
       break;
     case 'xilinx':
-      result = { target: 'xilinx', top: opts.top, device: XILINX_FAMILY, cells, cellTypes, ...counts, logicDepth, ...levels, abc9: abc9Report(workDir, opts.top), notes, logDir: workDir, seconds: 0 };
+      result = { target: 'xilinx', top: opts.top, device: XILINX_FAMILY, cells, cellTypes, ...counts, logicDepth, ...levels, abc9: abc9Report(workDir, mapped), notes, logDir: workDir, seconds: 0 };
       notes.push(
         'xilinx: 7-series cells, abc9, without IO buffers (-noiopad -noclkbuf); logic depth counts LUT/INV/CARRY/MUXF cells, a CARRY4 as one; LUT levels count LUTs only (../shared/design/microarchitecture.md); no Fmax without vendor place-and-route',
       );

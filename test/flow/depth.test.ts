@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
-import { netlistDepth } from '../../flow/depth';
+import { netlistDepth, readModule } from '../../flow/depth';
 import { synthesize } from '../../flow/synth';
 import { abc9Delay, xilinxArcs } from '../../flow/abc9-delay';
 import { xilinxCellLibrary } from '../../flow/xilinx-bram';
@@ -32,7 +32,7 @@ describe('LUT levels of a mapped netlist (flow/depth.ts)', () => {
       expect(r.criticalPath?.start).toBeTruthy();
       expect(r.criticalPath?.end).toBeTruthy();
       // Excluding every start point leaves no path.
-      expect(netlistDepth(readFileSync(netlist, 'utf8'), top, /.*/).lutLevels).toBe(0);
+      expect(netlistDepth(readModule(readFileSync(netlist, 'utf8'), top), /.*/).lutLevels).toBe(0);
     }
   });
 });
@@ -58,7 +58,7 @@ describe("abc9's delay model (flow/abc9-delay.ts)", () => {
       expect(Math.abs(slowest!.ps - target) / target, `${top}: ${slowest!.ps} ps against abc9's ${target}`).toBeLessThan(0.15);
       // Its start left out (as configuration inputs are), the slowest path is another, no slower.
       const escaped = slowest!.start.replace(/[[\]]/g, '\\$&');
-      const other = abc9Delay(readFileSync(join(r.logDir, 'netlist.json'), 'utf8'), top, xilinxArcs(xilinxCellLibrary(YOSYS)), new RegExp(`^${escaped}$`));
+      const other = abc9Delay(readModule(readFileSync(join(r.logDir, 'netlist.json'), 'utf8'), top), xilinxArcs(xilinxCellLibrary(YOSYS)), new RegExp(`^${escaped}$`));
       expect(other?.start ?? null, top).not.toBe(slowest!.start);
       expect(other?.ps ?? 0, top).toBeLessThanOrEqual(slowest!.ps);
     }
