@@ -181,203 +181,18 @@ wire _t6;
 wire _t7;
 wire _t8;
 wire _t9;
-wire _t10;
-wire _t11;
-wire _t12;
-wire _t13;
-wire _t14;
-wire _t15;
-wire _t16;
-wire _t17;
-wire _t18;
+wire [31:0] _t10;
+wire [31:0] _t11;
+wire [31:0] _t12;
+wire [31:0] _t13;
+wire [31:0] _t14;
+wire [31:0] _t15;
+wire [31:0] _t16;
+wire [31:0] _t17;
+wire [31:0] _t18;
 wire _t19;
-wire _t20;
+wire [32:0] _t20;
 wire _t21;
-wire _t22;
-wire _t23;
-wire _t24;
-wire _t25;
-wire _t26;
-wire _t27;
-wire _t28;
-wire _t29;
-wire _t30;
-wire _t31;
-wire _t32;
-wire _t33;
-wire _t34;
-wire _t35;
-wire _t36;
-wire _t37;
-wire _t38;
-wire _t39;
-wire _t40;
-wire _t41;
-wire _t42;
-wire _t43;
-wire _t44;
-wire _t45;
-wire _t46;
-wire _t47;
-wire _t48;
-wire _t49;
-wire _t50;
-wire _t51;
-wire _t52;
-wire _t53;
-wire _t54;
-wire _t55;
-wire _t56;
-wire _t57;
-wire _t58;
-wire _t59;
-wire _t60;
-wire _t61;
-wire _t62;
-wire _t63;
-wire _t64;
-wire _t65;
-wire _t66;
-wire _t67;
-wire _t68;
-wire _t69;
-wire _t70;
-wire _t71;
-wire _t72;
-wire _t73;
-wire _t74;
-wire _t75;
-wire _t76;
-wire _t77;
-wire _t78;
-wire _t79;
-wire _t80;
-wire _t81;
-wire _t82;
-wire _t83;
-wire _t84;
-wire _t85;
-wire _t86;
-wire _t87;
-wire _t88;
-wire _t89;
-wire _t90;
-wire _t91;
-wire _t92;
-wire _t93;
-wire _t94;
-wire _t95;
-wire _t96;
-wire _t97;
-wire _t98;
-wire _t99;
-wire _t100;
-wire _t101;
-wire _t102;
-wire _t103;
-wire _t104;
-wire _t105;
-wire _t106;
-wire _t107;
-wire _t108;
-wire _t109;
-wire _t110;
-wire _t111;
-wire _t112;
-wire _t113;
-wire _t114;
-wire _t115;
-wire _t116;
-wire _t117;
-wire _t118;
-wire _t119;
-wire _t120;
-wire _t121;
-wire _t122;
-wire _t123;
-wire _t124;
-wire _t125;
-wire _t126;
-wire _t127;
-wire _t128;
-wire _t129;
-wire _t130;
-wire _t131;
-wire _t132;
-wire _t133;
-wire _t134;
-wire _t135;
-wire _t136;
-wire _t137;
-wire _t138;
-wire _t139;
-wire _t140;
-wire _t141;
-wire _t142;
-wire _t143;
-wire _t144;
-wire _t145;
-wire _t146;
-wire _t147;
-wire _t148;
-wire _t149;
-wire _t150;
-wire _t151;
-wire _t152;
-wire _t153;
-wire _t154;
-wire _t155;
-wire _t156;
-wire _t157;
-wire _t158;
-wire _t159;
-wire _t160;
-wire _t161;
-wire _t162;
-wire _t163;
-wire _t164;
-wire _t165;
-wire _t166;
-wire _t167;
-wire _t168;
-wire _t169;
-wire _t170;
-wire _t171;
-wire _t172;
-wire _t173;
-wire _t174;
-wire _t175;
-wire _t176;
-wire _t177;
-wire _t178;
-wire _t179;
-wire _t180;
-wire _t181;
-wire _t182;
-wire _t183;
-wire _t184;
-wire _t185;
-wire _t186;
-wire _t187;
-wire _t188;
-wire _t189;
-wire _t190;
-wire _t191;
-wire _t192;
-wire _t193;
-wire _t194;
-wire _t195;
-wire _t196;
-wire _t197;
-wire _t198;
-wire _t199;
-wire _t200;
-wire _t201;
-wire _t202;
-wire _t203;
-wire _t204;
-wire [32:0] _t205;
-wire _t206;
 
 assign _t0 = ~s_axis_tkeep[1];
 assign _t1 = ~s_axis_tkeep[2];
@@ -389,203 +204,18 @@ assign _t6 = ~s_axis_tkeep[7];
 assign _t7 = ~out_valid_reg;
 assign _t8 = crc_valid_reg & crc_tag_reg[0];
 assign _t9 = keep_count_onehot[1] | keep_count_onehot[2];
-assign _t10 = _t11 | crc_in_count_onehot_reg[7];
-assign _t11 = crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6];
-assign _t12 = crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7];
-assign _t13 = crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8];
-assign _t14 = _t15 | crc_in_count_onehot_reg[8];
-assign _t15 = _t16 | crc_in_count_onehot_reg[7];
-assign _t16 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5];
-assign _t17 = _t18 | crc_in_count_onehot_reg[8];
-assign _t18 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6];
-assign _t19 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[7];
-assign _t20 = _t18 | crc_in_count_onehot_reg[7];
-assign _t21 = _t22 | crc_in_count_onehot_reg[5];
-assign _t22 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4];
-assign _t23 = _t16 | crc_in_count_onehot_reg[6];
-assign _t24 = _t11 | crc_in_count_onehot_reg[8];
-assign _t25 = _t12 | crc_in_count_onehot_reg[8];
-assign _t26 = _t27 | crc_in_count_onehot_reg[7];
-assign _t27 = _t22 | crc_in_count_onehot_reg[6];
-assign _t28 = _t29 | crc_in_count_onehot_reg[8];
-assign _t29 = _t30 | crc_in_count_onehot_reg[7];
-assign _t30 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5];
-assign _t31 = _t32 | crc_in_count_onehot_reg[8];
-assign _t32 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[6];
-assign _t33 = _t34 | crc_in_count_onehot_reg[8];
-assign _t34 = _t30 | crc_in_count_onehot_reg[6];
-assign _t35 = _t36 | crc_in_count_onehot_reg[8];
-assign _t36 = _t37 | crc_in_count_onehot_reg[4];
-assign _t37 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3];
-assign _t38 = _t10 | crc_in_count_onehot_reg[8];
-assign _t39 = _t40 | crc_in_count_onehot_reg[6];
-assign _t40 = _t37 | crc_in_count_onehot_reg[5];
-assign _t41 = _t42 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8];
-assign _t42 = _t43 | crc_in_count_onehot_reg[6];
-assign _t43 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4];
-assign _t44 = _t45 | crc_in_count_onehot_reg[8];
-assign _t45 = _t46 | crc_in_count_onehot_reg[7];
-assign _t46 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5];
-assign _t47 = _t48 | crc_in_count_onehot_reg[7];
-assign _t48 = _t43 | crc_in_count_onehot_reg[5];
-assign _t49 = _t50 | crc_in_count_onehot_reg[7];
-assign _t50 = _t51 | crc_in_count_onehot_reg[3];
-assign _t51 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2];
-assign _t52 = _t53 | crc_in_count_onehot_reg[8];
-assign _t53 = _t23 | crc_in_count_onehot_reg[7];
-assign _t54 = _t55 | crc_in_count_onehot_reg[5];
-assign _t55 = _t51 | crc_in_count_onehot_reg[4];
-assign _t56 = _t57 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7];
-assign _t57 = _t58 | crc_in_count_onehot_reg[5];
-assign _t58 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3];
-assign _t59 = _t60 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8];
-assign _t60 = _t61 | crc_in_count_onehot_reg[6];
-assign _t61 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4];
-assign _t62 = _t63 | crc_in_count_onehot_reg[6];
-assign _t63 = _t58 | crc_in_count_onehot_reg[4];
-assign _t64 = _t65 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8];
-assign _t65 = _t66 | crc_in_count_onehot_reg[2];
-assign _t66 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1];
-assign _t67 = _t50 | crc_in_count_onehot_reg[8];
-assign _t68 = _t40 | crc_in_count_onehot_reg[8];
-assign _t69 = _t70 | crc_in_count_onehot_reg[7];
-assign _t70 = _t21 | crc_in_count_onehot_reg[6];
-assign _t71 = _t72 | crc_in_count_onehot_reg[8];
-assign _t72 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[7];
-assign _t73 = crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[8];
-assign _t74 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[8];
-assign _t75 = _t76 | crc_in_count_onehot_reg[8];
-assign _t76 = _t77 | crc_in_count_onehot_reg[7];
-assign _t77 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[6];
-assign _t78 = _t19 | crc_in_count_onehot_reg[8];
-assign _t79 = _t69 | crc_in_count_onehot_reg[8];
-assign _t80 = _t23 | crc_in_count_onehot_reg[8];
-assign _t81 = _t43 | crc_in_count_onehot_reg[8];
-assign _t82 = _t42 | crc_in_count_onehot_reg[8];
-assign _t83 = _t84 | crc_in_count_onehot_reg[7];
-assign _t84 = _t85 | crc_in_count_onehot_reg[6];
-assign _t85 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5];
-assign _t86 = _t87 | crc_in_count_onehot_reg[8];
-assign _t87 = _t32 | crc_in_count_onehot_reg[7];
-assign _t88 = _t89 | crc_in_count_onehot_reg[8];
-assign _t89 = _t90 | crc_in_count_onehot_reg[7];
-assign _t90 = _t91 | crc_in_count_onehot_reg[6];
-assign _t91 = _t36 | crc_in_count_onehot_reg[5];
-assign _t92 = _t21 | crc_in_count_onehot_reg[7];
-assign _t93 = _t94 | crc_in_count_onehot_reg[8];
-assign _t94 = _t58 | crc_in_count_onehot_reg[7];
-assign _t95 = _t57 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8];
-assign _t96 = _t97 | crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6];
-assign _t97 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4];
-assign _t98 = _t99 | crc_in_count_onehot_reg[8];
-assign _t99 = _t100 | crc_in_count_onehot_reg[7];
-assign _t100 = _t46 | crc_in_count_onehot_reg[6];
-assign _t101 = _t102 | crc_in_count_onehot_reg[5];
-assign _t102 = _t50 | crc_in_count_onehot_reg[4];
-assign _t103 = _t36 | crc_in_count_onehot_reg[6];
-assign _t104 = crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7];
-assign _t105 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[8];
-assign _t106 = _t107 | crc_in_count_onehot_reg[8];
-assign _t107 = _t55 | crc_in_count_onehot_reg[7];
-assign _t108 = _t109 | crc_in_count_onehot_reg[6];
-assign _t109 = _t61 | crc_in_count_onehot_reg[5];
-assign _t110 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[7];
-assign _t111 = _t16 | crc_in_count_onehot_reg[8];
-assign _t112 = _t92 | crc_in_count_onehot_reg[8];
-assign _t113 = _t100 | crc_in_count_onehot_reg[8];
-assign _t114 = _t115 | crc_in_count_onehot_reg[8];
-assign _t115 = _t22 | crc_in_count_onehot_reg[7];
-assign _t116 = _t103 | crc_in_count_onehot_reg[7];
-assign _t117 = _t118 | crc_in_count_onehot_reg[8];
-assign _t118 = _t109 | crc_in_count_onehot_reg[7];
-assign _t119 = _t48 | crc_in_count_onehot_reg[8];
-assign _t120 = _t121 | crc_in_count_onehot_reg[7];
-assign _t121 = _t37 | crc_in_count_onehot_reg[6];
-assign _t122 = _t22 | crc_in_count_onehot_reg[8];
-assign _t123 = _t124 | crc_in_count_onehot_reg[6];
-assign _t124 = _t50 | crc_in_count_onehot_reg[5];
-assign _t125 = _t126 | crc_in_count_onehot_reg[7];
-assign _t126 = _t127 | crc_in_count_onehot_reg[6];
-assign _t127 = _t128 | crc_in_count_onehot_reg[4];
-assign _t128 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3];
-assign _t129 = _t63 | crc_in_count_onehot_reg[7];
-assign _t130 = _t131 | crc_in_count_onehot_reg[6];
-assign _t131 = _t51 | crc_in_count_onehot_reg[5];
-assign _t132 = _t37 | crc_in_count_onehot_reg[7];
-assign _t133 = _t20 | crc_in_count_onehot_reg[8];
-assign _t134 = _t104 | crc_in_count_onehot_reg[8];
-assign _t135 = _t136 | crc_in_count_onehot_reg[8];
-assign _t136 = _t34 | crc_in_count_onehot_reg[7];
-assign _t137 = _t27 | crc_in_count_onehot_reg[8];
-assign _t138 = _t139 | crc_in_count_onehot_reg[7];
-assign _t139 = _t48 | crc_in_count_onehot_reg[6];
-assign _t140 = _t141 | crc_in_count_onehot_reg[8];
-assign _t141 = _t40 | crc_in_count_onehot_reg[7];
-assign _t142 = _t143 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7];
-assign _t143 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2];
-assign _t144 = _t145 | crc_in_count_onehot_reg[6];
-assign _t145 = _t63 | crc_in_count_onehot_reg[5];
-assign _t146 = _t101 | crc_in_count_onehot_reg[8];
-assign _t147 = _t148 | crc_in_count_onehot_reg[7];
-assign _t148 = _t55 | crc_in_count_onehot_reg[6];
-assign _t149 = _t84 | crc_in_count_onehot_reg[8];
-assign _t150 = _t21 | crc_in_count_onehot_reg[8];
-assign _t151 = _t152 | crc_in_count_onehot_reg[8];
-assign _t152 = _t36 | crc_in_count_onehot_reg[7];
-assign _t153 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[8];
-assign _t154 = _t155 | crc_in_count_onehot_reg[7];
-assign _t155 = _t50 | crc_in_count_onehot_reg[6];
-assign _t156 = _t138 | crc_in_count_onehot_reg[8];
-assign _t157 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[7];
-assign _t158 = crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8];
-assign _t159 = _t143 | crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8];
-assign _t160 = _t108 | crc_in_count_onehot_reg[8];
-assign _t161 = _t30 | crc_in_count_onehot_reg[8];
-assign _t162 = _t127 | crc_in_count_onehot_reg[5];
-assign _t163 = _t43 | crc_in_count_onehot_reg[7];
-assign _t164 = _t103 | crc_in_count_onehot_reg[8];
-assign _t165 = _t58 | crc_in_count_onehot_reg[6];
-assign _t166 = _t124 | crc_in_count_onehot_reg[7];
-assign _t167 = _t37 | crc_in_count_onehot_reg[8];
-assign _t168 = _t148 | crc_in_count_onehot_reg[8];
-assign _t169 = _t170 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7];
-assign _t170 = _t128 | crc_in_count_onehot_reg[5];
-assign _t171 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[8];
-assign _t172 = _t139 | crc_in_count_onehot_reg[8];
-assign _t173 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[7];
-assign _t174 = _t145 | crc_in_count_onehot_reg[7];
-assign _t175 = _t51 | crc_in_count_onehot_reg[7];
-assign _t176 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[6];
-assign _t177 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5];
-assign _t178 = _t121 | crc_in_count_onehot_reg[8];
-assign _t179 = _t173 | crc_in_count_onehot_reg[8];
-assign _t180 = _t131 | crc_in_count_onehot_reg[7];
-assign _t181 = _t176 | crc_in_count_onehot_reg[7];
-assign _t182 = _t157 | crc_in_count_onehot_reg[8];
-assign _t183 = _t165 | crc_in_count_onehot_reg[8];
-assign _t184 = _t61 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8];
-assign _t185 = _t51 | crc_in_count_onehot_reg[6];
-assign _t186 = _t187 | crc_in_count_onehot_reg[7];
-assign _t187 = _t177 | crc_in_count_onehot_reg[6];
-assign _t188 = _t70 | crc_in_count_onehot_reg[8];
-assign _t189 = _t46 | crc_in_count_onehot_reg[8];
-assign _t190 = _t91 | crc_in_count_onehot_reg[7];
-assign _t191 = _t102 | crc_in_count_onehot_reg[6];
-assign _t192 = _t193 | crc_in_count_onehot_reg[4];
-assign _t193 = _t66 | crc_in_count_onehot_reg[3];
-assign _t194 = _t66 | crc_in_count_onehot_reg[4];
-assign _t195 = _t196 | crc_in_count_onehot_reg[5];
-assign _t196 = _t65 | crc_in_count_onehot_reg[3];
-assign _t197 = _t196 | crc_in_count_onehot_reg[4];
-assign _t198 = _t199 | crc_in_count_onehot_reg[5];
-assign _t199 = _t200 | crc_in_count_onehot_reg[4];
-assign _t200 = _t143 | crc_in_count_onehot_reg[3];
-assign _t201 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[6];
-assign _t202 = _t203 | crc_in_count_onehot_reg[5];
-assign _t203 = _t65 | crc_in_count_onehot_reg[4];
-assign _t204 = crc_s1_start_reg | crc_s1_load_reg;
-assign _t205 = {_t206, crc_crc_reg ^ 32'hffffffff};
-assign _t206 = frame_err_reg | crc_tag_reg[1];
+assign _t10 = {32{crc_in_count_onehot_reg[0]}};
+assign _t11 = {32{crc_in_count_onehot_reg[1]}};
+assign _t12 = {32{crc_in_count_onehot_reg[2]}};
+assign _t13 = {32{crc_in_count_onehot_reg[3]}};
+assign _t14 = {32{crc_in_count_onehot_reg[4]}};
+assign _t15 = {32{crc_in_count_onehot_reg[5]}};
+assign _t16 = {32{crc_in_count_onehot_reg[6]}};
+assign _t17 = {32{crc_in_count_onehot_reg[7]}};
+assign _t18 = {32{crc_in_count_onehot_reg[8]}};
+assign _t19 = crc_s1_start_reg | crc_s1_load_reg;
+assign _t20 = {_t21, crc_crc_reg ^ 32'hffffffff};
+assign _t21 = frame_err_reg | crc_tag_reg[1];
 assign s_axis_tready = advance;
 assign take = s_axis_tvalid & advance;
 assign keep_ok = (_t0 | s_axis_tkeep[0]) & (_t1 | s_axis_tkeep[1]) & (_t2 | s_axis_tkeep[2]) & (_t3 | s_axis_tkeep[3]) & (_t4 | s_axis_tkeep[4]) &
@@ -732,546 +362,264 @@ end
 always @* begin
     crc_s1_zk_row0_next = crc_s1_zk_row0_reg;
     if (advance) begin
-        crc_s1_zk_row0_next = {
-            _t10, _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39, _t41, _t44, _t47, _t49,
-            _t36, _t27, _t52, _t54, _t56, _t59, _t62, _t64
-        };
+        crc_s1_zk_row0_next = (_t10 & 32'h1) | (_t11 & 32'h11f) | ((_t12 & 32'h11f91) | (_t13 & 32'h11f91ca)) |
+            ((_t14 & 32'h1f91caf6) | (_t15 & 32'h91caf638) | ((_t16 & 32'hcaf6386f) | ((_t17 & 32'hf6386f2c) | (_t18 & 32'h386f2c25))));
     end
 end
 
 always @* begin
     crc_s1_zk_row1_next = crc_s1_zk_row1_reg;
     if (advance) begin
-        crc_s1_zk_row1_next = {
-            _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39, _t41, _t44, _t47, _t49, _t36,
-            _t27, _t52, _t54, _t56, _t59, _t62, _t64, _t67
-        };
+        crc_s1_zk_row1_next = (_t10 & 32'h2) | (_t11 & 32'h23f) | ((_t12 & 32'h23f23) | (_t13 & 32'h23f2395)) |
+            ((_t14 & 32'h3f2395ec) | (_t15 & 32'h2395ec70) | ((_t16 & 32'h95ec70de) | ((_t17 & 32'hec70de58) | (_t18 & 32'h70de584b))));
     end
 end
 
 always @* begin
     crc_s1_zk_row2_next = crc_s1_zk_row2_reg;
     if (advance) begin
-        crc_s1_zk_row2_next = {
-            _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39, _t41, _t44, _t47, _t49, _t36, _t27,
-            _t52, _t54, _t56, _t59, _t62, _t64, _t67, _t68
-        };
+        crc_s1_zk_row2_next = (_t10 & 32'h4) | (_t11 & 32'h47e) | ((_t12 & 32'h47e47) | (_t13 & 32'h47e472b)) |
+            ((_t14 & 32'h7e472bd8) | (_t15 & 32'h472bd8e1) | ((_t16 & 32'h2bd8e1bc) | ((_t17 & 32'hd8e1bcb0) | (_t18 & 32'he1bcb097))));
     end
 end
 
 always @* begin
     crc_s1_zk_row3_next = crc_s1_zk_row3_reg;
     if (advance) begin
-        crc_s1_zk_row3_next = {
-            _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39, _t41, _t44, _t47, _t49, _t36, _t27, _t52,
-            _t54, _t56, _t59, _t62, _t64, _t67, _t68, _t69
-        };
+        crc_s1_zk_row3_next = (_t10 & 32'h8) | (_t11 & 32'h8fc) | ((_t12 & 32'h8fc8e) | (_t13 & 32'h8fc8e57)) |
+            ((_t14 & 32'hfc8e57b1) | (_t15 & 32'h8e57b1c3) | ((_t16 & 32'h57b1c379) | ((_t17 & 32'hb1c37961) | (_t18 & 32'hc379612e))));
     end
 end
 
 always @* begin
     crc_s1_zk_row4_next = crc_s1_zk_row4_reg;
     if (advance) begin
-        crc_s1_zk_row4_next = {
-            _t14,
-            _t18,
-            _t17,
-            _t71,
-            _t73,
-            _t52,
-            _t74,
-            _t10,
-            _t26 | crc_in_count_onehot_reg[8],
-            _t30,
-            _t29,
-            _t75,
-            _t78,
-            _t79,
-            _t72,
-            _t80,
-            _t39 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
-            _t81,
-            _t82,
-            _t83,
-            _t86,
-            _t88,
-            _t77 | crc_in_count_onehot_reg[8],
-            _t92,
-            _t54 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7],
-            _t93,
-            _t95,
-            _t96 | crc_in_count_onehot_reg[8],
-            _t98,
-            _t101 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7],
-            _t85 | crc_in_count_onehot_reg[7],
-            _t103
-        };
+        crc_s1_zk_row4_next = (_t10 & 32'h10) | (_t11 & 32'h10e6) | ((_t12 & 32'h10e68d) | (_t13 & 32'h10e68d65)) |
+            ((_t14 & 32'he68d6595) | (_t15 & 32'h8d6595be) | ((_t16 & 32'h6595be9d) | ((_t17 & 32'h95be9dee) | (_t18 & 32'hbe9dee78))));
     end
 end
 
 always @* begin
     crc_s1_zk_row5_next = crc_s1_zk_row5_reg;
     if (advance) begin
-        crc_s1_zk_row5_next = {
-            _t15,
-            _t78,
-            crc_in_count_onehot_reg[3],
-            _t19,
-            _t104,
-            _t13,
-            _t16,
-            _t38,
-            _t27,
-            _t86,
-            crc_in_count_onehot_reg[2],
-            _t31,
-            _t18,
-            _t25,
-            _t22,
-            _t53,
-            _t68,
-            _t98,
-            _t105,
-            _t44,
-            _t30,
-            _t10,
-            _t37,
-            _t70,
-            _t106,
-            _t108 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
-            _t110,
-            _t59,
-            _t43,
-            _t80,
-            _t51,
-            _t91 | crc_in_count_onehot_reg[8]
-        };
+        crc_s1_zk_row5_next = (_t10 & 32'h20) | (_t11 & 32'h20d2) | ((_t12 & 32'h20d28b) | (_t13 & 32'h20d28b01)) |
+            ((_t14 & 32'hd28b01dd) | (_t15 & 32'h8b01dd45) | ((_t16 & 32'h1dd4554) | ((_t17 & 32'hdd4554f0) | (_t18 & 32'h4554f0d5))));
     end
 end
 
 always @* begin
     crc_s1_zk_row6_next = crc_s1_zk_row6_reg;
     if (advance) begin
-        crc_s1_zk_row6_next = {
-            _t80,
-            _t87,
-            _t74,
-            _t74,
-            _t20,
-            _t104,
-            _t111,
-            _t11,
-            _t112,
-            _t113,
-            _t72,
-            _t72,
-            _t34,
-            _t17,
-            _t114,
-            _t16,
-            _t116 | crc_in_count_onehot_reg[8],
-            _t117,
-            _t77,
-            _t77,
-            _t119,
-            _t28,
-            _t120,
-            _t122,
-            _t123 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
-            _t125,
-            _t85,
-            _t85,
-            _t129 | crc_in_count_onehot_reg[8],
-            _t41,
-            _t130 | crc_in_count_onehot_reg[8],
-            _t132
-        };
+        crc_s1_zk_row6_next = (_t10 & 32'h40) | (_t11 & 32'h40ba) | ((_t12 & 32'h40ba87) | (_t13 & 32'h40ba87c9)) |
+            ((_t14 & 32'hba87c94c) | (_t15 & 32'h87c94cb2) | ((_t16 & 32'hc94cb2c6) | ((_t17 & 32'h4cb2c6cd) | (_t18 & 32'hb2c6cd8e))));
     end
 end
 
 always @* begin
     crc_s1_zk_row7_next = crc_s1_zk_row7_reg;
     if (advance) begin
-        crc_s1_zk_row7_next = {
-            _t30, _t133, _t19, _t24, _t52, _t134, _t15, _t13, _t81, _t135, _t31, _t15, _t69, _t20, _t137, _t12, _t93, _t138, _t44, _t137, _t90, _t33, _t140,
-            _t24, _t142, _t144, _t59, _t140, _t146, _t47, _t147, _t15
-        };
+        crc_s1_zk_row7_next = (_t10 & 32'h80) | (_t11 & 32'h806a) | ((_t12 & 32'h806a9e) | (_t13 & 32'h806a9e58)) |
+            ((_t14 & 32'h6a9e586f) | (_t15 & 32'h9e586f5d) | ((_t16 & 32'h586f5de2) | ((_t17 & 32'h6f5de2b7) | (_t18 & 32'h5de2b738))));
     end
 end
 
 always @* begin
     crc_s1_zk_row8_next = crc_s1_zk_row8_reg;
     if (advance) begin
-        crc_s1_zk_row8_next = {
-            _t133, _t19, _t24, _t52, _t134, _t15, _t13, _t81, _t135, _t31, _t15, _t69, _t20, _t137, _t12, _t93, _t138, _t44, _t137, _t90, _t33, _t140, _t24,
-            _t142, _t144, _t59, _t140, _t146, _t47, _t147, _t15, _t149
-        };
+        crc_s1_zk_row8_next = (_t10 & 32'h100) | (_t11 & 32'h100d5) | ((_t12 & 32'h100d53c) | (_t13 & 32'hd53cb0)) |
+            ((_t14 & 32'hd53cb0de) | (_t15 & 32'h3cb0debb) | ((_t16 & 32'hb0debbc5) | ((_t17 & 32'hdebbc56e) | (_t18 & 32'hbbc56e71))));
     end
 end
 
 always @* begin
     crc_s1_zk_row9_next = crc_s1_zk_row9_reg;
     if (advance) begin
-        crc_s1_zk_row9_next = {
-            _t23, _t134, _t23, crc_in_count_onehot_reg[4], _t38, _t74, _t75, _t133, _t150, _t133, _t150, crc_in_count_onehot_reg[3], _t53, _t71, _t83, _t135,
-            _t151, _t135, _t151, _t153, _t70, _t76, _t96, _t138, _t154 | crc_in_count_onehot_reg[8], _t156, _t154, _t157, _t91, _t149, _t150, _t144
-        };
+        crc_s1_zk_row9_next = (_t10 & 32'h200) | (_t11 & 32'h200b5) | ((_t12 & 32'h200b5e8) | (_t13 & 32'hb5e8ab)) |
+            ((_t14 & 32'hb5e8ab4b) | (_t15 & 32'he8ab4b4f) | ((_t16 & 32'hab4b4fe5) | ((_t17 & 32'h4b4fe5f0) | (_t18 & 32'h4fe5f0c6))));
     end
 end
 
 always @* begin
     crc_s1_zk_row10_next = crc_s1_zk_row10_reg;
     if (advance) begin
-        crc_s1_zk_row10_next = {
-            _t158, _t15, _t78, _t18, crc_in_count_onehot_reg[6], _t82, crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], _t134, _t27, _t86, _t30,
-            crc_in_count_onehot_reg[5], _t95, crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7], _t133, _t68, _t99, _t43, _t74, _t159,
-            crc_in_count_onehot_reg[6], _t158, _t135, _t107, _t160, _t58, _t71, _t56, crc_in_count_onehot_reg[5], _t134
-        };
+        crc_s1_zk_row10_next = (_t10 & 32'h400) | (_t11 & 32'h40074) | ((_t12 & 32'h4007440) | (_t13 & 32'h74409c)) |
+            ((_t14 & 32'h74409c60) | (_t15 & 32'h409c60a7) | ((_t16 & 32'h9c60a7a4) | ((_t17 & 32'h60a7a4cd) | (_t18 & 32'ha7a4cda9))));
     end
 end
 
 always @* begin
     crc_s1_zk_row11_next = crc_s1_zk_row11_reg;
     if (advance) begin
-        crc_s1_zk_row11_next = {
-            _t15, _t78, _t18, crc_in_count_onehot_reg[6], _t82, crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[8], _t134, _t27, _t86, _t30,
-            crc_in_count_onehot_reg[5], _t95, crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[7], _t133, _t68, _t99, _t43, _t74, _t159,
-            crc_in_count_onehot_reg[6], _t158, _t135, _t107, _t160, _t58, _t71, _t56, crc_in_count_onehot_reg[5], _t134, _t156
-        };
+        crc_s1_zk_row11_next = (_t10 & 32'h800) | (_t11 & 32'h800e8) | ((_t12 & 32'h800e881) | (_t13 & 32'he88138)) |
+            ((_t14 & 32'he88138c1) | (_t15 & 32'h8138c14f) | ((_t16 & 32'h38c14f49) | ((_t17 & 32'hc14f499b) | (_t18 & 32'h4f499b53))));
     end
 end
 
 always @* begin
     crc_s1_zk_row12_next = crc_s1_zk_row12_reg;
     if (advance) begin
-        crc_s1_zk_row12_next = {
-            _t80,
-            _t19,
-            _t25,
-            _t99,
-            _t18,
-            _t78,
-            _t80,
-            _t11,
-            _t112,
-            _t31,
-            _t38,
-            _t160,
-            _t161,
-            _t86,
-            _t92,
-            _t16,
-            _t116,
-            _t45,
-            _t53,
-            _t162 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
-            _t163 | crc_in_count_onehot_reg[8],
-            _t99,
-            _t164,
-            _t22,
-            _t123 | crc_in_count_onehot_reg[8],
-            _t60,
-            _t70,
-            _t116,
-            _t165 | crc_in_count_onehot_reg[7],
-            _t108,
-            _t166 | crc_in_count_onehot_reg[8],
-            _t167
-        };
+        crc_s1_zk_row12_next = (_t10 & 32'h1000) | (_t11 & 32'h1000ce) | ((_t12 & 32'h1000ce93) | (_t13 & 32'hce93bb)) |
+            ((_t14 & 32'hce93bb74) | (_t15 & 32'h93bb74a6) | ((_t16 & 32'hbb74a6fc) | ((_t17 & 32'h74a6fc1a) | (_t18 & 32'ha6fc1a83))));
     end
 end
 
 always @* begin
     crc_s1_zk_row13_next = crc_s1_zk_row13_reg;
     if (advance) begin
-        crc_s1_zk_row13_next = {
-            _t23, crc_in_count_onehot_reg[8], _t113, _t38, _t12, _t38, _t15, _t13, _t150, crc_in_count_onehot_reg[7], _t118, _t52, _t11, _t52, _t137, _t25,
-            _t152, crc_in_count_onehot_reg[6], _t126, _t79, _t111, _t69, _t141, _t38, _t155, crc_in_count_onehot_reg[5], _t68, _t89, _t115, _t90, _t168, _t52
-        };
+        crc_s1_zk_row13_next = (_t10 & 32'h2000) | (_t11 & 32'h200082) | ((_t12 & 32'h200082b6) | (_t13 & 32'h82b6bc)) |
+            ((_t14 & 32'h82b6bc1f) | (_t15 & 32'hb6bc1f75) | ((_t16 & 32'hbc1f7597) | ((_t17 & 32'h1f759719) | (_t18 & 32'h75971923))));
     end
 end
 
 always @* begin
     crc_s1_zk_row14_next = crc_s1_zk_row14_reg;
     if (advance) begin
-        crc_s1_zk_row14_next = {
-            _t38, _t44, _t11, _t80, _t15, crc_in_count_onehot_reg[5], _t17, crc_in_count_onehot_reg[8], _t53, _t59, _t16, _t92, _t27,
-            crc_in_count_onehot_reg[4], _t29, _t13, _t70, _t169, _t22, _t164, _t68, _t171, _t82, _t12, _t91, _t172, _t167, _t166, _t107, _t173, _t95, _t24
-        };
+        crc_s1_zk_row14_next = (_t10 & 32'h4000) | (_t11 & 32'h40001a) | ((_t12 & 32'h40001afc) | (_t13 & 32'h1afcb2)) |
+            ((_t14 & 32'h1afcb2c8) | (_t15 & 32'hfcb2c8d3) | ((_t16 & 32'hb2c8d341) | ((_t17 & 32'hc8d3411e) | (_t18 & 32'hd3411e63))));
     end
 end
 
 always @* begin
     crc_s1_zk_row15_next = crc_s1_zk_row15_reg;
     if (advance) begin
-        crc_s1_zk_row15_next = {
-            _t44, _t11, _t80, _t15, crc_in_count_onehot_reg[5], _t17, crc_in_count_onehot_reg[8], _t53, _t59, _t16, _t92, _t27, crc_in_count_onehot_reg[4],
-            _t29, _t13, _t70, _t169, _t22, _t164, _t68, _t171, _t82, _t12, _t91, _t172, _t167, _t166, _t107, _t173, _t95, _t24, _t102
-        };
+        crc_s1_zk_row15_next = (_t10 & 32'h8000) | (_t11 & 32'h800035) | ((_t12 & 32'h800035f9) | (_t13 & 32'h35f965)) |
+            ((_t14 & 32'h35f96591) | (_t15 & 32'hf96591a6) | ((_t16 & 32'h6591a682) | ((_t17 & 32'h91a6823c) | (_t18 & 32'ha6823cc6))));
     end
 end
 
 always @* begin
     crc_s1_zk_row16_next = crc_s1_zk_row16_reg;
     if (advance) begin
-        crc_s1_zk_row16_next = {
-            _t11, _t80, _t15, crc_in_count_onehot_reg[5], _t17, crc_in_count_onehot_reg[8], _t53, _t59, _t16, _t92, _t27, crc_in_count_onehot_reg[4], _t29,
-            _t13, _t70, _t169, _t22, _t164, _t68, _t171, _t82, _t12, _t91, _t172, _t167, _t166, _t107, _t173, _t95, _t24, _t102, _t174
-        };
+        crc_s1_zk_row16_next = (_t10 & 32'h10000) | (_t11 & 32'h100006b) | ((_t12 & 32'h6bf2) | (_t13 & 32'h6bf2cb)) |
+            ((_t14 & 32'h6bf2cb23) | (_t15 & 32'hf2cb234d) | ((_t16 & 32'hcb234d04) | ((_t17 & 32'h234d0479) | (_t18 & 32'h4d04798c))));
     end
 end
 
 always @* begin
     crc_s1_zk_row17_next = crc_s1_zk_row17_reg;
     if (advance) begin
-        crc_s1_zk_row17_next = {
-            _t80, _t15, crc_in_count_onehot_reg[5], _t17, crc_in_count_onehot_reg[8], _t53, _t59, _t16, _t92, _t27, crc_in_count_onehot_reg[4], _t29, _t13,
-            _t70, _t169, _t22, _t164, _t68, _t171, _t82, _t12, _t91, _t172, _t167, _t166, _t107, _t173, _t95, _t24, _t102, _t174, _t175
-        };
+        crc_s1_zk_row17_next = (_t10 & 32'h20000) | (_t11 & 32'h20000d7) | ((_t12 & 32'hd7e5) | (_t13 & 32'hd7e596)) |
+            ((_t14 & 32'hd7e59646) | (_t15 & 32'he596469a) | ((_t16 & 32'h96469a08) | ((_t17 & 32'h469a08f3) | (_t18 & 32'h9a08f318))));
     end
 end
 
 always @* begin
     crc_s1_zk_row18_next = crc_s1_zk_row18_reg;
     if (advance) begin
-        crc_s1_zk_row18_next = {
-            _t18,
-            _t10,
-            _t20,
-            _t15,
-            _t134,
-            _t176 | crc_in_count_onehot_reg[8],
-            _t10,
-            crc_in_count_onehot_reg[7],
-            _t30,
-            _t80,
-            _t33,
-            _t137,
-            _t133,
-            _t177 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
-            _t80,
-            crc_in_count_onehot_reg[6],
-            _t81,
-            _t112,
-            _t47,
-            _t141,
-            _t135,
-            _t20,
-            _t112,
-            crc_in_count_onehot_reg[5],
-            _t94,
-            _t116,
-            _t62,
-            _t168,
-            _t138,
-            _t33,
-            _t116,
-            _t74
-        };
+        crc_s1_zk_row18_next = (_t10 & 32'h40000) | (_t11 & 32'h40000b0) | ((_t12 & 32'hb05a) | (_t13 & 32'hb05ae6)) |
+            ((_t14 & 32'hb05ae67b) | (_t15 & 32'h5ae67b0c) | ((_t16 & 32'he67b0c7e) | ((_t17 & 32'h7b0c7eca) | (_t18 & 32'hc7eca15))));
     end
 end
 
 always @* begin
     crc_s1_zk_row19_next = crc_s1_zk_row19_reg;
     if (advance) begin
-        crc_s1_zk_row19_next = {
-            1'b0, crc_in_count_onehot_reg[4], _t111, crc_in_count_onehot_reg[4], _t61, _t23, _t18, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[8],
-            crc_in_count_onehot_reg[3], _t115, _t171, _t128, _t21, _t161, crc_in_count_onehot_reg[3], _t13, crc_in_count_onehot_reg[2], _t178, _t179, _t153,
-            _t36, _t163, crc_in_count_onehot_reg[2], _t12, crc_in_count_onehot_reg[1], _t180, _t181, _t182, _t67, _t183, _t105
-        };
+        crc_s1_zk_row19_next = (_t10 & 32'h80000) | (_t11 & 32'h800007f) | ((_t12 & 32'h7f24) | (_t13 & 32'h7f2406)) |
+            ((_t14 & 32'h7f240600) | (_t15 & 32'h24060020) | ((_t16 & 32'h6002092) | ((_t17 & 32'h2092b8) | (_t18 & 32'h2092b80f))));
     end
 end
 
 always @* begin
     crc_s1_zk_row20_next = crc_s1_zk_row20_reg;
     if (advance) begin
-        crc_s1_zk_row20_next = {
-            crc_in_count_onehot_reg[4], _t111, crc_in_count_onehot_reg[4], _t61, _t23, _t18, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[8],
-            crc_in_count_onehot_reg[3], _t115, _t171, _t128, _t21, _t161, crc_in_count_onehot_reg[3], _t13, crc_in_count_onehot_reg[2], _t178, _t179, _t153,
-            _t36, _t163, crc_in_count_onehot_reg[2], _t12, crc_in_count_onehot_reg[1], _t180, _t181, _t182, _t67, _t183, _t105, _t24
-        };
+        crc_s1_zk_row20_next = (_t10 & 32'h100000) | (_t11 & 32'h100000fe) | ((_t12 & 32'hfe48) | (_t13 & 32'hfe480c)) |
+            ((_t14 & 32'hfe480c00) | (_t15 & 32'h480c0041) | ((_t16 & 32'hc004125) | ((_t17 & 32'h412570) | (_t18 & 32'h4125701f))));
     end
 end
 
 always @* begin
     crc_s1_zk_row21_next = crc_s1_zk_row21_reg;
     if (advance) begin
-        crc_s1_zk_row21_next = {
-            _t133,
-            _t20,
-            _t184,
-            _t25,
-            crc_in_count_onehot_reg[8],
-            crc_in_count_onehot_reg[7],
-            _t133,
-            _t16,
-            _t136,
-            _t34,
-            _t128 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
-            _t10,
-            crc_in_count_onehot_reg[7],
-            _t158,
-            _t136,
-            _t122,
-            _t172,
-            _t119,
-            _t99,
-            _t23,
-            _t158,
-            _t134,
-            _t139,
-            _t132,
-            _t174,
-            _t129,
-            _t108,
-            _t150,
-            _t134,
-            _t20,
-            _t145 | crc_in_count_onehot_reg[8],
-            _t185 | crc_in_count_onehot_reg[8]
-        };
+        crc_s1_zk_row21_next = (_t10 & 32'h200000) | (_t11 & 32'h200000e3) | ((_t12 & 32'he301) | (_t13 & 32'he301d2)) |
+            ((_t14 & 32'he301d2f6) | (_t15 & 32'h1d2f6ba) | ((_t16 & 32'hd2f6ba25) | ((_t17 & 32'hf6ba25cc) | (_t18 & 32'hba25cc1b))));
     end
 end
 
 always @* begin
     crc_s1_zk_row22_next = crc_s1_zk_row22_reg;
     if (advance) begin
-        crc_s1_zk_row22_next = {
-            _t16, _t60 | crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[6], _t15, _t133, _t158, _t10, _t20, _t22, _t170 | crc_in_count_onehot_reg[7], _t73,
-            _t27, _t136, _t134, _t23, _t34, _t167, _t42, _t78, _t68, _t139, _t133, _t21, _t48, _t175, _t57, _t87, _t106, _t145, _t136, _t35, _t63
-        };
+        crc_s1_zk_row22_next = (_t10 & 32'h400000) | (_t11 & 32'h400000d9) | ((_t12 & 32'hd992) | (_t13 & 32'hd9926f)) |
+            ((_t14 & 32'hd9926f1b) | (_t15 & 32'h926f1b4c) | ((_t16 & 32'h6f1b4c24) | ((_t17 & 32'h1b4c24b4) | (_t18 & 32'h4c24b412))));
     end
 end
 
 always @* begin
     crc_s1_zk_row23_next = crc_s1_zk_row23_reg;
     if (advance) begin
-        crc_s1_zk_row23_next = {
-            _t117, crc_in_count_onehot_reg[7], _t111, _t11, crc_in_count_onehot_reg[4], _t23, 1'b0, crc_in_count_onehot_reg[5], _t125,
-            crc_in_count_onehot_reg[6], _t114, _t16, crc_in_count_onehot_reg[3], _t150, crc_in_count_onehot_reg[8], crc_in_count_onehot_reg[4], _t39, _t73,
-            _t120, _t22, crc_in_count_onehot_reg[2], _t151, crc_in_count_onehot_reg[7], crc_in_count_onehot_reg[3], _t54, _t19, _t130, _t37,
-            crc_in_count_onehot_reg[1], _t154, crc_in_count_onehot_reg[6], crc_in_count_onehot_reg[2]
-        };
+        crc_s1_zk_row23_next = (_t10 & 32'h800000) | (_t11 & 32'h800000ac) | ((_t12 & 32'hacb5) | (_t13 & 32'hacb514)) |
+            ((_t14 & 32'hacb514c0) | (_t15 & 32'hb514c0a0) | ((_t16 & 32'h14c0a026) | ((_t17 & 32'hc0a02644) | (_t18 & 32'ha0264400))));
     end
 end
 
 always @* begin
     crc_s1_zk_row24_next = crc_s1_zk_row24_reg;
     if (advance) begin
-        crc_s1_zk_row24_next = {
-            _t11, _t52, _t38, _t134, _t73, _t19, _t53, _t186, _t16, _t69, _t52, _t20, _t19, _t32, _t188, _t80, _t122, _t90, _t79, _t34, _t32, _t189, _t190,
-            _t92, _t132, _t101, _t88, _t48, _t46, _t184, _t191, _t164
-        };
+        crc_s1_zk_row24_next = (_t10 & 32'h1000000) | (_t11 & 32'h46) | ((_t12 & 32'h46fb) | (_t13 & 32'h46fbe3)) |
+            ((_t14 & 32'h46fbe377) | (_t15 & 32'hfbe37778) | ((_t16 & 32'he3777823) | ((_t17 & 32'h777823a4) | (_t18 & 32'h7823a425))));
     end
 end
 
 always @* begin
     crc_s1_zk_row25_next = crc_s1_zk_row25_reg;
     if (advance) begin
-        crc_s1_zk_row25_next = {
-            _t52, _t38, _t134, _t73, _t19, _t53, _t186, _t16, _t69, _t52, _t20, _t19, _t32, _t188, _t80, _t122, _t90, _t79, _t34, _t32, _t189, _t190, _t92,
-            _t132, _t101, _t88, _t48, _t46, _t184, _t191, _t164, _t185
-        };
+        crc_s1_zk_row25_next = (_t10 & 32'h2000000) | (_t11 & 32'h8d) | ((_t12 & 32'h8df7) | (_t13 & 32'h8df7c6)) |
+            ((_t14 & 32'h8df7c6ee) | (_t15 & 32'hf7c6eef0) | ((_t16 & 32'hc6eef047) | ((_t17 & 32'heef04748) | (_t18 & 32'hf047484a))));
     end
 end
 
 always @* begin
     crc_s1_zk_row26_next = crc_s1_zk_row26_reg;
     if (advance) begin
-        crc_s1_zk_row26_next = {
-            crc_in_count_onehot_reg[8], _t24, _t104, _t73, _t134, _t96, _t10, _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31,
-            _t33, _t35, _t21, _t15, _t38, _t39, _t41, _t44, _t47, _t49, _t36, _t27
-        };
+        crc_s1_zk_row26_next = (_t10 & 32'h4000000) | (_t11 & 32'h4) | ((_t12 & 32'h47e) | (_t13 & 32'h47e47)) |
+            ((_t14 & 32'h47e472b) | (_t15 & 32'h7e472bd8) | ((_t16 & 32'h472bd8e1) | ((_t17 & 32'h2bd8e1bc) | (_t18 & 32'hd8e1bcb0))));
     end
 end
 
 always @* begin
     crc_s1_zk_row27_next = crc_s1_zk_row27_reg;
     if (advance) begin
-        crc_s1_zk_row27_next = {
-            _t24, _t104, _t73, _t134, _t96, _t10, _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38,
-            _t39, _t41, _t44, _t47, _t49, _t36, _t27, _t52
-        };
+        crc_s1_zk_row27_next = (_t10 & 32'h8000000) | (_t11 & 32'h8) | ((_t12 & 32'h8fc) | (_t13 & 32'h8fc8e)) |
+            ((_t14 & 32'h8fc8e57) | (_t15 & 32'hfc8e57b1) | ((_t16 & 32'h8e57b1c3) | ((_t17 & 32'h57b1c379) | (_t18 & 32'hb1c37961))));
     end
 end
 
 always @* begin
     crc_s1_zk_row28_next = crc_s1_zk_row28_reg;
     if (advance) begin
-        crc_s1_zk_row28_next = {
-            _t104, _t73, _t134, _t96, _t10, _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39,
-            _t41, _t44, _t47, _t49, _t36, _t27, _t52, _t54
-        };
+        crc_s1_zk_row28_next = (_t10 & 32'h10000000) | (_t11 & 32'h11) | ((_t12 & 32'h11f9) | (_t13 & 32'h11f91c)) |
+            ((_t14 & 32'h11f91caf) | (_t15 & 32'hf91caf63) | ((_t16 & 32'h1caf6386) | ((_t17 & 32'haf6386f2) | (_t18 & 32'h6386f2c2))));
     end
 end
 
 always @* begin
     crc_s1_zk_row29_next = crc_s1_zk_row29_reg;
     if (advance) begin
-        crc_s1_zk_row29_next = {
-            _t73, _t134, _t96, _t10, _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39, _t41,
-            _t44, _t47, _t49, _t36, _t27, _t52, _t54, _t56
-        };
+        crc_s1_zk_row29_next = (_t10 & 32'h20000000) | (_t11 & 32'h23) | ((_t12 & 32'h23f2) | (_t13 & 32'h23f239)) |
+            ((_t14 & 32'h23f2395e) | (_t15 & 32'hf2395ec7) | ((_t16 & 32'h395ec70d) | ((_t17 & 32'h5ec70de5) | (_t18 & 32'hc70de584))));
     end
 end
 
 always @* begin
     crc_s1_zk_row30_next = crc_s1_zk_row30_reg;
     if (advance) begin
-        crc_s1_zk_row30_next = {
-            _t134, _t96, _t10, _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39, _t41, _t44,
-            _t47, _t49, _t36, _t27, _t52, _t54, _t56, _t59
-        };
+        crc_s1_zk_row30_next = (_t10 & 32'h40000000) | (_t11 & 32'h47) | ((_t12 & 32'h47e4) | (_t13 & 32'h47e472)) |
+            ((_t14 & 32'h47e472bd) | (_t15 & 32'he472bd8e) | ((_t16 & 32'h72bd8e1b) | ((_t17 & 32'hbd8e1bcb) | (_t18 & 32'h8e1bcb09))));
     end
 end
 
 always @* begin
     crc_s1_zk_row31_next = crc_s1_zk_row31_reg;
     if (advance) begin
-        crc_s1_zk_row31_next = {
-            _t96, _t10, _t12, _t13, _t14, _t17, _t19, _t20, _t21, _t23, _t24, _t25, _t26, _t28, _t31, _t33, _t35, _t21, _t15, _t38, _t39, _t41, _t44, _t47,
-            _t49, _t36, _t27, _t52, _t54, _t56, _t59, _t62
-        };
+        crc_s1_zk_row31_next = (_t10 & 32'h80000000) | (_t11 & 32'h8f) | ((_t12 & 32'h8fc8) | (_t13 & 32'h8fc8e5)) |
+            ((_t14 & 32'h8fc8e57b) | (_t15 & 32'hc8e57b1c) | ((_t16 & 32'he57b1c37) | ((_t17 & 32'h7b1c3796) | (_t18 & 32'h1c379612))));
     end
 end
 
 always @* begin
     crc_s1_zk_init_next = crc_s1_zk_init_reg;
     if (advance) begin
-        crc_s1_zk_init_next = {
-            _t192 | crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6],
-            _t110 | crc_in_count_onehot_reg[8],
-            _t194 | crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8],
-            _t162 | crc_in_count_onehot_reg[8],
-            _t195 | crc_in_count_onehot_reg[6],
-            _t197 | crc_in_count_onehot_reg[7],
-            _t198 | crc_in_count_onehot_reg[8],
-            _t192 | crc_in_count_onehot_reg[8],
-            _t197 | crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
-            _t201 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
-            crc_in_count_onehot_reg[0],
-            _t199 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8],
-            _t198,
-            _t143 | crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8],
-            _t196 | crc_in_count_onehot_reg[8],
-            _t169 | crc_in_count_onehot_reg[8],
-            _t202 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7],
-            _t128 | crc_in_count_onehot_reg[8],
-            _t194,
-            _t127 | crc_in_count_onehot_reg[7],
-            _t195 | crc_in_count_onehot_reg[8],
-            _t192 | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
-            _t201,
-            _t186 | crc_in_count_onehot_reg[8],
-            _t193 | crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7],
-            _t187 | crc_in_count_onehot_reg[8],
-            _t203 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8],
-            _t97 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[7] | crc_in_count_onehot_reg[8],
-            _t202,
-            _t196 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8],
-            _t66 | crc_in_count_onehot_reg[5] | crc_in_count_onehot_reg[7],
-            _t200 | crc_in_count_onehot_reg[6] | crc_in_count_onehot_reg[8]
-        };
+        crc_s1_zk_init_next = (_t10 & 32'hffffffff) | (_t11 & 32'had82acae) | ((_t12 & 32'he9e882d) | (_t13 & 32'h9f9b5c85)) |
+            ((_t14 & 32'hb798b438) | (_t15 & 32'hba8d89ca) | ((_t16 & 32'ha8d58375) | ((_t17 & 32'h44c19592) | (_t18 & 32'h73d74d75))));
     end
 end
 
@@ -1293,14 +641,14 @@ always @* begin
     crc_s2_coeff_next = crc_s2_coeff_reg;
     if (advance) begin
         crc_s2_coeff_next = {
-            _t204 ? 32'h0 : crc_s1_zk_row31_reg, _t204 ? 32'h0 : crc_s1_zk_row30_reg, _t204 ? 32'h0 : crc_s1_zk_row29_reg, _t204 ? 32'h0 : crc_s1_zk_row28_reg,
-            _t204 ? 32'h0 : crc_s1_zk_row27_reg, _t204 ? 32'h0 : crc_s1_zk_row26_reg, _t204 ? 32'h0 : crc_s1_zk_row25_reg, _t204 ? 32'h0 : crc_s1_zk_row24_reg,
-            _t204 ? 32'h0 : crc_s1_zk_row23_reg, _t204 ? 32'h0 : crc_s1_zk_row22_reg, _t204 ? 32'h0 : crc_s1_zk_row21_reg, _t204 ? 32'h0 : crc_s1_zk_row20_reg,
-            _t204 ? 32'h0 : crc_s1_zk_row19_reg, _t204 ? 32'h0 : crc_s1_zk_row18_reg, _t204 ? 32'h0 : crc_s1_zk_row17_reg, _t204 ? 32'h0 : crc_s1_zk_row16_reg,
-            _t204 ? 32'h0 : crc_s1_zk_row15_reg, _t204 ? 32'h0 : crc_s1_zk_row14_reg, _t204 ? 32'h0 : crc_s1_zk_row13_reg, _t204 ? 32'h0 : crc_s1_zk_row12_reg,
-            _t204 ? 32'h0 : crc_s1_zk_row11_reg, _t204 ? 32'h0 : crc_s1_zk_row10_reg, _t204 ? 32'h0 : crc_s1_zk_row9_reg, _t204 ? 32'h0 : crc_s1_zk_row8_reg,
-            _t204 ? 32'h0 : crc_s1_zk_row7_reg, _t204 ? 32'h0 : crc_s1_zk_row6_reg, _t204 ? 32'h0 : crc_s1_zk_row5_reg, _t204 ? 32'h0 : crc_s1_zk_row4_reg,
-            _t204 ? 32'h0 : crc_s1_zk_row3_reg, _t204 ? 32'h0 : crc_s1_zk_row2_reg, _t204 ? 32'h0 : crc_s1_zk_row1_reg, _t204 ? 32'h0 : crc_s1_zk_row0_reg
+            _t19 ? 32'h0 : crc_s1_zk_row31_reg, _t19 ? 32'h0 : crc_s1_zk_row30_reg, _t19 ? 32'h0 : crc_s1_zk_row29_reg, _t19 ? 32'h0 : crc_s1_zk_row28_reg,
+            _t19 ? 32'h0 : crc_s1_zk_row27_reg, _t19 ? 32'h0 : crc_s1_zk_row26_reg, _t19 ? 32'h0 : crc_s1_zk_row25_reg, _t19 ? 32'h0 : crc_s1_zk_row24_reg,
+            _t19 ? 32'h0 : crc_s1_zk_row23_reg, _t19 ? 32'h0 : crc_s1_zk_row22_reg, _t19 ? 32'h0 : crc_s1_zk_row21_reg, _t19 ? 32'h0 : crc_s1_zk_row20_reg,
+            _t19 ? 32'h0 : crc_s1_zk_row19_reg, _t19 ? 32'h0 : crc_s1_zk_row18_reg, _t19 ? 32'h0 : crc_s1_zk_row17_reg, _t19 ? 32'h0 : crc_s1_zk_row16_reg,
+            _t19 ? 32'h0 : crc_s1_zk_row15_reg, _t19 ? 32'h0 : crc_s1_zk_row14_reg, _t19 ? 32'h0 : crc_s1_zk_row13_reg, _t19 ? 32'h0 : crc_s1_zk_row12_reg,
+            _t19 ? 32'h0 : crc_s1_zk_row11_reg, _t19 ? 32'h0 : crc_s1_zk_row10_reg, _t19 ? 32'h0 : crc_s1_zk_row9_reg, _t19 ? 32'h0 : crc_s1_zk_row8_reg,
+            _t19 ? 32'h0 : crc_s1_zk_row7_reg, _t19 ? 32'h0 : crc_s1_zk_row6_reg, _t19 ? 32'h0 : crc_s1_zk_row5_reg, _t19 ? 32'h0 : crc_s1_zk_row4_reg,
+            _t19 ? 32'h0 : crc_s1_zk_row3_reg, _t19 ? 32'h0 : crc_s1_zk_row2_reg, _t19 ? 32'h0 : crc_s1_zk_row1_reg, _t19 ? 32'h0 : crc_s1_zk_row0_reg
         };
     end
 end
@@ -1420,10 +768,10 @@ always @* begin
     if (out_in_ready_reg) begin
         if (out_out_ready | _t7) begin
             out_valid_next = _t8;
-            out_data_next = _t205;
+            out_data_next = _t20;
         end else begin
             out_temp_valid_next = _t8;
-            out_temp_data_next = _t205;
+            out_temp_data_next = _t20;
         end
     end else begin
         if (out_out_ready) begin
@@ -1441,7 +789,7 @@ always @* begin
         in_frame_next = ~s_axis_tlast;
     end
     if (advance & crc_valid_reg) begin
-        frame_err_next = crc_tag_reg[0] ? 1'b0 : _t206;
+        frame_err_next = crc_tag_reg[0] ? 1'b0 : _t21;
     end
 end
 

@@ -521,72 +521,28 @@ wire _t99;
 wire _t100;
 wire _t101;
 wire _t102;
-wire _t103;
-wire _t104;
-wire _t105;
-wire _t106;
-wire _t107;
-wire _t108;
+wire [31:0] _t103;
+wire [31:0] _t104;
+wire [31:0] _t105;
+wire [31:0] _t106;
+wire [31:0] _t107;
+wire [31:0] _t108;
 wire _t109;
-wire _t110;
+wire [91:0] _t110;
 wire _t111;
-wire _t112;
-wire _t113;
+wire [261:0] _t112;
+wire [261:0] _t113;
 wire _t114;
-wire _t115;
-wire _t116;
+wire [9:0] _t115;
+wire [9:0] _t116;
 wire _t117;
-wire _t118;
-wire _t119;
-wire _t120;
+wire [14:0] _t118;
+wire [6:0] _t119;
+wire [6:0] _t120;
 wire _t121;
 wire _t122;
 wire _t123;
-wire _t124;
-wire _t125;
-wire _t126;
-wire _t127;
-wire _t128;
-wire _t129;
-wire _t130;
-wire _t131;
-wire _t132;
-wire _t133;
-wire _t134;
-wire _t135;
-wire _t136;
-wire _t137;
-wire _t138;
-wire _t139;
-wire _t140;
-wire _t141;
-wire _t142;
-wire _t143;
-wire _t144;
-wire _t145;
-wire _t146;
-wire _t147;
-wire _t148;
-wire _t149;
-wire _t150;
-wire _t151;
-wire _t152;
-wire _t153;
-wire [91:0] _t154;
-wire _t155;
-wire [261:0] _t156;
-wire [261:0] _t157;
-wire _t158;
-wire [9:0] _t159;
-wire [9:0] _t160;
-wire _t161;
-wire [14:0] _t162;
-wire [6:0] _t163;
-wire [6:0] _t164;
-wire _t165;
-wire _t166;
-wire _t167;
-wire [255:0] _t168;
+wire [255:0] _t124;
 
 assign _t0 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
 assign _t1 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
@@ -691,58 +647,14 @@ assign _t99 = words[2:0] == 3'b011;
 assign _t100 = words[2:0] == 3'b010;
 assign _t101 = words[2:0] == 3'b001;
 assign _t102 = words[2:0] == 3'b000;
-assign _t103 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[5];
-assign _t104 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[5];
-assign _t105 = _t106 | crc_in_count_onehot_reg[5];
-assign _t106 = _t107 | crc_in_count_onehot_reg[4];
-assign _t107 = _t108 | crc_in_count_onehot_reg[3];
-assign _t108 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[2];
-assign _t109 = _t110 | crc_in_count_onehot_reg[5];
-assign _t110 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[3];
-assign _t111 = _t112 | crc_in_count_onehot_reg[5];
-assign _t112 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[4];
-assign _t113 = crc_in_count_onehot_reg[1] | crc_in_count_onehot_reg[5];
-assign _t114 = _t115 | crc_in_count_onehot_reg[5];
-assign _t115 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[4];
-assign _t116 = _t117 | crc_in_count_onehot_reg[5];
-assign _t117 = crc_in_count_onehot_reg[2] | crc_in_count_onehot_reg[3];
-assign _t118 = _t117 | crc_in_count_onehot_reg[4];
-assign _t119 = _t107 | crc_in_count_onehot_reg[5];
-assign _t120 = _t110 | crc_in_count_onehot_reg[4];
-assign _t121 = _t122 | crc_in_count_onehot_reg[5];
-assign _t122 = _t108 | crc_in_count_onehot_reg[4];
-assign _t123 = _t124 | crc_in_count_onehot_reg[5];
-assign _t124 = crc_in_count_onehot_reg[3] | crc_in_count_onehot_reg[4];
-assign _t125 = _t120 | crc_in_count_onehot_reg[5];
-assign _t126 = _t127 | crc_in_count_onehot_reg[5];
-assign _t127 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[2];
-assign _t128 = _t118 | crc_in_count_onehot_reg[5];
-assign _t129 = _t108 | crc_in_count_onehot_reg[5];
-assign _t130 = _t131 | crc_in_count_onehot_reg[4];
-assign _t131 = _t132 | crc_in_count_onehot_reg[3];
-assign _t132 = _t133 | crc_in_count_onehot_reg[2];
-assign _t133 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[1];
-assign _t134 = _t135 | crc_in_count_onehot_reg[4];
-assign _t135 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[3];
-assign _t136 = crc_in_count_onehot_reg[4] | crc_in_count_onehot_reg[5];
-assign _t137 = _t138 | crc_in_count_onehot_reg[5];
-assign _t138 = _t139 | crc_in_count_onehot_reg[4];
-assign _t139 = _t133 | crc_in_count_onehot_reg[3];
-assign _t140 = _t141 | crc_in_count_onehot_reg[5];
-assign _t141 = _t133 | crc_in_count_onehot_reg[4];
-assign _t142 = _t132 | crc_in_count_onehot_reg[5];
-assign _t143 = _t144 | crc_in_count_onehot_reg[5];
-assign _t144 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[4];
-assign _t145 = _t146 | crc_in_count_onehot_reg[5];
-assign _t146 = _t127 | crc_in_count_onehot_reg[3];
-assign _t147 = _t135 | crc_in_count_onehot_reg[5];
-assign _t148 = crc_in_count_onehot_reg[0] | crc_in_count_onehot_reg[5];
-assign _t149 = _t132 | crc_in_count_onehot_reg[4];
-assign _t150 = _t146 | crc_in_count_onehot_reg[4];
-assign _t151 = _t152 | crc_in_count_onehot_reg[5];
-assign _t152 = _t127 | crc_in_count_onehot_reg[4];
-assign _t153 = crc_s1_start_reg | crc_s1_load_reg;
-assign _t154 = {
+assign _t103 = {32{crc_in_count_onehot_reg[0]}};
+assign _t104 = {32{crc_in_count_onehot_reg[1]}};
+assign _t105 = {32{crc_in_count_onehot_reg[2]}};
+assign _t106 = {32{crc_in_count_onehot_reg[3]}};
+assign _t107 = {32{crc_in_count_onehot_reg[4]}};
+assign _t108 = {32{crc_in_count_onehot_reg[5]}};
+assign _t109 = crc_s1_start_reg | crc_s1_load_reg;
+assign _t110 = {
     v_qp_qp,
     (v_beat_oversize | (~crc_bad)) ? ERR_MARKER : ERR_CRC,
     (~v_beat_oversize) & v_beat_last & (~_t91),
@@ -750,25 +662,25 @@ assign _t154 = {
     v_beat_keep,
     v_beat_data
 };
-assign _t155 = cfg_valid | wb_write;
-assign _t156 = cfg_valid ?
+assign _t111 = cfg_valid | wb_write;
+assign _t112 = cfg_valid ?
     {160'h0, 8'h0, 32'h0, 1'b0, first_marker_pos, 15'h0, 1'b0, 1'b0, 16'h0, 1'b0, 1'b1, 1'b0, cfg_max_ulpdu, cfg_crc, cfg_markers} :
-    _t157;
-assign _t157 = {
+    _t113;
+assign _t113 = {
     wb_ctx_reg[261:102], wb_ctx_reg[101:94], back_crc_reg, marker_fault_reg, wb_ctx_reg[60:54], wb_ctx_reg[53:39], wb_ctx_reg[38], wb_ctx_reg[37],
     wb_ctx_reg[36:21], wb_ctx_reg[20], wb_ctx_reg[19], wb_stopped_reg, wb_ctx_reg[17:2], wb_ctx_reg[1], wb_ctx_reg[0]
 };
-assign _t158 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t95 & ctx_cfg_hit);
-assign _t159 = _t5 ? in_qp_qp : ctx_next_qp_reg;
-assign _t160 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
-assign _t161 = hdr_at_start | fpdu_end;
-assign _t162 = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, mf_words_reg};
-assign _t163 = _t164 - 7'h1;
-assign _t164 = marker_pos_reg - mf_words_reg[6:0];
-assign _t165 = advance & crc_valid_reg;
-assign _t166 = advance & fail;
-assign _t167 = ctx_in_marker_pos < 7'h5;
-assign _t168 = {96'h0, ctx_in_words};
+assign _t114 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t95 & ctx_cfg_hit);
+assign _t115 = _t5 ? in_qp_qp : ctx_next_qp_reg;
+assign _t116 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
+assign _t117 = hdr_at_start | fpdu_end;
+assign _t118 = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, mf_words_reg};
+assign _t119 = _t120 - 7'h1;
+assign _t120 = marker_pos_reg - mf_words_reg[6:0];
+assign _t121 = advance & crc_valid_reg;
+assign _t122 = advance & fail;
+assign _t123 = ctx_in_marker_pos < 7'h5;
+assign _t124 = {96'h0, ctx_in_words};
 assign fpdu_count = good_fpdus_reg;
 assign ctx_qp = ctx_qp_reg_reg;
 assign in_octets = {
@@ -1177,344 +1089,264 @@ end
 always @* begin
     crc_s1_zk_row0_next = crc_s1_zk_row0_reg;
     if (advance) begin
-        crc_s1_zk_row0_next = {
-            _t103, _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118, _t117, _t119, _t111, _t120,
-            _t104, _t103, _t121, _t115, _t109, _t123, _t113, _t113, _t108, _t125, _t123, _t122, _t112, _t126
-        };
+        crc_s1_zk_row0_next = (_t103 & 32'h1) | ((_t104 & 32'h1f91caf6) | (_t105 & 32'h386f2c25)) |
+            ((_t106 & 32'hde275318) | ((_t107 & 32'h1954cd1e) | (_t108 & 32'hf5e1bbd9)));
     end
 end
 
 always @* begin
     crc_s1_zk_row1_next = crc_s1_zk_row1_reg;
     if (advance) begin
-        crc_s1_zk_row1_next = {
-            _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118, _t117, _t119, _t111, _t120, _t104,
-            _t103, _t121, _t115, _t109, _t123, _t113, _t113, _t108, _t125, _t123, _t122, _t112, _t126, _t115
-        };
+        crc_s1_zk_row1_next = (_t103 & 32'h2) | ((_t104 & 32'h3f2395ec) | (_t105 & 32'h70de584b)) |
+            ((_t106 & 32'hbc4ea630) | ((_t107 & 32'h32a99a3d) | (_t108 & 32'hebc377b2)));
     end
 end
 
 always @* begin
     crc_s1_zk_row2_next = crc_s1_zk_row2_reg;
     if (advance) begin
-        crc_s1_zk_row2_next = {
-            _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118, _t117, _t119, _t111, _t120, _t104, _t103,
-            _t121, _t115, _t109, _t123, _t113, _t113, _t108, _t125, _t123, _t122, _t112, _t126, _t115, _t114
-        };
+        crc_s1_zk_row2_next = (_t103 & 32'h4) | ((_t104 & 32'h7e472bd8) | (_t105 & 32'he1bcb097)) |
+            ((_t106 & 32'h789d4c60) | ((_t107 & 32'h6553347b) | (_t108 & 32'hd786ef65)));
     end
 end
 
 always @* begin
     crc_s1_zk_row3_next = crc_s1_zk_row3_reg;
     if (advance) begin
-        crc_s1_zk_row3_next = {
-            _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118, _t117, _t119, _t111, _t120, _t104, _t103, _t121,
-            _t115, _t109, _t123, _t113, _t113, _t108, _t125, _t123, _t122, _t112, _t126, _t115, _t114, _t111
-        };
+        crc_s1_zk_row3_next = (_t103 & 32'h8) | ((_t104 & 32'hfc8e57b1) | (_t105 & 32'hc379612e)) |
+            ((_t106 & 32'hf13a98c0) | ((_t107 & 32'hcaa668f7) | (_t108 & 32'haf0ddecb)));
     end
 end
 
 always @* begin
     crc_s1_zk_row4_next = crc_s1_zk_row4_reg;
     if (advance) begin
-        crc_s1_zk_row4_next = {
-            _t121, crc_in_count_onehot_reg[1], _t119, _t117, _t128, _t106, _t129, crc_in_count_onehot_reg[5], _t129, _t103, crc_in_count_onehot_reg[5], _t128,
-            _t121, _t108, _t103, _t108, crc_in_count_onehot_reg[2], _t107, _t107, crc_in_count_onehot_reg[4], _t115, _t121, _t116, crc_in_count_onehot_reg[1],
-            _t120, _t114, _t115, _t130, _t116, _t113, crc_in_count_onehot_reg[5], _t125
-        };
+        crc_s1_zk_row4_next = (_t103 & 32'h10) | ((_t104 & 32'he68d6595) | (_t105 & 32'hbe9dee78)) |
+            ((_t106 & 32'h3c526299) | ((_t107 & 32'h8c181cf1) | (_t108 & 32'habfa064f)));
     end
 end
 
 always @* begin
     crc_s1_zk_row5_next = crc_s1_zk_row5_reg;
     if (advance) begin
-        crc_s1_zk_row5_next = {
-            _t109, _t108, _t103, crc_in_count_onehot_reg[1], 1'b0, _t117, _t109, _t115, _t110, _t115, crc_in_count_onehot_reg[4], _t104,
-            crc_in_count_onehot_reg[1], _t114, _t110, _t109, _t128, _t115, _t114, _t128, 1'b0, _t123, _t103, _t113, _t122, _t121, _t134, _t122, _t120, _t121,
-            _t103, _t105
-        };
+        crc_s1_zk_row5_next = (_t103 & 32'h20) | ((_t104 & 32'hd28b01dd) | (_t105 & 32'h4554f0d5)) |
+            ((_t106 & 32'ha683962b) | ((_t107 & 32'h164f4fd) | (_t108 & 32'ha215b747)));
     end
 end
 
 always @* begin
     crc_s1_zk_row6_next = crc_s1_zk_row6_reg;
     if (advance) begin
-        crc_s1_zk_row6_next = {
-            _t119, 1'b0, _t129, _t105, _t112, 1'b0, _t106, _t123, _t121, _t104, crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[4], _t136, _t122, _t129,
-            _t112, _t129, _t119, _t124, _t103, _t107, _t128, crc_in_count_onehot_reg[3], _t119, _t115, _t137, crc_in_count_onehot_reg[4],
-            crc_in_count_onehot_reg[5], _t107, _t105, _t116, crc_in_count_onehot_reg[4]
-        };
+        crc_s1_zk_row6_next = (_t103 & 32'h40) | ((_t104 & 32'hba87c94c) | (_t105 & 32'hb2c6cd8e)) |
+            ((_t106 & 32'h93207f4e) | ((_t107 & 32'h1b9d24e5) | (_t108 & 32'hb1cad556)));
     end
 end
 
 always @* begin
     crc_s1_zk_row7_next = crc_s1_zk_row7_reg;
     if (advance) begin
-        crc_s1_zk_row7_next = {
-            _t103, _t107, _t120, _t116, _t106, _t114, _t111, crc_in_count_onehot_reg[2], _t108, _t128, _t128, _t113, _t112, _t125, _t106,
-            crc_in_count_onehot_reg[3], _t118, crc_in_count_onehot_reg[1], _t117, _t129, _t110, _t118, crc_in_count_onehot_reg[2], _t116, _t134, _t111, _t129,
-            _t114, _t108, _t125, crc_in_count_onehot_reg[1], _t111
-        };
+        crc_s1_zk_row7_next = (_t103 & 32'h80) | ((_t104 & 32'h6a9e586f) | (_t105 & 32'h5de2b738)) |
+            ((_t106 & 32'hf867ad84) | ((_t107 & 32'h2e6e84d5) | (_t108 & 32'h96741175)));
     end
 end
 
 always @* begin
     crc_s1_zk_row8_next = crc_s1_zk_row8_reg;
     if (advance) begin
-        crc_s1_zk_row8_next = {
-            _t107, _t120, _t116, _t106, _t114, _t111, crc_in_count_onehot_reg[2], _t108, _t128, _t128, _t113, _t112, _t125, _t106, crc_in_count_onehot_reg[3],
-            _t118, crc_in_count_onehot_reg[1], _t117, _t129, _t110, _t118, crc_in_count_onehot_reg[2], _t116, _t134, _t111, _t129, _t114, _t108, _t125,
-            crc_in_count_onehot_reg[1], _t111, _t114
-        };
+        crc_s1_zk_row8_next = (_t103 & 32'h100) | ((_t104 & 32'hd53cb0de) | (_t105 & 32'hbbc56e71)) |
+            ((_t106 & 32'hf0cf5b08) | ((_t107 & 32'h5cdd09ab) | (_t108 & 32'h2ce822eb)));
     end
 end
 
 always @* begin
     crc_s1_zk_row9_next = crc_s1_zk_row9_reg;
     if (advance) begin
-        crc_s1_zk_row9_next = {
-            _t111, crc_in_count_onehot_reg[2], _t125, _t110, _t116, _t119, _t117, _t107, _t106, _t122, _t105, _t103, _t120, _t115, crc_in_count_onehot_reg[4],
-            _t116, _t105, _t128, _t119, _t114, _t111, _t123, _t140, _t110, crc_in_count_onehot_reg[2], _t122, 1'b0, 1'b0, _t125, _t104, _t129, _t113
-        };
+        crc_s1_zk_row9_next = (_t103 & 32'h200) | ((_t104 & 32'hb5e8ab4b) | (_t105 & 32'h4fe5f0c6)) |
+            ((_t106 & 32'h3fb9e508) | ((_t107 & 32'ha0eede48) | (_t108 & 32'hac31fe0f)));
     end
 end
 
 always @* begin
     crc_s1_zk_row10_next = crc_s1_zk_row10_reg;
     if (advance) begin
-        crc_s1_zk_row10_next = {
-            _t116, _t112, _t119, _t112, _t136, _t129, crc_in_count_onehot_reg[2], _t116, _t114, _t110, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
-            crc_in_count_onehot_reg[4], _t117, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t107, _t114, crc_in_count_onehot_reg[4], _t120, _t107,
-            _t142, crc_in_count_onehot_reg[5], _t128, _t114, _t113, _t108, 1'b0, _t118, _t136, _t136, _t128
-        };
+        crc_s1_zk_row10_next = (_t103 & 32'h400) | ((_t104 & 32'h74409c60) | (_t105 & 32'ha7a4cda9)) |
+            ((_t106 & 32'ha1549909) | ((_t107 & 32'h5889718f) | (_t108 & 32'had8247c7)));
     end
 end
 
 always @* begin
     crc_s1_zk_row11_next = crc_s1_zk_row11_reg;
     if (advance) begin
-        crc_s1_zk_row11_next = {
-            _t112, _t119, _t112, _t136, _t129, crc_in_count_onehot_reg[2], _t116, _t114, _t110, crc_in_count_onehot_reg[2], crc_in_count_onehot_reg[3],
-            crc_in_count_onehot_reg[4], _t117, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4], _t107, _t114, crc_in_count_onehot_reg[4], _t120, _t107,
-            _t142, crc_in_count_onehot_reg[5], _t128, _t114, _t113, _t108, 1'b0, _t118, _t136, _t136, _t128, _t122
-        };
+        crc_s1_zk_row11_next = (_t103 & 32'h800) | ((_t104 & 32'he88138c1) | (_t105 & 32'h4f499b53)) |
+            ((_t106 & 32'h42a93212) | ((_t107 & 32'hb112e31f) | (_t108 & 32'h5b048f8e)));
     end
 end
 
 always @* begin
     crc_s1_zk_row12_next = crc_s1_zk_row12_reg;
     if (advance) begin
-        crc_s1_zk_row12_next = {
-            _t108, _t125, _t115, _t124, _t120, _t108, _t105, _t123, _t129, _t128, _t128, _t106, _t104, _t117, crc_in_count_onehot_reg[1], _t120, _t113, 1'b0,
-            _t109, _t131, _t122, _t103, _t106, _t120, _t104, _t113, _t120, _t110, crc_in_count_onehot_reg[3], _t109, crc_in_count_onehot_reg[2], _t116
-        };
+        crc_s1_zk_row12_next = (_t103 & 32'h1000) | ((_t104 & 32'hce93bb74) | (_t105 & 32'ha6fc1a83)) |
+            ((_t106 & 32'h5b75373d) | ((_t107 & 32'h7b710b20) | (_t108 & 32'h43e8a4c5)));
     end
 end
 
 always @* begin
     crc_s1_zk_row13_next = crc_s1_zk_row13_reg;
     if (advance) begin
-        crc_s1_zk_row13_next = {
-            _t112, _t128, _t128, _t104, _t124, _t115, _t111, _t115, _t106, crc_in_count_onehot_reg[3], _t111, _t121, crc_in_count_onehot_reg[3], _t106, _t122,
-            _t117, _t111, _t136, _t139 | crc_in_count_onehot_reg[5], _t105, _t106, _t110, _t136, _t118, 1'b0, _t123, _t117, _t111, _t112, _t112, _t105, _t129
-        };
+        crc_s1_zk_row13_next = (_t103 & 32'h2000) | ((_t104 & 32'h82b6bc1f) | (_t105 & 32'h75971923)) |
+            ((_t106 & 32'h68cd3d62) | ((_t107 & 32'hefb6db5e) | (_t108 & 32'h7230f253)));
     end
 end
 
 always @* begin
     crc_s1_zk_row14_next = crc_s1_zk_row14_reg;
     if (advance) begin
-        crc_s1_zk_row14_next = {
-            _t115, _t115, 1'b0, _t129, _t110, _t124, _t106, _t116, _t109, _t108, _t120, _t120, _t120, _t110, 1'b0, _t118, crc_in_count_onehot_reg[1], _t143,
-            _t120, _t121, _t128, _t104, _t121, _t123, _t120, _t119, _t114, _t103, _t109, _t103, _t114, _t116
-        };
+        crc_s1_zk_row14_next = (_t103 & 32'h4000) | ((_t104 & 32'h1afcb2c8) | (_t105 & 32'hd3411e63)) |
+            ((_t106 & 32'hfbd29dd) | ((_t107 & 32'hc6397ba2) | (_t108 & 32'h11805f7f)));
     end
 end
 
 always @* begin
     crc_s1_zk_row15_next = crc_s1_zk_row15_reg;
     if (advance) begin
-        crc_s1_zk_row15_next = {
-            _t115, 1'b0, _t129, _t110, _t124, _t106, _t116, _t109, _t108, _t120, _t120, _t120, _t110, 1'b0, _t118, crc_in_count_onehot_reg[1], _t143, _t120,
-            _t121, _t128, _t104, _t121, _t123, _t120, _t119, _t114, _t103, _t109, _t103, _t114, _t116, _t109
-        };
+        crc_s1_zk_row15_next = (_t103 & 32'h8000) | ((_t104 & 32'h35f96591) | (_t105 & 32'ha6823cc6)) |
+            ((_t106 & 32'h1f7a53bb) | ((_t107 & 32'h8c72f744) | (_t108 & 32'h2300beff)));
     end
 end
 
 always @* begin
     crc_s1_zk_row16_next = crc_s1_zk_row16_reg;
     if (advance) begin
-        crc_s1_zk_row16_next = {
-            1'b0, _t129, _t110, _t124, _t106, _t116, _t109, _t108, _t120, _t120, _t120, _t110, 1'b0, _t118, crc_in_count_onehot_reg[1], _t143, _t120, _t121,
-            _t128, _t104, _t121, _t123, _t120, _t119, _t114, _t103, _t109, _t103, _t114, _t116, _t109, _t109
-        };
+        crc_s1_zk_row16_next = (_t103 & 32'h10000) | ((_t104 & 32'h6bf2cb23) | (_t105 & 32'h4d04798c)) |
+            ((_t106 & 32'h3ef4a777) | ((_t107 & 32'h18e5ee88) | (_t108 & 32'h46017dff)));
     end
 end
 
 always @* begin
     crc_s1_zk_row17_next = crc_s1_zk_row17_reg;
     if (advance) begin
-        crc_s1_zk_row17_next = {
-            _t129, _t110, _t124, _t106, _t116, _t109, _t108, _t120, _t120, _t120, _t110, 1'b0, _t118, crc_in_count_onehot_reg[1], _t143, _t120, _t121, _t128,
-            _t104, _t121, _t123, _t120, _t119, _t114, _t103, _t109, _t103, _t114, _t116, _t109, _t109, crc_in_count_onehot_reg[5]
-        };
+        crc_s1_zk_row17_next = (_t103 & 32'h20000) | ((_t104 & 32'hd7e59646) | (_t105 & 32'h9a08f318)) |
+            ((_t106 & 32'h7de94eee) | ((_t107 & 32'h31cbdd10) | (_t108 & 32'h8c02fbff)));
     end
 end
 
 always @* begin
     crc_s1_zk_row18_next = crc_s1_zk_row18_reg;
     if (advance) begin
-        crc_s1_zk_row18_next = {
-            _t113, _t136, _t125, _t112, _t114, _t116, crc_in_count_onehot_reg[4], _t103, _t123, _t105, _t116, _t107, _t108, _t145, _t122, _t124, _t107, _t105,
-            _t112, crc_in_count_onehot_reg[4], _t116, _t125, _t106, crc_in_count_onehot_reg[4], crc_in_count_onehot_reg[3], _t110, _t111, _t122, _t112, _t128,
-            _t111, _t122
-        };
+        crc_s1_zk_row18_next = (_t103 & 32'h40000) | ((_t104 & 32'hb05ae67b) | (_t105 & 32'hc7eca15)) |
+            ((_t106 & 32'h25f5cec4) | ((_t107 & 32'h7ac3773f) | (_t108 & 32'hede44c26)));
     end
 end
 
 always @* begin
     crc_s1_zk_row19_next = crc_s1_zk_row19_reg;
     if (advance) begin
-        crc_s1_zk_row19_next = {
-            _t124, _t112, _t121, _t110, _t111, _t125, _t113, _t110, _t118, _t124, _t113, _t115, _t147, _t110, _t115, crc_in_count_onehot_reg[5], _t117,
-            crc_in_count_onehot_reg[3], _t114, crc_in_count_onehot_reg[2], _t117, _t110, _t125, _t136, _t103, crc_in_count_onehot_reg[4],
-            crc_in_count_onehot_reg[4], _t103, crc_in_count_onehot_reg[2], _t104, crc_in_count_onehot_reg[2], _t115
-        };
+        crc_s1_zk_row19_next = (_t103 & 32'h80000) | ((_t104 & 32'h7f240600) | (_t105 & 32'h2092b80f)) |
+            ((_t106 & 32'h95ccce90) | ((_t107 & 32'hecd22361) | (_t108 & 32'h2e292394)));
     end
 end
 
 always @* begin
     crc_s1_zk_row20_next = crc_s1_zk_row20_reg;
     if (advance) begin
-        crc_s1_zk_row20_next = {
-            _t112, _t121, _t110, _t111, _t125, _t113, _t110, _t118, _t124, _t113, _t115, _t147, _t110, _t115, crc_in_count_onehot_reg[5], _t117,
-            crc_in_count_onehot_reg[3], _t114, crc_in_count_onehot_reg[2], _t117, _t110, _t125, _t136, _t103, crc_in_count_onehot_reg[4],
-            crc_in_count_onehot_reg[4], _t103, crc_in_count_onehot_reg[2], _t104, crc_in_count_onehot_reg[2], _t115, _t117
-        };
+        crc_s1_zk_row20_next = (_t103 & 32'h100000) | ((_t104 & 32'hfe480c00) | (_t105 & 32'h4125701f)) |
+            ((_t106 & 32'h2b999d21) | ((_t107 & 32'hd9a446c2) | (_t108 & 32'h5c524728)));
     end
 end
 
 always @* begin
     crc_s1_zk_row21_next = crc_s1_zk_row21_reg;
     if (advance) begin
-        crc_s1_zk_row21_next = {
-            _t106, _t113, _t122, crc_in_count_onehot_reg[2], _t128, crc_in_count_onehot_reg[5], _t122, _t109, 1'b0, crc_in_count_onehot_reg[5], _t127, _t124,
-            crc_in_count_onehot_reg[4], _t128, 1'b0, _t129, _t108, _t106, _t103, _t113, _t117, _t104, crc_in_count_onehot_reg[1], _t103, _t111, _t110,
-            crc_in_count_onehot_reg[1], _t106, _t128, crc_in_count_onehot_reg[1], _t106, _t117
-        };
+        crc_s1_zk_row21_next = (_t103 & 32'h200000) | ((_t104 & 32'he301d2f6) | (_t105 & 32'hba25cc1b)) |
+            ((_t106 & 32'h8914695b) | ((_t107 & 32'haa1c409a) | (_t108 & 32'h4d453588)));
     end
 end
 
 always @* begin
     crc_s1_zk_row22_next = crc_s1_zk_row22_reg;
     if (advance) begin
-        crc_s1_zk_row22_next = {
-            _t110, _t105, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[1], _t105, _t128, crc_in_count_onehot_reg[5], _t111, crc_in_count_onehot_reg[1],
-            _t143, _t114, crc_in_count_onehot_reg[1], _t123, _t118, _t109, _t103, _t116, _t111, _t108, _t104, _t112, _t122, crc_in_count_onehot_reg[1], _t110,
-            _t103, crc_in_count_onehot_reg[5], _t124, _t108, _t125, crc_in_count_onehot_reg[3], _t106, _t109
-        };
+        crc_s1_zk_row22_next = (_t103 & 32'h400000) | ((_t104 & 32'hd9926f1b) | (_t105 & 32'h4c24b412)) |
+            ((_t106 & 32'hcc0f81af) | ((_t107 & 32'h4d6c4c2a) | (_t108 & 32'h6f6bd0c9)));
     end
 end
 
 always @* begin
     crc_s1_zk_row23_next = crc_s1_zk_row23_reg;
     if (advance) begin
-        crc_s1_zk_row23_next = {
-            _t122, crc_in_count_onehot_reg[3], _t129, 1'b0, _t113, _t110, _t123, _t136, _t141, 1'b0, _t119, _t109, _t124, _t121, _t104,
-            crc_in_count_onehot_reg[1], 1'b0, _t118, 1'b0, _t125, crc_in_count_onehot_reg[5], _t122, crc_in_count_onehot_reg[5], crc_in_count_onehot_reg[4],
-            crc_in_count_onehot_reg[1], _t125, 1'b0, 1'b0, _t136, crc_in_count_onehot_reg[3], _t123, 1'b0
-        };
+        crc_s1_zk_row23_next = (_t103 & 32'h800000) | ((_t104 & 32'hacb514c0) | (_t105 & 32'ha0264400)) |
+            ((_t106 & 32'h46385046) | ((_t107 & 32'h838c554a) | (_t108 & 32'h2b361a4a)));
     end
 end
 
 always @* begin
     crc_s1_zk_row24_next = crc_s1_zk_row24_reg;
     if (advance) begin
-        crc_s1_zk_row24_next = {
-            crc_in_count_onehot_reg[5], _t107, _t104, _t118, _t115, _t112, _t125, _t148, _t113, _t120, _t108, _t110, _t111, _t123, _t107, _t119, _t119, _t120,
-            _t106, crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[5], _t114, _t125, _t125, _t124, _t113, _t108, _t110, _t136, _t119, _t112, _t119
-        };
+        crc_s1_zk_row24_next = (_t103 & 32'h1000000) | ((_t104 & 32'h46fbe377) | (_t105 & 32'h7823a425)) |
+            ((_t106 & 32'h5257f395) | ((_t107 & 32'h1e4c678a) | (_t108 & 32'ha38d8f4d)));
     end
 end
 
 always @* begin
     crc_s1_zk_row25_next = crc_s1_zk_row25_reg;
     if (advance) begin
-        crc_s1_zk_row25_next = {
-            _t107, _t104, _t118, _t115, _t112, _t125, _t148, _t113, _t120, _t108, _t110, _t111, _t123, _t107, _t119, _t119, _t120, _t106,
-            crc_in_count_onehot_reg[3], crc_in_count_onehot_reg[5], _t114, _t125, _t125, _t124, _t113, _t108, _t110, _t136, _t119, _t112, _t119, _t136
-        };
+        crc_s1_zk_row25_next = (_t103 & 32'h2000000) | ((_t104 & 32'h8df7c6ee) | (_t105 & 32'hf047484a)) |
+            ((_t106 & 32'ha4afe72a) | ((_t107 & 32'h3c98cf15) | (_t108 & 32'h471b1e9b)));
     end
 end
 
 always @* begin
     crc_s1_zk_row26_next = crc_s1_zk_row26_reg;
     if (advance) begin
-        crc_s1_zk_row26_next = {
-            _t117, _t114, _t136, _t116, _t104, _t139, _t103, _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112,
-            crc_in_count_onehot_reg[2], _t118, _t117, _t119, _t111, _t120, _t104, _t103, _t121, _t115, _t109, _t123, _t113, _t113
-        };
+        crc_s1_zk_row26_next = (_t103 & 32'h4000000) | ((_t104 & 32'h47e472b) | (_t105 & 32'hd8e1bcb0)) |
+            ((_t106 & 32'h97789d4c) | ((_t107 & 32'h60655334) | (_t108 & 32'h7bd786ef)));
     end
 end
 
 always @* begin
     crc_s1_zk_row27_next = crc_s1_zk_row27_reg;
     if (advance) begin
-        crc_s1_zk_row27_next = {
-            _t114, _t136, _t116, _t104, _t139, _t103, _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2],
-            _t118, _t117, _t119, _t111, _t120, _t104, _t103, _t121, _t115, _t109, _t123, _t113, _t113, _t108
-        };
+        crc_s1_zk_row27_next = (_t103 & 32'h8000000) | ((_t104 & 32'h8fc8e57) | (_t105 & 32'hb1c37961)) |
+            ((_t106 & 32'h2ef13a98) | ((_t107 & 32'hc0caa668) | (_t108 & 32'hf7af0dde)));
     end
 end
 
 always @* begin
     crc_s1_zk_row28_next = crc_s1_zk_row28_reg;
     if (advance) begin
-        crc_s1_zk_row28_next = {
-            _t136, _t116, _t104, _t139, _t103, _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118,
-            _t117, _t119, _t111, _t120, _t104, _t103, _t121, _t115, _t109, _t123, _t113, _t113, _t108, _t125
-        };
+        crc_s1_zk_row28_next = (_t103 & 32'h10000000) | ((_t104 & 32'h11f91caf) | (_t105 & 32'h6386f2c2)) |
+            ((_t106 & 32'h5de27531) | ((_t107 & 32'h81954cd1) | (_t108 & 32'hef5e1bbd)));
     end
 end
 
 always @* begin
     crc_s1_zk_row29_next = crc_s1_zk_row29_reg;
     if (advance) begin
-        crc_s1_zk_row29_next = {
-            _t116, _t104, _t139, _t103, _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118, _t117,
-            _t119, _t111, _t120, _t104, _t103, _t121, _t115, _t109, _t123, _t113, _t113, _t108, _t125, _t123
-        };
+        crc_s1_zk_row29_next = (_t103 & 32'h20000000) | ((_t104 & 32'h23f2395e) | (_t105 & 32'hc70de584)) |
+            ((_t106 & 32'hbbc4ea63) | ((_t107 & 32'h32a99a3) | (_t108 & 32'hdebc377b)));
     end
 end
 
 always @* begin
     crc_s1_zk_row30_next = crc_s1_zk_row30_reg;
     if (advance) begin
-        crc_s1_zk_row30_next = {
-            _t104, _t139, _t103, _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118, _t117, _t119,
-            _t111, _t120, _t104, _t103, _t121, _t115, _t109, _t123, _t113, _t113, _t108, _t125, _t123, _t122
-        };
+        crc_s1_zk_row30_next = (_t103 & 32'h40000000) | ((_t104 & 32'h47e472bd) | (_t105 & 32'h8e1bcb09)) |
+            ((_t106 & 32'h7789d4c6) | ((_t107 & 32'h6553347) | (_t108 & 32'hbd786ef6)));
     end
 end
 
 always @* begin
     crc_s1_zk_row31_next = crc_s1_zk_row31_reg;
     if (advance) begin
-        crc_s1_zk_row31_next = {
-            _t139, _t103, _t103, _t104, _t105, _t106, _t109, _t110, _t111, _t113, _t114, _t116, _t112, crc_in_count_onehot_reg[2], _t118, _t117, _t119, _t111,
-            _t120, _t104, _t103, _t121, _t115, _t109, _t123, _t113, _t113, _t108, _t125, _t123, _t122, _t112
-        };
+        crc_s1_zk_row31_next = (_t103 & 32'h80000000) | ((_t104 & 32'h8fc8e57b) | (_t105 & 32'h1c379612)) |
+            ((_t106 & 32'hef13a98c) | ((_t107 & 32'hcaa668f) | (_t108 & 32'h7af0ddec)));
     end
 end
 
 always @* begin
     crc_s1_zk_init_next = crc_s1_zk_init_reg;
     if (advance) begin
-        crc_s1_zk_init_next = {
-            _t138, _t145, _t149, _t130, _t144, _t138, _t142, _t149 | crc_in_count_onehot_reg[5], _t130, _t127, _t148, _t131 | crc_in_count_onehot_reg[5], _t137,
-            _t150, _t150 | crc_in_count_onehot_reg[5], _t150, _t133 | crc_in_count_onehot_reg[5], _t150, _t140, _t133, _t145, _t149, _t135, _t151, _t147, _t126,
-            _t131, _t149, _t133, _t152, _t135, _t151
-        };
+        crc_s1_zk_init_next = (_t103 & 32'hffffffff) | ((_t104 & 32'hb798b438) | (_t105 & 32'h73d74d75)) |
+            ((_t106 & 32'hd49f4aa2) | ((_t107 & 32'hbd8f6515) | (_t108 & 32'h433aa9c1)));
     end
 end
 
@@ -1536,14 +1368,14 @@ always @* begin
     crc_s2_coeff_next = crc_s2_coeff_reg;
     if (advance) begin
         crc_s2_coeff_next = {
-            _t153 ? 32'h0 : crc_s1_zk_row31_reg, _t153 ? 32'h0 : crc_s1_zk_row30_reg, _t153 ? 32'h0 : crc_s1_zk_row29_reg, _t153 ? 32'h0 : crc_s1_zk_row28_reg,
-            _t153 ? 32'h0 : crc_s1_zk_row27_reg, _t153 ? 32'h0 : crc_s1_zk_row26_reg, _t153 ? 32'h0 : crc_s1_zk_row25_reg, _t153 ? 32'h0 : crc_s1_zk_row24_reg,
-            _t153 ? 32'h0 : crc_s1_zk_row23_reg, _t153 ? 32'h0 : crc_s1_zk_row22_reg, _t153 ? 32'h0 : crc_s1_zk_row21_reg, _t153 ? 32'h0 : crc_s1_zk_row20_reg,
-            _t153 ? 32'h0 : crc_s1_zk_row19_reg, _t153 ? 32'h0 : crc_s1_zk_row18_reg, _t153 ? 32'h0 : crc_s1_zk_row17_reg, _t153 ? 32'h0 : crc_s1_zk_row16_reg,
-            _t153 ? 32'h0 : crc_s1_zk_row15_reg, _t153 ? 32'h0 : crc_s1_zk_row14_reg, _t153 ? 32'h0 : crc_s1_zk_row13_reg, _t153 ? 32'h0 : crc_s1_zk_row12_reg,
-            _t153 ? 32'h0 : crc_s1_zk_row11_reg, _t153 ? 32'h0 : crc_s1_zk_row10_reg, _t153 ? 32'h0 : crc_s1_zk_row9_reg, _t153 ? 32'h0 : crc_s1_zk_row8_reg,
-            _t153 ? 32'h0 : crc_s1_zk_row7_reg, _t153 ? 32'h0 : crc_s1_zk_row6_reg, _t153 ? 32'h0 : crc_s1_zk_row5_reg, _t153 ? 32'h0 : crc_s1_zk_row4_reg,
-            _t153 ? 32'h0 : crc_s1_zk_row3_reg, _t153 ? 32'h0 : crc_s1_zk_row2_reg, _t153 ? 32'h0 : crc_s1_zk_row1_reg, _t153 ? 32'h0 : crc_s1_zk_row0_reg
+            _t109 ? 32'h0 : crc_s1_zk_row31_reg, _t109 ? 32'h0 : crc_s1_zk_row30_reg, _t109 ? 32'h0 : crc_s1_zk_row29_reg, _t109 ? 32'h0 : crc_s1_zk_row28_reg,
+            _t109 ? 32'h0 : crc_s1_zk_row27_reg, _t109 ? 32'h0 : crc_s1_zk_row26_reg, _t109 ? 32'h0 : crc_s1_zk_row25_reg, _t109 ? 32'h0 : crc_s1_zk_row24_reg,
+            _t109 ? 32'h0 : crc_s1_zk_row23_reg, _t109 ? 32'h0 : crc_s1_zk_row22_reg, _t109 ? 32'h0 : crc_s1_zk_row21_reg, _t109 ? 32'h0 : crc_s1_zk_row20_reg,
+            _t109 ? 32'h0 : crc_s1_zk_row19_reg, _t109 ? 32'h0 : crc_s1_zk_row18_reg, _t109 ? 32'h0 : crc_s1_zk_row17_reg, _t109 ? 32'h0 : crc_s1_zk_row16_reg,
+            _t109 ? 32'h0 : crc_s1_zk_row15_reg, _t109 ? 32'h0 : crc_s1_zk_row14_reg, _t109 ? 32'h0 : crc_s1_zk_row13_reg, _t109 ? 32'h0 : crc_s1_zk_row12_reg,
+            _t109 ? 32'h0 : crc_s1_zk_row11_reg, _t109 ? 32'h0 : crc_s1_zk_row10_reg, _t109 ? 32'h0 : crc_s1_zk_row9_reg, _t109 ? 32'h0 : crc_s1_zk_row8_reg,
+            _t109 ? 32'h0 : crc_s1_zk_row7_reg, _t109 ? 32'h0 : crc_s1_zk_row6_reg, _t109 ? 32'h0 : crc_s1_zk_row5_reg, _t109 ? 32'h0 : crc_s1_zk_row4_reg,
+            _t109 ? 32'h0 : crc_s1_zk_row3_reg, _t109 ? 32'h0 : crc_s1_zk_row2_reg, _t109 ? 32'h0 : crc_s1_zk_row1_reg, _t109 ? 32'h0 : crc_s1_zk_row0_reg
         };
     end
 end
@@ -1732,10 +1564,10 @@ always @* begin
     if (out_in_ready_reg) begin
         if (out_out_ready | _t92) begin
             out_valid_next = v_emit;
-            out_data_next = _t154;
+            out_data_next = _t110;
         end else begin
             out_temp_valid_next = v_emit;
-            out_temp_data_next = _t154;
+            out_temp_data_next = _t110;
         end
     end else begin
         if (out_out_ready) begin
@@ -1754,27 +1586,27 @@ end
 always @* begin
     rx_ctx_wb1_valid_next = rx_ctx_wb1_valid_reg;
     rx_ctx_wb1_data_next = rx_ctx_wb1_data_reg;
-    rx_ctx_wb1_valid_next = _t155;
-    rx_ctx_wb1_data_next = _t156;
+    rx_ctx_wb1_valid_next = _t111;
+    rx_ctx_wb1_data_next = _t112;
 end
 
 always @* begin
     rx_ctx_rd_data_next = rx_ctx_rd_data_reg;
-    if (_t158) begin
-        rx_ctx_rd_data_next = rx_ctx_mem[_t159];
+    if (_t114) begin
+        rx_ctx_rd_data_next = rx_ctx_mem[_t115];
     end
 end
 
 always @* begin
     rx_ctx_rd_index_d1_next = rx_ctx_rd_index_d1_reg;
-    if (_t158) begin
-        rx_ctx_rd_index_d1_next = _t159;
+    if (_t114) begin
+        rx_ctx_rd_index_d1_next = _t115;
     end
 end
 
 always @* begin
     rx_ctx_fwd1_next = rx_ctx_fwd1_reg;
-    rx_ctx_fwd1_next = _t158 ? (_t160 == _t159) : (_t160 == rx_ctx_rd_index_d1_reg);
+    rx_ctx_fwd1_next = _t114 ? (_t116 == _t115) : (_t116 == rx_ctx_rd_index_d1_reg);
 end
 
 always @* begin
@@ -1827,26 +1659,26 @@ always @* begin
     end
     fill_next = (fill_reg + (accept ? {4'b0000, in_beat_octets} : 8'h0)) - (go ? (words << 2'b10) : 8'h0);
     if (hdr_load | go) begin
-        ul_now_next = _t161 ? ulpdu_length : _t89;
-        last_beat_next = _t161 ? ulpdu_length_last : _t88;
-        mf_words_next = _t161 ? ulpdu_length_words : next_mf_words;
+        ul_now_next = _t117 ? ulpdu_length : _t89;
+        last_beat_next = _t117 ? ulpdu_length_last : _t88;
+        mf_words_next = _t117 ? ulpdu_length_words : next_mf_words;
         over_max_next = ulpdu_length_over;
         hdr_ok_next = hdr_at_start | (last_beat_reg & (~oversize) & next_hdr_in);
     end
     if (go) begin
         at_start_next = fpdu_end;
-        hdr_off_next = marker_retired ? (_t162 + 15'h1) : _t162;
-        marker_pos_next = marker_retired ? _t163 : _t164;
-        marker_near_next = marker_retired ? (_t163 < 7'h5) : (_t164 < 7'h5);
+        hdr_off_next = marker_retired ? (_t118 + 15'h1) : _t118;
+        marker_pos_next = marker_retired ? _t119 : _t120;
+        marker_near_next = marker_retired ? (_t119 < 7'h5) : (_t120 < 7'h5);
         rd_ptr_next = rd_ptr_reg + words[2:0];
     end
-    if (_t165) begin
+    if (_t121) begin
         marker_fault_next = marker_bad & (~v_beat_last);
     end
-    if (_t165 & v_qp_resumed) begin
+    if (_t121 & v_qp_resumed) begin
         out_stopped_next = 1'b0;
     end
-    if (_t166) begin
+    if (_t122) begin
         out_stopped_next = 1'b1;
         if (wb_pending_reg & (v_qp_qp == drain_qp_reg_reg)) begin
             wb_stopped_next = 1'b1;
@@ -1863,7 +1695,7 @@ always @* begin
     if (go) begin
         crc_resume_next = 1'b0;
     end
-    if (_t165) begin
+    if (_t121) begin
         back_crc_next = crc_crc_reg;
     end
     if ((~wb_pending_reg) & (_t92 | (out_data_reg[91:82] != drain_qp_reg_reg))) begin
@@ -1873,7 +1705,7 @@ always @* begin
         wb_pending_next = 1'b0;
     end
     if (drain_done & (~wb_write)) begin
-        wb_ctx_next = _t157;
+        wb_ctx_next = _t113;
     end
     if (cfg_valid & (cfg_qp == ctx_qp_reg_reg)) begin
         ctx_valid_next = 1'b0;
@@ -1910,12 +1742,12 @@ always @* begin
                     over_max_next = ctx_in_over_max;
                     hdr_off_next = ctx_in_hdr_off;
                     marker_pos_next = ctx_in_marker_pos;
-                    marker_near_next = _t167;
+                    marker_near_next = _t123;
                     mfault_saved_next = ctx_in_marker_fault;
                     crc_resume_next = 1'b1;
                     crc_saved_next = ctx_in_crc;
                     fill_next = ctx_in_fill;
-                    ring_next = _t168;
+                    ring_next = _t124;
                     rd_ptr_next = 3'b000;
                     wr_ptr_next = ctx_in_fill[4:0];
                 end else begin
@@ -1928,7 +1760,7 @@ always @* begin
                 drain_qp_reg_next = ctx_qp_reg_reg;
                 wb_pending_next = ctx_valid_reg;
                 drain_busy_reg_next = ctx_valid_reg;
-                wb_stopped_next = stopped_reg | _t166;
+                wb_stopped_next = stopped_reg | _t122;
                 if (crc_resume_reg) begin
                     back_crc_next = crc_saved_reg;
                     marker_fault_next = mfault_saved_reg;
@@ -1952,12 +1784,12 @@ always @* begin
                 over_max_next = ctx_in_over_max;
                 hdr_off_next = ctx_in_hdr_off;
                 marker_pos_next = ctx_in_marker_pos;
-                marker_near_next = _t167;
+                marker_near_next = _t123;
                 mfault_saved_next = ctx_in_marker_fault;
                 crc_resume_next = 1'b1;
                 crc_saved_next = ctx_in_crc;
                 fill_next = ctx_in_fill;
-                ring_next = _t168;
+                ring_next = _t124;
                 rd_ptr_next = 3'b000;
                 wr_ptr_next = ctx_in_fill[4:0];
             end
@@ -2078,8 +1910,8 @@ always @(posedge clk) begin
     reader_idle_seen_reg <= reader_idle_seen_next;
     rx_ctx_rd_index_d1_reg <= rx_ctx_rd_index_d1_next;
     rx_ctx_fwd1_reg <= rx_ctx_fwd1_next;
-    if (_t155) begin
-        rx_ctx_mem[_t160] <= _t156;
+    if (_t111) begin
+        rx_ctx_mem[_t116] <= _t112;
     end
 
     if (rst) begin

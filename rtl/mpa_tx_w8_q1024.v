@@ -472,14 +472,13 @@ wire _t58;
 wire _t59;
 wire _t60;
 wire _t61;
-wire _t62;
-wire _t63;
-wire _t64;
+wire [31:0] _t62;
+wire [31:0] _t63;
+wire [31:0] _t64;
 wire _t65;
-wire _t66;
-wire [82:0] _t67;
+wire [82:0] _t66;
+wire _t67;
 wire _t68;
-wire _t69;
 
 assign _t0 = {1'b0, in_ulpdu_length};
 assign _t1 = _t2 | (in_ulpdu_length[2] & _t9);
@@ -543,22 +542,21 @@ assign _t58 = mb_last_reg & (~mb_words_ge_reg[2]);
 assign _t59 = _t53 & (~gb_sum_over[2]);
 assign _t60 = ~mb_last_reg;
 assign _t61 = ~gb_end_reg;
-assign _t62 = c_crc_in_count_onehot_reg[1] | c_crc_in_count_onehot_reg[2];
-assign _t63 = c_crc_in_count_onehot_reg[0] | c_crc_in_count_onehot_reg[2];
-assign _t64 = _t65 | c_crc_in_count_onehot_reg[2];
-assign _t65 = c_crc_in_count_onehot_reg[0] | c_crc_in_count_onehot_reg[1];
-assign _t66 = c_crc_s1_start_reg | c_crc_s1_load_reg;
-assign _t67 = {
+assign _t62 = {32{c_crc_in_count_onehot_reg[0]}};
+assign _t63 = {32{c_crc_in_count_onehot_reg[1]}};
+assign _t64 = {32{c_crc_in_count_onehot_reg[2]}};
+assign _t65 = c_crc_s1_start_reg | c_crc_s1_load_reg;
+assign _t66 = {
     c_beat_qp,
     c_beat_last,
-    {{4{_t68}}, {4{_t69}}},
+    {{4{_t67}}, {4{_t68}}},
     {
-        (c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : (_t68 ? c_beat_data[63:32] : 32'h0),
-        (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : (_t69 ? c_beat_data[31:0] : 32'h0)
+        (c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : (_t67 ? c_beat_data[63:32] : 32'h0),
+        (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : (_t68 ? c_beat_data[31:0] : 32'h0)
     }
 };
-assign _t68 = c_beat_words > 2'b01;
-assign _t69 = c_beat_words > 2'b00;
+assign _t67 = c_beat_words > 2'b01;
+assign _t68 = c_beat_words > 2'b00;
 assign cfg_ready = 1'b1;
 assign cfg_marker_octets = cfg_s0 - cfg_seq;
 assign a_first = ~a_in_fpdu_reg;
@@ -1037,434 +1035,231 @@ end
 always @* begin
     c_crc_s1_zk_row0_next = c_crc_s1_zk_row0_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row0_next = {
-            1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t62, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[1], _t63
-        };
+        c_crc_s1_zk_row0_next = (_t62 & 32'h1) | ((_t63 & 32'h1f91caf6) | (_t64 & 32'h386f2c25));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row1_next = c_crc_s1_zk_row1_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row1_next = {
-            1'b0, c_crc_in_count_onehot_reg[2], _t62, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[1], _t63,
-            c_crc_in_count_onehot_reg[2]
-        };
+        c_crc_s1_zk_row1_next = (_t62 & 32'h2) | ((_t63 & 32'h3f2395ec) | (_t64 & 32'h70de584b));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row2_next = c_crc_s1_zk_row2_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row2_next = {
-            c_crc_in_count_onehot_reg[2], _t62, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[1], _t63,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
-        };
+        c_crc_s1_zk_row2_next = (_t62 & 32'h4) | ((_t63 & 32'h7e472bd8) | (_t64 & 32'he1bcb097));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row3_next = c_crc_s1_zk_row3_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row3_next = {
-            _t62, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[1], _t63, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1]
-        };
+        c_crc_s1_zk_row3_next = (_t62 & 32'h8) | ((_t63 & 32'hfc8e57b1) | (_t64 & 32'hc379612e));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row4_next = c_crc_s1_zk_row4_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row4_next = {
-            _t62, c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, _t62, 1'b0, _t62, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], _t62, _t62, 1'b0, _t62, c_crc_in_count_onehot_reg[2], _t62, _t62, 1'b0, c_crc_in_count_onehot_reg[2], _t62,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], _t64, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1]
-        };
+        c_crc_s1_zk_row4_next = (_t62 & 32'h10) | ((_t63 & 32'he68d6595) | (_t64 & 32'hbe9dee78));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row5_next = c_crc_s1_zk_row5_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row5_next = {
-            c_crc_in_count_onehot_reg[1], _t62, 1'b0, c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[1], _t62, _t62, c_crc_in_count_onehot_reg[0], _t62, c_crc_in_count_onehot_reg[1], _t62, 1'b0, _t62
-        };
+        c_crc_s1_zk_row5_next = (_t62 & 32'h20) | ((_t63 & 32'hd28b01dd) | (_t64 & 32'h4554f0d5));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row6_next = c_crc_s1_zk_row6_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row6_next = {
-            _t62, 1'b0, _t62, _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, 1'b0, _t62, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0, _t62, _t62,
-            c_crc_in_count_onehot_reg[1], _t62, _t62, 1'b0, 1'b0, _t62, c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], _t65, 1'b0,
-            1'b0, _t62, _t62, c_crc_in_count_onehot_reg[2], 1'b0
-        };
+        c_crc_s1_zk_row6_next = (_t62 & 32'h40) | ((_t63 & 32'hba87c94c) | (_t64 & 32'hb2c6cd8e));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row7_next = c_crc_s1_zk_row7_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row7_next = {
-            1'b0, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], _t62,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1]
-        };
+        c_crc_s1_zk_row7_next = (_t62 & 32'h80) | ((_t63 & 32'h6a9e586f) | (_t64 & 32'h5de2b738));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row8_next = c_crc_s1_zk_row8_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row8_next = {
-            _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], _t62,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2]
-        };
+        c_crc_s1_zk_row8_next = (_t62 & 32'h100) | ((_t63 & 32'hd53cb0de) | (_t64 & 32'hbbc56e71));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row9_next = c_crc_s1_zk_row9_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row9_next = {
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2], _t62, _t62, _t62, _t62, 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], 1'b0, _t65, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t62, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1]
-        };
+        c_crc_s1_zk_row9_next = (_t62 & 32'h200) | ((_t63 & 32'hb5e8ab4b) | (_t64 & 32'h4fe5f0c6));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row10_next = c_crc_s1_zk_row10_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row10_next = {
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, _t62, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t62, _t64, 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2]
-        };
+        c_crc_s1_zk_row10_next = (_t62 & 32'h400) | ((_t63 & 32'h74409c60) | (_t64 & 32'ha7a4cda9));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row11_next = c_crc_s1_zk_row11_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row11_next = {
-            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0,
-            _t62, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t62, _t64, 1'b0, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t62
-        };
+        c_crc_s1_zk_row11_next = (_t62 & 32'h800) | ((_t63 & 32'he88138c1) | (_t64 & 32'h4f499b53));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row12_next = c_crc_s1_zk_row12_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row12_next = {
-            _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], _t62, _t62, 1'b0, _t62,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t64, _t62, 1'b0,
-            _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
-        };
+        c_crc_s1_zk_row12_next = (_t62 & 32'h1000) | ((_t63 & 32'hce93bb74) | (_t64 & 32'ha6fc1a83));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row13_next = c_crc_s1_zk_row13_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row13_next = {
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], _t62, 1'b0, c_crc_in_count_onehot_reg[1], _t62, 1'b0,
-            _t62, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, _t65, _t62, _t62, c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t62, _t62
-        };
+        c_crc_s1_zk_row13_next = (_t62 & 32'h2000) | ((_t63 & 32'h82b6bc1f) | (_t64 & 32'h75971923));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row14_next = c_crc_s1_zk_row14_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row14_next = {
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0],
-            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, 1'b0, c_crc_in_count_onehot_reg[1], _t62,
-            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
-        };
+        c_crc_s1_zk_row14_next = (_t62 & 32'h4000) | ((_t63 & 32'h1afcb2c8) | (_t64 & 32'hd3411e63));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row15_next = c_crc_s1_zk_row15_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row15_next = {
-            c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t62,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, 1'b0, c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], 1'b0,
-            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1]
-        };
+        c_crc_s1_zk_row15_next = (_t62 & 32'h8000) | ((_t63 & 32'h35f96591) | (_t64 & 32'ha6823cc6));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row16_next = c_crc_s1_zk_row16_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row16_next = {
-            1'b0, _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t62,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, 1'b0, c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], 1'b0,
-            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1]
-        };
+        c_crc_s1_zk_row16_next = (_t62 & 32'h10000) | ((_t63 & 32'h6bf2cb23) | (_t64 & 32'h4d04798c));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row17_next = c_crc_s1_zk_row17_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row17_next = {
-            _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], _t62, 1'b0, c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
-            1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0
-        };
+        c_crc_s1_zk_row17_next = (_t62 & 32'h20000) | ((_t63 & 32'hd7e59646) | (_t64 & 32'h9a08f318));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row18_next = c_crc_s1_zk_row18_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row18_next = {
-            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], 1'b0, 1'b0, 1'b0, _t62, c_crc_in_count_onehot_reg[2], _t62, _t62, _t63, _t62, 1'b0, _t62, _t62,
-            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62, 1'b0, 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62
-        };
+        c_crc_s1_zk_row18_next = (_t62 & 32'h40000) | ((_t63 & 32'hb05ae67b) | (_t64 & 32'hc7eca15));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row19_next = c_crc_s1_zk_row19_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row19_next = {
-            1'b0, c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0,
-            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
-        };
+        c_crc_s1_zk_row19_next = (_t62 & 32'h80000) | ((_t63 & 32'h7f240600) | (_t64 & 32'h2092b80f));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row20_next = c_crc_s1_zk_row20_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row20_next = {
-            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0,
-            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2]
-        };
+        c_crc_s1_zk_row20_next = (_t62 & 32'h100000) | ((_t63 & 32'hfe480c00) | (_t64 & 32'h4125701f));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row21_next = c_crc_s1_zk_row21_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row21_next = {
-            _t62, c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[1],
-            1'b0, 1'b0, _t63, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, _t62, _t62, _t62, 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62,
-            c_crc_in_count_onehot_reg[2]
-        };
+        c_crc_s1_zk_row21_next = (_t62 & 32'h200000) | ((_t63 & 32'he301d2f6) | (_t64 & 32'hba25cc1b));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row22_next = c_crc_s1_zk_row22_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row22_next = {
-            c_crc_in_count_onehot_reg[1], _t62, 1'b0, c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0,
-            _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[1]
-        };
+        c_crc_s1_zk_row22_next = (_t62 & 32'h400000) | ((_t63 & 32'hd9926f1b) | (_t64 & 32'h4c24b412));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row23_next = c_crc_s1_zk_row23_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row23_next = {
-            _t62, 1'b0, _t62, 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, _t65, 1'b0, _t62, c_crc_in_count_onehot_reg[1],
-            1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[1],
-            1'b0, _t62, 1'b0, 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0
-        };
+        c_crc_s1_zk_row23_next = (_t62 & 32'h800000) | ((_t63 & 32'hacb514c0) | (_t64 & 32'ha0264400));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row24_next = c_crc_s1_zk_row24_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row24_next = {
-            1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, _t62, _t62, _t62, c_crc_in_count_onehot_reg[1], _t62, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t62,
-            c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[1], _t62
-        };
+        c_crc_s1_zk_row24_next = (_t62 & 32'h1000000) | ((_t63 & 32'h46fbe377) | (_t64 & 32'h7823a425));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row25_next = c_crc_s1_zk_row25_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row25_next = {
-            _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[0], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, _t62, _t62, _t62, c_crc_in_count_onehot_reg[1], _t62, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], _t62,
-            c_crc_in_count_onehot_reg[1], 1'b0, _t62, c_crc_in_count_onehot_reg[1], _t62, 1'b0
-        };
+        c_crc_s1_zk_row25_next = (_t62 & 32'h2000000) | ((_t63 & 32'h8df7c6ee) | (_t64 & 32'hf047484a));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row26_next = c_crc_s1_zk_row26_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row26_next = {
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t65, 1'b0, 1'b0,
-            c_crc_in_count_onehot_reg[2], _t62, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1]
-        };
+        c_crc_s1_zk_row26_next = (_t62 & 32'h4000000) | ((_t63 & 32'h47e472b) | (_t64 & 32'hd8e1bcb0));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row27_next = c_crc_s1_zk_row27_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row27_next = {
-            c_crc_in_count_onehot_reg[2], 1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t65, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2],
-            _t62, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t62
-        };
+        c_crc_s1_zk_row27_next = (_t62 & 32'h8000000) | ((_t63 & 32'h8fc8e57) | (_t64 & 32'hb1c37961));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row28_next = c_crc_s1_zk_row28_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row28_next = {
-            1'b0, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t65, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t62, _t62,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1]
-        };
+        c_crc_s1_zk_row28_next = (_t62 & 32'h10000000) | ((_t63 & 32'h11f91caf) | (_t64 & 32'h6386f2c2));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row29_next = c_crc_s1_zk_row29_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row29_next = {
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t65, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t62, _t62,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0
-        };
+        c_crc_s1_zk_row29_next = (_t62 & 32'h20000000) | ((_t63 & 32'h23f2395e) | (_t64 & 32'hc70de584));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row30_next = c_crc_s1_zk_row30_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row30_next = {
-            c_crc_in_count_onehot_reg[2], _t65, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t62, _t62, c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[2], _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t62,
-            c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62,
-            c_crc_in_count_onehot_reg[1], 1'b0, _t62
-        };
+        c_crc_s1_zk_row30_next = (_t62 & 32'h40000000) | ((_t63 & 32'h47e472bd) | (_t64 & 32'h8e1bcb09));
     end
 end
 
 always @* begin
     c_crc_s1_zk_row31_next = c_crc_s1_zk_row31_reg;
     if (c_advance) begin
-        c_crc_s1_zk_row31_next = {
-            _t65, 1'b0, 1'b0, c_crc_in_count_onehot_reg[2], _t62, _t62, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], c_crc_in_count_onehot_reg[2], _t62,
-            c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[2], 1'b0, _t62, c_crc_in_count_onehot_reg[2],
-            c_crc_in_count_onehot_reg[1], 1'b0, c_crc_in_count_onehot_reg[1], c_crc_in_count_onehot_reg[1], _t62, c_crc_in_count_onehot_reg[1], 1'b0, _t62,
-            c_crc_in_count_onehot_reg[1]
-        };
+        c_crc_s1_zk_row31_next = (_t62 & 32'h80000000) | ((_t63 & 32'h8fc8e57b) | (_t64 & 32'h1c379612));
     end
 end
 
 always @* begin
     c_crc_s1_zk_init_next = c_crc_s1_zk_init_reg;
     if (c_advance) begin
-        c_crc_s1_zk_init_next = {
-            _t65, _t63, _t64, _t64, c_crc_in_count_onehot_reg[0], _t65, _t64, _t64, _t64, _t63, c_crc_in_count_onehot_reg[0], _t64, _t65, _t63, _t63, _t63,
-            _t65, _t63, _t65, _t65, _t63, _t64, c_crc_in_count_onehot_reg[0], _t63, c_crc_in_count_onehot_reg[0], _t63, _t64, _t64, _t65, _t63,
-            c_crc_in_count_onehot_reg[0], _t63
-        };
+        c_crc_s1_zk_init_next = (_t62 & 32'hffffffff) | ((_t63 & 32'hb798b438) | (_t64 & 32'h73d74d75));
     end
 end
 
@@ -1486,16 +1281,16 @@ always @* begin
     c_crc_s2_coeff_next = c_crc_s2_coeff_reg;
     if (c_advance) begin
         c_crc_s2_coeff_next = {
-            _t66 ? 32'h0 : c_crc_s1_zk_row31_reg, _t66 ? 32'h0 : c_crc_s1_zk_row30_reg, _t66 ? 32'h0 : c_crc_s1_zk_row29_reg,
-            _t66 ? 32'h0 : c_crc_s1_zk_row28_reg, _t66 ? 32'h0 : c_crc_s1_zk_row27_reg, _t66 ? 32'h0 : c_crc_s1_zk_row26_reg,
-            _t66 ? 32'h0 : c_crc_s1_zk_row25_reg, _t66 ? 32'h0 : c_crc_s1_zk_row24_reg, _t66 ? 32'h0 : c_crc_s1_zk_row23_reg,
-            _t66 ? 32'h0 : c_crc_s1_zk_row22_reg, _t66 ? 32'h0 : c_crc_s1_zk_row21_reg, _t66 ? 32'h0 : c_crc_s1_zk_row20_reg,
-            _t66 ? 32'h0 : c_crc_s1_zk_row19_reg, _t66 ? 32'h0 : c_crc_s1_zk_row18_reg, _t66 ? 32'h0 : c_crc_s1_zk_row17_reg,
-            _t66 ? 32'h0 : c_crc_s1_zk_row16_reg, _t66 ? 32'h0 : c_crc_s1_zk_row15_reg, _t66 ? 32'h0 : c_crc_s1_zk_row14_reg,
-            _t66 ? 32'h0 : c_crc_s1_zk_row13_reg, _t66 ? 32'h0 : c_crc_s1_zk_row12_reg, _t66 ? 32'h0 : c_crc_s1_zk_row11_reg,
-            _t66 ? 32'h0 : c_crc_s1_zk_row10_reg, _t66 ? 32'h0 : c_crc_s1_zk_row9_reg, _t66 ? 32'h0 : c_crc_s1_zk_row8_reg, _t66 ? 32'h0 : c_crc_s1_zk_row7_reg,
-            _t66 ? 32'h0 : c_crc_s1_zk_row6_reg, _t66 ? 32'h0 : c_crc_s1_zk_row5_reg, _t66 ? 32'h0 : c_crc_s1_zk_row4_reg, _t66 ? 32'h0 : c_crc_s1_zk_row3_reg,
-            _t66 ? 32'h0 : c_crc_s1_zk_row2_reg, _t66 ? 32'h0 : c_crc_s1_zk_row1_reg, _t66 ? 32'h0 : c_crc_s1_zk_row0_reg
+            _t65 ? 32'h0 : c_crc_s1_zk_row31_reg, _t65 ? 32'h0 : c_crc_s1_zk_row30_reg, _t65 ? 32'h0 : c_crc_s1_zk_row29_reg,
+            _t65 ? 32'h0 : c_crc_s1_zk_row28_reg, _t65 ? 32'h0 : c_crc_s1_zk_row27_reg, _t65 ? 32'h0 : c_crc_s1_zk_row26_reg,
+            _t65 ? 32'h0 : c_crc_s1_zk_row25_reg, _t65 ? 32'h0 : c_crc_s1_zk_row24_reg, _t65 ? 32'h0 : c_crc_s1_zk_row23_reg,
+            _t65 ? 32'h0 : c_crc_s1_zk_row22_reg, _t65 ? 32'h0 : c_crc_s1_zk_row21_reg, _t65 ? 32'h0 : c_crc_s1_zk_row20_reg,
+            _t65 ? 32'h0 : c_crc_s1_zk_row19_reg, _t65 ? 32'h0 : c_crc_s1_zk_row18_reg, _t65 ? 32'h0 : c_crc_s1_zk_row17_reg,
+            _t65 ? 32'h0 : c_crc_s1_zk_row16_reg, _t65 ? 32'h0 : c_crc_s1_zk_row15_reg, _t65 ? 32'h0 : c_crc_s1_zk_row14_reg,
+            _t65 ? 32'h0 : c_crc_s1_zk_row13_reg, _t65 ? 32'h0 : c_crc_s1_zk_row12_reg, _t65 ? 32'h0 : c_crc_s1_zk_row11_reg,
+            _t65 ? 32'h0 : c_crc_s1_zk_row10_reg, _t65 ? 32'h0 : c_crc_s1_zk_row9_reg, _t65 ? 32'h0 : c_crc_s1_zk_row8_reg, _t65 ? 32'h0 : c_crc_s1_zk_row7_reg,
+            _t65 ? 32'h0 : c_crc_s1_zk_row6_reg, _t65 ? 32'h0 : c_crc_s1_zk_row5_reg, _t65 ? 32'h0 : c_crc_s1_zk_row4_reg, _t65 ? 32'h0 : c_crc_s1_zk_row3_reg,
+            _t65 ? 32'h0 : c_crc_s1_zk_row2_reg, _t65 ? 32'h0 : c_crc_s1_zk_row1_reg, _t65 ? 32'h0 : c_crc_s1_zk_row0_reg
         };
     end
 end
@@ -1615,10 +1410,10 @@ always @* begin
     if (out_in_ready_reg) begin
         if (out_out_ready | _t37) begin
             out_valid_next = c_crc_valid_reg;
-            out_data_next = _t67;
+            out_data_next = _t66;
         end else begin
             out_temp_valid_next = c_crc_valid_reg;
-            out_temp_data_next = _t67;
+            out_temp_data_next = _t66;
         end
     end else begin
         if (out_out_ready) begin

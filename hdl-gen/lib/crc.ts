@@ -4,6 +4,7 @@ import { HdlError } from '../core/location';
 import type { ModuleBuilder } from '../core/module';
 import type { Signal } from '../core/signal';
 import { power, type Gf2Matrix } from './gf2';
+import { oneHotMux } from './onehot';
 
 /**
  * The CRC component (Amaranth's `lib/crc` Processor, pipelined as in Shen et al., "Parallel CRC on
@@ -133,7 +134,6 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
         const onehot = m.let(`${name}_count_onehot`, countOneHot, { doc: 'bit k: a beat of k units' });
         return { ...input, onehot, shift: shiftOf(onehot), load, state, tag: input.tag ?? null };
       })();
-  const onehotOr = (sel: readonly number[]): Expr => orOfOneHot(s0.onehot, sel);
 
   // ---- stage 1: end-aligned data, Z^k and Z^k·init for this beat's k as bits --------------------
   // Shift up by j = N − k units: the valid units end at the top lane, zeros below them.
@@ -147,8 +147,14 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     }
     aligned = mux(j.bit(b), cat(aligned.slice(8 * W - 1 - by, 0), lit(by, 0)), aligned);
   }
-  // C = Z^k (row b as a 32-bit vector) and Z^k·init: ORs of the one-hot.
-  const zkRows = Array.from({ length: 32 }, (_, b) => cat(...Array.from({ length: 32 }, (_, i) => onehotOr(zk.flatMap((a, k) => (bitOf(a, b, i) ? [k] : [])))).reverse()));
+  // C = Z^k (row b as a 32-bit vector) and Z^k·init: a one-hot mux of constants, whole words
+  // (the same OR of one-hot bits per bit after constant folding, and a few word operations a row in
+  // simulation instead of 32 single-bit terms).
+  const constantOf = (values: readonly number[]): Expr => {
+    const cases = values.flatMap((v, k) => (v ? [[s0.onehot.bit(k), lit(32, v >>> 0)] as const] : []));
+    return cases.length ? oneHotMux(cases) : lit(32, 0);
+  };
+  const zkRows = Array.from({ length: 32 }, (_, b) => constantOf(zk.map((a) => a[b]!)));
   const r1 = {
     valid: stageReg('s1_valid', s0.valid, 0),
     data: stageReg('s1_data', m.let(`${name}_aligned`, aligned, { doc: 'the valid units at the end of the block' })),
@@ -156,7 +162,7 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     load: stageReg('s1_load', s0.load),
     state: stageReg('s1_state', s0.state),
     zk: zkRows.map((row, b) => stageReg(`s1_zk_row${b}`, row)),
-    zkInit: stageReg('s1_zk_init', cat(...Array.from({ length: 32 }, (_, b) => onehotOr(zkInit.flatMap((v, k) => ((v >>> b) & 1 ? [k] : [])))).reverse())),
+    zkInit: stageReg('s1_zk_init', constantOf(zkInit)),
     tag: s0.tag ? stageReg('s1_tag', s0.tag) : null,
   };
 

@@ -65,10 +65,13 @@ describe('rnic cosim --dut crc32c', () => {
       const end = v.slice(from).search(/[^0-9a-f]/) + from;
       return v.slice(0, from) + (BigInt('0x' + v.slice(from, end)) ^ 1n).toString(16) + v.slice(end);
     }],
-    // The first term of Z^k's top row (the matrix that skips the octets a short beat lacks) inverted.
-    ['the Z^k matrix of a short beat', 'crc_s1_zk_row31_next = {', (v: string, at: number) => {
-      const from = v.indexOf('_t', at);
-      return v.slice(0, from) + '~' + v.slice(from);
+    // One bit of Z^2's top row (the matrix that skips the octets a short beat lacks; the row is a
+    // one-hot mux of constants, Z^0's first): the third constant's lowest bit flipped.
+    ['the Z^k matrix of a short beat', 'crc_s1_zk_row31_next = (', (v: string, at: number) => {
+      let from = at;
+      for (let n = 0; n < 3; n++) from = v.indexOf("32'h", from) + 4;
+      const end = v.slice(from).search(/[^0-9a-f]/) + from;
+      return v.slice(0, from) + (BigInt('0x' + v.slice(from, end)) ^ 1n).toString(16) + v.slice(end);
     }],
   ] as const;
 
