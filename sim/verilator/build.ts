@@ -129,10 +129,32 @@ const modelDefines = (trace: TraceFormat | null): string[] => [
  * makefile flags for its output.
  */
 const compileFlags = (optimize: Optimize, trace: TraceFormat | null): string[] => [
-  optimize === 'run' ? '-O3' : '-O0', '-fPIC', '-pthread', '-std=c++17', '-faligned-new', '-fcf-protection=none',
+  optimize === 'run' ? '-O3' : '-O0', ...hostIsaFlags(), '-fPIC', '-pthread', '-std=c++17', '-faligned-new', '-fcf-protection=none',
   '-Wno-bool-operation', '-Wno-sign-compare', '-Wno-uninitialized', '-Wno-unused-but-set-variable',
   '-Wno-unused-parameter', '-Wno-unused-variable', '-Wno-shadow', ...modelDefines(trace),
 ];
+
+/**
+ * Instruction-set flags the build machine allows beyond the x86-64 baseline. `-mpopcnt`: Verilator
+ * computes every reduction XOR (`^(x & mask)`, the CRC's XOR trees) with __builtin_parity, one
+ * POPCNT instead of a shift-and-XOR fold: `crc32c_w8` co-simulates about 15% faster. Only where the
+ * CPU has the instruction (the flags are in the build's cache key, so a cache never serves a model
+ * built for another CPU's flags).
+ */
+let isaFlags: string[] | undefined;
+function hostIsaFlags(): string[] {
+  if (isaFlags) return isaFlags;
+  let popcnt = false;
+  if (process.arch === 'x64') {
+    try {
+      popcnt = /^flags\s*:.*\bpopcnt\b/m.test(readFileSync('/proc/cpuinfo', 'utf8'));
+    } catch {
+      popcnt = false; // no /proc (not Linux): the baseline
+    }
+  }
+  isaFlags = popcnt ? ['-mpopcnt'] : [];
+  return isaFlags;
+}
 
 /** The headers every unit starts with (the wrapper's), precompiled once per flags (precompiledHeader). */
 const pchText = (trace: TraceFormat | null): string => [
