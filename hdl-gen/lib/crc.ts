@@ -135,7 +135,7 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
         return { ...input, onehot, shift: shiftOf(onehot), load, state, tag: input.tag ?? null };
       })();
 
-  // ---- stage 1: end-aligned data, Z^k and Z^k·init for this beat's k as bits --------------------
+  // ---- stage 1: end-aligned data, Z^k and Z^k·init for this beat's k as constants ---------------
   // Shift up by j = N − k units: the valid units end at the top lane, zeros below them.
   const j = m.let(`${name}_shift`, s0.shift, { doc: 'units of zeros before the data (N - k)' });
   let aligned: Expr = s0.data;

@@ -52,6 +52,12 @@ describe('rnic cosim --dut crc32c', () => {
     rmSync(dir, { recursive: true });
   });
 
+  /** `v` with the lowest bit of the hex digits that start at `from` flipped. */
+  const flipLowestBit = (v: string, from: number): string => {
+    const end = v.slice(from).search(/[^0-9a-f]/) + from;
+    return v.slice(0, from) + (BigInt('0x' + v.slice(from, end)) ^ 1n).toString(16) + v.slice(end);
+  };
+
   /**
    * One term broken in the committed RTL (what a wrong hand edit or a broken tool would do): the
    * run must fail with the first differing frame. The first is checked through the CLI's --rtl
@@ -60,18 +66,13 @@ describe('rnic cosim --dut crc32c', () => {
    */
   const MUTANTS = [
     // The lowest bit of the first data-matrix row mask: one octet bit drops out of one XOR tree.
-    ['the beat data matrix', 'crc_s2_data_partials_next = {', (v: string, at: number) => {
-      const from = v.indexOf("64'h", at) + 4;
-      const end = v.slice(from).search(/[^0-9a-f]/) + from;
-      return v.slice(0, from) + (BigInt('0x' + v.slice(from, end)) ^ 1n).toString(16) + v.slice(end);
-    }],
+    ['the beat data matrix', 'crc_s2_data_partials_next = {', (v: string, at: number) => flipLowestBit(v, v.indexOf("64'h", at) + 4)],
     // One bit of Z^2's top row (the matrix that skips the octets a short beat lacks; the row is a
     // one-hot mux of constants, Z^0's first): the third constant's lowest bit flipped.
     ['the Z^k matrix of a short beat', 'crc_s1_zk_row31_next = (', (v: string, at: number) => {
       let from = at;
       for (let n = 0; n < 3; n++) from = v.indexOf("32'h", from) + 4;
-      const end = v.slice(from).search(/[^0-9a-f]/) + from;
-      return v.slice(0, from) + (BigInt('0x' + v.slice(from, end)) ^ 1n).toString(16) + v.slice(end);
+      return flipLowestBit(v, from);
     }],
   ] as const;
 
