@@ -12,10 +12,10 @@
  * and taking a level off one path without lowering that delay moves the level to another path.
  *
  * `abc9Target` reads abc9's own `Del` from the yosys log; `abc9Delay` estimates the same model on
- * the mapped netlist (flow/depth.ts `readModule`) and names its slowest path, the one to shorten. The estimate is close to the
- * target (within about 10% on the blocks measured), not equal to it: passes after abc9 (the
- * flip-flops' enables and resets, `xilinx_dffopt`) move a LUT or two, and ABC sees an inverter
- * as free where the netlist has an INV cell.
+ * the mapped netlist (flow/depth.ts `readModule`) and names its slowest path, the one to shorten.
+ * The estimate is close to the target (within about 10% on the blocks measured), not equal to it:
+ * passes after abc9 (the flip-flops' enables and resets, `xilinx_dffopt`) move a LUT or two, and
+ * ABC sees an inverter as free where the netlist has an INV cell.
  */
 import { combGraph, longestPath, type YosysModule } from './depth';
 
