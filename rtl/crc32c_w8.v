@@ -152,7 +152,7 @@ reg [1:0] crc_s2_tag_reg;
 reg [1:0] crc_s2_tag_next;
 reg [31:0] crc_crc_reg; // the raw CRC register after the last beat
 reg [31:0] crc_crc_next;
-wire [31:0] crc_next; // the loop: Z^k crc xor U xor D data
+wire [31:0] crc_next; // the loop: C crc xor U xor D data
 reg crc_valid_reg; // crc holds the register after a beat that just left stage 2
 reg crc_valid_next;
 reg [1:0] crc_tag_reg;
@@ -303,9 +303,9 @@ always @* begin
     if (advance) begin
         crc_in_shift_next = {
             keep_count_onehot[0],
-            _t9 | keep_count_onehot[3] | keep_count_onehot[4],
-            _t9 | keep_count_onehot[5] | keep_count_onehot[6],
-            keep_count_onehot[1] | keep_count_onehot[3] | keep_count_onehot[5] | keep_count_onehot[7]
+            _t9 | (keep_count_onehot[3] | keep_count_onehot[4]),
+            _t9 | (keep_count_onehot[5] | keep_count_onehot[6]),
+            keep_count_onehot[1] | keep_count_onehot[3] | (keep_count_onehot[5] | keep_count_onehot[7])
         };
     end
 end

@@ -381,7 +381,7 @@ reg [78:0] c_crc_s2_tag_reg;
 reg [78:0] c_crc_s2_tag_next;
 reg [31:0] c_crc_crc_reg; // the raw CRC register after the last beat
 reg [31:0] c_crc_crc_next;
-wire [31:0] c_crc_next; // the loop: Z^k crc xor U xor D data
+wire [31:0] c_crc_next; // the loop: C crc xor U xor D data
 reg c_crc_valid_reg; // crc holds the register after a beat that just left stage 2
 reg c_crc_valid_next;
 reg [78:0] c_crc_tag_reg;

@@ -4,7 +4,7 @@ import { Expr, cat, lit, mux } from '../core/expr';
 import { ModuleBuilder, type Module } from '../core/module';
 import { sinkStream, sourceStream } from '../core/stream';
 import { contextMemory } from '../lib/context';
-import { crcPipeline } from '../lib/crc';
+import { crcPipeline, crcStateWidth } from '../lib/crc';
 import { stateMachine } from '../lib/fsm';
 import { thermometerCount } from '../lib/keep';
 import { oneHotMux } from '../lib/onehot';
@@ -97,7 +97,7 @@ export const MPA_RX_VERDICT = record('mpa_rx_verdict', {
  * A QP's receive context in the shared block: its configuration, the reader's registers and the
  * octets it could not yet use (fewer than a beat needs), from the read pointer on.
  */
-const RX_CTX = (K: number, SW: number) =>
+const RX_CTX = (K: number, SW: number, crcWidth: number) =>
   record('mpa_rx_ctx', {
     markers: { width: 1, doc: 'markers in this direction' },
     crc_on: { width: 1, doc: 'CRC-32C negotiated' },
@@ -111,7 +111,7 @@ const RX_CTX = (K: number, SW: number) =>
     hdr_off: 15,
     marker_pos: PHASE_BITS,
     marker_fault: { width: 1, doc: 'a marker of the open FPDU had a wrong FPDUPTR' },
-    crc: { width: 32, doc: 'the raw CRC register of the open FPDU' },
+    crc: { width: crcWidth, doc: "the CRC component's state in the open FPDU (lib/crc.ts, 'check')" },
     fill: { width: SW, doc: 'octets left over' },
     words: { width: 32 * K, doc: 'those octets, from the read pointer' },
   });
@@ -169,8 +169,9 @@ export const mpaRxName = (bytes: number, qps?: number): string => `mpa_rx_w${byt
  *    - Depth (abc9, xilinx, 64 octets): the ring read alone is about 5 LUT levels, so the
  *      decode of the next ULPDU_Length (window, pick, register) is the longest path.
  *    - CRC: every retired word (markers, a leading marker included, and the CRC field) goes
- *      through the CRC component (hdl-gen/lib/crc.ts), restarted at each FPDU; the FPDU passes if
- *      the raw register ends at the residue 0xB798B438 (spec/mpa.md §3.1) or cfg_crc = 0. The
+ *      through the CRC component (hdl-gen/lib/crc.ts, its 'check' form: the words stay where the
+ *      window has them, no shifter), restarted at each FPDU; the FPDU passes if the raw register
+ *      ends at the residue 0xB798B438 (spec/mpa.md §3.1) or cfg_crc = 0. The
  *      beat waits beside the CRC (its latency, four cycles: its input register cuts the reader's
  *      window and word count off the CRC's first stage) and the verdict and the first error
  *      are decided there, in stream order; the output is a skid buffer.
@@ -273,7 +274,6 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   const idleOut = m.output('idle', 1, { group: stGroup, doc: `nothing left to do without more input: no beat the reader can make, none in the input register or in flight${shared ? ' (for QP ctx_qp; the others have none)' : ''}` });
   if (!shared) m.allowUnused(s.last!, 'a TCP segment end carries no MPA meaning: FPDUs are delineated by ULPDU_Length');
 
-  const crcResidue = m.constant('CRC_RESIDUE', 32, CRC32C.residue >>> 0, 'raw register after an FPDU and its CRC field (spec/mpa.md §3.1)');
   const errCrc = m.constant('ERR_CRC', 8, MpaErrorCode.CRC_MISMATCH, 'LLP error: CRC mismatch');
   const errMarker = m.constant('ERR_MARKER', 8, MpaErrorCode.MARKER_MISMATCH, 'LLP error: FPDUPTR mismatch or ULPDU_Length over the maximum');
 
@@ -308,7 +308,10 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   const cfgMarkers = shared ? m.reg('ctx_markers', 1, { doc: 'cfg_markers of QP ctx_qp' }) : cfgMarkersIn;
   const cfgCrc = shared ? m.reg('ctx_crc_on', 1, { doc: 'cfg_crc of QP ctx_qp' }) : cfgCrcIn;
   const cfgMax = shared ? m.reg('ctx_max_ulpdu', 16, { doc: 'cfg_max_ulpdu of QP ctx_qp' }) : cfgMaxIn;
-  const ctxLayout = RX_CTX(K, SW);
+  // The CRC of the retired words, K at most a beat: only checked, so the component's 'check' form.
+  const crcForm = { params: CRC32C, bytes: WORD * K, unit: WORD, form: 'check' } as const;
+  const crcWidth = crcStateWidth(crcForm);
+  const ctxLayout = RX_CTX(K, SW, crcWidth);
   // Shared: the context switch between QPs' segments.
   const sw =
     cfgLoad &&
@@ -331,7 +334,7 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
         ahead: m.reg('ctx_ahead', 1, { reset: 0, doc: "ctx_next_qp's context was read at the switch request and is current" }),
         inSeg: m.reg('in_segment', 1, { reset: 0, doc: 'the input register is inside a segment: its QP cannot change' }),
         resume: m.reg('crc_resume', 1, { reset: 0, doc: "the open FPDU's CRC continues from crc_saved at the reader's next beat" }),
-        crcSaved: m.reg('crc_saved', 32, { doc: "the CRC register of ctx_qp's open FPDU, from its context" }),
+        crcSaved: m.reg('crc_saved', crcWidth, { doc: "the CRC state of ctx_qp's open FPDU, from its context" }),
         mfSaved: m.reg('mfault_saved', 1, { doc: "the marker fault of ctx_qp's open FPDU, from its context" }),
         // The last QP's context, taken from the reader when it switches, written back once its
         // beats have left the CRC pipeline (their verdicts finish it: CRC, marker fault, stopped).
@@ -342,7 +345,7 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
           ctx: m.reg('wb_ctx', ctxLayout.width, { doc: "drain_qp's context as the reader left it" }),
           stopped: m.reg('wb_stopped', 1, { doc: 'a verdict after the switch stopped drain_qp\'s stream' }),
         },
-        backCrc: m.reg('back_crc', 32, { doc: 'the CRC register after the last beat to leave the pipeline' }),
+        backCrc: m.reg('back_crc', crcWidth, { doc: 'the CRC state after the last beat to leave the pipeline' }),
         mem: contextMemory(m, 'rx_ctx', { width: ctxLayout.width, depth: Math.max(2, qps!), latency: 1, doc: "each QP's mpa_rx_ctx between its segments" }),
       };
     })();
@@ -481,7 +484,7 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
     last: ends,
     oversize,
   });
-  const crcPipe = crcPipeline(m, 'crc', { params: CRC32C, bytes: WORD * K, unit: WORD, inputRegister: true, advance }, {
+  const crcPipe = crcPipeline(m, 'crc', { ...crcForm, inputRegister: true, advance }, {
     valid: go,
     data: win.slice(32 * K - 1, 0),
     count: r.slice(DB - 1, 0),
@@ -494,7 +497,7 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   const vq = sw ? RX_QP_BEAT(W, qb).view(crcPipe.tag!, { m, prefix: 'v_qp' }) : null;
   const d = RX_BEAT(W).view(vq ? vq.beat : crcPipe.tag!, { m, prefix: 'v_beat' });
   const crcOn = vq ? vq.crc_on : cfgCrc;
-  const crcBad = m.let('crc_bad', crcOn.and(crcPipe.crc.ne(crcResidue)), { doc: 'the CRC check fails if this beat ends the FPDU' });
+  const crcBad = m.let('crc_bad', crcOn.and(crcPipe.matches!.not()), { doc: 'the CRC check fails if this beat ends the FPDU' });
   // The marker check, in stream order: a leading marker's FPDUPTR is 0, any other's is the distance
   // from ULPDU_Length (spec/mpa.md §4.4); a wrong one fails the FPDU after its CRC, as the model.
   // Its delay line moves with the CRC pipeline's stages (advance): stage 0 takes the reader's
@@ -568,7 +571,7 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
       hdr_off: hdrOff,
       marker_pos: mpos,
       marker_fault: lit(1, 0),
-      crc: lit(32, 0),
+      crc: lit(crcWidth, 0),
       fill,
       words: win.slice(32 * K - 1, 0),
     });
@@ -642,7 +645,7 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
     switchProcess = () => {
       m.when(inValid.and(inReg.out.ready), () => m.set(sw.inSeg, inLast!.not()));
       m.when(go, () => m.set(sw.resume, 0));
-      m.when(advance.and(crcPipe.valid), () => m.set(sw.backCrc, crcPipe.crc));
+      m.when(advance.and(crcPipe.valid), () => m.set(sw.backCrc, crcPipe.state!));
       // Once written back and out of the output register, the drain QP has left the block.
       m.when(wb.pending.not().and(out.out.valid.not().or(outQp!.ne(wb.qp))), () => m.set(wb.busy, 0));
       m.when(wbWrite, () => m.set(wb.pending, 0));

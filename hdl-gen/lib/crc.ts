@@ -3,30 +3,42 @@ import { Expr, cat, lit, mux } from '../core/expr';
 import { HdlError } from '../core/location';
 import type { ModuleBuilder } from '../core/module';
 import type { Signal } from '../core/signal';
-import { power, type Gf2Matrix } from './gf2';
-import { oneHotMux } from './onehot';
+import { apply, power } from './gf2';
+import { anyOf, oneHotMux } from './onehot';
 
 /**
  * The CRC component (Amaranth's `lib/crc` Processor, pipelined as in Shen et al., "Parallel CRC on
  * an FPGA at terabit speeds", ICFPT 2022): a CRC over a stream of beats of W octets whose first
  * `count` units (octets, or 4-octet words) are valid, every matrix derived from the model's
- * parameter object (ts-model/crc32c), one beat per cycle, with a declared latency.
+ * parameter object (ts-model/crc32c), one beat per cycle, with a declared latency. Z is the
+ * one-octet state matrix, D_W the W-octet data matrix; a beat of k valid octets d takes the CRC
+ * register from crc to Z^k · crc ⊕ D_k · d.
  *
- * The trick that keeps the feedback loop short for beats of any length: a beat's k valid octets d
- * are moved to the end of the W-octet block (zeros first), so the data term is the one full-width
- * matrix, P = D_W · [0…0, d] = D_k · d, and the register term is Z^k · crc, Z being the one-octet
- * state matrix. Z^k (and Z^k · init for a first beat) are picked from k a stage before the loop and
- * registered as coefficient bits, so the loop is
+ * Two forms, by what the caller reads (`form`); both keep the feedback loop at
  *
- *   crc' = ⊕_i (C_bi ∧ crc_i) ⊕ U_b ⊕ P_b        (32 AND terms, 3 LUT levels)
+ *   reg' = ⊕_i (C_bi ∧ reg_i) ⊕ U_b ⊕ P_b        (32 AND terms, 3 LUT levels)
  *
- * whatever k is: no rewind in the loop, no partial-beat matrices.
+ * whatever k is, with C, U and the data term P prepared in the stages before the loop:
+ *
+ * - 'value' (a CRC to send): the beat's k octets are moved to the end of the block (zeros first),
+ *   so P = D_W · [0…0, d] = D_k · d and C = Z^k: the register is the CRC register itself. The move
+ *   is a shifter of W/unit + 1 ways on every data bit.
+ * - 'check' (a CRC to check, and to save and continue across a context switch): the beat stays
+ *   where it is, its invalid units zeroed, so P = D_W · [d, 0…0] = Z^(W−k) · D_k · d: the CRC of
+ *   the beat followed by W − k zero octets. The loop keeps S = Z^(W−k) · crc (k the count of the
+ *   beat it last took), for which S' = Z^k_prev · S ⊕ D_W · [d, 0] (Z invertible: the polynomial
+ *   has a constant term): C = Z^k_prev, known a beat ahead. A frame ends at the residue when
+ *   S = Z^(W−k) · residue, a constant chosen by the last beat's k (`matches`); a saved state is S
+ *   with its k (`state`, `stateWidth` bits), loaded as U = Z^k · S. No shifter: a lane mask, which
+ *   the flip-flops' synchronous reset absorbs.
  *
  *   stage 0  input register (optional): valid, data, count, start/load, state, tag
- *   stage 1  data shifted to the end of the block; k one-hot; C = Z^k, Z^k·init as bits
- *   stage 2  U = Z^k·init (start) or Z^k·state (load: a saved register to continue from) or 0;
- *            the data term as partial XORs of at most 36 bits each
- *   stage 3  the loop register: the raw CRC register after the beat (`crc`), with the tag
+ *   stage 1  the data aligned ('value': shifted to the end; 'check': masked); C's rows as
+ *            constants picked by k ('value': this beat's; 'check': the last beat's, or the loaded
+ *            state's)
+ *   stage 2  U = the start constant (start) or C·state (load: a saved register to continue from)
+ *            or 0; the data term as partial XORs of at most 36 bits each
+ *   stage 3  the loop register (`crc`), with the tag
  *
  * `advance` is the pipeline's clock enable: when it is 0 every stage holds (a stalled pipeline
  * around it). Latency: 3 cycles of advance from the beat to `crc` (4 with the input register).
@@ -39,7 +51,7 @@ export interface CrcBeatIn {
   readonly count: Expr | { readonly oneHot: Expr };
   /** Start from the parameter object's init value (the first beat of a frame). */
   readonly start: Expr;
-  /** Start from `state` instead (a saved register: a context switch). */
+  /** Start from `state` instead (a saved register: a context switch; `stateWidth` bits, from a pipeline's `state`). */
   readonly load?: Expr;
   readonly state?: Expr;
   /** Carried along to the output with the beat (same latency). */
@@ -56,14 +68,23 @@ export interface CrcPipelineOptions {
   readonly inputRegister: boolean;
   /** Clock enable of every stage (default: always). */
   readonly advance?: Expr;
+  /** 'value' (default): `crc` is the CRC register; 'check': `matches` and `state` only (no shifter). */
+  readonly form?: 'value' | 'check';
 }
 
 export interface CrcPipeline {
   /** Cycles (of advance) from a beat to its `crc`. */
   readonly latency: number;
   readonly valid: Signal;
-  /** The raw CRC register after the beat (XOR with params.xorOut for the value; compare to params.residue to check). */
+  /**
+   * The loop register after the beat. 'value': the raw CRC register (XOR with params.xorOut for
+   * the value; compare to params.residue to check). 'check': Z^(W−k) times it.
+   */
   readonly crc: Signal;
+  /** 'check': the raw CRC register after the beat is params.residue (the frame and its CRC field check). */
+  readonly matches: Expr | null;
+  /** 'check' with `load`: what a context saves to continue the frame later (the `state` of a load). */
+  readonly state: Expr | null;
   readonly tag: Signal | null;
   /** Some stage holds a beat (its output `valid` included). */
   readonly busy: Expr;
@@ -71,39 +92,38 @@ export interface CrcPipeline {
   readonly countWidth: number;
 }
 
-/** Bits of a 32×32 matrix row i, column j, as the model stores it (row mask over input bits). */
-const bitOf = (a: Gf2Matrix, row: number, col: number): boolean => ((a[row]! >>> col) & 1) === 1;
-
 /** How many XOR inputs a partial of the data term takes (two LUT6 levels). */
 const PARTIAL = 36;
 
+/** Bits of the `state` a 'check' pipeline saves and loads: the register and its beat's count. */
+export function crcStateWidth(opts: Pick<CrcPipelineOptions, 'bytes' | 'unit' | 'form'>): number {
+  return opts.form === 'check' ? 32 + countWidthOf(opts.bytes / opts.unit) : 32;
+}
+
+/** Bits of a count of 0..n units. */
+const countWidthOf = (n: number): number => Math.ceil(Math.log2(n + 1));
+
 export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOptions, input: CrcBeatIn): CrcPipeline {
   const { params, bytes: W, unit } = opts;
+  const check = opts.form === 'check';
   if (!Number.isInteger(W) || W < unit || W % unit !== 0) throw new HdlError(`crc '${name}': width ${W} must be a multiple of ${unit} octets`);
   if (input.data.width !== 8 * W) throw new HdlError(`crc '${name}': data is ${input.data.width} bits, expected ${8 * W}`);
   const N = W / unit;
-  const countWidth = Math.ceil(Math.log2(N + 1));
+  const countWidth = countWidthOf(N);
   const countIn = input.count;
   if (countIn instanceof Expr ? countIn.width !== countWidth : countIn.oneHot.width !== N + 1) {
     throw new HdlError(`crc '${name}': count must be ${countWidth} bits (0..${N}) or a one-hot of ${N + 1}`);
   }
   if (!!input.load !== !!input.state) throw new HdlError(`crc '${name}': load and state go together`);
+  const stateWidth = crcStateWidth(opts);
+  if (input.state && input.state.width !== stateWidth) throw new HdlError(`crc '${name}': state is ${input.state.width} bits, expected ${stateWidth}`);
   const advance = opts.advance ?? lit(1, 1);
   const tagWidth = input.tag?.width ?? 0;
   const z = deriveCrcMatrices(params, 1).stateRows;
   const dataRows = deriveCrcMatrices(params, W).dataRows;
+  /** Z^(k units), k = 0..N. */
   const zk = Array.from({ length: N + 1 }, (_, k) => power(z, k * unit));
   const init = params.init >>> 0;
-  const applyConst = (a: Gf2Matrix, x: number): number => {
-    let r = 0;
-    for (let b = 0; b < 32; b++) {
-      let p = 0;
-      for (let i = 0; i < 32; i++) if (bitOf(a, b, i) && (x >>> i) & 1) p ^= 1;
-      r |= p << b;
-    }
-    return r >>> 0;
-  };
-  const zkInit = zk.map((a) => applyConst(a, init));
 
   /** A register of this pipeline: loads `v` when advance. */
   const stageReg = (rname: string, v: Expr, reset?: number): Signal => {
@@ -111,20 +131,32 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     m.sync(() => m.when(advance, () => m.set(r, v)));
     return r;
   };
-
-  // ---- stage 0: the inputs, registered or not; k as a one-hot and the shift j = N − k in binary ------
-  const load = input.load ?? lit(1, 0);
-  const state = input.state ?? lit(32, 0);
-  const countOneHot = countIn instanceof Expr ? cat(...Array.from({ length: N + 1 }, (_, k) => countIn.eq(lit(countWidth, k))).reverse()) : countIn.oneHot;
   const ks = Array.from({ length: N + 1 }, (_, k) => k);
-  const orOfOneHot = (oh: Expr, sel: readonly number[]): Expr => (sel.length ? sel.map((k) => oh.bit(k)).reduce((a, b) => a.or(b)) : lit(1, 0));
+  const orOfOneHot = (oh: Expr, sel: readonly number[]): Expr => (sel.length ? anyOf(sel.map((k) => oh.bit(k))) : lit(1, 0));
+  /** A count as a one-hot of N + 1 bits. */
+  const oneHotOf = (count: Expr): Expr => cat(...ks.map((k) => count.eq(lit(countWidth, k))).reverse());
+  /** A one-hot count in binary. */
+  const binaryOf = (oh: Expr): Expr => cat(...Array.from({ length: countWidth }, (_, b) => orOfOneHot(oh, ks.filter((k) => (k >> b) & 1))).reverse());
+  /** A 32-bit constant picked by a one-hot count (values[k] for bit k): an AND-OR of words. */
+  const constantOf = (oh: Expr, values: readonly number[]): Expr => {
+    const cases = values.flatMap((v, k) => (v ? [[oh.bit(k), lit(32, v >>> 0)] as const] : []));
+    return cases.length ? oneHotMux(cases) : lit(32, 0);
+  };
+
+  // ---- stage 0: the inputs, registered or not; k as a one-hot, and the shift N − k ('value') or
+  // the units kept, bit i for k > i ('check') ----
+  const load = input.load ?? lit(1, 0);
+  const state = input.state ?? lit(stateWidth, 0);
+  const countOneHot = countIn instanceof Expr ? oneHotOf(countIn) : countIn.oneHot;
   const shiftOf = (oh: Expr): Expr => cat(...Array.from({ length: countWidth }, (_, b) => orOfOneHot(oh, ks.filter((k) => ((N - k) >> b) & 1))).reverse());
+  const keptOf = (oh: Expr): Expr => cat(...Array.from({ length: N }, (_, i) => orOfOneHot(oh, ks.slice(i + 1))).reverse());
   const s0 = opts.inputRegister
     ? {
         valid: stageReg('in_valid', input.valid, 0),
         data: stageReg('in_data', input.data),
         onehot: stageReg('in_count_onehot', countOneHot),
-        shift: stageReg('in_shift', shiftOf(countOneHot)),
+        shift: check ? null : stageReg('in_shift', shiftOf(countOneHot)),
+        kept: check ? stageReg('in_units_kept', keptOf(countOneHot)) : null,
         start: stageReg('in_start', input.start),
         load: input.load ? stageReg('in_load', load) : load,
         state: input.state ? stageReg('in_state', state) : state,
@@ -132,43 +164,57 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
       }
     : (() => {
         const onehot = m.let(`${name}_count_onehot`, countOneHot, { doc: 'bit k: a beat of k units' });
-        return { ...input, onehot, shift: shiftOf(onehot), load, state, tag: input.tag ?? null };
+        return { ...input, onehot, shift: check ? null : shiftOf(onehot), kept: check ? keptOf(onehot) : null, load, state, tag: input.tag ?? null };
       })();
 
-  // ---- stage 1: end-aligned data, Z^k and Z^k·init for this beat's k as constants ---------------
-  // Shift up by j = N − k units: the valid units end at the top lane, zeros below them.
-  const j = m.let(`${name}_shift`, s0.shift, { doc: 'units of zeros before the data (N - k)' });
+  // ---- stage 1: the aligned data; C's rows as constants picked by a one-hot count ---------------
   let aligned: Expr = s0.data;
-  for (let b = 0; (1 << b) <= N; b++) {
-    const by = 8 * unit * (1 << b);
-    if (by >= 8 * W) {
-      aligned = mux(j.bit(b), lit(8 * W, 0), aligned);
-      continue;
+  let rowsBy: Expr = s0.onehot;
+  let checkRegs: { count: Signal; expect: Expr } | null = null;
+  if (s0.shift) {
+    // 'value': up by j = N − k units, so the valid units end at the top lane, zeros below them.
+    const j = m.let(`${name}_shift`, s0.shift, { doc: 'units of zeros before the data (N - k)' });
+    for (let b = 0; (1 << b) <= N; b++) {
+      const by = 8 * unit * (1 << b);
+      if (by >= 8 * W) {
+        aligned = mux(j.bit(b), lit(8 * W, 0), aligned);
+        continue;
+      }
+      aligned = mux(j.bit(b), cat(aligned.slice(8 * W - 1 - by, 0), lit(by, 0)), aligned);
     }
-    aligned = mux(j.bit(b), cat(aligned.slice(8 * W - 1 - by, 0), lit(by, 0)), aligned);
+  } else if (s0.kept) {
+    // 'check': the units past k zeroed (a select per unit: the flip-flops' reset).
+    const kept = s0.kept;
+    aligned = cat(...Array.from({ length: N }, (_, i) => mux(kept.bit(i), s0.data.slice(8 * unit * (i + 1) - 1, 8 * unit * i), lit(8 * unit, 0))).reverse());
+    // The count of the last beat taken: while a beat is in stage 1 it is that beat's (its k for
+    // the residue and the saved state), and at the next beat's entry the k_prev of its C.
+    const lastCount = m.reg(`${name}_s1_count`, N + 1, { reset: 1, doc: 'one-hot: the count of the last beat to enter stage 1' });
+    m.sync(() => m.when(advance.and(s0.valid), () => m.set(lastCount, s0.onehot)));
+    // A load continues from the saved state: its count picks C for U = Z^k · S.
+    const saved = s0.state.slice(stateWidth - 1, 32);
+    rowsBy = m.let(`${name}_rows_by`, mux(s0.load, oneHotOf(saved), lastCount), { doc: "one-hot: the count whose Z^k is C (the loaded state's on a load)" });
+    // S = Z^(W−k) · residue at the end of a frame that checks.
+    checkRegs = { count: lastCount, expect: constantOf(lastCount, ks.map((k) => apply(zk[N - k]!, params.residue >>> 0))) };
   }
-  // C = Z^k (row b as a 32-bit vector) and Z^k·init: a one-hot mux of constants, whole words
-  // (the same OR of one-hot bits per bit after constant folding, and a few word operations a row in
+  // C: Z^k rows (row b as a 32-bit vector) as a one-hot mux of constants, whole words (the same
+  // OR of one-hot bits per bit after constant folding, and a few word operations a row in
   // simulation instead of 32 single-bit terms).
-  const constantOf = (values: readonly number[]): Expr => {
-    const cases = values.flatMap((v, k) => (v ? [[s0.onehot.bit(k), lit(32, v >>> 0)] as const] : []));
-    return cases.length ? oneHotMux(cases) : lit(32, 0);
-  };
-  const zkRows = Array.from({ length: 32 }, (_, b) => constantOf(zk.map((a) => a[b]!)));
+  const zkRows = Array.from({ length: 32 }, (_, b) => constantOf(rowsBy, zk.map((a) => a[b]!)));
   const r1 = {
     valid: stageReg('s1_valid', s0.valid, 0),
-    data: stageReg('s1_data', m.let(`${name}_aligned`, aligned, { doc: 'the valid units at the end of the block' })),
+    data: stageReg('s1_data', m.let(`${name}_aligned`, aligned, { doc: check ? 'the valid units, the others zero' : 'the valid units at the end of the block' })),
     start: stageReg('s1_start', s0.start),
     load: stageReg('s1_load', s0.load),
-    state: stageReg('s1_state', s0.state),
+    state: stageReg('s1_state', s0.state.slice(31, 0)),
     zk: zkRows.map((row, b) => stageReg(`s1_zk_row${b}`, row)),
-    zkInit: stageReg('s1_zk_init', constantOf(zkInit)),
+    // 'value': a start's register term is Z^k · init; 'check': Z^W · init, whatever k.
+    init: check ? lit(32, apply(zk[N]!, init)) : stageReg('s1_zk_init', constantOf(s0.onehot, zk.map((a) => apply(a, init)))),
     tag: s0.tag ? stageReg('s1_tag', s0.tag) : null,
   };
 
   // ---- stage 2: the register term's coefficients and constant, the data term's partials -------
   const zkState = cat(...r1.zk.map((row) => row.and(r1.state).parity()).reverse());
-  const u = mux(r1.start, r1.zkInit, mux(r1.load, zkState, lit(32, 0)));
+  const u = mux(r1.start, r1.init, mux(r1.load, zkState, lit(32, 0)));
   const fresh = r1.start.or(r1.load);
   const partialsPerBit: number[] = [];
   const partials: Expr[] = [];
@@ -191,10 +237,14 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     u: stageReg('s2_u', u),
     p: stageReg('s2_data_partials', cat(...[...partials].reverse())),
     tag: r1.tag ? stageReg('s2_tag', r1.tag) : null,
+    check: checkRegs && {
+      count: input.load ? stageReg('s2_count', binaryOf(checkRegs.count)) : null,
+      expect: stageReg('s2_expect', checkRegs.expect),
+    },
   };
 
   // ---- stage 3: the loop ---------------------------------------------------------------------
-  const crc = m.reg(`${name}_crc`, 32, { reset: init, doc: 'the raw CRC register after the last beat' });
+  const crc = m.reg(`${name}_crc`, 32, { reset: init, doc: check ? 'Z^(W-k) times the raw CRC register after the last beat (k its count)' : 'the raw CRC register after the last beat' });
   let at = 0;
   const next = cat(
     ...Array.from({ length: 32 }, (_, b) => {
@@ -205,16 +255,35 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
       return reg.xor(r2.u.bit(b)).xor(p);
     }).reverse(),
   );
-  const nextCrc = m.let(`${name}_next`, next, { doc: 'the loop: Z^k crc xor U xor D data' });
+  const nextCrc = m.let(`${name}_next`, next, { doc: 'the loop: C crc xor U xor D data' });
   const valid = m.reg(`${name}_valid`, 1, { reset: 0, doc: 'crc holds the register after a beat that just left stage 2' });
   const tag = r2.tag ? m.reg(`${name}_tag`, tagWidth) : null;
+  const r3 = r2.check && {
+    count: r2.check.count && m.reg(`${name}_count`, countWidth, { doc: 'the count of the beat crc is after' }),
+    expect: m.reg(`${name}_expect`, 32, { doc: 'Z^(W-k) times the residue, k that count: crc at the end of a frame that checks' }),
+  };
   m.sync(() =>
     m.when(advance, () => {
       m.set(valid, r2.valid);
-      m.when(r2.valid, () => m.set(crc, nextCrc));
+      m.when(r2.valid, () => {
+        m.set(crc, nextCrc);
+        if (r3 && r2.check) {
+          if (r3.count && r2.check.count) m.set(r3.count, r2.check.count);
+          m.set(r3.expect, r2.check.expect);
+        }
+      });
       if (tag && r2.tag) m.set(tag, r2.tag);
     }),
   );
   const stages = [...(opts.inputRegister ? [s0.valid] : []), r1.valid, r2.valid, valid];
-  return { latency: opts.inputRegister ? 4 : 3, valid, crc, tag, countWidth, busy: stages.reduce((a, b) => a.or(b)) };
+  return {
+    latency: opts.inputRegister ? 4 : 3,
+    valid,
+    crc,
+    matches: r3 && crc.eq(r3.expect),
+    state: r3?.count ? cat(r3.count, crc) : null,
+    tag,
+    countWidth,
+    busy: stages.reduce((a, b) => a.or(b)),
+  };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { apply, identity32, invert, mul, power, type Gf2Matrix } from '../../hdl-gen/lib/gf2';
-import { crc32cModule } from '../../hdl-gen/index';
+import { ModuleBuilder, crc32cModule, type Module } from '../../hdl-gen/index';
+import { crcPipeline, crcStateWidth } from '../../hdl-gen/lib/crc';
 import { CRC32C, applyCrcMatrices, crc32c, deriveCrcMatrices, referenceUpdate, type CrcMatrices } from '../../ts-model/crc32c';
 import { withSeed, type Rng } from '../support/random';
 import { IrEval } from './ir-eval';
@@ -271,6 +272,109 @@ describe('the built module, evaluated from its IR', () => {
         expect(out[i]!.err, `frame ${i} tuser`).toBe(f.bad ? 1 : 0);
         if (!f.bad) expect(out[i]!.crc, `frame ${i} CRC`).toBe(crc32c(f.bytes));
       });
+    });
+  });
+});
+
+/**
+ * The component's 'check' form (lib/crc.ts) on its own: the beat stays front-aligned, the loop
+ * keeps S = Z^(W−k) · crc, `matches` is the residue test and `state` continues a frame after
+ * another stream's beats (a context switch). Two streams take turns; a stream switch waits for the
+ * pipeline to drain (its state is read at the output) and loads the next stream's saved state.
+ */
+function checkProbe(W: number, unit: 1 | 4): Module {
+  const m = new ModuleBuilder(`crc_check_w${W}_u${unit}`, "The CRC component's check form behind ports.");
+  m.clockDomain('sync', m.input('clk', 1), m.input('rst', 1));
+  const opts = { params: CRC32C, bytes: W, unit, form: 'check', inputRegister: true } as const;
+  const countWidth = Math.ceil(Math.log2(W / unit + 1));
+  const crc = crcPipeline(m, 'crc', opts, {
+    valid: m.input('in_valid', 1),
+    data: m.input('in_data', 8 * W),
+    count: m.input('in_count', countWidth),
+    start: m.input('in_start', 1),
+    load: m.input('in_load', 1),
+    state: m.input('in_state', crcStateWidth(opts)),
+  });
+  m.assign(m.output('out_valid', 1), crc.valid);
+  m.assign(m.output('out_reg', 32), crc.crc);
+  m.assign(m.output('out_matches', 1), crc.matches!);
+  m.assign(m.output('out_state', crcStateWidth(opts)), crc.state!);
+  m.assign(m.output('busy', 1), crc.busy);
+  return m.build();
+}
+
+describe("the CRC component's 'check' form, evaluated from its IR", () => {
+  test.each([
+    [8, 1],
+    [16, 4],
+    [76, 4],
+  ] as const)('W = %i, unit %i: register, residue test and saved state against the byte-wise CRC over interleaved frames', (W, unit) => {
+    const sim = new IrEval(checkProbe(W, unit));
+    const N = W / unit;
+    const zOf = (octets: number) => power(Z1, octets);
+    sim.setInput('clk', 0);
+    sim.setInput('rst', 0);
+    withSeed(0x6f700 + W, (r) => {
+      // Each stream: the beats of its frames (a frame, then its CRC field, a few corrupted), the
+      // reference register and the component's saved state.
+      const streams = [0, 1].map(() => ({ beats: [] as { data: Uint8Array; start: boolean }[], reg: 0, saved: 0n }));
+      for (const st of streams) {
+        for (let f = 0; f < 20; f++) {
+          const body = r.bytes(unit * r.int(0, 3 * N));
+          const field = new Uint8Array(4);
+          new DataView(field.buffer).setUint32(0, crc32c(body), true);
+          const frame = new Uint8Array([...body, ...field]);
+          if (r.bool(0.2)) frame[r.int(0, frame.length - 1)]! ^= 1 << r.int(0, 7);
+          for (let at = 0, first = true; at < frame.length || first; first = false) {
+            const k = Math.min(unit * r.int(first ? 1 : 0, N), frame.length - at);
+            st.beats.push({ data: frame.subarray(at, at + k), start: first });
+            at += k;
+          }
+        }
+      }
+      // Beats go in back to back or with gaps; a switch of stream waits for the pipeline to drain.
+      const inFlight: { s: (typeof streams)[number]; reg: number; octets: number }[] = [];
+      let inPipe = -1;
+      let checked = 0;
+      let matched = 0;
+      let loads = 0;
+      let sq: number | undefined;
+      while (streams.some((s) => s.beats.length) || inFlight.length) {
+        // Mostly the stream in the pipeline goes on; else the other one, once the pipeline is empty.
+        const live = [0, 1].filter((i) => streams[i]!.beats.length);
+        if (sq === undefined || !live.includes(sq)) sq = live.includes(inPipe) && (live.length === 1 || r.bool(0.5)) ? inPipe : live.find((i) => i !== inPipe);
+        const go = sq !== undefined && r.bool(0.7) && (sq === inPipe || !inFlight.length);
+        const s = streams[sq ?? 0]!;
+        const beat = go ? s.beats.shift()! : { data: r.bytes(unit * r.int(0, N)), start: r.bool(0.5) };
+        const load = sq !== inPipe && !beat.start;
+        let word = 0n;
+        for (let lane = W - 1; lane >= 0; lane--) word = (word << 8n) | BigInt(beat.data[lane] ?? r.int(0, 255));
+        sim.setInput('in_valid', go ? 1 : 0);
+        sim.setInput('in_data', word);
+        sim.setInput('in_count', beat.data.length / unit);
+        sim.setInput('in_start', beat.start ? 1 : 0);
+        sim.setInput('in_load', go ? (load ? 1 : 0) : r.int(0, 1)); // ignored without a beat
+        sim.setInput('in_state', s.saved);
+        sim.step();
+        if (go) {
+          sq = undefined;
+          s.reg = referenceUpdate(CRC32C, beat.start ? CRC32C.init : s.reg, beat.data);
+          inFlight.push({ s, reg: s.reg, octets: beat.data.length });
+          if (load) loads++;
+          inPipe = streams.indexOf(s);
+        }
+        if (!sim.get('out_valid')) continue;
+        const want = inFlight.shift()!;
+        const at = `W=${W} beat ${checked}: ${want.octets} octets`;
+        expect(Number(sim.get('out_reg')), at).toBe(apply(zOf(W - want.octets), want.reg));
+        expect(sim.get('out_matches'), at).toBe(want.reg === CRC32C.residue >>> 0 ? 1n : 0n);
+        want.s.saved = sim.get('out_state');
+        expect(Number(want.s.saved >> 32n), at).toBe(want.octets / unit);
+        checked++;
+        if (want.reg === CRC32C.residue >>> 0) matched++;
+      }
+      expect(loads).toBeGreaterThan(5);
+      expect(matched).toBeGreaterThan(10);
     });
   });
 });
