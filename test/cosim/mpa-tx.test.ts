@@ -34,6 +34,21 @@ describe.each([4, 8, 16, 64])('mpa_tx_w%i against the model (MpaFramer)', (width
   );
 });
 
+// The random runs above keep ULPDUs under 16 KiB: ULPDU_Length's top bits get their own runs.
+describe.each([8, 64])('mpa_tx_w%i against the model: ULPDUs of 16 KiB and more', (width) => {
+  test.each([
+    [16384, true],
+    [32768, true],
+    [49151, true],
+    [64000, true],
+    [65535, false],
+  ])('ULPDU_Length %i, markers %s, CRC on', (ulpduLength, markers) => {
+    const r = cosimMpaTx({ width, seed: (SEED ^ ulpduLength) >>> 0, fpdus: 3, ulpduLength, markers, crc: true });
+    expect(r.firstMismatch, `replay: cosimMpaTx({ width: ${width}, seed: ${(SEED ^ ulpduLength) >>> 0}, fpdus: 3, ulpduLength: ${ulpduLength}, markers: ${markers}, crc: true })`).toBeUndefined();
+    expect([r.mismatches, r.fpdus]).toEqual([0, 3]);
+  });
+});
+
 describe.each([8, 64])('mpa_tx_w%i_q4, shared by 4 QPs, against a framer per QP', (width) => {
   test(
     'ULPDUs of random QPs back to back, alternating, a short one of another QP between two of one QP, new connections: every FPDU and its tid',
@@ -62,7 +77,7 @@ describe('mpa_tx: a new connection loaded while the old one\'s FPDUs are still i
 });
 
 // One width is enough for the mutants (a model build each).
-describe('mpa_tx_w8_q4: the checks catch a broken context memory', () => {
+describe('mpa_tx_w8_q4: the checks catch a broken context memory or first-beat lane keep', () => {
   const seed = (SEED ^ (8 * 104729)) >>> 0;
   const mutant = (site: RegExp, replacement: string) => (v: string) => {
     const out = v.replace(site, replacement);
@@ -75,18 +90,19 @@ describe('mpa_tx_w8_q4: the checks catch a broken context memory', () => {
     ["a context looked up by the QP before (another QP's S0 and settings)", /tx_ctx_rd_data_next = tx_ctx_mem\[s_axis_tid\];/, 'tx_ctx_rd_data_next = tx_ctx_mem[a_qp_reg];', 0],
     ["an old connection's FPDU that writes back after the new connection is loaded", /assign tx_ctx_write_back = .*;/, 'assign tx_ctx_write_back = b1_go & fb_last_reg;', 0.05],
     ['a write-back in the cycle of a configuration (no hold in B1): one of them is lost', /assign b1_free = .*;/, 'assign b1_free = mb_free;', 0.05],
+    ['a first beat that keeps too few lanes when ULPDU_Length is 16 KiB or more', /in_ulpdu_length\[14\] \| in_ulpdu_length\[15\]/, 'in_ulpdu_length[14] & in_ulpdu_length[15]', 0, 16384],
   ] as const;
   // One schemata build for the mutants it can hold (sim/harness/mutant-schemata.ts).
   const mutants = mutantGroup(cases.map(([, site, replacement]) => mutant(site, replacement)));
-  test.each(cases.map(([name, , , restarts], i) => [name, mutants[i]!, restarts] as const))('%s', (_, mutate, restarts) => {
-    const r = cosimMpaTx({ seed, width: 8, fpdus: 2000, qps: 4, markers: true, restarts, mutate });
+  test.each(cases.map(([name, , , restarts, ulpduLength], i) => [name, mutants[i]!, restarts, ulpduLength] as const))('%s', (_, mutate, restarts, ulpduLength) => {
+    const r = cosimMpaTx({ seed, width: 8, fpdus: ulpduLength ? 20 : 2000, qps: 4, markers: true, restarts, mutate, ...(ulpduLength && { ulpduLength }) });
     expect(r.mismatches).toBeGreaterThan(0);
   });
 });
 
 describe('mpa_tx at full rate (exact Verilator cycle counts)', () => {
   test.each([8, 64])(
-    '4 KiB ULPDUs with markers and CRC: at least 99%% of the overhead bound at %i octets',
+    '4 KiB ULPDUs with markers and CRC at %i octets: at least 99 percent of the overhead bound',
     (width) => {
       const r = cosimMpaTx({ width, seed: 5, fpdus: 100, ulpduLength: 4096, markers: true, crc: true, sourcePause: 0, sinkPause: 0 });
       expect(r.mismatches).toBe(0);
