@@ -523,35 +523,28 @@ wire _t94;
 wire _t95;
 wire _t96;
 wire [86:0] _t97;
-wire _t98;
-wire _t99;
-wire _t100;
-wire _t101;
-wire _t102;
-wire _t103;
+wire [31:0] _t98;
+wire [31:0] _t99;
+wire [31:0] _t100;
+wire [31:0] _t101;
+wire [31:0] _t102;
+wire [31:0] _t103;
 wire _t104;
-wire [31:0] _t105;
-wire [31:0] _t106;
-wire [31:0] _t107;
-wire [31:0] _t108;
-wire [31:0] _t109;
-wire [31:0] _t110;
-wire _t111;
-wire [91:0] _t112;
-wire _t113;
-wire [264:0] _t114;
-wire [264:0] _t115;
+wire [91:0] _t105;
+wire _t106;
+wire [264:0] _t107;
+wire [264:0] _t108;
+wire _t109;
+wire [9:0] _t110;
+wire [9:0] _t111;
+wire _t112;
+wire [14:0] _t113;
+wire [6:0] _t114;
+wire [6:0] _t115;
 wire _t116;
-wire [9:0] _t117;
-wire [9:0] _t118;
-wire _t119;
-wire [14:0] _t120;
-wire [6:0] _t121;
-wire [6:0] _t122;
-wire _t123;
-wire _t124;
-wire _t125;
-wire [255:0] _t126;
+wire _t117;
+wire _t118;
+wire [255:0] _t119;
 
 assign _t0 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
 assign _t1 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
@@ -651,21 +644,14 @@ assign _t94 = ~drain_busy_reg_reg;
 assign _t95 = ctx_state_reg == CTX_STATE_FETCH;
 assign _t96 = ~ctx_cfg_hit;
 assign _t97 = {{in_octets, s_axis_tkeep, s_axis_tdata}, s_axis_tlast, s_axis_tid};
-assign _t98 = words[2:0] == 3'b101;
-assign _t99 = words[2:0] == 3'b100;
-assign _t100 = words[2:0] == 3'b011;
-assign _t101 = words[2:0] == 3'b010;
-assign _t102 = words[2:0] == 3'b001;
-assign _t103 = _t99 | _t98;
-assign _t104 = _t100 | _t103;
-assign _t105 = {32{crc_rows_by[0]}};
-assign _t106 = {32{crc_rows_by[1]}};
-assign _t107 = {32{crc_rows_by[2]}};
-assign _t108 = {32{crc_rows_by[3]}};
-assign _t109 = {32{crc_rows_by[4]}};
-assign _t110 = {32{crc_rows_by[5]}};
-assign _t111 = crc_s1_start_reg | crc_s1_load_reg;
-assign _t112 = {
+assign _t98 = {32{crc_rows_by[0]}};
+assign _t99 = {32{crc_rows_by[1]}};
+assign _t100 = {32{crc_rows_by[2]}};
+assign _t101 = {32{crc_rows_by[3]}};
+assign _t102 = {32{crc_rows_by[4]}};
+assign _t103 = {32{crc_rows_by[5]}};
+assign _t104 = crc_s1_start_reg | crc_s1_load_reg;
+assign _t105 = {
     v_qp_qp,
     (v_beat_oversize | (~crc_bad)) ? ERR_MARKER : ERR_CRC,
     (~v_beat_oversize) & v_beat_last & (~_t91),
@@ -673,25 +659,25 @@ assign _t112 = {
     v_beat_keep,
     v_beat_data
 };
-assign _t113 = cfg_valid | wb_write;
-assign _t114 = cfg_valid ?
+assign _t106 = cfg_valid | wb_write;
+assign _t107 = cfg_valid ?
     {160'h0, 8'h0, 35'h0, 1'b0, first_marker_pos, 15'h0, 1'b0, 1'b0, 16'h0, 1'b0, 1'b1, 1'b0, cfg_max_ulpdu, cfg_crc, cfg_markers} :
-    _t115;
-assign _t115 = {
+    _t108;
+assign _t108 = {
     wb_ctx_reg[264:105], wb_ctx_reg[104:97], back_crc_reg, marker_fault_reg, wb_ctx_reg[60:54], wb_ctx_reg[53:39], wb_ctx_reg[38], wb_ctx_reg[37],
     wb_ctx_reg[36:21], wb_ctx_reg[20], wb_ctx_reg[19], wb_stopped_reg, wb_ctx_reg[17:2], wb_ctx_reg[1], wb_ctx_reg[0]
 };
-assign _t116 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t95 & ctx_cfg_hit);
-assign _t117 = _t5 ? in_qp_qp : ctx_next_qp_reg;
-assign _t118 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
-assign _t119 = hdr_at_start | fpdu_end;
-assign _t120 = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, mf_words_reg};
-assign _t121 = _t122 - 7'h1;
-assign _t122 = marker_pos_reg - mf_words_reg[6:0];
-assign _t123 = advance & crc_valid_reg;
-assign _t124 = advance & fail;
-assign _t125 = ctx_in_marker_pos < 7'h5;
-assign _t126 = {96'h0, ctx_in_words};
+assign _t109 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t95 & ctx_cfg_hit);
+assign _t110 = _t5 ? in_qp_qp : ctx_next_qp_reg;
+assign _t111 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
+assign _t112 = hdr_at_start | fpdu_end;
+assign _t113 = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, mf_words_reg};
+assign _t114 = _t115 - 7'h1;
+assign _t115 = marker_pos_reg - mf_words_reg[6:0];
+assign _t116 = advance & crc_valid_reg;
+assign _t117 = advance & fail;
+assign _t118 = ctx_in_marker_pos < 7'h5;
+assign _t119 = {96'h0, ctx_in_words};
 assign fpdu_count = good_fpdus_reg;
 assign ctx_qp = ctx_qp_reg_reg;
 assign in_octets = {
@@ -1014,14 +1000,16 @@ end
 always @* begin
     crc_in_count_onehot_next = crc_in_count_onehot_reg;
     if (advance) begin
-        crc_in_count_onehot_next = {_t98, _t99, _t100, _t101, _t102, words[2:0] == 3'b000};
+        crc_in_count_onehot_next = {
+            words[2:0] == 3'b101, words[2:0] == 3'b100, words[2:0] == 3'b011, words[2:0] == 3'b010, words[2:0] == 3'b001, words[2:0] == 3'b000
+        };
     end
 end
 
 always @* begin
     crc_in_units_kept_next = crc_in_units_kept_reg;
     if (advance) begin
-        crc_in_units_kept_next = {_t98, _t103, _t104, _t101 | _t100 | _t103, _t102 | _t101 | _t104};
+        crc_in_units_kept_next = {words[2:0] > 3'b100, words[2:0] > 3'b011, words[2:0] > 3'b010, words[2:0] > 3'b001, words[2:0] > 3'b000};
     end
 end
 
@@ -1115,256 +1103,256 @@ end
 always @* begin
     crc_s1_zk_row0_next = crc_s1_zk_row0_reg;
     if (advance) begin
-        crc_s1_zk_row0_next = (_t105 & 32'h1) | ((_t106 & 32'h1f91caf6) | (_t107 & 32'h386f2c25)) |
-            ((_t108 & 32'hde275318) | ((_t109 & 32'h1954cd1e) | (_t110 & 32'hf5e1bbd9)));
+        crc_s1_zk_row0_next = (_t98 & 32'h1) | ((_t99 & 32'h1f91caf6) | (_t100 & 32'h386f2c25)) |
+            ((_t101 & 32'hde275318) | ((_t102 & 32'h1954cd1e) | (_t103 & 32'hf5e1bbd9)));
     end
 end
 
 always @* begin
     crc_s1_zk_row1_next = crc_s1_zk_row1_reg;
     if (advance) begin
-        crc_s1_zk_row1_next = (_t105 & 32'h2) | ((_t106 & 32'h3f2395ec) | (_t107 & 32'h70de584b)) |
-            ((_t108 & 32'hbc4ea630) | ((_t109 & 32'h32a99a3d) | (_t110 & 32'hebc377b2)));
+        crc_s1_zk_row1_next = (_t98 & 32'h2) | ((_t99 & 32'h3f2395ec) | (_t100 & 32'h70de584b)) |
+            ((_t101 & 32'hbc4ea630) | ((_t102 & 32'h32a99a3d) | (_t103 & 32'hebc377b2)));
     end
 end
 
 always @* begin
     crc_s1_zk_row2_next = crc_s1_zk_row2_reg;
     if (advance) begin
-        crc_s1_zk_row2_next = (_t105 & 32'h4) | ((_t106 & 32'h7e472bd8) | (_t107 & 32'he1bcb097)) |
-            ((_t108 & 32'h789d4c60) | ((_t109 & 32'h6553347b) | (_t110 & 32'hd786ef65)));
+        crc_s1_zk_row2_next = (_t98 & 32'h4) | ((_t99 & 32'h7e472bd8) | (_t100 & 32'he1bcb097)) |
+            ((_t101 & 32'h789d4c60) | ((_t102 & 32'h6553347b) | (_t103 & 32'hd786ef65)));
     end
 end
 
 always @* begin
     crc_s1_zk_row3_next = crc_s1_zk_row3_reg;
     if (advance) begin
-        crc_s1_zk_row3_next = (_t105 & 32'h8) | ((_t106 & 32'hfc8e57b1) | (_t107 & 32'hc379612e)) |
-            ((_t108 & 32'hf13a98c0) | ((_t109 & 32'hcaa668f7) | (_t110 & 32'haf0ddecb)));
+        crc_s1_zk_row3_next = (_t98 & 32'h8) | ((_t99 & 32'hfc8e57b1) | (_t100 & 32'hc379612e)) |
+            ((_t101 & 32'hf13a98c0) | ((_t102 & 32'hcaa668f7) | (_t103 & 32'haf0ddecb)));
     end
 end
 
 always @* begin
     crc_s1_zk_row4_next = crc_s1_zk_row4_reg;
     if (advance) begin
-        crc_s1_zk_row4_next = (_t105 & 32'h10) | ((_t106 & 32'he68d6595) | (_t107 & 32'hbe9dee78)) |
-            ((_t108 & 32'h3c526299) | ((_t109 & 32'h8c181cf1) | (_t110 & 32'habfa064f)));
+        crc_s1_zk_row4_next = (_t98 & 32'h10) | ((_t99 & 32'he68d6595) | (_t100 & 32'hbe9dee78)) |
+            ((_t101 & 32'h3c526299) | ((_t102 & 32'h8c181cf1) | (_t103 & 32'habfa064f)));
     end
 end
 
 always @* begin
     crc_s1_zk_row5_next = crc_s1_zk_row5_reg;
     if (advance) begin
-        crc_s1_zk_row5_next = (_t105 & 32'h20) | ((_t106 & 32'hd28b01dd) | (_t107 & 32'h4554f0d5)) |
-            ((_t108 & 32'ha683962b) | ((_t109 & 32'h164f4fd) | (_t110 & 32'ha215b747)));
+        crc_s1_zk_row5_next = (_t98 & 32'h20) | ((_t99 & 32'hd28b01dd) | (_t100 & 32'h4554f0d5)) |
+            ((_t101 & 32'ha683962b) | ((_t102 & 32'h164f4fd) | (_t103 & 32'ha215b747)));
     end
 end
 
 always @* begin
     crc_s1_zk_row6_next = crc_s1_zk_row6_reg;
     if (advance) begin
-        crc_s1_zk_row6_next = (_t105 & 32'h40) | ((_t106 & 32'hba87c94c) | (_t107 & 32'hb2c6cd8e)) |
-            ((_t108 & 32'h93207f4e) | ((_t109 & 32'h1b9d24e5) | (_t110 & 32'hb1cad556)));
+        crc_s1_zk_row6_next = (_t98 & 32'h40) | ((_t99 & 32'hba87c94c) | (_t100 & 32'hb2c6cd8e)) |
+            ((_t101 & 32'h93207f4e) | ((_t102 & 32'h1b9d24e5) | (_t103 & 32'hb1cad556)));
     end
 end
 
 always @* begin
     crc_s1_zk_row7_next = crc_s1_zk_row7_reg;
     if (advance) begin
-        crc_s1_zk_row7_next = (_t105 & 32'h80) | ((_t106 & 32'h6a9e586f) | (_t107 & 32'h5de2b738)) |
-            ((_t108 & 32'hf867ad84) | ((_t109 & 32'h2e6e84d5) | (_t110 & 32'h96741175)));
+        crc_s1_zk_row7_next = (_t98 & 32'h80) | ((_t99 & 32'h6a9e586f) | (_t100 & 32'h5de2b738)) |
+            ((_t101 & 32'hf867ad84) | ((_t102 & 32'h2e6e84d5) | (_t103 & 32'h96741175)));
     end
 end
 
 always @* begin
     crc_s1_zk_row8_next = crc_s1_zk_row8_reg;
     if (advance) begin
-        crc_s1_zk_row8_next = (_t105 & 32'h100) | ((_t106 & 32'hd53cb0de) | (_t107 & 32'hbbc56e71)) |
-            ((_t108 & 32'hf0cf5b08) | ((_t109 & 32'h5cdd09ab) | (_t110 & 32'h2ce822eb)));
+        crc_s1_zk_row8_next = (_t98 & 32'h100) | ((_t99 & 32'hd53cb0de) | (_t100 & 32'hbbc56e71)) |
+            ((_t101 & 32'hf0cf5b08) | ((_t102 & 32'h5cdd09ab) | (_t103 & 32'h2ce822eb)));
     end
 end
 
 always @* begin
     crc_s1_zk_row9_next = crc_s1_zk_row9_reg;
     if (advance) begin
-        crc_s1_zk_row9_next = (_t105 & 32'h200) | ((_t106 & 32'hb5e8ab4b) | (_t107 & 32'h4fe5f0c6)) |
-            ((_t108 & 32'h3fb9e508) | ((_t109 & 32'ha0eede48) | (_t110 & 32'hac31fe0f)));
+        crc_s1_zk_row9_next = (_t98 & 32'h200) | ((_t99 & 32'hb5e8ab4b) | (_t100 & 32'h4fe5f0c6)) |
+            ((_t101 & 32'h3fb9e508) | ((_t102 & 32'ha0eede48) | (_t103 & 32'hac31fe0f)));
     end
 end
 
 always @* begin
     crc_s1_zk_row10_next = crc_s1_zk_row10_reg;
     if (advance) begin
-        crc_s1_zk_row10_next = (_t105 & 32'h400) | ((_t106 & 32'h74409c60) | (_t107 & 32'ha7a4cda9)) |
-            ((_t108 & 32'ha1549909) | ((_t109 & 32'h5889718f) | (_t110 & 32'had8247c7)));
+        crc_s1_zk_row10_next = (_t98 & 32'h400) | ((_t99 & 32'h74409c60) | (_t100 & 32'ha7a4cda9)) |
+            ((_t101 & 32'ha1549909) | ((_t102 & 32'h5889718f) | (_t103 & 32'had8247c7)));
     end
 end
 
 always @* begin
     crc_s1_zk_row11_next = crc_s1_zk_row11_reg;
     if (advance) begin
-        crc_s1_zk_row11_next = (_t105 & 32'h800) | ((_t106 & 32'he88138c1) | (_t107 & 32'h4f499b53)) |
-            ((_t108 & 32'h42a93212) | ((_t109 & 32'hb112e31f) | (_t110 & 32'h5b048f8e)));
+        crc_s1_zk_row11_next = (_t98 & 32'h800) | ((_t99 & 32'he88138c1) | (_t100 & 32'h4f499b53)) |
+            ((_t101 & 32'h42a93212) | ((_t102 & 32'hb112e31f) | (_t103 & 32'h5b048f8e)));
     end
 end
 
 always @* begin
     crc_s1_zk_row12_next = crc_s1_zk_row12_reg;
     if (advance) begin
-        crc_s1_zk_row12_next = (_t105 & 32'h1000) | ((_t106 & 32'hce93bb74) | (_t107 & 32'ha6fc1a83)) |
-            ((_t108 & 32'h5b75373d) | ((_t109 & 32'h7b710b20) | (_t110 & 32'h43e8a4c5)));
+        crc_s1_zk_row12_next = (_t98 & 32'h1000) | ((_t99 & 32'hce93bb74) | (_t100 & 32'ha6fc1a83)) |
+            ((_t101 & 32'h5b75373d) | ((_t102 & 32'h7b710b20) | (_t103 & 32'h43e8a4c5)));
     end
 end
 
 always @* begin
     crc_s1_zk_row13_next = crc_s1_zk_row13_reg;
     if (advance) begin
-        crc_s1_zk_row13_next = (_t105 & 32'h2000) | ((_t106 & 32'h82b6bc1f) | (_t107 & 32'h75971923)) |
-            ((_t108 & 32'h68cd3d62) | ((_t109 & 32'hefb6db5e) | (_t110 & 32'h7230f253)));
+        crc_s1_zk_row13_next = (_t98 & 32'h2000) | ((_t99 & 32'h82b6bc1f) | (_t100 & 32'h75971923)) |
+            ((_t101 & 32'h68cd3d62) | ((_t102 & 32'hefb6db5e) | (_t103 & 32'h7230f253)));
     end
 end
 
 always @* begin
     crc_s1_zk_row14_next = crc_s1_zk_row14_reg;
     if (advance) begin
-        crc_s1_zk_row14_next = (_t105 & 32'h4000) | ((_t106 & 32'h1afcb2c8) | (_t107 & 32'hd3411e63)) |
-            ((_t108 & 32'hfbd29dd) | ((_t109 & 32'hc6397ba2) | (_t110 & 32'h11805f7f)));
+        crc_s1_zk_row14_next = (_t98 & 32'h4000) | ((_t99 & 32'h1afcb2c8) | (_t100 & 32'hd3411e63)) |
+            ((_t101 & 32'hfbd29dd) | ((_t102 & 32'hc6397ba2) | (_t103 & 32'h11805f7f)));
     end
 end
 
 always @* begin
     crc_s1_zk_row15_next = crc_s1_zk_row15_reg;
     if (advance) begin
-        crc_s1_zk_row15_next = (_t105 & 32'h8000) | ((_t106 & 32'h35f96591) | (_t107 & 32'ha6823cc6)) |
-            ((_t108 & 32'h1f7a53bb) | ((_t109 & 32'h8c72f744) | (_t110 & 32'h2300beff)));
+        crc_s1_zk_row15_next = (_t98 & 32'h8000) | ((_t99 & 32'h35f96591) | (_t100 & 32'ha6823cc6)) |
+            ((_t101 & 32'h1f7a53bb) | ((_t102 & 32'h8c72f744) | (_t103 & 32'h2300beff)));
     end
 end
 
 always @* begin
     crc_s1_zk_row16_next = crc_s1_zk_row16_reg;
     if (advance) begin
-        crc_s1_zk_row16_next = (_t105 & 32'h10000) | ((_t106 & 32'h6bf2cb23) | (_t107 & 32'h4d04798c)) |
-            ((_t108 & 32'h3ef4a777) | ((_t109 & 32'h18e5ee88) | (_t110 & 32'h46017dff)));
+        crc_s1_zk_row16_next = (_t98 & 32'h10000) | ((_t99 & 32'h6bf2cb23) | (_t100 & 32'h4d04798c)) |
+            ((_t101 & 32'h3ef4a777) | ((_t102 & 32'h18e5ee88) | (_t103 & 32'h46017dff)));
     end
 end
 
 always @* begin
     crc_s1_zk_row17_next = crc_s1_zk_row17_reg;
     if (advance) begin
-        crc_s1_zk_row17_next = (_t105 & 32'h20000) | ((_t106 & 32'hd7e59646) | (_t107 & 32'h9a08f318)) |
-            ((_t108 & 32'h7de94eee) | ((_t109 & 32'h31cbdd10) | (_t110 & 32'h8c02fbff)));
+        crc_s1_zk_row17_next = (_t98 & 32'h20000) | ((_t99 & 32'hd7e59646) | (_t100 & 32'h9a08f318)) |
+            ((_t101 & 32'h7de94eee) | ((_t102 & 32'h31cbdd10) | (_t103 & 32'h8c02fbff)));
     end
 end
 
 always @* begin
     crc_s1_zk_row18_next = crc_s1_zk_row18_reg;
     if (advance) begin
-        crc_s1_zk_row18_next = (_t105 & 32'h40000) | ((_t106 & 32'hb05ae67b) | (_t107 & 32'hc7eca15)) |
-            ((_t108 & 32'h25f5cec4) | ((_t109 & 32'h7ac3773f) | (_t110 & 32'hede44c26)));
+        crc_s1_zk_row18_next = (_t98 & 32'h40000) | ((_t99 & 32'hb05ae67b) | (_t100 & 32'hc7eca15)) |
+            ((_t101 & 32'h25f5cec4) | ((_t102 & 32'h7ac3773f) | (_t103 & 32'hede44c26)));
     end
 end
 
 always @* begin
     crc_s1_zk_row19_next = crc_s1_zk_row19_reg;
     if (advance) begin
-        crc_s1_zk_row19_next = (_t105 & 32'h80000) | ((_t106 & 32'h7f240600) | (_t107 & 32'h2092b80f)) |
-            ((_t108 & 32'h95ccce90) | ((_t109 & 32'hecd22361) | (_t110 & 32'h2e292394)));
+        crc_s1_zk_row19_next = (_t98 & 32'h80000) | ((_t99 & 32'h7f240600) | (_t100 & 32'h2092b80f)) |
+            ((_t101 & 32'h95ccce90) | ((_t102 & 32'hecd22361) | (_t103 & 32'h2e292394)));
     end
 end
 
 always @* begin
     crc_s1_zk_row20_next = crc_s1_zk_row20_reg;
     if (advance) begin
-        crc_s1_zk_row20_next = (_t105 & 32'h100000) | ((_t106 & 32'hfe480c00) | (_t107 & 32'h4125701f)) |
-            ((_t108 & 32'h2b999d21) | ((_t109 & 32'hd9a446c2) | (_t110 & 32'h5c524728)));
+        crc_s1_zk_row20_next = (_t98 & 32'h100000) | ((_t99 & 32'hfe480c00) | (_t100 & 32'h4125701f)) |
+            ((_t101 & 32'h2b999d21) | ((_t102 & 32'hd9a446c2) | (_t103 & 32'h5c524728)));
     end
 end
 
 always @* begin
     crc_s1_zk_row21_next = crc_s1_zk_row21_reg;
     if (advance) begin
-        crc_s1_zk_row21_next = (_t105 & 32'h200000) | ((_t106 & 32'he301d2f6) | (_t107 & 32'hba25cc1b)) |
-            ((_t108 & 32'h8914695b) | ((_t109 & 32'haa1c409a) | (_t110 & 32'h4d453588)));
+        crc_s1_zk_row21_next = (_t98 & 32'h200000) | ((_t99 & 32'he301d2f6) | (_t100 & 32'hba25cc1b)) |
+            ((_t101 & 32'h8914695b) | ((_t102 & 32'haa1c409a) | (_t103 & 32'h4d453588)));
     end
 end
 
 always @* begin
     crc_s1_zk_row22_next = crc_s1_zk_row22_reg;
     if (advance) begin
-        crc_s1_zk_row22_next = (_t105 & 32'h400000) | ((_t106 & 32'hd9926f1b) | (_t107 & 32'h4c24b412)) |
-            ((_t108 & 32'hcc0f81af) | ((_t109 & 32'h4d6c4c2a) | (_t110 & 32'h6f6bd0c9)));
+        crc_s1_zk_row22_next = (_t98 & 32'h400000) | ((_t99 & 32'hd9926f1b) | (_t100 & 32'h4c24b412)) |
+            ((_t101 & 32'hcc0f81af) | ((_t102 & 32'h4d6c4c2a) | (_t103 & 32'h6f6bd0c9)));
     end
 end
 
 always @* begin
     crc_s1_zk_row23_next = crc_s1_zk_row23_reg;
     if (advance) begin
-        crc_s1_zk_row23_next = (_t105 & 32'h800000) | ((_t106 & 32'hacb514c0) | (_t107 & 32'ha0264400)) |
-            ((_t108 & 32'h46385046) | ((_t109 & 32'h838c554a) | (_t110 & 32'h2b361a4a)));
+        crc_s1_zk_row23_next = (_t98 & 32'h800000) | ((_t99 & 32'hacb514c0) | (_t100 & 32'ha0264400)) |
+            ((_t101 & 32'h46385046) | ((_t102 & 32'h838c554a) | (_t103 & 32'h2b361a4a)));
     end
 end
 
 always @* begin
     crc_s1_zk_row24_next = crc_s1_zk_row24_reg;
     if (advance) begin
-        crc_s1_zk_row24_next = (_t105 & 32'h1000000) | ((_t106 & 32'h46fbe377) | (_t107 & 32'h7823a425)) |
-            ((_t108 & 32'h5257f395) | ((_t109 & 32'h1e4c678a) | (_t110 & 32'ha38d8f4d)));
+        crc_s1_zk_row24_next = (_t98 & 32'h1000000) | ((_t99 & 32'h46fbe377) | (_t100 & 32'h7823a425)) |
+            ((_t101 & 32'h5257f395) | ((_t102 & 32'h1e4c678a) | (_t103 & 32'ha38d8f4d)));
     end
 end
 
 always @* begin
     crc_s1_zk_row25_next = crc_s1_zk_row25_reg;
     if (advance) begin
-        crc_s1_zk_row25_next = (_t105 & 32'h2000000) | ((_t106 & 32'h8df7c6ee) | (_t107 & 32'hf047484a)) |
-            ((_t108 & 32'ha4afe72a) | ((_t109 & 32'h3c98cf15) | (_t110 & 32'h471b1e9b)));
+        crc_s1_zk_row25_next = (_t98 & 32'h2000000) | ((_t99 & 32'h8df7c6ee) | (_t100 & 32'hf047484a)) |
+            ((_t101 & 32'ha4afe72a) | ((_t102 & 32'h3c98cf15) | (_t103 & 32'h471b1e9b)));
     end
 end
 
 always @* begin
     crc_s1_zk_row26_next = crc_s1_zk_row26_reg;
     if (advance) begin
-        crc_s1_zk_row26_next = (_t105 & 32'h4000000) | ((_t106 & 32'h47e472b) | (_t107 & 32'hd8e1bcb0)) |
-            ((_t108 & 32'h97789d4c) | ((_t109 & 32'h60655334) | (_t110 & 32'h7bd786ef)));
+        crc_s1_zk_row26_next = (_t98 & 32'h4000000) | ((_t99 & 32'h47e472b) | (_t100 & 32'hd8e1bcb0)) |
+            ((_t101 & 32'h97789d4c) | ((_t102 & 32'h60655334) | (_t103 & 32'h7bd786ef)));
     end
 end
 
 always @* begin
     crc_s1_zk_row27_next = crc_s1_zk_row27_reg;
     if (advance) begin
-        crc_s1_zk_row27_next = (_t105 & 32'h8000000) | ((_t106 & 32'h8fc8e57) | (_t107 & 32'hb1c37961)) |
-            ((_t108 & 32'h2ef13a98) | ((_t109 & 32'hc0caa668) | (_t110 & 32'hf7af0dde)));
+        crc_s1_zk_row27_next = (_t98 & 32'h8000000) | ((_t99 & 32'h8fc8e57) | (_t100 & 32'hb1c37961)) |
+            ((_t101 & 32'h2ef13a98) | ((_t102 & 32'hc0caa668) | (_t103 & 32'hf7af0dde)));
     end
 end
 
 always @* begin
     crc_s1_zk_row28_next = crc_s1_zk_row28_reg;
     if (advance) begin
-        crc_s1_zk_row28_next = (_t105 & 32'h10000000) | ((_t106 & 32'h11f91caf) | (_t107 & 32'h6386f2c2)) |
-            ((_t108 & 32'h5de27531) | ((_t109 & 32'h81954cd1) | (_t110 & 32'hef5e1bbd)));
+        crc_s1_zk_row28_next = (_t98 & 32'h10000000) | ((_t99 & 32'h11f91caf) | (_t100 & 32'h6386f2c2)) |
+            ((_t101 & 32'h5de27531) | ((_t102 & 32'h81954cd1) | (_t103 & 32'hef5e1bbd)));
     end
 end
 
 always @* begin
     crc_s1_zk_row29_next = crc_s1_zk_row29_reg;
     if (advance) begin
-        crc_s1_zk_row29_next = (_t105 & 32'h20000000) | ((_t106 & 32'h23f2395e) | (_t107 & 32'hc70de584)) |
-            ((_t108 & 32'hbbc4ea63) | ((_t109 & 32'h32a99a3) | (_t110 & 32'hdebc377b)));
+        crc_s1_zk_row29_next = (_t98 & 32'h20000000) | ((_t99 & 32'h23f2395e) | (_t100 & 32'hc70de584)) |
+            ((_t101 & 32'hbbc4ea63) | ((_t102 & 32'h32a99a3) | (_t103 & 32'hdebc377b)));
     end
 end
 
 always @* begin
     crc_s1_zk_row30_next = crc_s1_zk_row30_reg;
     if (advance) begin
-        crc_s1_zk_row30_next = (_t105 & 32'h40000000) | ((_t106 & 32'h47e472bd) | (_t107 & 32'h8e1bcb09)) |
-            ((_t108 & 32'h7789d4c6) | ((_t109 & 32'h6553347) | (_t110 & 32'hbd786ef6)));
+        crc_s1_zk_row30_next = (_t98 & 32'h40000000) | ((_t99 & 32'h47e472bd) | (_t100 & 32'h8e1bcb09)) |
+            ((_t101 & 32'h7789d4c6) | ((_t102 & 32'h6553347) | (_t103 & 32'hbd786ef6)));
     end
 end
 
 always @* begin
     crc_s1_zk_row31_next = crc_s1_zk_row31_reg;
     if (advance) begin
-        crc_s1_zk_row31_next = (_t105 & 32'h80000000) | ((_t106 & 32'h8fc8e57b) | (_t107 & 32'h1c379612)) |
-            ((_t108 & 32'hef13a98c) | ((_t109 & 32'hcaa668f) | (_t110 & 32'h7af0ddec)));
+        crc_s1_zk_row31_next = (_t98 & 32'h80000000) | ((_t99 & 32'h8fc8e57b) | (_t100 & 32'h1c379612)) |
+            ((_t101 & 32'hef13a98c) | ((_t102 & 32'hcaa668f) | (_t103 & 32'h7af0ddec)));
     end
 end
 
@@ -1386,14 +1374,14 @@ always @* begin
     crc_s2_coeff_next = crc_s2_coeff_reg;
     if (advance) begin
         crc_s2_coeff_next = {
-            _t111 ? 32'h0 : crc_s1_zk_row31_reg, _t111 ? 32'h0 : crc_s1_zk_row30_reg, _t111 ? 32'h0 : crc_s1_zk_row29_reg, _t111 ? 32'h0 : crc_s1_zk_row28_reg,
-            _t111 ? 32'h0 : crc_s1_zk_row27_reg, _t111 ? 32'h0 : crc_s1_zk_row26_reg, _t111 ? 32'h0 : crc_s1_zk_row25_reg, _t111 ? 32'h0 : crc_s1_zk_row24_reg,
-            _t111 ? 32'h0 : crc_s1_zk_row23_reg, _t111 ? 32'h0 : crc_s1_zk_row22_reg, _t111 ? 32'h0 : crc_s1_zk_row21_reg, _t111 ? 32'h0 : crc_s1_zk_row20_reg,
-            _t111 ? 32'h0 : crc_s1_zk_row19_reg, _t111 ? 32'h0 : crc_s1_zk_row18_reg, _t111 ? 32'h0 : crc_s1_zk_row17_reg, _t111 ? 32'h0 : crc_s1_zk_row16_reg,
-            _t111 ? 32'h0 : crc_s1_zk_row15_reg, _t111 ? 32'h0 : crc_s1_zk_row14_reg, _t111 ? 32'h0 : crc_s1_zk_row13_reg, _t111 ? 32'h0 : crc_s1_zk_row12_reg,
-            _t111 ? 32'h0 : crc_s1_zk_row11_reg, _t111 ? 32'h0 : crc_s1_zk_row10_reg, _t111 ? 32'h0 : crc_s1_zk_row9_reg, _t111 ? 32'h0 : crc_s1_zk_row8_reg,
-            _t111 ? 32'h0 : crc_s1_zk_row7_reg, _t111 ? 32'h0 : crc_s1_zk_row6_reg, _t111 ? 32'h0 : crc_s1_zk_row5_reg, _t111 ? 32'h0 : crc_s1_zk_row4_reg,
-            _t111 ? 32'h0 : crc_s1_zk_row3_reg, _t111 ? 32'h0 : crc_s1_zk_row2_reg, _t111 ? 32'h0 : crc_s1_zk_row1_reg, _t111 ? 32'h0 : crc_s1_zk_row0_reg
+            _t104 ? 32'h0 : crc_s1_zk_row31_reg, _t104 ? 32'h0 : crc_s1_zk_row30_reg, _t104 ? 32'h0 : crc_s1_zk_row29_reg, _t104 ? 32'h0 : crc_s1_zk_row28_reg,
+            _t104 ? 32'h0 : crc_s1_zk_row27_reg, _t104 ? 32'h0 : crc_s1_zk_row26_reg, _t104 ? 32'h0 : crc_s1_zk_row25_reg, _t104 ? 32'h0 : crc_s1_zk_row24_reg,
+            _t104 ? 32'h0 : crc_s1_zk_row23_reg, _t104 ? 32'h0 : crc_s1_zk_row22_reg, _t104 ? 32'h0 : crc_s1_zk_row21_reg, _t104 ? 32'h0 : crc_s1_zk_row20_reg,
+            _t104 ? 32'h0 : crc_s1_zk_row19_reg, _t104 ? 32'h0 : crc_s1_zk_row18_reg, _t104 ? 32'h0 : crc_s1_zk_row17_reg, _t104 ? 32'h0 : crc_s1_zk_row16_reg,
+            _t104 ? 32'h0 : crc_s1_zk_row15_reg, _t104 ? 32'h0 : crc_s1_zk_row14_reg, _t104 ? 32'h0 : crc_s1_zk_row13_reg, _t104 ? 32'h0 : crc_s1_zk_row12_reg,
+            _t104 ? 32'h0 : crc_s1_zk_row11_reg, _t104 ? 32'h0 : crc_s1_zk_row10_reg, _t104 ? 32'h0 : crc_s1_zk_row9_reg, _t104 ? 32'h0 : crc_s1_zk_row8_reg,
+            _t104 ? 32'h0 : crc_s1_zk_row7_reg, _t104 ? 32'h0 : crc_s1_zk_row6_reg, _t104 ? 32'h0 : crc_s1_zk_row5_reg, _t104 ? 32'h0 : crc_s1_zk_row4_reg,
+            _t104 ? 32'h0 : crc_s1_zk_row3_reg, _t104 ? 32'h0 : crc_s1_zk_row2_reg, _t104 ? 32'h0 : crc_s1_zk_row1_reg, _t104 ? 32'h0 : crc_s1_zk_row0_reg
         };
     end
 end
@@ -1606,10 +1594,10 @@ always @* begin
     if (out_in_ready_reg) begin
         if (out_out_ready | _t92) begin
             out_valid_next = v_emit;
-            out_data_next = _t112;
+            out_data_next = _t105;
         end else begin
             out_temp_valid_next = v_emit;
-            out_temp_data_next = _t112;
+            out_temp_data_next = _t105;
         end
     end else begin
         if (out_out_ready) begin
@@ -1628,27 +1616,27 @@ end
 always @* begin
     rx_ctx_wb1_valid_next = rx_ctx_wb1_valid_reg;
     rx_ctx_wb1_data_next = rx_ctx_wb1_data_reg;
-    rx_ctx_wb1_valid_next = _t113;
-    rx_ctx_wb1_data_next = _t114;
+    rx_ctx_wb1_valid_next = _t106;
+    rx_ctx_wb1_data_next = _t107;
 end
 
 always @* begin
     rx_ctx_rd_data_next = rx_ctx_rd_data_reg;
-    if (_t116) begin
-        rx_ctx_rd_data_next = rx_ctx_mem[_t117];
+    if (_t109) begin
+        rx_ctx_rd_data_next = rx_ctx_mem[_t110];
     end
 end
 
 always @* begin
     rx_ctx_rd_index_d1_next = rx_ctx_rd_index_d1_reg;
-    if (_t116) begin
-        rx_ctx_rd_index_d1_next = _t117;
+    if (_t109) begin
+        rx_ctx_rd_index_d1_next = _t110;
     end
 end
 
 always @* begin
     rx_ctx_fwd1_next = rx_ctx_fwd1_reg;
-    rx_ctx_fwd1_next = _t116 ? (_t118 == _t117) : (_t118 == rx_ctx_rd_index_d1_reg);
+    rx_ctx_fwd1_next = _t109 ? (_t111 == _t110) : (_t111 == rx_ctx_rd_index_d1_reg);
 end
 
 always @* begin
@@ -1701,26 +1689,26 @@ always @* begin
     end
     fill_next = (fill_reg + (accept ? {4'b0000, in_beat_octets} : 8'h0)) - (go ? (words << 2'b10) : 8'h0);
     if (hdr_load | go) begin
-        ul_now_next = _t119 ? ulpdu_length : _t89;
-        last_beat_next = _t119 ? ulpdu_length_last : _t88;
-        mf_words_next = _t119 ? ulpdu_length_words : next_mf_words;
+        ul_now_next = _t112 ? ulpdu_length : _t89;
+        last_beat_next = _t112 ? ulpdu_length_last : _t88;
+        mf_words_next = _t112 ? ulpdu_length_words : next_mf_words;
         over_max_next = ulpdu_length_over;
         hdr_ok_next = hdr_at_start | (last_beat_reg & (~oversize) & next_hdr_in);
     end
     if (go) begin
         at_start_next = fpdu_end;
-        hdr_off_next = marker_retired ? (_t120 + 15'h1) : _t120;
-        marker_pos_next = marker_retired ? _t121 : _t122;
-        marker_near_next = marker_retired ? (_t121 < 7'h5) : (_t122 < 7'h5);
+        hdr_off_next = marker_retired ? (_t113 + 15'h1) : _t113;
+        marker_pos_next = marker_retired ? _t114 : _t115;
+        marker_near_next = marker_retired ? (_t114 < 7'h5) : (_t115 < 7'h5);
         rd_ptr_next = rd_ptr_reg + words[2:0];
     end
-    if (_t123) begin
+    if (_t116) begin
         marker_fault_next = marker_bad & (~v_beat_last);
     end
-    if (_t123 & v_qp_resumed) begin
+    if (_t116 & v_qp_resumed) begin
         out_stopped_next = 1'b0;
     end
-    if (_t124) begin
+    if (_t117) begin
         out_stopped_next = 1'b1;
         if (wb_pending_reg & (v_qp_qp == drain_qp_reg_reg)) begin
             wb_stopped_next = 1'b1;
@@ -1737,7 +1725,7 @@ always @* begin
     if (go) begin
         crc_resume_next = 1'b0;
     end
-    if (_t123) begin
+    if (_t116) begin
         back_crc_next = {crc_count_reg, crc_crc_reg};
     end
     if ((~wb_pending_reg) & (_t92 | (out_data_reg[91:82] != drain_qp_reg_reg))) begin
@@ -1747,7 +1735,7 @@ always @* begin
         wb_pending_next = 1'b0;
     end
     if (drain_done & (~wb_write)) begin
-        wb_ctx_next = _t115;
+        wb_ctx_next = _t108;
     end
     if (cfg_valid & (cfg_qp == ctx_qp_reg_reg)) begin
         ctx_valid_next = 1'b0;
@@ -1784,12 +1772,12 @@ always @* begin
                     over_max_next = ctx_in_over_max;
                     hdr_off_next = ctx_in_hdr_off;
                     marker_pos_next = ctx_in_marker_pos;
-                    marker_near_next = _t125;
+                    marker_near_next = _t118;
                     mfault_saved_next = ctx_in_marker_fault;
                     crc_resume_next = 1'b1;
                     crc_saved_next = ctx_in_crc;
                     fill_next = ctx_in_fill;
-                    ring_next = _t126;
+                    ring_next = _t119;
                     rd_ptr_next = 3'b000;
                     wr_ptr_next = ctx_in_fill[4:0];
                 end else begin
@@ -1802,7 +1790,7 @@ always @* begin
                 drain_qp_reg_next = ctx_qp_reg_reg;
                 wb_pending_next = ctx_valid_reg;
                 drain_busy_reg_next = ctx_valid_reg;
-                wb_stopped_next = stopped_reg | _t124;
+                wb_stopped_next = stopped_reg | _t117;
                 if (crc_resume_reg) begin
                     back_crc_next = crc_saved_reg;
                     marker_fault_next = mfault_saved_reg;
@@ -1826,12 +1814,12 @@ always @* begin
                 over_max_next = ctx_in_over_max;
                 hdr_off_next = ctx_in_hdr_off;
                 marker_pos_next = ctx_in_marker_pos;
-                marker_near_next = _t125;
+                marker_near_next = _t118;
                 mfault_saved_next = ctx_in_marker_fault;
                 crc_resume_next = 1'b1;
                 crc_saved_next = ctx_in_crc;
                 fill_next = ctx_in_fill;
-                ring_next = _t126;
+                ring_next = _t119;
                 rd_ptr_next = 3'b000;
                 wr_ptr_next = ctx_in_fill[4:0];
             end
@@ -1956,8 +1944,8 @@ always @(posedge clk) begin
     reader_idle_seen_reg <= reader_idle_seen_next;
     rx_ctx_rd_index_d1_reg <= rx_ctx_rd_index_d1_next;
     rx_ctx_fwd1_reg <= rx_ctx_fwd1_next;
-    if (_t113) begin
-        rx_ctx_mem[_t118] <= _t114;
+    if (_t106) begin
+        rx_ctx_mem[_t111] <= _t107;
     end
 
     if (rst) begin

@@ -149,7 +149,8 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
   const state = input.state ?? lit(stateWidth, 0);
   const countOneHot = countIn instanceof Expr ? oneHotOf(countIn) : countIn.oneHot;
   const shiftOf = (oh: Expr): Expr => cat(...Array.from({ length: countWidth }, (_, b) => orOfOneHot(oh, ks.filter((k) => ((N - k) >> b) & 1))).reverse());
-  const keptOf = (oh: Expr): Expr => cat(...Array.from({ length: N }, (_, i) => orOfOneHot(oh, ks.slice(i + 1))).reverse());
+  // From a binary count, a compare each (not through the one-hot).
+  const keptOf = (oh: Expr): Expr => cat(...Array.from({ length: N }, (_, i) => (countIn instanceof Expr ? countIn.gt(lit(countWidth, i)) : orOfOneHot(oh, ks.slice(i + 1)))).reverse());
   const s0 = opts.inputRegister
     ? {
         valid: stageReg('in_valid', input.valid, 0),
