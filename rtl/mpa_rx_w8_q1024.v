@@ -181,13 +181,11 @@ wire ctx_switch; // a segment of another QP is in the input register
 wire in_open; // the input register holds ctx_qp's stream
 wire accept;
 wire [63:0] in_beat_data;
-wire [87:0] wr_data_s0; // ring write placed at the pointer, bits 0+ of it
-wire [183:0] wr_data_s2; // ring write placed at the pointer, bits 2+ of it
-wire [255:0] wr_data_s4; // ring write placed at the pointer, bits 4+ of it
-wire [10:0] wr_keep_s0; // ring write placed at the pointer, bits 0+ of it
-wire [22:0] wr_keep_s2; // ring write placed at the pointer, bits 2+ of it
-wire [31:0] wr_keep_s4; // ring write placed at the pointer, bits 4+ of it
-wire [255:0] wr_mask;
+wire [63:0] wr_data_s0; // ring write placed at the pointer, bits 0+ of it
+wire [63:0] wr_data_s2; // ring write placed at the pointer, bits 2+ of it
+wire [7:0] wr_keep_s0; // ring write placed at the pointer, bits 0+ of it
+wire [7:0] wr_keep_s2; // ring write placed at the pointer, bits 2+ of it
+wire [255:0] wr_mask; // the ring octets the input beat writes
 // verilator lint_off UNUSED
 // bits [1:0] are 0: cfg_seq is 4-aligned relative to S0 (spec/mpa.md §4.5)
 wire [8:0] seq_off; // cfg_seq - S0 (mod 512)
@@ -438,28 +436,28 @@ wire [7:0] _t11;
 wire [7:0] _t12;
 wire [7:0] _t13;
 wire [7:0] _t14;
-wire [7:0] _t15;
-wire [7:0] _t16;
-wire [7:0] _t17;
-wire [7:0] _t18;
-wire [7:0] _t19;
-wire [7:0] _t20;
-wire [7:0] _t21;
-wire [7:0] _t22;
-wire [7:0] _t23;
-wire [7:0] _t24;
-wire [7:0] _t25;
-wire [7:0] _t26;
-wire [7:0] _t27;
-wire [7:0] _t28;
-wire [7:0] _t29;
-wire [7:0] _t30;
-wire [7:0] _t31;
-wire [7:0] _t32;
+wire _t15;
+wire _t16;
+wire _t17;
+wire _t18;
+wire _t19;
+wire _t20;
+wire _t21;
+wire _t22;
+wire _t23;
+wire _t24;
+wire _t25;
+wire _t26;
+wire _t27;
+wire _t28;
+wire _t29;
+wire _t30;
+wire _t31;
+wire _t32;
 wire _t33;
-wire _t34;
-wire _t35;
-wire _t36;
+wire [31:0] _t34;
+wire [31:0] _t35;
+wire [31:0] _t36;
 wire _t37;
 wire _t38;
 wire _t39;
@@ -468,83 +466,59 @@ wire _t41;
 wire _t42;
 wire _t43;
 wire _t44;
-wire _t45;
+wire [15:0] _t45;
 wire _t46;
 wire _t47;
-wire _t48;
+wire [15:0] _t48;
 wire _t49;
 wire _t50;
-wire _t51;
+wire [15:0] _t51;
 wire _t52;
 wire _t53;
 wire _t54;
-wire _t55;
+wire [15:0] _t55;
 wire _t56;
-wire _t57;
+wire [15:0] _t57;
 wire _t58;
-wire [31:0] _t59;
-wire [31:0] _t60;
-wire [31:0] _t61;
+wire _t59;
+wire _t60;
+wire _t61;
 wire _t62;
 wire _t63;
-wire _t64;
-wire _t65;
+// verilator lint_off UNUSED
+wire [15:0] _t64; // read through slices
+// verilator lint_on UNUSED
+wire [7:0] _t65;
 wire _t66;
 wire _t67;
 wire _t68;
 wire _t69;
-wire [15:0] _t70;
+wire _t70;
 wire _t71;
-wire _t72;
-wire [15:0] _t73;
-wire _t74;
-wire _t75;
-wire [15:0] _t76;
-wire _t77;
-wire _t78;
+wire [86:0] _t72;
+wire [31:0] _t73;
+wire [31:0] _t74;
+wire [31:0] _t75;
+wire [31:0] _t76;
+wire [31:0] _t77;
+wire [31:0] _t78;
 wire _t79;
-wire [15:0] _t80;
+wire [91:0] _t80;
 wire _t81;
-wire [15:0] _t82;
-wire _t83;
+wire [264:0] _t82;
+wire [264:0] _t83;
 wire _t84;
-wire _t85;
-wire _t86;
-wire _t87;
+wire [9:0] _t85;
+wire [9:0] _t86;
+wire [63:0] _t87;
 wire _t88;
-// verilator lint_off UNUSED
-wire [15:0] _t89; // read through slices
-// verilator lint_on UNUSED
-wire [7:0] _t90;
-wire _t91;
+wire [14:0] _t89;
+wire [6:0] _t90;
+wire [6:0] _t91;
 wire _t92;
 wire _t93;
 wire _t94;
-wire _t95;
-wire _t96;
-wire [86:0] _t97;
-wire [31:0] _t98;
-wire [31:0] _t99;
-wire [31:0] _t100;
-wire [31:0] _t101;
-wire [31:0] _t102;
-wire [31:0] _t103;
-wire _t104;
-wire [91:0] _t105;
-wire _t106;
-wire [264:0] _t107;
-wire [264:0] _t108;
-wire _t109;
-wire [9:0] _t110;
-wire [9:0] _t111;
-wire _t112;
-wire [14:0] _t113;
-wire [6:0] _t114;
-wire [6:0] _t115;
-wire _t116;
-wire _t117;
-wire _t118;
-wire [255:0] _t119;
+wire [255:0] _t95;
 
 assign _t0 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
 assign _t1 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
@@ -553,131 +527,107 @@ assign _t3 = s_axis_tkeep[2] & (~s_axis_tkeep[3]);
 assign _t4 = ~in_valid_reg;
 assign _t5 = ctx_state_reg == CTX_STATE_RUN;
 assign _t6 = ~stopped_reg;
-assign _t7 = wr_ptr_reg[0] ? in_beat_data[63:56] : 8'h0;
-assign _t8 = wr_ptr_reg[0] ? 8'h0 : 8'h0;
-assign _t9 = wr_ptr_reg[0] ? in_beat_data[55:48] : in_beat_data[63:56];
+assign _t7 = wr_ptr_reg[0] ? in_beat_data[39:32] : in_beat_data[47:40];
+assign _t8 = wr_ptr_reg[0] ? in_beat_data[55:48] : in_beat_data[63:56];
+assign _t9 = wr_ptr_reg[0] ? in_beat_data[31:24] : in_beat_data[39:32];
 assign _t10 = wr_ptr_reg[0] ? in_beat_data[47:40] : in_beat_data[55:48];
-assign _t11 = wr_ptr_reg[0] ? in_beat_data[39:32] : in_beat_data[47:40];
-assign _t12 = wr_ptr_reg[0] ? in_beat_data[31:24] : in_beat_data[39:32];
-assign _t13 = wr_ptr_reg[0] ? in_beat_data[23:16] : in_beat_data[31:24];
-assign _t14 = wr_ptr_reg[0] ? in_beat_data[15:8] : in_beat_data[23:16];
-assign _t15 = wr_ptr_reg[0] ? in_beat_data[7:0] : in_beat_data[15:8];
-assign _t16 = wr_ptr_reg[0] ? 8'h0 : in_beat_data[7:0];
-assign _t17 = wr_ptr_reg[2] ? wr_data_s0[87:80] : 8'h0;
-assign _t18 = wr_ptr_reg[2] ? 8'h0 : 8'h0;
-assign _t19 = wr_ptr_reg[2] ? wr_data_s0[79:72] : 8'h0;
-assign _t20 = wr_ptr_reg[2] ? wr_data_s0[71:64] : 8'h0;
-assign _t21 = wr_ptr_reg[2] ? wr_data_s0[63:56] : 8'h0;
-assign _t22 = wr_ptr_reg[2] ? wr_data_s0[55:48] : wr_data_s0[87:80];
-assign _t23 = wr_ptr_reg[2] ? wr_data_s0[47:40] : wr_data_s0[79:72];
-assign _t24 = wr_ptr_reg[2] ? wr_data_s0[39:32] : wr_data_s0[71:64];
-assign _t25 = wr_ptr_reg[2] ? wr_data_s0[31:24] : wr_data_s0[63:56];
-assign _t26 = wr_ptr_reg[2] ? wr_data_s0[23:16] : wr_data_s0[55:48];
-assign _t27 = wr_ptr_reg[2] ? wr_data_s0[15:8] : wr_data_s0[47:40];
-assign _t28 = wr_ptr_reg[2] ? wr_data_s0[7:0] : wr_data_s0[39:32];
-assign _t29 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[31:24];
-assign _t30 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[23:16];
-assign _t31 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[15:8];
-assign _t32 = wr_ptr_reg[2] ? 8'h0 : wr_data_s0[7:0];
-assign _t33 = wr_ptr_reg[0] ? in_beat_keep[7] : 1'b0;
-assign _t34 = wr_ptr_reg[0] ? 1'b0 : 1'b0;
-assign _t35 = wr_ptr_reg[0] ? in_beat_keep[6] : in_beat_keep[7];
-assign _t36 = wr_ptr_reg[0] ? in_beat_keep[5] : in_beat_keep[6];
-assign _t37 = wr_ptr_reg[0] ? in_beat_keep[4] : in_beat_keep[5];
-assign _t38 = wr_ptr_reg[0] ? in_beat_keep[3] : in_beat_keep[4];
-assign _t39 = wr_ptr_reg[0] ? in_beat_keep[2] : in_beat_keep[3];
-assign _t40 = wr_ptr_reg[0] ? in_beat_keep[1] : in_beat_keep[2];
-assign _t41 = wr_ptr_reg[0] ? in_beat_keep[0] : in_beat_keep[1];
-assign _t42 = wr_ptr_reg[0] ? 1'b0 : in_beat_keep[0];
-assign _t43 = wr_ptr_reg[2] ? wr_keep_s0[10] : 1'b0;
-assign _t44 = wr_ptr_reg[2] ? 1'b0 : 1'b0;
-assign _t45 = wr_ptr_reg[2] ? wr_keep_s0[9] : 1'b0;
-assign _t46 = wr_ptr_reg[2] ? wr_keep_s0[8] : 1'b0;
-assign _t47 = wr_ptr_reg[2] ? wr_keep_s0[7] : 1'b0;
-assign _t48 = wr_ptr_reg[2] ? wr_keep_s0[6] : wr_keep_s0[10];
-assign _t49 = wr_ptr_reg[2] ? wr_keep_s0[5] : wr_keep_s0[9];
-assign _t50 = wr_ptr_reg[2] ? wr_keep_s0[4] : wr_keep_s0[8];
-assign _t51 = wr_ptr_reg[2] ? wr_keep_s0[3] : wr_keep_s0[7];
-assign _t52 = wr_ptr_reg[2] ? wr_keep_s0[2] : wr_keep_s0[6];
-assign _t53 = wr_ptr_reg[2] ? wr_keep_s0[1] : wr_keep_s0[5];
-assign _t54 = wr_ptr_reg[2] ? wr_keep_s0[0] : wr_keep_s0[4];
-assign _t55 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[3];
-assign _t56 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[2];
-assign _t57 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[1];
-assign _t58 = wr_ptr_reg[2] ? 1'b0 : wr_keep_s0[0];
-assign _t59 = rd_ptr_reg[0] ? win_s2[191:160] : win_s2[159:128];
-assign _t60 = rd_ptr_reg[0] ? win_s2[159:128] : win_s2[127:96];
-assign _t61 = rd_ptr_reg[0] ? win_s2[127:96] : win_s2[95:64];
-assign _t62 = marker_in & (marker_pos_reg[2:0] <= 3'b010);
-assign _t63 = marker_in & (marker_pos_reg[2:0] <= 3'b001);
-assign _t64 = marker_in & (marker_pos_reg[2:0] <= 3'b000);
-assign _t65 = words_avail > mf_words_reg;
-assign _t66 = _t6 & ctx_valid_reg;
-assign _t67 = at_start_reg ? (hdr_ok_reg & (oversize | have_words)) : have_words;
-assign _t68 = hdr_at_start ? (~lead_marker) : (_t69 & (~_t64));
-assign _t69 = mf_words_reg[2:0] == 3'b000;
-assign _t70 = {win_s0[7:0], win_s0[15:8]};
-assign _t71 = hdr_at_start ? lead_marker : ((_t72 & (~_t63)) | (_t69 & _t64));
-assign _t72 = mf_words_reg[2:0] == 3'b001;
-assign _t73 = {win_s0[39:32], win_s0[47:40]};
-assign _t74 = hdr_at_start ? 1'b0 : ((_t75 & (~_t62)) | (_t72 & _t63));
-assign _t75 = mf_words_reg[2:0] == 3'b010;
-assign _t76 = {win_s0[71:64], win_s0[79:72]};
-assign _t77 = hdr_at_start ? 1'b0 : ((_t78 & (~_t79)) | (_t75 & _t62));
-assign _t78 = mf_words_reg[2:0] == 3'b011;
-assign _t79 = marker_in & (marker_pos_reg[2:0] <= 3'b011);
-assign _t80 = {win_s0[103:96], win_s0[111:104]};
-assign _t81 = hdr_at_start ? 1'b0 : (((mf_words_reg[2:0] == 3'b100) & (~(marker_in & (marker_pos_reg[2:0] <= 3'b100)))) | (_t78 & _t79));
-assign _t82 = {win_s0[135:128], win_s0[143:136]};
-assign _t83 = ({win_s0[7:0], win_s0[15:12]} == 12'h0) & ((~win_s0[11]) | (win_s0[10:8] == 3'b000));
-assign _t84 = ({win_s0[39:32], win_s0[47:44]} == 12'h0) & ((~win_s0[43]) | (win_s0[42:40] == 3'b000));
-assign _t85 = ({win_s0[71:64], win_s0[79:76]} == 12'h0) & ((~win_s0[75]) | (win_s0[74:72] == 3'b000));
-assign _t86 = ({win_s0[103:96], win_s0[111:108]} == 12'h0) & ((~win_s0[107]) | (win_s0[106:104] == 3'b000));
-assign _t87 = ({win_s0[135:128], win_s0[143:140]} == 12'h0) & ((~win_s0[139]) | (win_s0[138:136] == 3'b000));
-assign _t88 = ul_now_reg <= 16'h10;
-assign _t89 = ul_now_reg - 16'h8;
-assign _t90 = mf_words_reg + 8'h1;
-assign _t91 = crc_bad | marker_bad;
-assign _t92 = ~out_valid_reg;
-assign _t93 = ~(crc_in_valid_reg | crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg);
-assign _t94 = ~drain_busy_reg_reg;
-assign _t95 = ctx_state_reg == CTX_STATE_FETCH;
-assign _t96 = ~ctx_cfg_hit;
-assign _t97 = {{in_octets, s_axis_tkeep, s_axis_tdata}, s_axis_tlast, s_axis_tid};
-assign _t98 = {32{crc_rows_by[0]}};
-assign _t99 = {32{crc_rows_by[1]}};
-assign _t100 = {32{crc_rows_by[2]}};
-assign _t101 = {32{crc_rows_by[3]}};
-assign _t102 = {32{crc_rows_by[4]}};
-assign _t103 = {32{crc_rows_by[5]}};
-assign _t104 = crc_s1_start_reg | crc_s1_load_reg;
-assign _t105 = {
+assign _t11 = wr_ptr_reg[0] ? in_beat_data[23:16] : in_beat_data[31:24];
+assign _t12 = wr_ptr_reg[0] ? in_beat_data[15:8] : in_beat_data[23:16];
+assign _t13 = wr_ptr_reg[0] ? in_beat_data[7:0] : in_beat_data[15:8];
+assign _t14 = wr_ptr_reg[0] ? in_beat_data[63:56] : in_beat_data[7:0];
+assign _t15 = wr_ptr_reg[0] ? in_beat_keep[4] : in_beat_keep[5];
+assign _t16 = wr_ptr_reg[0] ? in_beat_keep[6] : in_beat_keep[7];
+assign _t17 = wr_ptr_reg[0] ? in_beat_keep[3] : in_beat_keep[4];
+assign _t18 = wr_ptr_reg[0] ? in_beat_keep[5] : in_beat_keep[6];
+assign _t19 = wr_ptr_reg[0] ? in_beat_keep[2] : in_beat_keep[3];
+assign _t20 = wr_ptr_reg[0] ? in_beat_keep[1] : in_beat_keep[2];
+assign _t21 = wr_ptr_reg[0] ? in_beat_keep[0] : in_beat_keep[1];
+assign _t22 = wr_ptr_reg[0] ? in_beat_keep[7] : in_beat_keep[0];
+assign _t23 = wr_ptr_reg[4:3] == 2'b11;
+assign _t24 = wr_ptr_reg[2:0] <= 3'b110;
+assign _t25 = wr_ptr_reg[4:3] == 2'b10;
+assign _t26 = wr_ptr_reg[2:0] <= 3'b101;
+assign _t27 = wr_ptr_reg[2:0] <= 3'b100;
+assign _t28 = wr_ptr_reg[2:0] <= 3'b011;
+assign _t29 = wr_ptr_reg[2:0] <= 3'b010;
+assign _t30 = wr_ptr_reg[2:0] <= 3'b001;
+assign _t31 = wr_ptr_reg[2:0] <= 3'b000;
+assign _t32 = wr_ptr_reg[4:3] == 2'b01;
+assign _t33 = wr_ptr_reg[4:3] == 2'b00;
+assign _t34 = rd_ptr_reg[0] ? win_s2[191:160] : win_s2[159:128];
+assign _t35 = rd_ptr_reg[0] ? win_s2[159:128] : win_s2[127:96];
+assign _t36 = rd_ptr_reg[0] ? win_s2[127:96] : win_s2[95:64];
+assign _t37 = marker_in & (marker_pos_reg[2:0] <= 3'b010);
+assign _t38 = marker_in & (marker_pos_reg[2:0] <= 3'b001);
+assign _t39 = marker_in & (marker_pos_reg[2:0] <= 3'b000);
+assign _t40 = words_avail > mf_words_reg;
+assign _t41 = _t6 & ctx_valid_reg;
+assign _t42 = at_start_reg ? (hdr_ok_reg & (oversize | have_words)) : have_words;
+assign _t43 = hdr_at_start ? (~lead_marker) : (_t44 & (~_t39));
+assign _t44 = mf_words_reg[2:0] == 3'b000;
+assign _t45 = {win_s0[7:0], win_s0[15:8]};
+assign _t46 = hdr_at_start ? lead_marker : ((_t47 & (~_t38)) | (_t44 & _t39));
+assign _t47 = mf_words_reg[2:0] == 3'b001;
+assign _t48 = {win_s0[39:32], win_s0[47:40]};
+assign _t49 = hdr_at_start ? 1'b0 : ((_t50 & (~_t37)) | (_t47 & _t38));
+assign _t50 = mf_words_reg[2:0] == 3'b010;
+assign _t51 = {win_s0[71:64], win_s0[79:72]};
+assign _t52 = hdr_at_start ? 1'b0 : ((_t53 & (~_t54)) | (_t50 & _t37));
+assign _t53 = mf_words_reg[2:0] == 3'b011;
+assign _t54 = marker_in & (marker_pos_reg[2:0] <= 3'b011);
+assign _t55 = {win_s0[103:96], win_s0[111:104]};
+assign _t56 = hdr_at_start ? 1'b0 : (((mf_words_reg[2:0] == 3'b100) & (~(marker_in & (marker_pos_reg[2:0] <= 3'b100)))) | (_t53 & _t54));
+assign _t57 = {win_s0[135:128], win_s0[143:136]};
+assign _t58 = ({win_s0[7:0], win_s0[15:12]} == 12'h0) & ((~win_s0[11]) | (win_s0[10:8] == 3'b000));
+assign _t59 = ({win_s0[39:32], win_s0[47:44]} == 12'h0) & ((~win_s0[43]) | (win_s0[42:40] == 3'b000));
+assign _t60 = ({win_s0[71:64], win_s0[79:76]} == 12'h0) & ((~win_s0[75]) | (win_s0[74:72] == 3'b000));
+assign _t61 = ({win_s0[103:96], win_s0[111:108]} == 12'h0) & ((~win_s0[107]) | (win_s0[106:104] == 3'b000));
+assign _t62 = ({win_s0[135:128], win_s0[143:140]} == 12'h0) & ((~win_s0[139]) | (win_s0[138:136] == 3'b000));
+assign _t63 = ul_now_reg <= 16'h10;
+assign _t64 = ul_now_reg - 16'h8;
+assign _t65 = mf_words_reg + 8'h1;
+assign _t66 = crc_bad | marker_bad;
+assign _t67 = ~out_valid_reg;
+assign _t68 = ~(crc_in_valid_reg | crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg);
+assign _t69 = ~drain_busy_reg_reg;
+assign _t70 = ctx_state_reg == CTX_STATE_FETCH;
+assign _t71 = ~ctx_cfg_hit;
+assign _t72 = {{in_octets, s_axis_tkeep, s_axis_tdata}, s_axis_tlast, s_axis_tid};
+assign _t73 = {32{crc_rows_by[0]}};
+assign _t74 = {32{crc_rows_by[1]}};
+assign _t75 = {32{crc_rows_by[2]}};
+assign _t76 = {32{crc_rows_by[3]}};
+assign _t77 = {32{crc_rows_by[4]}};
+assign _t78 = {32{crc_rows_by[5]}};
+assign _t79 = crc_s1_start_reg | crc_s1_load_reg;
+assign _t80 = {
     v_qp_qp,
     (v_beat_oversize | (~crc_bad)) ? ERR_MARKER : ERR_CRC,
-    (~v_beat_oversize) & v_beat_last & (~_t91),
+    (~v_beat_oversize) & v_beat_last & (~_t66),
     v_beat_last,
     v_beat_keep,
     v_beat_data
 };
-assign _t106 = cfg_valid | wb_write;
-assign _t107 = cfg_valid ?
-    {160'h0, 8'h0, 35'h0, 1'b0, first_marker_pos, 15'h0, 1'b0, 1'b0, 16'h0, 1'b0, 1'b1, 1'b0, cfg_max_ulpdu, cfg_crc, cfg_markers} :
-    _t108;
-assign _t108 = {
+assign _t81 = cfg_valid | wb_write;
+assign _t82 = cfg_valid ? {160'h0, 8'h0, 35'h0, 1'b0, first_marker_pos, 15'h0, 1'b0, 1'b0, 16'h0, 1'b0, 1'b1, 1'b0, cfg_max_ulpdu, cfg_crc, cfg_markers} : _t83;
+assign _t83 = {
     wb_ctx_reg[264:105], wb_ctx_reg[104:97], back_crc_reg, marker_fault_reg, wb_ctx_reg[60:54], wb_ctx_reg[53:39], wb_ctx_reg[38], wb_ctx_reg[37],
     wb_ctx_reg[36:21], wb_ctx_reg[20], wb_ctx_reg[19], wb_stopped_reg, wb_ctx_reg[17:2], wb_ctx_reg[1], wb_ctx_reg[0]
 };
-assign _t109 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t95 & ctx_cfg_hit);
-assign _t110 = _t5 ? in_qp_qp : ctx_next_qp_reg;
-assign _t111 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
-assign _t112 = hdr_at_start | fpdu_end;
-assign _t113 = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, mf_words_reg};
-assign _t114 = _t115 - 7'h1;
-assign _t115 = marker_pos_reg - mf_words_reg[6:0];
-assign _t116 = advance & crc_valid_reg;
-assign _t117 = advance & fail;
-assign _t118 = ctx_in_marker_pos < 7'h5;
-assign _t119 = {96'h0, ctx_in_words};
+assign _t84 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t70 & ctx_cfg_hit);
+assign _t85 = _t5 ? in_qp_qp : ctx_next_qp_reg;
+assign _t86 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
+assign _t87 = {
+    wr_data_s2[63:56], wr_data_s2[55:48], wr_data_s2[47:40], wr_data_s2[39:32], wr_data_s2[31:24], wr_data_s2[23:16], wr_data_s2[15:8], wr_data_s2[7:0]
+};
+assign _t88 = hdr_at_start | fpdu_end;
+assign _t89 = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, mf_words_reg};
+assign _t90 = _t91 - 7'h1;
+assign _t91 = marker_pos_reg - mf_words_reg[6:0];
+assign _t92 = advance & crc_valid_reg;
+assign _t93 = advance & fail;
+assign _t94 = ctx_in_marker_pos < 7'h5;
+assign _t95 = {96'h0, ctx_in_words};
 assign fpdu_count = good_fpdus_reg;
 assign ctx_qp = ctx_qp_reg_reg;
 assign in_octets = {
@@ -700,103 +650,66 @@ assign in_out_ready = in_open & (stopped_reg | ring_room);
 assign accept = in_open & (in_valid_reg & ring_room) & _t6;
 assign in_beat_data = in_qp_beat[63:0];
 assign wr_data_s0 = {
-    wr_ptr_reg[1] ? _t7 : _t8, wr_ptr_reg[1] ? _t9 : _t8, wr_ptr_reg[1] ? _t10 : _t7, wr_ptr_reg[1] ? _t11 : _t9, wr_ptr_reg[1] ? _t12 : _t10,
-    wr_ptr_reg[1] ? _t13 : _t11, wr_ptr_reg[1] ? _t14 : _t12, wr_ptr_reg[1] ? _t15 : _t13, wr_ptr_reg[1] ? _t16 : _t14, wr_ptr_reg[1] ? _t8 : _t15,
-    wr_ptr_reg[1] ? _t8 : _t16
+    wr_ptr_reg[1] ? _t7 : _t8, wr_ptr_reg[1] ? _t9 : _t10, wr_ptr_reg[1] ? _t11 : _t7, wr_ptr_reg[1] ? _t12 : _t9, wr_ptr_reg[1] ? _t13 : _t11,
+    wr_ptr_reg[1] ? _t14 : _t12, wr_ptr_reg[1] ? _t8 : _t13, wr_ptr_reg[1] ? _t10 : _t14
 };
 assign wr_data_s2 = {
-    wr_ptr_reg[3] ? _t17 : _t18, wr_ptr_reg[3] ? _t19 : _t18, wr_ptr_reg[3] ? _t20 : _t18, wr_ptr_reg[3] ? _t21 : _t18, wr_ptr_reg[3] ? _t22 : _t18,
-    wr_ptr_reg[3] ? _t23 : _t18, wr_ptr_reg[3] ? _t24 : _t18, wr_ptr_reg[3] ? _t25 : _t18, wr_ptr_reg[3] ? _t26 : _t17, wr_ptr_reg[3] ? _t27 : _t19,
-    wr_ptr_reg[3] ? _t28 : _t20, wr_ptr_reg[3] ? _t29 : _t21, wr_ptr_reg[3] ? _t30 : _t22, wr_ptr_reg[3] ? _t31 : _t23, wr_ptr_reg[3] ? _t32 : _t24,
-    wr_ptr_reg[3] ? _t18 : _t25, wr_ptr_reg[3] ? _t18 : _t26, wr_ptr_reg[3] ? _t18 : _t27, wr_ptr_reg[3] ? _t18 : _t28, wr_ptr_reg[3] ? _t18 : _t29,
-    wr_ptr_reg[3] ? _t18 : _t30, wr_ptr_reg[3] ? _t18 : _t31, wr_ptr_reg[3] ? _t18 : _t32
-};
-assign wr_data_s4 = {
-    wr_ptr_reg[4] ? wr_data_s2[127:120] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s2[119:112] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s2[111:104] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s2[103:96] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s2[95:88] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s2[87:80] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s2[79:72] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s2[71:64] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s2[63:56] : 8'h0,
-    wr_ptr_reg[4] ? wr_data_s2[55:48] : wr_data_s2[183:176],
-    wr_ptr_reg[4] ? wr_data_s2[47:40] : wr_data_s2[175:168],
-    wr_ptr_reg[4] ? wr_data_s2[39:32] : wr_data_s2[167:160],
-    wr_ptr_reg[4] ? wr_data_s2[31:24] : wr_data_s2[159:152],
-    wr_ptr_reg[4] ? wr_data_s2[23:16] : wr_data_s2[151:144],
-    wr_ptr_reg[4] ? wr_data_s2[15:8] : wr_data_s2[143:136],
-    wr_ptr_reg[4] ? wr_data_s2[7:0] : wr_data_s2[135:128],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[127:120],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[119:112],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[111:104],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[103:96],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[95:88],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[87:80],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[79:72],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[71:64],
-    wr_ptr_reg[4] ? 8'h0 : wr_data_s2[63:56],
-    wr_ptr_reg[4] ? wr_data_s2[183:176] : wr_data_s2[55:48],
-    wr_ptr_reg[4] ? wr_data_s2[175:168] : wr_data_s2[47:40],
-    wr_ptr_reg[4] ? wr_data_s2[167:160] : wr_data_s2[39:32],
-    wr_ptr_reg[4] ? wr_data_s2[159:152] : wr_data_s2[31:24],
-    wr_ptr_reg[4] ? wr_data_s2[151:144] : wr_data_s2[23:16],
-    wr_ptr_reg[4] ? wr_data_s2[143:136] : wr_data_s2[15:8],
-    wr_ptr_reg[4] ? wr_data_s2[135:128] : wr_data_s2[7:0]
+    wr_ptr_reg[2] ? wr_data_s0[31:24] : wr_data_s0[63:56],
+    wr_ptr_reg[2] ? wr_data_s0[23:16] : wr_data_s0[55:48],
+    wr_ptr_reg[2] ? wr_data_s0[15:8] : wr_data_s0[47:40],
+    wr_ptr_reg[2] ? wr_data_s0[7:0] : wr_data_s0[39:32],
+    wr_ptr_reg[2] ? wr_data_s0[63:56] : wr_data_s0[31:24],
+    wr_ptr_reg[2] ? wr_data_s0[55:48] : wr_data_s0[23:16],
+    wr_ptr_reg[2] ? wr_data_s0[47:40] : wr_data_s0[15:8],
+    wr_ptr_reg[2] ? wr_data_s0[39:32] : wr_data_s0[7:0]
 };
 assign wr_keep_s0 = {
-    wr_ptr_reg[1] ? _t33 : _t34, wr_ptr_reg[1] ? _t35 : _t34, wr_ptr_reg[1] ? _t36 : _t33, wr_ptr_reg[1] ? _t37 : _t35, wr_ptr_reg[1] ? _t38 : _t36,
-    wr_ptr_reg[1] ? _t39 : _t37, wr_ptr_reg[1] ? _t40 : _t38, wr_ptr_reg[1] ? _t41 : _t39, wr_ptr_reg[1] ? _t42 : _t40, wr_ptr_reg[1] ? _t34 : _t41,
-    wr_ptr_reg[1] ? _t34 : _t42
+    wr_ptr_reg[1] ? _t15 : _t16, wr_ptr_reg[1] ? _t17 : _t18, wr_ptr_reg[1] ? _t19 : _t15, wr_ptr_reg[1] ? _t20 : _t17, wr_ptr_reg[1] ? _t21 : _t19,
+    wr_ptr_reg[1] ? _t22 : _t20, wr_ptr_reg[1] ? _t16 : _t21, wr_ptr_reg[1] ? _t18 : _t22
 };
 assign wr_keep_s2 = {
-    wr_ptr_reg[3] ? _t43 : _t44, wr_ptr_reg[3] ? _t45 : _t44, wr_ptr_reg[3] ? _t46 : _t44, wr_ptr_reg[3] ? _t47 : _t44, wr_ptr_reg[3] ? _t48 : _t44,
-    wr_ptr_reg[3] ? _t49 : _t44, wr_ptr_reg[3] ? _t50 : _t44, wr_ptr_reg[3] ? _t51 : _t44, wr_ptr_reg[3] ? _t52 : _t43, wr_ptr_reg[3] ? _t53 : _t45,
-    wr_ptr_reg[3] ? _t54 : _t46, wr_ptr_reg[3] ? _t55 : _t47, wr_ptr_reg[3] ? _t56 : _t48, wr_ptr_reg[3] ? _t57 : _t49, wr_ptr_reg[3] ? _t58 : _t50,
-    wr_ptr_reg[3] ? _t44 : _t51, wr_ptr_reg[3] ? _t44 : _t52, wr_ptr_reg[3] ? _t44 : _t53, wr_ptr_reg[3] ? _t44 : _t54, wr_ptr_reg[3] ? _t44 : _t55,
-    wr_ptr_reg[3] ? _t44 : _t56, wr_ptr_reg[3] ? _t44 : _t57, wr_ptr_reg[3] ? _t44 : _t58
-};
-assign wr_keep_s4 = {
-    wr_ptr_reg[4] ? wr_keep_s2[15] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s2[14] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s2[13] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s2[12] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s2[11] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s2[10] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s2[9] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s2[8] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s2[7] : 1'b0,
-    wr_ptr_reg[4] ? wr_keep_s2[6] : wr_keep_s2[22],
-    wr_ptr_reg[4] ? wr_keep_s2[5] : wr_keep_s2[21],
-    wr_ptr_reg[4] ? wr_keep_s2[4] : wr_keep_s2[20],
-    wr_ptr_reg[4] ? wr_keep_s2[3] : wr_keep_s2[19],
-    wr_ptr_reg[4] ? wr_keep_s2[2] : wr_keep_s2[18],
-    wr_ptr_reg[4] ? wr_keep_s2[1] : wr_keep_s2[17],
-    wr_ptr_reg[4] ? wr_keep_s2[0] : wr_keep_s2[16],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[15],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[14],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[13],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[12],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[11],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[10],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[9],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[8],
-    wr_ptr_reg[4] ? 1'b0 : wr_keep_s2[7],
-    wr_ptr_reg[4] ? wr_keep_s2[22] : wr_keep_s2[6],
-    wr_ptr_reg[4] ? wr_keep_s2[21] : wr_keep_s2[5],
-    wr_ptr_reg[4] ? wr_keep_s2[20] : wr_keep_s2[4],
-    wr_ptr_reg[4] ? wr_keep_s2[19] : wr_keep_s2[3],
-    wr_ptr_reg[4] ? wr_keep_s2[18] : wr_keep_s2[2],
-    wr_ptr_reg[4] ? wr_keep_s2[17] : wr_keep_s2[1],
-    wr_ptr_reg[4] ? wr_keep_s2[16] : wr_keep_s2[0]
+    wr_ptr_reg[2] ? wr_keep_s0[3] : wr_keep_s0[7],
+    wr_ptr_reg[2] ? wr_keep_s0[2] : wr_keep_s0[6],
+    wr_ptr_reg[2] ? wr_keep_s0[1] : wr_keep_s0[5],
+    wr_ptr_reg[2] ? wr_keep_s0[0] : wr_keep_s0[4],
+    wr_ptr_reg[2] ? wr_keep_s0[7] : wr_keep_s0[3],
+    wr_ptr_reg[2] ? wr_keep_s0[6] : wr_keep_s0[2],
+    wr_ptr_reg[2] ? wr_keep_s0[5] : wr_keep_s0[1],
+    wr_ptr_reg[2] ? wr_keep_s0[4] : wr_keep_s0[0]
 };
 assign wr_mask = {
-    {8{wr_keep_s4[31]}}, {8{wr_keep_s4[30]}}, {8{wr_keep_s4[29]}}, {8{wr_keep_s4[28]}}, {8{wr_keep_s4[27]}}, {8{wr_keep_s4[26]}}, {8{wr_keep_s4[25]}},
-    {8{wr_keep_s4[24]}}, {8{wr_keep_s4[23]}}, {8{wr_keep_s4[22]}}, {8{wr_keep_s4[21]}}, {8{wr_keep_s4[20]}}, {8{wr_keep_s4[19]}}, {8{wr_keep_s4[18]}},
-    {8{wr_keep_s4[17]}}, {8{wr_keep_s4[16]}}, {8{wr_keep_s4[15]}}, {8{wr_keep_s4[14]}}, {8{wr_keep_s4[13]}}, {8{wr_keep_s4[12]}}, {8{wr_keep_s4[11]}},
-    {8{wr_keep_s4[10]}}, {8{wr_keep_s4[9]}}, {8{wr_keep_s4[8]}}, {8{wr_keep_s4[7]}}, {8{wr_keep_s4[6]}}, {8{wr_keep_s4[5]}}, {8{wr_keep_s4[4]}},
-    {8{wr_keep_s4[3]}}, {8{wr_keep_s4[2]}}, {8{wr_keep_s4[1]}}, {8{wr_keep_s4[0]}}
+    {8{wr_keep_s2[7] & _t23}},
+    {8{wr_keep_s2[6] & (_t24 ? _t23 : _t25)}},
+    {8{wr_keep_s2[5] & (_t26 ? _t23 : _t25)}},
+    {8{wr_keep_s2[4] & (_t27 ? _t23 : _t25)}},
+    {8{wr_keep_s2[3] & (_t28 ? _t23 : _t25)}},
+    {8{wr_keep_s2[2] & (_t29 ? _t23 : _t25)}},
+    {8{wr_keep_s2[1] & (_t30 ? _t23 : _t25)}},
+    {8{wr_keep_s2[0] & (_t31 ? _t23 : _t25)}},
+    {8{wr_keep_s2[7] & _t25}},
+    {8{wr_keep_s2[6] & (_t24 ? _t25 : _t32)}},
+    {8{wr_keep_s2[5] & (_t26 ? _t25 : _t32)}},
+    {8{wr_keep_s2[4] & (_t27 ? _t25 : _t32)}},
+    {8{wr_keep_s2[3] & (_t28 ? _t25 : _t32)}},
+    {8{wr_keep_s2[2] & (_t29 ? _t25 : _t32)}},
+    {8{wr_keep_s2[1] & (_t30 ? _t25 : _t32)}},
+    {8{wr_keep_s2[0] & (_t31 ? _t25 : _t32)}},
+    {8{wr_keep_s2[7] & _t32}},
+    {8{wr_keep_s2[6] & (_t24 ? _t32 : _t33)}},
+    {8{wr_keep_s2[5] & (_t26 ? _t32 : _t33)}},
+    {8{wr_keep_s2[4] & (_t27 ? _t32 : _t33)}},
+    {8{wr_keep_s2[3] & (_t28 ? _t32 : _t33)}},
+    {8{wr_keep_s2[2] & (_t29 ? _t32 : _t33)}},
+    {8{wr_keep_s2[1] & (_t30 ? _t32 : _t33)}},
+    {8{wr_keep_s2[0] & (_t31 ? _t32 : _t33)}},
+    {8{wr_keep_s2[7] & _t33}},
+    {8{wr_keep_s2[6] & (_t24 ? _t33 : _t23)}},
+    {8{wr_keep_s2[5] & (_t26 ? _t33 : _t23)}},
+    {8{wr_keep_s2[4] & (_t27 ? _t33 : _t23)}},
+    {8{wr_keep_s2[3] & (_t28 ? _t33 : _t23)}},
+    {8{wr_keep_s2[2] & (_t29 ? _t33 : _t23)}},
+    {8{wr_keep_s2[1] & (_t30 ? _t33 : _t23)}},
+    {8{wr_keep_s2[0] & (_t31 ? _t33 : _t23)}}
 };
 assign seq_off = cfg_seq - cfg_s0;
 assign first_marker_pos = 7'h0 - seq_off[8:2];
@@ -812,35 +725,35 @@ assign win_s2 = {
     rd_ptr_reg[2] ? ring_reg[159:128] : ring_reg[31:0]
 };
 assign win_s0 = {
-    rd_ptr_reg[1] ? (rd_ptr_reg[0] ? win_s2[255:224] : win_s2[223:192]) : _t59,
-    rd_ptr_reg[1] ? (rd_ptr_reg[0] ? win_s2[223:192] : win_s2[191:160]) : _t60,
-    rd_ptr_reg[1] ? _t59 : _t61,
-    rd_ptr_reg[1] ? _t60 : (rd_ptr_reg[0] ? win_s2[95:64] : win_s2[63:32]),
-    rd_ptr_reg[1] ? _t61 : (rd_ptr_reg[0] ? win_s2[63:32] : win_s2[31:0])
+    rd_ptr_reg[1] ? (rd_ptr_reg[0] ? win_s2[255:224] : win_s2[223:192]) : _t34,
+    rd_ptr_reg[1] ? (rd_ptr_reg[0] ? win_s2[223:192] : win_s2[191:160]) : _t35,
+    rd_ptr_reg[1] ? _t34 : _t36,
+    rd_ptr_reg[1] ? _t35 : (rd_ptr_reg[0] ? win_s2[95:64] : win_s2[63:32]),
+    rd_ptr_reg[1] ? _t36 : (rd_ptr_reg[0] ? win_s2[63:32] : win_s2[31:0])
 };
-assign mf_win = {_t62 ? win_s0[111:96] : win_s0[79:64], _t63 ? win_s0[95:64] : win_s0[63:32], _t64 ? win_s0[63:32] : win_s0[31:0]};
+assign mf_win = {_t37 ? win_s0[111:96] : win_s0[79:64], _t38 ? win_s0[95:64] : win_s0[63:32], _t39 ? win_s0[63:32] : win_s0[31:0]};
 assign lead_marker = at_start_reg & marker_in & (marker_pos_reg[2:0] == 3'b000);
 assign marker_retired = marker_in & (marker_pos_reg[2:0] < mf_words_reg[2:0]);
 assign words = mf_words_reg + {7'h0, marker_retired};
 assign words_avail = {2'b00, fill_reg[7:2]};
-assign have_words = last_beat_reg ? (marker_retired ? _t65 : (words_avail >= mf_words_reg)) : (_t62 ? (words_avail >= 8'h4) : (words_avail >= 8'h3));
+assign have_words = last_beat_reg ? (marker_retired ? _t40 : (words_avail >= mf_words_reg)) : (_t37 ? (words_avail >= 8'h4) : (words_avail >= 8'h3));
 assign oversize = at_start_reg & over_max_reg;
 assign fpdu_end = oversize | last_beat_reg;
-assign go = _t66 & advance & _t67;
+assign go = _t41 & advance & _t42;
 assign hdr_at_start = at_start_reg & (~hdr_ok_reg);
 assign next_hdr_skip = marker_in & (marker_pos_reg[2:0] <= mf_words_reg[2:0]);
-assign ulpdu_length = ({16{_t68}} & _t70) | ({16{_t71}} & _t73) | (({16{_t74}} & _t76) | (({16{_t77}} & _t80) | ({16{_t81}} & _t82)));
-assign ulpdu_length_last = (_t68 & _t83) | (_t71 & _t84) | ((_t74 & _t85) | ((_t77 & _t86) | (_t81 & _t87)));
-assign ulpdu_length_over = (_t68 & (_t70 > ctx_max_ulpdu_reg)) | (_t71 & (_t73 > ctx_max_ulpdu_reg)) |
-    ((_t74 & (_t76 > ctx_max_ulpdu_reg)) | ((_t77 & (_t80 > ctx_max_ulpdu_reg)) | (_t81 & (_t82 > ctx_max_ulpdu_reg))));
-assign ulpdu_length_words = ({8{_t68}} & (_t83 ? (({4'b0000, win_s0[11:8]} + 8'h9) >> 2'b10) : 8'h2)) |
-    ({8{_t71}} & (_t84 ? (({4'b0000, win_s0[43:40]} + 8'h9) >> 2'b10) : 8'h2)) |
-    (({8{_t74}} & (_t85 ? (({4'b0000, win_s0[75:72]} + 8'h9) >> 2'b10) : 8'h2)) |
-        (({8{_t77}} & (_t86 ? (({4'b0000, win_s0[107:104]} + 8'h9) >> 2'b10) : 8'h2)) |
-            ({8{_t81}} & (_t87 ? (({4'b0000, win_s0[139:136]} + 8'h9) >> 2'b10) : 8'h2))));
-assign next_mf_words = _t88 ? (({4'b0000, _t89[3:0]} + 8'h9) >> 2'b10) : 8'h2;
-assign next_hdr_in = next_hdr_skip ? ((mf_words_reg < 8'h4) & (words_avail > _t90)) : _t65;
-assign hdr_load = hdr_at_start & (lead_marker ? (words_avail > 8'h1) : (words_avail > 8'h0)) & _t66;
+assign ulpdu_length = ({16{_t43}} & _t45) | ({16{_t46}} & _t48) | (({16{_t49}} & _t51) | (({16{_t52}} & _t55) | ({16{_t56}} & _t57)));
+assign ulpdu_length_last = (_t43 & _t58) | (_t46 & _t59) | ((_t49 & _t60) | ((_t52 & _t61) | (_t56 & _t62)));
+assign ulpdu_length_over = (_t43 & (_t45 > ctx_max_ulpdu_reg)) | (_t46 & (_t48 > ctx_max_ulpdu_reg)) |
+    ((_t49 & (_t51 > ctx_max_ulpdu_reg)) | ((_t52 & (_t55 > ctx_max_ulpdu_reg)) | (_t56 & (_t57 > ctx_max_ulpdu_reg))));
+assign ulpdu_length_words = ({8{_t43}} & (_t58 ? (({4'b0000, win_s0[11:8]} + 8'h9) >> 2'b10) : 8'h2)) |
+    ({8{_t46}} & (_t59 ? (({4'b0000, win_s0[43:40]} + 8'h9) >> 2'b10) : 8'h2)) |
+    (({8{_t49}} & (_t60 ? (({4'b0000, win_s0[75:72]} + 8'h9) >> 2'b10) : 8'h2)) |
+        (({8{_t52}} & (_t61 ? (({4'b0000, win_s0[107:104]} + 8'h9) >> 2'b10) : 8'h2)) |
+            ({8{_t56}} & (_t62 ? (({4'b0000, win_s0[139:136]} + 8'h9) >> 2'b10) : 8'h2))));
+assign next_mf_words = _t63 ? (({4'b0000, _t64[3:0]} + 8'h9) >> 2'b10) : 8'h2;
+assign next_hdr_in = next_hdr_skip ? ((mf_words_reg < 8'h4) & (words_avail > _t65)) : _t40;
+assign hdr_load = hdr_at_start & (lead_marker ? (words_avail > 8'h1) : (words_avail > 8'h0)) & _t41;
 assign window_fpduptrs = {
     {win_s0[151:144], win_s0[159:152]}, {win_s0[119:112], win_s0[127:120]}, {win_s0[87:80], win_s0[95:88]}, {win_s0[55:48], win_s0[63:56]},
     {win_s0[23:16], win_s0[31:24]}
@@ -915,14 +828,14 @@ assign marker_bad = (v_qp_resumed ? v_qp_mfault_in : marker_fault_reg) | mchk_wr
 assign v_emit = crc_valid_reg & (~(out_stopped_reg & (~v_qp_resumed)));
 assign v_beat_oversize = v_qp_beat[73];
 assign v_beat_last = v_qp_beat[72];
-assign fail = v_emit & (v_beat_oversize | (v_beat_last & _t91));
+assign fail = v_emit & (v_beat_oversize | (v_beat_last & _t66));
 assign v_qp_qp = crc_tag_reg[9:0];
 assign v_beat_keep = v_qp_beat[71:64];
 assign v_beat_data = v_qp_beat[63:0];
-assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t92 | (~v_emit)));
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t67 | (~v_emit)));
 assign advance = out_in_ready_reg;
-assign reader_idle = ~((_t67 & _t6 & ctx_valid_reg) | hdr_load);
-assign block_idle = reader_idle & (~(in_open & in_valid_reg)) & _t92 & _t93 & _t94;
+assign reader_idle = ~((_t42 & _t6 & ctx_valid_reg) | hdr_load);
+assign block_idle = reader_idle & (~(in_open & in_valid_reg)) & _t67 & _t68 & _t69;
 assign idle = block_idle;
 assign m_axis_tdata = out_data_reg[63:0];
 assign m_axis_tkeep = out_data_reg[71:64];
@@ -931,14 +844,14 @@ assign m_axis_tuser = out_data_reg[81:73];
 assign m_axis_tid = out_data_reg[91:82];
 assign m_axis_tvalid = out_valid_reg;
 assign out_out_ready = m_axis_tready;
-assign reader_drains = (fill_reg[1:0] == 2'b00) & (marker_retired ? (words_avail == _t90) : (words_avail == mf_words_reg));
-assign ctx_capture = (ctx_state_reg == CTX_STATE_DRAIN) & reader_idle_seen_reg & _t94;
+assign reader_drains = (fill_reg[1:0] == 2'b00) & (marker_retired ? (words_avail == _t65) : (words_avail == mf_words_reg));
+assign ctx_capture = (ctx_state_reg == CTX_STATE_DRAIN) & reader_idle_seen_reg & _t69;
 assign ctx_cfg_hit = cfg_valid & (cfg_qp == ctx_next_qp_reg);
-assign ctx_load = _t95 & _t96;
-assign drain_done = wb_pending_reg & (_t93 | (crc_valid_reg & (v_qp_qp != drain_qp_reg_reg)));
+assign ctx_load = _t70 & _t71;
+assign drain_done = wb_pending_reg & (_t68 | (crc_valid_reg & (v_qp_qp != drain_qp_reg_reg)));
 assign wb_write = drain_done & (~cfg_valid);
 assign ctx_ahead_read = ctx_switch & (~(wb_pending_reg & (drain_qp_reg_reg == in_qp_qp))) & (~(cfg_valid & (cfg_qp == in_qp_qp)));
-assign ctx_ahead_ok = ctx_ahead_reg & _t96;
+assign ctx_ahead_ok = ctx_ahead_reg & _t71;
 assign rx_ctx_value = (rx_ctx_wb1_valid_reg & rx_ctx_fwd1_reg) ? rx_ctx_wb1_data_reg : rx_ctx_rd_data_reg;
 assign drain_busy = drain_busy_reg_reg;
 assign drain_qp = drain_qp_reg_reg;
@@ -969,10 +882,10 @@ always @* begin
     if (in_in_ready_reg) begin
         if (in_out_ready | _t4) begin
             in_valid_next = s_axis_tvalid;
-            in_data_next = _t97;
+            in_data_next = _t72;
         end else begin
             in_temp_valid_next = s_axis_tvalid;
-            in_temp_data_next = _t97;
+            in_temp_data_next = _t72;
         end
     end else begin
         if (in_out_ready) begin
@@ -1103,256 +1016,256 @@ end
 always @* begin
     crc_s1_zk_row0_next = crc_s1_zk_row0_reg;
     if (advance) begin
-        crc_s1_zk_row0_next = (_t98 & 32'h1) | ((_t99 & 32'h1f91caf6) | (_t100 & 32'h386f2c25)) |
-            ((_t101 & 32'hde275318) | ((_t102 & 32'h1954cd1e) | (_t103 & 32'hf5e1bbd9)));
+        crc_s1_zk_row0_next = (_t73 & 32'h1) | ((_t74 & 32'h1f91caf6) | (_t75 & 32'h386f2c25)) |
+            ((_t76 & 32'hde275318) | ((_t77 & 32'h1954cd1e) | (_t78 & 32'hf5e1bbd9)));
     end
 end
 
 always @* begin
     crc_s1_zk_row1_next = crc_s1_zk_row1_reg;
     if (advance) begin
-        crc_s1_zk_row1_next = (_t98 & 32'h2) | ((_t99 & 32'h3f2395ec) | (_t100 & 32'h70de584b)) |
-            ((_t101 & 32'hbc4ea630) | ((_t102 & 32'h32a99a3d) | (_t103 & 32'hebc377b2)));
+        crc_s1_zk_row1_next = (_t73 & 32'h2) | ((_t74 & 32'h3f2395ec) | (_t75 & 32'h70de584b)) |
+            ((_t76 & 32'hbc4ea630) | ((_t77 & 32'h32a99a3d) | (_t78 & 32'hebc377b2)));
     end
 end
 
 always @* begin
     crc_s1_zk_row2_next = crc_s1_zk_row2_reg;
     if (advance) begin
-        crc_s1_zk_row2_next = (_t98 & 32'h4) | ((_t99 & 32'h7e472bd8) | (_t100 & 32'he1bcb097)) |
-            ((_t101 & 32'h789d4c60) | ((_t102 & 32'h6553347b) | (_t103 & 32'hd786ef65)));
+        crc_s1_zk_row2_next = (_t73 & 32'h4) | ((_t74 & 32'h7e472bd8) | (_t75 & 32'he1bcb097)) |
+            ((_t76 & 32'h789d4c60) | ((_t77 & 32'h6553347b) | (_t78 & 32'hd786ef65)));
     end
 end
 
 always @* begin
     crc_s1_zk_row3_next = crc_s1_zk_row3_reg;
     if (advance) begin
-        crc_s1_zk_row3_next = (_t98 & 32'h8) | ((_t99 & 32'hfc8e57b1) | (_t100 & 32'hc379612e)) |
-            ((_t101 & 32'hf13a98c0) | ((_t102 & 32'hcaa668f7) | (_t103 & 32'haf0ddecb)));
+        crc_s1_zk_row3_next = (_t73 & 32'h8) | ((_t74 & 32'hfc8e57b1) | (_t75 & 32'hc379612e)) |
+            ((_t76 & 32'hf13a98c0) | ((_t77 & 32'hcaa668f7) | (_t78 & 32'haf0ddecb)));
     end
 end
 
 always @* begin
     crc_s1_zk_row4_next = crc_s1_zk_row4_reg;
     if (advance) begin
-        crc_s1_zk_row4_next = (_t98 & 32'h10) | ((_t99 & 32'he68d6595) | (_t100 & 32'hbe9dee78)) |
-            ((_t101 & 32'h3c526299) | ((_t102 & 32'h8c181cf1) | (_t103 & 32'habfa064f)));
+        crc_s1_zk_row4_next = (_t73 & 32'h10) | ((_t74 & 32'he68d6595) | (_t75 & 32'hbe9dee78)) |
+            ((_t76 & 32'h3c526299) | ((_t77 & 32'h8c181cf1) | (_t78 & 32'habfa064f)));
     end
 end
 
 always @* begin
     crc_s1_zk_row5_next = crc_s1_zk_row5_reg;
     if (advance) begin
-        crc_s1_zk_row5_next = (_t98 & 32'h20) | ((_t99 & 32'hd28b01dd) | (_t100 & 32'h4554f0d5)) |
-            ((_t101 & 32'ha683962b) | ((_t102 & 32'h164f4fd) | (_t103 & 32'ha215b747)));
+        crc_s1_zk_row5_next = (_t73 & 32'h20) | ((_t74 & 32'hd28b01dd) | (_t75 & 32'h4554f0d5)) |
+            ((_t76 & 32'ha683962b) | ((_t77 & 32'h164f4fd) | (_t78 & 32'ha215b747)));
     end
 end
 
 always @* begin
     crc_s1_zk_row6_next = crc_s1_zk_row6_reg;
     if (advance) begin
-        crc_s1_zk_row6_next = (_t98 & 32'h40) | ((_t99 & 32'hba87c94c) | (_t100 & 32'hb2c6cd8e)) |
-            ((_t101 & 32'h93207f4e) | ((_t102 & 32'h1b9d24e5) | (_t103 & 32'hb1cad556)));
+        crc_s1_zk_row6_next = (_t73 & 32'h40) | ((_t74 & 32'hba87c94c) | (_t75 & 32'hb2c6cd8e)) |
+            ((_t76 & 32'h93207f4e) | ((_t77 & 32'h1b9d24e5) | (_t78 & 32'hb1cad556)));
     end
 end
 
 always @* begin
     crc_s1_zk_row7_next = crc_s1_zk_row7_reg;
     if (advance) begin
-        crc_s1_zk_row7_next = (_t98 & 32'h80) | ((_t99 & 32'h6a9e586f) | (_t100 & 32'h5de2b738)) |
-            ((_t101 & 32'hf867ad84) | ((_t102 & 32'h2e6e84d5) | (_t103 & 32'h96741175)));
+        crc_s1_zk_row7_next = (_t73 & 32'h80) | ((_t74 & 32'h6a9e586f) | (_t75 & 32'h5de2b738)) |
+            ((_t76 & 32'hf867ad84) | ((_t77 & 32'h2e6e84d5) | (_t78 & 32'h96741175)));
     end
 end
 
 always @* begin
     crc_s1_zk_row8_next = crc_s1_zk_row8_reg;
     if (advance) begin
-        crc_s1_zk_row8_next = (_t98 & 32'h100) | ((_t99 & 32'hd53cb0de) | (_t100 & 32'hbbc56e71)) |
-            ((_t101 & 32'hf0cf5b08) | ((_t102 & 32'h5cdd09ab) | (_t103 & 32'h2ce822eb)));
+        crc_s1_zk_row8_next = (_t73 & 32'h100) | ((_t74 & 32'hd53cb0de) | (_t75 & 32'hbbc56e71)) |
+            ((_t76 & 32'hf0cf5b08) | ((_t77 & 32'h5cdd09ab) | (_t78 & 32'h2ce822eb)));
     end
 end
 
 always @* begin
     crc_s1_zk_row9_next = crc_s1_zk_row9_reg;
     if (advance) begin
-        crc_s1_zk_row9_next = (_t98 & 32'h200) | ((_t99 & 32'hb5e8ab4b) | (_t100 & 32'h4fe5f0c6)) |
-            ((_t101 & 32'h3fb9e508) | ((_t102 & 32'ha0eede48) | (_t103 & 32'hac31fe0f)));
+        crc_s1_zk_row9_next = (_t73 & 32'h200) | ((_t74 & 32'hb5e8ab4b) | (_t75 & 32'h4fe5f0c6)) |
+            ((_t76 & 32'h3fb9e508) | ((_t77 & 32'ha0eede48) | (_t78 & 32'hac31fe0f)));
     end
 end
 
 always @* begin
     crc_s1_zk_row10_next = crc_s1_zk_row10_reg;
     if (advance) begin
-        crc_s1_zk_row10_next = (_t98 & 32'h400) | ((_t99 & 32'h74409c60) | (_t100 & 32'ha7a4cda9)) |
-            ((_t101 & 32'ha1549909) | ((_t102 & 32'h5889718f) | (_t103 & 32'had8247c7)));
+        crc_s1_zk_row10_next = (_t73 & 32'h400) | ((_t74 & 32'h74409c60) | (_t75 & 32'ha7a4cda9)) |
+            ((_t76 & 32'ha1549909) | ((_t77 & 32'h5889718f) | (_t78 & 32'had8247c7)));
     end
 end
 
 always @* begin
     crc_s1_zk_row11_next = crc_s1_zk_row11_reg;
     if (advance) begin
-        crc_s1_zk_row11_next = (_t98 & 32'h800) | ((_t99 & 32'he88138c1) | (_t100 & 32'h4f499b53)) |
-            ((_t101 & 32'h42a93212) | ((_t102 & 32'hb112e31f) | (_t103 & 32'h5b048f8e)));
+        crc_s1_zk_row11_next = (_t73 & 32'h800) | ((_t74 & 32'he88138c1) | (_t75 & 32'h4f499b53)) |
+            ((_t76 & 32'h42a93212) | ((_t77 & 32'hb112e31f) | (_t78 & 32'h5b048f8e)));
     end
 end
 
 always @* begin
     crc_s1_zk_row12_next = crc_s1_zk_row12_reg;
     if (advance) begin
-        crc_s1_zk_row12_next = (_t98 & 32'h1000) | ((_t99 & 32'hce93bb74) | (_t100 & 32'ha6fc1a83)) |
-            ((_t101 & 32'h5b75373d) | ((_t102 & 32'h7b710b20) | (_t103 & 32'h43e8a4c5)));
+        crc_s1_zk_row12_next = (_t73 & 32'h1000) | ((_t74 & 32'hce93bb74) | (_t75 & 32'ha6fc1a83)) |
+            ((_t76 & 32'h5b75373d) | ((_t77 & 32'h7b710b20) | (_t78 & 32'h43e8a4c5)));
     end
 end
 
 always @* begin
     crc_s1_zk_row13_next = crc_s1_zk_row13_reg;
     if (advance) begin
-        crc_s1_zk_row13_next = (_t98 & 32'h2000) | ((_t99 & 32'h82b6bc1f) | (_t100 & 32'h75971923)) |
-            ((_t101 & 32'h68cd3d62) | ((_t102 & 32'hefb6db5e) | (_t103 & 32'h7230f253)));
+        crc_s1_zk_row13_next = (_t73 & 32'h2000) | ((_t74 & 32'h82b6bc1f) | (_t75 & 32'h75971923)) |
+            ((_t76 & 32'h68cd3d62) | ((_t77 & 32'hefb6db5e) | (_t78 & 32'h7230f253)));
     end
 end
 
 always @* begin
     crc_s1_zk_row14_next = crc_s1_zk_row14_reg;
     if (advance) begin
-        crc_s1_zk_row14_next = (_t98 & 32'h4000) | ((_t99 & 32'h1afcb2c8) | (_t100 & 32'hd3411e63)) |
-            ((_t101 & 32'hfbd29dd) | ((_t102 & 32'hc6397ba2) | (_t103 & 32'h11805f7f)));
+        crc_s1_zk_row14_next = (_t73 & 32'h4000) | ((_t74 & 32'h1afcb2c8) | (_t75 & 32'hd3411e63)) |
+            ((_t76 & 32'hfbd29dd) | ((_t77 & 32'hc6397ba2) | (_t78 & 32'h11805f7f)));
     end
 end
 
 always @* begin
     crc_s1_zk_row15_next = crc_s1_zk_row15_reg;
     if (advance) begin
-        crc_s1_zk_row15_next = (_t98 & 32'h8000) | ((_t99 & 32'h35f96591) | (_t100 & 32'ha6823cc6)) |
-            ((_t101 & 32'h1f7a53bb) | ((_t102 & 32'h8c72f744) | (_t103 & 32'h2300beff)));
+        crc_s1_zk_row15_next = (_t73 & 32'h8000) | ((_t74 & 32'h35f96591) | (_t75 & 32'ha6823cc6)) |
+            ((_t76 & 32'h1f7a53bb) | ((_t77 & 32'h8c72f744) | (_t78 & 32'h2300beff)));
     end
 end
 
 always @* begin
     crc_s1_zk_row16_next = crc_s1_zk_row16_reg;
     if (advance) begin
-        crc_s1_zk_row16_next = (_t98 & 32'h10000) | ((_t99 & 32'h6bf2cb23) | (_t100 & 32'h4d04798c)) |
-            ((_t101 & 32'h3ef4a777) | ((_t102 & 32'h18e5ee88) | (_t103 & 32'h46017dff)));
+        crc_s1_zk_row16_next = (_t73 & 32'h10000) | ((_t74 & 32'h6bf2cb23) | (_t75 & 32'h4d04798c)) |
+            ((_t76 & 32'h3ef4a777) | ((_t77 & 32'h18e5ee88) | (_t78 & 32'h46017dff)));
     end
 end
 
 always @* begin
     crc_s1_zk_row17_next = crc_s1_zk_row17_reg;
     if (advance) begin
-        crc_s1_zk_row17_next = (_t98 & 32'h20000) | ((_t99 & 32'hd7e59646) | (_t100 & 32'h9a08f318)) |
-            ((_t101 & 32'h7de94eee) | ((_t102 & 32'h31cbdd10) | (_t103 & 32'h8c02fbff)));
+        crc_s1_zk_row17_next = (_t73 & 32'h20000) | ((_t74 & 32'hd7e59646) | (_t75 & 32'h9a08f318)) |
+            ((_t76 & 32'h7de94eee) | ((_t77 & 32'h31cbdd10) | (_t78 & 32'h8c02fbff)));
     end
 end
 
 always @* begin
     crc_s1_zk_row18_next = crc_s1_zk_row18_reg;
     if (advance) begin
-        crc_s1_zk_row18_next = (_t98 & 32'h40000) | ((_t99 & 32'hb05ae67b) | (_t100 & 32'hc7eca15)) |
-            ((_t101 & 32'h25f5cec4) | ((_t102 & 32'h7ac3773f) | (_t103 & 32'hede44c26)));
+        crc_s1_zk_row18_next = (_t73 & 32'h40000) | ((_t74 & 32'hb05ae67b) | (_t75 & 32'hc7eca15)) |
+            ((_t76 & 32'h25f5cec4) | ((_t77 & 32'h7ac3773f) | (_t78 & 32'hede44c26)));
     end
 end
 
 always @* begin
     crc_s1_zk_row19_next = crc_s1_zk_row19_reg;
     if (advance) begin
-        crc_s1_zk_row19_next = (_t98 & 32'h80000) | ((_t99 & 32'h7f240600) | (_t100 & 32'h2092b80f)) |
-            ((_t101 & 32'h95ccce90) | ((_t102 & 32'hecd22361) | (_t103 & 32'h2e292394)));
+        crc_s1_zk_row19_next = (_t73 & 32'h80000) | ((_t74 & 32'h7f240600) | (_t75 & 32'h2092b80f)) |
+            ((_t76 & 32'h95ccce90) | ((_t77 & 32'hecd22361) | (_t78 & 32'h2e292394)));
     end
 end
 
 always @* begin
     crc_s1_zk_row20_next = crc_s1_zk_row20_reg;
     if (advance) begin
-        crc_s1_zk_row20_next = (_t98 & 32'h100000) | ((_t99 & 32'hfe480c00) | (_t100 & 32'h4125701f)) |
-            ((_t101 & 32'h2b999d21) | ((_t102 & 32'hd9a446c2) | (_t103 & 32'h5c524728)));
+        crc_s1_zk_row20_next = (_t73 & 32'h100000) | ((_t74 & 32'hfe480c00) | (_t75 & 32'h4125701f)) |
+            ((_t76 & 32'h2b999d21) | ((_t77 & 32'hd9a446c2) | (_t78 & 32'h5c524728)));
     end
 end
 
 always @* begin
     crc_s1_zk_row21_next = crc_s1_zk_row21_reg;
     if (advance) begin
-        crc_s1_zk_row21_next = (_t98 & 32'h200000) | ((_t99 & 32'he301d2f6) | (_t100 & 32'hba25cc1b)) |
-            ((_t101 & 32'h8914695b) | ((_t102 & 32'haa1c409a) | (_t103 & 32'h4d453588)));
+        crc_s1_zk_row21_next = (_t73 & 32'h200000) | ((_t74 & 32'he301d2f6) | (_t75 & 32'hba25cc1b)) |
+            ((_t76 & 32'h8914695b) | ((_t77 & 32'haa1c409a) | (_t78 & 32'h4d453588)));
     end
 end
 
 always @* begin
     crc_s1_zk_row22_next = crc_s1_zk_row22_reg;
     if (advance) begin
-        crc_s1_zk_row22_next = (_t98 & 32'h400000) | ((_t99 & 32'hd9926f1b) | (_t100 & 32'h4c24b412)) |
-            ((_t101 & 32'hcc0f81af) | ((_t102 & 32'h4d6c4c2a) | (_t103 & 32'h6f6bd0c9)));
+        crc_s1_zk_row22_next = (_t73 & 32'h400000) | ((_t74 & 32'hd9926f1b) | (_t75 & 32'h4c24b412)) |
+            ((_t76 & 32'hcc0f81af) | ((_t77 & 32'h4d6c4c2a) | (_t78 & 32'h6f6bd0c9)));
     end
 end
 
 always @* begin
     crc_s1_zk_row23_next = crc_s1_zk_row23_reg;
     if (advance) begin
-        crc_s1_zk_row23_next = (_t98 & 32'h800000) | ((_t99 & 32'hacb514c0) | (_t100 & 32'ha0264400)) |
-            ((_t101 & 32'h46385046) | ((_t102 & 32'h838c554a) | (_t103 & 32'h2b361a4a)));
+        crc_s1_zk_row23_next = (_t73 & 32'h800000) | ((_t74 & 32'hacb514c0) | (_t75 & 32'ha0264400)) |
+            ((_t76 & 32'h46385046) | ((_t77 & 32'h838c554a) | (_t78 & 32'h2b361a4a)));
     end
 end
 
 always @* begin
     crc_s1_zk_row24_next = crc_s1_zk_row24_reg;
     if (advance) begin
-        crc_s1_zk_row24_next = (_t98 & 32'h1000000) | ((_t99 & 32'h46fbe377) | (_t100 & 32'h7823a425)) |
-            ((_t101 & 32'h5257f395) | ((_t102 & 32'h1e4c678a) | (_t103 & 32'ha38d8f4d)));
+        crc_s1_zk_row24_next = (_t73 & 32'h1000000) | ((_t74 & 32'h46fbe377) | (_t75 & 32'h7823a425)) |
+            ((_t76 & 32'h5257f395) | ((_t77 & 32'h1e4c678a) | (_t78 & 32'ha38d8f4d)));
     end
 end
 
 always @* begin
     crc_s1_zk_row25_next = crc_s1_zk_row25_reg;
     if (advance) begin
-        crc_s1_zk_row25_next = (_t98 & 32'h2000000) | ((_t99 & 32'h8df7c6ee) | (_t100 & 32'hf047484a)) |
-            ((_t101 & 32'ha4afe72a) | ((_t102 & 32'h3c98cf15) | (_t103 & 32'h471b1e9b)));
+        crc_s1_zk_row25_next = (_t73 & 32'h2000000) | ((_t74 & 32'h8df7c6ee) | (_t75 & 32'hf047484a)) |
+            ((_t76 & 32'ha4afe72a) | ((_t77 & 32'h3c98cf15) | (_t78 & 32'h471b1e9b)));
     end
 end
 
 always @* begin
     crc_s1_zk_row26_next = crc_s1_zk_row26_reg;
     if (advance) begin
-        crc_s1_zk_row26_next = (_t98 & 32'h4000000) | ((_t99 & 32'h47e472b) | (_t100 & 32'hd8e1bcb0)) |
-            ((_t101 & 32'h97789d4c) | ((_t102 & 32'h60655334) | (_t103 & 32'h7bd786ef)));
+        crc_s1_zk_row26_next = (_t73 & 32'h4000000) | ((_t74 & 32'h47e472b) | (_t75 & 32'hd8e1bcb0)) |
+            ((_t76 & 32'h97789d4c) | ((_t77 & 32'h60655334) | (_t78 & 32'h7bd786ef)));
     end
 end
 
 always @* begin
     crc_s1_zk_row27_next = crc_s1_zk_row27_reg;
     if (advance) begin
-        crc_s1_zk_row27_next = (_t98 & 32'h8000000) | ((_t99 & 32'h8fc8e57) | (_t100 & 32'hb1c37961)) |
-            ((_t101 & 32'h2ef13a98) | ((_t102 & 32'hc0caa668) | (_t103 & 32'hf7af0dde)));
+        crc_s1_zk_row27_next = (_t73 & 32'h8000000) | ((_t74 & 32'h8fc8e57) | (_t75 & 32'hb1c37961)) |
+            ((_t76 & 32'h2ef13a98) | ((_t77 & 32'hc0caa668) | (_t78 & 32'hf7af0dde)));
     end
 end
 
 always @* begin
     crc_s1_zk_row28_next = crc_s1_zk_row28_reg;
     if (advance) begin
-        crc_s1_zk_row28_next = (_t98 & 32'h10000000) | ((_t99 & 32'h11f91caf) | (_t100 & 32'h6386f2c2)) |
-            ((_t101 & 32'h5de27531) | ((_t102 & 32'h81954cd1) | (_t103 & 32'hef5e1bbd)));
+        crc_s1_zk_row28_next = (_t73 & 32'h10000000) | ((_t74 & 32'h11f91caf) | (_t75 & 32'h6386f2c2)) |
+            ((_t76 & 32'h5de27531) | ((_t77 & 32'h81954cd1) | (_t78 & 32'hef5e1bbd)));
     end
 end
 
 always @* begin
     crc_s1_zk_row29_next = crc_s1_zk_row29_reg;
     if (advance) begin
-        crc_s1_zk_row29_next = (_t98 & 32'h20000000) | ((_t99 & 32'h23f2395e) | (_t100 & 32'hc70de584)) |
-            ((_t101 & 32'hbbc4ea63) | ((_t102 & 32'h32a99a3) | (_t103 & 32'hdebc377b)));
+        crc_s1_zk_row29_next = (_t73 & 32'h20000000) | ((_t74 & 32'h23f2395e) | (_t75 & 32'hc70de584)) |
+            ((_t76 & 32'hbbc4ea63) | ((_t77 & 32'h32a99a3) | (_t78 & 32'hdebc377b)));
     end
 end
 
 always @* begin
     crc_s1_zk_row30_next = crc_s1_zk_row30_reg;
     if (advance) begin
-        crc_s1_zk_row30_next = (_t98 & 32'h40000000) | ((_t99 & 32'h47e472bd) | (_t100 & 32'h8e1bcb09)) |
-            ((_t101 & 32'h7789d4c6) | ((_t102 & 32'h6553347) | (_t103 & 32'hbd786ef6)));
+        crc_s1_zk_row30_next = (_t73 & 32'h40000000) | ((_t74 & 32'h47e472bd) | (_t75 & 32'h8e1bcb09)) |
+            ((_t76 & 32'h7789d4c6) | ((_t77 & 32'h6553347) | (_t78 & 32'hbd786ef6)));
     end
 end
 
 always @* begin
     crc_s1_zk_row31_next = crc_s1_zk_row31_reg;
     if (advance) begin
-        crc_s1_zk_row31_next = (_t98 & 32'h80000000) | ((_t99 & 32'h8fc8e57b) | (_t100 & 32'h1c379612)) |
-            ((_t101 & 32'hef13a98c) | ((_t102 & 32'hcaa668f) | (_t103 & 32'h7af0ddec)));
+        crc_s1_zk_row31_next = (_t73 & 32'h80000000) | ((_t74 & 32'h8fc8e57b) | (_t75 & 32'h1c379612)) |
+            ((_t76 & 32'hef13a98c) | ((_t77 & 32'hcaa668f) | (_t78 & 32'h7af0ddec)));
     end
 end
 
@@ -1374,14 +1287,14 @@ always @* begin
     crc_s2_coeff_next = crc_s2_coeff_reg;
     if (advance) begin
         crc_s2_coeff_next = {
-            _t104 ? 32'h0 : crc_s1_zk_row31_reg, _t104 ? 32'h0 : crc_s1_zk_row30_reg, _t104 ? 32'h0 : crc_s1_zk_row29_reg, _t104 ? 32'h0 : crc_s1_zk_row28_reg,
-            _t104 ? 32'h0 : crc_s1_zk_row27_reg, _t104 ? 32'h0 : crc_s1_zk_row26_reg, _t104 ? 32'h0 : crc_s1_zk_row25_reg, _t104 ? 32'h0 : crc_s1_zk_row24_reg,
-            _t104 ? 32'h0 : crc_s1_zk_row23_reg, _t104 ? 32'h0 : crc_s1_zk_row22_reg, _t104 ? 32'h0 : crc_s1_zk_row21_reg, _t104 ? 32'h0 : crc_s1_zk_row20_reg,
-            _t104 ? 32'h0 : crc_s1_zk_row19_reg, _t104 ? 32'h0 : crc_s1_zk_row18_reg, _t104 ? 32'h0 : crc_s1_zk_row17_reg, _t104 ? 32'h0 : crc_s1_zk_row16_reg,
-            _t104 ? 32'h0 : crc_s1_zk_row15_reg, _t104 ? 32'h0 : crc_s1_zk_row14_reg, _t104 ? 32'h0 : crc_s1_zk_row13_reg, _t104 ? 32'h0 : crc_s1_zk_row12_reg,
-            _t104 ? 32'h0 : crc_s1_zk_row11_reg, _t104 ? 32'h0 : crc_s1_zk_row10_reg, _t104 ? 32'h0 : crc_s1_zk_row9_reg, _t104 ? 32'h0 : crc_s1_zk_row8_reg,
-            _t104 ? 32'h0 : crc_s1_zk_row7_reg, _t104 ? 32'h0 : crc_s1_zk_row6_reg, _t104 ? 32'h0 : crc_s1_zk_row5_reg, _t104 ? 32'h0 : crc_s1_zk_row4_reg,
-            _t104 ? 32'h0 : crc_s1_zk_row3_reg, _t104 ? 32'h0 : crc_s1_zk_row2_reg, _t104 ? 32'h0 : crc_s1_zk_row1_reg, _t104 ? 32'h0 : crc_s1_zk_row0_reg
+            _t79 ? 32'h0 : crc_s1_zk_row31_reg, _t79 ? 32'h0 : crc_s1_zk_row30_reg, _t79 ? 32'h0 : crc_s1_zk_row29_reg, _t79 ? 32'h0 : crc_s1_zk_row28_reg,
+            _t79 ? 32'h0 : crc_s1_zk_row27_reg, _t79 ? 32'h0 : crc_s1_zk_row26_reg, _t79 ? 32'h0 : crc_s1_zk_row25_reg, _t79 ? 32'h0 : crc_s1_zk_row24_reg,
+            _t79 ? 32'h0 : crc_s1_zk_row23_reg, _t79 ? 32'h0 : crc_s1_zk_row22_reg, _t79 ? 32'h0 : crc_s1_zk_row21_reg, _t79 ? 32'h0 : crc_s1_zk_row20_reg,
+            _t79 ? 32'h0 : crc_s1_zk_row19_reg, _t79 ? 32'h0 : crc_s1_zk_row18_reg, _t79 ? 32'h0 : crc_s1_zk_row17_reg, _t79 ? 32'h0 : crc_s1_zk_row16_reg,
+            _t79 ? 32'h0 : crc_s1_zk_row15_reg, _t79 ? 32'h0 : crc_s1_zk_row14_reg, _t79 ? 32'h0 : crc_s1_zk_row13_reg, _t79 ? 32'h0 : crc_s1_zk_row12_reg,
+            _t79 ? 32'h0 : crc_s1_zk_row11_reg, _t79 ? 32'h0 : crc_s1_zk_row10_reg, _t79 ? 32'h0 : crc_s1_zk_row9_reg, _t79 ? 32'h0 : crc_s1_zk_row8_reg,
+            _t79 ? 32'h0 : crc_s1_zk_row7_reg, _t79 ? 32'h0 : crc_s1_zk_row6_reg, _t79 ? 32'h0 : crc_s1_zk_row5_reg, _t79 ? 32'h0 : crc_s1_zk_row4_reg,
+            _t79 ? 32'h0 : crc_s1_zk_row3_reg, _t79 ? 32'h0 : crc_s1_zk_row2_reg, _t79 ? 32'h0 : crc_s1_zk_row1_reg, _t79 ? 32'h0 : crc_s1_zk_row0_reg
         };
     end
 end
@@ -1592,12 +1505,12 @@ always @* begin
     out_temp_data_next = out_temp_data_reg;
     out_in_ready_next = out_in_ready_early;
     if (out_in_ready_reg) begin
-        if (out_out_ready | _t92) begin
+        if (out_out_ready | _t67) begin
             out_valid_next = v_emit;
-            out_data_next = _t105;
+            out_data_next = _t80;
         end else begin
             out_temp_valid_next = v_emit;
-            out_temp_data_next = _t105;
+            out_temp_data_next = _t80;
         end
     end else begin
         if (out_out_ready) begin
@@ -1616,27 +1529,27 @@ end
 always @* begin
     rx_ctx_wb1_valid_next = rx_ctx_wb1_valid_reg;
     rx_ctx_wb1_data_next = rx_ctx_wb1_data_reg;
-    rx_ctx_wb1_valid_next = _t106;
-    rx_ctx_wb1_data_next = _t107;
+    rx_ctx_wb1_valid_next = _t81;
+    rx_ctx_wb1_data_next = _t82;
 end
 
 always @* begin
     rx_ctx_rd_data_next = rx_ctx_rd_data_reg;
-    if (_t109) begin
-        rx_ctx_rd_data_next = rx_ctx_mem[_t110];
+    if (_t84) begin
+        rx_ctx_rd_data_next = rx_ctx_mem[_t85];
     end
 end
 
 always @* begin
     rx_ctx_rd_index_d1_next = rx_ctx_rd_index_d1_reg;
-    if (_t109) begin
-        rx_ctx_rd_index_d1_next = _t110;
+    if (_t84) begin
+        rx_ctx_rd_index_d1_next = _t85;
     end
 end
 
 always @* begin
     rx_ctx_fwd1_next = rx_ctx_fwd1_reg;
-    rx_ctx_fwd1_next = _t109 ? (_t111 == _t110) : (_t111 == rx_ctx_rd_index_d1_reg);
+    rx_ctx_fwd1_next = _t84 ? (_t86 == _t85) : (_t86 == rx_ctx_rd_index_d1_reg);
 end
 
 always @* begin
@@ -1676,39 +1589,31 @@ always @* begin
     crc_saved_next = crc_saved_reg;
     drain_qp_reg_next = drain_qp_reg_reg;
     if (accept) begin
-        ring_next = (ring_reg & (~wr_mask)) |
-            ({
-                wr_data_s4[255:248], wr_data_s4[247:240], wr_data_s4[239:232], wr_data_s4[231:224], wr_data_s4[223:216], wr_data_s4[215:208],
-                wr_data_s4[207:200], wr_data_s4[199:192], wr_data_s4[191:184], wr_data_s4[183:176], wr_data_s4[175:168], wr_data_s4[167:160],
-                wr_data_s4[159:152], wr_data_s4[151:144], wr_data_s4[143:136], wr_data_s4[135:128], wr_data_s4[127:120], wr_data_s4[119:112],
-                wr_data_s4[111:104], wr_data_s4[103:96], wr_data_s4[95:88], wr_data_s4[87:80], wr_data_s4[79:72], wr_data_s4[71:64], wr_data_s4[63:56],
-                wr_data_s4[55:48], wr_data_s4[47:40], wr_data_s4[39:32], wr_data_s4[31:24], wr_data_s4[23:16], wr_data_s4[15:8], wr_data_s4[7:0]
-            } &
-                wr_mask);
+        ring_next = (ring_reg & (~wr_mask)) | ({_t87, _t87, _t87, _t87} & wr_mask);
         wr_ptr_next = wr_ptr_reg + {1'b0, in_beat_octets};
     end
     fill_next = (fill_reg + (accept ? {4'b0000, in_beat_octets} : 8'h0)) - (go ? (words << 2'b10) : 8'h0);
     if (hdr_load | go) begin
-        ul_now_next = _t112 ? ulpdu_length : _t89;
-        last_beat_next = _t112 ? ulpdu_length_last : _t88;
-        mf_words_next = _t112 ? ulpdu_length_words : next_mf_words;
+        ul_now_next = _t88 ? ulpdu_length : _t64;
+        last_beat_next = _t88 ? ulpdu_length_last : _t63;
+        mf_words_next = _t88 ? ulpdu_length_words : next_mf_words;
         over_max_next = ulpdu_length_over;
         hdr_ok_next = hdr_at_start | (last_beat_reg & (~oversize) & next_hdr_in);
     end
     if (go) begin
         at_start_next = fpdu_end;
-        hdr_off_next = marker_retired ? (_t113 + 15'h1) : _t113;
-        marker_pos_next = marker_retired ? _t114 : _t115;
-        marker_near_next = marker_retired ? (_t114 < 7'h5) : (_t115 < 7'h5);
+        hdr_off_next = marker_retired ? (_t89 + 15'h1) : _t89;
+        marker_pos_next = marker_retired ? _t90 : _t91;
+        marker_near_next = marker_retired ? (_t90 < 7'h5) : (_t91 < 7'h5);
         rd_ptr_next = rd_ptr_reg + words[2:0];
     end
-    if (_t116) begin
+    if (_t92) begin
         marker_fault_next = marker_bad & (~v_beat_last);
     end
-    if (_t116 & v_qp_resumed) begin
+    if (_t92 & v_qp_resumed) begin
         out_stopped_next = 1'b0;
     end
-    if (_t117) begin
+    if (_t93) begin
         out_stopped_next = 1'b1;
         if (wb_pending_reg & (v_qp_qp == drain_qp_reg_reg)) begin
             wb_stopped_next = 1'b1;
@@ -1725,17 +1630,17 @@ always @* begin
     if (go) begin
         crc_resume_next = 1'b0;
     end
-    if (_t116) begin
+    if (_t92) begin
         back_crc_next = {crc_count_reg, crc_crc_reg};
     end
-    if ((~wb_pending_reg) & (_t92 | (out_data_reg[91:82] != drain_qp_reg_reg))) begin
+    if ((~wb_pending_reg) & (_t67 | (out_data_reg[91:82] != drain_qp_reg_reg))) begin
         drain_busy_reg_next = 1'b0;
     end
     if (wb_write) begin
         wb_pending_next = 1'b0;
     end
     if (drain_done & (~wb_write)) begin
-        wb_ctx_next = _t108;
+        wb_ctx_next = _t83;
     end
     if (cfg_valid & (cfg_qp == ctx_qp_reg_reg)) begin
         ctx_valid_next = 1'b0;
@@ -1772,12 +1677,12 @@ always @* begin
                     over_max_next = ctx_in_over_max;
                     hdr_off_next = ctx_in_hdr_off;
                     marker_pos_next = ctx_in_marker_pos;
-                    marker_near_next = _t118;
+                    marker_near_next = _t94;
                     mfault_saved_next = ctx_in_marker_fault;
                     crc_resume_next = 1'b1;
                     crc_saved_next = ctx_in_crc;
                     fill_next = ctx_in_fill;
-                    ring_next = _t119;
+                    ring_next = _t95;
                     rd_ptr_next = 3'b000;
                     wr_ptr_next = ctx_in_fill[4:0];
                 end else begin
@@ -1790,7 +1695,7 @@ always @* begin
                 drain_qp_reg_next = ctx_qp_reg_reg;
                 wb_pending_next = ctx_valid_reg;
                 drain_busy_reg_next = ctx_valid_reg;
-                wb_stopped_next = stopped_reg | _t117;
+                wb_stopped_next = stopped_reg | _t93;
                 if (crc_resume_reg) begin
                     back_crc_next = crc_saved_reg;
                     marker_fault_next = mfault_saved_reg;
@@ -1814,12 +1719,12 @@ always @* begin
                 over_max_next = ctx_in_over_max;
                 hdr_off_next = ctx_in_hdr_off;
                 marker_pos_next = ctx_in_marker_pos;
-                marker_near_next = _t118;
+                marker_near_next = _t94;
                 mfault_saved_next = ctx_in_marker_fault;
                 crc_resume_next = 1'b1;
                 crc_saved_next = ctx_in_crc;
                 fill_next = ctx_in_fill;
-                ring_next = _t119;
+                ring_next = _t95;
                 rd_ptr_next = 3'b000;
                 wr_ptr_next = ctx_in_fill[4:0];
             end
@@ -1944,8 +1849,8 @@ always @(posedge clk) begin
     reader_idle_seen_reg <= reader_idle_seen_next;
     rx_ctx_rd_index_d1_reg <= rx_ctx_rd_index_d1_next;
     rx_ctx_fwd1_reg <= rx_ctx_fwd1_next;
-    if (_t106) begin
-        rx_ctx_mem[_t111] <= _t107;
+    if (_t81) begin
+        rx_ctx_mem[_t86] <= _t82;
     end
 
     if (rst) begin

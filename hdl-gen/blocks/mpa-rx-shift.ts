@@ -87,3 +87,33 @@ export function ringPlace(m: ModuleBuilder, name: string, data: Expr, unit: numb
   }
   return join(v.map((u) => u ?? zero));
 }
+
+/**
+ * A beat of n units (n = keep.width, a power of two ≥ 2) written into a ring of C units (a power
+ * of two ≥ n) at unit `amount`: ring[(j + amount) mod C] = data[j] where keep[j]. The beat is
+ * rotated by amount mod n (ringPlace on n units: a log shifter of the beat, not of the ring), and
+ * ring unit p takes rotated unit p mod n, so each ring unit has one source. `mask` (a bit per ring
+ * unit) says which units the beat writes: rotated lane l = p mod n where its keep is set, in block
+ * amount div n for the lanes at or above amount mod n, in the next block (mod C/n) below it.
+ */
+export function ringWrite(m: ModuleBuilder, name: string, data: Expr, keep: Expr, unit: number, amount: Expr, C: number): { data: Expr; mask: Expr } {
+  const n = keep.width;
+  const lb = Math.log2(n);
+  if (data.width !== n * unit || !Number.isInteger(lb) || lb < 1 || C % n !== 0 || C !== 1 << amount.width) {
+    throw new RangeError(`ring write of ${n} units of ${unit} bits into ${C} units by a ${amount.width}-bit pointer`);
+  }
+  const lo = amount.slice(lb - 1, 0);
+  const rotated = ringPlace(m, `${name}_data`, data, unit, lo);
+  const rotatedKeep = ringPlace(m, `${name}_keep`, keep, 1, lo);
+  const B = C / n;
+  if (B === 1) return { data: rotated, mask: rotatedKeep };
+  const hi = amount.slice(amount.width - 1, lb);
+  const inBlock = Array.from({ length: B }, (_, b) => hi.eq(lit(hi.width, b)));
+  const mask = Array.from({ length: C }, (_, p) => {
+    const l = p % n;
+    const b = Math.floor(p / n);
+    const here = l === n - 1 ? inBlock[b]! : mux(lo.le(lit(lb, l)), inBlock[b]!, inBlock[(b + B - 1) % B]!);
+    return rotatedKeep.bit(l).and(here);
+  });
+  return { data: cat(...Array.from({ length: B }, () => rotated)), mask: join(mask) };
+}

@@ -11,7 +11,7 @@ import { oneHotMux } from '../lib/onehot';
 import { indexBits } from '../lib/ram';
 import { record } from '../lib/record';
 import { pipelineRegister } from '../lib/stage';
-import { ringPlace, ringWindow, unitsOf } from './mpa-rx-shift';
+import { ringWindow, ringWrite, unitsOf } from './mpa-rx-shift';
 
 /** 32-bit words: FPDU starts, markers and CRC fields are 4-aligned relative to S0 (spec/mpa.md §4.5). */
 const WORD = 4;
@@ -138,9 +138,11 @@ export const mpaRxName = (bytes: number, qps?: number): string => `mpa_rx_w${byt
  *
  * 1. Gearbox (write side): an s_axis beat of k = 1..W octets goes through an input register (a
  *    skid buffer: tready is a register; its octet count is taken on the way in), then is rotated
- *    to the write pointer and stored, so TCP segments of any size pack into a contiguous octet
- *    stream whose word boundaries are 4-aligned relative to S0. The input register is emptied
- *    by the ring's fill level (registered), so one beat per cycle is taken while the reader keeps up.
+ *    by the write pointer mod W and stored where the pointer says (each ring octet takes one
+ *    lane of the rotated beat: ringWrite in mpa-rx-shift.ts), so TCP segments of any size pack
+ *    into a contiguous octet stream whose word boundaries are 4-aligned relative to S0. The input
+ *    register is emptied by the ring's fill level (registered), so one beat per cycle is taken
+ *    while the reader keeps up.
  * 2. Reader: each cycle it looks at the K = N + 3 words at the read pointer and, when the words it
  *    needs are there and the output register is free, produces one m_axis beat of the current FPDU
  *    and retires r words (r ≤ K): the ULPDU is the FPDU 2 octets in, so output beat j carries
@@ -380,9 +382,8 @@ export function mpaRxModule(bytes: number, opts: MpaRxOptions = {}): Module {
   const inOpen = (e: Expr): Expr => (takeIn ? takeIn.and(e) : e);
   m.assign(inReg.out.ready, inOpen(stopped.or(room)));
   const accept = m.let('accept', inOpen(inValid.and(room)).and(stopped.not()));
-  const placed = ringPlace(m, 'wr_data', ib.data, 8, wp);
-  const placedKeep = ringPlace(m, 'wr_keep', keep, 1, wp);
-  const writeMask = m.let('wr_mask', cat(...unitsOf(placedKeep, 1).map((b) => b.repeat(8)).reverse()));
+  const { data: placed, mask: placedKeep } = ringWrite(m, 'wr', ib.data, keep, 8, wp, RING_OCTETS);
+  const writeMask = m.let('wr_mask', cat(...unitsOf(placedKeep, 1).map((b) => b.repeat(8)).reverse()), { doc: 'the ring octets the input beat writes' });
 
   // --- reader: the window at the read pointer -----------------------------------------------------
   const seqOff = m.let('seq_off', cfgSeq.sub(cfgS0), { doc: 'cfg_seq - S0 (mod 512)' });
