@@ -52,14 +52,15 @@ reg crc_in_valid_reg;
 reg crc_in_valid_next;
 reg [63:0] crc_in_data_reg;
 reg [63:0] crc_in_data_next;
-reg [8:0] crc_in_count_onehot_reg;
-reg [8:0] crc_in_count_onehot_next;
+reg [3:0] crc_in_count_reg;
+reg [3:0] crc_in_count_next;
 reg [3:0] crc_in_shift_reg;
 reg [3:0] crc_in_shift_next;
 reg crc_in_start_reg;
 reg crc_in_start_next;
 reg [1:0] crc_in_tag_reg;
 reg [1:0] crc_in_tag_next;
+wire [8:0] crc_count_is; // bit k: the beat in stage 0 has k units
 wire [3:0] crc_shift; // units of zeros before the data (N - k)
 reg crc_s1_valid_reg;
 reg crc_s1_valid_next;
@@ -181,8 +182,8 @@ wire _t6;
 wire _t7;
 wire _t8;
 wire _t9;
-wire [31:0] _t10;
-wire [31:0] _t11;
+wire _t10;
+wire _t11;
 wire [31:0] _t12;
 wire [31:0] _t13;
 wire [31:0] _t14;
@@ -190,9 +191,11 @@ wire [31:0] _t15;
 wire [31:0] _t16;
 wire [31:0] _t17;
 wire [31:0] _t18;
-wire _t19;
-wire [32:0] _t20;
+wire [31:0] _t19;
+wire [31:0] _t20;
 wire _t21;
+wire [32:0] _t22;
+wire _t23;
 
 assign _t0 = ~s_axis_tkeep[1];
 assign _t1 = ~s_axis_tkeep[2];
@@ -203,19 +206,21 @@ assign _t5 = ~s_axis_tkeep[6];
 assign _t6 = ~s_axis_tkeep[7];
 assign _t7 = ~out_valid_reg;
 assign _t8 = crc_valid_reg & crc_tag_reg[0];
-assign _t9 = keep_count_onehot[1] | keep_count_onehot[2];
-assign _t10 = {32{crc_in_count_onehot_reg[0]}};
-assign _t11 = {32{crc_in_count_onehot_reg[1]}};
-assign _t12 = {32{crc_in_count_onehot_reg[2]}};
-assign _t13 = {32{crc_in_count_onehot_reg[3]}};
-assign _t14 = {32{crc_in_count_onehot_reg[4]}};
-assign _t15 = {32{crc_in_count_onehot_reg[5]}};
-assign _t16 = {32{crc_in_count_onehot_reg[6]}};
-assign _t17 = {32{crc_in_count_onehot_reg[7]}};
-assign _t18 = {32{crc_in_count_onehot_reg[8]}};
-assign _t19 = crc_s1_start_reg | crc_s1_load_reg;
-assign _t20 = {_t21, crc_crc_reg ^ 32'hffffffff};
-assign _t21 = frame_err_reg | crc_tag_reg[1];
+assign _t9 = keep_count_onehot[6] | keep_count_onehot[7];
+assign _t10 = keep_count_onehot[1] | keep_count_onehot[3] | (keep_count_onehot[5] | keep_count_onehot[7]);
+assign _t11 = keep_count_onehot[1] | keep_count_onehot[2];
+assign _t12 = {32{crc_count_is[0]}};
+assign _t13 = {32{crc_count_is[1]}};
+assign _t14 = {32{crc_count_is[2]}};
+assign _t15 = {32{crc_count_is[3]}};
+assign _t16 = {32{crc_count_is[4]}};
+assign _t17 = {32{crc_count_is[5]}};
+assign _t18 = {32{crc_count_is[6]}};
+assign _t19 = {32{crc_count_is[7]}};
+assign _t20 = {32{crc_count_is[8]}};
+assign _t21 = crc_s1_start_reg | crc_s1_load_reg;
+assign _t22 = {_t23, crc_crc_reg ^ 32'hffffffff};
+assign _t23 = frame_err_reg | crc_tag_reg[1];
 assign s_axis_tready = advance;
 assign take = s_axis_tvalid & advance;
 assign keep_ok = (_t0 | s_axis_tkeep[0]) & (_t1 | s_axis_tkeep[1]) & (_t2 | s_axis_tkeep[2]) & (_t3 | s_axis_tkeep[3]) & (_t4 | s_axis_tkeep[4]) &
@@ -223,6 +228,10 @@ assign keep_ok = (_t0 | s_axis_tkeep[0]) & (_t1 | s_axis_tkeep[1]) & (_t2 | s_ax
 assign keep_count_onehot = {
     s_axis_tkeep[7], s_axis_tkeep[6] & _t6, s_axis_tkeep[5] & _t5, s_axis_tkeep[4] & _t4, s_axis_tkeep[3] & _t3, s_axis_tkeep[2] & _t2, s_axis_tkeep[1] & _t1,
     s_axis_tkeep[0] & _t0, ~s_axis_tkeep[0]
+};
+assign crc_count_is = {
+    crc_in_count_reg == 4'b1000, crc_in_count_reg == 4'b0111, crc_in_count_reg == 4'b0110, crc_in_count_reg == 4'b0101, crc_in_count_reg == 4'b0100,
+    crc_in_count_reg == 4'b0011, crc_in_count_reg == 4'b0010, crc_in_count_reg == 4'b0001, crc_in_count_reg == 4'b0000
 };
 assign crc_shift = crc_in_shift_reg;
 assign crc_aligned = crc_shift[3] ? 64'h0 :
@@ -292,9 +301,9 @@ always @* begin
 end
 
 always @* begin
-    crc_in_count_onehot_next = crc_in_count_onehot_reg;
+    crc_in_count_next = crc_in_count_reg;
     if (advance) begin
-        crc_in_count_onehot_next = keep_count_onehot;
+        crc_in_count_next = {keep_count_onehot[8], keep_count_onehot[4] | keep_count_onehot[5] | _t9, keep_count_onehot[2] | keep_count_onehot[3] | _t9, _t10};
     end
 end
 
@@ -303,9 +312,9 @@ always @* begin
     if (advance) begin
         crc_in_shift_next = {
             keep_count_onehot[0],
-            _t9 | (keep_count_onehot[3] | keep_count_onehot[4]),
-            _t9 | (keep_count_onehot[5] | keep_count_onehot[6]),
-            keep_count_onehot[1] | keep_count_onehot[3] | (keep_count_onehot[5] | keep_count_onehot[7])
+            _t11 | (keep_count_onehot[3] | keep_count_onehot[4]),
+            _t11 | (keep_count_onehot[5] | keep_count_onehot[6]),
+            _t10
         };
     end
 end
@@ -362,264 +371,264 @@ end
 always @* begin
     crc_s1_zk_row0_next = crc_s1_zk_row0_reg;
     if (advance) begin
-        crc_s1_zk_row0_next = (_t10 & 32'h1) | (_t11 & 32'h11f) | ((_t12 & 32'h11f91) | (_t13 & 32'h11f91ca)) |
-            ((_t14 & 32'h1f91caf6) | (_t15 & 32'h91caf638) | ((_t16 & 32'hcaf6386f) | ((_t17 & 32'hf6386f2c) | (_t18 & 32'h386f2c25))));
+        crc_s1_zk_row0_next = (_t12 & 32'h1) | (_t13 & 32'h11f) | ((_t14 & 32'h11f91) | (_t15 & 32'h11f91ca)) |
+            ((_t16 & 32'h1f91caf6) | (_t17 & 32'h91caf638) | ((_t18 & 32'hcaf6386f) | ((_t19 & 32'hf6386f2c) | (_t20 & 32'h386f2c25))));
     end
 end
 
 always @* begin
     crc_s1_zk_row1_next = crc_s1_zk_row1_reg;
     if (advance) begin
-        crc_s1_zk_row1_next = (_t10 & 32'h2) | (_t11 & 32'h23f) | ((_t12 & 32'h23f23) | (_t13 & 32'h23f2395)) |
-            ((_t14 & 32'h3f2395ec) | (_t15 & 32'h2395ec70) | ((_t16 & 32'h95ec70de) | ((_t17 & 32'hec70de58) | (_t18 & 32'h70de584b))));
+        crc_s1_zk_row1_next = (_t12 & 32'h2) | (_t13 & 32'h23f) | ((_t14 & 32'h23f23) | (_t15 & 32'h23f2395)) |
+            ((_t16 & 32'h3f2395ec) | (_t17 & 32'h2395ec70) | ((_t18 & 32'h95ec70de) | ((_t19 & 32'hec70de58) | (_t20 & 32'h70de584b))));
     end
 end
 
 always @* begin
     crc_s1_zk_row2_next = crc_s1_zk_row2_reg;
     if (advance) begin
-        crc_s1_zk_row2_next = (_t10 & 32'h4) | (_t11 & 32'h47e) | ((_t12 & 32'h47e47) | (_t13 & 32'h47e472b)) |
-            ((_t14 & 32'h7e472bd8) | (_t15 & 32'h472bd8e1) | ((_t16 & 32'h2bd8e1bc) | ((_t17 & 32'hd8e1bcb0) | (_t18 & 32'he1bcb097))));
+        crc_s1_zk_row2_next = (_t12 & 32'h4) | (_t13 & 32'h47e) | ((_t14 & 32'h47e47) | (_t15 & 32'h47e472b)) |
+            ((_t16 & 32'h7e472bd8) | (_t17 & 32'h472bd8e1) | ((_t18 & 32'h2bd8e1bc) | ((_t19 & 32'hd8e1bcb0) | (_t20 & 32'he1bcb097))));
     end
 end
 
 always @* begin
     crc_s1_zk_row3_next = crc_s1_zk_row3_reg;
     if (advance) begin
-        crc_s1_zk_row3_next = (_t10 & 32'h8) | (_t11 & 32'h8fc) | ((_t12 & 32'h8fc8e) | (_t13 & 32'h8fc8e57)) |
-            ((_t14 & 32'hfc8e57b1) | (_t15 & 32'h8e57b1c3) | ((_t16 & 32'h57b1c379) | ((_t17 & 32'hb1c37961) | (_t18 & 32'hc379612e))));
+        crc_s1_zk_row3_next = (_t12 & 32'h8) | (_t13 & 32'h8fc) | ((_t14 & 32'h8fc8e) | (_t15 & 32'h8fc8e57)) |
+            ((_t16 & 32'hfc8e57b1) | (_t17 & 32'h8e57b1c3) | ((_t18 & 32'h57b1c379) | ((_t19 & 32'hb1c37961) | (_t20 & 32'hc379612e))));
     end
 end
 
 always @* begin
     crc_s1_zk_row4_next = crc_s1_zk_row4_reg;
     if (advance) begin
-        crc_s1_zk_row4_next = (_t10 & 32'h10) | (_t11 & 32'h10e6) | ((_t12 & 32'h10e68d) | (_t13 & 32'h10e68d65)) |
-            ((_t14 & 32'he68d6595) | (_t15 & 32'h8d6595be) | ((_t16 & 32'h6595be9d) | ((_t17 & 32'h95be9dee) | (_t18 & 32'hbe9dee78))));
+        crc_s1_zk_row4_next = (_t12 & 32'h10) | (_t13 & 32'h10e6) | ((_t14 & 32'h10e68d) | (_t15 & 32'h10e68d65)) |
+            ((_t16 & 32'he68d6595) | (_t17 & 32'h8d6595be) | ((_t18 & 32'h6595be9d) | ((_t19 & 32'h95be9dee) | (_t20 & 32'hbe9dee78))));
     end
 end
 
 always @* begin
     crc_s1_zk_row5_next = crc_s1_zk_row5_reg;
     if (advance) begin
-        crc_s1_zk_row5_next = (_t10 & 32'h20) | (_t11 & 32'h20d2) | ((_t12 & 32'h20d28b) | (_t13 & 32'h20d28b01)) |
-            ((_t14 & 32'hd28b01dd) | (_t15 & 32'h8b01dd45) | ((_t16 & 32'h1dd4554) | ((_t17 & 32'hdd4554f0) | (_t18 & 32'h4554f0d5))));
+        crc_s1_zk_row5_next = (_t12 & 32'h20) | (_t13 & 32'h20d2) | ((_t14 & 32'h20d28b) | (_t15 & 32'h20d28b01)) |
+            ((_t16 & 32'hd28b01dd) | (_t17 & 32'h8b01dd45) | ((_t18 & 32'h1dd4554) | ((_t19 & 32'hdd4554f0) | (_t20 & 32'h4554f0d5))));
     end
 end
 
 always @* begin
     crc_s1_zk_row6_next = crc_s1_zk_row6_reg;
     if (advance) begin
-        crc_s1_zk_row6_next = (_t10 & 32'h40) | (_t11 & 32'h40ba) | ((_t12 & 32'h40ba87) | (_t13 & 32'h40ba87c9)) |
-            ((_t14 & 32'hba87c94c) | (_t15 & 32'h87c94cb2) | ((_t16 & 32'hc94cb2c6) | ((_t17 & 32'h4cb2c6cd) | (_t18 & 32'hb2c6cd8e))));
+        crc_s1_zk_row6_next = (_t12 & 32'h40) | (_t13 & 32'h40ba) | ((_t14 & 32'h40ba87) | (_t15 & 32'h40ba87c9)) |
+            ((_t16 & 32'hba87c94c) | (_t17 & 32'h87c94cb2) | ((_t18 & 32'hc94cb2c6) | ((_t19 & 32'h4cb2c6cd) | (_t20 & 32'hb2c6cd8e))));
     end
 end
 
 always @* begin
     crc_s1_zk_row7_next = crc_s1_zk_row7_reg;
     if (advance) begin
-        crc_s1_zk_row7_next = (_t10 & 32'h80) | (_t11 & 32'h806a) | ((_t12 & 32'h806a9e) | (_t13 & 32'h806a9e58)) |
-            ((_t14 & 32'h6a9e586f) | (_t15 & 32'h9e586f5d) | ((_t16 & 32'h586f5de2) | ((_t17 & 32'h6f5de2b7) | (_t18 & 32'h5de2b738))));
+        crc_s1_zk_row7_next = (_t12 & 32'h80) | (_t13 & 32'h806a) | ((_t14 & 32'h806a9e) | (_t15 & 32'h806a9e58)) |
+            ((_t16 & 32'h6a9e586f) | (_t17 & 32'h9e586f5d) | ((_t18 & 32'h586f5de2) | ((_t19 & 32'h6f5de2b7) | (_t20 & 32'h5de2b738))));
     end
 end
 
 always @* begin
     crc_s1_zk_row8_next = crc_s1_zk_row8_reg;
     if (advance) begin
-        crc_s1_zk_row8_next = (_t10 & 32'h100) | (_t11 & 32'h100d5) | ((_t12 & 32'h100d53c) | (_t13 & 32'hd53cb0)) |
-            ((_t14 & 32'hd53cb0de) | (_t15 & 32'h3cb0debb) | ((_t16 & 32'hb0debbc5) | ((_t17 & 32'hdebbc56e) | (_t18 & 32'hbbc56e71))));
+        crc_s1_zk_row8_next = (_t12 & 32'h100) | (_t13 & 32'h100d5) | ((_t14 & 32'h100d53c) | (_t15 & 32'hd53cb0)) |
+            ((_t16 & 32'hd53cb0de) | (_t17 & 32'h3cb0debb) | ((_t18 & 32'hb0debbc5) | ((_t19 & 32'hdebbc56e) | (_t20 & 32'hbbc56e71))));
     end
 end
 
 always @* begin
     crc_s1_zk_row9_next = crc_s1_zk_row9_reg;
     if (advance) begin
-        crc_s1_zk_row9_next = (_t10 & 32'h200) | (_t11 & 32'h200b5) | ((_t12 & 32'h200b5e8) | (_t13 & 32'hb5e8ab)) |
-            ((_t14 & 32'hb5e8ab4b) | (_t15 & 32'he8ab4b4f) | ((_t16 & 32'hab4b4fe5) | ((_t17 & 32'h4b4fe5f0) | (_t18 & 32'h4fe5f0c6))));
+        crc_s1_zk_row9_next = (_t12 & 32'h200) | (_t13 & 32'h200b5) | ((_t14 & 32'h200b5e8) | (_t15 & 32'hb5e8ab)) |
+            ((_t16 & 32'hb5e8ab4b) | (_t17 & 32'he8ab4b4f) | ((_t18 & 32'hab4b4fe5) | ((_t19 & 32'h4b4fe5f0) | (_t20 & 32'h4fe5f0c6))));
     end
 end
 
 always @* begin
     crc_s1_zk_row10_next = crc_s1_zk_row10_reg;
     if (advance) begin
-        crc_s1_zk_row10_next = (_t10 & 32'h400) | (_t11 & 32'h40074) | ((_t12 & 32'h4007440) | (_t13 & 32'h74409c)) |
-            ((_t14 & 32'h74409c60) | (_t15 & 32'h409c60a7) | ((_t16 & 32'h9c60a7a4) | ((_t17 & 32'h60a7a4cd) | (_t18 & 32'ha7a4cda9))));
+        crc_s1_zk_row10_next = (_t12 & 32'h400) | (_t13 & 32'h40074) | ((_t14 & 32'h4007440) | (_t15 & 32'h74409c)) |
+            ((_t16 & 32'h74409c60) | (_t17 & 32'h409c60a7) | ((_t18 & 32'h9c60a7a4) | ((_t19 & 32'h60a7a4cd) | (_t20 & 32'ha7a4cda9))));
     end
 end
 
 always @* begin
     crc_s1_zk_row11_next = crc_s1_zk_row11_reg;
     if (advance) begin
-        crc_s1_zk_row11_next = (_t10 & 32'h800) | (_t11 & 32'h800e8) | ((_t12 & 32'h800e881) | (_t13 & 32'he88138)) |
-            ((_t14 & 32'he88138c1) | (_t15 & 32'h8138c14f) | ((_t16 & 32'h38c14f49) | ((_t17 & 32'hc14f499b) | (_t18 & 32'h4f499b53))));
+        crc_s1_zk_row11_next = (_t12 & 32'h800) | (_t13 & 32'h800e8) | ((_t14 & 32'h800e881) | (_t15 & 32'he88138)) |
+            ((_t16 & 32'he88138c1) | (_t17 & 32'h8138c14f) | ((_t18 & 32'h38c14f49) | ((_t19 & 32'hc14f499b) | (_t20 & 32'h4f499b53))));
     end
 end
 
 always @* begin
     crc_s1_zk_row12_next = crc_s1_zk_row12_reg;
     if (advance) begin
-        crc_s1_zk_row12_next = (_t10 & 32'h1000) | (_t11 & 32'h1000ce) | ((_t12 & 32'h1000ce93) | (_t13 & 32'hce93bb)) |
-            ((_t14 & 32'hce93bb74) | (_t15 & 32'h93bb74a6) | ((_t16 & 32'hbb74a6fc) | ((_t17 & 32'h74a6fc1a) | (_t18 & 32'ha6fc1a83))));
+        crc_s1_zk_row12_next = (_t12 & 32'h1000) | (_t13 & 32'h1000ce) | ((_t14 & 32'h1000ce93) | (_t15 & 32'hce93bb)) |
+            ((_t16 & 32'hce93bb74) | (_t17 & 32'h93bb74a6) | ((_t18 & 32'hbb74a6fc) | ((_t19 & 32'h74a6fc1a) | (_t20 & 32'ha6fc1a83))));
     end
 end
 
 always @* begin
     crc_s1_zk_row13_next = crc_s1_zk_row13_reg;
     if (advance) begin
-        crc_s1_zk_row13_next = (_t10 & 32'h2000) | (_t11 & 32'h200082) | ((_t12 & 32'h200082b6) | (_t13 & 32'h82b6bc)) |
-            ((_t14 & 32'h82b6bc1f) | (_t15 & 32'hb6bc1f75) | ((_t16 & 32'hbc1f7597) | ((_t17 & 32'h1f759719) | (_t18 & 32'h75971923))));
+        crc_s1_zk_row13_next = (_t12 & 32'h2000) | (_t13 & 32'h200082) | ((_t14 & 32'h200082b6) | (_t15 & 32'h82b6bc)) |
+            ((_t16 & 32'h82b6bc1f) | (_t17 & 32'hb6bc1f75) | ((_t18 & 32'hbc1f7597) | ((_t19 & 32'h1f759719) | (_t20 & 32'h75971923))));
     end
 end
 
 always @* begin
     crc_s1_zk_row14_next = crc_s1_zk_row14_reg;
     if (advance) begin
-        crc_s1_zk_row14_next = (_t10 & 32'h4000) | (_t11 & 32'h40001a) | ((_t12 & 32'h40001afc) | (_t13 & 32'h1afcb2)) |
-            ((_t14 & 32'h1afcb2c8) | (_t15 & 32'hfcb2c8d3) | ((_t16 & 32'hb2c8d341) | ((_t17 & 32'hc8d3411e) | (_t18 & 32'hd3411e63))));
+        crc_s1_zk_row14_next = (_t12 & 32'h4000) | (_t13 & 32'h40001a) | ((_t14 & 32'h40001afc) | (_t15 & 32'h1afcb2)) |
+            ((_t16 & 32'h1afcb2c8) | (_t17 & 32'hfcb2c8d3) | ((_t18 & 32'hb2c8d341) | ((_t19 & 32'hc8d3411e) | (_t20 & 32'hd3411e63))));
     end
 end
 
 always @* begin
     crc_s1_zk_row15_next = crc_s1_zk_row15_reg;
     if (advance) begin
-        crc_s1_zk_row15_next = (_t10 & 32'h8000) | (_t11 & 32'h800035) | ((_t12 & 32'h800035f9) | (_t13 & 32'h35f965)) |
-            ((_t14 & 32'h35f96591) | (_t15 & 32'hf96591a6) | ((_t16 & 32'h6591a682) | ((_t17 & 32'h91a6823c) | (_t18 & 32'ha6823cc6))));
+        crc_s1_zk_row15_next = (_t12 & 32'h8000) | (_t13 & 32'h800035) | ((_t14 & 32'h800035f9) | (_t15 & 32'h35f965)) |
+            ((_t16 & 32'h35f96591) | (_t17 & 32'hf96591a6) | ((_t18 & 32'h6591a682) | ((_t19 & 32'h91a6823c) | (_t20 & 32'ha6823cc6))));
     end
 end
 
 always @* begin
     crc_s1_zk_row16_next = crc_s1_zk_row16_reg;
     if (advance) begin
-        crc_s1_zk_row16_next = (_t10 & 32'h10000) | (_t11 & 32'h100006b) | ((_t12 & 32'h6bf2) | (_t13 & 32'h6bf2cb)) |
-            ((_t14 & 32'h6bf2cb23) | (_t15 & 32'hf2cb234d) | ((_t16 & 32'hcb234d04) | ((_t17 & 32'h234d0479) | (_t18 & 32'h4d04798c))));
+        crc_s1_zk_row16_next = (_t12 & 32'h10000) | (_t13 & 32'h100006b) | ((_t14 & 32'h6bf2) | (_t15 & 32'h6bf2cb)) |
+            ((_t16 & 32'h6bf2cb23) | (_t17 & 32'hf2cb234d) | ((_t18 & 32'hcb234d04) | ((_t19 & 32'h234d0479) | (_t20 & 32'h4d04798c))));
     end
 end
 
 always @* begin
     crc_s1_zk_row17_next = crc_s1_zk_row17_reg;
     if (advance) begin
-        crc_s1_zk_row17_next = (_t10 & 32'h20000) | (_t11 & 32'h20000d7) | ((_t12 & 32'hd7e5) | (_t13 & 32'hd7e596)) |
-            ((_t14 & 32'hd7e59646) | (_t15 & 32'he596469a) | ((_t16 & 32'h96469a08) | ((_t17 & 32'h469a08f3) | (_t18 & 32'h9a08f318))));
+        crc_s1_zk_row17_next = (_t12 & 32'h20000) | (_t13 & 32'h20000d7) | ((_t14 & 32'hd7e5) | (_t15 & 32'hd7e596)) |
+            ((_t16 & 32'hd7e59646) | (_t17 & 32'he596469a) | ((_t18 & 32'h96469a08) | ((_t19 & 32'h469a08f3) | (_t20 & 32'h9a08f318))));
     end
 end
 
 always @* begin
     crc_s1_zk_row18_next = crc_s1_zk_row18_reg;
     if (advance) begin
-        crc_s1_zk_row18_next = (_t10 & 32'h40000) | (_t11 & 32'h40000b0) | ((_t12 & 32'hb05a) | (_t13 & 32'hb05ae6)) |
-            ((_t14 & 32'hb05ae67b) | (_t15 & 32'h5ae67b0c) | ((_t16 & 32'he67b0c7e) | ((_t17 & 32'h7b0c7eca) | (_t18 & 32'hc7eca15))));
+        crc_s1_zk_row18_next = (_t12 & 32'h40000) | (_t13 & 32'h40000b0) | ((_t14 & 32'hb05a) | (_t15 & 32'hb05ae6)) |
+            ((_t16 & 32'hb05ae67b) | (_t17 & 32'h5ae67b0c) | ((_t18 & 32'he67b0c7e) | ((_t19 & 32'h7b0c7eca) | (_t20 & 32'hc7eca15))));
     end
 end
 
 always @* begin
     crc_s1_zk_row19_next = crc_s1_zk_row19_reg;
     if (advance) begin
-        crc_s1_zk_row19_next = (_t10 & 32'h80000) | (_t11 & 32'h800007f) | ((_t12 & 32'h7f24) | (_t13 & 32'h7f2406)) |
-            ((_t14 & 32'h7f240600) | (_t15 & 32'h24060020) | ((_t16 & 32'h6002092) | ((_t17 & 32'h2092b8) | (_t18 & 32'h2092b80f))));
+        crc_s1_zk_row19_next = (_t12 & 32'h80000) | (_t13 & 32'h800007f) | ((_t14 & 32'h7f24) | (_t15 & 32'h7f2406)) |
+            ((_t16 & 32'h7f240600) | (_t17 & 32'h24060020) | ((_t18 & 32'h6002092) | ((_t19 & 32'h2092b8) | (_t20 & 32'h2092b80f))));
     end
 end
 
 always @* begin
     crc_s1_zk_row20_next = crc_s1_zk_row20_reg;
     if (advance) begin
-        crc_s1_zk_row20_next = (_t10 & 32'h100000) | (_t11 & 32'h100000fe) | ((_t12 & 32'hfe48) | (_t13 & 32'hfe480c)) |
-            ((_t14 & 32'hfe480c00) | (_t15 & 32'h480c0041) | ((_t16 & 32'hc004125) | ((_t17 & 32'h412570) | (_t18 & 32'h4125701f))));
+        crc_s1_zk_row20_next = (_t12 & 32'h100000) | (_t13 & 32'h100000fe) | ((_t14 & 32'hfe48) | (_t15 & 32'hfe480c)) |
+            ((_t16 & 32'hfe480c00) | (_t17 & 32'h480c0041) | ((_t18 & 32'hc004125) | ((_t19 & 32'h412570) | (_t20 & 32'h4125701f))));
     end
 end
 
 always @* begin
     crc_s1_zk_row21_next = crc_s1_zk_row21_reg;
     if (advance) begin
-        crc_s1_zk_row21_next = (_t10 & 32'h200000) | (_t11 & 32'h200000e3) | ((_t12 & 32'he301) | (_t13 & 32'he301d2)) |
-            ((_t14 & 32'he301d2f6) | (_t15 & 32'h1d2f6ba) | ((_t16 & 32'hd2f6ba25) | ((_t17 & 32'hf6ba25cc) | (_t18 & 32'hba25cc1b))));
+        crc_s1_zk_row21_next = (_t12 & 32'h200000) | (_t13 & 32'h200000e3) | ((_t14 & 32'he301) | (_t15 & 32'he301d2)) |
+            ((_t16 & 32'he301d2f6) | (_t17 & 32'h1d2f6ba) | ((_t18 & 32'hd2f6ba25) | ((_t19 & 32'hf6ba25cc) | (_t20 & 32'hba25cc1b))));
     end
 end
 
 always @* begin
     crc_s1_zk_row22_next = crc_s1_zk_row22_reg;
     if (advance) begin
-        crc_s1_zk_row22_next = (_t10 & 32'h400000) | (_t11 & 32'h400000d9) | ((_t12 & 32'hd992) | (_t13 & 32'hd9926f)) |
-            ((_t14 & 32'hd9926f1b) | (_t15 & 32'h926f1b4c) | ((_t16 & 32'h6f1b4c24) | ((_t17 & 32'h1b4c24b4) | (_t18 & 32'h4c24b412))));
+        crc_s1_zk_row22_next = (_t12 & 32'h400000) | (_t13 & 32'h400000d9) | ((_t14 & 32'hd992) | (_t15 & 32'hd9926f)) |
+            ((_t16 & 32'hd9926f1b) | (_t17 & 32'h926f1b4c) | ((_t18 & 32'h6f1b4c24) | ((_t19 & 32'h1b4c24b4) | (_t20 & 32'h4c24b412))));
     end
 end
 
 always @* begin
     crc_s1_zk_row23_next = crc_s1_zk_row23_reg;
     if (advance) begin
-        crc_s1_zk_row23_next = (_t10 & 32'h800000) | (_t11 & 32'h800000ac) | ((_t12 & 32'hacb5) | (_t13 & 32'hacb514)) |
-            ((_t14 & 32'hacb514c0) | (_t15 & 32'hb514c0a0) | ((_t16 & 32'h14c0a026) | ((_t17 & 32'hc0a02644) | (_t18 & 32'ha0264400))));
+        crc_s1_zk_row23_next = (_t12 & 32'h800000) | (_t13 & 32'h800000ac) | ((_t14 & 32'hacb5) | (_t15 & 32'hacb514)) |
+            ((_t16 & 32'hacb514c0) | (_t17 & 32'hb514c0a0) | ((_t18 & 32'h14c0a026) | ((_t19 & 32'hc0a02644) | (_t20 & 32'ha0264400))));
     end
 end
 
 always @* begin
     crc_s1_zk_row24_next = crc_s1_zk_row24_reg;
     if (advance) begin
-        crc_s1_zk_row24_next = (_t10 & 32'h1000000) | (_t11 & 32'h46) | ((_t12 & 32'h46fb) | (_t13 & 32'h46fbe3)) |
-            ((_t14 & 32'h46fbe377) | (_t15 & 32'hfbe37778) | ((_t16 & 32'he3777823) | ((_t17 & 32'h777823a4) | (_t18 & 32'h7823a425))));
+        crc_s1_zk_row24_next = (_t12 & 32'h1000000) | (_t13 & 32'h46) | ((_t14 & 32'h46fb) | (_t15 & 32'h46fbe3)) |
+            ((_t16 & 32'h46fbe377) | (_t17 & 32'hfbe37778) | ((_t18 & 32'he3777823) | ((_t19 & 32'h777823a4) | (_t20 & 32'h7823a425))));
     end
 end
 
 always @* begin
     crc_s1_zk_row25_next = crc_s1_zk_row25_reg;
     if (advance) begin
-        crc_s1_zk_row25_next = (_t10 & 32'h2000000) | (_t11 & 32'h8d) | ((_t12 & 32'h8df7) | (_t13 & 32'h8df7c6)) |
-            ((_t14 & 32'h8df7c6ee) | (_t15 & 32'hf7c6eef0) | ((_t16 & 32'hc6eef047) | ((_t17 & 32'heef04748) | (_t18 & 32'hf047484a))));
+        crc_s1_zk_row25_next = (_t12 & 32'h2000000) | (_t13 & 32'h8d) | ((_t14 & 32'h8df7) | (_t15 & 32'h8df7c6)) |
+            ((_t16 & 32'h8df7c6ee) | (_t17 & 32'hf7c6eef0) | ((_t18 & 32'hc6eef047) | ((_t19 & 32'heef04748) | (_t20 & 32'hf047484a))));
     end
 end
 
 always @* begin
     crc_s1_zk_row26_next = crc_s1_zk_row26_reg;
     if (advance) begin
-        crc_s1_zk_row26_next = (_t10 & 32'h4000000) | (_t11 & 32'h4) | ((_t12 & 32'h47e) | (_t13 & 32'h47e47)) |
-            ((_t14 & 32'h47e472b) | (_t15 & 32'h7e472bd8) | ((_t16 & 32'h472bd8e1) | ((_t17 & 32'h2bd8e1bc) | (_t18 & 32'hd8e1bcb0))));
+        crc_s1_zk_row26_next = (_t12 & 32'h4000000) | (_t13 & 32'h4) | ((_t14 & 32'h47e) | (_t15 & 32'h47e47)) |
+            ((_t16 & 32'h47e472b) | (_t17 & 32'h7e472bd8) | ((_t18 & 32'h472bd8e1) | ((_t19 & 32'h2bd8e1bc) | (_t20 & 32'hd8e1bcb0))));
     end
 end
 
 always @* begin
     crc_s1_zk_row27_next = crc_s1_zk_row27_reg;
     if (advance) begin
-        crc_s1_zk_row27_next = (_t10 & 32'h8000000) | (_t11 & 32'h8) | ((_t12 & 32'h8fc) | (_t13 & 32'h8fc8e)) |
-            ((_t14 & 32'h8fc8e57) | (_t15 & 32'hfc8e57b1) | ((_t16 & 32'h8e57b1c3) | ((_t17 & 32'h57b1c379) | (_t18 & 32'hb1c37961))));
+        crc_s1_zk_row27_next = (_t12 & 32'h8000000) | (_t13 & 32'h8) | ((_t14 & 32'h8fc) | (_t15 & 32'h8fc8e)) |
+            ((_t16 & 32'h8fc8e57) | (_t17 & 32'hfc8e57b1) | ((_t18 & 32'h8e57b1c3) | ((_t19 & 32'h57b1c379) | (_t20 & 32'hb1c37961))));
     end
 end
 
 always @* begin
     crc_s1_zk_row28_next = crc_s1_zk_row28_reg;
     if (advance) begin
-        crc_s1_zk_row28_next = (_t10 & 32'h10000000) | (_t11 & 32'h11) | ((_t12 & 32'h11f9) | (_t13 & 32'h11f91c)) |
-            ((_t14 & 32'h11f91caf) | (_t15 & 32'hf91caf63) | ((_t16 & 32'h1caf6386) | ((_t17 & 32'haf6386f2) | (_t18 & 32'h6386f2c2))));
+        crc_s1_zk_row28_next = (_t12 & 32'h10000000) | (_t13 & 32'h11) | ((_t14 & 32'h11f9) | (_t15 & 32'h11f91c)) |
+            ((_t16 & 32'h11f91caf) | (_t17 & 32'hf91caf63) | ((_t18 & 32'h1caf6386) | ((_t19 & 32'haf6386f2) | (_t20 & 32'h6386f2c2))));
     end
 end
 
 always @* begin
     crc_s1_zk_row29_next = crc_s1_zk_row29_reg;
     if (advance) begin
-        crc_s1_zk_row29_next = (_t10 & 32'h20000000) | (_t11 & 32'h23) | ((_t12 & 32'h23f2) | (_t13 & 32'h23f239)) |
-            ((_t14 & 32'h23f2395e) | (_t15 & 32'hf2395ec7) | ((_t16 & 32'h395ec70d) | ((_t17 & 32'h5ec70de5) | (_t18 & 32'hc70de584))));
+        crc_s1_zk_row29_next = (_t12 & 32'h20000000) | (_t13 & 32'h23) | ((_t14 & 32'h23f2) | (_t15 & 32'h23f239)) |
+            ((_t16 & 32'h23f2395e) | (_t17 & 32'hf2395ec7) | ((_t18 & 32'h395ec70d) | ((_t19 & 32'h5ec70de5) | (_t20 & 32'hc70de584))));
     end
 end
 
 always @* begin
     crc_s1_zk_row30_next = crc_s1_zk_row30_reg;
     if (advance) begin
-        crc_s1_zk_row30_next = (_t10 & 32'h40000000) | (_t11 & 32'h47) | ((_t12 & 32'h47e4) | (_t13 & 32'h47e472)) |
-            ((_t14 & 32'h47e472bd) | (_t15 & 32'he472bd8e) | ((_t16 & 32'h72bd8e1b) | ((_t17 & 32'hbd8e1bcb) | (_t18 & 32'h8e1bcb09))));
+        crc_s1_zk_row30_next = (_t12 & 32'h40000000) | (_t13 & 32'h47) | ((_t14 & 32'h47e4) | (_t15 & 32'h47e472)) |
+            ((_t16 & 32'h47e472bd) | (_t17 & 32'he472bd8e) | ((_t18 & 32'h72bd8e1b) | ((_t19 & 32'hbd8e1bcb) | (_t20 & 32'h8e1bcb09))));
     end
 end
 
 always @* begin
     crc_s1_zk_row31_next = crc_s1_zk_row31_reg;
     if (advance) begin
-        crc_s1_zk_row31_next = (_t10 & 32'h80000000) | (_t11 & 32'h8f) | ((_t12 & 32'h8fc8) | (_t13 & 32'h8fc8e5)) |
-            ((_t14 & 32'h8fc8e57b) | (_t15 & 32'hc8e57b1c) | ((_t16 & 32'he57b1c37) | ((_t17 & 32'h7b1c3796) | (_t18 & 32'h1c379612))));
+        crc_s1_zk_row31_next = (_t12 & 32'h80000000) | (_t13 & 32'h8f) | ((_t14 & 32'h8fc8) | (_t15 & 32'h8fc8e5)) |
+            ((_t16 & 32'h8fc8e57b) | (_t17 & 32'hc8e57b1c) | ((_t18 & 32'he57b1c37) | ((_t19 & 32'h7b1c3796) | (_t20 & 32'h1c379612))));
     end
 end
 
 always @* begin
     crc_s1_zk_init_next = crc_s1_zk_init_reg;
     if (advance) begin
-        crc_s1_zk_init_next = (_t10 & 32'hffffffff) | (_t11 & 32'had82acae) | ((_t12 & 32'he9e882d) | (_t13 & 32'h9f9b5c85)) |
-            ((_t14 & 32'hb798b438) | (_t15 & 32'hba8d89ca) | ((_t16 & 32'ha8d58375) | ((_t17 & 32'h44c19592) | (_t18 & 32'h73d74d75))));
+        crc_s1_zk_init_next = (_t12 & 32'hffffffff) | (_t13 & 32'had82acae) | ((_t14 & 32'he9e882d) | (_t15 & 32'h9f9b5c85)) |
+            ((_t16 & 32'hb798b438) | (_t17 & 32'hba8d89ca) | ((_t18 & 32'ha8d58375) | ((_t19 & 32'h44c19592) | (_t20 & 32'h73d74d75))));
     end
 end
 
@@ -641,14 +650,14 @@ always @* begin
     crc_s2_coeff_next = crc_s2_coeff_reg;
     if (advance) begin
         crc_s2_coeff_next = {
-            _t19 ? 32'h0 : crc_s1_zk_row31_reg, _t19 ? 32'h0 : crc_s1_zk_row30_reg, _t19 ? 32'h0 : crc_s1_zk_row29_reg, _t19 ? 32'h0 : crc_s1_zk_row28_reg,
-            _t19 ? 32'h0 : crc_s1_zk_row27_reg, _t19 ? 32'h0 : crc_s1_zk_row26_reg, _t19 ? 32'h0 : crc_s1_zk_row25_reg, _t19 ? 32'h0 : crc_s1_zk_row24_reg,
-            _t19 ? 32'h0 : crc_s1_zk_row23_reg, _t19 ? 32'h0 : crc_s1_zk_row22_reg, _t19 ? 32'h0 : crc_s1_zk_row21_reg, _t19 ? 32'h0 : crc_s1_zk_row20_reg,
-            _t19 ? 32'h0 : crc_s1_zk_row19_reg, _t19 ? 32'h0 : crc_s1_zk_row18_reg, _t19 ? 32'h0 : crc_s1_zk_row17_reg, _t19 ? 32'h0 : crc_s1_zk_row16_reg,
-            _t19 ? 32'h0 : crc_s1_zk_row15_reg, _t19 ? 32'h0 : crc_s1_zk_row14_reg, _t19 ? 32'h0 : crc_s1_zk_row13_reg, _t19 ? 32'h0 : crc_s1_zk_row12_reg,
-            _t19 ? 32'h0 : crc_s1_zk_row11_reg, _t19 ? 32'h0 : crc_s1_zk_row10_reg, _t19 ? 32'h0 : crc_s1_zk_row9_reg, _t19 ? 32'h0 : crc_s1_zk_row8_reg,
-            _t19 ? 32'h0 : crc_s1_zk_row7_reg, _t19 ? 32'h0 : crc_s1_zk_row6_reg, _t19 ? 32'h0 : crc_s1_zk_row5_reg, _t19 ? 32'h0 : crc_s1_zk_row4_reg,
-            _t19 ? 32'h0 : crc_s1_zk_row3_reg, _t19 ? 32'h0 : crc_s1_zk_row2_reg, _t19 ? 32'h0 : crc_s1_zk_row1_reg, _t19 ? 32'h0 : crc_s1_zk_row0_reg
+            _t21 ? 32'h0 : crc_s1_zk_row31_reg, _t21 ? 32'h0 : crc_s1_zk_row30_reg, _t21 ? 32'h0 : crc_s1_zk_row29_reg, _t21 ? 32'h0 : crc_s1_zk_row28_reg,
+            _t21 ? 32'h0 : crc_s1_zk_row27_reg, _t21 ? 32'h0 : crc_s1_zk_row26_reg, _t21 ? 32'h0 : crc_s1_zk_row25_reg, _t21 ? 32'h0 : crc_s1_zk_row24_reg,
+            _t21 ? 32'h0 : crc_s1_zk_row23_reg, _t21 ? 32'h0 : crc_s1_zk_row22_reg, _t21 ? 32'h0 : crc_s1_zk_row21_reg, _t21 ? 32'h0 : crc_s1_zk_row20_reg,
+            _t21 ? 32'h0 : crc_s1_zk_row19_reg, _t21 ? 32'h0 : crc_s1_zk_row18_reg, _t21 ? 32'h0 : crc_s1_zk_row17_reg, _t21 ? 32'h0 : crc_s1_zk_row16_reg,
+            _t21 ? 32'h0 : crc_s1_zk_row15_reg, _t21 ? 32'h0 : crc_s1_zk_row14_reg, _t21 ? 32'h0 : crc_s1_zk_row13_reg, _t21 ? 32'h0 : crc_s1_zk_row12_reg,
+            _t21 ? 32'h0 : crc_s1_zk_row11_reg, _t21 ? 32'h0 : crc_s1_zk_row10_reg, _t21 ? 32'h0 : crc_s1_zk_row9_reg, _t21 ? 32'h0 : crc_s1_zk_row8_reg,
+            _t21 ? 32'h0 : crc_s1_zk_row7_reg, _t21 ? 32'h0 : crc_s1_zk_row6_reg, _t21 ? 32'h0 : crc_s1_zk_row5_reg, _t21 ? 32'h0 : crc_s1_zk_row4_reg,
+            _t21 ? 32'h0 : crc_s1_zk_row3_reg, _t21 ? 32'h0 : crc_s1_zk_row2_reg, _t21 ? 32'h0 : crc_s1_zk_row1_reg, _t21 ? 32'h0 : crc_s1_zk_row0_reg
         };
     end
 end
@@ -768,10 +777,10 @@ always @* begin
     if (out_in_ready_reg) begin
         if (out_out_ready | _t7) begin
             out_valid_next = _t8;
-            out_data_next = _t20;
+            out_data_next = _t22;
         end else begin
             out_temp_valid_next = _t8;
-            out_temp_data_next = _t20;
+            out_temp_data_next = _t22;
         end
     end else begin
         if (out_out_ready) begin
@@ -789,7 +798,7 @@ always @* begin
         in_frame_next = ~s_axis_tlast;
     end
     if (advance & crc_valid_reg) begin
-        frame_err_next = crc_tag_reg[0] ? 1'b0 : _t21;
+        frame_err_next = crc_tag_reg[0] ? 1'b0 : _t23;
     end
 end
 
@@ -797,7 +806,7 @@ always @(posedge clk) begin
     in_frame_reg <= in_frame_next;
     crc_in_valid_reg <= crc_in_valid_next;
     crc_in_data_reg <= crc_in_data_next;
-    crc_in_count_onehot_reg <= crc_in_count_onehot_next;
+    crc_in_count_reg <= crc_in_count_next;
     crc_in_shift_reg <= crc_in_shift_next;
     crc_in_start_reg <= crc_in_start_next;
     crc_in_tag_reg <= crc_in_tag_next;

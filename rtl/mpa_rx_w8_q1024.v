@@ -224,8 +224,8 @@ reg crc_in_valid_reg;
 reg crc_in_valid_next;
 reg [159:0] crc_in_data_reg;
 reg [159:0] crc_in_data_next;
-reg [5:0] crc_in_count_onehot_reg;
-reg [5:0] crc_in_count_onehot_next;
+reg [2:0] crc_in_count_reg;
+reg [2:0] crc_in_count_next;
 reg [4:0] crc_in_units_kept_reg;
 reg [4:0] crc_in_units_kept_next;
 reg crc_in_start_reg;
@@ -236,9 +236,10 @@ reg [34:0] crc_in_state_reg;
 reg [34:0] crc_in_state_next;
 reg [86:0] crc_in_tag_reg;
 reg [86:0] crc_in_tag_next;
-reg [5:0] crc_s1_count_reg; // one-hot: the count of the last beat to enter stage 1
-reg [5:0] crc_s1_count_next;
-wire [5:0] crc_rows_by; // one-hot: the count whose Z^k is C (the loaded state's on a load)
+reg [2:0] crc_s1_count_reg; // the count of the last beat to enter stage 1
+reg [2:0] crc_s1_count_next;
+wire [5:0] crc_rows_by; // bit k: Z^k is C (k the last beat's count, the loaded state's on a load)
+wire [5:0] crc_s1_count_is; // bit k: the last beat to enter stage 1 had k units
 reg crc_s1_valid_reg;
 reg crc_s1_valid_next;
 wire [159:0] crc_aligned; // the valid units, the others zero
@@ -489,36 +490,37 @@ wire _t63;
 wire [15:0] _t64; // read through slices
 // verilator lint_on UNUSED
 wire [7:0] _t65;
-wire _t66;
+wire [2:0] _t66;
 wire _t67;
 wire _t68;
 wire _t69;
 wire _t70;
 wire _t71;
-wire [86:0] _t72;
-wire [31:0] _t73;
+wire _t72;
+wire [86:0] _t73;
 wire [31:0] _t74;
 wire [31:0] _t75;
 wire [31:0] _t76;
 wire [31:0] _t77;
 wire [31:0] _t78;
-wire _t79;
-wire [91:0] _t80;
-wire _t81;
-wire [264:0] _t82;
+wire [31:0] _t79;
+wire _t80;
+wire [91:0] _t81;
+wire _t82;
 wire [264:0] _t83;
-wire _t84;
-wire [9:0] _t85;
+wire [264:0] _t84;
+wire _t85;
 wire [9:0] _t86;
-wire [63:0] _t87;
-wire _t88;
-wire [14:0] _t89;
-wire [6:0] _t90;
+wire [9:0] _t87;
+wire [63:0] _t88;
+wire _t89;
+wire [14:0] _t90;
 wire [6:0] _t91;
-wire _t92;
+wire [6:0] _t92;
 wire _t93;
 wire _t94;
-wire [255:0] _t95;
+wire _t95;
+wire [255:0] _t96;
 
 assign _t0 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
 assign _t1 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
@@ -586,48 +588,49 @@ assign _t62 = ({win_s0[135:128], win_s0[143:140]} == 12'h0) & ((~win_s0[139]) | 
 assign _t63 = ul_now_reg <= 16'h10;
 assign _t64 = ul_now_reg - 16'h8;
 assign _t65 = mf_words_reg + 8'h1;
-assign _t66 = crc_bad | marker_bad;
-assign _t67 = ~out_valid_reg;
-assign _t68 = ~(crc_in_valid_reg | crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg);
-assign _t69 = ~drain_busy_reg_reg;
-assign _t70 = ctx_state_reg == CTX_STATE_FETCH;
-assign _t71 = ~ctx_cfg_hit;
-assign _t72 = {{in_octets, s_axis_tkeep, s_axis_tdata}, s_axis_tlast, s_axis_tid};
-assign _t73 = {32{crc_rows_by[0]}};
-assign _t74 = {32{crc_rows_by[1]}};
-assign _t75 = {32{crc_rows_by[2]}};
-assign _t76 = {32{crc_rows_by[3]}};
-assign _t77 = {32{crc_rows_by[4]}};
-assign _t78 = {32{crc_rows_by[5]}};
-assign _t79 = crc_s1_start_reg | crc_s1_load_reg;
-assign _t80 = {
+assign _t66 = crc_in_load_reg ? crc_in_state_reg[34:32] : crc_s1_count_reg;
+assign _t67 = crc_bad | marker_bad;
+assign _t68 = ~out_valid_reg;
+assign _t69 = ~(crc_in_valid_reg | crc_s1_valid_reg | crc_s2_valid_reg | crc_valid_reg);
+assign _t70 = ~drain_busy_reg_reg;
+assign _t71 = ctx_state_reg == CTX_STATE_FETCH;
+assign _t72 = ~ctx_cfg_hit;
+assign _t73 = {{in_octets, s_axis_tkeep, s_axis_tdata}, s_axis_tlast, s_axis_tid};
+assign _t74 = {32{crc_rows_by[0]}};
+assign _t75 = {32{crc_rows_by[1]}};
+assign _t76 = {32{crc_rows_by[2]}};
+assign _t77 = {32{crc_rows_by[3]}};
+assign _t78 = {32{crc_rows_by[4]}};
+assign _t79 = {32{crc_rows_by[5]}};
+assign _t80 = crc_s1_start_reg | crc_s1_load_reg;
+assign _t81 = {
     v_qp_qp,
     (v_beat_oversize | (~crc_bad)) ? ERR_MARKER : ERR_CRC,
-    (~v_beat_oversize) & v_beat_last & (~_t66),
+    (~v_beat_oversize) & v_beat_last & (~_t67),
     v_beat_last,
     v_beat_keep,
     v_beat_data
 };
-assign _t81 = cfg_valid | wb_write;
-assign _t82 = cfg_valid ? {160'h0, 8'h0, 35'h0, 1'b0, first_marker_pos, 15'h0, 1'b0, 1'b0, 16'h0, 1'b0, 1'b1, 1'b0, cfg_max_ulpdu, cfg_crc, cfg_markers} : _t83;
-assign _t83 = {
+assign _t82 = cfg_valid | wb_write;
+assign _t83 = cfg_valid ? {160'h0, 8'h0, 35'h0, 1'b0, first_marker_pos, 15'h0, 1'b0, 1'b0, 16'h0, 1'b0, 1'b1, 1'b0, cfg_max_ulpdu, cfg_crc, cfg_markers} : _t84;
+assign _t84 = {
     wb_ctx_reg[264:105], wb_ctx_reg[104:97], back_crc_reg, marker_fault_reg, wb_ctx_reg[60:54], wb_ctx_reg[53:39], wb_ctx_reg[38], wb_ctx_reg[37],
     wb_ctx_reg[36:21], wb_ctx_reg[20], wb_ctx_reg[19], wb_stopped_reg, wb_ctx_reg[17:2], wb_ctx_reg[1], wb_ctx_reg[0]
 };
-assign _t84 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t70 & ctx_cfg_hit);
-assign _t85 = _t5 ? in_qp_qp : ctx_next_qp_reg;
-assign _t86 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
-assign _t87 = {
+assign _t85 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t71 & ctx_cfg_hit);
+assign _t86 = _t5 ? in_qp_qp : ctx_next_qp_reg;
+assign _t87 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
+assign _t88 = {
     wr_data_s2[63:56], wr_data_s2[55:48], wr_data_s2[47:40], wr_data_s2[39:32], wr_data_s2[31:24], wr_data_s2[23:16], wr_data_s2[15:8], wr_data_s2[7:0]
 };
-assign _t88 = hdr_at_start | fpdu_end;
-assign _t89 = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, mf_words_reg};
-assign _t90 = _t91 - 7'h1;
-assign _t91 = marker_pos_reg - mf_words_reg[6:0];
-assign _t92 = advance & crc_valid_reg;
-assign _t93 = advance & fail;
-assign _t94 = ctx_in_marker_pos < 7'h5;
-assign _t95 = {96'h0, ctx_in_words};
+assign _t89 = hdr_at_start | fpdu_end;
+assign _t90 = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, mf_words_reg};
+assign _t91 = _t92 - 7'h1;
+assign _t92 = marker_pos_reg - mf_words_reg[6:0];
+assign _t93 = advance & crc_valid_reg;
+assign _t94 = advance & fail;
+assign _t95 = ctx_in_marker_pos < 7'h5;
+assign _t96 = {96'h0, ctx_in_words};
 assign fpdu_count = good_fpdus_reg;
 assign ctx_qp = ctx_qp_reg_reg;
 assign in_octets = {
@@ -760,12 +763,11 @@ assign window_fpduptrs = {
 };
 assign marker_at = {marker_pos_reg == 7'h4, marker_pos_reg == 7'h3, marker_pos_reg == 7'h2, marker_pos_reg == 7'h1, marker_pos_reg == 7'h0};
 assign marker_dist = (at_start_reg ? 15'h0 : hdr_off_reg) + {8'h0, marker_pos_reg};
-assign crc_rows_by = crc_in_load_reg ?
-    {
-        crc_in_state_reg[34:32] == 3'b101, crc_in_state_reg[34:32] == 3'b100, crc_in_state_reg[34:32] == 3'b011, crc_in_state_reg[34:32] == 3'b010,
-        crc_in_state_reg[34:32] == 3'b001, crc_in_state_reg[34:32] == 3'b000
-    } :
-    crc_s1_count_reg;
+assign crc_rows_by = {_t66 == 3'b101, _t66 == 3'b100, _t66 == 3'b011, _t66 == 3'b010, _t66 == 3'b001, _t66 == 3'b000};
+assign crc_s1_count_is = {
+    crc_s1_count_reg == 3'b101, crc_s1_count_reg == 3'b100, crc_s1_count_reg == 3'b011, crc_s1_count_reg == 3'b010, crc_s1_count_reg == 3'b001,
+    crc_s1_count_reg == 3'b000
+};
 assign crc_aligned = {
     crc_in_units_kept_reg[4] ? crc_in_data_reg[159:128] : 32'h0,
     crc_in_units_kept_reg[3] ? crc_in_data_reg[127:96] : 32'h0,
@@ -828,14 +830,14 @@ assign marker_bad = (v_qp_resumed ? v_qp_mfault_in : marker_fault_reg) | mchk_wr
 assign v_emit = crc_valid_reg & (~(out_stopped_reg & (~v_qp_resumed)));
 assign v_beat_oversize = v_qp_beat[73];
 assign v_beat_last = v_qp_beat[72];
-assign fail = v_emit & (v_beat_oversize | (v_beat_last & _t66));
+assign fail = v_emit & (v_beat_oversize | (v_beat_last & _t67));
 assign v_qp_qp = crc_tag_reg[9:0];
 assign v_beat_keep = v_qp_beat[71:64];
 assign v_beat_data = v_qp_beat[63:0];
-assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t67 | (~v_emit)));
+assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t68 | (~v_emit)));
 assign advance = out_in_ready_reg;
 assign reader_idle = ~((_t42 & _t6 & ctx_valid_reg) | hdr_load);
-assign block_idle = reader_idle & (~(in_open & in_valid_reg)) & _t67 & _t68 & _t69;
+assign block_idle = reader_idle & (~(in_open & in_valid_reg)) & _t68 & _t69 & _t70;
 assign idle = block_idle;
 assign m_axis_tdata = out_data_reg[63:0];
 assign m_axis_tkeep = out_data_reg[71:64];
@@ -845,13 +847,13 @@ assign m_axis_tid = out_data_reg[91:82];
 assign m_axis_tvalid = out_valid_reg;
 assign out_out_ready = m_axis_tready;
 assign reader_drains = (fill_reg[1:0] == 2'b00) & (marker_retired ? (words_avail == _t65) : (words_avail == mf_words_reg));
-assign ctx_capture = (ctx_state_reg == CTX_STATE_DRAIN) & reader_idle_seen_reg & _t69;
+assign ctx_capture = (ctx_state_reg == CTX_STATE_DRAIN) & reader_idle_seen_reg & _t70;
 assign ctx_cfg_hit = cfg_valid & (cfg_qp == ctx_next_qp_reg);
-assign ctx_load = _t70 & _t71;
-assign drain_done = wb_pending_reg & (_t68 | (crc_valid_reg & (v_qp_qp != drain_qp_reg_reg)));
+assign ctx_load = _t71 & _t72;
+assign drain_done = wb_pending_reg & (_t69 | (crc_valid_reg & (v_qp_qp != drain_qp_reg_reg)));
 assign wb_write = drain_done & (~cfg_valid);
 assign ctx_ahead_read = ctx_switch & (~(wb_pending_reg & (drain_qp_reg_reg == in_qp_qp))) & (~(cfg_valid & (cfg_qp == in_qp_qp)));
-assign ctx_ahead_ok = ctx_ahead_reg & _t71;
+assign ctx_ahead_ok = ctx_ahead_reg & _t72;
 assign rx_ctx_value = (rx_ctx_wb1_valid_reg & rx_ctx_fwd1_reg) ? rx_ctx_wb1_data_reg : rx_ctx_rd_data_reg;
 assign drain_busy = drain_busy_reg_reg;
 assign drain_qp = drain_qp_reg_reg;
@@ -882,10 +884,10 @@ always @* begin
     if (in_in_ready_reg) begin
         if (in_out_ready | _t4) begin
             in_valid_next = s_axis_tvalid;
-            in_data_next = _t72;
+            in_data_next = _t73;
         end else begin
             in_temp_valid_next = s_axis_tvalid;
-            in_temp_data_next = _t72;
+            in_temp_data_next = _t73;
         end
     end else begin
         if (in_out_ready) begin
@@ -911,11 +913,9 @@ always @* begin
 end
 
 always @* begin
-    crc_in_count_onehot_next = crc_in_count_onehot_reg;
+    crc_in_count_next = crc_in_count_reg;
     if (advance) begin
-        crc_in_count_onehot_next = {
-            words[2:0] == 3'b101, words[2:0] == 3'b100, words[2:0] == 3'b011, words[2:0] == 3'b010, words[2:0] == 3'b001, words[2:0] == 3'b000
-        };
+        crc_in_count_next = words[2:0];
     end
 end
 
@@ -974,7 +974,7 @@ end
 always @* begin
     crc_s1_count_next = crc_s1_count_reg;
     if (advance & crc_in_valid_reg) begin
-        crc_s1_count_next = crc_in_count_onehot_reg;
+        crc_s1_count_next = crc_in_count_reg;
     end
 end
 
@@ -1016,256 +1016,256 @@ end
 always @* begin
     crc_s1_zk_row0_next = crc_s1_zk_row0_reg;
     if (advance) begin
-        crc_s1_zk_row0_next = (_t73 & 32'h1) | ((_t74 & 32'h1f91caf6) | (_t75 & 32'h386f2c25)) |
-            ((_t76 & 32'hde275318) | ((_t77 & 32'h1954cd1e) | (_t78 & 32'hf5e1bbd9)));
+        crc_s1_zk_row0_next = (_t74 & 32'h1) | ((_t75 & 32'h1f91caf6) | (_t76 & 32'h386f2c25)) |
+            ((_t77 & 32'hde275318) | ((_t78 & 32'h1954cd1e) | (_t79 & 32'hf5e1bbd9)));
     end
 end
 
 always @* begin
     crc_s1_zk_row1_next = crc_s1_zk_row1_reg;
     if (advance) begin
-        crc_s1_zk_row1_next = (_t73 & 32'h2) | ((_t74 & 32'h3f2395ec) | (_t75 & 32'h70de584b)) |
-            ((_t76 & 32'hbc4ea630) | ((_t77 & 32'h32a99a3d) | (_t78 & 32'hebc377b2)));
+        crc_s1_zk_row1_next = (_t74 & 32'h2) | ((_t75 & 32'h3f2395ec) | (_t76 & 32'h70de584b)) |
+            ((_t77 & 32'hbc4ea630) | ((_t78 & 32'h32a99a3d) | (_t79 & 32'hebc377b2)));
     end
 end
 
 always @* begin
     crc_s1_zk_row2_next = crc_s1_zk_row2_reg;
     if (advance) begin
-        crc_s1_zk_row2_next = (_t73 & 32'h4) | ((_t74 & 32'h7e472bd8) | (_t75 & 32'he1bcb097)) |
-            ((_t76 & 32'h789d4c60) | ((_t77 & 32'h6553347b) | (_t78 & 32'hd786ef65)));
+        crc_s1_zk_row2_next = (_t74 & 32'h4) | ((_t75 & 32'h7e472bd8) | (_t76 & 32'he1bcb097)) |
+            ((_t77 & 32'h789d4c60) | ((_t78 & 32'h6553347b) | (_t79 & 32'hd786ef65)));
     end
 end
 
 always @* begin
     crc_s1_zk_row3_next = crc_s1_zk_row3_reg;
     if (advance) begin
-        crc_s1_zk_row3_next = (_t73 & 32'h8) | ((_t74 & 32'hfc8e57b1) | (_t75 & 32'hc379612e)) |
-            ((_t76 & 32'hf13a98c0) | ((_t77 & 32'hcaa668f7) | (_t78 & 32'haf0ddecb)));
+        crc_s1_zk_row3_next = (_t74 & 32'h8) | ((_t75 & 32'hfc8e57b1) | (_t76 & 32'hc379612e)) |
+            ((_t77 & 32'hf13a98c0) | ((_t78 & 32'hcaa668f7) | (_t79 & 32'haf0ddecb)));
     end
 end
 
 always @* begin
     crc_s1_zk_row4_next = crc_s1_zk_row4_reg;
     if (advance) begin
-        crc_s1_zk_row4_next = (_t73 & 32'h10) | ((_t74 & 32'he68d6595) | (_t75 & 32'hbe9dee78)) |
-            ((_t76 & 32'h3c526299) | ((_t77 & 32'h8c181cf1) | (_t78 & 32'habfa064f)));
+        crc_s1_zk_row4_next = (_t74 & 32'h10) | ((_t75 & 32'he68d6595) | (_t76 & 32'hbe9dee78)) |
+            ((_t77 & 32'h3c526299) | ((_t78 & 32'h8c181cf1) | (_t79 & 32'habfa064f)));
     end
 end
 
 always @* begin
     crc_s1_zk_row5_next = crc_s1_zk_row5_reg;
     if (advance) begin
-        crc_s1_zk_row5_next = (_t73 & 32'h20) | ((_t74 & 32'hd28b01dd) | (_t75 & 32'h4554f0d5)) |
-            ((_t76 & 32'ha683962b) | ((_t77 & 32'h164f4fd) | (_t78 & 32'ha215b747)));
+        crc_s1_zk_row5_next = (_t74 & 32'h20) | ((_t75 & 32'hd28b01dd) | (_t76 & 32'h4554f0d5)) |
+            ((_t77 & 32'ha683962b) | ((_t78 & 32'h164f4fd) | (_t79 & 32'ha215b747)));
     end
 end
 
 always @* begin
     crc_s1_zk_row6_next = crc_s1_zk_row6_reg;
     if (advance) begin
-        crc_s1_zk_row6_next = (_t73 & 32'h40) | ((_t74 & 32'hba87c94c) | (_t75 & 32'hb2c6cd8e)) |
-            ((_t76 & 32'h93207f4e) | ((_t77 & 32'h1b9d24e5) | (_t78 & 32'hb1cad556)));
+        crc_s1_zk_row6_next = (_t74 & 32'h40) | ((_t75 & 32'hba87c94c) | (_t76 & 32'hb2c6cd8e)) |
+            ((_t77 & 32'h93207f4e) | ((_t78 & 32'h1b9d24e5) | (_t79 & 32'hb1cad556)));
     end
 end
 
 always @* begin
     crc_s1_zk_row7_next = crc_s1_zk_row7_reg;
     if (advance) begin
-        crc_s1_zk_row7_next = (_t73 & 32'h80) | ((_t74 & 32'h6a9e586f) | (_t75 & 32'h5de2b738)) |
-            ((_t76 & 32'hf867ad84) | ((_t77 & 32'h2e6e84d5) | (_t78 & 32'h96741175)));
+        crc_s1_zk_row7_next = (_t74 & 32'h80) | ((_t75 & 32'h6a9e586f) | (_t76 & 32'h5de2b738)) |
+            ((_t77 & 32'hf867ad84) | ((_t78 & 32'h2e6e84d5) | (_t79 & 32'h96741175)));
     end
 end
 
 always @* begin
     crc_s1_zk_row8_next = crc_s1_zk_row8_reg;
     if (advance) begin
-        crc_s1_zk_row8_next = (_t73 & 32'h100) | ((_t74 & 32'hd53cb0de) | (_t75 & 32'hbbc56e71)) |
-            ((_t76 & 32'hf0cf5b08) | ((_t77 & 32'h5cdd09ab) | (_t78 & 32'h2ce822eb)));
+        crc_s1_zk_row8_next = (_t74 & 32'h100) | ((_t75 & 32'hd53cb0de) | (_t76 & 32'hbbc56e71)) |
+            ((_t77 & 32'hf0cf5b08) | ((_t78 & 32'h5cdd09ab) | (_t79 & 32'h2ce822eb)));
     end
 end
 
 always @* begin
     crc_s1_zk_row9_next = crc_s1_zk_row9_reg;
     if (advance) begin
-        crc_s1_zk_row9_next = (_t73 & 32'h200) | ((_t74 & 32'hb5e8ab4b) | (_t75 & 32'h4fe5f0c6)) |
-            ((_t76 & 32'h3fb9e508) | ((_t77 & 32'ha0eede48) | (_t78 & 32'hac31fe0f)));
+        crc_s1_zk_row9_next = (_t74 & 32'h200) | ((_t75 & 32'hb5e8ab4b) | (_t76 & 32'h4fe5f0c6)) |
+            ((_t77 & 32'h3fb9e508) | ((_t78 & 32'ha0eede48) | (_t79 & 32'hac31fe0f)));
     end
 end
 
 always @* begin
     crc_s1_zk_row10_next = crc_s1_zk_row10_reg;
     if (advance) begin
-        crc_s1_zk_row10_next = (_t73 & 32'h400) | ((_t74 & 32'h74409c60) | (_t75 & 32'ha7a4cda9)) |
-            ((_t76 & 32'ha1549909) | ((_t77 & 32'h5889718f) | (_t78 & 32'had8247c7)));
+        crc_s1_zk_row10_next = (_t74 & 32'h400) | ((_t75 & 32'h74409c60) | (_t76 & 32'ha7a4cda9)) |
+            ((_t77 & 32'ha1549909) | ((_t78 & 32'h5889718f) | (_t79 & 32'had8247c7)));
     end
 end
 
 always @* begin
     crc_s1_zk_row11_next = crc_s1_zk_row11_reg;
     if (advance) begin
-        crc_s1_zk_row11_next = (_t73 & 32'h800) | ((_t74 & 32'he88138c1) | (_t75 & 32'h4f499b53)) |
-            ((_t76 & 32'h42a93212) | ((_t77 & 32'hb112e31f) | (_t78 & 32'h5b048f8e)));
+        crc_s1_zk_row11_next = (_t74 & 32'h800) | ((_t75 & 32'he88138c1) | (_t76 & 32'h4f499b53)) |
+            ((_t77 & 32'h42a93212) | ((_t78 & 32'hb112e31f) | (_t79 & 32'h5b048f8e)));
     end
 end
 
 always @* begin
     crc_s1_zk_row12_next = crc_s1_zk_row12_reg;
     if (advance) begin
-        crc_s1_zk_row12_next = (_t73 & 32'h1000) | ((_t74 & 32'hce93bb74) | (_t75 & 32'ha6fc1a83)) |
-            ((_t76 & 32'h5b75373d) | ((_t77 & 32'h7b710b20) | (_t78 & 32'h43e8a4c5)));
+        crc_s1_zk_row12_next = (_t74 & 32'h1000) | ((_t75 & 32'hce93bb74) | (_t76 & 32'ha6fc1a83)) |
+            ((_t77 & 32'h5b75373d) | ((_t78 & 32'h7b710b20) | (_t79 & 32'h43e8a4c5)));
     end
 end
 
 always @* begin
     crc_s1_zk_row13_next = crc_s1_zk_row13_reg;
     if (advance) begin
-        crc_s1_zk_row13_next = (_t73 & 32'h2000) | ((_t74 & 32'h82b6bc1f) | (_t75 & 32'h75971923)) |
-            ((_t76 & 32'h68cd3d62) | ((_t77 & 32'hefb6db5e) | (_t78 & 32'h7230f253)));
+        crc_s1_zk_row13_next = (_t74 & 32'h2000) | ((_t75 & 32'h82b6bc1f) | (_t76 & 32'h75971923)) |
+            ((_t77 & 32'h68cd3d62) | ((_t78 & 32'hefb6db5e) | (_t79 & 32'h7230f253)));
     end
 end
 
 always @* begin
     crc_s1_zk_row14_next = crc_s1_zk_row14_reg;
     if (advance) begin
-        crc_s1_zk_row14_next = (_t73 & 32'h4000) | ((_t74 & 32'h1afcb2c8) | (_t75 & 32'hd3411e63)) |
-            ((_t76 & 32'hfbd29dd) | ((_t77 & 32'hc6397ba2) | (_t78 & 32'h11805f7f)));
+        crc_s1_zk_row14_next = (_t74 & 32'h4000) | ((_t75 & 32'h1afcb2c8) | (_t76 & 32'hd3411e63)) |
+            ((_t77 & 32'hfbd29dd) | ((_t78 & 32'hc6397ba2) | (_t79 & 32'h11805f7f)));
     end
 end
 
 always @* begin
     crc_s1_zk_row15_next = crc_s1_zk_row15_reg;
     if (advance) begin
-        crc_s1_zk_row15_next = (_t73 & 32'h8000) | ((_t74 & 32'h35f96591) | (_t75 & 32'ha6823cc6)) |
-            ((_t76 & 32'h1f7a53bb) | ((_t77 & 32'h8c72f744) | (_t78 & 32'h2300beff)));
+        crc_s1_zk_row15_next = (_t74 & 32'h8000) | ((_t75 & 32'h35f96591) | (_t76 & 32'ha6823cc6)) |
+            ((_t77 & 32'h1f7a53bb) | ((_t78 & 32'h8c72f744) | (_t79 & 32'h2300beff)));
     end
 end
 
 always @* begin
     crc_s1_zk_row16_next = crc_s1_zk_row16_reg;
     if (advance) begin
-        crc_s1_zk_row16_next = (_t73 & 32'h10000) | ((_t74 & 32'h6bf2cb23) | (_t75 & 32'h4d04798c)) |
-            ((_t76 & 32'h3ef4a777) | ((_t77 & 32'h18e5ee88) | (_t78 & 32'h46017dff)));
+        crc_s1_zk_row16_next = (_t74 & 32'h10000) | ((_t75 & 32'h6bf2cb23) | (_t76 & 32'h4d04798c)) |
+            ((_t77 & 32'h3ef4a777) | ((_t78 & 32'h18e5ee88) | (_t79 & 32'h46017dff)));
     end
 end
 
 always @* begin
     crc_s1_zk_row17_next = crc_s1_zk_row17_reg;
     if (advance) begin
-        crc_s1_zk_row17_next = (_t73 & 32'h20000) | ((_t74 & 32'hd7e59646) | (_t75 & 32'h9a08f318)) |
-            ((_t76 & 32'h7de94eee) | ((_t77 & 32'h31cbdd10) | (_t78 & 32'h8c02fbff)));
+        crc_s1_zk_row17_next = (_t74 & 32'h20000) | ((_t75 & 32'hd7e59646) | (_t76 & 32'h9a08f318)) |
+            ((_t77 & 32'h7de94eee) | ((_t78 & 32'h31cbdd10) | (_t79 & 32'h8c02fbff)));
     end
 end
 
 always @* begin
     crc_s1_zk_row18_next = crc_s1_zk_row18_reg;
     if (advance) begin
-        crc_s1_zk_row18_next = (_t73 & 32'h40000) | ((_t74 & 32'hb05ae67b) | (_t75 & 32'hc7eca15)) |
-            ((_t76 & 32'h25f5cec4) | ((_t77 & 32'h7ac3773f) | (_t78 & 32'hede44c26)));
+        crc_s1_zk_row18_next = (_t74 & 32'h40000) | ((_t75 & 32'hb05ae67b) | (_t76 & 32'hc7eca15)) |
+            ((_t77 & 32'h25f5cec4) | ((_t78 & 32'h7ac3773f) | (_t79 & 32'hede44c26)));
     end
 end
 
 always @* begin
     crc_s1_zk_row19_next = crc_s1_zk_row19_reg;
     if (advance) begin
-        crc_s1_zk_row19_next = (_t73 & 32'h80000) | ((_t74 & 32'h7f240600) | (_t75 & 32'h2092b80f)) |
-            ((_t76 & 32'h95ccce90) | ((_t77 & 32'hecd22361) | (_t78 & 32'h2e292394)));
+        crc_s1_zk_row19_next = (_t74 & 32'h80000) | ((_t75 & 32'h7f240600) | (_t76 & 32'h2092b80f)) |
+            ((_t77 & 32'h95ccce90) | ((_t78 & 32'hecd22361) | (_t79 & 32'h2e292394)));
     end
 end
 
 always @* begin
     crc_s1_zk_row20_next = crc_s1_zk_row20_reg;
     if (advance) begin
-        crc_s1_zk_row20_next = (_t73 & 32'h100000) | ((_t74 & 32'hfe480c00) | (_t75 & 32'h4125701f)) |
-            ((_t76 & 32'h2b999d21) | ((_t77 & 32'hd9a446c2) | (_t78 & 32'h5c524728)));
+        crc_s1_zk_row20_next = (_t74 & 32'h100000) | ((_t75 & 32'hfe480c00) | (_t76 & 32'h4125701f)) |
+            ((_t77 & 32'h2b999d21) | ((_t78 & 32'hd9a446c2) | (_t79 & 32'h5c524728)));
     end
 end
 
 always @* begin
     crc_s1_zk_row21_next = crc_s1_zk_row21_reg;
     if (advance) begin
-        crc_s1_zk_row21_next = (_t73 & 32'h200000) | ((_t74 & 32'he301d2f6) | (_t75 & 32'hba25cc1b)) |
-            ((_t76 & 32'h8914695b) | ((_t77 & 32'haa1c409a) | (_t78 & 32'h4d453588)));
+        crc_s1_zk_row21_next = (_t74 & 32'h200000) | ((_t75 & 32'he301d2f6) | (_t76 & 32'hba25cc1b)) |
+            ((_t77 & 32'h8914695b) | ((_t78 & 32'haa1c409a) | (_t79 & 32'h4d453588)));
     end
 end
 
 always @* begin
     crc_s1_zk_row22_next = crc_s1_zk_row22_reg;
     if (advance) begin
-        crc_s1_zk_row22_next = (_t73 & 32'h400000) | ((_t74 & 32'hd9926f1b) | (_t75 & 32'h4c24b412)) |
-            ((_t76 & 32'hcc0f81af) | ((_t77 & 32'h4d6c4c2a) | (_t78 & 32'h6f6bd0c9)));
+        crc_s1_zk_row22_next = (_t74 & 32'h400000) | ((_t75 & 32'hd9926f1b) | (_t76 & 32'h4c24b412)) |
+            ((_t77 & 32'hcc0f81af) | ((_t78 & 32'h4d6c4c2a) | (_t79 & 32'h6f6bd0c9)));
     end
 end
 
 always @* begin
     crc_s1_zk_row23_next = crc_s1_zk_row23_reg;
     if (advance) begin
-        crc_s1_zk_row23_next = (_t73 & 32'h800000) | ((_t74 & 32'hacb514c0) | (_t75 & 32'ha0264400)) |
-            ((_t76 & 32'h46385046) | ((_t77 & 32'h838c554a) | (_t78 & 32'h2b361a4a)));
+        crc_s1_zk_row23_next = (_t74 & 32'h800000) | ((_t75 & 32'hacb514c0) | (_t76 & 32'ha0264400)) |
+            ((_t77 & 32'h46385046) | ((_t78 & 32'h838c554a) | (_t79 & 32'h2b361a4a)));
     end
 end
 
 always @* begin
     crc_s1_zk_row24_next = crc_s1_zk_row24_reg;
     if (advance) begin
-        crc_s1_zk_row24_next = (_t73 & 32'h1000000) | ((_t74 & 32'h46fbe377) | (_t75 & 32'h7823a425)) |
-            ((_t76 & 32'h5257f395) | ((_t77 & 32'h1e4c678a) | (_t78 & 32'ha38d8f4d)));
+        crc_s1_zk_row24_next = (_t74 & 32'h1000000) | ((_t75 & 32'h46fbe377) | (_t76 & 32'h7823a425)) |
+            ((_t77 & 32'h5257f395) | ((_t78 & 32'h1e4c678a) | (_t79 & 32'ha38d8f4d)));
     end
 end
 
 always @* begin
     crc_s1_zk_row25_next = crc_s1_zk_row25_reg;
     if (advance) begin
-        crc_s1_zk_row25_next = (_t73 & 32'h2000000) | ((_t74 & 32'h8df7c6ee) | (_t75 & 32'hf047484a)) |
-            ((_t76 & 32'ha4afe72a) | ((_t77 & 32'h3c98cf15) | (_t78 & 32'h471b1e9b)));
+        crc_s1_zk_row25_next = (_t74 & 32'h2000000) | ((_t75 & 32'h8df7c6ee) | (_t76 & 32'hf047484a)) |
+            ((_t77 & 32'ha4afe72a) | ((_t78 & 32'h3c98cf15) | (_t79 & 32'h471b1e9b)));
     end
 end
 
 always @* begin
     crc_s1_zk_row26_next = crc_s1_zk_row26_reg;
     if (advance) begin
-        crc_s1_zk_row26_next = (_t73 & 32'h4000000) | ((_t74 & 32'h47e472b) | (_t75 & 32'hd8e1bcb0)) |
-            ((_t76 & 32'h97789d4c) | ((_t77 & 32'h60655334) | (_t78 & 32'h7bd786ef)));
+        crc_s1_zk_row26_next = (_t74 & 32'h4000000) | ((_t75 & 32'h47e472b) | (_t76 & 32'hd8e1bcb0)) |
+            ((_t77 & 32'h97789d4c) | ((_t78 & 32'h60655334) | (_t79 & 32'h7bd786ef)));
     end
 end
 
 always @* begin
     crc_s1_zk_row27_next = crc_s1_zk_row27_reg;
     if (advance) begin
-        crc_s1_zk_row27_next = (_t73 & 32'h8000000) | ((_t74 & 32'h8fc8e57) | (_t75 & 32'hb1c37961)) |
-            ((_t76 & 32'h2ef13a98) | ((_t77 & 32'hc0caa668) | (_t78 & 32'hf7af0dde)));
+        crc_s1_zk_row27_next = (_t74 & 32'h8000000) | ((_t75 & 32'h8fc8e57) | (_t76 & 32'hb1c37961)) |
+            ((_t77 & 32'h2ef13a98) | ((_t78 & 32'hc0caa668) | (_t79 & 32'hf7af0dde)));
     end
 end
 
 always @* begin
     crc_s1_zk_row28_next = crc_s1_zk_row28_reg;
     if (advance) begin
-        crc_s1_zk_row28_next = (_t73 & 32'h10000000) | ((_t74 & 32'h11f91caf) | (_t75 & 32'h6386f2c2)) |
-            ((_t76 & 32'h5de27531) | ((_t77 & 32'h81954cd1) | (_t78 & 32'hef5e1bbd)));
+        crc_s1_zk_row28_next = (_t74 & 32'h10000000) | ((_t75 & 32'h11f91caf) | (_t76 & 32'h6386f2c2)) |
+            ((_t77 & 32'h5de27531) | ((_t78 & 32'h81954cd1) | (_t79 & 32'hef5e1bbd)));
     end
 end
 
 always @* begin
     crc_s1_zk_row29_next = crc_s1_zk_row29_reg;
     if (advance) begin
-        crc_s1_zk_row29_next = (_t73 & 32'h20000000) | ((_t74 & 32'h23f2395e) | (_t75 & 32'hc70de584)) |
-            ((_t76 & 32'hbbc4ea63) | ((_t77 & 32'h32a99a3) | (_t78 & 32'hdebc377b)));
+        crc_s1_zk_row29_next = (_t74 & 32'h20000000) | ((_t75 & 32'h23f2395e) | (_t76 & 32'hc70de584)) |
+            ((_t77 & 32'hbbc4ea63) | ((_t78 & 32'h32a99a3) | (_t79 & 32'hdebc377b)));
     end
 end
 
 always @* begin
     crc_s1_zk_row30_next = crc_s1_zk_row30_reg;
     if (advance) begin
-        crc_s1_zk_row30_next = (_t73 & 32'h40000000) | ((_t74 & 32'h47e472bd) | (_t75 & 32'h8e1bcb09)) |
-            ((_t76 & 32'h7789d4c6) | ((_t77 & 32'h6553347) | (_t78 & 32'hbd786ef6)));
+        crc_s1_zk_row30_next = (_t74 & 32'h40000000) | ((_t75 & 32'h47e472bd) | (_t76 & 32'h8e1bcb09)) |
+            ((_t77 & 32'h7789d4c6) | ((_t78 & 32'h6553347) | (_t79 & 32'hbd786ef6)));
     end
 end
 
 always @* begin
     crc_s1_zk_row31_next = crc_s1_zk_row31_reg;
     if (advance) begin
-        crc_s1_zk_row31_next = (_t73 & 32'h80000000) | ((_t74 & 32'h8fc8e57b) | (_t75 & 32'h1c379612)) |
-            ((_t76 & 32'hef13a98c) | ((_t77 & 32'hcaa668f) | (_t78 & 32'h7af0ddec)));
+        crc_s1_zk_row31_next = (_t74 & 32'h80000000) | ((_t75 & 32'h8fc8e57b) | (_t76 & 32'h1c379612)) |
+            ((_t77 & 32'hef13a98c) | ((_t78 & 32'hcaa668f) | (_t79 & 32'h7af0ddec)));
     end
 end
 
@@ -1287,14 +1287,14 @@ always @* begin
     crc_s2_coeff_next = crc_s2_coeff_reg;
     if (advance) begin
         crc_s2_coeff_next = {
-            _t79 ? 32'h0 : crc_s1_zk_row31_reg, _t79 ? 32'h0 : crc_s1_zk_row30_reg, _t79 ? 32'h0 : crc_s1_zk_row29_reg, _t79 ? 32'h0 : crc_s1_zk_row28_reg,
-            _t79 ? 32'h0 : crc_s1_zk_row27_reg, _t79 ? 32'h0 : crc_s1_zk_row26_reg, _t79 ? 32'h0 : crc_s1_zk_row25_reg, _t79 ? 32'h0 : crc_s1_zk_row24_reg,
-            _t79 ? 32'h0 : crc_s1_zk_row23_reg, _t79 ? 32'h0 : crc_s1_zk_row22_reg, _t79 ? 32'h0 : crc_s1_zk_row21_reg, _t79 ? 32'h0 : crc_s1_zk_row20_reg,
-            _t79 ? 32'h0 : crc_s1_zk_row19_reg, _t79 ? 32'h0 : crc_s1_zk_row18_reg, _t79 ? 32'h0 : crc_s1_zk_row17_reg, _t79 ? 32'h0 : crc_s1_zk_row16_reg,
-            _t79 ? 32'h0 : crc_s1_zk_row15_reg, _t79 ? 32'h0 : crc_s1_zk_row14_reg, _t79 ? 32'h0 : crc_s1_zk_row13_reg, _t79 ? 32'h0 : crc_s1_zk_row12_reg,
-            _t79 ? 32'h0 : crc_s1_zk_row11_reg, _t79 ? 32'h0 : crc_s1_zk_row10_reg, _t79 ? 32'h0 : crc_s1_zk_row9_reg, _t79 ? 32'h0 : crc_s1_zk_row8_reg,
-            _t79 ? 32'h0 : crc_s1_zk_row7_reg, _t79 ? 32'h0 : crc_s1_zk_row6_reg, _t79 ? 32'h0 : crc_s1_zk_row5_reg, _t79 ? 32'h0 : crc_s1_zk_row4_reg,
-            _t79 ? 32'h0 : crc_s1_zk_row3_reg, _t79 ? 32'h0 : crc_s1_zk_row2_reg, _t79 ? 32'h0 : crc_s1_zk_row1_reg, _t79 ? 32'h0 : crc_s1_zk_row0_reg
+            _t80 ? 32'h0 : crc_s1_zk_row31_reg, _t80 ? 32'h0 : crc_s1_zk_row30_reg, _t80 ? 32'h0 : crc_s1_zk_row29_reg, _t80 ? 32'h0 : crc_s1_zk_row28_reg,
+            _t80 ? 32'h0 : crc_s1_zk_row27_reg, _t80 ? 32'h0 : crc_s1_zk_row26_reg, _t80 ? 32'h0 : crc_s1_zk_row25_reg, _t80 ? 32'h0 : crc_s1_zk_row24_reg,
+            _t80 ? 32'h0 : crc_s1_zk_row23_reg, _t80 ? 32'h0 : crc_s1_zk_row22_reg, _t80 ? 32'h0 : crc_s1_zk_row21_reg, _t80 ? 32'h0 : crc_s1_zk_row20_reg,
+            _t80 ? 32'h0 : crc_s1_zk_row19_reg, _t80 ? 32'h0 : crc_s1_zk_row18_reg, _t80 ? 32'h0 : crc_s1_zk_row17_reg, _t80 ? 32'h0 : crc_s1_zk_row16_reg,
+            _t80 ? 32'h0 : crc_s1_zk_row15_reg, _t80 ? 32'h0 : crc_s1_zk_row14_reg, _t80 ? 32'h0 : crc_s1_zk_row13_reg, _t80 ? 32'h0 : crc_s1_zk_row12_reg,
+            _t80 ? 32'h0 : crc_s1_zk_row11_reg, _t80 ? 32'h0 : crc_s1_zk_row10_reg, _t80 ? 32'h0 : crc_s1_zk_row9_reg, _t80 ? 32'h0 : crc_s1_zk_row8_reg,
+            _t80 ? 32'h0 : crc_s1_zk_row7_reg, _t80 ? 32'h0 : crc_s1_zk_row6_reg, _t80 ? 32'h0 : crc_s1_zk_row5_reg, _t80 ? 32'h0 : crc_s1_zk_row4_reg,
+            _t80 ? 32'h0 : crc_s1_zk_row3_reg, _t80 ? 32'h0 : crc_s1_zk_row2_reg, _t80 ? 32'h0 : crc_s1_zk_row1_reg, _t80 ? 32'h0 : crc_s1_zk_row0_reg
         };
     end
 end
@@ -1450,20 +1450,16 @@ end
 always @* begin
     crc_s2_count_next = crc_s2_count_reg;
     if (advance) begin
-        crc_s2_count_next = {
-            crc_s1_count_reg[4] | crc_s1_count_reg[5],
-            crc_s1_count_reg[2] | crc_s1_count_reg[3],
-            crc_s1_count_reg[1] | (crc_s1_count_reg[3] | crc_s1_count_reg[5])
-        };
+        crc_s2_count_next = crc_s1_count_reg;
     end
 end
 
 always @* begin
     crc_s2_expect_next = crc_s2_expect_reg;
     if (advance) begin
-        crc_s2_expect_next = ({32{crc_s1_count_reg[0]}} & 32'h7b041311) |
-            (({32{crc_s1_count_reg[1]}} & 32'h433aa9c1) | ({32{crc_s1_count_reg[2]}} & 32'hbd8f6515)) |
-            (({32{crc_s1_count_reg[3]}} & 32'hd49f4aa2) | (({32{crc_s1_count_reg[4]}} & 32'h73d74d75) | ({32{crc_s1_count_reg[5]}} & 32'hb798b438)));
+        crc_s2_expect_next = ({32{crc_s1_count_is[0]}} & 32'h7b041311) |
+            (({32{crc_s1_count_is[1]}} & 32'h433aa9c1) | ({32{crc_s1_count_is[2]}} & 32'hbd8f6515)) |
+            (({32{crc_s1_count_is[3]}} & 32'hd49f4aa2) | (({32{crc_s1_count_is[4]}} & 32'h73d74d75) | ({32{crc_s1_count_is[5]}} & 32'hb798b438)));
     end
 end
 
@@ -1505,12 +1501,12 @@ always @* begin
     out_temp_data_next = out_temp_data_reg;
     out_in_ready_next = out_in_ready_early;
     if (out_in_ready_reg) begin
-        if (out_out_ready | _t67) begin
+        if (out_out_ready | _t68) begin
             out_valid_next = v_emit;
-            out_data_next = _t80;
+            out_data_next = _t81;
         end else begin
             out_temp_valid_next = v_emit;
-            out_temp_data_next = _t80;
+            out_temp_data_next = _t81;
         end
     end else begin
         if (out_out_ready) begin
@@ -1529,27 +1525,27 @@ end
 always @* begin
     rx_ctx_wb1_valid_next = rx_ctx_wb1_valid_reg;
     rx_ctx_wb1_data_next = rx_ctx_wb1_data_reg;
-    rx_ctx_wb1_valid_next = _t81;
-    rx_ctx_wb1_data_next = _t82;
+    rx_ctx_wb1_valid_next = _t82;
+    rx_ctx_wb1_data_next = _t83;
 end
 
 always @* begin
     rx_ctx_rd_data_next = rx_ctx_rd_data_reg;
-    if (_t84) begin
-        rx_ctx_rd_data_next = rx_ctx_mem[_t85];
+    if (_t85) begin
+        rx_ctx_rd_data_next = rx_ctx_mem[_t86];
     end
 end
 
 always @* begin
     rx_ctx_rd_index_d1_next = rx_ctx_rd_index_d1_reg;
-    if (_t84) begin
-        rx_ctx_rd_index_d1_next = _t85;
+    if (_t85) begin
+        rx_ctx_rd_index_d1_next = _t86;
     end
 end
 
 always @* begin
     rx_ctx_fwd1_next = rx_ctx_fwd1_reg;
-    rx_ctx_fwd1_next = _t84 ? (_t86 == _t85) : (_t86 == rx_ctx_rd_index_d1_reg);
+    rx_ctx_fwd1_next = _t85 ? (_t87 == _t86) : (_t87 == rx_ctx_rd_index_d1_reg);
 end
 
 always @* begin
@@ -1589,31 +1585,31 @@ always @* begin
     crc_saved_next = crc_saved_reg;
     drain_qp_reg_next = drain_qp_reg_reg;
     if (accept) begin
-        ring_next = (ring_reg & (~wr_mask)) | ({_t87, _t87, _t87, _t87} & wr_mask);
+        ring_next = (ring_reg & (~wr_mask)) | ({_t88, _t88, _t88, _t88} & wr_mask);
         wr_ptr_next = wr_ptr_reg + {1'b0, in_beat_octets};
     end
     fill_next = (fill_reg + (accept ? {4'b0000, in_beat_octets} : 8'h0)) - (go ? (words << 2'b10) : 8'h0);
     if (hdr_load | go) begin
-        ul_now_next = _t88 ? ulpdu_length : _t64;
-        last_beat_next = _t88 ? ulpdu_length_last : _t63;
-        mf_words_next = _t88 ? ulpdu_length_words : next_mf_words;
+        ul_now_next = _t89 ? ulpdu_length : _t64;
+        last_beat_next = _t89 ? ulpdu_length_last : _t63;
+        mf_words_next = _t89 ? ulpdu_length_words : next_mf_words;
         over_max_next = ulpdu_length_over;
         hdr_ok_next = hdr_at_start | (last_beat_reg & (~oversize) & next_hdr_in);
     end
     if (go) begin
         at_start_next = fpdu_end;
-        hdr_off_next = marker_retired ? (_t89 + 15'h1) : _t89;
-        marker_pos_next = marker_retired ? _t90 : _t91;
-        marker_near_next = marker_retired ? (_t90 < 7'h5) : (_t91 < 7'h5);
+        hdr_off_next = marker_retired ? (_t90 + 15'h1) : _t90;
+        marker_pos_next = marker_retired ? _t91 : _t92;
+        marker_near_next = marker_retired ? (_t91 < 7'h5) : (_t92 < 7'h5);
         rd_ptr_next = rd_ptr_reg + words[2:0];
     end
-    if (_t92) begin
+    if (_t93) begin
         marker_fault_next = marker_bad & (~v_beat_last);
     end
-    if (_t92 & v_qp_resumed) begin
+    if (_t93 & v_qp_resumed) begin
         out_stopped_next = 1'b0;
     end
-    if (_t93) begin
+    if (_t94) begin
         out_stopped_next = 1'b1;
         if (wb_pending_reg & (v_qp_qp == drain_qp_reg_reg)) begin
             wb_stopped_next = 1'b1;
@@ -1630,17 +1626,17 @@ always @* begin
     if (go) begin
         crc_resume_next = 1'b0;
     end
-    if (_t92) begin
+    if (_t93) begin
         back_crc_next = {crc_count_reg, crc_crc_reg};
     end
-    if ((~wb_pending_reg) & (_t67 | (out_data_reg[91:82] != drain_qp_reg_reg))) begin
+    if ((~wb_pending_reg) & (_t68 | (out_data_reg[91:82] != drain_qp_reg_reg))) begin
         drain_busy_reg_next = 1'b0;
     end
     if (wb_write) begin
         wb_pending_next = 1'b0;
     end
     if (drain_done & (~wb_write)) begin
-        wb_ctx_next = _t83;
+        wb_ctx_next = _t84;
     end
     if (cfg_valid & (cfg_qp == ctx_qp_reg_reg)) begin
         ctx_valid_next = 1'b0;
@@ -1677,12 +1673,12 @@ always @* begin
                     over_max_next = ctx_in_over_max;
                     hdr_off_next = ctx_in_hdr_off;
                     marker_pos_next = ctx_in_marker_pos;
-                    marker_near_next = _t94;
+                    marker_near_next = _t95;
                     mfault_saved_next = ctx_in_marker_fault;
                     crc_resume_next = 1'b1;
                     crc_saved_next = ctx_in_crc;
                     fill_next = ctx_in_fill;
-                    ring_next = _t95;
+                    ring_next = _t96;
                     rd_ptr_next = 3'b000;
                     wr_ptr_next = ctx_in_fill[4:0];
                 end else begin
@@ -1695,7 +1691,7 @@ always @* begin
                 drain_qp_reg_next = ctx_qp_reg_reg;
                 wb_pending_next = ctx_valid_reg;
                 drain_busy_reg_next = ctx_valid_reg;
-                wb_stopped_next = stopped_reg | _t93;
+                wb_stopped_next = stopped_reg | _t94;
                 if (crc_resume_reg) begin
                     back_crc_next = crc_saved_reg;
                     marker_fault_next = mfault_saved_reg;
@@ -1719,12 +1715,12 @@ always @* begin
                 over_max_next = ctx_in_over_max;
                 hdr_off_next = ctx_in_hdr_off;
                 marker_pos_next = ctx_in_marker_pos;
-                marker_near_next = _t94;
+                marker_near_next = _t95;
                 mfault_saved_next = ctx_in_marker_fault;
                 crc_resume_next = 1'b1;
                 crc_saved_next = ctx_in_crc;
                 fill_next = ctx_in_fill;
-                ring_next = _t95;
+                ring_next = _t96;
                 rd_ptr_next = 3'b000;
                 wr_ptr_next = ctx_in_fill[4:0];
             end
@@ -1778,7 +1774,7 @@ always @(posedge clk) begin
     mf_words_reg <= mf_words_next;
     crc_in_valid_reg <= crc_in_valid_next;
     crc_in_data_reg <= crc_in_data_next;
-    crc_in_count_onehot_reg <= crc_in_count_onehot_next;
+    crc_in_count_reg <= crc_in_count_next;
     crc_in_units_kept_reg <= crc_in_units_kept_next;
     crc_in_start_reg <= crc_in_start_next;
     crc_in_load_reg <= crc_in_load_next;
@@ -1849,8 +1845,8 @@ always @(posedge clk) begin
     reader_idle_seen_reg <= reader_idle_seen_next;
     rx_ctx_rd_index_d1_reg <= rx_ctx_rd_index_d1_next;
     rx_ctx_fwd1_reg <= rx_ctx_fwd1_next;
-    if (_t81) begin
-        rx_ctx_mem[_t86] <= _t82;
+    if (_t82) begin
+        rx_ctx_mem[_t87] <= _t83;
     end
 
     if (rst) begin
@@ -1875,7 +1871,7 @@ always @(posedge clk) begin
         in_in_ready_reg <= 1'b0;
         in_temp_valid_reg <= 1'b0;
         crc_in_valid_reg <= 1'b0;
-        crc_s1_count_reg <= 6'h1;
+        crc_s1_count_reg <= 3'b000;
         crc_s1_valid_reg <= 1'b0;
         crc_s2_valid_reg <= 1'b0;
         crc_crc_reg <= 32'hffffffff;

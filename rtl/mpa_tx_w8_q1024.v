@@ -281,14 +281,15 @@ reg c_crc_in_valid_reg;
 reg c_crc_in_valid_next;
 reg [63:0] c_crc_in_data_reg;
 reg [63:0] c_crc_in_data_next;
-reg [2:0] c_crc_in_count_onehot_reg;
-reg [2:0] c_crc_in_count_onehot_next;
+reg [1:0] c_crc_in_count_reg;
+reg [1:0] c_crc_in_count_next;
 reg [1:0] c_crc_in_shift_reg;
 reg [1:0] c_crc_in_shift_next;
 reg c_crc_in_start_reg;
 reg c_crc_in_start_next;
 reg [78:0] c_crc_in_tag_reg;
 reg [78:0] c_crc_in_tag_next;
+wire [2:0] c_crc_count_is; // bit k: the beat in stage 0 has k units
 wire [1:0] c_crc_shift; // units of zeros before the data (N - k)
 reg c_crc_s1_valid_reg;
 reg c_crc_s1_valid_next;
@@ -542,9 +543,9 @@ assign _t58 = mb_last_reg & (~mb_words_ge_reg[2]);
 assign _t59 = _t53 & (~gb_sum_over[2]);
 assign _t60 = ~mb_last_reg;
 assign _t61 = ~gb_end_reg;
-assign _t62 = {32{c_crc_in_count_onehot_reg[0]}};
-assign _t63 = {32{c_crc_in_count_onehot_reg[1]}};
-assign _t64 = {32{c_crc_in_count_onehot_reg[2]}};
+assign _t62 = {32{c_crc_count_is[0]}};
+assign _t63 = {32{c_crc_count_is[1]}};
+assign _t64 = {32{c_crc_count_is[2]}};
 assign _t65 = c_crc_s1_start_reg | c_crc_s1_load_reg;
 assign _t66 = {
     c_beat_qp,
@@ -630,6 +631,7 @@ assign gb_out = {
 };
 assign ob_ready = c_advance;
 assign c_take = ob_valid_reg & c_advance;
+assign c_crc_count_is = {c_crc_in_count_reg == 2'b10, c_crc_in_count_reg == 2'b01, c_crc_in_count_reg == 2'b00};
 assign c_crc_shift = c_crc_in_shift_reg;
 assign c_crc_aligned = c_crc_shift[1] ? 64'h0 : (c_crc_shift[0] ? {c_crc_in_data_reg[31:0], 32'h0} : c_crc_in_data_reg);
 assign c_crc_next = {
@@ -970,9 +972,9 @@ always @* begin
 end
 
 always @* begin
-    c_crc_in_count_onehot_next = c_crc_in_count_onehot_reg;
+    c_crc_in_count_next = c_crc_in_count_reg;
     if (c_advance) begin
-        c_crc_in_count_onehot_next = ob_crc_count_reg;
+        c_crc_in_count_next = {ob_crc_count_reg[2], ob_crc_count_reg[1]};
     end
 end
 
@@ -1506,7 +1508,7 @@ always @(posedge clk) begin
     o_first_reg <= o_first_next;
     c_crc_in_valid_reg <= c_crc_in_valid_next;
     c_crc_in_data_reg <= c_crc_in_data_next;
-    c_crc_in_count_onehot_reg <= c_crc_in_count_onehot_next;
+    c_crc_in_count_reg <= c_crc_in_count_next;
     c_crc_in_shift_reg <= c_crc_in_shift_next;
     c_crc_in_start_reg <= c_crc_in_start_next;
     c_crc_in_tag_reg <= c_crc_in_tag_next;

@@ -143,11 +143,15 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     return cases.length ? oneHotMux(cases) : lit(32, 0);
   };
 
-  // ---- stage 0: the inputs, registered or not; k as a one-hot, and the shift N − k ('value') or
+  /** A count in binary decoded as a named one-hot (the registers that pick constants hold k in binary: each bit picked is then a function of log2(N + 1) bits, a LUT or two, not of N + 1). */
+  const decoded = (wname: string, count: Expr, doc: string): Expr => m.let(`${name}_${wname}`, oneHotOf(count), { doc });
+
+  // ---- stage 0: the inputs, registered or not; k in binary, and the shift N − k ('value') or
   // the units kept, bit i for k > i ('check') ----
   const load = input.load ?? lit(1, 0);
   const state = input.state ?? lit(stateWidth, 0);
   const countOneHot = countIn instanceof Expr ? oneHotOf(countIn) : countIn.oneHot;
+  const countBinary = countIn instanceof Expr ? countIn : binaryOf(countIn.oneHot);
   const shiftOf = (oh: Expr): Expr => cat(...Array.from({ length: countWidth }, (_, b) => orOfOneHot(oh, ks.filter((k) => ((N - k) >> b) & 1))).reverse());
   // From a binary count, a compare each (not through the one-hot).
   const keptOf = (oh: Expr): Expr => cat(...Array.from({ length: N }, (_, i) => (countIn instanceof Expr ? countIn.gt(lit(countWidth, i)) : orOfOneHot(oh, ks.slice(i + 1)))).reverse());
@@ -155,7 +159,7 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     ? {
         valid: stageReg('in_valid', input.valid, 0),
         data: stageReg('in_data', input.data),
-        onehot: stageReg('in_count_onehot', countOneHot),
+        count: stageReg('in_count', countBinary),
         shift: check ? null : stageReg('in_shift', shiftOf(countOneHot)),
         kept: check ? stageReg('in_units_kept', keptOf(countOneHot)) : null,
         start: stageReg('in_start', input.start),
@@ -165,14 +169,17 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
       }
     : (() => {
         const onehot = m.let(`${name}_count_onehot`, countOneHot, { doc: 'bit k: a beat of k units' });
-        return { ...input, onehot, shift: check ? null : shiftOf(onehot), kept: check ? keptOf(onehot) : null, load, state, tag: input.tag ?? null };
+        return { ...input, count: countBinary, shift: check ? null : shiftOf(onehot), kept: check ? keptOf(onehot) : null, load, state, tag: input.tag ?? null };
       })();
 
   // ---- stage 1: the aligned data; C's rows as constants picked by a one-hot count ---------------
   let aligned: Expr = s0.data;
-  let rowsBy: Expr = s0.onehot;
+  /** Bit k: C is Z^k. */
+  let rowsBy: Expr;
   let checkRegs: { count: Signal; expect: Expr } | null = null;
   if (s0.shift) {
+    // 'value': this beat's count picks C and the start's constant.
+    rowsBy = decoded('count_is', s0.count, 'bit k: the beat in stage 0 has k units');
     // 'value': up by j = N − k units, so the valid units end at the top lane, zeros below them.
     const j = m.let(`${name}_shift`, s0.shift, { doc: 'units of zeros before the data (N - k)' });
     for (let b = 0; (1 << b) <= N; b++) {
@@ -183,19 +190,21 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
       }
       aligned = mux(j.bit(b), cat(aligned.slice(8 * W - 1 - by, 0), lit(by, 0)), aligned);
     }
-  } else if (s0.kept) {
+  } else {
     // 'check': the units past k zeroed (a select per unit: the flip-flops' reset).
     const kept = s0.kept;
+    if (!kept) throw new HdlError(`crc '${name}': internal: no units kept`);
     aligned = cat(...Array.from({ length: N }, (_, i) => mux(kept.bit(i), s0.data.slice(8 * unit * (i + 1) - 1, 8 * unit * i), lit(8 * unit, 0))).reverse());
     // The count of the last beat taken: while a beat is in stage 1 it is that beat's (its k for
     // the residue and the saved state), and at the next beat's entry the k_prev of its C.
-    const lastCount = m.reg(`${name}_s1_count`, N + 1, { reset: 1, doc: 'one-hot: the count of the last beat to enter stage 1' });
-    m.sync(() => m.when(advance.and(s0.valid), () => m.set(lastCount, s0.onehot)));
+    const lastCount = m.reg(`${name}_s1_count`, countWidth, { reset: 0, doc: 'the count of the last beat to enter stage 1' });
+    m.sync(() => m.when(advance.and(s0.valid), () => m.set(lastCount, s0.count)));
     // A load continues from the saved state: its count picks C for U = Z^k · S.
     const saved = s0.state.slice(stateWidth - 1, 32);
-    rowsBy = m.let(`${name}_rows_by`, mux(s0.load, oneHotOf(saved), lastCount), { doc: "one-hot: the count whose Z^k is C (the loaded state's on a load)" });
+    rowsBy = decoded('rows_by', mux(s0.load, saved, lastCount), "bit k: Z^k is C (k the last beat's count, the loaded state's on a load)");
     // S = Z^(W−k) · residue at the end of a frame that checks.
-    checkRegs = { count: lastCount, expect: constantOf(lastCount, ks.map((k) => apply(zk[N - k]!, params.residue >>> 0))) };
+    const lastIs = decoded('s1_count_is', lastCount, 'bit k: the last beat to enter stage 1 had k units');
+    checkRegs = { count: lastCount, expect: constantOf(lastIs, ks.map((k) => apply(zk[N - k]!, params.residue >>> 0))) };
   }
   // C: Z^k rows (row b as a 32-bit vector) as a one-hot mux of constants, whole words (the same
   // OR of one-hot bits per bit after constant folding, and a few word operations a row in
@@ -209,7 +218,7 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     state: stageReg('s1_state', s0.state.slice(31, 0)),
     zk: zkRows.map((row, b) => stageReg(`s1_zk_row${b}`, row)),
     // 'value': a start's register term is Z^k · init; 'check': Z^W · init, whatever k.
-    init: check ? lit(32, apply(zk[N]!, init)) : stageReg('s1_zk_init', constantOf(s0.onehot, zk.map((a) => apply(a, init)))),
+    init: check ? lit(32, apply(zk[N]!, init)) : stageReg('s1_zk_init', constantOf(rowsBy, zk.map((a) => apply(a, init)))),
     tag: s0.tag ? stageReg('s1_tag', s0.tag) : null,
   };
 
@@ -239,7 +248,7 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     p: stageReg('s2_data_partials', cat(...[...partials].reverse())),
     tag: r1.tag ? stageReg('s2_tag', r1.tag) : null,
     check: checkRegs && {
-      count: input.load ? stageReg('s2_count', binaryOf(checkRegs.count)) : null,
+      count: input.load ? stageReg('s2_count', checkRegs.count) : null,
       expect: stageReg('s2_expect', checkRegs.expect),
     },
   };
