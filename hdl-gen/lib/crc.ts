@@ -143,7 +143,10 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     return cases.length ? oneHotMux(cases) : lit(32, 0);
   };
 
-  /** A count in binary decoded as a named one-hot (the registers that pick constants hold k in binary: each bit picked is then a function of log2(N + 1) bits, a LUT or two, not of N + 1). */
+  /**
+   * A count in binary decoded as a named one-hot. The registers that pick constants hold k in
+   * binary: each bit picked is then a function of log2(N + 1) bits, a LUT or two, not of N + 1.
+   */
   const decoded = (wname: string, count: Expr, doc: string): Expr => m.let(`${name}_${wname}`, oneHotOf(count), { doc });
 
   // ---- stage 0: the inputs, registered or not; k in binary, and the shift N − k ('value') or
@@ -172,7 +175,7 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
         return { ...input, count: countBinary, shift: check ? null : shiftOf(onehot), kept: check ? keptOf(onehot) : null, load, state, tag: input.tag ?? null };
       })();
 
-  // ---- stage 1: the aligned data; C's rows as constants picked by a one-hot count ---------------
+  // ---- stage 1: the aligned data; C's rows as constants picked by a count ------------------------
   let aligned: Expr = s0.data;
   /** Bit k: C is Z^k. */
   let rowsBy: Expr;
