@@ -143,11 +143,17 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     return cases.length ? oneHotMux(cases) : lit(32, 0);
   };
 
-  /**
-   * A count in binary decoded as a named one-hot. The registers that pick constants hold k in
-   * binary: each bit picked is then a function of log2(N + 1) bits, a LUT or two, not of N + 1.
-   */
-  const decoded = (wname: string, count: Expr, doc: string): Expr => m.let(`${name}_${wname}`, oneHotOf(count), { doc });
+  // The registers that pick constants hold k in binary when it has at most 6 bits: each bit
+  // picked is then one LUT of them (at 17 or 20 counts, the MPA blocks', fewer LUTs than from a
+  // one-hot); with more (65 counts at one-octet units) in one-hot, as a 7-input function takes
+  // two LUTs and a MUXF7.
+  const binaryPick = countWidth <= 6;
+  /** A count as the registers hold it, from its binary and its one-hot. */
+  const encode = (binary: Expr, oneHot: Expr): Expr => (binaryPick ? binary : oneHot);
+  /** A held count as a one-hot (decoded into a named wire from binary). */
+  const decoded = (wname: string, held: Expr, doc: string): Expr => (binaryPick ? m.let(`${name}_${wname}`, oneHotOf(held), { doc }) : held);
+  /** A held count in binary. */
+  const binary = (held: Expr): Expr => (binaryPick ? held : binaryOf(held));
 
   // ---- stage 0: the inputs, registered or not; k in binary, and the shift N − k ('value') or
   // the units kept, bit i for k > i ('check') ----
@@ -162,7 +168,7 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     ? {
         valid: stageReg('in_valid', input.valid, 0),
         data: stageReg('in_data', input.data),
-        count: stageReg('in_count', countBinary),
+        count: stageReg(binaryPick ? 'in_count' : 'in_count_onehot', encode(countBinary, countOneHot)),
         shift: check ? null : stageReg('in_shift', shiftOf(countOneHot)),
         kept: check ? stageReg('in_units_kept', keptOf(countOneHot)) : null,
         start: stageReg('in_start', input.start),
@@ -172,7 +178,7 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
       }
     : (() => {
         const onehot = m.let(`${name}_count_onehot`, countOneHot, { doc: 'bit k: a beat of k units' });
-        return { ...input, count: countBinary, shift: check ? null : shiftOf(onehot), kept: check ? keptOf(onehot) : null, load, state, tag: input.tag ?? null };
+        return { ...input, count: encode(countBinary, onehot), shift: check ? null : shiftOf(onehot), kept: check ? keptOf(onehot) : null, load, state, tag: input.tag ?? null };
       })();
 
   // ---- stage 1: the aligned data; C's rows as constants picked by a count ------------------------
@@ -200,11 +206,11 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     aligned = cat(...Array.from({ length: N }, (_, i) => mux(kept.bit(i), s0.data.slice(8 * unit * (i + 1) - 1, 8 * unit * i), lit(8 * unit, 0))).reverse());
     // The count of the last beat taken: while a beat is in stage 1 it is that beat's (its k for
     // the residue and the saved state), and at the next beat's entry the k_prev of its C.
-    const lastCount = m.reg(`${name}_s1_count`, countWidth, { reset: 0, doc: 'the count of the last beat to enter stage 1' });
+    const lastCount = m.reg(`${name}_s1_count`, s0.count.width, { reset: binaryPick ? 0 : 1, doc: 'the count of the last beat to enter stage 1' });
     m.sync(() => m.when(advance.and(s0.valid), () => m.set(lastCount, s0.count)));
     // A load continues from the saved state: its count picks C for U = Z^k · S.
     const saved = s0.state.slice(stateWidth - 1, 32);
-    rowsBy = decoded('rows_by', mux(s0.load, saved, lastCount), "bit k: Z^k is C (k the last beat's count, the loaded state's on a load)");
+    rowsBy = decoded('rows_by', mux(s0.load, encode(saved, oneHotOf(saved)), lastCount), "bit k: Z^k is C (k the last beat's count, the loaded state's on a load)");
     // S = Z^(W−k) · residue at the end of a frame that checks.
     const lastIs = decoded('s1_count_is', lastCount, 'bit k: the last beat to enter stage 1 had k units');
     checkRegs = { count: lastCount, expect: constantOf(lastIs, ks.map((k) => apply(zk[N - k]!, params.residue >>> 0))) };
@@ -251,7 +257,7 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     p: stageReg('s2_data_partials', cat(...[...partials].reverse())),
     tag: r1.tag ? stageReg('s2_tag', r1.tag) : null,
     check: checkRegs && {
-      count: input.load ? stageReg('s2_count', checkRegs.count) : null,
+      count: input.load ? stageReg('s2_count', binary(checkRegs.count)) : null,
       expect: stageReg('s2_expect', checkRegs.expect),
     },
   };

@@ -308,6 +308,7 @@ describe("the CRC component's 'check' form, evaluated from its IR", () => {
     [8, 1],
     [16, 4],
     [76, 4],
+    [64, 1], // 65 counts: the registers hold them one-hot
   ] as const)('W = %i, unit %i: register, residue test and saved state against the byte-wise CRC over interleaved frames', (W, unit) => {
     const sim = new IrEval(checkProbe(W, unit));
     const N = W / unit;
