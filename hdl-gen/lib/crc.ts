@@ -155,8 +155,8 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
   /** A held count in binary. */
   const binary = (held: Expr): Expr => (binaryPick ? held : binaryOf(held));
 
-  // ---- stage 0: the inputs, registered or not; k in binary, and the shift N − k ('value') or
-  // the units kept, bit i for k > i ('check') ----
+  // ---- stage 0: the inputs, registered or not; k as the registers hold it, and the shift N − k
+  // ('value') or the units kept, bit i for k > i ('check') ----
   const load = input.load ?? lit(1, 0);
   const state = input.state ?? lit(stateWidth, 0);
   const countOneHot = countIn instanceof Expr ? oneHotOf(countIn) : countIn.oneHot;
@@ -177,7 +177,9 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
         tag: input.tag ? stageReg('in_tag', input.tag) : null,
       }
     : (() => {
-        const onehot = m.let(`${name}_count_onehot`, countOneHot, { doc: 'bit k: a beat of k units' });
+        // Named where it is read: by the shift, by the units kept from a one-hot, by one-hot registers.
+        const read = !check || !(countIn instanceof Expr) || !binaryPick;
+        const onehot = read ? m.let(`${name}_count_onehot`, countOneHot, { doc: 'bit k: a beat of k units' }) : countOneHot;
         return { ...input, count: encode(countBinary, onehot), shift: check ? null : shiftOf(onehot), kept: check ? keptOf(onehot) : null, load, state, tag: input.tag ?? null };
       })();
 
