@@ -69,10 +69,6 @@ reg [63:0] crc_s1_data_reg;
 reg [63:0] crc_s1_data_next;
 reg crc_s1_start_reg;
 reg crc_s1_start_next;
-reg crc_s1_load_reg;
-reg crc_s1_load_next;
-reg [31:0] crc_s1_state_reg;
-reg [31:0] crc_s1_state_next;
 reg [31:0] crc_s1_zk_row0_reg;
 reg [31:0] crc_s1_zk_row0_next;
 reg [31:0] crc_s1_zk_row1_reg;
@@ -153,7 +149,9 @@ reg [1:0] crc_s2_tag_reg;
 reg [1:0] crc_s2_tag_next;
 reg [31:0] crc_crc_reg; // the raw CRC register after the last beat
 reg [31:0] crc_crc_next;
-wire [31:0] crc_next; // the loop: C crc xor U xor D data
+reg [31:0] crc_loop_reg; // the register the next beat continues from (crc, or a loaded state)
+reg [31:0] crc_loop_next;
+wire [31:0] crc_next; // the loop: C loop xor U xor D data
 reg crc_valid_reg; // crc holds the register after a beat that just left stage 2
 reg crc_valid_next;
 reg [1:0] crc_tag_reg;
@@ -193,9 +191,8 @@ wire [31:0] _t17;
 wire [31:0] _t18;
 wire [31:0] _t19;
 wire [31:0] _t20;
-wire _t21;
-wire [32:0] _t22;
-wire _t23;
+wire [32:0] _t21;
+wire _t22;
 
 assign _t0 = ~s_axis_tkeep[1];
 assign _t1 = ~s_axis_tkeep[2];
@@ -218,9 +215,8 @@ assign _t17 = {32{crc_count_is[5]}};
 assign _t18 = {32{crc_count_is[6]}};
 assign _t19 = {32{crc_count_is[7]}};
 assign _t20 = {32{crc_count_is[8]}};
-assign _t21 = crc_s1_start_reg | crc_s1_load_reg;
-assign _t22 = {_t23, crc_crc_reg ^ 32'hffffffff};
-assign _t23 = frame_err_reg | crc_tag_reg[1];
+assign _t21 = {_t22, crc_crc_reg ^ 32'hffffffff};
+assign _t22 = frame_err_reg | crc_tag_reg[1];
 assign s_axis_tready = advance;
 assign take = s_axis_tvalid & advance;
 assign keep_ok = (_t0 | s_axis_tkeep[0]) & (_t1 | s_axis_tkeep[1]) & (_t2 | s_axis_tkeep[2]) & (_t3 | s_axis_tkeep[3]) & (_t4 | s_axis_tkeep[4]) &
@@ -246,38 +242,38 @@ assign crc_aligned = crc_shift[3] ? 64'h0 :
     crc_shift[0] ? {crc_in_data_reg[55:0], 8'h0} :
     crc_in_data_reg;
 assign crc_next = {
-    (^(crc_s2_coeff_reg[1023:992] & crc_crc_reg)) ^ crc_s2_u_reg[31] ^ (^crc_s2_data_partials_reg[33]),
-    (^(crc_s2_coeff_reg[991:960] & crc_crc_reg)) ^ crc_s2_u_reg[30] ^ (^crc_s2_data_partials_reg[32]),
-    (^(crc_s2_coeff_reg[959:928] & crc_crc_reg)) ^ crc_s2_u_reg[29] ^ (^crc_s2_data_partials_reg[31]),
-    (^(crc_s2_coeff_reg[927:896] & crc_crc_reg)) ^ crc_s2_u_reg[28] ^ (^crc_s2_data_partials_reg[30]),
-    (^(crc_s2_coeff_reg[895:864] & crc_crc_reg)) ^ crc_s2_u_reg[27] ^ (^crc_s2_data_partials_reg[29]),
-    (^(crc_s2_coeff_reg[863:832] & crc_crc_reg)) ^ crc_s2_u_reg[26] ^ (^crc_s2_data_partials_reg[28]),
-    (^(crc_s2_coeff_reg[831:800] & crc_crc_reg)) ^ crc_s2_u_reg[25] ^ (^crc_s2_data_partials_reg[27]),
-    (^(crc_s2_coeff_reg[799:768] & crc_crc_reg)) ^ crc_s2_u_reg[24] ^ (^crc_s2_data_partials_reg[26]),
-    (^(crc_s2_coeff_reg[767:736] & crc_crc_reg)) ^ crc_s2_u_reg[23] ^ (^crc_s2_data_partials_reg[25]),
-    (^(crc_s2_coeff_reg[735:704] & crc_crc_reg)) ^ crc_s2_u_reg[22] ^ (^crc_s2_data_partials_reg[24]),
-    (^(crc_s2_coeff_reg[703:672] & crc_crc_reg)) ^ crc_s2_u_reg[21] ^ (^crc_s2_data_partials_reg[23]),
-    (^(crc_s2_coeff_reg[671:640] & crc_crc_reg)) ^ crc_s2_u_reg[20] ^ (^crc_s2_data_partials_reg[22]),
-    (^(crc_s2_coeff_reg[639:608] & crc_crc_reg)) ^ crc_s2_u_reg[19] ^ (^crc_s2_data_partials_reg[21]),
-    (^(crc_s2_coeff_reg[607:576] & crc_crc_reg)) ^ crc_s2_u_reg[18] ^ (^crc_s2_data_partials_reg[20]),
-    (^(crc_s2_coeff_reg[575:544] & crc_crc_reg)) ^ crc_s2_u_reg[17] ^ (^crc_s2_data_partials_reg[19]),
-    (^(crc_s2_coeff_reg[543:512] & crc_crc_reg)) ^ crc_s2_u_reg[16] ^ (^crc_s2_data_partials_reg[18]),
-    (^(crc_s2_coeff_reg[511:480] & crc_crc_reg)) ^ crc_s2_u_reg[15] ^ (^crc_s2_data_partials_reg[17]),
-    (^(crc_s2_coeff_reg[479:448] & crc_crc_reg)) ^ crc_s2_u_reg[14] ^ (^crc_s2_data_partials_reg[16]),
-    (^(crc_s2_coeff_reg[447:416] & crc_crc_reg)) ^ crc_s2_u_reg[13] ^ (^crc_s2_data_partials_reg[15]),
-    (^(crc_s2_coeff_reg[415:384] & crc_crc_reg)) ^ crc_s2_u_reg[12] ^ (^crc_s2_data_partials_reg[14]),
-    (^(crc_s2_coeff_reg[383:352] & crc_crc_reg)) ^ crc_s2_u_reg[11] ^ (^crc_s2_data_partials_reg[13]),
-    (^(crc_s2_coeff_reg[351:320] & crc_crc_reg)) ^ crc_s2_u_reg[10] ^ (^crc_s2_data_partials_reg[12]),
-    (^(crc_s2_coeff_reg[319:288] & crc_crc_reg)) ^ crc_s2_u_reg[9] ^ (^crc_s2_data_partials_reg[11]),
-    (^(crc_s2_coeff_reg[287:256] & crc_crc_reg)) ^ crc_s2_u_reg[8] ^ (^crc_s2_data_partials_reg[10:9]),
-    (^(crc_s2_coeff_reg[255:224] & crc_crc_reg)) ^ crc_s2_u_reg[7] ^ (^crc_s2_data_partials_reg[8]),
-    (^(crc_s2_coeff_reg[223:192] & crc_crc_reg)) ^ crc_s2_u_reg[6] ^ (^crc_s2_data_partials_reg[7]),
-    (^(crc_s2_coeff_reg[191:160] & crc_crc_reg)) ^ crc_s2_u_reg[5] ^ (^crc_s2_data_partials_reg[6]),
-    (^(crc_s2_coeff_reg[159:128] & crc_crc_reg)) ^ crc_s2_u_reg[4] ^ (^crc_s2_data_partials_reg[5:4]),
-    (^(crc_s2_coeff_reg[127:96] & crc_crc_reg)) ^ crc_s2_u_reg[3] ^ (^crc_s2_data_partials_reg[3]),
-    (^(crc_s2_coeff_reg[95:64] & crc_crc_reg)) ^ crc_s2_u_reg[2] ^ (^crc_s2_data_partials_reg[2]),
-    (^(crc_s2_coeff_reg[63:32] & crc_crc_reg)) ^ crc_s2_u_reg[1] ^ (^crc_s2_data_partials_reg[1]),
-    (^(crc_s2_coeff_reg[31:0] & crc_crc_reg)) ^ crc_s2_u_reg[0] ^ (^crc_s2_data_partials_reg[0])
+    (^(crc_s2_coeff_reg[1023:992] & crc_loop_reg)) ^ crc_s2_u_reg[31] ^ (^crc_s2_data_partials_reg[33]),
+    (^(crc_s2_coeff_reg[991:960] & crc_loop_reg)) ^ crc_s2_u_reg[30] ^ (^crc_s2_data_partials_reg[32]),
+    (^(crc_s2_coeff_reg[959:928] & crc_loop_reg)) ^ crc_s2_u_reg[29] ^ (^crc_s2_data_partials_reg[31]),
+    (^(crc_s2_coeff_reg[927:896] & crc_loop_reg)) ^ crc_s2_u_reg[28] ^ (^crc_s2_data_partials_reg[30]),
+    (^(crc_s2_coeff_reg[895:864] & crc_loop_reg)) ^ crc_s2_u_reg[27] ^ (^crc_s2_data_partials_reg[29]),
+    (^(crc_s2_coeff_reg[863:832] & crc_loop_reg)) ^ crc_s2_u_reg[26] ^ (^crc_s2_data_partials_reg[28]),
+    (^(crc_s2_coeff_reg[831:800] & crc_loop_reg)) ^ crc_s2_u_reg[25] ^ (^crc_s2_data_partials_reg[27]),
+    (^(crc_s2_coeff_reg[799:768] & crc_loop_reg)) ^ crc_s2_u_reg[24] ^ (^crc_s2_data_partials_reg[26]),
+    (^(crc_s2_coeff_reg[767:736] & crc_loop_reg)) ^ crc_s2_u_reg[23] ^ (^crc_s2_data_partials_reg[25]),
+    (^(crc_s2_coeff_reg[735:704] & crc_loop_reg)) ^ crc_s2_u_reg[22] ^ (^crc_s2_data_partials_reg[24]),
+    (^(crc_s2_coeff_reg[703:672] & crc_loop_reg)) ^ crc_s2_u_reg[21] ^ (^crc_s2_data_partials_reg[23]),
+    (^(crc_s2_coeff_reg[671:640] & crc_loop_reg)) ^ crc_s2_u_reg[20] ^ (^crc_s2_data_partials_reg[22]),
+    (^(crc_s2_coeff_reg[639:608] & crc_loop_reg)) ^ crc_s2_u_reg[19] ^ (^crc_s2_data_partials_reg[21]),
+    (^(crc_s2_coeff_reg[607:576] & crc_loop_reg)) ^ crc_s2_u_reg[18] ^ (^crc_s2_data_partials_reg[20]),
+    (^(crc_s2_coeff_reg[575:544] & crc_loop_reg)) ^ crc_s2_u_reg[17] ^ (^crc_s2_data_partials_reg[19]),
+    (^(crc_s2_coeff_reg[543:512] & crc_loop_reg)) ^ crc_s2_u_reg[16] ^ (^crc_s2_data_partials_reg[18]),
+    (^(crc_s2_coeff_reg[511:480] & crc_loop_reg)) ^ crc_s2_u_reg[15] ^ (^crc_s2_data_partials_reg[17]),
+    (^(crc_s2_coeff_reg[479:448] & crc_loop_reg)) ^ crc_s2_u_reg[14] ^ (^crc_s2_data_partials_reg[16]),
+    (^(crc_s2_coeff_reg[447:416] & crc_loop_reg)) ^ crc_s2_u_reg[13] ^ (^crc_s2_data_partials_reg[15]),
+    (^(crc_s2_coeff_reg[415:384] & crc_loop_reg)) ^ crc_s2_u_reg[12] ^ (^crc_s2_data_partials_reg[14]),
+    (^(crc_s2_coeff_reg[383:352] & crc_loop_reg)) ^ crc_s2_u_reg[11] ^ (^crc_s2_data_partials_reg[13]),
+    (^(crc_s2_coeff_reg[351:320] & crc_loop_reg)) ^ crc_s2_u_reg[10] ^ (^crc_s2_data_partials_reg[12]),
+    (^(crc_s2_coeff_reg[319:288] & crc_loop_reg)) ^ crc_s2_u_reg[9] ^ (^crc_s2_data_partials_reg[11]),
+    (^(crc_s2_coeff_reg[287:256] & crc_loop_reg)) ^ crc_s2_u_reg[8] ^ (^crc_s2_data_partials_reg[10:9]),
+    (^(crc_s2_coeff_reg[255:224] & crc_loop_reg)) ^ crc_s2_u_reg[7] ^ (^crc_s2_data_partials_reg[8]),
+    (^(crc_s2_coeff_reg[223:192] & crc_loop_reg)) ^ crc_s2_u_reg[6] ^ (^crc_s2_data_partials_reg[7]),
+    (^(crc_s2_coeff_reg[191:160] & crc_loop_reg)) ^ crc_s2_u_reg[5] ^ (^crc_s2_data_partials_reg[6]),
+    (^(crc_s2_coeff_reg[159:128] & crc_loop_reg)) ^ crc_s2_u_reg[4] ^ (^crc_s2_data_partials_reg[5:4]),
+    (^(crc_s2_coeff_reg[127:96] & crc_loop_reg)) ^ crc_s2_u_reg[3] ^ (^crc_s2_data_partials_reg[3]),
+    (^(crc_s2_coeff_reg[95:64] & crc_loop_reg)) ^ crc_s2_u_reg[2] ^ (^crc_s2_data_partials_reg[2]),
+    (^(crc_s2_coeff_reg[63:32] & crc_loop_reg)) ^ crc_s2_u_reg[1] ^ (^crc_s2_data_partials_reg[1]),
+    (^(crc_s2_coeff_reg[31:0] & crc_loop_reg)) ^ crc_s2_u_reg[0] ^ (^crc_s2_data_partials_reg[0])
 };
 assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t7 | (~_t8)));
 assign advance = out_in_ready_reg;
@@ -351,20 +347,6 @@ always @* begin
     crc_s1_start_next = crc_s1_start_reg;
     if (advance) begin
         crc_s1_start_next = crc_in_start_reg;
-    end
-end
-
-always @* begin
-    crc_s1_load_next = crc_s1_load_reg;
-    if (advance) begin
-        crc_s1_load_next = 1'b0;
-    end
-end
-
-always @* begin
-    crc_s1_state_next = crc_s1_state_reg;
-    if (advance) begin
-        crc_s1_state_next = 32'h0;
     end
 end
 
@@ -650,14 +632,38 @@ always @* begin
     crc_s2_coeff_next = crc_s2_coeff_reg;
     if (advance) begin
         crc_s2_coeff_next = {
-            _t21 ? 32'h0 : crc_s1_zk_row31_reg, _t21 ? 32'h0 : crc_s1_zk_row30_reg, _t21 ? 32'h0 : crc_s1_zk_row29_reg, _t21 ? 32'h0 : crc_s1_zk_row28_reg,
-            _t21 ? 32'h0 : crc_s1_zk_row27_reg, _t21 ? 32'h0 : crc_s1_zk_row26_reg, _t21 ? 32'h0 : crc_s1_zk_row25_reg, _t21 ? 32'h0 : crc_s1_zk_row24_reg,
-            _t21 ? 32'h0 : crc_s1_zk_row23_reg, _t21 ? 32'h0 : crc_s1_zk_row22_reg, _t21 ? 32'h0 : crc_s1_zk_row21_reg, _t21 ? 32'h0 : crc_s1_zk_row20_reg,
-            _t21 ? 32'h0 : crc_s1_zk_row19_reg, _t21 ? 32'h0 : crc_s1_zk_row18_reg, _t21 ? 32'h0 : crc_s1_zk_row17_reg, _t21 ? 32'h0 : crc_s1_zk_row16_reg,
-            _t21 ? 32'h0 : crc_s1_zk_row15_reg, _t21 ? 32'h0 : crc_s1_zk_row14_reg, _t21 ? 32'h0 : crc_s1_zk_row13_reg, _t21 ? 32'h0 : crc_s1_zk_row12_reg,
-            _t21 ? 32'h0 : crc_s1_zk_row11_reg, _t21 ? 32'h0 : crc_s1_zk_row10_reg, _t21 ? 32'h0 : crc_s1_zk_row9_reg, _t21 ? 32'h0 : crc_s1_zk_row8_reg,
-            _t21 ? 32'h0 : crc_s1_zk_row7_reg, _t21 ? 32'h0 : crc_s1_zk_row6_reg, _t21 ? 32'h0 : crc_s1_zk_row5_reg, _t21 ? 32'h0 : crc_s1_zk_row4_reg,
-            _t21 ? 32'h0 : crc_s1_zk_row3_reg, _t21 ? 32'h0 : crc_s1_zk_row2_reg, _t21 ? 32'h0 : crc_s1_zk_row1_reg, _t21 ? 32'h0 : crc_s1_zk_row0_reg
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row31_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row30_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row29_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row28_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row27_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row26_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row25_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row24_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row23_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row22_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row21_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row20_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row19_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row18_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row17_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row16_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row15_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row14_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row13_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row12_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row11_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row10_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row9_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row8_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row7_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row6_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row5_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row4_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row3_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row2_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row1_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row0_reg
         };
     end
 end
@@ -665,43 +671,7 @@ end
 always @* begin
     crc_s2_u_next = crc_s2_u_reg;
     if (advance) begin
-        crc_s2_u_next = crc_s1_start_reg ? crc_s1_zk_init_reg :
-            crc_s1_load_reg ?
-                {
-                    ^(crc_s1_zk_row31_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row30_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row29_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row28_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row27_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row26_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row25_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row24_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row23_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row22_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row21_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row20_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row19_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row18_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row17_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row16_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row15_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row14_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row13_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row12_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row11_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row10_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row9_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row8_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row7_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row6_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row5_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row4_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row3_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row2_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row1_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row0_reg & crc_s1_state_reg)
-                } :
-            32'h0;
+        crc_s2_u_next = crc_s1_start_reg ? crc_s1_zk_init_reg : 32'h0;
     end
 end
 
@@ -757,11 +727,13 @@ end
 always @* begin
     crc_valid_next = crc_valid_reg;
     crc_crc_next = crc_crc_reg;
+    crc_loop_next = crc_loop_reg;
     crc_tag_next = crc_tag_reg;
     if (advance) begin
         crc_valid_next = crc_s2_valid_reg;
         if (crc_s2_valid_reg) begin
             crc_crc_next = crc_next;
+            crc_loop_next = crc_next;
         end
         crc_tag_next = crc_s2_tag_reg;
     end
@@ -777,10 +749,10 @@ always @* begin
     if (out_in_ready_reg) begin
         if (out_out_ready | _t7) begin
             out_valid_next = _t8;
-            out_data_next = _t22;
+            out_data_next = _t21;
         end else begin
             out_temp_valid_next = _t8;
-            out_temp_data_next = _t22;
+            out_temp_data_next = _t21;
         end
     end else begin
         if (out_out_ready) begin
@@ -798,7 +770,7 @@ always @* begin
         in_frame_next = ~s_axis_tlast;
     end
     if (advance & crc_valid_reg) begin
-        frame_err_next = crc_tag_reg[0] ? 1'b0 : _t23;
+        frame_err_next = crc_tag_reg[0] ? 1'b0 : _t22;
     end
 end
 
@@ -813,8 +785,6 @@ always @(posedge clk) begin
     crc_s1_valid_reg <= crc_s1_valid_next;
     crc_s1_data_reg <= crc_s1_data_next;
     crc_s1_start_reg <= crc_s1_start_next;
-    crc_s1_load_reg <= crc_s1_load_next;
-    crc_s1_state_reg <= crc_s1_state_next;
     crc_s1_zk_row0_reg <= crc_s1_zk_row0_next;
     crc_s1_zk_row1_reg <= crc_s1_zk_row1_next;
     crc_s1_zk_row2_reg <= crc_s1_zk_row2_next;
@@ -855,6 +825,7 @@ always @(posedge clk) begin
     crc_s2_data_partials_reg <= crc_s2_data_partials_next;
     crc_s2_tag_reg <= crc_s2_tag_next;
     crc_crc_reg <= crc_crc_next;
+    crc_loop_reg <= crc_loop_next;
     crc_valid_reg <= crc_valid_next;
     crc_tag_reg <= crc_tag_next;
     frame_err_reg <= frame_err_next;
@@ -870,6 +841,7 @@ always @(posedge clk) begin
         crc_s1_valid_reg <= 1'b0;
         crc_s2_valid_reg <= 1'b0;
         crc_crc_reg <= 32'hffffffff;
+        crc_loop_reg <= 32'hffffffff;
         crc_valid_reg <= 1'b0;
         frame_err_reg <= 1'b0;
         out_valid_reg <= 1'b0;

@@ -333,7 +333,10 @@ reg [31:0] crc_s2_expect_reg;
 reg [31:0] crc_s2_expect_next;
 reg [31:0] crc_crc_reg; // Z^(W-k) times the raw CRC register after the last beat (k its count)
 reg [31:0] crc_crc_next;
-wire [31:0] crc_next; // the loop: C crc xor U xor D data
+reg [31:0] crc_loop_reg; // the register the next beat continues from (crc, or a loaded state)
+reg [31:0] crc_loop_next;
+wire [31:0] crc_next; // the loop: C loop xor U xor D data
+wire crc_loading; // a beat that loads a state enters stage 2
 reg crc_valid_reg; // crc holds the register after a beat that just left stage 2
 reg crc_valid_next;
 reg [86:0] crc_tag_reg;
@@ -504,23 +507,22 @@ wire [31:0] _t76;
 wire [31:0] _t77;
 wire [31:0] _t78;
 wire [31:0] _t79;
-wire _t80;
-wire [91:0] _t81;
-wire _t82;
+wire [91:0] _t80;
+wire _t81;
+wire [264:0] _t82;
 wire [264:0] _t83;
-wire [264:0] _t84;
-wire _t85;
+wire _t84;
+wire [9:0] _t85;
 wire [9:0] _t86;
-wire [9:0] _t87;
-wire [63:0] _t88;
-wire _t89;
-wire [14:0] _t90;
+wire [63:0] _t87;
+wire _t88;
+wire [14:0] _t89;
+wire [6:0] _t90;
 wire [6:0] _t91;
-wire [6:0] _t92;
+wire _t92;
 wire _t93;
 wire _t94;
-wire _t95;
-wire [255:0] _t96;
+wire [255:0] _t95;
 
 assign _t0 = s_axis_tkeep[4] & (~s_axis_tkeep[5]);
 assign _t1 = s_axis_tkeep[5] & (~s_axis_tkeep[6]);
@@ -602,8 +604,7 @@ assign _t76 = {32{crc_rows_by[2]}};
 assign _t77 = {32{crc_rows_by[3]}};
 assign _t78 = {32{crc_rows_by[4]}};
 assign _t79 = {32{crc_rows_by[5]}};
-assign _t80 = crc_s1_start_reg | crc_s1_load_reg;
-assign _t81 = {
+assign _t80 = {
     v_qp_qp,
     (v_beat_oversize | (~crc_bad)) ? ERR_MARKER : ERR_CRC,
     (~v_beat_oversize) & v_beat_last & (~_t67),
@@ -611,26 +612,26 @@ assign _t81 = {
     v_beat_keep,
     v_beat_data
 };
-assign _t82 = cfg_valid | wb_write;
-assign _t83 = cfg_valid ? {160'h0, 8'h0, 35'h0, 1'b0, first_marker_pos, 15'h0, 1'b0, 1'b0, 16'h0, 1'b0, 1'b1, 1'b0, cfg_max_ulpdu, cfg_crc, cfg_markers} : _t84;
-assign _t84 = {
+assign _t81 = cfg_valid | wb_write;
+assign _t82 = cfg_valid ? {160'h0, 8'h0, 35'h0, 1'b0, first_marker_pos, 15'h0, 1'b0, 1'b0, 16'h0, 1'b0, 1'b1, 1'b0, cfg_max_ulpdu, cfg_crc, cfg_markers} : _t83;
+assign _t83 = {
     wb_ctx_reg[264:105], wb_ctx_reg[104:97], back_crc_reg, marker_fault_reg, wb_ctx_reg[60:54], wb_ctx_reg[53:39], wb_ctx_reg[38], wb_ctx_reg[37],
     wb_ctx_reg[36:21], wb_ctx_reg[20], wb_ctx_reg[19], wb_stopped_reg, wb_ctx_reg[17:2], wb_ctx_reg[1], wb_ctx_reg[0]
 };
-assign _t85 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t71 & ctx_cfg_hit);
-assign _t86 = _t5 ? in_qp_qp : ctx_next_qp_reg;
-assign _t87 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
-assign _t88 = {
+assign _t84 = ctx_ahead_read | (ctx_capture & (~ctx_ahead_ok)) | (_t71 & ctx_cfg_hit);
+assign _t85 = _t5 ? in_qp_qp : ctx_next_qp_reg;
+assign _t86 = cfg_valid ? cfg_qp : drain_qp_reg_reg;
+assign _t87 = {
     wr_data_s2[63:56], wr_data_s2[55:48], wr_data_s2[47:40], wr_data_s2[39:32], wr_data_s2[31:24], wr_data_s2[23:16], wr_data_s2[15:8], wr_data_s2[7:0]
 };
-assign _t89 = hdr_at_start | fpdu_end;
-assign _t90 = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, mf_words_reg};
-assign _t91 = _t92 - 7'h1;
-assign _t92 = marker_pos_reg - mf_words_reg[6:0];
-assign _t93 = advance & crc_valid_reg;
-assign _t94 = advance & fail;
-assign _t95 = ctx_in_marker_pos < 7'h5;
-assign _t96 = {96'h0, ctx_in_words};
+assign _t88 = hdr_at_start | fpdu_end;
+assign _t89 = (at_start_reg ? (15'h0 - {14'h0, lead_marker}) : hdr_off_reg) + {7'h0, mf_words_reg};
+assign _t90 = _t91 - 7'h1;
+assign _t91 = marker_pos_reg - mf_words_reg[6:0];
+assign _t92 = advance & crc_valid_reg;
+assign _t93 = advance & fail;
+assign _t94 = ctx_in_marker_pos < 7'h5;
+assign _t95 = {96'h0, ctx_in_words};
 assign fpdu_count = good_fpdus_reg;
 assign ctx_qp = ctx_qp_reg_reg;
 assign in_octets = {
@@ -776,39 +777,40 @@ assign crc_aligned = {
     crc_in_units_kept_reg[0] ? crc_in_data_reg[31:0] : 32'h0
 };
 assign crc_next = {
-    (^(crc_s2_coeff_reg[1023:992] & crc_crc_reg)) ^ crc_s2_u_reg[31] ^ (^crc_s2_data_partials_reg[89:87]),
-    (^(crc_s2_coeff_reg[991:960] & crc_crc_reg)) ^ crc_s2_u_reg[30] ^ (^crc_s2_data_partials_reg[86:84]),
-    (^(crc_s2_coeff_reg[959:928] & crc_crc_reg)) ^ crc_s2_u_reg[29] ^ (^crc_s2_data_partials_reg[83:81]),
-    (^(crc_s2_coeff_reg[927:896] & crc_crc_reg)) ^ crc_s2_u_reg[28] ^ (^crc_s2_data_partials_reg[80:78]),
-    (^(crc_s2_coeff_reg[895:864] & crc_crc_reg)) ^ crc_s2_u_reg[27] ^ (^crc_s2_data_partials_reg[77:75]),
-    (^(crc_s2_coeff_reg[863:832] & crc_crc_reg)) ^ crc_s2_u_reg[26] ^ (^crc_s2_data_partials_reg[74:72]),
-    (^(crc_s2_coeff_reg[831:800] & crc_crc_reg)) ^ crc_s2_u_reg[25] ^ (^crc_s2_data_partials_reg[71:69]),
-    (^(crc_s2_coeff_reg[799:768] & crc_crc_reg)) ^ crc_s2_u_reg[24] ^ (^crc_s2_data_partials_reg[68:66]),
-    (^(crc_s2_coeff_reg[767:736] & crc_crc_reg)) ^ crc_s2_u_reg[23] ^ (^crc_s2_data_partials_reg[65:64]),
-    (^(crc_s2_coeff_reg[735:704] & crc_crc_reg)) ^ crc_s2_u_reg[22] ^ (^crc_s2_data_partials_reg[63:61]),
-    (^(crc_s2_coeff_reg[703:672] & crc_crc_reg)) ^ crc_s2_u_reg[21] ^ (^crc_s2_data_partials_reg[60:59]),
-    (^(crc_s2_coeff_reg[671:640] & crc_crc_reg)) ^ crc_s2_u_reg[20] ^ (^crc_s2_data_partials_reg[58:57]),
-    (^(crc_s2_coeff_reg[639:608] & crc_crc_reg)) ^ crc_s2_u_reg[19] ^ (^crc_s2_data_partials_reg[56:55]),
-    (^(crc_s2_coeff_reg[607:576] & crc_crc_reg)) ^ crc_s2_u_reg[18] ^ (^crc_s2_data_partials_reg[54:52]),
-    (^(crc_s2_coeff_reg[575:544] & crc_crc_reg)) ^ crc_s2_u_reg[17] ^ (^crc_s2_data_partials_reg[51:49]),
-    (^(crc_s2_coeff_reg[543:512] & crc_crc_reg)) ^ crc_s2_u_reg[16] ^ (^crc_s2_data_partials_reg[48:46]),
-    (^(crc_s2_coeff_reg[511:480] & crc_crc_reg)) ^ crc_s2_u_reg[15] ^ (^crc_s2_data_partials_reg[45:43]),
-    (^(crc_s2_coeff_reg[479:448] & crc_crc_reg)) ^ crc_s2_u_reg[14] ^ (^crc_s2_data_partials_reg[42:40]),
-    (^(crc_s2_coeff_reg[447:416] & crc_crc_reg)) ^ crc_s2_u_reg[13] ^ (^crc_s2_data_partials_reg[39:37]),
-    (^(crc_s2_coeff_reg[415:384] & crc_crc_reg)) ^ crc_s2_u_reg[12] ^ (^crc_s2_data_partials_reg[36:34]),
-    (^(crc_s2_coeff_reg[383:352] & crc_crc_reg)) ^ crc_s2_u_reg[11] ^ (^crc_s2_data_partials_reg[33:32]),
-    (^(crc_s2_coeff_reg[351:320] & crc_crc_reg)) ^ crc_s2_u_reg[10] ^ (^crc_s2_data_partials_reg[31:30]),
-    (^(crc_s2_coeff_reg[319:288] & crc_crc_reg)) ^ crc_s2_u_reg[9] ^ (^crc_s2_data_partials_reg[29:27]),
-    (^(crc_s2_coeff_reg[287:256] & crc_crc_reg)) ^ crc_s2_u_reg[8] ^ (^crc_s2_data_partials_reg[26:24]),
-    (^(crc_s2_coeff_reg[255:224] & crc_crc_reg)) ^ crc_s2_u_reg[7] ^ (^crc_s2_data_partials_reg[23:21]),
-    (^(crc_s2_coeff_reg[223:192] & crc_crc_reg)) ^ crc_s2_u_reg[6] ^ (^crc_s2_data_partials_reg[20:18]),
-    (^(crc_s2_coeff_reg[191:160] & crc_crc_reg)) ^ crc_s2_u_reg[5] ^ (^crc_s2_data_partials_reg[17:15]),
-    (^(crc_s2_coeff_reg[159:128] & crc_crc_reg)) ^ crc_s2_u_reg[4] ^ (^crc_s2_data_partials_reg[14:12]),
-    (^(crc_s2_coeff_reg[127:96] & crc_crc_reg)) ^ crc_s2_u_reg[3] ^ (^crc_s2_data_partials_reg[11:9]),
-    (^(crc_s2_coeff_reg[95:64] & crc_crc_reg)) ^ crc_s2_u_reg[2] ^ (^crc_s2_data_partials_reg[8:6]),
-    (^(crc_s2_coeff_reg[63:32] & crc_crc_reg)) ^ crc_s2_u_reg[1] ^ (^crc_s2_data_partials_reg[5:3]),
-    (^(crc_s2_coeff_reg[31:0] & crc_crc_reg)) ^ crc_s2_u_reg[0] ^ (^crc_s2_data_partials_reg[2:0])
+    (^(crc_s2_coeff_reg[1023:992] & crc_loop_reg)) ^ crc_s2_u_reg[31] ^ (^crc_s2_data_partials_reg[89:87]),
+    (^(crc_s2_coeff_reg[991:960] & crc_loop_reg)) ^ crc_s2_u_reg[30] ^ (^crc_s2_data_partials_reg[86:84]),
+    (^(crc_s2_coeff_reg[959:928] & crc_loop_reg)) ^ crc_s2_u_reg[29] ^ (^crc_s2_data_partials_reg[83:81]),
+    (^(crc_s2_coeff_reg[927:896] & crc_loop_reg)) ^ crc_s2_u_reg[28] ^ (^crc_s2_data_partials_reg[80:78]),
+    (^(crc_s2_coeff_reg[895:864] & crc_loop_reg)) ^ crc_s2_u_reg[27] ^ (^crc_s2_data_partials_reg[77:75]),
+    (^(crc_s2_coeff_reg[863:832] & crc_loop_reg)) ^ crc_s2_u_reg[26] ^ (^crc_s2_data_partials_reg[74:72]),
+    (^(crc_s2_coeff_reg[831:800] & crc_loop_reg)) ^ crc_s2_u_reg[25] ^ (^crc_s2_data_partials_reg[71:69]),
+    (^(crc_s2_coeff_reg[799:768] & crc_loop_reg)) ^ crc_s2_u_reg[24] ^ (^crc_s2_data_partials_reg[68:66]),
+    (^(crc_s2_coeff_reg[767:736] & crc_loop_reg)) ^ crc_s2_u_reg[23] ^ (^crc_s2_data_partials_reg[65:64]),
+    (^(crc_s2_coeff_reg[735:704] & crc_loop_reg)) ^ crc_s2_u_reg[22] ^ (^crc_s2_data_partials_reg[63:61]),
+    (^(crc_s2_coeff_reg[703:672] & crc_loop_reg)) ^ crc_s2_u_reg[21] ^ (^crc_s2_data_partials_reg[60:59]),
+    (^(crc_s2_coeff_reg[671:640] & crc_loop_reg)) ^ crc_s2_u_reg[20] ^ (^crc_s2_data_partials_reg[58:57]),
+    (^(crc_s2_coeff_reg[639:608] & crc_loop_reg)) ^ crc_s2_u_reg[19] ^ (^crc_s2_data_partials_reg[56:55]),
+    (^(crc_s2_coeff_reg[607:576] & crc_loop_reg)) ^ crc_s2_u_reg[18] ^ (^crc_s2_data_partials_reg[54:52]),
+    (^(crc_s2_coeff_reg[575:544] & crc_loop_reg)) ^ crc_s2_u_reg[17] ^ (^crc_s2_data_partials_reg[51:49]),
+    (^(crc_s2_coeff_reg[543:512] & crc_loop_reg)) ^ crc_s2_u_reg[16] ^ (^crc_s2_data_partials_reg[48:46]),
+    (^(crc_s2_coeff_reg[511:480] & crc_loop_reg)) ^ crc_s2_u_reg[15] ^ (^crc_s2_data_partials_reg[45:43]),
+    (^(crc_s2_coeff_reg[479:448] & crc_loop_reg)) ^ crc_s2_u_reg[14] ^ (^crc_s2_data_partials_reg[42:40]),
+    (^(crc_s2_coeff_reg[447:416] & crc_loop_reg)) ^ crc_s2_u_reg[13] ^ (^crc_s2_data_partials_reg[39:37]),
+    (^(crc_s2_coeff_reg[415:384] & crc_loop_reg)) ^ crc_s2_u_reg[12] ^ (^crc_s2_data_partials_reg[36:34]),
+    (^(crc_s2_coeff_reg[383:352] & crc_loop_reg)) ^ crc_s2_u_reg[11] ^ (^crc_s2_data_partials_reg[33:32]),
+    (^(crc_s2_coeff_reg[351:320] & crc_loop_reg)) ^ crc_s2_u_reg[10] ^ (^crc_s2_data_partials_reg[31:30]),
+    (^(crc_s2_coeff_reg[319:288] & crc_loop_reg)) ^ crc_s2_u_reg[9] ^ (^crc_s2_data_partials_reg[29:27]),
+    (^(crc_s2_coeff_reg[287:256] & crc_loop_reg)) ^ crc_s2_u_reg[8] ^ (^crc_s2_data_partials_reg[26:24]),
+    (^(crc_s2_coeff_reg[255:224] & crc_loop_reg)) ^ crc_s2_u_reg[7] ^ (^crc_s2_data_partials_reg[23:21]),
+    (^(crc_s2_coeff_reg[223:192] & crc_loop_reg)) ^ crc_s2_u_reg[6] ^ (^crc_s2_data_partials_reg[20:18]),
+    (^(crc_s2_coeff_reg[191:160] & crc_loop_reg)) ^ crc_s2_u_reg[5] ^ (^crc_s2_data_partials_reg[17:15]),
+    (^(crc_s2_coeff_reg[159:128] & crc_loop_reg)) ^ crc_s2_u_reg[4] ^ (^crc_s2_data_partials_reg[14:12]),
+    (^(crc_s2_coeff_reg[127:96] & crc_loop_reg)) ^ crc_s2_u_reg[3] ^ (^crc_s2_data_partials_reg[11:9]),
+    (^(crc_s2_coeff_reg[95:64] & crc_loop_reg)) ^ crc_s2_u_reg[2] ^ (^crc_s2_data_partials_reg[8:6]),
+    (^(crc_s2_coeff_reg[63:32] & crc_loop_reg)) ^ crc_s2_u_reg[1] ^ (^crc_s2_data_partials_reg[5:3]),
+    (^(crc_s2_coeff_reg[31:0] & crc_loop_reg)) ^ crc_s2_u_reg[0] ^ (^crc_s2_data_partials_reg[2:0])
 };
+assign crc_loading = crc_s1_valid_reg & crc_s1_load_reg;
 assign v_qp_beat = crc_tag_reg[86:13];
 assign v_qp_crc_on = crc_tag_reg[10];
 assign crc_bad = v_qp_crc_on & (~(crc_crc_reg == crc_expect_reg));
@@ -1287,14 +1289,38 @@ always @* begin
     crc_s2_coeff_next = crc_s2_coeff_reg;
     if (advance) begin
         crc_s2_coeff_next = {
-            _t80 ? 32'h0 : crc_s1_zk_row31_reg, _t80 ? 32'h0 : crc_s1_zk_row30_reg, _t80 ? 32'h0 : crc_s1_zk_row29_reg, _t80 ? 32'h0 : crc_s1_zk_row28_reg,
-            _t80 ? 32'h0 : crc_s1_zk_row27_reg, _t80 ? 32'h0 : crc_s1_zk_row26_reg, _t80 ? 32'h0 : crc_s1_zk_row25_reg, _t80 ? 32'h0 : crc_s1_zk_row24_reg,
-            _t80 ? 32'h0 : crc_s1_zk_row23_reg, _t80 ? 32'h0 : crc_s1_zk_row22_reg, _t80 ? 32'h0 : crc_s1_zk_row21_reg, _t80 ? 32'h0 : crc_s1_zk_row20_reg,
-            _t80 ? 32'h0 : crc_s1_zk_row19_reg, _t80 ? 32'h0 : crc_s1_zk_row18_reg, _t80 ? 32'h0 : crc_s1_zk_row17_reg, _t80 ? 32'h0 : crc_s1_zk_row16_reg,
-            _t80 ? 32'h0 : crc_s1_zk_row15_reg, _t80 ? 32'h0 : crc_s1_zk_row14_reg, _t80 ? 32'h0 : crc_s1_zk_row13_reg, _t80 ? 32'h0 : crc_s1_zk_row12_reg,
-            _t80 ? 32'h0 : crc_s1_zk_row11_reg, _t80 ? 32'h0 : crc_s1_zk_row10_reg, _t80 ? 32'h0 : crc_s1_zk_row9_reg, _t80 ? 32'h0 : crc_s1_zk_row8_reg,
-            _t80 ? 32'h0 : crc_s1_zk_row7_reg, _t80 ? 32'h0 : crc_s1_zk_row6_reg, _t80 ? 32'h0 : crc_s1_zk_row5_reg, _t80 ? 32'h0 : crc_s1_zk_row4_reg,
-            _t80 ? 32'h0 : crc_s1_zk_row3_reg, _t80 ? 32'h0 : crc_s1_zk_row2_reg, _t80 ? 32'h0 : crc_s1_zk_row1_reg, _t80 ? 32'h0 : crc_s1_zk_row0_reg
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row31_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row30_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row29_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row28_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row27_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row26_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row25_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row24_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row23_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row22_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row21_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row20_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row19_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row18_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row17_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row16_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row15_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row14_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row13_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row12_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row11_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row10_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row9_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row8_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row7_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row6_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row5_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row4_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row3_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row2_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row1_reg,
+            crc_s1_start_reg ? 32'h0 : crc_s1_zk_row0_reg
         };
     end
 end
@@ -1302,43 +1328,7 @@ end
 always @* begin
     crc_s2_u_next = crc_s2_u_reg;
     if (advance) begin
-        crc_s2_u_next = crc_s1_start_reg ? 32'h433aa9c1 :
-            crc_s1_load_reg ?
-                {
-                    ^(crc_s1_zk_row31_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row30_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row29_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row28_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row27_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row26_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row25_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row24_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row23_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row22_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row21_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row20_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row19_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row18_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row17_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row16_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row15_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row14_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row13_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row12_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row11_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row10_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row9_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row8_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row7_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row6_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row5_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row4_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row3_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row2_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row1_reg & crc_s1_state_reg),
-                    ^(crc_s1_zk_row0_reg & crc_s1_state_reg)
-                } :
-            32'h0;
+        crc_s2_u_next = crc_s1_start_reg ? 32'h433aa9c1 : 32'h0;
     end
 end
 
@@ -1466,6 +1456,7 @@ end
 always @* begin
     crc_valid_next = crc_valid_reg;
     crc_crc_next = crc_crc_reg;
+    crc_loop_next = crc_loop_reg;
     crc_count_next = crc_count_reg;
     crc_expect_next = crc_expect_reg;
     crc_tag_next = crc_tag_reg;
@@ -1473,10 +1464,14 @@ always @* begin
         crc_valid_next = crc_s2_valid_reg;
         if (crc_s2_valid_reg) begin
             crc_crc_next = crc_next;
+            crc_loop_next = crc_next;
             crc_count_next = crc_s2_count_reg;
             crc_expect_next = crc_s2_expect_reg;
         end
         crc_tag_next = crc_s2_tag_reg;
+        if (crc_loading) begin
+            crc_loop_next = crc_s1_state_reg;
+        end
     end
 end
 
@@ -1503,10 +1498,10 @@ always @* begin
     if (out_in_ready_reg) begin
         if (out_out_ready | _t68) begin
             out_valid_next = v_emit;
-            out_data_next = _t81;
+            out_data_next = _t80;
         end else begin
             out_temp_valid_next = v_emit;
-            out_temp_data_next = _t81;
+            out_temp_data_next = _t80;
         end
     end else begin
         if (out_out_ready) begin
@@ -1525,27 +1520,27 @@ end
 always @* begin
     rx_ctx_wb1_valid_next = rx_ctx_wb1_valid_reg;
     rx_ctx_wb1_data_next = rx_ctx_wb1_data_reg;
-    rx_ctx_wb1_valid_next = _t82;
-    rx_ctx_wb1_data_next = _t83;
+    rx_ctx_wb1_valid_next = _t81;
+    rx_ctx_wb1_data_next = _t82;
 end
 
 always @* begin
     rx_ctx_rd_data_next = rx_ctx_rd_data_reg;
-    if (_t85) begin
-        rx_ctx_rd_data_next = rx_ctx_mem[_t86];
+    if (_t84) begin
+        rx_ctx_rd_data_next = rx_ctx_mem[_t85];
     end
 end
 
 always @* begin
     rx_ctx_rd_index_d1_next = rx_ctx_rd_index_d1_reg;
-    if (_t85) begin
-        rx_ctx_rd_index_d1_next = _t86;
+    if (_t84) begin
+        rx_ctx_rd_index_d1_next = _t85;
     end
 end
 
 always @* begin
     rx_ctx_fwd1_next = rx_ctx_fwd1_reg;
-    rx_ctx_fwd1_next = _t85 ? (_t87 == _t86) : (_t87 == rx_ctx_rd_index_d1_reg);
+    rx_ctx_fwd1_next = _t84 ? (_t86 == _t85) : (_t86 == rx_ctx_rd_index_d1_reg);
 end
 
 always @* begin
@@ -1585,31 +1580,31 @@ always @* begin
     crc_saved_next = crc_saved_reg;
     drain_qp_reg_next = drain_qp_reg_reg;
     if (accept) begin
-        ring_next = (ring_reg & (~wr_mask)) | ({_t88, _t88, _t88, _t88} & wr_mask);
+        ring_next = (ring_reg & (~wr_mask)) | ({_t87, _t87, _t87, _t87} & wr_mask);
         wr_ptr_next = wr_ptr_reg + {1'b0, in_beat_octets};
     end
     fill_next = (fill_reg + (accept ? {4'b0000, in_beat_octets} : 8'h0)) - (go ? (words << 2'b10) : 8'h0);
     if (hdr_load | go) begin
-        ul_now_next = _t89 ? ulpdu_length : _t64;
-        last_beat_next = _t89 ? ulpdu_length_last : _t63;
-        mf_words_next = _t89 ? ulpdu_length_words : next_mf_words;
+        ul_now_next = _t88 ? ulpdu_length : _t64;
+        last_beat_next = _t88 ? ulpdu_length_last : _t63;
+        mf_words_next = _t88 ? ulpdu_length_words : next_mf_words;
         over_max_next = ulpdu_length_over;
         hdr_ok_next = hdr_at_start | (last_beat_reg & (~oversize) & next_hdr_in);
     end
     if (go) begin
         at_start_next = fpdu_end;
-        hdr_off_next = marker_retired ? (_t90 + 15'h1) : _t90;
-        marker_pos_next = marker_retired ? _t91 : _t92;
-        marker_near_next = marker_retired ? (_t91 < 7'h5) : (_t92 < 7'h5);
+        hdr_off_next = marker_retired ? (_t89 + 15'h1) : _t89;
+        marker_pos_next = marker_retired ? _t90 : _t91;
+        marker_near_next = marker_retired ? (_t90 < 7'h5) : (_t91 < 7'h5);
         rd_ptr_next = rd_ptr_reg + words[2:0];
     end
-    if (_t93) begin
+    if (_t92) begin
         marker_fault_next = marker_bad & (~v_beat_last);
     end
-    if (_t93 & v_qp_resumed) begin
+    if (_t92 & v_qp_resumed) begin
         out_stopped_next = 1'b0;
     end
-    if (_t94) begin
+    if (_t93) begin
         out_stopped_next = 1'b1;
         if (wb_pending_reg & (v_qp_qp == drain_qp_reg_reg)) begin
             wb_stopped_next = 1'b1;
@@ -1626,7 +1621,7 @@ always @* begin
     if (go) begin
         crc_resume_next = 1'b0;
     end
-    if (_t93) begin
+    if (_t92) begin
         back_crc_next = {crc_count_reg, crc_crc_reg};
     end
     if ((~wb_pending_reg) & (_t68 | (out_data_reg[91:82] != drain_qp_reg_reg))) begin
@@ -1636,7 +1631,7 @@ always @* begin
         wb_pending_next = 1'b0;
     end
     if (drain_done & (~wb_write)) begin
-        wb_ctx_next = _t84;
+        wb_ctx_next = _t83;
     end
     if (cfg_valid & (cfg_qp == ctx_qp_reg_reg)) begin
         ctx_valid_next = 1'b0;
@@ -1673,12 +1668,12 @@ always @* begin
                     over_max_next = ctx_in_over_max;
                     hdr_off_next = ctx_in_hdr_off;
                     marker_pos_next = ctx_in_marker_pos;
-                    marker_near_next = _t95;
+                    marker_near_next = _t94;
                     mfault_saved_next = ctx_in_marker_fault;
                     crc_resume_next = 1'b1;
                     crc_saved_next = ctx_in_crc;
                     fill_next = ctx_in_fill;
-                    ring_next = _t96;
+                    ring_next = _t95;
                     rd_ptr_next = 3'b000;
                     wr_ptr_next = ctx_in_fill[4:0];
                 end else begin
@@ -1691,7 +1686,7 @@ always @* begin
                 drain_qp_reg_next = ctx_qp_reg_reg;
                 wb_pending_next = ctx_valid_reg;
                 drain_busy_reg_next = ctx_valid_reg;
-                wb_stopped_next = stopped_reg | _t94;
+                wb_stopped_next = stopped_reg | _t93;
                 if (crc_resume_reg) begin
                     back_crc_next = crc_saved_reg;
                     marker_fault_next = mfault_saved_reg;
@@ -1715,12 +1710,12 @@ always @* begin
                 over_max_next = ctx_in_over_max;
                 hdr_off_next = ctx_in_hdr_off;
                 marker_pos_next = ctx_in_marker_pos;
-                marker_near_next = _t95;
+                marker_near_next = _t94;
                 mfault_saved_next = ctx_in_marker_fault;
                 crc_resume_next = 1'b1;
                 crc_saved_next = ctx_in_crc;
                 fill_next = ctx_in_fill;
-                ring_next = _t96;
+                ring_next = _t95;
                 rd_ptr_next = 3'b000;
                 wr_ptr_next = ctx_in_fill[4:0];
             end
@@ -1827,6 +1822,7 @@ always @(posedge clk) begin
     crc_s2_count_reg <= crc_s2_count_next;
     crc_s2_expect_reg <= crc_s2_expect_next;
     crc_crc_reg <= crc_crc_next;
+    crc_loop_reg <= crc_loop_next;
     crc_valid_reg <= crc_valid_next;
     crc_tag_reg <= crc_tag_next;
     crc_count_reg <= crc_count_next;
@@ -1845,8 +1841,8 @@ always @(posedge clk) begin
     reader_idle_seen_reg <= reader_idle_seen_next;
     rx_ctx_rd_index_d1_reg <= rx_ctx_rd_index_d1_next;
     rx_ctx_fwd1_reg <= rx_ctx_fwd1_next;
-    if (_t82) begin
-        rx_ctx_mem[_t87] <= _t83;
+    if (_t81) begin
+        rx_ctx_mem[_t86] <= _t82;
     end
 
     if (rst) begin
@@ -1875,6 +1871,7 @@ always @(posedge clk) begin
         crc_s1_valid_reg <= 1'b0;
         crc_s2_valid_reg <= 1'b0;
         crc_crc_reg <= 32'hffffffff;
+        crc_loop_reg <= 32'hffffffff;
         crc_valid_reg <= 1'b0;
         marker_fault_reg <= 1'b0;
         out_stopped_reg <= 1'b0;

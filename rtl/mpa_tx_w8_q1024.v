@@ -298,10 +298,6 @@ reg [63:0] c_crc_s1_data_reg;
 reg [63:0] c_crc_s1_data_next;
 reg c_crc_s1_start_reg;
 reg c_crc_s1_start_next;
-reg c_crc_s1_load_reg;
-reg c_crc_s1_load_next;
-reg [31:0] c_crc_s1_state_reg;
-reg [31:0] c_crc_s1_state_next;
 reg [31:0] c_crc_s1_zk_row0_reg;
 reg [31:0] c_crc_s1_zk_row0_next;
 reg [31:0] c_crc_s1_zk_row1_reg;
@@ -382,7 +378,9 @@ reg [78:0] c_crc_s2_tag_reg;
 reg [78:0] c_crc_s2_tag_next;
 reg [31:0] c_crc_crc_reg; // the raw CRC register after the last beat
 reg [31:0] c_crc_crc_next;
-wire [31:0] c_crc_next; // the loop: C crc xor U xor D data
+reg [31:0] c_crc_loop_reg; // the register the next beat continues from (crc, or a loaded state)
+reg [31:0] c_crc_loop_next;
+wire [31:0] c_crc_next; // the loop: C loop xor U xor D data
 reg c_crc_valid_reg; // crc holds the register after a beat that just left stage 2
 reg c_crc_valid_next;
 reg [78:0] c_crc_tag_reg;
@@ -476,10 +474,9 @@ wire _t61;
 wire [31:0] _t62;
 wire [31:0] _t63;
 wire [31:0] _t64;
-wire _t65;
-wire [82:0] _t66;
+wire [82:0] _t65;
+wire _t66;
 wire _t67;
-wire _t68;
 
 assign _t0 = {1'b0, in_ulpdu_length};
 assign _t1 = _t2 | (in_ulpdu_length[2] & _t9);
@@ -546,18 +543,17 @@ assign _t61 = ~gb_end_reg;
 assign _t62 = {32{c_crc_count_is[0]}};
 assign _t63 = {32{c_crc_count_is[1]}};
 assign _t64 = {32{c_crc_count_is[2]}};
-assign _t65 = c_crc_s1_start_reg | c_crc_s1_load_reg;
-assign _t66 = {
+assign _t65 = {
     c_beat_qp,
     c_beat_last,
-    {{4{_t67}}, {4{_t68}}},
+    {{4{_t66}}, {4{_t67}}},
     {
-        (c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : (_t67 ? c_beat_data[63:32] : 32'h0),
-        (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : (_t68 ? c_beat_data[31:0] : 32'h0)
+        (c_beat_last & (c_beat_crc_slot == 1'b1)) ? c_crc_value : (_t66 ? c_beat_data[63:32] : 32'h0),
+        (c_beat_last & (c_beat_crc_slot == 1'b0)) ? c_crc_value : (_t67 ? c_beat_data[31:0] : 32'h0)
     }
 };
-assign _t67 = c_beat_words > 2'b01;
-assign _t68 = c_beat_words > 2'b00;
+assign _t66 = c_beat_words > 2'b01;
+assign _t67 = c_beat_words > 2'b00;
 assign cfg_ready = 1'b1;
 assign cfg_marker_octets = cfg_s0 - cfg_seq;
 assign a_first = ~a_in_fpdu_reg;
@@ -635,38 +631,38 @@ assign c_crc_count_is = {c_crc_in_count_reg == 2'b10, c_crc_in_count_reg == 2'b0
 assign c_crc_shift = c_crc_in_shift_reg;
 assign c_crc_aligned = c_crc_shift[1] ? 64'h0 : (c_crc_shift[0] ? {c_crc_in_data_reg[31:0], 32'h0} : c_crc_in_data_reg);
 assign c_crc_next = {
-    (^(c_crc_s2_coeff_reg[1023:992] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[31] ^ (^c_crc_s2_data_partials_reg[33]),
-    (^(c_crc_s2_coeff_reg[991:960] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[30] ^ (^c_crc_s2_data_partials_reg[32]),
-    (^(c_crc_s2_coeff_reg[959:928] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[29] ^ (^c_crc_s2_data_partials_reg[31]),
-    (^(c_crc_s2_coeff_reg[927:896] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[28] ^ (^c_crc_s2_data_partials_reg[30]),
-    (^(c_crc_s2_coeff_reg[895:864] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[27] ^ (^c_crc_s2_data_partials_reg[29]),
-    (^(c_crc_s2_coeff_reg[863:832] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[26] ^ (^c_crc_s2_data_partials_reg[28]),
-    (^(c_crc_s2_coeff_reg[831:800] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[25] ^ (^c_crc_s2_data_partials_reg[27]),
-    (^(c_crc_s2_coeff_reg[799:768] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[24] ^ (^c_crc_s2_data_partials_reg[26]),
-    (^(c_crc_s2_coeff_reg[767:736] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[23] ^ (^c_crc_s2_data_partials_reg[25]),
-    (^(c_crc_s2_coeff_reg[735:704] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[22] ^ (^c_crc_s2_data_partials_reg[24]),
-    (^(c_crc_s2_coeff_reg[703:672] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[21] ^ (^c_crc_s2_data_partials_reg[23]),
-    (^(c_crc_s2_coeff_reg[671:640] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[20] ^ (^c_crc_s2_data_partials_reg[22]),
-    (^(c_crc_s2_coeff_reg[639:608] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[19] ^ (^c_crc_s2_data_partials_reg[21]),
-    (^(c_crc_s2_coeff_reg[607:576] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[18] ^ (^c_crc_s2_data_partials_reg[20]),
-    (^(c_crc_s2_coeff_reg[575:544] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[17] ^ (^c_crc_s2_data_partials_reg[19]),
-    (^(c_crc_s2_coeff_reg[543:512] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[16] ^ (^c_crc_s2_data_partials_reg[18]),
-    (^(c_crc_s2_coeff_reg[511:480] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[15] ^ (^c_crc_s2_data_partials_reg[17]),
-    (^(c_crc_s2_coeff_reg[479:448] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[14] ^ (^c_crc_s2_data_partials_reg[16]),
-    (^(c_crc_s2_coeff_reg[447:416] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[13] ^ (^c_crc_s2_data_partials_reg[15]),
-    (^(c_crc_s2_coeff_reg[415:384] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[12] ^ (^c_crc_s2_data_partials_reg[14]),
-    (^(c_crc_s2_coeff_reg[383:352] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[11] ^ (^c_crc_s2_data_partials_reg[13]),
-    (^(c_crc_s2_coeff_reg[351:320] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[10] ^ (^c_crc_s2_data_partials_reg[12]),
-    (^(c_crc_s2_coeff_reg[319:288] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[9] ^ (^c_crc_s2_data_partials_reg[11]),
-    (^(c_crc_s2_coeff_reg[287:256] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[8] ^ (^c_crc_s2_data_partials_reg[10:9]),
-    (^(c_crc_s2_coeff_reg[255:224] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[7] ^ (^c_crc_s2_data_partials_reg[8]),
-    (^(c_crc_s2_coeff_reg[223:192] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[6] ^ (^c_crc_s2_data_partials_reg[7]),
-    (^(c_crc_s2_coeff_reg[191:160] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[5] ^ (^c_crc_s2_data_partials_reg[6]),
-    (^(c_crc_s2_coeff_reg[159:128] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[4] ^ (^c_crc_s2_data_partials_reg[5:4]),
-    (^(c_crc_s2_coeff_reg[127:96] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[3] ^ (^c_crc_s2_data_partials_reg[3]),
-    (^(c_crc_s2_coeff_reg[95:64] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[2] ^ (^c_crc_s2_data_partials_reg[2]),
-    (^(c_crc_s2_coeff_reg[63:32] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[1] ^ (^c_crc_s2_data_partials_reg[1]),
-    (^(c_crc_s2_coeff_reg[31:0] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[0] ^ (^c_crc_s2_data_partials_reg[0])
+    (^(c_crc_s2_coeff_reg[1023:992] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[31] ^ (^c_crc_s2_data_partials_reg[33]),
+    (^(c_crc_s2_coeff_reg[991:960] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[30] ^ (^c_crc_s2_data_partials_reg[32]),
+    (^(c_crc_s2_coeff_reg[959:928] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[29] ^ (^c_crc_s2_data_partials_reg[31]),
+    (^(c_crc_s2_coeff_reg[927:896] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[28] ^ (^c_crc_s2_data_partials_reg[30]),
+    (^(c_crc_s2_coeff_reg[895:864] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[27] ^ (^c_crc_s2_data_partials_reg[29]),
+    (^(c_crc_s2_coeff_reg[863:832] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[26] ^ (^c_crc_s2_data_partials_reg[28]),
+    (^(c_crc_s2_coeff_reg[831:800] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[25] ^ (^c_crc_s2_data_partials_reg[27]),
+    (^(c_crc_s2_coeff_reg[799:768] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[24] ^ (^c_crc_s2_data_partials_reg[26]),
+    (^(c_crc_s2_coeff_reg[767:736] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[23] ^ (^c_crc_s2_data_partials_reg[25]),
+    (^(c_crc_s2_coeff_reg[735:704] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[22] ^ (^c_crc_s2_data_partials_reg[24]),
+    (^(c_crc_s2_coeff_reg[703:672] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[21] ^ (^c_crc_s2_data_partials_reg[23]),
+    (^(c_crc_s2_coeff_reg[671:640] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[20] ^ (^c_crc_s2_data_partials_reg[22]),
+    (^(c_crc_s2_coeff_reg[639:608] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[19] ^ (^c_crc_s2_data_partials_reg[21]),
+    (^(c_crc_s2_coeff_reg[607:576] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[18] ^ (^c_crc_s2_data_partials_reg[20]),
+    (^(c_crc_s2_coeff_reg[575:544] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[17] ^ (^c_crc_s2_data_partials_reg[19]),
+    (^(c_crc_s2_coeff_reg[543:512] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[16] ^ (^c_crc_s2_data_partials_reg[18]),
+    (^(c_crc_s2_coeff_reg[511:480] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[15] ^ (^c_crc_s2_data_partials_reg[17]),
+    (^(c_crc_s2_coeff_reg[479:448] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[14] ^ (^c_crc_s2_data_partials_reg[16]),
+    (^(c_crc_s2_coeff_reg[447:416] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[13] ^ (^c_crc_s2_data_partials_reg[15]),
+    (^(c_crc_s2_coeff_reg[415:384] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[12] ^ (^c_crc_s2_data_partials_reg[14]),
+    (^(c_crc_s2_coeff_reg[383:352] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[11] ^ (^c_crc_s2_data_partials_reg[13]),
+    (^(c_crc_s2_coeff_reg[351:320] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[10] ^ (^c_crc_s2_data_partials_reg[12]),
+    (^(c_crc_s2_coeff_reg[319:288] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[9] ^ (^c_crc_s2_data_partials_reg[11]),
+    (^(c_crc_s2_coeff_reg[287:256] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[8] ^ (^c_crc_s2_data_partials_reg[10:9]),
+    (^(c_crc_s2_coeff_reg[255:224] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[7] ^ (^c_crc_s2_data_partials_reg[8]),
+    (^(c_crc_s2_coeff_reg[223:192] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[6] ^ (^c_crc_s2_data_partials_reg[7]),
+    (^(c_crc_s2_coeff_reg[191:160] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[5] ^ (^c_crc_s2_data_partials_reg[6]),
+    (^(c_crc_s2_coeff_reg[159:128] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[4] ^ (^c_crc_s2_data_partials_reg[5:4]),
+    (^(c_crc_s2_coeff_reg[127:96] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[3] ^ (^c_crc_s2_data_partials_reg[3]),
+    (^(c_crc_s2_coeff_reg[95:64] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[2] ^ (^c_crc_s2_data_partials_reg[2]),
+    (^(c_crc_s2_coeff_reg[63:32] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[1] ^ (^c_crc_s2_data_partials_reg[1]),
+    (^(c_crc_s2_coeff_reg[31:0] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[0] ^ (^c_crc_s2_data_partials_reg[0])
 };
 assign c_beat_crc_on = c_crc_tag_reg[78];
 assign c_crc_value = c_beat_crc_on ? (c_crc_crc_reg ^ 32'hffffffff) : 32'h0;
@@ -1021,20 +1017,6 @@ always @* begin
 end
 
 always @* begin
-    c_crc_s1_load_next = c_crc_s1_load_reg;
-    if (c_advance) begin
-        c_crc_s1_load_next = 1'b0;
-    end
-end
-
-always @* begin
-    c_crc_s1_state_next = c_crc_s1_state_reg;
-    if (c_advance) begin
-        c_crc_s1_state_next = 32'h0;
-    end
-end
-
-always @* begin
     c_crc_s1_zk_row0_next = c_crc_s1_zk_row0_reg;
     if (c_advance) begin
         c_crc_s1_zk_row0_next = (_t62 & 32'h1) | ((_t63 & 32'h1f91caf6) | (_t64 & 32'h386f2c25));
@@ -1283,16 +1265,38 @@ always @* begin
     c_crc_s2_coeff_next = c_crc_s2_coeff_reg;
     if (c_advance) begin
         c_crc_s2_coeff_next = {
-            _t65 ? 32'h0 : c_crc_s1_zk_row31_reg, _t65 ? 32'h0 : c_crc_s1_zk_row30_reg, _t65 ? 32'h0 : c_crc_s1_zk_row29_reg,
-            _t65 ? 32'h0 : c_crc_s1_zk_row28_reg, _t65 ? 32'h0 : c_crc_s1_zk_row27_reg, _t65 ? 32'h0 : c_crc_s1_zk_row26_reg,
-            _t65 ? 32'h0 : c_crc_s1_zk_row25_reg, _t65 ? 32'h0 : c_crc_s1_zk_row24_reg, _t65 ? 32'h0 : c_crc_s1_zk_row23_reg,
-            _t65 ? 32'h0 : c_crc_s1_zk_row22_reg, _t65 ? 32'h0 : c_crc_s1_zk_row21_reg, _t65 ? 32'h0 : c_crc_s1_zk_row20_reg,
-            _t65 ? 32'h0 : c_crc_s1_zk_row19_reg, _t65 ? 32'h0 : c_crc_s1_zk_row18_reg, _t65 ? 32'h0 : c_crc_s1_zk_row17_reg,
-            _t65 ? 32'h0 : c_crc_s1_zk_row16_reg, _t65 ? 32'h0 : c_crc_s1_zk_row15_reg, _t65 ? 32'h0 : c_crc_s1_zk_row14_reg,
-            _t65 ? 32'h0 : c_crc_s1_zk_row13_reg, _t65 ? 32'h0 : c_crc_s1_zk_row12_reg, _t65 ? 32'h0 : c_crc_s1_zk_row11_reg,
-            _t65 ? 32'h0 : c_crc_s1_zk_row10_reg, _t65 ? 32'h0 : c_crc_s1_zk_row9_reg, _t65 ? 32'h0 : c_crc_s1_zk_row8_reg, _t65 ? 32'h0 : c_crc_s1_zk_row7_reg,
-            _t65 ? 32'h0 : c_crc_s1_zk_row6_reg, _t65 ? 32'h0 : c_crc_s1_zk_row5_reg, _t65 ? 32'h0 : c_crc_s1_zk_row4_reg, _t65 ? 32'h0 : c_crc_s1_zk_row3_reg,
-            _t65 ? 32'h0 : c_crc_s1_zk_row2_reg, _t65 ? 32'h0 : c_crc_s1_zk_row1_reg, _t65 ? 32'h0 : c_crc_s1_zk_row0_reg
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row31_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row30_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row29_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row28_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row27_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row26_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row25_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row24_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row23_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row22_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row21_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row20_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row19_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row18_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row17_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row16_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row15_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row14_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row13_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row12_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row11_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row10_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row9_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row8_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row7_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row6_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row5_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row4_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row3_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row2_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row1_reg,
+            c_crc_s1_start_reg ? 32'h0 : c_crc_s1_zk_row0_reg
         };
     end
 end
@@ -1300,43 +1304,7 @@ end
 always @* begin
     c_crc_s2_u_next = c_crc_s2_u_reg;
     if (c_advance) begin
-        c_crc_s2_u_next = c_crc_s1_start_reg ? c_crc_s1_zk_init_reg :
-            c_crc_s1_load_reg ?
-                {
-                    ^(c_crc_s1_zk_row31_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row30_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row29_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row28_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row27_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row26_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row25_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row24_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row23_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row22_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row21_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row20_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row19_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row18_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row17_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row16_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row15_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row14_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row13_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row12_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row11_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row10_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row9_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row8_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row7_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row6_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row5_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row4_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row3_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row2_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row1_reg & c_crc_s1_state_reg),
-                    ^(c_crc_s1_zk_row0_reg & c_crc_s1_state_reg)
-                } :
-            32'h0;
+        c_crc_s2_u_next = c_crc_s1_start_reg ? c_crc_s1_zk_init_reg : 32'h0;
     end
 end
 
@@ -1392,11 +1360,13 @@ end
 always @* begin
     c_crc_valid_next = c_crc_valid_reg;
     c_crc_crc_next = c_crc_crc_reg;
+    c_crc_loop_next = c_crc_loop_reg;
     c_crc_tag_next = c_crc_tag_reg;
     if (c_advance) begin
         c_crc_valid_next = c_crc_s2_valid_reg;
         if (c_crc_s2_valid_reg) begin
             c_crc_crc_next = c_crc_next;
+            c_crc_loop_next = c_crc_next;
         end
         c_crc_tag_next = c_crc_s2_tag_reg;
     end
@@ -1412,10 +1382,10 @@ always @* begin
     if (out_in_ready_reg) begin
         if (out_out_ready | _t37) begin
             out_valid_next = c_crc_valid_reg;
-            out_data_next = _t66;
+            out_data_next = _t65;
         end else begin
             out_temp_valid_next = c_crc_valid_reg;
-            out_temp_data_next = _t66;
+            out_temp_data_next = _t65;
         end
     end else begin
         if (out_out_ready) begin
@@ -1515,8 +1485,6 @@ always @(posedge clk) begin
     c_crc_s1_valid_reg <= c_crc_s1_valid_next;
     c_crc_s1_data_reg <= c_crc_s1_data_next;
     c_crc_s1_start_reg <= c_crc_s1_start_next;
-    c_crc_s1_load_reg <= c_crc_s1_load_next;
-    c_crc_s1_state_reg <= c_crc_s1_state_next;
     c_crc_s1_zk_row0_reg <= c_crc_s1_zk_row0_next;
     c_crc_s1_zk_row1_reg <= c_crc_s1_zk_row1_next;
     c_crc_s1_zk_row2_reg <= c_crc_s1_zk_row2_next;
@@ -1557,6 +1525,7 @@ always @(posedge clk) begin
     c_crc_s2_data_partials_reg <= c_crc_s2_data_partials_next;
     c_crc_s2_tag_reg <= c_crc_s2_tag_next;
     c_crc_crc_reg <= c_crc_crc_next;
+    c_crc_loop_reg <= c_crc_loop_next;
     c_crc_valid_reg <= c_crc_valid_next;
     c_crc_tag_reg <= c_crc_tag_next;
     out_valid_reg <= out_valid_next;
@@ -1596,6 +1565,7 @@ always @(posedge clk) begin
         c_crc_s1_valid_reg <= 1'b0;
         c_crc_s2_valid_reg <= 1'b0;
         c_crc_crc_reg <= 32'hffffffff;
+        c_crc_loop_reg <= 32'hffffffff;
         c_crc_valid_reg <= 1'b0;
         out_valid_reg <= 1'b0;
         out_in_ready_reg <= 1'b0;

@@ -29,16 +29,21 @@ import { anyOf, oneHotMux } from './onehot';
  *   beat it last took), for which S' = Z^k_prev · S ⊕ D_W · [d, 0] (Z invertible: the polynomial
  *   has a constant term): C = Z^k_prev, known a beat ahead. A frame ends at the residue when
  *   S = Z^(W−k) · residue, a constant chosen by the last beat's k (`matches`); a saved state is S
- *   with its k (`state`, `stateWidth` bits), loaded as U = Z^k · S. No shifter: a lane mask, which
- *   the flip-flops' synchronous reset absorbs.
+ *   with its k (`state`, `stateWidth` bits). No shifter: a lane mask, which the flip-flops'
+ *   synchronous reset absorbs.
+ *
+ * A load (a saved state to continue from: a context switch) goes into the loop register as its
+ * beat enters stage 2, and the beat's C applies to it (Z^k, or Z^k_saved in the 'check' form): no
+ * product of its own. The output `crc` is a register beside the loop's, so the beat before the
+ * load still leaves with its own value.
  *
  *   stage 0  input register (optional): valid, data, count, start/load, state, tag
  *   stage 1  the data aligned ('value': shifted to the end; 'check': masked); C's rows as
  *            constants picked by k ('value': this beat's; 'check': the last beat's, or the loaded
  *            state's)
- *   stage 2  U = the start constant (start) or C·state (load: a saved register to continue from)
- *            or 0; the data term as partial XORs of at most 36 bits each
- *   stage 3  the loop register (`crc`), with the tag
+ *   stage 2  U = the start constant (start) or 0; the data term as partial XORs of at most 36
+ *            bits each; a load's state into the loop register
+ *   stage 3  the loop register and the output `crc`, with the tag
  *
  * `advance` is the pipeline's clock enable: when it is 0 every stage holds (a stalled pipeline
  * around it). Latency: 3 cycles of advance from the beat to `crc` (4 with the input register).
@@ -225,8 +230,8 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     valid: stageReg('s1_valid', s0.valid, 0),
     data: stageReg('s1_data', m.let(`${name}_aligned`, aligned, { doc: check ? 'the valid units, the others zero' : 'the valid units at the end of the block' })),
     start: stageReg('s1_start', s0.start),
-    load: stageReg('s1_load', s0.load),
-    state: stageReg('s1_state', s0.state.slice(31, 0)),
+    // A load and its state (a caller that loads).
+    load: input.load ? { valid: stageReg('s1_load', s0.load), state: stageReg('s1_state', s0.state.slice(31, 0)) } : null,
     zk: zkRows.map((row, b) => stageReg(`s1_zk_row${b}`, row)),
     // 'value': a start's register term is Z^k · init; 'check': Z^W · init, whatever k.
     init: check ? lit(32, apply(zk[N]!, init)) : stageReg('s1_zk_init', constantOf(rowsBy, zk.map((a) => apply(a, init)))),
@@ -234,9 +239,7 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
   };
 
   // ---- stage 2: the register term's coefficients and constant, the data term's partials -------
-  const zkState = cat(...r1.zk.map((row) => row.and(r1.state).parity()).reverse());
-  const u = mux(r1.start, r1.init, mux(r1.load, zkState, lit(32, 0)));
-  const fresh = r1.start.or(r1.load);
+  const u = mux(r1.start, r1.init, lit(32, 0));
   const partialsPerBit: number[] = [];
   const partials: Expr[] = [];
   for (let b = 0; b < 32; b++) {
@@ -253,8 +256,9 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
   }
   const r2 = {
     valid: stageReg('s2_valid', r1.valid, 0),
-    // A fresh start drops the register term (C = 0); the constant or loaded term is in U.
-    coeff: stageReg('s2_coeff', cat(...r1.zk.map((row) => mux(fresh, lit(32, 0), row)).reverse())),
+    // A start drops the register term (C = 0); its constant is U. A load keeps C: the loop
+    // register holds the loaded state by then (stage 3).
+    coeff: stageReg('s2_coeff', cat(...r1.zk.map((row) => mux(r1.start, lit(32, 0), row)).reverse())),
     u: stageReg('s2_u', u),
     p: stageReg('s2_data_partials', cat(...[...partials].reverse())),
     tag: r1.tag ? stageReg('s2_tag', r1.tag) : null,
@@ -265,18 +269,23 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
   };
 
   // ---- stage 3: the loop ---------------------------------------------------------------------
+  // The loop register and the output `crc` hold the same value but after a load: a beat that
+  // loads a state writes it into the loop register as it enters stage 2, while the beat before it
+  // (another stream's, maybe) still leaves in `crc`.
   const crc = m.reg(`${name}_crc`, 32, { reset: init, doc: check ? 'Z^(W-k) times the raw CRC register after the last beat (k its count)' : 'the raw CRC register after the last beat' });
+  const loop = m.reg(`${name}_loop`, 32, { reset: init, doc: 'the register the next beat continues from (crc, or a loaded state)' });
   let at = 0;
   const next = cat(
     ...Array.from({ length: 32 }, (_, b) => {
-      const reg = r2.coeff.slice(32 * b + 31, 32 * b).and(crc).parity();
+      const reg = r2.coeff.slice(32 * b + 31, 32 * b).and(loop).parity();
       const n = partialsPerBit[b]!;
       const p = n ? r2.p.slice(at + n - 1, at).parity() : lit(1, 0);
       at += n;
       return reg.xor(r2.u.bit(b)).xor(p);
     }).reverse(),
   );
-  const nextCrc = m.let(`${name}_next`, next, { doc: 'the loop: C crc xor U xor D data' });
+  const nextCrc = m.let(`${name}_next`, next, { doc: 'the loop: C loop xor U xor D data' });
+  const loading = r1.load && m.let(`${name}_loading`, r1.valid.and(r1.load.valid), { doc: 'a beat that loads a state enters stage 2' });
   const valid = m.reg(`${name}_valid`, 1, { reset: 0, doc: 'crc holds the register after a beat that just left stage 2' });
   const tag = r2.tag ? m.reg(`${name}_tag`, tagWidth) : null;
   const r3 = r2.check && {
@@ -288,12 +297,17 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
       m.set(valid, r2.valid);
       m.when(r2.valid, () => {
         m.set(crc, nextCrc);
+        m.set(loop, nextCrc);
         if (r3 && r2.check) {
           if (r3.count && r2.check.count) m.set(r3.count, r2.check.count);
           m.set(r3.expect, r2.check.expect);
         }
       });
       if (tag && r2.tag) m.set(tag, r2.tag);
+      if (loading && r1.load) {
+        const saved = r1.load.state;
+        m.when(loading, () => m.set(loop, saved));
+      }
     }),
   );
   const stages = [...(opts.inputRegister ? [s0.valid] : []), r1.valid, r2.valid, valid];
