@@ -215,7 +215,7 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     // the residue and the saved state), and at the next beat's entry the k_prev of its C.
     const lastCount = m.reg(`${name}_s1_count`, s0.count.width, { reset: binaryPick ? 0 : 1, doc: 'the count of the last beat to enter stage 1' });
     m.sync(() => m.when(advance.and(s0.valid), () => m.set(lastCount, s0.count)));
-    // A load continues from the saved state: its count picks C for U = Z^k · S.
+    // A load continues from the saved state: its count picks C, which the loop applies to it.
     const saved = s0.state.slice(stateWidth - 1, 32);
     rowsBy = decoded('rows_by', mux(s0.load, encode(saved, oneHotOf(saved)), lastCount), "bit k: Z^k is C (k the last beat's count, the loaded state's on a load)");
     // S = Z^(W−k) · residue at the end of a frame that checks.

@@ -349,7 +349,8 @@ describe("the CRC component's 'check' form, evaluated from its IR", () => {
         if (sq === undefined || !live.includes(sq)) sq = live.includes(inPipe) && (live.length === 1 || r.bool(0.5)) ? inPipe : live.find((i) => i !== inPipe);
         // A stream's next beat waits until its last one is out (its saved state); another
         // stream's beats may still be in the pipeline (a load right behind them).
-        const go = sq !== undefined && r.bool(0.7) && (sq === inPipe || !inFlight.some((f) => f.s === streams[sq]));
+        const next = sq === undefined ? undefined : streams[sq];
+        const go = next !== undefined && r.bool(0.7) && (sq === inPipe || !inFlight.some((f) => f.s === next));
         const s = streams[sq ?? 0]!;
         const beat = go ? s.beats.shift()! : { data: r.bytes(unit * r.int(0, N)), start: r.bool(0.5) };
         const load = sq !== inPipe && !beat.start;
