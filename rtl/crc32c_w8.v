@@ -149,8 +149,6 @@ reg [1:0] crc_s2_tag_reg;
 reg [1:0] crc_s2_tag_next;
 reg [31:0] crc_crc_reg; // the raw CRC register after the last beat
 reg [31:0] crc_crc_next;
-reg [31:0] crc_loop_reg; // the register the next beat continues from (crc, or a loaded state)
-reg [31:0] crc_loop_next;
 wire [31:0] crc_next; // the loop: C loop xor U xor D data
 reg crc_valid_reg; // crc holds the register after a beat that just left stage 2
 reg crc_valid_next;
@@ -242,38 +240,38 @@ assign crc_aligned = crc_shift[3] ? 64'h0 :
     crc_shift[0] ? {crc_in_data_reg[55:0], 8'h0} :
     crc_in_data_reg;
 assign crc_next = {
-    (^(crc_s2_coeff_reg[1023:992] & crc_loop_reg)) ^ crc_s2_u_reg[31] ^ (^crc_s2_data_partials_reg[33]),
-    (^(crc_s2_coeff_reg[991:960] & crc_loop_reg)) ^ crc_s2_u_reg[30] ^ (^crc_s2_data_partials_reg[32]),
-    (^(crc_s2_coeff_reg[959:928] & crc_loop_reg)) ^ crc_s2_u_reg[29] ^ (^crc_s2_data_partials_reg[31]),
-    (^(crc_s2_coeff_reg[927:896] & crc_loop_reg)) ^ crc_s2_u_reg[28] ^ (^crc_s2_data_partials_reg[30]),
-    (^(crc_s2_coeff_reg[895:864] & crc_loop_reg)) ^ crc_s2_u_reg[27] ^ (^crc_s2_data_partials_reg[29]),
-    (^(crc_s2_coeff_reg[863:832] & crc_loop_reg)) ^ crc_s2_u_reg[26] ^ (^crc_s2_data_partials_reg[28]),
-    (^(crc_s2_coeff_reg[831:800] & crc_loop_reg)) ^ crc_s2_u_reg[25] ^ (^crc_s2_data_partials_reg[27]),
-    (^(crc_s2_coeff_reg[799:768] & crc_loop_reg)) ^ crc_s2_u_reg[24] ^ (^crc_s2_data_partials_reg[26]),
-    (^(crc_s2_coeff_reg[767:736] & crc_loop_reg)) ^ crc_s2_u_reg[23] ^ (^crc_s2_data_partials_reg[25]),
-    (^(crc_s2_coeff_reg[735:704] & crc_loop_reg)) ^ crc_s2_u_reg[22] ^ (^crc_s2_data_partials_reg[24]),
-    (^(crc_s2_coeff_reg[703:672] & crc_loop_reg)) ^ crc_s2_u_reg[21] ^ (^crc_s2_data_partials_reg[23]),
-    (^(crc_s2_coeff_reg[671:640] & crc_loop_reg)) ^ crc_s2_u_reg[20] ^ (^crc_s2_data_partials_reg[22]),
-    (^(crc_s2_coeff_reg[639:608] & crc_loop_reg)) ^ crc_s2_u_reg[19] ^ (^crc_s2_data_partials_reg[21]),
-    (^(crc_s2_coeff_reg[607:576] & crc_loop_reg)) ^ crc_s2_u_reg[18] ^ (^crc_s2_data_partials_reg[20]),
-    (^(crc_s2_coeff_reg[575:544] & crc_loop_reg)) ^ crc_s2_u_reg[17] ^ (^crc_s2_data_partials_reg[19]),
-    (^(crc_s2_coeff_reg[543:512] & crc_loop_reg)) ^ crc_s2_u_reg[16] ^ (^crc_s2_data_partials_reg[18]),
-    (^(crc_s2_coeff_reg[511:480] & crc_loop_reg)) ^ crc_s2_u_reg[15] ^ (^crc_s2_data_partials_reg[17]),
-    (^(crc_s2_coeff_reg[479:448] & crc_loop_reg)) ^ crc_s2_u_reg[14] ^ (^crc_s2_data_partials_reg[16]),
-    (^(crc_s2_coeff_reg[447:416] & crc_loop_reg)) ^ crc_s2_u_reg[13] ^ (^crc_s2_data_partials_reg[15]),
-    (^(crc_s2_coeff_reg[415:384] & crc_loop_reg)) ^ crc_s2_u_reg[12] ^ (^crc_s2_data_partials_reg[14]),
-    (^(crc_s2_coeff_reg[383:352] & crc_loop_reg)) ^ crc_s2_u_reg[11] ^ (^crc_s2_data_partials_reg[13]),
-    (^(crc_s2_coeff_reg[351:320] & crc_loop_reg)) ^ crc_s2_u_reg[10] ^ (^crc_s2_data_partials_reg[12]),
-    (^(crc_s2_coeff_reg[319:288] & crc_loop_reg)) ^ crc_s2_u_reg[9] ^ (^crc_s2_data_partials_reg[11]),
-    (^(crc_s2_coeff_reg[287:256] & crc_loop_reg)) ^ crc_s2_u_reg[8] ^ (^crc_s2_data_partials_reg[10:9]),
-    (^(crc_s2_coeff_reg[255:224] & crc_loop_reg)) ^ crc_s2_u_reg[7] ^ (^crc_s2_data_partials_reg[8]),
-    (^(crc_s2_coeff_reg[223:192] & crc_loop_reg)) ^ crc_s2_u_reg[6] ^ (^crc_s2_data_partials_reg[7]),
-    (^(crc_s2_coeff_reg[191:160] & crc_loop_reg)) ^ crc_s2_u_reg[5] ^ (^crc_s2_data_partials_reg[6]),
-    (^(crc_s2_coeff_reg[159:128] & crc_loop_reg)) ^ crc_s2_u_reg[4] ^ (^crc_s2_data_partials_reg[5:4]),
-    (^(crc_s2_coeff_reg[127:96] & crc_loop_reg)) ^ crc_s2_u_reg[3] ^ (^crc_s2_data_partials_reg[3]),
-    (^(crc_s2_coeff_reg[95:64] & crc_loop_reg)) ^ crc_s2_u_reg[2] ^ (^crc_s2_data_partials_reg[2]),
-    (^(crc_s2_coeff_reg[63:32] & crc_loop_reg)) ^ crc_s2_u_reg[1] ^ (^crc_s2_data_partials_reg[1]),
-    (^(crc_s2_coeff_reg[31:0] & crc_loop_reg)) ^ crc_s2_u_reg[0] ^ (^crc_s2_data_partials_reg[0])
+    (^(crc_s2_coeff_reg[1023:992] & crc_crc_reg)) ^ crc_s2_u_reg[31] ^ (^crc_s2_data_partials_reg[33]),
+    (^(crc_s2_coeff_reg[991:960] & crc_crc_reg)) ^ crc_s2_u_reg[30] ^ (^crc_s2_data_partials_reg[32]),
+    (^(crc_s2_coeff_reg[959:928] & crc_crc_reg)) ^ crc_s2_u_reg[29] ^ (^crc_s2_data_partials_reg[31]),
+    (^(crc_s2_coeff_reg[927:896] & crc_crc_reg)) ^ crc_s2_u_reg[28] ^ (^crc_s2_data_partials_reg[30]),
+    (^(crc_s2_coeff_reg[895:864] & crc_crc_reg)) ^ crc_s2_u_reg[27] ^ (^crc_s2_data_partials_reg[29]),
+    (^(crc_s2_coeff_reg[863:832] & crc_crc_reg)) ^ crc_s2_u_reg[26] ^ (^crc_s2_data_partials_reg[28]),
+    (^(crc_s2_coeff_reg[831:800] & crc_crc_reg)) ^ crc_s2_u_reg[25] ^ (^crc_s2_data_partials_reg[27]),
+    (^(crc_s2_coeff_reg[799:768] & crc_crc_reg)) ^ crc_s2_u_reg[24] ^ (^crc_s2_data_partials_reg[26]),
+    (^(crc_s2_coeff_reg[767:736] & crc_crc_reg)) ^ crc_s2_u_reg[23] ^ (^crc_s2_data_partials_reg[25]),
+    (^(crc_s2_coeff_reg[735:704] & crc_crc_reg)) ^ crc_s2_u_reg[22] ^ (^crc_s2_data_partials_reg[24]),
+    (^(crc_s2_coeff_reg[703:672] & crc_crc_reg)) ^ crc_s2_u_reg[21] ^ (^crc_s2_data_partials_reg[23]),
+    (^(crc_s2_coeff_reg[671:640] & crc_crc_reg)) ^ crc_s2_u_reg[20] ^ (^crc_s2_data_partials_reg[22]),
+    (^(crc_s2_coeff_reg[639:608] & crc_crc_reg)) ^ crc_s2_u_reg[19] ^ (^crc_s2_data_partials_reg[21]),
+    (^(crc_s2_coeff_reg[607:576] & crc_crc_reg)) ^ crc_s2_u_reg[18] ^ (^crc_s2_data_partials_reg[20]),
+    (^(crc_s2_coeff_reg[575:544] & crc_crc_reg)) ^ crc_s2_u_reg[17] ^ (^crc_s2_data_partials_reg[19]),
+    (^(crc_s2_coeff_reg[543:512] & crc_crc_reg)) ^ crc_s2_u_reg[16] ^ (^crc_s2_data_partials_reg[18]),
+    (^(crc_s2_coeff_reg[511:480] & crc_crc_reg)) ^ crc_s2_u_reg[15] ^ (^crc_s2_data_partials_reg[17]),
+    (^(crc_s2_coeff_reg[479:448] & crc_crc_reg)) ^ crc_s2_u_reg[14] ^ (^crc_s2_data_partials_reg[16]),
+    (^(crc_s2_coeff_reg[447:416] & crc_crc_reg)) ^ crc_s2_u_reg[13] ^ (^crc_s2_data_partials_reg[15]),
+    (^(crc_s2_coeff_reg[415:384] & crc_crc_reg)) ^ crc_s2_u_reg[12] ^ (^crc_s2_data_partials_reg[14]),
+    (^(crc_s2_coeff_reg[383:352] & crc_crc_reg)) ^ crc_s2_u_reg[11] ^ (^crc_s2_data_partials_reg[13]),
+    (^(crc_s2_coeff_reg[351:320] & crc_crc_reg)) ^ crc_s2_u_reg[10] ^ (^crc_s2_data_partials_reg[12]),
+    (^(crc_s2_coeff_reg[319:288] & crc_crc_reg)) ^ crc_s2_u_reg[9] ^ (^crc_s2_data_partials_reg[11]),
+    (^(crc_s2_coeff_reg[287:256] & crc_crc_reg)) ^ crc_s2_u_reg[8] ^ (^crc_s2_data_partials_reg[10:9]),
+    (^(crc_s2_coeff_reg[255:224] & crc_crc_reg)) ^ crc_s2_u_reg[7] ^ (^crc_s2_data_partials_reg[8]),
+    (^(crc_s2_coeff_reg[223:192] & crc_crc_reg)) ^ crc_s2_u_reg[6] ^ (^crc_s2_data_partials_reg[7]),
+    (^(crc_s2_coeff_reg[191:160] & crc_crc_reg)) ^ crc_s2_u_reg[5] ^ (^crc_s2_data_partials_reg[6]),
+    (^(crc_s2_coeff_reg[159:128] & crc_crc_reg)) ^ crc_s2_u_reg[4] ^ (^crc_s2_data_partials_reg[5:4]),
+    (^(crc_s2_coeff_reg[127:96] & crc_crc_reg)) ^ crc_s2_u_reg[3] ^ (^crc_s2_data_partials_reg[3]),
+    (^(crc_s2_coeff_reg[95:64] & crc_crc_reg)) ^ crc_s2_u_reg[2] ^ (^crc_s2_data_partials_reg[2]),
+    (^(crc_s2_coeff_reg[63:32] & crc_crc_reg)) ^ crc_s2_u_reg[1] ^ (^crc_s2_data_partials_reg[1]),
+    (^(crc_s2_coeff_reg[31:0] & crc_crc_reg)) ^ crc_s2_u_reg[0] ^ (^crc_s2_data_partials_reg[0])
 };
 assign out_in_ready_early = out_out_ready | ((~out_temp_valid_reg) & (_t7 | (~_t8)));
 assign advance = out_in_ready_reg;
@@ -727,13 +725,11 @@ end
 always @* begin
     crc_valid_next = crc_valid_reg;
     crc_crc_next = crc_crc_reg;
-    crc_loop_next = crc_loop_reg;
     crc_tag_next = crc_tag_reg;
     if (advance) begin
         crc_valid_next = crc_s2_valid_reg;
         if (crc_s2_valid_reg) begin
             crc_crc_next = crc_next;
-            crc_loop_next = crc_next;
         end
         crc_tag_next = crc_s2_tag_reg;
     end
@@ -825,7 +821,6 @@ always @(posedge clk) begin
     crc_s2_data_partials_reg <= crc_s2_data_partials_next;
     crc_s2_tag_reg <= crc_s2_tag_next;
     crc_crc_reg <= crc_crc_next;
-    crc_loop_reg <= crc_loop_next;
     crc_valid_reg <= crc_valid_next;
     crc_tag_reg <= crc_tag_next;
     frame_err_reg <= frame_err_next;
@@ -841,7 +836,6 @@ always @(posedge clk) begin
         crc_s1_valid_reg <= 1'b0;
         crc_s2_valid_reg <= 1'b0;
         crc_crc_reg <= 32'hffffffff;
-        crc_loop_reg <= 32'hffffffff;
         crc_valid_reg <= 1'b0;
         frame_err_reg <= 1'b0;
         out_valid_reg <= 1'b0;

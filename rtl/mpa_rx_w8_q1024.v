@@ -336,7 +336,6 @@ reg [31:0] crc_crc_next;
 reg [31:0] crc_loop_reg; // the register the next beat continues from (crc, or a loaded state)
 reg [31:0] crc_loop_next;
 wire [31:0] crc_next; // the loop: C loop xor U xor D data
-wire crc_loading; // a beat that loads a state enters stage 2
 reg crc_valid_reg; // crc holds the register after a beat that just left stage 2
 reg crc_valid_next;
 reg [86:0] crc_tag_reg;
@@ -810,7 +809,6 @@ assign crc_next = {
     (^(crc_s2_coeff_reg[63:32] & crc_loop_reg)) ^ crc_s2_u_reg[1] ^ (^crc_s2_data_partials_reg[5:3]),
     (^(crc_s2_coeff_reg[31:0] & crc_loop_reg)) ^ crc_s2_u_reg[0] ^ (^crc_s2_data_partials_reg[2:0])
 };
-assign crc_loading = crc_s1_valid_reg & crc_s1_load_reg;
 assign v_qp_beat = crc_tag_reg[86:13];
 assign v_qp_crc_on = crc_tag_reg[10];
 assign crc_bad = v_qp_crc_on & (~(crc_crc_reg == crc_expect_reg));
@@ -1469,7 +1467,7 @@ always @* begin
             crc_expect_next = crc_s2_expect_reg;
         end
         crc_tag_next = crc_s2_tag_reg;
-        if (crc_loading) begin
+        if (crc_s1_valid_reg & crc_s1_load_reg) begin
             crc_loop_next = crc_s1_state_reg;
         end
     end

@@ -378,8 +378,6 @@ reg [78:0] c_crc_s2_tag_reg;
 reg [78:0] c_crc_s2_tag_next;
 reg [31:0] c_crc_crc_reg; // the raw CRC register after the last beat
 reg [31:0] c_crc_crc_next;
-reg [31:0] c_crc_loop_reg; // the register the next beat continues from (crc, or a loaded state)
-reg [31:0] c_crc_loop_next;
 wire [31:0] c_crc_next; // the loop: C loop xor U xor D data
 reg c_crc_valid_reg; // crc holds the register after a beat that just left stage 2
 reg c_crc_valid_next;
@@ -631,38 +629,38 @@ assign c_crc_count_is = {c_crc_in_count_reg == 2'b10, c_crc_in_count_reg == 2'b0
 assign c_crc_shift = c_crc_in_shift_reg;
 assign c_crc_aligned = c_crc_shift[1] ? 64'h0 : (c_crc_shift[0] ? {c_crc_in_data_reg[31:0], 32'h0} : c_crc_in_data_reg);
 assign c_crc_next = {
-    (^(c_crc_s2_coeff_reg[1023:992] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[31] ^ (^c_crc_s2_data_partials_reg[33]),
-    (^(c_crc_s2_coeff_reg[991:960] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[30] ^ (^c_crc_s2_data_partials_reg[32]),
-    (^(c_crc_s2_coeff_reg[959:928] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[29] ^ (^c_crc_s2_data_partials_reg[31]),
-    (^(c_crc_s2_coeff_reg[927:896] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[28] ^ (^c_crc_s2_data_partials_reg[30]),
-    (^(c_crc_s2_coeff_reg[895:864] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[27] ^ (^c_crc_s2_data_partials_reg[29]),
-    (^(c_crc_s2_coeff_reg[863:832] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[26] ^ (^c_crc_s2_data_partials_reg[28]),
-    (^(c_crc_s2_coeff_reg[831:800] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[25] ^ (^c_crc_s2_data_partials_reg[27]),
-    (^(c_crc_s2_coeff_reg[799:768] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[24] ^ (^c_crc_s2_data_partials_reg[26]),
-    (^(c_crc_s2_coeff_reg[767:736] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[23] ^ (^c_crc_s2_data_partials_reg[25]),
-    (^(c_crc_s2_coeff_reg[735:704] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[22] ^ (^c_crc_s2_data_partials_reg[24]),
-    (^(c_crc_s2_coeff_reg[703:672] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[21] ^ (^c_crc_s2_data_partials_reg[23]),
-    (^(c_crc_s2_coeff_reg[671:640] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[20] ^ (^c_crc_s2_data_partials_reg[22]),
-    (^(c_crc_s2_coeff_reg[639:608] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[19] ^ (^c_crc_s2_data_partials_reg[21]),
-    (^(c_crc_s2_coeff_reg[607:576] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[18] ^ (^c_crc_s2_data_partials_reg[20]),
-    (^(c_crc_s2_coeff_reg[575:544] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[17] ^ (^c_crc_s2_data_partials_reg[19]),
-    (^(c_crc_s2_coeff_reg[543:512] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[16] ^ (^c_crc_s2_data_partials_reg[18]),
-    (^(c_crc_s2_coeff_reg[511:480] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[15] ^ (^c_crc_s2_data_partials_reg[17]),
-    (^(c_crc_s2_coeff_reg[479:448] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[14] ^ (^c_crc_s2_data_partials_reg[16]),
-    (^(c_crc_s2_coeff_reg[447:416] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[13] ^ (^c_crc_s2_data_partials_reg[15]),
-    (^(c_crc_s2_coeff_reg[415:384] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[12] ^ (^c_crc_s2_data_partials_reg[14]),
-    (^(c_crc_s2_coeff_reg[383:352] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[11] ^ (^c_crc_s2_data_partials_reg[13]),
-    (^(c_crc_s2_coeff_reg[351:320] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[10] ^ (^c_crc_s2_data_partials_reg[12]),
-    (^(c_crc_s2_coeff_reg[319:288] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[9] ^ (^c_crc_s2_data_partials_reg[11]),
-    (^(c_crc_s2_coeff_reg[287:256] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[8] ^ (^c_crc_s2_data_partials_reg[10:9]),
-    (^(c_crc_s2_coeff_reg[255:224] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[7] ^ (^c_crc_s2_data_partials_reg[8]),
-    (^(c_crc_s2_coeff_reg[223:192] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[6] ^ (^c_crc_s2_data_partials_reg[7]),
-    (^(c_crc_s2_coeff_reg[191:160] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[5] ^ (^c_crc_s2_data_partials_reg[6]),
-    (^(c_crc_s2_coeff_reg[159:128] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[4] ^ (^c_crc_s2_data_partials_reg[5:4]),
-    (^(c_crc_s2_coeff_reg[127:96] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[3] ^ (^c_crc_s2_data_partials_reg[3]),
-    (^(c_crc_s2_coeff_reg[95:64] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[2] ^ (^c_crc_s2_data_partials_reg[2]),
-    (^(c_crc_s2_coeff_reg[63:32] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[1] ^ (^c_crc_s2_data_partials_reg[1]),
-    (^(c_crc_s2_coeff_reg[31:0] & c_crc_loop_reg)) ^ c_crc_s2_u_reg[0] ^ (^c_crc_s2_data_partials_reg[0])
+    (^(c_crc_s2_coeff_reg[1023:992] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[31] ^ (^c_crc_s2_data_partials_reg[33]),
+    (^(c_crc_s2_coeff_reg[991:960] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[30] ^ (^c_crc_s2_data_partials_reg[32]),
+    (^(c_crc_s2_coeff_reg[959:928] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[29] ^ (^c_crc_s2_data_partials_reg[31]),
+    (^(c_crc_s2_coeff_reg[927:896] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[28] ^ (^c_crc_s2_data_partials_reg[30]),
+    (^(c_crc_s2_coeff_reg[895:864] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[27] ^ (^c_crc_s2_data_partials_reg[29]),
+    (^(c_crc_s2_coeff_reg[863:832] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[26] ^ (^c_crc_s2_data_partials_reg[28]),
+    (^(c_crc_s2_coeff_reg[831:800] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[25] ^ (^c_crc_s2_data_partials_reg[27]),
+    (^(c_crc_s2_coeff_reg[799:768] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[24] ^ (^c_crc_s2_data_partials_reg[26]),
+    (^(c_crc_s2_coeff_reg[767:736] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[23] ^ (^c_crc_s2_data_partials_reg[25]),
+    (^(c_crc_s2_coeff_reg[735:704] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[22] ^ (^c_crc_s2_data_partials_reg[24]),
+    (^(c_crc_s2_coeff_reg[703:672] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[21] ^ (^c_crc_s2_data_partials_reg[23]),
+    (^(c_crc_s2_coeff_reg[671:640] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[20] ^ (^c_crc_s2_data_partials_reg[22]),
+    (^(c_crc_s2_coeff_reg[639:608] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[19] ^ (^c_crc_s2_data_partials_reg[21]),
+    (^(c_crc_s2_coeff_reg[607:576] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[18] ^ (^c_crc_s2_data_partials_reg[20]),
+    (^(c_crc_s2_coeff_reg[575:544] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[17] ^ (^c_crc_s2_data_partials_reg[19]),
+    (^(c_crc_s2_coeff_reg[543:512] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[16] ^ (^c_crc_s2_data_partials_reg[18]),
+    (^(c_crc_s2_coeff_reg[511:480] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[15] ^ (^c_crc_s2_data_partials_reg[17]),
+    (^(c_crc_s2_coeff_reg[479:448] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[14] ^ (^c_crc_s2_data_partials_reg[16]),
+    (^(c_crc_s2_coeff_reg[447:416] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[13] ^ (^c_crc_s2_data_partials_reg[15]),
+    (^(c_crc_s2_coeff_reg[415:384] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[12] ^ (^c_crc_s2_data_partials_reg[14]),
+    (^(c_crc_s2_coeff_reg[383:352] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[11] ^ (^c_crc_s2_data_partials_reg[13]),
+    (^(c_crc_s2_coeff_reg[351:320] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[10] ^ (^c_crc_s2_data_partials_reg[12]),
+    (^(c_crc_s2_coeff_reg[319:288] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[9] ^ (^c_crc_s2_data_partials_reg[11]),
+    (^(c_crc_s2_coeff_reg[287:256] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[8] ^ (^c_crc_s2_data_partials_reg[10:9]),
+    (^(c_crc_s2_coeff_reg[255:224] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[7] ^ (^c_crc_s2_data_partials_reg[8]),
+    (^(c_crc_s2_coeff_reg[223:192] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[6] ^ (^c_crc_s2_data_partials_reg[7]),
+    (^(c_crc_s2_coeff_reg[191:160] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[5] ^ (^c_crc_s2_data_partials_reg[6]),
+    (^(c_crc_s2_coeff_reg[159:128] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[4] ^ (^c_crc_s2_data_partials_reg[5:4]),
+    (^(c_crc_s2_coeff_reg[127:96] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[3] ^ (^c_crc_s2_data_partials_reg[3]),
+    (^(c_crc_s2_coeff_reg[95:64] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[2] ^ (^c_crc_s2_data_partials_reg[2]),
+    (^(c_crc_s2_coeff_reg[63:32] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[1] ^ (^c_crc_s2_data_partials_reg[1]),
+    (^(c_crc_s2_coeff_reg[31:0] & c_crc_crc_reg)) ^ c_crc_s2_u_reg[0] ^ (^c_crc_s2_data_partials_reg[0])
 };
 assign c_beat_crc_on = c_crc_tag_reg[78];
 assign c_crc_value = c_beat_crc_on ? (c_crc_crc_reg ^ 32'hffffffff) : 32'h0;
@@ -1360,13 +1358,11 @@ end
 always @* begin
     c_crc_valid_next = c_crc_valid_reg;
     c_crc_crc_next = c_crc_crc_reg;
-    c_crc_loop_next = c_crc_loop_reg;
     c_crc_tag_next = c_crc_tag_reg;
     if (c_advance) begin
         c_crc_valid_next = c_crc_s2_valid_reg;
         if (c_crc_s2_valid_reg) begin
             c_crc_crc_next = c_crc_next;
-            c_crc_loop_next = c_crc_next;
         end
         c_crc_tag_next = c_crc_s2_tag_reg;
     end
@@ -1525,7 +1521,6 @@ always @(posedge clk) begin
     c_crc_s2_data_partials_reg <= c_crc_s2_data_partials_next;
     c_crc_s2_tag_reg <= c_crc_s2_tag_next;
     c_crc_crc_reg <= c_crc_crc_next;
-    c_crc_loop_reg <= c_crc_loop_next;
     c_crc_valid_reg <= c_crc_valid_next;
     c_crc_tag_reg <= c_crc_tag_next;
     out_valid_reg <= out_valid_next;
@@ -1565,7 +1560,6 @@ always @(posedge clk) begin
         c_crc_s1_valid_reg <= 1'b0;
         c_crc_s2_valid_reg <= 1'b0;
         c_crc_crc_reg <= 32'hffffffff;
-        c_crc_loop_reg <= 32'hffffffff;
         c_crc_valid_reg <= 1'b0;
         out_valid_reg <= 1'b0;
         out_in_ready_reg <= 1'b0;

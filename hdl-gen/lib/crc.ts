@@ -269,11 +269,11 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
   };
 
   // ---- stage 3: the loop ---------------------------------------------------------------------
-  // The loop register and the output `crc` hold the same value but after a load: a beat that
-  // loads a state writes it into the loop register as it enters stage 2, while the beat before it
-  // (another stream's, maybe) still leaves in `crc`.
+  // A caller that loads has a loop register beside the output `crc`, the same value but after a
+  // load: a beat that loads a state writes it there as it enters stage 2, while the beat before
+  // it (another stream's, maybe) still leaves in `crc`. Without loads the loop register is `crc`.
   const crc = m.reg(`${name}_crc`, 32, { reset: init, doc: check ? 'Z^(W-k) times the raw CRC register after the last beat (k its count)' : 'the raw CRC register after the last beat' });
-  const loop = m.reg(`${name}_loop`, 32, { reset: init, doc: 'the register the next beat continues from (crc, or a loaded state)' });
+  const loop = r1.load ? m.reg(`${name}_loop`, 32, { reset: init, doc: 'the register the next beat continues from (crc, or a loaded state)' }) : crc;
   let at = 0;
   const next = cat(
     ...Array.from({ length: 32 }, (_, b) => {
@@ -285,7 +285,6 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
     }).reverse(),
   );
   const nextCrc = m.let(`${name}_next`, next, { doc: 'the loop: C loop xor U xor D data' });
-  const loading = r1.load && m.let(`${name}_loading`, r1.valid.and(r1.load.valid), { doc: 'a beat that loads a state enters stage 2' });
   const valid = m.reg(`${name}_valid`, 1, { reset: 0, doc: 'crc holds the register after a beat that just left stage 2' });
   const tag = r2.tag ? m.reg(`${name}_tag`, tagWidth) : null;
   const r3 = r2.check && {
@@ -297,16 +296,16 @@ export function crcPipeline(m: ModuleBuilder, name: string, opts: CrcPipelineOpt
       m.set(valid, r2.valid);
       m.when(r2.valid, () => {
         m.set(crc, nextCrc);
-        m.set(loop, nextCrc);
+        if (loop !== crc) m.set(loop, nextCrc);
         if (r3 && r2.check) {
           if (r3.count && r2.check.count) m.set(r3.count, r2.check.count);
           m.set(r3.expect, r2.check.expect);
         }
       });
       if (tag && r2.tag) m.set(tag, r2.tag);
-      if (loading && r1.load) {
-        const saved = r1.load.state;
-        m.when(loading, () => m.set(loop, saved));
+      if (r1.load) {
+        const { valid: loads, state: saved } = r1.load;
+        m.when(r1.valid.and(loads), () => m.set(loop, saved));
       }
     }),
   );

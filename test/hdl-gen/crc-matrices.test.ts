@@ -226,7 +226,7 @@ describe('the built module, evaluated from its IR', () => {
         sim.setInput('m_axis_tready', 1);
         sim.setInput('s_axis_tvalid', 0);
         sim.step();
-        sim.setReg('crc_loop', state);
+        sim.setReg('crc_crc', state);
         sim.setReg('in_frame', 1);
         sim.setInput('s_axis_tdata', word);
         sim.setInput('s_axis_tkeep', (1n << BigInt(k)) - 1n);
